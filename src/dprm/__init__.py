@@ -1,0 +1,3 @@
+"""dprm: differentially private redescription mining."""
+
+__version__ = "0.1.0"

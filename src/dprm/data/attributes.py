@@ -1,0 +1,170 @@
+"""Attributes, views and two-view datasets: the in-memory form every miner reads.
+
+A :class:`TwoViewData` holds two :class:`View` objects over the same rows. Each view
+holds typed :class:`Attribute` columns with a uniform encoding of missing values:
+
+========== ======================= ============================================
+kind       ``values`` dtype        missing value
+========== ======================= ============================================
+boolean    ``int8`` (0 / 1)        ``-1``
+categorical ``int32`` codes into   ``-1``
+           ``domain.categories``
+numeric    ``float64``             ``NaN``
+========== ======================= ============================================
+
+A literal over a missing value is false (so is its negation's literal: ``a`` and
+``¬a`` both exclude rows where ``a`` is missing; the query operator ``not`` is the
+plain complement, see :mod:`dprm.queries`).
+
+Each attribute carries a :class:`Domain`: the public description of the values it
+may take (bounds of a numeric attribute, the categories of a categorical one). A
+domain is *declared* when the data owner wrote it in the types file and *inferred*
+when it was read off the data; a private run over an inferred domain is not private,
+and its output says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Iterator
+
+import numpy as np
+
+__all__ = ["AttributeKind", "Domain", "Attribute", "View", "TwoViewData", "VIEW_NAMES"]
+
+VIEW_NAMES: tuple[str, str] = ("left", "right")
+
+
+class AttributeKind(StrEnum):
+    """The type of an attribute; the string values are those of the types file."""
+
+    BOOLEAN = "boolean"
+    CATEGORICAL = "categorical"
+    NUMERIC = "numeric"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The public domain of an attribute.
+
+    Parameters
+    ----------
+    bounds : tuple of float, optional
+        ``(low, high)`` of a numeric attribute.
+    categories : tuple of str, optional
+        The categories of a categorical attribute, in code order.
+    declared : bool
+        True when the data owner declared it (public), False when it was inferred
+        from the data (then a private run over it is not private).
+    """
+
+    bounds: tuple[float, float] | None = None
+    categories: tuple[str, ...] | None = None
+    declared: bool = False
+
+
+@dataclass
+class Attribute:
+    """One typed column of a view.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = Attribute("smoker", "left", AttributeKind.BOOLEAN, np.array([1, 0, -1], dtype=np.int8))
+    >>> a.missing.tolist()
+    [False, False, True]
+    """
+
+    name: str
+    view: str
+    kind: AttributeKind
+    values: np.ndarray
+    domain: Domain = field(default_factory=Domain)
+
+    @property
+    def missing(self) -> np.ndarray:
+        """Boolean mask of the rows where this attribute has no value."""
+        if self.kind is AttributeKind.NUMERIC:
+            return np.isnan(self.values)
+        return self.values < 0
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.values.shape[0])
+
+
+@dataclass
+class View:
+    """The attributes of one side (``"left"`` or ``"right"``) of a two-view dataset.
+
+    ``constant`` lists the columns that were left out of the search because they
+    hold a single value (or none); ``source`` names where the view was read from.
+    """
+
+    name: str
+    attributes: list[Attribute]
+    source: str = "<memory>"
+    constant: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._by_name = {a.name: a for a in self.attributes}
+
+    def __getitem__(self, name: str) -> Attribute:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"{self.name} view has no attribute {name!r}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[Attribute]:
+        return iter(self.attributes)
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.attributes]
+
+
+@dataclass
+class TwoViewData:
+    """Two views over the same, row-aligned entities.
+
+    ``ids`` holds the entity ids when an id column was given or detected.
+    ``n_rows`` is private in a private run: miners never release it.
+    """
+
+    left: View
+    right: View
+    ids: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        sizes = {a.n_rows for a in self.left} | {a.n_rows for a in self.right}
+        if len(sizes) > 1:
+            raise ValueError(f"attributes have differing row counts: {sorted(sizes)}")
+        self._n_rows = sizes.pop() if sizes else (0 if self.ids is None else len(self.ids))
+
+    @property
+    def n_rows(self) -> int:
+        return self._n_rows
+
+    @property
+    def views(self) -> tuple[View, View]:
+        return (self.left, self.right)
+
+    def view(self, side: str | int) -> View:
+        """The view named ``"left"``/``"right"`` or numbered 0/1."""
+        if side in (0, "left"):
+            return self.left
+        if side in (1, "right"):
+            return self.right
+        raise ValueError(f"no view {side!r}: use 'left' or 'right'")
+
+    @property
+    def domains_declared(self) -> bool:
+        """True when every attribute's domain was declared by the data owner."""
+        return all(a.domain.declared for v in self.views for a in v)
