@@ -1,0 +1,271 @@
+"""The literal index: every candidate literal of a view, encoded for fast counting.
+
+Every miner spends its time counting rows: how many rows of tree node ``l`` and class
+``c`` satisfy literal ``a ≤ t``; how many rows lie in ``supp(p) ∩ supp(q)``. The index
+prepares both forms once per view:
+
+* **codes** — a ``(n_attributes, n_rows)`` matrix of small unsigned integers. For a
+  Boolean attribute the code is its value (0/1); for a categorical one the category
+  code; for a numeric one the number of thresholds strictly below the value, so that
+  ``a ≤ t_j`` holds exactly where ``code ≤ j``. Missing values get the code
+  :attr:`LiteralIndex.missing_code`. One ``np.bincount`` over
+  ``code * n_groups + group`` then counts every threshold of an attribute for every
+  (node, class) group at once, in one pass over the rows.
+* **bitsets** — the support of every literal as packed bits (``uint64`` words, computed
+  on first use), for intersections by ``np.bitwise_count``.
+
+Split candidates (:class:`Split`) are binary tests on one attribute: ``a`` (Boolean),
+``a = v`` (categorical), ``a ≤ t`` (numeric). Rows where the attribute is missing
+satisfy neither branch of a split.
+
+Where thresholds come from (``mode``):
+
+``"data"`` (non-private miners)
+    at the distinct values of the attribute when there are at most ``max_splits + 1``
+    of them, else at ``max_splits`` quantile cut points (data values).
+``"private"`` (private miners)
+    on a grid of ``max_splits`` equally spaced points strictly inside the attribute's
+    *public* bounds, never at data values. When the bounds were not declared by the
+    data owner they are inferred from the data, and :attr:`LiteralIndex.private_domains`
+    is False: the run is then not private, and its output must say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from dprm.data.attributes import Attribute, AttributeKind, View
+
+__all__ = ["Split", "LiteralIndex", "pack_rows", "popcount"]
+
+DEFAULT_MAX_SPLITS = 32
+
+
+@dataclass(frozen=True)
+class Split:
+    """A binary test on one attribute, as found in a decision-tree node.
+
+    ``attribute`` is the attribute's position in the view. ``code`` is the category
+    code (categorical), 1 (Boolean) or the threshold number ``j`` (numeric: the test
+    is ``a ≤ thresholds[j]``). The true branch is the literal; the false branch is the
+    opposite literal (``¬a``, ``a ≠ v``, ``a > t``); rows with a missing value satisfy
+    neither.
+    """
+
+    attribute: int
+    kind: AttributeKind
+    code: int
+
+
+def pack_rows(mask: np.ndarray) -> np.ndarray:
+    """Pack Boolean rows (last axis) into ``uint64`` words.
+
+    Examples
+    --------
+    >>> words = pack_rows(np.array([True, False, True]))
+    >>> int(popcount(words))
+    2
+    """
+    mask = np.asarray(mask, dtype=bool)
+    n = mask.shape[-1]
+    n_words = max(1, -(-n // 64))
+    padded = np.zeros(mask.shape[:-1] + (n_words * 64,), dtype=bool)
+    padded[..., :n] = mask
+    packed = np.packbits(padded, axis=-1, bitorder="little")
+    return packed.view(np.uint64)
+
+
+def popcount(words: np.ndarray, axis: int | None = -1) -> np.ndarray:
+    """Number of set bits along ``axis`` of packed ``uint64`` words."""
+    return np.bitwise_count(words).sum(axis=axis, dtype=np.int64)
+
+
+class LiteralIndex:
+    """Candidate literals and splits of one view, with their encodings.
+
+    Parameters
+    ----------
+    view : View
+        The typed attributes of one side of the data.
+    mode : {"data", "private"}
+        Where numeric thresholds come from (see the module docstring).
+    max_splits : int
+        Maximum number of thresholds per numeric attribute.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+    >>> age = Attribute("age", "left", AttributeKind.NUMERIC,
+    ...                 np.array([20.0, 35.0, np.nan, 60.0]), Domain(bounds=(0.0, 100.0), declared=True))
+    >>> index = LiteralIndex(View("left", [age]), mode="private", max_splits=3)
+    >>> index.thresholds[0].tolist()
+    [25.0, 50.0, 75.0]
+    >>> index.codes[0].tolist()   # number of thresholds below each value; 255 = missing
+    [0, 1, 255, 2]
+    >>> index.private_domains
+    True
+    """
+
+    def __init__(self, view: View, *, mode: str = "data", max_splits: int = DEFAULT_MAX_SPLITS) -> None:
+        if mode not in ("data", "private"):
+            raise ValueError(f"mode must be 'data' or 'private', not {mode!r}")
+        if max_splits < 1:
+            raise ValueError(f"max_splits must be at least 1, not {max_splits}")
+        self.view = view
+        self.mode = mode
+        self.max_splits = max_splits
+        self.attributes: list[Attribute] = list(view.attributes)
+        self.thresholds: list[np.ndarray] = [self._thresholds(a) for a in self.attributes]
+        self.n_codes = np.array(
+            [self._n_codes(a, t) for a, t in zip(self.attributes, self.thresholds)], dtype=np.int64
+        )
+        widest = int(self.n_codes.max()) if len(self.n_codes) else 0
+        dtype = np.uint8 if widest < 255 else np.uint16
+        self.missing_code = int(np.iinfo(dtype).max)
+        self.n_rows = self.attributes[0].n_rows if self.attributes else 0
+        self.codes = np.empty((len(self.attributes), self.n_rows), dtype=dtype)
+        for position, (attribute, thresholds) in enumerate(zip(self.attributes, self.thresholds)):
+            self.codes[position] = self._encode(attribute, thresholds)
+        self.private_domains = all(
+            a.domain.declared for a in self.attributes if a.kind is not AttributeKind.BOOLEAN
+        )
+        self.splits = self._enumerate_splits()
+
+    # -- construction ---------------------------------------------------------------
+
+    def _thresholds(self, attribute: Attribute) -> np.ndarray:
+        if attribute.kind is not AttributeKind.NUMERIC:
+            return np.empty(0)
+        if self.mode == "private":
+            low, high = self._bounds(attribute)
+            steps = np.arange(1, self.max_splits + 1) / (self.max_splits + 1)
+            return np.unique(low + steps * (high - low))
+        values = attribute.values[~np.isnan(attribute.values)]
+        distinct = np.unique(values)
+        if distinct.size <= self.max_splits + 1:
+            return distinct[:-1]
+        probabilities = np.arange(1, self.max_splits + 1) / (self.max_splits + 1)
+        cuts = np.unique(np.quantile(values, probabilities, method="inverted_cdf"))
+        return cuts[cuts < distinct[-1]]
+
+    @staticmethod
+    def _bounds(attribute: Attribute) -> tuple[float, float]:
+        if attribute.domain.bounds is not None:
+            return attribute.domain.bounds
+        values = attribute.values[~np.isnan(attribute.values)]
+        return (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+
+    @staticmethod
+    def _n_codes(attribute: Attribute, thresholds: np.ndarray) -> int:
+        if attribute.kind is AttributeKind.BOOLEAN:
+            return 2
+        if attribute.kind is AttributeKind.CATEGORICAL:
+            categories = attribute.domain.categories
+            if categories is not None:
+                return len(categories)
+            return int(attribute.values.max()) + 1 if attribute.values.size else 0
+        return len(thresholds) + 1
+
+    def _encode(self, attribute: Attribute, thresholds: np.ndarray) -> np.ndarray:
+        if attribute.kind is AttributeKind.NUMERIC:
+            codes = np.searchsorted(thresholds, attribute.values, side="left")
+            codes[np.isnan(attribute.values)] = self.missing_code
+            return codes
+        codes = attribute.values.astype(np.int64)
+        codes[codes < 0] = self.missing_code
+        return codes
+
+    def _enumerate_splits(self) -> list[Split]:
+        splits: list[Split] = []
+        for position, attribute in enumerate(self.attributes):
+            if attribute.kind is AttributeKind.BOOLEAN:
+                splits.append(Split(position, attribute.kind, 1))
+            elif attribute.kind is AttributeKind.CATEGORICAL:
+                n = int(self.n_codes[position])
+                # With two categories, "a = v0" and "a = v1" make the same partition.
+                splits.extend(Split(position, attribute.kind, c) for c in range(1 if n == 2 else n))
+            else:
+                splits.extend(
+                    Split(position, attribute.kind, j) for j in range(len(self.thresholds[position]))
+                )
+        return splits
+
+    # -- literals -------------------------------------------------------------------
+
+    @cached_property
+    def literals(self) -> list[tuple[int, str, int]]:
+        """Every candidate literal as ``(attribute position, operator, code)``.
+
+        Operators: ``"is"`` (Boolean ``a``), ``"is-not"`` (``¬a``), ``"eq"``
+        (``a = v``), ``"le"`` (``a ≤ t_j``), ``"gt"`` (``a > t_j``).
+        """
+        out: list[tuple[int, str, int]] = []
+        for position, attribute in enumerate(self.attributes):
+            if attribute.kind is AttributeKind.BOOLEAN:
+                out += [(position, "is", 1), (position, "is-not", 0)]
+            elif attribute.kind is AttributeKind.CATEGORICAL:
+                out += [(position, "eq", c) for c in range(int(self.n_codes[position]))]
+            else:
+                n = len(self.thresholds[position])
+                out += [(position, "le", j) for j in range(n)] + [(position, "gt", j) for j in range(n)]
+        return out
+
+    def literal_support(self, literal: tuple[int, str, int]) -> np.ndarray:
+        """Boolean support (one entry per row) of a literal from :attr:`literals`."""
+        position, operator, code = literal
+        codes = self.codes[position]
+        present = codes != self.missing_code
+        if operator in ("is", "eq"):
+            return codes == code
+        if operator == "is-not":
+            return codes == 0
+        if operator == "le":
+            return codes <= code
+        return present & (codes > code)
+
+    @cached_property
+    def bitsets(self) -> np.ndarray:
+        """Packed supports of all :attr:`literals`, shape ``(n_literals, n_words)``."""
+        n_words = max(1, -(-self.n_rows // 64))
+        out = np.empty((len(self.literals), n_words), dtype=np.uint64)
+        start = 0
+        for position, attribute in enumerate(self.attributes):
+            codes = self.codes[position]
+            present = codes != self.missing_code
+            if attribute.kind is AttributeKind.BOOLEAN:
+                block = np.stack([codes == 1, codes == 0])
+            elif attribute.kind is AttributeKind.CATEGORICAL:
+                block = codes[None, :] == np.arange(int(self.n_codes[position]))[:, None]
+            else:
+                steps = np.arange(len(self.thresholds[position]))[:, None]
+                below = codes[None, :] <= steps
+                block = np.concatenate([below, present[None, :] & ~below])
+            out[start : start + len(block)] = pack_rows(block)
+            start += len(block)
+        return out
+
+    # -- splits ---------------------------------------------------------------------
+
+    def split_branches(self, split: Split, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Masks of the true and false branch of ``split`` (over ``rows`` if given)."""
+        codes = self.codes[split.attribute] if rows is None else self.codes[split.attribute, rows]
+        present = codes != self.missing_code
+        if split.kind is AttributeKind.NUMERIC:
+            true = codes <= split.code
+        else:
+            true = codes == split.code
+        return true, present & ~true
+
+    def threshold(self, split: Split) -> float:
+        """The numeric threshold ``t`` of a split ``a ≤ t``."""
+        return float(self.thresholds[split.attribute][split.code])
+
+    def __repr__(self) -> str:
+        return (
+            f"LiteralIndex(view={self.view.name!r}, attributes={len(self.attributes)}, "
+            f"splits={len(self.splits)}, rows={self.n_rows}, mode={self.mode!r})"
+        )
