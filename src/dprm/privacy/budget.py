@@ -1,0 +1,153 @@
+"""Exact privacy budgets: conversion to :class:`fractions.Fraction` and exact splits.
+
+Epsilons are held as exact rationals so that budget checks never suffer from
+floating-point error: ``0.1 + 0.2`` is exactly ``0.3``. A float is converted through
+its shortest ``repr`` (``Fraction(repr(0.1)) == Fraction(1, 10)``), which is the
+number the user typed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from fractions import Fraction
+
+from dprm.errors import ParameterError
+
+__all__ = ["EpsilonLike", "as_fraction", "as_epsilon", "split_budget"]
+
+EpsilonLike = int | float | str | Fraction
+"""Types accepted wherever an epsilon (or another exact rational) is expected."""
+
+
+def as_fraction(value: EpsilonLike, name: str = "value") -> Fraction:
+    """Convert a finite number to an exact :class:`~fractions.Fraction`.
+
+    Floats go through their shortest ``repr`` so that ``0.1`` becomes exactly
+    ``1/10``; ints, strings (``"0.1"``, ``"1/3"``) and Fractions are exact already.
+
+    Parameters
+    ----------
+    value : int, float, str or Fraction
+        The number. Booleans, NaN and infinities are refused.
+    name : str
+        Name used in the error message.
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    ParameterError
+        If ``value`` is not a finite number.
+
+    Examples
+    --------
+    >>> as_fraction(0.1)
+    Fraction(1, 10)
+    >>> as_fraction("1/3")
+    Fraction(1, 3)
+    >>> as_fraction(float("nan"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: value must be a finite number, got nan
+    """
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational):
+        as_float = float(value)
+        if not math.isfinite(as_float):
+            raise ParameterError(f"{name} must be a finite number, got {as_float!r}")
+        return Fraction(repr(as_float))
+    if isinstance(value, numbers.Rational):
+        return Fraction(value.numerator, value.denominator)
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ParameterError(
+                f"{name} must be a finite number, got {value!r}"
+            ) from None
+    raise ParameterError(f"{name} must be a finite number, got {value!r}")
+
+
+def as_epsilon(value: EpsilonLike, name: str = "epsilon") -> Fraction:
+    """Convert a strictly positive, finite epsilon to an exact Fraction.
+
+    Parameters
+    ----------
+    value : int, float, str or Fraction
+        The privacy parameter.
+    name : str
+        Name used in the error message.
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    ParameterError
+        If ``value`` is not finite or not strictly positive.
+
+    Examples
+    --------
+    >>> as_epsilon(0.25)
+    Fraction(1, 4)
+    >>> as_epsilon(0)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: epsilon must be > 0, got 0
+    """
+    exact = as_fraction(value, name)
+    if exact <= 0:
+        raise ParameterError(f"{name} must be > 0, got {value!r}")
+    return exact
+
+
+def split_budget(total: EpsilonLike, weights: Sequence[EpsilonLike]) -> list[Fraction]:
+    """Split a budget exactly in proportion to positive weights.
+
+    Each share is ``total * w_i / sum(w)`` computed in exact rational arithmetic,
+    so the shares sum to ``total`` exactly (sequential composition then spends
+    exactly the budget).
+
+    Parameters
+    ----------
+    total : int, float, str or Fraction
+        The budget to split (> 0).
+    weights : sequence of numbers
+        One positive weight per part; at least one.
+
+    Returns
+    -------
+    list of Fraction
+        The shares, in the order of ``weights``.
+
+    Raises
+    ------
+    ParameterError
+        If ``total`` is not a positive finite number or a weight is not positive.
+
+    Examples
+    --------
+    >>> shares = split_budget(1.0, [1, 1, 1])
+    >>> shares
+    [Fraction(1, 3), Fraction(1, 3), Fraction(1, 3)]
+    >>> sum(shares) == 1
+    True
+    >>> split_budget("0.3", [0.5, 0.25, 0.25])
+    [Fraction(3, 20), Fraction(3, 40), Fraction(3, 40)]
+    """
+    exact_total = as_epsilon(total, "total epsilon")
+    if len(weights) == 0:
+        raise ParameterError("split_budget needs at least one weight")
+    exact_weights = [as_epsilon(w, "budget weight") for w in weights]
+    weight_sum = sum(exact_weights, Fraction(0))
+    return [exact_total * w / weight_sum for w in exact_weights]
