@@ -1,0 +1,254 @@
+"""Encoding a typed column as an :class:`~dprm.data.attributes.Attribute`.
+
+Given a column's cells (a pyarrow column, nulls for missing values), its kind and
+the types file's declaration, build the attribute's value array in the encoding of
+:mod:`dprm.data.attributes` and its :class:`~dprm.data.attributes.Domain`, checking
+every value against the kind and the declared domain. Values that do not fit are a
+:class:`~dprm.errors.DataError` naming the source, column, 1-based data row (the
+header is not a row) and value; nothing is clipped or dropped silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dprm.data.attributes import Attribute, AttributeKind, Domain
+from dprm.data.category_text import category_text
+from dprm.data.inference import BOOLEAN_TEXT
+from dprm.data.types_file import ColumnSpec
+from dprm.errors import DataError
+
+__all__ = ["encode_column", "is_constant"]
+
+_BOOLEAN_WORDS: dict[str, int] = {k: v for vocab in BOOLEAN_TEXT for k, v in vocab.items()}
+
+
+def encode_column(
+    name: str,
+    view: str,
+    column: pa.ChunkedArray | pa.Array,
+    kind: AttributeKind,
+    spec: ColumnSpec | None = None,
+    source: str = "<memory>",
+) -> Attribute:
+    """Encode one column as an attribute of the given kind.
+
+    Parameters
+    ----------
+    name : str
+        The column name.
+    view : str
+        ``"left"`` or ``"right"``.
+    column : pyarrow.ChunkedArray or pyarrow.Array
+        The cells, in file order, nulls for missing values.
+    kind : AttributeKind
+        The kind to encode as (inferred or declared).
+    spec : ColumnSpec, optional
+        The types file's declaration, whose ``bounds`` or ``categories`` become a
+        declared domain.
+    source : str
+        The file name for messages.
+
+    Returns
+    -------
+    Attribute
+
+    Raises
+    ------
+    DataError
+        When a value does not fit the kind or lies outside the declared domain.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> a = encode_column("n", "left", pa.array([3.0, None, 2.5]), AttributeKind.CATEGORICAL)
+    >>> a.domain.categories, a.values.tolist()
+    (('2.5', '3'), [1, -1, 0])
+    >>> encode_column("b", "left", pa.array(["yes", "No"]), AttributeKind.BOOLEAN).values.tolist()
+    [1, 0]
+    """
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    where = f"{source}: column {name!r}"
+    if kind is AttributeKind.BOOLEAN:
+        values = _boolean(column, where)
+        domain = Domain(declared=True)
+    elif kind is AttributeKind.NUMERIC:
+        values = _numeric(column, where)
+        domain = _numeric_domain(values, spec, where)
+    elif kind is AttributeKind.CATEGORICAL:
+        values, domain = _categorical(column, spec, where)
+    else:  # pragma: no cover - AttributeKind has three members
+        raise ValueError(f"unknown kind {kind!r}")
+    return Attribute(name, view, kind, values, domain)
+
+
+def is_constant(attribute: Attribute) -> bool:
+    """True when the attribute holds fewer than two distinct non-missing values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_constant(Attribute("a", "left", AttributeKind.NUMERIC, np.array([1.0, np.nan, 1.0])))
+    True
+    """
+    values = attribute.values
+    if attribute.kind is AttributeKind.NUMERIC:
+        present = values[~np.isnan(values)]
+    else:
+        present = values[values >= 0]
+    if present.size == 0:
+        return True
+    return bool(present.min() == present.max())
+
+
+# ------------------------------------------------------------------------- boolean
+
+
+def _boolean(column: pa.Array, where: str) -> np.ndarray:
+    typ = column.type
+    if pa.types.is_boolean(typ):
+        return _int8(column)
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ):
+        ok = pc.or_(pc.equal(column, 0), pc.equal(column, 1))
+        _fail_where(ok, column, where, "is not Boolean (0 or 1)")
+        return _int8(column)
+    if pa.types.is_string(typ):
+        lowered = pc.utf8_lower(pc.utf8_trim_whitespace(column))
+        words = pa.array(list(_BOOLEAN_WORDS), type=pa.string())
+        index = pc.index_in(lowered, value_set=words)
+        ok = pc.is_valid(index)
+        _fail_where(pc.or_(ok, pc.is_null(column)), column, where,
+                    "is not Boolean (0/1, true/false, yes/no)")
+        lookup = np.array(list(_BOOLEAN_WORDS.values()) + [-1], dtype=np.int8)
+        idx = pc.fill_null(index, len(words)).to_numpy(zero_copy_only=False)
+        return lookup[idx]
+    if pa.types.is_null(typ):
+        return np.full(len(column), -1, dtype=np.int8)
+    _fail_where(pc.is_null(column), column, where, "is not Boolean (0/1, true/false, yes/no)")
+    return np.full(len(column), -1, dtype=np.int8)  # all missing
+
+
+def _int8(column: pa.Array) -> np.ndarray:
+    return pc.fill_null(pc.cast(column, pa.int8()), -1).to_numpy(zero_copy_only=False).astype(
+        np.int8, copy=False
+    )
+
+
+# ------------------------------------------------------------------------- numeric
+
+
+def _numeric(column: pa.Array, where: str) -> np.ndarray:
+    typ = column.type
+    if pa.types.is_null(typ):
+        return np.full(len(column), np.nan)
+    if pa.types.is_string(typ):
+        trimmed = pc.utf8_trim_whitespace(column)
+        try:
+            column = pc.cast(trimmed, pa.float64())
+        except pa.ArrowInvalid:
+            _fail_numeric_text(trimmed, where)
+            raise  # pragma: no cover - _fail_numeric_text always raises
+    elif pa.types.is_boolean(typ) or pa.types.is_integer(typ) or pa.types.is_decimal(typ):
+        column = pc.cast(column, pa.float64())
+    elif not pa.types.is_floating(typ):
+        _fail_where(pc.is_null(column), column, where, "is not a number")
+    values = pc.fill_null(pc.cast(column, pa.float64()), np.nan).to_numpy(zero_copy_only=False)
+    values = np.asarray(values, dtype=np.float64)
+    infinite = np.isinf(values)
+    if infinite.any():
+        row = int(np.flatnonzero(infinite)[0])
+        raise DataError(f"{where}, row {row + 1}: value {values[row]} is not a finite number")
+    return values
+
+
+def _fail_numeric_text(text: pa.Array, where: str) -> None:
+    for row, value in enumerate(text.to_pylist(), start=1):
+        if value is None:
+            continue
+        try:
+            float(value)
+        except ValueError:
+            raise DataError(
+                f"{where}, row {row}: value {value!r} is not a number (the column is numeric)"
+            ) from None
+    raise DataError(f"{where}: holds values that are not numbers")  # pragma: no cover
+
+
+def _numeric_domain(values: np.ndarray, spec: ColumnSpec | None, where: str) -> Domain:
+    if spec is not None and spec.bounds is not None:
+        low, high = spec.bounds
+        outside = (values < low) | (values > high)  # NaN compares false
+        if outside.any():
+            row = int(np.flatnonzero(outside)[0])
+            raise DataError(
+                f"{where}, row {row + 1}: value {category_text(float(values[row]))} is outside "
+                f"the declared bounds [{category_text(low)}, {category_text(high)}]"
+            )
+        return Domain(bounds=(low, high), declared=True)
+    present = values[~np.isnan(values)]
+    if present.size == 0:
+        return Domain()
+    return Domain(bounds=(float(present.min()), float(present.max())), declared=False)
+
+
+# --------------------------------------------------------------------- categorical
+
+
+def _categorical(column: pa.Array, spec: ColumnSpec | None, where: str) -> tuple[np.ndarray, Domain]:
+    typ = column.type
+    n = len(column)
+    if pa.types.is_null(typ):
+        codes = np.full(n, -1, dtype=np.int64)
+        texts: list[str] = []
+    elif pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ) \
+            or pa.types.is_boolean(typ):
+        # numbers: distinct values in numeric order, named by their canonical text
+        if pa.types.is_decimal(typ):
+            column = pc.cast(column, pa.float64())
+        present = pc.is_valid(column).to_numpy(zero_copy_only=False)
+        raw = column.drop_null().to_numpy(zero_copy_only=False)
+        uniq, inverse = np.unique(raw, return_inverse=True)
+        codes = np.full(n, -1, dtype=np.int64)
+        codes[present] = inverse
+        texts = [category_text(u) for u in uniq.tolist()]
+    else:
+        if not pa.types.is_string(typ):
+            column = pc.cast(column, pa.string())
+        encoded = pc.dictionary_encode(column)
+        dictionary = encoded.dictionary.to_pylist()
+        order = sorted(range(len(dictionary)), key=dictionary.__getitem__)
+        rank = np.empty(len(dictionary) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(dictionary))
+        rank[-1] = -1
+        codes = rank[pc.fill_null(encoded.indices, len(dictionary)).to_numpy(zero_copy_only=False)]
+        texts = [dictionary[i] for i in order]
+    if spec is not None and spec.categories is not None:
+        declared = {c: i for i, c in enumerate(spec.categories)}
+        remap = np.empty(len(texts) + 1, dtype=np.int64)
+        for i, text in enumerate(texts):
+            if text not in declared:
+                row = int(np.flatnonzero(codes == i)[0])
+                raise DataError(
+                    f"{where}, row {row + 1}: value {text!r} is not one of the declared categories"
+                )
+            remap[i] = declared[text]
+        remap[-1] = -1
+        return remap[codes].astype(np.int32), Domain(categories=spec.categories, declared=True)
+    return codes.astype(np.int32), Domain(categories=tuple(texts), declared=False)
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def _fail_where(ok: pa.Array, column: pa.Array, where: str, what: str) -> None:
+    """Raise naming the first row where ``ok`` is false (nulls in ``ok`` are fine)."""
+    bad = pc.invert(pc.fill_null(ok, True))
+    if not pc.any(bad).as_py():
+        return
+    row = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
+    value = column[row].as_py()
+    shown = category_text(value) if isinstance(value, (int, float)) else repr(value)
+    raise DataError(f"{where}, row {row + 1}: value {shown} {what}")

@@ -1,0 +1,293 @@
+"""Loading a two-view dataset: the public entry point :func:`load_two_view`.
+
+Steps: read both tables (:mod:`dprm.data.reading`), find the id column, check the
+column names, align the rows by id, type every column (types file first, then
+:func:`~dprm.data.inference.infer_kind`), encode it
+(:func:`~dprm.data.encoding.encode_column`) and set constant columns aside.
+
+Columns are encoded in file order, so a message's row number is the row of the
+file it names; the right view is reordered to the left's ids afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dprm.data.attributes import Attribute, TwoViewData, View
+from dprm.data.category_text import category_text
+from dprm.data.encoding import encode_column, is_constant
+from dprm.data.inference import infer_kind
+from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table
+from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
+from dprm.errors import DataError
+
+__all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
+
+TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
+
+#: First-column names taken as an id column even when only one view has it
+#: (the convention of Siren/clired data files).
+SIREN_ID_NAMES: frozenset[str] = frozenset({"ids"})
+
+
+def load_two_view(
+    left: Source,
+    right: Source,
+    *,
+    id_column: str | None = None,
+    types: TypesLike = None,
+    duplicate_names: str = "error",
+) -> TwoViewData:
+    """Load a two-view dataset from two files or DataFrames.
+
+    Parameters
+    ----------
+    left, right : str, PathLike or pandas.DataFrame
+        The views: CSV (``.csv``, ``.tsv``, optionally compressed, e.g.
+        ``.csv.gz``) or Parquet (``.parquet``) files, or DataFrames.
+    id_column : str, optional
+        The column holding entity ids in both views. When not given, the types
+        file's id column is used; failing that, the first column is the id when
+        both views' first columns have the same name (or a view's first column is
+        named ``ids``, Siren's convention).
+    types : str, PathLike, Mapping or TypesSpec, optional
+        A types file (``.json``/``.toml``), or its content as a mapping, declaring
+        column types and public domains (see ``docs/data.md``).
+    duplicate_names : {"error", "rename"}
+        A column name occurring twice in one file is an error, unless ``"rename"``:
+        then later occurrences become ``"name (2)"``, ``"name (3)"``, ...
+
+    Returns
+    -------
+    TwoViewData
+        The views with rows aligned (the right view in the left's id order),
+        ``ids`` the left view's ids as text (None without an id column).
+
+    Raises
+    ------
+    DataError
+        For any problem with the input, in one line naming the file (and column,
+        row and value where relevant).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> left = pd.DataFrame({"id": [1, 2, 3], "smoker": ["yes", "no", "yes"]})
+    >>> right = pd.DataFrame({"id": [3, 1, 2], "age": [70.0, 30.5, 41.0]})
+    >>> data = load_two_view(left, right, types={"columns": {"age": {"bounds": [0, 120]}}})
+    >>> data.ids.tolist(), data.right["age"].values.tolist()
+    (['1', '2', '3'], [30.5, 41.0, 70.0])
+    >>> data.left["smoker"].kind.value, data.right["age"].domain
+    ('boolean', Domain(bounds=(0.0, 120.0), categories=None, declared=True))
+    """
+    spec = _as_spec(types)
+    lraw = read_table(left, "left", duplicate_names)
+    rraw = read_table(right, "right", duplicate_names)
+    lid, rid = _id_columns(lraw, rraw, id_column, spec)
+    _check_shared_names(lraw, rraw, {lid, rid})
+    _check_spec_names(spec, lraw, rraw)
+
+    order: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    if lid is not None and rid is not None:
+        lkeys = _id_keys(lraw, lid)
+        rkeys = _id_keys(rraw, rid)
+        order = _align(lkeys, rkeys, lraw.source, rraw.source)
+        ids = lkeys
+    else:
+        if lraw.num_rows != rraw.num_rows:
+            raise DataError(
+                f"{lraw.source} has {lraw.num_rows} rows but {rraw.source} has "
+                f"{rraw.num_rows}; the views must be row-aligned (or give an id column)"
+            )
+        if lid is not None:
+            ids = _id_keys(lraw, lid)
+        elif rid is not None:
+            ids = _id_keys(rraw, rid)
+
+    left_view = _build_view(lraw, "left", spec, exclude=lid)
+    right_view = _build_view(rraw, "right", spec, exclude=rid)
+    if order is not None and not np.array_equal(order, np.arange(order.size)):
+        right_view = _reorder(right_view, order)
+    return TwoViewData(left_view, right_view, ids=ids)
+
+
+def read_view(
+    source: Source,
+    side: str = "left",
+    *,
+    id_column: str | None = None,
+    types: TypesLike = None,
+    duplicate_names: str = "error",
+) -> View:
+    """Read one view on its own (rows in file order; the id column, if named, dropped).
+
+    Types-file entries for columns that this view lacks are ignored here (they may
+    belong to the other view).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> v = read_view(pd.DataFrame({"k": [1, 2], "x": [0, 1], "c": [5, 5]}), "right", id_column="k")
+    >>> v.names, v.constant, v.source
+    (['x'], ['c'], 'right DataFrame')
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+    spec = _as_spec(types)
+    raw = read_table(source, side, duplicate_names)
+    id_name = id_column if id_column is not None else spec.id_column
+    if id_name is not None and id_name not in raw.column_names:
+        raise DataError(f"{raw.source}: has no id column {id_name!r}{_columns_hint(raw)}")
+    return _build_view(raw, side, spec, exclude=id_name)
+
+
+# ---------------------------------------------------------------------- internals
+
+
+def _as_spec(types: TypesLike) -> TypesSpec:
+    if types is None:
+        return TypesSpec()
+    if isinstance(types, TypesSpec):
+        return types
+    if isinstance(types, Mapping):
+        return TypesSpec.from_mapping(types, source="types")
+    if isinstance(types, (str, os.PathLike)):
+        return read_types_file(Path(types))
+    raise DataError(f"types: expected a file path or a mapping, got {type(types).__name__}")
+
+
+def _columns_hint(raw: RawTable) -> str:
+    names = raw.column_names
+    shown = ", ".join(repr(n) for n in names[:SHOW])
+    more = ", ..." if len(names) > SHOW else ""
+    return f" (its columns: {shown}{more})"
+
+
+def _id_columns(
+    lraw: RawTable, rraw: RawTable, id_column: str | None, spec: TypesSpec
+) -> tuple[str | None, str | None]:
+    if id_column is not None and spec.id_column is not None and id_column != spec.id_column:
+        raise DataError(
+            f"id column {id_column!r} given, but {spec.source} declares {spec.id_column!r}"
+        )
+    name = id_column if id_column is not None else spec.id_column
+    if name is not None:
+        for raw in (lraw, rraw):
+            if name not in raw.column_names:
+                raise DataError(f"{raw.source}: has no id column {name!r}{_columns_hint(raw)}")
+        return name, name
+    lfirst, rfirst = lraw.column_names[0], rraw.column_names[0]
+    if lfirst == rfirst:
+        return lfirst, rfirst
+    return (
+        lfirst if lfirst.lower() in SIREN_ID_NAMES else None,
+        rfirst if rfirst.lower() in SIREN_ID_NAMES else None,
+    )
+
+
+def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) -> None:
+    right = set(rraw.column_names)
+    shared = [n for n in lraw.column_names if n in right and n not in ids]
+    if shared:
+        listed = ", ".join(repr(n) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
+        raise DataError(
+            f"{len(shared)} column name(s) occur in both {lraw.source} and {rraw.source}: "
+            f"{listed}; names must be unique across the views"
+        )
+
+
+def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:
+    known = set(lraw.column_names) | set(rraw.column_names)
+    unknown = [n for n in spec.columns if n not in known]
+    if unknown:
+        listed = ", ".join(repr(n) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        raise DataError(
+            f"{spec.source}: declares column(s) that are in neither {lraw.source} nor "
+            f"{rraw.source}: {listed}"
+        )
+
+
+def _id_keys(raw: RawTable, name: str) -> np.ndarray:
+    """The ids as text (numbers in canonical text), an object array; checks nulls."""
+    col = raw.table.column(name)
+    missing = pc.is_null(col).to_numpy(zero_copy_only=False)
+    if missing.any():
+        rows = first_rows(missing)
+        raise DataError(
+            f"{raw.source}: {int(missing.sum())} row(s) have no id in column {name!r}: "
+            f"row {', '.join(map(str, rows))}{', ...' if missing.sum() > len(rows) else ''}"
+        )
+    typ = col.type
+    if pa.types.is_string(typ) or pa.types.is_integer(typ):
+        keys = pc.cast(col, pa.string()).to_numpy(zero_copy_only=False)
+    else:
+        keys = np.array([category_text(v) for v in col.to_pylist()], dtype=object)
+    keys = np.asarray(keys, dtype=object)
+    index = pd.Index(keys)
+    if not index.is_unique:
+        dup = index[index.duplicated()].unique()
+        raise DataError(
+            f"{raw.source}: {len(dup)} id(s) occur more than once in column {name!r}: "
+            f"{_list(dup)}"
+        )
+    return keys
+
+
+def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> np.ndarray:
+    """Positions in the right view of each left id; errors on ids in one view only."""
+    rindex = pd.Index(rkeys)
+    order = rindex.get_indexer(lkeys)
+    only_left = lkeys[order < 0]
+    if only_left.size:
+        raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}")
+    if len(rkeys) != len(lkeys):
+        only_right = rkeys[~pd.Index(rkeys).isin(lkeys)]
+        raise DataError(
+            f"{rsource}: {only_right.size} id(s) are not in {lsource}: {_list(only_right)}"
+        )
+    return order.astype(np.intp)
+
+
+def _list(values: Any) -> str:
+    values = list(values)
+    shown = ", ".join(str(v) for v in values[:SHOW])
+    return shown + (", ..." if len(values) > SHOW else "")
+
+
+def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None) -> View:
+    attributes: list[Attribute] = []
+    constant: list[str] = []
+    for name, column in zip(raw.column_names, raw.table.columns):
+        if name == exclude:
+            continue
+        declared = spec.get(name)
+        if declared is not None and declared.type is ColumnType.IGNORE:
+            continue
+        if declared is not None and declared.type is ColumnType.ID:
+            # an id column of the types file that is not this view's id
+            continue
+        kind = declared.type.kind if declared is not None else None
+        if kind is None:
+            kind = infer_kind(column)
+        attribute = encode_column(name, side, column, kind, declared, raw.source)
+        if is_constant(attribute):
+            constant.append(name)
+        else:
+            attributes.append(attribute)
+    return View(side, attributes, source=raw.source, constant=constant)
+
+
+def _reorder(view: View, order: np.ndarray) -> View:
+    attributes = [
+        Attribute(a.name, a.view, a.kind, a.values[order], a.domain) for a in view.attributes
+    ]
+    return View(view.name, attributes, source=view.source, constant=list(view.constant))
