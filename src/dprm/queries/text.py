@@ -1,0 +1,89 @@
+"""Human-readable text of a query, as in the spec: ``(¬A ∧ [State = CA]) ∨ [BirthY ≤ 1950]``.
+
+=========================== ===================== ==============
+node                        Unicode               ASCII
+=========================== ===================== ==============
+``BooleanLiteral(A, True)`` ``A``                 ``A``
+``BooleanLiteral(A, False)``  ``[A = false]``     ``[A = false]``
+categorical                 ``[State = CA]``      ``[State = CA]``
+numeric                     ``[1.5 < x ≤ 3]``     ``[1.5 < x <= 3]``
+``Not``                     ``¬q``                ``!q``
+``And`` / ``Or``            ``a ∧ b`` / ``a ∨ b`` ``a & b`` / ``a | b``
+=========================== ===================== ==============
+
+``BooleanLiteral(A, False)`` ("A is 0", false where A is missing) is not written
+``¬A``: that is ``Not(A)``, which holds where A is missing. Parentheses are written
+exactly around a compound operand of an operator (no precedence between ∧ and ∨ is
+assumed). The text is for people; the JSON form is the machine-readable one.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dprm.queries.base import Query
+from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral
+from dprm.queries.operators import And, Not, Or
+
+__all__ = ["to_text", "format_number"]
+
+_UNICODE = {"not": "¬", "and": " ∧ ", "or": " ∨ ", "ge": "≥", "le": "≤"}
+_ASCII = {"not": "!", "and": " & ", "or": " | ", "ge": ">=", "le": "<="}
+
+
+def format_number(x: float) -> str:
+    """The shortest text that reads back as the same float; integers without ``.0``.
+
+    Examples
+    --------
+    >>> [format_number(v) for v in (1950.0, 1.5, 0.1, -2.0, 1e-05, 1e20, 2.0**60)]
+    ['1950', '1.5', '0.1', '-2', '1e-05', '1e+20', '1.152921504606847e+18']
+    """
+    x = float(x)
+    if math.isfinite(x) and x.is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return repr(x)
+
+
+def _numeric_text(lit: NumericLiteral, sym: dict[str, str]) -> str:
+    op = {"gt": ">", "ge": sym["ge"], "lt": "<", "le": sym["le"]}
+    flipped = {"gt": "<", "ge": sym["le"]}
+    b = lit.bounds()
+    lower = [k for k in ("gt", "ge") if k in b]
+    upper = [k for k in ("lt", "le") if k in b]
+    if len(lower) == 1 and len(upper) == 1:
+        lo, hi = lower[0], upper[0]
+        return f"[{format_number(b[lo])} {flipped[lo]} {lit.attr} {op[hi]} {format_number(b[hi])}]"
+    return "[" + sym["and"].join(f"{lit.attr} {op[k]} {format_number(v)}" for k, v in b.items()) + "]"
+
+
+def _text(q: Query, sym: dict[str, str], nested: bool) -> str:
+    if isinstance(q, BooleanLiteral):
+        return q.attr if q.value else f"[{q.attr} = false]"
+    if isinstance(q, CategoricalLiteral):
+        return f"[{q.attr} = {q.category}]"
+    if isinstance(q, NumericLiteral):
+        return _numeric_text(q, sym)
+    if isinstance(q, Not):
+        return sym["not"] + _text(q.query, sym, nested=True)
+    if isinstance(q, (And, Or)):
+        joiner = sym["and"] if isinstance(q, And) else sym["or"]
+        body = joiner.join(_text(c, sym, nested=True) for c in q.queries)
+        return f"({body})" if nested else body
+    raise TypeError(f"not a query node: {q!r}")
+
+
+def to_text(query: Query, *, ascii: bool = False) -> str:
+    """Readable text of ``query`` (Unicode symbols, or ASCII with ``ascii=True``).
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral, CategoricalLiteral, NumericLiteral
+    >>> q = (~BooleanLiteral("Hypertension", True) & CategoricalLiteral("State", "CA")) | NumericLiteral(
+    ...     "BirthY", le=1950)
+    >>> to_text(q)
+    '(¬Hypertension ∧ [State = CA]) ∨ [BirthY ≤ 1950]'
+    >>> to_text(q, ascii=True)
+    '(!Hypertension & [State = CA]) | [BirthY <= 1950]'
+    """
+    return _text(query, _ASCII if ascii else _UNICODE, nested=False)
