@@ -1,0 +1,188 @@
+"""The redescriptions document (format ``dprm.redescriptions/1``): build, write, read.
+
+Writing is atomic: the JSON goes to a temporary file in the target's directory,
+is flushed to disk, and replaces the target with :func:`os.replace`, so a reader
+sees the old file or the new one, never half of it. Numbers must be finite (JSON
+has no NaN): an unknown value is ``null`` or absent.
+
+Reading validates the document and reports the first problem in one line naming
+the file and the place, e.g. ``out.json: redescriptions[3].left: unknown key 'foo'``.
+Unknown top-level keys are kept (room for metadata); inside queries nothing
+unknown is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dprm.errors import DprmError
+from dprm.queries.redescription import Redescription
+
+__all__ = ["FORMAT", "GUARANTEES", "make_document", "write_document", "read_document", "document_redescriptions"]
+
+#: The value of the document's ``format`` key.
+FORMAT = "dprm.redescriptions/1"
+
+#: The allowed values of ``privacy.guarantee``.
+GUARANTEES: tuple[str, ...] = ("pure-dp", "pure-dp-on-mcmc-convergence", "none")
+
+
+def make_document(
+    algorithm: str, parameters: dict, privacy: dict, redescriptions: list[Redescription]
+) -> dict:
+    """The document dict of the spec, ready for :func:`write_document`.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
+    >>> r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"), RedescriptionStats.from_counts(3, 4, 2))
+    >>> doc = make_document("greedy", {"depth": 2}, {"epsilon": 0, "guarantee": "none"}, [r])
+    >>> doc["format"], len(doc["redescriptions"]), doc["redescriptions"][0]["noisy"]["jaccard"]
+    ('dprm.redescriptions/1', 1, 0.4)
+    """
+    doc = {
+        "format": FORMAT,
+        "algorithm": algorithm,
+        "parameters": dict(parameters),
+        "privacy": dict(privacy),
+        "redescriptions": [r.to_json() if isinstance(r, Redescription) else r for r in redescriptions],
+    }
+    document_redescriptions(doc, source="document")  # validate now, not when it is read back
+    return doc
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _encode(doc: dict, name: str) -> str:
+    try:
+        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False, default=_jsonable) + "\n"
+    except ValueError as err:  # NaN or infinity somewhere
+        raise DprmError(f"{name}: cannot write a number that is not finite ({err})") from None
+    except TypeError as err:
+        raise DprmError(f"{name}: cannot write {err}") from None
+
+
+def write_document(doc: dict, path: str | os.PathLike) -> None:
+    """Validate ``doc`` and write it to ``path`` atomically (UTF-8, indented JSON).
+
+    A new file gets mode 0644; an existing file keeps its mode.
+
+    Raises
+    ------
+    DprmError
+        When the document is invalid, holds a non-finite number, or cannot be written.
+    """
+    name = os.fspath(path)
+    document_redescriptions(doc, source=name)
+    text = _encode(doc, name)
+    target = Path(name)
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        mode = target.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as err:
+        raise DprmError(f"{name}: cannot write: {err.strerror or err}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def document_redescriptions(doc: Any, *, source: str = "document") -> list[Redescription]:
+    """Validate a decoded document and return its redescriptions.
+
+    ``source`` starts every error message (a file name, typically).
+    """
+    if not isinstance(doc, dict):
+        raise DprmError(f"{source}: the document must be a JSON object")
+    for key in ("format", "algorithm", "parameters", "privacy", "redescriptions"):
+        if key not in doc:
+            raise DprmError(f"{source}: missing key {key!r}")
+    if doc["format"] != FORMAT:
+        raise DprmError(f"{source}: format is {doc['format']!r}, expected {FORMAT!r}")
+    if not isinstance(doc["algorithm"], str) or not doc["algorithm"]:
+        raise DprmError(f"{source}: algorithm must be a non-empty string")
+    for key in ("parameters", "privacy"):
+        if not isinstance(doc[key], dict):
+            raise DprmError(f"{source}: {key} must be a JSON object")
+    guarantee = doc["privacy"].get("guarantee")
+    if guarantee is not None and guarantee not in GUARANTEES:
+        raise DprmError(f"{source}: privacy.guarantee is {guarantee!r}, expected one of {', '.join(GUARANTEES)}")
+    if not isinstance(doc["redescriptions"], list):
+        raise DprmError(f"{source}: redescriptions must be a list")
+    return [
+        Redescription.from_json(obj, where=f"{source}: redescriptions[{i}]")
+        for i, obj in enumerate(doc["redescriptions"])
+    ]
+
+
+def _no_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not allowed (numbers must be finite)")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
+    """Read and validate a redescriptions document.
+
+    Returns
+    -------
+    doc : dict
+        The decoded JSON document.
+    redescriptions : list of Redescription
+        Its redescriptions, parsed.
+
+    Raises
+    ------
+    DprmError
+        One line naming the file and what is wrong (unreadable, not JSON, NaN,
+        duplicate keys, wrong format, malformed redescription or query).
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as err:
+        raise DprmError(f"{name}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise DprmError(f"{name}: not UTF-8 text") from None
+    try:
+        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as err:
+        raise DprmError(f"{name}: not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except ValueError as err:
+        raise DprmError(f"{name}: not valid JSON: {err}") from None
+    except RecursionError:
+        raise DprmError(f"{name}: JSON nested too deeply") from None
+    return doc, document_redescriptions(doc, source=name)

@@ -1,0 +1,193 @@
+"""Statistics of a redescription: supports, Jaccard index, p-value (spec, "Statistics").
+
+* ``J = |supp(qL) ∩ supp(qR)| / |supp(qL) ∪ supp(qR)|`` (0 when the union is empty);
+* ``p-value = P[X ≥ |supp(qL) ∩ supp(qR)|]`` with
+  ``X ~ Binomial(n, (|supp(qL)|/n) · (|supp(qR)|/n))``: the probability that two
+  independent queries with these supports overlap at least this much.
+
+Noisy inputs (differentially private estimates) are real numbers that may be
+negative or mutually inconsistent. :meth:`RedescriptionStats.from_counts` clips them
+into a consistent range (below); :func:`p_value` first rounds them to the nearest
+integers and then clips. Clipping is post-processing of released values, so it
+costs no privacy.
+
+Consistent range, applied in this order (``n`` only when given)::
+
+    n      >= 0
+    sL, sR in [0, n]
+    inter  in [max(0, sL + sR - n), min(sL, sR)]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import binom
+
+from dprm.errors import DprmError
+
+__all__ = ["RedescriptionStats", "p_value", "STATS_KEYS"]
+
+#: The keys of the spec's ``noisy`` block, in order.
+STATS_KEYS: tuple[str, ...] = ("support_left", "support_right", "intersection", "union", "jaccard", "p_value")
+
+
+def _clip_counts(sl, sr, inter, n=None):
+    """Clip counts (arrays or scalars) into the consistent range of the module docstring."""
+    sl, sr, inter = (np.asarray(x, dtype=np.float64) for x in (sl, sr, inter))
+    if n is not None:
+        n = np.maximum(np.asarray(n, dtype=np.float64), 0.0)
+        sl, sr = np.clip(sl, 0.0, n), np.clip(sr, 0.0, n)
+        low = np.maximum(sl + sr - n, 0.0)
+    else:
+        sl, sr = np.maximum(sl, 0.0), np.maximum(sr, 0.0)
+        low = np.zeros_like(inter)
+    inter = np.clip(inter, low, np.minimum(sl, sr))
+    return sl, sr, inter, n
+
+
+def p_value(intersection, support_left, support_right, n_rows):
+    """``P[X ≥ intersection]``, ``X ~ Binomial(n, (sL/n)(sR/n))``, vectorised.
+
+    Parameters
+    ----------
+    intersection, support_left, support_right, n_rows : float or array_like
+        Counts; broadcast together. Non-integer (noisy) values are rounded to the
+        nearest integer (``numpy.rint``, halves to even), then clipped into the
+        consistent range of the module docstring. Arithmetic is in float64, so a
+        large ``n`` (say 10⁹ rows) cannot overflow.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for scalar inputs, else an array of the broadcast shape. ``n = 0``
+        gives 1 (``P[X ≥ 0]``).
+
+    Examples
+    --------
+    >>> round(p_value(3, 3, 3, 10), 6)    # P[X >= 3], X ~ Bin(10, 0.09)
+    0.05404
+    >>> p_value(0, 5, 5, 10)              # ">=": an empty intersection is never surprising
+    1.0
+    >>> p_value([2, 3], 3, 3, 10).round(4).tolist()
+    [0.2254, 0.054]
+    """
+    arrays = [np.rint(np.asarray(x, dtype=np.float64)) for x in (support_left, support_right, intersection, n_rows)]
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise DprmError("p_value needs finite counts")
+    sl, sr, inter, n = _clip_counts(*arrays)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(n > 0, (sl / np.where(n > 0, n, 1.0)) * (sr / np.where(n > 0, n, 1.0)), 0.0)
+    p = np.clip(p, 0.0, 1.0)
+    result = binom.sf(inter - 1.0, n, p)
+    result = np.where(inter <= 0, 1.0, result)  # P[X >= 0] = 1 exactly, also for n = 0
+    return float(result) if result.ndim == 0 else result
+
+
+def _finite_or_none(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise DprmError(f"{name} must be a number, got {value!r}")
+    value = value.item() if isinstance(value, (np.integer, np.floating)) else value
+    if not math.isfinite(value):
+        raise DprmError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class RedescriptionStats:
+    """Supports, union, Jaccard index and p-value of one redescription.
+
+    Values are exact (ints) when computed from supports and real numbers when they
+    are noisy estimates; ``p_value`` is ``None`` when unknown (no row count to use).
+    All values are finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = RedescriptionStats.from_supports(np.array([1, 1, 0, 0], bool), np.array([1, 0, 1, 0], bool))
+    >>> (s.support_left, s.intersection, s.union, s.jaccard)
+    (2, 1, 3, 0.3333333333333333)
+    >>> RedescriptionStats.from_counts(5.2, -0.7, 1.4).to_json()["support_right"]
+    0.0
+    """
+
+    support_left: float
+    support_right: float
+    intersection: float
+    union: float
+    jaccard: float
+    p_value: float | None = None
+
+    def __post_init__(self) -> None:
+        for key in STATS_KEYS:
+            value = _finite_or_none(key, getattr(self, key))
+            if value is None and key != "p_value":
+                raise DprmError(f"{key} must be a number, got None")
+            object.__setattr__(self, key, value)
+
+    @classmethod
+    def from_supports(cls, mask_left: np.ndarray, mask_right: np.ndarray) -> RedescriptionStats:
+        """Exact statistics from the two Boolean support masks (same length = ``n``)."""
+        left, right = np.asarray(mask_left, dtype=bool), np.asarray(mask_right, dtype=bool)
+        if left.shape != right.shape or left.ndim != 1:
+            raise DprmError(f"support masks must be 1-d of equal length, got shapes {left.shape} and {right.shape}")
+        sl, sr = int(np.count_nonzero(left)), int(np.count_nonzero(right))
+        inter = int(np.count_nonzero(left & right))
+        union = sl + sr - inter
+        n = left.shape[0]
+        return cls(sl, sr, inter, union, inter / union if union > 0 else 0.0, p_value(inter, sl, sr, n))
+
+    @classmethod
+    def from_counts(
+        cls, support_left: float, support_right: float, intersection: float, n_rows: float | None = None
+    ) -> RedescriptionStats:
+        """Statistics from (possibly noisy, real-valued) counts.
+
+        The counts are clipped into the consistent range of the module docstring
+        (not rounded); ``union = sL + sR - inter``; Jaccard is 0 when the union is 0.
+        The p-value needs ``n_rows`` (a noisy estimate is fine) and is ``None`` without.
+        """
+        values = [_finite_or_none(k, v) for k, v in zip(
+            ("support_left", "support_right", "intersection", "n_rows"),
+            (support_left, support_right, intersection, n_rows))]
+        if any(v is None for v in values[:3]):
+            raise DprmError("from_counts needs support_left, support_right and intersection")
+        sl, sr, inter, n = _clip_counts(*values)
+        sl, sr, inter = float(sl), float(sr), float(inter)
+        union = sl + sr - inter
+        jaccard = min(inter / union, 1.0) if union > 0 else 0.0
+        pv = None if n is None else p_value(inter, sl, sr, float(n))
+        return cls(sl, sr, inter, union, jaccard, pv)
+
+    def to_json(self) -> dict:
+        """The spec's ``noisy`` block: the six keys of :data:`STATS_KEYS` (``p_value`` may be null)."""
+        return {key: getattr(self, key) for key in STATS_KEYS}
+
+    @classmethod
+    def from_json(cls, obj: Any, *, where: str = "noisy") -> RedescriptionStats:
+        """Read a ``noisy`` block strictly (exactly the six keys; finite numbers; p_value may be null)."""
+        if not isinstance(obj, dict):
+            raise DprmError(f"{where}: must be a JSON object, got {obj!r}")
+        for key in obj:
+            if key not in STATS_KEYS:
+                raise DprmError(f"{where}: unknown key {key!r}")
+        for key in STATS_KEYS:
+            if key not in obj:
+                raise DprmError(f"{where}: missing key {key!r}")
+            value = obj[key]
+            if value is None and key == "p_value":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise DprmError(f"{where}.{key}: must be a finite number, got {value!r}")
+            try:
+                finite = math.isfinite(value)
+            except OverflowError:
+                finite = False
+            if not finite:
+                raise DprmError(f"{where}.{key}: must be a finite number, got {value!r}")
+        return cls(**{key: obj[key] for key in STATS_KEYS})
