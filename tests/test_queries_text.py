@@ -1,0 +1,71 @@
+"""Readable text of queries."""
+
+from __future__ import annotations
+
+import pytest
+
+from dprm.queries import (
+    And,
+    BooleanLiteral,
+    CategoricalLiteral,
+    Not,
+    NumericLiteral,
+    Or,
+    format_number,
+    to_text,
+)
+
+A, B, C = BooleanLiteral("A"), BooleanLiteral("B"), BooleanLiteral("C")
+
+
+def test_spec_example():
+    q = Or(And(Not(BooleanLiteral("Hypertension")), CategoricalLiteral("State", "CA")), NumericLiteral("BirthY", le=1950))
+    assert to_text(q) == "(¬Hypertension ∧ [State = CA]) ∨ [BirthY ≤ 1950]"
+    assert str(q) == to_text(q)
+    assert to_text(q, ascii=True) == "(!Hypertension & [State = CA]) | [BirthY <= 1950]"
+    assert to_text(q, ascii=True).isascii()
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        (A & B & C, "A ∧ B ∧ C"),
+        (A | (B & C), "A ∨ (B ∧ C)"),
+        ((A | B) & C, "(A ∨ B) ∧ C"),
+        (~(A & B), "¬(A ∧ B)"),
+        (~~A, "¬¬A"),
+        (And(~(A | B), C), "¬(A ∨ B) ∧ C"),
+        (Or(A, And(B, Or(C, ~A))), "A ∨ (B ∧ (C ∨ ¬A))"),
+        (BooleanLiteral("A", False), "[A = false]"),
+        (~CategoricalLiteral("blood type", "0+"), "¬[blood type = 0+]"),
+    ],
+)
+def test_minimal_parentheses(query, text):
+    assert to_text(query) == text
+
+
+@pytest.mark.parametrize(
+    ("literal", "text", "ascii_text"),
+    [
+        (NumericLiteral("x", gt=1.5), "[x > 1.5]", "[x > 1.5]"),
+        (NumericLiteral("x", ge=2.0), "[x ≥ 2]", "[x >= 2]"),
+        (NumericLiteral("x", lt=-3), "[x < -3]", "[x < -3]"),
+        (NumericLiteral("x", gt=0.1, le=2), "[0.1 < x ≤ 2]", "[0.1 < x <= 2]"),
+        (NumericLiteral("x", ge=1e-7, lt=1e20), "[1e-07 ≤ x < 1e+20]", "[1e-07 <= x < 1e+20]"),
+        (NumericLiteral("x", gt=1, ge=2), "[x > 1 ∧ x ≥ 2]", "[x > 1 & x >= 2]"),
+    ],
+)
+def test_numeric_literals(literal, text, ascii_text):
+    assert to_text(literal) == text
+    assert to_text(literal, ascii=True) == ascii_text
+
+
+@pytest.mark.parametrize("x", [0.1, 1 / 3, 2.5e-300, 123456789.125, -7.0, 1e16, 2.0**53 + 2, 5e-324])
+def test_format_number_round_trips(x):
+    text = format_number(x)
+    assert float(text) == x
+    assert not text.endswith(".0")
+
+
+def test_format_number_integers_plain():
+    assert [format_number(v) for v in (0.0, -0.0, 1950.0, 1e15)] == ["0", "0", "1950", "1000000000000000"]
