@@ -1,0 +1,297 @@
+"""Bad input: every problem is one DataError line naming the file (and column/row/value)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprm.data.loading import load_two_view, read_view
+from dprm.data.types_file import TypesSpec, read_types_file
+from dprm.errors import DataError, ParameterError
+
+GOOD = "id,a\n1,0.5\n2,1.5\n3,2.5\n"
+GOOD_RIGHT = "id,b\n1,x\n2,y\n3,x\n"
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_error(left, right, **kwargs) -> str:
+    """Load, expect a DataError, return its message after checking it is one line."""
+    with pytest.raises(DataError) as info:
+        load_two_view(left, right, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message and message.strip() == message and message
+    return message
+
+
+@pytest.fixture
+def right(tmp_path: Path) -> Path:
+    return write(tmp_path / "right.csv", GOOD_RIGHT)
+
+
+# -------------------------------------------------------------------- the files
+
+
+def test_missing_file(tmp_path: Path, right: Path) -> None:
+    message = load_error(tmp_path / "nope.csv", right)
+    assert "nope.csv" in message and "no such file" in message
+
+
+def test_directory_is_not_a_file(tmp_path: Path, right: Path) -> None:
+    (tmp_path / "dir.csv").mkdir()
+    assert "is a directory" in load_error(tmp_path / "dir.csv", right)
+
+
+def test_empty_file(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.csv", ""), right)
+    assert "left.csv" in message and "empty" in message
+
+
+def test_header_only(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.csv", "id,a\n"), right)
+    assert "left.csv" in message and "no data rows" in message
+
+
+def test_unknown_extension(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.xlsx", GOOD), right)
+    assert "left.xlsx" in message and "unknown file type '.xlsx'" in message
+
+
+def test_wrong_number_of_fields_names_the_row(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,0.5\n2,1.5,9\n3,2.5\n")
+    message = load_error(left, right)
+    assert "left.csv" in message and "row 2 has 3 fields" in message and "header has 2" in message
+
+
+def test_wrong_number_of_fields_after_blank_line(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,0.5\n\n2,1.5\n3\n")
+    assert "row 3 has 1 fields" in load_error(left, right)
+
+
+def test_non_utf8_value(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", b"id,a\n1,caf\xe9\n2,x\n3,y\n")
+    message = load_error(left, right)
+    assert "left.csv" in message and "column 'a', row 1" in message and "not UTF-8" in message
+
+
+def test_non_utf8_header(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", b"id,caf\xe9\n1,0\n2,1\n3,1\n")
+    message = load_error(left, right)
+    assert "left.csv" in message and "not UTF-8" in message
+
+
+def test_unreadable_parquet(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.parquet", GOOD), right)
+    assert "left.parquet" in message and "Parquet" in message
+
+
+def test_parquet_without_rows(tmp_path: Path, right: Path) -> None:
+    pq.write_table(pa.table({"id": pa.array([], pa.int64()), "a": pa.array([], pa.float64())}),
+                   tmp_path / "left.parquet")
+    assert "no data rows" in load_error(tmp_path / "left.parquet", right)
+
+
+def test_not_a_path_or_dataframe(right: Path) -> None:
+    assert "expected a file path or a pandas DataFrame" in load_error(42, right)
+
+
+# ---------------------------------------------------------------- column names
+
+
+def test_duplicate_column_names(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a,a\n1,0,1\n2,1,0\n3,0,0\n")
+    message = load_error(left, right)
+    assert "left.csv" in message and "'a' occurs more than once (columns 2 and 3)" in message
+
+
+def test_duplicate_names_option_is_checked(tmp_path: Path, right: Path) -> None:
+    with pytest.raises(ParameterError):
+        load_two_view(write(tmp_path / "left.csv", GOOD), right, duplicate_names="merge")
+
+
+def test_duplicate_dataframe_columns(right: Path) -> None:
+    df = pd.DataFrame([[1, 0, 1], [2, 1, 0], [3, 0, 0]], columns=["id", "a", "a"])
+    assert "left DataFrame: column name 'a' occurs more than once" in load_error(df, right)
+
+
+def test_empty_column_name(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,,c\n1,0,1\n2,1,0\n3,0,0\n")
+    assert "left.csv: column 2 has no name" in load_error(left, right)
+
+
+def test_column_in_both_views(tmp_path: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a,b\n1,0,1\n2,1,0\n")
+    right = write(tmp_path / "right.csv", "id,b,c\n1,0,1\n2,1,0\n")
+    message = load_error(left, right)
+    assert "'b'" in message and "left.csv" in message and "right.csv" in message
+    assert "both" in message
+
+
+# --------------------------------------------------------------------- rows/ids
+
+
+def test_differing_row_counts_without_ids(tmp_path: Path) -> None:
+    left = write(tmp_path / "left.csv", "a\n1\n0\n1\n")
+    right = write(tmp_path / "right.csv", "b\n1\n0\n")
+    message = load_error(left, right)
+    assert "left.csv has 3 rows but" in message and "right.csv has 2" in message
+
+
+def test_id_column_absent(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "key,a\n1,0.5\n2,1.5\n3,2.5\n")
+    message = load_error(left, right, id_column="id")
+    assert "left.csv: has no id column 'id'" in message
+
+
+def test_id_column_absent_in_right(tmp_path: Path) -> None:
+    left = write(tmp_path / "left.csv", GOOD)
+    right = write(tmp_path / "right.csv", "key,b\n1,x\n2,y\n3,x\n")
+    assert "right.csv: has no id column 'id'" in load_error(left, right, id_column="id")
+
+
+def test_missing_ids(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,0.5\n,1.5\n3,2.5\n")
+    message = load_error(left, right)
+    assert "left.csv: 1 row(s) have no id in column 'id': row 2" in message
+
+
+def test_duplicate_ids(tmp_path: Path) -> None:
+    left = write(tmp_path / "left.csv", GOOD)
+    right = write(tmp_path / "right.csv", "id,b\n1,x\n2,y\n2,x\n3,y\n1,z\n")
+    message = load_error(left, right)
+    assert "right.csv: 2 id(s) occur more than once in column 'id': 2, 1" in message
+
+
+def test_ids_only_in_right(tmp_path: Path) -> None:
+    left = write(tmp_path / "left.csv", GOOD)
+    right = write(tmp_path / "right.csv", "id,b\n17,u\n1,x\n2,y\n18,x\n3,y\n40,u\n")
+    message = load_error(left, right)
+    assert message.endswith("right.csv: 3 id(s) are not in " + str(left) + ": 17, 18, 40")
+
+
+def test_ids_only_in_left(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,0.5\n2,1.5\n9,2.5\n3,3.5\n")
+    message = load_error(left, right)
+    assert "left.csv: 1 id(s) are not in" in message and message.endswith(": 9")
+
+
+# ------------------------------------------------------------- values and types
+
+
+def test_non_numeric_value_in_declared_numeric_column(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,0.5\n2,1.5\n3,lots\n")
+    message = load_error(left, right, types={"columns": {"a": "numeric"}})
+    assert "left.csv: column 'a', row 3: value 'lots' is not a number" in message
+
+
+def test_value_outside_declared_bounds(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", GOOD)
+    message = load_error(left, right, types={"columns": {"a": {"bounds": [0, 2]}}})
+    assert "left.csv: column 'a', row 3: value 2.5 is outside the declared bounds [0, 2]" in message
+
+
+def test_category_not_declared(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.csv", GOOD), right,
+                         types={"columns": {"b": {"categories": ["x"]}}})
+    assert "right.csv: column 'b', row 2: value 'y' is not one of the declared categories" in message
+
+
+def test_declared_boolean_with_other_value(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,0\n2,2\n3,1\n")
+    message = load_error(left, right, types={"columns": {"a": "boolean"}})
+    assert "left.csv: column 'a', row 2: value 2 is not Boolean" in message
+
+
+def test_declared_boolean_with_other_text(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.csv", GOOD), right,
+                         types={"columns": {"b": "boolean"}})
+    assert "right.csv: column 'b', row 1: value 'x' is not Boolean" in message
+
+
+def test_infinite_value(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,0.5\n2,inf\n3,1.5\n")
+    assert "column 'a', row 2: value inf is not a finite number" in load_error(left, right)
+
+
+def test_dataframe_mixed_column(right: Path) -> None:
+    df = pd.DataFrame({"id": [1, 2, 3], "m": ["a", 1, 2.5]})
+    assert "left DataFrame: column 'm' mixes kinds of values" in load_error(df, right)
+
+
+# ------------------------------------------------------------------- types file
+
+
+def test_types_file_names_unknown_column(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.csv", GOOD), right,
+                         types={"columns": {"zzz": "numeric"}})
+    assert "types: declares column(s) that are in neither" in message and "'zzz'" in message
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ({"columns": {"a": "integer"}}, "column 'a': unknown type 'integer'"),
+        ({"columns": {"a": {"type": "numeric", "bound": [0, 1]}}}, "unknown key(s) 'bound'"),
+        ({"columns": {"a": {"bounds": [2, 1]}}}, "low <= high"),
+        ({"columns": {"a": {"bounds": [0]}}}, "'bounds' must be [low, high]"),
+        ({"columns": {"a": {"type": "categorical", "bounds": [0, 1]}}}, "only for numeric"),
+        ({"columns": {"a": {"type": "numeric", "categories": ["x"]}}}, "only for categorical"),
+        ({"columns": {"a": {"categories": ["x", "x"]}}}, "'x' is listed twice"),
+        ({"columns": {"a": {"categories": []}}}, "non-empty list"),
+        ({"columns": {"a": {}}}, "give its 'type'"),
+        ({"columns": ["a"]}, "'columns' must map"),
+        ({"column": {}}, "unknown key(s) 'column'"),
+        ({"columns": {"a": "id", "b": "id"}}, "two id columns"),
+    ],
+)
+def test_malformed_types(spec: dict, expected: str) -> None:
+    with pytest.raises(DataError) as info:
+        TypesSpec.from_mapping(spec, source="t.json")
+    assert expected in str(info.value) and str(info.value).startswith("t.json: ")
+
+
+def test_types_file_bad_json(tmp_path: Path) -> None:
+    path = write(tmp_path / "types.json", '{"columns": {"a": "numeric",}}')
+    with pytest.raises(DataError, match=r"types.json: invalid JSON at line 1"):
+        read_types_file(path)
+
+
+def test_types_file_bad_toml(tmp_path: Path) -> None:
+    path = write(tmp_path / "types.toml", "[columns\n")
+    with pytest.raises(DataError, match=r"types.toml: invalid TOML"):
+        read_types_file(path)
+
+
+def test_types_file_missing_or_wrong_extension(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="no such file"):
+        read_types_file(tmp_path / "types.json")
+    with pytest.raises(DataError, match="use .json or .toml"):
+        read_types_file(write(tmp_path / "types.yaml", "{}"))
+
+
+def test_types_file_path_through_loader(tmp_path: Path, right: Path) -> None:
+    types = write(tmp_path / "types.json", json.dumps({"columns": {"a": {"bounds": [0, 1]}}}))
+    message = load_error(write(tmp_path / "left.csv", GOOD), right, types=types)
+    assert "row 2: value 1.5 is outside" in message
+
+
+def test_conflicting_id_columns(tmp_path: Path, right: Path) -> None:
+    message = load_error(write(tmp_path / "left.csv", GOOD), right, id_column="id",
+                         types={"id_column": "a"})
+    assert "id column 'id' given, but types declares 'a'" in message
+
+
+def test_read_view_missing_id_column(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="left.csv: has no id column 'key'"):
+        read_view(write(tmp_path / "left.csv", GOOD), id_column="key")

@@ -1,0 +1,351 @@
+"""Loading two-view data: formats, ids, type inference, the types file, real data."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprm.data.attributes import AttributeKind, Domain
+from dprm.data.category_text import category_text
+from dprm.data.inference import infer_kind
+from dprm.data.loading import load_two_view, read_view
+from dprm.data.reading import MISSING_MARKERS
+from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+B, C, N = AttributeKind.BOOLEAN, AttributeKind.CATEGORICAL, AttributeKind.NUMERIC
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    left = write(
+        tmp_path / "left.csv",
+        "id,smoker,sex,score,flag,grade\n"
+        "a,yes,f,1.5,TRUE,3\n"
+        "b,no,m,2.5,false,2.0\n"
+        "c,YES,,NA,true,3\n"
+        "d,No,f,?,,1\n",
+    )
+    right = write(
+        tmp_path / "right.csv",
+        "id,x,y\n"
+        "c,1,10\n"
+        "a,0,30\n"
+        "d,1,\n"
+        "b,0,20\n",
+    )
+    return left, right
+
+
+# ------------------------------------------------------------------ inference
+
+
+@pytest.mark.parametrize(
+    "values, kind",
+    [
+        ([0, 1, None, 1], B),
+        ([0.0, 1.0, 1.0], B),
+        ([True, False, None], B),
+        (["yes", "No", "YES"], B),
+        (["True", "false"], B),
+        ([0, 1, 2], N),
+        ([0.0, 0.5, 1.0], N),
+        ([-3, 7], N),
+        (["a", "b", None], C),
+        (["yes", "no", "maybe"], C),
+        (["true", "no"], C),  # two vocabularies mixed: not Boolean
+        ([None, None], N),
+    ],
+)
+def test_infer_kind(values: list, kind: AttributeKind) -> None:
+    assert infer_kind(pa.array(values)) is kind
+
+
+def test_inference_and_missing_values_from_csv(pair: tuple[Path, Path]) -> None:
+    data = load_two_view(*pair)
+    left = data.left
+    assert [(a.name, a.kind) for a in left] == [
+        ("smoker", B), ("sex", C), ("score", N), ("flag", B), ("grade", N)
+    ]
+    assert left["smoker"].values.tolist() == [1, 0, 1, 0]
+    assert left["flag"].values.tolist() == [1, 0, 1, -1]
+    assert left["sex"].values.tolist() == [0, 1, -1, 0]
+    assert left["sex"].domain == Domain(categories=("f", "m"), declared=False)
+    np.testing.assert_array_equal(left["score"].values, [1.5, 2.5, np.nan, np.nan])
+    assert left["score"].domain == Domain(bounds=(1.5, 2.5), declared=False)
+    assert left["smoker"].domain == Domain(declared=True)
+    assert data.domains_declared is False
+
+
+def test_every_missing_marker_is_missing(tmp_path: Path) -> None:
+    markers = ["", "?", "NA", "na", "N/A", "n/a", "NaN", "nan", "NAN", "null", "NULL", "None", "none"]
+    assert set(markers) <= set(MISSING_MARKERS)
+    lines = ["id,v"] + [f"{i},{m}" for i, m in enumerate(markers)] + ["98,1.5", "99,2.5"]
+    left = write(tmp_path / "l.csv", "\n".join(lines) + "\n")
+    right = write(tmp_path / "r.csv", "id,w\n" + "".join(f"{i},{i % 2}\n" for i in [*range(len(markers)), 98, 99]))
+    values = load_two_view(left, right).left["v"].values
+    assert np.isnan(values[: len(markers)]).all()
+    assert values[-2:].tolist() == [1.5, 2.5]
+
+
+def test_constant_columns_are_set_aside(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "k,one,empty,mostly,same_text,ok\n1,1,,7,u,0\n2,1,,,u,1\n3,,,7,u,1\n")
+    right = write(tmp_path / "r.csv", "k,z\n1,0.5\n2,0.25\n3,0\n")
+    data = load_two_view(left, right)
+    assert data.left.names == ["ok"]
+    assert data.left.constant == ["one", "empty", "mostly", "same_text"]
+    assert data.right.constant == []
+
+
+# ------------------------------------------------------------------------ ids
+
+
+def test_ids_align_shuffled_right_view(pair: tuple[Path, Path]) -> None:
+    data = load_two_view(*pair)
+    assert data.ids.tolist() == ["a", "b", "c", "d"]
+    assert data.right["x"].values.tolist() == [0, 0, 1, 1]
+    np.testing.assert_array_equal(data.right["y"].values, [30.0, 20.0, 10.0, np.nan])
+    assert data.n_rows == 4
+
+
+def test_ids_align_many_rows(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    n = 500
+    ids = np.arange(1000, 1000 + n)
+    x = rng.normal(size=n)
+    pd.DataFrame({"rid": ids, "x": x}).to_csv(tmp_path / "l.csv", index=False)
+    perm = rng.permutation(n)
+    pd.DataFrame({"rid": ids[perm], "y": 2 * x[perm]}).to_csv(tmp_path / "r.csv", index=False)
+    data = load_two_view(tmp_path / "l.csv", tmp_path / "r.csv")
+    np.testing.assert_allclose(data.right["y"].values, 2 * data.left["x"].values)
+    assert data.ids.tolist() == [str(i) for i in ids]
+
+
+def test_explicit_id_column_not_first(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "x,key\n1.5,p\n2.5,q\n3.5,r\n")
+    right = write(tmp_path / "r.csv", "y,key\n0,r\n1,p\n1,q\n")
+    data = load_two_view(left, right, id_column="key")
+    assert data.left.names == ["x"] and data.right.names == ["y"]
+    assert data.right["y"].values.tolist() == [1, 1, 0]
+
+
+def test_no_id_column_keeps_row_order(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "a,b\n1,x\n0,y\n")
+    right = write(tmp_path / "r.csv", "c\n0.5\n0.25\n")
+    data = load_two_view(left, right)
+    assert data.ids is None
+    assert data.left.names == ["a", "b"] and data.left["a"].kind is B
+    assert data.right["c"].values.tolist() == [0.5, 0.25]
+
+
+def test_siren_ids_column_in_one_view(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "ids,a\nr1,1.5\nr2,2\n")
+    right = write(tmp_path / "r.csv", "b\nx\ny\n")
+    data = load_two_view(left, right)
+    assert data.left.names == ["a"]
+    assert data.ids.tolist() == ["r1", "r2"]
+
+
+# ----------------------------------------------------------------- types file
+
+
+def test_types_file_overrides_and_domains(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    types = write(
+        tmp_path / "types.json",
+        json.dumps(
+            {
+                "columns": {
+                    "grade": {"type": "categorical"},
+                    "score": {"type": "numeric", "bounds": [0, 10]},
+                    "sex": {"categories": ["m", "f", "x"]},
+                    "x": "numeric",
+                    "flag": "ignore",
+                }
+            }
+        ),
+    )
+    data = load_two_view(*pair, types=types)
+    grade = data.left["grade"]
+    assert grade.kind is C
+    assert grade.domain == Domain(categories=("1", "2", "3"), declared=False)
+    assert grade.values.tolist() == [2, 1, 2, 0]
+    assert data.left["score"].domain == Domain(bounds=(0.0, 10.0), declared=True)
+    sex = data.left["sex"]
+    assert sex.domain == Domain(categories=("m", "f", "x"), declared=True)
+    assert sex.values.tolist() == [1, 0, -1, 1]
+    assert data.right["x"].kind is N
+    assert "flag" not in data.left and "flag" not in data.left.constant
+    assert data.right["y"].domain.declared is False
+
+
+def test_fully_declared_domains(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,b,c\n1,0,u\n2,1,v\n")
+    right = write(tmp_path / "r.csv", "id,n\n1,3\n2,4\n")
+    spec = {"columns": {"c": {"categories": ["u", "v"]}, "n": {"bounds": [0, 5]}}}
+    assert load_two_view(left, right, types=spec).domains_declared is True
+
+
+def test_types_file_toml_with_id_type(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "a,who\n3.0,p\n2.5,q\n")
+    right = write(tmp_path / "r.csv", "who,b\nq,1\np,0\n")
+    types = write(
+        tmp_path / "types.toml",
+        '[columns]\nwho = "id"\na = { type = "categorical", categories = [2.5, 3] }\n',
+    )
+    spec = read_types_file(types)
+    assert spec.id_column == "who" and spec.columns["a"].categories == ("2.5", "3")
+    data = load_two_view(left, right, types=types)
+    assert data.left["a"].values.tolist() == [1, 0]
+    assert data.right["b"].values.tolist() == [0, 1]
+
+
+def test_types_spec_parsing() -> None:
+    spec = TypesSpec.from_mapping(
+        {"id_column": "k", "columns": {"n": {"bounds": [-1, 1.5]}, "b": "Boolean"}}
+    )
+    assert spec.id_column == "k"
+    assert spec.columns["k"].type is ColumnType.ID
+    assert spec.columns["b"].type is ColumnType.BOOLEAN
+    assert spec.columns["n"].bounds == (-1.0, 1.5)
+
+
+def test_category_text_is_canonical() -> None:
+    assert [category_text(v) for v in (3.0, 2.5, 10, -1.0, 0.1)] == ["3", "2.5", "10", "-1", "0.1"]
+
+
+def test_numbers_typed_categorical_sort_numerically(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,c\n1,10\n2,9\n3,9.5\n")
+    right = write(tmp_path / "r.csv", "id,d\n1,0\n2,1\n3,1\n")
+    data = load_two_view(left, right, types={"columns": {"c": "categorical"}})
+    assert data.left["c"].domain.categories == ("9", "9.5", "10")
+    assert data.left["c"].values.tolist() == [2, 0, 1]
+
+
+# ------------------------------------------------------------------- formats
+
+
+def test_dataframe_input() -> None:
+    left = pd.DataFrame(
+        {"id": [10, 20, 30], "b": [True, False, None], "c": pd.Categorical(["u", "v", "u"]),
+         "n": [1.0, np.nan, 3.0], "s": ["x", "?", "y"]}
+    )
+    right = pd.DataFrame({"id": [30, 10, 20], "m": pd.array([1, None, 2], dtype="Int64")})
+    data = load_two_view(left, right)
+    assert data.left.source == "left DataFrame"
+    assert [(a.name, a.kind) for a in data.left] == [("b", B), ("c", C), ("n", N), ("s", C)]
+    assert data.left["b"].values.tolist() == [1, 0, -1]
+    assert data.left["s"].values.tolist() == [0, -1, 1]
+    np.testing.assert_array_equal(data.right["m"].values, [np.nan, 2.0, 1.0])
+    assert data.ids.tolist() == ["10", "20", "30"]
+
+
+def test_parquet_input(tmp_path: Path) -> None:
+    left = pd.DataFrame({"id": ["a", "b", "c"], "n": [0.5, np.nan, 2.0], "b": [1, 0, 1]})
+    right = pd.DataFrame({"id": ["b", "c", "a"], "c": ["p", "q", None]})
+    pq.write_table(pa.Table.from_pandas(left, preserve_index=False), tmp_path / "l.parquet")
+    pq.write_table(pa.Table.from_pandas(right, preserve_index=False), tmp_path / "r.parquet")
+    data = load_two_view(tmp_path / "l.parquet", tmp_path / "r.parquet")
+    np.testing.assert_array_equal(data.left["n"].values, [0.5, np.nan, 2.0])
+    assert data.left["b"].kind is B
+    assert data.right["c"].values.tolist() == [-1, 0, 1]
+
+
+def test_mixed_formats(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n1,0.5\n2,1.5\n")
+    pq.write_table(pa.table({"id": [2, 1], "b": ["u", "v"]}), tmp_path / "r.parquet")
+    data = load_two_view(left, tmp_path / "r.parquet")
+    assert data.right["b"].values.tolist() == [1, 0]
+
+
+def test_gzip_tsv_and_semicolon(tmp_path: Path) -> None:
+    with gzip.open(tmp_path / "l.csv.gz", "wt", encoding="utf-8") as f:
+        f.write("id,a\n1,0.5\n2,1.5\n")
+    write(tmp_path / "r.tsv", "id\tb\n1\tx\n2\ty\n")
+    write(tmp_path / "r2.csv", "id;b\n1;x\n2;y\n")
+    for right in ("r.tsv", "r2.csv"):
+        data = load_two_view(tmp_path / "l.csv.gz", tmp_path / right)
+        assert data.left["a"].values.tolist() == [0.5, 1.5]
+        assert data.right["b"].domain.categories == ("x", "y")
+
+
+def test_read_view_alone(pair: tuple[Path, Path]) -> None:
+    view = read_view(pair[1], "right", id_column="id", types={"columns": {"x": "numeric", "smoker": "boolean"}})
+    assert view.name == "right" and view.names == ["x", "y"]
+    assert view["x"].kind is N
+    assert view["y"].values[:2].tolist() == [10.0, 30.0]  # file order
+
+
+def test_duplicate_names_can_be_renamed(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,m,m,m (2)\n1,0,1,0\n2,1,0,1\n")
+    right = write(tmp_path / "r.csv", "id,z\n1,0\n2,1\n")
+    data = load_two_view(left, right, duplicate_names="rename")
+    assert data.left.names == ["m", "m (3)", "m (2)"]
+    assert data.left["m (3)"].values.tolist() == [1, 0]
+
+
+# ----------------------------------------------------------------- real data
+
+
+def _shared(name: str) -> tuple[Path, Path]:
+    left, right = SHARED / name / "left.csv", SHARED / name / "right.csv"
+    if not (left.exists() and right.exists()):
+        pytest.skip(f"shared data {name} not available")
+    return left, right
+
+
+def _header(path: Path) -> list[str]:
+    return path.open(encoding="utf-8").readline().rstrip("\n").split(",")
+
+
+@pytest.mark.parametrize(
+    "name, rows, left_kinds, right_kinds",
+    [
+        ("mammals", 2575, {"boolean": 194}, {"numeric": 48}),
+        ("rwas", 9881, {"numeric": 22, "boolean": 16, "categorical": 1}, {"numeric": 22}),
+        ("spi", 4000, {"numeric": 10}, {"numeric": 135}),
+        ("nmes1988", 4406, {"boolean": 5, "categorical": 4, "numeric": 4}, {"numeric": 6}),
+    ],
+)
+def test_shared_datasets(name: str, rows: int, left_kinds: dict, right_kinds: dict) -> None:
+    left, right = _shared(name)
+    # mammals has two species both called "House mouse": load with renaming
+    data = load_two_view(left, right, duplicate_names="rename")
+    assert data.n_rows == rows and len(data.ids) == rows
+    for view, path, kinds in ((data.left, left, left_kinds), (data.right, right, right_kinds)):
+        header = _header(path)
+        # the first column is the id; every other column is an attribute or a constant
+        assert len(view) + len(view.constant) == len(header) - 1
+        assert not set(view.names) & set(view.constant)
+        # constant columns are reported with their kinds counted as inferred
+        counted = Counter(a.kind.value for a in view)
+        assert sum(counted.values()) + len(view.constant) == sum(kinds.values())
+        for kind, count in counted.items():
+            assert count <= kinds[kind]
+        for a in view:
+            assert a.n_rows == rows
+
+
+def test_mammals_kinds_and_constants() -> None:
+    left, right = _shared("mammals")
+    data = load_two_view(left, right, duplicate_names="rename")
+    assert all(a.kind is B for a in data.left)
+    assert all(a.kind is N for a in data.right)
+    assert len(data.left) + len(data.left.constant) == 194
+    assert len(data.right) == 48
+    assert {"House mouse", "House mouse (2)"} <= set(data.left.names)
+    for name in data.left.constant:  # species absent from every cell
+        assert name not in data.left
+    assert data.ids[:3].tolist() == ["1", "2", "3"]
