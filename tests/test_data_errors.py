@@ -295,3 +295,19 @@ def test_conflicting_id_columns(tmp_path: Path, right: Path) -> None:
 def test_read_view_missing_id_column(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="left.csv: has no id column 'key'"):
         read_view(write(tmp_path / "left.csv", GOOD), id_column="key")
+
+
+def test_utf16_file_is_not_utf8(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n1,2\n2,3\n3,4\n".encode("utf-16"))
+    message = load_error(left, right)
+    assert "left.csv: is not UTF-8 text: bad byte in the header (line 1)" in message
+
+
+def test_nested_dataframe_column(right: Path) -> None:
+    df = pd.DataFrame({"id": [1, 2, 3], "l": [[1], [2], [3]]})
+    assert "left DataFrame: column 'l' has values of type list" in load_error(df, right)
+
+
+def test_header_names_are_stripped(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", "id , a,a \n1,0,1\n2,1,0\n3,0,0\n")
+    assert "'a' occurs more than once" in load_error(left, right)
