@@ -1,0 +1,213 @@
+"""Redescriptions and the dprm.redescriptions/1 document: round trip, atomic write, errors."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+from test_queries_helpers import random_query, random_view
+
+from dprm.errors import DprmError, ParameterError
+from dprm.queries import (
+    FORMAT,
+    BooleanLiteral,
+    CategoricalLiteral,
+    NumericLiteral,
+    Redescription,
+    RedescriptionStats,
+    make_document,
+    read_document,
+    write_document,
+)
+
+PRIVACY = {
+    "epsilon": 1.0,
+    "neighbouring": "add-remove-one-row",
+    "guarantee": "pure-dp",
+    "ledger": [{"step": "count#1", "epsilon": 1.0, "mechanism": "discrete Laplace"}],
+}
+
+
+def sample_redescriptions(seed: int = 0, count: int = 5) -> list[Redescription]:
+    rng = np.random.default_rng(seed)
+    view = random_view(rng)
+    out = []
+    for i in range(count):
+        sl, sr = rng.uniform(-5, 100, 2)
+        stats = RedescriptionStats.from_counts(sl, sr, rng.uniform(-5, 80), rng.uniform(50, 200) if i % 2 else None)
+        extra = {"jaccard_ci": [0.1, 0.9]} if i == 1 else {}
+        out.append(Redescription(random_query(rng, view), random_query(rng, view), stats, bool(i % 3 == 0), extra))
+    return out
+
+
+def test_redescription_json_has_spec_keys():
+    r = Redescription(
+        ~BooleanLiteral("Hypertension") & CategoricalLiteral("State", "CA"),
+        NumericLiteral("BirthY", le=1950),
+        RedescriptionStats(812.4, 790.1, 701.3, 901.2, 0.778, 1e-9),
+        extra={"ci": {"jaccard": [0.7, 0.85]}},
+    )
+    obj = r.to_json()
+    assert list(obj) == ["left", "right", "left_text", "right_text", "noisy", "pruned", "ci"]
+    assert obj["left_text"] == "¬Hypertension ∧ [State = CA]"
+    assert obj["right"] == {"attr": "BirthY", "le": 1950}
+    assert obj["noisy"] == {
+        "support_left": 812.4, "support_right": 790.1, "intersection": 701.3,
+        "union": 901.2, "jaccard": 0.778, "p_value": 1e-9,
+    }
+    assert Redescription.from_json(json.loads(json.dumps(obj))) == r
+    with pytest.raises(ParameterError, match="'noisy'"):
+        Redescription(r.left, r.right, r.stats, extra={"noisy": 1})
+    with pytest.raises(ParameterError, match="pruned"):
+        Redescription(r.left, r.right, r.stats, pruned=1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_document_round_trip(tmp_path, seed):
+    reds = sample_redescriptions(seed)
+    doc = make_document("alt-exp-m", {"epsilon": 1.0, "depth": 3}, PRIVACY, reds)
+    assert doc["format"] == FORMAT == "dprm.redescriptions/1"
+    path = tmp_path / "out.json"
+    write_document(doc, path)
+    read_doc, read_reds = read_document(path)
+    assert read_doc == doc
+    assert read_reds == reds
+    assert "NaN" not in path.read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+
+
+def test_unknown_p_value_written_as_null(tmp_path):
+    r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"), RedescriptionStats.from_counts(3.5, 2.5, 1.5))
+    path = tmp_path / "out.json"
+    write_document(make_document("x", {}, {}, [r]), path)
+    assert json.loads(path.read_text())["redescriptions"][0]["noisy"]["p_value"] is None
+    assert read_document(path)[1] == [r]
+
+
+def test_numpy_values_are_written(tmp_path):
+    r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"), RedescriptionStats.from_counts(3, 2, 1),
+                      extra={"ci": np.array([0.25, 0.5]), "k": np.int64(3)})
+    doc = make_document("x", {"seed": np.int64(4)}, {}, [r])
+    write_document(doc, tmp_path / "a.json")
+    doc_back, reds = read_document(tmp_path / "a.json")
+    assert doc_back["parameters"] == {"seed": 4} and reds[0].extra == {"ci": [0.25, 0.5], "k": 3}
+
+
+def test_failed_write_keeps_old_file(tmp_path):
+    path = tmp_path / "out.json"
+    write_document(make_document("x", {}, {}, sample_redescriptions()), path)
+    before = path.read_bytes()
+    bad = make_document("x", {"alpha": float("nan")}, {}, [])
+    with pytest.raises(DprmError, match=r"out\.json: cannot write a number that is not finite"):
+        write_document(bad, path)
+    bad = make_document("x", {"f": object()}, {}, [])
+    with pytest.raises(DprmError, match=r"out\.json: cannot write"):
+        write_document(bad, path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+    with pytest.raises(DprmError, match="cannot write"):
+        write_document(make_document("x", {}, {}, []), tmp_path / "missing-dir" / "out.json")
+
+
+def test_existing_file_mode_is_kept(tmp_path):
+    path = tmp_path / "out.json"
+    path.write_text("old")
+    os.chmod(path, 0o640)
+    write_document(make_document("x", {}, {}, []), path)
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert read_document(path)[1] == []
+
+
+def _valid_doc() -> dict:
+    return make_document("alt-exp-m", {"epsilon": 1.0}, PRIVACY, sample_redescriptions(count=5))
+
+
+def _set(path: list, value):
+    def mutate(doc):
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return mutate
+
+
+def _delete(path: list):
+    def mutate(doc):
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+    return mutate
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (_set(["redescriptions", 3, "left"], {"attr": "a", "eq": True, "foo": 1}),
+         "out.json: redescriptions[3].left: unknown key 'foo'"),
+        (_set(["redescriptions", 0, "right"], {"and": [{"attr": "a", "eq": True}]}),
+         "out.json: redescriptions[0].right.and: needs two or more queries, got 1"),
+        (_set(["redescriptions", 2, "noisy", "jaccard"], "high"),
+         "out.json: redescriptions[2].noisy.jaccard: must be a finite number, got 'high'"),
+        (_delete(["redescriptions", 1, "noisy", "union"]), "out.json: redescriptions[1].noisy: missing key 'union'"),
+        (_delete(["redescriptions", 4, "pruned"]), "out.json: redescriptions[4]: missing key 'pruned'"),
+        (_set(["redescriptions", 4, "pruned"], "no"), "out.json: redescriptions[4].pruned: must be true or false"),
+        (_set(["redescriptions", 1], []), "out.json: redescriptions[1]: must be a JSON object"),
+        (_set(["format"], "dprm.redescriptions/2"), "out.json: format is 'dprm.redescriptions/2'"),
+        (_delete(["privacy"]), "out.json: missing key 'privacy'"),
+        (_set(["privacy", "guarantee"], "probably"), "out.json: privacy.guarantee is 'probably'"),
+        (_set(["redescriptions"], {}), "out.json: redescriptions must be a list"),
+        (_set(["algorithm"], ""), "out.json: algorithm must be a non-empty string"),
+        (_set(["parameters"], [1]), "out.json: parameters must be a JSON object"),
+    ],
+)
+def test_malformed_documents(tmp_path, monkeypatch, mutate, message):
+    doc = copy.deepcopy(_valid_doc())
+    mutate(doc)
+    monkeypatch.chdir(tmp_path)
+    with open("out.json", "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    with pytest.raises(DprmError) as info:
+        read_document("out.json")
+    text = str(info.value)
+    assert text.startswith(message) and "\n" not in text
+    with pytest.raises(DprmError):  # what cannot be read is not written either
+        write_document(doc, "other.json")
+    assert not os.path.exists("other.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "bad.json: not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
+        ('{"format": NaN}', "bad.json: not valid JSON: NaN is not allowed"),
+        ('{"format": 1, "format": 2}', "bad.json: not valid JSON: duplicate key 'format'"),
+        ("[]", "bad.json: the document must be a JSON object"),
+    ],
+)
+def test_unreadable_documents(tmp_path, monkeypatch, content, message):
+    monkeypatch.chdir(tmp_path)
+    with open("bad.json", "w", encoding="utf-8") as fh:
+        fh.write(content)
+    with pytest.raises(DprmError) as info:
+        read_document("bad.json")
+    assert str(info.value).startswith(message)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DprmError, match=r"nope\.json: cannot read: No such file"):
+        read_document(tmp_path / "nope.json")
+
+
+def test_huge_number_in_noisy_block(tmp_path):
+    path = tmp_path / "out.json"
+    write_document(_valid_doc(), path)
+    text, count = re.subn(r'"jaccard": [^,\n]+', '"jaccard": 1e999', path.read_text(), count=1)
+    assert count == 1
+    path.write_text(text)
+    with pytest.raises(DprmError, match=r"^.*out\.json: redescriptions\[0\]\.noisy\.jaccard: must be a finite number, got inf$"):
+        read_document(path)
