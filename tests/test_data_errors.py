@@ -311,3 +311,13 @@ def test_nested_dataframe_column(right: Path) -> None:
 def test_header_names_are_stripped(tmp_path: Path, right: Path) -> None:
     left = write(tmp_path / "left.csv", "id , a,a \n1,0,1\n2,1,0\n3,0,0\n")
     assert "'a' occurs more than once" in load_error(left, right)
+
+
+def test_id_column_declared_with_another_type() -> None:
+    with pytest.raises(DataError, match="column 'k' is the id column but is declared numeric"):
+        TypesSpec.from_mapping({"id_column": "k", "columns": {"k": "numeric"}}, source="t.json")
+
+
+def test_read_view_side_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(ParameterError):
+        read_view(write(tmp_path / "left.csv", GOOD), "middle")

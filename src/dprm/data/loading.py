@@ -27,7 +27,7 @@ from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
 from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
-from dprm.errors import DataError
+from dprm.errors import DataError, ParameterError
 
 __all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
 
@@ -141,7 +141,7 @@ def read_view(
     (['x'], ['c'], 'right DataFrame')
     """
     if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+        raise ParameterError(f"side must be 'left' or 'right', not {side!r}")
     spec = _as_spec(types)
     raw = read_table(source, side, duplicate_names)
     id_name = id_column if id_column is not None else spec.id_column

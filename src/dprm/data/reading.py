@@ -3,7 +3,8 @@
 The result is a :class:`pyarrow.Table` with missing values as nulls, together with
 the name of its source for messages. Nothing here knows about attribute kinds; it
 only gets the cells in and checks the file's form (exists, is not empty, has rows,
-has unique non-empty column names, parses, is UTF-8).
+has unique non-empty column names, parses, is UTF-8). Column names are stripped of
+surrounding spaces.
 
 Missing values
     In CSV files these cells are missing: the empty cell, ``?``, and ``NA``,

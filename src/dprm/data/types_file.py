@@ -145,6 +145,11 @@ class TypesSpec:
                 id_column = str(name)
             columns[str(name)] = spec
         if id_column is not None:
+            if id_column in columns and columns[id_column].type is not ColumnType.ID:
+                raise DataError(
+                    f"{source}: column {id_column!r} is the id column but is declared "
+                    f"{columns[id_column].type.value}"
+                )
             columns[id_column] = ColumnSpec(ColumnType.ID)
         return cls(columns=columns, id_column=id_column, source=source)
 
