@@ -1,15 +1,15 @@
 """Human-readable text of a query, as in the spec: ``(¬A ∧ [State = CA]) ∨ [BirthY ≤ 1950]``.
 
-=========================== ===================== ==============
-node                        Unicode               ASCII
-=========================== ===================== ==============
-``BooleanLiteral(A, True)`` ``A``                 ``A``
-``BooleanLiteral(A, False)``  ``[A = false]``     ``[A = false]``
-categorical                 ``[State = CA]``      ``[State = CA]``
-numeric                     ``[1.5 < x ≤ 3]``     ``[1.5 < x <= 3]``
-``Not``                     ``¬q``                ``!q``
-``And`` / ``Or``            ``a ∧ b`` / ``a ∨ b`` ``a & b`` / ``a | b``
-=========================== ===================== ==============
+============================ ===================== =====================
+node                         Unicode               ASCII
+============================ ===================== =====================
+``BooleanLiteral(A, True)``  ``A``                 ``A``
+``BooleanLiteral(A, False)`` ``[A = false]``       ``[A = false]``
+categorical                  ``[State = CA]``      ``[State = CA]``
+numeric                      ``[1.5 < x ≤ 3]``     ``[1.5 < x <= 3]``
+``Not``                      ``¬q``                ``!q``
+``And`` / ``Or``             ``a ∧ b`` / ``a ∨ b`` ``a & b`` / ``a | b``
+============================ ===================== =====================
 
 ``BooleanLiteral(A, False)`` ("A is 0", false where A is missing) is not written
 ``¬A``: that is ``Not(A)``, which holds where A is missing. Parentheses are written
