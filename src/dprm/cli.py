@@ -1,0 +1,261 @@
+"""The ``dprm`` command line: small commands that parse options and call the library.
+
+Every user error (a :class:`~dprm.errors.DprmError`, or a bad option) ends as one line
+``error: ...`` on stderr with exit code 2, no traceback and no partial output file.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from dprm.data import LiteralIndex, TwoViewData, load_two_view
+from dprm.datasets import make_planted, write_planted
+from dprm.errors import DprmError, ParameterError
+from dprm.mining import ALGORITHMS, Miner
+from dprm.queries import Redescription, write_clired_queries, write_document
+
+app = typer.Typer(
+    help="Differentially private redescription mining.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+datasets_app = typer.Typer(help="Example datasets.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+console = Console()
+
+
+def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the project's errors into one line on stderr and exit code 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except DprmError as error:
+            _fail(str(error))
+
+    return wrapper
+
+
+def _fail(message: str) -> None:
+    first_line = message.strip().splitlines()[0] if message.strip() else "unknown error"
+    print(f"error: {first_line}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+DUPLICATES_HELP = "A column name twice in one file: 'rename' later ones (with a note) or 'error'."
+
+
+def _load(
+    left: Path, right: Path, id_column: str | None, types: Path | None, duplicate_columns: str
+) -> TwoViewData:
+    if duplicate_columns not in ("rename", "error"):
+        raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {duplicate_columns!r}")
+    data = load_two_view(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns)
+    for view in data.views:
+        for original, renamed in getattr(view, "renamed", {}).items():
+            print(f"note: {view.source}: duplicate column {original!r} renamed {renamed!r}", file=sys.stderr)
+    return data
+
+
+# -- mine ---------------------------------------------------------------------------
+
+MINER_OPTIONS = (
+    "depth",
+    "init_trials",
+    "alternations",
+    "max_clauses",
+    "min_support",
+    "max_support",
+    "min_jaccard",
+    "max_pvalue",
+    "max_splits",
+    "min_leaf",
+)
+
+
+@app.command()
+@user_errors
+def mine(
+    left: Path = typer.Argument(..., help="Left view: CSV or Parquet file."),
+    right: Path = typer.Argument(..., help="Right view: CSV or Parquet file."),
+    algorithm: str = typer.Option("cartwheels", "--algorithm", "-a", help=f"One of: {', '.join(ALGORITHMS)}."),
+    epsilon: Optional[float] = typer.Option(None, help="Privacy budget of a private algorithm."),
+    seed: Optional[int] = typer.Option(None, help="Seed: reproducible, and then not private."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the redescriptions JSON here."),
+    clired: Optional[Path] = typer.Option(None, help="Also write the queries in Siren/clired's format here."),
+    id_column: Optional[str] = typer.Option(None, help="Id column of both views (default: auto-detect)."),
+    types: Optional[Path] = typer.Option(None, help="Types file: attribute types and public domains."),
+    duplicate_columns: str = typer.Option("rename", help=DUPLICATES_HELP),
+    top: int = typer.Option(20, help="Number of redescriptions shown in the table."),
+    depth: Optional[int] = typer.Option(None, help="Tree depth d."),
+    init_trials: Optional[int] = typer.Option(None, help="Initial targets InTr."),
+    alternations: Optional[int] = typer.Option(None, help="Alternations RMIter."),
+    max_clauses: Optional[int] = typer.Option(None, help="Disjunctions per side."),
+    min_support: Optional[float] = typer.Option(None, help="Minimum intersection size."),
+    max_support: Optional[float] = typer.Option(None, help="Maximum query support (share of rows)."),
+    min_jaccard: Optional[float] = typer.Option(None, help="Minimum Jaccard index."),
+    max_pvalue: Optional[float] = typer.Option(None, help="Maximum p-value."),
+    max_splits: Optional[int] = typer.Option(None, help="Thresholds per numeric attribute."),
+    min_leaf: Optional[int] = typer.Option(None, help="Minimum rows per branch (non-private trees)."),
+) -> None:
+    """Mine redescriptions of two views LEFT and RIGHT."""
+    if algorithm not in ALGORITHMS:
+        raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+    miner_class = ALGORITHMS[algorithm]
+    given = {name: value for name, value in locals().items() if name in MINER_OPTIONS and value is not None}
+    accepted = set(miner_class.parameter_names())
+    for name in given:
+        if name not in accepted:
+            raise ParameterError(f"option --{name.replace('_', '-')} does not apply to {algorithm}")
+    if epsilon is not None and epsilon <= 0:
+        raise ParameterError(f"--epsilon must be positive, not {epsilon}")
+    for path in (output, clired):
+        if path is not None and not path.parent.exists():
+            raise DprmError(f"{path}: directory {path.parent} does not exist")
+    data = _load(left, right, id_column, types, duplicate_columns)
+    miner: Miner = miner_class(**given)
+    if miner.guarantee == "none" and epsilon is not None:
+        print(f"note: {algorithm} is not private; --epsilon is ignored", file=sys.stderr)
+    rng = np.random.default_rng(seed)
+    with console.status(f"mining with {algorithm}..."):
+        miner.fit(data, rng=rng)
+    document = miner.document({"seed": seed})
+    _print_redescriptions(miner.redescriptions_, top)
+    for note in miner.notes_:
+        console.print(f"[dim]{note}[/dim]")
+    if output is not None:
+        write_document(document, output)
+        console.print(f"wrote {len(miner.redescriptions_)} redescriptions to {output}")
+    if clired is not None:
+        write_clired_queries(miner.redescriptions_, clired)
+        console.print(f"wrote the queries in Siren/clired's format to {clired}")
+
+
+def _print_redescriptions(redescriptions: list[Redescription], top: int) -> None:
+    table = Table(title=f"{len(redescriptions)} redescriptions", show_lines=False)
+    for column in ("#", "left query", "right query", "|L|", "|R|", "|L∩R|", "J", "p-value"):
+        table.add_column(column, justify="right" if column not in ("left query", "right query") else "left")
+    for number, r in enumerate(redescriptions[:top], start=1):
+        s = r.stats
+        table.add_row(
+            str(number),
+            Text(str(r.left)),
+            Text(str(r.right)),
+            f"{s.support_left:.0f}",
+            f"{s.support_right:.0f}",
+            f"{s.intersection:.0f}",
+            f"{s.jaccard:.3f}",
+            f"{s.p_value:.2g}",
+        )
+    console.print(table)
+
+
+# -- inspect ------------------------------------------------------------------------
+
+
+@app.command()
+@user_errors
+def inspect(
+    left: Path = typer.Argument(..., help="Left view: CSV or Parquet file."),
+    right: Path = typer.Argument(..., help="Right view: CSV or Parquet file."),
+    id_column: Optional[str] = typer.Option(None, help="Id column of both views (default: auto-detect)."),
+    types: Optional[Path] = typer.Option(None, help="Types file: attribute types and public domains."),
+    duplicate_columns: str = typer.Option("rename", help=DUPLICATES_HELP),
+    max_splits: int = typer.Option(32, help="Thresholds per numeric attribute."),
+) -> None:
+    """Print the inferred schema of two views (local use: it shows the row count)."""
+    data = _load(left, right, id_column, types, duplicate_columns)
+    table = Table(title=f"{data.n_rows} rows")
+    for column in ("attribute", "view", "type", "literals", "missing", "domain"):
+        table.add_column(column, justify="right" if column in ("literals", "missing") else "left")
+    for view in data.views:
+        index = LiteralIndex(view, mode="data", max_splits=max_splits)
+        per_attribute = np.bincount([p for p, _, _ in index.literals], minlength=len(view))
+        for position, attribute in enumerate(view):
+            domain = attribute.domain
+            if domain.bounds is not None:
+                described = f"[{domain.bounds[0]:g}, {domain.bounds[1]:g}]"
+            elif domain.categories is not None:
+                described = f"{len(domain.categories)} categories"
+            else:
+                described = "{0, 1}"
+            described += " declared" if domain.declared else " inferred"
+            table.add_row(
+                attribute.name,
+                view.name,
+                attribute.kind.value,
+                str(per_attribute[position]),
+                f"{attribute.missing.mean():.1%}",
+                described,
+            )
+    console.print(table)
+    for view in data.views:
+        if view.constant:
+            console.print(f"{view.name} view: constant columns left out: {', '.join(view.constant)}")
+
+
+# -- datasets -----------------------------------------------------------------------
+
+
+@datasets_app.command("make-planted")
+@user_errors
+def make_planted_command(
+    outdir: Path = typer.Argument(..., help="Directory to write left.csv, right.csv, types.json, planted.json."),
+    rows: int = typer.Option(1000, help="Number of rows."),
+    seed: Optional[int] = typer.Option(None, help="Random seed."),
+    planted: int = typer.Option(3, help="Number of planted relations."),
+    left_boolean: int = typer.Option(30, help="Boolean attributes of the left view."),
+    left_numeric: int = typer.Option(0, help="Numeric attributes of the left view."),
+    right_boolean: int = typer.Option(0, help="Boolean attributes of the right view."),
+    right_numeric: int = typer.Option(20, help="Numeric attributes of the right view."),
+    noise: float = typer.Option(0.05, help="Share of rows on which a planted attribute is wrong."),
+    missing: float = typer.Option(0.0, help="Share of missing values."),
+) -> None:
+    """Write an example two-view dataset with planted redescriptions."""
+    data = make_planted(
+        rows,
+        n_left_boolean=left_boolean,
+        n_left_numeric=left_numeric,
+        n_right_boolean=right_boolean,
+        n_right_numeric=right_numeric,
+        n_planted=planted,
+        noise=noise,
+        missing=missing,
+        random_state=seed,
+    )
+    for path in write_planted(data, outdir):
+        console.print(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``dprm`` command."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        result = app(args=args or ["--help"], standalone_mode=False)
+    except typer.Exit as done:
+        raise SystemExit(done.exit_code) from None
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        raise SystemExit(130) from None
+    except typer.TyperException as error:  # bad options and arguments
+        _fail(error.format_message())
+    except DprmError as error:
+        _fail(str(error))
+    if isinstance(result, int) and result:
+        raise SystemExit(result)
+
+
+if __name__ == "__main__":
+    main()
