@@ -64,7 +64,7 @@ def _load(
         raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {duplicate_columns!r}")
     data = load_two_view(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns)
     for view in data.views:
-        for original, renamed in getattr(view, "renamed", {}).items():
+        for renamed, original in view.renamed.items():
             print(f"note: {view.source}: duplicate column {original!r} renamed {renamed!r}", file=sys.stderr)
     return data
 

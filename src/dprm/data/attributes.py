@@ -106,6 +106,7 @@ class View:
     attributes: list[Attribute]
     source: str = "<memory>"
     constant: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_name = {a.name: a for a in self.attributes}

@@ -63,7 +63,8 @@ def load_two_view(
         column types and public domains (see ``docs/data.md``).
     duplicate_names : {"error", "rename"}
         A column name occurring twice in one file is an error, unless ``"rename"``:
-        then later occurrences become ``"name (2)"``, ``"name (3)"``, ...
+        then later occurrences become ``"name.1"``, ``"name.2"``, ... as pandas
+        names them (``View.renamed`` maps each new name to the original).
 
     Returns
     -------
@@ -283,11 +284,11 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None) 
             constant.append(name)
         else:
             attributes.append(attribute)
-    return View(side, attributes, source=raw.source, constant=constant)
+    return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed))
 
 
 def _reorder(view: View, order: np.ndarray) -> View:
     attributes = [
         Attribute(a.name, a.view, a.kind, a.values[order], a.domain) for a in view.attributes
     ]
-    return View(view.name, attributes, source=view.source, constant=list(view.constant))
+    return View(view.name, attributes, source=view.source, constant=list(view.constant), renamed=view.renamed)

@@ -19,7 +19,7 @@ import codecs
 import itertools
 import re
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,7 @@ class RawTable:
 
     table: pa.Table
     source: str
+    renamed: dict[str, str] = field(default_factory=dict)
 
     @property
     def column_names(self) -> list[str]:
@@ -314,23 +315,26 @@ def _check_names(raw: RawTable, rename: bool) -> None:
                     f"duplicate_names='rename'"
                 )
             first[name] = i
+    # As pandas.read_csv does: later occurrences become "name.1", "name.2", ..., so a
+    # program that reads the file with pandas finds the same names in the queries.
     taken = set(names)
     seen: dict[str, int] = {}
     new: list[str] = []
     for name in names:
         if name not in seen:
-            seen[name] = 1
+            seen[name] = 0
             new.append(name)
             continue
         k = seen[name]
         while True:
             k += 1
-            candidate = f"{name} ({k})"
+            candidate = f"{name}.{k}"
             if candidate not in taken:
                 break
         seen[name] = k
         taken.add(candidate)
         new.append(candidate)
+        raw.renamed[candidate] = name
     raw.table = raw.table.rename_columns(new)
 
 
