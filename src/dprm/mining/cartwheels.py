@@ -28,7 +28,7 @@ from dprm.mining.base import Miner
 from dprm.mining.extraction import Constraints, contingency_table, extract_combinations
 from dprm.queries import Redescription, RedescriptionStats, p_value
 from dprm.trees.greedy import grow_greedy_tree
-from dprm.trees.leaf_queries import TreeQueries, node_atoms
+from dprm.trees.leaf_queries import TreeQueries, node_cells
 from dprm.trees.targets import target_from_attribute, target_from_leaves
 
 __all__ = ["CartWheels"]
@@ -123,16 +123,17 @@ class CartWheels(Miner):
             target, n_classes = target_from_attribute(attribute)
             side = 1 - source
             trees = [None, None]
-            leaves = [None, None]
+            cells = [None, None]
             for step in range(self.alternations + 1):
                 tree = grow_greedy_tree(indexes[side], target, n_classes, self.depth, min_leaf=self.min_leaf)
                 if tree.n_leaves < 2:
                     break
                 trees[side] = tree
-                leaves[side] = tree.apply(indexes[side])
+                cells[side] = tree.apply_cells(indexes[side])
                 if step > 0:
-                    self._extract(data, indexes, trees, leaves, constraints, found)
-                target, n_classes = target_from_leaves(leaves[side], tree.n_leaves)
+                    self._extract(data, indexes, trees, cells, constraints, found)
+                leaf = np.where(cells[side] < tree.n_leaves, cells[side], -1)
+                target, n_classes = target_from_leaves(leaf, tree.n_leaves)
                 side = 1 - side
         self.redescriptions_ = sorted(found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
         self.privacy_ = {
@@ -144,18 +145,18 @@ class CartWheels(Miner):
         self.notes_ = ["cartwheels is not private: every statistic is exact"]
         return self
 
-    def _extract(self, data, indexes, trees, leaves, constraints, found) -> None:
-        n_left, n_right = trees[0].n_leaves, trees[1].n_leaves
-        table = contingency_table(leaves[0], n_left, leaves[1], n_right)
-        units = [node_atoms(trees[s])[1] for s in (0, 1)]
+    def _extract(self, data, indexes, trees, cells, constraints, found) -> None:
+        table = contingency_table(cells[0], trees[0].n_cells, cells[1], trees[1].n_cells)
+        units = [node_cells(trees[s])[1] for s in (0, 1)]
         combinations = extract_combinations(table, constraints, *units)
         if not combinations:
             return
         queries = [TreeQueries(trees[s], indexes[s]) for s in (0, 1)]
         counts = np.array([[c.support_left, c.support_right, c.intersection] for c in combinations])
         p_values = p_value(counts[:, 2], counts[:, 0], counts[:, 1], data.n_rows)
-        for combination, (support_left, support_right, intersection), pv in zip(combinations, counts, p_values):
-            left, right = queries[0].union(combination.left), queries[1].union(combination.right)
+        for c, (support_left, support_right, intersection), pv in zip(combinations, counts, p_values):
+            left = queries[0].union(c.left, c.left_negated)
+            right = queries[1].union(c.right, c.right_negated)
             key = (left, right)
             if key in found:
                 continue

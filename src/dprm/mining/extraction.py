@@ -1,23 +1,25 @@
-"""Redescriptions from a pair of trees, counted on the table of leaf intersections.
+"""Redescriptions from a pair of trees, counted on the table of their cells.
 
-The leaves of a tree partition the rows it sorts; rows with a missing value on a
-tested attribute fall out of it. Adding that *residual* as one more cell, the leaves
-of the left tree (``m_L`` leaves + residual) and of the right tree (``m_R`` + residual)
-cut the rows into ``(m_L + 1) × (m_R + 1)`` disjoint cells. The **table** of their
-counts answers every question extraction asks, exactly:
+A tree sorts every row into one **cell**: the leaf it reaches or, when the row's
+value of a tested attribute is missing, the *drop-out cell* of the node whose test it
+cannot take (:meth:`dprm.trees.tree.Tree.apply_cells`). The cells of the left tree
+× the cells of the right tree partition the rows, and the **table** of their counts
+answers every question extraction asks, exactly:
 
-* a side query is a set of cells of its tree (*atoms*): a leaf ``n_i``, a disjunction
-  of leaves ``n_i ∨ n_j ∨ ...``, or a negation ``¬n_i`` (every other leaf and the
-  residual: the plain complement, so its support is exact even with missing values);
+* a side query is a set of cells: a *unit* (a leaf, or a whole subtree: the
+  conjunction of a node's path, which holds on the leaves below the node and on the
+  drop-out cells of the node and its descendants), a disjunction of units, or the
+  negation of one (all other cells: the plain complement, so its support is exact
+  even with missing values);
 * ``|supp(q_L)|``, ``|supp(q_R)|``, ``|supp(q_L) ∩ supp(q_R)|`` and the data size are
   sums of cells.
 
 So one histogram over disjoint cells (L1 sensitivity 1) is all a private extraction
 needs to release; a non-private one counts the table exactly. This module is the
 post-processing both share (Algorithm 6 of the tree-based paper): simple
-redescriptions from pairs of leaves and their negations, each extended greedily by
-up to ``max_clauses`` disjunctions per side while the Jaccard index rises and the
-constraints Γ hold.
+redescriptions from pairs of units and their negations, each extended greedily by up
+to ``max_clauses`` disjunctions per side while the Jaccard index rises and the
+constraints Γ hold. The paper's variant, units = single leaves, is the default.
 """
 
 from __future__ import annotations
@@ -87,14 +89,17 @@ class Constraints:
 
 @dataclass(frozen=True)
 class LeafCombination:
-    """A redescription as sets of cells: ``left[i]`` is True when atom ``i`` is in it.
+    """A redescription as sets of cells: ``left[i]`` is True when cell ``i`` is in it.
 
-    The last atom of each side is the residual (rows outside the tree); a side that
-    contains it is a negation. Counts are in the units of the table (exact or noisy).
+    ``left_negated`` says the left set was made as the complement of a union of
+    units (its query is a negation); likewise on the right. Counts are in the units
+    of the table (exact or noisy).
     """
 
     left: tuple[bool, ...]
     right: tuple[bool, ...]
+    left_negated: bool
+    right_negated: bool
     support_left: float
     support_right: float
     intersection: float
@@ -109,31 +114,29 @@ class LeafCombination:
         return self.intersection / self.union if self.union > 0 else 0.0
 
 
-def contingency_table(left_leaf: np.ndarray, n_left: int, right_leaf: np.ndarray, n_right: int) -> np.ndarray:
-    """Exact counts of the cells (left leaf or residual) × (right leaf or residual).
+def contingency_table(left_cell: np.ndarray, n_left: int, right_cell: np.ndarray, n_right: int) -> np.ndarray:
+    """Exact counts of the rows in each (left cell, right cell).
 
     Examples
     --------
-    >>> contingency_table(np.array([0, 0, 1, -1]), 2, np.array([0, 1, 1, 1]), 2)
-    array([[1, 1, 0],
-           [0, 1, 0],
-           [0, 1, 0]])
+    >>> contingency_table(np.array([0, 0, 1, 2]), 3, np.array([0, 1, 1, 1]), 2)
+    array([[1, 1],
+           [0, 1],
+           [0, 1]])
     """
-    rows = np.where(left_leaf < 0, n_left, left_leaf)
-    cols = np.where(right_leaf < 0, n_right, right_leaf)
-    flat = np.bincount(rows * (n_right + 1) + cols, minlength=(n_left + 1) * (n_right + 1))
-    return flat.reshape(n_left + 1, n_right + 1)
+    flat = np.bincount(np.asarray(left_cell) * n_right + np.asarray(right_cell), minlength=n_left * n_right)
+    return flat.reshape(n_left, n_right)
 
 
-def _leaf_masks(n_leaves: int) -> np.ndarray:
-    """Atom masks of the single leaves (no residual)."""
-    return np.eye(n_leaves, n_leaves + 1, dtype=bool)
-
-
-def _with_negations(masks: np.ndarray) -> np.ndarray:
-    """The masks and their complements (which hold the residual), without the whole set."""
-    options = np.concatenate([masks, ~masks])
-    return np.unique(options[~options.all(axis=1) & options.any(axis=1)], axis=0)
+def _options(units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The units and their complements, without empty or full sets, and negation flags."""
+    masks = np.concatenate([units, ~units])
+    negated = np.repeat([False, True], units.shape[0])
+    keep = masks.any(axis=1) & ~masks.all(axis=1)
+    masks, negated = masks[keep], negated[keep]
+    _, first = np.unique(np.column_stack([masks, negated]), axis=0, return_index=True)
+    first = np.sort(first)
+    return masks[first], negated[first]
 
 
 def extract_combinations(
@@ -146,17 +149,16 @@ def extract_combinations(
 
     Parameters
     ----------
-    table : ndarray, shape (m_L + 1, m_R + 1)
-        Counts of the cells; the last row and column are the residuals. Noisy counts
-        are allowed (negative cells are treated as 0).
+    table : ndarray, shape (n_left_cells, n_right_cells)
+        Counts of the cells. Noisy counts are allowed (negative cells count as 0).
     constraints : Constraints
         Γ, and the number of disjunctions per side.
     left_units, right_units : ndarray of bool, optional
-        The unions of leaves a simple query may be, one mask per row (residual
-        column false). Default: the single leaves (Algorithm 6); passing the masks of
-        every node of the tree (:func:`dprm.trees.leaf_queries.node_atoms`) also
-        lets whole subtrees be queries. Simple queries are these units and their
-        negations; a disjunction adds one unit.
+        The sets of cells a simple query may be, one mask per row. Default: every
+        cell alone. Passing the masks of every node of the tree
+        (:func:`dprm.trees.leaf_queries.node_cells`) lets whole subtrees be queries;
+        passing the leaves only gives the paper's Algorithm 6. Simple queries are
+        these units and their negations; a disjunction adds one unit.
 
     Returns
     -------
@@ -167,40 +169,44 @@ def extract_combinations(
     --------
     >>> table = np.array([[40, 2, 1], [3, 50, 4], [2, 1, 0]])
     >>> best = extract_combinations(table, Constraints(min_support=10))[0]
-    >>> best.left, best.right, round(best.jaccard, 3)   # n_1 and ¬n_0 (n_1 ∨ residual)
+    >>> best.left, best.right, round(best.jaccard, 3)   # (cell 1, cell 1 ∨ cell 2)
     ((False, True, False), (False, True, True), 0.885)
     """
     table = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
-    n_left, n_right = table.shape[0] - 1, table.shape[1] - 1
-    if n_left < 1 or n_right < 1:
+    n_cells = table.shape
+    if min(n_cells) < 2:
         return []
     units = [
-        _leaf_masks(n_left) if left_units is None else np.asarray(left_units, dtype=bool),
-        _leaf_masks(n_right) if right_units is None else np.asarray(right_units, dtype=bool),
+        np.eye(n, dtype=bool) if given is None else np.asarray(given, dtype=bool)
+        for n, given in zip(n_cells, (left_units, right_units))
     ]
     n_rows = float(table.sum())
     sums = [table.sum(axis=1), table.sum(axis=0)]
-    options = [_with_negations(units[0]), _with_negations(units[1])]
-    inter = options[0].astype(float) @ table @ options[1].T.astype(float)
+    (left_options, left_neg), (right_options, right_neg) = _options(units[0]), _options(units[1])
+    inter = left_options.astype(float) @ table @ right_options.T.astype(float)
     start = np.argwhere(inter >= max(constraints.min_support, 1e-12))
     if start.size == 0:
         return []
     # Every simple redescription is extended at once (arrays over the starts).
-    sides = [options[0][start[:, 0]], options[1][start[:, 1]]]
+    sides = [left_options[start[:, 0]], right_options[start[:, 1]]]
+    negated = [left_neg[start[:, 0]], right_neg[start[:, 1]]]
     for _ in range(constraints.max_clauses):
         for side in (0, 1):
             oriented = table if side == 0 else table.T
-            sides[side] = _extend_all(oriented, sums[side], sums[1 - side], n_rows,
-                                      sides[side], sides[1 - side], units[side], constraints)
-    combined = np.unique(np.concatenate(sides, axis=1), axis=0)
-    left, right = combined[:, : n_left + 1], combined[:, n_left + 1 :]
+            sides[side] = _extend_all(oriented, sums[side], sums[1 - side], n_rows, sides[side], negated[side],
+                                      sides[1 - side], units[side], constraints)
+    combined = np.column_stack([sides[0], sides[1], negated[0], negated[1]])
+    _, first = np.unique(combined, axis=0, return_index=True)
+    left, right = sides[0][first], sides[1][first]
+    left_negated, right_negated = negated[0][first], negated[1][first]
     support_left = left.astype(float) @ sums[0]
     support_right = right.astype(float) @ sums[1]
     intersection = np.einsum("si,ij,sj->s", left.astype(float), table, right.astype(float))
     keep = constraints.satisfied(support_left, support_right, intersection, n_rows)
     found = [
-        LeafCombination(tuple(left[s].tolist()), tuple(right[s].tolist()), float(support_left[s]),
-                        float(support_right[s]), float(intersection[s]), n_rows)
+        LeafCombination(tuple(left[s].tolist()), tuple(right[s].tolist()), bool(left_negated[s]),
+                        bool(right_negated[s]), float(support_left[s]), float(support_right[s]),
+                        float(intersection[s]), n_rows)
         for s in np.flatnonzero(keep)
     ]
     return sorted(found, key=lambda c: (-c.jaccard, -c.intersection))
@@ -212,6 +218,7 @@ def _extend_all(
     other_sums: np.ndarray,
     n_rows: float,
     mine: np.ndarray,
+    negated: np.ndarray,
     other: np.ndarray,
     units: np.ndarray,
     constraints: Constraints,
@@ -221,8 +228,8 @@ def _extend_all(
     ``table`` is oriented with this side's cells as rows. For each redescription the
     unit whose disjunction gives the highest Jaccard index is chosen (Algorithm 6,
     line 10); it is taken when it raises the Jaccard index and the result satisfies
-    Γ (line 11). Negations are not extended: ``¬n_i`` already holds every other
-    leaf, so a disjunction could only make it the whole data.
+    Γ (line 11). Negations are not extended: ``¬u`` already holds every cell outside
+    ``u``, so a disjunction could only make it the whole data or leave it unchanged.
     """
     weights = other.astype(float) @ table.T  # [s, k]: rows of cell k in the other query
     candidates = units[None, :, :] | mine[:, None, :]
@@ -234,15 +241,13 @@ def _extend_all(
     current = np.divide(current_inter, current_union, out=np.zeros_like(current_union), where=current_union > 0)
     union = new_support + support_other - new_inter
     jaccard = np.divide(new_inter, union, out=np.zeros_like(union), where=union > 0)
-    changed = (candidates != mine[:, None, :]).any(axis=2) & ~candidates[:, :, :-1].all(axis=2)
-    changed &= ~mine[:, -1][:, None]
-    jaccard = np.where(changed, jaccard, -1.0)
+    allowed = (candidates != mine[:, None, :]).any(axis=2) & ~candidates.all(axis=2) & ~negated[:, None]
+    jaccard = np.where(allowed, jaccard, -1.0)
     best = np.argmax(jaccard, axis=1)
     rows = np.arange(mine.shape[0])
     chosen_inter, chosen_support = new_inter[rows, best], new_support[rows, best]
-    chosen_other = support_other[:, 0]
     better = jaccard[rows, best] > current[:, 0] + 1e-12
-    ok = better & constraints.satisfied(chosen_support, chosen_other, chosen_inter, n_rows)
+    ok = better & constraints.satisfied(chosen_support, support_other[:, 0], chosen_inter, n_rows)
     extended = mine.copy()
     extended[ok] = candidates[rows[ok], best[ok]]
     return extended

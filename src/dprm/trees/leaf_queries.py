@@ -16,7 +16,7 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.queries import And, BooleanLiteral, CategoricalLiteral, Not, NumericLiteral, Or, Query
 from dprm.trees.tree import Tree
 
-__all__ = ["TreeQueries", "leaf_query", "leaf_queries", "node_atoms", "union_query"]
+__all__ = ["TreeQueries", "leaf_cells", "leaf_query", "leaf_queries", "node_cells"]
 
 
 def _branch_literal(index: LiteralIndex, split: Split, holds: bool) -> Query:
@@ -67,26 +67,34 @@ def leaf_queries(tree: Tree, index: LiteralIndex) -> list[Query]:
     return [leaf_query(tree, index, node) for node in tree.leaves]
 
 
-def node_atoms(tree: Tree) -> tuple[list[int], np.ndarray]:
-    """Every node below the root and the leaves under it, as atom masks.
+def node_cells(tree: Tree) -> tuple[list[int], np.ndarray]:
+    """Every node below the root as the set of cells its query holds on.
 
-    Returns the heap positions of the nodes and a Boolean matrix with one row per
-    node and one column per leaf plus a last, always-false column for the residual
-    (the cells of :mod:`dprm.mining.extraction`).
+    A node's query (the conjunction of its path) holds on the leaves below it and on
+    the drop-out cells of the node itself and of the internal nodes below it (rows
+    that reach the node but miss a later test). Returns the heap positions of the
+    nodes and a Boolean matrix, one row per node and one column per cell
+    (:meth:`Tree.apply_cells` numbering). Leaves are nodes too: their row is their
+    single cell.
     """
-    leaves = tree.leaves
-    column = {position: k for k, position in enumerate(leaves)}
+    n_leaves = tree.n_leaves
+    column = {position: k for k, position in enumerate(tree.leaves)}
+    column.update({position: n_leaves + j for j, position in enumerate(tree.internal_nodes)})
     nodes = [node for node in range(1, 2 ** (tree.depth + 1) - 1) if tree.reachable(node)]
-    masks = np.zeros((len(nodes), len(leaves) + 1), dtype=bool)
+    masks = np.zeros((len(nodes), tree.n_cells), dtype=bool)
     for row, node in enumerate(nodes):
         stack = [node]
         while stack:
             current = stack.pop()
+            masks[row, column[current]] = True
             if tree.is_internal(current):
                 stack += [2 * current + 1, 2 * current + 2]
-            else:
-                masks[row, column[current]] = True
     return nodes, masks
+
+
+def leaf_cells(tree: Tree) -> np.ndarray:
+    """The single-leaf units of the paper's Algorithm 6, as cell masks."""
+    return np.eye(tree.n_leaves, tree.n_cells, dtype=bool)
 
 
 class TreeQueries:
@@ -100,28 +108,20 @@ class TreeQueries:
     >>> index = LiteralIndex(View("left", [x]))
     >>> tree = Tree(depth=2, splits=[index.splits[6], index.splits[2], None])
     >>> queries = TreeQueries(tree, index)
-    >>> str(queries.union((True, True, False, False)))   # both leaves of node 1
+    >>> _, masks = node_cells(tree)
+    >>> str(queries.union(masks[0]))                  # node 1: both of its leaves
     '[x ≤ 6]'
-    >>> str(queries.union((False, True, True, True)))    # all but the first leaf
+    >>> str(queries.union(~masks[2], negated=True))   # all cells but the first leaf
     '¬[x ≤ 2]'
     """
 
     def __init__(self, tree: Tree, index: LiteralIndex) -> None:
         self.tree = tree
         self.index = index
-        self.leaves = tree.leaves
-        self._below: dict[int, frozenset[int]] = {}
-        self._fill_below(0)
+        nodes, masks = node_cells(tree)
+        self._masks = {node: frozenset(np.flatnonzero(mask).tolist()) for node, mask in zip(nodes, masks)}
         self._node_queries: dict[int, Query] = {}
-        self._unions: dict[tuple[bool, ...], Query] = {}
-
-    def _fill_below(self, node: int) -> frozenset[int]:
-        if self.tree.is_internal(node):
-            below = self._fill_below(2 * node + 1) | self._fill_below(2 * node + 2)
-        else:
-            below = frozenset([node])
-        self._below[node] = below
-        return below
+        self._unions: dict[tuple[tuple[int, ...], bool], Query] = {}
 
     def node(self, node: int) -> Query:
         """The query of a node: the conjunction of its path."""
@@ -130,35 +130,28 @@ class TreeQueries:
         return self._node_queries[node]
 
     def _cover(self, node: int, inside: frozenset[int]) -> list[int]:
-        """Fewest subtrees (root excluded) whose leaves are exactly ``inside``."""
-        below = self._below[node]
-        if node > 0 and below <= inside:
+        """Fewest nodes (root excluded) whose cell sets make up ``inside`` exactly."""
+        if node > 0 and self._masks[node] <= inside:
             return [node]
-        if not self.tree.is_internal(node) or not (below & inside):
+        if not self.tree.is_internal(node):
             return []
         return self._cover(2 * node + 1, inside) + self._cover(2 * node + 2, inside)
 
-    def union(self, atoms: tuple[bool, ...] | np.ndarray) -> Query:
-        """The query of a set of cells, written with the fewest subtrees.
+    def union(self, cells: tuple[bool, ...] | np.ndarray, negated: bool = False) -> Query:
+        """The query of a set of cells made of units (nodes) or, if ``negated``, of the
+        complement of such a set: ``¬(...)``, the plain complement, as in the spec.
 
-        ``atoms`` has one entry per leaf and a last one for the residual (rows
-        outside the tree). Without the residual the set is a union of leaves,
-        written as the disjunction of the largest subtrees it covers. With the
-        residual it is the complement of the leaves it lacks: ``¬(...)``, the plain
-        complement, as in the spec.
+        A union of nodes is written as the disjunction of the largest nodes it
+        covers; the cells must be a union of node cell sets (as extraction makes
+        them), else a ValueError.
         """
-        key = tuple(bool(a) for a in atoms)
+        chosen = frozenset(np.flatnonzero(np.asarray(cells, dtype=bool) != negated).tolist())
+        key = (tuple(sorted(chosen)), negated)
         if key not in self._unions:
-            negated = key[-1]
-            chosen = frozenset(p for p, inside in zip(self.leaves, key[:-1]) if inside != negated)
-            if not chosen:
-                raise ValueError("the set of cells is empty or the whole data")
-            parts = [self.node(node) for node in self._cover(0, chosen)]
+            cover = self._cover(0, chosen)
+            if not cover or frozenset().union(*(self._masks[n] for n in cover)) != chosen:
+                raise ValueError(f"cells {sorted(chosen)} are not a union of the tree's nodes")
+            parts = [self.node(node) for node in cover]
             query = parts[0] if len(parts) == 1 else Or(*parts)
             self._unions[key] = Not(query) if negated else query
         return self._unions[key]
-
-
-def union_query(atoms: tuple[bool, ...] | np.ndarray, tree: Tree, index: LiteralIndex) -> Query:
-    """The query of a set of cells of ``tree`` (see :meth:`TreeQueries.union`)."""
-    return TreeQueries(tree, index).union(atoms)

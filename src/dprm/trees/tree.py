@@ -88,26 +88,53 @@ class Tree:
 
     # -- evaluation -----------------------------------------------------------------
 
-    def apply(self, index: LiteralIndex, rows: np.ndarray | None = None) -> np.ndarray:
-        """Leaf number of every row (or of ``rows``), ``-1`` where a test is missing."""
+    @property
+    def internal_nodes(self) -> list[int]:
+        """Heap positions of the reachable nodes that hold a split, in heap order."""
+        return [node for node, split in enumerate(self.splits) if split is not None and self.reachable(node)]
+
+    @property
+    def n_cells(self) -> int:
+        """Number of cells: one per leaf and one drop-out cell per internal node."""
+        return self.n_leaves + len(self.internal_nodes)
+
+    def _route(self, index: LiteralIndex, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Final heap position of every row, and whether the row dropped out there."""
         n = index.n_rows if rows is None else len(rows)
         node = np.zeros(n, dtype=np.int64)
+        dropped = np.zeros(n, dtype=bool)
         for _ in range(self.depth):
-            for parent in np.unique(node[node >= 0]):
+            active = ~dropped
+            for parent in np.unique(node[active]):
                 split = self.splits[parent] if parent < len(self.splits) else None
                 if split is None:
                     continue
-                members = np.flatnonzero(node == parent)
+                members = np.flatnonzero((node == parent) & active)
                 source = members if rows is None else rows[members]
                 true, false = index.split_branches(split, source)
                 node[members[true]] = 2 * parent + 1
                 node[members[false]] = 2 * parent + 2
-                node[members[~(true | false)]] = -1
-        numbering = {position: k for k, position in enumerate(self.leaves)}
+                dropped[members[~(true | false)]] = True
+        return node, dropped
+
+    def apply(self, index: LiteralIndex, rows: np.ndarray | None = None) -> np.ndarray:
+        """Leaf number of every row (or of ``rows``), ``-1`` where a test is missing."""
+        node, dropped = self._route(index, rows)
         lookup = np.full(2 ** (self.depth + 1), -1, dtype=np.int64)
-        for position, k in numbering.items():
+        for k, position in enumerate(self.leaves):
             lookup[position] = k
-        return np.where(node >= 0, lookup[np.maximum(node, 0)], -1)
+        return np.where(dropped, -1, lookup[node])
+
+    def apply_cells(self, index: LiteralIndex, rows: np.ndarray | None = None) -> np.ndarray:
+        """Cell of every row: its leaf number, or ``n_leaves + j`` when it dropped out
+        at the ``j``-th of :attr:`internal_nodes` (a missing value of that node's test)."""
+        node, dropped = self._route(index, rows)
+        lookup = np.full(2 ** (self.depth + 1), -1, dtype=np.int64)
+        for k, position in enumerate(self.leaves):
+            lookup[position] = k
+        for j, position in enumerate(self.internal_nodes):
+            lookup[position] = self.n_leaves + j
+        return lookup[node]
 
     def describe(self, index: LiteralIndex) -> str:
         """A one-line text of the tree's splits (for logs of non-private runs)."""

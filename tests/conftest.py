@@ -1,0 +1,41 @@
+"""Shared fixtures: random views, the real data folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def random_view(rng: np.random.Generator, n_rows: int, side: str = "left", missing: float = 0.1) -> View:
+    """A view with Boolean, categorical and numeric attributes and missing values."""
+    attributes = []
+    for j in range(3):
+        values = (rng.random(n_rows) < rng.uniform(0.2, 0.8)).astype(np.int8)
+        values[rng.random(n_rows) < missing] = -1
+        attributes.append(Attribute(f"{side}_b{j}", side, AttributeKind.BOOLEAN, values, Domain(declared=True)))
+    for j in range(2):
+        n_categories = int(rng.integers(2, 5))
+        values = rng.integers(0, n_categories, n_rows).astype(np.int32)
+        values[rng.random(n_rows) < missing] = -1
+        categories = tuple(f"c{k}" for k in range(n_categories))
+        attributes.append(
+            Attribute(f"{side}_c{j}", side, AttributeKind.CATEGORICAL, values, Domain(categories=categories))
+        )
+    for j in range(3):
+        values = np.round(rng.normal(0, 1, n_rows), 1 + j)
+        values[rng.random(n_rows) < missing] = np.nan
+        attributes.append(Attribute(f"{side}_x{j}", side, AttributeKind.NUMERIC, values, Domain(bounds=(-4, 4))))
+    return View(side, attributes)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.exists():
+        pytest.skip("../shared/data is not present")
+    return SHARED_DATA

@@ -1,0 +1,140 @@
+"""Trees over one view: Gini criterion, greedy growth, leaves and their queries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_view
+
+from dprm.data.literal_index import LiteralIndex
+from dprm.queries import RedescriptionStats
+from dprm.trees.criterion import GINI_SENSITIVITY, gini_quality, split_qualities
+from dprm.trees.greedy import grow_greedy_tree
+from dprm.trees.leaf_queries import TreeQueries, leaf_query, node_cells
+from dprm.trees.targets import freedman_diaconis_bins, target_from_attribute
+from dprm.trees.tree import Tree
+
+
+def random_tree(rng: np.random.Generator, index: LiteralIndex, depth: int) -> Tree:
+    splits = [index.splits[int(rng.integers(len(index.splits)))] for _ in range(2**depth - 1)]
+    return Tree(depth=depth, splits=splits)
+
+
+def brute_quality(index: LiteralIndex, split, rows: np.ndarray, target: np.ndarray, n_classes: int) -> float:
+    true, false = index.split_branches(split, rows)
+    missing = ~(true | false)
+    labelled = target[rows] >= 0
+    counts = np.zeros((3, n_classes))
+    for b, mask in enumerate((true, false, missing)):
+        np.add.at(counts[b], target[rows][mask & labelled], 1)
+    return float(gini_quality(counts))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_split_qualities_match_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    view = random_view(rng, 150)
+    index = LiteralIndex(view, max_splits=4)
+    n_nodes, n_classes = 3, 3
+    node = rng.integers(-1, n_nodes, index.n_rows)
+    target = rng.integers(-1, n_classes, index.n_rows)
+    qualities = split_qualities(index, node, target, n_nodes, n_classes)
+    assert qualities.shape == (len(index.splits), n_nodes)
+    for s, split in enumerate(index.splits):
+        for g in range(n_nodes):
+            rows = np.flatnonzero(node == g)
+            assert qualities[s, g] == pytest.approx(brute_quality(index, split, rows, target, n_classes))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_gini_quality_sensitivity_is_at_most_two(seed: int) -> None:
+    """Adding one row to any branch and class changes the quality by at most 2."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 6, size=(3, 4))
+    base = gini_quality(counts)
+    for b in range(3):
+        for c in range(4):
+            neighbour = counts.copy()
+            neighbour[b, c] += 1
+            assert abs(gini_quality(neighbour) - base) <= GINI_SENSITIVITY + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_leaf_queries_hold_exactly_on_the_rows_of_their_leaves(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    view = random_view(rng, 300, missing=0.15)
+    index = LiteralIndex(view, max_splits=6)
+    tree = random_tree(rng, index, depth=3)
+    leaf_of_row = tree.apply(index)
+    for k, position in enumerate(tree.leaves):
+        assert np.array_equal(leaf_query(tree, index, position).support(view), leaf_of_row == k)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_node_queries_hold_exactly_on_their_cells(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    view = random_view(rng, 400, missing=0.15)
+    index = LiteralIndex(view, max_splits=6)
+    tree = random_tree(rng, index, depth=3)
+    nodes, masks = node_cells(tree)
+    assert len(nodes) == 14 and masks.shape == (14, tree.n_cells) and tree.n_cells == 8 + 7
+    assert (masks[0] ^ masks[1]).sum() == tree.n_cells - 1  # the root's children: all but its drop-outs
+    cell_of_row = tree.apply_cells(index)
+    assert np.array_equal(cell_of_row < 8, tree.apply(index) >= 0)
+    queries = TreeQueries(tree, index)
+    for mask in masks:
+        rows = np.isin(cell_of_row, np.flatnonzero(mask))
+        assert np.array_equal(queries.union(mask).support(view), rows)
+        assert np.array_equal(queries.union(~mask, negated=True).support(view), ~rows)
+    both = masks[2] | masks[5]
+    assert np.array_equal(queries.union(both).support(view), np.isin(cell_of_row, np.flatnonzero(both)))
+
+
+def test_greedy_tree_recovers_a_planted_rule() -> None:
+    rng = np.random.default_rng(0)
+    view = random_view(rng, 500, missing=0.0)
+    index = LiteralIndex(view)
+    x = view["left_x0"].values
+    b = view["left_b1"].values
+    target = ((x > 0.5) & (b == 1)).astype(np.int64)
+    tree = grow_greedy_tree(index, target, 2, depth=2)
+    leaf_of_row = tree.apply(index)
+    purity = [np.bincount(target[leaf_of_row == k], minlength=2).max() / (leaf_of_row == k).sum()
+              for k in range(tree.n_leaves)]
+    assert min(purity) == 1.0
+    assert "left_x0" in tree.describe(index) and "left_b1" in tree.describe(index)
+
+
+def test_greedy_tree_stops_at_pure_nodes() -> None:
+    rng = np.random.default_rng(1)
+    view = random_view(rng, 200, missing=0.0)
+    index = LiteralIndex(view)
+    target = view["left_b0"].values.astype(np.int64)
+    tree = grow_greedy_tree(index, target, 2, depth=4)
+    assert tree.n_leaves == 2
+
+
+def test_freedman_diaconis_and_numeric_targets() -> None:
+    values = np.random.default_rng(2).normal(size=5000)
+    n_bins = freedman_diaconis_bins(values, max_bins=100)
+    iqr = np.subtract(*np.percentile(values, [75, 25]))
+    assert n_bins == int(np.ceil((values.max() - values.min()) / (2 * iqr * 5000 ** (-1 / 3))))
+    rng = np.random.default_rng(3)
+    view = random_view(rng, 400)
+    classes, n_classes = target_from_attribute(view["left_x1"], max_bins=6)
+    assert n_classes <= 6
+    assert np.array_equal(classes < 0, np.isnan(view["left_x1"].values))
+    present = classes >= 0
+    order = np.argsort(view["left_x1"].values[present])
+    assert np.all(np.diff(classes[present][order]) >= 0)  # bins are ordered intervals
+
+
+def test_stats_of_leaf_pairs_are_exact() -> None:
+    rng = np.random.default_rng(7)
+    left, right = random_view(rng, 250, "left"), random_view(rng, 250, "right")
+    indexes = [LiteralIndex(left), LiteralIndex(right)]
+    trees = [random_tree(rng, indexes[0], 2), random_tree(rng, indexes[1], 2)]
+    queries = [leaf_query(trees[s], indexes[s], trees[s].leaves[0]) for s in (0, 1)]
+    stats = RedescriptionStats.from_supports(queries[0].support(left), queries[1].support(right))
+    leaves = [trees[s].apply(indexes[s]) for s in (0, 1)]
+    assert stats.intersection == int(((leaves[0] == 0) & (leaves[1] == 0)).sum())
