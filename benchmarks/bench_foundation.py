@@ -97,11 +97,14 @@ def main() -> None:
         size_mb = sum(p.stat().st_size for p in Path(tmp).glob("*.csv")) / 2**20
         print(f"generated planted data in {time.perf_counter() - start:.1f} s ({size_mb:.0f} MB of CSV)")
         tmp_path = Path(tmp)
-        figures = run_child(tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "types.json",
-                            args.mine_large, 4)
-        print(f"planted ({args.rows:,} rows, 452 Boolean + 152 numeric):", json.dumps(figures))
+        files = (tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "types.json")
+        figures = run_child(*files, False, 0)
+        print(f"planted ({args.rows:,} rows, 452 Boolean + 152 numeric), load + index:", json.dumps(figures))
         target = "met" if figures["load_and_index_s"] <= 15 and figures["peak_mb"] <= 2048 else "MISSED"
         print(f"target load+index <= 15 s and <= 2048 MB: {target}")
+        if args.mine_large:
+            figures = run_child(*files, True, 4)
+            print(f"planted ({args.rows:,} rows), load + index + cartwheels:", json.dumps(figures))
 
 
 if __name__ == "__main__":
