@@ -474,11 +474,6 @@ def test_output_is_an_existing_directory(good, tmp_path: Path, capsys) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "left.csv", "right.csv"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: --output is written before --clired; when writing --clired fails (e.g. it names an "
-    "existing directory) the command exits 2 but leaves the --output file behind",
-)
 def test_failing_clired_write_leaves_no_output(good, tmp_path: Path, capsys) -> None:
     left, right = good
     target = tmp_path / "adir"
@@ -488,29 +483,21 @@ def test_failing_clired_write_leaves_no_output(good, tmp_path: Path, capsys) -> 
     assert not output.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --seed -1 reaches numpy.random.default_rng: ValueError traceback")
 def test_negative_seed_is_a_user_error(good, capsys) -> None:
     left, right = good
     expect_user_error(capsys, ["mine", left, right, "--seed", "-1"], "seed")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --epsilon nan passes the 'must be positive' check (nan <= 0 is False)")
 def test_epsilon_nan_is_a_user_error(good, capsys) -> None:
     left, right = good
     expect_user_error(capsys, ["mine", left, right, "--epsilon", "nan"], "epsilon")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="BUG: inspect --max-splits 0 raises a plain ValueError from LiteralIndex: traceback"
-)
 def test_inspect_max_splits_zero_is_a_user_error(good, capsys) -> None:
     left, right = good
     expect_user_error(capsys, ["inspect", left, right, "--max-splits", "0"], "max-splits")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="BUG: datasets make-planted OUTDIR naming an existing file: FileExistsError traceback"
-)
 def test_make_planted_into_a_file_is_a_user_error(tmp_path: Path, capsys) -> None:
     target = write(tmp_path / "taken", "x")
     expect_user_error(capsys, ["datasets", "make-planted", target, "--rows", "30"], str(target))
@@ -559,11 +546,6 @@ def test_inspect_and_make_planted_help(capsys) -> None:
     assert code == 0 and "--rows" in out and "--seed" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: `dprm datasets` without a subcommand prints help but then 'error: unknown error' "
-    "(click's NoArgsIsHelpError has an empty message) and exits 2; `dprm` alone exits 0",
-)
 def test_group_without_subcommand_prints_help(capsys) -> None:
     code, out, err = run(["datasets"])
     assert "make-planted" in out
@@ -609,7 +591,6 @@ def test_script_no_arguments_prints_help(tmp_path: Path) -> None:
     assert done.stderr == ""
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: --seed -1 ends in a ValueError traceback (exit 1), not one error line")
 def test_process_negative_seed_one_line_exit_2(good, tmp_path: Path) -> None:
     left, right = good
     done = run_process(["mine", left, right, "--seed", "-1", *FAST], cwd=tmp_path)

@@ -7,6 +7,8 @@ Every user error (a :class:`~dprm.errors.DprmError`, or a bad option) ends as on
 from __future__ import annotations
 
 import functools
+import math
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -119,11 +121,15 @@ def mine(
     for name in given:
         if name not in accepted:
             raise ParameterError(f"option --{name.replace('_', '-')} does not apply to {algorithm}")
-    if epsilon is not None and epsilon <= 0:
-        raise ParameterError(f"--epsilon must be positive, not {epsilon}")
+    if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
+        raise ParameterError(f"--epsilon must be a positive number, not {epsilon}")
+    if seed is not None and seed < 0:
+        raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
+    if top < 0:
+        raise ParameterError(f"--top must be non-negative, not {top}")
     for path in (output, clired):
-        if path is not None and not path.parent.exists():
-            raise DprmError(f"{path}: directory {path.parent} does not exist")
+        if path is not None:
+            _check_writable(path)
     data = _load(left, right, id_column, types, duplicate_columns)
     miner: Miner = miner_class(**given)
     if miner.guarantee == "none" and epsilon is not None:
@@ -135,11 +141,36 @@ def mine(
     _print_redescriptions(miner.redescriptions_, top)
     for note in miner.notes_:
         console.print(f"[dim]{note}[/dim]")
+    _write_outputs(document, miner.redescriptions_, output, clired)
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse an output path before any work: its directory must exist, it must not be one."""
+    if not path.parent.exists():
+        raise DprmError(f"{path}: directory {path.parent} does not exist")
+    if path.is_dir():
+        raise DprmError(f"{path}: is a directory; give a file name")
+
+
+def _write_outputs(document: dict, redescriptions: list[Redescription], output: Path | None,
+                   clired: Path | None) -> None:
+    """Write both outputs or neither: the clired file goes to a temporary name first."""
+    staged = None
+    try:
+        if clired is not None:
+            staged = clired.with_name(f".{clired.name}.partial")
+            write_clired_queries(redescriptions, staged)
+        if output is not None:
+            write_document(document, output)
+        if staged is not None:
+            os.replace(staged, clired)
+            staged = None
+    finally:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
     if output is not None:
-        write_document(document, output)
-        console.print(f"wrote {len(miner.redescriptions_)} redescriptions to {output}")
+        console.print(f"wrote {len(redescriptions)} redescriptions to {output}")
     if clired is not None:
-        write_clired_queries(miner.redescriptions_, clired)
         console.print(f"wrote the queries in Siren/clired's format to {clired}")
 
 
@@ -176,6 +207,8 @@ def inspect(
     max_splits: int = typer.Option(32, help="Thresholds per numeric attribute."),
 ) -> None:
     """Print the inferred schema of two views (local use: it shows the row count)."""
+    if max_splits < 1:
+        raise ParameterError(f"--max-splits must be at least 1, not {max_splits}")
     data = _load(left, right, id_column, types, duplicate_columns)
     table = Table(title=f"{data.n_rows} rows")
     for column in ("attribute", "view", "type", "literals", "missing", "domain"):
@@ -224,6 +257,8 @@ def make_planted_command(
     missing: float = typer.Option(0.0, help="Share of missing values."),
 ) -> None:
     """Write an example two-view dataset with planted redescriptions."""
+    if outdir.exists() and not outdir.is_dir():
+        raise DprmError(f"{outdir}: exists and is not a directory")
     data = make_planted(
         rows,
         n_left_boolean=left_boolean,
@@ -250,6 +285,8 @@ def main(argv: list[str] | None = None) -> None:
         print("error: aborted", file=sys.stderr)
         raise SystemExit(130) from None
     except typer.TyperException as error:  # bad options and arguments
+        if type(error).__name__ == "NoArgsIsHelpError":  # a command group alone: help was shown
+            raise SystemExit(0) from None
         _fail(error.format_message())
     except DprmError as error:
         _fail(str(error))

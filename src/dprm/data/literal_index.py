@@ -38,6 +38,7 @@ from functools import cached_property
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, View
+from dprm.errors import ParameterError
 
 __all__ = ["Split", "LiteralIndex", "pack_rows", "popcount"]
 
@@ -112,9 +113,9 @@ class LiteralIndex:
 
     def __init__(self, view: View, *, mode: str = "data", max_splits: int = DEFAULT_MAX_SPLITS) -> None:
         if mode not in ("data", "private"):
-            raise ValueError(f"mode must be 'data' or 'private', not {mode!r}")
+            raise ParameterError(f"mode must be 'data' or 'private', not {mode!r}")
         if max_splits < 1:
-            raise ValueError(f"max_splits must be at least 1, not {max_splits}")
+            raise ParameterError(f"max-splits must be at least 1, not {max_splits}")
         self.view = view
         self.mode = mode
         self.max_splits = max_splits

@@ -311,8 +311,8 @@ def _check_names(raw: RawTable, rename: bool) -> None:
             if name in first:
                 raise DataError(
                     f"{raw.source}: column name {name!r} occurs more than once (columns "
-                    f"{first[name] + 1} and {i + 1}); rename one, or load with "
-                    f"duplicate_names='rename'"
+                    f"{first[name] + 1} and {i + 1}); rename one, or rename duplicates automatically "
+                    f"(--duplicate-columns rename; duplicate_names='rename' in Python)"
                 )
             first[name] = i
     # As pandas.read_csv does: later occurrences become "name.1", "name.2", ..., so a
