@@ -26,7 +26,7 @@ from dprm.data.literal_index import LiteralIndex
 from dprm.errors import ParameterError
 from dprm.mining.base import Miner
 from dprm.mining.extraction import Constraints, contingency_table, extract_combinations
-from dprm.queries import Redescription, RedescriptionStats, p_value
+from dprm.queries import Redescription, RedescriptionStats, canonical_key, p_value
 from dprm.trees.greedy import grow_greedy_tree
 from dprm.trees.leaf_queries import TreeQueries, node_cells
 from dprm.trees.targets import target_from_attribute, target_from_leaves
@@ -157,7 +157,7 @@ class CartWheels(Miner):
         for c, (support_left, support_right, intersection), pv in zip(combinations, counts, p_values):
             left = queries[0].union(c.left, c.left_negated)
             right = queries[1].union(c.right, c.right_negated)
-            key = (left, right)
+            key = (canonical_key(left), canonical_key(right))
             if key in found:
                 continue
             # Exact: the cells partition the rows and each query is a union of cells

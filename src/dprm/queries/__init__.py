@@ -21,7 +21,7 @@ from dprm.queries.document import (
     read_document,
     write_document,
 )
-from dprm.queries.json_form import query_from_json, query_to_json
+from dprm.queries.json_form import canonical_key, query_from_json, query_to_json
 from dprm.queries.literals import COMPARISONS, BooleanLiteral, CategoricalLiteral, Literal, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 from dprm.queries.redescription import REDESCRIPTION_KEYS, Redescription
@@ -39,6 +39,7 @@ __all__ = [
     "And",
     "Or",
     "query_to_json",
+    "canonical_key",
     "query_from_json",
     "to_text",
     "format_number",
