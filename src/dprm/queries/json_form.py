@@ -18,7 +18,6 @@ is a :class:`~dprm.errors.DprmError` whose one-line message says where it is, e.
 
 from __future__ import annotations
 
-
 import json
 import math
 from typing import Any
