@@ -1,0 +1,143 @@
+"""Private trees: score sensitivities on neighbouring data, budgets, incremental counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_view
+
+from dprm.data.literal_index import LiteralIndex
+from dprm.errors import BudgetExceededError, ParameterError
+from dprm.privacy import Accountant, SeededNoise
+from dprm.trees.private import (
+    ChainTrace,
+    RoutedTree,
+    grow_exponential_tree,
+    leaf_classes,
+    purity_mass,
+    random_tree,
+    sample_tree,
+    sample_tree_pair,
+)
+from dprm.trees.targets import target_from_attribute
+
+
+def accountant(total: float = 100.0, seed: int = 0) -> Accountant:
+    return Accountant(total, SeededNoise(np.random.default_rng(seed)))
+
+
+def pair_scores(left_index, right_index, first_tree, second_tree, target, n_classes, rows):
+    """Both pair scores of a fixed tree pair on the sub-dataset ``rows``."""
+    first = RoutedTree(first_tree, left_index, np.where(np.isin(np.arange(left_index.n_rows), rows), target, -1),
+                       n_classes)
+    second_target = leaf_classes(first.cell, first_tree.depth)
+    second_target = np.where(np.isin(np.arange(left_index.n_rows), rows), second_target, -1)
+    second = RoutedTree(second_tree, right_index, second_target, 2**first_tree.depth)
+    g_first, g_second = purity_mass(first.counts), purity_mass(second.counts)
+    n = len(rows)
+    return (g_first + g_second) / 2, (g_first / n) * (1 + g_second / n) / 2, g_first
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scores_change_by_at_most_their_sensitivity_on_neighbouring_data(seed: int) -> None:
+    """Remove one row: G and the counts pair score move by ≤ 1, Bai's score by ≤ 2."""
+    rng = np.random.default_rng(seed)
+    n = 120
+    left, right = random_view(rng, n, "left", 0.15), random_view(rng, n, "right", 0.15)
+    indexes = [LiteralIndex(left, mode="private", max_splits=4), LiteralIndex(right, mode="private", max_splits=4)]
+    target, n_classes = target_from_attribute(right["right_c0"])
+    worst = [0.0, 0.0, 0.0]
+    for _ in range(10):
+        trees = [random_tree(indexes[0], 3, rng), random_tree(indexes[1], 3, rng)]
+        everyone = np.arange(n)
+        full = pair_scores(*indexes, *trees, target, n_classes, everyone)
+        labelled_full = int((target >= 0).sum())
+        for removed in rng.choice(n, 15, replace=False):
+            rest = np.delete(everyone, removed)
+            part = pair_scores(*indexes, *trees, target, n_classes, rest)
+            worst[0] = max(worst[0], abs(full[0] - part[0]))
+            worst[2] = max(worst[2], abs(full[2] - part[2]))
+            bai_full = full[2] - labelled_full
+            bai_part = part[2] - int((target[rest] >= 0).sum())
+            worst[1] = max(worst[1], abs(bai_full - bai_part))
+    assert worst[0] <= 1.0 + 1e-9  # counts pair score: sensitivity 1
+    assert worst[2] <= 1.0 + 1e-9  # G: sensitivity 1
+    assert worst[1] <= 2.0 + 1e-9  # Bai's score (3): sensitivity 2
+    assert worst[0] > 0.1  # the check is not vacuous
+
+
+def test_incremental_counts_match_recounting() -> None:
+    rng = np.random.default_rng(3)
+    view = random_view(rng, 300, missing=0.2)
+    index = LiteralIndex(view, mode="private", max_splits=5)
+    target, n_classes = target_from_attribute(view["left_c1"])
+    state = RoutedTree(random_tree(index, 3, rng), index, target, n_classes)
+    for _ in range(40):
+        node = int(rng.integers(7))
+        split = index.splits[int(rng.integers(len(index.splits)))]
+        rows, cells = state.propose(node, split)
+        counts = state.count_change(rows, cells)
+        state.commit(node, split, rows, cells, counts)
+        fresh = RoutedTree(state.tree, index, target, n_classes)
+        assert np.array_equal(fresh.cell, state.cell)
+        assert np.array_equal(fresh.counts, state.counts)
+        heap_of = {k: position for k, position in enumerate(state.tree.leaves)}
+        cells_api = state.tree.apply_cells(index)
+        leaves = cells_api < state.tree.n_leaves
+        assert np.array_equal(np.array([heap_of[c] for c in cells_api[leaves]]), state.cell[leaves])
+
+
+def test_budgets_are_charged_once_and_exactly() -> None:
+    rng = np.random.default_rng(0)
+    view = random_view(rng, 200)
+    index = LiteralIndex(view, mode="private")
+    target, n_classes = target_from_attribute(view["left_b0"])
+    acc = accountant(1.0)
+    grow_exponential_tree(index, target, n_classes, 4, 0.5, acc, "expm")
+    sample_tree(index, target, n_classes, 3, 0.25, acc, "mcmc", rng, iterations=50)
+    sample_tree_pair(index, index, target, n_classes, 3, 0.25, acc, "pair", rng, iterations=50)
+    assert acc.remaining() == 0
+    assert [entry.step for entry in acc.ledger] == ["expm level 1", "expm level 2", "expm level 3",
+                                                      "expm level 4", "mcmc", "pair"]
+    with pytest.raises(BudgetExceededError):
+        sample_tree(index, target, n_classes, 3, 0.01, acc, "too much", rng, iterations=10)
+
+
+def test_mcmc_trees_learn_a_clear_rule_and_the_paper_score_does_not() -> None:
+    """At a moderate budget the counts-scaled pair score finds the planted split."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    left, right = random_view(rng, n, "left", 0.0), random_view(rng, n, "right", 0.0)
+    target = left["left_b2"].values.astype(np.int64)
+    right["right_b1"].values[:] = np.where(rng.random(n) < 0.95, target, 1 - target)
+    indexes = [LiteralIndex(left, mode="private"), LiteralIndex(right, mode="private")]
+    counts_trace, paper_trace = ChainTrace(), ChainTrace()
+    first, _ = sample_tree_pair(indexes[1], indexes[0], target, 2, 2, 0.5, accountant(), "pair",
+                                np.random.default_rng(2), iterations=1500, trace=counts_trace)
+    sample_tree_pair(indexes[1], indexes[0], target, 2, 2, 0.5, accountant(), "pair",
+                     np.random.default_rng(2), iterations=1500, pair_score="paper", trace=paper_trace)
+    assert right.names.index("right_b1") in {split.attribute for split in first.splits}
+    # the paper's normalised score barely moves the chain: it accepts far more often
+    assert paper_trace.accepted > 1.5 * counts_trace.accepted, (paper_trace, counts_trace)
+
+
+def test_bad_chain_parameters() -> None:
+    rng = np.random.default_rng(0)
+    view = random_view(rng, 50)
+    index = LiteralIndex(view, mode="private")
+    target, n_classes = target_from_attribute(view["left_b0"])
+    with pytest.raises(ParameterError, match="mcmc-stop"):
+        sample_tree(index, target, n_classes, 2, 0.1, accountant(), "x", rng, stop="sometimes")
+    with pytest.raises(ParameterError, match="pair-score"):
+        sample_tree_pair(index, index, target, n_classes, 2, 0.1, accountant(), "x", rng, pair_score="best")
+
+
+def test_variance_stop_ends_early_on_a_converged_chain() -> None:
+    rng = np.random.default_rng(4)
+    view = random_view(rng, 100)
+    index = LiteralIndex(view, mode="private")
+    target, n_classes = target_from_attribute(view["left_b0"])
+    trace = ChainTrace()
+    sample_tree(index, target, n_classes, 2, 1e6, accountant(1e7), "x", rng, iterations=5000, stop="variance",
+                variance_threshold=1e-9, variance_window=50, trace=trace)
+    assert trace.steps < 5000
