@@ -1,0 +1,310 @@
+"""Private extraction (Algorithm 6): ledger, exactness of cells, privacy, intervals, pruning."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from conftest import random_view
+
+from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+from dprm.data.literal_index import LiteralIndex
+from dprm.errors import BudgetExceededError, ParameterError
+from dprm.mining.extraction import Constraints
+from dprm.mining.private_extraction import (
+    INTERVAL_KEY,
+    combination_intervals,
+    private_extract,
+    prune,
+    simulate_tables,
+)
+from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
+from dprm.queries import BooleanLiteral, Not, Redescription, RedescriptionStats
+from dprm.trees.tree import Tree
+
+LOOSE = Constraints(min_support=1, max_support=1.0, min_jaccard=0.0, max_pvalue=1.0, max_clauses=2)
+NOTHING = Constraints(min_support=10**9)
+
+
+def random_tree(rng: np.random.Generator, index: LiteralIndex, depth: int) -> Tree:
+    return Tree(depth=depth, splits=[index.splits[int(rng.integers(len(index.splits)))] for _ in range(2**depth - 1)])
+
+
+def setup(seed: int, n_rows: int = 400, depth: int = 2, missing: float = 0.15):
+    rng = np.random.default_rng(seed)
+    views = [random_view(rng, n_rows, side, missing=missing) for side in ("left", "right")]
+    indexes = [LiteralIndex(v, mode="private", max_splits=4) for v in views]
+    trees = [random_tree(rng, i, depth) for i in indexes]
+    cells = [t.apply_cells(i) for t, i in zip(trees, indexes)]
+    return views, indexes, trees, cells
+
+
+def run(cells, trees, indexes, epsilon, accountant, constraints=LOOSE, **kw):
+    kw.setdefault("rng", np.random.default_rng(0))
+    return private_extract(cells[0], trees[0], indexes[0], cells[1], trees[1], indexes[1],
+                           epsilon, accountant, "extractReds#1", constraints, **kw)
+
+
+class Recorder(SeededNoise):
+    """A seeded noise source that records what each release was asked to noise."""
+
+    def __init__(self, rng):
+        super().__init__(rng)
+        self.calls = []
+
+    def discrete_laplace(self, values, scale):
+        self.calls.append((np.array(values, copy=True), scale))
+        return super().discrete_laplace(values, scale)
+
+
+# -- ledger and budget ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("counts, steps", [
+    ("cells", ["extractReds#1: cell counts"]),
+    ("paper", ["extractReds#1: leaf intersections", "extractReds#1: left leaf counts"]),
+])
+def test_ledger_adds_up_to_epsilon_exactly(counts, steps):
+    _, indexes, trees, cells = setup(0)
+    acc = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    run(cells, trees, indexes, 0.3, acc, counts=counts)
+    run(cells, trees, indexes, Fraction(7, 10), acc, counts=counts)
+    assert acc.spent() == 1 and acc.remaining() == 0
+    assert [e.step for e in acc.ledger[: len(steps)]] == steps
+    first = acc.ledger[: len(steps)]
+    assert sum(e.epsilon for e in first) == Fraction(3, 10)
+    if counts == "paper":
+        assert first[0].epsilon == first[1].epsilon == Fraction(3, 20)
+
+
+@pytest.mark.parametrize("counts", ["cells", "paper"])
+def test_budget_refused_before_anything_is_drawn(counts):
+    _, indexes, trees, cells = setup(1)
+    rng = np.random.default_rng(5)
+    acc = Accountant(0.75, SeededNoise(rng))  # affords ε/2 but not ε = 1
+    state = rng.bit_generator.state
+    with pytest.raises(BudgetExceededError):
+        run(cells, trees, indexes, 1.0, acc, counts=counts)
+    assert acc.ledger == [] and acc.spent() == 0
+    assert rng.bit_generator.state == state
+
+
+def test_bad_parameters():
+    _, indexes, trees, cells = setup(2)
+    acc = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    for kw in ({"counts": "leaves"}, {"confidence": 1.0}, {"n_simulations": -1}):
+        with pytest.raises(ParameterError):
+            run(cells, trees, indexes, 0.5, acc, **kw)
+    with pytest.raises(ParameterError):
+        run([cells[0], cells[1][:-1]], trees, indexes, 0.5, acc)
+    assert acc.spent() == 0
+
+
+# -- exactness: cells and queries agree, with missing values ----------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_huge_epsilon_gives_the_exact_statistics_of_the_returned_queries(seed):
+    views, indexes, trees, cells = setup(seed, depth=2 + seed % 2, missing=0.2)
+    acc = Accountant(10**6, SeededNoise(np.random.default_rng(seed)))
+    found = run(cells, trees, indexes, 10**6, acc, n_simulations=20)
+    assert len(found) > 5
+    n_negated = 0
+    for r in found:
+        exact = RedescriptionStats.from_supports(r.left.support(views[0]), r.right.support(views[1]))
+        n_negated += isinstance(r.left, Not) or isinstance(r.right, Not)
+        assert (r.stats.support_left, r.stats.support_right, r.stats.intersection) == (
+            exact.support_left, exact.support_right, exact.intersection)
+        assert r.stats.jaccard == pytest.approx(exact.jaccard)
+        assert r.stats.p_value == pytest.approx(exact.p_value, rel=1e-9, abs=1e-300)
+        interval = r.extra[INTERVAL_KEY]
+        assert interval["jaccard"][0] == pytest.approx(exact.jaccard) == interval["jaccard"][1]
+    assert n_negated > 0  # negations are exact complements, residual included
+
+
+def test_returned_statistics_come_from_the_noisy_table():
+    views, indexes, trees, cells = setup(3, n_rows=300)
+    acc = Accountant(1, SeededNoise(np.random.default_rng(3)))
+    found = run(cells, trees, indexes, 0.05, acc)  # scale 20: noisy stats differ from the truth
+    differ = 0
+    for r in found:
+        exact = RedescriptionStats.from_supports(r.left.support(views[0]), r.right.support(views[1]))
+        differ += r.stats.intersection != exact.intersection
+        lo, hi = r.extra[INTERVAL_KEY]["jaccard"]
+        assert 0 <= lo <= hi <= 1 and r.extra[INTERVAL_KEY]["confidence"] == 0.95
+    assert found and differ > len(found) // 2
+
+
+# -- empirical privacy on neighbouring datasets ------------------------------------------
+
+
+@pytest.mark.parametrize("counts", ["cells", "paper"])
+def test_neighbouring_datasets_change_each_histogram_by_at_most_one(counts):
+    _, indexes, trees, cells = setup(4, n_rows=120, missing=0.2)
+    eps = 0.5
+    base = Recorder(np.random.default_rng(0))
+    run(cells, trees, indexes, eps, Accountant(eps, base), NOTHING, counts=counts, n_simulations=0)
+    for row in range(0, 120, 7):  # D' = D without one row
+        keep = np.arange(120) != row
+        rec = Recorder(np.random.default_rng(0))
+        run([cells[0][keep], cells[1][keep]], trees, indexes, eps, Accountant(eps, rec), NOTHING,
+            counts=counts, n_simulations=0)
+        assert len(rec.calls) == len(base.calls) == (1 if counts == "cells" else 2)
+        for (d, scale_d), (d1, scale_d1) in zip(base.calls, rec.calls):
+            assert d.shape == d1.shape and scale_d == scale_d1
+            assert np.abs(d - d1).sum() <= 1  # L1 sensitivity 1 per histogram
+            assert scale_d >= len(base.calls) / eps  # ε per histogram = eps / (number of histograms)
+
+
+def test_released_cell_distribution_ratio_is_bounded_by_exp_epsilon():
+    """P[noisy cell = k | D] / P[noisy cell = k | D'] <= e^ε, D' = D minus one row."""
+    _, indexes, trees, cells = setup(5, n_rows=150)
+    eps = 0.5
+    row = 0
+    keep = np.arange(150) != row
+    recs = []
+    for data in ([cells[0], cells[1]], [cells[0][keep], cells[1][keep]]):
+        rec = Recorder(np.random.default_rng(0))
+        run(data, trees, indexes, eps, Accountant(eps, rec), NOTHING, n_simulations=0)
+        recs.append(rec.calls[0])
+    (exact_d, scale), (exact_d1, _) = recs
+    changed = np.argwhere(exact_d != exact_d1)
+    assert len(changed) == 1
+    cell = tuple(changed[0])
+    c, c1 = int(exact_d[cell]), int(exact_d1[cell])
+    assert c == c1 + 1
+    noise = SeededNoise(np.random.default_rng(9))
+    n = 200_000
+    out_d = DiscreteLaplaceHistogram(eps).release(Accountant(1, noise), "D", np.full(n, c))
+    out_d1 = DiscreteLaplaceHistogram(eps).release(Accountant(1, noise), "D'", np.full(n, c1))
+    assert DiscreteLaplaceHistogram(eps).scale == scale
+    support = np.arange(c - 12, c + 13)
+    hist_d = np.array([(out_d == k).sum() for k in support])
+    hist_d1 = np.array([(out_d1 == k).sum() for k in support])
+    enough = (hist_d >= 1000) & (hist_d1 >= 1000)
+    assert enough.sum() >= 8
+    log_ratio = np.log(hist_d[enough] / hist_d1[enough])
+    sigma = np.sqrt(1 / hist_d[enough] + 1 / hist_d1[enough])
+    assert np.all(np.abs(log_ratio) <= eps + 4.5 * sigma)
+
+
+# -- confidence intervals ------------------------------------------------------------------
+
+
+TRUE_TABLE = np.array([[160, 15, 0, 8], [12, 240, 30, 0], [0, 18, 90, 6], [6, 0, 3, 0]])
+LEFT = np.array([[1, 0, 0, 0], [0, 1, 1, 0]], dtype=bool)
+RIGHT = np.array([[1, 0, 0, 0], [0, 1, 1, 0]], dtype=bool)
+
+
+def true_jaccard(table, left, right):
+    sl, sr = table.sum(axis=1) @ left.T, table.sum(axis=0) @ right.T
+    inter = np.einsum("ka,ab,kb->k", left, table, right)
+    return inter / (sl + sr - inter), inter
+
+
+def coverage(sim_scale_factor: float, repetitions: int = 300) -> np.ndarray:
+    rng = np.random.default_rng(11)
+    acc = Accountant(10**6, SeededNoise(np.random.default_rng(12)))
+    mech = DiscreteLaplaceHistogram(0.25)  # scale 4
+    jac, inter = true_jaccard(TRUE_TABLE, LEFT, RIGHT)
+    hits = np.zeros((2, 2))
+    for _ in range(repetitions):
+        released = mech.release(acc, "table", TRUE_TABLE)
+        draws = simulate_tables(released, mech.scale * sim_scale_factor, 400, rng)
+        for c, interval in enumerate(combination_intervals(draws, LEFT, RIGHT, 0.95)):
+            hits[0, c] += interval["jaccard"][0] <= jac[c] <= interval["jaccard"][1]
+            hits[1, c] += interval["intersection"][0] <= inter[c] <= interval["intersection"][1]
+    return hits / repetitions
+
+
+def test_intervals_cover_the_true_jaccard():
+    rates = coverage(1.0)
+    assert np.all((rates >= 0.90) & (rates <= 0.99)), rates
+    # power: intervals simulated with a fifth of the noise are too narrow and fail
+    narrow = coverage(0.2)
+    assert np.all(narrow[0] < 0.85), narrow
+
+
+def test_simulation_is_post_processing_of_released_values_only():
+    released = np.array([[5, -2], [0, 40]])
+    a = simulate_tables(released, 3.0, 50, np.random.default_rng(1))
+    b = simulate_tables(released, 3.0, 50, np.random.default_rng(1))
+    assert np.array_equal(a, b) and a.shape == (50, 2, 2)
+    huge = simulate_tables(released, 1e-9, 10, np.random.default_rng(1))
+    assert np.all(huge == released)
+
+
+# -- pruning ---------------------------------------------------------------------------------
+
+
+def make(inter, width=None, pruned=False):
+    extra = {} if width is None else {INTERVAL_KEY: {"confidence": 0.95, "jaccard": [0.5, 0.5 + width]}}
+    return Redescription(BooleanLiteral("a"), BooleanLiteral("b"),
+                         RedescriptionStats.from_counts(inter + 50, inter + 60, inter, 5000),
+                         pruned=pruned, extra=extra)
+
+
+def test_prune_flags_low_support_and_wide_intervals_and_keeps_everything():
+    reds = [make(800, 0.1), make(300, 0.1), make(800, 0.4), make(800), make(900, 0.1, pruned=True)]
+    out = prune(reds, min_noisy_support=500, max_interval_width=0.25)
+    assert [r.pruned for r in out] == [False, True, True, False, True]
+    assert [r.stats for r in out] == [r.stats for r in reds]
+    assert [r.pruned for r in prune(reds, min_noisy_support=None, max_interval_width=None)] == [
+        False, False, False, False, True]
+    assert [r.pruned for r in prune(reds, min_noisy_support=500, max_interval_width=None)] == [
+        False, True, False, False, True]
+    with pytest.raises(ParameterError):
+        prune(reds, min_noisy_support=-1)
+
+
+# -- the paper's counts on a hand-made example --------------------------------------------------
+
+
+def leaf_set(query, leaves):
+    """The leaves a side query covers (for ¬n_m: all leaves but m) and whether it is a negation."""
+    negated = isinstance(query, Not)
+    inner = query.query if negated else query
+    parts = list(inner.queries) if hasattr(inner, "queries") else [inner]
+    chosen = sorted(leaves.index(q) for q in parts)
+    return ([k for k in range(len(leaves)) if k not in chosen] if negated else chosen), negated
+
+
+def test_paper_mode_reproduces_the_papers_formulas():
+    # Left: Boolean a (depth 1: leaf 0 = a, leaf 1 = ¬a, missing = out of the tree);
+    # right: Boolean b likewise. Rows (a, b), -1 = missing.
+    rows = [(1, 1)] * 30 + [(1, 0)] * 5 + [(0, 1)] * 4 + [(0, 0)] * 25 + [(1, -1)] * 6 + [(0, -1)] * 3 \
+        + [(-1, 1)] * 7 + [(-1, 0)] * 2
+    a = np.array([r[0] for r in rows], dtype=np.int8)
+    b = np.array([r[1] for r in rows], dtype=np.int8)
+    views = [View("left", [Attribute("a", "left", AttributeKind.BOOLEAN, a, Domain(declared=True))]),
+             View("right", [Attribute("b", "right", AttributeKind.BOOLEAN, b, Domain(declared=True))])]
+    indexes = [LiteralIndex(v, mode="private") for v in views]
+    trees = [Tree(1, [i.splits[0]]) for i in indexes]
+    cells = [t.apply_cells(i) for t, i in zip(trees, indexes)]
+    acc = Accountant(10**6, SeededNoise(np.random.default_rng(0)))
+    found = run(cells, trees, indexes, 10**6, acc, LOOSE, counts="paper", n_simulations=0)
+    cnt_int = np.array([[30, 5], [4, 25]])       # CntInt: rows in both trees
+    cnt_l = np.array([30 + 5 + 6, 4 + 25 + 3])  # CntL: rows in the left tree
+    cnt_r = cnt_int.sum(axis=0)                  # CntR = column sums of CntInt
+    n_hat = cnt_l.sum()                          # dSize = Σ CntL (= 73, not the 82 rows)
+    leaf = {"left": [BooleanLiteral("a", True), BooleanLiteral("a", False)],
+            "right": [BooleanLiteral("b", True), BooleanLiteral("b", False)]}
+    assert found
+    seen = set()
+    for r in found:
+        assert r.stats.p_value == pytest.approx(
+            RedescriptionStats.from_counts(r.stats.support_left, r.stats.support_right,
+                                           r.stats.intersection, n_hat).p_value)
+        (left_set, ln), (right_set, rn) = leaf_set(r.left, leaf["left"]), leaf_set(r.right, leaf["right"])
+        # left supports: Σ CntL over the leaves; ¬n_m: the other leaves (Appendix C)
+        assert r.stats.support_left == cnt_l[left_set].sum()
+        if not rn:
+            assert r.stats.support_right == cnt_r[right_set].sum()
+            assert r.stats.intersection == cnt_int[np.ix_(left_set, right_set)].sum()
+        else:  # documented deviation: ¬n_m on the right also holds on the residual column
+            (m,) = [k for k in range(2) if k not in right_set]
+            assert r.stats.support_right == n_hat - cnt_r[m]
+            assert r.stats.intersection == cnt_l[left_set].sum() - cnt_int[left_set, m].sum()
+        seen.add((ln, rn))
+    assert {(False, False), (True, False), (False, True)} <= seen
