@@ -21,7 +21,8 @@ Confidence intervals. When a redescription carries an ``interval`` entry (an
 ``jaccard_low`` / ``jaccard_high`` and ``true_jaccard_in_interval`` says whether the
 true Jaccard lies inside (``low ≤ true ≤ high``). Accepted forms of the entry::
 
-    {"jaccard": [low, high], ...}             # per statistic, a pair
+    {"jaccard": [low, high], ...}             # per statistic, a pair (what
+                                              # dprm.mining.private_extraction writes)
     {"jaccard": {"low": l, "high": h}, ...}   # per statistic, named ends
     {"jaccard_low": l, "jaccard_high": h}     # flat
     [low, high]                               # the Jaccard interval alone
