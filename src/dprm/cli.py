@@ -22,7 +22,8 @@ from rich.text import Text
 from dprm.data import LiteralIndex, TwoViewData, load_two_view
 from dprm.datasets import make_planted, write_planted
 from dprm.errors import DprmError, ParameterError
-from dprm.mining import ALGORITHMS, Miner
+from dprm.mining import ALGORITHMS, Miner, make_miner
+from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.queries import Redescription, write_clired_queries, write_document
 
 app = typer.Typer(
@@ -74,9 +75,16 @@ def _load(
 # -- mine ---------------------------------------------------------------------------
 
 MINER_OPTIONS = (
+    "epsilon",
     "depth",
     "init_trials",
     "alternations",
+    "mcmc_iterations",
+    "omega",
+    "pair_score",
+    "mcmc_stop",
+    "variance_threshold",
+    "variance_window",
     "max_clauses",
     "min_support",
     "max_support",
@@ -84,6 +92,11 @@ MINER_OPTIONS = (
     "max_pvalue",
     "max_splits",
     "min_leaf",
+    "target_bins",
+    "counts",
+    "prune_support",
+    "prune_interval",
+    "confidence",
 )
 
 
@@ -111,13 +124,24 @@ def mine(
     max_pvalue: Optional[float] = typer.Option(None, help="Maximum p-value."),
     max_splits: Optional[int] = typer.Option(None, help="Thresholds per numeric attribute."),
     min_leaf: Optional[int] = typer.Option(None, help="Minimum rows per branch (non-private trees)."),
+    mcmc_iterations: Optional[int] = typer.Option(None, help="Metropolis-Hastings steps per tree (pair) MCIter."),
+    omega: Optional[float] = typer.Option(None, help="mcmc-tree-pair: budget share for sampling the pair."),
+    pair_score: Optional[str] = typer.Option(None, help="mcmc-tree-pair: 'counts' (default) or 'paper'."),
+    mcmc_stop: Optional[str] = typer.Option(None, help="'fixed' steps (default) or the paper's 'variance' stop."),
+    variance_threshold: Optional[float] = typer.Option(None, help="σ of the variance stop."),
+    variance_window: Optional[int] = typer.Option(None, help="k of the variance stop."),
+    target_bins: Optional[int] = typer.Option(None, help="Bins of a numeric initial target (private miners)."),
+    counts: Optional[str] = typer.Option(None, help="Private extraction: 'cells' (default) or 'paper'."),
+    prune_support: Optional[float] = typer.Option(None, help="Prune below this noisy support (paper: 500 on MAMMAL)."),
+    prune_interval: Optional[float] = typer.Option(None, help="Prune where the Jaccard interval is wider."),
+    confidence: Optional[float] = typer.Option(None, help="Level of the reported intervals."),
 ) -> None:
     """Mine redescriptions of two views LEFT and RIGHT."""
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
-    miner_class = ALGORITHMS[algorithm]
+    miner_class, fixed = ALGORITHMS[algorithm]
     given = {name: value for name, value in locals().items() if name in MINER_OPTIONS and value is not None}
-    accepted = set(miner_class.parameter_names())
+    accepted = set(miner_class.parameter_names()) - set(fixed)
     for name in given:
         if name not in accepted:
             raise ParameterError(f"option --{name.replace('_', '-')} does not apply to {algorithm}")
@@ -130,15 +154,19 @@ def mine(
     for path in (output, clired):
         if path is not None:
             _check_writable(path)
-    data = _load(left, right, id_column, types, duplicate_columns)
-    miner: Miner = miner_class(**given)
-    if miner.guarantee == "none" and epsilon is not None:
+    if "epsilon" not in accepted and epsilon is not None:
         print(f"note: {algorithm} is not private; --epsilon is ignored", file=sys.stderr)
-    rng = np.random.default_rng(seed)
+        given.pop("epsilon")
+    data = _load(left, right, id_column, types, duplicate_columns)
+    miner: Miner = make_miner(algorithm, **given)
+    choices, noise = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    accountant = None
+    if "epsilon" in accepted:
+        accountant = Accountant(miner.epsilon, SecureNoise() if seed is None else SeededNoise(noise))
     with console.status(f"mining with {algorithm}..."):
-        miner.fit(data, rng=rng)
+        miner.fit(data, accountant=accountant, rng=choices)
     document = miner.document({"seed": seed})
-    _print_redescriptions(miner.redescriptions_, top)
+    _print_redescriptions(miner.redescriptions_, top, noisy=accountant is not None)
     for note in miner.notes_:
         console.print(f"[dim]{note}[/dim]")
     _write_outputs(document, miner.redescriptions_, output, clired)
@@ -174,23 +202,30 @@ def _write_outputs(document: dict, redescriptions: list[Redescription], output: 
         console.print(f"wrote the queries in Siren/clired's format to {clired}")
 
 
-def _print_redescriptions(redescriptions: list[Redescription], top: int) -> None:
-    table = Table(title=f"{len(redescriptions)} redescriptions", show_lines=False)
-    for column in ("#", "left query", "right query", "|L|", "|R|", "|L∩R|", "J", "p-value"):
-        table.add_column(column, justify="right" if column not in ("left query", "right query") else "left")
-    for number, r in enumerate(redescriptions[:top], start=1):
+def _print_redescriptions(redescriptions: list[Redescription], top: int, noisy: bool) -> None:
+    """One block per redescription: its statistics on a line, then both queries."""
+    kept = sum(not r.pruned for r in redescriptions)
+    title = f"{len(redescriptions)} redescriptions"
+    if noisy:
+        title += f", {kept} kept after pruning (noisy, differentially private statistics)"
+    console.rule(title)
+    shown = sorted(redescriptions, key=lambda r: r.pruned)[:top]
+    for number, r in enumerate(shown, start=1):
         s = r.stats
-        table.add_row(
-            str(number),
-            Text(str(r.left)),
-            Text(str(r.right)),
-            f"{s.support_left:.0f}",
-            f"{s.support_right:.0f}",
-            f"{s.intersection:.0f}",
-            f"{s.jaccard:.3f}",
-            f"{s.p_value:.2g}",
-        )
-    console.print(table)
+        line = Text(f"{number:>3}. J = {s.jaccard:.3f}", style="bold")
+        interval = r.extra.get("interval", {}).get("jaccard") if noisy else None
+        if interval:
+            line.append(f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+        line.append(f"   |L| {s.support_left:.0f}   |R| {s.support_right:.0f}   |L∩R| {s.intersection:.0f}")
+        if s.p_value is not None:
+            line.append(f"   p {s.p_value:.2g}")
+        if r.pruned:
+            line.append("   pruned", style="yellow")
+        console.print(line)
+        console.print(Text("     L: ") + Text(str(r.left)))
+        console.print(Text("     R: ") + Text(str(r.right)))
+    if len(redescriptions) > len(shown):
+        console.print(f"... {len(redescriptions) - len(shown)} more (--top N shows more; --output writes all)")
 
 
 # -- inspect ------------------------------------------------------------------------

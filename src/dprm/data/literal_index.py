@@ -144,7 +144,13 @@ class LiteralIndex:
         if self.mode == "private":
             low, high = self._bounds(attribute)
             steps = np.arange(1, self.max_splits + 1) / (self.max_splits + 1)
-            return np.unique(low + steps * (high - low))
+            grid = low + steps * (high - low)
+            # Round to one digit finer than the grid step: readable, still distinct,
+            # and a function of the public bounds only.
+            spacing = (high - low) / (self.max_splits + 1)
+            if spacing > 0:
+                grid = np.round(grid, max(0, int(np.ceil(-np.log10(spacing))) + 1))
+            return np.unique(grid)
         values = attribute.values[~np.isnan(attribute.values)]
         distinct = np.unique(values)
         if distinct.size <= self.max_splits + 1:

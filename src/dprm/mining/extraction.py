@@ -150,7 +150,10 @@ def extract_combinations(
     Parameters
     ----------
     table : ndarray, shape (n_left_cells, n_right_cells)
-        Counts of the cells. Noisy counts are allowed (negative cells count as 0).
+        Counts of the cells. Noisy counts are used as they are: a sum of unbiased
+        noisy cells is unbiased, where clipping every cell at 0 would inflate the
+        sums of many (mostly empty) cells; only the resulting statistics are clipped
+        into their valid ranges (:meth:`RedescriptionStats.from_counts`).
     constraints : Constraints
         Γ, and the number of disjunctions per side.
     left_units, right_units : ndarray of bool, optional
@@ -172,7 +175,7 @@ def extract_combinations(
     >>> best.left, best.right, round(best.jaccard, 3)   # (cell 1, cell 1 ∨ cell 2)
     ((False, True, False), (False, True, True), 0.885)
     """
-    table = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
+    table = np.asarray(table, dtype=np.float64)
     n_cells = table.shape
     if min(n_cells) < 2:
         return []

@@ -18,7 +18,9 @@ Two ways to count (``counts=``)
     by one, L1 sensitivity 1, released by **one** ``DiscreteLaplaceHistogram(ε)``
     (ledger step ``"{step}: cell counts"``). Its shape depends on the trees only
     (public outputs of earlier mechanisms), never on the data. Post-processing:
-    negative cells are clipped at 0; ``n̂`` is the sum of the clipped table. Units
+    cells are used as released (sums of unbiased noisy cells stay unbiased; clipping
+    the many empty cells at 0 would inflate ``n̂`` and every support), ``n̂`` is the
+    sum of the table, and only derived statistics are clipped into range. Units
     are the single leaves (the residual is never a unit); the negation of a leaf is
     every other cell, residual included, which is exactly the plain complement the
     written query ``¬(leaf)`` means. So every support, intersection and the data size
@@ -93,8 +95,8 @@ noise scale is small against the counts involved, but coverage drops (≈ 0.6–
 when the noise scale is a sizeable fraction of the supports (scale 10–30 against
 supports of ~100). Such redescriptions have wide intervals, which is what
 :func:`prune`'s width rule removes. The point estimates (``stats``) come from the
-clipped table extraction works on, so they need not lie at the centre of the
-interval. In ``"paper"`` mode the intervals describe the quantities the paper's
+released table itself (in ``"paper"`` mode from its clipped form), so they need not
+lie at the centre of the interval. In ``"paper"`` mode the intervals describe the quantities the paper's
 counts model (its heuristic negations included), not the exact supports of the
 written queries.
 
@@ -375,8 +377,9 @@ def private_extract(
         del exact
 
         def build(parts, clip=True):
-            table = np.asarray(parts[0], dtype=np.float64)
-            return np.clip(table, 0.0, None) if clip else table
+            # No clipping of cells: sums of unbiased noisy cells stay unbiased
+            # (clipping the many empty cells at 0 would inflate n̂ and every support).
+            return np.asarray(parts[0], dtype=np.float64)
 
         left_units = np.eye(n_left, n_left + 1, dtype=bool)
     else:

@@ -55,7 +55,9 @@ def leaf_query(tree: Tree, index: LiteralIndex, node: int) -> Query:
             else:
                 bounds["gt"] = max(bounds.get("gt", t), t)
             continue
-        literals.append(_branch_literal(index, split, holds))
+        literal = _branch_literal(index, split, holds)
+        if literal not in literals:  # a test repeated on the path adds nothing
+            literals.append(literal)
     literals += [NumericLiteral(name, **bounds) for name, bounds in intervals.items()]
     if not literals:
         raise ValueError("the root of a tree has no query")

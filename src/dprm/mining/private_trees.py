@@ -1,0 +1,197 @@
+"""What the private tree-based miners share: parameters, targets, extraction, output.
+
+AltExpM, AltMCMC (:mod:`dprm.mining.alternation`) and MCMCTreePair
+(:mod:`dprm.mining.tree_pair`) differ only in how they obtain pairs of trees; this
+base class holds the rest:
+
+* the literal indexes in private mode (numeric split points on a grid over the
+  public bounds, never at data values);
+* initial targets (:meth:`initial_target`): a uniformly random attribute of either
+  view (the schema is public); Boolean values and categories are classes; a numeric
+  attribute is cut into ``target_bins`` equal-width bins over its *public* bounds.
+  The paper's Freedman–Diaconis rule needs the interquartile range and the number of
+  rows, both private, so the number of bins is a parameter here;
+* private extraction of each tree pair (:func:`dprm.mining.private_extraction.private_extract`),
+  pruning, and the output's privacy block, which says honestly when a run is not
+  private (seeded noise, or domains read off the data).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
+from dprm.data.literal_index import LiteralIndex
+from dprm.errors import ParameterError
+from dprm.mining.base import Miner
+from dprm.mining.extraction import Constraints
+from dprm.mining.private_extraction import private_extract, prune
+from dprm.privacy import Accountant, SecureNoise
+from dprm.privacy.budget import as_epsilon
+from dprm.queries import Redescription, canonical_key
+from dprm.trees.tree import Tree
+
+__all__ = ["PrivateTreeMiner"]
+
+
+class PrivateTreeMiner(Miner):
+    """Base class of the private tree-based miners (not used directly)."""
+
+    guarantee = "pure-dp-on-mcmc-convergence"
+
+    # Parameters common to all three miners; subclasses add theirs in __init__.
+    def _common(
+        self,
+        epsilon: float,
+        depth: int,
+        init_trials: int,
+        max_clauses: int,
+        min_support: float,
+        max_support: float,
+        min_jaccard: float,
+        max_pvalue: float,
+        max_splits: int,
+        target_bins: int,
+        counts: str,
+        prune_support: float | None,
+        prune_interval: float | None,
+        confidence: float,
+    ) -> None:
+        self.epsilon = epsilon
+        self.depth = depth
+        self.init_trials = init_trials
+        self.max_clauses = max_clauses
+        self.min_support = min_support
+        self.max_support = max_support
+        self.min_jaccard = min_jaccard
+        self.max_pvalue = max_pvalue
+        self.max_splits = max_splits
+        self.target_bins = target_bins
+        self.counts = counts
+        self.prune_support = prune_support
+        self.prune_interval = prune_interval
+        self.confidence = confidence
+
+    # -- validation -----------------------------------------------------------------
+
+    def _validate_common(self) -> Constraints:
+        as_epsilon(self.epsilon, "epsilon")
+        for name in ("depth", "init_trials", "max_splits"):
+            if getattr(self, name) < 1:
+                raise ParameterError(f"{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
+        if self.target_bins < 2:
+            raise ParameterError(f"target-bins must be at least 2, not {self.target_bins}")
+        if self.counts not in ("cells", "paper"):
+            raise ParameterError(f"counts must be 'cells' or 'paper', not {self.counts!r}")
+        if not 0 < self.confidence < 1:
+            raise ParameterError(f"confidence must be in (0, 1), not {self.confidence}")
+        if self.prune_support is not None and self.prune_support < 0:
+            raise ParameterError(f"prune-support must be non-negative, not {self.prune_support}")
+        if self.prune_interval is not None and self.prune_interval <= 0:
+            raise ParameterError(f"prune-interval must be positive, not {self.prune_interval}")
+        return Constraints(
+            min_support=self.min_support,
+            max_support=self.max_support,
+            min_jaccard=self.min_jaccard,
+            max_pvalue=self.max_pvalue,
+            max_clauses=self.max_clauses,
+        )
+
+    # -- the run --------------------------------------------------------------------
+
+    def fit(
+        self, data: TwoViewData, *, accountant: Accountant | None = None, rng: np.random.Generator | None = None
+    ) -> "PrivateTreeMiner":
+        """Mine ``data`` spending exactly ``epsilon`` of ``accountant``.
+
+        Without an accountant, one holding ``epsilon`` with secure noise is made.
+        ``rng`` drives the data-independent choices (initial attributes, random
+        trees, proposals, interval simulations).
+        """
+        self._validate()
+        constraints = self._validate_common()
+        rng = np.random.default_rng(rng)
+        if accountant is None:
+            accountant = Accountant(self.epsilon, SecureNoise())
+        for view in data.views:
+            if len(view) == 0:
+                raise ParameterError(f"the {view.name} view has no usable attribute")
+        self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
+        self._reasons: list[str] = []
+        self._found: dict[tuple[str, str], Redescription] = {}
+        self._constraints = constraints
+        self._accountant = accountant
+        self._rng = rng
+        self._mine(data, accountant, rng)
+        found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
+        self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
+                                     max_interval_width=self.prune_interval)
+        self.privacy_ = self._privacy_block(data, accountant)
+        self.notes_ = [f"not private: {reason}" for reason in self.privacy_.get("reasons", [])]
+        return self
+
+    def _validate(self) -> None:
+        """Subclasses check their own parameters."""
+
+    def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator) -> None:
+        raise NotImplementedError
+
+    # -- building blocks ------------------------------------------------------------
+
+    def initial_target(self, data: TwoViewData, rng: np.random.Generator) -> tuple[int, np.ndarray, int]:
+        """A random attribute's classes: ``(its view 0/1, class per row, n classes)``."""
+        sizes = [len(data.left), len(data.right)]
+        pick = int(rng.integers(sum(sizes)))
+        side = 0 if pick < sizes[0] else 1
+        attribute = data.views[side].attributes[pick - side * sizes[0]]
+        classes, n_classes = self._classes(attribute)
+        return side, classes, n_classes
+
+    def _classes(self, attribute: Attribute) -> tuple[np.ndarray, int]:
+        if attribute.kind is AttributeKind.NUMERIC:
+            if attribute.domain.bounds is not None and attribute.domain.declared:
+                low, high = attribute.domain.bounds
+            else:
+                values = attribute.values[~np.isnan(attribute.values)]
+                low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+                self._not_private(f"bins of the target {attribute.name!r} come from data, not declared bounds")
+            edges = np.linspace(low, high, self.target_bins + 1)[1:-1]
+            classes = np.searchsorted(edges, attribute.values, side="right").astype(np.int64)
+            classes[np.isnan(attribute.values)] = -1
+            return classes, self.target_bins
+        if attribute.kind is AttributeKind.CATEGORICAL and not attribute.domain.declared:
+            self._not_private(f"categories of the target {attribute.name!r} come from data")
+        classes = attribute.values.astype(np.int64)
+        n = len(attribute.domain.categories) if attribute.domain.categories is not None else 2
+        return classes, max(n, 2)
+
+    def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
+        """Private extraction of one tree pair (left tree, right tree) into the results."""
+        cells = [trees[s].apply_cells(self.indexes_[s]) for s in (0, 1)]
+        found = private_extract(
+            cells[0], trees[0], self.indexes_[0], cells[1], trees[1], self.indexes_[1],
+            epsilon, self._accountant, step, self._constraints,
+            counts=self.counts, confidence=self.confidence, rng=self._rng,
+        )
+        for redescription in found:
+            key = (canonical_key(redescription.left), canonical_key(redescription.right))
+            self._found.setdefault(key, redescription)
+
+    def _not_private(self, reason: str) -> None:
+        if reason not in self._reasons:
+            self._reasons.append(reason)
+
+    def _privacy_block(self, data: TwoViewData, accountant: Accountant) -> dict[str, Any]:
+        block = accountant.privacy_block(self.guarantee)
+        reasons = [block.pop("reason")] if "reason" in block else []
+        reasons += self._reasons
+        for side, index in enumerate(self.indexes_):
+            if not index.private_domains:
+                reasons.append(f"split points of the {data.views[side].name} view come from undeclared domains "
+                               f"(declare bounds and categories in a types file)")
+        block["private"] = not reasons
+        if reasons:
+            block["reasons"] = reasons
+        return block
