@@ -96,6 +96,7 @@ MINER_OPTIONS = (
     "counts",
     "prune_support",
     "prune_interval",
+    "prune_significance",
     "confidence",
 )
 
@@ -134,6 +135,9 @@ def mine(
     counts: Optional[str] = typer.Option(None, help="Private extraction: 'cells' (default) or 'paper'."),
     prune_support: Optional[float] = typer.Option(None, help="Prune below this noisy support (paper: 500 on MAMMAL)."),
     prune_interval: Optional[float] = typer.Option(None, help="Prune where the Jaccard interval is wider."),
+    prune_significance: Optional[bool] = typer.Option(
+        None, "--prune-significance/--no-prune-significance",
+        help="Prune where the p-value interval reaches above --max-pvalue (default on)."),
     confidence: Optional[float] = typer.Option(None, help="Level of the reported intervals."),
 ) -> None:
     """Mine redescriptions of two views LEFT and RIGHT."""

@@ -62,6 +62,9 @@ class AlternatingTrees(PrivateTreeMiner):
         How extraction releases counts (see :mod:`dprm.mining.private_extraction`).
     prune_support, prune_interval : float or None
         Pruning: noisy support below, or Jaccard interval wider than.
+    prune_significance : bool
+        Pruning: also where the upper end of the p-value interval exceeds
+        ``max_pvalue`` (not significant at the pessimistic end of the noise).
     confidence : float
         Level of the reported intervals.
     """
@@ -88,6 +91,7 @@ class AlternatingTrees(PrivateTreeMiner):
         counts: str = "cells",
         prune_support: float | None = None,
         prune_interval: float | None = 0.25,
+        prune_significance: bool = True,
         confidence: float = 0.95,
     ) -> None:
         self.trees = trees
@@ -97,7 +101,8 @@ class AlternatingTrees(PrivateTreeMiner):
         self.variance_threshold = variance_threshold
         self.variance_window = variance_window
         self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
-                     max_pvalue, max_splits, target_bins, counts, prune_support, prune_interval, confidence)
+                     max_pvalue, max_splits, target_bins, counts, prune_support, prune_interval,
+                     prune_significance, confidence)
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]

@@ -122,7 +122,7 @@ from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, as_epsilon, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.queries import Not, Or, Query, Redescription, RedescriptionStats
+from dprm.queries import Not, Or, Query, Redescription, RedescriptionStats, p_value
 from dprm.trees.leaf_queries import TreeQueries
 from dprm.trees.tree import Tree
 
@@ -141,7 +141,7 @@ COUNTS: tuple[str, ...] = ("cells", "paper")
 #: The key of :attr:`Redescription.extra` that holds the confidence intervals.
 INTERVAL_KEY = "interval"
 
-_INTERVAL_STATS = ("jaccard", "intersection", "support_left", "support_right")
+_INTERVAL_STATS = ("jaccard", "intersection", "support_left", "support_right", "p_value")
 
 
 # -- the released counts and the tables built from them ------------------------------
@@ -228,7 +228,7 @@ def combination_intervals(
     -------
     list of dict
         One ``{"confidence", "jaccard", "intersection", "support_left",
-        "support_right"}`` per combination, each statistic ``[lo, hi]``.
+        "support_right", "p_value"}`` per combination, each statistic ``[lo, hi]``.
 
     Examples
     --------
@@ -247,9 +247,10 @@ def combination_intervals(
                            np.minimum(support_left, support_right))
     union = support_left + support_right - intersection
     jaccard = np.divide(intersection, union, out=np.zeros_like(union), where=union > 0)
+    pvalues = p_value(intersection, support_left, support_right, np.broadcast_to(n_rows, intersection.shape))
     tail = (1.0 - confidence) / 2.0
     values = {"jaccard": jaccard, "intersection": intersection,
-              "support_left": support_left, "support_right": support_right}
+              "support_left": support_left, "support_right": support_right, "p_value": pvalues}
     bounds = {key: np.quantile(v, [tail, 1.0 - tail], axis=0) for key, v in values.items()}
     return [
         {"confidence": float(confidence),
@@ -437,6 +438,7 @@ def prune(
     *,
     min_noisy_support: float | None = None,
     max_interval_width: float | None = 0.25,
+    max_pvalue: float | None = None,
 ) -> list[Redescription]:
     """Mark redescriptions that are probably artefacts of the noise (section 4.6).
 
@@ -450,6 +452,12 @@ def prune(
         dprm's rule: prune where the Jaccard interval (``extra["interval"]``) is wider
         than this. ``None``: not applied. A redescription without an interval is not
         judged by this rule.
+    max_pvalue : float, optional
+        dprm's significance rule: prune where the upper end of the p-value interval
+        exceeds this, i.e. where the redescription is not significant at the
+        pessimistic end of the noise (the winner's curse: among many candidates,
+        those whose noise raised the intersection pass Γ most easily). ``None``:
+        not applied.
 
     Returns
     -------
@@ -479,5 +487,7 @@ def prune(
         if max_interval_width is not None and isinstance(interval, dict) and "jaccard" in interval:
             lo, hi = interval["jaccard"]
             drop = drop or (hi - lo) > max_interval_width
+        if max_pvalue is not None and isinstance(interval, dict) and "p_value" in interval:
+            drop = drop or interval["p_value"][1] > max_pvalue
         out.append(replace(r, pruned=True) if drop and not r.pruned else r)
     return out

@@ -57,6 +57,7 @@ class PrivateTreeMiner(Miner):
         counts: str,
         prune_support: float | None,
         prune_interval: float | None,
+        prune_significance: bool,
         confidence: float,
     ) -> None:
         self.epsilon = epsilon
@@ -72,6 +73,7 @@ class PrivateTreeMiner(Miner):
         self.counts = counts
         self.prune_support = prune_support
         self.prune_interval = prune_interval
+        self.prune_significance = prune_significance
         self.confidence = confidence
 
     # -- validation -----------------------------------------------------------------
@@ -127,7 +129,8 @@ class PrivateTreeMiner(Miner):
         self._mine(data, accountant, rng)
         found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
-                                     max_interval_width=self.prune_interval)
+                                     max_interval_width=self.prune_interval,
+                                     max_pvalue=self.max_pvalue if self.prune_significance else None)
         self.privacy_ = self._privacy_block(data, accountant)
         self.notes_ = [f"not private: {reason}" for reason in self.privacy_.get("reasons", [])]
         return self

@@ -55,7 +55,7 @@ class MCMCTreePair(PrivateTreeMiner):
         σ and k of the variance stop.
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
         Γ and the disjunctions per side.
-    max_splits, target_bins, counts, prune_support, prune_interval, confidence
+    max_splits, target_bins, counts, prune_support, prune_interval, prune_significance, confidence
         As for :class:`~dprm.mining.alternation.AlternatingTrees`.
 
     Examples
@@ -98,6 +98,7 @@ class MCMCTreePair(PrivateTreeMiner):
         counts: str = "cells",
         prune_support: float | None = None,
         prune_interval: float | None = 0.25,
+        prune_significance: bool = True,
         confidence: float = 0.95,
     ) -> None:
         self.mcmc_iterations = mcmc_iterations
@@ -107,7 +108,8 @@ class MCMCTreePair(PrivateTreeMiner):
         self.variance_threshold = variance_threshold
         self.variance_window = variance_window
         self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
-                     max_pvalue, max_splits, target_bins, counts, prune_support, prune_interval, confidence)
+                     max_pvalue, max_splits, target_bins, counts, prune_support, prune_interval,
+                     prune_significance, confidence)
 
     def _validate(self) -> None:
         if not 0 < self.omega < 1:
