@@ -94,10 +94,12 @@ MINER_OPTIONS = (
     "min_leaf",
     "target_bins",
     "counts",
+    "units",
     "prune_support",
     "prune_interval",
     "prune_significance",
     "confidence",
+    "size_share",
 )
 
 
@@ -133,12 +135,14 @@ def mine(
     variance_window: Optional[int] = typer.Option(None, help="k of the variance stop."),
     target_bins: Optional[int] = typer.Option(None, help="Bins of a numeric initial target (private miners)."),
     counts: Optional[str] = typer.Option(None, help="Private extraction: 'cells' (default) or 'paper'."),
+    units: Optional[str] = typer.Option(None, help="Private extraction's simple queries: 'leaves' or 'subtrees'."),
     prune_support: Optional[float] = typer.Option(None, help="Prune below this noisy support (paper: 500 on MAMMAL)."),
     prune_interval: Optional[float] = typer.Option(None, help="Prune where the Jaccard interval is wider."),
     prune_significance: Optional[bool] = typer.Option(
         None, "--prune-significance/--no-prune-significance",
         help="Prune where the p-value interval reaches above --max-pvalue (default on)."),
     confidence: Optional[float] = typer.Option(None, help="Level of the reported intervals."),
+    size_share: Optional[float] = typer.Option(None, help="Budget share for a noisy count of the rows (0: none)."),
 ) -> None:
     """Mine redescriptions of two views LEFT and RIGHT."""
     if algorithm not in ALGORITHMS:

@@ -60,6 +60,8 @@ class AlternatingTrees(PrivateTreeMiner):
         Equal-width bins of a numeric initial target.
     counts : {"cells", "paper"}
         How extraction releases counts (see :mod:`dprm.mining.private_extraction`).
+    units : {"leaves", "subtrees"}
+        What a simple query of extraction may be: a leaf (the paper) or a subtree.
     prune_support, prune_interval : float or None
         Pruning: noisy support below, or Jaccard interval wider than.
     prune_significance : bool
@@ -67,6 +69,9 @@ class AlternatingTrees(PrivateTreeMiner):
         ``max_pvalue`` (not significant at the pessimistic end of the noise).
     confidence : float
         Level of the reported intervals.
+    size_share : float
+        Share of ``epsilon`` for a noisy count of the rows (0: none, as the paper);
+        the rest is split as the paper does.
     """
 
     def __init__(
@@ -89,10 +94,12 @@ class AlternatingTrees(PrivateTreeMiner):
         max_splits: int = 32,
         target_bins: int = 4,
         counts: str = "cells",
+        units: str = "leaves",
         prune_support: float | None = None,
         prune_interval: float | None = 0.25,
         prune_significance: bool = True,
         confidence: float = 0.95,
+        size_share: float = 0.0,
     ) -> None:
         self.trees = trees
         self.alternations = alternations
@@ -101,8 +108,8 @@ class AlternatingTrees(PrivateTreeMiner):
         self.variance_threshold = variance_threshold
         self.variance_window = variance_window
         self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
-                     max_pvalue, max_splits, target_bins, counts, prune_support, prune_interval,
-                     prune_significance, confidence)
+                     max_pvalue, max_splits, target_bins, counts, units, prune_support, prune_interval,
+                     prune_significance, confidence, size_share)
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]
@@ -129,9 +136,9 @@ class AlternatingTrees(PrivateTreeMiner):
                            iterations=self.mcmc_iterations, stop=self.mcmc_stop,
                            variance_threshold=self.variance_threshold, variance_window=self.variance_window)
 
-    def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator) -> None:
+    def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         n_releases = self.init_trials * (2 * self.alternations + 1)
-        shares = iter(split_budget(self.epsilon, [1] * n_releases))
+        shares = iter(split_budget(epsilon, [1] * n_releases))
         for trial in range(1, self.init_trials + 1):
             source, target, n_classes = self.initial_target(data, rng)
             side = 1 - source

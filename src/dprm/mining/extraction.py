@@ -144,6 +144,7 @@ def extract_combinations(
     constraints: Constraints,
     left_units: np.ndarray | None = None,
     right_units: np.ndarray | None = None,
+    n_rows: float | None = None,
 ) -> list[LeafCombination]:
     """Simple redescriptions of a tree pair, extended by disjunctions, that satisfy Γ.
 
@@ -162,6 +163,8 @@ def extract_combinations(
         (:func:`dprm.trees.leaf_queries.node_cells`) lets whole subtrees be queries;
         passing the leaves only gives the paper's Algorithm 6. Simple queries are
         these units and their negations; a disjunction adds one unit.
+    n_rows : float, optional
+        The data size for Γ (maximum support, p-values); default the table's sum.
 
     Returns
     -------
@@ -183,7 +186,7 @@ def extract_combinations(
         np.eye(n, dtype=bool) if given is None else np.asarray(given, dtype=bool)
         for n, given in zip(n_cells, (left_units, right_units))
     ]
-    n_rows = float(table.sum())
+    n_rows = float(table.sum()) if n_rows is None else float(n_rows)
     sums = [table.sum(axis=1), table.sum(axis=0)]
     (left_options, left_neg), (right_options, right_neg) = _options(units[0]), _options(units[1])
     inter = left_options.astype(float) @ table @ right_options.T.astype(float)

@@ -123,7 +123,7 @@ from dprm.mining.extraction import Constraints, LeafCombination, contingency_tab
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, as_epsilon, split_budget
 from dprm.privacy.budget import EpsilonLike
 from dprm.queries import Not, Or, Query, Redescription, RedescriptionStats, p_value
-from dprm.trees.leaf_queries import TreeQueries
+from dprm.trees.leaf_queries import TreeQueries, node_cells
 from dprm.trees.tree import Tree
 
 __all__ = [
@@ -209,7 +209,8 @@ def simulate_tables(released: np.ndarray, scale: float, n: int, rng: np.random.G
 
 
 def combination_intervals(
-    tables: np.ndarray, left: np.ndarray, right: np.ndarray, confidence: float
+    tables: np.ndarray, left: np.ndarray, right: np.ndarray, confidence: float,
+    n_rows: np.ndarray | None = None,
 ) -> list[dict]:
     """Percentile intervals of each combination's statistics over simulated tables.
 
@@ -223,6 +224,8 @@ def combination_intervals(
         The cells of each combination's left and right query.
     confidence : float
         Coverage of the equal-tailed interval, in (0, 1).
+    n_rows : ndarray, shape (S,), optional
+        The data size of each draw; default the sum of each simulated table.
 
     Returns
     -------
@@ -239,7 +242,9 @@ def combination_intervals(
     """
     tables = np.asarray(tables, dtype=np.float64)
     lf, rf = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
-    n_rows = np.maximum(tables.sum(axis=(1, 2)), 0.0)[:, None]
+    if n_rows is None:
+        n_rows = tables.sum(axis=(1, 2))
+    n_rows = np.maximum(np.asarray(n_rows, dtype=np.float64), 0.0)[:, None]
     support_left = np.clip(tables.sum(axis=2) @ lf.T, 0.0, n_rows)  # (S, k)
     support_right = np.clip(tables.sum(axis=1) @ rf.T, 0.0, n_rows)
     intersection = np.clip(np.einsum("ka,sab,kb->sk", lf, tables, rf),
@@ -284,6 +289,54 @@ def _side_query(queries: TreeQueries, tree: Tree, cells: tuple[bool, ...], negat
 # -- the extraction ----------------------------------------------------------------
 
 
+def discrete_laplace_variance(scale: float) -> float:
+    """Variance ``2a / (1 − a)²`` of discrete Laplace noise with ``a = exp(−1/scale)``.
+
+    Examples
+    --------
+    >>> round(discrete_laplace_variance(10.0), 1)   # close to 2·scale² = 200
+    199.8
+    """
+    a = math.exp(-1.0 / scale)
+    return 2.0 * a / (1.0 - a) ** 2
+
+
+def combine_estimates(
+    estimate: float, variance: float, other: tuple[float, float] | None
+) -> tuple[float, float]:
+    """Inverse-variance weighted mean of two independent unbiased estimates.
+
+    Examples
+    --------
+    >>> combine_estimates(100.0, 4.0, (110.0, 4.0))
+    (105.0, 2.0)
+    >>> combine_estimates(100.0, 4.0, None)
+    (100.0, 4.0)
+    """
+    if other is None or variance == 0:
+        return estimate, variance
+    if other[1] == 0:
+        return other
+    value, other_variance = other
+    weight, other_weight = 1.0 / variance, 1.0 / other_variance
+    return (estimate * weight + value * other_weight) / (weight + other_weight), 1.0 / (weight + other_weight)
+
+
+UNITS = ("leaves", "subtrees")
+
+
+def _leaf_units(tree: Tree, units: str, residual: bool) -> np.ndarray:
+    """Unit masks over the tree's leaves (plus a false residual column if asked)."""
+    if units == "leaves":
+        masks = np.eye(tree.n_leaves, dtype=bool)
+    else:
+        masks = node_cells(tree)[1][:, : tree.n_leaves]
+        masks = masks[masks.any(axis=1)]
+    if residual:
+        masks = np.column_stack([masks, np.zeros(masks.shape[0], dtype=bool)])
+    return masks
+
+
 def private_extract(
     left_cells: np.ndarray,
     left_tree: Tree,
@@ -297,6 +350,8 @@ def private_extract(
     constraints: Constraints,
     *,
     counts: str = "cells",
+    units: str = "leaves",
+    data_size: tuple[float, float] | None = None,
     confidence: float = 0.95,
     n_simulations: int = 500,
     rng: np.random.Generator,
@@ -323,6 +378,17 @@ def private_extract(
     counts : {"cells", "paper"}
         One histogram of exact cells with ε (default), or the paper's two histograms
         with ε/2 each (module docstring).
+    data_size : (float, float), optional
+        A separately released estimate of the number of rows and its variance
+        (e.g. a discrete-Laplace count). The data size used for Γ's maximum support
+        and the p-values is then the inverse-variance weighted mean of it and the
+        table's own sum (post-processing); without it, the table's sum alone — the
+        sum of some hundred noisy cells, whose spread makes p-values of large
+        redescriptions unreliable.
+    units : {"leaves", "subtrees"}
+        What a simple query may be: a single leaf (the paper), or the leaves below
+        any node of the tree (a subtree, written as the disjunction of its leaves,
+        which is exact with missing values too). Pure post-processing either way.
     confidence : float
         Coverage of the intervals in ``extra["interval"]``, in (0, 1).
     n_simulations : int
@@ -348,6 +414,8 @@ def private_extract(
     exact_epsilon = as_epsilon(epsilon)
     if counts not in COUNTS:
         raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {counts!r}")
+    if units not in UNITS:
+        raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {units!r}")
     if not 0 < confidence < 1:
         raise ParameterError(f"confidence must be in (0, 1), not {confidence}")
     if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 0:
@@ -382,7 +450,7 @@ def private_extract(
             # (clipping the many empty cells at 0 would inflate n̂ and every support).
             return np.asarray(parts[0], dtype=np.float64)
 
-        left_units = np.eye(n_left, n_left + 1, dtype=bool)
+        left_units = _leaf_units(left_tree, units, residual=True)
     else:
         eps_inter, eps_left = split_budget(exact_epsilon, [1, 1])
         inside = (left_leaf < n_left) & (right_leaf < n_right)
@@ -399,12 +467,17 @@ def private_extract(
         def build(parts, clip=True):
             return _paper_table(parts[0], parts[1], clip)
 
-        left_units = np.eye(n_left, dtype=bool)
+        left_units = _leaf_units(left_tree, units, residual=False)
     del left_leaf, right_leaf
     # From here on only released values are used.
     table = build(released)
-    right_units = np.eye(n_right, n_right + 1, dtype=bool)
-    combinations: list[LeafCombination] = extract_combinations(table, constraints, left_units, right_units)
+    # The table's own estimate of the data size is the sum of the last release (all
+    # cells, or the paper's left-leaf counts): a sum of independent noisy cells.
+    table_variance = np.size(released[-1]) * discrete_laplace_variance(scales[-1])
+    n_hat, n_variance = combine_estimates(float(table.sum()), table_variance, data_size)
+    right_units = _leaf_units(right_tree, units, residual=True)
+    combinations: list[LeafCombination] = extract_combinations(table, constraints, left_units, right_units,
+                                                               n_rows=n_hat)
     if not combinations:
         return []
 
@@ -412,11 +485,15 @@ def private_extract(
     if n_simulations > 0:
         draws = build([simulate_tables(r, s, int(n_simulations), rng) for r, s in zip(released, scales)],
                       clip=False)
+        # The simulated data sizes fluctuate around the combined estimate with its spread.
+        spread = np.sqrt(n_variance / table_variance) if table_variance > 0 else 1.0
+        n_draws = n_hat + (draws.sum(axis=(1, 2)) - table.sum()) * spread
         intervals = combination_intervals(
             draws,
             np.array([c.left for c in combinations]),
             np.array([c.right for c in combinations]),
             confidence,
+            n_rows=n_draws,
         )
 
     queries = (TreeQueries(left_tree, left_index), TreeQueries(right_tree, right_index))

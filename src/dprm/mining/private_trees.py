@@ -11,6 +11,10 @@ base class holds the rest:
   attribute is cut into ``target_bins`` equal-width bins over its *public* bounds.
   The paper's Freedman–Diaconis rule needs the interquartile range and the number of
   rows, both private, so the number of bins is a parameter here;
+* a noisy count of the rows with a small share of the budget (``size_share``,
+  beyond the paper; 0 turns it off): the data size enters Γ's maximum support and
+  every p-value, and the sum of a tree pair's noisy cells alone is too rough for
+  them (its variance grows with the number of cells);
 * private extraction of each tree pair (:func:`dprm.mining.private_extraction.private_extract`),
   pruning, and the output's privacy block, which says honestly when a run is not
   private (seeded noise, or domains read off the data).
@@ -27,9 +31,9 @@ from dprm.data.literal_index import LiteralIndex
 from dprm.errors import ParameterError
 from dprm.mining.base import Miner
 from dprm.mining.extraction import Constraints
-from dprm.mining.private_extraction import private_extract, prune
-from dprm.privacy import Accountant, SecureNoise
-from dprm.privacy.budget import as_epsilon
+from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
+from dprm.privacy import Accountant, DiscreteLaplaceCount, SecureNoise, split_budget
+from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
 from dprm.trees.tree import Tree
 
@@ -55,10 +59,12 @@ class PrivateTreeMiner(Miner):
         max_splits: int,
         target_bins: int,
         counts: str,
+        units: str,
         prune_support: float | None,
         prune_interval: float | None,
         prune_significance: bool,
         confidence: float,
+        size_share: float,
     ) -> None:
         self.epsilon = epsilon
         self.depth = depth
@@ -71,10 +77,12 @@ class PrivateTreeMiner(Miner):
         self.max_splits = max_splits
         self.target_bins = target_bins
         self.counts = counts
+        self.units = units
         self.prune_support = prune_support
         self.prune_interval = prune_interval
         self.prune_significance = prune_significance
         self.confidence = confidence
+        self.size_share = size_share
 
     # -- validation -----------------------------------------------------------------
 
@@ -85,8 +93,12 @@ class PrivateTreeMiner(Miner):
                 raise ParameterError(f"{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
         if self.target_bins < 2:
             raise ParameterError(f"target-bins must be at least 2, not {self.target_bins}")
-        if self.counts not in ("cells", "paper"):
-            raise ParameterError(f"counts must be 'cells' or 'paper', not {self.counts!r}")
+        if self.counts not in COUNTS:
+            raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {self.counts!r}")
+        if self.units not in UNITS:
+            raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {self.units!r}")
+        if not 0 <= self.size_share < 1:
+            raise ParameterError(f"size-share must be in [0, 1), not {self.size_share}")
         if not 0 < self.confidence < 1:
             raise ParameterError(f"confidence must be in (0, 1), not {self.confidence}")
         if self.prune_support is not None and self.prune_support < 0:
@@ -126,7 +138,15 @@ class PrivateTreeMiner(Miner):
         self._constraints = constraints
         self._accountant = accountant
         self._rng = rng
-        self._mine(data, accountant, rng)
+        self._data_size = None
+        epsilon = as_epsilon(self.epsilon, "epsilon")
+        if self.size_share > 0:
+            size_epsilon, epsilon = split_budget(epsilon, [as_fraction(self.size_share, "size-share"),
+                                                           1 - as_fraction(self.size_share, "size-share")])
+            count = DiscreteLaplaceCount(size_epsilon)
+            self._data_size = (float(count.release(accountant, "data size", data.n_rows)),
+                               discrete_laplace_variance(count.scale))
+        self._mine(data, accountant, rng, epsilon)
         found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
                                      max_interval_width=self.prune_interval,
@@ -138,7 +158,8 @@ class PrivateTreeMiner(Miner):
     def _validate(self) -> None:
         """Subclasses check their own parameters."""
 
-    def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator) -> None:
+    def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
+        """Spend exactly ``epsilon`` (what is left after the data-size count)."""
         raise NotImplementedError
 
     # -- building blocks ------------------------------------------------------------
@@ -176,7 +197,8 @@ class PrivateTreeMiner(Miner):
         found = private_extract(
             cells[0], trees[0], self.indexes_[0], cells[1], trees[1], self.indexes_[1],
             epsilon, self._accountant, step, self._constraints,
-            counts=self.counts, confidence=self.confidence, rng=self._rng,
+            counts=self.counts, units=self.units, data_size=self._data_size, confidence=self.confidence,
+            rng=self._rng,
         )
         for redescription in found:
             key = (canonical_key(redescription.left), canonical_key(redescription.right))

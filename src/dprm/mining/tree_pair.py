@@ -55,7 +55,8 @@ class MCMCTreePair(PrivateTreeMiner):
         σ and k of the variance stop.
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
         Γ and the disjunctions per side.
-    max_splits, target_bins, counts, prune_support, prune_interval, prune_significance, confidence
+    max_splits, target_bins, counts, units, prune_support, prune_interval, prune_significance, confidence,
+    size_share
         As for :class:`~dprm.mining.alternation.AlternatingTrees`.
 
     Examples
@@ -96,10 +97,12 @@ class MCMCTreePair(PrivateTreeMiner):
         max_splits: int = 32,
         target_bins: int = 4,
         counts: str = "cells",
+        units: str = "leaves",
         prune_support: float | None = None,
         prune_interval: float | None = 0.25,
         prune_significance: bool = True,
         confidence: float = 0.95,
+        size_share: float = 0.0,
     ) -> None:
         self.mcmc_iterations = mcmc_iterations
         self.omega = omega
@@ -108,8 +111,8 @@ class MCMCTreePair(PrivateTreeMiner):
         self.variance_threshold = variance_threshold
         self.variance_window = variance_window
         self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
-                     max_pvalue, max_splits, target_bins, counts, prune_support, prune_interval,
-                     prune_significance, confidence)
+                     max_pvalue, max_splits, target_bins, counts, units, prune_support, prune_interval,
+                     prune_significance, confidence, size_share)
 
     def _validate(self) -> None:
         if not 0 < self.omega < 1:
@@ -119,9 +122,9 @@ class MCMCTreePair(PrivateTreeMiner):
         if self.mcmc_iterations < 1:
             raise ParameterError(f"mcmc-iterations must be at least 1, not {self.mcmc_iterations}")
 
-    def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator) -> None:
+    def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         omega = as_fraction(self.omega, "omega")
-        per_trial = split_budget(self.epsilon, [1] * self.init_trials)
+        per_trial = split_budget(epsilon, [1] * self.init_trials)
         for trial, budget in enumerate(per_trial, start=1):
             sampling, extraction = split_budget(budget, [omega, Fraction(1) - omega])
             source, target, n_classes = self.initial_target(data, rng)

@@ -1,0 +1,153 @@
+"""The private tree-based miners: budgets, releases, guarantees, parameters."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dprm.data import load_two_view
+from dprm.datasets import make_planted
+from dprm.errors import BudgetExceededError, ParameterError
+from dprm.mining import make_miner
+from dprm.privacy import Accountant, SecureNoise, SeededNoise
+
+FAST = {"mcmc_iterations": 300, "init_trials": 2}
+ALGORITHMS = ["alt-expm", "alt-mcmc", "mcmc-tree-pair"]
+
+
+@pytest.fixture(scope="module")
+def planted():
+    data = make_planted(1500, n_planted=2, noise=0.02, missing=0.02, random_state=3)
+    return data, load_two_view(data.left, data.right, types=data.types)
+
+
+class RecordingNoise(SeededNoise):
+    """Seeded noise that records how many charges the ledger held at each draw."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        super().__init__(rng)
+        self.accountant: Accountant | None = None
+        self.draws: list[int] = []
+
+    def _record(self) -> None:
+        self.draws.append(len(self.accountant.ledger))
+
+    def discrete_laplace(self, values, scale):
+        self._record()
+        return super().discrete_laplace(values, scale)
+
+    def noisy_max(self, scores, scale, sampler="gumbel"):
+        self._record()
+        return super().noisy_max(scores, scale, sampler)
+
+    def noisy_max_many(self, score_vectors, scale, sampler="gumbel"):
+        self._record()
+        return super().noisy_max_many(score_vectors, scale, sampler)
+
+    def uniform(self, size):
+        self._record()
+        return super().uniform(size)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("options", [{}, {"counts": "paper"}, {"size_share": 0.1, "units": "subtrees"}])
+def test_the_ledger_adds_up_and_every_draw_follows_a_charge(planted, algorithm, options) -> None:
+    _, data = planted
+    noise = RecordingNoise(np.random.default_rng(0))
+    accountant = Accountant(1.0, noise)
+    noise.accountant = accountant
+    miner = make_miner(algorithm, epsilon=1.0, **FAST, **options).fit(data, accountant=accountant,
+                                                                       rng=np.random.default_rng(0))
+    assert accountant.spent() == Fraction(1)
+    assert sum(Fraction(entry["epsilon"]).limit_denominator(10**9) for entry in miner.privacy_["ledger"]) == 1
+    assert noise.draws and min(noise.draws) >= 1
+    # every release step draws only after its own charge: draws never precede the last charge count
+    assert noise.draws == sorted(noise.draws)
+    document = miner.document()
+    assert document["privacy"]["epsilon"] == pytest.approx(1.0)
+    assert document["privacy"]["private"] is False  # seeded noise
+    assert document["parameters"]["epsilon"] == 1.0
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_over_spending_is_refused_before_any_output(planted, algorithm) -> None:
+    _, data = planted
+    accountant = Accountant(0.5, SeededNoise(np.random.default_rng(0)))
+    miner = make_miner(algorithm, epsilon=1.0, **FAST)
+    with pytest.raises(BudgetExceededError):
+        miner.fit(data, accountant=accountant, rng=np.random.default_rng(0))
+    assert not hasattr(miner, "redescriptions_")
+    assert accountant.spent() <= Fraction(1, 2)
+
+
+def test_guarantees_and_privacy_reasons(planted) -> None:
+    raw, data = planted
+    expm = make_miner("alt-expm", **FAST).fit(data, accountant=Accountant(1, SecureNoise()),
+                                             rng=np.random.default_rng(1))
+    assert expm.privacy_["guarantee"] == "pure-dp" and expm.privacy_["private"] is True
+    assert "reasons" not in expm.privacy_
+    pair = make_miner("mcmc-tree-pair", **FAST).fit(data, accountant=Accountant(1, SecureNoise()),
+                                                   rng=np.random.default_rng(1))
+    assert pair.privacy_["guarantee"] == "pure-dp-on-mcmc-convergence"
+    undeclared = load_two_view(raw.left, raw.right)  # no types: domains read off the data
+    miner = make_miner("alt-mcmc", **FAST).fit(undeclared, accountant=Accountant(1, SecureNoise()),
+                                              rng=np.random.default_rng(1))
+    assert miner.privacy_["private"] is False
+    assert any("undeclared" in reason for reason in miner.privacy_["reasons"])
+
+
+def test_same_seed_same_output(planted) -> None:
+    _, data = planted
+    documents = []
+    for _ in range(2):
+        accountant = Accountant(1, SeededNoise(np.random.default_rng(7)))
+        miner = make_miner("mcmc-tree-pair", **FAST).fit(data, accountant=accountant, rng=np.random.default_rng(7))
+        documents.append(miner.document())
+    assert documents[0] == documents[1]
+
+
+def test_planted_relations_are_found_with_a_generous_budget(planted) -> None:
+    raw, data = planted
+    accountant = Accountant(50, SeededNoise(np.random.default_rng(2)))
+    miner = make_miner("alt-expm", epsilon=50, init_trials=6).fit(data, accountant=accountant,
+                                                                  rng=np.random.default_rng(2))
+    kept = [r for r in miner.redescriptions_ if not r.pruned]
+    assert kept
+    planted_attributes = {frozenset(q["attr"] for q in pair[0]["and"]) for pair in raw.planted}
+    found = {frozenset(a for a in r.left.attributes() if a.startswith("l_bool_")) for r in kept}
+    assert any(p <= f for p in planted_attributes for f in found)
+    assert max(r.stats.jaccard for r in kept) > 0.6
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "options", "message"),
+    [
+        ("alt-expm", {"epsilon": 0}, "epsilon"),
+        ("alt-expm", {"epsilon": -1}, "epsilon"),
+        ("alt-mcmc", {"depth": 0}, "depth"),
+        ("mcmc-tree-pair", {"init_trials": 0}, "init-trials"),
+        ("mcmc-tree-pair", {"omega": 1.0}, "omega"),
+        ("mcmc-tree-pair", {"omega": 0}, "omega"),
+        ("mcmc-tree-pair", {"pair_score": "best"}, "pair-score"),
+        ("alt-mcmc", {"mcmc_stop": "never"}, "mcmc-stop"),
+        ("alt-expm", {"counts": "exact"}, "counts"),
+        ("alt-expm", {"size_share": 1.0}, "size-share"),
+    ],
+)
+def test_bad_parameters_are_one_line_errors(planted, algorithm, options, message) -> None:
+    _, data = planted
+    with pytest.raises(ParameterError, match=message) as error:
+        make_miner(algorithm, **{**FAST, **options}).fit(data, accountant=Accountant(1, SecureNoise()))
+    assert "\n" not in str(error.value)
+
+
+def test_a_run_that_finds_nothing_returns_an_empty_list_with_its_ledger(planted) -> None:
+    _, data = planted
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    miner = make_miner("alt-expm", init_trials=1, min_support=1e9).fit(data, accountant=accountant,
+                                                                        rng=np.random.default_rng(0))
+    assert miner.redescriptions_ == []
+    # two trees of four levels (one exponential-mechanism release per level) and one extraction
+    assert len(miner.privacy_["ledger"]) == 2 * 4 + 1 and accountant.spent() == 1
