@@ -20,6 +20,7 @@ from dprm.trees.private import (
     sample_tree_pair,
 )
 from dprm.trees.targets import target_from_attribute
+from dprm.trees.tree import Tree
 
 
 def accountant(total: float = 100.0, seed: int = 0) -> Accountant:
@@ -104,21 +105,26 @@ def test_budgets_are_charged_once_and_exactly() -> None:
 
 
 def test_mcmc_trees_learn_a_clear_rule_and_the_paper_score_does_not() -> None:
-    """At a moderate budget the counts-scaled pair score finds the planted split."""
+    """At a moderate budget the counts-scaled pair score finds the planted split; the
+    paper's normalised score (range 1, sensitivity 1) leaves the chain near uniform."""
     rng = np.random.default_rng(1)
     n = 2000
     left, right = random_view(rng, n, "left", 0.0), random_view(rng, n, "right", 0.0)
     target = left["left_b2"].values.astype(np.int64)
     right["right_b1"].values[:] = np.where(rng.random(n) < 0.95, target, 1 - target)
     indexes = [LiteralIndex(left, mode="private"), LiteralIndex(right, mode="private")]
-    counts_trace, paper_trace = ChainTrace(), ChainTrace()
-    first, _ = sample_tree_pair(indexes[1], indexes[0], target, 2, 2, 0.5, accountant(), "pair",
-                                np.random.default_rng(2), iterations=1500, trace=counts_trace)
-    sample_tree_pair(indexes[1], indexes[0], target, 2, 2, 0.5, accountant(), "pair",
-                     np.random.default_rng(2), iterations=1500, pair_score="paper", trace=paper_trace)
-    assert right.names.index("right_b1") in {split.attribute for split in first.splits}
-    # the paper's normalised score barely moves the chain: it accepts far more often
-    assert paper_trace.accepted > 1.5 * counts_trace.accepted, (paper_trace, counts_trace)
+    planted = right.names.index("right_b1")
+    purity = {}
+    for score in ("counts", "paper"):
+        found, masses = 0, []
+        for seed in range(3):
+            first, _ = sample_tree_pair(indexes[1], indexes[0], target, 2, 2, 0.5, accountant(), "pair",
+                                        np.random.default_rng(seed), iterations=1500, pair_score=score)
+            found += planted in {split.attribute for split in first.splits}
+            masses.append(purity_mass(RoutedTree(first, indexes[1], target, 2).counts))
+        purity[score] = (found, float(np.mean(masses)))
+    assert purity["counts"][0] == 3
+    assert purity["counts"][1] > purity["paper"][1] + 200  # rows better sorted by the first tree
 
 
 def test_bad_chain_parameters() -> None:
@@ -141,3 +147,39 @@ def test_variance_stop_ends_early_on_a_converged_chain() -> None:
     sample_tree(index, target, n_classes, 2, 1e6, accountant(1e7), "x", rng, iterations=5000, stop="variance",
                 variance_threshold=1e-9, variance_window=50, trace=trace)
     assert trace.steps < 5000
+
+
+def test_mcmc_chain_targets_the_exponential_mechanism_over_trees() -> None:
+    """On a tiny tree space, final states of many chains follow exp(ε·score/(2Δ)).
+
+    One node, candidates: a Boolean split and three thresholds of a numeric attribute
+    (so attributes have 1 and 3 splits: the global move needs its Hastings term, the
+    local move is symmetric). Bai's score G − τ with Δ = 2.
+    """
+    from scipy.stats import chisquare
+
+    from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+
+    rng = np.random.default_rng(11)
+    n = 40
+    x = rng.uniform(0, 4, n)
+    b = (rng.random(n) < 0.5).astype(np.int8)
+    target = ((x > 2) ^ (rng.random(n) < 0.2)).astype(np.int64)
+    view = View("left", [Attribute("b", "left", AttributeKind.BOOLEAN, b, Domain(declared=True)),
+                         Attribute("x", "left", AttributeKind.NUMERIC, x, Domain(bounds=(0, 4), declared=True))])
+    index = LiteralIndex(view, mode="private", max_splits=3)
+    epsilon = 0.6
+    scores = []
+    for split in index.splits:
+        state = RoutedTree(Tree(depth=1, splits=[split]), index, target, 2)
+        scores.append(purity_mass(state.counts) - n)
+    weights = np.exp(epsilon * (np.array(scores) - max(scores)) / 4)
+    expected = weights / weights.sum()
+    finals = []
+    for chain in range(1500):
+        tree = sample_tree(index, target, 2, 1, epsilon, Accountant(1, SeededNoise(np.random.default_rng(chain))),
+                           "chain", np.random.default_rng(10_000 + chain), iterations=30)
+        finals.append(index.splits.index(tree.splits[0]))
+    observed = np.bincount(finals, minlength=len(index.splits))
+    assert chisquare(observed, expected * observed.sum()).pvalue > 1e-3
+    assert expected.max() > 1.5 * expected.min()  # the target is far from uniform: the test has power

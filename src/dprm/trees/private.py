@@ -33,12 +33,13 @@ neighbouring datasets.)
 
 MCMC proposals
 --------------
-A proposal picks an internal node uniformly, an attribute of the view uniformly and
-a split of that attribute uniformly, and replaces the node's split (its subtrees
-stay). The proposal is not symmetric when attributes have different numbers of
-splits, so the Hastings correction ``log(k_new / k_old)`` (numbers of splits of the
-new and the old attribute) enters the acceptance. Only the rows under the replaced
-node are re-routed and re-counted.
+A proposal picks an internal node uniformly and replaces its split (its subtrees
+stay): either by a uniform attribute of the view and a uniform split of it (the
+paper's move; not symmetric when attributes have different numbers of splits, so
+the Hastings correction ``log(k_new / k_old)`` enters the acceptance), or by a local
+move to the neighbouring threshold of the same attribute (symmetric); see
+:class:`_Proposer`. Only the rows under the replaced node are re-routed and
+re-counted.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
+from dprm.trees._kernels import ancestor_table, moved_counts, retarget_counts, route_rows, rows_below
 from dprm.trees.criterion import GINI_SENSITIVITY, split_qualities
 from dprm.trees.tree import Tree
 
@@ -188,7 +190,7 @@ class RoutedTree:
 
     Cells are heap positions: a leaf position, or the internal position where the row
     dropped out (missing value of that node's test). ``counts[cell, class]`` counts
-    the rows with a class.
+    the rows with a class. The per-step loops are compiled (:mod:`dprm.trees._kernels`).
     """
 
     def __init__(self, tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: int) -> None:
@@ -197,67 +199,36 @@ class RoutedTree:
         self.tree = tree
         self.index = index
         self.depth = tree.depth
+        self.first_leaf = 2**self.depth - 1
         self.n_positions = 2 ** (self.depth + 1) - 1
         self.attribute, self.code, self.numeric = _split_arrays(tree)
-        self.target = np.asarray(target, dtype=np.int64)
+        self.target = np.asarray(target, dtype=np.int64).copy()
         self.n_classes = n_classes
-        self.cell = self._route(np.arange(index.n_rows), np.zeros(index.n_rows, dtype=np.int64))
-        self.counts = self._count(self.cell, self.target)
-        # ancestor[p, k]: the ancestor of position p at depth k (p itself at its depth)
-        depth_of = np.floor(np.log2(np.arange(self.n_positions) + 1)).astype(np.int64)
-        self.depth_of = depth_of
-        self.ancestor = np.full((self.n_positions, self.depth + 1), -1, dtype=np.int64)
-        for p in range(self.n_positions):
-            for k in range(depth_of[p] + 1):
-                self.ancestor[p, k] = ((p + 1) >> (depth_of[p] - k)) - 1
-
-    def _count(self, cell: np.ndarray, target: np.ndarray) -> np.ndarray:
-        labelled = target >= 0
-        flat = np.bincount(cell[labelled] * self.n_classes + target[labelled],
-                           minlength=self.n_positions * self.n_classes)
-        return flat.reshape(self.n_positions, self.n_classes)
-
-    def _route(self, rows: np.ndarray, start: np.ndarray, attribute=None, code=None, numeric=None) -> np.ndarray:
-        attribute = self.attribute if attribute is None else attribute
-        code = self.code if code is None else code
-        numeric = self.numeric if numeric is None else numeric
-        position = start.copy()
-        active = np.ones(rows.size, dtype=bool)
-        first_leaf = 2**self.depth - 1
-        for _ in range(self.depth):
-            moving = np.flatnonzero(active & (position < first_leaf))
-            if moving.size == 0:
-                break
-            nodes = position[moving]
-            values = self.index.codes[attribute[nodes], rows[moving]]
-            missing = values == self.index.missing_code
-            holds = np.where(numeric[nodes], values <= code[nodes], values == code[nodes])
-            position[moving] = np.where(missing, nodes, 2 * nodes + np.where(holds, 1, 2))
-            active[moving[missing]] = False
-        return position
+        self.ancestors = ancestor_table(self.depth)
+        self.cell = route_rows(index.codes, index.missing_code, self.attribute, self.code, self.numeric,
+                               np.arange(index.n_rows, dtype=np.int64), 0, self.first_leaf)
+        labelled = self.target >= 0
+        flat = np.bincount(self.cell[labelled] * n_classes + self.target[labelled],
+                           minlength=self.n_positions * n_classes)
+        self.counts = flat.reshape(self.n_positions, n_classes).astype(np.int64)
 
     def rows_below(self, node: int) -> np.ndarray:
         """Rows whose cell is ``node`` or a position below it."""
-        depth = int(self.depth_of[node])
-        return np.flatnonzero(self.ancestor[self.cell, depth] == node)
+        return rows_below(self.cell, node, self.ancestors)
 
     def propose(self, node: int, split: Split) -> tuple[np.ndarray, np.ndarray]:
         """Rows below ``node`` and their cells if ``node`` held ``split``."""
-        rows = self.rows_below(node)
+        rows = rows_below(self.cell, node, self.ancestors)
         attribute, code, numeric = self.attribute.copy(), self.code.copy(), self.numeric.copy()
         attribute[node], code[node] = split.attribute, split.code
         numeric[node] = split.kind is AttributeKind.NUMERIC
-        cells = self._route(rows, np.full(rows.size, node, dtype=np.int64), attribute, code, numeric)
+        cells = route_rows(self.index.codes, self.index.missing_code, attribute, code, numeric, rows, node,
+                           self.first_leaf)
         return rows, cells
 
-    def count_change(self, rows: np.ndarray, new_cells: np.ndarray, target: np.ndarray | None = None) -> np.ndarray:
+    def count_change(self, rows: np.ndarray, new_cells: np.ndarray) -> np.ndarray:
         """Counts after moving ``rows`` to ``new_cells`` (not committed)."""
-        target = self.target if target is None else target
-        labelled = target[rows] >= 0
-        counts = self.counts.copy()
-        np.subtract.at(counts, (self.cell[rows][labelled], target[rows][labelled]), 1)
-        np.add.at(counts, (new_cells[labelled], target[rows][labelled]), 1)
-        return counts
+        return moved_counts(self.counts, rows, self.cell[rows], new_cells, self.target)
 
     def commit(self, node: int, split: Split, rows: np.ndarray, new_cells: np.ndarray, counts: np.ndarray) -> None:
         self.tree.splits[node] = split
@@ -266,12 +237,13 @@ class RoutedTree:
         self.cell[rows] = new_cells
         self.counts = counts
 
-    def retarget(self, rows: np.ndarray, new_target: np.ndarray) -> None:
+    def retargeted_counts(self, rows: np.ndarray, new_target: np.ndarray) -> np.ndarray:
+        """Counts if ``rows`` had the classes ``new_target`` (not committed)."""
+        return retarget_counts(self.counts, rows, self.cell, self.target[rows], new_target)
+
+    def retarget(self, rows: np.ndarray, new_target: np.ndarray, counts: np.ndarray | None = None) -> None:
         """Change the classes of ``rows`` (the targets of a paired tree changed)."""
-        old = self.target[rows]
-        labelled_old, labelled_new = old >= 0, new_target >= 0
-        np.subtract.at(self.counts, (self.cell[rows][labelled_old], old[labelled_old]), 1)
-        np.add.at(self.counts, (self.cell[rows][labelled_new], new_target[labelled_new]), 1)
+        self.counts = self.retargeted_counts(rows, new_target) if counts is None else counts
         self.target[rows] = new_target
 
     def leaf_target(self) -> tuple[np.ndarray, int]:
@@ -285,23 +257,48 @@ def leaf_classes(cell: np.ndarray, depth: int) -> np.ndarray:
 
 
 class _Proposer:
-    """Uniform node, uniform attribute, uniform split of it; with the Hastings term."""
+    """Proposals for node replacements: a mixture of two kernels, each reversible.
 
-    def __init__(self, index: LiteralIndex, depth: int, rng: np.random.Generator) -> None:
+    * global (the paper's): a uniform attribute, then a uniform split of it; not
+      symmetric when attributes have different numbers of splits, so it returns
+      the Hastings term ``log(k_new / k_old)``;
+    * local (with probability ``local_share``, chosen independently of the state):
+      the same attribute, the neighbouring threshold below or above with
+      probability 1/2 each (no change at the ends of the grid), or a uniform split of
+      the same Boolean/categorical attribute: symmetric, Hastings term 0. Local
+      steps let a chain refine a threshold that a global step finds only by chance.
+
+    A mixture of kernels that each satisfy detailed balance with the target
+    distribution satisfies it too, so the chain still targets the exponential
+    mechanism over trees.
+    """
+
+    def __init__(self, index: LiteralIndex, depth: int, rng: np.random.Generator,
+                 local_share: float = 0.5) -> None:
         self.index = index
         self.splits_of = _attribute_splits(index)
         self.usable = _usable_attributes(self.splits_of)
         self.n_internal = 2**depth - 1
         self.rng = rng
+        self.local_share = local_share
 
     def draw(self, tree: Tree) -> tuple[int, Split, float]:
         node = int(self.rng.integers(self.n_internal))
+        if self.rng.random() < self.local_share:
+            return node, self._local(tree.splits[node]), 0.0
         attribute = int(self.usable[self.rng.integers(self.usable.size)])
         candidates = self.splits_of[attribute]
         split = self.index.splits[int(candidates[self.rng.integers(candidates.size)])]
         old = tree.splits[node]
         log_ratio = float(np.log(candidates.size / self.splits_of[old.attribute].size))
         return node, split, log_ratio
+
+    def _local(self, old: Split) -> Split:
+        candidates = self.splits_of[old.attribute]
+        if old.kind is AttributeKind.NUMERIC:
+            step = old.code + (1 if self.rng.random() < 0.5 else -1)
+            return self.index.splits[int(candidates[step])] if 0 <= step < candidates.size else old
+        return self.index.splits[int(candidates[self.rng.integers(candidates.size)])]
 
 
 def _check_chain(depth: int, iterations: int, stop: str, variance_window: int) -> None:
@@ -428,11 +425,11 @@ def sample_tree_pair(
             rows, cells = first.propose(node, split)
             first_counts = first.count_change(rows, cells)
             new_classes = leaf_classes(cells, depth)
-            second_counts = _retargeted_counts(second, rows, new_classes)
+            second_counts = second.retargeted_counts(rows, new_classes)
             proposed = score_of(first_counts, second_counts)
             if chain.accept(score, proposed, log_ratio):
                 first.commit(node, split, rows, cells, first_counts)
-                second.retarget(rows, new_classes)
+                second.retarget(rows, new_classes, second_counts)
                 score = proposed
                 trace.accepted += 1
         else:
@@ -446,11 +443,3 @@ def sample_tree_pair(
                 trace.accepted += 1
     return first.tree, second.tree
 
-
-def _retargeted_counts(state: RoutedTree, rows: np.ndarray, new_target: np.ndarray) -> np.ndarray:
-    old = state.target[rows]
-    counts = state.counts.copy()
-    keep_old, keep_new = old >= 0, new_target >= 0
-    np.subtract.at(counts, (state.cell[rows][keep_old], old[keep_old]), 1)
-    np.add.at(counts, (state.cell[rows][keep_new], new_target[keep_new]), 1)
-    return counts
