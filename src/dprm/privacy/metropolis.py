@@ -118,6 +118,25 @@ class MetropolisChain:
         return accepted
 
     @property
+    def scale(self) -> float:
+        """``2Δ/ε`` (rounded up): a step is accepted iff ``log u < (s' − s)/scale + log_ratio``."""
+        return self._scale
+
+    def log_uniforms(self, size: int) -> np.ndarray:
+        """``log u`` for the next ``size`` acceptance tests, from the noise source.
+
+        For compiled chains that apply :meth:`accept`'s rule themselves,
+        ``log u < (s' − s)/scale + log_proposal_ratio``; they report their counts
+        with :meth:`record`.
+        """
+        return np.log(self._noise.uniform(int(size)))
+
+    def record(self, proposed: int, accepted: int) -> None:
+        """Add the tests made by a compiled chain to :attr:`n_proposed` / :attr:`n_accepted`."""
+        self.n_proposed += int(proposed)
+        self.n_accepted += int(accepted)
+
+    @property
     def acceptance_rate(self) -> float:
         """Fraction of accepted proposals (0.0 before the first test)."""
         return self.n_accepted / self.n_proposed if self.n_proposed else 0.0

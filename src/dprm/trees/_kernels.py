@@ -1,14 +1,16 @@
 """Compiled inner loops of the MCMC tree samplers (numba).
 
 A Metropolis–Hastings step replaces the split of one node; only the rows below that
-node move. These kernels find those rows, route them down from the node with the
-proposed split, and update class counts, each in one pass without temporaries: the
-per-step cost then stays a fraction of a millisecond at 100,000+ rows, where the
-same work in numpy (fancy indexing, ``np.add.at``) costs several milliseconds.
+node move. :func:`run_chain` runs a whole chain: per step it finds those rows,
+routes them down from the node with the proposed split and updates the class counts
+in one pass without temporaries, so a step costs a fraction of a millisecond at
+100,000+ rows, where the same work in numpy (fancy indexing, ``np.add.at``, one
+Python round trip per step) cost several milliseconds.
 
 Cells are heap positions: a leaf, or the internal node where a row dropped out
-because the value of that node's test is missing. The numpy reference versions of
-these loops are in the tests (``tests/test_private_trees.py``), which compare them.
+because the value of that node's test is missing. The tests compare the chain's
+final counts with a recount and its stationary distribution with the exponential
+mechanism's.
 """
 
 from __future__ import annotations
@@ -16,33 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["ancestor_table", "rows_below", "route_rows", "moved_counts", "retarget_counts"]
-
-
-def ancestor_table(depth: int) -> np.ndarray:
-    """``table[p, k]``: the ancestor at depth ``k`` of heap position ``p`` (-1 if none)."""
-    n_positions = 2 ** (depth + 1) - 1
-    table = np.full((n_positions, depth + 1), -1, dtype=np.int64)
-    for position in range(n_positions):
-        position_depth = (position + 1).bit_length() - 1
-        for k in range(position_depth + 1):
-            table[position, k] = ((position + 1) >> (position_depth - k)) - 1
-    return table
-
-
-@njit(cache=True)
-def rows_below(cell: np.ndarray, node: int, ancestors: np.ndarray) -> np.ndarray:
-    """Rows whose cell is ``node`` or a position below it."""
-    node_depth = 0
-    while ancestors[node, node_depth] != node:
-        node_depth += 1
-    out = np.empty(cell.size, dtype=np.int64)
-    count = 0
-    for row in range(cell.size):
-        if ancestors[cell[row], node_depth] == node:
-            out[count] = row
-            count += 1
-    return out[:count]
+__all__ = ["route_rows", "run_chain"]
 
 
 @njit(cache=True, parallel=True)
@@ -80,29 +56,177 @@ def route_rows(
 
 
 @njit(cache=True)
-def moved_counts(
-    counts: np.ndarray, rows: np.ndarray, old_cells: np.ndarray, new_cells: np.ndarray, target: np.ndarray
-) -> np.ndarray:
-    """A copy of ``counts[cell, class]`` after ``rows`` move from old to new cells."""
-    out = counts.copy()
-    for k in range(rows.size):
-        label = target[rows[k]]
-        if label >= 0:
-            out[old_cells[k], label] -= 1
-            out[new_cells[k], label] += 1
-    return out
+def _purity_mass(counts: np.ndarray) -> float:
+    total = 0.0
+    for cell in range(counts.shape[0]):
+        size = 0
+        squares = 0.0
+        for label in range(counts.shape[1]):
+            c = counts[cell, label]
+            size += c
+            squares += c * c
+        if size > 0:
+            total += squares / size
+    return total
 
 
 @njit(cache=True)
-def retarget_counts(
-    counts: np.ndarray, rows: np.ndarray, cells: np.ndarray, old_target: np.ndarray, new_target: np.ndarray
-) -> np.ndarray:
-    """A copy of ``counts[cell, class]`` after ``rows`` (in ``cells``) change class."""
-    out = counts.copy()
-    for k in range(rows.size):
-        cell = cells[rows[k]]
-        if old_target[k] >= 0:
-            out[cell, old_target[k]] -= 1
-        if new_target[k] >= 0:
-            out[cell, new_target[k]] += 1
-    return out
+def _route_one(codes, missing_code, attribute, code, numeric, row, start, first_leaf, node, new_attribute,
+               new_code, new_numeric):
+    """The cell of ``row`` from ``start`` down, with ``node`` holding the new split."""
+    position = start
+    while position < first_leaf:
+        if position == node:
+            a, c, is_numeric = new_attribute, new_code, new_numeric
+        else:
+            a, c, is_numeric = attribute[position], code[position], numeric[position]
+        value = codes[a, row]
+        if value == missing_code:
+            break
+        holds = value <= c if is_numeric else value == c
+        position = 2 * position + (1 if holds else 2)
+    return position
+
+
+@njit(cache=True)
+def run_chain(
+    codes_a, missing_a, splits_a, starts_a, sizes_a, usable_a,
+    codes_b, missing_b, splits_b, starts_b, sizes_b, usable_b,
+    node_split_a, cell_a, counts_a, target_a,
+    node_split_b, cell_b, counts_b, target_b,
+    paired, score_kind, n_rows, labelled, depth, scale,
+    choice, local_u, attribute_u, split_u, log_u, local_share,
+    variance_window, variance_threshold,
+):
+    """Run a Metropolis–Hastings chain over one tree or a pair of trees, in place.
+
+    Tree ``a`` predicts ``target_a``; if ``paired``, tree ``b`` predicts the leaf of
+    each row in tree ``a`` (``target_b``, kept up to date). Splits are rows of
+    ``splits_*`` = (attribute, code, numeric); the splits of attribute ``k`` are
+    ``starts[k] : starts[k] + sizes[k]`` (in threshold order for numeric ones).
+
+    Step ``i`` uses the pre-drawn, data-independent ``choice[i]`` (node, and the tree
+    when paired), ``local_u``, ``attribute_u``, ``split_u``, and the noise source's
+    ``log_u[i]``: the proposal is accepted iff
+    ``log_u[i] < (s' − s)/scale + log_ratio`` — the rule of
+    :meth:`dprm.privacy.MetropolisChain.accept`, with ``scale = 2Δ/ε``.
+
+    ``score_kind``: 0 = Bai's ``G − τ`` (single tree), 1 = dprm's pair score
+    ``(G_a + G_b)/2``, 2 = the paper's ``g_a (1 + g_b) / 2`` with ``g = G / n``.
+    Returns ``(steps, accepted)``; stops early when ``variance_window > 1`` and the
+    variance of the last ``variance_window`` scores is below ``variance_threshold``.
+    """
+    n = cell_a.size
+    first_leaf = 2**depth - 1
+    n_internal = first_leaf
+    attribute_a = np.empty(n_internal, dtype=np.int64)
+    code_a = np.empty(n_internal, dtype=np.int64)
+    numeric_a = np.empty(n_internal, dtype=np.bool_)
+    attribute_b = np.empty(n_internal, dtype=np.int64)
+    code_b = np.empty(n_internal, dtype=np.int64)
+    numeric_b = np.empty(n_internal, dtype=np.bool_)
+    for node in range(n_internal):
+        s = node_split_a[node]
+        attribute_a[node], code_a[node], numeric_a[node] = splits_a[s, 0], splits_a[s, 1], splits_a[s, 2] == 1
+        s = node_split_b[node]
+        attribute_b[node], code_b[node], numeric_b[node] = splits_b[s, 0], splits_b[s, 1], splits_b[s, 2] == 1
+    rows = np.empty(n, dtype=np.int64)
+    new_cells = np.empty(n, dtype=np.int64)
+    scratch_a = counts_a.copy()
+    scratch_b = counts_b.copy()
+
+    def score_of(ca, cb):
+        ga = _purity_mass(ca)
+        if score_kind == 0:
+            return ga - labelled
+        gb = _purity_mass(cb)
+        if score_kind == 1:
+            return (ga + gb) / 2.0
+        return (ga / n_rows) * (1.0 + gb / n_rows) / 2.0
+
+    score = score_of(counts_a, counts_b)
+    window = np.zeros(max(variance_window, 1))
+    accepted = 0
+    steps = 0
+    for i in range(choice.size):
+        if variance_window > 1:
+            window[i % variance_window] = score
+            if i + 1 >= variance_window:
+                mean = window.mean()
+                if ((window - mean) ** 2).mean() < variance_threshold:
+                    break
+        steps += 1
+        side = choice[i] // n_internal if paired else 0
+        node = choice[i] % n_internal
+        if side == 0:
+            codes, missing, splits, starts, sizes, usable = codes_a, missing_a, splits_a, starts_a, sizes_a, usable_a
+            node_split, cell, attribute, code, numeric = node_split_a, cell_a, attribute_a, code_a, numeric_a
+        else:
+            codes, missing, splits, starts, sizes, usable = codes_b, missing_b, splits_b, starts_b, sizes_b, usable_b
+            node_split, cell, attribute, code, numeric = node_split_b, cell_b, attribute_b, code_b, numeric_b
+        old = node_split[node]
+        old_attribute = splits[old, 0]
+        log_ratio = 0.0
+        if local_u[i] < local_share:
+            if splits[old, 2] == 1:
+                step = old + (1 if split_u[i] < 0.5 else -1)
+                new = step if starts[old_attribute] <= step < starts[old_attribute] + sizes[old_attribute] else old
+            else:
+                new = starts[old_attribute] + int(split_u[i] * sizes[old_attribute])
+        else:
+            a = usable[int(attribute_u[i] * usable.size)]
+            new = starts[a] + int(split_u[i] * sizes[a])
+            log_ratio = np.log(sizes[a] / sizes[old_attribute])
+        new_attribute, new_code, new_numeric = splits[new, 0], splits[new, 1], splits[new, 2] == 1
+        # rows below the node, and their cells under the proposal
+        node_depth = 0
+        while (1 << (node_depth + 1)) <= node + 1:
+            node_depth += 1
+        count = 0
+        for row in range(n):
+            position = cell[row]
+            position_depth = 0
+            while (1 << (position_depth + 1)) <= position + 1:
+                position_depth += 1
+            shift = position_depth - node_depth
+            if shift >= 0 and ((position + 1) >> shift) - 1 == node:
+                rows[count] = row
+                new_cells[count] = _route_one(codes, missing, attribute, code, numeric, row, node, first_leaf,
+                                              node, new_attribute, new_code, new_numeric)
+                count += 1
+        # counts under the proposal
+        scratch_a[:, :] = counts_a
+        scratch_b[:, :] = counts_b
+        for k in range(count):
+            row = rows[k]
+            if side == 0:
+                label = target_a[row]
+                if label >= 0:
+                    scratch_a[cell_a[row], label] -= 1
+                    scratch_a[new_cells[k], label] += 1
+                if paired:
+                    old_class = target_b[row]
+                    new_class = new_cells[k] - first_leaf if new_cells[k] >= first_leaf else -1
+                    if old_class >= 0:
+                        scratch_b[cell_b[row], old_class] -= 1
+                    if new_class >= 0:
+                        scratch_b[cell_b[row], new_class] += 1
+            else:
+                label = target_b[row]
+                if label >= 0:
+                    scratch_b[cell_b[row], label] -= 1
+                    scratch_b[new_cells[k], label] += 1
+        proposed = score_of(scratch_a, scratch_b)
+        if log_u[i] < (proposed - score) / scale + log_ratio:
+            accepted += 1
+            score = proposed
+            counts_a[:, :] = scratch_a
+            counts_b[:, :] = scratch_b
+            node_split[node] = new
+            attribute[node], code[node], numeric[node] = new_attribute, new_code, new_numeric
+            for k in range(count):
+                row = rows[k]
+                if side == 0 and paired:
+                    target_b[row] = new_cells[k] - first_leaf if new_cells[k] >= first_leaf else -1
+                cell[row] = new_cells[k]
+    return steps, accepted

@@ -33,18 +33,28 @@ neighbouring datasets.)
 
 MCMC proposals
 --------------
-A proposal picks an internal node uniformly and replaces its split (its subtrees
-stay): either by a uniform attribute of the view and a uniform split of it (the
-paper's move; not symmetric when attributes have different numbers of splits, so
-the Hastings correction ``log(k_new / k_old)`` enters the acceptance), or by a local
-move to the neighbouring threshold of the same attribute (symmetric); see
-:class:`_Proposer`. Only the rows under the replaced node are re-routed and
-re-counted.
+A proposal picks an internal node uniformly (of either tree, for a pair) and
+replaces its split; its subtrees stay. It is a mixture of two kernels, each
+reversible, chosen independently of the state:
+
+* global (the paper's move): a uniform attribute of the view, then a uniform split of
+  it; not symmetric when attributes have different numbers of splits, so the
+  Hastings term ``log(k_new / k_old)`` enters the acceptance;
+* local (probability ``LOCAL_SHARE``): the neighbouring threshold of the same
+  numeric attribute, below or above with probability 1/2 (no change at the ends of
+  the grid), or a uniform split of the same Boolean/categorical attribute:
+  symmetric. Local steps refine a threshold a global step finds only by chance.
+
+A mixture of kernels that each satisfy detailed balance with the target satisfies
+it too, so the chain targets the exponential mechanism over trees. The chain runs
+compiled (:func:`dprm.trees._kernels.run_chain`): only the rows below the replaced
+node are re-routed and re-counted; the data-independent proposal draws come from
+``rng`` and the acceptance uniforms from the accountant's noise source.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -53,7 +63,7 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees._kernels import ancestor_table, moved_counts, retarget_counts, route_rows, rows_below
+from dprm.trees._kernels import route_rows, run_chain
 from dprm.trees.criterion import GINI_SENSITIVITY, split_qualities
 from dprm.trees.tree import Tree
 
@@ -61,7 +71,7 @@ __all__ = [
     "purity_mass",
     "random_tree",
     "grow_exponential_tree",
-    "RoutedTree",
+    "cell_counts",
     "sample_tree",
     "sample_tree_pair",
     "ChainTrace",
@@ -69,6 +79,7 @@ __all__ = [
 ]
 
 PAIR_SCORES = ("counts", "paper")
+LOCAL_SHARE = 0.5  # probability of a local proposal (module docstring)
 MCMC_STOPS = ("fixed", "variance")
 
 
@@ -181,124 +192,21 @@ class ChainTrace:
 
     steps: int = 0
     accepted: int = 0
-    scores: list[float] = field(default_factory=list)
-
-
-class RoutedTree:
-    """A complete tree with every row's cell and the class counts per cell, kept up
-    to date under node replacements (only the rows below the node are re-routed).
-
-    Cells are heap positions: a leaf position, or the internal position where the row
-    dropped out (missing value of that node's test). ``counts[cell, class]`` counts
-    the rows with a class. The per-step loops are compiled (:mod:`dprm.trees._kernels`).
-    """
-
-    def __init__(self, tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: int) -> None:
-        if any(split is None for split in tree.splits):
-            raise ValueError("a RoutedTree needs a complete tree")
-        self.tree = tree
-        self.index = index
-        self.depth = tree.depth
-        self.first_leaf = 2**self.depth - 1
-        self.n_positions = 2 ** (self.depth + 1) - 1
-        self.attribute, self.code, self.numeric = _split_arrays(tree)
-        self.target = np.asarray(target, dtype=np.int64).copy()
-        self.n_classes = n_classes
-        self.ancestors = ancestor_table(self.depth)
-        self.cell = route_rows(index.codes, index.missing_code, self.attribute, self.code, self.numeric,
-                               np.arange(index.n_rows, dtype=np.int64), 0, self.first_leaf)
-        labelled = self.target >= 0
-        flat = np.bincount(self.cell[labelled] * n_classes + self.target[labelled],
-                           minlength=self.n_positions * n_classes)
-        self.counts = flat.reshape(self.n_positions, n_classes).astype(np.int64)
-
-    def rows_below(self, node: int) -> np.ndarray:
-        """Rows whose cell is ``node`` or a position below it."""
-        return rows_below(self.cell, node, self.ancestors)
-
-    def propose(self, node: int, split: Split) -> tuple[np.ndarray, np.ndarray]:
-        """Rows below ``node`` and their cells if ``node`` held ``split``."""
-        rows = rows_below(self.cell, node, self.ancestors)
-        attribute, code, numeric = self.attribute.copy(), self.code.copy(), self.numeric.copy()
-        attribute[node], code[node] = split.attribute, split.code
-        numeric[node] = split.kind is AttributeKind.NUMERIC
-        cells = route_rows(self.index.codes, self.index.missing_code, attribute, code, numeric, rows, node,
-                           self.first_leaf)
-        return rows, cells
-
-    def count_change(self, rows: np.ndarray, new_cells: np.ndarray) -> np.ndarray:
-        """Counts after moving ``rows`` to ``new_cells`` (not committed)."""
-        return moved_counts(self.counts, rows, self.cell[rows], new_cells, self.target)
-
-    def commit(self, node: int, split: Split, rows: np.ndarray, new_cells: np.ndarray, counts: np.ndarray) -> None:
-        self.tree.splits[node] = split
-        self.attribute[node], self.code[node] = split.attribute, split.code
-        self.numeric[node] = split.kind is AttributeKind.NUMERIC
-        self.cell[rows] = new_cells
-        self.counts = counts
-
-    def retargeted_counts(self, rows: np.ndarray, new_target: np.ndarray) -> np.ndarray:
-        """Counts if ``rows`` had the classes ``new_target`` (not committed)."""
-        return retarget_counts(self.counts, rows, self.cell, self.target[rows], new_target)
-
-    def retarget(self, rows: np.ndarray, new_target: np.ndarray, counts: np.ndarray | None = None) -> None:
-        """Change the classes of ``rows`` (the targets of a paired tree changed)."""
-        self.counts = self.retargeted_counts(rows, new_target) if counts is None else counts
-        self.target[rows] = new_target
-
-    def leaf_target(self) -> tuple[np.ndarray, int]:
-        """Leaf number of every row as a class for a paired tree (-1 when dropped)."""
-        return leaf_classes(self.cell, self.depth), 2**self.depth
 
 
 def leaf_classes(cell: np.ndarray, depth: int) -> np.ndarray:
+    """Leaf number of each heap-position cell (-1 for a drop-out cell)."""
     first_leaf = 2**depth - 1
     return np.where(cell >= first_leaf, cell - first_leaf, -1)
 
 
-class _Proposer:
-    """Proposals for node replacements: a mixture of two kernels, each reversible.
-
-    * global (the paper's): a uniform attribute, then a uniform split of it; not
-      symmetric when attributes have different numbers of splits, so it returns
-      the Hastings term ``log(k_new / k_old)``;
-    * local (with probability ``local_share``, chosen independently of the state):
-      the same attribute, the neighbouring threshold below or above with
-      probability 1/2 each (no change at the ends of the grid), or a uniform split of
-      the same Boolean/categorical attribute: symmetric, Hastings term 0. Local
-      steps let a chain refine a threshold that a global step finds only by chance.
-
-    A mixture of kernels that each satisfy detailed balance with the target
-    distribution satisfies it too, so the chain still targets the exponential
-    mechanism over trees.
-    """
-
-    def __init__(self, index: LiteralIndex, depth: int, rng: np.random.Generator,
-                 local_share: float = 0.5) -> None:
-        self.index = index
-        self.splits_of = _attribute_splits(index)
-        self.usable = _usable_attributes(self.splits_of)
-        self.n_internal = 2**depth - 1
-        self.rng = rng
-        self.local_share = local_share
-
-    def draw(self, tree: Tree) -> tuple[int, Split, float]:
-        node = int(self.rng.integers(self.n_internal))
-        if self.rng.random() < self.local_share:
-            return node, self._local(tree.splits[node]), 0.0
-        attribute = int(self.usable[self.rng.integers(self.usable.size)])
-        candidates = self.splits_of[attribute]
-        split = self.index.splits[int(candidates[self.rng.integers(candidates.size)])]
-        old = tree.splits[node]
-        log_ratio = float(np.log(candidates.size / self.splits_of[old.attribute].size))
-        return node, split, log_ratio
-
-    def _local(self, old: Split) -> Split:
-        candidates = self.splits_of[old.attribute]
-        if old.kind is AttributeKind.NUMERIC:
-            step = old.code + (1 if self.rng.random() < 0.5 else -1)
-            return self.index.splits[int(candidates[step])] if 0 <= step < candidates.size else old
-        return self.index.splits[int(candidates[self.rng.integers(candidates.size)])]
+def cell_counts(tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: int) -> np.ndarray:
+    """``counts[cell, class]`` of a complete tree, cells as heap positions (a leaf, or
+    the node where a row dropped out); rows without a class are not counted."""
+    space = _ChainSpace(index, index.codes.dtype)
+    node_splits = np.array([index.splits.index(split) for split in tree.splits], dtype=np.int64)
+    return _counts(space.cells(node_splits, tree.depth), np.asarray(target, dtype=np.int64),
+                   2 ** (tree.depth + 1) - 1, n_classes)
 
 
 def _check_chain(depth: int, iterations: int, stop: str, variance_window: int) -> None:
@@ -312,8 +220,96 @@ def _check_chain(depth: int, iterations: int, stop: str, variance_window: int) -
         raise ParameterError(f"the variance window must be at least 2, not {variance_window}")
 
 
-def _stabilised(scores: list[float], window: int, threshold: float) -> bool:
-    return len(scores) >= window and float(np.var(scores[-window:])) < threshold
+class _ChainSpace:
+    """A view's candidate splits as arrays for the compiled chain (:func:`run_chain`)."""
+
+    def __init__(self, index: LiteralIndex, codes_dtype: np.dtype) -> None:
+        self.index = index
+        self.codes = index.codes.astype(codes_dtype, copy=False)
+        self.missing = int(index.missing_code) if codes_dtype == index.codes.dtype else int(np.iinfo(codes_dtype).max)
+        if codes_dtype != index.codes.dtype:
+            self.codes = np.where(index.codes == index.missing_code, self.missing, index.codes).astype(codes_dtype)
+        self.splits = np.array([[s.attribute, s.code, s.kind is AttributeKind.NUMERIC] for s in index.splits],
+                               dtype=np.int64).reshape(-1, 3)
+        splits_of = _attribute_splits(index)
+        self.usable = _usable_attributes(splits_of)
+        self.starts = np.array([p[0] if p.size else 0 for p in splits_of], dtype=np.int64)
+        self.sizes = np.array([p.size for p in splits_of], dtype=np.int64)
+        for positions in splits_of:  # each attribute's splits are contiguous, in threshold order
+            assert positions.size == 0 or np.array_equal(positions, np.arange(positions[0], positions[-1] + 1))
+
+    def random_nodes(self, depth: int, rng: np.random.Generator) -> np.ndarray:
+        """Split ids of a random complete tree (uniform attribute, then uniform split)."""
+        attributes = self.usable[rng.integers(self.usable.size, size=2**depth - 1)]
+        return self.starts[attributes] + (rng.random(attributes.size) * self.sizes[attributes]).astype(np.int64)
+
+    def cells(self, node_splits: np.ndarray, depth: int) -> np.ndarray:
+        table = self.splits[node_splits]
+        return route_rows(self.codes, self.missing, table[:, 0].copy(), table[:, 1].copy(), table[:, 2] == 1,
+                          np.arange(self.index.n_rows, dtype=np.int64), 0, 2**depth - 1)
+
+    def tree(self, node_splits: np.ndarray, depth: int) -> Tree:
+        return Tree(depth=depth, splits=[self.index.splits[int(s)] for s in node_splits])
+
+
+def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: int) -> np.ndarray:
+    labelled = target >= 0
+    flat = np.bincount(cells[labelled] * n_classes + target[labelled], minlength=n_positions * n_classes)
+    return flat.reshape(n_positions, n_classes).astype(np.int64)
+
+
+def _run(
+    spaces: tuple[_ChainSpace, _ChainSpace | None],
+    target: np.ndarray,
+    n_classes: int,
+    depth: int,
+    chain,
+    rng: np.random.Generator,
+    iterations: int,
+    score_kind: int,
+    stop: str,
+    variance_threshold: float,
+    variance_window: int,
+    trace: ChainTrace | None,
+) -> list[Tree]:
+    """Random start, then the compiled Metropolis–Hastings chain; returns the tree(s)."""
+    first, second = spaces
+    paired = second is not None
+    second = second if paired else first
+    n_positions = 2 ** (depth + 1) - 1
+    first_leaf = 2**depth - 1
+    target_a = np.asarray(target, dtype=np.int64).copy()
+    nodes_a = first.random_nodes(depth, rng)
+    nodes_b = second.random_nodes(depth, rng)
+    cell_a = first.cells(nodes_a, depth)
+    cell_b = second.cells(nodes_b, depth)
+    target_b = np.where(cell_a >= first_leaf, cell_a - first_leaf, -1)
+    counts_a = _counts(cell_a, target_a, n_positions, n_classes)
+    counts_b = _counts(cell_b, target_b, n_positions, 2**depth)
+    n_choices = (2 if paired else 1) * first_leaf
+    choice = rng.integers(n_choices, size=iterations)
+    local_u, attribute_u, split_u = rng.random(iterations), rng.random(iterations), rng.random(iterations)
+    log_u = chain.log_uniforms(iterations)
+    steps, accepted = run_chain(
+        first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
+        second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
+        nodes_a, cell_a, counts_a, target_a, nodes_b, cell_b, counts_b, target_b,
+        paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
+        choice, local_u, attribute_u, split_u, log_u, LOCAL_SHARE,
+        variance_window if stop == "variance" else 0, float(variance_threshold),
+    )
+    chain.record(steps, accepted)
+    if trace is not None:
+        trace.steps += int(steps)
+        trace.accepted += int(accepted)
+    trees = [first.tree(nodes_a, depth)]
+    if paired:
+        trees.append(second.tree(nodes_b, depth))
+    return trees
+
+
+def _codes_dtype(*indexes: LiteralIndex) -> np.dtype:
+    return np.dtype(np.uint16) if any(i.codes.dtype == np.uint16 for i in indexes) else np.dtype(np.uint8)
 
 
 def sample_tree(
@@ -341,28 +337,10 @@ def sample_tree(
     paper's data-dependent stop; the result then holds only with that caveat).
     """
     _check_chain(depth, iterations, stop, variance_window)
-    tree = random_tree(index, depth, rng)
-    state = RoutedTree(tree, index, target, n_classes)
-    labelled = float((np.asarray(target) >= 0).sum())
+    space = _ChainSpace(index, _codes_dtype(index))
     chain = MetropolisHastings(epsilon, GINI_SENSITIVITY).start(accountant, step)
-    proposer = _Proposer(index, depth, rng)
-    score = purity_mass(state.counts) - labelled
-    trace = trace if trace is not None else ChainTrace()
-    for _ in range(iterations):
-        if stop == "variance":
-            trace.scores.append(score)
-            if _stabilised(trace.scores, variance_window, variance_threshold):
-                break
-        node, split, log_ratio = proposer.draw(state.tree)
-        rows, cells = state.propose(node, split)
-        counts = state.count_change(rows, cells)
-        proposed = purity_mass(counts) - labelled
-        trace.steps += 1
-        if chain.accept(score, proposed, log_ratio):
-            state.commit(node, split, rows, cells, counts)
-            score = proposed
-            trace.accepted += 1
-    return state.tree
+    return _run((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
+                variance_window, trace)[0]
 
 
 def sample_tree_pair(
@@ -397,49 +375,9 @@ def sample_tree_pair(
     _check_chain(depth, iterations, stop, variance_window)
     if pair_score not in PAIR_SCORES:
         raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {pair_score!r}")
-    first = RoutedTree(random_tree(first_index, depth, rng), first_index, target, n_classes)
-    second_target, n_leaves = first.leaf_target()
-    second = RoutedTree(random_tree(second_index, depth, rng), second_index, second_target, n_leaves)
-    n_rows = float(first_index.n_rows)
-
-    def score_of(first_counts: np.ndarray, second_counts: np.ndarray) -> float:
-        g_first, g_second = purity_mass(first_counts), purity_mass(second_counts)
-        if pair_score == "counts":
-            return (g_first + g_second) / 2.0
-        return (g_first / n_rows) * (1.0 + g_second / n_rows) / 2.0
-
+    dtype = _codes_dtype(first_index, second_index)
+    spaces = (_ChainSpace(first_index, dtype), _ChainSpace(second_index, dtype))
     chain = MetropolisHastings(epsilon, 1).start(accountant, step)
-    proposers = [_Proposer(first_index, depth, rng), _Proposer(second_index, depth, rng)]
-    n_internal = 2**depth - 1
-    score = score_of(first.counts, second.counts)
-    trace = trace if trace is not None else ChainTrace()
-    for _ in range(iterations):
-        if stop == "variance":
-            trace.scores.append(score)
-            if _stabilised(trace.scores, variance_window, variance_threshold):
-                break
-        side = int(rng.integers(2 * n_internal)) // n_internal  # a uniform node of either tree
-        trace.steps += 1
-        if side == 0:
-            node, split, log_ratio = proposers[0].draw(first.tree)
-            rows, cells = first.propose(node, split)
-            first_counts = first.count_change(rows, cells)
-            new_classes = leaf_classes(cells, depth)
-            second_counts = second.retargeted_counts(rows, new_classes)
-            proposed = score_of(first_counts, second_counts)
-            if chain.accept(score, proposed, log_ratio):
-                first.commit(node, split, rows, cells, first_counts)
-                second.retarget(rows, new_classes, second_counts)
-                score = proposed
-                trace.accepted += 1
-        else:
-            node, split, log_ratio = proposers[1].draw(second.tree)
-            rows, cells = second.propose(node, split)
-            second_counts = second.count_change(rows, cells)
-            proposed = score_of(first.counts, second_counts)
-            if chain.accept(score, proposed, log_ratio):
-                second.commit(node, split, rows, cells, second_counts)
-                score = proposed
-                trace.accepted += 1
-    return first.tree, second.tree
-
+    first, second = _run(spaces, target, n_classes, depth, chain, rng, iterations,
+                         1 if pair_score == "counts" else 2, stop, variance_threshold, variance_window, trace)
+    return first, second
