@@ -19,6 +19,7 @@ from dprm.trees.private import (
     sample_tree,
     sample_tree_pair,
 )
+from dprm.trees._kernels import chain_score
 from dprm.trees.targets import target_from_attribute
 from dprm.trees.tree import Tree
 
@@ -41,8 +42,13 @@ def pair_scores(left_index, right_index, first_tree, second_tree, target, n_clas
     second_target = np.where(inside, leaf_classes(heap_cells(first_tree, left_index), first_tree.depth), -1)
     second_counts = cell_counts(second_tree, right_index, second_target, 2**first_tree.depth)
     g_first, g_second = purity_mass(first_counts), purity_mass(second_counts)
+    unsplit = purity_mass(second_counts.sum(axis=0, keepdims=True))
     n = len(rows)
-    return (g_first + g_second) / 2, (g_first / n) * (1 + g_second / n) / 2, g_first
+    scores = (g_first + g_second - unsplit) / 3, (g_first / n) * (1 + g_second / n) / 2, g_first
+    # the compiled chain scores exactly these formulas
+    assert chain_score(first_counts, second_counts, 1, float(n), 0.0) == pytest.approx(scores[0])
+    assert chain_score(first_counts, second_counts, 2, float(n), 0.0) == pytest.approx(scores[1])
+    return scores
 
 
 @pytest.mark.parametrize("seed", range(6))

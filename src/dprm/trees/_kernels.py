@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["route_rows", "run_chain"]
+__all__ = ["chain_score", "route_rows", "run_chain"]
 
 
 @njit(cache=True, parallel=True)
@@ -71,6 +71,20 @@ def _purity_mass(counts: np.ndarray) -> float:
 
 
 @njit(cache=True)
+def _class_mass(counts: np.ndarray) -> float:
+    """``Σ_c n_c² / N`` of the class totals: the purity mass of not splitting at all."""
+    total = 0.0
+    squares = 0.0
+    for label in range(counts.shape[1]):
+        c = 0
+        for cell in range(counts.shape[0]):
+            c += counts[cell, label]
+        total += c
+        squares += c * c
+    return squares / total if total > 0 else 0.0
+
+
+@njit(cache=True)
 def _route_one(codes, missing_code, attribute, code, numeric, row, start, first_leaf, node, new_attribute,
                new_code, new_numeric):
     """The cell of ``row`` from ``start`` down, with ``node`` holding the new split."""
@@ -86,6 +100,19 @@ def _route_one(codes, missing_code, attribute, code, numeric, row, start, first_
         holds = value <= c if is_numeric else value == c
         position = 2 * position + (1 if holds else 2)
     return position
+
+
+@njit(cache=True)
+def chain_score(counts_a: np.ndarray, counts_b: np.ndarray, score_kind: int, n_rows: float,
+                labelled: float) -> float:
+    """The chain's score from the class counts per cell (see :func:`run_chain`)."""
+    ga = _purity_mass(counts_a)
+    if score_kind == 0:
+        return ga - labelled
+    gb = _purity_mass(counts_b)
+    if score_kind == 1:
+        return (ga + gb - _class_mass(counts_b)) / 3.0
+    return (ga / n_rows) * (1.0 + gb / n_rows) / 2.0
 
 
 @njit(cache=True)
@@ -112,7 +139,8 @@ def run_chain(
     :meth:`dprm.privacy.MetropolisChain.accept`, with ``scale = 2Δ/ε``.
 
     ``score_kind``: 0 = Bai's ``G − τ`` (single tree), 1 = dprm's pair score
-    ``(G_a + G_b)/2``, 2 = the paper's ``g_a (1 + g_b) / 2`` with ``g = G / n``.
+    ``(G_a + G_b − B_b)/3`` (``B_b``: purity mass of ``b``'s class totals), 2 = the
+    paper's ``g_a (1 + g_b) / 2`` with ``g = G / n``.
     Returns ``(steps, accepted)``; stops early when ``variance_window > 1`` and the
     variance of the last ``variance_window`` scores is below ``variance_threshold``.
     """
@@ -135,16 +163,7 @@ def run_chain(
     scratch_a = counts_a.copy()
     scratch_b = counts_b.copy()
 
-    def score_of(ca, cb):
-        ga = _purity_mass(ca)
-        if score_kind == 0:
-            return ga - labelled
-        gb = _purity_mass(cb)
-        if score_kind == 1:
-            return (ga + gb) / 2.0
-        return (ga / n_rows) * (1.0 + gb / n_rows) / 2.0
-
-    score = score_of(counts_a, counts_b)
+    score = chain_score(counts_a, counts_b, score_kind, n_rows, labelled)
     window = np.zeros(max(variance_window, 1))
     accepted = 0
     steps = 0
@@ -216,7 +235,7 @@ def run_chain(
                 if label >= 0:
                     scratch_b[cell_b[row], label] -= 1
                     scratch_b[new_cells[k], label] += 1
-        proposed = score_of(scratch_a, scratch_b)
+        proposed = chain_score(scratch_a, scratch_b, score_kind, n_rows, labelled)
         if log_u[i] < (proposed - score) / scale + log_ratio:
             accepted += 1
             score = proposed

@@ -21,13 +21,21 @@ neighbouring datasets.)
 
 * Bai et al.'s tree score (3) is ``G − τ`` (τ = labelled rows): sensitivity 2, as the
   paper uses (Algorithm 3: acceptance ``exp(ε(g' − g)/4)``).
-* The tree-pair score of MCMCTreePair, dprm's default ``pair_score="counts"``:
-  ``(G(T_L; a) + G(T_R; leaves of T_L)) / 2`` — one row changes each term by at most
-  1 (the targets of ``T_R`` are the leaves of ``T_L``, a function of the row alone),
-  so the sensitivity is 1, in units of rows: the sampler sees differences of many
-  rows, where the paper's normalised score (``pair_score="paper"``, equation (6),
-  in [0, 1], sensitivity 1) varies by at most 1 over all tree pairs and leaves the
-  chain practically uniform at small budgets.
+* The tree-pair score of MCMCTreePair, dprm's default ``pair_score="counts"``::
+
+      (G(T_L; a) + G(T_R; leaves of T_L) − B(leaves of T_L)) / 3
+
+  with ``B = Σ_k N_k² / N`` the purity mass of the classes of ``T_R`` (the leaves of
+  ``T_L``) without any split: ``G(T_R) − B`` is ``T_R``'s Gini *gain*. Each of the
+  three terms has the form of ``G`` (``B`` is ``G`` of a single cell), so one row
+  changes each by at most 1 (the targets of ``T_R`` are the leaves of ``T_L``, a
+  function of the row alone) and the score by at most 3/3: **sensitivity 1**, in
+  units of rows. Without ``B`` the score rewards a degenerate ``T_L`` whose one leaf
+  holds nearly every row (then any ``T_R`` "predicts" it perfectly); on MAMMAL that
+  version kept redescriptions in 8 of 10 runs with median true Jaccard 0.40, this one
+  in 10 of 10 with 0.56. The paper's normalised score (``pair_score="paper"``,
+  equation (6), in [0, 1], sensitivity 1) varies by at most 1 over all tree pairs
+  and leaves the chain practically uniform at small budgets.
 * AltExpM's per-node split quality is the Gini criterion of
   :mod:`dprm.trees.criterion` (sensitivity 2, Friedman & Schuster 2010).
 
@@ -368,7 +376,8 @@ def sample_tree_pair(
     replaces a uniformly chosen internal node of either tree; a change in the first
     tree re-targets the rows it moves in the second (``updateStats``). The chain
     uses the whole ``epsilon`` (charged once) with the pair score (sensitivity 1):
-    ``"counts"`` (default, in rows) or ``"paper"`` (equation (6), normalised).
+    ``"counts"`` (default, a Gini gain in rows; module docstring) or ``"paper"``
+    (equation (6), normalised).
 
     Returns ``(first tree, second tree)``.
     """
