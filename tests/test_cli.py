@@ -597,3 +597,39 @@ def test_process_negative_seed_one_line_exit_2(good, tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert done.returncode == 2
     assert_one_error_line(done.stderr, "seed")
+
+
+# ------------------------------------------------------------ private algorithms
+
+
+@pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc", "mcmc-tree-pair"])
+def test_private_mine_writes_a_ledger_that_adds_up(planted: Path, tmp_path: Path, algorithm: str) -> None:
+    output = tmp_path / "out.json"
+    code, out, err = run([
+        "mine", planted / "left.csv", planted / "right.csv", "--types", planted / "types.json",
+        "--algorithm", algorithm, "--epsilon", "0.5", "--seed", "3", "--init-trials", "2",
+        "--mcmc-iterations", "200", "--prune-support", "5", "--output", output,
+    ])
+    assert code == 0, err
+    document = json.loads(output.read_text())
+    privacy = document["privacy"]
+    assert sum(entry["epsilon"] for entry in privacy["ledger"]) == pytest.approx(0.5, abs=1e-12)
+    assert privacy["epsilon"] == pytest.approx(0.5)
+    assert privacy["private"] is False and "seeded" in privacy["reasons"][0]  # --seed: reproducible
+    expected = "pure-dp" if algorithm == "alt-expm" else "pure-dp-on-mcmc-convergence"
+    assert privacy["guarantee"] == expected
+    parameters = document["parameters"]
+    for name in ("epsilon", "depth", "init_trials", "mcmc_iterations", "min_support", "max_support",
+                 "min_jaccard", "max_pvalue", "max_clauses", "mcmc_stop", "prune_support", "seed"):
+        assert name in parameters, name
+    assert parameters["prune_support"] == 5 and parameters["init_trials"] == 2
+    assert "noisy" in out and "not private" in out
+    for r in document["redescriptions"]:
+        assert set(r["interval"]) >= {"confidence", "jaccard", "p_value"}
+
+
+def test_an_option_of_another_algorithm_is_an_error(planted: Path, capsys) -> None:
+    expect_user_error(capsys, ["mine", planted / "left.csv", planted / "right.csv", "--algorithm", "alt-expm",
+                               "--omega", "0.5"], "--omega", "alt-expm")
+    expect_user_error(capsys, ["mine", planted / "left.csv", planted / "right.csv", "--algorithm",
+                               "mcmc-tree-pair", "--omega", "1.5"], "omega")
