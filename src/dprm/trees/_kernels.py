@@ -85,24 +85,6 @@ def _class_mass(counts: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def _route_one(codes, missing_code, attribute, code, numeric, row, start, first_leaf, node, new_attribute,
-               new_code, new_numeric):
-    """The cell of ``row`` from ``start`` down, with ``node`` holding the new split."""
-    position = start
-    while position < first_leaf:
-        if position == node:
-            a, c, is_numeric = new_attribute, new_code, new_numeric
-        else:
-            a, c, is_numeric = attribute[position], code[position], numeric[position]
-        value = codes[a, row]
-        if value == missing_code:
-            break
-        holds = value <= c if is_numeric else value == c
-        position = 2 * position + (1 if holds else 2)
-    return position
-
-
-@njit(cache=True)
 def chain_score(counts_a: np.ndarray, counts_b: np.ndarray, score_kind: int, n_rows: float,
                 labelled: float) -> float:
     """The chain's score from the class counts per cell (see :func:`run_chain`)."""
@@ -160,6 +142,8 @@ def run_chain(
         attribute_b[node], code_b[node], numeric_b[node] = splits_b[s, 0], splits_b[s, 1], splits_b[s, 2] == 1
     rows = np.empty(n, dtype=np.int64)
     new_cells = np.empty(n, dtype=np.int64)
+    n_positions = 2 ** (depth + 1) - 1
+    below = np.zeros(n_positions, dtype=np.bool_)
     scratch_a = counts_a.copy()
     scratch_b = counts_b.copy()
 
@@ -201,18 +185,39 @@ def run_chain(
         node_depth = 0
         while (1 << (node_depth + 1)) <= node + 1:
             node_depth += 1
-        count = 0
-        for row in range(n):
-            position = cell[row]
+        for position in range(n_positions):
             position_depth = 0
             while (1 << (position_depth + 1)) <= position + 1:
                 position_depth += 1
             shift = position_depth - node_depth
-            if shift >= 0 and ((position + 1) >> shift) - 1 == node:
+            below[position] = shift >= 0 and ((position + 1) >> shift) - 1 == node
+        count = 0
+        for row in range(n):
+            if below[cell[row]]:
                 rows[count] = row
-                new_cells[count] = _route_one(codes, missing, attribute, code, numeric, row, node, first_leaf,
-                                              node, new_attribute, new_code, new_numeric)
+                new_cells[count] = node
                 count += 1
+        # Route level by level: within a level the loads of different rows are
+        # independent, so the processor overlaps their cache misses (following one
+        # row down all levels first measured twice as slow at 100,000+ rows).
+        for _ in range(depth - node_depth):
+            for k in range(count):
+                position = new_cells[k]
+                if position >= first_leaf or position < 0:
+                    continue
+                if position == node:
+                    a, c, is_numeric = new_attribute, new_code, new_numeric
+                else:
+                    a, c, is_numeric = attribute[position], code[position], numeric[position]
+                value = codes[a, rows[k]]
+                if value == missing:
+                    new_cells[k] = -1 - position  # dropped out here; restored below
+                else:
+                    holds = value <= c if is_numeric else value == c
+                    new_cells[k] = 2 * position + (1 if holds else 2)
+        for k in range(count):
+            if new_cells[k] < 0:
+                new_cells[k] = -1 - new_cells[k]
         # counts under the proposal
         scratch_a[:, :] = counts_a
         scratch_b[:, :] = counts_b
