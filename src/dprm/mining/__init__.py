@@ -10,6 +10,7 @@ from dprm.mining.alternation import AlternatingTrees
 from dprm.mining.base import Miner
 from dprm.mining.cartwheels import CartWheels
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
+from dprm.mining.private_extraction import private_extract, prune
 from dprm.mining.tree_pair import MCMCTreePair
 
 ALGORITHMS: dict[str, tuple[type[Miner], dict[str, Any]]] = {
@@ -37,4 +38,6 @@ __all__ = [
     "contingency_table",
     "extract_combinations",
     "make_miner",
+    "private_extract",
+    "prune",
 ]
