@@ -18,6 +18,8 @@ data-dependent variance stop (``mcmc_stop="variance"`` keeps it).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 import numpy as np
@@ -27,7 +29,7 @@ from dprm.errors import ParameterError
 from dprm.mining.private_trees import PrivateTreeMiner
 from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
-from dprm.trees.private import PAIR_SCORES, sample_tree_pair
+from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
 
 __all__ = ["MCMCTreePair"]
 
@@ -125,15 +127,25 @@ class MCMCTreePair(PrivateTreeMiner):
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         omega = as_fraction(self.omega, "omega")
         per_trial = split_budget(epsilon, [1] * self.init_trials)
-        for trial, budget in enumerate(per_trial, start=1):
-            sampling, extraction = split_budget(budget, [omega, Fraction(1) - omega])
+        shares = [split_budget(budget, [omega, Fraction(1) - omega]) for budget in per_trial]
+        # Every chain is charged and prepared first (all random draws in a fixed
+        # order), then the chains run on the available cores, then each pair is
+        # extracted: the result does not depend on the scheduling.
+        jobs, firsts = [], []
+        for trial, (sampling, _) in enumerate(shares, start=1):
             source, target, n_classes = self.initial_target(data, rng)
             first, second = 1 - source, source
-            first_tree, second_tree = sample_tree_pair(
+            jobs.append(prepare_tree_pair(
                 self.indexes_[first], self.indexes_[second], target, n_classes, self.depth, sampling,
                 accountant, f"sampleTreePair#{trial}", rng, iterations=self.mcmc_iterations,
                 pair_score=self.pair_score, stop=self.mcmc_stop,
                 variance_threshold=self.variance_threshold, variance_window=self.variance_window,
-            )
+            ))
+            firsts.append(first)
+        with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+            pairs = list(pool.map(lambda job: job.run(), jobs))
+        for trial, ((first_tree, second_tree), first, (_, extraction)) in enumerate(
+            zip(pairs, firsts, shares), start=1
+        ):
             trees = (first_tree, second_tree) if first == 0 else (second_tree, first_tree)
             self.extract(trees, extraction, f"extractReds#{trial}")

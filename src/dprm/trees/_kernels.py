@@ -97,7 +97,7 @@ def chain_score(counts_a: np.ndarray, counts_b: np.ndarray, score_kind: int, n_r
     return (ga / n_rows) * (1.0 + gb / n_rows) / 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_chain(
     codes_a, missing_a, splits_a, starts_a, sizes_a, usable_a,
     codes_b, missing_b, splits_b, starts_b, sizes_b, usable_b,

@@ -82,6 +82,8 @@ __all__ = [
     "cell_counts",
     "sample_tree",
     "sample_tree_pair",
+    "prepare_tree_pair",
+    "ChainJob",
     "ChainTrace",
     "PAIR_SCORES",
 ]
@@ -211,7 +213,7 @@ def leaf_classes(cell: np.ndarray, depth: int) -> np.ndarray:
 def cell_counts(tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: int) -> np.ndarray:
     """``counts[cell, class]`` of a complete tree, cells as heap positions (a leaf, or
     the node where a row dropped out); rows without a class are not counted."""
-    space = _ChainSpace(index, index.codes.dtype)
+    space = _ChainSpace.of(index, index.codes.dtype)
     node_splits = np.array([index.splits.index(split) for split in tree.splits], dtype=np.int64)
     return _counts(space.cells(node_splits, tree.depth), np.asarray(target, dtype=np.int64),
                    2 ** (tree.depth + 1) - 1, n_classes)
@@ -229,7 +231,18 @@ def _check_chain(depth: int, iterations: int, stop: str, variance_window: int) -
 
 
 class _ChainSpace:
-    """A view's candidate splits as arrays for the compiled chain (:func:`run_chain`)."""
+    """A view's candidate splits as arrays for the compiled chain (:func:`run_chain`).
+
+    Use :meth:`of`, which builds it once per literal index and code type (a widened
+    copy of the codes of a large view is tens of megabytes).
+    """
+
+    @classmethod
+    def of(cls, index: LiteralIndex, codes_dtype: np.dtype) -> "_ChainSpace":
+        cache = index.__dict__.setdefault("_chain_spaces", {})
+        if codes_dtype not in cache:
+            cache[codes_dtype] = cls(index, codes_dtype)
+        return cache[codes_dtype]
 
     def __init__(self, index: LiteralIndex, codes_dtype: np.dtype) -> None:
         self.index = index
@@ -266,54 +279,54 @@ def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: 
     return flat.reshape(n_positions, n_classes).astype(np.int64)
 
 
-def _run(
-    spaces: tuple[_ChainSpace, _ChainSpace | None],
-    target: np.ndarray,
-    n_classes: int,
-    depth: int,
-    chain,
-    rng: np.random.Generator,
-    iterations: int,
-    score_kind: int,
-    stop: str,
-    variance_threshold: float,
-    variance_window: int,
-    trace: ChainTrace | None,
-) -> list[Tree]:
-    """Random start, then the compiled Metropolis–Hastings chain; returns the tree(s)."""
-    first, second = spaces
-    paired = second is not None
-    second = second if paired else first
-    n_positions = 2 ** (depth + 1) - 1
-    first_leaf = 2**depth - 1
-    target_a = np.asarray(target, dtype=np.int64).copy()
-    nodes_a = first.random_nodes(depth, rng)
-    nodes_b = second.random_nodes(depth, rng)
-    cell_a = first.cells(nodes_a, depth)
-    cell_b = second.cells(nodes_b, depth)
-    target_b = np.where(cell_a >= first_leaf, cell_a - first_leaf, -1)
-    counts_a = _counts(cell_a, target_a, n_positions, n_classes)
-    counts_b = _counts(cell_b, target_b, n_positions, 2**depth)
-    n_choices = (2 if paired else 1) * first_leaf
-    choice = rng.integers(n_choices, size=iterations)
-    local_u, attribute_u, split_u = rng.random(iterations), rng.random(iterations), rng.random(iterations)
-    log_u = chain.log_uniforms(iterations)
-    steps, accepted = run_chain(
-        first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
-        second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
-        nodes_a, cell_a, counts_a, target_a, nodes_b, cell_b, counts_b, target_b,
-        paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
-        choice, local_u, attribute_u, split_u, log_u, LOCAL_SHARE,
-        variance_window if stop == "variance" else 0, float(variance_threshold),
-    )
-    chain.record(steps, accepted)
-    if trace is not None:
-        trace.steps += int(steps)
-        trace.accepted += int(accepted)
-    trees = [first.tree(nodes_a, depth)]
-    if paired:
-        trees.append(second.tree(nodes_b, depth))
-    return trees
+class ChainJob:
+    """A prepared Metropolis–Hastings chain: charged, started, ready to :meth:`run`.
+
+    Preparing draws everything random in a fixed order (the random start and the
+    proposals from ``rng``, the acceptance uniforms from the accountant's noise
+    source, after the charge), so several jobs can then run on several cores (the
+    compiled chain releases the GIL) with results that do not depend on the
+    scheduling.
+    """
+
+    def __init__(self, spaces, target, n_classes, depth, chain, rng, iterations, score_kind, stop,
+                 variance_threshold, variance_window, trace) -> None:
+        first, second = spaces
+        self.paired = second is not None
+        second = second if self.paired else first
+        self.spaces, self.depth, self.chain, self.trace = (first, second), depth, chain, trace
+        n_positions = 2 ** (depth + 1) - 1
+        first_leaf = 2**depth - 1
+        target_a = np.asarray(target, dtype=np.int64).copy()
+        nodes_a = first.random_nodes(depth, rng)
+        nodes_b = second.random_nodes(depth, rng)
+        cell_a = first.cells(nodes_a, depth)
+        cell_b = second.cells(nodes_b, depth)
+        target_b = np.where(cell_a >= first_leaf, cell_a - first_leaf, -1)
+        n_choices = (2 if self.paired else 1) * first_leaf
+        self.arguments = (
+            first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
+            second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
+            nodes_a, cell_a, _counts(cell_a, target_a, n_positions, n_classes), target_a,
+            nodes_b, cell_b, _counts(cell_b, target_b, n_positions, 2**depth), target_b,
+            self.paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
+            rng.integers(n_choices, size=iterations), rng.random(iterations), rng.random(iterations),
+            rng.random(iterations), chain.log_uniforms(iterations), LOCAL_SHARE,
+            variance_window if stop == "variance" else 0, float(variance_threshold),
+        )
+        self.nodes = (nodes_a, nodes_b)
+
+    def run(self) -> list[Tree]:
+        """Run the chain (in place) and return the final tree(s)."""
+        steps, accepted = run_chain(*self.arguments)
+        self.chain.record(steps, accepted)
+        if self.trace is not None:
+            self.trace.steps += int(steps)
+            self.trace.accepted += int(accepted)
+        trees = [self.spaces[0].tree(self.nodes[0], self.depth)]
+        if self.paired:
+            trees.append(self.spaces[1].tree(self.nodes[1], self.depth))
+        return trees
 
 
 def _codes_dtype(*indexes: LiteralIndex) -> np.dtype:
@@ -345,13 +358,13 @@ def sample_tree(
     paper's data-dependent stop; the result then holds only with that caveat).
     """
     _check_chain(depth, iterations, stop, variance_window)
-    space = _ChainSpace(index, _codes_dtype(index))
+    space = _ChainSpace.of(index, _codes_dtype(index))
     chain = MetropolisHastings(epsilon, GINI_SENSITIVITY).start(accountant, step)
-    return _run((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
-                variance_window, trace)[0]
+    return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
+                    variance_window, trace).run()[0]
 
 
-def sample_tree_pair(
+def prepare_tree_pair(
     first_index: LiteralIndex,
     second_index: LiteralIndex,
     target: np.ndarray,
@@ -368,6 +381,29 @@ def sample_tree_pair(
     variance_threshold: float = 0.005,
     variance_window: int = 500,
     trace: ChainTrace | None = None,
+) -> ChainJob:
+    """Charge and prepare the chain of :func:`sample_tree_pair`; ``.run()`` it later."""
+    _check_chain(depth, iterations, stop, variance_window)
+    if pair_score not in PAIR_SCORES:
+        raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {pair_score!r}")
+    dtype = _codes_dtype(first_index, second_index)
+    spaces = (_ChainSpace.of(first_index, dtype), _ChainSpace.of(second_index, dtype))
+    chain = MetropolisHastings(epsilon, 1).start(accountant, step)
+    return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, 1 if pair_score == "counts" else 2,
+                    stop, variance_threshold, variance_window, trace)
+
+
+def sample_tree_pair(
+    first_index: LiteralIndex,
+    second_index: LiteralIndex,
+    target: np.ndarray,
+    n_classes: int,
+    depth: int,
+    epsilon: EpsilonLike,
+    accountant: Accountant,
+    step: str,
+    rng: np.random.Generator,
+    **options,
 ) -> tuple[Tree, Tree]:
     """Algorithm 5 (sampleTreePair): MCMC over pairs of trees with matching leaves.
 
@@ -376,17 +412,13 @@ def sample_tree_pair(
     replaces a uniformly chosen internal node of either tree; a change in the first
     tree re-targets the rows it moves in the second (``updateStats``). The chain
     uses the whole ``epsilon`` (charged once) with the pair score (sensitivity 1):
-    ``"counts"`` (default, a Gini gain in rows; module docstring) or ``"paper"``
-    (equation (6), normalised).
+    ``pair_score="counts"`` (default, a Gini gain in rows; module docstring) or
+    ``"paper"`` (equation (6), normalised). Other options (``iterations``, ``stop``,
+    ``variance_threshold``, ``variance_window``, ``trace``) as for
+    :func:`prepare_tree_pair`.
 
     Returns ``(first tree, second tree)``.
     """
-    _check_chain(depth, iterations, stop, variance_window)
-    if pair_score not in PAIR_SCORES:
-        raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {pair_score!r}")
-    dtype = _codes_dtype(first_index, second_index)
-    spaces = (_ChainSpace(first_index, dtype), _ChainSpace(second_index, dtype))
-    chain = MetropolisHastings(epsilon, 1).start(accountant, step)
-    first, second = _run(spaces, target, n_classes, depth, chain, rng, iterations,
-                         1 if pair_score == "counts" else 2, stop, variance_threshold, variance_window, trace)
+    first, second = prepare_tree_pair(first_index, second_index, target, n_classes, depth, epsilon, accountant,
+                                      step, rng, **options).run()
     return first, second
