@@ -15,12 +15,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-## demo: mine the built-in example data (planted redescriptions) with cartwheels
+## demo: mine the built-in example data (planted redescriptions): privately with
+## MCMCTreePair at epsilon = 1 (secure noise), and with the non-private cartwheels
 demo: $(STAMP)
-	$(BIN)/dprm datasets make-planted $(DEMO)/data --rows 2000 --seed 7
+	$(BIN)/dprm datasets make-planted $(DEMO)/data --rows 5000 --seed 7
 	$(BIN)/dprm inspect $(DEMO)/data/left.csv $(DEMO)/data/right.csv --types $(DEMO)/data/types.json
 	$(BIN)/dprm mine $(DEMO)/data/left.csv $(DEMO)/data/right.csv --types $(DEMO)/data/types.json \
-		--algorithm cartwheels --seed 7 --top 10 \
+		--algorithm mcmc-tree-pair --epsilon 1 --top 5 --output $(DEMO)/private.json
+	$(BIN)/dprm mine $(DEMO)/data/left.csv $(DEMO)/data/right.csv --types $(DEMO)/data/types.json \
+		--algorithm cartwheels --seed 7 --top 5 --max-support 0.5 \
 		--output $(DEMO)/redescriptions.json --clired $(DEMO)/redescriptions.queries
 	@echo "planted queries: $(DEMO)/data/planted.json"
 

@@ -325,13 +325,21 @@ def combine_estimates(
 UNITS = ("leaves", "subtrees")
 
 
-def _leaf_units(tree: Tree, units: str, residual: bool) -> np.ndarray:
-    """Unit masks over the tree's leaves (plus a false residual column if asked)."""
+def _empty_leaves(tree: Tree, index: LiteralIndex) -> np.ndarray:
+    """Which leaves no row can reach (their tests contradict each other)."""
+    return np.array([not tree.satisfiable(index, leaf) for leaf in tree.leaves], dtype=bool)
+
+
+def _leaf_units(tree: Tree, units: str, residual: bool, empty: np.ndarray | None = None) -> np.ndarray:
+    """Unit masks over the tree's leaves (plus a false residual column if asked),
+    without units made only of leaves known to be ``empty``."""
     if units == "leaves":
         masks = np.eye(tree.n_leaves, dtype=bool)
     else:
         masks = node_cells(tree)[1][:, : tree.n_leaves]
-        masks = masks[masks.any(axis=1)]
+    if empty is not None:
+        masks = masks & ~empty[None, :]
+    masks = masks[masks.any(axis=1)]
     if residual:
         masks = np.column_stack([masks, np.zeros(masks.shape[0], dtype=bool)])
     return masks
@@ -445,12 +453,19 @@ def private_extract(
         scales = [mechanism.scale]
         del exact
 
+        # Leaves whose path contradicts itself (a then ¬a, x ≤ 3 then x > 5) hold no
+        # row whatever the data: their cells are known to be 0 (tree structure only).
+        known_empty = [_empty_leaves(left_tree, left_index), _empty_leaves(right_tree, right_index)]
+
         def build(parts, clip=True):
             # No clipping of cells: sums of unbiased noisy cells stay unbiased
             # (clipping the many empty cells at 0 would inflate n̂ and every support).
-            return np.asarray(parts[0], dtype=np.float64)
+            table = np.array(parts[0], dtype=np.float64)
+            table[..., np.flatnonzero(known_empty[0]), :] = 0.0
+            table[..., :, np.flatnonzero(known_empty[1])] = 0.0
+            return table
 
-        left_units = _leaf_units(left_tree, units, residual=True)
+        left_units = _leaf_units(left_tree, units, residual=True, empty=known_empty[0])
     else:
         eps_inter, eps_left = split_budget(exact_epsilon, [1, 1])
         inside = (left_leaf < n_left) & (right_leaf < n_right)
@@ -475,7 +490,8 @@ def private_extract(
     # cells, or the paper's left-leaf counts): a sum of independent noisy cells.
     table_variance = np.size(released[-1]) * discrete_laplace_variance(scales[-1])
     n_hat, n_variance = combine_estimates(float(table.sum()), table_variance, data_size)
-    right_units = _leaf_units(right_tree, units, residual=True)
+    right_units = _leaf_units(right_tree, units, residual=True,
+                              empty=known_empty[1] if counts == "cells" else None)
     combinations: list[LeafCombination] = extract_combinations(table, constraints, left_units, right_units,
                                                                n_rows=n_hat)
     if not combinations:

@@ -136,6 +136,44 @@ class Tree:
             lookup[position] = self.n_leaves + j
         return lookup[node]
 
+    def satisfiable(self, index: LiteralIndex, node: int) -> bool:
+        """False when the tests on the path to ``node`` contradict each other, so that no
+        row can reach it (``a`` then ``¬a``; ``a = u`` then ``a = v``; ``a ≤ 3`` then
+        ``a > 5``). It depends on the tree and the public candidate splits only.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dprm.data.attributes import Attribute, AttributeKind, View
+        >>> view = View("left", [Attribute("x", "left", AttributeKind.NUMERIC, np.arange(10.0))])
+        >>> index = LiteralIndex(view)
+        >>> tree = Tree(depth=2, splits=[index.splits[2], index.splits[6], index.splits[6]])
+        >>> [tree.satisfiable(index, leaf) for leaf in tree.leaves]   # x ≤ 2 and x > 6 is empty
+        [True, False, True, True]
+        """
+        low: dict[int, float] = {}
+        high: dict[int, float] = {}
+        allowed: dict[int, set[int]] = {}
+        for split, holds in self.path(node):
+            position = split.attribute
+            if split.kind is AttributeKind.NUMERIC:
+                t = index.threshold(split)
+                if holds:
+                    high[position] = min(high.get(position, np.inf), t)
+                else:
+                    low[position] = max(low.get(position, -np.inf), t)
+                if low.get(position, -np.inf) >= high.get(position, np.inf):
+                    return False
+                continue
+            n_codes = int(index.n_codes[position])
+            codes = {split.code} if holds else set(range(n_codes)) - {split.code}
+            if split.kind is AttributeKind.BOOLEAN:
+                codes = {1} if holds else {0}
+            allowed[position] = allowed.get(position, codes) & codes
+            if not allowed[position]:
+                return False
+        return True
+
     def describe(self, index: LiteralIndex) -> str:
         """A one-line text of the tree's splits (for logs of non-private runs)."""
         parts = []
