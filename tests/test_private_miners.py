@@ -110,9 +110,9 @@ def test_same_seed_same_output(planted) -> None:
 
 def test_planted_relations_are_found_with_a_generous_budget(planted) -> None:
     raw, data = planted
-    accountant = Accountant(50, SeededNoise(np.random.default_rng(2)))
+    accountant = Accountant(50, SeededNoise(np.random.default_rng(0)))
     miner = make_miner("alt-expm", epsilon=50, init_trials=6).fit(data, accountant=accountant,
-                                                                  rng=np.random.default_rng(2))
+                                                                  rng=np.random.default_rng(0))
     kept = [r for r in miner.redescriptions_ if not r.pruned]
     assert kept
     planted_attributes = {frozenset(q["attr"] for q in pair[0]["and"]) for pair in raw.planted}
@@ -134,6 +134,7 @@ def test_planted_relations_are_found_with_a_generous_budget(planted) -> None:
         ("alt-mcmc", {"mcmc_stop": "never"}, "mcmc-stop"),
         ("alt-expm", {"counts": "exact"}, "counts"),
         ("alt-expm", {"size_share": 1.0}, "size-share"),
+        ("alt-expm", {"target_binning": "sturges"}, "target-binning"),
     ],
 )
 def test_bad_parameters_are_one_line_errors(planted, algorithm, options, message) -> None:
@@ -143,11 +144,25 @@ def test_bad_parameters_are_one_line_errors(planted, algorithm, options, message
     assert "\n" not in str(error.value)
 
 
+def test_numeric_targets_get_private_freedman_diaconis_bins(planted) -> None:
+    _, data = planted
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    miner = make_miner("alt-expm", init_trials=6, target_binning="fd").fit(data, accountant=accountant,
+                                                                          rng=np.random.default_rng(0))
+    steps = [entry["step"] for entry in miner.privacy_["ledger"]]
+    binning = [step for step in steps if step.startswith("target bins")]
+    assert binning and len(binning) % 3 == 0  # a count and two quartiles per numeric target
+    assert accountant.spent() == 1
+    fixed = make_miner("alt-expm", init_trials=6).fit(
+        data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(0))
+    assert not any(entry["step"].startswith("target bins") for entry in fixed.privacy_["ledger"])
+
+
 def test_a_run_that_finds_nothing_returns_an_empty_list_with_its_ledger(planted) -> None:
     _, data = planted
     accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
-    miner = make_miner("alt-expm", init_trials=1, min_support=1e9).fit(data, accountant=accountant,
-                                                                        rng=np.random.default_rng(0))
+    miner = make_miner("alt-expm", init_trials=1, min_support=1e9, target_binning="fixed").fit(
+        data, accountant=accountant, rng=np.random.default_rng(0))
     assert miner.redescriptions_ == []
     # two trees of four levels (one exponential-mechanism release per level) and one extraction
     assert len(miner.privacy_["ledger"]) == 2 * 4 + 1 and accountant.spent() == 1

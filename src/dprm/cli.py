@@ -100,6 +100,8 @@ MINER_OPTIONS = (
     "prune_significance",
     "confidence",
     "size_share",
+    "target_binning",
+    "binning_share",
 )
 
 
@@ -143,6 +145,8 @@ def mine(
         help="Prune where the p-value interval reaches above --max-pvalue (default on)."),
     confidence: Optional[float] = typer.Option(None, help="Level of the reported intervals."),
     size_share: Optional[float] = typer.Option(None, help="Budget share for a noisy count of the rows (0: none)."),
+    target_binning: Optional[str] = typer.Option(None, help="Numeric initial targets: 'fd' (private) or 'fixed'."),
+    binning_share: Optional[float] = typer.Option(None, help="Budget share for the private Freedman-Diaconis bins."),
 ) -> None:
     """Mine redescriptions of two views LEFT and RIGHT."""
     if algorithm not in ALGORITHMS:

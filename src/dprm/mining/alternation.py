@@ -57,7 +57,14 @@ class AlternatingTrees(PrivateTreeMiner):
     max_splits : int
         Grid points per numeric attribute (over its public bounds).
     target_bins : int
-        Equal-width bins of a numeric initial target.
+        Equal-width bins of a numeric initial target when ``target_binning="fixed"``.
+    target_binning : {"fixed", "fd"}
+        ``target_bins`` equal-width bins (default) or the paper's Freedman–Diaconis
+        number of bins from private estimates (on MAMMAL its 16 bins made the trees
+        worse: median true Jaccard of MCMCTreePair 0.47 instead of 0.53).
+    binning_share : float
+        Share of ``epsilon`` for those estimates (only when a numeric attribute is
+        an initial target).
     counts : {"cells", "paper"}
         How extraction releases counts (see :mod:`dprm.mining.private_extraction`).
     units : {"leaves", "subtrees"}
@@ -100,6 +107,8 @@ class AlternatingTrees(PrivateTreeMiner):
         prune_significance: bool = True,
         confidence: float = 0.95,
         size_share: float = 0.0,
+        target_binning: str = "fixed",
+        binning_share: float = 0.02,
     ) -> None:
         self.trees = trees
         self.alternations = alternations
@@ -109,7 +118,7 @@ class AlternatingTrees(PrivateTreeMiner):
         self.variance_window = variance_window
         self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
                      max_pvalue, max_splits, target_bins, counts, units, prune_support, prune_interval,
-                     prune_significance, confidence, size_share)
+                     prune_significance, confidence, size_share, target_binning, binning_share)
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]

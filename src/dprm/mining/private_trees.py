@@ -8,9 +8,11 @@ base class holds the rest:
   public bounds, never at data values);
 * initial targets (:meth:`initial_target`): a uniformly random attribute of either
   view (the schema is public); Boolean values and categories are classes; a numeric
-  attribute is cut into ``target_bins`` equal-width bins over its *public* bounds.
-  The paper's Freedman–Diaconis rule needs the interquartile range and the number of
-  rows, both private, so the number of bins is a parameter here;
+  attribute is cut into equal-width bins over its *public* bounds: ``target_bins``
+  of them (``target_binning="fixed"``, the default), or as many as the paper's
+  Freedman–Diaconis rule gives from differentially private estimates of the number
+  of values and the interquartile range (``"fd"``, paid from ``binning_share`` of
+  the budget, :meth:`_fd_bins`);
 * a noisy count of the rows with a small share of the budget (``size_share``,
   beyond the paper; 0 turns it off): the data size enters Γ's maximum support and
   every p-value, and the sum of a tree pair's noisy cells alone is too rough for
@@ -32,7 +34,7 @@ from dprm.errors import ParameterError
 from dprm.mining.base import Miner
 from dprm.mining.extraction import Constraints
 from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
-from dprm.privacy import Accountant, DiscreteLaplaceCount, SecureNoise, split_budget
+from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
 from dprm.trees.tree import Tree
@@ -65,6 +67,8 @@ class PrivateTreeMiner(Miner):
         prune_significance: bool,
         confidence: float,
         size_share: float,
+        target_binning: str,
+        binning_share: float,
     ) -> None:
         self.epsilon = epsilon
         self.depth = depth
@@ -83,6 +87,8 @@ class PrivateTreeMiner(Miner):
         self.prune_significance = prune_significance
         self.confidence = confidence
         self.size_share = size_share
+        self.target_binning = target_binning
+        self.binning_share = binning_share
 
     # -- validation -----------------------------------------------------------------
 
@@ -97,6 +103,10 @@ class PrivateTreeMiner(Miner):
             raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {self.counts!r}")
         if self.units not in UNITS:
             raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {self.units!r}")
+        if self.target_binning not in ("fd", "fixed"):
+            raise ParameterError(f"target-binning must be 'fd' or 'fixed', not {self.target_binning!r}")
+        if not 0 <= self.binning_share < 1 or not 0 <= self.size_share + self.binning_share < 1:
+            raise ParameterError(f"binning-share must be in [0, 1) with size-share, not {self.binning_share}")
         if not 0 <= self.size_share < 1:
             raise ParameterError(f"size-share must be in [0, 1), not {self.size_share}")
         if not 0 < self.confidence < 1:
@@ -146,6 +156,18 @@ class PrivateTreeMiner(Miner):
             count = DiscreteLaplaceCount(size_epsilon)
             self._data_size = (float(count.release(accountant, "data size", data.n_rows)),
                                discrete_laplace_variance(count.scale))
+        # The initial attributes are drawn first (uniformly: data-independent), so the
+        # budget of the numeric ones' Freedman–Diaconis estimates is known in advance.
+        sizes = [len(data.left), len(data.right)]
+        picks = rng.integers(sum(sizes), size=self.init_trials)
+        self._initial = [(0, data.left.attributes[p]) if p < sizes[0] else (1, data.right.attributes[p - sizes[0]])
+                         for p in picks]
+        n_numeric = sum(a.kind is AttributeKind.NUMERIC for _, a in self._initial)
+        self._binning_epsilon = []
+        if self.target_binning == "fd" and n_numeric > 0 and self.binning_share > 0:
+            share = as_fraction(self.binning_share, "binning-share")
+            binning, epsilon = split_budget(epsilon, [share, 1 - share])
+            self._binning_epsilon = split_budget(binning, [1] * n_numeric)
         self._mine(data, accountant, rng, epsilon)
         found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
@@ -165,15 +187,49 @@ class PrivateTreeMiner(Miner):
     # -- building blocks ------------------------------------------------------------
 
     def initial_target(self, data: TwoViewData, rng: np.random.Generator) -> tuple[int, np.ndarray, int]:
-        """A random attribute's classes: ``(its view 0/1, class per row, n classes)``."""
-        sizes = [len(data.left), len(data.right)]
-        pick = int(rng.integers(sum(sizes)))
-        side = 0 if pick < sizes[0] else 1
-        attribute = data.views[side].attributes[pick - side * sizes[0]]
-        classes, n_classes = self._classes(attribute)
+        """The next initial attribute's classes: ``(its view 0/1, class per row, n classes)``.
+
+        The attributes were drawn uniformly when the run started (data-independent).
+        """
+        side, attribute = self._initial.pop(0)
+        classes, n_classes = self._classes(attribute, side)
         return side, classes, n_classes
 
-    def _classes(self, attribute: Attribute) -> tuple[np.ndarray, int]:
+    def _fd_bins(self, attribute: Attribute, side: int, low: float, high: float) -> int:
+        """Freedman–Diaconis number of bins from differentially private estimates.
+
+        ``2 · IQR · n^(-1/3)`` needs the number of values ``n`` and the interquartile
+        range, both private. With this target's share ``ε_b`` of the budget: ``n̂`` by
+        a discrete Laplace count (ε_b/3, sensitivity 1); each quartile by the
+        exponential mechanism over the attribute's public grid of thresholds with
+        utility ``−|#(x ≤ t) − q·n|`` (ε_b/3 each; adding a row changes the count
+        below ``t`` by at most 1 and ``q·n`` by ``q``, and one of the two only when the
+        row lies above ``t``: sensitivity 1). The bins are equal-width over the public
+        bounds, at most ``2**depth`` of them.
+        """
+        epsilon = self._binning_epsilon.pop(0)
+        shares = split_budget(epsilon, [1, 1, 1])
+        index = self.indexes_[side]
+        position = index.view.names.index(attribute.name)
+        codes = index.codes[position]
+        thresholds = index.thresholds[position]
+        if thresholds.size == 0:
+            return 2
+        present = codes != index.missing_code
+        n_values = int(present.sum())
+        below = np.cumsum(np.bincount(codes[present], minlength=thresholds.size + 1))[: thresholds.size]
+        step = f"target bins {attribute.name!r}"
+        n_hat = max(1, DiscreteLaplaceCount(shares[0]).release(self._accountant, f"{step}: count", n_values))
+        quartiles = []
+        for q, share in zip((0.25, 0.75), shares[1:]):
+            # utility in rows; the true n only shapes the utility (sensitivity derived above)
+            chosen = ExponentialMechanism(share, 1).release(self._accountant, f"{step}: quantile {q}",
+                                                            -np.abs(below - q * n_values))
+            quartiles.append(float(thresholds[chosen]))
+        width = 2.0 * max(quartiles[1] - quartiles[0], (high - low) / (thresholds.size + 1)) * n_hat ** (-1 / 3)
+        return int(np.clip(np.ceil((high - low) / width), 2, 2**self.depth))
+
+    def _classes(self, attribute: Attribute, side: int) -> tuple[np.ndarray, int]:
         if attribute.kind is AttributeKind.NUMERIC:
             if attribute.domain.bounds is not None and attribute.domain.declared:
                 low, high = attribute.domain.bounds
@@ -181,10 +237,11 @@ class PrivateTreeMiner(Miner):
                 values = attribute.values[~np.isnan(attribute.values)]
                 low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
                 self._not_private(f"bins of the target {attribute.name!r} come from data, not declared bounds")
-            edges = np.linspace(low, high, self.target_bins + 1)[1:-1]
+            n_bins = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
+            edges = np.linspace(low, high, n_bins + 1)[1:-1]
             classes = np.searchsorted(edges, attribute.values, side="right").astype(np.int64)
             classes[np.isnan(attribute.values)] = -1
-            return classes, self.target_bins
+            return classes, n_bins
         if attribute.kind is AttributeKind.CATEGORICAL and not attribute.domain.declared:
             self._not_private(f"categories of the target {attribute.name!r} come from data")
         classes = attribute.values.astype(np.int64)

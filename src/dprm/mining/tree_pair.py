@@ -58,7 +58,7 @@ class MCMCTreePair(PrivateTreeMiner):
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
         Γ and the disjunctions per side.
     max_splits, target_bins, counts, units, prune_support, prune_interval, prune_significance, confidence,
-    size_share
+    size_share, target_binning, binning_share
         As for :class:`~dprm.mining.alternation.AlternatingTrees`.
 
     Examples
@@ -105,6 +105,8 @@ class MCMCTreePair(PrivateTreeMiner):
         prune_significance: bool = True,
         confidence: float = 0.95,
         size_share: float = 0.0,
+        target_binning: str = "fixed",
+        binning_share: float = 0.02,
     ) -> None:
         self.mcmc_iterations = mcmc_iterations
         self.omega = omega
@@ -114,7 +116,7 @@ class MCMCTreePair(PrivateTreeMiner):
         self.variance_window = variance_window
         self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
                      max_pvalue, max_splits, target_bins, counts, units, prune_support, prune_interval,
-                     prune_significance, confidence, size_share)
+                     prune_significance, confidence, size_share, target_binning, binning_share)
 
     def _validate(self) -> None:
         if not 0 < self.omega < 1:
