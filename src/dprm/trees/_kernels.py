@@ -180,6 +180,9 @@ def run_chain(
             a = usable[int(attribute_u[i] * usable.size)]
             new = starts[a] + int(split_u[i] * sizes[a])
             log_ratio = np.log(sizes[a] / sizes[old_attribute])
+        if new == old:  # no change: the score stays, and log u < 0 always accepts
+            accepted += 1
+            continue
         new_attribute, new_code, new_numeric = splits[new, 0], splits[new, 1], splits[new, 2] == 1
         # rows below the node, and their cells under the proposal
         node_depth = 0
@@ -195,11 +198,12 @@ def run_chain(
         # the others keep their whole path, as the subtrees stay. A local move
         # (neighbouring threshold) flips only the rows between the two thresholds.
         old_attribute_code, old_code, old_numeric = attribute[node], code[node], numeric[node]
+        same_attribute = old_attribute_code == new_attribute
         count = 0
         for row in range(n):
             if below[cell[row]]:
                 old_value = codes[old_attribute_code, row]
-                new_value = codes[new_attribute, row]
+                new_value = old_value if same_attribute else codes[new_attribute, row]
                 if old_value == missing:
                     old_outcome = 2
                 elif (old_value <= old_code) if old_numeric else (old_value == old_code):
