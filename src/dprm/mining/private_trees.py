@@ -271,8 +271,7 @@ class PrivateTreeMiner(Miner):
         reasons += self._reasons
         for view in data.views:
             if view.constant:
-                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data "
-                               f"({len(view.constant)} columns)")
+                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
         for side, index in enumerate(self.indexes_):
             if not index.private_domains:
                 reasons.append(f"split points of the {data.views[side].name} view come from undeclared domains "
