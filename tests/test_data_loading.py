@@ -351,3 +351,12 @@ def test_mammals_kinds_and_constants() -> None:
     for name in data.left.constant:  # species absent from every cell
         assert name not in data.left
     assert data.ids[:3].tolist() == ["1", "2", "3"]
+
+
+def test_declared_constant_columns_are_kept(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a,b\n1,1,0\n2,1,1\n3,1,0\n")
+    right = write(tmp_path / "r.csv", "id,z\n1,0\n2,1\n3,1\n")
+    undeclared = load_two_view(left, right)
+    assert undeclared.left.constant == ["a"] and undeclared.left.names == ["b"]
+    declared = load_two_view(left, right, types={"columns": {"a": "boolean"}})
+    assert declared.left.constant == [] and declared.left.names == ["a", "b"]

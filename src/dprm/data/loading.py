@@ -280,7 +280,9 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None) 
         if kind is None:
             kind = infer_kind(column)
         attribute = encode_column(name, side, column, kind, declared, raw.source)
-        if is_constant(attribute):
+        # A column the types file declares is kept even when constant: the set of
+        # attributes of a private run must not depend on the data.
+        if declared is None and is_constant(attribute):
             constant.append(name)
         else:
             attributes.append(attribute)
