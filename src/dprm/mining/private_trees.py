@@ -30,7 +30,7 @@ import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
 from dprm.data.literal_index import LiteralIndex
-from dprm.errors import ParameterError
+from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import Miner
 from dprm.mining.extraction import Constraints
 from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
@@ -139,6 +139,11 @@ class PrivateTreeMiner(Miner):
         rng = np.random.default_rng(rng)
         if accountant is None:
             accountant = Accountant(self.epsilon, SecureNoise())
+        if not accountant.can_afford(self.epsilon):  # refuse the whole run before any release
+            raise BudgetExceededError(
+                f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(self.epsilon)):g}, "
+                f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain"
+            )
         for view in data.views:
             if len(view) == 0:
                 raise ParameterError(f"the {view.name} view has no usable attribute")
