@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar
 
+from dprm.mining.extraction import Constraints
 from dprm.queries import Redescription, make_document
 
 __all__ = ["Miner"]
@@ -31,6 +32,16 @@ class Miner:
     def parameter_names(cls) -> list[str]:
         signature = inspect.signature(cls.__init__)
         return [name for name in signature.parameters if name != "self"]
+
+    def constraints(self) -> Constraints:
+        """The constraints Γ from the miner's parameters (validated)."""
+        return Constraints(
+            min_support=self.min_support,
+            max_support=self.max_support,
+            min_jaccard=self.min_jaccard,
+            max_pvalue=self.max_pvalue,
+            max_clauses=self.max_clauses,
+        )
 
     def get_params(self) -> dict[str, Any]:
         """The miner's parameters, as given to ``__init__``."""

@@ -98,13 +98,7 @@ class CartWheels(Miner):
         for name in ("depth", "init_trials", "alternations", "max_splits", "min_leaf"):
             if getattr(self, name) < 1:
                 raise ParameterError(f"{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
-        return Constraints(
-            min_support=self.min_support,
-            max_support=self.max_support,
-            min_jaccard=self.min_jaccard,
-            max_pvalue=self.max_pvalue,
-            max_clauses=self.max_clauses,
-        )
+        return self.constraints()
 
     def fit(self, data: TwoViewData, *, accountant=None, rng: np.random.Generator | None = None) -> "CartWheels":
         """Mine redescriptions of ``data``; ``accountant`` is unused (nothing is private)."""

@@ -115,13 +115,7 @@ class PrivateTreeMiner(Miner):
             raise ParameterError(f"prune-support must be non-negative, not {self.prune_support}")
         if self.prune_interval is not None and self.prune_interval <= 0:
             raise ParameterError(f"prune-interval must be positive, not {self.prune_interval}")
-        return Constraints(
-            min_support=self.min_support,
-            max_support=self.max_support,
-            min_jaccard=self.min_jaccard,
-            max_pvalue=self.max_pvalue,
-            max_clauses=self.max_clauses,
-        )
+        return self.constraints()
 
     # -- the run --------------------------------------------------------------------
 
