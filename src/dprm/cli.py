@@ -321,6 +321,11 @@ def make_planted_command(
         console.print(f"wrote {path}")
 
 
+# The experiment runner and the report live in their own modules; importing them
+# registers their commands on ``app``.
+from dprm import cli_evaluation, cli_report  # noqa: E402,F401
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``dprm`` command."""
     args = sys.argv[1:] if argv is None else list(argv)
