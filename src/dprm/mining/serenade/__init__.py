@@ -1,0 +1,1 @@
+"""Greedy differentially private redescription mining: SerenadeCS, SerenadeES, ReReMi."""
