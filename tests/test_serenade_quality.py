@@ -247,3 +247,33 @@ def test_bad_parameters(kwargs):
 def test_bad_n_max():
     with pytest.raises(ParameterError, match="n_max"):
         LogisticQuality(1.0, 1.0).sensitivity(-1)
+
+
+# --- the inner maximisation over the union size ----------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rise_fall_max_against_enumeration(seed):
+    # max over u in [k, U] of alpha (u-k)/(u(u+1)) + k beta/u: the helper both modes use
+    # for move B. Its interior optimum rarely decides Δ, so it is checked on its own.
+    from dprm.mining.serenade.quality import _rise_fall_max
+
+    rng = np.random.default_rng(seed)
+    size = 60
+    k = rng.integers(1, 200, size=size).astype(float)
+    alpha = rng.uniform(0.01, 1.0, size=size)
+    beta = alpha * rng.uniform(0.0, 1.2, size=size) * rng.choice([1e-3, 0.1, 1.0], size=size)
+    for upper in (math.inf, 150.0):
+        k_ok = np.minimum(k, 150.0) if math.isfinite(upper) else k
+        got = _rise_fall_max(alpha, beta, k_ok, upper, integer=True)
+        relaxed = _rise_fall_max(alpha, beta, k_ok, upper, integer=False)
+        for j in range(size):
+            top = int(min(upper, 20_000))
+            u = np.arange(int(k_ok[j]), top + 1, dtype=float)
+            values = alpha[j] * (u - k_ok[j]) / (u * (u + 1)) + k_ok[j] * beta[j] / u
+            assert got[j] == pytest.approx(values.max(), rel=1e-12)
+            assert relaxed[j] >= values.max() * (1 - 1e-12)
+            fine = np.geomspace(k_ok[j], min(upper, 1e5), 50_001)
+            fine_values = alpha[j] * (fine - k_ok[j]) / (fine * (fine + 1)) + k_ok[j] * beta[j] / fine
+            assert relaxed[j] >= fine_values.max() * (1 - 1e-12)
+            assert relaxed[j] == pytest.approx(fine_values.max(), rel=1e-6)
