@@ -413,3 +413,37 @@ def test_exact_epsilon_is_what_is_charged():
     MetropolisHastings("0.4", 1).start(acc, "d")
     assert acc.remaining() == 0
     assert [e.epsilon for e in acc.ledger] == [Fraction(1, 10), Fraction(1, 5), Fraction(3, 10), Fraction(2, 5)]
+
+
+def test_bounded_range_metropolis_hastings_is_epsilon_dp_on_neighbours():
+    """``score_range=R`` targets ``exp(ε q / R)``; where every candidate's change
+    between neighbours lies in one interval of width R, the target's probabilities
+    differ by at most ``e^ε`` — checked exactly on random score changes of that form,
+    and the check fails with R too small."""
+    rng = np.random.default_rng(5)
+    epsilon, width = 0.7, 3.0
+    mh = MetropolisHastings(epsilon, sensitivity=2, score_range=width)
+    assert mh.scale == pytest.approx(width / epsilon)
+    worst = 0.0
+    for _ in range(2000):
+        scores = rng.uniform(-50, 50, size=8)
+        shift = rng.uniform(-1, 0)  # the common lower end a of the interval [a, a + R]
+        changes = shift + width * rng.choice([0.0, 1.0, rng.uniform()], size=8)
+        before = np.exp(scores / mh.scale - np.logaddexp.reduce(scores / mh.scale))
+        after_scores = scores + changes
+        after = np.exp(after_scores / mh.scale - np.logaddexp.reduce(after_scores / mh.scale))
+        worst = max(worst, float(np.max(np.abs(np.log(after / before)))))
+    assert worst <= epsilon + 1e-9
+    assert worst > 0.9 * epsilon  # the bound is nearly attained: the check is not vacuous
+    too_sharp = MetropolisHastings(epsilon, sensitivity=2, score_range=2)
+    scores = np.zeros(200)  # one candidate loses 1, the many others gain 2
+    changes = np.concatenate([[-1.0], np.full(199, 2.0)])
+    before = np.exp(scores / too_sharp.scale - np.logaddexp.reduce(scores / too_sharp.scale))
+    after = np.exp((scores + changes) / too_sharp.scale - np.logaddexp.reduce((scores + changes) / too_sharp.scale))
+    assert np.max(np.abs(np.log(after / before))) > epsilon
+
+
+def test_bounded_range_cannot_exceed_twice_the_sensitivity():
+    with pytest.raises(ParameterError):
+        MetropolisHastings(1.0, sensitivity=1, score_range=3)
+    assert MetropolisHastings(1.0, sensitivity=1).scale == pytest.approx(2.0)

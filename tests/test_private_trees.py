@@ -35,8 +35,13 @@ def heap_cells(tree, index):
     return positions[cells]
 
 
+def majority_mass(counts: np.ndarray) -> float:
+    """``Σ_cells max_c τ_{n,c}``, written independently of the compiled kernel."""
+    return float(sum(max(row) for row in counts.tolist()))
+
+
 def pair_scores(left_index, right_index, first_tree, second_tree, target, n_classes, rows):
-    """Both pair scores of a fixed tree pair on the sub-dataset ``rows``."""
+    """The pair scores of a fixed tree pair on the sub-dataset ``rows``, and ``G``."""
     inside = np.isin(np.arange(left_index.n_rows), rows)
     first_counts = cell_counts(first_tree, left_index, np.where(inside, target, -1), n_classes)
     second_target = np.where(inside, leaf_classes(heap_cells(first_tree, left_index), first_tree.depth), -1)
@@ -44,39 +49,52 @@ def pair_scores(left_index, right_index, first_tree, second_tree, target, n_clas
     g_first, g_second = purity_mass(first_counts), purity_mass(second_counts)
     unsplit = purity_mass(second_counts.sum(axis=0, keepdims=True))
     n = len(rows)
-    scores = (g_first + g_second - unsplit) / 3, (g_first / n) * (1 + g_second / n) / 2, g_first
+    majority = majority_mass(first_counts) + majority_mass(second_counts) - float(second_counts.sum(axis=0).max())
+    scores = {
+        "gini": (g_first + g_second - unsplit) / 3,
+        "paper": (g_first / n) * (1 + g_second / n) / 2,
+        "counts": majority,
+        "G": g_first,
+    }
     # the compiled chain scores exactly these formulas
-    assert chain_score(first_counts, second_counts, 1, float(n), 0.0) == pytest.approx(scores[0])
-    assert chain_score(first_counts, second_counts, 2, float(n), 0.0) == pytest.approx(scores[1])
+    for name, kind in (("gini", 1), ("paper", 2), ("counts", 3)):
+        assert chain_score(first_counts, second_counts, kind, float(n), 0.0) == pytest.approx(scores[name])
     return scores
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_scores_change_by_at_most_their_sensitivity_on_neighbouring_data(seed: int) -> None:
-    """Remove one row: G and the counts pair score move by ≤ 1, Bai's score by ≤ 2."""
+    """Remove one row: G and the Gini pair score move by ≤ 1, Bai's score by ≤ 2, and
+    the majority pair score of every tree pair by a value in the same interval [−2, 1]
+    (bounded range 3)."""
     rng = np.random.default_rng(seed)
     n = 120
     left, right = random_view(rng, n, "left", 0.15), random_view(rng, n, "right", 0.15)
     indexes = [LiteralIndex(left, mode="private", max_splits=4), LiteralIndex(right, mode="private", max_splits=4)]
     target, n_classes = target_from_attribute(right["right_c0"])
-    worst = [0.0, 0.0, 0.0]
-    for _ in range(10):
-        trees = [random_tree(indexes[0], 3, rng), random_tree(indexes[1], 3, rng)]
-        everyone = np.arange(n)
-        full = pair_scores(*indexes, *trees, target, n_classes, everyone)
-        labelled_full = int((target >= 0).sum())
-        for removed in rng.choice(n, 15, replace=False):
-            rest = np.delete(everyone, removed)
-            part = pair_scores(*indexes, *trees, target, n_classes, rest)
-            worst[0] = max(worst[0], abs(full[0] - part[0]))
-            worst[2] = max(worst[2], abs(full[2] - part[2]))
-            bai_full = full[2] - labelled_full
-            bai_part = part[2] - int((target[rest] >= 0).sum())
-            worst[1] = max(worst[1], abs(bai_full - bai_part))
-    assert worst[0] <= 1.0 + 1e-9  # counts pair score: sensitivity 1
-    assert worst[2] <= 1.0 + 1e-9  # G: sensitivity 1
-    assert worst[1] <= 2.0 + 1e-9  # Bai's score (3): sensitivity 2
-    assert worst[0] > 0.1  # the check is not vacuous
+    pairs = [[random_tree(indexes[0], 3, rng), random_tree(indexes[1], 3, rng)] for _ in range(10)]
+    everyone = np.arange(n)
+    full = [pair_scores(*indexes, *trees, target, n_classes, everyone) for trees in pairs]
+    labelled_full = int((target >= 0).sum())
+    worst = {"gini": 0.0, "G": 0.0, "bai": 0.0, "counts": 0.0}
+    widest = 0.0
+    for removed in rng.choice(n, 15, replace=False):
+        rest = np.delete(everyone, removed)
+        labelled_rest = int((target[rest] >= 0).sum())
+        changes = []
+        for trees, before in zip(pairs, full):
+            after = pair_scores(*indexes, *trees, target, n_classes, rest)
+            for name in ("gini", "G", "counts"):
+                worst[name] = max(worst[name], abs(before[name] - after[name]))
+            worst["bai"] = max(worst["bai"], abs((before["G"] - labelled_full) - (after["G"] - labelled_rest)))
+            changes.append(after["counts"] - before["counts"])
+            assert -2 - 1e-9 <= changes[-1] <= 1 + 1e-9  # removing a row: each term drops by 0 or 1
+        widest = max(widest, max(changes) - min(changes))
+    assert worst["gini"] <= 1.0 + 1e-9  # Gini pair score: sensitivity 1
+    assert worst["G"] <= 1.0 + 1e-9  # G: sensitivity 1
+    assert worst["bai"] <= 2.0 + 1e-9  # Bai's score (3): sensitivity 2
+    assert worst["counts"] <= 2.0 + 1e-9 and widest <= 3.0 + 1e-9  # majority pair score: range 3
+    assert worst["gini"] > 0.1 and widest >= 1  # the check is not vacuous
 
 
 def test_compiled_chain_keeps_cells_and_counts_consistent() -> None:
@@ -138,7 +156,7 @@ def test_mcmc_trees_learn_a_clear_rule_and_the_paper_score_does_not() -> None:
     indexes = [LiteralIndex(left, mode="private"), LiteralIndex(right, mode="private")]
     planted = right.names.index("right_b1")
     purity = {}
-    for score in ("counts", "paper"):
+    for score in ("counts", "gini", "paper"):
         found, masses = 0, []
         for seed in range(4):
             first, _ = sample_tree_pair(indexes[1], indexes[0], target, 2, 2, 0.5, accountant(), "pair",
@@ -146,8 +164,9 @@ def test_mcmc_trees_learn_a_clear_rule_and_the_paper_score_does_not() -> None:
             found += planted in {split.attribute for split in first.splits}
             masses.append(purity_mass(cell_counts(first, indexes[1], target, 2)))
         purity[score] = (found, float(np.mean(masses)))
-    assert purity["counts"][0] >= 3 and purity["paper"][0] <= 1
+    assert purity["counts"][0] >= 3 and purity["gini"][0] >= 3 and purity["paper"][0] <= 1
     assert purity["counts"][1] > purity["paper"][1] + 200  # rows better sorted by the first tree
+    assert purity["gini"][1] > purity["paper"][1] + 200
 
 
 def test_bad_chain_parameters() -> None:

@@ -10,9 +10,10 @@ Budget: each trial gets ``ε / InTr``, split by ``ω`` between sampling
 in all, exactly. Guarantee: ``pure-dp-on-mcmc-convergence``.
 
 dprm's defaults differ from the paper where the paper is weak (issue 3):
-``pair_score="counts"`` (a score in rows, sensitivity 1) instead of the normalised
-score (6), which leaves the sampler practically uniform at the paper's budgets
-(``pair_score="paper"`` keeps it); a fixed number of MCMC steps instead of the
+``pair_score="counts"`` (majority masses in rows with bounded range 3; see
+:mod:`dprm.trees.private`) instead of the normalised score (6), which leaves the
+sampler practically uniform at the paper's budgets (``pair_score="paper"`` keeps it;
+``"gini"`` is the Gini form of dprm's score); a fixed number of MCMC steps instead of the
 data-dependent variance stop (``mcmc_stop="variance"`` keeps it).
 """
 
@@ -49,7 +50,7 @@ class MCMCTreePair(PrivateTreeMiner):
         Metropolis–Hastings steps per tree pair (MCIter).
     omega : float
         Share ω of each trial's budget for sampling the pair; the rest extracts.
-    pair_score : {"counts", "paper"}
+    pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
     mcmc_stop : {"fixed", "variance"}
         Fixed number of steps (default) or the paper's variance stop.

@@ -17,6 +17,18 @@ draw. A finite chain has no pure-ε guarantee in general, hence the guarantee st
 ``"pure-dp-on-mcmc-convergence"``. The whole chain is one release: it is charged
 once, when it starts. Use a fixed, data-independent number of steps; a stopping rule
 that looks at the scores depends on the data.
+
+Bounded range
+-------------
+The factor 2 in ``2Δ`` pays for scores that move in *opposite* directions between
+neighbouring datasets. If, for every pair of neighbours ``D, D'``, every state's
+change ``q_{D'}(x) − q_D(x)`` lies in one interval ``[a, a + R]`` (``a`` may depend on
+the pair but not on ``x``), then ``π'(x)/π(x) = exp(η(q'(x) − q(x))) · Z/Z'`` with
+``Z'/Z`` a π-weighted mean of ``exp(η(q' − q))`` ∈ ``[e^{ηa}, e^{η(a+R)}]``, so the
+ratio lies in ``[e^{−ηR}, e^{ηR}]``: ``η = ε/R`` is ε-DP (the *bounded-range*
+property of the exponential mechanism; Durfee & Rogers 2019; McSherry & Talwar's
+monotone case is ``R = Δ``). Give ``score_range=R`` to use ``scale = R/ε``; for a
+score of sensitivity ``Δ`` without further structure ``R = 2Δ`` (the default).
 """
 
 from __future__ import annotations
@@ -28,7 +40,7 @@ import numpy.typing as npt
 
 from dprm.errors import ParameterError
 from dprm.privacy.accountant import PURE_DP_ON_MCMC_CONVERGENCE, Accountant
-from dprm.privacy.budget import EpsilonLike
+from dprm.privacy.budget import EpsilonLike, as_epsilon
 from dprm.privacy.mechanism import Mechanism
 from dprm.privacy.noise import NoiseSource
 from dprm.privacy.scale import noise_scale
@@ -151,11 +163,15 @@ class MetropolisHastings(Mechanism):
         Cost of the whole chain (charged once, at :meth:`start`).
     sensitivity : int, float, str or Fraction
         Sensitivity ``Δ`` of the score of every state.
+    score_range : int, float, str or Fraction, optional
+        Width ``R`` of an interval that holds every state's score change between
+        any two neighbouring datasets (module docstring, "Bounded range"); at most
+        ``2Δ``. Default ``2Δ``.
 
     Attributes
     ----------
     scale : float
-        ``2Δ/ε``, rounded up.
+        ``R/ε`` (``2Δ/ε`` by default), rounded up.
     guarantee : str
         ``"pure-dp-on-mcmc-convergence"``.
 
@@ -171,14 +187,20 @@ class MetropolisHastings(Mechanism):
     False
     >>> acc.ledger_json()
     [{'step': 'sampleTreePair#1', 'mechanism': 'exponential (MCMC)', 'epsilon': 1.0}]
+    >>> MetropolisHastings(epsilon=0.5, sensitivity=1, score_range=1).scale   # monotone score
+    2.0
     """
 
     name = "exponential (MCMC)"
     guarantee = PURE_DP_ON_MCMC_CONVERGENCE
 
-    def __init__(self, epsilon: EpsilonLike, sensitivity: EpsilonLike = 1) -> None:
+    def __init__(self, epsilon: EpsilonLike, sensitivity: EpsilonLike = 1,
+                 score_range: EpsilonLike | None = None) -> None:
         super().__init__(epsilon, sensitivity)
-        self.scale: float = noise_scale(2 * self.sensitivity, self.epsilon)
+        self.score_range = 2 * self.sensitivity if score_range is None else as_epsilon(score_range, "score_range")
+        if self.score_range > 2 * self.sensitivity:
+            raise ParameterError(f"score_range {self.score_range} exceeds 2 x sensitivity: use the sensitivity")
+        self.scale: float = noise_scale(self.score_range, self.epsilon)
 
     def start(self, accountant: Accountant, step: str) -> MetropolisChain:
         """Charge ``epsilon`` for the whole chain and return its acceptance tester."""

@@ -85,9 +85,37 @@ def _class_mass(counts: np.ndarray) -> float:
 
 
 @njit(cache=True)
+def _majority_mass(counts: np.ndarray) -> float:
+    """``Σ_cells max_c n_c``: rows of each cell's majority class."""
+    total = 0.0
+    for cell in range(counts.shape[0]):
+        best = 0
+        for label in range(counts.shape[1]):
+            if counts[cell, label] > best:
+                best = counts[cell, label]
+        total += best
+    return total
+
+
+@njit(cache=True)
+def _majority_class(counts: np.ndarray) -> float:
+    """``max_k N_k`` of the class totals: the majority mass of not splitting at all."""
+    best = 0
+    for label in range(counts.shape[1]):
+        c = 0
+        for cell in range(counts.shape[0]):
+            c += counts[cell, label]
+        if c > best:
+            best = c
+    return float(best)
+
+
+@njit(cache=True)
 def chain_score(counts_a: np.ndarray, counts_b: np.ndarray, score_kind: int, n_rows: float,
                 labelled: float) -> float:
     """The chain's score from the class counts per cell (see :func:`run_chain`)."""
+    if score_kind == 3:
+        return _majority_mass(counts_a) + _majority_mass(counts_b) - _majority_class(counts_b)
     ga = _purity_mass(counts_a)
     if score_kind == 0:
         return ga - labelled
@@ -120,9 +148,10 @@ def run_chain(
     ``log_u[i] < (s' − s)/scale + log_ratio`` — the rule of
     :meth:`dprm.privacy.MetropolisChain.accept`, with ``scale = 2Δ/ε``.
 
-    ``score_kind``: 0 = Bai's ``G − τ`` (single tree), 1 = dprm's pair score
+    ``score_kind``: 0 = Bai's ``G − τ`` (single tree), 1 = the Gini pair score
     ``(G_a + G_b − B_b)/3`` (``B_b``: purity mass of ``b``'s class totals), 2 = the
-    paper's ``g_a (1 + g_b) / 2`` with ``g = G / n``.
+    paper's ``g_a (1 + g_b) / 2`` with ``g = G / n``, 3 = dprm's default pair score
+    ``M_a + M_b − max_k N_k`` (majority masses; see :mod:`dprm.trees.private`).
     Returns ``(steps, accepted)``; stops early when ``variance_window > 1`` and the
     variance of the last ``variance_window`` scores is below ``variance_threshold``.
     """
