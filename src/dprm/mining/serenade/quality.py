@@ -38,7 +38,10 @@ in ``i``. Then, for ``0 ≤ i ≤ u``:
   ``s_{i+1} - s_i = s_{i+1} (1 - s_i) (1 - e^{-λ})``. (``u* ≥ i`` needs ``b ≥ a/4``, so
   rounding in ``b`` never moves a relevant ``u*``.)
 
-So ``Δ = max(s_1, max_{i ≥ 1} max(A_i, B_i))``: ``O(1)`` work per ``i``.
+So ``Δ = max(s_1, max_{i ≥ 1} max(A_i, B_i))``: ``O(1)`` work per ``i``. (In every
+setting tried, the interior ``u*`` of move B never decided ``Δ``; it is kept so the
+value is the exact supremum, and tested on its own.) ``Δ`` is computed in float64, so
+it is exact up to rounding of relative size ``~1e-15``; it is not padded.
 
 *Restricted to a data size* (``sensitivity(n_max)``): the state after the move has
 ``u ≤ n_max``, i.e. ``i ≤ u ≤ U = n_max - 1`` before it; this is what the paper's
