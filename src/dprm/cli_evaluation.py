@@ -2,4 +2,125 @@
 
 from __future__ import annotations
 
-from dprm.cli import app, console, user_errors  # noqa: F401  (commands are added below)
+import math
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import pandas as pd
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from dprm.cli import app, console, user_errors
+from dprm.evaluation.budgets import epsilon_label
+from dprm.evaluation.runner import (
+    NOISE_NOTE,
+    ExperimentConfig,
+    RunRecord,
+    known_algorithms,
+    parse_parameter_items,
+    run_experiment,
+)
+
+
+@app.command()
+@user_errors
+def evaluate(
+    left: Path = typer.Argument(..., help="Left view: CSV or Parquet file."),
+    right: Path = typer.Argument(..., help="Right view: CSV or Parquet file."),
+    algorithms: str = typer.Option(
+        ..., "--algorithms", help=f"Comma-separated, among: {', '.join(known_algorithms())}."),
+    budgets: str = typer.Option(
+        ..., "--budgets", help="EPSxRUNS items, e.g. 1x10,0.1x10,0.01x100 (private algorithms; "
+        "non-private ones run once)."),
+    out: Path = typer.Option(..., "--out", help="Experiment directory (new, empty, or the same experiment to resume)."),
+    seed: Optional[int] = typer.Option(None, help="Master seed (default: drawn and recorded)."),
+    jobs: int = typer.Option(os.cpu_count() or 1, help="Runs at the same time, each in a fresh process."),
+    types: Optional[Path] = typer.Option(None, help="Types file: attribute types and public domains."),
+    id_column: Optional[str] = typer.Option(None, help="Id column of both views (default: auto-detect)."),
+    parameters: List[str] = typer.Option(
+        [], "--parameters", "-p",
+        help="Miner parameters: a JSON object or [ALGORITHM.]NAME=VALUE; repeatable. "
+        "E.g. -p mcmc_iterations=200 -p alt-expm.depth=3 or '{\"alt-mcmc\": {\"depth\": 3}}'."),
+    alpha: float = typer.Option(0.01, help="Significance level of the tables."),
+    timeout: Optional[float] = typer.Option(None, help="Seconds allowed to one python-clired baseline run."),
+    reports: bool = typer.Option(True, "--reports/--no-reports", help="Write the figures and the HTML report."),
+) -> None:
+    """Run every algorithm R times per budget on LEFT and RIGHT; true vs noisy statistics, tables."""
+    names = [name.strip() for name in algorithms.split(",")]
+    if any(not name for name in names):
+        from dprm.errors import ParameterError
+
+        raise ParameterError(f"--algorithms: empty name in {algorithms!r}")
+    config = ExperimentConfig(left=left, right=right, algorithms=names, budgets=budgets,
+                              parameters=parse_parameter_items(parameters), seed=seed, id_column=id_column,
+                              types=types, alpha=alpha, timeout=timeout)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("runs", total=None)
+
+        def progress(done: int, total: int, record: RunRecord | None) -> None:
+            if record is None:
+                bar.update(task, total=total, completed=done,
+                           description=f"runs ({done} finished before)" if done else "runs")
+                return
+            bar.update(task, completed=done)
+            if record.status != "ok":
+                bar.console.print(f"[yellow]{record.algorithm} ε={record.label} run {record.run}: "
+                                  f"{record.status}: {record.message}[/yellow]")
+
+        try:
+            result = run_experiment(config, out, jobs=jobs, progress=progress, reports=reports)
+        except KeyboardInterrupt:
+            bar.stop()
+            print(f"interrupted: finished runs are kept in {out}; run the same command again to resume",
+                  file=sys.stderr)
+            raise SystemExit(130) from None
+    console.print(f"[dim]master seed {result.master_seed}; {NOISE_NOTE}[/dim]")
+    console.print(f"{result.ran} runs now, {result.skipped} finished before")
+    _print_summary(pd.read_csv(result.tables["summary"]))
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    console.print(f"wrote {result.redescriptions}, {result.runs}, "
+                  + ", ".join(str(p) for p in result.tables.values()))
+    if result.report is not None:
+        console.print(f"report: {result.report}")
+    if result.failed:
+        print(f"error: {len(result.failed)} runs failed; run the same command again to retry them",
+              file=sys.stderr)
+        raise SystemExit(1)
+
+
+def _cell(value: object, digits: int = 3) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "–"
+        return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
+    return str(value)
+
+
+def _print_summary(summary: pd.DataFrame) -> None:
+    table = Table(title="summary (kept redescriptions; true statistics)")
+    shown = (("algorithm", "algorithm"), ("epsilon", "ε"), ("runs_with_results", "runs with results"),
+             ("kept", "kept"), ("share_significant", "significant"), ("spearman_rho", "Spearman ρ"),
+             ("true_jaccard_median", "median true J"), ("abs_error_jaccard_median", "median |ΔJ|"),
+             ("seconds_median", "median s"), ("peak_mb_median", "peak MB"))
+    for _, title in shown:
+        table.add_column(title, justify="left" if title == "algorithm" else "right")
+    for _, row in summary.iterrows():
+        cells = []
+        for column, _ in shown:
+            value = row[column]
+            if column == "epsilon":
+                cells.append(epsilon_label(None if pd.isna(value) else float(value)))
+            elif column == "kept":
+                cells.append(str(int(value)))
+            elif column in ("seconds_median", "peak_mb_median"):
+                cells.append("–" if pd.isna(value) else f"{float(value):.1f}")
+            else:
+                cells.append(_cell(float(value)) if not isinstance(value, str) else value)
+        table.add_row(*cells)
+    console.print(table)
