@@ -1,0 +1,690 @@
+"""Self-contained HTML reports: of an experiment, and of one run's redescriptions.
+
+* :func:`write_experiment_report` reads an experiment directory written by
+  ``dprm evaluate`` (or several, combined; see :func:`~dprm.evaluation.figures.read_experiment`)
+  and writes one HTML file with the papers' summary tables (computed with
+  :mod:`dprm.evaluation.summary`), the figures of :mod:`dprm.evaluation.figures`
+  embedded as PNG ``data:`` URLs, every run, the experiment's parameters and the
+  privacy guarantee and ledger of each algorithm and budget.
+* :func:`write_run_report` renders one redescriptions document (the spec's JSON):
+  each redescription in words with its released (noisy) statistics and confidence
+  intervals; given the data, also the true statistics and a bar of the two supports.
+
+The files need no network and no Python to read: style and the table-sorting
+script are inline. All text from input files is escaped. Files are written
+atomically (a temporary file renamed over the target), so an interrupted run leaves
+the old report or none, never half of one.
+
+Privacy. A run report *without* data shows only what the document holds (the
+released values). With data it shows exact counts, so it is for people who may see
+the data; the report says so at the top. An experiment report is such a local
+evaluation tool too: its tables hold true statistics.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from dprm import __version__ as dprm_version
+from dprm.data.attributes import TwoViewData
+from dprm.errors import DataError, DprmError
+from dprm.evaluation.figures import (
+    FIGURE_NAMES,
+    Experiment,
+    _figures_directory,
+    _select,
+    budget_label,
+    build_figures,
+    figure_notes,
+    method_label,
+    methods,
+    read_experiment,
+    render_figure,
+    save_figures,
+)
+from dprm.evaluation.html_page import (
+    Column,
+    definition_table,
+    escape,
+    format_value,
+    html_table,
+    page,
+    png_image,
+    support_bar,
+    write_text_atomic,
+)
+from dprm.evaluation.summary import mann_whitney_best, runs_with_results, summarise
+from dprm.queries import read_document, to_text
+
+__all__ = [
+    "experiment_summary",
+    "mann_whitney_tables",
+    "experiment_report_html",
+    "write_experiment_report",
+    "run_report_html",
+    "write_run_report",
+    "FIGURE_CAPTIONS",
+]
+
+#: Caption of each figure in the experiment report.
+FIGURE_CAPTIONS: dict[str, str] = {
+    "scatter_jaccard": "Reported (noisy) Jaccard against the true Jaccard of every redescription, one panel "
+                       "per algorithm and budget (the tree paper's Figures 2–3). Dots: kept; grey crosses: "
+                       "pruned. On the dashed diagonal the reported value is exact.",
+    "histogram_true_jaccard": "Histograms of the true Jaccard, stacked: pruned (grey), kept but not significant "
+                              "(orange), kept and significant (blue) (Figures 4–5).",
+    "box_true_jaccard": "Distribution of the true Jaccard of the kept redescriptions per method: box = "
+                        "quartiles, line = median, shaded = density (Table 4 as a figure).",
+    "box_abs_error_jaccard": "Distribution of |reported − true| Jaccard of the kept redescriptions per private "
+                             "method (Table 5 as a figure).",
+    "runtime": "Wall time of each finished run against the number of rows; the line joins each algorithm's "
+               "median per data size, pooled over budgets (Figure 6).",
+}
+
+FIGURE_TITLES: dict[str, str] = {
+    "scatter_jaccard": "Reported vs true Jaccard",
+    "histogram_true_jaccard": "True Jaccard: pruned, insignificant, significant",
+    "box_true_jaccard": "True Jaccard per method",
+    "box_abs_error_jaccard": "Error of the reported Jaccard per method",
+    "runtime": "Runtime vs data size",
+}
+
+
+# -- experiment: tables -------------------------------------------------------------
+
+
+def _method_keys(experiment: Experiment, by_experiment: bool) -> list[tuple[str | None, str, float]]:
+    both = pd.concat([experiment.redescriptions[["experiment", "algorithm", "epsilon"]],
+                      experiment.runs[["experiment", "algorithm", "epsilon"]]], ignore_index=True)
+    if not by_experiment:
+        return [(None, a, e) for a, e in methods(both)]
+    out = []
+    for name in dict.fromkeys(both["experiment"]):
+        out.extend((name, a, e) for a, e in methods(both[both["experiment"] == name]))
+    return out
+
+
+def _median(values: pd.Series) -> float:
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    return float(values.median()) if len(values) else math.nan
+
+
+def experiment_summary(experiment: Experiment, alpha: float = 0.01, by_experiment: bool | None = None
+                       ) -> pd.DataFrame:
+    """One row per method (algorithm, budget): the papers' summary figures and the runs' cost.
+
+    Columns: ``experiment`` (with several directories), ``algorithm``, ``epsilon``,
+    ``method``, ``runs`` (rows of runs.csv), ``failed`` (runs whose status is not a
+    success), ``runs_with_results`` (share of runs with ≥ 1 kept redescription,
+    Tables 7–8, :func:`~dprm.evaluation.runs_with_results`), ``returned`` and
+    ``kept`` (redescriptions), then :func:`~dprm.evaluation.summarise`'s
+    ``median_true_jaccard``, ``share_significant`` (Table 3), ``spearman_rho``,
+    ``spearman_p`` (Table 2), ``median_abs_error_jaccard`` over the kept
+    redescriptions, and ``median_seconds``, ``median_peak_mb`` over finished runs.
+    """
+    if by_experiment is None:
+        by_experiment = len(experiment.dirs) > 1
+    reds, runs = experiment.redescriptions, experiment.runs
+    rows = []
+    for name, algorithm, epsilon in _method_keys(experiment, by_experiment):
+        mine = reds if name is None else reds[reds["experiment"] == name]
+        their_runs = runs if name is None else runs[runs["experiment"] == name]
+        mine = _select(mine, algorithm, epsilon)
+        their_runs = _select(their_runs, algorithm, epsilon)
+        figures = summarise(mine, by=None, alpha=alpha).iloc[0].to_dict()
+        finished = their_runs[their_runs["ok"].to_numpy(dtype=bool)]
+        row: dict[str, Any] = {} if name is None else {"experiment": name}
+        row.update(
+            algorithm=algorithm,
+            epsilon=epsilon,
+            method=method_label(algorithm, epsilon),
+            runs=len(their_runs),
+            failed=int((~their_runs["ok"].to_numpy(dtype=bool)).sum()),
+            runs_with_results=runs_with_results(their_runs),
+            returned=len(mine),
+            kept=int(figures["n_kept"]),
+            median_true_jaccard=figures["median_true_jaccard"],
+            share_significant=figures["share_significant"],
+            spearman_rho=figures["spearman_rho"],
+            spearman_p=figures["spearman_p"],
+            median_abs_error_jaccard=figures["median_abs_error_jaccard"],
+            median_seconds=_median(finished["seconds"]),
+            median_peak_mb=_median(finished["peak_mb"]) if "peak_mb" in finished.columns else math.nan,
+        )
+        rows.append(row)
+    columns = (["experiment"] if by_experiment else []) + [
+        "algorithm", "epsilon", "method", "runs", "failed", "runs_with_results", "returned", "kept",
+        "median_true_jaccard", "share_significant", "spearman_rho", "spearman_p", "median_abs_error_jaccard",
+        "median_seconds", "median_peak_mb"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def mann_whitney_tables(experiment: Experiment) -> dict[str, pd.DataFrame]:
+    """One-sided Mann–Whitney U tests of the best algorithm against the others, per budget.
+
+    Within each budget (the non-private algorithms form one group), over kept
+    redescriptions: ``"true_jaccard"`` (higher is better, Table 4) and
+    ``"abs_error_jaccard"`` (lower is better, Table 5; private budgets only, a
+    non-private algorithm's error is zero by construction). Budgets with fewer than
+    two algorithms give no row. Each table has a ``budget`` column, then
+    :data:`~dprm.evaluation.MANN_WHITNEY_COLUMNS`.
+    """
+    frame = experiment.redescriptions
+    out = {}
+    for value in ("true_jaccard", "abs_error_jaccard"):
+        tables = []
+        for algorithm_epsilon in dict.fromkeys(e for _, e in methods(frame)):
+            epsilon = algorithm_epsilon
+            if value == "abs_error_jaccard" and math.isnan(epsilon):
+                continue
+            group = frame[frame["epsilon"].isna()] if math.isnan(epsilon) else frame[frame["epsilon"] == epsilon]
+            table = mann_whitney_best(group, value=value, by="algorithm")
+            if not table.empty:
+                table.insert(0, "budget", budget_label(epsilon))
+                tables.append(table)
+        out[value] = (pd.concat(tables, ignore_index=True) if tables
+                      else pd.DataFrame(columns=["budget", "best", "other", "n_best", "n_other", "median_best",
+                                                 "median_other", "statistic", "pvalue"]))
+    return out
+
+
+# -- experiment: privacy and parameters from the runs' documents ------------------------
+
+
+def _run_documents(directory: Path) -> list[tuple[str, Path]]:
+    """The first document of each ``runs/ALGORITHM/EPSILON/`` folder (sorted)."""
+    root = directory / "runs"
+    if not root.is_dir():
+        return []
+    found = []
+    for algorithm_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for budget_dir in sorted(p for p in algorithm_dir.iterdir() if p.is_dir()):
+            files = sorted(budget_dir.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
+            if files:
+                found.append((algorithm_dir.name, files[0]))
+    return found
+
+
+def ledger_summary(ledger: Any) -> list[dict[str, Any]]:
+    """Steps and total epsilon of a document's ``privacy.ledger`` per mechanism.
+
+    Examples
+    --------
+    >>> ledger_summary([{"step": "a", "mechanism": "m", "epsilon": 0.25}, {"step": "b", "mechanism": "m", "epsilon": 0.5}])
+    [{'mechanism': 'm', 'steps': 2, 'epsilon': 0.75}]
+    """
+    if not isinstance(ledger, list):
+        return []
+    totals: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    for entry in ledger:
+        if not isinstance(entry, dict):
+            continue
+        mechanism = str(entry.get("mechanism", "?"))
+        slot = totals.setdefault(mechanism, {"mechanism": mechanism, "steps": 0, "epsilon": 0.0})
+        slot["steps"] += 1
+        try:
+            slot["epsilon"] += float(entry.get("epsilon", 0.0))
+        except (TypeError, ValueError):
+            slot["epsilon"] = math.nan
+    return list(totals.values())
+
+
+def _privacy_section(experiment: Experiment) -> str:
+    parts = []
+    rows, parameters, problems, reasons = [], [], [], []
+    documents = [(directory, algorithm, path) for directory in experiment.dirs
+                 for algorithm, path in _run_documents(directory)]
+    order = {a: i for i, (a, _) in enumerate(methods(experiment.runs))}
+    for directory, algorithm, path in documents:
+        try:
+            doc, _ = read_document(path)
+        except DprmError as error:
+            problems.append(str(error))
+            continue
+        privacy = doc.get("privacy", {})
+        ledger = privacy.get("ledger")
+        summary = ledger_summary(ledger)
+        spent = sum(s["epsilon"] for s in summary) if summary else math.nan
+        mechanisms = "<br>".join(f"ε {escape(format_value(s['epsilon']))} in {s['steps']} × "
+                                 f"{escape(s['mechanism'])}" for s in summary) or "–"
+        private = privacy.get("private", privacy.get("guarantee") != "none")
+        shown = "yes" if private else "no"
+        for reason in privacy.get("reasons", []) if isinstance(privacy.get("reasons"), list) else []:
+            if str(reason) not in reasons:
+                reasons.append(str(reason))
+            shown += f" [{reasons.index(str(reason)) + 1}]"
+        epsilon = privacy.get("epsilon")
+        rows.append({
+            "experiment": directory.name,
+            "algorithm": doc.get("algorithm", algorithm),
+            "epsilon": epsilon if isinstance(epsilon, (int, float)) and epsilon else None,
+            "guarantee": privacy.get("guarantee", "–"),
+            "neighbouring": privacy.get("neighbouring", "–"),
+            "private": shown,
+            "ledger_steps": len(ledger) if isinstance(ledger, list) else 0,
+            "ledger_epsilon": spent,
+            "mechanisms": mechanisms,
+            "file": str(path.relative_to(directory)),
+        })
+        parameters.append((f"{doc.get('algorithm', algorithm)} ({path.relative_to(directory)})",
+                           doc.get("parameters", {})))
+    rows.sort(key=lambda r: (order.get(r["algorithm"], len(order)),
+                             -(r["epsilon"] if r["epsilon"] is not None else math.inf)))
+    parts.append("<p>Read from the first run's document of each algorithm and budget "
+                 "(<code>runs/ALGORITHM/EPSILON/</code>); every run of a method has the same ledger shape. "
+                 "<i>pure-dp</i>: ε-differential privacy under add/remove-one-row neighbours; "
+                 "<i>pure-dp-on-mcmc-convergence</i>: the guarantee holds for the exact exponential mechanism "
+                 "that a Metropolis–Hastings chain approximates; <i>none</i>: a non-private baseline.</p>")
+    if rows:
+        columns = [Column("algorithm", "algorithm"), Column("epsilon", "ε", "float"),
+                   Column("guarantee", "guarantee"), Column("neighbouring", "neighbours"),
+                   Column("private", "private", title="no: the run is not differentially private; the "
+                                                      "numbers refer to the reasons below the table"),
+                   Column("ledger_steps", "releases", "int"), Column("ledger_epsilon", "ε in ledger", "float"),
+                   Column("mechanisms", "ledger by mechanism", raw=True), Column("file", "document")]
+        if len(experiment.dirs) > 1:
+            columns.insert(0, Column("experiment", "experiment"))
+        parts.append(html_table(columns, rows, table_id="privacy"))
+        if reasons:
+            parts.append('<div class="note">Why some runs are not differentially private:<ol>'
+                         + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ol>"
+                         "An experiment fixes seeds so that it can be rerun; a release to an analyst must not.</div>")
+    else:
+        parts.append('<p class="missing">No run documents found under runs/.</p>')
+    for problem in problems:
+        parts.append(f'<p class="note">Could not read a run document: {escape(problem)}</p>')
+    if parameters:
+        parts.append("<h3>Parameters of each algorithm</h3>")
+        for name, values in parameters:
+            items = list(values.items()) if isinstance(values, dict) else [("parameters", values)]
+            parts.append(f"<details><summary>{escape(name)}</summary>{definition_table(items)}</details>")
+    return "".join(parts)
+
+
+# -- experiment: the page -------------------------------------------------------------
+
+
+def _summary_columns(by_experiment: bool) -> list[Column]:
+    columns = [
+        Column("algorithm", "algorithm"),
+        Column("budget", "budget"),
+        Column("runs", "runs", "int"),
+        Column("failed", "failed", "int", "runs whose status is not a success"),
+        Column("runs_with_results", "runs with results", "share",
+               "share of runs returning at least one kept redescription (Tables 7–8)"),
+        Column("returned", "returned", "int", "redescriptions returned, pruned ones included"),
+        Column("kept", "kept", "int", "redescriptions not pruned"),
+        Column("share_significant", "significant", "share",
+               "share of kept redescriptions with true p-value < α (Table 3)"),
+        Column("spearman_rho", "Spearman ρ", "float", "rank correlation of reported and true Jaccard (Table 2)"),
+        Column("spearman_p", "ρ p-value", "p"),
+        Column("median_true_jaccard", "median true J", "float", "of kept redescriptions (Table 4)"),
+        Column("median_abs_error_jaccard", "median |error| J", "float",
+               "median |reported − true| Jaccard of kept redescriptions (Table 5)"),
+        Column("median_seconds", "median s", "float", "median wall time of a finished run"),
+        Column("median_peak_mb", "median MB", "float", "median peak memory of a finished run"),
+    ]
+    if by_experiment:
+        columns.insert(0, Column("experiment", "experiment"))
+    return columns
+
+
+def _mann_whitney_html(tables: dict[str, pd.DataFrame]) -> str:
+    columns = [Column("budget", "budget"), Column("best", "best"), Column("other", "other"),
+               Column("n_best", "n best", "int"), Column("n_other", "n other", "int"),
+               Column("median_best", "median best", "float"), Column("median_other", "median other", "float"),
+               Column("statistic", "U", "float"), Column("pvalue", "p-value", "p")]
+    parts = []
+    for value, title in (("true_jaccard", "True Jaccard (higher is better; Table 4)"),
+                         ("abs_error_jaccard", "|reported − true| Jaccard (lower is better; Table 5)")):
+        parts.append(f"<h3>{escape(title)}</h3>")
+        table = tables[value]
+        if table.empty:
+            parts.append('<p class="missing">No test: no budget has two algorithms with kept redescriptions.</p>')
+        else:
+            parts.append(html_table(columns, table.to_dict("records"), table_id=f"mann-whitney-{value}"))
+    return "".join(parts)
+
+
+def _runs_html(experiment: Experiment) -> str:
+    runs = experiment.runs
+    columns = [Column("algorithm", "algorithm"), Column("budget", "budget"), Column("run", "run", "int")]
+    for key, header, kind in (("seed", "seed", "int"), ("rows", "rows", "int"), ("seconds", "seconds", "float"),
+                              ("peak_mb", "peak MB", "float"), ("returned", "returned", "int"),
+                              ("kept", "kept", "int"), ("status", "status", "text")):
+        if key in runs.columns:
+            columns.append(Column(key, header, kind))
+    if len(experiment.dirs) > 1:
+        columns.insert(0, Column("experiment", "experiment"))
+    records = runs.assign(budget=[budget_label(e) for e in runs["epsilon"]]).to_dict("records")
+    parts = []
+    if "status" in runs.columns:
+        counts = runs["status"].fillna("").astype(str).value_counts()
+        parts.append("<p>Status of the runs: " + escape(", ".join(f"{k or '(empty)'}: {v}" for k, v in counts.items()))
+                     + ".</p>")
+    failed = runs[~runs["ok"].to_numpy(dtype=bool)]
+    if len(failed):
+        parts.append(f'<p class="note">{len(failed)} run(s) did not finish; they count as runs without results.</p>')
+    parts.append(f"<details><summary>All {len(runs)} runs</summary>"
+                 f"{html_table(columns, records, table_id='runs')}</details>")
+    return "".join(parts)
+
+
+def _overview_html(experiment: Experiment, alpha: float) -> str:
+    reds, runs = experiment.redescriptions, experiment.runs
+    items: list[tuple[str, Any]] = [
+        ("directories", ", ".join(str(d) for d in experiment.dirs)),
+        ("algorithms", ", ".join(dict.fromkeys(a for a, _ in methods(runs)))),
+        ("budgets", ", ".join(budget_label(e) for e in dict.fromkeys(e for _, e in methods(runs)))),
+        ("runs", f"{len(runs)} ({int(runs['ok'].sum())} finished)"),
+        ("redescriptions", f"{len(reds)} ({int((~reds['pruned']).sum())} kept, {int(reds['pruned'].sum())} pruned)"),
+        ("significance threshold α", f"{alpha:g} (significant: true p-value < α)"),
+    ]
+    if "rows" in runs.columns:
+        sizes = sorted({int(r) for r in runs["rows"].dropna()})
+        items.append(("rows of the data", ", ".join(f"{s:,}" for s in sizes) or "–"))
+    parts = [definition_table(items)]
+    for directory, metadata in zip(experiment.dirs, experiment.metadata):
+        if metadata:
+            label = "experiment.json" if len(experiment.dirs) == 1 else f"{directory}/experiment.json"
+            parts.append(f"<h3>{escape(label)}</h3>{definition_table(metadata.items())}")
+    return "".join(parts)
+
+
+def experiment_report_html(experiment: Experiment, rendered: dict[str, dict[str, bytes]], *,
+                           alpha: float = 0.01) -> str:
+    """The experiment report's HTML from the tables and the rendered figures (name → {"png": bytes})."""
+    by_experiment = len(experiment.dirs) > 1
+    summary = experiment_summary(experiment, alpha, by_experiment)
+    summary["budget"] = [budget_label(e) for e in summary["epsilon"]]
+    notes = figure_notes(experiment)
+    sections = [
+        ("overview", "Experiment", _overview_html(experiment, alpha)),
+        ("summary", "Summary per method",
+         "<p>Per algorithm and budget; quality figures over the kept (not pruned) redescriptions, pooled over "
+         "runs. Click a column header to sort.</p>"
+         + html_table(_summary_columns(by_experiment), summary.to_dict("records"), table_id="summary")),
+        ("tests", "Best method against the others (one-sided Mann–Whitney U)",
+         "<p>Within each budget, the algorithm with the best median is tested against each other one over "
+         "their kept redescriptions.</p>" + _mann_whitney_html(mann_whitney_tables(experiment))),
+    ]
+    figure_parts = []
+    for name in FIGURE_NAMES:
+        figure_parts.append(f'<h3 id="figure-{name}">{escape(FIGURE_TITLES[name])}</h3>')
+        if name in rendered:
+            figure_parts.append(f"<figure>{png_image(rendered[name]['png'], FIGURE_TITLES[name], name=name)}"
+                                f"<figcaption>{escape(FIGURE_CAPTIONS[name])} Files: figures/{name}.png, "
+                                f"figures/{name}.svg.</figcaption></figure>")
+        else:
+            reason = notes.get(name, "no data")
+            figure_parts.append(f'<p class="missing" data-missing-figure="{escape(name)}">No figure: '
+                                f"{escape(reason)}.</p>")
+    sections.append(("figures", "Figures", "".join(figure_parts)))
+    sections.append(("runs", "Runs", _runs_html(experiment)))
+    sections.append(("privacy", "Privacy guarantee and ledger", _privacy_section(experiment)))
+    nav = "<nav>" + "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in sections) + "</nav>"
+    body = nav + "".join(f'<section id="{key}"><h2>{escape(title)}</h2>{content}</section>'
+                         for key, title, content in sections)
+    body += (f"<footer>Written by dprm {escape(dprm_version)} from "
+             f"{escape(', '.join(str(d) for d in experiment.dirs))} (redescriptions.csv, runs.csv). "
+             "This report holds true statistics of the data: it is for people who may see the data.</footer>")
+    names = ", ".join(d.resolve().name for d in experiment.dirs)
+    return page(f"dprm experiment report: {names}", body,
+                subtitle="Noisy (released) against true quality of differentially private redescriptions.")
+
+
+def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathLike],
+                            output: str | os.PathLike | None = None, *, figures: bool = True,
+                            alpha: float = 0.01) -> Path:
+    """Write the experiment report: one self-contained HTML file.
+
+    Parameters
+    ----------
+    out_dir : path or sequence of paths
+        One experiment directory (written by ``dprm evaluate``) or several, combined.
+    output : path, optional
+        The HTML file; default ``report.html`` in the (first) directory.
+    figures : bool
+        Also write the figures as PNG and SVG into ``figures/`` beside the report.
+    alpha : float
+        Significance threshold (significant: true p-value < alpha).
+
+    Returns
+    -------
+    Path
+        The report's path.
+
+    Raises
+    ------
+    DataError
+        A directory or table is missing or malformed (one line naming it).
+    """
+    experiment = read_experiment(out_dir)
+    target = Path(output) if output is not None else experiment.dirs[0] / "report.html"
+    _check_output(target)
+    drawn = build_figures(experiment, alpha)
+    if figures:
+        rendered = save_figures(drawn, _figures_directory(experiment, target.parent / "figures"))
+    else:
+        rendered = {name: {"png": render_figure(fig, "png")} for name, fig in drawn.items() if fig is not None}
+    return write_text_atomic(experiment_report_html(experiment, rendered, alpha=alpha), target)
+
+
+def _check_output(target: Path) -> None:
+    if not target.parent.is_dir() and str(target.parent):
+        raise DataError(f"{target}: directory {target.parent} does not exist")
+    if target.is_dir():
+        raise DataError(f"{target}: is a directory; give a file name")
+
+
+# -- one run --------------------------------------------------------------------------
+
+
+def _interval(extra: dict, key: str) -> tuple[float, float] | None:
+    interval = extra.get("interval")
+    if not isinstance(interval, dict):
+        return None
+    pair = interval.get(key)
+    if isinstance(pair, (list, tuple)) and len(pair) == 2:
+        try:
+            return float(pair[0]), float(pair[1])
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _with_interval(value: Any, interval: tuple[float, float] | None, kind: str = "float") -> str:
+    text = format_value(value, kind)
+    if interval is not None:
+        text += f" [{format_value(interval[0], kind)}, {format_value(interval[1], kind)}]"
+    return text
+
+
+def _count(value: Any) -> Any:
+    """A released count for display: rounded to a whole number (it is an estimate)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else round(number)
+
+
+def run_report_html(doc: dict, redescriptions: list, *, source: str = "document",
+                    truth: pd.DataFrame | None = None, n_rows: int | None = None,
+                    data_source: str = "") -> str:
+    """The HTML of one run's report (see :func:`write_run_report`)."""
+    privacy = doc.get("privacy", {}) if isinstance(doc.get("privacy"), dict) else {}
+    confidence = None
+    for r in redescriptions:
+        interval = r.extra.get("interval")
+        if isinstance(interval, dict) and "confidence" in interval:
+            confidence = interval["confidence"]
+            break
+    level = f"{100 * float(confidence):g}% " if isinstance(confidence, (int, float)) else ""
+    kept = [i for i, r in enumerate(redescriptions) if not r.pruned]
+    pruned = [i for i, r in enumerate(redescriptions) if r.pruned]
+    parts = []
+    if truth is not None:
+        parts.append('<p class="note"><b>Contains true statistics of the data</b> '
+                     f"({escape(data_source)}): exact counts that are not differentially private. "
+                     "Share this report only with people who may see the data.</p>")
+    elif privacy.get("guarantee") not in (None, "none"):
+        parts.append("<p>Every statistic in this report is a released (noisy) value from the document; "
+                     f"intervals are {escape(level)}confidence intervals written by the miner.</p>")
+    items: list[tuple[str, Any]] = [
+        ("algorithm", doc.get("algorithm", "–")),
+        ("redescriptions", f"{len(redescriptions)} ({len(kept)} kept, {len(pruned)} pruned)"),
+        ("ε", privacy.get("epsilon")),
+        ("guarantee", privacy.get("guarantee", "–")),
+        ("neighbouring datasets", privacy.get("neighbouring", "–")),
+    ]
+    if "private" in privacy:
+        items.append(("differentially private", privacy["private"]))
+    if isinstance(privacy.get("reasons"), list) and privacy["reasons"]:
+        items.append(("why not private", "; ".join(map(str, privacy["reasons"]))))
+    if truth is not None and n_rows is not None:
+        items.append(("rows of the data (exact)", f"{n_rows:,}"))
+    parts.append('<section id="run"><h2>Run</h2>' + definition_table(items))
+    if privacy.get("private") is False:
+        parts.append('<p class="note">This run is not differentially private (see above).</p>')
+    ledger = privacy.get("ledger")
+    if isinstance(ledger, list) and ledger:
+        rows = [{"step": e.get("step", "–"), "mechanism": e.get("mechanism", "–"), "epsilon": e.get("epsilon")}
+                for e in ledger if isinstance(e, dict)]
+        parts.append(f"<details><summary>Privacy ledger: {len(rows)} releases, ε "
+                     f"{escape(format_value(sum(float(r['epsilon'] or 0) for r in rows)))} in all</summary>"
+                     + html_table([Column("step", "step"), Column("mechanism", "mechanism"),
+                                   Column("epsilon", "ε", "float")], rows, table_id="ledger") + "</details>")
+    parameters = doc.get("parameters")
+    if isinstance(parameters, dict) and parameters:
+        parts.append(f"<details><summary>Parameters</summary>{definition_table(parameters.items())}</details>")
+    parts.append("</section>")
+
+    # overview table
+    truth_rows = {} if truth is None else {int(row["index"]): row for row in truth.to_dict("records")}
+    records = []
+    for i, r in enumerate(redescriptions):
+        s = r.stats
+        ji = _interval(r.extra, "jaccard")
+        record = {
+            "number": f'<a href="#r{i + 1}">{i + 1}</a>', "position": i + 1,
+            "status": "pruned" if r.pruned else "kept",
+            "jaccard": s.jaccard, "low": None if ji is None else ji[0], "high": None if ji is None else ji[1],
+            "support_left": _count(s.support_left), "support_right": _count(s.support_right),
+            "intersection": _count(s.intersection), "p_value": s.p_value,
+        }
+        if i in truth_rows:
+            t = truth_rows[i]
+            record.update(true_jaccard=t["true_jaccard"], true_support_left=t["true_support_left"],
+                          true_support_right=t["true_support_right"], true_intersection=t["true_intersection"],
+                          true_pvalue=t["true_pvalue"],
+                          inside=None if ji is None else bool(ji[0] <= t["true_jaccard"] <= ji[1]))
+        records.append(record)
+    columns = [Column("number", "#", raw=True, sort_key="position"), Column("status", "status"),
+               Column("jaccard", "J", "float", "released Jaccard"),
+               Column("low", "J low", "float", f"{level}confidence interval"),
+               Column("high", "J high", "float", f"{level}confidence interval"),
+               Column("support_left", "|L|", "int"), Column("support_right", "|R|", "int"),
+               Column("intersection", "|L∩R|", "int"), Column("p_value", "p", "p")]
+    if truth is not None:
+        columns += [Column("true_jaccard", "true J", "float"), Column("true_support_left", "true |L|", "int"),
+                    Column("true_support_right", "true |R|", "int"),
+                    Column("true_intersection", "true |L∩R|", "int"), Column("true_pvalue", "true p", "p"),
+                    Column("inside", "in interval", title="the true Jaccard lies in the interval")]
+    statistics = "released statistics" + (" and true ones" if truth is not None else "")
+    parts.append(f'<section id="table"><h2>All redescriptions</h2><p>{escape(statistics)}; click a header to '
+                 "sort, a number to see the redescription.</p>"
+                 + html_table(columns, records, table_id="redescriptions") + "</section>")
+
+    # one card per redescription
+    def card(i: int) -> str:
+        r = redescriptions[i]
+        s = r.stats
+        left_text = to_text(r.left)
+        right_text = to_text(r.right)
+        tag = '<span class="tag pruned">pruned</span>' if r.pruned else '<span class="tag kept">kept</span>'
+        ji = _interval(r.extra, "jaccard")
+        head = f"#{i + 1}: J = {_with_interval(s.jaccard, ji)}"
+        lines = [f'<div class="card{" pruned" if r.pruned else ""}" id="r{i + 1}"><h3>{escape(head)} {tag}</h3>',
+                 f'<div>Left: <span class="query">{escape(left_text)}</span></div>',
+                 f'<div>Right: <span class="query">{escape(right_text)}</span></div>',
+                 f"<p>The rows where the left query holds are nearly those where the right query holds: of the "
+                 f"rows where either holds, a share of about {escape(format_value(s.jaccard))} satisfies both"
+                 f"{' (' + escape(level) + 'interval ' + escape(_with_interval(s.jaccard, ji).split(' ', 1)[1]) + ')' if ji else ''}.</p>"]
+        released = [("|L|", _with_interval(_count(s.support_left), _interval(r.extra, "support_left"), "int")),
+                    ("|R|", _with_interval(_count(s.support_right), _interval(r.extra, "support_right"), "int")),
+                    ("|L∩R|", _with_interval(_count(s.intersection), _interval(r.extra, "intersection"), "int")),
+                    ("p-value", format_value(s.p_value, "p"))]
+        lines.append("<div>" + ("released: " if truth is not None else "")
+                     + " · ".join(f"{escape(k)} {escape(v)}" for k, v in released) + "</div>")
+        if i in truth_rows:
+            t = truth_rows[i]
+            sl, sr, both = int(t["true_support_left"]), int(t["true_support_right"]), int(t["true_intersection"])
+            true_items = [("|L|", sl), ("|R|", sr), ("|L∩R|", both)]
+            lines.append("<div>true: " + " · ".join(f"{escape(k)} {v:,}" for k, v in true_items)
+                         + f" · J {escape(format_value(t['true_jaccard']))} · p-value "
+                         + escape(format_value(t["true_pvalue"], "p")) + "</div>")
+            neither = None if n_rows is None else n_rows - (sl + sr - both)
+            lines.append(support_bar(sl - both, both, sr - both, neither))
+        lines.append("</div>")
+        return "".join(lines)
+
+    parts.append(f'<section id="kept"><h2>Kept redescriptions ({len(kept)})</h2>')
+    parts.append("".join(card(i) for i in kept) if kept else '<p class="missing">None.</p>')
+    parts.append("</section>")
+    if pruned:
+        parts.append(f'<section id="pruned"><h2>Pruned redescriptions ({len(pruned)})</h2>'
+                     "<p>The pruning rule would drop these (kept in the file for inspection).</p>"
+                     f"<details{' open' if len(pruned) <= 20 else ''}><summary>Show the {len(pruned)} pruned "
+                     "redescriptions</summary>" + "".join(card(i) for i in pruned) + "</details></section>")
+    nav = ('<nav><a href="#run">Run</a><a href="#table">All redescriptions</a><a href="#kept">Kept</a>'
+           + ('<a href="#pruned">Pruned</a>' if pruned else "") + "</nav>")
+    body = nav + "".join(parts) + (f"<footer>Written by dprm {escape(dprm_version)} from {escape(source)}"
+                                   f"{' and ' + escape(data_source) if truth is not None else ''}.</footer>")
+    return page(f"Redescriptions: {Path(source).name}", body,
+                subtitle=f"{doc.get('algorithm', '')}, {len(redescriptions)} redescriptions")
+
+
+def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike | None = None,
+                     data: TwoViewData | None = None, *, data_source: str = "the data") -> Path:
+    """Write the report of one run's redescriptions as one self-contained HTML file.
+
+    Parameters
+    ----------
+    document_path : path
+        A redescriptions document (``dprm.redescriptions/1``), read with
+        :func:`dprm.queries.read_document` (one-line error when it does not follow
+        the spec).
+    output : path, optional
+        The HTML file; default the document's path with ``.html``.
+    data : TwoViewData, optional
+        The data the run was mined from. Only when given (the reader may see the
+        data) does the report show true statistics and a bar of the two supports.
+    data_source : str
+        How the data is named in the report (e.g. the two file names).
+
+    Returns
+    -------
+    Path
+        The report's path.
+    """
+    source = os.fspath(document_path)
+    doc, redescriptions = read_document(source)
+    target = Path(output) if output is not None else Path(source).with_suffix(".html")
+    _check_output(target)
+    truth = None
+    n_rows = None
+    if data is not None:
+        from dprm.evaluation.true_statistics import true_statistics
+
+        truth = true_statistics(doc, data)
+        n_rows = data.n_rows
+    text = run_report_html(doc, redescriptions, source=source, truth=truth, n_rows=n_rows,
+                           data_source=data_source)
+    return write_text_atomic(text, target)
