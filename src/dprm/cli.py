@@ -102,6 +102,15 @@ MINER_OPTIONS = (
     "size_share",
     "target_binning",
     "binning_share",
+    "budget_split",
+    "initial_pairs",
+    "extensions",
+    "max_age",
+    "max_literals",
+    "data_size",
+    "rows",
+    "min_rows",
+    "steepness",
 )
 
 
@@ -147,6 +156,17 @@ def mine(
     size_share: Optional[float] = typer.Option(None, help="Budget share for a noisy count of the rows (0: none)."),
     target_binning: Optional[str] = typer.Option(None, help="Numeric initial targets: 'fd' (private) or 'fixed'."),
     binning_share: Optional[float] = typer.Option(None, help="Budget share for the private Freedman-Diaconis bins."),
+    budget_split: Optional[str] = typer.Option(
+        None, help="Serenade: shares init,extend,quality summing to 1 (default the paper's d3: 0.6,0.3,0.1)."),
+    initial_pairs: Optional[int] = typer.Option(None, help="Serenade/reremi: number of initial pairs k (20)."),
+    extensions: Optional[int] = typer.Option(None, help="Serenade: extension rounds, m for CS (4), M for ES (80)."),
+    max_age: Optional[int] = typer.Option(None, help="serenade-es: rounds a memoised extension is kept (40)."),
+    max_literals: Optional[int] = typer.Option(None, help="Serenade/reremi: literals per query at most (4)."),
+    data_size: Optional[str] = typer.Option(
+        None, help="Serenade: the row count is 'noisy' (default, bought with --size-share), 'public' or 'engine'."),
+    rows: Optional[int] = typer.Option(None, help="Serenade with --data-size public: the true, public row count."),
+    min_rows: Optional[int] = typer.Option(None, help="Serenade with --data-size engine: public lower bound of rows."),
+    steepness: Optional[float] = typer.Option(None, help="Serenade: steepness λ of the logistic quality (default: line search)."),
 ) -> None:
     """Mine redescriptions of two views LEFT and RIGHT."""
     if algorithm not in ALGORITHMS:

@@ -11,6 +11,7 @@ from dprm.mining.base import Miner
 from dprm.mining.cartwheels import CartWheels
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
 from dprm.mining.private_extraction import private_extract, prune
+from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES
 from dprm.mining.tree_pair import MCMCTreePair
 
 ALGORITHMS: dict[str, tuple[type[Miner], dict[str, Any]]] = {
@@ -18,6 +19,10 @@ ALGORITHMS: dict[str, tuple[type[Miner], dict[str, Any]]] = {
     "alt-expm": (AlternatingTrees, {"trees": "exponential"}),
     "alt-mcmc": (AlternatingTrees, {"trees": "mcmc"}),
     "mcmc-tree-pair": (MCMCTreePair, {}),
+    "serenade-cs": (SerenadeCS, {}),
+    "serenade-es": (SerenadeES, {"quality": "logistic"}),
+    "serenade-es-nosens": (SerenadeES, {"quality": "jaccard"}),
+    "reremi": (ReReMi, {}),
 }
 
 
@@ -34,6 +39,9 @@ __all__ = [
     "Constraints",
     "LeafCombination",
     "MCMCTreePair",
+    "ReReMi",
+    "SerenadeCS",
+    "SerenadeES",
     "Miner",
     "contingency_table",
     "extract_combinations",

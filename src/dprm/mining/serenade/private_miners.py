@@ -1,0 +1,570 @@
+"""SerenadeCS (Algorithm 1), SerenadeES (Algorithm 2) and NoSens: greedy private miners.
+
+Both grow redescriptions literal by literal from ``k`` initial pairs; they differ in
+who decides what to extend. Budget (exact fractions; the ledger adds up to what is
+spent, never more than ``epsilon``):
+
+1. **Data size** (``data_size="noisy"``, the default): ``size_share · ε`` buys one
+   discrete Laplace count of the rows; ``n̂`` then sets the logistic centre
+   (``min_support``, default 10 % of ``n̂``) and the p-values, all public afterwards.
+   ``"public"``: the user gives the true ``rows`` (the output says ``n`` is public:
+   the guarantee then holds only among datasets of that size, so ``private`` is
+   false). ``"engine"``: the centre is ``f · max(n, min_rows)`` from the true ``n``
+   inside the engine; the sensitivity is a bound over every data size
+   (:class:`~dprm.mining.serenade.quality.LogisticQuality` with ``center_share``),
+   and p-values use ``n̂`` from the released cells.
+2. The rest ``ε'`` is split by ``budget_split = (init, extend, quality)`` (default
+   the paper's d3 = 0.6, 0.3, 0.1; must sum to 1 exactly).
+3. **InitialPairs** (Algorithm 4): ``k`` independent size-1 weighted reservoirs
+   (``WeightedReservoir(ε_init/k, Δ, k=1)``: each exactly one exponential-mechanism
+   draw, ``ε_init/k``) over all (initial literal, other-side literal) pairs. All pair
+   scores are computed once (one sparse product, :meth:`LiteralTable.pair_counts`)
+   and each reservoir is one Gumbel race over them.
+4. **ExtendOne** (Algorithm 3) and **ComputeQuality** (:mod:`.compute_quality`):
+
+   * ES: ``M`` rounds of the memoised race (:mod:`.race`), ``ε_ext/M`` each; then
+     one quality release per distinct final redescription, ``ε_qual/#distinct``.
+   * CS: rounds ``ℓ = 0..m``. Round 0 measures every distinct initial pair; round
+     ``ℓ ≥ 1`` extends every *alive* pair once (exponential mechanism) and measures
+     it. Each round's share — ``ε_ext/m`` for extensions (rounds ≥ 1),
+     ``ε_qual/(m+1)`` for qualities — is split equally among the pairs alive in it
+     (which pairs are alive follows from released noisy Jaccards only). A pair
+     stays alive while its noisy Jaccard exceeds ``min_jaccard``; its result is the
+     last redescription that did. If every pair stops early, the later rounds'
+     shares are not spent (the ledger says so; the authors' code spends
+     ``(m+1)/m · ε_qual`` instead).
+
+Scores: the lower-sensitivity quality ``q = J · σ(λ(I − c))`` (``quality="logistic"``;
+``λ`` by line search on public values unless ``steepness`` is given) or the plain
+Jaccard with ``Δ = 1`` (``quality="jaccard"``, the NoSens ablation).
+
+Candidate literals: :mod:`.literals` (numeric thresholds on a grid over the declared
+bounds, a data-independent candidate set; undeclared domains make the run not
+private and the output says so). The view with only Boolean and categorical
+attributes gives the initial literal (the left one if both qualify).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dprm.data.attributes import AttributeKind, TwoViewData
+from dprm.errors import BudgetExceededError, ParameterError
+from dprm.mining.base import Miner
+from dprm.mining.private_extraction import discrete_laplace_variance
+from dprm.mining.serenade.compute_quality import QualityRelease, release_quality
+from dprm.mining.serenade.extensions import Growing, extend, extension_counts
+from dprm.mining.serenade.literals import LiteralTable
+from dprm.mining.serenade.quality import JACCARD_SENSITIVITY, LogisticQuality, choose_steepness, jaccard_quality
+from dprm.mining.serenade.race import ExtensionRace
+from dprm.privacy import (
+    Accountant,
+    DiscreteLaplaceCount,
+    ExponentialMechanism,
+    SecureNoise,
+    WeightedReservoir,
+    split_budget,
+)
+from dprm.privacy.budget import as_epsilon, as_fraction
+from dprm.queries import Redescription
+
+__all__ = ["SerenadeCS", "SerenadeES", "parse_budget_split", "initial_side", "DATA_SIZES", "QUALITIES"]
+
+DATA_SIZES = ("noisy", "public", "engine")
+QUALITIES = ("logistic", "jaccard")
+DEFAULT_SPLIT = "0.6,0.3,0.1"
+DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
+
+
+def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
+    """Three positive exact shares (init, extend, quality) that sum to 1.
+
+    Examples
+    --------
+    >>> parse_budget_split("0.6,0.3,0.1")
+    (Fraction(3, 5), Fraction(3, 10), Fraction(1, 10))
+    >>> parse_budget_split("0.5,0.5,0.1")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: budget-split must sum to 1 (init, extend, quality), not 0.5,0.5,0.1 (sum 1.1)
+    """
+    text = split if isinstance(split, str) else ",".join(str(s) for s in split)
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3 or not all(parts):
+        raise ParameterError(f"budget-split must be three shares 'init,extend,quality', not {text!r}")
+    shares = tuple(as_fraction(p, "budget-split") for p in parts)
+    if any(s <= 0 for s in shares):
+        raise ParameterError(f"budget-split shares must be positive, not {text}")
+    if sum(shares) != 1:
+        raise ParameterError(f"budget-split must sum to 1 (init, extend, quality), not {text} "
+                             f"(sum {float(sum(shares)):g})")
+    return shares  # type: ignore[return-value]
+
+
+def initial_side(data: TwoViewData, algorithm: str) -> int:
+    """The view (0 left, 1 right) whose attributes are all Boolean or categorical."""
+    for side, view in enumerate(data.views):
+        if len(view) and all(a.kind is not AttributeKind.NUMERIC for a in view):
+            return side
+    raise ParameterError(
+        f"{algorithm} needs one view with only Boolean and categorical attributes, but both views have "
+        f"numeric ones (left: {_first_numeric(data.left)}; right: {_first_numeric(data.right)}); "
+        f"declare one view's columns categorical in a types file")
+
+
+def _first_numeric(view) -> str:
+    names = [a.name for a in view if a.kind is AttributeKind.NUMERIC]
+    return ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+class _GreedyMiner(Miner):
+    """What the greedy miners share: validation, literals, data size, quality, initial pairs."""
+
+    guarantee = "pure-dp"
+    private = True
+
+    # -- parameters ---------------------------------------------------------------------
+
+    def _validate(self) -> None:
+        if self.private:
+            as_epsilon(self.epsilon, "epsilon")
+            self._split = parse_budget_split(self.budget_split)
+            if self.data_size not in DATA_SIZES:
+                raise ParameterError(f"data-size must be one of {', '.join(DATA_SIZES)}, not {self.data_size!r}")
+            if self.data_size == "noisy" and not 0 < self.size_share < 1:
+                raise ParameterError(f"size-share must be in (0, 1) with data-size 'noisy', not {self.size_share}")
+            if self.data_size == "public" and (self.rows is None or self.rows < 1):
+                raise ParameterError("data-size 'public' needs the number of rows: give --rows N")
+            if self.data_size != "public" and self.rows is not None:
+                raise ParameterError("--rows applies only with --data-size public")
+            if self.steepness is not None and not self.steepness > 0:
+                raise ParameterError(f"steepness must be positive, not {self.steepness}")
+            if not 0 < self.confidence < 1:
+                raise ParameterError(f"confidence must be in (0, 1), not {self.confidence}")
+        for name in ("initial_pairs", "max_literals", "max_splits"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ParameterError(f"{name.replace('_', '-')} must be an integer of at least 1, not {value!r}")
+        if isinstance(self.extensions, bool) or not isinstance(self.extensions, (int, np.integer)) \
+                or self.extensions < 0:
+            raise ParameterError(f"extensions must be a non-negative integer, not {self.extensions!r}")
+        if self.min_support is not None and not self.min_support > 0:
+            raise ParameterError(f"min-support must be positive (rows, or a share below 1), not {self.min_support}")
+        if not 0 <= getattr(self, "max_pvalue", 0) <= 1:
+            raise ParameterError(f"max-pvalue must be in [0, 1], not {self.max_pvalue}")
+        if not 0 <= self.min_jaccard <= 1:
+            raise ParameterError(f"min-jaccard must be in [0, 1], not {self.min_jaccard}")
+
+    # -- the run ------------------------------------------------------------------------
+
+    def fit(self, data: TwoViewData, *, accountant: Accountant | None = None,
+            rng: np.random.Generator | None = None) -> "_GreedyMiner":
+        """Mine ``data``, spending at most ``epsilon`` of ``accountant`` (private miners).
+
+        Without an accountant, one holding ``epsilon`` with secure noise is made. ``rng``
+        drives only the simulation of confidence intervals (post-processing).
+        """
+        self._validate()
+        rng = np.random.default_rng(rng)
+        if self.private:
+            if accountant is None:
+                accountant = Accountant(self.epsilon, SecureNoise())
+            if not accountant.can_afford(self.epsilon):  # refuse the whole run before any release
+                raise BudgetExceededError(
+                    f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(self.epsilon)):g}, "
+                    f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain")
+        for view in data.views:
+            if len(view) == 0:
+                raise ParameterError(f"the {view.name} view has no usable attribute")
+        self._side = initial_side(data, self.algorithm)
+        mode = "private" if self.private else "data"
+        self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self.max_splits) for view in data.views)
+        for table, view in zip(self.tables_, data.views):
+            if len(table) == 0:
+                raise ParameterError(f"the {view.name} view has no candidate literal")
+        self._rng = rng
+        self._accountant = accountant
+        self._notes: list[str] = []
+        self._mine(data)
+        self.privacy_ = self._privacy_block(data)
+        self.notes_ = [f"not private: {r}" for r in self.privacy_.get("reasons", [])] + self._notes
+        return self
+
+    def _mine(self, data: TwoViewData) -> None:
+        raise NotImplementedError
+
+    # -- building blocks ------------------------------------------------------------------
+
+    def _prepare_private(self, data: TwoViewData) -> Fraction:
+        """Data size, centre, quality; returns the budget left for the three phases."""
+        accountant = self._accountant
+        epsilon = as_epsilon(self.epsilon, "epsilon")
+        self._n_hat: float | None = None
+        share = None
+        if self.min_support is None:
+            share = DEFAULT_MIN_SUPPORT_SHARE
+        elif self.min_support < 1:
+            share = as_fraction(self.min_support, "min-support")
+        if self.data_size == "noisy":
+            size_share = as_fraction(self.size_share, "size-share")
+            size_epsilon, epsilon = split_budget(epsilon, [size_share, 1 - size_share])
+            count = DiscreteLaplaceCount(size_epsilon)
+            self._n_hat = float(max(1, count.release(accountant, "data size", data.n_rows)))
+            self._n_variance = discrete_laplace_variance(count.scale)
+            center = float(share * Fraction(self._n_hat)) if share is not None else float(self.min_support)
+        elif self.data_size == "public":
+            if self.rows != data.n_rows:
+                raise ParameterError(f"--rows {self.rows} is not the number of rows of the data "
+                                     f"(data-size 'public' needs the true, public number)")
+            self._n_hat = float(self.rows)
+            self._n_variance = 0.0
+            center = float(share * self.rows) if share is not None else float(self.min_support)
+        else:
+            if share is None:
+                raise ParameterError("data-size 'engine' needs min-support as a share of the rows (below 1)")
+            center = float(share * max(data.n_rows, self.min_rows))  # private, inside the engine only
+        self._min_support_rows = center
+        if self.quality == "jaccard":
+            self._quality, self._sensitivity = jaccard_quality, JACCARD_SENSITIVITY
+        elif self.data_size == "engine":
+            f = float(share)
+            if self.steepness is None:
+                steep = choose_steepness(center, center_share=f, min_rows=self.min_rows).steepness
+            else:
+                steep = float(self.steepness)
+            quality = LogisticQuality(center, steep, center_share=f, min_rows=self.min_rows)
+            fixed = LogisticQuality(f * self.min_rows, steep)  # datasets below min_rows: fixed centre
+            self._quality, self._sensitivity = quality, max(quality.sensitivity(), fixed.sensitivity())
+        else:
+            quality = choose_steepness(center) if self.steepness is None else LogisticQuality(center, self.steepness)
+            self._quality, self._sensitivity = quality, quality.sensitivity()
+        if self.quality == "logistic":
+            self._notes.append(f"quality: logistic, steepness {self._quality.steepness:.4g}, "
+                               f"sensitivity {self._sensitivity:.4g}")
+            if self.data_size != "engine":
+                self._notes.append(f"minimum support (logistic centre): {center:.0f} rows")
+        return epsilon
+
+    def _scores(self, intersection: np.ndarray, union: np.ndarray) -> np.ndarray:
+        return np.asarray(self._quality(intersection, union), dtype=np.float64)
+
+    def _pair_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Intersection and union of every allowed (left literal, right literal) pair.
+
+        Returns flat arrays ``(intersection, union, pair)`` with ``pair = left · n_right
+        + right``; pairs of two literals on the same attribute name are left out. The
+        supports of each view's literals are kept in ``self._literal_sizes``.
+        """
+        first, other = self.tables_[self._side], self.tables_[1 - self._side]
+        supports = first.supports()
+        inter = other.pair_counts(supports)  # (n_first, n_other)
+        size_first = supports.sum(axis=1)
+        size_other = other.pair_counts(np.ones((1, other.n_rows), dtype=bool))[0]
+        union = size_first[:, None] + size_other[None, :] - inter
+        self._literal_sizes = (size_first, size_other) if self._side == 0 else (size_other, size_first)
+        allowed = np.asarray(first.names, dtype=object)[:, None] != np.asarray(other.names, dtype=object)[None, :]
+        if self._side == 1:  # store as (left, right)
+            inter, union, allowed = inter.T, union.T, allowed.T
+        pair = np.flatnonzero(allowed.ravel())
+        return inter.ravel()[pair], union.ravel()[pair], pair
+
+    def _initial_pairs(self, epsilon) -> list[Growing]:
+        """Algorithm 4: ``k`` independent exponential-mechanism draws over all pairs."""
+        inter, union, pair = self._pair_table()
+        scores = self._scores(inter, union)
+        n_right = len(self.tables_[1])
+        chosen = []
+        for number, share in enumerate(split_budget(epsilon, [1] * self.initial_pairs), start=1):
+            reservoir = WeightedReservoir(share, self._sensitivity, k=1)
+            position = int(reservoir.release(self._accountant, f"initial pair {number}", [scores])[0])
+            left, right = divmod(int(pair[position]), n_right)
+            chosen.append(Growing.pair(self.tables_, left, right))
+        return chosen
+
+    def _candidates(self, state: Growing):
+        candidates = extension_counts(state, self.tables_, self.max_literals)
+        return candidates, self._scores(candidates.intersection, candidates.union)
+
+    def _result(self, state: Growing, released: QualityRelease) -> Redescription:
+        n_rows = self._n_hat if self._n_hat is not None else released.data_size[0]
+        stats = released.stats(n_rows)
+        interval = released.interval(n_rows, self.confidence, self._rng)
+        pruned = bool(stats.intersection < self._kept_support(n_rows) or stats.jaccard < self.min_jaccard
+                      or (stats.p_value is not None and stats.p_value > self.max_pvalue))
+        return Redescription(state.queries[0], state.queries[1], stats, pruned=pruned, extra={"interval": interval})
+
+    def _kept_support(self, n_rows: float) -> float:
+        if self.min_support is not None and self.min_support >= 1:
+            return float(self.min_support)
+        share = DEFAULT_MIN_SUPPORT_SHARE if self.min_support is None else as_fraction(self.min_support)
+        return float(share) * max(n_rows, 0.0)
+
+    def _privacy_block(self, data: TwoViewData) -> dict[str, Any]:
+        if not self.private:
+            return {"epsilon": 0.0, "neighbouring": "add-remove-one-row", "guarantee": "none", "ledger": []}
+        block = self._accountant.privacy_block(self.guarantee)
+        reasons = [block.pop("reason")] if "reason" in block else []
+        for view in data.views:
+            if view.constant:
+                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        for table, view in zip(self.tables_, data.views):
+            if not table.private_domains:
+                reasons.append(f"thresholds and categories of the {view.name} view come from undeclared domains "
+                               f"(declare bounds and categories in a types file)")
+        if self.data_size == "public":
+            reasons.append("the number of rows was given as public (data-size 'public'): the guarantee holds "
+                           "only among datasets of that size")
+        block["private"] = not reasons
+        if reasons:
+            block["reasons"] = reasons
+        unspent = self._accountant.remaining() if self._accountant.total_epsilon == as_epsilon(self.epsilon) else None
+        if unspent:
+            self._notes.append(f"epsilon {float(unspent):.4g} of {float(as_epsilon(self.epsilon)):g} was not spent "
+                               f"(every pair stopped before the last round)")
+        return block
+
+
+_COMMON_DOC = """
+    epsilon : float
+        The budget of the run.
+    budget_split : str or sequence
+        Shares (init, extend, quality) of the budget after the data-size count, summing
+        to 1 exactly (default the paper's d3, ``"0.6,0.3,0.1"``).
+    initial_pairs : int
+        ``k``, the number of initial pairs (independent exponential-mechanism draws).
+    min_support : float or None
+        Logistic centre: rows (``>= 1``) or a share of the (noisy) data size
+        (``< 1``); default 10 % of the data size. Redescriptions whose noisy
+        intersection is below it are marked ``pruned``.
+    min_jaccard : float
+        CS: a pair is extended while its noisy Jaccard exceeds it. Both: results below
+        it are marked ``pruned``.
+    max_pvalue : float
+        Results whose noisy p-value exceeds it are marked ``pruned``.
+    max_literals : int
+        Literals per query at most (the authors' ``max_var``: 4).
+    max_splits : int
+        Thresholds of the public grid per numeric attribute.
+    data_size : {"noisy", "public", "engine"}
+        How the data size enters (module docstring).
+    rows : int or None
+        ``data_size="public"``: the true, public number of rows.
+    min_rows : int
+        ``data_size="engine"``: a public lower bound on the number of rows.
+    size_share : float
+        ``data_size="noisy"``: share of ``epsilon`` for the noisy row count.
+    steepness : float or None
+        ``λ``; default the line search's choice.
+    confidence : float
+        Level of the simulated intervals.
+"""
+
+
+class SerenadeCS(_GreedyMiner):
+    __doc__ = """SerenadeCS (Algorithm 1): client-side decisions, each initial pair extended in turn.
+
+    Parameters
+    ----------
+    extensions : int
+        ``m``: extension rounds per pair (default 4).
+    """ + _COMMON_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data import load_two_view
+    >>> from dprm.datasets import make_planted
+    >>> from dprm.privacy import Accountant, SeededNoise
+    >>> planted = make_planted(600, n_planted=2, random_state=0)
+    >>> data = load_two_view(planted.left, planted.right, types=planted.types)
+    >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    >>> miner = SerenadeCS(initial_pairs=4, extensions=2).fit(data, accountant=acc, rng=np.random.default_rng(0))
+    >>> miner.privacy_["epsilon"] <= 1.0, miner.privacy_["guarantee"]
+    (True, 'pure-dp')
+    """
+
+    algorithm = "serenade-cs"
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        budget_split: str = DEFAULT_SPLIT,
+        initial_pairs: int = 20,
+        extensions: int = 4,
+        min_support: float | None = None,
+        min_jaccard: float = 0.3,
+        max_pvalue: float = 0.01,
+        max_literals: int = 4,
+        max_splits: int = 19,
+        data_size: str = "noisy",
+        rows: int | None = None,
+        min_rows: int = 0,
+        size_share: float = 0.01,
+        steepness: float | None = None,
+        confidence: float = 0.95,
+    ) -> None:
+        self.epsilon = epsilon
+        self.budget_split = budget_split
+        self.initial_pairs = initial_pairs
+        self.extensions = extensions
+        self.min_support = min_support
+        self.min_jaccard = min_jaccard
+        self.max_pvalue = max_pvalue
+        self.max_literals = max_literals
+        self.max_splits = max_splits
+        self.data_size = data_size
+        self.rows = rows
+        self.min_rows = min_rows
+        self.size_share = size_share
+        self.steepness = steepness
+        self.confidence = confidence
+        self.quality = "logistic"
+
+    def _mine(self, data: TwoViewData) -> None:
+        epsilon = self._prepare_private(data)
+        init, ext, qual = (epsilon * s for s in self._split)
+        m = int(self.extensions)
+        unique: dict[str, Growing] = {}
+        for state in self._initial_pairs(init):
+            unique.setdefault(state.key(), state)
+        alive = list(unique.values())
+        results: dict[int, Redescription] = {}
+        ids = list(range(len(alive)))
+        quality_round = qual / (m + 1)
+        extension_round = ext / m if m else None
+        for round_number in range(m + 1):
+            if not alive:
+                break
+            if round_number > 0:
+                share = extension_round / len(alive)
+                extended = []
+                for pid, state in zip(ids, alive):
+                    candidates, scores = self._candidates(state)
+                    choice = ExponentialMechanism(share, self._sensitivity).release(
+                        self._accountant, f"extension {round_number}.{pid + 1}", scores)
+                    extended.append(extend(state, candidates, choice, self.tables_))
+                alive = extended
+            share = quality_round / len(alive)
+            next_alive, next_ids = [], []
+            for pid, state in zip(ids, alive):
+                released = release_quality(self._accountant, f"quality {round_number}.{pid + 1}", share,
+                                           state.masks[0], state.masks[1])
+                result = self._result(state, released)
+                if result.stats.jaccard > self.min_jaccard:
+                    results[pid] = result
+                    next_alive.append(state)
+                    next_ids.append(pid)
+            alive, ids = next_alive, next_ids
+        self.redescriptions_ = sorted(results.values(), key=lambda r: -r.stats.jaccard)
+
+
+class SerenadeES(_GreedyMiner):
+    __doc__ = """SerenadeES (Algorithm 2): the engine chooses which redescription to extend.
+
+    Parameters
+    ----------
+    quality : {"logistic", "jaccard"}
+        The score of the exponential mechanism: the lower-sensitivity quality, or the
+        plain Jaccard (``"jaccard"``: the paper's NoSens ablation, ``Δ = 1``).
+    extensions : int
+        ``M``: extension rounds in all (default 80).
+    max_age : int
+        Rounds a memoised extension is kept (default 40; no effect on the output
+        distribution or the budget, see :mod:`dprm.mining.serenade.race`).
+    """ + _COMMON_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data import load_two_view
+    >>> from dprm.datasets import make_planted
+    >>> from dprm.privacy import Accountant, SeededNoise
+    >>> planted = make_planted(600, n_planted=2, random_state=0)
+    >>> data = load_two_view(planted.left, planted.right, types=planted.types)
+    >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    >>> miner = SerenadeES(initial_pairs=4, extensions=8).fit(data, accountant=acc, rng=np.random.default_rng(0))
+    >>> acc.spent()
+    Fraction(1, 1)
+    """
+
+    def __init__(
+        self,
+        *,
+        quality: str = "logistic",
+        epsilon: float = 1.0,
+        budget_split: str = DEFAULT_SPLIT,
+        initial_pairs: int = 20,
+        extensions: int = 80,
+        max_age: int = 40,
+        min_support: float | None = None,
+        min_jaccard: float = 0.3,
+        max_pvalue: float = 0.01,
+        max_literals: int = 4,
+        max_splits: int = 19,
+        data_size: str = "noisy",
+        rows: int | None = None,
+        min_rows: int = 0,
+        size_share: float = 0.01,
+        steepness: float | None = None,
+        confidence: float = 0.95,
+    ) -> None:
+        self.quality = quality
+        self.epsilon = epsilon
+        self.budget_split = budget_split
+        self.initial_pairs = initial_pairs
+        self.extensions = extensions
+        self.max_age = max_age
+        self.min_support = min_support
+        self.min_jaccard = min_jaccard
+        self.max_pvalue = max_pvalue
+        self.max_literals = max_literals
+        self.max_splits = max_splits
+        self.data_size = data_size
+        self.rows = rows
+        self.min_rows = min_rows
+        self.size_share = size_share
+        self.steepness = steepness
+        self.confidence = confidence
+
+    @property
+    def algorithm(self) -> str:  # type: ignore[override]
+        return "serenade-es-nosens" if self.quality == "jaccard" else "serenade-es"
+
+    def _validate(self) -> None:
+        if self.quality not in QUALITIES:
+            raise ParameterError(f"quality must be one of {', '.join(QUALITIES)}, not {self.quality!r}")
+        if isinstance(self.max_age, bool) or not isinstance(self.max_age, (int, np.integer)) or self.max_age < 0:
+            raise ParameterError(f"max-age must be a non-negative integer, not {self.max_age!r}")
+        super()._validate()
+
+    def _mine(self, data: TwoViewData) -> None:
+        epsilon = self._prepare_private(data)
+        init, ext, qual = (epsilon * s for s in self._split)
+        slots = self._initial_pairs(init)
+        if self.extensions:
+            race = ExtensionRace(ext / self.extensions, self._sensitivity, max_age=self.max_age)
+            pending: dict[int, Any] = {}
+
+            def scores_of(slot: int) -> np.ndarray:
+                candidates, scores = self._candidates(slots[slot])
+                pending[slot] = candidates
+                return scores
+
+            for round_number in range(1, self.extensions + 1):
+                slot, choice = race.round(self._accountant, f"extension {round_number}",
+                                          list(range(len(slots))), scores_of)
+                slots[slot] = extend(slots[slot], pending.pop(slot), choice, self.tables_)
+            self._notes.append(f"extension race: {race.expansions} expansions in {self.extensions} rounds")
+        else:  # no extension rounds: the extension budget goes to the qualities
+            qual = qual + ext
+        unique: dict[str, Growing] = {}
+        for state in slots:
+            unique.setdefault(state.key(), state)
+        share = qual / len(unique)
+        found = []
+        for number, state in enumerate(unique.values(), start=1):
+            released = release_quality(self._accountant, f"quality {number}", share, state.masks[0], state.masks[1])
+            found.append(self._result(state, released))
+        self.redescriptions_ = sorted(found, key=lambda r: -r.stats.jaccard)

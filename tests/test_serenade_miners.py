@@ -1,0 +1,276 @@
+"""SerenadeCS / ES / NoSens and the ReReMi baseline: budgets, releases, parameters, CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import chisquare
+
+from dprm.cli import main
+from dprm.data import load_two_view
+from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
+from dprm.datasets import make_planted, write_planted
+from dprm.errors import BudgetExceededError, ParameterError
+from dprm.mining import make_miner
+from dprm.mining.serenade import ReReMi, SerenadeES
+from dprm.mining.serenade.quality import jaccard_quality
+from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
+
+PRIVATE = ["serenade-cs", "serenade-es", "serenade-es-nosens"]
+FAST = {"initial_pairs": 3, "extensions": 3}
+
+
+@pytest.fixture(scope="module")
+def planted():
+    data = make_planted(800, n_planted=2, noise=0.02, missing=0.02, random_state=3)
+    return data, load_two_view(data.left, data.right, types=data.types)
+
+
+class RecordingNoise(SeededNoise):
+    """Seeded noise that records how many charges the ledger held at each draw."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        super().__init__(rng)
+        self.accountant: Accountant | None = None
+        self.draws: list[int] = []
+
+    def _record(self) -> None:
+        self.draws.append(len(self.accountant.ledger))
+
+    def discrete_laplace(self, values, scale):
+        self._record()
+        return super().discrete_laplace(values, scale)
+
+    def noisy_max(self, scores, scale, sampler="gumbel"):
+        self._record()
+        return super().noisy_max(scores, scale, sampler)
+
+    def gumbel(self, size):
+        self._record()
+        return super().gumbel(size)
+
+    def uniform(self, size):
+        self._record()
+        return super().uniform(size)
+
+
+@pytest.mark.parametrize("algorithm", PRIVATE)
+@pytest.mark.parametrize("options", [{}, {"data_size": "engine", "min_rows": 500}, {"budget_split": "1/3,1/3,1/3"}])
+def test_the_ledger_adds_up_and_every_draw_follows_a_charge(planted, algorithm, options) -> None:
+    _, data = planted
+    noise = RecordingNoise(np.random.default_rng(0))
+    accountant = Accountant(1.0, noise)
+    noise.accountant = accountant
+    miner = make_miner(algorithm, epsilon=1.0, **FAST, **options).fit(data, accountant=accountant,
+                                                                       rng=np.random.default_rng(0))
+    spent = sum((e.epsilon for e in accountant.ledger), Fraction(0))
+    assert spent == accountant.spent() <= 1
+    if algorithm != "serenade-cs":  # ES spends exactly; CS may stop early
+        assert spent == 1
+    assert miner.privacy_["epsilon"] == pytest.approx(float(spent))
+    assert noise.draws and min(noise.draws) >= 1
+    # draws of one release happen after its charge and before the next one
+    assert noise.draws == sorted(noise.draws)
+    steps = [e.step for e in accountant.ledger]
+    assert sum(s.startswith("initial pair") for s in steps) == 3
+    if options.get("data_size") == "engine":
+        assert "data size" not in steps
+    else:
+        assert steps[0] == "data size"
+    for r in miner.redescriptions_:
+        assert "interval" in r.extra
+
+
+def test_es_budget_per_phase_is_exact(planted) -> None:
+    _, data = planted
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(1)))
+    SerenadeES(epsilon=1, initial_pairs=4, extensions=6, budget_split="0.6,0.3,0.1", size_share=0.01).fit(
+        data, accountant=accountant, rng=np.random.default_rng(1))
+    by_phase = Counter()
+    for entry in accountant.ledger:
+        by_phase[entry.step.split(" ")[0]] += entry.epsilon
+    rest = Fraction(99, 100)
+    assert by_phase == {"data": Fraction(1, 100), "initial": rest * Fraction(3, 5),
+                        "extension": rest * Fraction(3, 10), "quality": rest * Fraction(1, 10)}
+
+
+def test_no_release_without_the_budget(planted) -> None:
+    _, data = planted
+    accountant = Accountant(0.5, RecordingNoise(np.random.default_rng(0)))
+    accountant.noise.accountant = accountant
+    with pytest.raises(BudgetExceededError):
+        SerenadeES(epsilon=1.0, **FAST).fit(data, accountant=accountant)
+    assert accountant.ledger == [] and accountant.noise.draws == []
+
+
+def _tiny() -> TwoViewData:
+    rng = np.random.default_rng(0)
+    n = 60
+    a = (np.arange(n) < 30).astype(np.int8)
+    b = rng.integers(0, 2, n).astype(np.int8)
+    x = (np.arange(n) < 25).astype(np.int8)
+    y = rng.integers(0, 2, n).astype(np.int8)
+    left = View("left", [Attribute("a", "left", AttributeKind.BOOLEAN, a),
+                         Attribute("b", "left", AttributeKind.BOOLEAN, b)])
+    right = View("right", [Attribute("x", "right", AttributeKind.BOOLEAN, x),
+                           Attribute("y", "right", AttributeKind.BOOLEAN, y)])
+    return TwoViewData(left, right)
+
+
+def test_initial_pairs_are_exponential_mechanism_draws() -> None:
+    data = _tiny()
+    runs = 3000
+    seen: Counter = Counter()
+    for seed in range(runs):
+        accountant = Accountant(4, SeededNoise(np.random.default_rng(seed)))
+        miner = SerenadeES(quality="jaccard", epsilon=4, initial_pairs=1, extensions=0, budget_split="0.5,0.25,0.25",
+                           data_size="public", rows=60, min_support=5)
+        miner.fit(data, accountant=accountant)
+        r = miner.redescriptions_[0]
+        seen[(str(r.left), str(r.right))] += 1
+    pairs = [(a, x) for a in ("a", "b") for x in ("x", "y")]
+    masks = {n: data.view(s)[n].values == 1 for s, names in enumerate((("a", "b"), ("x", "y"))) for n in names}
+    inter = np.array([np.count_nonzero(masks[a] & masks[x]) for a, x in pairs])
+    union = np.array([np.count_nonzero(masks[a] | masks[x]) for a, x in pairs])
+    # budget after the public size: 4 · 0.5 for the one initial pair, Jaccard sensitivity 1
+    probabilities = ExponentialMechanism(2, 1).probabilities(jaccard_quality(inter, union))
+    observed = np.array([seen[p] for p in pairs])
+    assert chisquare(observed, probabilities * runs).pvalue > 1e-3
+
+
+def test_shared_attribute_names_never_on_both_sides() -> None:
+    rng = np.random.default_rng(1)
+    n = 200
+    base = rng.integers(0, 2, (4, n)).astype(np.int8)
+    left = View("left", [Attribute(f"q{i}", "left", AttributeKind.BOOLEAN, base[i]) for i in range(4)])
+    right = View("right", [Attribute(f"q{i}", "right", AttributeKind.BOOLEAN, base[i]) for i in range(4)])
+    data = TwoViewData(left, right)
+    for algorithm in ("serenade-es", "reremi"):
+        miner = make_miner(algorithm, initial_pairs=5, extensions=4)
+        miner.fit(data, accountant=None if algorithm == "reremi" else Accountant(1, SeededNoise(rng)), rng=rng)
+        for r in miner.redescriptions_:
+            assert not (r.left.attributes() & r.right.attributes())
+
+
+def test_reremi_is_exact_and_finds_the_planted_relation() -> None:
+    planted = make_planted(600, n_planted=2, noise=0.0, random_state=0)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    miner = ReReMi(initial_pairs=5).fit(data)
+    assert miner.privacy_["guarantee"] == "none" and miner.privacy_["ledger"] == []
+    assert miner.redescriptions_[0].stats.jaccard > 0.95
+    for r in miner.redescriptions_:
+        from dprm.queries import RedescriptionStats
+        exact = RedescriptionStats.from_supports(r.left.support(data.left), r.right.support(data.right))
+        assert r.stats == exact
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"budget_split": "0.5,0.5,0.1"}, "sum to 1"),
+    ({"budget_split": "0.5,0.5"}, "three shares"),
+    ({"budget_split": "0.5,0.6,-0.1"}, "positive"),
+    ({"initial_pairs": 0}, "initial-pairs"),
+    ({"max_age": -1}, "max-age"),
+    ({"extensions": -1}, "extensions"),
+    ({"data_size": "exact"}, "data-size"),
+    ({"data_size": "public"}, "--rows"),
+    ({"rows": 10}, "--rows"),
+    ({"epsilon": 0}, "epsilon"),
+    ({"epsilon": -1}, "epsilon"),
+])
+def test_bad_parameters(planted, options, message) -> None:
+    _, data = planted
+    with pytest.raises(ParameterError, match=message):
+        SerenadeES(**options).fit(data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
+
+
+def test_no_boolean_or_categorical_view() -> None:
+    values = np.random.default_rng(0).uniform(0, 1, 50)
+    left = View("left", [Attribute("u", "left", AttributeKind.NUMERIC, values)])
+    right = View("right", [Attribute("v", "right", AttributeKind.NUMERIC, values)])
+    with pytest.raises(ParameterError, match="one view with only Boolean and categorical"):
+        SerenadeES().fit(TwoViewData(left, right), accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
+
+
+def test_public_rows_must_be_the_data_size(planted) -> None:
+    _, data = planted
+    with pytest.raises(ParameterError, match="--rows"):
+        SerenadeES(data_size="public", rows=7, **FAST).fit(data, accountant=Accountant(1, SeededNoise(
+            np.random.default_rng(0))))
+    miner = SerenadeES(data_size="public", rows=data.n_rows, **FAST).fit(
+        data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
+    assert any("public" in reason for reason in miner.privacy_["reasons"])
+
+
+# -- command line ---------------------------------------------------------------------
+
+
+def _run(args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as done:
+            code = 0 if done.code is None else done.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("serenade")
+    write_planted(make_planted(400, n_planted=2, random_state=1), directory)
+    return directory
+
+
+@pytest.mark.parametrize("algorithm", PRIVATE + ["reremi"])
+def test_cli_runs(files, tmp_path, algorithm) -> None:
+    out = tmp_path / "out.json"
+    args = ["mine", files / "left.csv", files / "right.csv", "-a", algorithm, "--types", files / "types.json",
+            "--initial-pairs", "3", "--seed", "1", "-o", out]
+    if algorithm != "reremi":
+        args += ["--epsilon", "1", "--extensions", "2", "--budget-split", "0.5,0.4,0.1"]
+    code, _, err = _run(args)
+    assert code == 0, err
+    document = json.loads(out.read_text())
+    assert document["algorithm"] == algorithm
+    assert document["parameters"]["initial_pairs"] == 3
+    if algorithm == "reremi":
+        assert document["privacy"]["guarantee"] == "none"
+    else:
+        assert document["privacy"]["guarantee"] == "pure-dp"
+        assert document["parameters"]["budget_split"] == "0.5,0.4,0.1"
+        assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(
+            document["privacy"]["epsilon"])
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--budget-split", "0.6,0.3,0.2"], "sum to 1"),
+    (["--initial-pairs", "0"], "initial-pairs"),
+    (["--max-age", "-2"], "max-age"),
+    (["--epsilon", "0"], "epsilon"),
+    (["--depth", "2"], "does not apply"),
+])
+def test_cli_bad_input(files, tmp_path, extra, message) -> None:
+    out = tmp_path / "out.json"
+    args = ["mine", files / "left.csv", files / "right.csv", "-a", "serenade-es", "--types", files / "types.json",
+            "--seed", "1", "-o", out, *extra]
+    if "--epsilon" not in extra:
+        args += ["--epsilon", "1"]
+    code, _, err = _run(args)
+    assert code == 2 and err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_cli_numeric_views_only(tmp_path) -> None:
+    frame = pd.DataFrame({"id": range(30), "u": np.linspace(0, 1, 30)})
+    frame.to_csv(tmp_path / "l.csv", index=False)
+    frame.rename(columns={"u": "v"}).to_csv(tmp_path / "r.csv", index=False)
+    code, _, err = _run(["mine", tmp_path / "l.csv", tmp_path / "r.csv", "-a", "serenade-cs", "--epsilon", "1"])
+    assert code == 2 and "only Boolean and categorical" in err
