@@ -66,6 +66,7 @@ __all__ = [
     "runtime_figure",
     "build_figures",
     "figure_notes",
+    "experiment_alpha",
     "render_figure",
     "write_figures",
 ]
@@ -404,7 +405,7 @@ def scatter_figure(redescriptions: pd.DataFrame) -> Figure | None:
     handles = [Line2D([], [], linestyle="none", marker="o", color="#4e79a7", label="kept"),
                Line2D([], [], linestyle="none", marker="x", color="#8c8c8c", label="pruned"),
                Line2D([], [], linestyle="--", color="#666", label="reported = true")]
-    figure.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=9, frameon=False)
+    figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9, frameon=False)
     return figure
 
 
@@ -459,15 +460,15 @@ def histogram_figure(redescriptions: pd.DataFrame, alpha: float = 0.01) -> Figur
                    color=PART_COLOURS[part], edgecolor="white", linewidth=0.4, label=labels[part])
             bottom += counts
             sizes.append(len(values))
-        ax.set_title(f"{method_label(algorithm, epsilon)}\n{sizes[0]} pruned, {sizes[1]} + {sizes[2]} kept",
-                     fontsize=9.5)
+        ax.set_title(f"{method_label(algorithm, epsilon)}\n{sizes[1] + sizes[2]} kept ({sizes[2]} significant), "
+                     f"{sizes[0]} pruned", fontsize=9.5)
         ax.set_xlim(0, 1)
         ax.set_xlabel("true Jaccard")
         ax.set_ylabel("redescriptions")
         ax.grid(True, axis="y", color="#eee", linewidth=0.6)
         ax.set_axisbelow(True)
     handles = [Patch(color=PART_COLOURS[part], label=label) for part, label in labels.items()]
-    figure.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=9, frameon=False)
+    figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9, frameon=False)
     return figure
 
 
@@ -502,10 +503,11 @@ def distribution_figure(redescriptions: pd.DataFrame, value: str = "true_jaccard
     """
     if value not in DISTRIBUTIONS:
         raise ValueError(f"value must be one of {', '.join(DISTRIBUTIONS)}, got {value!r}")
-    frame = redescriptions[~redescriptions["pruned"].to_numpy(dtype=bool)]
+    frame = redescriptions
     if value == "abs_error_jaccard":
         frame = frame[frame["epsilon"].notna()]
-    pairs = methods(frame)
+    pairs = methods(frame)  # every method, also those without a kept redescription (n = 0)
+    frame = frame[~frame["pruned"].to_numpy(dtype=bool)]
     samples = []
     for algorithm, epsilon in pairs:
         values = _select(frame, algorithm, epsilon)[value].to_numpy(dtype=float)
@@ -588,7 +590,7 @@ def runtime_figure(runs: pd.DataFrame) -> Figure | None:
         ax.scatter(rows["rows"], rows["seconds"], s=14, color=colours[algorithm], alpha=0.35, edgecolors="none")
         medians = rows.groupby("rows", sort=True)["seconds"].median()
         ax.plot(medians.index.to_numpy(dtype=float), medians.to_numpy(dtype=float), marker="o", markersize=5,
-                color=colours[algorithm], linewidth=1.6, label=f"{algorithm} ({len(rows)} runs)")
+                color=colours[algorithm], linewidth=1.6, label=f"{algorithm} ({len(rows)} run{'' if len(rows) == 1 else 's'})")
     sizes = frame["rows"].to_numpy(dtype=float)
     if sizes.min() > 0 and sizes.max() / sizes.min() > 10:
         ax.set_xscale("log")
@@ -690,8 +692,23 @@ def save_figures(figures: dict[str, Figure | None], directory: Path) -> dict[str
     return rendered
 
 
+def experiment_alpha(experiment: Experiment, default: float = 0.01) -> float:
+    """The significance threshold recorded in the (first) ``experiment.json`` (``alpha``), else ``default``.
+
+    Examples
+    --------
+    >>> experiment_alpha(Experiment([], pd.DataFrame(), pd.DataFrame(), [{"alpha": 0.05}]))
+    0.05
+    """
+    for metadata in experiment.metadata:
+        value = metadata.get("alpha")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1:
+            return float(value)
+    return default
+
+
 def write_figures(out_dir: str | os.PathLike | Sequence[str | os.PathLike],
-                  figures_dir: str | os.PathLike | None = None, *, alpha: float = 0.01) -> list[Path]:
+                  figures_dir: str | os.PathLike | None = None, *, alpha: float | None = None) -> list[Path]:
     """Draw the experiment's figures into ``figures/`` as PNG and SVG.
 
     Parameters
@@ -701,8 +718,9 @@ def write_figures(out_dir: str | os.PathLike | Sequence[str | os.PathLike],
     figures_dir : path, optional
         Where to write; default ``figures/`` inside the (first) experiment directory
         (created if needed).
-    alpha : float
-        Significance threshold of the histograms' parts.
+    alpha : float, optional
+        Significance threshold of the histograms' parts; default the experiment's
+        (``alpha`` in ``experiment.json``), else 0.01.
 
     Returns
     -------
@@ -711,6 +729,7 @@ def write_figures(out_dir: str | os.PathLike | Sequence[str | os.PathLike],
         A figure without data is not written (see :func:`figure_notes`).
     """
     experiment = read_experiment(out_dir)
+    alpha = experiment_alpha(experiment) if alpha is None else alpha
     directory = _figures_directory(experiment, figures_dir)
     rendered = save_figures(build_figures(experiment, alpha), directory)
     return [directory / f"{name}.{fmt}" for name in FIGURE_NAMES if name in rendered for fmt in ("png", "svg")]

@@ -30,6 +30,7 @@ __all__ = [
     "format_value",
     "Column",
     "html_table",
+    "flatten",
     "definition_table",
     "png_image",
     "support_bar",
@@ -152,7 +153,8 @@ def html_table(columns: Sequence[Column], rows: Iterable[dict], *, caption: str 
     >>> text.count("<tr>")
     2
     """
-    parts = [f'<table class="{"sortable" if sortable else "plain"}"' + (f' id="{escape(table_id)}"' if table_id else "") + ">"]
+    parts = ['<div class="scroll">'
+             f'<table class="{"sortable" if sortable else "plain"}"' + (f' id="{escape(table_id)}"' if table_id else "") + ">"]
     if caption:
         parts.append(f"<caption>{escape(caption)}</caption>")
     parts.append("<thead><tr>")
@@ -175,22 +177,40 @@ def html_table(columns: Sequence[Column], rows: Iterable[dict], *, caption: str 
             else:
                 parts.append(f"<td>{escape(format_value(value, column.kind))}</td>")
         parts.append("</tr>")
-    parts.append("</tbody></table>")
+    parts.append("</tbody></table></div>")
     return "".join(parts)
 
 
-def definition_table(items: Iterable[tuple[str, Any]]) -> str:
-    """A two-column table of names and values (values that are not text are shown as JSON).
+def flatten(items: Iterable[tuple[str, Any]], prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested mappings as dotted names (``data.left.path``); lists and scalars stay values.
 
     Examples
     --------
-    >>> definition_table([("depth", 4), ("ledger", [1, 2])]).count("<tr>")
-    2
+    >>> flatten({"data": {"left": {"path": "l.csv"}}, "seed": 1}.items())
+    [('data.left.path', 'l.csv'), ('seed', 1)]
+    """
+    out: list[tuple[str, Any]] = []
+    for name, value in items:
+        key = f"{prefix}{name}"
+        if isinstance(value, dict) and value:
+            out.extend(flatten(value.items(), prefix=f"{key}."))
+        else:
+            out.append((key, value))
+    return out
+
+
+def definition_table(items: Iterable[tuple[str, Any]]) -> str:
+    """A two-column table of names and values (nested mappings flattened, lists shown as JSON).
+
+    Examples
+    --------
+    >>> definition_table([("depth", 4), ("ledger", [1, 2]), ("data", {"rows": 3})]).count("<tr>")
+    3
     """
     import json
 
     parts = ['<table class="plain definitions"><tbody>']
-    for name, value in items:
+    for name, value in flatten(items):
         if isinstance(value, (dict, list)):
             shown = f"<pre>{escape(json.dumps(value, indent=1, ensure_ascii=False, default=str))}</pre>"
         else:
@@ -260,7 +280,7 @@ def support_bar(left_only: int, both: int, right_only: int, neither: int | None 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
  margin:0;color:#1d1d1f;background:#fff;line-height:1.45}
-main{max-width:1150px;margin:0 auto;padding:24px 28px 60px}
+main{max-width:1240px;margin:0 auto;padding:24px 28px 60px}
 h1{font-size:1.7em;margin:.2em 0 .1em}
 h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 h3{font-size:1.08em;margin-top:1.5em}
@@ -270,6 +290,8 @@ nav{background:#f6f7f9;border:1px solid #e3e5e8;border-radius:6px;padding:8px 14
 nav a{white-space:nowrap}
 a{color:#2559a7}
 table{border-collapse:collapse;margin:10px 0 18px;font-size:.9em}
+div.scroll{overflow-x:auto;max-width:100%}
+div.scroll>table{margin-top:4px}
 caption{text-align:left;color:#555;padding-bottom:4px;font-style:italic}
 th,td{border-bottom:1px solid #e6e6e6;padding:4px 9px;text-align:left;vertical-align:top}
 thead th{background:#f1f3f6;border-bottom:2px solid #ccd;position:sticky;top:0}

@@ -23,6 +23,7 @@ evaluation tool too: its tables hold true statistics.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import OrderedDict
@@ -37,6 +38,7 @@ from dprm.errors import DataError, DprmError
 from dprm.evaluation.figures import (
     FIGURE_NAMES,
     Experiment,
+    experiment_alpha,
     _figures_directory,
     _select,
     budget_label,
@@ -115,18 +117,31 @@ def _median(values: pd.Series) -> float:
     return float(values.median()) if len(values) else math.nan
 
 
+def _coverage(rows: pd.DataFrame) -> float:
+    """Share of kept rows with a known Jaccard interval that contains the true Jaccard."""
+    if not {"jaccard_low", "jaccard_high"} <= set(rows.columns):
+        return math.nan
+    rows = rows[~rows["pruned"].to_numpy(dtype=bool)].dropna(subset=["jaccard_low", "jaccard_high", "true_jaccard"])
+    if rows.empty:
+        return math.nan
+    inside = (rows["jaccard_low"] <= rows["true_jaccard"]) & (rows["true_jaccard"] <= rows["jaccard_high"])
+    return float(inside.mean())
+
+
 def experiment_summary(experiment: Experiment, alpha: float = 0.01, by_experiment: bool | None = None
                        ) -> pd.DataFrame:
     """One row per method (algorithm, budget): the papers' summary figures and the runs' cost.
 
     Columns: ``experiment`` (with several directories), ``algorithm``, ``epsilon``,
     ``method``, ``runs`` (rows of runs.csv), ``failed`` (runs whose status is not a
-    success), ``runs_with_results`` (share of runs with ≥ 1 kept redescription,
-    Tables 7–8, :func:`~dprm.evaluation.runs_with_results`), ``returned`` and
+    success), ``runs_with_results`` (share of the finished runs with ≥ 1 kept
+    redescription, Tables 7–8, :func:`~dprm.evaluation.runs_with_results`), ``returned`` and
     ``kept`` (redescriptions), then :func:`~dprm.evaluation.summarise`'s
     ``median_true_jaccard``, ``share_significant`` (Table 3), ``spearman_rho``,
     ``spearman_p`` (Table 2), ``median_abs_error_jaccard`` over the kept
-    redescriptions, and ``median_seconds``, ``median_peak_mb`` over finished runs.
+    redescriptions, ``interval_coverage`` (share of kept redescriptions with an
+    interval whose true Jaccard lies in it), and ``median_seconds``,
+    ``median_peak_mb`` over finished runs.
     """
     if by_experiment is None:
         by_experiment = len(experiment.dirs) > 1
@@ -146,7 +161,7 @@ def experiment_summary(experiment: Experiment, alpha: float = 0.01, by_experimen
             method=method_label(algorithm, epsilon),
             runs=len(their_runs),
             failed=int((~their_runs["ok"].to_numpy(dtype=bool)).sum()),
-            runs_with_results=runs_with_results(their_runs),
+            runs_with_results=runs_with_results(finished),
             returned=len(mine),
             kept=int(figures["n_kept"]),
             median_true_jaccard=figures["median_true_jaccard"],
@@ -154,6 +169,7 @@ def experiment_summary(experiment: Experiment, alpha: float = 0.01, by_experimen
             spearman_rho=figures["spearman_rho"],
             spearman_p=figures["spearman_p"],
             median_abs_error_jaccard=figures["median_abs_error_jaccard"],
+            interval_coverage=_coverage(mine),
             median_seconds=_median(finished["seconds"]),
             median_peak_mb=_median(finished["peak_mb"]) if "peak_mb" in finished.columns else math.nan,
         )
@@ -161,7 +177,7 @@ def experiment_summary(experiment: Experiment, alpha: float = 0.01, by_experimen
     columns = (["experiment"] if by_experiment else []) + [
         "algorithm", "epsilon", "method", "runs", "failed", "runs_with_results", "returned", "kept",
         "median_true_jaccard", "share_significant", "spearman_rho", "spearman_p", "median_abs_error_jaccard",
-        "median_seconds", "median_peak_mb"]
+        "interval_coverage", "median_seconds", "median_peak_mb"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -317,7 +333,7 @@ def _summary_columns(by_experiment: bool) -> list[Column]:
         Column("runs", "runs", "int"),
         Column("failed", "failed", "int", "runs whose status is not a success"),
         Column("runs_with_results", "runs with results", "share",
-               "share of runs returning at least one kept redescription (Tables 7–8)"),
+               "share of the finished runs returning at least one kept redescription (Tables 7–8)"),
         Column("returned", "returned", "int", "redescriptions returned, pruned ones included"),
         Column("kept", "kept", "int", "redescriptions not pruned"),
         Column("share_significant", "significant", "share",
@@ -327,6 +343,8 @@ def _summary_columns(by_experiment: bool) -> list[Column]:
         Column("median_true_jaccard", "median true J", "float", "of kept redescriptions (Table 4)"),
         Column("median_abs_error_jaccard", "median |error| J", "float",
                "median |reported − true| Jaccard of kept redescriptions (Table 5)"),
+        Column("interval_coverage", "J in interval", "share",
+               "share of kept redescriptions whose confidence interval holds the true Jaccard"),
         Column("median_seconds", "median s", "float", "median wall time of a finished run"),
         Column("median_peak_mb", "median MB", "float", "median peak memory of a finished run"),
     ]
@@ -389,11 +407,17 @@ def _overview_html(experiment: Experiment, alpha: float) -> str:
     if "rows" in runs.columns:
         sizes = sorted({int(r) for r in runs["rows"].dropna()})
         items.append(("rows of the data", ", ".join(f"{s:,}" for s in sizes) or "–"))
+    for key, name in (("seed", "master seed"), ("parameters", "miner parameters"), ("noise", "noise")):
+        values = [m[key] for m in experiment.metadata if key in m]
+        if values:
+            shown = values[0] if len(experiment.metadata) == 1 else values
+            items.append((name, json.dumps(shown, ensure_ascii=False) if isinstance(shown, (dict, list)) else shown))
     parts = [definition_table(items)]
     for directory, metadata in zip(experiment.dirs, experiment.metadata):
         if metadata:
             label = "experiment.json" if len(experiment.dirs) == 1 else f"{directory}/experiment.json"
-            parts.append(f"<h3>{escape(label)}</h3>{definition_table(metadata.items())}")
+            parts.append(f"<details><summary>{escape(label)}: the whole manifest</summary>"
+                         f"{definition_table(metadata.items())}</details>")
     return "".join(parts)
 
 
@@ -441,7 +465,7 @@ def experiment_report_html(experiment: Experiment, rendered: dict[str, dict[str,
 
 def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathLike],
                             output: str | os.PathLike | None = None, *, figures: bool = True,
-                            alpha: float = 0.01) -> Path:
+                            alpha: float | None = None) -> Path:
     """Write the experiment report: one self-contained HTML file.
 
     Parameters
@@ -452,8 +476,9 @@ def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathL
         The HTML file; default ``report.html`` in the (first) directory.
     figures : bool
         Also write the figures as PNG and SVG into ``figures/`` beside the report.
-    alpha : float
-        Significance threshold (significant: true p-value < alpha).
+    alpha : float, optional
+        Significance threshold (significant: true p-value < alpha); default the
+        experiment's (``alpha`` in ``experiment.json``), else 0.01.
 
     Returns
     -------
@@ -466,6 +491,7 @@ def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathL
         A directory or table is missing or malformed (one line naming it).
     """
     experiment = read_experiment(out_dir)
+    alpha = experiment_alpha(experiment) if alpha is None else alpha
     target = Path(output) if output is not None else experiment.dirs[0] / "report.html"
     _check_output(target)
     drawn = build_figures(experiment, alpha)
