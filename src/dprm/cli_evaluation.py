@@ -11,6 +11,7 @@ from typing import List, Optional
 import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich import box
 from rich.table import Table
 
 from dprm.cli import app, console, user_errors
@@ -48,7 +49,14 @@ def evaluate(
     timeout: Optional[float] = typer.Option(None, help="Seconds allowed to one python-clired baseline run."),
     reports: bool = typer.Option(True, "--reports/--no-reports", help="Write the figures and the HTML report."),
 ) -> None:
-    """Run every algorithm R times per budget on LEFT and RIGHT; true vs noisy statistics, tables."""
+    """Run every algorithm R times per budget on LEFT and RIGHT; true vs noisy statistics, tables.
+
+    Private algorithms run RUNS times at each EPS of --budgets, non-private ones once.
+
+    Each run is a fresh process seeded from the master seed (seeded noise: reproducible, not private).
+
+    Rerunning resumes (finished runs are skipped); more algorithms or budgets extend the experiment.
+    """
     names = [name.strip() for name in algorithms.split(",")]
     if any(not name for name in names):
         from dprm.errors import ParameterError
@@ -94,22 +102,28 @@ def evaluate(
         raise SystemExit(1)
 
 
-def _cell(value: object, digits: int = 3) -> str:
+def _cell(value: object, digits: int = 2) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "–"
-        return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
+        return f"{value:.{digits}g}" if abs(value) < 10 ** -digits and value != 0 else f"{value:.{digits}f}"
     return str(value)
 
 
 def _print_summary(summary: pd.DataFrame) -> None:
-    table = Table(title="summary (kept redescriptions; true statistics)")
-    shown = (("algorithm", "algorithm"), ("epsilon", "ε"), ("runs_with_results", "runs with results"),
-             ("kept", "kept"), ("share_significant", "significant"), ("spearman_rho", "Spearman ρ"),
-             ("true_jaccard_median", "median true J"), ("abs_error_jaccard_median", "median |ΔJ|"),
-             ("seconds_median", "median s"), ("peak_mb_median", "peak MB"))
+    table = Table(title="summary (kept redescriptions; true statistics)", box=box.SIMPLE_HEAD, padding=(0, 1))
+    shown = (("algorithm", "algorithm"), ("epsilon", "ε"), ("runs_with_results", "runs ≥1"),
+             ("kept", "kept"), ("share_significant", "signif."), ("spearman_rho", "ρ"),
+             ("true_jaccard_median", "J med"), ("abs_error_jaccard_median", "|ΔJ| med"),
+             ("seconds_median", "s med"), ("peak_mb_median", "MB med"))
+    width = max([len("algorithm"), *(len(str(a)) for a in summary["algorithm"])])
     for _, title in shown:
-        table.add_column(title, justify="left" if title == "algorithm" else "right")
+        if title == "algorithm":
+            table.add_column(title, min_width=width, no_wrap=True)
+        else:
+            table.add_column(title, justify="right")
+    table.caption = ("runs ≥1: share of runs with a kept redescription; signif.: share with true p < alpha; "
+                     "ρ: Spearman noisy vs true J; J med: median true Jaccard; |ΔJ| med: median |noisy − true| J")
     for _, row in summary.iterrows():
         cells = []
         for column, _ in shown:
@@ -119,7 +133,7 @@ def _print_summary(summary: pd.DataFrame) -> None:
             elif column == "kept":
                 cells.append(str(int(value)))
             elif column in ("seconds_median", "peak_mb_median"):
-                cells.append("–" if pd.isna(value) else f"{float(value):.1f}")
+                cells.append("–" if pd.isna(value) else f"{float(value):.{1 if column == 'seconds_median' else 0}f}")
             else:
                 cells.append(_cell(float(value)) if not isinstance(value, str) else value)
         table.add_row(*cells)

@@ -41,7 +41,8 @@ column, parameters and master seed. Anything else is refused in one line.
 The same experiment may be *extended*: more algorithms, more budgets or more runs
 of a budget; the manifest then records the union, and every unfinished run of the
 union is run (per-run seeds do not depend on which other runs exist, so the old
-runs stay valid). A lock file (``DIR/.lock``) keeps two runners out of one DIR.
+runs stay valid). ``alpha`` and ``timeout`` only shape the tables and the baselines'
+limits: the latest values are recorded. A lock file (``DIR/.lock``) keeps two runners out of one DIR.
 
 The tables are rebuilt from the run JSONs at the end of every invocation
 (:func:`write_tables`), so they always describe every finished run.
