@@ -274,3 +274,33 @@ def test_cli_numeric_views_only(tmp_path) -> None:
     frame.rename(columns={"u": "v"}).to_csv(tmp_path / "r.csv", index=False)
     code, _, err = _run(["mine", tmp_path / "l.csv", tmp_path / "r.csv", "-a", "serenade-cs", "--epsilon", "1"])
     assert code == 2 and "only Boolean and categorical" in err
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_change_by_at_most_the_sensitivity_on_neighbouring_data(seed) -> None:
+    """Remove one row: every initial-pair and extension score moves by at most Δ."""
+    from dprm.mining.serenade.extensions import Growing, extension_counts
+    from dprm.mining.serenade.literals import LiteralTable
+    from dprm.mining.serenade.quality import LogisticQuality
+
+    planted = make_planted(300, n_planted=2, noise=0.05, random_state=seed)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    keep = np.ones(data.n_rows, dtype=bool)
+    keep[np.random.default_rng(seed).integers(data.n_rows)] = False
+
+    def subset(view):
+        return View(view.name, [Attribute(a.name, a.view, a.kind, a.values[keep], a.domain) for a in view])
+
+    quality = LogisticQuality(center=30, steepness=0.1)
+    delta = quality.sensitivity()
+    scores = []
+    for d in (data, TwoViewData(subset(data.left), subset(data.right))):
+        tables = tuple(LiteralTable(v, mode="private", max_splits=5) for v in d.views)
+        masks = tables[0].supports()
+        inter = tables[1].pair_counts(masks)
+        union = masks.sum(axis=1)[:, None] + tables[1].pair_counts(np.ones((1, d.n_rows), bool))[0][None, :] - inter
+        state = Growing.pair(tables, 0, 3)
+        candidates = extension_counts(state, tables, 4)
+        scores.append((quality(inter, union), quality(candidates.intersection, candidates.union)))
+    for before, after in zip(*scores):
+        assert np.abs(before - after).max() <= delta + 1e-12
