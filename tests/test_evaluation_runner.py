@@ -349,8 +349,8 @@ def test_parameter_items():
 
 def test_a_baseline_that_cannot_run_is_a_clear_note_not_a_crash(planted, tmp_path):
     out = tmp_path / "exp"
-    result = run_experiment(_config(planted, algorithms=["clired-reremi"], budgets="1x1", parameters={}), out, jobs=1,
-                            reports=False)
+    result = run_experiment(_config(planted, algorithms=["clired-reremi"], budgets="1x1", parameters={},
+                                    timeout=60), out, jobs=1, reports=False)
     (record,) = result.records
     assert record.epsilon is None and record.run == 0
     if record.status != "ok":  # python-clired or the baselines module is missing here
@@ -358,6 +358,53 @@ def test_a_baseline_that_cannot_run_is_a_clear_note_not_a_crash(planted, tmp_pat
         assert any(note.startswith("clired-reremi:") for note in result.notes)
         runs = pd.read_csv(out / "runs.csv")
         assert runs.status.tolist() == [record.status]
+
+
+def test_baselines_run_once_through_run_clired_and_their_absence_is_unavailable(planted, tmp_path, monkeypatch):
+    """The baseline path of a run, in this process with a stand-in for dprm.evaluation.baselines."""
+    import sys
+    import types
+
+    from dprm.data import load_two_view
+    from dprm.evaluation.runner import _execute, write_tables
+    from dprm.mining import make_miner
+
+    out = tmp_path / "exp"
+    run_experiment(_config(planted, algorithms=["clired-splitt"], budgets="1x3", parameters={}), out, jobs=1,
+                   reports=False)
+    data = load_two_view(planted / "left.csv", planted / "right.csv", types=planted / "types.json")
+    exact = make_miner("cartwheels", init_trials=2).fit(data, rng=np.random.default_rng(0)).document()
+    calls = []
+
+    def run_clired(algorithm, left, right, *, work_dir, **options):
+        calls.append((algorithm, Path(work_dir).is_dir(), options))
+        return {**exact, "algorithm": algorithm}
+
+    monkeypatch.setitem(sys.modules, "dprm.evaluation.baselines", types.SimpleNamespace(run_clired=run_clired))
+    path = out / "runs" / "clired-splitt" / "none" / "0.json"
+    task = {"algorithm": "clired-splitt", "epsilon": None, "run": 0, "seed": 1, "master_seed": 5,
+            "path": str(path), "rows": 300, "baseline": True, "left": str(planted / "left.csv"),
+            "right": str(planted / "right.csv"), "types": None, "id_column": None, "timeout": 30,
+            "parameters": {"min_support": 5}}
+    record = _execute(task)
+    assert record["status"] == "ok" and record["returned"] == len(exact["redescriptions"])
+    assert calls == [("clired-splitt", True, {"min_support": 5, "timeout": 30})]
+    assert not path.with_name("0.work").exists() and not path.with_name("0.failed.json").exists()
+    written = write_tables(out)
+    runs = pd.read_csv(written.runs)
+    assert len(runs) == 1 and runs.status.tolist() == ["ok"] and runs.epsilon.isna().all()  # once, no budget
+    reds = pd.read_csv(written.redescriptions)
+    assert len(reds) == len(exact["redescriptions"]) and reds.epsilon.isna().all()
+    np.testing.assert_allclose(reds.noisy_jaccard, reds.true_jaccard, atol=1e-12)  # exact statistics
+
+    def missing(*args, **kwargs):
+        raise ImportError("No module named 'clired'")
+
+    monkeypatch.setitem(sys.modules, "dprm.evaluation.baselines", types.SimpleNamespace(run_clired=missing))
+    path.unlink()
+    record = _execute(task)
+    assert record["status"] == "unavailable" and "clired" in record["message"]
+    assert json.loads(path.with_name("0.failed.json").read_text())["status"] == "unavailable"
 
 
 # -- the command line -----------------------------------------------------------------------

@@ -672,11 +672,17 @@ def _baseline(task: dict[str, Any], path: Path) -> dict[str, Any]:
     shutil.rmtree(work_dir, ignore_errors=True)
     work_dir.mkdir(parents=True)
     start = time.perf_counter()
+    options = dict(task["parameters"])
+    if task["timeout"] is not None:  # otherwise the baselines' own default applies
+        options["timeout"] = task["timeout"]
     try:
-        document = run_clired(task["algorithm"], task["left"], task["right"], work_dir=work_dir,
-                              timeout=task["timeout"], **task["parameters"])
-    except ImportError as err:
+        document = run_clired(task["algorithm"], task["left"], task["right"], work_dir=work_dir, **options)
+    except (ImportError, FileNotFoundError) as err:  # python-clired or its executable is missing
         raise _Unavailable(_one_line(err)) from None
+    except DprmError as err:
+        if "install" in str(err).lower():  # the baselines module's own "not installed" message
+            raise _Unavailable(str(err)) from None
+        raise
     document = dict(document)
     document["_seconds"] = time.perf_counter() - start
     shutil.rmtree(work_dir, ignore_errors=True)
