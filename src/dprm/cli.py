@@ -140,7 +140,7 @@ def mine(
     min_leaf: Optional[int] = typer.Option(None, help="Minimum rows per branch (non-private trees)."),
     mcmc_iterations: Optional[int] = typer.Option(None, help="Metropolis-Hastings steps per tree (pair) MCIter."),
     omega: Optional[float] = typer.Option(None, help="mcmc-tree-pair: budget share for sampling the pair."),
-    pair_score: Optional[str] = typer.Option(None, help="mcmc-tree-pair: 'counts' (default) or 'paper'."),
+    pair_score: Optional[str] = typer.Option(None, help="mcmc-tree-pair: 'counts' (default), 'gini' or 'paper'."),
     mcmc_stop: Optional[str] = typer.Option(None, help="'fixed' steps (default) or the paper's 'variance' stop."),
     variance_threshold: Optional[float] = typer.Option(None, help="σ of the variance stop."),
     variance_window: Optional[int] = typer.Option(None, help="k of the variance stop."),
