@@ -6,7 +6,7 @@ the miners' parameters and a master seed. :func:`run_experiment` runs every priv
 algorithm ``RUNS`` times at every budget's epsilon and every non-private algorithm
 (``cartwheels``, the python-clired baselines ``clired-*``, any miner without an
 ``epsilon`` parameter) once, since they ignore the budget. Every run happens in a
-fresh process (a process pool with one task per child), so its peak memory
+fresh process (at most ``jobs`` at a time, none reused), so its peak memory
 (``getrusage().ru_maxrss`` in the child, and of the child's own subprocesses for
 the baselines) is honest.
 
@@ -50,20 +50,22 @@ The tables are rebuilt from the run JSONs at the end of every invocation
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import fcntl
 import hashlib
 import json
 import math
 import multiprocessing
+import multiprocessing.connection
 import os
 import resource
 import secrets
 import shutil
+import signal
 import sys
 import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -907,36 +909,69 @@ def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
     if not pending:
         return records
     position = {id(planned): i for i, planned in enumerate(records)}
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=_context(),
-                                   max_tasks_per_child=1)
+    with contextlib.closing(_in_fresh_processes(pending, jobs)) as finished:  # closing stops the runs under way
+        for planned, fields in finished:
+            if fields is None:
+                fields = {"algorithm": planned.algorithm, "epsilon": planned.epsilon, "run": planned.run,
+                          "seed": planned.seed, "rows": rows, "status": "failed",
+                          "message": "the run's process ended without a result (killed, or out of memory?)"}
+            record = RunRecord(**fields)
+            records[position[id(planned)]] = record
+            done += 1
+            if progress is not None:
+                progress(done, total, record)
+    return records
+
+
+def _child(task: dict[str, Any], connection: Any) -> None:
+    """A run's process: ignore Ctrl-C (the parent stops it), run, send the record back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        futures = {executor.submit(_execute, task): planned for planned, task in pending}
-        waiting = set(futures)
-        while waiting:
-            finished, waiting = wait(waiting, return_when=FIRST_COMPLETED)
-            for future in finished:
-                planned = futures[future]
+        connection.send(_execute(task))
+    finally:
+        connection.close()
+
+
+def _in_fresh_processes(pending: list[tuple[RunRecord, dict[str, Any]]], jobs: int):
+    """Run every task in its own new process, ``jobs`` at a time; yield ``(planned, record or None)``.
+
+    One process per run (not a pool of reused workers) makes ``ru_maxrss`` the run's
+    own peak, and a run that is killed (out of memory) costs only itself. When the
+    caller stops (Ctrl-C, an exception in ``progress``), the runs under way are
+    terminated, so that none finishes behind a restart's back; a run's JSON is
+    written atomically, so none is ever half-written.
+    """
+    context = _context()
+    queue = list(pending)
+    running: dict[Any, tuple[Any, RunRecord, Any]] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < jobs:
+                planned, task = queue.pop(0)
+                reader, writer = context.Pipe(duplex=False)
+                process = context.Process(target=_child, args=(task, writer),
+                                          name=f"dprm-run-{planned.algorithm}-{planned.label}-{planned.run}")
+                process.start()
+                writer.close()
+                running[process.sentinel] = (process, planned, reader)
+            for sentinel in multiprocessing.connection.wait(list(running)):
+                process, planned, reader = running.pop(sentinel)
+                fields = None
                 try:
-                    fields = future.result()
-                except Exception as error:  # the child died (killed, out of memory)
-                    fields = {"algorithm": planned.algorithm, "epsilon": planned.epsilon, "run": planned.run,
-                              "seed": planned.seed, "rows": rows, "status": "failed",
-                              "message": f"the run's process ended abnormally ({_one_line(error)})"}
-                record = RunRecord(**fields)
-                records[position[id(planned)]] = record
-                done += 1
-                if progress is not None:
-                    progress(done, total, record)
-    except BaseException:
-        # Interrupted (Ctrl-C, an exception in ``progress``): stop the runs under way so
-        # that none finishes behind a restart's back; their JSON is never half-written.
-        for process in list(getattr(executor, "_processes", {}).values()):
+                    if reader.poll():
+                        fields = reader.recv()
+                except (EOFError, OSError):
+                    fields = None
+                reader.close()
+                process.join()
+                yield planned, fields
+    finally:
+        for process, _, reader in running.values():
             if process.is_alive():
                 process.terminate()
-        executor.shutdown(wait=True, cancel_futures=True)
-        raise
-    executor.shutdown(wait=True)
-    return records
+        for process, _, reader in running.values():
+            process.join()
+            reader.close()
 
 
 def _reports(out_dir: Path, result: ExperimentResult) -> None:
