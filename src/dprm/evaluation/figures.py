@@ -37,6 +37,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -392,9 +393,9 @@ def scatter_figure(redescriptions: pd.DataFrame) -> Figure | None:
         cut = rows[pruned]
         ax.plot([low, high], [low, high], linestyle="--", color="#666", linewidth=0.9)
         ax.scatter(kept["true_jaccard"], kept["noisy_jaccard"], s=16, color="#4e79a7", alpha=0.75,
-                   edgecolors="none", label="kept")
+                   edgecolors="none", label="kept", zorder=3)
         ax.scatter(cut["true_jaccard"], cut["noisy_jaccard"], s=18, color="#8c8c8c", alpha=0.7,
-                   marker="x", linewidths=0.9, label="pruned")
+                   marker="x", linewidths=0.9, label="pruned", zorder=2)
         ax.set_title(f"{method_label(algorithm, epsilon)}\n{len(kept)} kept, {len(cut)} pruned", fontsize=9.5)
         ax.set_xlim(low - margin, high + margin)
         ax.set_ylim(low - margin, high + margin)
@@ -640,6 +641,23 @@ def figure_notes(experiment: Experiment) -> dict[str, str]:
     return notes
 
 
+_CLIP_ID = re.compile(rb"(?<=url\(#)p[0-9a-f]{10}(?=\))|(?<=id=\")p[0-9a-f]{10}(?=\")")
+
+
+def _stable_clip_ids(svg: bytes) -> bytes:
+    """Number the SVG's clip-path ids in order of appearance.
+
+    matplotlib hashes a clip path's text, which can hold an object's memory address,
+    so the ids would differ between two drawings of the same figure.
+    """
+    names: dict[bytes, bytes] = {}
+
+    def rename(match: re.Match) -> bytes:
+        return names.setdefault(match.group(0), b"clip%d" % len(names))
+
+    return _CLIP_ID.sub(rename, svg)
+
+
 def render_figure(figure: Figure, fmt: str) -> bytes:
     """The figure as PNG or SVG bytes, deterministic (no date, fixed SVG ids).
 
@@ -657,6 +675,7 @@ def render_figure(figure: Figure, fmt: str) -> bytes:
     if fmt == "svg":
         with matplotlib.rc_context({"svg.hashsalt": "dprm", "svg.fonttype": "path"}):
             figure.savefig(buffer, format="svg", metadata={"Date": None})
+        return _stable_clip_ids(buffer.getvalue())
     elif fmt == "png":
         figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
     else:

@@ -1,0 +1,591 @@
+"""Figures and HTML reports of experiments and runs (dprm.evaluation.figures / report, dprm report).
+
+Fixtures: a small experiment directory built from real miners on make_planted data
+with true statistics (the layout of ``dprm evaluate``), and synthetic tables with the
+documented columns (several data sizes, a failed run, extra columns). The figures
+are checked against the tables they plot; the HTML is parsed with html.parser.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.cli import main
+from dprm.data import load_two_view
+from dprm.datasets import make_planted
+from dprm.errors import DataError, DprmError
+from dprm.evaluation import true_statistics
+from dprm.evaluation.figures import (
+    FIGURE_NAMES,
+    REDESCRIPTION_COLUMNS,
+    RUN_COLUMNS,
+    build_figures,
+    distribution_figure,
+    histogram_figure,
+    method_label,
+    read_experiment,
+    runtime_figure,
+    scatter_figure,
+    write_figures,
+)
+from dprm.evaluation.report import experiment_summary, write_experiment_report, write_run_report
+from dprm.mining import make_miner
+from dprm.privacy import Accountant, SeededNoise
+from dprm.queries import (
+    BooleanLiteral,
+    CategoricalLiteral,
+    Redescription,
+    RedescriptionStats,
+    make_document,
+    write_document,
+)
+
+ALPHA = 0.01
+
+# ------------------------------------------------------------------ fixtures
+
+
+def planted_data(rows: int = 1000, seed: int = 0):
+    planted = make_planted(rows, n_left_boolean=6, n_right_numeric=4, n_planted=2, random_state=seed)
+    return planted, load_two_view(planted.left, planted.right, types=planted.types)
+
+
+def build_real_experiment(out: Path, rows: int = 1000, seed: int = 0) -> Path:
+    """An experiment directory as ``dprm evaluate`` writes it, from real runs."""
+    _, data = planted_data(rows, seed)
+    plan = [("cartwheels", None, 0), ("alt-expm", 1.0, 0), ("alt-expm", 1.0, 1), ("alt-expm", 0.5, 0)]
+    reds, runs = [], []
+    for algorithm, epsilon, run in plan:
+        choices, noise = (np.random.default_rng(s) for s in np.random.SeedSequence([seed, run]).spawn(2))
+        parameters = {"depth": 2, "init_trials": 2}
+        if epsilon is not None:
+            parameters["epsilon"] = epsilon
+        miner = make_miner(algorithm, **parameters)
+        accountant = Accountant(epsilon, SeededNoise(noise)) if epsilon is not None else None
+        miner.fit(data, accountant=accountant, rng=choices)
+        document = miner.document({"seed": run})
+        folder = out / "runs" / algorithm / ("none" if epsilon is None else f"{epsilon:g}")
+        folder.mkdir(parents=True, exist_ok=True)
+        write_document(document, folder / f"{run}.json")
+        frame = true_statistics(document, data)
+        frame.insert(0, "algorithm", algorithm)
+        frame.insert(1, "epsilon", math.nan if epsilon is None else epsilon)
+        frame.insert(2, "run", run)
+        frame["significant"] = frame["true_pvalue"] < ALPHA
+        reds.append(frame)
+        runs.append({"algorithm": algorithm, "epsilon": epsilon, "run": run, "seed": run, "seconds": 0.1 + run,
+                     "peak_mb": 80.0, "returned": len(frame), "kept": int((~frame["pruned"]).sum()),
+                     "rows": data.n_rows, "status": "ok", "message": ""})
+    pd.concat([r for r in reds if len(r)], ignore_index=True).to_csv(out / "redescriptions.csv", index=False)
+    pd.DataFrame(runs).to_csv(out / "runs.csv", index=False)
+    (out / "experiment.json").write_text(json.dumps({"format": "dprm.experiment/1", "seed": seed,
+                                                     "budgets": "1x2,0.5x1", "alpha": ALPHA}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def real_dir(tmp_path_factory) -> Path:
+    return build_real_experiment(tmp_path_factory.mktemp("experiment"))
+
+
+def build_synthetic(out: Path, rng: np.random.Generator, rows: int = 1000,
+                    methods: tuple = (("alpha-miner", 1.0), ("alpha-miner", 0.1), ("beta-miner", 1.0),
+                                      ("baseline", None))) -> Path:
+    """Tables with the documented columns (and extra ones), random statistics, one failed run."""
+    out.mkdir(parents=True, exist_ok=True)
+    reds, runs = [], []
+    for algorithm, epsilon in methods:
+        for run in range(3):
+            n = int(rng.integers(0, 12))
+            true = rng.uniform(0, 1, n)
+            noisy = true if epsilon is None else np.clip(true + rng.normal(0, 0.1 / epsilon, n), -0.2, 1.3)
+            pruned = np.zeros(n, bool) if epsilon is None else rng.random(n) < 0.4
+            pvalue = 10.0 ** rng.uniform(-6, 0, n)
+            failed = algorithm == "beta-miner" and run == 2
+            if failed:
+                n = 0
+            for i in range(n):
+                reds.append({"algorithm": algorithm, "epsilon": epsilon, "run": run, "index": i,
+                             "pruned": bool(pruned[i]), "noisy_jaccard": noisy[i], "true_jaccard": true[i],
+                             "noisy_intersection": 50.0, "true_intersection": 48, "true_pvalue": pvalue[i],
+                             "left_text": "x", "extra_column": "ignored"})
+            runs.append({"algorithm": algorithm, "epsilon": epsilon, "run": run, "seed": run,
+                         "seconds": math.nan if failed else float(rng.uniform(0.5, 2.0)) * rows / 1000,
+                         "peak_mb": 90.0, "returned": n, "kept": int((~pruned[:n]).sum()), "rows": rows,
+                         "status": "failed" if failed else "ok", "message": "boom" if failed else ""})
+    columns = list(REDESCRIPTION_COLUMNS) + ["left_text", "extra_column"]
+    pd.DataFrame(reds, columns=columns).to_csv(out / "redescriptions.csv", index=False)
+    pd.DataFrame(runs).to_csv(out / "runs.csv", index=False)
+    return out
+
+
+# ------------------------------------------------------------------ HTML parsing
+
+
+class Page(HTMLParser):
+    """Collects what the tests look at: images, tables (rows of cell texts), ids, links."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.images: dict[str, str] = {}
+        self.tables: dict[str, list[list[str]]] = {}
+        self.ids: list[str] = []
+        self.urls: list[str] = []
+        self.tags: list[str] = []
+        self.missing_figures: list[str] = []
+        self.text: list[str] = []
+        self.svg_titles: list[str] = []
+        self._table: str | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._in_body = False
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append(tag)
+        if "id" in attrs:
+            self.ids.append(attrs["id"])
+        for key in ("src", "href"):
+            if key in attrs:
+                self.urls.append(attrs[key])
+        if tag == "img":
+            self.images[attrs.get("data-figure", "")] = attrs["src"]
+        if "data-missing-figure" in attrs:
+            self.missing_figures.append(attrs["data-missing-figure"])
+        if tag == "table":
+            self._table = attrs.get("id", f"table{len(self.tables)}")
+            self.tables[self._table] = []
+        elif tag == "tbody":
+            self._in_body = True
+        elif tag == "tr" and self._in_body:
+            self._row = []
+        elif tag == "td" and self._row is not None:
+            self._cell = []
+        elif tag == "title":
+            self._in_title = True
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.tables[self._table].append(self._row)
+            self._row = None
+        elif tag == "tbody":
+            self._in_body = False
+        elif tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._in_title:
+            self.svg_titles.append(data)
+
+
+def parse(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    page.close()
+    return page
+
+
+def assert_offline(path: Path, page: Page) -> None:
+    """No resource from the network: only data: URLs and in-page anchors."""
+    for url in page.urls:
+        assert url.startswith("data:") or url.startswith("#"), url
+    assert "link" not in page.tags
+    text = path.read_text(encoding="utf-8").replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "http://" not in text and "https://" not in text and "//cdn" not in text
+
+
+# ------------------------------------------------------------------ reading tables
+
+
+@pytest.mark.parametrize("table,column", [("redescriptions.csv", c) for c in REDESCRIPTION_COLUMNS]
+                         + [("runs.csv", c) for c in RUN_COLUMNS])
+def test_a_missing_required_column_is_one_line_naming_file_and_column(tmp_path, table, column) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(0))
+    frame = pd.read_csv(out / table)
+    frame.drop(columns=[column]).to_csv(out / table, index=False)
+    with pytest.raises(DataError) as error:
+        read_experiment(out)
+    message = str(error.value)
+    assert "\n" not in message and table in message and repr(column) in message
+
+
+def test_bad_directories_and_values_are_one_line_errors(tmp_path) -> None:
+    with pytest.raises(DataError, match="no such directory"):
+        read_experiment(tmp_path / "absent")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(DataError, match="not a directory"):
+        read_experiment(tmp_path / "file")
+    with pytest.raises(DataError, match="redescriptions.csv: not found"):
+        read_experiment(tmp_path)
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(1))
+    frame = pd.read_csv(out / "redescriptions.csv")
+    frame["pruned"] = frame["pruned"].astype(object)
+    frame.loc[0, "pruned"] = "maybe"
+    frame.to_csv(out / "redescriptions.csv", index=False)
+    with pytest.raises(DataError, match="'pruned' holds 'maybe'"):
+        read_experiment(out)
+    build_synthetic(out, np.random.default_rng(1))
+    runs = pd.read_csv(out / "runs.csv")
+    runs["seconds"] = runs["seconds"].astype(object)
+    runs.loc[0, "seconds"] = "fast"
+    runs.to_csv(out / "runs.csv", index=False)
+    with pytest.raises(DataError, match="'seconds' holds 'fast'"):
+        read_experiment(out)
+    (out / "runs.csv").write_text("")
+    with pytest.raises(DataError, match="runs.csv: empty file"):
+        read_experiment(out)
+
+
+def test_tables_are_read_with_extra_columns_and_non_private_epsilon(tmp_path) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(2))
+    experiment = read_experiment(out)
+    raw = pd.read_csv(out / "redescriptions.csv")
+    assert len(experiment.redescriptions) == len(raw)
+    assert "extra_column" in experiment.redescriptions.columns
+    baseline = experiment.redescriptions[experiment.redescriptions["algorithm"] == "baseline"]
+    assert baseline["epsilon"].isna().all() and set(baseline["method"]) == {"baseline (non-private)"}
+    assert experiment.runs["ok"].sum() == (pd.read_csv(out / "runs.csv")["status"] == "ok").sum()
+
+
+# ------------------------------------------------------------------ figures agree with the data
+
+
+def panel_of(figure, algorithm: str, epsilon: float):
+    label = method_label(algorithm, epsilon)
+    found = [ax for ax in figure.axes if ax.get_visible() and ax.get_title().split("\n")[0] == label]
+    assert len(found) == 1, label
+    return found[0]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scatter_has_one_point_per_row_with_kept_and_pruned_apart(tmp_path, seed) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(seed))
+    experiment = read_experiment(out)
+    frame = experiment.redescriptions
+    figure = scatter_figure(frame)
+    total = sum(len(c.get_offsets()) for ax in figure.axes for c in ax.collections)
+    assert total == len(pd.read_csv(out / "redescriptions.csv").dropna(subset=["true_jaccard", "noisy_jaccard"]))
+    raw = pd.read_csv(out / "redescriptions.csv")
+    for (algorithm, epsilon), group in raw.groupby(["algorithm", raw["epsilon"].fillna(-1)]):
+        epsilon = math.nan if epsilon == -1 else epsilon
+        kept_points, pruned_points = (c.get_offsets() for c in panel_of(figure, algorithm, epsilon).collections)
+        for points, rows in ((kept_points, group[~group["pruned"]]), (pruned_points, group[group["pruned"]])):
+            expected = np.sort(rows[["true_jaccard", "noisy_jaccard"]].to_numpy(), axis=0)
+            assert np.allclose(np.sort(np.asarray(points), axis=0), expected)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_histogram_parts_count_pruned_insignificant_significant(tmp_path, seed) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(seed))
+    raw = pd.read_csv(out / "redescriptions.csv")
+    figure = histogram_figure(read_experiment(out).redescriptions, alpha=ALPHA)
+    for (algorithm, epsilon), group in raw.groupby(["algorithm", raw["epsilon"].fillna(-1)]):
+        ax = panel_of(figure, algorithm, math.nan if epsilon == -1 else epsilon)
+        heights = [sum(bar.get_height() for bar in part) for part in ax.containers]
+        kept = group[~group["pruned"]]
+        assert heights == [group["pruned"].sum(), (kept["true_pvalue"] >= ALPHA).sum(),
+                           (kept["true_pvalue"] < ALPHA).sum()]
+        # each bar of a part counts the rows in its bin
+        significant = kept[kept["true_pvalue"] < ALPHA]["true_jaccard"].to_numpy()
+        counts, _ = np.histogram(significant, bins=np.linspace(0, 1, 21))
+        assert [bar.get_height() for bar in ax.containers[2]] == list(counts)
+
+
+def test_distributions_count_kept_values_per_method_and_errors_only_for_private(tmp_path) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(5))
+    frame = read_experiment(out).redescriptions
+    raw = pd.read_csv(out / "redescriptions.csv")
+    kept = raw[~raw["pruned"]]
+    labels = [t.get_text() for t in distribution_figure(frame, "true_jaccard").axes[0].get_yticklabels()]
+    for algorithm, epsilon in {(a, e) for a, e in zip(raw["algorithm"], raw["epsilon"])}:
+        mine = kept[(kept["algorithm"] == algorithm)
+                    & (kept["epsilon"].isna() if pd.isna(epsilon) else kept["epsilon"] == epsilon)]
+        assert f"{method_label(algorithm, epsilon)}\nn = {len(mine)}" in labels
+    error_labels = [t.get_text() for t in distribution_figure(frame, "abs_error_jaccard").axes[0].get_yticklabels()]
+    assert not any("non-private" in label for label in error_labels)
+    assert len(error_labels) == raw.loc[raw["epsilon"].notna(), ["algorithm", "epsilon"]].drop_duplicates().shape[0]
+
+
+def test_runtime_plots_finished_runs_and_their_median_per_size(tmp_path) -> None:
+    rng = np.random.default_rng(6)
+    small = build_synthetic(tmp_path / "k1", rng, rows=1000)
+    large = build_synthetic(tmp_path / "k4", rng, rows=4000)
+    experiment = read_experiment([small, large])
+    figure = runtime_figure(experiment.runs)
+    ax = figure.axes[0]
+    runs = pd.concat([pd.read_csv(small / "runs.csv"), pd.read_csv(large / "runs.csv")])
+    finished = runs[runs["status"] == "ok"]
+    assert sum(len(c.get_offsets()) for c in ax.collections) == len(finished)
+    for line in ax.get_lines():
+        algorithm = line.get_label().split(" (")[0]
+        medians = finished[finished["algorithm"] == algorithm].groupby("rows")["seconds"].median()
+        assert list(line.get_xdata()) == list(medians.index) and np.allclose(line.get_ydata(), medians.to_numpy())
+    assert ax.get_xscale() == "linear"  # sizes within a factor of ten
+
+
+def test_no_figure_without_data(tmp_path) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(7))
+    frame = pd.read_csv(out / "redescriptions.csv")
+    frame["pruned"] = True  # nothing kept: no distributions
+    frame.to_csv(out / "redescriptions.csv", index=False)
+    pd.read_csv(out / "runs.csv").drop(columns=["rows"]).to_csv(out / "runs.csv", index=False)
+    figures = build_figures(read_experiment(out))
+    assert [name for name, f in figures.items() if f is None] == ["box_true_jaccard", "box_abs_error_jaccard",
+                                                                  "runtime"]
+    report = write_experiment_report(out)
+    assert sorted(p.name for p in (out / "figures").iterdir()) == sorted(
+        f"{n}.{x}" for n in ("scatter_jaccard", "histogram_true_jaccard") for x in ("png", "svg"))
+    page = parse(report)
+    assert sorted(page.missing_figures) == ["box_abs_error_jaccard", "box_true_jaccard", "runtime"]
+    assert "runs.csv has no 'rows' column" in "".join(page.text)
+
+
+@pytest.fixture(scope="module")
+def real_report(real_dir, tmp_path_factory) -> Path:
+    """The report of the real experiment, written once (figures beside it)."""
+    output = tmp_path_factory.mktemp("report") / "report.html"
+    assert write_experiment_report(real_dir, output) == output
+    return output
+
+
+def test_figures_are_written_as_png_and_svg_deterministically(real_dir, real_report) -> None:
+    from dprm.evaluation.figures import render_figure
+
+    folder = real_report.parent / "figures"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{name}.{fmt}" for name in FIGURE_NAMES
+                                                              for fmt in ("png", "svg"))
+    assert (folder / "scatter_jaccard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # drawn again from the tables: byte-identical files
+    again = histogram_figure(read_experiment(real_dir).redescriptions, alpha=ALPHA)
+    assert render_figure(again, "svg") == (folder / "histogram_true_jaccard.svg").read_bytes()
+    assert render_figure(again, "png") == (folder / "histogram_true_jaccard.png").read_bytes()
+
+
+def test_write_figures_returns_the_files_it_wrote(tmp_path) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(10), methods=(("alpha-miner", 1.0),))
+    written = write_figures(out)
+    assert written == [out / "figures" / f"{name}.{fmt}" for name in FIGURE_NAMES for fmt in ("png", "svg")]
+    assert all(p.stat().st_size > 0 for p in written)
+
+
+# ------------------------------------------------------------------ experiment report
+
+
+def test_experiment_report_embeds_every_figure_and_matches_the_tables(real_dir, real_report) -> None:
+    output = real_report
+    tmp_path = output.parent
+    page = parse(output)
+    assert_offline(output, page)
+    # every figure embedded, the same PNG as the file written beside the report
+    assert set(page.images) == set(FIGURE_NAMES)
+    for name, src in page.images.items():
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]) == (tmp_path / "figures" / f"{name}.png").read_bytes()
+    # the summary: one row per method; kept counts recomputed from the CSV independently
+    raw = pd.read_csv(real_dir / "redescriptions.csv")
+    runs = pd.read_csv(real_dir / "runs.csv")
+    rows = page.tables["summary"]
+    assert len(rows) == len(runs[["algorithm", "epsilon"]].drop_duplicates())
+    for row in rows:
+        algorithm, budget = row[0], row[1]
+        epsilon = math.nan if budget == "non-private" else float(budget.split("= ")[1])
+        mine = raw[(raw["algorithm"] == algorithm)
+                   & (raw["epsilon"].isna() if math.isnan(epsilon) else raw["epsilon"] == epsilon)]
+        their_runs = runs[(runs["algorithm"] == algorithm)
+                          & (runs["epsilon"].isna() if math.isnan(epsilon) else runs["epsilon"] == epsilon)]
+        assert int(row[2]) == len(their_runs)
+        assert int(row[5].replace(",", "")) == len(mine)
+        assert int(row[6].replace(",", "")) == int((~mine["pruned"]).sum())
+    # every run listed; the privacy table has one row per algorithm and budget
+    assert len(page.tables["runs"]) == len(runs)
+    assert len(page.tables["privacy"]) == len(runs[["algorithm", "epsilon"]].drop_duplicates())
+    assert "pure-dp" in "".join(page.text) and "none" in [r[2] for r in page.tables["privacy"]]
+
+
+def test_summary_figures_agree_with_summary_functions(tmp_path) -> None:
+    from dprm.evaluation import summarise
+
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(8))
+    experiment = read_experiment(out)
+    table = experiment_summary(experiment)
+    raw = pd.read_csv(out / "redescriptions.csv")
+    raw["epsilon"] = raw["epsilon"].fillna(-1)
+    expected = summarise(raw, by=["algorithm", "epsilon"])
+    for _, row in table.iterrows():
+        epsilon = -1 if math.isnan(row["epsilon"]) else row["epsilon"]
+        match = expected[(expected["algorithm"] == row["algorithm"]) & (expected["epsilon"] == epsilon)]
+        if match.empty:
+            assert row["returned"] == 0
+            continue
+        for column in ("median_true_jaccard", "share_significant", "spearman_rho", "median_abs_error_jaccard"):
+            assert np.isclose(row[column], match.iloc[0][column], equal_nan=True), column
+    runs = pd.read_csv(out / "runs.csv")
+    beta = table[table["algorithm"] == "beta-miner"].iloc[0]
+    assert beta["failed"] == 1
+    finished = runs[(runs["algorithm"] == "beta-miner") & (runs["status"] == "ok")]
+    assert beta["runs_with_results"] == (finished["kept"] >= 1).mean()
+
+
+def test_several_directories_are_combined(tmp_path) -> None:
+    rng = np.random.default_rng(9)
+    first = build_synthetic(tmp_path / "size1", rng, rows=500)
+    second = build_synthetic(tmp_path / "size2", rng, rows=8000)
+    output = tmp_path / "both.html"
+    write_experiment_report([first, second], output, figures=False)
+    page = parse(output)
+    runs = pd.concat([pd.read_csv(first / "runs.csv"), pd.read_csv(second / "runs.csv")])
+    assert len(page.tables["runs"]) == len(runs)
+    assert {row[0] for row in page.tables["summary"]} == {"size1", "size2"}  # experiment column first
+    assert "runtime" in page.images
+    assert not (tmp_path / "figures").exists()
+
+
+# ------------------------------------------------------------------ run report
+
+
+def hostile_document(tmp_path: Path) -> Path:
+    """A document whose attribute names and categories are HTML."""
+    name = '<script>alert("x")</script>'
+    r = Redescription(BooleanLiteral(name), CategoricalLiteral("state", "<b>&amp;"),
+                      RedescriptionStats.from_counts(10.4, 12.2, 8.9), pruned=False,
+                      extra={"interval": {"confidence": 0.9, "jaccard": [0.3, 0.9]}})
+    path = tmp_path / "hostile.json"
+    write_document(make_document("demo", {"note": "<i>"}, {"epsilon": 1.0, "guarantee": "pure-dp",
+                                                            "ledger": []}, [r]), path)
+    return path
+
+
+def test_run_report_escapes_every_text_from_files(tmp_path) -> None:
+    output = write_run_report(hostile_document(tmp_path), tmp_path / "run.html")
+    text = output.read_text(encoding="utf-8")
+    assert '<script>alert("x")' not in text and "<b>&amp;" not in text
+    page = parse(output)
+    assert_offline(output, page)
+    assert page.tags.count("script") == 1  # the page's own sorting script only
+    assert '<script>alert("x")</script>' in "".join(page.text)
+    assert "0.3" in page.tables["redescriptions"][0] and "0.9" in page.tables["redescriptions"][0]
+
+
+def test_run_report_without_data_shows_released_values_only(real_dir, tmp_path) -> None:
+    document = real_dir / "runs" / "alt-expm" / "1" / "0.json"
+    doc = json.loads(document.read_text())
+    output = write_run_report(document, tmp_path / "run.html")
+    page = parse(output)
+    assert_offline(output, page)
+    rows = page.tables["redescriptions"]
+    assert len(rows) == len(doc["redescriptions"])
+    assert len(rows[0]) == 9  # no true-statistics columns
+    assert "svg" not in page.tags
+    assert [i for i in page.ids if i.startswith("r") and i[1:].isdigit()] == \
+        [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if not r["pruned"]] + \
+        [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if r["pruned"]]
+    for row, r in zip(rows, doc["redescriptions"]):
+        assert row[1] == ("pruned" if r["pruned"] else "kept")
+        assert row[2] == f"{r['noisy']['jaccard']:.3g}"
+        if "interval" in r:
+            assert row[3] == f"{r['interval']['jaccard'][0]:.3g}" or float(row[3]) == pytest.approx(
+                r["interval"]["jaccard"][0], abs=1e-3)
+
+
+def test_run_report_with_data_shows_true_statistics_and_support_bars(real_dir, tmp_path) -> None:
+    _, data = planted_data()
+    document = real_dir / "runs" / "alt-expm" / "1" / "0.json"
+    output = write_run_report(document, tmp_path / "run.html", data, data_source="left.csv, right.csv")
+    page = parse(output)
+    truth = true_statistics(document, data)
+    rows = page.tables["redescriptions"]
+    assert len(rows[0]) == 15
+    assert "Contains true statistics" in "".join(page.text)
+    by_number = {int(row[0]): row for row in rows}
+    for t in truth.itertuples():
+        row = by_number[t.index + 1]
+        assert int(row[10].replace(",", "")) == t.true_support_left
+        assert int(row[12].replace(",", "")) == t.true_intersection
+    # one bar per redescription; its counts are the true ones
+    titles = [t for t in page.svg_titles if t.startswith("L only")]
+    assert len(titles) == len(truth)
+    expected = {f"L only {t.true_support_left - t.true_intersection}, L∩R {t.true_intersection}, "
+                f"R only {t.true_support_right - t.true_intersection}, neither {data.n_rows - t.true_union}"
+                for t in truth.itertuples()}
+    assert set(titles) == expected
+
+
+def test_run_report_refuses_a_file_not_following_the_spec(tmp_path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "dprm.redescriptions/1", "algorithm": "x"}))
+    output = tmp_path / "out.html"
+    output.write_text("old")
+    with pytest.raises(DprmError, match="missing key 'parameters'"):
+        write_run_report(bad, output)
+    assert output.read_text() == "old"
+
+
+# ------------------------------------------------------------------ command line
+
+
+def run_cli(args: list) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    code = 0
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as done:
+            code = 0 if done.code is None else done.code
+    return code, err.getvalue()
+
+
+def test_cli_report_of_an_experiment_and_of_a_run(real_dir, tmp_path) -> None:
+    output = tmp_path / "exp.html"
+    assert run_cli(["report", real_dir, "--output", output, "--no-figures"]) == (0, "")
+    assert set(parse(output).images) == set(FIGURE_NAMES)
+    assert not (tmp_path / "figures").exists()
+    planted, _ = planted_data()
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    planted.left.to_csv(left, index=False)
+    planted.right.to_csv(right, index=False)
+    types = tmp_path / "types.json"
+    types.write_text(json.dumps(planted.types))
+    document = real_dir / "runs" / "cartwheels" / "none" / "0.json"
+    run_html = tmp_path / "run.html"
+    code, err = run_cli(["report", "--run", document, "--data", left, right, "--types", types, "-o", run_html])
+    assert (code, err) == (0, "")
+    assert "true J" in [h for h in "".join(parse(run_html).text).split("\n")][0] or "true J" in run_html.read_text()
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["report"], "give experiment directories"),
+    (["report", "{tmp}/absent"], "no such directory"),
+    (["report", "{tmp}"], "redescriptions.csv: not found"),
+    (["report", "--run", "{tmp}/absent.json"], "no such file"),
+    (["report", "--run", "{tmp}/bad.json"], "missing key"),
+    (["report", "{real}", "--types", "t.json"], "--types applies only with --run"),
+    (["report", "{real}", "--run", "{tmp}/bad.json"], "not both"),
+    (["report", "--run", "{tmp}/bad.json", "--types", "t.json"], "only with --data"),
+    (["report", "{real}", "--output", "{tmp}/absent/r.html"], "does not exist"),
+])
+def test_cli_errors_are_one_line_and_write_nothing(real_dir, tmp_path, args, fragment) -> None:
+    (tmp_path / "bad.json").write_text("{}")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, err = run_cli([a.format(tmp=tmp_path, real=real_dir) for a in args])
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
