@@ -838,7 +838,7 @@ def run_experiment(
                  "id_column": config.id_column},
         "algorithms": list(config.algorithms),
         "budgets": format_budgets(list(config.budgets)),
-        "parameters": config.parameters,
+        "parameters": json.loads(json.dumps(config.parameters)),  # as it reads back
         "seed": config.seed,
         "alpha": config.alpha,
         "timeout": config.timeout,
@@ -848,7 +848,11 @@ def run_experiment(
     if old is not None:
         if manifest["seed"] is None:
             manifest["seed"] = old.get("seed")
-        old_identity, new_identity = _identity(old), _identity(manifest)
+        try:
+            old_identity = _identity(old)
+        except (KeyError, TypeError):
+            raise DprmError(f"{out_dir / _MANIFEST_NAME}: not a complete experiment manifest") from None
+        new_identity = _identity(manifest)
         if old_identity != new_identity:
             raise DprmError(f"{out_dir}: holds another experiment ({_describe_difference(old_identity, new_identity)}); "
                             "choose another --out")
