@@ -104,6 +104,7 @@ def _recompute(out: Path, planted: Path) -> pd.DataFrame:
                 "true_intersection": inter, "true_union": union,
                 "true_jaccard": inter / union if union else 0.0,
                 "true_pvalue": float(stats.binom.sf(inter - 1, n, (a / n) * (b / n))),
+                "interval": (red.get("interval") or {}).get("jaccard"),
             })
     frame = pd.DataFrame(rows)
     frame["abs_error_jaccard"] = (frame["noisy_jaccard"] - frame["true_jaccard"]).abs()
@@ -194,7 +195,7 @@ def test_summary_figures_agree_with_an_independent_recomputation(experiment, pla
     summary = pd.read_csv(result.tables["summary"])
     mine = _recompute(result.out_dir, planted)
     runs = pd.read_csv(result.runs)
-    compared = 0
+    compared = covered = 0
     for _, row in summary.iterrows():
         same_eps = (lambda f: f.epsilon.isna()) if pd.isna(row.epsilon) else (lambda f: f.epsilon == row.epsilon)
         group = mine[(mine.algorithm == row.algorithm) & same_eps(mine)]
@@ -210,11 +211,18 @@ def test_summary_figures_agree_with_an_independent_recomputation(experiment, pla
             assert row.abs_error_jaccard_median == pytest.approx(kept.abs_error_jaccard.median(), abs=1e-12)
         else:
             assert pd.isna(row.share_significant) and pd.isna(row.true_jaccard_median)
+        with_interval = kept[kept.interval.notna()]
+        if len(with_interval):
+            inside = [low <= j <= high for (low, high), j in zip(with_interval.interval, with_interval.true_jaccard)]
+            assert row.interval_coverage == pytest.approx(np.mean(inside))
+            covered += 1
+        else:
+            assert pd.isna(row.interval_coverage)
         if len(kept) >= 3 and kept.noisy_jaccard.nunique() > 1 and kept.true_jaccard.nunique() > 1:
             rho, p = stats.spearmanr(kept.noisy_jaccard, kept.true_jaccard)
             assert row.spearman_rho == pytest.approx(rho) and row.spearman_p == pytest.approx(p)
             compared += 1
-    assert compared >= 1  # at least one group had enough kept redescriptions for ρ
+    assert compared >= 1 and covered >= 1  # some group had enough kept redescriptions for ρ, with intervals
     # Mann–Whitney: best median true Jaccard among the algorithms at ε = 20, vs each other
     table = pd.read_csv(result.tables["mann_whitney"])
     at20 = mine[(mine.epsilon == 20) & ~mine.pruned]
