@@ -81,7 +81,8 @@ def build_real_experiment(out: Path, rows: int = 1000, seed: int = 0) -> Path:
         frame.insert(2, "run", run)
         frame["significant"] = frame["true_pvalue"] < ALPHA
         reds.append(frame)
-        runs.append({"algorithm": algorithm, "epsilon": epsilon, "run": run, "seed": run, "seconds": 0.1 + run,
+        runs.append({"algorithm": algorithm, "epsilon": epsilon, "run": run, "seed": 2**62 + 12345 + run,
+                     "seconds": 0.1 + run,
                      "peak_mb": 80.0, "returned": len(frame), "kept": int((~frame["pruned"]).sum()),
                      "rows": data.n_rows, "status": "ok", "message": ""})
     pd.concat([r for r in reds if len(r)], ignore_index=True).to_csv(out / "redescriptions.csv", index=False)
@@ -411,8 +412,9 @@ def test_experiment_report_embeds_every_figure_and_matches_the_tables(real_dir, 
         assert int(row[2]) == len(their_runs)
         assert int(row[5].replace(",", "")) == len(mine)
         assert int(row[6].replace(",", "")) == int((~mine["pruned"]).sum())
-    # every run listed; the privacy table has one row per algorithm and budget
+    # every run listed with its exact seed; the privacy table has one row per algorithm and budget
     assert len(page.tables["runs"]) == len(runs)
+    assert sorted(row[3] for row in page.tables["runs"]) == sorted(str(s) for s in runs["seed"])
     assert len(page.tables["privacy"]) == len(runs[["algorithm", "epsilon"]].drop_duplicates())
     assert "pure-dp" in "".join(page.text) and "none" in [r[2] for r in page.tables["privacy"]]
 

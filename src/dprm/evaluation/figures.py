@@ -156,7 +156,8 @@ def _read_csv(path: Path, required: Sequence[str]) -> pd.DataFrame:
     if not path.is_file():
         raise DataError(f"{path}: not found (is {path.parent} an experiment directory written by dprm evaluate?)")
     try:
-        frame = pd.read_csv(path, dtype={"algorithm": str}, keep_default_na=True)
+        # seeds are 64-bit integers: read as text, never through a float
+        frame = pd.read_csv(path, dtype={"algorithm": str, "seed": str}, keep_default_na=True)
     except pd.errors.EmptyDataError:
         raise DataError(f"{path}: empty file (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
@@ -262,8 +263,7 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
         redescriptions.append(frame)
         file = path / "runs.csv"
         frame = _read_csv(file, RUN_COLUMNS)
-        frame = _prepare(frame, file, ["epsilon", "run", "seed", "seconds", "peak_mb", "returned", "kept", "rows"],
-                         name)
+        frame = _prepare(frame, file, ["epsilon", "run", "seconds", "peak_mb", "returned", "kept", "rows"], name)
         if "status" in frame.columns:
             status = frame["status"].fillna("").astype(str).str.strip().str.lower()
             frame["ok"] = status.isin(OK_STATUSES) | (status == "")

@@ -373,7 +373,7 @@ def _mann_whitney_html(tables: dict[str, pd.DataFrame]) -> str:
 def _runs_html(experiment: Experiment) -> str:
     runs = experiment.runs
     columns = [Column("algorithm", "algorithm"), Column("budget", "budget"), Column("run", "run", "int")]
-    for key, header, kind in (("seed", "seed", "int"), ("rows", "rows", "int"), ("seconds", "seconds", "float"),
+    for key, header, kind in (("seed", "seed", "text"), ("rows", "rows", "int"), ("seconds", "seconds", "float"),
                               ("peak_mb", "peak MB", "float"), ("returned", "returned", "int"),
                               ("kept", "kept", "int"), ("status", "status", "text")):
         if key in runs.columns:
@@ -408,10 +408,12 @@ def _overview_html(experiment: Experiment, alpha: float) -> str:
         sizes = sorted({int(r) for r in runs["rows"].dropna()})
         items.append(("rows of the data", ", ".join(f"{s:,}" for s in sizes) or "–"))
     for key, name in (("seed", "master seed"), ("parameters", "miner parameters"), ("noise", "noise")):
-        values = [m[key] for m in experiment.metadata if key in m]
-        if values:
-            shown = values[0] if len(experiment.metadata) == 1 else values
-            items.append((name, json.dumps(shown, ensure_ascii=False) if isinstance(shown, (dict, list)) else shown))
+        values = [(d.resolve().name, m[key]) for d, m in zip(experiment.dirs, experiment.metadata) if key in m]
+        text = [json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else str(v) for _, v in values]
+        if len(experiment.dirs) == 1 and values:
+            items.append((name, text[0]))
+        elif values:
+            items.append((name, "; ".join(f"{d}: {t}" for (d, _), t in zip(values, text))))
     parts = [definition_table(items)]
     for directory, metadata in zip(experiment.dirs, experiment.metadata):
         if metadata:
@@ -674,7 +676,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
     body = nav + "".join(parts) + (f"<footer>Written by dprm {escape(dprm_version)} from {escape(source)}"
                                    f"{' and ' + escape(data_source) if truth is not None else ''}.</footer>")
     return page(f"Redescriptions: {Path(source).name}", body,
-                subtitle=f"{doc.get('algorithm', '')}, {len(redescriptions)} redescriptions")
+                subtitle=f"{doc.get('algorithm', '')}, {len(redescriptions)} redescription{'' if len(redescriptions) == 1 else 's'}")
 
 
 def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike | None = None,
