@@ -380,11 +380,11 @@ def write_clired_data(data: TwoViewData, work_dir: str | os.PathLike) -> tuple[P
     ...                      pd.DataFrame({"age": [30.5, 41.0, None]}))
     >>> with tempfile.TemporaryDirectory() as d:
     ...     left, right, cats = write_clired_data(data, d)
-    ...     print(left.read_text(), right.read_text(), cats, sep="")
-    [1]L0	[2]L1
-    1	CA
-    0	New York
-    1	NA
+    ...     print(left.read_text().replace("\\t", ";"), right.read_text(), cats, sep="")
+    [1]L0;[2]L1
+    1;CA
+    0;New York
+    1;NA
     [3]R0
     30.5
     41.0
