@@ -61,6 +61,8 @@ __all__ = [
     "read_experiment",
     "method_label",
     "methods",
+    "select_method",
+    "budget_label",
     "scatter_figure",
     "histogram_figure",
     "distribution_figure",
@@ -69,6 +71,8 @@ __all__ = [
     "figure_notes",
     "experiment_alpha",
     "render_figure",
+    "figures_directory",
+    "save_figures",
     "write_figures",
 ]
 
@@ -330,7 +334,15 @@ def methods(frame: pd.DataFrame) -> list[tuple[str, float]]:
     return out
 
 
-def _select(frame: pd.DataFrame, algorithm: str, epsilon: float) -> pd.DataFrame:
+def select_method(frame: pd.DataFrame, algorithm: str, epsilon: float) -> pd.DataFrame:
+    """The rows of one method (a NaN ``epsilon`` selects the non-private rows).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"algorithm": ["a", "a", "b"], "epsilon": [1.0, float("nan"), 1.0]})
+    >>> len(select_method(frame, "a", 1.0)), len(select_method(frame, "a", float("nan")))
+    (1, 1)
+    """
     same_algorithm = frame["algorithm"] == algorithm
     if math.isnan(epsilon):
         return frame[same_algorithm & frame["epsilon"].isna()]
@@ -387,7 +399,7 @@ def scatter_figure(redescriptions: pd.DataFrame) -> Figure | None:
     high = max(1.0, float(frame["noisy_jaccard"].max()), float(frame["true_jaccard"].max()))
     margin = 0.03 * (high - low)
     for (algorithm, epsilon), ax in panels.items():
-        rows = _select(frame, algorithm, epsilon)
+        rows = select_method(frame, algorithm, epsilon)
         pruned = rows["pruned"].to_numpy(dtype=bool)
         kept = rows[~pruned]
         cut = rows[pruned]
@@ -452,7 +464,7 @@ def histogram_figure(redescriptions: pd.DataFrame, alpha: float = 0.01) -> Figur
     width = HISTOGRAM_BINS[1] - HISTOGRAM_BINS[0]
     labels = {"pruned": "pruned", "insignificant": "kept, not significant", "significant": "kept, significant"}
     for (algorithm, epsilon), ax in panels.items():
-        rows = _select(frame, algorithm, epsilon)
+        rows = select_method(frame, algorithm, epsilon)
         bottom = np.zeros(len(HISTOGRAM_BINS) - 1)
         sizes = []
         for part, values in _parts(rows, alpha).items():
@@ -511,7 +523,7 @@ def distribution_figure(redescriptions: pd.DataFrame, value: str = "true_jaccard
     frame = frame[~frame["pruned"].to_numpy(dtype=bool)]
     samples = []
     for algorithm, epsilon in pairs:
-        values = _select(frame, algorithm, epsilon)[value].to_numpy(dtype=float)
+        values = select_method(frame, algorithm, epsilon)[value].to_numpy(dtype=float)
         samples.append(values[~np.isnan(values)])
     if not any(s.size for s in samples):
         return None
@@ -683,7 +695,8 @@ def render_figure(figure: Figure, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def _figures_directory(experiment: Experiment, figures_dir: str | os.PathLike | None) -> Path:
+def figures_directory(experiment: Experiment, figures_dir: str | os.PathLike | None) -> Path:
+    """``figures_dir`` (default ``figures/`` in the first directory), created if needed."""
     directory = Path(figures_dir) if figures_dir is not None else experiment.dirs[0] / "figures"
     try:
         directory.mkdir(parents=False, exist_ok=True)
@@ -749,6 +762,6 @@ def write_figures(out_dir: str | os.PathLike | Sequence[str | os.PathLike],
     """
     experiment = read_experiment(out_dir)
     alpha = experiment_alpha(experiment) if alpha is None else alpha
-    directory = _figures_directory(experiment, figures_dir)
+    directory = figures_directory(experiment, figures_dir)
     rendered = save_figures(build_figures(experiment, alpha), directory)
     return [directory / f"{name}.{fmt}" for name in FIGURE_NAMES if name in rendered for fmt in ("png", "svg")]

@@ -39,8 +39,8 @@ from dprm.evaluation.figures import (
     FIGURE_NAMES,
     Experiment,
     experiment_alpha,
-    _figures_directory,
-    _select,
+    figures_directory,
+    select_method,
     budget_label,
     build_figures,
     figure_notes,
@@ -150,8 +150,8 @@ def experiment_summary(experiment: Experiment, alpha: float = 0.01, by_experimen
     for name, algorithm, epsilon in _method_keys(experiment, by_experiment):
         mine = reds if name is None else reds[reds["experiment"] == name]
         their_runs = runs if name is None else runs[runs["experiment"] == name]
-        mine = _select(mine, algorithm, epsilon)
-        their_runs = _select(their_runs, algorithm, epsilon)
+        mine = select_method(mine, algorithm, epsilon)
+        their_runs = select_method(their_runs, algorithm, epsilon)
         figures = summarise(mine, by=None, alpha=alpha).iloc[0].to_dict()
         finished = their_runs[their_runs["ok"].to_numpy(dtype=bool)]
         row: dict[str, Any] = {} if name is None else {"experiment": name}
@@ -498,7 +498,7 @@ def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathL
     _check_output(target)
     drawn = build_figures(experiment, alpha)
     if figures:
-        rendered = save_figures(drawn, _figures_directory(experiment, target.parent / "figures"))
+        rendered = save_figures(drawn, figures_directory(experiment, target.parent / "figures"))
     else:
         rendered = {name: {"png": render_figure(fig, "png")} for name, fig in drawn.items() if fig is not None}
     return write_text_atomic(experiment_report_html(experiment, rendered, alpha=alpha), target)
