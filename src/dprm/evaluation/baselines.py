@@ -435,8 +435,8 @@ def _algorithm(algorithm: str) -> str:
     return short
 
 
-def _check_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    known = _known_parameters()
+def _check_parameters(parameters: Mapping[str, Any], known: frozenset[str] | None = None) -> dict[str, Any]:
+    """Validate clired preferences: names (not dprm's own; among ``known`` when given) and values."""
     out = {}
     for name, value in parameters.items():
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
@@ -542,10 +542,11 @@ def run_clired(
         nothing before the timeout.
     """
     short = _algorithm(algorithm)
+    given = {**dict(parameters or {}), **clired_parameters}
+    _check_parameters(given)
     command = clired_command()
     version = _installed_version()
-    given = {**dict(parameters or {}), **clired_parameters}
-    user = _check_parameters(given)
+    user = _check_parameters(given, _known_parameters())
     if timeout is not None and (not isinstance(timeout, (int, float)) or not timeout > 0):
         raise ParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if not (isinstance(grace, (int, float)) and grace >= 0):

@@ -259,7 +259,7 @@ class _Parser:
             attr_tok, bounds = first, (None, second)
         elif self.is_attribute(second.text) and _NUMBER.match(first.text):
             attr_tok, bounds = second, (first, None)
-        elif self.is_attribute(first.text):
+        elif self.is_attribute(first.text) or not (self.is_attribute(second.text) or _NUMBER.match(first.text)):
             attr_tok, bounds = first, (None, second)
         else:
             attr_tok, bounds = second, (first, None)
