@@ -593,3 +593,15 @@ def test_cli_errors_are_one_line_and_write_nothing(real_dir, tmp_path, args, fra
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_an_experiment_without_any_redescription_still_has_a_report(tmp_path) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(11))
+    header = (out / "redescriptions.csv").read_text().splitlines()[0]
+    (out / "redescriptions.csv").write_text(header + "\n")
+    page = parse(write_experiment_report(out, figures=False))
+    assert list(page.images) == ["runtime"]
+    assert sorted(page.missing_figures) == sorted(set(FIGURE_NAMES) - {"runtime"})
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(page.tables["summary"]) == len(runs[["algorithm", "epsilon"]].drop_duplicates())
+    assert all(row[5] == "0" and row[6] == "0" for row in page.tables["summary"])  # returned, kept
