@@ -116,14 +116,7 @@ def _print_summary(summary: pd.DataFrame) -> None:
              ("kept", "kept"), ("share_significant", "signif."), ("spearman_rho", "ρ"),
              ("true_jaccard_median", "J med"), ("abs_error_jaccard_median", "|ΔJ| med"),
              ("seconds_median", "s med"), ("peak_mb_median", "MB med"))
-    width = max([len("algorithm"), *(len(str(a)) for a in summary["algorithm"])])
-    for _, title in shown:
-        if title == "algorithm":
-            table.add_column(title, min_width=width, no_wrap=True)
-        else:
-            table.add_column(title, justify="right")
-    table.caption = ("runs ≥1: share of runs with a kept redescription; signif.: share with true p < alpha; "
-                     "ρ: Spearman noisy vs true J; J med: median true Jaccard; |ΔJ| med: median |noisy − true| J")
+    rows = []
     for _, row in summary.iterrows():
         cells = []
         for column, _ in shown:
@@ -136,5 +129,12 @@ def _print_summary(summary: pd.DataFrame) -> None:
                 cells.append("–" if pd.isna(value) else f"{float(value):.{1 if column == 'seconds_median' else 0}f}")
             else:
                 cells.append(_cell(float(value)) if not isinstance(value, str) else value)
+        rows.append(cells)
+    for position, (_, title) in enumerate(shown):
+        width = max([1, *(len(cells[position]) for cells in rows)])  # values whole; headers may wrap
+        table.add_column(title, justify="left" if position == 0 else "right", min_width=width, no_wrap=position == 0)
+    table.caption = ("runs ≥1: share of runs with a kept redescription; signif.: share with true p < alpha; "
+                     "ρ: Spearman noisy vs true J; J med: median true Jaccard; |ΔJ| med: median |noisy − true| J")
+    for cells in rows:
         table.add_row(*cells)
     console.print(table)
