@@ -63,7 +63,6 @@ import resource
 import secrets
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
