@@ -124,14 +124,15 @@ def _tiny() -> TwoViewData:
     return TwoViewData(left, right)
 
 
-def test_initial_pairs_are_exponential_mechanism_draws() -> None:
+@pytest.mark.parametrize("score_range, half_range", [("symmetric", 1), ("bounded", Fraction(3, 4))])
+def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range) -> None:
     data = _tiny()
     runs = 3000
     seen: Counter = Counter()
     for seed in range(runs):
         accountant = Accountant(4, SeededNoise(np.random.default_rng(seed)))
         miner = SerenadeES(quality="jaccard", epsilon=4, initial_pairs=1, extensions=0, budget_split="0.5,0.25,0.25",
-                           data_size="public", rows=60, min_support=5)
+                           data_size="public", rows=60, min_support=5, score_range=score_range)
         miner.fit(data, accountant=accountant)
         r = miner.redescriptions_[0]
         seen[(str(r.left), str(r.right))] += 1
@@ -139,8 +140,9 @@ def test_initial_pairs_are_exponential_mechanism_draws() -> None:
     masks = {n: data.view(s)[n].values == 1 for s, names in enumerate((("a", "b"), ("x", "y"))) for n in names}
     inter = np.array([np.count_nonzero(masks[a] & masks[x]) for a, x in pairs])
     union = np.array([np.count_nonzero(masks[a] | masks[x]) for a, x in pairs])
-    # budget after the public size: 4 · 0.5 for the one initial pair, Jaccard sensitivity 1
-    probabilities = ExponentialMechanism(2, 1).probabilities(jaccard_quality(inter, union))
+    # budget after the public size: 4 · 0.5 for the one initial pair; P ∝ exp(ε J / R) with
+    # R = 2 (symmetric, Jaccard sensitivity 1) or R = 1/2 + 1 (bounded range)
+    probabilities = ExponentialMechanism(2, half_range).probabilities(jaccard_quality(inter, union))
     observed = np.array([seen[p] for p in pairs])
     assert chisquare(observed, probabilities * runs).pvalue > 1e-3
 

@@ -55,10 +55,17 @@ from dprm.data.attributes import AttributeKind, TwoViewData
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import Miner
 from dprm.mining.private_extraction import discrete_laplace_variance
+from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOISE, cs_sizes, es_sizes
 from dprm.mining.serenade.compute_quality import QualityRelease, release_quality
 from dprm.mining.serenade.extensions import Growing, extend, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
-from dprm.mining.serenade.quality import JACCARD_SENSITIVITY, LogisticQuality, choose_steepness, jaccard_quality
+from dprm.mining.serenade.quality import (
+    JACCARD_ONE_SIDED,
+    JACCARD_SENSITIVITY,
+    LogisticQuality,
+    choose_steepness,
+    jaccard_quality,
+)
 from dprm.mining.serenade.race import ExtensionRace
 from dprm.privacy import (
     Accountant,
@@ -74,6 +81,8 @@ from dprm.queries import Redescription
 __all__ = ["SerenadeCS", "SerenadeES", "parse_budget_split", "initial_side", "DATA_SIZES", "QUALITIES"]
 
 DATA_SIZES = ("noisy", "public", "engine")
+SCORE_RANGES = ("bounded", "symmetric")
+AUTO = "auto"
 QUALITIES = ("logistic", "jaccard")
 DEFAULT_SPLIT = "0.6,0.3,0.1"
 DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
@@ -144,13 +153,26 @@ class _GreedyMiner(Miner):
                 raise ParameterError(f"steepness must be positive, not {self.steepness}")
             if not 0 < self.confidence < 1:
                 raise ParameterError(f"confidence must be in (0, 1), not {self.confidence}")
+            if self.score_range not in SCORE_RANGES:
+                raise ParameterError(f"score-range must be one of {', '.join(SCORE_RANGES)}, not {self.score_range!r}")
+            for name in ("min_sharpness", "quality_noise"):
+                value = getattr(self, name)
+                if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
+                        or not (np.isfinite(value) and value > 0):
+                    raise ParameterError(f"{name.replace('_', '-')} must be a positive number, not {value!r}")
+        auto_ok = self.private
         for name in ("initial_pairs", "max_literals", "max_splits"):
             value = getattr(self, name)
+            if auto_ok and name == "initial_pairs" and value == AUTO:
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ParameterError(f"{name.replace('_', '-')} must be an integer of at least 1, not {value!r}")
-        if isinstance(self.extensions, bool) or not isinstance(self.extensions, (int, np.integer)) \
-                or self.extensions < 0:
-            raise ParameterError(f"extensions must be a non-negative integer, not {self.extensions!r}")
+                raise ParameterError(f"{name.replace('_', '-')} must be an integer of at least 1"
+                                     f"{' or auto' if auto_ok and name == 'initial_pairs' else ''}, not {value!r}")
+        if not (auto_ok and self.extensions == AUTO) and (
+                isinstance(self.extensions, bool) or not isinstance(self.extensions, (int, np.integer))
+                or self.extensions < 0):
+            raise ParameterError(f"extensions must be a non-negative integer{' or auto' if auto_ok else ''}, "
+                                 f"not {self.extensions!r}")
         if self.min_support is not None and not self.min_support > 0:
             raise ParameterError(f"min-support must be positive (rows, or a share below 1), not {self.min_support}")
         if not 0 <= getattr(self, "max_pvalue", 0) <= 1:
@@ -227,26 +249,71 @@ class _GreedyMiner(Miner):
                 raise ParameterError("data-size 'engine' needs min-support as a share of the rows (below 1)")
             center = float(share * max(data.n_rows, self.min_rows))  # private, inside the engine only
         self._min_support_rows = center
-        if self.quality == "jaccard":
-            self._quality, self._sensitivity = jaccard_quality, JACCARD_SENSITIVITY
-        elif self.data_size == "engine":
+        bounded = self.score_range == "bounded" and self.data_size != "engine"
+        if self.data_size == "engine":
             f = float(share)
+            public_center = f * self.min_rows  # c₀: the public lower bound of the centre
             if self.steepness is None:
                 steep = choose_steepness(center, center_share=f, min_rows=self.min_rows).steepness
             else:
                 steep = float(self.steepness)
-            quality = LogisticQuality(center, steep, center_share=f, min_rows=self.min_rows)
-            fixed = LogisticQuality(f * self.min_rows, steep)  # datasets below min_rows: fixed centre
-            self._quality, self._sensitivity = quality, max(quality.sensitivity(), fixed.sensitivity())
+            logistic = LogisticQuality(center, steep, center_share=f, min_rows=self.min_rows)
+            fixed = LogisticQuality(public_center, steep)  # datasets below min_rows: fixed centre
+            logistic_range = 2 * max(logistic.sensitivity(), fixed.sensitivity())
         else:
-            quality = choose_steepness(center) if self.steepness is None else LogisticQuality(center, self.steepness)
-            self._quality, self._sensitivity = quality, quality.sensitivity()
+            public_center = center
+            if self.steepness is None:
+                logistic = choose_steepness(center, objective="range" if bounded else "sensitivity")
+            else:
+                logistic = LogisticQuality(center, self.steepness)
+            logistic_range = logistic.score_range() if bounded else 2 * logistic.sensitivity()
+        if self.quality == "jaccard":
+            self._quality = jaccard_quality
+            score_range = float(sum(JACCARD_ONE_SIDED)) if bounded else 2 * JACCARD_SENSITIVITY
+        else:
+            self._quality, score_range = logistic, logistic_range
+        # Every mechanism samples ∝ exp(ε q / R); it is given the sensitivity R/2 (derivation in the
+        # module docstring: with the bounded range, q shifted by a per-dataset constant has sensitivity R/2).
+        self._sensitivity = score_range / 2
+        self._score_range_value = score_range
+        self._choose_sizes(epsilon, logistic_range, public_center)
         if self.quality == "logistic":
-            self._notes.append(f"quality: logistic, steepness {self._quality.steepness:.4g}, "
-                               f"sensitivity {self._sensitivity:.4g}")
+            self._notes.append(f"quality: logistic, steepness {logistic.steepness:.4g}, "
+                               f"score range {score_range:.4g} ({'bounded' if bounded else '2 x sensitivity'})")
             if self.data_size != "engine":
                 self._notes.append(f"minimum support (logistic centre): {center:.0f} rows")
         return epsilon
+
+    def _choose_sizes(self, epsilon: Fraction, logistic_range: float, public_center: float) -> None:
+        """``k`` and ``m`` / ``M``: the given integers, or the ``"auto"`` rule on public values.
+
+        :mod:`dprm.mining.serenade.auto`. It runs after the noisy row count is released
+        and uses only ``ε``, the split, the logistic quality's score range (public: a
+        function of ``n̂``, ``n`` or ``min_rows``) and the public minimum support, so it
+        is post-processing. NoSens uses the logistic quality's range too, so that the
+        ablation differs from ES in its score only.
+        """
+        init, ext, qual = (float(epsilon * s) for s in self._split)
+        rule = es_sizes if isinstance(self, SerenadeES) else cs_sizes
+        auto_k, auto_m = rule(init, ext, qual, logistic_range, public_center,
+                              min_sharpness=float(self.min_sharpness), quality_noise=float(self.quality_noise))
+        self._k = auto_k if self.initial_pairs == AUTO else int(self.initial_pairs)
+        self._m = auto_m if self.extensions == AUTO else int(self.extensions)
+        self.chosen_ = {"initial_pairs": self._k, "extensions": self._m,
+                        "score_range": self._score_range_value,
+                        "initial_pair_sharpness": init / self._k / self._score_range_value}
+        if self._m:
+            per_draw = ext / self._m / (1 if isinstance(self, SerenadeES) else self._k)
+            self.chosen_["extension_sharpness"] = per_draw / self._score_range_value
+        if AUTO in (self.initial_pairs, self.extensions):
+            self._notes.append(f"auto: {self._k} initial pairs, {self._m} extension rounds "
+                               f"(least sharpness {float(self.min_sharpness):g}, quality noise "
+                               f"{float(self.quality_noise):g} of the minimum support)")
+
+    def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The output document; ``parameters.chosen`` holds the (public) ``k``, ``m``/``M`` and ranges."""
+        chosen = getattr(self, "chosen_", None)
+        return super().document({**({"chosen": chosen} if chosen else {}), **(extra_parameters or {})})
 
     def _scores(self, intersection: np.ndarray, union: np.ndarray) -> np.ndarray:
         return np.asarray(self._quality(intersection, union), dtype=np.float64)
@@ -277,7 +344,7 @@ class _GreedyMiner(Miner):
         scores = self._scores(inter, union)
         n_right = len(self.tables_[1])
         chosen = []
-        for number, share in enumerate(split_budget(epsilon, [1] * self.initial_pairs), start=1):
+        for number, share in enumerate(split_budget(epsilon, [1] * self._k), start=1):
             reservoir = WeightedReservoir(share, self._sensitivity, k=1)
             position = int(reservoir.release(self._accountant, f"initial pair {number}", [scores])[0])
             left, right = divmod(int(pair[position]), n_right)
@@ -392,8 +459,8 @@ class SerenadeCS(_GreedyMiner):
         *,
         epsilon: float = 1.0,
         budget_split: str = DEFAULT_SPLIT,
-        initial_pairs: int = 20,
-        extensions: int = 4,
+        initial_pairs: int | str = AUTO,
+        extensions: int | str = AUTO,
         min_support: float | None = None,
         min_jaccard: float = 0.3,
         max_pvalue: float = 0.01,
@@ -405,6 +472,9 @@ class SerenadeCS(_GreedyMiner):
         size_share: float = 0.01,
         steepness: float | None = None,
         confidence: float = 0.95,
+        score_range: str = "bounded",
+        min_sharpness: float = DEFAULT_MIN_SHARPNESS,
+        quality_noise: float = DEFAULT_QUALITY_NOISE,
     ) -> None:
         self.epsilon = epsilon
         self.budget_split = budget_split
@@ -421,12 +491,15 @@ class SerenadeCS(_GreedyMiner):
         self.size_share = size_share
         self.steepness = steepness
         self.confidence = confidence
+        self.score_range = score_range
+        self.min_sharpness = min_sharpness
+        self.quality_noise = quality_noise
         self.quality = "logistic"
 
     def _mine(self, data: TwoViewData) -> None:
         epsilon = self._prepare_private(data)
         init, ext, qual = (epsilon * s for s in self._split)
-        m = int(self.extensions)
+        m = self._m
         unique: dict[str, Growing] = {}
         for state in self._initial_pairs(init):
             unique.setdefault(state.key(), state)
@@ -495,8 +568,8 @@ class SerenadeES(_GreedyMiner):
         quality: str = "logistic",
         epsilon: float = 1.0,
         budget_split: str = DEFAULT_SPLIT,
-        initial_pairs: int = 20,
-        extensions: int = 80,
+        initial_pairs: int | str = AUTO,
+        extensions: int | str = AUTO,
         max_age: int = 40,
         min_support: float | None = None,
         min_jaccard: float = 0.3,
@@ -509,6 +582,9 @@ class SerenadeES(_GreedyMiner):
         size_share: float = 0.01,
         steepness: float | None = None,
         confidence: float = 0.95,
+        score_range: str = "bounded",
+        min_sharpness: float = DEFAULT_MIN_SHARPNESS,
+        quality_noise: float = DEFAULT_QUALITY_NOISE,
     ) -> None:
         self.quality = quality
         self.epsilon = epsilon
@@ -527,6 +603,9 @@ class SerenadeES(_GreedyMiner):
         self.size_share = size_share
         self.steepness = steepness
         self.confidence = confidence
+        self.score_range = score_range
+        self.min_sharpness = min_sharpness
+        self.quality_noise = quality_noise
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]
@@ -543,8 +622,9 @@ class SerenadeES(_GreedyMiner):
         epsilon = self._prepare_private(data)
         init, ext, qual = (epsilon * s for s in self._split)
         slots = self._initial_pairs(init)
-        if self.extensions:
-            race = ExtensionRace(ext / self.extensions, self._sensitivity, max_age=self.max_age)
+        rounds = self._m
+        if rounds:
+            race = ExtensionRace(ext / rounds, self._sensitivity, max_age=self.max_age)
             pending: dict[int, Any] = {}
 
             def scores_of(slot: int) -> np.ndarray:
@@ -552,11 +632,11 @@ class SerenadeES(_GreedyMiner):
                 pending[slot] = candidates
                 return scores
 
-            for round_number in range(1, self.extensions + 1):
+            for round_number in range(1, rounds + 1):
                 slot, choice = race.round(self._accountant, f"extension {round_number}",
                                           list(range(len(slots))), scores_of)
                 slots[slot] = extend(slots[slot], pending.pop(slot), choice, self.tables_)
-            self._notes.append(f"extension race: {race.expansions} expansions in {self.extensions} rounds")
+            self._notes.append(f"extension race: {race.expansions} expansions in {rounds} rounds")
         else:  # no extension rounds: the extension budget goes to the qualities
             qual = qual + ext
         unique: dict[str, Growing] = {}

@@ -38,7 +38,13 @@ in ``i``. Then, for ``0 ≤ i ≤ u``:
   ``s_{i+1} - s_i = s_{i+1} (1 - s_i) (1 - e^{-λ})``. (``u* ≥ i`` needs ``b ≥ a/4``, so
   rounding in ``b`` never moves a relevant ``u*``.)
 
-So ``Δ = max(s_1, max_{i ≥ 1} max(A_i, B_i))``: ``O(1)`` work per ``i``. (In every
+So ``Δ = max(s_1, max_{i ≥ 1} max(A_i, B_i))``. Adding a row only ever *decreases*
+``q`` by move A and *increases* it by move B, so every score's change lies in
+``[-down, up]`` with ``down = max_i A_i`` and ``up = max(s_1, max_i B_i)``
+(:meth:`LogisticQuality.one_sided_sensitivity`); removing a row mirrors the interval.
+The bounded-range exponential mechanism needs only the width ``R = down + up ≤ 2Δ``
+(:meth:`LogisticQuality.score_range`; measured ``R = 1.5 Δ`` at the line search's
+``λ`` for every centre tried, ``down = up / 2``). Both need ``O(1)`` work per ``i``. (In every
 setting tried, the interior ``u*`` of move B never decided ``Δ``; it is kept so the
 value is the exact supremum, and tested on its own.) ``Δ`` is computed in float64, so
 it is exact up to rounding of relative size ``~1e-15``; it is not padded.
@@ -141,12 +147,17 @@ __all__ = [
     "LogisticQuality",
     "jaccard_quality",
     "JACCARD_SENSITIVITY",
+    "JACCARD_ONE_SIDED",
     "choose_steepness",
     "brute_force_sensitivity",
 ]
 
 #: Sensitivity of the plain Jaccard index (it takes values in ``[0, 1]``).
 JACCARD_SENSITIVITY: float = 1.0
+#: ``(largest decrease, largest increase)`` of the Jaccard index when a row is added:
+#: move A lowers ``i/u`` by ``i/(u(u+1)) ≤ 1/2`` (at ``i = u = 1``), move B raises it by
+#: ``(u-i)/(u(u+1)) ≤ 1/2`` for ``u ≥ 1`` and by 1 from ``(0, 0)`` to ``(1, 1)``.
+JACCARD_ONE_SIDED: tuple[float, float] = (0.5, 1.0)
 
 _FIRST_CUT = 1024
 _LAST_CUT = 1 << 26
@@ -187,25 +198,50 @@ def _rise_fall_max(alpha, beta, k, u_max: float, integer: bool) -> np.ndarray:
 
 def _fixed_head(center: float, lam: float, i_stop: int, u_max: float) -> float:
     """Exact max of the one-row change over ``0 ≤ i < i_stop``, ``i ≤ u ≤ u_max``."""
+    return max(_fixed_head_sides(center, lam, i_stop, u_max))
+
+
+def _fixed_head_sides(center: float, lam: float, i_stop: int, u_max: float) -> tuple[float, float]:
+    """Exact ``(largest decrease, largest increase)`` of ``q`` when a row is added, over
+    ``0 ≤ i < i_stop``, ``i ≤ u ≤ u_max`` (move A decreases, move B increases)."""
     if u_max < 0:
-        return 0.0
-    best = float(expit(lam * (1.0 - center)))  # (0, 0) -> (1, 1)
+        return 0.0, 0.0
+    up = float(expit(lam * (1.0 - center)))  # (0, 0) -> (1, 1)
     i = np.arange(1, min(i_stop, int(min(u_max, i_stop)) + 1), dtype=np.float64)
     if i.size == 0:
-        return best
+        return 0.0, up
     x = lam * (i - center)
     s_i = expit(x)
     s_next = expit(x + lam)
     move_a = s_i / (i + 1.0)
     rise = _logistic_step(x, lam)
     move_b = _rise_fall_max(s_next, rise, i, u_max, integer=True)  # a = (i+1) s_{i+1}, b = i s_i
-    return max(best, float(move_a.max()), float(move_b.max()))
+    return float(move_a.max()), max(up, float(move_b.max()))
 
 
 def _fixed_tail(center: float, lam: float, cut: int) -> float:
     """Upper bound on the change for all ``i ≥ cut`` (module docstring)."""
+    return max(_fixed_tail_sides(center, lam, cut))
+
+
+def _fixed_tail_sides(center: float, lam: float, cut: int) -> tuple[float, float]:
+    """Upper bounds ``(decrease, increase)`` for all ``i ≥ cut`` (module docstring)."""
     rise = min(lam / 4.0, lam * math.exp(min(-lam * (cut - center), 700.0)))
-    return max(1.0 / (cut + 1.0), 1.0 / (4.0 * cut) + rise)
+    return 1.0 / (cut + 1.0), 1.0 / (4.0 * cut) + rise
+
+
+def _one_sided(center: float, lam: float, n_max: int | None) -> tuple[float, float]:
+    """``(largest decrease, largest increase)`` of ``q`` when one row is added (public centre)."""
+    if n_max is not None:
+        down, up = _fixed_head_sides(center, lam, n_max, float(n_max - 1))
+        return min(down, 1.0), min(up, 1.0)
+    cut = _FIRST_CUT
+    while True:
+        found = _fixed_head_sides(center, lam, cut, math.inf)
+        bound = _fixed_tail_sides(center, lam, cut)
+        if all(b <= f for b, f in zip(bound, found)) or cut >= _LAST_CUT:
+            return tuple(min(max(f, b), 1.0) for f, b in zip(found, bound))  # type: ignore[return-value]
+        cut *= 2
 
 
 def _engine_head(c_low: float, lam: float, share: float, k_stop: int, u_max: float) -> float:
@@ -338,7 +374,7 @@ class LogisticQuality:
         if min_rows is not None and self.center_share is None:
             raise ParameterError("min_rows only applies with center_share (engine mode)")
         self.min_rows: int = _check_min_rows(min_rows)
-        self._cache: dict[int | None, float] = {}
+        self._cache: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
         extra = "" if self.center_share is None else f", center_share={self.center_share}, min_rows={self.min_rows}"
@@ -373,6 +409,44 @@ class LogisticQuality:
             self._cache[key] = _sensitivity(self.center, self.steepness, self.center_share, self.min_rows, key)
         return self._cache[key]
 
+    def one_sided_sensitivity(self, n_max: int | None = None) -> tuple[float, float]:
+        """``(largest decrease, largest increase)`` of ``q`` when one row is *added*.
+
+        Public centre only. Adding a row decreases ``q`` (move A) or increases it
+        (move B) or leaves it, so every score's change lies in ``[-down, up]``; removing
+        a row gives ``[-up, down]``. ``max(down, up)`` is :meth:`sensitivity`.
+
+        Examples
+        --------
+        >>> q = LogisticQuality(center=10, steepness=0.5)
+        >>> down, up = q.one_sided_sensitivity()
+        >>> round(down, 4), round(up, 4), max(down, up) == q.sensitivity()
+        (0.0587, 0.1225, True)
+        """
+        if self.center_share is not None:
+            raise ParameterError("one-sided sensitivities need a public centre (not engine mode)")
+        if n_max is not None and (isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 0):
+            raise ParameterError(f"n_max must be an integer >= 0, got {n_max!r}")
+        key = ("sides", None if n_max is None else int(n_max))
+        if key not in self._cache:
+            self._cache[key] = _one_sided(self.center, self.steepness, key[1])  # type: ignore[assignment]
+        return self._cache[key]  # type: ignore[return-value]
+
+    def score_range(self, n_max: int | None = None) -> float:
+        """``R = down + up``: the width of the interval holding every score's one-row change.
+
+        The bounded-range exponential mechanism samples ``∝ exp(ε q / R)``; with
+        ``R < 2Δ`` it is sharper than ``exp(ε q / (2Δ))`` at the same ``ε``
+        (:mod:`dprm.mining.serenade.private_miners`). Public centre only.
+
+        Examples
+        --------
+        >>> q = LogisticQuality(center=10, steepness=0.5)
+        >>> q.score_range() < 2 * q.sensitivity()
+        True
+        """
+        return float(sum(self.one_sided_sensitivity(n_max)))
+
 
 def jaccard_quality(intersection: ArrayLike, union: ArrayLike) -> np.ndarray:
     """Plain Jaccard index ``i/u`` (0 where ``u = 0``), sensitivity :data:`JACCARD_SENSITIVITY`.
@@ -393,6 +467,7 @@ def choose_steepness(
     center_share: float | None = None,
     min_rows: int | None = None,
     grid_size: int = 41,
+    objective: str = "sensitivity",
 ) -> LogisticQuality:
     """Line search for the steepness ``λ`` that minimises the sensitivity.
 
@@ -409,6 +484,9 @@ def choose_steepness(
         Engine mode (see :class:`LogisticQuality`).
     grid_size : int
         Points of the initial grid (``>= 3``).
+    objective : {"sensitivity", "range"}
+        Minimise ``Δ`` (the standard exponential mechanism's ``2Δ``), or the score
+        range ``R = down + up`` of the bounded-range form (public centre only).
 
     Returns
     -------
@@ -424,6 +502,10 @@ def choose_steepness(
     share = _check_share(center_share)
     if grid_size < 3:
         raise ParameterError(f"grid_size must be >= 3, got {grid_size!r}")
+    if objective not in ("sensitivity", "range"):
+        raise ParameterError(f"objective must be 'sensitivity' or 'range', got {objective!r}")
+    if objective == "range" and share is not None:
+        raise ParameterError("objective 'range' needs a public centre (not engine mode)")
     if share is None:
         if min_rows is not None:
             raise ParameterError("min_rows only applies with center_share (engine mode)")
@@ -434,6 +516,8 @@ def choose_steepness(
 
     def objective(log_lam: float) -> float:
         lam = math.exp(log_lam) / scale
+        if objective == "range":
+            return sum(_one_sided(scale_center, lam, None))
         return _sensitivity(scale_center, lam, share, _check_min_rows(min_rows) if share else 0, None)
 
     grid = np.linspace(math.log(0.01), math.log(100.0), grid_size)

@@ -1,0 +1,136 @@
+r"""The ``"auto"`` numbers of initial pairs and extensions: sharp draws, accurate qualities.
+
+Why the paper's fixed ``k = 20``, ``M = 80`` (``m = 4``) fail on small data
+--------------------------------------------------------------------------
+An exponential-mechanism draw with budget ``ε_d`` over scores whose one-row changes
+lie in an interval of width ``R`` (``R = 2Δ`` for the standard mechanism, ``R =
+down + up`` for the bounded-range form) picks candidate ``c`` with probability
+``∝ exp(η q_c)``, ``η = ε_d / R``: the **sharpness** of the draw. The scores lie in
+``[0, 1]``, so a draw with ``η ≲ 1`` is close to uniform over its candidates (tens of
+thousands of extensions, millions of initial pairs). On MAMMAL (``n̂ ≈ 2,575``,
+``c = 257.5``, ``Δ = 0.00513``, ``R = 0.0077``) the paper's split d3 at ``ε = 1`` gives
+``η ≈ 3.9`` per initial pair (``k = 20``) and ``η ≈ 0.48`` per extension round
+(``M = 80``); on 40,000 rows ``Δ`` is ten times smaller and the same ``k``, ``M`` are
+workable. The quality releases have the same problem: ES releases up to ``k`` noisy
+2×2 tables with ``ε_qual/k`` each, CS up to ``k (m+1)``.
+
+The rule (public values only)
+-----------------------------
+Every input is public when the rule runs: ``ε`` and the budget split, the score
+range ``R`` (a function of the centre ``c`` and the steepness, themselves functions
+of the released noisy row count ``n̂``, of the public ``n`` in ``public`` mode, or of
+the public ``min_rows`` in ``engine`` mode), and the minimum support ``c`` (again
+``c₀ = f · min_rows`` in ``engine`` mode). The noisy count is released before the
+rule runs, so the choice is post-processing and costs nothing; it is the same on
+any two datasets with the same released count. With ``η₀`` the minimum sharpness
+(``min_sharpness``) and ``α`` the largest relative noise of a quality release at the
+minimum support (``quality_noise``):
+
+* an initial-pair draw has ``ε_init / k``: sharp enough iff ``k ≤ ε_init / (η₀ R)``;
+* a quality release (discrete Laplace on the four cells, ``ε_q`` each) gives the
+  intersection a noise of standard deviation ``≈ √2 / ε_q``; it is at most ``α c``
+  iff ``ε_q ≥ √2 / (α c)``;
+* **SerenadeES**: ``M`` rounds of ``ε_ext / M``, at most ``k`` quality releases of
+  ``ε_qual / k``::
+
+      k = clamp(⌊min(ε_init / (η₀ R), ε_qual α c / √2)⌋, 1, 20)
+      M = clamp(⌊ε_ext / (η₀ R)⌋, 0, 80)
+
+* **SerenadeCS**: each of the ``m`` rounds extends up to ``k`` pairs (``ε_ext /
+  (m k)`` each) and round ``ℓ = 0..m`` measures up to ``k`` pairs (``ε_qual /
+  ((m+1) k)`` each). Feasible ``(k, m)``: ``k ≤ ε_init / (η₀ R)``,
+  ``m k ≤ ε_ext / (η₀ R)``, ``(m+1) k ≤ ε_qual α c / √2``. The rule takes the
+  largest ``k ≤ 20`` for which some ``m ≥ 1`` is feasible and then the largest such
+  ``m ≤ 4``; if no ``(k, m ≥ 1)`` is feasible, ``m = 0`` and the largest feasible
+  ``k`` (at least 1).
+
+The bounds are floors of public reals, so the rule is a deterministic function of
+public values. ``k = 1`` and ``M = 0`` are the fall-backs when even one draw cannot
+be sharp: the run then still returns a redescription (ES with ``M = 0`` moves the
+extension budget to the quality release).
+
+Calibration of ``η₀`` and ``α`` (``benchmarks/quality_serenade.py``; figures in
+``docs/serenade.md``): ``η₀ = 8`` and ``α = 1/4``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dprm.errors import ParameterError
+
+__all__ = ["DEFAULT_MIN_SHARPNESS", "DEFAULT_QUALITY_NOISE", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS",
+           "es_sizes", "cs_sizes"]
+
+#: ``η₀``: the least ``ε_draw / R`` of an exponential-mechanism draw.
+DEFAULT_MIN_SHARPNESS = 8.0
+#: ``α``: the largest noise standard deviation of a released intersection, relative to ``c``.
+DEFAULT_QUALITY_NOISE = 0.25
+#: The paper's values, the largest the rule picks.
+MAX_PAIRS, MAX_ROUNDS_ES, MAX_ROUNDS_CS = 20, 80, 4
+
+
+def _check(score_range: float, min_support: float, min_sharpness: float, quality_noise: float) -> None:
+    if not (math.isfinite(score_range) and score_range > 0):
+        raise ParameterError(f"score range must be a positive number, not {score_range}")
+    if not (math.isfinite(min_support) and min_support >= 0):
+        raise ParameterError(f"minimum support must be a number >= 0, not {min_support}")
+    if not (math.isfinite(min_sharpness) and min_sharpness > 0):
+        raise ParameterError(f"min-sharpness must be a positive number, not {min_sharpness}")
+    if not (math.isfinite(quality_noise) and quality_noise > 0):
+        raise ParameterError(f"quality-noise must be a positive number, not {quality_noise}")
+
+
+def _releases(eps_qual: float, min_support: float, quality_noise: float) -> float:
+    """How many quality releases ``ε_qual`` affords with noise at most ``α c`` each."""
+    return eps_qual * quality_noise * min_support / math.sqrt(2.0)
+
+
+def es_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: float, min_support: float, *,
+             min_sharpness: float = DEFAULT_MIN_SHARPNESS,
+             quality_noise: float = DEFAULT_QUALITY_NOISE) -> tuple[int, int]:
+    """``(k, M)`` for SerenadeES (module docstring).
+
+    Examples
+    --------
+    >>> es_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3
+    (4, 4)
+    >>> es_sizes(5.94, 2.97, 0.99, 0.00072, 4000.0)     # 40,000 rows, ε = 10
+    (20, 80)
+    """
+    _check(score_range, min_support, min_sharpness, quality_noise)
+    draws = eps_init / (min_sharpness * score_range)
+    k = min(MAX_PAIRS, max(1, math.floor(min(draws, _releases(eps_qual, min_support, quality_noise)))))
+    rounds = min(MAX_ROUNDS_ES, max(0, math.floor(eps_ext / (min_sharpness * score_range))))
+    return k, rounds
+
+
+def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: float, min_support: float, *,
+             min_sharpness: float = DEFAULT_MIN_SHARPNESS,
+             quality_noise: float = DEFAULT_QUALITY_NOISE) -> tuple[int, int]:
+    """``(k, m)`` for SerenadeCS (module docstring).
+
+    Examples
+    --------
+    >>> cs_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3
+    (2, 1)
+    >>> cs_sizes(5.94, 2.97, 0.99, 0.00072, 4000.0)
+    (20, 4)
+    """
+    _check(score_range, min_support, min_sharpness, quality_noise)
+    unit = min_sharpness * score_range
+    init_pairs = eps_init / unit
+    ext_draws = eps_ext / unit
+    releases = _releases(eps_qual, min_support, quality_noise)
+
+    def largest_m(k: int) -> int:
+        m = MAX_ROUNDS_CS
+        while m >= 0 and not (m * k <= ext_draws and (m + 1) * k <= releases):
+            m -= 1
+        return m
+
+    for k in range(min(MAX_PAIRS, math.floor(init_pairs)), 0, -1):
+        if largest_m(k) >= 1:
+            return k, largest_m(k)
+    k = min(MAX_PAIRS, math.floor(init_pairs), math.floor(releases))
+    return max(1, k), 0
