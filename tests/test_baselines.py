@@ -204,6 +204,7 @@ def test_write_clired_data_types_values_and_recoded_categories(tmp_path):
     values = np.array([0.1 + 0.2, -5e-324, np.nan, 1e300])
     right = View("right", [Attribute("lat", "right", AttributeKind.NUMERIC, values)])
     lpath, rpath, recoded = write_clired_data(TwoViewData(left, right), tmp_path)
+    assert lpath.suffix == rpath.suffix == ".csv"  # clired reads any other extension as another format
     lrows = [line.split("\t") for line in lpath.read_text().splitlines()]
     rrows = rpath.read_text().splitlines()
     # generic names with clired's type marks: "id" and "lat" cannot be taken for clired's special columns

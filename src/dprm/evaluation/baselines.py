@@ -368,7 +368,8 @@ def write_clired_data(data: TwoViewData, work_dir: str | os.PathLike) -> tuple[P
     Returns
     -------
     left_path, right_path : Path
-        ``work_dir/left.tsv`` and ``work_dir/right.tsv``.
+        ``work_dir/left.csv`` and ``work_dir/right.csv``, tab-separated (clired reads
+        any other extension as another format).
     categories : dict
         ``{attribute: {token: category}}`` for the categories written as codes.
 
@@ -392,7 +393,7 @@ def write_clired_data(data: TwoViewData, work_dir: str | os.PathLike) -> tuple[P
     {}
     """
     work = Path(work_dir)
-    left, right = work / "left.tsv", work / "right.tsv"
+    left, right = work / "left.csv", work / "right.csv"  # clired reads other extensions as another format
     categories = _write_view(data.left, "L", left)
     categories.update(_write_view(data.right, "R", right))
     return left, right, categories
@@ -493,6 +494,7 @@ def run_clired(
     id_column: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     grace: float = 30.0,
+    duplicate_names: str = "rename",
     **clired_parameters: Any,
 ) -> dict:
     """Mine with python-clired through its command line; return the spec's document.
@@ -520,6 +522,9 @@ def run_clired(
         yes/no.
     grace : float
         Seconds clired gets to write its results after the timeout's SIGINT.
+    duplicate_names : {"rename", "error"}
+        A column name twice in one file: renamed ``name.1``, ... (default, as the
+        experiment runner loads data) or an error (:func:`dprm.data.load_two_view`).
     **clired_parameters
         More clired preferences, as keywords (merged into ``parameters``).
 
@@ -552,7 +557,7 @@ def run_clired(
     if not (isinstance(grace, (int, float)) and grace >= 0):
         raise ParameterError(f"grace must be a non-negative number of seconds, got {grace!r}")
 
-    data = load_two_view(left_path, right_path, types=types, id_column=id_column)
+    data = load_two_view(left_path, right_path, types=types, id_column=id_column, duplicate_names=duplicate_names)
     work = Path(work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     left_file, right_file, categories = write_clired_data(data, work)
