@@ -306,3 +306,21 @@ def test_scores_change_by_at_most_the_sensitivity_on_neighbouring_data(seed) -> 
         scores.append((quality(inter, union), quality(candidates.intersection, candidates.union)))
     for before, after in zip(*scores):
         assert np.abs(before - after).max() <= delta + 1e-12
+
+
+def test_cli_auto_and_paper_settings(files, tmp_path) -> None:
+    left, right, types = files / "left.csv", files / "right.csv", files / "types.json"
+    for extra in ([], ["--initial-pairs", "auto", "--extensions", "auto"],
+                  ["--initial-pairs", "2", "--extensions", "3", "--score-range", "symmetric"]):
+        out = tmp_path / "out.json"
+        code, _, err = _run(["mine", left, right, "--types", types, "-a", "serenade-es", "--epsilon", "1",
+                             "--seed", "1", "-o", out, *extra])
+        assert code == 0, err
+        chosen = json.loads(out.read_text())["parameters"]["chosen"]
+        if extra[-1:] == ["symmetric"]:
+            assert (chosen["initial_pairs"], chosen["extensions"]) == (2, 3)
+    code, _, err = _run(["mine", left, right, "--types", types, "-a", "serenade-cs", "--epsilon", "1",
+                         "--initial-pairs", "many"])
+    assert code == 2 and "--initial-pairs must be an integer or 'auto'" in err
+    code, _, err = _run(["mine", left, right, "--types", types, "-a", "reremi", "--score-range", "bounded"])
+    assert code == 2 and "--score-range does not apply" in err

@@ -10,6 +10,7 @@ import pytest
 
 from dprm.errors import ParameterError
 from dprm.mining.serenade.quality import (
+    JACCARD_ONE_SIDED,
     JACCARD_SENSITIVITY,
     LogisticQuality,
     brute_force_sensitivity,
@@ -277,3 +278,98 @@ def test_rise_fall_max_against_enumeration(seed):
             fine_values = alpha[j] * (fine - k_ok[j]) / (fine * (fine + 1)) + k_ok[j] * beta[j] / fine
             assert relaxed[j] >= fine_values.max() * (1 - 1e-12)
             assert relaxed[j] == pytest.approx(fine_values.max(), rel=1e-6)
+
+
+# --- one-sided sensitivities (bounded range) ------------------------------------------
+
+
+def brute_force_one_sided(quality, n_max: int) -> tuple[float, float]:
+    """Largest decrease and increase of q when one row is added, over all (i, u), u + 1 <= n_max."""
+    down = up = 0.0
+    for u in range(0, n_max):
+        for i in range(0, u + 1):
+            before = quality(i, u)
+            for after in (quality(i + 1, u + 1), quality(i, u + 1)):
+                change = float(after - before)
+                down, up = max(down, -change), max(up, change)
+    return down, up
+
+
+@pytest.mark.parametrize("center", [0.0, 3.5, 10.0, 25.0])
+@pytest.mark.parametrize("lam", [0.01, 0.37, 4.0])
+def test_one_sided_at_size_equals_brute_force(center, lam):
+    q = LogisticQuality(center, lam)
+    for n in (0, 1, 2, 7, 45):
+        got = q.one_sided_sensitivity(n)
+        want = brute_force_one_sided(q, n)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+        assert max(got) == pytest.approx(q.sensitivity(n), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("center, lam", [(3.0, 0.8), (10.0, 0.35), (20.0, 0.3), (0.0, 0.2)])
+def test_one_sided_over_sizes_bounds_and_is_tight(center, lam):
+    q = LogisticQuality(center, lam)
+    down, up = q.one_sided_sensitivity()
+    assert max(down, up) == pytest.approx(q.sensitivity(), rel=1e-12)
+    assert q.score_range() == pytest.approx(down + up, rel=1e-15)
+    small = brute_force_one_sided(q, 150)
+    assert small[0] <= down * (1 + 1e-12) and small[1] <= up * (1 + 1e-12)
+    big = q.one_sided_sensitivity(4000)
+    assert big == pytest.approx((down, up), rel=1e-6)
+
+
+def test_jaccard_one_sided_constant_is_brute_force():
+    assert brute_force_one_sided(jaccard_quality, 40) == JACCARD_ONE_SIDED
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_removing_a_row_moves_every_score_inside_the_mirrored_interval(seed):
+    # Removing a row is the reverse of adding it: changes lie in [-up, down].
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        n = int(rng.integers(2, 60))
+        q = LogisticQuality(float(rng.uniform(0, 15)), float(np.exp(rng.uniform(np.log(0.02), np.log(3)))))
+        down, up = q.one_sided_sensitivity()
+        left = rng.random((5, n)) < rng.uniform(0.1, 0.9)
+        right = rng.random((5, n)) < rng.uniform(0.1, 0.9)
+        i = (left[:, None] & right[None]).sum(-1)
+        u = (left[:, None] | right[None]).sum(-1)
+        row = int(rng.integers(n))
+        keep = np.arange(n) != row
+        i2 = (left[:, None, keep] & right[None, :, keep]).sum(-1)
+        u2 = (left[:, None, keep] | right[None, :, keep]).sum(-1)
+        change = q(i2, u2) - q(i, u)
+        assert change.min() >= -up * (1 + 1e-12) - 1e-15
+        assert change.max() <= down * (1 + 1e-12) + 1e-15
+
+
+def test_bounded_range_draw_is_epsilon_dp_on_neighbours():
+    # Exact selection probabilities ∝ exp(ε q / R) over many candidates on D and D minus a row.
+    from scipy.special import log_softmax
+
+    rng = np.random.default_rng(7)
+    epsilon = 1.0
+    for _ in range(20):
+        n = int(rng.integers(5, 50))
+        q = LogisticQuality(float(rng.uniform(0, 8)), float(np.exp(rng.uniform(np.log(0.05), np.log(2)))))
+        left = rng.random((6, n)) < rng.uniform(0.1, 0.9, size=(6, 1))
+        right = rng.random((6, n)) < rng.uniform(0.1, 0.9, size=(6, 1))
+        scale = q.score_range() / epsilon
+        logp = []
+        for keep in (np.ones(n, bool), np.arange(n) != int(rng.integers(n))):
+            i = (left[:, None, keep] & right[None, :, keep]).sum(-1).ravel()
+            u = (left[:, None, keep] | right[None, :, keep]).sum(-1).ravel()
+            logp.append(log_softmax(q(i, u) / scale))
+        assert np.abs(logp[0] - logp[1]).max() <= epsilon * (1 + 1e-9)
+
+
+def test_range_line_search_never_worse_than_sensitivity_search():
+    for center in (30.0, 257.5):
+        by_range = choose_steepness(center, objective="range")
+        by_delta = choose_steepness(center)
+        assert by_range.score_range() <= by_delta.score_range() * (1 + 1e-9)
+        assert by_range.score_range() < 2 * by_range.sensitivity()
+    with pytest.raises(ParameterError, match="objective"):
+        choose_steepness(10.0, objective="width")
+    with pytest.raises(ParameterError, match="public centre"):
+        LogisticQuality(10.0, 0.1, center_share=0.1, min_rows=100).one_sided_sensitivity()

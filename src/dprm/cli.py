@@ -111,6 +111,7 @@ MINER_OPTIONS = (
     "rows",
     "min_rows",
     "steepness",
+    "score_range",
 )
 
 
@@ -158,8 +159,12 @@ def mine(
     binning_share: Optional[float] = typer.Option(None, help="Budget share for the private Freedman-Diaconis bins."),
     budget_split: Optional[str] = typer.Option(
         None, help="Serenade: shares init,extend,quality summing to 1 (default the paper's d3: 0.6,0.3,0.1)."),
-    initial_pairs: Optional[int] = typer.Option(None, help="Serenade/reremi: number of initial pairs k (20)."),
-    extensions: Optional[int] = typer.Option(None, help="Serenade: extension rounds, m for CS (4), M for ES (80)."),
+    initial_pairs: Optional[str] = typer.Option(
+        None, help="Serenade/reremi: number of initial pairs k, or 'auto' (Serenade default; paper: 20)."),
+    extensions: Optional[str] = typer.Option(
+        None, help="Serenade: extension rounds, m for CS / M for ES, or 'auto' (default; paper: 4 / 80)."),
+    score_range: Optional[str] = typer.Option(
+        None, help="Serenade: exponential mechanism 'bounded' (range down+up, default) or 'symmetric' (2Δ, paper)."),
     max_age: Optional[int] = typer.Option(None, help="serenade-es: rounds a memoised extension is kept (40)."),
     max_literals: Optional[int] = typer.Option(None, help="Serenade/reremi: literals per query at most (4)."),
     data_size: Optional[str] = typer.Option(
@@ -173,6 +178,13 @@ def mine(
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
     miner_class, fixed = ALGORITHMS[algorithm]
     given = {name: value for name, value in locals().items() if name in MINER_OPTIONS and value is not None}
+    for name in ("initial_pairs", "extensions"):  # an integer, or 'auto' for the Serenade miners
+        if name in given and given[name] != "auto":
+            try:
+                given[name] = int(given[name])
+            except ValueError:
+                raise ParameterError(f"--{name.replace('_', '-')} must be an integer or 'auto', "
+                                     f"not {given[name]!r}") from None
     accepted = set(miner_class.parameter_names()) - set(fixed)
     for name in given:
         if name not in accepted:

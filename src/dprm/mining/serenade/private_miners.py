@@ -55,7 +55,13 @@ from dprm.data.attributes import AttributeKind, TwoViewData
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import Miner
 from dprm.mining.private_extraction import discrete_laplace_variance
-from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOISE, cs_sizes, es_sizes
+from dprm.mining.serenade.auto import (
+    DEFAULT_MIN_SHARPNESS,
+    DEFAULT_QUALITY_NOISE,
+    DEFAULT_QUALITY_NOISE_CS,
+    cs_sizes,
+    es_sizes,
+)
 from dprm.mining.serenade.compute_quality import QualityRelease, release_quality
 from dprm.mining.serenade.extensions import Growing, extend, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
@@ -474,7 +480,7 @@ class SerenadeCS(_GreedyMiner):
         confidence: float = 0.95,
         score_range: str = "bounded",
         min_sharpness: float = DEFAULT_MIN_SHARPNESS,
-        quality_noise: float = DEFAULT_QUALITY_NOISE,
+        quality_noise: float = DEFAULT_QUALITY_NOISE_CS,
     ) -> None:
         self.epsilon = epsilon
         self.budget_split = budget_split
@@ -500,6 +506,8 @@ class SerenadeCS(_GreedyMiner):
         epsilon = self._prepare_private(data)
         init, ext, qual = (epsilon * s for s in self._split)
         m = self._m
+        if m == 0:  # no extension rounds: the extension budget goes to the qualities (as in ES)
+            qual, ext = qual + ext, ext * 0
         unique: dict[str, Growing] = {}
         for state in self._initial_pairs(init):
             unique.setdefault(state.key(), state)

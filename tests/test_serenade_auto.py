@@ -1,0 +1,154 @@
+"""The "auto" numbers of initial pairs and extensions: the rule against brute force, public inputs only."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dprm.data import load_two_view
+from dprm.data.attributes import Attribute, TwoViewData, View
+from dprm.datasets import make_planted
+from dprm.errors import ParameterError
+from dprm.mining.serenade import SerenadeCS, SerenadeES
+from dprm.mining.serenade.auto import MAX_PAIRS, MAX_ROUNDS_CS, MAX_ROUNDS_ES, cs_sizes, es_sizes
+from dprm.mining.serenade.quality import choose_steepness
+from dprm.privacy import Accountant, SeededNoise
+
+
+def _inputs(rng):
+    eps = rng.uniform(0.05, 20)
+    shares = rng.dirichlet([2, 2, 2])
+    return (*(eps * shares), float(np.exp(rng.uniform(np.log(1e-4), np.log(0.5)))),
+            float(rng.uniform(0, 5000)), float(rng.uniform(1, 16)), float(rng.uniform(0.05, 1)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_es_rule_is_the_largest_feasible_choice(seed) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        init, ext, qual, r, c, eta, alpha = _inputs(rng)
+        k, rounds = es_sizes(init, ext, qual, r, c, min_sharpness=eta, quality_noise=alpha)
+        feasible_k = [j for j in range(1, MAX_PAIRS + 1)
+                      if init / j / r >= eta and qual / j >= math.sqrt(2) / (alpha * c)]
+        feasible_m = [m for m in range(1, MAX_ROUNDS_ES + 1) if ext / m / r >= eta]
+        assert k == max(feasible_k, default=1)
+        assert rounds == max(feasible_m, default=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cs_rule_is_the_largest_feasible_choice(seed) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        init, ext, qual, r, c, eta, alpha = _inputs(rng)
+        k, m = cs_sizes(init, ext, qual, r, c, min_sharpness=eta, quality_noise=alpha)
+
+        def ok(j, mm):
+            sharp = init / j / r >= eta and (mm == 0 or ext / (mm * j) / r >= eta)
+            return sharp and qual / ((mm + 1) * j) >= math.sqrt(2) / (alpha * c)
+
+        extending = [(j, mm) for j in range(1, MAX_PAIRS + 1) for mm in range(1, MAX_ROUNDS_CS + 1) if ok(j, mm)]
+        if extending:
+            assert (k, m) == max(extending)  # largest k, then largest m
+        else:
+            assert m == 0 and k == max([j for j in range(1, MAX_PAIRS + 1) if ok(j, 0)], default=1)
+
+
+def test_rule_values_as_derived_on_mammal_like_sizes() -> None:
+    # MAMMAL: n̂ = 2,575, c = 257.5, R = 1.5 Δ ≈ 0.0077; ε = 1 minus 1 % for the size, split d3.
+    r = choose_steepness(257.5, objective="range").score_range()
+    assert r == pytest.approx(0.0077, rel=1e-3)
+    init, ext, qual = 0.99 * 0.6, 0.99 * 0.3, 0.99 * 0.1
+    # k ≤ 0.594 / (8 R) = 9.6 and ≤ 0.099 · 0.25 · 257.5 / √2 = 4.5; M ≤ 0.297 / (8 R) = 4.8
+    assert es_sizes(init, ext, qual, r, 257.5) == (4, 4)
+    # CS with α = 1/4: k m ≤ 4.8 and k (m + 1) ≤ 4.5, largest k with m ≥ 1: (2, 1);
+    # with its default α = 1/10: k (m + 1) ≤ 1.8, so one pair and no extension
+    assert cs_sizes(init, ext, qual, r, 257.5, quality_noise=0.25) == (2, 1)
+    assert cs_sizes(init, ext, qual, r, 257.5) == (1, 0)
+    # large data: the paper's values
+    r_big = choose_steepness(40_000.0, objective="range").score_range()
+    assert es_sizes(init, ext, qual, r_big, 40_000.0) == (20, 80)
+
+
+def test_bad_rule_inputs() -> None:
+    with pytest.raises(ParameterError, match="min-sharpness"):
+        es_sizes(0.5, 0.3, 0.1, 0.01, 100.0, min_sharpness=0)
+    with pytest.raises(ParameterError, match="quality-noise"):
+        cs_sizes(0.5, 0.3, 0.1, 0.01, 100.0, quality_noise=-1)
+    with pytest.raises(ParameterError, match="initial-pairs"):
+        SerenadeES(initial_pairs="many").fit(_planted()[0])
+    with pytest.raises(ParameterError, match="extensions"):
+        SerenadeCS(extensions="auto-ish").fit(_planted()[0])
+
+
+class FixedCount(SeededNoise):
+    """Seeded noise whose first release (the row count) is forced to ``count``."""
+
+    def __init__(self, rng, count: int) -> None:
+        super().__init__(rng)
+        self.count = count
+        self.first = True
+
+    def discrete_laplace(self, values, scale):
+        if self.first:
+            self.first = False
+            return np.full(np.shape(values), self.count, dtype=np.int64)
+        return super().discrete_laplace(values, scale)
+
+
+def _planted(n: int = 900):
+    planted = make_planted(n, n_planted=2, noise=0.03, random_state=4)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    keep = np.arange(data.n_rows) != 17
+
+    def subset(view):
+        return View(view.name, [Attribute(a.name, a.view, a.kind, a.values[keep], a.domain) for a in view])
+
+    return data, TwoViewData(subset(data.left), subset(data.right))
+
+
+@pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
+@pytest.mark.parametrize("released", [900, 4000, 40_000])
+def test_auto_choice_uses_only_public_values(miner_class, released) -> None:
+    """Neighbouring datasets with the same released row count get the same k, m/M, as derived."""
+    chosen = []
+    for data in _planted():
+        miner = miner_class(epsilon=1.0).fit(data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0),
+                                                                                          released)))
+        chosen.append(miner.chosen_)
+    assert chosen[0] == chosen[1]
+    r = choose_steepness(released / 10, objective="range").score_range()
+    rule = es_sizes if miner_class is SerenadeES else cs_sizes
+    eps = 0.99
+    assert (chosen[0]["initial_pairs"], chosen[0]["extensions"]) == rule(eps * 0.6, eps * 0.3, eps * 0.1, r,
+                                                                         released / 10)
+    assert chosen[0]["score_range"] == pytest.approx(r)
+    assert chosen[0]["initial_pair_sharpness"] >= 8 or chosen[0]["initial_pairs"] == 1
+
+
+def test_auto_choice_is_in_the_document_and_the_ledger_adds_up() -> None:
+    data = _planted()[0]
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
+    miner = SerenadeES(epsilon=1.0).fit(data, accountant=accountant)
+    k, rounds = miner.chosen_["initial_pairs"], miner.chosen_["extensions"]
+    steps = [e.step for e in accountant.ledger]
+    assert sum(s.startswith("initial pair") for s in steps) == k
+    assert sum(s.startswith("extension") for s in steps) == rounds
+    assert sum((e.epsilon for e in accountant.ledger), Fraction(0)) == 1
+    document = miner.document()
+    assert document["parameters"]["initial_pairs"] == "auto"
+    assert document["parameters"]["chosen"]["initial_pairs"] == k
+
+
+@pytest.mark.parametrize("miner_class, k, m", [(SerenadeES, 7, 9), (SerenadeCS, 3, 2)])
+def test_explicit_integers_are_kept(miner_class, k, m) -> None:
+    data = _planted()[0]
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(2)))
+    miner = miner_class(epsilon=1.0, initial_pairs=k, extensions=m, score_range="symmetric").fit(
+        data, accountant=accountant)
+    assert (miner.chosen_["initial_pairs"], miner.chosen_["extensions"]) == (k, m)
+    assert sum(e.step.startswith("initial pair") for e in accountant.ledger) == k
+    # symmetric: the mechanisms get the quality's sensitivity itself (R = 2Δ)
+    assert miner.chosen_["score_range"] == pytest.approx(2 * miner._quality.sensitivity())
