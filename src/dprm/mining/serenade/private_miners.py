@@ -38,6 +38,30 @@ Scores: the lower-sensitivity quality ``q = J · σ(λ(I − c))`` (``quality="l
 ``λ`` by line search on public values unless ``steepness`` is given) or the plain
 Jaccard with ``Δ = 1`` (``quality="jaccard"``, the NoSens ablation).
 
+**Bounded range** (``score_range="bounded"``, the default; ``"symmetric"`` is the
+paper's ``exp(ε q / (2Δ))``). Adding a row changes every candidate's score by a value
+in ``[-down, up]`` (the quality's :meth:`~.LogisticQuality.one_sided_sensitivity`; for
+the Jaccard index ``(1/2, 1)``), removing one by a value in ``[-up, down]``. Let
+``R = down + up`` and ``q̃_D = q_D − b |D|`` with ``b = (up − down)/2``: one row more
+changes ``q̃`` by ``[-down − b, up − b] = [-R/2, R/2]``, so ``q̃`` has sensitivity
+``R/2`` in the ordinary sense, and the exponential mechanism on ``q̃`` with
+sensitivity ``R/2`` is ε-DP. ``q̃`` differs from ``q`` by a constant per dataset, which
+the exponential mechanism (and every Gumbel race or reservoir built on it) ignores:
+sampling ``∝ exp(ε q / R)`` is exactly that mechanism. So every draw is given the
+sensitivity ``R/2`` (``R = 1.5 Δ`` at the line search's ``λ``: a third sharper at the
+same ``ε``). Engine mode (the centre moves with ``n``) keeps ``R = 2Δ``.
+
+**Numbers of draws** (``initial_pairs="auto"``, ``extensions="auto"``, the defaults):
+after the noisy row count, ``k`` and ``m`` / ``M`` are the largest values up to the
+paper's (20, and 4 / 80) such that every exponential-mechanism draw has sharpness
+``ε_draw / R ≥ min_sharpness`` and every quality release noise of standard deviation at
+most ``quality_noise · c`` on the intersection (:mod:`dprm.mining.serenade.auto`). The
+rule reads only public values (``ε``, the split, ``R`` and ``c`` from ``n̂``), so it is
+post-processing; integers keep the paper's numbers, and
+``initial_pairs=20, extensions=80, score_range="symmetric"`` reproduces the paper's
+ES (``extensions=4`` for CS). The chosen values are in ``chosen_`` and in the output's
+``parameters.chosen``.
+
 Candidate literals: :mod:`.literals` (numeric thresholds on a grid over the declared
 bounds, a data-independent candidate set; undeclared domains make the run not
 private and the output says so). The view with only Boolean and categorical
@@ -406,8 +430,9 @@ _COMMON_DOC = """
     budget_split : str or sequence
         Shares (init, extend, quality) of the budget after the data-size count, summing
         to 1 exactly (default the paper's d3, ``"0.6,0.3,0.1"``).
-    initial_pairs : int
-        ``k``, the number of initial pairs (independent exponential-mechanism draws).
+    initial_pairs : int or "auto"
+        ``k``, the number of initial pairs (independent exponential-mechanism draws);
+        ``"auto"`` (default): the rule of :mod:`dprm.mining.serenade.auto` (at most 20).
     min_support : float or None
         Logistic centre: rows (``>= 1``) or a share of the (noisy) data size
         (``< 1``); default 10 % of the data size. Redescriptions whose noisy
@@ -433,6 +458,13 @@ _COMMON_DOC = """
         ``λ``; default the line search's choice.
     confidence : float
         Level of the simulated intervals.
+    score_range : {"bounded", "symmetric"}
+        Sample ``∝ exp(ε q / R)`` with ``R = down + up`` (default) or ``R = 2Δ`` (paper).
+    min_sharpness : float
+        ``η₀`` of the auto rule: least ``ε_draw / R`` of a draw (default 8).
+    quality_noise : float
+        ``α`` of the auto rule: largest noise std of a released intersection relative to
+        the minimum support (default 1/4 for ES, 1/10 for CS).
 """
 
 
@@ -441,8 +473,8 @@ class SerenadeCS(_GreedyMiner):
 
     Parameters
     ----------
-    extensions : int
-        ``m``: extension rounds per pair (default 4).
+    extensions : int or "auto"
+        ``m``: extension rounds per pair; ``"auto"`` (default): at most 4, by the rule.
     """ + _COMMON_DOC + """
     Examples
     --------
@@ -550,8 +582,8 @@ class SerenadeES(_GreedyMiner):
     quality : {"logistic", "jaccard"}
         The score of the exponential mechanism: the lower-sensitivity quality, or the
         plain Jaccard (``"jaccard"``: the paper's NoSens ablation, ``Δ = 1``).
-    extensions : int
-        ``M``: extension rounds in all (default 80).
+    extensions : int or "auto"
+        ``M``: extension rounds in all; ``"auto"`` (default): at most 80, by the rule.
     max_age : int
         Rounds a memoised extension is kept (default 40; no effect on the output
         distribution or the budget, see :mod:`dprm.mining.serenade.race`).
