@@ -127,7 +127,7 @@ def _tiny() -> TwoViewData:
 @pytest.mark.parametrize("score_range, half_range", [("symmetric", 1), ("bounded", Fraction(3, 4))])
 def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range) -> None:
     data = _tiny()
-    runs = 3000
+    runs = 1500
     seen: Counter = Counter()
     for seed in range(runs):
         accountant = Accountant(4, SeededNoise(np.random.default_rng(seed)))

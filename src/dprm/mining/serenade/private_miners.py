@@ -280,7 +280,11 @@ class _GreedyMiner(Miner):
             center = float(share * max(data.n_rows, self.min_rows))  # private, inside the engine only
         self._min_support_rows = center
         bounded = self.score_range == "bounded" and self.data_size != "engine"
-        if self.data_size == "engine":
+        needs_logistic = self.quality == "logistic" or AUTO in (self.initial_pairs, self.extensions)
+        logistic, logistic_range = None, None
+        if not needs_logistic:  # NoSens with explicit numbers: no line search needed
+            public_center = center if self.data_size != "engine" else float(share) * self.min_rows
+        elif self.data_size == "engine":
             f = float(share)
             public_center = f * self.min_rows  # c₀: the public lower bound of the centre
             if self.steepness is None:
@@ -325,8 +329,11 @@ class _GreedyMiner(Miner):
         """
         init, ext, qual = (float(epsilon * s) for s in self._split)
         rule = es_sizes if isinstance(self, SerenadeES) else cs_sizes
-        auto_k, auto_m = rule(init, ext, qual, logistic_range, public_center,
-                              min_sharpness=float(self.min_sharpness), quality_noise=float(self.quality_noise))
+        if logistic_range is None:  # both numbers given
+            auto_k = auto_m = 0
+        else:
+            auto_k, auto_m = rule(init, ext, qual, logistic_range, public_center,
+                                  min_sharpness=float(self.min_sharpness), quality_noise=float(self.quality_noise))
         self._k = auto_k if self.initial_pairs == AUTO else int(self.initial_pairs)
         self._m = auto_m if self.extensions == AUTO else int(self.extensions)
         self.chosen_ = {"initial_pairs": self._k, "extensions": self._m,
