@@ -37,10 +37,12 @@ variants). Without them:
   candidates) as the selection the actions file defines (drop candidates with no
   attribute left to add, keep the ``batch_cap`` best); without the file the
   selection is empty of actions, so every candidate stays in the beam forever
-  and the loop ``while len(nextge) > 0`` never ends. The trees' *partial* and
-  *final* selections and the redundancy filter are missing likewise.
-* **Any selection crashes** once the beam is non-empty: evaluating ``:acc:`` needs
-  the redescription fields definitions, and ``RedProps`` opens
+  and the loop ``while len(nextge) > 0`` never ends (measured: 1.2 million
+  "Generation 1.5 expanded" lines in 90 s on a 515-row sample of MAMMAL). The
+  trees' *partial* and *final* selections and the redundancy filter are missing
+  likewise.
+* **An actions file alone is not enough**: the first selection that evaluates
+  ``:acc:`` needs the redescription fields definitions, and ``RedProps`` opens
   ``fields_rdefs_basic.xml`` (found as ``None``: ``AttributeError: 'NoneType'
   object has no attribute 'getElementsByTagName'``).
 * The queries file has no columns (its column list comes from the fields file).
