@@ -77,8 +77,8 @@ class AlternatingTrees(PrivateTreeMiner):
     confidence : float
         Level of the reported intervals.
     size_share : float
-        Share of ``epsilon`` for a noisy count of the rows (0: none, as the paper);
-        the rest is split as the paper does.
+        Share of ``epsilon`` for a noisy count of the rows (default 0.05; 0: none, as
+        the paper); the rest is split as the paper does.
     """
 
     def __init__(
@@ -103,10 +103,10 @@ class AlternatingTrees(PrivateTreeMiner):
         counts: str = "cells",
         units: str = "leaves",
         prune_support: float | None = None,
-        prune_interval: float | None = 0.25,
+        prune_interval: float | None = 0.22,
         prune_significance: bool = True,
         confidence: float = 0.95,
-        size_share: float = 0.0,
+        size_share: float = 0.05,
         target_binning: str = "fixed",
         binning_share: float = 0.02,
     ) -> None:

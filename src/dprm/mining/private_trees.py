@@ -14,9 +14,11 @@ base class holds the rest:
   of values and the interquartile range (``"fd"``, paid from ``binning_share`` of
   the budget, :meth:`_fd_bins`);
 * a noisy count of the rows with a small share of the budget (``size_share``,
-  beyond the paper; 0 turns it off): the data size enters Γ's maximum support and
-  every p-value, and the sum of a tree pair's noisy cells alone is too rough for
-  them (its variance grows with the number of cells);
+  default 5 %, beyond the paper; 0 turns it off): the data size enters Γ's maximum
+  support and every p-value, and the sum of a tree pair's noisy cells alone is too
+  rough for them (its variance grows with the number of cells); extraction also
+  makes the cells add up to the combined estimate
+  (:func:`dprm.mining.private_extraction.consistent_cells`);
 * private extraction of each tree pair (:func:`dprm.mining.private_extraction.private_extract`),
   pruning, and the output's privacy block, which says honestly when a run is not
   private (seeded noise, or domains read off the data).

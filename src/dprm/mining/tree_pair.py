@@ -102,10 +102,10 @@ class MCMCTreePair(PrivateTreeMiner):
         counts: str = "cells",
         units: str = "leaves",
         prune_support: float | None = None,
-        prune_interval: float | None = 0.25,
+        prune_interval: float | None = 0.22,
         prune_significance: bool = True,
         confidence: float = 0.95,
-        size_share: float = 0.0,
+        size_share: float = 0.05,
         target_binning: str = "fixed",
         binning_share: float = 0.02,
     ) -> None:
