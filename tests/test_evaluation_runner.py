@@ -396,7 +396,7 @@ def test_baselines_run_once_through_run_clired_and_their_absence_is_unavailable(
             "parameters": {"min_support": 5}}
     record = _execute(task)
     assert record["status"] == "ok" and record["returned"] == len(exact["redescriptions"])
-    assert calls == [("clired-splitt", True, {"min_support": 5, "timeout": 30})]
+    assert calls == [("clired-splitt", True, {"types": None, "id_column": None, "min_support": 5, "timeout": 30})]
     assert not path.with_name("0.work").exists() and not path.with_name("0.failed.json").exists()
     written = write_tables(out)
     runs = pd.read_csv(written.runs)

@@ -677,7 +677,8 @@ def _baseline(task: dict[str, Any], path: Path) -> dict[str, Any]:
     if task["timeout"] is not None:  # otherwise the baselines' own default applies
         options["timeout"] = task["timeout"]
     try:
-        document = run_clired(task["algorithm"], task["left"], task["right"], work_dir=work_dir, **options)
+        document = run_clired(task["algorithm"], task["left"], task["right"], work_dir=work_dir,
+                              types=task.get("types"), id_column=task.get("id_column"), **options)
     except (ImportError, FileNotFoundError) as err:  # python-clired or its executable is missing
         raise _Unavailable(_one_line(err)) from None
     except DprmError as err:
