@@ -528,8 +528,7 @@ def private_extract(
     else:
         free, n_free = None, np.size(released[-1])
     table_variance = n_free * discrete_laplace_variance(scales[-1])
-    raw_total = float(table.sum())
-    n_hat, n_variance = combine_estimates(raw_total, table_variance, data_size)
+    n_hat, _ = combine_estimates(float(table.sum()), table_variance, data_size)
     if free is not None and data_size is not None:
         table = consistent_cells(table, free, n_hat)
     right_units = _leaf_units(right_tree, units, residual=True,
@@ -543,9 +542,13 @@ def private_extract(
     if n_simulations > 0:
         draws = build([simulate_tables(r, s, int(n_simulations), rng) for r, s in zip(released, scales)],
                       clip=False)
-        # The simulated data sizes fluctuate around the combined estimate with its spread.
-        spread = np.sqrt(n_variance / table_variance) if table_variance > 0 else 1.0
-        n_draws = n_hat + (draws.sum(axis=(1, 2)) - raw_total) * spread
+        # The data size is simulated as it was estimated: from the simulated table's
+        # sum and, if there is one, a simulated separate count (same variance).
+        n_draws = draws.sum(axis=(1, 2))
+        if data_size is not None and data_size[1] > 0 and table_variance > 0:
+            counts_drawn = data_size[0] + rng.laplace(0.0, math.sqrt(data_size[1] / 2), size=n_draws.shape)
+            weight, other_weight = 1.0 / table_variance, 1.0 / data_size[1]
+            n_draws = (n_draws * weight + counts_drawn * other_weight) / (weight + other_weight)
         if free is not None and data_size is not None:
             draws = consistent_cells(draws, free, n_draws)
         intervals = combination_intervals(
