@@ -61,8 +61,8 @@ run() {
     esac
 }
 
-ALL="mammals-trees mammals-alt-regular mammals-pair-balanced mammals-pair-paper-score mammals-paper-counts
-     mammals-greedy rwas-greedy rwas-trees spi-trees nmes1988-trees scalability mammals-clired"
+ALL="mammals-trees mammals-greedy rwas-greedy mammals-alt-regular mammals-pair-balanced mammals-pair-paper-score mammals-paper-counts
+     rwas-trees spi-trees nmes1988-trees scalability mammals-clired"
 for name in ${@:-$ALL}; do
     echo "== $name"
     run "$name"
