@@ -11,7 +11,7 @@ secure path). Prints one line per algorithm.
 Usage::
 
     python benchmarks/quality_tree_miners.py [--algorithms alt-expm,alt-mcmc,mcmc-tree-pair]
-        [--runs 10] [--parameters '{"pair_score": "paper"}'] [--jobs 2]
+        [--runs 10] [--first-seed 0] [--parameters '{"pair_score": "paper"}'] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -54,12 +54,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algorithms", default="alt-expm,alt-mcmc,mcmc-tree-pair")
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + runs - 1")
     parser.add_argument("--parameters", default="{}", help="JSON object of miner parameters")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     parameters = json.loads(args.parameters)
     algorithms = args.algorithms.split(",")
-    jobs = [(a, seed, parameters) for a in algorithms for seed in range(args.runs)]
+    seeds = range(args.first_seed, args.first_seed + args.runs)
+    jobs = [(a, seed, parameters) for a in algorithms for seed in seeds]
     with ProcessPoolExecutor(args.jobs) as pool:
         frame = pd.concat(list(pool.map(one_run, jobs)))
     for algorithm in algorithms:
