@@ -54,22 +54,23 @@ def _before_pruning(directory: Path) -> pd.DataFrame:
     noisy support only)."""
     runs = pd.read_csv(directory / "runs.csv")
     runs = runs[runs.status == "ok"]
-    reds = pd.read_csv(directory / "redescriptions.csv", usecols=["algorithm", "epsilon", "true_pvalue"])
+    reds = pd.read_csv(directory / "redescriptions.csv", usecols=["algorithm", "epsilon", "true_pvalue", "true_jaccard"])
     key = ["algorithm", "epsilon"]
     returned = runs.assign(any=runs.returned > 0).groupby(key, dropna=False)["any"].agg(["sum", "size"])
-    significant = reds.assign(sig=reds.true_pvalue < 0.01).groupby(key, dropna=False)["sig"].mean()
-    return returned.join(significant, how="left").reset_index()
+    grouped = reds.assign(sig=reds.true_pvalue < 0.01).groupby(key, dropna=False)
+    quality = pd.DataFrame({"sig": grouped["sig"].mean(), "jaccard": grouped["true_jaccard"].median()})
+    return returned.join(quality, how="left").reset_index()
 
 
 def summary_table(directory: Path, paper: bool) -> str:
     """One Markdown table: a row per (algorithm, ε) of the experiment's summary."""
     summary = pd.read_csv(directory / "summary.csv")
     before = _before_pruning(directory)
-    header = ["algorithm", "ε", "runs returning any", "significant % of returned",
+    header = ["algorithm", "ε", "runs returning any", "significant % of returned", "true J median of returned",
               "runs with kept", "kept", "significant % of kept", "Spearman ρ",
               "true J median [q1, q3]", "median abs. error J", "interval coverage", "median s"]
     if paper:
-        header[7:7] = ["paper: significant %", "paper: ρ", "paper: runs with results"]
+        header[8:8] = ["paper: significant %", "paper: ρ", "paper: runs with results"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row in summary.itertuples(index=False):
         eps = None if pd.isna(row.epsilon) else float(row.epsilon)
@@ -78,14 +79,14 @@ def summary_table(directory: Path, paper: bool) -> str:
                        & (before.epsilon.isna() if eps is None else before.epsilon == eps)].iloc[0]
         cells = [
             row.algorithm, "none" if eps is None else f"{eps:g}", f"{int(match['sum'])}/{int(match['size'])}",
-            _number(100 * match["sig"], 1), f"{with_results}/{row.runs_ok}", str(row.kept),
+            _number(100 * match["sig"], 1), _number(match["jaccard"]), f"{with_results}/{row.runs_ok}", str(row.kept),
             _number(100 * row.share_significant, 1), _number(row.spearman_rho),
             f"{_number(row.true_jaccard_median)} [{_number(row.true_jaccard_q1, 2)}, {_number(row.true_jaccard_q3, 2)}]",
             _number(row.abs_error_jaccard_median), _number(row.interval_coverage, 2), _number(row.seconds_median, 1),
         ]
         if paper:
             key = (_setting(directory.name, row.algorithm), row.algorithm, eps)
-            cells[7:7] = [_number(PAPER_SIGNIFICANT.get(key, float("nan")), 1),
+            cells[8:8] = [_number(PAPER_SIGNIFICANT.get(key, float("nan")), 1),
                           _number(PAPER_SPEARMAN.get(key, float("nan")), 2), PAPER_RUNS.get(key, "–")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
