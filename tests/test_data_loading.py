@@ -86,7 +86,7 @@ def test_inference_and_missing_values_from_csv(pair: tuple[Path, Path]) -> None:
     assert left["sex"].domain == Domain(categories=("f", "m"), declared=False)
     np.testing.assert_array_equal(left["score"].values, [1.5, 2.5, np.nan, np.nan])
     assert left["score"].domain == Domain(bounds=(1.5, 2.5), declared=False)
-    assert left["smoker"].domain == Domain(declared=True)
+    assert left["smoker"].domain == Domain(declared=False)  # an inferred type is not public
     assert data.domains_declared is False
 
 
@@ -194,8 +194,22 @@ def test_types_file_overrides_and_domains(pair: tuple[Path, Path], tmp_path: Pat
 def test_fully_declared_domains(tmp_path: Path) -> None:
     left = write(tmp_path / "l.csv", "id,b,c\n1,0,u\n2,1,v\n")
     right = write(tmp_path / "r.csv", "id,n\n1,3\n2,4\n")
-    spec = {"columns": {"c": {"categories": ["u", "v"]}, "n": {"bounds": [0, 5]}}}
+    spec = {"columns": {"b": "boolean", "c": {"categories": ["u", "v"]}, "n": {"bounds": [0, 5]}}}
     assert load_two_view(left, right, types=spec).domains_declared is True
+
+
+def test_an_inferred_boolean_type_is_not_declared(tmp_path: Path) -> None:
+    """A column that looks Boolean could be numeric with one more row (a 2): its type
+    is a choice made on the data unless the types file declares it."""
+    left = write(tmp_path / "l.csv", "id,b,c\n1,0,u\n2,1,v\n")
+    right = write(tmp_path / "r.csv", "id,n\n1,3\n2,4\n")
+    spec = {"columns": {"c": {"categories": ["u", "v"]}, "n": {"bounds": [0, 5]}}}
+    data = load_two_view(left, right, types=spec)
+    assert data.left["b"].kind is B and data.left["b"].domain.declared is False
+    assert data.domains_declared is False
+    neighbour = write(tmp_path / "l2.csv", "id,b,c\n1,0,u\n2,1,v\n3,2,u\n")
+    right3 = write(tmp_path / "r3.csv", "id,n\n1,3\n2,4\n3,1\n")
+    assert load_two_view(neighbour, right3, types=spec).left["b"].kind is N
 
 
 def test_types_file_toml_with_id_type(tmp_path: Path) -> None:

@@ -74,7 +74,9 @@ def encode_column(
     where = f"{source}: column {name!r}"
     if kind is AttributeKind.BOOLEAN:
         values = _boolean(column, where)
-        domain = Domain(declared=True)
+        # {0, 1} is the whole domain, but the *type* is public only when the types file
+        # says so: a column inferred as Boolean could be numeric with one more row.
+        domain = Domain(declared=spec is not None)
     elif kind is AttributeKind.NUMERIC:
         values = _numeric(column, where)
         domain = _numeric_domain(values, spec, where)

@@ -27,7 +27,9 @@ Where thresholds come from (``mode``):
     on a grid of ``max_splits`` equally spaced points strictly inside the attribute's
     *public* bounds, never at data values. When the bounds were not declared by the
     data owner they are inferred from the data, and :attr:`LiteralIndex.private_domains`
-    is False: the run is then not private, and its output must say so.
+    is False: the run is then not private, and its output must say so. The same holds
+    for a column whose *type* was inferred, Boolean ones included (one more row could
+    make it numeric).
 """
 
 from __future__ import annotations
@@ -131,9 +133,7 @@ class LiteralIndex:
         self.codes = np.empty((len(self.attributes), self.n_rows), dtype=dtype)
         for position, (attribute, thresholds) in enumerate(zip(self.attributes, self.thresholds)):
             self.codes[position] = self._encode(attribute, thresholds)
-        self.private_domains = all(
-            a.domain.declared for a in self.attributes if a.kind is not AttributeKind.BOOLEAN
-        )
+        self.private_domains = all(a.domain.declared for a in self.attributes)
         self.splits = self._enumerate_splits()
 
     # -- construction ---------------------------------------------------------------

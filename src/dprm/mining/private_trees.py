@@ -275,8 +275,8 @@ class PrivateTreeMiner(Miner):
                 reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
         for side, index in enumerate(self.indexes_):
             if not index.private_domains:
-                reasons.append(f"split points of the {data.views[side].name} view come from undeclared domains "
-                               f"(declare bounds and categories in a types file)")
+                reasons.append(f"split points of the {data.views[side].name} view come from undeclared types or "
+                               f"domains (declare every column's type, bounds and categories in a types file)")
         block["private"] = not reasons
         if reasons:
             block["reasons"] = reasons

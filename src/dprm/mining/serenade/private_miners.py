@@ -416,8 +416,8 @@ class _GreedyMiner(Miner):
                 reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
         for table, view in zip(self.tables_, data.views):
             if not table.private_domains:
-                reasons.append(f"thresholds and categories of the {view.name} view come from undeclared domains "
-                               f"(declare bounds and categories in a types file)")
+                reasons.append(f"literals of the {view.name} view come from undeclared types or domains "
+                               f"(declare every column's type, bounds and categories in a types file)")
         if self.data_size == "public":
             reasons.append("the number of rows was given as public (data-size 'public'): the guarantee holds "
                            "only among datasets of that size")
