@@ -19,7 +19,7 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.datasets import make_planted, write_planted
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining import make_miner
-from dprm.mining.serenade import ReReMi, SerenadeES
+from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES
 from dprm.mining.serenade.quality import jaccard_quality
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
 
@@ -99,6 +99,19 @@ def test_es_budget_per_phase_is_exact(planted) -> None:
     rest = Fraction(99, 100)
     assert by_phase == {"data": Fraction(1, 100), "initial": rest * Fraction(3, 5),
                         "extension": rest * Fraction(3, 10), "quality": rest * Fraction(1, 10)}
+
+
+def test_cs_says_what_it_left_unspent_also_with_a_shared_accountant(planted) -> None:
+    """Every pair stops at once (min-jaccard 1): the rounds' shares are not spent, and
+    the note says how much of this run's epsilon that is, whatever the accountant's total."""
+    _, data = planted
+    for total in (1, 3):
+        accountant = Accountant(total, SeededNoise(np.random.default_rng(2)))
+        miner = SerenadeCS(epsilon=1, initial_pairs=3, extensions=2, min_jaccard=1.0).fit(
+            data, accountant=accountant, rng=np.random.default_rng(2))
+        unspent = 1 - accountant.spent()
+        assert 0 < unspent < 1
+        assert any(f"epsilon {float(unspent):.4g} of 1 was not spent" in note for note in miner.notes_)
 
 
 def test_no_release_without_the_budget(planted) -> None:

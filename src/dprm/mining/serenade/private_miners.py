@@ -228,6 +228,7 @@ class _GreedyMiner(Miner):
                 raise BudgetExceededError(
                     f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(self.epsilon)):g}, "
                     f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain")
+            self._spent_before = accountant.spent()
         for view in data.views:
             if len(view) == 0:
                 raise ParameterError(f"the {view.name} view has no usable attribute")
@@ -424,8 +425,8 @@ class _GreedyMiner(Miner):
         block["private"] = not reasons
         if reasons:
             block["reasons"] = reasons
-        unspent = self._accountant.remaining() if self._accountant.total_epsilon == as_epsilon(self.epsilon) else None
-        if unspent:
+        unspent = as_epsilon(self.epsilon) - (self._accountant.spent() - self._spent_before)
+        if unspent > 0:
             self._notes.append(f"epsilon {float(unspent):.4g} of {float(as_epsilon(self.epsilon)):g} was not spent "
                                f"(every pair stopped before the last round)")
         return block
