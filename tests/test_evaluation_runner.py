@@ -441,8 +441,10 @@ def test_cli_malformed_budgets(planted, tmp_path, capsys, budgets):
         main(["evaluate", str(planted / "left.csv"), str(planted / "right.csv"), "--algorithms", "alt-expm",
               f"--budgets={budgets}", "--out", str(out)])
     assert done.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --budgets")
+    assert captured.out == ""  # no progress bar before the error
     assert not out.exists()
 
 

@@ -67,26 +67,36 @@ def evaluate(
                               types=types, alpha=alpha, timeout=timeout)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task("runs", total=None)
+    # The bar starts with the first report of the runner, i.e. after every check of the
+    # input: a bad option is one line of error, with no bar drawn before it.
+    bar = Progress(*columns, console=console, transient=False)
+    task = None
 
-        def progress(done: int, total: int, record: RunRecord | None) -> None:
-            if record is None:
-                bar.update(task, total=total, completed=done,
-                           description=f"runs ({done} finished before)" if done else "runs")
-                return
-            bar.update(task, completed=done)
-            if record.status != "ok":
-                bar.console.print(f"[yellow]{record.algorithm} ε={record.label} run {record.run}: "
-                                  f"{record.status}: {record.message}[/yellow]")
+    def progress(done: int, total: int, record: RunRecord | None) -> None:
+        nonlocal task
+        if task is None:
+            bar.start()
+            task = bar.add_task("runs", total=total)
+        if record is None:
+            bar.update(task, total=total, completed=done,
+                       description=f"runs ({done} finished before)" if done else "runs")
+            return
+        bar.update(task, completed=done)
+        if record.status != "ok":
+            bar.console.print(f"[yellow]{record.algorithm} ε={record.label} run {record.run}: "
+                              f"{record.status}: {record.message}[/yellow]")
 
-        try:
-            result = run_experiment(config, out, jobs=jobs, progress=progress, reports=reports)
-        except KeyboardInterrupt:
+    try:
+        result = run_experiment(config, out, jobs=jobs, progress=progress, reports=reports)
+    except KeyboardInterrupt:
+        if task is not None:
             bar.stop()
-            print(f"interrupted: finished runs are kept in {out}; run the same command again to resume",
-                  file=sys.stderr)
-            raise SystemExit(130) from None
+        print(f"interrupted: finished runs are kept in {out}; run the same command again to resume",
+              file=sys.stderr)
+        raise SystemExit(130) from None
+    finally:
+        if task is not None:
+            bar.stop()
     console.print(f"[dim]master seed {result.master_seed}; {NOISE_NOTE}[/dim]")
     console.print(f"{result.ran} runs now, {result.skipped} finished before")
     _print_summary(pd.read_csv(result.tables["summary"]))
