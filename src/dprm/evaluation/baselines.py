@@ -48,7 +48,12 @@ variants). Without them:
 * The queries file has no columns (its column list comes from the fields file).
 
 dprm writes its own definitions, in clired's XML format, with the selections that
-clired's documented parameters describe (:data:`ACTIONS_XML`, :data:`FIELDS_XML`):
+clired's documented parameters describe (:data:`ACTIONS_XML`, :data:`FIELDS_XML`).
+Provenance: the format, the selection names clired looks up and the statistics they
+compare are facts read from the sdist's ``actions_rdefs_basic.xml`` and
+``fields_rdefs_basic.xml`` (python-clired, Apache-2.0, Esther Galbrun); dprm's files
+are shorter, written anew for the command-line runs here, and nothing of clired is
+shipped. Mechanics:
 ``actions_rdefs`` points at the actions file (clired reads it in addition to the
 missing default), and the two fields files are placed in the working directory,
 which is the first place clired looks for them (``findFile(name, ["", package
