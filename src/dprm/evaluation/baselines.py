@@ -51,7 +51,7 @@ dprm writes its own definitions, in clired's XML format, with the selections tha
 clired's documented parameters describe (:data:`ACTIONS_XML`, :data:`FIELDS_XML`).
 Provenance: the format, the selection names clired looks up and the statistics they
 compare are facts read from the sdist's ``actions_rdefs_basic.xml`` and
-``fields_rdefs_basic.xml`` (python-clired, Apache-2.0, Esther Galbrun); dprm's files
+``fields_rdefs_basic.xml`` (python-clired, Apache-2.0, Esther Galbrun and Pauli Miettinen); dprm's files
 are shorter, written anew for the command-line runs here, and nothing of clired is
 shipped. Mechanics:
 ``actions_rdefs`` points at the actions file (clired reads it in addition to the
