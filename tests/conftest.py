@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+from dprm.privacy import Accountant, SeededNoise
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -39,3 +40,39 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+class RecordingNoise(SeededNoise):
+    """Seeded noise that records how many charges the ledger held at each draw.
+
+    Set ``.accountant`` after building the accountant with this source; ``draws`` then
+    lists, per draw of any kind, the number of ledger entries at that moment.
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        super().__init__(rng)
+        self.accountant: Accountant | None = None
+        self.draws: list[int] = []
+
+    def _record(self) -> None:
+        self.draws.append(len(self.accountant.ledger))
+
+    def discrete_laplace(self, values, scale):
+        self._record()
+        return super().discrete_laplace(values, scale)
+
+    def noisy_max(self, scores, scale, sampler="gumbel"):
+        self._record()
+        return super().noisy_max(scores, scale, sampler)
+
+    def noisy_max_many(self, score_vectors, scale, sampler="gumbel"):
+        self._record()
+        return super().noisy_max_many(score_vectors, scale, sampler)
+
+    def gumbel(self, size):
+        self._record()
+        return super().gumbel(size)
+
+    def uniform(self, size):
+        self._record()
+        return super().uniform(size)

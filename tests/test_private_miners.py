@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import RecordingNoise
 
 from dprm.data import load_two_view
 from dprm.datasets import make_planted
@@ -21,34 +22,6 @@ ALGORITHMS = ["alt-expm", "alt-mcmc", "mcmc-tree-pair"]
 def planted():
     data = make_planted(1500, n_planted=2, noise=0.02, missing=0.02, random_state=3)
     return data, load_two_view(data.left, data.right, types=data.types)
-
-
-class RecordingNoise(SeededNoise):
-    """Seeded noise that records how many charges the ledger held at each draw."""
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        super().__init__(rng)
-        self.accountant: Accountant | None = None
-        self.draws: list[int] = []
-
-    def _record(self) -> None:
-        self.draws.append(len(self.accountant.ledger))
-
-    def discrete_laplace(self, values, scale):
-        self._record()
-        return super().discrete_laplace(values, scale)
-
-    def noisy_max(self, scores, scale, sampler="gumbel"):
-        self._record()
-        return super().noisy_max(scores, scale, sampler)
-
-    def noisy_max_many(self, score_vectors, scale, sampler="gumbel"):
-        self._record()
-        return super().noisy_max_many(score_vectors, scale, sampler)
-
-    def uniform(self, size):
-        self._record()
-        return super().uniform(size)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import RecordingNoise
 from scipy.stats import chisquare
 
 from dprm.cli import main
@@ -31,34 +32,6 @@ FAST = {"initial_pairs": 3, "extensions": 3}
 def planted():
     data = make_planted(800, n_planted=2, noise=0.02, missing=0.02, random_state=3)
     return data, load_two_view(data.left, data.right, types=data.types)
-
-
-class RecordingNoise(SeededNoise):
-    """Seeded noise that records how many charges the ledger held at each draw."""
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        super().__init__(rng)
-        self.accountant: Accountant | None = None
-        self.draws: list[int] = []
-
-    def _record(self) -> None:
-        self.draws.append(len(self.accountant.ledger))
-
-    def discrete_laplace(self, values, scale):
-        self._record()
-        return super().discrete_laplace(values, scale)
-
-    def noisy_max(self, scores, scale, sampler="gumbel"):
-        self._record()
-        return super().noisy_max(scores, scale, sampler)
-
-    def gumbel(self, size):
-        self._record()
-        return super().gumbel(size)
-
-    def uniform(self, size):
-        self._record()
-        return super().uniform(size)
 
 
 @pytest.mark.parametrize("algorithm", PRIVATE)
