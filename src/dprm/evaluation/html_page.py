@@ -16,7 +16,6 @@ import base64
 import html
 import math
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -24,6 +23,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from dprm.errors import DprmError
+from dprm.files import write_atomic
 
 __all__ = [
     "escape",
@@ -397,21 +397,10 @@ def write_bytes_atomic(data: bytes, path: str | os.PathLike) -> Path:
         raise DprmError(f"{target}: directory {directory} does not exist")
     if target.is_dir():
         raise DprmError(f"{target}: is a directory; give a file name")
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-        tmp = None
+        write_atomic(target, data)
     except OSError as err:
         raise DprmError(f"{target}: cannot write: {err.strerror or err}") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
     return target
 
 

@@ -63,7 +63,6 @@ import resource
 import secrets
 import shutil
 import signal
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -73,6 +72,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.errors import DataError, DprmError, ParameterError
+from dprm.files import write_atomic
 from dprm.evaluation.budgets import NO_EPSILON, Budget, epsilon_label, format_budgets, parse_budgets
 
 __all__ = [
@@ -475,18 +475,7 @@ class ExperimentResult:
 
 def _atomic_write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        tmp = None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomic(path, text)
 
 
 def write_csv_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from dprm.errors import DprmError
+from dprm.files import write_atomic
 from dprm.queries.redescription import Redescription
 
 __all__ = ["FORMAT", "GUARANTEES", "make_document", "write_document", "read_document", "document_redescriptions"]
@@ -90,26 +90,14 @@ def write_document(doc: dict, path: str | os.PathLike) -> None:
     document_redescriptions(doc, source=name)
     text = _encode(doc, name)
     target = Path(name)
-    directory = target.parent if str(target.parent) else Path(".")
     try:
         mode = target.stat().st_mode & 0o777
     except OSError:
         mode = 0o644
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-        tmp = None
+        write_atomic(target, text, mode=mode)
     except OSError as err:
         raise DprmError(f"{name}: cannot write: {err.strerror or err}") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def document_redescriptions(doc: Any, *, source: str = "document") -> list[Redescription]:
