@@ -29,6 +29,10 @@ ratio lies in ``[e^{−ηR}, e^{ηR}]``: ``η = ε/R`` is ε-DP (the *bounded-ra
 property of the exponential mechanism; Durfee & Rogers 2019; McSherry & Talwar's
 monotone case is ``R = Δ``). Give ``score_range=R`` to use ``scale = R/ε``; for a
 score of sensitivity ``Δ`` without further structure ``R = 2Δ`` (the default).
+Equivalently, with changes in ``[−down, up]`` (``R = up + down``) the shifted score
+``q − (up − down)/2 · |D|`` has sensitivity ``R/2`` and the same selection
+probabilities; the Serenade miners pass that sensitivity to
+:class:`~dprm.privacy.ExponentialMechanism` and :class:`~dprm.privacy.WeightedReservoir`.
 """
 
 from __future__ import annotations
