@@ -73,6 +73,7 @@ import pandas as pd
 
 from dprm.errors import DataError, DprmError, ParameterError
 from dprm.files import write_atomic
+from dprm.evaluation.tables import write_csv_atomic, write_paper_tables
 from dprm.evaluation.budgets import NO_EPSILON, Budget, epsilon_label, format_budgets, parse_budgets
 
 __all__ = [
@@ -91,7 +92,6 @@ __all__ = [
     "run_experiment",
     "write_tables",
     "read_manifest",
-    "write_csv_atomic",
 ]
 
 #: The format tag of ``experiment.json``.
@@ -469,6 +469,11 @@ class ExperimentResult:
         """The runs that raised (they are redone by the next invocation)."""
         return [r for r in self.records if r.status == "failed"]
 
+    @property
+    def refused(self) -> list[RunRecord]:
+        """The runs whose miner refused its input: they are refused again on a rerun."""
+        return [r for r in self.records if r.status == "refused"]
+
 
 # -- files ----------------------------------------------------------------------------
 
@@ -476,22 +481,6 @@ class ExperimentResult:
 def _atomic_write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text)
-
-
-def write_csv_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Write ``frame`` as CSV (no index) to a temporary file, then move it into place.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     out = write_csv_atomic(pd.DataFrame({"a": [1, 2]}), Path(tmp) / "t.csv")
-    ...     out.read_text()
-    'a\\n1\\n2\\n'
-    """
-    path = Path(path)
-    _atomic_write_text(path, frame.to_csv(index=False, lineterminator="\n"))
-    return path
 
 
 def _sha256(path: str) -> str:
@@ -710,7 +699,10 @@ def _execute(task: dict[str, Any]) -> dict[str, Any]:
         write_document(document, path)
         _failed_path(path).unlink(missing_ok=True)
     except Exception as error:  # a failed run is recorded and redone on restart, never fatal
-        status = "unavailable" if isinstance(error, _Unavailable) else "failed"
+        # "refused": the miner rejected its input (a DprmError), and will do so again on a
+        # rerun of the same experiment; "failed": anything else (a crash, memory), worth a retry.
+        status = ("unavailable" if isinstance(error, _Unavailable)
+                  else "refused" if isinstance(error, DprmError) else "failed")
         record.update(seconds=math.nan, peak_mb=_peak_mb(), rows=task["rows"], status=status,
                       message=_one_line(error))
         try:
@@ -865,7 +857,7 @@ def run_experiment(
                 record.status = "ok"
         notes = result.notes
         for algorithm in manifest["algorithms"]:
-            bad = [r for r in records if r.algorithm == algorithm and r.status in ("failed", "unavailable")]
+            bad = [r for r in records if r.algorithm == algorithm and r.status in ("failed", "refused", "unavailable")]
             if bad:
                 notes.append(f"{algorithm}: {len(bad)} run(s) {bad[0].status}: {bad[0].message}")
         if reports:
@@ -1016,7 +1008,7 @@ def write_tables(
 ) -> ExperimentResult:
     """Rebuild ``redescriptions.csv``, ``runs.csv`` and the papers' tables from the run JSONs.
 
-    Runs that have not finished appear in ``runs.csv`` with status ``failed``,
+    Runs that have not finished appear in ``runs.csv`` with status ``failed``, ``refused``,
     ``unavailable`` (from their ``.failed.json``) or ``missing``.
 
     Parameters
@@ -1029,7 +1021,6 @@ def write_tables(
         The experiment's manifest (read from ``out_dir`` when not given).
     """
     from dprm.data import load_two_view
-    from dprm.evaluation.tables import write_paper_tables
 
     out_dir = Path(out_dir)
     manifest = read_manifest(out_dir) if manifest is None else manifest

@@ -31,10 +31,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from dprm.files import write_atomic
 from dprm.evaluation.summary import MANN_WHITNEY_COLUMNS, kept, mann_whitney_best, share_significant, spearman
 
 __all__ = ["SUMMARY_TABLE_COLUMNS", "MANN_WHITNEY_TABLE_COLUMNS", "summary_table", "mann_whitney_table",
-           "write_paper_tables"]
+           "write_paper_tables", "write_csv_atomic"]
 
 #: The columns of :func:`summary_table`.
 SUMMARY_TABLE_COLUMNS: tuple[str, ...] = (
@@ -226,7 +227,6 @@ def write_paper_tables(
     dict
         ``{"summary": path, "mann_whitney": path}``.
     """
-    from dprm.evaluation.runner import write_csv_atomic
 
     out_dir = Path(out_dir)
     return {
@@ -234,3 +234,20 @@ def write_paper_tables(
                                     out_dir / "summary.csv"),
         "mann_whitney": write_csv_atomic(mann_whitney_table(redescriptions), out_dir / "mann_whitney.csv"),
     }
+
+
+def write_csv_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Write ``frame`` as CSV (no index) to a temporary file, then move it into place.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = write_csv_atomic(pd.DataFrame({"a": [1, 2]}), Path(tmp) / "t.csv")
+    ...     out.read_text()
+    'a\\n1\\n2\\n'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
+    return path
