@@ -12,6 +12,7 @@ written in the returned types.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from dprm.errors import ParameterError
+from dprm.files import write_atomic
 
 __all__ = ["PlantedData", "make_planted", "write_planted"]
 
@@ -87,9 +89,13 @@ def make_planted(
     >>> data.planted[0][1]
     {'attr': 'r_num_0', 'gt': 60.0}
     """
+    _check_sizes(n_rows, n_left_boolean, n_left_numeric, n_right_boolean, n_right_numeric, n_planted)
+    if isinstance(random_state, (bool, float)) or (
+            random_state is not None and not isinstance(random_state, (int, np.integer, np.random.Generator))):
+        raise ParameterError(f"seed must be a non-negative integer, not {random_state!r}")
+    if isinstance(random_state, (int, np.integer)) and random_state < 0:
+        raise ParameterError(f"seed must be a non-negative integer, not {random_state}")
     rng = np.random.default_rng(random_state)
-    if n_rows < 1:
-        raise ParameterError(f"n_rows must be at least 1, not {n_rows}")
     if not 0 <= noise < 0.5:
         raise ParameterError(f"noise must be in [0, 0.5), not {noise}")
     if not 0 <= missing < 1:
@@ -131,6 +137,37 @@ def make_planted(
     left.insert(0, "row_id", ids)
     right.insert(0, "row_id", ids)
     return PlantedData(left=left, right=right, planted=planted, types=types)
+
+
+#: At most this many rows: a 64-bit row index and the CSV writer stay far from any limit.
+MAX_ROWS = 100_000_000
+#: At most this many values (rows × attributes): about 4 GB as float64 while generating.
+MAX_CELLS = 500_000_000
+#: At most this many attributes per view type.
+MAX_ATTRIBUTES = 100_000
+
+
+def _check_sizes(n_rows: int, n_left_boolean: int, n_left_numeric: int, n_right_boolean: int,
+                 n_right_numeric: int, n_planted: int) -> None:
+    """Refuse sizes that are not counts or that this machine could not hold, before any work."""
+    counts = {"rows": n_rows, "left-boolean": n_left_boolean, "left-numeric": n_left_numeric,
+              "right-boolean": n_right_boolean, "right-numeric": n_right_numeric, "planted": n_planted}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ParameterError(f"{name} must be an integer, not {value!r}")
+        if value < 0:
+            raise ParameterError(f"{name} must be non-negative, not {value}")
+    if n_rows < 1:
+        raise ParameterError(f"rows must be at least 1, not {n_rows}")
+    if n_rows > MAX_ROWS:
+        raise ParameterError(f"rows must be at most {MAX_ROWS:,}, not {n_rows:,}")
+    for name in ("left-boolean", "left-numeric", "right-boolean", "right-numeric"):
+        if counts[name] > MAX_ATTRIBUTES:
+            raise ParameterError(f"{name} must be at most {MAX_ATTRIBUTES:,}, not {counts[name]:,}")
+    columns = n_left_boolean + n_left_numeric + n_right_boolean + n_right_numeric
+    if n_rows * columns > MAX_CELLS:
+        raise ParameterError(f"rows × attributes must be at most {MAX_CELLS:,} (the values are generated in "
+                             f"memory), not {n_rows * columns:,}")
 
 
 def _background(rng: np.random.Generator, n_rows: int, prefix: str, n_boolean: int, n_numeric: int) -> pd.DataFrame:
@@ -180,23 +217,24 @@ def _plant_threshold(
 def write_planted(data: PlantedData, outdir: str | Path) -> list[Path]:
     """Write ``left.csv``, ``right.csv``, ``types.json`` and ``planted.json``.
 
-    Returns the paths written. Boolean columns are written as 0/1.
+    Returns the paths written. Boolean columns are written as 0/1. Every file is
+    rendered in memory first and then written atomically (:func:`dprm.files.write_atomic`),
+    so an error leaves no partial file; ``OSError`` is raised as it comes.
     """
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    paths = []
+    contents: dict[str, bytes] = {}
     for side, frame in (("left", data.left), ("right", data.right)):
-        path = outdir / f"{side}.csv"
         out = frame.copy()
         for name in out.columns:
             if "_bool_" in name:
                 out[name] = out[name].astype("Int8")
         table = pa.Table.from_pandas(out, preserve_index=False)
-        with open(path, "wb") as handle:  # plain header: the generated names need no quotes
-            handle.write((",".join(out.columns) + "\n").encode())
-            pa_csv.write_csv(table, handle, pa_csv.WriteOptions(include_header=False))
-        paths.append(path)
-    (outdir / "types.json").write_text(json.dumps(data.types, indent=2) + "\n")
+        buffer = io.BytesIO()  # plain header: the generated names need no quotes
+        buffer.write((",".join(out.columns) + "\n").encode())
+        pa_csv.write_csv(table, buffer, pa_csv.WriteOptions(include_header=False))
+        contents[f"{side}.csv"] = buffer.getvalue()
+    contents["types.json"] = (json.dumps(data.types, indent=2) + "\n").encode()
     planted = [{"left": left, "right": right} for left, right in data.planted]
-    (outdir / "planted.json").write_text(json.dumps({"planted": planted}, indent=2) + "\n")
-    return paths + [outdir / "types.json", outdir / "planted.json"]
+    contents["planted.json"] = (json.dumps({"planted": planted}, indent=2) + "\n").encode()
+    outdir.mkdir(parents=True, exist_ok=True)
+    return [write_atomic(outdir / name, payload) for name, payload in contents.items()]
