@@ -12,7 +12,7 @@ DEMO := out/demo
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,server]'
 	touch $(STAMP)
 
 ## demo: mine the built-in example data (planted redescriptions): privately with
@@ -29,7 +29,7 @@ demo: $(STAMP)
 
 ## test: the whole test suite (unit, doctests, command line)
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 ## bench: speed figures (load, index, mine) on mammals and on 115,200 x 604 planted data
 bench: $(STAMP)
