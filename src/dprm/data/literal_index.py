@@ -40,6 +40,7 @@ from functools import cached_property
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, View
+from dprm.data.grid import rounded_grid
 from dprm.errors import ParameterError
 
 __all__ = ["Split", "LiteralIndex", "pack_rows", "popcount"]
@@ -142,15 +143,10 @@ class LiteralIndex:
         if attribute.kind is not AttributeKind.NUMERIC:
             return np.empty(0)
         if self.mode == "private":
+            # Readable points, a function of the public bounds only; overflow-safe for
+            # any finite bounds (see dprm.data.grid).
             low, high = self._bounds(attribute)
-            steps = np.arange(1, self.max_splits + 1) / (self.max_splits + 1)
-            grid = low + steps * (high - low)
-            # Round to one digit finer than the grid step: readable, still distinct,
-            # and a function of the public bounds only.
-            spacing = (high - low) / (self.max_splits + 1)
-            if spacing > 0:
-                grid = np.round(grid, max(0, int(np.ceil(-np.log10(spacing))) + 1))
-            return np.unique(grid)
+            return rounded_grid(low, high, self.max_splits)
         values = attribute.values[~np.isnan(attribute.values)]
         distinct = np.unique(values)
         if distinct.size <= self.max_splits + 1:
