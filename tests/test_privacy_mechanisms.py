@@ -447,3 +447,88 @@ def test_bounded_range_cannot_exceed_twice_the_sensitivity():
     with pytest.raises(ParameterError):
         MetropolisHastings(1.0, sensitivity=1, score_range=3)
     assert MetropolisHastings(1.0, sensitivity=1).scale == pytest.approx(2.0)
+
+
+# --- uniforms strictly inside (0, 1), and huge scales (issue 9) ------------------------
+
+
+class _FixedIntegers:
+    """Stands in for a numpy Generator whose 64-bit integers are given."""
+
+    def __init__(self, values):
+        self.values = np.array(values, dtype=np.uint64)
+
+    def integers(self, low, high, size, dtype, endpoint):
+        assert (low, high, dtype, endpoint) == (0, 2**64, np.uint64, False)
+        return self.values[:size]
+
+
+EDGE_BITS = [0, 1, 2**11, 2**12 - 1, 2**12, 2**63, 2**64 - 2**13, 2**64 - 2**11, 2**64 - 1]
+# k = bits >> 12, so the uniform is (2k + 1) / 2**53
+EDGE_UNIFORMS = [2.0**-53] * 4 + [3 * 2.0**-53, 0.5 + 2.0**-53, 1 - 3 * 2.0**-53, 1 - 2.0**-53, 1 - 2.0**-53]
+
+
+def test_seeded_uniforms_at_the_edges_are_exact_and_strictly_inside():
+    noise = SeededNoise(np.random.default_rng(0))
+    noise.rng = _FixedIntegers(EDGE_BITS)
+    u = noise.uniform(len(EDGE_BITS))
+    assert u.tolist() == EDGE_UNIFORMS  # exact: every value is (2k + 1) * 2**-53
+    assert np.all((u > 0) & (u < 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the old sampler gave u = 1.0: log(0), a RuntimeWarning
+        g = noise.gumbel(len(EDGE_BITS))
+    assert np.all(np.isfinite(g)) and g.max() < 37 and g.min() > -4
+
+
+def test_secure_uniforms_at_the_edges_are_exact_and_strictly_inside(monkeypatch):
+    import dprm.privacy.noise as noise_module
+
+    raw = np.array(EDGE_BITS, dtype=np.uint64).tobytes()
+    monkeypatch.setattr(noise_module.os, "urandom", lambda n: raw[:n])
+    noise = SecureNoise()
+    assert noise.uniform(len(EDGE_BITS)).tolist() == EDGE_UNIFORMS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.all(np.isfinite(noise.gumbel(len(EDGE_BITS))))
+
+
+def test_uniform_grid_keeps_every_top_value_distinct():
+    # The old (k + 1/2) / 2**53 rounded k + 1/2 for k >= 2**52: neighbours collapsed.
+    k = np.arange(2**52 - 8, 2**52, dtype=np.uint64)
+    noise = SeededNoise(np.random.default_rng(0))
+    noise.rng = _FixedIntegers(k << np.uint64(12))
+    u = noise.uniform(k.size)
+    assert np.all(np.diff(u) > 0) and u[-1] == 1 - 2.0**-53
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("scale", [1e17, 1e30, 1e300])
+def test_huge_scales_saturate_at_the_int64_bounds_and_never_vanish(path, scale):
+    """A tiny ε: noise far beyond int64 is clamped there (OpenDP saturates), never lost."""
+    noisy = make_noise(path, seed=3).discrete_laplace(np.full(400, 7, dtype=np.int64), scale)
+    assert noisy.dtype == np.int64
+    assert np.count_nonzero(noisy == 7) == 0
+    low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    if scale >= 1e30:  # |noise| > 2**63 but with probability ~1e-11
+        assert set(noisy.tolist()) == {low, high}
+    assert 100 < np.count_nonzero(noisy > 7) < 300  # symmetric
+
+
+def test_seeded_large_scale_sampler_matches_the_discrete_laplace_law():
+    """Above 2**52 the seeded path draws floor(s E1) - floor(s E2): |Z| / s ~ Exp(1)."""
+    scale = 2.0**60
+    z = SeededNoise(np.random.default_rng(4)).discrete_laplace(np.zeros(20_000, dtype=np.int64), scale)
+    magnitude = np.abs(z.astype(np.float64)) / scale
+    assert stats.kstest(magnitude, "expon").pvalue > ALPHA
+    assert stats.kstest(magnitude, "expon", args=(0, 1.3)).pvalue < ALPHA
+    assert stats.binomtest(int(np.count_nonzero(z > 0)), z.size).pvalue > ALPHA
+
+
+def test_saturating_release_near_the_bounds():
+    values = np.repeat(np.array([2**63 - 3, -(2**63) + 3], dtype=np.int64), 200)
+    acc = make_accountant("seeded", seed=5)
+    out = DiscreteLaplaceHistogram(Fraction(1, 10**6)).release(acc, "edge", values)
+    low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    # clamped, never wrapped around to the other end
+    assert np.all(out[:200] > 2**62) and np.all(out[200:] < -(2**62))
+    assert np.count_nonzero(out[:200] == high) > 50 and np.count_nonzero(out[200:] == low) > 50

@@ -25,9 +25,21 @@ Distributions (``s`` is the scale):
   standard exponential ``E_i``, which is the permute-and-flip mechanism (McKenna &
   Sheldon 2020; Ding et al. 2021). Secure path: OpenDP ``make_noisy_max`` with
   ``max_divergence()``.
-* uniform on the open interval ``(0, 1)``: ``(k + 1/2) / 2**53`` with ``k`` uniform
-  on ``{0, ..., 2**53 - 1}``.
-* standard Gumbel keys: ``-log(-log(u))`` of such uniforms.
+* uniform on the open interval ``(0, 1)``: ``(2k + 1) / 2**53`` with ``k`` uniform
+  on ``{0, ..., 2**52 - 1}`` (the midpoints of ``2**52`` equal cells; computed
+  exactly, so every value lies in ``[2**-53, 1 - 2**-53]``).
+* standard Gumbel keys: ``-log(-log(u))`` of such uniforms, always finite (within
+  about ``[-3.6, 36.7]``).
+
+Huge scales (a tiny ε). Released values are int64; like OpenDP, whose integer
+Laplace *saturates* at the int64 bounds, the seeded path clamps ``c + Z`` into
+``[-2**63, 2**63 - 1]`` (a deterministic function of the exact noisy value, i.e.
+post-processing). Up to a scale of ``2**52`` it uses numpy's geometric sampler;
+beyond, numpy's sampler saturates *each* geometric variable at ``2**63 - 1`` so that
+their difference would be 0 (no noise at all), and the seeded path draws
+``floor(s E1) - floor(s E2)`` with standard exponential ``E`` in float64 instead
+(``P(floor(s E) >= k) = exp(-k/s)``, the same geometric law; at such scales float64
+is not integer-exact, which does not matter for noise that dwarfs every count).
 """
 
 from __future__ import annotations
@@ -49,7 +61,12 @@ __all__ = ["Sampler", "SAMPLERS", "NoiseSource", "SecureNoise", "SeededNoise"]
 Sampler = Literal["gumbel", "permute-and-flip"]
 SAMPLERS: tuple[str, ...] = ("gumbel", "permute-and-flip")
 
-_TWO_POW_53 = float(2**53)
+#: ``2**-53``: the uniform grid's half-step (exact power of two).
+_HALF_STEP = 2.0**-53
+#: Largest scale for numpy's geometric sampler: at this scale its int64 cap ``2**63``
+#: is ``2**63 / 2**52 = 2048`` scales away, reached with probability ``exp(-2048)``.
+_NUMPY_GEOMETRIC_MAX_SCALE = 2.0**52
+_INT64_MIN, _INT64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 
 
 @runtime_checkable
@@ -120,8 +137,47 @@ def _as_scores(scores: npt.ArrayLike) -> np.ndarray:
 
 
 def _uniform_from_bits(bits: np.ndarray) -> np.ndarray:
-    """Map uniform 64-bit integers to uniforms on the open interval (0, 1)."""
-    return ((bits >> np.uint64(11)).astype(np.float64) + 0.5) / _TWO_POW_53
+    """Map uniform 64-bit integers to uniforms strictly inside (0, 1).
+
+    The top 52 bits give ``k`` uniform on ``{0, ..., 2**52 - 1}`` and the result is
+    ``(2k + 1) * 2**-53``, the midpoint of the ``k``-th of ``2**52`` equal cells of
+    ``[0, 1)``. Every step is exact in float64: ``2k + 1 < 2**53`` is an integer
+    float, and multiplying by a power of two only changes the exponent. So the
+    smallest value is ``2**-53`` and the largest ``1 - 2**-53`` (the float just
+    below 1), and the grid is symmetric about 1/2.
+
+    (The former ``(k + 1/2) / 2**53`` with a 53-bit ``k`` was not exact: for
+    ``k >= 2**52``, ``k + 1/2`` needs 54 bits and was rounded to an even integer,
+    and ``k = 2**53 - 1`` gave exactly ``1.0``, i.e. an infinite Gumbel key.)
+
+    Examples
+    --------
+    >>> top = np.array([0, 2**64 - 1], dtype=np.uint64)
+    >>> u = _uniform_from_bits(top)
+    >>> bool(u[0] == 2.0**-53), bool(u[1] == 1 - 2.0**-53), bool(u[1] < 1.0)
+    (True, True, True)
+    """
+    k = (bits >> np.uint64(12)).astype(np.float64)
+    return (2.0 * k + 1.0) * _HALF_STEP
+
+
+def _saturating_add(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``values + noise`` clamped into the int64 range (as OpenDP saturates).
+
+    ``values`` are int64; ``noise`` is int64 (then no clamping is needed unless a
+    value is near the bounds) or float64 for noise too large for integers.
+    """
+    if noise.dtype.kind == "i":
+        total = values + noise
+        overflow = (noise > 0) & (total < values)
+        underflow = (noise < 0) & (total > values)
+        if overflow.any() or underflow.any():
+            total = np.where(overflow, _INT64_MAX, np.where(underflow, _INT64_MIN, total))
+        return total
+    exact = values.astype(np.float64) + noise
+    # 2**63 - 1024 is the largest float below 2**63: a safe int64 conversion.
+    inside = np.clip(exact, -(2.0**63), 2.0**63 - 1024.0).astype(np.int64)
+    return np.where(exact >= 2.0**63, _INT64_MAX, np.where(exact <= -(2.0**63), _INT64_MIN, inside))
 
 
 class SecureNoise:
@@ -239,7 +295,7 @@ class SecureNoise:
         return np.array([measurement(a.tolist()) for a in arrays], dtype=np.int64)
 
     def uniform(self, size: int) -> np.ndarray:
-        """Uniforms on (0, 1) from :func:`os.urandom` (53 random bits each)."""
+        """Uniforms on (0, 1) from :func:`os.urandom` (52 random bits each)."""
         bits = np.frombuffer(os.urandom(8 * int(size)), dtype=np.uint64)
         return _uniform_from_bits(bits)
 
@@ -289,15 +345,31 @@ class SeededNoise:
 
         With ``p = 1 - exp(-1/s)`` and ``X, Y`` i.i.d. counting failures before the
         first success, ``P(X - Y = z) = (1-a)/(1+a) a^|z|`` with ``a = exp(-1/s)``,
-        the discrete Laplace pmf.
+        the discrete Laplace pmf. Results are clamped into the int64 range, as
+        OpenDP's are; beyond a scale of ``2**52`` the geometric variables are
+        drawn as ``floor(s E)`` in float64 (module docstring: numpy's sampler
+        would saturate both at ``2**63 - 1`` and add no noise at all).
+
+        Examples
+        --------
+        >>> noise = SeededNoise(np.random.default_rng(0))
+        >>> huge = noise.discrete_laplace(np.zeros(1000, dtype=np.int64), 1e30)
+        >>> sorted(set(huge.tolist())) == [-2**63, 2**63 - 1]   # saturated, never exact
+        True
         """
         array = _as_int_values(values)
         scale = _check_scale(scale)
-        p = -np.expm1(-1.0 / scale)
-        # numpy's geometric counts trials (>= 1); the difference is unaffected.
-        first = self.rng.geometric(p, size=array.shape)
-        second = self.rng.geometric(p, size=array.shape)
-        return array + (first - second).astype(np.int64)
+        if scale <= _NUMPY_GEOMETRIC_MAX_SCALE:
+            p = -np.expm1(-1.0 / scale)
+            # numpy's geometric counts trials (>= 1); the difference is unaffected.
+            first = self.rng.geometric(p, size=array.shape)
+            second = self.rng.geometric(p, size=array.shape)
+            noise = (first - second).astype(np.int64)
+        else:
+            first = np.floor(scale * self.rng.standard_exponential(array.shape))
+            second = np.floor(scale * self.rng.standard_exponential(array.shape))
+            noise = first - second
+        return _saturating_add(array, noise)
 
     def _noise(self, size: int, sampler: str) -> np.ndarray:
         if sampler == "gumbel":

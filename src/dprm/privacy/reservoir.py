@@ -20,7 +20,8 @@ For ``k > 1`` the top-``k`` Gumbel keys, in decreasing order, are distributed as
 whole stream and uses ``ε' = epsilon / k`` per draw, so the total is ``epsilon`` by
 sequential composition: scale ``s = 2Δk/ε``.
 
-Secure path: the Gumbel keys are computed in float64 from CSPRNG uniforms (53 bits).
+Secure path: the Gumbel keys are computed in float64 from CSPRNG uniforms (52 bits,
+strictly inside (0, 1): every key is finite).
 Only the selected indices are released, never the keys, but unlike the exact
 OpenDP samplers this is not immune to floating-point effects in principle; prefer
 :class:`~dprm.privacy.ExponentialMechanism` when all scores fit in memory.
