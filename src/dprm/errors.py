@@ -3,24 +3,171 @@
 Every error a user can cause (bad input file, bad option, exhausted budget) is a
 :class:`DprmError`. The command line turns it into one line ``error: ...`` on
 stderr and exit code 2, without a traceback; library users catch it as usual.
+
+Structured form
+---------------
+Besides its one-line message (``str(error)``, unchanged), an error carries
+keyword-only details for programs — the server above all, which must never pass a
+message that depends on the rows to an analyst:
+
+``code``
+    A stable machine code (``"value_out_of_bounds"``, ``"file_not_found"``, ...;
+    :data:`ERROR_CODES` lists them with a public description). Each class has a
+    default: ``"dprm_error"``, ``"data_error"``, ``"parameter_error"``,
+    ``"budget_exceeded"``.
+``file``, ``column``, ``row``
+    Where the problem is, when known (``None`` otherwise). ``row`` counts data rows
+    from 1, as in the messages.
+``data_dependent``
+    True when the message may reveal something about the rows (a value, a row
+    number, a count, that a row exists at all). The default is True for
+    :class:`DprmError` and :class:`DataError` (unknown is treated as dependent) and
+    False for :class:`ParameterError` and :class:`BudgetExceededError`, whose
+    messages are about options and budgets.
+
+:meth:`DprmError.public_message` gives a message that is safe to show anyone: the
+full message when it does not depend on the data, else one naming only the file,
+the column and the code's public description.
+
+Examples
+--------
+>>> err = DataError("left.csv: column 'age', row 17: value 130 is outside the declared bounds [0, 120]",
+...                 code="value_out_of_bounds", file="left.csv", column="age", row=17)
+>>> str(err)
+"left.csv: column 'age', row 17: value 130 is outside the declared bounds [0, 120]"
+>>> err.code, err.row, err.data_dependent
+('value_out_of_bounds', 17, True)
+>>> err.public_message()
+"left.csv: column 'age': a value is outside the declared bounds (value_out_of_bounds)"
+>>> DataError("plain message").code, ParameterError("epsilon must be positive").public_message()
+('data_error', 'epsilon must be positive')
 """
 
 from __future__ import annotations
 
-__all__ = ["DprmError", "DataError", "BudgetExceededError", "ParameterError"]
+from typing import Any
+
+__all__ = ["DprmError", "DataError", "BudgetExceededError", "ParameterError", "ERROR_CODES"]
+
+#: The stable error codes and a public description of each (no data in it).
+ERROR_CODES: dict[str, str] = {
+    # defaults of the classes
+    "dprm_error": "the input is not valid",
+    "data_error": "the data cannot be read or does not fit the two-view format",
+    "parameter_error": "a parameter is out of its allowed range",
+    "budget_exceeded": "the release would exceed the privacy budget",
+    # files and their form
+    "file_not_found": "no such file",
+    "not_a_file": "is a directory, not a file",
+    "unknown_file_type": "unknown file type",
+    "unreadable_file": "the file cannot be read",
+    "bad_source": "expected a file path or a pandas DataFrame",
+    "empty_file": "the file is empty",
+    "no_rows": "the file has no data rows",
+    "no_columns": "the file has no columns",
+    "not_utf8": "the file is not UTF-8 text",
+    "bad_csv": "the file cannot be parsed as CSV",
+    "bad_parquet": "the file cannot be read as Parquet",
+    "unnamed_column": "a column has no name",
+    "duplicate_column": "a column name occurs more than once",
+    "shared_column": "a column name occurs in both views",
+    "unsupported_column": "a column holds values of an unsupported type",
+    # rows and ids
+    "row_count_mismatch": "the views have different numbers of rows",
+    "missing_id_column": "the id column is absent",
+    "id_column_conflict": "two different id columns are given",
+    "missing_id": "a row has no id",
+    "duplicate_id": "an id occurs more than once",
+    "unmatched_id": "an id occurs in one view only",
+    # values
+    "not_a_number": "a value is not a number",
+    "not_finite": "a value is not a finite number",
+    "not_boolean": "a value is not Boolean",
+    "value_out_of_bounds": "a value is outside the declared bounds",
+    "unknown_category": "a value is not one of the declared categories",
+    # the types file
+    "bad_types_file": "the types file is malformed",
+    "unknown_column": "the types file declares a column that is in neither view",
+}
 
 
 class DprmError(Exception):
-    """An error caused by the user's input; its message is one self-contained line."""
+    """An error caused by the user's input; its message is one self-contained line.
+
+    Parameters
+    ----------
+    *args
+        The message (as for any exception).
+    code : str, optional
+        A stable machine code (see :data:`ERROR_CODES`); default: the class's.
+    file, column : str, optional
+        The file (as the user named it) and the column the problem is in.
+    row : int, optional
+        The 1-based data row.
+    data_dependent : bool, optional
+        Whether the message may reveal anything about the rows; default: the
+        class's (True here and for :class:`DataError`).
+    """
+
+    default_code: str = "dprm_error"
+    default_data_dependent: bool = True
+
+    def __init__(
+        self,
+        *args: Any,
+        code: str | None = None,
+        file: str | None = None,
+        column: str | None = None,
+        row: int | None = None,
+        data_dependent: bool | None = None,
+    ) -> None:
+        super().__init__(*args)
+        self.code: str = code if code is not None else self.default_code
+        self.file: str | None = file
+        self.column: str | None = column
+        self.row: int | None = row
+        self.data_dependent: bool = (
+            self.default_data_dependent if data_dependent is None else bool(data_dependent)
+        )
+
+    def public_message(self) -> str:
+        """A one-line message that reveals nothing about the rows.
+
+        The full message when :attr:`data_dependent` is false; otherwise the file,
+        the column and the code's public description (never a value, a row or a
+        count).
+
+        Examples
+        --------
+        >>> DataError("x.csv: row 3 has 5 fields but the header has 4", code="bad_csv",
+        ...           file="x.csv").public_message()
+        'x.csv: the file cannot be parsed as CSV (bad_csv)'
+        """
+        if not self.data_dependent:
+            return str(self)
+        where = [self.file] if self.file else []
+        if self.column is not None:
+            where.append(f"column {self.column!r}")
+        description = ERROR_CODES.get(self.code, ERROR_CODES[self.default_code])
+        prefix = ": ".join(where)
+        return f"{prefix + ': ' if prefix else ''}{description} ({self.code})"
 
 
 class DataError(DprmError):
     """The input data cannot be read or violates the two-view format."""
 
+    default_code = "data_error"
+
 
 class ParameterError(DprmError, ValueError):
     """A parameter (option of a miner or mechanism) is out of its allowed range."""
 
+    default_code = "parameter_error"
+    default_data_dependent = False
+
 
 class BudgetExceededError(DprmError):
     """A release would spend more privacy budget than the accountant holds."""
+
+    default_code = "budget_exceeded"
+    default_data_dependent = False
