@@ -17,7 +17,6 @@ from dprm.data.attributes import AttributeKind, Domain
 from dprm.data.category_text import category_text
 from dprm.data.inference import infer_kind
 from dprm.data.loading import load_two_view, read_view
-from dprm.data.reading import MISSING_MARKERS
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -36,8 +35,8 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
         "id,smoker,sex,score,flag,grade\n"
         "a,yes,f,1.5,TRUE,3\n"
         "b,no,m,2.5,false,2.0\n"
-        "c,YES,,NA,true,3\n"
-        "d,No,f,?,,1\n",
+        "c,YES,,,true,3\n"
+        "d,No,f,nan,,1\n",
     )
     right = write(
         tmp_path / "right.csv",
@@ -90,15 +89,40 @@ def test_inference_and_missing_values_from_csv(pair: tuple[Path, Path]) -> None:
     assert data.domains_declared is False
 
 
-def test_every_missing_marker_is_missing(tmp_path: Path) -> None:
-    markers = ["", "?", "NA", "na", "N/A", "n/a", "NaN", "nan", "NAN", "null", "NULL", "None", "none"]
-    assert set(markers) <= set(MISSING_MARKERS)
-    lines = ["id,v"] + [f"{i},{m}" for i, m in enumerate(markers)] + ["98,1.5", "99,2.5"]
+def test_only_the_empty_cell_is_missing_unless_markers_are_declared(tmp_path: Path) -> None:
+    words = ["none", "None", "NA", "null", "N/A", "?"]
+    lines = ["id,religion,score"] + [f"{i},{w},{w}" for i, w in enumerate(words)] + ["98,catholic,1.5", "99,,2.5"]
     left = write(tmp_path / "l.csv", "\n".join(lines) + "\n")
-    right = write(tmp_path / "r.csv", "id,w\n" + "".join(f"{i},{i % 2}\n" for i in [*range(len(markers)), 98, 99]))
-    values = load_two_view(left, right).left["v"].values
-    assert np.isnan(values[: len(markers)]).all()
-    assert values[-2:].tolist() == [1.5, 2.5]
+    right = write(tmp_path / "r.csv", "id,w\n" + "".join(f"{i},{i % 2}\n" for i in [*range(len(words)), 98, 99]))
+    data = load_two_view(left, right)
+    religion = data.left["religion"]
+    assert religion.kind is C and set(religion.domain.categories) == {*words, "catholic"}
+    assert religion.missing.tolist() == [False] * 7 + [True]
+    assert data.left["score"].kind is C  # words among numbers: categorical, with a note
+    assert any("column 'score' is categorical (inferred)" in n and "row 1" in n for n in data.left.notes)
+
+
+def test_declared_markers_are_missing(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,religion,score\n1,none,NA\n2,catholic,1.5\n3,NA,2.5\n4,?,-\n")
+    right = write(tmp_path / "r.csv", "id,w\n1,0\n2,1\n3,0\n4,1\n")
+    by_option = load_two_view(left, right, na_values=["NA", "-"])
+    assert by_option.left["religion"].domain.categories == ("?", "catholic", "none")
+    np.testing.assert_array_equal(by_option.left["score"].values, [np.nan, 1.5, 2.5, np.nan])
+    by_file = load_two_view(left, right, types={"na_values": ["NA", "-"]})
+    np.testing.assert_array_equal(by_file.left["score"].values, by_option.left["score"].values)
+    # the option adds to the types file's markers; markers are compared exactly
+    both = load_two_view(left, right, na_values=["?"], types={"na_values": ["NA", "-"]})
+    assert both.left["religion"].domain.categories == ("catholic", "none")
+    assert load_two_view(left, right, na_values=["na", "-"]).left["score"].kind is C
+
+
+def test_nan_in_a_column_of_numbers_is_missing_with_a_note(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,x,word\n1,0.5,a\n2,NaN,nan\n3,2.5,b\n")
+    right = write(tmp_path / "r.csv", "id,w\n1,0\n2,1\n3,0\n")
+    data = load_two_view(left, right)
+    np.testing.assert_array_equal(data.left["x"].values, [0.5, np.nan, 2.5])
+    assert data.left["word"].domain.categories == ("a", "b", "nan")  # in text, "nan" is a word
+    assert data.left.notes == [f"{left}: column 'x': NaN read as a missing value, e.g. row 2"]
 
 
 def test_constant_columns_are_set_aside(tmp_path: Path) -> None:
@@ -257,7 +281,7 @@ def test_dataframe_input() -> None:
          "n": [1.0, np.nan, 3.0], "s": ["x", "?", "y"]}
     )
     right = pd.DataFrame({"id": [30, 10, 20], "m": pd.array([1, None, 2], dtype="Int64")})
-    data = load_two_view(left, right)
+    data = load_two_view(left, right, na_values=["?"])
     assert data.left.source == "left DataFrame"
     assert [(a.name, a.kind) for a in data.left] == [("b", B), ("c", C), ("n", N), ("s", C)]
     assert data.left["b"].values.tolist() == [1, 0, -1]

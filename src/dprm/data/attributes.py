@@ -99,7 +99,15 @@ class View:
     """The attributes of one side (``"left"`` or ``"right"``) of a two-view dataset.
 
     ``constant`` lists the columns that were left out of the search because they
-    hold a single value (or none); ``source`` names where the view was read from.
+    hold a single value (or none); ``renamed`` maps each renamed duplicate column to
+    its original name; ``source`` names where the view was read from.
+
+    ``notes`` says, one self-contained line each, every change the loader made
+    without being asked: a duplicate column renamed, a column read as categorical
+    because not all its values are numbers, ``NaN`` read as missing, values clamped
+    into their declared domain, empty and constant columns left out. Notes name
+    files, columns and at most a row number, never a value; they are for the data
+    owner (the command line prints each as ``note: ...``).
     """
 
     name: str
@@ -107,6 +115,7 @@ class View:
     source: str = "<memory>"
     constant: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._by_name = {a.name: a for a in self.attributes}
@@ -152,6 +161,11 @@ class TwoViewData:
     @property
     def n_rows(self) -> int:
         return self._n_rows
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes of both views (see :attr:`View.notes`), left first."""
+        return [*self.left.notes, *self.right.notes]
 
     @property
     def views(self) -> tuple[View, View]:

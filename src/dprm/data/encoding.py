@@ -5,10 +5,20 @@ the types file's declaration, build the attribute's value array in the encoding 
 :mod:`dprm.data.attributes` and its :class:`~dprm.data.attributes.Domain`, checking
 every value against the kind and the declared domain. Values that do not fit are a
 :class:`~dprm.errors.DataError` naming the source, column, 1-based data row (the
-header is not a row) and value; nothing is clipped or dropped silently.
+header is not a row) and value, with a machine ``code`` (``"not_a_number"``,
+``"not_finite"``, ``"not_boolean"``, ``"value_out_of_bounds"``,
+``"unknown_category"``).
+
+Values outside a declared domain are an error by default. With
+``out_of_bounds="clamp"`` (OpenDP's convention) a number is clamped into the
+declared bounds and a category that is not declared becomes a missing value; each
+column where that happened gets a note (without counts or values), so nothing is
+changed without the owner being told.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -17,12 +27,35 @@ import pyarrow.compute as pc
 from dprm.data.attributes import Attribute, AttributeKind, Domain
 from dprm.data.category_text import category_text
 from dprm.data.inference import BOOLEAN_TEXT
-from dprm.data.types_file import ColumnSpec
-from dprm.errors import DataError
+from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
+from dprm.errors import DataError, ParameterError
 
 __all__ = ["encode_column", "is_constant"]
 
 _BOOLEAN_WORDS: dict[str, int] = {k: v for vocab in BOOLEAN_TEXT for k, v in vocab.items()}
+#: Texts that commonly mark a missing value: a message about one suggests declaring it.
+_MARKER_LIKE = frozenset({"na", "n/a", "nan", "null", "none", "?", "-", ".", "missing", "#n/a", "nil"})
+
+
+class _Column:
+    """Where a column is, for messages and errors."""
+
+    def __init__(self, source: str, name: str, written: Callable[[], list[str | None] | None] | None):
+        self.source, self.name, self._written = source, name, written
+
+    def __str__(self) -> str:
+        return f"{self.source}: column {self.name!r}"
+
+    def error(self, row: int, text: str, code: str) -> DataError:
+        """An error at 1-based ``row``: ``"<source>: column 'c', row r: <text>"``."""
+        return DataError(f"{self}, row {row}: {text}", code=code, file=self.source, column=self.name, row=row)
+
+    def written(self, row: int) -> str | None:
+        """The cell at 1-based ``row`` as the file wrote it, when that can be known."""
+        cells = self._written() if self._written is not None else None
+        if cells is None or row > len(cells):
+            return None
+        return cells[row - 1]
 
 
 def encode_column(
@@ -32,6 +65,10 @@ def encode_column(
     kind: AttributeKind,
     spec: ColumnSpec | None = None,
     source: str = "<memory>",
+    *,
+    out_of_bounds: str = "error",
+    notes: list[str] | None = None,
+    cells_as_written: Callable[[], list[str | None] | None] | None = None,
 ) -> Attribute:
     """Encode one column as an attribute of the given kind.
 
@@ -50,6 +87,14 @@ def encode_column(
         declared domain.
     source : str
         The file name for messages.
+    out_of_bounds : {"error", "clamp"}
+        A value outside the declared domain is an error, or (``"clamp"``) a number
+        is clamped into the bounds and an undeclared category becomes missing.
+    notes : list of str, optional
+        Where a note is appended when values were clamped or made missing.
+    cells_as_written : callable, optional
+        Returns the column's cells as the file wrote them (or None); used only to
+        quote a value in an error message (``1e309`` rather than ``inf``).
 
     Returns
     -------
@@ -68,10 +113,20 @@ def encode_column(
     (('2.5', '3'), [1, -1, 0])
     >>> encode_column("b", "left", pa.array(["yes", "No"]), AttributeKind.BOOLEAN).values.tolist()
     [1, 0]
+    >>> from dprm.data.types_file import ColumnSpec, ColumnType
+    >>> notes = []
+    >>> age = encode_column("age", "left", pa.array([30.0, 130.0]), AttributeKind.NUMERIC,
+    ...                     ColumnSpec(ColumnType.NUMERIC, bounds=(0.0, 120.0)), "l.csv",
+    ...                     out_of_bounds="clamp", notes=notes)
+    >>> age.values.tolist(), notes
+    ([30.0, 120.0], ["l.csv: column 'age': values outside the declared bounds [0, 120] clamped into them"])
     """
+    if out_of_bounds not in OUT_OF_BOUNDS:
+        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    where = f"{source}: column {name!r}"
+    where = _Column(source, name, cells_as_written)
+    clamp = out_of_bounds == "clamp"
     if kind is AttributeKind.BOOLEAN:
         values = _boolean(column, where)
         # {0, 1} is the whole domain, but the *type* is public only when the types file
@@ -79,9 +134,9 @@ def encode_column(
         domain = Domain(declared=spec is not None)
     elif kind is AttributeKind.NUMERIC:
         values = _numeric(column, where)
-        domain = _numeric_domain(values, spec, where)
+        values, domain = _numeric_domain(values, spec, where, clamp, notes)
     elif kind is AttributeKind.CATEGORICAL:
-        values, domain = _categorical(column, spec, where)
+        values, domain = _categorical(column, spec, where, clamp, notes)
     else:  # pragma: no cover - AttributeKind has three members
         raise ValueError(f"unknown kind {kind!r}")
     return Attribute(name, view, kind, values, domain)
@@ -109,13 +164,13 @@ def is_constant(attribute: Attribute) -> bool:
 # ------------------------------------------------------------------------- boolean
 
 
-def _boolean(column: pa.Array, where: str) -> np.ndarray:
+def _boolean(column: pa.Array, where: _Column) -> np.ndarray:
     typ = column.type
     if pa.types.is_boolean(typ):
         return _int8(column)
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ):
         ok = pc.or_(pc.equal(column, 0), pc.equal(column, 1))
-        _fail_where(ok, column, where, "is not Boolean (0 or 1)")
+        _fail_where(ok, column, where, "is not Boolean (0 or 1)", "not_boolean")
         return _int8(column)
     if pa.types.is_string(typ):
         lowered = pc.utf8_lower(pc.utf8_trim_whitespace(column))
@@ -123,13 +178,13 @@ def _boolean(column: pa.Array, where: str) -> np.ndarray:
         index = pc.index_in(lowered, value_set=words)
         ok = pc.is_valid(index)
         _fail_where(pc.or_(ok, pc.is_null(column)), column, where,
-                    "is not Boolean (0/1, true/false, yes/no)")
+                    "is not Boolean (0/1, true/false, yes/no)", "not_boolean")
         lookup = np.array(list(_BOOLEAN_WORDS.values()) + [-1], dtype=np.int8)
         idx = pc.fill_null(index, len(words)).to_numpy(zero_copy_only=False)
         return lookup[idx]
     if pa.types.is_null(typ):
         return np.full(len(column), -1, dtype=np.int8)
-    _fail_where(pc.is_null(column), column, where, "is not Boolean (0/1, true/false, yes/no)")
+    _fail_where(pc.is_null(column), column, where, "is not Boolean (0/1, true/false, yes/no)", "not_boolean")
     return np.full(len(column), -1, dtype=np.int8)  # all missing
 
 
@@ -142,7 +197,7 @@ def _int8(column: pa.Array) -> np.ndarray:
 # ------------------------------------------------------------------------- numeric
 
 
-def _numeric(column: pa.Array, where: str) -> np.ndarray:
+def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
     typ = column.type
     if pa.types.is_null(typ):
         return np.full(len(column), np.nan)
@@ -153,53 +208,74 @@ def _numeric(column: pa.Array, where: str) -> np.ndarray:
         except pa.ArrowInvalid:
             _fail_numeric_text(trimmed, where)
             raise  # pragma: no cover - _fail_numeric_text always raises
+        # "NaN" in a column of numbers is a missing value, as in a text file's numbers
+        column = pc.if_else(pc.is_nan(column), pa.scalar(None, pa.float64()), column)
     elif pa.types.is_boolean(typ) or pa.types.is_integer(typ) or pa.types.is_decimal(typ):
-        column = pc.cast(column, pa.float64())
+        column = pc.cast(column, pa.float64(), safe=False)
     elif not pa.types.is_floating(typ):
-        _fail_where(pc.is_null(column), column, where, "is not a number")
-    values = pc.fill_null(pc.cast(column, pa.float64()), np.nan).to_numpy(zero_copy_only=False)
+        _fail_where(pc.is_null(column), column, where, "is not a number", "not_a_number")
+    values = pc.fill_null(pc.cast(column, pa.float64(), safe=False), np.nan).to_numpy(zero_copy_only=False)
     values = np.asarray(values, dtype=np.float64)
     infinite = np.isinf(values)
     if infinite.any():
-        row = int(np.flatnonzero(infinite)[0])
-        raise DataError(f"{where}, row {row + 1}: value {values[row]} is not a finite number")
+        row = int(np.flatnonzero(infinite)[0]) + 1
+        written = (where.written(row) or "").strip()
+        if written and written.lower().lstrip("+-") not in ("inf", "infinity"):
+            text = f"value {written} is too large for a number (beyond ±1.8e308)"
+        else:
+            text = f"value {written or category_text(float(values[row - 1]))} is not a finite number"
+        raise where.error(row, text, "not_finite")
     return values
 
 
-def _fail_numeric_text(text: pa.Array, where: str) -> None:
+def _fail_numeric_text(text: pa.Array, where: _Column) -> None:
     for row, value in enumerate(text.to_pylist(), start=1):
         if value is None:
             continue
         try:
             float(value)
         except ValueError:
-            raise DataError(
-                f"{where}, row {row}: value {value!r} is not a number (the column is numeric)"
+            hint = ""
+            if value.lower() in _MARKER_LIKE:
+                hint = "; if it marks a missing value, declare it (na_values, --na-values)"
+            raise where.error(
+                row, f"value {value!r} is not a number (the column is numeric){hint}", "not_a_number"
             ) from None
-    raise DataError(f"{where}: holds values that are not numbers")  # pragma: no cover
+    raise DataError(f"{where}: holds values that are not numbers", code="not_a_number",
+                    file=where.source, column=where.name)  # pragma: no cover
 
 
-def _numeric_domain(values: np.ndarray, spec: ColumnSpec | None, where: str) -> Domain:
+def _numeric_domain(
+    values: np.ndarray, spec: ColumnSpec | None, where: _Column, clamp: bool, notes: list[str] | None
+) -> tuple[np.ndarray, Domain]:
     if spec is not None and spec.bounds is not None:
         low, high = spec.bounds
         outside = (values < low) | (values > high)  # NaN compares false
         if outside.any():
-            row = int(np.flatnonzero(outside)[0])
-            raise DataError(
-                f"{where}, row {row + 1}: value {category_text(float(values[row]))} is outside "
-                f"the declared bounds [{category_text(low)}, {category_text(high)}]"
-            )
-        return Domain(bounds=(low, high), declared=True)
+            shown = f"[{category_text(low)}, {category_text(high)}]"
+            if not clamp:
+                row = int(np.flatnonzero(outside)[0]) + 1
+                raise where.error(
+                    row,
+                    f"value {category_text(float(values[row - 1]))} is outside the declared bounds {shown}",
+                    "value_out_of_bounds",
+                )
+            values = np.clip(values, low, high)  # NaN stays NaN
+            if notes is not None:
+                notes.append(f"{where}: values outside the declared bounds {shown} clamped into them")
+        return values, Domain(bounds=(low, high), declared=True)
     present = values[~np.isnan(values)]
     if present.size == 0:
-        return Domain()
-    return Domain(bounds=(float(present.min()), float(present.max())), declared=False)
+        return values, Domain()
+    return values, Domain(bounds=(float(present.min()), float(present.max())), declared=False)
 
 
 # --------------------------------------------------------------------- categorical
 
 
-def _categorical(column: pa.Array, spec: ColumnSpec | None, where: str) -> tuple[np.ndarray, Domain]:
+def _categorical(
+    column: pa.Array, spec: ColumnSpec | None, where: _Column, clamp: bool, notes: list[str] | None
+) -> tuple[np.ndarray, Domain]:
     typ = column.type
     n = len(column)
     if pa.types.is_null(typ):
@@ -209,7 +285,7 @@ def _categorical(column: pa.Array, spec: ColumnSpec | None, where: str) -> tuple
             or pa.types.is_boolean(typ):
         # numbers: distinct values in numeric order, named by their canonical text
         if pa.types.is_decimal(typ):
-            column = pc.cast(column, pa.float64())
+            column = pc.cast(column, pa.float64(), safe=False)
         present = pc.is_valid(column).to_numpy(zero_copy_only=False)
         raw = column.drop_null().to_numpy(zero_copy_only=False)
         uniq, inverse = np.unique(raw, return_inverse=True)
@@ -230,14 +306,19 @@ def _categorical(column: pa.Array, spec: ColumnSpec | None, where: str) -> tuple
     if spec is not None and spec.categories is not None:
         declared = {c: i for i, c in enumerate(spec.categories)}
         remap = np.empty(len(texts) + 1, dtype=np.int64)
+        unknown = False
         for i, text in enumerate(texts):
-            if text not in declared:
-                row = int(np.flatnonzero(codes == i)[0])
-                raise DataError(
-                    f"{where}, row {row + 1}: value {text!r} is not one of the declared categories"
-                )
-            remap[i] = declared[text]
+            if text in declared:
+                remap[i] = declared[text]
+                continue
+            if not clamp:
+                row = int(np.flatnonzero(codes == i)[0]) + 1
+                raise where.error(row, f"value {text!r} is not one of the declared categories", "unknown_category")
+            remap[i] = -1
+            unknown = True
         remap[-1] = -1
+        if unknown and notes is not None:
+            notes.append(f"{where}: values that are not declared categories read as missing")
         return remap[codes].astype(np.int32), Domain(categories=spec.categories, declared=True)
     return codes.astype(np.int32), Domain(categories=tuple(texts), declared=False)
 
@@ -245,12 +326,12 @@ def _categorical(column: pa.Array, spec: ColumnSpec | None, where: str) -> tuple
 # --------------------------------------------------------------------------- shared
 
 
-def _fail_where(ok: pa.Array, column: pa.Array, where: str, what: str) -> None:
+def _fail_where(ok: pa.Array, column: pa.Array, where: _Column, what: str, code: str) -> None:
     """Raise naming the first row where ``ok`` is false (nulls in ``ok`` are fine)."""
     bad = pc.invert(pc.fill_null(ok, True))
     if not pc.any(bad).as_py():
         return
-    row = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
-    value = column[row].as_py()
+    row = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0]) + 1
+    value = column[row - 1].as_py()
     shown = category_text(value) if isinstance(value, (int, float)) else repr(value)
-    raise DataError(f"{where}, row {row + 1}: value {shown} {what}")
+    raise where.error(row, f"value {shown} {what}", code)

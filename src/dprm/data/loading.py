@@ -7,12 +7,17 @@ column names, align the rows by id, type every column (types file first, then
 
 Columns are encoded in file order, so a message's row number is the row of the
 file it names; the right view is reordered to the left's ids afterwards.
+
+Every change the loader makes on its own (a renamed duplicate column, a column read
+as categorical because not every value is a number, ``NaN`` read as missing, values
+clamped, empty and constant columns left out) is recorded as a one-line note in
+:attr:`~dprm.data.attributes.View.notes`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +26,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dprm.data.attributes import Attribute, TwoViewData, View
+from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table
-from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
+from dprm.data.reading import SHOW, RawTable, Source, first_rows, missing_markers, read_table
+from dprm.data.types_file import OUT_OF_BOUNDS, ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError
 
 __all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
@@ -45,6 +50,8 @@ def load_two_view(
     id_column: str | None = None,
     types: TypesLike = None,
     duplicate_names: str = "error",
+    na_values: Sequence[str] | None = None,
+    out_of_bounds: str | None = None,
 ) -> TwoViewData:
     """Load a two-view dataset from two files or DataFrames.
 
@@ -65,12 +72,23 @@ def load_two_view(
         A column name occurring twice in one file is an error, unless ``"rename"``:
         then later occurrences become ``"name.1"``, ``"name.2"``, ... as pandas
         names them (``View.renamed`` maps each new name to the original).
+    na_values : sequence of str, optional
+        Texts that mark a missing value, besides the empty cell (which always
+        does); compared exactly (case and spaces count). Added to the types file's
+        ``na_values``. By default nothing else is missing: ``NA``, ``none`` or
+        ``null`` are values.
+    out_of_bounds : {"error", "clamp"}, optional
+        A value outside its declared domain is an error (``"error"``), or
+        (``"clamp"``) a number is clamped into the declared bounds and a category
+        that is not declared becomes missing, with a note. Default: the types
+        file's ``out_of_bounds``, else ``"error"``.
 
     Returns
     -------
     TwoViewData
         The views with rows aligned (the right view in the left's id order),
-        ``ids`` the left view's ids as text (None without an id column).
+        ``ids`` the left view's ids as text (None without an id column); each
+        view's ``notes`` lists the changes made without being asked.
 
     Raises
     ------
@@ -88,10 +106,18 @@ def load_two_view(
     (['1', '2', '3'], [30.5, 41.0, 70.0])
     >>> data.left["smoker"].kind.value, data.right["age"].domain
     ('boolean', Domain(bounds=(0.0, 120.0), categories=None, declared=True))
+    >>> survey = pd.DataFrame({"religion": ["none", "catholic", "?"], "age": ["31", "x", "40"]})
+    >>> other = pd.DataFrame({"b": [0, 1, 1]})
+    >>> data = load_two_view(survey, other, na_values=["?"])
+    >>> data.left["religion"].domain.categories, data.left["religion"].values.tolist()
+    (('catholic', 'none'), [1, 0, -1])
+    >>> data.notes
+    ["left DataFrame: column 'age' is categorical (inferred): not every value is a number, e.g. row 2"]
     """
     spec = _as_spec(types)
-    lraw = read_table(left, "left", duplicate_names)
-    rraw = read_table(right, "right", duplicate_names)
+    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    lraw = read_table(left, "left", duplicate_names, markers)
+    rraw = read_table(right, "right", duplicate_names, markers)
     lid, rid = _id_columns(lraw, rraw, id_column, spec)
     _check_shared_names(lraw, rraw, {lid, rid})
     _check_spec_names(spec, lraw, rraw)
@@ -107,15 +133,16 @@ def load_two_view(
         if lraw.num_rows != rraw.num_rows:
             raise DataError(
                 f"{lraw.source} has {lraw.num_rows} rows but {rraw.source} has "
-                f"{rraw.num_rows}; the views must be row-aligned (or give an id column)"
+                f"{rraw.num_rows}; the views must be row-aligned (or give an id column)",
+                code="row_count_mismatch", file=rraw.source,
             )
         if lid is not None:
             ids = _id_keys(lraw, lid)
         elif rid is not None:
             ids = _id_keys(rraw, rid)
 
-    left_view = _build_view(lraw, "left", spec, exclude=lid)
-    right_view = _build_view(rraw, "right", spec, exclude=rid)
+    left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy)
+    right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy)
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
     return TwoViewData(left_view, right_view, ids=ids)
@@ -128,11 +155,13 @@ def read_view(
     id_column: str | None = None,
     types: TypesLike = None,
     duplicate_names: str = "error",
+    na_values: Sequence[str] | None = None,
+    out_of_bounds: str | None = None,
 ) -> View:
     """Read one view on its own (rows in file order; the id column, if named, dropped).
 
     Types-file entries for columns that this view lacks are ignored here (they may
-    belong to the other view).
+    belong to the other view). The options are those of :func:`load_two_view`.
 
     Examples
     --------
@@ -144,11 +173,12 @@ def read_view(
     if side not in ("left", "right"):
         raise ParameterError(f"side must be 'left' or 'right', not {side!r}")
     spec = _as_spec(types)
-    raw = read_table(source, side, duplicate_names)
+    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    raw = read_table(source, side, duplicate_names, markers)
     id_name = id_column if id_column is not None else spec.id_column
     if id_name is not None and id_name not in raw.column_names:
-        raise DataError(f"{raw.source}: has no id column {id_name!r}{_columns_hint(raw)}")
-    return _build_view(raw, side, spec, exclude=id_name)
+        raise _no_id_column(raw, id_name)
+    return _build_view(raw, side, spec, exclude=id_name, out_of_bounds=policy)
 
 
 # ---------------------------------------------------------------------- internals
@@ -163,7 +193,25 @@ def _as_spec(types: TypesLike) -> TypesSpec:
         return TypesSpec.from_mapping(types, source="types")
     if isinstance(types, (str, os.PathLike)):
         return read_types_file(Path(types))
-    raise DataError(f"types: expected a file path or a mapping, got {type(types).__name__}")
+    raise DataError(f"types: expected a file path or a mapping, got {type(types).__name__}",
+                    code="bad_types_file", data_dependent=False)
+
+
+def _reading_options(
+    spec: TypesSpec, na_values: Sequence[str] | None, out_of_bounds: str | None
+) -> tuple[tuple[str, ...], str]:
+    """The missing-value markers (types file's and the argument's) and the out-of-bounds policy."""
+    markers = missing_markers(na_values)
+    markers = tuple(dict.fromkeys((*markers, *spec.na_values)))
+    policy = out_of_bounds if out_of_bounds is not None else (spec.out_of_bounds or "error")
+    if policy not in OUT_OF_BOUNDS:
+        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {policy!r}")
+    return markers, policy
+
+
+def _no_id_column(raw: RawTable, name: str) -> DataError:
+    return DataError(f"{raw.source}: has no id column {name!r}{_columns_hint(raw)}",
+                     code="missing_id_column", file=raw.source, column=name, data_dependent=False)
 
 
 def _columns_hint(raw: RawTable) -> str:
@@ -178,13 +226,14 @@ def _id_columns(
 ) -> tuple[str | None, str | None]:
     if id_column is not None and spec.id_column is not None and id_column != spec.id_column:
         raise DataError(
-            f"id column {id_column!r} given, but {spec.source} declares {spec.id_column!r}"
+            f"id column {id_column!r} given, but {spec.source} declares {spec.id_column!r}",
+            code="id_column_conflict", file=spec.source, data_dependent=False,
         )
     name = id_column if id_column is not None else spec.id_column
     if name is not None:
         for raw in (lraw, rraw):
             if name not in raw.column_names:
-                raise DataError(f"{raw.source}: has no id column {name!r}{_columns_hint(raw)}")
+                raise _no_id_column(raw, name)
         return name, name
     lfirst, rfirst = lraw.column_names[0], rraw.column_names[0]
     if lfirst == rfirst:
@@ -200,9 +249,13 @@ def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) ->
     shared = [n for n in lraw.column_names if n in right and n not in ids]
     if shared:
         listed = ", ".join(repr(n) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
+        hint = ""
+        if len(shared) == 1 and not ids - {None}:
+            hint = " (if it holds the ids, give it as the id column: --id-column, id_column=)"
         raise DataError(
             f"{len(shared)} column name(s) occur in both {lraw.source} and {rraw.source}: "
-            f"{listed}; names must be unique across the views"
+            f"{listed}; names must be unique across the views{hint}",
+            code="shared_column", file=rraw.source, column=shared[0], data_dependent=False,
         )
 
 
@@ -213,7 +266,8 @@ def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:
         listed = ", ".join(repr(n) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
         raise DataError(
             f"{spec.source}: declares column(s) that are in neither {lraw.source} nor "
-            f"{rraw.source}: {listed}"
+            f"{rraw.source}: {listed}",
+            code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False,
         )
 
 
@@ -225,7 +279,8 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
         rows = first_rows(missing)
         raise DataError(
             f"{raw.source}: {int(missing.sum())} row(s) have no id in column {name!r}: "
-            f"row {', '.join(map(str, rows))}{', ...' if missing.sum() > len(rows) else ''}"
+            f"row {', '.join(map(str, rows))}{', ...' if missing.sum() > len(rows) else ''}",
+            code="missing_id", file=raw.source, column=name, row=rows[0],
         )
     typ = col.type
     if pa.types.is_string(typ) or pa.types.is_integer(typ):
@@ -238,7 +293,8 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
         dup = index[index.duplicated()].unique()
         raise DataError(
             f"{raw.source}: {len(dup)} id(s) occur more than once in column {name!r}: "
-            f"{_list(dup)}"
+            f"{_list(dup)}",
+            code="duplicate_id", file=raw.source, column=name,
         )
     return keys
 
@@ -249,11 +305,13 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
     order = rindex.get_indexer(lkeys)
     only_left = lkeys[order < 0]
     if only_left.size:
-        raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}")
+        raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}",
+                        code="unmatched_id", file=lsource)
     if len(rkeys) != len(lkeys):
         only_right = rkeys[~pd.Index(rkeys).isin(lkeys)]
         raise DataError(
-            f"{rsource}: {only_right.size} id(s) are not in {lsource}: {_list(only_right)}"
+            f"{rsource}: {only_right.size} id(s) are not in {lsource}: {_list(only_right)}",
+            code="unmatched_id", file=rsource,
         )
     return order.astype(np.intp)
 
@@ -264,9 +322,12 @@ def _list(values: Any) -> str:
     return shown + (", ..." if len(values) > SHOW else "")
 
 
-def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None) -> View:
+def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
+                out_of_bounds: str = "error") -> View:
     attributes: list[Attribute] = []
     constant: list[str] = []
+    empty: list[str] = []
+    notes = [f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items()]
     for name, column in zip(raw.column_names, raw.table.columns):
         if name == exclude:
             continue
@@ -279,18 +340,64 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None) 
         kind = declared.type.kind if declared is not None else None
         if kind is None:
             kind = infer_kind(column)
-        attribute = encode_column(name, side, column, kind, declared, raw.source)
+            if kind is AttributeKind.CATEGORICAL:
+                row = _first_non_number(column)
+                if row is not None:
+                    notes.append(f"{raw.source}: column {name!r} is categorical (inferred): "
+                                 f"not every value is a number, e.g. row {row}")
+        if name in raw.nan_rows and kind is not AttributeKind.CATEGORICAL:
+            notes.append(f"{raw.source}: column {name!r}: NaN read as a missing value, "
+                         f"e.g. row {raw.nan_rows[name]}")
+        attribute = encode_column(
+            name, side, column, kind, declared, raw.source, out_of_bounds=out_of_bounds, notes=notes,
+            cells_as_written=lambda name=name: raw.cells_as_written(name),
+        )
         # A column the types file declares is kept even when constant: the set of
         # attributes of a private run must not depend on the data.
         if declared is None and is_constant(attribute):
             constant.append(name)
+            if attribute.missing.all():
+                empty.append(name)
         else:
             attributes.append(attribute)
-    return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed))
+    if empty:
+        notes.append(_left_out(raw.source, empty, "empty (all values missing)"))
+    if len(constant) > len(empty):
+        notes.append(_left_out(raw.source, [n for n in constant if n not in empty], "constant (a single value)"))
+    return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed), notes=notes)
+
+
+#: A finite number written in digits (spaces around are fine): "nan" or "inf" alone
+#: does not make a text column look numeric.
+_NUMBER = r"^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)\s*$"
+#: How many column names a note lists.
+_NOTE_NAMES = 10
+
+
+def _first_non_number(column: pa.ChunkedArray) -> int | None:
+    """For a text column holding some numbers: the first row that is not one; else None."""
+    if not pa.types.is_string(column.type):
+        return None
+    is_number = pc.match_substring_regex(column, _NUMBER, ignore_case=True)
+    if not pc.any(is_number).as_py():
+        return None
+    not_number = pc.invert(pc.fill_null(is_number, True)).to_numpy(zero_copy_only=False)
+    if not not_number.any():
+        return None  # pragma: no cover - such a column is numeric
+    return first_rows(not_number, 1)[0]
+
+
+def _left_out(source: str, names: list[str], what: str) -> str:
+    if len(names) == 1:
+        return f"{source}: column {names[0]!r} is {what} and left out"
+    shown = ", ".join(repr(n) for n in names[:_NOTE_NAMES])
+    more = f", ... ({len(names)} in all)" if len(names) > _NOTE_NAMES else ""
+    return f"{source}: {len(names)} columns are {what} and left out: {shown}{more}"
 
 
 def _reorder(view: View, order: np.ndarray) -> View:
     attributes = [
         Attribute(a.name, a.view, a.kind, a.values[order], a.domain) for a in view.attributes
     ]
-    return View(view.name, attributes, source=view.source, constant=list(view.constant), renamed=view.renamed)
+    return View(view.name, attributes, source=view.source, constant=list(view.constant), renamed=view.renamed,
+                notes=list(view.notes))

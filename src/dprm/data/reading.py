@@ -7,18 +7,25 @@ has unique non-empty column names, parses, is UTF-8). Column names are stripped 
 surrounding spaces.
 
 Missing values
-    In CSV files these cells are missing: the empty cell, ``?``, and ``NA``,
-    ``N/A``, ``NaN``, ``null``, ``None`` in any letter case (``na``, ``nan``,
-    ``NULL``, ...). In a DataFrame or Parquet file, nulls (``None``, ``NaN``,
-    ``pd.NA``) are missing, and so are text cells holding one of the markers above.
+    In text files the empty cell is missing (quoted or not), and so is every cell
+    whose text is exactly one of the declared markers (``na_values``: case and
+    spaces count). Nothing else: ``NA``, ``none`` or ``null`` are values unless
+    declared. In a DataFrame or Parquet file, nulls (``None``, ``NaN``, ``pd.NA``)
+    are missing, and so are text cells that are empty or hold a declared marker.
+    In a column of numbers, ``NaN`` (not a number, any letter case) is a missing
+    value, as it is in DataFrames; :attr:`RawTable.nan_rows` records where a text
+    file had one, so that the loader can say so.
+
+Every error is a :class:`~dprm.errors.DataError` with a ``code`` and the ``file``
+(and ``row``, where there is one); see :data:`dprm.errors.ERROR_CODES`.
 """
 
 from __future__ import annotations
 
 import codecs
-import itertools
-import re
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,20 +39,12 @@ import pyarrow.parquet as pq
 
 from dprm.errors import DataError, ParameterError
 
-__all__ = ["MISSING_MARKERS", "RawTable", "read_table", "Source"]
+__all__ = ["DEFAULT_NA_VALUES", "RawTable", "read_table", "missing_markers", "Source"]
 
 Source = str | os.PathLike[str] | pd.DataFrame
 
-
-def _case_variants(word: str) -> list[str]:
-    options = [(c.lower(), c.upper()) if c.isalpha() else (c,) for c in word]
-    return sorted({"".join(p) for p in itertools.product(*options)})
-
-
-#: The cell texts read as a missing value (besides these, nulls in typed sources).
-MISSING_MARKERS: tuple[str, ...] = ("", "?") + tuple(
-    v for w in ("NA", "N/A", "NaN", "null", "None") for v in _case_variants(w)
-)
+#: The cell texts read as a missing value when none are declared: the empty cell only.
+DEFAULT_NA_VALUES: tuple[str, ...] = ("",)
 
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 _COMPRESSIONS = ("", ".gz", ".bz2", ".zst", ".lz4")
@@ -62,12 +61,19 @@ class RawTable:
     """A view's cells as read, before typing.
 
     ``table`` has missing values as nulls and its rows in file order; ``source``
-    names the file (as the user gave it) or ``"left DataFrame"``.
+    names the file (as the user gave it) or ``"left DataFrame"``. ``renamed`` maps
+    each renamed duplicate column to its original name; ``nan_rows`` maps each
+    column of a text file in which a ``NaN`` was read as missing to the first such
+    (1-based) row.
     """
 
     table: pa.Table
     source: str
     renamed: dict[str, str] = field(default_factory=dict)
+    nan_rows: dict[str, int] = field(default_factory=dict)
+    path: Path | None = None
+    delimiter: str | None = None
+    markers: tuple[str, ...] = DEFAULT_NA_VALUES
 
     @property
     def column_names(self) -> list[str]:
@@ -77,8 +83,71 @@ class RawTable:
     def num_rows(self) -> int:
         return int(self.table.num_rows)
 
+    def cells_as_written(self, name: str) -> list[str | None] | None:
+        """The cells of column ``name`` as the text file wrote them (for messages).
 
-def read_table(source: Source, side: str = "left", duplicate_names: str = "error") -> RawTable:
+        Re-reads that one column of a CSV file as text (missing cells as None);
+        None for other sources or when the file cannot be re-read. Slow on big
+        files: only for error messages.
+        """
+        if self.path is None or self.delimiter is None or name not in self.table.column_names:
+            return None
+        field_name = f"f{self.table.column_names.index(name)}"  # by position: names were cleaned
+        try:
+            table = pacsv.read_csv(
+                self.path,
+                read_options=pacsv.ReadOptions(
+                    block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1
+                ),
+                parse_options=pacsv.ParseOptions(delimiter=self.delimiter),
+                convert_options=pacsv.ConvertOptions(
+                    include_columns=[field_name],
+                    column_types={field_name: pa.string()},
+                    null_values=list(self.markers),
+                    strings_can_be_null=True,
+                    quoted_strings_can_be_null=True,
+                ),
+            )
+            return table.column(0).to_pylist()
+        except (pa.ArrowException, OSError, KeyError):
+            return None
+
+
+def missing_markers(na_values: str | Sequence[str] | None = None) -> tuple[str, ...]:
+    """The cell texts read as missing: the empty cell and the declared ``na_values``.
+
+    Parameters
+    ----------
+    na_values : str or sequence of str, optional
+        Declared markers (a single text is one marker).
+
+    Raises
+    ------
+    ParameterError
+        When a marker is not a text.
+
+    Examples
+    --------
+    >>> missing_markers(["NA", "?"])
+    ('', 'NA', '?')
+    >>> missing_markers()
+    ('',)
+    """
+    if na_values is None:
+        return DEFAULT_NA_VALUES
+    if isinstance(na_values, str):
+        na_values = [na_values]
+    if not isinstance(na_values, Sequence) or not all(isinstance(v, str) for v in na_values):
+        raise ParameterError(f"na_values must be a list of texts, not {na_values!r}")
+    return tuple(dict.fromkeys((*DEFAULT_NA_VALUES, *na_values)))
+
+
+def read_table(
+    source: Source,
+    side: str = "left",
+    duplicate_names: str = "error",
+    na_values: str | Sequence[str] | None = None,
+) -> RawTable:
     """Read a CSV/Parquet file or take a DataFrame, and check its form.
 
     Parameters
@@ -91,7 +160,9 @@ def read_table(source: Source, side: str = "left", duplicate_names: str = "error
         ``"left"`` or ``"right"``: names a DataFrame source in messages.
     duplicate_names : {"error", "rename"}
         What to do when a column name occurs more than once: raise (the default),
-        or keep the first and rename the later ones ``"name (2)"``, ``"name (3)"``...
+        or keep the first and rename the later ones ``"name.1"``, ``"name.2"``...
+    na_values : sequence of str, optional
+        Texts that mark a missing value besides the empty cell, compared exactly.
 
     Returns
     -------
@@ -106,25 +177,37 @@ def read_table(source: Source, side: str = "left", duplicate_names: str = "error
     Examples
     --------
     >>> import pandas as pd
-    >>> raw = read_table(pd.DataFrame({"a": [1, None], "b": ["x", "?"]}))
-    >>> raw.source, raw.table.column("b").to_pylist()
-    ('left DataFrame', ['x', None])
+    >>> frame = pd.DataFrame({"a": [1, None, 3], "b": ["x", "?", "none"]})
+    >>> read_table(frame).table.column("b").to_pylist()
+    ['x', '?', 'none']
+    >>> read_table(frame, na_values=["?"]).table.column("b").to_pylist()
+    ['x', None, 'none']
     """
+    if duplicate_names not in ("error", "rename"):
+        raise ParameterError(f"duplicate_names must be 'error' or 'rename', not {duplicate_names!r}")
+    markers = missing_markers(na_values)
     if isinstance(source, pd.DataFrame):
         raw = _from_dataframe(source, f"{side} DataFrame")
     elif isinstance(source, (str, os.PathLike)):
-        raw = _from_path(Path(source), str(source))
+        raw = _from_path(Path(source), str(source), markers)
     else:
         raise DataError(
-            f"{side} view: expected a file path or a pandas DataFrame, got {type(source).__name__}"
+            f"{side} view: expected a file path or a pandas DataFrame, got {type(source).__name__}",
+            code="bad_source", data_dependent=False,
         )
-    if duplicate_names not in ("error", "rename"):
-        raise ParameterError(f"duplicate_names must be 'error' or 'rename', not {duplicate_names!r}")
+    raw.markers = markers
     _check_names(raw, rename=duplicate_names == "rename")
     if raw.num_rows == 0:
-        raise DataError(f"{raw.source}: has a header but no data rows")
-    raw.table = _normalise(raw.table, raw.source)
+        raise _error(raw.source, "has a header but no data rows", "no_rows")
+    raw.table = _normalise(raw, markers)
     return raw
+
+
+def _error(source: str, text: str, code: str, *, row: int | None = None, column: str | None = None,
+           data_dependent: bool = True) -> DataError:
+    """A :class:`DataError` ``"<source>: <text>"`` with its structured details."""
+    return DataError(f"{source}: {text}", code=code, file=source, column=column, row=row,
+                     data_dependent=data_dependent)
 
 
 # --------------------------------------------------------------------------- files
@@ -138,69 +221,75 @@ def _file_format(path: Path, source: str) -> str:
                 return "tsv" if suffix == ".tsv" else "csv"
     if name.endswith(_PARQUET_SUFFIXES):
         return "parquet"
-    raise DataError(
-        f"{source}: unknown file type {''.join(path.suffixes) or '(no extension)'!r}: "
-        f"use .csv (or .tsv, optionally .gz-compressed) or .parquet"
+    raise _error(
+        source,
+        f"unknown file type {''.join(path.suffixes) or '(no extension)'!r}: "
+        f"use .csv (or .tsv, optionally .gz-compressed) or .parquet",
+        "unknown_file_type", data_dependent=False,
     )
 
 
-def _from_path(path: Path, source: str) -> RawTable:
+def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
     fmt = _file_format(path, source)
-    if not path.exists():
-        raise DataError(f"{source}: no such file")
-    if path.is_dir():
-        raise DataError(f"{source}: is a directory, not a data file")
     try:
+        if not path.exists():
+            raise _error(source, "no such file", "file_not_found", data_dependent=False)
+        if path.is_dir():
+            raise _error(source, "is a directory, not a data file", "not_a_file", data_dependent=False)
         size = path.stat().st_size
     except OSError as exc:
-        raise DataError(f"{source}: cannot be read: {exc.strerror or exc}") from None
+        raise _error(source, f"cannot be read: {exc.strerror or exc}", "unreadable_file",
+                     data_dependent=False) from None
     if size == 0:
-        raise DataError(f"{source}: is empty (0 bytes)")
+        raise _error(source, "is empty (0 bytes)", "empty_file")
     if fmt == "parquet":
-        return RawTable(_read_parquet(path, source), source)
-    return RawTable(_read_csv(path, source, "\t" if fmt == "tsv" else None), source)
+        return RawTable(_read_parquet(path, source), source, path=path)
+    delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
+    table = _read_csv(path, source, delimiter, markers)
+    return RawTable(table, source, path=path, delimiter=delimiter)
 
 
 def _read_parquet(path: Path, source: str) -> pa.Table:
     try:
         return pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
-        raise DataError(f"{source}: cannot be read as Parquet: {_first_line(exc)}") from None
+        raise _error(source, f"cannot be read as Parquet: {_first_line(exc)}", "bad_parquet") from None
 
 
-def _convert_options() -> pacsv.ConvertOptions:
+def _convert_options(markers: tuple[str, ...]) -> pacsv.ConvertOptions:
     return pacsv.ConvertOptions(
-        null_values=list(MISSING_MARKERS),
+        null_values=list(markers),
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
     )
 
 
-def _read_csv(path: Path, source: str, delimiter: str | None) -> pa.Table:
-    if delimiter is None:
-        delimiter = _sniff_delimiter(path, source)
+def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> pa.Table:
     parse = pacsv.ParseOptions(delimiter=delimiter)
     try:
         table = pacsv.read_csv(
             path,
             read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE),
             parse_options=parse,
-            convert_options=_convert_options(),
+            convert_options=_convert_options(markers),
         )
         table.column_names  # decodes the header: fails here when it is not UTF-8
         return table
     except UnicodeDecodeError:
-        raise DataError(_utf8_problem(path, source) or f"{source}: is not UTF-8 text") from None
+        raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
     except pa.ArrowInvalid as exc:
         message = str(exc)
         if "Empty CSV file" in message:
-            raise DataError(f"{source}: is empty (no header)") from None
+            raise _error(source, "is empty (no header)", "empty_file") from None
         if "CSV parse error" in message:
-            problem = _utf8_problem(path, source) or _parse_error(path, source, delimiter, message)
-            raise DataError(problem) from None
-        raise DataError(f"{source}: cannot be read as CSV: {_first_line(exc)}") from None
+            problem = _utf8_problem(path, source)
+            if problem is not None:
+                raise _error(source, problem, "not_utf8") from None
+            text, row = _parse_error(path, delimiter, message, markers)
+            raise _error(source, text, "bad_csv", row=row) from None
+        raise _error(source, f"cannot be read as CSV: {_first_line(exc)}", "bad_csv") from None
     except (pa.ArrowException, OSError) as exc:
-        raise DataError(f"{source}: cannot be read as CSV: {_first_line(exc)}") from None
+        raise _error(source, f"cannot be read as CSV: {_first_line(exc)}", "bad_csv") from None
 
 
 def _sniff_delimiter(path: Path, source: str) -> str:
@@ -209,7 +298,7 @@ def _sniff_delimiter(path: Path, source: str) -> str:
         with pa.input_stream(str(path), compression="detect") as stream:
             head = stream.read(1 << 16)
     except (pa.ArrowException, OSError) as exc:
-        raise DataError(f"{source}: cannot be read: {_first_line(exc)}") from None
+        raise _error(source, f"cannot be read: {_first_line(exc)}", "unreadable_file") from None
     line = head.split(b"\n", 1)[0]
     if b"," in line:
         return ","
@@ -220,8 +309,8 @@ def _sniff_delimiter(path: Path, source: str) -> str:
     return ","
 
 
-def _parse_error(path: Path, source: str, delimiter: str, message: str) -> str:
-    """Re-read on one thread to learn which row broke the parse."""
+def _parse_error(path: Path, delimiter: str, message: str, markers: tuple[str, ...]) -> tuple[str, int | None]:
+    """Re-read on one thread to learn which row broke the parse: (text, row)."""
     bad: list[Any] = []
 
     def handler(row: Any) -> str:
@@ -234,24 +323,24 @@ def _parse_error(path: Path, source: str, delimiter: str, message: str) -> str:
             path,
             read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
             parse_options=parse,
-            convert_options=_convert_options(),
+            convert_options=_convert_options(markers),
         )
-    except (pa.ArrowException, OSError):
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
         pass
     if bad and bad[0].number is not None:
         row = bad[0]
         # pyarrow numbers records from 1 counting the header (blank lines skipped)
         return (
-            f"{source}: row {row.number - 1} has {row.actual_columns} fields but the "
-            f"header has {row.expected_columns}"
+            f"row {row.number - 1} has {row.actual_columns} fields but the header has {row.expected_columns}",
+            row.number - 1,
         )
     found = re.search(r"Expected \d+ columns, got \d+", message)
     detail = found.group(0) if found else " ".join(message.split())[:120]
-    return f"{source}: cannot be parsed as CSV: {detail}"
+    return f"cannot be parsed as CSV: {detail}", None
 
 
 def _utf8_problem(path: Path, source: str) -> str | None:
-    """A message naming the first line that is not UTF-8, or None when all of it is."""
+    """A message (without the source) naming the first line that is not UTF-8, or None."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     line = 1
     try:
@@ -263,7 +352,7 @@ def _utf8_problem(path: Path, source: str) -> str | None:
                 except UnicodeDecodeError as exc:
                     line += chunk.count(b"\n", 0, exc.start)
                     where = "the header (line 1)" if line == 1 else f"line {line} of the file"
-                    return f"{source}: is not UTF-8 text: bad byte in {where}; save it as UTF-8"
+                    return f"is not UTF-8 text: bad byte in {where}; save it as UTF-8"
                 if not chunk:
                     return None
                 line += chunk.count(b"\n")
@@ -281,10 +370,11 @@ def _from_dataframe(df: pd.DataFrame, source: str) -> RawTable:
         series = df.iloc[:, i]
         try:
             arrays.append(pa.array(series, from_pandas=True))
-        except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise DataError(
-                f"{source}: column {name!r} mixes kinds of values ({_first_line(exc)}); "
-                f"give it one type"
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+            raise _error(
+                source,
+                f"column {name!r} mixes kinds of values ({_first_line(exc)}); give it one type",
+                "unsupported_column", column=name,
             ) from None
     return RawTable(pa.Table.from_arrays(arrays, names=names), source)
 
@@ -299,20 +389,22 @@ def _check_names(raw: RawTable, rename: bool) -> None:
         raw.table = raw.table.rename_columns(stripped)
         names = stripped
     if not names:
-        raise DataError(f"{raw.source}: has no columns")
+        raise _error(raw.source, "has no columns", "no_columns", data_dependent=False)
     for i, name in enumerate(names):
         if name == "":
-            raise DataError(f"{raw.source}: column {i + 1} has no name")
+            raise _error(raw.source, f"column {i + 1} has no name", "unnamed_column", data_dependent=False)
     if len(set(names)) == len(names):
         return
     if not rename:
         first: dict[str, int] = {}
         for i, name in enumerate(names):
             if name in first:
-                raise DataError(
-                    f"{raw.source}: column name {name!r} occurs more than once (columns "
-                    f"{first[name] + 1} and {i + 1}); rename one, or rename duplicates automatically "
-                    f"(--duplicate-columns rename; duplicate_names='rename' in Python)"
+                raise _error(
+                    raw.source,
+                    f"column name {name!r} occurs more than once (columns {first[name] + 1} and {i + 1}); "
+                    f"rename one, or rename duplicates automatically "
+                    f"(--duplicate-columns rename; duplicate_names='rename' in Python)",
+                    "duplicate_column", column=name, data_dependent=False,
                 )
             first[name] = i
     # As pandas.read_csv does: later occurrences become "name.1", "name.2", ..., so a
@@ -338,9 +430,11 @@ def _check_names(raw: RawTable, rename: bool) -> None:
     raw.table = raw.table.rename_columns(new)
 
 
-def _normalise(table: pa.Table, source: str) -> pa.Table:
+def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
     """Nulls for NaN and missing markers; plain columns of supported types; UTF-8 text."""
-    markers = pa.array(MISSING_MARKERS, type=pa.string())
+    table, source = raw.table, raw.source
+    marker_set = pa.array(markers, type=pa.string())
+    from_text = raw.delimiter is not None
     columns = []
     for name, col in zip(table.column_names, table.columns):
         typ = col.type
@@ -355,13 +449,17 @@ def _normalise(table: pa.Table, source: str) -> pa.Table:
                 col = col.cast(pa.float64())
             nan = pc.is_nan(col)
             if pc.any(nan).as_py():
+                if from_text:
+                    raw.nan_rows[name] = first_rows(nan.to_numpy(zero_copy_only=False), 1)[0]
                 col = pc.if_else(nan, pa.scalar(None, pa.float64()), col)
         elif pa.types.is_string(typ):
-            marked = pc.is_in(col, value_set=markers)
+            marked = pc.is_in(col, value_set=marker_set)
             if pc.any(marked).as_py():
                 col = pc.if_else(marked, pa.scalar(None, pa.string()), col)
-        elif pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
-            raise DataError(_binary_message(col, name, source))
+        elif pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_binary_view(typ):
+            text, row = _binary_message(col, name)
+            raise _error(source, text, "not_utf8" if row is not None else "unsupported_column",
+                         column=name, row=row)
         elif pa.types.is_temporal(typ):
             col = col.cast(pa.string())  # dates and times are categories, in ISO text
         elif not (
@@ -370,14 +468,15 @@ def _normalise(table: pa.Table, source: str) -> pa.Table:
             or pa.types.is_integer(typ)
             or pa.types.is_decimal(typ)
         ):
-            raise DataError(
-                f"{source}: column {name!r} has values of type {typ}; use numbers, text or Booleans"
+            raise _error(
+                source, f"column {name!r} has values of type {typ}; use numbers, text or Booleans",
+                "unsupported_column", column=name, data_dependent=False,
             )
         columns.append(col)
     return pa.Table.from_arrays(columns, names=table.column_names)
 
 
-def _binary_message(col: pa.ChunkedArray, name: str, source: str) -> str:
+def _binary_message(col: pa.ChunkedArray, name: str) -> tuple[str, int | None]:
     for row, value in enumerate(col.to_pylist(), start=1):
         if value is None:
             continue
@@ -385,10 +484,10 @@ def _binary_message(col: pa.ChunkedArray, name: str, source: str) -> str:
             value.decode("utf-8")
         except UnicodeDecodeError:
             return (
-                f"{source}: column {name!r}, row {row}: the value {value!r} is not UTF-8 "
-                f"text; save the file as UTF-8"
+                f"column {name!r}, row {row}: the value {value!r} is not UTF-8 text; save the file as UTF-8",
+                row,
             )
-    return f"{source}: column {name!r} holds binary data, not text or numbers"
+    return f"column {name!r} holds binary data, not text or numbers", None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -20,6 +20,14 @@ The format (see ``docs/data.md``)::
 A column entry is either a type name or a table with ``type`` and, for numeric
 columns, ``bounds``, for categorical ones ``categories``. ``type`` may be left out
 when ``bounds`` or ``categories`` say it. Columns not named are typed by inference.
+
+Two top-level keys say how the files are read: ``na_values`` (the texts that mark a
+missing value, besides the empty cell) and ``out_of_bounds`` (``"error"`` or
+``"clamp"``: what a value outside its declared domain does).
+
+Every problem is a :class:`~dprm.errors.DataError` with code ``"bad_types_file"``
+(``"file_not_found"`` for a missing file); its message names the types file and
+the column, and depends only on the types file, not on the data.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from dprm.data.attributes import AttributeKind
 from dprm.data.category_text import category_text
 from dprm.errors import DataError
 
-__all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file"]
+__all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS"]
 
 
 class ColumnType(StrEnum):
@@ -78,7 +86,9 @@ class ColumnSpec:
 
 
 _COLUMN_KEYS = {"type", "bounds", "categories"}
-_TOP_KEYS = {"id_column", "columns"}
+_TOP_KEYS = {"id_column", "columns", "na_values", "out_of_bounds"}
+#: The values of ``out_of_bounds`` (types file key and loader argument).
+OUT_OF_BOUNDS = ("error", "clamp")
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,11 @@ class TypesSpec:
         The id column, when the file names one (by ``id_column`` or ``type: id``).
     source : str
         Where the spec came from, for messages.
+    na_values : tuple of str
+        Texts that mark a missing value (besides the empty cell), exactly as written.
+    out_of_bounds : {"error", "clamp"}, optional
+        What a value outside its declared domain does; None when the file does not
+        say (the loader's default, ``"error"``, applies).
 
     Examples
     --------
@@ -101,11 +116,15 @@ class TypesSpec:
     ColumnSpec(type=<ColumnType.NUMERIC: 'numeric'>, bounds=(0.0, 120.0), categories=None)
     >>> spec.columns["x"].type
     <ColumnType.IGNORE: 'ignore'>
+    >>> TypesSpec.from_mapping({"na_values": ["NA", "?"], "out_of_bounds": "clamp"}).na_values
+    ('NA', '?')
     """
 
     columns: dict[str, ColumnSpec] = field(default_factory=dict)
     id_column: str | None = None
     source: str = "<types>"
+    na_values: tuple[str, ...] = ()
+    out_of_bounds: str | None = None
 
     def get(self, name: str) -> ColumnSpec | None:
         """The declaration of column ``name``, or None when it is not declared."""
@@ -121,37 +140,52 @@ class TypesSpec:
             On any malformed entry, naming ``source`` and the column.
         """
         if not isinstance(data, Mapping):
-            raise DataError(f"{source}: a types file must hold a table/object at the top level")
+            raise _bad(source, "a types file must hold a table/object at the top level")
         unknown = set(data) - _TOP_KEYS
         if unknown:
-            raise DataError(
-                f"{source}: unknown key(s) {_names(unknown)}; a types file has "
-                f"'id_column' and 'columns'"
+            raise _bad(
+                source,
+                f"unknown key(s) {_names(unknown)}; a types file has 'id_column', 'columns', "
+                f"'na_values' and 'out_of_bounds'",
             )
         id_column = data.get("id_column")
         if id_column is not None and not isinstance(id_column, str):
-            raise DataError(f"{source}: 'id_column' must be a column name (a string)")
+            raise _bad(source, "'id_column' must be a column name (a string)")
         raw_columns = data.get("columns", {})
         if not isinstance(raw_columns, Mapping):
-            raise DataError(f"{source}: 'columns' must map column names to their types")
+            raise _bad(source, "'columns' must map column names to their types")
+        na_values = data.get("na_values", [])
+        if isinstance(na_values, str) or not isinstance(na_values, (list, tuple)) or not all(
+            isinstance(v, str) for v in na_values
+        ):
+            raise _bad(source, f"'na_values' must be a list of texts, got {na_values!r}")
+        out_of_bounds = data.get("out_of_bounds")
+        if out_of_bounds is not None and out_of_bounds not in OUT_OF_BOUNDS:
+            raise _bad(source, f"'out_of_bounds' must be 'error' or 'clamp', not {out_of_bounds!r}")
         columns: dict[str, ColumnSpec] = {}
         for name, entry in raw_columns.items():
             spec = _parse_column(str(name), entry, source)
             if spec.type is ColumnType.ID:
                 if id_column is not None and id_column != name:
-                    raise DataError(
-                        f"{source}: two id columns declared: {id_column!r} and {name!r}"
-                    )
+                    raise _bad(source, f"two id columns declared: {id_column!r} and {name!r}")
                 id_column = str(name)
             columns[str(name)] = spec
         if id_column is not None:
             if id_column in columns and columns[id_column].type is not ColumnType.ID:
-                raise DataError(
-                    f"{source}: column {id_column!r} is the id column but is declared "
-                    f"{columns[id_column].type.value}"
+                raise _bad(
+                    source,
+                    f"column {id_column!r} is the id column but is declared "
+                    f"{columns[id_column].type.value}",
+                    column=id_column,
                 )
             columns[id_column] = ColumnSpec(ColumnType.ID)
-        return cls(columns=columns, id_column=id_column, source=source)
+        return cls(
+            columns=columns,
+            id_column=id_column,
+            source=source,
+            na_values=tuple(na_values),
+            out_of_bounds=out_of_bounds,
+        )
 
 
 def read_types_file(path: str | Path) -> TypesSpec:
@@ -183,57 +217,61 @@ def read_types_file(path: str | Path) -> TypesSpec:
     source = str(path)
     suffix = path.suffix.lower()
     if suffix not in (".json", ".toml"):
-        raise DataError(f"{source}: unknown types file extension {path.suffix!r}: use .json or .toml")
+        raise _bad(source, f"unknown types file extension {path.suffix!r}: use .json or .toml")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise DataError(f"{source}: no such file") from None
+        raise DataError(f"{source}: no such file", code="file_not_found", file=source,
+                        data_dependent=False) from None
     except IsADirectoryError:
-        raise DataError(f"{source}: is a directory, not a types file") from None
+        raise DataError(f"{source}: is a directory, not a types file", code="not_a_file", file=source,
+                        data_dependent=False) from None
     except OSError as exc:
-        raise DataError(f"{source}: cannot be read: {exc.strerror or exc}") from None
+        raise DataError(f"{source}: cannot be read: {exc.strerror or exc}", code="unreadable_file",
+                        file=source, data_dependent=False) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{source}: is not UTF-8 text (bad byte at offset {exc.start})") from None
+        raise _bad(source, f"is not UTF-8 text (bad byte at offset {exc.start})") from None
     try:
         data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{source}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        raise _bad(source, f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"{source}: invalid TOML: {_one_line(str(exc))}") from None
+        raise _bad(source, f"invalid TOML: {_one_line(str(exc))}") from None
+    except RecursionError:
+        raise _bad(source, "nested too deeply") from None
     return TypesSpec.from_mapping(data, source=source)
 
 
 def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
-    where = f"{source}: column {name!r}"
+    where = _Where(source, name)
     if isinstance(entry, str):
         entry = {"type": entry}
     if not isinstance(entry, Mapping):
-        raise DataError(f"{where}: give a type name or a table with 'type', 'bounds', 'categories'")
+        raise where.error(f"give a type name or a table with 'type', 'bounds', 'categories'")
     unknown = set(entry) - _COLUMN_KEYS
     if unknown:
-        raise DataError(f"{where}: unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories'")
+        raise where.error(f"unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories'")
     bounds = entry.get("bounds")
     categories = entry.get("categories")
     if "type" in entry:
         try:
             ctype = ColumnType(str(entry["type"]).lower())
         except ValueError:
-            raise DataError(
-                f"{where}: unknown type {entry['type']!r}; use one of "
-                f"{', '.join(t.value for t in ColumnType)}"
+            raise where.error(
+                f"unknown type {entry['type']!r}; use one of {', '.join(t.value for t in ColumnType)}"
             ) from None
     elif bounds is not None and categories is None:
         ctype = ColumnType.NUMERIC
     elif categories is not None and bounds is None:
         ctype = ColumnType.CATEGORICAL
     else:
-        raise DataError(f"{where}: give its 'type'")
+        raise where.error("give its 'type'")
     if bounds is not None and ctype is not ColumnType.NUMERIC:
-        raise DataError(f"{where}: 'bounds' is only for numeric columns, not {ctype.value}")
+        raise where.error(f"'bounds' is only for numeric columns, not {ctype.value}")
     if categories is not None and ctype is not ColumnType.CATEGORICAL:
-        raise DataError(f"{where}: 'categories' is only for categorical columns, not {ctype.value}")
+        raise where.error(f"'categories' is only for categorical columns, not {ctype.value}")
     return ColumnSpec(
         ctype,
         bounds=None if bounds is None else _parse_bounds(bounds, where),
@@ -241,33 +279,54 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
     )
 
 
-def _parse_bounds(bounds: Any, where: str) -> tuple[float, float]:
+def _parse_bounds(bounds: Any, where: _Where) -> tuple[float, float]:
     ok = (
         isinstance(bounds, (list, tuple))
         and len(bounds) == 2
         and all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
     )
     if not ok:
-        raise DataError(f"{where}: 'bounds' must be [low, high] with two numbers, got {bounds!r}")
+        raise where.error(f"'bounds' must be [low, high] with two numbers, got {bounds!r}")
     low, high = float(bounds[0]), float(bounds[1])
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
-        raise DataError(f"{where}: 'bounds' must be finite with low <= high, got {bounds!r}")
+        raise where.error(f"'bounds' must be finite with low <= high, got {bounds!r}")
     return (low, high)
 
 
-def _parse_categories(categories: Any, where: str) -> tuple[str, ...]:
+def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
     if not isinstance(categories, (list, tuple)) or not categories:
-        raise DataError(f"{where}: 'categories' must be a non-empty list, got {categories!r}")
+        raise where.error(f"'categories' must be a non-empty list, got {categories!r}")
     out: list[str] = []
     for c in categories:
         if isinstance(c, bool) or not isinstance(c, (str, int, float)):
-            raise DataError(f"{where}: category {c!r} is not a string or number")
+            raise where.error(f"category {c!r} is not a string or number")
         out.append(c if isinstance(c, str) else category_text(c))
     seen: set[str] = set()
     dups = [c for c in out if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
     if dups:
-        raise DataError(f"{where}: category {dups[0]!r} is listed twice")
+        raise where.error(f"category {dups[0]!r} is listed twice")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """A column of a types file, for messages."""
+
+    source: str
+    column: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: column {self.column!r}"
+
+    def error(self, text: str) -> DataError:
+        return _bad(self.source, f"column {self.column!r}: {text}", column=self.column)
+
+
+def _bad(source: str, text: str, column: str | None = None) -> DataError:
+    """A malformed types file: the message depends on the types file only."""
+    return DataError(
+        f"{source}: {text}", code="bad_types_file", file=source, column=column, data_dependent=False
+    )
 
 
 def _names(keys: set[Any]) -> str:
