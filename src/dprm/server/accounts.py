@@ -1,0 +1,150 @@
+"""Analysts and their API tokens: generated once, stored as a salted hash.
+
+A token is ``dprm_<id>_<secret>``: ``<id>`` (12 hex digits) finds the analyst's row,
+``<secret>`` (256 random bits, URL-safe base64) is checked against
+``SHA-256(salt ‖ secret)`` with :func:`hmac.compare_digest` (constant time). The
+token is shown once, when it is made (``dprm admin analyst add`` / ``rotate``); the
+database holds only the id, the salt and the hash, so a stolen database yields no
+token. A fast hash suffices because the secret is random, not a password: 2²⁵⁶
+guesses are out of reach with any hash.
+
+Examples
+--------
+>>> token, (token_id, salt, digest) = new_token()
+>>> token.startswith("dprm_" + token_id + "_"), check_secret(token, token_id, salt, digest)
+(True, True)
+>>> check_secret(token[:-1] + ("A" if token[-1] != "A" else "B"), token_id, salt, digest)
+False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from dprm.errors import ParameterError
+from dprm.server.tables import analysts
+
+__all__ = ["Analyst", "new_token", "check_secret", "parse_token", "add_analyst", "rotate_token",
+           "set_disabled", "find_analyst", "authenticate", "NAME_PATTERN"]
+
+#: Names of analysts and datasets: letters, digits, ``.``, ``_``, ``-``; 1 to 64.
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+_TOKEN = re.compile(r"^dprm_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
+_DUMMY_SALT = "0" * 32
+_DUMMY_HASH = hashlib.sha256(b"dummy").hexdigest()
+
+
+@dataclass(frozen=True)
+class Analyst:
+    """An authenticated analyst."""
+
+    id: int
+    name: str
+    token_id: str
+
+
+def check_name(name: str, what: str) -> str:
+    """``name`` if it is a valid analyst or dataset name, else a ParameterError."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise ParameterError(f"{what} name must be 1 to 64 letters, digits, '.', '_' or '-' "
+                             f"(starting with a letter or digit), got {name!r}")
+    return name
+
+
+def _digest(salt: str, secret: str) -> str:
+    return hashlib.sha256(bytes.fromhex(salt) + secret.encode("ascii")).hexdigest()
+
+
+def new_token() -> tuple[str, tuple[str, str, str]]:
+    """A fresh token and what is stored of it: ``(token, (token_id, salt, hash))``."""
+    token_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    salt = secrets.token_hex(16)
+    return f"dprm_{token_id}_{secret}", (token_id, salt, _digest(salt, secret))
+
+
+def parse_token(token: str) -> tuple[str, str] | None:
+    """``(token_id, secret)`` of a well-formed token, else None."""
+    match = _TOKEN.match(token or "")
+    return (match.group(1), match.group(2)) if match else None
+
+
+def check_secret(token: str, token_id: str, salt: str, digest: str) -> bool:
+    """Whether ``token`` is the one stored as ``(token_id, salt, digest)`` (constant time)."""
+    parsed = parse_token(token)
+    if parsed is None:
+        hmac.compare_digest(_digest(_DUMMY_SALT, "x"), _DUMMY_HASH)
+        return False
+    return hmac.compare_digest(_digest(salt, parsed[1]), digest) and parsed[0] == token_id
+
+
+def add_analyst(connection: Any, name: str, *, expires_at: float | None = None) -> str:
+    """Create an analyst; returns the token (the only time it exists in clear)."""
+    check_name(name, "analyst")
+    if connection.execute(select(analysts.c.id).where(analysts.c.name == name)).first() is not None:
+        raise ParameterError(f"an analyst named {name!r} exists already")
+    token, (token_id, salt, digest) = new_token()
+    connection.execute(insert(analysts).values(name=name, token_id=token_id, token_salt=salt, token_hash=digest,
+                                               disabled=False, expires_at=expires_at, created_at=time.time()))
+    return token
+
+
+def find_analyst(connection: Any, name: str) -> Any:
+    """The analyst's row, or a ParameterError naming the problem."""
+    row = connection.execute(select(analysts).where(analysts.c.name == name)).first()
+    if row is None:
+        raise ParameterError(f"no analyst named {name!r}")
+    return row
+
+
+def rotate_token(connection: Any, name: str, *, expires_at: float | None = None) -> str:
+    """Replace an analyst's token (the old one stops working at once); the new token."""
+    row = find_analyst(connection, name)
+    token, (token_id, salt, digest) = new_token()
+    connection.execute(update(analysts).where(analysts.c.id == row.id).values(
+        token_id=token_id, token_salt=salt, token_hash=digest, rotated_at=time.time(), expires_at=expires_at))
+    return token
+
+
+def set_disabled(connection: Any, name: str, disabled: bool) -> None:
+    """Disable (or enable again) an analyst: every request with its token is refused."""
+    row = find_analyst(connection, name)
+    connection.execute(update(analysts).where(analysts.c.id == row.id).values(disabled=bool(disabled)))
+
+
+def authenticate(connection: Any, token: str | None, now: float | None = None) -> tuple[Analyst | None, str | None]:
+    """``(analyst, None)`` for a valid token, else ``(None, error code)``.
+
+    The codes: ``missing_token``, ``invalid_token``, ``token_disabled``,
+    ``token_expired``. A malformed or unknown token costs one hash and one
+    comparison like a known one.
+    """
+    if not token:
+        return None, "missing_token"
+    parsed = parse_token(token)
+    row = None
+    if parsed is not None:
+        row = connection.execute(
+            select(analysts.c.id, analysts.c.name, analysts.c.token_id, analysts.c.token_salt,
+                   analysts.c.token_hash, analysts.c.disabled, analysts.c.expires_at)
+            .where(analysts.c.token_id == parsed[0])
+        ).first()
+    if row is None:
+        hmac.compare_digest(_digest(_DUMMY_SALT, parsed[1] if parsed else "x"), _DUMMY_HASH)
+        return None, "invalid_token"
+    if not hmac.compare_digest(_digest(row.token_salt, parsed[1]), row.token_hash):
+        return None, "invalid_token"
+    if row.disabled:
+        return None, "token_disabled"
+    if row.expires_at is not None and (now or time.time()) >= row.expires_at:
+        return None, "token_expired"
+    return Analyst(int(row.id), row.name, row.token_id), None

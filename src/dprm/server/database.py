@@ -1,0 +1,179 @@
+"""Engines for SQLite (WAL) and PostgreSQL, transactions, and the alembic migrations.
+
+One schema (:mod:`dprm.server.tables`), two databases:
+
+* **SQLite** (the default: ``--db server.db`` or ``sqlite:///server.db``) in WAL mode
+  with ``synchronous=FULL`` (a committed charge survives a power cut) and a 30 s busy
+  timeout. A transaction that writes starts with ``BEGIN IMMEDIATE``: it takes the
+  write lock at once, so two writers never deadlock on a read-to-write upgrade (which
+  the busy timeout cannot resolve); reads start with a plain ``BEGIN`` and run beside
+  the writer (WAL).
+* **PostgreSQL** by URL (``postgresql+psycopg://user@host:port/db``), READ COMMITTED.
+  The budget's conditional ``UPDATE ... WHERE total - spent >= :e`` is safe there:
+  concurrent updates of one row wait for each other and re-check the condition on
+  the committed row.
+
+:func:`migrate` brings a database to the newest schema with alembic (the migration
+scripts ship inside the package); ``dprm serve`` and ``dprm admin`` call it on start.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+from dprm.errors import ParameterError
+
+__all__ = ["Database", "normalise_url", "migrate", "MIGRATIONS"]
+
+#: The folder of the alembic environment and its versions.
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+T = TypeVar("T")
+
+
+def normalise_url(url: str) -> str:
+    """A SQLAlchemy URL from what a user types: a URL, or a path to a SQLite file.
+
+    Examples
+    --------
+    >>> normalise_url("postgresql+psycopg://dprm@127.0.0.1:5432/dprm")
+    'postgresql+psycopg://dprm@127.0.0.1:5432/dprm'
+    >>> normalise_url("/srv/dprm/server.db")
+    'sqlite:////srv/dprm/server.db'
+    >>> normalise_url("postgres://x@h/db")
+    'postgresql+psycopg://x@h/db'
+    """
+    text = str(url).strip()
+    if not text:
+        raise ParameterError("--db must name a database (a SQLite file or a URL)")
+    if "://" not in text:
+        return "sqlite:///" + str(Path(text).expanduser().resolve())
+    scheme, rest = text.split("://", 1)
+    if scheme in ("postgres", "postgresql"):
+        return f"postgresql+psycopg://{rest}"
+    if scheme.startswith("sqlite") or scheme.startswith("postgresql+"):
+        return text
+    raise ParameterError(f"--db: unsupported database {scheme!r}; use a SQLite file or postgresql+psycopg://...")
+
+
+class Database:
+    """The server's database: engines, transactions and the migration.
+
+    Parameters
+    ----------
+    url : str
+        A SQLAlchemy URL or a path to a SQLite file (:func:`normalise_url`).
+    pool_size : int
+        Connections kept open (PostgreSQL and SQLite files alike).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> db = Database(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> db.migrate()
+    >>> from sqlalchemy import select, func
+    >>> from dprm.server.tables import jobs
+    >>> with db.read() as conn:
+    ...     conn.execute(select(func.count()).select_from(jobs)).scalar()
+    0
+    >>> db.dispose()
+    """
+
+    def __init__(self, url: str, *, pool_size: int = 20) -> None:
+        from sqlalchemy import create_engine, event
+
+        self.url = normalise_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        if self.is_sqlite:
+            path = self.url.split(":///", 1)[1] if ":///" in self.url else ""
+            if path and path != ":memory:":
+                parent = Path(path).parent
+                if not parent.is_dir():
+                    raise ParameterError(f"--db: the folder {str(parent)!r} of the SQLite file does not exist")
+            engine = create_engine(self.url, connect_args={"timeout": 30, "check_same_thread": False},
+                                   pool_size=pool_size, max_overflow=2 * pool_size, pool_timeout=60)
+
+            @event.listens_for(engine, "connect")
+            def _pragmas(dbapi_connection: Any, record: Any) -> None:
+                dbapi_connection.isolation_level = None  # transactions are begun below
+                cursor = dbapi_connection.cursor()
+                for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "busy_timeout=30000"):
+                    cursor.execute(f"PRAGMA {pragma}")
+                cursor.close()
+
+            @event.listens_for(engine, "begin")
+            def _begin(connection: Any) -> None:
+                write = connection.get_execution_options().get("dprm_write", False)
+                connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        else:
+            engine = create_engine(self.url, pool_size=pool_size, max_overflow=2 * pool_size, pool_timeout=60,
+                                   pool_pre_ping=True)
+        self.engine = engine
+        self.write_engine = engine.execution_options(dprm_write=True)
+
+    def __repr__(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        return f"Database({make_url(self.url).render_as_string(hide_password=True)!r})"
+
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        """A connection in a read transaction (rolled back at the end)."""
+        with self.engine.connect() as connection:
+            yield connection
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        """A connection in a write transaction: committed at the end, rolled back on error."""
+        with self.write_engine.begin() as connection:
+            yield connection
+
+    def transaction(self, work: Callable[[Any], T], *, attempts: int = 5) -> T:
+        """Run ``work(connection)`` in one write transaction, retrying a transient failure.
+
+        A PostgreSQL deadlock or serialization failure, or a SQLite lock that outlived
+        the busy timeout, rolls the whole transaction back; it is then run again (up to
+        ``attempts`` times), so ``work`` must only touch the database.
+        """
+        from sqlalchemy.exc import OperationalError
+
+        for attempt in range(attempts):
+            try:
+                with self.write() as connection:
+                    return work(connection)
+            except OperationalError as error:
+                if attempt + 1 == attempts or not _transient(error):
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def migrate(self) -> None:
+        """Bring the database to the newest schema (alembic ``upgrade head``)."""
+        migrate(self)
+
+    def dispose(self) -> None:
+        """Close every pooled connection (call before a fork, and at the end)."""
+        self.engine.dispose()
+
+
+def _transient(error: Exception) -> bool:
+    text = str(getattr(error, "orig", error)).lower()
+    return any(word in text for word in ("database is locked", "deadlock", "could not serialize", "busy"))
+
+
+def migrate(database: Database) -> None:
+    """Run the packaged alembic migrations up to ``head`` on ``database``."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["dprm_engine"] = database.write_engine
+    config.attributes["dprm_sqlite"] = database.is_sqlite
+    if os.environ.get("DPRM_MIGRATION_SQL"):  # pragma: no cover - offline SQL for owners who want it
+        config.set_main_option("sqlalchemy.url", database.url)
+    command.upgrade(config, "head")

@@ -1,0 +1,76 @@
+"""The API's errors: a stable code, an HTTP status and a message safe for the analyst.
+
+Every refusal the server answers is ``{"error": {"code": CODE, "message": TEXT}}``
+with the status below. 4xx: the caller's fault; 5xx: the server's. Messages never
+depend on the rows: a failure that may (an error raised while the data was read or
+mined) is answered with a generic code and message and logged for the data owner
+(the job's ``owner_error``, the audit log's ``detail``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ApiError", "ERRORS", "error_body"]
+
+#: code -> (HTTP status, public description). The codes are part of the API.
+ERRORS: dict[str, tuple[int, str]] = {
+    # the request itself
+    "invalid_json": (400, "the body is not valid JSON"),
+    "json_too_deep": (400, "the JSON body is nested too deeply"),
+    "invalid_request": (422, "the request does not match the API's schema"),
+    "invalid_parameter": (422, "a parameter is out of its allowed range"),
+    "invalid_epsilon": (422, "epsilon must be a positive multiple of 1e-9 within the limits"),
+    "invalid_query": (422, "the query is not valid for the dataset's public schema"),
+    "invalid_tree": (422, "the tree is not valid for the dataset's public schema"),
+    "unknown_algorithm": (422, "no such algorithm on this server"),
+    "request_too_large": (413, "the request body is too large"),
+    "unsupported_media_type": (415, "send JSON (Content-Type: application/json)"),
+    # who is asking
+    "missing_token": (401, "an API token is required (Authorization: Bearer TOKEN)"),
+    "invalid_token": (401, "the API token is not valid"),
+    "token_expired": (401, "the API token has expired"),
+    "token_disabled": (401, "the analyst's account is disabled"),
+    "rate_limited": (429, "too many requests; retry later"),
+    # what is asked for
+    "not_found": (404, "no such endpoint"),
+    "method_not_allowed": (405, "the endpoint does not take this method"),
+    "unknown_dataset": (404, "no such dataset for this analyst"),
+    "unknown_job": (404, "no such job"),
+    "budget_exceeded": (403, "the request would exceed the remaining privacy budget"),
+    "idempotency_key_reused": (409, "the idempotency key was used for a different request"),
+    "job_not_done": (409, "the job has no result yet"),
+    "job_failed": (409, "the job failed; it has no result"),
+    "job_cancelled": (409, "the job was cancelled; it has no result"),
+    "job_finished": (409, "the job has finished and cannot be cancelled"),
+    # the server's side
+    "dataset_changed": (503, "a file of the dataset changed on disk since it was registered"),
+    "dataset_missing": (503, "a file of the dataset is missing"),
+    "computation_failed": (500, "the computation failed on the server; the data owner can see why"),
+    "worker_died": (500, "the worker process died; the charge is kept"),
+    "database_unavailable": (503, "the database is unavailable; retry later"),
+    "internal_error": (500, "internal error; the data owner can see the log"),
+}
+
+
+class ApiError(Exception):
+    """A refusal with a stable code; ``message`` must never depend on the rows.
+
+    Examples
+    --------
+    >>> e = ApiError("unknown_job")
+    >>> e.status, error_body(e.code, e.message)
+    (404, {'error': {'code': 'unknown_job', 'message': 'no such job'}})
+    """
+
+    def __init__(self, code: str, message: str | None = None, *, headers: dict[str, str] | None = None) -> None:
+        if code not in ERRORS:
+            raise ValueError(f"unknown error code {code!r}")
+        self.code = code
+        self.status = ERRORS[code][0]
+        self.message = message if message else ERRORS[code][1]
+        self.headers = headers or {}
+        super().__init__(f"{code}: {self.message}")
+
+
+def error_body(code: str, message: str) -> dict:
+    """The JSON body of an error answer."""
+    return {"error": {"code": code, "message": message}}

@@ -1,0 +1,100 @@
+"""Exact privacy budgets on the server: ε as an integer number of units of 10⁻⁹.
+
+Budgets, charges and the remaining budget are stored as integers (``BIGINT``) of
+:data:`UNITS_PER_EPSILON` units per ε, so that the database compares and adds them
+exactly on SQLite and PostgreSQL alike; a float never enters a budget. An ε that is
+not a whole number of units (e.g. ``1e-10`` or ``1/3``) is refused, not rounded:
+rounding down would charge less than the mechanism spends, rounding up would charge
+more than the analyst asked for.
+
+Examples
+--------
+>>> epsilon_units(0.1), epsilon_units("0.25"), epsilon_units(2)
+(100000000, 250000000, 2000000000)
+>>> units_text(100000000), units_text(2000000000), units_text(1)
+('0.1', '2', '0.000000001')
+>>> epsilon_units("1/3")
+Traceback (most recent call last):
+...
+dprm.errors.ParameterError: epsilon must be a multiple of 1e-9 (at most 9 decimals), got '1/3'
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from dprm.errors import ParameterError
+from dprm.privacy.budget import as_epsilon
+
+__all__ = ["UNITS_PER_EPSILON", "MAX_EPSILON", "MAX_UNITS", "epsilon_units", "units_fraction", "units_text",
+           "units_float", "fraction_text"]
+
+#: Units per ε: budgets are integers of 10⁻⁹ ε.
+UNITS_PER_EPSILON = 10**9
+
+#: The largest ε of one request, of a budget and of a total: 10⁶ (10¹⁵ units, far
+#: inside a signed 64-bit integer even when summed over many charges).
+MAX_EPSILON = 10**6
+MAX_UNITS = MAX_EPSILON * UNITS_PER_EPSILON
+
+
+def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False) -> int:
+    """``value`` (int, float as typed, decimal string or Fraction) in units of 10⁻⁹.
+
+    Raises
+    ------
+    ParameterError
+        When ``value`` is not a finite number, not positive (or zero with
+        ``allow_zero``), above :data:`MAX_EPSILON`, or not a multiple of 10⁻⁹.
+    """
+    if allow_zero and not isinstance(value, bool) and value in (0, "0", 0.0):
+        return 0
+    if isinstance(value, str) and len(value) > 64:
+        raise ParameterError(f"{name} must be a number of at most 64 characters")
+    exact = as_epsilon(value, name)
+    if exact > MAX_EPSILON:
+        raise ParameterError(f"{name} must be at most {MAX_EPSILON:g}, got {_shown(value)}")
+    units = exact * UNITS_PER_EPSILON
+    if units.denominator != 1:
+        raise ParameterError(f"{name} must be a multiple of 1e-9 (at most 9 decimals), got {_shown(value)}")
+    return int(units)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def units_fraction(units: int) -> Fraction:
+    """The exact ε of ``units``."""
+    return Fraction(int(units), UNITS_PER_EPSILON)
+
+
+def units_float(units: int) -> float:
+    """ε of ``units`` as the nearest float (display only)."""
+    return float(units_fraction(units))
+
+
+def units_text(units: int) -> str:
+    """The exact decimal text of ``units`` (no trailing zeros); negative allowed."""
+    units = int(units)
+    sign = "-" if units < 0 else ""
+    whole, frac = divmod(abs(units), UNITS_PER_EPSILON)
+    if frac == 0:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{frac:09d}".rstrip("0")
+
+
+def fraction_text(value: Fraction) -> str:
+    """An exact rational as text: a decimal when it has one of ≤ 9 decimals, else ``p/q``.
+
+    Examples
+    --------
+    >>> fraction_text(Fraction(1, 8)), fraction_text(Fraction(1, 30))
+    ('0.125', '1/30')
+    """
+    units = value * UNITS_PER_EPSILON
+    if units.denominator == 1:
+        return units_text(int(units))
+    return f"{value.numerator}/{value.denominator}"
