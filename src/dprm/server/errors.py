@@ -45,7 +45,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "dataset_changed": (503, "a file of the dataset changed on disk since it was registered"),
     "dataset_missing": (503, "a file of the dataset is missing"),
     "computation_failed": (500, "the computation failed on the server; the data owner can see why"),
-    "worker_died": (500, "the worker process died; the charge is kept"),
+    "worker_died": (500, "the worker process died; the charge is kept if it had read rows"),
+    "timeout": (500, "the job ran longer than this server allows; the charge is kept"),
     "database_unavailable": (503, "the database is unavailable; retry later"),
     "internal_error": (500, "internal error; the data owner can see the log"),
 }

@@ -1,0 +1,255 @@
+"""Registered datasets: files and their hashes, the complete types file, the public schema.
+
+Registration (``dprm admin dataset add``) loads the two views with the same loader,
+types file and checks as ``dprm mine`` and refuses a dataset whose types file is not
+complete: a private dataset must declare every column with its public domain
+(Boolean; numeric with bounds; categorical with categories), because anything read
+off the rows (an inferred type, a domain from the data's minimum and maximum, a
+constant column left out) would leak into what analysts see and into the miners'
+choices. The database keeps:
+
+* the files' absolute paths and SHA-256 digests: before a job or primitive touches
+  the rows, :func:`verify_files` hashes the files again and refuses a file that
+  changed (``dataset_changed``) or vanished (``dataset_missing``);
+* the types file's content (the loader uses this copy, so editing the types file
+  later changes nothing) and its digest;
+* the **public schema**: view and attribute names, types and declared domains, all
+  taken from the types file and the files' headers. Never a row count, a missing
+  share or anything else computed from the rows (the row count is not stored at all).
+
+Examples
+--------
+>>> schema = {"format": "dprm.schema/1", "id_column": "id", "views": {
+...     "left": [{"name": "smoker", "type": "boolean"}],
+...     "right": [{"name": "age", "type": "numeric", "bounds": [0, 120]}]}}
+>>> attribute_of(schema, "right", "age")["bounds"]
+[0, 120]
+>>> attribute_of(schema, "left", "age") is None
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from dprm.errors import DataError, ParameterError
+from dprm.server.accounts import check_name
+from dprm.server.errors import ApiError
+from dprm.server.tables import datasets
+
+__all__ = ["SCHEMA_FORMAT", "DatasetRecord", "sha256_file", "register_dataset", "remove_dataset", "list_datasets",
+           "active_dataset", "verify_files", "load_registered", "public_schema", "check_complete", "attribute_of"]
+
+SCHEMA_FORMAT = "dprm.schema/1"
+
+
+@dataclass(frozen=True)
+class DatasetRecord:
+    """A registered dataset as the workers need it."""
+
+    id: int
+    name: str
+    left_path: str
+    right_path: str
+    left_sha256: str
+    right_sha256: str
+    types: dict[str, Any]
+    load_options: dict[str, Any]
+    schema: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: Any) -> "DatasetRecord":
+        return cls(int(row.id), row.name, row.left_path, row.right_path, row.left_sha256, row.right_sha256,
+                   json.loads(row.types_json), json.loads(row.load_options), json.loads(row.public_schema))
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything a worker process needs, as plain JSON."""
+        return {"id": self.id, "name": self.name, "left_path": self.left_path, "right_path": self.right_path,
+                "left_sha256": self.left_sha256, "right_sha256": self.right_sha256, "types": self.types,
+                "load_options": self.load_options, "schema": self.schema}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> "DatasetRecord":
+        return cls(**obj)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_types_mapping(path: Path) -> dict[str, Any]:
+    """The types file as a mapping (validated by the data layer first)."""
+    from dprm.data import read_types_file
+
+    read_types_file(path)  # the data layer's checks and messages
+    text = path.read_bytes().decode("utf-8-sig")
+    return json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+
+
+def _load_kwargs(options: dict[str, Any]) -> dict[str, Any]:
+    """The loading options the data layer's :func:`load_two_view` takes."""
+    from dprm.data import load_two_view
+
+    accepted = inspect.signature(load_two_view).parameters
+    return {key: value for key, value in options.items() if key in accepted and value is not None}
+
+
+def check_complete(data: Any, spec: Any) -> None:
+    """Refuse a types file that does not declare every column with its public domain.
+
+    Raises
+    ------
+    DataError
+        Naming the columns (names are public: they are in the files' headers) and
+        what each lacks.
+    """
+    from dprm.data.attributes import AttributeKind
+
+    problems: list[str] = []
+    for view in data.views:
+        for attribute in view:
+            declared = spec.get(attribute.name)
+            if declared is None or declared.type.kind is None:
+                problems.append(f"{attribute.name!r} ({view.name}) is not declared")
+            elif attribute.kind is AttributeKind.NUMERIC and declared.bounds is None:
+                problems.append(f"{attribute.name!r} ({view.name}) is numeric without bounds")
+            elif attribute.kind is AttributeKind.CATEGORICAL and declared.categories is None:
+                problems.append(f"{attribute.name!r} ({view.name}) is categorical without categories")
+            elif attribute.kind is not AttributeKind.BOOLEAN and not attribute.domain.declared:
+                problems.append(f"{attribute.name!r} ({view.name}) has no declared domain")
+        for name in view.constant:
+            problems.append(f"{name!r} ({view.name}) is not declared (left out as constant)")
+    if problems:
+        shown = "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else "")
+        raise DataError(
+            f"a private dataset needs a complete types file: every column declared with its public domain "
+            f"(boolean; numeric with bounds; categorical with categories), or 'ignore'; {len(problems)} "
+            f"column(s) are not: {shown}", code="bad_types_file", data_dependent=False)
+
+
+def public_schema(data: Any, id_column: str | None) -> dict[str, Any]:
+    """The public schema of loaded data whose types file is complete (:func:`check_complete`)."""
+    from dprm.data.attributes import AttributeKind
+
+    views: dict[str, list[dict[str, Any]]] = {}
+    for view in data.views:
+        attributes = []
+        for a in view:
+            entry: dict[str, Any] = {"name": a.name, "type": a.kind.value}
+            if a.kind is AttributeKind.NUMERIC:
+                entry["bounds"] = [_number(b) for b in a.domain.bounds]
+            elif a.kind is AttributeKind.CATEGORICAL:
+                entry["categories"] = list(a.domain.categories)
+            attributes.append(entry)
+        views[view.name] = attributes
+    return {"format": SCHEMA_FORMAT, "id_column": id_column, "views": views}
+
+
+def _number(x: float) -> int | float:
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
+def attribute_of(schema: dict[str, Any], view: str, name: str) -> dict[str, Any] | None:
+    """The schema entry of attribute ``name`` in ``view``, or None."""
+    for entry in schema["views"].get(view, []):
+        if entry["name"] == name:
+            return entry
+    return None
+
+
+def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike[str], right: str | os.PathLike[str],
+                     types: str | os.PathLike[str], *, id_column: str | None = None,
+                     duplicate_names: str = "rename") -> dict[str, Any]:
+    """Load, check and register a dataset; returns its public schema.
+
+    ``connection_factory`` is a :class:`~dprm.server.database.Database`: the files are
+    loaded before the (short) write transaction.
+    """
+    from dprm.data import TypesSpec, load_two_view
+
+    check_name(name, "dataset")
+    if duplicate_names not in ("rename", "error"):
+        raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {duplicate_names!r}")
+    paths = [Path(p).expanduser().resolve() for p in (left, right, types)]
+    for path in paths:
+        if not path.is_file():
+            raise DataError(f"{path}: no such file", code="file_not_found", data_dependent=False)
+    mapping = _read_types_mapping(paths[2])
+    spec = TypesSpec.from_mapping(mapping, source=str(paths[2]))
+    options = {"id_column": id_column, "duplicate_names": duplicate_names}
+    digests = [sha256_file(p) for p in paths]
+    data = load_two_view(paths[0], paths[1], types=spec, **_load_kwargs(options))
+    check_complete(data, spec)
+    schema = public_schema(data, id_column if id_column is not None else spec.id_column)
+    after = [sha256_file(p) for p in paths]
+    if after != digests:
+        raise DataError("a file changed while it was being registered; try again", data_dependent=False)
+    values = dict(name=name, active_name=name, left_path=str(paths[0]), right_path=str(paths[1]),
+                  left_sha256=digests[0], right_sha256=digests[1], types_path=str(paths[2]),
+                  types_sha256=digests[2], types_json=json.dumps(mapping), id_column=schema["id_column"],
+                  load_options=json.dumps(options), public_schema=json.dumps(schema), created_at=time.time())
+    with connection_factory.write() as connection:
+        if connection.execute(select(datasets.c.id).where(datasets.c.active_name == name)).first() is not None:
+            raise ParameterError(f"a dataset named {name!r} is registered already (remove it first)")
+        connection.execute(insert(datasets).values(**values))
+    return schema
+
+
+def remove_dataset(connection: Any, name: str) -> None:
+    """Unregister a dataset: analysts no longer see it; its ledger rows stay."""
+    changed = connection.execute(update(datasets).where(datasets.c.active_name == name)
+                                 .values(active_name=None, removed_at=time.time())).rowcount
+    if changed != 1:
+        raise ParameterError(f"no dataset named {name!r}")
+
+
+def list_datasets(connection: Any) -> list[Any]:
+    """The registered datasets' rows, by name."""
+    return list(connection.execute(select(datasets).where(datasets.c.active_name.is_not(None))
+                                   .order_by(datasets.c.name)))
+
+
+def active_dataset(connection: Any, name: str) -> DatasetRecord | None:
+    """The registered dataset called ``name``, or None."""
+    row = connection.execute(select(datasets).where(datasets.c.active_name == name)).first()
+    return None if row is None else DatasetRecord.from_row(row)
+
+
+def verify_files(record: DatasetRecord) -> None:
+    """Hash the dataset's files again; an :class:`ApiError` if one changed or vanished.
+
+    Called before any row is read: a refusal here has touched no data.
+    """
+    for path, expected in ((record.left_path, record.left_sha256), (record.right_path, record.right_sha256)):
+        try:
+            actual = sha256_file(path)
+        except OSError:
+            raise ApiError("dataset_missing") from None
+        if actual != expected:
+            raise ApiError("dataset_changed")
+
+
+def load_registered(record: DatasetRecord) -> Any:
+    """The dataset's rows (:class:`~dprm.data.TwoViewData`), loaded as when it was registered.
+
+    The caller has verified the files (:func:`verify_files`).
+    """
+    from dprm.data import TypesSpec, load_two_view
+
+    spec = TypesSpec.from_mapping(record.types, source=f"types of dataset {record.name}")
+    return load_two_view(record.left_path, record.right_path, types=spec, **_load_kwargs(record.load_options))

@@ -1,0 +1,162 @@
+"""ASGI middleware around the whole API: bounded bodies, bounded JSON depth, audit, no tracebacks.
+
+For every HTTP request it
+
+* refuses a body larger than ``max_body`` bytes (413 ``request_too_large``) before
+  the application parses it, whether or not a ``Content-Length`` was sent;
+* refuses a body that is not JSON (415 ``unsupported_media_type`` without a JSON
+  ``Content-Type``, 400 ``invalid_json`` when it does not parse) and JSON nested
+  deeper than ``max_depth`` (400 ``json_too_deep``: Python's JSON parser would
+  otherwise recurse until ``RecursionError``);
+* turns any exception that escaped the handlers into 500 ``internal_error`` with the
+  API's error body (the traceback goes to the server's log, never to the caller);
+* writes one audit record (:class:`~dprm.server.audit.AuditLog`) with what the
+  handlers left in ``request.state`` (``analyst_id``, ``action``, ``dataset``,
+  ``epsilon_units``, ``outcome``, ``detail``) and the status and duration.
+
+Examples
+--------
+>>> json_depth(b'{"a": [1, {"b": "[[[["}]}')
+3
+>>> json_depth(b'"\\\\"[[["')
+0
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from typing import Any
+
+from dprm.server.errors import ERRORS, error_body
+
+__all__ = ["Guard", "json_depth"]
+
+log = logging.getLogger("dprm.server")
+
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def json_depth(body: bytes) -> int:
+    """The deepest nesting of arrays and objects in a JSON text (strings skipped)."""
+    if body.count(b"[") + body.count(b"{") == 0:
+        return 0
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(_STRINGS.sub(b'""', body)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+class Guard:
+    """The middleware (see the module docstring)."""
+
+    def __init__(self, app: Any, *, audit: Any, max_body: int, max_depth: int) -> None:
+        self.app = app
+        self.audit = audit
+        self.max_body = max_body
+        self.max_depth = max_depth
+
+    async def _answer(self, send: Any, code: str, message: str | None = None) -> None:
+        status, description = ERRORS[code]
+        payload = json.dumps(error_body(code, message or description)).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        state = scope.setdefault("state", {})
+        sent = {"status": 0, "started": False}
+
+        async def send_and_note(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                sent["started"] = True
+                sent["status"] = message["status"]
+            await send(message)
+
+        try:
+            body = await self._body(scope, receive, send_and_note, state)
+            if body is not None:
+                delivered = {"done": False}
+
+                async def replay() -> dict:
+                    if not delivered["done"]:
+                        delivered["done"] = True
+                        return {"type": "http.request", "body": body, "more_body": False}
+                    return await receive()
+
+                await self.app(scope, replay, send_and_note)
+        except Exception as error:  # noqa: BLE001 - the answer is the API's error, the traceback the log's
+            log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            state["outcome"] = "internal_error"
+            state["detail"] = f"{type(error).__name__}: {error}"[:4000]
+            if not sent["started"]:
+                await self._answer(send_and_note, "internal_error")
+        finally:
+            client = scope.get("client")
+            self.audit.record(
+                analyst_id=state.get("analyst_id"), action=state.get("action") or "request",
+                method=scope.get("method"), path=scope.get("path"), dataset=state.get("dataset"),
+                epsilon_units=state.get("epsilon_units"), status=sent["status"],
+                outcome=state.get("outcome") or ("ok" if sent["status"] < 400 else f"http_{sent['status']}"),
+                detail=state.get("detail"), client=f"{client[0]}:{client[1]}" if client else None,
+                duration_ms=(time.perf_counter() - start) * 1000.0)
+
+    async def _body(self, scope: dict, receive: Any, send: Any, state: dict) -> bytes | None:
+        """The whole body, or None after answering a refusal."""
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = -1
+                if declared > self.max_body or declared < 0:
+                    state["outcome"] = "request_too_large" if declared > 0 else "invalid_request"
+                    await self._answer(send, "request_too_large" if declared > 0 else "invalid_request",
+                                       None if declared > 0 else "invalid Content-Length")
+                    return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                state["outcome"] = "client_disconnected"
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                state["outcome"] = "request_too_large"
+                await self._answer(send, "request_too_large")
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if not body.strip():
+            return body
+        content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"").lower()
+        if b"json" not in content_type:
+            state["outcome"] = "unsupported_media_type"
+            await self._answer(send, "unsupported_media_type")
+            return None
+        if json_depth(body) > self.max_depth:
+            state["outcome"] = "json_too_deep"
+            await self._answer(send, "json_too_deep", f"the JSON body is nested deeper than {self.max_depth}")
+            return None
+        try:
+            json.loads(body)
+        except (ValueError, RecursionError):
+            state["outcome"] = "invalid_json"
+            await self._answer(send, "invalid_json")
+            return None
+        return body

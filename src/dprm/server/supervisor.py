@@ -1,0 +1,181 @@
+"""Runs queued jobs in worker processes and notices the ones that died.
+
+A thread of the API process (started by :func:`dprm.server.app.create_app`). Every
+``poll`` seconds it
+
+1. reaps its own worker processes: one that exited while its job is still
+   ``running`` died (SIGKILL, out of memory, a crash): the job is failed with
+   ``worker_died``, its charge kept when it had touched the rows;
+2. checks every running job, also those of workers it did not start (a previous
+   server's, after a restart): a job whose worker's pid is gone or whose heartbeat is
+   older than ``stale_after`` seconds is failed the same way; one running longer
+   than ``job_timeout`` is failed with ``timeout`` and its worker killed; the worker
+   of a cancelled job is killed;
+3. keeps the orphaned charges of primitives (:func:`dprm.server.budget.keep_orphans`);
+4. starts workers for queued jobs, at most ``workers`` at a time.
+
+Workers run in their own session, so stopping the server (or Ctrl-C in its
+terminal) does not stop them: a running job finishes and publishes its result,
+and queued jobs wait in the database for the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from sqlalchemy import and_, select
+
+from dprm.server import budget, jobs
+from dprm.server.tables import jobs as jobs_table
+
+__all__ = ["Supervisor", "pid_alive"]
+
+log = logging.getLogger("dprm.server")
+
+
+def pid_alive(pid: int | None) -> bool:
+    """Whether a process with this pid exists (and is not a zombie, on Linux)."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+class Supervisor:
+    """The job runner of one server process.
+
+    Parameters
+    ----------
+    db : Database
+    workers : int
+        Jobs run at the same time (0: jobs stay queued).
+    poll : float
+        Seconds between rounds.
+    job_timeout : float
+        Seconds a job may run.
+    stale_after : float
+        Seconds without a heartbeat after which a worker counts as dead.
+    """
+
+    def __init__(self, db: Any, workers: int, *, poll: float = 0.2, job_timeout: float = 3600.0,
+                 stale_after: float = 60.0, orphan_after: float = 600.0) -> None:
+        self.db = db
+        self.workers = int(workers)
+        self.poll = poll
+        self.job_timeout = job_timeout
+        self.stale_after = stale_after
+        self.orphan_after = orphan_after
+        self.processes: dict[int, tuple[subprocess.Popen, str]] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_sweep = 0.0
+
+    def start(self) -> None:
+        self.recover()
+        self._thread = threading.Thread(target=self._loop, name="dprm-supervisor", daemon=True)
+        self._thread.start()
+
+    def stop(self, *, kill_workers: bool = False) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if kill_workers:
+            for process, _ in self.processes.values():
+                if process.poll() is None:
+                    process.kill()
+
+    def recover(self) -> None:
+        """At start: fail the running jobs whose worker is gone; keep old orphan charges."""
+        with self.db.read() as connection:
+            running = jobs.running_jobs(connection)
+        for job in running:
+            if not pid_alive(job.worker_pid):
+                jobs.fail_running(self.db, job.id, code="worker_died",
+                                  owner_error="the worker process was gone when the server started")
+        self.db.transaction(lambda c: budget.keep_orphans(c, older_than=self.orphan_after))
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.round()
+            except Exception:  # noqa: BLE001 - a database hiccup: log and go on
+                log.exception("supervisor round failed")
+            self._stop.wait(self.poll)
+
+    def round(self) -> None:
+        """One round of the steps in the module docstring."""
+        now = time.time()
+        # 1. own workers that exited
+        for job_id, (process, token) in list(self.processes.items()):
+            if process.poll() is not None:
+                del self.processes[job_id]
+                if jobs.fail_running(self.db, job_id, code="worker_died",
+                                     owner_error=f"the worker exited with code {process.returncode} "
+                                                 f"before publishing a result"):
+                    log.warning("job %s: worker died (exit code %s)", job_id, process.returncode)
+        # 2. every running job, and the cancelled ones still holding a worker
+        with self.db.read() as connection:
+            running = jobs.running_jobs(connection)
+            ended = set()
+            if self.processes:
+                ended = set(connection.execute(select(jobs_table.c.id).where(and_(
+                    jobs_table.c.id.in_(list(self.processes)), jobs_table.c.status != "running"))).scalars())
+        for job in running:
+            own = job.id in self.processes
+            if job.started_at is not None and now - job.started_at > self.job_timeout:
+                if jobs.fail_running(self.db, job.id, code="timeout", owner_error="the job ran out of time"):
+                    self._kill(job.id)
+                continue
+            if own:
+                continue
+            stale = job.heartbeat_at is None or now - job.heartbeat_at > self.stale_after
+            if (job.worker_pid is not None and not pid_alive(job.worker_pid)) or stale:
+                # A silent worker that is still alive sees at its next heartbeat that
+                # the job is no longer its and exits without publishing anything.
+                jobs.fail_running(self.db, job.id, code="worker_died",
+                                  owner_error="the worker is gone or silent (no heartbeat)")
+        for job_id in ended:  # cancelled (or failed by a timeout) while our worker runs
+            self._kill(job_id)
+        # 3. primitives' charges nobody settled
+        if now - self._last_sweep > 60:
+            self._last_sweep = now
+            self.db.transaction(lambda c: budget.keep_orphans(c, older_than=self.orphan_after))
+        # 4. start workers
+        while len(self.processes) < self.workers and not self._stop.is_set():
+            token = secrets.token_hex(16)
+            job = jobs.claim_next(self.db, token)
+            if job is None:
+                break
+            self._spawn(job.id, token)
+
+    def _spawn(self, job_id: int, token: str) -> None:
+        env = dict(os.environ, DPRM_WORKER_DB=self.db.url)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dprm.server.worker", "--job", str(job_id), "--token", token],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        self.processes[job_id] = (process, token)
+        jobs.set_pid(self.db, job_id, token, process.pid)
+
+    def _kill(self, job_id: int) -> None:
+        """Kill our worker of ``job_id`` (a worker we did not start stops itself at its
+        next heartbeat: a pid alone is never killed, it may have been reused)."""
+        entry = self.processes.pop(job_id, None)
+        if entry is not None and entry[0].poll() is None:
+            entry[0].kill()
+            entry[0].wait(timeout=10)

@@ -1,0 +1,195 @@
+"""Checks of jobs and primitives against public information only, before any charge.
+
+Everything here reads the request, the miners' signatures and validation, and the
+dataset's public schema; nothing reads a row. A request that passes is charged and
+handed to a worker; one that fails is answered with a 4xx code and a message that
+depends only on the request (never on the data).
+
+Bounds beyond the miners' own: the parameters that set a job's size
+(:data:`SERVER_LIMITS`), the size of queries (:data:`MAX_QUERY_NODES`), trees
+(:data:`dprm.server.tree_json.MAX_TREE_DEPTH`) and the confidence of intervals.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from dprm.errors import DprmError
+from dprm.server.errors import ApiError
+from dprm.server.units import units_float, units_fraction
+
+__all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "check_job", "check_query",
+           "check_confidence", "JobSpec"]
+
+#: Inclusive bounds of the parameters that set a job's size (where a miner has them).
+SERVER_LIMITS: dict[str, tuple[int, int]] = {
+    "depth": (1, 8),
+    "init_trials": (1, 200),
+    "alternations": (1, 50),
+    "mcmc_iterations": (1, 2_000_000),
+    "variance_window": (1, 1_000_000),
+    "max_splits": (1, 1024),
+    "max_clauses": (1, 16),
+    "max_literals": (1, 16),
+    "target_bins": (2, 256),
+    "max_age": (1, 10_000),
+}
+
+#: The most nodes (literals and operators) of one query.
+MAX_QUERY_NODES = 256
+
+_MAX_TEXT = 200
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A checked job: the algorithm and the parameters the miner is built with."""
+
+    algorithm: str
+    parameters: dict[str, Any]
+
+
+def private_algorithms() -> dict[str, tuple[type, dict[str, Any]]]:
+    """The algorithms a server runs: the private ones (they take an epsilon)."""
+    from dprm.mining import ALGORITHMS
+
+    return {name: entry for name, entry in ALGORITHMS.items() if "epsilon" in entry[0].parameter_names()}
+
+
+def algorithm_parameters(algorithm: str) -> dict[str, Any]:
+    """The parameters an analyst may set for ``algorithm`` and their defaults."""
+    miner_class, fixed = private_algorithms()[algorithm]
+    signature = inspect.signature(miner_class.__init__)
+    return {name: p.default for name, p in signature.parameters.items()
+            if name not in ("self", "epsilon") and name not in fixed}
+
+
+def _miner_epsilon(units: int) -> float:
+    """The float a miner is built with; exact: it reads back as ``units`` (≤ 15 digits)."""
+    value = units_float(units)
+    if units_fraction(units) != _as_fraction(value):  # pragma: no cover - ≤ 15 significant digits round-trip
+        raise ApiError("invalid_epsilon", "epsilon has too many significant digits")
+    return value
+
+
+def _as_fraction(value: float) -> Any:
+    from dprm.privacy.budget import as_fraction
+
+    return as_fraction(value)
+
+
+def check_job(algorithm: str, parameters: dict[str, Any], units: int) -> JobSpec:
+    """Check a job against the miner's own validation and :data:`SERVER_LIMITS`.
+
+    Returns the parameters to build the miner with (epsilon included).
+    """
+    from dprm.mining import make_miner
+
+    algorithms = private_algorithms()
+    if algorithm not in algorithms:
+        raise ApiError("unknown_algorithm",
+                       f"unknown algorithm {algorithm[:64]!r}; this server runs: {', '.join(algorithms)}")
+    allowed = algorithm_parameters(algorithm)
+    if len(parameters) > len(allowed):
+        raise ApiError("invalid_parameter", "too many parameters")
+    checked: dict[str, Any] = {}
+    for name, value in parameters.items():
+        if name == "epsilon":
+            raise ApiError("invalid_parameter", "give epsilon beside the parameters, not among them")
+        if name not in allowed:
+            raise ApiError("invalid_parameter", f"{algorithm} has no parameter {name[:64]!r}")
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise ApiError("invalid_parameter", f"parameter {name!r} must be a number, a text, true/false or null")
+        if isinstance(value, str) and len(value) > _MAX_TEXT:
+            raise ApiError("invalid_parameter", f"parameter {name!r} is too long")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ApiError("invalid_parameter", f"parameter {name!r} must be finite")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+            raise ApiError("invalid_parameter", f"parameter {name!r} is out of range")
+        if name in SERVER_LIMITS and isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high = SERVER_LIMITS[name]
+            if not low <= value <= high:
+                raise ApiError("invalid_parameter",
+                               f"{name.replace('_', '-')} must be between {low} and {high} on this server")
+        checked[name] = value
+    for name, (low, high) in SERVER_LIMITS.items():  # defaults too
+        value = checked.get(name, allowed.get(name))
+        if name in allowed and isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
+            raise ApiError("invalid_parameter",
+                           f"{name.replace('_', '-')} must be between {low} and {high} on this server")
+    checked["epsilon"] = _miner_epsilon(units)
+    try:
+        miner = make_miner(algorithm, **checked)
+        check = getattr(miner, "check_parameters", None)
+        if callable(check):
+            check()
+    except DprmError as error:
+        raise ApiError("invalid_parameter", _public(error)) from None
+    except (TypeError, ValueError) as error:
+        raise ApiError("invalid_parameter", f"invalid parameters for {algorithm}: {str(error)[:200]}") from None
+    return JobSpec(algorithm, checked)
+
+
+def _public(error: DprmError) -> str:
+    """A parameter error's message (public: parameters are not data)."""
+    public = getattr(error, "public_message", None)
+    text = str(error) if getattr(error, "data_dependent", False) is False or public is None else public()
+    return text.splitlines()[0][:300] if text else "invalid parameter"
+
+
+def check_query(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
+    """A query of the analyst, read from JSON and checked against ``view``'s public schema."""
+    from dprm.queries import BooleanLiteral, CategoricalLiteral, NumericLiteral, query_from_json
+
+    from dprm.server.datasets import attribute_of
+
+    try:
+        query = query_from_json(obj, where=where)
+    except DprmError as error:  # about the request's JSON, never the data
+        raise ApiError("invalid_query", str(error).splitlines()[0][:300]) from None
+    nodes = sum(1 for _ in query.iter_nodes())
+    if nodes > MAX_QUERY_NODES:
+        raise ApiError("invalid_query", f"{where}: at most {MAX_QUERY_NODES} nodes, got {nodes}")
+    for literal in query.literals():
+        entry = attribute_of(schema, view, literal.attr)
+        if entry is None:
+            raise ApiError("invalid_query", f"{where}: the {view} view has no attribute {literal.attr[:64]!r}")
+        kind = entry["type"]
+        if isinstance(literal, BooleanLiteral) and kind != "boolean":
+            raise ApiError("invalid_query", f"{where}: {literal.attr!r} is {kind}; a Boolean literal needs a "
+                                            f"boolean attribute")
+        if isinstance(literal, CategoricalLiteral):
+            if kind != "categorical":
+                raise ApiError("invalid_query", f"{where}: {literal.attr!r} is {kind}; use a numeric literal "
+                                                f"(gt, ge, lt, le)" if kind == "numeric" else
+                               f"{where}: {literal.attr!r} is {kind}; use eq true/false")
+            if literal.category not in entry["categories"]:
+                raise ApiError("invalid_query", f"{where}: {literal.category[:64]!r} is not a declared category "
+                                                f"of {literal.attr!r}")
+        if isinstance(literal, NumericLiteral) and kind != "numeric":
+            raise ApiError("invalid_query", f"{where}: {literal.attr!r} is {kind}; a numeric literal needs a "
+                                            f"numeric attribute")
+    return query
+
+
+def check_tree(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
+    """A tree of the analyst (:mod:`dprm.server.tree_json`) checked against ``view``."""
+    from dprm.server.tree_json import tree_from_json
+
+    try:
+        return tree_from_json(obj, schema["views"][view], where=where)
+    except DprmError as error:
+        raise ApiError("invalid_tree", str(error).splitlines()[0][:300]) from None
+    except RecursionError:  # pragma: no cover - the body's depth is bounded before
+        raise ApiError("invalid_tree", f"{where}: nested too deeply") from None
+
+
+def check_confidence(confidence: Any) -> float:
+    """The confidence of intervals: a number in [0.5, 0.999]."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (
+            0.5 <= float(confidence) <= 0.999):
+        raise ApiError("invalid_parameter", "confidence must be a number between 0.5 and 0.999")
+    return float(confidence)

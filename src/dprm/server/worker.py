@@ -1,0 +1,165 @@
+"""One job in its own process: ``python -m dprm.server.worker --job ID --token TOKEN``.
+
+The database URL comes in the environment (``DPRM_WORKER_DB``), not on the command
+line, so that a PostgreSQL password never shows in ``ps``. The supervisor
+(:mod:`dprm.server.supervisor`) claims the job and starts this process; the worker
+
+1. reads the job and its dataset; starts a heartbeat thread;
+2. hashes the dataset's files again (:func:`~dprm.server.datasets.verify_files`):
+   a changed or missing file fails the job with ``dataset_changed`` /
+   ``dataset_missing`` and the charge is refunded, because no row was read;
+3. records ``data_touched`` (a condition on the job still being its own: a
+   cancelled job stops here), then loads the rows (or synthesises dummy rows);
+4. fits the miner with an :class:`~dprm.privacy.Accountant` holding exactly the
+   charged ε and secure noise, reporting progress;
+5. refuses to publish a result whose privacy block says it is not private (a
+   safety net: a complete types file prevents it), and otherwise publishes the
+   document and the ledger rows of every release in one transaction.
+
+Any error after step 3 fails the job with the generic ``computation_failed`` (the
+charge is kept); its text and traceback go to the job's ``owner_error`` only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+__all__ = ["run_job", "main", "HEARTBEAT_SECONDS"]
+
+#: Seconds between heartbeats.
+HEARTBEAT_SECONDS = 1.0
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, db: Any, job_id: int, token: str) -> None:
+        super().__init__(daemon=True, name="dprm-heartbeat")
+        self.db, self.job_id, self.token = db, job_id, token
+        self.stopped = threading.Event()
+        self.lost = threading.Event()
+
+    def run(self) -> None:
+        from dprm.server import jobs
+
+        while not self.stopped.wait(HEARTBEAT_SECONDS):
+            try:
+                if not jobs.heartbeat(self.db, self.job_id, self.token):
+                    self.lost.set()  # cancelled or declared dead: stop at once, publish nothing
+                    os._exit(3)
+            except Exception:  # noqa: BLE001 - a transient database error: try again
+                pass
+
+
+def _progress_callback(db: Any, job_id: int, token: str) -> Any:
+    from dprm.server import jobs
+
+    last = [0.0]
+
+    def progress(done: float, total: float | None = None, *args: Any, **kwargs: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.5:
+            return
+        last[0] = now
+        try:
+            fraction = float(done) / float(total) if total else float(done)
+            jobs.record_progress(db, job_id, token, fraction)
+        except Exception:  # noqa: BLE001 - progress is best effort
+            pass
+
+    return progress
+
+
+def run_job(db: Any, job_id: int, token: str) -> str:
+    """Run the claimed job ``job_id``; returns its final status."""
+    import numpy as np
+    from sqlalchemy import select
+
+    from dprm.errors import DprmError
+    from dprm.mining import make_miner
+    from dprm.privacy import Accountant, SecureNoise
+    from dprm.server import jobs
+    from dprm.server.budget import Release
+    from dprm.server.datasets import DatasetRecord, load_registered, verify_files
+    from dprm.server.dummy import dummy_data
+    from dprm.server.errors import ApiError
+    from dprm.server.tables import datasets, jobs as jobs_table
+    from dprm.server.units import units_fraction
+
+    with db.read() as connection:
+        job = connection.execute(select(jobs_table).where(jobs_table.c.id == job_id)).first()
+        if job is None or job.status != "running" or job.worker_token != token:
+            return "not-mine"
+        record = DatasetRecord.from_row(connection.execute(select(datasets)
+                                                           .where(datasets.c.id == job.dataset_id)).one())
+    heart = _Heartbeat(db, job_id, token)
+    heart.start()
+    touched = False
+    try:
+        if not job.dummy:
+            verify_files(record)
+        if not jobs.touch(db, job_id, token):
+            return "cancelled"
+        touched = not job.dummy
+        data = dummy_data(record, job.dummy_rows or 1000) if job.dummy else load_registered(record)
+        parameters = json.loads(job.parameters)
+        parameters["epsilon"] = float(units_fraction(job.epsilon_units))
+        miner = make_miner(job.algorithm, **parameters)
+        accountant = Accountant(units_fraction(job.epsilon_units), SecureNoise())
+        fit_options: dict[str, Any] = {"accountant": accountant, "rng": np.random.default_rng()}
+        if "progress" in inspect.signature(miner.fit).parameters:
+            fit_options["progress"] = _progress_callback(db, job_id, token)
+        miner.fit(data, **fit_options)
+        document = miner.document({"dataset": record.name, "dummy": bool(job.dummy)})
+        if not job.dummy and not document.get("privacy", {}).get("private", False):
+            reasons = document.get("privacy", {}).get("reasons", [])
+            ok = jobs.finish_failed(db, job_id, token, code="computation_failed",
+                                    message="the run was not private; no result is published",
+                                    owner_error=f"result withheld, not private: {reasons}", touched=True)
+            return "failed" if ok else "lost"
+        releases = [Release(e.step, e.mechanism, e.epsilon) for e in accountant.ledger]
+        return "done" if jobs.finish_done(db, job_id, token, releases, document) else "lost"
+    except ApiError as error:  # the files changed or vanished: no row was read
+        jobs.finish_failed(db, job_id, token, code=error.code, message=error.message, owner_error=str(error),
+                           touched=touched)
+        return "failed"
+    except Exception as error:  # noqa: BLE001 - generic for the analyst, full text for the owner
+        owner = "".join(traceback.format_exception(error))[-8000:]
+        message = None
+        if job.dummy and isinstance(error, DprmError):  # dummy rows are public
+            message = str(error).splitlines()[0][:300]
+        jobs.finish_failed(db, job_id, token, code="computation_failed", message=message, owner_error=owner,
+                           touched=touched)
+        return "failed"
+    finally:
+        heart.stopped.set()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of a worker process."""
+    from dprm.server.database import Database
+
+    parser = argparse.ArgumentParser(prog="python -m dprm.server.worker")
+    parser.add_argument("--job", type=int, required=True)
+    parser.add_argument("--token", required=True)
+    args = parser.parse_args(argv)
+    url = os.environ.get("DPRM_WORKER_DB")
+    if not url:
+        print("error: DPRM_WORKER_DB is not set", file=sys.stderr)
+        return 2
+    db = Database(url, pool_size=2)
+    try:
+        status = run_job(db, args.job, args.token)
+    finally:
+        db.dispose()
+    return 0 if status in ("done", "failed", "cancelled", "not-mine") else 1
+
+
+if __name__ == "__main__":  # pragma: no cover - run as a process
+    raise SystemExit(main())

@@ -1,0 +1,373 @@
+"""The analysts' API: authentication, isolation, budgets, jobs, primitives, dry runs, dummies.
+
+One served app (SQLite, one worker process) for most tests; the analysts alice and
+bob have 10 ε each on the dataset ``tiny`` (200 rows written by the tests).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from sqlalchemy import select, update  # noqa: E402
+
+from dprm.server import accounts  # noqa: E402
+from dprm.server.app import create_app  # noqa: E402
+from dprm.server.database import Database  # noqa: E402
+from dprm.server.tables import audit, charges, datasets, ledger  # noqa: E402
+from server_support import setup_server_db  # noqa: E402
+
+STATS = {"dataset": "tiny", "epsilon": 0.5, "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True}}
+TREES = {"dataset": "tiny", "epsilon": 0.5,
+         "left_tree": {"split": {"attr": "a", "eq": True}, "yes": {"leaf": True},
+                       "no": {"split": {"attr": "state", "eq": "CA"}, "yes": {"leaf": True}, "no": {"leaf": True}}},
+         "right_tree": {"split": {"attr": "x", "le": 50}, "yes": {"leaf": True}, "no": {"leaf": True}}}
+JOB = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": 1, "parameters": {"init_trials": 1, "depth": 2}}
+
+
+class Server:
+    def __init__(self, client: TestClient, tokens: dict[str, str], url: str, folder: Path) -> None:
+        self.client = client
+        self.tokens = tokens
+        self.url = url
+        self.folder = folder
+        self.db = Database(url)
+
+    def headers(self, who: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[who]}"}
+
+    def get(self, path: str, who: str = "alice", **kwargs: Any) -> Any:
+        return self.client.get(path, headers=self.headers(who), **kwargs)
+
+    def post(self, path: str, body: Any = None, who: str = "alice", **kwargs: Any) -> Any:
+        return self.client.post(path, json=body, headers=self.headers(who), **kwargs)
+
+    def remaining(self, who: str = "alice", dataset: str = "tiny") -> Fraction:
+        body = self.get(f"/v1/budget?dataset={dataset}", who).json()
+        return Fraction(body["budgets"][0]["exact"]["remaining"])
+
+    def wait(self, job_id: str, who: str = "alice", timeout: float = 120) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.get(f"/v1/jobs/{job_id}", who).json()
+            if state["status"] not in ("queued", "running"):
+                return state
+            time.sleep(0.2)
+        raise AssertionError(f"job {job_id} did not finish")
+
+    def ledger_total(self) -> Fraction:
+        with self.db.read() as c:
+            return sum((Fraction(t) for t in c.execute(select(ledger.c.epsilon_exact)).scalars()), Fraction(0))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("api")
+    url = str(folder / "server.db")
+    tokens = setup_server_db(url, folder)
+    app = create_app(url, workers=1, rate=1000.0, burst=1000)
+    with TestClient(app) as client:
+        yield Server(client, tokens, url, folder)
+
+
+def _error(response: Any) -> str:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+    assert "Traceback" not in response.text
+    return body["error"]["code"]
+
+
+# -- who may ask -----------------------------------------------------------------------------
+
+
+def test_health_and_docs_need_no_token(server: Server) -> None:
+    assert server.client.get("/health").json()["status"] == "ok"
+    assert server.client.get("/docs").status_code == 200
+    schema = server.client.get("/openapi.json").json()
+    assert "/v1/primitives/redescription-statistics" in schema["paths"]
+
+
+def test_every_other_endpoint_needs_a_valid_token(server: Server) -> None:
+    assert _error(server.client.get("/v1/datasets")) == "missing_token"
+    assert server.client.get("/v1/datasets").status_code == 401
+    for header in ("Bearer nonsense", "Bearer dprm_000000000000_" + "A" * 43, "Basic abc",
+                   "Bearer " + server.tokens["alice"][:-1] + ("B" if server.tokens["alice"][-1] != "B" else "C")):
+        response = server.client.get("/v1/budget", headers={"Authorization": header})
+        assert response.status_code == 401 and _error(response) == "invalid_token"
+
+
+def test_disabled_expired_and_rotated_tokens_are_refused(server: Server) -> None:
+    with server.db.write() as c:
+        token = accounts.add_analyst(c, "carol")
+    headers = {"Authorization": f"Bearer {token}"}
+    assert server.client.get("/v1/budget", headers=headers).status_code == 200
+    with server.db.write() as c:
+        accounts.set_disabled(c, "carol", True)
+    assert _error(server.client.get("/v1/budget", headers=headers)) == "token_disabled"
+    with server.db.write() as c:
+        accounts.set_disabled(c, "carol", False)
+        new = accounts.rotate_token(c, "carol", expires_at=time.time() - 1)
+    assert _error(server.client.get("/v1/budget", headers=headers)) == "invalid_token"
+    assert _error(server.client.get("/v1/budget", headers={"Authorization": f"Bearer {new}"})) == "token_expired"
+
+
+def test_rate_limit_per_token(tmp_path: Path) -> None:
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    with TestClient(create_app(url, workers=0, rate=0.5, burst=3, background=False)) as client:
+        alice = {"Authorization": f"Bearer {tokens['alice']}"}
+        codes = [client.get("/v1/budget", headers=alice).status_code for _ in range(5)]
+        assert codes == [200, 200, 200, 429, 429]
+        limited = client.get("/v1/budget", headers=alice)
+        assert _error(limited) == "rate_limited" and int(limited.headers["Retry-After"]) >= 1
+        assert client.get("/v1/budget", headers={"Authorization": f"Bearer {tokens['bob']}"}).status_code == 200
+
+
+# -- what may be seen ------------------------------------------------------------------------
+
+
+def test_datasets_show_the_public_schema_and_nothing_computed_from_rows(server: Server) -> None:
+    body = server.get("/v1/datasets").json()
+    [tiny] = body["datasets"]
+    assert tiny["name"] == "tiny" and tiny["id_column"] == "id"
+    assert tiny["views"]["left"] == [{"name": "a", "type": "boolean"},
+                                     {"name": "state", "type": "categorical", "categories": ["CA", "NY", "TX"]}]
+    assert tiny["views"]["right"][1] == {"name": "x", "type": "numeric", "bounds": [0, 100]}
+    text = json.dumps(body)
+    for word in ("rows", "missing", "count", "n_rows", "200", "path", "sha256"):
+        assert word not in text, word
+    assert server.get("/v1/datasets/tiny").json()["name"] == "tiny"
+    assert _error(server.get("/v1/datasets/nope")) == "unknown_dataset"
+
+
+def test_a_dataset_without_a_grant_is_unknown(server: Server) -> None:
+    with server.db.write() as c:
+        token = accounts.add_analyst(c, "dave")
+    headers = {"Authorization": f"Bearer {token}"}
+    assert server.client.get("/v1/datasets", headers=headers).json() == {"datasets": []}
+    response = server.client.post("/v1/primitives/redescription-statistics", json=STATS, headers=headers)
+    assert response.status_code == 404 and _error(response) == "unknown_dataset"
+
+
+def test_dummy_rows_come_from_the_schema(server: Server) -> None:
+    body = server.get("/v1/datasets/tiny/dummy?rows=50&seed=3").json()
+    left = body["views"]["left"]
+    assert left["columns"] == ["id", "a", "state"] and len(left["rows"]) == 50
+    assert {row[2] for row in left["rows"]} <= {"CA", "NY", "TX"}
+    assert all(0 <= row[2] <= 100 for row in body["views"]["right"]["rows"])
+    assert body == server.get("/v1/datasets/tiny/dummy?rows=50&seed=3").json()
+
+
+# -- primitives ---------------------------------------------------------------------------------
+
+
+def test_redescription_statistics_are_charged_and_in_the_ledger(server: Server) -> None:
+    before, ledger_before = server.remaining(), server.ledger_total()
+    response = server.post("/v1/primitives/redescription-statistics", STATS)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert set(body["noisy"]) == {"support_left", "support_right", "intersection", "union", "jaccard", "p_value"}
+    assert body["noisy"]["jaccard"] > 0.6  # b copies a on ~90 % of rows
+    lo, hi = body["interval"]["jaccard"]
+    assert lo <= body["noisy"]["jaccard"] <= hi
+    assert body["privacy"]["guarantee"] == "pure-dp" and body["privacy"]["private"] is True
+    assert body["privacy"]["ledger"] == [{"step": "redescription statistics: cell counts",
+                                          "mechanism": "discrete-laplace histogram", "epsilon": 0.5}]
+    assert server.remaining() == before - Fraction(1, 2)
+    assert server.ledger_total() == ledger_before + Fraction(1, 2)
+    mine = server.get("/v1/ledger?dataset=tiny").json()["ledger"]
+    assert mine[0]["step"] == "redescription statistics: cell counts" and mine[0]["epsilon_exact"] == "0.5"
+
+
+def test_leaf_pair_counts_of_two_trees(server: Server) -> None:
+    before = server.remaining()
+    body = server.post("/v1/primitives/leaf-pair-counts", TREES).json()
+    assert [leaf["text"] for leaf in body["left_leaves"]] == ["a", "[a = false] ∧ [state = CA]",
+                                                              "[a = false] ∧ ([state = NY] ∨ [state = TX])"]
+    assert [leaf["query"] for leaf in body["right_leaves"]] == [{"attr": "x", "le": 50}, {"attr": "x", "gt": 50}]
+    counts = body["counts"]
+    assert len(counts) == 4 and all(len(row) == 3 for row in counts)  # leaves + residual
+    assert abs(sum(map(sum, counts)) - 200) < 60
+    assert server.remaining() == before - Fraction(1, 2)
+
+
+def test_dry_runs_cost_nothing_and_say_the_exact_cost(server: Server) -> None:
+    before, ledger_before = server.remaining(), server.ledger_total()
+    for path, body in (("/v1/primitives/redescription-statistics", STATS), ("/v1/primitives/leaf-pair-counts", TREES),
+                       ("/v1/jobs", JOB)):
+        answer = server.post(path, {**body, "epsilon": "0.123456789", "dry_run": True})
+        assert answer.status_code == 200, answer.text
+        answer = answer.json()
+        assert answer["cost_exact"] == "0.123456789" and answer["remaining_exact"] == str(before)
+        assert answer["affordable"] is True and answer["dry_run"] is True
+    too_much = server.post("/v1/jobs", {**JOB, "epsilon": 1000, "dry_run": True}).json()
+    assert too_much["affordable"] is False
+    assert server.remaining() == before and server.ledger_total() == ledger_before
+
+
+def test_dummy_primitives_and_jobs_cost_nothing(server: Server) -> None:
+    before = server.remaining()
+    body = server.post("/v1/primitives/redescription-statistics", {**STATS, "dummy": True, "dummy_rows": 500}).json()
+    assert body["dummy"] is True and "budget" not in body
+    job = server.post("/v1/jobs", {**JOB, "dummy": True}).json()
+    assert server.wait(job["id"])["status"] == "done"
+    document = server.get(f"/v1/jobs/{job['id']}/result").json()
+    assert document["parameters"]["dummy"] is True
+    assert server.remaining() == before
+
+
+def test_over_budget_is_refused_and_charges_nothing(server: Server) -> None:
+    before, ledger_before = server.remaining(), server.ledger_total()
+    for path, body in (("/v1/primitives/redescription-statistics", STATS), ("/v1/jobs", JOB)):
+        response = server.post(path, {**body, "epsilon": float(before) + 0.5})
+        assert response.status_code == 403 and _error(response) == "budget_exceeded"
+        assert str(before) in response.json()["error"]["message"]
+    assert server.remaining() == before and server.ledger_total() == ledger_before
+
+
+# -- jobs ------------------------------------------------------------------------------------------
+
+
+def test_a_job_runs_in_a_worker_and_its_ledger_adds_up(server: Server) -> None:
+    before = server.remaining()
+    response = server.post("/v1/jobs", JOB)
+    assert response.status_code == 201, response.text
+    job = response.json()
+    assert job["status"] == "queued" and job["epsilon_exact"] == "1"
+    assert server.remaining() == before - 1  # reserved at submission
+    state = server.wait(job["id"])
+    assert state["status"] == "done" and state["progress"] == 1.0, state
+    document = server.get(f"/v1/jobs/{job['id']}/result").json()
+    assert document["format"] == "dprm.redescriptions/1" and document["algorithm"] == "alt-expm"
+    assert document["privacy"]["private"] is True
+    rows = [r for r in server.get("/v1/ledger").json()["ledger"] if r["job"] == job["id"]]
+    assert sum(Fraction(r["epsilon_exact"]) for r in rows) == 1
+    assert sum(Fraction(r["epsilon"]).limit_denominator(10**6) for r in rows) == 1
+    listed = server.get("/v1/jobs").json()["jobs"]
+    assert job["id"] in [j["id"] for j in listed]
+    assert "worker_pid" not in json.dumps(listed) and "owner_error" not in json.dumps(listed)
+
+
+def test_another_analysts_job_is_not_found(server: Server) -> None:
+    job = server.post("/v1/jobs", JOB).json()
+    for path in (f"/v1/jobs/{job['id']}", f"/v1/jobs/{job['id']}/result"):
+        response = server.get(path, who="bob")
+        assert response.status_code == 404 and _error(response) == "unknown_job"
+    response = server.post(f"/v1/jobs/{job['id']}/cancel", who="bob")
+    assert response.status_code == 404 and _error(response) == "unknown_job"
+    assert job["id"] not in json.dumps(server.get("/v1/jobs", who="bob").json())
+    assert job["id"] not in json.dumps(server.get("/v1/ledger", who="bob").json())
+    assert server.wait(job["id"])["status"] == "done"
+
+
+def test_an_idempotency_key_charges_once(server: Server) -> None:
+    before = server.remaining()
+    body = {**JOB, "epsilon": 0.25, "idempotency_key": "run-7"}
+    first = server.post("/v1/jobs", body)
+    second = server.post("/v1/jobs", body)
+    assert (first.status_code, second.status_code) == (201, 200)
+    assert first.json()["id"] == second.json()["id"]
+    assert server.remaining() == before - Fraction(1, 4)
+    other = server.post("/v1/jobs", {**body, "epsilon": 0.5})
+    assert other.status_code == 409 and _error(other) == "idempotency_key_reused"
+    assert server.post("/v1/jobs", body, who="bob").status_code == 201  # keys are per analyst
+    server.wait(first.json()["id"])
+
+
+def test_results_of_unfinished_jobs_are_refused_and_cancel_refunds_a_queued_job(tmp_path: Path) -> None:
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    with TestClient(create_app(url, workers=0, background=False)) as client:
+        job = client.post("/v1/jobs", json=JOB, headers=headers).json()
+        assert _error(client.get(f"/v1/jobs/{job['id']}/result", headers=headers)) == "job_not_done"
+        assert client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]["spent"] == "1"
+        cancelled = client.post(f"/v1/jobs/{job['id']}/cancel", headers=headers).json()
+        assert cancelled["status"] == "cancelled"
+        assert client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]["spent"] == "0"
+        assert _error(client.get(f"/v1/jobs/{job['id']}/result", headers=headers)) == "job_cancelled"
+        db = Database(url)
+        with db.read() as c:
+            assert c.execute(select(charges.c.status)).scalars().all() == ["refunded"]
+            assert c.execute(select(ledger)).first() is None
+        db.dispose()
+
+
+# -- the data's files and errors that depend on the rows ------------------------------------
+
+
+def test_a_changed_dataset_file_is_refused_and_refunded(tmp_path: Path) -> None:
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    with TestClient(create_app(url, workers=1)) as client:
+        with open(tmp_path / "left.csv", "a") as handle:
+            handle.write("999,1,CA\n")
+        response = client.post("/v1/primitives/redescription-statistics", json=STATS, headers=headers)
+        assert response.status_code == 503 and _error(response) == "dataset_changed"
+        job = client.post("/v1/jobs", json=JOB, headers=headers).json()
+        deadline = time.monotonic() + 120
+        while (state := client.get(f"/v1/jobs/{job['id']}", headers=headers).json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert state["status"] == "failed" and state["error"]["code"] == "dataset_changed"
+        (tmp_path / "left.csv").unlink()
+        response = client.post("/v1/primitives/leaf-pair-counts", json=TREES, headers=headers)
+        assert response.status_code == 503 and _error(response) == "dataset_missing"
+        budget = client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]
+        assert budget["spent"] == "0"  # no row was read: everything refunded
+        assert client.get("/v1/ledger", headers=headers).json() == {"ledger": []}
+
+
+def test_an_error_that_depends_on_the_rows_reaches_only_the_owner(tmp_path: Path) -> None:
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    db = Database(url)
+    with db.write() as c:  # the owner narrows a domain after registration: loading now fails on a value
+        types = json.loads(c.execute(select(datasets.c.types_json)).scalar_one())
+        types["columns"]["x"]["bounds"] = [0, 10]
+        c.execute(update(datasets).values(types_json=json.dumps(types)))
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    with TestClient(create_app(url, workers=1)) as client:
+        response = client.post("/v1/primitives/redescription-statistics", json=STATS, headers=headers)
+        assert response.status_code == 500 and _error(response) == "computation_failed"
+        job = client.post("/v1/jobs", json=JOB, headers=headers).json()
+        deadline = time.monotonic() + 120
+        while (state := client.get(f"/v1/jobs/{job['id']}", headers=headers).json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        seen = response.text + json.dumps(state["error"])
+        assert state["error"]["code"] == "computation_failed"
+        for leak in ("row", "value", "bounds", "'x'", "10", "outside"):
+            assert leak not in seen, leak
+        budget = client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]
+        assert budget["spent"] == "1.5"  # the rows were read: both charges kept
+    with db.read() as c:
+        details = [d for d in c.execute(select(audit.c.detail)).scalars() if d]
+        from dprm.server.tables import jobs
+
+        owner = c.execute(select(jobs.c.owner_error)).scalar_one()
+    assert any("outside" in d or "bounds" in d for d in details), details
+    assert "bounds" in owner or "outside" in owner
+    db.dispose()
+
+
+def test_every_request_is_audited(server: Server) -> None:
+    server.get("/v1/budget")
+    server.client.get("/v1/budget")
+    server.client.app.state.audit.flush()
+    with server.db.read() as c:
+        rows = c.execute(select(audit).order_by(audit.c.id.desc())).all()
+    assert any(r.action == "budget" and r.status == 200 and r.analyst_id == 1 for r in rows)
+    assert any(r.outcome == "missing_token" and r.status == 401 and r.analyst_id is None for r in rows)
+    charged = [r for r in rows if r.action == "redescription-statistics" and r.status == 200]
+    assert any(r.epsilon_units == 500_000_000 for r in charged)  # paid
+    assert any(r.epsilon_units == 0 for r in charged)  # dummy: nothing charged
