@@ -4,6 +4,9 @@
   :class:`NumericLiteral`, :class:`Not`, :class:`And`, :class:`Or` (all
   :class:`Query`; ``&``, ``|``, ``~`` build operators);
 * JSON form (spec/redescriptions.md): :func:`query_to_json`, :func:`query_from_json`;
+* normal form (equivalent simple forms coincide): :func:`normalize`,
+  :func:`canonical_key`, :func:`complete_attributes`; provable containment and
+  disjointness of supports: :func:`implies`, :func:`disjoint`;
 * text: :func:`to_text`; python-clired / Siren syntax: :func:`to_clired`,
   :func:`write_clired_queries`;
 * statistics: :class:`RedescriptionStats`, :func:`p_value`;
@@ -21,8 +24,10 @@ from dprm.queries.document import (
     read_document,
     write_document,
 )
-from dprm.queries.json_form import canonical_key, query_from_json, query_to_json
+from dprm.queries.json_form import query_from_json, query_to_json
 from dprm.queries.literals import COMPARISONS, BooleanLiteral, CategoricalLiteral, Literal, NumericLiteral
+from dprm.queries.normal_form import canonical_key, complete_attributes, normalize
+from dprm.queries.implication import disjoint, implies
 from dprm.queries.operators import And, Not, Or
 from dprm.queries.redescription import REDESCRIPTION_KEYS, Redescription
 from dprm.queries.statistics import STATS_KEYS, RedescriptionStats, p_value
@@ -39,7 +44,11 @@ __all__ = [
     "And",
     "Or",
     "query_to_json",
+    "normalize",
     "canonical_key",
+    "complete_attributes",
+    "implies",
+    "disjoint",
     "query_from_json",
     "to_text",
     "format_number",

@@ -18,7 +18,6 @@ is a :class:`~dprm.errors.DprmError` whose one-line message says where it is, e.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -155,24 +154,3 @@ def query_from_json(obj: Any, *, where: str = "query") -> Query:
         raise DprmError(f"{where}: {err}") from None
     except RecursionError:
         raise DprmError(f"{where}: query nested too deeply") from None
-
-
-def canonical_key(query: Query) -> str:
-    """A text equal for queries that differ only in the order of ∧ / ∨ operands.
-
-    Examples
-    --------
-    >>> from dprm.queries import BooleanLiteral as B
-    >>> canonical_key(B("a") & B("b")) == canonical_key(B("b") & B("a"))
-    True
-    """
-
-    def canonical(node: Any) -> Any:
-        if isinstance(node, dict):
-            for operator in ("and", "or"):
-                if operator in node:
-                    return {operator: sorted((canonical(q) for q in node[operator]), key=json.dumps)}
-            return {key: canonical(value) for key, value in node.items()}
-        return node
-
-    return json.dumps(canonical(query_to_json(query)), sort_keys=True)

@@ -1,13 +1,23 @@
-"""A redescription: a left query, a right query and their (noisy) statistics."""
+"""A redescription: a left query, a right query and their (noisy) statistics.
+
+Its queries are kept in normal form (:func:`dprm.queries.normal_form.normalize`, the
+rules sound on any data), so every miner's output, its JSON, text and clired forms
+write logically equal simple forms once, whatever form the miner built.
+:meth:`Redescription.normalized` applies the rules that also need attributes known
+to be complete (no missing value), and :meth:`Redescription.key` says when two
+redescriptions are the same.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import AbstractSet, Any
 
 from dprm.errors import DprmError, ParameterError
 from dprm.queries.base import Query
 from dprm.queries.json_form import query_from_json, query_to_json
+from dprm.queries.normal_form import canonical_key, normalize
 from dprm.queries.statistics import RedescriptionStats
 from dprm.queries.text import to_text
 
@@ -24,7 +34,9 @@ class Redescription:
     Parameters
     ----------
     left, right : Query
-        The queries over the left and the right view.
+        The queries over the left and the right view; stored in normal form
+        (:func:`~dprm.queries.normal_form.normalize` without complete attributes:
+        the same supports on any data).
     stats : RedescriptionStats
         The released (noisy, or exact for a non-private run) statistics.
     pruned : bool
@@ -43,6 +55,10 @@ class Redescription:
     ('smoker', '[age > 40]', 14.6, False)
     >>> Redescription.from_json(d) == r
     True
+    >>> from dprm.queries import Not
+    >>> print(Redescription(Not(Not(BooleanLiteral("a"))), NumericLiteral("age", gt=40) & NumericLiteral(
+    ...     "age", le=60), r.stats).right)
+    [40 < age ≤ 60]
     """
 
     left: Query
@@ -55,6 +71,8 @@ class Redescription:
         for side in ("left", "right"):
             if not isinstance(getattr(self, side), Query):
                 raise ParameterError(f"Redescription.{side} must be a query, got {getattr(self, side)!r}")
+        object.__setattr__(self, "left", normalize(self.left))
+        object.__setattr__(self, "right", normalize(self.right))
         if not isinstance(self.stats, RedescriptionStats):
             raise ParameterError(f"Redescription.stats must be RedescriptionStats, got {self.stats!r}")
         if not isinstance(self.pruned, bool):
@@ -65,6 +83,38 @@ class Redescription:
         if clash:
             raise ParameterError(f"Redescription.extra cannot use the key {clash[0]!r}")
         object.__setattr__(self, "extra", dict(self.extra))
+
+    def normalized(self, complete: AbstractSet[str] | Iterable[str] = frozenset()) -> Redescription:
+        """The same redescription with queries normalised also for ``complete`` attributes.
+
+        ``complete`` names attributes (of either view) known to have no missing value
+        on the data the statistics describe (rule 8 of
+        :mod:`dprm.queries.normal_form`): read off the data only in a non-private
+        run (:func:`~dprm.queries.normal_form.complete_attributes`), declared
+        (public) in a private one. The statistics stay true: the supports do not change.
+
+        Examples
+        --------
+        >>> from dprm.queries import BooleanLiteral, Not, RedescriptionStats
+        >>> r = Redescription(Not(BooleanLiteral("bear", False)), BooleanLiteral("cold"),
+        ...                   RedescriptionStats.from_counts(5, 5, 4))
+        >>> print(r.left, "|", r.normalized({"bear"}).left)
+        ¬[bear = false] | bear
+        """
+        complete = frozenset(complete)
+        if not complete:
+            return self
+        left, right = normalize(self.left, complete), normalize(self.right, complete)
+        if left == self.left and right == self.right:
+            return self
+        return replace(self, left=left, right=right)
+
+    def key(self, complete: AbstractSet[str] | Iterable[str] = frozenset()) -> tuple[str, str]:
+        """``(canonical_key(left), canonical_key(right))``: equal keys, equal supports.
+
+        ``complete`` as for :meth:`normalized`.
+        """
+        return canonical_key(self.left, complete), canonical_key(self.right, complete)
 
     def to_json(self) -> dict:
         """The spec's redescription object (plus the ``extra`` entries)."""

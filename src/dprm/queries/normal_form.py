@@ -1,0 +1,354 @@
+"""The normal form of a query: equivalent simple forms are written, and counted, once.
+
+:func:`normalize` rewrites a query into a logically equivalent one under the spec's
+semantics (spec/redescriptions.md: a literal over a missing value is false; ``not``
+is the plain complement of the support). :func:`canonical_key` is the JSON text of
+the normal form, so **equal keys mean equal supports on every dataset** (the rules
+below are sound); the converse is not promised (equivalence of Boolean formulas is
+co-NP-hard), but the simple forms miners produce coincide.
+
+Rules, and why each is sound
+----------------------------
+On sets of rows ``Not``/``And``/``Or`` are complement, intersection and union, so
+every law of Boolean algebra holds between *whole* queries whatever the data.
+Literals are the only atoms, and relations between two literals hold only where the
+spec's semantics make them hold on every row, missing values included.
+
+Always (data-independent):
+
+1. **Negation normal form** first (rules 1–8; rule 9 writes it back compactly).
+   ``¬¬q = q``; De Morgan ``¬(a ∧ b) = ¬a ∨ ¬b`` and ``¬(a ∨ b) = ¬a ∧ ¬b`` (laws
+   of set complement). Negations end up on literals.
+2. **Flattening** ``(a ∧ b) ∧ c = a ∧ b ∧ c`` (associativity).
+3. **Duplicates removed** ``a ∧ a = a``, ``a ∨ a = a`` (idempotence); a junction
+   left with one operand is that operand.
+4. **Canonical order** of the operands of ``∧``/``∨`` (commutativity): literals and
+   negated literals by attribute name (a literal before its negation), compound
+   operands after them by their JSON text.
+5. **Tight numeric bounds.** A literal keeps one lower and one upper bound, the
+   tighter (``[x > 1 ∧ x ≥ 2]`` is ``[x ≥ 2]``, ``[x > 2 ∧ x ≥ 2]`` is ``[x > 2]``):
+   the same set of real numbers, and missing values fail either way.
+6. **Intervals merged in a conjunction.** All numeric literals on one attribute in
+   one ``∧`` become one literal, the intersection of their intervals
+   (``[x > 1] ∧ [x ≤ 3] = [1 < x ≤ 3]``): a row satisfies both iff its value lies
+   in both intervals; a missing value fails every one of them and the merged one.
+   Where the intersection is empty the literals stay apart (an empty literal
+   cannot be written in clired's syntax).
+7. **Intervals merged in a disjunction** where their union is one interval
+   (overlapping or touching, not the whole line): ``[x ≤ 3] ∨ [2 < x ≤ 5] =
+   [x ≤ 5]``. Same argument: missing values fail every literal involved. An
+   empty interval in a disjunction disappears into a neighbour on its attribute.
+   Negated numeric literals merge by De Morgan: ``¬[x ≤ 3] ∨ ¬[x ≤ 5] = ¬[x ≤ 3]``
+   (``¬I ∨ ¬J = ¬(I ∩ J)``), and ``¬I ∧ ¬J = ¬(I ∪ J)`` where the union is one
+   interval.
+
+Only for attributes declared **complete** (no missing value; the ``complete``
+argument):
+
+8. **Negated literals become literals.** ``¬[B = false] = [B = true]`` and
+   ``¬B = [B = false]`` for a Boolean B; ``¬[x ≤ 3] = [x > 3]``, and the negation of
+   a bounded interval is the disjunction of the two half-intervals outside it
+   (``¬[1 < x ≤ 3] = [x ≤ 1] ∨ [x > 3]``). With a missing value these are *false*:
+   ``¬[B = false]`` holds on a row where B is missing (plain complement), ``[B =
+   true]`` does not. So the rewrite is sound exactly when no row misses the
+   attribute, a fact about the data: give ``complete`` only what is known. In a
+   non-private run that may be read off the data (:func:`complete_attributes`);
+   in a private run it must be public (declared by the data owner), otherwise
+   nothing (the default), because whether a column has a missing value is itself a
+   fact about the rows. Negated categorical literals stay (their complement needs
+   the public category list and the literal's numeric matching).
+
+Last, on the negation normal form (so still a function of it: equal negation normal
+forms, equal normal forms):
+
+9. **Negations pulled out**, bottom up: a junction *all* of whose operands are
+   negations is written as the negation of the dual junction, ``¬a ∨ ¬b = ¬(a ∧
+   b)`` (De Morgan backwards). So the negation of a tree leaf stays ``¬(a ∧ [x ≤
+   3])`` where its attributes may be missing, instead of ``¬a ∨ ¬[x ≤ 3]``; where
+   they are complete, rule 8 has already made it ``[a = false] ∨ [x > 3]``.
+
+Examples
+--------
+>>> from dprm.queries import BooleanLiteral as B, NumericLiteral as N, Not
+>>> print(normalize(Not(Not(B("b"))) & N("x", gt=1) & N("x", le=3) & B("a")))
+a ∧ b ∧ [1 < x ≤ 3]
+>>> print(normalize(Not(N("x", le=3) & Not(Not(B("bear", False))))))
+¬([bear = false] ∧ [x ≤ 3])
+>>> print(normalize(Not(B("bear", False) & N("x", le=3)), complete={"bear", "x"}))
+bear ∨ [x > 3]
+>>> canonical_key(Not(B("bear", False)), complete={"bear"}) == canonical_key(B("bear"))
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import AbstractSet
+
+from dprm.data.attributes import View
+from dprm.queries.base import Query
+from dprm.queries.json_form import query_to_json
+from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, Literal, NumericLiteral
+from dprm.queries.operators import And, Not, Or
+
+__all__ = ["normalize", "canonical_key", "complete_attributes"]
+
+# An interval: (low, low_closed, high, high_closed), ±inf where unbounded.
+_Interval = tuple[float, bool, float, bool]
+
+
+def _interval(lit: NumericLiteral) -> _Interval:
+    """The set of reals ``lit`` admits, as one interval (rule 5: tightest bounds)."""
+    low, low_closed, high, high_closed = -math.inf, False, math.inf, False
+    if lit.gt is not None:
+        low, low_closed = lit.gt, False
+    if lit.ge is not None and (lit.ge > low):
+        low, low_closed = lit.ge, True
+    if lit.lt is not None:
+        high, high_closed = lit.lt, False
+    if lit.le is not None and (lit.le < high):
+        high, high_closed = lit.le, True
+    return low, low_closed, high, high_closed
+
+
+def _literal(attr: str, interval: _Interval) -> NumericLiteral:
+    low, low_closed, high, high_closed = interval
+    bounds: dict[str, float] = {}
+    if math.isfinite(low):
+        bounds["ge" if low_closed else "gt"] = low
+    if math.isfinite(high):
+        bounds["le" if high_closed else "lt"] = high
+    return NumericLiteral(attr, **bounds)
+
+
+def _empty(interval: _Interval) -> bool:
+    low, low_closed, high, high_closed = interval
+    return low > high or (low == high and not (low_closed and high_closed))
+
+
+def _intersect(a: _Interval, b: _Interval) -> _Interval:
+    # lower end: the larger value; at equal values the open end is the tighter
+    low, low_closed = max((a[0], not a[1]), (b[0], not b[1]))
+    high, high_closed = min((a[2], a[3]), (b[2], b[3]))
+    return low, not low_closed, high, high_closed
+
+
+def _union(a: _Interval, b: _Interval) -> _Interval | None:
+    """The union of two intervals when it is one interval other than the whole line."""
+    if _empty(a):
+        return b
+    if _empty(b):
+        return a
+    if (a[0], not a[1]) > (b[0], not b[1]):
+        a, b = b, a  # a starts first (at equal values the closed end is looser)
+    if b[0] > a[2] or (b[0] == a[2] and not (b[1] or a[3])):
+        return None  # a gap between them (a single point missing included)
+    high, high_closed = max((a[2], a[3]), (b[2], b[3]))
+    if math.isinf(a[0]) and math.isinf(high):
+        return None  # the whole line: not a literal
+    return a[0], a[1], high, high_closed
+
+
+def _complement(lit: Literal) -> Query | None:
+    """The literal(s) holding exactly where ``lit`` does not, for a complete attribute."""
+    if isinstance(lit, BooleanLiteral):
+        return BooleanLiteral(lit.attr, not lit.value)
+    if isinstance(lit, NumericLiteral):
+        low, low_closed, high, high_closed = _interval(lit)
+        parts: list[Query] = []
+        if math.isfinite(low):
+            parts.append(NumericLiteral(lit.attr, **{"lt" if low_closed else "le": low}))
+        if math.isfinite(high):
+            parts.append(NumericLiteral(lit.attr, **{"gt" if high_closed else "ge": high}))
+        return parts[0] if len(parts) == 1 else Or(*parts)
+    return None  # categorical: stays negated
+
+
+@lru_cache(maxsize=1 << 16)
+def _text(q: Query) -> str:
+    """``json.dumps(query_to_json(q), sort_keys=True)``, built from the children's
+    (cached) texts: the canonical key of a normal form."""
+    if isinstance(q, Not):
+        return '{"not": ' + _text(q.query) + "}"
+    if isinstance(q, (And, Or)):
+        return '{"' + ("and" if isinstance(q, And) else "or") + '": [' + ", ".join(map(_text, q.queries)) + "]}"
+    return json.dumps(query_to_json(q), sort_keys=True)
+
+
+def _order(q: Query) -> tuple:
+    """Sort key of a normalised operand (rule 4), total over distinct normal forms.
+
+    Distinct (normalised) literals differ in their attribute, kind, value or interval,
+    negated or not; compound operands come after them, ordered by their JSON text.
+    """
+    negated = isinstance(q, Not)
+    inner = q.query if negated else q
+    if isinstance(inner, Literal):
+        if isinstance(inner, BooleanLiteral):
+            detail: tuple = (0, not inner.value)
+        elif isinstance(inner, CategoricalLiteral):
+            detail = (1, inner.category)
+        else:
+            low, low_closed, high, high_closed = _interval(inner)
+            detail = (2, low, not low_closed, high, high_closed)
+        return (0, inner.attr, detail, negated)
+    return (1, _text(q))
+
+
+def _intersect_all(intervals: list[_Interval]) -> list[_Interval]:
+    """One interval, their intersection; all of them, apart, where it is empty
+    (an empty literal cannot be written in clired's syntax, and the contradiction
+    itself says more to a reader)."""
+    result = intervals[0]
+    for interval in intervals[1:]:
+        result = _intersect(result, interval)
+    return intervals if _empty(result) and len(intervals) > 1 else [result]
+
+
+def _union_all(intervals: list[_Interval]) -> list[_Interval]:
+    """The intervals, any two whose union is one interval merged, until none are."""
+    pending = sorted(intervals, key=lambda i: (i[0], not i[1], i[2], i[3]))
+    merged = True
+    while merged:
+        merged = False
+        for i, j in ((i, j) for i in range(len(pending)) for j in range(i + 1, len(pending))):
+            union = _union(pending[i], pending[j])
+            if union is not None:
+                pending[i] = union
+                del pending[j]
+                merged = True
+                break
+    return pending
+
+
+def _merge(op: type, operands: list[Query]) -> list[Query]:
+    """Rules 6 and 7: numeric literals on one attribute merged within a junction.
+
+    Negated ones too, by De Morgan: ``¬I ∨ ¬J = ¬(I ∩ J)`` and ``¬I ∧ ¬J = ¬(I ∪ J)``
+    (``[x ∈ I ∩ J]`` holds exactly where both literals hold, missing values included).
+    """
+    groups: dict[tuple[str, bool], list[_Interval]] = {}
+    others: list[Query] = []
+    for q in operands:
+        negated = isinstance(q, Not)
+        inner = q.query if negated else q
+        if isinstance(inner, NumericLiteral):
+            groups.setdefault((inner.attr, negated), []).append(_interval(inner))
+        else:
+            others.append(q)
+    for (attr, negated), intervals in groups.items():
+        intersect = (op is And) != negated
+        for interval in (_intersect_all if intersect else _union_all)(intervals):
+            literal = _literal(attr, interval)
+            others.append(Not(literal) if negated else literal)
+    return others
+
+
+def _junction(op: type, operands: Iterable[Query]) -> Query:
+    flat: list[Query] = []
+    for q in operands:
+        flat.extend(q.queries if type(q) is op else (q,))  # rule 2
+    unique = sorted(set(_merge(op, flat)), key=_order)  # rules 3, 4 (after 6, 7)
+    return unique[0] if len(unique) == 1 else op(*unique)
+
+
+@lru_cache(maxsize=1 << 16)
+def _nnf(q: Query, negated: bool, complete: frozenset[str]) -> Query:
+    """Rules 1-8: the negation normal form of ``q`` (of ``¬q`` if ``negated``)."""
+    if isinstance(q, Not):
+        return _nnf(q.query, not negated, complete)  # rule 1: ¬¬q = q
+    if isinstance(q, (And, Or)):
+        op = type(q)
+        if negated:
+            op = Or if op is And else And  # rule 1: De Morgan
+        return _junction(op, (_nnf(c, negated, complete) for c in q.queries))
+    if isinstance(q, NumericLiteral):
+        q = _literal(q.attr, _interval(q))  # rule 5
+    if not negated:
+        return q
+    if q.attr in complete:
+        complement = _complement(q)  # rule 8
+        if complement is not None:
+            return _nnf(complement, False, complete)
+    return Not(q)
+
+
+@lru_cache(maxsize=1 << 16)
+def _pull(q: Query) -> Query:
+    """Rule 9: bottom up, a junction of negations becomes the negation of the dual."""
+    if not isinstance(q, (And, Or)):
+        return q
+    operands = [_pull(c) for c in q.queries]
+    if all(isinstance(c, Not) for c in operands):
+        dual = Or if isinstance(q, And) else And
+        return Not(_junction(dual, (c.query for c in operands)))
+    return _junction(type(q), operands)
+
+
+def normalize(query: Query, complete: AbstractSet[str] | Iterable[str] = frozenset()) -> Query:
+    """The normal form of ``query`` (the rules of the module docstring).
+
+    Parameters
+    ----------
+    query : Query
+    complete : set of str
+        Names of attributes known to have no missing value on the rows the query
+        will be evaluated on (rule 8 applies to them only). Default: none, which
+        is sound on any data.
+
+    Returns
+    -------
+    Query
+        A query with the same support on every dataset where the ``complete``
+        attributes have no missing value. Normalising twice changes nothing.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B, NumericLiteral as N
+    >>> print(normalize((N("x", le=3) | N("x", gt=2, le=5)) | ~~B("a")))
+    a ∨ [x ≤ 5]
+    >>> print(normalize(~N("x", gt=1, le=3), complete={"x"}))
+    [x ≤ 1] ∨ [x > 3]
+    """
+    return _pull(_nnf(query, False, frozenset(complete)))
+
+
+def canonical_key(query: Query, complete: AbstractSet[str] | Iterable[str] = frozenset()) -> str:
+    """A text equal for queries whose normal forms are equal (so their supports are).
+
+    Parameters
+    ----------
+    query : Query
+    complete : set of str
+        As for :func:`normalize`.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B
+    >>> canonical_key(B("a") & B("b")) == canonical_key(B("b") & ~~B("a") & B("b"))
+    True
+    >>> canonical_key(~B("a", False)) == canonical_key(B("a"))   # not if a may be missing
+    False
+    """
+    return _text(normalize(query, complete))
+
+
+def complete_attributes(*views: View) -> frozenset[str]:
+    """Names of the attributes of ``views`` that have no missing value **in the data**.
+
+    This reads the rows: use it for non-private runs only. A private run may only
+    use completeness the data owner declared (public), never this.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data.attributes import Attribute, AttributeKind, View
+    >>> v = View("left", [Attribute("a", "left", AttributeKind.BOOLEAN, np.array([1, 0], dtype=np.int8)),
+    ...                   Attribute("b", "left", AttributeKind.BOOLEAN, np.array([1, -1], dtype=np.int8))])
+    >>> sorted(complete_attributes(v))
+    ['a']
+    """
+    return frozenset(a.name for view in views for a in view if not a.missing.any())

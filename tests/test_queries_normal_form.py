@@ -1,0 +1,175 @@
+"""The normal form of queries (issue 9), provable containment / disjointness, and
+redescriptions kept in normal form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dprm.queries import (
+    And,
+    BooleanLiteral as B,
+    CategoricalLiteral as C,
+    Not,
+    NumericLiteral as N,
+    Or,
+    Redescription,
+    RedescriptionStats,
+    canonical_key,
+    complete_attributes,
+    disjoint,
+    implies,
+    normalize,
+    to_clired,
+    to_text,
+)
+from test_queries_helpers import random_query, random_view
+
+ALL = {"b0", "b1", "c0", "c1", "x0", "x1"}
+
+
+# -- oracle: the normal form holds on the same rows -----------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_normal_form_has_the_same_support_with_missing_values(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    views = [random_view(rng, missing=0.25) for _ in range(3)]
+    for _ in range(150):
+        q = random_query(rng, views[0])
+        n = normalize(q)
+        for view in views:
+            assert np.array_equal(q.support(view), n.support(view)), (q, n)
+        assert normalize(n) == n  # idempotent
+        assert canonical_key(q) == canonical_key(n)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_complete_rules_are_exact_on_complete_data(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    views = [random_view(rng, missing=0.0) for _ in range(3)]
+    assert complete_attributes(views[0]) == ALL
+    for _ in range(150):
+        q = random_query(rng, views[0])
+        n = normalize(q, ALL)
+        for view in views:
+            assert np.array_equal(q.support(view), n.support(view)), (q, n)
+        assert normalize(n, ALL) == n and normalize(n) == n
+        # only categorical literals may stay negated
+        assert all(isinstance(lit, C) for node in n.iter_nodes() if isinstance(node, Not) for lit in node.literals())
+
+
+def test_complete_rules_are_not_applied_without_completeness() -> None:
+    # ¬[B = false] holds where B is missing, [B = true] does not: not the same query
+    rng = np.random.default_rng(7)
+    view = random_view(rng, missing=0.3)
+    assert complete_attributes(view) == frozenset()
+    q = Not(B("b0", False))
+    assert normalize(q) == q
+    assert not np.array_equal(q.support(view), normalize(q, {"b0"}).support(view))
+    assert normalize(Not(N("x0", le=1))) == Not(N("x0", le=1))
+
+
+# -- the simple forms of the issue coincide -------------------------------------------------
+
+
+@pytest.mark.parametrize("a, b, complete", [
+    (Not(B("Polar bear", False)), B("Polar bear"), {"Polar bear"}),
+    (Not(B("a")), B("a", False), {"a"}),
+    (Not(Not(B("a") & C("c", "x"))), C("c", "x") & B("a"), ()),
+    (Not(N("x", le=3)), N("x", gt=3), {"x"}),
+    (Not(N("x", gt=1, lt=3)), N("x", le=1) | N("x", ge=3), {"x"}),
+    (Not(B("a") & N("x", le=3)), Not(B("a")) | Not(N("x", le=3)), ()),
+    (Not(N("x", le=3)) | Not(N("x", le=5)), Not(N("x", le=3)), ()),
+    (Not(N("x", le=3)) & Not(N("x", gt=2, le=5)), Not(N("x", le=5)), ()),
+    (Not(B("a") & N("x", le=3)) & Not(C("c", "u")), Not((N("x", le=3) & B("a")) | C("c", "u")), ()),
+    (Not(B("a") | B("b")), Not(B("b")) & Not(B("a")), ()),
+    (And(B("a"), And(B("b"), B("c"))), And(B("c"), B("b"), B("a"), B("b")), ()),
+    (N("x", gt=1) & B("a") & N("x", le=3), B("a") & N("x", gt=1, le=3), ()),
+    (N("x", gt=1, ge=0, le=5, lt=3), N("x", gt=1, lt=3), ()),
+    (N("x", ge=2, gt=2), N("x", gt=2), ()),
+    (N("x", le=3) | N("x", gt=2, le=5), N("x", le=5), ()),
+    (N("x", le=3) | N("x", gt=3, le=5), N("x", le=5), ()),
+    (Or(B("a"), Or(B("b"), B("a"))), B("b") | B("a"), ()),
+    (And(B("a"), B("a")), B("a"), ()),
+])
+def test_equivalent_forms_coincide(a, b, complete) -> None:
+    assert normalize(a, complete) == normalize(b, complete)
+    assert canonical_key(a, complete) == canonical_key(b, complete)
+
+
+@pytest.mark.parametrize("a, b", [
+    (N("x", le=3) | N("x", gt=3), N("x", le=3) | N("x", gt=3)),  # not one interval
+    (N("x", lt=3) | N("x", gt=3), N("x", lt=3) | N("x", gt=3)),  # the point 3 is missing
+])
+def test_intervals_that_do_not_make_one_interval_stay_apart(a, b) -> None:
+    assert len(normalize(a).queries) == 2
+
+
+def test_negations_are_pulled_out_of_junctions_of_negations() -> None:
+    leaf = B("a") & N("x", le=3) & B("b", False)
+    assert normalize(Not(leaf)) == Not(normalize(leaf))
+    assert to_text(normalize(Not(leaf | C("c", "u")))) == "¬([c = u] ∨ (a ∧ [b = false] ∧ [x ≤ 3]))"
+    assert to_text(normalize(Not(leaf), {"a", "b"})) == "[a = false] ∨ b ∨ ¬[x ≤ 3]"  # mixed: stays apart
+
+
+def test_keys_differ_where_supports_may_differ() -> None:
+    assert canonical_key(Not(B("a", False))) != canonical_key(B("a"))
+    assert canonical_key(N("x", gt=3)) != canonical_key(N("x", ge=3))
+    assert canonical_key(B("a") & B("b")) != canonical_key(B("a") | B("b"))
+
+
+def test_the_text_and_clired_forms_print_the_normal_form() -> None:
+    r = Redescription(Not(B("Moose") & B("Hare", False)), Not(N("t", le=4)) & N("p", gt=1) & N("p", le=9),
+                      RedescriptionStats.from_counts(10, 12, 9))
+    assert r.to_json()["left_text"] == "¬([Hare = false] ∧ Moose)"
+    assert r.to_json()["right_text"] == "[1 < p ≤ 9] ∧ ¬[t ≤ 4]"
+    done = r.normalized({"Moose", "Hare", "t", "p"})
+    assert to_text(done.left) == "Hare ∨ [Moose = false]" and to_text(done.right) == "[1 < p ≤ 9] ∧ [t > 4]"
+    assert to_clired(done.left) == "[Hare] | ![Moose]"
+    assert done.stats == r.stats and Redescription.from_json(done.to_json()) == done
+    assert r.key() != done.key() and r.key({"Moose", "Hare", "t", "p"}) == done.key()
+    assert r.normalized() is r
+
+
+def test_normalisation_of_big_queries_is_fast_enough_to_be_cached() -> None:
+    # the same (hashable) query object normalises once: later calls hit the cache
+    q = Or(*[And(B(f"a{i}"), N("x", gt=i), Not(B(f"b{i}"))) for i in range(30)])
+    assert normalize(q) is normalize(q)
+
+
+# -- provable containment and disjointness --------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_implies_and_disjoint_are_sound(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    views = [random_view(rng, n_rows=80, missing=0.2) for _ in range(4)]
+    proven = {"implies": 0, "disjoint": 0}
+    for _ in range(400):
+        a, b = random_query(rng, views[0], depth=2), random_query(rng, views[0], depth=2)
+        if rng.random() < 0.3:  # related pairs: a part of the other
+            b = a | b if rng.random() < 0.5 else b
+            a = a & random_query(rng, views[0], depth=1)
+        if implies(a, b):
+            proven["implies"] += 1
+            for view in views:
+                assert not (a.support(view) & ~b.support(view)).any(), (a, b)
+        if disjoint(a, b):
+            proven["disjoint"] += 1
+            for view in views:
+                assert not (a.support(view) & b.support(view)).any(), (a, b)
+    assert proven["implies"] > 20 and proven["disjoint"] > 5
+
+
+def test_implies_and_disjoint_on_tree_queries() -> None:
+    leaf1, leaf2 = B("a") & N("x", le=3), B("a") & N("x", gt=3)
+    leaf3 = B("a", False)
+    assert disjoint(leaf1, leaf2) and disjoint(leaf1, leaf3)
+    assert implies(leaf2 | leaf3, Not(leaf1))  # the other leaves lie in ¬leaf1
+    assert not implies(Not(leaf1), leaf2 | leaf3)  # ¬leaf1 also holds on missing values
+    assert implies(Not(leaf3), B("a"), complete={"a"}) and not implies(Not(leaf3), B("a"))
+    assert implies(N("x", le=3), N("x", le=4.2)) and not implies(N("x", le=4.2), N("x", le=3))
+    assert implies(N("x", gt=5, le=3), B("z"))  # an empty interval holds on no row
+    assert not disjoint(C("c", "1"), C("c", "1.0")) and disjoint(C("c", "red"), C("c", "blue"))
+    assert not disjoint(Not(B("a")), Not(B("b")))
