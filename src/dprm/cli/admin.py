@@ -1,0 +1,360 @@
+"""``dprm admin``: the data owner's side of the server, straight on its database.
+
+::
+
+    dprm admin --db URL dataset add NAME LEFT RIGHT --types TYPES [--id-column ID]
+    dprm admin --db URL dataset remove NAME | list
+    dprm admin --db URL analyst add NAME          # prints the new token, alone on one line
+    dprm admin --db URL analyst disable|enable|rotate NAME | list
+    dprm admin --db URL budget set ANALYST DATASET EPSILON | list
+    dprm admin --db URL ledger [--analyst NAME] [--dataset NAME]
+    dprm admin --db URL audit [--analyst NAME] [--limit N] [--details]
+    dprm admin --db URL jobs [--analyst NAME] [--errors]
+
+The database is migrated to the newest schema first. A token is printed once and
+never stored: only its salted hash is (docs/server.md).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from dprm.cli.app import command_app
+from dprm.errors import ParameterError
+
+app = command_app("The data owner's administration of a dprm server's database.")
+dataset_app = command_app("Register, remove and list datasets.")
+analyst_app = command_app("Add, disable, enable, rotate and list analysts.")
+budget_app = command_app("Grant or change budgets.")
+app.add_typer(dataset_app, name="dataset")
+app.add_typer(analyst_app, name="analyst")
+app.add_typer(budget_app, name="budget")
+
+_STATE: dict[str, Any] = {}
+
+
+@app.callback()
+def admin(
+    db: str = typer.Option(..., "--db", metavar="URL", envvar="DPRM_DB",
+                           help="The server's database: a SQLite file, or postgresql+psycopg://user@host/db."),
+) -> None:
+    """Administer a dprm server's database (datasets, analysts, budgets, ledger, audit log)."""
+    _STATE["url"] = db
+
+
+def _db() -> Any:
+    from dprm.server.database import Database
+
+    database = _STATE.get("db")
+    if database is None:
+        database = Database(_STATE["url"])
+        database.migrate()
+        _STATE["db"] = database
+    return database
+
+
+def _expiry(days: Optional[float]) -> Optional[float]:
+    if days is None:
+        return None
+    if not days > 0:
+        raise ParameterError(f"--expires-in-days must be positive, not {days}")
+    return time.time() + days * 86400.0
+
+
+def _when(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> None:
+    """A plain, aligned text table on standard output."""
+    cells = [header] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        print("  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip())
+
+
+def _analyst_id(connection: Any, name: Optional[str]) -> Optional[int]:
+    from dprm.server.accounts import find_analyst
+
+    return None if name is None else int(find_analyst(connection, name).id)
+
+
+def _dataset_id(connection: Any, name: Optional[str]) -> Optional[int]:
+    from sqlalchemy import select
+
+    from dprm.server.tables import datasets
+
+    if name is None:
+        return None
+    row = connection.execute(select(datasets.c.id).where(datasets.c.name == name)
+                             .order_by(datasets.c.id.desc())).first()
+    if row is None:
+        raise ParameterError(f"no dataset named {name!r}")
+    return int(row.id)
+
+
+# -- datasets ----------------------------------------------------------------------------------
+
+
+@dataset_app.command("add")
+def dataset_add(
+    name: str = typer.Argument(..., help="The dataset's name for analysts."),
+    left: Path = typer.Argument(..., help="Left view: a CSV or Parquet file."),
+    right: Path = typer.Argument(..., help="Right view: a CSV or Parquet file, rows aligned by id."),
+    types: Path = typer.Option(..., "--types", metavar="FILE",
+                               help="Types file declaring every column with its public domain (docs/data.md)."),
+    id_column: Optional[str] = typer.Option(None, "--id-column", metavar="NAME", help="Id column of both views."),
+    duplicate_columns: str = typer.Option("rename", "--duplicate-columns", metavar="rename|error",
+                                          help="A column name twice in one file: 'rename' later ones or 'error'."),
+) -> None:
+    """Register a dataset: loaded and checked as `dprm mine` does; the types file must be complete."""
+    from dprm.server.datasets import register_dataset
+
+    schema = register_dataset(_db(), name, left, right, types, id_column=id_column,
+                              duplicate_names=duplicate_columns)
+    views = schema["views"]
+    print(f"registered {name}: {len(views['left'])} left and {len(views['right'])} right attributes "
+          f"(public schema: names, types, declared domains)")
+
+
+@dataset_app.command("remove")
+def dataset_remove(name: str = typer.Argument(..., help="The dataset.")) -> None:
+    """Unregister a dataset (its ledger rows stay)."""
+    from dprm.server.datasets import remove_dataset
+
+    with _db().write() as connection:
+        remove_dataset(connection, name)
+    print(f"removed {name}")
+
+
+@dataset_app.command("list")
+def dataset_list() -> None:
+    """The registered datasets, their files and digests."""
+    import json
+
+    from dprm.server.datasets import list_datasets
+
+    with _db().read() as connection:
+        rows = list_datasets(connection)
+    _table(["name", "left", "right", "attributes", "left sha256", "right sha256", "registered"],
+           [[r.name, r.left_path, r.right_path,
+             "+".join(str(len(v)) for v in json.loads(r.public_schema)["views"].values()),
+             r.left_sha256[:12], r.right_sha256[:12], _when(r.created_at)] for r in rows])
+
+
+# -- analysts ---------------------------------------------------------------------------------------
+
+
+@analyst_app.command("add")
+def analyst_add(
+    name: str = typer.Argument(..., help="The analyst's name."),
+    expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
+                                                    help="The token stops working after this many days."),
+) -> None:
+    """Add an analyst; prints the API token, alone on one line (it is not stored)."""
+    from dprm.server.accounts import add_analyst
+
+    with _db().write() as connection:
+        token = add_analyst(connection, name, expires_at=_expiry(expires_in_days))
+    print(token)
+
+
+@analyst_app.command("rotate")
+def analyst_rotate(
+    name: str = typer.Argument(..., help="The analyst's name."),
+    expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
+                                                    help="The new token stops working after this many days."),
+) -> None:
+    """Replace an analyst's token (the old one stops working); prints the new one."""
+    from dprm.server.accounts import rotate_token
+
+    with _db().write() as connection:
+        token = rotate_token(connection, name, expires_at=_expiry(expires_in_days))
+    print(token)
+
+
+@analyst_app.command("disable")
+def analyst_disable(name: str = typer.Argument(..., help="The analyst's name.")) -> None:
+    """Disable an analyst: every request with its token is refused."""
+    from dprm.server.accounts import set_disabled
+
+    with _db().write() as connection:
+        set_disabled(connection, name, True)
+    print(f"disabled {name}")
+
+
+@analyst_app.command("enable")
+def analyst_enable(name: str = typer.Argument(..., help="The analyst's name.")) -> None:
+    """Enable a disabled analyst again."""
+    from dprm.server.accounts import set_disabled
+
+    with _db().write() as connection:
+        set_disabled(connection, name, False)
+    print(f"enabled {name}")
+
+
+@analyst_app.command("list")
+def analyst_list() -> None:
+    """The analysts (never a token)."""
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts
+
+    with _db().read() as connection:
+        rows = connection.execute(select(analysts).order_by(analysts.c.name)).all()
+    _table(["name", "token id", "disabled", "expires", "created"],
+           [[r.name, r.token_id, "yes" if r.disabled else "no", _when(r.expires_at), _when(r.created_at)]
+            for r in rows])
+
+
+# -- budgets ----------------------------------------------------------------------------------------
+
+
+@budget_app.command("set")
+def budget_set(
+    analyst: str = typer.Argument(..., help="The analyst."),
+    dataset: str = typer.Argument(..., help="The dataset."),
+    epsilon: str = typer.Argument(..., help="The total budget (a multiple of 1e-9); what was spent stays spent."),
+) -> None:
+    """Grant or change an analyst's total budget on a dataset."""
+    from sqlalchemy import select
+
+    from dprm.server import budget
+    from dprm.server.accounts import find_analyst
+    from dprm.server.tables import datasets
+    from dprm.server.units import epsilon_units, units_text
+
+    units = epsilon_units(epsilon, "EPSILON", allow_zero=True)
+    with _db().write() as connection:
+        who = find_analyst(connection, analyst)
+        row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).first()
+        if row is None:
+            raise ParameterError(f"no dataset named {dataset!r}")
+        budget.set_budget(connection, who.id, row.id, units)
+        total, spent = budget.remaining(connection, who.id, row.id)
+    print(f"{analyst} on {dataset}: total {units_text(total)}, spent {units_text(spent)}, "
+          f"remaining {units_text(max(total - spent, 0))}")
+
+
+@budget_app.command("list")
+def budget_list(
+    analyst: Optional[str] = typer.Option(None, "--analyst", metavar="NAME", help="Only this analyst."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", metavar="NAME", help="Only this dataset."),
+) -> None:
+    """Every budget: total, spent (reserved charges included) and remaining, exact."""
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts, budgets, datasets
+    from dprm.server.units import units_text
+
+    with _db().read() as connection:
+        query = (select(analysts.c.name.label("analyst"), datasets.c.name.label("dataset"), budgets.c.total_units,
+                        budgets.c.spent_units)
+                 .join(analysts, analysts.c.id == budgets.c.analyst_id)
+                 .join(datasets, datasets.c.id == budgets.c.dataset_id))
+        if analyst is not None:
+            query = query.where(budgets.c.analyst_id == _analyst_id(connection, analyst))
+        if dataset is not None:
+            query = query.where(budgets.c.dataset_id == _dataset_id(connection, dataset))
+        rows = connection.execute(query.order_by(analysts.c.name, datasets.c.name)).all()
+    _table(["analyst", "dataset", "total", "spent", "remaining"],
+           [[r.analyst, r.dataset, units_text(r.total_units), units_text(r.spent_units),
+             units_text(max(r.total_units - r.spent_units, 0))] for r in rows])
+
+
+# -- ledger, audit, jobs -------------------------------------------------------------------------------
+
+
+@app.command("ledger")
+def ledger_command(
+    analyst: Optional[str] = typer.Option(None, "--analyst", metavar="NAME", help="Only this analyst."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", metavar="NAME", help="Only this dataset."),
+    limit: int = typer.Option(1000, "--limit", metavar="N", help="Newest rows shown."),
+) -> None:
+    """The ledger: one row per release, exact; and the sum per analyst and dataset."""
+    from fractions import Fraction
+
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts, datasets, jobs, ledger
+    from dprm.server.units import fraction_text
+
+    if not 1 <= limit <= 10**7:
+        raise ParameterError(f"--limit must be between 1 and 10,000,000, not {limit}")
+    with _db().read() as connection:
+        query = (select(ledger, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"),
+                        jobs.c.public_id)
+                 .join(analysts, analysts.c.id == ledger.c.analyst_id)
+                 .join(datasets, datasets.c.id == ledger.c.dataset_id)
+                 .outerjoin(jobs, jobs.c.id == ledger.c.job_id))
+        if analyst is not None:
+            query = query.where(ledger.c.analyst_id == _analyst_id(connection, analyst))
+        if dataset is not None:
+            query = query.where(ledger.c.dataset_id == _dataset_id(connection, dataset))
+        rows = connection.execute(query.order_by(ledger.c.id)).all()
+    _table(["when", "analyst", "dataset", "charge", "job", "step", "mechanism", "epsilon"],
+           [[_when(r.created_at), r.analyst, r.dataset, r.charge_id, r.public_id or "-", r.step[:60],
+             r.mechanism[:40], r.epsilon_exact] for r in rows[-limit:]])
+    totals: dict[tuple[str, str], Fraction] = {}
+    for r in rows:
+        totals[(r.analyst, r.dataset)] = totals.get((r.analyst, r.dataset), Fraction(0)) + Fraction(r.epsilon_exact)
+    for (who, name), total in sorted(totals.items()):
+        print(f"total {who} on {name}: {fraction_text(total)}")
+
+
+@app.command("audit")
+def audit_command(
+    analyst: Optional[str] = typer.Option(None, "--analyst", metavar="NAME", help="Only this analyst."),
+    limit: int = typer.Option(100, "--limit", metavar="N", help="Newest records shown."),
+    details: bool = typer.Option(False, "--details", help="Also the owner-only detail of errors."),
+) -> None:
+    """The audit log: every request with analyst, action, epsilon and outcome."""
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts, audit
+    from dprm.server.units import units_text
+
+    if not 1 <= limit <= 10**7:
+        raise ParameterError(f"--limit must be between 1 and 10,000,000, not {limit}")
+    with _db().read() as connection:
+        query = select(audit, analysts.c.name.label("analyst")).outerjoin(analysts, analysts.c.id == audit.c.analyst_id)
+        if analyst is not None:
+            query = query.where(audit.c.analyst_id == _analyst_id(connection, analyst))
+        rows = connection.execute(query.order_by(audit.c.id.desc()).limit(limit)).all()[::-1]
+    header = ["when", "analyst", "action", "dataset", "epsilon", "status", "outcome", "ms"]
+    _table(header + (["detail"] if details else []),
+           [[_when(r.at), r.analyst or "-", r.action, r.dataset or "-",
+             "-" if r.epsilon_units is None else units_text(r.epsilon_units), r.status, r.outcome,
+             f"{r.duration_ms:.1f}" if r.duration_ms is not None else "-"]
+            + ([" ".join((r.detail or "").split())[:300]] if details else []) for r in rows])
+
+
+@app.command("jobs")
+def jobs_command(
+    analyst: Optional[str] = typer.Option(None, "--analyst", metavar="NAME", help="Only this analyst."),
+    limit: int = typer.Option(100, "--limit", metavar="N", help="Newest jobs shown."),
+    errors: bool = typer.Option(False, "--errors", help="Also the owner-only error of failed jobs."),
+) -> None:
+    """The jobs of every analyst, with the worker and (--errors) why failed ones failed."""
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts, datasets, jobs
+    from dprm.server.units import units_text
+
+    with _db().read() as connection:
+        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+                 .join(analysts, analysts.c.id == jobs.c.analyst_id).join(datasets, datasets.c.id == jobs.c.dataset_id))
+        if analyst is not None:
+            query = query.where(jobs.c.analyst_id == _analyst_id(connection, analyst))
+        rows = connection.execute(query.order_by(jobs.c.id.desc()).limit(limit)).all()[::-1]
+    header = ["job", "analyst", "dataset", "algorithm", "epsilon", "status", "pid", "error", "created"]
+    _table(header + (["owner error"] if errors else []),
+           [[r.public_id, r.analyst, r.dataset, r.algorithm, units_text(r.epsilon_units) + (" dummy" if r.dummy else ""),
+             r.status, r.worker_pid or "-", r.error_code or "-", _when(r.created_at)]
+            + ([" ".join((r.owner_error or "").split())[-300:]] if errors else []) for r in rows])

@@ -1,0 +1,311 @@
+"""``dprm remote``: the analyst's command line for a dprm server, mirroring ``dprm mine``.
+
+::
+
+    dprm remote --url URL --token-file FILE datasets
+    dprm remote --url URL --token-file FILE submit DATASET --algorithm ALG --epsilon E
+                [miner options as for dprm mine] [--dry-run] [--dummy] [--wait] [--output FILE.json]
+    dprm remote --url URL --token-file FILE status|result|cancel JOB [--output FILE.json]
+    dprm remote --url URL --token-file FILE budget [DATASET]
+    dprm remote --url URL --token-file FILE ledger [DATASET]
+    dprm remote --url URL --token-file FILE stats DATASET --left QUERY --right QUERY --epsilon E
+    dprm remote --url URL --token-file FILE leaf-pairs DATASET --left-tree TREE --right-tree TREE --epsilon E
+    dprm remote --url URL --token-file FILE dummy DATASET [--rows N] [--seed S]
+
+``submit`` without ``--wait`` prints the job id alone on one line; with ``--wait``
+it waits and writes the result (to ``--output``, else to standard output). A
+refused request is one line ``error: ...`` on stderr and exit code 2. Queries and
+trees are JSON texts or ``@FILE`` (docs/server.md).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from dprm.cli.app import command_app
+from dprm.errors import ParameterError
+
+app = command_app("Use a dprm server as an analyst: datasets, jobs, primitives, budget.")
+
+_STATE: dict[str, Any] = {}
+
+#: Options of submit that are not miner parameters.
+_OWN = ("dataset", "algorithm", "epsilon", "dry_run", "dummy", "dummy_rows", "wait", "output", "idempotency_key",
+        "timeout")
+
+
+@app.callback()
+def remote(
+    url: str = typer.Option(..., "--url", metavar="URL", envvar="DPRM_URL", help="The server, e.g. http://127.0.0.1:8000."),
+    token_file: Path = typer.Option(..., "--token-file", metavar="FILE", envvar="DPRM_TOKEN_FILE",
+                                    help="A file holding the API token (dprm admin analyst add printed it)."),
+) -> None:
+    """Talk to a dprm server as an analyst."""
+    _STATE["url"] = url
+    _STATE["token_file"] = token_file
+
+
+def _client() -> Any:
+    from dprm.client import Client
+
+    path: Path = _STATE["token_file"]
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ParameterError(f"--token-file {path}: {error.strerror or error}") from None
+    if not token or len(token.split()) != 1:
+        raise ParameterError(f"--token-file {path}: must hold the token alone")
+    return Client(_STATE["url"], token)
+
+
+def _emit(value: Any, output: Optional[Path]) -> None:
+    """JSON to --output (atomically) or to standard output."""
+    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        print(text, end="")
+        return
+    temporary = output.with_name(f".{output.name}.part")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(output)
+    except OSError as error:
+        raise ParameterError(f"--output {output}: {error.strerror or error}") from None
+    from dprm.cli.console import note
+
+    note(f"wrote {output}")
+
+
+def _json_argument(text: str, what: str) -> Any:
+    """A JSON text, or ``@FILE`` holding one."""
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as error:
+            raise ParameterError(f"{what}: {text[1:]}: {error.strerror or error}") from None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise ParameterError(f"{what}: not valid JSON ({error.msg})") from None
+
+
+def _epsilon(text: str) -> Any:
+    """The epsilon as typed (a decimal text is sent as it is: exact)."""
+    return text.strip()
+
+
+@app.command("datasets")
+def datasets_command(output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+                                                            help="Write the JSON here.")) -> None:
+    """The datasets you may use: attribute names, types, public domains and your budget."""
+    with _client() as client:
+        _emit(client.datasets(), output)
+
+
+def _miner_options() -> list[inspect.Parameter]:
+    """Typer options of every private miner's parameters (as `dprm mine` has them)."""
+    from dprm.server.validation import algorithm_parameters, private_algorithms
+
+    helps: dict[str, str] = {}
+    for miner_class, _ in private_algorithms().values():
+        describe = getattr(miner_class, "parameter_help", None)
+        if callable(describe):
+            try:
+                helps.update(describe())
+            except Exception:  # noqa: BLE001 - help texts are a courtesy
+                pass
+    kinds: dict[str, Any] = {}
+    for algorithm in private_algorithms():
+        for name, default in algorithm_parameters(algorithm).items():
+            kind = type(default) if default is not None else str
+            kinds.setdefault(name, kind if kind in (bool, int, float) else str)
+            if kinds[name] is not kind and {kinds[name], kind} == {int, float}:
+                kinds[name] = float
+    parameters = []
+    for name, kind in kinds.items():
+        flag = "--" + name.replace("_", "-")
+        text = helps.get(name, name.replace("_", " "))
+        if kind is bool:
+            option = typer.Option(None, f"{flag}/--no-{flag[2:]}", help=text, show_default=False)
+            annotation: Any = Optional[bool]
+        else:
+            option = typer.Option(None, flag, metavar={int: "N", float: "X"}.get(kind, "TEXT"), help=text,
+                                  show_default=False)
+            annotation = Optional[kind] if kind in (int, float) else Optional[str]
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                            annotation=annotation))
+    return parameters
+
+
+def _parameter_value(name: str, value: Any, algorithm: str) -> Any:
+    """Texts that are numbers become numbers ('auto' stays a text), as dprm mine reads them."""
+    from dprm.server.validation import algorithm_parameters
+
+    default = algorithm_parameters(algorithm).get(name) if algorithm in _algorithms() else None
+    if isinstance(value, str) and not isinstance(default, str):
+        for convert in (int, float):
+            try:
+                return convert(value)
+            except ValueError:
+                continue
+    return value
+
+
+def _algorithms() -> Any:
+    from dprm.server.validation import private_algorithms
+
+    return private_algorithms()
+
+
+def submit(
+    dataset: str = typer.Argument(..., help="The dataset."),
+    algorithm: str = typer.Option(..., "--algorithm", "-a", metavar="NAME",
+                                  help="A private miner: alt-expm, alt-mcmc, mcmc-tree-pair, serenade-cs, serenade-es, "
+                                       "serenade-es-nosens."),
+    epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the job (a multiple of 1e-9)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the exact cost and your remaining budget."),
+    dummy: bool = typer.Option(False, "--dummy", help="Run on rows synthesised from the public schema (free)."),
+    dummy_rows: int = typer.Option(1000, "--dummy-rows", metavar="N", help="Rows of dummy data."),
+    wait: bool = typer.Option(False, "--wait", help="Wait for the job and write its result."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+                                          help="With --wait: write the result here (else to standard output)."),
+    idempotency_key: Optional[str] = typer.Option(None, "--idempotency-key", metavar="KEY",
+                                                  help="Submitting again with this key returns the first job."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="With --wait: give up after."),
+    **parameters: Any,
+) -> None:
+    """Submit a job (charged at once); prints its id, or with --wait writes its result."""
+    given = {name: _parameter_value(name, value, algorithm) for name, value in parameters.items() if value is not None}
+    with _client() as client:
+        answer = client.submit(dataset, algorithm, _epsilon(epsilon), given, idempotency_key=idempotency_key,
+                               dry_run=dry_run, dummy=dummy, dummy_rows=dummy_rows)
+        if dry_run:
+            _emit(answer, output)
+            return
+        if not wait:
+            print(answer["id"])
+            return
+        _emit(client.wait(answer["id"], timeout=timeout), output)
+
+
+def _submit_command() -> Any:
+    signature = inspect.signature(submit, eval_str=True)
+    fixed = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+    def command(**values: Any) -> None:
+        own = {p.name for p in fixed}
+        submit(**{k: v for k, v in values.items() if k in own},
+               **{k: v for k, v in values.items() if k not in own})
+
+    command.__signature__ = signature.replace(parameters=fixed + _miner_options())  # type: ignore[attr-defined]
+    command.__doc__ = submit.__doc__
+    command.__name__ = "submit"
+    return command
+
+
+app.command("submit")(_submit_command())
+
+
+@app.command("status")
+def status_command(job: str = typer.Argument(..., help="The job id."),
+                   output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
+    """A job's status and progress (JSON)."""
+    with _client() as client:
+        _emit(client.status(job), output)
+
+
+@app.command("result")
+def result_command(job: str = typer.Argument(..., help="The job id."),
+                   output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+                                                         help="Write the result here.")) -> None:
+    """A done job's result (dprm.redescriptions/1)."""
+    with _client() as client:
+        _emit(client.result(job), output)
+
+
+@app.command("cancel")
+def cancel_command(job: str = typer.Argument(..., help="The job id.")) -> None:
+    """Cancel a job (queued: refunded; running: kept if rows were read)."""
+    with _client() as client:
+        state = client.cancel(job)
+    print(f"{state['id']} {state['status']}")
+
+
+@app.command("budget")
+def budget_command(dataset: Optional[str] = typer.Argument(None, help="Only this dataset."),
+                   as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Your budgets: total, spent, remaining (exact)."""
+    with _client() as client:
+        budgets = client.budget(dataset)
+    if as_json:
+        _emit(budgets, None)
+        return
+    for b in budgets:
+        print(f"{b['dataset']}: remaining {b['exact']['remaining']} of {b['exact']['total']} "
+              f"(spent {b['exact']['spent']})")
+
+
+@app.command("ledger")
+def ledger_command(dataset: Optional[str] = typer.Argument(None, help="Only this dataset."),
+                   output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
+    """Your ledger: one row per release (JSON)."""
+    with _client() as client:
+        _emit(client.ledger(dataset), output)
+
+
+def _primitive_options(dry_run: bool, dummy: bool, dummy_rows: int) -> dict[str, Any]:
+    return {"dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows}
+
+
+@app.command("stats")
+def stats_command(
+    dataset: str = typer.Argument(..., help="The dataset."),
+    left: str = typer.Option(..., "--left", metavar="QUERY", help="Left query: JSON, or @FILE."),
+    right: str = typer.Option(..., "--right", metavar="QUERY", help="Right query: JSON, or @FILE."),
+    epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the call."),
+    confidence: float = typer.Option(0.95, "--confidence", metavar="X", help="Posterior mass of the intervals."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the exact cost and your remaining budget."),
+    dummy: bool = typer.Option(False, "--dummy", help="Use rows synthesised from the public schema (free)."),
+    dummy_rows: int = typer.Option(1000, "--dummy-rows", metavar="N", help="Rows of dummy data."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),
+) -> None:
+    """Noisy statistics of a redescription you propose (the [inv] primitive)."""
+    with _client() as client:
+        _emit(client.redescription_statistics(dataset, _json_argument(left, "--left"),
+                                              _json_argument(right, "--right"), _epsilon(epsilon),
+                                              confidence=confidence, **_primitive_options(dry_run, dummy, dummy_rows)),
+              output)
+
+
+@app.command("leaf-pairs")
+def leaf_pairs_command(
+    dataset: str = typer.Argument(..., help="The dataset."),
+    left_tree: str = typer.Option(..., "--left-tree", metavar="TREE", help="Tree over the left view: JSON or @FILE."),
+    right_tree: str = typer.Option(..., "--right-tree", metavar="TREE", help="Tree over the right view."),
+    epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the call."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the exact cost and your remaining budget."),
+    dummy: bool = typer.Option(False, "--dummy", help="Use rows synthesised from the public schema (free)."),
+    dummy_rows: int = typer.Option(1000, "--dummy-rows", metavar="N", help="Rows of dummy data."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),
+) -> None:
+    """Noisy counts of the leaf pairs of two trees you send (the [inv] primitive)."""
+    with _client() as client:
+        _emit(client.leaf_pair_counts(dataset, _json_argument(left_tree, "--left-tree"),
+                                      _json_argument(right_tree, "--right-tree"), _epsilon(epsilon),
+                                      **_primitive_options(dry_run, dummy, dummy_rows)), output)
+
+
+@app.command("dummy")
+def dummy_command(
+    dataset: str = typer.Argument(..., help="The dataset."),
+    rows: int = typer.Option(100, "--rows", metavar="N", help="Number of rows (at most 5000)."),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed of the synthetic rows."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),
+) -> None:
+    """Rows synthesised from the dataset's public schema only (free)."""
+    with _client() as client:
+        _emit(client.dummy_rows(dataset, rows, seed), output)

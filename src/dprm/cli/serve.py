@@ -1,0 +1,76 @@
+"""``dprm serve``: the secured server (API for analysts, jobs in worker processes).
+
+::
+
+    dprm serve --db URL [--host 127.0.0.1] [--port 8000] [--workers N]
+
+Migrates the database, then serves the API (docs at ``/docs``) with uvicorn until
+stopped (Ctrl-C or SIGTERM). Running jobs outlive a stop and queued jobs wait for
+the next start (docs/server.md).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import typer
+
+from dprm.cli.app import command_app
+from dprm.errors import ParameterError
+
+app = command_app()
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@app.command()
+def serve(
+    db: str = typer.Option(..., "--db", metavar="URL", envvar="DPRM_DB",
+                           help="The database: a SQLite file (created if absent), or postgresql+psycopg://..."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="ADDRESS",
+                             help="Address to listen on; loopback unless told otherwise (then put TLS in front)."),
+    port: int = typer.Option(8000, "--port", metavar="N", help="Port to listen on."),
+    workers: int = typer.Option(2, "--workers", metavar="N", help="Jobs run at the same time (worker processes)."),
+    primitive_processes: int = typer.Option(1, "--primitive-processes", metavar="N",
+                                            help="Processes answering primitives (each keeps datasets loaded)."),
+    rate: float = typer.Option(20.0, "--rate", metavar="R", help="Requests per second allowed per token."),
+    burst: int = typer.Option(60, "--burst", metavar="N", help="Requests a token may send at once."),
+    job_timeout: float = typer.Option(3600.0, "--job-timeout", metavar="SECONDS", help="Longest a job may run."),
+) -> None:
+    """Serve the analysts' API on HOST:PORT with the database at URL."""
+    import logging
+
+    import uvicorn
+
+    from dprm.cli.console import note
+    from dprm.server.app import create_app
+    from dprm.server.database import Database
+
+    if not 0 < port < 65536:
+        raise ParameterError(f"--port must be between 1 and 65535, not {port}")
+    if not 0 <= workers <= 256:
+        raise ParameterError(f"--workers must be between 0 and 256, not {workers}")
+    if not 1 <= primitive_processes <= 64:
+        raise ParameterError(f"--primitive-processes must be between 1 and 64, not {primitive_processes}")
+    if not rate > 0 or burst < 1:
+        raise ParameterError("--rate must be positive and --burst at least 1")
+    if not job_timeout > 0:
+        raise ParameterError(f"--job-timeout must be positive, not {job_timeout}")
+    database = Database(db)  # checks the URL and the SQLite file's folder
+    database.migrate()
+    database.dispose()
+    if not _loopback(host):
+        note(f"listening on {host}, beyond loopback: analysts' tokens cross the network; put TLS in front")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    application = create_app(database.url, workers=workers, primitive_processes=primitive_processes, rate=rate,
+                             burst=burst, job_timeout=job_timeout)
+    shown = f"[{host}]" if ":" in host else host
+    note(f"dprm server on http://{shown}:{port} (API docs at /docs), database {database!r}")
+    uvicorn.run(application, host=host, port=port, log_level="warning", server_header=False)

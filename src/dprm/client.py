@@ -1,0 +1,221 @@
+"""The analyst's Python client of a dprm server (``dprm serve``).
+
+:class:`Client` wraps the HTTP API (docs/server.md) one method per endpoint. Queries
+may be given as dprm :class:`~dprm.queries.Query` objects or in their JSON form;
+epsilons as numbers, decimal strings or :class:`~fractions.Fraction`. Every refusal
+raises :class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's
+stable ``code`` and HTTP ``status``, so the command line turns it into one line
+``error: ...``.
+
+Examples
+--------
+A session (against a running server; not run here)::
+
+    from dprm.client import Client
+    from dprm.queries import BooleanLiteral, NumericLiteral
+
+    with Client("http://127.0.0.1:8000", token) as server:
+        print(server.datasets()[0]["views"]["left"][:3])
+        print(server.redescription_statistics("mammals", BooleanLiteral("Moose"),
+                                              NumericLiteral("tmin_01", le=-5), 0.1, dry_run=True))
+        job = server.submit("mammals", "mcmc-tree-pair", 0.5, {"depth": 3})
+        document = server.wait(job["id"])
+
+>>> RemoteError("budget_exceeded", "epsilon 5 exceeds the remaining budget 1", 403).code
+'budget_exceeded'
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+from typing import Any, Callable
+
+from dprm.errors import DprmError
+
+__all__ = ["Client", "RemoteError"]
+
+
+class RemoteError(DprmError):
+    """A request the server refused (or could not answer).
+
+    Attributes
+    ----------
+    code : str
+        The server's stable error code (``budget_exceeded``, ``unknown_job``, ...), or
+        ``unreachable`` / ``bad_response`` for transport problems.
+    status : int
+        The HTTP status (0 when no answer came).
+    """
+
+    def __init__(self, code: str, message: str, status: int = 0) -> None:
+        super().__init__(f"{message} ({code})", code=code, data_dependent=False)
+        self.status = status
+
+
+def _epsilon(value: Any) -> Any:
+    if isinstance(value, Fraction):
+        return str(value)
+    return value
+
+
+def _query(query: Any) -> Any:
+    from dprm.queries import Query, query_to_json
+
+    return query_to_json(query) if isinstance(query, Query) else query
+
+
+class Client:
+    """A connection to a dprm server as one analyst.
+
+    Parameters
+    ----------
+    url : str
+        The server, e.g. ``http://127.0.0.1:8000``.
+    token : str
+        The analyst's API token (``dprm admin analyst add`` printed it).
+    timeout : float
+        Seconds to wait for one answer.
+    retries : int
+        How often a rate-limited request (429) is sent again after the server's
+        ``Retry-After`` (at most 10 s each).
+    """
+
+    def __init__(self, url: str, token: str, *, timeout: float = 120.0, retries: int = 3,
+                 transport: Any = None) -> None:
+        import httpx
+
+        self.url = url.rstrip("/")
+        self.retries = retries
+        token = token.strip()
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
+                                  headers={"Authorization": f"Bearer {token}", "User-Agent": "dprm-client"})
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.url!r})"
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def _call(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+              raw: bool = False) -> Any:
+        import httpx
+
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._http.request(method, path, json=json,
+                                              params={k: v for k, v in (params or {}).items() if v is not None})
+            except httpx.HTTPError as error:
+                raise RemoteError("unreachable", f"cannot reach the server at {self.url}: "
+                                                 f"{type(error).__name__}") from None
+            if response.status_code == 429 and attempt < self.retries:
+                time.sleep(min(float(response.headers.get("Retry-After", "1")), 10.0))
+                continue
+            break
+        if response.status_code >= 400:
+            try:
+                error = response.json()["error"]
+                code, message = str(error["code"]), str(error["message"])
+            except (ValueError, KeyError, TypeError):
+                code, message = "bad_response", f"the server answered HTTP {response.status_code}"
+            raise RemoteError(code, message, response.status_code)
+        if raw:
+            return response.text
+        try:
+            return response.json()
+        except ValueError:
+            raise RemoteError("bad_response", "the server's answer is not JSON", response.status_code) from None
+
+    # -- the API -------------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """The server's health check (no token needed)."""
+        return self._call("GET", "/health")
+
+    def datasets(self) -> list[dict[str, Any]]:
+        """The datasets this analyst may use: public schema and budget."""
+        return self._call("GET", "/v1/datasets")["datasets"]
+
+    def dataset(self, name: str) -> dict[str, Any]:
+        """One dataset's public schema and budget."""
+        return self._call("GET", f"/v1/datasets/{name}")
+
+    def dummy_rows(self, dataset: str, rows: int = 100, seed: int | None = None) -> dict[str, Any]:
+        """Rows synthesised from the dataset's public schema (no budget)."""
+        return self._call("GET", f"/v1/datasets/{dataset}/dummy", params={"rows": rows, "seed": seed})
+
+    def algorithms(self) -> dict[str, Any]:
+        """The server's private algorithms, their parameters and limits."""
+        return self._call("GET", "/v1/algorithms")["algorithms"]
+
+    def submit(self, dataset: str, algorithm: str, epsilon: Any, parameters: dict[str, Any] | None = None, *,
+               idempotency_key: str | None = None, dry_run: bool = False, dummy: bool = False,
+               dummy_rows: int = 1000) -> dict[str, Any]:
+        """Submit a job (its ε is charged at once); the job, or the dry run's cost."""
+        body: dict[str, Any] = {"dataset": dataset, "algorithm": algorithm, "epsilon": _epsilon(epsilon),
+                                "parameters": dict(parameters or {}), "dry_run": dry_run, "dummy": dummy,
+                                "dummy_rows": dummy_rows}
+        if idempotency_key is not None:
+            body["idempotency_key"] = idempotency_key
+        return self._call("POST", "/v1/jobs", json=body)
+
+    def jobs(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The analyst's jobs, newest first."""
+        return self._call("GET", "/v1/jobs", params={"limit": limit})["jobs"]
+
+    def status(self, job_id: str) -> dict[str, Any]:
+        """A job's status and progress."""
+        return self._call("GET", f"/v1/jobs/{job_id}")
+
+    def result(self, job_id: str) -> dict[str, Any]:
+        """A done job's result: the ``dprm.redescriptions/1`` document."""
+        return self._call("GET", f"/v1/jobs/{job_id}/result")
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        """Cancel a job."""
+        return self._call("POST", f"/v1/jobs/{job_id}/cancel")
+
+    def wait(self, job_id: str, *, timeout: float | None = None, poll: float = 0.5,
+             progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Wait for a job to finish and return its result (RemoteError if it failed)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            state = self.status(job_id)
+            if progress is not None:
+                progress(state)
+            if state["status"] not in ("queued", "running"):
+                return self.result(job_id)
+            if deadline is not None and time.monotonic() > deadline:
+                raise RemoteError("wait_timeout", f"job {job_id} is still {state['status']} after {timeout:g} s")
+            time.sleep(poll)
+
+    def redescription_statistics(self, dataset: str, left: Any, right: Any, epsilon: Any, *,
+                                 confidence: float = 0.95, dry_run: bool = False, dummy: bool = False,
+                                 dummy_rows: int = 1000) -> dict[str, Any]:
+        """Noisy statistics (with intervals) of the redescription ``(left, right)``."""
+        return self._call("POST", "/v1/primitives/redescription-statistics", json={
+            "dataset": dataset, "left": _query(left), "right": _query(right), "epsilon": _epsilon(epsilon),
+            "confidence": float(confidence), "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows})
+
+    def leaf_pair_counts(self, dataset: str, left_tree: dict[str, Any], right_tree: dict[str, Any], epsilon: Any,
+                         *, dry_run: bool = False, dummy: bool = False, dummy_rows: int = 1000) -> dict[str, Any]:
+        """Noisy counts of the cells of two trees (JSON form: docs/server.md)."""
+        return self._call("POST", "/v1/primitives/leaf-pair-counts", json={
+            "dataset": dataset, "left_tree": left_tree, "right_tree": right_tree, "epsilon": _epsilon(epsilon),
+            "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows})
+
+    def budget(self, dataset: str | None = None) -> list[dict[str, Any]]:
+        """The analyst's budgets (``exact`` holds the decimal texts)."""
+        return self._call("GET", "/v1/budget", params={"dataset": dataset})["budgets"]
+
+    def ledger(self, dataset: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """The analyst's ledger rows, newest first."""
+        return self._call("GET", "/v1/ledger", params={"dataset": dataset, "limit": limit})["ledger"]
