@@ -138,29 +138,85 @@ def test_many_small_charges_add_up_exactly():
 def test_ledger_json_and_privacy_block():
     acc = Accountant("1", SecureNoise())
     acc.charge(0.25, "count#1", "discrete-laplace count")
-    acc.charge("1/2", "tree#1", "exponential (MCMC)")
+    acc.charge("1/2", "tree#1", "exponential (MCMC)", guarantee="pure-dp-on-mcmc-convergence")
     assert acc.ledger_json() == [
         {"step": "count#1", "mechanism": "discrete-laplace count", "epsilon": 0.25},
         {"step": "tree#1", "mechanism": "exponential (MCMC)", "epsilon": 0.5},
     ]
-    block = acc.privacy_block("pure-dp-on-mcmc-convergence")
+    block = acc.privacy_block()
     assert block == {
         "epsilon": 0.75,
         "neighbouring": "add-remove-one-row",
         "guarantee": "pure-dp-on-mcmc-convergence",
+        "private": True,
+        "reasons": [],
         "ledger": acc.ledger_json(),
     }
+    assert list(block) == ["epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"]  # the spec's order
     assert math.isclose(sum(e["epsilon"] for e in block["ledger"]), block["epsilon"])
     with pytest.raises(ParameterError):
         acc.privacy_block("approximately private")
+    with pytest.raises(ParameterError):
+        acc.charge(0.1, "x", "m", guarantee="pure-dp; fast")
+    assert acc.spent() == Fraction(3, 4)  # a refused label records nothing
 
 
 def test_seeded_privacy_block_says_not_private():
     acc = seeded(1)
     acc.charge(1, "all", "m")
-    block = acc.privacy_block("pure-dp")
-    assert block["private"] is False
-    assert "seed" in block["reason"]
+    block = acc.privacy_block()
+    assert block["guarantee"] == "none" and block["private"] is False
+    assert "seed" in block["reasons"][0] and "reason" not in block
+
+
+@pytest.mark.parametrize(("labels", "qualifiers", "expected"), [
+    ([], (), "pure-dp"),
+    (["pure-dp", "pure-dp"], (), "pure-dp"),
+    (["pure-dp", "pure-dp-on-mcmc-convergence"], (), "pure-dp-on-mcmc-convergence"),
+    (["pure-dp-on-mcmc-convergence; data-dependent stop", "pure-dp"], (), "pure-dp-on-mcmc-convergence; data-dependent stop"),
+    (["pure-dp; floating-point selection", "pure-dp-on-mcmc-convergence"], (),
+     "pure-dp-on-mcmc-convergence; floating-point selection"),
+    (["pure-dp"], ("floating-point selection",), "pure-dp; floating-point selection"),
+    (["pure-dp; floating-point selection"], ("floating-point selection",), "pure-dp; floating-point selection"),
+])
+def test_the_label_is_computed_from_the_releases(labels, qualifiers, expected):
+    acc = Accountant(10, SecureNoise())
+    for number, label in enumerate(labels):
+        acc.charge(1, f"r{number}", "m", guarantee=label)
+    block = acc.privacy_block(qualifiers=qualifiers)
+    assert block["guarantee"] == expected and block["private"] is True and block["reasons"] == []
+
+
+def test_a_reason_makes_the_label_none_and_the_block_covers_one_run():
+    acc = Accountant(10, SecureNoise())
+    acc.charge(1, "earlier run", "m", guarantee="pure-dp-on-mcmc-convergence")
+    since = len(acc.ledger)
+    acc.charge(2, "this run", "m")
+    block = acc.privacy_block(since=since)
+    assert block["guarantee"] == "pure-dp" and block["epsilon"] == 2.0 and len(block["ledger"]) == 1
+    block = acc.privacy_block(reasons=["domains read off the data"], since=since)
+    assert block["guarantee"] == "none" and block["private"] is False
+    assert block["reasons"] == ["domains read off the data"]
+
+
+def test_mechanisms_record_their_guarantee_with_their_charge():
+    acc = Accountant(3, SecureNoise())
+    MetropolisHastings(1, 1).start(acc, "chain")
+    MetropolisHastings(1, 1, data_dependent_stop=True).start(acc, "stopped chain")
+    ExponentialMechanism(1, 1).release(acc, "exact", [0.0, 1.0])
+    assert [e.guarantee for e in acc.ledger] == [
+        "pure-dp-on-mcmc-convergence", "pure-dp-on-mcmc-convergence; data-dependent stop", "pure-dp"]
+    assert acc.privacy_block()["guarantee"] == "pure-dp-on-mcmc-convergence; data-dependent stop"
+
+
+def test_guarantee_labels_parse():
+    from dprm.privacy.accountant import is_guarantee, parse_guarantee
+
+    assert parse_guarantee("pure-dp; floating-point selection; data-dependent stop") == (
+        "pure-dp", ("floating-point selection", "data-dependent stop"))
+    for bad in ("none; data-dependent stop", "pure-dp;", "pure-dp; data-dependent stop; data-dependent stop",
+                "PURE-DP", None, 3):
+        assert not is_guarantee(bad)
 
 
 # --- exact splits -----------------------------------------------------------------

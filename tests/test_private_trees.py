@@ -117,7 +117,7 @@ def test_compiled_chain_keeps_cells_and_counts_consistent() -> None:
         nodes[0], cells[0], counts[0], target.copy(), nodes[1], cells[1], counts[1], target_b,
         True, 1, 300.0, float((target >= 0).sum()), depth, 2.0,
         rng.integers(14, size=steps), rng.random(steps), rng.random(steps), rng.random(steps),
-        np.log(rng.random(steps)), 0.5, 0, 0.0,
+        np.log(rng.random(steps)), 0.5, 0, 0.0, 0, steps, np.zeros(1),
     )
     assert done == steps and 0 < accepted < steps
     for k in range(2):

@@ -229,10 +229,10 @@ def test_cli_runs(files, tmp_path, algorithm) -> None:
     document = json.loads(out.read_text())
     assert document["algorithm"] == algorithm
     assert document["parameters"]["initial_pairs"] == 3
-    if algorithm == "reremi":
-        assert document["privacy"]["guarantee"] == "none"
-    else:
-        assert document["privacy"]["guarantee"] == "pure-dp"
+    assert document["privacy"]["guarantee"] == "none"  # not a private algorithm, or seeded: not private
+    assert document["privacy"]["private"] is False and document["privacy"]["reasons"]
+    if algorithm != "reremi":
+        assert document["privacy"]["reasons"][0].startswith("seeded noise source")
         assert document["parameters"]["budget_split"] == "0.5,0.4,0.1"
         assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(
             document["privacy"]["epsilon"])

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
-from dprm.errors import ParameterError
-from dprm.mining.private_trees import PrivateTreeMiner
+from dprm.mining.base import ALTERNATIONS, Param, parameter_table
+from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
 from dprm.privacy import Accountant, split_budget
 from dprm.trees.private import grow_exponential_tree, sample_tree
 
@@ -34,6 +34,9 @@ TREE_BUILDERS = ("exponential", "mcmc")
 class AlternatingTrees(PrivateTreeMiner):
     """AltExpM (``trees="exponential"``) and AltMCMC (``trees="mcmc"``).
 
+    Every parameter's meaning, unit and allowed values are in
+    ``AlternatingTrees.parameter_specs`` (``dprm mine --help`` shows them); in short:
+
     Parameters
     ----------
     trees : {"exponential", "mcmc"}
@@ -41,19 +44,20 @@ class AlternatingTrees(PrivateTreeMiner):
     epsilon : float
         The budget the run spends.
     depth : int
-        Tree depth d.
+        Tree depth d (1 to 7).
     init_trials : int
         Initial targets InTr.
     alternations : int
         Alternations RMIter per initial target.
     mcmc_iterations : int
-        Metropolis–Hastings steps per tree (AltMCMC).
+        Metropolis–Hastings steps (MCIter) per tree (AltMCMC).
     mcmc_stop : {"fixed", "variance"}
         Stop after ``mcmc_iterations`` (default), or also when the variance of the
         last ``variance_window`` scores is below ``variance_threshold`` (the paper's
-        data-dependent stop).
+        data-dependent stop; the guarantee then says ``data-dependent stop``).
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
-        Γ and the disjunctions per side.
+        Γ and the disjunctions per side; ``min_support`` in rows, ``max_support`` a
+        share of the rows.
     max_splits : int
         Grid points per numeric attribute (over its public bounds).
     target_bins : int
@@ -79,7 +83,36 @@ class AlternatingTrees(PrivateTreeMiner):
     size_share : float
         Share of ``epsilon`` for a noisy count of the rows (default 0.05; 0: none, as
         the paper); the rest is split as the paper does.
+
+    Notes
+    -----
+    Progress units (:meth:`work`): AltExpM counts releases, one per tree and one per
+    extraction, ``InTr · (2·RMIter + 1)``; AltMCMC counts MCMC steps, an extraction
+    as :data:`~dprm.mining.private_trees.EXTRACTION_UNITS` steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data import load_two_view
+    >>> from dprm.datasets import make_planted
+    >>> from dprm.privacy import Accountant, SecureNoise
+    >>> planted = make_planted(1000, n_planted=1, random_state=0)
+    >>> data = load_two_view(planted.left, planted.right, types=planted.types)
+    >>> seen = []
+    >>> miner = AlternatingTrees(trees="exponential", init_trials=2).fit(
+    ...     data, accountant=Accountant(1.0, SecureNoise()), progress=lambda done, total: seen.append(done))
+    >>> miner.privacy_["guarantee"], miner.privacy_["private"], seen[-1], miner.work()
+    ('pure-dp', True, 6, 6)
     """
+
+    parameter_specs = {
+        "trees": Param("trees", "How the private trees are built: 'exponential' (AltExpM, one exponential-"
+                                "mechanism choice per level) or 'mcmc' (AltMCMC, a Metropolis–Hastings chain)",
+                       "choice", choices=TREE_BUILDERS),
+        **TREE_PARAMETERS,
+        **parameter_table(ALTERNATIONS),
+        **MCMC_PARAMETERS,
+    }
 
     def __init__(
         self,
@@ -110,40 +143,34 @@ class AlternatingTrees(PrivateTreeMiner):
         target_binning: str = "fixed",
         binning_share: float = 0.02,
     ) -> None:
-        self.trees = trees
-        self.alternations = alternations
-        self.mcmc_iterations = mcmc_iterations
-        self.mcmc_stop = mcmc_stop
-        self.variance_threshold = variance_threshold
-        self.variance_window = variance_window
-        self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
-                     max_pvalue, max_splits, target_bins, counts, units, prune_support, prune_interval,
-                     prune_significance, confidence, size_share, target_binning, binning_share)
+        self._store(locals())
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]
         return "alt-expm" if self.trees == "exponential" else "alt-mcmc"
 
-    @property
-    def guarantee(self) -> str:  # type: ignore[override]
-        return "pure-dp" if self.trees == "exponential" else "pure-dp-on-mcmc-convergence"
+    def work(self) -> int:
+        """Progress total: ``InTr · (2·RMIter + 1)`` releases (AltExpM), or MCMC steps (AltMCMC)."""
+        trees, extractions = self.init_trials * (self.alternations + 1), self.init_trials * self.alternations
+        return trees * self._tree_units() + extractions * self._extraction_units()
 
-    def _validate(self) -> None:
-        if self.trees not in TREE_BUILDERS:
-            raise ParameterError(f"trees must be one of {', '.join(TREE_BUILDERS)}, not {self.trees!r}")
-        if self.alternations < 1:
-            raise ParameterError(f"alternations must be at least 1, not {self.alternations}")
-        if self.mcmc_iterations < 1:
-            raise ParameterError(f"mcmc-iterations must be at least 1, not {self.mcmc_iterations}")
+    def _tree_units(self) -> int:
+        return 1 if self.trees == "exponential" else self.mcmc_iterations
+
+    def _extraction_units(self) -> int:
+        return 1 if self.trees == "exponential" else EXTRACTION_UNITS
 
     def _tree(self, side: int, target: np.ndarray, n_classes: int, epsilon, step: str,
               accountant: Accountant, rng: np.random.Generator):
         index = self.indexes_[side]
         if self.trees == "exponential":
-            return grow_exponential_tree(index, target, n_classes, self.depth, epsilon, accountant, step)
+            tree = grow_exponential_tree(index, target, n_classes, self.depth, epsilon, accountant, step)
+            self._progress.advance(1)
+            return tree
         return sample_tree(index, target, n_classes, self.depth, epsilon, accountant, step, rng,
                            iterations=self.mcmc_iterations, stop=self.mcmc_stop,
-                           variance_threshold=self.variance_threshold, variance_window=self.variance_window)
+                           variance_threshold=self.variance_threshold, variance_window=self.variance_window,
+                           progress=self._progress.advance)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         n_releases = self.init_trials * (2 * self.alternations + 1)

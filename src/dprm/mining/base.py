@@ -1,37 +1,505 @@
-"""What every miner shares: parameters, the fitted redescriptions, the output document.
+"""What every miner shares: parameters and their limits, progress, the output document.
 
 Miners follow scikit-learn's estimator conventions: ``__init__`` only stores the
-parameters (all keyword arguments with defaults), ``fit(data, accountant=..., rng=...)``
-validates them, mines, sets ``redescriptions_`` and returns the miner. Private miners
-take every release through the ``accountant``; the randomness of their
+parameters (all keyword arguments with defaults, written out in each class so that
+``inspect.signature`` and :meth:`Miner.get_params` see them),
+``fit(data, *, accountant=None, rng=None, progress=None)`` validates them, mines,
+sets ``redescriptions_``, ``privacy_`` and ``notes_`` and returns the miner. Private
+miners take every release through the ``accountant``; the randomness of their
 data-independent choices comes from ``rng``.
+
+Parameters are declared once
+----------------------------
+Each miner class has a table ``parameter_specs`` (name → :class:`Param`): what the
+parameter means in words (the papers' names explained, the unit stated), its type,
+its allowed range and, for every upper limit, the reason for it (memory or time).
+From that table
+
+* ``__init__`` stores the parameters (:meth:`Miner._store`, one line per class),
+* :meth:`Miner.check_parameters` validates every value before any data is read or
+  any budget is spent (``fit`` and :func:`dprm.mining.make_miner` call it), with a
+  one-line :class:`~dprm.errors.ParameterError` naming the option and its limit,
+* the command line and the server read help texts and bounds
+  (:func:`dprm.mining.parameter_help`, :func:`dprm.mining.parameter_specs`).
+
+Parameters that several miners share are :class:`Param` objects defined once (here
+and in :mod:`dprm.mining.private_trees`); a family that needs another limit replaces
+one field (:func:`dataclasses.replace`). A class whose ``__init__`` has a parameter
+without a spec, or a spec without a parameter, is refused when it is defined.
+
+Progress
+--------
+``fit(..., progress=callback)`` calls ``callback(done, total)`` with whole numbers
+of data-independent work units (:class:`Progress`): ``total`` is fixed before any
+data is touched, ``done`` never decreases, calls come at most about every 1 % of the
+work, and the last call is ``(total, total)``.
+
+Examples
+--------
+>>> from dprm.mining import make_miner
+>>> make_miner("cartwheels", depth=30)
+Traceback (most recent call last):
+...
+dprm.errors.ParameterError: depth must be at most 6 (extraction compares every pair of leaf sets of a tree pair: memory grows as 16^depth, up to 7 GB at depth 6), not 30
+>>> make_miner("alt-mcmc", init_trials=2.5)
+Traceback (most recent call last):
+...
+dprm.errors.ParameterError: init-trials must be an integer, not 2.5
 """
 
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar
 
+from dprm.errors import ParameterError
 from dprm.mining.extraction import Constraints
+from dprm.privacy.accountant import NEIGHBOURING, NO_GUARANTEE
+from dprm.privacy.budget import as_fraction
 from dprm.queries import Redescription, make_document
 
-__all__ = ["Miner"]
+__all__ = [
+    "Miner",
+    "Param",
+    "Progress",
+    "ProgressCallback",
+    "parameter_table",
+    "not_private_block",
+    "MAX_ROWS",
+    "EPSILON",
+    "MIN_SUPPORT_ROWS",
+    "MAX_SUPPORT",
+    "MIN_JACCARD",
+    "MAX_PVALUE",
+    "MAX_CLAUSES",
+    "CONFIDENCE",
+    "DEPTH",
+    "INIT_TRIALS",
+    "ALTERNATIONS",
+    "MAX_SPLITS_TREES",
+]
+
+ProgressCallback = Callable[[int, int], None]
+"""``progress(done, total)``: whole work units done so far, of a fixed total."""
+
+#: Largest number of rows any row-count parameter may name: more than a two-view
+#: table held in memory can have on any machine dprm runs on.
+MAX_ROWS = 1_000_000_000
+
+_KINDS = ("int", "float", "epsilon", "bool", "choice", "text")
+
+
+def _number(value: float) -> str:
+    """A limit as written in messages and help: ``10,000`` or ``0.0001``."""
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1):
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One miner parameter: meaning, type, allowed values and why they are limited.
+
+    Parameters
+    ----------
+    name : str
+        The keyword of ``__init__`` (the option is ``--name-with-hyphens``).
+    help : str
+        What it means, in words: the papers' names explained, the unit stated.
+    kind : {"int", "float", "epsilon", "bool", "choice", "text"}
+        ``"int"``: an integer (not a bool, not a float such as ``2.0``);
+        ``"float"``: a finite real number (ints too); ``"epsilon"``: a finite
+        number, also as exact text (``"1/3"``) or :class:`~fractions.Fraction`;
+        ``"bool"``: ``True`` or ``False``; ``"choice"``: one of ``choices``;
+        ``"text"``: a string checked by ``check``.
+    unit : str
+        The unit of a number (``"rows"``, ``"share of rows"``, ``"steps"``, ...).
+    low, high : float, optional
+        Allowed range; ``low_open`` / ``high_open`` exclude the end.
+    why, why_low : str
+        Why ``high`` (``low``) is the limit (memory, time, meaning): said in the error.
+    allowed : str
+        The allowed values in words, where :meth:`bounds_text` cannot say them
+        (a ``"text"`` parameter).
+    choices : tuple of str
+        The allowed values of a ``"choice"``.
+    none : bool
+        ``None`` is allowed (its meaning is in ``help``).
+    auto : bool
+        The text ``"auto"`` is allowed (its meaning is in ``help``).
+    check : callable, optional
+        Further validation of a value that passed the rest; raises
+        :class:`~dprm.errors.ParameterError`.
+
+    Examples
+    --------
+    >>> depth = Param("depth", "Tree depth.", "int", low=1, high=7, why="a tree pair has 4^depth cells")
+    >>> depth.validate(3)
+    >>> depth.validate(30)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: depth must be at most 7 (a tree pair has 4^depth cells), not 30
+    >>> depth.validate(True)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: depth must be an integer, not True
+    >>> depth.bounds_text()
+    '1 to 7'
+    """
+
+    name: str
+    help: str
+    kind: str
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    why: str = ""
+    why_low: str = ""
+    allowed: str = ""
+    choices: tuple[str, ...] = ()
+    none: bool = False
+    auto: bool = False
+    check: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"unknown parameter kind {self.kind!r}")
+        if self.kind == "choice" and not self.choices:
+            raise ValueError(f"choice parameter {self.name} needs choices")
+
+    @property
+    def option(self) -> str:
+        """The name in messages and on the command line, without dashes: ``init-trials``."""
+        return self.name.replace("_", "-")
+
+    # -- validation -----------------------------------------------------------------
+
+    def validate(self, value: Any) -> None:
+        """Raise a one-line :class:`~dprm.errors.ParameterError` unless ``value`` is allowed."""
+        if value is None and self.none:
+            return
+        if self.auto and isinstance(value, str) and value == "auto":
+            return
+        number = self._typed(value)
+        if number is not None:
+            self._in_range(number, value)
+        if self.check is not None:
+            self.check(value)
+
+    def _typed(self, value: Any) -> float | Fraction | int | None:
+        """The value as a number to range-check (None for non-numbers), or an error."""
+        extra = " or auto" if self.auto else ""
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise ParameterError(f"{self.option} must be an integer{extra}, not {value!r}")
+            return int(value)
+        if self.kind == "float":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ParameterError(f"{self.option} must be a number{extra}, not {value!r}")
+            if not math.isfinite(float(value)):
+                raise ParameterError(f"{self.option} must be a finite number, not {value!r}")
+            return value if isinstance(value, numbers.Rational) else float(value)
+        if self.kind == "epsilon":
+            return as_fraction(value, self.option)  # finite numbers, exact text or fractions
+        if self.kind == "bool":
+            if not isinstance(value, bool) and type(value).__name__ != "bool_":
+                raise ParameterError(f"{self.option} must be true or false, not {value!r}")
+            return None
+        if self.kind == "choice":
+            if not isinstance(value, str) or value not in self.choices:
+                raise ParameterError(f"{self.option} must be one of {', '.join(self.choices)}, not {value!r}")
+            return None
+        if not isinstance(value, str) and self.check is None:
+            raise ParameterError(f"{self.option} must be text, not {value!r}")
+        return None
+
+    def _in_range(self, number: Any, value: Any) -> None:
+        low, high = self.low, self.high
+        shown = repr(value) if not isinstance(value, (Fraction, str)) else str(value)
+        too_low = low is not None and (number <= low if self.low_open else number < low)
+        too_high = high is not None and (number >= high if self.high_open else number > high)
+        if not (too_low or too_high):
+            return
+        why = self.why if too_high else self.why_low
+        reason = f" ({why})" if why else ""
+        if self.kind != "int" and low is not None and high is not None:
+            raise ParameterError(f"{self.option} must be in {self._interval()}{reason}, not {shown}")
+        if too_low:
+            if self.low_open:
+                words = "positive" if low == 0 else f"greater than {_number(low)}"
+            else:
+                words = f"at least {_number(low)}"
+        else:
+            words = f"below {_number(high)}" if self.high_open else f"at most {_number(high)}"
+        raise ParameterError(f"{self.option} must be {words}{reason}, not {shown}")
+
+    def _interval(self) -> str:
+        return (f"{'(' if self.low_open else '['}{_number(self.low)}, "
+                f"{_number(self.high)}{')' if self.high_open else ']'}")
+
+    # -- description ----------------------------------------------------------------
+
+    def bounds_text(self) -> str:
+        """The allowed values in words: ``1 to 7``, ``(0, 1)``, ``cells | paper``, ``≥ 0 or none``."""
+        if self.allowed:
+            return self.allowed
+        if self.kind == "choice":
+            text = " | ".join(self.choices)
+        elif self.kind == "bool":
+            text = "true | false"
+        elif self.kind == "text" or (self.low is None and self.high is None):
+            text = "text" if self.kind == "text" else "any number"
+        elif self.low is not None and self.high is not None:
+            if self.low_open or self.high_open:
+                text = self._interval()
+            else:
+                text = f"{_number(self.low)} to {_number(self.high)}"
+        elif self.low is not None:
+            text = f"{'>' if self.low_open else '≥'} {_number(self.low)}"
+        else:
+            text = f"{'<' if self.high_open else '≤'} {_number(self.high)}"
+        if self.auto:
+            text += " or auto"
+        if self.none:
+            text += " or none"
+        return text
+
+
+def parameter_table(*params: Param) -> dict[str, Param]:
+    """A class's ``parameter_specs``: the given specs by name (later ones replace earlier)."""
+    return {p.name: p for p in params}
+
+
+def not_private_block(reason: str) -> dict[str, Any]:
+    """The spec's ``privacy`` block of a non-private algorithm (``guarantee: none``).
+
+    Examples
+    --------
+    >>> not_private_block("cartwheels is not a private algorithm")["private"]
+    False
+    """
+    return {"epsilon": None, "neighbouring": NEIGHBOURING, "guarantee": NO_GUARANTEE, "private": False,
+            "reasons": [reason], "ledger": []}
+
+
+# -- parameters several miner families share ------------------------------------------
+
+EPSILON = Param(
+    "epsilon", "Privacy budget ε of the run: the run spends at most this much, and the output's ledger lists "
+    "every release", "epsilon", unit="ε", low=0.0001, high=10_000,
+    why="a larger budget is no privacy: the noise is far below one row",
+    why_low="a smaller budget drowns every count in noise of 10,000 rows and more",
+)
+MIN_SUPPORT_ROWS = Param(
+    "min_support", "Smallest intersection of the two queries' supports, in rows (estimated from noisy counts "
+    "in a private run)", "float", unit="rows", low=0, high=MAX_ROWS, why="more rows than any table in memory",
+)
+MAX_SUPPORT = Param(
+    "max_support", "Largest support of either query, as a share of the rows (1: no limit)", "float",
+    unit="share of rows", low=0, high=1, low_open=True,
+)
+MIN_JACCARD = Param("min_jaccard", "Smallest Jaccard index |L ∩ R| / |L ∪ R| of a redescription", "float",
+                    low=0, high=1)
+MAX_PVALUE = Param("max_pvalue", "Largest p-value of a redescription (its significance against independent "
+                                 "queries)", "float", low=0, high=1, low_open=True)
+MAX_CLAUSES = Param(
+    "max_clauses", "Disjunctions (clauses) extraction may add to each side of a redescription built from two "
+    "leaves", "int", unit="clauses", low=0, high=128,
+    why="a side is a union of leaves, and a tree has at most 2^7 = 128 of them",
+)
+CONFIDENCE = Param("confidence", "Level of the confidence intervals reported beside each noisy statistic",
+                   "float", low=0, high=1, low_open=True, high_open=True)
+
+# The tree-based miners (CARTwheels, AltExpM, AltMCMC, MCMCTreePair).
+DEPTH = Param(
+    "depth", "Tree depth d: levels of splits of every tree, so a tree has up to 2^d leaves and a tree pair "
+    "4^d leaf pairs", "int", unit="levels", low=1, high=7,
+    why="extraction compares every pair of leaf sets of a tree pair: memory grows as 16^depth, about 3 GB at "
+        "depth 7",
+)
+INIT_TRIALS = Param(
+    "init_trials", "Number of initial targets (the papers' InTr): how many times the search starts from a "
+    "randomly chosen attribute, whose values the first tree predicts", "int", unit="trials", low=1, high=1000,
+    why="each trial grows and extracts trees of its own: 1,000 trials take hours at the larger depths",
+)
+ALTERNATIONS = Param(
+    "alternations", "Number of alternations (the papers' RMIter) per initial target: each grows a tree on the "
+    "other view that predicts the leaves of the last tree, and extracts redescriptions from the two", "int",
+    unit="alternations", low=1, high=100,
+    why="each alternation is one more tree and extraction in every trial",
+)
+MAX_SPLITS_TREES = Param(
+    "max_splits", "Split points per numeric attribute: equally spaced over its declared bounds (private "
+    "algorithms) or at quantiles of its values (cartwheels)", "int", unit="split points", low=1, high=1000,
+    why="a tree level counts every split point for every node and class: beyond 1,000 a deep tree's levels "
+        "need gigabytes",
+)
+
+
+# -- progress -------------------------------------------------------------------------
+
+
+class Progress:
+    """Reports ``(done, total)`` work units to a callback, cheaply and in order.
+
+    ``total`` is fixed when the object is made (it must not depend on the data);
+    :meth:`advance` adds done units, clipped at ``total``. The callback is called
+    when ``done`` has grown by about 1 % of ``total`` since the last call, and at the
+    end (:meth:`finish`: ``(total, total)``). Calls are serialised by a lock, so
+    worker threads may advance one object and the callback still sees a
+    non-decreasing ``done``. Without a callback every method does nothing.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> progress = Progress(lambda done, total: seen.append((done, total)), 1000)
+    >>> for _ in range(1000):
+    ...     progress.advance(1)
+    >>> progress.finish()
+    >>> len(seen), seen[0], seen[-1]
+    (101, (0, 1000), (1000, 1000))
+    """
+
+    def __init__(self, callback: ProgressCallback | None, total: int) -> None:
+        self.total = max(int(total), 1)
+        self._callback = callback
+        self._done = 0
+        self._every = max(1, self.total // 100)
+        self._next = 0
+        self._lock = threading.Lock()
+        self._report()
+
+    @property
+    def done(self) -> int:
+        return self._done
+
+    def _report(self) -> None:
+        if self._callback is not None and (self._done >= self._next or self._done == self.total):
+            self._callback(self._done, self.total)
+            self._next = min(self._done + self._every, self.total)
+
+    def advance(self, units: int = 1) -> None:
+        """``units`` more work units are done."""
+        if self._callback is None or units <= 0:
+            return
+        with self._lock:
+            if self._done >= self.total:
+                return
+            self._done = min(self.total, self._done + int(units))
+            self._report()
+
+    def advance_to(self, done: int) -> None:
+        """At least ``done`` units are done (no effect if more are already)."""
+        with self._lock:
+            missing = int(done) - self._done
+        self.advance(missing)
+
+    def part(self, units: int, steps: int) -> "ProgressPart":
+        """A share of ``units`` of this progress, done in ``steps`` (known later) equal steps."""
+        return ProgressPart(self, units, steps)
+
+    def finish(self) -> None:
+        """All the work is done: the last call, ``(total, total)``."""
+        self.advance_to(self.total)
+
+
+class ProgressPart:
+    """``units`` of a :class:`Progress`, done in ``steps`` steps (e.g. rounds chosen at run time)."""
+
+    def __init__(self, progress: Progress, units: int, steps: int) -> None:
+        self._progress = progress
+        self._units = max(int(units), 0)
+        self._steps = max(int(steps), 1)
+        self._step = 0
+        self._given = 0
+
+    def advance(self, steps: int = 1) -> None:
+        """``steps`` more steps are done."""
+        self.advance_to(self._step + steps)
+
+    def advance_to(self, step: int) -> None:
+        """At least ``step`` steps are done (no effect if more are already)."""
+        self._step = min(self._steps, max(self._step, int(step)))
+        share = self._units * self._step // self._steps
+        self._progress.advance(share - self._given)
+        self._given = share
+
+    def finish(self) -> None:
+        self.advance(self._steps)
+
+
+# -- the base class -------------------------------------------------------------------
 
 
 class Miner:
-    """Base class of the redescription miners."""
+    """Base class of the redescription miners.
+
+    Attributes set by ``fit``
+    -------------------------
+    redescriptions_ : list of Redescription
+        What was found, best first.
+    privacy_ : dict
+        The spec's ``privacy`` block, for every miner (private or not): ``epsilon``
+        (spent; None for a non-private algorithm), ``neighbouring``, ``guarantee``,
+        ``private`` (true exactly when the guarantee is not ``none``), ``reasons``
+        (why not private, in words; empty when private) and ``ledger``.
+    notes_ : list of str
+        Remarks on the run for the user (never a reason of ``privacy_`` again).
+    """
 
     algorithm: ClassVar[str] = ""
-    guarantee: ClassVar[str] = "none"
+    #: name → :class:`Param` of every ``__init__`` parameter.
+    parameter_specs: ClassVar[dict[str, Param]] = {}
 
     redescriptions_: list[Redescription]
     privacy_: dict[str, Any]
     notes_: list[str]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            return
+        names = set(cls.parameter_names())
+        declared = set(cls.parameter_specs)
+        if names != declared:
+            raise TypeError(f"{cls.__name__}: parameters without a spec: {sorted(names - declared)}; "
+                            f"specs without a parameter: {sorted(declared - names)}")
+
     @classmethod
     def parameter_names(cls) -> list[str]:
         signature = inspect.signature(cls.__init__)
         return [name for name in signature.parameters if name != "self"]
+
+    @classmethod
+    def parameter_help(cls) -> dict[str, str]:
+        """Each parameter's help in words with its allowed values: ``{name: "...; allowed: 1 to 7"}``."""
+        return {name: f"{spec.help}; allowed: {spec.bounds_text()}" for name, spec in cls.parameter_specs.items()}
+
+    def _store(self, values: Mapping[str, Any]) -> None:
+        """Store the ``__init__`` arguments (call as ``self._store(locals())``, first)."""
+        for name in self.parameter_names():
+            setattr(self, name, values[name])
+
+    def check_parameters(self) -> None:
+        """Validate every parameter without the data; one-line ParameterError on the first bad one.
+
+        Called by ``fit`` before anything is read or spent, and by
+        :func:`dprm.mining.make_miner`, so that front ends refuse bad options up front.
+        """
+        for name, spec in self.parameter_specs.items():
+            spec.validate(getattr(self, name))
+        self._check_combination()
+
+    def _check_combination(self) -> None:
+        """Rules that involve several parameters (subclasses)."""
 
     def constraints(self) -> Constraints:
         """The constraints Γ from the miner's parameters (validated)."""

@@ -19,13 +19,32 @@ Every statistic in the output is exact and re-evaluable from the queries alone.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
 from dprm.data.literal_index import LiteralIndex
 from dprm.errors import ParameterError
-from dprm.mining.base import Miner
-from dprm.mining.extraction import Constraints, contingency_table, extract_combinations
+from dprm.mining.base import (
+    ALTERNATIONS,
+    DEPTH,
+    INIT_TRIALS,
+    MAX_CLAUSES,
+    MAX_PVALUE,
+    MAX_ROWS,
+    MAX_SPLITS_TREES,
+    MAX_SUPPORT,
+    MIN_JACCARD,
+    MIN_SUPPORT_ROWS,
+    Miner,
+    Param,
+    Progress,
+    ProgressCallback,
+    not_private_block,
+    parameter_table,
+)
+from dprm.mining.extraction import contingency_table, extract_combinations
 from dprm.queries import Redescription, RedescriptionStats, canonical_key, p_value
 from dprm.trees.greedy import grow_greedy_tree
 from dprm.trees.leaf_queries import TreeQueries, node_cells
@@ -37,22 +56,34 @@ __all__ = ["CartWheels"]
 class CartWheels(Miner):
     """Non-private CARTwheels miner.
 
+    Every parameter's meaning, unit and allowed values are in
+    ``CartWheels.parameter_specs`` (``dprm mine --help`` shows them).
+
     Parameters
     ----------
     depth : int
-        Depth of the trees (d).
+        Depth of the trees (d), 1 to 6.
     init_trials : int
         Number of initial targets (InTr).
     alternations : int
         Number of alternations per initial target (RMIter).
     max_clauses : int
         Disjunctions added per side of a simple redescription.
-    min_support, max_support, min_jaccard, max_pvalue : float
-        The constraints Γ (see :class:`~dprm.mining.extraction.Constraints`).
+    min_support : float
+        Smallest intersection, in rows.
+    max_support : float
+        Largest support of either query, as a share of the rows.
+    min_jaccard, max_pvalue : float
+        The rest of the constraints Γ (see :class:`~dprm.mining.extraction.Constraints`).
     max_splits : int
         Maximum number of thresholds per numeric attribute.
     min_leaf : int
         Minimum number of rows in each branch of a split.
+
+    Notes
+    -----
+    Progress units (:meth:`work`): trees, ``InTr · (RMIter + 1)``; each tree after
+    the first of a trial includes the extraction from its pair.
 
     Examples
     --------
@@ -64,10 +95,25 @@ class CartWheels(Miner):
     >>> miner = CartWheels(init_trials=5).fit(data, rng=np.random.default_rng(0))
     >>> miner.redescriptions_[0].stats.jaccard > 0.7
     True
+    >>> miner.privacy_["guarantee"], miner.privacy_["private"], miner.privacy_["reasons"]
+    ('none', False, ['cartwheels is not a private algorithm: every statistic is exact'])
     """
 
     algorithm = "cartwheels"
-    guarantee = "none"
+    parameter_specs = parameter_table(
+        replace(DEPTH, high=6, why="extraction compares every pair of leaf sets of a tree pair: memory grows as "
+                                   "16^depth, up to 7 GB at depth 6"),
+        INIT_TRIALS,
+        ALTERNATIONS,
+        MAX_CLAUSES,
+        MIN_SUPPORT_ROWS,
+        MAX_SUPPORT,
+        MIN_JACCARD,
+        MAX_PVALUE,
+        MAX_SPLITS_TREES,
+        Param("min_leaf", "Fewest rows (with a class) on each side of a split of a greedy tree", "int",
+              unit="rows", low=1, high=MAX_ROWS, why="more rows than any table in memory"),
+    )
 
     def __init__(
         self,
@@ -83,26 +129,21 @@ class CartWheels(Miner):
         max_splits: int = 32,
         min_leaf: int = 5,
     ) -> None:
-        self.depth = depth
-        self.init_trials = init_trials
-        self.alternations = alternations
-        self.max_clauses = max_clauses
-        self.min_support = min_support
-        self.max_support = max_support
-        self.min_jaccard = min_jaccard
-        self.max_pvalue = max_pvalue
-        self.max_splits = max_splits
-        self.min_leaf = min_leaf
+        self._store(locals())
 
-    def _validate(self) -> Constraints:
-        for name in ("depth", "init_trials", "alternations", "max_splits", "min_leaf"):
-            if getattr(self, name) < 1:
-                raise ParameterError(f"{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
-        return self.constraints()
+    def work(self) -> int:
+        """Progress total: the trees of a run, ``InTr · (RMIter + 1)``."""
+        return self.init_trials * (self.alternations + 1)
 
-    def fit(self, data: TwoViewData, *, accountant=None, rng: np.random.Generator | None = None) -> "CartWheels":
-        """Mine redescriptions of ``data``; ``accountant`` is unused (nothing is private)."""
-        constraints = self._validate()
+    def fit(self, data: TwoViewData, *, accountant=None, rng: np.random.Generator | None = None,
+            progress: ProgressCallback | None = None) -> "CartWheels":
+        """Mine redescriptions of ``data``; ``accountant`` is unused (nothing is private).
+
+        ``progress(done, total)`` is told the trees grown (:meth:`work`).
+        """
+        self.check_parameters()
+        constraints = self.constraints()
+        tracker = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
         for view in data.views:
             if len(view) == 0:
@@ -110,7 +151,7 @@ class CartWheels(Miner):
         indexes = [LiteralIndex(view, mode="data", max_splits=self.max_splits) for view in data.views]
         found: dict[tuple, Redescription] = {}
         n_attributes = [len(data.left), len(data.right)]
-        for _ in range(self.init_trials):
+        for trial in range(self.init_trials):
             pick = int(rng.integers(sum(n_attributes)))
             source = 0 if pick < n_attributes[0] else 1
             attribute = data.views[source].attributes[pick - source * n_attributes[0]]
@@ -126,17 +167,15 @@ class CartWheels(Miner):
                 cells[side] = tree.apply_cells(indexes[side])
                 if step > 0:
                     self._extract(data, indexes, trees, cells, constraints, found)
+                tracker.advance(1)
                 leaf = np.where(cells[side] < tree.n_leaves, cells[side], -1)
                 target, n_classes = target_from_leaves(leaf, tree.n_leaves)
                 side = 1 - side
+            tracker.advance_to((trial + 1) * (self.alternations + 1))  # a trial that stopped early
         self.redescriptions_ = sorted(found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
-        self.privacy_ = {
-            "epsilon": None,
-            "neighbouring": "add-remove-one-row",
-            "guarantee": self.guarantee,
-            "ledger": [],
-        }
-        self.notes_ = ["cartwheels is not private: every statistic is exact"]
+        self.privacy_ = not_private_block("cartwheels is not a private algorithm: every statistic is exact")
+        self.notes_ = []
+        tracker.finish()
         return self
 
     def _extract(self, data, indexes, trees, cells, constraints, found) -> None:

@@ -20,8 +20,11 @@ base class holds the rest:
   makes the cells add up to the combined estimate
   (:func:`dprm.mining.private_extraction.consistent_cells`);
 * private extraction of each tree pair (:func:`dprm.mining.private_extraction.private_extract`),
-  pruning, and the output's privacy block, which says honestly when a run is not
-  private (seeded noise, or domains read off the data).
+  pruning, and the output's privacy block, whose guarantee comes from the releases
+  actually made (:meth:`dprm.privacy.Accountant.privacy_block`) and is ``none`` with
+  its reasons when a run is not private (seeded noise, or domains read off the data);
+* the shared parameters (:data:`TREE_PARAMETERS`, :data:`MCMC_PARAMETERS`), their
+  limits and the progress reports (:meth:`PrivateTreeMiner.work`).
 """
 
 from __future__ import annotations
@@ -33,105 +36,136 @@ import numpy as np
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
 from dprm.data.literal_index import LiteralIndex
 from dprm.errors import BudgetExceededError, ParameterError
-from dprm.mining.base import Miner
-from dprm.mining.extraction import Constraints
+from dprm.mining.base import (
+    CONFIDENCE,
+    DEPTH,
+    EPSILON,
+    INIT_TRIALS,
+    MAX_CLAUSES,
+    MAX_PVALUE,
+    MAX_ROWS,
+    MAX_SPLITS_TREES,
+    MAX_SUPPORT,
+    MIN_JACCARD,
+    MIN_SUPPORT_ROWS,
+    Miner,
+    Param,
+    Progress,
+    ProgressCallback,
+    parameter_table,
+)
 from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
+from dprm.trees.private import MCMC_STOPS
 from dprm.trees.tree import Tree
 
-__all__ = ["PrivateTreeMiner"]
+__all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES"]
+
+#: Progress units of one extraction: about the time of a default chain of 10,000
+#: steps (measured on MAMMAL; both grow with the depth).
+EXTRACTION_UNITS = 10_000
+
+#: Deepest trees with ``units="subtrees"``: twice the units per side, 16 times the
+#: extraction's memory of ``units="leaves"`` at the same depth.
+MAX_DEPTH_SUBTREES = 6
+
+#: The parameters the three private tree miners share (each class lists them in its
+#: ``__init__`` with its own defaults, and adds its own).
+TREE_PARAMETERS: dict[str, Param] = parameter_table(
+    EPSILON,
+    DEPTH,
+    INIT_TRIALS,
+    MAX_CLAUSES,
+    MIN_SUPPORT_ROWS,
+    MAX_SUPPORT,
+    MIN_JACCARD,
+    MAX_PVALUE,
+    MAX_SPLITS_TREES,
+    Param("target_bins", "Equal-width classes of a numeric initial target over its declared bounds (with "
+                         "target-binning fixed)", "int", unit="classes", low=2, high=128,
+          why="a tree of depth 7 has at most 128 leaves to tell the classes apart"),
+    Param("counts", "How extraction releases counts: 'cells', one noisy histogram of every pair of cells "
+                    "(default), or 'paper', the paper's two histograms", "choice", choices=COUNTS),
+    Param("units", "What a simple query of extraction may be: a tree's 'leaves' (the paper) or whole "
+                   "'subtrees' (at most depth 6)", "choice", choices=UNITS),
+    Param("prune_support", "Mark as pruned the redescriptions whose noisy intersection is below this many rows "
+                           "(none: no such rule)", "float", unit="rows", low=0, high=MAX_ROWS, none=True,
+          why="more rows than any table in memory"),
+    Param("prune_interval", "Mark as pruned the redescriptions whose Jaccard confidence interval is wider than "
+                            "this (none: no such rule)", "float", low=0, high=1, low_open=True, none=True),
+    Param("prune_significance", "Also mark as pruned the redescriptions that are not significant at the "
+                                "pessimistic end of the noise (upper end of the p-value interval above "
+                                "max-pvalue)", "bool"),
+    CONFIDENCE,
+    Param("size_share", "Share of ε for a noisy count of the rows, which sets the maximum support and the "
+                        "p-values (0: none, as in the paper)", "float", unit="share of ε", low=0, high=1,
+          high_open=True),
+    Param("target_binning", "Classes of a numeric initial target: 'fixed', target-bins equal-width bins "
+                            "(default), or 'fd', the paper's Freedman–Diaconis number of bins from private "
+                            "estimates paid from binning-share", "choice", choices=("fixed", "fd")),
+    Param("binning_share", "Share of ε for the Freedman–Diaconis estimates (target-binning fd, when a numeric "
+                           "attribute is an initial target)", "float", unit="share of ε", low=0, high=1,
+          high_open=True),
+)
+
+#: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
+MCMC_PARAMETERS: dict[str, Param] = parameter_table(
+    Param("mcmc_iterations", "MCMC steps (the papers' MCIter) of each Metropolis–Hastings chain: one chain per "
+                             "tree (alt-mcmc) or per tree pair (mcmc-tree-pair)", "int", unit="steps", low=1,
+          high=10_000_000,
+          why="a chain's random numbers are drawn before it runs, 48 bytes a step: half a gigabyte per chain "
+              "at 10^7"),
+    Param("mcmc_stop", "When a chain stops: 'fixed', after mcmc-iterations steps (default), or 'variance', also "
+                       "when the last variance-window scores vary less than variance-threshold (the papers' "
+                       "rule; it looks at the data, and the output's guarantee says so)", "choice",
+          choices=MCMC_STOPS),
+    Param("variance_threshold", "Variance of the chain's scores below which the variance stop ends it (the "
+                                "papers' σ), in squared score units", "float", low=0, low_open=True),
+    Param("variance_window", "Last steps over which the variance stop measures the scores' variance (the "
+                             "papers' k)", "int", unit="steps", low=2, high=10_000,
+          why="the variance over the window is recomputed at every step"),
+)
 
 
 class PrivateTreeMiner(Miner):
     """Base class of the private tree-based miners (not used directly)."""
 
-    guarantee = "pure-dp-on-mcmc-convergence"
-
-    # Parameters common to all three miners; subclasses add theirs in __init__.
-    def _common(
-        self,
-        epsilon: float,
-        depth: int,
-        init_trials: int,
-        max_clauses: int,
-        min_support: float,
-        max_support: float,
-        min_jaccard: float,
-        max_pvalue: float,
-        max_splits: int,
-        target_bins: int,
-        counts: str,
-        units: str,
-        prune_support: float | None,
-        prune_interval: float | None,
-        prune_significance: bool,
-        confidence: float,
-        size_share: float,
-        target_binning: str,
-        binning_share: float,
-    ) -> None:
-        self.epsilon = epsilon
-        self.depth = depth
-        self.init_trials = init_trials
-        self.max_clauses = max_clauses
-        self.min_support = min_support
-        self.max_support = max_support
-        self.min_jaccard = min_jaccard
-        self.max_pvalue = max_pvalue
-        self.max_splits = max_splits
-        self.target_bins = target_bins
-        self.counts = counts
-        self.units = units
-        self.prune_support = prune_support
-        self.prune_interval = prune_interval
-        self.prune_significance = prune_significance
-        self.confidence = confidence
-        self.size_share = size_share
-        self.target_binning = target_binning
-        self.binning_share = binning_share
-
     # -- validation -----------------------------------------------------------------
 
-    def _validate_common(self) -> Constraints:
-        as_epsilon(self.epsilon, "epsilon")
-        for name in ("depth", "init_trials", "max_splits"):
-            if getattr(self, name) < 1:
-                raise ParameterError(f"{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
-        if self.target_bins < 2:
-            raise ParameterError(f"target-bins must be at least 2, not {self.target_bins}")
-        if self.counts not in COUNTS:
-            raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {self.counts!r}")
-        if self.units not in UNITS:
-            raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {self.units!r}")
-        if self.target_binning not in ("fd", "fixed"):
-            raise ParameterError(f"target-binning must be 'fd' or 'fixed', not {self.target_binning!r}")
-        if not 0 <= self.binning_share < 1 or not 0 <= self.size_share + self.binning_share < 1:
-            raise ParameterError(f"binning-share must be in [0, 1) with size-share, not {self.binning_share}")
-        if not 0 <= self.size_share < 1:
-            raise ParameterError(f"size-share must be in [0, 1), not {self.size_share}")
-        if not 0 < self.confidence < 1:
-            raise ParameterError(f"confidence must be in (0, 1), not {self.confidence}")
-        if self.prune_support is not None and self.prune_support < 0:
-            raise ParameterError(f"prune-support must be non-negative, not {self.prune_support}")
-        if self.prune_interval is not None and self.prune_interval <= 0:
-            raise ParameterError(f"prune-interval must be positive, not {self.prune_interval}")
-        return self.constraints()
+    def _check_combination(self) -> None:
+        if self.size_share + self.binning_share >= 1:
+            raise ParameterError(f"size-share and binning-share must add up to less than 1, not "
+                                 f"{self.size_share} + {self.binning_share}")
+        if self.units == "subtrees" and self.depth > MAX_DEPTH_SUBTREES:
+            raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
+                                 f"per side: 16 times the extraction's memory of leaves), not {self.depth}")
+
+    def work(self) -> int:
+        """The progress total of a run, in the miner's work units (data-independent)."""
+        raise NotImplementedError
+
+    def _extraction_units(self) -> int:
+        """Progress units of one extraction (:data:`EXTRACTION_UNITS` MCMC-step equivalents)."""
+        return EXTRACTION_UNITS
 
     # -- the run --------------------------------------------------------------------
 
     def fit(
-        self, data: TwoViewData, *, accountant: Accountant | None = None, rng: np.random.Generator | None = None
+        self, data: TwoViewData, *, accountant: Accountant | None = None, rng: np.random.Generator | None = None,
+        progress: ProgressCallback | None = None,
     ) -> "PrivateTreeMiner":
         """Mine ``data`` spending exactly ``epsilon`` of ``accountant``.
 
         Without an accountant, one holding ``epsilon`` with secure noise is made.
         ``rng`` drives the data-independent choices (initial attributes, random
-        trees, proposals, interval simulations).
+        trees, proposals, interval simulations). ``progress(done, total)`` is told
+        the work done (:meth:`work` units: MCMC steps, or releases for AltExpM).
         """
-        self._validate()
-        constraints = self._validate_common()
+        self.check_parameters()
+        constraints = self.constraints()
+        tracker = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
         if accountant is None:
             accountant = Accountant(self.epsilon, SecureNoise())
@@ -148,7 +182,9 @@ class PrivateTreeMiner(Miner):
         self._found: dict[tuple[str, str], Redescription] = {}
         self._constraints = constraints
         self._accountant = accountant
+        self._ledger_start = len(accountant.ledger)
         self._rng = rng
+        self._progress = tracker
         self._data_size = None
         epsilon = as_epsilon(self.epsilon, "epsilon")
         if self.size_share > 0:
@@ -175,11 +211,9 @@ class PrivateTreeMiner(Miner):
                                      max_interval_width=self.prune_interval,
                                      max_pvalue=self.max_pvalue if self.prune_significance else None)
         self.privacy_ = self._privacy_block(data, accountant)
-        self.notes_ = [f"not private: {reason}" for reason in self.privacy_.get("reasons", [])]
+        self.notes_ = []
+        tracker.finish()
         return self
-
-    def _validate(self) -> None:
-        """Subclasses check their own parameters."""
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         """Spend exactly ``epsilon`` (what is left after the data-size count)."""
@@ -261,23 +295,20 @@ class PrivateTreeMiner(Miner):
         for redescription in found:
             key = (canonical_key(redescription.left), canonical_key(redescription.right))
             self._found.setdefault(key, redescription)
+        self._progress.advance(self._extraction_units())
 
     def _not_private(self, reason: str) -> None:
         if reason not in self._reasons:
             self._reasons.append(reason)
 
     def _privacy_block(self, data: TwoViewData, accountant: Accountant) -> dict[str, Any]:
-        block = accountant.privacy_block(self.guarantee)
-        reasons = [block.pop("reason")] if "reason" in block else []
-        reasons += self._reasons
-        for view in data.views:
-            if view.constant:
-                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        """The spec's block: the label from the releases' mechanisms, ``none`` with every reason."""
+        reasons = []  # the views' reasons first, then those of single targets
         for side, index in enumerate(self.indexes_):
             if not index.private_domains:
                 reasons.append(f"split points of the {data.views[side].name} view come from undeclared types or "
                                f"domains (declare every column's type, bounds and categories in a types file)")
-        block["private"] = not reasons
-        if reasons:
-            block["reasons"] = reasons
-        return block
+        for view in data.views:
+            if view.constant:
+                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        return accountant.privacy_block(reasons=reasons + self._reasons, since=self._ledger_start)

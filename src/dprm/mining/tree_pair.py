@@ -7,7 +7,9 @@ extracted privately.
 
 Budget: each trial gets ``ε / InTr``, split by ``ω`` between sampling
 (``ω · ε / InTr``) and extraction (``(1 − ω) · ε / InTr``): ``InTr · ε / InTr = ε``
-in all, exactly. Guarantee: ``pure-dp-on-mcmc-convergence``.
+in all, exactly. Guarantee: ``pure-dp-on-mcmc-convergence`` (with
+``mcmc_stop="variance"``: ``pure-dp-on-mcmc-convergence; data-dependent stop``),
+computed from the ledger's mechanisms; ``none`` with a seed or undeclared domains.
 
 dprm's defaults differ from the paper where the paper is weak (issue 3):
 ``pair_score="counts"`` (majority masses in rows with bounded range 3; see
@@ -26,8 +28,8 @@ from fractions import Fraction
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
-from dprm.errors import ParameterError
-from dprm.mining.private_trees import PrivateTreeMiner
+from dprm.mining.base import Param, parameter_table
+from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
 from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
 from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
@@ -38,12 +40,15 @@ __all__ = ["MCMCTreePair"]
 class MCMCTreePair(PrivateTreeMiner):
     """The MCMCTreePair miner.
 
+    Every parameter's meaning, unit and allowed values are in
+    ``MCMCTreePair.parameter_specs`` (``dprm mine --help`` shows them); in short:
+
     Parameters
     ----------
     epsilon : float
         The budget the run spends.
     depth : int
-        Tree depth d.
+        Tree depth d (1 to 7).
     init_trials : int
         Initial targets InTr (one tree pair each).
     mcmc_iterations : int
@@ -53,7 +58,8 @@ class MCMCTreePair(PrivateTreeMiner):
     pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
     mcmc_stop : {"fixed", "variance"}
-        Fixed number of steps (default) or the paper's variance stop.
+        Fixed number of steps (default) or the paper's variance stop (the guarantee
+        then says ``data-dependent stop``).
     variance_threshold, variance_window : float, int
         σ and k of the variance stop.
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
@@ -61,6 +67,14 @@ class MCMCTreePair(PrivateTreeMiner):
     max_splits, target_bins, counts, units, prune_support, prune_interval, prune_significance, confidence,
     size_share, target_binning, binning_share
         As for :class:`~dprm.mining.alternation.AlternatingTrees`.
+
+    Notes
+    -----
+    The chains are charged and prepared in trial order, a batch of as many as there
+    are cores at a time (a chain's pre-drawn random numbers take 48 bytes a step),
+    and each batch runs in parallel; then every pair is extracted. Progress units
+    (:meth:`work`): MCMC steps, an extraction counting as
+    :data:`~dprm.mining.private_trees.EXTRACTION_UNITS` steps.
 
     Examples
     --------
@@ -73,12 +87,25 @@ class MCMCTreePair(PrivateTreeMiner):
     >>> accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
     >>> miner = MCMCTreePair(init_trials=2, mcmc_iterations=2000)
     >>> miner = miner.fit(data, accountant=accountant, rng=np.random.default_rng(1))
-    >>> float(accountant.spent())
-    1.0
+    >>> float(accountant.spent()), miner.privacy_["guarantee"], miner.privacy_["private"]
+    (1.0, 'none', False)
+    >>> miner.privacy_["reasons"][0][:20]
+    'seeded noise source:'
     """
 
     algorithm = "mcmc-tree-pair"
-    guarantee = "pure-dp-on-mcmc-convergence"
+    parameter_specs = {
+        **TREE_PARAMETERS,
+        **MCMC_PARAMETERS,
+        **parameter_table(
+            Param("omega", "Share ω of each tree pair's budget for sampling the pair by MCMC; the rest pays for "
+                           "extracting redescriptions from it", "float", unit="share of ε", low=0, high=1,
+                  low_open=True, high_open=True),
+            Param("pair_score", "Score of a tree pair for its chain: 'counts', rows of each cell's majority "
+                                "class (default), 'gini', its Gini form, or 'paper', the paper's normalised "
+                                "score", "choice", choices=PAIR_SCORES),
+        ),
+    }
 
     def __init__(
         self,
@@ -109,44 +136,36 @@ class MCMCTreePair(PrivateTreeMiner):
         target_binning: str = "fixed",
         binning_share: float = 0.02,
     ) -> None:
-        self.mcmc_iterations = mcmc_iterations
-        self.omega = omega
-        self.pair_score = pair_score
-        self.mcmc_stop = mcmc_stop
-        self.variance_threshold = variance_threshold
-        self.variance_window = variance_window
-        self._common(epsilon, depth, init_trials, max_clauses, min_support, max_support, min_jaccard,
-                     max_pvalue, max_splits, target_bins, counts, units, prune_support, prune_interval,
-                     prune_significance, confidence, size_share, target_binning, binning_share)
+        self._store(locals())
 
-    def _validate(self) -> None:
-        if not 0 < self.omega < 1:
-            raise ParameterError(f"omega must be in (0, 1), not {self.omega}")
-        if self.pair_score not in PAIR_SCORES:
-            raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {self.pair_score!r}")
-        if self.mcmc_iterations < 1:
-            raise ParameterError(f"mcmc-iterations must be at least 1, not {self.mcmc_iterations}")
+    def work(self) -> int:
+        """Progress total: ``InTr · (MCIter + EXTRACTION_UNITS)``."""
+        return self.init_trials * (self.mcmc_iterations + EXTRACTION_UNITS)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         omega = as_fraction(self.omega, "omega")
         per_trial = split_budget(epsilon, [1] * self.init_trials)
         shares = [split_budget(budget, [omega, Fraction(1) - omega]) for budget in per_trial]
-        # Every chain is charged and prepared first (all random draws in a fixed
-        # order), then the chains run on the available cores, then each pair is
-        # extracted: the result does not depend on the scheduling.
-        jobs, firsts = [], []
-        for trial, (sampling, _) in enumerate(shares, start=1):
-            source, target, n_classes = self.initial_target(data, rng)
-            first, second = 1 - source, source
-            jobs.append(prepare_tree_pair(
-                self.indexes_[first], self.indexes_[second], target, n_classes, self.depth, sampling,
-                accountant, f"sampleTreePair#{trial}", rng, iterations=self.mcmc_iterations,
-                pair_score=self.pair_score, stop=self.mcmc_stop,
-                variance_threshold=self.variance_threshold, variance_window=self.variance_window,
-            ))
-            firsts.append(first)
-        with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
-            pairs = list(pool.map(lambda job: job.run(), jobs))
+        # The chains are charged and prepared in trial order (all random draws in a
+        # fixed order), a batch of `workers` at a time (bounded memory), and each batch
+        # runs on the available cores; then each pair is extracted. The result depends
+        # neither on the scheduling nor on the batch size: running draws nothing.
+        workers = max(1, min(self.init_trials, os.cpu_count() or 1))
+        pairs, firsts = [], []
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for batch in range(0, self.init_trials, workers):
+                jobs = []
+                for trial in range(batch + 1, min(batch + workers, self.init_trials) + 1):
+                    source, target, n_classes = self.initial_target(data, rng)
+                    first, second = 1 - source, source
+                    jobs.append(prepare_tree_pair(
+                        self.indexes_[first], self.indexes_[second], target, n_classes, self.depth,
+                        shares[trial - 1][0], accountant, f"sampleTreePair#{trial}", rng,
+                        iterations=self.mcmc_iterations, pair_score=self.pair_score, stop=self.mcmc_stop,
+                        variance_threshold=self.variance_threshold, variance_window=self.variance_window,
+                    ))
+                    firsts.append(first)
+                pairs += list(pool.map(lambda job: job.run(self._progress.advance), jobs))
         for trial, ((first_tree, second_tree), first, (_, extraction)) in enumerate(
             zip(pairs, firsts, shares), start=1
         ):

@@ -6,10 +6,25 @@ once for all of them (parallel composition). Epsilons are exact
 :class:`fractions.Fraction` values, so the refusal boundary is exact: with a total
 of 0.3, charges of 0.1 and 0.2 are accepted and any further positive charge is
 refused.
+
+Guarantee labels
+----------------
+Every charge records what its mechanism guarantees (its ``guarantee``), so the
+output's ``privacy.guarantee`` is computed from the releases actually made
+(:meth:`Accountant.privacy_block`) and cannot drift from them. A label is a base,
+from strongest to weakest ``pure-dp``, ``pure-dp-on-mcmc-convergence``, ``none``,
+optionally followed by qualifiers after semicolons (spec/redescriptions.md):
+``floating-point selection`` (a selection made with float64 Gumbel keys instead of
+an exact sampler) and ``data-dependent stop`` (an MCMC chain stopped by a rule that
+looks at the scores). A run's label is the weakest base of its releases with every
+qualifier any of them carries (:func:`combine_guarantees`), and ``none`` whenever
+anything breaks the guarantee (a seeded noise source, domains read off the data):
+then ``reasons`` says why, and ``private`` is false.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -24,8 +39,16 @@ __all__ = [
     "PURE_DP",
     "PURE_DP_ON_MCMC_CONVERGENCE",
     "NO_GUARANTEE",
+    "FLOATING_POINT_SELECTION",
+    "DATA_DEPENDENT_STOP",
+    "QUALIFIERS",
+    "SEEDED_REASON",
     "LedgerEntry",
     "Accountant",
+    "combine_guarantees",
+    "guarantee_label",
+    "is_guarantee",
+    "parse_guarantee",
 ]
 
 NEIGHBOURING = "add-remove-one-row"
@@ -35,11 +58,97 @@ PURE_DP = "pure-dp"
 PURE_DP_ON_MCMC_CONVERGENCE = "pure-dp-on-mcmc-convergence"
 NO_GUARANTEE = "none"
 GUARANTEES: tuple[str, ...] = (PURE_DP, PURE_DP_ON_MCMC_CONVERGENCE, NO_GUARANTEE)
+"""The bases of a guarantee label, strongest first."""
+
+FLOATING_POINT_SELECTION = "floating-point selection"
+DATA_DEPENDENT_STOP = "data-dependent stop"
+QUALIFIERS: tuple[str, ...] = (FLOATING_POINT_SELECTION, DATA_DEPENDENT_STOP)
+"""The caveats a label may carry after its base, in the order they are written."""
+
+SEEDED_REASON = "seeded noise source: the run's noise is reproducible from its seed, so it is not secret"
+
+
+def parse_guarantee(label: str) -> tuple[str, tuple[str, ...]]:
+    """Split a label into its base and its qualifiers; ParameterError if it is not one.
+
+    Examples
+    --------
+    >>> parse_guarantee("pure-dp-on-mcmc-convergence; data-dependent stop")
+    ('pure-dp-on-mcmc-convergence', ('data-dependent stop',))
+    >>> parse_guarantee("approximately private")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: guarantee must be one of pure-dp, pure-dp-on-mcmc-convergence, none (with qualifiers floating-point selection, data-dependent stop after '; '), not 'approximately private'
+    """
+    parts = [part.strip() for part in str(label).split(";")] if isinstance(label, str) else [None]
+    base, qualifiers = parts[0], tuple(parts[1:])
+    if (base not in GUARANTEES or any(q not in QUALIFIERS for q in qualifiers)
+            or len(set(qualifiers)) != len(qualifiers) or (base == NO_GUARANTEE and qualifiers)):
+        raise ParameterError(f"guarantee must be one of {', '.join(GUARANTEES)} (with qualifiers "
+                             f"{', '.join(QUALIFIERS)} after '; '), not {label!r}")
+    return base, qualifiers
+
+
+def is_guarantee(label: Any) -> bool:
+    """Whether ``label`` is a valid ``privacy.guarantee`` of the spec (base and qualifiers).
+
+    Examples
+    --------
+    >>> is_guarantee("pure-dp; floating-point selection"), is_guarantee("pure-dp; fast")
+    (True, False)
+    """
+    try:
+        parse_guarantee(label)
+    except ParameterError:
+        return False
+    return True
+
+
+def guarantee_label(base: str, qualifiers: Iterable[str] = ()) -> str:
+    """The label of ``base`` with ``qualifiers`` (deduplicated, in :data:`QUALIFIERS` order).
+
+    Examples
+    --------
+    >>> guarantee_label(PURE_DP, [DATA_DEPENDENT_STOP, FLOATING_POINT_SELECTION])
+    'pure-dp; floating-point selection; data-dependent stop'
+    """
+    given = set(qualifiers)
+    label = "; ".join([base, *(q for q in QUALIFIERS if q in given)])
+    parse_guarantee(label)
+    return label
+
+
+def combine_guarantees(labels: Iterable[str]) -> str:
+    """What holds for a run made of releases with these labels.
+
+    The weakest base (``pure-dp`` if there are none) with every qualifier of any
+    label; ``none`` without qualifiers if any label is ``none``.
+
+    Examples
+    --------
+    >>> combine_guarantees(["pure-dp", "pure-dp-on-mcmc-convergence; data-dependent stop"])
+    'pure-dp-on-mcmc-convergence; data-dependent stop'
+    >>> combine_guarantees(["pure-dp; floating-point selection", "pure-dp"])
+    'pure-dp; floating-point selection'
+    >>> combine_guarantees([])
+    'pure-dp'
+    """
+    weakest, qualifiers = 0, set()
+    for label in labels:
+        base, more = parse_guarantee(label)
+        weakest = max(weakest, GUARANTEES.index(base))
+        qualifiers.update(more)
+    if GUARANTEES[weakest] == NO_GUARANTEE:
+        return NO_GUARANTEE
+    return guarantee_label(GUARANTEES[weakest], qualifiers)
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One release: the step of the algorithm, the mechanism and its exact cost.
+    """One release: the step of the algorithm, the mechanism, its exact cost and guarantee.
+
+    ``guarantee`` is what the mechanism guarantees (a label, see
+    :func:`parse_guarantee`); it shapes the run's label, not the ledger's JSON.
 
     Examples
     --------
@@ -50,6 +159,7 @@ class LedgerEntry:
     step: str
     mechanism: str
     epsilon: Fraction
+    guarantee: str = PURE_DP
 
     def to_json(self) -> dict[str, Any]:
         """The spec's ``privacy.ledger`` item: ``{"step", "mechanism", "epsilon"}``."""
@@ -125,7 +235,7 @@ class Accountant:
         """
         return as_epsilon(epsilon) <= self.remaining()
 
-    def charge(self, epsilon: EpsilonLike, step: str, mechanism: str) -> None:
+    def charge(self, epsilon: EpsilonLike, step: str, mechanism: str, guarantee: str = PURE_DP) -> None:
         """Record a release of cost ``epsilon``, or refuse it.
 
         Must be called before the release draws any noise. A refused charge
@@ -139,15 +249,19 @@ class Accountant:
             Name of the algorithm step, e.g. ``"sampleTreePair#1"``.
         mechanism : str
             Name of the mechanism, e.g. ``"exponential (MCMC)"``.
+        guarantee : str, default "pure-dp"
+            What the mechanism guarantees (its ``guarantee`` label);
+            :meth:`~dprm.privacy.Mechanism.charge` passes it.
 
         Raises
         ------
         ParameterError
-            If ``epsilon`` is not a positive finite number.
+            If ``epsilon`` is not a positive finite number, or ``guarantee`` not a label.
         BudgetExceededError
             If ``epsilon`` exceeds the remaining budget.
         """
         exact = as_epsilon(epsilon)
+        parse_guarantee(guarantee)
         remaining = self.remaining()
         if exact > remaining:
             raise BudgetExceededError(
@@ -155,53 +269,79 @@ class Accountant:
                 f"{float(exact):g}, remaining {float(remaining):g} of "
                 f"{float(self.total_epsilon):g}"
             )
-        self.ledger.append(LedgerEntry(str(step), str(mechanism), exact))
+        self.ledger.append(LedgerEntry(str(step), str(mechanism), exact, guarantee))
         self._spent += exact
 
     def ledger_json(self) -> list[dict[str, Any]]:
         """The spec's ``privacy.ledger``: ``[{"step", "mechanism", "epsilon"}, ...]``."""
         return [entry.to_json() for entry in self.ledger]
 
-    def privacy_block(self, guarantee: str) -> dict[str, Any]:
-        """The spec's ``privacy`` block of a redescriptions document.
+    def privacy_block(
+        self,
+        guarantee: str | None = None,
+        *,
+        reasons: Sequence[str] = (),
+        qualifiers: Iterable[str] = (),
+        since: int = 0,
+    ) -> dict[str, Any]:
+        """The spec's ``privacy`` block of the releases ``ledger[since:]`` (one run).
 
-        ``"epsilon"`` is the budget actually spent, so that the ledger's epsilons add
-        up to it. With a seeded noise source the block also says
-        ``"private": False`` and why.
+        The guarantee is computed from what was charged: the weakest guarantee of
+        the releases' mechanisms with all their qualifiers, plus ``qualifiers``
+        (:func:`combine_guarantees`). It is ``none`` whenever there is a reason the
+        run is not private: the seeded noise source (:data:`SEEDED_REASON`, first)
+        and ``reasons``. ``private`` is true exactly when the guarantee is not
+        ``none``. ``"epsilon"`` is what those releases spent, so that the ledger's
+        epsilons add up to it.
 
         Parameters
         ----------
-        guarantee : {"pure-dp", "pure-dp-on-mcmc-convergence", "none"}
-            What holds for the run.
+        guarantee : str, optional
+            A label the caller claims at most (kept for callers that state one);
+            the result is the weaker of it and the releases' labels.
+        reasons : sequence of str
+            Why the run is not private besides the noise source, in words (never a
+            value from the data).
+        qualifiers : iterable of str
+            Caveats of the run not carried by a mechanism (:data:`QUALIFIERS`).
+        since : int
+            Index of the run's first release in :attr:`ledger` (an accountant shared
+            by several runs).
 
         Returns
         -------
         dict
+            ``{"epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"}``.
 
         Examples
         --------
         >>> import numpy as np
-        >>> from dprm.privacy import SeededNoise
-        >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+        >>> from dprm.privacy import SecureNoise, SeededNoise
+        >>> acc = Accountant(1.0, SecureNoise())
         >>> acc.charge(0.5, "count#1", "discrete-laplace count")
-        >>> block = acc.privacy_block("pure-dp")
-        >>> block["epsilon"], block["neighbouring"], block["private"]
-        (0.5, 'add-remove-one-row', False)
+        >>> acc.charge(0.5, "tree#1", "exponential (MCMC)", guarantee=PURE_DP_ON_MCMC_CONVERGENCE)
+        >>> block = acc.privacy_block()
+        >>> block["epsilon"], block["guarantee"], block["private"], block["reasons"]
+        (1.0, 'pure-dp-on-mcmc-convergence', True, [])
+        >>> seeded = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+        >>> seeded.charge(0.5, "count#1", "discrete-laplace count")
+        >>> block = seeded.privacy_block()
+        >>> block["guarantee"], block["private"], block["reasons"][0].startswith("seeded noise")
+        ('none', False, True)
         """
-        if guarantee not in GUARANTEES:
-            raise ParameterError(
-                f"guarantee must be one of {', '.join(GUARANTEES)}, got {guarantee!r}"
-            )
-        block: dict[str, Any] = {
-            "epsilon": float(self._spent),
+        entries = self.ledger[since:]
+        labels = [entry.guarantee for entry in entries]
+        if guarantee is not None:
+            labels.append(guarantee)
+        if qualifiers:
+            labels.append(guarantee_label(PURE_DP, qualifiers))
+        all_reasons = ([] if self.noise.secure else [SEEDED_REASON]) + [str(r) for r in reasons]
+        label = NO_GUARANTEE if all_reasons else combine_guarantees(labels)
+        return {
+            "epsilon": float(sum((entry.epsilon for entry in entries), Fraction(0))),
             "neighbouring": NEIGHBOURING,
-            "guarantee": guarantee,
-            "ledger": self.ledger_json(),
+            "guarantee": label,
+            "private": label != NO_GUARANTEE,
+            "reasons": all_reasons,
+            "ledger": [entry.to_json() for entry in entries],
         }
-        if not self.noise.secure:
-            block["private"] = False
-            block["reason"] = (
-                "seeded noise source: the run is reproducible from its seed, so its "
-                "noise is not secret and the output is not differentially private"
-            )
-        return block

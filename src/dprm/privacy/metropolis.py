@@ -16,7 +16,15 @@ so nothing is exponentiated. The chain's stationary distribution is ``π``
 draw. A finite chain has no pure-ε guarantee in general, hence the guarantee string
 ``"pure-dp-on-mcmc-convergence"``. The whole chain is one release: it is charged
 once, when it starts. Use a fixed, data-independent number of steps; a stopping rule
-that looks at the scores depends on the data.
+that looks at the scores depends on the data: a chain built with
+``data_dependent_stop=True`` says so in its guarantee,
+``"pure-dp-on-mcmc-convergence; data-dependent stop"``, which its charge records in the
+ledger, so the run's label says it too.
+
+The acceptance tests compare float64 ``log u`` (CSPRNG uniforms) with float64 score
+differences. No further qualifier is added for that: the label claims the exponential
+mechanism only at convergence, an idealisation that already leaves the finite,
+floating-point chain without a formal guarantee.
 
 Bounded range
 -------------
@@ -43,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dprm.errors import ParameterError
-from dprm.privacy.accountant import PURE_DP_ON_MCMC_CONVERGENCE, Accountant
+from dprm.privacy.accountant import DATA_DEPENDENT_STOP, PURE_DP_ON_MCMC_CONVERGENCE, Accountant, guarantee_label
 from dprm.privacy.budget import EpsilonLike, as_epsilon
 from dprm.privacy.mechanism import Mechanism
 from dprm.privacy.noise import NoiseSource
@@ -171,13 +179,17 @@ class MetropolisHastings(Mechanism):
         Width ``R`` of an interval that holds every state's score change between
         any two neighbouring datasets (module docstring, "Bounded range"); at most
         ``2Δ``. Default ``2Δ``.
+    data_dependent_stop : bool, default False
+        The chain may stop by a rule that looks at its scores (the papers' variance
+        stop); the guarantee then says ``data-dependent stop``.
 
     Attributes
     ----------
     scale : float
         ``R/ε`` (``2Δ/ε`` by default), rounded up.
     guarantee : str
-        ``"pure-dp-on-mcmc-convergence"``.
+        ``"pure-dp-on-mcmc-convergence"``, with ``"; data-dependent stop"`` when
+        ``data_dependent_stop``; recorded with the charge.
 
     Examples
     --------
@@ -193,18 +205,29 @@ class MetropolisHastings(Mechanism):
     [{'step': 'sampleTreePair#1', 'mechanism': 'exponential (MCMC)', 'epsilon': 1.0}]
     >>> MetropolisHastings(epsilon=0.5, sensitivity=1, score_range=1).scale   # monotone score
     2.0
+    >>> MetropolisHastings(epsilon=0.5, sensitivity=1, data_dependent_stop=True).guarantee
+    'pure-dp-on-mcmc-convergence; data-dependent stop'
     """
 
     name = "exponential (MCMC)"
     guarantee = PURE_DP_ON_MCMC_CONVERGENCE
 
     def __init__(self, epsilon: EpsilonLike, sensitivity: EpsilonLike = 1,
-                 score_range: EpsilonLike | None = None) -> None:
+                 score_range: EpsilonLike | None = None, *, data_dependent_stop: bool = False) -> None:
         super().__init__(epsilon, sensitivity)
+        self.data_dependent_stop = bool(data_dependent_stop)
+        if self.data_dependent_stop:
+            self.guarantee = guarantee_label(PURE_DP_ON_MCMC_CONVERGENCE, [DATA_DEPENDENT_STOP])
         self.score_range = 2 * self.sensitivity if score_range is None else as_epsilon(score_range, "score_range")
         if self.score_range > 2 * self.sensitivity:
             raise ParameterError(f"score_range {self.score_range} exceeds 2 x sensitivity: use the sensitivity")
         self.scale: float = noise_scale(self.score_range, self.epsilon)
+
+    def charge(self, accountant: Accountant, step: str, mechanism: str | None = None) -> None:
+        """Charge ``epsilon`` (before any noise), recording the chain's guarantee with it."""
+        if not isinstance(accountant, Accountant):
+            raise ParameterError("mechanisms need an Accountant to release anything")
+        accountant.charge(self.epsilon, step=step, mechanism=mechanism or self.name, guarantee=self.guarantee)
 
     def start(self, accountant: Accountant, step: str) -> MetropolisChain:
         """Charge ``epsilon`` for the whole chain and return its acceptance tester."""

@@ -133,7 +133,7 @@ def run_chain(
     node_split_b, cell_b, counts_b, target_b,
     paired, score_kind, n_rows, labelled, depth, scale,
     choice, local_u, attribute_u, split_u, log_u, local_share,
-    variance_window, variance_threshold,
+    variance_window, variance_threshold, start, stop, window,
 ):
     """Run a Metropolis–Hastings chain over one tree or a pair of trees, in place.
 
@@ -152,8 +152,13 @@ def run_chain(
     ``(G_a + G_b − B_b)/3`` (``B_b``: purity mass of ``b``'s class totals), 2 = the
     paper's ``g_a (1 + g_b) / 2`` with ``g = G / n``, 3 = dprm's default pair score
     ``M_a + M_b − max_k N_k`` (majority masses; see :mod:`dprm.trees.private`).
-    Returns ``(steps, accepted)``; stops early when ``variance_window > 1`` and the
-    variance of the last ``variance_window`` scores is below ``variance_threshold``.
+    Runs steps ``start`` to ``stop - 1`` of the pre-drawn arrays, so a chain can run in
+    chunks (for progress reports) with the same result as in one call: its state lives
+    in the arrays it updates in place, and ``window`` (length ``max(variance_window,
+    1)``) keeps the last scores of the variance stop between chunks. Returns
+    ``(steps, accepted)`` of this chunk; stops early when ``variance_window > 1`` and
+    the variance of the last ``variance_window`` scores is below
+    ``variance_threshold`` (then ``steps < stop - start``).
     """
     n = cell_a.size
     first_leaf = 2**depth - 1
@@ -177,10 +182,9 @@ def run_chain(
     scratch_b = counts_b.copy()
 
     score = chain_score(counts_a, counts_b, score_kind, n_rows, labelled)
-    window = np.zeros(max(variance_window, 1))
     accepted = 0
     steps = 0
-    for i in range(choice.size):
+    for i in range(start, stop):
         if variance_window > 1:
             window[i % variance_window] = score
             if i + 1 >= variance_window:

@@ -76,6 +76,7 @@ node are re-routed and re-counted; the data-independent proposal draws come from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,6 +108,8 @@ PAIR_SCORES = ("counts", "gini", "paper")
 _PAIR_SCORE_MECHANISMS = {"counts": (3, 2, 3), "gini": (1, 1, None), "paper": (2, 1, None)}
 LOCAL_SHARE = 0.5  # probability of a local proposal (module docstring)
 MCMC_STOPS = ("fixed", "variance")
+#: Fewest steps a chain runs between two progress reports (:meth:`ChainJob.run`).
+CHUNK_STEPS = 1000
 
 
 def purity_mass(counts: np.ndarray) -> float:
@@ -307,6 +310,8 @@ class ChainJob:
 
     def __init__(self, spaces, target, n_classes, depth, chain, rng, iterations, score_kind, stop,
                  variance_threshold, variance_window, trace) -> None:
+        self.iterations = int(iterations)
+        self.window = np.zeros(max(variance_window if stop == "variance" else 0, 1))
         first, second = spaces
         self.paired = second is not None
         second = second if self.paired else first
@@ -332,9 +337,29 @@ class ChainJob:
         )
         self.nodes = (nodes_a, nodes_b)
 
-    def run(self) -> list[Tree]:
-        """Run the chain (in place) and return the final tree(s)."""
-        steps, accepted = run_chain(*self.arguments)
+    def run(self, advance: Callable[[int], None] | None = None) -> list[Tree]:
+        """Run the chain (in place) and return the final tree(s).
+
+        With ``advance``, the chain runs in about 100 chunks (at least
+        :data:`CHUNK_STEPS` steps each) and ``advance(steps)`` is called after each;
+        the steps a variance stop leaves out are reported as done when it stops, so
+        the calls add up to ``iterations``. The result is the same as in one call.
+        """
+        n = self.iterations
+        chunk = n if advance is None else max(CHUNK_STEPS, -(-n // 100))
+        steps = accepted = 0
+        start = 0
+        while start < n:
+            stop = min(n, start + chunk)
+            done, taken = run_chain(*self.arguments, start, stop, self.window)
+            steps, accepted = steps + int(done), accepted + int(taken)
+            if done < stop - start:  # the variance stop ended the chain
+                if advance is not None:
+                    advance(n - start)
+                break
+            if advance is not None:
+                advance(stop - start)
+            start = stop
         self.chain.record(steps, accepted)
         if self.trace is not None:
             self.trace.steps += int(steps)
@@ -364,6 +389,7 @@ def sample_tree(
     variance_threshold: float = 0.005,
     variance_window: int = 500,
     trace: ChainTrace | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Tree:
     """Algorithm 3 (createDTMCMC, Bai et al. 2017): a tree sampled by MCMC.
 
@@ -371,13 +397,16 @@ def sample_tree(
     node replacements with Bai's score ``G − τ`` (sensitivity 2) and the whole
     ``epsilon``, charged once. ``stop="variance"`` also stops when the variance of
     the last ``variance_window`` scores falls below ``variance_threshold`` (the
-    paper's data-dependent stop; the result then holds only with that caveat).
+    paper's data-dependent stop; the chain's guarantee, recorded in the ledger, then
+    says ``data-dependent stop``). ``progress(steps)`` is told the steps done, in
+    chunks (:meth:`ChainJob.run`).
     """
     _check_chain(depth, iterations, stop, variance_window)
     space = _ChainSpace.of(index, _codes_dtype(index))
-    chain = MetropolisHastings(epsilon, GINI_SENSITIVITY).start(accountant, step)
+    chain = MetropolisHastings(epsilon, GINI_SENSITIVITY, data_dependent_stop=stop == "variance").start(
+        accountant, step)
     return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
-                    variance_window, trace).run()[0]
+                    variance_window, trace).run(progress)[0]
 
 
 def prepare_tree_pair(
@@ -405,7 +434,8 @@ def prepare_tree_pair(
     dtype = _codes_dtype(first_index, second_index)
     spaces = (_ChainSpace.of(first_index, dtype), _ChainSpace.of(second_index, dtype))
     kind, sensitivity, score_range = _PAIR_SCORE_MECHANISMS[pair_score]
-    chain = MetropolisHastings(epsilon, sensitivity, score_range).start(accountant, step)
+    chain = MetropolisHastings(epsilon, sensitivity, score_range, data_dependent_stop=stop == "variance").start(
+        accountant, step)
     return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, kind,
                     stop, variance_threshold, variance_window, trace)
 

@@ -70,6 +70,7 @@ attributes gives the initial literal (the left one if both qualify).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -77,12 +78,24 @@ import numpy as np
 
 from dprm.data.attributes import AttributeKind, TwoViewData
 from dprm.errors import BudgetExceededError, ParameterError
-from dprm.mining.base import Miner
+from dprm.mining.base import (
+    CONFIDENCE,
+    EPSILON,
+    MIN_JACCARD,
+    Miner,
+    Param,
+    Progress,
+    ProgressCallback,
+    parameter_table,
+)
 from dprm.mining.private_extraction import discrete_laplace_variance
 from dprm.mining.serenade.auto import (
     DEFAULT_MIN_SHARPNESS,
     DEFAULT_QUALITY_NOISE,
     DEFAULT_QUALITY_NOISE_CS,
+    MAX_PAIRS,
+    MAX_ROUNDS_CS,
+    MAX_ROUNDS_ES,
     cs_sizes,
     es_sizes,
 )
@@ -105,6 +118,7 @@ from dprm.privacy import (
     WeightedReservoir,
     split_budget,
 )
+from dprm.privacy.accountant import FLOATING_POINT_SELECTION
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription
 
@@ -159,67 +173,99 @@ def _first_numeric(view) -> str:
     return ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
 
 
+#: Largest rows of the logistic quality's centre (and of the data-size parameters that
+#: set it): the steepness search takes time linear in the centre, about 30 s at 10^6.
+MAX_CENTER_ROWS = 1_000_000
+_CENTER_WHY = "the logistic quality's steepness search takes time linear in its centre: about 30 s at 10^6 rows"
+_ROWS_WHY = ("the logistic quality's centre, 10 % of the rows by default, takes a steepness search linear in "
+             "its rows: about 30 s at 10^7 rows")
+
+#: The parameters SerenadeCS and SerenadeES share (each class lists them in its
+#: ``__init__`` with its defaults).
+SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
+    EPSILON,
+    Param("budget_split", "Shares 'init,extend,quality' of ε after the row count: for the initial pairs, the "
+                          "extensions and the released qualities; they must sum to 1 (default the paper's d3)",
+          "text", check=parse_budget_split, allowed="three positive shares that sum to 1"),
+    Param("initial_pairs", "Initial pairs (the paper's k): pairs of one literal per side the search starts "
+                           "from, each an exponential-mechanism draw; 'auto' picks up to 20 from the budget",
+          "int", auto=True, unit="pairs", low=1, high=1000,
+          why="each initial pair is a draw over every pair of literals and keeps two row masks"),
+    Param("min_support", "Smallest intersection of a kept redescription and the logistic quality's centre: rows "
+                         "if 1 or more, else a share of the (noisy) number of rows; none: 10 % of the rows",
+          "float", unit="rows or share of rows", low=0, high=MAX_CENTER_ROWS, low_open=True, none=True,
+          why=_CENTER_WHY),
+    replace(MIN_JACCARD, help="Smallest noisy Jaccard index of a kept redescription (serenade-cs also stops "
+                              "extending a pair below it)"),
+    Param("max_pvalue", "Largest noisy p-value of a kept redescription (results above it are marked pruned)",
+          "float", low=0, high=1),
+    Param("max_literals", "Literals per query at most (the authors' max_var)", "int", unit="literals", low=1,
+          high=100, why="a query uses an attribute at most once, and longer queries cannot be read"),
+    Param("max_splits", "Thresholds per numeric attribute, equally spaced over its declared bounds; a numeric "
+                        "literal is an interval between two of them", "int", unit="thresholds", low=1, high=200,
+          why="a numeric attribute has (s+1)(s+2)/2 interval literals, 20,301 at 200, and every pair of "
+              "literals is scored"),
+    Param("data_size", "How the number of rows enters: 'noisy', a noisy count (default); 'public', given by "
+                       "rows (the output is then not private); 'engine', never released (needs min-support as a "
+                       "share)", "choice", choices=DATA_SIZES),
+    Param("rows", "The true number of rows, with data-size public", "int", unit="rows", low=1,
+          high=10 * MAX_CENTER_ROWS, none=True, why=_ROWS_WHY),
+    Param("min_rows", "A public lower bound on the number of rows, with data-size engine", "int", unit="rows",
+          low=0, high=10 * MAX_CENTER_ROWS, why=_ROWS_WHY),
+    Param("size_share", "Share of ε for the noisy count of the rows, with data-size noisy", "float",
+          unit="share of ε", low=0, high=1, low_open=True, high_open=True),
+    Param("steepness", "Steepness λ of the logistic quality (none: the line search's choice)", "float", low=0,
+          low_open=True, none=True),
+    CONFIDENCE,
+    Param("score_range", "Scale of the exponential mechanism: 'bounded', exp(ε q / R) with the quality's range R "
+                         "(default), or 'symmetric', the paper's exp(ε q / 2Δ)", "choice", choices=SCORE_RANGES),
+    Param("min_sharpness", "For 'auto': least sharpness ε/R of an exponential-mechanism draw (η₀)", "float",
+          low=0, low_open=True),
+    Param("quality_noise", "For 'auto': largest noise standard deviation of a released intersection, as a share "
+                           "of the minimum support (α)", "float", low=0, low_open=True),
+)
+
+
 class _GreedyMiner(Miner):
     """What the greedy miners share: validation, literals, data size, quality, initial pairs."""
 
-    guarantee = "pure-dp"
     private = True
 
     # -- parameters ---------------------------------------------------------------------
 
-    def _validate(self) -> None:
-        if self.private:
-            as_epsilon(self.epsilon, "epsilon")
-            self._split = parse_budget_split(self.budget_split)
-            if self.data_size not in DATA_SIZES:
-                raise ParameterError(f"data-size must be one of {', '.join(DATA_SIZES)}, not {self.data_size!r}")
-            if self.data_size == "noisy" and not 0 < self.size_share < 1:
-                raise ParameterError(f"size-share must be in (0, 1) with data-size 'noisy', not {self.size_share}")
-            if self.data_size == "public" and (self.rows is None or self.rows < 1):
-                raise ParameterError("data-size 'public' needs the number of rows: give --rows N")
-            if self.data_size != "public" and self.rows is not None:
-                raise ParameterError("--rows applies only with --data-size public")
-            if self.steepness is not None and not self.steepness > 0:
-                raise ParameterError(f"steepness must be positive, not {self.steepness}")
-            if not 0 < self.confidence < 1:
-                raise ParameterError(f"confidence must be in (0, 1), not {self.confidence}")
-            if self.score_range not in SCORE_RANGES:
-                raise ParameterError(f"score-range must be one of {', '.join(SCORE_RANGES)}, not {self.score_range!r}")
-            for name in ("min_sharpness", "quality_noise"):
-                value = getattr(self, name)
-                if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
-                        or not (np.isfinite(value) and value > 0):
-                    raise ParameterError(f"{name.replace('_', '-')} must be a positive number, not {value!r}")
-        auto_ok = self.private
-        for name in ("initial_pairs", "max_literals", "max_splits"):
-            value = getattr(self, name)
-            if auto_ok and name == "initial_pairs" and value == AUTO:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ParameterError(f"{name.replace('_', '-')} must be an integer of at least 1"
-                                     f"{' or auto' if auto_ok and name == 'initial_pairs' else ''}, not {value!r}")
-        if not (auto_ok and self.extensions == AUTO) and (
-                isinstance(self.extensions, bool) or not isinstance(self.extensions, (int, np.integer))
-                or self.extensions < 0):
-            raise ParameterError(f"extensions must be a non-negative integer{' or auto' if auto_ok else ''}, "
-                                 f"not {self.extensions!r}")
-        if self.min_support is not None and not self.min_support > 0:
-            raise ParameterError(f"min-support must be positive (rows, or a share below 1), not {self.min_support}")
-        if not 0 <= getattr(self, "max_pvalue", 0) <= 1:
-            raise ParameterError(f"max-pvalue must be in [0, 1], not {self.max_pvalue}")
-        if not 0 <= self.min_jaccard <= 1:
-            raise ParameterError(f"min-jaccard must be in [0, 1], not {self.min_jaccard}")
+    def _check_combination(self) -> None:
+        if self.data_size == "public" and self.rows is None:
+            raise ParameterError("data-size 'public' needs the number of rows: give --rows N")
+        if self.data_size != "public" and self.rows is not None:
+            raise ParameterError("--rows applies only with --data-size public")
+        if self.data_size == "engine" and self.min_support is not None and self.min_support >= 1:
+            raise ParameterError("data-size 'engine' needs min-support as a share of the rows (below 1)")
+
+    def work(self) -> int:
+        """The progress total of a run, in the miner's work units (data-independent)."""
+        raise NotImplementedError
+
+    def _caps(self, rounds_cap: int) -> tuple[int, int]:
+        """``k`` and the rounds as given, or the auto rule's largest values (progress units)."""
+        k = MAX_PAIRS if self.initial_pairs == AUTO else int(self.initial_pairs)
+        m = rounds_cap if self.extensions == AUTO else int(self.extensions)
+        return k, m
 
     # -- the run ------------------------------------------------------------------------
 
     def fit(self, data: TwoViewData, *, accountant: Accountant | None = None,
-            rng: np.random.Generator | None = None) -> "_GreedyMiner":
+            rng: np.random.Generator | None = None, progress: ProgressCallback | None = None) -> "_GreedyMiner":
         """Mine ``data``, spending at most ``epsilon`` of ``accountant`` (private miners).
 
         Without an accountant, one holding ``epsilon`` with secure noise is made. ``rng``
         drives only the simulation of confidence intervals (post-processing).
+        ``progress(done, total)`` is told the work done (:meth:`work` units: initial
+        pairs and extensions).
         """
-        self._validate()
+        self.check_parameters()
+        if self.private:
+            self._split = parse_budget_split(self.budget_split)
+        self._progress = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
         if self.private:
             if accountant is None:
@@ -229,6 +275,7 @@ class _GreedyMiner(Miner):
                     f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(self.epsilon)):g}, "
                     f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain")
             self._spent_before = accountant.spent()
+            self._ledger_start = len(accountant.ledger)
         for view in data.views:
             if len(view) == 0:
                 raise ParameterError(f"the {view.name} view has no usable attribute")
@@ -241,9 +288,11 @@ class _GreedyMiner(Miner):
         self._rng = rng
         self._accountant = accountant
         self._notes: list[str] = []
+        self._float_selection = False
         self._mine(data)
         self.privacy_ = self._privacy_block(data)
-        self.notes_ = [f"not private: {r}" for r in self.privacy_.get("reasons", [])] + self._notes
+        self.notes_ = self._notes
+        self._progress.finish()
         return self
 
     def _mine(self, data: TwoViewData) -> None:
@@ -382,11 +431,14 @@ class _GreedyMiner(Miner):
         scores = self._scores(inter, union)
         n_right = len(self.tables_[1])
         chosen = []
+        self._float_selection = True  # WeightedReservoir: float64 Gumbel keys, not an exact sampler
+        part = self._progress.part(self._caps(0)[0], self._k)
         for number, share in enumerate(split_budget(epsilon, [1] * self._k), start=1):
             reservoir = WeightedReservoir(share, self._sensitivity, k=1)
             position = int(reservoir.release(self._accountant, f"initial pair {number}", [scores])[0])
             left, right = divmod(int(pair[position]), n_right)
             chosen.append(Growing.pair(self.tables_, left, right))
+            part.advance()
         return chosen
 
     def _candidates(self, state: Growing):
@@ -408,23 +460,25 @@ class _GreedyMiner(Miner):
         return float(share) * max(n_rows, 0.0)
 
     def _privacy_block(self, data: TwoViewData) -> dict[str, Any]:
-        if not self.private:
-            return {"epsilon": 0.0, "neighbouring": "add-remove-one-row", "guarantee": "none", "ledger": []}
-        block = self._accountant.privacy_block(self.guarantee)
-        reasons = [block.pop("reason")] if "reason" in block else []
-        for view in data.views:
-            if view.constant:
-                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        """The spec's block: the label from the releases, qualified and ``none`` where it must be.
+
+        The initial pairs (:class:`~dprm.privacy.WeightedReservoir`) and SerenadeES's
+        extension race draw float64 Gumbel keys instead of using an exact sampler:
+        ``pure-dp; floating-point selection``.
+        """
+        reasons = []
         for table, view in zip(self.tables_, data.views):
             if not table.private_domains:
                 reasons.append(f"literals of the {view.name} view come from undeclared types or domains "
                                f"(declare every column's type, bounds and categories in a types file)")
+        for view in data.views:
+            if view.constant:
+                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
         if self.data_size == "public":
             reasons.append("the number of rows was given as public (data-size 'public'): the guarantee holds "
                            "only among datasets of that size")
-        block["private"] = not reasons
-        if reasons:
-            block["reasons"] = reasons
+        qualifiers = [FLOATING_POINT_SELECTION] if self._float_selection else []
+        block = self._accountant.privacy_block(reasons=reasons, qualifiers=qualifiers, since=self._ledger_start)
         unspent = as_epsilon(self.epsilon) - (self._accountant.spent() - self._spent_before)
         if unspent > 0:
             self._notes.append(f"epsilon {float(unspent):.4g} of {float(as_epsilon(self.epsilon)):g} was not spent "
@@ -494,11 +548,22 @@ class SerenadeCS(_GreedyMiner):
     >>> data = load_two_view(planted.left, planted.right, types=planted.types)
     >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
     >>> miner = SerenadeCS(initial_pairs=4, extensions=2).fit(data, accountant=acc, rng=np.random.default_rng(0))
-    >>> miner.privacy_["epsilon"] <= 1.0, miner.privacy_["guarantee"]
-    (True, 'pure-dp')
+    >>> miner.privacy_["epsilon"] <= 1.0, miner.privacy_["guarantee"], miner.work()   # seeded: not private
+    (True, 'none', 12)
+    >>> from dprm.privacy import SecureNoise
+    >>> miner = SerenadeCS(initial_pairs=4, extensions=2).fit(data, accountant=Accountant(1.0, SecureNoise()))
+    >>> miner.privacy_["guarantee"], miner.privacy_["private"]
+    ('pure-dp; floating-point selection', True)
     """
 
     algorithm = "serenade-cs"
+    parameter_specs = {
+        **SERENADE_PARAMETERS,
+        "extensions": Param("extensions", "Extension rounds (the paper's m) of every initial pair, each adding one "
+                                          "literal by the exponential mechanism; 'auto' picks up to 4 from the "
+                                          "budget", "int", auto=True, unit="rounds", low=0, high=10_000,
+                            why="each round counts every candidate literal on all rows for every pair"),
+    }
 
     def __init__(
         self,
@@ -522,25 +587,13 @@ class SerenadeCS(_GreedyMiner):
         min_sharpness: float = DEFAULT_MIN_SHARPNESS,
         quality_noise: float = DEFAULT_QUALITY_NOISE_CS,
     ) -> None:
-        self.epsilon = epsilon
-        self.budget_split = budget_split
-        self.initial_pairs = initial_pairs
-        self.extensions = extensions
-        self.min_support = min_support
-        self.min_jaccard = min_jaccard
-        self.max_pvalue = max_pvalue
-        self.max_literals = max_literals
-        self.max_splits = max_splits
-        self.data_size = data_size
-        self.rows = rows
-        self.min_rows = min_rows
-        self.size_share = size_share
-        self.steepness = steepness
-        self.confidence = confidence
-        self.score_range = score_range
-        self.min_sharpness = min_sharpness
-        self.quality_noise = quality_noise
+        self._store(locals())
         self.quality = "logistic"
+
+    def work(self) -> int:
+        """Progress total: ``k + k·m`` (initial pairs, then each pair's extensions; 20 and 4 for auto)."""
+        k, rounds = self._caps(MAX_ROUNDS_CS)
+        return k + k * rounds
 
     def _mine(self, data: TwoViewData) -> None:
         epsilon = self._prepare_private(data)
@@ -556,7 +609,10 @@ class SerenadeCS(_GreedyMiner):
         ids = list(range(len(alive)))
         quality_round = qual / (m + 1)
         extension_round = ext / m if m else None
+        k_cap, m_cap = self._caps(MAX_ROUNDS_CS)
+        extended_done = self._progress.part(k_cap * m_cap, m * len(alive))  # each pair, each round
         for round_number in range(m + 1):
+            extended_done.advance_to((round_number - 1) * len(unique))  # pairs that stopped count as done
             if not alive:
                 break
             if round_number > 0:
@@ -567,6 +623,7 @@ class SerenadeCS(_GreedyMiner):
                     choice = ExponentialMechanism(share, self._sensitivity).release(
                         self._accountant, f"extension {round_number}.{pid + 1}", scores)
                     extended.append(extend(state, candidates, choice, self.tables_))
+                    extended_done.advance()
                 alive = extended
             share = quality_round / len(alive)
             next_alive, next_ids = [], []
@@ -579,6 +636,7 @@ class SerenadeCS(_GreedyMiner):
                     next_alive.append(state)
                     next_ids.append(pid)
             alive, ids = next_alive, next_ids
+        extended_done.finish()
         self.redescriptions_ = sorted(results.values(), key=lambda r: -r.stats.jaccard)
 
 
@@ -606,9 +664,24 @@ class SerenadeES(_GreedyMiner):
     >>> data = load_two_view(planted.left, planted.right, types=planted.types)
     >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
     >>> miner = SerenadeES(initial_pairs=4, extensions=8).fit(data, accountant=acc, rng=np.random.default_rng(0))
-    >>> acc.spent()
-    Fraction(1, 1)
+    >>> acc.spent(), miner.work()
+    (Fraction(1, 1), 12)
     """
+
+    parameter_specs = {
+        "quality": Param("quality", "Score of the exponential mechanism: 'logistic', the lower-sensitivity "
+                                    "quality, or 'jaccard', the plain Jaccard index (the paper's NoSens ablation)",
+                         "choice", choices=QUALITIES),
+        **SERENADE_PARAMETERS,
+        "extensions": Param("extensions", "Extension rounds (the paper's M) in all: each extends the best of the "
+                                          "current redescriptions by one literal, drawn by the exponential "
+                                          "mechanism; 'auto' picks up to 80 from the budget", "int", auto=True,
+                            unit="rounds", low=0, high=10_000,
+                            why="each round counts every candidate literal on all rows"),
+        "max_age": Param("max_age", "Rounds a memoised extension is kept in the extension race before it is "
+                                    "redrawn (no effect on the results or the budget, only on time)", "int",
+                         unit="rounds", low=0, high=10_000, why="no run has more rounds"),
+    }
 
     def __init__(
         self,
@@ -634,44 +707,25 @@ class SerenadeES(_GreedyMiner):
         min_sharpness: float = DEFAULT_MIN_SHARPNESS,
         quality_noise: float = DEFAULT_QUALITY_NOISE,
     ) -> None:
-        self.quality = quality
-        self.epsilon = epsilon
-        self.budget_split = budget_split
-        self.initial_pairs = initial_pairs
-        self.extensions = extensions
-        self.max_age = max_age
-        self.min_support = min_support
-        self.min_jaccard = min_jaccard
-        self.max_pvalue = max_pvalue
-        self.max_literals = max_literals
-        self.max_splits = max_splits
-        self.data_size = data_size
-        self.rows = rows
-        self.min_rows = min_rows
-        self.size_share = size_share
-        self.steepness = steepness
-        self.confidence = confidence
-        self.score_range = score_range
-        self.min_sharpness = min_sharpness
-        self.quality_noise = quality_noise
+        self._store(locals())
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]
         return "serenade-es-nosens" if self.quality == "jaccard" else "serenade-es"
 
-    def _validate(self) -> None:
-        if self.quality not in QUALITIES:
-            raise ParameterError(f"quality must be one of {', '.join(QUALITIES)}, not {self.quality!r}")
-        if isinstance(self.max_age, bool) or not isinstance(self.max_age, (int, np.integer)) or self.max_age < 0:
-            raise ParameterError(f"max-age must be a non-negative integer, not {self.max_age!r}")
-        super()._validate()
+    def work(self) -> int:
+        """Progress total: ``k + M`` (initial pairs, then extension rounds; 20 and 80 for auto)."""
+        k, rounds = self._caps(MAX_ROUNDS_ES)
+        return k + rounds
 
     def _mine(self, data: TwoViewData) -> None:
         epsilon = self._prepare_private(data)
         init, ext, qual = (epsilon * s for s in self._split)
         slots = self._initial_pairs(init)
         rounds = self._m
+        rounds_done = self._progress.part(self._caps(MAX_ROUNDS_ES)[1], rounds)
         if rounds:
+            self._float_selection = True  # the race draws float64 Gumbel keys (dprm.mining.serenade.race)
             race = ExtensionRace(ext / rounds, self._sensitivity, max_age=self.max_age)
             pending: dict[int, Any] = {}
 
@@ -684,6 +738,7 @@ class SerenadeES(_GreedyMiner):
                 slot, choice = race.round(self._accountant, f"extension {round_number}",
                                           list(range(len(slots))), scores_of)
                 slots[slot] = extend(slots[slot], pending.pop(slot), choice, self.tables_)
+                rounds_done.advance()
             self._notes.append(f"extension race: {race.expansions} expansions in {rounds} rounds")
         else:  # no extension rounds: the extension budget goes to the qualities
             qual = qual + ext

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import replace
+from typing import Any
+
 from dprm.data.attributes import TwoViewData
-from dprm.errors import ParameterError
+from dprm.mining.base import MAX_ROWS, MAX_SUPPORT, MIN_JACCARD, Param, not_private_block, parameter_table
 from dprm.mining.serenade.extensions import Growing, extend
-from dprm.mining.serenade.private_miners import _GreedyMiner
+from dprm.mining.serenade.private_miners import SERENADE_PARAMETERS, _GreedyMiner
 from dprm.queries import Redescription, RedescriptionStats
 
 __all__ = ["ReReMi"]
@@ -63,7 +66,23 @@ class ReReMi(_GreedyMiner):
 
     algorithm = "reremi"
     private = False
-    guarantee = "none"
+    parameter_specs = parameter_table(
+        Param("initial_pairs", "Initial pairs: the pairs of one literal per side of highest Jaccard index that "
+                               "the search extends", "int", unit="pairs", low=1, high=1000,
+              why="each pair is extended on its own, counting every literal on all rows"),
+        Param("extensions", "Extensions per pair at most, each adding the literal that raises the Jaccard index "
+                            "most", "int", unit="extensions", low=0, high=10_000,
+              why="each extension counts every candidate literal on all rows"),
+        Param("min_support", "Smallest intersection: rows if 1 or more, else a share of the rows; none: 10 % of "
+                             "the rows", "float", unit="rows or share of rows", low=0, high=MAX_ROWS,
+              low_open=True, none=True, why="more rows than any table in memory"),
+        replace(MIN_JACCARD, help="Smallest Jaccard index of a kept redescription (results below it are marked "
+                                  "pruned)"),
+        SERENADE_PARAMETERS["max_literals"],
+        replace(SERENADE_PARAMETERS["max_splits"], help="Cut points per numeric attribute, at quantiles of its "
+                                                        "values; a numeric literal is an interval between two"),
+        MAX_SUPPORT,
+    )
 
     def __init__(
         self,
@@ -76,13 +95,17 @@ class ReReMi(_GreedyMiner):
         max_splits: int = 40,
         max_support: float = 0.8,
     ) -> None:
-        self.initial_pairs = initial_pairs
-        self.extensions = extensions
-        self.min_support = min_support
-        self.min_jaccard = min_jaccard
-        self.max_literals = max_literals
-        self.max_splits = max_splits
-        self.max_support = max_support
+        self._store(locals())
+
+    def _check_combination(self) -> None:
+        """No rule across parameters."""
+
+    def work(self) -> int:
+        """Progress total: ``initial_pairs · (1 + extensions)`` (each pair, then each extension)."""
+        return self.initial_pairs * (1 + self.extensions)
+
+    def _privacy_block(self, data: TwoViewData) -> dict[str, Any]:
+        return not_private_block("reremi is not a private algorithm: every statistic is exact")
 
     def _mine(self, data: TwoViewData) -> None:
         n = data.n_rows
@@ -96,11 +119,13 @@ class ReReMi(_GreedyMiner):
         jaccard[(sizes_left[pair // n_right] > too_big) | (sizes_right[pair % n_right] > too_big)] = -1.0
         order = np.argsort(-jaccard, kind="stable")[: self.initial_pairs]
         found: dict[str, Redescription] = {}
-        for position in order:
+        for number, position in enumerate(order):
+            self._progress.advance_to(number * (1 + self.extensions))  # a pair that stopped early counts as done
             if jaccard[position] < 0:
                 break
             left, right = divmod(int(pair[position]), n_right)
             state = Growing.pair(self.tables_, left, right)
+            self._progress.advance(1)
             current = jaccard[position]
             for _ in range(self.extensions):
                 candidates = self._extension_table(state)
@@ -112,16 +137,12 @@ class ReReMi(_GreedyMiner):
                 if values[best] <= current + 1e-12 or candidates.side[best] < 0:
                     break
                 state, current = extend(state, candidates, best, self.tables_), values[best]
+                self._progress.advance(1)
             stats = RedescriptionStats.from_supports(state.masks[0], state.masks[1])
             redescription = Redescription(state.queries[0], state.queries[1], stats,
                                           pruned=bool(stats.jaccard < self.min_jaccard))
             found.setdefault(state.key(), redescription)
         self.redescriptions_ = sorted(found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
-
-    def _validate(self) -> None:
-        super()._validate()
-        if not 0 < self.max_support <= 1:
-            raise ParameterError(f"max-support must be in (0, 1], not {self.max_support}")
 
     def _extension_table(self, state: Growing):
         from dprm.mining.serenade.extensions import extension_counts
