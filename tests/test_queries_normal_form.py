@@ -92,6 +92,19 @@ def test_complete_rules_are_not_applied_without_completeness() -> None:
     (N("x", le=3) | N("x", gt=3, le=5), N("x", le=5), ()),
     (Or(B("a"), Or(B("b"), B("a"))), B("b") | B("a"), ()),
     (And(B("a"), B("a")), B("a"), ()),
+    # absorption (rule 10)
+    (B("a") | (B("a") & B("b")), B("a"), ()),
+    (N("x", le=3) | (N("x", le=2) & B("b")), N("x", le=3), ()),
+    (B("a") & (B("a") | B("b")), B("a"), ()),
+    # resolution (rule 11): u ∨ (c ∧ x) = u ∨ x where ¬c ⊆ u; u ∧ (c ∨ x) = u ∧ x where u, c disjoint
+    (B("m", False) | (B("s") & B("m")), B("s") | B("m", False), {"m"}),
+    (N("t", gt=0.5) | (N("t", le=0.5) & N("u", le=10)), N("t", gt=0.5) | N("u", le=10), {"t"}),
+    (Not(B("m")) | (B("s") & B("m")), B("s") | Not(B("m")), ()),
+    (N("x", le=3) & (N("x", gt=5) | B("y")), N("x", le=3) & B("y"), ()),
+    # a tree's paths and the literals they make (all attributes complete)
+    (N("a", gt=0.5) | (N("p", gt=77) & N("a", le=0.5) & N("b", gt=12))
+     | (N("p", le=77) & N("q", le=58) & N("a", le=0.5) & N("b", gt=12)) | (N("a", le=0.5) & N("b", le=12)),
+     N("p", gt=77) | N("q", le=58) | N("a", gt=0.5) | N("b", le=12), {"a", "b", "p", "q"}),
 ])
 def test_equivalent_forms_coincide(a, b, complete) -> None:
     assert normalize(a, complete) == normalize(b, complete)
@@ -115,6 +128,8 @@ def test_negations_are_pulled_out_of_junctions_of_negations() -> None:
 
 def test_keys_differ_where_supports_may_differ() -> None:
     assert canonical_key(Not(B("a", False))) != canonical_key(B("a"))
+    # resolution needs the exact complement: [m = false] is not ¬m where m may be missing
+    assert canonical_key(B("m", False) | (B("s") & B("m"))) != canonical_key(B("s") | B("m", False))
     assert canonical_key(N("x", gt=3)) != canonical_key(N("x", ge=3))
     assert canonical_key(B("a") & B("b")) != canonical_key(B("a") | B("b"))
 

@@ -35,83 +35,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import AbstractSet
 
+from dprm.queries._containment import _disjoint, _implies
 from dprm.queries.base import Query
-from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral, _as_number
-from dprm.queries.normal_form import _empty, _interval, _intersect, _nnf
-from dprm.queries.operators import And, Not, Or
+from dprm.queries.normal_form import _nnf
 
 __all__ = ["implies", "disjoint"]
-
-
-def _empty_literal(q: Query) -> bool:
-    return isinstance(q, NumericLiteral) and _empty(_interval(q))
-
-
-def _literal_within(a: Query, b: Query) -> bool:
-    """Positive literals: ``supp(a) ⊆ supp(b)`` provably."""
-    if a.attr != b.attr:
-        return False
-    if isinstance(a, NumericLiteral) and isinstance(b, NumericLiteral):
-        ia, ib = _interval(a), _interval(b)
-        return _intersect(ia, ib) == ia  # ia lies inside ib
-    return a == b
-
-
-def _literals_disjoint(a: Query, b: Query) -> bool:
-    """Positive literals: ``supp(a) ∩ supp(b) = ∅`` provably."""
-    if a.attr != b.attr:
-        return False
-    if isinstance(a, NumericLiteral) and isinstance(b, NumericLiteral):
-        return _empty(_intersect(_interval(a), _interval(b)))
-    if isinstance(a, BooleanLiteral) and isinstance(b, BooleanLiteral):
-        return a.value != b.value
-    if isinstance(a, CategoricalLiteral) and isinstance(b, CategoricalLiteral):
-        number = _as_number(a.category)
-        return a.category != b.category and (number is None or number != _as_number(b.category))
-    return False
-
-
-@lru_cache(maxsize=1 << 16)
-def _implies(a: Query, b: Query) -> bool:
-    if a == b or _empty_literal(a):
-        return True
-    if isinstance(a, Or):
-        return all(_implies(x, b) for x in a.queries)
-    if isinstance(b, And):
-        return all(_implies(a, y) for y in b.queries)
-    if isinstance(a, And) and any(_implies(x, b) for x in a.queries):
-        return True
-    if isinstance(b, Or) and any(_implies(a, y) for y in b.queries):
-        return True
-    if isinstance(b, Not):
-        return _disjoint(a, b.query)
-    if isinstance(a, Not) or isinstance(a, (And, Or)) or isinstance(b, Or):
-        return False
-    return _literal_within(a, b)
-
-
-@lru_cache(maxsize=1 << 16)
-def _disjoint(a: Query, b: Query) -> bool:
-    if _empty_literal(a) or _empty_literal(b):
-        return True
-    if isinstance(a, Or):
-        return all(_disjoint(x, b) for x in a.queries)
-    if isinstance(b, Or):
-        return all(_disjoint(a, y) for y in b.queries)
-    if isinstance(a, And):
-        return any(_disjoint(x, b) for x in a.queries)
-    if isinstance(b, And):
-        return any(_disjoint(a, y) for y in b.queries)
-    if isinstance(a, Not) and isinstance(b, Not):
-        return False
-    if isinstance(a, Not):
-        return _implies(b, a.query)
-    if isinstance(b, Not):
-        return _implies(a, b.query)
-    return _literals_disjoint(a, b)
 
 
 def implies(a: Query, b: Query, complete: AbstractSet[str] | Iterable[str] = frozenset()) -> bool:

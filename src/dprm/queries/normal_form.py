@@ -89,68 +89,13 @@ from functools import lru_cache
 from typing import AbstractSet
 
 from dprm.data.attributes import View
+from dprm.queries._containment import _disjoint, _empty, _implies, _intersect, _Interval, _interval, _literal, _union
 from dprm.queries.base import Query
 from dprm.queries.json_form import query_to_json
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, Literal, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 
 __all__ = ["normalize", "canonical_key", "complete_attributes"]
-
-# An interval: (low, low_closed, high, high_closed), ±inf where unbounded.
-_Interval = tuple[float, bool, float, bool]
-
-
-def _interval(lit: NumericLiteral) -> _Interval:
-    """The set of reals ``lit`` admits, as one interval (rule 5: tightest bounds)."""
-    low, low_closed, high, high_closed = -math.inf, False, math.inf, False
-    if lit.gt is not None:
-        low, low_closed = lit.gt, False
-    if lit.ge is not None and (lit.ge > low):
-        low, low_closed = lit.ge, True
-    if lit.lt is not None:
-        high, high_closed = lit.lt, False
-    if lit.le is not None and (lit.le < high):
-        high, high_closed = lit.le, True
-    return low, low_closed, high, high_closed
-
-
-def _literal(attr: str, interval: _Interval) -> NumericLiteral:
-    low, low_closed, high, high_closed = interval
-    bounds: dict[str, float] = {}
-    if math.isfinite(low):
-        bounds["ge" if low_closed else "gt"] = low
-    if math.isfinite(high):
-        bounds["le" if high_closed else "lt"] = high
-    return NumericLiteral(attr, **bounds)
-
-
-def _empty(interval: _Interval) -> bool:
-    low, low_closed, high, high_closed = interval
-    return low > high or (low == high and not (low_closed and high_closed))
-
-
-def _intersect(a: _Interval, b: _Interval) -> _Interval:
-    # lower end: the larger value; at equal values the open end is the tighter
-    low, low_closed = max((a[0], not a[1]), (b[0], not b[1]))
-    high, high_closed = min((a[2], a[3]), (b[2], b[3]))
-    return low, not low_closed, high, high_closed
-
-
-def _union(a: _Interval, b: _Interval) -> _Interval | None:
-    """The union of two intervals when it is one interval other than the whole line."""
-    if _empty(a):
-        return b
-    if _empty(b):
-        return a
-    if (a[0], not a[1]) > (b[0], not b[1]):
-        a, b = b, a  # a starts first (at equal values the closed end is looser)
-    if b[0] > a[2] or (b[0] == a[2] and not (b[1] or a[3])):
-        return None  # a gap between them (a single point missing included)
-    high, high_closed = max((a[2], a[3]), (b[2], b[3]))
-    if math.isinf(a[0]) and math.isinf(high):
-        return None  # the whole line: not a literal
-    return a[0], a[1], high, high_closed
-
 
 def _complement(lit: Literal) -> Query | None:
     """The literal(s) holding exactly where ``lit`` does not, for a complete attribute."""
@@ -247,12 +192,66 @@ def _merge(op: type, operands: list[Query]) -> list[Query]:
     return others
 
 
-def _junction(op: type, operands: Iterable[Query]) -> Query:
+def _flatten(op: type, operands: Iterable[Query]) -> list[Query]:
     flat: list[Query] = []
     for q in operands:
         flat.extend(q.queries if type(q) is op else (q,))  # rule 2
-    unique = sorted(set(_merge(op, flat)), key=_order)  # rules 3, 4 (after 6, 7)
-    return unique[0] if len(unique) == 1 else op(*unique)
+    return flat
+
+
+def _absorb(op: type, operands: list[Query]) -> list[Query]:
+    """Rule 10: ``a ∨ b = b`` where ``a ⊆ b``; ``a ∧ b = b`` where ``b ⊆ a`` (first dropped
+    first, in the canonical order, so of two equivalent operands the later stays)."""
+    kept = list(operands)
+    for x in operands:
+        others = [y for y in kept if y is not x]
+        if any(_implies(x, y) if op is Or else _implies(y, x) for y in others):
+            kept.remove(x)
+    return kept
+
+
+def _resolve(op: type, operands: list[Query], complete: frozenset[str]) -> list[Query] | None:
+    """Rule 11, once over the operands; None when nothing changes.
+
+    In a disjunction, a conjunct ``c`` of an operand ``c ∧ x`` is dropped where
+    ``¬c ⊆ u`` for another operand ``u``: ``u ∨ (c ∧ x) = u ∨ x``. In a conjunction,
+    a disjunct ``c`` of an operand ``c ∨ x`` is dropped where ``c`` and another
+    operand ``u`` are disjoint: ``u ∧ (c ∨ x) = u ∧ x``. An operand keeps one part.
+    """
+    inner = And if op is Or else Or
+    current = list(operands)
+    changed = False
+    for position, operand in enumerate(operands):
+        if type(operand) is not inner:
+            continue
+        others = [u for u in current if u is not current[position]]
+        parts = list(operand.queries)
+        for c in operand.queries:
+            if len(parts) == 1:
+                break
+            if op is Or:
+                redundant = any(_implies(_nnf(c, True, complete), u) for u in others)
+            else:
+                redundant = any(_disjoint(c, u) for u in others)
+            if redundant:
+                parts.remove(c)
+        if len(parts) < len(operand.queries):
+            current[position] = _junction(inner, parts, complete)
+            changed = True
+    return current if changed else None
+
+
+def _junction(op: type, operands: Iterable[Query], complete: frozenset[str] = frozenset()) -> Query:
+    """The normal form of ``op(*operands)`` from normal-form operands (rules 2-4, 6, 7, 10, 11)."""
+    current = _flatten(op, operands)
+    while True:
+        current = sorted(set(_merge(op, current)), key=_order)  # rules 3, 4 (after 6, 7)
+        current = _absorb(op, current)
+        resolved = _resolve(op, current, complete)
+        if resolved is None:
+            break
+        current = _flatten(op, resolved)
+    return current[0] if len(current) == 1 else op(*current)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -264,7 +263,7 @@ def _nnf(q: Query, negated: bool, complete: frozenset[str]) -> Query:
         op = type(q)
         if negated:
             op = Or if op is And else And  # rule 1: De Morgan
-        return _junction(op, (_nnf(c, negated, complete) for c in q.queries))
+        return _junction(op, (_nnf(c, negated, complete) for c in q.queries), complete)
     if isinstance(q, NumericLiteral):
         q = _literal(q.attr, _interval(q))  # rule 5
     if not negated:
@@ -284,8 +283,8 @@ def _pull(q: Query) -> Query:
     operands = [_pull(c) for c in q.queries]
     if all(isinstance(c, Not) for c in operands):
         dual = Or if isinstance(q, And) else And
-        return Not(_junction(dual, (c.query for c in operands)))
-    return _junction(type(q), operands)
+        return Not(dual(*sorted((c.query for c in operands), key=_order)))
+    return type(q)(*sorted(operands, key=_order))
 
 
 def normalize(query: Query, complete: AbstractSet[str] | Iterable[str] = frozenset()) -> Query:
