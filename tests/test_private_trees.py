@@ -145,6 +145,32 @@ def test_budgets_are_charged_once_and_exactly() -> None:
         sample_tree(index, target, n_classes, 3, 0.01, acc, "too much", rng, iterations=10)
 
 
+@pytest.mark.parametrize("stop", ["fixed", "variance"])
+def test_a_chain_run_in_chunks_for_progress_gives_the_same_trees(stop: str) -> None:
+    """Chunked runs (progress reports) keep the state in the arrays: same result, steps add up."""
+    rng = np.random.default_rng(6)
+    left, right = random_view(rng, 300, "left", 0.1), random_view(rng, 300, "right", 0.1)
+    indexes = [LiteralIndex(left, mode="private", max_splits=6), LiteralIndex(right, mode="private", max_splits=6)]
+    target, n_classes = target_from_attribute(right["right_c0"])
+    options = {"iterations": 5_500, "stop": stop, "variance_window": 40, "variance_threshold": 0.05}
+    results = []
+    for chunked in (False, True):
+        reported: list[int] = []
+        trace = ChainTrace()
+        trees = sample_tree_pair(indexes[0], indexes[1], target, n_classes, 3, 2.0, accountant(), "pair",
+                                 np.random.default_rng(9), trace=trace, **options,
+                                 **({"progress": reported.append} if chunked else {}))
+        single = sample_tree(indexes[0], target, n_classes, 3, 2.0, accountant(seed=3), "tree",
+                             np.random.default_rng(4), iterations=3_333,
+                             **({"progress": reported.append} if chunked else {}))
+        results.append(([t.splits for t in trees], single.splits, trace.steps, trace.accepted))
+        if chunked:
+            assert sum(reported) == 5_500 + 3_333 and len(reported) > 5 and min(reported) > 0
+    assert results[0] == results[1]
+    if stop == "variance":
+        assert results[0][2] < 5_500  # the stop fired, and the chunks agree where
+
+
 def test_mcmc_trees_learn_a_clear_rule_and_the_paper_score_does_not() -> None:
     """At a moderate budget the counts-scaled pair score finds the planted split; the
     paper's normalised score (range 1, sensitivity 1) leaves the chain near uniform."""

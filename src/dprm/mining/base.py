@@ -217,7 +217,7 @@ class Param:
             if not isinstance(value, str) or value not in self.choices:
                 raise ParameterError(f"{self.option} must be one of {', '.join(self.choices)}, not {value!r}")
             return None
-        if not isinstance(value, str) and self.check is None:
+        if not isinstance(value, (str, list, tuple)):
             raise ParameterError(f"{self.option} must be text, not {value!r}")
         return None
 

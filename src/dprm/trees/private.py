@@ -450,6 +450,8 @@ def sample_tree_pair(
     accountant: Accountant,
     step: str,
     rng: np.random.Generator,
+    *,
+    progress: Callable[[int], None] | None = None,
     **options,
 ) -> tuple[Tree, Tree]:
     """Algorithm 5 (sampleTreePair): MCMC over pairs of trees with matching leaves.
@@ -463,10 +465,11 @@ def sample_tree_pair(
     ``"gini"`` (Gini masses in rows, sensitivity 1) or ``"paper"`` (equation (6),
     normalised, sensitivity 1); module docstring. Other options (``iterations``, ``stop``,
     ``variance_threshold``, ``variance_window``, ``trace``) as for
-    :func:`prepare_tree_pair`.
+    :func:`prepare_tree_pair`; ``progress(steps)`` is told the steps done, in chunks
+    (:meth:`ChainJob.run`).
 
     Returns ``(first tree, second tree)``.
     """
     first, second = prepare_tree_pair(first_index, second_index, target, n_classes, depth, epsilon, accountant,
-                                      step, rng, **options).run()
+                                      step, rng, **options).run(progress)
     return first, second

@@ -1,0 +1,196 @@
+"""Miner parameters: declared once, every one with help and limits, checked before any work."""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+from dprm.errors import ParameterError
+from dprm.mining import ALGORITHMS, CartWheels, MCMCTreePair, Miner, Param, make_miner, parameter_help, parameter_specs
+from dprm.mining.alternation import AlternatingTrees
+from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES
+from dprm.privacy import Accountant, SecureNoise
+
+MINER_CLASSES = [CartWheels, AlternatingTrees, MCMCTreePair, SerenadeCS, SerenadeES, ReReMi]
+SPECS = [(algorithm, name, spec) for algorithm in ALGORITHMS for name, spec in parameter_specs(algorithm).items()]
+
+
+def one_line_error(algorithm: str, **parameters) -> str:
+    with pytest.raises(ParameterError) as error:
+        make_miner(algorithm, **parameters)
+    message = str(error.value)
+    assert "\n" not in message and message
+    return message
+
+
+# -- declared once ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("miner_class", MINER_CLASSES)
+def test_every_init_parameter_has_a_spec_and_the_signature_stays_flat(miner_class) -> None:
+    signature = inspect.signature(miner_class.__init__)
+    names = [n for n in signature.parameters if n != "self"]
+    assert set(names) == set(miner_class.parameter_specs)
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is not inspect.Parameter.empty
+               for n, p in signature.parameters.items() if n != "self")
+    miner = miner_class()
+    assert miner.get_params() == {n: signature.parameters[n].default for n in names}  # __init__ stores them all
+    miner.check_parameters()  # every default is allowed
+
+
+def test_a_parameter_without_a_spec_is_refused_when_the_class_is_defined() -> None:
+    with pytest.raises(TypeError, match="without a spec"):
+        class Broken(Miner):  # noqa: F841
+            parameter_specs = {"depth": Param("depth", "Depth.", "int")}
+
+            def __init__(self, *, depth: int = 2, width: int = 3) -> None:
+                self._store(locals())
+
+
+def test_help_for_every_parameter_in_words_with_its_limits() -> None:
+    helps = parameter_help()
+    for algorithm, name, spec in SPECS:
+        assert name in helps and "allowed: " in helps[name]
+        assert len(spec.help.split()) >= 4, f"{algorithm}.{name}: say what it means in words"
+        if spec.kind == "int" and spec.high is not None:
+            assert spec.why, f"{algorithm}.{name}: say why {spec.high} is the limit"
+    assert "initial targets" in helps["init_trials"] and "InTr" in helps["init_trials"]
+    assert "alternations" in helps["alternations"] and "RMIter" in helps["alternations"]
+    assert "MCMC steps" in helps["mcmc_iterations"] and "MCIter" in helps["mcmc_iterations"]
+    assert "in rows" in helps["min_support"] and "share of the rows" in helps["max_support"]
+    assert helps["depth"].endswith("allowed: 1 to 7, 1 to 6 for cartwheels")
+    assert parameter_specs("mcmc-tree-pair")["mcmc_iterations"].unit == "steps"
+
+
+# -- limits ---------------------------------------------------------------------------------
+
+
+def _context(name: str) -> dict:
+    """Other parameters a value needs to be valid on its own."""
+    return {"data_size": "public"} if name == "rows" else {}
+
+
+@pytest.mark.parametrize(("algorithm", "name", "spec"), [s for s in SPECS if s[2].kind == "int" and s[2].high])
+def test_every_size_parameter_has_an_upper_limit_with_its_reason(algorithm, name, spec) -> None:
+    make_miner(algorithm, **{name: int(spec.high), **_context(name)})  # the limit itself is allowed
+    message = one_line_error(algorithm, **{name: int(spec.high) + 1, **_context(name)})
+    assert message == f"{spec.option} must be at most {int(spec.high):,} ({spec.why}), not {int(spec.high) + 1}"
+
+
+@pytest.mark.parametrize("algorithm", list(ALGORITHMS))
+def test_depth_and_iterations_that_no_machine_holds_are_refused(algorithm) -> None:
+    names = set(parameter_specs(algorithm))
+    for name, value in (("depth", 30), ("depth", 100), ("init_trials", 10**11), ("mcmc_iterations", 10**11),
+                        ("alternations", 10**9), ("initial_pairs", 10**9), ("extensions", 10**9),
+                        ("max_splits", 10**6), ("variance_window", 10**9), ("max_literals", 10**6)):
+        if name in names:
+            assert one_line_error(algorithm, **{name: value}).startswith(f"{name.replace('_', '-')} must be at most")
+
+
+def test_the_messages_name_the_option_the_limit_and_the_reason() -> None:
+    assert one_line_error("cartwheels", depth=30) == (
+        "depth must be at most 6 (extraction compares every pair of leaf sets of a tree pair: memory grows as "
+        "16^depth, up to 7 GB at depth 6), not 30")
+    assert one_line_error("mcmc-tree-pair", depth=100).startswith("depth must be at most 7 (")
+    assert one_line_error("alt-mcmc", depth=0) == "depth must be at least 1, not 0"
+    assert one_line_error("alt-mcmc", depth=7, units="subtrees").startswith("depth must be at most 6 with units "
+                                                                           "subtrees")
+    assert one_line_error("alt-expm", size_share=0.5, binning_share=0.5).startswith(
+        "size-share and binning-share must add up to less than 1")
+    assert one_line_error("mcmc-tree-pair", omega=1.0) == "omega must be in (0, 1), not 1.0"
+    assert one_line_error("serenade-es", max_pvalue=2) == "max-pvalue must be in [0, 1], not 2"
+    assert one_line_error("alt-expm", epsilon=1e-9).startswith("epsilon must be in [0.0001, 10,000] (a smaller "
+                                                              "budget drowns")
+    assert one_line_error("serenade-cs", data_size="engine", min_support=50).startswith("data-size 'engine' needs")
+
+
+# -- types --------------------------------------------------------------------------------
+
+
+def _bad_values(spec: Param) -> list:
+    nan, inf = float("nan"), float("inf")
+    common = [] if spec.none else [None]
+    if spec.kind == "int":
+        return common + [True, False, 2.5, 3.0, "3", nan, inf, [3]]
+    if spec.kind == "float":
+        return common + [True, "0.5", nan, inf, -inf, np.float64("nan"), [0.5]]
+    if spec.kind == "epsilon":
+        return common + [True, nan, inf, -inf, "abc", 0, -1]
+    if spec.kind == "bool":
+        return common + [1, 0, "yes", "true", nan]
+    if spec.kind == "choice":
+        return common + ["nonsense", 3, True, "", nan]
+    return common + [3, True, nan, "1,2", "0.5,0.5,0.1"]  # text: the budget split
+
+
+@pytest.mark.parametrize(("algorithm", "name", "spec"), SPECS)
+def test_wrong_types_and_non_finite_values_are_clean_parameter_errors(algorithm, name, spec) -> None:
+    for value in _bad_values(spec):
+        message = one_line_error(algorithm, **{name: value, **_context(name)})
+        assert message.startswith(spec.option) or (name == "budget_split" and "budget-split" in message), message
+
+
+def test_numpy_numbers_are_numbers() -> None:
+    miner = make_miner("mcmc-tree-pair", depth=np.int64(3), omega=np.float64(0.2), mcmc_iterations=np.int32(50))
+    assert miner.depth == 3
+    assert one_line_error("mcmc-tree-pair", depth=np.float64(3.0)) == "depth must be an integer, not np.float64(3.0)"
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (2.5, "depth must be an integer, not 2.5"),
+    ("3", "depth must be an integer, not '3'"),
+    (True, "depth must be an integer, not True"),
+    (math.nan, "depth must be an integer, not nan"),
+])
+def test_depth_of_the_wrong_type(value, message) -> None:
+    for algorithm in ("cartwheels", "alt-expm", "mcmc-tree-pair"):
+        assert one_line_error(algorithm, depth=value) == message
+
+
+def test_auto_and_none_where_allowed_only() -> None:
+    make_miner("serenade-es", initial_pairs="auto", extensions="auto", min_support=None, steepness=None)
+    assert one_line_error("reremi", initial_pairs="auto") == "initial-pairs must be an integer, not 'auto'"
+    assert one_line_error("serenade-cs", initial_pairs="many") == "initial-pairs must be an integer or auto, not 'many'"
+    assert one_line_error("alt-mcmc", min_support=None) == "min-support must be a number, not None"
+    make_miner("alt-mcmc", prune_interval=None, prune_support=None)
+
+
+def test_unknown_algorithm_and_parameters_are_parameter_errors() -> None:
+    assert one_line_error("best-miner").startswith("unknown algorithm 'best-miner'")
+    assert one_line_error("reremi", depth=3) == "reremi has no parameter depth"
+    assert one_line_error("alt-expm", trees="mcmc") == "alt-expm has no parameter trees"  # fixed by the name
+
+
+# -- before any work ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("miner_class", "bad"), [
+    (CartWheels, {"depth": 30}),
+    (AlternatingTrees, {"depth": 100}),
+    (MCMCTreePair, {"mcmc_iterations": 10**12}),
+    (SerenadeCS, {"initial_pairs": 0}),
+    (SerenadeES, {"max_splits": 10**5}),
+    (ReReMi, {"extensions": -1}),
+])
+def test_fit_checks_before_reading_data_or_spending(miner_class, bad) -> None:
+    """``data=None`` would fail on first use: the ParameterError proves nothing was read."""
+    miner = miner_class(**bad)  # scikit-learn style: __init__ only stores
+    accountant = Accountant(1, SecureNoise())
+    with pytest.raises(ParameterError):
+        miner.fit(None, accountant=accountant)
+    assert accountant.ledger == [] and not hasattr(miner, "redescriptions_")
+
+
+def test_the_experiment_runner_refuses_bad_values_before_any_run() -> None:
+    from dprm.evaluation.budgets import parse_budgets
+    from dprm.evaluation.runner import _check_parameters
+
+    budgets = parse_budgets("1x1")
+    with pytest.raises(ParameterError, match="depth must be at most 7"):
+        _check_parameters(["alt-expm"], budgets, {"depth": 100})
+    with pytest.raises(ParameterError, match="depth must be an integer"):
+        _check_parameters(["cartwheels"], budgets, {"cartwheels": {"depth": 2.5}})
+    _check_parameters(["alt-expm", "cartwheels"], budgets, {"depth": 3})
