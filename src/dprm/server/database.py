@@ -110,8 +110,10 @@ class Database:
                 write = connection.get_execution_options().get("dprm_write", False)
                 connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
         else:
+            # No pre-ping (a round trip per checkout): a connection lost to a database
+            # restart fails one request with 503 and is replaced.
             engine = create_engine(self.url, pool_size=pool_size, max_overflow=2 * pool_size, pool_timeout=60,
-                                   pool_pre_ping=True)
+                                   pool_recycle=1800)
         self.engine = engine
         self.write_engine = engine.execution_options(dprm_write=True)
 
@@ -125,6 +127,24 @@ class Database:
         """A connection in a read transaction (rolled back at the end)."""
         with self.engine.connect() as connection:
             yield connection
+
+    async def aread(self, work: Callable[[Any], T]) -> T:
+        """``work(connection)`` in a read transaction, from a coroutine.
+
+        On SQLite it runs at once (a WAL read never waits for the writer and costs less
+        than a thread hop); on PostgreSQL in the thread pool, so that the round trips of
+        concurrent requests overlap.
+        """
+        if self.is_sqlite:
+            with self.read() as connection:
+                return work(connection)
+        from starlette.concurrency import run_in_threadpool
+
+        def run() -> T:
+            with self.read() as connection:
+                return work(connection)
+
+        return await run_in_threadpool(run)
 
     @contextmanager
     def write(self) -> Iterator[Any]:
