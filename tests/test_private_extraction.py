@@ -337,3 +337,84 @@ def test_consistent_cells_make_large_supports_accurate_and_stay_unbiased() -> No
     raw_errors, consistent_errors = np.array(raw_errors), np.array(consistent_errors)
     assert consistent_errors.std() < 0.5 * raw_errors.std()
     assert abs(consistent_errors.mean()) < 4 * consistent_errors.std() / np.sqrt(len(consistent_errors))
+
+
+# -- every interval contains its estimate (issue 9) ----------------------------------------
+
+STATISTICS = ("jaccard", "intersection", "support_left", "support_right", "p_value")
+
+
+def clipped_case():
+    """A released table whose noisy intersection exceeds both noisy supports.
+
+    The estimate clips the intersection to the smaller support: J = min/max ≈ 0.93,
+    while draws scatter the many near-empty cells of both supports and give much
+    lower Jaccard values (the equal-tailed interval was [0.00, 0.73]).
+    """
+    released = np.zeros((22, 22), dtype=np.int64)
+    released[0, 0], released[0, 1], released[1, 0] = 110, -3, 5
+    released[1:, 1:] += 40
+    mask = np.zeros((1, 22), dtype=bool)
+    mask[0, 0] = True
+    estimate = RedescriptionStats.from_counts(released[0].sum(), released[:, 0].sum(), released[0, 0],
+                                              released.sum())
+    return released, mask, estimate
+
+
+def test_jaccard_interval_holds_the_estimate_when_clipping_binds():
+    released, mask, estimate = clipped_case()
+    draws = simulate_tables(released, 30.0, 500, np.random.default_rng(0))
+    equal_tailed = combination_intervals(draws, mask, mask, 0.95)[0]["jaccard"]
+    assert not equal_tailed[0] <= estimate.jaccard <= equal_tailed[1]  # the defect
+    interval = combination_intervals(draws, mask, mask, 0.95, estimates=[estimate])[0]
+    for key in STATISTICS:
+        low, high = interval[key]
+        assert low <= getattr(estimate, key) <= high, key
+    # still an interval of 95 % of the simulated posterior, only with shifted tails
+    values = []
+    for table in draws:
+        sl, sr = table[0].sum(), table[:, 0].sum()
+        values.append(RedescriptionStats.from_counts(sl, sr, table[0, 0], table.sum()).jaccard)
+    values = np.array(values)
+    low, high = interval["jaccard"]
+    assert np.mean((values >= low) & (values <= high)) >= 0.95 - 1e-9
+    assert high - low < 1.0
+
+
+def test_credible_interval_is_equal_tailed_when_it_already_holds_the_estimate():
+    from dprm.mining.private_extraction import credible_interval
+
+    draws = np.random.default_rng(1).normal(0.5, 0.1, (2000, 3))
+    estimates = np.array([0.5, 0.45, 0.6])
+    assert np.array_equal(credible_interval(draws, estimates, 0.9), credible_interval(draws, None, 0.9))
+    shifted = credible_interval(draws, np.array([0.9, 0.1, 0.5]), 0.9)
+    assert shifted[0, 0] <= 0.9 <= shifted[1, 0] and shifted[0, 1] <= 0.1 <= shifted[1, 1]
+    assert shifted[1, 0] == 0.9 or shifted[1, 0] >= 0.9  # outside every draw: the estimate closes it
+
+
+@pytest.mark.parametrize("counts", ["cells", "paper"])
+@pytest.mark.parametrize("seed", range(6))
+def test_every_interval_of_a_noisy_extraction_holds_its_estimate(counts, seed):
+    """Noisy extractions (scale 10 against supports of ~100) on random data, with and
+    without a separate row count: every interval contains the reported statistic."""
+    _, indexes, trees, cells = setup(seed, depth=3)
+    acc = Accountant(10, SeededNoise(np.random.default_rng(seed)))
+    data_size = (400.0 + seed, 200.0) if seed % 2 else None
+    found = run(cells, trees, indexes, 0.1, acc, counts=counts, data_size=data_size, n_simulations=200)
+    assert found
+    for r in found:
+        interval = r.extra[INTERVAL_KEY]
+        for key in STATISTICS:
+            low, high = interval[key]
+            assert low <= getattr(r.stats, key) <= high, (key, getattr(r.stats, key), interval[key])
+
+
+def test_paper_counts_intervals_hold_their_clipped_estimates():
+    """In "paper" mode the estimates come from the clipped table, the draws from the
+    unclipped one: formerly almost every support interval missed its estimate."""
+    _, indexes, trees, cells = setup(3, depth=3)
+    acc = Accountant(10, SeededNoise(np.random.default_rng(3)))
+    found = run(cells, trees, indexes, 0.05, acc, counts="paper", n_simulations=300)
+    inside = [r.extra[INTERVAL_KEY]["support_left"][0] <= r.stats.support_left
+              <= r.extra[INTERVAL_KEY]["support_left"][1] for r in found]
+    assert found and all(inside)

@@ -83,8 +83,8 @@ clipped cell by cell (that would bias sums over many near-empty cells upwards an
 measurably under-cover); :func:`combination_intervals` computes each returned
 combination's supports, intersection and data size on every draw (matrix products
 over the combination masks), clips them into the consistent range of
-:mod:`dprm.queries.statistics`, computes the Jaccard index, and writes equal-tailed
-percentile intervals at ``confidence`` to ``Redescription.extra["interval"]``::
+:mod:`dprm.queries.statistics`, computes the Jaccard index, and writes percentile intervals of posterior mass
+``confidence`` to ``Redescription.extra["interval"]``::
 
     {"confidence": 0.95, "jaccard": [lo, hi], "intersection": [lo, hi],
      "support_left": [lo, hi], "support_right": [lo, hi]}
@@ -94,11 +94,34 @@ The Jaccard index is a ratio, so its interval is approximate: the tests measure
 noise scale is small against the counts involved, but coverage drops (≈ 0.6–0.8)
 when the noise scale is a sizeable fraction of the supports (scale 10–30 against
 supports of ~100). Such redescriptions have wide intervals, which is what
-:func:`prune`'s width rule removes. The point estimates (``stats``) come from the
-released table itself (in ``"paper"`` mode from its clipped form), so they need not
-lie at the centre of the interval. In ``"paper"`` mode the intervals describe the quantities the paper's
-counts model (its heuristic negations included), not the exact supports of the
-written queries.
+:func:`prune`'s width rule removes. In ``"paper"`` mode the intervals describe the
+quantities the paper's counts model (its heuristic negations included), not the exact
+supports of the written queries.
+
+**Every interval contains its estimate.** The point estimates (``stats``) are the
+statistics of the released table itself, clipped into the consistent range; they
+need not lie inside the equal-tailed interval ``[q(α/2), q(1 − α/2)]`` of the draws:
+
+* the Jaccard index is a ratio, and where the noise is large against the counts a
+  noisy intersection above a noisy support is clipped to it, which puts the estimate
+  at the top of Jaccard's range (``J = 0.98``) while the draws mostly give much lower
+  values (``[0.00, 0.70]``); measured with AltExpM at ε = 1 on planted data (2,000
+  rows, seeds 1–3): 16 of 564 Jaccard intervals missed their estimate;
+* in ``"paper"`` mode the estimates come from the *clipped* table (negative
+  intersections and residuals set to 0, which inflates sums over many near-empty
+  cells) while the draws are not clipped (clipping them makes the intervals cover the
+  true Jaccard in 6 % of cases instead of 98 %, measured as above): 468 of 475
+  left-support intervals missed their estimate.
+
+So each interval is the one of :func:`credible_interval`: equal-tailed when that
+holds the estimate, otherwise the interval of the same posterior mass with the
+nearest tail split that does (or, if the estimate lies beyond every draw, the one
+closed by the estimate). Measured as above, it changed no coverage of the true
+statistics by more than a percentage point (Jaccard 0.766 in cells mode, 0.977 in
+paper mode, before and after). Coverage of what is returned is lower than 95 %
+because extraction *selects* what the noise favoured (the winner's curse): of the
+redescriptions that survived pruning in those runs, 1 of 8 (AltExpM) and 0 of 18
+(MCMCTreePair) intervals held the true Jaccard.
 
 Pruning (section 4.6)
 ---------------------
@@ -120,7 +143,7 @@ import numpy as np
 from dprm.data.literal_index import LiteralIndex
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
-from dprm.privacy import Accountant, DiscreteLaplaceHistogram, as_epsilon, split_budget
+from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise, as_epsilon, split_budget
 from dprm.privacy.budget import EpsilonLike
 from dprm.queries import Not, Or, Query, Redescription, RedescriptionStats, p_value
 from dprm.trees.leaf_queries import TreeQueries, node_cells
@@ -202,15 +225,88 @@ def simulate_tables(released: np.ndarray, scale: float, n: int, rng: np.random.G
     ((4000, 3), [True, True, True])
     """
     r = np.asarray(released, dtype=np.int64)
-    p = -math.expm1(-1.0 / scale)
-    shape = (n,) + r.shape
-    # numpy's geometric counts trials (>= 1); the difference is unaffected.
-    return r + (rng.geometric(p, size=shape) - rng.geometric(p, size=shape)).astype(np.int64)
+    # The seeded source's sampler (the same draws as before for ordinary scales);
+    # for a huge scale (a tiny ε) it saturates at the int64 bounds as the release did.
+    return SeededNoise(rng).discrete_laplace(np.broadcast_to(r, (n,) + r.shape), scale)
+
+
+def _quantiles(values: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+    """``np.quantile`` along the draws (axis 0), probabilities clipped into [0, 1]."""
+    return np.quantile(values, np.clip(probabilities, 0.0, 1.0), axis=0)
+
+
+#: Tail splits tried, as fractions of ``1 − confidence``, when an estimate falls
+#: outside the equal-tailed interval (:func:`credible_interval`).
+_TAIL_SPLITS = np.linspace(0.0, 1.0, 201)
+
+
+def credible_interval(values: np.ndarray, estimates: np.ndarray | None, confidence: float) -> np.ndarray:
+    """Intervals of posterior mass ``confidence`` over draws, containing the estimates.
+
+    ``values`` holds draws of a statistic (axis 0) for each of ``k`` redescriptions;
+    the result, shape ``(2, k)``, is the equal-tailed percentile interval
+    ``[q(α/2), q(1 − α/2)]`` (``α = 1 − confidence``) wherever it contains the
+    estimate. Where it does not, the interval is ``[q(p), q(p + confidence)]`` with
+    the tail split ``p ∈ [0, α]`` nearest to ``α/2`` for which it does: the same
+    posterior mass, the nearest interval that holds the estimate. If even
+    ``[q(0), q(1)]`` (all draws) misses it, the estimate itself becomes the
+    outer end (``[q(α), est]`` or ``[est, q(confidence)]``, mass ``≥ confidence``).
+
+    Why the estimate can fall outside (derivation). The draws are
+    ``θ(clip(R + Z*))`` for the released table ``R``; the estimate is
+    ``θ(clip(R))``. For a linear statistic ``θ`` and no clipping these are centred
+    on each other and the median of the draws is the estimate. The Jaccard index
+    is a ratio, and the clipping into the consistent range (``inter ≤ min(sL,
+    sR)``, ``0 ≤ s ≤ n``) binds exactly where the noise is large against the
+    counts: a noisy intersection above a noisy support is clipped to that support,
+    which puts the estimate at the top of Jaccard's range for those supports
+    (``min(sL, sR)/max(sL, sR)``, e.g. 0.98), while the draws, which scatter the
+    same noise both ways, mostly give much lower values (``[0.00, 0.70]``). Both
+    are right about different things: the estimate is the statistic of the
+    nearest consistent table, the draws its posterior spread under a flat prior.
+    Any interval of posterior mass ``≥ confidence`` is an equally valid credible
+    interval; choosing the one that holds the estimate makes the two consistent
+    without widening beyond that mass (no ad-hoc margin), and changes nothing
+    where the equal-tailed interval already holds the estimate.
+
+    Examples
+    --------
+    >>> draws = np.linspace(0.0, 0.7, 1001)[:, None]     # the draws of one statistic
+    >>> credible_interval(draws, np.array([0.35]), 0.9).ravel().round(3).tolist()
+    [0.035, 0.665]
+    >>> credible_interval(draws, np.array([0.68]), 0.9).ravel().round(3).tolist()
+    [0.05, 0.68]
+    >>> credible_interval(draws, np.array([0.98]), 0.9).ravel().round(3).tolist()
+    [0.07, 0.98]
+    """
+    tail = (1.0 - confidence) / 2.0
+    bounds = np.quantile(values, [tail, 1.0 - tail], axis=0)
+    if estimates is None:
+        return bounds
+    estimates = np.asarray(estimates, dtype=np.float64)
+    outside = np.flatnonzero(~((bounds[0] <= estimates) & (estimates <= bounds[1])))
+    if outside.size == 0:
+        return bounds
+    v, e = values[:, outside], estimates[outside]
+    alpha = 1.0 - confidence
+    splits = alpha * _TAIL_SPLITS                                   # (G,)
+    lows, highs = _quantiles(v, splits), _quantiles(v, splits + confidence)  # (G, m)
+    holds = (lows <= e) & (e <= highs)
+    distance = np.where(holds, np.abs(splits - tail)[:, None], np.inf)
+    best = np.argmin(distance, axis=0)
+    found = np.isfinite(distance[best, np.arange(e.size)])
+    low, high = lows[best, np.arange(e.size)], highs[best, np.arange(e.size)]
+    above = e > bounds[1, outside]
+    # Not even all draws reach the estimate: it closes the interval on its side.
+    low = np.where(found, low, np.where(above, _quantiles(v, np.array([alpha]))[0], e))
+    high = np.where(found, high, np.where(above, e, _quantiles(v, np.array([confidence]))[0]))
+    bounds[0, outside], bounds[1, outside] = np.minimum(low, e), np.maximum(high, e)
+    return bounds
 
 
 def combination_intervals(
     tables: np.ndarray, left: np.ndarray, right: np.ndarray, confidence: float,
-    n_rows: np.ndarray | None = None,
+    n_rows: np.ndarray | None = None, estimates: Sequence[RedescriptionStats] | None = None,
 ) -> list[dict]:
     """Percentile intervals of each combination's statistics over simulated tables.
 
@@ -223,9 +319,13 @@ def combination_intervals(
     left, right : ndarray of bool, shapes (k, a) and (k, b)
         The cells of each combination's left and right query.
     confidence : float
-        Coverage of the equal-tailed interval, in (0, 1).
+        Posterior mass of each interval, in (0, 1).
     n_rows : ndarray, shape (S,), optional
         The data size of each draw; default the sum of each simulated table.
+    estimates : sequence of RedescriptionStats, optional
+        The reported point estimates, one per combination. Each interval is then
+        made to contain its estimate (:func:`credible_interval`); without them the
+        intervals are equal-tailed.
 
     Returns
     -------
@@ -253,10 +353,18 @@ def combination_intervals(
     union = support_left + support_right - intersection
     jaccard = np.divide(intersection, union, out=np.zeros_like(union), where=union > 0)
     pvalues = p_value(intersection, support_left, support_right, np.broadcast_to(n_rows, intersection.shape))
-    tail = (1.0 - confidence) / 2.0
+    # scipy's binomial tail is NaN for counts beyond 2**63 (noise of a tiny ε saturates
+    # there): such a draw is no evidence of anything, p = 1.
+    pvalues = np.where(np.isnan(pvalues), 1.0, pvalues)
     values = {"jaccard": jaccard, "intersection": intersection,
               "support_left": support_left, "support_right": support_right, "p_value": pvalues}
-    bounds = {key: np.quantile(v, [tail, 1.0 - tail], axis=0) for key, v in values.items()}
+    bounds = {}
+    for key, v in values.items():
+        point = None
+        if estimates is not None:
+            point = np.array([np.nan if getattr(e, key) is None else getattr(e, key) for e in estimates])
+            point = None if np.isnan(point).any() else point
+        bounds[key] = credible_interval(v, point, confidence)
     return [
         {"confidence": float(confidence),
          **{key: [float(bounds[key][0, c]), float(bounds[key][1, c])] for key in _INTERVAL_STATS}}
@@ -292,13 +400,23 @@ def _side_query(queries: TreeQueries, tree: Tree, cells: tuple[bool, ...], negat
 def discrete_laplace_variance(scale: float) -> float:
     """Variance ``2a / (1 − a)²`` of discrete Laplace noise with ``a = exp(−1/scale)``.
 
+    ``1 − a`` is computed as ``−expm1(−1/scale)``, exact to rounding for any scale
+    (``1 − exp(−1/s)`` is 0 in float64 once ``s > 2**53``, which divided by zero for a
+    tiny ε), and the division is done in two steps so that a variance beyond the
+    float range is ``inf`` (an honest "unknown") instead of an error.
+
     Examples
     --------
     >>> round(discrete_laplace_variance(10.0), 1)   # close to 2·scale² = 200
     199.8
+    >>> round(discrete_laplace_variance(1e30) / 2e60, 12)      # ε = 1e-30
+    1.0
+    >>> discrete_laplace_variance(1e300)
+    inf
     """
-    a = math.exp(-1.0 / scale)
-    return 2.0 * a / (1.0 - a) ** 2
+    one_minus_a = -math.expm1(-1.0 / scale)
+    a = 1.0 - one_minus_a
+    return (2.0 * a / one_minus_a) / one_minus_a
 
 
 def combine_estimates(
@@ -306,16 +424,21 @@ def combine_estimates(
 ) -> tuple[float, float]:
     """Inverse-variance weighted mean of two independent unbiased estimates.
 
+    An infinite variance gives its estimate no weight (if both are infinite, the
+    first estimate is kept).
+
     Examples
     --------
     >>> combine_estimates(100.0, 4.0, (110.0, 4.0))
     (105.0, 2.0)
     >>> combine_estimates(100.0, 4.0, None)
     (100.0, 4.0)
+    >>> combine_estimates(100.0, math.inf, (110.0, 4.0))
+    (110.0, 4.0)
     """
-    if other is None or variance == 0:
+    if other is None or variance == 0 or math.isinf(other[1]):
         return estimate, variance
-    if other[1] == 0:
+    if other[1] == 0 or math.isinf(variance):
         return other
     value, other_variance = other
     weight, other_weight = 1.0 / variance, 1.0 / other_variance
@@ -355,6 +478,43 @@ def consistent_cells(table: np.ndarray, free: np.ndarray, total) -> np.ndarray:
 
 
 UNITS = ("leaves", "subtrees")
+
+
+def _simulated_sizes(sums: np.ndarray, table_variance: float, data_size: tuple[float, float] | None,
+                     rng: np.random.Generator) -> np.ndarray:
+    """The data size of each simulated table, estimated as ``n̂`` was.
+
+    Mirrors :func:`combine_estimates` case by case: the simulated table's sum
+    (``sums``) and, if there is a separate count, a simulated one (its released
+    value plus Laplace noise of the same variance), weighted by inverse variance. An
+    infinite variance (a tiny ε) gives its estimate no weight; a separate count of
+    variance 0 (a public size) is used as it is.
+
+    Examples
+    --------
+    >>> sums = np.array([90.0, 110.0])
+    >>> _simulated_sizes(sums, 4.0, None, np.random.default_rng(0)).tolist()
+    [90.0, 110.0]
+    >>> _simulated_sizes(sums, 4.0, (100.0, 0.0), np.random.default_rng(0)).tolist()
+    [100.0, 100.0]
+    >>> bool(np.all(np.isfinite(_simulated_sizes(sums, math.inf, (100.0, 8.0), np.random.default_rng(0)))))
+    True
+    """
+    if data_size is None or table_variance == 0 or math.isinf(data_size[1]):
+        return sums
+    value, variance = data_size
+    if variance == 0:
+        return np.full(sums.shape, float(value))
+    drawn = value + rng.laplace(0.0, math.sqrt(variance / 2), size=sums.shape)
+    if math.isinf(table_variance):
+        return drawn
+    weight, other_weight = 1.0 / table_variance, 1.0 / variance
+    return (sums * weight + drawn * other_weight) / (weight + other_weight)
+
+
+def _stats(c: LeafCombination) -> RedescriptionStats:
+    """The reported (noisy) statistics of a combination: its counts, clipped."""
+    return RedescriptionStats.from_counts(c.support_left, c.support_right, c.intersection, c.n_rows)
 
 
 def _empty_leaves(tree: Tree, index: LiteralIndex) -> np.ndarray:
@@ -544,11 +704,7 @@ def private_extract(
                       clip=False)
         # The data size is simulated as it was estimated: from the simulated table's
         # sum and, if there is one, a simulated separate count (same variance).
-        n_draws = draws.sum(axis=(1, 2))
-        if data_size is not None and data_size[1] > 0 and table_variance > 0:
-            counts_drawn = data_size[0] + rng.laplace(0.0, math.sqrt(data_size[1] / 2), size=n_draws.shape)
-            weight, other_weight = 1.0 / table_variance, 1.0 / data_size[1]
-            n_draws = (n_draws * weight + counts_drawn * other_weight) / (weight + other_weight)
+        n_draws = _simulated_sizes(draws.sum(axis=(1, 2)), table_variance, data_size, rng)
         if free is not None and data_size is not None:
             draws = consistent_cells(draws, free, n_draws)
         intervals = combination_intervals(
@@ -557,6 +713,7 @@ def private_extract(
             np.array([c.right for c in combinations]),
             confidence,
             n_rows=n_draws,
+            estimates=[_stats(c) for c in combinations],
         )
 
     queries = (TreeQueries(left_tree, left_index), TreeQueries(right_tree, right_index))
@@ -564,7 +721,7 @@ def private_extract(
     for c, interval in zip(combinations, intervals):
         left = _side_query(queries[0], left_tree, c.left, c.left_negated)
         right = _side_query(queries[1], right_tree, c.right, c.right_negated)
-        stats = RedescriptionStats.from_counts(c.support_left, c.support_right, c.intersection, c.n_rows)
+        stats = _stats(c)
         extra = {} if interval is None else {INTERVAL_KEY: interval}
         found.append(Redescription(left, right, stats, extra=extra))
     return found
