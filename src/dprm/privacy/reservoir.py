@@ -64,11 +64,21 @@ class ReservoirDraw:
         self._positions = np.empty(0, dtype=np.int64)
         self.n_seen = 0
 
-    def offer(self, scores: npt.ArrayLike) -> None:
-        """Add a chunk of candidate scores (finite floats) to the stream."""
+    def offer(self, scores: npt.ArrayLike, labels: npt.ArrayLike | None = None) -> None:
+        """Add a chunk of candidate scores (finite floats) to the stream.
+
+        ``labels`` (int64, one per score) name the candidates in :meth:`result`
+        instead of their stream positions, so a caller need not keep a map from
+        positions to candidates for the whole stream.
+        """
         chunk = _as_scores(scores)
+        if labels is None:
+            positions = np.arange(self.n_seen, self.n_seen + chunk.size, dtype=np.int64)
+        else:
+            positions = np.asarray(labels, dtype=np.int64)
+            if positions.shape != chunk.shape:
+                raise ParameterError("labels must give one integer per score")
         keys = chunk / self._scale + self._noise.gumbel(chunk.size)
-        positions = np.arange(self.n_seen, self.n_seen + chunk.size, dtype=np.int64)
         self.n_seen += chunk.size
         all_keys = np.concatenate((self._keys, keys))
         all_positions = np.concatenate((self._positions, positions))
@@ -78,7 +88,7 @@ class ReservoirDraw:
         self._keys, self._positions = all_keys, all_positions
 
     def result(self) -> np.ndarray:
-        """Selected stream positions (int64), in decreasing key order.
+        """Selected stream positions (or labels, if given), int64, in decreasing key order.
 
         The first is the exponential mechanism's choice; the rest continue the draw
         without replacement. Fewer than ``k`` when the stream had fewer candidates.

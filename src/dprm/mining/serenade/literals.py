@@ -87,7 +87,8 @@ class LiteralTable:
         codes = self.index.codes.astype(np.int64)
         positions = self._offsets[:, None] + 1 + codes
         positions[codes == self.index.missing_code] = self.n_positions - 1
-        self._positions = positions
+        # int32 where it fits: this (attributes × rows) matrix is the table's largest part
+        self._positions = positions.astype(np.int32) if self.n_positions < 2**31 else positions
         attribute, lo, hi = [], [], []
         for position, a in enumerate(self.index.attributes):
             n = int(n_bins[position])
@@ -124,7 +125,7 @@ class LiteralTable:
         ``groups`` holds one group label in ``0..n_groups-1`` per row. One bincount over
         (attribute, bin, group) and a cumulative sum over the bins.
         """
-        flat = (self._positions * n_groups + np.asarray(groups, dtype=np.int64)[None, :]).ravel()
+        flat = (self._positions.astype(np.int64) * n_groups + np.asarray(groups, dtype=np.int64)[None, :]).ravel()
         counts = np.bincount(flat, minlength=self.n_positions * n_groups).reshape(self.n_positions, n_groups)
         counts[-1] = 0  # missing values
         cumulative = np.cumsum(counts, axis=0)

@@ -17,9 +17,11 @@ spent, never more than ``epsilon``):
    the paper's d3 = 0.6, 0.3, 0.1; must sum to 1 exactly).
 3. **InitialPairs** (Algorithm 4): ``k`` independent size-1 weighted reservoirs
    (``WeightedReservoir(ε_init/k, Δ, k=1)``: each exactly one exponential-mechanism
-   draw, ``ε_init/k``) over all (initial literal, other-side literal) pairs. All pair
-   scores are computed once (one sparse product, :meth:`LiteralTable.pair_counts`)
-   and each reservoir is one Gumbel race over them.
+   draw, ``ε_init/k``) over all (initial literal, other-side literal) pairs. The pairs
+   are counted and scored block by block and every reservoir is fed each block
+   (:mod:`.pairs`): the same Gumbel races, in memory bounded by a block, not by the
+   number of pairs; a run with more than ``pairs.MAX_PAIRS`` pairs is refused before
+   any release.
 4. **ExtendOne** (Algorithm 3) and **ComputeQuality** (:mod:`.compute_quality`):
 
    * ES: ``M`` rounds of the memoised race (:mod:`.race`), ``ε_ext/M`` each; then
@@ -102,6 +104,7 @@ from dprm.mining.serenade.auto import (
 from dprm.mining.serenade.compute_quality import QualityRelease, release_quality
 from dprm.mining.serenade.extensions import Growing, extend, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
+from dprm.mining.serenade.pairs import check_pair_count, draw_initial_pairs
 from dprm.mining.serenade.quality import (
     JACCARD_ONE_SIDED,
     JACCARD_SENSITIVITY,
@@ -115,7 +118,6 @@ from dprm.privacy import (
     DiscreteLaplaceCount,
     ExponentialMechanism,
     SecureNoise,
-    WeightedReservoir,
     split_budget,
 )
 from dprm.privacy.accountant import FLOATING_POINT_SELECTION
@@ -285,6 +287,8 @@ class _GreedyMiner(Miner):
         for table, view in zip(self.tables_, data.views):
             if len(table) == 0:
                 raise ParameterError(f"the {view.name} view has no candidate literal")
+        if self.private:
+            check_pair_count(self.tables_, self.algorithm)  # public schema only, before any release
         self._rng = rng
         self._accountant = accountant
         self._notes: list[str] = []
@@ -426,20 +430,14 @@ class _GreedyMiner(Miner):
         return inter.ravel()[pair], union.ravel()[pair], pair
 
     def _initial_pairs(self, epsilon) -> list[Growing]:
-        """Algorithm 4: ``k`` independent exponential-mechanism draws over all pairs."""
-        inter, union, pair = self._pair_table()
-        scores = self._scores(inter, union)
-        n_right = len(self.tables_[1])
-        chosen = []
+        """Algorithm 4: ``k`` independent exponential-mechanism draws over all pairs (streamed: :mod:`.pairs`)."""
         self._float_selection = True  # WeightedReservoir: float64 Gumbel keys, not an exact sampler
         part = self._progress.part(self._caps(0)[0], self._k)
-        for number, share in enumerate(split_budget(epsilon, [1] * self._k), start=1):
-            reservoir = WeightedReservoir(share, self._sensitivity, k=1)
-            position = int(reservoir.release(self._accountant, f"initial pair {number}", [scores])[0])
-            left, right = divmod(int(pair[position]), n_right)
-            chosen.append(Growing.pair(self.tables_, left, right))
+        chosen = draw_initial_pairs(self.tables_, self._side, self._scores, self._sensitivity,
+                                    split_budget(epsilon, [1] * self._k), self._accountant)
+        for _ in chosen:  # the draws finish together, after the last block
             part.advance()
-        return chosen
+        return [Growing.pair(self.tables_, left, right) for left, right in chosen]
 
     def _candidates(self, state: Growing):
         candidates = extension_counts(state, self.tables_, self.max_literals)

@@ -1,0 +1,187 @@
+"""The greedy miners' initial pairs, counted and drawn block by block (issue 9, memory)."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from conftest import RecordingNoise
+from scipy.stats import chisquare
+
+import dprm.mining.serenade.pairs as pairs
+from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
+from dprm.errors import ParameterError
+from dprm.mining import make_miner
+from dprm.mining.serenade.literals import LiteralTable
+from dprm.mining.serenade.quality import jaccard_quality
+from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise, WeightedReservoir, split_budget
+
+
+def mixed_view(rng: np.random.Generator, side: str, n_rows: int, names: list[str]) -> View:
+    """Boolean, categorical and numeric attributes with missing values (declared domains)."""
+    attributes = []
+    for j, name in enumerate(names):
+        kind = j % 3
+        if kind == 0:
+            values = (rng.random(n_rows) < rng.uniform(0.2, 0.8)).astype(np.int8)
+            values[rng.random(n_rows) < 0.1] = -1
+            attributes.append(Attribute(name, side, AttributeKind.BOOLEAN, values, Domain(declared=True)))
+        elif kind == 1:
+            values = rng.integers(0, 3, n_rows).astype(np.int32)
+            values[rng.random(n_rows) < 0.1] = -1
+            attributes.append(Attribute(name, side, AttributeKind.CATEGORICAL, values,
+                                        Domain(categories=("p", "q", "r"), declared=True)))
+        else:
+            values = np.round(rng.normal(0, 1, n_rows), 2)
+            values[rng.random(n_rows) < 0.1] = np.nan
+            attributes.append(Attribute(name, side, AttributeKind.NUMERIC, values,
+                                        Domain(bounds=(-3.0, 3.0), declared=True)))
+    return View(side, attributes)
+
+
+def tables_for(seed: int, n_rows: int = 120, shared: bool = True) -> tuple[LiteralTable, LiteralTable]:
+    rng = np.random.default_rng(seed)
+    left_names = [f"a{j}" for j in range(5)]
+    right_names = ["a0", "a4", "b2", "b3"] if shared else [f"b{j}" for j in range(4)]
+    views = (mixed_view(rng, "left", n_rows, left_names), mixed_view(rng, "right", n_rows, right_names))
+    return tuple(LiteralTable(v, mode="private", max_splits=4) for v in views)  # type: ignore[return-value]
+
+
+def brute_force(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every allowed pair in (left, right) order, counted from the literals' row masks."""
+    left, right = tables[0].supports(), tables[1].supports()
+    inter = left.astype(np.int64) @ right.T.astype(np.int64)
+    union = left.sum(axis=1)[:, None] + right.sum(axis=1)[None, :] - inter
+    allowed = np.asarray(tables[0].names)[:, None] != np.asarray(tables[1].names)[None, :]
+    pair = np.flatnonzero(allowed.ravel())
+    return pair, inter.ravel()[pair], union.ravel()[pair]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("side", [0, 1])
+@pytest.mark.parametrize("block_pairs", [1, 7, 64, 10**9])
+def test_blocks_count_every_allowed_pair_exactly_once(seed, side, block_pairs) -> None:
+    tables = tables_for(seed)
+    pair, inter, union = brute_force(tables)
+    blocks = list(pairs.pair_blocks(tables, side, block_pairs))
+    widest = int(np.bincount(tables[1 - side].attribute).max())  # a block holds at least one attribute
+    assert all(len(b) <= max(block_pairs, widest) for b in blocks)
+    got_pair = np.concatenate([b.pair for b in blocks])
+    order = np.argsort(got_pair)
+    assert np.array_equal(got_pair[order], pair)  # each allowed pair once, no same-name pair
+    assert np.array_equal(np.concatenate([b.intersection for b in blocks])[order], inter)
+    assert np.array_equal(np.concatenate([b.union for b in blocks])[order], union)
+    assert pairs.count_pairs(tables) == pair.size
+    if block_pairs >= len(tables[0]) * len(tables[1]):  # one block, in (left, right) order
+        assert len(blocks) == 1 and np.array_equal(blocks[0].pair, pair)
+
+
+def test_blocks_hold_at_most_the_block_size() -> None:
+    tables = tables_for(3, shared=False)
+    sizes = [len(b) for b in pairs.pair_blocks(tables, 0, 50)]
+    assert sum(sizes) == len(tables[0]) * len(tables[1]) and max(sizes) <= 50 and len(sizes) > 1
+
+
+def old_initial_pairs(tables, side, score, sensitivity, shares, accountant):
+    """The former implementation: all pairs as flat arrays, one reservoir over them per share."""
+    pair, inter, union = brute_force(tables)
+    scores = score(inter, union)
+    n_right = len(tables[1])
+    chosen = []
+    for number, share in enumerate(shares, start=1):
+        position = int(WeightedReservoir(share, sensitivity, k=1).release(accountant, f"initial pair {number}",
+                                                                          [scores])[0])
+        chosen.append(divmod(int(pair[position]), n_right))
+    return chosen
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("side", [0, 1])
+def test_one_block_draws_exactly_what_the_flat_arrays_drew(seed, side) -> None:
+    """Same seed, same initial pairs, whenever all pairs fit in one block."""
+    tables = tables_for(seed)
+    shares = split_budget(Fraction(3), [1] * 4)
+    results = []
+    for draw in (old_initial_pairs, pairs.draw_initial_pairs):
+        accountant = Accountant(3, SeededNoise(np.random.default_rng(100 + seed)))
+        results.append(draw(tables, side, jaccard_quality, Fraction(1, 2), shares, accountant))
+        assert [e.step for e in accountant.ledger] == [f"initial pair {i}" for i in range(1, 5)]
+    assert results[0] == results[1]
+
+
+def test_streamed_draws_are_the_exponential_mechanism() -> None:
+    """Blocks of 3 pairs, interleaved over two draws: each draw still has P(pair) ∝ exp(ε q / (2Δ))."""
+    rng = np.random.default_rng(0)
+    n = 40
+    left = View("left", [Attribute(f"l{j}", "left", AttributeKind.BOOLEAN, (rng.random(n) < 0.5).astype(np.int8),
+                                   Domain(declared=True)) for j in range(3)])
+    right = View("right", [Attribute(f"r{j}", "right", AttributeKind.BOOLEAN,
+                                     (rng.random(n) < 0.5).astype(np.int8), Domain(declared=True)) for j in range(3)])
+    tables = tuple(LiteralTable(v, mode="private", max_splits=3) for v in (left, right))
+    pair, inter, union = brute_force(tables)
+    probabilities = ExponentialMechanism(4, Fraction(1, 2)).probabilities(jaccard_quality(inter, union))
+    runs = 3000
+    seen = [Counter(), Counter()]
+    noise = SeededNoise(np.random.default_rng(1))
+    for _ in range(runs):
+        accountant = Accountant(8, noise)
+        chosen = pairs.draw_initial_pairs(tables, 0, jaccard_quality, Fraction(1, 2), [4, 4], accountant,
+                                          block_pairs=3)
+        for k, (l, r) in enumerate(chosen):
+            seen[k][l * len(tables[1]) + r] += 1
+    for counter in seen:
+        observed = np.array([counter[p] for p in pair])
+        assert chisquare(observed, probabilities * runs).pvalue > 1e-3
+
+
+def test_every_draw_is_charged_before_any_key_is_drawn() -> None:
+    tables = tables_for(4)
+    noise = RecordingNoise(np.random.default_rng(0))
+    accountant = Accountant(1, noise)
+    noise.accountant = accountant
+    pairs.draw_initial_pairs(tables, 0, jaccard_quality, 1, split_budget(Fraction(1), [1, 1, 1]), accountant,
+                             block_pairs=5)
+    assert noise.draws and min(noise.draws) == 3  # all three charges first
+
+
+def test_memory_is_bounded_by_the_block_not_the_pairs() -> None:
+    """Peak traced memory of a streamed count is a fraction of the one-matrix count."""
+    rng = np.random.default_rng(5)
+    n = 200
+    views = [View(side, [Attribute(f"{side[0]}{j}", side, AttributeKind.BOOLEAN,
+                                   (rng.random(n) < 0.3).astype(np.int8), Domain(declared=True))
+                         for j in range(700)]) for side in ("left", "right")]
+    tables = tuple(LiteralTable(v, mode="private", max_splits=3) for v in views)
+    peaks = []
+    for block_pairs in (10**9, 1 << 13):
+        tracemalloc.start()
+        total = sum(len(b) for b in pairs.pair_blocks(tables, 0, block_pairs))
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert total == 700 * 700
+    assert peaks[1] < peaks[0] / 4
+
+
+def test_too_many_pairs_are_refused_before_any_release(monkeypatch) -> None:
+    rng = np.random.default_rng(2)
+    n = 300
+    left = View("left", [Attribute(f"l{j}", "left", AttributeKind.BOOLEAN, (rng.random(n) < 0.5).astype(np.int8),
+                                   Domain(declared=True)) for j in range(6)])
+    right = View("right", [Attribute(f"r{j}", "right", AttributeKind.BOOLEAN,
+                                     (rng.random(n) < 0.5).astype(np.int8), Domain(declared=True)) for j in range(6)])
+    data = TwoViewData(left, right)
+    monkeypatch.setattr(pairs, "MAX_PAIRS", 35)
+    for algorithm in ("serenade-es", "serenade-cs"):
+        accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+        with pytest.raises(ParameterError, match="36 candidate initial pairs, more than the limit of 35") as error:
+            make_miner(algorithm, initial_pairs=2, extensions=2).fit(data, accountant=accountant,
+                                                                    rng=np.random.default_rng(0))
+        assert "\n" not in str(error.value)
+        assert accountant.ledger == [] and accountant.spent() == 0
+    monkeypatch.setattr(pairs, "MAX_PAIRS", 36)
+    miner = make_miner("serenade-es", initial_pairs=2, extensions=2).fit(
+        data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(0))
+    assert miner.privacy_["epsilon"] == pytest.approx(1.0)
