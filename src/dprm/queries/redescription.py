@@ -92,6 +92,9 @@ class Redescription:
         :mod:`dprm.queries.normal_form`): read off the data only in a non-private
         run (:func:`~dprm.queries.normal_form.complete_attributes`), declared
         (public) in a private one. The statistics stay true: the supports do not change.
+        One set serves both sides, as column names are unique across the views (the
+        loader refuses shared names); for hand-made views that share a name, name it
+        only if it is complete in both.
 
         Examples
         --------
