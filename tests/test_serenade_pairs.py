@@ -185,3 +185,23 @@ def test_too_many_pairs_are_refused_before_any_release(monkeypatch) -> None:
     miner = make_miner("serenade-es", initial_pairs=2, extensions=2).fit(
         data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(0))
     assert miner.privacy_["epsilon"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("side", [0, 1])
+@pytest.mark.parametrize("k", [1, 5, 40, 10**4])
+@pytest.mark.parametrize("block_pairs", [3, 50, 10**9])
+def test_top_pairs_is_a_stable_sort_of_all_pairs(seed, side, k, block_pairs) -> None:
+    """ReReMi's start: the k best pairs, ties by pair number, as argsort(kind="stable") did."""
+    tables = tables_for(seed, n_rows=40)  # few rows: many ties
+    pair, inter, union = brute_force(tables)
+    jaccard = np.divide(inter, union, out=np.zeros(inter.shape), where=union > 0)
+    jaccard[inter < 3] = -1.0
+    order = np.argsort(-jaccard, kind="stable")[:k]
+
+    def value(block):
+        j = np.divide(block.intersection, block.union, out=np.zeros(len(block)), where=block.union > 0)
+        return np.where(block.intersection < 3, -1.0, j)
+
+    got_pairs, got_values = pairs.top_pairs(tables, side, k, value, block_pairs=block_pairs)
+    assert np.array_equal(got_pairs, pair[order]) and np.array_equal(got_values, jaccard[order])

@@ -56,7 +56,7 @@ from dprm.privacy import Accountant, WeightedReservoir
 from dprm.privacy.budget import EpsilonLike
 
 __all__ = ["BLOCK_PAIRS", "MAX_PAIRS", "ONEHOT_CELLS", "PairBlock", "check_pair_count", "count_pairs",
-           "draw_initial_pairs", "pair_blocks"]
+           "draw_initial_pairs", "literal_sizes", "pair_blocks", "top_pairs"]
 
 #: Pairs per block (2 Mi: about 100 MB of counts, scores and keys at a time).
 BLOCK_PAIRS = 1 << 21
@@ -332,3 +332,55 @@ def draw_initial_pairs(
             raise ParameterError("no allowed pair of literals: the views share every attribute name")
         chosen.append(divmod(int(result[0]), n_right))
     return chosen
+
+
+def literal_sizes(table: LiteralTable) -> np.ndarray:
+    """``|supp(literal)|`` of every literal of ``table`` (int64), in one pass over the rows."""
+    return table.group_counts(np.zeros(table.n_rows, dtype=np.int64), 1)[:, 0].astype(np.int64)
+
+
+def top_pairs(
+    tables: Sequence[LiteralTable],
+    side: int,
+    k: int,
+    value: Callable[[PairBlock], np.ndarray],
+    *,
+    block_pairs: int = BLOCK_PAIRS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` pairs of largest ``value``, streamed (the non-private ReReMi's start).
+
+    Ties are broken by the pair number ``left · n_right + right``, i.e. exactly as a
+    stable sort of one flat (left, right) array by decreasing value would. Memory is
+    that of one block plus ``k``.
+
+    Returns
+    -------
+    (pairs, values) : ndarray of int64, ndarray of float64
+        Best first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+    >>> def boolean(name, side, values):
+    ...     return Attribute(name, side, AttributeKind.BOOLEAN, np.array(values, np.int8), Domain(declared=True))
+    >>> left = View("left", [boolean("a", "left", [1, 1, 0, 0]), boolean("b", "left", [0, 1, 0, 1])])
+    >>> right = View("right", [boolean("x", "right", [1, 1, 0, 0]), boolean("y", "right", [0, 1, 0, 1])])
+    >>> tables = [LiteralTable(v, mode="private", max_splits=3) for v in (left, right)]
+    >>> top_pairs(tables, 0, 2, lambda b: b.intersection / b.union, block_pairs=1)
+    (array([0, 3]), array([1., 1.]))
+    """
+    best_pairs = np.empty(0, dtype=np.int64)
+    best_values = np.empty(0, dtype=np.float64)
+    for block in pair_blocks(tables, side, block_pairs):
+        values = np.asarray(value(block), dtype=np.float64)
+        pair = block.pair
+        if values.size > k:  # keep the block's k largest, with every tie of the k-th
+            kth = np.partition(values, values.size - k)[values.size - k]
+            keep = values >= kth
+            values, pair = values[keep], pair[keep]
+        values = np.concatenate((best_values, values))
+        pair = np.concatenate((best_pairs, pair))
+        order = np.lexsort((pair, -values))[:k]
+        best_pairs, best_values = pair[order], values[order]
+    return best_pairs, best_values

@@ -409,26 +409,6 @@ class _GreedyMiner(Miner):
     def _scores(self, intersection: np.ndarray, union: np.ndarray) -> np.ndarray:
         return np.asarray(self._quality(intersection, union), dtype=np.float64)
 
-    def _pair_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Intersection and union of every allowed (left literal, right literal) pair.
-
-        Returns flat arrays ``(intersection, union, pair)`` with ``pair = left · n_right
-        + right``; pairs of two literals on the same attribute name are left out. The
-        supports of each view's literals are kept in ``self._literal_sizes``.
-        """
-        first, other = self.tables_[self._side], self.tables_[1 - self._side]
-        supports = first.supports()
-        inter = other.pair_counts(supports)  # (n_first, n_other)
-        size_first = supports.sum(axis=1)
-        size_other = other.pair_counts(np.ones((1, other.n_rows), dtype=bool))[0]
-        union = size_first[:, None] + size_other[None, :] - inter
-        self._literal_sizes = (size_first, size_other) if self._side == 0 else (size_other, size_first)
-        allowed = np.asarray(first.names, dtype=object)[:, None] != np.asarray(other.names, dtype=object)[None, :]
-        if self._side == 1:  # store as (left, right)
-            inter, union, allowed = inter.T, union.T, allowed.T
-        pair = np.flatnonzero(allowed.ravel())
-        return inter.ravel()[pair], union.ravel()[pair], pair
-
     def _initial_pairs(self, epsilon) -> list[Growing]:
         """Algorithm 4: ``k`` independent exponential-mechanism draws over all pairs (streamed: :mod:`.pairs`)."""
         self._float_selection = True  # WeightedReservoir: float64 Gumbel keys, not an exact sampler

@@ -25,6 +25,7 @@ from typing import Any
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import MAX_ROWS, MAX_SUPPORT, MIN_JACCARD, Param, not_private_block, parameter_table
 from dprm.mining.serenade.extensions import Growing, extend
+from dprm.mining.serenade.pairs import PairBlock, literal_sizes, top_pairs
 from dprm.mining.serenade.private_miners import SERENADE_PARAMETERS, _GreedyMiner
 from dprm.queries import Redescription, RedescriptionStats
 
@@ -110,23 +111,27 @@ class ReReMi(_GreedyMiner):
     def _mine(self, data: TwoViewData) -> None:
         n = data.n_rows
         min_support = self._kept_support(float(n))
-        inter, union, pair = self._pair_table()
-        jaccard = np.divide(inter, union, out=np.zeros(inter.shape), where=union > 0)
-        jaccard[inter < min_support] = -1.0
         n_right = len(self.tables_[1])
         too_big = self.max_support * n
-        sizes_left, sizes_right = self._literal_sizes
-        jaccard[(sizes_left[pair // n_right] > too_big) | (sizes_right[pair % n_right] > too_big)] = -1.0
-        order = np.argsort(-jaccard, kind="stable")[: self.initial_pairs]
+        sizes_left, sizes_right = (literal_sizes(table) for table in self.tables_)
+
+        def start_value(block: PairBlock) -> np.ndarray:
+            """Jaccard of each pair; -1 where the intersection or a support is out of range."""
+            jaccard = np.divide(block.intersection, block.union, out=np.zeros(len(block)), where=block.union > 0)
+            excluded = ((block.intersection < min_support) | (sizes_left[block.pair // n_right] > too_big)
+                        | (sizes_right[block.pair % n_right] > too_big))
+            return np.where(excluded, -1.0, jaccard)
+
+        # the best pairs of all, streamed block by block (:mod:`.pairs`): memory of one block
+        starts, start_values = top_pairs(self.tables_, self._side, self.initial_pairs, start_value)
         found: dict[str, Redescription] = {}
-        for number, position in enumerate(order):
+        for number, (pair, current) in enumerate(zip(starts, start_values)):
             self._progress.advance_to(number * (1 + self.extensions))  # a pair that stopped early counts as done
-            if jaccard[position] < 0:
+            if current < 0:
                 break
-            left, right = divmod(int(pair[position]), n_right)
+            left, right = divmod(int(pair), n_right)
             state = Growing.pair(self.tables_, left, right)
             self._progress.advance(1)
-            current = jaccard[position]
             for _ in range(self.extensions):
                 candidates = self._extension_table(state)
                 values = np.divide(candidates.intersection, candidates.union,
