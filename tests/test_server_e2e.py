@@ -29,7 +29,8 @@ from dprm.client import Client, RemoteError  # noqa: E402
 from dprm.queries import BooleanLiteral, NumericLiteral  # noqa: E402
 from dprm.server.database import Database  # noqa: E402
 from dprm.server.tables import charges, jobs, ledger  # noqa: E402
-from server_support import DPRM, MAMMALS, MAMMALS_TYPES, Served, require_mammals, setup_server_db  # noqa: E402
+from server_support import (DPRM, MAMMALS, MAMMALS_TYPES, Served, alive, children, require_mammals,  # noqa: E402
+                            setup_server_db)
 
 SMALL_JOB = {"init_trials": 1, "depth": 2}
 #: A job that runs for seconds on mammals (the killed worker's).
@@ -164,9 +165,14 @@ def test_a_worker_killed_mid_job(tmp_path: Path) -> None:
             second = client.submit("mammals", "mcmc-tree-pair", 1, LONG_JOB)["id"]
             queued = client.submit("tiny", "alt-expm", 1, SMALL_JOB)["id"]
             row = _wait_for(lambda: _touched_worker(db, second), what="the worker to read the rows")
+            pool = [pid for pid in children(server.process.pid) if pid != row.worker_pid]
+            assert pool  # the primitives' processes
             os.kill(server.process.pid, signal.SIGKILL)
             os.kill(row.worker_pid, signal.SIGKILL)
             server.process.wait(timeout=30)
+            server.stop()
+            _wait_for(lambda: not any(alive(pid) for pid in pool), timeout=10,
+                      what="the pool's processes to notice that the server died")
         server = Served(url, workers=1).start()
         with Client(server.url, tokens["alice"]) as client:
             _wait_for(lambda: client.status(second)["status"] == "failed", what="the restarted server to notice")
@@ -174,6 +180,8 @@ def test_a_worker_killed_mid_job(tmp_path: Path) -> None:
             assert client.wait(queued, timeout=120)["algorithm"] == "alt-expm"  # survived the restart
             budget = client.budget("mammals")[0]["exact"]
             assert budget["spent"] == "2"
+        pool = children(server.process.pid)
     finally:
         server.stop()
         db.dispose()
+    _wait_for(lambda: not any(alive(pid) for pid in pool), timeout=10, what="a stopped server's pool to exit")

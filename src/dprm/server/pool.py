@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -42,10 +44,8 @@ class PrimitivePool:
         self._executor: ProcessPoolExecutor | None = None
 
     def _make(self) -> ProcessPoolExecutor:
-        from dprm.server.primitives import warm
-
         return ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=warm)
+                                   initializer=_initialise, initargs=(os.getpid(),))
 
     def start(self) -> None:
         """Start the processes now (they import numpy and the miners: seconds)."""
@@ -81,7 +81,34 @@ class PrimitivePool:
             raise ApiError("computation_failed", "the computation took too long; the charge is kept") from None
 
     def stop(self) -> None:
+        """Stop the processes (those still busy after 5 s are killed)."""
         with self._lock:
             executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        if executor is None:
+            return
+        processes = list(getattr(executor, "_processes", {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + 5.0
+        for process in processes:
+            process.join(timeout=max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=5.0)
+
+
+def _initialise(parent: int) -> None:
+    """A pool process's start: import what primitives need; exit when the server dies.
+
+    A server killed outright (SIGKILL, out of memory) cannot stop its pool; each
+    process checks once a second that its parent is still the server and exits if not.
+    """
+    from dprm.server.primitives import warm
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="dprm-parent-watch", daemon=True).start()
+    warm()
