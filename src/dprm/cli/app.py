@@ -1,0 +1,116 @@
+"""The root of the ``dprm`` command: a group that imports a command only when it runs.
+
+Typer builds every option of every command before it can print the top-level help,
+and the commands' modules import numpy, pandas and the miners (about two seconds).
+:class:`LazyCommands` lists the commands from a static table instead and imports a
+command's module (``dprm.cli.<module>``, which defines a :class:`typer.Typer` named
+``app``) on first use, so ``dprm --help`` and ``dprm --version`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from dprm.cli.console import INTERRUPTED, exit_on, fail
+
+__all__ = ["app", "main", "COMMANDS", "CONTEXT"]
+
+#: name -> (module under dprm.cli, one-line help shown by ``dprm --help``).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "mine": ("mine", "Mine redescriptions of two views, privately or not."),
+    "inspect": ("inspect", "Show the schema dprm reads from two views (local: shows row counts)."),
+    "evaluate": ("evaluate", "Run algorithms many times; true vs noisy statistics, tables."),
+    "report": ("report", "Write an HTML report of experiments or of one run."),
+    "datasets": ("datasets", "Example datasets with planted redescriptions."),
+    "serve": ("serve", "Serve datasets to analysts: the secured server's API (docs/server.md)."),
+    "admin": ("admin", "The data owner's administration of a server: datasets, analysts, budgets, ledger."),
+    "remote": ("remote", "Use a dprm server as an analyst: datasets, jobs, primitives, budget."),
+}
+
+#: Click settings shared by every command: -h as --help, help text at 80 columns.
+CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 80}
+
+
+class LazyCommands(TyperGroup):
+    """A command group whose commands are imported when first used."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Optional[Any]:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(f"dprm.cli.{COMMANDS[cmd_name][0]}")
+        command = typer.main.get_command(module.app)
+        command.name = cmd_name
+        return command
+
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, short) for name, (_, short) in COMMANDS.items()])
+
+
+def command_app(help_text: str | None = None) -> typer.Typer:
+    """A :class:`typer.Typer` for one command module, with the shared settings.
+
+    Plain click help (no rich panels, which cut long option names at 80 columns),
+    ``-h``, defaults shown, no shell-completion options.
+    """
+    return typer.Typer(help=help_text, context_settings=CONTEXT, rich_markup_mode=None,
+                       add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from dprm import __version__
+
+        print(f"dprm {__version__}")
+        raise typer.Exit()
+
+
+app = typer.Typer(cls=LazyCommands, context_settings=CONTEXT, rich_markup_mode=None,
+                  add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="Print dprm's version and exit."),
+) -> None:
+    """dprm: differentially private redescription mining.
+
+    Redescriptions are pairs of queries, one over each of two views of the same
+    entities, that describe nearly the same entities. Private algorithms spend exactly
+    --epsilon and say on every run whether their guarantee holds.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``dprm`` command (``argv`` defaults to ``sys.argv[1:]``)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+
+    try:
+        result = app(args=args or ["--help"], standalone_mode=False, prog_name="dprm")
+    except typer.Exit as done:
+        raise SystemExit(done.exit_code) from None
+    except typer.Abort:
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
+    except typer.TyperException as error:  # bad options and arguments
+        if type(error).__name__ == "NoArgsIsHelpError":  # a command group alone: its help
+            context = getattr(error, "ctx", None)
+            if context is not None:
+                print(context.get_help())
+            raise SystemExit(0) from None
+        fail(error.format_message())
+    except SystemExit:
+        raise
+    except BaseException as error:  # noqa: BLE001 - every other ending is one line too
+        exit_on(error)
+    if isinstance(result, int) and result:
+        raise SystemExit(result)

@@ -1,0 +1,45 @@
+"""``dprm datasets``: example data with planted redescriptions (known answers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from dprm.cli.app import command_app
+from dprm.cli.console import console
+from dprm.cli.outputs import check_directory
+
+app = command_app("Example datasets with planted redescriptions (known answers).")
+
+
+@app.callback()
+def datasets() -> None:
+    """Example datasets with planted redescriptions (known answers)."""
+
+
+@app.command("make-planted")
+def make_planted_command(
+    outdir: Path = typer.Argument(..., show_default=False,
+                                  help="Directory for left.csv, right.csv, types.json and planted.json."),
+    rows: int = typer.Option(1000, metavar="N", help="Number of rows (entities)."),
+    seed: Optional[int] = typer.Option(None, metavar="N", help="Random seed, a non-negative integer."),
+    planted: int = typer.Option(3, metavar="N", help="Number of planted relations."),
+    left_boolean: int = typer.Option(30, metavar="N", help="Boolean attributes of the left view."),
+    left_numeric: int = typer.Option(0, metavar="N", help="Numeric attributes of the left view."),
+    right_boolean: int = typer.Option(0, metavar="N", help="Boolean attributes of the right view."),
+    right_numeric: int = typer.Option(20, metavar="N", help="Numeric attributes of the right view."),
+    noise: float = typer.Option(0.05, metavar="SHARE",
+                                help="Share of rows on which a planted attribute is wrong, in [0, 0.5)."),
+    missing: float = typer.Option(0.0, metavar="SHARE", help="Share of missing values, in [0, 1)."),
+) -> None:
+    """Write an example two-view dataset with planted redescriptions to OUTDIR."""
+    from dprm.datasets import make_planted, write_planted
+
+    check_directory(outdir, create=True)  # before the rows are generated
+    data = make_planted(rows, n_left_boolean=left_boolean, n_left_numeric=left_numeric,
+                        n_right_boolean=right_boolean, n_right_numeric=right_numeric, n_planted=planted,
+                        noise=noise, missing=missing, random_state=seed)
+    for path in write_planted(data, outdir):
+        console.print(f"wrote {path}")

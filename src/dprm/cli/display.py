@@ -1,0 +1,116 @@
+"""What ``dprm mine`` prints: the privacy status line and the table of redescriptions.
+
+The status line comes first, on every run, so nobody reads a table without knowing
+what it is worth::
+
+    private: ε = 1 spent (pure-dp on MCMC convergence), ledger in out.json
+    NOT private: seeded noise source: ...; split points ... come from undeclared types
+
+The table's title follows the status: "differentially private" only on a run that is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from rich.text import Text
+
+from dprm.cli.console import console, plural
+
+if TYPE_CHECKING:
+    from dprm.queries import Redescription
+
+__all__ = ["privacy_status", "describe_guarantee", "print_status", "print_redescriptions"]
+
+
+def describe_guarantee(guarantee: str) -> str:
+    """The spec's guarantee label in words.
+
+    Examples
+    --------
+    >>> describe_guarantee("pure-dp-on-mcmc-convergence; data-dependent stop")
+    'pure-dp on MCMC convergence; data-dependent stop'
+    >>> describe_guarantee("pure-dp")
+    'pure-dp'
+    """
+    return guarantee.replace("pure-dp-on-mcmc-convergence", "pure-dp on MCMC convergence")
+
+
+def _epsilon(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def privacy_status(privacy: Mapping[str, Any], output: Path | None,
+                   budget: float | None = None) -> tuple[bool, str]:
+    """Whether the run is private, and its one status line.
+
+    ``budget`` is the ε the run was given; a run that stopped early spent less, and
+    the line says so.
+
+    Examples
+    --------
+    >>> block = {"epsilon": 1.0, "guarantee": "pure-dp", "private": True, "ledger": [{"epsilon": 1.0}]}
+    >>> privacy_status(block, Path("out.json"), 1.0)
+    (True, 'private: ε = 1 spent (pure-dp), ledger in out.json')
+    >>> privacy_status({**block, "epsilon": 0.75}, None, 1.0)[1]
+    'private: ε = 0.75 spent of 1 (pure-dp), ledger of 1 release in the JSON (--output FILE)'
+    >>> privacy_status({"guarantee": "none", "private": False, "reasons": ["a seed was given"]}, None)
+    (False, 'NOT private: a seed was given')
+    """
+    guarantee = str(privacy.get("guarantee", "none"))
+    private = bool(privacy.get("private", guarantee != "none")) and guarantee != "none"
+    if not private:
+        reasons = [str(r) for r in privacy.get("reasons") or []] or ["not a private algorithm"]
+        return False, "NOT private: " + "; ".join(reasons)
+    ledger = privacy.get("ledger") or []
+    where = f"ledger in {output}" if output is not None else \
+        f"ledger of {plural(len(ledger), 'release')} in the JSON (--output FILE)"
+    spent = float(privacy.get("epsilon", 0.0))
+    of = f" of {_epsilon(budget)}" if budget is not None and _epsilon(budget) != _epsilon(spent) else ""
+    return True, f"private: ε = {_epsilon(spent)} spent{of} ({describe_guarantee(guarantee)}), {where}"
+
+
+def print_status(privacy: Mapping[str, Any], output: Path | None, budget: float | None = None) -> bool:
+    """Print the status line (green when private, bold red when not); return whether private."""
+    private, line = privacy_status(privacy, output, budget)
+    console.print(Text(line, style="green" if private else "bold red"), soft_wrap=True)
+    return private
+
+
+def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *, noisy: bool, private: bool,
+                         hidden: int = 0) -> None:
+    """One block per redescription: its statistics on a line, then both queries.
+
+    ``noisy``: the statistics are noisy releases (a private algorithm, with or without
+    a secure noise source); ``private``: the run's guarantee holds. ``hidden``: the
+    number of redescriptions the redundancy filter left out of the table.
+    """
+    kept = sum(not r.pruned for r in redescriptions)
+    title = plural(len(redescriptions) + hidden, "redescription")
+    if hidden:
+        title += f" ({hidden:,} redundant not shown)"
+    if noisy:
+        title += f", {kept:,} kept after pruning"
+        title += (", differentially private statistics" if private
+                  else ", noisy statistics (NOT private)")
+    else:
+        title += ", exact statistics (not private)"
+    console.print(Text(title, style="bold"), soft_wrap=True)
+    shown = sorted(redescriptions, key=lambda r: r.pruned)[:top]
+    for number, r in enumerate(shown, start=1):
+        s = r.stats
+        line = Text(f"{number:>3}. J = {s.jaccard:.3f}", style="bold")
+        interval = r.extra.get("interval", {}).get("jaccard") if noisy else None
+        if interval:
+            line.append(f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+        line.append(f"   |L| {s.support_left:,.0f}   |R| {s.support_right:,.0f}   |L∩R| {s.intersection:,.0f}")
+        if s.p_value is not None:
+            line.append(f"   p {s.p_value:.2g}")
+        if r.pruned:
+            line.append("   pruned", style="yellow")
+        console.print(line)
+        console.print(Text("     L: ") + Text(str(r.left)))
+        console.print(Text("     R: ") + Text(str(r.right)))
+    if len(redescriptions) > len(shown):
+        console.print(f"... {len(redescriptions) - len(shown):,} more (--top N shows more; --output writes all)")

@@ -1,0 +1,272 @@
+"""``dprm mine``: mine redescriptions of two views, privately or not.
+
+The miner options are not written out here: they are generated from the miners'
+own signatures (:func:`miner_options`), with each option's help, the algorithms it
+applies to and their defaults, so that a parameter added to a miner is an option at
+once. The run:
+
+1. check the options: the algorithm, the miner's parameters and their bounds
+   (:meth:`~dprm.mining.Miner.check_parameters`), and that every output file can be
+   written; nothing is read and no budget is spent before this passes;
+2. load the views, printing each silent change of the data layer as a ``note:``;
+3. mine, with a progress bar on runs longer than a second;
+4. write the outputs (all or none), then print the privacy status line, the table
+   (redundant redescriptions hidden by default) and the miner's notes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from dprm.cli.app import command_app
+from dprm.cli.console import console, note, plural
+from dprm.cli.outputs import Outputs
+from dprm.cli.views import (DuplicateColumns, IdColumn, LeftView, NaValues, OutOfBounds, RightView, TypesFile,
+                            load_views, print_notes)
+from dprm.errors import ParameterError
+
+app = command_app()
+
+#: Upper bound of --top: redescriptions printed.
+MAX_TOP = 1_000_000
+
+
+@lru_cache(maxsize=1)
+def _algorithms() -> dict[str, Any]:
+    from dprm.mining import ALGORITHMS
+
+    return ALGORITHMS
+
+
+@lru_cache(maxsize=1)
+def _parameter_help() -> dict[str, str]:
+    from dprm.mining import parameter_help
+
+    return parameter_help()
+
+
+def _python_type(annotation: Any) -> str:
+    """The kind of a miner parameter from its annotation: bool, int, float, int-or-auto or str."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    kinds = {part.strip() for part in text.split("|")} - {"None"}
+    if kinds == {"bool"}:
+        return "bool"
+    if kinds == {"int", "str"}:
+        return "int-or-auto"
+    for kind in ("float", "int", "str"):
+        if kind in kinds:
+            return kind
+    return "str"
+
+
+@lru_cache(maxsize=1)
+def miner_options() -> dict[str, dict[str, Any]]:
+    """Every miner parameter: its kind, the algorithms it applies to and their defaults.
+
+    Examples
+    --------
+    >>> options = miner_options()
+    >>> options["depth"]["kind"], "cartwheels" in options["depth"]["defaults"]
+    ('int', True)
+    """
+    options: dict[str, dict[str, Any]] = {}
+    for algorithm, (miner_class, fixed) in _algorithms().items():
+        for parameter in list(inspect.signature(miner_class.__init__).parameters.values())[1:]:
+            if parameter.name in fixed:
+                continue
+            entry = options.setdefault(parameter.name, {"kind": _python_type(parameter.annotation), "defaults": {}})
+            entry["defaults"][algorithm] = parameter.default
+    return options
+
+
+def _default_text(defaults: dict[str, Any]) -> str:
+    """'default 4' or 'default 20; 4 for alt-expm, alt-mcmc'."""
+    def shown(value: Any) -> str:
+        return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+    by_value: dict[str, list[str]] = {}
+    for algorithm, value in defaults.items():
+        by_value.setdefault(shown(value), []).append(algorithm)
+    ordered = sorted(by_value.items(), key=lambda item: -len(item[1]))
+    text = f"default {ordered[0][0]}"
+    for value, algorithms in ordered[1:]:
+        text += f"; {value} for {', '.join(algorithms)}"
+    return text
+
+
+def _option_parameters() -> list[inspect.Parameter]:
+    """The typer parameters of the miner options, built from :func:`miner_options`."""
+    helps = _parameter_help()
+    everyone = set(_algorithms())
+    parameters = []
+    for name, entry in miner_options().items():
+        if name == "epsilon":
+            continue
+        flag = "--" + name.replace("_", "-")
+        applies = "" if set(entry["defaults"]) == everyone else f" [{', '.join(entry['defaults'])}]"
+        text = f"{helps.get(name, name.replace('_', ' '))} ({_default_text(entry['defaults'])}){applies}"
+        kind = entry["kind"]
+        if kind == "bool":
+            option = typer.Option(None, f"{flag}/--no-{flag[2:]}", help=text, show_default=False)
+            annotation: Any = Optional[bool]
+        else:
+            metavar = {"int": "N", "float": "X", "int-or-auto": "N|auto", "str": "TEXT"}[kind]
+            option = typer.Option(None, flag, metavar=metavar, help=text, show_default=False)
+            annotation = {"int": Optional[int], "float": Optional[float]}.get(kind, Optional[str])
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                            annotation=annotation))
+    return parameters
+
+
+def _given_parameters(algorithm: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The miner parameters given on the command line, converted and checked to apply."""
+    miner_class, fixed = _algorithms()[algorithm]
+    accepted = set(miner_class.parameter_names()) - set(fixed)
+    given = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name not in accepted:
+            raise ParameterError(f"option {flag} does not apply to {algorithm}")
+        if miner_options()[name]["kind"] == "int-or-auto" and value != "auto":
+            try:
+                value = int(value)
+            except ValueError:
+                raise ParameterError(f"{flag} must be an integer or 'auto', not {value!r}") from None
+        given[name] = value
+    return given
+
+
+def mine(
+    left: LeftView,
+    right: RightView,
+    algorithm: str = typer.Option("cartwheels", "--algorithm", "-a", metavar="NAME",
+                                  help="The miner: cartwheels, reremi (not private); alt-expm, alt-mcmc, "
+                                       "mcmc-tree-pair, serenade-cs, serenade-es, serenade-es-nosens (private)."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", metavar="ε",
+                                            help="Privacy budget of a private algorithm, spent exactly "
+                                                 "(default 1)."),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N",
+                                       help="Seed: the run is reproducible, and then NOT private."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+                                          help="Write every redescription, the parameters and the ledger here."),
+    clired: Optional[Path] = typer.Option(None, "--clired", metavar="FILE",
+                                          help="Also write the queries in Siren/clired's format here."),
+    id_column: IdColumn = None,
+    types: TypesFile = None,
+    duplicate_columns: DuplicateColumns = "rename",
+    na_values: NaValues = None,
+    out_of_bounds: OutOfBounds = None,
+    top: int = typer.Option(20, "--top", metavar="N", help="Redescriptions shown in the table."),
+    redundant: str = typer.Option(
+        "hide", "--redundant", metavar="hide|show",
+        help="Redescriptions covering nearly the same entities as a better one: 'hide' them from the "
+             "table, or 'show' all."),
+    **miner_parameters: Any,
+) -> None:
+    """Mine redescriptions of two views LEFT and RIGHT.
+
+    Private algorithms spend exactly --epsilon and need a types file declaring the
+    public domains; the first line of output says whether the run is private.
+    Sizes are in rows (--min-support) or shares of rows (--max-support) as stated.
+    """
+    from dprm.mining import make_miner
+
+    algorithms = _algorithms()
+    if algorithm not in algorithms:
+        raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
+    given = _given_parameters(algorithm, miner_parameters)
+    private_algorithm = "epsilon" in miner_options() and algorithm in miner_options()["epsilon"]["defaults"]
+    if epsilon is not None:
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ParameterError(f"--epsilon must be a positive number, not {epsilon}")
+        if private_algorithm:
+            given["epsilon"] = epsilon
+    if seed is not None and seed < 0:
+        raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
+    if not 0 <= top <= MAX_TOP:
+        raise ParameterError(f"--top must be between 0 and {MAX_TOP:,}, not {top}")
+    if redundant not in ("hide", "show"):
+        raise ParameterError(f"--redundant must be 'hide' or 'show', not {redundant!r}")
+    miner = make_miner(algorithm, **given)  # checks every parameter and its bounds
+    if epsilon is not None and not private_algorithm:
+        note(f"{algorithm} is not private; --epsilon is ignored")
+    outputs = Outputs()
+    outputs.add(output, lambda path: _write_document(miner, seed, path))
+    outputs.add(clired, lambda path: _write_clired(miner, path))
+    outputs.check()
+
+    data = load_views(left, right, id_column=id_column, types=types, duplicate_columns=duplicate_columns,
+                      na_values=na_values, out_of_bounds=out_of_bounds)
+    _fit(miner, data, seed, algorithm, private_algorithm)
+    written = outputs.commit()
+    print_notes(data)
+
+    from dprm.cli.display import print_redescriptions, print_status
+
+    private = print_status(miner.privacy_, output, getattr(miner, "epsilon", None))
+    shown, hidden = miner.redescriptions_, 0
+    if redundant == "hide":
+        from dprm.mining.redundancy import filter_redundant
+
+        shown = filter_redundant(miner.redescriptions_, data=data if not private_algorithm else None)
+        hidden = len(miner.redescriptions_) - len(shown)
+    print_redescriptions(shown, top, noisy=private_algorithm, private=private, hidden=hidden)
+    for message in miner.notes_:
+        console.print(f"[dim]{message}[/dim]")
+    for path in written:
+        what = plural(len(miner.redescriptions_), "redescription") if path == output else "the queries in Siren/clired's format"
+        console.print(f"wrote {what} to {path}", soft_wrap=True)
+
+
+def _fit(miner: Any, data: Any, seed: int | None, algorithm: str, private_algorithm: bool) -> None:
+    """Fit ``miner`` with secure noise (or seeded noise with ``seed``) and a progress bar."""
+    import numpy as np
+
+    from dprm.cli.progress import WorkProgress
+    from dprm.privacy import Accountant, SecureNoise, SeededNoise
+
+    choices, noise = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    accountant = None
+    if private_algorithm:
+        accountant = Accountant(miner.epsilon, SecureNoise() if seed is None else SeededNoise(noise))
+    with WorkProgress(f"mining with {algorithm}") as progress:
+        miner.fit(data, accountant=accountant, rng=choices, progress=progress)
+
+
+def _write_document(miner: Any, seed: int | None, path: Path) -> None:
+    from dprm.queries import write_document
+
+    write_document(miner.document({"seed": seed}), path)
+
+
+def _write_clired(miner: Any, path: Path) -> None:
+    from dprm.queries import write_clired_queries
+
+    write_clired_queries(miner.redescriptions_, path)
+
+
+def _command_with_miner_options() -> Any:
+    """``mine`` with the generated miner options in its signature (typer reads ``__signature__``)."""
+    signature = inspect.signature(mine, eval_str=True)
+    fixed = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+    def command(**values: Any) -> None:
+        own = {p.name for p in fixed}
+        mine(**{k: v for k, v in values.items() if k in own},
+             **{k: v for k, v in values.items() if k not in own})
+
+    command.__signature__ = signature.replace(parameters=fixed + _option_parameters())  # type: ignore[attr-defined]
+    command.__doc__ = mine.__doc__
+    command.__name__ = "mine"
+    return command
+
+
+app.command("mine")(_command_with_miner_options())

@@ -1,0 +1,75 @@
+"""The options that load two views, shared by ``mine``, ``inspect``, ``evaluate`` and ``report``.
+
+Each option is declared once here as an ``Annotated`` type; a command lists the ones
+it takes and hands them to :func:`load_views`, which loads the views with the data
+layer's checks; :func:`print_notes` prints every silent change the data layer made (a
+column read as categorical, an empty column left out, a duplicate name renamed, values
+clamped) as a ``note:`` line on stderr, so ``mine`` says what ``inspect`` would show.
+Commands print them once their own checks have passed, so that a refused command is
+still exactly one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, List, Optional
+
+import typer
+
+from dprm.cli.console import note
+from dprm.errors import ParameterError
+
+if TYPE_CHECKING:
+    from dprm.data import TwoViewData
+
+__all__ = ["LeftView", "RightView", "IdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
+           "load_views", "print_notes"]
+
+LeftView = Annotated[Path, typer.Argument(help="Left view: a CSV or Parquet file.", show_default=False)]
+RightView = Annotated[Path, typer.Argument(help="Right view: a CSV or Parquet file, rows aligned by id.",
+                                           show_default=False)]
+IdColumn = Annotated[Optional[str], typer.Option(
+    "--id-column", metavar="NAME",
+    help="Id column of both views. Default: the types file's, else a first column of the same name in both.")]
+TypesFile = Annotated[Optional[Path], typer.Option(
+    "--types", metavar="FILE",
+    help="Types file (JSON/TOML): attribute types and public domains; needed for a private run (docs/data.md).")]
+DuplicateColumns = Annotated[str, typer.Option(
+    "--duplicate-columns", metavar="rename|error",
+    help="A column name twice in one file: 'rename' later ones (with a note) or 'error'.")]
+NaValues = Annotated[Optional[List[str]], typer.Option(
+    "--na-values", metavar="TEXT",
+    help="A text that marks a missing value, besides an empty cell (repeatable, or comma-separated). "
+         "Nothing else is missing: 'none' or 'NA' are values unless given here or in the types file.")]
+OutOfBounds = Annotated[Optional[str], typer.Option(
+    "--out-of-bounds", metavar="error|clamp",
+    help="A value outside its declared domain: 'error' (stop, naming it) or 'clamp' into the bounds "
+         "(an unknown category becomes missing), as OpenDP does. Default: the types file's, else error.")]
+
+
+def _markers(na_values: Optional[List[str]]) -> list[str] | None:
+    """The missing-value markers of repeated and comma-separated ``--na-values``."""
+    if not na_values:
+        return None
+    return [part for item in na_values for part in item.split(",")]
+
+
+def load_views(left: Path, right: Path, *, id_column: str | None = None, types: Path | None = None,
+               duplicate_columns: str = "rename", na_values: Optional[List[str]] = None,
+               out_of_bounds: str | None = None) -> "TwoViewData":
+    """Load two views as the options say (their notes are printed by :func:`print_notes`)."""
+    from dprm.data import load_two_view
+
+    if duplicate_columns not in ("rename", "error"):
+        raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {duplicate_columns!r}")
+    if out_of_bounds not in (None, "error", "clamp"):
+        raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
+    data = load_two_view(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
+                         na_values=_markers(na_values), out_of_bounds=out_of_bounds)
+    return data
+
+
+def print_notes(data: "TwoViewData") -> None:
+    """Each silent change of the data layer, one ``note:`` line on stderr."""
+    for message in data.notes:
+        note(message)

@@ -1,0 +1,251 @@
+"""The command line's promises under bad input, and what it says about privacy.
+
+Each case is run through the CLI as a user would: exit code 2, exactly one
+``error:`` line on stderr, no traceback and no file left behind; or, for a run
+that succeeds, the privacy status line and a table title that agree with the
+JSON's ``privacy`` block.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_cli import assert_one_error_line, run, write
+
+ROWS = "300"
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    outdir = tmp_path_factory.mktemp("hardening") / "data"
+    code, _, err = run(["datasets", "make-planted", outdir, "--rows", ROWS, "--seed", "3"])
+    assert code == 0, err
+    return outdir
+
+
+def views(planted: Path) -> list:
+    return [planted / "left.csv", planted / "right.csv", "--types", planted / "types.json"]
+
+
+FAST_PRIVATE = ["--depth", "2", "--init-trials", "1", "--mcmc-iterations", "50"]
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path: Path) -> Path:
+    """A directory nobody may create files in (root ignores permission bits: then /proc)."""
+    if os.geteuid() == 0:
+        return Path("/proc")
+    directory = tmp_path / "locked"
+    directory.mkdir()
+    directory.chmod(0o500)
+    return directory
+
+
+def expect_error(args: list, *fragments: str) -> str:
+    code, out, err = run(args)
+    assert code == 2, (code, out, err)
+    return assert_one_error_line(err, *fragments)
+
+
+def files_under(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*"))
+
+
+# ----------------------------------------------------------------------------- help
+
+
+def test_help_and_version_import_no_heavy_module() -> None:
+    """``dprm --help`` and ``--version`` answer without importing numpy, pandas or the miners."""
+    code = ("import sys; from dprm.cli import main\n"
+            "for args in (['--help'], ['--version'], ['-h']):\n"
+            "    try:\n        main(args)\n    except SystemExit as done:\n        assert not done.code, done.code\n"
+            "heavy = [m for m in ('numpy', 'pandas', 'scipy', 'numba', 'dprm.mining', 'dprm.data') if m in sys.modules]\n"
+            "print('HEAVY', heavy)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stdout, done.stdout.splitlines()[-1]
+    assert "dprm 0." in done.stdout
+
+
+COMMANDS = [["mine"], ["inspect"], ["evaluate"], ["report"], ["datasets", "make-planted"], []]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "dprm")
+def test_help_fits_80_columns_and_names_every_option_whole(command: list[str], monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run([*command, "--help"])
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "…" not in out
+    from dprm.cli.app import app
+    import typer
+
+    click_command = typer.main.get_command(app)
+    ctx = click_command.make_context("dprm", ["--help"], resilient_parsing=True)
+    for name in command:
+        click_command = click_command.get_command(ctx, name)
+    for parameter in click_command.params:
+        for flag in getattr(parameter, "opts", []):
+            if flag.startswith("--"):
+                assert flag in out, f"{flag} missing or cut in the help of {command}"
+
+
+def test_mine_help_explains_the_papers_names(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(["mine", "--help"])
+    text = " ".join(out.split())
+    assert code == 0
+    assert "initial targets" in text and "MCMC steps" in text
+    assert "default 4" in text  # defaults are shown
+
+
+# ----------------------------------------------------------------------------- datasets
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--seed", "-1"], "seed"),
+    (["--rows", "0"], "rows"),
+    (["--rows", "1000000000"], "at most"),
+    (["--left-boolean", "-3"], "left-boolean"),
+    (["--noise", "0.7"], "noise"),
+])
+def test_make_planted_bad_options(tmp_path: Path, args: list, fragment: str) -> None:
+    expect_error(["datasets", "make-planted", tmp_path / "out", *args], fragment)
+    assert not (tmp_path / "out").exists()
+
+
+def test_make_planted_into_unwritable_directory(unwritable_dir: Path) -> None:
+    expect_error(["datasets", "make-planted", unwritable_dir / "data", "--seed", "1"], str(unwritable_dir))
+    assert not (unwritable_dir / "data").exists()
+
+
+def test_make_planted_onto_a_file(tmp_path: Path) -> None:
+    target = write(tmp_path / "file", "x")
+    expect_error(["datasets", "make-planted", target], "not a directory")
+    expect_error(["datasets", "make-planted", target / "below"], "not a directory")
+
+
+# ----------------------------------------------------------------------------- outputs first
+
+
+def test_unwritable_output_is_refused_before_the_data_is_read(tmp_path: Path, unwritable_dir: Path) -> None:
+    """The inputs do not even exist: the output's error proves nothing was read first."""
+    missing = tmp_path / "absent.csv"
+    line = expect_error(["mine", missing, missing, "--output", unwritable_dir / "out.json"], "out.json")
+    assert "absent.csv" not in line
+    expect_error(["mine", missing, missing, "--output", tmp_path / "no" / "out.json"], "does not exist")
+    expect_error(["mine", missing, missing, "--output", tmp_path], "is a directory")
+
+
+def test_clired_error_names_the_users_path(planted: Path, unwritable_dir: Path, tmp_path: Path) -> None:
+    line = expect_error(["mine", *views(planted), "--seed", "1", "--output", tmp_path / "out.json",
+                         "--clired", unwritable_dir / "q.queries"], str(unwritable_dir / "q.queries"))
+    assert ".partial" not in line
+    assert files_under(tmp_path) == []
+
+
+def test_same_file_for_two_outputs(planted: Path, tmp_path: Path) -> None:
+    expect_error(["mine", *views(planted), "--output", tmp_path / "x", "--clired", tmp_path / "x"], "two outputs")
+
+
+# ----------------------------------------------------------------------------- bounds
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--depth", "30"], "depth"),
+    (["--depth", "100"], "depth"),
+    (["--depth", "0"], "depth"),
+    (["--init-trials", "100000000000"], "init-trials"),
+    (["--top", "-1"], "--top"),
+    (["--top", "100000000000"], "--top"),
+    (["--redundant", "maybe"], "--redundant"),
+])
+def test_size_options_are_bounded_before_any_work(planted: Path, tmp_path: Path, args: list, fragment: str) -> None:
+    line = expect_error(["mine", tmp_path / "absent.csv", tmp_path / "absent.csv", *args], fragment)
+    assert "absent" not in line
+
+
+@pytest.mark.parametrize("algorithm, args, fragment", [
+    ("alt-mcmc", ["--mcmc-iterations", "100000000000"], "mcmc-iterations"),
+    ("alt-expm", ["--alternations", "1000000000"], "alternations"),
+    ("mcmc-tree-pair", ["--depth", "40"], "depth"),
+])
+def test_private_size_options_are_bounded(tmp_path: Path, algorithm: str, args: list, fragment: str) -> None:
+    expect_error(["mine", tmp_path / "absent.csv", tmp_path / "absent.csv", "--algorithm", algorithm,
+                  "--epsilon", "1", *args], fragment)
+
+
+def test_evaluate_parameters_are_bounded_before_any_run(planted: Path, tmp_path: Path) -> None:
+    out = tmp_path / "experiment"
+    expect_error(["evaluate", planted / "left.csv", planted / "right.csv", "--types", planted / "types.json",
+                  "--algorithms", "alt-expm", "--budgets", "1x1", "--out", out, "-p", "depth=100"], "depth")
+    assert not out.exists() or files_under(out) == []
+    expect_error(["evaluate", planted / "left.csv", planted / "right.csv", "--algorithms", "alt-expm",
+                  "--budgets", "1x1", "--out", out, "--jobs", "0"], "--jobs")
+
+
+# ----------------------------------------------------------------------------- privacy on the terminal
+
+
+def test_private_run_prints_its_epsilon_guarantee_and_ledger(planted: Path, tmp_path: Path) -> None:
+    output = tmp_path / "out.json"
+    code, out, err = run(["mine", *views(planted), "--algorithm", "alt-mcmc", "--epsilon", "0.5", *FAST_PRIVATE,
+                          "--output", output])
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first == f"private: ε = 0.5 spent (pure-dp on MCMC convergence), ledger in {output}"
+    document = json.loads(output.read_text())
+    assert document["privacy"]["private"] is True
+    assert document["privacy"]["guarantee"] == "pure-dp-on-mcmc-convergence"
+    assert "differentially private statistics" in " ".join(out.split()) and "NOT private" not in out
+
+
+def test_seeded_private_run_says_not_private_above_its_table(planted: Path, tmp_path: Path) -> None:
+    output = tmp_path / "out.json"
+    code, out, err = run(["mine", *views(planted), "--algorithm", "alt-mcmc", "--epsilon", "1", "--seed", "4",
+                          *FAST_PRIVATE, "--output", output])
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("NOT private: ") and "seed" in first
+    assert "differentially private" not in " ".join(out.split())
+    assert "noisy statistics (NOT private)" in " ".join(out.split())
+    privacy = json.loads(output.read_text())["privacy"]
+    assert privacy["guarantee"] == "none" and privacy["private"] is False and privacy["reasons"]
+
+
+def test_non_private_miner_says_so(planted: Path) -> None:
+    code, out, err = run(["mine", *views(planted), "--algorithm", "cartwheels", "--depth", "2", "--init-trials", "2"])
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("NOT private: ")
+    assert "exact statistics (not private)" in " ".join(out.split())
+
+
+def test_undeclared_domains_make_a_run_not_private(planted: Path) -> None:
+    code, out, err = run(["mine", planted / "left.csv", planted / "right.csv", "--algorithm", "alt-expm",
+                          "--epsilon", "1", *FAST_PRIVATE])
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("NOT private: ") and "undeclared" in first
+
+
+def test_counts_are_in_the_right_number() -> None:
+    """"1 redescription", never "1 redescriptions", in every count the table prints."""
+    from dprm.cli.display import print_redescriptions
+    from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
+    import contextlib
+    import io
+
+    one = Redescription(BooleanLiteral("a"), BooleanLiteral("b"),
+                        RedescriptionStats(support_left=3, support_right=3, intersection=3, union=3, jaccard=1.0,
+                                           p_value=0.01))
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        print_redescriptions([one], 5, noisy=False, private=False, hidden=0)
+    text = " ".join(buffer.getvalue().split())
+    assert "1 redescription," in text and "1 redescriptions" not in text
