@@ -130,8 +130,6 @@ def test_a_shared_accountant_reports_each_run_alone(planted) -> None:
     assert len(first.privacy_["ledger"]) + len(second.privacy_["ledger"]) == len(accountant.ledger)
 
 
-@pytest.mark.xfail(reason="dprm.queries.document still accepts only the three bare bases; the spec allows "
-                          "qualifiers (validate with dprm.privacy.accountant.is_guarantee)", strict=False)
 def test_documents_of_qualified_runs_are_valid(planted) -> None:
     miner = run("serenade-es", planted[0], SecureNoise())
     assert miner.document()["privacy"]["guarantee"] == "pure-dp; floating-point selection"

@@ -24,13 +24,35 @@ from dprm.errors import DprmError
 from dprm.files import write_atomic
 from dprm.queries.redescription import Redescription
 
-__all__ = ["FORMAT", "GUARANTEES", "make_document", "write_document", "read_document", "document_redescriptions"]
+__all__ = ["FORMAT", "GUARANTEES", "valid_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
 
 #: The value of the document's ``format`` key.
 FORMAT = "dprm.redescriptions/1"
 
-#: The allowed values of ``privacy.guarantee``.
+#: The allowed bases of ``privacy.guarantee``; a base other than ``none`` may carry
+#: qualifiers after ``"; "`` (the spec: e.g. ``pure-dp; floating-point selection``).
 GUARANTEES: tuple[str, ...] = ("pure-dp", "pure-dp-on-mcmc-convergence", "none")
+
+
+def valid_guarantee(label: object) -> bool:
+    """Whether ``label`` is a ``privacy.guarantee`` the spec allows: a base, then qualifiers.
+
+    Readers accept any non-empty qualifier text (the spec names examples, not a closed
+    list); :mod:`dprm.privacy.accountant` writes only the ones it knows.
+
+    Examples
+    --------
+    >>> valid_guarantee("pure-dp"), valid_guarantee("pure-dp-on-mcmc-convergence; data-dependent stop")
+    (True, True)
+    >>> valid_guarantee("none; floating-point selection"), valid_guarantee("pure-dp;"), valid_guarantee(1)
+    (False, False, False)
+    """
+    if not isinstance(label, str):
+        return False
+    base, *qualifiers = label.split("; ")
+    if base not in GUARANTEES or (base == "none" and qualifiers):
+        return False
+    return all(q.strip() == q and q and ";" not in q for q in qualifiers)
 
 
 def make_document(
@@ -118,8 +140,9 @@ def document_redescriptions(doc: Any, *, source: str = "document") -> list[Redes
         if not isinstance(doc[key], dict):
             raise DprmError(f"{source}: {key} must be a JSON object")
     guarantee = doc["privacy"].get("guarantee")
-    if guarantee is not None and guarantee not in GUARANTEES:
-        raise DprmError(f"{source}: privacy.guarantee is {guarantee!r}, expected one of {', '.join(GUARANTEES)}")
+    if guarantee is not None and not valid_guarantee(guarantee):
+        raise DprmError(f"{source}: privacy.guarantee is {guarantee!r}, expected one of {', '.join(GUARANTEES)} "
+                        "(with qualifiers after '; ')")
     if not isinstance(doc["redescriptions"], list):
         raise DprmError(f"{source}: redescriptions must be a list")
     return [
