@@ -23,8 +23,8 @@ before any key is drawn. The candidate set and the order of the stream depend on
 public schema only (literals from declared domains, attribute names), never on the
 data.
 
-Same seed, same draws. When all pairs fit in one block (``block_pairs`` is 4 Mi, e.g.
-MAMMAL's 1.2 M pairs), the draws take their Gumbel keys exactly as before — draw 1
+Same seed, same draws. When all pairs fit in one block (``block_pairs`` is 2 Mi, e.g.
+MAMMAL's 1.9 M pairs), the draws take their Gumbel keys exactly as before — draw 1
 over all pairs in (left, right) order, then draw 2, ... — so a seeded run is
 unchanged. With more pairs, the draws take their keys block by block, interleaved:
 the same distribution, with a different assignment of the seeded numbers.
@@ -125,6 +125,9 @@ def check_pair_count(tables: Sequence[LiteralTable], algorithm: str, limit: int 
     """
     limit = MAX_PAIRS if limit is None else limit
     n = count_pairs(tables)
+    if n == 0:
+        raise ParameterError(f"{algorithm}: no candidate initial pair (every literal's attribute name is on "
+                             f"both sides)")
     if n > limit:
         raise ParameterError(
             f"{algorithm}: {len(tables[0]):,} × {len(tables[1]):,} literals make {n:,} candidate initial pairs, "
