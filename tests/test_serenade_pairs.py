@@ -205,3 +205,13 @@ def test_top_pairs_is_a_stable_sort_of_all_pairs(seed, side, k, block_pairs) -> 
 
     got_pairs, got_values = pairs.top_pairs(tables, side, k, value, block_pairs=block_pairs)
     assert np.array_equal(got_pairs, pair[order]) and np.array_equal(got_values, jaccard[order])
+
+
+def test_no_candidate_pair_is_refused_before_any_release() -> None:
+    values = (np.arange(50) % 2).astype(np.int8)
+    same = [View(side, [Attribute("a", side, AttributeKind.BOOLEAN, values, Domain(declared=True))])
+            for side in ("left", "right")]
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError, match="no candidate initial pair"):
+        make_miner("serenade-es", initial_pairs=1, extensions=1).fit(TwoViewData(*same), accountant=accountant)
+    assert accountant.ledger == []
