@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
@@ -168,7 +169,14 @@ def mine(
     redundant: str = typer.Option(
         "hide", "--redundant", metavar="hide|show",
         help="Redescriptions covering nearly the same entities as a better one: 'hide' them from the "
-             "table, or 'show' all."),
+             "table, or 'show' all. Private runs judge this from the released values only."),
+    max_overlap: float = typer.Option(
+        0.9, "--max-overlap", metavar="X",
+        help="Redundant: the Jaccard index of the entities (L ∩ R) two redescriptions describe is above X, "
+             "in (0, 1]."),
+    mark_redundant: bool = typer.Option(
+        False, "--mark-redundant/--no-mark-redundant",
+        help="Also mark the redundant ones in the JSON (\"redundant\": true); the JSON always has all."),
     **miner_parameters: Any,
 ) -> None:
     """Mine redescriptions of two views LEFT and RIGHT.
@@ -195,16 +203,20 @@ def mine(
         raise ParameterError(f"--top must be between 0 and {MAX_TOP:,}, not {top}")
     if redundant not in ("hide", "show"):
         raise ParameterError(f"--redundant must be 'hide' or 'show', not {redundant!r}")
+    if not (math.isfinite(max_overlap) and 0 < max_overlap <= 1):
+        raise ParameterError(f"--max-overlap must be in (0, 1], not {max_overlap}")
+    redundancy = Redundancy(max_overlap=max_overlap, exact=not private_algorithm)
     miner = make_miner(algorithm, **given)  # checks every parameter and its bounds
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
     outputs = Outputs()
-    outputs.add(output, lambda path: _write_document(miner, seed, path))
+    outputs.add(output, lambda path: _write_document(miner, seed, path, redundancy if mark_redundant else None))
     outputs.add(clired, lambda path: _write_clired(miner, path))
     outputs.check()
 
     data = load_views(left, right, id_column=id_column, types=types, duplicate_columns=duplicate_columns,
                       na_values=na_values, out_of_bounds=out_of_bounds)
+    redundancy.data = data
     _fit(miner, data, seed, algorithm, private_algorithm)
     written = outputs.commit()
     print_notes(data)
@@ -214,9 +226,7 @@ def mine(
     private = print_status(miner.privacy_, output, getattr(miner, "epsilon", None))
     shown, hidden = miner.redescriptions_, 0
     if redundant == "hide":
-        from dprm.mining.redundancy import filter_redundant
-
-        shown = filter_redundant(miner.redescriptions_, data=data if not private_algorithm else None)
+        shown = redundancy.shown(miner.redescriptions_)
         hidden = len(miner.redescriptions_) - len(shown)
     print_redescriptions(shown, top, noisy=private_algorithm, private=private, hidden=hidden)
     for message in miner.notes_:
@@ -241,10 +251,53 @@ def _fit(miner: Any, data: Any, seed: int | None, algorithm: str, private_algori
         miner.fit(data, accountant=accountant, rng=choices, progress=progress)
 
 
-def _write_document(miner: Any, seed: int | None, path: Path) -> None:
-    from dprm.queries import write_document
+@dataclass
+class Redundancy:
+    """The redundancy filter as the options set it (:mod:`dprm.mining.redundancy`).
 
-    write_document(miner.document({"seed": seed}), path)
+    ``exact``: the run is not private, so overlaps may be computed on the rows (and
+    completeness of attributes read off them); otherwise the filter is
+    post-processing of the released queries and statistics and never sees ``data``.
+    """
+
+    max_overlap: float
+    exact: bool
+    data: Any = None
+
+    def _arguments(self) -> dict[str, Any]:
+        from dprm.queries import complete_attributes
+
+        if self.exact and self.data is not None:
+            return {"data": self.data, "complete": complete_attributes(*self.data.views)}
+        return {"data": None, "complete": frozenset()}
+
+    def shown(self, redescriptions: list) -> list:
+        """The redescriptions left after deduplication and the filter, in their order."""
+        from dprm.mining.redundancy import deduplicate, filter_redundant
+
+        arguments = self._arguments()
+        unique = deduplicate(redescriptions, complete=arguments["complete"])
+        return filter_redundant(unique, max_overlap=self.max_overlap, **arguments)
+
+    def marked(self, redescriptions: list) -> list:
+        """Every redescription, the redundant ones with ``"redundant": true``."""
+        from dprm.mining.redundancy import filter_redundant
+
+        return filter_redundant(redescriptions, max_overlap=self.max_overlap, mark=True, **self._arguments())
+
+    def parameters(self) -> dict[str, Any]:
+        return {"max_overlap": self.max_overlap,
+                "redundancy": "true supports" if self.exact else "released values (post-processing)"}
+
+
+def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redundancy | None) -> None:
+    from dprm.queries import make_document, write_document
+
+    document = miner.document({"seed": seed})
+    if redundancy is not None:
+        document = make_document(document["algorithm"], {**document["parameters"], **redundancy.parameters()},
+                                 document["privacy"], redundancy.marked(miner.redescriptions_))
+    write_document(document, path)
 
 
 def _write_clired(miner: Any, path: Path) -> None:

@@ -45,7 +45,7 @@ from dprm.mining.base import (
     parameter_table,
 )
 from dprm.mining.extraction import contingency_table, extract_combinations
-from dprm.queries import Redescription, RedescriptionStats, canonical_key, p_value
+from dprm.queries import Redescription, RedescriptionStats, canonical_key, complete_attributes, p_value
 from dprm.trees.greedy import grow_greedy_tree
 from dprm.trees.leaf_queries import TreeQueries, node_cells
 from dprm.trees.targets import target_from_attribute, target_from_leaves
@@ -150,6 +150,9 @@ class CartWheels(Miner):
                 raise ParameterError(f"the {view.name} view has no usable attribute")
         indexes = [LiteralIndex(view, mode="data", max_splits=self.max_splits) for view in data.views]
         found: dict[tuple, Redescription] = {}
+        # Non-private: the attributes without missing values may be read off the data,
+        # so that e.g. ¬[B = false] and B (equal on complete B) are one redescription.
+        complete = complete_attributes(*data.views)
         n_attributes = [len(data.left), len(data.right)]
         for trial in range(self.init_trials):
             pick = int(rng.integers(sum(n_attributes)))
@@ -166,7 +169,7 @@ class CartWheels(Miner):
                 trees[side] = tree
                 cells[side] = tree.apply_cells(indexes[side])
                 if step > 0:
-                    self._extract(data, indexes, trees, cells, constraints, found)
+                    self._extract(data, indexes, trees, cells, constraints, found, complete)
                 tracker.advance(1)
                 leaf = np.where(cells[side] < tree.n_leaves, cells[side], -1)
                 target, n_classes = target_from_leaves(leaf, tree.n_leaves)
@@ -178,7 +181,7 @@ class CartWheels(Miner):
         tracker.finish()
         return self
 
-    def _extract(self, data, indexes, trees, cells, constraints, found) -> None:
+    def _extract(self, data, indexes, trees, cells, constraints, found, complete) -> None:
         table = contingency_table(cells[0], trees[0].n_cells, cells[1], trees[1].n_cells)
         units = [node_cells(trees[s])[1] for s in (0, 1)]
         combinations = extract_combinations(table, constraints, *units)
@@ -190,7 +193,7 @@ class CartWheels(Miner):
         for c, (support_left, support_right, intersection), pv in zip(combinations, counts, p_values):
             left = queries[0].union(c.left, c.left_negated)
             right = queries[1].union(c.right, c.right_negated)
-            key = (canonical_key(left), canonical_key(right))
+            key = (canonical_key(left, complete), canonical_key(right, complete))
             if key in found:
                 continue
             # Exact: the cells partition the rows and each query is a union of cells
@@ -200,4 +203,4 @@ class CartWheels(Miner):
                 int(support_left), int(support_right), int(intersection), int(union),
                 float(intersection / union), float(pv),
             )
-            found[key] = Redescription(left, right, stats)
+            found[key] = Redescription(left, right, stats).normalized(complete)
