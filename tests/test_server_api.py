@@ -371,3 +371,25 @@ def test_every_request_is_audited(server: Server) -> None:
     charged = [r for r in rows if r.action == "redescription-statistics" and r.status == 200]
     assert any(r.epsilon_units == 500_000_000 for r in charged)  # paid
     assert any(r.epsilon_units == 0 for r in charged)  # dummy: nothing charged
+
+
+def test_a_queued_job_of_a_removed_dataset_fails_and_is_refunded(tmp_path: Path) -> None:
+    from dprm.server import jobs as queue
+    from dprm.server.datasets import remove_dataset
+    from dprm.server.worker import run_job
+
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    with TestClient(create_app(url, workers=0, background=False)) as client:
+        job = client.post("/v1/jobs", json=JOB, headers=headers).json()
+        db = Database(url)
+        with db.write() as c:
+            remove_dataset(c, "tiny")
+        claimed = queue.claim_next(db, "token-1")
+        assert run_job(db, claimed.id, "token-1") == "failed"
+        state = client.get(f"/v1/jobs/{job['id']}", headers=headers).json()
+        assert state["status"] == "failed" and state["error"]["code"] == "unknown_dataset"
+        with db.read() as c:
+            assert c.execute(select(charges.c.status)).scalars().all() == ["refunded"]
+        db.dispose()

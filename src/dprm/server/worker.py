@@ -96,8 +96,12 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         job = connection.execute(select(jobs_table).where(jobs_table.c.id == job_id)).first()
         if job is None or job.status != "running" or job.worker_token != token:
             return "not-mine"
-        record = DatasetRecord.from_row(connection.execute(select(datasets)
-                                                           .where(datasets.c.id == job.dataset_id)).one())
+        dataset_row = connection.execute(select(datasets).where(datasets.c.id == job.dataset_id)).one()
+        record = DatasetRecord.from_row(dataset_row)
+    if dataset_row.active_name is None:  # removed by the owner while the job was queued: no row read
+        jobs.finish_failed(db, job_id, token, code="unknown_dataset", message="the dataset was removed",
+                           owner_error="the dataset was removed before the job started", touched=False)
+        return "failed"
     heart = _Heartbeat(db, job_id, token)
     heart.start()
     touched = False
