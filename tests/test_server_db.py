@@ -188,3 +188,22 @@ def test_units_are_exact_and_bounded() -> None:
     for bad in (0, -1, 1e-10, "1/3", float("nan"), float("inf"), True, "x", 10**7, "1" * 80):
         with pytest.raises(ParameterError):
             epsilon_units(bad)
+
+
+def test_jobs_and_primitives_on_each_database(db_url: str, tmp_path: Path) -> None:
+    """The whole path on SQLite and PostgreSQL: a primitive, a job in a worker, a refund, the ledger."""
+    from dprm.client import Client
+
+    tokens = setup_server_db(db_url, tmp_path, budgets={"alice": "2"})
+    with serve_in_thread(db_url, workers=1) as url, Client(url, tokens["alice"]) as client:
+        stats = client.redescription_statistics("tiny", {"attr": "a", "eq": True}, {"attr": "b", "eq": True}, "0.25")
+        assert stats["budget"]["exact"]["spent"] == "0.25"
+        job = client.submit("tiny", "alt-expm", "0.5", {"init_trials": 1, "depth": 2})
+        document = client.wait(job["id"], timeout=120)
+        assert document["privacy"]["private"] is True
+        queued = client.submit("tiny", "alt-expm", "1", {"init_trials": 1}, dummy=False)
+        client.cancel(queued["id"])  # may have started: refunded only if no row was read
+        spent = Fraction(client.budget("tiny")[0]["exact"]["spent"])
+        ledger_total = sum(Fraction(row["epsilon_exact"]) for row in client.ledger("tiny"))
+    assert spent == ledger_total  # every charge not refunded is in the ledger, exactly
+    assert spent in (Fraction(3, 4), Fraction(7, 4))

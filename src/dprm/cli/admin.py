@@ -104,9 +104,9 @@ def _dataset_id(connection: Any, name: Optional[str]) -> Optional[int]:
 
 @dataset_app.command("add")
 def dataset_add(
-    name: str = typer.Argument(..., help="The dataset's name for analysts."),
-    left: Path = typer.Argument(..., help="Left view: a CSV or Parquet file."),
-    right: Path = typer.Argument(..., help="Right view: a CSV or Parquet file, rows aligned by id."),
+    name: str = typer.Argument(..., metavar="NAME", help="The dataset's name for analysts."),
+    left: Path = typer.Argument(..., metavar="LEFT", help="Left view: a CSV or Parquet file."),
+    right: Path = typer.Argument(..., metavar="RIGHT", help="Right view: a CSV or Parquet file, rows aligned by id."),
     types: Path = typer.Option(..., "--types", metavar="FILE",
                                help="Types file declaring every column with its public domain (docs/data.md)."),
     id_column: Optional[str] = typer.Option(None, "--id-column", metavar="NAME", help="Id column of both views."),
@@ -124,7 +124,7 @@ def dataset_add(
 
 
 @dataset_app.command("remove")
-def dataset_remove(name: str = typer.Argument(..., help="The dataset.")) -> None:
+def dataset_remove(name: str = typer.Argument(..., metavar="DATASET", help="The dataset.")) -> None:
     """Unregister a dataset (its ledger rows stay)."""
     from dprm.server.datasets import remove_dataset
 
@@ -153,7 +153,7 @@ def dataset_list() -> None:
 
 @analyst_app.command("add")
 def analyst_add(
-    name: str = typer.Argument(..., help="The analyst's name."),
+    name: str = typer.Argument(..., metavar="NAME", help="The analyst's name."),
     expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
                                                     help="The token stops working after this many days."),
 ) -> None:
@@ -167,7 +167,7 @@ def analyst_add(
 
 @analyst_app.command("rotate")
 def analyst_rotate(
-    name: str = typer.Argument(..., help="The analyst's name."),
+    name: str = typer.Argument(..., metavar="NAME", help="The analyst's name."),
     expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
                                                     help="The new token stops working after this many days."),
 ) -> None:
@@ -180,7 +180,7 @@ def analyst_rotate(
 
 
 @analyst_app.command("disable")
-def analyst_disable(name: str = typer.Argument(..., help="The analyst's name.")) -> None:
+def analyst_disable(name: str = typer.Argument(..., metavar="NAME", help="The analyst's name.")) -> None:
     """Disable an analyst: every request with its token is refused."""
     from dprm.server.accounts import set_disabled
 
@@ -190,7 +190,7 @@ def analyst_disable(name: str = typer.Argument(..., help="The analyst's name."))
 
 
 @analyst_app.command("enable")
-def analyst_enable(name: str = typer.Argument(..., help="The analyst's name.")) -> None:
+def analyst_enable(name: str = typer.Argument(..., metavar="NAME", help="The analyst's name.")) -> None:
     """Enable a disabled analyst again."""
     from dprm.server.accounts import set_disabled
 
@@ -218,9 +218,9 @@ def analyst_list() -> None:
 
 @budget_app.command("set")
 def budget_set(
-    analyst: str = typer.Argument(..., help="The analyst."),
-    dataset: str = typer.Argument(..., help="The dataset."),
-    epsilon: str = typer.Argument(..., help="The total budget (a multiple of 1e-9); what was spent stays spent."),
+    analyst: str = typer.Argument(..., metavar="ANALYST", help="The analyst."),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset."),
+    epsilon: str = typer.Argument(..., metavar="EPSILON", help="The total budget (a multiple of 1e-9); what was spent stays spent."),
 ) -> None:
     """Grant or change an analyst's total budget on a dataset."""
     from sqlalchemy import select

@@ -162,7 +162,7 @@ def _algorithms() -> Any:
 
 
 def submit(
-    dataset: str = typer.Argument(..., help="The dataset."),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset."),
     algorithm: str = typer.Option(..., "--algorithm", "-a", metavar="NAME",
                                   help="A private miner: alt-expm, alt-mcmc, mcmc-tree-pair, serenade-cs, serenade-es, "
                                        "serenade-es-nosens."),
@@ -211,7 +211,7 @@ app.command("submit")(_submit_command())
 
 
 @app.command("status")
-def status_command(job: str = typer.Argument(..., help="The job id."),
+def status_command(job: str = typer.Argument(..., metavar="JOB", help="The job id."),
                    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
     """A job's status and progress (JSON)."""
     with _client() as client:
@@ -219,7 +219,7 @@ def status_command(job: str = typer.Argument(..., help="The job id."),
 
 
 @app.command("result")
-def result_command(job: str = typer.Argument(..., help="The job id."),
+def result_command(job: str = typer.Argument(..., metavar="JOB", help="The job id."),
                    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
                                                          help="Write the result here.")) -> None:
     """A done job's result (dprm.redescriptions/1)."""
@@ -228,7 +228,7 @@ def result_command(job: str = typer.Argument(..., help="The job id."),
 
 
 @app.command("cancel")
-def cancel_command(job: str = typer.Argument(..., help="The job id.")) -> None:
+def cancel_command(job: str = typer.Argument(..., metavar="JOB", help="The job id.")) -> None:
     """Cancel a job (queued: refunded; running: kept if rows were read)."""
     with _client() as client:
         state = client.cancel(job)
@@ -236,7 +236,7 @@ def cancel_command(job: str = typer.Argument(..., help="The job id.")) -> None:
 
 
 @app.command("budget")
-def budget_command(dataset: Optional[str] = typer.Argument(None, help="Only this dataset."),
+def budget_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATASET]", help="Only this dataset."),
                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Your budgets: total, spent, remaining (exact)."""
     with _client() as client:
@@ -250,7 +250,7 @@ def budget_command(dataset: Optional[str] = typer.Argument(None, help="Only this
 
 
 @app.command("ledger")
-def ledger_command(dataset: Optional[str] = typer.Argument(None, help="Only this dataset."),
+def ledger_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATASET]", help="Only this dataset."),
                    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
     """Your ledger: one row per release (JSON)."""
     with _client() as client:
@@ -263,7 +263,7 @@ def _primitive_options(dry_run: bool, dummy: bool, dummy_rows: int) -> dict[str,
 
 @app.command("stats")
 def stats_command(
-    dataset: str = typer.Argument(..., help="The dataset."),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset."),
     left: str = typer.Option(..., "--left", metavar="QUERY", help="Left query: JSON, or @FILE."),
     right: str = typer.Option(..., "--right", metavar="QUERY", help="Right query: JSON, or @FILE."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the call."),
@@ -283,7 +283,7 @@ def stats_command(
 
 @app.command("leaf-pairs")
 def leaf_pairs_command(
-    dataset: str = typer.Argument(..., help="The dataset."),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset."),
     left_tree: str = typer.Option(..., "--left-tree", metavar="TREE", help="Tree over the left view: JSON or @FILE."),
     right_tree: str = typer.Option(..., "--right-tree", metavar="TREE", help="Tree over the right view."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the call."),
@@ -301,7 +301,7 @@ def leaf_pairs_command(
 
 @app.command("dummy")
 def dummy_command(
-    dataset: str = typer.Argument(..., help="The dataset."),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset."),
     rows: int = typer.Option(100, "--rows", metavar="N", help="Number of rows (at most 5000)."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed of the synthetic rows."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),

@@ -1,0 +1,91 @@
+"""The data owner's side: registration refusals, ``dprm admin`` and ``dprm serve`` options.
+
+A private dataset needs a complete types file; ``dprm admin`` answers a refused
+command with one line ``error: ...`` and exit code 2, prints a new token alone on one
+line, and never shows a token again.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy")
+
+from dprm.errors import DataError, ParameterError  # noqa: E402
+from dprm.server.database import Database  # noqa: E402
+from dprm.server.datasets import register_dataset  # noqa: E402
+from server_support import DPRM, tiny_views  # noqa: E402
+
+
+def dprm(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(DPRM + list(args), capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("columns, reason", [
+    ({"a": "boolean", "b": "boolean", "state": {"type": "categorical", "categories": ["CA", "NY", "TX"]}},
+     "'x' (right) is not declared"),
+    ({"a": "boolean", "b": "boolean", "state": "categorical", "x": {"type": "numeric", "bounds": [0, 100]}},
+     "'state' (left) is categorical without categories"),
+    ({"a": "boolean", "b": "boolean", "state": {"type": "categorical", "categories": ["CA", "NY", "TX"]},
+      "x": "numeric"}, "'x' (right) is numeric without bounds"),
+])
+def test_an_incomplete_types_file_is_refused_with_the_reason(tmp_path: Path, columns: dict, reason: str) -> None:
+    left, right, _ = tiny_views(tmp_path)
+    types = tmp_path / "partial.json"
+    types.write_text(json.dumps({"id_column": "id", "columns": columns}))
+    db = Database(str(tmp_path / "s.db"))
+    db.migrate()
+    with pytest.raises(DataError, match="complete types file") as refused:
+        register_dataset(db, "tiny", left, right, types)
+    assert reason in str(refused.value)
+    assert refused.value.data_dependent is False
+    db.dispose()
+
+
+def test_registration_checks_names_files_and_duplicates(tmp_path: Path) -> None:
+    left, right, types = tiny_views(tmp_path)
+    db = Database(str(tmp_path / "s.db"))
+    db.migrate()
+    with pytest.raises(ParameterError):
+        register_dataset(db, "bad name!", left, right, types)
+    with pytest.raises(DataError, match="no such file"):
+        register_dataset(db, "tiny", tmp_path / "missing.csv", right, types)
+    schema = register_dataset(db, "tiny", left, right, types)
+    assert schema["views"]["left"][0] == {"name": "a", "type": "boolean"}
+    with pytest.raises(ParameterError, match="registered already"):
+        register_dataset(db, "tiny", left, right, types)
+    db.dispose()
+
+
+def test_admin_command_line(tmp_path: Path) -> None:
+    left, right, types = tiny_views(tmp_path)
+    db = str(tmp_path / "server.db")
+    assert dprm("admin", "--db", db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types)).returncode == 0
+    added = dprm("admin", "--db", db, "analyst", "add", "alice")
+    token = added.stdout.strip()
+    assert added.returncode == 0 and added.stdout.count("\n") == 1 and token.startswith("dprm_")
+    for args, message in [
+        (("budget", "set", "alice", "tiny", "1e-10"), "multiple of 1e-9"),
+        (("budget", "set", "nobody", "tiny", "1"), "no analyst named 'nobody'"),
+        (("budget", "set", "alice", "nope", "1"), "no dataset named 'nope'"),
+        (("analyst", "add", "alice"), "exists already"),
+        (("dataset", "remove", "nope"), "no dataset named 'nope'"),
+    ]:
+        refused = dprm("admin", "--db", db, *args)
+        assert refused.returncode == 2 and refused.stderr.startswith("error: ") and message in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1 and refused.stdout == ""
+    assert "remaining 1.5" in dprm("admin", "--db", db, "budget", "set", "alice", "tiny", "1.5").stdout
+    rotated = dprm("admin", "--db", db, "analyst", "rotate", "alice").stdout.strip()
+    assert rotated != token and rotated.startswith("dprm_")
+    listed = dprm("admin", "--db", db, "analyst", "list").stdout
+    assert "alice" in listed and token not in listed and rotated not in listed
+    assert "disabled alice" in dprm("admin", "--db", db, "analyst", "disable", "alice").stdout
+    assert "yes" in dprm("admin", "--db", db, "analyst", "list").stdout
+    assert "tiny" in dprm("admin", "--db", db, "dataset", "list").stdout
+    bad = dprm("serve", "--db", str(tmp_path / "no" / "such" / "folder.db"))
+    assert bad.returncode == 2 and "does not exist" in bad.stderr
+    assert dprm("serve", "--db", db, "--port", "0").returncode == 2
