@@ -98,9 +98,6 @@ def test_private_miners_run_on_extreme_values(extreme, algorithm: str, declared:
     assert "Infinity" not in document
 
 
-@pytest.mark.xfail(reason="mining.private_trees bins a numeric target with np.linspace(low, high) and "
-                          "(high - low), which overflow for bounds like ±1.7e308; dprm.data.grid has "
-                          "overflow-safe equivalents (not a data-layer file)", strict=False)
 def test_private_target_bins_do_not_overflow(extreme) -> None:
     left, right, types = extreme
     data = load_two_view(left, right, types=types)

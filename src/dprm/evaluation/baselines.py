@@ -104,6 +104,7 @@ import numpy as np
 from dprm.data import AttributeKind, TwoViewData, View, load_two_view
 from dprm.errors import DprmError, ParameterError
 from dprm.evaluation.clired_output import read_clired_queries
+from dprm.mining.base import not_private_block
 from dprm.queries import Redescription, RedescriptionStats, canonical_key, make_document
 
 __all__ = [
@@ -640,7 +641,7 @@ def run_clired(
         f"clired-{short}",
         {"clired_algorithm": _MINING_ALGO[short], "clired_version": version, **preferences,
          "timeout": timeout, "stopped": stopped, "clired_seconds": round(seconds, 3)},
-        {"epsilon": None, "neighbouring": "add-remove-one-row", "guarantee": "none", "ledger": []},
+        not_private_block(f"clired-{short} is not a private algorithm: every statistic is exact"),
         redescriptions,
     )
     document["notes"] = notes

@@ -97,6 +97,8 @@ _KINDS = ("int", "float", "epsilon", "bool", "choice", "text")
 
 def _number(value: float) -> str:
     """A limit as written in messages and help: ``10,000`` or ``0.0001``."""
+    if isinstance(value, Fraction):
+        value = int(value) if value.denominator == 1 else float(value)
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1):
         return f"{int(value):,}"
     return f"{value:g}"
@@ -294,7 +296,7 @@ def not_private_block(reason: str) -> dict[str, Any]:
 
 EPSILON = Param(
     "epsilon", "Privacy budget ε of the run: the run spends at most this much, and the output's ledger lists "
-    "every release", "epsilon", unit="ε", low=0.0001, high=10_000,
+    "every release", "epsilon", unit="ε", low=Fraction(1, 10_000), high=10_000,
     why="a larger budget is no privacy: the noise is far below one row",
     why_low="a smaller budget drowns every count in noise of 10,000 rows and more",
 )

@@ -147,7 +147,8 @@ class CartWheels(Miner):
         rng = np.random.default_rng(rng)
         for view in data.views:
             if len(view) == 0:
-                raise ParameterError(f"the {view.name} view has no usable attribute")
+                raise ParameterError(f"the {view.name} view has no usable attribute "
+                                     "(constant and empty columns are left out)")
         indexes = [LiteralIndex(view, mode="data", max_splits=self.max_splits) for view in data.views]
         found: dict[tuple, Redescription] = {}
         # Non-private: the attributes without missing values may be read off the data,

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
+from dprm.data.grid import grid_points, grid_spacing
 from dprm.data.literal_index import LiteralIndex
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import (
@@ -176,7 +177,8 @@ class PrivateTreeMiner(Miner):
             )
         for view in data.views:
             if len(view) == 0:
-                raise ParameterError(f"the {view.name} view has no usable attribute")
+                raise ParameterError(f"the {view.name} view has no usable attribute "
+                                     "(constant and empty columns are left out)")
         self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
         self._reasons: list[str] = []
         self._found: dict[tuple[str, str], Redescription] = {}
@@ -261,8 +263,12 @@ class PrivateTreeMiner(Miner):
             chosen = ExponentialMechanism(share, 1).release(self._accountant, f"{step}: quantile {q}",
                                                             -np.abs(below - q * n_values))
             quartiles.append(float(thresholds[chosen]))
-        width = 2.0 * max(quartiles[1] - quartiles[0], (high - low) / (thresholds.size + 1)) * n_hat ** (-1 / 3)
-        return int(np.clip(np.ceil((high - low) / width), 2, 2**self.depth))
+        # The rule's (high - low) / width in halves and grid spacings, which stay finite for
+        # any finite bounds (±1.8e308 would overflow the plain differences).
+        half_iqr = quartiles[1] / 2 - quartiles[0] / 2
+        half_width = 2.0 * max(half_iqr, grid_spacing(low, high, thresholds.size) / 2) * n_hat ** (-1 / 3)
+        bins = np.ceil(grid_spacing(low, high, 1) / half_width) if half_width > 0 else np.inf
+        return int(np.clip(bins, 2, 2**self.depth)) if np.isfinite(bins) else 2**self.depth
 
     def _classes(self, attribute: Attribute, side: int) -> tuple[np.ndarray, int]:
         if attribute.kind is AttributeKind.NUMERIC:
@@ -273,7 +279,7 @@ class PrivateTreeMiner(Miner):
                 low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
                 self._not_private(f"bins of the target {attribute.name!r} come from data, not declared bounds")
             n_bins = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
-            edges = np.linspace(low, high, n_bins + 1)[1:-1]
+            edges = grid_points(low, high, n_bins - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
             classes = np.searchsorted(edges, attribute.values, side="right").astype(np.int64)
             classes[np.isnan(attribute.values)] = -1
             return classes, n_bins

@@ -70,4 +70,4 @@ class Mechanism:
         """Charge this mechanism's ``epsilon`` to ``accountant`` (before any noise)."""
         if not isinstance(accountant, Accountant):
             raise ParameterError("mechanisms need an Accountant to release anything")
-        accountant.charge(self.epsilon, step=step, mechanism=mechanism or self.name)
+        accountant.charge(self.epsilon, step=step, mechanism=mechanism or self.name, guarantee=self.guarantee)

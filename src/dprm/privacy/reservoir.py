@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dprm.errors import ParameterError
-from dprm.privacy.accountant import Accountant
+from dprm.privacy.accountant import FLOATING_POINT_SELECTION, PURE_DP, Accountant, guarantee_label
 from dprm.privacy.budget import EpsilonLike
 from dprm.privacy.mechanism import Mechanism
 from dprm.privacy.noise import NoiseSource, _as_scores
@@ -131,6 +131,8 @@ class WeightedReservoir(Mechanism):
     """
 
     name = "exponential (weighted reservoir)"
+    #: float64 Gumbel keys, not an exact sampler (a failure probability of ~2^-53 per draw).
+    guarantee = guarantee_label(PURE_DP, [FLOATING_POINT_SELECTION])
 
     def __init__(self, epsilon: EpsilonLike, sensitivity: EpsilonLike = 1, k: int = 1) -> None:
         super().__init__(epsilon, sensitivity)

@@ -87,10 +87,10 @@ def noise_scale(numerator: EpsilonLike, epsilon: EpsilonLike) -> float:
     exact_num = as_epsilon(numerator, "sensitivity")
     eps_down = float_down(as_epsilon(epsilon))
     if eps_down <= 0.0:
-        raise ParameterError(f"epsilon {epsilon!r} is too small to be represented")
+        raise ParameterError(f"epsilon {float(epsilon):.3g} is too small to be represented")
     scale = float_up(exact_num / Fraction(eps_down))
     if not math.isfinite(scale):
         raise ParameterError(
-            f"noise scale {exact_num}/{epsilon} is too large to be represented"
+            f"noise scale {float(exact_num):.3g}/{float(epsilon):.3g} is too large to be represented"
         )
     return scale

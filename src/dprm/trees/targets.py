@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind
+from dprm.data.grid import grid_points
 
 __all__ = ["freedman_diaconis_bins", "target_from_attribute", "target_from_leaves"]
 
@@ -28,12 +29,14 @@ def freedman_diaconis_bins(values: np.ndarray, *, max_bins: int = 16) -> int:
     values = values[~np.isnan(values)]
     if values.size < 2:
         return 2
-    q75, q25 = np.percentile(values, [75, 25])
-    width = 2.0 * (q75 - q25) * values.size ** (-1.0 / 3.0)
-    span = float(values.max() - values.min())
-    if width <= 0 or span <= 0:
+    # Halves throughout, so that values near ±1.8e308 cannot overflow a difference.
+    q75, q25 = np.percentile(values / 2, [75, 25])
+    half_width = 2.0 * float(q75 - q25) * values.size ** (-1.0 / 3.0)
+    half_span = float(values.max() / 2 - values.min() / 2)
+    if not half_width > 0 or not half_span > 0:
         return 2
-    return int(np.clip(np.ceil(span / width), 2, max_bins))
+    bins = np.ceil(half_span / half_width)
+    return int(np.clip(bins, 2, max_bins)) if np.isfinite(bins) else max_bins
 
 
 def target_from_attribute(attribute: Attribute, *, max_bins: int = 16) -> tuple[np.ndarray, int]:
@@ -50,7 +53,7 @@ def target_from_attribute(attribute: Attribute, *, max_bins: int = 16) -> tuple[
         present = ~np.isnan(values)
         n_bins = freedman_diaconis_bins(values, max_bins=max_bins)
         low, high = float(values[present].min()), float(values[present].max())
-        edges = np.linspace(low, high, n_bins + 1)[1:-1]
+        edges = grid_points(low, high, n_bins - 1)  # overflow-safe np.linspace(low, high, n_bins + 1)[1:-1]
         classes = np.full(values.shape, -1, dtype=np.int64)
         classes[present] = np.searchsorted(edges, values[present], side="right")
         return classes, n_bins

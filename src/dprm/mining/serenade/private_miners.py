@@ -280,7 +280,8 @@ class _GreedyMiner(Miner):
             self._ledger_start = len(accountant.ledger)
         for view in data.views:
             if len(view) == 0:
-                raise ParameterError(f"the {view.name} view has no usable attribute")
+                raise ParameterError(f"the {view.name} view has no usable attribute "
+                                     "(constant and empty columns are left out)")
         self._side = initial_side(data, self.algorithm)
         mode = "private" if self.private else "data"
         self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self.max_splits) for view in data.views)

@@ -51,6 +51,7 @@ import numpy as np
 
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, Mechanism
+from dprm.privacy.accountant import FLOATING_POINT_SELECTION, PURE_DP, guarantee_label
 from dprm.privacy.budget import EpsilonLike
 from dprm.privacy.scale import noise_scale
 
@@ -90,6 +91,8 @@ class ExtensionRace(Mechanism):
     """
 
     name = "exponential (memoised gumbel race)"
+    #: float64 Gumbel keys, not an exact sampler (a failure probability of ~2^-53 per draw).
+    guarantee = guarantee_label(PURE_DP, [FLOATING_POINT_SELECTION])
 
     def __init__(self, epsilon: EpsilonLike, sensitivity: EpsilonLike, *, max_age: int) -> None:
         super().__init__(epsilon, sensitivity)
