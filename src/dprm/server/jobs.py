@@ -128,6 +128,10 @@ def find_job(connection: Any, analyst_id: int, public_id: str) -> tuple[Any, str
 def claim_next(db: Any, worker_token: str) -> Any | None:
     """Take the oldest queued job for a worker (``'queued'`` → ``'running'``), or None."""
 
+    with db.read() as connection:  # most rounds find nothing: no write lock for them
+        if connection.execute(select(jobs.c.id).where(jobs.c.status == "queued").limit(1)).first() is None:
+            return None
+
     def work(connection: Any) -> Any | None:
         for job_id in connection.execute(select(jobs.c.id).where(jobs.c.status == "queued")
                                           .order_by(jobs.c.id).limit(5)).scalars():
