@@ -249,3 +249,92 @@ def test_counts_are_in_the_right_number() -> None:
         print_redescriptions([one], 5, noisy=False, private=False, hidden=0)
     text = " ".join(buffer.getvalue().split())
     assert "1 redescription," in text and "1 redescriptions" not in text
+
+
+# ----------------------------------------------------------------------------- values and budgets
+
+
+def test_tiny_epsilon_is_refused_with_its_minimum(planted: Path, tmp_path: Path) -> None:
+    for epsilon in ("1e-30", "1e-300"):
+        line = expect_error(["mine", *views(planted), "--algorithm", "alt-expm", "--epsilon", epsilon,
+                             "--output", tmp_path / "out.json"], "epsilon", "0.0001")
+        assert "Fraction" not in line and len(line) < 200
+    assert files_under(tmp_path) == []
+
+
+def test_smallest_epsilon_runs_and_says_so(planted: Path, tmp_path: Path) -> None:
+    output = tmp_path / "out.json"
+    code, out, err = run(["mine", *views(planted), "--algorithm", "alt-expm", "--epsilon", "0.0001",
+                          "--depth", "2", "--init-trials", "1", "--output", output])
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("private: ε = 0.0001 spent (pure-dp)")
+    assert json.loads(output.read_text())["privacy"]["epsilon"] == pytest.approx(1e-4)
+
+
+def test_extreme_finite_values_in_both_directions(tmp_path: Path) -> None:
+    rows = 60
+    left = write(tmp_path / "l.csv", "id,x,b\n" + "".join(
+        f"{i},{'-1e308' if i % 3 == 0 else '1e308' if i % 3 == 1 else '0.5'},{i % 2}\n" for i in range(rows)))
+    right = write(tmp_path / "r.csv", "id,c,d\n" + "".join(f"{i},{(i // 2) % 2},{i % 3 == 0:d}\n"
+                                                           for i in range(rows)))
+    types = write(tmp_path / "types.json", json.dumps({"columns": {
+        "id": {"type": "id"}, "x": {"type": "numeric", "bounds": [-1.7e308, 1.7e308]},
+        "b": {"type": "boolean"}, "c": {"type": "boolean"}, "d": {"type": "boolean"}}}))
+    for algorithm in ("alt-expm", "alt-mcmc", "mcmc-tree-pair", "serenade-es"):
+        code, out, err = run(["mine", left, right, "--types", types, "--algorithm", algorithm, "--epsilon", "1",
+                              "--seed", "1", "--output", tmp_path / f"{algorithm}.json"]
+                             + (["--depth", "2", "--init-trials", "1", "--mcmc-iterations", "50"]
+                                if algorithm != "serenade-es" else []))
+        assert code == 0, (algorithm, err)
+        assert "Traceback" not in err and "inf" not in (tmp_path / f"{algorithm}.json").read_text().lower()
+
+
+def test_none_is_a_category_unless_declared_missing(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,religion\n" + "".join(
+        f"{i},{['none', 'catholic', 'NA'][i % 3]}\n" for i in range(30)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(30)))
+    code, out, err = run(["inspect", left, right])
+    assert code == 0, err
+    assert "3 categories" in out and "0.0%" in out
+    code, out, err = run(["inspect", left, right, "--na-values", "NA"])
+    assert code == 0, err
+    assert "2 categories" in out and "33.3%" in out
+
+
+def test_mine_notes_the_silent_changes_of_the_data_layer(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,age,empty,a\n" + "".join(
+        f"{i},{'unknown' if i == 7 else i},,{i % 2}\n" for i in range(40)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(40)))
+    code, out, err = run(["mine", left, right, "--depth", "1", "--init-trials", "1"])
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert any("'age' is categorical" in line and "row" in line for line in notes), notes
+    assert any("'empty' is empty" in line for line in notes), notes
+    assert all("unknown" not in line for line in notes)  # the value itself is not repeated
+
+
+def test_out_of_bounds_error_or_clamp(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,x\n" + "".join(f"{i},{150 if i == 5 else i}\n" for i in range(30)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(30)))
+    types = write(tmp_path / "t.json", json.dumps({"columns": {
+        "id": {"type": "id"}, "x": {"type": "numeric", "bounds": [0, 100]}, "b": {"type": "boolean"}}}))
+    expect_error(["inspect", left, right, "--types", types], "x", "bounds")
+    code, out, err = run(["inspect", left, right, "--types", types, "--out-of-bounds", "clamp"])
+    assert code == 0, err
+    assert "clamped" in err
+    expect_error(["inspect", left, right, "--types", types, "--out-of-bounds", "wrap"], "--out-of-bounds")
+
+
+def test_internal_errors_are_one_line_too(monkeypatch, planted: Path) -> None:
+    """A bug is not a traceback either: one line naming it, exit 1 (not a user error)."""
+    import dprm.cli.datasets as module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("dprm.datasets.make_planted", broken)
+    code, out, err = run(["datasets", "make-planted", planted.parent / "other"])
+    assert code == 1 and "Traceback" not in err
+    assert err.splitlines() == ["error: internal error (RuntimeError: boom); please report it, with "
+                                "DPRM_TRACEBACK=1 for the traceback"]
+    assert module is not None
