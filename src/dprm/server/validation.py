@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from dprm.errors import DprmError
@@ -52,6 +53,7 @@ class JobSpec:
     parameters: dict[str, Any]
 
 
+@lru_cache(maxsize=1)
 def private_algorithms() -> dict[str, tuple[type, dict[str, Any]]]:
     """The algorithms a server runs: the private ones (they take an epsilon)."""
     from dprm.mining import ALGORITHMS
@@ -59,12 +61,17 @@ def private_algorithms() -> dict[str, tuple[type, dict[str, Any]]]:
     return {name: entry for name, entry in ALGORITHMS.items() if "epsilon" in entry[0].parameter_names()}
 
 
-def algorithm_parameters(algorithm: str) -> dict[str, Any]:
-    """The parameters an analyst may set for ``algorithm`` and their defaults."""
+@lru_cache(maxsize=None)
+def _parameters(algorithm: str) -> tuple[tuple[str, Any], ...]:
     miner_class, fixed = private_algorithms()[algorithm]
     signature = inspect.signature(miner_class.__init__)
-    return {name: p.default for name, p in signature.parameters.items()
-            if name not in ("self", "epsilon") and name not in fixed}
+    return tuple((name, p.default) for name, p in signature.parameters.items()
+                 if name not in ("self", "epsilon") and name not in fixed)
+
+
+def algorithm_parameters(algorithm: str) -> dict[str, Any]:
+    """The parameters an analyst may set for ``algorithm`` and their defaults."""
+    return dict(_parameters(algorithm))
 
 
 def _miner_epsilon(units: int) -> float:
