@@ -338,3 +338,57 @@ def test_internal_errors_are_one_line_too(monkeypatch, planted: Path) -> None:
     assert err.splitlines() == ["error: internal error (RuntimeError: boom); please report it, with "
                                 "DPRM_TRACEBACK=1 for the traceback"]
     assert module is not None
+
+
+# ----------------------------------------------------------------------------- docs/data.md's error table
+
+GOOD_R = "id,c\n1,1\n2,0\n3,1\n"
+BAD_INPUTS = {
+    # code of docs/data.md's "Errors at a glance": (left file name, left content, right content, extra args)
+    "file_not_found": ("absent.csv", None, GOOD_R, []),
+    "not_a_file": ("dir.csv", "DIR", GOOD_R, []),
+    "unknown_file_type": ("l.xlsx", "id,a\n1,1\n", GOOD_R, []),
+    "unreadable_file": ("l.csv.gz", b"not gzip at all", GOOD_R, []),
+    "empty_file": ("l.csv", "", GOOD_R, []),
+    "no_rows": ("l.csv", "id,a\n", GOOD_R, []),
+    "bad_csv": ("l.csv", "id,a\n1,1\n2,0,7\n3,1\n", GOOD_R, []),
+    "not_utf8": ("l.csv", b"id,a\n1,\xff\xfe\n2,0\n3,1\n", GOOD_R, []),
+    "bad_parquet": ("l.parquet", "id,a\n1,1\n", GOOD_R, []),
+    "duplicate_column": ("l.csv", "id,a,a\n1,1,0\n2,0,1\n3,1,1\n", GOOD_R, ["--duplicate-columns", "error"]),
+    "shared_column": ("l.csv", "id,c\n1,1\n2,0\n3,1\n", GOOD_R, []),
+    "row_count_mismatch": ("l.csv", "a\n1\n0\n", "c\n1\n0\n1\n", []),
+    "missing_id_column": ("l.csv", "id,a\n1,1\n2,0\n3,1\n", GOOD_R, ["--id-column", "key"]),
+    "duplicate_id": ("l.csv", "id,a\n1,1\n1,0\n3,1\n", GOOD_R, []),
+    "unmatched_id": ("l.csv", "id,a\n1,1\n2,0\n9,1\n", GOOD_R, []),
+    "not_finite": ("l.csv", "id,a\n1,1.5\n2,inf\n3,2.5\n", GOOD_R, []),
+    "bad_types_file": ("l.csv", "id,a\n1,1\n2,0\n3,1\n", GOOD_R, ["--types", "TYPES:{\"columns\": {\"a\": "
+                                                                 "{\"type\": \"integer\"}}}"]),
+    "value_out_of_bounds": ("l.csv", "id,a\n1,1\n2,500\n3,1\n", GOOD_R, [
+        "--types", "TYPES:{\"columns\": {\"a\": {\"type\": \"numeric\", \"bounds\": [0, 10]}}}"]),
+}
+
+
+@pytest.mark.parametrize("code", list(BAD_INPUTS))
+def test_each_documented_data_error_is_one_line_and_writes_nothing(tmp_path: Path, code: str) -> None:
+    name, left_content, right_content, extra = BAD_INPUTS[code]
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    left = inputs / name
+    if left_content == "DIR":
+        left.mkdir()
+    elif left_content is not None:
+        write(left, left_content)
+    right = write(inputs / "r.csv", right_content)
+    args = []
+    for item in extra:
+        if item.startswith("TYPES:"):
+            item = write(inputs / "types.json", item[len("TYPES:"):])
+        args.append(item)
+    out = tmp_path / "out"
+    out.mkdir()
+    line = expect_error(["mine", left, right, *args, "--output", out / "r.json", "--clired", out / "r.queries"])
+    from dprm.errors import ERROR_CODES
+
+    assert code in ERROR_CODES
+    assert files_under(out) == []
+    assert len(line) < 400
