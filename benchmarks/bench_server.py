@@ -17,8 +17,14 @@ queueing). Reported: requests, throughput, p50 / p90 / p99 / max in milliseconds
 
 The issue's goals: budget p99 ≤ 20 ms on SQLite; statistics p50 ≤ 50 ms on mammals.
 
+With ``--load wrk`` the 50 clients are wrk's connections (a C load generator, Debian
+package ``wrk``; a Lua script gives each request the next analyst's token and waits a
+uniform 0.5–1.5 × ``--think-ms`` between a connection's requests), so the figures are
+not inflated by 50 Python clients sharing the server's two cores; latencies are wrk's
+(its percentiles of the whole request, on loopback).
+
 Run: ``.venv/bin/python benchmarks/bench_server.py [--seconds 10] [--think-ms 100]
-[--clients 50] [--databases sqlite,postgresql] [--primitive-processes 2]``.
+[--clients 50] [--databases sqlite,postgresql] [--primitive-processes 2] [--load python|wrk]``.
 """
 
 from __future__ import annotations
@@ -125,6 +131,50 @@ def report(name: str, latencies: list[float], seconds: float) -> None:
           f"p99 {percentile(latencies, 99):7.1f}  max {max(latencies):7.1f}  mean {statistics.fmean(latencies):6.1f} ms")
 
 
+def _lua_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def run_wrk(base: str, tokens: list[str], operation: str, seconds: float, think_ms: float) -> str:
+    """wrk's latency distribution for ``operation`` by ``len(tokens)`` connections."""
+    import json
+    import subprocess
+
+    method, path, body = OPERATIONS[operation]
+    low, high = max(1, int(think_ms * 0.5)), max(1, int(think_ms * 1.5))
+    script = "\n".join([
+        "tokens = {" + ", ".join(_lua_string(t) for t in tokens) + "}",
+        "local counter = 0",
+        "request = function()",
+        "  counter = counter + 1",
+        "  local headers = {[\"Authorization\"] = \"Bearer \" .. tokens[(counter % #tokens) + 1],",
+        "                   [\"Content-Type\"] = \"application/json\"}",
+        f"  return wrk.format({_lua_string(method)}, {_lua_string(path)}, headers, "
+        f"{_lua_string(json.dumps(body)) if body is not None else 'nil'})",
+        "end",
+        f"delay = function() return math.random({low}, {high}) end" if think_ms > 0 else "",
+        "done = function(summary, latency, requests)",
+        "  io.write(string.format(\"RESULT %d %d %d %.3f %.3f %.3f %.3f\\n\", summary.requests,",
+        "    summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(90) / 1000,",
+        "    latency:percentile(99) / 1000, latency.max / 1000))",
+        "end",
+    ])
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    try:
+        done = subprocess.run(["wrk", "-t2", f"-c{len(tokens)}", f"-d{seconds:g}s", "-s", handle.name, base + "/"],
+                              capture_output=True, text=True, timeout=seconds + 60)
+    finally:
+        os.unlink(handle.name)
+    line = next((row for row in done.stdout.splitlines() if row.startswith("RESULT")), None)
+    if line is None:
+        return f"wrk failed: {done.stderr.strip() or done.stdout.strip()}"
+    requests, bad, micros, p50, p90, p99, top = line.split()[1:]
+    rate = int(requests) / (int(micros) / 1e6)
+    return (f"n={int(requests):>6}  {rate:7.1f}/s  p50 {float(p50):7.1f}  p90 {float(p90):7.1f}  "
+            f"p99 {float(p99):7.1f}  max {float(top):7.1f} ms  (non-2xx: {bad})")
+
+
 def bench(label: str, url: str, args: argparse.Namespace) -> None:
     import httpx
     from server_support import Served
@@ -136,6 +186,15 @@ def bench(label: str, url: str, args: argparse.Namespace) -> None:
             for name, (method, path, body) in OPERATIONS.items():  # warm caches: data loaded in the pool
                 for _ in range(args.primitive_processes * 3):
                     warm.request(method, path, json=body)
+        if args.load == "wrk":
+            print(f"{label}: {args.clients} wrk connections, think {args.think_ms:g} ms (uniform ±50 %), "
+                  f"{args.seconds:g} s per operation (latencies measured by wrk)")
+            for name in OPERATIONS:
+                start = time.time()
+                print(f"  {name + f' ({args.clients} clients)':<28} "
+                      + run_wrk(server.url, tokens, name, args.seconds, args.think_ms))
+                report("  server side", server_times(url, name, start, time.time()), args.seconds)
+            return
         print(f"{label}: {args.clients} clients, think {args.think_ms:g} ms, {args.seconds:g} s per operation "
               f"(latencies in ms, measured by the clients)")
         for name in OPERATIONS:
@@ -156,6 +215,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--primitive-processes", type=int, default=2)
     parser.add_argument("--databases", default="sqlite,postgresql")
+    parser.add_argument("--load", choices=("python", "wrk"), default="python",
+                        help="who sends the requests: 50 asyncio clients in this process, or wrk")
     args = parser.parse_args()
     if not (MAMMALS / "left.csv").is_file():
         sys.exit(f"mammals not found at {MAMMALS}")
