@@ -26,7 +26,7 @@ FORBIDDEN: dict[str, set[str]] = {
 
 #: CLI modules every command may use; a command's own module imports no other command.
 CLI_SHARED = {"dprm.cli", "dprm.cli.app", "dprm.cli.console", "dprm.cli.views", "dprm.cli.outputs",
-              "dprm.cli.display", "dprm.cli.progress"}
+              "dprm.cli.display", "dprm.cli.progress", "dprm.cli.miner_options"}
 
 
 def _modules() -> dict[str, Path]:

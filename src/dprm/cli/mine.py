@@ -1,9 +1,9 @@
 """``dprm mine``: mine redescriptions of two views, privately or not.
 
 The miner options are not written out here: they are generated from the miners'
-own signatures (:func:`miner_options`), with each option's help, the algorithms it
-applies to and their defaults, so that a parameter added to a miner is an option at
-once. The run:
+own signatures and specs (:mod:`dprm.cli.miner_options`), with each option's help,
+the algorithms it applies to and their defaults, so that a parameter added to a
+miner is an option at once. The run:
 
 1. check the options: the algorithm, the miner's parameters and their bounds
    (:meth:`~dprm.mining.Miner.check_parameters`), and that every output file can be
@@ -16,7 +16,6 @@ once. The run:
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +26,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
+from dprm.cli.miner_options import given_parameters, option_parameters, option_table, with_options
 from dprm.cli.outputs import Outputs
 from dprm.cli.views import (DuplicateColumns, IdColumn, LeftView, NaValues, OutOfBounds, RightView, TypesFile,
                             load_views, print_notes)
@@ -45,104 +45,9 @@ def _algorithms() -> dict[str, Any]:
     return ALGORITHMS
 
 
-@lru_cache(maxsize=1)
-def _parameter_help() -> dict[str, str]:
-    from dprm.mining import parameter_help
-
-    return parameter_help()
-
-
-def _python_type(annotation: Any) -> str:
-    """The kind of a miner parameter from its annotation: bool, int, float, int-or-auto or str."""
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-    kinds = {part.strip() for part in text.split("|")} - {"None"}
-    if kinds == {"bool"}:
-        return "bool"
-    if kinds == {"int", "str"}:
-        return "int-or-auto"
-    for kind in ("float", "int", "str"):
-        if kind in kinds:
-            return kind
-    return "str"
-
-
-@lru_cache(maxsize=1)
 def miner_options() -> dict[str, dict[str, Any]]:
-    """Every miner parameter: its kind, the algorithms it applies to and their defaults.
-
-    Examples
-    --------
-    >>> options = miner_options()
-    >>> options["depth"]["kind"], "cartwheels" in options["depth"]["defaults"]
-    ('int', True)
-    """
-    options: dict[str, dict[str, Any]] = {}
-    for algorithm, (miner_class, fixed) in _algorithms().items():
-        for parameter in list(inspect.signature(miner_class.__init__).parameters.values())[1:]:
-            if parameter.name in fixed:
-                continue
-            entry = options.setdefault(parameter.name, {"kind": _python_type(parameter.annotation), "defaults": {}})
-            entry["defaults"][algorithm] = parameter.default
-    return options
-
-
-def _default_text(defaults: dict[str, Any]) -> str:
-    """'default 4' or 'default 20; 4 for alt-expm, alt-mcmc'."""
-    def shown(value: Any) -> str:
-        return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-
-    by_value: dict[str, list[str]] = {}
-    for algorithm, value in defaults.items():
-        by_value.setdefault(shown(value), []).append(algorithm)
-    ordered = sorted(by_value.items(), key=lambda item: -len(item[1]))
-    text = f"default {ordered[0][0]}"
-    for value, algorithms in ordered[1:]:
-        text += f"; {value} for {', '.join(algorithms)}"
-    return text
-
-
-def _option_parameters() -> list[inspect.Parameter]:
-    """The typer parameters of the miner options, built from :func:`miner_options`."""
-    helps = _parameter_help()
-    everyone = set(_algorithms())
-    parameters = []
-    for name, entry in miner_options().items():
-        if name == "epsilon":
-            continue
-        flag = "--" + name.replace("_", "-")
-        applies = "" if set(entry["defaults"]) == everyone else f" [{', '.join(entry['defaults'])}]"
-        text = f"{helps.get(name, name.replace('_', ' '))} ({_default_text(entry['defaults'])}){applies}"
-        kind = entry["kind"]
-        if kind == "bool":
-            option = typer.Option(None, f"{flag}/--no-{flag[2:]}", help=text, show_default=False)
-            annotation: Any = Optional[bool]
-        else:
-            metavar = {"int": "N", "float": "X", "int-or-auto": "N|auto", "str": "TEXT"}[kind]
-            option = typer.Option(None, flag, metavar=metavar, help=text, show_default=False)
-            annotation = {"int": Optional[int], "float": Optional[float]}.get(kind, Optional[str])
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
-                                            annotation=annotation))
-    return parameters
-
-
-def _given_parameters(algorithm: str, values: dict[str, Any]) -> dict[str, Any]:
-    """The miner parameters given on the command line, converted and checked to apply."""
-    miner_class, fixed = _algorithms()[algorithm]
-    accepted = set(miner_class.parameter_names()) - set(fixed)
-    given = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if name not in accepted:
-            raise ParameterError(f"option {flag} does not apply to {algorithm}")
-        if miner_options()[name]["kind"] == "int-or-auto" and value != "auto":
-            try:
-                value = int(value)
-            except ValueError:
-                raise ParameterError(f"{flag} must be an integer or 'auto', not {value!r}") from None
-        given[name] = value
-    return given
+    """Every miner parameter: its kind, the algorithms it applies to and their defaults."""
+    return option_table(_algorithms())
 
 
 def mine(
@@ -190,7 +95,7 @@ def mine(
     algorithms = _algorithms()
     if algorithm not in algorithms:
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
-    given = _given_parameters(algorithm, miner_parameters)
+    given = given_parameters(algorithms, algorithm, miner_parameters)
     private_algorithm = "epsilon" in miner_options() and algorithm in miner_options()["epsilon"]["defaults"]
     if epsilon is not None:
         if not (math.isfinite(epsilon) and epsilon > 0):
@@ -306,20 +211,4 @@ def _write_clired(miner: Any, path: Path) -> None:
     write_clired_queries(miner.redescriptions_, path)
 
 
-def _command_with_miner_options() -> Any:
-    """``mine`` with the generated miner options in its signature (typer reads ``__signature__``)."""
-    signature = inspect.signature(mine, eval_str=True)
-    fixed = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-
-    def command(**values: Any) -> None:
-        own = {p.name for p in fixed}
-        mine(**{k: v for k, v in values.items() if k in own},
-             **{k: v for k, v in values.items() if k not in own})
-
-    command.__signature__ = signature.replace(parameters=fixed + _option_parameters())  # type: ignore[attr-defined]
-    command.__doc__ = mine.__doc__
-    command.__name__ = "mine"
-    return command
-
-
-app.command("mine")(_command_with_miner_options())
+app.command("mine")(with_options(mine, "mine", option_parameters(_algorithms())))

@@ -20,7 +20,6 @@ trees are JSON texts or ``@FILE`` (docs/server.md).
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Any, Optional
@@ -28,6 +27,7 @@ from typing import Any, Optional
 import typer
 
 from dprm.cli.app import command_app
+from dprm.cli.miner_options import given_parameters, option_parameters, with_options
 from dprm.errors import ParameterError
 
 app = command_app("Use a dprm server as an analyst: datasets, jobs, primitives, budget.")
@@ -106,55 +106,6 @@ def datasets_command(output: Optional[Path] = typer.Option(None, "--output", "-o
         _emit(client.datasets(), output)
 
 
-def _miner_options() -> list[inspect.Parameter]:
-    """Typer options of every private miner's parameters (as `dprm mine` has them)."""
-    from dprm.server.validation import algorithm_parameters, private_algorithms
-
-    helps: dict[str, str] = {}
-    for miner_class, _ in private_algorithms().values():
-        describe = getattr(miner_class, "parameter_help", None)
-        if callable(describe):
-            try:
-                helps.update(describe())
-            except Exception:  # noqa: BLE001 - help texts are a courtesy
-                pass
-    kinds: dict[str, Any] = {}
-    for algorithm in private_algorithms():
-        for name, default in algorithm_parameters(algorithm).items():
-            kind = type(default) if default is not None else str
-            kinds.setdefault(name, kind if kind in (bool, int, float) else str)
-            if kinds[name] is not kind and {kinds[name], kind} == {int, float}:
-                kinds[name] = float
-    parameters = []
-    for name, kind in kinds.items():
-        flag = "--" + name.replace("_", "-")
-        text = helps.get(name, name.replace("_", " "))
-        if kind is bool:
-            option = typer.Option(None, f"{flag}/--no-{flag[2:]}", help=text, show_default=False)
-            annotation: Any = Optional[bool]
-        else:
-            option = typer.Option(None, flag, metavar={int: "N", float: "X"}.get(kind, "TEXT"), help=text,
-                                  show_default=False)
-            annotation = Optional[kind] if kind in (int, float) else Optional[str]
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
-                                            annotation=annotation))
-    return parameters
-
-
-def _parameter_value(name: str, value: Any, algorithm: str) -> Any:
-    """Texts that are numbers become numbers ('auto' stays a text), as dprm mine reads them."""
-    from dprm.server.validation import algorithm_parameters
-
-    default = algorithm_parameters(algorithm).get(name) if algorithm in _algorithms() else None
-    if isinstance(value, str) and not isinstance(default, str):
-        for convert in (int, float):
-            try:
-                return convert(value)
-            except ValueError:
-                continue
-    return value
-
-
 def _algorithms() -> Any:
     from dprm.server.validation import private_algorithms
 
@@ -179,7 +130,10 @@ def submit(
     **parameters: Any,
 ) -> None:
     """Submit a job (charged at once); prints its id, or with --wait writes its result."""
-    given = {name: _parameter_value(name, value, algorithm) for name, value in parameters.items() if value is not None}
+    algorithms = _algorithms()
+    if algorithm not in algorithms:
+        raise ParameterError(f"unknown algorithm {algorithm!r}; a server runs: {', '.join(algorithms)}")
+    given = given_parameters(algorithms, algorithm, parameters)
     with _client() as client:
         answer = client.submit(dataset, algorithm, _epsilon(epsilon), given, idempotency_key=idempotency_key,
                                dry_run=dry_run, dummy=dummy, dummy_rows=dummy_rows)
@@ -192,22 +146,7 @@ def submit(
         _emit(client.wait(answer["id"], timeout=timeout), output)
 
 
-def _submit_command() -> Any:
-    signature = inspect.signature(submit, eval_str=True)
-    fixed = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-
-    def command(**values: Any) -> None:
-        own = {p.name for p in fixed}
-        submit(**{k: v for k, v in values.items() if k in own},
-               **{k: v for k, v in values.items() if k not in own})
-
-    command.__signature__ = signature.replace(parameters=fixed + _miner_options())  # type: ignore[attr-defined]
-    command.__doc__ = submit.__doc__
-    command.__name__ = "submit"
-    return command
-
-
-app.command("submit")(_submit_command())
+app.command("submit")(with_options(submit, "submit", option_parameters(_algorithms())))
 
 
 @app.command("status")

@@ -1,0 +1,151 @@
+"""The miners' parameters as command-line options, generated from the miners themselves.
+
+``dprm mine`` (every algorithm) and ``dprm remote submit`` (the private ones a server
+runs) take the same miner options. They are not written out by hand: each is built
+from the miners' signatures (kind and default per algorithm) and their parameter
+specs (help in words, unit, allowed range: :func:`dprm.mining.parameter_help`), so
+a parameter added to a miner is an option of both commands at once.
+"""
+
+from __future__ import annotations
+
+import inspect
+from functools import lru_cache
+from typing import Any, Callable, Mapping, Optional
+
+import typer
+
+from dprm.errors import ParameterError
+
+__all__ = ["option_table", "option_parameters", "given_parameters", "with_options"]
+
+#: ``{algorithm: (miner class, parameters fixed by the algorithm's name)}``, as ``dprm.mining.ALGORITHMS``.
+Algorithms = Mapping[str, tuple[type, Mapping[str, Any]]]
+
+
+def _kind(annotation: Any) -> str:
+    """The kind of a miner parameter from its annotation: bool, int, float, int-or-auto or str."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    kinds = {part.strip() for part in text.split("|")} - {"None"}
+    if kinds == {"bool"}:
+        return "bool"
+    if kinds == {"int", "str"}:
+        return "int-or-auto"
+    for kind in ("float", "int", "str"):
+        if kind in kinds:
+            return kind
+    return "str"
+
+
+def option_table(algorithms: Algorithms) -> dict[str, dict[str, Any]]:
+    """Every miner parameter: its kind and the algorithms it applies to, with their defaults.
+
+    Examples
+    --------
+    >>> from dprm.mining import ALGORITHMS
+    >>> table = option_table(ALGORITHMS)
+    >>> table["depth"]["kind"], table["depth"]["defaults"]["cartwheels"]
+    ('int', 4)
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for algorithm, (miner_class, fixed) in algorithms.items():
+        for parameter in list(inspect.signature(miner_class.__init__).parameters.values())[1:]:
+            if parameter.name in fixed:
+                continue
+            entry = table.setdefault(parameter.name, {"kind": _kind(parameter.annotation), "defaults": {}})
+            entry["defaults"][algorithm] = parameter.default
+    return table
+
+
+def _default_text(defaults: Mapping[str, Any]) -> str:
+    """'default 4' or 'default 20; 4 for alt-expm, alt-mcmc'."""
+    def shown(value: Any) -> str:
+        return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+    by_value: dict[str, list[str]] = {}
+    for algorithm, value in defaults.items():
+        by_value.setdefault(shown(value), []).append(algorithm)
+    ordered = sorted(by_value.items(), key=lambda item: -len(item[1]))
+    text = f"default {ordered[0][0]}"
+    for value, names in ordered[1:]:
+        text += f"; {value} for {', '.join(names)}"
+    return text
+
+
+@lru_cache(maxsize=1)
+def _helps() -> dict[str, str]:
+    from dprm.mining import parameter_help
+
+    return parameter_help()
+
+
+def option_parameters(algorithms: Algorithms, *, skip: tuple[str, ...] = ("epsilon",)) -> list[inspect.Parameter]:
+    """Keyword parameters with typer options, one per miner parameter (``--init-trials N`` ...)."""
+    everyone = set(algorithms)
+    parameters = []
+    for name, entry in option_table(algorithms).items():
+        if name in skip:
+            continue
+        flag = "--" + name.replace("_", "-")
+        applies = "" if set(entry["defaults"]) == everyone else f" [{', '.join(entry['defaults'])}]"
+        text = f"{_helps().get(name, name.replace('_', ' '))} ({_default_text(entry['defaults'])}){applies}"
+        kind = entry["kind"]
+        if kind == "bool":
+            option = typer.Option(None, f"{flag}/--no-{flag[2:]}", help=text, show_default=False)
+            annotation: Any = Optional[bool]
+        else:
+            metavar = {"int": "N", "float": "X", "int-or-auto": "N|auto", "str": "TEXT"}[kind]
+            option = typer.Option(None, flag, metavar=metavar, help=text, show_default=False)
+            annotation = {"int": Optional[int], "float": Optional[float]}.get(kind, Optional[str])
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                            annotation=annotation))
+    return parameters
+
+
+def given_parameters(algorithms: Algorithms, algorithm: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The miner parameters given on the command line, converted and checked to apply to ``algorithm``.
+
+    Examples
+    --------
+    >>> from dprm.mining import ALGORITHMS
+    >>> given_parameters(ALGORITHMS, "serenade-es", {"initial_pairs": "5", "extensions": "auto", "depth": None})
+    {'initial_pairs': 5, 'extensions': 'auto'}
+    """
+    miner_class, fixed = algorithms[algorithm]
+    accepted = set(miner_class.parameter_names()) - set(fixed)
+    table = option_table(algorithms)
+    given = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name not in accepted:
+            raise ParameterError(f"option {flag} does not apply to {algorithm}")
+        if table[name]["kind"] == "int-or-auto" and value != "auto":
+            try:
+                value = int(value)
+            except ValueError:
+                raise ParameterError(f"{flag} must be an integer or 'auto', not {value!r}") from None
+        given[name] = value
+    return given
+
+
+def with_options(function: Callable[..., None], name: str, options: list[inspect.Parameter]) -> Callable[..., None]:
+    """``function`` (whose ``**kwargs`` take the miner options) with ``options`` in its signature.
+
+    Typer reads a command's parameters from ``inspect.signature``, which honours
+    ``__signature__``; the returned command splits the values back into the
+    function's own parameters and its ``**kwargs``.
+    """
+    signature = inspect.signature(function, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    names = {p.name for p in own}
+
+    def command(**values: Any) -> None:
+        function(**{k: v for k, v in values.items() if k in names},
+                 **{k: v for k, v in values.items() if k not in names})
+
+    command.__signature__ = signature.replace(parameters=own + options)  # type: ignore[attr-defined]
+    command.__doc__ = function.__doc__
+    command.__name__ = name
+    return command
