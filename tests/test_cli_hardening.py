@@ -407,3 +407,12 @@ def test_evaluate_does_not_promise_a_retry_for_runs_that_will_be_refused_again(t
     last = err.strip().splitlines()[-1]
     assert last.startswith("error: 2 runs refused their input and would be refused again"), last
     assert "run the same command again" not in last
+
+
+def test_server_command_help_needs_no_database_or_url() -> None:
+    """Click checks a group's options before a subcommand's -h: they are checked when a command runs."""
+    for command in (["admin", "dataset", "add", "-h"], ["remote", "submit", "-h"]):
+        code, out, err = run(command)
+        assert code == 0 and "Usage:" in out, err
+    expect_error(["admin", "dataset", "list"], "--db")
+    expect_error(["remote", "datasets"], "--url", "--token-file")

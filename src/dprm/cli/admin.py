@@ -39,10 +39,13 @@ _STATE: dict[str, Any] = {}
 
 @app.callback()
 def admin(
-    db: str = typer.Option(..., "--db", metavar="URL", envvar="DPRM_DB",
-                           help="The server's database: a SQLite file, or postgresql+psycopg://user@host/db."),
+    db: Optional[str] = typer.Option(None, "--db", metavar="URL", envvar="DPRM_DB", show_default=False,
+                                     help="The server's database: a SQLite file, or "
+                                          "postgresql+psycopg://user@host/db (required; checked when a "
+                                          "command runs, so that 'dprm admin COMMAND -h' works without it)."),
 ) -> None:
     """Administer a dprm server's database (datasets, analysts, budgets, ledger, audit log)."""
+    _STATE.clear()  # one invocation's database, never a previous one's (in-process callers)
     _STATE["url"] = db
 
 
@@ -51,6 +54,8 @@ def _db() -> Any:
 
     database = _STATE.get("db")
     if database is None:
+        if not _STATE.get("url"):
+            raise ParameterError("give the server's database: dprm admin --db URL ... (or DPRM_DB=URL)")
         database = Database(_STATE["url"])
         database.migrate()
         _STATE["db"] = database

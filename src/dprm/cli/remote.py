@@ -41,11 +41,15 @@ _OWN = ("dataset", "algorithm", "epsilon", "dry_run", "dummy", "dummy_rows", "wa
 
 @app.callback()
 def remote(
-    url: str = typer.Option(..., "--url", metavar="URL", envvar="DPRM_URL", help="The server, e.g. http://127.0.0.1:8000."),
-    token_file: Path = typer.Option(..., "--token-file", metavar="FILE", envvar="DPRM_TOKEN_FILE",
-                                    help="A file holding the API token (dprm admin analyst add printed it)."),
+    url: Optional[str] = typer.Option(None, "--url", metavar="URL", envvar="DPRM_URL", show_default=False,
+                                      help="The server, e.g. http://127.0.0.1:8000 (required)."),
+    token_file: Optional[Path] = typer.Option(None, "--token-file", metavar="FILE", envvar="DPRM_TOKEN_FILE",
+                                              show_default=False,
+                                              help="A file holding the API token (dprm admin analyst add "
+                                                   "printed it; required)."),
 ) -> None:
     """Talk to a dprm server as an analyst."""
+    _STATE.clear()
     _STATE["url"] = url
     _STATE["token_file"] = token_file
 
@@ -53,6 +57,9 @@ def remote(
 def _client() -> Any:
     from dprm.client import Client
 
+    if not _STATE.get("url") or _STATE.get("token_file") is None:
+        raise ParameterError("give the server and your token: dprm remote --url URL --token-file FILE ... "
+                             "(or DPRM_URL and DPRM_TOKEN_FILE)")
     path: Path = _STATE["token_file"]
     try:
         token = path.read_text(encoding="utf-8").strip()
