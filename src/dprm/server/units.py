@@ -21,6 +21,7 @@ dprm.errors.ParameterError: epsilon must be a multiple of 1e-9 (at most 9 decima
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -28,7 +29,7 @@ from dprm.errors import ParameterError
 from dprm.privacy.budget import as_epsilon
 
 __all__ = ["UNITS_PER_EPSILON", "MAX_EPSILON", "MAX_UNITS", "epsilon_units", "units_fraction", "units_text",
-           "units_float", "fraction_text"]
+           "units_float", "fraction_text", "huge_exponent"]
 
 #: Units per ε: budgets are integers of 10⁻⁹ ε.
 UNITS_PER_EPSILON = 10**9
@@ -37,6 +38,24 @@ UNITS_PER_EPSILON = 10**9
 #: inside a signed 64-bit integer even when summed over many charges).
 MAX_EPSILON = 10**6
 MAX_UNITS = MAX_EPSILON * UNITS_PER_EPSILON
+
+
+_EXPONENT = re.compile(r"[eE][-+]?([0-9_]+)")
+
+
+def huge_exponent(text: str) -> bool:
+    """Whether a number's text has a decimal exponent of more than three digits.
+
+    Such a text (``"1e999999999"``) is far outside every range the server accepts,
+    but :class:`~fractions.Fraction` would first expand it to an integer of that many
+    digits (seconds to hours, and gigabytes): refuse it before.
+
+    Examples
+    --------
+    >>> huge_exponent("1e999"), huge_exponent("1e1000"), huge_exponent("2.5E-0_0_0_12"), huge_exponent("0.6,1e99999")
+    (False, True, False, True)
+    """
+    return any(len(m.group(1).replace("_", "").lstrip("0")) > 3 for m in _EXPONENT.finditer(text))
 
 
 def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False) -> int:
@@ -52,6 +71,8 @@ def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False
         return 0
     if isinstance(value, str) and len(value) > 64:
         raise ParameterError(f"{name} must be a number of at most 64 characters")
+    if isinstance(value, str) and huge_exponent(value):
+        raise ParameterError(f"{name} must be a number between 1e-9 and {MAX_EPSILON:g}, got {_shown(value)}")
     exact = as_epsilon(value, name)
     if exact > MAX_EPSILON:
         raise ParameterError(f"{name} must be at most {MAX_EPSILON:g}, got {_shown(value)}")

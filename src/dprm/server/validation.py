@@ -20,7 +20,7 @@ from typing import Any
 
 from dprm.errors import DprmError
 from dprm.server.errors import ApiError
-from dprm.server.units import units_float, units_fraction
+from dprm.server.units import huge_exponent, units_float, units_fraction
 
 __all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "check_job", "check_query",
            "check_confidence", "JobSpec"]
@@ -38,6 +38,18 @@ SERVER_LIMITS: dict[str, tuple[int, int]] = {
     "target_bins": (2, 256),
     "max_age": (1, 10_000),
 }
+
+#: Parameter values a server refuses: they make a run's result not private by
+#: construction, so it could only be withheld after reading the rows. Worse, such a
+#: run is an oracle: Serenade's ``data_size="public"`` compares ``rows`` with the true
+#: number of rows and fails at once on a wrong guess, while the right guess runs to
+#: the end; the analyst would learn the number of rows exactly for ε = 1e-4 a guess.
+NOT_PRIVATE_VALUES: dict[str, tuple[Any, ...]] = {
+    "data_size": ("public",),
+}
+
+#: Parameters a server never passes on (they only serve the values above).
+NOT_PRIVATE_PARAMETERS = ("rows",)
 
 #: The most nodes (literals and operators) of one query.
 MAX_QUERY_NODES = 256
@@ -66,7 +78,7 @@ def _parameters(algorithm: str) -> tuple[tuple[str, Any], ...]:
     miner_class, fixed = private_algorithms()[algorithm]
     signature = inspect.signature(miner_class.__init__)
     return tuple((name, p.default) for name, p in signature.parameters.items()
-                 if name not in ("self", "epsilon") and name not in fixed)
+                 if name not in ("self", "epsilon") and name not in fixed and name not in NOT_PRIVATE_PARAMETERS)
 
 
 def algorithm_parameters(algorithm: str) -> dict[str, Any]:
@@ -107,11 +119,18 @@ def check_job(algorithm: str, parameters: dict[str, Any], units: int) -> JobSpec
         if name == "epsilon":
             raise ApiError("invalid_parameter", "give epsilon beside the parameters, not among them")
         if name not in allowed:
-            raise ApiError("invalid_parameter", f"{algorithm} has no parameter {name[:64]!r}")
+            raise ApiError("invalid_parameter", f"{algorithm} has no parameter {name[:64]!r}"
+                           + (" on this server (its results are not private)" if name in NOT_PRIVATE_PARAMETERS
+                              else ""))
+        if isinstance(value, str) and value in NOT_PRIVATE_VALUES.get(name, ()):
+            raise ApiError("invalid_parameter", f"{name.replace('_', '-')} {value!r} makes the result not private; "
+                                                f"this server runs private algorithms only")
         if value is not None and not isinstance(value, (bool, int, float, str)):
             raise ApiError("invalid_parameter", f"parameter {name!r} must be a number, a text, true/false or null")
         if isinstance(value, str) and len(value) > _MAX_TEXT:
             raise ApiError("invalid_parameter", f"parameter {name!r} is too long")
+        if isinstance(value, str) and huge_exponent(value):
+            raise ApiError("invalid_parameter", f"parameter {name!r} has a number with an exponent out of range")
         if isinstance(value, float) and not math.isfinite(value):
             raise ApiError("invalid_parameter", f"parameter {name!r} must be finite")
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
@@ -135,7 +154,7 @@ def check_job(algorithm: str, parameters: dict[str, Any], units: int) -> JobSpec
             check()
     except DprmError as error:
         raise ApiError("invalid_parameter", _public(error)) from None
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, ArithmeticError) as error:  # e.g. OverflowError of budget-split 1e400,1,1
         raise ApiError("invalid_parameter", f"invalid parameters for {algorithm}: {str(error)[:200]}") from None
     return JobSpec(algorithm, checked)
 

@@ -123,8 +123,8 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         document = miner.document({"dataset": record.name, "dummy": bool(job.dummy)})
         if not job.dummy and not document.get("privacy", {}).get("private", False):
             reasons = document.get("privacy", {}).get("reasons", [])
-            ok = jobs.finish_failed(db, job_id, token, code="computation_failed",
-                                    message="the run was not private; no result is published",
+            # The analyst sees the generic failure: which failure it was may depend on the rows.
+            ok = jobs.finish_failed(db, job_id, token, code="computation_failed", message=None,
                                     owner_error=f"result withheld, not private: {reasons}", touched=True)
             return "failed" if ok else "lost"
         releases = [Release(e.step, e.mechanism, e.epsilon) for e in accountant.ledger]

@@ -1,0 +1,190 @@
+"""Review of the secured server: leaks to an analyst, budget integrity, robustness.
+
+Each test pins a defect found in review (and fixed):
+
+* a parameter that makes a job's result non-private by construction (Serenade's
+  ``data_size="public"`` with ``rows``) turned the job into an exact oracle for the
+  number of rows: a wrong guess failed at once with the generic message, the right
+  one ran to the end and was withheld with another message;
+* the JSON depth check of the request guard was quadratic in the body (a regex that
+  rescans to the end from every unterminated string), so one unauthenticated request
+  of ``[\\"\\"\\"...`` blocked the event loop for minutes;
+* an epsilon given as a decimal text with a huge exponent (``"1e999999999"``) was
+  expanded to an exact rational of a billion digits before being refused.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from dprm.server.app import create_app  # noqa: E402
+from dprm.server.database import Database  # noqa: E402
+from server_support import setup_server_db  # noqa: E402
+
+JOB = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": 1, "parameters": {"init_trials": 1, "depth": 2}}
+
+
+def _error(response: Any) -> str:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+    assert "Traceback" not in response.text
+    return body["error"]["code"]
+
+
+def _finishes(code: str, seconds: float = 30.0) -> None:
+    """Run ``code`` in a fresh interpreter; it must end within ``seconds``."""
+    try:
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=seconds, capture_output=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {seconds} s: {code}")
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Any:
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    with TestClient(create_app(url, workers=0, background=False, rate=1000.0, burst=1000)) as client:
+        client.headers.update({"Authorization": f"Bearer {tokens['alice']}"})
+        client.db_url = url  # type: ignore[attr-defined]
+        yield client
+
+
+def _spent(client: TestClient) -> str:
+    return client.get("/v1/budget?dataset=tiny").json()["budgets"][0]["exact"]["spent"]
+
+
+# -- 1. a job that can only be withheld is an oracle for the number of rows -------------------
+
+
+@pytest.mark.parametrize("algorithm", ["serenade-cs", "serenade-es"])
+def test_a_public_data_size_is_refused_before_any_charge(api: TestClient, algorithm: str) -> None:
+    for dry_run in (True, False):
+        for parameters in ({"data_size": "public", "rows": 200}, {"data_size": "public", "rows": 199}):
+            response = api.post("/v1/jobs", json={"dataset": "tiny", "algorithm": algorithm, "epsilon": "0.0001",
+                                                  "parameters": parameters, "dry_run": dry_run})
+            assert response.status_code == 422 and _error(response) == "invalid_parameter", response.text
+            assert "200" not in response.json()["error"]["message"]
+    assert _spent(api) == "0"
+    # the private modes still go through
+    ok = api.post("/v1/jobs", json={"dataset": "tiny", "algorithm": algorithm, "epsilon": 1,
+                                    "parameters": {"data_size": "noisy"}, "dry_run": True})
+    assert ok.status_code == 200, ok.text
+
+
+def test_a_withheld_result_fails_like_any_other_computation(api: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever made a run non-private, the analyst sees the generic failure, not which one."""
+    import dprm.mining as mining
+    from dprm.server import jobs as queue
+    from dprm.server.worker import run_job
+
+    real = mining.make_miner
+
+    def not_private(*args: Any, **kwargs: Any) -> Any:
+        miner = real(*args, **kwargs)
+        document = miner.document
+
+        def withheld(*a: Any, **k: Any) -> Any:
+            out = document(*a, **k)
+            out["privacy"] = {**out["privacy"], "private": False, "reasons": ["something read off the rows"]}
+            return out
+
+        miner.document = withheld
+        return miner
+
+    monkeypatch.setattr(mining, "make_miner", not_private)
+    job = api.post("/v1/jobs", json=JOB).json()
+    db = Database(api.db_url)  # type: ignore[attr-defined]
+    claimed = queue.claim_next(db, "token-1")
+    assert run_job(db, claimed.id, "token-1") == "failed"
+    state = api.get(f"/v1/jobs/{job['id']}").json()
+    db.dispose()
+    assert state["error"] == {"code": "computation_failed",
+                              "message": "the computation failed on the server; the data owner can see why"}
+    assert _spent(api) == "1"  # the rows were read: the charge is kept
+
+
+# -- 2. the request guard's JSON depth check is linear ------------------------------------------
+
+
+def test_json_depth_of_many_escaped_quotes_is_linear() -> None:
+    _finishes("from dprm.server.guard import json_depth\n"
+              "assert json_depth(b'[' + b'\\\\\"' * 300000) == 1\n"
+              "assert json_depth(b'[[\"' + b'a' * 300000) == 2\n"
+              "assert json_depth(b'[\"\\\\' ) == 1\n", seconds=20)
+
+
+def test_json_depth_still_skips_strings() -> None:
+    from dprm.server.guard import json_depth
+
+    assert json_depth(b'{"a": [1, {"b": "[[[["}]}') == 3
+    assert json_depth(b'"\\"[[["') == 0
+    assert json_depth(b'[["\\\\"]]') == 2
+    assert json_depth(b'["\\"]", ["]"]]') == 2
+    assert json_depth(b"[" * 70 + b"]" * 70) == 70
+
+
+def test_an_unauthenticated_body_of_escaped_quotes_is_answered_at_once(api: TestClient) -> None:
+    body = b"[" + b'\\"' * 200_000
+    start = time.monotonic()
+    response = api.post("/v1/jobs", content=body, headers={"Content-Type": "application/json",
+                                                           "Authorization": ""})
+    assert time.monotonic() - start < 10
+    assert response.status_code == 400 and _error(response) == "invalid_json"
+
+
+# -- 3. an epsilon text with a huge exponent is refused without expanding it -----------------------
+
+
+def test_epsilon_texts_with_huge_exponents_are_refused_at_once() -> None:
+    _finishes("from dprm.errors import ParameterError\n"
+              "from dprm.server.units import epsilon_units\n"
+              "for text in ('1e999999999', '1E+999999999', '0e999999999', '1e-999999999', '-1e999999999',\n"
+              "             '0.5e-99999999', '1/1e999999999'):\n"
+              "    try:\n"
+              "        epsilon_units(text)\n"
+              "    except ParameterError:\n"
+              "        pass\n"
+              "    else:\n"
+              "        raise AssertionError(text)\n", seconds=20)
+
+
+def test_epsilon_texts_keep_their_exact_meaning() -> None:
+    from dprm.errors import ParameterError
+    from dprm.server.units import epsilon_units
+
+    assert epsilon_units("1e-3") == 1_000_000 and epsilon_units("2.5E2") == 250 * 10**9
+    assert epsilon_units("1e6") == 10**15 and epsilon_units("0.000000001") == 1
+    assert epsilon_units("1000e-12") == 1 and epsilon_units("1/2") == 500_000_000
+    for text in ("1e7", "1e-10", "0e5", "1e40", "1e-40"):
+        with pytest.raises(ParameterError):
+            epsilon_units(text)
+
+
+def test_a_huge_exponent_through_the_api_is_invalid_epsilon(api: TestClient) -> None:
+    start = time.monotonic()
+    response = api.post("/v1/primitives/redescription-statistics", json={
+        "dataset": "tiny", "epsilon": "1e99999999", "left": {"attr": "a", "eq": True},
+        "right": {"attr": "b", "eq": True}, "dry_run": True})
+    assert time.monotonic() - start < 10
+    assert response.status_code == 422 and _error(response) == "invalid_epsilon"
+    assert Fraction(_spent(api)) == 0
+
+
+@pytest.mark.parametrize("split", ["1e400,1,1", "1e999999999,1,1", "0.6,0.3,1e-99999999"])
+def test_number_texts_in_parameters_are_refused_not_a_500(api: TestClient, split: str) -> None:
+    start = time.monotonic()
+    response = api.post("/v1/jobs", json={"dataset": "tiny", "algorithm": "serenade-cs", "epsilon": 1,
+                                          "parameters": {"budget_split": split}, "dry_run": True})
+    assert time.monotonic() - start < 10
+    assert response.status_code == 422 and _error(response) == "invalid_parameter", response.text
