@@ -305,11 +305,7 @@ def _check_parameters(algorithms: list[str], budgets: list[Budget], parameters: 
         if is_private(algorithm):
             given["epsilon"] = budgets[0].epsilon
         try:
-            miner = make_miner(algorithm, **given)
-            for check in ("_validate", "_validate_common"):
-                method = getattr(miner, check, None)
-                if callable(method):
-                    method()
+            make_miner(algorithm, **given)  # Miner.check_parameters: every value and its limit
         except ParameterError as err:
             raise ParameterError(f"--parameters: {algorithm}: {err}") from None
         except (TypeError, ValueError) as err:
