@@ -223,12 +223,6 @@ class MetropolisHastings(Mechanism):
             raise ParameterError(f"score_range {self.score_range} exceeds 2 x sensitivity: use the sensitivity")
         self.scale: float = noise_scale(self.score_range, self.epsilon)
 
-    def charge(self, accountant: Accountant, step: str, mechanism: str | None = None) -> None:
-        """Charge ``epsilon`` (before any noise), recording the chain's guarantee with it."""
-        if not isinstance(accountant, Accountant):
-            raise ParameterError("mechanisms need an Accountant to release anything")
-        accountant.charge(self.epsilon, step=step, mechanism=mechanism or self.name, guarantee=self.guarantee)
-
     def start(self, accountant: Accountant, step: str) -> MetropolisChain:
         """Charge ``epsilon`` for the whole chain and return its acceptance tester."""
         self.charge(accountant, step)
