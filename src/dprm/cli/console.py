@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, NoReturn, TypeVar
+from typing import NoReturn
 
 from rich.console import Console
 
@@ -26,8 +26,6 @@ INTERRUPTED = 130
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
-
-T = TypeVar("T")
 
 
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:
