@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -37,6 +37,14 @@ _STATE: dict[str, Any] = {}
 #: Options of submit that are not miner parameters.
 _OWN = ("dataset", "algorithm", "epsilon", "dry_run", "dummy", "dummy_rows", "wait", "output", "idempotency_key",
         "timeout")
+
+
+#: The options every charged request shares (jobs and primitives), declared once.
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Only print the exact cost and your remaining budget.")]
+Dummy = Annotated[bool, typer.Option("--dummy", help="Run on rows synthesised from the public schema (free).")]
+DummyRows = Annotated[int, typer.Option("--dummy-rows", metavar="N", help="Rows of dummy data.")]
+Output = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE.json",
+                                                help="Write the answer here (else to standard output).")]
 
 
 @app.callback()
@@ -125,9 +133,9 @@ def submit(
                                   help="A private miner: alt-expm, alt-mcmc, mcmc-tree-pair, serenade-cs, serenade-es, "
                                        "serenade-es-nosens."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the job (a multiple of 1e-9)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the exact cost and your remaining budget."),
-    dummy: bool = typer.Option(False, "--dummy", help="Run on rows synthesised from the public schema (free)."),
-    dummy_rows: int = typer.Option(1000, "--dummy-rows", metavar="N", help="Rows of dummy data."),
+    dry_run: DryRun = False,
+    dummy: Dummy = False,
+    dummy_rows: DummyRows = 1000,
     wait: bool = typer.Option(False, "--wait", help="Wait for the job and write its result."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
                                           help="With --wait: write the result here (else to standard output)."),
@@ -214,10 +222,10 @@ def stats_command(
     right: str = typer.Option(..., "--right", metavar="QUERY", help="Right query: JSON, or @FILE."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the call."),
     confidence: float = typer.Option(0.95, "--confidence", metavar="X", help="Posterior mass of the intervals."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the exact cost and your remaining budget."),
-    dummy: bool = typer.Option(False, "--dummy", help="Use rows synthesised from the public schema (free)."),
-    dummy_rows: int = typer.Option(1000, "--dummy-rows", metavar="N", help="Rows of dummy data."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),
+    dry_run: DryRun = False,
+    dummy: Dummy = False,
+    dummy_rows: DummyRows = 1000,
+    output: Output = None,
 ) -> None:
     """Noisy statistics of a redescription you propose (the [inv] primitive)."""
     with _client() as client:
@@ -233,10 +241,10 @@ def leaf_pairs_command(
     left_tree: str = typer.Option(..., "--left-tree", metavar="TREE", help="Tree over the left view: JSON or @FILE."),
     right_tree: str = typer.Option(..., "--right-tree", metavar="TREE", help="Tree over the right view."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the call."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the exact cost and your remaining budget."),
-    dummy: bool = typer.Option(False, "--dummy", help="Use rows synthesised from the public schema (free)."),
-    dummy_rows: int = typer.Option(1000, "--dummy-rows", metavar="N", help="Rows of dummy data."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),
+    dry_run: DryRun = False,
+    dummy: Dummy = False,
+    dummy_rows: DummyRows = 1000,
+    output: Output = None,
 ) -> None:
     """Noisy counts of the leaf pairs of two trees you send (the [inv] primitive)."""
     with _client() as client:
