@@ -76,8 +76,10 @@ def test_value_errors_carry_code_column_and_row(tmp_path: Path, right: Path, lef
     assert (err.code, err.file, err.column, err.row) == (code, str(left), column, row)
     assert code in ERROR_CODES
     assert err.data_dependent
-    assert leaked in str(err) and leaked not in err.public_message()
-    assert err.public_message().startswith(f"{left}: column {column!r}: ")
+    public = err.public_message()
+    assert public.startswith(f"{left}: column {column!r}: ")
+    # The file's path is the owner's and may hold any digit (pytest-147/...): look past it.
+    assert leaked in str(err).removeprefix(str(left)) and leaked not in public.removeprefix(str(left))
 
 
 @pytest.mark.parametrize("make, code, dependent", [
