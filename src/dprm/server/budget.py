@@ -89,13 +89,9 @@ def keep(connection: Any, charge_id: int, releases: Sequence[Release], *, job_id
     Without releases (a job whose worker died) the whole charge is one row.
     """
     now = time.time()
-    settled = connection.execute(
-        update(charges).where(and_(charges.c.id == charge_id, charges.c.status == "reserved"))
-        .values(status="spent", settled_at=now)
-    ).rowcount
-    if settled != 1:
+    charge = _settle(connection, charge_id, "spent", now)
+    if charge is None:
         return False
-    charge = _charge(connection, charge_id)
     total = units_fraction(charge.epsilon_units)
     rows = list(releases)
     spent = sum((r.epsilon for r in rows), Fraction(0))
@@ -112,16 +108,25 @@ def keep(connection: Any, charge_id: int, releases: Sequence[Release], *, job_id
     return True
 
 
+def _settle(connection: Any, charge_id: int, status: str, now: float) -> Any:
+    """Move a reserved charge to ``status`` once; its row, or None if it was settled already.
+
+    The condition on ``reserved`` makes settling idempotent under races: of a keep and
+    a refund arriving together, exactly one changes the row.
+    """
+    settled = connection.execute(
+        update(charges).where(and_(charges.c.id == charge_id, charges.c.status == "reserved"))
+        .values(status=status, settled_at=now)
+    ).rowcount
+    return _charge(connection, charge_id) if settled == 1 else None
+
+
 def refund(connection: Any, charge_id: int) -> bool:
     """Return a reserved charge to the budget (no data was touched); False if settled."""
     now = time.time()
-    settled = connection.execute(
-        update(charges).where(and_(charges.c.id == charge_id, charges.c.status == "reserved"))
-        .values(status="refunded", settled_at=now)
-    ).rowcount
-    if settled != 1:
+    charge = _settle(connection, charge_id, "refunded", now)
+    if charge is None:
         return False
-    charge = _charge(connection, charge_id)
     connection.execute(
         update(budgets)
         .where(and_(budgets.c.analyst_id == charge.analyst_id, budgets.c.dataset_id == charge.dataset_id))
