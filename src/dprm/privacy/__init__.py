@@ -45,6 +45,7 @@ from dprm.privacy.metropolis import MetropolisChain, MetropolisHastings
 from dprm.privacy.noise import SAMPLERS, NoiseSource, Sampler, SecureNoise, SeededNoise
 from dprm.privacy.reservoir import ReservoirDraw, WeightedReservoir
 from dprm.privacy.scale import float_down, float_up, noise_scale
+from dprm.privacy.structured import StructuredDraw, StructuredExponentialMechanism
 
 __all__ = [
     "Accountant",
@@ -67,6 +68,8 @@ __all__ = [
     "Sampler",
     "SecureNoise",
     "SeededNoise",
+    "StructuredDraw",
+    "StructuredExponentialMechanism",
     "WeightedReservoir",
     "as_epsilon",
     "as_fraction",

@@ -1,0 +1,523 @@
+"""``DPDecisionTreeClassifier``: a differentially private decision tree (Bai et al. 2017).
+
+Algorithm (the paper's Algorithm 1)
+-----------------------------------
+The tree of depth at most ``max_depth = D`` is grown in *computations*: each grows
+the subtree of depth at most ``embedding_depth = d`` below every open node with one
+exponential-mechanism release over all such subtrees (:mod:`dprm.trees.subtree_search`,
+exact or by MCMC). ``d = 1`` is the one-step algorithm of Friedman & Schuster; ``d = D``
+embeds the whole tree in one computation. After the structure, the leaves' class
+counts are released with discrete Laplace noise and each leaf is labelled by its
+noisy majority.
+
+Budget (parallel composition over disjoint branches)
+----------------------------------------------------
+A branch meets at most ``k = ⌈D/d⌉`` structure computations and one leaf release.
+All nodes grown by the ``j``-th computation have disjoint rows, so one release covers
+them all (charged once, ``ε_j``), and the leaves are one histogram over disjoint cells
+(L1 sensitivity 1, ``ε_leaves``). By sequential composition along a branch the model
+costs ``Σ_j ε_j + ε_leaves = ε``.
+
+* ``variant="paper"``: every computation and the leaves get ``ε / (k + 1)``; the
+  score is the paper's Gini quality (2) with sensitivity 2 (``exp(ε' q / 4)``); each
+  computation chooses among complete subtrees (a node stops only where no feature is
+  left), exhaustive (the exact draw) or by MCMC as in the paper. The paper's other
+  stopping rules (fewer than a threshold of rows, a pure node) read exact counts and
+  are not differentially private: dprm replaces them by ``min_samples_split`` on the
+  *noisy* counts below.
+* ``variant="dprm"`` (default) differs where the paper is weak: the score is the
+  majority count of the leaves less a cost per leaf (bounded range 1: ``exp(ε' M)``, a
+  quarter of the paper's temperature); nodes may stay leaves (the release chooses
+  the tree's size); and the leaves get ``LEAF_SHARE`` of ε.
+
+Prediction (post-processing, free)
+----------------------------------
+An inner node's noisy counts are the sums of its leaves' noisy counts. A row is
+labelled by the deepest node on its path whose noisy row count reaches
+``min_samples_split`` (``"auto"``: ``2 √(2C) / ε_leaves``, twice the noise's standard
+deviation over ``C`` classes), so a leaf too small to be labelled through its noise
+defers to its parent. Rows with a category the schema does not know stop at the
+node that tests it.
+
+What is private
+---------------
+Everything released (the structure, the noisy counts) comes from the mechanisms
+above, charged to an :class:`~dprm.privacy.Accountant` before any noise is drawn.
+The guarantee is ``pure-dp; floating-point selection`` for exact draws and
+``pure-dp-on-mcmc-convergence`` with MCMC (``; data-dependent stop`` with the paper's
+variance stop). It is ``none`` (with reasons, and a warning) when the noise is
+seeded (``random_state`` given) or when feature domains or classes are read off the
+data instead of declared.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dprm.errors import ParameterError
+from dprm.privacy import (
+    Accountant,
+    DiscreteLaplaceHistogram,
+    MetropolisChain,
+    MetropolisHastings,
+    SecureNoise,
+    SeededNoise,
+    StructuredExponentialMechanism,
+    as_epsilon,
+)
+from dprm.trees.encoding import CATEGORICAL, FeatureDomain, encode, learn_domains
+from dprm.trees.subtree_search import (
+    GrowNode,
+    SubtreeSpace,
+    exact_subtree,
+    exact_work,
+    mcmc_subtree,
+)
+
+__all__ = ["DPDecisionTreeClassifier", "FittedTree", "VARIANTS", "SEARCHES"]
+
+VARIANTS = ("dprm", "paper")
+SEARCHES = ("auto", "exhaustive", "mcmc")
+MCMC_STOPS = ("fixed", "variance")
+#: Share of ε for the leaves' noisy counts in ``variant="dprm"``.
+LEAF_SHARE = Fraction(1, 3)
+#: ``search="auto"`` draws exactly up to this :func:`~dprm.trees.subtree_search.exact_work`.
+AUTO_EXACT_WORK = 5_000
+#: ``search="exhaustive"`` is refused beyond this work (use MCMC).
+MAX_EXACT_WORK = 200_000
+#: Largest ``max_depth``.
+MAX_DEPTH = 30
+#: MCMC steps per computation by default, per level of its subtree.
+STEPS_PER_LEVEL = 1_000
+#: Largest number of tree nodes (complete subtrees of ``variant="paper"`` grow fast).
+MAX_NODES = 2_000_000
+
+
+class FittedTree:
+    """The released tree in flat arrays (what a fitted classifier keeps).
+
+    Attributes
+    ----------
+    feature : ndarray of int
+        Feature split on at each node, ``-1`` at leaves.
+    threshold : ndarray of int
+        Threshold index of a numeric split, ``-1`` otherwise.
+    child_start, n_children : ndarray of int
+        The node's children are ``children[child_start : child_start + n_children]``.
+    children : ndarray of int
+    parent, depth : ndarray of int
+    noisy_counts : ndarray, shape (n_nodes, n_classes)
+        Noisy class counts (leaves released, inner nodes summed from their leaves).
+    proba : ndarray, shape (n_nodes, n_classes)
+        Class probabilities of rows that end at each node (:meth:`set_counts`).
+    """
+
+    def __init__(self, nodes: list[GrowNode], index: dict[int, int]) -> None:
+        n = len(nodes)
+        self.feature = np.full(n, -1, dtype=np.int64)
+        self.threshold = np.full(n, -1, dtype=np.int64)
+        self.child_start = np.zeros(n, dtype=np.int64)
+        self.n_children = np.zeros(n, dtype=np.int64)
+        self.parent = np.full(n, -1, dtype=np.int64)
+        self.depth = np.zeros(n, dtype=np.int64)
+        children: list[int] = []
+        for i, node in enumerate(nodes):
+            self.depth[i] = node.depth
+            if node.option is not None:
+                self.feature[i], self.threshold[i] = node.option
+                self.child_start[i] = len(children)
+                self.n_children[i] = len(node.children)
+                for child in node.children:
+                    j = index[id(child)]
+                    children.append(j)
+                    self.parent[j] = i
+        self.children = np.asarray(children, dtype=np.int64)
+        self.noisy_counts = np.zeros((n, 0))
+        self.proba = np.zeros((n, 0))
+
+    @property
+    def node_count(self) -> int:
+        return int(self.feature.size)
+
+    @property
+    def leaves(self) -> np.ndarray:
+        return np.flatnonzero(self.feature < 0)
+
+    def set_counts(self, leaf_counts: np.ndarray, min_rows: float, prior_weight: float) -> None:
+        """Post-process the leaves' noisy counts into the tree's labels (free).
+
+        Inner nodes get the sums of their leaves' noisy counts; an inner node whose
+        noisy row count is below ``min_rows`` becomes a leaf (its subtree is pruned);
+        each node's class probabilities are its clipped noisy counts shrunk towards
+        its parent's probabilities with ``prior_weight`` pseudo-rows.
+        """
+        n = self.node_count
+        counts = np.zeros((n, leaf_counts.shape[1]), dtype=np.float64)
+        counts[self.leaves] = leaf_counts
+        by_depth = np.argsort(self.depth, kind="stable")
+        for i in by_depth[::-1]:
+            if self.parent[i] >= 0:
+                counts[self.parent[i]] += counts[i]
+        self.noisy_counts = counts
+        clipped = np.clip(counts, 0.0, None)
+        totals = clipped.sum(axis=1)
+        n_classes = counts.shape[1]
+        proba = np.empty_like(clipped)
+        for i in by_depth:
+            p = self.parent[i]
+            if p >= 0 and self.feature[p] < 0:  # below a pruned node
+                self.feature[i] = -1
+            if self.feature[i] >= 0 and counts[i].sum() < min_rows:
+                self.feature[i] = -1
+            prior = np.full(n_classes, 1.0 / n_classes) if p < 0 else proba[p]
+            proba[i] = (clipped[i] + prior_weight * prior) / (totals[i] + prior_weight)
+        self.proba = proba
+
+    def apply(self, codes: np.ndarray, domains: Sequence[FeatureDomain]) -> np.ndarray:
+        """The node each row ends at (a leaf, or where an unknown category stops it)."""
+        n_rows = codes.shape[0]
+        node = np.zeros(n_rows, dtype=np.int64)
+        categorical = np.array([d.kind == CATEGORICAL for d in domains] + [False])
+        missing = np.array([d.missing_code for d in domains] + [0])
+        active = np.ones(n_rows, dtype=bool)
+        while True:
+            f = self.feature[node]
+            moving = np.flatnonzero(active & (f >= 0))
+            if moving.size == 0:
+                return node
+            fm = f[moving]
+            code = codes[moving, fm]
+            is_cat = categorical[fm]
+            miss = code == missing[fm]
+            numeric_child = np.where(miss, 2, np.where(code <= self.threshold[node[moving]], 0, 1))
+            child = np.where(is_cat, code, numeric_child)
+            unknown = child < 0
+            active[moving[unknown]] = False
+            go = moving[~unknown]
+            node[go] = self.children[self.child_start[node[go]] + child[~unknown]]
+
+
+def _check_int(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if not low <= int(value) <= high:
+        raise ParameterError(f"{name} must be in [{low}, {high}], got {value}")
+    return int(value)
+
+
+class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
+    """Differentially private decision tree with embedding depths (Bai et al. 2017).
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        Privacy budget of the fit (ignored when ``accountant`` is given: then its
+        remaining budget, at most ``epsilon``... see ``accountant``).
+    max_depth : int, default 5
+        Levels of splits at most (root at depth 0).
+    embedding_depth : int, default 1
+        Levels grown by one private computation; ``max_depth`` grows the whole tree
+        in one.
+    search : {"auto", "exhaustive", "mcmc"}, default "auto"
+        Exact draw over all subtrees (refused when its work bound exceeds
+        ``MAX_EXACT_WORK``), Metropolis–Hastings, or exact when the bound is at most
+        ``AUTO_EXACT_WORK``.
+    mcmc_steps : int, optional
+        Steps of each MCMC chain (default ``STEPS_PER_LEVEL`` per level of the
+        subtree).
+    mcmc_stop : {"fixed", "variance"}, default "fixed"
+        ``"variance"``: also stop once the variance of the last ``mcmc_buffer`` scores
+        is at most ``mcmc_threshold`` (the paper; a data-dependent stop, which the
+        guarantee says).
+    min_samples_split : "auto" or float, default "auto"
+        A node labels the rows that reach it only when its noisy row count is at least
+        this (module docstring).
+    bounds : dict or list, optional
+        Public ``(low, high)`` of numeric features, by name (DataFrames) or position.
+    categories : dict or list, optional
+        Public categories of categorical features.
+    classes : sequence, optional
+        Public class labels; read off ``y`` otherwise (then not private).
+    n_thresholds : int, default 16
+        Candidate thresholds per numeric feature, evenly inside its bounds.
+    variant : {"dprm", "paper"}, default "dprm"
+        The paper's budget split, score and complete subtrees, or dprm's
+        (module docstring).
+    accountant : Accountant, optional
+        Charged for the fit (its remaining budget must cover ``epsilon``); a new one
+        with ``epsilon`` otherwise.
+    random_state : int, optional
+        Seed of reproducible (not private) noise; ``None``: secure noise.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input only)
+    domains_ : list of FeatureDomain
+    tree_ : FittedTree
+    ledger_ : list of dict
+    privacy_spent_ : float
+    guarantee_ : str
+    private_ : bool
+    privacy_reasons_ : list of str
+    search_ : str
+        The search actually used ("exhaustive" or "mcmc").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.choice(["a", "b", "c"], size=(600, 3)).astype(object)
+    >>> y = np.where(X[:, 0] == "a", "yes", "no")
+    >>> clf = DPDecisionTreeClassifier(epsilon=1.0, max_depth=2, random_state=0,
+    ...     categories=[["a", "b", "c"]] * 3, classes=["no", "yes"]).fit(X, y)
+    >>> round(clf.score(X, y), 2)
+    1.0
+    >>> clf.privacy_spent_, clf.guarantee_
+    (1.0, 'none')
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        max_depth: int = 5,
+        embedding_depth: int = 1,
+        search: str = "auto",
+        mcmc_steps: int | None = None,
+        mcmc_stop: str = "fixed",
+        min_samples_split: str | float = "auto",
+        bounds: Mapping[Any, tuple[float, float]] | Sequence[Any] | None = None,
+        categories: Mapping[Any, Sequence[Any]] | Sequence[Any] | None = None,
+        classes: Sequence[Any] | None = None,
+        n_thresholds: int = 16,
+        variant: str = "dprm",
+        accountant: Accountant | None = None,
+        random_state: int | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.embedding_depth = embedding_depth
+        self.search = search
+        self.mcmc_steps = mcmc_steps
+        self.mcmc_stop = mcmc_stop
+        self.min_samples_split = min_samples_split
+        self.bounds = bounds
+        self.categories = categories
+        self.classes = classes
+        self.n_thresholds = n_thresholds
+        self.variant = variant
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):  # noqa: D105 - scikit-learn protocol
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # -- parameters -------------------------------------------------------------------
+    def _checked_parameters(self) -> dict[str, Any]:
+        epsilon = as_epsilon(self.epsilon)
+        max_depth = _check_int(self.max_depth, "max_depth", 1, MAX_DEPTH)
+        if isinstance(self.embedding_depth, numbers.Integral) and not isinstance(self.embedding_depth, bool):
+            if self.embedding_depth > max_depth:
+                raise ParameterError(
+                    f"embedding_depth ({self.embedding_depth}) must not exceed max_depth ({max_depth})"
+                )
+        d = _check_int(self.embedding_depth, "embedding_depth", 1, max_depth)
+        if self.search not in SEARCHES:
+            raise ParameterError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
+        if self.variant not in VARIANTS:
+            raise ParameterError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.mcmc_stop not in MCMC_STOPS:
+            raise ParameterError(f"mcmc_stop must be one of {', '.join(MCMC_STOPS)}, got {self.mcmc_stop!r}")
+        steps = None if self.mcmc_steps is None else _check_int(self.mcmc_steps, "mcmc_steps", 1, 10_000_000)
+        if not (self.min_samples_split == "auto" or (
+            isinstance(self.min_samples_split, numbers.Real)
+            and not isinstance(self.min_samples_split, bool)
+            and math.isfinite(self.min_samples_split)
+            and self.min_samples_split >= 0
+        )):
+            raise ParameterError(f"min_samples_split must be 'auto' or a number >= 0, got {self.min_samples_split!r}")
+        n_thresholds = _check_int(self.n_thresholds, "n_thresholds", 1, 1024)
+        if self.accountant is not None and not isinstance(self.accountant, Accountant):
+            raise ParameterError("accountant must be a dprm.privacy.Accountant")
+        if self.random_state is not None:
+            _check_int(self.random_state, "random_state", 0, 2**63 - 1)
+        return {"epsilon": epsilon, "max_depth": max_depth, "d": d, "steps": steps, "n_thresholds": n_thresholds}
+
+    # -- fitting --------------------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
+        """Grow the private tree on ``X``, ``y`` and release it.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, non-finite features, a value outside its declared domain,
+            a target with fewer than two classes (all before any budget is spent).
+        """
+        params = self._checked_parameters()
+        X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
+        check_classification_targets(y)
+        X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
+        names = (
+            [str(n) for n in self.feature_names_in_]
+            if hasattr(self, "feature_names_in_")
+            else [f"x{i}" for i in range(X.shape[1])]
+        )
+        domains, reasons = learn_domains(
+            X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"]
+        )
+        codes = encode(X, domains, strict=True)
+        classes, y_index, class_reasons = self._classes(y)
+        reasons += class_reasons
+        D, d = params["max_depth"], params["d"]
+        k = -(-D // d)
+        search = self._search(domains, d)
+        self._check_size(domains, D)
+        accountant = self.accountant or Accountant(
+            params["epsilon"],
+            SecureNoise() if self.random_state is None else SeededNoise(np.random.default_rng(self.random_state)),
+        )
+        since = len(accountant.ledger)
+        if not accountant.can_afford(params["epsilon"]):
+            raise ParameterError(
+                f"the accountant's remaining budget {float(accountant.remaining()):g} does not cover epsilon {float(params['epsilon']):g}"
+            )
+        for reason in reasons:
+            warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=2)
+        rng = np.random.default_rng(self.random_state)
+        epsilon = params["epsilon"]
+        if self.variant == "paper":
+            structure_each = epsilon / (k + 1)
+            leaves_epsilon = epsilon / (k + 1)
+        else:
+            leaves_epsilon = epsilon * LEAF_SHARE
+            structure_each = (epsilon - leaves_epsilon) / k
+        space_kwargs = (
+            {"score": "gini", "allow_leaves": False}
+            if self.variant == "paper"
+            else {"score": "majority", "allow_leaves": True}
+        )
+        sensitivity, score_range = (2, 4) if self.variant == "paper" else (1, 1)
+        space = SubtreeSpace(codes, y_index, len(classes), domains, **space_kwargs)
+        root = GrowNode(rows=np.arange(codes.shape[0]), depth=0)
+        frontier = [root]
+        for j in range(k):
+            frontier = [node for node in frontier if not node.final and node.depth < D]
+            if not frontier:
+                break
+            depth = min(d, D - j * d)
+            step = f"structure#{j + 1}"
+            parts = len(frontier)
+            if search == "exhaustive":
+                mechanism = StructuredExponentialMechanism(structure_each, sensitivity, score_range)
+                draw = mechanism.start(accountant, step, parts=parts)
+                space.eta = draw.eta
+                space._empty.clear()
+                for node in frontier:
+                    exact_subtree(space, node, depth, draw)
+            else:
+                chain_mechanism = MetropolisHastings(
+                    structure_each, sensitivity, score_range, data_dependent_stop=self.mcmc_stop == "variance"
+                )
+                name = chain_mechanism.name if parts == 1 else f"{chain_mechanism.name}, parallel over {parts} disjoint parts"
+                chain_mechanism.charge(accountant, step, name)
+                chain = MetropolisChain(accountant.noise, chain_mechanism.scale)
+                space.eta = 1.0 / chain.scale
+                steps = params["steps"] or STEPS_PER_LEVEL * depth
+                buffer = max(10, steps // 20) if self.mcmc_stop == "variance" else None
+                for node in frontier:
+                    mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer)
+            frontier = [u for node in frontier for u in node.nodes() if u.option is None]
+        nodes = root.nodes()
+        index = {id(node): i for i, node in enumerate(nodes)}
+        tree = FittedTree(nodes, index)
+        exact_counts = np.stack([space.counts(nodes[i].rows) for i in tree.leaves])
+        histogram = DiscreteLaplaceHistogram(leaves_epsilon)
+        noisy = histogram.release(accountant, "leaves", exact_counts)
+        # the standard deviation of a node's noisy row count from one leaf's noise
+        noise_sd = math.sqrt(2.0 * len(classes)) * histogram.scale
+        min_rows = noise_sd if self.min_samples_split == "auto" else float(self.min_samples_split)
+        tree.set_counts(noisy, min_rows, prior_weight=noise_sd)
+        self.classes_ = classes
+        self.domains_ = domains
+        self.tree_ = tree
+        self.search_ = search
+        block = accountant.privacy_block(reasons=reasons, since=since)
+        self.ledger_ = block["ledger"]
+        self.privacy_spent_ = block["epsilon"]
+        self.guarantee_ = block["guarantee"]
+        self.private_ = block["private"]
+        self.privacy_reasons_ = block["reasons"]
+        return self
+
+    def _classes(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        present = np.unique(y)
+        if self.classes is None:
+            if present.size < 2:
+                raise ParameterError(
+                    f"the target has only one class ({present[0]!r}); a classifier needs at least two classes"
+                )
+            return present, np.searchsorted(present, y), ["classes read off the data (declare classes)"]
+        classes = np.asarray(list(self.classes))
+        if classes.size < 2 or np.unique(classes).size != classes.size:
+            raise ParameterError("classes must hold at least two distinct labels")
+        order = np.argsort(classes, kind="stable")
+        position = np.searchsorted(classes[order], y)
+        position = np.clip(position, 0, classes.size - 1)
+        found = classes[order][position] == y
+        if not np.all(found):
+            raise ParameterError(f"the target holds a label outside the declared classes: {y[~found][0]!r}")
+        return classes, order[position], []
+
+    def _search(self, domains: Sequence[FeatureDomain], d: int) -> str:
+        work = exact_work(domains, d)
+        if self.search == "exhaustive":
+            if work > MAX_EXACT_WORK:
+                raise ParameterError(
+                    f"an exhaustive search of depth {d} over this schema visits about {work:.3g} nodes "
+                    f"(more than {MAX_EXACT_WORK:,}); use search='mcmc' or a smaller embedding_depth"
+                )
+            return "exhaustive"
+        if self.search == "mcmc":
+            return "mcmc"
+        return "exhaustive" if work <= AUTO_EXACT_WORK else "mcmc"
+
+    def _check_size(self, domains: Sequence[FeatureDomain], max_depth: int) -> None:
+        if self.variant != "paper":
+            return
+        widest = max((d.n_codes + 1 if d.kind == CATEGORICAL else 3) for d in domains)
+        if float(widest) ** max_depth > MAX_NODES:
+            raise ParameterError(
+                f"variant='paper' grows complete trees: up to {widest}^{max_depth} leaves here "
+                f"(more than {MAX_NODES:,}); use a smaller max_depth or variant='dprm'"
+            )
+
+    # -- prediction -------------------------------------------------------------------
+    def _end_nodes(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)
+        X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
+        codes = encode(X, self.domains_, strict=False)
+        return self.tree_.apply(codes, self.domains_)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of the node each row ends at (:meth:`FittedTree.set_counts`)."""
+        return self.tree_.proba[self._end_nodes(X)].copy()
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The most probable class at the node each row ends at."""
+        return self.classes_[np.argmax(self.tree_.proba[self._end_nodes(X)], axis=1)]

@@ -1,0 +1,297 @@
+"""Public feature domains of a classifier and the integer codes the trees split on.
+
+A private tree may only split on what the data owner declares public: the categories
+of a categorical feature, the bounds of a numeric one. Each feature becomes a column
+of small integer codes:
+
+* categorical: the position of the value in its declared categories,
+  ``0 .. k-1``; a missing value (``None``, NaN) gets ``k``;
+* numeric: ``n_thresholds`` thresholds spread evenly inside the public bounds
+  ``[low, high]`` (``low + (high - low) * j / (n_thresholds + 1)``); a value gets the
+  number of thresholds below it, ``0 .. n_thresholds``, so "``x <= t_j``" is
+  "``code <= j``"; a missing value gets ``n_thresholds + 1``.
+
+Domains that are not declared are read off the training data; they then depend on
+the rows (the set of values present, the extreme values), and
+:func:`learn_domains` returns a reason the model is then not private.
+
+Examples
+--------
+>>> X = np.array([["a", 1.0], ["b", 7.5], [None, 3.0]], dtype=object)
+>>> domains, reasons = learn_domains(X, ["f", "g"], categories=[["a", "b"], None],
+...                                  bounds=[None, (0.0, 10.0)], n_thresholds=4)
+>>> [d.kind for d in domains], reasons
+(['categorical', 'numeric'], [])
+>>> domains[1].thresholds.tolist()
+[2.0, 4.0, 6.0, 8.0]
+>>> encode(X, domains, strict=True).tolist()
+[[0, 0], [1, 3], [2, 1]]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dprm.errors import ParameterError
+
+__all__ = ["FeatureDomain", "learn_domains", "encode", "is_missing", "CATEGORICAL", "NUMERIC"]
+
+CATEGORICAL = "categorical"
+NUMERIC = "numeric"
+
+
+@dataclass(frozen=True)
+class FeatureDomain:
+    """The public domain of one feature.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"categorical", "numeric"}
+    categories : tuple or None
+        Declared categories (categorical features).
+    low, high : float or None
+        Public bounds (numeric features).
+    thresholds : numpy.ndarray or None
+        Split thresholds inside the bounds (numeric features).
+    from_data : bool
+        The domain was read off the training data (not public).
+    """
+
+    name: str
+    kind: str
+    categories: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    thresholds: np.ndarray | None = None
+    from_data: bool = False
+
+    @property
+    def n_codes(self) -> int:
+        """Codes of present values: categories, or thresholds + 1 bins."""
+        if self.kind == CATEGORICAL:
+            return len(self.categories or ())
+        return len(self.thresholds) + 1 if self.thresholds is not None else 1
+
+    @property
+    def missing_code(self) -> int:
+        """The code of a missing value (one past the present codes)."""
+        return self.n_codes
+
+    @property
+    def n_options(self) -> int:
+        """Splits this feature offers: one multiway split, or one per threshold."""
+        if self.kind == CATEGORICAL:
+            return 1 if self.n_codes >= 2 else 0
+        return len(self.thresholds) if self.thresholds is not None else 0
+
+    def describe(self, code: int) -> str:
+        """The value or range a code stands for, in words."""
+        if code == self.missing_code:
+            return "missing"
+        if self.kind == CATEGORICAL:
+            return repr(self.categories[code])
+        t = self.thresholds
+        if code == 0:
+            return f"<= {t[0]:g}"
+        if code == len(t):
+            return f"> {t[-1]:g}"
+        return f"in ({t[code - 1]:g}, {t[code]:g}]"
+
+
+def is_missing(value: Any) -> bool:
+    """``None`` and float NaN are missing; everything else is a value.
+
+    >>> is_missing(None), is_missing(float("nan")), is_missing("?"), is_missing(0)
+    (True, True, False, False)
+    """
+    if value is None:
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def _column_spec(spec: Any, position: int, name: str, what: str) -> Any:
+    """The entry of ``categories`` / ``bounds`` for one column (by name or position)."""
+    if spec is None:
+        return None
+    if isinstance(spec, Mapping):
+        if name in spec:
+            return spec[name]
+        return spec.get(position)
+    if isinstance(spec, Sequence) and not isinstance(spec, str):
+        return spec[position] if position < len(spec) else None
+    raise ParameterError(f"{what} must be a dict by column or a list by position, got {type(spec).__name__}")
+
+
+def _as_number(value: Any) -> float | None:
+    """``value`` as a float if it is a real number (not a string or a Boolean)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        return None
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    return None
+
+
+def _check_declared(spec: Mapping[Any, Any] | Sequence[Any] | None, names: Sequence[str], what: str) -> None:
+    """Refuse declarations for columns that do not exist."""
+    if isinstance(spec, Mapping):
+        for key in spec:
+            if key not in names and not (isinstance(key, int) and 0 <= key < len(names)):
+                raise ParameterError(f"{what} names unknown column {key!r}")
+    elif isinstance(spec, Sequence) and not isinstance(spec, str) and len(spec) > len(names):
+        raise ParameterError(f"{what} has {len(spec)} entries for {len(names)} columns")
+
+
+def learn_domains(
+    X: np.ndarray,
+    names: Sequence[str],
+    *,
+    categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any] | None] | None = None,
+    bounds: Mapping[Any, tuple[float, float]] | Sequence[tuple[float, float] | None] | None = None,
+    n_thresholds: int = 16,
+) -> tuple[list[FeatureDomain], list[str]]:
+    """Domains of the columns of ``X``: declared where given, else read off the data.
+
+    A column is categorical if ``categories`` declares it, numeric if ``bounds``
+    declares it, and otherwise numeric exactly when all its present values are real
+    numbers.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n_rows, n_features)
+        Object or numeric array; ``None`` / NaN are missing.
+    names : sequence of str
+        Column names (for messages and for ``categories`` / ``bounds`` dicts).
+    categories, bounds : dict by column name or position, or list by position
+        Public categories of categorical columns, public ``(low, high)`` of numeric
+        ones.
+    n_thresholds : int
+        Thresholds per numeric column.
+
+    Returns
+    -------
+    domains : list of FeatureDomain
+    reasons : list of str
+        Why the model is not private (domains read off the data); empty if none.
+
+    Raises
+    ------
+    ParameterError
+        A declaration that does not fit (unknown column, bad bounds, a column both
+        categorical and numeric).
+    """
+    _check_declared(categories, names, "categories")
+    _check_declared(bounds, names, "bounds")
+    domains: list[FeatureDomain] = []
+    from_data: list[str] = []
+    for position, name in enumerate(names):
+        declared_categories = _column_spec(categories, position, name, "categories")
+        declared_bounds = _column_spec(bounds, position, name, "bounds")
+        if declared_categories is not None and declared_bounds is not None:
+            raise ParameterError(f"column {name!r} is declared both categorical and numeric")
+        column = X[:, position]
+        if declared_categories is not None:
+            values = tuple(declared_categories)
+            if len(set(values)) != len(values) or any(is_missing(v) for v in values):
+                raise ParameterError(f"categories of column {name!r} must be distinct values, not missing")
+            domains.append(FeatureDomain(name, CATEGORICAL, categories=values))
+            continue
+        present = [v for v in column if not is_missing(v)]
+        numbers = [_as_number(v) for v in present]
+        numeric = declared_bounds is not None or all(n is not None for n in numbers)
+        if numeric:
+            if declared_bounds is not None:
+                try:
+                    low, high = (float(b) for b in declared_bounds)
+                except (TypeError, ValueError):
+                    raise ParameterError(f"bounds of column {name!r} must be a pair (low, high)") from None
+                if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                    raise ParameterError(f"bounds of column {name!r} must be finite with low < high, got {declared_bounds!r}")
+                read = False
+            else:
+                finite = [n for n in numbers if n is not None and math.isfinite(n)]
+                low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
+                if low == high:
+                    low, high = low - 0.5, high + 0.5
+                read = True
+                from_data.append(name)
+            grid = low + (high - low) * np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
+            domains.append(FeatureDomain(name, NUMERIC, low=low, high=high, thresholds=grid, from_data=read))
+        else:
+            try:
+                values = tuple(sorted(set(present)))
+            except TypeError:
+                values = tuple(sorted(set(present), key=repr))
+            domains.append(FeatureDomain(name, CATEGORICAL, categories=values, from_data=True))
+            from_data.append(name)
+    reasons = []
+    if from_data:
+        shown = ", ".join(repr(n) for n in from_data[:5]) + (" ..." if len(from_data) > 5 else "")
+        reasons.append(
+            f"feature domains read off the data (declare categories or bounds): {shown}"
+        )
+    return domains, reasons
+
+
+def encode(X: np.ndarray, domains: Sequence[FeatureDomain], *, strict: bool) -> np.ndarray:
+    """Integer codes, shape ``(n_rows, n_features)``, int32 (module docstring).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Same columns as the domains.
+    domains : sequence of FeatureDomain
+    strict : bool
+        True when fitting: a value outside its declared domain (an unknown category,
+        a number outside the bounds, a non-finite number) raises. False when
+        predicting: an unknown category gets code ``-1`` (the tree stops there) and
+        numbers are clipped into the bounds; non-finite numbers still raise.
+
+    Raises
+    ------
+    ParameterError
+        Naming the column and the value.
+    """
+    n_rows = X.shape[0]
+    codes = np.empty((n_rows, len(domains)), dtype=np.int32)
+    for position, domain in enumerate(domains):
+        column = X[:, position]
+        if domain.kind == CATEGORICAL:
+            lookup = {value: code for code, value in enumerate(domain.categories or ())}
+            out = codes[:, position]
+            for row, value in enumerate(column):
+                if is_missing(value):
+                    out[row] = domain.missing_code
+                    continue
+                code = lookup.get(value)
+                if code is None and isinstance(value, (np.generic,)):
+                    code = lookup.get(value.item())
+                if code is None:
+                    if strict:
+                        raise ParameterError(
+                            f"column {domain.name!r}: value {value!r} is not one of its declared categories"
+                        )
+                    code = -1
+                out[row] = code
+            continue
+        try:
+            numbers = np.array([np.nan if is_missing(v) else v for v in column], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParameterError(f"column {domain.name!r} is numeric but holds a value that is not a number") from None
+        missing = np.isnan(numbers)
+        if np.any(np.isinf(numbers)):
+            raise ParameterError(f"column {domain.name!r} holds a non-finite value (inf); features must be finite")
+        present = numbers[~missing]
+        if strict and present.size and (present.min() < domain.low or present.max() > domain.high):
+            bad = present[(present < domain.low) | (present > domain.high)][0]
+            raise ParameterError(
+                f"column {domain.name!r}: value {bad:g} is outside its declared bounds [{domain.low:g}, {domain.high:g}]"
+            )
+        binned = np.searchsorted(domain.thresholds, np.where(missing, 0.0, numbers), side="left")
+        codes[:, position] = np.where(missing, domain.missing_code, binned)
+    return codes
