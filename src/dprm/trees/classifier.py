@@ -91,6 +91,11 @@ SEARCHES = ("auto", "exhaustive", "mcmc")
 MCMC_STOPS = ("fixed", "variance")
 #: Share of ε for the leaves' noisy counts in ``variant="dprm"``.
 LEAF_SHARE = Fraction(1, 3)
+#: Cost of a leaf in the dprm score, in units of the leaves' noise scale ``1/ε_leaves``.
+LEAF_COST = 0.5
+#: Base-measure weight of staying a leaf in the dprm variant.
+LEAF_PRIOR = 0.5
+CATEGORICAL_SPLITS = ("multiway", "binary")
 #: ``search="auto"`` draws exactly up to this :func:`~dprm.trees.subtree_search.exact_work`.
 AUTO_EXACT_WORK = 5_000
 #: ``search="exhaustive"`` is refused beyond this work (use MCMC).
@@ -199,8 +204,12 @@ class FittedTree:
             code = codes[moving, fm]
             is_cat = categorical[fm]
             miss = code == missing[fm]
-            numeric_child = np.where(miss, 2, np.where(code <= self.threshold[node[moving]], 0, 1))
-            child = np.where(is_cat, code, numeric_child)
+            threshold = self.threshold[node[moving]]
+            multiway = is_cat & (threshold < 0)
+            binary_cat = is_cat & (threshold >= 0)
+            below = np.where(binary_cat, code == threshold, code <= threshold)
+            two_way = np.where(miss, 2, np.where(below, 0, 1))
+            child = np.where(multiway, code, two_way)
             unknown = child < 0
             active[moving[unknown]] = False
             go = moving[~unknown]
@@ -250,6 +259,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Public class labels; read off ``y`` otherwise (then not private).
     n_thresholds : int, default 16
         Candidate thresholds per numeric feature, evenly inside its bounds.
+    categorical_splits : {"multiway", "binary"}, default "multiway"
+        Split a categorical feature into all its categories (the paper), or test one
+        category against the others.
     variant : {"dprm", "paper"}, default "dprm"
         The paper's budget split, score and complete subtrees, or dprm's
         (module docstring).
@@ -301,6 +313,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         categories: Mapping[Any, Sequence[Any]] | Sequence[Any] | None = None,
         classes: Sequence[Any] | None = None,
         n_thresholds: int = 16,
+        categorical_splits: str = "multiway",
         variant: str = "dprm",
         accountant: Accountant | None = None,
         random_state: int | None = None,
@@ -316,6 +329,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.categories = categories
         self.classes = classes
         self.n_thresholds = n_thresholds
+        self.categorical_splits = categorical_splits
         self.variant = variant
         self.accountant = accountant
         self.random_state = random_state
@@ -341,6 +355,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         if self.variant not in VARIANTS:
             raise ParameterError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.categorical_splits not in CATEGORICAL_SPLITS:
+            raise ParameterError(
+                f"categorical_splits must be one of {', '.join(CATEGORICAL_SPLITS)}, got {self.categorical_splits!r}"
+            )
         if self.mcmc_stop not in MCMC_STOPS:
             raise ParameterError(f"mcmc_stop must be one of {', '.join(MCMC_STOPS)}, got {self.mcmc_stop!r}")
         steps = None if self.mcmc_steps is None else _check_int(self.mcmc_steps, "mcmc_steps", 1, 10_000_000)
@@ -406,13 +424,21 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         else:
             leaves_epsilon = epsilon * LEAF_SHARE
             structure_each = (epsilon - leaves_epsilon) / k
+        histogram = DiscreteLaplaceHistogram(leaves_epsilon)
         space_kwargs = (
             {"score": "gini", "allow_leaves": False}
             if self.variant == "paper"
-            else {"score": "majority", "allow_leaves": True}
+            else {
+                "score": "majority",
+                "allow_leaves": True,
+                "leaf_cost": LEAF_COST * histogram.scale,
+                "leaf_prior": LEAF_PRIOR,
+            }
         )
         sensitivity, score_range = (2, 4) if self.variant == "paper" else (1, 1)
-        space = SubtreeSpace(codes, y_index, len(classes), domains, **space_kwargs)
+        space = SubtreeSpace(
+            codes, y_index, len(classes), domains, categorical_splits=self.categorical_splits, **space_kwargs
+        )
         root = GrowNode(rows=np.arange(codes.shape[0]), depth=0)
         frontier = [root]
         for j in range(k):
@@ -446,7 +472,6 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         index = {id(node): i for i, node in enumerate(nodes)}
         tree = FittedTree(nodes, index)
         exact_counts = np.stack([space.counts(nodes[i].rows) for i in tree.leaves])
-        histogram = DiscreteLaplaceHistogram(leaves_epsilon)
         noisy = histogram.release(accountant, "leaves", exact_counts)
         # the standard deviation of a node's noisy row count from one leaf's noise
         noise_sd = math.sqrt(2.0 * len(classes)) * histogram.scale
@@ -484,7 +509,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return classes, order[position], []
 
     def _search(self, domains: Sequence[FeatureDomain], d: int) -> str:
-        work = exact_work(domains, d)
+        work = exact_work(domains, d, self.categorical_splits)
         if self.search == "exhaustive":
             if work > MAX_EXACT_WORK:
                 raise ParameterError(

@@ -110,6 +110,7 @@ class GrowNode:
     option: Option | None = None
     children: list[GrowNode] = field(default_factory=list)
     final: bool = False
+    _leaf_score: tuple[float, float] | None = field(default=None, repr=False, compare=False)
 
     def nodes(self) -> list[GrowNode]:
         """This node and every node below it, parents before children."""
@@ -142,7 +143,11 @@ class SubtreeSpace:
     leaf_prior : float
         Base-measure weight of staying a leaf (``allow_leaves``).
     leaf_cost : float
-        Cost per leaf in nats (``λ = leaf_cost / eta`` rows; majority score only).
+        Cost per leaf in rows (majority score only).
+    categorical_splits : {"multiway", "binary"}
+        A categorical feature splits into all its categories (the paper) or into one
+        category against the others (``f = v`` / ``f != v`` / missing; the feature may
+        be split again below).
     """
 
     codes: np.ndarray
@@ -154,27 +159,52 @@ class SubtreeSpace:
     allow_leaves: bool = True
     leaf_prior: float = 0.5
     leaf_cost: float = 1.0
+    categorical_splits: str = "multiway"
     _empty: dict[tuple[int, frozenset[int], bool], float] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self._categorical = [d.kind == CATEGORICAL for d in self.domains]
+        self._options: dict[frozenset[int], list[Option]] = {}
+        self._categorical = [
+            d.kind == CATEGORICAL and self.categorical_splits == "multiway" for d in self.domains
+        ]
+        self._binary_categorical = [
+            d.kind == CATEGORICAL and self.categorical_splits == "binary" for d in self.domains
+        ]
         self._n_codes = [d.n_codes for d in self.domains]
+        # options that never run out: numeric thresholds, binary category tests
+        # (one test suffices for a feature with two categories)
         self._numeric_options: list[Option] = [
             (f, j)
             for f, d in enumerate(self.domains)
             if d.kind != CATEGORICAL
             for j in range(d.n_options)
+        ] + [
+            (f, v)
+            for f, d in enumerate(self.domains)
+            if self._binary_categorical[f] and d.n_options
+            for v in range(1 if d.n_codes == 2 else d.n_codes)
         ]
 
     # -- options and children ---------------------------------------------------
     def options(self, used: frozenset[int]) -> list[Option]:
-        """Splits available below categorical features ``used``."""
-        cats = [
-            (f, -1)
-            for f, d in enumerate(self.domains)
-            if self._categorical[f] and f not in used and d.n_options
-        ]
-        return cats + self._numeric_options
+        """Splits available below categorical features ``used`` (do not modify)."""
+        cached = self._options.get(used)
+        if cached is None:
+            cats = [
+                (f, -1)
+                for f, d in enumerate(self.domains)
+                if self._categorical[f] and f not in used and d.n_options
+            ]
+            cached = self._options[used] = cats + self._numeric_options
+        return cached
+
+    def node_leaf_score(self, node: GrowNode) -> float:
+        """Score of ``node`` as a leaf (cached per node and ``eta``)."""
+        cached = node._leaf_score
+        if cached is None or cached[0] != self.eta:
+            value = float(self.leaf_scores(self.counts(node.rows), node.missing_branch))
+            node._leaf_score = cached = (self.eta, value)
+        return cached[1]
 
     def n_children(self, option: Option) -> int:
         """Children of a split: categories + missing, or ``<=``, ``>``, missing."""
@@ -196,6 +226,8 @@ class SubtreeSpace:
             ordered = rows[order]
             return [ordered[bounds[c] : bounds[c + 1]] for c in range(k + 1)]
         missing = self._n_codes[f]
+        if self._binary_categorical[f]:
+            return [rows[column == j], rows[(column != j) & (column < missing)], rows[column == missing]]
         return [rows[column <= j], rows[(column > j) & (column < missing)], rows[column == missing]]
 
     def counts(self, rows: np.ndarray) -> np.ndarray:
@@ -207,7 +239,7 @@ class SubtreeSpace:
         """Score of leaves with class counts ``counts[..., c]``."""
         counts = np.asarray(counts, dtype=np.float64)
         if self.score == "majority":
-            cost = self.leaf_cost / self.eta
+            cost = self.leaf_cost
             return counts.max(axis=-1) - np.where(missing_branch, 0.0, cost)
         sizes = counts.sum(axis=-1)
         squares = np.square(counts).sum(axis=-1)
@@ -228,6 +260,8 @@ class SubtreeSpace:
                 per_feature[f] = hist
             if self._categorical[f]:
                 out.append(hist)
+            elif self._binary_categorical[f]:
+                out.append(np.stack([hist[j], hist[:-1].sum(axis=0) - hist[j], hist[-1]]))
             else:
                 below = hist[: j + 1].sum(axis=0)
                 above = hist[j + 1 : -1].sum(axis=0)
@@ -333,7 +367,7 @@ class SubtreeSpace:
         n_leaves = 0
         for u in node.nodes():
             if u.option is None:
-                score += float(self.leaf_scores(self.counts(u.rows), u.missing_branch))
+                score += self.node_leaf_score(u)
                 n_leaves += 1
             if u.depth < boundary:
                 n_options = len(self.options(u.used))
@@ -372,10 +406,19 @@ def exact_subtree(space: SubtreeSpace, node: GrowNode, depth: int, draw: Structu
 def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
     parts = space.children_rows(node.rows, option)
     used = space.child_used(node.used, option)
+    flags = np.zeros(len(parts), dtype=bool)
+    flags[-1] = True
+    scores = space.leaf_scores(space.option_child_counts(node.rows, [option])[0], flags)
     node.option = option
     node.final = False
     node.children = [
-        GrowNode(rows=rows, depth=node.depth + 1, missing_branch=c == len(parts) - 1, used=used)
+        GrowNode(
+            rows=rows,
+            depth=node.depth + 1,
+            missing_branch=bool(flags[c]),
+            used=used,
+            _leaf_score=(space.eta, float(scores[c])),
+        )
         for c, rows in enumerate(parts)
     ]
 
@@ -449,16 +492,16 @@ def mcmc_subtree(
         pick = int(rng.integers(n_choices))
         new_option = options[pick] if pick < len(options) else None
         old_option, old_children = target.option, target.children
-        old_score, old_pg, _, _ = space.subtree_terms(target, boundary)
+        old_score, old_pg, _, old_changeable = space.subtree_terms(target, boundary)
         if new_option is None:
             target.option, target.children = None, []
         else:
             _split(space, target, new_option)
             for child in target.children:
                 _grow_random(space, child, boundary, rng)
-        new_score, new_pg, _, _ = space.subtree_terms(target, boundary)
+        new_score, new_pg, _, changeable_below = space.subtree_terms(target, boundary)
         new_total = score - old_score + new_score
-        _, _, _, new_changeable = space.subtree_terms(node, boundary)
+        new_changeable = n_changeable - old_changeable + changeable_below
         # μ/g of the target itself: its new choice was drawn uniformly, not from g.
         n_opt = len(options)
         old_leaf = old_option is None
@@ -500,7 +543,7 @@ def _mark_final(space: SubtreeSpace, node: GrowNode, boundary: int) -> None:
             u.final = u.depth < boundary or not space.options(u.used)
 
 
-def exact_work(domains: Sequence[FeatureDomain], depth: int) -> float:
+def exact_work(domains: Sequence[FeatureDomain], depth: int, categorical_splits: str = "multiway") -> float:
     """Data-independent bound on the child nodes an exact draw of depth ``depth`` visits.
 
     Every option path of length ``ℓ < depth`` is followed into every child; the
@@ -513,8 +556,13 @@ def exact_work(domains: Sequence[FeatureDomain], depth: int) -> float:
     >>> exact_work(ds, 1), exact_work(ds, 2)
     (1.0, 49.0)
     """
-    categorical = [d.n_codes + 1 for d in domains if d.kind == CATEGORICAL and d.n_options]
-    numeric_options = sum(d.n_options for d in domains if d.kind != CATEGORICAL)
+    multiway = categorical_splits == "multiway"
+    categorical = [d.n_codes + 1 for d in domains if d.kind == CATEGORICAL and d.n_options and multiway]
+    numeric_options = sum(d.n_options for d in domains if d.kind != CATEGORICAL) + sum(
+        (1 if d.n_codes == 2 else d.n_codes)
+        for d in domains
+        if d.kind == CATEGORICAL and d.n_options and not multiway
+    )
     n_cat = len(categorical)
     widest = max(categorical, default=3)
     total, frontier = 0.0, 1.0
