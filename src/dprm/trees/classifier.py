@@ -541,8 +541,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the node each row ends at (:meth:`FittedTree.set_counts`)."""
-        return self.tree_.proba[self._end_nodes(X)].copy()
+        nodes = self._end_nodes(X)
+        return self.tree_.proba[nodes].copy()
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable class at the node each row ends at."""
-        return self.classes_[np.argmax(self.tree_.proba[self._end_nodes(X)], axis=1)]
+        nodes = self._end_nodes(X)
+        return self.classes_[np.argmax(self.tree_.proba[nodes], axis=1)]
