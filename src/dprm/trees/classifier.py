@@ -72,6 +72,7 @@ from dprm.privacy import (
     MetropolisHastings,
     SecureNoise,
     SeededNoise,
+    StructuredDraw,
     StructuredExponentialMechanism,
     as_epsilon,
 )
@@ -94,8 +95,8 @@ LEAF_SHARE = Fraction(1, 3)
 #: Cost of a leaf in the dprm score, in units of the leaves' noise scale ``1/ε_leaves``.
 LEAF_COST = 0.5
 #: Base-measure weight of staying a leaf in the dprm variant.
-LEAF_PRIOR = 0.5
-CATEGORICAL_SPLITS = ("multiway", "binary")
+LEAF_PRIOR = 0.8
+CATEGORICAL_SPLITS = ("auto", "multiway", "binary")
 #: ``search="auto"`` draws exactly up to this :func:`~dprm.trees.subtree_search.exact_work`.
 AUTO_EXACT_WORK = 5_000
 #: ``search="exhaustive"`` is refused beyond this work (use MCMC).
@@ -259,9 +260,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Public class labels; read off ``y`` otherwise (then not private).
     n_thresholds : int, default 16
         Candidate thresholds per numeric feature, evenly inside its bounds.
-    categorical_splits : {"multiway", "binary"}, default "multiway"
+    categorical_splits : {"auto", "multiway", "binary"}, default "auto"
         Split a categorical feature into all its categories (the paper), or test one
-        category against the others.
+        category against the others; ``"auto"``: multiway for ``variant="paper"``,
+        binary for ``"dprm"``.
     variant : {"dprm", "paper"}, default "dprm"
         The paper's budget split, score and complete subtrees, or dprm's
         (module docstring).
@@ -313,7 +315,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         categories: Mapping[Any, Sequence[Any]] | Sequence[Any] | None = None,
         classes: Sequence[Any] | None = None,
         n_thresholds: int = 16,
-        categorical_splits: str = "multiway",
+        categorical_splits: str = "auto",
         variant: str = "dprm",
         accountant: Accountant | None = None,
         random_state: int | None = None,
@@ -437,7 +439,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         )
         sensitivity, score_range = (2, 4) if self.variant == "paper" else (1, 1)
         space = SubtreeSpace(
-            codes, y_index, len(classes), domains, categorical_splits=self.categorical_splits, **space_kwargs
+            codes, y_index, len(classes), domains, categorical_splits=self._categorical_splits(), **space_kwargs
         )
         root = GrowNode(rows=np.arange(codes.shape[0]), depth=0)
         frontier = [root]
@@ -463,10 +465,18 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 chain_mechanism.charge(accountant, step, name)
                 chain = MetropolisChain(accountant.noise, chain_mechanism.scale)
                 space.eta = 1.0 / chain.scale
+                space._empty.clear()
                 steps = params["steps"] or STEPS_PER_LEVEL * depth
                 buffer = max(10, steps // 20) if self.mcmc_stop == "variance" else None
+                # A node without rows has a data-independent target whose exact draw is
+                # cheap (:func:`exact_subtree`); it is the chain's limit, so nothing changes
+                # in what the release may depend on, and no chain runs for nothing.
+                exact_draw = StructuredDraw(accountant.noise, chain.scale)
                 for node in frontier:
-                    mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer)
+                    if node.rows.size == 0:
+                        exact_subtree(space, node, depth, exact_draw)
+                    else:
+                        mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer)
             frontier = [u for node in frontier for u in node.nodes() if u.option is None]
         nodes = root.nodes()
         index = {id(node): i for i, node in enumerate(nodes)}
@@ -508,8 +518,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(f"the target holds a label outside the declared classes: {y[~found][0]!r}")
         return classes, order[position], []
 
+    def _categorical_splits(self) -> str:
+        if self.categorical_splits != "auto":
+            return self.categorical_splits
+        return "multiway" if self.variant == "paper" else "binary"
+
     def _search(self, domains: Sequence[FeatureDomain], d: int) -> str:
-        work = exact_work(domains, d, self.categorical_splits)
+        work = exact_work(domains, d, self._categorical_splits())
         if self.search == "exhaustive":
             if work > MAX_EXACT_WORK:
                 raise ParameterError(
