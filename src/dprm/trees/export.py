@@ -38,7 +38,7 @@ def export_text(clf: Any, *, decimals: int = 0, show_counts: bool = True) -> str
     >>> print(export_text(clf, show_counts=False))
     x0 = 'a'
     |   class: yes
-    x0 = 'b'
+    x0 != 'a'
     |   class: no
     x0 missing
     |   class: no
