@@ -7,16 +7,19 @@ subtrees. This module samples that release.
 Subtrees and their score
 ------------------------
 A node either stays a leaf or splits on an *option*: a categorical feature not used
-above it (a multiway split, one child per declared category plus one for missing
-values), or a threshold of a numeric feature (children ``<= t``, ``> t``, missing).
+above it (``categorical_splits="multiway"``, the paper: one child per declared
+category plus one for missing values), a test of one category against the others
+(``"binary"``: children ``= v``, ``!= v``, missing; the feature may be tested again
+below), or a threshold of a numeric feature (children ``<= t``, ``> t``, missing).
 Nodes at the computation's depth ``d`` are its *boundary*: leaves of this subtree
 that the next computation may grow further.
 
 The score is a sum over the subtree's leaves (boundary nodes included):
 
 * ``score="majority"`` (dprm): ``max_c τ_c − λ`` per leaf, the rows a leaf labelled
-  by its majority class gets right, less a data-independent cost ``λ`` per leaf
-  (none for a missing-values branch). Adding one row puts it in exactly one leaf of
+  by its majority class gets right, less a data-independent cost of ``λ`` rows per
+  leaf (none for a missing-values branch; the classifier sets ``λ`` to half the
+  leaves' noise scale, what a noisy label may cost). Adding one row puts it in exactly one leaf of
   *every* candidate subtree, whose majority count then rises by 0 or 1; so every
   candidate's score changes by a value in ``[0, 1]`` (``[−1, 0]`` when removing):
   **bounded range R = 1**, and the release is ``P ∝ μ(T) exp(ε score(T))``.
