@@ -57,6 +57,7 @@ from dprm.privacy import (
     StructuredExponentialMechanism,
 )
 from dprm.privacy.accountant import SEEDED_REASON
+from dprm.privacy.budget import as_epsilon
 from dprm.privacy.scale import float_down
 from dprm.privacy.structured import StructuredDraw
 from dprm.trees import DPDecisionTreeClassifier
@@ -468,3 +469,377 @@ def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves
         counts[key] = counts.get(key, 0) + 1
     assert chi_square_p(counts, shapes, log_p) > 1e-4
     assert total_variation(counts, shapes, log_p) < sampling_total_variation(log_p, n) + 0.05
+
+
+# -- (c) the structured exponential mechanism at its boundary ---------------------------
+
+
+class LoggedNoise(SeededNoise):
+    """Seeded noise that logs ``(kind, ledger length, last step)`` at every draw."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        super().__init__(rng)
+        self.accountant: Accountant | None = None
+        self.draws: list[tuple[str, int, str | None]] = []
+
+    def _log(self, kind: str) -> None:
+        ledger = self.accountant.ledger if self.accountant is not None else []
+        self.draws.append((kind, len(ledger), ledger[-1].step if ledger else None))
+
+    def discrete_laplace(self, values, scale):
+        self._log("discrete_laplace")
+        return super().discrete_laplace(values, scale)
+
+    def gumbel(self, size):
+        self._log("gumbel")
+        return super().gumbel(size)
+
+    def uniform(self, size):
+        self._log("uniform")
+        return super().uniform(size)
+
+    def noisy_max(self, scores, scale, sampler="gumbel"):
+        self._log("noisy_max")
+        return super().noisy_max(scores, scale, sampler)
+
+
+def logged_accountant(total, seed: int = 0) -> tuple[Accountant, LoggedNoise]:
+    noise = LoggedNoise(np.random.default_rng(seed))
+    accountant = Accountant(total, noise)
+    noise.accountant = accountant
+    return accountant, noise
+
+
+def test_structured_mechanism_privacy_map_cost_and_ledger() -> None:
+    """The privacy map is ``d_in ε / Δ`` (the charged ε at ``d_in = Δ``); one start
+    charges ε once, also for a batch over disjoint parts; the default range is 2Δ
+    and a range above 2Δ is refused."""
+    mechanism = StructuredExponentialMechanism(Fraction(3, 10), sensitivity=1, score_range=1)
+    assert mechanism.privacy_map(1) == Fraction(3, 10)
+    assert mechanism.privacy_map(2) == Fraction(3, 5)
+    assert StructuredExponentialMechanism(1, sensitivity=2).privacy_map(2) == 1
+    assert StructuredExponentialMechanism(0.5, sensitivity=2).score_range == 4
+    assert StructuredExponentialMechanism(0.5, sensitivity=2).scale == 8.0
+    with pytest.raises(ParameterError, match="score_range"):
+        StructuredExponentialMechanism(0.5, sensitivity=1, score_range=3)
+    accountant, noise = logged_accountant(Fraction(3, 5))
+    mechanism.start(accountant, "structure#1")
+    mechanism.start(accountant, "structure#2", parts=3)
+    assert [e.epsilon for e in accountant.ledger] == [Fraction(3, 10)] * 2
+    assert accountant.remaining() == 0
+    assert "parallel over 3 disjoint parts" in accountant.ledger[1].mechanism
+    assert {e.guarantee for e in accountant.ledger} == {"pure-dp; floating-point selection"}
+    assert noise.draws == []  # starting a release draws nothing
+
+
+@pytest.mark.parametrize("score_range", [1, 2, 3, 4])
+def test_structured_scale_is_range_over_epsilon_rounded_up(score_range: int) -> None:
+    """``scale`` is the smallest float with ``R / scale <= ε`` (the next smaller float
+    spends more than the float ε), and the draw's ``eta = 1/scale`` never exceeds
+    ``ε/R`` (the exponent of the release must not spend more than charged). 400
+    seeded epsilons per range, and classic decimals."""
+    rng = np.random.default_rng(score_range)
+    epsilons = [0.1, 0.3, 1 / 3, 0.7, 1.0, 2.5, 1e-3, 1.057514585101737] + list(rng.uniform(1e-3, 10, 400))
+    sensitivity = 2 if score_range > 2 else 1
+    for eps in epsilons:
+        mechanism = StructuredExponentialMechanism(eps, sensitivity=sensitivity, score_range=score_range)
+        exact = as_epsilon(eps)  # a float epsilon is read as typed: 0.1 is 1/10
+        scale = mechanism.scale
+        assert Fraction(score_range) / Fraction(scale) <= exact
+        smaller = math.nextafter(scale, 0.0)
+        assert Fraction(score_range) / Fraction(smaller) > Fraction(float_down(exact))
+        draw = mechanism.start(Accountant(100, SeededNoise(np.random.default_rng(0))), "s")
+        assert Fraction(draw.eta) * score_range <= exact, (eps, draw.eta)
+
+
+def test_accountant_refuses_an_over_budget_release_before_any_noise() -> None:
+    """Exactly the remaining budget is accepted; a hair more is refused with nothing
+    recorded and no noise drawn."""
+    accountant, noise = logged_accountant(Fraction(1, 2))
+    StructuredExponentialMechanism(Fraction(3, 10), 1, 1).start(accountant, "a")
+    with pytest.raises(BudgetExceededError):
+        StructuredExponentialMechanism(Fraction(1, 5) + Fraction(1, 10**12), 1, 1).start(accountant, "b")
+    assert len(accountant.ledger) == 1 and accountant.spent() == Fraction(3, 10)
+    assert noise.draws == []
+    draw = StructuredExponentialMechanism(Fraction(1, 5), 1, 1).start(accountant, "c")
+    assert accountant.remaining() == 0
+    draw.choose([0.0, 1.0])
+    assert noise.draws and all(n == 2 and step == "c" for _, n, step in noise.draws)
+
+
+# -- (d) the fit's ledger and what it hands the samplers --------------------------------
+
+
+def vote() -> tuple[pd.DataFrame, np.ndarray, dict, list]:
+    frame = pd.read_csv(UCI / "vote.csv", na_values="?")
+    X = frame.drop(columns="class")
+    y = frame["class"].to_numpy()
+    return X, y, {c: ["n", "y"] for c in X.columns}, ["democrat", "republican"]
+
+
+@pytest.fixture(scope="module")
+def vote_data():
+    if not (UCI / "vote.csv").exists():
+        pytest.skip("the UCI data is not present")
+    return vote()
+
+
+LEDGER_CASES = [
+    ("dprm", 1, 1), ("dprm", 3, 1), ("dprm", 3, 2), ("dprm", 4, 3), ("dprm", 2, 2),
+    ("paper", 2, 1), ("paper", 3, 2), ("paper", 3, 3),
+]
+
+
+@pytest.mark.parametrize(("variant", "max_depth", "embedding_depth"), LEDGER_CASES)
+def test_ledger_adds_up_to_epsilon(vote_data, variant: str, max_depth: int, embedding_depth: int) -> None:
+    """At most ``k = ⌈D/d⌉`` structure computations, each with the documented share
+    (paper: ``ε/(k+1)``; dprm: ``2ε/(3k)``), then one leaf release; all charged on the
+    given accountant before their noise, adding up to ε exactly (the leaves get the
+    documented share, ``ε/(k+1)`` or ``ε/3``, when all ``k`` computations ran, and
+    what the skipped ones leave otherwise); ``privacy_spent_`` and ``ledger_`` say the
+    same. On vote, the dprm tree stops growing before ``k`` computations for
+    ``D >= 3`` (the release chooses leaves), which is where the budget got lost."""
+    X, y, categories, classes = vote_data
+    epsilon = Fraction(3)
+    accountant, noise = logged_accountant(epsilon + 1, seed=max_depth)
+    before = len(accountant.ledger)
+    clf = DPDecisionTreeClassifier(
+        epsilon=3.0, max_depth=max_depth, embedding_depth=embedding_depth, variant=variant,
+        categories=categories, classes=classes, accountant=accountant, random_state=0, mcmc_steps=200,
+    ).fit(X, y)
+    k = -(-max_depth // embedding_depth)
+    entries = accountant.ledger[before:]
+    ran = len(entries) - 1
+    assert 1 <= ran <= k
+    assert [e.step for e in entries] == [f"structure#{j + 1}" for j in range(ran)] + ["leaves"]
+    share = epsilon / (k + 1) if variant == "paper" else epsilon * 2 / 3 / k
+    assert [e.epsilon for e in entries[:-1]] == [share] * ran
+    if ran == k:
+        assert entries[-1].epsilon == (share if variant == "paper" else epsilon / 3)
+    assert accountant.spent() == epsilon, (
+        f"{ran} of {k} structure computations ran; the ledger adds up to {float(accountant.spent()):g}, not 3"
+    )
+    assert clf.privacy_spent_ == 3.0
+    assert clf.ledger_ == [e.to_json() for e in entries]
+    assert sum(entry["epsilon"] for entry in clf.ledger_) == pytest.approx(3.0, abs=1e-12)
+    # every draw comes after the charge of its release
+    assert noise.draws, "the fit drew no noise"
+    for kind, n_charged, step in noise.draws:
+        assert n_charged >= 1
+        assert step == "leaves" if kind == "discrete_laplace" else step.startswith("structure#")
+
+
+def test_a_refused_fit_draws_nothing_and_records_nothing(vote_data) -> None:
+    """An accountant whose remaining budget does not cover epsilon: ValueError naming
+    the budget, no ledger entry, no noise."""
+    X, y, categories, classes = vote_data
+    accountant, noise = logged_accountant(1)
+    StructuredExponentialMechanism(Fraction(1, 2), 1, 1).start(accountant, "earlier")
+    clf = DPDecisionTreeClassifier(epsilon=0.6, max_depth=2, categories=categories, classes=classes,
+                                   accountant=accountant, random_state=0)
+    with pytest.raises(ValueError, match="budget"):
+        clf.fit(X, y)
+    assert [e.step for e in accountant.ledger] == ["earlier"]
+    assert noise.draws == []
+
+
+@pytest.mark.parametrize(("variant", "score_range"), [("dprm", 1), ("paper", 4)])
+@pytest.mark.parametrize("search", ["exhaustive", "mcmc"])
+def test_the_fit_hands_the_samplers_eta_at_most_epsilon_over_range(
+    vote_data, monkeypatch, variant: str, score_range: int, search: str
+) -> None:
+    """The temperature of every structure release is ``η <= ε_j / R`` with ``R = 1``
+    for the majority score (dprm) and ``4`` for the Gini score (paper), the score and
+    leaf rule are the variant's, and the leaf cost does not depend on the data (the
+    same on the full data and on a third of it)."""
+    X, y, categories, classes = vote_data
+    seen: list[dict] = []
+    real_exact, real_mcmc = classifier_module.exact_subtree, classifier_module.mcmc_subtree
+
+    def spy_exact(space, node, depth, draw):
+        seen.append({"space_eta": space.eta, "eta": draw.eta, "score": space.score,
+                     "leaves": space.allow_leaves, "cost": space.leaf_cost})
+        return real_exact(space, node, depth, draw)
+
+    def spy_mcmc(space, node, depth, chain, rng, steps, **kwargs):
+        seen.append({"space_eta": space.eta, "eta": 1.0 / chain.scale, "scale": chain.scale, "score": space.score,
+                     "leaves": space.allow_leaves, "cost": space.leaf_cost})
+        return real_mcmc(space, node, depth, chain, rng, steps, **kwargs)
+
+    monkeypatch.setattr(classifier_module, "exact_subtree", spy_exact)
+    monkeypatch.setattr(classifier_module, "mcmc_subtree", spy_mcmc)
+    epsilon, D, d = Fraction(2), 2, 1
+    k = D // d
+    each = epsilon / (k + 1) if variant == "paper" else epsilon * 2 / 3 / k
+    costs = []
+    for rows in (slice(None), slice(0, None, 3)):
+        seen.clear()
+        DPDecisionTreeClassifier(epsilon=2.0, max_depth=D, embedding_depth=d, variant=variant, search=search,
+                                 mcmc_steps=50, categories=categories, classes=classes,
+                                 random_state=0).fit(X.iloc[rows], y[rows])
+        assert seen
+        for record in seen:
+            assert record["space_eta"] == record["eta"]
+            assert Fraction(record["eta"]) * score_range <= each
+            assert record["eta"] * score_range >= 0.999 * float(each)  # and no budget wasted
+            if search == "mcmc":
+                assert Fraction(score_range) / Fraction(record["scale"]) <= each
+            assert record["score"] == ("gini" if variant == "paper" else "majority")
+            assert record["leaves"] is (variant != "paper")
+        costs.append({r["cost"] for r in seen})
+    assert costs[0] == costs[1] and len(costs[0]) == 1
+
+
+# -- (e) guarantee labels ------------------------------------------------------------------
+
+
+def small_vote(vote_data, n=120):
+    X, y, categories, classes = vote_data
+    return X.iloc[:n], y[:n], categories, classes
+
+
+def fit_quietly(clf, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a private fit warns about nothing
+        return clf.fit(X, y)
+
+
+def test_seeded_fit_is_labelled_not_private(vote_data) -> None:
+    X, y, categories, classes = small_vote(vote_data)
+    clf = fit_quietly(DPDecisionTreeClassifier(max_depth=2, categories=categories, classes=classes, random_state=3), X, y)
+    assert clf.guarantee_ == "none" and clf.private_ is False
+    assert clf.privacy_reasons_[0] == SEEDED_REASON
+
+
+@pytest.mark.parametrize(
+    ("params", "label"),
+    [
+        ({"search": "exhaustive"}, "pure-dp; floating-point selection"),
+        ({"search": "exhaustive", "variant": "paper"}, "pure-dp; floating-point selection"),
+        ({"search": "mcmc", "mcmc_steps": 30}, "pure-dp-on-mcmc-convergence"),
+        ({"search": "mcmc", "mcmc_steps": 30, "mcmc_stop": "variance"},
+         "pure-dp-on-mcmc-convergence; data-dependent stop"),
+    ],
+)
+def test_secure_declared_fit_is_labelled_with_its_guarantee(vote_data, params: dict, label: str) -> None:
+    """Secure noise, declared categories and classes: private, with the search's label."""
+    X, y, categories, classes = small_vote(vote_data)
+    clf = fit_quietly(DPDecisionTreeClassifier(max_depth=2, categories=categories, classes=classes, **params), X, y)
+    assert clf.guarantee_ == label
+    assert clf.private_ is True and clf.privacy_reasons_ == []
+    assert clf.privacy_spent_ == 1.0
+
+
+@pytest.mark.parametrize(
+    ("declare", "reason"),
+    [("classes", "feature domains read off the data"), ("categories", "classes read off the data")],
+)
+def test_domains_or_classes_read_off_the_data_are_labelled_and_warned(vote_data, declare: str, reason: str) -> None:
+    """Secure noise but a domain or the classes read off the data: guarantee none, the
+    reason, and a UserWarning."""
+    X, y, categories, classes = small_vote(vote_data)
+    declared = {"classes": classes} if declare == "classes" else {"categories": categories}
+    with pytest.warns(UserWarning, match=reason):
+        clf = DPDecisionTreeClassifier(max_depth=2, **declared).fit(X, y)
+    assert clf.guarantee_ == "none" and clf.private_ is False
+    assert any(reason in r for r in clf.privacy_reasons_)
+    assert not any(r == SEEDED_REASON for r in clf.privacy_reasons_)
+
+
+def test_undeclared_numeric_bounds_are_labelled_and_warned() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(80, 2))
+    y = (X[:, 0] > 5).astype(int)
+    with pytest.warns(UserWarning, match="read off the data"):
+        clf = DPDecisionTreeClassifier(max_depth=2, classes=[0, 1], bounds={0: (0, 10)}).fit(X, y)
+    assert clf.guarantee_ == "none"
+    assert any("'x1'" in r for r in clf.privacy_reasons_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = DPDecisionTreeClassifier(max_depth=2, classes=[0, 1], bounds=[(0, 10), (0, 10)]).fit(X, y)
+    assert clf.guarantee_ == "pure-dp; floating-point selection"
+
+
+# -- (f) neighbouring datasets: the released structure's probabilities ------------------
+
+
+NEIGHBOUR_CASES = [
+    ("cat2-cat3", "majority", True, 1), ("cat3-cat2-cat2", "gini", False, 4),
+    ("cat2-num2", "majority", True, 1), ("cat2-num2", "gini", False, 4),
+    ("cat2-num2", "majority", False, 1), ("binary-cat3", "majority", True, 1),
+]
+
+
+def structure_log_probs(domains, splits, codes, y, score, allow_leaves, eta, shapes) -> np.ndarray:
+    space = make_space(codes, y, 2, domains, score=score, allow_leaves=allow_leaves, eta=eta, splits=splits)
+    rows = np.arange(codes.shape[0])
+    cache: dict = {}
+    return np.array([sampler_log_prob(space, s, rows, 2, cache=cache) for s in shapes])
+
+
+@pytest.mark.parametrize(("schema", "score", "allow_leaves", "score_range"), NEIGHBOUR_CASES)
+def test_every_added_row_moves_every_structure_probability_by_at_most_exp_epsilon(
+    schema: str, score: str, allow_leaves: bool, score_range: int
+) -> None:
+    """The real privacy test of the exhaustive search: with ``η = ε/R``, for *every*
+    possible added row (all codes, missing included, and classes) and every subtree,
+    ``|log P_D(T) - log P_D'(T)| <= ε`` with the exact sampler's probabilities
+    (datasets of 0, 6 and 15 rows). For the majority score (``R = 1``) the worst case
+    comes near the bound, so the check is not vacuous."""
+    domains, splits = SCHEMAS[schema]
+    shapes = all_shapes(domains, frozenset(), 2, allow_leaves, splits)
+    epsilon = 0.7
+    eta = float(Fraction(epsilon) / score_range)
+    rng = np.random.default_rng(31)
+    worst = 0.0
+    for n_rows in (0, 6, 15):
+        codes, y = random_data(rng, domains, n_rows, 2)
+        base = structure_log_probs(domains, splits, codes, y, score, allow_leaves, eta, shapes)
+        for row, label in all_rows(domains, 2):
+            added = structure_log_probs(domains, splits, np.vstack([codes, row]), np.append(y, label),
+                                        score, allow_leaves, eta, shapes)
+            change = float(np.abs(added - base).max())
+            assert change <= epsilon + 1e-9, (n_rows, row, label, change)
+            worst = max(worst, change)
+    assert worst > 0.0
+    if score == "majority":
+        assert worst >= 0.25 * epsilon
+
+
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
+
+
+def test_seeded_draws_on_neighbours_do_not_contradict_epsilon() -> None:
+    """Empirical check: 2000 seeded exact draws on ``D`` and on ``D'`` = ``D`` plus the
+    row that moves the probabilities most. For every structure drawn, the
+    Clopper–Pearson lower bound of ``P_D(T)`` is at most ``e^ε`` times the upper bound
+    of ``P_D'(T)`` and vice versa (each comparison fails by chance with probability at
+    most 1e-5 if the mechanism is ε-DP)."""
+    domains, splits = SCHEMAS["cat2-cat3"]
+    shapes = all_shapes(domains, frozenset(), 2, True, splits)
+    epsilon = 1.0
+    rng = np.random.default_rng(41)
+    codes, y = random_data(rng, domains, 12, 2)
+    base = structure_log_probs(domains, splits, codes, y, "majority", True, epsilon, shapes)
+    worst_row, worst = None, -1.0
+    for row, label in all_rows(domains, 2):
+        added = structure_log_probs(domains, splits, np.vstack([codes, row]), np.append(y, label),
+                                    "majority", True, epsilon, shapes)
+        change = float(np.abs(added - base).max())
+        if change > worst:
+            worst_row, worst = (row, label), change
+    row, label = worst_row
+    neighbour = (np.vstack([codes, row]), np.append(y, label))
+    n = 2000
+    counts = [
+        draw_frequencies(make_space(c, t, 2, domains, eta=epsilon, splits=splits), 2, n, seed=s)
+        for (c, t), s in (((codes, y), 51), (neighbour, 52))
+    ]
+    bound = math.exp(epsilon)
+    for shape in set(counts[0]) | set(counts[1]):
+        a = clopper_pearson(counts[0].get(shape, 0), n, 1e-5)
+        b = clopper_pearson(counts[1].get(shape, 0), n, 1e-5)
+        assert a[0] <= bound * b[1] and b[0] <= bound * a[1], (shape, counts[0].get(shape), counts[1].get(shape))
