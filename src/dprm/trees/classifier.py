@@ -97,6 +97,7 @@ LEAF_COST = 0.5
 #: Base-measure weight of staying a leaf in the dprm variant.
 LEAF_PRIOR = 0.8
 CATEGORICAL_SPLITS = ("auto", "multiway", "binary")
+LEAF_LABELS = ("auto", "joint", "noisy-counts")
 #: ``search="auto"`` draws exactly up to this :func:`~dprm.trees.subtree_search.exact_work`.
 AUTO_EXACT_WORK = 5_000
 #: ``search="exhaustive"`` is refused beyond this work (use MCMC).
@@ -189,16 +190,22 @@ class FittedTree:
             proba[i] = (clipped[i] + prior_weight * prior) / (totals[i] + prior_weight)
         self.proba = proba
 
+    def set_labels(self, leaf_labels: np.ndarray, n_classes: int) -> None:
+        """Labels released with the structure: each leaf predicts its label."""
+        self.noisy_counts = np.zeros((self.node_count, 0))
+        proba = np.full((self.node_count, n_classes), 1.0 / n_classes)
+        proba[self.leaves] = np.eye(n_classes)[leaf_labels]
+        self.proba = proba
+
     def apply(self, codes: np.ndarray, domains: Sequence[FeatureDomain]) -> np.ndarray:
-        """The node each row ends at (a leaf, or where an unknown category stops it)."""
+        """The leaf each row ends at."""
         n_rows = codes.shape[0]
         node = np.zeros(n_rows, dtype=np.int64)
         categorical = np.array([d.kind == CATEGORICAL for d in domains] + [False])
         missing = np.array([d.missing_code for d in domains] + [0])
-        active = np.ones(n_rows, dtype=bool)
         while True:
             f = self.feature[node]
-            moving = np.flatnonzero(active & (f >= 0))
+            moving = np.flatnonzero(f >= 0)
             if moving.size == 0:
                 return node
             fm = f[moving]
@@ -210,11 +217,10 @@ class FittedTree:
             binary_cat = is_cat & (threshold >= 0)
             below = np.where(binary_cat, code == threshold, code <= threshold)
             two_way = np.where(miss, 2, np.where(below, 0, 1))
-            child = np.where(multiway, code, two_way)
-            unknown = child < 0
-            active[moving[unknown]] = False
-            go = moving[~unknown]
-            node[go] = self.children[self.child_start[node[go]] + child[~unknown]]
+            # a category the schema does not know goes where missing values go
+            unknown_to_missing = np.where(code < 0, self.n_children[node[moving]] - 1, code)
+            child = np.where(multiway, unknown_to_missing, two_way)
+            node[moving] = self.children[self.child_start[node[moving]] + child]
 
 
 def _check_int(value: Any, name: str, low: int, high: int) -> int:
@@ -316,6 +322,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         classes: Sequence[Any] | None = None,
         n_thresholds: int = 16,
         categorical_splits: str = "auto",
+        leaf_labels: str = "auto",
         variant: str = "dprm",
         accountant: Accountant | None = None,
         random_state: int | None = None,
@@ -332,6 +339,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.n_thresholds = n_thresholds
         self.categorical_splits = categorical_splits
+        self.leaf_labels = leaf_labels
         self.variant = variant
         self.accountant = accountant
         self.random_state = random_state
@@ -361,6 +369,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(
                 f"categorical_splits must be one of {', '.join(CATEGORICAL_SPLITS)}, got {self.categorical_splits!r}"
             )
+        if self.leaf_labels not in LEAF_LABELS:
+            raise ParameterError(f"leaf_labels must be one of {', '.join(LEAF_LABELS)}, got {self.leaf_labels!r}")
         if self.mcmc_stop not in MCMC_STOPS:
             raise ParameterError(f"mcmc_stop must be one of {', '.join(MCMC_STOPS)}, got {self.mcmc_stop!r}")
         steps = None if self.mcmc_steps is None else _check_int(self.mcmc_steps, "mcmc_steps", 1, 10_000_000)
@@ -420,23 +430,26 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=2)
         rng = np.random.default_rng(self.random_state)
         epsilon = params["epsilon"]
-        if self.variant == "paper":
+        joint = self._leaf_labels() == "joint"
+        histogram = None
+        if joint:
+            structure_each = epsilon / k
+        elif self.variant == "paper":
             structure_each = epsilon / (k + 1)
-            leaves_epsilon = epsilon / (k + 1)
+            histogram = DiscreteLaplaceHistogram(epsilon / (k + 1))
         else:
-            leaves_epsilon = epsilon * LEAF_SHARE
-            structure_each = (epsilon - leaves_epsilon) / k
-        histogram = DiscreteLaplaceHistogram(leaves_epsilon)
-        space_kwargs = (
-            {"score": "gini", "allow_leaves": False}
-            if self.variant == "paper"
-            else {
+            histogram = DiscreteLaplaceHistogram(epsilon * LEAF_SHARE)
+            structure_each = epsilon * (1 - LEAF_SHARE) / k
+        if self.variant == "paper":
+            space_kwargs: dict[str, Any] = {"score": "gini", "allow_leaves": False}
+        else:
+            space_kwargs = {
                 "score": "majority",
                 "allow_leaves": True,
-                "leaf_cost": LEAF_COST * histogram.scale,
                 "leaf_prior": LEAF_PRIOR,
+                "joint_labels": joint,
+                "leaf_cost": 0.0 if joint else LEAF_COST * histogram.scale,
             }
-        )
         sensitivity, score_range = (2, 4) if self.variant == "paper" else (1, 1)
         space = SubtreeSpace(
             codes, y_index, len(classes), domains, categorical_splits=self._categorical_splits(), **space_kwargs
@@ -457,6 +470,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 space._empty.clear()
                 for node in frontier:
                     exact_subtree(space, node, depth, draw)
+                label_draw = draw
             else:
                 chain_mechanism = MetropolisHastings(
                     structure_each, sensitivity, score_range, data_dependent_stop=self.mcmc_stop == "variance"
@@ -477,16 +491,27 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                         exact_subtree(space, node, depth, exact_draw)
                     else:
                         mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer)
+                label_draw = exact_draw
+            if joint:
+                # the labels of the leaves this computation closes, drawn from their
+                # conditional in the same release (given the structure)
+                for node in frontier:
+                    for u in node.nodes():
+                        if u.option is None and (u.final or u.depth >= D):
+                            u.label = space.draw_label(u, label_draw)
             frontier = [u for node in frontier for u in node.nodes() if u.option is None]
         nodes = root.nodes()
         index = {id(node): i for i, node in enumerate(nodes)}
         tree = FittedTree(nodes, index)
-        exact_counts = np.stack([space.counts(nodes[i].rows) for i in tree.leaves])
-        noisy = histogram.release(accountant, "leaves", exact_counts)
-        # the standard deviation of a node's noisy row count from one leaf's noise
-        noise_sd = math.sqrt(2.0 * len(classes)) * histogram.scale
-        min_rows = noise_sd if self.min_samples_split == "auto" else float(self.min_samples_split)
-        tree.set_counts(noisy, min_rows, prior_weight=noise_sd)
+        if histogram is None:
+            tree.set_labels(np.array([nodes[i].label for i in tree.leaves]), len(classes))
+        else:
+            exact_counts = np.stack([space.counts(nodes[i].rows) for i in tree.leaves])
+            noisy = histogram.release(accountant, "leaves", exact_counts)
+            # the standard deviation of a node's noisy row count from one leaf's noise
+            noise_sd = math.sqrt(2.0 * len(classes)) * histogram.scale
+            min_rows = noise_sd if self.min_samples_split == "auto" else float(self.min_samples_split)
+            tree.set_counts(noisy, min_rows, prior_weight=noise_sd)
         self.classes_ = classes
         self.domains_ = domains
         self.tree_ = tree
@@ -517,6 +542,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if not np.all(found):
             raise ParameterError(f"the target holds a label outside the declared classes: {y[~found][0]!r}")
         return classes, order[position], []
+
+    def _leaf_labels(self) -> str:
+        if self.leaf_labels != "auto":
+            return self.leaf_labels
+        return "noisy-counts" if self.variant == "paper" else "joint"
 
     def _categorical_splits(self) -> str:
         if self.categorical_splits != "auto":

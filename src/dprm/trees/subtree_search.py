@@ -113,7 +113,8 @@ class GrowNode:
     option: Option | None = None
     children: list[GrowNode] = field(default_factory=list)
     final: bool = False
-    _leaf_score: tuple[float, float] | None = field(default=None, repr=False, compare=False)
+    label: int | None = None
+    _leaf_weight: tuple[float, float] | None = field(default=None, repr=False, compare=False)
 
     def nodes(self) -> list[GrowNode]:
         """This node and every node below it, parents before children."""
@@ -147,6 +148,9 @@ class SubtreeSpace:
         Base-measure weight of staying a leaf (``allow_leaves``).
     leaf_cost : float
         Cost per leaf in rows (majority score only).
+    joint_labels : bool
+        The leaves' labels are drawn by the same release (majority score only):
+        :meth:`leaf_log_weights`, :meth:`draw_label`.
     categorical_splits : {"multiway", "binary"}
         A categorical feature splits into all its categories (the paper) or into one
         category against the others (``f = v`` / ``f != v`` / missing; the feature may
@@ -163,6 +167,7 @@ class SubtreeSpace:
     leaf_prior: float = 0.5
     leaf_cost: float = 1.0
     categorical_splits: str = "multiway"
+    joint_labels: bool = False
     _empty: dict[tuple[int, frozenset[int], bool], float] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -201,13 +206,33 @@ class SubtreeSpace:
             cached = self._options[used] = cats + self._numeric_options
         return cached
 
-    def node_leaf_score(self, node: GrowNode) -> float:
-        """Score of ``node`` as a leaf (cached per node and ``eta``)."""
-        cached = node._leaf_score
+    def node_leaf_weight(self, node: GrowNode) -> float:
+        """Log-weight of ``node`` as a leaf (cached per node and ``eta``)."""
+        cached = node._leaf_weight
         if cached is None or cached[0] != self.eta:
-            value = float(self.leaf_scores(self.counts(node.rows), node.missing_branch))
-            node._leaf_score = cached = (self.eta, value)
+            value = float(self.leaf_log_weights(self.counts(node.rows), node.missing_branch))
+            node._leaf_weight = cached = (self.eta, value)
         return cached[1]
+
+    def leaf_log_weights(self, counts: np.ndarray, missing_branch: np.ndarray | bool) -> np.ndarray:
+        """Log-weight of leaves in the release: ``η`` × score, labels summed out if joint.
+
+        With ``joint_labels`` a leaf's label is part of the candidate (score: the rows
+        of the label's class, less the leaf cost) under a uniform base measure over
+        the ``C`` labels, so the leaf weighs ``mean_c exp(η τ_c) · exp(−ηλ)``.
+        """
+        if not self.joint_labels:
+            return self.eta * self.leaf_scores(counts, missing_branch)
+        counts = np.asarray(counts, dtype=np.float64)
+        cost = np.where(missing_branch, 0.0, self.leaf_cost)
+        scaled = self.eta * counts
+        top = scaled.max(axis=-1)
+        total = np.log(np.exp(scaled - top[..., None]).sum(axis=-1)) + top
+        return total - math.log(self.n_classes) - self.eta * cost
+
+    def draw_label(self, node: GrowNode, draw: StructuredDraw) -> int:
+        """Draw a leaf's label ``∝ exp(η τ_c)`` (its conditional in the joint release)."""
+        return draw.choose(self.eta * self.counts(node.rows).astype(np.float64))
 
     def n_children(self, option: Option) -> int:
         """Children of a split: categories + missing, or ``<=``, ``>``, missing."""
@@ -297,7 +322,7 @@ class SubtreeSpace:
         self, rows: np.ndarray, remaining: int, used: frozenset[int], missing_branch: bool
     ) -> tuple[float, list[Option], np.ndarray]:
         """``(log weight of the leaf, options, log weight of each split)`` of a node."""
-        leaf = self.eta * float(self.leaf_scores(self.counts(rows), missing_branch))
+        leaf = float(self.leaf_log_weights(self.counts(rows), missing_branch))
         options = self.options(used)
         if remaining == 0 or not options:
             return leaf, [], np.empty(0)
@@ -314,7 +339,7 @@ class SubtreeSpace:
             for i, counts in enumerate(child_counts):
                 flags = np.zeros(counts.shape[0], dtype=bool)
                 flags[-1] = True
-                weights[i] = split_prior + self.eta * float(self.leaf_scores(counts, flags).sum())
+                weights[i] = split_prior + float(self.leaf_log_weights(counts, flags).sum())
             return leaf_weight, options, weights
         weights = np.empty(len(options))
         for i, option in enumerate(options):
@@ -346,7 +371,7 @@ class SubtreeSpace:
         key = (remaining, used, missing_branch)
         value = self._empty.get(key)
         if value is None:
-            leaf = self.eta * float(self.leaf_scores(np.zeros(self.n_classes), missing_branch))
+            leaf = float(self.leaf_log_weights(np.zeros(self.n_classes), missing_branch))
             options = self.options(used)
             if remaining == 0 or not options:
                 value = leaf
@@ -370,7 +395,7 @@ class SubtreeSpace:
         n_leaves = 0
         for u in node.nodes():
             if u.option is None:
-                score += self.node_leaf_score(u)
+                score += self.node_leaf_weight(u)
                 n_leaves += 1
             if u.depth < boundary:
                 n_options = len(self.options(u.used))
@@ -411,7 +436,7 @@ def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
     used = space.child_used(node.used, option)
     flags = np.zeros(len(parts), dtype=bool)
     flags[-1] = True
-    scores = space.leaf_scores(space.option_child_counts(node.rows, [option])[0], flags)
+    weights = space.leaf_log_weights(space.option_child_counts(node.rows, [option])[0], flags)
     node.option = option
     node.final = False
     node.children = [
@@ -420,7 +445,7 @@ def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
             depth=node.depth + 1,
             missing_branch=bool(flags[c]),
             used=used,
-            _leaf_score=(space.eta, float(scores[c])),
+            _leaf_weight=(space.eta, float(weights[c])),
         )
         for c, rows in enumerate(parts)
     ]
@@ -482,7 +507,6 @@ def mcmc_subtree(
     score, _, _, n_changeable = space.subtree_terms(node, boundary)
     recent: list[float] = []
     made = 0
-    scale = chain.scale
     for made in range(1, steps + 1):
         if n_changeable == 0:
             break
@@ -518,7 +542,7 @@ def mcmc_subtree(
             + (new_pg - (mu_new - g_new)) - (old_pg - (mu_old - g_old))
             + math.log(n_changeable) - math.log(new_changeable)
         )
-        accepted = chain_accept(chain, (new_total - score) / scale + log_ratio)
+        accepted = chain_accept(chain, (new_total - score) + log_ratio)
         if accepted:
             score, n_changeable = new_total, new_changeable
         else:
