@@ -6,42 +6,53 @@ The tree of depth at most ``max_depth = D`` is grown in *computations*: each gro
 the subtree of depth at most ``embedding_depth = d`` below every open node with one
 exponential-mechanism release over all such subtrees (:mod:`dprm.trees.subtree_search`,
 exact or by MCMC). ``d = 1`` is the one-step algorithm of Friedman & Schuster; ``d = D``
-embeds the whole tree in one computation. After the structure, the leaves' class
-counts are released with discrete Laplace noise and each leaf is labelled by its
-noisy majority.
+embeds the whole tree in one computation (the paper counts layers of nodes, so its
+"whole tree" ``d + 1 = D`` is ``d = max_depth`` here, with the same ``ε/2`` split).
 
 Budget (parallel composition over disjoint branches)
 ----------------------------------------------------
-A branch meets at most ``k = ⌈D/d⌉`` structure computations and one leaf release.
-All nodes grown by the ``j``-th computation have disjoint rows, so one release covers
-them all (charged once, ``ε_j``), and the leaves are one histogram over disjoint cells
-(L1 sensitivity 1, ``ε_leaves``). By sequential composition along a branch the model
-costs ``Σ_j ε_j + ε_leaves = ε``.
+A branch meets at most ``k = ⌈D/d⌉`` computations. All nodes grown by the ``j``-th
+computation have disjoint rows, so one release covers them all (charged once,
+``ε_j``): one row more or less changes the candidates' scores of one node only.
 
-* ``variant="paper"``: every computation and the leaves get ``ε / (k + 1)``; the
-  score is the paper's Gini quality (2) with sensitivity 2 (``exp(ε' q / 4)``); each
-  computation chooses among complete subtrees (a node stops only where no feature is
-  left), exhaustive (the exact draw) or by MCMC as in the paper. The paper's other
-  stopping rules (fewer than a threshold of rows, a pure node) read exact counts and
-  are not differentially private: dprm replaces them by ``min_samples_split`` on the
-  *noisy* counts below.
-* ``variant="dprm"`` (default) differs where the paper is weak: the score is the
-  majority count of the leaves less a cost per leaf (bounded range 1: ``exp(ε' M)``, a
-  quarter of the paper's temperature); nodes may stay leaves (the release chooses
-  the tree's size); and the leaves get ``LEAF_SHARE`` of ε.
+* ``variant="paper"``: the paper's Algorithm 1. Every computation and the leaves
+  get ``ε / (k + 1)``; the score is the paper's Gini quality (2) with sensitivity 2
+  (``exp(ε' q / 4)``); each computation chooses among complete subtrees (a node
+  stops only where no feature is left), exhaustively (the exact draw) or by MCMC;
+  categorical features split multiway; the leaves' class counts are released as one
+  histogram over disjoint cells (discrete Laplace, L1 sensitivity 1) and each leaf
+  predicts its noisy majority. The paper's other stopping rules (fewer rows than a
+  threshold, a pure node) read exact counts, which is not differentially private:
+  dprm applies ``min_samples_split`` to the *noisy* counts instead (below).
+  ``Σ_j ε_j + ε_leaves = ε`` along a branch.
+* ``variant="dprm"`` (default) differs where the paper is weak:
 
-Prediction (post-processing, free)
-----------------------------------
-An inner node's noisy counts are the sums of its leaves' noisy counts. A row is
-labelled by the deepest node on its path whose noisy row count reaches
-``min_samples_split`` (``"auto"``: ``2 √(2C) / ε_leaves``, twice the noise's standard
-deviation over ``C`` classes), so a leaf too small to be labelled through its noise
-defers to its parent. Rows with a category the schema does not know stop at the
-node that tests it.
+  - the leaves' labels are part of the candidates (``leaf_labels="joint"``): the
+    score of a labelled subtree is the number of rows its labels get right
+    (:mod:`dprm.trees.subtree_search`), whose change between neighbours lies in
+    ``[0, 1]`` for every candidate, so the release is ``exp(ε_j score)``: a quarter
+    of the paper's temperature, and no separate leaf budget (each computation gets
+    ``ε / k``). ``leaf_labels="noisy-counts"`` keeps a leaf release with
+    ``LEAF_SHARE`` of ε and the majority score with a leaf cost;
+  - nodes may stay leaves, under a prior (``LEAF_PRIOR``) that keeps the tree small
+    where the data cannot tell splits apart;
+  - categorical features are tested one category against the others (the feature
+    may be tested again below), which keeps leaves large.
+
+Prediction
+----------
+``leaf_labels="joint"``: each leaf predicts its released label (``predict_proba`` is
+that label's indicator). ``"noisy-counts"`` (post-processing, free): an inner node's
+noisy counts are the sums of its leaves' noisy counts; an inner node whose noisy
+row count is below ``min_samples_split`` (``"auto"``: the standard deviation
+``√(2C)/ε_leaves`` of one leaf's noisy row count) becomes a leaf, and each node's
+class probabilities are its clipped noisy counts shrunk towards its parent's with
+that many pseudo-rows. A category the schema does not know follows the branch of
+missing values.
 
 What is private
 ---------------
-Everything released (the structure, the noisy counts) comes from the mechanisms
+Everything released (the structure, the labels or noisy counts) comes from the mechanisms
 above, charged to an :class:`~dprm.privacy.Accountant` before any noise is drawn.
 The guarantee is ``pure-dp; floating-point selection`` for exact draws and
 ``pure-dp-on-mcmc-convergence`` with MCMC (``; data-dependent stop`` with the paper's
@@ -256,8 +267,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         is at most ``mcmc_threshold`` (the paper; a data-dependent stop, which the
         guarantee says).
     min_samples_split : "auto" or float, default "auto"
-        A node labels the rows that reach it only when its noisy row count is at least
-        this (module docstring).
+        With ``leaf_labels="noisy-counts"``: an inner node whose noisy row count is
+        below this becomes a leaf (module docstring).
     bounds : dict or list, optional
         Public ``(low, high)`` of numeric features, by name (DataFrames) or position.
     categories : dict or list, optional
@@ -270,6 +281,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Split a categorical feature into all its categories (the paper), or test one
         category against the others; ``"auto"``: multiway for ``variant="paper"``,
         binary for ``"dprm"``.
+    leaf_labels : {"auto", "joint", "noisy-counts"}, default "auto"
+        Draw the leaves' labels in the structure's release, or release noisy class
+        counts of the leaves; ``"auto"``: joint for ``"dprm"``, noisy counts for
+        ``"paper"``.
     variant : {"dprm", "paper"}, default "dprm"
         The paper's budget split, score and complete subtrees, or dprm's
         (module docstring).
