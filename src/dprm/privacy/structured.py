@@ -38,6 +38,8 @@ The choices are made with float64 Gumbel keys from the accountant's noise source
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import numpy.typing as npt
 
@@ -46,7 +48,7 @@ from dprm.privacy.accountant import FLOATING_POINT_SELECTION, PURE_DP, Accountan
 from dprm.privacy.budget import EpsilonLike, as_epsilon
 from dprm.privacy.mechanism import Mechanism
 from dprm.privacy.noise import NoiseSource
-from dprm.privacy.scale import noise_scale
+from dprm.privacy.scale import float_down, noise_scale
 
 __all__ = ["StructuredExponentialMechanism", "StructuredDraw"]
 
@@ -57,14 +59,15 @@ class StructuredDraw:
     Attributes
     ----------
     eta : float
-        Inverse temperature ``ε / R`` (rounded down): weigh a candidate's score by it.
+        Inverse temperature: the largest float ``<= 1 / scale`` (so ``eta · R <= ε``
+        exactly); weigh a candidate's score by it.
     n_choices : int
         Conditional choices made so far.
     """
 
     def __init__(self, noise: NoiseSource, scale: float) -> None:
         self._noise = noise
-        self.eta = 1.0 / scale
+        self.eta = float_down(Fraction(1) / Fraction(scale))
         self.n_choices = 0
 
     def choose(self, log_weights: npt.ArrayLike) -> int:

@@ -469,6 +469,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         space = SubtreeSpace(
             codes, y_index, len(classes), domains, categorical_splits=self._categorical_splits(), **space_kwargs
         )
+        spent_before = accountant.spent()
         root = GrowNode(rows=np.arange(codes.shape[0]), depth=0)
         frontier = [root]
         for j in range(k):
@@ -493,14 +494,15 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 name = chain_mechanism.name if parts == 1 else f"{chain_mechanism.name}, parallel over {parts} disjoint parts"
                 chain_mechanism.charge(accountant, step, name)
                 chain = MetropolisChain(accountant.noise, chain_mechanism.scale)
-                space.eta = 1.0 / chain.scale
+                # the chain compares log-weights already scaled by eta (<= 1/scale)
+                exact_draw = StructuredDraw(accountant.noise, chain.scale)
+                space.eta = exact_draw.eta
                 space._empty.clear()
                 steps = params["steps"] or STEPS_PER_LEVEL * depth
                 buffer = max(10, steps // 20) if self.mcmc_stop == "variance" else None
                 # A node without rows has a data-independent target whose exact draw is
                 # cheap (:func:`exact_subtree`); it is the chain's limit, so nothing changes
                 # in what the release may depend on, and no chain runs for nothing.
-                exact_draw = StructuredDraw(accountant.noise, chain.scale)
                 for node in frontier:
                     if node.rows.size == 0:
                         exact_subtree(space, node, depth, exact_draw)
@@ -518,6 +520,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         nodes = root.nodes()
         index = {id(node): i for i, node in enumerate(nodes)}
         tree = FittedTree(nodes, index)
+        if histogram is not None and accountant.spent() - spent_before < epsilon - histogram.epsilon:
+            # No branch reached the computations not run: the leaves may use their
+            # budget too (every branch spent at most what was charged so far).
+            histogram = DiscreteLaplaceHistogram(epsilon - (accountant.spent() - spent_before))
         if histogram is None:
             tree.set_labels(np.array([nodes[i].label for i in tree.leaves]), len(classes))
         else:
