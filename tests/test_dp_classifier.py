@@ -92,3 +92,387 @@ def test_unfitted_estimator_raises_not_fitted_error(method: str) -> None:
     clf = DPDecisionTreeClassifier()
     with pytest.raises(NotFittedError):
         getattr(clf, method)(np.zeros((2, 1)))
+
+
+# -- data ----------------------------------------------------------------------------------
+
+
+def uci(name: str) -> pd.DataFrame:
+    path = UCI / f"{name}.csv"
+    if not path.exists():
+        pytest.skip("the UCI data is not present")
+    return pd.read_csv(path, na_values="?")
+
+
+@pytest.fixture(scope="module")
+def vote():
+    frame = uci("vote")
+    X = frame.drop(columns="class")
+    y = frame["class"].to_numpy()
+    return X, y, {c: ["n", "y"] for c in X.columns}, ["democrat", "republican"]
+
+
+@pytest.fixture(scope="module")
+def mushroom():
+    frame = uci("mushroom").iloc[::4].reset_index(drop=True)  # 2031 rows are plenty
+    X = frame.drop(columns="edibility")
+    y = frame["edibility"].to_numpy()
+    categories = {c: sorted(X[c].dropna().unique()) for c in X.columns}  # the public schema
+    return X, y, categories, ["e", "p"]
+
+
+def declared(vote, **params) -> DPDecisionTreeClassifier:
+    _, _, categories, classes = vote
+    return DPDecisionTreeClassifier(categories=categories, classes=classes, random_state=0, **params)
+
+
+# -- scikit-learn tools ------------------------------------------------------------------
+
+
+def test_pipeline_with_an_imputer(vote) -> None:
+    """In a Pipeline after an imputer (the imputed values are declared categories)."""
+    X, y, categories, classes = vote
+    pipe = Pipeline([
+        ("impute", SimpleImputer(strategy="most_frequent")),
+        ("tree", DPDecisionTreeClassifier(epsilon=2.0, max_depth=3, categories=[categories[c] for c in X.columns],
+                                          classes=classes, random_state=0)),
+    ]).fit(X, y)
+    assert pipe.score(X, y) > 0.85
+    assert pipe.named_steps["tree"].privacy_spent_ == 2.0
+    assert pipe.predict_proba(X).shape == (len(X), 2)
+
+
+def test_cross_val_score(vote) -> None:
+    X, y, _, _ = vote
+    scores = cross_val_score(declared(vote, epsilon=2.0, max_depth=3), X, y, cv=5)
+    assert scores.shape == (5,)
+    assert np.all((scores >= 0) & (scores <= 1))
+    assert scores.mean() > 0.85  # vote is nearly separated by one feature
+
+
+def test_grid_search_over_epsilon_and_embedding_depth(vote) -> None:
+    X, y, _, _ = vote
+    grid = GridSearchCV(
+        declared(vote, max_depth=2),
+        {"epsilon": [0.5, 4.0], "embedding_depth": [1, 2]},
+        cv=3,
+    ).fit(X, y)
+    assert len(grid.cv_results_["params"]) == 4
+    assert grid.best_params_["epsilon"] in (0.5, 4.0)
+    assert grid.best_estimator_.privacy_spent_ == grid.best_params_["epsilon"]
+    assert grid.best_estimator_.embedding_depth == grid.best_params_["embedding_depth"]
+    assert grid.best_score_ > 0.8
+
+
+def test_get_params_set_params_clone(vote) -> None:
+    clf = declared(vote, epsilon=0.7, max_depth=3, embedding_depth=2)
+    params = clf.get_params()
+    assert params["epsilon"] == 0.7 and params["max_depth"] == 3 and params["embedding_depth"] == 2
+    assert params["random_state"] == 0 and params["classes"] == ["democrat", "republican"]
+    assert clf.set_params(epsilon=3.0, search="mcmc") is clf
+    assert clf.epsilon == 3.0 and clf.search == "mcmc"
+    X, y, _, _ = vote
+    clf.set_params(search="exhaustive").fit(X, y)
+    copy = clone(clf)
+    assert copy.get_params() == clf.get_params()
+    assert not hasattr(copy, "tree_") and not hasattr(copy, "classes_")
+    with pytest.raises(ValueError, match="epsilon"):
+        clf.set_params(epsilon=-1.0).fit(X, y)  # set_params stores, fit validates
+
+
+def test_same_seed_same_tree_and_fitting_twice(vote) -> None:
+    """A seeded fit is reproducible, also when the estimator is fitted again."""
+    X, y, _, _ = vote
+    clf = declared(vote, epsilon=1.0, max_depth=3)
+    first = clf.fit(X, y).predict_proba(X)
+    again = clf.fit(X, y).predict_proba(X)
+    other = clone(clf).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(first, other)
+    ledger = clf.ledger_
+    assert clf.fit(X, y).ledger_ == ledger  # each fit charges a budget of its own
+
+
+def test_sklearn_tags() -> None:
+    assert DPDecisionTreeClassifier().__sklearn_tags__().non_deterministic is True
+    tags = DPDecisionTreeClassifier(random_state=0).__sklearn_tags__()
+    assert tags.non_deterministic is False
+    assert tags.input_tags.allow_nan and tags.input_tags.string
+
+
+# -- fitted attributes and predictions ---------------------------------------------------
+
+
+def test_fitted_attributes_from_a_dataframe(vote) -> None:
+    X, y, _, _ = vote
+    clf = declared(vote, epsilon=2.0, max_depth=3).fit(X, y)
+    assert list(clf.classes_) == ["democrat", "republican"]
+    assert clf.n_features_in_ == X.shape[1]
+    assert list(clf.feature_names_in_) == list(X.columns)
+    assert [d.name for d in clf.domains_] == list(X.columns)
+    assert all(d.kind == CATEGORICAL and list(d.categories) == ["n", "y"] for d in clf.domains_)
+    assert clf.search_ in ("exhaustive", "mcmc")
+    assert clf.tree_.node_count >= 1
+    with pytest.raises(ValueError, match="feature names"):
+        clf.predict(X[X.columns[::-1]])  # columns in another order
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X.iloc[:, :5].to_numpy())
+
+
+def test_numpy_input_has_no_feature_names(vote) -> None:
+    X, y, categories, classes = vote
+    clf = DPDecisionTreeClassifier(max_depth=2, categories=[categories[c] for c in X.columns], classes=classes,
+                                   random_state=0).fit(X.to_numpy(dtype=object), y)
+    assert not hasattr(clf, "feature_names_in_")
+    assert clf.n_features_in_ == X.shape[1]
+    assert [d.name for d in clf.domains_][:2] == ["x0", "x1"]
+
+
+def test_predict_proba_rows_sum_to_one_and_predict_follows_it(vote) -> None:
+    X, y, _, _ = vote
+    for params in ({"epsilon": 0.05, "max_depth": 4}, {"epsilon": 5.0, "max_depth": 4, "embedding_depth": 2},
+                   {"epsilon": 1.0, "max_depth": 3, "variant": "paper"}):
+        clf = declared(vote, **params).fit(X, y)
+        proba = clf.predict_proba(X)
+        assert proba.shape == (len(X), 2)
+        assert np.all(proba >= 0) and np.all(proba <= 1)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(proba, axis=1)])
+
+
+def test_accuracy_grows_with_epsilon_on_vote(vote) -> None:
+    """Seeded fits: a large epsilon gives a useful tree (vote is ~95 % separable)."""
+    X, y, _, _ = vote
+    assert declared(vote, epsilon=10.0, max_depth=3).fit(X, y).score(X, y) > 0.9
+
+
+def test_declared_classes_order_and_absent_class(vote) -> None:
+    """``classes_`` are the declared classes; the proba columns follow them, also in
+    a non-sorted order and with a class absent from ``y``."""
+    X, y, categories, _ = vote
+    clf = DPDecisionTreeClassifier(epsilon=5.0, max_depth=2, categories=categories,
+                                   classes=["republican", "other", "democrat"], random_state=0).fit(X, y)
+    assert list(clf.classes_) == ["republican", "other", "democrat"]
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(X), 3)
+    republican = y == "republican"
+    assert proba[republican, 0].mean() > proba[republican, 2].mean()
+    assert proba[~republican, 2].mean() > proba[~republican, 0].mean()
+    assert clf.score(X, y) > 0.8
+
+
+def test_declared_classes_allow_a_target_with_one_class(vote) -> None:
+    """With declared classes, a training set that happens to hold one class is no error
+    (refusing it would tell that the data has one class)."""
+    X, y, _, _ = vote
+    keep = y == "democrat"
+    clf = declared(vote, epsilon=1.0, max_depth=2).fit(X[keep], y[keep])
+    assert list(clf.classes_) == ["democrat", "republican"]
+    assert np.allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_categorical_dataframe_with_nan_missing_values(mushroom) -> None:
+    """Mushroom with '?' read as NaN (stalk-root): NaN is the missing value, in fit
+    and predict; a row of NaN only is predicted too."""
+    X, y, categories, classes = mushroom
+    assert X.isna().any().any()
+    clf = DPDecisionTreeClassifier(epsilon=2.0, max_depth=3, categories=categories, classes=classes,
+                                   random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.85
+    missing = X.iloc[:3].copy()
+    missing.loc[:, :] = np.nan
+    proba = clf.predict_proba(missing)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_pandas_categorical_and_nullable_string_missing_values() -> None:
+    """Missing values of pandas' own dtypes: NaN in a ``category`` column and
+    ``pd.NA`` in a nullable ``string`` column are missing values, not unknown
+    categories."""
+    rng = np.random.default_rng(0)
+    a = rng.choice(["x", "y"], 200).astype(object)
+    a[rng.random(200) < 0.1] = None
+    b = rng.choice(["u", "v"], 200).astype(object)
+    b[rng.random(200) < 0.1] = None
+    X = pd.DataFrame({"a": pd.Series(a, dtype="category"), "b": pd.array(b, dtype="string")})
+    y = np.where(a == "x", 1, 0)
+    clf = DPDecisionTreeClassifier(epsilon=2.0, max_depth=2, categories={"a": ["x", "y"], "b": ["u", "v"]},
+                                   classes=[0, 1], random_state=0).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_numeric_features_with_declared_bounds() -> None:
+    """Numeric columns with public bounds: thresholds inside the bounds, a good tree
+    on a threshold concept, missing values (NaN) and values outside the bounds at
+    predict time (clipped) do not crash."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 10, size=(600, 3))
+    y = np.where(X[:, 0] > 5, "hi", "lo")
+    X[rng.random(X.shape) < 0.05] = np.nan
+    clf = DPDecisionTreeClassifier(epsilon=4.0, max_depth=2, bounds=[(0, 10)] * 3, classes=["hi", "lo"],
+                                   random_state=0).fit(X, y)
+    assert all(d.kind == NUMERIC and d.low == 0 and d.high == 10 for d in clf.domains_)
+    assert all(np.all((d.thresholds > 0) & (d.thresholds < 10)) for d in clf.domains_)
+    assert clf.score(X, y) > 0.85
+    outside = np.array([[-5.0, 50.0, np.nan], [15.0, 3.0, 2.0]])
+    proba = clf.predict_proba(outside)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert list(clf.predict(outside)) == ["lo", "hi"]
+
+
+def test_mixed_dataframe_categorical_and_numeric() -> None:
+    rng = np.random.default_rng(2)
+    n = 400
+    X = pd.DataFrame({"colour": rng.choice(["red", "blue", "green"], n), "size": rng.uniform(0, 1, n)})
+    y = ((X["colour"] == "red") & (X["size"] > 0.5)).to_numpy().astype(int)
+    clf = DPDecisionTreeClassifier(epsilon=5.0, max_depth=2, categories={"colour": ["red", "blue", "green"]},
+                                   bounds={"size": (0, 1)}, classes=[0, 1], random_state=0).fit(X, y)
+    assert [d.kind for d in clf.domains_] == [CATEGORICAL, NUMERIC]
+    assert clf.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize("categorical_splits", ["multiway", "binary"])
+def test_unknown_category_at_predict_time(vote, categorical_splits: str) -> None:
+    """A category the schema does not know, in every column: no crash, valid
+    probabilities, known labels."""
+    X, y, _, _ = vote
+    clf = declared(vote, epsilon=5.0, max_depth=2, categorical_splits=categorical_splits).fit(X, y)
+    assert clf.tree_.feature[0] >= 0, "the seeded tree splits at its root"
+    unknown = X.iloc[:5].copy()
+    unknown.iloc[:, :] = "maybe"
+    proba = clf.predict_proba(unknown)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert set(clf.predict(unknown)) <= set(clf.classes_)
+
+
+def test_export_text_shows_the_released_tree(vote) -> None:
+    X, y, _, _ = vote
+    clf = declared(vote, epsilon=5.0, max_depth=2).fit(X, y)
+    text = export_text(clf)
+    root = clf.domains_[int(clf.tree_.feature[0])].name
+    assert text.splitlines()[0].startswith(root)
+    assert "class: " in text and "noisy counts" in text
+    assert "noisy counts" not in export_text(clf, show_counts=False)
+
+
+# -- bad input: clear errors, nothing charged ----------------------------------------------
+
+
+def fresh_accountant() -> Accountant:
+    return Accountant(100, SeededNoise(np.random.default_rng(0)))
+
+
+def small_vote(vote, n=60):
+    X, y, categories, classes = vote
+    return X.iloc[:n], y[:n], categories, classes
+
+
+BAD_PARAMETERS = [
+    ({"epsilon": 0}, "epsilon"),
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"epsilon": float("nan")}, "epsilon"),
+    ({"epsilon": float("inf")}, "epsilon"),
+    ({"max_depth": 2, "embedding_depth": 3}, "embedding_depth"),
+    ({"embedding_depth": 0}, "embedding_depth"),
+    ({"max_depth": 0}, "max_depth"),
+    ({"max_depth": 2.5}, "max_depth"),
+    ({"search": "greedy"}, "search"),
+    ({"variant": "bai"}, "variant"),
+    ({"mcmc_stop": "never"}, "mcmc_stop"),
+    ({"categorical_splits": "ternary"}, "categorical_splits"),
+    ({"min_samples_split": -1}, "min_samples_split"),
+    ({"n_thresholds": 0}, "n_thresholds"),
+    ({"mcmc_steps": 0}, "mcmc_steps"),
+    ({"random_state": -3}, "random_state"),
+]
+
+
+@pytest.mark.parametrize(("params", "name"), BAD_PARAMETERS, ids=[f"{n}={p}" for p, n in BAD_PARAMETERS])
+def test_bad_parameters_raise_before_any_charge(vote, params: dict, name: str) -> None:
+    X, y, categories, classes = small_vote(vote)
+    accountant = fresh_accountant()
+    settings = {"categories": categories, "classes": classes, "accountant": accountant, **params}
+    with pytest.raises(ValueError, match=re.escape(name)):
+        DPDecisionTreeClassifier(**settings).fit(X, y)
+    assert accountant.ledger == [] and accountant.spent() == 0
+
+
+def test_target_with_one_class_is_refused(vote) -> None:
+    X, y, categories, _ = small_vote(vote)
+    accountant = fresh_accountant()
+    with pytest.raises(ValueError, match="one class"):
+        DPDecisionTreeClassifier(categories=categories, accountant=accountant).fit(X, np.full(len(X), "democrat"))
+    assert accountant.ledger == []
+
+
+def test_label_outside_declared_classes_is_refused(vote) -> None:
+    X, y, categories, _ = small_vote(vote)
+    accountant = fresh_accountant()
+    with pytest.raises(ValueError, match="declared classes"):
+        DPDecisionTreeClassifier(categories=categories, classes=["democrat", "whig"], accountant=accountant).fit(X, y)
+    assert accountant.ledger == []
+
+
+def test_infinite_feature_is_refused() -> None:
+    X = np.array([[0.5, 1.0], [np.inf, 2.0], [3.0, 4.0], [1.0, 1.0]])
+    y = np.array([0, 1, 0, 1])
+    for bounds in ([(0, 10), (0, 10)], None):
+        accountant = fresh_accountant()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            with pytest.raises(ValueError, match=r"'x0'.*(non-finite|inf)"):
+                DPDecisionTreeClassifier(bounds=bounds, classes=[0, 1], accountant=accountant).fit(X, y)
+        assert accountant.ledger == []
+
+
+def test_value_outside_declared_bounds_is_refused() -> None:
+    X = pd.DataFrame({"age": [20.0, 130.0, 40.0, 50.0], "h": [1.0, 2.0, 1.5, 1.2]})
+    accountant = fresh_accountant()
+    with pytest.raises(ValueError, match=r"'age'.*outside its declared bounds"):
+        DPDecisionTreeClassifier(bounds={"age": (0, 120), "h": (0, 3)}, classes=[0, 1],
+                                 accountant=accountant).fit(X, [0, 1, 0, 1])
+    assert accountant.ledger == []
+
+
+def test_undeclared_category_is_refused(vote) -> None:
+    X, y, categories, classes = small_vote(vote)
+    X = X.copy()
+    X.iloc[3, 2] = "abstain"
+    accountant = fresh_accountant()
+    with pytest.raises(ValueError, match=rf"'{re.escape(X.columns[2])}'.*not one of its declared categories"):
+        DPDecisionTreeClassifier(categories=categories, classes=classes, accountant=accountant).fit(X, y)
+    assert accountant.ledger == []
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"categories": {"no-such-column": ["a", "b"]}}, "no-such-column"),
+        ({"bounds": {"crime": (0, 1)}, "categories": {"crime": ["n", "y"]}}, "crime"),
+        ({"bounds": {"crime": (1, 0)}}, "crime"),
+        ({"categories": {"crime": ["n", "n"]}}, "crime"),
+    ],
+)
+def test_bad_declarations_name_the_column(vote, params: dict, message: str) -> None:
+    X, y, _, classes = small_vote(vote)
+    accountant = fresh_accountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            DPDecisionTreeClassifier(classes=classes, accountant=accountant, **params).fit(X, y)
+    assert accountant.ledger == []
+
+
+def test_exhaustive_search_too_large_is_refused_before_any_charge(mushroom) -> None:
+    X, y, categories, classes = mushroom
+    accountant = fresh_accountant()
+    with pytest.raises(ValueError, match="search='mcmc'"):
+        DPDecisionTreeClassifier(max_depth=4, embedding_depth=4, search="exhaustive", categories=categories,
+                                 classes=classes, accountant=accountant, categorical_splits="multiway").fit(X, y)
+    assert accountant.ledger == []
+
+
+def test_not_an_accountant_is_refused(vote) -> None:
+    X, y, categories, classes = small_vote(vote)
+    with pytest.raises(ValueError, match="accountant"):
+        DPDecisionTreeClassifier(categories=categories, classes=classes, accountant=1.0).fit(X, y)
