@@ -103,6 +103,8 @@ SEARCHES = ("auto", "exhaustive", "mcmc")
 MCMC_STOPS = ("fixed", "variance")
 #: Share of ε for the leaves' noisy counts in ``variant="dprm"``.
 LEAF_SHARE = Fraction(1, 3)
+#: Ratio of the budgets of consecutive computations on a branch in ``variant="dprm"``.
+LEVEL_DECAY = Fraction(1, 2)
 #: Cost of a leaf in the dprm score, in units of the leaves' noise scale ``1/ε_leaves``.
 LEAF_COST = 0.5
 #: Base-measure weight of staying a leaf in the dprm variant.
@@ -448,13 +450,17 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         joint = self._leaf_labels() == "joint"
         histogram = None
         if joint:
-            structure_each = epsilon / k
+            structure_total = epsilon
         elif self.variant == "paper":
-            structure_each = epsilon / (k + 1)
+            structure_total = epsilon * k / (k + 1)
             histogram = DiscreteLaplaceHistogram(epsilon / (k + 1))
         else:
             histogram = DiscreteLaplaceHistogram(epsilon * LEAF_SHARE)
-            structure_each = epsilon * (1 - LEAF_SHARE) / k
+            structure_total = epsilon * (1 - LEAF_SHARE)
+        # computation j's share: equal (the paper), or halving with each computation
+        decay = Fraction(1) if self.variant == "paper" else LEVEL_DECAY
+        weights = [decay**j for j in range(k)]
+        structure_epsilons = [structure_total * w / sum(weights) for w in weights]
         if self.variant == "paper":
             space_kwargs: dict[str, Any] = {"score": "gini", "allow_leaves": False}
         else:
@@ -480,7 +486,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             step = f"structure#{j + 1}"
             parts = len(frontier)
             if search == "exhaustive":
-                mechanism = StructuredExponentialMechanism(structure_each, sensitivity, score_range)
+                mechanism = StructuredExponentialMechanism(structure_epsilons[j], sensitivity, score_range)
                 draw = mechanism.start(accountant, step, parts=parts)
                 space.eta = draw.eta
                 space._empty.clear()
@@ -489,7 +495,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 label_draw = draw
             else:
                 chain_mechanism = MetropolisHastings(
-                    structure_each, sensitivity, score_range, data_dependent_stop=self.mcmc_stop == "variance"
+                    structure_epsilons[j], sensitivity, score_range, data_dependent_stop=self.mcmc_stop == "variance"
                 )
                 name = chain_mechanism.name if parts == 1 else f"{chain_mechanism.name}, parallel over {parts} disjoint parts"
                 chain_mechanism.charge(accountant, step, name)
