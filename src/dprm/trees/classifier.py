@@ -36,6 +36,10 @@ computation have disjoint rows, so one release covers them all (charged once,
     ``LEAF_SHARE`` of ε and the majority score with a leaf cost;
   - nodes may stay leaves, under a prior (``LEAF_PRIOR``) that keeps the tree small
     where the data cannot tell splits apart;
+  - the budget halves from one computation to the next (``LEVEL_DECAY``): the first
+    splits decide most of the accuracy, and at small ε equal shares leave every
+    computation too little to tell good splits from bad (vote at ε = 0.1, one-step,
+    10-fold CV × 2: 0.62 with equal shares, 0.82 halving);
   - categorical features are tested one category against the others (the feature
     may be tested again below), which keeps leaves large.
 
