@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Serve datasets to analysts: the secured server's API (docs/server.md)."),
     "admin": ("admin", "The data owner's administration of a server: datasets, analysts, budgets, ledger."),
     "remote": ("remote", "Use a dprm server as an analyst: datasets, jobs, primitives, budget."),
+    "classify": ("classify", "Fit a differentially private decision tree on one CSV and print it."),
+    "classify-eval": ("classify_eval", "Compare DP decision trees by cross-validated accuracy (local, not private)."),
 }
 
 #: Click settings shared by every command: -h as --help, help text at 80 columns.

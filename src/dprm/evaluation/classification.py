@@ -80,6 +80,7 @@ __all__ = [
     "ClassificationResult",
     "load_dataset",
     "resolve_dataset",
+    "dataset_name",
     "one_hot",
     "dprm_tree_method",
     "sklearn_cart_method",
@@ -96,6 +97,7 @@ __all__ = [
     "render_figures",
     "report_html",
     "render_outputs",
+    "output_names",
     "parse_embedding_depths",
 ]
 
@@ -234,10 +236,26 @@ def resolve_dataset(spec: str, data_dir: str | Path) -> Dataset:
     """
     if spec in UCI_TARGETS:
         return load_dataset(Path(data_dir) / f"{spec}.csv", UCI_TARGETS[spec], name=spec)
+    path, target = _file_and_target(spec)
+    return load_dataset(path, target)
+
+
+def _file_and_target(spec: str) -> tuple[str, str]:
     path, _, target = spec.rpartition(":") if spec.rpartition(":")[0].endswith(".csv") else (spec, "", "")
     if not path.endswith(".csv"):
         raise ParameterError(f"unknown dataset {spec!r}: use {', '.join(UCI_TARGETS)} or FILE.csv[:TARGET]")
-    return load_dataset(path, target or "class")
+    return path, target or "class"
+
+
+def dataset_name(spec: str) -> str:
+    """The name :func:`resolve_dataset` gives ``spec``, without reading anything.
+
+    Examples
+    --------
+    >>> dataset_name("vote"), dataset_name("data/toy.csv:label"), dataset_name("toy.csv")
+    ('vote', 'toy', 'toy')
+    """
+    return spec if spec in UCI_TARGETS else Path(_file_and_target(spec)[0]).stem
 
 
 def one_hot(X: pd.DataFrame | np.ndarray, schema: Schema) -> np.ndarray:
@@ -621,8 +639,9 @@ def _row(experiment: str, dataset: str, method: Method, epsilon: float | None, m
          cell: CellResult, folds: int, repeats: int) -> dict[str, Any]:
     accuracies = np.asarray(cell.accuracies, dtype=float)
     seconds = np.asarray(cell.seconds, dtype=float)
-    per_repeat = [np.mean(accuracies[np.asarray(cell.repeats) == r]) for r in sorted(set(cell.repeats))]
-    n = accuracies.size
+    per_repeat = [np.mean(accuracies[np.asarray(cell.repeats) == r]) for r in sorted(set(cell.repeats))
+                  ] if accuracies.size else []
+    n = seconds.size
     return {
         "experiment": experiment, "dataset": dataset, "method": method.name, "variant": method.variant,
         "private": method.private, "epsilon": math.nan if epsilon is None else float(epsilon),
@@ -815,6 +834,8 @@ def accuracy_figure(table: pd.DataFrame, dataset: str) -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from matplotlib.ticker import MaxNLocator
+
     rows = table[(table["experiment"] == "accuracy") & (table["dataset"] == dataset)
                  & (table["status"] == "ok")]
     if rows.empty:
@@ -835,6 +856,7 @@ def accuracy_figure(table: pd.DataFrame, dataset: str) -> Any:
                         label=name, capsize=2, linewidth=1.3, markersize=3.5, **styles[name])
         ax.set_title(f"ε = {epsilon:g}" if not math.isnan(epsilon) else "non-private")
         ax.set_xlabel("maximum depth")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("accuracy (mean over folds × repeats)")
     handles, labels = axes[-1].get_legend_handles_labels()
@@ -890,24 +912,39 @@ def figure_names(datasets: Iterable[str], timing: bool) -> list[str]:
     return names + (["fit_time.png"] if timing else [])
 
 
-def render_figures(result: ClassificationResult) -> dict[str, bytes | None]:
-    """Every figure of :func:`figure_names` as PNG bytes (None when it has no data)."""
+def _placeholder(title: str) -> Any:
+    """A small figure saying that ``title`` has no finished cell to draw."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(5.0, 1.6))
+    FigureCanvasAgg(figure)
+    figure.text(0.5, 0.5, f"{title}: no finished cell to draw", ha="center", va="center", fontsize=10)
+    return figure
+
+
+def render_figures(result: ClassificationResult) -> dict[str, bytes]:
+    """Every figure of :func:`figure_names` as PNG bytes.
+
+    A figure without a finished cell is a short message instead, so the files a
+    comparison writes are known before it runs.
+    """
     from dprm.evaluation.figures import render_figure
 
     datasets = list(result.settings.get("datasets", {}))
     timing = result.settings.get("timing") is not None
-    out: dict[str, bytes | None] = {}
+    out: dict[str, bytes] = {}
     names = figure_names(datasets, timing)
     for name, dataset in zip(names, datasets):
-        figure = accuracy_figure(result.table, dataset)
-        out[name] = None if figure is None else render_figure(figure, "png")
+        figure = accuracy_figure(result.table, dataset) or _placeholder(f"{dataset}: accuracy")
+        out[name] = render_figure(figure, "png")
     if timing:
-        figure = fit_time_figure(result.table)
-        out[names[-1]] = None if figure is None else render_figure(figure, "png")
+        figure = fit_time_figure(result.table) or _placeholder("fit time")
+        out[names[-1]] = render_figure(figure, "png")
     return out
 
 
-def report_html(result: ClassificationResult, figures: Mapping[str, bytes | None]) -> str:
+def report_html(result: ClassificationResult, figures: Mapping[str, bytes]) -> str:
     """A self-contained HTML page: settings, notes, the figures and the sortable table."""
     from dprm.evaluation.html_page import Column, definition_table, escape, html_table, page, png_image
 
@@ -921,11 +958,8 @@ def report_html(result: ClassificationResult, figures: Mapping[str, bytes | None
     parts += [f'<p class="note">{escape(note)}</p>' for note in result.notes]
     parts.append("<h2>Figures</h2>")
     for name, png in figures.items():
-        if png is None:
-            parts.append(f'<p class="missing">{escape(name)}: no finished cell to draw</p>')
-        else:
-            parts.append(f"<figure>{png_image(png, name, name=name.removesuffix('.png'))}"
-                         f"<figcaption>{escape(name)}</figcaption></figure>")
+        parts.append(f"<figure>{png_image(png, name, name=name.removesuffix('.png'))}"
+                     f"<figcaption>{escape(name)}</figcaption></figure>")
     columns = [Column("experiment", "experiment"), Column("dataset", "dataset"), Column("method", "method"),
                Column("epsilon", "ε", "float"), Column("max_depth", "max depth", "int"),
                Column("embedding_depth", "embedding", "int"), Column("rows", "rows", "float"),
@@ -941,13 +975,21 @@ def report_html(result: ClassificationResult, figures: Mapping[str, bytes | None
                 subtitle="Bai et al. (2017), Figures 4–6 and 8, reproduced with dprm")
 
 
-def render_outputs(result: ClassificationResult) -> dict[str, bytes | None]:
-    """Every file of a comparison by name: ``classification.csv``, ``.json``, the PNGs, ``report.html``.
+def output_names(datasets: Iterable[str], timing: bool) -> list[str]:
+    """The files :func:`render_outputs` gives, known before the comparison runs.
 
-    A figure without data is None (not written).
+    Examples
+    --------
+    >>> output_names(["vote"], False)
+    ['classification.csv', 'classification.json', 'accuracy_vote.png', 'report.html']
     """
+    return ["classification.csv", "classification.json", *figure_names(datasets, timing), "report.html"]
+
+
+def render_outputs(result: ClassificationResult) -> dict[str, bytes]:
+    """Every file of a comparison by name (:func:`output_names`): the table as CSV and JSON, the PNGs, the report."""
     figures = render_figures(result)
-    outputs: dict[str, bytes | None] = {"classification.csv": table_csv(result),
+    outputs: dict[str, bytes] = {"classification.csv": table_csv(result),
                                         "classification.json": table_json(result)}
     outputs.update(figures)
     outputs["report.html"] = report_html(result, figures).encode("utf-8")

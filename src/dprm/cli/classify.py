@@ -1,0 +1,289 @@
+"""``dprm classify``: fit a differentially private decision tree on one CSV and print it.
+
+The run:
+
+1. check the options (ε, depths, search, folds, seed) and that ``--output`` can be
+   written; nothing is read and no budget is spent before this passes;
+2. read the file with the data layer's checks (types file, missing markers, values
+   outside declared domains, non-finite numbers) and pick the target column;
+3. fit :class:`dprm.trees.DPDecisionTreeClassifier` on all rows (the private
+   release), write ``--output`` (the released tree and its ledger), print the privacy
+   status line and the tree;
+4. unless ``--cv 0``: cross-validate the same configuration. That refits on folds, is
+   an evaluation for people who may see the data, and is *not* part of the private
+   release (each fold's fit spends its own ε on its fold).
+
+Feature domains and classes are public when the types file declares them
+(categories of categorical columns, bounds of numeric ones, the target's
+categories); otherwise they are read off the data and the status line says the fit
+is not private.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from dprm.cli.app import command_app
+from dprm.cli.console import console, note
+from dprm.cli.outputs import Outputs
+from dprm.cli.views import NaValues, OutOfBounds, TypesFile
+from dprm.errors import DataError, ParameterError
+
+app = command_app()
+
+#: Largest ``--max-depth`` (the estimator's bound).
+MAX_DEPTH = 30
+#: Largest ``--cv``.
+MAX_FOLDS = 100
+SEARCHES = ("auto", "exhaustive", "mcmc")
+VARIANTS = ("dprm", "paper")
+
+
+@app.command()
+def classify(
+    learn: Path = typer.Argument(..., metavar="LEARN.csv", show_default=False,
+                                 help="The data: a CSV (or Parquet) file, one row per entity."),
+    target: str = typer.Option(..., "--target", metavar="COL", show_default=False, help="The class column."),
+    epsilon: float = typer.Option(..., "--epsilon", metavar="ε", show_default=False,
+                                  help="Privacy budget of the fit, spent exactly."),
+    max_depth: int = typer.Option(5, "--max-depth", metavar="D", help=f"Levels of splits at most (1 to {MAX_DEPTH})."),
+    embedding_depth: int = typer.Option(1, "--embedding-depth", metavar="d",
+                                        help="Levels grown by one private computation (at most --max-depth; "
+                                             "= --max-depth grows the whole tree in one)."),
+    search: str = typer.Option("auto", "--search", metavar="auto|exhaustive|mcmc",
+                               help="Exact draw over all subtrees, Metropolis-Hastings, or exact when small."),
+    variant: str = typer.Option("dprm", "--variant", metavar="dprm|paper",
+                                help="dprm's scores and budget split, or the paper's (docs/classifier.md)."),
+    types: TypesFile = None,
+    na_values: NaValues = None,
+    out_of_bounds: OutOfBounds = None,
+    cv: int = typer.Option(10, "--cv", metavar="K",
+                           help="Folds of the cross-validated accuracy (not private; 0: none)."),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N",
+                                       help="Seed: the fit is reproducible, and then NOT private."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+                                          help="Write the released tree, its parameters and ledger here."),
+) -> None:
+    """Fit a differentially private decision tree (Bai et al. 2017) on LEARN.csv and print it.
+
+    The tree is fitted on all rows with budget --epsilon; the first line says whether
+    the fit is private (it needs a types file declaring the features' domains and the
+    target's categories). The cross-validated accuracy is printed after it: an
+    evaluation for people who may see the data, outside the private release.
+    """
+    _check_options(epsilon, max_depth, embedding_depth, search, variant, cv, seed)
+    outputs = Outputs()
+    fitted: dict[str, Any] = {}
+    outputs.add(output, lambda path: path.write_text(json.dumps(fitted["document"], indent=1, ensure_ascii=False,
+                                                                default=str) + "\n", encoding="utf-8"))
+    outputs.check()
+
+    X, y, categories, bounds, classes, notes = _load(learn, target, types, na_values, out_of_bounds)
+    if cv and cv > 1:
+        _check_folds(y, cv)
+    parameters = {"epsilon": epsilon, "max_depth": max_depth, "embedding_depth": embedding_depth,
+                  "search": search, "variant": variant}
+    clf = _estimator(parameters, categories, bounds, classes, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "not private: ..." is the status line's
+        clf.fit(X, y)
+    fitted["document"] = _document(clf, parameters, learn, target, seed)
+    written = outputs.commit()
+    for message in notes:
+        note(message)
+
+    from dprm.cli.display import print_status
+    from dprm.trees import export_text
+
+    print_status(_privacy(clf), output, epsilon)
+    console.print(f"tree: maximum depth {max_depth}, embedding depth {embedding_depth}, "
+                  f"search {clf.search_}, variant {variant}", soft_wrap=True)
+    console.print(export_text(clf), soft_wrap=True, markup=False, highlight=False)
+    for path in written:
+        console.print(f"wrote the released tree to {path}", soft_wrap=True)
+    if cv and cv > 1:
+        _print_cv(parameters, categories, bounds, classes, seed, X, y, cv)
+
+
+def _check_options(epsilon: float, max_depth: int, embedding_depth: int, search: str, variant: str,
+                   cv: int, seed: int | None) -> None:
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ParameterError(f"--epsilon must be a positive number, not {epsilon}")
+    if not 1 <= max_depth <= MAX_DEPTH:
+        raise ParameterError(f"--max-depth must be between 1 and {MAX_DEPTH}, not {max_depth}")
+    if not 1 <= embedding_depth <= max_depth:
+        raise ParameterError(f"--embedding-depth must be between 1 and --max-depth ({max_depth}), "
+                             f"not {embedding_depth}")
+    if search not in SEARCHES:
+        raise ParameterError(f"--search must be one of {', '.join(SEARCHES)}, not {search!r}")
+    if variant not in VARIANTS:
+        raise ParameterError(f"--variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+    if not (cv == 0 or 2 <= cv <= MAX_FOLDS):
+        raise ParameterError(f"--cv must be 0 (no cross-validation) or between 2 and {MAX_FOLDS}, not {cv}")
+    if seed is not None and not 0 <= seed < 2**63:
+        raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
+
+
+def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_bounds: str | None
+          ) -> tuple[Any, Any, dict[str, list], dict[str, tuple[float, float]], list | None, list[str]]:
+    """The features (a DataFrame), labels, declared domains and classes, and the data layer's notes."""
+    import numpy as np
+    import pandas as pd
+
+    from dprm.data import AttributeKind, read_view
+
+    if out_of_bounds not in (None, "error", "clamp"):
+        raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
+    view = read_view(learn, "left", types=types, na_values=[part for item in na_values or [] for part in item.split(",")] or None, out_of_bounds=out_of_bounds,
+                     duplicate_names="error")
+    source = view.source
+    if target not in view:
+        if target in view.constant:
+            raise DataError(f"{source}: the target column {target!r} has only one class; "
+                            "a classifier needs at least two", data_dependent=True)
+        shown = ", ".join(view.names + view.constant)
+        raise DataError(f"{source}: no target column {target!r}; columns: {shown}", data_dependent=False)
+    columns: dict[str, Any] = {}
+    categories: dict[str, list] = {}
+    bounds: dict[str, tuple[float, float]] = {}
+    classes: list | None = None
+    labels = None
+    for attribute in view:
+        values, declared = _decode(attribute)
+        if attribute.name == target:
+            if pd.isna(pd.Series(values)).any():
+                raise DataError(f"{source}: the target column {target!r} has missing values", column=target)
+            labels = np.asarray(values, dtype=object).astype(str)
+            if declared is not None and attribute.kind is not AttributeKind.NUMERIC:
+                classes = [str(c) for c in declared]
+            continue
+        columns[attribute.name] = values
+        if declared is not None:
+            if attribute.kind is AttributeKind.NUMERIC:
+                bounds[attribute.name] = declared
+            else:
+                categories[attribute.name] = list(declared)
+    if not columns:
+        raise DataError(f"{source}: no feature column besides the target {target!r}", data_dependent=False)
+    assert labels is not None
+    if np.unique(labels).size < 2:
+        raise DataError(f"{source}: the target column {target!r} has only one class; "
+                        "a classifier needs at least two", column=target)
+    return pd.DataFrame(columns), labels, categories, bounds, classes, list(view.notes)
+
+
+def _decode(attribute: Any) -> tuple[Any, Any]:
+    """An attribute's values for the estimator, and its declared domain (None when read off the data).
+
+    Categorical codes become their category texts, Booleans ``"false"``/``"true"``,
+    missing values NaN; numbers stay numbers.
+    """
+    import numpy as np
+
+    from dprm.data import AttributeKind
+
+    declared = attribute.domain.declared
+    if attribute.kind is AttributeKind.NUMERIC:
+        return attribute.values.astype(np.float64), (tuple(attribute.domain.bounds) if declared else None)
+    if attribute.kind is AttributeKind.BOOLEAN:
+        texts = np.array(["false", "true"], dtype=object)
+        domain: tuple[str, ...] = ("false", "true")
+    else:
+        domain = tuple(str(c) for c in attribute.domain.categories or ())
+        texts = np.array(domain, dtype=object)
+    codes = attribute.values.astype(np.int64)
+    values = np.full(codes.shape, np.nan, dtype=object)
+    present = codes >= 0
+    values[present] = texts[codes[present]]
+    return values, (domain if declared else None)
+
+
+def _check_folds(y: Any, folds: int) -> None:
+    import numpy as np
+
+    _, counts = np.unique(y, return_counts=True)
+    if counts.min() < folds:
+        raise DataError(f"--cv {folds}: a class has only {counts.min()} rows; give fewer folds or --cv 0")
+
+
+def _estimator(parameters: dict[str, Any], categories: dict, bounds: dict, classes: list | None,
+               seed: int | None) -> Any:
+    from dprm.trees import DPDecisionTreeClassifier
+
+    return DPDecisionTreeClassifier(**parameters, categories=categories or None, bounds=bounds or None,
+                                    classes=classes, random_state=seed)
+
+
+def _privacy(clf: Any) -> dict[str, Any]:
+    return {"epsilon": float(clf.privacy_spent_), "guarantee": clf.guarantee_, "private": bool(clf.private_),
+            "reasons": list(clf.privacy_reasons_), "ledger": list(clf.ledger_)}
+
+
+def _plain(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, seed: int | None) -> dict[str, Any]:
+    """The released model: parameters, public domains, the tree (text and arrays), privacy block.
+
+    Only released values: the structure and the noisy counts (no exact count, no
+    cross-validation result).
+    """
+    from dprm.trees import export_text
+
+    tree = clf.tree_
+    domains = [{"name": d.name, "kind": d.kind, "categories": _plain(d.categories), "low": d.low,
+                "high": d.high, "thresholds": None if d.thresholds is None else _plain(d.thresholds),
+                "from_data": bool(d.from_data)} for d in clf.domains_]
+    return {
+        "model": "dprm.trees.DPDecisionTreeClassifier",
+        "data": {"file": str(learn), "target": target},
+        "parameters": {**parameters, "seed": seed, "search_used": clf.search_},
+        "classes": _plain(clf.classes_),
+        "features": domains,
+        "tree": {
+            "text": export_text(clf),
+            "feature": _plain(tree.feature), "threshold": _plain(tree.threshold),
+            "child_start": _plain(tree.child_start), "n_children": _plain(tree.n_children),
+            "children": _plain(tree.children), "depth": _plain(tree.depth),
+            "noisy_counts": _plain(tree.noisy_counts), "proba": _plain(tree.proba),
+        },
+        "privacy": _plain(_privacy(clf)),
+    }
+
+
+def _print_cv(parameters: dict[str, Any], categories: dict, bounds: dict, classes: list | None,
+              seed: int | None, X: Any, y: Any, folds: int) -> None:
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True,
+                               random_state=None if seed is None else seed % 2**32)
+    scores = []
+    for fold, (train, test) in enumerate(splitter.split(np.zeros((len(y), 1)), y)):
+        clf = _estimator(parameters, categories, bounds, classes, None if seed is None else seed + 1 + fold)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            clf.fit(X.iloc[train], y[train])
+        scores.append(float(np.mean(clf.predict(X.iloc[test]) == y[test])))
+    console.print(f"cross-validated accuracy ({folds} folds): {np.mean(scores):.3f} ± {np.std(scores, ddof=1):.3f} "
+                  f"(std over folds)", soft_wrap=True)
+    console.print(f"[dim]NOT private: the cross-validation is an evaluation for people who may see the data; it "
+                  f"refits on {folds} folds, each spending ε = {parameters['epsilon']:g} on its fold, and is not "
+                  f"part of the private release[/dim]", soft_wrap=True)
