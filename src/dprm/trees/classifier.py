@@ -13,7 +13,10 @@ Budget (parallel composition over disjoint branches)
 ----------------------------------------------------
 A branch meets at most ``k = ⌈D/d⌉`` computations. All nodes grown by the ``j``-th
 computation have disjoint rows, so one release covers them all (charged once,
-``ε_j``): one row more or less changes the candidates' scores of one node only.
+``ε_j``): one row more or less changes the candidates' scores of one node only. A
+fit costs at most ε: a computation that no branch reaches (every node above it
+stayed a leaf) is not run and not charged; with noisy-count leaves its share goes
+to the leaves instead.
 
 * ``variant="paper"``: the paper's Algorithm 1. Every computation and the leaves
   get ``ε / (k + 1)``; the score is the paper's Gini quality (2) with sensitivity 2

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dprm.errors import ParameterError
 
@@ -105,12 +106,12 @@ class FeatureDomain:
 
 
 def is_missing(value: Any) -> bool:
-    """``None`` and float NaN are missing; everything else is a value.
+    """``None``, float NaN and pandas' ``NA`` / ``NaT`` are missing; everything else is a value.
 
-    >>> is_missing(None), is_missing(float("nan")), is_missing("?"), is_missing(0)
-    (True, True, False, False)
+    >>> is_missing(None), is_missing(float("nan")), is_missing(pd.NA), is_missing("?"), is_missing(0)
+    (True, True, True, False, False)
     """
-    if value is None:
+    if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, (float, np.floating)) and math.isnan(value)
 

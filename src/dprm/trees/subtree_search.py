@@ -192,6 +192,51 @@ class SubtreeSpace:
             if self._binary_categorical[f] and d.n_options
             for v in range(1 if d.n_codes == 2 else d.n_codes)
         ]
+        fixed = self._numeric_options
+        self._fixed_feature = np.array([f for f, _ in fixed], dtype=np.int64)
+        self._fixed_value = np.array([v for _, v in fixed], dtype=np.int64)
+        self._fixed_binary = np.array([self._binary_categorical[f] for f, _ in fixed], dtype=bool)
+        self._widest = max(self._n_codes, default=1)
+
+    def feature_histograms(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Class counts of ``rows`` per feature and code, in one pass.
+
+        Returns
+        -------
+        present : ndarray, shape (n_features, widest, n_classes)
+            Counts per present code (zero-padded past a feature's codes).
+        missing : ndarray, shape (n_features, n_classes)
+            Counts of the rows missing the feature.
+        """
+        C, F, K = self.n_classes, len(self.domains), self._widest
+        codes = self.codes[rows].astype(np.int64)
+        missing_codes = np.asarray(self._n_codes, dtype=np.int64)
+        codes = np.where(codes == missing_codes, K, codes)
+        key = (np.arange(F, dtype=np.int64) * (K + 1) + codes) * C + self.y[rows][:, None]
+        flat = np.bincount(key.ravel(), minlength=F * (K + 1) * C).reshape(F, K + 1, C)
+        return flat[:, :K], flat[:, K]
+
+    def _last_level_weights(self, rows: np.ndarray, options: Sequence[Option], split_prior: float) -> np.ndarray:
+        """Log-weights of every split whose children are all leaves (vectorised)."""
+        present, missing = self.feature_histograms(rows)
+        weights = np.empty(len(options))
+        n_fixed = len(self._numeric_options)
+        n_multi = len(options) - n_fixed
+        for i in range(n_multi):  # multiway splits: one child per category + missing
+            f = options[i][0]
+            counts = np.concatenate([present[f, : self._n_codes[f]], missing[f][None]])
+            flags = np.zeros(counts.shape[0], dtype=bool)
+            flags[-1] = True
+            weights[i] = split_prior + float(self.leaf_log_weights(counts, flags).sum())
+        if n_fixed:
+            f, v = self._fixed_feature, self._fixed_value
+            totals = present.sum(axis=1)
+            cumulative = np.cumsum(present, axis=1)
+            below = np.where(self._fixed_binary[:, None], present[f, v], cumulative[f, v])
+            children = np.stack([below, totals[f] - below, missing[f]], axis=1)
+            flags = np.array([False, False, True])
+            weights[n_multi:] = split_prior + self.leaf_log_weights(children, flags).sum(axis=1)
+        return weights
 
     # -- options and children ---------------------------------------------------
     def options(self, used: frozenset[int]) -> list[Option]:
@@ -334,13 +379,7 @@ class SubtreeSpace:
             )
             return leaf_weight, options, weights
         if remaining == 1:
-            child_counts = self.option_child_counts(rows, options)
-            weights = np.empty(len(options))
-            for i, counts in enumerate(child_counts):
-                flags = np.zeros(counts.shape[0], dtype=bool)
-                flags[-1] = True
-                weights[i] = split_prior + float(self.leaf_log_weights(counts, flags).sum())
-            return leaf_weight, options, weights
+            return leaf_weight, options, self._last_level_weights(rows, options, split_prior)
         weights = np.empty(len(options))
         for i, option in enumerate(options):
             child_used = self.child_used(used, option)
