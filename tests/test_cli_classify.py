@@ -1,0 +1,177 @@
+"""``dprm classify`` and ``dprm classify-eval`` as a user runs them.
+
+* ``classify`` with a types file declaring every domain is private: the status line
+  says so, the tree and the cross-validated accuracy (marked as not private) are
+  printed, ``--output`` holds the released tree and a ledger that adds up to ε;
+  without declarations or with ``--seed`` it says NOT private and why;
+* every bad input is one ``error:`` line, exit code 2, no traceback, nothing written;
+* ``classify-eval --quick`` writes its table, figures and report; a refused run
+  leaves no directory behind.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from test_cli import assert_one_error_line, run, write
+
+
+@pytest.fixture
+def learn(tmp_path: Path) -> tuple[Path, Path]:
+    """A CSV (a numeric and two categorical features, class = a > 50) and its types file."""
+    rng = np.random.default_rng(0)
+    n = 240
+    a = rng.uniform(0, 100, n).round(1)
+    b = rng.choice(["x", "y"], n)
+    c = rng.choice(["u", "v", "w"], n).astype(object)
+    c[rng.random(n) < 0.1] = "?"
+    y = np.where(a > 50, "hi", "lo")
+    frame = pd.DataFrame({"a": a, "b": b, "c": c, "y": y})
+    csv = tmp_path / "learn.csv"
+    frame.to_csv(csv, index=False)
+    types = write(tmp_path / "types.json", json.dumps({
+        "na_values": ["?"],
+        "columns": {"a": {"bounds": [0, 100]}, "b": {"categories": ["x", "y"]},
+                    "c": {"categories": ["u", "v", "w"]}, "y": {"categories": ["hi", "lo"]}}}))
+    return csv, types
+
+
+def test_private_fit_prints_status_tree_and_cv(learn: tuple[Path, Path], tmp_path: Path) -> None:
+    csv, types = learn
+    out = tmp_path / "model.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "2", "--max-depth", "2",
+                                "--types", types, "--cv", "3", "--output", out])
+    assert code == 0, stderr
+    lines = stdout.splitlines()
+    assert lines[0].startswith("private: ε = 2 spent") and str(out) in lines[0]
+    assert any(line.startswith("a <= ") for line in lines)  # the tree splits on the informative feature
+    assert "cross-validated accuracy (3 folds)" in stdout
+    accuracy = float(stdout.split("cross-validated accuracy (3 folds): ")[1].split()[0])
+    assert 0.8 <= accuracy <= 1.0
+    assert "NOT private: the cross-validation is an evaluation" in stdout
+    document = json.loads(out.read_text())
+    assert document["privacy"]["private"] is True
+    assert document["privacy"]["guarantee"] != "none"
+    assert sum(entry["epsilon"] for entry in document["privacy"]["ledger"]) == pytest.approx(2.0)
+    assert document["classes"] == ["hi", "lo"]
+    assert [f["name"] for f in document["features"]] == ["a", "b", "c"]
+    assert not any(f["from_data"] for f in document["features"])
+    assert document["tree"]["text"].startswith("a <= ")
+    assert "cross" not in json.dumps(document)  # the evaluation is not part of the release
+
+
+def test_undeclared_domains_and_seed_say_not_private(learn: tuple[Path, Path]) -> None:
+    csv, _ = learn
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--max-depth", "2",
+                                "--na-values", "?", "--cv", "0", "--seed", "4"])
+    assert code == 0, stderr
+    first = stdout.splitlines()[0]
+    assert first.startswith("NOT private: ")
+    assert "seeded" in first and "read off the data" in first
+    assert "cross-validated" not in stdout  # --cv 0
+    again = run(["classify", csv, "--target", "y", "--epsilon", "1", "--max-depth", "2", "--na-values", "?",
+                 "--cv", "0", "--seed", "4"])
+    assert again[1] == stdout  # seeded: reproducible
+
+
+@pytest.mark.parametrize("change, fragments", [
+    ({"file": "absent.csv"}, ["absent.csv", "no such file"]),
+    ({"--target": "nope"}, ["no target column 'nope'"]),
+    ({"--epsilon": "0"}, ["--epsilon must be a positive number"]),
+    ({"--epsilon": "-1"}, ["--epsilon must be a positive number"]),
+    ({"--epsilon": "inf"}, ["--epsilon must be a positive number"]),
+    ({"--embedding-depth": "4"}, ["--embedding-depth", "--max-depth (3)"]),
+    ({"--search": "greedy"}, ["--search must be one of"]),
+    ({"--variant": "other"}, ["--variant must be one of"]),
+    ({"--cv": "1"}, ["--cv must be 0"]),
+    ({"--max-depth": "0"}, ["--max-depth must be between 1"]),
+    ({"--types": "absent.json"}, ["absent.json", "no such file"]),
+])
+def test_bad_options_one_line_exit_2_nothing_written(learn: tuple[Path, Path], tmp_path: Path, change: dict,
+                                                     fragments: list[str]) -> None:
+    csv, types = learn
+    options = {"--target": "y", "--epsilon": "1", "--max-depth": "3", "--types": str(types)}
+    file = str(csv)
+    for key, value in change.items():
+        if key == "file":
+            file = str(tmp_path / value)
+        elif value.endswith(".json"):
+            options[key] = str(tmp_path / value)
+        else:
+            options[key] = value
+    out = tmp_path / "model.json"
+    args = ["classify", file, *[x for pair in options.items() for x in pair], "--output", out]
+    code, stdout, stderr = run(args)
+    assert code == 2, (stdout, stderr)
+    assert_one_error_line(stderr, *fragments)
+    assert stdout == "" and not out.exists()
+
+
+@pytest.mark.parametrize("content, types, fragments", [
+    ("a,y\n1,p\n2,p\n3,p\n", None, ["only one class"]),
+    ("a,y\n1,p\ninf,q\n3,p\n", None, ["'a'", "not a finite number"]),
+    ("a,y\n1,p\n500,q\n3,p\n", {"columns": {"a": {"bounds": [0, 100]}}}, ["'a'", "outside the declared bounds"]),
+    ("a,y\n1,p\n2,\n3,q\n", None, ["target column 'y' has missing values"]),
+    ("a,y\n1,p\n2,q\n3,q\n", None, ["--cv 3", "fewer folds"]),
+])
+def test_bad_data_one_line_exit_2_nothing_written(tmp_path: Path, content: str, types: dict | None,
+                                                  fragments: list[str]) -> None:
+    csv = write(tmp_path / "d.csv", content)
+    args = ["classify", csv, "--target", "y", "--epsilon", "1", "--cv", "3", "--output", tmp_path / "m.json"]
+    if types is not None:
+        args += ["--types", write(tmp_path / "t.json", json.dumps(types))]
+    code, stdout, stderr = run(args)
+    assert code == 2, (stdout, stderr)
+    assert_one_error_line(stderr, *fragments)
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_unwritable_output_is_refused_before_reading(tmp_path: Path) -> None:
+    code, _, stderr = run(["classify", tmp_path / "absent.csv", "--target", "y", "--epsilon", "1",
+                           "--output", tmp_path / "no" / "dir" / "m.json"])
+    assert code == 2
+    assert_one_error_line(stderr, "does not exist", "m.json")
+
+
+# -- classify-eval ---------------------------------------------------------------------------------
+
+
+def test_classify_eval_quick_writes_everything(learn: tuple[Path, Path], tmp_path: Path) -> None:
+    csv, _ = learn
+    data = write(tmp_path / "small.csv", pd.read_csv(csv).replace({"c": {"?": np.nan}}).to_csv(index=False))
+    out = tmp_path / "out" / "eval"
+    code, stdout, stderr = run(["classify-eval", out, "--quick", "--datasets", f"{data}:y", "--no-baselines",
+                                "--seed", "3", "--timing-rows", "50,100"])
+    assert code == 0, stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["accuracy_small.png", "classification.csv", "classification.json", "fit_time.png",
+                     "report.html"]
+    table = pd.read_csv(out / "classification.csv")
+    accuracy = table[table["experiment"] == "accuracy"]
+    assert sorted(accuracy["method"].unique()) == ["dprm d=1", "dprm d=whole"]
+    assert (accuracy["status"] == "ok").all() and (accuracy["fits"] == 3).all()
+    assert sorted(table.loc[table["experiment"] == "fit_time", "rows"].unique()) == [50, 100]
+    assert "master seed 3" in stdout and "report.html" in stdout
+    assert "not a private release" in stderr
+    report = (out / "report.html").read_text()
+    assert report.count("data:image/png;base64") == 2
+
+
+def test_classify_eval_refused_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "new"
+    code, stdout, stderr = run(["classify-eval", out, "--quick", "--datasets", tmp_path / "absent.csv"])
+    assert code == 2
+    assert_one_error_line(stderr, "absent.csv", "no such file")
+    assert not out.exists()
+    for args, fragment in ((["--epsilons", "0"], "--epsilons"), (["--depths", "x"], "--depths"),
+                           (["--embedding-depths", "0"], "embedding depths"), (["--variants", "z"], "--variants"),
+                           (["--folds", "1"], "--folds"), (["--datasets", "bogus"], "unknown dataset")):
+        code, _, stderr = run(["classify-eval", out, "--quick", *args])
+        assert code == 2, (args, stderr)
+        assert_one_error_line(stderr, fragment)
+        assert not out.exists()
