@@ -125,7 +125,7 @@ MAX_EXACT_WORK = 200_000
 #: Largest ``max_depth``.
 MAX_DEPTH = 30
 #: MCMC steps per computation by default, per level of its subtree.
-STEPS_PER_LEVEL = 1_000
+STEPS_PER_LEVEL = 2_000
 #: Largest number of tree nodes (complete subtrees of ``variant="paper"`` grow fast).
 MAX_NODES = 2_000_000
 

@@ -25,7 +25,7 @@ def export_text(clf: Any, *, decimals: int = 0, show_counts: bool = True) -> str
     decimals : int, default 0
         Decimals of the noisy counts.
     show_counts : bool, default True
-        Show each leaf's noisy class counts.
+        Show each leaf's noisy class counts (released with ``leaf_labels="noisy-counts"``).
 
     Examples
     --------
@@ -50,7 +50,7 @@ def export_text(clf: Any, *, decimals: int = 0, show_counts: bool = True) -> str
 
     def label(node: int) -> str:
         text = f"class: {classes[int(np.argmax(tree.proba[node]))]}"
-        if show_counts:
+        if show_counts and tree.noisy_counts.shape[1]:
             own = tree.noisy_counts[node]
             shown = ", ".join(f"{c}: {v:.{decimals}f}" for c, v in zip(classes, own))
             text += f" (noisy counts {shown})"
