@@ -545,13 +545,13 @@ def mcmc_subtree(
     _grow_random(space, node, boundary, rng)
     score, _, _, n_changeable = space.subtree_terms(node, boundary)
     recent: list[float] = []
+    candidates: list[GrowNode] | None = None
     made = 0
     for made in range(1, steps + 1):
         if n_changeable == 0:
             break
-        candidates = [
-            u for u in node.nodes() if u.depth < boundary and space.options(u.used)
-        ]
+        if candidates is None:  # the tree changed (a rejected move restores it exactly)
+            candidates = [u for u in node.nodes() if u.depth < boundary and space.options(u.used)]
         target = candidates[int(rng.integers(len(candidates)))]
         options = space.options(target.used)
         n_choices = len(options) + (1 if space.allow_leaves else 0)
@@ -584,6 +584,7 @@ def mcmc_subtree(
         accepted = chain_accept(chain, (new_total - score) + log_ratio)
         if accepted:
             score, n_changeable = new_total, new_changeable
+            candidates = None
         else:
             target.option, target.children = old_option, old_children
         if buffer:
