@@ -51,7 +51,7 @@ def classify(
                                  help="The data: a CSV (or Parquet) file, one row per entity."),
     target: str = typer.Option(..., "--target", metavar="COL", show_default=False, help="The class column."),
     epsilon: float = typer.Option(..., "--epsilon", metavar="ε", show_default=False,
-                                  help="Privacy budget of the fit, spent exactly."),
+                                  help="Privacy budget of the fit (spent at most: computations a tree never reaches are not charged)."),
     max_depth: int = typer.Option(5, "--max-depth", metavar="D", help=f"Levels of splits at most (1 to {MAX_DEPTH})."),
     embedding_depth: int = typer.Option(1, "--embedding-depth", metavar="d",
                                         help="Levels grown by one private computation (at most --max-depth; "
