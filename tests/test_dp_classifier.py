@@ -351,8 +351,11 @@ def test_export_text_shows_the_released_tree(vote) -> None:
     text = export_text(clf)
     root = clf.domains_[int(clf.tree_.feature[0])].name
     assert text.splitlines()[0].startswith(root)
-    assert "class: " in text and "noisy counts" in text
-    assert "noisy counts" not in export_text(clf, show_counts=False)
+    # joint labels (the dprm default) release labels only: no counts to show
+    assert "class: " in text and "noisy counts" not in text
+    counted = declared(vote, epsilon=5.0, max_depth=2, leaf_labels="noisy-counts").fit(X, y)
+    assert "noisy counts" in export_text(counted)
+    assert "noisy counts" not in export_text(counted, show_counts=False)
 
 
 # -- bad input: clear errors, nothing charged ----------------------------------------------
