@@ -202,7 +202,7 @@ def learn_domains(
                 raise ParameterError(f"categories of column {name!r} must be distinct values, not missing")
             domains.append(FeatureDomain(name, CATEGORICAL, categories=values))
             continue
-        present = [v for v in column if not is_missing(v)]
+        present = list(pd.unique(pd.Series(column, dtype=object).dropna()))
         numbers = [_as_number(v) for v in present]
         numeric = declared_bounds is not None or all(n is not None for n in numbers)
         if numeric:
@@ -263,25 +263,20 @@ def encode(X: np.ndarray, domains: Sequence[FeatureDomain], *, strict: bool) -> 
     for position, domain in enumerate(domains):
         column = X[:, position]
         if domain.kind == CATEGORICAL:
-            lookup = {value: code for code, value in enumerate(domain.categories or ())}
-            out = codes[:, position]
-            for row, value in enumerate(column):
-                if is_missing(value):
-                    out[row] = domain.missing_code
-                    continue
-                code = lookup.get(value)
-                if code is None and isinstance(value, (np.generic,)):
-                    code = lookup.get(value.item())
-                if code is None:
-                    if strict:
-                        raise ParameterError(
-                            f"column {domain.name!r}: value {value!r} is not one of its declared categories"
-                        )
-                    code = -1
-                out[row] = code
+            series = pd.Series(column, dtype=object)
+            missing = series.isna().to_numpy()
+            found = pd.Categorical(series, categories=list(domain.categories or ())).codes.astype(np.int32)
+            unknown = (found < 0) & ~missing
+            if strict and unknown.any():
+                value = column[int(np.flatnonzero(unknown)[0])]
+                raise ParameterError(
+                    f"column {domain.name!r}: value {value!r} is not one of its declared categories"
+                )
+            codes[:, position] = np.where(missing, domain.missing_code, found)
             continue
+        series = pd.Series(column, dtype=object)
         try:
-            numbers = np.array([np.nan if is_missing(v) else v for v in column], dtype=np.float64)
+            numbers = series.where(~series.isna(), np.nan).astype(np.float64).to_numpy()
         except (TypeError, ValueError):
             raise ParameterError(f"column {domain.name!r} is numeric but holds a value that is not a number") from None
         missing = np.isnan(numbers)
