@@ -3,8 +3,9 @@
 In the style of scikit-learn's ``make_*`` generators, for the DP tree classifier:
 ``n_features`` categorical features with ``n_categories`` values each, uniform and
 independent; the class of a row is given by a random decision tree of depth
-``depth`` whose inner nodes test one category of a feature against the others, with
-a ``noise`` share of the labels flipped. The tree's own accuracy on the rows (the
+``depth`` whose inner nodes test one category of a feature against the others and
+whose leaves have random classes (both occurring), with a ``noise`` share of the
+labels flipped. The tree's own accuracy on the rows (the
 best any classifier can expect) is returned with the data.
 """
 
@@ -70,8 +71,8 @@ def make_planted_classification(
     n_categories : int, default 3
         Categories per feature (2 to 50).
     depth : int, default 3
-        Depth of the planted tree (1 to 10); its leaves alternate the two classes
-        so that both occur.
+        Depth of the planted tree (1 to 10); its leaves get random classes, both
+        occurring.
     noise : float, default 0.05
         Share of labels flipped, in [0, 0.5).
     rng : numpy.random.Generator
@@ -105,7 +106,8 @@ def make_planted_classification(
     tests = [
         (int(rng.integers(n_features)), int(rng.integers(n_categories))) for _ in range(n_inner)
     ]
-    leaf_class = np.arange(2**depth) % 2  # alternating leaves: both classes occur
+    leaf_class = rng.integers(0, 2, size=2**depth)
+    leaf_class[rng.choice(2**depth, size=2, replace=False)] = [0, 1]  # both classes occur
     node = np.zeros(n_rows, dtype=np.int64)
     for _ in range(depth):
         feature = np.array([tests[i][0] for i in range(n_inner)])[node]

@@ -483,7 +483,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             codes, y_index, len(classes), domains, categorical_splits=self._categorical_splits(), **space_kwargs
         )
         spent_before = accountant.spent()
-        root = GrowNode(rows=np.arange(codes.shape[0]), depth=0)
+        root = GrowNode(rows=np.arange(codes.shape[0], dtype=np.int32 if codes.shape[0] < 2**31 else np.int64), depth=0)
         frontier = [root]
         for j in range(k):
             frontier = [node for node in frontier if not node.final and node.depth < D]

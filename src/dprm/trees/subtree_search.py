@@ -475,7 +475,7 @@ def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
     used = space.child_used(node.used, option)
     flags = np.zeros(len(parts), dtype=bool)
     flags[-1] = True
-    weights = space.leaf_log_weights(space.option_child_counts(node.rows, [option])[0], flags)
+    weights = space.leaf_log_weights(np.stack([space.counts(rows) for rows in parts]), flags)
     node.option = option
     node.final = False
     node.children = [
