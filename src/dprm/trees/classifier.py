@@ -441,10 +441,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         k = -(-D // d)
         search = self._search(domains, d)
         self._check_size(domains, D)
-        accountant = self.accountant or Accountant(
-            params["epsilon"],
-            SecureNoise() if self.random_state is None else SeededNoise(np.random.default_rng(self.random_state)),
-        )
+        if self.accountant is not None:
+            accountant = self.accountant
+        else:
+            noise = SecureNoise() if self.random_state is None else SeededNoise(np.random.default_rng(self.random_state))
+            accountant = Accountant(params["epsilon"], noise)
         since = len(accountant.ledger)
         if not accountant.can_afford(params["epsilon"]):
             raise ParameterError(
@@ -483,7 +484,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             codes, y_index, len(classes), domains, categorical_splits=self._categorical_splits(), **space_kwargs
         )
         spent_before = accountant.spent()
-        root = GrowNode(rows=np.arange(codes.shape[0], dtype=np.int32 if codes.shape[0] < 2**31 else np.int64), depth=0)
+        row_type = np.int32 if codes.shape[0] < 2**31 else np.int64
+        root = GrowNode(rows=np.arange(codes.shape[0], dtype=row_type), depth=0)
         frontier = [root]
         for j in range(k):
             frontier = [node for node in frontier if not node.final and node.depth < D]
