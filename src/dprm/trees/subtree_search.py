@@ -18,11 +18,19 @@ The score is a sum over the subtree's leaves (boundary nodes included):
 
 * ``score="majority"`` (dprm): ``max_c τ_c − λ`` per leaf, the rows a leaf labelled
   by its majority class gets right, less a data-independent cost of ``λ`` rows per
-  leaf (none for a missing-values branch; the classifier sets ``λ`` to half the
-  leaves' noise scale, what a noisy label may cost). Adding one row puts it in exactly one leaf of
-  *every* candidate subtree, whose majority count then rises by 0 or 1; so every
-  candidate's score changes by a value in ``[0, 1]`` (``[−1, 0]`` when removing):
-  **bounded range R = 1**, and the release is ``P ∝ μ(T) exp(ε score(T))``.
+  leaf (none for a missing-values branch). Adding one row puts it in exactly one
+  leaf of *every* candidate subtree, whose majority count then rises by 0 or 1; so
+  every candidate's score changes by a value in ``[0, 1]`` (``[−1, 0]`` when
+  removing): **bounded range R = 1**, and the release is ``P ∝ μ(T) exp(ε score(T))``.
+* ``joint_labels`` (with the majority score; the classifier's default): a candidate
+  is a subtree *with a label for each leaf*, scored by the rows whose leaf's label
+  is their class, less ``λ`` per leaf. One added row raises the score of every
+  labelled candidate by 1 (its leaf's label is its class) or 0: range 1 again. The
+  labels have a uniform base measure ``C^{−leaves}``; summed out, a leaf weighs
+  ``mean_c exp(η τ_c) · exp(−ηλ)`` (:meth:`SubtreeSpace.leaf_log_weights`), the
+  structure is drawn from that marginal and each final leaf's label from its
+  conditional ``∝ exp(η τ_c)`` (:meth:`SubtreeSpace.draw_label`): together one draw
+  of the joint release.
 * ``score="gini"`` (the paper's quality (2)): ``−(τ − Σ_c τ_c² / τ)`` per leaf,
   sensitivity 2 as the paper states (each leaf's ``Σ_c τ_c²/τ`` moves by at most 1
   and ``τ`` by 1), without range structure: ``P ∝ exp(ε score / 4)``.
@@ -48,8 +56,9 @@ Metropolis–Hastings over the same target (Algorithm 3, generalised): a step pi
 one node above the boundary uniformly, proposes a uniform new choice for it (an
 option, or a leaf when allowed) and regrows the nodes below it from a generating
 distribution ``g`` (a leaf with probability ``GROW_LEAF`` when allowed, else a
-uniform option). The acceptance is ``min(1, e^{ηΔscore} · μ(new)/μ(old) ·
-g(old below)/g(new below) · |C(x)|/|C(x')|)``, with ``C`` the set of nodes a step
+uniform option). The acceptance is ``min(1, e^{Δw} · μ(new)/μ(old) ·
+g(old below)/g(new below) · |C(x)|/|C(x')|)``, with ``w`` the sum of the leaves'
+log-weights (``η`` × score, labels summed out if joint) and ``C`` the set of nodes a step
 may pick: detailed balance with ``μ exp(η score)``, so upon convergence the state is
 an exponential-mechanism draw. Proposals use ``rng`` (data-independent), the
 acceptance tests the accountant's noise (:class:`~dprm.privacy.MetropolisChain`).
@@ -147,7 +156,8 @@ class SubtreeSpace:
     leaf_prior : float
         Base-measure weight of staying a leaf (``allow_leaves``).
     leaf_cost : float
-        Cost per leaf in rows (majority score only).
+        Cost per leaf in rows (majority score only; the classifier uses half the
+        leaves' noise scale with noisy-count leaves and 0 with joint labels).
     joint_labels : bool
         The leaves' labels are drawn by the same release (majority score only):
         :meth:`leaf_log_weights`, :meth:`draw_label`.
@@ -319,28 +329,6 @@ class SubtreeSpace:
         safe = np.where(sizes > 0, sizes, 1.0)
         return -(sizes - squares / safe)
 
-    def option_child_counts(self, rows: np.ndarray, options: Sequence[Option]) -> list[np.ndarray]:
-        """Per option, class counts of its children ``(n_children, n_classes)``."""
-        C = self.n_classes
-        y = self.y[rows]
-        per_feature: dict[int, np.ndarray] = {}
-        out = []
-        for f, j in options:
-            hist = per_feature.get(f)
-            if hist is None:
-                k = self._n_codes[f]
-                hist = np.bincount(self.codes[rows, f] * C + y, minlength=(k + 1) * C).reshape(k + 1, C)
-                per_feature[f] = hist
-            if self._categorical[f]:
-                out.append(hist)
-            elif self._binary_categorical[f]:
-                out.append(np.stack([hist[j], hist[:-1].sum(axis=0) - hist[j], hist[-1]]))
-            else:
-                below = hist[: j + 1].sum(axis=0)
-                above = hist[j + 1 : -1].sum(axis=0)
-                out.append(np.stack([below, above, hist[-1]]))
-        return out
-
     # -- the base measure ------------------------------------------------------------
     def log_prior_leaf(self, n_options: int) -> float:
         """``log μ`` of staying a leaf with ``n_options`` options."""
@@ -423,9 +411,9 @@ class SubtreeSpace:
 
     # -- MCMC helpers -------------------------------------------------------------
     def subtree_terms(self, node: GrowNode, boundary: int) -> tuple[float, float, float, int]:
-        """``(score, log μ − log g, leaves' count, changeable nodes)`` of the subtree at ``node``.
+        """``(w, log μ − log g, leaves' count, changeable nodes)`` of the subtree at ``node``.
 
-        ``score`` sums the leaves' scores; the second term sums, over the nodes above
+        ``w`` sums the leaves' log-weights; the second term sums, over the nodes above
         ``boundary`` (a depth), ``log μ`` of their choice minus ``log g`` of growing it.
         """
         score = 0.0
