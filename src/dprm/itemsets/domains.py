@@ -59,6 +59,7 @@ __all__ = [
     "infer_domains",
     "encode_frame",
     "declared_domains",
+    "DomainCollector",
 ]
 
 #: The most categories a column may have (a column with more is an identifier or a
@@ -219,17 +220,88 @@ def declared_domains(
     return result
 
 
-def _is_numeric(series: pd.Series) -> bool:
-    """A column of numbers that is not Boolean (values other than 0 and 1)."""
-    if pd.api.types.is_bool_dtype(series):
+def _is_numeric(values: pd.Series) -> bool:
+    """Numbers (or texts that all read as numbers) other than a Boolean 0/1 column."""
+    if pd.api.types.is_bool_dtype(values):
         return False
-    if pd.api.types.is_numeric_dtype(series):
-        numbers = series.dropna()
+    values = values.dropna()
+    if len(values) == 0:
+        return False
+    if pd.api.types.is_numeric_dtype(values):
+        numbers = values
     else:
-        numbers = pd.to_numeric(series.dropna(), errors="coerce")
-        if numbers.isna().any() or len(numbers) == 0:
+        numbers = pd.to_numeric(values, errors="coerce")
+        if numbers.isna().any():
             return False
     return not bool(numbers.isin([0, 1]).all())
+
+
+class DomainCollector:
+    """The distinct values of each column over a stream of chunks, then their domains.
+
+    Used for a file read in chunks: :meth:`add` each chunk, then :meth:`domains`.
+    Declared and binned columns are not collected (their values are checked when the
+    chunks are encoded).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> collector = DomainCollector(["a", "b"], bins={"b": [0, 10]})
+    >>> collector.add(pd.DataFrame({"a": ["y", "x"], "b": ["1", "2"]}))
+    >>> collector.add(pd.DataFrame({"a": ["z", "x"], "b": ["3", "4"]}))
+    >>> {n: d.categories for n, d in collector.domains().items()}
+    {'a': ('x', 'y', 'z'), 'b': ('[0, 10]',)}
+    """
+
+    def __init__(
+        self,
+        columns: Sequence[str],
+        domains: Mapping[str, Sequence[object]] | None = None,
+        bins: Mapping[str, Sequence[float]] | None = None,
+        *,
+        source: str = "the data",
+    ) -> None:
+        self.columns = [str(c) for c in columns]
+        self.declared = declared_domains(self.columns, domains, bins)
+        self.source = source
+        self._values: dict[str, set[object]] = {n: set() for n in self.columns if n not in self.declared}
+        self._numeric: dict[str, bool] = {n: True for n in self._values}
+        self._some: dict[str, bool] = {n: False for n in self._values}
+
+    def add(self, frame: pd.DataFrame) -> None:
+        """Collect the distinct values of one chunk."""
+        for name, column in zip(self.columns, frame.columns):
+            if name not in self._values:
+                continue
+            distinct = pd.Series(pd.unique(frame[column].dropna()))
+            if len(distinct) == 0:
+                continue
+            self._some[name] = True
+            self._numeric[name] = self._numeric[name] and (
+                pd.api.types.is_numeric_dtype(distinct) or pd.to_numeric(distinct, errors="coerce").notna().all()
+            ) and not pd.api.types.is_bool_dtype(distinct)
+            if len(self._values[name]) <= MAX_CATEGORIES:
+                self._values[name].update(distinct.tolist())
+
+    def domains(self) -> dict[str, VariableDomain]:
+        """Every column's domain, in column order (see :func:`infer_domains` for the rules)."""
+        result: dict[str, VariableDomain] = {}
+        for name in self.columns:
+            if name in self.declared:
+                result[name] = self.declared[name]
+                continue
+            values = self._values[name]
+            if not self._some[name]:
+                raise DataError(f"{self.source}: column {name!r} has no values", file=self.source, column=name)
+            if self._numeric[name] and (len(values) > MAX_CATEGORIES or _is_numeric(pd.Series(list(values)))):
+                raise ParameterError(f"{self.source}: column {name!r} is numeric: give its public bin edges "
+                                     f"(bins={{{name!r}: [...]}}) or declare its categories")
+            texts = sorted({category_text(v) for v in values})
+            if len(texts) > MAX_CATEGORIES:
+                raise ParameterError(f"{self.source}: column {name!r} has more than {MAX_CATEGORIES} distinct "
+                                     f"values; bin it or leave it out")
+            result[name] = VariableDomain(name, tuple(texts))
+        return result
 
 
 def infer_domains(
@@ -260,26 +332,12 @@ def infer_domains(
     ParameterError
         A numeric column that is neither binned nor declared, a column with more than
         :data:`MAX_CATEGORIES` values, or a bad declaration.
+    DataError
+        A column without any value.
     """
-    columns = [str(c) for c in frame.columns]
-    declared = declared_domains(columns, domains, bins)
-    result: dict[str, VariableDomain] = {}
-    for name, column in zip(columns, frame.columns):
-        if name in declared:
-            result[name] = declared[name]
-            continue
-        series = frame[column]
-        if _is_numeric(series):
-            raise ParameterError(f"{source}: column {name!r} is numeric: give its public bin edges "
-                                 f"(bins={{{name!r}: [...]}}, --bins) or declare its categories")
-        texts = sorted({category_text(v) for v in pd.unique(series.dropna())})
-        if len(texts) > MAX_CATEGORIES:
-            raise ParameterError(f"{source}: column {name!r} has more than {MAX_CATEGORIES} distinct values; "
-                                 f"bin it or leave it out")
-        if not texts:
-            raise DataError(f"{source}: column {name!r} has no values", file=source, column=name)
-        result[name] = VariableDomain(name, tuple(texts))
-    return result
+    collector = DomainCollector([str(c) for c in frame.columns], domains, bins, source=source)
+    collector.add(frame)
+    return collector.domains()
 
 
 def encode_frame(
