@@ -22,17 +22,30 @@ Domains
     anything is learned). Online learning of rows of unknown categories needs the
     domains declared (or a first :meth:`~DensityEstimator.fit`).
 Inference on partial assignments
-    The density of an assignment of some variables ``S`` in one chain is
-    ``prod_{i in S} P(x_i | the assigned variables before i)``, each factor read from
-    variable ``i``'s tree with the variables it tests but that are not assigned summed
-    out by the tree's edge distributions (:meth:`ConditionalTree.predict_proba
-    <dprm.itemsets.tree_model.ConditionalTree.predict_proba>`; the EDDO way of
-    marginalising, which is also what t-closeness corrects). The variables after the
-    last assigned one contribute a factor 1. This is exact for a full assignment and
-    whenever the assigned variables' trees test only assigned variables (for example
-    when they are a prefix of the chain's order); otherwise an approximation in which
-    a tree's edge weights stand for the conditional of the unassigned variable. For a
-    fixed set ``S``, the densities of all assignments of ``S`` sum to 1.
+    A chain's density of an assignment of some variables ``S`` is the marginal of its
+    joint, ``sum over the other variables of prod_i f_i``. Two methods
+    (``method=``):
+
+    ``"exact-or-sample"`` (the default)
+        Exact, as ``prod_{i in S} f_i(x_i | x_{S before i})``, when the tree of every
+        assigned variable tests only assigned variables (for example when ``S`` is a
+        prefix of the chain's order, or a full assignment). Otherwise the share of
+        the chain's *reference sample* that holds the assignment: ``n_samples`` rows
+        drawn once from the chain (ancestral sampling, a generator seeded from
+        ``random_state``) and indexed as bitsets, so a support costs a few AND and
+        popcount operations. This is an unbiased estimate of the chain's exact
+        marginal with standard error at most ``0.5 / sqrt(n_samples)`` (0.0016 for
+        the default 100,000), independent of how many rows were learned.
+    ``"paths"``
+        EDDO's marginalisation by soft evidence: ``prod_{i in S} P(x_i | ...)``, each
+        factor read from variable ``i``'s tree with the unassigned variables it tests
+        summed out by the tree's edge distributions
+        (:meth:`ConditionalTree.predict_proba
+        <dprm.itemsets.tree_model.ConditionalTree.predict_proba>`). Deterministic and
+        exact in the same cases as above, but otherwise biased: an edge weight is the
+        share of the node's rows, not conditioned on the assigned variables off the
+        path (on mushroom it underestimates supports of 3- to 5-itemsets by about a
+        quarter).
 Sampling
     Each row picks a chain uniformly at random and draws its variables in that chain's
     order, each from its tree's prediction given the values drawn before (ancestral
@@ -69,8 +82,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from dprm.data.category_text import category_text
+from dprm.data.literal_index import pack_rows
 from dprm.errors import DataError, ParameterError
 from dprm.itemsets.domains import DomainCollector, VariableDomain, declared_domains, encode_frame, infer_domains
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
@@ -135,8 +150,10 @@ class DensityEstimator:
         Maximum depth of every tree.
     batch_size : int
         Rows buffered by :meth:`learn_one` and rows per chunk of a CSV file.
+    n_samples : int
+        Rows of each chain's reference sample (see *Inference on partial assignments*).
     random_state : int or numpy.random.Generator, optional
-        Seeds the chain orders (nothing else is random in learning).
+        Seeds the chain orders and the reference samples (nothing else is random).
 
     Attributes
     ----------
@@ -163,6 +180,7 @@ class DensityEstimator:
         bins: Mapping[str, Sequence[float]] | None = None,
         max_depth: int | None = None,
         batch_size: int = 2000,
+        n_samples: int = 100_000,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.n_chains = n_chains
@@ -175,6 +193,7 @@ class DensityEstimator:
         self.bins = bins
         self.max_depth = max_depth
         self.batch_size = batch_size
+        self.n_samples = n_samples
         self.random_state = random_state
         self._reset()
 
@@ -188,6 +207,8 @@ class DensityEstimator:
         self._chains: list[Chain] | None = None
         self._n_seen = 0
         self._frozen = False
+        self._samples: list[_ChainSample] | None = None
+        self._sample_seed: int | None = None
 
     def _check_parameters(self) -> None:
         if self.leaf_prediction not in _LEAF_PREDICTIONS:
@@ -196,6 +217,8 @@ class DensityEstimator:
             raise ParameterError("n_chains must be a positive integer")
         if self.batch_size < 1:
             raise ParameterError("batch_size must be positive")
+        if self.n_samples < 1:
+            raise ParameterError("n_samples must be positive")
 
     def _start(self, variables: dict[str, VariableDomain]) -> None:
         """Fix the columns and domains, draw the orders, create the learners."""
@@ -211,9 +234,10 @@ class DensityEstimator:
                 orders.append(tuple(index[str(name)] for name in order))
             if not orders:
                 raise ParameterError("orders must hold at least one order")
-        else:
-            rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(self.random_state)
+        if self.orders is None:
             orders = [tuple(int(j) for j in rng.permutation(len(columns))) for _ in range(int(self.n_chains))]
+        self._sample_seed = int(rng.integers(2**63))
         sizes = [variables[name].size for name in columns]
         self._variables = dict(variables)
         self._orders = orders
@@ -250,6 +274,7 @@ class DensityEstimator:
                 learner.learn(codes)
         self._n_seen += len(codes)
         self._chains = None
+        self._samples = None
 
     def _fitted(self) -> None:
         if self._variables is None:
@@ -406,6 +431,8 @@ class DensityEstimator:
         chains: Sequence[Chain | tuple[Sequence[int], Sequence[ConditionalTree]]],
         *,
         n_seen: int = 0,
+        n_samples: int = 100_000,
+        random_state: int | np.random.Generator | None = None,
     ) -> DensityEstimator:
         """An estimate made of given chains of trees (another learner's, or a modified estimate's).
 
@@ -418,6 +445,8 @@ class DensityEstimator:
             that column has categories.
         n_seen : int
             Rows the trees were learned from (informative only).
+        n_samples, random_state
+            The reference samples' size and seed (see the class).
 
         Examples
         --------
@@ -439,7 +468,9 @@ class DensityEstimator:
                 if tree.n_classes != sizes[tree.target]:
                     raise ParameterError(f"the tree for column {tree.target} has {tree.n_classes} classes, "
                                          f"the column {sizes[tree.target]} categories")
-        estimator = cls(n_chains=len(built))
+        estimator = cls(n_chains=len(built), n_samples=n_samples, random_state=random_state)
+        estimator._check_parameters()
+        estimator._sample_seed = int(np.random.default_rng(random_state).integers(2**63))
         estimator._variables = domains
         estimator._orders = [c.order for c in built]
         estimator._chains = built
@@ -471,45 +502,66 @@ class DensityEstimator:
                 raise ParameterError(f"column {name!r} has no category {text!r}")
         return codes
 
-    def chain_densities(self, codes: np.ndarray) -> np.ndarray:
+    def chain_densities(self, codes: np.ndarray, method: str = "exact-or-sample") -> np.ndarray:
         """Each chain's density of each (partial) assignment.
 
         Parameters
         ----------
         codes : numpy.ndarray of int, shape (n, n_columns)
             Code rows, -1 where a column is not assigned.
+        method : {"exact-or-sample", "paths"}
+            See *Inference on partial assignments* in the module notes.
 
         Returns
         -------
         numpy.ndarray of float64, shape (n, n_chains)
         """
+        if method not in ("exact-or-sample", "paths"):
+            raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
         chains = self.chains_
         codes = np.atleast_2d(np.asarray(codes, dtype=np.int64))
+        assigned = codes >= 0
         out = np.ones((len(codes), len(chains)))
         for c, chain in enumerate(chains):
+            needs_sum = np.zeros(len(codes), dtype=bool)
             for tree in chain.trees:
-                assigned = np.flatnonzero(codes[:, tree.target] >= 0)
-                if len(assigned) == 0:
+                rows = np.flatnonzero(assigned[:, tree.target])
+                if len(rows) == 0:
                     continue
-                proba = tree.predict_proba(codes[assigned])
-                out[assigned, c] *= proba[np.arange(len(assigned)), codes[assigned, tree.target]]
+                tested = sorted(tree.split_columns())
+                if tested:
+                    needs_sum[rows] |= ~assigned[np.ix_(rows, tested)].all(axis=1)
+                proba = tree.predict_proba(codes[rows])
+                out[rows, c] *= proba[np.arange(len(rows)), codes[rows, tree.target]]
+            if method == "exact-or-sample" and needs_sum.any():
+                rows = np.flatnonzero(needs_sum)
+                out[rows, c] = self._reference_samples()[c].supports(codes[rows])
         return out
 
-    def density_many(self, codes: np.ndarray, chain_weights: np.ndarray | None = None) -> np.ndarray:
+    def _reference_samples(self) -> list[_ChainSample]:
+        if self._samples is None:
+            rng = np.random.default_rng(self._sample_seed)
+            sizes = [d.size for d in self.variables_.values()]
+            self._samples = [_ChainSample(self._sample_chain(chain, self.n_samples, rng), sizes)
+                             for chain in self.chains_]
+        return self._samples
+
+    def density_many(self, codes: np.ndarray, chain_weights: np.ndarray | None = None,
+                     method: str = "exact-or-sample") -> np.ndarray:
         """The ensemble's density of each code row: the (weighted) mean of the chains' densities.
 
         ``chain_weights`` is one weight per chain, or one row of weights per code row;
         each row is normalised. Default: equal weights.
         """
-        per_chain = self.chain_densities(codes)
+        per_chain = self.chain_densities(codes, method)
         if chain_weights is None:
             return per_chain.mean(axis=1)
         weights = np.broadcast_to(np.asarray(chain_weights, dtype=float), per_chain.shape)
         return (per_chain * weights).sum(axis=1) / weights.sum(axis=1)
 
-    def density(self, assignment: Mapping[str, object]) -> float:
+    def density(self, assignment: Mapping[str, object], method: str = "exact-or-sample") -> float:
         """The estimated probability of a full or partial assignment (column -> value)."""
-        return float(self.density_many(self.codes_of(assignment)[None, :])[0])
+        return float(self.density_many(self.codes_of(assignment)[None, :], method=method)[0])
 
     def conditional(self, target: str, given: Mapping[str, object]) -> dict[str, float]:
         """The distribution of ``target`` given a (partial) assignment of other columns.
@@ -531,6 +583,15 @@ class DensityEstimator:
         proba = joint / total if total > 0 else np.full(len(joint), 1.0 / len(joint))
         return dict(zip(variables[target].categories, proba.tolist()))
 
+    def _sample_chain(self, chain: Chain, n: int, rng: np.random.Generator) -> np.ndarray:
+        codes = np.full((n, len(chain.order)), -1, dtype=np.int64)
+        for tree in chain.trees:
+            proba = tree.predict_proba(codes)
+            u = rng.random(n)[:, None]
+            drawn = (u >= np.cumsum(proba, axis=1)).sum(axis=1)
+            codes[:, tree.target] = np.minimum(drawn, tree.n_classes - 1)
+        return codes
+
     def sample_codes(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` code rows drawn from the estimate (see *Sampling*)."""
         if n < 0:
@@ -540,13 +601,8 @@ class DensityEstimator:
         which = rng.integers(0, len(chains), size=n)
         for c, chain in enumerate(chains):
             rows = np.flatnonzero(which == c)
-            if len(rows) == 0:
-                continue
-            for tree in chain.trees:
-                proba = tree.predict_proba(codes[rows])
-                u = rng.random(len(rows))[:, None]
-                drawn = (u >= np.cumsum(proba, axis=1)).sum(axis=1)
-                codes[rows, tree.target] = np.minimum(drawn, tree.n_classes - 1)
+            if len(rows):
+                codes[rows] = self._sample_chain(chain, len(rows), rng)
         return codes
 
     def sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -559,3 +615,59 @@ class DensityEstimator:
     def __repr__(self) -> str:
         state = "unfitted" if self._variables is None else f"{len(self._variables)} columns, {self._n_seen} rows"
         return f"DensityEstimator({len(self._orders) or self.n_chains} chains, {state})"
+
+
+class _ChainSample:
+    """A chain's reference sample as one packed bitset per (column, category)."""
+
+    def __init__(self, codes: np.ndarray, sizes: Sequence[int]) -> None:
+        self.n_rows = len(codes)
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        masks = np.zeros((int(np.sum(sizes)), len(codes)), dtype=bool)
+        for j, size in enumerate(sizes):
+            masks[self.offsets[j] + codes[:, j], np.arange(len(codes))] = True
+        self.bitsets = np.ascontiguousarray(pack_rows(masks))
+
+    def supports(self, codes: np.ndarray) -> np.ndarray:
+        """The share of the sample's rows holding each (partial) assignment."""
+        counts = _count_matches(self.bitsets, self.offsets, np.ascontiguousarray(codes, dtype=np.int64),
+                                self.n_rows)
+        return counts / self.n_rows
+
+
+@njit(cache=True)
+def _popcount64(x):  # pragma: no cover - compiled
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@njit(cache=True)
+def _count_matches(bitsets, offsets, codes, n_rows):  # pragma: no cover - compiled
+    n, m = codes.shape
+    words = bitsets.shape[1]
+    out = np.empty(n)
+    buffer = np.empty(words, dtype=np.uint64)
+    for r in range(n):
+        first = True
+        for j in range(m):
+            c = codes[r, j]
+            if c < 0:
+                continue
+            row = offsets[j] + c
+            if first:
+                for w in range(words):
+                    buffer[w] = bitsets[row, w]
+                first = False
+            else:
+                for w in range(words):
+                    buffer[w] &= bitsets[row, w]
+        if first:  # nothing assigned: every row matches
+            out[r] = n_rows
+            continue
+        total = np.uint64(0)
+        for w in range(words):
+            total += _popcount64(buffer[w])
+        out[r] = float(total)
+    return out
