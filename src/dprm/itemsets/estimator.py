@@ -478,6 +478,18 @@ class DensityEstimator:
         estimator._frozen = True
         return estimator
 
+    def with_chains(self, chains: Sequence[Chain]) -> DensityEstimator:
+        """A frozen estimate with the same columns, domains, row count and sampling seed, but other trees.
+
+        Used by modifications of the estimate (:func:`dprm.itemsets.closeness.apply_t_closeness`).
+        """
+        self._fitted()
+        assert self._variables is not None
+        other = DensityEstimator.from_trees(self._variables, list(chains), n_seen=self._n_seen,
+                                            n_samples=self.n_samples)
+        other._sample_seed = self._sample_seed
+        return other
+
     # -- inference -----------------------------------------------------------------------------
 
     def codes_of(self, assignment: Mapping[str, object]) -> np.ndarray:
