@@ -1,0 +1,365 @@
+"""The discrete domain of each variable of a density estimate, and the encoding of rows.
+
+A density estimate over discrete variables (:mod:`dprm.itemsets.estimator`) works on
+integer codes: the code of a value is its position in the variable's tuple of
+categories. A :class:`VariableDomain` holds that tuple (the values as the text
+written in the file, the names an itemset reports) and, for a binned numeric
+column, the public bin edges.
+
+Where the categories come from
+    ``domains={column: [category, ...]}`` declares them (public: a declared domain
+    reveals nothing about the rows). A column not declared gets the sorted distinct
+    texts of its values in the data (:func:`infer_domains`); that is a property of
+    the data, acceptable for the non-private estimate and its t-closeness, which
+    are syntactic properties and not differential privacy.
+Numeric columns
+    A column of numbers (other than one holding only 0 and 1, which is Boolean) is
+    refused unless it is binned by public edges, ``bins={column: [e0, e1, ...]}``
+    (increasing): bin ``i`` is ``[e_i, e_{i+1})``, the last one closed, and its
+    category text is ``"[e_i, e_{i+1})"`` (``"]"`` for the last). A value outside
+    ``[e0, e_last]`` is an error. A column may also be made categorical by declaring
+    its categories (``domains={"occupation": ["0", "1", ...]}``), the values then
+    being matched by their canonical text (:func:`dprm.data.category_text.category_text`).
+Missing values
+    Refused: an estimate of the joint density has no place for them; declare the
+    marker as a category (``"?"`` in mushroom is a value like any other).
+
+Every error is a :class:`~dprm.errors.DataError` or
+:class:`~dprm.errors.ParameterError` naming the source, the column, the row (counted
+from 1 in the stream) and the value.
+
+Examples
+--------
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"colour": ["red", "blue", "red"], "age": [23.0, 51.5, 70.0]})
+>>> domains = infer_domains(frame, bins={"age": [0, 25, 50, 100]})
+>>> domains["colour"].categories, domains["age"].categories
+(('blue', 'red'), ('[0, 25)', '[25, 50)', '[50, 100]'))
+>>> encode_frame(frame, domains).tolist()
+[[1, 0], [0, 2], [1, 2]]
+>>> domains["age"].decode([0, 2])
+['[0, 25)', '[50, 100]']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dprm.data.category_text import category_text
+from dprm.errors import DataError, ParameterError
+
+__all__ = [
+    "MAX_CATEGORIES",
+    "VariableDomain",
+    "bin_labels",
+    "infer_domains",
+    "encode_frame",
+    "declared_domains",
+    "DomainCollector",
+]
+
+#: The most categories a column may have (a column with more is an identifier or a
+#: number, not a discrete variable to estimate a density over).
+MAX_CATEGORIES = 1000
+
+
+@dataclass(frozen=True)
+class VariableDomain:
+    """The public categories of one variable, and the bin edges of a binned numeric column.
+
+    Attributes
+    ----------
+    name : str
+        The column name.
+    categories : tuple of str
+        The values, as the text written in the file (bin labels for a binned column);
+        the code of a value is its position here.
+    edges : tuple of float or None
+        The bin edges of a binned numeric column, else None.
+
+    Examples
+    --------
+    >>> d = VariableDomain("size", ("large", "small"))
+    >>> d.size, d.code_of("small"), d.encode(["small", "large"]).tolist()
+    (2, 1, [1, 0])
+    """
+
+    name: str
+    categories: tuple[str, ...]
+    edges: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.categories) == 0:
+            raise ParameterError(f"column {self.name!r}: the domain has no categories")
+        if len(set(self.categories)) != len(self.categories):
+            raise ParameterError(f"column {self.name!r}: the domain lists a category twice")
+        if self.edges is not None and len(self.edges) != len(self.categories) + 1:
+            raise ParameterError(f"column {self.name!r}: {len(self.edges)} edges for {len(self.categories)} bins")
+
+    @property
+    def size(self) -> int:
+        """The number of categories."""
+        return len(self.categories)
+
+    def code_of(self, value: object) -> int:
+        """The code of one value (a category text, or a number of a binned column)."""
+        return int(self.encode([value])[0])
+
+    def encode(self, values: Iterable[object], *, source: str = "the data", first_row: int = 1) -> np.ndarray:
+        """The codes of ``values`` (int64); a value outside the domain is a :class:`DataError`.
+
+        Parameters
+        ----------
+        values : iterable
+            The column's cells.
+        source : str
+            Names the data in messages.
+        first_row : int
+            The row number (from 1) of the first value, for messages.
+        """
+        array = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+        inverse, uniques = pd.factorize(array, use_na_sentinel=True)
+        if (inverse < 0).any():
+            row = first_row + int(np.flatnonzero(inverse < 0)[0])
+            raise DataError(f"{source}: column {self.name!r}, row {row}: missing value (declare a marker as a category)",
+                            file=source, column=self.name, row=row)
+        if self.edges is not None:
+            return self._bin(array, source, first_row)
+        lookup = {text: code for code, text in enumerate(self.categories)}
+        texts = [category_text(u) for u in uniques]
+        unique_codes = np.array([lookup.get(t, -1) for t in texts], dtype=np.int64)
+        codes = unique_codes[inverse]
+        if (codes < 0).any():
+            at = int(np.flatnonzero(codes < 0)[0])
+            shown = ", ".join(self.categories[:8]) + (", ..." if self.size > 8 else "")
+            raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {texts[inverse[at]]!r} is "
+                            f"not one of the categories ({shown})", code="unknown_category", file=source,
+                            column=self.name, row=first_row + at)
+        return codes
+
+    def decode(self, codes: Iterable[int]) -> list[str]:
+        """The category texts of ``codes``."""
+        return [self.categories[int(c)] for c in codes]
+
+    def _bin(self, array: pd.Series, source: str, first_row: int) -> np.ndarray:
+        numbers = pd.to_numeric(array, errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(numbers)
+        if bad.any():
+            at = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {array.iloc[at]!r} is not "
+                            f"a finite number", code="not_a_number", file=source, column=self.name,
+                            row=first_row + at)
+        edges = np.asarray(self.edges, dtype=float)
+        outside = (numbers < edges[0]) | (numbers > edges[-1])
+        if outside.any():
+            at = int(np.flatnonzero(outside)[0])
+            raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {array.iloc[at]!r} is "
+                            f"outside the bin edges [{category_text(edges[0])}, {category_text(edges[-1])}]",
+                            code="value_out_of_bounds", file=source, column=self.name, row=first_row + at)
+        return np.minimum(np.searchsorted(edges, numbers, side="right") - 1, self.size - 1).astype(np.int64)
+
+
+def bin_labels(edges: Sequence[float]) -> tuple[str, ...]:
+    """The category texts of the bins ``[e_i, e_{i+1})`` (the last one closed).
+
+    Examples
+    --------
+    >>> bin_labels([0, 2.5, 10])
+    ('[0, 2.5)', '[2.5, 10]')
+    """
+    texts = [category_text(float(e)) for e in edges]
+    last = len(texts) - 2
+    return tuple(f"[{texts[i]}, {texts[i + 1]}{']' if i == last else ')'}" for i in range(len(texts) - 1))
+
+
+def _checked_edges(name: str, edges: Sequence[float]) -> tuple[float, ...]:
+    try:
+        values = tuple(float(e) for e in edges)
+    except (TypeError, ValueError):
+        raise ParameterError(f"bins for column {name!r}: the edges must be numbers") from None
+    if len(values) < 2 or not all(np.isfinite(values)) or any(b <= a for a, b in zip(values, values[1:])):
+        raise ParameterError(f"bins for column {name!r}: give at least two finite, strictly increasing edges")
+    return values
+
+
+def declared_domains(
+    columns: Sequence[str],
+    domains: Mapping[str, Sequence[object]] | None = None,
+    bins: Mapping[str, Sequence[float]] | None = None,
+) -> dict[str, VariableDomain]:
+    """The domains declared for ``columns`` (those neither declared nor binned are left out).
+
+    A column both declared and binned, or a declaration naming no column of the data,
+    is a :class:`ParameterError`.
+
+    Examples
+    --------
+    >>> sorted(declared_domains(["a", "b"], domains={"a": ["x", "y"]}))
+    ['a']
+    """
+    domains, bins = dict(domains or {}), dict(bins or {})
+    known = set(columns)
+    for what, given in (("domains", domains), ("bins", bins)):
+        unknown = [name for name in given if name not in known]
+        if unknown:
+            raise ParameterError(f"{what}: no column named {unknown[0]!r} (columns: {', '.join(columns)})")
+    both = set(domains) & set(bins)
+    if both:
+        raise ParameterError(f"column {sorted(both)[0]!r} is given both categories and bins; give one")
+    result: dict[str, VariableDomain] = {}
+    for name in columns:
+        if name in bins:
+            edges = _checked_edges(name, bins[name])
+            result[name] = VariableDomain(name, bin_labels(edges), edges)
+        elif name in domains:
+            result[name] = VariableDomain(name, tuple(category_text(v) for v in domains[name]))
+    return result
+
+
+def _is_numeric(values: pd.Series) -> bool:
+    """Numbers (or texts that all read as numbers) other than a Boolean 0/1 column."""
+    if pd.api.types.is_bool_dtype(values):
+        return False
+    values = values.dropna()
+    if len(values) == 0:
+        return False
+    if pd.api.types.is_numeric_dtype(values):
+        numbers = values
+    else:
+        numbers = pd.to_numeric(values, errors="coerce")
+        if numbers.isna().any():
+            return False
+    return not bool(numbers.isin([0, 1]).all())
+
+
+class DomainCollector:
+    """The distinct values of each column over a stream of chunks, then their domains.
+
+    Used for a file read in chunks: :meth:`add` each chunk, then :meth:`domains`.
+    Declared and binned columns are not collected (their values are checked when the
+    chunks are encoded).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> collector = DomainCollector(["a", "b"], bins={"b": [0, 10]})
+    >>> collector.add(pd.DataFrame({"a": ["y", "x"], "b": ["1", "2"]}))
+    >>> collector.add(pd.DataFrame({"a": ["z", "x"], "b": ["3", "4"]}))
+    >>> {n: d.categories for n, d in collector.domains().items()}
+    {'a': ('x', 'y', 'z'), 'b': ('[0, 10]',)}
+    """
+
+    def __init__(
+        self,
+        columns: Sequence[str],
+        domains: Mapping[str, Sequence[object]] | None = None,
+        bins: Mapping[str, Sequence[float]] | None = None,
+        *,
+        source: str = "the data",
+    ) -> None:
+        self.columns = [str(c) for c in columns]
+        self.declared = declared_domains(self.columns, domains, bins)
+        self.source = source
+        self._values: dict[str, set[object]] = {n: set() for n in self.columns if n not in self.declared}
+        self._numeric: dict[str, bool] = {n: True for n in self._values}
+        self._some: dict[str, bool] = {n: False for n in self._values}
+
+    def add(self, frame: pd.DataFrame) -> None:
+        """Collect the distinct values of one chunk."""
+        for name, column in zip(self.columns, frame.columns):
+            if name not in self._values:
+                continue
+            distinct = pd.Series(pd.unique(frame[column].dropna()))
+            if len(distinct) == 0:
+                continue
+            self._some[name] = True
+            self._numeric[name] = self._numeric[name] and (
+                pd.api.types.is_numeric_dtype(distinct) or pd.to_numeric(distinct, errors="coerce").notna().all()
+            ) and not pd.api.types.is_bool_dtype(distinct)
+            if len(self._values[name]) <= MAX_CATEGORIES:
+                self._values[name].update(distinct.tolist())
+
+    def domains(self) -> dict[str, VariableDomain]:
+        """Every column's domain, in column order (see :func:`infer_domains` for the rules)."""
+        result: dict[str, VariableDomain] = {}
+        for name in self.columns:
+            if name in self.declared:
+                result[name] = self.declared[name]
+                continue
+            values = self._values[name]
+            if not self._some[name]:
+                raise DataError(f"{self.source}: column {name!r} has no values", file=self.source, column=name)
+            if self._numeric[name] and (len(values) > MAX_CATEGORIES or _is_numeric(pd.Series(list(values)))):
+                raise ParameterError(f"{self.source}: column {name!r} is numeric: give its public bin edges "
+                                     f"(bins={{{name!r}: [...]}}) or declare its categories")
+            texts = sorted({category_text(v) for v in values})
+            if len(texts) > MAX_CATEGORIES:
+                raise ParameterError(f"{self.source}: column {name!r} has more than {MAX_CATEGORIES} distinct "
+                                     f"values; bin it or leave it out")
+            result[name] = VariableDomain(name, tuple(texts))
+        return result
+
+
+def infer_domains(
+    frame: pd.DataFrame,
+    domains: Mapping[str, Sequence[object]] | None = None,
+    bins: Mapping[str, Sequence[float]] | None = None,
+    *,
+    source: str = "the data",
+) -> dict[str, VariableDomain]:
+    """The domain of every column of ``frame``: declared, binned, or its sorted distinct values.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The data (a text file's columns read as text keep the file's spelling).
+    domains, bins : mapping, optional
+        Declared categories and public bin edges by column (see the module notes).
+    source : str
+        Names the data in messages.
+
+    Returns
+    -------
+    dict of str to VariableDomain
+        In the frame's column order.
+
+    Raises
+    ------
+    ParameterError
+        A numeric column that is neither binned nor declared, a column with more than
+        :data:`MAX_CATEGORIES` values, or a bad declaration.
+    DataError
+        A column without any value.
+    """
+    collector = DomainCollector([str(c) for c in frame.columns], domains, bins, source=source)
+    collector.add(frame)
+    return collector.domains()
+
+
+def encode_frame(
+    frame: pd.DataFrame,
+    domains: Mapping[str, VariableDomain],
+    *,
+    source: str = "the data",
+    first_row: int = 1,
+) -> np.ndarray:
+    """The codes of ``frame``'s rows, one column per domain (in the domains' order).
+
+    A column of the domains missing from the frame, or a value outside its domain,
+    is a :class:`DataError`; extra columns of the frame are ignored.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_rows, len(domains))
+    """
+    names = {str(c): c for c in frame.columns}
+    codes = np.empty((len(frame), len(domains)), dtype=np.int64)
+    for j, (name, domain) in enumerate(domains.items()):
+        if name not in names:
+            raise DataError(f"{source}: no column {name!r}", code="data_error", file=source, column=name)
+        codes[:, j] = domain.encode(frame[names[name]].reset_index(drop=True), source=source, first_row=first_row)
+    return codes

@@ -1,0 +1,54 @@
+"""Domains of the density estimate: inference, declared categories, public bins, refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.errors import DataError, ParameterError
+from dprm.itemsets.domains import infer_domains, encode_frame, VariableDomain
+
+
+def test_categories_are_the_texts_as_written_and_codes_round_trip() -> None:
+    frame = pd.DataFrame({"a": ["x", "?", "x"], "flag": [0, 1, 1], "b": [True, False, True]})
+    domains = infer_domains(frame)
+    assert domains["a"].categories == ("?", "x")
+    assert domains["flag"].categories == ("0", "1")
+    assert domains["b"].categories == ("false", "true")
+    codes = encode_frame(frame, domains)
+    assert [domains[n].decode(codes[:, j]) for j, n in enumerate(domains)] == [["x", "?", "x"], ["0", "1", "1"],
+                                                                              ["true", "false", "true"]]
+
+
+def test_numeric_column_needs_bins_or_categories() -> None:
+    frame = pd.DataFrame({"age": [23, 51, 70]})
+    with pytest.raises(ParameterError, match="'age' is numeric"):
+        infer_domains(frame)
+    assert infer_domains(frame, domains={"age": [23, 51, 70, 99]})["age"].categories == ("23", "51", "70", "99")
+    binned = infer_domains(frame, bins={"age": [0, 50, 100]})["age"]
+    assert encode_frame(frame, {"age": binned}).ravel().tolist() == [0, 1, 1]
+
+
+def test_values_outside_the_domain_or_bins_and_missing_values_name_column_and_row() -> None:
+    domain = VariableDomain("colour", ("blue", "red"))
+    with pytest.raises(DataError, match=r"column 'colour', row 12: value 'green'") as info:
+        domain.encode(["red", "green"], source="x.csv", first_row=11)
+    assert info.value.code == "unknown_category"
+    binned = infer_domains(pd.DataFrame({"v": [1.0]}), bins={"v": [0, 1, 2]})["v"]
+    with pytest.raises(DataError, match="outside the bin edges"):
+        binned.encode([0.5, 2.5])
+    with pytest.raises(DataError, match="row 2: missing value"):
+        domain.encode(["red", None])
+
+
+def test_bin_edges_are_checked() -> None:
+    with pytest.raises(ParameterError, match="strictly increasing"):
+        infer_domains(pd.DataFrame({"v": [1.0]}), bins={"v": [2, 1]})
+    with pytest.raises(ParameterError, match="no column named 'w'"):
+        infer_domains(pd.DataFrame({"v": [1.0]}), bins={"v": [0, 2], "w": [0, 1]})
+
+
+def test_last_bin_is_closed() -> None:
+    domain = infer_domains(pd.DataFrame({"v": [0.0]}), bins={"v": [0, 1, 2]})["v"]
+    assert domain.encode(np.array([0.0, 1.0, 1.999, 2.0])).tolist() == [0, 1, 1, 1]
