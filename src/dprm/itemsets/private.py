@@ -1,0 +1,319 @@
+"""A differentially private density estimate: the chains fitted in batch with dprm's DP trees.
+
+The estimate of :mod:`dprm.itemsets.estimator` is made of exact counts of the rows,
+and t-closeness (:mod:`dprm.itemsets.closeness`) is a syntactic property of it, not a
+privacy guarantee. :func:`fit_private_estimator` builds the same kind of estimate — an
+ensemble of classifier chains, one tree per variable predicting it from the variables
+before it — from differentially private releases only, so that the estimate, every
+density it gives and every itemset ISON mines from it are ε-DP by post-processing.
+
+The releases
+------------
+For chain ``c`` (its order drawn from ``rng``, data-independent) and its ``i``-th
+variable ``X``:
+
+* ``i = 0`` (no variable before it): the histogram of ``X`` over its public
+  categories, one discrete Laplace vector draw
+  (:class:`~dprm.privacy.DiscreteLaplaceHistogram`; disjoint cells, L1 sensitivity 1);
+* ``i > 0``: a :class:`~dprm.trees.DPDecisionTreeClassifier` of ``X`` on the variables
+  before it, with multiway splits on their public categories, the structure drawn by
+  the exponential mechanism level by level and the leaves' class counts released by
+  a discrete Laplace histogram (``leaf_labels="noisy-counts"``; its module docstring
+  derives the split of the tree's budget between its levels and its leaves, and
+  charges at most the tree's budget);
+* a variable with a single public category needs no release (its distribution is 1).
+
+Budget split (sequential composition over trees and chains)
+-----------------------------------------------------------
+Every tree reads all rows, so the releases compose sequentially: with ``K`` chains
+and ``m'`` variables of at least two categories, there are ``R = K · m'`` releasing
+trees and each gets ``ε_tree = ε / R``, the same for every tree, fixed before any row
+is read (the domains are public). Neighbouring datasets (one row added or removed)
+change each tree's output distribution by at most ``e^{ε_tree}``, so the whole
+estimate by at most ``e^{R · ε_tree} = e^ε``. (A partition of the rows between the
+chains would allow parallel composition, ``ε / m'`` per tree on ``n / K`` rows; the
+signal-to-noise of a count is then the same, so the simpler sequential split is used.)
+
+Each tree's budget is charged to the shared :class:`~dprm.privacy.Accountant` under
+one step (``chain 1, tree 2 (odor)``) before the tree reads a row; the tree then
+spends exactly that budget on its own ledger (its levels and leaves), and the output's
+ledger lists those releases one by one, so that they add up to ``ε``.
+
+From released trees to the estimate (post-processing)
+-----------------------------------------------------
+A released tree becomes a :class:`~dprm.itemsets.tree_model.ConditionalTree`: the
+multiway split's children for the public categories are kept (the tree's child for
+missing values is dropped; the data have none), nodes the DP tree pruned on their
+noisy row count become leaves, and every node's counts are the DP tree's class
+probabilities (noisy counts clipped at 0 and shrunk towards the parent's) times its
+clipped noisy row count. Edge weights are the children's clipped noisy row counts.
+The number of rows is private: the estimate's ``n_seen_`` is 0, and no count that is
+not noisy enters it.
+
+What is private
+---------------
+``privacy["guarantee"]`` is the weakest label of the trees' mechanisms
+(``pure-dp; floating-point selection`` for exact exponential-mechanism draws). It is
+``none``, with reasons, when the noise is seeded (``random_state`` given) or when a
+column's categories are read off the data instead of declared (``domains=``/``bins=``
+for every column).
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> rng = np.random.default_rng(0)
+>>> a = rng.choice(["x", "y"], p=[0.7, 0.3], size=5000)
+>>> b = np.where(a == "x", "u", rng.choice(["u", "v"], size=5000))
+>>> fit = fit_private_estimator(pd.DataFrame({"a": a, "b": b}), epsilon=1.0,
+...                             domains={"a": ["x", "y"], "b": ["u", "v"]}, random_state=0)
+>>> round(fit.estimator.density({"a": "x"}), 1), fit.privacy["epsilon"], fit.privacy["private"]
+(0.7, 1.0, False)
+>>> fit.privacy["reasons"][0].startswith("seeded noise")
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dprm.errors import ParameterError
+from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
+from dprm.itemsets.estimator import Chain, DensityEstimator
+from dprm.itemsets.tree_model import ConditionalTree
+from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
+from dprm.privacy.accountant import combine_guarantees
+
+__all__ = ["PrivateFit", "fit_private_estimator", "released_tree", "MAX_DEPTH"]
+
+#: Default depth of the DP trees: the budget halves from level to level
+#: (:data:`dprm.trees.classifier.LEVEL_DECAY`), so deeper levels add little but noise.
+MAX_DEPTH = 2
+#: Reason given when a column's categories are read off the data.
+DOMAIN_REASON = "categories of some columns read off the data (declare them: types file or domains=)"
+
+
+@dataclass
+class PrivateFit:
+    """What :func:`fit_private_estimator` returns.
+
+    Attributes
+    ----------
+    estimator : DensityEstimator
+        The private estimate (frozen, built from released trees; ``n_seen_`` is 0).
+    privacy : dict
+        ``{"epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"}``;
+        the ledger lists every release (step names prefixed by chain and tree).
+    parameters : dict
+        The settings used (chains, orders, maximum depth, ε per tree).
+    """
+
+    estimator: DensityEstimator
+    privacy: dict[str, Any]
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def _dropped_missing_children(fitted: Any, feature_columns: Sequence[int], n_categories: Sequence[int],
+                              target: int) -> ConditionalTree:
+    """The ConditionalTree of a released :class:`~dprm.trees.classifier.FittedTree` (see the module notes)."""
+    proba = np.asarray(fitted.proba, dtype=np.float64)
+    rows = np.clip(np.asarray(fitted.noisy_counts, dtype=np.float64), 0.0, None).sum(axis=1)
+    feature: list[int] = []
+    child_offset: list[int] = []
+    n_children: list[int] = []
+    child: list[int] = []
+    counts: list[np.ndarray] = []
+    order = [0]  # released node numbers, in the new numbering
+    k = 0
+    while k < len(order):
+        node = order[k]
+        f = int(fitted.feature[node])
+        counts.append(proba[node] * rows[node])
+        if f < 0:
+            feature.append(-1)
+            child_offset.append(0)
+            n_children.append(0)
+        else:
+            width = int(n_categories[f])  # the public categories; the missing-values child (last) is dropped
+            start = int(fitted.child_start[node])
+            feature.append(int(feature_columns[f]))
+            child_offset.append(len(child))
+            n_children.append(width)
+            for j in range(width):
+                child.append(len(order))
+                order.append(int(fitted.children[start + j]))
+        k += 1
+    return ConditionalTree.from_arrays(target=target, feature=feature, child_offset=child_offset,
+                                       n_children=n_children, child=child, counts=np.array(counts))
+
+
+def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Sequence[VariableDomain],
+                  target: int) -> ConditionalTree:
+    """The :class:`ConditionalTree` of a fitted multiway :class:`~dprm.trees.DPDecisionTreeClassifier`.
+
+    Parameters
+    ----------
+    classifier : DPDecisionTreeClassifier
+        Fitted with ``categorical_splits="multiway"`` and ``leaf_labels="noisy-counts"``.
+    feature_columns : sequence of int
+        The estimator's column index of each of the classifier's features.
+    variables : sequence of VariableDomain
+        The domains of the classifier's features (their categories in code order).
+    target : int
+        The estimator's column index of the classifier's target.
+    """
+    return _dropped_missing_children(classifier.tree_, feature_columns, [v.size for v in variables], target)
+
+
+def _check_epsilon(epsilon: Any) -> Fraction:
+    try:
+        return as_epsilon(epsilon)
+    except Exception:  # noqa: BLE001 - one message for every bad value
+        raise ParameterError(f"epsilon must be a positive finite number, not {epsilon!r}") from None
+
+
+def fit_private_estimator(
+    data: pd.DataFrame,
+    epsilon: float,
+    *,
+    domains: Mapping[str, Sequence[object]] | None = None,
+    bins: Mapping[str, Sequence[float]] | None = None,
+    n_chains: int = 1,
+    orders: Sequence[Sequence[str]] | None = None,
+    max_depth: int = MAX_DEPTH,
+    accountant: Accountant | None = None,
+    n_samples: int = 100_000,
+    random_state: int | None = None,
+    source: str = "the data",
+) -> PrivateFit:
+    """An ε-differentially private density estimate of ``data`` (see the module notes).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The rows (discrete columns, or numeric ones binned by ``bins``).
+    epsilon : float
+        The whole budget, split equally over the releasing trees.
+    domains, bins : mapping, optional
+        The public categories / bin edges of the columns; columns left out have their
+        categories read off the data (then the estimate is not private).
+    n_chains : int, default 1
+        Chains of the ensemble (ignored when ``orders`` is given).
+    orders : list of list of str, optional
+        The chains' variable orders; default: random permutations.
+    max_depth : int, default :data:`MAX_DEPTH`
+        Maximum depth of the DP trees.
+    accountant : Accountant, optional
+        Charged for the fit (must afford ``epsilon``); a new one otherwise, with secure
+        noise, or seeded noise when ``random_state`` is given.
+    n_samples : int
+        The estimate's reference sample size (see :class:`DensityEstimator`).
+    random_state : int, optional
+        Seeds the noise, the orders and the reference samples: reproducible and **not private**.
+    source : str
+        Names the data in messages.
+
+    Returns
+    -------
+    PrivateFit
+
+    Raises
+    ------
+    ParameterError
+        A bad ε, depth or number of chains, a numeric column without bins, an
+        accountant that cannot afford ε (all before anything is spent).
+    DataError
+        A value outside a declared domain, no rows (before anything is spent).
+    """
+    from dprm.trees import DPDecisionTreeClassifier
+
+    eps = _check_epsilon(epsilon)
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer) or not 1 <= max_depth <= 10:
+        raise ParameterError(f"max_depth must be an integer in [1, 10], not {max_depth!r}")
+    if orders is None and (isinstance(n_chains, bool) or not isinstance(n_chains, int | np.integer)
+                           or not 1 <= n_chains <= 100):
+        raise ParameterError(f"the number of chains must be an integer in [1, 100], not {n_chains!r}")
+    if len(data) == 0:
+        from dprm.errors import DataError
+
+        raise DataError(f"{source}: no rows (an empty stream)", code="no_rows", file=source, data_dependent=False)
+    variables = infer_domains(data, domains, bins, source=source)
+    codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
+    columns = list(variables)
+    declared = set(domains or {}) | set(bins or {})
+    reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
+    rng = np.random.default_rng(random_state)
+    if orders is not None:
+        index = {c: j for j, c in enumerate(columns)}
+        chain_orders = []
+        for order in orders:
+            if sorted(map(str, order)) != sorted(columns):
+                raise ParameterError(f"every order must list each column exactly once (columns: {', '.join(columns)})")
+            chain_orders.append([index[str(c)] for c in order])
+        if not chain_orders:
+            raise ParameterError("orders must hold at least one order")
+    else:
+        chain_orders = [[int(j) for j in rng.permutation(len(columns))] for _ in range(int(n_chains))]
+    sizes = [variables[c].size for c in columns]
+    releasing = sum(1 for order in chain_orders for j in order if sizes[j] >= 2)
+    if accountant is None:
+        noise = SecureNoise() if random_state is None else SeededNoise(np.random.default_rng(rng.integers(2**63)))
+        accountant = Accountant(eps, noise)
+    if not accountant.can_afford(eps):
+        raise ParameterError(f"the accountant's remaining budget {float(accountant.remaining()):g} "
+                             f"does not cover epsilon {float(eps):g}")
+    since = len(accountant.ledger)
+    per_tree = eps / releasing if releasing else Fraction(0)
+    texts = {c: np.asarray(variables[c].categories, dtype=object)[codes[:, j]] for j, c in enumerate(columns)}
+    ledger: list[dict[str, Any]] = []
+    guarantees: list[str] = []
+    chains = []
+    for c, order in enumerate(chain_orders):
+        trees = []
+        for i, j in enumerate(order):
+            name = columns[j]
+            if sizes[j] < 2:
+                trees.append(ConditionalTree.single_leaf(j, [1.0]))
+                continue
+            step = f"chain {c + 1}, tree {i + 1} ({name})"
+            sub = Accountant(per_tree, accountant.noise)
+            accountant.charge(per_tree, step, "dp-tree (histogram or exponential-mechanism splits + leaf histogram)")
+            if i == 0 or all(sizes[f] < 2 for f in order[:i]):
+                counts = np.bincount(codes[:, j], minlength=sizes[j])
+                noisy = DiscreteLaplaceHistogram(per_tree).release(sub, "histogram", counts)
+                trees.append(ConditionalTree.single_leaf(j, np.clip(noisy, 0, None).astype(float)))
+            else:
+                features = [f for f in order[:i] if sizes[f] >= 2]
+                X = pd.DataFrame({columns[f]: texts[columns[f]] for f in features})
+                classifier = DPDecisionTreeClassifier(
+                    epsilon=per_tree, max_depth=max_depth, embedding_depth=1, search="exhaustive",
+                    categorical_splits="multiway", leaf_labels="noisy-counts", variant="dprm",
+                    categories={columns[f]: list(variables[columns[f]].categories) for f in features},
+                    classes=list(variables[name].categories), accountant=sub,
+                    random_state=None if random_state is None else int(rng.integers(2**31)))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # seeded noise: said in the privacy block
+                    classifier.fit(X, texts[name])
+                trees.append(released_tree(classifier, features, [variables[columns[f]] for f in features], j))
+            spent = sub.spent()
+            if spent != per_tree:  # the DP tree spends its whole budget (its leaves take what levels leave)
+                raise RuntimeError(f"{step}: spent {spent} of {per_tree}")  # pragma: no cover - invariant
+            guarantees.extend(entry.guarantee for entry in sub.ledger)
+            ledger.extend({"step": f"{step}: {entry.step}", "mechanism": entry.mechanism,
+                           "epsilon": float(entry.epsilon)} for entry in sub.ledger)
+        chains.append(Chain(tuple(order), tuple(trees)))
+    block = accountant.privacy_block(guarantee=combine_guarantees(guarantees) if guarantees else None,
+                                     reasons=reasons, since=since)
+    block["ledger"] = ledger
+    estimator = DensityEstimator.from_trees(variables, chains, n_seen=0, n_samples=n_samples,
+                                            random_state=None if random_state is None else int(rng.integers(2**63)))
+    parameters = {"epsilon": float(eps), "chains": len(chain_orders),
+                  "orders": [[columns[j] for j in order] for order in chain_orders],
+                  "max_depth": int(max_depth), "epsilon_per_tree": float(per_tree), "releasing_trees": releasing}
+    return PrivateFit(estimator, block, parameters)
