@@ -1,0 +1,155 @@
+"""The DP density estimate (dprm.itemsets.private): budget split, ledger, labels, conversion, bad input."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.errors import DataError, ParameterError
+from dprm.itemsets import DensityEstimator
+from dprm.itemsets.domains import encode_frame, infer_domains
+from dprm.itemsets.ison import mine_itemsets
+from dprm.itemsets.private import DOMAIN_REASON, fit_private_estimator, released_tree
+from dprm.privacy import Accountant, SecureNoise, SeededNoise
+from dprm.trees import DPDecisionTreeClassifier
+
+DOMAINS = {"a": ["x", "y", "z"], "b": ["u", "v"], "c": ["k", "l"], "d": ["only"]}
+
+
+def _data(n: int, seed: int = 0) -> pd.DataFrame:
+    """a -> b strongly dependent, c independent, d constant (one public category)."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(DOMAINS["a"], p=[0.6, 0.3, 0.1], size=n)
+    b = np.where(a == "x", "u", np.where(rng.random(n) < 0.9, "v", "u"))
+    c = rng.choice(DOMAINS["c"], p=[0.5, 0.5], size=n)
+    return pd.DataFrame({"a": a, "b": b, "c": c, "d": ["only"] * n})
+
+
+def _per_tree(ledger: list[dict]) -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for entry in ledger:
+        tree = entry["step"].split(":")[0]
+        totals[tree] = totals.get(tree, 0.0) + entry["epsilon"]
+    return totals
+
+
+@pytest.mark.parametrize("chains", [1, 3])
+def test_budget_split_equal_over_releasing_trees_and_ledger_adds_up(chains):
+    fit = fit_private_estimator(_data(2000), 1.0, domains=DOMAINS, n_chains=chains, random_state=1)
+    # d has one category: no release; R = chains x 3 releasing trees
+    assert fit.parameters["releasing_trees"] == 3 * chains
+    per_tree = _per_tree(fit.privacy["ledger"])
+    assert len(per_tree) == 3 * chains
+    assert all(name.split("(")[1].rstrip(")") != "d" for name in per_tree)
+    for total in per_tree.values():
+        assert total == pytest.approx(1.0 / (3 * chains), rel=1e-9)
+    assert sum(e["epsilon"] for e in fit.privacy["ledger"]) == pytest.approx(1.0, rel=1e-9)
+    assert fit.privacy["epsilon"] == pytest.approx(1.0)
+
+
+def test_budget_split_is_the_same_on_neighbouring_datasets():
+    """The split is fixed before any row is read: adding one row changes no tree's charge."""
+    data = _data(500, seed=3)
+    neighbour = pd.concat([data, pd.DataFrame([{"a": "z", "b": "u", "c": "l", "d": "only"}])], ignore_index=True)
+    accountants = []
+    for frame in (data, neighbour):
+        accountant = Accountant(2.0, SeededNoise(np.random.default_rng(5)))
+        fit_private_estimator(frame, 2.0, domains=DOMAINS, n_chains=2, accountant=accountant, random_state=7)
+        accountants.append(accountant)
+    charges = [[(e.step, e.epsilon) for e in acc.ledger] for acc in accountants]
+    assert charges[0] == charges[1]
+    assert all(acc.spent() == Fraction(2) for acc in accountants)
+    assert all(eps == Fraction(1, 3) for _, eps in charges[0])
+
+
+def test_the_number_of_rows_is_not_in_the_estimate():
+    fit = fit_private_estimator(_data(1234), 1.0, domains=DOMAINS, random_state=2)
+    assert fit.estimator.n_seen_ == 0
+    assert "1234" not in repr(fit.parameters)
+
+
+def test_guarantee_labels():
+    data = _data(300)
+    secure = fit_private_estimator(data, 1.0, domains=DOMAINS)
+    assert secure.privacy["private"] is True
+    assert secure.privacy["guarantee"].startswith("pure-dp")
+    assert secure.privacy["reasons"] == []
+    seeded = fit_private_estimator(data, 1.0, domains=DOMAINS, random_state=0)
+    assert seeded.privacy["private"] is False and seeded.privacy["guarantee"] == "none"
+    read_off = fit_private_estimator(data, 1.0, domains={"a": DOMAINS["a"]})
+    assert read_off.privacy["private"] is False and DOMAIN_REASON in read_off.privacy["reasons"]
+
+
+def test_large_epsilon_recovers_the_density_and_the_itemsets():
+    data = _data(20000, seed=4)
+    fit = fit_private_estimator(data, 200.0, domains=DOMAINS, n_chains=2, max_depth=2, random_state=3)
+    estimator = fit.estimator
+    truth_ax = float(np.mean(data["a"] == "x"))
+    assert estimator.density({"a": "x"}) == pytest.approx(truth_ax, abs=0.02)
+    assert estimator.density({"a": "x", "b": "u"}) == pytest.approx(truth_ax, abs=0.03)
+    assert estimator.density({"a": "y", "b": "u"}) == pytest.approx(float(np.mean((data.a == "y") & (data.b == "u"))),
+                                                                    abs=0.02)
+    found = {frozenset(s.items.items()) for s in mine_itemsets(estimator, 0.25)}
+    assert frozenset({("a", "x"), ("b", "u")}) in found
+    assert frozenset({("a", "x"), ("b", "v")}) not in found
+
+
+def test_small_epsilon_is_noisier_than_large():
+    data = _data(3000, seed=6)
+    truth = float(np.mean((data.a == "x") & (data.b == "u")))
+    errors = {}
+    for eps in (0.05, 50.0):
+        errs = [abs(fit_private_estimator(data, eps, domains=DOMAINS, random_state=s).estimator.density(
+            {"a": "x", "b": "u"}) - truth) for s in range(8)]
+        errors[eps] = float(np.mean(errs))
+    assert errors[50.0] < errors[0.05]
+
+
+def test_released_tree_predicts_as_the_classifier():
+    data = _data(5000, seed=8)
+    variables = infer_domains(data, DOMAINS)
+    X = data[["a", "c"]]
+    clf = DPDecisionTreeClassifier(epsilon=50.0, max_depth=2, embedding_depth=1, search="exhaustive",
+                                   categorical_splits="multiway", leaf_labels="noisy-counts",
+                                   categories={"a": DOMAINS["a"], "c": DOMAINS["c"]}, classes=DOMAINS["b"],
+                                   random_state=0)
+    clf.fit(X, data["b"].to_numpy())
+    tree = released_tree(clf, [0, 2], [variables["a"], variables["c"]], target=1)
+    assert tree.target == 1 and tree.split_columns() <= {0, 2}
+    codes = encode_frame(data, variables)
+    assert np.allclose(tree.predict_proba(codes), clf.predict_proba(X), atol=1e-9)
+
+
+def test_estimator_is_a_density_estimator_with_public_domains():
+    fit = fit_private_estimator(_data(500), 1.0, domains=DOMAINS, n_chains=2, random_state=0)
+    assert isinstance(fit.estimator, DensityEstimator)
+    assert fit.estimator.domains_ == {k: tuple(v) for k, v in DOMAINS.items()}
+    assert len(fit.estimator.chains_) == 2
+
+
+@pytest.mark.parametrize("epsilon", [0, -1, float("nan"), float("inf"), "x"])
+def test_bad_epsilon_spends_nothing(epsilon):
+    accountant = Accountant(1.0, SecureNoise())
+    with pytest.raises(ParameterError):
+        fit_private_estimator(_data(50), epsilon, domains=DOMAINS, accountant=accountant)
+    assert accountant.spent() == 0
+
+
+def test_bad_data_spends_nothing():
+    accountant = Accountant(1.0, SecureNoise())
+    bad = _data(50)
+    bad.loc[10, "a"] = "w"
+    with pytest.raises(DataError, match="'a'"):
+        fit_private_estimator(bad, 1.0, domains=DOMAINS, accountant=accountant)
+    with pytest.raises(DataError, match="no rows"):
+        fit_private_estimator(_data(50).iloc[:0], 1.0, domains=DOMAINS, accountant=accountant)
+    numeric = pd.DataFrame({"a": _data(50)["a"], "n": np.arange(50, dtype=float) + 0.5})
+    with pytest.raises(ParameterError):
+        fit_private_estimator(numeric, 1.0, domains={"a": DOMAINS["a"]}, accountant=accountant)
+    small = Accountant(0.5, SecureNoise())
+    with pytest.raises(ParameterError, match="remaining budget"):
+        fit_private_estimator(_data(50), 1.0, domains=DOMAINS, accountant=small)
+    assert accountant.spent() == 0 and small.spent() == 0
