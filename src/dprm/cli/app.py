@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "remote": ("remote", "Use a dprm server as an analyst: datasets, jobs, primitives, budget."),
     "classify": ("classify", "Fit a differentially private decision tree on one CSV and print it."),
     "classify-eval": ("classify_eval", "Compare DP decision trees by cross-validated accuracy (local, not private)."),
+    "itemsets": ("itemsets", "Mine frequent itemsets from a density estimate of one CSV (ISON; t-closeness, DP)."),
+    "itemsets-eval": ("itemsets_eval", "Evaluate ISON against FP-growth: TPR/FPR, chains, time, t-closeness (local)."),
 }
 
 #: Click settings shared by every command: -h as --help, help text at 80 columns.

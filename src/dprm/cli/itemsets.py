@@ -1,0 +1,293 @@
+"""``dprm itemsets``: frequent itemsets mined from a density estimate of one CSV (ISON).
+
+The run:
+
+1. check the options (θ, δ, ε, chains, bins, seed) and that ``--output`` can be
+   written; read the file's header and check the sensitive columns and the types
+   file's names; nothing is learned and no budget is spent before this passes;
+2. learn the estimate: the online Hoeffding-tree chains (the file streamed in chunks),
+   or with ``--epsilon`` the differentially private chains of DP trees
+   (:func:`dprm.itemsets.private.fit_private_estimator`; the whole file is read);
+3. with ``--sensitive``: bring the estimate to t-closeness for those
+   quasi-identifiers (Algorithm 1) and check it;
+4. mine the itemsets with ISON, write ``--output`` (``dprm.itemsets/1``), print the
+   privacy status line and the table.
+
+The estimate without ``--epsilon`` is made of exact counts of the rows, and
+t-closeness is a syntactic property, not differential privacy: the status line says
+NOT private. t-closeness applied to the DP estimate is post-processing and keeps its
+guarantee.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from dprm.cli.app import command_app
+from dprm.cli.console import console, note, plural
+from dprm.cli.outputs import Outputs
+from dprm.cli.views import TypesFile
+from dprm.errors import DataError, ParameterError
+
+app = command_app()
+
+DISTANCES = ("emd", "variational")
+#: Largest --chains.
+MAX_CHAINS = 100
+
+
+def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
+    """``COL=e0,e1,...`` options as ``{column: edges}``.
+
+    Examples
+    --------
+    >>> parse_bins(["age=0,25,50,100"])
+    {'age': [0.0, 25.0, 50.0, 100.0]}
+    """
+    bins: dict[str, list[float]] = {}
+    for spec in specs or []:
+        name, sep, text = spec.partition("=")
+        name = name.strip()
+        try:
+            edges = [float(x) for x in text.split(",")] if sep and name else []
+        except ValueError:
+            edges = []
+        if len(edges) < 2 or not all(math.isfinite(e) for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
+            raise ParameterError(f"--bins {spec!r}: give COLUMN=e0,e1,... with at least two increasing finite edges")
+        if name in bins:
+            raise ParameterError(f"--bins: column {name!r} given twice")
+        bins[name] = edges
+    return bins
+
+
+def check_options(min_support: float, delta: float | None, sensitive: list[str] | None, chains: int,
+                  epsilon: float | None, step: float, max_depth: int, seed: int | None,
+                  max_seconds: float | None, max_length: int | None, distance: str) -> None:
+    """Every option's range (one-line errors, before anything is read)."""
+    if not (math.isfinite(min_support) and 0 < min_support <= 1):
+        raise ParameterError(f"--min-support must be in (0, 1], not {min_support:g}")
+    if delta is not None and not (math.isfinite(delta) and delta >= 0):
+        raise ParameterError(f"--delta must be a number >= 0, not {delta:g}")
+    if delta is not None and not sensitive:
+        raise ParameterError("--delta needs the quasi-identifiers (--sensitive COL ...)")
+    if sensitive and len(set(sensitive)) != len(sensitive):
+        raise ParameterError("--sensitive: a column is given twice")
+    if distance not in DISTANCES:
+        raise ParameterError(f"--distance must be one of {', '.join(DISTANCES)}, not {distance!r}")
+    if not 1 <= chains <= MAX_CHAINS:
+        raise ParameterError(f"--chains must be between 1 and {MAX_CHAINS}, not {chains}")
+    if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
+        raise ParameterError(f"--epsilon must be a positive number, not {epsilon:g}")
+    if not (math.isfinite(step) and 0 < step <= 100):
+        raise ParameterError(f"--step must be in (0, 100], not {step:g}")
+    if not 1 <= max_depth <= 10:
+        raise ParameterError(f"--max-depth must be between 1 and 10, not {max_depth}")
+    if seed is not None and not 0 <= seed < 2**63:
+        raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
+    if max_seconds is not None and not (math.isfinite(max_seconds) and max_seconds > 0):
+        raise ParameterError(f"--max-seconds must be positive, not {max_seconds:g}")
+    if max_length is not None and max_length < 1:
+        raise ParameterError(f"--max-length must be at least 1, not {max_length}")
+
+
+def read_header(path: Path) -> list[str]:
+    """The column names of a CSV file (a one-line error when it cannot be read)."""
+    import pandas as pd
+
+    name = str(path)
+    if not path.exists():
+        raise DataError(f"{name}: no such file", code="file_not_found", file=name, data_dependent=False)
+    if path.is_dir():
+        raise DataError(f"{name}: is a directory, not a file", code="not_a_file", file=name, data_dependent=False)
+    try:
+        header = pd.read_csv(path, dtype=str, nrows=0)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{name}: the file is empty", code="empty_file", file=name, data_dependent=False) from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise DataError(f"{name}: cannot be parsed as CSV ({str(error).splitlines()[0]})", code="bad_csv",
+                        file=name) from None
+    return [str(c).strip() for c in header.columns]
+
+
+def read_frame(path: Path, columns: list[str]) -> Any:
+    """The whole CSV as text (the values as written), only ``columns``; no rows is an error."""
+    import pandas as pd
+
+    name = str(path)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise DataError(f"{name}: cannot be parsed as CSV ({str(error).splitlines()[0]})", code="bad_csv",
+                        file=name) from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if len(frame) == 0:
+        raise DataError(f"{name}: the file has no data rows (an empty stream)", code="no_rows", file=name,
+                        data_dependent=False)
+    return frame[columns]
+
+
+def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[float]]
+                   ) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """Declared categories from the types file, columns it ignores, and notes.
+
+    Categorical columns with categories are declared; ``ignore`` / ``id`` columns are
+    left out; a numeric column needs ``--bins`` (checked by the estimator).
+    """
+    from dprm.data.types_file import ColumnType, read_types_file
+
+    if types is None:
+        return {}, [], []
+    spec = read_types_file(types)
+    unknown = [name for name in spec.columns if name not in columns]
+    if unknown:
+        raise DataError(f"{types}: column {unknown[0]!r} is not in the data (columns: {', '.join(columns)})",
+                        file=str(types), column=unknown[0], data_dependent=False)
+    domains: dict[str, list[str]] = {}
+    ignored: list[str] = []
+    notes: list[str] = []
+    for name, column in spec.columns.items():
+        if column.type in (ColumnType.IGNORE, ColumnType.ID):
+            ignored.append(name)
+        elif column.categories is not None and name not in bins:
+            domains[name] = list(column.categories)
+        elif column.type is ColumnType.BOOLEAN:
+            notes.append(f"column {name!r}: a Boolean's spelling in the file is not declared; "
+                         "declare it as categorical with its categories")
+    if spec.id_column and spec.id_column in columns and spec.id_column not in ignored:
+        ignored.append(spec.id_column)
+    return domains, ignored, notes
+
+
+@app.command()
+def itemsets(
+    learn: Path = typer.Argument(..., metavar="LEARN.csv", show_default=False,
+                                 help="The stream: a CSV file, one row per entity (read in chunks)."),
+    min_support: float = typer.Option(..., "--min-support", metavar="θ", show_default=False,
+                                      help="Least estimated share of rows of a reported itemset, in (0, 1]."),
+    sensitive: Optional[List[str]] = typer.Option(
+        None, "--sensitive", metavar="COL",
+        help="A quasi-identifier: bring the estimate to t-closeness for it (repeatable). "
+             "t-closeness is a syntactic property, not differential privacy."),
+    delta: Optional[float] = typer.Option(None, "--delta", metavar="δ",
+                                          help="Allowed distance from the global distribution (>= 0; default 0)."),
+    distance: str = typer.Option("emd", "--distance", metavar="emd|variational",
+                                 help="Distance of t-closeness: Earth Mover's (categories in domain order) or variational."),
+    step: float = typer.Option(10.0, "--step", metavar="PERCENT",
+                               help="t-closeness correction per round, percent of the remaining difference."),
+    chains: int = typer.Option(3, "--chains", metavar="K", help="Classifier chains of the ensemble."),
+    epsilon: Optional[float] = typer.Option(
+        None, "--epsilon", metavar="ε",
+        help="Fit the chains with differentially private trees, spending ε (needs --types declaring every column)."),
+    max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
+    types: TypesFile = None,
+    bins: Optional[List[str]] = typer.Option(
+        None, "--bins", metavar="COL=e0,e1,...",
+        help="Public bin edges of a numeric column (repeatable); numeric columns without bins are refused."),
+    max_length: Optional[int] = typer.Option(None, "--max-length", metavar="L", help="Longest itemset reported."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", metavar="S",
+                                                help="Stop ISON after about S seconds (itemsets found so far)."),
+    top: int = typer.Option(20, "--top", metavar="N", help="Itemsets printed (the JSON has all)."),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N",
+                                       help="Seed of the chain orders and samples; with --epsilon also of the "
+                                            "noise: then NOT private."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+                                          help="Write the itemsets (format dprm.itemsets/1) here."),
+) -> None:
+    """Mine frequent itemsets from an online density estimate of LEARN.csv (ISON, Geilke & Kramer 2017).
+
+    The estimate is an ensemble of classifier chains of Hoeffding trees learned from
+    the stream; itemsets are read off its structure, not off the data. The first line
+    says whether the result is differentially private: only with --epsilon and a
+    types file declaring every column's categories.
+    """
+    from dprm.itemsets.document import itemsets_document, itemsets_table, not_private_block
+
+    sensitive = list(sensitive or [])
+    check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
+                  max_length, distance)
+    if top < 0:
+        raise ParameterError(f"--top must be >= 0, not {top}")
+    bin_edges = parse_bins(bins)
+    outputs = Outputs()
+    result: dict[str, Any] = {}
+    outputs.add(output, lambda path: path.write_text(json.dumps(result["document"], indent=1, ensure_ascii=False)
+                                                     + "\n", encoding="utf-8"))
+    outputs.check()
+
+    header = read_header(learn)
+    domains, ignored, notes = public_domains(types, header, bin_edges)
+    columns = [c for c in header if c not in ignored]
+    for name in list(sensitive) + list(bin_edges):
+        if name not in columns:
+            raise ParameterError(f"no column {name!r} in {learn} (columns: {', '.join(columns)})")
+    if epsilon is not None and any(c not in domains and c not in bin_edges for c in columns):
+        notes.append("some columns' categories are not declared (--types): they are read off the data and the "
+                     "result is NOT private")
+
+    parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
+                                  "estimate": "dp-trees" if epsilon is not None else "hoeffding-trees",
+                                  "epsilon": epsilon, "sensitive": sensitive,
+                                  "delta": (0.0 if delta is None else delta) if sensitive else None,
+                                  "distance": distance if sensitive else None, "step": step if sensitive else None,
+                                  "bins": bin_edges, "max_length": max_length, "max_seconds": max_seconds,
+                                  "seed": seed}
+    if epsilon is not None:
+        from dprm.itemsets.private import fit_private_estimator
+
+        frame = read_frame(learn, columns)
+        fit = fit_private_estimator(frame, epsilon, domains=domains, bins=bin_edges, n_chains=chains,
+                                    max_depth=max_depth, random_state=seed, source=str(learn))
+        estimator, privacy = fit.estimator, fit.privacy
+        parameters.update(max_depth=max_depth, epsilon_per_tree=fit.parameters["epsilon_per_tree"],
+                          orders=fit.parameters["orders"])
+    else:
+        from dprm.itemsets import DensityEstimator
+
+        estimator = DensityEstimator(n_chains=chains, domains=domains or None, bins=bin_edges or None,
+                                     random_state=seed)
+        estimator.fit(read_frame(learn, columns) if ignored else learn)
+        privacy = not_private_block(t_closeness=bool(sensitive))
+        parameters.update(rows_learned=estimator.n_seen_,
+                          orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
+    if sensitive:
+        from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness
+
+        estimator = apply_t_closeness(estimator, sensitive, 0.0 if delta is None else delta, distance, step)
+        report = check_t_closeness(estimator, sensitive, 0.0 if delta is None else delta, distance)
+        parameters["t_closeness_check"] = {"ok": report.ok, "nodes_checked": report.nodes_checked,
+                                           "max_distance": report.max_distance}
+    from dprm.itemsets.ison import run_ison
+
+    run = run_ison(estimator, min_support, max_length, max_seconds)
+    parameters.update(stopped_early=run.stopped_early, candidates=run.candidates,
+                      found_per_iteration=run.found_per_iteration)
+    result["document"] = itemsets_document(run.itemsets, parameters, privacy)
+    written = outputs.commit()
+    for message in notes:
+        note(message)
+
+    from dprm.cli.display import print_status
+
+    print_status(privacy, output, epsilon)
+    if sensitive:
+        check = parameters["t_closeness_check"]
+        console.print(f"t-closeness (δ = {parameters['delta']:g}, {distance}) for {', '.join(sensitive)}: "
+                      f"{'every' if check['ok'] else 'NOT every'} node of {plural(check['nodes_checked'], 'node')} "
+                      "checked is within δ", soft_wrap=True)
+    lengths: dict[int, int] = {}
+    for s in run.itemsets:
+        lengths[len(s.items)] = lengths.get(len(s.items), 0) + 1
+    by_length = ", ".join(f"{n} of length {k}" for k, n in sorted(lengths.items()))
+    stopped = " (stopped early: --max-seconds)" if run.stopped_early else ""
+    console.print(f"{plural(len(run.itemsets), 'itemset')} with estimated support >= {min_support:g}"
+                  f"{': ' + by_length if by_length else ''}{stopped}", soft_wrap=True)
+    if top and run.itemsets:
+        ranked = sorted(run.itemsets, key=lambda s: (-s.support, len(s.items)))
+        console.print(itemsets_table(ranked, top), soft_wrap=True, markup=False, highlight=False)
+    for path in written:
+        console.print(f"wrote the itemsets to {path}", soft_wrap=True)

@@ -1,0 +1,141 @@
+"""``dprm itemsets`` as a user runs it.
+
+* without ``--epsilon`` the status line says NOT private (exact counts; with
+  ``--sensitive`` also that t-closeness is not DP); the JSON is ``dprm.itemsets/1``
+  with the planted frequent itemsets and their supports near the truth;
+* with ``--epsilon`` and a types file declaring every column it is private and the
+  ledger adds up to ε; with ``--seed`` or undeclared columns it says NOT private;
+* every bad input is one ``error:`` line, exit 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.itemsets.document import COUNTS_REASON, FORMAT, T_CLOSENESS_REASON, read_itemsets
+from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
+from test_cli import assert_one_error_line, run, write
+
+CATEGORIES = {"age": ["young", "old"], "job": ["student", "worker", "retired"], "likes": ["yes", "no"]}
+
+
+@pytest.fixture
+def stream(tmp_path: Path) -> tuple[Path, Path, pd.DataFrame]:
+    """age -> job -> likes, 6,000 rows, and a types file declaring every column."""
+    rng = np.random.default_rng(0)
+    n = 6000
+    age = rng.choice(CATEGORIES["age"], p=[0.6, 0.4], size=n)
+    job = np.where(age == "young", rng.choice(["student", "worker"], p=[0.7, 0.3], size=n),
+                   rng.choice(["worker", "retired"], p=[0.5, 0.5], size=n))
+    likes = np.where(job == "student", "yes", rng.choice(["yes", "no"], size=n))
+    frame = pd.DataFrame({"age": age, "job": job, "likes": likes})
+    csv = tmp_path / "stream.csv"
+    frame.to_csv(csv, index=False)
+    types = write(tmp_path / "types.json", json.dumps({"columns": {c: {"categories": v} for c, v in CATEGORIES.items()}}))
+    return csv, types, frame
+
+
+def test_non_private_run_finds_the_frequent_itemsets(stream, tmp_path):
+    csv, _, frame = stream
+    out = tmp_path / "itemsets.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "1", "--output", out])
+    assert code == 0, stderr
+    assert stdout.splitlines()[0] == f"NOT private: {COUNTS_REASON}"
+    document = json.loads(out.read_text())
+    assert document["format"] == FORMAT and document["privacy"]["private"] is False
+    assert document["parameters"]["min_support"] == 0.2 and document["parameters"]["chains"] == 3
+    found = read_itemsets(document)
+    truth = frequent_itemsets(frame, 0.2)
+    rates = itemset_rates(found, truth)
+    assert rates.tpr >= 0.9 and rates.fpr <= 0.1
+    for s in found:
+        key = frozenset(s.items.items())
+        if key in truth:
+            assert s.support == pytest.approx(truth[key], abs=0.03)
+
+
+def test_t_closeness_run_says_not_dp_and_checks_every_node(stream, tmp_path):
+    csv, _, _ = stream
+    out = tmp_path / "t.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.1", "--sensitive", "age", "--delta", "0",
+                                "--seed", "2", "--output", out])
+    assert code == 0, stderr
+    assert T_CLOSENESS_REASON in stdout.splitlines()[0]
+    assert "every node" in stdout and "NOT every" not in stdout
+    document = json.loads(out.read_text())
+    assert T_CLOSENESS_REASON in document["privacy"]["reasons"]
+    assert document["parameters"]["t_closeness_check"]["ok"] is True
+
+
+def test_private_run_with_declared_domains(stream, tmp_path):
+    csv, types, _ = stream
+    out = tmp_path / "dp.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.2", "--epsilon", "2", "--types", types,
+                                "--chains", "2", "--output", out])
+    assert code == 0, stderr
+    assert stdout.splitlines()[0].startswith("private: ε = 2 spent")
+    document = json.loads(out.read_text())
+    privacy = document["privacy"]
+    assert privacy["private"] is True and privacy["guarantee"].startswith("pure-dp")
+    assert sum(e["epsilon"] for e in privacy["ledger"]) == pytest.approx(2.0)
+    assert "rows_learned" not in document["parameters"]  # the number of rows is private
+    assert "6000" not in out.read_text()
+    assert any(s.items == {"age": "young"} for s in read_itemsets(document))
+
+
+@pytest.mark.parametrize("extra, reason", [(["--seed", "3"], "seeded noise"),
+                                           ([], "read off the data")])
+def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
+    csv, types, _ = stream
+    args = ["itemsets", csv, "--min-support", "0.3", "--epsilon", "1"] + (["--types", types] if extra else []) + extra
+    code, stdout, stderr = run(args)
+    assert code == 0, stderr
+    assert stdout.startswith("NOT private:") and reason in stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--min-support", "0"], ["--min-support"]),
+    (["--min-support", "1.5"], ["--min-support"]),
+    (["--min-support", "0.3", "--sensitive", "salary"], ["no column 'salary'"]),
+    (["--min-support", "0.3", "--sensitive", "age", "--delta", "-0.1"], ["--delta"]),
+    (["--min-support", "0.3", "--epsilon", "0"], ["--epsilon"]),
+    (["--min-support", "0.3", "--epsilon", "-2"], ["--epsilon"]),
+    (["--min-support", "0.3", "--chains", "0"], ["--chains"]),
+    (["--min-support", "0.3", "--bins", "age=3,1"], ["--bins"]),
+])
+def test_bad_options_are_one_line_and_write_nothing(stream, tmp_path, args, fragments):
+    csv, _, _ = stream
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, *args, "--output", out])
+    assert code == 2
+    assert_one_error_line(stderr, *fragments)
+    assert not out.exists()
+
+
+def test_bad_data_is_one_line_and_writes_nothing(tmp_path):
+    out = tmp_path / "never.json"
+    numeric = write(tmp_path / "numeric.csv", "a,n\nx,1.5\ny,2.5\nx,3.25\n")
+    code, _, stderr = run(["itemsets", numeric, "--min-support", "0.3", "--output", out])
+    assert code == 2 and "'n'" in assert_one_error_line(stderr)
+    code, _, stderr = run(["itemsets", numeric, "--min-support", "0.3", "--bins", "n=0,2,4", "--output", out])
+    assert code == 0, stderr
+    out.unlink()
+    empty = write(tmp_path / "empty.csv", "a,b\n")
+    for extra in ([], ["--epsilon", "1"]):
+        code, _, stderr = run(["itemsets", empty, "--min-support", "0.3", *extra, "--output", out])
+        assert code == 2
+        assert_one_error_line(stderr, "no data rows")
+    missing = tmp_path / "absent.csv"
+    code, _, stderr = run(["itemsets", missing, "--min-support", "0.3", "--output", out])
+    assert code == 2 and "no such file" in assert_one_error_line(stderr)
+    outside = write(tmp_path / "outside.csv", "age,job,likes\nyoung,student,yes\nold,pilot,no\n")
+    types = write(tmp_path / "types.json", json.dumps({"columns": {c: {"categories": v} for c, v in CATEGORIES.items()}}))
+    code, _, stderr = run(["itemsets", outside, "--min-support", "0.3", "--epsilon", "1", "--types", types,
+                           "--output", out])
+    assert code == 2 and "'job'" in assert_one_error_line(stderr)
+    assert not out.exists()
