@@ -72,7 +72,8 @@ def _read(path: Path, columns: Sequence[str]) -> pd.DataFrame:
     return table
 
 
-def load_movielens(directory: str | Path, *, genres: Sequence[str] | None = None) -> pd.DataFrame:
+def load_movielens(directory: str | Path, *, genres: Sequence[str] | None = None,
+                   with_user: bool = False) -> pd.DataFrame:
     """The ratings table: ``age_group``, ``occupation`` and one ``0``/``1`` column per genre.
 
     Parameters
@@ -81,6 +82,9 @@ def load_movielens(directory: str | Path, *, genres: Sequence[str] | None = None
         Folder with ``users.csv``, ``movies.csv`` and ``ratings.csv``.
     genres : sequence of str, optional
         Genre columns to keep (default: all 19, in :data:`GENRES` order).
+    with_user : bool, default False
+        Also keep ``user_id`` (first): who rated, to count the people an itemset
+        describes in an evaluation (not a variable to learn).
 
     Returns
     -------
@@ -105,7 +109,8 @@ def load_movielens(directory: str | Path, *, genres: Sequence[str] | None = None
     table = table.merge(movies[["movie_id", *chosen]], on="movie_id", how="left", validate="many_to_one")
     if table[["age_group", *chosen]].isna().any().any():
         raise DataError(f"{root / 'ratings.csv'}: a rating names a user or movie that is not listed", file=str(root))
-    return table[["age_group", "occupation", *chosen]].reset_index(drop=True)
+    keep = (["user_id"] if with_user else []) + ["age_group", "occupation", *chosen]
+    return table[keep].reset_index(drop=True)
 
 
 def movielens_types(genres: Sequence[str] | None = None) -> dict[str, Any]:
