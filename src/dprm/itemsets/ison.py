@@ -178,7 +178,7 @@ class _Miner:
         """Estimate the support of new candidate rows; return the keys of those that pass."""
         if len(rows) == 0:
             return []
-        rows = np.unique(rows, axis=0)
+        rows = _unique_rows(rows)
         if self.max_length is not None:
             rows = rows[(rows >= 0).sum(axis=1) <= self.max_length]
         keys = [row.tobytes() for row in rows]
@@ -188,7 +188,8 @@ class _Miner:
             if self.out_of_time():
                 break
             chunk = rows[fresh[start:start + BATCH]]
-            supports = self.estimator.density_many(chunk, chain_weights(self.estimator, chunk))
+            wide = chunk.astype(np.int64)
+            supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide))
             self.candidates += len(chunk)
             for row, value in zip(chunk, supports):
                 key = row.tobytes()
@@ -200,6 +201,16 @@ class _Miner:
         return passed
 
 
+def _unique_rows(rows: np.ndarray) -> np.ndarray:
+    """The distinct rows (as int16 codes), sorted by their bytes: a 1-d sort, not numpy's row-wise one."""
+    rows = np.ascontiguousarray(rows, dtype=np.int16)
+    if len(rows) == 0:
+        return rows
+    as_bytes = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first = np.unique(as_bytes, return_index=True)
+    return rows[np.sort(first)]
+
+
 def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     """Every tree path with its target set to each category, as code rows (deduplicated)."""
     m = len(estimator.columns_)
@@ -207,13 +218,13 @@ def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     for chain in estimator.chains_:
         for tree in chain.trees:
             for _, conditions in tree.paths():
-                base = np.full(m, -1, dtype=np.int64)
+                base = np.full(m, -1, dtype=np.int16)
                 for column, code in conditions:
                     base[column] = code
                 block = np.repeat(base[None, :], tree.n_classes, axis=0)
                 block[:, tree.target] = np.arange(tree.n_classes)
                 rows.append(block)
-    return np.unique(np.vstack(rows), axis=0)
+    return _unique_rows(np.vstack(rows))
 
 
 def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
@@ -225,7 +236,7 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
     singles = []
     for column in columns:
         for code in np.unique(paths[paths[:, column] >= 0, column]):
-            row = np.full(m, -1, dtype=np.int64)
+            row = np.full(m, -1, dtype=np.int16)
             row[column] = code
             singles.append(row)
     level = miner.evaluate(np.array(singles))
@@ -254,7 +265,7 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
                         candidates.append(extended)
         if not candidates:
             break
-        candidates_array = np.unique(np.array(candidates), axis=0)
+        candidates_array = _unique_rows(np.array(candidates))
         keep = [row for row in candidates_array if _all_subsets_in(row, frequent)]
         level = miner.evaluate(np.array(keep)) if keep else []
         found += level
@@ -281,8 +292,8 @@ def _merge(current: np.ndarray, partners: np.ndarray) -> np.ndarray:
         union = np.maximum(a, b)
         grows = ((union >= 0).sum(axis=2) > (a >= 0).sum(axis=2))
         ok = ~conflict & grows
-        out.append(union[ok])
-    return np.vstack(out) if out else np.zeros((0, current.shape[1]), dtype=np.int64)
+        out.append(_unique_rows(union[ok]))
+    return np.vstack(out) if out else np.zeros((0, current.shape[1]), dtype=np.int16)
 
 
 def run_ison(
