@@ -113,3 +113,13 @@ def test_bad_thresholds_are_refused(estimator) -> None:
             mine_itemsets(estimator, theta)
     with pytest.raises(ParameterError, match="max_length"):
         mine_itemsets(estimator, 0.2, max_length=0)
+
+
+def test_the_paths_method_gives_supports_of_edge_weight_marginalisation(estimator) -> None:
+    itemsets = mine_itemsets(estimator, 0.2, method="paths")
+    assert itemsets
+    for itemset in itemsets:
+        codes = estimator.codes_of(itemset.items)[None, :]
+        expected = estimator.density_many(codes, chain_weights(estimator, codes), method="paths")[0]
+        assert itemset.support == pytest.approx(expected)
+        assert itemset.support >= 0.2

@@ -158,8 +158,9 @@ class _Miner:
     """The state of one run: the estimate, the threshold, what was tried and found."""
 
     def __init__(self, estimator: DensityEstimator, min_support: float, max_length: int | None,
-                 max_seconds: float | None) -> None:
+                 max_seconds: float | None, method: str) -> None:
         self.estimator = estimator
+        self.method = method
         self.min_support = min_support
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -189,7 +190,7 @@ class _Miner:
                 break
             chunk = rows[fresh[start:start + BATCH]]
             wide = chunk.astype(np.int64)
-            supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide))
+            supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
             for row, value in zip(chunk, supports):
                 key = row.tobytes()
@@ -301,6 +302,8 @@ def run_ison(
     min_support: float,
     max_length: int | None = None,
     max_seconds: float | None = None,
+    *,
+    method: str = "exact-or-sample",
 ) -> IsonRun:
     """ISON with ``isFrequent`` on ``estimator`` (see the module notes), with run details.
 
@@ -314,6 +317,11 @@ def run_ison(
         Leave out itemsets with more items.
     max_seconds : float, optional
         Stop after about this long and return what was found.
+    method : {"exact-or-sample", "paths"}
+        How the estimate marginalises (:meth:`DensityEstimator.chain_densities
+        <dprm.itemsets.estimator.DensityEstimator.chain_densities>`). The corrections
+        of t-closeness to edge distributions matter only to ``"paths"``; those to class
+        distributions matter to both.
 
     Returns
     -------
@@ -325,8 +333,10 @@ def run_ison(
         raise ParameterError("max_length must be at least 1")
     if max_seconds is not None and max_seconds <= 0:
         raise ParameterError("max_seconds must be positive")
+    if method not in ("exact-or-sample", "paths"):
+        raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
     started = time.perf_counter()
-    miner = _Miner(estimator, float(min_support), max_length, max_seconds)
+    miner = _Miner(estimator, float(min_support), max_length, max_seconds, method)
     first = _first_iteration(miner, _path_itemsets(estimator))
     per_iteration = [len(first)]
     partners = np.array([miner.rows[key] for key in first]) if first else None
@@ -352,6 +362,8 @@ def mine_itemsets(
     min_support: float,
     max_length: int | None = None,
     max_seconds: float | None = None,
+    *,
+    method: str = "exact-or-sample",
 ) -> list[Itemset]:
     """The itemsets ISON finds frequent in ``estimator`` (see :func:`run_ison`)."""
-    return run_ison(estimator, min_support, max_length, max_seconds).itemsets
+    return run_ison(estimator, min_support, max_length, max_seconds, method=method).itemsets
