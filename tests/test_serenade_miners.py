@@ -9,7 +9,6 @@ from collections import Counter
 from fractions import Fraction
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import RecordingNoise
 from scipy.stats import chisquare
@@ -178,14 +177,6 @@ def test_bad_parameters(planted, options, message) -> None:
         SerenadeES(**options).fit(data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
 
 
-def test_no_boolean_or_categorical_view() -> None:
-    values = np.random.default_rng(0).uniform(0, 1, 50)
-    left = View("left", [Attribute("u", "left", AttributeKind.NUMERIC, values)])
-    right = View("right", [Attribute("v", "right", AttributeKind.NUMERIC, values)])
-    with pytest.raises(ParameterError, match="one view with only Boolean and categorical"):
-        SerenadeES().fit(TwoViewData(left, right), accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
-
-
 def test_public_rows_must_be_the_data_size(planted) -> None:
     _, data = planted
     with pytest.raises(ParameterError, match="--rows"):
@@ -254,14 +245,6 @@ def test_cli_bad_input(files, tmp_path, extra, message) -> None:
     code, _, err = _run(args)
     assert code == 2 and err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
-
-
-def test_cli_numeric_views_only(tmp_path) -> None:
-    frame = pd.DataFrame({"id": range(30), "u": np.linspace(0, 1, 30)})
-    frame.to_csv(tmp_path / "l.csv", index=False)
-    frame.rename(columns={"u": "v"}).to_csv(tmp_path / "r.csv", index=False)
-    code, _, err = _run(["mine", tmp_path / "l.csv", tmp_path / "r.csv", "-a", "serenade-cs", "--epsilon", "1"])
-    assert code == 2 and "only Boolean and categorical" in err
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -66,8 +66,37 @@ ES (``extensions=4`` for CS). The chosen values are in ``chosen_`` and in the ou
 
 Candidate literals: :mod:`.literals` (numeric thresholds on a grid over the declared
 bounds, a data-independent candidate set; undeclared domains make the run not
-private and the output says so). The view with only Boolean and categorical
-attributes gives the initial literal (the left one if both qualify).
+private and the output says so). The initial pairs are counted from the row masks of
+one view's literals (:func:`initial_side`: a view without numeric attributes, else the
+one with fewer literals); the candidate set is all pairs either way.
+
+**Numeric views on both sides** (derivation). Nothing in the privacy argument above
+needs a Boolean or categorical view; with numeric attributes on both sides it holds
+unchanged, for three reasons.
+
+* *The candidate sets are public.* Every numeric literal is an interval
+  ``(t_{lo-1}, t_hi]`` between points of the grid over the attribute's declared bounds
+  (:func:`dprm.data.grid.rounded_grid`), so the initial pairs (all pairs of one literal
+  per side, minus those on one attribute name) and the extensions of a released
+  redescription (literals of attributes it does not use, by ``∧`` / ``∨``) are functions
+  of the schema and of earlier outputs only: the same set on neighbouring datasets.
+* *One row moves ``(I, U)`` by one of the moves the quality's sensitivity covers.*
+  Whether a row satisfies a query depends on that row's values alone (an interval
+  literal on its one value, ``∧`` / ``∨`` of such literals, a missing value satisfying
+  no literal), whatever the kinds of the attributes. So adding a row to both views adds
+  it to both supports, to one, or to none: ``(I, U) → (I+1, U+1)``, ``(I, U+1)`` or
+  ``(I, U)`` — exactly the moves over which :mod:`.quality` takes its exact one-sided
+  bounds ``(down, up)`` and ``Δ`` (over *all* ``0 ≤ I ≤ U``, so also over the supports
+  that numeric half-intervals reach, up to all rows). Removing a row is the reverse
+  move. Hence every pair and extension score changes within ``[-down, up]`` and the
+  bounded-range draws with ``R = down + up`` are ε-DP as derived above.
+* *The releases are the same mechanisms.* ComputeQuality releases the 2×2 cell table
+  of the two supports (L1 sensitivity 1 for any pair of row sets) and the budget split
+  (size count, ``init``, ``extend``, ``quality``) and the ``auto`` rule never look at
+  attribute kinds: the ledger adds up exactly as before.
+
+``tests/test_serenade_numeric.py`` checks the three facts by brute force on
+neighbouring numeric datasets with missing values (one row added and removed).
 """
 
 from __future__ import annotations
@@ -159,20 +188,34 @@ def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
     return shares  # type: ignore[return-value]
 
 
-def initial_side(data: TwoViewData, algorithm: str) -> int:
-    """The view (0 left, 1 right) whose attributes are all Boolean or categorical."""
+def initial_side(data: TwoViewData, tables: tuple[LiteralTable, LiteralTable]) -> int:
+    """The view (0 left, 1 right) whose literals' row masks the initial pairs are counted from.
+
+    The view with only Boolean and categorical attributes (the left one if both qualify,
+    as in the paper); when both views have numeric attributes, the view with fewer
+    candidate literals (the left one on a tie), so that fewer row masks are made.
+
+    Which side this is changes only how the pairs are counted (:mod:`.pairs`), never the
+    candidate set (every pair of one literal per side) nor the draws' distribution, and
+    it is a function of the public schema (attribute kinds and the grid) only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+    >>> def numeric(name, side):
+    ...     return Attribute(name, side, AttributeKind.NUMERIC, np.array([0.0, 1.0, 2.0]),
+    ...                      Domain(bounds=(0.0, 2.0), declared=True))
+    >>> data = TwoViewData(View("left", [numeric("a", "left"), numeric("b", "left")]),
+    ...                    View("right", [numeric("x", "right")]))
+    >>> tables = tuple(LiteralTable(v, mode="private", max_splits=3) for v in data.views)
+    >>> [len(t) for t in tables], initial_side(data, tables)
+    ([18, 9], 1)
+    """
     for side, view in enumerate(data.views):
         if len(view) and all(a.kind is not AttributeKind.NUMERIC for a in view):
             return side
-    raise ParameterError(
-        f"{algorithm} needs one view with only Boolean and categorical attributes, but both views have "
-        f"numeric ones (left: {_first_numeric(data.left)}; right: {_first_numeric(data.right)}); "
-        f"declare one view's columns categorical in a types file")
-
-
-def _first_numeric(view) -> str:
-    names = [a.name for a in view if a.kind is AttributeKind.NUMERIC]
-    return ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+    return 0 if len(tables[0]) <= len(tables[1]) else 1
 
 
 #: Largest rows of the logistic quality's centre (and of the data-size parameters that
@@ -282,12 +325,12 @@ class _GreedyMiner(Miner):
             if len(view) == 0:
                 raise ParameterError(f"the {view.name} view has no usable attribute "
                                      "(constant and empty columns are left out)")
-        self._side = initial_side(data, self.algorithm)
         mode = "private" if self.private else "data"
         self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self.max_splits) for view in data.views)
         for table, view in zip(self.tables_, data.views):
             if len(table) == 0:
                 raise ParameterError(f"the {view.name} view has no candidate literal")
+        self._side = initial_side(data, self.tables_)
         if self.private:
             check_pair_count(self.tables_, self.algorithm)  # public schema only, before any release
         self._rng = rng
