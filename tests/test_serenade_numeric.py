@@ -27,6 +27,7 @@ from dprm.mining.serenade.extensions import Growing, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
 from dprm.mining.serenade.private_miners import initial_side
 from dprm.mining.serenade.quality import LogisticQuality, choose_steepness
+from dprm.mining.serenade.union_cap import UnionCap
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.queries import NumericLiteral
 
@@ -169,12 +170,80 @@ def test_cli_mines_two_numeric_views(tmp_path) -> None:
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
-            main(["mine", str(tmp_path / "left.csv"), str(tmp_path / "right.csv"), "-a", "serenade-cs",
+            main(["mine", str(tmp_path / "left.csv"), str(tmp_path / "right.csv"), "-a", "serenade-es",
                   "--types", str(tmp_path / "types.json"), "--epsilon", "1", "-o", str(out)])
             code = 0
         except SystemExit as done:
             code = done.code or 0
     assert code == 0, stderr.getvalue()
     document = json.loads(out.read_text())
-    assert document["algorithm"] == "serenade-cs" and document["privacy"]["private"] is True
-    assert document["redescriptions"]
+    assert document["algorithm"] == "serenade-es" and document["privacy"]["private"] is True
+    assert document["redescriptions"]  # ES returns every distinct final redescription, pruned or not
+
+
+# -- damping of near-tautologies (dprm.mining.serenade.union_cap) ---------------------------
+
+
+@pytest.mark.parametrize("center, steepness, cap", [(5.0, 0.5, 30.0), (20.0, 0.1, 55.5), (2.0, 1.2, 8.0)])
+def test_union_cap_one_sided_bounds_hold_for_every_move(center, steepness, cap) -> None:
+    """Every (i, u) with u < 80 and each one-row move: the change lies in [-(down + γ), up], nearly attained."""
+    capped = UnionCap(LogisticQuality(center, steepness), cap, steepness / 2)
+    down, up = capped.one_sided_sensitivity()
+    i, u = np.meshgrid(np.arange(80), np.arange(80), indexing="ij")
+    valid = i <= u
+    i, u = i[valid], u[valid]
+    before = capped(i, u)
+    changes = np.concatenate((capped(i, u + 1) - before,  # the added row in one support
+                              capped(i + 1, u + 1) - before))  # in both
+    assert changes.min() >= -down - 1e-12 and changes.max() <= up + 1e-12
+    assert changes.min() <= -0.5 * down and changes.max() >= 0.5 * up  # the bounds are not loose by far
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_damped_scores_move_inside_their_bounds_on_neighbouring_numeric_data(seed) -> None:
+    rng = np.random.default_rng(50 + seed)
+    n = int(rng.integers(10, 40))
+    small, large = _neighbours(rng, n)
+    base = LogisticQuality(center=float(rng.uniform(1, 5)), steepness=float(rng.uniform(0.2, 1.0)))
+    capped = UnionCap(base, 0.8 * n, base.steepness / 2)
+    down, up = capped.one_sided_sensitivity()
+    change = _all_scores(large, capped, 3, (0, 1)) - _all_scores(small, capped, 3, (0, 1))
+    assert change.min() >= -down - 1e-12 and change.max() <= up + 1e-12
+
+
+def test_damping_ranks_a_planted_relation_above_near_tautologies(planted_numeric) -> None:
+    """The best pair by the damped score is a planted relation; by the paper's score, a near-tautology."""
+    planted, data = planted_numeric
+    tables = tuple(LiteralTable(v, mode="private", max_splits=19) for v in data.views)
+    left, right = tables[0].supports(), tables[1].supports()
+    inter = left.astype(np.float32) @ right.T.astype(np.float32)
+    union = left.sum(1)[:, None] + right.sum(1)[None, :] - inter
+    logistic = choose_steepness(0.1 * data.n_rows, objective="range")
+    capped = UnionCap(logistic, 0.8 * data.n_rows, logistic.steepness / 2)
+    planted_names = {(a["attr"], b["attr"]) for a, b in planted.planted}
+    for quality, planted_wins in ((capped, True), (logistic, False)):
+        best = np.unravel_index(np.argmax(quality(inter, union)), inter.shape)
+        names = (tables[0].names[best[0]], tables[1].names[best[1]])
+        assert (names in planted_names) is planted_wins
+        assert (union[best] > 0.9 * data.n_rows) is not planted_wins
+
+
+def test_kept_results_are_significant_over_their_whole_interval(planted_numeric) -> None:
+    _, data = planted_numeric
+    for seed in range(3):
+        miner = SerenadeES(epsilon=0.3).fit(data, accountant=Accountant(0.3, SeededNoise(np.random.default_rng(seed))),
+                                            rng=np.random.default_rng(seed))
+        for r in miner.redescriptions_:
+            if not r.pruned:
+                assert r.extra["interval"]["p_value"][1] <= miner.max_pvalue
+
+
+def test_combined_row_count_weighs_by_inverse_variance() -> None:
+    from dprm.mining.private_extraction import discrete_laplace_variance
+    from dprm.mining.serenade.compute_quality import QualityRelease
+
+    released = QualityRelease(np.array([[300, 100], [50, 550]]), scale=20.0)
+    n, weight = released.combined_size(1100.0, 5.0)
+    v_count, v_cells = discrete_laplace_variance(5.0), 4 * discrete_laplace_variance(20.0)
+    assert weight == pytest.approx(v_cells / (v_count + v_cells))
+    assert n == pytest.approx(weight * 1100 + (1 - weight) * 1000) and 1000 < n < 1100
