@@ -14,6 +14,7 @@ from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining.serenade import SerenadeCS, SerenadeES
 from dprm.mining.serenade.auto import MAX_PAIRS, MAX_ROUNDS_CS, MAX_ROUNDS_ES, cs_sizes, es_sizes
+from dprm.mining.serenade.union_cap import UnionCap
 from dprm.mining.serenade.quality import choose_steepness
 from dprm.privacy import Accountant, SeededNoise
 
@@ -111,15 +112,19 @@ def _planted(n: int = 900):
 
 @pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
 @pytest.mark.parametrize("released", [900, 4000, 40_000])
-def test_auto_choice_uses_only_public_values(miner_class, released) -> None:
+@pytest.mark.parametrize("max_union", [0.8, None])
+def test_auto_choice_uses_only_public_values(miner_class, released, max_union) -> None:
     """Neighbouring datasets with the same released row count get the same k, m/M, as derived."""
     chosen = []
     for data in _planted():
-        miner = miner_class(epsilon=1.0).fit(data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0),
-                                                                                          released)))
+        miner = miner_class(epsilon=1.0, max_union=max_union).fit(
+            data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0), released)))
         chosen.append(miner.chosen_)
     assert chosen[0] == chosen[1]
-    r = choose_steepness(released / 10, objective="range").score_range()
+    logistic = choose_steepness(released / 10, objective="range")
+    r = logistic.score_range()
+    if max_union is not None:  # the damped score's range: the cap is a share of the released count
+        r = UnionCap(logistic, max_union * released, logistic.steepness / 2).score_range()
     rule = es_sizes if miner_class is SerenadeES else cs_sizes
     eps = 0.99
     assert (chosen[0]["initial_pairs"], chosen[0]["extensions"]) == rule(eps * 0.6, eps * 0.3, eps * 0.1, r,

@@ -9,7 +9,6 @@ from collections import Counter
 from fractions import Fraction
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import RecordingNoise
 from scipy.stats import chisquare
@@ -21,7 +20,8 @@ from dprm.datasets import make_planted, write_planted
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining import make_miner
 from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES
-from dprm.mining.serenade.quality import jaccard_quality
+from dprm.mining.serenade.quality import JACCARD_ONE_SIDED, choose_steepness, jaccard_quality
+from dprm.mining.serenade.union_cap import UnionCap
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
 
 PRIVATE = ["serenade-cs", "serenade-es", "serenade-es-nosens"]
@@ -111,14 +111,15 @@ def _tiny() -> TwoViewData:
 
 
 @pytest.mark.parametrize("score_range, half_range", [("symmetric", 1), ("bounded", Fraction(3, 4))])
-def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range) -> None:
+@pytest.mark.parametrize("max_union", [None, 0.5])
+def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range, max_union) -> None:
     data = _tiny()
     runs = 1500
     seen: Counter = Counter()
     for seed in range(runs):
         accountant = Accountant(4, SeededNoise(np.random.default_rng(seed)))
         miner = SerenadeES(quality="jaccard", epsilon=4, initial_pairs=1, extensions=0, budget_split="0.5,0.25,0.25",
-                           data_size="public", rows=60, min_support=5, score_range=score_range)
+                           data_size="public", rows=60, min_support=5, score_range=score_range, max_union=max_union)
         miner.fit(data, accountant=accountant)
         r = miner.redescriptions_[0]
         seen[(str(r.left), str(r.right))] += 1
@@ -128,7 +129,12 @@ def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range) 
     union = np.array([np.count_nonzero(masks[a] | masks[x]) for a, x in pairs])
     # budget after the public size: 4 · 0.5 for the one initial pair; P ∝ exp(ε J / R) with
     # R = 2 (symmetric, Jaccard sensitivity 1) or R = 1/2 + 1 (bounded range)
-    probabilities = ExponentialMechanism(2, half_range).probabilities(jaccard_quality(inter, union))
+    score = jaccard_quality
+    if max_union is not None:  # damped by σ(μ(h − u)), h = 0.5 · 60, μ = λ/2 (dprm.mining.serenade.union_cap)
+        steepness = choose_steepness(5, objective="range" if score_range == "bounded" else "sensitivity").steepness
+        score = UnionCap(jaccard_quality, 30, steepness / 2, one_sided=JACCARD_ONE_SIDED)
+        half_range = score.score_range() / 2 if score_range == "bounded" else score.sensitivity()
+    probabilities = ExponentialMechanism(2, half_range).probabilities(score(inter, union))
     observed = np.array([seen[p] for p in pairs])
     assert chisquare(observed, probabilities * runs).pvalue > 1e-3
 
@@ -176,14 +182,6 @@ def test_bad_parameters(planted, options, message) -> None:
     _, data = planted
     with pytest.raises(ParameterError, match=message):
         SerenadeES(**options).fit(data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
-
-
-def test_no_boolean_or_categorical_view() -> None:
-    values = np.random.default_rng(0).uniform(0, 1, 50)
-    left = View("left", [Attribute("u", "left", AttributeKind.NUMERIC, values)])
-    right = View("right", [Attribute("v", "right", AttributeKind.NUMERIC, values)])
-    with pytest.raises(ParameterError, match="one view with only Boolean and categorical"):
-        SerenadeES().fit(TwoViewData(left, right), accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
 
 
 def test_public_rows_must_be_the_data_size(planted) -> None:
@@ -254,14 +252,6 @@ def test_cli_bad_input(files, tmp_path, extra, message) -> None:
     code, _, err = _run(args)
     assert code == 2 and err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
-
-
-def test_cli_numeric_views_only(tmp_path) -> None:
-    frame = pd.DataFrame({"id": range(30), "u": np.linspace(0, 1, 30)})
-    frame.to_csv(tmp_path / "l.csv", index=False)
-    frame.rename(columns={"u": "v"}).to_csv(tmp_path / "r.csv", index=False)
-    code, _, err = _run(["mine", tmp_path / "l.csv", tmp_path / "r.csv", "-a", "serenade-cs", "--epsilon", "1"])
-    assert code == 2 and "only Boolean and categorical" in err
 
 
 @pytest.mark.parametrize("seed", range(3))

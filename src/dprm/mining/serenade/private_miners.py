@@ -66,8 +66,37 @@ ES (``extensions=4`` for CS). The chosen values are in ``chosen_`` and in the ou
 
 Candidate literals: :mod:`.literals` (numeric thresholds on a grid over the declared
 bounds, a data-independent candidate set; undeclared domains make the run not
-private and the output says so). The view with only Boolean and categorical
-attributes gives the initial literal (the left one if both qualify).
+private and the output says so). The initial pairs are counted from the row masks of
+one view's literals (:func:`initial_side`: a view without numeric attributes, else the
+one with fewer literals); the candidate set is all pairs either way.
+
+**Numeric views on both sides** (derivation). Nothing in the privacy argument above
+needs a Boolean or categorical view; with numeric attributes on both sides it holds
+unchanged, for three reasons.
+
+* *The candidate sets are public.* Every numeric literal is an interval
+  ``(t_{lo-1}, t_hi]`` between points of the grid over the attribute's declared bounds
+  (:func:`dprm.data.grid.rounded_grid`), so the initial pairs (all pairs of one literal
+  per side, minus those on one attribute name) and the extensions of a released
+  redescription (literals of attributes it does not use, by ``∧`` / ``∨``) are functions
+  of the schema and of earlier outputs only: the same set on neighbouring datasets.
+* *One row moves ``(I, U)`` by one of the moves the quality's sensitivity covers.*
+  Whether a row satisfies a query depends on that row's values alone (an interval
+  literal on its one value, ``∧`` / ``∨`` of such literals, a missing value satisfying
+  no literal), whatever the kinds of the attributes. So adding a row to both views adds
+  it to both supports, to one, or to none: ``(I, U) → (I+1, U+1)``, ``(I, U+1)`` or
+  ``(I, U)`` — exactly the moves over which :mod:`.quality` takes its exact one-sided
+  bounds ``(down, up)`` and ``Δ`` (over *all* ``0 ≤ I ≤ U``, so also over the supports
+  that numeric half-intervals reach, up to all rows). Removing a row is the reverse
+  move. Hence every pair and extension score changes within ``[-down, up]`` and the
+  bounded-range draws with ``R = down + up`` are ε-DP as derived above.
+* *The releases are the same mechanisms.* ComputeQuality releases the 2×2 cell table
+  of the two supports (L1 sensitivity 1 for any pair of row sets) and the budget split
+  (size count, ``init``, ``extend``, ``quality``) and the ``auto`` rule never look at
+  attribute kinds: the ledger adds up exactly as before.
+
+``tests/test_serenade_numeric.py`` checks the three facts by brute force on
+neighbouring numeric datasets with missing values (one row added and removed).
 """
 
 from __future__ import annotations
@@ -113,6 +142,7 @@ from dprm.mining.serenade.quality import (
     jaccard_quality,
 )
 from dprm.mining.serenade.race import ExtensionRace
+from dprm.mining.serenade.union_cap import UnionCap
 from dprm.privacy import (
     Accountant,
     DiscreteLaplaceCount,
@@ -132,6 +162,9 @@ AUTO = "auto"
 QUALITIES = ("logistic", "jaccard")
 DEFAULT_SPLIT = "0.6,0.3,0.1"
 DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
+#: The union share above which scores are damped (ReReMi's maximum support, :mod:`.union_cap`).
+DEFAULT_MAX_UNION = 0.8
+SIGNIFICANCE = ("interval", "point")
 
 
 def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
@@ -159,20 +192,34 @@ def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
     return shares  # type: ignore[return-value]
 
 
-def initial_side(data: TwoViewData, algorithm: str) -> int:
-    """The view (0 left, 1 right) whose attributes are all Boolean or categorical."""
+def initial_side(data: TwoViewData, tables: tuple[LiteralTable, LiteralTable]) -> int:
+    """The view (0 left, 1 right) whose literals' row masks the initial pairs are counted from.
+
+    The view with only Boolean and categorical attributes (the left one if both qualify,
+    as in the paper); when both views have numeric attributes, the view with fewer
+    candidate literals (the left one on a tie), so that fewer row masks are made.
+
+    Which side this is changes only how the pairs are counted (:mod:`.pairs`), never the
+    candidate set (every pair of one literal per side) nor the draws' distribution, and
+    it is a function of the public schema (attribute kinds and the grid) only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+    >>> def numeric(name, side):
+    ...     return Attribute(name, side, AttributeKind.NUMERIC, np.array([0.0, 1.0, 2.0]),
+    ...                      Domain(bounds=(0.0, 2.0), declared=True))
+    >>> data = TwoViewData(View("left", [numeric("a", "left"), numeric("b", "left")]),
+    ...                    View("right", [numeric("x", "right")]))
+    >>> tables = tuple(LiteralTable(v, mode="private", max_splits=3) for v in data.views)
+    >>> [len(t) for t in tables], initial_side(data, tables)
+    ([18, 9], 1)
+    """
     for side, view in enumerate(data.views):
         if len(view) and all(a.kind is not AttributeKind.NUMERIC for a in view):
             return side
-    raise ParameterError(
-        f"{algorithm} needs one view with only Boolean and categorical attributes, but both views have "
-        f"numeric ones (left: {_first_numeric(data.left)}; right: {_first_numeric(data.right)}); "
-        f"declare one view's columns categorical in a types file")
-
-
-def _first_numeric(view) -> str:
-    names = [a.name for a in view if a.kind is AttributeKind.NUMERIC]
-    return ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+    return 0 if len(tables[0]) <= len(tables[1]) else 1
 
 
 #: Largest rows of the logistic quality's centre (and of the data-size parameters that
@@ -225,6 +272,13 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
           low=0, low_open=True),
     Param("quality_noise", "For 'auto': largest noise standard deviation of a released intersection, as a share "
                            "of the minimum support (α)", "float", low=0, low_open=True),
+    Param("max_union", "Share of the (noisy) number of rows above which a redescription's score is damped "
+                       "smoothly by the size of the union of its supports, so that near-tautologies lose; none: "
+                       "no damping (the paper's score)", "float", unit="share of rows", low=0, high=1,
+          low_open=True, none=True),
+    Param("significance", "When a result counts as significant: 'interval', the upper end of its noisy p-value's "
+                          "interval (at the run's confidence) is at most max-pvalue (default); 'point', its noisy "
+                          "p-value is (the paper)", "choice", choices=SIGNIFICANCE),
 )
 
 
@@ -282,12 +336,12 @@ class _GreedyMiner(Miner):
             if len(view) == 0:
                 raise ParameterError(f"the {view.name} view has no usable attribute "
                                      "(constant and empty columns are left out)")
-        self._side = initial_side(data, self.algorithm)
         mode = "private" if self.private else "data"
         self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self.max_splits) for view in data.views)
         for table, view in zip(self.tables_, data.views):
             if len(table) == 0:
                 raise ParameterError(f"the {view.name} view has no candidate literal")
+        self._side = initial_side(data, self.tables_)
         if self.private:
             check_pair_count(self.tables_, self.algorithm)  # public schema only, before any release
         self._rng = rng
@@ -321,6 +375,7 @@ class _GreedyMiner(Miner):
             count = DiscreteLaplaceCount(size_epsilon)
             self._n_hat = float(max(1, count.release(accountant, "data size", data.n_rows)))
             self._n_variance = discrete_laplace_variance(count.scale)
+            self._n_scale = float(count.scale)
             center = float(share * Fraction(self._n_hat)) if share is not None else float(self.min_support)
         elif self.data_size == "public":
             if self.rows != data.n_rows:
@@ -335,7 +390,8 @@ class _GreedyMiner(Miner):
             center = float(share * max(data.n_rows, self.min_rows))  # private, inside the engine only
         self._min_support_rows = center
         bounded = self.score_range == "bounded" and self.data_size != "engine"
-        needs_logistic = self.quality == "logistic" or AUTO in (self.initial_pairs, self.extensions)
+        damped = self.max_union is not None and self.data_size != "engine"
+        needs_logistic = self.quality == "logistic" or damped or AUTO in (self.initial_pairs, self.extensions)
         logistic, logistic_range = None, None
         if not needs_logistic:  # NoSens with explicit numbers: no line search needed
             public_center = center if self.data_size != "engine" else float(share) * self.min_rows
@@ -361,6 +417,19 @@ class _GreedyMiner(Miner):
             score_range = float(sum(JACCARD_ONE_SIDED)) if bounded else 2 * JACCARD_SENSITIVITY
         else:
             self._quality, score_range = logistic, logistic_range
+        if damped:
+            # Damp near-tautologies (:mod:`.union_cap`): the cap is public (a share of n̂ or of the
+            # public n) and the damped score's one-sided bounds are the base's plus tanh(μ/4).
+            cap = float(self.max_union) * self._n_hat
+            steepness = logistic.steepness / 2
+            base_sides = JACCARD_ONE_SIDED if self.quality == "jaccard" else logistic.one_sided_sensitivity()
+            self._quality = UnionCap(self._quality, cap, steepness, one_sided=base_sides)
+            score_range = self._quality.score_range() if bounded else 2 * self._quality.sensitivity()
+            capped_logistic = UnionCap(logistic, cap, steepness)
+            logistic_range = capped_logistic.score_range() if bounded else 2 * capped_logistic.sensitivity()
+            self._notes.append(f"near-tautologies damped: unions above {cap:.0f} rows (steepness {steepness:.4g})")
+        elif self.max_union is not None:
+            self._notes.append("no damping of near-tautologies in data-size 'engine' (its cap would be private)")
         # Every mechanism samples ∝ exp(ε q / R); it is given the sensitivity R/2 (derivation in the
         # module docstring: with the bounded range, q shifted by a per-dataset constant has sensitivity R/2).
         self._sensitivity = score_range / 2
@@ -425,11 +494,18 @@ class _GreedyMiner(Miner):
         return candidates, self._scores(candidates.intersection, candidates.union)
 
     def _result(self, state: Growing, released: QualityRelease) -> Redescription:
-        n_rows = self._n_hat if self._n_hat is not None else released.data_size[0]
+        size_count = None
+        if self.data_size == "noisy":  # the row count and the cells' sum, combined (post-processing)
+            size_count = (self._n_hat, self._n_scale)
+            n_rows = released.combined_size(*size_count)[0]
+        else:
+            n_rows = self._n_hat if self._n_hat is not None else released.data_size[0]
         stats = released.stats(n_rows)
-        interval = released.interval(n_rows, self.confidence, self._rng)
-        pruned = bool(stats.intersection < self._kept_support(n_rows) or stats.jaccard < self.min_jaccard
-                      or (stats.p_value is not None and stats.p_value > self.max_pvalue))
+        interval = released.interval(n_rows, self.confidence, self._rng, size_count=size_count)
+        kept_support = self._kept_support(self._n_hat if self._n_hat is not None else n_rows)
+        pruned = bool(stats.intersection < kept_support or stats.jaccard < self.min_jaccard
+                      or (stats.p_value is not None and stats.p_value > self.max_pvalue)
+                      or (self.significance == "interval" and interval["p_value"][1] > self.max_pvalue))
         return Redescription(state.queries[0], state.queries[1], stats, pruned=pruned, extra={"interval": interval})
 
     def _kept_support(self, n_rows: float) -> float:
@@ -506,6 +582,15 @@ _COMMON_DOC = """
     quality_noise : float
         ``α`` of the auto rule: largest noise std of a released intersection relative to
         the minimum support (default 1/4 for ES, 1/10 for CS).
+    max_union : float or None
+        Scores are damped smoothly where the union of the two supports exceeds this
+        share of the (noisy) row count (:mod:`dprm.mining.serenade.union_cap`; default
+        0.8, ReReMi's maximum support); ``None``: the paper's undamped score.
+    significance : {"interval", "point"}
+        A result is marked ``pruned`` unless its p-value is significant: ``"interval"``
+        (default) asks the upper end of its simulated p-value interval (noise of the
+        cells and of the row count) to be at most ``max_pvalue``; ``"point"`` (the
+        paper) asks it of the noisy p-value only.
 """
 
 
@@ -565,6 +650,8 @@ class SerenadeCS(_GreedyMiner):
         score_range: str = "bounded",
         min_sharpness: float = DEFAULT_MIN_SHARPNESS,
         quality_noise: float = DEFAULT_QUALITY_NOISE_CS,
+        max_union: float | None = DEFAULT_MAX_UNION,
+        significance: str = "interval",
     ) -> None:
         self._store(locals())
         self.quality = "logistic"
@@ -685,6 +772,8 @@ class SerenadeES(_GreedyMiner):
         score_range: str = "bounded",
         min_sharpness: float = DEFAULT_MIN_SHARPNESS,
         quality_noise: float = DEFAULT_QUALITY_NOISE,
+        max_union: float | None = DEFAULT_MAX_UNION,
+        significance: str = "interval",
     ) -> None:
         self._store(locals())
 

@@ -12,6 +12,9 @@ either side, the same candidate literals, an attribute never on both sides), but
   Jaccard;
 * exact statistics; ``guarantee: none``.
 
+Both views may be numeric (the initial pairs are counted from the view with fewer
+literals, :func:`~dprm.mining.serenade.private_miners.initial_side`).
+
 ``min_support``: rows (``>= 1``) or a share of the rows (``< 1``), default 10 %.
 """
 
