@@ -10,6 +10,7 @@ from dprm.mining.alternation import AlternatingTrees
 from dprm.errors import ParameterError
 from dprm.mining.base import Miner, Param, Progress
 from dprm.mining.cartwheels import CartWheels
+from dprm.mining.default import DEFAULT_ALGORITHM, default_algorithm
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
 from dprm.mining.private_extraction import private_extract, prune
 from dprm.mining.redundancy import DEFAULT_MAX_OVERLAP, deduplicate, filter_redundant, redundant
@@ -124,6 +125,9 @@ def _merged_help(specs: dict[str, Param]) -> str:
 
 __all__ = [
     "ALGORITHMS",
+    "DEFAULT_ALGORITHM",
+    "default_algorithm",
+    "filter_redundant",
     "AlternatingTrees",
     "CartWheels",
     "Constraints",

@@ -142,6 +142,8 @@ class AlternatingTrees(PrivateTreeMiner):
         size_share: float = 0.05,
         target_binning: str = "fixed",
         binning_share: float = 0.02,
+        targets: str = "uniform",
+        target_share: float = 0.2,
     ) -> None:
         self._store(locals())
 

@@ -55,6 +55,7 @@ from dprm.mining.base import (
     ProgressCallback,
     parameter_table,
 )
+from dprm.mining.initial_targets import InitialTarget, choose_targets
 from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.budget import as_epsilon, as_fraction
@@ -63,6 +64,9 @@ from dprm.trees.private import MCMC_STOPS
 from dprm.trees.tree import Tree
 
 __all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES"]
+
+#: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
+TARGET_CHOICES = ("uniform", "scored")
 
 #: Progress units of one extraction: about the time of a default chain of 10,000
 #: steps (measured on MAMMAL; both grow with the depth).
@@ -109,6 +113,11 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("binning_share", "Share of ε for the Freedman–Diaconis estimates (target-binning fd, when a numeric "
                            "attribute is an initial target)", "float", unit="share of ε", low=0, high=1,
           high_open=True),
+    Param("targets", "How the initial targets are chosen: 'uniform', a uniformly random attribute (the paper), "
+                     "or 'scored', a split literal chosen by the exponential mechanism for how well one split of "
+                     "the other view predicts it, paid from target-share", "choice", choices=TARGET_CHOICES),
+    Param("target_share", "Share of ε for choosing the initial targets (targets scored)", "float",
+          unit="share of ε", low=0, high=1, low_open=True, high_open=True),
 )
 
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
@@ -139,6 +148,9 @@ class PrivateTreeMiner(Miner):
         if self.size_share + self.binning_share >= 1:
             raise ParameterError(f"size-share and binning-share must add up to less than 1, not "
                                  f"{self.size_share} + {self.binning_share}")
+        if self.targets == "scored" and self.size_share + self.target_share >= 1:
+            raise ParameterError(f"size-share and target-share must add up to less than 1, not "
+                                 f"{self.size_share} + {self.target_share}")
         if self.units == "subtrees" and self.depth > MAX_DEPTH_SUBTREES:
             raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
                                  f"per side: 16 times the extraction's memory of leaves), not {self.depth}")
@@ -195,6 +207,16 @@ class PrivateTreeMiner(Miner):
             count = DiscreteLaplaceCount(size_epsilon)
             self._data_size = (float(count.release(accountant, "data size", data.n_rows)),
                                discrete_laplace_variance(count.scale))
+        self._binning_epsilon = []
+        if self.targets == "scored":
+            # Chosen privately by their association with the other view
+            # (dprm.mining.initial_targets); binary targets need no binning.
+            share = as_fraction(self.target_share, "target-share")
+            target_epsilon, epsilon = split_budget(epsilon, [share, 1 - share])
+            self._initial = list(choose_targets(self.indexes_, self.init_trials, target_epsilon, accountant))
+            self._mine(data, accountant, rng, epsilon)
+            self._finish_fit(data, accountant, tracker)
+            return self
         # The initial attributes are drawn first (uniformly: data-independent), so the
         # budget of the numeric ones' Freedman–Diaconis estimates is known in advance.
         sizes = [len(data.left), len(data.right)]
@@ -202,12 +224,16 @@ class PrivateTreeMiner(Miner):
         self._initial = [(0, data.left.attributes[p]) if p < sizes[0] else (1, data.right.attributes[p - sizes[0]])
                          for p in picks]
         n_numeric = sum(a.kind is AttributeKind.NUMERIC for _, a in self._initial)
-        self._binning_epsilon = []
         if self.target_binning == "fd" and n_numeric > 0 and self.binning_share > 0:
             share = as_fraction(self.binning_share, "binning-share")
             binning, epsilon = split_budget(epsilon, [share, 1 - share])
             self._binning_epsilon = split_budget(binning, [1] * n_numeric)
         self._mine(data, accountant, rng, epsilon)
+        self._finish_fit(data, accountant, tracker)
+        return self
+
+    def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
+        """Prune what was found, write the privacy block, end the progress."""
         found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
                                      max_interval_width=self.prune_interval,
@@ -215,7 +241,6 @@ class PrivateTreeMiner(Miner):
         self.privacy_ = self._privacy_block(data, accountant)
         self.notes_ = []
         tracker.finish()
-        return self
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         """Spend exactly ``epsilon`` (what is left after the data-size count)."""
@@ -228,7 +253,11 @@ class PrivateTreeMiner(Miner):
 
         The attributes were drawn uniformly when the run started (data-independent).
         """
-        side, attribute = self._initial.pop(0)
+        chosen = self._initial.pop(0)
+        if isinstance(chosen, InitialTarget):
+            classes, n_classes = chosen.classes(self.indexes_[chosen.side])
+            return chosen.side, classes, n_classes
+        side, attribute = chosen
         classes, n_classes = self._classes(attribute, side)
         return side, classes, n_classes
 
