@@ -46,8 +46,10 @@ def option_table(algorithms: Algorithms) -> dict[str, dict[str, Any]]:
     --------
     >>> from dprm.mining import ALGORITHMS
     >>> table = option_table(ALGORITHMS)
-    >>> table["depth"]["kind"], table["depth"]["defaults"]["cartwheels"]
-    ('int', 4)
+    >>> table["depth"]["kind"], table["depth"]["defaults"]["cartwheels"]   # "auto": the private tree miners
+    ('int-or-auto', 4)
+    >>> table["max_clauses"]["kind"]
+    'int'
     """
     table: dict[str, dict[str, Any]] = {}
     for algorithm, (miner_class, fixed) in algorithms.items():
