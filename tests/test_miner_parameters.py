@@ -61,7 +61,7 @@ def test_help_for_every_parameter_in_words_with_its_limits() -> None:
     assert "alternations" in helps["alternations"] and "RMIter" in helps["alternations"]
     assert "MCMC steps" in helps["mcmc_iterations"] and "MCIter" in helps["mcmc_iterations"]
     assert "in rows" in helps["min_support"] and "share of the rows" in helps["max_support"]
-    assert helps["depth"].endswith("allowed: 1 to 7, 1 to 6 for cartwheels")
+    assert helps["depth"].endswith("allowed: 1 to 7 or auto, 1 to 6 for cartwheels")
     assert parameter_specs("mcmc-tree-pair")["mcmc_iterations"].unit == "steps"
 
 
@@ -136,7 +136,9 @@ def test_wrong_types_and_non_finite_values_are_clean_parameter_errors(algorithm,
 def test_numpy_numbers_are_numbers() -> None:
     miner = make_miner("mcmc-tree-pair", depth=np.int64(3), omega=np.float64(0.2), mcmc_iterations=np.int32(50))
     assert miner.depth == 3
-    assert one_line_error("mcmc-tree-pair", depth=np.float64(3.0)) == "depth must be an integer, not np.float64(3.0)"
+    # the private tree miners also take "auto" (issue 13), and their message says so
+    assert one_line_error("mcmc-tree-pair", depth=np.float64(3.0)) == ("depth must be an integer or auto, not "
+                                                                       "np.float64(3.0)")
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -146,8 +148,9 @@ def test_numpy_numbers_are_numbers() -> None:
     (math.nan, "depth must be an integer, not nan"),
 ])
 def test_depth_of_the_wrong_type(value, message) -> None:
-    for algorithm in ("cartwheels", "alt-expm", "mcmc-tree-pair"):
-        assert one_line_error(algorithm, depth=value) == message
+    assert one_line_error("cartwheels", depth=value) == message
+    for algorithm in ("alt-expm", "mcmc-tree-pair"):  # these also take "auto" (issue 13)
+        assert one_line_error(algorithm, depth=value) == message.replace("an integer", "an integer or auto")
 
 
 def test_auto_and_none_where_allowed_only() -> None:

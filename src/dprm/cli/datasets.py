@@ -25,7 +25,14 @@ def make_planted_command(
                                   help="Directory for left.csv, right.csv, types.json and planted.json."),
     rows: int = typer.Option(1000, metavar="N", help="Number of rows (entities)."),
     seed: Optional[int] = typer.Option(None, metavar="N", help="Random seed, a non-negative integer."),
-    planted: int = typer.Option(3, metavar="N", help="Number of planted relations."),
+    planted: int = typer.Option(3, metavar="N", help="Number of planted relations (of the default kind, "
+                                                      "conjunction; not used with --relations)."),
+    relations: Optional[str] = typer.Option(
+        None, metavar="KIND,...",
+        help="Kinds of planted relations, comma-separated, one relation each: conjunction (a ∧ b vs x > 60), "
+             "disjunction ((a ∧ b) ∨ c vs x > 60), interval (a ∧ ¬b vs 40 < x ≤ 70), thresholds "
+             "(a vs x > 60 ∧ y > 60), threshold-or (a ∨ b vs x > 60). On a view without Boolean attributes "
+             "a Boolean literal is written as x > 60."),
     left_boolean: int = typer.Option(30, metavar="N", help="Boolean attributes of the left view."),
     left_numeric: int = typer.Option(0, metavar="N", help="Numeric attributes of the left view."),
     right_boolean: int = typer.Option(0, metavar="N", help="Boolean attributes of the right view."),
@@ -38,8 +45,9 @@ def make_planted_command(
     from dprm.datasets import make_planted, write_planted
 
     check_directory(outdir, create=True)  # before the rows are generated
+    kinds = None if relations is None else [kind.strip() for kind in relations.split(",")]
     data = make_planted(rows, n_left_boolean=left_boolean, n_left_numeric=left_numeric,
                         n_right_boolean=right_boolean, n_right_numeric=right_numeric, n_planted=planted,
-                        noise=noise, missing=missing, random_state=seed)
+                        noise=noise, missing=missing, relations=kinds, random_state=seed)
     for path in write_planted(data, outdir):
         console.print(f"wrote {path}")

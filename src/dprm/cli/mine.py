@@ -53,9 +53,12 @@ def miner_options() -> dict[str, dict[str, Any]]:
 def mine(
     left: LeftView,
     right: RightView,
-    algorithm: str = typer.Option("cartwheels", "--algorithm", "-a", metavar="NAME",
-                                  help="The miner: cartwheels, reremi (not private); alt-expm, alt-mcmc, "
-                                       "mcmc-tree-pair, serenade-cs, serenade-es, serenade-es-nosens (private)."),
+    algorithm: Optional[str] = typer.Option(
+        None, "--algorithm", "-a", metavar="NAME",
+        help="The miner: cartwheels, reremi (not private); alt-expm, alt-mcmc, mcmc-tree-pair, serenade-cs, "
+             "serenade-es, serenade-es-nosens (private). Default: the private default miner, mcmc-tree-pair with "
+             "initial targets chosen by their association with the other view and trials, depth and budget "
+             "shares set from epsilon and the noisy row count (options given override them)."),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", metavar="ε",
                                             help="Privacy budget of a private algorithm, spent exactly "
                                                  "(default 1)."),
@@ -90,12 +93,15 @@ def mine(
     public domains; the first line of output says whether the run is private.
     Sizes are in rows (--min-support) or shares of rows (--max-support) as stated.
     """
-    from dprm.mining import make_miner
+    from dprm.mining import default_algorithm, default_parameters, make_miner
 
     algorithms = _algorithms()
+    defaults: dict[str, Any] = {}
+    if algorithm is None:  # the default private miner (dprm.mining.default)
+        algorithm, defaults = default_algorithm(epsilon), default_parameters(epsilon)
     if algorithm not in algorithms:
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
-    given = given_parameters(algorithms, algorithm, miner_parameters)
+    given = {**defaults, **given_parameters(algorithms, algorithm, miner_parameters)}
     private_algorithm = "epsilon" in miner_options() and algorithm in miner_options()["epsilon"]["defaults"]
     if epsilon is not None:
         if not (math.isfinite(epsilon) and epsilon > 0):
@@ -134,6 +140,9 @@ def mine(
         shown = redundancy.shown(miner.redescriptions_)
         hidden = len(miner.redescriptions_) - len(shown)
     print_redescriptions(shown, top, noisy=private_algorithm, private=private, hidden=hidden)
+    if defaults:
+        console.print(f"[dim]default miner: {algorithm} with scored initial targets and auto settings "
+                      f"(--algorithm chooses another)[/dim]", soft_wrap=True)
     for message in miner.notes_:
         console.print(f"[dim]{message}[/dim]")
     for path in written:

@@ -24,13 +24,15 @@ Algorithms = Mapping[str, tuple[type, Mapping[str, Any]]]
 
 
 def _kind(annotation: Any) -> str:
-    """The kind of a miner parameter from its annotation: bool, int, float, int-or-auto or str."""
+    """The kind of a miner parameter from its annotation: bool, int, float, int-or-auto, float-or-auto or str."""
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
     kinds = {part.strip() for part in text.split("|")} - {"None"}
     if kinds == {"bool"}:
         return "bool"
     if kinds == {"int", "str"}:
         return "int-or-auto"
+    if kinds == {"float", "str"}:
+        return "float-or-auto"
     for kind in ("float", "int", "str"):
         if kind in kinds:
             return kind
@@ -44,15 +46,20 @@ def option_table(algorithms: Algorithms) -> dict[str, dict[str, Any]]:
     --------
     >>> from dprm.mining import ALGORITHMS
     >>> table = option_table(ALGORITHMS)
-    >>> table["depth"]["kind"], table["depth"]["defaults"]["cartwheels"]
-    ('int', 4)
+    >>> table["depth"]["kind"], table["depth"]["defaults"]["cartwheels"]   # "auto": the private tree miners
+    ('int-or-auto', 4)
+    >>> table["max_clauses"]["kind"]
+    'int'
     """
     table: dict[str, dict[str, Any]] = {}
     for algorithm, (miner_class, fixed) in algorithms.items():
         for parameter in list(inspect.signature(miner_class.__init__).parameters.values())[1:]:
             if parameter.name in fixed:
                 continue
-            entry = table.setdefault(parameter.name, {"kind": _kind(parameter.annotation), "defaults": {}})
+            kind = _kind(parameter.annotation)
+            entry = table.setdefault(parameter.name, {"kind": kind, "defaults": {}})
+            if kind.endswith("-or-auto"):  # an option takes "auto" if one algorithm does (the others refuse it)
+                entry["kind"] = kind
             entry["defaults"][algorithm] = parameter.default
     return table
 
@@ -94,7 +101,7 @@ def option_parameters(algorithms: Algorithms, *, skip: tuple[str, ...] = ("epsil
             option = typer.Option(None, f"{flag}/--no-{flag[2:]}", help=text, show_default=False)
             annotation: Any = Optional[bool]
         else:
-            metavar = {"int": "N", "float": "X", "int-or-auto": "N|auto", "str": "TEXT"}[kind]
+            metavar = {"int": "N", "float": "X", "int-or-auto": "N|auto", "float-or-auto": "X|auto", "str": "TEXT"}[kind]
             option = typer.Option(None, flag, metavar=metavar, help=text, show_default=False)
             annotation = {"int": Optional[int], "float": Optional[float]}.get(kind, Optional[str])
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
@@ -121,11 +128,17 @@ def given_parameters(algorithms: Algorithms, algorithm: str, values: Mapping[str
         flag = "--" + name.replace("_", "-")
         if name not in accepted:
             raise ParameterError(f"option {flag} does not apply to {algorithm}")
-        if table[name]["kind"] == "int-or-auto" and value != "auto":
+        kind = table[name]["kind"]
+        if kind == "int-or-auto" and value != "auto":
             try:
                 value = int(value)
             except ValueError:
                 raise ParameterError(f"{flag} must be an integer or 'auto', not {value!r}") from None
+        if kind == "float-or-auto" and value != "auto":
+            try:
+                value = float(value)
+            except ValueError:
+                raise ParameterError(f"{flag} must be a number or 'auto', not {value!r}") from None
         given[name] = value
     return given
 

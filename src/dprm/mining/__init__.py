@@ -10,6 +10,7 @@ from dprm.mining.alternation import AlternatingTrees
 from dprm.errors import ParameterError
 from dprm.mining.base import Miner, Param, Progress
 from dprm.mining.cartwheels import CartWheels
+from dprm.mining.default import DEFAULT_ALGORITHM, default_algorithm, default_parameters
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
 from dprm.mining.private_extraction import private_extract, prune
 from dprm.mining.redundancy import DEFAULT_MAX_OVERLAP, deduplicate, filter_redundant, redundant
@@ -94,7 +95,7 @@ def parameter_help() -> dict[str, str]:
     Examples
     --------
     >>> help = parameter_help()
-    >>> help["depth"].split(":")[0], help["depth"].endswith("allowed: 1 to 7, 1 to 6 for cartwheels")
+    >>> help["depth"].split(":")[0], help["depth"].endswith("allowed: 1 to 7 or auto, 1 to 6 for cartwheels")
     ('Tree depth d', True)
     >>> "MCIter" in help["mcmc_iterations"], "rows" in help["min_support"]
     (True, True)
@@ -124,6 +125,10 @@ def _merged_help(specs: dict[str, Param]) -> str:
 
 __all__ = [
     "ALGORITHMS",
+    "DEFAULT_ALGORITHM",
+    "default_algorithm",
+    "default_parameters",
+    "filter_redundant",
     "AlternatingTrees",
     "CartWheels",
     "Constraints",

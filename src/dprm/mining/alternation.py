@@ -119,8 +119,8 @@ class AlternatingTrees(PrivateTreeMiner):
         *,
         trees: str = "mcmc",
         epsilon: float = 1.0,
-        depth: int = 4,
-        init_trials: int = 4,
+        depth: int | str = 4,
+        init_trials: int | str = 4,
         alternations: int = 1,
         mcmc_iterations: int = 10_000,
         mcmc_stop: str = "fixed",
@@ -142,6 +142,8 @@ class AlternatingTrees(PrivateTreeMiner):
         size_share: float = 0.05,
         target_binning: str = "fixed",
         binning_share: float = 0.02,
+        targets: str = "uniform",
+        target_share: float | str = 0.2,
     ) -> None:
         self._store(locals())
 
@@ -151,7 +153,8 @@ class AlternatingTrees(PrivateTreeMiner):
 
     def work(self) -> int:
         """Progress total: ``InTr · (2·RMIter + 1)`` releases (AltExpM), or MCMC steps (AltMCMC)."""
-        trees, extractions = self.init_trials * (self.alternations + 1), self.init_trials * self.alternations
+        trials = self._most_trials()
+        trees, extractions = trials * (self.alternations + 1), trials * self.alternations
         return trees * self._tree_units() + extractions * self._extraction_units()
 
     def _tree_units(self) -> int:
@@ -164,18 +167,18 @@ class AlternatingTrees(PrivateTreeMiner):
               accountant: Accountant, rng: np.random.Generator):
         index = self.indexes_[side]
         if self.trees == "exponential":
-            tree = grow_exponential_tree(index, target, n_classes, self.depth, epsilon, accountant, step)
+            tree = grow_exponential_tree(index, target, n_classes, self.depth_, epsilon, accountant, step)
             self._progress.advance(1)
             return tree
-        return sample_tree(index, target, n_classes, self.depth, epsilon, accountant, step, rng,
+        return sample_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rng,
                            iterations=self.mcmc_iterations, stop=self.mcmc_stop,
                            variance_threshold=self.variance_threshold, variance_window=self.variance_window,
                            progress=self._progress.advance)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
-        n_releases = self.init_trials * (2 * self.alternations + 1)
+        n_releases = self.init_trials_ * (2 * self.alternations + 1)
         shares = iter(split_budget(epsilon, [1] * n_releases))
-        for trial in range(1, self.init_trials + 1):
+        for trial in range(1, self.init_trials_ + 1):
             source, target, n_classes = self.initial_target(data, rng)
             side = 1 - source
             trees = [None, None]

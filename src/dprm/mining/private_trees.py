@@ -29,6 +29,7 @@ base class holds the rest:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,8 @@ from dprm.mining.base import (
     ProgressCallback,
     parameter_table,
 )
+from dprm.mining.auto_trees import AUTO, AUTO_MAX_TRIALS, auto_tree_settings
+from dprm.mining.initial_targets import InitialTarget, choose_targets
 from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.budget import as_epsilon, as_fraction
@@ -63,6 +66,9 @@ from dprm.trees.private import MCMC_STOPS
 from dprm.trees.tree import Tree
 
 __all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES"]
+
+#: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
+TARGET_CHOICES = ("uniform", "scored")
 
 #: Progress units of one extraction: about the time of a default chain of 10,000
 #: steps (measured on MAMMAL; both grow with the depth).
@@ -76,8 +82,9 @@ MAX_DEPTH_SUBTREES = 6
 #: ``__init__`` with its own defaults, and adds its own).
 TREE_PARAMETERS: dict[str, Param] = parameter_table(
     EPSILON,
-    DEPTH,
-    INIT_TRIALS,
+    replace(DEPTH, help=DEPTH.help + "; 'auto': 2 or 3 by the budget in rows (docs/mining.md)", auto=True),
+    replace(INIT_TRIALS, help=INIT_TRIALS.help + "; 'auto': 1 to 8 by the budget in rows, epsilon times the "
+                                                 "noisy row count (docs/mining.md)", auto=True),
     MAX_CLAUSES,
     MIN_SUPPORT_ROWS,
     MAX_SUPPORT,
@@ -109,6 +116,12 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("binning_share", "Share of ε for the Freedman–Diaconis estimates (target-binning fd, when a numeric "
                            "attribute is an initial target)", "float", unit="share of ε", low=0, high=1,
           high_open=True),
+    Param("targets", "How the initial targets are chosen: 'uniform', a uniformly random attribute (the paper), "
+                     "or 'scored', a split literal chosen by the exponential mechanism for how well one split of "
+                     "the other view predicts it, paid from target-share", "choice", choices=TARGET_CHOICES),
+    Param("target_share", "Share of ε for choosing the initial targets (targets scored); 'auto': 0.1 per "
+                          "trial, at most 0.3", "float", unit="share of ε", low=0, high=1, low_open=True,
+          high_open=True, auto=True),
 )
 
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
@@ -139,13 +152,54 @@ class PrivateTreeMiner(Miner):
         if self.size_share + self.binning_share >= 1:
             raise ParameterError(f"size-share and binning-share must add up to less than 1, not "
                                  f"{self.size_share} + {self.binning_share}")
-        if self.units == "subtrees" and self.depth > MAX_DEPTH_SUBTREES:
+        if self.targets == "scored" and self.target_share != AUTO and self.size_share + self.target_share >= 1:
+            raise ParameterError(f"size-share and target-share must add up to less than 1, not "
+                                 f"{self.size_share} + {self.target_share}")
+        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO]
+        if autos and self.size_share == 0:
+            raise ParameterError(f"{autos[0].replace('_', '-')} auto needs size-share above 0 (the rule reads the "
+                                 f"noisy row count)")
+        if self.targets == "scored" and self.target_share == AUTO and self.size_share >= 0.7:
+            raise ParameterError(f"size-share must be below 0.7 with target-share auto (up to 0.3), not "
+                                 f"{self.size_share}")
+        if self.units == "subtrees" and self.depth != AUTO and self.depth > MAX_DEPTH_SUBTREES:
             raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
                                  f"per side: 16 times the extraction's memory of leaves), not {self.depth}")
 
     def work(self) -> int:
         """The progress total of a run, in the miner's work units (data-independent)."""
         raise NotImplementedError
+
+    def _auto_names(self) -> tuple[str, ...]:
+        """The parameters that may be ``"auto"`` (:mod:`dprm.mining.auto_trees`)."""
+        return ("init_trials", "depth", "target_share")
+
+    def _most_trials(self) -> int:
+        """Trials a run makes at most (data-independent: the progress total)."""
+        return AUTO_MAX_TRIALS if self.init_trials == AUTO else int(self.init_trials)
+
+    def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The spec's document; the values the ``"auto"`` rule chose are in ``parameters["auto"]``."""
+        autos = {name: value for name, value in getattr(self, "settings_", {}).items() if getattr(self, name) == AUTO}
+        return super().document({**({"auto": autos} if autos else {}), **(extra_parameters or {})})
+
+    def _resolve_settings(self, epsilon: float) -> None:
+        """``init_trials_``, ``depth_``, ``target_share_`` (and ``omega_``): as given, or by the auto rule.
+
+        The rule (:func:`dprm.mining.auto_trees.auto_tree_settings`) reads the run's ε and
+        the released row count only; the values chosen are in :attr:`settings_` and a note.
+        """
+        rule = auto_tree_settings(epsilon, self._data_size[0]) if self._data_size is not None else None
+        chosen = {}
+        for name in self._auto_names():
+            value = getattr(self, name)
+            chosen[name] = getattr(rule, name) if value == AUTO else value
+        for name, value in chosen.items():
+            setattr(self, name + "_", value)
+        self.settings_ = chosen
+        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO]
+        self._notes = ([f"auto: {', '.join(f'{n.replace(chr(95), chr(45))} {chosen[n]}' for n in autos)} "
+                        f"(from epsilon and the noisy row count)"] if autos else [])
 
     def _extraction_units(self) -> int:
         """Progress units of one extraction (:data:`EXTRACTION_UNITS` MCMC-step equivalents)."""
@@ -195,27 +249,41 @@ class PrivateTreeMiner(Miner):
             count = DiscreteLaplaceCount(size_epsilon)
             self._data_size = (float(count.release(accountant, "data size", data.n_rows)),
                                discrete_laplace_variance(count.scale))
+        self._resolve_settings(float(as_epsilon(self.epsilon, "epsilon")))
+        self._binning_epsilon = []
+        if self.targets == "scored":
+            # Chosen privately by their association with the other view
+            # (dprm.mining.initial_targets); binary targets need no binning.
+            share = as_fraction(self.target_share_, "target-share")
+            target_epsilon, epsilon = split_budget(epsilon, [share, 1 - share])
+            self._initial = list(choose_targets(self.indexes_, self.init_trials_, target_epsilon, accountant))
+            self._mine(data, accountant, rng, epsilon)
+            self._finish_fit(data, accountant, tracker)
+            return self
         # The initial attributes are drawn first (uniformly: data-independent), so the
         # budget of the numeric ones' Freedman–Diaconis estimates is known in advance.
         sizes = [len(data.left), len(data.right)]
-        picks = rng.integers(sum(sizes), size=self.init_trials)
+        picks = rng.integers(sum(sizes), size=self.init_trials_)
         self._initial = [(0, data.left.attributes[p]) if p < sizes[0] else (1, data.right.attributes[p - sizes[0]])
                          for p in picks]
         n_numeric = sum(a.kind is AttributeKind.NUMERIC for _, a in self._initial)
-        self._binning_epsilon = []
         if self.target_binning == "fd" and n_numeric > 0 and self.binning_share > 0:
             share = as_fraction(self.binning_share, "binning-share")
             binning, epsilon = split_budget(epsilon, [share, 1 - share])
             self._binning_epsilon = split_budget(binning, [1] * n_numeric)
         self._mine(data, accountant, rng, epsilon)
+        self._finish_fit(data, accountant, tracker)
+        return self
+
+    def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
+        """Prune what was found, write the privacy block, end the progress."""
         found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
                                      max_interval_width=self.prune_interval,
                                      max_pvalue=self.max_pvalue if self.prune_significance else None)
         self.privacy_ = self._privacy_block(data, accountant)
-        self.notes_ = []
+        self.notes_ = list(self._notes)
         tracker.finish()
-        return self
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         """Spend exactly ``epsilon`` (what is left after the data-size count)."""
@@ -228,7 +296,11 @@ class PrivateTreeMiner(Miner):
 
         The attributes were drawn uniformly when the run started (data-independent).
         """
-        side, attribute = self._initial.pop(0)
+        chosen = self._initial.pop(0)
+        if isinstance(chosen, InitialTarget):
+            classes, n_classes = chosen.classes(self.indexes_[chosen.side])
+            return chosen.side, classes, n_classes
+        side, attribute = chosen
         classes, n_classes = self._classes(attribute, side)
         return side, classes, n_classes
 
@@ -268,7 +340,7 @@ class PrivateTreeMiner(Miner):
         half_iqr = quartiles[1] / 2 - quartiles[0] / 2
         half_width = 2.0 * max(half_iqr, grid_spacing(low, high, thresholds.size) / 2) * n_hat ** (-1 / 3)
         bins = np.ceil(grid_spacing(low, high, 1) / half_width) if half_width > 0 else np.inf
-        return int(np.clip(bins, 2, 2**self.depth)) if np.isfinite(bins) else 2**self.depth
+        return int(np.clip(bins, 2, 2**self.depth_)) if np.isfinite(bins) else 2**self.depth_
 
     def _classes(self, attribute: Attribute, side: int) -> tuple[np.ndarray, int]:
         if attribute.kind is AttributeKind.NUMERIC:

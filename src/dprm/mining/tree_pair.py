@@ -99,8 +99,8 @@ class MCMCTreePair(PrivateTreeMiner):
         **MCMC_PARAMETERS,
         **parameter_table(
             Param("omega", "Share ω of each tree pair's budget for sampling the pair by MCMC; the rest pays for "
-                           "extracting redescriptions from it", "float", unit="share of ε", low=0, high=1,
-                  low_open=True, high_open=True),
+                           "extracting redescriptions from it; 'auto': 0.5", "float", unit="share of ε", low=0, high=1,
+                  low_open=True, high_open=True, auto=True),
             Param("pair_score", "Score of a tree pair for its chain: 'counts', rows of each cell's majority "
                                 "class (default), 'gini', its Gini form, or 'paper', the paper's normalised "
                                 "score", "choice", choices=PAIR_SCORES),
@@ -111,10 +111,10 @@ class MCMCTreePair(PrivateTreeMiner):
         self,
         *,
         epsilon: float = 1.0,
-        depth: int = 4,
-        init_trials: int = 4,
+        depth: int | str = 4,
+        init_trials: int | str = 4,
         mcmc_iterations: int = 10_000,
-        omega: float = 0.1,
+        omega: float | str = 0.1,
         pair_score: str = "counts",
         mcmc_stop: str = "fixed",
         variance_threshold: float = 0.005,
@@ -135,31 +135,36 @@ class MCMCTreePair(PrivateTreeMiner):
         size_share: float = 0.05,
         target_binning: str = "fixed",
         binning_share: float = 0.02,
+        targets: str = "uniform",
+        target_share: float | str = 0.2,
     ) -> None:
         self._store(locals())
 
+    def _auto_names(self) -> tuple[str, ...]:
+        return super()._auto_names() + ("omega",)
+
     def work(self) -> int:
         """Progress total: ``InTr · (MCIter + EXTRACTION_UNITS)``."""
-        return self.init_trials * (self.mcmc_iterations + EXTRACTION_UNITS)
+        return self._most_trials() * (self.mcmc_iterations + EXTRACTION_UNITS)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
-        omega = as_fraction(self.omega, "omega")
-        per_trial = split_budget(epsilon, [1] * self.init_trials)
+        omega = as_fraction(self.omega_, "omega")
+        per_trial = split_budget(epsilon, [1] * self.init_trials_)
         shares = [split_budget(budget, [omega, Fraction(1) - omega]) for budget in per_trial]
         # The chains are charged and prepared in trial order (all random draws in a
         # fixed order), a batch of `workers` at a time (bounded memory), and each batch
         # runs on the available cores; then each pair is extracted. The result depends
         # neither on the scheduling nor on the batch size: running draws nothing.
-        workers = max(1, min(self.init_trials, os.cpu_count() or 1))
+        workers = max(1, min(self.init_trials_, os.cpu_count() or 1))
         pairs, firsts = [], []
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for batch in range(0, self.init_trials, workers):
+            for batch in range(0, self.init_trials_, workers):
                 jobs = []
-                for trial in range(batch + 1, min(batch + workers, self.init_trials) + 1):
+                for trial in range(batch + 1, min(batch + workers, self.init_trials_) + 1):
                     source, target, n_classes = self.initial_target(data, rng)
                     first, second = 1 - source, source
                     jobs.append(prepare_tree_pair(
-                        self.indexes_[first], self.indexes_[second], target, n_classes, self.depth,
+                        self.indexes_[first], self.indexes_[second], target, n_classes, self.depth_,
                         shares[trial - 1][0], accountant, f"sampleTreePair#{trial}", rng,
                         iterations=self.mcmc_iterations, pair_score=self.pair_score, stop=self.mcmc_stop,
                         variance_threshold=self.variance_threshold, variance_window=self.variance_window,

@@ -1,0 +1,80 @@
+r"""The ``"auto"`` settings of the private tree miners: few, decisive releases at low budgets.
+
+What limits a private tree miner is the budget *in rows*, ``B = ε · n̂`` (ε the run's
+budget, ``n̂`` the noisy row count the run releases first): a released count has noise
+of scale ``1/ε_release`` rows, a selection by the exponential mechanism separates
+candidates whose scores differ by more than about ``2Δ·ln(#candidates)/ε_release``
+rows, and the signal of a relation is a share of ``n`` rows. So the rule reads only
+public values (ε, ``n̂`` and the schema's size through the candidates) and is the
+same on every dataset:
+
+* **trials** ``InTr = clip(⌊B / 600⌋, 1, 8)``: each trial (a target, a tree pair, its
+  extraction) should have at least 600 rows of budget; below that, splitting the
+  budget makes every release too noisy to keep anything (measured on MAMMAL at
+  ε = 0.1, ``B ≈ 260``: four trials kept nothing in 4 of 4 runs, one trial kept
+  redescriptions in 10 of 10);
+* **depth** 2 below 1,200 rows of budget per trial, else 3: a tree pair of depth d
+  has ``(2^d + 1)²`` cells, each released with the extraction's noise, and a
+  Metropolis–Hastings chain over deeper trees spreads the same budget over many more
+  splits (deeper nodes hold fewer rows, so their splits are chosen almost
+  uniformly). Depth 2 expresses a conjunction or disjunction of two literals per
+  side, and, with extraction's disjunctions of leaves, ``(a ∧ b) ∨ c``;
+* **ω = 1/2**: the chain and the extraction get equal shares (the paper's ω = 0.1 left
+  the chains of small trials almost uniform);
+* **target share** ``min(0.3, 0.1 · InTr)`` of ε for choosing the initial targets
+  (``targets="scored"``): each pick keeps about a tenth of a trial's budget; with
+  several trials the later picks, made after the strongest attributes are taken,
+  need it.
+
+The figures behind the constants are in docs/mining.md ("Weak signal").
+
+Examples
+--------
+>>> auto_tree_settings(0.1, 2575)
+TreeSettings(init_trials=1, depth=2, omega=0.5, target_share=0.1)
+>>> auto_tree_settings(1.0, 2575)
+TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3)
+>>> auto_tree_settings(1.0, 28_900)
+TreeSettings(init_trials=8, depth=3, omega=0.5, target_share=0.3)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["AUTO", "AUTO_MAX_TRIALS", "TreeSettings", "auto_tree_settings"]
+
+#: The value that asks for the rule.
+AUTO = "auto"
+#: Rows of budget (ε · n̂) per trial.
+ROWS_PER_TRIAL = 600
+#: Most trials the rule chooses (bounds the run's time and the progress total).
+AUTO_MAX_TRIALS = 8
+#: Rows of budget per trial from which the trees are of depth 3.
+ROWS_FOR_DEPTH_3 = 1200
+#: The chains' share of a trial's budget.
+AUTO_OMEGA = 0.5
+
+
+@dataclass(frozen=True)
+class TreeSettings:
+    """What the rule chooses."""
+
+    init_trials: int
+    depth: int
+    omega: float
+    target_share: float
+
+
+def auto_tree_settings(epsilon: float, n_hat: float) -> TreeSettings:
+    """The settings for a run of budget ``epsilon`` on about ``n_hat`` rows (module docstring).
+
+    ``n_hat`` is a released (noisy) count; a value below 1 counts as 1.
+    """
+    budget_rows = float(epsilon) * max(float(n_hat), 1.0)
+    if not math.isfinite(budget_rows):
+        budget_rows = float(ROWS_PER_TRIAL * AUTO_MAX_TRIALS * ROWS_FOR_DEPTH_3)
+    trials = int(min(max(budget_rows // ROWS_PER_TRIAL, 1), AUTO_MAX_TRIALS))
+    depth = 3 if budget_rows / trials >= ROWS_FOR_DEPTH_3 else 2
+    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials))
