@@ -296,12 +296,15 @@ class DensityEstimator:
             self._start_declared()
         assert self._variables is not None
         codes = np.empty(len(self._variables), dtype=np.int64)
+        number = self._n_seen + len(self._buffer) + 1
         for j, (name, domain) in enumerate(self._variables.items()):
             if name not in row:
-                raise DataError(f"row {self._n_seen + len(self._buffer) + 1}: no value for column {name!r}",
-                                column=name, row=self._n_seen + len(self._buffer) + 1)
-            codes[j] = domain.encode([row[name]], source="the stream",
-                                     first_row=self._n_seen + len(self._buffer) + 1)[0]
+                raise DataError(f"the stream: row {number}: no value for column {name!r}", column=name, row=number)
+            value = row[name]
+            code = domain.lookup.get(value if isinstance(value, str) else category_text(value)) \
+                if domain.edges is None else None
+            # the slow path bins numbers and words the error of a value outside the domain
+            codes[j] = code if code is not None else domain.encode([value], source="the stream", first_row=number)[0]
         self._buffer.append(codes[None, :])
         if len(self._buffer) >= self.batch_size:
             self._flush()
