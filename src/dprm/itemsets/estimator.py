@@ -538,19 +538,20 @@ class DensityEstimator:
         assigned = codes >= 0
         out = np.ones((len(codes), len(chains)))
         for c, chain in enumerate(chains):
-            needs_sum = np.zeros(len(codes), dtype=bool)
+            by_product = np.ones(len(codes), dtype=bool)
+            if method == "exact-or-sample":  # rows whose assigned variables' trees test an unassigned one
+                for tree in chain.trees:
+                    tested = sorted(tree.split_columns())
+                    if tested:
+                        by_product &= ~(assigned[:, tree.target] & ~assigned[:, tested].all(axis=1))
+                sampled = np.flatnonzero(~by_product)
+                if len(sampled):
+                    out[sampled, c] = self._reference_samples()[c].supports(codes[sampled])
             for tree in chain.trees:
-                rows = np.flatnonzero(assigned[:, tree.target])
-                if len(rows) == 0:
-                    continue
-                tested = sorted(tree.split_columns())
-                if tested:
-                    needs_sum[rows] |= ~assigned[np.ix_(rows, tested)].all(axis=1)
-                proba = tree.predict_proba(codes[rows])
-                out[rows, c] *= proba[np.arange(len(rows)), codes[rows, tree.target]]
-            if method == "exact-or-sample" and needs_sum.any():
-                rows = np.flatnonzero(needs_sum)
-                out[rows, c] = self._reference_samples()[c].supports(codes[rows])
+                rows = np.flatnonzero(assigned[:, tree.target] & by_product)
+                if len(rows):
+                    proba = tree.predict_proba(codes[rows])
+                    out[rows, c] *= proba[np.arange(len(rows)), codes[rows, tree.target]]
         return out
 
     def _reference_samples(self) -> list[_ChainSample]:
