@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError
 from dprm.itemsets.estimator import DensityEstimator
 
@@ -244,23 +245,35 @@ def _members(rows: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
 
 
 def _extensions(level: np.ndarray, paths: np.ndarray) -> np.ndarray:
-    """Every row of ``level`` extended by one item of a path holding it, at a column after its last one."""
+    """Every row of ``level`` extended by one item of a path holding it, at a column after its last one.
+
+    The paths holding a row are the AND of its items' bitsets over the paths; an item
+    extends the row when its own bitset meets that AND.
+    """
     m = paths.shape[1]
-    columns = np.arange(m)
-    last = np.where(level >= 0, columns[None, :], -1).max(axis=1)
+    if len(level) == 0 or len(paths) == 0:
+        return np.zeros((0, m), dtype=np.int16)
+    sizes = np.maximum(paths.max(axis=0).astype(np.int64) + 1, 1)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    item_column = np.repeat(np.arange(m), sizes)
+    item_code = np.arange(int(sizes.sum())) - offsets[item_column]
+    holds = np.zeros((int(sizes.sum()), len(paths)), dtype=bool)
+    p, c = np.nonzero(paths >= 0)
+    holds[offsets[c] + paths[p, c], p] = True
+    bits = pack_rows(holds)
     out = []
-    block = max(1, 2_000_000 // max(1, len(paths) * m))
-    for start in range(0, len(level), block):
-        rows = level[start:start + block]
-        inside = ((rows[:, None, :] < 0) | (rows[:, None, :] == paths[None, :, :])).all(axis=2)
-        i, k = np.nonzero(inside)
-        if len(i) == 0:
+    for row in level:
+        columns = np.flatnonzero(row >= 0)
+        if np.any(row[columns] >= sizes[columns]):
             continue
-        extra = (paths[k] >= 0) & (columns[None, :] > last[start + i][:, None])
-        pair, column = np.nonzero(extra)
-        grown = rows[i[pair]].copy()
-        grown[np.arange(len(pair)), column] = paths[k[pair], column]
-        out.append(_unique_rows(grown))
+        inside = np.bitwise_and.reduce(bits[offsets[columns] + row[columns]], axis=0)
+        later = np.arange(offsets[columns[-1]] + sizes[columns[-1]], len(bits))
+        hits = later[(bits[later] & inside[None, :]).any(axis=1)]
+        if len(hits) == 0:
+            continue
+        grown = np.repeat(row[None, :], len(hits), axis=0)
+        grown[np.arange(len(hits)), item_column[hits]] = item_code[hits]
+        out.append(grown)
     return _unique_rows(np.vstack(out)) if out else np.zeros((0, m), dtype=np.int16)
 
 
