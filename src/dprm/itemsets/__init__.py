@@ -8,13 +8,29 @@ estimate's structure.
 Modules: :mod:`~dprm.itemsets.domains` (the discrete domain of each variable),
 :mod:`~dprm.itemsets.tree_model` (one conditional as an array-based tree),
 :mod:`~dprm.itemsets.hoeffding` (its online learner),
-:mod:`~dprm.itemsets.estimator` (the ensemble of chains: learning and inference).
+:mod:`~dprm.itemsets.estimator` (the ensemble of chains: learning and inference),
+:mod:`~dprm.itemsets.closeness` (t-closeness, Algorithm 1, and its check; a syntactic
+property of the estimate, not differential privacy),
+:mod:`~dprm.itemsets.ison` (ISON, Algorithms 2-3).
+
+The paper assumes a stationary stream (rows from one distribution in random order):
+a Hoeffding tree's new leaves only count the rows that arrive after their parent was
+created, so a file in a systematic order (UCI mushroom is one) should be shuffled with
+a seeded permutation before it is learned as a stream.
 """
 
+from dprm.itemsets.closeness import (ClosenessReport, Violation, apply_t_closeness, check_t_closeness,
+                                     distribution_distance, global_distribution)
 from dprm.itemsets.domains import VariableDomain, bin_labels, encode_frame, infer_domains
 from dprm.itemsets.estimator import Chain, DensityEstimator
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
+from dprm.itemsets.ison import IsonRun, Itemset, chain_weights, mine_itemsets, run_ison
 from dprm.itemsets.tree_model import ConditionalTree
 
-__all__ = ["VariableDomain", "bin_labels", "encode_frame", "infer_domains", "ConditionalTree",
-           "HoeffdingTreeLearner", "Chain", "DensityEstimator"]
+__all__ = [
+    "VariableDomain", "bin_labels", "encode_frame", "infer_domains",
+    "ConditionalTree", "HoeffdingTreeLearner", "Chain", "DensityEstimator",
+    "ClosenessReport", "Violation", "apply_t_closeness", "check_t_closeness", "distribution_distance",
+    "global_distribution",
+    "Itemset", "IsonRun", "chain_weights", "mine_itemsets", "run_ison",
+]

@@ -158,8 +158,9 @@ class _Miner:
     """The state of one run: the estimate, the threshold, what was tried and found."""
 
     def __init__(self, estimator: DensityEstimator, min_support: float, max_length: int | None,
-                 max_seconds: float | None) -> None:
+                 max_seconds: float | None, method: str) -> None:
         self.estimator = estimator
+        self.method = method
         self.min_support = min_support
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -178,7 +179,7 @@ class _Miner:
         """Estimate the support of new candidate rows; return the keys of those that pass."""
         if len(rows) == 0:
             return []
-        rows = np.unique(rows, axis=0)
+        rows = _unique_rows(rows)
         if self.max_length is not None:
             rows = rows[(rows >= 0).sum(axis=1) <= self.max_length]
         keys = [row.tobytes() for row in rows]
@@ -188,7 +189,8 @@ class _Miner:
             if self.out_of_time():
                 break
             chunk = rows[fresh[start:start + BATCH]]
-            supports = self.estimator.density_many(chunk, chain_weights(self.estimator, chunk))
+            wide = chunk.astype(np.int64)
+            supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
             for row, value in zip(chunk, supports):
                 key = row.tobytes()
@@ -200,6 +202,16 @@ class _Miner:
         return passed
 
 
+def _unique_rows(rows: np.ndarray) -> np.ndarray:
+    """The distinct rows (as int16 codes), sorted by their bytes: a 1-d sort, not numpy's row-wise one."""
+    rows = np.ascontiguousarray(rows, dtype=np.int16)
+    if len(rows) == 0:
+        return rows
+    as_bytes = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first = np.unique(as_bytes, return_index=True)
+    return rows[np.sort(first)]
+
+
 def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     """Every tree path with its target set to each category, as code rows (deduplicated)."""
     m = len(estimator.columns_)
@@ -207,13 +219,13 @@ def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     for chain in estimator.chains_:
         for tree in chain.trees:
             for _, conditions in tree.paths():
-                base = np.full(m, -1, dtype=np.int64)
+                base = np.full(m, -1, dtype=np.int16)
                 for column, code in conditions:
                     base[column] = code
                 block = np.repeat(base[None, :], tree.n_classes, axis=0)
                 block[:, tree.target] = np.arange(tree.n_classes)
                 rows.append(block)
-    return np.unique(np.vstack(rows), axis=0)
+    return _unique_rows(np.vstack(rows))
 
 
 def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
@@ -225,7 +237,7 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
     singles = []
     for column in columns:
         for code in np.unique(paths[paths[:, column] >= 0, column]):
-            row = np.full(m, -1, dtype=np.int64)
+            row = np.full(m, -1, dtype=np.int16)
             row[column] = code
             singles.append(row)
     level = miner.evaluate(np.array(singles))
@@ -254,7 +266,7 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
                         candidates.append(extended)
         if not candidates:
             break
-        candidates_array = np.unique(np.array(candidates), axis=0)
+        candidates_array = _unique_rows(np.array(candidates))
         keep = [row for row in candidates_array if _all_subsets_in(row, frequent)]
         level = miner.evaluate(np.array(keep)) if keep else []
         found += level
@@ -281,8 +293,8 @@ def _merge(current: np.ndarray, partners: np.ndarray) -> np.ndarray:
         union = np.maximum(a, b)
         grows = ((union >= 0).sum(axis=2) > (a >= 0).sum(axis=2))
         ok = ~conflict & grows
-        out.append(union[ok])
-    return np.vstack(out) if out else np.zeros((0, current.shape[1]), dtype=np.int64)
+        out.append(_unique_rows(union[ok]))
+    return np.vstack(out) if out else np.zeros((0, current.shape[1]), dtype=np.int16)
 
 
 def run_ison(
@@ -290,6 +302,8 @@ def run_ison(
     min_support: float,
     max_length: int | None = None,
     max_seconds: float | None = None,
+    *,
+    method: str = "exact-or-sample",
 ) -> IsonRun:
     """ISON with ``isFrequent`` on ``estimator`` (see the module notes), with run details.
 
@@ -303,6 +317,11 @@ def run_ison(
         Leave out itemsets with more items.
     max_seconds : float, optional
         Stop after about this long and return what was found.
+    method : {"exact-or-sample", "paths"}
+        How the estimate marginalises (:meth:`DensityEstimator.chain_densities
+        <dprm.itemsets.estimator.DensityEstimator.chain_densities>`). The corrections
+        of t-closeness to edge distributions matter only to ``"paths"``; those to class
+        distributions matter to both.
 
     Returns
     -------
@@ -314,8 +333,10 @@ def run_ison(
         raise ParameterError("max_length must be at least 1")
     if max_seconds is not None and max_seconds <= 0:
         raise ParameterError("max_seconds must be positive")
+    if method not in ("exact-or-sample", "paths"):
+        raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
     started = time.perf_counter()
-    miner = _Miner(estimator, float(min_support), max_length, max_seconds)
+    miner = _Miner(estimator, float(min_support), max_length, max_seconds, method)
     first = _first_iteration(miner, _path_itemsets(estimator))
     per_iteration = [len(first)]
     partners = np.array([miner.rows[key] for key in first]) if first else None
@@ -341,6 +362,8 @@ def mine_itemsets(
     min_support: float,
     max_length: int | None = None,
     max_seconds: float | None = None,
+    *,
+    method: str = "exact-or-sample",
 ) -> list[Itemset]:
     """The itemsets ISON finds frequent in ``estimator`` (see :func:`run_ison`)."""
-    return run_ison(estimator, min_support, max_length, max_seconds).itemsets
+    return run_ison(estimator, min_support, max_length, max_seconds, method=method).itemsets

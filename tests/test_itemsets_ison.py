@@ -1,0 +1,125 @@
+"""ISON against known answers: the generating distribution, and brute force on the estimate."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.errors import ParameterError
+from dprm.itemsets import ison
+from dprm.itemsets.estimator import DensityEstimator
+from dprm.itemsets.ison import chain_weights, mine_itemsets, run_ison
+
+#: The generating distribution: a in {0,1,2}; b copies a with probability 0.9; c independent;
+#: d = "on" exactly when a == 0 and c == "y".
+P_A = np.array([0.5, 0.3, 0.2])
+P_C = {"x": 0.4, "y": 0.6}
+
+
+def true_joint() -> dict[tuple, float]:
+    joint = {}
+    for a, b, c in itertools.product(range(3), range(3), P_C):
+        p = P_A[a] * (0.9 if b == a else 0.05) * P_C[c]
+        d = "on" if (a == 0 and c == "y") else "off"
+        joint[(f"a{a}", f"b{b}", c, d)] = p
+    return joint
+
+
+def true_supports() -> dict[frozenset, float]:
+    columns = ("a", "b", "c", "d")
+    supports: dict[frozenset, float] = {}
+    for row, p in true_joint().items():
+        for size in range(1, 5):
+            for subset in itertools.combinations(range(4), size):
+                key = frozenset((columns[j], row[j]) for j in subset)
+                supports[key] = supports.get(key, 0.0) + p
+    return supports
+
+
+def draw(seed: int, n_rows: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = list(true_joint())
+    p = np.array(list(true_joint().values()))
+    picked = rng.choice(len(rows), p=p / p.sum(), size=n_rows)
+    return pd.DataFrame([rows[i] for i in picked], columns=["a", "b", "c", "d"])
+
+
+@pytest.fixture(scope="module")
+def estimator() -> DensityEstimator:
+    return DensityEstimator(n_chains=3, grace_period=50, split_confidence=0.01, tie_threshold=0.2,
+                            random_state=0).fit(draw(0, 30000))
+
+
+@pytest.mark.parametrize("theta", [0.05, 0.2, 0.4])
+def test_finds_the_frequent_itemsets_of_the_generating_distribution(estimator, theta) -> None:
+    truth = true_supports()
+    found = {frozenset(s.items.items()): s.support for s in mine_itemsets(estimator, theta)}
+    margin = 0.02  # itemsets this close to θ may fall either way on a sample of 30,000 rows
+    for itemset, support in truth.items():
+        if support >= theta + margin:
+            assert itemset in found, sorted(itemset)
+            assert found[itemset] == pytest.approx(support, abs=margin)
+        elif support < theta - margin:
+            assert itemset not in found, sorted(itemset)
+
+
+def test_complete_on_the_estimate_itself(estimator) -> None:
+    """Every itemset whose estimated support reaches θ is found (brute force over all itemsets)."""
+    sizes = [len(v) for v in estimator.domains_.values()]
+    rows = np.array(list(itertools.product(*[range(-1, s) for s in sizes])), dtype=np.int64)
+    rows = rows[(rows >= 0).any(axis=1)]
+    supports = estimator.density_many(rows, chain_weights(estimator, rows))
+    theta = 0.1
+    columns = estimator.columns_
+    expected = {frozenset((columns[j], estimator.domains_[columns[j]][r[j]]) for j in np.flatnonzero(r >= 0)): s
+                for r, s in zip(rows, supports) if s >= theta}
+    found = {frozenset(s.items.items()): s.support for s in mine_itemsets(estimator, theta)}
+    assert set(found) <= set(expected)
+    missing = [k for k in expected if k not in found]
+    # supports from a weighted mix of chains need not be monotone: only near-threshold ones may be missed
+    assert all(expected[k] < theta + 0.01 for k in missing)
+    for key, support in found.items():
+        assert support == pytest.approx(expected[key])
+
+
+def test_itemsets_are_sorted_and_bounded_by_max_length(estimator) -> None:
+    itemsets = mine_itemsets(estimator, 0.05, max_length=2)
+    assert itemsets and max(len(s) for s in itemsets) == 2
+    keys = [(len(s), -s.support) for s in itemsets]
+    assert keys == sorted(keys)
+    assert all(isinstance(v, str) for s in itemsets for v in s.items.values())
+
+
+def test_stopping_early_keeps_what_was_found(estimator, monkeypatch) -> None:
+    """A fake clock that advances one second per reading stops the run part way (no real timing)."""
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(ison.time, "perf_counter", lambda: float(next(ticks)))
+    monkeypatch.setattr(ison, "BATCH", 4)
+    full = run_ison(estimator, 0.05)
+    ticks = iter(range(10**6))
+    partial = run_ison(estimator, 0.05, max_seconds=12)
+    assert partial.stopped_early and not full.stopped_early
+    assert 0 < len(partial.itemsets) < len(full.itemsets)
+    assert {frozenset(s.items.items()) for s in partial.itemsets} <= {frozenset(s.items.items())
+                                                                      for s in full.itemsets}
+
+
+def test_bad_thresholds_are_refused(estimator) -> None:
+    for theta in (0, -0.1, 1.5, float("nan")):
+        with pytest.raises(ParameterError, match="min_support must lie in"):
+            mine_itemsets(estimator, theta)
+    with pytest.raises(ParameterError, match="max_length"):
+        mine_itemsets(estimator, 0.2, max_length=0)
+
+
+def test_the_paths_method_gives_supports_of_edge_weight_marginalisation(estimator) -> None:
+    itemsets = mine_itemsets(estimator, 0.2, method="paths")
+    assert itemsets
+    for itemset in itemsets:
+        codes = estimator.codes_of(itemset.items)[None, :]
+        expected = estimator.density_many(codes, chain_weights(estimator, codes), method="paths")[0]
+        assert itemset.support == pytest.approx(expected)
+        assert itemset.support >= 0.2
