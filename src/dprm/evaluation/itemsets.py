@@ -62,6 +62,9 @@ MOVIELENS_GENRES = ("Action", "Comedy", "Drama", "Romance", "Thriller")
 #: Table II: the itemsets of a small group add at most two items of its first columns besides the
 #: quasi-identifiers (the number of candidates grows with the square of the columns' values).
 MAX_OTHER_COLUMNS = 6
+#: Table II: the quasi-identifier groups with the fewest rows examined, and the rows shown.
+SMALL_GROUPS = 3
+TABLE_ROWS = 25
 
 
 @dataclass
@@ -306,16 +309,17 @@ def _closeness(config: EvalConfig, dataset: ItemsetDataset) -> tuple[pd.DataFram
                                 "after": closed.density(s.items)} for s in run.itemsets])
     if not deviations.empty:
         deviations["percent"] = 100.0 * deviations["before"] / deviations["after"].where(deviations["after"] > 0)
-    # the smallest groups of the quasi-identifiers (fewest people), their itemsets with up to two other items
+    # the smallest groups of the quasi-identifiers (fewest rows), their itemsets with up to two other items
     data = dataset.data
     n = len(data)
     qis = dataset.quasi_identifiers
     people = dataset.users if dataset.users is not None else np.arange(n)
-    groups = (pd.DataFrame({**{q: data[q] for q in qis}, "person": people}).groupby(qis, observed=True)["person"]
-              .nunique().sort_values(kind="stable"))
+    frame = pd.DataFrame({**{q: data[q] for q in qis}, "person": people})
+    groups = frame.groupby(qis, observed=True)["person"].agg(["size", "nunique"]).sort_values(
+        ["size", "nunique"], kind="stable")
     others = [c for c in data.columns if c not in qis][:MAX_OTHER_COLUMNS]
     records = []
-    for values, _ in list(groups.items())[:3]:
+    for rank, values in enumerate(list(groups.index)[:SMALL_GROUPS]):
         base = dict(zip(qis, values if isinstance(values, tuple) else (values,)))
         in_group = np.logical_and.reduce([data[q].to_numpy() == v for q, v in base.items()])
         candidates = [base]
@@ -333,13 +337,13 @@ def _closeness(config: EvalConfig, dataset: ItemsetDataset) -> tuple[pd.DataFram
             if not mask.any():
                 continue
             before, after = estimator.density(items), closed.density(items)
-            records.append({"items": _text(items), "before": before, "after": after, "rows_before": before * n,
+            records.append({"group": rank + 1, "items": _text(items), "before": before, "after": after, "rows_before": before * n,
                             "rows_after": after * n, "true_rows": int(mask.sum()),
                             "true_people": int(pd.unique(people[mask]).size)})
     singled = pd.DataFrame(records)
     if not singled.empty:
-        singled = singled.sort_values(["true_people", "true_rows"], ascending=[True, False], kind="stable")
-        singled = singled.head(20).reset_index(drop=True)
+        singled = singled.sort_values(["group", "before"], ascending=[True, False], kind="stable")
+        singled = singled.head(TABLE_ROWS).reset_index(drop=True)
     return deviations, singled
 
 
@@ -547,7 +551,7 @@ def report_html(result: EvalResult, figures: Mapping[str, bytes]) -> str:
     parts += ["<h2>Results</h2>", html_table(columns, result.table.to_dict(orient="records"),
                                              caption="one row per cell; click a header to sort")]
     if not result.singled_out.empty:
-        columns = [Column("items", "itemset"), Column("before", "support before", "float"),
+        columns = [Column("group", "group", "int"), Column("items", "itemset"), Column("before", "support before", "float"),
                    Column("after", "support after", "float"), Column("rows_before", "rows (before)", "float"),
                    Column("rows_after", "rows (after)", "float"), Column("true_rows", "true rows", "int"),
                    Column("true_people", "true people", "int")]
