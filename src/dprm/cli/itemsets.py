@@ -180,6 +180,10 @@ def itemsets(
     step: float = typer.Option(10.0, "--step", metavar="PERCENT",
                                help="t-closeness correction per round, percent of the remaining difference."),
     chains: int = typer.Option(3, "--chains", metavar="K", help="Classifier chains of the ensemble."),
+    grace_period: int = typer.Option(200, "--grace-period", metavar="N",
+                                     help="Rows a Hoeffding-tree leaf sees between split tests."),
+    split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
+                                           help="Hoeffding bound's δ: smaller splits later, on surer evidence."),
     epsilon: Optional[float] = typer.Option(
         None, "--epsilon", metavar="ε",
         help="Fit the chains with differentially private trees, spending ε (needs --types declaring every column)."),
@@ -210,6 +214,8 @@ def itemsets(
     sensitive = list(sensitive or [])
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
+    if grace_period < 1 or not (math.isfinite(split_confidence) and 0 < split_confidence < 1):
+        raise ParameterError("--grace-period must be >= 1 and --split-confidence in (0, 1)")
     if top < 0:
         raise ParameterError(f"--top must be >= 0, not {top}")
     bin_edges = parse_bins(bins)
@@ -249,10 +255,12 @@ def itemsets(
         from dprm.itemsets import DensityEstimator
 
         estimator = DensityEstimator(n_chains=chains, domains=domains or None, bins=bin_edges or None,
+                                     grace_period=grace_period, split_confidence=split_confidence,
                                      random_state=seed)
         estimator.fit(read_frame(learn, columns) if ignored else learn)
         privacy = not_private_block(t_closeness=bool(sensitive))
-        parameters.update(rows_learned=estimator.n_seen_,
+        parameters.update(rows_learned=estimator.n_seen_, grace_period=grace_period,
+                          split_confidence=split_confidence,
                           orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
     if sensitive:
         from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness

@@ -74,6 +74,11 @@ def itemsets_eval(
                                            help="Rows of the synthetic dataset 'ibm' (default 20,000)."),
     experiments: Optional[str] = typer.Option(None, "--experiments", metavar="A,B,...",
                                               help=f"Which to run. Default: {FULL['experiments']}."),
+    passes: int = typer.Option(1, "--passes", metavar="P",
+                               help="Shuffled passes over each dataset's rows for the online estimate."),
+    grace_period: int = typer.Option(200, "--grace-period", metavar="N", help="Hoeffding trees' grace period."),
+    split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
+                                           help="Hoeffding trees' split confidence."),
     max_seconds: float = typer.Option(300.0, "--max-seconds", metavar="S", help="Stop each ISON run after S seconds."),
     seed: int = typer.Option(0, "--seed", metavar="N", help="Master seed (the evaluation is always seeded)."),
     quick: bool = typer.Option(False, "--quick", help="A tiny grid on synthetic data (tests, a smoke run)."),
@@ -99,7 +104,8 @@ def itemsets_eval(
     if not 0 <= seed < 2**63:
         raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
     config_args = dict(thetas=theta_values, epsilons=epsilon_values, chains=chains, chain_counts=counts,
-                       chains_theta=chains_theta, delta=delta, timing_rows=rows, max_seconds=max_seconds, seed=seed)
+                       chains_theta=chains_theta, delta=delta, timing_rows=rows, max_seconds=max_seconds, seed=seed,
+                       passes=passes, grace_period=grace_period, split_confidence=split_confidence)
     EvalConfig(datasets=[], **config_args).check()  # every setting, before any data is read
     unknown = [e for e in chosen if e not in ("discovery", "chains", "timing", "closeness")]
     if unknown or not chosen:

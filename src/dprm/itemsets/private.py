@@ -53,7 +53,10 @@ not noisy enters it.
 What is private
 ---------------
 ``privacy["guarantee"]`` is the weakest label of the trees' mechanisms
-(``pure-dp; floating-point selection`` for exact exponential-mechanism draws). It is
+(``pure-dp; floating-point selection`` for exact exponential-mechanism draws; the
+trees use ``search="auto"``, so a schema too wide for an exact draw of one level
+falls back to MCMC and the label says ``pure-dp-on-mcmc-convergence``; refusing it
+instead would happen after the tree's budget was charged). It is
 ``none``, with reasons, when the noise is seeded (``random_state`` given) or when a
 column's categories are read off the data instead of declared (``domains=``/``bins=``
 for every column).
@@ -292,7 +295,7 @@ def fit_private_estimator(
                 features = [f for f in order[:i] if sizes[f] >= 2]
                 X = pd.DataFrame({columns[f]: texts[columns[f]] for f in features})
                 classifier = DPDecisionTreeClassifier(
-                    epsilon=per_tree, max_depth=max_depth, embedding_depth=1, search="exhaustive",
+                    epsilon=per_tree, max_depth=max_depth, embedding_depth=1, search="auto",
                     categorical_splits="multiway", leaf_labels="noisy-counts", variant="dprm",
                     categories={columns[f]: list(variables[columns[f]].categories) for f in features},
                     classes=list(variables[name].categories), accountant=sub,

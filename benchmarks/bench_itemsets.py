@@ -1,0 +1,97 @@
+"""Itemsets from a density estimate against FP-growth on the rows, as the stream grows (the paper's Figure 5).
+
+For IBM-Quest-like synthetic streams (:func:`dprm.datasets.make_transactions`: 20
+variables × 4 values, 20 planted patterns, 2 per row, 10 % corruption) of growing
+length, prints
+
+* the seconds to learn the estimate (:class:`~dprm.itemsets.DensityEstimator`, ``--chains``
+  chains of 20 Hoeffding trees, the rows given as one DataFrame) and its throughput
+  in rows/s (target ≥ 20,000 rows/s for 20 variables);
+* the seconds ISON takes to extract the itemsets at ``--theta`` from that estimate
+  (it reads only the estimate: it should not grow with the rows);
+* the seconds of pyfim's FP-growth (Borgelt's C code, the paper's Apriori stand-in)
+  on the same rows, encoded as ``column=value`` items, at the same θ;
+* the slope of log(time) against log(rows) of each (1 = linear, 0 = constant).
+
+The stream is generated before the clock starts. Each figure is the median of
+``--repeats`` runs (the numba kernels are compiled by a warm-up first).
+
+Usage::
+
+    python benchmarks/bench_itemsets.py [--rows 10000,100000,1000000] [--chains 3] [--theta 0.1] [--repeats 1]
+        [--max-depth D]
+
+ISON reads only the estimate, but an unbounded Hoeffding tree keeps splitting as rows
+arrive, so the estimate (and ISON's time) grows with the stream; ``--max-depth``
+bounds the trees and with them the extraction time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+
+import fim
+import numpy as np
+
+from dprm.datasets import make_transactions
+from dprm.itemsets import DensityEstimator
+from dprm.itemsets.ison import run_ison
+
+
+def _slope(xs: list[float], ys: list[float]) -> float:
+    if len(xs) < 2 or min(ys) <= 0:
+        return math.nan
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="10000,100000,1000000")
+    parser.add_argument("--chains", type=int, default=3)
+    parser.add_argument("--theta", type=float, default=0.1)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-depth", type=int, default=None, help="Depth bound of the estimate's trees.")
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.rows.split(",")]
+
+    warm = make_transactions(2000, rng=np.random.default_rng(args.seed))
+    run_ison(DensityEstimator(n_chains=1, domains=warm.categories, random_state=0).fit(warm.data), args.theta)
+
+    print(f"IBM-like stream, 20 variables x 4 values; {args.chains} chains; θ = {args.theta:g}; "
+          f"tree depth {args.max_depth or 'unbounded'}; median of {args.repeats}")
+    print(f"{'rows':>10} {'learn s':>9} {'rows/s':>9} {'ISON s':>8} {'itemsets':>9} {'FP-growth s':>12} "
+          f"{'true':>6}")
+    learn_times, ison_times, fp_times = [], [], []
+    for n in sizes:
+        stream = make_transactions(n, rng=np.random.default_rng(args.seed))
+        learned, mined, counted = [], [], []
+        found = truth = 0
+        for r in range(args.repeats):
+            estimator = DensityEstimator(n_chains=args.chains, domains=stream.categories, max_depth=args.max_depth,
+                                         random_state=args.seed + r)
+            started = time.perf_counter()
+            estimator.fit(stream.data)
+            learned.append(time.perf_counter() - started)
+            run = run_ison(estimator, args.theta)
+            mined.append(run.seconds)
+            found = len(run.itemsets)
+            started = time.perf_counter()
+            items = (np.asarray(stream.data.columns, dtype=object) + "=" + stream.data.to_numpy()).tolist()
+            truth = len(fim.fpgrowth(items, target="s", supp=-math.ceil(args.theta * n), report="a"))
+            counted.append(time.perf_counter() - started)
+        learn, ison, fp = (statistics.median(x) for x in (learned, mined, counted))
+        learn_times.append(learn)
+        ison_times.append(ison)
+        fp_times.append(fp)
+        print(f"{n:>10,} {learn:>9.2f} {n / learn:>9,.0f} {ison:>8.2f} {found:>9,} {fp:>12.2f} {truth:>6,}",
+              flush=True)
+    print(f"slope of log time vs log rows: learn {_slope(sizes, learn_times):.2f}, "
+          f"ISON {_slope(sizes, ison_times):.2f}, FP-growth {_slope(sizes, fp_times):.2f}")
+
+
+if __name__ == "__main__":
+    main()
