@@ -127,8 +127,10 @@ from dprm.mining.serenade.auto import (
     MAX_PAIRS,
     MAX_ROUNDS_CS,
     MAX_ROUNDS_ES,
+    FINEST_SPLITS,
     cs_sizes,
     es_sizes,
+    grid_splits,
 )
 from dprm.mining.serenade.compute_quality import QualityRelease, release_quality
 from dprm.mining.serenade.extensions import Growing, extend, extension_counts
@@ -251,7 +253,8 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("max_literals", "Literals per query at most (the authors' max_var)", "int", unit="literals", low=1,
           high=100, why="a query uses an attribute at most once, and longer queries cannot be read"),
     Param("max_splits", "Thresholds per numeric attribute, equally spaced over its declared bounds; a numeric "
-                        "literal is an interval between two of them", "int", unit="thresholds", low=1, high=200,
+                        "literal is an interval between two of them; 'auto': 19, 9, 4 or 1, the finest grid the "
+                        "initial-pair draws can resolve", "int", auto=True, unit="thresholds", low=1, high=200,
           why="a numeric attribute has (s+1)(s+2)/2 interval literals, 20,301 at 200, and every pair of "
               "literals is scored"),
     Param("data_size", "How the number of rows enters: 'noisy', a noisy count (default); 'public', given by "
@@ -301,6 +304,10 @@ class _GreedyMiner(Miner):
         """The progress total of a run, in the miner's work units (data-independent)."""
         raise NotImplementedError
 
+    def _finest_splits(self) -> int:
+        """The grid the run starts from: ``max_splits``, or the finest grid of the auto rule."""
+        return FINEST_SPLITS if self.max_splits == AUTO else int(self.max_splits)
+
     def _caps(self, rounds_cap: int) -> tuple[int, int]:
         """``k`` and the rounds as given, or the auto rule's largest values (progress units)."""
         k = MAX_PAIRS if self.initial_pairs == AUTO else int(self.initial_pairs)
@@ -337,7 +344,8 @@ class _GreedyMiner(Miner):
                 raise ParameterError(f"the {view.name} view has no usable attribute "
                                      "(constant and empty columns are left out)")
         mode = "private" if self.private else "data"
-        self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self.max_splits) for view in data.views)
+        self._data = data
+        self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self._finest_splits()) for view in data.views)
         for table, view in zip(self.tables_, data.views):
             if len(table) == 0:
                 raise ParameterError(f"the {view.name} view has no candidate literal")
@@ -351,6 +359,7 @@ class _GreedyMiner(Miner):
         self._mine(data)
         self.privacy_ = self._privacy_block(data)
         self.notes_ = self._notes
+        self._data = None  # the miner keeps no reference to the rows after the run
         self._progress.finish()
         return self
 
@@ -466,6 +475,14 @@ class _GreedyMiner(Miner):
         if self._m:
             per_draw = ext / self._m / (1 if isinstance(self, SerenadeES) else self._k)
             self.chosen_["extension_sharpness"] = per_draw / self._score_range_value
+        if self.max_splits == AUTO:  # the grid the draws can resolve (auto.grid_splits), public values only
+            splits = grid_splits(self.chosen_["initial_pair_sharpness"], FINEST_SPLITS)
+            self.chosen_["max_splits"] = splits
+            if splits != FINEST_SPLITS and any(t.numeric.any() for t in self.tables_):
+                self.tables_ = tuple(LiteralTable(view, mode="private", max_splits=splits)
+                                     for view in self._data.views)
+                self._side = initial_side(self._data, self.tables_)
+            self._notes.append(f"auto: numeric attributes cut at {splits} grid points")
         if AUTO in (self.initial_pairs, self.extensions):
             self._notes.append(f"auto: {self._k} initial pairs, {self._m} extension rounds "
                                f"(least sharpness {float(self.min_sharpness):g}, quality noise "
@@ -561,8 +578,10 @@ _COMMON_DOC = """
         Results whose noisy p-value exceeds it are marked ``pruned``.
     max_literals : int
         Literals per query at most (the authors' ``max_var``: 4).
-    max_splits : int
-        Thresholds of the public grid per numeric attribute.
+    max_splits : int or "auto"
+        Thresholds of the public grid per numeric attribute; ``"auto"`` (default): the
+        finest of 19, 9, 4, 1 that the initial-pair draws resolve
+        (:func:`dprm.mining.serenade.auto.grid_splits`; 19 is the paper's).
     data_size : {"noisy", "public", "engine"}
         How the data size enters (module docstring).
     rows : int or None
@@ -640,7 +659,7 @@ class SerenadeCS(_GreedyMiner):
         min_jaccard: float = 0.3,
         max_pvalue: float = 0.01,
         max_literals: int = 4,
-        max_splits: int = 19,
+        max_splits: int | str = AUTO,
         data_size: str = "noisy",
         rows: int | None = None,
         min_rows: int = 0,
@@ -762,7 +781,7 @@ class SerenadeES(_GreedyMiner):
         min_jaccard: float = 0.3,
         max_pvalue: float = 0.01,
         max_literals: int = 4,
-        max_splits: int = 19,
+        max_splits: int | str = AUTO,
         data_size: str = "noisy",
         rows: int | None = None,
         min_rows: int = 0,

@@ -84,7 +84,8 @@ class ReReMi(_GreedyMiner):
                                   "pruned)"),
         SERENADE_PARAMETERS["max_literals"],
         replace(SERENADE_PARAMETERS["max_splits"], help="Cut points per numeric attribute, at quantiles of its "
-                                                        "values; a numeric literal is an interval between two"),
+                                                        "values; a numeric literal is an interval between two",
+                auto=False),
         MAX_SUPPORT,
     )
 
