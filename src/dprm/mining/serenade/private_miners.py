@@ -64,6 +64,17 @@ post-processing; integers keep the paper's numbers, and
 ES (``extensions=4`` for CS). The chosen values are in ``chosen_`` and in the output's
 ``parameters.chosen``.
 
+**Near-tautologies and significance** (issue 13). By default (``max_union=0.8``) every
+score is damped by ``σ(μ(h − U))`` with the public cap ``h = 0.8 n̂``
+(:mod:`.union_cap`: the one-sided bounds become ``(down + tanh(μ/4), up)``, derived
+there, and ``R`` grows accordingly, so the draws stay ε-DP); ``max_union=None`` is the
+paper's score. Results are judged on released values only: the row count for p-values
+is the inverse-variance mean of ``n̂`` and the quality release's cell sum
+(:meth:`.QualityRelease.combined_size`), and with ``significance="interval"`` (default)
+a result is significant only if the upper end of its simulated p-value interval is at
+most ``max_pvalue`` (``"point"``: the noisy p-value, the paper). ``max_splits="auto"``
+(default) picks the grid after the row count (:func:`.auto.grid_splits`).
+
 Candidate literals: :mod:`.literals` (numeric thresholds on a grid over the declared
 bounds, a data-independent candidate set; undeclared domains make the run not
 private and the output says so). The initial pairs are counted from the row masks of
