@@ -117,7 +117,8 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union) -
     """Neighbouring datasets with the same released row count get the same k, m/M, as derived."""
     chosen = []
     for data in _planted():
-        miner = miner_class(epsilon=1.0, max_union=max_union).fit(
+        damping = {"damping": "none"} if max_union is None else {"max_union": max_union}
+        miner = miner_class(epsilon=1.0, **damping).fit(
             data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0), released)))
         chosen.append(miner.chosen_)
     assert chosen[0] == chosen[1]
@@ -196,6 +197,6 @@ def test_auto_grid_is_public_and_used(miner_class) -> None:
         assert isinstance(query, NumericLiteral)
         for bound in (query.gt, query.le):
             assert bound is None or abs(bound / step - round(bound / step)) < 1e-9
-    fixed = miner_class(epsilon=1.0, max_splits=19).fit(_planted()[0], accountant=Accountant(
+    fixed = miner_class(epsilon=1.0, grid="fixed").fit(_planted()[0], accountant=Accountant(
         1.0, FixedCount(np.random.default_rng(0), 900)))
     assert "max_splits" not in fixed.chosen_ and len(fixed.tables_[1]) > len(miner.tables_[1])

@@ -44,7 +44,7 @@ minimum support (``quality_noise``):
   ``m ≤ 4``; if no ``(k, m ≥ 1)`` is feasible, ``m = 0`` and the largest feasible
   ``k`` (at least 1).
 
-**The grid** (``max_splits="auto"``, the default). After ``k`` is chosen, the grid of
+**The grid** (``grid="auto"``, the default; ``max_splits`` is the finest grid tried). After ``k`` is chosen, the grid of
 every numeric attribute is the finest of the nested grids ``s = 19, 9, 4, 1``
 (thresholds ``(s_max+1)/2^j - 1``: each grid's points are points of the finer ones)
 whose number of interval literals ``L(s) = (s+1)(s+2)/2 - 1`` (209, 54, 14, 2) satisfies

@@ -84,8 +84,7 @@ class ReReMi(_GreedyMiner):
                                   "pruned)"),
         SERENADE_PARAMETERS["max_literals"],
         replace(SERENADE_PARAMETERS["max_splits"], help="Cut points per numeric attribute, at quantiles of its "
-                                                        "values; a numeric literal is an interval between two",
-                auto=False),
+                                                        "values; a numeric literal is an interval between two"),
         MAX_SUPPORT,
     )
 
