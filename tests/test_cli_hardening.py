@@ -395,14 +395,15 @@ def test_each_documented_data_error_is_one_line_and_writes_nothing(tmp_path: Pat
 
 
 def test_evaluate_does_not_promise_a_retry_for_runs_that_will_be_refused_again(tmp_path: Path) -> None:
-    """Both views numeric: serenade-es refuses its input in every run; a rerun cannot help."""
+    """200 thresholds on 6 x 6 numeric attributes make 1.5e10 candidate pairs: serenade-es refuses its
+    input in every run (more than its 1e9 pairs); a rerun cannot help."""
     data = tmp_path / "data"
     code, _, err = run(["datasets", "make-planted", data, "--rows", "200", "--seed", "2", "--left-boolean", "0",
                         "--left-numeric", "6", "--right-numeric", "6", "--planted", "2"])
     assert code == 0, err
     code, out, err = run(["evaluate", data / "left.csv", data / "right.csv", "--types", data / "types.json",
                           "--algorithms", "serenade-es", "--budgets", "1x2", "--seed", "1", "--jobs", "1",
-                          "--no-reports", "--out", tmp_path / "experiment"])
+                          "-p", "max_splits=200", "--no-reports", "--out", tmp_path / "experiment"])
     assert code == 1
     last = err.strip().splitlines()[-1]
     assert last.startswith("error: 2 runs refused their input and would be refused again"), last

@@ -117,7 +117,8 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union) -
     """Neighbouring datasets with the same released row count get the same k, m/M, as derived."""
     chosen = []
     for data in _planted():
-        miner = miner_class(epsilon=1.0, max_union=max_union).fit(
+        damping = {"damping": "none"} if max_union is None else {"max_union": max_union}
+        miner = miner_class(epsilon=1.0, **damping).fit(
             data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0), released)))
         chosen.append(miner.chosen_)
     assert chosen[0] == chosen[1]
@@ -157,3 +158,45 @@ def test_explicit_integers_are_kept(miner_class, k, m) -> None:
     assert sum(e.step.startswith("initial pair") for e in accountant.ledger) == k
     # symmetric: the mechanisms get the quality's sensitivity itself (R = 2Δ)
     assert miner.chosen_["score_range"] == pytest.approx(2 * miner._quality.sensitivity())
+
+
+# -- the grid of numeric attributes (auto.grid_splits) ---------------------------------------
+
+
+def test_grid_rule_is_the_finest_affordable_nested_grid() -> None:
+    from dprm.mining.serenade.auto import GRID_COST, grid_splits, interval_literals
+
+    nested = [19, 9, 4, 1]
+    for sharpness in np.linspace(0, 40, 401):
+        chosen = grid_splits(float(sharpness), 19)
+        affordable = [s for s in nested if GRID_COST * math.log(interval_literals(s)) <= sharpness]
+        assert chosen == (affordable[0] if affordable else 1)
+    assert [grid_splits(1e9, s) for s in (19, 9, 1)] == [19, 9, 1]
+    with pytest.raises(ParameterError, match="sharpness"):
+        grid_splits(float("nan"), 19)
+
+
+@pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
+def test_auto_grid_is_public_and_used(miner_class) -> None:
+    """Neighbours with the same released count get the same grid; every numeric literal lies on it."""
+    from dprm.mining.serenade.auto import grid_splits
+    from dprm.queries import NumericLiteral
+
+    chosen, literals = [], []
+    for data in _planted():
+        miner = miner_class(epsilon=1.0).fit(data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0),
+                                                                                          900)))
+        chosen.append(miner.chosen_)
+        literals.append([str(miner.tables_[1].query(i)) for i in range(len(miner.tables_[1]))])
+    assert chosen[0] == chosen[1] and literals[0] == literals[1]
+    splits = chosen[0]["max_splits"]
+    assert splits == grid_splits(chosen[0]["initial_pair_sharpness"], 19) and splits < 19
+    step = 100 / (splits + 1)  # the planted numeric attributes' bounds are [0, 100]
+    for number in range(len(miner.tables_[1])):
+        query = miner.tables_[1].query(number)
+        assert isinstance(query, NumericLiteral)
+        for bound in (query.gt, query.le):
+            assert bound is None or abs(bound / step - round(bound / step)) < 1e-9
+    fixed = miner_class(epsilon=1.0, grid="fixed").fit(_planted()[0], accountant=Accountant(
+        1.0, FixedCount(np.random.default_rng(0), 900)))
+    assert "max_splits" not in fixed.chosen_ and len(fixed.tables_[1]) > len(miner.tables_[1])

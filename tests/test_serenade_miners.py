@@ -119,7 +119,8 @@ def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range, 
     for seed in range(runs):
         accountant = Accountant(4, SeededNoise(np.random.default_rng(seed)))
         miner = SerenadeES(quality="jaccard", epsilon=4, initial_pairs=1, extensions=0, budget_split="0.5,0.25,0.25",
-                           data_size="public", rows=60, min_support=5, score_range=score_range, max_union=max_union)
+                           data_size="public", rows=60, min_support=5, score_range=score_range,
+                           **({"damping": "none"} if max_union is None else {"max_union": max_union}))
         miner.fit(data, accountant=accountant)
         r = miner.redescriptions_[0]
         seen[(str(r.left), str(r.right))] += 1

@@ -64,6 +64,18 @@ post-processing; integers keep the paper's numbers, and
 ES (``extensions=4`` for CS). The chosen values are in ``chosen_`` and in the output's
 ``parameters.chosen``.
 
+**Near-tautologies and significance** (issue 13). By default (``damping="union"``) every
+score is damped by ``σ(μ(h − U))`` with the public cap ``h = 0.8 n̂``
+(:mod:`.union_cap`: the one-sided bounds become ``(down + tanh(μ/4), up)``, derived
+there, and ``R`` grows accordingly, so the draws stay ε-DP); ``damping="none"`` is the
+paper's score. Results are judged on released values only: the row count for p-values
+is the inverse-variance mean of ``n̂`` and the quality release's cell sum
+(:meth:`.QualityRelease.combined_size`), and with ``significance="interval"`` (default)
+a result is significant only if the upper end of its simulated p-value interval is at
+most ``max_pvalue`` (``"point"``: the noisy p-value, the paper). ``grid="auto"``
+(default) picks the grid after the row count (:func:`.auto.grid_splits`; ``"fixed"``:
+``max_splits``).
+
 Candidate literals: :mod:`.literals` (numeric thresholds on a grid over the declared
 bounds, a data-independent candidate set; undeclared domains make the run not
 private and the output says so). The initial pairs are counted from the row masks of
@@ -127,8 +139,10 @@ from dprm.mining.serenade.auto import (
     MAX_PAIRS,
     MAX_ROUNDS_CS,
     MAX_ROUNDS_ES,
+    FINEST_SPLITS,
     cs_sizes,
     es_sizes,
+    grid_splits,
 )
 from dprm.mining.serenade.compute_quality import QualityRelease, release_quality
 from dprm.mining.serenade.extensions import Growing, extend, extension_counts
@@ -165,6 +179,8 @@ DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
 #: The union share above which scores are damped (ReReMi's maximum support, :mod:`.union_cap`).
 DEFAULT_MAX_UNION = 0.8
 SIGNIFICANCE = ("interval", "point")
+DAMPINGS = ("union", "none")
+GRIDS = ("auto", "fixed")
 
 
 def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
@@ -251,9 +267,13 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("max_literals", "Literals per query at most (the authors' max_var)", "int", unit="literals", low=1,
           high=100, why="a query uses an attribute at most once, and longer queries cannot be read"),
     Param("max_splits", "Thresholds per numeric attribute, equally spaced over its declared bounds; a numeric "
-                        "literal is an interval between two of them", "int", unit="thresholds", low=1, high=200,
+                        "literal is an interval between two of them (with grid 'auto', the finest grid tried)",
+          "int", unit="thresholds", low=1, high=200,
           why="a numeric attribute has (s+1)(s+2)/2 interval literals, 20,301 at 200, and every pair of "
               "literals is scored"),
+    Param("grid", "'auto': numeric attributes are cut on the finest of the nested grids of max-splits, about "
+                  "half, a quarter, ... thresholds that the initial-pair draws resolve (default); 'fixed': on "
+                  "max-splits thresholds (the paper)", "choice", choices=GRIDS),
     Param("data_size", "How the number of rows enters: 'noisy', a noisy count (default); 'public', given by "
                        "rows (the output is then not private); 'engine', never released (needs min-support as a "
                        "share)", "choice", choices=DATA_SIZES),
@@ -272,10 +292,11 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
           low=0, low_open=True),
     Param("quality_noise", "For 'auto': largest noise standard deviation of a released intersection, as a share "
                            "of the minimum support (α)", "float", low=0, low_open=True),
-    Param("max_union", "Share of the (noisy) number of rows above which a redescription's score is damped "
-                       "smoothly by the size of the union of its supports, so that near-tautologies lose; none: "
-                       "no damping (the paper's score)", "float", unit="share of rows", low=0, high=1,
-          low_open=True, none=True),
+    Param("damping", "'union': scores are damped smoothly where the union of a redescription's supports "
+                     "exceeds max-union of the (noisy) rows, so that near-tautologies lose (default); 'none': the "
+                     "paper's score", "choice", choices=DAMPINGS),
+    Param("max_union", "Share of the (noisy) number of rows above which damping 'union' lowers a score",
+          "float", unit="share of rows", low=0, high=1, low_open=True),
     Param("significance", "When a result counts as significant: 'interval', the upper end of its noisy p-value's "
                           "interval (at the run's confidence) is at most max-pvalue (default); 'point', its noisy "
                           "p-value is (the paper)", "choice", choices=SIGNIFICANCE),
@@ -300,6 +321,10 @@ class _GreedyMiner(Miner):
     def work(self) -> int:
         """The progress total of a run, in the miner's work units (data-independent)."""
         raise NotImplementedError
+
+    def _finest_splits(self) -> int:
+        """The grid the run starts from (and the finest the auto rule tries): ``max_splits``."""
+        return int(self.max_splits)
 
     def _caps(self, rounds_cap: int) -> tuple[int, int]:
         """``k`` and the rounds as given, or the auto rule's largest values (progress units)."""
@@ -337,7 +362,8 @@ class _GreedyMiner(Miner):
                 raise ParameterError(f"the {view.name} view has no usable attribute "
                                      "(constant and empty columns are left out)")
         mode = "private" if self.private else "data"
-        self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self.max_splits) for view in data.views)
+        self._data = data
+        self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self._finest_splits()) for view in data.views)
         for table, view in zip(self.tables_, data.views):
             if len(table) == 0:
                 raise ParameterError(f"the {view.name} view has no candidate literal")
@@ -351,6 +377,7 @@ class _GreedyMiner(Miner):
         self._mine(data)
         self.privacy_ = self._privacy_block(data)
         self.notes_ = self._notes
+        self._data = None  # the miner keeps no reference to the rows after the run
         self._progress.finish()
         return self
 
@@ -390,7 +417,7 @@ class _GreedyMiner(Miner):
             center = float(share * max(data.n_rows, self.min_rows))  # private, inside the engine only
         self._min_support_rows = center
         bounded = self.score_range == "bounded" and self.data_size != "engine"
-        damped = self.max_union is not None and self.data_size != "engine"
+        damped = self.damping == "union" and self.data_size != "engine"
         needs_logistic = self.quality == "logistic" or damped or AUTO in (self.initial_pairs, self.extensions)
         logistic, logistic_range = None, None
         if not needs_logistic:  # NoSens with explicit numbers: no line search needed
@@ -428,7 +455,7 @@ class _GreedyMiner(Miner):
             capped_logistic = UnionCap(logistic, cap, steepness)
             logistic_range = capped_logistic.score_range() if bounded else 2 * capped_logistic.sensitivity()
             self._notes.append(f"near-tautologies damped: unions above {cap:.0f} rows (steepness {steepness:.4g})")
-        elif self.max_union is not None:
+        elif self.damping == "union":
             self._notes.append("no damping of near-tautologies in data-size 'engine' (its cap would be private)")
         # Every mechanism samples ∝ exp(ε q / R); it is given the sensitivity R/2 (derivation in the
         # module docstring: with the bounded range, q shifted by a per-dataset constant has sensitivity R/2).
@@ -466,6 +493,14 @@ class _GreedyMiner(Miner):
         if self._m:
             per_draw = ext / self._m / (1 if isinstance(self, SerenadeES) else self._k)
             self.chosen_["extension_sharpness"] = per_draw / self._score_range_value
+        if self.grid == AUTO:  # the grid the draws can resolve (auto.grid_splits), public values only
+            splits = grid_splits(self.chosen_["initial_pair_sharpness"], int(self.max_splits))
+            self.chosen_["max_splits"] = splits
+            if splits != int(self.max_splits) and any(t.numeric.any() for t in self.tables_):
+                self.tables_ = tuple(LiteralTable(view, mode="private", max_splits=splits)
+                                     for view in self._data.views)
+                self._side = initial_side(self._data, self.tables_)
+            self._notes.append(f"auto: numeric attributes cut at {splits} grid points")
         if AUTO in (self.initial_pairs, self.extensions):
             self._notes.append(f"auto: {self._k} initial pairs, {self._m} extension rounds "
                                f"(least sharpness {float(self.min_sharpness):g}, quality noise "
@@ -562,7 +597,12 @@ _COMMON_DOC = """
     max_literals : int
         Literals per query at most (the authors' ``max_var``: 4).
     max_splits : int
-        Thresholds of the public grid per numeric attribute.
+        Thresholds of the public grid per numeric attribute (19, the paper's); with
+        ``grid="auto"`` the finest grid tried.
+    grid : {"auto", "fixed"}
+        ``"auto"`` (default): the finest of the nested grids ``max_splits``, about half,
+        a quarter, ... (19, 9, 4, 1) that the initial-pair draws resolve
+        (:func:`dprm.mining.serenade.auto.grid_splits`); ``"fixed"``: ``max_splits``.
     data_size : {"noisy", "public", "engine"}
         How the data size enters (module docstring).
     rows : int or None
@@ -582,10 +622,12 @@ _COMMON_DOC = """
     quality_noise : float
         ``α`` of the auto rule: largest noise std of a released intersection relative to
         the minimum support (default 1/4 for ES, 1/10 for CS).
-    max_union : float or None
-        Scores are damped smoothly where the union of the two supports exceeds this
-        share of the (noisy) row count (:mod:`dprm.mining.serenade.union_cap`; default
-        0.8, ReReMi's maximum support); ``None``: the paper's undamped score.
+    damping : {"union", "none"}
+        ``"union"`` (default): scores are damped smoothly where the union of the two
+        supports exceeds ``max_union`` of the (noisy) row count
+        (:mod:`dprm.mining.serenade.union_cap`); ``"none"``: the paper's score.
+    max_union : float
+        The damping's share of the rows (default 0.8, ReReMi's maximum support).
     significance : {"interval", "point"}
         A result is marked ``pruned`` unless its p-value is significant: ``"interval"``
         (default) asks the upper end of its simulated p-value interval (noise of the
@@ -640,7 +682,8 @@ class SerenadeCS(_GreedyMiner):
         min_jaccard: float = 0.3,
         max_pvalue: float = 0.01,
         max_literals: int = 4,
-        max_splits: int = 19,
+        max_splits: int = FINEST_SPLITS,
+        grid: str = AUTO,
         data_size: str = "noisy",
         rows: int | None = None,
         min_rows: int = 0,
@@ -650,7 +693,8 @@ class SerenadeCS(_GreedyMiner):
         score_range: str = "bounded",
         min_sharpness: float = DEFAULT_MIN_SHARPNESS,
         quality_noise: float = DEFAULT_QUALITY_NOISE_CS,
-        max_union: float | None = DEFAULT_MAX_UNION,
+        damping: str = "union",
+        max_union: float = DEFAULT_MAX_UNION,
         significance: str = "interval",
     ) -> None:
         self._store(locals())
@@ -762,7 +806,8 @@ class SerenadeES(_GreedyMiner):
         min_jaccard: float = 0.3,
         max_pvalue: float = 0.01,
         max_literals: int = 4,
-        max_splits: int = 19,
+        max_splits: int = FINEST_SPLITS,
+        grid: str = AUTO,
         data_size: str = "noisy",
         rows: int | None = None,
         min_rows: int = 0,
@@ -772,7 +817,8 @@ class SerenadeES(_GreedyMiner):
         score_range: str = "bounded",
         min_sharpness: float = DEFAULT_MIN_SHARPNESS,
         quality_noise: float = DEFAULT_QUALITY_NOISE,
-        max_union: float | None = DEFAULT_MAX_UNION,
+        damping: str = "union",
+        max_union: float = DEFAULT_MAX_UNION,
         significance: str = "interval",
     ) -> None:
         self._store(locals())
