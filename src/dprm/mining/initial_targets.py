@@ -29,14 +29,18 @@ and exactly one branch of ``p``, so ``g(s, p)`` changes by the difference of two
 numbers in ``[0, 2)``: ``|Δg| < 2``. A maximum of functions that each move by less
 than 2 moves by less than 2. (Removing a row is the reverse change.)
 
-Two stages. An *attribute*'s score is the maximum over its split literals (still
-sensitivity 2); stage 1 chooses an attribute of either view by the exponential
-mechanism over all attributes (two thirds of the trial's share: there are many
-attributes), stage 2 one of the chosen attribute's split literals (a numeric
-attribute has one per grid point, a categorical one per category; the last third). Each trial excludes the attributes already chosen,
-so the trials start from different attributes. The candidate sets are public (the
-schema and the public grid); only the choices are released, each charged before it
-is made.
+Two choices per trial, each by the exponential mechanism with sensitivity 2: (1) an
+*attribute* of either view, among those not taken, scored by the best of its split
+literals (two thirds of the trial's share: there are many attributes); (2) one of its
+split literals (a numeric attribute has one per grid point, a categorical one per
+category; the last third). The scores are computed against the splits of the
+attributes not taken only. The chosen attribute is taken, and so are the attributes
+of the trees each trial releases (:class:`TargetChooser`, ``take``): once a relation
+is described by released trees, its attributes lend no score to the next choices,
+which then start from another relation (on planted data with four relations, the
+strongest two otherwise took most trials). The candidate sets and the taken sets are
+public (the schema, the public grid, released trees); only the choices are released,
+each charged before it is made; the sensitivity stays 2 whatever set is taken.
 
 Counting is one matrix product per view and chunk of rows: the class indicators of
 every candidate against the branch indicators of every split of the other view.
@@ -44,6 +48,7 @@ every candidate against the branch indicators of every split of the other view.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +58,8 @@ from dprm.privacy import Accountant, ExponentialMechanism, split_budget
 from dprm.privacy.budget import EpsilonLike
 from dprm.trees.criterion import GINI_SENSITIVITY
 
-__all__ = ["TARGET_SCORE_SENSITIVITY", "InitialTarget", "split_masks", "best_split_gains", "choose_targets"]
+__all__ = ["TARGET_SCORE_SENSITIVITY", "InitialTarget", "TargetChooser", "split_masks", "split_gains",
+           "best_split_gains", "choose_targets"]
 
 #: Sensitivity of a candidate target's score (module docstring).
 TARGET_SCORE_SENSITIVITY = GINI_SENSITIVITY
@@ -123,6 +129,14 @@ def best_split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
     >>> best_split_gains(LiteralIndex(left), LiteralIndex(right)).tolist()   # b predicts a: I(3, 3) = 3
     [3.0]
     """
+    return split_gains(targets, other).max(axis=1, initial=0.0)
+
+
+def split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
+    """The Gini gain ``g(s, p) ≥ 0`` of every split ``p`` of ``other`` for every split literal ``s`` of ``targets``.
+
+    Shape ``(len(targets.splits), len(other.splits))`` (module docstring).
+    """
     m, p = len(targets.splits), len(other.splits)
     counts = np.zeros((4, m, p))  # class 1 / class 0 in the true branch, then in the missing branch
     totals = np.zeros((2, m))
@@ -139,13 +153,81 @@ def best_split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
         totals[0] += ones.sum(axis=0)
         totals[1] += zeros.sum(axis=0)
     if p == 0:
-        return np.zeros(m)
+        return np.zeros((m, 0))
     a_all, b_all = totals[0][:, None], totals[1][:, None]
     false_ones = a_all - counts[0] - counts[2]
     false_zeros = b_all - counts[1] - counts[3]
     gain = (_impurity(a_all, b_all) - _impurity(counts[0], counts[1]) - _impurity(counts[2], counts[3])
             - _impurity(false_ones, false_zeros))
-    return np.maximum(gain.max(axis=1), 0.0)
+    return np.maximum(gain, 0.0)
+
+
+class TargetChooser:
+    """Initial targets one trial at a time, each by the two-stage exponential mechanism.
+
+    ``epsilon`` is split equally over ``k`` trials; each :meth:`next` spends its share
+    exactly: two thirds to choose an attribute among those not taken (there are many
+    attributes), one third to choose one of its split literals. Scores have
+    sensitivity :data:`TARGET_SCORE_SENSITIVITY` and are computed against the splits of
+    the attributes not taken (module docstring). A chosen attribute is taken;
+    :meth:`take` takes others (a miner takes the attributes of the trees it released,
+    so that the next trial starts from a relation the trees have not described yet).
+
+    Ledger steps ``"{step} {t}: attribute"`` and ``"{step} {t}: split"``.
+    """
+
+    def __init__(self, indexes: tuple[LiteralIndex, LiteralIndex] | list[LiteralIndex], k: int,
+                 epsilon: EpsilonLike, accountant: Accountant, step: str = "initial target") -> None:
+        self.indexes = tuple(indexes)
+        self.accountant = accountant
+        self.step = step
+        self._shares = list(split_budget(epsilon, [1] * k))
+        self._trial = 0
+        self._gains = [split_gains(self.indexes[side], self.indexes[1 - side]) for side in (0, 1)]
+        # Attributes of both views, numbered left first, and the split literals of each.
+        self._attributes: list[tuple[int, int]] = []
+        self._members: list[np.ndarray] = []
+        for side in (0, 1):
+            for position in range(len(self.indexes[side].attributes)):
+                own = np.array([i for i, s in enumerate(self.indexes[side].splits) if s.attribute == position],
+                               dtype=int)
+                if own.size:
+                    self._attributes.append((side, position))
+                    self._members.append(own)
+        self._number = {attribute: j for j, attribute in enumerate(self._attributes)}
+        # For each side's gain matrix, the attribute number of every column (a split of the other view).
+        self._columns = [np.zeros(len(self.indexes[1 - side].splits), dtype=int) for side in (0, 1)]
+        for j, ((side, _), own) in enumerate(zip(self._attributes, self._members)):
+            self._columns[1 - side][own] = j
+        self.available = np.ones(len(self._attributes), dtype=bool)
+
+    def take(self, side: int, positions: Iterable[int]) -> None:
+        """Take the attributes at ``positions`` of view ``side`` (chosen or described already)."""
+        for position in positions:
+            number = self._number.get((side, int(position)))
+            if number is not None:
+                self.available[number] = False
+
+    def next(self) -> InitialTarget:
+        """The next trial's target; spends this trial's share exactly."""
+        share = self._shares[self._trial]
+        self._trial += 1
+        attribute_share, split_share = split_budget(share, [1, 1])
+        if not self.available.any():  # every attribute taken: start over
+            self.available[:] = True
+        live = [self._gains[side][:, self.available[self._columns[side]]] for side in (0, 1)]
+        literal_scores = [g.max(axis=1) if g.shape[1] else np.zeros(g.shape[0]) for g in live]
+        scores = np.array([literal_scores[side][own].max() for (side, _), own in zip(self._attributes, self._members)])
+        candidates = np.flatnonzero(self.available)
+        pick = ExponentialMechanism(attribute_share, TARGET_SCORE_SENSITIVITY).release(
+            self.accountant, f"{self.step} {self._trial}: attribute", scores[candidates])
+        number = int(candidates[pick])
+        self.available[number] = False
+        side, _ = self._attributes[number]
+        own = self._members[number]
+        which = ExponentialMechanism(split_share, TARGET_SCORE_SENSITIVITY).release(
+            self.accountant, f"{self.step} {self._trial}: split", literal_scores[side][own])
+        return InitialTarget(side, self.indexes[side].splits[int(own[int(which)])])
 
 
 def choose_targets(
@@ -155,12 +237,7 @@ def choose_targets(
     accountant: Accountant,
     step: str = "initial target",
 ) -> list[InitialTarget]:
-    """``k`` initial targets by the two-stage exponential mechanism, spending exactly ``epsilon``.
-
-    Each target gets ``epsilon / k``, two thirds for the attribute (among the attributes
-    of both views not chosen before) and one third for its split literal; scores have
-    sensitivity :data:`TARGET_SCORE_SENSITIVITY` (module docstring). Ledger steps
-    ``"{step} {t}: attribute"`` and ``"{step} {t}: split"``.
+    """``k`` initial targets of :class:`TargetChooser`, spending exactly ``epsilon``; each takes only itself.
 
     Examples
     --------
@@ -175,34 +252,13 @@ def choose_targets(
     ...                    for j, v in enumerate([a ^ (rng.random(400) < 0.05)] + noise[2:])])
     >>> accountant = Accountant(2.0, SeededNoise(np.random.default_rng(1)))
     >>> chosen = choose_targets((LiteralIndex(left), LiteralIndex(right)), 2, 2.0, accountant)
-    >>> sorted((t.side, t.split.attribute) for t in chosen), float(accountant.spent())
-    ([(0, 0), (1, 0)], 2.0)
+    >>> [(t.side, t.split.attribute) for t in chosen][0]   # y0, the one related to x0
+    (1, 0)
+    >>> float(accountant.spent()), len(accountant.ledger)
+    (2.0, 4)
+
+    Once ``y0`` is taken, ``x0`` has no partner left among the attributes not taken,
+    so the second choice is anywhere.
     """
-    indexes = tuple(indexes)
-    gains = [best_split_gains(indexes[side], indexes[1 - side]) for side in (0, 1)]
-    # Attribute scores: the best of each attribute's split literals.
-    attributes: list[tuple[int, int]] = []
-    scores: list[float] = []
-    for side in (0, 1):
-        for position in range(len(indexes[side].attributes)):
-            members = [i for i, s in enumerate(indexes[side].splits) if s.attribute == position]
-            if members:
-                attributes.append((side, position))
-                scores.append(float(gains[side][members].max()))
-    chosen: list[InitialTarget] = []
-    available = np.ones(len(attributes), dtype=bool)
-    for t, share in enumerate(split_budget(epsilon, [1] * k), start=1):
-        attribute_share, split_share = split_budget(share, [2, 1])
-        if not available.any():  # fewer attributes than trials: start over
-            available[:] = True
-        candidates = np.flatnonzero(available)
-        pick = ExponentialMechanism(attribute_share, TARGET_SCORE_SENSITIVITY).release(
-            accountant, f"{step} {t}: attribute", np.asarray(scores)[candidates])
-        number = int(candidates[pick])
-        available[number] = False
-        side, position = attributes[number]
-        members = [i for i, s in enumerate(indexes[side].splits) if s.attribute == position]
-        which = ExponentialMechanism(split_share, TARGET_SCORE_SENSITIVITY).release(
-            accountant, f"{step} {t}: split", gains[side][members])
-        chosen.append(InitialTarget(side, indexes[side].splits[members[int(which)]]))
-    return chosen
+    chooser = TargetChooser(indexes, k, epsilon, accountant, step)
+    return [chooser.next() for _ in range(k)]
