@@ -118,3 +118,36 @@ def test_scored_miner_spends_exactly_and_ledger_names_the_targets() -> None:
     target_spent = sum(e.epsilon for e in accountant.ledger if e.step.startswith("initial target"))
     assert float(target_spent) == pytest.approx(0.3 * 0.95)
     assert miner.privacy_["guarantee"] == "none"  # seeded; the mechanisms are those of pure-dp-on-mcmc
+
+
+def test_interval_literals_and_their_classes() -> None:
+    from dprm.data.attributes import Attribute, AttributeKind, Domain
+    from dprm.mining.initial_targets import InitialTarget, candidate_literals, literal_masks
+
+    values = np.array([0.05, 0.3, 0.45, 0.6, 0.95, np.nan])
+    view = View("v", [Attribute("x", "v", AttributeKind.NUMERIC, values, Domain(bounds=(0, 1)))])
+    index = LiteralIndex(view, mode="private", max_splits=4)
+    literals = candidate_literals(index)
+    thresholds = index.thresholds[0]
+    holds, missing = literal_masks(index, literals)
+    for j, (split, high) in enumerate(literals):
+        low = thresholds[split.code]
+        expected = values <= low if high is None else (values > low) & (values <= thresholds[high])
+        assert holds[:, j].tolist() == [bool(e) for e in expected]
+        assert missing[:, j].tolist() == [False] * 5 + [True]
+    interval = next((s, h) for s, h in literals if h is not None)
+    classes, n = InitialTarget(0, *interval).classes(index)
+    assert n == 2 and classes[-1] == -1 and set(classes[:-1].tolist()) <= {0, 1}
+
+
+def test_interval_relation_scores_far_higher_with_interval_candidates() -> None:
+    from dprm.mining.initial_targets import candidate_literals, split_gains
+
+    planted = make_planted(1500, n_left_boolean=10, n_right_numeric=6, relations=["interval"], noise=0.0,
+                           random_state=1)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    indexes = [LiteralIndex(v, mode="private", max_splits=32) for v in data.views]
+    # l_bool_0 (of l_bool_0 ∧ ¬l_bool_1) against 40 < r_num_0 ≤ 70
+    thresholds_only = split_gains(indexes[0], indexes[1]).max(axis=1)[0]
+    with_intervals = split_gains(indexes[0], indexes[1], None, candidate_literals(indexes[1])).max(axis=1)[0]
+    assert with_intervals > 1.5 * thresholds_only
