@@ -183,6 +183,7 @@ class AlternatingTrees(PrivateTreeMiner):
             side = 1 - source
             trees = [None, None]
             trees[side] = self._tree(side, target, n_classes, next(shares), f"tree {trial}.0", accountant, rng)
+            self.released(side, trees[side])
             for alternation in range(1, self.alternations + 1):
                 cells = trees[side].apply_cells(self.indexes_[side])
                 n_classes = trees[side].n_leaves
@@ -190,5 +191,6 @@ class AlternatingTrees(PrivateTreeMiner):
                 side = 1 - side
                 trees[side] = self._tree(side, target, n_classes, next(shares), f"tree {trial}.{alternation}",
                                          accountant, rng)
+                self.released(side, trees[side])
                 self.extract((trees[0], trees[1]), next(shares), f"extraction {trial}.{alternation}")
 

@@ -44,7 +44,7 @@ dprm.errors.ParameterError: depth must be at most 6 (extraction compares every p
 >>> make_miner("alt-mcmc", init_trials=2.5)
 Traceback (most recent call last):
 ...
-dprm.errors.ParameterError: init-trials must be an integer, not 2.5
+dprm.errors.ParameterError: init-trials must be an integer or auto, not 2.5
 """
 
 from __future__ import annotations

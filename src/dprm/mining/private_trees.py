@@ -57,7 +57,7 @@ from dprm.mining.base import (
     parameter_table,
 )
 from dprm.mining.auto_trees import AUTO, AUTO_MAX_TRIALS, auto_tree_settings
-from dprm.mining.initial_targets import InitialTarget, choose_targets
+from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.budget import as_epsilon, as_fraction
@@ -251,12 +251,13 @@ class PrivateTreeMiner(Miner):
                                discrete_laplace_variance(count.scale))
         self._resolve_settings(float(as_epsilon(self.epsilon, "epsilon")))
         self._binning_epsilon = []
+        self._chooser = None
         if self.targets == "scored":
             # Chosen privately by their association with the other view
             # (dprm.mining.initial_targets); binary targets need no binning.
             share = as_fraction(self.target_share_, "target-share")
             target_epsilon, epsilon = split_budget(epsilon, [share, 1 - share])
-            self._initial = list(choose_targets(self.indexes_, self.init_trials_, target_epsilon, accountant))
+            self._chooser = TargetChooser(self.indexes_, self.init_trials_, target_epsilon, accountant)
             self._mine(data, accountant, rng, epsilon)
             self._finish_fit(data, accountant, tracker)
             return self
@@ -294,9 +295,11 @@ class PrivateTreeMiner(Miner):
     def initial_target(self, data: TwoViewData, rng: np.random.Generator) -> tuple[int, np.ndarray, int]:
         """The next initial attribute's classes: ``(its view 0/1, class per row, n classes)``.
 
-        The attributes were drawn uniformly when the run started (data-independent).
+        Uniform targets were drawn when the run started (data-independent); scored ones
+        are chosen now (:class:`~dprm.mining.initial_targets.TargetChooser`), after the
+        trees of the earlier trials were released.
         """
-        chosen = self._initial.pop(0)
+        chosen = self._chooser.next() if self._chooser is not None else self._initial.pop(0)
         if isinstance(chosen, InitialTarget):
             classes, n_classes = chosen.classes(self.indexes_[chosen.side])
             return chosen.side, classes, n_classes
@@ -360,6 +363,11 @@ class PrivateTreeMiner(Miner):
         classes = attribute.values.astype(np.int64)
         n = len(attribute.domain.categories) if attribute.domain.categories is not None else 2
         return classes, max(n, 2)
+
+    def released(self, side: int, tree: Tree) -> None:
+        """A tree of view ``side`` was released: its attributes are taken for later scored targets."""
+        if self._chooser is not None:
+            self._chooser.take(side, {split.attribute for split in tree.splits if split is not None})
 
     def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
         """Private extraction of one tree pair (left tree, right tree) into the results."""

@@ -155,7 +155,9 @@ class MCMCTreePair(PrivateTreeMiner):
         # fixed order), a batch of `workers` at a time (bounded memory), and each batch
         # runs on the available cores; then each pair is extracted. The result depends
         # neither on the scheduling nor on the batch size: running draws nothing.
-        workers = max(1, min(self.init_trials_, os.cpu_count() or 1))
+        # Scored targets are chosen after the earlier pairs are released (their attributes
+        # are taken), so their chains run one at a time.
+        workers = 1 if self.targets == "scored" else max(1, min(self.init_trials_, os.cpu_count() or 1))
         pairs, firsts = [], []
         with ThreadPoolExecutor(max_workers=workers) as pool:
             for batch in range(0, self.init_trials_, workers):
@@ -170,7 +172,11 @@ class MCMCTreePair(PrivateTreeMiner):
                         variance_threshold=self.variance_threshold, variance_window=self.variance_window,
                     ))
                     firsts.append(first)
-                pairs += list(pool.map(lambda job: job.run(self._progress.advance), jobs))
+                done = list(pool.map(lambda job: job.run(self._progress.advance), jobs))
+                for (first_tree, second_tree), first in zip(done, firsts[len(pairs):]):
+                    self.released(first, first_tree)
+                    self.released(1 - first, second_tree)
+                pairs += done
         for trial, ((first_tree, second_tree), first, (_, extraction)) in enumerate(
             zip(pairs, firsts, shares), start=1
         ):

@@ -1,0 +1,95 @@
+"""The default private miner of ``dprm mine`` and the auto settings of the tree miners (issue 13)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_cli import run
+
+from dprm.data import load_two_view
+from dprm.datasets import make_planted
+from dprm.errors import ParameterError
+from dprm.mining import default_algorithm, default_parameters, make_miner
+from dprm.mining.auto_trees import AUTO_MAX_TRIALS, auto_tree_settings
+from dprm.privacy import Accountant, SeededNoise
+
+
+@pytest.mark.parametrize("epsilon", [1e-4, 0.01, 0.1, 0.3, 1.0, 3.0, 1e4])
+@pytest.mark.parametrize("n_hat", [-50.0, 0.0, 100.0, 2575.0, 28_900.0, 1e9])
+def test_auto_settings_are_in_range(epsilon: float, n_hat: float) -> None:
+    settings = auto_tree_settings(epsilon, n_hat)
+    assert 1 <= settings.init_trials <= AUTO_MAX_TRIALS
+    assert settings.depth in (2, 3)
+    assert 0 < settings.omega < 1 and 0 < settings.target_share <= 0.3
+
+
+def test_auto_settings_grow_with_the_budget_in_rows() -> None:
+    budgets = [(0.1, 2575), (0.3, 2575), (1.0, 2575), (1.0, 10_000), (1.0, 28_900)]
+    trials = [auto_tree_settings(e, n).init_trials for e, n in budgets]
+    assert trials == sorted(trials) and trials[0] == 1 and trials[-1] == AUTO_MAX_TRIALS
+    assert auto_tree_settings(0.1, 2575).depth == 2 and auto_tree_settings(1.0, 28_900).depth == 3
+
+
+def _data():
+    planted = make_planted(1200, n_left_boolean=30, n_right_numeric=10, relations=["disjunction", "threshold-or"],
+                           random_state=2)
+    return load_two_view(planted.left, planted.right, types=planted.types)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> None:
+    data = _data()
+    accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(0)))
+    miner = make_miner(default_algorithm(epsilon), epsilon=epsilon, mcmc_iterations=300,
+                       **default_parameters(epsilon))
+    seen = []
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(0), progress=lambda d, t: seen.append((d, t)))
+    released = accountant.ledger[0]
+    assert released.step == "data size"
+    rule = auto_tree_settings(epsilon, miner._data_size[0])
+    assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
+                               "target_share": rule.target_share, "omega": rule.omega}
+    pairs = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
+    assert len(pairs) == rule.init_trials
+    assert float(accountant.spent()) == pytest.approx(epsilon)
+    assert seen[-1][0] == seen[-1][1] == miner.work()  # total fixed before the data: the most trials
+    document = miner.document()
+    assert document["parameters"]["depth"] == "auto" and document["parameters"]["auto"]["depth"] == rule.depth
+    assert any(note.startswith("auto: init-trials") for note in miner.notes_)
+
+
+def test_auto_needs_the_row_count() -> None:
+    with pytest.raises(ParameterError, match="init-trials auto needs size-share above 0"):
+        make_miner("alt-mcmc", init_trials="auto", size_share=0)
+    with pytest.raises(ParameterError, match="omega must be"):
+        make_miner("mcmc-tree-pair", omega="often")
+    with pytest.raises(ParameterError, match="depth must be an integer"):
+        make_miner("cartwheels", depth="auto")  # not private: no rule
+
+
+def test_dprm_mine_without_algorithm_runs_the_default_private_miner(tmp_path: Path) -> None:
+    planted = make_planted(800, n_left_boolean=20, n_right_numeric=8, relations=["thresholds"], random_state=1)
+    from dprm.datasets import write_planted
+
+    write_planted(planted, tmp_path)
+    output = tmp_path / "out.json"
+    code, out, err = run(["mine", tmp_path / "left.csv", tmp_path / "right.csv", "--types", tmp_path / "types.json",
+                          "--epsilon", "0.5", "--seed", "4", "--mcmc-iterations", "300", "--output", output])
+    assert code == 0, err
+    document = json.loads(output.read_text())
+    assert document["algorithm"] == "mcmc-tree-pair"
+    assert document["parameters"]["targets"] == "scored" and document["parameters"]["mcmc_iterations"] == 300
+    assert document["parameters"]["epsilon"] == 0.5
+    assert "default miner: mcmc-tree-pair" in out
+    # an option given overrides the rule
+    code, out, err = run(["mine", tmp_path / "left.csv", tmp_path / "right.csv", "--types", tmp_path / "types.json",
+                          "--epsilon", "0.5", "--seed", "4", "--mcmc-iterations", "300", "--init-trials", "2",
+                          "--output", output])
+    assert code == 0, err
+    document = json.loads(output.read_text())
+    assert document["parameters"]["init_trials"] == 2 and "init_trials" not in document["parameters"]["auto"]
+    code, out, err = run(["mine", tmp_path / "left.csv", tmp_path / "right.csv", "--omega", "abc"])
+    assert code == 2 and "--omega must be a number or 'auto'" in err

@@ -1,0 +1,153 @@
+"""Initial targets chosen privately (issue 13): the score against brute force, its sensitivity
+on neighbouring datasets, the ledger, and that the choice finds a planted relation."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import random_view
+
+from dprm.data import load_two_view
+from dprm.data.attributes import View
+from dprm.data.literal_index import LiteralIndex
+from dprm.datasets import make_planted
+from dprm.mining import make_miner
+from dprm.mining.initial_targets import TARGET_SCORE_SENSITIVITY, best_split_gains, choose_targets
+from dprm.privacy import Accountant, SeededNoise
+
+
+def _impurity(x: float, y: float) -> float:
+    return 0.0 if x + y == 0 else x + y - (x * x + y * y) / (x + y)  # Gini n - Σ n_c² / n
+
+
+def brute_force_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
+    out = []
+    for split in targets.splits:
+        ones, zeros = targets.split_branches(split)
+        best = 0.0
+        for candidate in other.splits:
+            true, false = other.split_branches(candidate)
+            missing = ~true & ~false
+            gain = _impurity(ones.sum(), zeros.sum()) - sum(
+                _impurity((ones & branch).sum(), (zeros & branch).sum()) for branch in (true, false, missing))
+            best = max(best, gain)
+        out.append(best)
+    return np.array(out)
+
+
+def _without_row(view: View, row: int) -> View:
+    keep = np.arange(view.attributes[0].n_rows) != row
+    return View(view.name, [replace(a, values=a.values[keep]) for a in view.attributes])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gains_equal_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    left, right = random_view(rng, 150, "left"), random_view(rng, 150, "right")
+    indexes = [LiteralIndex(v, mode="private", max_splits=6) for v in (left, right)]
+    for side in (0, 1):
+        fast = best_split_gains(indexes[side], indexes[1 - side])
+        assert np.allclose(fast, brute_force_gains(indexes[side], indexes[1 - side]))
+        assert (fast >= 0).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scores_move_by_less_than_the_sensitivity_between_neighbours(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(20, 120))
+    left, right = random_view(rng, n, "left", missing=0.2), random_view(rng, n, "right", missing=0.2)
+    full = [LiteralIndex(v, mode="private", max_splits=5) for v in (left, right)]
+    worst = 0.0
+    for row in rng.choice(n, size=8, replace=False):
+        smaller = [LiteralIndex(_without_row(v, int(row)), mode="private", max_splits=5) for v in (left, right)]
+        for side in (0, 1):
+            a = best_split_gains(full[side], full[1 - side])
+            b = best_split_gains(smaller[side], smaller[1 - side])
+            worst = max(worst, float(np.abs(a - b).max()))
+    assert worst < TARGET_SCORE_SENSITIVITY
+    assert worst > 0.2  # the check can fail: scores do move
+
+
+RELATIONS = ["disjunction", "thresholds", "threshold-or"]
+
+
+def _planted():
+    planted = make_planted(1500, n_left_boolean=40, n_right_numeric=12, relations=RELATIONS, noise=0.05,
+                           random_state=0)
+    relations = [{*_names(left), *_names(right)} for left, right in planted.planted]
+    return load_two_view(planted.left, planted.right, types=planted.types), relations
+
+
+def _names(query: dict) -> set:
+    if "attr" in query:
+        return {query["attr"]}
+    return set().union(*(_names(q) for q in query.get("and", query.get("or", [query.get("not")]))))
+
+
+def test_choice_finds_the_planted_relations_one_per_trial_and_charges_exactly() -> None:
+    data, relations = _planted()
+    indexes = [LiteralIndex(v, mode="private", max_splits=32) for v in data.views]
+    found = []
+    for seed in range(10):
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
+        chosen = choose_targets(indexes, 3, 0.45, accountant)
+        assert float(accountant.spent()) == pytest.approx(0.45)
+        assert [e.step for e in accountant.ledger] == [f"initial target {t}: {what}" for t in (1, 2, 3)
+                                                        for what in ("attribute", "split")]
+        names = [indexes[t.side].attributes[t.split.attribute].name for t in chosen]
+        assert len(set(names)) == 3  # distinct attributes
+        found.append(sum(any(name in relation for name in names) for relation in relations))
+    # 10 of 52 attributes are planted: three uniform draws start from 0.56 relations on average
+    assert np.mean(found) >= 1.8, found
+    assert sum(len(r) for r in relations) == 10
+
+
+def test_scored_miner_spends_exactly_and_ledger_names_the_targets() -> None:
+    data, _ = _planted()
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(3)))
+    miner = make_miner("mcmc-tree-pair", targets="scored", target_share=0.3, init_trials=2, depth=2,
+                       mcmc_iterations=500)
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(3))
+    assert accountant.spent() == 1
+    steps = [e.step for e in accountant.ledger]
+    assert steps[0] == "data size" and steps[1:4] == ["initial target 1: attribute", "initial target 1: split",
+                                                      "sampleTreePair#1"]
+    assert steps[4:6] == ["initial target 2: attribute", "initial target 2: split"]  # after pair 1 is released
+    target_spent = sum(e.epsilon for e in accountant.ledger if e.step.startswith("initial target"))
+    assert float(target_spent) == pytest.approx(0.3 * 0.95)
+    assert miner.privacy_["guarantee"] == "none"  # seeded; the mechanisms are those of pure-dp-on-mcmc
+
+
+def test_interval_literals_and_their_classes() -> None:
+    from dprm.data.attributes import Attribute, AttributeKind, Domain
+    from dprm.mining.initial_targets import InitialTarget, candidate_literals, literal_masks
+
+    values = np.array([0.05, 0.3, 0.45, 0.6, 0.95, np.nan])
+    view = View("v", [Attribute("x", "v", AttributeKind.NUMERIC, values, Domain(bounds=(0, 1)))])
+    index = LiteralIndex(view, mode="private", max_splits=4)
+    literals = candidate_literals(index)
+    thresholds = index.thresholds[0]
+    holds, missing = literal_masks(index, literals)
+    for j, (split, high) in enumerate(literals):
+        low = thresholds[split.code]
+        expected = values <= low if high is None else (values > low) & (values <= thresholds[high])
+        assert holds[:, j].tolist() == [bool(e) for e in expected]
+        assert missing[:, j].tolist() == [False] * 5 + [True]
+    interval = next((s, h) for s, h in literals if h is not None)
+    classes, n = InitialTarget(0, *interval).classes(index)
+    assert n == 2 and classes[-1] == -1 and set(classes[:-1].tolist()) <= {0, 1}
+
+
+def test_interval_relation_scores_far_higher_with_interval_candidates() -> None:
+    from dprm.mining.initial_targets import candidate_literals, split_gains
+
+    planted = make_planted(1500, n_left_boolean=10, n_right_numeric=6, relations=["interval"], noise=0.0,
+                           random_state=1)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    indexes = [LiteralIndex(v, mode="private", max_splits=32) for v in data.views]
+    # l_bool_0 (of l_bool_0 ∧ ¬l_bool_1) against 40 < r_num_0 ≤ 70
+    thresholds_only = split_gains(indexes[0], indexes[1]).max(axis=1)[0]
+    with_intervals = split_gains(indexes[0], indexes[1], None, candidate_literals(indexes[1])).max(axis=1)[0]
+    assert with_intervals > 1.5 * thresholds_only
