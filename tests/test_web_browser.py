@@ -166,7 +166,7 @@ def test_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
 
     # the real job at epsilon 0.5
     page.goto(base + "/ui/datasets/mammals?algorithm=alt-expm")
-    page.get_by_label("init trials").fill("1")
+    page.get_by_label("init trials").fill("3")
     page.get_by_label("depth", exact=True).fill("2")
     page.get_by_label("ε (privacy cost of this job)").fill("0.5")
     page.get_by_role("button", name="Run the job").click()
@@ -175,22 +175,26 @@ def test_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     wait_done(page)
     assert api_budget(base, alice) == "0.5"
     rows = page.locator("table.results tbody tr")
-    assert rows.count() >= 1, page.inner_text("main")[:3000]
+    found = rows.count()  # a private miner may return nothing; the page then says so
+    assert found >= 1 or "The miner returned no redescription" in page.inner_text("main")
     ledger = [Fraction(t) for t in page.locator("table.ledger tbody tr td:nth-child(3)").all_inner_texts()]
-    assert sum(ledger) == Fraction(1, 2)
+    assert sum(ledger) == Fraction(1, 2) == Fraction(page.locator("table.ledger tfoot td").inner_text())
     shoot(page, "analyst-result")
 
-    page.get_by_role("link", name=re.compile("^Jaccard")).click()  # sort by the noisy Jaccard index
-    page.wait_for_load_state()
-    values = [float(t.split("\n")[0]) for t in page.locator("table.results tbody tr td:nth-child(4)").all_inner_texts()]
-    assert values == sorted(values, reverse=True)
+    if found:
+        page.get_by_role("link", name=re.compile("^Jaccard")).click()  # sort by the noisy Jaccard index
+        page.wait_for_load_state()
+        cells = page.locator("table.results tbody tr td:nth-child(4)").all_inner_texts()
+        values = [float(t.split("\n")[0]) for t in cells]
+        assert len(values) == found and values == sorted(values, reverse=True)
+        assert page.locator("th[aria-sort=descending]").inner_text().startswith("Jaccard")
 
     with page.expect_download() as download_info:
         page.get_by_role("link", name=re.compile("Download JSON")).click()
     path = download_info.value.path()
     document = json.loads(Path(path).read_text())
     assert document["format"] == "dprm.redescriptions/1" and document["algorithm"] == "alt-expm"
-    assert document["privacy"]["epsilon"] == 0.5 and len(document["redescriptions"]) == rows.count()
+    assert document["privacy"]["epsilon"] == 0.5 and len(document["redescriptions"]) == found
 
     page.goto(base + "/ui/jobs")
     assert page.locator("table.jobs tbody tr").count() == 2
@@ -271,7 +275,9 @@ def test_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(bro
     page.keyboard.press("Enter")  # submits the form without scripts
     page.wait_for_url(re.compile(r".*/ui/datasets$"))
     page.goto(server["alice_job"])
-    assert page.locator("table.results tbody tr").count() >= 1  # the result reads without JavaScript
+    assert page.locator("table.ledger tbody tr").count() >= 1  # the result reads without JavaScript
+    assert page.locator(".status-done").count() == 1
+    shoot(page, "analyst-result-without-javascript")
     context.close()
     scripted = browser.new_context(viewport=LAPTOP, base_url=base)
     page = scripted.new_page()
@@ -286,3 +292,27 @@ def test_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(bro
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*/ui/datasets$"))
     scripted.close()
+
+
+def test_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[str, Any]) -> None:
+    base = server["url"]
+    context = browser.new_context(viewport=LAPTOP, base_url=base)
+    page = sign_in(context, base, server["tokens"]["olga"])
+    row = page.locator("section[aria-labelledby=budgets-heading] tbody tr", has_text="alice")
+    assert row.locator("td").all_inner_texts()[:5] == ["alice", "mammals", "1", "0.5", "0.5"]
+    shoot(page, "owner-overview-after")
+    page.get_by_role("link", name="Audit log").click()
+    page.get_by_label("Outcome").fill("budget_exceeded")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_load_state()
+    refused = page.locator("table.audit tbody tr")
+    assert refused.count() >= 1
+    assert all("budget_exceeded" in text and "alice" in text for text in refused.all_inner_texts())
+    page.get_by_label("Outcome").fill("")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_load_state()
+    shoot(page, "owner-audit")
+    page.get_by_role("link", name="Jobs").click()
+    page.wait_for_load_state()
+    assert page.locator("tbody tr", has_text="alice").count() == 2
+    context.close()

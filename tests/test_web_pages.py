@@ -300,6 +300,17 @@ def test_owner_audit_log_filters_and_shows_web_actions(site: Site) -> None:
     assert "<tr class=\"refused\">" not in none.text
 
 
+def test_owner_jobs_page_lists_every_analysts_jobs_and_filters_by_status(site: Site) -> None:
+    alice, token = site.signed_in("alice")
+    alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"})
+    olga, _ = site.signed_in("olga")
+    page = olga.get("/ui/owner/jobs")
+    assert page.status_code == 200 and page.text.count("<td>alice</td>") == 1
+    assert olga.get("/ui/owner/jobs", params={"status": "done"}).text.count("<td>alice</td>") == 0
+    assert olga.get("/ui/owner/jobs", params={"status": "queued"}).text.count("<td>alice</td>") == 1
+    assert "alice" in olga.get("/ui/owner").text  # the queued job among the running and queued ones
+
+
 def test_sign_out_ends_the_session(site: Site) -> None:
     client, token = site.signed_in("alice")
     cookie = client.cookies.get(COOKIE)

@@ -237,4 +237,4 @@ def add_routes(router: APIRouter, *, render: Callable[..., HTMLResponse], proble
                 return [_job_row(r) for r in connection.execute(query.order_by(jobs.c.id.desc()).limit(500)).all()]
 
         rows = await run_in_threadpool(read)
-        return render(request, "owner_jobs.html", session=found, jobs=rows, status=status[:16])
+        return render(request, "owner_jobs.html", session=found, jobs=rows, chosen_status=status[:16])

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
@@ -43,6 +44,7 @@ from starlette.concurrency import run_in_threadpool
 from dprm.errors import DprmError
 from dprm.server import accounts, jobs
 from dprm.server.errors import ERRORS, ApiError
+from dprm.server.units import fraction_text
 from dprm.server.web import csrf
 from dprm.server.web.forms import FormError, job_fields, job_request, statistics_request
 from dprm.server.web.sessions import COOKIE, LIFETIME, Session, close_session, find_session, open_session
@@ -486,7 +488,8 @@ def build_router() -> APIRouter:
         return {"job": view, "document": document, "results": results, "sort": sort if sort in SORT_KEYS else "rank",
                 "order": "desc" if order == "desc" else "asc",
                 "ledger": [{"step": e.step, "mechanism": e.mechanism, "epsilon": e.epsilon,
-                            "epsilon_exact": e.epsilon_exact, "at": e.created_at} for e in entries]}
+                            "epsilon_exact": e.epsilon_exact, "at": e.created_at} for e in entries],
+                "ledger_total": fraction_text(sum((Fraction(e.epsilon_exact) for e in entries), Fraction(0)))}
 
     @router.get("/jobs/{job_id}", response_class=HTMLResponse)
     async def job_page(request: Request, job_id: str, sort: str = "rank", order: str = "asc",
