@@ -109,14 +109,22 @@ def support_bar(noisy: dict[str, Any], interval: dict[str, Any] | None) -> dict[
     """The support bar of a redescription: |L only|, |L ∩ R|, |R only| as shares of the bar.
 
     The three parts come from the noisy statistics (``support_left − intersection``,
-    ``intersection``, ``support_right − intersection``, each clipped at 0); their
-    intervals, where the result has them, are those of the supports and intersection.
+    ``intersection``, ``support_right − intersection``, each clipped at 0), laid out
+    left to right on a bar as long as their sum. Intervals, where the result has them,
+    are drawn where they belong on that bar: the interval of |L| around the right end
+    of L (the end of "both"), the interval of |R| around the left end of R (the start
+    of "both"), both clipped to the bar; the interval of |L ∩ R| is the middle part's.
+    The parts "left only" and "right only" have no interval of their own (a
+    difference of two noisy counts), so none is shown for them.
 
     Examples
     --------
-    >>> bar = support_bar({"support_left": 30, "support_right": 40, "intersection": 20}, None)
-    >>> [(p["label"], p["value"], round(p["share"], 2)) for p in bar["parts"]]
-    [('left only', 10, 0.2), ('both', 20, 0.4), ('right only', 20, 0.4)]
+    >>> bar = support_bar({"support_left": 30, "support_right": 40, "intersection": 20},
+    ...                   {"support_left": [25, 35], "support_right": [30, 45], "intersection": [15, 25]})
+    >>> [(p["label"], p["value"], round(p["share"], 2), p["interval"]) for p in bar["parts"]]
+    [('left only', 10, 0.2, None), ('both', 20, 0.4, [15, 25]), ('right only', 20, 0.4, None)]
+    >>> [(w["label"], round(w["start"], 2), round(w["end"], 2)) for w in bar["whiskers"]]
+    [('|L|', 0.5, 0.7), ('|R|', 0.1, 0.4)]
     """
     left = float(noisy.get("support_left") or 0)
     right = float(noisy.get("support_right") or 0)
@@ -126,13 +134,25 @@ def support_bar(noisy: dict[str, Any], interval: dict[str, Any] | None) -> dict[
     interval = interval or {}
     parts = []
     offset = 0.0
-    for label, value, key in zip(("left only", "both", "right only"), values,
-                                 ("support_left", "intersection", "support_right")):
+    for label, value, key in zip(("left only", "both", "right only"), values, (None, "intersection", None)):
         share = value / total
         parts.append({"label": label, "value": round(value) if float(value).is_integer() else value,
-                      "share": share, "offset": offset, "interval": interval.get(key)})
+                      "share": share, "offset": offset, "interval": interval.get(key) if key else None})
         offset += share
-    return {"parts": parts, "total": total}
+    whiskers = []
+
+    def clip(x: float) -> float:
+        return min(max(x, 0.0), 1.0)
+
+    if interval.get("support_left"):
+        low, high = interval["support_left"]
+        whiskers.append({"label": "|L|", "interval": interval["support_left"], "start": clip(low / total),
+                         "end": clip(high / total), "row": 1})
+    if interval.get("support_right"):
+        low, high = interval["support_right"]
+        whiskers.append({"label": "|R|", "interval": interval["support_right"], "start": clip(1 - high / total),
+                         "end": clip(1 - low / total), "row": 2})
+    return {"parts": parts, "whiskers": whiskers, "total": total}
 
 
 def mount(app: Any) -> None:
