@@ -69,12 +69,30 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         yield {"url": served.url, "db": url, "tokens": {"olga": owner_token}, "folder": folder}
 
 
-def shoot(page: Any, name: str) -> None:
+#: The page's width and its widest element beyond the screen (to name it in a failure).
+WIDEST = """() => {
+  const width = document.documentElement.scrollWidth;
+  let culprit = "";
+  for (const e of document.querySelectorAll("body *")) {
+    const box = e.getBoundingClientRect();
+    if (box.right > window.innerWidth + 1 && !e.parentElement.closest(".scroll")) {
+      let chain = [], x = e;
+      while (x && x !== document.body) { chain.push(x.tagName + "." + x.className + ":" + Math.round(x.getBoundingClientRect().width)); x = x.parentElement; }
+      culprit = chain.join(" < "); break; }
+  }
+  return {width, culprit};
+}"""
+
+
+def shoot(page: Any, name: str, scripts: bool = True) -> None:
     """Screenshots of the page as it is, at laptop and at phone width."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for label, size in (("laptop", LAPTOP), ("phone", PHONE)):
         page.set_viewport_size(size)
         page.screenshot(path=str(SCREENSHOTS / f"{name}-{label}.png"), full_page=True)
+        if scripts:  # no page is wider than the screen (tables scroll inside)
+            wide = page.evaluate(WIDEST)
+            assert wide["width"] <= size["width"], f"{name} at {label} width: {wide}"
     page.set_viewport_size(LAPTOP)
 
 
@@ -270,14 +288,14 @@ def test_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(bro
     context = browser.new_context(viewport=PHONE, base_url=base, java_script_enabled=False)
     page = context.new_page()
     page.goto(base + "/ui/signin")
-    shoot(page, "signin")
+    shoot(page, "signin", scripts=False)
     page.get_by_label("Token").fill(server["tokens"]["alice"])
     page.keyboard.press("Enter")  # submits the form without scripts
     page.wait_for_url(re.compile(r".*/ui/datasets$"))
     page.goto(server["alice_job"])
     assert page.locator("table.ledger tbody tr").count() >= 1  # the result reads without JavaScript
     assert page.locator(".status-done").count() == 1
-    shoot(page, "analyst-result-without-javascript")
+    shoot(page, "analyst-result-without-javascript", scripts=False)
     context.close()
     scripted = browser.new_context(viewport=LAPTOP, base_url=base)
     page = scripted.new_page()
