@@ -72,8 +72,9 @@ def _job_row(r: Any) -> dict[str, Any]:
 
 
 def audit_rows(db: Any, *, analyst: str = "", action: str = "", outcome: str = "", errors_only: bool = False,
-               limit: int = 200) -> list[dict[str, Any]]:
-    """The newest audit records matching the filters (exact analyst, action and outcome)."""
+               static_files: bool = False, limit: int = 200) -> list[dict[str, Any]]:
+    """The newest audit records matching the filters (exact analyst, action and outcome;
+    the web pages' style sheet and script fetches only with ``static_files``)."""
     from sqlalchemy import select
 
     from dprm.server.tables import analysts, audit
@@ -88,6 +89,8 @@ def audit_rows(db: Any, *, analyst: str = "", action: str = "", outcome: str = "
         query = query.where(audit.c.outcome == outcome)
     if errors_only:
         query = query.where(audit.c.status >= 400)
+    if not static_files:
+        query = query.where(audit.c.path.not_like("/ui/static/%"))
     with db.read() as connection:
         rows = connection.execute(query.order_by(audit.c.id.desc()).limit(limit)).all()
     return [{"at": r.at, "analyst": r.analyst, "action": r.action, "method": r.method, "path": r.path,
@@ -203,17 +206,17 @@ def add_routes(router: APIRouter, *, render: Callable[..., HTMLResponse], proble
 
     @router.get("/owner/audit", response_class=HTMLResponse)
     async def audit_page(request: Request, analyst: str = "", action: str = "", outcome: str = "",
-                         errors: str = "", limit: int = 200) -> Response:
+                         errors: str = "", static: str = "", limit: int = 200) -> Response:
         request.state.action = "ui-owner-audit"
         found = await for_reading(request, "owner")
         if isinstance(found, Response):
             return found
         limit = max(1, min(int(limit), MAX_AUDIT_ROWS))
         filters = {"analyst": analyst[:128], "action": action[:128], "outcome": outcome[:64],
-                   "errors": errors == "on", "limit": limit}
+                   "errors": errors == "on", "static": static == "on", "limit": limit}
         rows = await run_in_threadpool(lambda: audit_rows(
             request.app.state.db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
-            errors_only=filters["errors"], limit=limit))
+            errors_only=filters["errors"], static_files=filters["static"], limit=limit))
         return render(request, "owner_audit.html", session=found, rows=rows, filters=filters)
 
     @router.get("/owner/jobs", response_class=HTMLResponse)
