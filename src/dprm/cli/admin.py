@@ -30,9 +30,11 @@ app = command_app("The data owner's administration of a dprm server's database."
 dataset_app = command_app("Register, remove and list datasets.")
 analyst_app = command_app("Add, disable, enable, rotate and list analysts.")
 budget_app = command_app("Grant or change budgets.")
+owner_app = command_app("Data owners of the web pages (/ui): add, rotate, disable, enable, list.")
 app.add_typer(dataset_app, name="dataset")
 app.add_typer(analyst_app, name="analyst")
 app.add_typer(budget_app, name="budget")
+app.add_typer(owner_app, name="owner")
 
 _STATE: dict[str, Any] = {}
 
@@ -216,6 +218,62 @@ def analyst_list() -> None:
     _table(["name", "token id", "disabled", "expires", "created"],
            [[r.name, r.token_id, "yes" if r.disabled else "no", _when(r.expires_at), _when(r.created_at)]
             for r in rows])
+
+
+# -- owners (the web pages' owner side) -------------------------------------------------------------
+
+
+@owner_app.command("add")
+def owner_add(name: str = typer.Argument(..., metavar="NAME", help="The owner's name.")) -> None:
+    """Add a data owner for the web pages (/ui/owner); prints the token, alone on one line (not stored)."""
+    from dprm.server.owners import add_owner
+
+    with _db().write() as connection:
+        token = add_owner(connection, name)
+    print(token)
+
+
+@owner_app.command("rotate")
+def owner_rotate(name: str = typer.Argument(..., metavar="NAME", help="The owner's name.")) -> None:
+    """Replace an owner's token (the old one and its sessions stop working); prints the new one."""
+    from dprm.server.owners import rotate_owner
+
+    with _db().write() as connection:
+        token = rotate_owner(connection, name)
+    print(token)
+
+
+@owner_app.command("disable")
+def owner_disable(name: str = typer.Argument(..., metavar="NAME", help="The owner's name.")) -> None:
+    """Disable an owner: its token and sessions are refused."""
+    from dprm.server.owners import set_owner_disabled
+
+    with _db().write() as connection:
+        set_owner_disabled(connection, name, True)
+    print(f"disabled owner {name}")
+
+
+@owner_app.command("enable")
+def owner_enable(name: str = typer.Argument(..., metavar="NAME", help="The owner's name.")) -> None:
+    """Enable a disabled owner again."""
+    from dprm.server.owners import set_owner_disabled
+
+    with _db().write() as connection:
+        set_owner_disabled(connection, name, False)
+    print(f"enabled owner {name}")
+
+
+@owner_app.command("list")
+def owner_list() -> None:
+    """The data owners (never a token)."""
+    from sqlalchemy import select
+
+    from dprm.server.tables import owners
+
+    with _db().read() as connection:
+        rows = connection.execute(select(owners).order_by(owners.c.name)).all()
+    _table(["name", "token id", "disabled", "created"],
+           [[r.name, r.token_id, "yes" if r.disabled else "no", _when(r.created_at)] for r in rows])
 
 
 # -- budgets ----------------------------------------------------------------------------------------

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Optional
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Optional
 
 from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -64,7 +65,7 @@ from dprm.server.supervisor import Supervisor
 from dprm.server.tables import budgets, datasets, ledger
 from dprm.server.units import epsilon_units, units_float, units_text
 
-__all__ = ["create_app", "ServerSettings"]
+__all__ = ["create_app", "ServerSettings", "Service"]
 
 log = logging.getLogger("dprm.server")
 
@@ -314,6 +315,12 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         409: {"model": ErrorBody, "description": "Idempotency key reused for another request"}},
         summary="Submit a miner run; its epsilon is charged before any row is read.")
     def submit_job(request: Request, response: Response, who: Analyst, body: JobRequest) -> dict[str, Any]:
+        answer, status = submit(request, who, body)
+        response.status_code = status
+        return answer
+
+    def submit(request: Request, who: accounts.Analyst, body: JobRequest) -> tuple[dict[str, Any], int]:
+        """A job submission (or dry run) and its HTTP status: the API's and the web pages' one path."""
         from dprm.server.validation import check_job
 
         note(request, "submit-job" if not body.dry_run else "dry-run-job", body.dataset)
@@ -323,19 +330,18 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
             record, total, spent = granted(connection, who, body.dataset)
         spec = check_job(body.algorithm, dict(body.parameters), units)
         if body.dry_run:
-            response.status_code = 200
             return _dry_run(record.name, units, total, spent, body.dummy,
-                            {"algorithm": spec.algorithm, "parameters": spec.parameters})
+                            {"algorithm": spec.algorithm, "parameters": spec.parameters}), 200
         digest = jobs.request_digest(body.model_dump(exclude={"idempotency_key"}))
         row, created = jobs.submit(db, who.id, record.id, algorithm=spec.algorithm,
                                    parameters={k: v for k, v in spec.parameters.items() if k != "epsilon"},
                                    units=units, dummy=body.dummy, dummy_rows=body.dummy_rows if body.dummy else None,
                                    idempotency_key=body.idempotency_key, digest=digest)
         if not created:
-            response.status_code = 200
             request.state.outcome = "idempotent_replay"
             request.state.epsilon_units = 0
-        return jobs.job_view(row, record.name)
+            return jobs.job_view(row, record.name), 200
+        return jobs.job_view(row, record.name), 201
 
     @app.get("/v1/jobs", tags=["jobs"], responses=_ERRORS, summary="The analyst's jobs, newest first.")
     async def list_jobs(request: Request, who: Analyst,
@@ -373,6 +379,10 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         "model": ErrorBody, "description": "The job has finished"}},
         summary="Cancel a job: queued, its charge is refunded; running, it is kept if rows were read.")
     def cancel_job(request: Request, who: Analyst, job_id: str) -> dict[str, Any]:
+        return cancel(request, who, job_id)
+
+    def cancel(request: Request, who: accounts.Analyst, job_id: str) -> dict[str, Any]:
+        """Cancel one of the analyst's jobs (API and web pages)."""
         note(request, "cancel-job")
         row = jobs.cancel(db, who.id, job_id[:64])
         with db.read() as connection:
@@ -493,7 +503,32 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
                             "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon,
                             "epsilon_exact": r.epsilon_exact} for r in rows]}
 
+    # The web pages (/ui) act through the same functions as the endpoints above.
+    app.state.service = Service(granted=granted, submit=submit, cancel=cancel, primitive=primitive,
+                                budget_view=_budget_view, note=note)
+    from dprm.server.web.routes import mount
+
+    mount(app)
     return app
+
+
+@dataclass(frozen=True)
+class Service:
+    """What the web pages share with the API's endpoints (:mod:`dprm.server.web`).
+
+    ``granted(connection, analyst, name)`` → ``(record, total, spent)`` or
+    ``unknown_dataset``; ``submit(request, analyst, JobRequest)`` → ``(answer,
+    status)``; ``cancel(request, analyst, job_id)``; ``primitive(request, analyst,
+    kind, body)``; ``budget_view(name, total, spent)``; ``note(request, action,
+    dataset, units)`` (what the audit record says).
+    """
+
+    granted: Callable[..., Any]
+    submit: Callable[..., Any]
+    cancel: Callable[..., Any]
+    primitive: Callable[..., Any]
+    budget_view: Callable[..., Any]
+    note: Callable[..., Any]
 
 
 def _fraction(text: str) -> Any:

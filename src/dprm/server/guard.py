@@ -5,7 +5,7 @@ For every HTTP request it
 * refuses a body larger than ``max_body`` bytes (413 ``request_too_large``) before
   the application parses it, whether or not a ``Content-Length`` was sent;
 * refuses a body that is not JSON (415 ``unsupported_media_type`` without a JSON
-  ``Content-Type``, 400 ``invalid_json`` when it does not parse) and JSON nested
+  ``Content-Type``, except URL-encoded forms posted to the web pages under ``/ui``, 400 ``invalid_json`` when it does not parse) and JSON nested
   deeper than ``max_depth`` (400 ``json_too_deep``: Python's JSON parser would
   otherwise recurse until ``RecursionError``);
 * turns any exception that escaped the handlers into 500 ``internal_error`` with the
@@ -32,7 +32,11 @@ from typing import Any
 
 from dprm.server.errors import ERRORS, error_body
 
-__all__ = ["Guard", "json_depth"]
+__all__ = ["Guard", "json_depth", "WEB_PREFIX"]
+
+#: The web pages' prefix (:mod:`dprm.server.web`): only there are HTML forms accepted.
+WEB_PREFIX = "/ui"
+FORM_TYPE = b"application/x-www-form-urlencoded"
 
 log = logging.getLogger("dprm.server")
 
@@ -150,6 +154,8 @@ class Guard:
         if not body.strip():
             return body
         content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"").lower()
+        if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
+            return body  # a form of the web pages (bounded above; parsed by the page's handler)
         if b"json" not in content_type:
             state["outcome"] = "unsupported_media_type"
             await self._answer(send, "unsupported_media_type")

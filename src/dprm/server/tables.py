@@ -32,6 +32,14 @@ Tables
 ``audit``
     Every request: analyst, action, dataset, ε, HTTP status, outcome code; ``detail``
     is for the owner only.
+``owners``
+    Data owners who may use the web pages' owner side (``dprm admin owner add``):
+    name, token id, salted token hash, disabled flag (tokens as analysts' ones).
+``web_sessions``
+    Signed-in browsers of the web pages (:mod:`dprm.server.web.sessions`): the SHA-256
+    of the session cookie (never the cookie), who (``analyst`` or ``owner`` and its
+    id), the token id it was opened with (a rotated token ends the session), the
+    form token against cross-site requests, creation and expiry.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from sqlalchemy import (BigInteger, Boolean, CheckConstraint, Column, Float, For
                         MetaData, String, Table, Text, UniqueConstraint)
 
 __all__ = ["metadata", "datasets", "analysts", "budgets", "charges", "jobs", "ledger", "audit",
-           "JOB_STATES", "CHARGE_STATES"]
+           "owners", "web_sessions", "JOB_STATES", "CHARGE_STATES"]
 
 #: The states of a job. ``queued`` → ``running`` → ``done`` | ``failed``; a queued or
 #: running job may become ``cancelled``.
@@ -176,4 +184,29 @@ audit = Table(
     Column("client", String(128), nullable=True),
     Column("duration_ms", Float, nullable=True),
     Index("ix_audit_analyst", "analyst_id", "id"),
+)
+
+owners = Table(
+    "owners", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(128), nullable=False, unique=True),
+    Column("token_id", String(32), nullable=False, unique=True),
+    Column("token_salt", String(64), nullable=False),
+    Column("token_hash", String(64), nullable=False),
+    Column("disabled", Boolean, nullable=False, default=False),
+    Column("created_at", Float, nullable=False),
+    Column("rotated_at", Float, nullable=True),
+)
+
+web_sessions = Table(
+    "web_sessions", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("cookie_hash", String(64), nullable=False, unique=True),
+    Column("role", String(16), nullable=False),
+    Column("principal_id", Integer, nullable=False),
+    Column("token_id", String(32), nullable=False),
+    Column("csrf_token", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    CheckConstraint("role IN ('analyst', 'owner')", name="ck_web_sessions_role"),
 )

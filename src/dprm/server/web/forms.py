@@ -1,0 +1,183 @@
+"""Form fields of the web pages to the API's requests, and the job form's fields.
+
+An HTML form sends text; the API takes JSON values. :func:`parameter_value` reads a
+parameter's text as the miner's own parameter spec expects it (integer, number,
+true/false, a choice, ``auto``/``none`` where allowed), and the result goes through
+the API's request models (:mod:`dprm.server.api_models`) and checks
+(:func:`dprm.server.validation.check_job`), exactly as a JSON request would.
+
+Examples
+--------
+>>> parameter_value("7", "int"), parameter_value("0.5", "float"), parameter_value("auto", "int")
+(7, 0.5, 'auto')
+>>> parameter_value("true", "bool"), parameter_value("none", "float"), parameter_value("x", "int")
+(True, None, 'x')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = ["ParameterField", "job_fields", "parameter_value", "job_request", "statistics_request", "FormError"]
+
+
+class FormError(Exception):
+    """A form value the API's models refuse: ``message`` is one line for the page."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ParameterField:
+    """One input of a job form: the miner parameter, its default, kind, choices and help."""
+
+    name: str
+    default: Any
+    kind: str
+    choices: tuple[str, ...]
+    help: str
+
+    @property
+    def default_text(self) -> str:
+        """The default as the input shows it."""
+        if self.default is None:
+            return "none"
+        if isinstance(self.default, bool):
+            return "true" if self.default else "false"
+        return str(self.default)
+
+    @property
+    def label(self) -> str:
+        """The parameter's name in words (``init_trials`` → ``init trials``)."""
+        return self.name.replace("_", " ")
+
+
+def job_fields(algorithm: str) -> list[ParameterField]:
+    """The inputs of ``algorithm``'s job form: the parameters a server lets analysts set."""
+    from dprm.server.validation import algorithm_parameters, private_algorithms
+
+    miner_class = private_algorithms()[algorithm][0]
+    specs = getattr(miner_class, "parameter_specs", {})
+    helps = miner_class.parameter_help() if hasattr(miner_class, "parameter_help") else {}
+    fields = []
+    for name, default in algorithm_parameters(algorithm).items():
+        spec = specs.get(name)
+        kind = getattr(spec, "kind", "text") if spec is not None else "text"
+        choices = tuple(getattr(spec, "choices", None) or ())
+        if not isinstance(default, (bool, int, float, str, type(None))):
+            default = str(default)
+        fields.append(ParameterField(name, default, kind, choices, helps.get(name, "")))
+    return fields
+
+
+def parameter_value(text: str, kind: str) -> Any:
+    """A parameter's form text as a JSON value for the API (unreadable text stays text,
+    for the API's check to name)."""
+    text = text.strip()
+    if text.lower() == "none":
+        return None
+    if kind == "bool":
+        return {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}.get(text.lower(), text)
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if kind in ("float", "epsilon"):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text
+
+
+def _pydantic_message(error: Any) -> str:
+    first = error.errors()[0] if error.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return (f"{where}: " if where else "") + str(first.get("msg", "invalid value"))[:300]
+
+
+def _flag(form: Mapping[str, Any], name: str) -> bool:
+    return str(form.get(name, "")).lower() in ("on", "true", "1", "yes")
+
+
+def _common(form: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"dataset": dataset, "epsilon": str(form.get("epsilon", "")).strip(),
+                            "dummy": _flag(form, "dummy")}
+    rows = str(form.get("dummy_rows", "")).strip()
+    if body["dummy"] and rows:
+        try:
+            body["dummy_rows"] = int(rows)
+        except ValueError:
+            raise FormError(f"dummy rows must be a whole number, not {rows[:40]!r}") from None
+    return body
+
+
+def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
+    """The API's :class:`~dprm.server.api_models.JobRequest` of a job form.
+
+    Parameters left empty or equal to their default are not sent (the miner's default
+    applies). A value the models refuse is a :class:`FormError`.
+    """
+    from pydantic import ValidationError
+
+    from dprm.server.api_models import JobRequest
+    from dprm.server.validation import private_algorithms
+
+    algorithm = str(form.get("algorithm", ""))
+    if algorithm not in private_algorithms():
+        raise FormError(f"unknown algorithm {algorithm[:64]!r}", 422)
+    parameters = {}
+    for field in job_fields(algorithm):
+        text = form.get(f"p_{field.name}")
+        if text is None or not str(text).strip() or str(text).strip() == field.default_text:
+            continue
+        parameters[field.name] = parameter_value(str(text), field.kind)
+    try:
+        return JobRequest(algorithm=algorithm, parameters=parameters, dry_run=dry_run, **_common(form, dataset))
+    except ValidationError as error:
+        raise FormError(_pydantic_message(error)) from None
+
+
+def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[str, Any], *, dry_run: bool) -> Any:
+    """The API's :class:`~dprm.server.api_models.StatisticsRequest` of the statistics form.
+
+    The two queries are typed in python-clired / Siren syntax (``[Moose] & ![Arctic
+    Fox]``, ``[-5 < tmin_01 < 3]``) and parsed by
+    :func:`dprm.evaluation.clired_output.parse_clired_query` against the view's
+    attribute names; a parse error is a :class:`FormError` naming the side.
+    """
+    from pydantic import ValidationError
+
+    from dprm.errors import DprmError
+    from dprm.evaluation.clired_output import parse_clired_query
+    from dprm.queries import query_to_json
+    from dprm.server.api_models import StatisticsRequest
+
+    queries = {}
+    for side in ("left", "right"):
+        text = str(form.get(side, "")).strip()
+        if not text:
+            raise FormError(f"{side} query: type a query in clired syntax, e.g. [Moose] & ![Arctic Fox]")
+        if len(text) > 4000:
+            raise FormError(f"{side} query: longer than 4000 characters")
+        columns = [entry["name"] for entry in schema["views"].get(side, [])]
+        try:
+            query = parse_clired_query(text, columns=columns)
+        except DprmError as error:
+            raise FormError(f"{side} query: {str(error).splitlines()[0][:300]}") from None
+        queries[side] = query_to_json(query)
+    confidence_text = str(form.get("confidence", "0.95")).strip() or "0.95"
+    try:
+        confidence = float(confidence_text)
+    except ValueError:
+        raise FormError(f"confidence must be a number, not {confidence_text[:40]!r}") from None
+    try:
+        return StatisticsRequest(left=queries["left"], right=queries["right"], confidence=confidence,
+                                 dry_run=dry_run, **_common(form, dataset))
+    except ValidationError as error:
+        raise FormError(_pydantic_message(error)) from None

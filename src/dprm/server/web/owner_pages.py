@@ -1,0 +1,243 @@
+"""The data owner's pages: datasets, analysts, budgets, the audit log, the jobs.
+
+The same operations as ``dprm admin`` (:mod:`dprm.cli.admin`), through the same
+functions: :func:`~dprm.server.datasets.register_dataset` (a dataset from files on
+the server with its complete types file), :mod:`~dprm.server.accounts` (add,
+disable, enable, rotate), :func:`~dprm.server.budget.set_budget` (grant: what was
+spent stays spent). A new or rotated token is shown once, in the answer to the form
+that made it, and is stored nowhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from dprm.errors import DprmError
+
+__all__ = ["add_routes", "overview", "audit_rows"]
+
+#: The newest audit records a page shows at most.
+MAX_AUDIT_ROWS = 1000
+
+
+def overview(db: Any) -> dict[str, Any]:
+    """Everything the owner's main page shows: datasets, analysts, budgets, active jobs."""
+    import json
+
+    from sqlalchemy import select
+
+    from dprm.server.datasets import list_datasets
+    from dprm.server.tables import analysts, budgets, datasets, jobs
+    from dprm.server.units import units_float, units_text
+
+    with db.read() as connection:
+        dataset_rows = list_datasets(connection)
+        analyst_rows = connection.execute(select(analysts).order_by(analysts.c.name)).all()
+        budget_rows = connection.execute(
+            select(analysts.c.name.label("analyst"), datasets.c.name.label("dataset"), budgets.c.total_units,
+                   budgets.c.spent_units)
+            .join(analysts, analysts.c.id == budgets.c.analyst_id)
+            .join(datasets, datasets.c.id == budgets.c.dataset_id)
+            .where(datasets.c.active_name.is_not(None))
+            .order_by(analysts.c.name, datasets.c.name)).all()
+        job_rows = connection.execute(
+            select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+            .join(analysts, analysts.c.id == jobs.c.analyst_id).join(datasets, datasets.c.id == jobs.c.dataset_id)
+            .where(jobs.c.status.in_(("queued", "running"))).order_by(jobs.c.id)).all()
+    return {
+        "datasets": [{"name": r.name, "left": r.left_path, "right": r.right_path, "types": r.types_path,
+                      "attributes": [len(v) for v in json.loads(r.public_schema)["views"].values()],
+                      "left_sha256": r.left_sha256, "created_at": r.created_at} for r in dataset_rows],
+        "analysts": [{"name": r.name, "token_id": r.token_id, "disabled": bool(r.disabled),
+                      "expires_at": r.expires_at, "created_at": r.created_at} for r in analyst_rows],
+        "budgets": [{"analyst": r.analyst, "dataset": r.dataset, "total": units_text(r.total_units),
+                     "spent": units_text(r.spent_units), "remaining": units_text(max(r.total_units - r.spent_units, 0)),
+                     "share": units_float(r.spent_units) / units_float(r.total_units) if r.total_units else 1.0}
+                    for r in budget_rows],
+        "jobs": [_job_row(r) for r in job_rows],
+    }
+
+
+def _job_row(r: Any) -> dict[str, Any]:
+    from dprm.server.units import units_text
+
+    return {"id": r.public_id, "analyst": r.analyst, "dataset": r.dataset, "algorithm": r.algorithm,
+            "epsilon": units_text(r.epsilon_units), "dummy": bool(r.dummy), "status": r.status,
+            "progress": r.progress, "pid": r.worker_pid, "error": r.error_code, "owner_error": r.owner_error,
+            "created_at": r.created_at}
+
+
+def audit_rows(db: Any, *, analyst: str = "", action: str = "", outcome: str = "", errors_only: bool = False,
+               static_files: bool = False, limit: int = 200) -> list[dict[str, Any]]:
+    """The newest audit records matching the filters (exact analyst, action and outcome;
+    the web pages' style sheet and script fetches only with ``static_files``)."""
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts, audit
+    from dprm.server.units import units_text
+
+    query = select(audit, analysts.c.name.label("analyst")).outerjoin(analysts, analysts.c.id == audit.c.analyst_id)
+    if analyst:
+        query = query.where(analysts.c.name == analyst)
+    if action:
+        query = query.where(audit.c.action == action)
+    if outcome:
+        query = query.where(audit.c.outcome == outcome)
+    if errors_only:
+        query = query.where(audit.c.status >= 400)
+    if not static_files:
+        query = query.where(audit.c.path.not_like("/ui/static/%"))
+    with db.read() as connection:
+        rows = connection.execute(query.order_by(audit.c.id.desc()).limit(limit)).all()
+    return [{"at": r.at, "analyst": r.analyst, "action": r.action, "method": r.method, "path": r.path,
+             "dataset": r.dataset, "epsilon": None if r.epsilon_units is None else units_text(r.epsilon_units),
+             "status": r.status, "outcome": r.outcome, "detail": r.detail, "ms": r.duration_ms} for r in rows]
+
+
+def add_routes(router: APIRouter, *, render: Callable[..., HTMLResponse], problem: Callable[..., HTMLResponse],
+               redirect: Callable[[str], Response], for_reading: Callable[..., Any],
+               for_posting: Callable[..., Any]) -> None:
+    """Add the owner's pages to the web router (:func:`dprm.server.web.routes.build_router`)."""
+
+    async def main_page(request: Request, found: Any, status: int = 200, **notes: Any) -> HTMLResponse:
+        context = await run_in_threadpool(overview, request.app.state.db)
+        return render(request, "owner.html", status, found, **context,
+                      **{"notice": None, "error": None, "new_token": None, "form": {}, **notes})
+
+    @router.get("/owner", response_class=HTMLResponse)
+    async def owner_home(request: Request) -> Response:
+        request.state.action = "ui-owner"
+        found = await for_reading(request, "owner")
+        if isinstance(found, Response):
+            return found
+        return await main_page(request, found)
+
+    async def act(request: Request, action: str, work: Callable[[dict[str, Any]], dict[str, Any]]) -> Response:
+        """Run an owner's form: its notes on success, its error in one line (nothing done) otherwise."""
+        request.state.action = action
+        found, form, refused = await for_posting(request, "owner")
+        if refused is not None:
+            return refused
+        try:
+            notes = await run_in_threadpool(work, form)
+        except DprmError as error:
+            request.state.outcome = "invalid_request"
+            return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form)
+        return await main_page(request, found, **notes)
+
+    @router.post("/owner/datasets", response_class=HTMLResponse)
+    async def add_dataset(request: Request) -> Response:
+        from dprm.server.datasets import register_dataset
+
+        def work(form: dict[str, Any]) -> dict[str, Any]:
+            name = str(form.get("name", "")).strip()
+            paths = [str(form.get(k, "")).strip() for k in ("left", "right", "types")]
+            for what, path in zip(("left file", "right file", "types file"), paths):
+                if not path:
+                    raise DprmError(f"give the {what}'s path on the server")
+            id_column = str(form.get("id_column", "")).strip() or None
+            request.state.dataset = name[:128]
+            schema = register_dataset(request.app.state.db, name, *paths, id_column=id_column)
+            views = schema["views"]
+            return {"notice": f"registered {name}: {len(views['left'])} left and {len(views['right'])} right "
+                              "attributes"}
+
+        return await act(request, "ui-owner-add-dataset", work)
+
+    @router.post("/owner/analysts", response_class=HTMLResponse)
+    async def add_analyst(request: Request) -> Response:
+        from dprm.server.accounts import add_analyst as add
+
+        def work(form: dict[str, Any]) -> dict[str, Any]:
+            name = str(form.get("name", "")).strip()
+            with request.app.state.db.write() as connection:
+                token = add(connection, name)
+            return {"notice": f"added analyst {name}", "new_token": {"name": name, "token": token}}
+
+        return await act(request, "ui-owner-add-analyst", work)
+
+    @router.post("/owner/analysts/{name}/{change}", response_class=HTMLResponse)
+    async def change_analyst(request: Request, name: str, change: str) -> Response:
+        from dprm.server.accounts import rotate_token, set_disabled
+
+        def work(form: dict[str, Any]) -> dict[str, Any]:
+            with request.app.state.db.write() as connection:
+                if change == "rotate":
+                    token = rotate_token(connection, name)
+                    return {"notice": f"new token for {name}; the old one no longer works",
+                            "new_token": {"name": name, "token": token}}
+                if change in ("disable", "enable"):
+                    set_disabled(connection, name, change == "disable")
+                    return {"notice": f"{change}d {name}"}
+            raise DprmError(f"unknown change {change[:32]!r}: disable, enable or rotate")
+
+        return await act(request, f"ui-owner-{change[:16]}-analyst", work)
+
+    @router.post("/owner/budgets", response_class=HTMLResponse)
+    async def grant(request: Request) -> Response:
+        from sqlalchemy import select
+
+        from dprm.errors import ParameterError
+        from dprm.server import budget
+        from dprm.server.accounts import find_analyst
+        from dprm.server.tables import datasets
+        from dprm.server.units import epsilon_units, units_text
+
+        def work(form: dict[str, Any]) -> dict[str, Any]:
+            analyst = str(form.get("analyst", "")).strip()
+            dataset = str(form.get("dataset", "")).strip()
+            units = epsilon_units(str(form.get("epsilon", "")).strip(), "epsilon", allow_zero=True)
+            request.state.dataset = dataset[:128]
+            with request.app.state.db.write() as connection:
+                who = find_analyst(connection, analyst)
+                row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).first()
+                if row is None:
+                    raise ParameterError(f"no dataset named {dataset!r}")
+                budget.set_budget(connection, who.id, row.id, units)
+                total, spent = budget.remaining(connection, who.id, row.id)
+            return {"notice": f"{analyst} on {dataset}: total {units_text(total)}, spent {units_text(spent)}, "
+                              f"remaining {units_text(max(total - spent, 0))}"}
+
+        return await act(request, "ui-owner-grant", work)
+
+    @router.get("/owner/audit", response_class=HTMLResponse)
+    async def audit_page(request: Request, analyst: str = "", action: str = "", outcome: str = "",
+                         errors: str = "", static: str = "", limit: int = 200) -> Response:
+        request.state.action = "ui-owner-audit"
+        found = await for_reading(request, "owner")
+        if isinstance(found, Response):
+            return found
+        limit = max(1, min(int(limit), MAX_AUDIT_ROWS))
+        filters = {"analyst": analyst[:128], "action": action[:128], "outcome": outcome[:64],
+                   "errors": errors == "on", "static": static == "on", "limit": limit}
+        rows = await run_in_threadpool(lambda: audit_rows(
+            request.app.state.db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
+            errors_only=filters["errors"], static_files=filters["static"], limit=limit))
+        return render(request, "owner_audit.html", session=found, rows=rows, filters=filters)
+
+    @router.get("/owner/jobs", response_class=HTMLResponse)
+    async def jobs_page(request: Request, status: str = "") -> Response:
+        from sqlalchemy import select
+
+        from dprm.server.tables import analysts, datasets, jobs
+
+        request.state.action = "ui-owner-jobs"
+        found = await for_reading(request, "owner")
+        if isinstance(found, Response):
+            return found
+
+        def read() -> list[dict[str, Any]]:
+            query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+                     .join(analysts, analysts.c.id == jobs.c.analyst_id)
+                     .join(datasets, datasets.c.id == jobs.c.dataset_id))
+            if status:
+                query = query.where(jobs.c.status == status)
+            with request.app.state.db.read() as connection:
+                return [_job_row(r) for r in connection.execute(query.order_by(jobs.c.id.desc()).limit(500)).all()]
+
+        rows = await run_in_threadpool(read)
+        return render(request, "owner_jobs.html", session=found, jobs=rows, chosen_status=status[:16])

@@ -1,0 +1,320 @@
+"""The web pages (/ui) without a browser: sessions, form tokens, escaping, access control, budgets.
+
+The app runs in-process (FastAPI's TestClient, no background workers: jobs stay
+queued) on a SQLite database with the dataset ``tiny`` (200 rows) and the analysts
+alice and bob (10 ε each); the owner olga signs in with an owner token.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("jinja2")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from sqlalchemy import func, select  # noqa: E402
+
+from dprm.server import accounts, budget  # noqa: E402
+from dprm.server.app import create_app  # noqa: E402
+from dprm.server.database import Database  # noqa: E402
+from dprm.server.owners import add_owner  # noqa: E402
+from dprm.server.tables import charges, datasets, jobs, web_sessions  # noqa: E402
+from dprm.server.web.sessions import COOKIE, cookie_hash  # noqa: E402
+from server_support import setup_server_db, tiny_views  # noqa: E402
+
+JOB_FORM = {"algorithm": "alt-expm", "epsilon": "1", "p_init_trials": "1", "p_depth": "2"}
+
+
+class Site:
+    """The app, its database and the tokens of alice, bob and the owner olga."""
+
+    def __init__(self, app: Any, url: str, tokens: dict[str, str], folder: Path) -> None:
+        self.app = app
+        self.url = url
+        self.tokens = tokens
+        self.folder = folder
+
+    def client(self) -> TestClient:
+        return TestClient(self.app, base_url="http://127.0.0.1")
+
+    def signed_in(self, who: str) -> tuple[TestClient, str]:
+        """A client signed in as ``who``, and its form token."""
+        client = self.client()
+        client.__enter__()
+        page = client.get("/ui/signin")
+        token = _csrf(page.text)
+        answer = client.post("/ui/signin", data={"csrf": token, "token": self.tokens[who]}, follow_redirects=False)
+        assert answer.status_code == 303, answer.text
+        landing = client.get(answer.headers["location"])
+        return client, _csrf(landing.text)
+
+    def remaining(self, analyst: str, dataset: str = "tiny") -> tuple[int, int]:
+        db = Database(self.url)
+        with db.read() as connection:
+            who = accounts.find_analyst(connection, analyst)
+            dataset_id = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).scalar()
+            state = budget.remaining(connection, who.id, dataset_id)
+            count = connection.execute(select(func.count()).select_from(charges)
+                                       .where(charges.c.analyst_id == who.id)).scalar()
+        db.dispose()
+        return state[1], count
+
+
+def _csrf(html: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert match, html[:2000]
+    return match.group(1)
+
+
+@pytest.fixture()
+def site(tmp_path: Path) -> Iterator[Site]:
+    url = str(tmp_path / "web.db")
+    tokens = setup_server_db(url, tmp_path)
+    db = Database(url)
+    with db.write() as connection:
+        tokens["olga"] = add_owner(connection, "olga")
+    db.dispose()
+    app = create_app(url, background=False)
+    with TestClient(app):
+        yield Site(app, url, tokens, tmp_path)
+
+
+def test_sign_in_sets_a_session_cookie_that_is_not_the_token(site: Site) -> None:
+    client = site.client()
+    page = client.get("/ui/signin")
+    assert page.status_code == 200 and 'type="password"' in page.text
+    answer = client.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"]},
+                         follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/ui/datasets"
+    cookie = next(c for c in answer.headers.get_list("set-cookie") if c.startswith(COOKIE + "="))
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+    value = cookie.split(";")[0].split("=", 1)[1]
+    secret = site.tokens["alice"].rsplit("_", 1)[1]
+    assert value != site.tokens["alice"] and secret not in value
+    db = Database(site.url)
+    with db.read() as connection:
+        stored = connection.execute(select(web_sessions.c.cookie_hash)).scalars().all()
+    db.dispose()
+    assert stored == [cookie_hash(value)] and value not in stored
+    assert "alice" in client.get("/ui/datasets").text
+
+
+def test_sign_in_refuses_wrong_tokens_and_forged_forms(site: Site) -> None:
+    client = site.client()
+    page = client.get("/ui/signin")
+    wrong = client.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"][:-2] + "xx"},
+                        follow_redirects=False)
+    assert wrong.status_code == 401 and "not valid" in wrong.text and COOKIE not in str(wrong.headers)
+    forged = site.client().post("/ui/signin", data={"csrf": "guess", "token": site.tokens["alice"]},
+                                follow_redirects=False)
+    assert forged.status_code == 403 and COOKIE not in str(forged.headers)
+
+
+def test_pages_need_a_session(site: Site) -> None:
+    client = site.client()
+    for path in ("/ui/datasets", "/ui/jobs", "/ui/datasets/tiny", "/ui/owner", "/ui/owner/audit"):
+        answer = client.get(path, follow_redirects=False)
+        assert answer.status_code == 303 and answer.headers["location"] == "/ui/signin", path
+
+
+def test_posts_without_session_or_form_token_are_refused_and_charge_nothing(site: Site) -> None:
+    anonymous = site.client()
+    answer = anonymous.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "action": "run"})
+    assert answer.status_code == 401
+    client, token = site.signed_in("alice")
+    for form in ({**JOB_FORM, "action": "run"}, {**JOB_FORM, "action": "run", "csrf": "x" * 43}):
+        refused = client.post("/ui/datasets/tiny/jobs", data=form)
+        assert refused.status_code == 403 and "security token" in refused.text
+    stats = client.post("/ui/datasets/tiny/statistics", data={"left": "[a]", "right": "[b]", "epsilon": "0.5",
+                                                              "action": "run"})
+    assert stats.status_code == 403
+    assert site.remaining("alice") == (0, 0)
+    # the same form with its token goes through and charges exactly its epsilon
+    done = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "action": "run", "csrf": token},
+                       follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"].startswith("/ui/jobs/job_")
+    assert site.remaining("alice") == (10**9, 1)
+
+
+def test_dry_run_shows_the_cost_and_charges_nothing(site: Site) -> None:
+    client, token = site.signed_in("alice")
+    page = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "dry-run"})
+    assert page.status_code == 200 and "Cost <strong>ε = 1</strong>" in page.text and "affordable" in page.text
+    live = client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": token, "epsilon": "2.5"},
+                       headers={"HX-Request": "true"})
+    assert live.status_code == 200 and "ε = 2.5" in live.text and "<html" not in live.text
+    dummy = client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": token, "dummy": "on"})
+    assert "ε = 0" in dummy.text and "free" in dummy.text
+    assert site.remaining("alice") == (0, 0)
+
+
+def test_over_budget_form_shows_a_clear_message_and_charges_nothing(site: Site) -> None:
+    client, token = site.signed_in("alice")
+    page = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "epsilon": "11", "action": "run"})
+    assert page.status_code == 403
+    assert "epsilon 11 exceeds the remaining budget 10 on this dataset" in page.text
+    cost = client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": token, "epsilon": "11"})
+    assert "more than the remaining budget" in cost.text
+    assert site.remaining("alice") == (0, 0)
+    db = Database(site.url)
+    with db.read() as connection:
+        assert connection.execute(select(func.count()).select_from(jobs)).scalar() == 0
+    db.dispose()
+
+
+def test_invalid_parameters_are_named_and_charge_nothing(site: Site) -> None:
+    client, token = site.signed_in("alice")
+    page = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "p_depth": "99", "action": "run"})
+    assert page.status_code == 422 and "depth" in page.text
+    page = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "epsilon": "abc", "action": "run"})
+    assert page.status_code == 422 and "epsilon" in page.text
+    assert site.remaining("alice") == (0, 0)
+
+
+def test_another_analysts_job_is_not_found(site: Site) -> None:
+    alice, token = site.signed_in("alice")
+    done = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False)
+    path = done.headers["location"]
+    assert alice.get(path).status_code == 200
+    bob, bob_token = site.signed_in("bob")
+    for suffix in ("", "/result.json", "/queries.txt"):
+        answer = bob.get(path + suffix)
+        assert answer.status_code == 404 and "no such job" in answer.text, suffix
+    cancel = bob.post(path + "/cancel", data={"csrf": bob_token})
+    assert cancel.status_code == 404
+    assert alice.get(path).text.count("queued") >= 1  # bob's cancel did nothing
+    # alice cancels her queued job: refunded
+    assert alice.post(path + "/cancel", data={"csrf": token}, follow_redirects=False).status_code == 303
+    assert site.remaining("alice") == (0, 1)
+
+
+def test_an_unknown_or_ungranted_dataset_is_not_found(site: Site) -> None:
+    db = Database(site.url)
+    from dprm.server.datasets import register_dataset
+
+    folder = site.folder / "other"
+    folder.mkdir()
+    register_dataset(db, "secret", *tiny_views(folder))
+    db.dispose()
+    client, token = site.signed_in("alice")
+    assert client.get("/ui/datasets/secret").status_code == 404
+    assert "secret" not in client.get("/ui/datasets").text
+    answer = client.post("/ui/datasets/secret/jobs", data={**JOB_FORM, "csrf": token, "action": "run"})
+    assert answer.status_code == 404
+
+
+def test_statistics_form_parses_clired_and_escapes_what_it_echoes(site: Site) -> None:
+    client, token = site.signed_in("alice")
+    free = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a] & [state = CA]", "right": "[x < 50]", "epsilon": "0.5", "dummy": "on",
+        "action": "run"})
+    assert free.status_code == 200 and "Jaccard" in free.text and "dummy data" in free.text
+    assert site.remaining("alice") == (0, 0)
+    paid = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "action": "run"},
+        headers={"HX-Request": "true"})
+    assert paid.status_code == 200 and "Remaining budget: 9.5" in paid.text
+    assert site.remaining("alice") == (5 * 10**8, 1)
+    hostile = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "<script>alert(1)</script>", "right": "[b]", "epsilon": "0.5", "action": "run"})
+    assert hostile.status_code == 422
+    assert "<script>alert(1)</script>" not in hostile.text and "&lt;script&gt;" in hostile.text
+    assert site.remaining("alice") == (5 * 10**8, 1)
+
+
+def test_pages_carry_a_strict_content_security_policy(site: Site) -> None:
+    client, _ = site.signed_in("alice")
+    page = client.get("/ui/datasets/tiny")
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "<script>" not in page.text  # no inline script: the policy would block it
+    assert client.get("/ui/static/htmx.min.js").status_code == 200
+
+
+def test_analysts_cannot_open_owner_pages_nor_owners_act_as_analysts(site: Site) -> None:
+    alice, token = site.signed_in("alice")
+    assert alice.get("/ui/owner").status_code == 403
+    refused = alice.post("/ui/owner/analysts", data={"csrf": token, "name": "mallory"})
+    assert refused.status_code == 403
+    olga, owner_token = site.signed_in("olga")
+    assert "mallory" not in olga.get("/ui/owner").text
+    assert olga.get("/ui/datasets").status_code == 403
+    assert olga.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": owner_token, "action": "run"}
+                     ).status_code == 403
+    # an owner token is no API token
+    assert site.client().get("/v1/datasets", headers={"Authorization": f"Bearer {site.tokens['olga']}"}
+                             ).status_code == 401
+
+
+def test_owner_adds_an_analyst_grants_budget_and_disabling_ends_sessions(site: Site) -> None:
+    olga, token = site.signed_in("olga")
+    page = olga.post("/ui/owner/analysts", data={"csrf": token, "name": "carol"})
+    assert page.status_code == 200
+    new_token = re.search(r'id="new-token">(dprm_[0-9a-f]{12}_[A-Za-z0-9_-]{43})<', page.text).group(1)
+    assert "carol" in olga.get("/ui/owner").text and new_token not in olga.get("/ui/owner").text
+    granted = olga.post("/ui/owner/budgets", data={"csrf": token, "analyst": "carol", "dataset": "tiny",
+                                                   "epsilon": "2"})
+    assert "carol on tiny: total 2, spent 0, remaining 2" in granted.text
+    api = site.client().get("/v1/budget", headers={"Authorization": f"Bearer {new_token}"})
+    assert api.json()["budgets"][0]["exact"]["total"] == "2"
+    site.tokens["carol"] = new_token
+    carol, _ = site.signed_in("carol")
+    assert "tiny" in carol.get("/ui/datasets").text
+    olga.post("/ui/owner/analysts/carol/disable", data={"csrf": token})
+    assert carol.get("/ui/datasets", follow_redirects=False).status_code == 303  # the session ended
+    bad = olga.post("/ui/owner/budgets", data={"csrf": token, "analyst": "nobody", "dataset": "tiny",
+                                               "epsilon": "2"})
+    assert bad.status_code == 422 and "no analyst named 'nobody'" in html.unescape(bad.text)
+
+
+def test_owner_registers_a_dataset_or_sees_one_line_naming_the_problem(site: Site) -> None:
+    olga, token = site.signed_in("olga")
+    folder = site.folder / "second"
+    folder.mkdir()
+    left, right, types = tiny_views(folder)
+    missing = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "second", "left": str(left),
+                                                    "right": str(folder / "nope.csv"), "types": str(types)})
+    assert missing.status_code == 422 and "nope.csv: no such file" in missing.text
+    done = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "second", "left": str(left),
+                                                 "right": str(right), "types": str(types)})
+    assert done.status_code == 200 and "registered second: 2 left and 2 right attributes" in done.text
+
+
+def test_owner_audit_log_filters_and_shows_web_actions(site: Site) -> None:
+    alice, token = site.signed_in("alice")
+    alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "epsilon": "11", "action": "run"})
+    site.app.state.audit.flush()
+    olga, _ = site.signed_in("olga")
+    page = olga.get("/ui/owner/audit", params={"outcome": "budget_exceeded"})
+    assert page.status_code == 200
+    rows = re.findall(r"<tr class=\"refused\">", page.text)
+    assert len(rows) == 1 and "alice" in page.text and "submit-job" in page.text
+    none = olga.get("/ui/owner/audit", params={"analyst": "bob", "outcome": "budget_exceeded"})
+    assert "<tr class=\"refused\">" not in none.text
+
+
+def test_owner_jobs_page_lists_every_analysts_jobs_and_filters_by_status(site: Site) -> None:
+    alice, token = site.signed_in("alice")
+    alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"})
+    olga, _ = site.signed_in("olga")
+    page = olga.get("/ui/owner/jobs")
+    assert page.status_code == 200 and page.text.count("<td>alice</td>") == 1
+    assert olga.get("/ui/owner/jobs", params={"status": "done"}).text.count("<td>alice</td>") == 0
+    assert olga.get("/ui/owner/jobs", params={"status": "queued"}).text.count("<td>alice</td>") == 1
+    assert "alice" in olga.get("/ui/owner").text  # the queued job among the running and queued ones
+
+
+def test_sign_out_ends_the_session(site: Site) -> None:
+    client, token = site.signed_in("alice")
+    cookie = client.cookies.get(COOKIE)
+    assert client.post("/ui/signout", data={"csrf": token}, follow_redirects=False).status_code == 303
+    replay = site.client()
+    replay.cookies.set(COOKIE, cookie, domain="127.0.0.1", path="/ui")
+    assert replay.get("/ui/datasets", follow_redirects=False).status_code == 303
