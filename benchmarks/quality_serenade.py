@@ -21,7 +21,7 @@ Usage::
 
     python benchmarks/quality_serenade.py [--datasets mammals,spi,nmes1988,planted-numeric]
         [--algorithms serenade-es,serenade-cs] [--epsilons 0.1,0.3,1] [--runs 5]
-        [--parameters '{"initial_pairs": 5}'] [--jobs 2] [--all]
+        [--parameters '{"budget_split": "0.6,0.3,0.1"}'] [--jobs 2] [--all]
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--all", action="store_true", help="also the figures of all returned redescriptions")
     args = parser.parse_args()
-    parameters = {"budget_split": "0.6,0.3,0.1", **json.loads(args.parameters)}
+    parameters = json.loads(args.parameters)
     datasets, algorithms = args.datasets.split(","), args.algorithms.split(",")
     epsilons = [float(e) for e in args.epsilons.split(",")]
     jobs = [(d, a, e, seed, parameters) for d in datasets for a in algorithms for e in epsilons

@@ -135,8 +135,9 @@ def test_private_miners_run_on_two_numeric_views(planted_numeric, miner) -> None
     ledger = miner.privacy_["ledger"]
     assert sum(e["epsilon"] for e in ledger) == pytest.approx(miner.privacy_["epsilon"])
     assert miner.privacy_["epsilon"] <= 1.0 + 1e-12 and accountant.spent() <= 1
-    assert miner.redescriptions_
-    for r in miner.redescriptions_:  # numeric literals on the declared grid (multiples of 5 on [0, 100])
+    if isinstance(miner, SerenadeES):  # ES returns every distinct final redescription (CS only those it kept going)
+        assert miner.redescriptions_
+    for r in miner.redescriptions_:  # numeric literals on the declared (nested) grids: multiples of 5 on [0, 100]
         for query in (r.left, r.right):
             text = str(query)
             assert "num_" in text
