@@ -122,12 +122,13 @@ def _planted(n: int = 900):
 @pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
 @pytest.mark.parametrize("released", [900, 4000, 40_000])
 @pytest.mark.parametrize("max_union", [0.8, None])
-def test_auto_choice_uses_only_public_values(miner_class, released, max_union) -> None:
+@pytest.mark.parametrize("split", ["0.6,0.3,0.1", "auto"])
+def test_auto_choice_uses_only_public_values(miner_class, released, max_union, split) -> None:
     """Neighbouring datasets with the same released row count get the same k, m/M, as derived."""
     chosen = []
     for data in _planted():
         damping = {"damping": "none"} if max_union is None else {"max_union": max_union}
-        miner = miner_class(epsilon=1.0, **damping).fit(
+        miner = miner_class(epsilon=1.0, budget_split=split, **damping).fit(
             data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0), released)))
         chosen.append(miner.chosen_)
     assert chosen[0] == chosen[1]
@@ -139,7 +140,8 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union) -
     eps = 0.99
     # the auto split (auto.auto_split) from the same public values, then the auto sizes with it
     noise = DEFAULT_QUALITY_NOISE if miner_class is SerenadeES else DEFAULT_QUALITY_NOISE_CS
-    init, ext, qual = (float(share) for share in auto_split(r, released / 10, quality_noise=noise))
+    shares = auto_split(r, released / 10, quality_noise=noise) if split == "auto" else (0.6, 0.3, 0.1)
+    init, ext, qual = (float(share) for share in shares)
     assert chosen[0]["budget_split"] == f"{init},{ext},{qual}"
     assert (chosen[0]["initial_pairs"], chosen[0]["extensions"]) == rule(eps * init, eps * ext, eps * qual, r,
                                                                          released / 10)

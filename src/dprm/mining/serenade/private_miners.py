@@ -14,8 +14,9 @@ spent, never more than ``epsilon``):
    (:class:`~dprm.mining.serenade.quality.LogisticQuality` with ``center_share``),
    and p-values use ``n̂`` from the released cells.
 2. The rest ``ε'`` is split by ``budget_split = (init, extend, quality)`` (the paper's
-   d3 = 0.6, 0.3, 0.1; must sum to 1 exactly); ``"auto"`` (default) chooses it after the
-   row count from public values (:func:`.auto.auto_split`).
+   d3 = 0.6, 0.3, 0.1, the default; must sum to 1 exactly); ``"auto"`` chooses it after
+   the row count from public values (:func:`.auto.auto_split`; measured worse on weak
+   data, so an option only).
 3. **InitialPairs** (Algorithm 4): ``k`` independent size-1 weighted reservoirs
    (``WeightedReservoir(ε_init/k, Δ, k=1)``: each exactly one exponential-mechanism
    draw, ``ε_init/k``) over all (initial literal, other-side literal) pairs. The pairs
@@ -252,7 +253,7 @@ _ROWS_WHY = ("the logistic quality's centre, 10 % of the rows by default, takes 
 SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     EPSILON,
     Param("budget_split", "Shares 'init,extend,quality' of ε after the row count: for the initial pairs, the "
-                          "extensions and the released qualities; they must sum to 1 (the paper's d3: 0.6,0.3,0.1); "
+                          "extensions and the released qualities; they must sum to 1 (default the paper's d3); "
                           "'auto': extend 0.3, the rest split so that the draws and the quality releases afford "
                           "as many initial pairs",
           "text", check=lambda split: split == AUTO or parse_budget_split(split),
@@ -591,9 +592,9 @@ _COMMON_DOC = """
         The budget of the run.
     budget_split : str or sequence
         Shares (init, extend, quality) of the budget after the data-size count, summing
-        to 1 exactly (the paper's d3 is ``"0.6,0.3,0.1"``); ``"auto"`` (default): extend
-        0.3 and the rest split so that the draws and the quality releases afford as
-        many initial pairs (:func:`dprm.mining.serenade.auto.auto_split`).
+        to 1 exactly (default the paper's d3, ``"0.6,0.3,0.1"``); ``"auto"``: extend 0.3
+        and the rest split so that the draws and the quality releases afford as many
+        initial pairs (:func:`dprm.mining.serenade.auto.auto_split`).
     initial_pairs : int or "auto"
         ``k``, the number of initial pairs (independent exponential-mechanism draws);
         ``"auto"`` (default): the rule of :mod:`dprm.mining.serenade.auto` (at most 20).
@@ -687,7 +688,7 @@ class SerenadeCS(_GreedyMiner):
         self,
         *,
         epsilon: float = 1.0,
-        budget_split: str = AUTO,
+        budget_split: str = DEFAULT_SPLIT,
         initial_pairs: int | str = AUTO,
         extensions: int | str = AUTO,
         min_support: float | None = None,
@@ -810,7 +811,7 @@ class SerenadeES(_GreedyMiner):
         *,
         quality: str = "logistic",
         epsilon: float = 1.0,
-        budget_split: str = AUTO,
+        budget_split: str = DEFAULT_SPLIT,
         initial_pairs: int | str = AUTO,
         extensions: int | str = AUTO,
         max_age: int = 40,
