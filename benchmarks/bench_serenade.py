@@ -29,7 +29,8 @@ MAMMALS = Path(__file__).resolve().parents[2] / "shared" / "data" / "mammals"
 
 def timed_run(name: str, data, algorithm: str, noise: str, settings: str) -> None:
     if settings == "paper":
-        sizes = {"initial_pairs": 20, "extensions": 80 if "es" in algorithm else 4}
+        sizes = {"initial_pairs": 20, "extensions": 80 if "es" in algorithm else 4, "score_range": "symmetric",
+                 "damping": "none", "significance": "point", "grid": "fixed"}
     else:
         sizes = {}
     miner = make_miner(algorithm, epsilon=1.0, **sizes)
@@ -50,7 +51,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=40_000)
     parser.add_argument("--noise", choices=("secure", "seeded"), default="secure")
     parser.add_argument("--algorithm", default="serenade-es")
-    parser.add_argument("--settings", default="paper,auto", help="paper (k = 20, M = 80 / m = 4) and/or auto")
+    parser.add_argument("--settings", default="paper,auto", help="paper (k = 20, M = 80 / m = 4, symmetric range, no damping, point "
+                                                                  "significance, 19 thresholds) and/or auto")
     args = parser.parse_args()
     start = time.perf_counter()
     mammals = load_two_view(MAMMALS / "left.csv", MAMMALS / "right.csv", duplicate_names="rename")

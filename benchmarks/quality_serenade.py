@@ -21,7 +21,7 @@ Usage::
 
     python benchmarks/quality_serenade.py [--datasets mammals,spi,nmes1988,planted-numeric]
         [--algorithms serenade-es,serenade-cs] [--epsilons 0.1,0.3,1] [--runs 5]
-        [--parameters '{"initial_pairs": 5}'] [--jobs 2] [--all]
+        [--parameters '{"budget_split": "0.6,0.3,0.1"}'] [--jobs 2] [--all] [--chosen]
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def _data(name: str):
     return _LOADED[name]
 
 
-def one_run(job: tuple[str, str, float, int, dict]) -> tuple[pd.DataFrame, int, list[int]]:
-    """One seeded run: the true statistics, the distinct kept count and the planted relations found."""
+def one_run(job: tuple[str, str, float, int, dict]) -> tuple[pd.DataFrame, int, list[int], dict]:
+    """One seeded run: the true statistics, the distinct kept count, the planted relations found, the choices."""
     dataset, algorithm, epsilon, seed, parameters = job
     data, planted = _data(dataset)
     choices, noise = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
@@ -84,7 +84,9 @@ def one_run(job: tuple[str, str, float, int, dict]) -> tuple[pd.DataFrame, int, 
                     if union and np.count_nonzero(truth[0] & truth[1]) / union >= 0.7:
                         found.append(number)
                         break
-    return frame, distinct, found
+    chosen = {key: round(value, 1) if isinstance(value, float) else value
+              for key, value in getattr(miner, "chosen_", {}).items() if key != "score_range"}
+    return frame, distinct, found, chosen
 
 
 def _figures(group: pd.DataFrame, runs: int) -> dict:
@@ -112,21 +114,22 @@ def main() -> None:
     parser.add_argument("--parameters", default="{}", help="JSON object of miner parameters")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--all", action="store_true", help="also the figures of all returned redescriptions")
+    parser.add_argument("--chosen", action="store_true",
+                        help="also the first run's public choices (k, M or m, grid, split, sharpness)")
     args = parser.parse_args()
-    parameters = {"budget_split": "0.6,0.3,0.1", **json.loads(args.parameters)}
+    parameters = json.loads(args.parameters)
     datasets, algorithms = args.datasets.split(","), args.algorithms.split(",")
     epsilons = [float(e) for e in args.epsilons.split(",")]
     jobs = [(d, a, e, seed, parameters) for d in datasets for a in algorithms for e in epsilons
             for seed in range(args.runs)]
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(one_run, jobs))
-    for job, (frame, distinct, found) in zip(jobs, results):
-        frame["distinct_kept"] = distinct
-        frame["planted_found"] = json.dumps(found)
     frame = pd.concat([r[0] for r in results])
     tallies = {job[:3]: [] for job in jobs}
-    for job, (_, distinct, found) in zip(jobs, results):
+    first_choices = {}
+    for job, (_, distinct, found, chosen) in zip(jobs, results):
         tallies[job[:3]].append((distinct, found))
+        first_choices.setdefault(job[:3], chosen)
     for dataset in datasets:
         for algorithm in algorithms:
             for epsilon in epsilons:
@@ -141,6 +144,8 @@ def main() -> None:
                 line = [dataset, algorithm, f"eps={epsilon:g}", json.dumps(parameters), "kept:", json.dumps(figures)]
                 if args.all:
                     line += ["all:", json.dumps(_figures(group, args.runs))]
+                if args.chosen:
+                    line += ["chosen (first run):", json.dumps(first_choices[(dataset, algorithm, epsilon)])]
                 print(*line, flush=True)
 
 

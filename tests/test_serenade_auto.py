@@ -13,7 +13,16 @@ from dprm.data.attributes import Attribute, TwoViewData, View
 from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining.serenade import SerenadeCS, SerenadeES
-from dprm.mining.serenade.auto import MAX_PAIRS, MAX_ROUNDS_CS, MAX_ROUNDS_ES, cs_sizes, es_sizes
+from dprm.mining.serenade.auto import (
+    DEFAULT_QUALITY_NOISE,
+    DEFAULT_QUALITY_NOISE_CS,
+    MAX_PAIRS,
+    MAX_ROUNDS_CS,
+    MAX_ROUNDS_ES,
+    auto_split,
+    cs_sizes,
+    es_sizes,
+)
 from dprm.mining.serenade.union_cap import UnionCap
 from dprm.mining.serenade.quality import choose_steepness
 from dprm.privacy import Accountant, SeededNoise
@@ -113,12 +122,13 @@ def _planted(n: int = 900):
 @pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
 @pytest.mark.parametrize("released", [900, 4000, 40_000])
 @pytest.mark.parametrize("max_union", [0.8, None])
-def test_auto_choice_uses_only_public_values(miner_class, released, max_union) -> None:
+@pytest.mark.parametrize("split", ["0.6,0.3,0.1", "auto"])
+def test_auto_choice_uses_only_public_values(miner_class, released, max_union, split) -> None:
     """Neighbouring datasets with the same released row count get the same k, m/M, as derived."""
     chosen = []
     for data in _planted():
         damping = {"damping": "none"} if max_union is None else {"max_union": max_union}
-        miner = miner_class(epsilon=1.0, **damping).fit(
+        miner = miner_class(epsilon=1.0, budget_split=split, **damping).fit(
             data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0), released)))
         chosen.append(miner.chosen_)
     assert chosen[0] == chosen[1]
@@ -128,7 +138,12 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union) -
         r = UnionCap(logistic, max_union * released, logistic.steepness / 2).score_range()
     rule = es_sizes if miner_class is SerenadeES else cs_sizes
     eps = 0.99
-    assert (chosen[0]["initial_pairs"], chosen[0]["extensions"]) == rule(eps * 0.6, eps * 0.3, eps * 0.1, r,
+    # the auto split (auto.auto_split) from the same public values, then the auto sizes with it
+    noise = DEFAULT_QUALITY_NOISE if miner_class is SerenadeES else DEFAULT_QUALITY_NOISE_CS
+    shares = auto_split(r, released / 10, quality_noise=noise) if split == "auto" else (0.6, 0.3, 0.1)
+    init, ext, qual = (float(share) for share in shares)
+    assert chosen[0]["budget_split"] == f"{init},{ext},{qual}"
+    assert (chosen[0]["initial_pairs"], chosen[0]["extensions"]) == rule(eps * init, eps * ext, eps * qual, r,
                                                                          released / 10)
     assert chosen[0]["score_range"] == pytest.approx(r)
     assert chosen[0]["initial_pair_sharpness"] >= 8 or chosen[0]["initial_pairs"] == 1
@@ -200,3 +215,22 @@ def test_auto_grid_is_public_and_used(miner_class) -> None:
     fixed = miner_class(epsilon=1.0, grid="fixed").fit(_planted()[0], accountant=Accountant(
         1.0, FixedCount(np.random.default_rng(0), 900)))
     assert "max_splits" not in fixed.chosen_ and len(fixed.tables_[1]) > len(miner.tables_[1])
+
+
+def test_auto_split_makes_the_two_bounds_on_k_meet() -> None:
+    """Draws afforded by the initial share equal the releases afforded by the quality share (before rounding)."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        score_range, center = float(rng.uniform(1e-4, 0.05)), float(rng.uniform(10, 5000))
+        sharpness, noise = float(rng.uniform(2, 16)), float(rng.uniform(0.05, 0.5))
+        init, ext, qual = auto_split(score_range, center, min_sharpness=sharpness, quality_noise=noise)
+        assert init + ext + qual == 1 and min(init, ext, qual) > 0 and ext == Fraction(3, 10)
+        per_draw, per_release = 1 / (sharpness * score_range), noise * center / math.sqrt(2)
+        draws, releases = float(init) * per_draw, float(qual) * per_release
+        balanced = 0.7 * per_release / (per_draw + per_release)  # the share before clipping and rounding
+        if 0.1 <= balanced <= 0.65:  # the bounds meet up to the rounding to hundredths
+            assert abs(draws - releases) <= 0.01 * (per_draw + per_release)
+        elif balanced < 0.1:  # the releases bind even with the least initial share
+            assert init == Fraction(1, 10) and releases <= draws
+        else:  # the draws bind even with the largest initial share
+            assert init == Fraction(13, 20) and draws <= releases

@@ -65,6 +65,25 @@ grid never lost a kept redescription for ES (whose ``k > 1`` draws are each abou
 60-sharp) kept its best median true Jaccard on the finest grid. It is a function of
 public values only (like ``k``, ``M``), so post-processing of the released count.
 
+**The split** (``budget_split="auto"``, an option; the default is the paper's d3). With the paper's d3 (0.6, 0.3,
+0.1) the two bounds on ``k`` above are far apart on MAMMAL at ε = 1: the draws afford
+``k ≈ 7``, the quality releases ``k ≈ 4`` (ES; ``≈ 1.8`` releases for CS). The rule keeps
+the extension share ``3/10`` and splits the other ``7/10`` between the initial pairs
+(share ``x``) and the qualities so that the two bounds meet:
+
+    ``x ε' / (η₀ R) = (7/10 − x) ε' α c / √2``, i.e. ``x = 7/10 · b / (a + b)``
+
+with ``a = 1 / (η₀ R)`` draws and ``b = α c / √2`` releases per unit of ε
+(:func:`auto_split`; ``x`` clipped into ``[1/10, 13/20]`` and rounded to hundredths, so
+the shares are exact and sum to 1). On MAMMAL at ε = 1 this
+is ``(0.55, 0.3, 0.15)``: ES gets ``k = 6`` instead of 4 at the same sharpness and
+accuracy, CS ``k = 2, m = 1`` instead of ``1, 0``. Public values only, like ``k``. Measured
+(``benchmarks/quality_serenade.py --runs 5 --parameters '{"budget_split": "auto"}'``):
+more kept on MAMMAL (CS at ε = 1: 10 instead of 5) but a lower median true Jaccard
+(0.61 instead of 0.77; ES 0.46 instead of 0.59), and on the weaker data the smaller
+initial share loses the decisive draw (nmes1988 CS at ε = 1: kept in 0/5 runs instead of
+5/5; spi 1/5 instead of 4/5), so d3 stays the default.
+
 The bounds are floors of public reals, so the rule is a deterministic function of
 public values. ``k = 1`` and ``M = 0`` are the fall-backs when even one draw cannot
 be sharp: the run then still returns a redescription (ES with ``M = 0`` moves the
@@ -83,9 +102,11 @@ from __future__ import annotations
 
 import math
 
+from fractions import Fraction
+
 from dprm.errors import ParameterError
 
-__all__ = ["FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS", "DEFAULT_QUALITY_NOISE", "DEFAULT_QUALITY_NOISE_CS", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS",
+__all__ = ["auto_split", "FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS", "DEFAULT_QUALITY_NOISE", "DEFAULT_QUALITY_NOISE_CS", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS",
            "es_sizes", "cs_sizes"]
 
 #: ``η₀``: the least ``ε_draw / R`` of an exponential-mechanism draw.
@@ -206,3 +227,27 @@ def grid_splits(sharpness: float, max_splits: int, *, cost: float = GRID_COST) -
             return splits
         splits = max(1, (splits + 1) // 2 - 1)
     return 1
+
+
+#: The extension share the auto split keeps (the paper's d3).
+EXTENSION_SHARE = Fraction(3, 10)
+
+
+def auto_split(score_range: float, min_support: float, *, min_sharpness: float = DEFAULT_MIN_SHARPNESS,
+               quality_noise: float = DEFAULT_QUALITY_NOISE) -> tuple[Fraction, Fraction, Fraction]:
+    """``(init, extend, quality)`` shares where the draw and release bounds on ``k`` meet (module docstring).
+
+    Examples
+    --------
+    >>> [str(share) for share in auto_split(0.0104, 257.5)]     # MAMMAL-like, ES
+    ['11/20', '3/10', '3/20']
+    >>> [str(share) for share in auto_split(0.0104, 257.5, quality_noise=0.1)]   # CS
+    ['21/50', '3/10', '7/25']
+    """
+    _check(score_range, min_support, min_sharpness, quality_noise)
+    draws = 1.0 / (min_sharpness * score_range)
+    releases = quality_noise * min_support / math.sqrt(2.0)
+    rest = 1 - EXTENSION_SHARE
+    share = float(rest) * releases / (draws + releases)
+    init = Fraction(round(100 * min(max(share, 0.1), float(rest) - 0.05)), 100)
+    return init, EXTENSION_SHARE, rest - init

@@ -13,8 +13,10 @@ spent, never more than ``epsilon``):
    inside the engine; the sensitivity is a bound over every data size
    (:class:`~dprm.mining.serenade.quality.LogisticQuality` with ``center_share``),
    and p-values use ``n̂`` from the released cells.
-2. The rest ``ε'`` is split by ``budget_split = (init, extend, quality)`` (default
-   the paper's d3 = 0.6, 0.3, 0.1; must sum to 1 exactly).
+2. The rest ``ε'`` is split by ``budget_split = (init, extend, quality)`` (the paper's
+   d3 = 0.6, 0.3, 0.1, the default; must sum to 1 exactly); ``"auto"`` chooses it after
+   the row count from public values (:func:`.auto.auto_split`; measured worse on weak
+   data, so an option only).
 3. **InitialPairs** (Algorithm 4): ``k`` independent size-1 weighted reservoirs
    (``WeightedReservoir(ε_init/k, Δ, k=1)``: each exactly one exponential-mechanism
    draw, ``ε_init/k``) over all (initial literal, other-side literal) pairs. The pairs
@@ -140,6 +142,7 @@ from dprm.mining.serenade.auto import (
     MAX_ROUNDS_CS,
     MAX_ROUNDS_ES,
     FINEST_SPLITS,
+    auto_split,
     cs_sizes,
     es_sizes,
     grid_splits,
@@ -250,8 +253,11 @@ _ROWS_WHY = ("the logistic quality's centre, 10 % of the rows by default, takes 
 SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     EPSILON,
     Param("budget_split", "Shares 'init,extend,quality' of ε after the row count: for the initial pairs, the "
-                          "extensions and the released qualities; they must sum to 1 (default the paper's d3)",
-          "text", check=parse_budget_split, allowed="three positive shares that sum to 1"),
+                          "extensions and the released qualities; they must sum to 1 (default the paper's d3); "
+                          "'auto': extend 0.3, the rest split so that the draws and the quality releases afford "
+                          "as many initial pairs",
+          "text", check=lambda split: split == AUTO or parse_budget_split(split),
+          allowed="'auto' or three positive shares that sum to 1"),
     Param("initial_pairs", "Initial pairs (the paper's k): pairs of one literal per side the search starts "
                            "from, each an exponential-mechanism draw; 'auto' picks up to 20 from the budget",
           "int", auto=True, unit="pairs", low=1, high=1000,
@@ -345,7 +351,8 @@ class _GreedyMiner(Miner):
         """
         self.check_parameters()
         if self.private:
-            self._split = parse_budget_split(self.budget_split)
+            # 'auto': the paper's split until the rule replaces it after the row count (_choose_sizes)
+            self._split = parse_budget_split(DEFAULT_SPLIT if self.budget_split == AUTO else self.budget_split)
         self._progress = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
         if self.private:
@@ -478,6 +485,9 @@ class _GreedyMiner(Miner):
         is post-processing. NoSens uses the logistic quality's range too, so that the
         ablation differs from ES in its score only.
         """
+        if self.budget_split == AUTO and logistic_range is not None:  # auto.auto_split: public values only
+            self._split = auto_split(logistic_range, public_center, min_sharpness=float(self.min_sharpness),
+                                     quality_noise=float(self.quality_noise))
         init, ext, qual = (float(epsilon * s) for s in self._split)
         rule = es_sizes if isinstance(self, SerenadeES) else cs_sizes
         if logistic_range is None:  # both numbers given
@@ -487,7 +497,8 @@ class _GreedyMiner(Miner):
                                   min_sharpness=float(self.min_sharpness), quality_noise=float(self.quality_noise))
         self._k = auto_k if self.initial_pairs == AUTO else int(self.initial_pairs)
         self._m = auto_m if self.extensions == AUTO else int(self.extensions)
-        self.chosen_ = {"initial_pairs": self._k, "extensions": self._m,
+        self.chosen_ = {"budget_split": ",".join(str(float(share)) for share in self._split),
+                        "initial_pairs": self._k, "extensions": self._m,
                         "score_range": self._score_range_value,
                         "initial_pair_sharpness": init / self._k / self._score_range_value}
         if self._m:
@@ -581,7 +592,9 @@ _COMMON_DOC = """
         The budget of the run.
     budget_split : str or sequence
         Shares (init, extend, quality) of the budget after the data-size count, summing
-        to 1 exactly (default the paper's d3, ``"0.6,0.3,0.1"``).
+        to 1 exactly (default the paper's d3, ``"0.6,0.3,0.1"``); ``"auto"``: extend 0.3
+        and the rest split so that the draws and the quality releases afford as many
+        initial pairs (:func:`dprm.mining.serenade.auto.auto_split`).
     initial_pairs : int or "auto"
         ``k``, the number of initial pairs (independent exponential-mechanism draws);
         ``"auto"`` (default): the rule of :mod:`dprm.mining.serenade.auto` (at most 20).
