@@ -318,3 +318,35 @@ def test_sign_out_ends_the_session(site: Site) -> None:
     replay = site.client()
     replay.cookies.set(COOKIE, cookie, domain="127.0.0.1", path="/ui")
     assert replay.get("/ui/datasets", follow_redirects=False).status_code == 303
+
+
+def test_forms_are_accepted_by_the_pages_only_not_by_the_api(site: Site) -> None:
+    client = site.client()
+    answer = client.post("/v1/jobs", data={"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "1"},
+                         headers={"Authorization": f"Bearer {site.tokens['alice']}"})
+    assert answer.status_code == 415 and answer.json()["error"]["code"] == "unsupported_media_type"
+    assert site.remaining("alice") == (0, 0)
+
+
+def test_dprm_admin_owner_commands_make_a_token_that_signs_in(site: Site) -> None:
+    import subprocess
+
+    from server_support import DPRM
+
+    def admin(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(DPRM + ["admin", "--db", site.url, "owner", *args], capture_output=True, text=True,
+                              timeout=120)
+
+    made = admin("add", "oscar")
+    assert made.returncode == 0, made.stderr
+    site.tokens["oscar"] = made.stdout.strip()
+    client, _ = site.signed_in("oscar")
+    assert client.get("/ui/owner").status_code == 200
+    again = admin("add", "oscar")
+    assert again.returncode == 2 and again.stderr.strip() == "error: an owner named 'oscar' exists already"
+    assert admin("disable", "oscar").returncode == 0
+    assert client.get("/ui/owner", follow_redirects=False).status_code == 303  # the session ended
+    listed = admin("list")
+    assert "oscar" in listed.stdout and "yes" in listed.stdout and site.tokens["oscar"] not in listed.stdout
+    rotated = admin("rotate", "oscar")
+    assert rotated.returncode == 0 and rotated.stdout.strip() != site.tokens["oscar"]
