@@ -77,7 +77,10 @@ WIDEST = """() => {
     const box = e.getBoundingClientRect();
     if (box.right > window.innerWidth + 1 && !e.parentElement.closest(".scroll")) {
       let chain = [], x = e;
-      while (x && x !== document.body) { chain.push(x.tagName + "." + x.className + ":" + Math.round(x.getBoundingClientRect().width)); x = x.parentElement; }
+      while (x && x !== document.body) {
+        chain.push(x.tagName + "." + x.className + ":" + Math.round(x.getBoundingClientRect().width));
+        x = x.parentElement;
+      }
       culprit = chain.join(" < "); break; }
   }
   return {width, culprit};
@@ -120,7 +123,7 @@ def wait_done(page: Any) -> None:
     assert page.locator(".status-done").count() >= 1, page.content()[:3000]
 
 
-def test_owner_registers_mammals_and_analysts(browser: Any, server: dict[str, Any]) -> None:
+def step_owner_registers_mammals_and_analysts(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["olga"])
@@ -149,7 +152,7 @@ def test_owner_registers_mammals_and_analysts(browser: Any, server: dict[str, An
     context.close()
 
 
-def test_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[str, Any]) -> None:
+def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     alice = server["tokens"]["alice"]
     context = browser.new_context(viewport=LAPTOP, base_url=base, accept_downloads=True)
@@ -220,7 +223,7 @@ def test_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     context.close()
 
 
-def test_statistics_form_on_dummy_data(browser: Any, server: dict[str, Any]) -> None:
+def step_statistics_form_on_dummy_data(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["bob"])
@@ -236,7 +239,7 @@ def test_statistics_form_on_dummy_data(browser: Any, server: dict[str, Any]) -> 
     context.close()
 
 
-def test_another_analyst_gets_404_on_the_result(browser: Any, server: dict[str, Any]) -> None:
+def step_another_analyst_gets_404_on_the_result(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["bob"])
@@ -247,7 +250,7 @@ def test_another_analyst_gets_404_on_the_result(browser: Any, server: dict[str, 
     context.close()
 
 
-def test_over_budget_shows_a_clear_message_and_charges_nothing(browser: Any, server: dict[str, Any]) -> None:
+def step_over_budget_shows_a_clear_message_and_charges_nothing(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     alice = server["tokens"]["alice"]
     before = api_budget(base, alice)
@@ -265,7 +268,7 @@ def test_over_budget_shows_a_clear_message_and_charges_nothing(browser: Any, ser
     context.close()
 
 
-def test_posts_without_form_token_or_session_are_refused(browser: Any, server: dict[str, Any]) -> None:
+def step_posts_without_form_token_or_session_are_refused(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     alice = server["tokens"]["alice"]
     before = api_budget(base, alice)
@@ -282,8 +285,8 @@ def test_posts_without_form_token_or_session_are_refused(browser: Any, server: d
     context.close()
 
 
-def test_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(browser: Any,
-                                                                              server: dict[str, Any]) -> None:
+def step_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(
+        browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=PHONE, base_url=base, java_script_enabled=False)
     page = context.new_page()
@@ -312,7 +315,7 @@ def test_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(bro
     scripted.close()
 
 
-def test_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[str, Any]) -> None:
+def step_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["olga"])
@@ -334,3 +337,17 @@ def test_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[
     page.wait_for_load_state()
     assert page.locator("tbody tr", has_text="alice").count() == 2
     context.close()
+
+
+def test_journeys_of_the_web_pages(browser: Any, server: dict[str, Any]) -> None:
+    """The journeys in order, in one test: each step builds on the state the one before left
+    (the registered dataset, the analysts' tokens, alice's job), so that a parallel run
+    (pytest-xdist) cannot split them between processes."""
+    step_owner_registers_mammals_and_analysts(browser, server)
+    step_analyst_journey_dry_run_dummy_and_real_job(browser, server)
+    step_statistics_form_on_dummy_data(browser, server)
+    step_another_analyst_gets_404_on_the_result(browser, server)
+    step_over_budget_shows_a_clear_message_and_charges_nothing(browser, server)
+    step_posts_without_form_token_or_session_are_refused(browser, server)
+    step_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(browser, server)
+    step_owner_sees_who_spent_what_and_the_audit_log(browser, server)
