@@ -217,9 +217,28 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     assert document["format"] == "dprm.redescriptions/1" and document["algorithm"] == "alt-expm"
     assert document["privacy"]["epsilon"] == 0.5 and len(document["redescriptions"]) == found
 
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download clired queries").click()
+    lines = Path(download_info.value.path()).read_text().splitlines()
+    assert lines[0].split("\t")[:3] == ["rid", "query_LHS", "query_RHS"] and len(lines) == found + 1
+
+    # a long dummy job, cancelled from the job list (HTMX posts the cancel and swaps the list)
+    page.goto(base + "/ui/datasets/mammals?algorithm=alt-expm")
+    page.get_by_label("init trials").fill("200")  # the server's largest values
+    page.get_by_label("alternations").fill("50")
+    page.get_by_label("Run on dummy data (free)").check()
+    page.get_by_label("Dummy rows").fill("5000")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    long_job = page.url.rsplit("/", 1)[1]
     page.goto(base + "/ui/jobs")
-    assert page.locator("table.jobs tbody tr").count() == 2
+    assert page.locator("table.jobs tbody tr").count() == 3
+    assert page.locator("#jobs[hx-trigger]").count() == 1  # the list refreshes itself while a job is active
     shoot(page, "analyst-jobs")
+    page.get_by_role("button", name=f"Cancel {long_job}").click()
+    page.locator("table.jobs tbody tr", has_text=long_job).locator(".status-cancelled").wait_for(timeout=30_000)
+    assert page.url.endswith("/ui/jobs")
+    assert api_budget(base, alice) == "0.5"
     context.close()
 
 
@@ -335,7 +354,7 @@ def step_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[
     shoot(page, "owner-audit")
     page.get_by_role("link", name="Jobs").click()
     page.wait_for_load_state()
-    assert page.locator("tbody tr", has_text="alice").count() == 2
+    assert page.locator("tbody tr", has_text="alice").count() == 3
     context.close()
 
 

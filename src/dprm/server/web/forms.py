@@ -57,8 +57,16 @@ class ParameterField:
 
 
 def job_fields(algorithm: str) -> list[ParameterField]:
-    """The inputs of ``algorithm``'s job form: the parameters a server lets analysts set."""
-    from dprm.server.validation import algorithm_parameters, private_algorithms
+    """The inputs of ``algorithm``'s job form: the parameters a server lets analysts set,
+    with the miner's help and, where the server allows less, the server's bounds.
+
+    Examples
+    --------
+    >>> depth = next(f for f in job_fields("alt-expm") if f.name == "depth")
+    >>> depth.default_text, depth.kind, depth.help.endswith("on this server: 1 to 8")
+    ('4', 'int', True)
+    """
+    from dprm.server.validation import SERVER_LIMITS, algorithm_parameters, private_algorithms
 
     miner_class = private_algorithms()[algorithm][0]
     specs = getattr(miner_class, "parameter_specs", {})
@@ -70,7 +78,11 @@ def job_fields(algorithm: str) -> list[ParameterField]:
         choices = tuple(getattr(spec, "choices", None) or ())
         if not isinstance(default, (bool, int, float, str, type(None))):
             default = str(default)
-        fields.append(ParameterField(name, default, kind, choices, helps.get(name, "")))
+        text = helps.get(name, "")
+        if name in SERVER_LIMITS:
+            low, high = SERVER_LIMITS[name]
+            text += f"; on this server: {low:,} to {high:,}"
+        fields.append(ParameterField(name, default, kind, choices, text))
     return fields
 
 
