@@ -269,6 +269,12 @@ def test_owner_adds_an_analyst_grants_budget_and_disabling_ends_sessions(site: S
     assert "tiny" in carol.get("/ui/datasets").text
     olga.post("/ui/owner/analysts/carol/disable", data={"csrf": token})
     assert carol.get("/ui/datasets", follow_redirects=False).status_code == 303  # the session ended
+    olga.post("/ui/owner/analysts/carol/enable", data={"csrf": token})
+    rotated = olga.post("/ui/owner/analysts/carol/rotate", data={"csrf": token})
+    fresh = re.search(r'id="new-token">(dprm_[0-9a-f]{12}_[A-Za-z0-9_-]{43})<', rotated.text).group(1)
+    for old_or_new, status in ((new_token, 401), (fresh, 200)):
+        answer = site.client().get("/v1/budget", headers={"Authorization": f"Bearer {old_or_new}"})
+        assert answer.status_code == status
     bad = olga.post("/ui/owner/budgets", data={"csrf": token, "analyst": "nobody", "dataset": "tiny",
                                                "epsilon": "2"})
     assert bad.status_code == 422 and "no analyst named 'nobody'" in html.unescape(bad.text)
