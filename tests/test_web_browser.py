@@ -157,6 +157,9 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     alice = server["tokens"]["alice"]
     context = browser.new_context(viewport=LAPTOP, base_url=base, accept_downloads=True)
     page = sign_in(context, base, alice)
+    problems: list[str] = []  # script errors and Content-Security-Policy refusals in the console
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
     assert page.url.endswith("/ui/datasets")
     assert page.get_by_role("heading", name="mammals").is_visible()
     shoot(page, "analyst-datasets")
@@ -239,6 +242,7 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     page.locator("table.jobs tbody tr", has_text=long_job).locator(".status-cancelled").wait_for(timeout=30_000)
     assert page.url.endswith("/ui/jobs")
     assert api_budget(base, alice) == "0.5"
+    assert problems == []
     context.close()
 
 
