@@ -385,6 +385,7 @@ def build_router() -> APIRouter:
     @router.post("/datasets/{name}/cost", response_class=HTMLResponse)
     async def job_cost(request: Request, name: str) -> Response:
         """The live cost of the job form (an HTMX partial; the API's dry run)."""
+        request.state.action = "ui-job-cost"
         found, form, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
@@ -398,6 +399,7 @@ def build_router() -> APIRouter:
 
     @router.post("/datasets/{name}/jobs", response_class=HTMLResponse)
     async def submit_job(request: Request, name: str) -> Response:
+        request.state.action = "ui-job-form"
         found, form, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
@@ -427,6 +429,7 @@ def build_router() -> APIRouter:
     @router.post("/datasets/{name}/statistics", response_class=HTMLResponse)
     async def statistics(request: Request, name: str) -> Response:
         """The redescription-statistics primitive of a query pair typed in clired syntax."""
+        request.state.action = "ui-statistics-form"
         found, form, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
@@ -573,6 +576,7 @@ def build_router() -> APIRouter:
 
     @router.post("/jobs/{job_id}/cancel", response_class=HTMLResponse)
     async def cancel_job(request: Request, job_id: str) -> Response:
+        request.state.action = "ui-cancel-job"
         found, _, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
