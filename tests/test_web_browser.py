@@ -288,6 +288,16 @@ def step_over_budget_shows_a_clear_message_and_charges_nothing(browser: Any, ser
     assert "epsilon 0.75 exceeds the remaining budget 0.5 on this dataset" in message
     assert api_budget(base, alice) == before == "0.5"
     shoot(page, "analyst-over-budget")
+    # the statistics form answers in place (HTMX): the refusal (403) is shown there too
+    page.get_by_label("Left query").fill("[Moose]")
+    page.get_by_label("Right query").fill("[tmin_01 < -5]")
+    page.get_by_label("ε (cost)").fill("0.75")
+    address = page.url
+    page.get_by_role("button", name="Get the statistics").click()
+    page.locator("#stats-result [role=alert]").wait_for(timeout=30_000)
+    assert "exceeds the remaining budget 0.5" in page.locator("#stats-result").inner_text()
+    assert page.url == address  # no page load: swapped in place
+    assert api_budget(base, alice) == "0.5"
     context.close()
 
 

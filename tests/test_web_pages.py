@@ -324,6 +324,9 @@ def test_sign_out_ends_the_session(site: Site) -> None:
     replay = site.client()
     replay.cookies.set(COOKIE, cookie, domain="127.0.0.1", path="/ui")
     assert replay.get("/ui/datasets", follow_redirects=False).status_code == 303
+    # a live list refreshing itself (HTMX) is sent to the sign-in page as a whole
+    refresh = replay.get("/ui/jobs", params={"partial": 1}, headers={"HX-Request": "true"})
+    assert refresh.status_code == 204 and refresh.headers["hx-redirect"] == "/ui/signin"
 
 
 def test_forms_are_accepted_by_the_pages_only_not_by_the_api(site: Site) -> None:

@@ -213,6 +213,8 @@ def build_router() -> APIRouter:
         """The session of a page's GET: a sign-in redirect without one, 403 for the other role."""
         found = await session_of(request)
         if found is None:
+            if is_htmx(request):  # a refresh of part of a page whose session ended: the whole page goes
+                return Response(status_code=204, headers={**SECURITY_HEADERS, "HX-Redirect": "/ui/signin"})
             return redirect("/ui/signin")
         if found.role != role:
             return problem(request, 403, "Not for this account",
