@@ -259,6 +259,8 @@ def step_statistics_form_on_dummy_data(browser: Any, server: dict[str, Any]) -> 
     text = page.locator("#stats-result").inner_text()
     assert "Jaccard" in text and "Moose" in text
     assert api_budget(base, server["tokens"]["bob"]) == "0"
+    page.locator("#stats-heading").scroll_into_view_if_needed()
+    shoot(page, "analyst-statistics")
     context.close()
 
 
