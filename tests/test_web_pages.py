@@ -359,3 +359,49 @@ def test_dprm_admin_owner_commands_make_a_token_that_signs_in(site: Site) -> Non
     assert "oscar" in listed.stdout and "yes" in listed.stdout and site.tokens["oscar"] not in listed.stdout
     rotated = admin("rotate", "oscar")
     assert rotated.returncode == 0 and rotated.stdout.strip() != site.tokens["oscar"]
+
+
+def _finish_with(site: Site, job_path: str, redescriptions: list[Any]) -> None:
+    """Mark a queued job done with a result document (test set-up: the worker's part)."""
+    import json
+
+    from sqlalchemy import update
+
+    from dprm.queries import make_document
+
+    document = make_document("alt-expm", {"epsilon": 1.0}, {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
+                                                            "reasons": [], "ledger": []}, redescriptions)
+    db = Database(site.url)
+    with db.write() as connection:
+        connection.execute(update(jobs).where(jobs.c.public_id == job_path.rsplit("/", 1)[1])
+                           .values(status="done", result=json.dumps(document), progress=1.0))
+    db.dispose()
+
+
+def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None:
+    from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
+
+    client, token = site.signed_in("alice")
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    figures = [(30.0, 40.0, 20.0), (50.0, 52.0, 49.0), (10.0, 80.0, 5.0)]
+    _finish_with(site, job, [
+        Redescription(BooleanLiteral(name), BooleanLiteral("b"), RedescriptionStats.from_counts(*counts, 200.0),
+                      extra={"interval": {"confidence": 0.95, "jaccard": [0.1, 0.9], "support_left": [1, 99],
+                                          "support_right": [2, 98], "intersection": [3, 97]}})
+        for name, counts in zip(["a", "<script>alert(1)</script>", "state"], figures)])
+    page = client.get(job)
+    assert page.status_code == 200 and "Redescriptions (3)" in page.text
+    assert "<script>alert(1)</script>" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert "[0.1, 0.9]" in page.text  # the Jaccard interval beside its estimate
+    jaccards = [c[2] / (c[0] + c[1] - c[2]) for c in figures]
+    shown = [float(x) for x in re.findall(r'<td data-label="Jaccard"><span>([0-9.e-]+)', client.get(
+        job, params={"sort": "jaccard", "order": "desc"}).text)]
+    assert shown == pytest.approx(sorted(jaccards, reverse=True), rel=1e-2)
+    ranks = re.findall(r'<td data-label="#">(\d+)</td>', client.get(job, params={"sort": "support_left"}).text)
+    assert ranks == ["3", "1", "2"]  # |L| 10, 30, 50
+    document = client.get(job + "/result.json")
+    assert document.headers["content-disposition"].startswith("attachment")
+    assert [r["left"]["attr"] for r in document.json()["redescriptions"]][0] == "a"
+    clired = client.get(job + "/queries.txt")  # '<' cannot be written in clired's syntax: one line says so
+    assert clired.status_code == 422 and "cannot be written in clired syntax" in clired.text
