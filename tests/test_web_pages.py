@@ -405,3 +405,35 @@ def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None
     assert [r["left"]["attr"] for r in document.json()["redescriptions"]][0] == "a"
     clired = client.get(job + "/queries.txt")  # '<' cannot be written in clired's syntax: one line says so
     assert clired.status_code == 422 and "cannot be written in clired syntax" in clired.text
+
+
+def test_every_algorithms_form_round_trips_its_defaults_to_an_affordable_dry_run(site: Site) -> None:
+    from dprm.server.validation import private_algorithms
+
+    client, token = site.signed_in("alice")
+    for algorithm in private_algorithms():
+        page = client.get("/ui/datasets/tiny", params={"algorithm": algorithm})
+        assert page.status_code == 200 and f"Parameters of {algorithm}" in page.text
+        form = {"csrf": token, "algorithm": algorithm, "epsilon": "0.5"}
+        form.update(re.findall(r'<input id="p_\w+" name="(p_\w+)" value="([^"]*)"', page.text))
+        for name, options in re.findall(r'<select id="p_\w+" name="(p_\w+)"[^>]*>(.*?)</select>', page.text, re.S):
+            chosen = re.search(r"<option selected>([^<]*)</option>", options) or re.search(r"<option>([^<]*)", options)
+            form[name] = html.unescape(chosen.group(1))
+        assert len(form) > 3, algorithm
+        cost = client.post("/ui/datasets/tiny/cost", data={k: html.unescape(v) for k, v in form.items()})
+        assert "Cost <strong>ε = 0.5</strong>" in cost.text and "affordable" in cost.text, (algorithm, cost.text)
+        assert "public" not in re.findall(r"<option[^>]*>([^<]*)</option>", page.text)
+    assert site.remaining("alice") == (0, 0)
+
+
+def test_a_default_typed_back_reads_as_the_default() -> None:
+    from dprm.server.validation import private_algorithms
+    from dprm.server.web.forms import job_fields, parameter_value
+
+    checked = 0
+    for algorithm in private_algorithms():
+        for field in job_fields(algorithm):
+            value = parameter_value(field.default_text, field.kind)
+            assert value == field.default and type(value) is type(field.default), (algorithm, field)
+            checked += 1
+    assert checked > 50
