@@ -99,6 +99,13 @@ def shoot(page: Any, name: str, scripts: bool = True) -> None:
     page.set_viewport_size(LAPTOP)
 
 
+def assert_labelled(page: Any) -> None:
+    """Every visible form control of the page has a label (screen readers name it)."""
+    unlabelled = page.evaluate("""() => [...document.querySelectorAll("input, select, textarea")]
+        .filter(e => e.type !== "hidden" && (!e.labels || e.labels.length === 0)).map(e => e.name)""")
+    assert unlabelled == []
+
+
 def sign_in(context: Any, base: str, token: str) -> Any:
     page = context.new_page()
     page.goto(base + "/ui/signin")
@@ -149,6 +156,7 @@ def step_owner_registers_mammals_and_analysts(browser: Any, server: dict[str, An
         page.wait_for_load_state()
         assert f"{name} on mammals: total 1, spent 0, remaining 1" in page.locator(".alert.ok").inner_text()
     shoot(page, "owner-overview")
+    assert_labelled(page)
     context.close()
 
 
@@ -179,6 +187,7 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     assert "Cost ε = 0.5" in page.locator("#cost").inner_text()
     assert api_budget(base, alice) == "0"
     shoot(page, "analyst-job-form")
+    assert_labelled(page)
 
     # a dummy job: free
     page.get_by_label("Run on dummy data (free)").check()
@@ -368,6 +377,7 @@ def step_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[
     page.get_by_role("button", name="Filter").click()
     page.wait_for_load_state()
     shoot(page, "owner-audit")
+    assert_labelled(page)
     page.get_by_role("link", name="Jobs").click()
     page.wait_for_load_state()
     assert page.locator("tbody tr", has_text="alice").count() == 3
