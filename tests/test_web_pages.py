@@ -437,3 +437,11 @@ def test_a_default_typed_back_reads_as_the_default() -> None:
             assert value == field.default and type(value) is type(field.default), (algorithm, field)
             checked += 1
     assert checked > 50
+
+
+def test_an_unknown_page_is_an_html_404(site: Site) -> None:
+    client, _ = site.signed_in("alice")
+    answer = client.get("/ui/nothing/here")
+    assert answer.status_code == 404 and "No such page" in answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert client.get("/ui/static/dprm.css").status_code == 200  # the static files are not shadowed

@@ -600,4 +600,12 @@ def build_router() -> APIRouter:
 
     owner_pages.add_routes(router, render=render, problem=problem, redirect=redirect, for_reading=for_reading,
                            for_posting=for_posting)
+
+    @router.get("/{rest:path}", response_class=HTMLResponse)
+    async def not_found(request: Request, rest: str) -> Response:
+        """Any other address under /ui: a page saying so (the API's answer is JSON)."""
+        request.state.action = "ui-not-found"
+        found = await session_of(request)
+        return problem(request, 404, "No such page", "There is no page at this address.", found, "not_found")
+
     return router
