@@ -77,7 +77,10 @@ WIDEST = """() => {
     const box = e.getBoundingClientRect();
     if (box.right > window.innerWidth + 1 && !e.parentElement.closest(".scroll")) {
       let chain = [], x = e;
-      while (x && x !== document.body) { chain.push(x.tagName + "." + x.className + ":" + Math.round(x.getBoundingClientRect().width)); x = x.parentElement; }
+      while (x && x !== document.body) {
+        chain.push(x.tagName + "." + x.className + ":" + Math.round(x.getBoundingClientRect().width));
+        x = x.parentElement;
+      }
       culprit = chain.join(" < "); break; }
   }
   return {width, culprit};
@@ -94,6 +97,13 @@ def shoot(page: Any, name: str, scripts: bool = True) -> None:
             wide = page.evaluate(WIDEST)
             assert wide["width"] <= size["width"], f"{name} at {label} width: {wide}"
     page.set_viewport_size(LAPTOP)
+
+
+def assert_labelled(page: Any) -> None:
+    """Every visible form control of the page has a label (screen readers name it)."""
+    unlabelled = page.evaluate("""() => [...document.querySelectorAll("input, select, textarea")]
+        .filter(e => e.type !== "hidden" && (!e.labels || e.labels.length === 0)).map(e => e.name)""")
+    assert unlabelled == []
 
 
 def sign_in(context: Any, base: str, token: str) -> Any:
@@ -120,7 +130,7 @@ def wait_done(page: Any) -> None:
     assert page.locator(".status-done").count() >= 1, page.content()[:3000]
 
 
-def test_owner_registers_mammals_and_analysts(browser: Any, server: dict[str, Any]) -> None:
+def step_owner_registers_mammals_and_analysts(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["olga"])
@@ -146,14 +156,18 @@ def test_owner_registers_mammals_and_analysts(browser: Any, server: dict[str, An
         page.wait_for_load_state()
         assert f"{name} on mammals: total 1, spent 0, remaining 1" in page.locator(".alert.ok").inner_text()
     shoot(page, "owner-overview")
+    assert_labelled(page)
     context.close()
 
 
-def test_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[str, Any]) -> None:
+def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     alice = server["tokens"]["alice"]
     context = browser.new_context(viewport=LAPTOP, base_url=base, accept_downloads=True)
     page = sign_in(context, base, alice)
+    problems: list[str] = []  # script errors and Content-Security-Policy refusals in the console
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
     assert page.url.endswith("/ui/datasets")
     assert page.get_by_role("heading", name="mammals").is_visible()
     shoot(page, "analyst-datasets")
@@ -173,6 +187,7 @@ def test_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     assert "Cost ε = 0.5" in page.locator("#cost").inner_text()
     assert api_budget(base, alice) == "0"
     shoot(page, "analyst-job-form")
+    assert_labelled(page)
 
     # a dummy job: free
     page.get_by_label("Run on dummy data (free)").check()
@@ -214,13 +229,33 @@ def test_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     assert document["format"] == "dprm.redescriptions/1" and document["algorithm"] == "alt-expm"
     assert document["privacy"]["epsilon"] == 0.5 and len(document["redescriptions"]) == found
 
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download clired queries").click()
+    lines = Path(download_info.value.path()).read_text().splitlines()
+    assert lines[0].split("\t")[:3] == ["rid", "query_LHS", "query_RHS"] and len(lines) == found + 1
+
+    # a long dummy job, cancelled from the job list (HTMX posts the cancel and swaps the list)
+    page.goto(base + "/ui/datasets/mammals?algorithm=alt-expm")
+    page.get_by_label("init trials").fill("200")  # the server's largest values
+    page.get_by_label("alternations").fill("50")
+    page.get_by_label("Run on dummy data (free)").check()
+    page.get_by_label("Dummy rows").fill("5000")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    long_job = page.url.rsplit("/", 1)[1]
     page.goto(base + "/ui/jobs")
-    assert page.locator("table.jobs tbody tr").count() == 2
+    assert page.locator("table.jobs tbody tr").count() == 3
+    assert page.locator("#jobs[hx-trigger]").count() == 1  # the list refreshes itself while a job is active
     shoot(page, "analyst-jobs")
+    page.get_by_role("button", name=f"Cancel {long_job}").click()
+    page.locator("table.jobs tbody tr", has_text=long_job).locator(".status-cancelled").wait_for(timeout=30_000)
+    assert page.url.endswith("/ui/jobs")
+    assert api_budget(base, alice) == "0.5"
+    assert problems == []
     context.close()
 
 
-def test_statistics_form_on_dummy_data(browser: Any, server: dict[str, Any]) -> None:
+def step_statistics_form_on_dummy_data(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["bob"])
@@ -233,10 +268,12 @@ def test_statistics_form_on_dummy_data(browser: Any, server: dict[str, Any]) -> 
     text = page.locator("#stats-result").inner_text()
     assert "Jaccard" in text and "Moose" in text
     assert api_budget(base, server["tokens"]["bob"]) == "0"
+    page.locator("#stats-heading").scroll_into_view_if_needed()
+    shoot(page, "analyst-statistics")
     context.close()
 
 
-def test_another_analyst_gets_404_on_the_result(browser: Any, server: dict[str, Any]) -> None:
+def step_another_analyst_gets_404_on_the_result(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["bob"])
@@ -247,7 +284,7 @@ def test_another_analyst_gets_404_on_the_result(browser: Any, server: dict[str, 
     context.close()
 
 
-def test_over_budget_shows_a_clear_message_and_charges_nothing(browser: Any, server: dict[str, Any]) -> None:
+def step_over_budget_shows_a_clear_message_and_charges_nothing(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     alice = server["tokens"]["alice"]
     before = api_budget(base, alice)
@@ -262,10 +299,20 @@ def test_over_budget_shows_a_clear_message_and_charges_nothing(browser: Any, ser
     assert "epsilon 0.75 exceeds the remaining budget 0.5 on this dataset" in message
     assert api_budget(base, alice) == before == "0.5"
     shoot(page, "analyst-over-budget")
+    # the statistics form answers in place (HTMX): the refusal (403) is shown there too
+    page.get_by_label("Left query").fill("[Moose]")
+    page.get_by_label("Right query").fill("[tmin_01 < -5]")
+    page.get_by_label("ε (cost)").fill("0.75")
+    address = page.url
+    page.get_by_role("button", name="Get the statistics").click()
+    page.locator("#stats-result [role=alert]").wait_for(timeout=30_000)
+    assert "exceeds the remaining budget 0.5" in page.locator("#stats-result").inner_text()
+    assert page.url == address  # no page load: swapped in place
+    assert api_budget(base, alice) == "0.5"
     context.close()
 
 
-def test_posts_without_form_token_or_session_are_refused(browser: Any, server: dict[str, Any]) -> None:
+def step_posts_without_form_token_or_session_are_refused(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     alice = server["tokens"]["alice"]
     before = api_budget(base, alice)
@@ -282,8 +329,8 @@ def test_posts_without_form_token_or_session_are_refused(browser: Any, server: d
     context.close()
 
 
-def test_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(browser: Any,
-                                                                              server: dict[str, Any]) -> None:
+def step_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(
+        browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=PHONE, base_url=base, java_script_enabled=False)
     page = context.new_page()
@@ -312,7 +359,7 @@ def test_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(bro
     scripted.close()
 
 
-def test_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[str, Any]) -> None:
+def step_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[str, Any]) -> None:
     base = server["url"]
     context = browser.new_context(viewport=LAPTOP, base_url=base)
     page = sign_in(context, base, server["tokens"]["olga"])
@@ -330,7 +377,22 @@ def test_owner_sees_who_spent_what_and_the_audit_log(browser: Any, server: dict[
     page.get_by_role("button", name="Filter").click()
     page.wait_for_load_state()
     shoot(page, "owner-audit")
+    assert_labelled(page)
     page.get_by_role("link", name="Jobs").click()
     page.wait_for_load_state()
-    assert page.locator("tbody tr", has_text="alice").count() == 2
+    assert page.locator("tbody tr", has_text="alice").count() == 3
     context.close()
+
+
+def test_journeys_of_the_web_pages(browser: Any, server: dict[str, Any]) -> None:
+    """The journeys in order, in one test: each step builds on the state the one before left
+    (the registered dataset, the analysts' tokens, alice's job), so that a parallel run
+    (pytest-xdist) cannot split them between processes."""
+    step_owner_registers_mammals_and_analysts(browser, server)
+    step_analyst_journey_dry_run_dummy_and_real_job(browser, server)
+    step_statistics_form_on_dummy_data(browser, server)
+    step_another_analyst_gets_404_on_the_result(browser, server)
+    step_over_budget_shows_a_clear_message_and_charges_nothing(browser, server)
+    step_posts_without_form_token_or_session_are_refused(browser, server)
+    step_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(browser, server)
+    step_owner_sees_who_spent_what_and_the_audit_log(browser, server)

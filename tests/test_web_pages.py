@@ -269,6 +269,12 @@ def test_owner_adds_an_analyst_grants_budget_and_disabling_ends_sessions(site: S
     assert "tiny" in carol.get("/ui/datasets").text
     olga.post("/ui/owner/analysts/carol/disable", data={"csrf": token})
     assert carol.get("/ui/datasets", follow_redirects=False).status_code == 303  # the session ended
+    olga.post("/ui/owner/analysts/carol/enable", data={"csrf": token})
+    rotated = olga.post("/ui/owner/analysts/carol/rotate", data={"csrf": token})
+    fresh = re.search(r'id="new-token">(dprm_[0-9a-f]{12}_[A-Za-z0-9_-]{43})<', rotated.text).group(1)
+    for old_or_new, status in ((new_token, 401), (fresh, 200)):
+        answer = site.client().get("/v1/budget", headers={"Authorization": f"Bearer {old_or_new}"})
+        assert answer.status_code == status
     bad = olga.post("/ui/owner/budgets", data={"csrf": token, "analyst": "nobody", "dataset": "tiny",
                                                "epsilon": "2"})
     assert bad.status_code == 422 and "no analyst named 'nobody'" in html.unescape(bad.text)
@@ -318,3 +324,124 @@ def test_sign_out_ends_the_session(site: Site) -> None:
     replay = site.client()
     replay.cookies.set(COOKIE, cookie, domain="127.0.0.1", path="/ui")
     assert replay.get("/ui/datasets", follow_redirects=False).status_code == 303
+    # a live list refreshing itself (HTMX) is sent to the sign-in page as a whole
+    refresh = replay.get("/ui/jobs", params={"partial": 1}, headers={"HX-Request": "true"})
+    assert refresh.status_code == 204 and refresh.headers["hx-redirect"] == "/ui/signin"
+
+
+def test_forms_are_accepted_by_the_pages_only_not_by_the_api(site: Site) -> None:
+    client = site.client()
+    answer = client.post("/v1/jobs", data={"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "1"},
+                         headers={"Authorization": f"Bearer {site.tokens['alice']}"})
+    assert answer.status_code == 415 and answer.json()["error"]["code"] == "unsupported_media_type"
+    assert site.remaining("alice") == (0, 0)
+
+
+def test_dprm_admin_owner_commands_make_a_token_that_signs_in(site: Site) -> None:
+    import subprocess
+
+    from server_support import DPRM
+
+    def admin(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(DPRM + ["admin", "--db", site.url, "owner", *args], capture_output=True, text=True,
+                              timeout=120)
+
+    made = admin("add", "oscar")
+    assert made.returncode == 0, made.stderr
+    site.tokens["oscar"] = made.stdout.strip()
+    client, _ = site.signed_in("oscar")
+    assert client.get("/ui/owner").status_code == 200
+    again = admin("add", "oscar")
+    assert again.returncode == 2 and again.stderr.strip() == "error: an owner named 'oscar' exists already"
+    assert admin("disable", "oscar").returncode == 0
+    assert client.get("/ui/owner", follow_redirects=False).status_code == 303  # the session ended
+    listed = admin("list")
+    assert "oscar" in listed.stdout and "yes" in listed.stdout and site.tokens["oscar"] not in listed.stdout
+    rotated = admin("rotate", "oscar")
+    assert rotated.returncode == 0 and rotated.stdout.strip() != site.tokens["oscar"]
+
+
+def _finish_with(site: Site, job_path: str, redescriptions: list[Any]) -> None:
+    """Mark a queued job done with a result document (test set-up: the worker's part)."""
+    import json
+
+    from sqlalchemy import update
+
+    from dprm.queries import make_document
+
+    document = make_document("alt-expm", {"epsilon": 1.0}, {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
+                                                            "reasons": [], "ledger": []}, redescriptions)
+    db = Database(site.url)
+    with db.write() as connection:
+        connection.execute(update(jobs).where(jobs.c.public_id == job_path.rsplit("/", 1)[1])
+                           .values(status="done", result=json.dumps(document), progress=1.0))
+    db.dispose()
+
+
+def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None:
+    from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
+
+    client, token = site.signed_in("alice")
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    figures = [(30.0, 40.0, 20.0), (50.0, 52.0, 49.0), (10.0, 80.0, 5.0)]
+    _finish_with(site, job, [
+        Redescription(BooleanLiteral(name), BooleanLiteral("b"), RedescriptionStats.from_counts(*counts, 200.0),
+                      extra={"interval": {"confidence": 0.95, "jaccard": [0.1, 0.9], "support_left": [1, 99],
+                                          "support_right": [2, 98], "intersection": [3, 97]}})
+        for name, counts in zip(["a", "<script>alert(1)</script>", "state"], figures)])
+    page = client.get(job)
+    assert page.status_code == 200 and "Redescriptions (3)" in page.text
+    assert "<script>alert(1)</script>" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert "[0.1, 0.9]" in page.text  # the Jaccard interval beside its estimate
+    jaccards = [c[2] / (c[0] + c[1] - c[2]) for c in figures]
+    shown = [float(x) for x in re.findall(r'<td data-label="Jaccard"><span>([0-9.e-]+)', client.get(
+        job, params={"sort": "jaccard", "order": "desc"}).text)]
+    assert shown == pytest.approx(sorted(jaccards, reverse=True), rel=1e-2)
+    ranks = re.findall(r'<td data-label="#">(\d+)</td>', client.get(job, params={"sort": "support_left"}).text)
+    assert ranks == ["3", "1", "2"]  # |L| 10, 30, 50
+    document = client.get(job + "/result.json")
+    assert document.headers["content-disposition"].startswith("attachment")
+    assert [r["left"]["attr"] for r in document.json()["redescriptions"]][0] == "a"
+    clired = client.get(job + "/queries.txt")  # '<' cannot be written in clired's syntax: one line says so
+    assert clired.status_code == 422 and "cannot be written in clired syntax" in clired.text
+
+
+def test_every_algorithms_form_round_trips_its_defaults_to_an_affordable_dry_run(site: Site) -> None:
+    from dprm.server.validation import private_algorithms
+
+    client, token = site.signed_in("alice")
+    for algorithm in private_algorithms():
+        page = client.get("/ui/datasets/tiny", params={"algorithm": algorithm})
+        assert page.status_code == 200 and f"Parameters of {algorithm}" in page.text
+        form = {"csrf": token, "algorithm": algorithm, "epsilon": "0.5"}
+        form.update(re.findall(r'<input id="p_\w+" name="(p_\w+)" value="([^"]*)"', page.text))
+        for name, options in re.findall(r'<select id="p_\w+" name="(p_\w+)"[^>]*>(.*?)</select>', page.text, re.S):
+            chosen = re.search(r"<option selected>([^<]*)</option>", options) or re.search(r"<option>([^<]*)", options)
+            form[name] = html.unescape(chosen.group(1))
+        assert len(form) > 3, algorithm
+        cost = client.post("/ui/datasets/tiny/cost", data={k: html.unescape(v) for k, v in form.items()})
+        assert "Cost <strong>ε = 0.5</strong>" in cost.text and "affordable" in cost.text, (algorithm, cost.text)
+        assert "public" not in re.findall(r"<option[^>]*>([^<]*)</option>", page.text)
+    assert site.remaining("alice") == (0, 0)
+
+
+def test_a_default_typed_back_reads_as_the_default() -> None:
+    from dprm.server.validation import private_algorithms
+    from dprm.server.web.forms import job_fields, parameter_value
+
+    checked = 0
+    for algorithm in private_algorithms():
+        for field in job_fields(algorithm):
+            value = parameter_value(field.default_text, field.kind)
+            assert value == field.default and type(value) is type(field.default), (algorithm, field)
+            checked += 1
+    assert checked > 50
+
+
+def test_an_unknown_page_is_an_html_404(site: Site) -> None:
+    client, _ = site.signed_in("alice")
+    answer = client.get("/ui/nothing/here")
+    assert answer.status_code == 404 and "No such page" in answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert client.get("/ui/static/dprm.css").status_code == 200  # the static files are not shadowed

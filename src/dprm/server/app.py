@@ -1,6 +1,6 @@
 """The analysts' API: :func:`create_app` builds the FastAPI application of ``dprm serve``.
 
-Endpoints (all but ``/health``, ``/docs`` and ``/openapi.json`` need
+Endpoints (all but ``/health``, ``/docs``, ``/openapi.json`` and the web pages need
 ``Authorization: Bearer TOKEN``):
 
 ======================================  ===============================================
@@ -19,6 +19,9 @@ Endpoints (all but ``/health``, ``/docs`` and ``/openapi.json`` need
 ``POST /v1/primitives/leaf-pair-counts``           noisy counts of a tree pair's cells
 ``GET  /v1/budget``                     the analyst's budgets
 ``GET  /v1/ledger``                     the analyst's ledger rows
+``/ui/...``                             the web pages for analysts and data owners
+                                        (:mod:`dprm.server.web`; session cookie, not a
+                                        Bearer token; they act through :class:`Service`)
 ======================================  ===============================================
 
 What an analyst can reach is only: the public schema, its own budgets, ledger and

@@ -8,8 +8,10 @@ the API's request models (:mod:`dprm.server.api_models`) and checks
 
 Examples
 --------
->>> parameter_value("7", "int"), parameter_value("0.5", "float"), parameter_value("auto", "int")
-(7, 0.5, 'auto')
+>>> parameter_value("7", "int"), parameter_value("0.5", "float"), parameter_value("10", "float")
+(7, 0.5, 10)
+>>> parameter_value("auto", "int"), parameter_value("1e-3", "float")
+('auto', 0.001)
 >>> parameter_value("true", "bool"), parameter_value("none", "float"), parameter_value("x", "int")
 (True, None, 'x')
 """
@@ -57,8 +59,16 @@ class ParameterField:
 
 
 def job_fields(algorithm: str) -> list[ParameterField]:
-    """The inputs of ``algorithm``'s job form: the parameters a server lets analysts set."""
-    from dprm.server.validation import algorithm_parameters, private_algorithms
+    """The inputs of ``algorithm``'s job form: the parameters a server lets analysts set,
+    with the miner's help and, where the server allows less, the server's bounds.
+
+    Examples
+    --------
+    >>> depth = next(f for f in job_fields("alt-expm") if f.name == "depth")
+    >>> depth.default_text, depth.kind, depth.help.endswith("on this server: 1 to 8")
+    ('4', 'int', True)
+    """
+    from dprm.server.validation import NOT_PRIVATE_VALUES, SERVER_LIMITS, algorithm_parameters, private_algorithms
 
     miner_class = private_algorithms()[algorithm][0]
     specs = getattr(miner_class, "parameter_specs", {})
@@ -67,10 +77,15 @@ def job_fields(algorithm: str) -> list[ParameterField]:
     for name, default in algorithm_parameters(algorithm).items():
         spec = specs.get(name)
         kind = getattr(spec, "kind", "text") if spec is not None else "text"
-        choices = tuple(getattr(spec, "choices", None) or ())
+        refused = NOT_PRIVATE_VALUES.get(name, ())  # choices the server refuses are not offered
+        choices = tuple(c for c in (getattr(spec, "choices", None) or ()) if c not in refused)
         if not isinstance(default, (bool, int, float, str, type(None))):
             default = str(default)
-        fields.append(ParameterField(name, default, kind, choices, helps.get(name, "")))
+        text = helps.get(name, "")
+        if name in SERVER_LIMITS:
+            low, high = SERVER_LIMITS[name]
+            text += f"; on this server: {low:,} to {high:,}"
+        fields.append(ParameterField(name, default, kind, choices, text))
     return fields
 
 
@@ -82,16 +97,12 @@ def parameter_value(text: str, kind: str) -> Any:
         return None
     if kind == "bool":
         return {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}.get(text.lower(), text)
-    if kind == "int":
-        try:
-            return int(text)
-        except ValueError:
-            return text
-    if kind in ("float", "epsilon"):
-        try:
-            return float(text)
-        except ValueError:
-            return text
+    if kind in ("int", "float", "epsilon"):  # a whole number stays whole (as in JSON), others are floats
+        for read in ((int,) if kind == "int" else (int, float)):
+            try:
+                return read(text)
+            except ValueError:
+                pass
     return text
 
 

@@ -213,6 +213,8 @@ def build_router() -> APIRouter:
         """The session of a page's GET: a sign-in redirect without one, 403 for the other role."""
         found = await session_of(request)
         if found is None:
+            if is_htmx(request):  # a refresh of part of a page whose session ended: the whole page goes
+                return Response(status_code=204, headers={**SECURITY_HEADERS, "HX-Redirect": "/ui/signin"})
             return redirect("/ui/signin")
         if found.role != role:
             return problem(request, 403, "Not for this account",
@@ -385,6 +387,7 @@ def build_router() -> APIRouter:
     @router.post("/datasets/{name}/cost", response_class=HTMLResponse)
     async def job_cost(request: Request, name: str) -> Response:
         """The live cost of the job form (an HTMX partial; the API's dry run)."""
+        request.state.action = "ui-job-cost"
         found, form, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
@@ -398,6 +401,7 @@ def build_router() -> APIRouter:
 
     @router.post("/datasets/{name}/jobs", response_class=HTMLResponse)
     async def submit_job(request: Request, name: str) -> Response:
+        request.state.action = "ui-job-form"
         found, form, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
@@ -427,6 +431,7 @@ def build_router() -> APIRouter:
     @router.post("/datasets/{name}/statistics", response_class=HTMLResponse)
     async def statistics(request: Request, name: str) -> Response:
         """The redescription-statistics primitive of a query pair typed in clired syntax."""
+        request.state.action = "ui-statistics-form"
         found, form, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
@@ -573,6 +578,7 @@ def build_router() -> APIRouter:
 
     @router.post("/jobs/{job_id}/cancel", response_class=HTMLResponse)
     async def cancel_job(request: Request, job_id: str) -> Response:
+        request.state.action = "ui-cancel-job"
         found, _, refused = await for_posting(request, "analyst")
         if refused is not None:
             return refused
@@ -594,4 +600,12 @@ def build_router() -> APIRouter:
 
     owner_pages.add_routes(router, render=render, problem=problem, redirect=redirect, for_reading=for_reading,
                            for_posting=for_posting)
+
+    @router.get("/{rest:path}", response_class=HTMLResponse)
+    async def not_found(request: Request, rest: str) -> Response:
+        """Any other address under /ui: a page saying so (the API's answer is JSON)."""
+        request.state.action = "ui-not-found"
+        found = await session_of(request)
+        return problem(request, 404, "No such page", "There is no page at this address.", found, "not_found")
+
     return router

@@ -121,4 +121,5 @@ def find_session(connection: Any, cookie: str | None, now: float | None = None) 
 def close_session(db: Any, cookie: str | None) -> None:
     """End a session (sign-out); an unknown cookie is ignored."""
     if cookie:
-        db.transaction(lambda c: c.execute(delete(web_sessions).where(web_sessions.c.cookie_hash == cookie_hash(cookie))))
+        digest = cookie_hash(cookie)
+        db.transaction(lambda c: c.execute(delete(web_sessions).where(web_sessions.c.cookie_hash == digest)))
