@@ -131,17 +131,26 @@ def literal_masks(index: LiteralIndex, literals: list[Literal], rows: slice = sl
 
     Where neither, the opposite literal holds (``¬a``, ``a ≠ v``, ``a > t``, outside the interval).
     """
-    chosen = np.arange(index.n_rows)[rows]
-    n = len(chosen)
+    n = len(np.arange(index.n_rows)[rows])
     holds = np.zeros((n, len(literals)), dtype=bool)
     missing = np.zeros((n, len(literals)), dtype=bool)
-    for j, (split, high) in enumerate(literals):
-        codes = index.codes[split.attribute, rows]
-        missing[:, j] = codes == index.missing_code
-        if high is None:
-            holds[:, j] = index.split_branches(split, chosen)[0]
-        else:  # t_low < a ≤ t_high: codes in (low, high]; the missing code is above every code
-            holds[:, j] = (codes > split.code) & (codes <= high)
+    # Every literal is a code range (low, high] of its attribute, or code == v:
+    # numeric a ≤ t_j is (−1, j], an interval (j, k]; Boolean and categorical a = v.
+    by_attribute: dict[int, list[int]] = {}
+    for j, (split, _) in enumerate(literals):
+        by_attribute.setdefault(split.attribute, []).append(j)
+    for attribute, columns in by_attribute.items():
+        codes = index.codes[attribute, rows].astype(np.int64)
+        absent = codes == index.missing_code
+        missing[:, columns] = absent[:, None]
+        numeric = literals[columns[0]][0].kind.name == "NUMERIC"
+        if numeric:
+            low = np.array([-1 if literals[j][1] is None else literals[j][0].code for j in columns])
+            high = np.array([literals[j][0].code if literals[j][1] is None else literals[j][1] for j in columns])
+            holds[:, columns] = (codes[:, None] > low[None, :]) & (codes[:, None] <= high[None, :]) & ~absent[:, None]
+        else:
+            values = np.array([literals[j][0].code for j in columns])
+            holds[:, columns] = codes[:, None] == values[None, :]
     return holds, missing
 
 
