@@ -43,7 +43,7 @@ public (the schema, the public grid, released trees); only the choices are relea
 each charged before it is made; the sensitivity stays 2 whatever set is taken.
 
 Intervals. Besides the splits, the candidates of a numeric attribute include the
-intervals ``t_j < a ≤ t_k`` between up to 16 evenly spaced points of its public grid
+intervals ``t_j < a ≤ t_k`` between up to 8 evenly spaced points of its public grid
 (:func:`candidate_literals`), both as targets and as the other view's literals that
 score them: a relation whose numeric side is an interval (``40 < x ≤ 70``) shows no
 large gain for any single threshold, and is found once intervals are candidates (on
@@ -77,8 +77,9 @@ _CHUNK = 4096
 
 
 #: Most grid points per numeric attribute between which intervals are candidates
-#: (16 points: 120 intervals beside the 32 thresholds of the default grid).
-INTERVAL_POINTS = 16
+#: (8 points: 28 intervals beside the 32 thresholds of the default grid; the products
+#: of the scores grow with the square of the literals per attribute).
+INTERVAL_POINTS = 8
 
 #: A candidate literal: a split (``a``, ``a = v``, ``a ≤ t_j``), or with ``high`` the
 #: interval ``t_j < a ≤ t_high`` of a numeric attribute (``j`` the split's code).
