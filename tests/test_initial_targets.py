@@ -151,3 +151,18 @@ def test_interval_relation_scores_far_higher_with_interval_candidates() -> None:
     thresholds_only = split_gains(indexes[0], indexes[1]).max(axis=1)[0]
     with_intervals = split_gains(indexes[0], indexes[1], None, candidate_literals(indexes[1])).max(axis=1)[0]
     assert with_intervals > 1.5 * thresholds_only
+
+
+@pytest.mark.parametrize("block", [1, 7, 10_000])
+def test_attribute_gains_are_the_best_per_attribute(block: int) -> None:
+    from dprm.mining.initial_targets import attribute_gains, candidate_literals, split_gains
+
+    rng = np.random.default_rng(7)
+    left, right = random_view(rng, 120, "left"), random_view(rng, 120, "right")
+    indexes = [LiteralIndex(v, mode="private", max_splits=5) for v in (left, right)]
+    literals = [candidate_literals(index) for index in indexes]
+    full = split_gains(indexes[0], indexes[1], literals[0], literals[1])
+    by_attribute = attribute_gains(indexes[0], indexes[1], literals[0], literals[1], block=block)
+    for a in range(len(indexes[1].attributes)):
+        columns = [j for j, (split, _) in enumerate(literals[1]) if split.attribute == a]
+        assert np.allclose(by_attribute[:, a], full[:, columns].max(axis=1))

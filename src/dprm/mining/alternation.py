@@ -144,6 +144,7 @@ class AlternatingTrees(PrivateTreeMiner):
         binning_share: float = 0.02,
         targets: str = "uniform",
         target_share: float | str = 0.2,
+        reestimate_share: float = 0.0,
     ) -> None:
         self._store(locals())
 

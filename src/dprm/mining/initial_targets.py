@@ -43,7 +43,7 @@ public (the schema, the public grid, released trees); only the choices are relea
 each charged before it is made; the sensitivity stays 2 whatever set is taken.
 
 Intervals. Besides the splits, the candidates of a numeric attribute include the
-intervals ``t_j < a ≤ t_k`` between up to 16 evenly spaced points of its public grid
+intervals ``t_j < a ≤ t_k`` between up to 8 evenly spaced points of its public grid
 (:func:`candidate_literals`), both as targets and as the other view's literals that
 score them: a relation whose numeric side is an interval (``40 < x ≤ 70``) shows no
 large gain for any single threshold, and is found once intervals are candidates (on
@@ -67,7 +67,7 @@ from dprm.privacy.budget import EpsilonLike
 from dprm.trees.criterion import GINI_SENSITIVITY
 
 __all__ = ["TARGET_SCORE_SENSITIVITY", "InitialTarget", "TargetChooser", "candidate_literals", "literal_masks",
-           "split_masks", "split_gains", "best_split_gains", "choose_targets"]
+           "split_masks", "split_gains", "attribute_gains", "best_split_gains", "choose_targets"]
 
 #: Sensitivity of a candidate target's score (module docstring).
 TARGET_SCORE_SENSITIVITY = GINI_SENSITIVITY
@@ -77,8 +77,9 @@ _CHUNK = 4096
 
 
 #: Most grid points per numeric attribute between which intervals are candidates
-#: (16 points: 120 intervals beside the 32 thresholds of the default grid).
-INTERVAL_POINTS = 16
+#: (8 points: 28 intervals beside the 32 thresholds of the default grid; the products
+#: of the scores grow with the square of the literals per attribute).
+INTERVAL_POINTS = 8
 
 #: A candidate literal: a split (``a``, ``a = v``, ``a ≤ t_j``), or with ``high`` the
 #: interval ``t_j < a ≤ t_high`` of a numeric attribute (``j`` the split's code).
@@ -131,17 +132,26 @@ def literal_masks(index: LiteralIndex, literals: list[Literal], rows: slice = sl
 
     Where neither, the opposite literal holds (``¬a``, ``a ≠ v``, ``a > t``, outside the interval).
     """
-    chosen = np.arange(index.n_rows)[rows]
-    n = len(chosen)
+    n = len(np.arange(index.n_rows)[rows])
     holds = np.zeros((n, len(literals)), dtype=bool)
     missing = np.zeros((n, len(literals)), dtype=bool)
-    for j, (split, high) in enumerate(literals):
-        codes = index.codes[split.attribute, rows]
-        missing[:, j] = codes == index.missing_code
-        if high is None:
-            holds[:, j] = index.split_branches(split, chosen)[0]
-        else:  # t_low < a ≤ t_high: codes in (low, high]; the missing code is above every code
-            holds[:, j] = (codes > split.code) & (codes <= high)
+    # Every literal is a code range (low, high] of its attribute, or code == v:
+    # numeric a ≤ t_j is (−1, j], an interval (j, k]; Boolean and categorical a = v.
+    by_attribute: dict[int, list[int]] = {}
+    for j, (split, _) in enumerate(literals):
+        by_attribute.setdefault(split.attribute, []).append(j)
+    for attribute, columns in by_attribute.items():
+        codes = index.codes[attribute, rows].astype(np.int64)
+        absent = codes == index.missing_code
+        missing[:, columns] = absent[:, None]
+        numeric = literals[columns[0]][0].kind.name == "NUMERIC"
+        if numeric:
+            low = np.array([-1 if literals[j][1] is None else literals[j][0].code for j in columns])
+            high = np.array([literals[j][0].code if literals[j][1] is None else literals[j][1] for j in columns])
+            holds[:, columns] = (codes[:, None] > low[None, :]) & (codes[:, None] <= high[None, :]) & ~absent[:, None]
+        else:
+            values = np.array([literals[j][0].code for j in columns])
+            holds[:, columns] = codes[:, None] == values[None, :]
     return holds, missing
 
 
@@ -222,6 +232,28 @@ def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: lis
     return np.maximum(gain, 0.0)
 
 
+def attribute_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal],
+                    other_literals: list[Literal], block: int = 2048) -> np.ndarray:
+    """``G[s, a] = max`` of :func:`split_gains` over the literals of attribute ``a`` of ``other``.
+
+    Shape ``(len(target_literals), len(other.attributes))`` (0 for an attribute without
+    literals). Computed in blocks of about ``block`` literals of ``other`` (memory).
+    """
+    out = np.zeros((len(target_literals), len(other.attributes)))
+    attribute = np.array([split.attribute for split, _ in other_literals], dtype=int)
+    start = 0
+    while start < len(other_literals):
+        stop = min(start + block, len(other_literals))
+        while stop < len(other_literals) and attribute[stop] == attribute[stop - 1]:
+            stop += 1  # keep an attribute's literals in one block
+        gains = split_gains(targets, other, target_literals, other_literals[start:stop])
+        for a in np.unique(attribute[start:stop]):
+            columns = np.flatnonzero(attribute[start:stop] == a)
+            out[:, a] = np.maximum(out[:, a], gains[:, columns].max(axis=1))
+        start = stop
+    return out
+
+
 class TargetChooser:
     """Initial targets one trial at a time, each by the two-stage exponential mechanism.
 
@@ -245,8 +277,10 @@ class TargetChooser:
         self._shares = list(split_budget(epsilon, [1] * k))
         self._trial = 0
         self._literals = [candidate_literals(index, intervals) for index in self.indexes]
-        self._gains = [split_gains(self.indexes[side], self.indexes[1 - side], self._literals[side],
-                                   self._literals[1 - side]) for side in (0, 1)]
+        # gains[side][s, a]: the best gain for literal s of `side` of a literal of attribute a
+        # of the other view (only the best per attribute is ever needed).
+        self._gains = [attribute_gains(self.indexes[side], self.indexes[1 - side], self._literals[side],
+                                       self._literals[1 - side]) for side in (0, 1)]
         # Attributes of both views, numbered left first, and the candidate literals of each.
         self._attributes: list[tuple[int, int]] = []
         self._members: list[np.ndarray] = []
@@ -258,10 +292,10 @@ class TargetChooser:
                     self._attributes.append((side, position))
                     self._members.append(own)
         self._number = {attribute: j for j, attribute in enumerate(self._attributes)}
-        # For each side's gain matrix, the attribute number of every column (a literal of the other view).
-        self._columns = [np.zeros(len(self._literals[1 - side]), dtype=int) for side in (0, 1)]
-        for j, ((side, _), own) in enumerate(zip(self._attributes, self._members)):
-            self._columns[1 - side][own] = j
+        # For each side's gain matrix, the attribute number of every column (an attribute of the other view).
+        self._columns = [np.array([self._number.get((1 - side, position), -1)
+                                   for position in range(len(self.indexes[1 - side].attributes))], dtype=int)
+                         for side in (0, 1)]
         self.available = np.ones(len(self._attributes), dtype=bool)
 
     def take(self, side: int, positions: Iterable[int]) -> None:
@@ -278,7 +312,8 @@ class TargetChooser:
         attribute_share, split_share = split_budget(share, [1, 1])
         if not self.available.any():  # every attribute taken: start over
             self.available[:] = True
-        live = [self._gains[side][:, self.available[self._columns[side]]] for side in (0, 1)]
+        live = [self._gains[side][:, (self._columns[side] >= 0) & self.available[self._columns[side]]]
+                for side in (0, 1)]
         literal_scores = [g.max(axis=1) if g.shape[1] else np.zeros(g.shape[0]) for g in live]
         scores = np.array([literal_scores[side][own].max() for (side, _), own in zip(self._attributes, self._members)])
         candidates = np.flatnonzero(self.available)

@@ -123,6 +123,18 @@ because extraction *selects* what the noise favoured (the winner's curse): of th
 redescriptions that survived pruning in those runs, 1 of 8 (AltExpM) and 0 of 18
 (MCMCTreePair) intervals held the true Jaccard.
 
+Selection-aware statistics: a held-back share (``reestimate_share``, issue 13)
+-------------------------------------------------------------------------------
+With ``reestimate_share = r > 0`` (cells mode) the extraction's ε is split: the cell
+table released with ``(1 − r)·ε`` *chooses* the combinations, and a second histogram
+of the same cells, released with ``r·ε`` and fresh noise (another L1-sensitivity-1
+histogram: ``ε`` in all by sequential composition), *states* them: the reported
+counts, the data size, the intervals and therefore pruning come from the second
+table only. Its noise is independent of the choice made on the first, so for the
+chosen combinations the second table's counts are unbiased and the simulated
+intervals are exact for linear statistics, as for a single redescription: the
+winner's curse above is gone, at the price of noisier statements (scale ``1/(r·ε)``).
+
 Pruning (section 4.6)
 ---------------------
 :func:`prune` marks (``pruned=True``, kept in the list) redescriptions whose noisy
@@ -144,7 +156,7 @@ from dprm.data.literal_index import LiteralIndex
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise, as_epsilon, split_budget
-from dprm.privacy.budget import EpsilonLike
+from dprm.privacy.budget import EpsilonLike, as_fraction
 from dprm.queries import Not, Or, Query, Redescription, RedescriptionStats, p_value
 from dprm.trees.leaf_queries import TreeQueries, node_cells
 from dprm.trees.tree import Tree
@@ -512,6 +524,13 @@ def _simulated_sizes(sums: np.ndarray, table_variance: float, data_size: tuple[f
     return (sums * weight + drawn * other_weight) / (weight + other_weight)
 
 
+def _restated(c: LeafCombination, table: np.ndarray, n_rows: float) -> LeafCombination:
+    """The combination's counts in another table of the same cells (its cell sets are kept)."""
+    left, right = np.asarray(c.left, dtype=np.float64), np.asarray(c.right, dtype=np.float64)
+    return replace(c, support_left=float(table.sum(axis=1) @ left), support_right=float(table.sum(axis=0) @ right),
+                   intersection=float(left @ table @ right), n_rows=float(n_rows))
+
+
 def _stats(c: LeafCombination) -> RedescriptionStats:
     """The reported (noisy) statistics of a combination: its counts, clipped."""
     return RedescriptionStats.from_counts(c.support_left, c.support_right, c.intersection, c.n_rows)
@@ -554,6 +573,7 @@ def private_extract(
     data_size: tuple[float, float] | None = None,
     confidence: float = 0.95,
     n_simulations: int = 500,
+    reestimate_share: float = 0.0,
     rng: np.random.Generator,
 ) -> list[Redescription]:
     """ε-DP redescriptions of one tree pair (Algorithm 6), with confidence intervals.
@@ -593,6 +613,14 @@ def private_extract(
         Coverage of the intervals in ``extra["interval"]``, in (0, 1).
     n_simulations : int
         Simulated tables for the intervals; 0 writes no interval.
+    reestimate_share : float
+        Share of ``epsilon`` held back (``counts="cells"`` only; 0: none, the default).
+        The first table (the rest of ``epsilon``) chooses the combinations; a second,
+        independent histogram of the same cells (ledger step ``"{step}: re-estimate
+        counts"``, L1 sensitivity 1) gives the reported statistics and intervals of
+        the chosen ones. Its noise is independent of the choice, so the estimates are
+        not biased by it (no winner's curse) and the simulated intervals keep their
+        coverage for what is chosen (module docstring).
     rng : numpy.random.Generator
         Randomness of the simulation (post-processing only; the released noise comes
         from the accountant's source).
@@ -618,6 +646,10 @@ def private_extract(
         raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {units!r}")
     if not 0 < confidence < 1:
         raise ParameterError(f"confidence must be in (0, 1), not {confidence}")
+    if not 0 <= reestimate_share < 1:
+        raise ParameterError(f"reestimate-share must be in [0, 1), not {reestimate_share}")
+    if reestimate_share > 0 and counts != "cells":
+        raise ParameterError("reestimate-share needs counts 'cells'")
     if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 0:
         raise ParameterError(f"n-simulations must be a non-negative integer, not {n_simulations!r}")
     if not isinstance(rng, np.random.Generator):
@@ -640,9 +672,16 @@ def private_extract(
     right_leaf = _residual_merged(right_cells, n_right)
     if counts == "cells":
         exact = contingency_table(left_leaf, n_left + 1, right_leaf, n_right + 1)
-        mechanism = DiscreteLaplaceHistogram(exact_epsilon)
+        select_epsilon, reestimate_epsilon = exact_epsilon, None
+        if reestimate_share > 0:
+            share = as_fraction(reestimate_share, "reestimate-share")
+            select_epsilon, reestimate_epsilon = split_budget(exact_epsilon, [1 - share, share])
+        mechanism = DiscreteLaplaceHistogram(select_epsilon)
         released = [mechanism.release(accountant, f"{step}: cell counts", exact)]
         scales = [mechanism.scale]
+        if reestimate_epsilon is not None:
+            second = DiscreteLaplaceHistogram(reestimate_epsilon)
+            reestimate = (second.release(accountant, f"{step}: re-estimate counts", exact), second.scale)
         del exact
 
         # Leaves whose path contradicts itself (a then ¬a, x ≤ 3 then x > 5) hold no
@@ -697,6 +736,15 @@ def private_extract(
                                                                n_rows=n_hat)
     if not combinations:
         return []
+    if counts == "cells" and reestimate_share > 0:
+        # Report from the independent second table: the same cells, fresh noise.
+        released, scales = [reestimate[0]], [reestimate[1]]
+        table = build(released)
+        table_variance = n_free * discrete_laplace_variance(scales[-1])
+        n_hat, _ = combine_estimates(float(table.sum()), table_variance, data_size)
+        if data_size is not None:
+            table = consistent_cells(table, free, n_hat)
+        combinations = [_restated(c, table, n_hat) for c in combinations]
 
     intervals: list[dict | None] = [None] * len(combinations)
     if n_simulations > 0:

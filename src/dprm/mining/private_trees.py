@@ -116,6 +116,10 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("binning_share", "Share of ε for the Freedman–Diaconis estimates (target-binning fd, when a numeric "
                            "attribute is an initial target)", "float", unit="share of ε", low=0, high=1,
           high_open=True),
+    Param("reestimate_share", "Share of each extraction's budget held back to restate the chosen redescriptions "
+                              "from an independent second count of the cells (counts, intervals and pruning "
+                              "from it: no winner's curse); 0: one count, as the paper", "float",
+          unit="share of ε", low=0, high=1, high_open=True),
     Param("targets", "How the initial targets are chosen: 'uniform', a uniformly random attribute (the paper), "
                      "or 'scored', a split literal chosen by the exponential mechanism for how well one split of "
                      "the other view predicts it, paid from target-share", "choice", choices=TARGET_CHOICES),
@@ -155,6 +159,8 @@ class PrivateTreeMiner(Miner):
         if self.targets == "scored" and self.target_share != AUTO and self.size_share + self.target_share >= 1:
             raise ParameterError(f"size-share and target-share must add up to less than 1, not "
                                  f"{self.size_share} + {self.target_share}")
+        if self.reestimate_share > 0 and self.counts != "cells":
+            raise ParameterError("reestimate-share needs counts cells (the paper's counts have no single table)")
         autos = [name for name in self._auto_names() if getattr(self, name) == AUTO]
         if autos and self.size_share == 0:
             raise ParameterError(f"{autos[0].replace('_', '-')} auto needs size-share above 0 (the rule reads the "
@@ -376,7 +382,7 @@ class PrivateTreeMiner(Miner):
             cells[0], trees[0], self.indexes_[0], cells[1], trees[1], self.indexes_[1],
             epsilon, self._accountant, step, self._constraints,
             counts=self.counts, units=self.units, data_size=self._data_size, confidence=self.confidence,
-            rng=self._rng,
+            reestimate_share=self.reestimate_share, rng=self._rng,
         )
         for redescription in found:
             key = (canonical_key(redescription.left), canonical_key(redescription.right))
