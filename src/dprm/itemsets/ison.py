@@ -19,7 +19,9 @@ Later iterations (merging)
     completeness argument of Theorem 2 (each frequent itemset is a frequent itemset
     one item smaller plus a frequent item, if supports are monotone, as they are for
     an accurate estimate) while bounding each iteration's work by
-    ``|previous| x |first|`` candidates.
+    ``|previous| x |first|`` candidates. A merged candidate one of whose subsets one
+    item smaller was already tried and found infrequent is skipped without estimating
+    its support (Apriori's pruning, sound when supports are monotone).
 ``isFrequent`` (Algorithm 3)
     The support of a candidate is a weighted mean of the chains' densities
     (:meth:`DensityEstimator.chain_densities
@@ -100,6 +102,8 @@ class IsonRun:
         Itemsets found in each iteration (the first from the trees' paths).
     candidates : int
         Candidates whose support was estimated.
+    pruned : int
+        Candidates skipped because a subset one item smaller was found infrequent.
     stopped_early : bool
         Whether ``max_seconds`` stopped the run.
     seconds : float
@@ -109,6 +113,7 @@ class IsonRun:
     itemsets: list[Itemset]
     found_per_iteration: list[int] = field(default_factory=list)
     candidates: int = 0
+    pruned: int = 0
     stopped_early: bool = False
     seconds: float = 0.0
 
@@ -166,6 +171,8 @@ class _Miner:
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         self.tried = np.zeros(0, dtype=np.dtype((np.void, 2 * len(estimator.columns_))))
+        self.rejected = self.tried.copy()
+        self.pruned = 0
         self.found: list[np.ndarray] = []
         self.supports: list[np.ndarray] = []
         self.candidates = 0
@@ -186,7 +193,11 @@ class _Miner:
         if self.max_length is not None:
             rows = rows[(rows >= 0).sum(axis=1) <= self.max_length]
         rows = rows[~_members(rows, self.tried)]
+        before = len(rows)
+        rows = _without_rejected_subsets(rows, self.rejected)
+        self.pruned += before - len(rows)
         evaluated = [self.tried]
+        rejected = [self.rejected]
         for start in range(0, len(rows), BATCH):
             if self.out_of_time():
                 break
@@ -196,10 +207,12 @@ class _Miner:
             supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
             ok = supports >= self.min_support
+            rejected.append(_keys(chunk[~ok]))
             self.found.append(chunk[ok])
             self.supports.append(supports[ok])
             passed.append(chunk[ok])
         self.tried = np.sort(np.concatenate(evaluated))
+        self.rejected = np.sort(np.concatenate(rejected))
         return np.vstack(passed)
 
 
@@ -275,6 +288,21 @@ def _extensions(level: np.ndarray, paths: np.ndarray) -> np.ndarray:
         grown[np.arange(len(hits)), item_column[hits]] = item_code[hits]
         out.append(grown)
     return _unique_rows(np.vstack(out)) if out else np.zeros((0, m), dtype=np.int16)
+
+
+def _without_rejected_subsets(candidates: np.ndarray, rejected_sorted: np.ndarray) -> np.ndarray:
+    """The candidates none of whose subsets one item smaller was tried and found infrequent."""
+    keep = np.ones(len(candidates), dtype=bool)
+    if len(rejected_sorted) == 0:
+        return candidates
+    for column in range(candidates.shape[1]):
+        has = np.flatnonzero(keep & (candidates[:, column] >= 0))
+        if len(has) == 0:
+            continue
+        subsets = candidates[has].copy()
+        subsets[:, column] = -1
+        keep[has] &= ~_members(subsets, rejected_sorted)
+    return candidates[keep]
 
 
 def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np.ndarray:
@@ -388,7 +416,8 @@ def run_ison(
         items = {columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}
         itemsets.append(Itemset(items, float(support)))
     itemsets.sort(key=lambda s: (len(s.items), -s.support, list(s.items.items())))
-    return IsonRun(itemsets, per_iteration, miner.candidates, miner.stopped, time.perf_counter() - started)
+    return IsonRun(itemsets, per_iteration, miner.candidates, miner.pruned, miner.stopped,
+                   time.perf_counter() - started)
 
 
 def mine_itemsets(
