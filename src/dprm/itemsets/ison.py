@@ -160,6 +160,27 @@ def chain_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
     return np.where(totals > 0, weights / np.where(totals > 0, totals, 1.0), 1.0 / weights.shape[1])
 
 
+class _KeySet:
+    """A growing set of int16 rows, kept as a few sorted arrays of their byte keys (merged as they pile up)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.parts: list[np.ndarray] = []
+
+    def add(self, rows: np.ndarray) -> None:
+        if len(rows) == 0:
+            return
+        self.parts.append(np.sort(_keys(rows)))
+        if len(self.parts) > 8:
+            self.parts = [np.sort(np.concatenate(self.parts))]
+
+    def contains(self, rows: np.ndarray) -> np.ndarray:
+        found = np.zeros(len(rows), dtype=bool)
+        for part in self.parts:
+            found |= _members(rows, part)
+        return found
+
+
 class _Miner:
     """The state of one run: the estimate, the threshold, what was tried and found."""
 
@@ -170,8 +191,8 @@ class _Miner:
         self.min_support = min_support
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        self.tried = np.zeros(0, dtype=np.dtype((np.void, 2 * len(estimator.columns_))))
-        self.rejected = self.tried.copy()
+        self.tried = _KeySet(len(estimator.columns_))
+        self.rejected = _KeySet(len(estimator.columns_))
         self.pruned = 0
         self.found: list[np.ndarray] = []
         self.supports: list[np.ndarray] = []
@@ -192,27 +213,23 @@ class _Miner:
         rows = _unique_rows(rows)
         if self.max_length is not None:
             rows = rows[(rows >= 0).sum(axis=1) <= self.max_length]
-        rows = rows[~_members(rows, self.tried)]
+        rows = rows[~self.tried.contains(rows)]
         before = len(rows)
         rows = _without_rejected_subsets(rows, self.rejected)
         self.pruned += before - len(rows)
-        evaluated = [self.tried]
-        rejected = [self.rejected]
         for start in range(0, len(rows), BATCH):
             if self.out_of_time():
                 break
             chunk = rows[start:start + BATCH]
-            evaluated.append(_keys(chunk))
             wide = chunk.astype(np.int64)
             supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
             ok = supports >= self.min_support
-            rejected.append(_keys(chunk[~ok]))
+            self.tried.add(chunk)
+            self.rejected.add(chunk[~ok])
             self.found.append(chunk[ok])
             self.supports.append(supports[ok])
             passed.append(chunk[ok])
-        self.tried = np.sort(np.concatenate(evaluated))
-        self.rejected = np.sort(np.concatenate(rejected))
         return np.vstack(passed)
 
 
@@ -290,10 +307,10 @@ def _extensions(level: np.ndarray, paths: np.ndarray) -> np.ndarray:
     return _unique_rows(np.vstack(out)) if out else np.zeros((0, m), dtype=np.int16)
 
 
-def _without_rejected_subsets(candidates: np.ndarray, rejected_sorted: np.ndarray) -> np.ndarray:
+def _without_rejected_subsets(candidates: np.ndarray, rejected: _KeySet) -> np.ndarray:
     """The candidates none of whose subsets one item smaller was tried and found infrequent."""
     keep = np.ones(len(candidates), dtype=bool)
-    if len(rejected_sorted) == 0:
+    if not rejected.parts:
         return candidates
     for column in range(candidates.shape[1]):
         has = np.flatnonzero(keep & (candidates[:, column] >= 0))
@@ -301,7 +318,7 @@ def _without_rejected_subsets(candidates: np.ndarray, rejected_sorted: np.ndarra
             continue
         subsets = candidates[has].copy()
         subsets[:, column] = -1
-        keep[has] &= ~_members(subsets, rejected_sorted)
+        keep[has] &= ~rejected.contains(subsets)
     return candidates[keep]
 
 
@@ -403,8 +420,14 @@ def run_ison(
     first = _first_iteration(miner, _path_itemsets(estimator))
     per_iteration = [len(first)]
     level = first
+    block = max(1, 1_000_000 // max(1, len(first)))  # merges per block: about a million unions
     while len(level) and len(first) and not miner.out_of_time():
-        level = miner.evaluate(_merge(level, first))
+        grown = [np.zeros((0, first.shape[1]), dtype=np.int16)]
+        for start in range(0, len(level), block):
+            if miner.out_of_time():
+                break
+            grown.append(miner.evaluate(_merge(level[start:start + block], first)))
+        level = np.vstack(grown)
         if len(level):
             per_iteration.append(len(level))
     columns = estimator.columns_
