@@ -41,13 +41,18 @@ MUSHROOM = ROOT.parent / "shared" / "data" / "uci" / "mushroom.csv"
 
 
 def planted_chain_data(n_rows: int, n_variables: int = 20, n_categories: int = 5, seed: int = 0) -> pd.DataFrame:
-    """Rows of a random Bayesian network: each variable depends on up to two earlier ones."""
-    rng = np.random.default_rng(seed)
-    codes = np.zeros((n_rows, n_variables), dtype=np.int64)
+    """Rows of a random Bayesian network: each variable depends on up to two earlier ones.
+
+    The network depends on ``seed`` only, so streams of different lengths share it.
+    """
+    structure = np.random.default_rng(seed)
+    networks = []
     for j in range(n_variables):
-        parents = sorted(rng.choice(j, size=min(j, int(rng.integers(0, 3))), replace=False)) if j else []
-        cells = n_categories ** len(parents)
-        table = rng.dirichlet(np.full(n_categories, 0.5), size=cells)
+        parents = sorted(structure.choice(j, size=min(j, int(structure.integers(0, 3))), replace=False)) if j else []
+        networks.append((parents, structure.dirichlet(np.full(n_categories, 0.5), size=n_categories ** len(parents))))
+    rng = np.random.default_rng([seed, n_rows])
+    codes = np.zeros((n_rows, n_variables), dtype=np.int64)
+    for j, (parents, table) in enumerate(networks):
         cell = np.zeros(n_rows, dtype=np.int64)
         for p in parents:
             cell = cell * n_categories + codes[:, p]

@@ -108,3 +108,16 @@ def test_bad_arguments_are_refused(estimator) -> None:
         apply_t_closeness(estimator, ["age"], delta=0.1, step=0)
     with pytest.raises(ParameterError, match="distance must be one of"):
         check_t_closeness(estimator, ["age"], delta=0.1, distance="kl")
+
+
+def test_trees_without_counts_are_corrected_too() -> None:
+    """A tree from another learner may have empty nodes (e.g. noisy counts clipped at zero)."""
+    from dprm.itemsets.tree_model import ConditionalTree
+
+    first = ConditionalTree.single_leaf(0, [30.0, 10.0])
+    second = ConditionalTree.from_arrays(target=1, feature=[0, -1, -1], child_offset=[0, 0, 0], n_children=[2, 0, 0],
+                                         child=[1, 2], counts=[[0, 0, 0], [0, 0, 0], [5, 0, 1]],
+                                         child_weight=[3, 1])
+    est = DensityEstimator.from_trees({"a": ["0", "1"], "q": ["x", "y", "z"]}, [([0, 1], [first, second])])
+    modified = apply_t_closeness(est, ["q"], delta=0.0)
+    assert check_t_closeness(modified, ["q"], delta=0.0).ok

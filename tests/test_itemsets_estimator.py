@@ -166,3 +166,17 @@ def test_queries_name_unknown_columns_and_values(fitted) -> None:
         estimator.density({"b": "b9"})
     with pytest.raises(ParameterError, match="method"):
         estimator.density({"b": "b0"}, method="magic")
+
+
+def test_csv_numeric_columns_need_bins_and_binned_ones_are_learned(tmp_path) -> None:
+    path = tmp_path / "people.csv"
+    path.write_text("age,flag,town\n" + "".join(f"{20 + i % 50},{i % 2},t{i % 3}\n" for i in range(600)))
+    with pytest.raises(ParameterError, match="people.csv: column 'age' is numeric"):
+        DensityEstimator().fit(path)
+    estimator = DensityEstimator(n_chains=1, bins={"age": [0, 40, 100]}, random_state=0).fit(path)
+    assert estimator.domains_ == {"age": ("[0, 40)", "[40, 100]"), "flag": ("0", "1"), "town": ("t0", "t1", "t2")}
+    assert estimator.density({"age": "[0, 40)"}) == pytest.approx(0.4, abs=0.01)
+    with pytest.raises(DataError, match=r"column 'age', row 3: value '150' is outside the bin edges"):
+        bad = tmp_path / "bad.csv"
+        bad.write_text("age,flag,town\n20,0,t0\n30,1,t1\n150,0,t2\n")
+        DensityEstimator(bins={"age": [0, 40, 100]}).fit(bad)

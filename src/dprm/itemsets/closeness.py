@@ -258,9 +258,10 @@ def _correct_tree(tree: ConditionalTree, q: int, target: np.ndarray, delta: floa
             d = tree.class_distribution(node)
             if distribution_distance(target, d, distance) > (delta if delta > 0 else 0.0):
                 total = counts[node].sum()
-                if total > 0:
-                    counts[node] = _corrected(d, target, delta, distance, step) * total
-                    changed = True
+                # an empty node (it borrows an ancestor's distribution) gets weight 1: edge weights are
+                # stored apart from the counts, so this changes no other distribution
+                counts[node] = _corrected(d, target, delta, distance, step) * (total if total > 0 else 1.0)
+                changed = True
     return tree.with_changes(counts=counts, child_weight=weights) if changed else tree
 
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -105,6 +106,11 @@ class VariableDomain:
         """The number of categories."""
         return len(self.categories)
 
+    @cached_property
+    def lookup(self) -> dict[str, int]:
+        """Category text -> code."""
+        return {text: code for code, text in enumerate(self.categories)}
+
     def code_of(self, value: object) -> int:
         """The code of one value (a category text, or a number of a binned column)."""
         return int(self.encode([value])[0])
@@ -129,7 +135,7 @@ class VariableDomain:
                             file=source, column=self.name, row=row)
         if self.edges is not None:
             return self._bin(array, source, first_row)
-        lookup = {text: code for code, text in enumerate(self.categories)}
+        lookup = self.lookup
         texts = [category_text(u) for u in uniques]
         unique_codes = np.array([lookup.get(t, -1) for t in texts], dtype=np.int64)
         codes = unique_codes[inverse]

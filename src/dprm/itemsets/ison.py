@@ -19,7 +19,9 @@ Later iterations (merging)
     completeness argument of Theorem 2 (each frequent itemset is a frequent itemset
     one item smaller plus a frequent item, if supports are monotone, as they are for
     an accurate estimate) while bounding each iteration's work by
-    ``|previous| x |first|`` candidates.
+    ``|previous| x |first|`` candidates. A merged candidate one of whose subsets one
+    item smaller was already tried and found infrequent is skipped without estimating
+    its support (Apriori's pruning, sound when supports are monotone).
 ``isFrequent`` (Algorithm 3)
     The support of a candidate is a weighted mean of the chains' densities
     (:meth:`DensityEstimator.chain_densities
@@ -59,6 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError
 from dprm.itemsets.estimator import DensityEstimator
 
@@ -99,6 +102,8 @@ class IsonRun:
         Itemsets found in each iteration (the first from the trees' paths).
     candidates : int
         Candidates whose support was estimated.
+    pruned : int
+        Candidates skipped because a subset one item smaller was found infrequent.
     stopped_early : bool
         Whether ``max_seconds`` stopped the run.
     seconds : float
@@ -108,6 +113,7 @@ class IsonRun:
     itemsets: list[Itemset]
     found_per_iteration: list[int] = field(default_factory=list)
     candidates: int = 0
+    pruned: int = 0
     stopped_early: bool = False
     seconds: float = 0.0
 
@@ -154,6 +160,27 @@ def chain_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
     return np.where(totals > 0, weights / np.where(totals > 0, totals, 1.0), 1.0 / weights.shape[1])
 
 
+class _KeySet:
+    """A growing set of int16 rows, kept as a few sorted arrays of their byte keys (merged as they pile up)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.parts: list[np.ndarray] = []
+
+    def add(self, rows: np.ndarray) -> None:
+        if len(rows) == 0:
+            return
+        self.parts.append(np.sort(_keys(rows)))
+        if len(self.parts) > 8:
+            self.parts = [np.sort(np.concatenate(self.parts))]
+
+    def contains(self, rows: np.ndarray) -> np.ndarray:
+        found = np.zeros(len(rows), dtype=bool)
+        for part in self.parts:
+            found |= _members(rows, part)
+        return found
+
+
 class _Miner:
     """The state of one run: the estimate, the threshold, what was tried and found."""
 
@@ -164,9 +191,11 @@ class _Miner:
         self.min_support = min_support
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        self.tried: set[bytes] = set()
-        self.support: dict[bytes, float] = {}
-        self.rows: dict[bytes, np.ndarray] = {}
+        self.tried = _KeySet(len(estimator.columns_))
+        self.rejected = _KeySet(len(estimator.columns_))
+        self.pruned = 0
+        self.found: list[np.ndarray] = []
+        self.supports: list[np.ndarray] = []
         self.candidates = 0
         self.stopped = False
 
@@ -175,31 +204,33 @@ class _Miner:
             self.stopped = True
         return self.stopped
 
-    def evaluate(self, rows: np.ndarray) -> list[bytes]:
-        """Estimate the support of new candidate rows; return the keys of those that pass."""
+    def evaluate(self, rows: np.ndarray) -> np.ndarray:
+        """Estimate the support of the candidate rows not tried before; return those that pass."""
+        width = len(self.estimator.columns_)
+        passed = [np.zeros((0, width), dtype=np.int16)]
         if len(rows) == 0:
-            return []
+            return passed[0]
         rows = _unique_rows(rows)
         if self.max_length is not None:
             rows = rows[(rows >= 0).sum(axis=1) <= self.max_length]
-        keys = [row.tobytes() for row in rows]
-        fresh = [i for i, key in enumerate(keys) if key not in self.tried]
-        passed: list[bytes] = []
-        for start in range(0, len(fresh), BATCH):
+        rows = rows[~self.tried.contains(rows)]
+        before = len(rows)
+        rows = _without_rejected_subsets(rows, self.rejected)
+        self.pruned += before - len(rows)
+        for start in range(0, len(rows), BATCH):
             if self.out_of_time():
                 break
-            chunk = rows[fresh[start:start + BATCH]]
+            chunk = rows[start:start + BATCH]
             wide = chunk.astype(np.int64)
             supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
-            for row, value in zip(chunk, supports):
-                key = row.tobytes()
-                self.tried.add(key)
-                if value >= self.min_support:
-                    self.support[key] = float(value)
-                    self.rows[key] = row
-                    passed.append(key)
-        return passed
+            ok = supports >= self.min_support
+            self.tried.add(chunk)
+            self.rejected.add(chunk[~ok])
+            self.found.append(chunk[ok])
+            self.supports.append(supports[ok])
+            passed.append(chunk[ok])
+        return np.vstack(passed)
 
 
 def _unique_rows(rows: np.ndarray) -> np.ndarray:
@@ -228,10 +259,85 @@ def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     return _unique_rows(np.vstack(rows))
 
 
-def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
+def _keys(rows: np.ndarray) -> np.ndarray:
+    """Each int16 row as one opaque value (its bytes), for sorting and lookups."""
+    rows = np.ascontiguousarray(rows, dtype=np.int16)
+    return rows.view(np.dtype((np.void, 2 * rows.shape[1]))).ravel()
+
+
+def _members(rows: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Which rows are among the (sorted) keys."""
+    if len(sorted_keys) == 0 or len(rows) == 0:
+        return np.zeros(len(rows), dtype=bool)
+    keys = _keys(rows)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
+def _extensions(level: np.ndarray, paths: np.ndarray) -> np.ndarray:
+    """Every row of ``level`` extended by one item of a path holding it, at a column after its last one.
+
+    The paths holding a row are the AND of its items' bitsets over the paths; an item
+    extends the row when its own bitset meets that AND.
+    """
+    m = paths.shape[1]
+    if len(level) == 0 or len(paths) == 0:
+        return np.zeros((0, m), dtype=np.int16)
+    sizes = np.maximum(paths.max(axis=0).astype(np.int64) + 1, 1)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    item_column = np.repeat(np.arange(m), sizes)
+    item_code = np.arange(int(sizes.sum())) - offsets[item_column]
+    holds = np.zeros((int(sizes.sum()), len(paths)), dtype=bool)
+    p, c = np.nonzero(paths >= 0)
+    holds[offsets[c] + paths[p, c], p] = True
+    bits = pack_rows(holds)
+    out = []
+    for row in level:
+        columns = np.flatnonzero(row >= 0)
+        if np.any(row[columns] >= sizes[columns]):
+            continue
+        inside = np.bitwise_and.reduce(bits[offsets[columns] + row[columns]], axis=0)
+        later = np.arange(offsets[columns[-1]] + sizes[columns[-1]], len(bits))
+        hits = later[(bits[later] & inside[None, :]).any(axis=1)]
+        if len(hits) == 0:
+            continue
+        grown = np.repeat(row[None, :], len(hits), axis=0)
+        grown[np.arange(len(hits)), item_column[hits]] = item_code[hits]
+        out.append(grown)
+    return _unique_rows(np.vstack(out)) if out else np.zeros((0, m), dtype=np.int16)
+
+
+def _without_rejected_subsets(candidates: np.ndarray, rejected: _KeySet) -> np.ndarray:
+    """The candidates none of whose subsets one item smaller was tried and found infrequent."""
+    keep = np.ones(len(candidates), dtype=bool)
+    if not rejected.parts:
+        return candidates
+    for column in range(candidates.shape[1]):
+        has = np.flatnonzero(keep & (candidates[:, column] >= 0))
+        if len(has) == 0:
+            continue
+        subsets = candidates[has].copy()
+        subsets[:, column] = -1
+        keep[has] &= ~rejected.contains(subsets)
+    return candidates[keep]
+
+
+def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np.ndarray:
+    """The candidates all of whose subsets one item smaller are frequent (Apriori pruning)."""
+    keep = np.ones(len(candidates), dtype=bool)
+    for column in range(candidates.shape[1]):
+        has = np.flatnonzero(keep & (candidates[:, column] >= 0))
+        if len(has) == 0:
+            continue
+        subsets = candidates[has].copy()
+        subsets[:, column] = -1
+        keep[has] &= _members(subsets, frequent_sorted)
+    return candidates[keep]
+
+
+def _first_iteration(miner: _Miner, paths: np.ndarray) -> np.ndarray:
     """Frequent subsets of the path itemsets, level by level with Apriori pruning."""
     m = paths.shape[1]
-    found: list[bytes] = []
     # level 1: every item on some path
     columns, = np.nonzero((paths >= 0).any(axis=0))
     singles = []
@@ -241,46 +347,20 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> list[bytes]:
             row[column] = code
             singles.append(row)
     level = miner.evaluate(np.array(singles))
-    found += level
-    frequent = set(level)
+    found = [level]
     size = 1
-    while level and not miner.out_of_time():
+    while len(level) and not miner.out_of_time():
         size += 1
         if miner.max_length is not None and size > miner.max_length:
             break
-        # extend each frequent (size-1)-subset of a path by a later item of the same path
-        candidates = []
-        current = np.array([miner.rows[key] for key in level])
-        for path in paths:
-            if (path >= 0).sum() < size:
-                continue
-            inside = current[((current < 0) | (current == path[None, :])).all(axis=1)]
-            if len(inside) == 0:
-                continue
-            for row in inside:
-                last = int(np.flatnonzero(row >= 0).max())
-                for column in np.flatnonzero(path >= 0):
-                    if column > last:
-                        extended = row.copy()
-                        extended[column] = path[column]
-                        candidates.append(extended)
-        if not candidates:
+        longer = paths[(paths >= 0).sum(axis=1) >= size]
+        candidates = _extensions(level, longer)
+        if len(candidates) == 0:
             break
-        candidates_array = _unique_rows(np.array(candidates))
-        keep = [row for row in candidates_array if _all_subsets_in(row, frequent)]
-        level = miner.evaluate(np.array(keep)) if keep else []
-        found += level
-        frequent.update(level)
-    return found
-
-
-def _all_subsets_in(row: np.ndarray, frequent: set[bytes]) -> bool:
-    for column in np.flatnonzero(row >= 0):
-        subset = row.copy()
-        subset[column] = -1
-        if subset.tobytes() not in frequent:
-            return False
-    return True
+        candidates = _with_all_subsets(candidates, np.sort(_keys(np.vstack(found))))
+        level = miner.evaluate(candidates)
+        found.append(level)
+    return np.vstack(found)
 
 
 def _merge(current: np.ndarray, partners: np.ndarray) -> np.ndarray:
@@ -339,22 +419,28 @@ def run_ison(
     miner = _Miner(estimator, float(min_support), max_length, max_seconds, method)
     first = _first_iteration(miner, _path_itemsets(estimator))
     per_iteration = [len(first)]
-    partners = np.array([miner.rows[key] for key in first]) if first else None
     level = first
-    while level and partners is not None and not miner.out_of_time():
-        current = np.array([miner.rows[key] for key in level])
-        level = miner.evaluate(_merge(current, partners))
-        if level:
+    block = max(1, 1_000_000 // max(1, len(first)))  # merges per block: about a million unions
+    while len(level) and len(first) and not miner.out_of_time():
+        grown = [np.zeros((0, first.shape[1]), dtype=np.int16)]
+        for start in range(0, len(level), block):
+            if miner.out_of_time():
+                break
+            grown.append(miner.evaluate(_merge(level[start:start + block], first)))
+        level = np.vstack(grown)
+        if len(level):
             per_iteration.append(len(level))
     columns = estimator.columns_
     categories = [estimator.variables_[name].categories for name in columns]
     itemsets = []
-    for key, support in miner.support.items():
-        row = miner.rows[key]
+    rows = np.vstack(miner.found) if miner.found else np.zeros((0, len(columns)), dtype=np.int16)
+    supports = np.concatenate(miner.supports) if miner.supports else np.zeros(0)
+    for row, support in zip(rows, supports):
         items = {columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}
-        itemsets.append(Itemset(items, support))
+        itemsets.append(Itemset(items, float(support)))
     itemsets.sort(key=lambda s: (len(s.items), -s.support, list(s.items.items())))
-    return IsonRun(itemsets, per_iteration, miner.candidates, miner.stopped, time.perf_counter() - started)
+    return IsonRun(itemsets, per_iteration, miner.candidates, miner.pruned, miner.stopped,
+                   time.perf_counter() - started)
 
 
 def mine_itemsets(
