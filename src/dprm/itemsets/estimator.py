@@ -91,9 +91,12 @@ from dprm.itemsets.domains import DomainCollector, VariableDomain, declared_doma
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
 from dprm.itemsets.tree_model import ConditionalTree
 
-__all__ = ["Chain", "DensityEstimator"]
+__all__ = ["MAX_NODES", "Chain", "DensityEstimator"]
 
 _LEAF_PREDICTIONS = ("mc",)
+
+#: The default size budget of every tree, in nodes (see ``DensityEstimator(max_nodes=)``).
+MAX_NODES = 500
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,14 @@ class DensityEstimator:
         Public bin edges of numeric columns.
     max_depth : int, optional
         Maximum depth of every tree.
+    max_nodes : int or None
+        The size budget of every tree, in nodes (:data:`MAX_NODES` by default; ``None``
+        for no bound): a split that would exceed it is not made and the leaf stops
+        growing (:class:`~dprm.itemsets.hoeffding.HoeffdingTreeLearner`). It plays the
+        role of river's and MOA's memory budget and is public and data-independent;
+        once every tree has spent it, the estimate's size, and so the time of ISON
+        and of sampling, no longer grows with the stream, and learning a row costs a
+        fixed amount.
     batch_size : int
         Rows buffered by :meth:`learn_one` and rows per chunk of a CSV file.
     n_samples : int
@@ -190,6 +201,7 @@ class DensityEstimator:
         domains: Mapping[str, Sequence[object]] | None = None,
         bins: Mapping[str, Sequence[float]] | None = None,
         max_depth: int | None = None,
+        max_nodes: int | None = MAX_NODES,
         batch_size: int = 2000,
         n_samples: int = 100_000,
         random_state: int | np.random.Generator | None = None,
@@ -203,6 +215,7 @@ class DensityEstimator:
         self.domains = domains
         self.bins = bins
         self.max_depth = max_depth
+        self.max_nodes = max_nodes
         self.batch_size = batch_size
         self.n_samples = n_samples
         self.random_state = random_state
@@ -255,7 +268,8 @@ class DensityEstimator:
         self._learners = [
             [HoeffdingTreeLearner(order[i], order[:i], sizes, grace_period=self.grace_period,
                                   split_confidence=self.split_confidence, tie_threshold=self.tie_threshold,
-                                  max_depth=self.max_depth) for i in range(len(order))]
+                                  max_depth=self.max_depth, max_nodes=self.max_nodes)
+             for i in range(len(order))]
             for order in orders
         ]
 
