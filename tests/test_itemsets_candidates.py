@@ -15,6 +15,8 @@ def random_itemsets(rng: np.random.Generator, sizes: list[int], n: int, p: float
     for j, size in enumerate(sizes):
         on = rng.random(n) < p
         rows[on, j] = rng.integers(0, size, size=int(on.sum()))
+    empty = (rows < 0).all(axis=1)  # itemsets are never empty
+    rows[empty, 0] = rng.integers(0, sizes[0], size=int(empty.sum()))
     return rows
 
 
@@ -30,6 +32,13 @@ def test_codec_round_trip(sizes) -> None:
     np.testing.assert_array_equal(codec.decode(items), rows)
     np.testing.assert_array_equal(codec.columns_of(items), columns)
     assert (np.bitwise_count(items).sum(axis=1) == (rows >= 0).sum(axis=1)).all()
+
+
+def test_the_empty_itemset_is_not_a_key() -> None:
+    keys = KeySet(1)
+    with pytest.raises(ValueError, match="empty"):
+        keys.add(np.zeros((1, 1), dtype=np.uint64))
+    assert not keys.contains(np.zeros((1, 1), dtype=np.uint64))[0]
 
 
 def test_key_set_is_an_exact_set_through_growth() -> None:

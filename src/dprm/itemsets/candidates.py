@@ -80,19 +80,20 @@ class ItemCodec:
 
 
 class KeySet:
-    """An exact set of item bitsets (open addressing over the stored words; grows as needed).
+    """An exact set of non-empty item bitsets (open addressing, the keys stored in the table; grows as needed).
 
     Parameters
     ----------
     n_words : int
         Words per key.
+    capacity : int
+        Keys to make room for at first.
     """
 
     def __init__(self, n_words: int, capacity: int = 1024) -> None:
         self.n_words = int(n_words)
         size = 1 << max(4, int(capacity * 2 - 1).bit_length())
-        self.table = np.full(size, _EMPTY, dtype=np.int64)
-        self.keys = np.zeros((size // 2, self.n_words), dtype=np.uint64)
+        self.table = np.zeros((size, self.n_words), dtype=np.uint64)  # an all-zero row is an empty slot
         self.count = np.zeros(1, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -103,22 +104,20 @@ class KeySet:
         need = len(self) + int(extra)
         if 2 * need <= len(self.table):
             return
-        size = 1 << int(2 * need - 1).bit_length()
-        keys = np.zeros((size // 2, self.n_words), dtype=np.uint64)
-        keys[:len(self)] = self.keys[:len(self)]
-        self.keys = keys
-        self.table = _rehash(self.keys, len(self), size)
+        self.table = _rehash(self.table, 1 << int(2 * need - 1).bit_length())
 
     def add(self, keys: np.ndarray) -> np.ndarray:
         """Add keys; return which were not in the set before (a key repeated in ``keys`` counts once)."""
         keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, self.n_words)
+        if len(keys) and not keys.any(axis=1).all():
+            raise ValueError("the empty itemset cannot be stored")
         self.reserve(len(keys))
-        return _add_many(self.table, self.keys, self.count, keys)
+        return _add_many(self.table, self.count, keys)
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """Which keys are in the set."""
         keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, self.n_words)
-        return _contains_many(self.table, self.keys, keys)
+        return _contains_many(self.table, keys)
 
 
 def without_rejected_subsets(items: np.ndarray, rejected: KeySet) -> np.ndarray:
@@ -126,7 +125,7 @@ def without_rejected_subsets(items: np.ndarray, rejected: KeySet) -> np.ndarray:
     items = np.ascontiguousarray(items, dtype=np.uint64).reshape(-1, rejected.n_words)
     if len(rejected) == 0:
         return np.ones(len(items), dtype=bool)
-    return _keep_without_rejected(items, rejected.table, rejected.keys)
+    return _keep_without_rejected(items, rejected.table)
 
 
 def merge_new(codec: ItemCodec, a_items: np.ndarray, a_columns: np.ndarray, b_items: np.ndarray,
@@ -159,8 +158,8 @@ def merge_new(codec: ItemCodec, a_items: np.ndarray, a_columns: np.ndarray, b_it
         stop = min(len(a_items), start + step)
         seen.reserve((stop - start) * len(b_items))
         buffer = np.empty(((stop - start) * len(b_items), codec.n_words), dtype=np.uint64)
-        n, dropped = _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen.table, seen.keys,
-                                  seen.count, rejected.table, rejected.keys, len(rejected) > 0, limit, buffer)
+        n, dropped = _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen.table, seen.count,
+                                  rejected.table, len(rejected) > 0, limit, buffer)
         out.append(buffer[:n].copy())
         pruned += dropped
         start = stop
@@ -188,67 +187,75 @@ def _hash(words):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _find(table, stored, key):  # pragma: no cover - compiled
-    """The slot of ``key`` in ``table``, or of the empty slot where it would go."""
-    mask = np.uint64(table.shape[0] - 1)
-    slot = np.int64(_hash(key) & mask)
+def _find(table, key):  # pragma: no cover - compiled
+    """The slot holding ``key``, or the empty slot where it would go."""
+    last = table.shape[0] - 1
+    slot = np.int64(_hash(key) & np.uint64(last))
     n_words = key.shape[0]
     while True:
-        at = table[slot]
-        if at == _EMPTY:
-            return slot
+        empty = True
         same = True
         for w in range(n_words):
-            if stored[at, w] != key[w]:
+            v = table[slot, w]
+            if v != np.uint64(0):
+                empty = False
+            if v != key[w]:
                 same = False
-                break
-        if same:
+        if same or empty:
             return slot
-        slot = (slot + 1) & (table.shape[0] - 1)
+        slot = (slot + 1) & last
 
 
 @njit(cache=True)
-def _insert(table, stored, count, key):  # pragma: no cover - compiled
-    """Add ``key``; True if it was not there (the caller reserved room)."""
-    slot = _find(table, stored, key)
-    if table[slot] != _EMPTY:
-        return False
-    at = count[0]
-    for w in range(key.shape[0]):
-        stored[at, w] = key[w]
-    table[slot] = at
-    count[0] = at + 1
+def _is_empty(table, slot):  # pragma: no cover - compiled
+    for w in range(table.shape[1]):
+        if table[slot, w] != np.uint64(0):
+            return False
     return True
 
 
 @njit(cache=True)
-def _rehash(stored, n, size):  # pragma: no cover - compiled
-    table = np.full(size, _EMPTY, dtype=np.int64)
-    for i in range(n):
-        slot = _find(table, stored, stored[i])
-        table[slot] = i
+def _insert(table, count, key):  # pragma: no cover - compiled
+    """Add ``key``; True if it was not there (the caller reserved room)."""
+    slot = _find(table, key)
+    if not _is_empty(table, slot):
+        return False
+    for w in range(key.shape[0]):
+        table[slot, w] = key[w]
+    count[0] += 1
+    return True
+
+
+@njit(cache=True)
+def _rehash(old, size):  # pragma: no cover - compiled
+    table = np.zeros((size, old.shape[1]), dtype=np.uint64)
+    for i in range(old.shape[0]):
+        if not _is_empty(old, i):
+            slot = _find(table, old[i])
+            for w in range(old.shape[1]):
+                table[slot, w] = old[i, w]
     return table
 
 
 @njit(cache=True)
-def _add_many(table, stored, count, keys):  # pragma: no cover - compiled
+def _add_many(table, count, keys):  # pragma: no cover - compiled
     new = np.zeros(keys.shape[0], dtype=np.bool_)
     for i in range(keys.shape[0]):
-        new[i] = _insert(table, stored, count, keys[i])
+        new[i] = _insert(table, count, keys[i])
     return new
 
 
 @njit(cache=True)
-def _contains_many(table, stored, keys):  # pragma: no cover - compiled
+def _contains_many(table, keys):  # pragma: no cover - compiled
     found = np.zeros(keys.shape[0], dtype=np.bool_)
     for i in range(keys.shape[0]):
-        found[i] = table[_find(table, stored, keys[i])] != _EMPTY
+        found[i] = not _is_empty(table, _find(table, keys[i]))
     return found
 
 
 @njit(cache=True)
-def _has_rejected_subset(table, stored, key, scratch):  # pragma: no cover - compiled
-    """Whether some subset of ``key`` one item smaller is in the (rejected) set."""
+def _has_rejected_subset(table, key, scratch):  # pragma: no cover - compiled
+    """Whether some subset of ``key`` one item smaller is in the (rejected) set (the empty set never is)."""
     for w in range(key.shape[0]):
         scratch[w] = key[w]
     for w in range(key.shape[0]):
@@ -256,7 +263,7 @@ def _has_rejected_subset(table, stored, key, scratch):  # pragma: no cover - com
         while bits != np.uint64(0):
             low = bits & (~bits + np.uint64(1))
             scratch[w] = key[w] ^ low
-            if table[_find(table, stored, scratch)] != _EMPTY:
+            if not _is_empty(table, _find(table, scratch)):
                 return True
             scratch[w] = key[w]
             bits ^= low
@@ -264,17 +271,17 @@ def _has_rejected_subset(table, stored, key, scratch):  # pragma: no cover - com
 
 
 @njit(cache=True)
-def _keep_without_rejected(items, table, stored):  # pragma: no cover - compiled
+def _keep_without_rejected(items, table):  # pragma: no cover - compiled
     keep = np.ones(items.shape[0], dtype=np.bool_)
     scratch = np.empty(items.shape[1], dtype=np.uint64)
     for i in range(items.shape[0]):
-        keep[i] = not _has_rejected_subset(table, stored, items[i], scratch)
+        keep[i] = not _has_rejected_subset(table, items[i], scratch)
     return keep
 
 
 @njit(cache=True)
-def _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen_table, seen_keys, seen_count,
-                 rejected_table, rejected_keys, check_rejected, max_length, out):  # pragma: no cover - compiled
+def _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen_table, seen_count, rejected_table,
+                 check_rejected, max_length, out):  # pragma: no cover - compiled
     n_words = a_items.shape[1]
     n_column_words = a_columns.shape[1]
     union = np.empty(n_words, dtype=np.uint64)
@@ -299,11 +306,11 @@ def _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen_table
                 length += _popcount(union[w])
             if shared_items != shared_columns:
                 continue
-            if not _insert(seen_table, seen_keys, seen_count, union):
+            if not _insert(seen_table, seen_count, union):
                 continue
             if max_length >= 0 and length > max_length:
                 continue
-            if check_rejected and _has_rejected_subset(rejected_table, rejected_keys, union, scratch):
+            if check_rejected and _has_rejected_subset(rejected_table, union, scratch):
                 pruned += 1
                 continue
             for w in range(n_words):
