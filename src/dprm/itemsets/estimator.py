@@ -671,8 +671,9 @@ class _ChainSample:
 
     def supports(self, codes: np.ndarray) -> np.ndarray:
         """The share of the sample's rows holding each (partial) assignment."""
-        counts = _count_matches(self.bitsets, self.offsets, np.ascontiguousarray(codes, dtype=np.int64),
-                                self.n_rows)
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(len(codes))
+        counts = _count_matches(self.bitsets, self.offsets, codes, order, self.n_rows)
         return counts / self.n_rows
 
 
@@ -685,30 +686,41 @@ def _popcount64(x):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _count_matches(bitsets, offsets, codes, n_rows):  # pragma: no cover - compiled
+def _count_matches(bitsets, offsets, codes, order, n_rows):  # pragma: no cover - compiled
+    """Rows of the sample holding each code row, visiting rows in ``order`` (lexicographic by code)
+    so that the AND of the items two neighbours share is computed once (a stack of prefix ANDs)."""
     n, m = codes.shape
     words = bitsets.shape[1]
     out = np.empty(n)
-    buffer = np.empty(words, dtype=np.uint64)
-    for r in range(n):
-        first = True
-        for j in range(m):
+    stack = np.empty((m + 1, words), dtype=np.uint64)  # stack[d]: AND of the first d items of the row
+    previous = -1
+    for t in range(n):
+        r = order[t]
+        start = 0
+        depth = 0
+        if previous >= 0:  # the columns before the first difference are shared with the previous row
+            while start < m and codes[r, start] == codes[previous, start]:
+                if codes[r, start] >= 0:
+                    depth += 1
+                start += 1
+        for j in range(start, m):
             c = codes[r, j]
             if c < 0:
                 continue
             row = offsets[j] + c
-            if first:
+            if depth == 0:
                 for w in range(words):
-                    buffer[w] = bitsets[row, w]
-                first = False
+                    stack[1, w] = bitsets[row, w]
             else:
                 for w in range(words):
-                    buffer[w] &= bitsets[row, w]
-        if first:  # nothing assigned: every row matches
+                    stack[depth + 1, w] = stack[depth, w] & bitsets[row, w]
+            depth += 1
+        previous = r
+        if depth == 0:  # nothing assigned: every row matches
             out[r] = n_rows
             continue
         total = np.uint64(0)
         for w in range(words):
-            total += _popcount64(buffer[w])
+            total += _popcount64(stack[depth, w])
         out[r] = float(total)
     return out
