@@ -38,6 +38,13 @@ Stopping early
     so far, which already have several lengths after the first iteration;
     ``max_length`` leaves out longer candidates.
 
+Bookkeeping
+    Candidates are item bitsets (:mod:`dprm.itemsets.candidates`): every candidate
+    ever generated goes into an exact hash set, so none is estimated or pruned twice,
+    and the rejected ones into another, so Apriori's pruning costs one lookup per
+    subset. Merging runs over all pairs of a block of the previous iteration and the
+    first iteration in compiled code, writing out only the new, unpruned unions.
+
 The time ISON takes depends on the estimate (its trees, domains and the number of
 frequent itemsets), not on the number of rows learned. Supports are estimates; an
 estimate with t-closeness gives t-close supports, not differential privacy.
