@@ -69,6 +69,7 @@ def test_merge_new_against_brute_force() -> None:
     a_rows = random_itemsets(rng, sizes, 60, p=0.35)
     b_rows = random_itemsets(rng, sizes, 40, p=0.3)
     rejected_rows = random_itemsets(rng, sizes, 30, p=0.3)
+    rejected_rows = rejected_rows[[as_set(r) not in set(map(as_set, a_rows)) for r in rejected_rows]]  # a passed
     seen_rows = random_itemsets(rng, sizes, 30, p=0.5)
     seen = KeySet(codec.n_words)
     seen.add(codec.encode(seen_rows)[0])
@@ -93,7 +94,7 @@ def test_merge_new_against_brute_force() -> None:
             continue
         expected.append(union)
     assert [as_set(r) for r in codec.decode(got)] == expected
-    assert pruned == expected_pruned
+    assert pruned == expected_pruned > 0
     assert len(seen) == len(known)  # every new union was recorded as seen, pruned and too long ones too
     keep = without_rejected_subsets(got, rejected)
     assert keep.all()

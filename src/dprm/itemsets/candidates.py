@@ -134,7 +134,8 @@ def merge_new(codec: ItemCodec, a_items: np.ndarray, a_columns: np.ndarray, b_it
     """The unions of an itemset of ``a`` with one of ``b`` that are new, short enough and not pruned.
 
     A union counts when the two agree on their shared columns and it is larger than
-    the itemset of ``a``. Each union not in ``seen`` is added to it; it is returned
+    the itemset of ``a``; the itemsets of ``a`` must not be in ``rejected`` (the
+    subset that is one of them is not looked up). Each union not in ``seen`` is added to it; it is returned
     unless it has more than ``max_length`` items or a subset one item smaller is in
     ``rejected``.
 
@@ -254,8 +255,10 @@ def _contains_many(table, keys):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _has_rejected_subset(table, key, scratch):  # pragma: no cover - compiled
-    """Whether some subset of ``key`` one item smaller is in the (rejected) set (the empty set never is)."""
+def _has_rejected_subset(table, key, scratch, known):  # pragma: no cover - compiled
+    """Whether some subset of ``key`` one item smaller is in the (rejected) set (the empty set never is).
+
+    The subset without the item ``known`` (a bitset with one bit, or none) is known not to be in it."""
     for w in range(key.shape[0]):
         scratch[w] = key[w]
     for w in range(key.shape[0]):
@@ -263,7 +266,7 @@ def _has_rejected_subset(table, key, scratch):  # pragma: no cover - compiled
         while bits != np.uint64(0):
             low = bits & (~bits + np.uint64(1))
             scratch[w] = key[w] ^ low
-            if not _is_empty(table, _find(table, scratch)):
+            if low != known[w] and not _is_empty(table, _find(table, scratch)):
                 return True
             scratch[w] = key[w]
             bits ^= low
@@ -274,8 +277,9 @@ def _has_rejected_subset(table, key, scratch):  # pragma: no cover - compiled
 def _keep_without_rejected(items, table):  # pragma: no cover - compiled
     keep = np.ones(items.shape[0], dtype=np.bool_)
     scratch = np.empty(items.shape[1], dtype=np.uint64)
+    none = np.zeros(items.shape[1], dtype=np.uint64)
     for i in range(items.shape[0]):
-        keep[i] = not _has_rejected_subset(table, items[i], scratch)
+        keep[i] = not _has_rejected_subset(table, items[i], scratch, none)
     return keep
 
 
@@ -286,6 +290,7 @@ def _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen_table
     n_column_words = a_columns.shape[1]
     union = np.empty(n_words, dtype=np.uint64)
     scratch = np.empty(n_words, dtype=np.uint64)
+    known = np.empty(n_words, dtype=np.uint64)
     n_out = 0
     pruned = 0
     for i in range(start, stop):
@@ -310,7 +315,15 @@ def _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen_table
                 continue
             if max_length >= 0 and length > max_length:
                 continue
-            if check_rejected and _has_rejected_subset(rejected_table, union, scratch):
+            # the union without its one new item (if it has one) is the itemset of ``a``: not rejected
+            added = 0
+            for w in range(n_words):
+                known[w] = union[w] & ~a_items[i, w]
+                added += _popcount(known[w])
+            if added != 1:
+                for w in range(n_words):
+                    known[w] = 0
+            if check_rejected and _has_rejected_subset(rejected_table, union, scratch, known):
                 pruned += 1
                 continue
             for w in range(n_words):
