@@ -38,6 +38,13 @@ Stopping early
     so far, which already have several lengths after the first iteration;
     ``max_length`` leaves out longer candidates.
 
+Bookkeeping
+    Candidates are item bitsets (:mod:`dprm.itemsets.candidates`): every candidate
+    ever generated goes into an exact hash set, so none is estimated or pruned twice,
+    and the rejected ones into another, so Apriori's pruning costs one lookup per
+    subset. Merging runs over all pairs of a block of the previous iteration and the
+    first iteration in compiled code, writing out only the new, unpruned unions.
+
 The time ISON takes depends on the estimate (its trees, domains and the number of
 frequent itemsets), not on the number of rows learned. Supports are estimates; an
 estimate with t-closeness gives t-close supports, not differential privacy.
@@ -63,6 +70,7 @@ import numpy as np
 
 from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError
+from dprm.itemsets.candidates import ItemCodec, KeySet, merge_new, without_rejected_subsets
 from dprm.itemsets.estimator import DensityEstimator
 
 __all__ = ["Itemset", "IsonRun", "chain_weights", "mine_itemsets", "run_ison"]
@@ -160,29 +168,12 @@ def chain_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
     return np.where(totals > 0, weights / np.where(totals > 0, totals, 1.0), 1.0 / weights.shape[1])
 
 
-class _KeySet:
-    """A growing set of int16 rows, kept as a few sorted arrays of their byte keys (merged as they pile up)."""
-
-    def __init__(self, width: int) -> None:
-        self.width = width
-        self.parts: list[np.ndarray] = []
-
-    def add(self, rows: np.ndarray) -> None:
-        if len(rows) == 0:
-            return
-        self.parts.append(np.sort(_keys(rows)))
-        if len(self.parts) > 8:
-            self.parts = [np.sort(np.concatenate(self.parts))]
-
-    def contains(self, rows: np.ndarray) -> np.ndarray:
-        found = np.zeros(len(rows), dtype=bool)
-        for part in self.parts:
-            found |= _members(rows, part)
-        return found
-
-
 class _Miner:
-    """The state of one run: the estimate, the threshold, what was tried and found."""
+    """The state of one run: the estimate, the threshold, what was generated, rejected and found.
+
+    Itemsets are item bitsets (:mod:`dprm.itemsets.candidates`); ``seen`` holds every
+    candidate generated so far (estimated, pruned or too long), so none is looked at twice.
+    """
 
     def __init__(self, estimator: DensityEstimator, min_support: float, max_length: int | None,
                  max_seconds: float | None, method: str) -> None:
@@ -191,8 +182,9 @@ class _Miner:
         self.min_support = min_support
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        self.tried = _KeySet(len(estimator.columns_))
-        self.rejected = _KeySet(len(estimator.columns_))
+        self.codec = ItemCodec([d.size for d in estimator.variables_.values()])
+        self.seen = KeySet(self.codec.n_words)
+        self.rejected = KeySet(self.codec.n_words)
         self.pruned = 0
         self.found: list[np.ndarray] = []
         self.supports: list[np.ndarray] = []
@@ -205,32 +197,36 @@ class _Miner:
         return self.stopped
 
     def evaluate(self, rows: np.ndarray) -> np.ndarray:
-        """Estimate the support of the candidate rows not tried before; return those that pass."""
-        width = len(self.estimator.columns_)
-        passed = [np.zeros((0, width), dtype=np.int16)]
-        if len(rows) == 0:
-            return passed[0]
-        rows = _unique_rows(rows)
+        """Estimate the support of the candidate code rows not seen before; return those that pass (rows)."""
+        items, _ = self.codec.encode(rows)
+        items = items[self.seen.add(items)]
         if self.max_length is not None:
-            rows = rows[(rows >= 0).sum(axis=1) <= self.max_length]
-        rows = rows[~self.tried.contains(rows)]
-        before = len(rows)
-        rows = _without_rejected_subsets(rows, self.rejected)
-        self.pruned += before - len(rows)
-        for start in range(0, len(rows), BATCH):
+            items = items[_lengths(items) <= self.max_length]
+        keep = without_rejected_subsets(items, self.rejected)
+        self.pruned += int((~keep).sum())
+        return self.codec.decode(self.evaluate_items(items[keep]))
+
+    def evaluate_items(self, items: np.ndarray) -> np.ndarray:
+        """Estimate the support of new candidates (item bitsets); return those that pass."""
+        passed = [np.zeros((0, self.codec.n_words), dtype=np.uint64)]
+        for start in range(0, len(items), BATCH):
             if self.out_of_time():
                 break
-            chunk = rows[start:start + BATCH]
-            wide = chunk.astype(np.int64)
+            chunk = items[start:start + BATCH]
+            wide = self.codec.decode(chunk).astype(np.int64)
             supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
             ok = supports >= self.min_support
-            self.tried.add(chunk)
             self.rejected.add(chunk[~ok])
             self.found.append(chunk[ok])
             self.supports.append(supports[ok])
             passed.append(chunk[ok])
         return np.vstack(passed)
+
+
+def _lengths(items: np.ndarray) -> np.ndarray:
+    """The number of items of each item bitset."""
+    return np.bitwise_count(items).sum(axis=1) if items.size else np.zeros(len(items), dtype=np.int64)
 
 
 def _unique_rows(rows: np.ndarray) -> np.ndarray:
@@ -307,21 +303,6 @@ def _extensions(level: np.ndarray, paths: np.ndarray) -> np.ndarray:
     return _unique_rows(np.vstack(out)) if out else np.zeros((0, m), dtype=np.int16)
 
 
-def _without_rejected_subsets(candidates: np.ndarray, rejected: _KeySet) -> np.ndarray:
-    """The candidates none of whose subsets one item smaller was tried and found infrequent."""
-    keep = np.ones(len(candidates), dtype=bool)
-    if not rejected.parts:
-        return candidates
-    for column in range(candidates.shape[1]):
-        has = np.flatnonzero(keep & (candidates[:, column] >= 0))
-        if len(has) == 0:
-            continue
-        subsets = candidates[has].copy()
-        subsets[:, column] = -1
-        keep[has] &= ~rejected.contains(subsets)
-    return candidates[keep]
-
-
 def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np.ndarray:
     """The candidates all of whose subsets one item smaller are frequent (Apriori pruning)."""
     keep = np.ones(len(candidates), dtype=bool)
@@ -361,20 +342,6 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> np.ndarray:
         level = miner.evaluate(candidates)
         found.append(level)
     return np.vstack(found)
-
-
-def _merge(current: np.ndarray, partners: np.ndarray) -> np.ndarray:
-    """The consistent unions of every row of ``current`` with every row of ``partners``, new ones only."""
-    out = []
-    for start in range(0, len(current), 256):
-        block = current[start:start + 256]
-        a, b = block[:, None, :], partners[None, :, :]
-        conflict = ((a >= 0) & (b >= 0) & (a != b)).any(axis=2)
-        union = np.maximum(a, b)
-        grows = ((union >= 0).sum(axis=2) > (a >= 0).sum(axis=2))
-        ok = ~conflict & grows
-        out.append(_unique_rows(union[ok]))
-    return np.vstack(out) if out else np.zeros((0, current.shape[1]), dtype=np.int16)
 
 
 def run_ison(
@@ -417,23 +384,29 @@ def run_ison(
         raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
     started = time.perf_counter()
     miner = _Miner(estimator, float(min_support), max_length, max_seconds, method)
-    first = _first_iteration(miner, _path_itemsets(estimator))
-    per_iteration = [len(first)]
-    level = first
+    first_rows = _first_iteration(miner, _path_itemsets(estimator))
+    per_iteration = [len(first_rows)]
+    first, first_columns = miner.codec.encode(first_rows)
+    level, level_columns = first, first_columns
     block = max(1, 1_000_000 // max(1, len(first)))  # merges per block: about a million unions
     while len(level) and len(first) and not miner.out_of_time():
-        grown = [np.zeros((0, first.shape[1]), dtype=np.int16)]
+        grown = [np.zeros((0, miner.codec.n_words), dtype=np.uint64)]
         for start in range(0, len(level), block):
             if miner.out_of_time():
                 break
-            grown.append(miner.evaluate(_merge(level[start:start + block], first)))
+            candidates, pruned = merge_new(miner.codec, level[start:start + block],
+                                           level_columns[start:start + block], first, first_columns, miner.seen,
+                                           miner.rejected, miner.max_length)
+            miner.pruned += pruned
+            grown.append(miner.evaluate_items(candidates))
         level = np.vstack(grown)
+        level_columns = miner.codec.columns_of(level)
         if len(level):
             per_iteration.append(len(level))
     columns = estimator.columns_
     categories = [estimator.variables_[name].categories for name in columns]
     itemsets = []
-    rows = np.vstack(miner.found) if miner.found else np.zeros((0, len(columns)), dtype=np.int16)
+    rows = miner.codec.decode(np.vstack(miner.found)) if miner.found else np.zeros((0, len(columns)), dtype=np.int16)
     supports = np.concatenate(miner.supports) if miner.supports else np.zeros(0)
     for row, support in zip(rows, supports):
         items = {columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}
