@@ -11,14 +11,15 @@ Prints
   each stream length;
 * the time ISON takes to extract the itemsets (θ = 0.1) from the estimate learned at
   each stream length: it reads only the estimate, so it should not grow with the
-  number of rows.
+  number of rows once the trees have spent their size budget (``--max-nodes``, per
+  tree; learning stays linear in the number of rows).
 
 Each figure is the median of ``--repeats`` runs; compilation is warmed up first.
 
 Usage::
 
     python benchmarks/bench_hoeffding.py [--rows 10000,100000,1000000] [--chains 1,3,5] [--repeats 3]
-        [--skip-river] [--skip-ison]
+        [--skip-river] [--skip-ison] [--skip-mushroom] [--max-nodes 500,none]
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.itemsets.domains import encode_frame, infer_domains
-from dprm.itemsets.estimator import DensityEstimator
+from dprm.itemsets.estimator import MAX_NODES, DensityEstimator
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
 from dprm.itemsets.ison import run_ison
 
@@ -101,8 +102,10 @@ def bench_mushroom(repeats: int, skip_river: bool) -> None:
         print(f"  river HoeffdingTreeClassifier  {len(frame) / t:12,.0f} rows/s")
 
 
-def bench_chains(rows_list: list[int], chains_list: list[int], repeats: int, skip_ison: bool) -> None:
-    print("planted data, 20 variables x 5 categories; learning (fit from a DataFrame) and ISON (theta = 0.1)")
+def bench_chains(rows_list: list[int], chains_list: list[int], repeats: int, skip_ison: bool,
+                 max_nodes: int | None) -> None:
+    print("planted data, 20 variables x 5 categories; learning (fit from a DataFrame) and ISON (theta = 0.1); "
+          f"max_nodes = {max_nodes} per tree")
     print(f"  {'rows':>9} {'chains':>6} {'learn s':>8} {'rows/s':>10} {'nodes/chain':>12} {'ison s':>7} "
           f"{'itemsets':>8}")
     DensityEstimator(n_chains=1, random_state=0).fit(planted_chain_data(2000))  # compile
@@ -112,7 +115,7 @@ def bench_chains(rows_list: list[int], chains_list: list[int], repeats: int, ski
             estimators = []
 
             def learn() -> None:
-                estimators.append(DensityEstimator(n_chains=n_chains, random_state=0).fit(frame))
+                estimators.append(DensityEstimator(n_chains=n_chains, max_nodes=max_nodes, random_state=0).fit(frame))
 
             t = median_time(learn, repeats)
             estimator = estimators[-1]
@@ -132,10 +135,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-river", action="store_true")
     parser.add_argument("--skip-ison", action="store_true")
+    parser.add_argument("--skip-mushroom", action="store_true")
+    parser.add_argument("--max-nodes", default=str(MAX_NODES),
+                        help="the trees' size budget(s), comma-separated; 'none' for no bound")
     args = parser.parse_args()
-    bench_mushroom(args.repeats, args.skip_river)
-    bench_chains([int(r) for r in args.rows.split(",")], [int(c) for c in args.chains.split(",")], args.repeats,
-                 args.skip_ison)
+    if not args.skip_mushroom:
+        bench_mushroom(args.repeats, args.skip_river)
+    for budget in args.max_nodes.split(","):
+        bench_chains([int(r) for r in args.rows.split(",")], [int(c) for c in args.chains.split(",")], args.repeats,
+                     args.skip_ison, None if budget.strip().lower() == "none" else int(budget))
 
 
 if __name__ == "__main__":

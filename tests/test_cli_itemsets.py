@@ -59,6 +59,17 @@ def test_non_private_run_finds_the_frequent_itemsets(stream, tmp_path):
             assert s.support == pytest.approx(truth[key], abs=0.03)
 
 
+def test_shuffled_passes_learn_a_longer_stream(stream, tmp_path):
+    csv, _, frame = stream
+    out = tmp_path / "passes.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--passes", "3", "--seed", "4", "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    assert document["parameters"]["passes"] == 3 and document["parameters"]["rows_learned"] == 3 * len(frame)
+    rates = itemset_rates(read_itemsets(document), frequent_itemsets(frame, 0.2))
+    assert rates.tpr >= 0.9 and rates.fpr <= 0.1
+
+
 def test_t_closeness_run_says_not_dp_and_checks_every_node(stream, tmp_path):
     csv, _, _ = stream
     out = tmp_path / "t.json"
@@ -107,6 +118,8 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--epsilon", "-2"], ["--epsilon"]),
     (["--min-support", "0.3", "--chains", "0"], ["--chains"]),
     (["--min-support", "0.3", "--bins", "age=3,1"], ["--bins"]),
+    (["--min-support", "0.3", "--passes", "0"], ["--passes"]),
+    (["--min-support", "0.3", "--passes", "3", "--epsilon", "1"], ["--passes"]),
 ])
 def test_bad_options_are_one_line_and_write_nothing(stream, tmp_path, args, fragments):
     csv, _, _ = stream

@@ -180,3 +180,27 @@ def test_csv_numeric_columns_need_bins_and_binned_ones_are_learned(tmp_path) -> 
         bad = tmp_path / "bad.csv"
         bad.write_text("age,flag,town\n20,0,t0\n30,1,t1\n150,0,t2\n")
         DensityEstimator(bins={"age": [0, 40, 100]}).fit(bad)
+
+
+def test_max_nodes_bounds_every_tree_and_the_estimate_stops_growing() -> None:
+    frame = planted_frame(5, 6000)
+    free = DensityEstimator(n_chains=2, grace_period=30, split_confidence=0.01, tie_threshold=0.2, max_nodes=None,
+                            random_state=0).fit(frame)
+    assert max(tree.n_nodes for chain in free.chains_ for tree in chain.trees) > 7
+    bounded = DensityEstimator(n_chains=2, grace_period=30, split_confidence=0.01, tie_threshold=0.2, max_nodes=7,
+                               random_state=0).fit(frame.iloc[:3000])
+    shapes = [tree.feature.copy() for chain in bounded.chains_ for tree in chain.trees]
+    assert all(len(f) <= 7 for f in shapes)
+    bounded.learn_many(frame.iloc[3000:])
+    later = [tree for chain in bounded.chains_ for tree in chain.trees]
+    # a tree of 6 or 7 nodes has spent its budget (every split adds at least 2 nodes): its shape is fixed
+    spent = [i for i, f in enumerate(shapes) if len(f) >= 6]
+    assert spent
+    assert all(np.array_equal(shapes[i], later[i].feature) for i in spent)
+    assert all(t.n_nodes <= 7 for t in later)
+    assert all(t.counts[0].sum() == 6000 for t in later)  # the leaves still count every row
+
+
+def test_bad_max_nodes_is_refused_by_the_estimator() -> None:
+    with pytest.raises(ParameterError, match="max_nodes"):
+        DensityEstimator(max_nodes=0).fit(planted_frame(0, 100))

@@ -174,3 +174,37 @@ def test_growth_past_the_initial_capacity_and_max_depth() -> None:
     shallow = HoeffdingTreeLearner(3, [0, 1, 2], sizes, grace_period=50, max_depth=1)
     shallow.learn(codes)
     assert shallow.to_tree().depth() == 1
+
+
+def test_max_nodes_bounds_the_tree_and_fixes_its_shape_once_spent() -> None:
+    sizes = [4, 4, 4, 4]
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 4, size=(40000, 3))
+    y = np.where(x[:, 1] < 2, x[:, 0], x[:, 2])
+    codes = np.column_stack([x, y])
+    free = HoeffdingTreeLearner(3, [0, 1, 2], sizes, grace_period=50)
+    free.learn(codes)
+    assert free.n_nodes > 13
+    bounded = HoeffdingTreeLearner(3, [0, 1, 2], sizes, grace_period=50, max_nodes=13)
+    bounded.learn(codes[:20000])
+    first = bounded.to_tree()
+    assert 5 <= first.n_nodes <= 13
+    # the splits made before the budget ran out are the unbounded tree's (same rows, same order)
+    inner = first.feature >= 0
+    assert inner.sum() >= 2
+    np.testing.assert_array_equal(first.feature[inner], free.to_tree().feature[:first.n_nodes][inner])
+    bounded.learn(codes[20000:])
+    second = bounded.to_tree()
+    assert second.n_nodes == first.n_nodes
+    np.testing.assert_array_equal(second.feature, first.feature)
+    # the leaves go on counting every row
+    assert second.counts[0].sum() == len(codes)
+    np.testing.assert_allclose(second.counts[0], np.bincount(y, minlength=4))
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True])
+def test_bad_max_nodes_is_refused(bad) -> None:
+    from dprm.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="max_nodes"):
+        HoeffdingTreeLearner(1, [0], [2, 2], max_nodes=bad)

@@ -455,9 +455,12 @@ def tpr_fpr_figure(table: pd.DataFrame) -> Any:
         part["label"] = [_method_label(r) for r in part.to_dict(orient="records")]
         for label, line in part.groupby("label", sort=False):
             line = line.sort_values("theta")
+            stopped = line[line["stopped_early"].astype(bool)]
             for i, metric in enumerate(("tpr", "fpr")):
                 axes[i][j].plot(line["theta"], line[metric], marker="o", label=label)
-        axes[0][j].set_title(dataset)
+                axes[i][j].plot(stopped["theta"], stopped[metric], linestyle="none", marker="x", color="black",
+                                markersize=9)
+        axes[0][j].set_title(f"{dataset} (x: ISON stopped at its time limit)", fontsize=9)
         axes[0][j].set_ylabel("TPR")
         axes[1][j].set_ylabel("FPR")
         axes[1][j].set_xlabel("minimum support θ")

@@ -26,7 +26,14 @@ VFDT of Domingos & Hulten (2000) as river's ``HoeffdingTreeClassifier`` implemen
   does not split at an attempt, and its attribute observers start over (river
   deactivates such a leaf, and its memory manager, run after every split attempt that
   decides anything, reactivates it at once with empty observers);
-* ``max_depth`` deactivates a leaf that reached it.
+* ``max_depth`` deactivates a leaf that reached it;
+* ``max_nodes`` bounds the size of the tree (the role of river's and MOA's memory
+  budget, here counted in nodes, which does not depend on the data): a split that
+  would take the tree past ``max_nodes`` nodes is not made and the leaf is
+  deactivated (its attribute observers are freed; it keeps counting its classes). Once
+  the budget is spent the tree's shape is fixed, so everything that reads the tree
+  (ISON, sampling) costs the same however many more rows are learned, and learning a
+  row costs one descent and one count.
 
 One deliberate difference from river: a leaf never splits on an attribute whose merit
 is ``-inf`` (river does when every candidate is ``-inf`` and ``eps < tie_threshold``,
@@ -99,6 +106,9 @@ class HoeffdingTreeLearner:
         split, and its attribute observers start over.
     max_depth : int or None
         Leaves at this depth stop growing.
+    max_nodes : int or None
+        The most nodes the tree may have (``None``: no bound); a leaf whose split
+        would exceed it is deactivated (see the module notes).
     """
 
     def __init__(
@@ -113,6 +123,7 @@ class HoeffdingTreeLearner:
         min_branch_fraction: float = 0.01,
         max_share_to_split: float = 0.99,
         max_depth: int | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         if grace_period < 1:
             raise ParameterError("grace_period must be at least 1")
@@ -124,6 +135,8 @@ class HoeffdingTreeLearner:
             raise ParameterError("min_branch_fraction must lie in [0, 0.5)")
         if max_depth is not None and max_depth < 0:
             raise ParameterError("max_depth must not be negative")
+        if max_nodes is not None and (isinstance(max_nodes, bool) or int(max_nodes) != max_nodes or max_nodes < 1):
+            raise ParameterError(f"max_nodes must be a positive integer or None, got {max_nodes!r}")
         self.target = int(target)
         self.sizes = np.asarray(sizes, dtype=np.int64)
         self.attributes = np.asarray(attributes, dtype=np.int64).reshape(-1)
@@ -137,6 +150,7 @@ class HoeffdingTreeLearner:
             raise ParameterError("max_share_to_split must lie in (0, 1]")
         self.max_share_to_split = float(max_share_to_split)
         self.max_depth = -1 if max_depth is None else int(max_depth)
+        self.max_nodes = -1 if max_nodes is None else int(max_nodes)
         self.n_classes = int(self.sizes[self.target])
         att_sizes = self.sizes[self.attributes] if len(self.attributes) else np.zeros(0, dtype=np.int64)
         self._att_size = att_sizes
@@ -217,7 +231,8 @@ class HoeffdingTreeLearner:
                 self._feature, self._child_offset, self._n_children, self._child, self._depth, self._slot,
                 self._active, self._last_check, self._total, self._counts, self._initial, self._stats,
                 self._free, self._state, self.grace_period, math.log(1.0 / self.split_confidence),
-                self.tie_threshold, self.min_branch_fraction, self.max_share_to_split, self.max_depth)
+                self.tie_threshold, self.min_branch_fraction, self.max_share_to_split, self.max_depth,
+                self.max_nodes)
             if start < len(codes):
                 self._grow()
         self.n_seen += len(codes)
@@ -329,7 +344,7 @@ def _attempt_split(node, slot, attributes, att_offset, att_size, counts, total, 
 @njit(cache=True)
 def _learn_rows(codes, start, target, attributes, att_offset, att_size, widest, feature, child_offset, n_children,
                 child, depth, slot, active, last_check, total, counts, initial, stats, free, state, grace,
-                log_inv_delta, tau, min_frac, max_share, max_depth):  # pragma: no cover - compiled
+                log_inv_delta, tau, min_frac, max_share, max_depth, max_nodes):  # pragma: no cover - compiled
     """Learn rows from ``start`` on; return where it stopped (len(codes) when done, earlier when
     a split could run out of capacity)."""
     k = counts.shape[1]
@@ -365,6 +380,11 @@ def _learn_rows(codes, start, target, attributes, att_offset, att_size, widest, 
             last_check[node] = total[node]
             if a == -2:
                 stats[s, :, :] = 0.0
+            elif a >= 0 and max_nodes >= 0 and state[0] + att_size[a] > max_nodes:
+                active[node] = 0  # the budget is spent for this split: the leaf stops growing
+                free[state[2]] = s
+                state[2] += 1
+                slot[node] = -1
             elif a >= 0:
                 width = att_size[a]
                 off = att_offset[a]

@@ -19,7 +19,9 @@ Later iterations (merging)
     completeness argument of Theorem 2 (each frequent itemset is a frequent itemset
     one item smaller plus a frequent item, if supports are monotone, as they are for
     an accurate estimate) while bounding each iteration's work by
-    ``|previous| x |first|`` candidates.
+    ``|previous| x |first|`` candidates. A merged candidate one of whose subsets one
+    item smaller was already tried and found infrequent is skipped without estimating
+    its support (Apriori's pruning, sound when supports are monotone).
 ``isFrequent`` (Algorithm 3)
     The support of a candidate is a weighted mean of the chains' densities
     (:meth:`DensityEstimator.chain_densities
@@ -35,6 +37,13 @@ Stopping early
     ``max_seconds`` stops between candidate batches and returns the itemsets found
     so far, which already have several lengths after the first iteration;
     ``max_length`` leaves out longer candidates.
+
+Bookkeeping
+    Candidates are item bitsets (:mod:`dprm.itemsets.candidates`): every candidate
+    ever generated goes into an exact hash set, so none is estimated or pruned twice,
+    and the rejected ones into another, so Apriori's pruning costs one lookup per
+    subset. Merging runs over all pairs of a block of the previous iteration and the
+    first iteration in compiled code, writing out only the new, unpruned unions.
 
 The time ISON takes depends on the estimate (its trees, domains and the number of
 frequent itemsets), not on the number of rows learned. Supports are estimates; an
@@ -61,6 +70,7 @@ import numpy as np
 
 from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError
+from dprm.itemsets.candidates import ItemCodec, KeySet, merge_new, without_rejected_subsets
 from dprm.itemsets.estimator import DensityEstimator
 
 __all__ = ["Itemset", "IsonRun", "chain_weights", "mine_itemsets", "run_ison"]
@@ -100,6 +110,8 @@ class IsonRun:
         Itemsets found in each iteration (the first from the trees' paths).
     candidates : int
         Candidates whose support was estimated.
+    pruned : int
+        Candidates skipped because a subset one item smaller was found infrequent.
     stopped_early : bool
         Whether ``max_seconds`` stopped the run.
     seconds : float
@@ -109,6 +121,7 @@ class IsonRun:
     itemsets: list[Itemset]
     found_per_iteration: list[int] = field(default_factory=list)
     candidates: int = 0
+    pruned: int = 0
     stopped_early: bool = False
     seconds: float = 0.0
 
@@ -156,7 +169,11 @@ def chain_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
 
 
 class _Miner:
-    """The state of one run: the estimate, the threshold, what was tried and found."""
+    """The state of one run: the estimate, the threshold, what was generated, rejected and found.
+
+    Itemsets are item bitsets (:mod:`dprm.itemsets.candidates`); ``seen`` holds every
+    candidate generated so far (estimated, pruned or too long), so none is looked at twice.
+    """
 
     def __init__(self, estimator: DensityEstimator, min_support: float, max_length: int | None,
                  max_seconds: float | None, method: str) -> None:
@@ -165,7 +182,10 @@ class _Miner:
         self.min_support = min_support
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        self.tried = np.zeros(0, dtype=np.dtype((np.void, 2 * len(estimator.columns_))))
+        self.codec = ItemCodec([d.size for d in estimator.variables_.values()])
+        self.seen = KeySet(self.codec.n_words)
+        self.rejected = KeySet(self.codec.n_words)
+        self.pruned = 0
         self.found: list[np.ndarray] = []
         self.supports: list[np.ndarray] = []
         self.candidates = 0
@@ -177,30 +197,36 @@ class _Miner:
         return self.stopped
 
     def evaluate(self, rows: np.ndarray) -> np.ndarray:
-        """Estimate the support of the candidate rows not tried before; return those that pass."""
-        width = len(self.estimator.columns_)
-        passed = [np.zeros((0, width), dtype=np.int16)]
-        if len(rows) == 0:
-            return passed[0]
-        rows = _unique_rows(rows)
+        """Estimate the support of the candidate code rows not seen before; return those that pass (rows)."""
+        items, _ = self.codec.encode(rows)
+        items = items[self.seen.add(items)]
         if self.max_length is not None:
-            rows = rows[(rows >= 0).sum(axis=1) <= self.max_length]
-        rows = rows[~_members(rows, self.tried)]
-        evaluated = [self.tried]
-        for start in range(0, len(rows), BATCH):
+            items = items[_lengths(items) <= self.max_length]
+        keep = without_rejected_subsets(items, self.rejected)
+        self.pruned += int((~keep).sum())
+        return self.codec.decode(self.evaluate_items(items[keep]))
+
+    def evaluate_items(self, items: np.ndarray) -> np.ndarray:
+        """Estimate the support of new candidates (item bitsets); return those that pass."""
+        passed = [np.zeros((0, self.codec.n_words), dtype=np.uint64)]
+        for start in range(0, len(items), BATCH):
             if self.out_of_time():
                 break
-            chunk = rows[start:start + BATCH]
-            evaluated.append(_keys(chunk))
-            wide = chunk.astype(np.int64)
+            chunk = items[start:start + BATCH]
+            wide = self.codec.decode(chunk).astype(np.int64)
             supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
             ok = supports >= self.min_support
+            self.rejected.add(chunk[~ok])
             self.found.append(chunk[ok])
             self.supports.append(supports[ok])
             passed.append(chunk[ok])
-        self.tried = np.sort(np.concatenate(evaluated))
         return np.vstack(passed)
+
+
+def _lengths(items: np.ndarray) -> np.ndarray:
+    """The number of items of each item bitset."""
+    return np.bitwise_count(items).sum(axis=1) if items.size else np.zeros(len(items), dtype=np.int64)
 
 
 def _unique_rows(rows: np.ndarray) -> np.ndarray:
@@ -318,20 +344,6 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> np.ndarray:
     return np.vstack(found)
 
 
-def _merge(current: np.ndarray, partners: np.ndarray) -> np.ndarray:
-    """The consistent unions of every row of ``current`` with every row of ``partners``, new ones only."""
-    out = []
-    for start in range(0, len(current), 256):
-        block = current[start:start + 256]
-        a, b = block[:, None, :], partners[None, :, :]
-        conflict = ((a >= 0) & (b >= 0) & (a != b)).any(axis=2)
-        union = np.maximum(a, b)
-        grows = ((union >= 0).sum(axis=2) > (a >= 0).sum(axis=2))
-        ok = ~conflict & grows
-        out.append(_unique_rows(union[ok]))
-    return np.vstack(out) if out else np.zeros((0, current.shape[1]), dtype=np.int16)
-
-
 def run_ison(
     estimator: DensityEstimator,
     min_support: float,
@@ -372,23 +384,36 @@ def run_ison(
         raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
     started = time.perf_counter()
     miner = _Miner(estimator, float(min_support), max_length, max_seconds, method)
-    first = _first_iteration(miner, _path_itemsets(estimator))
-    per_iteration = [len(first)]
-    level = first
+    first_rows = _first_iteration(miner, _path_itemsets(estimator))
+    per_iteration = [len(first_rows)]
+    first, first_columns = miner.codec.encode(first_rows)
+    level, level_columns = first, first_columns
+    block = max(1, 1_000_000 // max(1, len(first)))  # merges per block: about a million unions
     while len(level) and len(first) and not miner.out_of_time():
-        level = miner.evaluate(_merge(level, first))
+        grown = [np.zeros((0, miner.codec.n_words), dtype=np.uint64)]
+        for start in range(0, len(level), block):
+            if miner.out_of_time():
+                break
+            candidates, pruned = merge_new(miner.codec, level[start:start + block],
+                                           level_columns[start:start + block], first, first_columns, miner.seen,
+                                           miner.rejected, miner.max_length)
+            miner.pruned += pruned
+            grown.append(miner.evaluate_items(candidates))
+        level = np.vstack(grown)
+        level_columns = miner.codec.columns_of(level)
         if len(level):
             per_iteration.append(len(level))
     columns = estimator.columns_
     categories = [estimator.variables_[name].categories for name in columns]
     itemsets = []
-    rows = np.vstack(miner.found) if miner.found else np.zeros((0, len(columns)), dtype=np.int16)
+    rows = miner.codec.decode(np.vstack(miner.found)) if miner.found else np.zeros((0, len(columns)), dtype=np.int16)
     supports = np.concatenate(miner.supports) if miner.supports else np.zeros(0)
     for row, support in zip(rows, supports):
         items = {columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}
         itemsets.append(Itemset(items, float(support)))
     itemsets.sort(key=lambda s: (len(s.items), -s.support, list(s.items.items())))
-    return IsonRun(itemsets, per_iteration, miner.candidates, miner.stopped, time.perf_counter() - started)
+    return IsonRun(itemsets, per_iteration, miner.candidates, miner.pruned, miner.stopped,
+                   time.perf_counter() - started)
 
 
 def mine_itemsets(

@@ -86,7 +86,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dprm.errors import ParameterError
+from dprm.errors import DataError, ParameterError
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
 from dprm.itemsets.estimator import Chain, DensityEstimator
 from dprm.itemsets.tree_model import ConditionalTree
@@ -122,7 +122,7 @@ class PrivateFit:
     parameters: dict[str, Any] = field(default_factory=dict)
 
 
-def _dropped_missing_children(fitted: Any, feature_columns: Sequence[int], n_categories: Sequence[int],
+def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories: Sequence[int],
                               target: int) -> ConditionalTree:
     """The ConditionalTree of a released :class:`~dprm.trees.classifier.FittedTree` (see the module notes)."""
     proba = np.asarray(fitted.proba, dtype=np.float64)
@@ -171,7 +171,7 @@ def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Se
     target : int
         The estimator's column index of the classifier's target.
     """
-    return _dropped_missing_children(classifier.tree_, feature_columns, [v.size for v in variables], target)
+    return _conditional_tree(classifier.tree_, feature_columns, [v.size for v in variables], target)
 
 
 def _check_epsilon(epsilon: Any) -> Fraction:
@@ -243,8 +243,6 @@ def fit_private_estimator(
                            or not 1 <= n_chains <= 100):
         raise ParameterError(f"the number of chains must be an integer in [1, 100], not {n_chains!r}")
     if len(data) == 0:
-        from dprm.errors import DataError
-
         raise DataError(f"{source}: no rows (an empty stream)", code="no_rows", file=source, data_dependent=False)
     variables = infer_domains(data, domains, bins, source=source)
     codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
