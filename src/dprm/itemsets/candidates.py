@@ -42,8 +42,6 @@ from numba import njit
 
 __all__ = ["ItemCodec", "KeySet", "merge_new", "without_rejected_subsets"]
 
-_EMPTY = -1
-
 
 class ItemCodec:
     """Itemsets (code rows, -1 where a column is absent) to and from item bitsets and column masks.
