@@ -12,10 +12,10 @@ agree on their shared columns, that is when
 ``items_a | items_b``.
 
 :func:`merge_new` forms the consistent unions of two lists of itemsets that are
-larger than the first one, keeps those never seen before (adding them to the seen
-set), and drops those with a subset one item smaller in a set of rejected itemsets
-(Apriori's pruning), in one compiled pass over all the pairs, without writing the
-pairs out.
+larger than the first one, keeps those never seen before, drops those with a subset
+one item smaller in a set of rejected itemsets (Apriori's pruning) and adds the rest
+to the seen set, in one compiled pass over all the pairs, without writing the pairs
+out.
 
 Examples
 --------
@@ -41,8 +41,6 @@ import numpy as np
 from numba import njit
 
 __all__ = ["ItemCodec", "KeySet", "merge_new", "without_rejected_subsets"]
-
-_EMPTY = -1
 
 
 class ItemCodec:
@@ -135,7 +133,9 @@ def merge_new(codec: ItemCodec, a_items: np.ndarray, a_columns: np.ndarray, b_it
 
     A union counts when the two agree on their shared columns and it is larger than
     the itemset of ``a``; the itemsets of ``a`` must not be in ``rejected`` (the
-    subset that is one of them is not looked up). Each union not in ``seen`` is added to it; it is returned
+    subset that is one of them is not looked up). Only the returned unions are added
+    to ``seen``: one too long or pruned is dropped again if formed again (the rejected
+    set only grows), which keeps ``seen`` to the candidates actually estimated. Each union not in ``seen`` is added to it; it is returned
     unless it has more than ``max_length`` items or a subset one item smaller is in
     ``rejected``.
 
@@ -144,7 +144,7 @@ def merge_new(codec: ItemCodec, a_items: np.ndarray, a_columns: np.ndarray, b_it
     items : numpy.ndarray of uint64, shape (n, n_words)
         The candidates, in order of the pairs ``(a, b)``.
     pruned : int
-        The new unions dropped because of a rejected subset.
+        The unions not in ``seen`` dropped because of a rejected subset (each time formed).
     """
     out = []
     pruned = 0
@@ -311,7 +311,8 @@ def _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen_table
                 length += _popcount(union[w])
             if shared_items != shared_columns:
                 continue
-            if not _insert(seen_table, seen_count, union):
+            slot = _find(seen_table, union)
+            if not _is_empty(seen_table, slot):
                 continue
             if max_length >= 0 and length > max_length:
                 continue
@@ -324,10 +325,12 @@ def _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen_table
                 for w in range(n_words):
                     known[w] = 0
             if check_rejected and _has_rejected_subset(rejected_table, union, scratch, known):
-                pruned += 1
+                pruned += 1  # not recorded as seen: it will be pruned again (the rejected set only grows)
                 continue
             for w in range(n_words):
+                seen_table[slot, w] = union[w]
                 out[n_out, w] = union[w]
+            seen_count[0] += 1
             n_out += 1
     return n_out, pruned
 

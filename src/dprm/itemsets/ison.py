@@ -111,7 +111,8 @@ class IsonRun:
     candidates : int
         Candidates whose support was estimated.
     pruned : int
-        Candidates skipped because a subset one item smaller was found infrequent.
+        Candidates skipped because a subset one item smaller was found infrequent
+        (a merged candidate formed again is skipped, and counted, again).
     stopped_early : bool
         Whether ``max_seconds`` stopped the run.
     seconds : float
