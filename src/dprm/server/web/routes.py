@@ -536,9 +536,9 @@ def build_router() -> APIRouter:
             raise ApiError("job_not_done", f"the job is {row.status}; it has no result")
         return row, name
 
-    @router.get("/jobs/{job_id}/result.json")
-    async def download_json(request: Request, job_id: str) -> Response:
-        request.state.action = "ui-job-result"
+    async def finished_job(request: Request, job_id: str, action: str) -> Response | tuple[Session, Any]:
+        """The signed-in analyst's session and done job row, or the page that says why not."""
+        request.state.action = action
         found = await for_reading(request, "analyst")
         if isinstance(found, Response):
             return found
@@ -546,6 +546,14 @@ def build_router() -> APIRouter:
             row, _ = await run_in_threadpool(job_document, request, found.analyst, job_id)
         except ApiError as error:
             return api_problem(request, error, found)
+        return found, row
+
+    @router.get("/jobs/{job_id}/result.json")
+    async def download_json(request: Request, job_id: str) -> Response:
+        answer = await finished_job(request, job_id, "ui-job-result")
+        if isinstance(answer, Response):
+            return answer
+        _, row = answer
         return Response(row.result, media_type="application/json", headers={
             **SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="{row.public_id}.json"'})
 
@@ -553,14 +561,10 @@ def build_router() -> APIRouter:
     async def download_queries(request: Request, job_id: str) -> Response:
         from dprm.queries import document_redescriptions, write_clired_queries
 
-        request.state.action = "ui-job-queries"
-        found = await for_reading(request, "analyst")
-        if isinstance(found, Response):
-            return found
-        try:
-            row, _ = await run_in_threadpool(job_document, request, found.analyst, job_id)
-        except ApiError as error:
-            return api_problem(request, error, found)
+        answer = await finished_job(request, job_id, "ui-job-queries")
+        if isinstance(answer, Response):
+            return answer
+        found, row = answer
 
         def write() -> str:
             redescriptions = document_redescriptions(json.loads(row.result), source=row.public_id)
