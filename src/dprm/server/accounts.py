@@ -33,7 +33,7 @@ from dprm.errors import ParameterError
 from dprm.server.tables import analysts
 
 __all__ = ["Analyst", "new_token", "check_secret", "parse_token", "add_analyst", "rotate_token",
-           "set_disabled", "find_analyst", "authenticate", "NAME_PATTERN"]
+           "set_disabled", "find_analyst", "authenticate", "token_row", "NAME_PATTERN"]
 
 #: Names of analysts and datasets: letters, digits, ``.``, ``_``, ``-``; 1 to 64.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -121,6 +121,27 @@ def set_disabled(connection: Any, name: str, disabled: bool) -> None:
     connection.execute(update(analysts).where(analysts.c.id == row.id).values(disabled=bool(disabled)))
 
 
+def token_row(connection: Any, table: Any, token: str | None) -> tuple[Any, str | None]:
+    """The row of ``table`` (analysts or owners) whose stored token is ``token``: ``(row, None)``,
+    else ``(None, "missing_token" | "invalid_token")``.
+
+    A malformed or unknown token costs one hash and one comparison like a known one.
+    The row may still be disabled or expired: the caller checks what applies to it.
+    """
+    if not token:
+        return None, "missing_token"
+    parsed = parse_token(token)
+    row = None
+    if parsed is not None:
+        row = connection.execute(select(table).where(table.c.token_id == parsed[0])).first()
+    if row is None:
+        hmac.compare_digest(_digest(_DUMMY_SALT, parsed[1] if parsed else "x"), _DUMMY_HASH)
+        return None, "invalid_token"
+    if not hmac.compare_digest(_digest(row.token_salt, parsed[1]), row.token_hash):
+        return None, "invalid_token"
+    return row, None
+
+
 def authenticate(connection: Any, token: str | None, now: float | None = None) -> tuple[Analyst | None, str | None]:
     """``(analyst, None)`` for a valid token, else ``(None, error code)``.
 
@@ -128,21 +149,9 @@ def authenticate(connection: Any, token: str | None, now: float | None = None) -
     ``token_expired``. A malformed or unknown token costs one hash and one
     comparison like a known one.
     """
-    if not token:
-        return None, "missing_token"
-    parsed = parse_token(token)
-    row = None
-    if parsed is not None:
-        row = connection.execute(
-            select(analysts.c.id, analysts.c.name, analysts.c.token_id, analysts.c.token_salt,
-                   analysts.c.token_hash, analysts.c.disabled, analysts.c.expires_at)
-            .where(analysts.c.token_id == parsed[0])
-        ).first()
+    row, code = token_row(connection, analysts, token)
     if row is None:
-        hmac.compare_digest(_digest(_DUMMY_SALT, parsed[1] if parsed else "x"), _DUMMY_HASH)
-        return None, "invalid_token"
-    if not hmac.compare_digest(_digest(row.token_salt, parsed[1]), row.token_hash):
-        return None, "invalid_token"
+        return None, code
     if row.disabled:
         return None, "token_disabled"
     if row.expires_at is not None and (now or time.time()) >= row.expires_at:

@@ -31,7 +31,6 @@ Examples
 
 from __future__ import annotations
 
-import hmac
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +38,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 
 from dprm.errors import ParameterError
-from dprm.server.accounts import _DUMMY_HASH, _DUMMY_SALT, _digest, check_name, new_token, parse_token
+from dprm.server.accounts import check_name, new_token, token_row
 from dprm.server.tables import owners
 
 __all__ = ["Owner", "add_owner", "rotate_owner", "set_owner_disabled", "authenticate_owner"]
@@ -90,17 +89,9 @@ def set_owner_disabled(connection: Any, name: str, disabled: bool) -> None:
 def authenticate_owner(connection: Any, token: str | None) -> tuple[Owner | None, str | None]:
     """``(owner, None)`` for a valid owner token, else ``(None, code)`` as
     :func:`dprm.server.accounts.authenticate` (constant work for unknown tokens)."""
-    if not token:
-        return None, "missing_token"
-    parsed = parse_token(token)
-    row = None
-    if parsed is not None:
-        row = connection.execute(select(owners).where(owners.c.token_id == parsed[0])).first()
+    row, code = token_row(connection, owners, token)
     if row is None:
-        hmac.compare_digest(_digest(_DUMMY_SALT, parsed[1] if parsed else "x"), _DUMMY_HASH)
-        return None, "invalid_token"
-    if not hmac.compare_digest(_digest(row.token_salt, parsed[1]), row.token_hash):
-        return None, "invalid_token"
+        return None, code
     if row.disabled:
         return None, "token_disabled"
     return Owner(int(row.id), row.name, row.token_id), None
