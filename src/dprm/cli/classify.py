@@ -34,6 +34,7 @@ from dprm.cli.console import console, note
 from dprm.cli.outputs import Outputs
 from dprm.cli.views import NaValues, OutOfBounds, TypesFile
 from dprm.errors import DataError, ParameterError
+from dprm.json_values import plain_json
 
 app = command_app()
 
@@ -225,20 +226,6 @@ def _privacy(clf: Any) -> dict[str, Any]:
             "reasons": list(clf.privacy_reasons_), "ledger": list(clf.ledger_)}
 
 
-def _plain(value: Any) -> Any:
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
 def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, seed: int | None) -> dict[str, Any]:
     """The released model: parameters, public domains, the tree (text and arrays), privacy block.
 
@@ -248,23 +235,23 @@ def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, se
     from dprm.trees import export_text
 
     tree = clf.tree_
-    domains = [{"name": d.name, "kind": d.kind, "categories": _plain(d.categories), "low": d.low,
-                "high": d.high, "thresholds": None if d.thresholds is None else _plain(d.thresholds),
+    domains = [{"name": d.name, "kind": d.kind, "categories": plain_json(d.categories), "low": d.low,
+                "high": d.high, "thresholds": None if d.thresholds is None else plain_json(d.thresholds),
                 "from_data": bool(d.from_data)} for d in clf.domains_]
     return {
         "model": "dprm.trees.DPDecisionTreeClassifier",
         "data": {"file": str(learn), "target": target},
         "parameters": {**parameters, "seed": seed, "search_used": clf.search_},
-        "classes": _plain(clf.classes_),
+        "classes": plain_json(clf.classes_),
         "features": domains,
         "tree": {
             "text": export_text(clf),
-            "feature": _plain(tree.feature), "threshold": _plain(tree.threshold),
-            "child_start": _plain(tree.child_start), "n_children": _plain(tree.n_children),
-            "children": _plain(tree.children), "depth": _plain(tree.depth),
-            "noisy_counts": _plain(tree.noisy_counts), "proba": _plain(tree.proba),
+            "feature": plain_json(tree.feature), "threshold": plain_json(tree.threshold),
+            "child_start": plain_json(tree.child_start), "n_children": plain_json(tree.n_children),
+            "children": plain_json(tree.children), "depth": plain_json(tree.depth),
+            "noisy_counts": plain_json(tree.noisy_counts), "proba": plain_json(tree.proba),
         },
-        "privacy": _plain(_privacy(clf)),
+        "privacy": plain_json(_privacy(clf)),
     }
 
 

@@ -67,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.errors import DataError, ParameterError
+from dprm.json_values import plain_json
 
 __all__ = [
     "UCI_TARGETS",
@@ -778,14 +779,6 @@ def table_csv(result: ClassificationResult) -> bytes:
     return result.table.to_csv(index=False).encode("utf-8")
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, np.generic):
-        return _plain(value.item())
-    return value
-
-
 def table_json(result: ClassificationResult) -> bytes:
     """The settings, notes and table rows as JSON bytes (NaN as null).
 
@@ -795,7 +788,7 @@ def table_json(result: ClassificationResult) -> bytes:
     >>> json.loads(table_json(result))["rows"]
     [{'epsilon': None}, {'epsilon': 1.0}]
     """
-    rows = [{k: _plain(v) for k, v in record.items()} for record in result.table.to_dict(orient="records")]
+    rows = [{k: plain_json(v, nan_as_null=True) for k, v in record.items()} for record in result.table.to_dict(orient="records")]
     document = {"settings": result.settings, "notes": result.notes, "columns": list(result.table.columns),
                 "rows": rows}
     return (json.dumps(document, indent=1, ensure_ascii=False, default=str) + "\n").encode("utf-8")

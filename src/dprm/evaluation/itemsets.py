@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.errors import DataError, ParameterError
+from dprm.json_values import plain_json
 
 __all__ = ["ItemsetDataset", "EvalConfig", "EvalResult", "resolve_dataset", "run_evaluation", "output_names",
            "render_outputs", "MOVIELENS_GENRES"]
@@ -522,16 +523,8 @@ def closeness_figure(deviations: pd.DataFrame) -> Any:
     return figure
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, np.generic):
-        return _plain(value.item())
-    return value
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
+    return [{k: plain_json(v, nan_as_null=True) for k, v in r.items()} for r in frame.to_dict(orient="records")]
 
 
 def report_html(result: EvalResult, figures: Mapping[str, bytes]) -> str:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dprm.errors import DataError
+from dprm.json_values import plain_json
 from dprm.itemsets.ison import Itemset
 from dprm.privacy import NEIGHBOURING
 
@@ -62,24 +63,13 @@ def not_private_block(*, t_closeness: bool = False, reasons: Sequence[str] = ())
             "reasons": all_reasons, "ledger": []}
 
 
-def _plain(value: Any) -> Any:
-    """JSON-able plain values (numpy scalars and arrays, tuples)."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
 def itemsets_document(itemsets: Sequence[Itemset], parameters: Mapping[str, Any],
                       privacy: Mapping[str, Any]) -> dict[str, Any]:
     """The ``dprm.itemsets/1`` document of mined itemsets."""
     return {
         "format": FORMAT,
-        "parameters": _plain(dict(parameters)),
-        "privacy": _plain(dict(privacy)),
+        "parameters": plain_json(dict(parameters)),
+        "privacy": plain_json(dict(privacy)),
         "itemsets": [{"items": {str(k): str(v) for k, v in s.items.items()}, "support": float(s.support)}
                      for s in itemsets],
     }

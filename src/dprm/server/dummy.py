@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from dprm.json_values import plain_json
+
 __all__ = ["MAX_DUMMY_ROWS", "DEFAULT_DUMMY_ROWS", "dummy_frames", "dummy_data", "dummy_rows_json"]
 
 #: Bounds of the number of dummy rows a request may ask for.
@@ -90,13 +92,5 @@ def dummy_rows_json(schema: dict[str, Any], rows: int, seed: int | None = None) 
     out: dict[str, Any] = {"rows": rows, "seed": seed, "views": {}}
     for view, frame in (("left", left), ("right", right)):
         out["views"][view] = {"columns": list(frame.columns),
-                              "rows": [[_plain(v) for v in row] for row in frame.itertuples(index=False)]}
+                              "rows": [[plain_json(v) for v in row] for row in frame.itertuples(index=False)]}
     return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
