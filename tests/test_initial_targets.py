@@ -23,6 +23,7 @@ def _impurity(x: float, y: float) -> float:
 
 
 def brute_force_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
+    """``max_p max(gini gain / 2, majority gain)``, one branch at a time."""
     out = []
     for split in targets.splits:
         ones, zeros = targets.split_branches(split)
@@ -30,9 +31,10 @@ def brute_force_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
         for candidate in other.splits:
             true, false = other.split_branches(candidate)
             missing = ~true & ~false
-            gain = _impurity(ones.sum(), zeros.sum()) - sum(
-                _impurity((ones & branch).sum(), (zeros & branch).sum()) for branch in (true, false, missing))
-            best = max(best, gain)
+            branches = [((ones & branch).sum(), (zeros & branch).sum()) for branch in (true, false, missing)]
+            gini = _impurity(ones.sum(), zeros.sum()) - sum(_impurity(a, b) for a, b in branches)
+            majority = sum(max(a, b) for a, b in branches) - max(ones.sum(), zeros.sum())
+            best = max(best, gini / 2, majority)
         out.append(best)
     return np.array(out)
 
@@ -66,7 +68,7 @@ def test_scores_move_by_less_than_the_sensitivity_between_neighbours(seed: int) 
             a = best_split_gains(full[side], full[1 - side])
             b = best_split_gains(smaller[side], smaller[1 - side])
             worst = max(worst, float(np.abs(a - b).max()))
-    assert worst < TARGET_SCORE_SENSITIVITY
+    assert worst <= TARGET_SCORE_SENSITIVITY
     assert worst > 0.2  # the check can fail: scores do move
 
 

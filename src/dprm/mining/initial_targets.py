@@ -11,36 +11,53 @@ The score (derivation)
 ----------------------
 A candidate target ``s`` splits the rows into classes 1 (the literal holds) and 0
 (its opposite holds); rows where ``s``'s attribute is missing have no class and take
-no part. For a split ``p`` of the other view, with branches true / false / missing,
-the Gini gain in rows is
+no part. For a literal ``p`` of the other view, with branches true / false / missing
+and class counts ``(A, B)`` of all classed rows and ``(a_b, b_b)`` of branch ``b``,
+two gains in rows say how well ``p`` predicts ``s``:
 
 .. math::
 
     g(s, p) = I(A, B) - \sum_{b \in \{t, f, m\}} I(a_b, b_b), \qquad I(x, y) = \frac{2xy}{x + y}
 
-where ``(A, B)`` are the class counts of all classed rows and ``(a_b, b_b)`` those of
-branch ``b`` (``I`` is the Gini impurity ``n − Σ_c n_c²/n`` of two classes, 0 for an
-empty node). The score of ``s`` is ``max_p g(s, p) ≥ 0``.
+    m(s, p) = \sum_{b \in \{t, f, m\}} \max(a_b, b_b) - \max(A, B)
 
-Sensitivity 2. Adding a row of class 1 to a node with counts ``(x, y)`` changes
+``g`` is the Gini gain (``I`` the Gini impurity ``n − Σ_c n_c²/n`` of two classes, 0
+for an empty node); ``m`` the *majority gain*, the rows a one-split tree classifies
+correctly beyond the majority class. The score of ``s`` is
+``max_p max(g(s, p)/2, m(s, p)) ≥ 0``.
+
+**Sensitivity 1.** Adding a row of class 1 to a node with counts ``(x, y)`` changes
 ``I`` by ``I(x+1, y) − I(x, y) = 2y²/((x+y)(x+y+1)) ∈ [0, 2)`` (and symmetrically for
-class 0). A row without a class changes nothing; a row with a class enters the root
-and exactly one branch of ``p``, so ``g(s, p)`` changes by the difference of two
-numbers in ``[0, 2)``: ``|Δg| < 2``. A maximum of functions that each move by less
-than 2 moves by less than 2. (Removing a row is the reverse change.)
+class 0), and ``max(x, y)`` by 0 or 1. A row without a class changes nothing; a row
+with a class enters the root and exactly one branch of ``p``, so ``g`` changes by the
+difference of two numbers in ``[0, 2)`` (``|Δg/2| < 1``) and ``m`` by the difference
+of two numbers in ``{0, 1}`` (``|Δm| ≤ 1``). A maximum of functions that each move by
+at most 1 moves by at most 1. (Removing a row is the reverse change.)
 
-Two choices per trial, each by the exponential mechanism with sensitivity 2: (1) an
+Why both. The exponential mechanism weighs a score ``u`` by ``exp(ε u / (2Δ))``;
+the Gini gain alone (``Δ = 2``) gives ``exp(ε g / 4)``, and on the planted data of
+docs/mining.md ("Weak signal", 150 Boolean vs 40 numeric attributes, 2,500 rows) the
+attributes of the weaker relations scored ``g ≈ 230–300`` rows: at a trial's share
+of ε = 1 (about 0.036 for the attribute) that is a weight of ``e^2``–``e^2.7``
+against some 180 unrelated attributes of weight about 1, so a relation was picked in
+only about one trial of six. A relation flips the majority class of a branch, where
+``m`` counts the rows that flip (``m ≈ 340–470`` for the same attributes, with
+``Δ = 1``: weights ``e^6``–``e^8``). Where no branch flips it (a rare class), ``g/2``
+keeps the old weight. Unrelated attributes score ``g/2 ≈ 2–5`` and ``m`` of a few
+rows (median 4–5; the largest of 190, a maximum over thousands of literal pairs,
+70–100).
+
+Two choices per trial, each by the exponential mechanism with sensitivity 1: (1) an
 *attribute* of either view, among those not taken, scored by the best of its split
-literals (two thirds of the trial's share: there are many attributes); (2) one of its
-split literals (a numeric attribute has one per grid point, a categorical one per
-category; the last third). The scores are computed against the splits of the
+literals (half of the trial's share); (2) one of its split literals (a numeric
+attribute has one per grid point, a categorical one per category; the other half). The scores are computed against the splits of the
 attributes not taken only. The chosen attribute is taken, and so are the attributes
 of the trees each trial releases (:class:`TargetChooser`, ``take``): once a relation
 is described by released trees, its attributes lend no score to the next choices,
 which then start from another relation (on planted data with four relations, the
 strongest two otherwise took most trials). The candidate sets and the taken sets are
 public (the schema, the public grid, released trees); only the choices are released,
-each charged before it is made; the sensitivity stays 2 whatever set is taken.
+each charged before it is made; the sensitivity stays 1 whatever set is taken.
 
 Intervals. Besides the splits, the candidates of a numeric attribute include the
 intervals ``t_j < a ≤ t_k`` between up to 8 evenly spaced points of its public grid
@@ -48,7 +65,7 @@ intervals ``t_j < a ≤ t_k`` between up to 8 evenly spaced points of its public
 score them: a relation whose numeric side is an interval (``40 < x ≤ 70``) shows no
 large gain for any single threshold, and is found once intervals are candidates (on
 planted data, the interval relation went from found in 0 to 3 of 4 datasets). The
-argument above holds for any binary test, so the sensitivity stays 2.
+argument above holds for any binary test, so the sensitivity stays 1.
 
 Counting is one matrix product per view and chunk of rows: the class indicators of
 every candidate against the branch indicators of every split of the other view.
@@ -64,13 +81,12 @@ import numpy as np
 from dprm.data.literal_index import LiteralIndex, Split
 from dprm.privacy import Accountant, ExponentialMechanism, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees.criterion import GINI_SENSITIVITY
 
 __all__ = ["TARGET_SCORE_SENSITIVITY", "InitialTarget", "TargetChooser", "candidate_literals", "literal_masks",
            "split_masks", "split_gains", "attribute_gains", "best_split_gains", "choose_targets"]
 
-#: Sensitivity of a candidate target's score (module docstring).
-TARGET_SCORE_SENSITIVITY = GINI_SENSITIVITY
+#: Sensitivity of a candidate target's score ``max(g/2, m)`` (module docstring).
+TARGET_SCORE_SENSITIVITY = 1
 
 #: Rows per chunk of the counting products (bounds memory at ~ chunk × splits × 8 bytes).
 _CHUNK = 4096
@@ -178,9 +194,9 @@ def _impurity(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def best_split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
-    """For every split literal of ``targets`` as a binary target, the largest Gini gain of one split of ``other``.
+    """For every split literal of ``targets`` as a binary target, its score: the best of one split of ``other``.
 
-    Returns an array over ``targets.splits`` (module docstring: ``max_p g(s, p)``).
+    Returns an array over ``targets.splits`` (module docstring: ``max_p max(g(s, p)/2, m(s, p))``).
 
     Examples
     --------
@@ -189,7 +205,7 @@ def best_split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
     >>> left = View("l", [Attribute("a", "l", AttributeKind.BOOLEAN, a)])
     >>> right = View("r", [Attribute("b", "r", AttributeKind.BOOLEAN, a.copy()),
     ...                    Attribute("c", "r", AttributeKind.BOOLEAN, np.array([1, 0, 1, 0, 1, 0], np.int8))])
-    >>> best_split_gains(LiteralIndex(left), LiteralIndex(right)).tolist()   # b predicts a: I(3, 3) = 3
+    >>> best_split_gains(LiteralIndex(left), LiteralIndex(right)).tolist()   # b predicts a: m = 6 − 3, g/2 = 1.5
     [3.0]
     """
     return split_gains(targets, other).max(axis=1, initial=0.0)
@@ -197,10 +213,11 @@ def best_split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
 
 def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal] | None = None,
                 other_literals: list[Literal] | None = None) -> np.ndarray:
-    """The Gini gain ``g(s, p) ≥ 0`` of every literal ``p`` of ``other`` for every literal ``s`` of ``targets``.
+    """The score ``max(g(s, p)/2, m(s, p)) ≥ 0`` of every literal ``p`` of ``other`` for every literal ``s`` of ``targets``.
 
-    Literals default to the splits of each index; shape ``(#target literals, #other
-    literals)`` (module docstring).
+    ``g`` is the Gini gain and ``m`` the majority gain, both in rows; literals default
+    to the splits of each index; shape ``(#target literals, #other literals)``
+    (module docstring: sensitivity 1).
     """
     if target_literals is None:
         target_literals = [(split, None) for split in targets.splits]
@@ -227,9 +244,11 @@ def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: lis
     a_all, b_all = totals[0][:, None], totals[1][:, None]
     false_ones = a_all - counts[0] - counts[2]
     false_zeros = b_all - counts[1] - counts[3]
-    gain = (_impurity(a_all, b_all) - _impurity(counts[0], counts[1]) - _impurity(counts[2], counts[3])
+    gini = (_impurity(a_all, b_all) - _impurity(counts[0], counts[1]) - _impurity(counts[2], counts[3])
             - _impurity(false_ones, false_zeros))
-    return np.maximum(gain, 0.0)
+    majority = (np.maximum(counts[0], counts[1]) + np.maximum(counts[2], counts[3])
+                + np.maximum(false_ones, false_zeros) - np.maximum(a_all, b_all))
+    return np.maximum(np.maximum(gini / 2.0, majority), 0.0)
 
 
 def attribute_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal],
@@ -258,8 +277,8 @@ class TargetChooser:
     """Initial targets one trial at a time, each by the two-stage exponential mechanism.
 
     ``epsilon`` is split equally over ``k`` trials; each :meth:`next` spends its share
-    exactly: two thirds to choose an attribute among those not taken (there are many
-    attributes), one third to choose one of its split literals. Scores have
+    exactly: half to choose an attribute among those not taken, half to choose one of
+    its split literals. Scores have
     sensitivity :data:`TARGET_SCORE_SENSITIVITY` and are computed against the splits of
     the attributes not taken (module docstring). A chosen attribute is taken;
     :meth:`take` takes others (a miner takes the attributes of the trees it released,
