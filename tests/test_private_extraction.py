@@ -418,3 +418,106 @@ def test_paper_counts_intervals_hold_their_clipped_estimates():
     inside = [r.extra[INTERVAL_KEY]["support_left"][0] <= r.stats.support_left
               <= r.extra[INTERVAL_KEY]["support_left"][1] for r in found]
     assert found and all(inside)
+
+
+# -- selection-aware Jaccard intervals ------------------------------------------------------
+
+
+def _weak_relation_pair():
+    """Generated data with a weak planted relation (``a ∨ b`` vs ``x > 60`` on 30 % broken
+    rows) and a fixed tree pair over its attributes and unrelated ones."""
+    from dprm.data import load_two_view
+    from dprm.datasets import make_planted
+
+    planted = make_planted(2000, n_left_boolean=6, n_right_numeric=4, relations=["threshold-or"], noise=0.3,
+                           random_state=0)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    indexes = [LiteralIndex(v, mode="private", max_splits=8) for v in data.views]
+
+    def split(side, name, code):
+        position = indexes[side].view.names.index(name)
+        return [s for s in indexes[side].splits if s.attribute == position][code]
+
+    trees = [Tree(depth=2, splits=[split(0, "l_bool_0", 0), split(0, "l_bool_1", 0), split(0, "l_bool_5", 0)]),
+             Tree(depth=2, splits=[split(1, "r_num_0", 4), split(1, "r_num_3", 4), split(1, "r_num_1", 2)])]
+    cells = [t.apply_cells(i) for t, i in zip(trees, indexes)]
+    return data, indexes, trees, cells
+
+
+def test_kept_jaccard_intervals_cover_despite_selection_and_marginal_ones_do_not():
+    """60 seeded releases of one weak tree pair (scale 10 against supports of hundreds):
+    the redescriptions that survive pruning were chosen by the same noise that states
+    them, and their marginal 95 % intervals under-cover; the selection-aware band covers."""
+    data, indexes, trees, cells = _weak_relation_pair()
+    hits = {"jaccard": [], "jaccard_marginal": []}
+    for rep in range(60):
+        acc = Accountant(10, SeededNoise(np.random.default_rng(1000 + rep)))
+        found = run(cells, trees, indexes, 0.1, acc, constraints=Constraints(), data_size=(2000.0, 800.0),
+                    rng=np.random.default_rng(rep))
+        for r in prune(found, max_interval_width=0.22, max_pvalue=0.01):
+            if r.pruned:
+                continue
+            truth = RedescriptionStats.from_supports(r.left.support(data.views[0]),
+                                                     r.right.support(data.views[1])).jaccard
+            interval = r.extra[INTERVAL_KEY]
+            assert interval["selection"]["critical_value"] > 1.96
+            for key in hits:
+                low, high = interval[key]
+                hits[key].append(low <= truth <= high)
+    assert len(hits["jaccard"]) >= 30
+    assert np.mean(hits["jaccard"]) >= 0.90, np.mean(hits["jaccard"])          # nominal 0.95 minus slack
+    assert np.mean(hits["jaccard_marginal"]) <= 0.88, np.mean(hits["jaccard_marginal"])  # the curse is real here
+
+
+def test_band_is_never_narrower_than_the_marginal_interval_and_holds_the_estimate():
+    _, indexes, trees, cells = setup(4, n_rows=800)
+    acc = Accountant(10, SeededNoise(np.random.default_rng(4)))
+    found = run(cells, trees, indexes, 0.2, acc, constraints=Constraints(min_jaccard=0.0, max_pvalue=1.0))
+    assert found
+    for r in found:
+        interval = r.extra[INTERVAL_KEY]
+        (low, high), (m_low, m_high) = interval["jaccard"], interval["jaccard_marginal"]
+        assert 0 <= low <= m_low <= m_high <= high <= 1
+        assert low <= r.stats.jaccard <= high
+
+
+def test_held_back_share_writes_marginal_intervals():
+    """With re-estimation the statement's noise is independent of the choice: no band."""
+    _, indexes, trees, cells = setup(5, n_rows=800)
+    acc = Accountant(10, SeededNoise(np.random.default_rng(5)))
+    found = run(cells, trees, indexes, 0.5, acc, constraints=Constraints(min_jaccard=0.0, max_pvalue=1.0),
+                reestimate_share=0.5)
+    assert found and all("selection" not in r.extra[INTERVAL_KEY] for r in found)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_returned_side_is_a_reachable_set(seed):
+    """The band is simultaneous over reachable_sets: extraction must never return anything else."""
+    from dprm.mining.extraction import extract_combinations
+    from dprm.mining.private_extraction import reachable_sets
+    from dprm.trees.leaf_queries import node_cells
+
+    rng = np.random.default_rng(seed)
+    _, indexes, trees, cells = setup(seed, depth=2 + seed % 2)
+    table = rng.integers(-3, 60, size=(trees[0].n_leaves + 1, trees[1].n_leaves + 1)).astype(float)
+    gamma = Constraints(min_support=1, max_support=1.0, min_jaccard=0.0, max_pvalue=1.0, max_clauses=1 + seed % 3)
+    units = []
+    for tree in trees:
+        masks = np.eye(tree.n_leaves, dtype=bool) if seed % 2 else node_cells(tree)[1][:, : tree.n_leaves]
+        units.append(np.column_stack([masks[masks.any(axis=1)], np.zeros(int(masks.any(axis=1).sum()), bool)]))
+    found = extract_combinations(table, gamma, units[0], units[1])
+    assert found
+    reachable = [{tuple(row) for row in reachable_sets(u, gamma.max_clauses).tolist()} for u in units]
+    for c in found:
+        assert tuple(c.left) in reachable[0] and tuple(c.right) in reachable[1]
+
+
+def test_too_many_candidates_fall_back_to_the_bonferroni_bound():
+    from statistics import NormalDist
+
+    from dprm.mining.private_extraction import reachable_sets, selection_critical_value
+
+    assert reachable_sets(np.eye(128, dtype=bool), 3, limit=60_000) is None
+    q, k = selection_critical_value(np.zeros((5, 2, 2)), np.full(5, 10.0), np.zeros((2, 2)), 10.0, None, None,
+                                    Constraints(), 0.95, n_candidates=10**6)
+    assert k == 10**6 and q == pytest.approx(NormalDist().inv_cdf(1 - 0.05 / 2e6))

@@ -382,7 +382,7 @@ class PrivateTreeMiner(Miner):
             cells[0], trees[0], self.indexes_[0], cells[1], trees[1], self.indexes_[1],
             epsilon, self._accountant, step, self._constraints,
             counts=self.counts, units=self.units, data_size=self._data_size, confidence=self.confidence,
-            reestimate_share=self.reestimate_share, rng=self._rng,
+            reestimate_share=self.reestimate_share, prune_width=self.prune_interval, rng=self._rng,
         )
         for redescription in found:
             key = (canonical_key(redescription.left), canonical_key(redescription.right))
