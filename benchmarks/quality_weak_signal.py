@@ -8,8 +8,10 @@ statistics of the secure path), prints one JSON line:
   after Siren's redundancy filter on their true supports (``supp(qL) ∩ supp(qR)``
   overlapping a better one by a Jaccard index above 0.9 counts once), per run, summed;
 * ``median_true_jaccard``, ``significant`` (true p < 0.01), ``spearman`` (noisy vs true
-  Jaccard), ``interval_coverage`` (true Jaccard inside the reported interval), over the
-  kept ones of all runs;
+  Jaccard), ``interval_coverage`` (true Jaccard inside the reported interval, the
+  selection-aware band by default), ``marginal_coverage`` (inside the marginal interval
+  pruning reads, where there is one), ``median_interval_width`` (of the reported one),
+  over the kept ones of all runs;
 * ``planted_found`` (planted data only): planted relations recovered in the pooled
   output of the runs: a kept redescription with true Jaccard ≥ 0.7 whose two queries
   each use an attribute of the relation's planted query on that side.
@@ -85,7 +87,11 @@ def one_run(job: tuple) -> dict:
                     best[k] = max(best.get(k, 0.0), float(true_j))
                     if true_j >= FOUND_JACCARD:
                         found.add(k)
-    frame = frame[~frame.pruned.astype(bool)]
+    frame = frame[~frame.pruned.astype(bool)].copy()
+    marginal = [miner.redescriptions_[int(i)].extra.get("interval", {}).get("jaccard_marginal") for i in frame["index"]]
+    frame["marginal_covers"] = [None if m is None else bool(m[0] <= t <= m[1])
+                                for m, t in zip(marginal, frame.true_jaccard)]
+    frame["interval_width"] = frame.jaccard_high - frame.jaccard_low
     return {"job": job, "frame": frame, "distinct": distinct, "found": found, "best": best, "algorithm": algorithm}
 
 
@@ -96,6 +102,7 @@ def summary(results: list[dict], runs: int, planted: bool) -> dict:
     rho = kept[["noisy_jaccard", "true_jaccard"]].corr("spearman").iloc[0, 1] if n > 2 else float("nan")
     coverage = (kept["true_jaccard_in_interval"].astype(float).mean()
                 if n and "true_jaccard_in_interval" in kept else float("nan"))
+    marginal = kept["marginal_covers"].dropna().astype(float) if n else pd.Series(dtype=float)
     figures = {
         "runs_with_kept": f"{sum(len(f) > 0 for f in frames)}/{runs}",
         "kept": n,
@@ -104,6 +111,8 @@ def summary(results: list[dict], runs: int, planted: bool) -> dict:
         "significant": round(float((kept.true_pvalue < 0.01).mean()), 3) if n else None,
         "spearman": None if np.isnan(rho) else round(float(rho), 3),
         "interval_coverage": None if np.isnan(coverage) else round(float(coverage), 3),
+        "marginal_coverage": round(float(marginal.mean()), 3) if len(marginal) else None,
+        "median_interval_width": round(float(kept.interval_width.median()), 3) if n else None,
         "algorithms": sorted({r["algorithm"] for r in results}),
     }
     if planted:

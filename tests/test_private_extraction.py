@@ -519,5 +519,5 @@ def test_too_many_candidates_fall_back_to_the_bonferroni_bound():
 
     assert reachable_sets(np.eye(128, dtype=bool), 3, limit=60_000) is None
     q, k = selection_critical_value(np.zeros((5, 2, 2)), np.full(5, 10.0), np.zeros((2, 2)), 10.0, None, None,
-                                    Constraints(), 0.95, n_candidates=10**6)
+                                    Constraints(), 0.95, 1.0, n_candidates=10**6)
     assert k == 10**6 and q == pytest.approx(NormalDist().inv_cdf(1 - 0.05 / 2e6))

@@ -50,7 +50,8 @@ rows (median 4–5; the largest of 190, a maximum over thousands of literal pair
 Two choices per trial, each by the exponential mechanism with sensitivity 1: (1) an
 *attribute* of either view, among those not taken, scored by the best of its split
 literals (half of the trial's share); (2) one of its split literals (a numeric
-attribute has one per grid point, a categorical one per category; the other half). The scores are computed against the splits of the
+attribute has one per grid point, a categorical one per category; the other half).
+The scores are computed against the splits of the
 attributes not taken only. The chosen attribute is taken, and so are the attributes
 of the trees each trial releases (:class:`TargetChooser`, ``take``): once a relation
 is described by released trees, its attributes lend no score to the next choices,
@@ -213,7 +214,7 @@ def best_split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
 
 def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal] | None = None,
                 other_literals: list[Literal] | None = None) -> np.ndarray:
-    """The score ``max(g(s, p)/2, m(s, p)) ≥ 0`` of every literal ``p`` of ``other`` for every literal ``s`` of ``targets``.
+    """The score ``max(g(s, p)/2, m(s, p)) ≥ 0`` of every literal ``p`` of ``other`` for each literal ``s``.
 
     ``g`` is the Gini gain and ``m`` the majority gain, both in rows; literals default
     to the splits of each index; shape ``(#target literals, #other literals)``

@@ -138,20 +138,28 @@ negation or a union of up to ``max_clauses + 1`` units per side), and of those t
 ones that can be *kept*: Γ's bounds on supports, Jaccard and p-value, and a
 marginal Jaccard interval no wider than pruning's ``prune_width``. The band is the
 max-t (studentised maximum) construction on the simulated tables ``T* = R + Z*``
-that give the marginal intervals: with ``sd_c`` the spread of ``J_c(T*)``,
+that give the marginal intervals: with ``se_c(T)`` the delta-method standard error of
+a Jaccard index computed from a table ``T`` (:func:`jaccard_standard_error`: the
+intersection and the two one-sided parts are sums of known numbers of cells of
+known noise variance),
 
-    M* = max over the candidates c eligible on T* of |J_c(T*) − Ĵ_c| / sd_c,
+    M* = max over the candidates c eligible on T* of |J_c(T*) − Ĵ_c| / se_c(T*),
     q  = the ``confidence`` quantile of M* over the draws,
 
-and each chosen redescription's interval is ``[Ĵ_c − q·sd_c, Ĵ_c + q·sd_c]`` clipped
-to ``[0, 1]`` and joined with its marginal interval (never narrower). As ``T* − R``
-has the law of ``R − T`` for sums of cells (symmetric noise, parametric bootstrap),
-``P(|J_c(R) − J_c(T)| ≤ q·sd_c for every eligible c) ≈ confidence``, so a kept
-redescription's band covers its true Jaccard with at least that probability (the
-Jaccard index is a ratio, so this is as approximate as the marginal intervals).
-``q`` is about 3.3–3.7 on generated data with a weak relation (1.96 marginally), so
-the band is about 1.8 times as wide as the marginal interval: the price of choosing
-and stating with one release. When more than :data:`MAX_BAND_PAIRS` pairs would be
+and each chosen redescription's interval is ``[Ĵ_c − q·se_c(R), Ĵ_c + q·se_c(R)]``
+clipped to ``[0, 1]`` and joined with its marginal interval (never narrower). As
+``T* − R`` has the law of ``R − T`` for sums of cells (symmetric noise, parametric
+bootstrap), ``P(|J_c(R) − J_c(T)| ≤ q·se_c(R) for every eligible c) ≈ confidence``:
+a kept redescription's band covers its true Jaccard with at least that probability
+(the Jaccard index is a ratio, so this is as approximate as the marginal intervals).
+Each draw is studentised by its *own* standard error, as the released table is by
+its own: the spread of the draws would not do, since a candidate stuck at ``J = 0``
+on most draws has almost no spread but a sizeable error on the draws where it is
+eligible (with the spread, ``q`` reached 10–12 at depth 3 on unrelated data; with
+the standard error it is 3.4–4.0). ``q`` is about 3.3–3.4 on generated data with a
+weak relation at depth 2 (1.96 marginally), so the band is about 1.7 times as wide
+as the marginal interval: the price of choosing and stating with one release. When
+more than :data:`MAX_BAND_PAIRS` pairs would be
 compared, ``q`` is the Bonferroni bound ``Φ⁻¹(1 − (1 − confidence)/(2K))`` over
 their number ``K`` (wider, and valid for any dependence). Pruning's width rule
 reads the marginal interval (``"jaccard_marginal"``), so the band changes what is
@@ -483,19 +491,56 @@ def _pair_statistics(tables: np.ndarray, n_rows: np.ndarray, left: np.ndarray, r
     return support_left, support_right, intersection, jaccard
 
 
+def jaccard_standard_error(support_left, support_right, intersection, cells_both, cells_left, cells_right,
+                           cell_variance: float):
+    """The delta-method standard error of a Jaccard index computed from noisy cells.
+
+    ``J = a / (a + b + c)`` with ``a`` the intersection, ``b = sL − a`` and ``c = sR − a``
+    (clipped at 0), each a sum of ``cells_both``, ``cells_left`` and ``cells_right``
+    cells of independent noise of variance ``cell_variance``:
+    ``Var J ≈ ((b + c)² k_a + a² (k_b + k_c)) · v / u⁴``, ``u = a + b + c`` (at least 1).
+    Vectorised (arrays broadcast together).
+
+    Examples
+    --------
+    >>> round(float(jaccard_standard_error(60.0, 80.0, 50.0, 1, 2, 3, 8.0)), 4)   # J = 50/90
+    0.0415
+    """
+    a = np.maximum(np.asarray(intersection, dtype=np.float64), 0.0)
+    b = np.maximum(np.asarray(support_left, dtype=np.float64) - a, 0.0)
+    c = np.maximum(np.asarray(support_right, dtype=np.float64) - a, 0.0)
+    u = np.maximum(a + b + c, 1.0)
+    variance = ((b + c) ** 2 * cells_both + a ** 2 * (np.asarray(cells_left) + cells_right)) * cell_variance / u**4
+    return np.sqrt(variance)
+
+
+def _region_cells(left: np.ndarray, right: np.ndarray, outer: bool = True) -> tuple[np.ndarray, ...]:
+    """Cells of the table in ``L × R``, ``L × not R`` and ``not L × R`` for left and right cell sets.
+
+    With ``outer`` every left set with every right set (shape ``(k, m)``), else row by row.
+    """
+    n_left, n_right = left.sum(axis=1).astype(np.float64), right.sum(axis=1).astype(np.float64)
+    a, b = left.shape[1], right.shape[1]
+    if outer:
+        n_left, n_right = n_left[:, None], n_right[None, :]
+    return n_left * n_right, n_left * (b - n_right), (a - n_left) * n_right
+
+
 def selection_critical_value(
     draws: np.ndarray, n_draws: np.ndarray, table: np.ndarray, n_hat: float, left_sets: np.ndarray | None,
-    right_sets: np.ndarray | None, constraints: Constraints, confidence: float, n_candidates: int | None = None,
-    max_width: float | None = None,
+    right_sets: np.ndarray | None, constraints: Constraints, confidence: float, cell_variance: float,
+    n_candidates: int | None = None, max_width: float | None = None,
 ) -> tuple[float, int]:
     """The multiplier ``q`` of the selection-aware Jaccard band, and the candidates it covers.
 
     ``q`` is the ``confidence`` quantile over the draws of
-    ``max_c |J_c(T*) − Ĵ_c| / sd_c``, the largest standardised deviation among the
+    ``max_c |J_c(T*) − Ĵ_c| / se_c(T*)``, the largest studentised deviation among the
     candidate pairs ``c`` (every left set × every right set extraction can return,
     :func:`reachable_sets`) that satisfy Γ's support and Jaccard bounds on that draw
     (module docstring, "Selection-aware Jaccard intervals"). ``Ĵ_c`` is the Jaccard
-    index of the released ``table`` (``n_hat`` rows), ``sd_c`` the spread of the draws.
+    index of the released ``table`` (``n_hat`` rows), ``se_c(T*)`` the standard error
+    of :func:`jaccard_standard_error` on the draw, with cells of noise variance
+    ``cell_variance``.
     When the sets are not enumerated (``None``: too many), ``q`` is the Bonferroni
     bound ``Φ⁻¹(1 − (1 − confidence) / (2K))`` over ``K = n_candidates`` pairs.
 
@@ -506,7 +551,7 @@ def selection_critical_value(
     >>> draws = simulate_tables(table, 5.0, 400, rng).astype(float)
     >>> sets = reachable_sets(np.eye(3, dtype=bool), 1)
     >>> q, k = selection_critical_value(draws, draws.sum(axis=(1, 2)), table, table.sum(), sets, sets,
-    ...                                 Constraints(min_support=10), 0.95)
+    ...                                 Constraints(min_support=10), 0.95, discrete_laplace_variance(5.0))
     >>> k, bool(1.96 < q < 4.0)
     (36, True)
     """
@@ -525,7 +570,11 @@ def selection_critical_value(
         *_, estimate = _pair_statistics(np.asarray(table, dtype=np.float64)[None], np.array([float(n_hat)]),
                                         left, right_sets)
         support_left, support_right, intersection, jaccard = _pair_statistics(draws, n_draws, left, right_sets)
-        spread = np.maximum(jaccard.std(axis=0), 1e-9)
+        # Studentised by each draw's own standard error (the band uses the released
+        # table's): a candidate stuck at J = 0 on most draws has a tiny spread of draws
+        # but a sizeable error wherever it is eligible.
+        spread = np.maximum(jaccard_standard_error(support_left, support_right, intersection,
+                                                   *_region_cells(left, right_sets), cell_variance), 1e-9)
         n = np.broadcast_to(n_draws[:, None, None], jaccard.shape)
         eligible = ((intersection >= constraints.min_support) & (jaccard >= constraints.min_jaccard)
                     & (support_left <= constraints.max_support * n) & (support_right <= constraints.max_support * n))
@@ -541,25 +590,34 @@ def selection_critical_value(
     return float(np.quantile(worst, confidence)), len(left_sets) * len(right_sets)
 
 
-def selection_aware_intervals(intervals: list[dict], jaccard_draws: np.ndarray, estimates: Sequence[float],
-                              critical: float, candidates: int) -> list[dict]:
-    """Each interval with its Jaccard widened to ``Ĵ ± q·sd`` (never narrower than before).
+def selection_aware_intervals(intervals: list[dict], estimates: Sequence[RedescriptionStats], left: np.ndarray,
+                              right: np.ndarray, cell_variance: float, critical: float, candidates: int) -> list[dict]:
+    """Each interval with its Jaccard widened to ``Ĵ ± q·se`` (never narrower than before).
 
-    The marginal interval stays as ``"jaccard_marginal"`` (pruning's width rule reads
-    it); ``"selection"`` records ``q`` and the number of candidate pairs.
+    ``se`` is :func:`jaccard_standard_error` of the reported statistics (``estimates``)
+    over the cells of each combination (``left``, ``right``: its cell masks). The
+    marginal interval stays as ``"jaccard_marginal"`` (pruning's width rule reads it);
+    ``"selection"`` records ``q`` and the number of candidate pairs.
 
     Examples
     --------
-    >>> out = selection_aware_intervals([{"confidence": 0.95, "jaccard": [0.45, 0.55]}],
-    ...                                 np.array([[0.45], [0.55]]), [0.5], 3.0, 36)
-    >>> out[0]["jaccard"], out[0]["jaccard_marginal"], out[0]["selection"]["critical_value"]
-    ([0.35, 0.65], [0.45, 0.55], 3.0)
+    >>> stats = RedescriptionStats.from_counts(60, 80, 50, 1000)
+    >>> out = selection_aware_intervals([{"confidence": 0.95, "jaccard": [0.5, 0.6]}], [stats],
+    ...                                 np.array([[True, False]]), np.array([[True, True, False]]), 8.0, 3.0, 36)
+    >>> [round(x, 3) for x in out[0]["jaccard"]], out[0]["jaccard_marginal"], out[0]["selection"]["critical_value"]
+    ([0.447, 0.664], [0.5, 0.6], 3.0)
     """
-    spread = np.asarray(jaccard_draws, dtype=np.float64).std(axis=0)
+    estimates = list(estimates)
+    error = jaccard_standard_error(np.array([e.support_left for e in estimates]),
+                                   np.array([e.support_right for e in estimates]),
+                                   np.array([e.intersection for e in estimates]),
+                                   *_region_cells(np.asarray(left, bool), np.asarray(right, bool), outer=False),
+                                   cell_variance)
     out = []
-    for interval, estimate, sd in zip(intervals, estimates, spread):
+    for interval, estimate, se in zip(intervals, estimates, error):
         low, high = interval["jaccard"]
-        band = [max(0.0, min(low, estimate - critical * sd)), min(1.0, max(high, estimate + critical * sd))]
+        band = [max(0.0, min(low, estimate.jaccard - critical * se)),
+                min(1.0, max(high, estimate.jaccard + critical * se))]
         out.append({**interval, "jaccard": [float(round(band[0], 12)), float(round(band[1], 12))],
                     "jaccard_marginal": [low, high],
                     "selection": {"critical_value": round(float(critical), 4), "candidates": int(candidates)}})
@@ -571,17 +629,6 @@ def _count_reachable(units: np.ndarray, max_clauses: int) -> int:
     k = int(np.asarray(units).shape[0])
     return k + sum(math.comb(k, j) for j in range(1, min(k, max_clauses + 1) + 1))
 
-
-def _combination_jaccards(tables: np.ndarray, n_rows: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """The Jaccard index of each combination (row of ``left`` with the same row of ``right``) on each table."""
-    lf, rf = left.astype(np.float64), right.astype(np.float64)
-    n = np.maximum(np.asarray(n_rows, dtype=np.float64), 0.0)[:, None]
-    support_left = np.clip(tables.sum(axis=2) @ lf.T, 0.0, n)
-    support_right = np.clip(tables.sum(axis=1) @ rf.T, 0.0, n)
-    intersection = np.clip(np.einsum("ka,sab,kb->sk", lf, tables, rf),
-                           np.maximum(support_left + support_right - n, 0.0), np.minimum(support_left, support_right))
-    union = support_left + support_right - intersection
-    return np.divide(intersection, union, out=np.zeros_like(union), where=union > 0)
 
 
 # -- queries -----------------------------------------------------------------------
@@ -976,13 +1023,13 @@ def private_extract(
             right_masks = np.array([c.right for c in combinations])
             sets = [reachable_sets(u, constraints.max_clauses, limit=MAX_BAND_PAIRS)
                     for u in (left_units, right_units)]
+            cell_variance = max(discrete_laplace_variance(scale) for scale in scales)
             critical, candidates = selection_critical_value(
-                draws, n_draws, table, n_hat, sets[0], sets[1], constraints, confidence, max_width=prune_width,
-                n_candidates=_count_reachable(left_units, constraints.max_clauses)
+                draws, n_draws, table, n_hat, sets[0], sets[1], constraints, confidence, cell_variance,
+                max_width=prune_width, n_candidates=_count_reachable(left_units, constraints.max_clauses)
                 * _count_reachable(right_units, constraints.max_clauses))
-            jaccards = _combination_jaccards(draws, n_draws, left_masks, right_masks)
-            intervals = selection_aware_intervals(intervals, jaccards, [_stats(c).jaccard for c in combinations],
-                                                  critical, candidates)
+            intervals = selection_aware_intervals(intervals, [_stats(c) for c in combinations], left_masks,
+                                                  right_masks, cell_variance, critical, candidates)
 
     queries = (TreeQueries(left_tree, left_index), TreeQueries(right_tree, right_index))
     found = []
