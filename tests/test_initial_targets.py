@@ -69,7 +69,7 @@ def test_scores_move_by_less_than_the_sensitivity_between_neighbours(seed: int) 
             b = best_split_gains(smaller[side], smaller[1 - side])
             worst = max(worst, float(np.abs(a - b).max()))
     assert worst <= TARGET_SCORE_SENSITIVITY
-    assert worst > 0.2  # the check can fail: scores do move
+    assert worst > 0.9  # the check can fail: scores do move, and the bound 1 is reached (a majority flips)
 
 
 RELATIONS = ["disjunction", "thresholds", "threshold-or"]
