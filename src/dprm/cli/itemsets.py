@@ -180,14 +180,17 @@ def itemsets(
     step: float = typer.Option(10.0, "--step", metavar="PERCENT",
                                help="t-closeness correction per round, percent of the remaining difference."),
     chains: int = typer.Option(3, "--chains", metavar="K", help="Classifier chains of the ensemble."),
-    passes: int = typer.Option(1, "--passes", metavar="P",
-                               help="1: learn the rows once, in file order (a stream). P > 1: P passes over the "
-                                    "rows, each in a new random order (a longer stationary stream; small tables "
-                                    "need it, docs/itemsets.md)."),
+    passes: str = typer.Option("auto", "--passes", metavar="auto|P",
+                               help="Passes over the file's rows, each in a new random order (a longer stationary "
+                                    "stream). auto: enough passes that the trees see at least 200,000 rows; a file "
+                                    "that long is learned once, in its own order, like a stream (docs/itemsets.md)."),
     grace_period: int = typer.Option(200, "--grace-period", metavar="N",
                                      help="Rows a Hoeffding-tree leaf sees between split tests."),
     split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
                                            help="Hoeffding bound's δ: smaller splits later, on surer evidence."),
+    tie_threshold: Optional[float] = typer.Option(
+        None, "--tie-threshold", metavar="T",
+        help="Split on the best attribute once the Hoeffding bound falls below T (default 0.1)."),
     epsilon: Optional[float] = typer.Option(
         None, "--epsilon", metavar="ε",
         help="Fit the chains with differentially private trees, spending ε (needs --types declaring every column)."),
@@ -218,12 +221,15 @@ def itemsets(
     sensitive = list(sensitive or [])
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
-    if not 1 <= passes <= 1000:
-        raise ParameterError(f"--passes must be between 1 and 1000, not {passes}")
-    if passes > 1 and epsilon is not None:
+    from dprm.itemsets.estimator import parse_passes
+
+    passes_rule = parse_passes(passes, option="--passes")
+    if passes_rule != "auto" and epsilon is not None:
         raise ParameterError("--passes is for the online estimate; the DP estimate (--epsilon) reads the rows once")
     if grace_period < 1 or not (math.isfinite(split_confidence) and 0 < split_confidence < 1):
         raise ParameterError("--grace-period must be >= 1 and --split-confidence in (0, 1)")
+    if tie_threshold is not None and not (math.isfinite(tie_threshold) and tie_threshold >= 0):
+        raise ParameterError(f"--tie-threshold must be a number >= 0, not {tie_threshold:g}")
     if top < 0:
         raise ParameterError(f"--top must be >= 0, not {top}")
     bin_edges = parse_bins(bins)
@@ -264,20 +270,13 @@ def itemsets(
 
         estimator = DensityEstimator(n_chains=chains, domains=domains or None, bins=bin_edges or None,
                                      grace_period=grace_period, split_confidence=split_confidence,
-                                     random_state=seed)
-        if passes == 1:
-            estimator.fit(read_frame(learn, columns) if ignored else learn)
-        else:
-            import numpy as np
-
-            frame = read_frame(learn, columns)
-            order = np.random.default_rng(seed)
-            for _ in range(passes):
-                estimator.learn_many(frame.iloc[order.permutation(len(frame))].reset_index(drop=True),
-                                     source=str(learn))
+                                     passes=passes_rule, random_state=seed,
+                                     **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
+        estimator.fit(read_frame(learn, columns) if ignored else learn)
         privacy = not_private_block(t_closeness=bool(sensitive))
-        parameters.update(rows_learned=estimator.n_seen_, passes=passes, grace_period=grace_period,
-                          split_confidence=split_confidence,
+        parameters.update(rows_learned=estimator.n_seen_, passes=estimator.passes_, passes_rule=passes_rule,
+                          grace_period=grace_period, split_confidence=split_confidence,
+                          tie_threshold=estimator.tie_threshold,
                           orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
     if sensitive:
         from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness

@@ -89,15 +89,21 @@ import pandas as pd
 from dprm.errors import DataError, ParameterError
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
 from dprm.itemsets.estimator import Chain, DensityEstimator
+from dprm.itemsets.private_parents import MAX_PARENTS, next_candidates, nonnegative_counts, release_conditional
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
 from dprm.privacy.accountant import combine_guarantees
 
-__all__ = ["PrivateFit", "fit_private_estimator", "released_tree", "MAX_DEPTH"]
+__all__ = ["PrivateFit", "fit_private_estimator", "released_tree", "MAX_DEPTH", "STRUCTURES"]
 
 #: Default depth of the DP trees: the budget halves from level to level
 #: (:data:`dprm.trees.classifier.LEVEL_DECAY`), so deeper levels add little but noise.
 MAX_DEPTH = 2
+#: How a conditional is released (``fit_private_estimator(structure=)``).
+STRUCTURES = ("parents", "dp-trees")
+#: The ledger's description of one variable's release, by structure.
+MECHANISMS = {"parents": "exponential-mechanism choice of (variable, parents) + table histogram",
+              "dp-trees": "dp-tree (histogram or exponential-mechanism splits + leaf histogram)"}
 #: Reason given when a column's categories are read off the data.
 DOMAIN_REASON = "categories of some columns read off the data (declare them: types file or domains=)"
 
@@ -125,8 +131,7 @@ class PrivateFit:
 def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories: Sequence[int],
                               target: int) -> ConditionalTree:
     """The ConditionalTree of a released :class:`~dprm.trees.classifier.FittedTree` (see the module notes)."""
-    proba = np.asarray(fitted.proba, dtype=np.float64)
-    rows = np.clip(np.asarray(fitted.noisy_counts, dtype=np.float64), 0.0, None).sum(axis=1)
+    noisy = np.asarray(fitted.noisy_counts, dtype=np.float64)
     feature: list[int] = []
     child_offset: list[int] = []
     n_children: list[int] = []
@@ -137,7 +142,7 @@ def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories:
     while k < len(order):
         node = order[k]
         f = int(fitted.feature[node])
-        counts.append(proba[node] * rows[node])
+        counts.append(nonnegative_counts(noisy[node]))
         if f < 0:
             feature.append(-1)
             child_offset.append(0)
@@ -174,6 +179,36 @@ def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Se
     return _conditional_tree(classifier.tree_, feature_columns, [v.size for v in variables], target)
 
 
+def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int], per_variable: Fraction,
+                   accountant: Accountant, step: str, *, choose_order: bool, max_parents: int,
+                   columns: Sequence[str], ledger: list[dict[str, Any]], guarantees: list[str]) -> Chain:
+    """One chain of ``structure="parents"`` (:mod:`dprm.itemsets.private_parents`).
+
+    Before each release, ``per_variable`` is charged to ``accountant`` under
+    ``STEP, variable K``; the release spends exactly that (its choice and its counts,
+    listed in the ledger). Constant variables (one category) go last, as single leaves.
+    """
+    remaining = [j for j in order if sizes[j] >= 2]
+    released: list[int] = []
+    trees = []
+    while remaining:
+        name = f"{step}, variable {len(released) + 1}"
+        sub = Accountant(per_variable, accountant.noise)
+        accountant.charge(per_variable, name, MECHANISMS["parents"])
+        candidates = next_candidates(released, remaining, sizes, choose_order=choose_order, max_parents=max_parents)
+        release = release_conditional(codes, candidates, sizes, per_variable, sub, "table")
+        if sub.spent() != per_variable:  # a release spends its whole share
+            raise RuntimeError(f"{name}: spent {sub.spent()} of {per_variable}")  # pragma: no cover - invariant
+        guarantees.extend(entry.guarantee for entry in sub.ledger)
+        ledger.extend({"step": f"{name} ({columns[release.target]}): {entry.step.partition(': ')[2]}",
+                       "mechanism": entry.mechanism, "epsilon": float(entry.epsilon)} for entry in sub.ledger)
+        trees.append(release.tree)
+        released.append(release.target)
+        remaining.remove(release.target)
+    trees += [ConditionalTree.single_leaf(j, [1.0]) for j in order if sizes[j] < 2]
+    return Chain(tuple(t.target for t in trees), tuple(trees))
+
+
 def _check_epsilon(epsilon: Any) -> Fraction:
     try:
         return as_epsilon(epsilon)
@@ -189,7 +224,9 @@ def fit_private_estimator(
     bins: Mapping[str, Sequence[float]] | None = None,
     n_chains: int = 1,
     orders: Sequence[Sequence[str]] | None = None,
+    structure: str = "parents",
     max_depth: int = MAX_DEPTH,
+    max_parents: int = MAX_PARENTS,
     accountant: Accountant | None = None,
     n_samples: int = 100_000,
     random_state: int | None = None,
@@ -210,8 +247,13 @@ def fit_private_estimator(
         Chains of the ensemble (ignored when ``orders`` is given).
     orders : list of list of str, optional
         The chains' variable orders; default: random permutations.
+    structure : {"parents", "dp-trees"}
+        How each conditional is released (module notes): a table over parents chosen
+        by the exponential mechanism (the default), or a DP decision tree.
     max_depth : int, default :data:`MAX_DEPTH`
-        Maximum depth of the DP trees.
+        Maximum depth of the DP trees (``structure="dp-trees"``).
+    max_parents : int, default :data:`~dprm.itemsets.private_parents.MAX_PARENTS`
+        Most parents of a variable (``structure="parents"``).
     accountant : Accountant, optional
         Charged for the fit (must afford ``epsilon``); a new one otherwise, with secure
         noise, or seeded noise when ``random_state`` is given.
@@ -239,6 +281,10 @@ def fit_private_estimator(
     eps = _check_epsilon(epsilon)
     if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer) or not 1 <= max_depth <= 10:
         raise ParameterError(f"max_depth must be an integer in [1, 10], not {max_depth!r}")
+    if structure not in STRUCTURES:
+        raise ParameterError(f"structure must be one of {', '.join(STRUCTURES)}, not {structure!r}")
+    if isinstance(max_parents, bool) or not isinstance(max_parents, int | np.integer) or not 0 <= max_parents <= 4:
+        raise ParameterError(f"max_parents must be an integer in [0, 4], not {max_parents!r}")
     if orders is None and (isinstance(n_chains, bool) or not isinstance(n_chains, int | np.integer)
                            or not 1 <= n_chains <= 100):
         raise ParameterError(f"the number of chains must be an integer in [1, 100], not {n_chains!r}")
@@ -276,6 +322,11 @@ def fit_private_estimator(
     guarantees: list[str] = []
     chains = []
     for c, order in enumerate(chain_orders):
+        if structure == "parents":
+            chains.append(_parents_chain(codes, order, sizes, per_tree, accountant, f"chain {c + 1}",
+                                         choose_order=orders is None, max_parents=max_parents, columns=columns,
+                                         ledger=ledger, guarantees=guarantees))
+            continue
         trees = []
         for i, j in enumerate(order):
             name = columns[j]
@@ -285,23 +336,23 @@ def fit_private_estimator(
             step = f"chain {c + 1}, tree {i + 1} ({name})"
             sub = Accountant(per_tree, accountant.noise)
             accountant.charge(per_tree, step, "dp-tree (histogram or exponential-mechanism splits + leaf histogram)")
-            if i == 0 or all(sizes[f] < 2 for f in order[:i]):
+            earlier = [f for f in order[:i] if sizes[f] >= 2]
+            if not earlier:
                 counts = np.bincount(codes[:, j], minlength=sizes[j])
                 noisy = DiscreteLaplaceHistogram(per_tree).release(sub, "histogram", counts)
-                trees.append(ConditionalTree.single_leaf(j, np.clip(noisy, 0, None).astype(float)))
+                trees.append(ConditionalTree.single_leaf(j, nonnegative_counts(noisy)))
             else:
-                features = [f for f in order[:i] if sizes[f] >= 2]
-                X = pd.DataFrame({columns[f]: texts[columns[f]] for f in features})
+                X = pd.DataFrame({columns[f]: texts[columns[f]] for f in earlier})
                 classifier = DPDecisionTreeClassifier(
                     epsilon=per_tree, max_depth=max_depth, embedding_depth=1, search="auto",
                     categorical_splits="multiway", leaf_labels="noisy-counts", variant="dprm",
-                    categories={columns[f]: list(variables[columns[f]].categories) for f in features},
+                    categories={columns[f]: list(variables[columns[f]].categories) for f in earlier},
                     classes=list(variables[name].categories), accountant=sub,
                     random_state=None if random_state is None else int(rng.integers(2**31)))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)  # seeded noise: said in the privacy block
                     classifier.fit(X, texts[name])
-                trees.append(released_tree(classifier, features, [variables[columns[f]] for f in features], j))
+                trees.append(released_tree(classifier, earlier, [variables[columns[f]] for f in earlier], j))
             spent = sub.spent()
             if spent != per_tree:  # the DP tree spends its whole budget (its leaves take what levels leave)
                 raise RuntimeError(f"{step}: spent {spent} of {per_tree}")  # pragma: no cover - invariant
@@ -315,6 +366,6 @@ def fit_private_estimator(
     estimator = DensityEstimator.from_trees(variables, chains, n_seen=0, n_samples=n_samples,
                                             random_state=None if random_state is None else int(rng.integers(2**63)))
     parameters = {"epsilon": float(eps), "chains": len(chain_orders),
-                  "orders": [[columns[j] for j in order] for order in chain_orders],
-                  "max_depth": int(max_depth), "epsilon_per_tree": float(per_tree), "releasing_trees": releasing}
+                  "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
+                  "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree), "releasing_trees": releasing}
     return PrivateFit(estimator, block, parameters)
