@@ -127,6 +127,21 @@ def test_private_run_with_declared_domains(stream, tmp_path):
     assert "rows_learned" not in document["parameters"]  # the number of rows is private
     assert "6000" not in out.read_text()
     assert any(s.items == {"age": "young"} for s in read_itemsets(document))
+    assert document["parameters"]["estimate"] == "dp-parents" and document["parameters"]["chains"] == 2
+
+
+@pytest.mark.parametrize("structure", ["parents", "dp-trees"])
+def test_private_run_defaults_to_one_chain_and_takes_either_structure(stream, tmp_path, structure):
+    csv, types, _ = stream
+    out = tmp_path / "dp1.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--epsilon", "3", "--types", types,
+                           "--structure", structure, "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    assert document["parameters"]["chains"] == 1 and document["parameters"]["structure"] == structure
+    steps = [e["step"] for e in document["privacy"]["ledger"]]
+    assert all(step.startswith("chain 1,") for step in steps)
+    assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(3.0)
 
 
 @pytest.mark.parametrize("extra, reason", [(["--seed", "3"], "seeded noise"),
@@ -150,6 +165,7 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--bins", "age=3,1"], ["--bins"]),
     (["--min-support", "0.3", "--passes", "0"], ["--passes"]),
     (["--min-support", "0.3", "--passes", "many"], ["--passes"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--structure", "forest"], ["--structure"]),
     (["--min-support", "0.3", "--tie-threshold", "-1"], ["--tie-threshold"]),
     (["--min-support", "0.3", "--passes", "3", "--epsilon", "1"], ["--passes"]),
 ])

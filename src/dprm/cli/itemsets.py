@@ -6,7 +6,9 @@ The run:
    written; read the file's header and check the sensitive columns and the types
    file's names; nothing is learned and no budget is spent before this passes;
 2. learn the estimate: the online Hoeffding-tree chains (the file streamed in chunks),
-   or with ``--epsilon`` the differentially private chains of DP trees
+   or with ``--epsilon`` the differentially private chains (one chain by default, each
+   variable's conditional over parents chosen by the exponential mechanism, or DP trees
+   with ``--structure dp-trees``)
    (:func:`dprm.itemsets.private.fit_private_estimator`; the whole file is read);
 3. with ``--sensitive``: bring the estimate to t-closeness for those
    quasi-identifiers (Algorithm 1) and check it;
@@ -179,7 +181,9 @@ def itemsets(
                                  help="Distance of t-closeness: Earth Mover's (categories in domain order) or variational."),
     step: float = typer.Option(10.0, "--step", metavar="PERCENT",
                                help="t-closeness correction per round, percent of the remaining difference."),
-    chains: int = typer.Option(3, "--chains", metavar="K", help="Classifier chains of the ensemble."),
+    chains: Optional[int] = typer.Option(
+        None, "--chains", metavar="K",
+        help="Classifier chains of the ensemble (default 3; with --epsilon 1: every chain splits the budget)."),
     passes: str = typer.Option("auto", "--passes", metavar="auto|P",
                                help="Passes over the file's rows, each in a new random order (a longer stationary "
                                     "stream). auto: enough passes that the trees see at least 200,000 rows; a file "
@@ -193,7 +197,11 @@ def itemsets(
         help="Split on the best attribute once the Hoeffding bound falls below T (default 0.1)."),
     epsilon: Optional[float] = typer.Option(
         None, "--epsilon", metavar="ε",
-        help="Fit the chains with differentially private trees, spending ε (needs --types declaring every column)."),
+        help="Fit the chains from differentially private releases, spending ε (needs --types declaring every "
+             "column)."),
+    structure: str = typer.Option("parents", "--structure", metavar="parents|dp-trees",
+                                  help="With --epsilon: each conditional over parents chosen by the exponential "
+                                       "mechanism (with the chain's order), or a DP decision tree."),
     max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
     types: TypesFile = None,
     bins: Optional[List[str]] = typer.Option(
@@ -219,6 +227,9 @@ def itemsets(
     from dprm.itemsets.document import itemsets_document, itemsets_table, not_private_block
 
     sensitive = list(sensitive or [])
+    chains = chains if chains is not None else (1 if epsilon is not None else 3)
+    if structure not in ("parents", "dp-trees"):
+        raise ParameterError(f"--structure must be parents or dp-trees, not {structure!r}")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
     from dprm.itemsets.estimator import parse_passes
@@ -250,7 +261,7 @@ def itemsets(
                      "result is NOT private")
 
     parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
-                                  "estimate": "dp-trees" if epsilon is not None else "hoeffding-trees",
+                                  "estimate": {"parents": "dp-parents", "dp-trees": "dp-trees"}[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
                                   "delta": (0.0 if delta is None else delta) if sensitive else None,
                                   "distance": distance if sensitive else None, "step": step if sensitive else None,
@@ -261,9 +272,10 @@ def itemsets(
 
         frame = read_frame(learn, columns)
         fit = fit_private_estimator(frame, epsilon, domains=domains, bins=bin_edges, n_chains=chains,
-                                    max_depth=max_depth, random_state=seed, source=str(learn))
+                                    structure=structure, max_depth=max_depth, random_state=seed, source=str(learn))
         estimator, privacy = fit.estimator, fit.privacy
-        parameters.update(max_depth=max_depth, epsilon_per_tree=fit.parameters["epsilon_per_tree"],
+        parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
+                          epsilon_per_tree=fit.parameters["epsilon_per_tree"],
                           orders=fit.parameters["orders"])
     else:
         from dprm.itemsets import DensityEstimator

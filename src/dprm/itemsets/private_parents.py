@@ -83,6 +83,8 @@ MAX_PARENTS = 2
 MAX_CELLS = 1024
 #: Sensitivity of the score ``n·R`` (derived in the module notes).
 SCORE_SENSITIVITY = 3
+#: The score's penalty per extra cell, in units of the counts' noise scale (half the expected L1 noise of a cell).
+NOISE_PENALTY = 0.5
 #: The share of a release's budget that chooses the conditional (PrivBayes's β); the rest releases its counts.
 SELECT_SHARE = Fraction(3, 10)
 
@@ -254,7 +256,7 @@ def release_conditional(
     target, parents = candidates[0]
     if select:
         scores = np.array([dependence(_table(codes, x, p, sizes))
-                           - (math.prod(sizes[q] for q in p) - 1) * sizes[x] * counts_mechanism.scale / 2
+                           - (math.prod(sizes[q] for q in p) - 1) * sizes[x] * counts_mechanism.scale * NOISE_PENALTY
                            for x, p in candidates])
         chosen = ExponentialMechanism(select, SCORE_SENSITIVITY).release(accountant, f"{step}: parents", scores)
         target, parents = candidates[int(chosen)]
