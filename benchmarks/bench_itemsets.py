@@ -62,7 +62,8 @@ def main() -> None:
     sizes = [int(x) for x in args.rows.split(",")]
 
     warm = make_transactions(2000, rng=np.random.default_rng(args.seed))
-    run_ison(DensityEstimator(n_chains=1, domains=warm.categories, random_state=0).fit(warm.data), args.theta)
+    warm_estimate = DensityEstimator(n_chains=1, domains=warm.categories, passes=1, random_state=0).fit(warm.data)
+    run_ison(warm_estimate, args.theta)
 
     print(f"IBM-like stream, 20 variables x 4 values; {args.chains} chains; θ = {args.theta:g}; "
           f"tree depth {args.max_depth or 'unbounded'}; median of {args.repeats}")

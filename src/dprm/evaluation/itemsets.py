@@ -279,7 +279,7 @@ def _timing(config: EvalConfig, tick: Callable[[], None]) -> list[dict[str, Any]
     rows = []
     for n in config.timing_rows:
         stream = make_transactions(n, rng=np.random.default_rng(_seed(config.seed, "timing")))
-        estimator = DensityEstimator(n_chains=config.chains, domains=stream.categories,
+        estimator = DensityEstimator(n_chains=config.chains, domains=stream.categories, passes=1,  # a stream
                                      random_state=_seed(config.seed, "timing", "ison"))
         started = time.perf_counter()
         estimator.fit(stream.data)
