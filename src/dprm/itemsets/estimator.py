@@ -247,18 +247,17 @@ class DensityEstimator:
     once).
 
     *Hoeffding parameters.* Grace period 200 and split confidence 1e-7 are river's and
-    MOA's (the paper's EDDO); the tie threshold is 0.1 instead of their 0.05, so a leaf
-    whose best attributes are near-equal (correlated attributes, common in categorical
-    tables) splits after a quarter of the rows: on the tables measured in
-    ``docs/itemsets.md`` (mushroom, vote, tic-tac-toe, IBM-like streams) ISON's TPR at
-    θ = 0.3 rises from 0.90 – 0.97 to 0.96 – 1.00 with the passes rule, and the
-    trees reach their size budget sooner on long streams, so ISON's time stops
-    growing earlier. On long streams, small grace periods or large split confidences
-    would make trees of tens of thousands of nodes (46,000 per chain after 200,000
-    rows of the benchmark's planted data without a budget), which ``max_nodes``
-    prevents. The budget of :data:`MAX_NODES` = 200 nodes per tree (at most
-    ``200 x n_columns`` per chain) caps the work of ISON and of sampling however long
-    the stream.
+    MOA's (the paper's EDDO); the tie threshold is 0.1 (:data:`TIE_THRESHOLD`) instead
+    of their 0.05, so a leaf whose best attributes are near-equal (correlated
+    attributes, common in categorical tables) splits after a quarter of the rows: with
+    the passes rule, ISON's TPR at θ = 0.3 goes from 0.90 – 0.97 to 0.95 – 1.00 on
+    mushroom and from 0.92 to 0.96 on vote (``docs/itemsets.md``), and on long streams
+    the trees reach their size budget sooner, so ISON's time stops growing earlier. On
+    long streams, small grace periods or large split confidences would make trees of
+    tens of thousands of nodes (46,000 per chain after 200,000 rows of the benchmark's
+    planted data without a budget), which ``max_nodes`` prevents. The budget of
+    :data:`MAX_NODES` = 200 nodes per tree (at most ``200 x n_columns`` per chain) caps
+    the work of ISON and of sampling however long the stream.
     """
 
     def __init__(
