@@ -217,12 +217,13 @@ def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int]
     remaining = [j for j in order if sizes[j] >= 2]
     released: list[int] = []
     trees = []
+    dependences: dict[tuple[int, tuple[int, ...]], float] = {}
     while remaining:
         name = f"{step}, variable {len(released) + 1}"
         sub = Accountant(per_variable, accountant.noise)
         accountant.charge(per_variable, name, MECHANISMS["parents"])
         candidates = next_candidates(released, remaining, sizes, choose_order=choose_order, max_parents=max_parents)
-        release = release_conditional(codes, candidates, sizes, per_variable, sub, "table")
+        release = release_conditional(codes, candidates, sizes, per_variable, sub, "table", dependences)
         if sub.spent() != per_variable:  # a release spends its whole share
             raise RuntimeError(f"{name}: spent {sub.spent()} of {per_variable}")  # pragma: no cover - invariant
         guarantees.extend(entry.guarantee for entry in sub.ledger)

@@ -228,6 +228,7 @@ def release_conditional(
     epsilon: float | Fraction,
     accountant: Accountant,
     step: str,
+    dependences: dict[tuple[int, tuple[int, ...]], float] | None = None,
 ) -> ConditionalRelease:
     """Release one conditional ``f(X | Π)``, ``(X, Π)`` drawn from ``candidates`` (see the module notes).
 
@@ -247,6 +248,9 @@ def release_conditional(
     accountant : Accountant
     step : str
         Names the release in the ledger.
+    dependences : dict, optional
+        ``n·R`` of candidates computed before (read and filled; a chain's releases
+        share one, since a candidate's dependence does not change between them).
     """
     if not candidates:
         raise ParameterError("no candidate conditional to release")
@@ -255,7 +259,11 @@ def release_conditional(
     counts_mechanism = DiscreteLaplaceHistogram(epsilon - select)
     target, parents = candidates[0]
     if select:
-        scores = np.array([dependence(_table(codes, x, p, sizes))
+        known = {} if dependences is None else dependences
+        for candidate in candidates:
+            if candidate not in known:
+                known[candidate] = dependence(_table(codes, candidate[0], candidate[1], sizes))
+        scores = np.array([known[(x, p)]
                            - (math.prod(sizes[q] for q in p) - 1) * sizes[x] * counts_mechanism.scale * NOISE_PENALTY
                            for x, p in candidates])
         chosen = ExponentialMechanism(select, SCORE_SENSITIVITY).release(accountant, f"{step}: parents", scores)
