@@ -108,14 +108,15 @@ def bench_chains(rows_list: list[int], chains_list: list[int], repeats: int, ski
           f"max_nodes = {max_nodes} per tree")
     print(f"  {'rows':>9} {'chains':>6} {'learn s':>8} {'rows/s':>10} {'nodes/chain':>12} {'ison s':>7} "
           f"{'itemsets':>8}")
-    DensityEstimator(n_chains=1, random_state=0).fit(planted_chain_data(2000))  # compile
+    DensityEstimator(n_chains=1, passes=1, random_state=0).fit(planted_chain_data(2000))  # compile
     for n_rows in rows_list:
         frame = planted_chain_data(n_rows)
         for n_chains in chains_list:
             estimators = []
 
             def learn() -> None:
-                estimators.append(DensityEstimator(n_chains=n_chains, max_nodes=max_nodes, random_state=0).fit(frame))
+                estimators.append(DensityEstimator(n_chains=n_chains, max_nodes=max_nodes, passes=1,  # a stream
+                                                   random_state=0).fit(frame))
 
             t = median_time(learn, repeats)
             estimator = estimators[-1]

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from dprm.itemsets.document import COUNTS_REASON, FORMAT, T_CLOSENESS_REASON, read_itemsets
+from dprm.itemsets.estimator import ROWS_TO_LEARN, TIE_THRESHOLD, passes_for
 from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from test_cli import assert_one_error_line, run, write
 
@@ -70,6 +71,35 @@ def test_shuffled_passes_learn_a_longer_stream(stream, tmp_path):
     assert rates.tpr >= 0.9 and rates.fpr <= 0.1
 
 
+def test_by_default_a_small_table_is_learned_in_enough_shuffled_passes(stream, tmp_path):
+    csv, _, frame = stream
+    out = tmp_path / "auto.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "2", "--output", out])
+    assert code == 0, stderr
+    parameters = json.loads(out.read_text())["parameters"]
+    assert parameters["passes_rule"] == "auto" and parameters["passes"] == passes_for(len(frame))
+    assert parameters["rows_learned"] == parameters["passes"] * len(frame) >= ROWS_TO_LEARN
+    assert parameters["tie_threshold"] == TIE_THRESHOLD
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--passes", "1", "--tie-threshold", "0.3",
+                           "--output", out])
+    assert code == 0, stderr
+    parameters = json.loads(out.read_text())["parameters"]
+    assert parameters["passes"] == 1 and parameters["rows_learned"] == len(frame)
+    assert parameters["tie_threshold"] == 0.3
+
+
+@pytest.mark.parametrize("name", ["mushroom", "vote", "tic-tac-toe"])
+def test_defaults_find_the_frequent_itemsets_of_uci_tables(shared_data, tmp_path, name):
+    """The acceptance point: ``dprm itemsets FILE --min-support 0.3`` with nothing else, against FP-growth."""
+    csv = shared_data / "uci" / f"{name}.csv"
+    out = tmp_path / f"{name}.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--seed", "0", "--top", "0", "--output", out])
+    assert code == 0, stderr
+    frame = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    rates = itemset_rates(read_itemsets(json.loads(out.read_text())), frequent_itemsets(frame, 0.3))
+    assert rates.tpr >= 0.9 and rates.fpr <= 0.1, rates
+
+
 def test_t_closeness_run_says_not_dp_and_checks_every_node(stream, tmp_path):
     csv, _, _ = stream
     out = tmp_path / "t.json"
@@ -97,6 +127,21 @@ def test_private_run_with_declared_domains(stream, tmp_path):
     assert "rows_learned" not in document["parameters"]  # the number of rows is private
     assert "6000" not in out.read_text()
     assert any(s.items == {"age": "young"} for s in read_itemsets(document))
+    assert document["parameters"]["estimate"] == "dp-parents" and document["parameters"]["chains"] == 2
+
+
+@pytest.mark.parametrize("structure", ["parents", "dp-trees"])
+def test_private_run_defaults_to_one_chain_and_takes_either_structure(stream, tmp_path, structure):
+    csv, types, _ = stream
+    out = tmp_path / "dp1.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--epsilon", "3", "--types", types,
+                           "--structure", structure, "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    assert document["parameters"]["chains"] == 1 and document["parameters"]["structure"] == structure
+    steps = [e["step"] for e in document["privacy"]["ledger"]]
+    assert all(step.startswith("chain 1,") for step in steps)
+    assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(3.0)
 
 
 @pytest.mark.parametrize("extra, reason", [(["--seed", "3"], "seeded noise"),
@@ -119,6 +164,9 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--chains", "0"], ["--chains"]),
     (["--min-support", "0.3", "--bins", "age=3,1"], ["--bins"]),
     (["--min-support", "0.3", "--passes", "0"], ["--passes"]),
+    (["--min-support", "0.3", "--passes", "many"], ["--passes"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--structure", "forest"], ["--structure"]),
+    (["--min-support", "0.3", "--tie-threshold", "-1"], ["--tie-threshold"]),
     (["--min-support", "0.3", "--passes", "3", "--epsilon", "1"], ["--passes"]),
 ])
 def test_bad_options_are_one_line_and_write_nothing(stream, tmp_path, args, fragments):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dprm.errors import DataError, ParameterError
-from dprm.itemsets.estimator import DensityEstimator
+from dprm.itemsets.estimator import MAX_PASSES, ROWS_TO_LEARN, DensityEstimator, passes_for
 
 
 def planted_frame(seed: int, n_rows: int) -> pd.DataFrame:
@@ -95,7 +95,7 @@ def test_learning_one_row_at_a_time_from_a_csv_or_an_iterable_gives_the_same_est
     frame = planted_frame(1, 3000)
     path = tmp_path / "rows.csv"
     frame.to_csv(path, index=False)
-    options = dict(n_chains=2, grace_period=40, random_state=4, batch_size=700)
+    options = dict(n_chains=2, grace_period=40, random_state=4, batch_size=700, passes=1)
     whole = DensityEstimator(**options).fit(frame)
     from_csv = DensityEstimator(**options).fit(path)
     declared = {name: sorted(frame[name].unique()) for name in frame.columns}  # a stream needs its domains
@@ -111,6 +111,44 @@ def test_learning_one_row_at_a_time_from_a_csv_or_an_iterable_gives_the_same_est
             for a, b in zip(mine.trees, theirs.trees):
                 np.testing.assert_array_equal(a.feature, b.feature)
                 np.testing.assert_array_equal(a.counts, b.counts)
+
+
+def test_a_small_table_is_learned_in_shuffled_passes_a_stream_once(tmp_path) -> None:
+    frame = planted_frame(2, 3000)
+    path = tmp_path / "rows.csv"
+    frame.to_csv(path, index=False)
+    options = dict(n_chains=2, random_state=7, batch_size=700)
+    auto = DensityEstimator(**options).fit(frame)
+    passes = passes_for(3000)
+    assert passes == ROWS_TO_LEARN // 3000 + 1 and auto.passes_ == passes
+    assert auto.n_seen_ == passes * 3000
+    assert all(tree.counts[0].sum() == passes * 3000 for chain in auto.chains_ for tree in chain.trees)
+    from_csv = DensityEstimator(**options).fit(path)  # the same passes, the same shuffles
+    assert from_csv.n_seen_ == auto.n_seen_
+    for mine, theirs in zip(auto.chains_, from_csv.chains_):
+        for a, b in zip(mine.trees, theirs.trees):
+            np.testing.assert_array_equal(a.feature, b.feature)
+            np.testing.assert_array_equal(a.counts, b.counts)
+    # the passes are shuffled: not the same as the file's order repeated
+    repeated = DensityEstimator(**{**options, "passes": 1}).fit(frame)
+    for _ in range(passes - 1):
+        repeated.learn_many(frame)
+    assert repeated.n_seen_ == auto.n_seen_
+    assert any(not np.array_equal(a.counts, b.counts) or not np.array_equal(a.feature, b.feature)
+               for mine, theirs in zip(auto.chains_, repeated.chains_) for a, b in zip(mine.trees, theirs.trees))
+    declared = {name: sorted(frame[name].unique()) for name in frame.columns}
+    stream = DensityEstimator(domains=declared, **options).fit(iter(frame.to_dict("records")))
+    assert stream.n_seen_ == 3000 and stream.passes_ == 1
+    assert DensityEstimator(passes=3, **options).fit(frame).n_seen_ == 9000
+
+
+def test_passes_learns_enough_rows_and_is_checked() -> None:
+    assert [passes_for(n) for n in (1, 435, 8124, ROWS_TO_LEARN - 1, ROWS_TO_LEARN, 10**7)] == \
+        [MAX_PASSES, 460, 25, 2, 1, 1]
+    assert all(n * passes_for(n) >= ROWS_TO_LEARN for n in range(200, 400_000, 997))
+    for bad in (0, -1, 1.5, "many", MAX_PASSES + 1, True):
+        with pytest.raises(ParameterError, match="passes"):
+            DensityEstimator(passes=bad).fit(planted_frame(0, 100))
 
 
 def test_from_trees_rebuilds_the_same_estimate(fitted) -> None:
@@ -188,7 +226,7 @@ def test_max_nodes_bounds_every_tree_and_the_estimate_stops_growing() -> None:
                             random_state=0).fit(frame)
     assert max(tree.n_nodes for chain in free.chains_ for tree in chain.trees) > 7
     bounded = DensityEstimator(n_chains=2, grace_period=30, split_confidence=0.01, tie_threshold=0.2, max_nodes=7,
-                               random_state=0).fit(frame.iloc[:3000])
+                               passes=1, random_state=0).fit(frame.iloc[:3000])
     shapes = [tree.feature.copy() for chain in bounded.chains_ for tree in chain.trees]
     assert all(len(f) <= 7 for f in shapes)
     bounded.learn_many(frame.iloc[3000:])

@@ -12,7 +12,8 @@ from dprm.errors import DataError, ParameterError
 from dprm.itemsets import DensityEstimator
 from dprm.itemsets.domains import encode_frame, infer_domains
 from dprm.itemsets.ison import mine_itemsets
-from dprm.itemsets.private import DOMAIN_REASON, fit_private_estimator, released_tree
+from dprm.itemsets.private import DOMAIN_REASON, STRUCTURES, fit_private_estimator, released_tree
+from dprm.itemsets.private_parents import nonnegative_counts
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.trees import DPDecisionTreeClassifier
 
@@ -36,9 +37,11 @@ def _per_tree(ledger: list[dict]) -> dict[str, float]:
     return totals
 
 
+@pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("chains", [1, 3])
-def test_budget_split_equal_over_releasing_trees_and_ledger_adds_up(chains):
-    fit = fit_private_estimator(_data(2000), 1.0, domains=DOMAINS, n_chains=chains, random_state=1)
+def test_budget_split_equal_over_releasing_trees_and_ledger_adds_up(chains, structure):
+    fit = fit_private_estimator(_data(2000), 1.0, domains=DOMAINS, n_chains=chains, structure=structure,
+                                random_state=1)
     # d has one category: no release; R = chains x 3 releasing trees
     assert fit.parameters["releasing_trees"] == 3 * chains
     per_tree = _per_tree(fit.privacy["ledger"])
@@ -50,14 +53,16 @@ def test_budget_split_equal_over_releasing_trees_and_ledger_adds_up(chains):
     assert fit.privacy["epsilon"] == pytest.approx(1.0)
 
 
-def test_budget_split_is_the_same_on_neighbouring_datasets():
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_budget_split_is_the_same_on_neighbouring_datasets(structure):
     """The split is fixed before any row is read: adding one row changes no tree's charge."""
     data = _data(500, seed=3)
     neighbour = pd.concat([data, pd.DataFrame([{"a": "z", "b": "u", "c": "l", "d": "only"}])], ignore_index=True)
     accountants = []
     for frame in (data, neighbour):
         accountant = Accountant(2.0, SeededNoise(np.random.default_rng(5)))
-        fit_private_estimator(frame, 2.0, domains=DOMAINS, n_chains=2, accountant=accountant, random_state=7)
+        fit_private_estimator(frame, 2.0, domains=DOMAINS, n_chains=2, accountant=accountant, structure=structure,
+                              random_state=7)
         accountants.append(accountant)
     charges = [[(e.step, e.epsilon) for e in acc.ledger] for acc in accountants]
     assert charges[0] == charges[1]
@@ -83,9 +88,11 @@ def test_guarantee_labels():
     assert read_off.privacy["private"] is False and DOMAIN_REASON in read_off.privacy["reasons"]
 
 
-def test_large_epsilon_recovers_the_density_and_the_itemsets():
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_large_epsilon_recovers_the_density_and_the_itemsets(structure):
     data = _data(20000, seed=4)
-    fit = fit_private_estimator(data, 200.0, domains=DOMAINS, n_chains=2, max_depth=2, random_state=3)
+    fit = fit_private_estimator(data, 200.0, domains=DOMAINS, n_chains=2, max_depth=2, structure=structure,
+                                random_state=3)
     estimator = fit.estimator
     truth_ax = float(np.mean(data["a"] == "x"))
     assert estimator.density({"a": "x"}) == pytest.approx(truth_ax, abs=0.02)
@@ -108,7 +115,7 @@ def test_small_epsilon_is_noisier_than_large():
     assert errors[50.0] < errors[0.05]
 
 
-def test_released_tree_predicts_as_the_classifier():
+def test_released_tree_keeps_the_classifier_structure_and_its_noisy_counts_made_consistent():
     data = _data(5000, seed=8)
     variables = infer_domains(data, DOMAINS)
     X = data[["a", "c"]]
@@ -120,7 +127,14 @@ def test_released_tree_predicts_as_the_classifier():
     tree = released_tree(clf, [0, 2], [variables["a"], variables["c"]], target=1)
     assert tree.target == 1 and tree.split_columns() <= {0, 2}
     codes = encode_frame(data, variables)
-    assert np.allclose(tree.predict_proba(codes), clf.predict_proba(X), atol=1e-9)
+    proba = tree.predict_proba(codes)
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    assert np.allclose(proba, clf.predict_proba(X), atol=0.02)  # at ε = 50 the noise is small either way
+    # every row is predicted by a node's noisy counts, made non-negative with their total
+    noisy = np.asarray(clf.tree_.noisy_counts)
+    expected = {tuple(np.round(nonnegative_counts(row) / max(nonnegative_counts(row).sum(), 1e-300), 12))
+                for row in noisy if nonnegative_counts(row).sum() > 0}
+    assert {tuple(np.round(p, 12)) for p in np.unique(proba, axis=0)} <= expected
 
 
 def test_estimator_is_a_density_estimator_with_public_domains():
@@ -153,3 +167,26 @@ def test_bad_data_spends_nothing():
     with pytest.raises(ParameterError, match="remaining budget"):
         fit_private_estimator(_data(50), 1.0, domains=DOMAINS, accountant=small)
     assert accountant.spent() == 0 and small.spent() == 0
+
+
+def test_parents_structure_chooses_the_order_and_reports_it():
+    """With the default structure the chain's order is released too: b, which a explains, follows a or precedes it
+    as its parent; every variable but the constant one is released once, and the ledger names each release."""
+    fit = fit_private_estimator(_data(20000, seed=9), 50.0, domains=DOMAINS, random_state=4)
+    order = fit.parameters["orders"][0]
+    assert sorted(order) == sorted(DOMAINS) and order[-1] == "d"  # the constant column goes last, unreleased
+    chain = fit.estimator.chains_[0]
+    tests = {fit.estimator.columns_[t.target]: {fit.estimator.columns_[c] for c in t.split_columns()}
+             for t in chain.trees}
+    assert tests["b"] == {"a"} or "b" in tests["a"]
+    steps = [e["step"] for e in fit.privacy["ledger"]]
+    assert len(steps) == 2 * 3 - 1  # the first variable has no choice to make: counts only
+    assert all(step.startswith("chain 1, variable ") for step in steps)
+
+
+def test_bad_structure_or_parents_spends_nothing():
+    accountant = Accountant(1.0, SecureNoise())
+    for options in ({"structure": "forest"}, {"max_parents": -1}, {"max_parents": 9}):
+        with pytest.raises(ParameterError):
+            fit_private_estimator(_data(50), 1.0, domains=DOMAINS, accountant=accountant, **options)
+    assert accountant.spent() == 0

@@ -6,7 +6,9 @@ The run:
    written; read the file's header and check the sensitive columns and the types
    file's names; nothing is learned and no budget is spent before this passes;
 2. learn the estimate: the online Hoeffding-tree chains (the file streamed in chunks),
-   or with ``--epsilon`` the differentially private chains of DP trees
+   or with ``--epsilon`` the differentially private chains (one chain by default, each
+   variable's conditional over parents chosen by the exponential mechanism, or DP trees
+   with ``--structure dp-trees``)
    (:func:`dprm.itemsets.private.fit_private_estimator`; the whole file is read);
 3. with ``--sensitive``: bring the estimate to t-closeness for those
    quasi-identifiers (Algorithm 1) and check it;
@@ -179,18 +181,27 @@ def itemsets(
                                  help="Distance of t-closeness: Earth Mover's (categories in domain order) or variational."),
     step: float = typer.Option(10.0, "--step", metavar="PERCENT",
                                help="t-closeness correction per round, percent of the remaining difference."),
-    chains: int = typer.Option(3, "--chains", metavar="K", help="Classifier chains of the ensemble."),
-    passes: int = typer.Option(1, "--passes", metavar="P",
-                               help="1: learn the rows once, in file order (a stream). P > 1: P passes over the "
-                                    "rows, each in a new random order (a longer stationary stream; small tables "
-                                    "need it, docs/itemsets.md)."),
+    chains: Optional[int] = typer.Option(
+        None, "--chains", metavar="K",
+        help="Classifier chains of the ensemble (default 3; with --epsilon 1: every chain splits the budget)."),
+    passes: str = typer.Option("auto", "--passes", metavar="auto|P",
+                               help="Passes over the file's rows, each in a new random order (a longer stationary "
+                                    "stream). auto: enough passes that the trees see at least 200,000 rows; a file "
+                                    "that long is learned once, in its own order, like a stream (docs/itemsets.md)."),
     grace_period: int = typer.Option(200, "--grace-period", metavar="N",
                                      help="Rows a Hoeffding-tree leaf sees between split tests."),
     split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
                                            help="Hoeffding bound's δ: smaller splits later, on surer evidence."),
+    tie_threshold: Optional[float] = typer.Option(
+        None, "--tie-threshold", metavar="T",
+        help="Split on the best attribute once the Hoeffding bound falls below T (default 0.1)."),
     epsilon: Optional[float] = typer.Option(
         None, "--epsilon", metavar="ε",
-        help="Fit the chains with differentially private trees, spending ε (needs --types declaring every column)."),
+        help="Fit the chains from differentially private releases, spending ε (needs --types declaring every "
+             "column)."),
+    structure: str = typer.Option("parents", "--structure", metavar="parents|dp-trees",
+                                  help="With --epsilon: each conditional over parents chosen by the exponential "
+                                       "mechanism (with the chain's order), or a DP decision tree."),
     max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
     types: TypesFile = None,
     bins: Optional[List[str]] = typer.Option(
@@ -216,14 +227,20 @@ def itemsets(
     from dprm.itemsets.document import itemsets_document, itemsets_table, not_private_block
 
     sensitive = list(sensitive or [])
+    chains = chains if chains is not None else (1 if epsilon is not None else 3)
+    if structure not in ("parents", "dp-trees"):
+        raise ParameterError(f"--structure must be parents or dp-trees, not {structure!r}")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
-    if not 1 <= passes <= 1000:
-        raise ParameterError(f"--passes must be between 1 and 1000, not {passes}")
-    if passes > 1 and epsilon is not None:
+    from dprm.itemsets.estimator import parse_passes
+
+    passes_rule = parse_passes(passes, option="--passes")
+    if passes_rule != "auto" and epsilon is not None:
         raise ParameterError("--passes is for the online estimate; the DP estimate (--epsilon) reads the rows once")
     if grace_period < 1 or not (math.isfinite(split_confidence) and 0 < split_confidence < 1):
         raise ParameterError("--grace-period must be >= 1 and --split-confidence in (0, 1)")
+    if tie_threshold is not None and not (math.isfinite(tie_threshold) and tie_threshold >= 0):
+        raise ParameterError(f"--tie-threshold must be a number >= 0, not {tie_threshold:g}")
     if top < 0:
         raise ParameterError(f"--top must be >= 0, not {top}")
     bin_edges = parse_bins(bins)
@@ -244,7 +261,7 @@ def itemsets(
                      "result is NOT private")
 
     parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
-                                  "estimate": "dp-trees" if epsilon is not None else "hoeffding-trees",
+                                  "estimate": {"parents": "dp-parents", "dp-trees": "dp-trees"}[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
                                   "delta": (0.0 if delta is None else delta) if sensitive else None,
                                   "distance": distance if sensitive else None, "step": step if sensitive else None,
@@ -255,29 +272,23 @@ def itemsets(
 
         frame = read_frame(learn, columns)
         fit = fit_private_estimator(frame, epsilon, domains=domains, bins=bin_edges, n_chains=chains,
-                                    max_depth=max_depth, random_state=seed, source=str(learn))
+                                    structure=structure, max_depth=max_depth, random_state=seed, source=str(learn))
         estimator, privacy = fit.estimator, fit.privacy
-        parameters.update(max_depth=max_depth, epsilon_per_tree=fit.parameters["epsilon_per_tree"],
+        parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
+                          epsilon_per_tree=fit.parameters["epsilon_per_tree"],
                           orders=fit.parameters["orders"])
     else:
         from dprm.itemsets import DensityEstimator
 
         estimator = DensityEstimator(n_chains=chains, domains=domains or None, bins=bin_edges or None,
                                      grace_period=grace_period, split_confidence=split_confidence,
-                                     random_state=seed)
-        if passes == 1:
-            estimator.fit(read_frame(learn, columns) if ignored else learn)
-        else:
-            import numpy as np
-
-            frame = read_frame(learn, columns)
-            order = np.random.default_rng(seed)
-            for _ in range(passes):
-                estimator.learn_many(frame.iloc[order.permutation(len(frame))].reset_index(drop=True),
-                                     source=str(learn))
+                                     passes=passes_rule, random_state=seed,
+                                     **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
+        estimator.fit(read_frame(learn, columns) if ignored else learn)
         privacy = not_private_block(t_closeness=bool(sensitive))
-        parameters.update(rows_learned=estimator.n_seen_, passes=passes, grace_period=grace_period,
-                          split_confidence=split_confidence,
+        parameters.update(rows_learned=estimator.n_seen_, passes=estimator.passes_, passes_rule=passes_rule,
+                          grace_period=grace_period, split_confidence=split_confidence,
+                          tie_threshold=estimator.tie_threshold,
                           orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
     if sensitive:
         from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness

@@ -74,8 +74,9 @@ def itemsets_eval(
                                            help="Rows of the synthetic dataset 'ibm' (default 20,000)."),
     experiments: Optional[str] = typer.Option(None, "--experiments", metavar="A,B,...",
                                               help=f"Which to run. Default: {FULL['experiments']}."),
-    passes: int = typer.Option(1, "--passes", metavar="P",
-                               help="Shuffled passes over each dataset's rows for the online estimate."),
+    passes: str = typer.Option("auto", "--passes", metavar="auto|P",
+                               help="Passes over each dataset's rows for the online estimate, each in a new random "
+                                    "order (auto: the estimator's rule, at least 200,000 rows learned)."),
     grace_period: int = typer.Option(200, "--grace-period", metavar="N", help="Hoeffding trees' grace period."),
     split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
                                            help="Hoeffding trees' split confidence."),
@@ -86,6 +87,7 @@ def itemsets_eval(
     """Evaluate ISON against FP-growth: TPR/FPR vs θ (with t-closeness and the DP variant), the number of
     chains, time vs stream length, and the effect of t-closeness on supports (local; not private)."""
     from dprm.evaluation.itemsets import EvalConfig, output_names, render_outputs, resolve_dataset, run_evaluation
+    from dprm.itemsets.estimator import parse_passes
 
     grid = QUICK if quick else FULL
     names = [d.strip() for d in (datasets or grid["datasets"]).split(",")]
@@ -105,7 +107,7 @@ def itemsets_eval(
         raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
     config_args = dict(thetas=theta_values, epsilons=epsilon_values, chains=chains, chain_counts=counts,
                        chains_theta=chains_theta, delta=delta, timing_rows=rows, max_seconds=max_seconds, seed=seed,
-                       passes=passes, grace_period=grace_period, split_confidence=split_confidence)
+                       passes=parse_passes(passes, option="--passes"), grace_period=grace_period, split_confidence=split_confidence)
     EvalConfig(datasets=[], **config_args).check()  # every setting, before any data is read
     unknown = [e for e in chosen if e not in ("discovery", "chains", "timing", "closeness")]
     if unknown or not chosen:
