@@ -115,17 +115,27 @@ def _report(dispatchers: dict[str, Any], before: tuple[int, int], started: float
                        seconds=time.perf_counter() - started, locations=locations)
 
 
-def load_cached() -> CacheReport:
+def load_cached(*, parallel: bool = True) -> CacheReport:
     """Load every cached specialisation of every kernel for this CPU; run and compile nothing.
 
     An entry of another CPU or of an edited source file is skipped (numba would not
     use it either); a kernel never warmed is left to compile on its first call.
     Uses numba's cache index (``Dispatcher._cache``, pinned numba version).
+
+    Parameters
+    ----------
+    parallel : bool
+        Also load the kernels compiled with ``parallel=True``. Loading one starts
+        numba's threading layer (GNU OpenMP here), after which a ``fork()`` kills
+        the child: a process that forks workers passes ``False`` and leaves those
+        few to its children (they load in milliseconds once numba is up).
     """
     started = time.perf_counter()
     dispatchers = kernels()
     before = _counts(dispatchers)
     for dispatcher in dispatchers.values():
+        if not parallel and dispatcher.targetoptions.get("parallel"):
+            continue
         cache = dispatcher._cache
         magic = dispatcher.targetctx.codegen().magic_tuple()
         for key in cache._cache_file._load_index():

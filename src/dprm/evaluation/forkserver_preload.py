@@ -4,12 +4,13 @@
 forked from one fork server (``multiprocessing``'s ``forkserver``), which imports
 this module first. Each run's process thus starts with numpy, the miners and the
 compiled kernels already in memory, instead of paying numba's start-up again and
-again. Nothing is run here (:func:`dprm.kernel_cache.load_cached` only loads), so
-the server starts no numba threads before it forks.
+again. Nothing is run here, and the kernels compiled with ``parallel=True`` are
+left to the children: loading one starts numba's OpenMP threads, after which a
+fork kills the child (:func:`dprm.kernel_cache.load_cached`).
 """
 
 from dprm.kernel_cache import load_cached
 
 __all__: list[str] = []
 
-load_cached()
+load_cached(parallel=False)
