@@ -94,6 +94,21 @@ def test_a_dead_spare_is_replaced_and_never_given_the_job(db: Database) -> None:
         supervisor.stop(kill_workers=True)
 
 
+def test_a_spare_that_dies_waiting_is_not_restarted_every_round(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1)
+    try:
+        supervisor.round()
+        supervisor.spare.send_signal(signal.SIGKILL)
+        supervisor.spare.wait(timeout=30)
+        supervisor.round()
+        assert supervisor.spare is None  # replaced after SPARE_RETRY_SECONDS, not at once
+        job_id = _submit(db)
+        supervisor.round()  # the queued job does not wait for a spare
+        assert _job(db, job_id).worker_pid is not None
+    finally:
+        supervisor.stop(kill_workers=True)
+
+
 def test_a_spare_killed_with_its_job_is_a_dead_worker(db: Database) -> None:
     supervisor = Supervisor(db, workers=1)
     try:

@@ -13,4 +13,7 @@ from dprm.kernel_cache import load_cached
 
 __all__: list[str] = []
 
-load_cached(parallel=False)
+try:
+    load_cached(parallel=False)
+except Exception:  # noqa: BLE001 - only a head start: a failure here must not stop the fork server
+    pass

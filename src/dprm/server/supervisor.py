@@ -16,8 +16,9 @@ A thread of the API process (started by :func:`dprm.server.app.create_app`). Eve
 5. keeps one *spare* worker warm (imports done, compiled kernels loaded: see
    :mod:`dprm.server.worker`) and hands the next claimed job to it, so a job does not
    wait for a new process to start; a fresh spare is started for the job after. A
-   spare runs one job, like every worker; a spare that died is replaced, and a job
-   is never given to a dead one (it gets a fresh worker instead).
+   spare runs one job, like every worker; a spare that died is replaced (after
+   :data:`SPARE_RETRY_SECONDS`), and a job is never given to a dead one (it gets a
+   fresh worker instead).
 
 Workers run in their own session, so stopping the server (or Ctrl-C in its
 terminal) does not stop them: a running job finishes and publishes its result,
@@ -43,6 +44,10 @@ from dprm.server.tables import jobs as jobs_table
 __all__ = ["Supervisor", "pid_alive"]
 
 log = logging.getLogger("dprm.server")
+
+#: Seconds before a new spare worker replaces one that died without a job (a spare
+#: that cannot start must not be restarted every round).
+SPARE_RETRY_SECONDS = 10.0
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -88,6 +93,7 @@ class Supervisor:
         self.orphan_after = orphan_after
         self.processes: dict[int, tuple[subprocess.Popen, str]] = {}
         self.spare: subprocess.Popen | None = None
+        self._next_spare = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_sweep = 0.0
@@ -175,10 +181,11 @@ class Supervisor:
                 break
             self._spawn(job.id, token)
         # 5. a warm spare for the next job
-        if self.spare is not None and self.spare.poll() is not None:  # it died waiting
+        if self.spare is not None and self.spare.poll() is not None:  # it died waiting: retry later, not in a loop
             self._close_spare_input(self.spare)
             self.spare = None
-        if self.spare is None and self.workers > 0 and not self._stop.is_set():
+            self._next_spare = now + SPARE_RETRY_SECONDS
+        if self.spare is None and self.workers > 0 and not self._stop.is_set() and now >= self._next_spare:
             self.spare = self._worker_process(["--standby"], stdin=subprocess.PIPE)
 
     def _worker_process(self, arguments: list[str], stdin: Any) -> subprocess.Popen:

@@ -161,7 +161,10 @@ def warm_up() -> None:
     import dprm.server.jobs  # noqa: F401
     from dprm.kernel_cache import load_cached
 
-    load_cached()
+    try:
+        load_cached()
+    except Exception:  # noqa: BLE001 - only a head start: the job compiles or loads what it needs itself
+        pass
 
 
 def _standby_job() -> tuple[int, str]:
