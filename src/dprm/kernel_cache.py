@@ -150,8 +150,8 @@ def warm_cache() -> CacheReport:
 
     Runs, with seeded noise and on generated data, the private tree miners (the
     literal codes in one byte, and in two with 300 split points) and the itemset
-    density estimate with ISON. Takes about 20 s on a cold cache and 2 s on a warm
-    one.
+    density estimate with ISON. Costs about 16 CPU-seconds on a cold cache and 1–2 on a
+    warm one.
     """
     import numpy as np
 

@@ -25,7 +25,7 @@ def warm_cache(
                                help=f"Exit with code {NOT_WARM} if any kernel had to be compiled (the cache "
                                     "was not warm; it is now)."),
 ) -> None:
-    """Compile dprm's numba kernels into numba's cache (about 20 s once; then a few seconds).
+    """Compile dprm's numba kernels into numba's cache (about 16 CPU-s once; then 1-2 s).
 
     Later runs load the compiled code instead of compiling it. The cache is where
     numba keeps it: $NUMBA_CACHE_DIR if set, else beside the installed sources when
