@@ -109,6 +109,18 @@ def test_a_spare_that_dies_waiting_is_not_restarted_every_round(db: Database) ->
         supervisor.stop(kill_workers=True)
 
 
+def test_without_a_spare_every_job_starts_a_new_process(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1, spare=False)
+    try:
+        supervisor.round()
+        assert supervisor.spare is None
+        job_id = _submit(db)
+        _rounds_until(supervisor, lambda: _job(db, job_id).status != "running")
+        assert _job(db, job_id).status == "done" and supervisor.spare is None
+    finally:
+        supervisor.stop(kill_workers=True)
+
+
 def test_a_spare_killed_with_its_job_is_a_dead_worker(db: Database) -> None:
     supervisor = Supervisor(db, workers=1)
     try:

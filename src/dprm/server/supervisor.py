@@ -81,12 +81,16 @@ class Supervisor:
         Seconds a job may run.
     stale_after : float
         Seconds without a heartbeat after which a worker counts as dead.
+    spare : bool
+        Keep a warm spare worker for the next job (step 5); ``False``: every job
+        starts a new process (``benchmarks/bench_startup.py --server`` compares).
     """
 
     def __init__(self, db: Any, workers: int, *, poll: float = 0.2, job_timeout: float = 3600.0,
-                 stale_after: float = 60.0, orphan_after: float = 600.0) -> None:
+                 stale_after: float = 60.0, orphan_after: float = 600.0, spare: bool = True) -> None:
         self.db = db
         self.workers = int(workers)
+        self.keep_spare = spare
         self.poll = poll
         self.job_timeout = job_timeout
         self.stale_after = stale_after
@@ -185,7 +189,8 @@ class Supervisor:
             self._close_spare_input(self.spare)
             self.spare = None
             self._next_spare = now + SPARE_RETRY_SECONDS
-        if self.spare is None and self.workers > 0 and not self._stop.is_set() and now >= self._next_spare:
+        if (self.keep_spare and self.spare is None and self.workers > 0 and not self._stop.is_set()
+                and now >= self._next_spare):
             self.spare = self._worker_process(["--standby"], stdin=subprocess.PIPE)
 
     def _worker_process(self, arguments: list[str], stdin: Any) -> subprocess.Popen:
