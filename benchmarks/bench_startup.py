@@ -17,6 +17,11 @@ Three states of numba's cache (a temporary ``NUMBA_CACHE_DIR`` for the last two)
 And the import breakdown of the default miner's run (``python -X importtime``):
 self time summed per top-level package.
 
+With ``--server``: the time from a job's submission to its result (an in-process
+:class:`~dprm.server.supervisor.Supervisor` on SQLite, MAMMAL registered, the default
+mcmc-tree-pair parameters), one job at a time, with the warm spare worker and with a
+new process per job.
+
 Targets (issue 16): ≤ 1 s warm and ≤ 3 s on a fresh install, for every private miner.
 
 Usage::
@@ -94,6 +99,54 @@ def import_breakdown(out: Path, data: Path, types: Path, top: int) -> None:
         print(f"  {name:<20} {seconds:6.3f}")
 
 
+def server_latency(jobs_per_mode: int, directory: Path) -> None:
+    """Submission → result of one job at a time, with and without the warm spare worker."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from server_support import setup_server_db
+    from sqlalchemy import select
+
+    from dprm.server import jobs
+    from dprm.server.database import Database
+    from dprm.server.supervisor import Supervisor
+    from dprm.server.tables import jobs as jobs_table
+    from dprm.server.units import epsilon_units
+
+    url = str(directory / "server.db")
+    setup_server_db(url, directory, budgets={"alice": "1000"}, mammals=True)
+    db = Database(url)
+    print(f"\nserver: submission to result of a mcmc-tree-pair job on mammals, one at a time ({jobs_per_mode} each)")
+    try:
+        for spare in (True, False):
+            supervisor = Supervisor(db, workers=1, poll=0.05, spare=spare)
+            supervisor.round()
+            time.sleep(8.0)  # the spare's warm-up happens between jobs on a server
+            seconds = []
+            for _ in range(jobs_per_mode):
+                body = {"dataset": "mammals", "algorithm": "mcmc-tree-pair", "epsilon": "1", "parameters": {}}
+                start = time.perf_counter()
+                row, _ = jobs.submit(db, 1, 2, algorithm="mcmc-tree-pair", parameters={}, units=epsilon_units(1),
+                                     dummy=False, dummy_rows=None, idempotency_key=None,
+                                     digest=jobs.request_digest(body))
+                while True:
+                    supervisor.round()
+                    with db.read() as connection:
+                        status = connection.execute(select(jobs_table.c.status)
+                                                    .where(jobs_table.c.id == row.id)).scalar()
+                    if status != "running" and status != "queued":
+                        break
+                    time.sleep(0.05)
+                seconds.append(time.perf_counter() - start)
+                if status != "done":
+                    raise SystemExit(f"job {row.id} ended {status}")
+                time.sleep(8.0)
+            supervisor.stop(kill_workers=True)
+            label = "warm spare" if spare else "new process"
+            print(f"  {label:<12} median {statistics.median(seconds):5.2f} s  "
+                  f"(each: {', '.join(f'{s:.2f}' for s in seconds)})", flush=True)
+    finally:
+        db.dispose()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="Timed warm runs per miner.")
@@ -101,6 +154,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=MAMMALS, help="Folder with left.csv and right.csv.")
     parser.add_argument("--types", type=Path, default=TYPES)
     parser.add_argument("--skip-cold", action="store_true", help="Only the warm runs and the imports.")
+    parser.add_argument("--server", type=int, default=0, metavar="N",
+                        help="Also time N server jobs with and without the warm spare worker.")
     args = parser.parse_args()
     miners = [m.strip() for m in args.miners.split(",") if m.strip()]
     with tempfile.TemporaryDirectory(prefix="dprm-bench-startup-") as temporary:
@@ -131,6 +186,8 @@ def main() -> None:
                                dict(os.environ, NUMBA_CACHE_DIR=str(cold)))
                 print(row(miner, [result]), flush=True)
         import_breakdown(out, args.data, args.types, top=12)
+        if args.server:
+            server_latency(args.server, Path(temporary))
 
 
 if __name__ == "__main__":
