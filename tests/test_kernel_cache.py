@@ -6,6 +6,7 @@ that ``dprm warm-cache`` fills first, as the Makefile's set-up does on a fresh i
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -25,12 +26,23 @@ def _cache_files(directory: Path) -> set[Path]:
 
 @pytest.fixture(scope="module")
 def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
-    """An environment whose numba cache ``dprm warm-cache`` has just filled; its output."""
-    cache = tmp_path_factory.mktemp("numba-cache")
+    """An environment whose numba cache ``dprm warm-cache`` has filled this session; its output.
+
+    Filled once per test session (about 16 CPU-seconds): under pytest-xdist the
+    workers share the session's directory and take turns on a lock.
+    """
+    session = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session = session.parent  # .../pytest-N, shared by the workers gw0, gw1, ...
+    cache, output = session / "numba-cache", session / "numba-cache-warmed.txt"
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    done = subprocess.run(DPRM + ["warm-cache"], env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr
-    return env, done.stdout
+    with open(session / "numba-cache.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not output.exists():
+            done = subprocess.run(DPRM + ["warm-cache"], env=env, capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, done.stderr
+            output.write_text(done.stdout)
+    return env, output.read_text()
 
 
 def _numbers(text: str) -> tuple[int, int, int]:
