@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,server,compare,itemsets]'
+	$(BIN)/dprm warm-cache  # compile the numba kernels once, for this CPU (docs/performance-startup.md)
 	touch $(STAMP)
 
 ## demo: mine the built-in example data (planted redescriptions): privately with
@@ -31,9 +32,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto
 
-## bench: speed figures (load, index, mine) on mammals and on 115,200 x 604 planted data
+## bench: speed figures (load, index, mine) on mammals and on 115,200 x 604 planted data,
+## and the start-up cost of each private miner's run on mammals (warm and cold cache)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_foundation.py
+	$(BIN)/python benchmarks/bench_startup.py
 
 clean:
 	rm -rf $(VENV) out

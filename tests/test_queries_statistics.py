@@ -29,6 +29,20 @@ def test_p_value_matches_brute_force(seed):
         assert p_value(inter, sl, sr, n) == pytest.approx(expected, rel=1e-9, abs=1e-300)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_p_value_equals_scipy_binomial_tail_at_every_scale(seed):
+    """p_value calls scipy's Boost tail directly (no scipy.stats import): the same numbers."""
+    from scipy.stats import binom
+
+    rng = np.random.default_rng(seed)
+    n = np.rint(10 ** rng.uniform(0, 9, 5000))
+    sl, sr = (np.floor(rng.uniform(0, 1, n.size) * (n + 1)) for _ in range(2))
+    low, high = np.maximum(sl + sr - n, 0), np.minimum(sl, sr)
+    inter = np.floor(low + rng.uniform(0, 1, n.size) * (high - low + 1))
+    expected = np.where(inter <= 0, 1.0, binom.sf(inter - 1, n, (sl / n) * (sr / n)))
+    assert np.array_equal(p_value(inter, sl, sr, n), expected)
+
+
 def test_greater_or_equal_convention():
     # X ~ Bin(4, 1/4): P[X >= 1] = 1 - (3/4)^4, whereas P[X > 1] would be smaller
     assert p_value(1, 2, 2, 4) == pytest.approx(1 - 0.75**4)

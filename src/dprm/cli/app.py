@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "classify-eval": ("classify_eval", "Compare DP decision trees by cross-validated accuracy (local, not private)."),
     "itemsets": ("itemsets", "Mine frequent itemsets from a density estimate of one CSV (ISON; t-closeness, DP)."),
     "itemsets-eval": ("itemsets_eval", "Evaluate ISON against FP-growth: TPR/FPR, chains, time, t-closeness (local)."),
+    "warm-cache": ("warm_cache", "Compile dprm's kernels once into numba's cache (run by the set-up)."),
 }
 
 #: Click settings shared by every command: -h as --help, help text at 80 columns.

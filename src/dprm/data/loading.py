@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -288,6 +287,8 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
     else:
         keys = np.array([category_text(v) for v in col.to_pylist()], dtype=object)
     keys = np.asarray(keys, dtype=object)
+    import pandas as pd  # its hash index: only runs with an id column pay for the import
+
     index = pd.Index(keys)
     if not index.is_unique:
         dup = index[index.duplicated()].unique()
@@ -301,6 +302,8 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
 
 def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> np.ndarray:
     """Positions in the right view of each left id; errors on ids in one view only."""
+    import pandas as pd
+
     rindex = pd.Index(rkeys)
     order = rindex.get_indexer(lkeys)
     only_left = lkeys[order < 0]

@@ -28,20 +28,24 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from dprm.errors import DataError, ParameterError
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "read_table", "missing_markers", "Source"]
 
-Source = str | os.PathLike[str] | pd.DataFrame
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: A view's source: a file path or a pandas DataFrame (pandas is imported only by
+#: callers that pass a DataFrame: a command-line run never pays for it).
+Source = Union[str, os.PathLike[str], "pd.DataFrame"]
 
 #: The cell texts read as a missing value when none are declared: the empty cell only.
 DEFAULT_NA_VALUES: tuple[str, ...] = ("",)
@@ -186,7 +190,8 @@ def read_table(
     if duplicate_names not in ("error", "rename"):
         raise ParameterError(f"duplicate_names must be 'error' or 'rename', not {duplicate_names!r}")
     markers = missing_markers(na_values)
-    if isinstance(source, pd.DataFrame):
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas is imported
+    if pandas is not None and isinstance(source, pandas.DataFrame):
         raw = _from_dataframe(source, f"{side} DataFrame")
     elif isinstance(source, (str, os.PathLike)):
         raw = _from_path(Path(source), str(source), markers)
@@ -250,6 +255,8 @@ def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
 
 
 def _read_parquet(path: Path, source: str) -> pa.Table:
+    import pyarrow.parquet as pq  # 20 ms: only Parquet input pays for it
+
     try:
         return pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:

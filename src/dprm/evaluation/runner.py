@@ -8,7 +8,10 @@ algorithm ``RUNS`` times at every budget's epsilon and every non-private algorit
 ``epsilon`` parameter) once, since they ignore the budget. Every run happens in a
 fresh process (at most ``jobs`` at a time, none reused), so its peak memory
 (``getrusage().ru_maxrss`` in the child, and of the child's own subprocesses for
-the baselines) is honest.
+the baselines) is honest. The processes are forked from one warm fork server that
+has imported the miners and loaded the compiled kernels
+(:mod:`dprm.evaluation.forkserver_preload`), so a run does not pay Python's and
+numba's start-up again.
 
 Layout of the output directory ``DIR``::
 
@@ -748,10 +751,11 @@ def _record_from(document: Mapping[str, Any], planned: RunRecord) -> RunRecord:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """Forkserver with dprm preloaded: fresh processes that need not import numpy/numba again."""
+    """Forkserver with dprm preloaded: fresh processes that need not import numpy or load numba's kernels again."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["dprm.evaluation.runner", "dprm.mining", "dprm.data", "dprm.queries"])
+        context.set_forkserver_preload(["dprm.evaluation.runner", "dprm.mining", "dprm.data", "dprm.queries",
+                                        "dprm.evaluation.forkserver_preload"])
         return context
     return multiprocessing.get_context("spawn")
 

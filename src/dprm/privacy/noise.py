@@ -50,11 +50,17 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-import opendp.prelude as dp
+from opendp import measurements
+from opendp.domains import atom_domain, vector_domain
+from opendp.measures import max_divergence, zero_concentrated_divergence
+from opendp.metrics import l1_distance, linf_distance
+from opendp.mod import Measurement, enable_features
 
 from dprm.errors import ParameterError
 
-dp.enable_features("contrib")
+# The submodules, not ``opendp.prelude``: the prelude also imports OpenDP's scikit-learn,
+# polars and numpy extras (scikit-learn and scipy.stats: about a second per process).
+enable_features("contrib")
 
 __all__ = ["Sampler", "SAMPLERS", "NoiseSource", "SecureNoise", "SeededNoise"]
 
@@ -203,33 +209,33 @@ class SecureNoise:
     secure: bool = True
 
     def __init__(self) -> None:
-        self._laplace: dict[float, dp.Measurement] = {}
-        self._noisy_max: dict[tuple[float, str], dp.Measurement] = {}
+        self._laplace: dict[float, Measurement] = {}
+        self._noisy_max: dict[tuple[float, str], Measurement] = {}
 
     def __repr__(self) -> str:
         return "SecureNoise()"
 
-    def _laplace_measurement(self, scale: float) -> dp.Measurement:
+    def _laplace_measurement(self, scale: float) -> Measurement:
         measurement = self._laplace.get(scale)
         if measurement is None:
-            measurement = dp.m.make_laplace(
-                dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale
+            measurement = measurements.make_laplace(
+                vector_domain(atom_domain(T="i64")), l1_distance(T="i64"), scale
             )
             self._laplace[scale] = measurement
         return measurement
 
-    def _max_measurement(self, scale: float, sampler: str) -> dp.Measurement:
+    def _max_measurement(self, scale: float, sampler: str) -> Measurement:
         key = (scale, sampler)
         measurement = self._noisy_max.get(key)
         if measurement is None:
             measure = (
-                dp.zero_concentrated_divergence()
+                zero_concentrated_divergence()
                 if sampler == "gumbel"
-                else dp.max_divergence()
+                else max_divergence()
             )
-            measurement = dp.m.make_noisy_max(
-                dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-                dp.linf_distance(T=float),
+            measurement = measurements.make_noisy_max(
+                vector_domain(atom_domain(T=float, nan=False)),
+                linf_distance(T=float),
                 measure,
                 scale=scale,
             )

@@ -12,7 +12,13 @@ A thread of the API process (started by :func:`dprm.server.app.create_app`). Eve
    than ``job_timeout`` is failed with ``timeout`` and its worker killed; the worker
    of a cancelled job is killed;
 3. keeps the orphaned charges of primitives (:func:`dprm.server.budget.keep_orphans`);
-4. starts workers for queued jobs, at most ``workers`` at a time.
+4. starts workers for queued jobs, at most ``workers`` at a time;
+5. keeps one *spare* worker warm (imports done, compiled kernels loaded: see
+   :mod:`dprm.server.worker`) and hands the next claimed job to it, so a job does not
+   wait for a new process to start; a fresh spare is started for the job after. A
+   spare runs one job, like every worker; a spare that died is replaced (after
+   :data:`SPARE_RETRY_SECONDS`), and a job is never given to a dead one (it gets a
+   fresh worker instead).
 
 Workers run in their own session, so stopping the server (or Ctrl-C in its
 terminal) does not stop them: a running job finishes and publishes its result,
@@ -38,6 +44,10 @@ from dprm.server.tables import jobs as jobs_table
 __all__ = ["Supervisor", "pid_alive"]
 
 log = logging.getLogger("dprm.server")
+
+#: Seconds before a new spare worker replaces one that died without a job (a spare
+#: that cannot start must not be restarted every round).
+SPARE_RETRY_SECONDS = 10.0
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -71,17 +81,23 @@ class Supervisor:
         Seconds a job may run.
     stale_after : float
         Seconds without a heartbeat after which a worker counts as dead.
+    spare : bool
+        Keep a warm spare worker for the next job (step 5); ``False``: every job
+        starts a new process (``benchmarks/bench_startup.py --server`` compares).
     """
 
     def __init__(self, db: Any, workers: int, *, poll: float = 0.2, job_timeout: float = 3600.0,
-                 stale_after: float = 60.0, orphan_after: float = 600.0) -> None:
+                 stale_after: float = 60.0, orphan_after: float = 600.0, spare: bool = True) -> None:
         self.db = db
         self.workers = int(workers)
+        self.keep_spare = spare
         self.poll = poll
         self.job_timeout = job_timeout
         self.stale_after = stale_after
         self.orphan_after = orphan_after
         self.processes: dict[int, tuple[subprocess.Popen, str]] = {}
+        self.spare: subprocess.Popen | None = None
+        self._next_spare = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_sweep = 0.0
@@ -95,6 +111,11 @@ class Supervisor:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        if self.spare is not None:  # its input closes: it exits without a job
+            self._close_spare_input(self.spare)
+            if kill_workers and self.spare.poll() is None:
+                self.spare.kill()
+            self.spare = None
         if kill_workers:
             for process, _ in self.processes.values():
                 if process.poll() is None:
@@ -163,12 +184,45 @@ class Supervisor:
             if job is None:
                 break
             self._spawn(job.id, token)
+        # 5. a warm spare for the next job
+        if self.spare is not None and self.spare.poll() is not None:  # it died waiting: retry later, not in a loop
+            self._close_spare_input(self.spare)
+            self.spare = None
+            self._next_spare = now + SPARE_RETRY_SECONDS
+        if (self.keep_spare and self.spare is None and self.workers > 0 and not self._stop.is_set()
+                and now >= self._next_spare):
+            self.spare = self._worker_process(["--standby"], stdin=subprocess.PIPE)
+
+    def _worker_process(self, arguments: list[str], stdin: Any) -> subprocess.Popen:
+        env = dict(os.environ, DPRM_WORKER_DB=self.db.url)
+        return subprocess.Popen([sys.executable, "-m", "dprm.server.worker", *arguments], env=env, stdin=stdin,
+                                stdout=subprocess.DEVNULL, start_new_session=True)
+
+    @staticmethod
+    def _close_spare_input(spare: subprocess.Popen) -> None:
+        try:
+            spare.stdin.close()
+        except OSError:  # it died: nothing to flush
+            pass
+
+    @staticmethod
+    def _hand_over(spare: subprocess.Popen, job_id: int, token: str) -> bool:
+        """Give the job to the spare; ``False`` if it died (it is then of no use)."""
+        if spare.poll() is not None:
+            Supervisor._close_spare_input(spare)
+            return False
+        try:
+            spare.stdin.write(f"{job_id} {token}\n".encode())
+            spare.stdin.close()
+        except OSError:  # died just now
+            Supervisor._close_spare_input(spare)
+            return False
+        return True
 
     def _spawn(self, job_id: int, token: str) -> None:
-        env = dict(os.environ, DPRM_WORKER_DB=self.db.url)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "dprm.server.worker", "--job", str(job_id), "--token", token],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        process, self.spare = self.spare, None
+        if process is None or not self._hand_over(process, job_id, token):
+            process = self._worker_process(["--job", str(job_id), "--token", token], stdin=subprocess.DEVNULL)
         self.processes[job_id] = (process, token)
         jobs.set_pid(self.db, job_id, token, process.pid)
 

@@ -86,7 +86,6 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees._kernels import route_rows, run_chain
 from dprm.trees.criterion import GINI_SENSITIVITY, split_qualities
 from dprm.trees.tree import Tree
 
@@ -284,6 +283,8 @@ class _ChainSpace:
         return self.starts[attributes] + (rng.random(attributes.size) * self.sizes[attributes]).astype(np.int64)
 
     def cells(self, node_splits: np.ndarray, depth: int) -> np.ndarray:
+        from dprm.trees._kernels import route_rows  # numba: imported by the runs that use it only
+
         table = self.splits[node_splits]
         return route_rows(self.codes, self.missing, table[:, 0].copy(), table[:, 1].copy(), table[:, 2] == 1,
                           np.arange(self.index.n_rows, dtype=np.int64), 0, 2**depth - 1)
@@ -345,6 +346,8 @@ class ChainJob:
         the steps a variance stop leaves out are reported as done when it stops, so
         the calls add up to ``iterations``. The result is the same as in one call.
         """
+        from dprm.trees._kernels import run_chain  # numba: imported by the runs that use it only
+
         n = self.iterations
         chunk = n if advance is None else max(CHUNK_STEPS, -(-n // 100))
         steps = accepted = 0

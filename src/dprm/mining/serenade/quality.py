@@ -145,7 +145,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from dprm.errors import ParameterError
@@ -607,6 +606,8 @@ def choose_steepness(
     values = [objective(float(g)) for g in grid]
     best = int(np.argmin(values))
     lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid_size - 1)]
+    from scipy.optimize import minimize_scalar  # 0.2 s to import: only choosing a steepness pays
+
     result = minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
     log_lam = float(result.x) if result.fun <= values[best] else float(grid[best])
     return LogisticQuality(

@@ -1,0 +1,124 @@
+"""numba's cache of the compiled kernels: warmed once, then found by every later process.
+
+Each test runs real processes on one empty cache directory (``NUMBA_CACHE_DIR``)
+that ``dprm warm-cache`` fills first, as the Makefile's set-up does on a fresh install.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+DPRM = [sys.executable, "-m", "dprm"]
+
+
+def _cache_files(directory: Path) -> set[Path]:
+    return {p for p in directory.rglob("*") if p.suffix in (".nbi", ".nbc")}
+
+
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
+    """An environment whose numba cache ``dprm warm-cache`` has filled this session; its output.
+
+    Filled once per test session (about 16 CPU-seconds): under pytest-xdist the
+    workers share the session's directory and take turns on a lock.
+    """
+    session = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session = session.parent  # .../pytest-N, shared by the workers gw0, gw1, ...
+    cache, output = session / "numba-cache", session / "numba-cache-warmed.txt"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    with open(session / "numba-cache.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not output.exists():
+            done = subprocess.run(DPRM + ["warm-cache"], env=env, capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, done.stderr
+            output.write_text(done.stdout)
+    return env, output.read_text()
+
+
+def _numbers(text: str) -> tuple[int, int, int]:
+    match = re.search(r"(\d+) kernels: (\d+) loaded from the cache, (\d+) compiled", " ".join(text.split()))
+    assert match, text
+    kernels, loaded, compiled = (int(g) for g in match.groups())
+    return kernels, loaded, compiled
+
+
+def test_warm_cache_compiles_into_an_empty_cache(warmed) -> None:
+    env, output = warmed
+    kernels, loaded, compiled = _numbers(output)
+    assert kernels >= 20 and loaded == 0 and compiled > 0
+    assert _cache_files(Path(env["NUMBA_CACHE_DIR"]))
+
+
+def test_a_second_process_loads_everything_and_compiles_nothing(warmed) -> None:
+    env, _ = warmed
+    done = subprocess.run(DPRM + ["warm-cache", "--check"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    kernels, loaded, compiled = _numbers(done.stdout)
+    assert loaded > 0 and compiled == 0
+
+
+def test_load_cached_loads_without_running(warmed) -> None:
+    env, _ = warmed
+    script = ("import json; from dprm.kernel_cache import kernels, load_cached; r = load_cached(); "
+              "k = kernels()['dprm.trees._kernels.run_chain']; "
+              "print(json.dumps([r.loaded, r.compiled, len(k.overloads), sum(k.stats.cache_misses.values())]))")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    loaded, compiled, overloads, misses = json.loads(done.stdout)
+    assert loaded > 0 and compiled == 0 and misses == 0
+    assert overloads == 2  # literal codes in one byte and in two: both warmed
+
+
+@pytest.mark.parametrize("algorithm", ["mcmc-tree-pair", "alt-mcmc", "alt-expm"])
+def test_a_run_after_the_warm_up_compiles_nothing(warmed, tmp_path: Path, algorithm: str) -> None:
+    env, _ = warmed
+    cache = Path(env["NUMBA_CACHE_DIR"])
+    data = tmp_path / "data"
+    subprocess.run(DPRM + ["datasets", "make-planted", str(data), "--rows", "1500", "--seed", "3",
+                           "--left-numeric", "3", "--right-boolean", "2"],
+                   env=env, check=True, capture_output=True, timeout=300)
+    before = _cache_files(cache)
+    done = subprocess.run(DPRM + ["mine", str(data / "left.csv"), str(data / "right.csv"), "--types",
+                                  str(data / "types.json"), "--algorithm", algorithm, "--epsilon", "1",
+                                  "--max-splits", "300" if algorithm == "alt-mcmc" else "32",
+                                  "--output", str(tmp_path / "out.json")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert _cache_files(cache) == before  # nothing new: every kernel came from the cache
+
+
+def test_the_evaluation_fork_server_hands_loaded_kernels_to_each_run(warmed, tmp_path: Path) -> None:
+    env, _ = warmed
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent("""
+        import json
+
+        def report(connection):
+            from dprm.kernel_cache import kernels
+            connection.send({name: len(k.overloads) for name, k in kernels().items()})
+
+        if __name__ == "__main__":
+            from dprm.evaluation.runner import _context
+
+            context = _context()
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(target=report, args=(writer,))
+            process.start()
+            print(json.dumps(reader.recv()))
+            process.join()
+    """))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    overloads = json.loads(done.stdout)
+    assert overloads["dprm.trees._kernels.run_chain"] == 2  # loaded in the server, before the fork
+    assert overloads["dprm.trees._kernels.route_rows"] == 0  # parallel: left to the run (OpenMP and fork)
