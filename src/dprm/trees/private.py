@@ -86,7 +86,7 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees._kernels import route_rows, run_chain
+from dprm.trees._kernels import preorder, route_rows, run_chain, tree_layout
 from dprm.trees.criterion import GINI_SENSITIVITY, split_qualities
 from dprm.trees.tree import Tree
 
@@ -226,6 +226,7 @@ class ChainTrace:
 def leaf_classes(cell: np.ndarray, depth: int) -> np.ndarray:
     """Leaf number of each heap-position cell (-1 for a drop-out cell)."""
     first_leaf = 2**depth - 1
+    cell = np.asarray(cell, dtype=np.int64)
     return np.where(cell >= first_leaf, cell - first_leaf, -1)
 
 
@@ -294,7 +295,8 @@ class _ChainSpace:
 
 def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: int) -> np.ndarray:
     labelled = target >= 0
-    flat = np.bincount(cells[labelled] * n_classes + target[labelled], minlength=n_positions * n_classes)
+    keys = cells[labelled].astype(np.int64) * n_classes + target[labelled]
+    flat = np.bincount(keys, minlength=n_positions * n_classes)
     return flat.reshape(n_positions, n_classes).astype(np.int64)
 
 
@@ -318,18 +320,19 @@ class ChainJob:
         self.spaces, self.depth, self.chain, self.trace = (first, second), depth, chain, trace
         n_positions = 2 ** (depth + 1) - 1
         first_leaf = 2**depth - 1
-        target_a = np.asarray(target, dtype=np.int64).copy()
+        target_a = np.asarray(target, dtype=np.int32).copy()
         nodes_a = first.random_nodes(depth, rng)
         nodes_b = second.random_nodes(depth, rng)
-        cell_a = first.cells(nodes_a, depth)
-        cell_b = second.cells(nodes_b, depth)
-        target_b = np.where(cell_a >= first_leaf, cell_a - first_leaf, -1)
+        cell_a = first.cells(nodes_a, depth).astype(np.uint8)  # 255 positions at the largest depth, 7
+        cell_b = second.cells(nodes_b, depth).astype(np.uint8)
+        target_b = leaf_classes(cell_a, depth).astype(np.int32)
+        rank, _ = preorder(depth)
         n_choices = (2 if self.paired else 1) * first_leaf
         self.arguments = (
             first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
             second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
-            nodes_a, cell_a, _counts(cell_a, target_a, n_positions, n_classes), target_a,
-            nodes_b, cell_b, _counts(cell_b, target_b, n_positions, 2**depth), target_b,
+            nodes_a, cell_a, *tree_layout(cell_a, rank), _counts(cell_a, target_a, n_positions, n_classes), target_a,
+            nodes_b, cell_b, *tree_layout(cell_b, rank), _counts(cell_b, target_b, n_positions, 2**depth), target_b,
             self.paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
             rng.integers(n_choices, size=iterations), rng.random(iterations), rng.random(iterations),
             rng.random(iterations), chain.log_uniforms(iterations), LOCAL_SHARE,
