@@ -78,7 +78,7 @@ def test_a_step_changes_the_counts_by_a_recount_and_keeps_the_layout(seed: int) 
         assert np.array_equal(counts[1] + delta[1], new_counts[1])
         shard_commit(cell[side], order, offset, attribute, code, numeric, other_target, side == 0,
                      rank, end, depth, node, split[0], split[1], split[2] == 1, moved_rows, moved_cells, count,
-                     np.empty(240, np.int32), np.empty(rank.size, np.int64))
+                     np.empty(241, np.int32), np.empty(3 * rank.size + 1, np.int64))
         nodes = proposed
         cells, _, _ = recount(spaces, nodes, target, n_classes, depth)
         assert np.array_equal(cell[side], cells[side])

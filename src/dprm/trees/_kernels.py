@@ -365,32 +365,52 @@ def shard_commit(cell, order, offset, attribute, code, numeric, other_target, re
 
     Sets the node's split, moves ``moved_rows[:count]`` to ``moved_cells[:count]``
     (and, with ``retarget``, their class in the other tree to their new leaf), and
-    re-sorts the node's range of ``order`` by the new cells (a stable counting sort;
-    ``buffer``: scratch of at least the shard's rows; ``sizes``: scratch of one entry
-    per position), updating ``offset``.
+    re-sorts the node's range of ``order`` by the new cells, updating ``offset``: each
+    cell's staying rows first (one branch-free pass over the range), then the rows
+    that move in. Scratch: ``buffer`` of at least the shard's rows + 1, ``sizes`` of
+    ``3 × positions + 1`` entries.
     """
     first_leaf = 2**depth - 1
+    n_positions = rank.size
     attribute[node], code[node], numeric[node] = new_attribute, new_code, new_numeric
     r, r_end = rank[node], end[node]
+    old_offset = sizes[:n_positions + 1]
+    new_size = sizes[n_positions + 1:2 * n_positions + 1]
+    moved_in = sizes[2 * n_positions + 1:]
     for q in range(r, r_end):
-        sizes[q] = offset[q + 1] - offset[q]
+        old_offset[q] = offset[q]
+        new_size[q] = offset[q + 1] - offset[q]
+        moved_in[q] = 0  # for now: rows that leave the cell
+    old_offset[r_end] = offset[r_end]
+    for k in range(count):
+        old_rank = rank[cell[moved_rows[k]]]
+        new_rank = rank[moved_cells[k]]
+        new_size[old_rank] -= 1
+        new_size[new_rank] += 1
+        moved_in[old_rank] += 1
+    for q in range(r, r_end):
+        offset[q + 1] = offset[q] + new_size[q]
+        # the cell's rows that stay come first, then those that move in
+        moved_in[q] = offset[q] + (old_offset[q + 1] - old_offset[q]) - moved_in[q]
     for k in range(count):
         row = moved_rows[k]
-        sizes[rank[cell[row]]] -= 1
-        sizes[rank[moved_cells[k]]] += 1
         cell[row] = moved_cells[k]
         if retarget:
             other_target[row] = moved_cells[k] - first_leaf if moved_cells[k] >= first_leaf else -1
-    begin, stop = offset[r], offset[r_end]
-    for q in range(r, r_end):  # new offsets; `sizes` becomes each cell's write cursor
-        offset[q + 1] = offset[q] + sizes[q]
-        sizes[q] = offset[q]
-    for k in range(begin, stop):
-        row = order[k]
-        q = rank[cell[row]]
-        buffer[sizes[q]] = row
-        sizes[q] += 1
-    for k in range(begin, stop):
+    # The rows that stay, cell by cell, compacted without branches (a slot past the
+    # cell's last staying row is written over later: by a row moving in, or by the next
+    # cell; `buffer` has one spare entry for the last one).
+    for q in range(r, r_end):
+        at = offset[q]
+        for k in range(old_offset[q], old_offset[q + 1]):
+            row = order[k]
+            buffer[at] = row
+            at += rank[cell[row]] == q
+    for k in range(count):
+        q = rank[moved_cells[k]]
+        buffer[moved_in[q]] = moved_rows[k]
+        moved_in[q] += 1
+    for k in range(old_offset[r], old_offset[r_end]):
         order[k] = buffer[k]
 
 
@@ -462,8 +482,8 @@ def run_chain(
         end[position] = rank[position] + size
     moved_rows = np.empty(n, dtype=order_a.dtype)
     moved_cells = np.empty(n, dtype=np.int64)
-    buffer = np.empty(n, dtype=order_a.dtype)
-    cell_sizes = np.empty(n_positions, dtype=np.int64)
+    buffer = np.empty(n + 1, dtype=order_a.dtype)
+    cell_sizes = np.empty(3 * n_positions + 1, dtype=np.int64)
     delta_a = np.zeros_like(counts_a)
     delta_b = np.zeros_like(counts_b)
     scratch_a = counts_a.copy()

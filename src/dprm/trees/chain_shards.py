@@ -84,8 +84,8 @@ class ChainShard:
                        np.where(cell_a >= first_leaf, cell_a - first_leaf, -1).astype(np.int32)]
         self.moved_rows = np.empty(n, dtype=np.int32)
         self.moved_cells = np.empty(n, dtype=np.int64)
-        self.buffer = np.empty(n, dtype=np.int32)
-        self.sizes = np.empty(self.rank.size, dtype=np.int64)
+        self.buffer = np.empty(n + 1, dtype=np.int32)
+        self.sizes = np.empty(3 * self.rank.size + 1, dtype=np.int64)
         self.count = 0
 
     def counts(self, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
