@@ -18,7 +18,7 @@ when it ended); ``--scaling`` runs at ``7,200 · k`` rows (k = 1, 2, 4, 8, 16) a
 Usage::
 
     python benchmarks/bench_tree_miners.py [--rows 115200] [--only mcmc-tree-pair] [--profile]
-    python benchmarks/bench_tree_miners.py --scaling [--only mcmc-tree-pair]
+    python benchmarks/bench_tree_miners.py --scaling [--only mcmc-tree-pair] [--sizes 7200,14400]
     python benchmarks/bench_tree_miners.py --data FOLDER   # left.csv, right.csv, types.json there
 """
 
@@ -177,6 +177,7 @@ def main() -> None:
     parser.add_argument("--only", choices=sorted(RUNS), action="append")
     parser.add_argument("--profile", action="store_true", help="also time the phases of each run")
     parser.add_argument("--scaling", action="store_true", help=f"run at {', '.join(map(str, SCALING_ROWS))} rows")
+    parser.add_argument("--sizes", help="with --scaling: only these numbers of rows (comma-separated)")
     parser.add_argument("--data", help="a folder with left.csv, right.csv and types.json (instead of --rows)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -185,6 +186,8 @@ def main() -> None:
         return
     algorithms = args.only or list(RUNS)
     sizes = SCALING_ROWS if args.scaling else [args.rows]
+    if args.scaling and args.sizes:
+        sizes = [int(size) for size in args.sizes.split(",")]
     for rows in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(args.data) if args.data else Path(tmp)
