@@ -25,6 +25,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import subprocess
@@ -151,6 +152,9 @@ def child(left: str, right: str, types: str, algorithm: str, profile: bool) -> d
         "redescriptions": len(miner.redescriptions_),
         "kept": sum(not r.pruned for r in miner.redescriptions_),
         "peak_mb": _peak_mb(),
+        # same seeds, same redescriptions: compare this across versions of the code
+        "digest": hashlib.sha256(json.dumps(miner.document()["redescriptions"], sort_keys=True,
+                                            default=str).encode()).hexdigest()[:16],
     }
     if profile:
         figures["phases"] = phases.table(seconds)
