@@ -56,7 +56,7 @@ def _peak_mb() -> float:
 
 
 class Phases:
-    """Wall and thread-CPU seconds of the phases of a run, by wrapping their functions."""
+    """Wall and CPU seconds of the phases of a run, by wrapping their functions."""
 
     def __init__(self) -> None:
         self.spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -69,7 +69,10 @@ class Phases:
     def phase(self, name: str):
         outer = getattr(self._depth, "value", 0)
         self._depth.value = outer + 1
-        wall, cpu = time.perf_counter(), time.thread_time()
+        # Phases run in the main thread take the process's CPU (numba's parallel loops
+        # run in worker threads); the chains of a batch run in pool threads, each its own.
+        clock = _cpu_seconds if threading.current_thread() is threading.main_thread() else time.thread_time
+        wall, cpu = time.perf_counter(), clock()
         try:
             yield
         finally:
@@ -77,7 +80,7 @@ class Phases:
             if outer == 0:  # nested phases count in the outer one only
                 with self._lock:
                     self.spans[name].append((wall, time.perf_counter()))
-                    self.cpu[name] += time.thread_time() - cpu
+                    self.cpu[name] += clock() - cpu
                     self.peak[name] = _peak_mb()
 
     def wrap(self, owner, attribute: str, name: str) -> None:
