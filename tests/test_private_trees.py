@@ -210,6 +210,9 @@ def test_bad_chain_parameters() -> None:
         sample_tree(index, target, n_classes, 2, 0.1, accountant(), "x", rng, stop="sometimes")
     with pytest.raises(ParameterError, match="pair-score"):
         sample_tree_pair(index, index, target, n_classes, 2, 0.1, accountant(), "x", rng, pair_score="best")
+    for depth in (0, 8):  # a cell is one byte: at most 255 positions
+        with pytest.raises(ParameterError, match="depth must be 1 to 7"):
+            sample_tree(index, target, n_classes, depth, 0.1, accountant(), "x", rng)
 
 
 def test_variance_stop_ends_early_on_a_converged_chain() -> None:

@@ -239,9 +239,13 @@ def cell_counts(tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: 
                    2 ** (tree.depth + 1) - 1, n_classes)
 
 
+#: Deepest trees of a chain: a row's cell is one byte (255 heap positions at depth 7).
+MAX_CHAIN_DEPTH = 7
+
+
 def _check_chain(depth: int, iterations: int, stop: str, variance_window: int) -> None:
-    if depth < 1:
-        raise ParameterError(f"depth must be at least 1, not {depth}")
+    if not 1 <= depth <= MAX_CHAIN_DEPTH:
+        raise ParameterError(f"depth must be 1 to {MAX_CHAIN_DEPTH}, not {depth}")
     if iterations < 1:
         raise ParameterError(f"mcmc-iterations must be at least 1, not {iterations}")
     if stop not in MCMC_STOPS:
