@@ -99,7 +99,7 @@ def test_scores_change_by_at_most_their_sensitivity_on_neighbouring_data(seed: i
 
 def test_compiled_chain_keeps_cells_and_counts_consistent() -> None:
     """After many accepted and rejected steps, the chain's state equals a recount."""
-    from dprm.trees._kernels import run_chain
+    from dprm.trees._kernels import preorder, run_chain, tree_layout
     from dprm.trees.private import _ChainSpace, _counts
 
     rng = np.random.default_rng(3)
@@ -108,13 +108,16 @@ def test_compiled_chain_keeps_cells_and_counts_consistent() -> None:
     target, n_classes = target_from_attribute(right["right_c1"])
     depth, steps = 3, 400
     nodes = [space.random_nodes(depth, rng) for space in spaces]
-    cells = [space.cells(n, depth) for space, n in zip(spaces, nodes)]
-    target_b = leaf_classes(cells[0], depth)
+    cells = [space.cells(n, depth).astype(np.uint8) for space, n in zip(spaces, nodes)]
+    target = target.astype(np.int32)
+    target_b = leaf_classes(cells[0], depth).astype(np.int32)
     counts = [_counts(cells[0], target, 15, n_classes), _counts(cells[1], target_b, 15, 8)]
+    rank, _ = preorder(depth)
+    layouts = [tree_layout(c, rank) for c in cells]
     done, accepted = run_chain(
         spaces[0].codes, spaces[0].missing, spaces[0].splits, spaces[0].starts, spaces[0].sizes, spaces[0].usable,
         spaces[1].codes, spaces[1].missing, spaces[1].splits, spaces[1].starts, spaces[1].sizes, spaces[1].usable,
-        nodes[0], cells[0], counts[0], target.copy(), nodes[1], cells[1], counts[1], target_b,
+        nodes[0], cells[0], *layouts[0], counts[0], target.copy(), nodes[1], cells[1], *layouts[1], counts[1], target_b,
         True, 1, 300.0, float((target >= 0).sum()), depth, 2.0,
         rng.integers(14, size=steps), rng.random(steps), rng.random(steps), rng.random(steps),
         np.log(rng.random(steps)), 0.5, 0, 0.0, 0, steps, np.zeros(1),
@@ -122,6 +125,9 @@ def test_compiled_chain_keeps_cells_and_counts_consistent() -> None:
     assert done == steps and 0 < accepted < steps
     for k in range(2):
         assert np.array_equal(cells[k], spaces[k].cells(nodes[k], depth))
+        order, offset = layouts[k]  # every row once, in pre-order of its cell, each cell where offset says
+        assert np.array_equal(np.sort(order), np.arange(300))
+        assert np.array_equal(np.repeat(np.arange(15), np.diff(offset)), rank[cells[k][order]])
     assert np.array_equal(target_b, leaf_classes(cells[0], depth))
     assert np.array_equal(counts[0], _counts(cells[0], target, 15, n_classes))
     assert np.array_equal(counts[1], _counts(cells[1], target_b, 15, 8))
@@ -204,6 +210,9 @@ def test_bad_chain_parameters() -> None:
         sample_tree(index, target, n_classes, 2, 0.1, accountant(), "x", rng, stop="sometimes")
     with pytest.raises(ParameterError, match="pair-score"):
         sample_tree_pair(index, index, target, n_classes, 2, 0.1, accountant(), "x", rng, pair_score="best")
+    for depth in (0, 8):  # a cell is one byte: at most 255 positions
+        with pytest.raises(ParameterError, match="depth must be 1 to 7"):
+            sample_tree(index, target, n_classes, depth, 0.1, accountant(), "x", rng)
 
 
 def test_variance_stop_ends_early_on_a_converged_chain() -> None:

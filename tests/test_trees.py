@@ -90,6 +90,32 @@ def test_node_queries_hold_exactly_on_their_cells(seed: int) -> None:
     assert np.array_equal(queries.union(both).support(view), np.isin(cell_of_row, np.flatnonzero(both)))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_complete_and_incomplete_trees_route_every_row_as_a_walk_down_the_tree(seed: int) -> None:
+    """apply_cells (one compiled pass for complete trees, level by level otherwise)
+    against a row-by-row walk, with missing values, on all rows and on a subset."""
+    rng = np.random.default_rng(seed)
+    index = LiteralIndex(random_view(rng, 150, "left", 0.25), mode="private", max_splits=4)
+    for depth in (1, 3, 4):
+        tree = random_tree(rng, index, depth)
+        if seed % 2 and depth > 1:  # greedy trees may stop early: a leaf inside
+            tree.splits[2] = None
+        cell_of = {position: k for k, position in enumerate(tree.leaves)}
+        cell_of.update({position: tree.n_leaves + j for j, position in enumerate(tree.internal_nodes)})
+        expected = []
+        for row in range(index.n_rows):
+            position = 0
+            while position < len(tree.splits) and tree.splits[position] is not None:
+                true, false = index.split_branches(tree.splits[position], np.array([row]))
+                if not (true[0] or false[0]):
+                    break
+                position = 2 * position + (1 if true[0] else 2)
+            expected.append(cell_of[position])
+        assert tree.apply_cells(index).tolist() == expected
+        rows = np.sort(rng.choice(index.n_rows, 40, replace=False))
+        assert tree.apply_cells(index, rows).tolist() == [expected[r] for r in rows]
+
+
 def test_greedy_tree_recovers_a_planted_rule() -> None:
     rng = np.random.default_rng(0)
     view = random_view(rng, 500, missing=0.0)

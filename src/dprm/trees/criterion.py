@@ -10,14 +10,16 @@ Rows with a missing value form their own branch, so an attribute is not rewarded
 leaving rows out. Adding or removing one row changes ``q`` by at most 2 (Friedman &
 Schuster 2010), the sensitivity used by the private tree builders.
 
-The counting is one ``np.bincount`` per attribute over ``code * G*K + node*K + class``
-(G nodes, K classes): one pass over the rows counts every threshold of the attribute
-for every node of a tree level.
+The counting is one compiled pass over the rows of every node of a tree level
+(:func:`branch_class_counts`): for each attribute, the count of each
+``(code, node, class)`` (G nodes, K classes), attributes in parallel; the code
+histogram of a node then gives every threshold of the attribute at once.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex
@@ -48,25 +50,57 @@ def gini_quality(counts: np.ndarray) -> np.ndarray:
     return 0.0 - impurity.sum(axis=-1)
 
 
+@njit(cache=True, parallel=True)
+def _code_histograms(codes, missing_code, n_codes, starts, selected, key, width, out):
+    """``out[starts[a] + code * width + key] += 1`` for every attribute ``a`` and row
+    ``selected[i]`` (key ``key[i]``); the missing code counts as code ``n_codes[a]``."""
+    for a in prange(codes.shape[0]):
+        column = codes[a]
+        start = starts[a]
+        missing_at = n_codes[a]
+        for i in range(selected.size):
+            code = column[selected[i]]
+            out[start + (missing_at if code == missing_code else code) * width + key[i]] += 1
+
+
 def branch_class_counts(
     index: LiteralIndex, group: np.ndarray, n_groups: int, n_classes: int
 ) -> list[np.ndarray]:
     """Per attribute, counts ``[code, group, class]`` with the missing code last.
 
     ``group`` holds ``node * n_classes + class`` per row, or ``-1`` for rows that take
-    no part (outside every node, or without a class).
+    no part (outside every node, or without a class). One compiled pass over the
+    rows that take part counts every attribute (:func:`_code_histograms`).
+
+    Examples
+    --------
+    >>> from dprm.data.attributes import Attribute, Domain, View
+    >>> flag = Attribute("flag", "left", AttributeKind.BOOLEAN, np.array([1, 0, 1, -1]), Domain())
+    >>> index = LiteralIndex(View("left", [flag]))
+    >>> counts = branch_class_counts(index, np.array([0, 1, 1, 1]), 1, 2)   # one node, classes 0/1
+    >>> counts[0][:, 0, :].tolist()   # rows with code 0 (false), code 1 (true), missing (-1)
+    [[0, 1], [1, 1], [0, 1]]
     """
+    flat, starts = _flat_counts(index, group, n_groups, n_classes)
+    return [flat[start:start + (int(n) + 1) * n_groups * n_classes].reshape(int(n) + 1, n_groups, n_classes)
+            for start, n in zip(starts, index.n_codes)]
+
+
+def _flat_counts(index: LiteralIndex, group: np.ndarray, n_groups: int,
+                 n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of :func:`branch_class_counts` in one flat array, and where each
+    attribute's ``(n_codes + 1, n_groups, n_classes)`` block starts."""
     selected = np.flatnonzero(group >= 0)
-    key = group[selected]
+    key = np.asarray(group, dtype=np.int64)[selected]
     width = n_groups * n_classes
-    out = []
-    for position in range(len(index.attributes)):
-        codes = index.codes[position, selected].astype(np.int64)
-        n_codes = int(index.n_codes[position])
-        codes[codes == index.missing_code] = n_codes
-        flat = np.bincount(codes * width + key, minlength=(n_codes + 1) * width)
-        out.append(flat.reshape(n_codes + 1, n_groups, n_classes))
-    return out
+    n_codes = np.asarray(index.n_codes, dtype=np.int64)
+    sizes = (n_codes + 1) * width
+    starts = np.zeros(sizes.size, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    flat = np.zeros(int(sizes.sum()), dtype=np.int64)
+    if sizes.size:
+        _code_histograms(index.codes, index.missing_code, n_codes, starts, selected, key, width, flat)
+    return flat, starts
 
 
 def split_qualities(
@@ -88,22 +122,31 @@ def split_qualities(
     ndarray, shape (n_splits, n_nodes)
     """
     group = np.where((node >= 0) & (target >= 0), node * n_classes + target, -1)
-    per_attribute = branch_class_counts(index, group, n_nodes, n_classes)
-    blocks = []
-    for position, hist in enumerate(per_attribute):
-        kind = index.attributes[position].kind
-        missing = hist[-1]
-        present = hist[:-1].sum(axis=0)
+    flat, starts = _flat_counts(index, group, n_nodes, n_classes)
+    kinds = [attribute.kind for attribute in index.attributes]
+    n_splits = np.array([1 if kind is AttributeKind.BOOLEAN else (1 if n == 2 else int(n))
+                         if kind is AttributeKind.CATEGORICAL else int(n) - 1
+                         for kind, n in zip(kinds, index.n_codes)], dtype=np.int64)
+    first_split = np.concatenate([[0], np.cumsum(n_splits)[:-1]]).astype(np.int64)
+    out = np.empty((int(n_splits.sum()), n_nodes))
+    # Attributes of one kind and number of codes are scored together (a Boolean view
+    # is one block, a numeric one on a common grid another).
+    blocks: dict[tuple[AttributeKind, int], list[int]] = {}
+    for position, (kind, n) in enumerate(zip(kinds, index.n_codes)):
+        blocks.setdefault((kind, int(n)), []).append(position)
+    for (kind, n), members in blocks.items():
+        size = (n + 1) * n_nodes * n_classes
+        hist = flat[starts[members][:, None] + np.arange(size)].reshape(len(members), n + 1, n_nodes, n_classes)
+        missing = hist[:, -1]
+        present = hist[:, :-1].sum(axis=1)
         if kind is AttributeKind.BOOLEAN:
-            true = hist[1:2]
+            true = hist[:, 1:2]
         elif kind is AttributeKind.CATEGORICAL:
-            n = hist.shape[0] - 1
-            true = hist[: (1 if n == 2 else n)]
+            true = hist[:, : (1 if n == 2 else n)]
         else:
-            true = np.cumsum(hist[:-2], axis=0)
-        false = present[None] - true
-        branches = np.stack([true, false, np.broadcast_to(missing, true.shape)], axis=-2)
-        blocks.append(gini_quality(branches))
-    if not blocks:
-        return np.empty((0, n_nodes))
-    return np.concatenate(blocks, axis=0)
+            true = np.cumsum(hist[:, :-2], axis=1)
+        false = present[:, None] - true
+        branches = np.stack([true, false, np.broadcast_to(missing[:, None], true.shape)], axis=-2)
+        rows = first_split[members][:, None] + np.arange(true.shape[1])
+        out[rows] = gini_quality(branches)
+    return out

@@ -225,6 +225,7 @@ class ChainTrace:
 def leaf_classes(cell: np.ndarray, depth: int) -> np.ndarray:
     """Leaf number of each heap-position cell (-1 for a drop-out cell)."""
     first_leaf = 2**depth - 1
+    cell = np.asarray(cell, dtype=np.int64)
     return np.where(cell >= first_leaf, cell - first_leaf, -1)
 
 
@@ -237,9 +238,13 @@ def cell_counts(tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: 
                    2 ** (tree.depth + 1) - 1, n_classes)
 
 
+#: Deepest trees of a chain: a row's cell is one byte (255 heap positions at depth 7).
+MAX_CHAIN_DEPTH = 7
+
+
 def _check_chain(depth: int, iterations: int, stop: str, variance_window: int) -> None:
-    if depth < 1:
-        raise ParameterError(f"depth must be at least 1, not {depth}")
+    if not 1 <= depth <= MAX_CHAIN_DEPTH:
+        raise ParameterError(f"depth must be 1 to {MAX_CHAIN_DEPTH}, not {depth}")
     if iterations < 1:
         raise ParameterError(f"mcmc-iterations must be at least 1, not {iterations}")
     if stop not in MCMC_STOPS:
@@ -295,7 +300,8 @@ class _ChainSpace:
 
 def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: int) -> np.ndarray:
     labelled = target >= 0
-    flat = np.bincount(cells[labelled] * n_classes + target[labelled], minlength=n_positions * n_classes)
+    keys = cells[labelled].astype(np.int64) * n_classes + target[labelled]
+    flat = np.bincount(keys, minlength=n_positions * n_classes)
     return flat.reshape(n_positions, n_classes).astype(np.int64)
 
 
@@ -319,18 +325,21 @@ class ChainJob:
         self.spaces, self.depth, self.chain, self.trace = (first, second), depth, chain, trace
         n_positions = 2 ** (depth + 1) - 1
         first_leaf = 2**depth - 1
-        target_a = np.asarray(target, dtype=np.int64).copy()
+        target_a = np.asarray(target, dtype=np.int32).copy()
         nodes_a = first.random_nodes(depth, rng)
         nodes_b = second.random_nodes(depth, rng)
-        cell_a = first.cells(nodes_a, depth)
-        cell_b = second.cells(nodes_b, depth)
-        target_b = np.where(cell_a >= first_leaf, cell_a - first_leaf, -1)
+        cell_a = first.cells(nodes_a, depth).astype(np.uint8)  # 255 positions at the largest depth, 7
+        cell_b = second.cells(nodes_b, depth).astype(np.uint8)
+        target_b = leaf_classes(cell_a, depth).astype(np.int32)
+        from dprm.trees._kernels import preorder, tree_layout  # numba: imported by the runs that use it only
+
+        rank, _ = preorder(depth)
         n_choices = (2 if self.paired else 1) * first_leaf
         self.arguments = (
             first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
             second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
-            nodes_a, cell_a, _counts(cell_a, target_a, n_positions, n_classes), target_a,
-            nodes_b, cell_b, _counts(cell_b, target_b, n_positions, 2**depth), target_b,
+            nodes_a, cell_a, *tree_layout(cell_a, rank), _counts(cell_a, target_a, n_positions, n_classes), target_a,
+            nodes_b, cell_b, *tree_layout(cell_b, rank), _counts(cell_b, target_b, n_positions, 2**depth), target_b,
             self.paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
             rng.integers(n_choices, size=iterations), rng.random(iterations), rng.random(iterations),
             rng.random(iterations), chain.log_uniforms(iterations), LOCAL_SHARE,

@@ -18,6 +18,7 @@ import numpy as np
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex, Split
+from dprm.trees._kernels import route_rows
 
 __all__ = ["Tree"]
 
@@ -100,6 +101,14 @@ class Tree:
 
     def _route(self, index: LiteralIndex, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Final heap position of every row, and whether the row dropped out there."""
+        if all(split is not None for split in self.splits):  # complete: one compiled pass
+            first_leaf = 2**self.depth - 1
+            attribute = np.array([split.attribute for split in self.splits], dtype=np.int64)
+            code = np.array([split.code for split in self.splits], dtype=np.int64)
+            numeric = np.array([split.kind is AttributeKind.NUMERIC for split in self.splits], dtype=np.bool_)
+            selected = np.arange(index.n_rows, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+            node = route_rows(index.codes, index.missing_code, attribute, code, numeric, selected, 0, first_leaf)
+            return node, node < first_leaf
         n = index.n_rows if rows is None else len(rows)
         node = np.zeros(n, dtype=np.int64)
         dropped = np.zeros(n, dtype=bool)

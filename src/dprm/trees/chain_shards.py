@@ -1,0 +1,163 @@
+"""The rows of an MCMC tree chain split into shards, and a driver that adds them up.
+
+:func:`dprm.trees._kernels.run_chain` runs a whole chain over rows in one process.
+For rows spread over several processes or machines, each step splits into
+(a) shard-local :func:`~dprm.trees._kernels.shard_delta` (the change of the class
+counts that this shard's rows make under a proposal), (b) the driver's decision from
+the summed changes, and (c) shard-local :func:`~dprm.trees._kernels.shard_commit`.
+A :class:`ChainShard` holds one shard's rows of both trees of a chain and calls (a)
+and (c); :func:`run_sharded_chain` is the reference driver: it makes the same
+proposals and the same decisions from the same pre-drawn numbers as ``run_chain``,
+so the chain is the same however the rows are split (the counts are integers and
+their sum does not depend on the split). It is a plain Python loop, one round trip
+per step: a correct reference, not a fast path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dprm.trees._kernels import (
+    accepts,
+    chain_score,
+    preorder,
+    propose,
+    proposed_score,
+    route_rows,
+    shard_commit,
+    shard_delta,
+    tree_layout,
+)
+
+__all__ = ["ChainShard", "run_sharded_chain"]
+
+
+def _split_arrays(splits: np.ndarray, node_split: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    table = splits[node_split]
+    return table[:, 0].copy(), table[:, 1].copy(), table[:, 2] == 1
+
+
+class ChainShard:
+    """One shard's rows of the trees of a chain (tree ``b`` only when paired).
+
+    Parameters
+    ----------
+    codes_a, codes_b : ndarray
+        This shard's columns of the literal indexes' ``(attributes, rows)`` codes of
+        the two views (the same array twice for a single tree).
+    missing_a, missing_b : int
+        Their missing codes (the largest value of the code type).
+    splits_a, splits_b : ndarray
+        The split tables ``(attribute, code, numeric)`` of the two views.
+    node_split_a, node_split_b : ndarray
+        The split id of each internal node of the chain's current trees.
+    target : ndarray of int
+        This shard's class of each row for tree ``a`` (-1: none).
+    depth : int
+        The trees' depth.
+
+    Examples
+    --------
+    >>> codes = np.array([[0, 1, 1, 255]], dtype=np.uint8)   # one Boolean attribute, 4 rows
+    >>> splits = np.array([[0, 1, 0]])                          # its split "= 1"
+    >>> shard = ChainShard(codes, 255, codes, 255, splits, splits, np.array([0]), np.array([0]),
+    ...                    np.array([0, 1, 1, 0]), depth=1, paired=False)
+    >>> shard.counts(2)[0].tolist()   # cells: node 0 (dropped out), leaf 1 (= 1), leaf 2 (≠ 1)
+    [[1, 0], [0, 2], [1, 0]]
+    """
+
+    def __init__(self, codes_a, missing_a, codes_b, missing_b, splits_a, splits_b, node_split_a, node_split_b,
+                 target, depth: int, paired: bool = True) -> None:
+        self.depth, self.paired = depth, paired
+        self.codes = (codes_a, codes_b)
+        self.missing = (int(missing_a), int(missing_b))
+        self.rank, self.end = preorder(depth)
+        first_leaf = 2**depth - 1
+        self.nodes = [_split_arrays(splits_a, node_split_a), _split_arrays(splits_b, node_split_b)]
+        n = codes_a.shape[1]
+        rows = np.arange(n, dtype=np.int64)
+        self.cell = [route_rows(codes, missing, *nodes, rows, 0, first_leaf).astype(np.uint8)
+                     for codes, missing, nodes in zip(self.codes, self.missing, self.nodes)]
+        self.layout = [tree_layout(cell, self.rank) for cell in self.cell]
+        cell_a = self.cell[0].astype(np.int64)
+        self.target = [np.asarray(target, dtype=np.int32).copy(),
+                       np.where(cell_a >= first_leaf, cell_a - first_leaf, -1).astype(np.int32)]
+        self.moved_rows = np.empty(n, dtype=np.int32)
+        self.moved_cells = np.empty(n, dtype=np.int64)
+        self.buffer = np.empty(n + 1, dtype=np.int32)
+        self.sizes = np.empty(3 * self.rank.size + 1, dtype=np.int64)
+        self.count = 0
+
+    def counts(self, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        """This shard's class counts per cell of tree ``a`` and of tree ``b``."""
+        n_positions = self.rank.size
+        out = []
+        for cell, target, classes in zip(self.cell, self.target, (n_classes, 2**self.depth)):
+            keep = target >= 0
+            keys = cell[keep].astype(np.int64) * classes + target[keep]
+            out.append(np.bincount(keys, minlength=n_positions * classes).reshape(n_positions, classes))
+        return out[0], out[1]
+
+    def delta(self, side: int, node: int, split: np.ndarray, delta_a: np.ndarray, delta_b: np.ndarray) -> None:
+        """(a) Add this shard's change of the counts under the proposal to ``delta_a``/``delta_b``.
+
+        ``split`` is the proposed split's row ``(attribute, code, numeric)``; the moved
+        rows stay in this shard's buffers for :meth:`commit`.
+        """
+        other = 1 - side
+        deltas = (delta_a, delta_b) if side == 0 else (delta_b, delta_a)
+        order, offset = self.layout[side]
+        self.count = shard_delta(
+            self.codes[side], self.missing[side], self.cell[side], order, offset, *self.nodes[side],
+            self.target[side], self.cell[other], self.target[other], self.paired and side == 0, self.rank, self.end,
+            self.depth, node, int(split[0]), int(split[1]), bool(split[2] == 1), deltas[0], deltas[1],
+            self.moved_rows, self.moved_cells)
+
+    def commit(self, side: int, node: int, split: np.ndarray) -> None:
+        """(c) Apply the accepted proposal whose :meth:`delta` was the last one computed."""
+        order, offset = self.layout[side]
+        shard_commit(self.cell[side], order, offset, *self.nodes[side], self.target[1 - side],
+                     self.paired and side == 0, self.rank, self.end, self.depth, node, int(split[0]), int(split[1]),
+                     bool(split[2] == 1), self.moved_rows, self.moved_cells, self.count, self.buffer, self.sizes)
+
+
+def run_sharded_chain(shards, n_classes, splits_a, starts_a, sizes_a, usable_a, splits_b, starts_b, sizes_b,
+                      usable_b, node_split_a, node_split_b, paired, score_kind, n_rows, labelled, depth, scale,
+                      choice, local_u, attribute_u, split_u, log_u, local_share):
+    """Run a fixed-length chain over ``shards`` (the driver, (b)); returns ``(steps, accepted)``.
+
+    The arguments are those of :func:`~dprm.trees._kernels.run_chain` without the rows
+    (which the shards hold); ``node_split_a``/``node_split_b`` are updated in place.
+    The counts are the sums of the shards' counts, each step's change the sum of the
+    shards' changes.
+    """
+    n_internal = 2**depth - 1
+    parts = [shard.counts(n_classes) for shard in shards]
+    counts_a = sum(part[0] for part in parts)
+    counts_b = sum(part[1] for part in parts)
+    scratch_a, scratch_b = counts_a.copy(), counts_b.copy()
+    score = chain_score(counts_a, counts_b, score_kind, n_rows, labelled)
+    accepted = 0
+    for i in range(choice.size):
+        side, node, new, log_ratio = propose(i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share,
+                                             node_split_a, splits_a, starts_a, sizes_a, usable_a,
+                                             node_split_b, splits_b, starts_b, sizes_b, usable_b)
+        node_split = node_split_a if side == 0 else node_split_b
+        if new == node_split[node]:
+            accepted += 1
+            continue
+        split = (splits_a if side == 0 else splits_b)[new]
+        delta_a, delta_b = np.zeros_like(counts_a), np.zeros_like(counts_b)
+        for shard in shards:
+            shard.delta(side, node, split, delta_a, delta_b)
+        proposed = proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows,
+                                  labelled)
+        if accepts(log_u[i], proposed, score, scale, log_ratio):
+            accepted += 1
+            score = proposed
+            counts_a += delta_a
+            counts_b += delta_b
+            node_split[node] = new
+            for shard in shards:
+                shard.commit(side, node, split)
+    return choice.size, accepted
