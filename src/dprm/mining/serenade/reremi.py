@@ -146,7 +146,7 @@ class ReReMi(_GreedyMiner):
                     break
                 state, current = extend(state, candidates, best, self.tables_), values[best]
                 self._progress.advance(1)
-            stats = RedescriptionStats.from_supports(state.masks[0], state.masks[1])
+            stats = RedescriptionStats.from_supports(*state.masks(self.tables_))
             redescription = Redescription(state.queries[0], state.queries[1], stats,
                                           pruned=bool(stats.jaccard < self.min_jaccard))
             found.setdefault(state.key(), redescription)
@@ -155,4 +155,4 @@ class ReReMi(_GreedyMiner):
     def _extension_table(self, state: Growing):
         from dprm.mining.serenade.extensions import extension_counts
 
-        return extension_counts(state, self.tables_, self.max_literals)
+        return extension_counts(state, self.tables_, self.max_literals, self._counts)
