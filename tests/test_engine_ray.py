@@ -201,3 +201,65 @@ def test_a_shard_killed_mid_run_is_a_clean_engine_error(ray_session, planted_fil
         with pytest.raises(EngineError, match="lost"):
             SerenadeES(initial_pairs=3, extensions=20).fit(engine, accountant=accountant, progress=progress)
         assert killed
+
+
+def _cli(args) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from dprm.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as done:
+            code = 0 if done.code is None else done.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_mine_on_ray_writes_what_mine_in_process_writes(ray_session, planted_files, tmp_path) -> None:
+    left, right, types = planted_files
+    common = ["mine", left, right, "--types", types, "-a", "serenade-es", "--seed", "4"]
+    code, _, err = _cli([*common, "-o", tmp_path / "local.json"])
+    assert code == 0, err
+    code, _, err = _cli([*common, "--engine", "ray", "--shards", "3", "-o", tmp_path / "ray.json"])
+    assert code == 0, err
+    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+
+
+def test_mine_refuses_a_bad_engine_and_miners_that_do_not_count_through_it(planted_files, tmp_path) -> None:
+    left, right, types = planted_files
+    out = tmp_path / "out.json"
+    for extra, message in ((["--engine", "spark"], "--engine must be"),
+                           (["--engine", "ray", "--shards", "0"], "--shards must be"),
+                           (["--engine", "ray", "-a", "cartwheels"], "does not run on --engine ray")):
+        code, _, err = _cli(["mine", left, right, "--types", types, "-o", out, *extra])
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
+
+
+def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(ray_session, planted_files,
+                                                                               tmp_path, monkeypatch) -> None:
+    left, right, types = planted_files
+    original = ray_engine.ShardedCounts.extension_counts
+    calls = []
+
+    def kill_then_count(self, *args):  # a real actor is killed by Ray, then the run goes on
+        if not calls:
+            ray_session.kill(self._engine.actors[0])
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(ray_engine.ShardedCounts, "extension_counts", kill_then_count)
+    out, queries = tmp_path / "out.json", tmp_path / "out.queries"
+    code, stdout, err = _cli(["mine", left, right, "--types", types, "-a", "serenade-es", "--initial-pairs", "3",
+                              "--extensions", "5", "--engine", "ray", "--shards", "2", "-o", out,
+                              "--clired", queries])
+    assert calls
+    assert code == 2
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "shard" in errors[0] and "lost" in errors[0], err
+    assert "Traceback" not in err
+    assert not out.exists() and not queries.exists()

@@ -314,6 +314,8 @@ class _GreedyMiner(Miner):
     """What the greedy miners share: validation, literals, data size, quality, initial pairs."""
 
     private = True
+    #: The miner counts only through a counting engine (:mod:`dprm.engine`), so it runs sharded too.
+    counts_through_engine = True
 
     # -- parameters ---------------------------------------------------------------------
 

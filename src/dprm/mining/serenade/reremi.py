@@ -68,6 +68,9 @@ class ReReMi(_GreedyMiner):
     (True, {}, 'none')
     """
 
+    #: Data-derived thresholds: not sharded yet (:class:`~dprm.engine.ray_engine.RayEngine`).
+    counts_through_engine = False
+
     algorithm = "reremi"
     private = False
     parameter_specs = parameter_table(
