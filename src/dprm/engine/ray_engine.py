@@ -141,9 +141,10 @@ class ShardActor:
         counter = self._counter(mode, max_splits)
         return [getattr(counter, method)(*args) for method, args in calls]
 
-    def resources(self) -> dict[str, int]:
-        """This actor's process id and peak resident memory (bytes)."""
-        return {"pid": os.getpid(), "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    def resources(self) -> dict[str, float]:
+        """This actor's process id, peak resident memory (bytes) and CPU seconds (user + system)."""
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return {"pid": os.getpid(), "peak_rss": usage.ru_maxrss * 1024, "cpu_s": usage.ru_utime + usage.ru_stime}
 
 
 class ShardedCounts(GridCounts):
@@ -252,8 +253,8 @@ class RayEngine(CountingEngine):
         self.literal_tables(mode, max_splits)
         return ShardedCounts(self, mode, max_splits)
 
-    def shard_resources(self) -> list[dict[str, int]]:
-        """Each shard actor's process id and peak resident memory."""
+    def shard_resources(self) -> list[dict[str, float]]:
+        """Each shard actor's process id, peak resident memory (bytes) and CPU seconds."""
         return self._all("resources")
 
     @property
