@@ -24,9 +24,15 @@ columns; never a row) and the driver merges the summaries (:func:`merge_schemas`
   bounds, and an inferred categorical column's categories the union of the shards'
   categories in the loader's order (text order, or numeric order when every category
   is a number): exactly what loading all the rows at once infers;
-* an undeclared column whose inferred kind differs between shards, or that is constant
-  within a shard, cannot be merged from summaries alone: the run stops with a one-line
-  error asking to declare that column in the types file.
+* an undeclared column is left out as constant when it is constant (or empty) in every
+  shard with the same single value, as loading all rows would; a shard where it is
+  empty (all values missing) does not vote on its kind or domain;
+* an undeclared column whose inferred kind differs between shards cannot be merged
+  from summaries alone: the run stops with a one-line error asking to declare that
+  column in the types file.
+
+Shards load with ``keep_constant=True`` (:func:`~dprm.data.load_two_view`) so that a
+column constant within one part is described and kept until the merge says.
 
 Each shard then adopts the merged schema (:func:`adopt_schema`: category codes
 remapped, domains replaced; the values are not read again). What the merge costs: one
@@ -85,11 +91,18 @@ class ShardSpec:
 
 @dataclass(frozen=True)
 class ColumnSummary:
-    """One attribute of one shard, without its values."""
+    """One attribute of one shard, without its values.
+
+    ``constant``: fewer than two distinct values in this shard, ``value`` then its
+    value (None when ``empty``: every value missing).
+    """
 
     name: str
     kind: AttributeKind
     domain: Domain
+    constant: bool = False
+    empty: bool = False
+    value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -111,14 +124,14 @@ def read_shard(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None =
     """
     if len(spec.left) > 1:
         pairs = list(zip(spec.left, spec.right))[shard::n_shards]
-        parts = [load_two_view(left, right, **spec.load_options) for left, right in pairs]
+        parts = [load_two_view(left, right, keep_constant=True, **spec.load_options) for left, right in pairs]
     else:
         with tempfile.TemporaryDirectory(dir=workdir) as folder:
             files = [_slice(path, side, shard, n_shards, Path(folder))
                      for side, path in (("left", spec.left[0]), ("right", spec.right[0]))]
             if files[0] is None or files[1] is None:
                 return None
-            parts = [load_two_view(files[0], files[1], **spec.load_options)]
+            parts = [load_two_view(files[0], files[1], keep_constant=True, **spec.load_options)]
     if not parts:
         return None
     if len(parts) == 1:
@@ -167,9 +180,20 @@ def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> Pat
 
 
 def summarise(view: View) -> ViewSummary:
-    """The schema of one view, without its values."""
-    return ViewSummary(tuple(ColumnSummary(a.name, a.kind, a.domain) for a in view.attributes),
-                       tuple(view.constant), view.source)
+    """The schema of one view, without its values (a constant column's one value)."""
+    columns = []
+    for a in view.attributes:
+        if a.name not in view.constant:
+            columns.append(ColumnSummary(a.name, a.kind, a.domain))
+            continue
+        present = a.values[~a.missing]
+        value = None
+        if present.size:
+            value = float(present[0])
+            if a.kind is AttributeKind.CATEGORICAL:  # compare categories by their text, not their code
+                value = a.domain.categories[int(present[0])]
+        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value))
+    return ViewSummary(tuple(columns), tuple(view.constant), view.source)
 
 
 def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSummary, ViewSummary]:
@@ -194,17 +218,17 @@ def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSumma
             for column in summary.attributes:
                 if column.name not in names:
                     names.append(column.name)
-        constant = sorted({name for summary in shards for name in summary.constant})
-        for name in constant:
-            if name in names:
-                raise ParameterError(f"{view} view: column {name!r} is constant within one shard but not within "
-                                     f"another; declare its type and domain in the types file to shard this data")
-        columns = []
+        columns, constant = [], []
         for name in names:
             found = [c for s in shards for c in s.attributes if c.name == name]
             if len(found) != len(shards):
                 raise ParameterError(f"{view} view: column {name!r} is not in every shard's part")
-            columns.append(_merge_column(view, found))
+            voters = [c for c in found if not c.empty] or found[:1]
+            if all(c.constant for c in found) and len({c.value for c in voters}) == 1 \
+                    and len({c.kind for c in voters}) == 1:
+                constant.append(name)  # a single value (or none) in all the rows: left out, as in-process
+                continue
+            columns.append(_merge_column(view, voters))
         merged.append(ViewSummary(tuple(columns), tuple(constant), shards[0].source if shards else view))
     return merged[0], merged[1]
 
@@ -217,7 +241,7 @@ def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
         raise ParameterError(f"{view} view: column {first.name!r} reads as {shown} in different shards; declare "
                              f"its type in the types file to shard this data")
     if first.domain.declared:
-        return first
+        return ColumnSummary(first.name, first.kind, first.domain)
     if first.kind is AttributeKind.NUMERIC:
         bounds = [c.domain.bounds for c in found if c.domain.bounds is not None]
         domain = Domain(bounds=(min(b[0] for b in bounds), max(b[1] for b in bounds)) if bounds else None)
@@ -229,7 +253,7 @@ def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
         except ValueError:
             pass
         return ColumnSummary(first.name, first.kind, Domain(categories=tuple(texts)))
-    return first
+    return ColumnSummary(first.name, first.kind, first.domain)
 
 
 def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummary]) -> TwoViewData:
@@ -245,6 +269,10 @@ def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummar
             if view is None:
                 dtype = np.float64 if column.kind is AttributeKind.NUMERIC else np.int8
                 values = np.empty(0, dtype=dtype)
+            elif view[column.name].kind is not column.kind:  # empty in this shard, read with another kind
+                values = (np.full(data.n_rows, np.nan) if column.kind is AttributeKind.NUMERIC
+                          else np.full(data.n_rows, -1, dtype=np.int32 if column.kind is AttributeKind.CATEGORICAL
+                                       else np.int8))
             else:
                 values = view[column.name].values
                 mine = view[column.name].domain.categories
