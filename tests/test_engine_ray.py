@@ -243,7 +243,7 @@ def test_mine_refuses_a_bad_engine_and_miners_that_do_not_count_through_it(plant
 def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(ray_session, planted_files,
                                                                                tmp_path, monkeypatch) -> None:
     left, right, types = planted_files
-    original = ray_engine.ShardedCounts.extension_counts
+    original = ray_engine.ShardedCounts.cells_and_extensions
     calls = []
 
     def kill_then_count(self, *args):  # a real actor is killed by Ray, then the run goes on
@@ -252,7 +252,7 @@ def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(r
         calls.append(1)
         return original(self, *args)
 
-    monkeypatch.setattr(ray_engine.ShardedCounts, "extension_counts", kill_then_count)
+    monkeypatch.setattr(ray_engine.ShardedCounts, "cells_and_extensions", kill_then_count)
     out, queries = tmp_path / "out.json", tmp_path / "out.queries"
     code, stdout, err = _cli(["mine", left, right, "--types", types, "-a", "serenade-es", "--initial-pairs", "3",
                               "--extensions", "5", "--engine", "ray", "--shards", "2", "-o", out,

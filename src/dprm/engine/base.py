@@ -52,6 +52,11 @@ class GridCounts(ABC):
     def pair_intersections(self, side: int, requests: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         """Intersections of initial-view literals with a chunk of the other view's literals."""
 
+    def cells_and_extensions(self, left: Support, right: Support,
+                             sides: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """:meth:`cells` and :meth:`extension_counts` of the same supports (a sharded engine: one round trip)."""
+        return self.cells(left, right), (self.extension_counts(left, right, sides) if sides else [])
+
 
 class CountingEngine(ABC):
     """Where the rows live: the schema, the number of rows and the counts of every grid.

@@ -174,6 +174,15 @@ class ShardedCounts(GridCounts):
     def pair_intersections(self, side: int, requests: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         return self._sum("pair_intersections", side, list(requests))
 
+    def cells_and_extensions(self, left: Support, right: Support,
+                             sides: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+        calls = [("cells", (left, right))] + ([("extension_counts", (left, right, list(sides)))] if sides else [])
+        answers = self._engine._all("requests", self._mode, self._splits, calls)
+        cells = sum((a[0] for a in answers[1:]), start=answers[0][0].copy())
+        if not sides:
+            return cells, []
+        return cells, [sum(parts[1:], start=parts[0].copy()) for parts in zip(*(a[1] for a in answers))]
+
 
 class RayEngine(CountingEngine):
     """Rows in ``shards`` Ray actors, each reading its own part of ``spec``'s files.

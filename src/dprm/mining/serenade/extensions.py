@@ -97,24 +97,24 @@ def extension_counts(state: Growing, tables: tuple[LiteralTable, LiteralTable], 
     """Intersection and union sizes of every candidate extension of ``state``.
 
     ``counts`` answers the counting requests (an engine's, for ``tables``' grid); by
-    default the rows ``tables`` encode are counted here. One cell table and one
-    extension request per call.
+    default the rows ``tables`` encode are counted here. The cell table and the
+    extension counts are one request (one round trip to a sharded engine).
     """
     counts = TableCounter(tables) if counts is None else counts
-    cells = counts.cells(*state.supports)
-    inter = int(cells[0, 0])
-    sizes = [int(cells[0].sum()), int(cells[:, 0].sum())]
-    union = sizes[0] + sizes[1] - inter
-    parts_i, parts_u, sides, ops, literals = [np.array([inter])], [np.array([union])], [[-1]], [[-1]], [[-1]]
-    parts_s: list[list] = [[np.array([sizes[0]])], [np.array([sizes[1]])]]
-    wanted = {}
+    wanted = {}  # the sides to extend and their allowed literals: public (queries and schema)
     for side in (0, 1):
         if state.n_literals[side] >= max_literals:
             continue
         allowed = np.flatnonzero(tables[side].allowed(state.names))
         if allowed.size:
             wanted[side] = allowed
-    grouped = dict(zip(wanted, counts.extension_counts(*state.supports, list(wanted)))) if wanted else {}
+    cells, grouped_counts = counts.cells_and_extensions(*state.supports, list(wanted))
+    grouped = dict(zip(wanted, grouped_counts))
+    inter = int(cells[0, 0])
+    sizes = [int(cells[0].sum()), int(cells[:, 0].sum())]
+    union = sizes[0] + sizes[1] - inter
+    parts_i, parts_u, sides, ops, literals = [np.array([inter])], [np.array([union])], [[-1]], [[-1]], [[-1]]
+    parts_s: list[list] = [[np.array([sizes[0]])], [np.array([sizes[1]])]]
     for side, allowed in wanted.items():
         c = grouped[side][allowed]
         size_mine, size_other = sizes[side], sizes[1 - side]
