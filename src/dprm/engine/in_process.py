@@ -46,8 +46,10 @@ class InProcessEngine(CountingEngine):
         return self.counts(mode, max_splits).tables
 
     def counts(self, mode: str, max_splits: int) -> TableCounter:
+        """The counter of a grid; only the last grid used is kept (a miner moves to a new grid, never back)."""
         key = (mode, int(max_splits))
         if key not in self._counters:
+            self._counters.clear()  # free the previous grid's tables before building the new ones
             self._counters[key] = TableCounter(
                 tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self.schema.views))
         return self._counters[key]

@@ -128,6 +128,7 @@ class ShardActor:
     def _counter(self, mode: str, max_splits: int) -> TableCounter:
         key = (mode, int(max_splits))
         if key not in self._counters:
+            self._counters.clear()  # only the last grid is kept (as in-process)
             self._counters[key] = TableCounter(
                 tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self._data.views))
         return self._counters[key]

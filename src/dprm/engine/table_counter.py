@@ -40,6 +40,8 @@ __all__ = ["TableCounter", "chunk_onehot", "MASK_CACHE"]
 
 #: Row masks a counter keeps (most recently used); a greedy run touches about two per slot.
 MASK_CACHE = 96
+#: ... and at most this many bytes of them (at 10 M rows: 51 masks).
+MASK_CACHE_BYTES = 512 * 2**20
 
 
 def chunk_onehot(table: LiteralTable, attributes: np.ndarray, dtype: type) -> np.ndarray:
@@ -91,7 +93,7 @@ class TableCounter(GridCounts):
             other = table.support(literal)
             mask = before & other if operator == AND else before | other
         self._masks[support] = mask
-        if len(self._masks) > MASK_CACHE:
+        if len(self._masks) > max(8, min(MASK_CACHE, MASK_CACHE_BYTES // max(self.n_rows, 1))):
             self._masks.popitem(last=False)
         return mask
 
