@@ -12,7 +12,7 @@ DEMO := out/demo
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,server,compare,itemsets]'
+	$(BIN)/python -m pip install --quiet -e '.[test,server,compare,itemsets,ray]'
 	$(BIN)/dprm warm-cache  # compile the numba kernels once, for this CPU (docs/performance-startup.md)
 	touch $(STAMP)
 

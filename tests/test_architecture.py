@@ -15,9 +15,12 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 #: Each layer and the layers it must never import (DESIGN.md: dependencies point down).
 FORBIDDEN: dict[str, set[str]] = {
-    "data": {"privacy", "queries", "trees", "mining", "evaluation", "cli", "server", "client", "itemsets"},
-    "privacy": {"data", "queries", "trees", "mining", "evaluation", "cli", "server", "client", "itemsets"},
-    "queries": {"privacy", "trees", "mining", "evaluation", "cli", "server", "client", "itemsets"},
+    "data": {"privacy", "queries", "trees", "mining", "evaluation", "cli", "server", "client", "itemsets", "engine"},
+    "privacy": {"data", "queries", "trees", "mining", "evaluation", "cli", "server", "client", "itemsets",
+                "engine"},
+    "queries": {"privacy", "trees", "mining", "evaluation", "cli", "server", "client", "itemsets", "engine"},
+    # where the rows live and are counted: below the miners, above the data; never draws noise
+    "engine": {"privacy", "trees", "mining", "evaluation", "cli", "server", "client", "itemsets"},
     "trees": {"mining", "evaluation", "cli", "server", "client", "itemsets"},
     "itemsets": {"mining", "evaluation", "cli", "server", "client"},
     "mining": {"evaluation", "cli", "server", "client"},

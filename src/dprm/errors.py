@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DprmError", "DataError", "BudgetExceededError", "ParameterError", "ERROR_CODES"]
+__all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "ERROR_CODES"]
 
 #: The stable error codes and a public description of each (no data in it).
 ERROR_CODES: dict[str, str] = {
@@ -88,6 +88,7 @@ ERROR_CODES: dict[str, str] = {
     # the types file
     "bad_types_file": "the types file is malformed",
     "unknown_column": "the types file declares a column that is in neither view",
+    "engine_error": "the counting engine failed (a shard was lost or could not start)",
 }
 
 
@@ -163,6 +164,13 @@ class ParameterError(DprmError, ValueError):
     """A parameter (option of a miner or mechanism) is out of its allowed range."""
 
     default_code = "parameter_error"
+    default_data_dependent = False
+
+
+class EngineError(DprmError):
+    """The counting engine failed: a shard was lost or the engine could not start."""
+
+    default_code = "engine_error"
     default_data_dependent = False
 
 

@@ -28,8 +28,8 @@ from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
 from dprm.cli.miner_options import given_parameters, option_parameters, option_table, with_options
 from dprm.cli.outputs import Outputs
-from dprm.cli.views import (DuplicateColumns, IdColumn, LeftView, NaValues, OutOfBounds, RightView, TypesFile,
-                            load_views, print_notes)
+from dprm.cli.views import (DuplicateColumns, EngineOption, IdColumn, LeftView, NaValues, OutOfBounds, RightView,
+                            ShardsOption, TypesFile, check_engine, load_views, open_engine, print_notes)
 from dprm.errors import ParameterError
 
 app = command_app()
@@ -85,6 +85,8 @@ def mine(
     mark_redundant: bool = typer.Option(
         False, "--mark-redundant/--no-mark-redundant",
         help="Also mark the redundant ones in the JSON (\"redundant\": true); the JSON always has all."),
+    engine: EngineOption = "in-process",
+    shards: ShardsOption = 2,
     **miner_parameters: Any,
 ) -> None:
     """Mine redescriptions of two views LEFT and RIGHT.
@@ -118,6 +120,10 @@ def mine(
         raise ParameterError(f"--max-overlap must be in (0, 1], not {max_overlap}")
     redundancy = Redundancy(max_overlap=max_overlap, exact=not private_algorithm)
     miner = make_miner(algorithm, **given)  # checks every parameter and its bounds
+    address = check_engine(engine, shards)
+    if address is not None and not getattr(miner, "counts_through_engine", False):
+        raise ParameterError(f"{algorithm} does not run on --engine ray yet (serenade-es, serenade-es-nosens and "
+                             f"serenade-cs do)")
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
     outputs = Outputs()
@@ -125,10 +131,16 @@ def mine(
     outputs.add(clired, lambda path: _write_clired(miner, path))
     outputs.check()
 
-    data = load_views(left, right, id_column=id_column, types=types, duplicate_columns=duplicate_columns,
-                      na_values=na_values, out_of_bounds=out_of_bounds)
-    redundancy.data = data
-    _fit(miner, data, seed, algorithm, private_algorithm)
+    options = dict(id_column=id_column, types=types, duplicate_columns=duplicate_columns, na_values=na_values,
+                   out_of_bounds=out_of_bounds)
+    if address is None:
+        data = load_views(left, right, **options)
+        redundancy.data = data
+        _fit(miner, data, seed, algorithm, private_algorithm)
+    else:  # sharded: the rows stay in the shards; only the schema is here
+        with open_engine(address, shards, left, right, **options) as sharded:
+            data = sharded.schema
+            _fit(miner, sharded, seed, algorithm, private_algorithm)
     written = outputs.commit()
     print_notes(data)
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from dprm.data import TwoViewData
 
 __all__ = ["LeftView", "RightView", "IdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
-           "load_views", "print_notes"]
+           "EngineOption", "ShardsOption", "load_views", "print_notes", "check_engine", "open_engine"]
 
 LeftView = Annotated[Path, typer.Argument(help="Left view: a CSV or Parquet file.", show_default=False)]
 RightView = Annotated[Path, typer.Argument(help="Right view: a CSV or Parquet file, rows aligned by id.",
@@ -46,6 +46,17 @@ OutOfBounds = Annotated[Optional[str], typer.Option(
     help="A value outside its declared domain: 'error' (stop, naming it) or 'clamp' into the bounds "
          "(an unknown category becomes missing), as OpenDP does. Default: the types file's, else error.")]
 
+EngineOption = Annotated[str, typer.Option(
+    "--engine", metavar="in-process|ray[://ADDRESS]",
+    help="Where the rows are counted: 'in-process' (default), or 'ray': sharded on Ray actors, each reading its "
+         "own part of the files (a local Ray on loopback is started and stopped; 'ray://HOST:PORT' joins a "
+         "cluster). Only counts cross between processes (docs/scale-out.md).")]
+ShardsOption = Annotated[int, typer.Option(
+    "--shards", metavar="N", help="Shards of --engine ray (one Ray actor each).")]
+
+#: Most shards of --engine ray.
+MAX_SHARDS = 4096
+
 
 def _markers(na_values: Optional[List[str]]) -> list[str] | None:
     """The missing-value markers of repeated and comma-separated ``--na-values``."""
@@ -67,6 +78,37 @@ def load_views(left: Path, right: Path, *, id_column: str | None = None, types: 
     data = load_two_view(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
                          na_values=_markers(na_values), out_of_bounds=out_of_bounds)
     return data
+
+
+def check_engine(engine: str, shards: int) -> str | None:
+    """Check ``--engine`` and ``--shards``; the Ray address (``""`` for a local Ray), or None in-process."""
+    if not 1 <= shards <= MAX_SHARDS:
+        raise ParameterError(f"--shards must be between 1 and {MAX_SHARDS}, not {shards}")
+    if engine == "in-process":
+        return None
+    if engine == "ray":
+        return ""
+    if engine.startswith("ray://") and len(engine) > len("ray://"):
+        return engine
+    raise ParameterError(f"--engine must be 'in-process', 'ray' or 'ray://HOST:PORT', not {engine!r}")
+
+
+def open_engine(address: str, shards: int, left: Path, right: Path, *, id_column: str | None = None,
+                types: Path | None = None, duplicate_columns: str = "rename",
+                na_values: Optional[List[str]] = None, out_of_bounds: str | None = None):
+    """A :class:`~dprm.engine.ray_engine.RayEngine` over the two files, loaded as the options say.
+
+    ``address`` from :func:`check_engine` (``""``: a local Ray). Close it after the run.
+    """
+    from dprm.engine.ray_engine import RayEngine
+    from dprm.engine.sharding import ShardSpec
+
+    for path in (left, right):
+        if not path.exists():
+            raise ParameterError(f"{path}: no such file")
+    spec = ShardSpec.of(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
+                        na_values=_markers(na_values), out_of_bounds=out_of_bounds)
+    return RayEngine(spec, shards=shards, address=address or None)
 
 
 def print_notes(data: "TwoViewData") -> None:

@@ -51,6 +51,7 @@ def load_two_view(
     duplicate_names: str = "error",
     na_values: Sequence[str] | None = None,
     out_of_bounds: str | None = None,
+    keep_constant: bool = False,
 ) -> TwoViewData:
     """Load a two-view dataset from two files or DataFrames.
 
@@ -81,6 +82,11 @@ def load_two_view(
         (``"clamp"``) a number is clamped into the declared bounds and a category
         that is not declared becomes missing, with a note. Default: the types
         file's ``out_of_bounds``, else ``"error"``.
+    keep_constant : bool
+        Keep undeclared constant (and empty) columns as attributes, still listed in
+        ``View.constant``: a shard of a sharded engine must describe them, since a
+        column constant within one part of the rows need not be constant in all
+        (:mod:`dprm.engine.sharding`). Default False: they are left out.
 
     Returns
     -------
@@ -140,8 +146,8 @@ def load_two_view(
         elif rid is not None:
             ids = _id_keys(rraw, rid)
 
-    left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy)
-    right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy)
+    left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant)
+    right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant)
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
     return TwoViewData(left_view, right_view, ids=ids)
@@ -326,7 +332,7 @@ def _list(values: Any) -> str:
 
 
 def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
-                out_of_bounds: str = "error") -> View:
+                out_of_bounds: str = "error", keep_constant: bool = False) -> View:
     attributes: list[Attribute] = []
     constant: list[str] = []
     empty: list[str] = []
@@ -361,6 +367,8 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
             constant.append(name)
             if attribute.missing.all():
                 empty.append(name)
+            if keep_constant:
+                attributes.append(attribute)
         else:
             attributes.append(attribute)
     if empty:

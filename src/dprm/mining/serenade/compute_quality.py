@@ -29,7 +29,7 @@ from dprm.privacy import Accountant, DiscreteLaplaceHistogram
 from dprm.privacy.budget import EpsilonLike
 from dprm.queries import RedescriptionStats
 
-__all__ = ["QualityRelease", "release_quality", "cells_of"]
+__all__ = ["QualityRelease", "release_quality", "release_cells", "cells_of"]
 
 _LEFT = np.array([True, False])
 _RIGHT = np.array([True, False])
@@ -147,6 +147,24 @@ def release_quality(accountant: Accountant, step: str, epsilon: EpsilonLike,
     >>> released.table.shape, acc.spent()
     ((2, 2), Fraction(1, 1))
     """
+    return release_cells(accountant, step, epsilon, cells_of(left, right))
+
+
+def release_cells(accountant: Accountant, step: str, epsilon: EpsilonLike, cells: np.ndarray) -> QualityRelease:
+    """Charge ``epsilon`` and release the noisy 2×2 table from its exact cells (:func:`cells_of`).
+
+    The cells are exact counts (an engine's, summed over its shards); the noise is
+    drawn here, once, after the sum: the histogram's L1 sensitivity is 1 whatever the
+    shards (one row is in exactly one shard and one cell).
+
+    Examples
+    --------
+    >>> from dprm.privacy import SeededNoise
+    >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    >>> released = release_cells(acc, "quality 1", 1.0, np.array([[50, 10], [0, 40]]))
+    >>> released.table.shape, acc.spent()
+    ((2, 2), Fraction(1, 1))
+    """
     mechanism = DiscreteLaplaceHistogram(epsilon)
-    table = mechanism.release(accountant, step, cells_of(left, right))
+    table = mechanism.release(accountant, step, np.asarray(cells, dtype=np.int64))
     return QualityRelease(table, mechanism.scale)

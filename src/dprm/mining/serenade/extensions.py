@@ -1,7 +1,8 @@
 """Redescriptions under construction and the counts of all their single-literal extensions.
 
-A :class:`Growing` redescription holds its two queries, their supports and the
-attributes it uses. Its candidate extensions (Algorithm 3's candidate set) are
+A :class:`Growing` redescription holds its two queries, their supports (as
+:class:`~dprm.engine.supports.Support` steps, no rows: an engine evaluates them where
+the rows are) and the attributes it uses. Its candidate extensions (Algorithm 3's candidate set) are
 
 * the redescription itself, unextended (candidate 0), and
 * for each side whose query has fewer than ``max_literals`` literals, and each
@@ -12,8 +13,8 @@ attributes it uses. Its candidate extensions (Algorithm 3's candidate set) are
 This set depends on the queries (public outputs of earlier releases) and the public
 schema only, never on the data. :func:`extension_counts` gives every candidate's
 intersection and union sizes from one bincount per view
-(:meth:`~dprm.mining.serenade.literals.LiteralTable.group_counts` with the four groups
-"in this side's support" × "in the other side's support"):
+(:meth:`~dprm.engine.table_counter.TableCounter.extension_counts`: the four groups
+"in this side's support" × "in the other side's support", one request to the engine):
 
 ============ ===================================== =====================================
 operator     intersection ``I'``                   this side's support ``S'``
@@ -31,6 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprm.engine.base import GridCounts
+from dprm.engine.supports import AND, OR, Support
+from dprm.engine.table_counter import TableCounter
 from dprm.mining.serenade.literals import LiteralTable
 from dprm.queries import And, Or, Query
 
@@ -44,21 +48,24 @@ class Growing:
     """A redescription being built literal by literal (queries, supports, attributes)."""
 
     queries: tuple[Query, Query]
-    masks: tuple[np.ndarray, np.ndarray]
-    n_literals: tuple[int, int]
+    supports: tuple[Support, Support]
     names: frozenset[str]
+
+    @property
+    def n_literals(self) -> tuple[int, int]:
+        return self.supports[0].n_literals, self.supports[1].n_literals
+
+    def masks(self, tables: tuple[LiteralTable, LiteralTable]) -> tuple[np.ndarray, np.ndarray]:
+        """The two supports as row masks of the rows ``tables`` encode."""
+        counter = TableCounter(tables)
+        return counter.mask(self.supports[0]), counter.mask(self.supports[1])
 
     @classmethod
     def pair(cls, tables: tuple[LiteralTable, LiteralTable], left: int, right: int) -> Growing:
         """The redescription of literal ``left`` of the left view and ``right`` of the right view."""
         return cls((tables[0].query(left), tables[1].query(right)),
-                   (tables[0].support(left), tables[1].support(right)), (1, 1),
+                   (Support.literal(0, left), Support.literal(1, right)),
                    frozenset((tables[0].names[left], tables[1].names[right])))
-
-    def counts(self) -> tuple[int, int]:
-        """Exact ``(intersection, union)`` of the two supports."""
-        inter = int(np.count_nonzero(self.masks[0] & self.masks[1]))
-        return inter, int(np.count_nonzero(self.masks[0])) + int(np.count_nonzero(self.masks[1])) - inter
 
     def key(self) -> str:
         from dprm.queries import canonical_key
@@ -85,23 +92,32 @@ class Candidates:
         return int(self.intersection.size)
 
 
-def extension_counts(state: Growing, tables: tuple[LiteralTable, LiteralTable], max_literals: int) -> Candidates:
-    """Intersection and union sizes of every candidate extension of ``state``."""
-    inter, union = state.counts()
-    sizes = [int(np.count_nonzero(m)) for m in state.masks]
-    parts_i, parts_u, sides, ops, literals = [np.array([inter])], [np.array([union])], [[-1]], [[-1]], [[-1]]
-    parts_s: list[list] = [[np.array([sizes[0]])], [np.array([sizes[1]])]]
+def extension_counts(state: Growing, tables: tuple[LiteralTable, LiteralTable], max_literals: int,
+                     counts: GridCounts | None = None) -> Candidates:
+    """Intersection and union sizes of every candidate extension of ``state``.
+
+    ``counts`` answers the counting requests (an engine's, for ``tables``' grid); by
+    default the rows ``tables`` encode are counted here. The cell table and the
+    extension counts are one request (one round trip to a sharded engine).
+    """
+    counts = TableCounter(tables) if counts is None else counts
+    wanted = {}  # the sides to extend and their allowed literals: public (queries and schema)
     for side in (0, 1):
         if state.n_literals[side] >= max_literals:
             continue
-        table = tables[side]
-        allowed = np.flatnonzero(table.allowed(state.names))
-        if allowed.size == 0:
-            continue
-        mine, other = state.masks[side], state.masks[1 - side]
-        groups = 2 * mine.astype(np.int64) + other.astype(np.int64)
-        c = table.group_counts(groups, 4)[allowed]
-        size_mine, size_other = int(np.count_nonzero(mine)), int(np.count_nonzero(other))
+        allowed = np.flatnonzero(tables[side].allowed(state.names))
+        if allowed.size:
+            wanted[side] = allowed
+    cells, grouped_counts = counts.cells_and_extensions(*state.supports, list(wanted))
+    grouped = dict(zip(wanted, grouped_counts))
+    inter = int(cells[0, 0])
+    sizes = [int(cells[0].sum()), int(cells[:, 0].sum())]
+    union = sizes[0] + sizes[1] - inter
+    parts_i, parts_u, sides, ops, literals = [np.array([inter])], [np.array([union])], [[-1]], [[-1]], [[-1]]
+    parts_s: list[list] = [[np.array([sizes[0]])], [np.array([sizes[1]])]]
+    for side, allowed in wanted.items():
+        c = grouped[side][allowed]
+        size_mine, size_other = sizes[side], sizes[1 - side]
         and_i = c[:, 3]
         and_s = c[:, 2] + c[:, 3]
         or_i = inter + c[:, 1]
@@ -129,15 +145,11 @@ def extend(state: Growing, candidates: Candidates, choice: int,
     literal = int(candidates.literal[choice])
     table = tables[side]
     query = table.query(literal)
-    mask = table.support(literal)
     if candidates.operator[choice] == 0:
-        new_query, new_mask = And(state.queries[side], query), state.masks[side] & mask
+        new_query, new_support = And(state.queries[side], query), state.supports[side].extended(AND, literal)
     else:
-        new_query, new_mask = Or(state.queries[side], query), state.masks[side] | mask
+        new_query, new_support = Or(state.queries[side], query), state.supports[side].extended(OR, literal)
     queries = list(state.queries)
-    masks = list(state.masks)
-    n_literals = list(state.n_literals)
-    queries[side], masks[side] = new_query, new_mask
-    n_literals[side] += 1
-    return Growing((queries[0], queries[1]), (masks[0], masks[1]), (n_literals[0], n_literals[1]),
-                   state.names | {table.names[literal]})
+    supports = list(state.supports)
+    queries[side], supports[side] = new_query, new_support
+    return Growing((queries[0], queries[1]), (supports[0], supports[1]), state.names | {table.names[literal]})

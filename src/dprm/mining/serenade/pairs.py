@@ -50,6 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprm.engine.base import GridCounts
+from dprm.engine.table_counter import TableCounter
 from dprm.errors import ParameterError
 from dprm.mining.serenade.literals import LiteralTable
 from dprm.privacy import Accountant, WeightedReservoir
@@ -166,21 +168,8 @@ def _onehot_chunks(table: LiteralTable, rows: int,
         start = stop
 
 
-def _chunk_onehot(table: LiteralTable, attributes: np.ndarray, dtype: type) -> np.ndarray:
-    """Dense one-hot ``(positions of the chunk, rows)`` of the chunk's bins (missing: none)."""
-    codes = table.index.codes[attributes].astype(np.int64)
-    base = table._offsets[attributes[0]]
-    local = (table._offsets[attributes] - base)[:, None] + 1 + codes
-    present = codes != table.index.missing_code
-    n_positions = int((table._offsets[attributes[-1]] - base) + table.index.n_codes[attributes[-1]] + 1)
-    rows = codes.shape[1]
-    onehot = np.zeros((n_positions, rows), dtype=dtype)
-    columns = np.broadcast_to(np.arange(rows), codes.shape)
-    onehot[local[present], columns[present]] = 1
-    return onehot
-
-
-def pair_blocks(tables: Sequence[LiteralTable], side: int, block_pairs: int = BLOCK_PAIRS) -> Iterator[PairBlock]:
+def pair_blocks(tables: Sequence[LiteralTable], side: int, block_pairs: int = BLOCK_PAIRS,
+                counts: GridCounts | None = None, n_rows: int | None = None) -> Iterator[PairBlock]:
     """All allowed pairs with their intersection and union, in blocks of at most ``block_pairs``.
 
     Parameters
@@ -196,6 +185,12 @@ def pair_blocks(tables: Sequence[LiteralTable], side: int, block_pairs: int = BL
         it only when a single attribute has more literals). When every pair fits in
         one block, that block lists them in (left, right) order, as one flat matrix
         would.
+    counts, n_rows : GridCounts and int, optional
+        Who counts (an engine's counts for ``tables``' grid) and the number of rows
+        it holds; by default the rows ``tables`` encode, counted here. The blocks
+        (and so the order of the stream) depend on ``n_rows`` and the schema only,
+        never on how the rows are split into shards; when every pair fits in one
+        block, all of its counting requests go to the engine at once.
 
     Yields
     ------
@@ -216,38 +211,36 @@ def pair_blocks(tables: Sequence[LiteralTable], side: int, block_pairs: int = BL
     n_first, n_other = len(first), len(other)
     if n_first == 0 or n_other == 0:
         return
-    rows = first.n_rows
-    dtype = np.float32 if rows < 2**24 else np.float64
+    if counts is None:
+        counts, n_rows = TableCounter(tables), first.n_rows
+    rows = int(n_rows)
     codes_first, codes_other = _name_codes(tables)
     if side == 1:
         codes_first, codes_other = codes_other, codes_first
-    size_first = np.array([np.count_nonzero(first.support(i)) for i in range(n_first)], dtype=np.int64)
-    size_other = other.group_counts(np.zeros(rows, dtype=np.int64), 1)[:, 0].astype(np.int64)
-    whole = n_first * n_other <= block_pairs
-    if whole:  # one block, in (left, right) order: the same stream as one flat matrix
-        counts = np.empty((n_first, n_other), dtype=np.int64)
+    size_first = counts.literal_sizes(side)
+    size_other = counts.literal_sizes(1 - side)
     n_right = len(tables[1])
-    for attributes, literals, (lower, upper) in _onehot_chunks(other, rows, block_pairs):
+    # the schedule: (chunk of the other view's attributes, its literals, members of the initial view)
+    schedule = []
+    for attributes, literals, _ in _onehot_chunks(other, rows, block_pairs):
         if literals.size == 0:
             continue
-        onehot = _chunk_onehot(other, attributes, dtype)
-        step = max(1, block_pairs // max(literals.size, onehot.shape[0]))
+        chunk_positions = int(other._offsets[attributes[-1]] - other._offsets[attributes[0]]
+                              + other.index.n_codes[attributes[-1]] + 1)
+        step = max(1, block_pairs // max(literals.size, chunk_positions))
         for begin in range(0, n_first, step):
-            members = np.arange(begin, min(begin + step, n_first))
-            masks = np.stack([first.support(i) for i in members]).astype(dtype)
-            # rows of each bin of the chunk in each member's support; the running sums
-            # are integers below 2**53, exact in float64
-            cumulative = np.cumsum(onehot @ masks.T, axis=0, dtype=np.float64)
-            del masks
-            inter = np.rint(cumulative[upper] - cumulative[lower]).astype(np.int64).T  # (members, literals)
-            del cumulative
-            if whole:
-                counts[np.ix_(members, literals)] = inter
-                continue
-            yield _block(members, literals, inter, size_first, size_other, codes_first, codes_other, side, n_right)
-    if whole:
-        yield _block(np.arange(n_first), np.arange(n_other), counts, size_first, size_other,
+            schedule.append((attributes, literals, np.arange(begin, min(begin + step, n_first))))
+    if n_first * n_other <= block_pairs:  # one block, in (left, right) order: the same stream as one flat matrix
+        matrix = np.empty((n_first, n_other), dtype=np.int64)
+        answers = counts.pair_intersections(side, [(a, m) for a, _, m in schedule])
+        for (_, literals, members), inter in zip(schedule, answers):
+            matrix[np.ix_(members, literals)] = inter
+        yield _block(np.arange(n_first), np.arange(n_other), matrix, size_first, size_other,
                      codes_first, codes_other, side, n_right)
+        return
+    for attributes, literals, members in schedule:
+        inter = counts.pair_intersections(side, [(attributes, members)])[0]  # (members, literals)
+        yield _block(members, literals, inter, size_first, size_other, codes_first, codes_other, side, n_right)
 
 
 def _block(members, literals, inter, size_first, size_other, codes_first, codes_other, side, n_right) -> PairBlock:
@@ -275,6 +268,8 @@ def draw_initial_pairs(
     accountant: Accountant,
     *,
     block_pairs: int = BLOCK_PAIRS,
+    counts: GridCounts | None = None,
+    n_rows: int | None = None,
 ) -> list[tuple[int, int]]:
     """One exponential-mechanism draw over all allowed pairs per share (Algorithm 4), streamed.
 
@@ -293,6 +288,8 @@ def draw_initial_pairs(
     accountant : Accountant
     block_pairs : int
         Most pairs counted and scored at a time.
+    counts, n_rows : GridCounts and int, optional
+        The engine's counts and its number of rows (:func:`pair_blocks`).
 
     Returns
     -------
@@ -319,7 +316,7 @@ def draw_initial_pairs(
     draws = [WeightedReservoir(share, sensitivity, k=1).start(accountant, f"initial pair {number}")
              for number, share in enumerate(shares, start=1)]
     n_right = len(tables[1])
-    for block in pair_blocks(tables, side, block_pairs):
+    for block in pair_blocks(tables, side, block_pairs, counts, n_rows):
         if len(block) == 0:
             continue
         scores = np.asarray(score(block.intersection, block.union), dtype=np.float64)

@@ -122,6 +122,7 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import AttributeKind, TwoViewData
+from dprm.engine import CountingEngine, as_engine
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import (
     CONFIDENCE,
@@ -147,7 +148,7 @@ from dprm.mining.serenade.auto import (
     es_sizes,
     grid_splits,
 )
-from dprm.mining.serenade.compute_quality import QualityRelease, release_quality
+from dprm.mining.serenade.compute_quality import QualityRelease, release_cells
 from dprm.mining.serenade.extensions import Growing, extend, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
 from dprm.mining.serenade.pairs import check_pair_count, draw_initial_pairs
@@ -313,6 +314,8 @@ class _GreedyMiner(Miner):
     """What the greedy miners share: validation, literals, data size, quality, initial pairs."""
 
     private = True
+    #: The miner counts only through a counting engine (:mod:`dprm.engine`), so it runs sharded too.
+    counts_through_engine = True
 
     # -- parameters ---------------------------------------------------------------------
 
@@ -340,9 +343,14 @@ class _GreedyMiner(Miner):
 
     # -- the run ------------------------------------------------------------------------
 
-    def fit(self, data: TwoViewData, *, accountant: Accountant | None = None,
+    def fit(self, data: TwoViewData | CountingEngine, *, accountant: Accountant | None = None,
             rng: np.random.Generator | None = None, progress: ProgressCallback | None = None) -> "_GreedyMiner":
         """Mine ``data``, spending at most ``epsilon`` of ``accountant`` (private miners).
+
+        ``data`` is a dataset (counted in this process) or a counting engine
+        (:mod:`dprm.engine`, e.g. the rows sharded on Ray): the miner asks it for
+        counts only and draws all noise itself, so the output, the statistics and the
+        ledger are the same for the same seed whatever the engine.
 
         Without an accountant, one holding ``epsilon`` with secure noise is made. ``rng``
         drives only the simulation of confidence intervals (post-processing).
@@ -350,6 +358,8 @@ class _GreedyMiner(Miner):
         pairs and extensions).
         """
         self.check_parameters()
+        engine = as_engine(data)
+        data = engine.schema
         if self.private:
             # 'auto': the paper's split until the rule replaces it after the row count (_choose_sizes)
             self._split = parse_budget_split(DEFAULT_SPLIT if self.budget_split == AUTO else self.budget_split)
@@ -370,7 +380,8 @@ class _GreedyMiner(Miner):
                                      "(constant and empty columns are left out)")
         mode = "private" if self.private else "data"
         self._data = data
-        self.tables_ = tuple(LiteralTable(view, mode=mode, max_splits=self._finest_splits()) for view in data.views)
+        self._engine = engine
+        self._use_grid(mode, self._finest_splits())
         for table, view in zip(self.tables_, data.views):
             if len(table) == 0:
                 raise ParameterError(f"the {view.name} view has no candidate literal")
@@ -384,12 +395,17 @@ class _GreedyMiner(Miner):
         self._mine(data)
         self.privacy_ = self._privacy_block(data)
         self.notes_ = self._notes
-        self._data = None  # the miner keeps no reference to the rows after the run
+        self._data = self._engine = self._counts = None  # the miner keeps no reference to the rows after the run
         self._progress.finish()
         return self
 
     def _mine(self, data: TwoViewData) -> None:
         raise NotImplementedError
+
+    def _use_grid(self, mode: str, max_splits: int) -> None:
+        """Count over the engine's literal tables of this grid from now on."""
+        self.tables_ = self._engine.literal_tables(mode, max_splits)
+        self._counts = self._engine.counts(mode, max_splits)
 
     # -- building blocks ------------------------------------------------------------------
 
@@ -407,12 +423,12 @@ class _GreedyMiner(Miner):
             size_share = as_fraction(self.size_share, "size-share")
             size_epsilon, epsilon = split_budget(epsilon, [size_share, 1 - size_share])
             count = DiscreteLaplaceCount(size_epsilon)
-            self._n_hat = float(max(1, count.release(accountant, "data size", data.n_rows)))
+            self._n_hat = float(max(1, count.release(accountant, "data size", self._engine.n_rows)))
             self._n_variance = discrete_laplace_variance(count.scale)
             self._n_scale = float(count.scale)
             center = float(share * Fraction(self._n_hat)) if share is not None else float(self.min_support)
         elif self.data_size == "public":
-            if self.rows != data.n_rows:
+            if self.rows != self._engine.n_rows:
                 raise ParameterError(f"--rows {self.rows} is not the number of rows of the data "
                                      f"(data-size 'public' needs the true, public number)")
             self._n_hat = float(self.rows)
@@ -421,7 +437,7 @@ class _GreedyMiner(Miner):
         else:
             if share is None:
                 raise ParameterError("data-size 'engine' needs min-support as a share of the rows (below 1)")
-            center = float(share * max(data.n_rows, self.min_rows))  # private, inside the engine only
+            center = float(share * max(self._engine.n_rows, self.min_rows))  # private, inside the engine only
         self._min_support_rows = center
         bounded = self.score_range == "bounded" and self.data_size != "engine"
         damped = self.damping == "union" and self.data_size != "engine"
@@ -508,8 +524,7 @@ class _GreedyMiner(Miner):
             splits = grid_splits(self.chosen_["initial_pair_sharpness"], int(self.max_splits))
             self.chosen_["max_splits"] = splits
             if splits != int(self.max_splits) and any(t.numeric.any() for t in self.tables_):
-                self.tables_ = tuple(LiteralTable(view, mode="private", max_splits=splits)
-                                     for view in self._data.views)
+                self._use_grid("private", splits)
                 self._side = initial_side(self._data, self.tables_)
             self._notes.append(f"auto: numeric attributes cut at {splits} grid points")
         if AUTO in (self.initial_pairs, self.extensions):
@@ -530,13 +545,14 @@ class _GreedyMiner(Miner):
         self._float_selection = True  # WeightedReservoir: float64 Gumbel keys, not an exact sampler
         part = self._progress.part(self._caps(0)[0], self._k)
         chosen = draw_initial_pairs(self.tables_, self._side, self._scores, self._sensitivity,
-                                    split_budget(epsilon, [1] * self._k), self._accountant)
+                                    split_budget(epsilon, [1] * self._k), self._accountant,
+                                    counts=self._counts, n_rows=self._engine.n_rows)
         for _ in chosen:  # the draws finish together, after the last block
             part.advance()
         return [Growing.pair(self.tables_, left, right) for left, right in chosen]
 
     def _candidates(self, state: Growing):
-        candidates = extension_counts(state, self.tables_, self.max_literals)
+        candidates = extension_counts(state, self.tables_, self.max_literals, self._counts)
         return candidates, self._scores(candidates.intersection, candidates.union)
 
     def _result(self, state: Growing, released: QualityRelease) -> Redescription:
@@ -751,8 +767,8 @@ class SerenadeCS(_GreedyMiner):
             share = quality_round / len(alive)
             next_alive, next_ids = [], []
             for pid, state in zip(ids, alive):
-                released = release_quality(self._accountant, f"quality {round_number}.{pid + 1}", share,
-                                           state.masks[0], state.masks[1])
+                released = release_cells(self._accountant, f"quality {round_number}.{pid + 1}", share,
+                                         self._counts.cells(*state.supports))
                 result = self._result(state, released)
                 if result.stats.jaccard > self.min_jaccard:
                     results[pid] = result
@@ -875,6 +891,6 @@ class SerenadeES(_GreedyMiner):
         share = qual / len(unique)
         found = []
         for number, state in enumerate(unique.values(), start=1):
-            released = release_quality(self._accountant, f"quality {number}", share, state.masks[0], state.masks[1])
+            released = release_cells(self._accountant, f"quality {number}", share, self._counts.cells(*state.supports))
             found.append(self._result(state, released))
         self.redescriptions_ = sorted(found, key=lambda r: -r.stats.jaccard)

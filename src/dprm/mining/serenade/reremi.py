@@ -68,6 +68,9 @@ class ReReMi(_GreedyMiner):
     (True, {}, 'none')
     """
 
+    #: Data-derived thresholds: not sharded yet (:class:`~dprm.engine.ray_engine.RayEngine`).
+    counts_through_engine = False
+
     algorithm = "reremi"
     private = False
     parameter_specs = parameter_table(
@@ -146,7 +149,7 @@ class ReReMi(_GreedyMiner):
                     break
                 state, current = extend(state, candidates, best, self.tables_), values[best]
                 self._progress.advance(1)
-            stats = RedescriptionStats.from_supports(state.masks[0], state.masks[1])
+            stats = RedescriptionStats.from_supports(*state.masks(self.tables_))
             redescription = Redescription(state.queries[0], state.queries[1], stats,
                                           pruned=bool(stats.jaccard < self.min_jaccard))
             found.setdefault(state.key(), redescription)
@@ -155,4 +158,4 @@ class ReReMi(_GreedyMiner):
     def _extension_table(self, state: Growing):
         from dprm.mining.serenade.extensions import extension_counts
 
-        return extension_counts(state, self.tables_, self.max_literals)
+        return extension_counts(state, self.tables_, self.max_literals, self._counts)

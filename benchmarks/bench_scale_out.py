@@ -1,0 +1,152 @@
+"""Scale-out: the in-process engine against the Ray engine with N shards, on make-planted data.
+
+For each number of rows (default 1 M and 10 M: ``make_planted`` data, 30 Boolean left
+and 20 numeric right attributes, written once as Parquet with row groups of 250,000
+rows in ``--data-dir``) and each miner, one run in-process and one per ``--shards``
+value on a local Ray (loopback only), each in a fresh process so that its peak memory
+is its own. Every run uses the same seeded noise, so the outputs must be identical:
+the script prints each output's digest and says if they differ.
+
+Prints one line per run: load (or engine start) time, mining time, the driver's peak
+resident memory and each shard actor's, and the output digest; then the Ray engine's
+time as a multiple of the in-process time. Issue 15's goals: at 10 M rows the Ray
+engine takes at most 1.5 × the in-process mining time, and the driver's memory does not
+grow with the rows.
+
+Usage (lean first, the big one with ``nice``; 10 M rows need about 6 GB per process)::
+
+    python benchmarks/bench_scale_out.py --rows 1000000 --shards 2,4
+    nice -n 10 python benchmarks/bench_scale_out.py --rows 1000000,10000000 --shards 2,4
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: Rows per Parquet row group: the unit a shard reads.
+ROW_GROUP = 250_000
+MINERS = {
+    "serenade-es": {},
+}
+
+
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def make_data(rows: int, folder: Path) -> Path:
+    """``make_planted`` data of ``rows`` rows as Parquet (kept for later runs)."""
+    target = folder / f"planted-{rows}"
+    if (target / "types.json").is_file():
+        return target
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprm.datasets import make_planted
+
+    target.mkdir(parents=True, exist_ok=True)
+    planted = make_planted(rows, n_planted=3, random_state=15)
+    for side, frame in (("left", planted.left), ("right", planted.right)):
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), target / f"{side}.parquet",
+                       row_group_size=ROW_GROUP)
+    (target / "types.json").write_text(json.dumps(planted.types))
+    return target
+
+
+def one_run(data: Path, miner_name: str, shards: int) -> dict:
+    """One run in this process: ``shards`` 0 is in-process."""
+    from dprm.mining import make_miner
+    from dprm.privacy import Accountant, SeededNoise
+
+    left, right, types = data / "left.parquet", data / "right.parquet", data / "types.json"
+    start = time.perf_counter()
+    if shards == 0:
+        from dprm.data import load_two_view
+
+        engine = load_two_view(left, right, types=types)
+        close = None
+    else:
+        from dprm.engine.ray_engine import RayEngine
+        from dprm.engine.sharding import ShardSpec
+
+        engine = RayEngine(ShardSpec.of(left, right, types=types), shards=shards)
+        close = engine.close
+    loaded = time.perf_counter() - start
+    miner = make_miner(miner_name, epsilon=1.0, **MINERS[miner_name])
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    start = time.perf_counter()
+    miner.fit(engine, accountant=accountant, rng=np.random.default_rng(0))
+    mined = time.perf_counter() - start
+    actors = engine.shard_resources() if shards else []
+    if close is not None:
+        close()
+    document = json.dumps({"document": miner.document(), "ledger": [str(e) for e in accountant.ledger]},
+                          sort_keys=True, default=str)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"load_s": loaded, "mine_s": mined, "driver_peak_mb": _peak_rss() / 2**20,
+            "driver_cpu_s": usage.ru_utime + usage.ru_stime,
+            "actor_peak_mb": [a["peak_rss"] / 2**20 for a in actors],
+            "actor_cpu_s": [a["cpu_s"] for a in actors],
+            "digest": hashlib.sha256(document.encode()).hexdigest()[:12],
+            "redescriptions": len(miner.redescriptions_)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1000000,10000000", help="comma-separated row counts")
+    parser.add_argument("--shards", default="2,4", help="comma-separated shard counts of the Ray runs")
+    parser.add_argument("--miners", default=",".join(MINERS), help=f"among {', '.join(MINERS)}")
+    parser.add_argument("--data-dir", default=os.environ.get("TMPDIR", "/tmp") + "/dprm-scale-out")
+    parser.add_argument("--blas-threads", type=int, default=None,
+                        help="OPENBLAS_NUM_THREADS of every run (Ray's actors use 1 unless told otherwise; on a "
+                             "busy machine more threads than free cores slow the products down many times)")
+    parser.add_argument("--one", nargs=3, metavar=("DATA", "MINER", "SHARDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:  # a child: one run, one JSON line
+        print(json.dumps(one_run(Path(args.one[0]), args.one[1], int(args.one[2]))), flush=True)
+        return
+    environment = dict(os.environ)
+    if args.blas_threads is not None:
+        environment.update(OPENBLAS_NUM_THREADS=str(args.blas_threads), OMP_NUM_THREADS=str(args.blas_threads))
+    print(f"BLAS threads: {environment.get('OPENBLAS_NUM_THREADS', 'library default')}", flush=True)
+    for rows in (int(r) for r in args.rows.split(",")):
+        start = time.perf_counter()
+        data = make_data(rows, Path(args.data_dir))
+        print(f"{rows:,} rows: data in {data} ({time.perf_counter() - start:.0f} s)", flush=True)
+        for miner in args.miners.split(","):
+            results = {}
+            for shards in [0, *(int(s) for s in args.shards.split(","))]:
+                child = subprocess.run([sys.executable, __file__, "--one", str(data), miner, str(shards)],
+                                       capture_output=True, text=True, env=environment)
+                if child.returncode != 0:
+                    print(f"  {miner} shards={shards}: failed: {child.stderr.strip().splitlines()[-1:]}", flush=True)
+                    continue
+                result = json.loads(child.stdout.strip().splitlines()[-1])
+                results[shards] = result
+                engine = "in-process" if shards == 0 else f"ray x{shards}"
+                actors = ", ".join(f"{m:.0f}" for m in result["actor_peak_mb"])
+                cpu = ", ".join(f"{c:.0f}" for c in result["actor_cpu_s"])
+                print(f"  {miner} {engine}: load/start {result['load_s']:.1f} s, mine {result['mine_s']:.1f} s, "
+                      f"driver peak {result['driver_peak_mb']:.0f} MB, driver CPU {result['driver_cpu_s']:.0f} s"
+                      + (f", actors peak [{actors}] MB, actors CPU [{cpu}] s" if actors else "")
+                      + f", {result['redescriptions']} redescriptions, output {result['digest']}", flush=True)
+            if 0 in results:
+                for shards, result in results.items():
+                    if shards:
+                        same = "same output" if result["digest"] == results[0]["digest"] else "DIFFERENT OUTPUT"
+                        print(f"  {miner} ray x{shards} / in-process mining time: "
+                              f"{result['mine_s'] / results[0]['mine_s']:.2f} ({same})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

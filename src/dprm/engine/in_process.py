@@ -1,0 +1,60 @@
+"""The in-process engine: the rows of one :class:`~dprm.data.attributes.TwoViewData`, here.
+
+The default engine. Its tables are built on all the rows, once per grid, and its
+counts are those of :class:`~dprm.engine.table_counter.TableCounter` on them.
+
+Examples
+--------
+>>> from dprm.data import load_two_view
+>>> from dprm.datasets import make_planted
+>>> planted = make_planted(200, n_planted=1, random_state=0)
+>>> engine = InProcessEngine(load_two_view(planted.left, planted.right, types=planted.types))
+>>> engine.n_rows
+200
+>>> sizes = engine.counts("private", 4).literal_sizes(0)
+>>> bool((sizes >= 0).all() and (sizes <= 200).all())
+True
+"""
+
+from __future__ import annotations
+
+from dprm.data.attributes import TwoViewData
+from dprm.engine.base import CountingEngine
+from dprm.engine.literal_table import LiteralTable
+from dprm.engine.table_counter import TableCounter
+
+__all__ = ["InProcessEngine", "as_engine"]
+
+
+class InProcessEngine(CountingEngine):
+    """Counts on the rows of ``data``, in this process.
+
+    Parameters
+    ----------
+    data : TwoViewData
+    """
+
+    def __init__(self, data: TwoViewData) -> None:
+        self.schema = data
+        self._counters: dict[tuple[str, int], TableCounter] = {}
+
+    @property
+    def n_rows(self) -> int:
+        return self.schema.n_rows
+
+    def literal_tables(self, mode: str, max_splits: int) -> tuple[LiteralTable, LiteralTable]:
+        return self.counts(mode, max_splits).tables
+
+    def counts(self, mode: str, max_splits: int) -> TableCounter:
+        """The counter of a grid; only the last grid used is kept (a miner moves to a new grid, never back)."""
+        key = (mode, int(max_splits))
+        if key not in self._counters:
+            self._counters.clear()  # free the previous grid's tables before building the new ones
+            self._counters[key] = TableCounter(
+                tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self.schema.views))
+        return self._counters[key]
+
+
+def as_engine(data: "TwoViewData | CountingEngine") -> CountingEngine:
+    """``data`` itself if it is an engine, else the in-process engine over it."""
+    return data if isinstance(data, CountingEngine) else InProcessEngine(data)

@@ -1,0 +1,285 @@
+"""The Ray engine: rows in shards held by Ray actors; the driver sums their counts.
+
+:class:`RayEngine` starts ``N`` shard actors (:class:`ShardActor`). Each reads its own
+part of the files (:func:`dprm.engine.sharding.read_shard`: part files, Parquet row
+groups or a run of CSV lines), the shards agree on one schema from summaries
+(:func:`~dprm.engine.sharding.merge_schemas`), and each builds its own literal tables
+on its rows. Every counting request (:class:`~dprm.engine.base.GridCounts`) goes to
+every shard at once; the driver adds the shards' answers, which are counts of rows
+over disjoint sets of rows, so the sum is the count over all rows, exactly. The
+driver never holds a row: only the schema (:func:`~dprm.engine.sharding.schema_only`)
+and the answers. What crosses the network: the request (literal numbers, supports
+as literal steps) and the counts; never a row, a row mask or a value.
+
+Noise is drawn by the miner, on the driver, after the sum, with the same mechanisms
+and the same accountant as in-process: the ledger is unchanged, and a seeded run
+returns exactly what the in-process engine returns.
+
+**Local mode and network hygiene.** Without an address, a Ray instance is started in
+this process's session for the run and stopped after it. Every process it starts
+listens and connects on loopback only: the node address is ``127.0.0.1`` (with
+``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` set before Ray is imported, Ray keeps the
+loopback address instead of replacing it with the machine's reachable one), no
+dashboard, usage statistics off (``RAY_USAGE_STATS_ENABLED=0``).
+``tests/test_engine_ray.py`` lists every inet socket of the driver and of all Ray
+processes during a run and checks that each address is a loopback address. With an
+address (``ray://host:port`` or ``host:port``), the engine joins that cluster; its
+network is then the cluster operator's.
+
+A lost shard (its actor died) ends the run with :class:`~dprm.errors.EngineError`
+before anything more is released; the command line writes nothing then.
+
+Examples
+--------
+Not run as a doctest (it starts Ray); see ``tests/test_engine_ray.py``::
+
+    with RayEngine(ShardSpec.of("left.csv", "right.csv", types="types.json"), shards=2) as engine:
+        miner = SerenadeES(epsilon=1.0).fit(engine)
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dprm.data.attributes import TwoViewData
+from dprm.engine.base import CountingEngine, GridCounts
+from dprm.engine.literal_table import LiteralTable
+from dprm.engine.sharding import ShardSpec, adopt_schema, merge_schemas, read_shard, schema_only, summarise
+from dprm.engine.supports import Support
+from dprm.engine.table_counter import TableCounter
+from dprm.errors import DprmError, EngineError, ParameterError
+
+__all__ = ["RayEngine", "ShardActor", "LOOPBACK_ENVIRONMENT", "import_ray", "start_ray"]
+
+#: Set before Ray is imported: every address on loopback, no usage statistics.
+LOOPBACK_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+def import_ray() -> Any:
+    """Import Ray with :data:`LOOPBACK_ENVIRONMENT` in force (refuse if Ray was imported without it)."""
+    already = "ray" in sys.modules
+    for name, value in LOOPBACK_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+    try:
+        import ray
+        from ray._private import ray_constants
+    except ImportError:
+        raise ParameterError("the Ray engine needs Ray: pip install 'dprm[ray]'") from None
+    if ray_constants.ENABLE_RAY_CLUSTER and not already:  # pragma: no cover - set just above
+        raise EngineError("Ray did not take RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0: it cannot be held to loopback")
+    if ray_constants.ENABLE_RAY_CLUSTER:
+        raise EngineError("Ray was imported before dprm could hold it to loopback; import dprm.engine.ray_engine "
+                          "first, or set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0")
+    return ray
+
+
+def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> None:
+    """Start a local Ray on loopback (``address`` None), or join the cluster at ``address``.
+
+    The workers import :mod:`dprm` from the same place as this process (``PYTHONPATH``
+    is passed to them).
+    """
+    ray = import_ray()
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
+    options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False,
+                                   runtime_env={"env_vars": {"PYTHONPATH": path, **LOOPBACK_ENVIRONMENT}})
+    if address is None:
+        options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1)
+    else:
+        options.update(address=address)
+    try:
+        ray.init(**options)
+    except Exception as error:  # noqa: BLE001 - any start-up failure is one line
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: {text}") from None
+
+
+class ShardActor:
+    """One shard: its rows, its literal tables and its counts (runs as a Ray actor).
+
+    Parameters
+    ----------
+    spec : ShardSpec
+        The files and loading options (every shard gets the same).
+    shard, n_shards : int
+        Which part this actor reads.
+    """
+
+    def __init__(self, spec: ShardSpec, shard: int, n_shards: int) -> None:
+        self._data: TwoViewData | None = read_shard(spec, shard, n_shards)
+        self._counters: dict[tuple[str, int], TableCounter] = {}
+
+    def summary(self) -> tuple | None:
+        """The schema of this shard's rows (None when it has none)."""
+        return None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
+
+    def adopt(self, schema: tuple) -> int:
+        """Take the merged schema; returns the number of rows held."""
+        self._data = adopt_schema(self._data, schema)
+        return self._data.n_rows
+
+    def _counter(self, mode: str, max_splits: int) -> TableCounter:
+        key = (mode, int(max_splits))
+        if key not in self._counters:
+            self._counters.clear()  # only the last grid is kept (as in-process)
+            self._counters[key] = TableCounter(
+                tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self._data.views))
+        return self._counters[key]
+
+    def request(self, mode: str, max_splits: int, method: str, args: tuple) -> Any:
+        """Answer one counting request of :class:`~dprm.engine.base.GridCounts` on this shard's rows."""
+        return getattr(self._counter(mode, max_splits), method)(*args)
+
+    def requests(self, mode: str, max_splits: int, calls: Sequence[tuple[str, tuple]]) -> list:
+        """Several requests in one round trip."""
+        counter = self._counter(mode, max_splits)
+        return [getattr(counter, method)(*args) for method, args in calls]
+
+    def resources(self) -> dict[str, float]:
+        """This actor's process id, peak resident memory (bytes) and CPU seconds (user + system)."""
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return {"pid": os.getpid(), "peak_rss": usage.ru_maxrss * 1024, "cpu_s": usage.ru_utime + usage.ru_stime}
+
+
+class ShardedCounts(GridCounts):
+    """:class:`GridCounts` of one grid, each request sent to every shard and the answers summed."""
+
+    def __init__(self, engine: "RayEngine", mode: str, max_splits: int) -> None:
+        self._engine = engine
+        self._mode = mode
+        self._splits = int(max_splits)
+
+    def _sum(self, method: str, *args: Any) -> Any:
+        answers = self._engine._all("request", self._mode, self._splits, method, args)
+        first = answers[0]
+        if isinstance(first, list):
+            return [sum(parts[1:], start=parts[0].copy()) for parts in zip(*answers)]
+        return sum(answers[1:], start=first.copy())
+
+    def literal_sizes(self, side: int) -> np.ndarray:
+        return self._sum("literal_sizes", side)
+
+    def cells(self, left: Support, right: Support) -> np.ndarray:
+        return self._sum("cells", left, right)
+
+    def extension_counts(self, left: Support, right: Support, sides: Sequence[int]) -> list[np.ndarray]:
+        return self._sum("extension_counts", left, right, list(sides))
+
+    def pair_intersections(self, side: int, requests: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        return self._sum("pair_intersections", side, list(requests))
+
+    def cells_and_extensions(self, left: Support, right: Support,
+                             sides: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+        calls = [("cells", (left, right))] + ([("extension_counts", (left, right, list(sides)))] if sides else [])
+        answers = self._engine._all("requests", self._mode, self._splits, calls)
+        cells = sum((a[0] for a in answers[1:]), start=answers[0][0].copy())
+        if not sides:
+            return cells, []
+        return cells, [sum(parts[1:], start=parts[0].copy()) for parts in zip(*(a[1] for a in answers))]
+
+
+class RayEngine(CountingEngine):
+    """Rows in ``shards`` Ray actors, each reading its own part of ``spec``'s files.
+
+    Parameters
+    ----------
+    spec : ShardSpec
+        The files and loading options.
+    shards : int
+        Number of shard actors (at least 1).
+    address : str, optional
+        A running Ray cluster (``ray://host:port`` or ``host:port``); default: start a
+        local Ray on loopback for this engine and stop it on :meth:`close`.
+    num_cpus : int, optional
+        CPUs of the local Ray (default: ``shards``).
+    """
+
+    def __init__(self, spec: ShardSpec, *, shards: int = 2, address: str | None = None,
+                 num_cpus: int | None = None) -> None:
+        if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+            raise ParameterError(f"shards must be a positive integer, not {shards!r}")
+        ray = import_ray()
+        self._ray = ray
+        self._own = False
+        self._actors: list = []
+        if not ray.is_initialized():
+            start_ray(address, num_cpus=num_cpus or shards)
+            self._own = True
+        self.n_shards = shards
+        try:
+            actor = ray.remote(num_cpus=0)(ShardActor)
+            self._actors = [actor.remote(spec, i, shards) for i in range(shards)]
+            summaries = [s for s in self._all("summary") if s is not None]
+            if not summaries:
+                raise ParameterError("the data has no rows")
+            schema = merge_schemas([[s[side] for s in summaries] for side in (0, 1)])
+            self._rows = int(sum(self._all("adopt", schema)))
+            self.schema = schema_only(schema)
+        except BaseException:
+            self.close()
+            raise
+        self._tables: dict[tuple[str, int], tuple[LiteralTable, LiteralTable]] = {}
+
+    # -- round trips ---------------------------------------------------------------------
+
+    def _all(self, method: str, *args: Any) -> list:
+        """Call ``method`` on every shard at once; the answers in shard order."""
+        ray = self._ray
+        try:
+            return ray.get([getattr(a, method).remote(*args) for a in self._actors])
+        except ray.exceptions.RayTaskError as error:
+            cause = getattr(error, "cause", None)
+            if isinstance(cause, DprmError):
+                raise cause from None
+            raise EngineError(f"a shard failed: {str(cause or error).splitlines()[0]}") from None
+        except ray.exceptions.RayActorError:
+            raise EngineError(f"a shard of the Ray engine was lost (its actor died) during the run; "
+                              f"nothing more was released") from None
+
+    # -- the engine ---------------------------------------------------------------------------
+
+    @property
+    def n_rows(self) -> int:
+        return self._rows
+
+    def literal_tables(self, mode: str, max_splits: int) -> tuple[LiteralTable, LiteralTable]:
+        if mode != "private":
+            raise ParameterError("the Ray engine counts over private literal tables only (thresholds from public "
+                                 "bounds); data-derived thresholds (non-private miners) are not sharded yet")
+        key = (mode, int(max_splits))
+        if key not in self._tables:
+            self._tables[key] = tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits))
+                                      for view in self.schema.views)
+        return self._tables[key]
+
+    def counts(self, mode: str, max_splits: int) -> ShardedCounts:
+        self.literal_tables(mode, max_splits)
+        return ShardedCounts(self, mode, max_splits)
+
+    def shard_resources(self) -> list[dict[str, float]]:
+        """Each shard actor's process id, peak resident memory (bytes) and CPU seconds."""
+        return self._all("resources")
+
+    @property
+    def actors(self) -> list:
+        """The shard actors' handles (for tests and benchmarks)."""
+        return list(self._actors)
+
+    def close(self) -> None:
+        ray = self._ray
+        for actor in self._actors:
+            try:
+                ray.kill(actor)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        self._actors = []
+        if self._own and ray.is_initialized():
+            ray.shutdown()
+        self._own = False

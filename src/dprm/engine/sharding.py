@@ -1,0 +1,305 @@
+"""Sharded data: each shard reads its own part of the files, and the shards agree on one schema.
+
+A sharded engine never gathers the rows in one place. Shard ``i`` of ``N`` reads:
+
+* **a list of part files** (``left`` and ``right`` lists of the same length, row-aligned
+  pair by pair): the pairs ``i, i + N, i + 2N, ...``;
+* **one Parquet file per view**: its row groups ``i, i + N, ...`` (both files must have
+  row-aligned row groups, as a writer of both views makes them);
+* **one CSV file per view**: the ``i``-th of ``N`` equal runs of lines (each shard
+  counts the lines itself, streaming, so no process needs the number of rows first).
+  Lines are cut at line ends: a CSV whose quoted cells hold line breaks must be given
+  as Parquet or as part files.
+
+Each part is loaded by :func:`~dprm.data.load_two_view` exactly as a whole file would
+be (the same types file, missing-value markers and messages, which name the part).
+
+**One schema for all shards.** The literal tables of all shards must be the same:
+the same attributes, kinds, categories (codes) and numeric grid. A shard's schema is
+summarised (:func:`summarise`: names, kinds, declared or inferred domains, constant
+columns; never a row) and the driver merges the summaries (:func:`merge_schemas`):
+
+* a declared column (types file) has its declared type and domain everywhere;
+* an inferred numeric column's bounds are the smallest and largest of the shards'
+  bounds, and an inferred categorical column's categories the union of the shards'
+  categories in the loader's order (text order, or numeric order when every category
+  is a number): exactly what loading all the rows at once infers;
+* an undeclared column is left out as constant when it is constant (or empty) in every
+  shard with the same single value, as loading all rows would; a shard where it is
+  empty (all values missing) does not vote on its kind or domain;
+* an undeclared column whose inferred kind differs between shards cannot be merged
+  from summaries alone: the run stops with a one-line error asking to declare that
+  column in the types file.
+
+Shards load with ``keep_constant=True`` (:func:`~dprm.data.load_two_view`) so that a
+column constant within one part is described and kept until the merge says.
+
+Each shard then adopts the merged schema (:func:`adopt_schema`: category codes
+remapped, domains replaced; the values are not read again). What the merge costs: one
+round trip of summaries (a few numbers per column), no second read of the data. A
+private run needs declared domains anyway (its thresholds come from public bounds),
+and then the merge only checks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
+from dprm.data.loading import load_two_view
+from dprm.errors import DataError, ParameterError
+
+__all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "summarise", "merge_schemas",
+           "adopt_schema", "schema_only", "concatenate"]
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """What every shard is told: where the data is and how to load it.
+
+    ``left`` and ``right`` are one path each, or lists of part files of the same
+    length; ``load_options`` are keyword arguments of :func:`~dprm.data.load_two_view`.
+    """
+
+    left: tuple[str, ...]
+    right: tuple[str, ...]
+    load_options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, left: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+           right: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], **load_options: Any) -> "ShardSpec":
+        def paths(value: Any) -> tuple[str, ...]:
+            if isinstance(value, (str, os.PathLike)):
+                return (os.fspath(value),)
+            return tuple(os.fspath(v) for v in value)
+
+        spec = cls(paths(left), paths(right), dict(load_options))
+        if not spec.left or len(spec.left) != len(spec.right):
+            raise ParameterError(f"the left and right views must be given as the same number of files, not "
+                                 f"{len(spec.left)} and {len(spec.right)}")
+        return spec
+
+
+@dataclass(frozen=True)
+class ColumnSummary:
+    """One attribute of one shard, without its values.
+
+    ``constant``: fewer than two distinct values in this shard, ``value`` then its
+    value (None when ``empty``: every value missing).
+    """
+
+    name: str
+    kind: AttributeKind
+    domain: Domain
+    constant: bool = False
+    empty: bool = False
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class ViewSummary:
+    """The attributes (in order) and constant columns of one view of one shard."""
+
+    attributes: tuple[ColumnSummary, ...]
+    constant: tuple[str, ...]
+    source: str
+
+
+# -- reading a shard's part -----------------------------------------------------------------
+
+
+def read_shard(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None) -> TwoViewData | None:
+    """Load shard ``shard`` of ``n_shards`` (None when it has no rows to read).
+
+    Runs where the shard lives (a Ray actor); it reads only its own part.
+    """
+    if len(spec.left) > 1:
+        pairs = list(zip(spec.left, spec.right))[shard::n_shards]
+        parts = [load_two_view(left, right, keep_constant=True, **spec.load_options) for left, right in pairs]
+    else:
+        with tempfile.TemporaryDirectory(dir=workdir) as folder:
+            files = [_slice(path, side, shard, n_shards, Path(folder))
+                     for side, path in (("left", spec.left[0]), ("right", spec.right[0]))]
+            if files[0] is None or files[1] is None:
+                return None
+            parts = [load_two_view(files[0], files[1], keep_constant=True, **spec.load_options)]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    merged = merge_schemas([[summarise(p.views[s]) for p in parts] for s in (0, 1)])
+    return concatenate([adopt_schema(p, merged) for p in parts])
+
+
+def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> Path | None:
+    """This shard's part of one file, written to ``folder`` (None when it is empty)."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if not Path(path).is_file():
+        raise DataError(f"{path}: no such file", code="file_not_found", file=path, data_dependent=False)
+    if suffixes and suffixes[-1] == ".parquet":
+        import pyarrow.parquet as pq
+
+        source = pq.ParquetFile(path)
+        groups = list(range(source.num_row_groups))[shard::n_shards]
+        if not groups:
+            return None
+        target = folder / f"{side}.parquet"
+        pq.write_table(source.read_row_groups(groups), target)
+        return target
+    compressed = bool(suffixes) and suffixes[-1] == ".gz"
+    opener = gzip.open if compressed else open
+    plain_suffix = "".join(suffixes[:-1] if compressed else suffixes) or ".csv"
+    with opener(path, "rb") as handle:
+        handle.readline()  # the header
+        n_lines = sum(1 for _ in handle)
+    begin = math.floor(shard * n_lines / n_shards)
+    end = math.floor((shard + 1) * n_lines / n_shards)
+    if end <= begin:
+        return None
+    target = folder / f"{side}{plain_suffix}"
+    with opener(path, "rb") as handle, open(target, "wb") as out:
+        out.write(handle.readline())
+        for number, line in enumerate(handle):
+            if number >= end:
+                break
+            if number >= begin:
+                out.write(line if line.endswith(b"\n") else line + b"\n")
+    return target
+
+
+# -- one schema ---------------------------------------------------------------------------
+
+
+def summarise(view: View) -> ViewSummary:
+    """The schema of one view, without its values (a constant column's one value)."""
+    columns = []
+    for a in view.attributes:
+        if a.name not in view.constant:
+            columns.append(ColumnSummary(a.name, a.kind, a.domain))
+            continue
+        present = a.values[~a.missing]
+        value = None
+        if present.size:
+            value = float(present[0])
+            if a.kind is AttributeKind.CATEGORICAL:  # compare categories by their text, not their code
+                value = a.domain.categories[int(present[0])]
+        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value))
+    return ViewSummary(tuple(columns), tuple(view.constant), view.source)
+
+
+def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSummary, ViewSummary]:
+    """The one schema of the shards, per view, from each shard's :class:`ViewSummary`.
+
+    ``summaries[side]`` lists the shards' summaries of that view (shards without rows
+    left out). Raises :class:`~dprm.errors.ParameterError` (one line, naming the
+    column) when a column cannot be merged from summaries alone.
+
+    Examples
+    --------
+    >>> a = ViewSummary((ColumnSummary("c", AttributeKind.CATEGORICAL, Domain(categories=("x", "z"))),), (), "p1")
+    >>> b = ViewSummary((ColumnSummary("c", AttributeKind.CATEGORICAL, Domain(categories=("y",))),), (), "p2")
+    >>> merge_schemas([[a, b], [a, b]])[0].attributes[0].domain.categories
+    ('x', 'y', 'z')
+    """
+    merged = []
+    for side, shards in enumerate(summaries):
+        view = "left" if side == 0 else "right"
+        names: list[str] = []
+        for summary in shards:
+            for column in summary.attributes:
+                if column.name not in names:
+                    names.append(column.name)
+        columns, constant = [], []
+        for name in names:
+            found = [c for s in shards for c in s.attributes if c.name == name]
+            if len(found) != len(shards):
+                raise ParameterError(f"{view} view: column {name!r} is not in every shard's part")
+            voters = [c for c in found if not c.empty] or found[:1]
+            if all(c.constant for c in found) and len({c.value for c in voters}) == 1 \
+                    and len({c.kind for c in voters}) == 1:
+                constant.append(name)  # a single value (or none) in all the rows: left out, as in-process
+                continue
+            columns.append(_merge_column(view, voters))
+        merged.append(ViewSummary(tuple(columns), tuple(constant), shards[0].source if shards else view))
+    return merged[0], merged[1]
+
+
+def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
+    first = found[0]
+    kinds = {c.kind for c in found}
+    if len(kinds) > 1:
+        shown = " and ".join(sorted(k.value for k in kinds))
+        raise ParameterError(f"{view} view: column {first.name!r} reads as {shown} in different shards; declare "
+                             f"its type in the types file to shard this data")
+    if first.domain.declared:
+        return ColumnSummary(first.name, first.kind, first.domain)
+    if first.kind is AttributeKind.NUMERIC:
+        bounds = [c.domain.bounds for c in found if c.domain.bounds is not None]
+        domain = Domain(bounds=(min(b[0] for b in bounds), max(b[1] for b in bounds)) if bounds else None)
+        return ColumnSummary(first.name, first.kind, domain)
+    if first.kind is AttributeKind.CATEGORICAL:
+        texts = sorted({t for c in found for t in (c.domain.categories or ())})
+        try:
+            texts = sorted(texts, key=float)  # numbers: the loader orders them numerically
+        except ValueError:
+            pass
+        return ColumnSummary(first.name, first.kind, Domain(categories=tuple(texts)))
+    return ColumnSummary(first.name, first.kind, first.domain)
+
+
+def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummary]) -> TwoViewData:
+    """``data`` re-expressed in the merged schema (codes remapped, domains replaced).
+
+    ``None`` (a shard without rows) becomes the schema with no rows.
+    """
+    views = []
+    for side, summary in enumerate(schema):
+        view = None if data is None else data.views[side]
+        attributes = []
+        for column in summary.attributes:
+            if view is None:
+                dtype = np.float64 if column.kind is AttributeKind.NUMERIC else np.int8
+                values = np.empty(0, dtype=dtype)
+            elif view[column.name].kind is not column.kind:  # empty in this shard, read with another kind
+                values = (np.full(data.n_rows, np.nan) if column.kind is AttributeKind.NUMERIC
+                          else np.full(data.n_rows, -1, dtype=np.int32 if column.kind is AttributeKind.CATEGORICAL
+                                       else np.int8))
+            else:
+                values = view[column.name].values
+                mine = view[column.name].domain.categories
+                if column.kind is AttributeKind.CATEGORICAL and mine != column.domain.categories:
+                    position = {text: code for code, text in enumerate(column.domain.categories or ())}
+                    remap = np.array([position[text] for text in (mine or ())] + [-1], dtype=np.int64)
+                    values = remap[np.where(values < 0, len(mine or ()), values)].astype(values.dtype)
+            attributes.append(Attribute(column.name, "left" if side == 0 else "right", column.kind, values,
+                                        column.domain))
+        views.append(View("left" if side == 0 else "right", attributes, source=summary.source,
+                          constant=list(summary.constant), notes=[] if view is None else list(view.notes)))
+    return TwoViewData(views[0], views[1])
+
+
+def schema_only(schema: tuple[ViewSummary, ViewSummary]) -> TwoViewData:
+    """The two views with the merged schema and no rows (what a sharded engine's driver holds)."""
+    return adopt_schema(None, schema)
+
+
+def concatenate(parts: Sequence[TwoViewData]) -> TwoViewData:
+    """Parts in one schema (:func:`adopt_schema`) as one dataset, rows in order."""
+    views = []
+    for side in (0, 1):
+        first = parts[0].views[side]
+        attributes = [Attribute(a.name, a.view, a.kind,
+                                np.concatenate([p.views[side][a.name].values for p in parts]), a.domain)
+                      for a in first.attributes]
+        views.append(View(first.name, attributes, source=first.source, constant=list(first.constant),
+                          notes=[n for p in parts for n in p.views[side].notes]))
+    return TwoViewData(views[0], views[1])

@@ -1,0 +1,265 @@
+"""The Ray engine: loopback only, the same output as in-process, a lost shard is a clean error.
+
+One local Ray for the whole module (started on loopback by ``start_ray``, stopped at
+the end); every engine in it starts its own shard actors on it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.data import load_two_view
+from dprm.datasets import make_planted
+from dprm.engine.sharding import ShardSpec
+from dprm.errors import EngineError
+from dprm.mining.serenade import SerenadeCS, SerenadeES
+from dprm.privacy import Accountant, SeededNoise
+
+pytestmark = pytest.mark.ray
+
+psutil = pytest.importorskip("psutil")
+ray_engine = pytest.importorskip("dprm.engine.ray_engine")
+
+ROOT = Path(__file__).resolve().parents[1]
+MAMMALS = ROOT.parent / "shared" / "data" / "mammals"
+MAMMALS_TYPES = ROOT / "tests" / "data" / "mammals-types.json"
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    ray = ray_engine.import_ray()
+    ray_engine.start_ray(num_cpus=4)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def planted_files(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """Planted data (Boolean left, numeric right with missing values) as CSV files and a types file."""
+    folder = tmp_path_factory.mktemp("planted")
+    planted = make_planted(3001, n_planted=3, missing=0.02, random_state=5)
+    planted.left.to_csv(folder / "left.csv", index=False)
+    planted.right.to_csv(folder / "right.csv", index=False)
+    (folder / "types.json").write_text(json.dumps(planted.types))
+    return folder / "left.csv", folder / "right.csv", folder / "types.json"
+
+
+def _mammals() -> tuple[Path, Path, dict]:
+    if not (MAMMALS / "left.csv").is_file():
+        pytest.skip("the mammals data is not in ../shared/data")
+    return MAMMALS / "left.csv", MAMMALS / "right.csv", {"types": MAMMALS_TYPES, "duplicate_names": "rename"}
+
+
+def _document(miner_class, data, **parameters) -> str:
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(11)))
+    miner = miner_class(**parameters).fit(data, accountant=accountant, rng=np.random.default_rng(3))
+    document = miner.document()
+    return json.dumps({"document": document, "ledger": [str(e) for e in accountant.ledger]}, sort_keys=True,
+                      default=str)
+
+
+def _inet_sockets(process) -> list:
+    try:
+        return process.net_connections(kind="inet")
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return []
+
+
+def test_every_socket_of_the_driver_and_of_all_ray_processes_is_on_loopback(ray_session, planted_files) -> None:
+    """While a job runs: each local and remote address of every inet socket is a loopback address."""
+    left, right, types = planted_files
+    seen: list = []
+    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.is_set():
+                driver = psutil.Process()
+                for process in [driver, *driver.children(recursive=True)]:
+                    seen.extend((process.pid, c) for c in _inet_sockets(process))
+                stop.wait(0.05)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            SerenadeES(initial_pairs=3, extensions=6).fit(engine, accountant=Accountant(
+                1.0, SeededNoise(np.random.default_rng(0))))
+        finally:
+            stop.set()
+            watcher.join()
+        shard_pids = {r["pid"] for r in engine.shard_resources()}
+    assert shard_pids <= {pid for pid, _ in seen}  # the shard actors were among the processes checked
+    assert len(seen) > 10  # the GCS, the raylet, the workers and the driver all hold sockets
+    wrong = []
+    for pid, connection in seen:
+        for address in (connection.laddr, connection.raddr):
+            if not address:
+                continue  # a listening socket has no remote end
+            ip = ipaddress.ip_address(address.ip.split("%")[0])
+            mapped = getattr(ip, "ipv4_mapped", None)
+            if not (mapped or ip).is_loopback:  # 0.0.0.0 and :: (every interface) are not loopback either
+                wrong.append((pid, address, connection.status))
+    assert wrong == []
+
+
+@pytest.mark.parametrize("shards", [2, 3])
+@pytest.mark.parametrize("miner_class, parameters", [
+    (SerenadeES, {"initial_pairs": 4, "extensions": 10}),
+    (SerenadeES, {}),  # the auto rule (grid, k, M) after the noisy row count
+    (SerenadeCS, {"initial_pairs": 3, "extensions": 2}),
+])
+def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_mammals(ray_session, shards, miner_class,
+                                                                            parameters) -> None:
+    left, right, options = _mammals()
+    local = _document(miner_class, load_two_view(left, right, **options), **parameters)
+    with ray_engine.RayEngine(ShardSpec.of(left, right, **options), shards=shards) as engine:
+        assert engine.n_rows == 2575
+        sharded = _document(miner_class, engine, **parameters)
+    assert sharded == local
+
+
+@pytest.mark.parametrize("shards", [2, 3])
+@pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
+def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(ray_session, planted_files,
+                                                                                 shards, miner_class) -> None:
+    left, right, types = planted_files
+    local = _document(miner_class, load_two_view(left, right, types=types), initial_pairs=4, extensions=3)
+    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=shards) as engine:
+        sizes = [r["pid"] for r in engine.shard_resources()]
+        assert len(set(sizes)) == shards  # one process per shard
+        sharded = _document(miner_class, engine, initial_pairs=4, extensions=3)
+    assert sharded == local
+    assert json.loads(local)["document"]["redescriptions"]  # the comparison is not between two empty runs
+
+
+def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, planted_files, tmp_path) -> None:
+    """Without a types file the bounds and categories are inferred per shard and merged: the same grid."""
+    left, right, _ = planted_files
+    frame = pd.read_csv(left)
+    frame["colour"] = np.random.default_rng(0).choice(["red", "green", "blue", "cyan"], size=len(frame))
+    frame.loc[:1400, "colour"] = np.where(frame.loc[:1400, "colour"] == "cyan", "red", frame.loc[:1400, "colour"])
+    frame.to_csv(tmp_path / "left.csv", index=False)
+    local_data = load_two_view(tmp_path / "left.csv", right)
+    local = _document(SerenadeES, local_data, initial_pairs=4, extensions=4)
+    with ray_engine.RayEngine(ShardSpec.of(tmp_path / "left.csv", right), shards=3) as engine:
+        assert engine.schema.left["colour"].domain == local_data.left["colour"].domain
+        assert engine.schema.right.attributes[0].domain == local_data.right.attributes[0].domain
+        sharded = _document(SerenadeES, engine, initial_pairs=4, extensions=4)
+    assert sharded == local
+
+
+def test_part_files_and_parquet_row_groups_are_read_by_their_shards(ray_session, planted_files, tmp_path) -> None:
+    pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    left, right, types = planted_files
+    local = _document(SerenadeES, load_two_view(left, right, types=types), initial_pairs=3, extensions=3)
+    frames = pd.read_csv(left), pd.read_csv(right)
+    for side, frame in zip(("left", "right"), frames):
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / f"{side}.parquet",
+                       row_group_size=500)
+        for part, begin in enumerate(range(0, len(frame), 1000)):
+            frame.iloc[begin:begin + 1000].to_csv(tmp_path / f"{side}-{part}.csv", index=False)
+    parts = sorted(tmp_path.glob("left-*.csv")), sorted(tmp_path.glob("right-*.csv"))
+    for spec in (ShardSpec.of(tmp_path / "left.parquet", tmp_path / "right.parquet", types=types),
+                 ShardSpec.of(parts[0], parts[1], types=types)):
+        with ray_engine.RayEngine(spec, shards=2) as engine:
+            assert engine.n_rows == len(frames[0])
+            assert _document(SerenadeES, engine, initial_pairs=3, extensions=3) == local
+
+
+def test_more_shards_than_parts_leaves_some_shards_empty(ray_session, planted_files, tmp_path) -> None:
+    left, right, types = planted_files
+    pd.read_csv(left).iloc[:3].to_csv(tmp_path / "left.csv", index=False)
+    pd.read_csv(right).iloc[:3].to_csv(tmp_path / "right.csv", index=False)
+    with ray_engine.RayEngine(ShardSpec.of(tmp_path / "left.csv", tmp_path / "right.csv", types=types),
+                              shards=5) as engine:
+        assert engine.n_rows == 3
+        tables = engine.literal_tables("private", 3)
+        assert int(engine.counts("private", 3).literal_sizes(0).max()) <= 3 and len(tables[0]) > 0
+
+
+def test_a_shard_killed_mid_run_is_a_clean_engine_error(ray_session, planted_files) -> None:
+    left, right, types = planted_files
+    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
+        killed = []
+
+        def progress(done: int, total: int) -> None:
+            if done >= 1 and not killed:  # after the first unit of work: kill one shard
+                ray_session.kill(engine.actors[1])
+                killed.append(done)
+
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+        with pytest.raises(EngineError, match="lost"):
+            SerenadeES(initial_pairs=3, extensions=20).fit(engine, accountant=accountant, progress=progress)
+        assert killed
+
+
+def _cli(args) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from dprm.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as done:
+            code = 0 if done.code is None else done.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_mine_on_ray_writes_what_mine_in_process_writes(ray_session, planted_files, tmp_path) -> None:
+    left, right, types = planted_files
+    common = ["mine", left, right, "--types", types, "-a", "serenade-es", "--seed", "4"]
+    code, _, err = _cli([*common, "-o", tmp_path / "local.json"])
+    assert code == 0, err
+    code, _, err = _cli([*common, "--engine", "ray", "--shards", "3", "-o", tmp_path / "ray.json"])
+    assert code == 0, err
+    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+
+
+def test_mine_refuses_a_bad_engine_and_miners_that_do_not_count_through_it(planted_files, tmp_path) -> None:
+    left, right, types = planted_files
+    out = tmp_path / "out.json"
+    for extra, message in ((["--engine", "spark"], "--engine must be"),
+                           (["--engine", "ray", "--shards", "0"], "--shards must be"),
+                           (["--engine", "ray", "-a", "cartwheels"], "does not run on --engine ray")):
+        code, _, err = _cli(["mine", left, right, "--types", types, "-o", out, *extra])
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
+
+
+def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(ray_session, planted_files,
+                                                                               tmp_path, monkeypatch) -> None:
+    left, right, types = planted_files
+    original = ray_engine.ShardedCounts.cells_and_extensions
+    calls = []
+
+    def kill_then_count(self, *args):  # a real actor is killed by Ray, then the run goes on
+        if not calls:
+            ray_session.kill(self._engine.actors[0])
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(ray_engine.ShardedCounts, "cells_and_extensions", kill_then_count)
+    out, queries = tmp_path / "out.json", tmp_path / "out.queries"
+    code, stdout, err = _cli(["mine", left, right, "--types", types, "-a", "serenade-es", "--initial-pairs", "3",
+                              "--extensions", "5", "--engine", "ray", "--shards", "2", "-o", out,
+                              "--clired", queries])
+    assert calls
+    assert code == 2
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "shard" in errors[0] and "lost" in errors[0], err
+    assert "Traceback" not in err
+    assert not out.exists() and not queries.exists()
