@@ -192,6 +192,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
@@ -536,7 +537,8 @@ def selection_critical_value(
     ``q`` is the ``confidence`` quantile over the draws of
     ``max_c |J_c(T*) − Ĵ_c| / se_c(T*)``, the largest studentised deviation among the
     candidate pairs ``c`` (every left set × every right set extraction can return,
-    :func:`reachable_sets`) that satisfy Γ's support and Jaccard bounds on that draw
+    :func:`reachable_sets`) that could be kept on that draw: Γ's bounds on supports,
+    Jaccard and p-value, and (with ``max_width``) a marginal interval no wider than it
     (module docstring, "Selection-aware Jaccard intervals"). ``Ĵ_c`` is the Jaccard
     index of the released ``table`` (``n_hat`` rows), ``se_c(T*)`` the standard error
     of :func:`jaccard_standard_error` on the draw, with cells of noise variance
@@ -555,8 +557,6 @@ def selection_critical_value(
     >>> k, bool(1.96 < q < 4.0)
     (36, True)
     """
-    from statistics import NormalDist
-
     alpha = 1.0 - confidence
     if left_sets is None or right_sets is None or len(left_sets) * len(right_sets) > MAX_BAND_PAIRS:
         k = int(n_candidates if n_candidates is not None else MAX_BAND_PAIRS)
