@@ -558,6 +558,8 @@ def selection_critical_value(
     (36, True)
     """
     alpha = 1.0 - confidence
+    if not math.isfinite(cell_variance):
+        return math.inf, int(n_candidates or 0)
     if left_sets is None or right_sets is None or len(left_sets) * len(right_sets) > MAX_BAND_PAIRS:
         k = int(n_candidates if n_candidates is not None else MAX_BAND_PAIRS)
         return float(NormalDist().inv_cdf(1.0 - alpha / (2.0 * max(k, 1)))), k
@@ -608,11 +610,15 @@ def selection_aware_intervals(intervals: list[dict], estimates: Sequence[Redescr
     ([0.447, 0.664], [0.5, 0.6], 3.0)
     """
     estimates = list(estimates)
-    error = jaccard_standard_error(np.array([e.support_left for e in estimates]),
-                                   np.array([e.support_right for e in estimates]),
-                                   np.array([e.intersection for e in estimates]),
-                                   *_region_cells(np.asarray(left, bool), np.asarray(right, bool), outer=False),
-                                   cell_variance)
+    if not (math.isfinite(cell_variance) and math.isfinite(critical)):
+        # noise beyond the float range (a tiny ε): nothing is known of the Jaccard index
+        error = np.full(len(estimates), np.inf)
+    else:
+        error = jaccard_standard_error(np.array([e.support_left for e in estimates]),
+                                       np.array([e.support_right for e in estimates]),
+                                       np.array([e.intersection for e in estimates]),
+                                       *_region_cells(np.asarray(left, bool), np.asarray(right, bool), outer=False),
+                                       cell_variance)
     out = []
     for interval, estimate, se in zip(intervals, estimates, error):
         low, high = interval["jaccard"]
@@ -620,7 +626,8 @@ def selection_aware_intervals(intervals: list[dict], estimates: Sequence[Redescr
                 min(1.0, max(high, estimate.jaccard + critical * se))]
         out.append({**interval, "jaccard": [float(round(band[0], 12)), float(round(band[1], 12))],
                     "jaccard_marginal": [low, high],
-                    "selection": {"critical_value": round(float(critical), 4), "candidates": int(candidates)}})
+                    "selection": {"critical_value": round(float(critical), 4) if math.isfinite(critical) else None,
+                                  "candidates": int(candidates)}})
     return out
 
 
