@@ -91,7 +91,8 @@ def one_run(job: tuple) -> dict:
     marginal = [miner.redescriptions_[int(i)].extra.get("interval", {}).get("jaccard_marginal") for i in frame["index"]]
     frame["marginal_covers"] = [None if m is None else bool(m[0] <= t <= m[1])
                                 for m, t in zip(marginal, frame.true_jaccard)]
-    frame["interval_width"] = frame.jaccard_high - frame.jaccard_low
+    has_interval = {"jaccard_low", "jaccard_high"} <= set(frame.columns)
+    frame["interval_width"] = frame.jaccard_high - frame.jaccard_low if has_interval else np.nan
     return {"job": job, "frame": frame, "distinct": distinct, "found": found, "best": best, "algorithm": algorithm}
 
 
@@ -112,7 +113,8 @@ def summary(results: list[dict], runs: int, planted: bool) -> dict:
         "spearman": None if np.isnan(rho) else round(float(rho), 3),
         "interval_coverage": None if np.isnan(coverage) else round(float(coverage), 3),
         "marginal_coverage": round(float(marginal.mean()), 3) if len(marginal) else None,
-        "median_interval_width": round(float(kept.interval_width.median()), 3) if n else None,
+        "median_interval_width": round(float(kept.interval_width.median()), 3)
+        if n and kept.interval_width.notna().any() else None,
         "algorithms": sorted({r["algorithm"] for r in results}),
     }
     if planted:

@@ -521,3 +521,20 @@ def test_too_many_candidates_fall_back_to_the_bonferroni_bound():
     q, k = selection_critical_value(np.zeros((5, 2, 2)), np.full(5, 10.0), np.zeros((2, 2)), 10.0, None, None,
                                     Constraints(), 0.95, 1.0, n_candidates=10**6)
     assert k == 10**6 and q == pytest.approx(NormalDist().inv_cdf(1 - 0.05 / 2e6))
+
+
+def test_band_of_noise_beyond_the_float_range_is_the_whole_range_and_plain_json():
+    """A tiny ε gives an infinite cell variance: the band says nothing is known, in plain JSON."""
+    import json
+    import math
+
+    from dprm.mining.private_extraction import selection_aware_intervals, selection_critical_value
+
+    q, _ = selection_critical_value(np.zeros((5, 2, 2)), np.full(5, 10.0), np.zeros((2, 2)), 10.0, None, None,
+                                    Constraints(), 0.95, math.inf, n_candidates=4)
+    assert q == math.inf
+    out = selection_aware_intervals([{"confidence": 0.95, "jaccard": [0.2, 0.7]}],
+                                    [RedescriptionStats.from_counts(60, 80, 50, 1000)],
+                                    np.array([[True, False]]), np.array([[True, False]]), math.inf, q, 4)
+    assert out[0]["jaccard"] == [0.0, 1.0] and out[0]["selection"]["critical_value"] is None
+    json.dumps(out, allow_nan=False)

@@ -192,6 +192,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
@@ -536,7 +537,8 @@ def selection_critical_value(
     ``q`` is the ``confidence`` quantile over the draws of
     ``max_c |J_c(T*) − Ĵ_c| / se_c(T*)``, the largest studentised deviation among the
     candidate pairs ``c`` (every left set × every right set extraction can return,
-    :func:`reachable_sets`) that satisfy Γ's support and Jaccard bounds on that draw
+    :func:`reachable_sets`) that could be kept on that draw: Γ's bounds on supports,
+    Jaccard and p-value, and (with ``max_width``) a marginal interval no wider than it
     (module docstring, "Selection-aware Jaccard intervals"). ``Ĵ_c`` is the Jaccard
     index of the released ``table`` (``n_hat`` rows), ``se_c(T*)`` the standard error
     of :func:`jaccard_standard_error` on the draw, with cells of noise variance
@@ -555,9 +557,9 @@ def selection_critical_value(
     >>> k, bool(1.96 < q < 4.0)
     (36, True)
     """
-    from statistics import NormalDist
-
     alpha = 1.0 - confidence
+    if not math.isfinite(cell_variance):
+        return math.inf, int(n_candidates or 0)
     if left_sets is None or right_sets is None or len(left_sets) * len(right_sets) > MAX_BAND_PAIRS:
         k = int(n_candidates if n_candidates is not None else MAX_BAND_PAIRS)
         return float(NormalDist().inv_cdf(1.0 - alpha / (2.0 * max(k, 1)))), k
@@ -608,11 +610,15 @@ def selection_aware_intervals(intervals: list[dict], estimates: Sequence[Redescr
     ([0.447, 0.664], [0.5, 0.6], 3.0)
     """
     estimates = list(estimates)
-    error = jaccard_standard_error(np.array([e.support_left for e in estimates]),
-                                   np.array([e.support_right for e in estimates]),
-                                   np.array([e.intersection for e in estimates]),
-                                   *_region_cells(np.asarray(left, bool), np.asarray(right, bool), outer=False),
-                                   cell_variance)
+    if not (math.isfinite(cell_variance) and math.isfinite(critical)):
+        # noise beyond the float range (a tiny ε): nothing is known of the Jaccard index
+        error = np.full(len(estimates), np.inf)
+    else:
+        error = jaccard_standard_error(np.array([e.support_left for e in estimates]),
+                                       np.array([e.support_right for e in estimates]),
+                                       np.array([e.intersection for e in estimates]),
+                                       *_region_cells(np.asarray(left, bool), np.asarray(right, bool), outer=False),
+                                       cell_variance)
     out = []
     for interval, estimate, se in zip(intervals, estimates, error):
         low, high = interval["jaccard"]
@@ -620,7 +626,8 @@ def selection_aware_intervals(intervals: list[dict], estimates: Sequence[Redescr
                 min(1.0, max(high, estimate.jaccard + critical * se))]
         out.append({**interval, "jaccard": [float(round(band[0], 12)), float(round(band[1], 12))],
                     "jaccard_marginal": [low, high],
-                    "selection": {"critical_value": round(float(critical), 4), "candidates": int(candidates)}})
+                    "selection": {"critical_value": round(float(critical), 4) if math.isfinite(critical) else None,
+                                  "candidates": int(candidates)}})
     return out
 
 

@@ -101,8 +101,9 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("prune_support", "Mark as pruned the redescriptions whose noisy intersection is below this many rows "
                            "(none: no such rule)", "float", unit="rows", low=0, high=MAX_ROWS, none=True,
           why="more rows than any table in memory"),
-    Param("prune_interval", "Mark as pruned the redescriptions whose Jaccard confidence interval is wider than "
-                            "this (none: no such rule)", "float", low=0, high=1, low_open=True, none=True),
+    Param("prune_interval", "Mark as pruned the redescriptions whose marginal Jaccard confidence interval is wider "
+                            "than this (none: no such rule; the interval written out also accounts for the choice "
+                            "and is wider)", "float", low=0, high=1, low_open=True, none=True),
     Param("prune_significance", "Also mark as pruned the redescriptions that are not significant at the "
                                 "pessimistic end of the noise (upper end of the p-value interval above "
                                 "max-pvalue)", "bool"),
