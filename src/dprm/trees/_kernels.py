@@ -29,7 +29,7 @@ overlaps their cache misses) and counted; an accepted step re-sorts the node's r
 by the new cells (:func:`shard_commit`: each cell's staying rows, then those moving in).
 
 Measured (user CPU on the 115,200 × 604 benchmark, ``docs/performance.md``): a step
-costs about a quarter less than the full scan it replaced; most of what is left is
+costs about a third less than the full scan it replaced; most of what is left is
 routing and counting the moved rows (half of the rows below the node for a global
 move on Boolean attributes), work the full scan did too. Tried and dropped as slower:
 row positions instead of row numbers in the moved list, block copies in the commit,
