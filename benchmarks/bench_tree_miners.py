@@ -52,6 +52,19 @@ def _cpu_seconds() -> float:
 
 
 def _peak_mb() -> float:
+    """Peak resident memory of this process in MB.
+
+    Linux's ``ru_maxrss`` survives ``exec``: a child started by a parent that had just
+    generated the data would report the parent's peak. ``VmHWM`` belongs to the
+    process's own address space.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
@@ -187,7 +200,11 @@ def main() -> None:
     parser.add_argument("--sizes", help="with --scaling: only these numbers of rows (comma-separated)")
     parser.add_argument("--data", help="a folder with left.csv, right.csv and types.json (instead of --rows)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--write", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:
+        write_data(int(args.write[0]), args.write[1])
+        return
     if args.child:
         print(json.dumps(child(*args.child, args.profile)))
         return
@@ -198,8 +215,8 @@ def main() -> None:
     for rows in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(args.data) if args.data else Path(tmp)
-            if not args.data:
-                write_data(rows, tmp)
+            if not args.data:  # in a child process: the parent stays small while the runs start
+                subprocess.run([sys.executable, __file__, "--write", str(rows), tmp], check=True)
             for algorithm in algorithms:
                 figures = run_child(folder, algorithm, args.profile)
                 target = RUNS[algorithm][1]

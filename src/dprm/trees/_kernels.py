@@ -29,7 +29,7 @@ overlaps their cache misses) and counted; an accepted step re-sorts the node's r
 by the new cells (:func:`shard_commit`: each cell's staying rows, then those moving in).
 
 Measured (user CPU on the 115,200 × 604 benchmark, ``docs/performance.md``): a step
-costs about a quarter less than the full scan it replaced; most of what is left is
+costs about a third less than the full scan it replaced; most of what is left is
 routing and counting the moved rows (half of the rows below the node for a global
 move on Boolean attributes), work the full scan did too. Tried and dropped as slower:
 row positions instead of row numbers in the moved list, block copies in the commit,
@@ -331,8 +331,16 @@ def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, t
                 outcome = 0 if value == new_code else 1
             # branch-free append: the slot is overwritten unless the outcome changed
             moved_rows[count] = row
-            moved_cells[count] = -1 - node if outcome == 2 else 2 * node + 1 + outcome
             count += outcome != old_outcome_code
+    # The moved rows' first step, under the new split (here rather than in the scan:
+    # one store less per row read, measured 6 % faster a step).
+    for k in range(count):
+        value = values[moved_rows[k]]
+        if value == missing:
+            moved_cells[k] = -1 - node  # dropped out here; restored below
+        else:
+            holds = value <= new_code if new_numeric else value == new_code
+            moved_cells[k] = 2 * node + (1 if holds else 2)
     # Route the moved rows on down the unchanged subtrees, level by level.
     for _ in range(depth - node_depth - 1):
         for k in range(count):
