@@ -110,8 +110,12 @@ def main() -> None:
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="OPENBLAS_NUM_THREADS of every run (Ray's actors use 1 unless told otherwise; on a "
                              "busy machine more threads than free cores slow the products down many times)")
+    parser.add_argument("--make", nargs=2, metavar=("ROWS", "DIR"), help=argparse.SUPPRESS)
     parser.add_argument("--one", nargs=3, metavar=("DATA", "MINER", "SHARDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.make:  # a child: make the data
+        make_data(int(args.make[0]), Path(args.make[1]))
+        return
     if args.one:  # a child: one run, one JSON line
         print(json.dumps(one_run(Path(args.one[0]), args.one[1], int(args.one[2]))), flush=True)
         return
@@ -121,7 +125,10 @@ def main() -> None:
     print(f"BLAS threads: {environment.get('OPENBLAS_NUM_THREADS', 'library default')}", flush=True)
     for rows in (int(r) for r in args.rows.split(",")):
         start = time.perf_counter()
-        data = make_data(rows, Path(args.data_dir))
+        # made in a child process: a child inherits its parent's resident size into its peak (ru_maxrss
+        # survives exec), so this process must stay small for the runs' peaks to be their own
+        subprocess.run([sys.executable, __file__, "--make", str(rows), args.data_dir], check=True, env=environment)
+        data = Path(args.data_dir) / f"planted-{rows}"
         print(f"{rows:,} rows: data in {data} ({time.perf_counter() - start:.0f} s)", flush=True)
         for miner in args.miners.split(","):
             results = {}
