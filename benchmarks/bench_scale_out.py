@@ -110,6 +110,7 @@ def main() -> None:
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="OPENBLAS_NUM_THREADS of every run (Ray's actors use 1 unless told otherwise; on a "
                              "busy machine more threads than free cores slow the products down many times)")
+    parser.add_argument("--no-in-process", action="store_true", help="only the Ray runs")
     parser.add_argument("--make", nargs=2, metavar=("ROWS", "DIR"), help=argparse.SUPPRESS)
     parser.add_argument("--one", nargs=3, metavar=("DATA", "MINER", "SHARDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -132,7 +133,7 @@ def main() -> None:
         print(f"{rows:,} rows: data in {data} ({time.perf_counter() - start:.0f} s)", flush=True)
         for miner in args.miners.split(","):
             results = {}
-            for shards in [0, *(int(s) for s in args.shards.split(","))]:
+            for shards in [*([] if args.no_in_process else [0]), *(int(s) for s in args.shards.split(","))]:
                 child = subprocess.run([sys.executable, __file__, "--one", str(data), miner, str(shards)],
                                        capture_output=True, text=True, env=environment)
                 if child.returncode != 0:
