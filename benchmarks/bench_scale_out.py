@@ -63,8 +63,33 @@ def make_data(rows: int, folder: Path) -> Path:
     return target
 
 
+class RssSampler:
+    """The largest resident size of this process, sampled every 50 ms (from /proc: Linux)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while not self._stop.is_set():
+            with open("/proc/self/statm") as handle:
+                self.peak = max(self.peak, int(handle.read().split()[1]) * page)
+            self._stop.wait(0.05)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
 def one_run(data: Path, miner_name: str, shards: int) -> dict:
     """One run in this process: ``shards`` 0 is in-process."""
+    sampler = RssSampler()
     from dprm.mining import make_miner
     from dprm.privacy import Accountant, SeededNoise
 
@@ -93,7 +118,8 @@ def one_run(data: Path, miner_name: str, shards: int) -> dict:
     document = json.dumps({"document": miner.document(), "ledger": [str(e) for e in accountant.ledger]},
                           sort_keys=True, default=str)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return {"load_s": loaded, "mine_s": mined, "driver_peak_mb": _peak_rss() / 2**20,
+    sampled = sampler.stop()
+    return {"load_s": loaded, "mine_s": mined, "driver_peak_mb": _peak_rss() / 2**20, "driver_sampled_mb": sampled / 2**20,
             "driver_cpu_s": usage.ru_utime + usage.ru_stime,
             "actor_peak_mb": [a["peak_rss"] / 2**20 for a in actors],
             "actor_cpu_s": [a["cpu_s"] for a in actors],
@@ -110,8 +136,13 @@ def main() -> None:
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="OPENBLAS_NUM_THREADS of every run (Ray's actors use 1 unless told otherwise; on a "
                              "busy machine more threads than free cores slow the products down many times)")
+    parser.add_argument("--no-in-process", action="store_true", help="only the Ray runs")
+    parser.add_argument("--make", nargs=2, metavar=("ROWS", "DIR"), help=argparse.SUPPRESS)
     parser.add_argument("--one", nargs=3, metavar=("DATA", "MINER", "SHARDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.make:  # a child: make the data
+        make_data(int(args.make[0]), Path(args.make[1]))
+        return
     if args.one:  # a child: one run, one JSON line
         print(json.dumps(one_run(Path(args.one[0]), args.one[1], int(args.one[2]))), flush=True)
         return
@@ -121,11 +152,14 @@ def main() -> None:
     print(f"BLAS threads: {environment.get('OPENBLAS_NUM_THREADS', 'library default')}", flush=True)
     for rows in (int(r) for r in args.rows.split(",")):
         start = time.perf_counter()
-        data = make_data(rows, Path(args.data_dir))
+        # made in a child process: a child inherits its parent's resident size into its peak (ru_maxrss
+        # survives exec), so this process must stay small for the runs' peaks to be their own
+        subprocess.run([sys.executable, __file__, "--make", str(rows), args.data_dir], check=True, env=environment)
+        data = Path(args.data_dir) / f"planted-{rows}"
         print(f"{rows:,} rows: data in {data} ({time.perf_counter() - start:.0f} s)", flush=True)
         for miner in args.miners.split(","):
             results = {}
-            for shards in [0, *(int(s) for s in args.shards.split(","))]:
+            for shards in [*([] if args.no_in_process else [0]), *(int(s) for s in args.shards.split(","))]:
                 child = subprocess.run([sys.executable, __file__, "--one", str(data), miner, str(shards)],
                                        capture_output=True, text=True, env=environment)
                 if child.returncode != 0:
@@ -137,7 +171,8 @@ def main() -> None:
                 actors = ", ".join(f"{m:.0f}" for m in result["actor_peak_mb"])
                 cpu = ", ".join(f"{c:.0f}" for c in result["actor_cpu_s"])
                 print(f"  {miner} {engine}: load/start {result['load_s']:.1f} s, mine {result['mine_s']:.1f} s, "
-                      f"driver peak {result['driver_peak_mb']:.0f} MB, driver CPU {result['driver_cpu_s']:.0f} s"
+                      f"driver peak {result['driver_peak_mb']:.0f} MB (sampled "
+                      f"{result.get('driver_sampled_mb', float('nan')):.0f} MB), driver CPU {result['driver_cpu_s']:.0f} s"
                       + (f", actors peak [{actors}] MB, actors CPU [{cpu}] s" if actors else "")
                       + f", {result['redescriptions']} redescriptions, output {result['digest']}", flush=True)
             if 0 in results:

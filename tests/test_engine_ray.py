@@ -109,33 +109,42 @@ def test_every_socket_of_the_driver_and_of_all_ray_processes_is_on_loopback(ray_
     assert wrong == []
 
 
-@pytest.mark.parametrize("shards", [2, 3])
+@pytest.fixture(scope="module", params=[2, 3], ids=lambda n: f"{n}-shards")
+def mammals_engine(request, ray_session):
+    """One engine per number of shards, shared by the miners (their runs must not disturb each other)."""
+    left, right, options = _mammals()
+    with ray_engine.RayEngine(ShardSpec.of(left, right, **options), shards=request.param) as engine:
+        yield engine
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=lambda n: f"{n}-shards")
+def planted_engine(request, ray_session, planted_files):
+    left, right, types = planted_files
+    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=request.param) as engine:
+        yield engine
+
+
 @pytest.mark.parametrize("miner_class, parameters", [
     (SerenadeES, {"initial_pairs": 4, "extensions": 10}),
     (SerenadeES, {}),  # the auto rule (grid, k, M) after the noisy row count
     (SerenadeCS, {"initial_pairs": 3, "extensions": 2}),
 ])
-def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_mammals(ray_session, shards, miner_class,
+def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
                                                                             parameters) -> None:
     left, right, options = _mammals()
     local = _document(miner_class, load_two_view(left, right, **options), **parameters)
-    with ray_engine.RayEngine(ShardSpec.of(left, right, **options), shards=shards) as engine:
-        assert engine.n_rows == 2575
-        sharded = _document(miner_class, engine, **parameters)
-    assert sharded == local
+    assert mammals_engine.n_rows == 2575
+    assert _document(miner_class, mammals_engine, **parameters) == local
 
 
-@pytest.mark.parametrize("shards", [2, 3])
 @pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
-def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(ray_session, planted_files,
-                                                                                 shards, miner_class) -> None:
+def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(planted_engine, planted_files,
+                                                                                 miner_class) -> None:
     left, right, types = planted_files
     local = _document(miner_class, load_two_view(left, right, types=types), initial_pairs=4, extensions=3)
-    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=shards) as engine:
-        sizes = [r["pid"] for r in engine.shard_resources()]
-        assert len(set(sizes)) == shards  # one process per shard
-        sharded = _document(miner_class, engine, initial_pairs=4, extensions=3)
-    assert sharded == local
+    pids = [r["pid"] for r in planted_engine.shard_resources()]
+    assert len(set(pids)) == planted_engine.n_shards  # one process per shard
+    assert _document(miner_class, planted_engine, initial_pairs=4, extensions=3) == local
     assert json.loads(local)["document"]["redescriptions"]  # the comparison is not between two empty runs
 
 

@@ -234,6 +234,9 @@ class RayEngine(CountingEngine):
         ray = self._ray
         try:
             return ray.get([getattr(a, method).remote(*args) for a in self._actors])
+        except ray.exceptions.OutOfMemoryError:
+            raise EngineError("a shard of the Ray engine ran out of memory (Ray's memory monitor stopped it); use more "
+                              "shards or machines") from None
         except ray.exceptions.RayTaskError as error:
             cause = getattr(error, "cause", None)
             if isinstance(cause, DprmError):
