@@ -19,7 +19,6 @@ histogram of a node then gives every threshold of the attribute at once.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex
@@ -50,19 +49,6 @@ def gini_quality(counts: np.ndarray) -> np.ndarray:
     return 0.0 - impurity.sum(axis=-1)
 
 
-@njit(cache=True, parallel=True)
-def _code_histograms(codes, missing_code, n_codes, starts, selected, key, width, out):
-    """``out[starts[a] + code * width + key] += 1`` for every attribute ``a`` and row
-    ``selected[i]`` (key ``key[i]``); the missing code counts as code ``n_codes[a]``."""
-    for a in prange(codes.shape[0]):
-        column = codes[a]
-        start = starts[a]
-        missing_at = n_codes[a]
-        for i in range(selected.size):
-            code = column[selected[i]]
-            out[start + (missing_at if code == missing_code else code) * width + key[i]] += 1
-
-
 def branch_class_counts(
     index: LiteralIndex, group: np.ndarray, n_groups: int, n_classes: int
 ) -> list[np.ndarray]:
@@ -70,7 +56,7 @@ def branch_class_counts(
 
     ``group`` holds ``node * n_classes + class`` per row, or ``-1`` for rows that take
     no part (outside every node, or without a class). One compiled pass over the
-    rows that take part counts every attribute (:func:`_code_histograms`).
+    rows that take part counts every attribute (:func:`dprm.trees._histograms.code_histograms`).
 
     Examples
     --------
@@ -99,7 +85,9 @@ def _flat_counts(index: LiteralIndex, group: np.ndarray, n_groups: int,
     np.cumsum(sizes[:-1], out=starts[1:])
     flat = np.zeros(int(sizes.sum()), dtype=np.int64)
     if sizes.size:
-        _code_histograms(index.codes, index.missing_code, n_codes, starts, selected, key, width, flat)
+        from dprm.trees._histograms import code_histograms  # numba: imported by the runs that count only
+
+        code_histograms(index.codes, index.missing_code, n_codes, starts, selected, key, width, flat)
     return flat, starts
 
 
