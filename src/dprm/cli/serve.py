@@ -2,7 +2,7 @@
 
 ::
 
-    dprm serve --db URL [--host 127.0.0.1] [--port 8000] [--workers N]
+    dprm serve --db URL [--host 127.0.0.1] [--port 8000] [--workers N] [--engine ray[://ADDRESS] --shards N]
 
 Migrates the database, then serves the API (docs at ``/docs``) with uvicorn until
 stopped (Ctrl-C or SIGTERM). Running jobs outlive a stop and queued jobs wait for
@@ -16,6 +16,7 @@ import ipaddress
 import typer
 
 from dprm.cli.app import command_app
+from dprm.cli.views import EngineOption, ShardsOption, check_engine
 from dprm.errors import ParameterError
 
 app = command_app()
@@ -43,6 +44,8 @@ def serve(
     rate: float = typer.Option(20.0, "--rate", metavar="R", help="Requests per second allowed per token."),
     burst: int = typer.Option(60, "--burst", metavar="N", help="Requests a token may send at once."),
     job_timeout: float = typer.Option(3600.0, "--job-timeout", metavar="SECONDS", help="Longest a job may run."),
+    engine: EngineOption = "in-process",
+    shards: ShardsOption = 2,
 ) -> None:
     """Serve the analysts' API on HOST:PORT with the database at URL."""
     import logging
@@ -63,6 +66,7 @@ def serve(
         raise ParameterError("--rate must be positive and --burst at least 1")
     if not job_timeout > 0:
         raise ParameterError(f"--job-timeout must be positive, not {job_timeout}")
+    address = check_engine(engine, shards)  # jobs of the miners that count through the engine are sharded
     database = Database(db)  # checks the URL and the SQLite file's folder
     database.migrate()
     database.dispose()
@@ -70,7 +74,7 @@ def serve(
         note(f"listening on {host}, beyond loopback: analysts' tokens cross the network; put TLS in front")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     application = create_app(database.url, workers=workers, primitive_processes=primitive_processes, rate=rate,
-                             burst=burst, job_timeout=job_timeout)
+                             burst=burst, job_timeout=job_timeout, engine=address, shards=shards)
     shown = f"[{host}]" if ":" in host else host
     note(f"dprm server on http://{shown}:{port} (API docs at /docs), database {database!r}")
     uvicorn.run(application, host=host, port=port, log_level="warning", server_header=False)

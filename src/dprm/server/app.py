@@ -89,9 +89,12 @@ class ServerSettings:
 
     def __init__(self, *, workers: int = 1, primitive_processes: int = 1, rate: float = 20.0, burst: int = 60,
                  max_body: int = 1_000_000, max_json_depth: int = 64, job_timeout: float = 3600.0,
-                 stale_after: float = 60.0, primitive_timeout: float = 300.0, background: bool = True) -> None:
+                 stale_after: float = 60.0, primitive_timeout: float = 300.0, background: bool = True,
+                 engine: str | None = None, shards: int = 2) -> None:
         if workers < 0 or primitive_processes < 1:
             raise ParameterError("--workers must be at least 0 and primitive processes at least 1")
+        if shards < 1:
+            raise ParameterError(f"--shards must be at least 1, not {shards}")
         self.workers = workers
         self.primitive_processes = primitive_processes
         self.rate = rate
@@ -102,6 +105,8 @@ class ServerSettings:
         self.stale_after = stale_after
         self.primitive_timeout = primitive_timeout
         self.background = background
+        self.engine = engine
+        self.shards = shards
 
 
 def _budget_view(dataset_name: str, total: int, spent: int) -> dict[str, Any]:
@@ -153,13 +158,16 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         queued), ``primitive_processes``, ``rate``/``burst`` (per-token rate limit),
         ``max_body`` (bytes), ``max_json_depth``, ``job_timeout``, ``stale_after``,
         ``primitive_timeout`` (seconds), ``background`` (False: no supervisor, pool
-        or audit thread is started; for tests of the request layer).
+        or audit thread is started; for tests of the request layer), ``engine``
+        (None: jobs count in their worker process; ``""``: the rows of a job whose
+        miner counts through the engine are sharded on a local Ray on loopback;
+        ``"ray://HOST:PORT"``: on that Ray cluster) and ``shards``.
     """
     settings = settings or ServerSettings(**options)
     db = Database(db_url)
     audit = AuditLog(db)
     supervisor = Supervisor(db, settings.workers, job_timeout=settings.job_timeout,
-                            stale_after=settings.stale_after)
+                            stale_after=settings.stale_after, engine=settings.engine, shards=settings.shards)
     pool = PrimitivePool(settings.primitive_processes, timeout=settings.primitive_timeout)
     limiter = RateLimiter(settings.rate, settings.burst)
 

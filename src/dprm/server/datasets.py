@@ -48,7 +48,8 @@ from dprm.server.errors import ApiError
 from dprm.server.tables import datasets
 
 __all__ = ["SCHEMA_FORMAT", "DatasetRecord", "sha256_file", "register_dataset", "remove_dataset", "list_datasets",
-           "active_dataset", "verify_files", "load_registered", "public_schema", "check_complete", "attribute_of"]
+           "active_dataset", "verify_files", "load_registered", "loading_options", "public_schema", "check_complete",
+           "attribute_of"]
 
 SCHEMA_FORMAT = "dprm.schema/1"
 
@@ -252,4 +253,9 @@ def load_registered(record: DatasetRecord) -> Any:
     from dprm.data import TypesSpec, load_two_view
 
     spec = TypesSpec.from_mapping(record.types, source=f"types of dataset {record.name}")
-    return load_two_view(record.left_path, record.right_path, types=spec, **_load_kwargs(record.load_options))
+    return load_two_view(record.left_path, record.right_path, types=spec, **loading_options(record))
+
+
+def loading_options(record: DatasetRecord) -> dict[str, Any]:
+    """The keyword options of :func:`~dprm.data.load_two_view` the dataset was registered with."""
+    return _load_kwargs(record.load_options)

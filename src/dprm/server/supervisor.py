@@ -84,11 +84,21 @@ class Supervisor:
     spare : bool
         Keep a warm spare worker for the next job (step 5); ``False``: every job
         starts a new process (``benchmarks/bench_startup.py --server`` compares).
+    engine : str, optional
+        Where the workers count the rows of jobs whose miner counts through the
+        engine (:mod:`dprm.engine`): None in the worker process, ``""`` sharded on a
+        local Ray on loopback started by the worker, ``"ray://HOST:PORT"`` on that
+        cluster; passed to the workers in their environment (``DPRM_WORKER_ENGINE``).
+    shards : int
+        Shards of the Ray engine (``DPRM_WORKER_SHARDS``).
     """
 
     def __init__(self, db: Any, workers: int, *, poll: float = 0.2, job_timeout: float = 3600.0,
-                 stale_after: float = 60.0, orphan_after: float = 600.0, spare: bool = True) -> None:
+                 stale_after: float = 60.0, orphan_after: float = 600.0, spare: bool = True,
+                 engine: str | None = None, shards: int = 2) -> None:
         self.db = db
+        self.engine = engine
+        self.shards = int(shards)
         self.workers = int(workers)
         self.keep_spare = spare
         self.poll = poll
@@ -195,6 +205,9 @@ class Supervisor:
 
     def _worker_process(self, arguments: list[str], stdin: Any) -> subprocess.Popen:
         env = dict(os.environ, DPRM_WORKER_DB=self.db.url)
+        env.pop("DPRM_WORKER_ENGINE", None)
+        if self.engine is not None:
+            env.update(DPRM_WORKER_ENGINE=self.engine or "ray", DPRM_WORKER_SHARDS=str(self.shards))
         return subprocess.Popen([sys.executable, "-m", "dprm.server.worker", *arguments], env=env, stdin=stdin,
                                 stdout=subprocess.DEVNULL, start_new_session=True)
 

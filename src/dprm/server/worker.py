@@ -15,8 +15,13 @@ its input closes (the supervisor stopped or died). Then the worker
    ``dataset_missing`` and the charge is refunded, because no row was read;
 3. records ``data_touched`` (a condition on the job still being its own: a
    cancelled job stops here), then loads the rows (or synthesises dummy rows);
+   with a Ray engine (``DPRM_WORKER_ENGINE``: ``ray`` for a local Ray on loopback,
+   or ``ray://HOST:PORT``; ``DPRM_WORKER_SHARDS`` shards) and a miner that counts
+   through the engine, the rows are not loaded here: each shard actor reads its own
+   part of the files and only counts come back (:mod:`dprm.engine`);
 4. fits the miner with an :class:`~dprm.privacy.Accountant` holding exactly the
-   charged ε and secure noise, reporting progress;
+   charged ε and secure noise, reporting progress (noise is drawn here, on the
+   summed counts, whichever engine counted them);
 5. refuses to publish a result whose privacy block says it is not private (a
    safety net: a complete types file prevents it), and otherwise publishes the
    document and the ledger rows of every release in one transaction.
@@ -116,7 +121,6 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         if not jobs.touch(db, job_id, token):
             return "cancelled"
         touched = not job.dummy
-        data = dummy_data(record, job.dummy_rows or 1000) if job.dummy else load_registered(record)
         parameters = json.loads(job.parameters)
         parameters["epsilon"] = float(units_fraction(job.epsilon_units))
         miner = make_miner(job.algorithm, **parameters)
@@ -124,8 +128,16 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         fit_options: dict[str, Any] = {"accountant": accountant, "rng": np.random.default_rng()}
         if "progress" in inspect.signature(miner.fit).parameters:
             fit_options["progress"] = _progress_callback(db, job_id, token)
-        miner.fit(data, **fit_options)
-        document = miner.document({"dataset": record.name, "dummy": bool(job.dummy)})
+        described: dict[str, Any] = {"dataset": record.name, "dummy": bool(job.dummy)}
+        engine = _engine_from_environment()
+        if engine is not None and not job.dummy and getattr(miner, "counts_through_engine", False):
+            with _sharded(record, *engine) as sharded:
+                miner.fit(sharded, **fit_options)
+            described.update(engine="ray", shards=engine[1])
+        else:
+            data = dummy_data(record, job.dummy_rows or 1000) if job.dummy else load_registered(record)
+            miner.fit(data, **fit_options)
+        document = miner.document(described)
         if not job.dummy and not document.get("privacy", {}).get("private", False):
             reasons = document.get("privacy", {}).get("reasons", [])
             # The analyst sees the generic failure: which failure it was may depend on the rows.
@@ -148,6 +160,28 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         return "failed"
     finally:
         heart.stopped.set()
+
+
+def _engine_from_environment() -> tuple[str | None, int] | None:
+    """The Ray engine the supervisor asked for: ``(address, shards)``, address None
+    for a local Ray on loopback; None to count in this process."""
+    engine = os.environ.get("DPRM_WORKER_ENGINE")
+    if not engine:
+        return None
+    return (None if engine == "ray" else engine), int(os.environ.get("DPRM_WORKER_SHARDS", "2"))
+
+
+def _sharded(record: Any, address: str | None, shards: int) -> Any:
+    """A :class:`~dprm.engine.ray_engine.RayEngine` over the registered files, loaded
+    with the options they were registered with (each shard reads its own part)."""
+    from dprm.data import TypesSpec
+    from dprm.engine.ray_engine import RayEngine
+    from dprm.engine.sharding import ShardSpec
+    from dprm.server.datasets import loading_options
+
+    types = TypesSpec.from_mapping(record.types, source=f"types of dataset {record.name}")
+    spec = ShardSpec.of(record.left_path, record.right_path, types=types, **loading_options(record))
+    return RayEngine(spec, shards=shards, address=address)
 
 
 def warm_up() -> None:

@@ -1,0 +1,99 @@
+"""``dprm serve --engine ray``: the workers shard the rows of engine-capable miners on Ray.
+
+An in-process :class:`~dprm.server.supervisor.Supervisor` on SQLite, driven round by
+round, with real worker processes: each starts its own local Ray on loopback, whose
+shard actors read their parts of the registered files; only counts come back, noise
+is drawn in the worker, the charge and the ledger are the server's as ever.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from dprm.server import jobs
+from dprm.server.database import Database
+from dprm.server.supervisor import Supervisor
+from dprm.server.tables import jobs as jobs_table, ledger
+from dprm.server.units import epsilon_units
+
+from server_support import setup_server_db
+
+pytest.importorskip("ray")
+
+
+@pytest.fixture
+def db(tmp_path: Path):
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    database = Database(url)
+    yield database
+    database.dispose()
+
+
+def _submit(db: Database, algorithm: str, parameters: dict[str, Any], epsilon: str) -> int:
+    body = {"dataset": "tiny", "algorithm": algorithm, "epsilon": epsilon, "parameters": parameters}
+    row, created = jobs.submit(db, 1, 1, algorithm=algorithm, parameters=parameters, units=epsilon_units(epsilon),
+                               dummy=False, dummy_rows=None, idempotency_key=None, digest=jobs.request_digest(body))
+    assert created
+    return row.id
+
+
+def _run(supervisor: Supervisor, db: Database, job_id: int, timeout: float = 240.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        supervisor.round()
+        with db.read() as connection:
+            job = connection.execute(select(jobs_table).where(jobs_table.c.id == job_id)).one()
+            spent = [Fraction(row.epsilon_exact) for row in
+                     connection.execute(select(ledger).where(ledger.c.job_id == job_id))]
+        if job.status not in ("queued", "running"):
+            return job, spent
+        time.sleep(0.2)
+    raise AssertionError("the job did not finish in time")
+
+
+@pytest.mark.ray
+def test_an_engine_capable_job_is_counted_on_ray_shards_and_charged_as_ever(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1, spare=False, engine="", shards=2)
+    try:
+        job_id = _submit(db, "serenade-es", {}, "1")
+        job, spent = _run(supervisor, db, job_id)
+    finally:
+        supervisor.stop()
+    assert job.status == "done", job.owner_error
+    document = json.loads(job.result)
+    assert document["parameters"]["engine"] == "ray" and document["parameters"]["shards"] == 2
+    assert document["privacy"]["private"] is True
+    assert sum(spent) == 1  # every release in the ledger, adding up to the charged epsilon
+
+
+@pytest.mark.ray
+def test_a_miner_that_does_not_count_through_the_engine_runs_in_its_worker(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1, spare=False, engine="", shards=2)
+    try:
+        job_id = _submit(db, "alt-expm", {"init_trials": 1, "depth": 2}, "0.5")
+        job, spent = _run(supervisor, db, job_id)
+    finally:
+        supervisor.stop()
+    assert job.status == "done", job.owner_error
+    assert "engine" not in json.loads(job.result)["parameters"]
+    assert sum(spent) == Fraction(1, 2)
+
+
+def test_serve_refuses_a_bad_engine_before_touching_the_database(tmp_path: Path) -> None:
+    database = tmp_path / "server.db"
+    done = subprocess.run([sys.executable, "-m", "dprm", "serve", "--db", str(database), "--engine", "spark"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["error: --engine must be 'in-process', 'ray' or 'ray://HOST:PORT', "
+                                                "not 'spark'"]
+    assert not database.exists()
