@@ -301,7 +301,8 @@ class DomainCollector:
                 raise DataError(f"{self.source}: column {name!r} has no values", file=self.source, column=name)
             if self._numeric[name] and (len(values) > MAX_CATEGORIES or _is_numeric(pd.Series(list(values)))):
                 raise ParameterError(f"{self.source}: column {name!r} is numeric: give its public bin edges "
-                                     f"(bins={{{name!r}: [...]}}) or declare its categories")
+                                     f"(--bins {name}=e0,e1,... on the command line, bins={{{name!r}: [...]}} in "
+                                     f"Python) or declare its categories")
             texts = sorted({category_text(v) for v in values})
             if len(texts) > MAX_CATEGORIES:
                 raise ParameterError(f"{self.source}: column {name!r} has more than {MAX_CATEGORIES} distinct "
