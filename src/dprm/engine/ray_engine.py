@@ -60,11 +60,17 @@ __all__ = ["RayEngine", "ShardActor", "LOOPBACK_ENVIRONMENT", "import_ray", "sta
 #: Set before Ray is imported: every address on loopback, no usage statistics.
 LOOPBACK_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
+#: Set before Ray is imported unless the user set it: Ray's token authentication on,
+#: for a local Ray (Ray 2.60's default there too) and towards a cluster (a client then
+#: sends the token of ``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``;
+#: ``ray start --head`` makes one, and without one a cluster that asks for it times out).
+AUTHENTICATION_ENVIRONMENT = {"RAY_AUTH_MODE": "token"}
+
 
 def import_ray() -> Any:
     """Import Ray with :data:`LOOPBACK_ENVIRONMENT` in force (refuse if Ray was imported without it)."""
     already = "ray" in sys.modules
-    for name, value in LOOPBACK_ENVIRONMENT.items():
+    for name, value in {**LOOPBACK_ENVIRONMENT, **AUTHENTICATION_ENVIRONMENT}.items():
         os.environ.setdefault(name, value)
     try:
         import ray

@@ -1,0 +1,124 @@
+"""``--engine ray://HOST:PORT``: dprm joins a Ray cluster started apart, with token authentication.
+
+A real head node (``ray start --head --block``) on loopback, in its own short
+temporary directory, with a token of this test; stopped at the end of the module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from dprm.datasets import make_planted
+
+pytestmark = pytest.mark.ray
+psutil = pytest.importorskip("psutil")
+if importlib.util.find_spec("ray") is None:  # not imported here: dprm imports it with its environment
+    pytest.skip("Ray is not installed (the ray extra)", allow_module_level=True)
+
+DPRM = [sys.executable, "-m", "dprm"]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _cluster_processes(folder: str) -> list:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if any(folder in part for part in process.info["cmdline"] or []):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """``(address, environment of a client holding the token, the head's temporary folder)``."""
+    folder = tempfile.mkdtemp(prefix="dprm-ray-", dir="/tmp")  # short: Ray's Unix socket paths
+    gcs_port, client_port = _free_port(), _free_port()
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="token",
+               RAY_AUTH_TOKEN=secrets.token_hex(32))
+    ray = str(Path(sys.executable).with_name("ray"))
+    head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs_port}",
+                             f"--ray-client-server-port={client_port}", "--include-dashboard=false", "--num-cpus=2",
+                             "--disable-usage-stats", f"--temp-dir={folder}"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", client_port), timeout=1).close()
+                break
+            except OSError:
+                if head.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("the Ray head did not start") from None
+                time.sleep(0.5)
+        yield f"ray://127.0.0.1:{client_port}", env, folder
+    finally:
+        head.send_signal(signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            head.kill()
+        for process in _cluster_processes(folder):  # whatever outlived the head
+            try:
+                process.kill()
+            except psutil.NoSuchProcess:
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> list[str]:
+    folder = tmp_path_factory.mktemp("planted")
+    data = make_planted(1500, n_planted=2, random_state=4)
+    data.left.to_csv(folder / "left.csv", index=False)
+    data.right.to_csv(folder / "right.csv", index=False)
+    (folder / "types.json").write_text(json.dumps(data.types))
+    return [str(folder / "left.csv"), str(folder / "right.csv"), "--types", str(folder / "types.json")]
+
+
+def test_mine_on_a_cluster_writes_what_mine_in_process_writes(cluster, planted, tmp_path: Path) -> None:
+    address, env, folder = cluster
+    command = DPRM + ["mine", *planted, "--algorithm", "serenade-es", "--epsilon", "1", "--seed", "5"]
+    sharded = subprocess.run(command + ["--engine", address, "--shards", "2", "-o", str(tmp_path / "cluster.json")],
+                             env=env, capture_output=True, text=True, timeout=600)
+    assert sharded.returncode == 0, sharded.stderr
+    local = subprocess.run(command + ["-o", str(tmp_path / "local.json")], capture_output=True, text=True,
+                           timeout=600)
+    assert local.returncode == 0, local.stderr
+    on_cluster, in_process = (json.loads((tmp_path / name).read_text()) for name in ("cluster.json", "local.json"))
+    assert on_cluster["redescriptions"] and on_cluster == in_process
+
+
+def test_every_socket_of_the_cluster_is_on_loopback(cluster) -> None:
+    _, _, folder = cluster
+    processes = _cluster_processes(folder)
+    assert processes  # the GCS, the raylet, the client server, ...
+    addresses = []
+    for process in processes:
+        try:
+            connections = process.net_connections(kind="inet")
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        for connection in connections:
+            addresses += [a.ip for a in (connection.laddr, connection.raddr) if a]
+    assert addresses and all(ipaddress.ip_address(ip.removeprefix("::ffff:")).is_loopback for ip in addresses)
