@@ -19,19 +19,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import resource
 import warnings
 
 from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from dprm.itemsets.ison import run_ison
 from dprm.itemsets.private import fit_private_estimator
 
-from quality_itemsets_defaults import load  # noqa: E402 - the benchmarks' own loader (same folder)
-
-
-def cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+from quality_itemsets_defaults import cpu, load  # noqa: E402 - the benchmarks' own helpers (same folder)
 
 
 def main() -> None:
