@@ -60,7 +60,43 @@ __all__ = [
 ]
 
 
+#: Rows from which :func:`route_rows` spreads the rows over the cores; below, one core
+#: routes them (on MAMMAL's 2,575 rows the parallel loop's start-up costs more CPU
+#: than the routing: ``docs/performance.md``).
+PARALLEL_ROUTING_ROWS = 100_000
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _route_row(codes, missing_code, attribute, code, numeric, row, start, first_leaf):
+    position = start
+    while position < first_leaf:
+        value = codes[attribute[position], row]
+        if value == missing_code:
+            break
+        if numeric[position]:
+            holds = value <= code[position]
+        else:
+            holds = value == code[position]
+        position = 2 * position + (1 if holds else 2)
+    return position
+
+
+@njit(cache=True, nogil=True)
+def _route_rows_serial(codes, missing_code, attribute, code, numeric, rows, start, first_leaf):
+    out = np.empty(rows.size, dtype=np.int64)
+    for k in range(rows.size):
+        out[k] = _route_row(codes, missing_code, attribute, code, numeric, rows[k], start, first_leaf)
+    return out
+
+
 @njit(cache=True, parallel=True)
+def _route_rows_parallel(codes, missing_code, attribute, code, numeric, rows, start, first_leaf):
+    out = np.empty(rows.size, dtype=np.int64)
+    for k in prange(rows.size):
+        out[k] = _route_row(codes, missing_code, attribute, code, numeric, rows[k], start, first_leaf)
+    return out
+
+
 def route_rows(
     codes: np.ndarray,
     missing_code: int,
@@ -75,23 +111,18 @@ def route_rows(
 
     ``codes`` is the literal index's ``(attributes, rows)`` matrix: the rows below a
     node all take that node's test first, so they read one attribute's codes in
-    order (a layout with one row per data row measured three times slower).
+    order (a layout with one row per data row measured three times slower). From
+    :data:`PARALLEL_ROUTING_ROWS` rows on, the rows are spread over the cores.
+
+    Examples
+    --------
+    >>> codes = np.array([[1, 0, 255]], dtype=np.uint8)   # one Boolean attribute, 3 rows
+    >>> route_rows(codes, 255, np.array([0]), np.array([1]), np.array([False]),
+    ...            np.arange(3), 0, 1).tolist()           # holds: leaf 1; fails: leaf 2; missing: node 0
+    [1, 2, 0]
     """
-    out = np.empty(rows.size, dtype=np.int64)
-    for k in prange(rows.size):
-        row = rows[k]
-        position = start
-        while position < first_leaf:
-            value = codes[attribute[position], row]
-            if value == missing_code:
-                break
-            if numeric[position]:
-                holds = value <= code[position]
-            else:
-                holds = value == code[position]
-            position = 2 * position + (1 if holds else 2)
-        out[k] = position
-    return out
+    kernel = _route_rows_parallel if rows.size >= PARALLEL_ROUTING_ROWS else _route_rows_serial
+    return kernel(codes, missing_code, attribute, code, numeric, rows, start, first_leaf)
 
 
 def preorder(depth: int) -> tuple[np.ndarray, np.ndarray]:
