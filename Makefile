@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,server,compare,itemsets,ray]'
-	$(BIN)/dprm warm-cache  # compile the numba kernels once, for this CPU (docs/performance-startup.md)
+	$(BIN)/dprm warm-cache  # compile the numba kernels once, for this CPU (docs/performance.md, "Start-up cost of a run")
 	touch $(STAMP)
 
 ## demo: mine the built-in example data (planted redescriptions): privately with

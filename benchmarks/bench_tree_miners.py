@@ -20,6 +20,7 @@ Usage::
     python benchmarks/bench_tree_miners.py [--rows 115200] [--only mcmc-tree-pair] [--profile]
     python benchmarks/bench_tree_miners.py --scaling [--only mcmc-tree-pair] [--sizes 7200,14400]
     python benchmarks/bench_tree_miners.py --data FOLDER   # left.csv, right.csv, types.json there
+    python benchmarks/bench_tree_miners.py --data FOLDER --parameters '{"mcmc_nodes": "by-depth"}'
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ class Phases:
         return rows
 
 
-def child(left: str, right: str, types: str, algorithm: str, profile: bool) -> dict:
+def child(left: str, right: str, types: str, algorithm: str, profile: bool, extra: dict | None = None) -> dict:
     import numpy as np
 
     from dprm.data import load_two_view
@@ -151,7 +152,7 @@ def child(left: str, right: str, types: str, algorithm: str, profile: bool) -> d
     with phases.phase("load"):
         data = load_two_view(left, right, types=types)
     load_seconds, load_cpu = time.perf_counter() - start, _cpu_seconds() - cpu
-    parameters, _ = RUNS[algorithm]
+    parameters = {**RUNS[algorithm][0], **(extra or {})}
     miner = make_miner(algorithm, **parameters)
     accountant = Accountant(miner.epsilon, SeededNoise(np.random.default_rng(0)))
     start, cpu = time.perf_counter(), _cpu_seconds()
@@ -177,9 +178,9 @@ def child(left: str, right: str, types: str, algorithm: str, profile: bool) -> d
     return figures
 
 
-def run_child(folder: Path, algorithm: str, profile: bool) -> dict:
+def run_child(folder: Path, algorithm: str, profile: bool, extra: str = "{}") -> dict:
     command = [sys.executable, __file__, "--child", str(folder / "left.csv"), str(folder / "right.csv"),
-               str(folder / "types.json"), algorithm] + (["--profile"] if profile else [])
+               str(folder / "types.json"), algorithm, "--parameters", extra] + (["--profile"] if profile else [])
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -199,6 +200,8 @@ def main() -> None:
     parser.add_argument("--scaling", action="store_true", help=f"run at {', '.join(map(str, SCALING_ROWS))} rows")
     parser.add_argument("--sizes", help="with --scaling: only these numbers of rows (comma-separated)")
     parser.add_argument("--data", help="a folder with left.csv, right.csv and types.json (instead of --rows)")
+    parser.add_argument("--parameters", default="{}",
+                        help="JSON object of miner parameters added to each run's, e.g. '{\"mcmc_nodes\": \"by-depth\"}'")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--write", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -206,7 +209,7 @@ def main() -> None:
         write_data(int(args.write[0]), args.write[1])
         return
     if args.child:
-        print(json.dumps(child(*args.child, args.profile)))
+        print(json.dumps(child(*args.child, args.profile, json.loads(args.parameters))))
         return
     algorithms = args.only or list(RUNS)
     sizes = SCALING_ROWS if args.scaling else [args.rows]
@@ -218,7 +221,7 @@ def main() -> None:
             if not args.data:  # in a child process: the parent stays small while the runs start
                 subprocess.run([sys.executable, __file__, "--write", str(rows), tmp], check=True)
             for algorithm in algorithms:
-                figures = run_child(folder, algorithm, args.profile)
+                figures = run_child(folder, algorithm, args.profile, args.parameters)
                 target = RUNS[algorithm][1]
                 verdict = "met" if figures["seconds"] <= target and figures["peak_mb"] <= PEAK_MB else "MISSED"
                 note = f"  target <= {target} s, <= {PEAK_MB} MB: {verdict}" if figures["rows"] == 115_200 else ""

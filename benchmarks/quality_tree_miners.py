@@ -6,12 +6,15 @@ redescription in every run; among kept ones a median true Jaccard ≥ 0.5, ≥ 9
 significant (true p < 0.01) and Spearman(noisy, true Jaccard) ≥ 0.9.
 
 Runs use seeded noise (reproducible; the statistics of the noise are those of the
-secure path). Prints one line per algorithm.
+secure path). Prints one line per algorithm. ``--data LEFT RIGHT`` (and ``--types``)
+measures on another two-view dataset, e.g. ../shared/data/spi or a make-planted one
+(``python -m dprm make-planted``), to compare options across datasets.
 
 Usage::
 
     python benchmarks/quality_tree_miners.py [--algorithms alt-expm,alt-mcmc,mcmc-tree-pair]
         [--runs 10] [--first-seed 0] [--parameters '{"pair_score": "paper"}'] [--jobs 2]
+        [--data LEFT RIGHT] [--types TYPES]
 """
 
 from __future__ import annotations
@@ -31,12 +34,13 @@ from dprm.privacy import Accountant, SeededNoise
 
 MAMMALS = Path(__file__).resolve().parents[2] / "shared" / "data" / "mammals"
 _DATA = None
+_SOURCE = {"left": MAMMALS / "left.csv", "right": MAMMALS / "right.csv", "types": None}
 
 
 def _data():
     global _DATA
     if _DATA is None:
-        _DATA = load_two_view(MAMMALS / "left.csv", MAMMALS / "right.csv", duplicate_names="rename")
+        _DATA = load_two_view(_SOURCE["left"], _SOURCE["right"], types=_SOURCE["types"], duplicate_names="rename")
     return _DATA
 
 
@@ -57,7 +61,11 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + runs - 1")
     parser.add_argument("--parameters", default="{}", help="JSON object of miner parameters")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--data", nargs=2, metavar=("LEFT", "RIGHT"), help="another dataset (default: MAMMAL)")
+    parser.add_argument("--types", help="its types file")
     args = parser.parse_args()
+    if args.data:  # set before the pool forks its workers, which read it
+        _SOURCE.update(left=Path(args.data[0]), right=Path(args.data[1]), types=args.types)
     parameters = json.loads(args.parameters)
     algorithms = args.algorithms.split(",")
     seeds = range(args.first_seed, args.first_seed + args.runs)

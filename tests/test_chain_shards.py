@@ -67,18 +67,19 @@ def test_a_step_changes_the_counts_by_a_recount_and_keeps_the_layout(seed: int) 
         order, offset = tree_layout(cell[side], rank)
         delta = [np.zeros_like(c) for c in counts]
         moved_rows, moved_cells = np.empty(240, np.int32), np.empty(240, np.int64)
+        moved_flags = np.zeros(240, np.uint8)
         own_target, other = (target, 1) if side == 0 else (target_b, 0)
         other_target = target_b if side == 0 else target
         split = spaces[side].splits[new]
         count = shard_delta(spaces[side].codes, spaces[side].missing, cell[side], order, offset, attribute, code,
                             numeric, own_target, cell[other], other_target, side == 0, rank, end, depth,
                             node, split[0], split[1], split[2] == 1, delta[side], delta[other], moved_rows,
-                            moved_cells)
+                            moved_cells, moved_flags)
         assert np.array_equal(counts[0] + delta[0], new_counts[0])
         assert np.array_equal(counts[1] + delta[1], new_counts[1])
         shard_commit(cell[side], order, offset, attribute, code, numeric, other_target, side == 0,
-                     rank, end, depth, node, split[0], split[1], split[2] == 1, moved_rows, moved_cells, count,
-                     np.empty(241, np.int32), np.empty(3 * rank.size + 1, np.int64))
+                     rank, end, depth, node, split[0], split[1], split[2] == 1, moved_rows, moved_cells, moved_flags,
+                     count, np.empty(241, np.int32), np.empty(3 * rank.size + 1, np.int64))
         nodes = proposed
         cells, _, _ = recount(spaces, nodes, target, n_classes, depth)
         assert np.array_equal(cell[side], cells[side])

@@ -44,10 +44,11 @@ def _without_row(view: View, row: int) -> View:
     return View(view.name, [replace(a, values=a.values[keep]) for a in view.attributes])
 
 
+@pytest.mark.parametrize("missing", [0.1, 0.0])  # without: the products with missing indicators are skipped
 @pytest.mark.parametrize("seed", range(4))
-def test_gains_equal_brute_force(seed: int) -> None:
+def test_gains_equal_brute_force(seed: int, missing: float) -> None:
     rng = np.random.default_rng(seed)
-    left, right = random_view(rng, 150, "left"), random_view(rng, 150, "right")
+    left, right = random_view(rng, 150, "left", missing), random_view(rng, 150, "right", missing)
     indexes = [LiteralIndex(v, mode="private", max_splits=6) for v in (left, right)]
     for side in (0, 1):
         fast = best_split_gains(indexes[side], indexes[1 - side])

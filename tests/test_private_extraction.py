@@ -18,6 +18,7 @@ from dprm.mining.private_extraction import (
     private_extract,
     prune,
     simulate_tables,
+    unique_rows,
 )
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
 from dprm.queries import BooleanLiteral, Not, Redescription, RedescriptionStats
@@ -538,3 +539,12 @@ def test_band_of_noise_beyond_the_float_range_is_the_whole_range_and_plain_json(
                                     np.array([[True, False]]), np.array([[True, False]]), math.inf, q, 4)
     assert out[0]["jaccard"] == [0.0, 1.0] and out[0]["selection"]["critical_value"] is None
     json.dumps(out, allow_nan=False)
+
+
+@pytest.mark.parametrize("width", [1, 3, 8, 9, 64, 65, 130])
+def test_unique_rows_are_numpys_unique_rows_in_the_same_order(width):
+    rng = np.random.default_rng(width)
+    for n_rows in (0, 1, 2, 50, 400):
+        rows = rng.random((n_rows, width)) < rng.uniform(0.05, 0.95)
+        rows = np.concatenate([rows, rows[: n_rows // 3]])  # duplicates
+        assert np.array_equal(unique_rows(rows), np.unique(rows, axis=0))

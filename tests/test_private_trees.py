@@ -259,3 +259,37 @@ def test_mcmc_chain_targets_the_exponential_mechanism_over_trees() -> None:
     observed = np.bincount(finals, minlength=len(index.splits))
     assert chisquare(observed, expected * observed.sum()).pvalue > 1e-3
     assert expected.max() > 1.5 * expected.min()  # the target is far from uniform: the test has power
+
+
+@pytest.mark.parametrize("node_choice", ["uniform", "by-depth"])
+def test_both_node_choices_target_the_exponential_mechanism_over_depth_2_trees(node_choice) -> None:
+    """Depth 2 (three nodes, four candidate splits each: 64 trees): the final states of
+    many chains follow exp(ε·score/(2Δ)) whichever way a step picks its node."""
+    from itertools import product
+
+    from scipy.stats import chisquare
+
+    from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+
+    rng = np.random.default_rng(12)
+    n = 40
+    x = rng.uniform(0, 4, n)
+    b = (rng.random(n) < 0.5).astype(np.int8)
+    target = ((x > 2) ^ (b == 1) ^ (rng.random(n) < 0.1)).astype(np.int64)
+    view = View("left", [Attribute("b", "left", AttributeKind.BOOLEAN, b, Domain(declared=True)),
+                         Attribute("x", "left", AttributeKind.NUMERIC, x, Domain(bounds=(0, 4), declared=True))])
+    index = LiteralIndex(view, mode="private", max_splits=3)
+    epsilon = 0.5
+    trees = list(product(range(len(index.splits)), repeat=3))
+    scores = np.array([purity_mass(cell_counts(Tree(depth=2, splits=[index.splits[s] for s in t]), index, target, 2))
+                       for t in trees]) - n
+    weights = np.exp(epsilon * (scores - scores.max()) / 4)
+    expected = weights / weights.sum()
+    finals = []
+    for chain in range(2500):
+        tree = sample_tree(index, target, 2, 2, epsilon, Accountant(1, SeededNoise(np.random.default_rng(chain))),
+                           "chain", np.random.default_rng(20_000 + chain), iterations=60, node_choice=node_choice)
+        finals.append(trees.index(tuple(index.splits.index(s) for s in tree.splits)))
+    observed = np.bincount(finals, minlength=len(trees))
+    assert chisquare(observed, expected * observed.sum()).pvalue > 1e-3
+    assert expected.max() > 3 * expected.min()  # far from uniform: the test has power

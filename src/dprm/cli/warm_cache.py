@@ -2,7 +2,7 @@
 
 The Makefile's set-up runs it after installing; run it again after upgrading numba
 or Python, or as each user of a read-only install (see :mod:`dprm.kernel_cache` and
-``docs/performance-startup.md``).
+``docs/performance.md``, "Start-up cost of a run").
 """
 
 from __future__ import annotations

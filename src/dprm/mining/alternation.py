@@ -55,6 +55,10 @@ class AlternatingTrees(PrivateTreeMiner):
         Stop after ``mcmc_iterations`` (default), or also when the variance of the
         last ``variance_window`` scores is below ``variance_threshold`` (the paper's
         data-dependent stop; the guarantee then says ``data-dependent stop``).
+    mcmc_nodes : {"uniform", "by-depth"}
+        Which node a step replaces (AltMCMC): uniformly (the paper's, default) or
+        with weight ``2^level`` (fewer rows a step; same stationary distribution:
+        :mod:`dprm.trees.private`).
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
         Γ and the disjunctions per side; ``min_support`` in rows, ``max_support`` a
         share of the rows.
@@ -124,6 +128,7 @@ class AlternatingTrees(PrivateTreeMiner):
         alternations: int = 1,
         mcmc_iterations: int = 10_000,
         mcmc_stop: str = "fixed",
+        mcmc_nodes: str = "uniform",
         variance_threshold: float = 0.005,
         variance_window: int = 500,
         max_clauses: int = 3,
@@ -172,7 +177,7 @@ class AlternatingTrees(PrivateTreeMiner):
             self._progress.advance(1)
             return tree
         return sample_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rng,
-                           iterations=self.mcmc_iterations, stop=self.mcmc_stop,
+                           iterations=self.mcmc_iterations, stop=self.mcmc_stop, node_choice=self.mcmc_nodes,
                            variance_threshold=self.variance_threshold, variance_window=self.variance_window,
                            progress=self._progress.advance)
 

@@ -228,6 +228,11 @@ def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: lis
         other_literals = [(split, None) for split in other.splits]
     m, p = len(target_literals), len(other_literals)
     chunk = max(256, _CHUNK * 64 // max(64, p + m))
+    # A literal's missing rows are its attribute's: the products with the missing
+    # indicators are taken once per attribute (`first`: one literal of each) and
+    # spread to the attribute's literals (`spread`), and skipped when none is missing.
+    _, first, spread = np.unique([split.attribute for split, _ in other_literals], return_index=True,
+                                 return_inverse=True)
     counts = np.zeros((4, m, p))  # class 1 / class 0 in the true branch, then in the missing branch
     totals = np.zeros((2, m))
     for start in range(0, targets.n_rows, chunk):
@@ -238,11 +243,15 @@ def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: lis
         # over chunks accumulate in float64.
         ones = t_true.astype(np.float32)
         zeros = (~t_true & ~t_missing).astype(np.float32)
-        o_true, o_missing = (mask.astype(np.float32) for mask in literal_masks(other, other_literals, rows))
+        o_true, o_missing = literal_masks(other, other_literals, rows)
+        o_true = o_true.astype(np.float32)
         counts[0] += ones.T @ o_true
         counts[1] += zeros.T @ o_true
-        counts[2] += ones.T @ o_missing
-        counts[3] += zeros.T @ o_missing
+        o_missing = o_missing[:, first]
+        if o_missing.any():
+            o_missing = o_missing.astype(np.float32)
+            counts[2] += (ones.T @ o_missing)[:, spread]
+            counts[3] += (zeros.T @ o_missing)[:, spread]
         totals[0] += ones.sum(axis=0)
         totals[1] += zeros.sum(axis=0)
     if p == 0:

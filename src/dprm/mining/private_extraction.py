@@ -440,6 +440,34 @@ MAX_BAND_PAIRS = 60_000
 _BAND_CHUNK = 2_000_000
 
 
+def unique_rows(rows: np.ndarray) -> np.ndarray:
+    """``np.unique(rows, axis=0)`` of a Boolean matrix: the same rows in the same order, faster.
+
+    numpy sorts the rows as records of Booleans, one field at a time; here each row's
+    bits are packed (first column most significant) into big-endian 64-bit words, whose
+    order is the rows' lexicographic order, and the words are sorted (a fifth of the
+    time of :func:`reachable_sets` on MAMMAL's tree pairs).
+
+    Examples
+    --------
+    >>> rows = np.array([[1, 0, 1], [0, 1, 1], [1, 0, 1]], dtype=bool)
+    >>> unique_rows(rows).astype(int).tolist()
+    [[0, 1, 1], [1, 0, 1]]
+    """
+    rows = np.asarray(rows, dtype=bool)
+    if len(rows) < 2:
+        return rows.copy()
+    packed = np.packbits(rows, axis=1)
+    words = np.zeros((len(rows), -(-packed.shape[1] // 8) * 8), dtype=np.uint8)
+    words[:, :packed.shape[1]] = packed
+    keys = words.view(">u8")
+    order = np.lexsort(keys.T[::-1])  # lexsort's last key is the primary one: the first word
+    keys = keys[order]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (keys[1:] != keys[:-1]).any(axis=1)
+    return rows[order[first]]
+
+
 def reachable_sets(units: np.ndarray, max_clauses: int, limit: int | None = None) -> np.ndarray | None:
     """Every set of cells extraction can return on one side of a tree pair.
 
@@ -465,9 +493,9 @@ def reachable_sets(units: np.ndarray, max_clauses: int, limit: int | None = None
     for _ in range(max_clauses):
         if limit is not None and len(level) * len(units) > 4 * limit:
             return None  # bounds the memory of the next level's unions
-        level = np.unique((level[:, None, :] | units[None, :, :]).reshape(-1, units.shape[1]), axis=0)
+        level = unique_rows((level[:, None, :] | units[None, :, :]).reshape(-1, units.shape[1]))
         found.append(level)
-    sets = np.unique(np.concatenate(found), axis=0)
+    sets = unique_rows(np.concatenate(found))
     sets = sets[sets.any(axis=1) & ~sets.all(axis=1)]
     if limit is not None and len(sets) > limit:
         return None

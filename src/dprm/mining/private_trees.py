@@ -62,7 +62,7 @@ from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_varia
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
-from dprm.trees.private import MCMC_STOPS
+from dprm.trees.private import MCMC_STOPS, NODE_CHOICES
 from dprm.trees.tree import Tree
 
 __all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES"]
@@ -140,6 +140,10 @@ MCMC_PARAMETERS: dict[str, Param] = parameter_table(
                        "when the last variance-window scores vary less than variance-threshold (the papers' "
                        "rule; it looks at the data, and the output's guarantee says so)", "choice",
           choices=MCMC_STOPS),
+    Param("mcmc_nodes", "Which node an MCMC step replaces: 'uniform', any internal node alike (the papers', "
+                        "default), or 'by-depth', a node at level l with weight 2^l: fewer rows per step, hence "
+                        "faster; the same stationary distribution and guarantee, a slower-moving root",
+          "choice", choices=NODE_CHOICES),
     Param("variance_threshold", "Variance of the chain's scores below which the variance stop ends it (the "
                                 "papers' σ), in squared score units", "float", low=0, low_open=True),
     Param("variance_window", "Last steps over which the variance stop measures the scores' variance (the "

@@ -60,6 +60,10 @@ class MCMCTreePair(PrivateTreeMiner):
     mcmc_stop : {"fixed", "variance"}
         Fixed number of steps (default) or the paper's variance stop (the guarantee
         then says ``data-dependent stop``).
+    mcmc_nodes : {"uniform", "by-depth"}
+        Which node a step replaces: uniformly (the paper's, default) or with weight
+        ``2^level`` (fewer rows a step; same stationary distribution:
+        :mod:`dprm.trees.private`).
     variance_threshold, variance_window : float, int
         σ and k of the variance stop.
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
@@ -117,6 +121,7 @@ class MCMCTreePair(PrivateTreeMiner):
         omega: float | str = 0.1,
         pair_score: str = "counts",
         mcmc_stop: str = "fixed",
+        mcmc_nodes: str = "uniform",
         variance_threshold: float = 0.005,
         variance_window: int = 500,
         max_clauses: int = 3,
@@ -170,7 +175,8 @@ class MCMCTreePair(PrivateTreeMiner):
                         self.indexes_[first], self.indexes_[second], target, n_classes, self.depth_,
                         shares[trial - 1][0], accountant, f"sampleTreePair#{trial}", rng,
                         iterations=self.mcmc_iterations, pair_score=self.pair_score, stop=self.mcmc_stop,
-                        variance_threshold=self.variance_threshold, variance_window=self.variance_window,
+                        node_choice=self.mcmc_nodes, variance_threshold=self.variance_threshold,
+                        variance_window=self.variance_window,
                     ))
                     firsts.append(first)
                 done = list(pool.map(lambda job: job.run(self._progress.advance), jobs))

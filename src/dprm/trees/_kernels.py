@@ -25,15 +25,18 @@ instead of a scan of all rows with a test per row), and it needs no code of the 
 split: a row's old outcome at the node (missing / holds / fails) is the part of the
 range it lies in. Only the rows whose outcome changes are routed down the subtree
 (level by level: the loads of different rows are independent, so the processor
-overlaps their cache misses) and counted; an accepted step re-sorts the node's range
-by the new cells (:func:`shard_commit`: each cell's staying rows, then those moving in).
+overlaps their cache misses) and counted; the scan also flags, per entry of the
+range, whether its row moves (``moved_flags``), and an accepted step re-sorts the
+node's range by the new cells from those flags (:func:`shard_commit`: each cell's
+staying rows, then those moving in), without reading any row's cell.
 
 Measured (user CPU on the 115,200 × 604 benchmark, ``docs/performance.md``): a step
-costs about a third less than the full scan it replaced; most of what is left is
-routing and counting the moved rows (half of the rows below the node for a global
-move on Boolean attributes), work the full scan did too. Tried and dropped as slower:
-row positions instead of row numbers in the moved list, block copies in the commit,
-branch-free routing.
+costs about 40 % less than the full scan this layout replaced; what is left is
+mostly the scan of the rows below the node and the commit's pass over them (the
+moved rows' routing and counting are a fifth of a step). Tried and dropped as
+slower: row positions instead of row numbers in the moved list, block copies in
+the commit, a merge with the moved list instead of the flags, one packed per-row
+record of both trees' cells and classes, branch-free routing.
 
 The counts are integers and the decision uses exactly the pre-drawn numbers, so the
 chain is the same whatever the layout or the number of shards (tests compare the
@@ -60,7 +63,43 @@ __all__ = [
 ]
 
 
+#: Rows from which :func:`route_rows` spreads the rows over the cores; below, one core
+#: routes them (on MAMMAL's 2,575 rows the parallel loop's start-up costs more CPU
+#: than the routing: ``docs/performance.md``).
+PARALLEL_ROUTING_ROWS = 100_000
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _route_row(codes, missing_code, attribute, code, numeric, row, start, first_leaf):
+    position = start
+    while position < first_leaf:
+        value = codes[attribute[position], row]
+        if value == missing_code:
+            break
+        if numeric[position]:
+            holds = value <= code[position]
+        else:
+            holds = value == code[position]
+        position = 2 * position + (1 if holds else 2)
+    return position
+
+
+@njit(cache=True, nogil=True)
+def _route_rows_serial(codes, missing_code, attribute, code, numeric, rows, start, first_leaf):
+    out = np.empty(rows.size, dtype=np.int64)
+    for k in range(rows.size):
+        out[k] = _route_row(codes, missing_code, attribute, code, numeric, rows[k], start, first_leaf)
+    return out
+
+
 @njit(cache=True, parallel=True)
+def _route_rows_parallel(codes, missing_code, attribute, code, numeric, rows, start, first_leaf):
+    out = np.empty(rows.size, dtype=np.int64)
+    for k in prange(rows.size):
+        out[k] = _route_row(codes, missing_code, attribute, code, numeric, rows[k], start, first_leaf)
+    return out
+
+
 def route_rows(
     codes: np.ndarray,
     missing_code: int,
@@ -75,23 +114,18 @@ def route_rows(
 
     ``codes`` is the literal index's ``(attributes, rows)`` matrix: the rows below a
     node all take that node's test first, so they read one attribute's codes in
-    order (a layout with one row per data row measured three times slower).
+    order (a layout with one row per data row measured three times slower). From
+    :data:`PARALLEL_ROUTING_ROWS` rows on, the rows are spread over the cores.
+
+    Examples
+    --------
+    >>> codes = np.array([[1, 0, 255]], dtype=np.uint8)   # one Boolean attribute, 3 rows
+    >>> route_rows(codes, 255, np.array([0]), np.array([1]), np.array([False]),
+    ...            np.arange(3), 0, 1).tolist()           # holds: leaf 1; fails: leaf 2; missing: node 0
+    [1, 2, 0]
     """
-    out = np.empty(rows.size, dtype=np.int64)
-    for k in prange(rows.size):
-        row = rows[k]
-        position = start
-        while position < first_leaf:
-            value = codes[attribute[position], row]
-            if value == missing_code:
-                break
-            if numeric[position]:
-                holds = value <= code[position]
-            else:
-                holds = value == code[position]
-            position = 2 * position + (1 if holds else 2)
-        out[k] = position
-    return out
+    kernel = _route_rows_parallel if rows.size >= PARALLEL_ROUTING_ROWS else _route_rows_serial
+    return kernel(codes, missing_code, attribute, code, numeric, rows, start, first_leaf)
 
 
 def preorder(depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -285,7 +319,7 @@ def _level(position):
 def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, target,
                 other_cell, other_target, retarget, rank, end, depth,
                 node, new_attribute, new_code, new_numeric,
-                delta, other_delta, moved_rows, moved_cells):
+                delta, other_delta, moved_rows, moved_cells, moved_flags):
     """(a) This shard's change of the class counts if ``node`` took the new split.
 
     One tree's rows of one shard: ``codes`` (``(attributes, rows)``, ``missing`` the
@@ -298,9 +332,11 @@ def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, t
     ``retarget`` (tree ``a`` of a pair), the rows that change leaf also change class in
     the other tree, whose cells and classes are ``other_cell``/``other_target``: that
     change goes to ``other_delta``. The moved rows and their new cells are left in
-    ``moved_rows[:count]``/``moved_cells[:count]`` (buffers of at least the shard's
-    rows) for :func:`shard_commit`. Returns ``count``. Reads nothing but the rows
-    below ``node``; writes nothing but ``delta``, ``other_delta`` and the buffers.
+    ``moved_rows[:count]``/``moved_cells[:count]``, and ``moved_flags[k]`` says
+    whether the row at entry ``k`` of ``order`` moves (for the entries of the node's
+    range), for :func:`shard_commit` (buffers of at least the shard's rows; the flags
+    one byte each). Returns ``count``. Reads nothing but the rows below ``node``;
+    writes nothing but ``delta``, ``other_delta`` and the buffers.
     """
     first_leaf = 2**depth - 1
     node_depth = _level(node)
@@ -330,8 +366,10 @@ def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, t
             else:
                 outcome = 0 if value == new_code else 1
             # branch-free append: the slot is overwritten unless the outcome changed
+            changed = outcome != old_outcome_code
             moved_rows[count] = row
-            count += outcome != old_outcome_code
+            moved_flags[k] = changed
+            count += changed
     # The moved rows' first step, under the new split (here rather than in the scan:
     # one store less per row read, measured 6 % faster a step).
     for k in range(count):
@@ -363,8 +401,9 @@ def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, t
         if label >= 0:
             delta[cell[row], label] -= 1
             delta[new_cell, label] += 1
-        if retarget:
-            old_class = other_target[row]
+        if retarget:  # the other tree's class is this tree's leaf: no read of other_target
+            old_cell = cell[row]
+            old_class = old_cell - first_leaf if old_cell >= first_leaf else -1
             new_class = new_cell - first_leaf if new_cell >= first_leaf else -1
             if old_class >= 0:
                 other_delta[other_cell[row], old_class] -= 1
@@ -375,58 +414,59 @@ def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, t
 
 @njit(cache=True, nogil=True)
 def shard_commit(cell, order, offset, attribute, code, numeric, other_target, retarget, rank, end, depth,
-                 node, new_attribute, new_code, new_numeric, moved_rows, moved_cells, count, buffer, sizes):
+                 node, new_attribute, new_code, new_numeric, moved_rows, moved_cells, moved_flags, count, buffer,
+                 sizes):
     """(c) Apply an accepted proposal to this shard (arrays as for :func:`shard_delta`).
 
     Sets the node's split, moves ``moved_rows[:count]`` to ``moved_cells[:count]``
     (and, with ``retarget``, their class in the other tree to their new leaf), and
     re-sorts the node's range of ``order`` by the new cells, updating ``offset``: each
-    cell's staying rows first (one branch-free pass over the range), then the rows
-    that move in. Scratch: ``buffer`` of at least the shard's rows + 1, ``sizes`` of
-    ``3 × positions + 1`` entries.
+    cell's staying rows first, then the rows that move in. The staying rows are those
+    whose ``moved_flags`` entry (left by :func:`shard_delta`) is 0: one sequential,
+    branch-free pass over the range that reads no row's cell. Scratch: ``buffer`` of
+    at least the shard's rows + 1, ``sizes`` of ``3 × positions + 1`` entries.
     """
     first_leaf = 2**depth - 1
     n_positions = rank.size
     attribute[node], code[node], numeric[node] = new_attribute, new_code, new_numeric
+    if count == 0:
+        return
     r, r_end = rank[node], end[node]
     old_offset = sizes[:n_positions + 1]
-    new_size = sizes[n_positions + 1:2 * n_positions + 1]
+    stay = sizes[n_positions + 1:2 * n_positions + 1]
     moved_in = sizes[2 * n_positions + 1:]
-    for q in range(r, r_end):
+    for q in range(r, r_end + 1):
         old_offset[q] = offset[q]
-        new_size[q] = offset[q + 1] - offset[q]
-        moved_in[q] = 0  # for now: rows that leave the cell
-    old_offset[r_end] = offset[r_end]
-    for k in range(count):
-        old_rank = rank[cell[moved_rows[k]]]
-        new_rank = rank[moved_cells[k]]
-        new_size[old_rank] -= 1
-        new_size[new_rank] += 1
-        moved_in[old_rank] += 1
+    # The staying rows, compacted into `buffer` cell after cell (a slot past the last
+    # staying row is written over by the next one; `buffer` has a spare entry).
+    at = old_offset[r]
     for q in range(r, r_end):
-        offset[q + 1] = offset[q] + new_size[q]
-        # the cell's rows that stay come first, then those that move in
-        moved_in[q] = offset[q] + (old_offset[q + 1] - old_offset[q]) - moved_in[q]
+        first = at
+        for k in range(old_offset[q], old_offset[q + 1]):
+            buffer[at] = order[k]
+            at += 1 - moved_flags[k]
+        stay[q] = at - first
+        moved_in[q] = 0
+    for k in range(count):
+        moved_in[rank[moved_cells[k]]] += 1
+    # The new layout: each cell's staying rows, then room for the rows moving in.
+    source = old_offset[r]
+    for q in range(r, r_end):
+        offset[q + 1] = offset[q] + stay[q] + moved_in[q]
+        to = offset[q]
+        for t in range(stay[q]):
+            order[to + t] = buffer[source + t]
+        source += stay[q]
+        moved_in[q] = to + stay[q]  # from here on: where the next row moving in goes
     for k in range(count):
         row = moved_rows[k]
-        cell[row] = moved_cells[k]
-        if retarget:
-            other_target[row] = moved_cells[k] - first_leaf if moved_cells[k] >= first_leaf else -1
-    # The rows that stay, cell by cell, compacted without branches (a slot past the
-    # cell's last staying row is written over later: by a row moving in, or by the next
-    # cell; `buffer` has one spare entry for the last one).
-    for q in range(r, r_end):
-        at = offset[q]
-        for k in range(old_offset[q], old_offset[q + 1]):
-            row = order[k]
-            buffer[at] = row
-            at += rank[cell[row]] == q
-    for k in range(count):
-        q = rank[moved_cells[k]]
-        buffer[moved_in[q]] = moved_rows[k]
+        new_cell = moved_cells[k]
+        q = rank[new_cell]
+        order[moved_in[q]] = row
         moved_in[q] += 1
-    for k in range(old_offset[r], old_offset[r_end]):
-        order[k] = buffer[k]
+        cell[row] = new_cell
+        if retarget:
+            other_target[row] = new_cell - first_leaf if new_cell >= first_leaf else -1
 
 
 # -- the whole chain, in process ------------------------------------------------------------
@@ -497,6 +537,7 @@ def run_chain(
         end[position] = rank[position] + size
     moved_rows = np.empty(n, dtype=order_a.dtype)
     moved_cells = np.empty(n, dtype=np.int64)
+    moved_flags = np.zeros(n, dtype=np.uint8)
     buffer = np.empty(n + 1, dtype=order_a.dtype)
     cell_sizes = np.empty(3 * n_positions + 1, dtype=np.int64)
     delta_a = np.zeros_like(counts_a)
@@ -528,12 +569,14 @@ def run_chain(
             new_attribute, new_code, new_numeric = splits_a[new, 0], splits_a[new, 1], splits_a[new, 2] == 1
             count = shard_delta(codes_a, missing_a, cell_a, order_a, offset_a, attribute_a, code_a, numeric_a,
                                 target_a, cell_b, target_b, paired, rank, end, depth,
-                                node, new_attribute, new_code, new_numeric, delta_a, delta_b, moved_rows, moved_cells)
+                                node, new_attribute, new_code, new_numeric, delta_a, delta_b, moved_rows, moved_cells,
+                                moved_flags)
         else:
             new_attribute, new_code, new_numeric = splits_b[new, 0], splits_b[new, 1], splits_b[new, 2] == 1
             count = shard_delta(codes_b, missing_b, cell_b, order_b, offset_b, attribute_b, code_b, numeric_b,
                                 target_b, cell_a, target_a, False, rank, end, depth,
-                                node, new_attribute, new_code, new_numeric, delta_b, delta_a, moved_rows, moved_cells)
+                                node, new_attribute, new_code, new_numeric, delta_b, delta_a, moved_rows, moved_cells,
+                                moved_flags)
         proposed = proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows,
                                   labelled)
         if accepts(log_u[i], proposed, score, scale, log_ratio):
@@ -544,11 +587,11 @@ def run_chain(
             if side == 0:
                 node_split_a[node] = new
                 shard_commit(cell_a, order_a, offset_a, attribute_a, code_a, numeric_a, target_b, paired, rank, end,
-                             depth, node, new_attribute, new_code, new_numeric, moved_rows, moved_cells, count, buffer,
-                             cell_sizes)
+                             depth, node, new_attribute, new_code, new_numeric, moved_rows, moved_cells, moved_flags, count,
+                             buffer, cell_sizes)
             else:
                 node_split_b[node] = new
                 shard_commit(cell_b, order_b, offset_b, attribute_b, code_b, numeric_b, target_a, False, rank, end,
-                             depth, node, new_attribute, new_code, new_numeric, moved_rows, moved_cells, count, buffer,
-                             cell_sizes)
+                             depth, node, new_attribute, new_code, new_numeric, moved_rows, moved_cells, moved_flags, count,
+                             buffer, cell_sizes)
     return steps, accepted

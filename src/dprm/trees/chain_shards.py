@@ -84,6 +84,7 @@ class ChainShard:
                        np.where(cell_a >= first_leaf, cell_a - first_leaf, -1).astype(np.int32)]
         self.moved_rows = np.empty(n, dtype=np.int32)
         self.moved_cells = np.empty(n, dtype=np.int64)
+        self.moved_flags = np.zeros(n, dtype=np.uint8)
         self.buffer = np.empty(n + 1, dtype=np.int32)
         self.sizes = np.empty(3 * self.rank.size + 1, dtype=np.int64)
         self.count = 0
@@ -111,14 +112,15 @@ class ChainShard:
             self.codes[side], self.missing[side], self.cell[side], order, offset, *self.nodes[side],
             self.target[side], self.cell[other], self.target[other], self.paired and side == 0, self.rank, self.end,
             self.depth, node, int(split[0]), int(split[1]), bool(split[2] == 1), deltas[0], deltas[1],
-            self.moved_rows, self.moved_cells)
+            self.moved_rows, self.moved_cells, self.moved_flags)
 
     def commit(self, side: int, node: int, split: np.ndarray) -> None:
         """(c) Apply the accepted proposal whose :meth:`delta` was the last one computed."""
         order, offset = self.layout[side]
         shard_commit(self.cell[side], order, offset, *self.nodes[side], self.target[1 - side],
                      self.paired and side == 0, self.rank, self.end, self.depth, node, int(split[0]), int(split[1]),
-                     bool(split[2] == 1), self.moved_rows, self.moved_cells, self.count, self.buffer, self.sizes)
+                     bool(split[2] == 1), self.moved_rows, self.moved_cells, self.moved_flags, self.count, self.buffer,
+                     self.sizes)
 
 
 def run_sharded_chain(shards, n_classes, splits_a, starts_a, sizes_a, usable_a, splits_b, starts_b, sizes_b,
