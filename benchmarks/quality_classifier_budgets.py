@@ -18,7 +18,8 @@ repeated, maximum depth 5, :mod:`dprm.evaluation.classification`) on six dataset
 Each dataset's public schema (categories, classes) is read from the whole table, as
 the data owner would declare it. Methods: dprm's DP tree with the whole tree embedded
 (``--methods``: any of ``whole`` (binary category tests, the default),
-``whole-multiway``, ``one-step``, ``paper``), scikit-learn's CART and diffprivlib's DP
+``whole-multiway``, ``whole-both`` (``categorical_splits="both"``), ``one-step``,
+``paper``), scikit-learn's CART and diffprivlib's DP
 tree (when installed). Seeded noise (reproducible, not private releases).
 
 Usage::
@@ -67,6 +68,7 @@ METHODS = {
     "whole": lambda: dprm_tree_method("whole", "dprm", name="dprm whole"),
     "whole-multiway": lambda: dprm_tree_method("whole", "dprm", name="dprm whole multiway",
                                                categorical_splits="multiway"),
+    "whole-both": lambda: dprm_tree_method("whole", "dprm", name="dprm whole both", categorical_splits="both"),
     "one-step": lambda: dprm_tree_method(1, "dprm", name="dprm one-step"),
     "paper": lambda: dprm_tree_method("whole", "paper", name="paper whole"),
 }
