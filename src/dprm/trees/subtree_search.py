@@ -619,6 +619,9 @@ def exact_work(domains: Sequence[FeatureDomain], depth: int, categorical_splits:
     >>> ds = [FeatureDomain(f"a{i}", "categorical", categories=("y", "n")) for i in range(16)]
     >>> exact_work(ds, 1), exact_work(ds, 2)
     (1.0, 49.0)
+    >>> three = [FeatureDomain("c", "categorical", categories=("x", "y", "z"))]
+    >>> exact_work(three, 2, "multiway"), exact_work(three, 2, "binary"), exact_work(three, 2, "both")
+    (5.0, 10.0, 17.0)
     """
     multiway = categorical_splits in ("multiway", "both")
     categorical = [d.n_codes + 1 for d in domains if d.kind == CATEGORICAL and d.n_options and multiway]
