@@ -331,7 +331,29 @@ def test_mixed_dataframe_categorical_and_numeric() -> None:
     assert clf.score(X, y) > 0.8
 
 
-@pytest.mark.parametrize("categorical_splits", ["multiway", "binary"])
+def test_both_kinds_of_category_split_are_offered_and_routed() -> None:
+    """``categorical_splits="both"``: a feature of three categories offers its multiway
+    split and its three tests, a two-category feature its multiway split only; at
+    depth 1 only the multiway split separates three classes, and a seeded fit with a
+    large budget finds it."""
+    from dprm.trees.subtree_search import SubtreeSpace
+
+    rng = np.random.default_rng(4)
+    n = 600
+    X = pd.DataFrame({"shape": rng.choice(["round", "square", "star"], n), "lid": rng.choice(["on", "off"], n)})
+    y = np.where(X["shape"] == "round", "a", np.where(X["shape"] == "square", "b", "c"))
+    categories = {"shape": ["round", "square", "star"], "lid": ["off", "on"]}
+    clf = DPDecisionTreeClassifier(epsilon=50.0, max_depth=1, categorical_splits="both",
+                                   categories=categories, classes=["a", "b", "c"], random_state=0).fit(X, y)
+    space = SubtreeSpace(np.zeros((1, 2), dtype=np.int32), np.zeros(1, dtype=np.int64), 3, clf.domains_,
+                         categorical_splits="both")
+    assert space.options(frozenset()) == [(0, -1), (1, -1), (0, 0), (0, 1), (0, 2)]
+    assert space.options(frozenset({0})) == [(1, -1), (0, 0), (0, 1), (0, 2)]
+    assert clf.score(X, y) == 1.0
+    assert clf.tree_.feature[0] == 0 and clf.tree_.threshold[0] == -1
+
+
+@pytest.mark.parametrize("categorical_splits", ["multiway", "binary", "both"])
 def test_unknown_category_at_predict_time(vote, categorical_splits: str) -> None:
     """A category the schema does not know, in every column: no crash, valid
     probabilities, known labels."""

@@ -91,28 +91,28 @@ def options_of(domains, used, splits):
         if d.kind == CATEGORICAL:
             if d.n_codes < 2:
                 continue
-            if splits == "multiway":
-                if f not in used:
-                    out.append((f, -1))
-            else:
+            if splits in ("multiway", "both") and f not in used:
+                out.append((f, -1))
+            if splits == "binary":
                 out.extend((f, v) for v in range(1 if d.n_codes == 2 else d.n_codes))
+            if splits == "both" and d.n_codes > 2:  # a two-category test would repeat the multiway split
+                out.extend((f, v) for v in range(d.n_codes))
         else:
             out.extend((f, j) for j in range(len(d.thresholds)))
     return out
 
 
-def multiway(domains, f, splits) -> bool:
-    return domains[f].kind == CATEGORICAL and splits == "multiway"
+def multiway(domains, option, splits) -> bool:
+    f, j = option
+    return domains[f].kind == CATEGORICAL and splits in ("multiway", "both") and j < 0
 
 
 def n_children(domains, option, splits) -> int:
-    f, _ = option
-    return domains[f].n_codes + 1 if multiway(domains, f, splits) else 3
+    return domains[option[0]].n_codes + 1 if multiway(domains, option, splits) else 3
 
 
 def child_used(domains, used, option, splits):
-    f, _ = option
-    return used | {f} if multiway(domains, f, splits) else used
+    return used | {option[0]} if multiway(domains, option, splits) else used
 
 
 def child_index(codes, domains, option, splits) -> np.ndarray:
@@ -120,7 +120,7 @@ def child_index(codes, domains, option, splits) -> np.ndarray:
     f, j = option
     column = codes[:, f]
     missing = domains[f].n_codes
-    if multiway(domains, f, splits):
+    if multiway(domains, option, splits):
         return column.astype(np.int64)
     below = (column == j) if domains[f].kind == CATEGORICAL else (column <= j)
     return np.where(column == missing, 2, np.where(below, 0, 1))
@@ -277,6 +277,7 @@ SCHEMAS = {
     "cat2-num2": ([cat("a", 2), num("x", 2)], "multiway"),
     "cat3-cat2-cat2": ([cat("a", 3), cat("b", 2), cat("c", 2)], "multiway"),
     "binary-cat3": ([cat("a", 3)], "binary"),
+    "both-cat3-cat2": ([cat("a", 3), cat("b", 2)], "both"),
 }
 
 
@@ -317,7 +318,7 @@ def test_every_subtree_score_moves_within_its_bounded_range(schema: str, seed: i
             assert removed.min() >= -1.0 and removed.max() <= 0.0
 
 
-@pytest.mark.parametrize("splits", ["multiway", "binary"])
+@pytest.mark.parametrize("splits", ["multiway", "binary", "both"])
 @pytest.mark.parametrize("seed", range(3))
 def test_random_deep_subtrees_keep_the_bounded_range(splits: str, seed: int) -> None:
     """Random subtrees of depth 4 over mixed features: the same intervals."""
@@ -411,7 +412,8 @@ def chi_square_p(counts: dict, shapes, log_p: np.ndarray) -> float:
 
 @pytest.mark.parametrize(
     ("schema", "score", "allow_leaves"),
-    [("cat2-cat3", "majority", True), ("cat2-num2", "gini", False), ("binary-cat3", "majority", True)],
+    [("cat2-cat3", "majority", True), ("cat2-num2", "gini", False), ("binary-cat3", "majority", True),
+     ("both-cat3-cat2", "majority", True)],
 )
 def test_exact_sampler_frequencies_fit_brute_force(schema: str, score: str, allow_leaves: bool) -> None:
     """1500 seeded draws of :func:`exact_subtree` fit the brute-force distribution
@@ -442,7 +444,8 @@ def sampling_total_variation(log_p, n: int) -> float:
 
 
 @pytest.mark.parametrize(
-    ("schema", "score", "allow_leaves"), [("cat2-cat3", "majority", True), ("cat2-num2", "gini", False)]
+    ("schema", "score", "allow_leaves"),
+    [("cat2-cat3", "majority", True), ("cat2-num2", "gini", False), ("both-cat3-cat2", "majority", True)],
 )
 def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves: bool) -> None:
     """The final states of 1000 independent seeded chains (40 steps each) fit the
@@ -793,6 +796,7 @@ NEIGHBOUR_CASES = [
     ("cat2-cat3", "majority", True, 1), ("cat3-cat2-cat2", "gini", False, 4),
     ("cat2-num2", "majority", True, 1), ("cat2-num2", "gini", False, 4),
     ("cat2-num2", "majority", False, 1), ("binary-cat3", "majority", True, 1),
+    ("both-cat3-cat2", "majority", True, 1),
 ]
 
 

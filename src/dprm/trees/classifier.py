@@ -116,7 +116,7 @@ LEVEL_DECAY = Fraction(1, 2)
 LEAF_COST = 0.5
 #: Base-measure weight of staying a leaf in the dprm variant.
 LEAF_PRIOR = 0.8
-CATEGORICAL_SPLITS = ("auto", "multiway", "binary")
+CATEGORICAL_SPLITS = ("auto", "multiway", "binary", "both")
 LEAF_LABELS = ("auto", "joint", "noisy-counts")
 #: ``search="auto"`` draws exactly up to this :func:`~dprm.trees.subtree_search.exact_work`.
 AUTO_EXACT_WORK = 5_000
@@ -286,10 +286,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Public class labels; read off ``y`` otherwise (then not private).
     n_thresholds : int, default 16
         Candidate thresholds per numeric feature, evenly inside its bounds.
-    categorical_splits : {"auto", "multiway", "binary"}, default "auto"
+    categorical_splits : {"auto", "multiway", "binary", "both"}, default "auto"
         Split a categorical feature into all its categories (the paper), or test one
-        category against the others; ``"auto"``: multiway for ``variant="paper"``,
-        binary for ``"dprm"``.
+        category against the others, or offer both kinds of split (a two-category
+        feature's one test is its multiway split); ``"auto"``: multiway for
+        ``variant="paper"``, binary for ``"dprm"``.
     leaf_labels : {"auto", "joint", "noisy-counts"}, default "auto"
         Draw the leaves' labels in the structure's release, or release noisy class
         counts of the leaves; ``"auto"``: joint for ``"dprm"``, noisy counts for

@@ -10,7 +10,10 @@ A node either stays a leaf or splits on an *option*: a categorical feature not u
 above it (``categorical_splits="multiway"``, the paper: one child per declared
 category plus one for missing values), a test of one category against the others
 (``"binary"``: children ``= v``, ``!= v``, missing; the feature may be tested again
-below), or a threshold of a numeric feature (children ``<= t``, ``> t``, missing).
+below), either of the two (``"both"``: the multiway split and, for a feature of more
+than two categories, its category tests; a two-category feature's test would repeat
+its multiway split), or a threshold of a numeric feature (children ``<= t``, ``> t``,
+missing).
 Nodes at the computation's depth ``d`` are its *boundary*: leaves of this subtree
 that the next computation may grow further.
 
@@ -161,10 +164,11 @@ class SubtreeSpace:
     joint_labels : bool
         The leaves' labels are drawn by the same release (majority score only):
         :meth:`leaf_log_weights`, :meth:`draw_label`.
-    categorical_splits : {"multiway", "binary"}
+    categorical_splits : {"multiway", "binary", "both"}
         A categorical feature splits into all its categories (the paper) or into one
         category against the others (``f = v`` / ``f != v`` / missing; the feature may
-        be split again below).
+        be split again below), or either (``"both"``; module docstring). An option
+        ``(f, -1)`` of a categorical feature is its multiway split.
     """
 
     codes: np.ndarray
@@ -182,11 +186,13 @@ class SubtreeSpace:
 
     def __post_init__(self) -> None:
         self._options: dict[frozenset[int], list[Option]] = {}
-        self._categorical = [
-            d.kind == CATEGORICAL and self.categorical_splits == "multiway" for d in self.domains
-        ]
+        multiway = self.categorical_splits in ("multiway", "both")
+        # "both": a two-category feature's one test is its multiway split; no duplicate
+        self._categorical = [d.kind == CATEGORICAL and multiway for d in self.domains]
         self._binary_categorical = [
-            d.kind == CATEGORICAL and self.categorical_splits == "binary" for d in self.domains
+            d.kind == CATEGORICAL
+            and (self.categorical_splits == "binary" or (self.categorical_splits == "both" and d.n_codes > 2))
+            for d in self.domains
         ]
         self._n_codes = [d.n_codes for d in self.domains]
         # options that never run out: numeric thresholds, binary category tests
@@ -289,27 +295,30 @@ class SubtreeSpace:
         """Draw a leaf's label ``∝ exp(η τ_c)`` (its conditional in the joint release)."""
         return draw.choose(self.eta * self.counts(node.rows).astype(np.float64))
 
+    def is_multiway(self, option: Option) -> bool:
+        """Whether ``option`` splits a categorical feature into all its categories."""
+        f, j = option
+        return self._categorical[f] and j < 0
+
     def n_children(self, option: Option) -> int:
-        """Children of a split: categories + missing, or ``<=``, ``>``, missing."""
-        f, _ = option
-        return self._n_codes[f] + 1 if self._categorical[f] else 3
+        """Children of a split: categories + missing, or ``<=`` / ``=``, ``>`` / ``!=``, missing."""
+        return self._n_codes[option[0]] + 1 if self.is_multiway(option) else 3
 
     def child_used(self, used: frozenset[int], option: Option) -> frozenset[int]:
-        f, _ = option
-        return used | {f} if self._categorical[f] else used
+        return used | {option[0]} if self.is_multiway(option) else used
 
     def children_rows(self, rows: np.ndarray, option: Option) -> list[np.ndarray]:
         """Rows of each child of ``option`` (missing-values child last)."""
         f, j = option
         column = self.codes[rows, f]
-        if self._categorical[f]:
+        if self.is_multiway(option):
             k = self._n_codes[f]
             order = np.argsort(column, kind="stable")
             bounds = np.concatenate(([0], np.cumsum(np.bincount(column, minlength=k + 1))))
             ordered = rows[order]
             return [ordered[bounds[c] : bounds[c + 1]] for c in range(k + 1)]
         missing = self._n_codes[f]
-        if self._binary_categorical[f]:
+        if self.domains[f].kind == CATEGORICAL:
             return [rows[column == j], rows[(column != j) & (column < missing)], rows[column == missing]]
         return [rows[column <= j], rows[(column > j) & (column < missing)], rows[column == missing]]
 
@@ -610,13 +619,18 @@ def exact_work(domains: Sequence[FeatureDomain], depth: int, categorical_splits:
     >>> ds = [FeatureDomain(f"a{i}", "categorical", categories=("y", "n")) for i in range(16)]
     >>> exact_work(ds, 1), exact_work(ds, 2)
     (1.0, 49.0)
+    >>> three = [FeatureDomain("c", "categorical", categories=("x", "y", "z"))]
+    >>> exact_work(three, 2, "multiway"), exact_work(three, 2, "binary"), exact_work(three, 2, "both")
+    (5.0, 10.0, 17.0)
     """
-    multiway = categorical_splits == "multiway"
+    multiway = categorical_splits in ("multiway", "both")
     categorical = [d.n_codes + 1 for d in domains if d.kind == CATEGORICAL and d.n_options and multiway]
     numeric_options = sum(d.n_options for d in domains if d.kind != CATEGORICAL) + sum(
         (1 if d.n_codes == 2 else d.n_codes)
         for d in domains
-        if d.kind == CATEGORICAL and d.n_options and not multiway
+        if d.kind == CATEGORICAL
+        and d.n_options
+        and (categorical_splits == "binary" or (categorical_splits == "both" and d.n_codes > 2))
     )
     n_cat = len(categorical)
     widest = max(categorical, default=3)
