@@ -210,7 +210,9 @@ __all__ = [
     "COUNTS",
     "INTERVAL_KEY",
     "combination_intervals",
-        "private_extract",
+    "leaf_pair_table",
+    "private_extract",
+    "private_extract_table",
     "simulate_tables",
     "prune",
 ]
@@ -928,10 +930,69 @@ def private_extract(
             f"remaining {float(accountant.remaining()):g} of {float(accountant.total_epsilon):g}"
         )
 
-    left_leaf = _residual_merged(left_cells, n_left)
-    right_leaf = _residual_merged(right_cells, n_right)
+    table = leaf_pair_table(left_cells, n_left, right_cells, n_right)
+    return private_extract_table(
+        table, left_tree, left_index, right_tree, right_index, epsilon, accountant, step, constraints,
+        counts=counts, units=units, data_size=data_size, confidence=confidence, n_simulations=n_simulations,
+        reestimate_share=reestimate_share, prune_width=prune_width, rng=rng)
+
+
+def leaf_pair_table(left_cells: np.ndarray, n_left: int, right_cells: np.ndarray, n_right: int) -> np.ndarray:
+    """Exact rows of every (left leaf, right leaf) pair, drop-outs merged into a residual row and column.
+
+    ``left_cells``/``right_cells`` are :meth:`~dprm.trees.tree.Tree.apply_cells` of the
+    same rows; the table has shape ``(n_left + 1, n_right + 1)`` (int64). It is a count
+    of rows per cell, so the tables of disjoint sets of rows (shards) add up to the
+    table of their union. Everything :func:`private_extract_table` releases is made
+    from it.
+
+    Examples
+    --------
+    >>> leaf_pair_table(np.array([0, 1, 5]), 2, np.array([1, 1, 0]), 2).tolist()
+    [[0, 1, 0], [0, 1, 0], [1, 0, 0]]
+    """
+    return contingency_table(_residual_merged(np.asarray(left_cells), n_left), n_left + 1,
+                             _residual_merged(np.asarray(right_cells), n_right), n_right + 1).astype(np.int64)
+
+
+def private_extract_table(
+    table: np.ndarray,
+    left_tree: Tree,
+    left_index: LiteralIndex,
+    right_tree: Tree,
+    right_index: LiteralIndex,
+    epsilon: EpsilonLike,
+    accountant: Accountant,
+    step: str,
+    constraints: Constraints,
+    *,
+    counts: str = "cells",
+    units: str = "leaves",
+    data_size: tuple[float, float] | None = None,
+    confidence: float = 0.95,
+    n_simulations: int = 500,
+    reestimate_share: float = 0.0,
+    prune_width: float | None = 0.22,
+    rng: np.random.Generator,
+) -> list[Redescription]:
+    """:func:`private_extract` from the exact :func:`leaf_pair_table` of the two trees' cells.
+
+    The only thing extraction reads of the rows is that table (one request to a
+    counting engine for a whole extraction); the arguments are otherwise those of
+    :func:`private_extract`, which checks them.
+    """
+    exact_epsilon = as_epsilon(epsilon)
+    n_left, n_right = left_tree.n_leaves, right_tree.n_leaves
+    table = np.asarray(table)
+    if table.shape != (n_left + 1, n_right + 1):
+        raise ParameterError(f"the leaf-pair table must have shape {(n_left + 1, n_right + 1)}, not {table.shape}")
+    if not accountant.can_afford(exact_epsilon):
+        raise BudgetExceededError(
+            f"privacy budget exceeded at step {step!r}: requested epsilon {float(exact_epsilon):g}, "
+            f"remaining {float(accountant.remaining()):g} of {float(accountant.total_epsilon):g}"
+        )
     if counts == "cells":
-        exact = contingency_table(left_leaf, n_left + 1, right_leaf, n_right + 1)
+        exact = table
         select_epsilon, reestimate_epsilon = exact_epsilon, None
         if reestimate_share > 0:
             share = as_fraction(reestimate_share, "reestimate-share")
@@ -959,10 +1020,9 @@ def private_extract(
         left_units = _leaf_units(left_tree, units, residual=True, empty=known_empty[0])
     else:
         eps_inter, eps_left = split_budget(exact_epsilon, [1, 1])
-        inside = (left_leaf < n_left) & (right_leaf < n_right)
         inter_mech, left_mech = DiscreteLaplaceHistogram(eps_inter), DiscreteLaplaceHistogram(eps_left)
-        exact_inter = contingency_table(left_leaf[inside], n_left, right_leaf[inside], n_right)
-        exact_left = np.bincount(left_leaf[left_leaf < n_left], minlength=n_left)
+        exact_inter = np.ascontiguousarray(table[:n_left, :n_right])
+        exact_left = table[:n_left, :].sum(axis=1)
         released = [
             inter_mech.release(accountant, f"{step}: leaf intersections", exact_inter),
             left_mech.release(accountant, f"{step}: left leaf counts", exact_left),
@@ -974,7 +1034,6 @@ def private_extract(
             return _paper_table(parts[0], parts[1], clip)
 
         left_units = _leaf_units(left_tree, units, residual=False)
-    del left_leaf, right_leaf
     # From here on only released values are used.
     table = build(released)
     # The table's own estimate of the data size is the sum of the last release (all

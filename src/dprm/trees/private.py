@@ -78,6 +78,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -86,8 +87,11 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees.criterion import GINI_SENSITIVITY, split_qualities
+from dprm.trees.criterion import GINI_SENSITIVITY, node_class_counts, qualities_from_counts
 from dprm.trees.tree import Tree
+
+if TYPE_CHECKING:
+    from dprm.trees.chain_shards import ChainRows, ShardedChainJob
 
 __all__ = [
     "purity_mass",
@@ -99,6 +103,9 @@ __all__ = [
     "prepare_tree_pair",
     "ChainJob",
     "ChainTrace",
+    "ChainDraws",
+    "draw_chain",
+    "GrowingRows",
     "PAIR_SCORES",
 ]
 
@@ -162,6 +169,8 @@ def grow_exponential_tree(
     epsilon: EpsilonLike,
     accountant: Accountant,
     step: str,
+    *,
+    rows: "GrowingRows | None" = None,
 ) -> Tree:
     """Algorithm 2 (createDTExpMech, Friedman & Schuster 2010, fixed depth).
 
@@ -169,27 +178,56 @@ def grow_exponential_tree(
     all candidate splits of the view with the Gini quality (sensitivity 2) and
     ``ε/d``; the nodes of a level hold disjoint rows, so one charge of ``ε/d`` covers
     the level (parallel composition). No node counts are released. Total: ``ε``.
+    ``rows`` counts and routes the rows (default: a :class:`GrowingRows` on ``index``'s
+    rows and ``target``; a sharded run passes one that asks every shard and sums).
     """
     shares = split_budget(epsilon, [1] * depth)
     tree = Tree(depth=depth)
-    position = np.zeros(index.n_rows, dtype=np.int64)  # heap position, -1 = dropped
-    target = np.asarray(target, dtype=np.int64)
+    if rows is None:
+        rows = GrowingRows(index, target)
     for level in range(depth):
         first = 2**level - 1
         n_nodes = 2**level
-        local = np.where(position >= first, position - first, -1)
-        qualities = split_qualities(index, local, target, n_nodes, n_classes)
+        qualities = qualities_from_counts(index, rows.level_counts(level, n_classes), n_nodes, n_classes)
         mechanism = ExponentialMechanism(shares[level], GINI_SENSITIVITY)
         chosen = mechanism.release_parallel(accountant, f"{step} level {level + 1}",
                                             [qualities[:, k] for k in range(n_nodes)])
         for k in range(n_nodes):
             tree.splits[first + k] = index.splits[int(chosen[k])]
         if level + 1 < depth:
-            rows = np.flatnonzero(position >= first)
-            nodes = position[rows]
-            routed = _route_level(index, tree, rows, nodes)
-            position[rows] = routed
+            rows.route(tree, level)
     return tree
+
+
+class GrowingRows:
+    """Where the rows of a tree grown level by level are (:func:`grow_exponential_tree`).
+
+    Parameters
+    ----------
+    index : LiteralIndex
+        The view the tree is grown on (with the rows).
+    target : ndarray of int
+        Class of each row, ``-1`` for none.
+
+    A sharded run keeps one per shard (each on its rows) and sums their
+    :meth:`level_counts`: counts of rows, exact over all shards.
+    """
+
+    def __init__(self, index: LiteralIndex, target: np.ndarray) -> None:
+        self.index = index
+        self.target = np.asarray(target, dtype=np.int64)
+        self.position = np.zeros(index.n_rows, dtype=np.int64)  # heap position, -1 = dropped
+
+    def level_counts(self, level: int, n_classes: int) -> np.ndarray:
+        """:func:`~dprm.trees.criterion.node_class_counts` of the nodes of ``level``."""
+        first = 2**level - 1
+        local = np.where(self.position >= first, self.position - first, -1)
+        return node_class_counts(self.index, local, self.target, 2**level, n_classes)
+
+    def route(self, tree: Tree, level: int) -> None:
+        """Move the rows at the nodes of ``level`` one step down ``tree``."""
+        rows = np.flatnonzero(self.position >= 2**level - 1)
+        self.position[rows] = _route_level(self.index, tree, rows, self.position[rows])
 
 
 def _split_arrays(tree: Tree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -305,6 +343,32 @@ def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: 
     return flat.reshape(n_positions, n_classes).astype(np.int64)
 
 
+@dataclass
+class ChainDraws:
+    """Everything random of a chain, drawn before it runs (:func:`draw_chain`)."""
+
+    nodes_a: np.ndarray
+    nodes_b: np.ndarray
+    #: ``(choice, local_u, attribute_u, split_u, log_u)`` of every step (:func:`~dprm.trees._kernels.propose`)
+    proposals: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def draw_chain(first: "_ChainSpace", second: "_ChainSpace", depth: int, paired: bool, iterations: int,
+               rng: np.random.Generator, chain) -> ChainDraws:
+    """The random start and the proposals from ``rng``, then the acceptance uniforms from ``chain``.
+
+    In this order, for every chain however its rows are held (in this process or in
+    shards), so that the same seed gives the same chain. ``second`` is ``first`` for
+    a single tree (its second start is drawn all the same).
+    """
+    nodes_a = first.random_nodes(depth, rng)
+    nodes_b = second.random_nodes(depth, rng)
+    n_choices = (2 if paired else 1) * (2**depth - 1)
+    return ChainDraws(nodes_a, nodes_b, (rng.integers(n_choices, size=iterations), rng.random(iterations),
+                                         rng.random(iterations), rng.random(iterations),
+                                         chain.log_uniforms(iterations)))
+
+
 class ChainJob:
     """A prepared Metropolis–Hastings chain: charged, started, ready to :meth:`run`.
 
@@ -324,25 +388,22 @@ class ChainJob:
         second = second if self.paired else first
         self.spaces, self.depth, self.chain, self.trace = (first, second), depth, chain, trace
         n_positions = 2 ** (depth + 1) - 1
-        first_leaf = 2**depth - 1
         target_a = np.asarray(target, dtype=np.int32).copy()
-        nodes_a = first.random_nodes(depth, rng)
-        nodes_b = second.random_nodes(depth, rng)
+        draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain)
+        nodes_a, nodes_b = draws.nodes_a, draws.nodes_b
         cell_a = first.cells(nodes_a, depth).astype(np.uint8)  # 255 positions at the largest depth, 7
         cell_b = second.cells(nodes_b, depth).astype(np.uint8)
         target_b = leaf_classes(cell_a, depth).astype(np.int32)
         from dprm.trees._kernels import preorder, tree_layout  # numba: imported by the runs that use it only
 
         rank, _ = preorder(depth)
-        n_choices = (2 if self.paired else 1) * first_leaf
         self.arguments = (
             first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
             second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
             nodes_a, cell_a, *tree_layout(cell_a, rank), _counts(cell_a, target_a, n_positions, n_classes), target_a,
             nodes_b, cell_b, *tree_layout(cell_b, rank), _counts(cell_b, target_b, n_positions, 2**depth), target_b,
             self.paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
-            rng.integers(n_choices, size=iterations), rng.random(iterations), rng.random(iterations),
-            rng.random(iterations), chain.log_uniforms(iterations), LOCAL_SHARE,
+            *draws.proposals, LOCAL_SHARE,
             variance_window if stop == "variance" else 0, float(variance_threshold),
         )
         self.nodes = (nodes_a, nodes_b)
@@ -402,6 +463,7 @@ def sample_tree(
     variance_window: int = 500,
     trace: ChainTrace | None = None,
     progress: Callable[[int], None] | None = None,
+    rows: "ChainRows | None" = None,
 ) -> Tree:
     """Algorithm 3 (createDTMCMC, Bai et al. 2017): a tree sampled by MCMC.
 
@@ -411,14 +473,31 @@ def sample_tree(
     the last ``variance_window`` scores falls below ``variance_threshold`` (the
     paper's data-dependent stop; the chain's guarantee, recorded in the ledger, then
     says ``data-dependent stop``). ``progress(steps)`` is told the steps done, in
-    chunks (:meth:`ChainJob.run`).
+    chunks (:meth:`ChainJob.run`). With ``rows`` (:class:`~dprm.trees.chain_shards.ChainRows`),
+    the rows and ``target`` are held by a counting engine's shards and the chain runs
+    there (:func:`~dprm.trees.chain_shards.run_lockstep`): the same tree for the same seed.
     """
     _check_chain(depth, iterations, stop, variance_window)
+    _check_rows(rows, stop)
     space = _ChainSpace.of(index, _codes_dtype(index))
     chain = MetropolisHastings(epsilon, GINI_SENSITIVITY, data_dependent_stop=stop == "variance").start(
         accountant, step)
+    if rows is not None:
+        return _sharded_job((space, None), rows, n_classes, depth, chain, rng, iterations, 0, stop,
+                            trace).run(progress)[0]
     return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
                     variance_window, trace).run(progress)[0]
+
+
+def _check_rows(rows: "ChainRows | None", stop: str) -> None:
+    if rows is not None and stop != "fixed":
+        raise ParameterError("mcmc-stop variance does not run on a sharded engine yet (use mcmc-stop fixed)")
+
+
+def _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, stop, trace):
+    from dprm.trees.chain_shards import ShardedChainJob  # numba: imported by the runs that use it only
+
+    return ShardedChainJob(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, LOCAL_SHARE, trace)
 
 
 def prepare_tree_pair(
@@ -438,9 +517,17 @@ def prepare_tree_pair(
     variance_threshold: float = 0.005,
     variance_window: int = 500,
     trace: ChainTrace | None = None,
-) -> ChainJob:
-    """Charge and prepare the chain of :func:`sample_tree_pair`; ``.run()`` it later."""
+    rows: "ChainRows | None" = None,
+) -> "ChainJob | ShardedChainJob":
+    """Charge and prepare the chain of :func:`sample_tree_pair`; ``.run()`` it later.
+
+    With ``rows`` (:class:`~dprm.trees.chain_shards.ChainRows`: ``target`` held by a
+    counting engine's shards), a :class:`~dprm.trees.chain_shards.ShardedChainJob`
+    with the same draws: run several in lock-step with
+    :func:`~dprm.trees.chain_shards.run_lockstep`.
+    """
     _check_chain(depth, iterations, stop, variance_window)
+    _check_rows(rows, stop)
     if pair_score not in PAIR_SCORES:
         raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {pair_score!r}")
     dtype = _codes_dtype(first_index, second_index)
@@ -448,6 +535,8 @@ def prepare_tree_pair(
     kind, sensitivity, score_range = _PAIR_SCORE_MECHANISMS[pair_score]
     chain = MetropolisHastings(epsilon, sensitivity, score_range, data_dependent_stop=stop == "variance").start(
         accountant, step)
+    if rows is not None:
+        return _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, kind, stop, trace)
     return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, kind,
                     stop, variance_threshold, variance_window, trace)
 

@@ -1,0 +1,122 @@
+"""The private tree miners on a sharded counting engine give exactly the in-process output.
+
+The rows are dealt into shards in this process (:class:`PartsEngine`: each part its
+own :class:`~dprm.mining.tree_rows.TreeRows` worker; the driver holds a schema
+without rows), so the whole sharded path (targets, lock-step chains, level-by-level
+trees, extraction tables, scored targets) is checked without Ray; the Ray engine
+itself is checked in ``tests/test_engine_ray.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dprm.data import load_two_view
+from dprm.data.attributes import TwoViewData
+from dprm.datasets import make_planted
+from dprm.engine import CountingEngine, InProcessEngine
+from dprm.engine.workers import LocalWorkers, ShardWorkers
+from dprm.errors import ParameterError
+from dprm.mining.alternation import AlternatingTrees
+from dprm.mining.tree_pair import MCMCTreePair
+from dprm.privacy import Accountant, SeededNoise
+
+ROOT = Path(__file__).resolve().parents[1]
+MAMMALS = ROOT.parent / "shared" / "data" / "mammals"
+MAMMALS_TYPES = ROOT / "tests" / "data" / "mammals-types.json"
+
+
+def take(data: TwoViewData, rows: np.ndarray) -> TwoViewData:
+    """The rows ``rows`` of ``data`` (same schema)."""
+    views = [replace(view, attributes=[replace(a, values=a.values[rows]) for a in view.attributes])
+             for view in data.views]
+    return replace(data, left=views[0], right=views[1], ids=None)
+
+
+class PartWorkers(ShardWorkers):
+    def __init__(self, factory, parts) -> None:
+        self.workers = [LocalWorkers(factory, part) for part in parts]
+        self.n_shards = len(parts)
+
+    def call(self, method, *args):
+        return [w.call(method, *args)[0] for w in self.workers]
+
+
+class PartsEngine(CountingEngine):
+    """The rows dealt at random into ``n`` parts, each counted on its own; the driver sees no row."""
+
+    def __init__(self, data: TwoViewData, n: int, seed: int = 0) -> None:
+        dealt = np.random.default_rng(seed).integers(n, size=data.n_rows)
+        self.parts = [take(data, np.flatnonzero(dealt == k)) for k in range(n)]
+        self.schema = take(data, np.array([], dtype=np.int64))
+        self._rows = data.n_rows
+
+    @property
+    def n_rows(self) -> int:
+        return self._rows
+
+    def literal_tables(self, mode, max_splits):  # pragma: no cover - the tree miners do not ask
+        raise NotImplementedError
+
+    def counts(self, mode, max_splits):  # pragma: no cover
+        raise NotImplementedError
+
+    def workers(self, factory):
+        return PartWorkers(factory, self.parts)
+
+
+def document(miner, data) -> str:
+    accountant = Accountant(miner.epsilon, SeededNoise(np.random.default_rng(11)))
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(3))
+    return json.dumps({"document": miner.document(), "ledger": [str(e) for e in accountant.ledger]},
+                      sort_keys=True, default=str)
+
+
+@pytest.fixture(scope="module")
+def planted() -> TwoViewData:
+    p = make_planted(3001, n_planted=3, missing=0.02, random_state=5)
+    return load_two_view(p.left, p.right, types=p.types)
+
+
+@pytest.fixture(scope="module")
+def mammals() -> TwoViewData:
+    if not (MAMMALS / "left.csv").is_file():
+        pytest.skip("the mammals data is not in ../shared/data")
+    return load_two_view(MAMMALS / "left.csv", MAMMALS / "right.csv", types=MAMMALS_TYPES,
+                         duplicate_names="rename")
+
+
+MINERS = {
+    "mcmc-tree-pair": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=1500),
+    "mcmc-tree-pair-scored-fd": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=800, targets="scored",
+                                                     depth=3, target_binning="fd", counts="paper"),
+    "mcmc-tree-pair-auto": lambda: MCMCTreePair(init_trials="auto", depth="auto", mcmc_iterations=600,
+                                                targets="scored", target_share="auto", units="subtrees"),
+    "alt-expm": lambda: AlternatingTrees(trees="exponential", init_trials=3, alternations=2),
+    "alt-mcmc": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=700,
+                                         target_binning="fd"),
+}
+
+
+@pytest.mark.parametrize("n_shards", [2, 3])
+@pytest.mark.parametrize("name", list(MINERS))
+@pytest.mark.parametrize("dataset", ["planted", "mammals"])
+def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset, request) -> None:
+    data = request.getfixturevalue(dataset)
+    local = document(MINERS[name](), data)
+    assert document(MINERS[name](), InProcessEngine(data)) == local  # the in-process engine is the data itself
+    sharded = document(MINERS[name](), PartsEngine(data, n_shards))
+    assert sharded == local
+    assert json.loads(local)["document"]["redescriptions"] or name == "alt-expm"  # not two empty runs
+
+
+def test_the_variance_stop_is_refused_on_shards_before_anything_is_spent(planted) -> None:
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError, match="mcmc-stop variance"):
+        MCMCTreePair(mcmc_stop="variance").fit(PartsEngine(planted, 2), accountant=accountant)
+    assert accountant.ledger == []
