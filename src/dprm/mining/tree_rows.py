@@ -25,7 +25,7 @@ Examples
 >>> from dprm.datasets import make_planted
 >>> planted = make_planted(200, n_planted=1, random_state=0)
 >>> rows = TreeRows(load_two_view(planted.left, planted.right, types=planted.types), max_splits=8)
->>> rows.attribute_classes(1, 0, planted.left.columns[0], None)
+>>> rows.attribute_classes(1, 0, rows.data.left.attributes[0].name, None)   # a Boolean attribute
 >>> int(rows.class_histogram(1, 2).sum())
 200
 """

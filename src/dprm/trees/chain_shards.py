@@ -28,6 +28,7 @@ from dprm.trees._kernels import (
     shard_delta,
     tree_layout,
 )
+from dprm.trees.chain_draws import CHUNK_STEPS, draw_chain
 
 __all__ = ["ChainShard", "run_sharded_chain", "ChainRows", "ShardedChainJob", "run_lockstep"]
 
@@ -200,8 +201,6 @@ class ShardedChainJob:
 
     def __init__(self, spaces, rows: ChainRows, n_classes: int, depth: int, chain, rng, iterations: int,
                  score_kind: int, local_share: float, trace=None) -> None:
-        from dprm.trees.private import draw_chain
-
         first, second = spaces
         self.paired = second is not None
         second = second if self.paired else first
@@ -278,8 +277,6 @@ def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = 
     """
     if not jobs:
         return []
-    from dprm.trees.private import CHUNK_STEPS
-
     workers = jobs[0].rows.workers
     n = max(job.iterations for job in jobs)
     chunk = chunk or max(CHUNK_STEPS, -(-n // 100))

@@ -87,6 +87,7 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
+from dprm.trees.chain_draws import CHUNK_STEPS, ChainDraws, draw_chain
 from dprm.trees.criterion import GINI_SENSITIVITY, node_class_counts, qualities_from_counts
 from dprm.trees.tree import Tree
 
@@ -114,8 +115,6 @@ PAIR_SCORES = ("counts", "gini", "paper")
 _PAIR_SCORE_MECHANISMS = {"counts": (3, 2, 3), "gini": (1, 1, None), "paper": (2, 1, None)}
 LOCAL_SHARE = 0.5  # probability of a local proposal (module docstring)
 MCMC_STOPS = ("fixed", "variance")
-#: Fewest steps a chain runs between two progress reports (:meth:`ChainJob.run`).
-CHUNK_STEPS = 1000
 
 
 def purity_mass(counts: np.ndarray) -> float:
@@ -341,32 +340,6 @@ def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: 
     keys = cells[labelled].astype(np.int64) * n_classes + target[labelled]
     flat = np.bincount(keys, minlength=n_positions * n_classes)
     return flat.reshape(n_positions, n_classes).astype(np.int64)
-
-
-@dataclass
-class ChainDraws:
-    """Everything random of a chain, drawn before it runs (:func:`draw_chain`)."""
-
-    nodes_a: np.ndarray
-    nodes_b: np.ndarray
-    #: ``(choice, local_u, attribute_u, split_u, log_u)`` of every step (:func:`~dprm.trees._kernels.propose`)
-    proposals: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-
-
-def draw_chain(first: "_ChainSpace", second: "_ChainSpace", depth: int, paired: bool, iterations: int,
-               rng: np.random.Generator, chain) -> ChainDraws:
-    """The random start and the proposals from ``rng``, then the acceptance uniforms from ``chain``.
-
-    In this order, for every chain however its rows are held (in this process or in
-    shards), so that the same seed gives the same chain. ``second`` is ``first`` for
-    a single tree (its second start is drawn all the same).
-    """
-    nodes_a = first.random_nodes(depth, rng)
-    nodes_b = second.random_nodes(depth, rng)
-    n_choices = (2 if paired else 1) * (2**depth - 1)
-    return ChainDraws(nodes_a, nodes_b, (rng.integers(n_choices, size=iterations), rng.random(iterations),
-                                         rng.random(iterations), rng.random(iterations),
-                                         chain.log_uniforms(iterations)))
 
 
 class ChainJob:
