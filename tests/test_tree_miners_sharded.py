@@ -42,8 +42,10 @@ class PartWorkers(ShardWorkers):
     def __init__(self, factory, parts) -> None:
         self.workers = [LocalWorkers(factory, part) for part in parts]
         self.n_shards = len(parts)
+        self.calls: list[str] = []
 
     def call(self, method, *args):
+        self.calls.append(method)
         return [w.call(method, *args)[0] for w in self.workers]
 
 
@@ -67,7 +69,8 @@ class PartsEngine(CountingEngine):
         raise NotImplementedError
 
     def workers(self, factory):
-        return PartWorkers(factory, self.parts)
+        self.opened = PartWorkers(factory, self.parts)
+        return self.opened
 
 
 def document(miner, data) -> str:
@@ -120,3 +123,22 @@ def test_the_variance_stop_is_refused_on_shards_before_anything_is_spent(planted
     with pytest.raises(ParameterError, match="mcmc-stop variance"):
         MCMCTreePair(mcmc_stop="variance").fit(PartsEngine(planted, 2), accountant=accountant)
     assert accountant.ledger == []
+
+
+def test_the_command_line_lists_exactly_the_miners_that_count_through_the_engine() -> None:
+    from dprm.cli.mine import _SHARDED
+    from dprm.mining import ALGORITHMS, make_miner
+
+    assert sorted(_SHARDED) == sorted(n for n in ALGORITHMS if getattr(make_miner(n), "counts_through_engine", False))
+    assert not make_miner("mcmc-tree-pair", mcmc_stop="variance").counts_through_engine
+
+
+def test_the_chains_run_in_lock_step_and_an_extraction_is_one_request(planted) -> None:
+    """Three chains of 700 steps: at most 700 step requests (one carries a step of every chain)."""
+    engine = PartsEngine(planted, 2)
+    document(MCMCTreePair(init_trials=3, mcmc_iterations=700), engine)
+    calls = engine.opened.calls
+    assert calls.count("start_chains") == 1
+    assert 600 < calls.count("chain_step") <= 700  # a step whose proposals change nothing sends none
+    assert calls.count("cell_table") == 3
+    assert set(calls) == {"attribute_classes", "start_chains", "chain_step", "end_chains", "forget", "cell_table"}

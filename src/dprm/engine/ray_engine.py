@@ -239,6 +239,8 @@ class RayEngine(CountingEngine):
         self._ray = ray
         self._own = False
         self._actors: list = []
+        #: Requests sent to the shards so far (each goes to all shards at once: one round trip).
+        self.round_trips = 0
         if not ray.is_initialized():
             start_ray(address, num_cpus=num_cpus or shards)
             self._own = True
@@ -263,6 +265,7 @@ class RayEngine(CountingEngine):
     def _all(self, method: str, *args: Any) -> list:
         """Call ``method`` on every shard at once; the answers in shard order."""
         ray = self._ray
+        self.round_trips += 1
         try:
             return ray.get([getattr(a, method).remote(*args) for a in self._actors])
         except ray.exceptions.OutOfMemoryError:

@@ -812,6 +812,25 @@ def _leaf_units(tree: Tree, units: str, residual: bool, empty: np.ndarray | None
     return masks
 
 
+def _check_extraction(counts: str, units: str, confidence: float, reestimate_share: float, n_simulations: int,
+                      rng: object) -> None:
+    """The options of :func:`private_extract` and :func:`private_extract_table` (ParameterError)."""
+    if counts not in COUNTS:
+        raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {counts!r}")
+    if units not in UNITS:
+        raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {units!r}")
+    if not 0 < confidence < 1:
+        raise ParameterError(f"confidence must be in (0, 1), not {confidence}")
+    if not 0 <= reestimate_share < 1:
+        raise ParameterError(f"reestimate-share must be in [0, 1), not {reestimate_share}")
+    if reestimate_share > 0 and counts != "cells":
+        raise ParameterError("reestimate-share needs counts 'cells'")
+    if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 0:
+        raise ParameterError(f"n-simulations must be a non-negative integer, not {n_simulations!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterError("private_extract needs rng, a numpy.random.Generator")
+
+
 def private_extract(
     left_cells: np.ndarray,
     left_tree: Tree,
@@ -902,20 +921,7 @@ def private_extract(
         For a bad ``counts``, ``confidence``, ``n_simulations`` or cell arrays.
     """
     exact_epsilon = as_epsilon(epsilon)
-    if counts not in COUNTS:
-        raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {counts!r}")
-    if units not in UNITS:
-        raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {units!r}")
-    if not 0 < confidence < 1:
-        raise ParameterError(f"confidence must be in (0, 1), not {confidence}")
-    if not 0 <= reestimate_share < 1:
-        raise ParameterError(f"reestimate-share must be in [0, 1), not {reestimate_share}")
-    if reestimate_share > 0 and counts != "cells":
-        raise ParameterError("reestimate-share needs counts 'cells'")
-    if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 0:
-        raise ParameterError(f"n-simulations must be a non-negative integer, not {n_simulations!r}")
-    if not isinstance(rng, np.random.Generator):
-        raise ParameterError("private_extract needs rng, a numpy.random.Generator")
+    _check_extraction(counts, units, confidence, reestimate_share, n_simulations, rng)
     left_cells, right_cells = np.asarray(left_cells), np.asarray(right_cells)
     if left_cells.shape != right_cells.shape or left_cells.ndim != 1:
         raise ParameterError("left_cells and right_cells must be 1-d and row-aligned")
@@ -982,6 +988,7 @@ def private_extract_table(
     :func:`private_extract`, which checks them.
     """
     exact_epsilon = as_epsilon(epsilon)
+    _check_extraction(counts, units, confidence, reestimate_share, n_simulations, rng)
     n_left, n_right = left_tree.n_leaves, right_tree.n_leaves
     table = np.asarray(table)
     if table.shape != (n_left + 1, n_right + 1):

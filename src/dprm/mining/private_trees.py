@@ -163,8 +163,10 @@ MCMC_PARAMETERS: dict[str, Param] = parameter_table(
 class PrivateTreeMiner(Miner):
     """Base class of the private tree-based miners (not used directly)."""
 
-    #: The miner counts only through a counting engine when given one (:mod:`dprm.engine`), so it runs sharded.
-    counts_through_engine = True
+    @property
+    def counts_through_engine(self) -> bool:
+        """Whether the miner runs on a sharded counting engine (:mod:`dprm.engine`): yes, except the variance stop."""
+        return self.mcmc_stop_of() == "fixed"
 
     # -- validation -----------------------------------------------------------------
 
