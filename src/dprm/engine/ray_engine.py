@@ -212,7 +212,10 @@ class RayWorkers(ShardWorkers):
 
     def close(self) -> None:
         if self._engine._actors:
-            self._engine._all("detach", self._key)
+            try:
+                self._engine._all("detach", self._key)
+            except EngineError:  # a shard was lost: its workers went with it, the run is ending with that error
+                pass
 
 
 class RayEngine(CountingEngine):

@@ -285,25 +285,24 @@ def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = 
         job.begin(counts_a, counts_b)
     commits: list = []
     reported = 0
-    try:
-        for i in range(n):
-            waiting, proposals = [], []
-            for job in jobs:
-                if i < job.iterations:
-                    proposal = job.propose(i)
-                    if proposal is not None:
-                        waiting.append((job, proposal))
-                        proposals.append((job.key, proposal[0], proposal[1], proposal[2]))
-            if proposals:
-                deltas = workers.sum("chain_step", commits, proposals)
-                commits = []
-                for (job, proposal), (delta_a, delta_b) in zip(waiting, deltas):
-                    if job.decide(i, proposal, delta_a, delta_b):
-                        commits.append((job.key, proposal[0], proposal[1], proposal[2]))
-            if advance is not None and ((i + 1) % chunk == 0 or i + 1 == n):
-                done = sum(min(i + 1, job.iterations) for job in jobs)
-                advance(done - reported)
-                reported = done
-    finally:
-        workers.call("end_chains", [job.key for job in jobs])
+    for i in range(n):
+        waiting, proposals = [], []
+        for job in jobs:
+            if i < job.iterations:
+                proposal = job.propose(i)
+                if proposal is not None:
+                    waiting.append((job, proposal))
+                    proposals.append((job.key, proposal[0], proposal[1], proposal[2]))
+        if proposals:
+            deltas = workers.sum("chain_step", commits, proposals)
+            commits = []
+            for (job, proposal), (delta_a, delta_b) in zip(waiting, deltas):
+                if job.decide(i, proposal, delta_a, delta_b):
+                    commits.append((job.key, proposal[0], proposal[1], proposal[2]))
+        if advance is not None and ((i + 1) % chunk == 0 or i + 1 == n):
+            done = sum(min(i + 1, job.iterations) for job in jobs)
+            advance(done - reported)
+            reported = done
+    # (after a failure the chains' state goes with the workers, which the miner closes)
+    workers.call("end_chains", [job.key for job in jobs])
     return [job.finish() for job in jobs]
