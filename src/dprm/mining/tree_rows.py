@@ -119,7 +119,7 @@ class TreeRows:
 
     def gain_counts(self, side: int, target_literals: list[Literal],
                     other_literals: list[Literal]) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`~dprm.mining.initial_targets.split_gain_counts` of view ``side``'s literals against the other view's."""
+        """:func:`~dprm.mining.initial_targets.split_gain_counts` of view ``side`` against the other view."""
         return split_gain_counts(self.indexes[side], self.indexes[1 - side], target_literals, other_literals)
 
     # -- MCMC chains --------------------------------------------------------------------
