@@ -21,7 +21,6 @@ from dprm.data.attributes import TwoViewData
 from dprm.datasets import make_planted
 from dprm.engine import CountingEngine, InProcessEngine
 from dprm.engine.workers import LocalWorkers, ShardWorkers
-from dprm.errors import ParameterError
 from dprm.mining.alternation import AlternatingTrees
 from dprm.mining.tree_pair import MCMCTreePair
 from dprm.privacy import Accountant, SeededNoise
@@ -118,11 +117,25 @@ def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset,
     assert json.loads(local)["document"]["redescriptions"] or name == "alt-expm"  # not two empty runs
 
 
-def test_the_variance_stop_is_refused_on_shards_before_anything_is_spent(planted) -> None:
-    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
-    with pytest.raises(ParameterError, match="mcmc-stop variance"):
-        MCMCTreePair(mcmc_stop="variance").fit(PartsEngine(planted, 2), accountant=accountant)
-    assert accountant.ledger == []
+@pytest.mark.parametrize("miner, most_steps", [
+    (MCMCTreePair(init_trials=3, mcmc_iterations=4000, mcmc_stop="variance", variance_window=50,
+                  variance_threshold=0.3, pair_score="gini"), 4000),
+    (AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=3000, mcmc_stop="variance", variance_window=40,
+                      variance_threshold=1.0), 4 * 3000),
+], ids=["mcmc-tree-pair", "alt-mcmc"])
+def test_the_variance_stop_stops_the_sharded_chains_where_it_stops_the_in_process_ones(planted, miner,
+                                                                                      most_steps) -> None:
+    steps = {}
+    engine = PartsEngine(planted, 3)
+    for name, data in (("local", planted), ("sharded", engine)):
+        seen = []
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(11)))
+        miner.fit(data, accountant=accountant, rng=np.random.default_rng(3), progress=lambda d, t: seen.append(d))
+        steps[name] = (json.dumps(miner.document(), sort_keys=True, default=str),
+                       [str(e) for e in accountant.ledger], seen[-1])
+    assert steps["sharded"] == steps["local"]
+    assert "data-dependent stop" in " ".join(steps["local"][1])
+    assert 100 < engine.opened.calls.count("chain_step") < most_steps * 0.9  # the chains stopped early
 
 
 def test_the_command_line_lists_exactly_the_miners_that_count_through_the_engine() -> None:
@@ -130,7 +143,6 @@ def test_the_command_line_lists_exactly_the_miners_that_count_through_the_engine
     from dprm.mining import ALGORITHMS, make_miner
 
     assert sorted(_SHARDED) == sorted(n for n in ALGORITHMS if getattr(make_miner(n), "counts_through_engine", False))
-    assert not make_miner("mcmc-tree-pair", mcmc_stop="variance").counts_through_engine
 
 
 def test_the_chains_run_in_lock_step_and_an_extraction_is_one_request(planted) -> None:

@@ -126,8 +126,7 @@ def mine(
     miner = make_miner(algorithm, **given)  # checks every parameter and its bounds
     address = check_engine(engine, shards)
     if address is not None and not getattr(miner, "counts_through_engine", False):
-        raise ParameterError(f"{algorithm}{' with mcmc-stop variance' if algorithm in _SHARDED else ''} does not "
-                             f"run on --engine ray yet ({', '.join(_SHARDED)} do, with mcmc-stop fixed)")
+        raise ParameterError(f"{algorithm} does not run on --engine ray yet ({', '.join(_SHARDED)} do)")
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
     outputs = Outputs()

@@ -163,10 +163,8 @@ MCMC_PARAMETERS: dict[str, Param] = parameter_table(
 class PrivateTreeMiner(Miner):
     """Base class of the private tree-based miners (not used directly)."""
 
-    @property
-    def counts_through_engine(self) -> bool:
-        """Whether the miner runs on a sharded counting engine (:mod:`dprm.engine`): yes, except the variance stop."""
-        return self.mcmc_stop_of() == "fixed"
+    #: The miner counts only through a counting engine when given one (:mod:`dprm.engine`), so it runs sharded.
+    counts_through_engine = True
 
     # -- validation -----------------------------------------------------------------
 
@@ -255,8 +253,6 @@ class PrivateTreeMiner(Miner):
             data, engine = engine.schema, None
         if engine is not None:
             data = engine.schema
-            if self.mcmc_stop_of() != "fixed":
-                raise ParameterError("mcmc-stop variance does not run on a sharded engine yet (use mcmc-stop fixed)")
         n_rows = data.n_rows if engine is None else engine.n_rows
         constraints = self.constraints()
         tracker = Progress(progress, self.work())
@@ -286,10 +282,6 @@ class PrivateTreeMiner(Miner):
             self._shards.close()
             self._shards = None
         return self
-
-    def mcmc_stop_of(self) -> str:
-        """The chains' stop rule (``"fixed"`` for miners without chains)."""
-        return getattr(self, "mcmc_stop", "fixed") if getattr(self, "trees", "mcmc") == "mcmc" else "fixed"
 
     def _fit_rows(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, tracker: Progress,
                   constraints) -> None:

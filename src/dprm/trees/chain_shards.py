@@ -30,6 +30,11 @@ from dprm.trees._kernels import (
 )
 from dprm.trees.chain_draws import CHUNK_STEPS, draw_chain
 
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - numba is a dependency; _kernels needs it too
+    njit = None
+
 __all__ = ["ChainShard", "run_sharded_chain", "ChainRows", "ShardedChainJob", "run_lockstep"]
 
 
@@ -200,7 +205,8 @@ class ShardedChainJob:
     """
 
     def __init__(self, spaces, rows: ChainRows, n_classes: int, depth: int, chain, rng, iterations: int,
-                 score_kind: int, local_share: float, trace=None) -> None:
+                 score_kind: int, local_share: float, trace=None, variance_window: int = 0,
+                 variance_threshold: float = 0.0) -> None:
         first, second = spaces
         self.paired = second is not None
         second = second if self.paired else first
@@ -214,6 +220,10 @@ class ShardedChainJob:
                      self.n_classes, depth, self.nodes[0].copy(), self.nodes[1].copy(), first.codes.dtype.str,
                      self.paired)
         self.steps = self.accepted = 0
+        # the variance stop (variance_window > 1), as run_chain keeps it: the last scores, before each step
+        self.variance_window, self.variance_threshold = int(variance_window), float(variance_threshold)
+        self.window = np.zeros(max(self.variance_window, 1))
+        self.stopped = False
 
     def begin(self, counts_a: np.ndarray, counts_b: np.ndarray) -> None:
         """Take the summed counts of the starting trees."""
@@ -224,7 +234,17 @@ class ShardedChainJob:
                                  self.labelled)
 
     def propose(self, i: int):
-        """Step ``i``'s proposal ``(side, node, split row, new split id, log ratio)``; None if it changes nothing."""
+        """Step ``i``'s proposal ``(side, node, split row, new split id, log ratio)``; None if it changes nothing.
+
+        With the variance stop, the chain stops before step ``i`` when the variance of its
+        last ``variance_window`` scores is below the threshold (:attr:`stopped`; the rule
+        and arithmetic of :func:`~dprm.trees._kernels.run_chain`).
+        """
+        if self.variance_window > 1:
+            self.window[i % self.variance_window] = self.score
+            if i + 1 >= self.variance_window and window_variance(self.window) < self.variance_threshold:
+                self.stopped = True
+                return None
         a, b = self.spaces
         side, node, new, log_ratio = propose(i, self.paired, 2**self.depth - 1, *self.draws.proposals[:4],
                                              self.local_share, self.nodes[0], a.splits, a.starts, a.sizes, a.usable,
@@ -265,6 +285,15 @@ class ShardedChainJob:
         return run_lockstep([self], advance)[0]
 
 
+def _window_variance(window: np.ndarray) -> float:
+    mean = window.mean()
+    return ((window - mean) ** 2).mean()
+
+
+#: The variance of a chain's window of scores, compiled as :func:`~dprm.trees._kernels.run_chain` computes it.
+window_variance = njit(cache=True)(_window_variance) if njit is not None else _window_variance
+
+
 def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = None) -> list[list]:
     """Run chains over the same shard workers in lock-step: one round trip carries a step of every chain.
 
@@ -288,7 +317,7 @@ def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = 
     for i in range(n):
         waiting, proposals = [], []
         for job in jobs:
-            if i < job.iterations:
+            if i < job.iterations and not job.stopped:
                 proposal = job.propose(i)
                 if proposal is not None:
                     waiting.append((job, proposal))
@@ -300,7 +329,7 @@ def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = 
                 if job.decide(i, proposal, delta_a, delta_b):
                     commits.append((job.key, proposal[0], proposal[1], proposal[2]))
         if advance is not None and ((i + 1) % chunk == 0 or i + 1 == n):
-            done = sum(min(i + 1, job.iterations) for job in jobs)
+            done = sum(job.iterations if job.stopped else min(i + 1, job.iterations) for job in jobs)
             advance(done - reported)
             reported = done
     # (after a failure the chains' state goes with the workers, which the miner closes)

@@ -451,26 +451,22 @@ def sample_tree(
     there (:func:`~dprm.trees.chain_shards.run_lockstep`): the same tree for the same seed.
     """
     _check_chain(depth, iterations, stop, variance_window)
-    _check_rows(rows, stop)
     space = _ChainSpace.of(index, _codes_dtype(index))
     chain = MetropolisHastings(epsilon, GINI_SENSITIVITY, data_dependent_stop=stop == "variance").start(
         accountant, step)
     if rows is not None:
         return _sharded_job((space, None), rows, n_classes, depth, chain, rng, iterations, 0, stop,
-                            trace).run(progress)[0]
+                            variance_threshold, variance_window, trace).run(progress)[0]
     return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
                     variance_window, trace).run(progress)[0]
 
 
-def _check_rows(rows: "ChainRows | None", stop: str) -> None:
-    if rows is not None and stop != "fixed":
-        raise ParameterError("mcmc-stop variance does not run on a sharded engine yet (use mcmc-stop fixed)")
-
-
-def _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, stop, trace):
+def _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, stop, variance_threshold,
+                 variance_window, trace):
     from dprm.trees.chain_shards import ShardedChainJob  # numba: imported by the runs that use it only
 
-    return ShardedChainJob(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, LOCAL_SHARE, trace)
+    return ShardedChainJob(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, LOCAL_SHARE, trace,
+                           variance_window if stop == "variance" else 0, variance_threshold)
 
 
 def prepare_tree_pair(
@@ -500,7 +496,6 @@ def prepare_tree_pair(
     :func:`~dprm.trees.chain_shards.run_lockstep`.
     """
     _check_chain(depth, iterations, stop, variance_window)
-    _check_rows(rows, stop)
     if pair_score not in PAIR_SCORES:
         raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {pair_score!r}")
     dtype = _codes_dtype(first_index, second_index)
@@ -509,7 +504,8 @@ def prepare_tree_pair(
     chain = MetropolisHastings(epsilon, sensitivity, score_range, data_dependent_stop=stop == "variance").start(
         accountant, step)
     if rows is not None:
-        return _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, kind, stop, trace)
+        return _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
+                            variance_window, trace)
     return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, kind,
                     stop, variance_threshold, variance_window, trace)
 
