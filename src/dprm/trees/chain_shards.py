@@ -9,8 +9,16 @@ A :class:`ChainShard` holds one shard's rows of both trees of a chain and calls 
 and (c); :func:`run_sharded_chain` is the reference driver: it makes the same
 proposals and the same decisions from the same pre-drawn numbers as ``run_chain``,
 so the chain is the same however the rows are split (the counts are integers and
-their sum does not depend on the split). It is a plain Python loop, one round trip
-per step: a correct reference, not a fast path.
+their sum does not depend on the split). It is a plain Python loop over shards in
+this process: a correct reference.
+
+For rows held by a counting engine's shards (:mod:`dprm.engine.workers`), a
+:class:`ShardedChainJob` is the driver's half of a chain (the same draws as the
+in-process :class:`~dprm.trees.private.ChainJob`, :mod:`dprm.trees.chain_draws`), and
+:func:`run_lockstep` runs several such chains together: one round trip to the shards
+carries one step of every chain (the commits of the last accepted proposals and the
+new proposals), the driver sums the shards' changes and decides. The shards' side is
+:class:`~dprm.mining.tree_rows.TreeRows` (one :class:`ChainShard` per chain).
 """
 
 from __future__ import annotations
