@@ -8,8 +8,8 @@ is its own. Every run uses the same seeded noise, so the outputs must be identic
 the script prints each output's digest and says if they differ.
 
 Prints one line per run: load (or engine start) time, mining time, the driver's peak
-resident memory and each shard actor's, and the output digest; then the Ray engine's
-time as a multiple of the in-process time. Issue 15's goals: at 10 M rows the Ray
+resident memory and each shard actor's, the Ray engine's round trips, and the output
+digest; then the Ray engine's time as a multiple of the in-process time. Issue 15's goals: at 10 M rows the Ray
 engine takes at most 1.5 × the in-process mining time, and the driver's memory does not
 grow with the rows.
 
@@ -178,6 +178,7 @@ def main() -> None:
                       f"driver peak {result['driver_peak_mb']:.0f} MB (sampled "
                       f"{result.get('driver_sampled_mb', float('nan')):.0f} MB), driver CPU {result['driver_cpu_s']:.0f} s"
                       + (f", actors peak [{actors}] MB, actors CPU [{cpu}] s" if actors else "")
+                      + (f", {result['round_trips']:,} round trips" if result.get("round_trips") else "")
                       + f", {result['redescriptions']} redescriptions, output {result['digest']}", flush=True)
             if 0 in results:
                 for shards, result in results.items():
