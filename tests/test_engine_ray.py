@@ -208,7 +208,11 @@ def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, pl
         assert engine.schema.left["colour"].domain == local_data.left["colour"].domain
         assert engine.schema.right.attributes[0].domain == local_data.right.attributes[0].domain
         sharded = _document(SerenadeES, engine, initial_pairs=4, extensions=4)
+        # numeric initial targets binned over bounds read off the data (the shards' merged bounds)
+        trees = _document(MCMCTreePair, engine, init_trials=4, mcmc_iterations=300, depth=3)
     assert sharded == local
+    assert trees == _document(MCMCTreePair, local_data, init_trials=4, mcmc_iterations=300, depth=3)
+    assert "come from data, not declared bounds" in trees
 
 
 def test_part_files_and_parquet_row_groups_are_read_by_their_shards(ray_session, planted_files, tmp_path) -> None:
