@@ -179,6 +179,13 @@ def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(p
     assert json.loads(local)["document"]["redescriptions"]
 
 
+def test_the_chains_of_mcmc_tree_pair_take_one_round_trip_per_step_of_all_chains(planted_engine) -> None:
+    before = planted_engine.round_trips
+    _document(MCMCTreePair, planted_engine, init_trials=4, mcmc_iterations=500)
+    # 500 steps of 4 chains in lock-step, plus a few requests for targets, starts and extractions
+    assert 400 < planted_engine.round_trips - before <= 500 + 20
+
+
 def test_a_shard_killed_during_the_chains_is_a_clean_engine_error(ray_session, planted_files) -> None:
     left, right, types = planted_files
     with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
