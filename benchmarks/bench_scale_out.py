@@ -8,8 +8,8 @@ is its own. Every run uses the same seeded noise, so the outputs must be identic
 the script prints each output's digest and says if they differ.
 
 Prints one line per run: load (or engine start) time, mining time, the driver's peak
-resident memory and each shard actor's, and the output digest; then the Ray engine's
-time as a multiple of the in-process time. Issue 15's goals: at 10 M rows the Ray
+resident memory and each shard actor's, the Ray engine's round trips, and the output
+digest; then the Ray engine's time as a multiple of the in-process time. Issue 15's goals: at 10 M rows the Ray
 engine takes at most 1.5 × the in-process mining time, and the driver's memory does not
 grow with the rows.
 
@@ -17,6 +17,7 @@ Usage (lean first, the big one with ``nice``; 10 M rows need about 6 GB per proc
 
     python benchmarks/bench_scale_out.py --rows 1000000 --shards 2,4
     nice -n 10 python benchmarks/bench_scale_out.py --rows 1000000,10000000 --shards 2,4
+    python benchmarks/bench_scale_out.py --rows 1000000 --shards 2 --miners mcmc-tree-pair
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ import numpy as np
 ROW_GROUP = 250_000
 MINERS = {
     "serenade-es": {},
+    # issue 15's tree miner: InTr 4 chains of 10,000 steps, depth 4 (uniform targets: the chains in lock-step)
+    "mcmc-tree-pair": {"init_trials": 4, "mcmc_iterations": 10_000, "depth": 4},
 }
 
 
@@ -121,6 +124,7 @@ def one_run(data: Path, miner_name: str, shards: int) -> dict:
     sampled = sampler.stop()
     return {"load_s": loaded, "mine_s": mined, "driver_peak_mb": _peak_rss() / 2**20, "driver_sampled_mb": sampled / 2**20,
             "driver_cpu_s": usage.ru_utime + usage.ru_stime,
+            "round_trips": getattr(engine, "round_trips", None),
             "actor_peak_mb": [a["peak_rss"] / 2**20 for a in actors],
             "actor_cpu_s": [a["cpu_s"] for a in actors],
             "digest": hashlib.sha256(document.encode()).hexdigest()[:12],
@@ -174,6 +178,7 @@ def main() -> None:
                       f"driver peak {result['driver_peak_mb']:.0f} MB (sampled "
                       f"{result.get('driver_sampled_mb', float('nan')):.0f} MB), driver CPU {result['driver_cpu_s']:.0f} s"
                       + (f", actors peak [{actors}] MB, actors CPU [{cpu}] s" if actors else "")
+                      + (f", {result['round_trips']:,} round trips" if result.get("round_trips") else "")
                       + f", {result['redescriptions']} redescriptions, output {result['digest']}", flush=True)
             if 0 in results:
                 for shards, result in results.items():

@@ -19,7 +19,9 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.engine.sharding import ShardSpec
 from dprm.errors import EngineError
+from dprm.mining.alternation import AlternatingTrees
 from dprm.mining.serenade import SerenadeCS, SerenadeES
+from dprm.mining.tree_pair import MCMCTreePair
 from dprm.privacy import Accountant, SeededNoise
 
 pytestmark = pytest.mark.ray
@@ -148,6 +150,58 @@ def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_planted_data
     assert json.loads(local)["document"]["redescriptions"]  # the comparison is not between two empty runs
 
 
+TREE_MINERS = [
+    (MCMCTreePair, {"init_trials": 3, "mcmc_iterations": 800}),
+    (MCMCTreePair, {"init_trials": 2, "mcmc_iterations": 500, "targets": "scored", "target_binning": "fd",
+                    "depth": 3}),
+    (AlternatingTrees, {"trees": "exponential", "init_trials": 2, "alternations": 2}),
+    (AlternatingTrees, {"trees": "mcmc", "init_trials": 2, "mcmc_iterations": 400}),
+]
+
+
+@pytest.mark.parametrize("miner_class, parameters", TREE_MINERS,
+                         ids=["mcmc-tree-pair", "mcmc-tree-pair-scored", "alt-expm", "alt-mcmc"])
+def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
+                                                                          parameters) -> None:
+    left, right, options = _mammals()
+    local = _document(miner_class, load_two_view(left, right, **options), **parameters)
+    assert _document(miner_class, mammals_engine, **parameters) == local
+    assert json.loads(local)["document"]["redescriptions"]
+
+
+@pytest.mark.parametrize("miner_class, parameters", TREE_MINERS,
+                         ids=["mcmc-tree-pair", "mcmc-tree-pair-scored", "alt-expm", "alt-mcmc"])
+def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(planted_engine, planted_files,
+                                                                              miner_class, parameters) -> None:
+    left, right, types = planted_files
+    local = _document(miner_class, load_two_view(left, right, types=types), **parameters)
+    assert _document(miner_class, planted_engine, **parameters) == local
+    assert json.loads(local)["document"]["redescriptions"]
+
+
+def test_the_chains_of_mcmc_tree_pair_take_one_round_trip_per_step_of_all_chains(planted_engine) -> None:
+    before = planted_engine.round_trips
+    _document(MCMCTreePair, planted_engine, init_trials=4, mcmc_iterations=500)
+    # 500 steps of 4 chains in lock-step, plus a few requests for targets, starts and extractions
+    assert 400 < planted_engine.round_trips - before <= 500 + 20
+
+
+def test_a_shard_killed_during_the_chains_is_a_clean_engine_error(ray_session, planted_files) -> None:
+    left, right, types = planted_files
+    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
+        killed = []
+
+        def progress(done: int, total: int) -> None:
+            if done >= 1 and not killed:  # after the first chunk of chain steps
+                ray_session.kill(engine.actors[1])
+                killed.append(done)
+
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+        with pytest.raises(EngineError, match="lost"):
+            MCMCTreePair(init_trials=2, mcmc_iterations=3000).fit(engine, accountant=accountant, progress=progress)
+        assert killed
+
+
 def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, planted_files, tmp_path) -> None:
     """Without a types file the bounds and categories are inferred per shard and merged: the same grid."""
     left, right, _ = planted_files
@@ -161,7 +215,11 @@ def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, pl
         assert engine.schema.left["colour"].domain == local_data.left["colour"].domain
         assert engine.schema.right.attributes[0].domain == local_data.right.attributes[0].domain
         sharded = _document(SerenadeES, engine, initial_pairs=4, extensions=4)
+        # numeric initial targets binned over bounds read off the data (the shards' merged bounds)
+        trees = _document(MCMCTreePair, engine, init_trials=4, mcmc_iterations=300, depth=3)
     assert sharded == local
+    assert trees == _document(MCMCTreePair, local_data, init_trials=4, mcmc_iterations=300, depth=3)
+    assert "come from data, not declared bounds" in trees
 
 
 def test_part_files_and_parquet_row_groups_are_read_by_their_shards(ray_session, planted_files, tmp_path) -> None:
@@ -236,6 +294,18 @@ def test_mine_on_ray_writes_what_mine_in_process_writes(ray_session, planted_fil
     code, _, err = _cli([*common, "--engine", "ray", "--shards", "3", "-o", tmp_path / "ray.json"])
     assert code == 0, err
     assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+
+
+def test_mine_with_the_default_miner_on_ray_writes_what_it_writes_in_process(ray_session, planted_files,
+                                                                             tmp_path) -> None:
+    left, right, types = planted_files
+    common = ["mine", left, right, "--types", types, "--seed", "2", "--mcmc-iterations", "600"]
+    code, _, err = _cli([*common, "-o", tmp_path / "local.json"])
+    assert code == 0, err
+    code, _, err = _cli([*common, "--engine", "ray", "--shards", "2", "-o", tmp_path / "ray.json"])
+    assert code == 0, err
+    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+    assert json.loads((tmp_path / "local.json").read_text())["algorithm"] == "mcmc-tree-pair"
 
 
 def test_mine_refuses_a_bad_engine_and_miners_that_do_not_count_through_it(planted_files, tmp_path) -> None:

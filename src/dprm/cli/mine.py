@@ -38,6 +38,10 @@ app = command_app()
 MAX_TOP = 1_000_000
 
 
+#: The miners that run on --engine ray (their ``counts_through_engine``; the non-private baselines do not).
+_SHARDED = ("mcmc-tree-pair", "alt-expm", "alt-mcmc", "serenade-es", "serenade-es-nosens", "serenade-cs")
+
+
 @lru_cache(maxsize=1)
 def _algorithms() -> dict[str, Any]:
     from dprm.mining import ALGORITHMS
@@ -122,8 +126,7 @@ def mine(
     miner = make_miner(algorithm, **given)  # checks every parameter and its bounds
     address = check_engine(engine, shards)
     if address is not None and not getattr(miner, "counts_through_engine", False):
-        raise ParameterError(f"{algorithm} does not run on --engine ray yet (serenade-es, serenade-es-nosens and "
-                             f"serenade-cs do)")
+        raise ParameterError(f"{algorithm} does not run on --engine ray yet ({', '.join(_SHARDED)} do)")
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
     outputs = Outputs()

@@ -16,8 +16,9 @@ depend on it.
 Modules: :mod:`.base` (the interface), :mod:`.supports` (supports as literal steps),
 :mod:`.literal_table` (the candidate literals and their vectorised counts),
 :mod:`.table_counter` (counts over rows held here), :mod:`.in_process`,
-:mod:`.sharding` (reading a shard's part, merging the shards' schemas) and
-:mod:`.ray_engine`.
+:mod:`.sharding` (reading a shard's part, merging the shards' schemas),
+:mod:`.workers` (stateful workers a miner builds on every shard's rows, for counts
+that need state kept beside the rows: the tree miners' chains) and :mod:`.ray_engine`.
 """
 
 from dprm.engine.base import CountingEngine, GridCounts

@@ -19,13 +19,15 @@ attribute (:meth:`CountingEngine.counts`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.supports import Support
+from dprm.engine.workers import ShardWorkers
 
 __all__ = ["CountingEngine", "GridCounts"]
 
@@ -82,6 +84,10 @@ class CountingEngine(ABC):
     @abstractmethod
     def counts(self, mode: str, max_splits: int) -> GridCounts:
         """The counting requests over the grid's tables."""
+
+    @abstractmethod
+    def workers(self, factory: Callable[[TwoViewData], Any]) -> ShardWorkers:
+        """``factory(rows)`` built on every shard's rows, for requests that keep state (:mod:`dprm.engine.workers`)."""
 
     def close(self) -> None:
         """Release what the engine holds (a sharded engine stops its actors)."""

@@ -18,10 +18,14 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from dprm.data.attributes import TwoViewData
 from dprm.engine.base import CountingEngine
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.table_counter import TableCounter
+from dprm.engine.workers import LocalWorkers
 
 __all__ = ["InProcessEngine", "as_engine"]
 
@@ -53,6 +57,10 @@ class InProcessEngine(CountingEngine):
             self._counters[key] = TableCounter(
                 tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self.schema.views))
         return self._counters[key]
+
+    def workers(self, factory: Callable[[TwoViewData], Any]) -> LocalWorkers:
+        """One worker on all the rows, called directly."""
+        return LocalWorkers(factory, self.schema)
 
 
 def as_engine(data: "TwoViewData | CountingEngine") -> CountingEngine:

@@ -42,7 +42,8 @@ from __future__ import annotations
 import os
 import resource
 import sys
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,7 @@ from dprm.engine.literal_table import LiteralTable
 from dprm.engine.sharding import ShardSpec, adopt_schema, merge_schemas, read_shard, schema_only, summarise
 from dprm.engine.supports import Support
 from dprm.engine.table_counter import TableCounter
+from dprm.engine.workers import ShardWorkers
 from dprm.errors import DprmError, EngineError, ParameterError
 
 __all__ = ["RayEngine", "ShardActor", "LOOPBACK_ENVIRONMENT", "import_ray", "start_ray"]
@@ -121,6 +123,7 @@ class ShardActor:
     def __init__(self, spec: ShardSpec, shard: int, n_shards: int) -> None:
         self._data: TwoViewData | None = read_shard(spec, shard, n_shards)
         self._counters: dict[tuple[str, int], TableCounter] = {}
+        self._workers: dict[int, Any] = {}
 
     def summary(self) -> tuple | None:
         """The schema of this shard's rows (None when it has none)."""
@@ -147,6 +150,17 @@ class ShardActor:
         """Several requests in one round trip."""
         counter = self._counter(mode, max_splits)
         return [getattr(counter, method)(*args) for method, args in calls]
+
+    def attach(self, key: int, factory: Callable[[TwoViewData], Any]) -> None:
+        """Build a worker ``factory(rows)`` on this shard's rows under ``key`` (:mod:`dprm.engine.workers`)."""
+        self._workers[key] = factory(self._data)
+
+    def detach(self, key: int) -> None:
+        self._workers.pop(key, None)
+
+    def call(self, key: int, method: str, args: tuple) -> Any:
+        """``method(*args)`` of the worker ``key``."""
+        return getattr(self._workers[key], method)(*args)
 
     def resources(self) -> dict[str, float]:
         """This actor's process id, peak resident memory (bytes) and CPU seconds (user + system)."""
@@ -191,6 +205,25 @@ class ShardedCounts(GridCounts):
         return cells, [sum(parts[1:], start=parts[0].copy()) for parts in zip(*(a[1] for a in answers))]
 
 
+class RayWorkers(ShardWorkers):
+    """A worker in every shard actor (:meth:`RayEngine.workers`); each call goes to all at once."""
+
+    def __init__(self, engine: "RayEngine", key: int, factory: Callable[[TwoViewData], Any]) -> None:
+        self._engine, self._key = engine, key
+        self.n_shards = engine.n_shards
+        engine._all("attach", key, factory)
+
+    def call(self, method: str, *args: Any) -> list:
+        return self._engine._all("call", self._key, method, args)
+
+    def close(self) -> None:
+        if self._engine._actors:
+            try:
+                self._engine._all("detach", self._key)
+            except EngineError:  # a shard was lost: its workers went with it, the run is ending with that error
+                pass
+
+
 class RayEngine(CountingEngine):
     """Rows in ``shards`` Ray actors, each reading its own part of ``spec``'s files.
 
@@ -215,6 +248,8 @@ class RayEngine(CountingEngine):
         self._ray = ray
         self._own = False
         self._actors: list = []
+        #: Requests sent to the shards so far (each goes to all shards at once: one round trip).
+        self.round_trips = 0
         if not ray.is_initialized():
             start_ray(address, num_cpus=num_cpus or shards)
             self._own = True
@@ -232,12 +267,14 @@ class RayEngine(CountingEngine):
             self.close()
             raise
         self._tables: dict[tuple[str, int], tuple[LiteralTable, LiteralTable]] = {}
+        self._worker_keys = itertools.count()
 
     # -- round trips ---------------------------------------------------------------------
 
     def _all(self, method: str, *args: Any) -> list:
         """Call ``method`` on every shard at once; the answers in shard order."""
         ray = self._ray
+        self.round_trips += 1
         try:
             return ray.get([getattr(a, method).remote(*args) for a in self._actors])
         except ray.exceptions.OutOfMemoryError:
@@ -271,6 +308,10 @@ class RayEngine(CountingEngine):
     def counts(self, mode: str, max_splits: int) -> ShardedCounts:
         self.literal_tables(mode, max_splits)
         return ShardedCounts(self, mode, max_splits)
+
+    def workers(self, factory: Callable[[TwoViewData], Any]) -> RayWorkers:
+        """``factory(rows)`` built in every shard actor on its rows (``factory`` must be importable there)."""
+        return RayWorkers(self, next(self._worker_keys), factory)
 
     def shard_resources(self) -> list[dict[str, float]]:
         """Each shard actor's process id, peak resident memory (bytes) and CPU seconds."""

@@ -23,6 +23,7 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import ALTERNATIONS, Param, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
+from dprm.mining.tree_rows import ShardedGrowingRows
 from dprm.privacy import Accountant, split_budget
 from dprm.trees.private import grow_exponential_tree, sample_tree
 
@@ -173,13 +174,23 @@ class AlternatingTrees(PrivateTreeMiner):
               accountant: Accountant, rng: np.random.Generator):
         index = self.indexes_[side]
         if self.trees == "exponential":
-            tree = grow_exponential_tree(index, target, n_classes, self.depth_, epsilon, accountant, step)
+            rows = None
+            if self._shards is not None:
+                rows = ShardedGrowingRows(self._shards, next(self._keys), side, target)
+            tree = grow_exponential_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rows=rows)
+            if rows is not None:
+                self.forget(rows.key)
             self._progress.advance(1)
             return tree
+        chain_rows = None
+        if self._shards is not None:
+            from dprm.trees.chain_shards import ChainRows  # numba: only where it runs
+
+            chain_rows = ChainRows(self._shards, (side, side), target, self._n_rows)
         return sample_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rng,
                            iterations=self.mcmc_iterations, stop=self.mcmc_stop, node_choice=self.mcmc_nodes,
                            variance_threshold=self.variance_threshold, variance_window=self.variance_window,
-                           progress=self._progress.advance)
+                           progress=self._progress.advance, rows=chain_rows)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         n_releases = self.init_trials_ * (2 * self.alternations + 1)
@@ -191,12 +202,13 @@ class AlternatingTrees(PrivateTreeMiner):
             trees[side] = self._tree(side, target, n_classes, next(shares), f"tree {trial}.0", accountant, rng)
             self.released(side, trees[side])
             for alternation in range(1, self.alternations + 1):
-                cells = trees[side].apply_cells(self.indexes_[side])
+                self.forget(target)
                 n_classes = trees[side].n_leaves
-                target = np.where(cells < n_classes, cells, -1)  # leaf of each row; drop-outs: none
+                target = self.leaf_target(side, trees[side])  # leaf of each row; drop-outs: none
                 side = 1 - side
                 trees[side] = self._tree(side, target, n_classes, next(shares), f"tree {trial}.{alternation}",
                                          accountant, rng)
                 self.released(side, trees[side])
                 self.extract((trees[0], trees[1]), next(shares), f"extraction {trial}.{alternation}")
+            self.forget(target)
 

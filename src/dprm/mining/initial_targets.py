@@ -74,7 +74,7 @@ every candidate against the branch indicators of every split of the other view.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,6 +84,7 @@ from dprm.privacy import Accountant, ExponentialMechanism, split_budget
 from dprm.privacy.budget import EpsilonLike
 
 __all__ = ["TARGET_SCORE_SENSITIVITY", "InitialTarget", "TargetChooser", "candidate_literals", "literal_masks",
+           "split_gain_counts", "gains_from_counts",
            "split_masks", "split_gains", "attribute_gains", "best_split_gains", "choose_targets"]
 
 #: Sensitivity of a candidate target's score ``max(g/2, m)`` (module docstring).
@@ -103,6 +104,9 @@ INTERVAL_POINTS = 8
 #: A candidate literal: a split (``a``, ``a = v``, ``a ≤ t_j``), or with ``high`` the
 #: interval ``t_j < a ≤ t_high`` of a numeric attribute (``j`` the split's code).
 Literal = tuple[Split, "int | None"]
+#: ``(target literals, other literals) -> (counts, totals)`` of :func:`split_gain_counts` over
+#: all the rows (a sharded run sums its shards' counts).
+GainCounter = Callable[[list, list], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -215,7 +219,7 @@ def best_split_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
 
 
 def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal] | None = None,
-                other_literals: list[Literal] | None = None) -> np.ndarray:
+                other_literals: list[Literal] | None = None, counter: "GainCounter | None" = None) -> np.ndarray:
     """The score ``max(g(s, p)/2, m(s, p)) ≥ 0`` of every literal ``p`` of ``other`` for each literal ``s``.
 
     ``g`` is the Gini gain and ``m`` the majority gain, both in rows; literals default
@@ -226,6 +230,22 @@ def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: lis
         target_literals = [(split, None) for split in targets.splits]
     if other_literals is None:
         other_literals = [(split, None) for split in other.splits]
+    if counter is None:
+        counts, totals = split_gain_counts(targets, other, target_literals, other_literals)
+    else:
+        counts, totals = counter(target_literals, other_literals)
+    return gains_from_counts(counts, totals)
+
+
+def split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal],
+                      other_literals: list[Literal]) -> tuple[np.ndarray, np.ndarray]:
+    """The counts :func:`split_gains` scores: ``(counts (4, m, p), totals (2, m))`` over the rows of the indexes.
+
+    ``counts`` holds the rows of class 1 / class 0 of each target literal in the true
+    branch, then in the missing branch, of each other literal; ``totals`` the rows of
+    class 1 / class 0. Counts of rows: the counts of disjoint sets of rows (shards)
+    add up to those of their union (:func:`gains_from_counts` scores the sum).
+    """
     m, p = len(target_literals), len(other_literals)
     chunk = max(256, _CHUNK * 64 // max(64, p + m))
     # A literal's missing rows are its attribute's: the products with the missing
@@ -254,6 +274,12 @@ def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: lis
             counts[3] += (zeros.T @ o_missing)[:, spread]
         totals[0] += ones.sum(axis=0)
         totals[1] += zeros.sum(axis=0)
+    return counts, totals
+
+
+def gains_from_counts(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """:func:`split_gains` from :func:`split_gain_counts` (of all the rows)."""
+    m, p = counts.shape[1], counts.shape[2]
     if p == 0:
         return np.zeros((m, 0))
     a_all, b_all = totals[0][:, None], totals[1][:, None]
@@ -267,7 +293,8 @@ def split_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: lis
 
 
 def attribute_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal],
-                    other_literals: list[Literal], block: int = 2048) -> np.ndarray:
+                    other_literals: list[Literal], block: int = 2048, counter: "GainCounter | None" = None
+                    ) -> np.ndarray:
     """``G[s, a] = max`` of :func:`split_gains` over the literals of attribute ``a`` of ``other``.
 
     Shape ``(len(target_literals), len(other.attributes))`` (0 for an attribute without
@@ -280,7 +307,7 @@ def attribute_gains(targets: LiteralIndex, other: LiteralIndex, target_literals:
         stop = min(start + block, len(other_literals))
         while stop < len(other_literals) and attribute[stop] == attribute[stop - 1]:
             stop += 1  # keep an attribute's literals in one block
-        gains = split_gains(targets, other, target_literals, other_literals[start:stop])
+        gains = split_gains(targets, other, target_literals, other_literals[start:stop], counter)
         for a in np.unique(attribute[start:stop]):
             columns = np.flatnonzero(attribute[start:stop] == a)
             out[:, a] = np.maximum(out[:, a], gains[:, columns].max(axis=1))
@@ -304,7 +331,7 @@ class TargetChooser:
 
     def __init__(self, indexes: tuple[LiteralIndex, LiteralIndex] | list[LiteralIndex], k: int,
                  epsilon: EpsilonLike, accountant: Accountant, step: str = "initial target", *,
-                 intervals: bool = True) -> None:
+                 intervals: bool = True, counters: "tuple[GainCounter, GainCounter] | None" = None) -> None:
         self.indexes = tuple(indexes)
         self.accountant = accountant
         self.step = step
@@ -314,7 +341,8 @@ class TargetChooser:
         # gains[side][s, a]: the best gain for literal s of `side` of a literal of attribute a
         # of the other view (only the best per attribute is ever needed).
         self._gains = [attribute_gains(self.indexes[side], self.indexes[1 - side], self._literals[side],
-                                       self._literals[1 - side]) for side in (0, 1)]
+                                       self._literals[1 - side], counter=None if counters is None else counters[side])
+                       for side in (0, 1)]
         # Attributes of both views, numbered left first, and the candidate literals of each.
         self._attributes: list[tuple[int, int]] = []
         self._members: list[np.ndarray] = []

@@ -210,7 +210,9 @@ __all__ = [
     "COUNTS",
     "INTERVAL_KEY",
     "combination_intervals",
-        "private_extract",
+    "leaf_pair_table",
+    "private_extract",
+    "private_extract_table",
     "simulate_tables",
     "prune",
 ]
@@ -838,6 +840,25 @@ def _leaf_units(tree: Tree, units: str, residual: bool, empty: np.ndarray | None
     return masks
 
 
+def _check_extraction(counts: str, units: str, confidence: float, reestimate_share: float, n_simulations: int,
+                      rng: object) -> None:
+    """The options of :func:`private_extract` and :func:`private_extract_table` (ParameterError)."""
+    if counts not in COUNTS:
+        raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {counts!r}")
+    if units not in UNITS:
+        raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {units!r}")
+    if not 0 < confidence < 1:
+        raise ParameterError(f"confidence must be in (0, 1), not {confidence}")
+    if not 0 <= reestimate_share < 1:
+        raise ParameterError(f"reestimate-share must be in [0, 1), not {reestimate_share}")
+    if reestimate_share > 0 and counts != "cells":
+        raise ParameterError("reestimate-share needs counts 'cells'")
+    if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 0:
+        raise ParameterError(f"n-simulations must be a non-negative integer, not {n_simulations!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterError("private_extract needs rng, a numpy.random.Generator")
+
+
 def private_extract(
     left_cells: np.ndarray,
     left_tree: Tree,
@@ -928,20 +949,7 @@ def private_extract(
         For a bad ``counts``, ``confidence``, ``n_simulations`` or cell arrays.
     """
     exact_epsilon = as_epsilon(epsilon)
-    if counts not in COUNTS:
-        raise ParameterError(f"counts must be one of {', '.join(COUNTS)}, not {counts!r}")
-    if units not in UNITS:
-        raise ParameterError(f"units must be one of {', '.join(UNITS)}, not {units!r}")
-    if not 0 < confidence < 1:
-        raise ParameterError(f"confidence must be in (0, 1), not {confidence}")
-    if not 0 <= reestimate_share < 1:
-        raise ParameterError(f"reestimate-share must be in [0, 1), not {reestimate_share}")
-    if reestimate_share > 0 and counts != "cells":
-        raise ParameterError("reestimate-share needs counts 'cells'")
-    if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 0:
-        raise ParameterError(f"n-simulations must be a non-negative integer, not {n_simulations!r}")
-    if not isinstance(rng, np.random.Generator):
-        raise ParameterError("private_extract needs rng, a numpy.random.Generator")
+    _check_extraction(counts, units, confidence, reestimate_share, n_simulations, rng)
     left_cells, right_cells = np.asarray(left_cells), np.asarray(right_cells)
     if left_cells.shape != right_cells.shape or left_cells.ndim != 1:
         raise ParameterError("left_cells and right_cells must be 1-d and row-aligned")
@@ -956,10 +964,70 @@ def private_extract(
             f"remaining {float(accountant.remaining()):g} of {float(accountant.total_epsilon):g}"
         )
 
-    left_leaf = _residual_merged(left_cells, n_left)
-    right_leaf = _residual_merged(right_cells, n_right)
+    table = leaf_pair_table(left_cells, n_left, right_cells, n_right)
+    return private_extract_table(
+        table, left_tree, left_index, right_tree, right_index, epsilon, accountant, step, constraints,
+        counts=counts, units=units, data_size=data_size, confidence=confidence, n_simulations=n_simulations,
+        reestimate_share=reestimate_share, prune_width=prune_width, rng=rng)
+
+
+def leaf_pair_table(left_cells: np.ndarray, n_left: int, right_cells: np.ndarray, n_right: int) -> np.ndarray:
+    """Exact rows of every (left leaf, right leaf) pair, drop-outs merged into a residual row and column.
+
+    ``left_cells``/``right_cells`` are :meth:`~dprm.trees.tree.Tree.apply_cells` of the
+    same rows; the table has shape ``(n_left + 1, n_right + 1)`` (int64). It is a count
+    of rows per cell, so the tables of disjoint sets of rows (shards) add up to the
+    table of their union. Everything :func:`private_extract_table` releases is made
+    from it.
+
+    Examples
+    --------
+    >>> leaf_pair_table(np.array([0, 1, 5]), 2, np.array([1, 1, 0]), 2).tolist()
+    [[0, 1, 0], [0, 1, 0], [1, 0, 0]]
+    """
+    return contingency_table(_residual_merged(np.asarray(left_cells), n_left), n_left + 1,
+                             _residual_merged(np.asarray(right_cells), n_right), n_right + 1).astype(np.int64)
+
+
+def private_extract_table(
+    table: np.ndarray,
+    left_tree: Tree,
+    left_index: LiteralIndex,
+    right_tree: Tree,
+    right_index: LiteralIndex,
+    epsilon: EpsilonLike,
+    accountant: Accountant,
+    step: str,
+    constraints: Constraints,
+    *,
+    counts: str = "cells",
+    units: str = "leaves",
+    data_size: tuple[float, float] | None = None,
+    confidence: float = 0.95,
+    n_simulations: int = 500,
+    reestimate_share: float = 0.0,
+    prune_width: float | None = 0.22,
+    rng: np.random.Generator,
+) -> list[Redescription]:
+    """:func:`private_extract` from the exact :func:`leaf_pair_table` of the two trees' cells.
+
+    The only thing extraction reads of the rows is that table (one request to a
+    counting engine for a whole extraction); the arguments are otherwise those of
+    :func:`private_extract`, which checks them.
+    """
+    exact_epsilon = as_epsilon(epsilon)
+    _check_extraction(counts, units, confidence, reestimate_share, n_simulations, rng)
+    n_left, n_right = left_tree.n_leaves, right_tree.n_leaves
+    table = np.asarray(table)
+    if table.shape != (n_left + 1, n_right + 1):
+        raise ParameterError(f"the leaf-pair table must have shape {(n_left + 1, n_right + 1)}, not {table.shape}")
+    if not accountant.can_afford(exact_epsilon):
+        raise BudgetExceededError(
+            f"privacy budget exceeded at step {step!r}: requested epsilon {float(exact_epsilon):g}, "
+            f"remaining {float(accountant.remaining()):g} of {float(accountant.total_epsilon):g}"
+        )
     if counts == "cells":
-        exact = contingency_table(left_leaf, n_left + 1, right_leaf, n_right + 1)
+        exact = table
         select_epsilon, reestimate_epsilon = exact_epsilon, None
         if reestimate_share > 0:
             share = as_fraction(reestimate_share, "reestimate-share")
@@ -987,10 +1055,9 @@ def private_extract(
         left_units = _leaf_units(left_tree, units, residual=True, empty=known_empty[0])
     else:
         eps_inter, eps_left = split_budget(exact_epsilon, [1, 1])
-        inside = (left_leaf < n_left) & (right_leaf < n_right)
         inter_mech, left_mech = DiscreteLaplaceHistogram(eps_inter), DiscreteLaplaceHistogram(eps_left)
-        exact_inter = contingency_table(left_leaf[inside], n_left, right_leaf[inside], n_right)
-        exact_left = np.bincount(left_leaf[left_leaf < n_left], minlength=n_left)
+        exact_inter = np.ascontiguousarray(table[:n_left, :n_right])
+        exact_left = table[:n_left, :].sum(axis=1)
         released = [
             inter_mech.release(accountant, f"{step}: leaf intersections", exact_inter),
             left_mech.release(accountant, f"{step}: left leaf counts", exact_left),
@@ -1002,7 +1069,6 @@ def private_extract(
             return _paper_table(parts[0], parts[1], clip)
 
         left_units = _leaf_units(left_tree, units, residual=False)
-    del left_leaf, right_leaf
     # From here on only released values are used.
     table = build(released)
     # The table's own estimate of the data size is the sum of the last release (all

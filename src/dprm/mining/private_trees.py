@@ -29,7 +29,9 @@ base class holds the rest:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,8 @@ import numpy as np
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
 from dprm.data.grid import grid_points, grid_spacing
 from dprm.data.literal_index import LiteralIndex
+from dprm.engine import CountingEngine, InProcessEngine
+from dprm.engine.workers import ShardWorkers
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import (
     CONFIDENCE,
@@ -58,7 +62,15 @@ from dprm.mining.base import (
 )
 from dprm.mining.auto_trees import AUTO, AUTO_MAX_TRIALS, auto_tree_settings
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
-from dprm.mining.private_extraction import COUNTS, UNITS, discrete_laplace_variance, private_extract, prune
+from dprm.mining.private_extraction import (
+    COUNTS,
+    UNITS,
+    discrete_laplace_variance,
+    leaf_pair_table,
+    private_extract_table,
+    prune,
+)
+from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
@@ -155,6 +167,9 @@ MCMC_PARAMETERS: dict[str, Param] = parameter_table(
 class PrivateTreeMiner(Miner):
     """Base class of the private tree-based miners (not used directly)."""
 
+    #: The miner counts only through a counting engine when given one (:mod:`dprm.engine`), so it runs sharded.
+    counts_through_engine = True
+
     # -- validation -----------------------------------------------------------------
 
     def _check_combination(self) -> None:
@@ -219,10 +234,17 @@ class PrivateTreeMiner(Miner):
     # -- the run --------------------------------------------------------------------
 
     def fit(
-        self, data: TwoViewData, *, accountant: Accountant | None = None, rng: np.random.Generator | None = None,
-        progress: ProgressCallback | None = None,
+        self, data: TwoViewData | CountingEngine, *, accountant: Accountant | None = None,
+        rng: np.random.Generator | None = None, progress: ProgressCallback | None = None,
     ) -> "PrivateTreeMiner":
         """Mine ``data`` spending exactly ``epsilon`` of ``accountant``.
+
+        ``data`` is a dataset (counted in this process) or a counting engine
+        (:mod:`dprm.engine`, e.g. the rows sharded on Ray): then every count is asked of
+        the shards' :class:`~dprm.mining.tree_rows.TreeRows` workers (the chains in
+        lock-step, one round trip per step of all chains; an extraction's table in one
+        request) and summed, and all noise is drawn here, so the output, the statistics
+        and the ledger are the same for the same seed whatever the engine.
 
         Without an accountant, one holding ``epsilon`` with secure noise is made.
         ``rng`` drives the data-independent choices (initial attributes, random
@@ -230,6 +252,12 @@ class PrivateTreeMiner(Miner):
         the work done (:meth:`work` units: MCMC steps, or releases for AltExpM).
         """
         self.check_parameters()
+        engine = data if isinstance(data, CountingEngine) else None
+        if isinstance(engine, InProcessEngine):
+            data, engine = engine.schema, None
+        if engine is not None:
+            data = engine.schema
+        n_rows = data.n_rows if engine is None else engine.n_rows
         constraints = self.constraints()
         tracker = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
@@ -245,6 +273,23 @@ class PrivateTreeMiner(Miner):
                 raise ParameterError(f"the {view.name} view has no usable attribute "
                                      "(constant and empty columns are left out)")
         self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
+        self._n_rows = n_rows
+        self._keys = itertools.count(1)
+        self._shards: ShardWorkers | None = None
+        if engine is None:
+            self._fit_rows(data, accountant, rng, tracker, constraints)
+            return self
+        self._shards = engine.workers(partial(TreeRows, max_splits=self.max_splits))
+        try:
+            self._fit_rows(data, accountant, rng, tracker, constraints)
+        finally:
+            self._shards.close()
+            self._shards = None
+        return self
+
+    def _fit_rows(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, tracker: Progress,
+                  constraints) -> None:
+        """The run after the checks (``data``: the schema, with the rows in-process)."""
         self._reasons: list[str] = []
         self._found: dict[tuple[str, str], Redescription] = {}
         self._constraints = constraints
@@ -258,7 +303,7 @@ class PrivateTreeMiner(Miner):
             size_epsilon, epsilon = split_budget(epsilon, [as_fraction(self.size_share, "size-share"),
                                                            1 - as_fraction(self.size_share, "size-share")])
             count = DiscreteLaplaceCount(size_epsilon)
-            self._data_size = (float(count.release(accountant, "data size", data.n_rows)),
+            self._data_size = (float(count.release(accountant, "data size", self._n_rows)),
                                discrete_laplace_variance(count.scale))
         self._resolve_settings(float(as_epsilon(self.epsilon, "epsilon")))
         self._binning_epsilon = []
@@ -268,10 +313,15 @@ class PrivateTreeMiner(Miner):
             # (dprm.mining.initial_targets); binary targets need no binning.
             share = as_fraction(self.target_share_, "target-share")
             target_epsilon, epsilon = split_budget(epsilon, [share, 1 - share])
-            self._chooser = TargetChooser(self.indexes_, self.init_trials_, target_epsilon, accountant)
+            counters = None
+            if self._shards is not None:
+                shards = self._shards
+                counters = tuple(partial(shards.sum, "gain_counts", side) for side in (0, 1))
+            self._chooser = TargetChooser(self.indexes_, self.init_trials_, target_epsilon, accountant,
+                                          counters=counters)
             self._mine(data, accountant, rng, epsilon)
             self._finish_fit(data, accountant, tracker)
-            return self
+            return
         # The initial attributes are drawn first (uniformly: data-independent), so the
         # budget of the numeric ones' Freedman–Diaconis estimates is known in advance.
         sizes = [len(data.left), len(data.right)]
@@ -285,7 +335,6 @@ class PrivateTreeMiner(Miner):
             self._binning_epsilon = split_budget(binning, [1] * n_numeric)
         self._mine(data, accountant, rng, epsilon)
         self._finish_fit(data, accountant, tracker)
-        return self
 
     def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
         """Prune what was found, write the privacy block, end the progress."""
@@ -303,8 +352,11 @@ class PrivateTreeMiner(Miner):
 
     # -- building blocks ------------------------------------------------------------
 
-    def initial_target(self, data: TwoViewData, rng: np.random.Generator) -> tuple[int, np.ndarray, int]:
+    def initial_target(self, data: TwoViewData, rng: np.random.Generator) -> tuple[int, Any, int]:
         """The next initial attribute's classes: ``(its view 0/1, class per row, n classes)``.
+
+        Sharded, the classes stay in the shards: the second value is then the key
+        under which every shard's :class:`~dprm.mining.tree_rows.TreeRows` holds them.
 
         Uniform targets were drawn when the run started (data-independent); scored ones
         are chosen now (:class:`~dprm.mining.initial_targets.TargetChooser`), after the
@@ -312,6 +364,10 @@ class PrivateTreeMiner(Miner):
         """
         chosen = self._chooser.next() if self._chooser is not None else self._initial.pop(0)
         if isinstance(chosen, InitialTarget):
+            if self._shards is not None:
+                key = next(self._keys)
+                self._shards.call("literal_classes", key, chosen)
+                return chosen.side, key, 2
             classes, n_classes = chosen.classes(self.indexes_[chosen.side])
             return chosen.side, classes, n_classes
         side, attribute = chosen
@@ -334,13 +390,16 @@ class PrivateTreeMiner(Miner):
         shares = split_budget(epsilon, [1, 1, 1])
         index = self.indexes_[side]
         position = index.view.names.index(attribute.name)
-        codes = index.codes[position]
         thresholds = index.thresholds[position]
         if thresholds.size == 0:
             return 2
-        present = codes != index.missing_code
-        n_values = int(present.sum())
-        below = np.cumsum(np.bincount(codes[present], minlength=thresholds.size + 1))[: thresholds.size]
+        if self._shards is not None:
+            histogram = self._shards.sum("code_histogram", side, attribute.name)
+        else:
+            codes = index.codes[position]
+            histogram = np.bincount(codes[codes != index.missing_code], minlength=thresholds.size + 1)
+        n_values = int(histogram.sum())
+        below = np.cumsum(histogram)[: thresholds.size]
         step = f"target bins {attribute.name!r}"
         n_hat = max(1, DiscreteLaplaceCount(shares[0]).release(self._accountant, f"{step}: count", n_values))
         quartiles = []
@@ -356,24 +415,45 @@ class PrivateTreeMiner(Miner):
         bins = np.ceil(grid_spacing(low, high, 1) / half_width) if half_width > 0 else np.inf
         return int(np.clip(bins, 2, 2**self.depth_)) if np.isfinite(bins) else 2**self.depth_
 
-    def _classes(self, attribute: Attribute, side: int) -> tuple[np.ndarray, int]:
+    def _classes(self, attribute: Attribute, side: int) -> tuple[Any, int]:
+        """The classes of an initial attribute (sharded: the key the shards hold them under) and their number."""
+        edges = None
         if attribute.kind is AttributeKind.NUMERIC:
             if attribute.domain.bounds is not None and attribute.domain.declared:
                 low, high = attribute.domain.bounds
             else:
-                values = attribute.values[~np.isnan(attribute.values)]
-                low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+                if self._shards is not None:  # the shards' merged bounds: the smallest and largest value
+                    low, high = attribute.domain.bounds if attribute.domain.bounds is not None else (0.0, 1.0)
+                else:
+                    values = attribute.values[~np.isnan(attribute.values)]
+                    low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
                 self._not_private(f"bins of the target {attribute.name!r} come from data, not declared bounds")
-            n_bins = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
-            edges = grid_points(low, high, n_bins - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
-            classes = np.searchsorted(edges, attribute.values, side="right").astype(np.int64)
-            classes[np.isnan(attribute.values)] = -1
-            return classes, n_bins
-        if attribute.kind is AttributeKind.CATEGORICAL and not attribute.domain.declared:
-            self._not_private(f"categories of the target {attribute.name!r} come from data")
-        classes = attribute.values.astype(np.int64)
-        n = len(attribute.domain.categories) if attribute.domain.categories is not None else 2
-        return classes, max(n, 2)
+            n_classes = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
+            edges = grid_points(low, high, n_classes - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
+        else:
+            if attribute.kind is AttributeKind.CATEGORICAL and not attribute.domain.declared:
+                self._not_private(f"categories of the target {attribute.name!r} come from data")
+            n = len(attribute.domain.categories) if attribute.domain.categories is not None else 2
+            n_classes = max(n, 2)
+        if self._shards is not None:
+            key = next(self._keys)
+            self._shards.call("attribute_classes", key, side, attribute.name, edges)
+            return key, n_classes
+        return binned_classes(attribute.values, attribute.kind, edges), n_classes
+
+    def leaf_target(self, side: int, tree: Tree) -> Any:
+        """The leaf of every row in ``tree`` of view ``side`` as classes (``-1``: dropped out); sharded: a key."""
+        if self._shards is not None:
+            key = next(self._keys)
+            self._shards.call("leaf_classes", key, side, tree)
+            return key
+        cells = tree.apply_cells(self.indexes_[side])
+        return np.where(cells < tree.n_leaves, cells, -1)
+
+    def forget(self, *targets: Any) -> None:
+        """Free the shards' copies of sharded ``targets`` (nothing in-process)."""
+        if self._shards is not None:
+            self._shards.call("forget", [int(t) for t in targets])
 
     def released(self, side: int, tree: Tree) -> None:
         """A tree of view ``side`` was released: its attributes are taken for later scored targets."""
@@ -382,9 +462,13 @@ class PrivateTreeMiner(Miner):
 
     def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
         """Private extraction of one tree pair (left tree, right tree) into the results."""
-        cells = [trees[s].apply_cells(self.indexes_[s]) for s in (0, 1)]
-        found = private_extract(
-            cells[0], trees[0], self.indexes_[0], cells[1], trees[1], self.indexes_[1],
+        if self._shards is not None:  # one request for the whole extraction
+            table = self._shards.sum("cell_table", trees[0], trees[1])
+        else:
+            cells = [trees[s].apply_cells(self.indexes_[s]) for s in (0, 1)]
+            table = leaf_pair_table(cells[0], trees[0].n_leaves, cells[1], trees[1].n_leaves)
+        found = private_extract_table(
+            table, trees[0], self.indexes_[0], trees[1], self.indexes_[1],
             epsilon, self._accountant, step, self._constraints,
             counts=self.counts, units=self.units, data_size=self._data_size, confidence=self.confidence,
             reestimate_share=self.reestimate_share, prune_width=self.prune_interval, rng=self._rng,

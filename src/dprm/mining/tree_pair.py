@@ -154,6 +154,8 @@ class MCMCTreePair(PrivateTreeMiner):
         return self._most_trials() * (self.mcmc_iterations + EXTRACTION_UNITS)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
+        if self._shards is not None:
+            from dprm.trees.chain_shards import ChainRows, run_lockstep  # numba: only where it runs
         omega = as_fraction(self.omega_, "omega")
         per_trial = split_budget(epsilon, [1] * self.init_trials_)
         shares = [split_budget(budget, [omega, Fraction(1) - omega]) for budget in per_trial]
@@ -163,23 +165,35 @@ class MCMCTreePair(PrivateTreeMiner):
         # neither on the scheduling nor on the batch size: running draws nothing.
         # Scored targets are chosen after the earlier pairs are released (their attributes
         # are taken), so their chains run one at a time.
-        workers = 1 if self.targets == "scored" else max(1, min(self.init_trials_, os.cpu_count() or 1))
+        # Sharded (self._shards), the chains of a batch run in lock-step over the shards
+        # (dprm.trees.chain_shards.run_lockstep): one round trip carries a step of every chain.
+        sharded = self._shards is not None
+        if self.targets == "scored":
+            workers = 1
+        else:
+            workers = self.init_trials_ if sharded else max(1, min(self.init_trials_, os.cpu_count() or 1))
         pairs, firsts = [], []
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool:
             for batch in range(0, self.init_trials_, workers):
-                jobs = []
+                jobs, targets = [], []
                 for trial in range(batch + 1, min(batch + workers, self.init_trials_) + 1):
                     source, target, n_classes = self.initial_target(data, rng)
                     first, second = 1 - source, source
+                    rows = ChainRows(self._shards, (first, second), target, self._n_rows) if sharded else None
                     jobs.append(prepare_tree_pair(
                         self.indexes_[first], self.indexes_[second], target, n_classes, self.depth_,
                         shares[trial - 1][0], accountant, f"sampleTreePair#{trial}", rng,
                         iterations=self.mcmc_iterations, pair_score=self.pair_score, stop=self.mcmc_stop,
                         node_choice=self.mcmc_nodes, variance_threshold=self.variance_threshold,
-                        variance_window=self.variance_window,
+                        variance_window=self.variance_window, rows=rows,
                     ))
                     firsts.append(first)
-                done = list(pool.map(lambda job: job.run(self._progress.advance), jobs))
+                    targets.append(target)
+                if sharded:
+                    done = run_lockstep(jobs, self._progress.advance)
+                    self.forget(*targets)
+                else:
+                    done = list(pool.map(lambda job: job.run(self._progress.advance), jobs))
                 for (first_tree, second_tree), first in zip(done, firsts[len(pairs):]):
                     self.released(first, first_tree)
                     self.released(1 - first, second_tree)

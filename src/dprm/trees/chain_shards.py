@@ -9,8 +9,16 @@ A :class:`ChainShard` holds one shard's rows of both trees of a chain and calls 
 and (c); :func:`run_sharded_chain` is the reference driver: it makes the same
 proposals and the same decisions from the same pre-drawn numbers as ``run_chain``,
 so the chain is the same however the rows are split (the counts are integers and
-their sum does not depend on the split). It is a plain Python loop, one round trip
-per step: a correct reference, not a fast path.
+their sum does not depend on the split). It is a plain Python loop over shards in
+this process: a correct reference.
+
+For rows held by a counting engine's shards (:mod:`dprm.engine.workers`), a
+:class:`ShardedChainJob` is the driver's half of a chain (the same draws as the
+in-process :class:`~dprm.trees.private.ChainJob`, :mod:`dprm.trees.chain_draws`), and
+:func:`run_lockstep` runs several such chains together: one round trip to the shards
+carries one step of every chain (the commits of the last accepted proposals and the
+new proposals), the driver sums the shards' changes and decides. The shards' side is
+:class:`~dprm.mining.tree_rows.TreeRows` (one :class:`ChainShard` per chain).
 """
 
 from __future__ import annotations
@@ -28,8 +36,14 @@ from dprm.trees._kernels import (
     shard_delta,
     tree_layout,
 )
+from dprm.trees.chain_draws import CHUNK_STEPS, draw_chain
 
-__all__ = ["ChainShard", "run_sharded_chain"]
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - numba is a dependency; _kernels needs it too
+    njit = None
+
+__all__ = ["ChainShard", "run_sharded_chain", "ChainRows", "ShardedChainJob", "run_lockstep"]
 
 
 def _split_arrays(splits: np.ndarray, node_split: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -163,3 +177,171 @@ def run_sharded_chain(shards, n_classes, splits_a, starts_a, sizes_a, usable_a, 
             for shard in shards:
                 shard.commit(side, node, split)
     return choice.size, accepted
+
+
+# -- chains whose rows are held by a counting engine's shard workers ----------------------------
+
+
+class ChainRows:
+    """Where a chain's rows are: the shard workers of a counting engine, and what they hold.
+
+    Parameters
+    ----------
+    workers : dprm.engine.workers.ShardWorkers
+        Workers with the methods ``start_chains``, ``chain_step`` and ``end_chains``
+        (:class:`dprm.mining.tree_rows.TreeRows`), each on its shard's rows.
+    sides : (int, int)
+        The view of tree ``a`` and of tree ``b`` (``b``'s is ``a``'s for a single tree).
+    target : int
+        The key under which every worker holds its rows' classes of tree ``a``.
+    n_rows : int
+        The number of rows of all shards (private: it enters the score only).
+    """
+
+    def __init__(self, workers, sides: tuple[int, int], target: int, n_rows: int) -> None:
+        self.workers, self.sides, self.target, self.n_rows = workers, sides, target, int(n_rows)
+
+
+_CHAIN_KEYS = iter(range(1, 2**62))
+
+
+class ShardedChainJob:
+    """A prepared chain over rows held in shards: the driver's half (:func:`run_lockstep`).
+
+    The same draws in the same order as :class:`~dprm.trees.private.ChainJob`
+    (:func:`~dprm.trees.chain_draws.draw_chain`) and the same proposals and decisions as
+    :func:`~dprm.trees._kernels.run_chain`, made on the driver from the shards'
+    summed counts and changes; so the chain is the chain over all rows in one process.
+    """
+
+    def __init__(self, spaces, rows: ChainRows, n_classes: int, depth: int, chain, rng, iterations: int,
+                 score_kind: int, local_share: float, trace=None, variance_window: int = 0,
+                 variance_threshold: float = 0.0, node_choice: str = "uniform") -> None:
+        first, second = spaces
+        self.paired = second is not None
+        second = second if self.paired else first
+        self.spaces, self.rows, self.depth, self.chain, self.trace = (first, second), rows, depth, chain, trace
+        self.iterations, self.score_kind, self.n_classes = int(iterations), int(score_kind), int(n_classes)
+        self.local_share = float(local_share)
+        self.draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain, node_choice)
+        self.nodes = (self.draws.nodes_a, self.draws.nodes_b)
+        self.key = next(_CHAIN_KEYS)
+        self.spec = (self.key, rows.sides[0], rows.sides[1] if self.paired else rows.sides[0], rows.target,
+                     self.n_classes, depth, self.nodes[0].copy(), self.nodes[1].copy(), first.codes.dtype.str,
+                     self.paired)
+        self.steps = self.accepted = 0
+        # the variance stop (variance_window > 1), as run_chain keeps it: the last scores, before each step
+        self.variance_window, self.variance_threshold = int(variance_window), float(variance_threshold)
+        self.window = np.zeros(max(self.variance_window, 1))
+        self.stopped = False
+
+    def begin(self, counts_a: np.ndarray, counts_b: np.ndarray) -> None:
+        """Take the summed counts of the starting trees."""
+        self.counts = (counts_a.astype(np.int64), counts_b.astype(np.int64))
+        self.scratch = (self.counts[0].copy(), self.counts[1].copy())
+        self.labelled = float(self.counts[0].sum())  # every labelled row is in exactly one cell
+        self.score = chain_score(self.counts[0], self.counts[1], self.score_kind, float(self.rows.n_rows),
+                                 self.labelled)
+
+    def propose(self, i: int):
+        """Step ``i``'s proposal ``(side, node, split row, new split id, log ratio)``; None if it changes nothing.
+
+        With the variance stop, the chain stops before step ``i`` when the variance of its
+        last ``variance_window`` scores is below the threshold (:attr:`stopped`; the rule
+        and arithmetic of :func:`~dprm.trees._kernels.run_chain`).
+        """
+        if self.variance_window > 1:
+            self.window[i % self.variance_window] = self.score
+            if i + 1 >= self.variance_window and window_variance(self.window) < self.variance_threshold:
+                self.stopped = True
+                return None
+        a, b = self.spaces
+        side, node, new, log_ratio = propose(i, self.paired, 2**self.depth - 1, *self.draws.proposals[:4],
+                                             self.local_share, self.nodes[0], a.splits, a.starts, a.sizes, a.usable,
+                                             self.nodes[1], b.splits, b.starts, b.sizes, b.usable)
+        self.steps += 1
+        if new == self.nodes[side][node]:
+            self.accepted += 1
+            return None
+        return int(side), int(node), self.spaces[side].splits[new], int(new), log_ratio
+
+    def decide(self, i: int, proposal, delta_a: np.ndarray, delta_b: np.ndarray) -> bool:
+        """Accept or reject step ``i``'s proposal from the summed changes (the rule of ``run_chain``)."""
+        side, node, _, new, log_ratio = proposal
+        proposed = proposed_score(self.counts[0], self.counts[1], delta_a, delta_b, *self.scratch, self.score_kind,
+                                  float(self.rows.n_rows), self.labelled)
+        if not accepts(self.draws.proposals[4][i], proposed, self.score, self.chain.scale, log_ratio):
+            return False
+        self.accepted += 1
+        self.score = proposed
+        self.counts[0][...] += delta_a
+        self.counts[1][...] += delta_b
+        self.nodes[side][node] = new
+        return True
+
+    def finish(self) -> list:
+        """Record the chain's tests and return its tree(s)."""
+        self.chain.record(self.steps, self.accepted)
+        if self.trace is not None:
+            self.trace.steps += self.steps
+            self.trace.accepted += self.accepted
+        trees = [self.spaces[0].tree(self.nodes[0], self.depth)]
+        if self.paired:
+            trees.append(self.spaces[1].tree(self.nodes[1], self.depth))
+        return trees
+
+    def run(self, advance=None) -> list:
+        """This chain alone (:func:`run_lockstep`)."""
+        return run_lockstep([self], advance)[0]
+
+
+def _window_variance(window: np.ndarray) -> float:
+    mean = window.mean()
+    return ((window - mean) ** 2).mean()
+
+
+#: The variance of a chain's window of scores, compiled as :func:`~dprm.trees._kernels.run_chain` computes it.
+window_variance = njit(cache=True)(_window_variance) if njit is not None else _window_variance
+
+
+def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = None) -> list[list]:
+    """Run chains over the same shard workers in lock-step: one round trip carries a step of every chain.
+
+    Each round trip sends the commits of the previous step's accepted proposals and
+    this step's proposals of every chain (a chain whose proposal changes nothing sends
+    none); every shard answers each proposal's change of its counts, and the driver
+    sums them and decides. ``advance(steps)`` is told the steps done by all chains,
+    about every ``chunk`` steps (default: as :meth:`~dprm.trees.private.ChainJob.run`).
+    Returns each job's tree(s) (:meth:`ShardedChainJob.finish`).
+    """
+    if not jobs:
+        return []
+    workers = jobs[0].rows.workers
+    n = max(job.iterations for job in jobs)
+    chunk = chunk or max(CHUNK_STEPS, -(-n // 100))
+    started = workers.sum("start_chains", [job.spec for job in jobs])
+    for job, (counts_a, counts_b) in zip(jobs, started):
+        job.begin(counts_a, counts_b)
+    commits: list = []
+    reported = 0
+    for i in range(n):
+        waiting, proposals = [], []
+        for job in jobs:
+            if i < job.iterations and not job.stopped:
+                proposal = job.propose(i)
+                if proposal is not None:
+                    waiting.append((job, proposal))
+                    proposals.append((job.key, proposal[0], proposal[1], proposal[2]))
+        if proposals:
+            deltas = workers.sum("chain_step", commits, proposals)
+            commits = []
+            for (job, proposal), (delta_a, delta_b) in zip(waiting, deltas):
+                if job.decide(i, proposal, delta_a, delta_b):
+                    commits.append((job.key, proposal[0], proposal[1], proposal[2]))
+        if advance is not None and ((i + 1) % chunk == 0 or i + 1 == n):
+            done = sum(job.iterations if job.stopped else min(i + 1, job.iterations) for job in jobs)
+            advance(done - reported)
+            reported = done
+    # (after a failure the chains' state goes with the workers, which the miner closes)
+    workers.call("end_chains", [job.key for job in jobs])
+    return [job.finish() for job in jobs]

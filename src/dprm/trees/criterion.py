@@ -23,7 +23,7 @@ import numpy as np
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex
 
-__all__ = ["gini_quality", "branch_class_counts", "split_qualities"]
+__all__ = ["gini_quality", "branch_class_counts", "split_qualities", "node_class_counts", "qualities_from_counts"]
 
 GINI_SENSITIVITY = 2.0
 
@@ -109,8 +109,27 @@ def split_qualities(
     -------
     ndarray, shape (n_splits, n_nodes)
     """
+    return qualities_from_counts(index, node_class_counts(index, node, target, n_nodes, n_classes), n_nodes,
+                                 n_classes)
+
+
+def node_class_counts(index: LiteralIndex, node: np.ndarray, target: np.ndarray, n_nodes: int,
+                      n_classes: int) -> np.ndarray:
+    """The counts :func:`split_qualities` scores: ``(code, node, class)`` of every attribute, in one flat array.
+
+    Counts of rows, so those of disjoint sets of rows (shards) add up to the counts of
+    their union; :func:`qualities_from_counts` turns the sum into the qualities.
+    """
     group = np.where((node >= 0) & (target >= 0), node * n_classes + target, -1)
-    flat, starts = _flat_counts(index, group, n_nodes, n_classes)
+    return _flat_counts(index, group, n_nodes, n_classes)[0]
+
+
+def qualities_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int) -> np.ndarray:
+    """:func:`split_qualities` from :func:`node_class_counts` (of all the rows): ``(n_splits, n_nodes)``."""
+    n_codes = np.asarray(index.n_codes, dtype=np.int64)
+    sizes = (n_codes + 1) * n_nodes * n_classes
+    starts = np.zeros(sizes.size, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
     kinds = [attribute.kind for attribute in index.attributes]
     n_splits = np.array([1 if kind is AttributeKind.BOOLEAN else (1 if n == 2 else int(n))
                          if kind is AttributeKind.CATEGORICAL else int(n) - 1

@@ -98,6 +98,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -106,8 +107,12 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees.criterion import GINI_SENSITIVITY, split_qualities
+from dprm.trees.chain_draws import CHUNK_STEPS, NODE_CHOICES, ChainDraws, draw_chain
+from dprm.trees.criterion import GINI_SENSITIVITY, node_class_counts, qualities_from_counts
 from dprm.trees.tree import Tree
+
+if TYPE_CHECKING:
+    from dprm.trees.chain_shards import ChainRows, ShardedChainJob
 
 __all__ = [
     "purity_mass",
@@ -119,6 +124,9 @@ __all__ = [
     "prepare_tree_pair",
     "ChainJob",
     "ChainTrace",
+    "ChainDraws",
+    "draw_chain",
+    "GrowingRows",
     "PAIR_SCORES",
 ]
 
@@ -127,9 +135,6 @@ PAIR_SCORES = ("counts", "gini", "paper")
 _PAIR_SCORE_MECHANISMS = {"counts": (3, 2, 3), "gini": (1, 1, None), "paper": (2, 1, None)}
 LOCAL_SHARE = 0.5  # probability of a local proposal (module docstring)
 MCMC_STOPS = ("fixed", "variance")
-NODE_CHOICES = ("uniform", "by-depth")  # how a step picks the node it replaces (module docstring)
-#: Fewest steps a chain runs between two progress reports (:meth:`ChainJob.run`).
-CHUNK_STEPS = 1000
 
 
 def purity_mass(counts: np.ndarray) -> float:
@@ -183,6 +188,8 @@ def grow_exponential_tree(
     epsilon: EpsilonLike,
     accountant: Accountant,
     step: str,
+    *,
+    rows: "GrowingRows | None" = None,
 ) -> Tree:
     """Algorithm 2 (createDTExpMech, Friedman & Schuster 2010, fixed depth).
 
@@ -190,27 +197,56 @@ def grow_exponential_tree(
     all candidate splits of the view with the Gini quality (sensitivity 2) and
     ``ε/d``; the nodes of a level hold disjoint rows, so one charge of ``ε/d`` covers
     the level (parallel composition). No node counts are released. Total: ``ε``.
+    ``rows`` counts and routes the rows (default: a :class:`GrowingRows` on ``index``'s
+    rows and ``target``; a sharded run passes one that asks every shard and sums).
     """
     shares = split_budget(epsilon, [1] * depth)
     tree = Tree(depth=depth)
-    position = np.zeros(index.n_rows, dtype=np.int64)  # heap position, -1 = dropped
-    target = np.asarray(target, dtype=np.int64)
+    if rows is None:
+        rows = GrowingRows(index, target)
     for level in range(depth):
         first = 2**level - 1
         n_nodes = 2**level
-        local = np.where(position >= first, position - first, -1)
-        qualities = split_qualities(index, local, target, n_nodes, n_classes)
+        qualities = qualities_from_counts(index, rows.level_counts(level, n_classes), n_nodes, n_classes)
         mechanism = ExponentialMechanism(shares[level], GINI_SENSITIVITY)
         chosen = mechanism.release_parallel(accountant, f"{step} level {level + 1}",
                                             [qualities[:, k] for k in range(n_nodes)])
         for k in range(n_nodes):
             tree.splits[first + k] = index.splits[int(chosen[k])]
         if level + 1 < depth:
-            rows = np.flatnonzero(position >= first)
-            nodes = position[rows]
-            routed = _route_level(index, tree, rows, nodes)
-            position[rows] = routed
+            rows.route(tree, level)
     return tree
+
+
+class GrowingRows:
+    """Where the rows of a tree grown level by level are (:func:`grow_exponential_tree`).
+
+    Parameters
+    ----------
+    index : LiteralIndex
+        The view the tree is grown on (with the rows).
+    target : ndarray of int
+        Class of each row, ``-1`` for none.
+
+    A sharded run keeps one per shard (each on its rows) and sums their
+    :meth:`level_counts`: counts of rows, exact over all shards.
+    """
+
+    def __init__(self, index: LiteralIndex, target: np.ndarray) -> None:
+        self.index = index
+        self.target = np.asarray(target, dtype=np.int64)
+        self.position = np.zeros(index.n_rows, dtype=np.int64)  # heap position, -1 = dropped
+
+    def level_counts(self, level: int, n_classes: int) -> np.ndarray:
+        """:func:`~dprm.trees.criterion.node_class_counts` of the nodes of ``level``."""
+        first = 2**level - 1
+        local = np.where(self.position >= first, self.position - first, -1)
+        return node_class_counts(self.index, local, self.target, 2**level, n_classes)
+
+    def route(self, tree: Tree, level: int) -> None:
+        """Move the rows at the nodes of ``level`` one step down ``tree``."""
+        rows = np.flatnonzero(self.position >= 2**level - 1)
+        self.position[rows] = _route_level(self.index, tree, rows, self.position[rows])
 
 
 def _split_arrays(tree: Tree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -329,28 +365,6 @@ def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: 
     return flat.reshape(n_positions, n_classes).astype(np.int64)
 
 
-def _node_choices(node_choice: str, depth: int, n_trees: int, iterations: int, rng: np.random.Generator
-                  ) -> np.ndarray:
-    """Each step's node, ``tree · (2^depth − 1) + heap position`` (module docstring).
-
-    ``"uniform"`` draws exactly as the chain always has (same seeds, same chain);
-    ``"by-depth"`` gives a node at level ``l`` a weight ``2^l``, both trees alike.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> counts = np.bincount(_node_choices("by-depth", 2, 1, 70_000, rng), minlength=3)
-    >>> (counts / 70_000).round(2).tolist()     # root 1/5, each child 2/5
-    [0.2, 0.4, 0.4]
-    """
-    n_internal = 2**depth - 1
-    if node_choice == "uniform":
-        return rng.integers(n_trees * n_internal, size=iterations)
-    levels = np.floor(np.log2(np.arange(n_internal) + 1))
-    weights = np.tile(2.0**levels, n_trees)
-    return rng.choice(weights.size, size=iterations, p=weights / weights.sum())
-
-
 class ChainJob:
     """A prepared Metropolis–Hastings chain: charged, started, ready to :meth:`run`.
 
@@ -370,13 +384,12 @@ class ChainJob:
         second = second if self.paired else first
         self.spaces, self.depth, self.chain, self.trace = (first, second), depth, chain, trace
         n_positions = 2 ** (depth + 1) - 1
-        first_leaf = 2**depth - 1
         # classes in one byte (-1: none; at most 128 classes, the leaves of a depth-7
         # tree): a moved row's class is one random read of a quarter of the memory
         # (measured 4-7 % less CPU a step at 115,200 rows than four bytes)
         target_a = np.asarray(target, dtype=np.int8 if n_classes <= 128 else np.int32).copy()
-        nodes_a = first.random_nodes(depth, rng)
-        nodes_b = second.random_nodes(depth, rng)
+        draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain, node_choice)
+        nodes_a, nodes_b = draws.nodes_a, draws.nodes_b
         cell_a = first.cells(nodes_a, depth).astype(np.uint8)  # 255 positions at the largest depth, 7
         cell_b = second.cells(nodes_b, depth).astype(np.uint8)
         target_b = leaf_classes(cell_a, depth).astype(np.int8)  # a leaf of at most 128
@@ -389,9 +402,7 @@ class ChainJob:
             nodes_a, cell_a, *tree_layout(cell_a, rank), _counts(cell_a, target_a, n_positions, n_classes), target_a,
             nodes_b, cell_b, *tree_layout(cell_b, rank), _counts(cell_b, target_b, n_positions, 2**depth), target_b,
             self.paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
-            _node_choices(node_choice, depth, 2 if self.paired else 1, iterations, rng),
-            rng.random(iterations), rng.random(iterations),
-            rng.random(iterations), chain.log_uniforms(iterations), LOCAL_SHARE,
+            *draws.proposals, LOCAL_SHARE,
             variance_window if stop == "variance" else 0, float(variance_threshold),
         )
         self.nodes = (nodes_a, nodes_b)
@@ -452,6 +463,7 @@ def sample_tree(
     trace: ChainTrace | None = None,
     node_choice: str = "uniform",
     progress: Callable[[int], None] | None = None,
+    rows: "ChainRows | None" = None,
 ) -> Tree:
     """Algorithm 3 (createDTMCMC, Bai et al. 2017): a tree sampled by MCMC.
 
@@ -461,14 +473,27 @@ def sample_tree(
     the last ``variance_window`` scores falls below ``variance_threshold`` (the
     paper's data-dependent stop; the chain's guarantee, recorded in the ledger, then
     says ``data-dependent stop``). ``progress(steps)`` is told the steps done, in
-    chunks (:meth:`ChainJob.run`).
+    chunks (:meth:`ChainJob.run`). With ``rows`` (:class:`~dprm.trees.chain_shards.ChainRows`),
+    the rows and ``target`` are held by a counting engine's shards and the chain runs
+    there (:func:`~dprm.trees.chain_shards.run_lockstep`): the same tree for the same seed.
     """
     _check_chain(depth, iterations, stop, variance_window, node_choice)
     space = _ChainSpace.of(index, _codes_dtype(index))
     chain = MetropolisHastings(epsilon, GINI_SENSITIVITY, data_dependent_stop=stop == "variance").start(
         accountant, step)
+    if rows is not None:
+        return _sharded_job((space, None), rows, n_classes, depth, chain, rng, iterations, 0, stop,
+                            variance_threshold, variance_window, trace, node_choice).run(progress)[0]
     return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
                     variance_window, trace, node_choice).run(progress)[0]
+
+
+def _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, stop, variance_threshold,
+                 variance_window, trace, node_choice):
+    from dprm.trees.chain_shards import ShardedChainJob  # numba: imported by the runs that use it only
+
+    return ShardedChainJob(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, LOCAL_SHARE, trace,
+                           variance_window if stop == "variance" else 0, variance_threshold, node_choice)
 
 
 def prepare_tree_pair(
@@ -489,8 +514,15 @@ def prepare_tree_pair(
     variance_window: int = 500,
     trace: ChainTrace | None = None,
     node_choice: str = "uniform",
-) -> ChainJob:
-    """Charge and prepare the chain of :func:`sample_tree_pair`; ``.run()`` it later."""
+    rows: "ChainRows | None" = None,
+) -> "ChainJob | ShardedChainJob":
+    """Charge and prepare the chain of :func:`sample_tree_pair`; ``.run()`` it later.
+
+    With ``rows`` (:class:`~dprm.trees.chain_shards.ChainRows`: ``target`` held by a
+    counting engine's shards), a :class:`~dprm.trees.chain_shards.ShardedChainJob`
+    with the same draws: run several in lock-step with
+    :func:`~dprm.trees.chain_shards.run_lockstep`.
+    """
     _check_chain(depth, iterations, stop, variance_window, node_choice)
     if pair_score not in PAIR_SCORES:
         raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {pair_score!r}")
@@ -499,6 +531,9 @@ def prepare_tree_pair(
     kind, sensitivity, score_range = _PAIR_SCORE_MECHANISMS[pair_score]
     chain = MetropolisHastings(epsilon, sensitivity, score_range, data_dependent_stop=stop == "variance").start(
         accountant, step)
+    if rows is not None:
+        return _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
+                            variance_window, trace, node_choice)
     return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, kind,
                     stop, variance_threshold, variance_window, trace, node_choice)
 

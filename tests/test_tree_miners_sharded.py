@@ -1,0 +1,156 @@
+"""The private tree miners on a sharded counting engine give exactly the in-process output.
+
+The rows are dealt into shards in this process (:class:`PartsEngine`: each part its
+own :class:`~dprm.mining.tree_rows.TreeRows` worker; the driver holds a schema
+without rows), so the whole sharded path (targets, lock-step chains, level-by-level
+trees, extraction tables, scored targets) is checked without Ray; the Ray engine
+itself is checked in ``tests/test_engine_ray.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dprm.data import load_two_view
+from dprm.data.attributes import TwoViewData
+from dprm.datasets import make_planted
+from dprm.engine import CountingEngine, InProcessEngine
+from dprm.engine.workers import LocalWorkers, ShardWorkers
+from dprm.mining.alternation import AlternatingTrees
+from dprm.mining.tree_pair import MCMCTreePair
+from dprm.privacy import Accountant, SeededNoise
+
+ROOT = Path(__file__).resolve().parents[1]
+MAMMALS = ROOT.parent / "shared" / "data" / "mammals"
+MAMMALS_TYPES = ROOT / "tests" / "data" / "mammals-types.json"
+
+
+def take(data: TwoViewData, rows: np.ndarray) -> TwoViewData:
+    """The rows ``rows`` of ``data`` (same schema)."""
+    views = [replace(view, attributes=[replace(a, values=a.values[rows]) for a in view.attributes])
+             for view in data.views]
+    return replace(data, left=views[0], right=views[1], ids=None)
+
+
+class PartWorkers(ShardWorkers):
+    def __init__(self, factory, parts) -> None:
+        self.workers = [LocalWorkers(factory, part) for part in parts]
+        self.n_shards = len(parts)
+        self.calls: list[str] = []
+
+    def call(self, method, *args):
+        self.calls.append(method)
+        return [w.call(method, *args)[0] for w in self.workers]
+
+
+class PartsEngine(CountingEngine):
+    """The rows dealt at random into ``n`` parts, each counted on its own; the driver sees no row."""
+
+    def __init__(self, data: TwoViewData, n: int, seed: int = 0) -> None:
+        dealt = np.random.default_rng(seed).integers(n, size=data.n_rows)
+        self.parts = [take(data, np.flatnonzero(dealt == k)) for k in range(n)]
+        self.schema = take(data, np.array([], dtype=np.int64))
+        self._rows = data.n_rows
+
+    @property
+    def n_rows(self) -> int:
+        return self._rows
+
+    def literal_tables(self, mode, max_splits):  # pragma: no cover - the tree miners do not ask
+        raise NotImplementedError
+
+    def counts(self, mode, max_splits):  # pragma: no cover
+        raise NotImplementedError
+
+    def workers(self, factory):
+        self.opened = PartWorkers(factory, self.parts)
+        return self.opened
+
+
+def document(miner, data) -> str:
+    accountant = Accountant(miner.epsilon, SeededNoise(np.random.default_rng(11)))
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(3))
+    return json.dumps({"document": miner.document(), "ledger": [str(e) for e in accountant.ledger]},
+                      sort_keys=True, default=str)
+
+
+@pytest.fixture(scope="module")
+def planted() -> TwoViewData:
+    p = make_planted(3001, n_planted=3, missing=0.02, random_state=5)
+    return load_two_view(p.left, p.right, types=p.types)
+
+
+@pytest.fixture(scope="module")
+def mammals() -> TwoViewData:
+    if not (MAMMALS / "left.csv").is_file():
+        pytest.skip("the mammals data is not in ../shared/data")
+    return load_two_view(MAMMALS / "left.csv", MAMMALS / "right.csv", types=MAMMALS_TYPES,
+                         duplicate_names="rename")
+
+
+MINERS = {
+    "mcmc-tree-pair": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=1500),
+    "mcmc-tree-pair-scored-fd": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=800, targets="scored",
+                                                     depth=3, target_binning="fd", counts="paper"),
+    "mcmc-tree-pair-auto": lambda: MCMCTreePair(init_trials="auto", depth="auto", mcmc_iterations=600,
+                                                targets="scored", target_share="auto", units="subtrees"),
+    "alt-expm": lambda: AlternatingTrees(trees="exponential", init_trials=3, alternations=2),
+    "alt-mcmc": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=700,
+                                         target_binning="fd"),
+}
+
+
+@pytest.mark.parametrize("n_shards", [2, 3])
+@pytest.mark.parametrize("name", list(MINERS))
+@pytest.mark.parametrize("dataset", ["planted", "mammals"])
+def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset, request) -> None:
+    data = request.getfixturevalue(dataset)
+    local = document(MINERS[name](), data)
+    assert document(MINERS[name](), InProcessEngine(data)) == local  # the in-process engine is the data itself
+    sharded = document(MINERS[name](), PartsEngine(data, n_shards))
+    assert sharded == local
+    assert json.loads(local)["document"]["redescriptions"] or name == "alt-expm"  # not two empty runs
+
+
+@pytest.mark.parametrize("miner, most_steps", [
+    (MCMCTreePair(init_trials=3, mcmc_iterations=4000, mcmc_stop="variance", variance_window=50,
+                  variance_threshold=0.3, pair_score="gini"), 4000),
+    (AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=3000, mcmc_stop="variance", variance_window=40,
+                      variance_threshold=1.0), 4 * 3000),
+], ids=["mcmc-tree-pair", "alt-mcmc"])
+def test_the_variance_stop_stops_the_sharded_chains_where_it_stops_the_in_process_ones(planted, miner,
+                                                                                      most_steps) -> None:
+    steps = {}
+    engine = PartsEngine(planted, 3)
+    for name, data in (("local", planted), ("sharded", engine)):
+        seen = []
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(11)))
+        miner.fit(data, accountant=accountant, rng=np.random.default_rng(3), progress=lambda d, t: seen.append(d))
+        steps[name] = (json.dumps(miner.document(), sort_keys=True, default=str),
+                       [str(e) for e in accountant.ledger], seen[-1])
+    assert steps["sharded"] == steps["local"]
+    assert "data-dependent stop" in " ".join(steps["local"][1])
+    assert 100 < engine.opened.calls.count("chain_step") < most_steps * 0.9  # the chains stopped early
+
+
+def test_the_command_line_lists_exactly_the_miners_that_count_through_the_engine() -> None:
+    from dprm.cli.mine import _SHARDED
+    from dprm.mining import ALGORITHMS, make_miner
+
+    assert sorted(_SHARDED) == sorted(n for n in ALGORITHMS if getattr(make_miner(n), "counts_through_engine", False))
+
+
+def test_the_chains_run_in_lock_step_and_an_extraction_is_one_request(planted) -> None:
+    """Three chains of 700 steps: at most 700 step requests (one carries a step of every chain)."""
+    engine = PartsEngine(planted, 2)
+    document(MCMCTreePair(init_trials=3, mcmc_iterations=700), engine)
+    calls = engine.opened.calls
+    assert calls.count("start_chains") == 1
+    assert 600 < calls.count("chain_step") <= 700  # a step whose proposals change nothing sends none
+    assert calls.count("cell_table") == 3
+    assert set(calls) == {"attribute_classes", "start_chains", "chain_step", "end_chains", "forget", "cell_table"}
