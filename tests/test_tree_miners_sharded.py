@@ -102,6 +102,9 @@ MINERS = {
     "alt-expm": lambda: AlternatingTrees(trees="exponential", init_trials=3, alternations=2),
     "alt-mcmc": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=700,
                                          target_binning="fd"),
+    "mcmc-tree-pair-by-depth": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=900, mcmc_nodes="by-depth"),
+    "alt-mcmc-by-depth": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=500,
+                                                  mcmc_nodes="by-depth"),
 }
 
 
