@@ -1,4 +1,4 @@
-"""``dprm serve --engine ray``: the workers shard the rows of engine-capable miners on Ray.
+"""``dprm serve --engine ray``: the workers shard the rows of the private miners on Ray.
 
 An in-process :class:`~dprm.server.supervisor.Supervisor` on SQLite, driven round by
 round, with real worker processes: each starts its own local Ray on loopback, whose
@@ -41,10 +41,11 @@ def db(tmp_path: Path):
     database.dispose()
 
 
-def _submit(db: Database, algorithm: str, parameters: dict[str, Any], epsilon: str) -> int:
-    body = {"dataset": "tiny", "algorithm": algorithm, "epsilon": epsilon, "parameters": parameters}
+def _submit(db: Database, algorithm: str, parameters: dict[str, Any], epsilon: str, dummy: bool = False) -> int:
+    body = {"dataset": "tiny", "algorithm": algorithm, "epsilon": epsilon, "parameters": parameters, "dummy": dummy}
     row, created = jobs.submit(db, 1, 1, algorithm=algorithm, parameters=parameters, units=epsilon_units(epsilon),
-                               dummy=False, dummy_rows=None, idempotency_key=None, digest=jobs.request_digest(body))
+                               dummy=dummy, dummy_rows=300 if dummy else None, idempotency_key=None,
+                               digest=jobs.request_digest(body))
     assert created
     return row.id
 
@@ -64,10 +65,12 @@ def _run(supervisor: Supervisor, db: Database, job_id: int, timeout: float = 240
 
 
 @pytest.mark.ray
-def test_an_engine_capable_job_is_counted_on_ray_shards_and_charged_as_ever(db: Database) -> None:
+@pytest.mark.parametrize("algorithm, parameters", [("serenade-es", {}), ("alt-expm", {"init_trials": 1, "depth": 2})])
+def test_a_private_job_is_counted_on_ray_shards_and_charged_as_ever(db: Database, algorithm: str,
+                                                                    parameters: dict[str, Any]) -> None:
     supervisor = Supervisor(db, workers=1, spare=False, engine="", shards=2)
     try:
-        job_id = _submit(db, "serenade-es", {}, "1")
+        job_id = _submit(db, algorithm, parameters, "1")
         job, spent = _run(supervisor, db, job_id)
     finally:
         supervisor.stop()
@@ -79,16 +82,16 @@ def test_an_engine_capable_job_is_counted_on_ray_shards_and_charged_as_ever(db: 
 
 
 @pytest.mark.ray
-def test_a_miner_that_does_not_count_through_the_engine_runs_in_its_worker(db: Database) -> None:
+def test_a_dummy_job_runs_on_its_synthetic_rows_in_its_worker(db: Database) -> None:
     supervisor = Supervisor(db, workers=1, spare=False, engine="", shards=2)
     try:
-        job_id = _submit(db, "alt-expm", {"init_trials": 1, "depth": 2}, "0.5")
-        job, spent = _run(supervisor, db, job_id)
+        job_id = _submit(db, "serenade-es", {}, "0.5", dummy=True)
+        job, _ = _run(supervisor, db, job_id)
     finally:
         supervisor.stop()
     assert job.status == "done", job.owner_error
-    assert "engine" not in json.loads(job.result)["parameters"]
-    assert sum(spent) == Fraction(1, 2)
+    parameters = json.loads(job.result)["parameters"]
+    assert parameters["dummy"] is True and "engine" not in parameters
 
 
 def test_serve_refuses_a_bad_engine_before_touching_the_database(tmp_path: Path) -> None:
