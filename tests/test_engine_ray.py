@@ -24,6 +24,8 @@ from dprm.mining.serenade import SerenadeCS, SerenadeES
 from dprm.mining.tree_pair import MCMCTreePair
 from dprm.privacy import Accountant, SeededNoise
 
+from test_cli import run
+
 pytestmark = pytest.mark.ray
 
 psutil = pytest.importorskip("psutil")
@@ -270,28 +272,12 @@ def test_a_shard_killed_mid_run_is_a_clean_engine_error(ray_session, planted_fil
         assert killed
 
 
-def _cli(args) -> tuple[int, str, str]:
-    import contextlib
-    import io
-
-    from dprm.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as done:
-            code = 0 if done.code is None else done.code
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_mine_on_ray_writes_what_mine_in_process_writes(ray_session, planted_files, tmp_path) -> None:
     left, right, types = planted_files
     common = ["mine", left, right, "--types", types, "-a", "serenade-es", "--seed", "4"]
-    code, _, err = _cli([*common, "-o", tmp_path / "local.json"])
+    code, _, err = run([*common, "-o", tmp_path / "local.json"])
     assert code == 0, err
-    code, _, err = _cli([*common, "--engine", "ray", "--shards", "3", "-o", tmp_path / "ray.json"])
+    code, _, err = run([*common, "--engine", "ray", "--shards", "3", "-o", tmp_path / "ray.json"])
     assert code == 0, err
     assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
 
@@ -300,9 +286,9 @@ def test_mine_with_the_default_miner_on_ray_writes_what_it_writes_in_process(ray
                                                                              tmp_path) -> None:
     left, right, types = planted_files
     common = ["mine", left, right, "--types", types, "--seed", "2", "--mcmc-iterations", "600"]
-    code, _, err = _cli([*common, "-o", tmp_path / "local.json"])
+    code, _, err = run([*common, "-o", tmp_path / "local.json"])
     assert code == 0, err
-    code, _, err = _cli([*common, "--engine", "ray", "--shards", "2", "-o", tmp_path / "ray.json"])
+    code, _, err = run([*common, "--engine", "ray", "--shards", "2", "-o", tmp_path / "ray.json"])
     assert code == 0, err
     assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
     assert json.loads((tmp_path / "local.json").read_text())["algorithm"] == "mcmc-tree-pair"
@@ -314,7 +300,7 @@ def test_mine_refuses_a_bad_engine_and_miners_that_do_not_count_through_it(plant
     for extra, message in ((["--engine", "spark"], "--engine must be"),
                            (["--engine", "ray", "--shards", "0"], "--shards must be"),
                            (["--engine", "ray", "-a", "cartwheels"], "does not run on --engine ray")):
-        code, _, err = _cli(["mine", left, right, "--types", types, "-o", out, *extra])
+        code, _, err = run(["mine", left, right, "--types", types, "-o", out, *extra])
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
         assert not out.exists()
 
@@ -333,7 +319,7 @@ def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(r
 
     monkeypatch.setattr(ray_engine.ShardedCounts, "cells_and_extensions", kill_then_count)
     out, queries = tmp_path / "out.json", tmp_path / "out.queries"
-    code, stdout, err = _cli(["mine", left, right, "--types", types, "-a", "serenade-es", "--initial-pairs", "3",
+    code, stdout, err = run(["mine", left, right, "--types", types, "-a", "serenade-es", "--initial-pairs", "3",
                               "--extensions", "5", "--engine", "ray", "--shards", "2", "-o", out,
                               "--clired", queries])
     assert calls

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from collections import Counter
 from fractions import Fraction
@@ -13,7 +11,6 @@ import pytest
 from conftest import RecordingNoise
 from scipy.stats import chisquare
 
-from dprm.cli import main
 from dprm.data import load_two_view
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.datasets import make_planted, write_planted
@@ -23,6 +20,8 @@ from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES
 from dprm.mining.serenade.quality import JACCARD_ONE_SIDED, choose_steepness, jaccard_quality
 from dprm.mining.serenade.union_cap import UnionCap
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
+
+from test_cli import run
 
 PRIVATE = ["serenade-cs", "serenade-es", "serenade-es-nosens"]
 FAST = {"initial_pairs": 3, "extensions": 3}
@@ -198,17 +197,6 @@ def test_public_rows_must_be_the_data_size(planted) -> None:
 # -- command line ---------------------------------------------------------------------
 
 
-def _run(args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as done:
-            code = 0 if done.code is None else done.code
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     directory = tmp_path_factory.mktemp("serenade")
@@ -223,7 +211,7 @@ def test_cli_runs(files, tmp_path, algorithm) -> None:
             "--initial-pairs", "3", "--seed", "1", "-o", out]
     if algorithm != "reremi":
         args += ["--epsilon", "1", "--extensions", "2", "--budget-split", "0.5,0.4,0.1"]
-    code, _, err = _run(args)
+    code, _, err = run(args)
     assert code == 0, err
     document = json.loads(out.read_text())
     assert document["algorithm"] == algorithm
@@ -250,7 +238,7 @@ def test_cli_bad_input(files, tmp_path, extra, message) -> None:
             "--seed", "1", "-o", out, *extra]
     if "--epsilon" not in extra:
         args += ["--epsilon", "1"]
-    code, _, err = _run(args)
+    code, _, err = run(args)
     assert code == 2 and err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
 
@@ -290,14 +278,14 @@ def test_cli_auto_and_paper_settings(files, tmp_path) -> None:
     for extra in ([], ["--initial-pairs", "auto", "--extensions", "auto"],
                   ["--initial-pairs", "2", "--extensions", "3", "--score-range", "symmetric"]):
         out = tmp_path / "out.json"
-        code, _, err = _run(["mine", left, right, "--types", types, "-a", "serenade-es", "--epsilon", "1",
+        code, _, err = run(["mine", left, right, "--types", types, "-a", "serenade-es", "--epsilon", "1",
                              "--seed", "1", "-o", out, *extra])
         assert code == 0, err
         chosen = json.loads(out.read_text())["parameters"]["chosen"]
         if extra[-1:] == ["symmetric"]:
             assert (chosen["initial_pairs"], chosen["extensions"]) == (2, 3)
-    code, _, err = _run(["mine", left, right, "--types", types, "-a", "serenade-cs", "--epsilon", "1",
+    code, _, err = run(["mine", left, right, "--types", types, "-a", "serenade-cs", "--epsilon", "1",
                          "--initial-pairs", "many"])
     assert code == 2 and "--initial-pairs must be an integer or 'auto'" in err
-    code, _, err = _run(["mine", left, right, "--types", types, "-a", "reremi", "--score-range", "bounded"])
+    code, _, err = run(["mine", left, right, "--types", types, "-a", "reremi", "--score-range", "bounded"])
     assert code == 2 and "--score-range does not apply" in err
