@@ -55,7 +55,10 @@ def cluster():
     folder = tempfile.mkdtemp(prefix="dprm-ray-", dir="/tmp")  # short: Ray's Unix socket paths
     gcs_port, client_port = _free_port(), _free_port()
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="token",
-               RAY_AUTH_TOKEN=secrets.token_hex(32))
+               RAY_AUTH_TOKEN=secrets.token_hex(32),
+               # the head gives each client's server this long to start (30 s by default: too short for
+               # a loaded test machine; dprm also tries again, CLUSTER_JOIN_ATTEMPTS)
+               RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S="180")
     ray = str(Path(sys.executable).with_name("ray"))
     head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs_port}",
                              f"--ray-client-server-port={client_port}", "--include-dashboard=false", "--num-cpus=2",

@@ -68,6 +68,12 @@ LOOPBACK_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_O
 #: ``ray start --head`` makes one, and without one a cluster that asks for it times out).
 AUTHENTICATION_ENVIRONMENT = {"RAY_AUTH_MODE": "token"}
 
+#: Tries at joining a cluster whose client server answers "Initialization failure":
+#: the head starts one server process per client and gives it 30 s to answer
+#: (``RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S`` on the head); a loaded head can
+#: miss that once, and the next client gets a new server.
+CLUSTER_JOIN_ATTEMPTS = 3
+
 
 def import_ray() -> Any:
     """Import Ray with :data:`LOOPBACK_ENVIRONMENT` in force (refuse if Ray was imported without it)."""
@@ -102,11 +108,35 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
         options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1)
     else:
         options.update(address=address)
-    try:
-        ray.init(**options)
-    except Exception as error:  # noqa: BLE001 - any start-up failure is one line
-        text = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: {text}") from None
+    attempts = 1 if address is None else CLUSTER_JOIN_ATTEMPTS
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(**options)
+            return
+        except Exception as error:  # noqa: BLE001 - any start-up failure is one line
+            if attempt < attempts and "Initialization failure from server" in str(error):
+                ray.shutdown()
+                continue
+            raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: "
+                              f"{_error_line(error)}") from None
+
+
+def _error_line(error: BaseException) -> str:
+    r"""One line saying why Ray did not start: the first line, and the cause if the server sent its traceback.
+
+    Examples
+    --------
+    >>> _error_line(ConnectionAbortedError("Initialization failure from server:\nTraceback ...:\n"
+    ...                                    "RuntimeError: Proxy failed to Connect to backend!\n"))
+    'Initialization failure from server: RuntimeError: Proxy failed to Connect to backend!'
+    >>> _error_line(TimeoutError())
+    'TimeoutError'
+    """
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    first = lines[0].rstrip(":")
+    return first if len(lines) == 1 else f"{first}: {lines[-1]}"
 
 
 class ShardActor:
