@@ -20,7 +20,7 @@ from dprm.errors import DprmError
 from dprm.evaluation.true_statistics import true_statistics
 
 from test_cli import assert_one_error_line, run
-from test_engine_ray import _mammals, ray_engine, ray_session  # noqa: F401 - ray_session is a fixture
+from test_engine_ray import _mammals, planted_files, ray_engine, ray_session  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.ray
 
@@ -28,12 +28,19 @@ pytestmark = pytest.mark.ray
 MACHINE = ("seconds", "peak_mb", "engine")
 
 
-def _experiment(out: Path, *extra: object) -> list:
-    left, right, options = _mammals()
-    return ["evaluate", left, right, "--types", options["types"], "--algorithms", "serenade-es,alt-expm",
-            "--budgets", "1x2", "--seed", "7", "--out", out, "--no-reports",
-            "-p", "serenade-es.initial_pairs=3", "-p", "serenade-es.extensions=4",
-            "-p", "alt-expm.init_trials=2", *extra]
+#: Two private miners (a greedy one and a tree one: both ways of counting on the engine), small settings.
+MINERS = ["--algorithms", "serenade-es,alt-expm", "-p", "serenade-es.initial_pairs=3",
+          "-p", "serenade-es.extensions=4", "-p", "alt-expm.init_trials=2"]
+
+
+def _experiment(out: Path, *extra: object, files: tuple | None = None, miners: list = MINERS,
+                budgets: str = "1x2") -> list:
+    if files is None:
+        left, right, options = _mammals()
+        files = (left, right, options["types"])
+    left, right, types = files
+    return ["evaluate", left, right, "--types", types, *miners, "--budgets", budgets, "--seed", "7", "--out", out,
+            "--no-reports", *extra]
 
 
 def _documents(out: Path) -> dict[str, dict]:
@@ -63,16 +70,17 @@ def in_process(tmp_path_factory) -> Path:
     return out
 
 
-def _assert_same_experiment(sharded: Path, in_process: Path) -> None:
+def _assert_same_experiment(sharded: Path, in_process: Path, algorithms: tuple = ("serenade-es", "alt-expm"),
+                            runs: int = 2) -> None:
     local = _documents(in_process)
-    assert len(local) == 4 and all(path.endswith(("0.json", "1.json")) for path in local)
+    assert len(local) == len(algorithms) * runs and not any(path.endswith(".failed.json") for path in local)
     assert _documents(sharded) == local
     ours, theirs = _tables(sharded), _tables(in_process)
     for name, frame in theirs.items():
         pd.testing.assert_frame_equal(ours[name], frame, obj=name)
-    # the comparison is not between empty experiments: both algorithms released and were checked on the rows
+    # the comparison is not between empty experiments: every algorithm released and was checked on the rows
     redescriptions = theirs["redescriptions"]
-    assert set(redescriptions["algorithm"]) == {"serenade-es", "alt-expm"}
+    assert set(redescriptions["algorithm"]) == set(algorithms)
     assert (redescriptions["true_intersection"] > 0).any() and redescriptions["true_pvalue"].notna().all()
     assert (sharded / "redescriptions.csv").read_bytes() == (in_process / "redescriptions.csv").read_bytes()
 
@@ -87,6 +95,18 @@ def test_a_sharded_experiment_equals_the_in_process_one(ray_session, in_process,
     assert engines == {"ray, 2 shards"}
     assert {json.loads(p.read_text())["run"]["engine"] for p in (in_process / "runs").rglob("*.json")} == {
         "in-process"}
+
+
+def test_a_sharded_experiment_on_planted_data_with_missing_values_equals_the_in_process_one(
+        ray_session, planted_files, tmp_path) -> None:
+    miners = ["--algorithms", "mcmc-tree-pair,serenade-cs", "-p", "mcmc-tree-pair.mcmc_iterations=300",
+              "-p", "mcmc-tree-pair.init_trials=2", "-p", "serenade-cs.initial_pairs=3",
+              "-p", "serenade-cs.extensions=2"]
+    for out, extra in ((tmp_path / "in-process", ["--jobs", "1"]),
+                       (tmp_path / "ray", ["--engine", "ray", "--shards", "3"])):
+        code, _, err = run(_experiment(out, *extra, files=planted_files, miners=miners, budgets="0.5x1"))
+        assert code == 0, err
+    _assert_same_experiment(tmp_path / "ray", tmp_path / "in-process", ("mcmc-tree-pair", "serenade-cs"), runs=1)
 
 
 def test_a_shard_lost_mid_experiment_fails_the_run_in_one_line_and_a_rerun_resumes(ray_session, in_process,
