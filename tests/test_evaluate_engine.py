@@ -178,3 +178,21 @@ def test_an_algorithm_that_cannot_run_sharded_is_refused_before_anything_is_read
     assert code == 2
     assert_one_error_line(err, "clired-splitt does not run on --engine ray", "serenade-es")
     assert not out.exists()
+
+
+def test_resuming_on_ray_refuses_unfinished_runs_of_an_algorithm_that_cannot_run_sharded(tmp_path) -> None:
+    """An experiment extended in-process by a baseline whose run has not finished: its run would run on Ray."""
+    left, right, options = _mammals()
+    out = tmp_path / "out"
+    small = ["evaluate", left, right, "--types", options["types"], "--budgets", "1x1", "--out", out, "--seed", "3",
+             "--no-reports", "--jobs", "1", "-p", "initial_pairs=2", "-p", "extensions=2"]
+    code, _, err = run([*small, "--algorithms", "serenade-es"])
+    assert code == 0, err
+    manifest = json.loads((out / "experiment.json").read_text())
+    manifest["algorithms"].append("clired-splitt")  # as an extension interrupted before its run finished
+    (out / "experiment.json").write_text(json.dumps(manifest))
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    code, _, err = run([*small, "--algorithms", "serenade-es", "--engine", "ray"])
+    assert code == 2
+    assert_one_error_line(err, "clired-splitt does not run on --engine ray")
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before

@@ -822,6 +822,16 @@ def _plan(manifest: Mapping[str, Any], out_dir: Path) -> list[RunRecord]:
     return plan
 
 
+def _unfinished_algorithms(manifest: Mapping[str, Any], out_dir: Path) -> list[str]:
+    """The algorithms of ``manifest`` with a run not finished in ``out_dir`` (in the manifest's order)."""
+    try:
+        plan = _plan(manifest, out_dir)
+    except (KeyError, TypeError, ValueError, DprmError):
+        return []  # an incomplete manifest is refused later, with its own message
+    unfinished = {p.algorithm for p in plan if _finished(_run_path(out_dir, p.algorithm, p.label, p.run)) is None}
+    return [a for a in manifest.get("algorithms", []) if a in unfinished]
+
+
 def _finished(path: Path) -> dict[str, Any] | None:
     """The document of a finished run, or None (missing, unreadable or without its run block)."""
     try:
@@ -919,6 +929,9 @@ def run_experiment(
         check_sharded(config.algorithms, config.parameters)
     out_dir = Path(out_dir).expanduser().resolve()
     old = _prepare_directory(out_dir)
+    if shards is not None and old is not None:  # the runs left over from earlier invocations run here too
+        check_sharded([a for a in _unfinished_algorithms(old, out_dir) if a not in config.algorithms],
+                      config.parameters)
     with contextlib.ExitStack() as stack:
         if shards is None:
             data = load_two_view(config.left, config.right, id_column=config.id_column, types=config.types,
