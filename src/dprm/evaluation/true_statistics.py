@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.data.attributes import TwoViewData
+from dprm.data.literal_index import pack_rows, popcount
 from dprm.engine import CountingEngine, as_engine
 from dprm.errors import DprmError
 from dprm.queries import document_redescriptions, p_value, read_document, to_text
@@ -287,6 +288,7 @@ class SupportCounts:
         self._data = data
 
     def _supports(self, side: str, queries: list, labels: list[str]) -> list[np.ndarray]:
+        """Each query's support on these rows, packed (:func:`~dprm.data.literal_index.pack_rows`)."""
         view, n_rows = self._data.view(side), self._data.n_rows
         masks = []
         for query, label in zip(queries, labels):
@@ -297,7 +299,7 @@ class SupportCounts:
                 raise DprmError(f"{label}: {message}") from None
             if mask.shape != (n_rows,):
                 raise DprmError(f"{label}: support has shape {mask.shape}, expected ({n_rows},)")
-            masks.append(mask)
+            masks.append(pack_rows(mask))  # 64 rows a word: a document's supports in 1/8 of the bytes
         return masks
 
     def counts(self, left: list, right: list, labels: tuple[list[str], list[str]],
@@ -325,7 +327,7 @@ class SupportCounts:
         intersections = np.empty(len(pairs), dtype=np.int64)
         for row, (i, j) in enumerate(np.asarray(pairs, dtype=np.int64).reshape(-1, 2).tolist()):
             if (i, j) not in both:
-                both[(i, j)] = int(np.count_nonzero(left_masks[i] & right_masks[j]))
+                both[(i, j)] = int(popcount(left_masks[i] & right_masks[j]))
             intersections[row] = both[(i, j)]
-        return (np.array([np.count_nonzero(m) for m in left_masks], dtype=np.int64),
-                np.array([np.count_nonzero(m) for m in right_masks], dtype=np.int64), intersections)
+        return (np.array([popcount(m) for m in left_masks], dtype=np.int64),
+                np.array([popcount(m) for m in right_masks], dtype=np.int64), intersections)
