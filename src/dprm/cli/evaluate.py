@@ -12,7 +12,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console, plural
-from dprm.cli.views import IdColumn, LeftView, RightView, TypesFile
+from dprm.cli.views import EngineOption, IdColumn, LeftView, RightView, ShardsOption, TypesFile, check_engine
 from dprm.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -42,8 +42,9 @@ def evaluate(
     out: Path = typer.Option(..., "--out", metavar="DIR", show_default=False,
                              help="Experiment directory: new, empty, or the same experiment to resume."),
     seed: Optional[int] = typer.Option(None, metavar="N", help="Master seed. Default: drawn and recorded."),
-    jobs: int = typer.Option(os.cpu_count() or 1, metavar="N",
-                             help=f"Runs at the same time, each in a fresh process (1 to {MAX_JOBS})."),
+    jobs: Optional[int] = typer.Option(None, metavar="N", show_default=False,
+                                       help=f"Runs at the same time, each in a fresh process (1 to {MAX_JOBS}; "
+                                            f"default: the number of cores). Not with --engine ray."),
     types: TypesFile = None,
     id_column: IdColumn = None,
     parameters: List[str] = typer.Option(
@@ -54,13 +55,17 @@ def evaluate(
     timeout: Optional[float] = typer.Option(None, metavar="SECONDS",
                                             help="Time allowed to one python-clired baseline run."),
     reports: bool = typer.Option(True, "--reports/--no-reports", help="Write the figures and the HTML report."),
+    engine: EngineOption = "in-process",
+    shards: ShardsOption = 2,
 ) -> None:
     """Run every algorithm RUNS times per ε on LEFT and RIGHT; true vs noisy statistics, tables.
 
     Private algorithms run RUNS times at each EPS of --budgets, non-private ones once.
     Each run is a fresh process seeded from the master seed (seeded noise: reproducible,
     not private). Rerunning resumes (finished runs are skipped); more algorithms or
-    budgets extend the experiment.
+    budgets extend the experiment. With --engine ray the rows stay in --shards Ray
+    actors, started once for the experiment; the runs go one after the other through
+    them and the true statistics are counted there (the same results as in-process).
     """
     import pandas as pd
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
@@ -68,8 +73,12 @@ def evaluate(
 
     from dprm.evaluation.runner import NOISE_NOTE, ExperimentConfig, RunRecord, parse_parameter_items, run_experiment
 
-    if not 1 <= jobs <= MAX_JOBS:
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
         raise ParameterError(f"--jobs must be between 1 and {MAX_JOBS}, not {jobs}")
+    address = check_engine(engine, shards)
+    if address is not None and jobs not in (None, 1):
+        raise ParameterError("--jobs: with --engine ray the runs go one at a time through the shards "
+                             "(every request already uses all of them); leave --jobs out")
     names = [name.strip() for name in algorithms.split(",")]
     if any(not name for name in names):
         raise ParameterError(f"--algorithms: empty name in {algorithms!r}")
@@ -98,7 +107,12 @@ def evaluate(
                               f"{record.status}: {record.message}[/yellow]")
 
     try:
-        result = run_experiment(config, out, jobs=jobs, progress=progress, reports=reports)
+        if address is None:
+            result = run_experiment(config, out, jobs=jobs or os.cpu_count() or 1, progress=progress,
+                                    reports=reports)
+        else:
+            result = run_experiment(config, out, jobs=1, progress=progress, reports=reports, shards=shards,
+                                    address=address or None)
     except KeyboardInterrupt:
         if task is not None:
             bar.stop()

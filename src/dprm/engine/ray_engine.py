@@ -303,10 +303,27 @@ class RayEngine(CountingEngine):
 
     def _all(self, method: str, *args: Any) -> list:
         """Call ``method`` on every shard at once; the answers in shard order."""
-        ray = self._ray
         self.round_trips += 1
+        answers = [getattr(a, method).remote(*args) for a in self._actors]
         try:
-            return ray.get([getattr(a, method).remote(*args) for a in self._actors])
+            return self._get(answers)
+        except DprmError:
+            self._collect(answers)
+            raise
+
+    def _collect(self, answers: list) -> None:
+        """Wait for every shard's answer of a failed request, so that Ray prints no "Unhandled error" later."""
+        for answer in answers:
+            try:
+                self._ray.get(answer)
+            except Exception:  # noqa: BLE001 - the first error is the one raised
+                pass
+
+    def _get(self, answers: list) -> list:
+        """The answers of every shard; a shard's failure as one :class:`~dprm.errors.DprmError`."""
+        ray = self._ray
+        try:
+            return ray.get(answers)
         except ray.exceptions.OutOfMemoryError:
             raise EngineError("a shard of the Ray engine ran out of memory (Ray's memory monitor stopped it); use more "
                               "shards or machines") from None

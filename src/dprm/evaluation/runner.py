@@ -49,6 +49,29 @@ limits: the latest values are recorded. A lock file (``DIR/.lock``) keeps two ru
 
 The tables are rebuilt from the run JSONs at the end of every invocation
 (:func:`write_tables`), so they always describe every finished run.
+
+Sharded runs (``dprm evaluate --engine ray[://ADDRESS] --shards N``, ``shards=N``).
+The rows then stay in the shard actors of one
+:class:`~dprm.engine.ray_engine.RayEngine`, opened **once** for the whole
+experiment (a local Ray costs 6–15 s to start: not once per run) and closed at the
+end. The runs execute one after the other in the calling process, the driver,
+each on all the shards (every counting request already goes to every shard at
+once, so runs side by side would only queue on the same actors; ``jobs`` must be
+1). The driver never holds a row: the miners ask the engine for counts, and the
+true statistics of the released redescriptions are counted by a worker in every
+shard (:class:`~dprm.evaluation.true_statistics.SupportCounts`: support sizes and
+intersections cross the network, never a row), summed on the driver. A run gets
+the same seed and the same parameters as in-process and the engine returns the
+same counts, so every run's document (redescriptions, statistics, ledger) and
+every table equal the in-process experiment's; only the run block's ``seconds``,
+``peak_mb`` (the largest peak of the driver and the shard actors so far, since
+they serve every run) and ``engine`` differ. A run that raises is recorded as
+failed or refused as in-process; a lost shard
+(:class:`~dprm.errors.EngineError`) records the run under way as failed and stops
+the experiment with that error (the finished runs are kept; the tables are not
+rewritten; rerunning resumes). Algorithms that cannot count through an engine
+(``counts_through_engine`` false: the non-private baselines) are refused before
+anything is read (:func:`check_sharded`).
 """
 
 from __future__ import annotations
@@ -74,7 +97,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from dprm.errors import DataError, DprmError, ParameterError
+from dprm.errors import DataError, DprmError, EngineError, ParameterError
 from dprm.files import write_atomic
 from dprm.evaluation.tables import write_csv_atomic, write_paper_tables
 from dprm.evaluation.budgets import NO_EPSILON, Budget, epsilon_label, format_budgets, parse_budgets
@@ -93,6 +116,8 @@ __all__ = [
     "parse_parameter_items",
     "run_seed",
     "run_experiment",
+    "check_sharded",
+    "sharded_algorithms",
     "write_tables",
     "read_manifest",
 ]
@@ -313,6 +338,50 @@ def _check_parameters(algorithms: list[str], budgets: list[Budget], parameters: 
             raise ParameterError(f"--parameters: {algorithm}: {err}") from None
         except (TypeError, ValueError) as err:
             raise ParameterError(f"--parameters: {algorithm}: bad value ({err})") from None
+
+
+def sharded_algorithms() -> list[str]:
+    """The miners that count through an engine (their class's ``counts_through_engine``), so run sharded.
+
+    Examples
+    --------
+    >>> names = sharded_algorithms()
+    >>> "serenade-es" in names and "alt-mcmc" in names and "clired-reremi" not in names
+    True
+    """
+    from dprm.mining import ALGORITHMS
+
+    return [name for name, (miner_class, _) in ALGORITHMS.items()
+            if getattr(miner_class, "counts_through_engine", False)]
+
+
+def check_sharded(algorithms: Iterable[str], parameters: Mapping[str, Any]) -> None:
+    """Refuse, in one line, an algorithm that cannot run on a sharded engine (before anything is read).
+
+    A miner runs sharded when it counts only through an engine (its
+    ``counts_through_engine``, asked of the miner built with the experiment's
+    parameters); the python-clired baselines never do.
+
+    Examples
+    --------
+    >>> check_sharded(["serenade-es", "alt-expm"], {})
+    >>> check_sharded(["serenade-es", "clired-splitt"], {})
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: clired-splitt does not run on --engine ray yet (...)
+    """
+    from dprm.mining import make_miner
+
+    for algorithm in algorithms:
+        sharded = False
+        if _accepted(algorithm) is not None:
+            given = parameters_for(algorithm, parameters)
+            if is_private(algorithm):
+                given["epsilon"] = 1.0  # any budget: it does not decide where the miner counts
+            sharded = bool(getattr(make_miner(algorithm, **given), "counts_through_engine", False))
+        if not sharded:
+            raise ParameterError(f"{algorithm} does not run on --engine ray yet "
+                                 f"({', '.join(sharded_algorithms())} do)")
 
 
 def run_seed(master_seed: int, algorithm: str, epsilon: str, run: int) -> int:
@@ -609,10 +678,20 @@ def _failed_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.failed.json")
 
 
-def _peak_mb() -> float:
+def _peak_mb(engine: Any = None) -> float:
+    """This process's (and its finished children's) peak resident memory, and the shards' with ``engine``."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, children) / 1024.0  # Linux reports kilobytes
+    peak = max(own, children) / 1024.0  # Linux reports kilobytes
+    shards = getattr(engine, "shard_resources", None)
+    if shards is not None:
+        peak = max([peak, *(r["peak_rss"] / 2**20 for r in shards())])
+    return peak
+
+
+def _engine_name(engine: Any) -> str:
+    """Where a run counted: ``"in-process"`` or ``"ray, N shards"`` (recorded in the run block)."""
+    return "in-process" if engine is None else f"ray, {engine.n_shards} shards"
 
 
 def _one_line(error: BaseException) -> str:
@@ -621,13 +700,14 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}" if not isinstance(error, DprmError) else first
 
 
-def _mine(task: dict[str, Any]) -> dict[str, Any]:
+def _mine(task: dict[str, Any], engine: Any = None) -> dict[str, Any]:
+    """Fit the task's miner on its data (loaded here), or on ``engine`` (a sharded run: no row here)."""
     from dprm.data import load_two_view
     from dprm.mining import make_miner
     from dprm.privacy import Accountant, SeededNoise
 
-    data = load_two_view(task["left"], task["right"], id_column=task["id_column"], types=task["types"],
-                         duplicate_names="rename")
+    data = engine if engine is not None else load_two_view(
+        task["left"], task["right"], id_column=task["id_column"], types=task["types"], duplicate_names="rename")
     parameters = dict(task["parameters"])
     if task["epsilon"] is not None:
         parameters["epsilon"] = task["epsilon"]
@@ -672,19 +752,27 @@ class _Unavailable(DprmError):
     """A baseline that cannot run here (its module or python-clired is missing)."""
 
 
-def _execute(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one task in this (fresh) process, write its JSON; return the run record's fields."""
+def _execute(task: dict[str, Any], engine: Any = None) -> dict[str, Any]:
+    """Run one task, write its JSON; return the run record's fields.
+
+    Without ``engine`` the task runs in this (fresh) process on the rows it loads;
+    with a sharded ``engine`` it runs in the driver on the engine's shards, and its
+    ``peak_mb`` is the largest peak of the driver and of the shard actors so far
+    (they serve every run of the experiment: an upper bound of the run's own).
+    A shard lost during the run (:class:`~dprm.errors.EngineError`) records the run
+    as ``failed`` (redone on restart) and is raised again: no later run can use the engine.
+    """
     from dprm.queries import document_redescriptions, write_document
 
     path = Path(task["path"])
     record = {key: task[key] for key in ("algorithm", "epsilon", "run", "seed")}
     try:
-        document = _baseline(task, path) if task["baseline"] else _mine(task)
+        document = _baseline(task, path) if task["baseline"] else _mine(task, engine)
         seconds = float(document.pop("_seconds"))
         redescriptions = document_redescriptions(document, source=str(path))
         record.update(
             seconds=seconds,
-            peak_mb=_peak_mb(),
+            peak_mb=_peak_mb(engine),
             returned=len(redescriptions),
             kept=sum(not r.pruned for r in redescriptions),
             rows=task["rows"],
@@ -693,22 +781,26 @@ def _execute(task: dict[str, Any]) -> dict[str, Any]:
         )
         document["run"] = {**record, "epsilon_label": epsilon_label(task["epsilon"]),
                            "master_seed": task["master_seed"], "noise": "none" if task["epsilon"] is None
-                           else NOISE_NOTE}
+                           else NOISE_NOTE, "engine": _engine_name(engine)}
         path.parent.mkdir(parents=True, exist_ok=True)
         write_document(document, path)
         _failed_path(path).unlink(missing_ok=True)
     except Exception as error:  # a failed run is recorded and redone on restart, never fatal
         # "refused": the miner rejected its input (a DprmError), and will do so again on a
         # rerun of the same experiment; "failed": anything else (a crash, memory), worth a retry.
+        # A lost shard (EngineError) is not the input's fault: "failed", and the experiment stops.
         status = ("unavailable" if isinstance(error, _Unavailable)
+                  else "failed" if isinstance(error, EngineError)
                   else "refused" if isinstance(error, DprmError) else "failed")
-        record.update(seconds=math.nan, peak_mb=_peak_mb(), rows=task["rows"], status=status,
-                      message=_one_line(error))
+        record.update(seconds=math.nan, peak_mb=_peak_mb(None if isinstance(error, EngineError) else engine),
+                      rows=task["rows"], status=status, message=_one_line(error))
         try:
             _atomic_write_text(_failed_path(path), json.dumps(
                 {**record, "seconds": None, "epsilon_label": epsilon_label(task["epsilon"])}, indent=2) + "\n")
         except OSError:
             pass
+        if isinstance(error, EngineError):
+            raise
     return record
 
 
@@ -728,6 +820,16 @@ def _plan(manifest: Mapping[str, Any], out_dir: Path) -> list[RunRecord]:
         else:
             plan.append(RunRecord(algorithm, None, 0, run_seed(seed, algorithm, NO_EPSILON, 0)))
     return plan
+
+
+def _unfinished_algorithms(manifest: Mapping[str, Any], out_dir: Path) -> list[str]:
+    """The algorithms of ``manifest`` with a run not finished in ``out_dir`` (in the manifest's order)."""
+    try:
+        plan = _plan(manifest, out_dir)
+    except (KeyError, TypeError, ValueError, DprmError):
+        return []  # an incomplete manifest is refused later, with its own message
+    unfinished = {p.algorithm for p in plan if _finished(_run_path(out_dir, p.algorithm, p.label, p.run)) is None}
+    return [a for a in manifest.get("algorithms", []) if a in unfinished]
 
 
 def _finished(path: Path) -> dict[str, Any] | None:
@@ -770,6 +872,8 @@ def run_experiment(
     jobs: int = 1,
     progress: ProgressCallback | None = None,
     reports: bool = True,
+    shards: int | None = None,
+    address: str | None = None,
 ) -> ExperimentResult:
     """Run (or resume, or extend) an experiment in ``out_dir`` and write its tables.
 
@@ -789,6 +893,13 @@ def run_experiment(
     reports : bool
         Also call :func:`dprm.evaluation.figures.write_figures` and
         :func:`dprm.evaluation.report.write_experiment_report` when they exist.
+    shards : int, optional
+        Run on a :class:`~dprm.engine.ray_engine.RayEngine` with this many shards
+        instead of in fresh processes (see "Sharded runs" in the module docstring);
+        ``jobs`` must then be 1.
+    address : str, optional
+        With ``shards``: the Ray cluster to join (``ray://host:port``); default a
+        local Ray on loopback, started once for the whole experiment.
 
     Returns
     -------
@@ -807,11 +918,43 @@ def run_experiment(
 
     if not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"--jobs must be at least 1, not {jobs}")
+    if shards is not None:
+        if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+            raise ParameterError(f"--shards must be a positive integer, not {shards!r}")
+        if jobs != 1:
+            raise ParameterError("--jobs: with --engine ray the runs go one at a time through the shards "
+                                 "(every request already uses all of them); leave --jobs out")
     config = config.checked()
+    if shards is not None:
+        check_sharded(config.algorithms, config.parameters)
     out_dir = Path(out_dir).expanduser().resolve()
     old = _prepare_directory(out_dir)
-    data = load_two_view(config.left, config.right, id_column=config.id_column, types=config.types,
-                         duplicate_names="rename")
+    if shards is not None and old is not None:  # the runs left over from earlier invocations run here too
+        check_sharded([a for a in _unfinished_algorithms(old, out_dir) if a not in config.algorithms],
+                      config.parameters)
+    with contextlib.ExitStack() as stack:
+        if shards is None:
+            data = load_two_view(config.left, config.right, id_column=config.id_column, types=config.types,
+                                 duplicate_names="rename")
+            engine = None
+        else:
+            engine = data = stack.enter_context(_open_engine(config, shards, address))
+        return _run_and_write(config, out_dir, old, data, engine, jobs, progress, reports)
+
+
+def _open_engine(config: ExperimentConfig, shards: int, address: str | None) -> Any:
+    """The Ray engine of a sharded experiment, its shards reading the files as the in-process runs load them."""
+    from dprm.engine.ray_engine import RayEngine
+    from dprm.engine.sharding import ShardSpec
+
+    spec = ShardSpec.of(config.left, config.right, id_column=config.id_column, types=config.types,
+                        duplicate_names="rename")
+    return RayEngine(spec, shards=shards, address=address)
+
+
+def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, Any] | None, data: Any,
+                   engine: Any, jobs: int, progress: ProgressCallback | None, reports: bool) -> ExperimentResult:
+    """The manifest, the runs and the tables of :func:`run_experiment`, once the data (or engine) is open."""
     manifest = {
         "format": EXPERIMENT_FORMAT,
         "data": {"left": _file_entry(str(config.left)), "right": _file_entry(str(config.right)),
@@ -847,7 +990,7 @@ def run_experiment(
     out_dir.mkdir(exist_ok=True)
     with _DirectoryLock(out_dir):
         _atomic_write_text(out_dir / _MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")
-        records = _run_all(manifest, out_dir, data.n_rows, jobs, progress)
+        records = _run_all(manifest, out_dir, data.n_rows, jobs, progress, engine)
         result = write_tables(out_dir, data=data, manifest=manifest)
         result.records = records
         result.ran = sum(r.status != "done-before" for r in records)
@@ -866,7 +1009,7 @@ def run_experiment(
 
 
 def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
-             progress: ProgressCallback | None) -> list[RunRecord]:
+             progress: ProgressCallback | None, engine: Any = None) -> list[RunRecord]:
     plan = _plan(manifest, out_dir)
     pending: list[tuple[RunRecord, dict[str, Any]]] = []
     records: list[RunRecord] = []
@@ -894,7 +1037,8 @@ def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
     if not pending:
         return records
     position = {id(planned): i for i, planned in enumerate(records)}
-    with contextlib.closing(_in_fresh_processes(pending, jobs)) as finished:  # closing stops the runs under way
+    runs = _in_fresh_processes(pending, jobs) if engine is None else _on_engine(pending, engine)
+    with contextlib.closing(runs) as finished:  # closing stops the runs under way
         for planned, fields in finished:
             if fields is None:
                 fields = {"algorithm": planned.algorithm, "epsilon": planned.epsilon, "run": planned.run,
@@ -915,6 +1059,16 @@ def _child(task: dict[str, Any], connection: Any) -> None:
         connection.send(_execute(task))
     finally:
         connection.close()
+
+
+def _on_engine(pending: list[tuple[RunRecord, dict[str, Any]]], engine: Any):
+    """Run every task here, one after the other, on the shards of ``engine``; yield ``(planned, record)``.
+
+    A lost shard ends the experiment: the run under way is recorded as failed and the
+    :class:`~dprm.errors.EngineError` goes up (the runs not started are redone on restart).
+    """
+    for planned, task in pending:
+        yield planned, _execute(task, engine)
 
 
 def _in_fresh_processes(pending: list[tuple[RunRecord, dict[str, Any]]], jobs: int):
@@ -1015,8 +1169,10 @@ def write_tables(
     ----------
     out_dir : str or PathLike
         An experiment directory.
-    data : TwoViewData, optional
-        The experiment's data (loaded from the manifest's paths when not given).
+    data : TwoViewData or CountingEngine, optional
+        The experiment's data (loaded from the manifest's paths when not given), or
+        an engine holding it: the true statistics are then counted on its shards
+        (:func:`~dprm.evaluation.true_statistics.true_statistics`).
     manifest : mapping, optional
         The experiment's manifest (read from ``out_dir`` when not given).
     """

@@ -30,9 +30,21 @@ true Jaccard lies inside (``low ≤ true ≤ high``). Accepted forms of the entr
 These columns appear when at least one redescription has an interval; rows without
 one hold NaN (``true_jaccard_in_interval`` is a nullable Boolean, ``<NA>``).
 
-Speed: each distinct query (by its JSON text) is evaluated once; the counts are
-vectorised numpy. This is a local tool for people who may see the data: it uses
-the true number of rows.
+Where the rows are counted. The data may be a :class:`~dprm.data.attributes.TwoViewData`
+or a counting engine (:mod:`dprm.engine`). Either way the supports are evaluated by a
+:class:`SupportCounts` worker beside the rows (:meth:`CountingEngine.workers
+<dprm.engine.base.CountingEngine.workers>`): in-process one worker on all the rows,
+called directly; on a :class:`~dprm.engine.ray_engine.RayEngine` one worker in every
+shard, each counting its own rows. What crosses the network is the released queries
+(public output) one way and three integer arrays (support sizes of the distinct left
+and right queries, the intersection of each redescription's pair) the other way;
+the driver adds the shards' arrays. The shards hold disjoint rows, so every sum is
+the count over all rows, exactly, and every statistic below (Jaccard, p-value) is a
+function of these counts and the number of rows: the same figures as in-process.
+
+Speed: each distinct query (by its JSON text) is evaluated once, each distinct pair
+of supports intersected once; the counts are vectorised numpy. This is a local tool
+for people who may see the data: it uses the true number of rows.
 """
 
 from __future__ import annotations
@@ -47,10 +59,12 @@ import numpy as np
 import pandas as pd
 
 from dprm.data.attributes import TwoViewData
+from dprm.data.literal_index import pack_rows, popcount
+from dprm.engine import CountingEngine, as_engine
 from dprm.errors import DprmError
 from dprm.queries import document_redescriptions, p_value, read_document, to_text
 
-__all__ = ["true_statistics", "STATISTICS_COLUMNS", "INTERVAL_COLUMNS"]
+__all__ = ["true_statistics", "SupportCounts", "STATISTICS_COLUMNS", "INTERVAL_COLUMNS"]
 
 #: The columns of :func:`true_statistics`, in order (without the interval columns).
 STATISTICS_COLUMNS: tuple[str, ...] = (
@@ -126,7 +140,7 @@ def _empty_frame(with_interval: bool = False) -> pd.DataFrame:
     return frame
 
 
-def true_statistics(document: dict | str | os.PathLike, data: TwoViewData) -> pd.DataFrame:
+def true_statistics(document: dict | str | os.PathLike, data: "TwoViewData | CountingEngine") -> pd.DataFrame:
     """Noisy and true statistics of every redescription of a document, one row each.
 
     Parameters
@@ -135,8 +149,11 @@ def true_statistics(document: dict | str | os.PathLike, data: TwoViewData) -> pd
         A redescriptions document (``dprm.redescriptions/1``): the decoded dict, or
         the path of its JSON file (read with :func:`dprm.queries.read_document`).
         Either way it is validated first.
-    data : TwoViewData
-        The data the redescriptions were mined from (same attribute names).
+    data : TwoViewData or CountingEngine
+        The data the redescriptions were mined from (same attribute names), or an
+        engine holding it (:mod:`dprm.engine`): the supports are then counted where
+        the rows are (each shard of a :class:`~dprm.engine.ray_engine.RayEngine`
+        counts its rows, the driver adds the counts; see :class:`SupportCounts`).
 
     Returns
     -------
@@ -179,39 +196,29 @@ def true_statistics(document: dict | str | os.PathLike, data: TwoViewData) -> pd
     if not raw:
         return _empty_frame()
 
-    n_rows = data.n_rows
-    supports: dict[tuple[str, str], np.ndarray] = {}
-    counts: dict[tuple[str, str], int] = {}
-
-    def support_of(side: str, number: int) -> tuple[tuple[str, str], np.ndarray]:
-        key = (side, json.dumps(raw[number][side], sort_keys=True))
-        mask = supports.get(key)
-        if mask is None:
-            query = getattr(redescriptions[number], side)
-            try:
-                mask = np.asarray(query.support(data.view(side)), dtype=bool)
-            except (DprmError, KeyError, TypeError, ValueError) as err:
-                message = err.args[0] if err.args else str(err)
-                raise DprmError(f"redescriptions[{number}].{side}: {message}") from None
-            if mask.shape != (n_rows,):
-                raise DprmError(f"redescriptions[{number}].{side}: support has shape {mask.shape}, expected ({n_rows},)")
-            supports[key] = mask
-            counts[key] = int(np.count_nonzero(mask))
-        return key, mask
-
+    engine = as_engine(data)
+    n_rows = engine.n_rows
     size = len(raw)
-    sl = np.empty(size, dtype=np.int64)
-    sr = np.empty(size, dtype=np.int64)
-    inter = np.empty(size, dtype=np.int64)
-    pair_cache: dict[tuple[tuple[str, str], tuple[str, str]], int] = {}
+    numbers: tuple[dict[str, int], dict[str, int]] = ({}, {})  # a distinct query (its JSON text) -> its number
+    queries: tuple[list, list] = ([], [])
+    labels: tuple[list[str], list[str]] = ([], [])
+    pairs = np.empty((size, 2), dtype=np.int64)
     for i in range(size):
-        lkey, lmask = support_of("left", i)
-        rkey, rmask = support_of("right", i)
-        sl[i], sr[i] = counts[lkey], counts[rkey]
-        both = pair_cache.get((lkey, rkey))
-        if both is None:
-            both = pair_cache[(lkey, rkey)] = int(np.count_nonzero(lmask & rmask))
-        inter[i] = both
+        for side, name in enumerate(("left", "right")):
+            key = json.dumps(raw[i][name], sort_keys=True)
+            if key not in numbers[side]:
+                numbers[side][key] = len(queries[side])
+                queries[side].append(getattr(redescriptions[i], name))
+                labels[side].append(f"redescriptions[{i}].{name}")
+            pairs[i, side] = numbers[side][key]
+    workers = engine.workers(SupportCounts)
+    try:
+        sizes_left, sizes_right, intersections = workers.sum("counts", queries[0], queries[1], labels, pairs)
+    finally:
+        workers.close()
+    sl = np.asarray(sizes_left, dtype=np.int64)[pairs[:, 0]]
+    sr = np.asarray(sizes_right, dtype=np.int64)[pairs[:, 1]]
+    inter = np.asarray(intersections, dtype=np.int64)
     union = sl + sr - inter
     with np.errstate(divide="ignore", invalid="ignore"):
         jaccard = np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
@@ -248,3 +255,79 @@ def true_statistics(document: dict | str | os.PathLike, data: TwoViewData) -> pd
         columns["true_jaccard_in_interval"] = pd.array(
             [bool(inside[i]) if known[i] else None for i in range(size)], dtype="boolean")
     return pd.DataFrame(columns)
+
+
+class SupportCounts:
+    """A worker beside the rows (one per shard): support sizes and intersections of queries.
+
+    Built by :meth:`CountingEngine.workers <dprm.engine.base.CountingEngine.workers>`
+    on the rows of one shard (or on all rows in-process); its answers are counts of
+    these rows only, so the answers of disjoint shards add up to the counts over all
+    rows (:meth:`~dprm.engine.workers.ShardWorkers.sum`).
+
+    Parameters
+    ----------
+    data : TwoViewData
+        The rows this worker counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.data import Attribute, AttributeKind, TwoViewData, View
+    >>> from dprm.queries import BooleanLiteral
+    >>> left = View("left", [Attribute("a", "left", AttributeKind.BOOLEAN, np.array([1, 1, 1, 0], np.int8))])
+    >>> right = View("right", [Attribute("b", "right", AttributeKind.BOOLEAN, np.array([1, 1, 0, 0], np.int8))])
+    >>> worker = SupportCounts(TwoViewData(left, right))
+    >>> sizes_left, sizes_right, both = worker.counts([BooleanLiteral("a")], [BooleanLiteral("b")],
+    ...                                               (["q0"], ["q1"]), np.array([[0, 0]]))
+    >>> sizes_left.tolist(), sizes_right.tolist(), both.tolist()
+    ([3], [2], [2])
+    """
+
+    def __init__(self, data: TwoViewData) -> None:
+        self._data = data
+
+    def _supports(self, side: str, queries: list, labels: list[str]) -> list[np.ndarray]:
+        """Each query's support on these rows, packed (:func:`~dprm.data.literal_index.pack_rows`)."""
+        view, n_rows = self._data.view(side), self._data.n_rows
+        masks = []
+        for query, label in zip(queries, labels):
+            try:
+                mask = np.asarray(query.support(view), dtype=bool)
+            except (DprmError, KeyError, TypeError, ValueError) as err:
+                message = err.args[0] if err.args else str(err)
+                raise DprmError(f"{label}: {message}") from None
+            if mask.shape != (n_rows,):
+                raise DprmError(f"{label}: support has shape {mask.shape}, expected ({n_rows},)")
+            masks.append(pack_rows(mask))  # 64 rows a word: a document's supports in 1/8 of the bytes
+        return masks
+
+    def counts(self, left: list, right: list, labels: tuple[list[str], list[str]],
+               pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of this worker in each query's support, and in both supports of each pair.
+
+        Parameters
+        ----------
+        left, right : list of Query
+            The distinct queries of each side.
+        labels : (list of str, list of str)
+            How an error names each query (e.g. ``"redescriptions[3].left"``).
+        pairs : ndarray of shape (n, 2)
+            Numbers of a left and a right query.
+
+        Returns
+        -------
+        (ndarray, ndarray, ndarray)
+            ``|supp(left[i])|``, ``|supp(right[j])|`` and, per pair,
+            ``|supp(left[i]) ∩ supp(right[j])|``, as ``int64``.
+        """
+        left_masks = self._supports("left", left, labels[0])
+        right_masks = self._supports("right", right, labels[1])
+        both: dict[tuple[int, int], int] = {}
+        intersections = np.empty(len(pairs), dtype=np.int64)
+        for row, (i, j) in enumerate(np.asarray(pairs, dtype=np.int64).reshape(-1, 2).tolist()):
+            if (i, j) not in both:
+                both[(i, j)] = int(popcount(left_masks[i] & right_masks[j]))
+            intersections[row] = both[(i, j)]
+        return (np.array([popcount(m) for m in left_masks], dtype=np.int64),
+                np.array([popcount(m) for m in right_masks], dtype=np.int64), intersections)
