@@ -64,6 +64,10 @@ class ValueAnswers:
         return [[summarise_values(a.values, limit) if a.kind is AttributeKind.NUMERIC else None
                  for a in view.attributes] for view in self.data.views]
 
+    def summary(self, side: int, position: int, limit: int) -> ValueSummary:
+        """:func:`~dprm.data.cut_points.summarise_values` of one numeric attribute."""
+        return summarise_values(self.data.views[side].attributes[position].values, limit)
+
     def count_at_most(self, requests: Sequence[tuple[int, int, np.ndarray]]) -> list[np.ndarray]:
         """Per ``(side, attribute position, candidates)``: this shard's present values ``≤`` each candidate."""
         out = []
@@ -97,6 +101,10 @@ class ValueStatistics:
         answers = self.workers.call("summaries", limit)
         return [[None if parts[0] is None else merge_summaries(list(parts)) for parts in zip(*sides)]
                 for sides in zip(*answers)]
+
+    def summary(self, side: int, position: int, limit: int) -> ValueSummary:
+        """The summary of one numeric attribute's values over all shards."""
+        return merge_summaries(self.workers.call("summary", side, position, limit))
 
     def order_statistics(self, requests: Sequence[tuple[int, int, ValueSummary, np.ndarray]]) -> list[np.ndarray]:
         """Per ``(side, position, merged summary, ranks)``: the values at those 0-based ranks of all shards."""
