@@ -195,6 +195,15 @@ def test_sharded_baselines_give_the_in_process_output(name, n_shards, dataset, r
         assert {"start_tree", "level_counts", "route", "finish_tree", "cell_table"} <= set(engine.opened.calls)
 
 
+def test_sharded_baselines_with_an_empty_shard_give_the_in_process_output(planted_numeric) -> None:
+    """A shard without rows (more shards than row groups) summarises no values and counts nothing."""
+    for name in ("reremi", "cartwheels"):
+        local = baseline_document(BASELINES[name](), planted_numeric)
+        engine = PartsEngine(planted_numeric, 2)
+        engine.parts.insert(1, take(planted_numeric, np.array([], dtype=np.int64)))
+        assert baseline_document(BASELINES[name](), engine) == local
+
+
 @pytest.mark.parametrize("miner, most_steps", [
     (MCMCTreePair(init_trials=3, mcmc_iterations=4000, mcmc_stop="variance", variance_window=50,
                   variance_threshold=0.3, pair_score="gini"), 4000),
