@@ -22,7 +22,9 @@ Where thresholds come from (``mode``):
 
 ``"data"`` (non-private miners)
     at the distinct values of the attribute when there are at most ``max_splits + 1``
-    of them, else at ``max_splits`` quantile cut points (data values).
+    of them, else at ``max_splits`` quantile cut points (data values;
+    :func:`data_thresholds`). A sharded run merges the same cut points exactly from
+    its shards (:mod:`dprm.data.cut_points`) and passes them as ``thresholds``.
 ``"private"`` (private miners)
     on a grid of ``max_splits`` equally spaced points strictly inside the attribute's
     *public* bounds, never at data values. When the bounds were not declared by the
