@@ -40,7 +40,12 @@ MINERS = {
     "serenade-es": {},
     # issue 15's tree miner: InTr 4 chains of 10,000 steps, depth 4 (uniform targets: the chains in lock-step)
     "mcmc-tree-pair": {"init_trials": 4, "mcmc_iterations": 10_000, "depth": 4},
+    # the non-private baselines (not run by default): thresholds at data values merged from the shards
+    "reremi": {},
+    "cartwheels": {"init_trials": 10},
 }
+#: Run unless --miners says otherwise.
+DEFAULT_MINERS = ("serenade-es", "mcmc-tree-pair")
 
 
 def _peak_rss() -> int:
@@ -110,7 +115,8 @@ def one_run(data: Path, miner_name: str, shards: int) -> dict:
         engine = RayEngine(ShardSpec.of(left, right, types=types), shards=shards)
         close = engine.close
     loaded = time.perf_counter() - start
-    miner = make_miner(miner_name, epsilon=1.0, **MINERS[miner_name])
+    private = miner_name not in ("reremi", "cartwheels")
+    miner = make_miner(miner_name, **({"epsilon": 1.0} if private else {}), **MINERS[miner_name])
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
     start = time.perf_counter()
     miner.fit(engine, accountant=accountant, rng=np.random.default_rng(0))
@@ -135,7 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="1000000,10000000", help="comma-separated row counts")
     parser.add_argument("--shards", default="2,4", help="comma-separated shard counts of the Ray runs")
-    parser.add_argument("--miners", default=",".join(MINERS), help=f"among {', '.join(MINERS)}")
+    parser.add_argument("--miners", default=",".join(DEFAULT_MINERS), help=f"among {', '.join(MINERS)}")
     parser.add_argument("--data-dir", default=os.environ.get("TMPDIR", "/tmp") + "/dprm-scale-out")
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="OPENBLAS_NUM_THREADS of every run (Ray's actors use 1 unless told otherwise; on a "

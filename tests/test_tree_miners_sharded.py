@@ -19,9 +19,13 @@ import pytest
 from dprm.data import load_two_view
 from dprm.data.attributes import TwoViewData
 from dprm.datasets import make_planted
-from dprm.engine import CountingEngine, InProcessEngine
-from dprm.engine.workers import LocalWorkers, ShardWorkers
+from dprm.engine import CountingEngine, GridCounts, InProcessEngine
+from dprm.engine.literal_table import LiteralTable
+from dprm.engine.table_counter import TableCounter
+from dprm.engine.workers import LocalWorkers, ShardWorkers, add_answers
 from dprm.mining.alternation import AlternatingTrees
+from dprm.mining.cartwheels import CartWheels
+from dprm.mining.serenade.reremi import ReReMi
 from dprm.mining.tree_pair import MCMCTreePair
 from dprm.privacy import Accountant, SeededNoise
 
@@ -48,6 +52,28 @@ class PartWorkers(ShardWorkers):
         return [w.call(method, *args)[0] for w in self.workers]
 
 
+class PartsCounts(GridCounts):
+    """The parts' :class:`TableCounter` answers, summed (what the Ray engine's driver does)."""
+
+    def __init__(self, counters) -> None:
+        self.counters = counters
+
+    def _sum(self, method, *args):
+        return add_answers([getattr(c, method)(*args) for c in self.counters])
+
+    def literal_sizes(self, side):
+        return self._sum("literal_sizes", side)
+
+    def cells(self, left, right):
+        return self._sum("cells", left, right)
+
+    def extension_counts(self, left, right, sides):
+        return self._sum("extension_counts", left, right, sides)
+
+    def pair_intersections(self, side, requests):
+        return self._sum("pair_intersections", side, requests)
+
+
 class PartsEngine(CountingEngine):
     """The rows dealt at random into ``n`` parts, each counted on its own; the driver sees no row."""
 
@@ -61,11 +87,19 @@ class PartsEngine(CountingEngine):
     def n_rows(self) -> int:
         return self._rows
 
-    def literal_tables(self, mode, max_splits):  # pragma: no cover - the tree miners do not ask
-        raise NotImplementedError
+    def literal_tables(self, mode, max_splits):
+        """The driver's tables (no rows); data-value thresholds merged from the parts, as on Ray."""
+        given = self.data_thresholds(max_splits) if mode == "data" else (None, None)
+        self.grid = (mode, max_splits, given)
+        return tuple(LiteralTable(view, mode=mode, max_splits=max_splits, thresholds=t)
+                     for view, t in zip(self.schema.views, given))
 
-    def counts(self, mode, max_splits):  # pragma: no cover
-        raise NotImplementedError
+    def counts(self, mode, max_splits):
+        """Every part counts on its own tables (on the merged thresholds); the answers are summed."""
+        self.literal_tables(mode, max_splits)
+        given = self.grid[2]
+        return PartsCounts([TableCounter(tuple(LiteralTable(view, mode=mode, max_splits=max_splits, thresholds=t)
+                                               for view, t in zip(part.views, given))) for part in self.parts])
 
     def workers(self, factory):
         self.opened = PartWorkers(factory, self.parts)
@@ -118,6 +152,56 @@ def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset,
     sharded = document(MINERS[name](), PartsEngine(data, n_shards))
     assert sharded == local
     assert json.loads(local)["document"]["redescriptions"] or name == "alt-expm"  # not two empty runs
+
+
+BASELINES = {
+    "reremi": lambda: ReReMi(initial_pairs=6, extensions=4, max_splits=12),
+    "reremi-defaults": lambda: ReReMi(initial_pairs=3),
+    "cartwheels": lambda: CartWheels(init_trials=6, alternations=2, depth=3, max_splits=10),
+    "cartwheels-deep": lambda: CartWheels(init_trials=3, alternations=3, depth=4, min_leaf=2),
+}
+
+
+def baseline_document(miner, data) -> str:
+    miner.fit(data, rng=np.random.default_rng(7))
+    return json.dumps(miner.document(), sort_keys=True, default=str)
+
+
+@pytest.fixture(scope="module")
+def planted_numeric() -> TwoViewData:
+    """Planted data with numeric attributes on both sides, missing values, ties (values rounded) and
+    attributes with few distinct values (the distinct-value thresholds) as well as many (the quantile ones)."""
+    p = make_planted(2501, n_left_boolean=6, n_left_numeric=8, n_right_boolean=3, n_right_numeric=8, n_planted=3,
+                     missing=0.03, random_state=8)
+    left, right = p.left.copy(), p.right.copy()
+    numeric_left = [c for c in left.columns if c.startswith("l_num")]
+    numeric_right = [c for c in right.columns if c.startswith("r_num")]
+    left[numeric_left[-1]] = left[numeric_left[-1]].round(0)  # few distinct values
+    right[numeric_right[-2:]] = right[numeric_right[-2:]].round(1)  # many ties
+    return load_two_view(left, right, types=p.types)
+
+
+@pytest.mark.parametrize("n_shards", [2, 3, 4])
+@pytest.mark.parametrize("name", list(BASELINES))
+@pytest.mark.parametrize("dataset", ["planted", "planted_numeric", "mammals"])
+def test_sharded_baselines_give_the_in_process_output(name, n_shards, dataset, request) -> None:
+    """ReReMi and CARTwheels: thresholds at data values merged from the parts, counts summed: the same output."""
+    data = request.getfixturevalue(dataset)
+    local = baseline_document(BASELINES[name](), data)
+    engine = PartsEngine(data, n_shards, seed=n_shards)
+    assert baseline_document(BASELINES[name](), engine) == local
+    assert json.loads(local)["redescriptions"]  # not two empty runs
+    if name.startswith("cartwheels"):
+        assert {"start_tree", "level_counts", "route", "finish_tree", "cell_table"} <= set(engine.opened.calls)
+
+
+def test_sharded_baselines_with_an_empty_shard_give_the_in_process_output(planted_numeric) -> None:
+    """A shard without rows (more shards than row groups) summarises no values and counts nothing."""
+    for name in ("reremi", "cartwheels"):
+        local = baseline_document(BASELINES[name](), planted_numeric)
+        engine = PartsEngine(planted_numeric, 2)
+        engine.parts.insert(1, take(planted_numeric, np.array([], dtype=np.int64)))
+        assert baseline_document(BASELINES[name](), engine) == local
 
 
 @pytest.mark.parametrize("miner, most_steps", [

@@ -38,8 +38,10 @@ app = command_app()
 MAX_TOP = 1_000_000
 
 
-#: The miners that run on --engine ray (their ``counts_through_engine``; the non-private baselines do not).
-_SHARDED = ("mcmc-tree-pair", "alt-expm", "alt-mcmc", "serenade-es", "serenade-es-nosens", "serenade-cs")
+#: The miners that run on --engine ray (their ``counts_through_engine``): every miner, the non-private
+#: baselines too (their data-value thresholds are merged exactly from the shards).
+_SHARDED = ("mcmc-tree-pair", "alt-expm", "alt-mcmc", "serenade-es", "serenade-es-nosens", "serenade-cs", "reremi",
+            "cartwheels")
 
 
 @lru_cache(maxsize=1)

@@ -22,7 +22,9 @@ Where thresholds come from (``mode``):
 
 ``"data"`` (non-private miners)
     at the distinct values of the attribute when there are at most ``max_splits + 1``
-    of them, else at ``max_splits`` quantile cut points (data values).
+    of them, else at ``max_splits`` quantile cut points (data values;
+    :func:`data_thresholds`). A sharded run merges the same cut points exactly from
+    its shards (:mod:`dprm.data.cut_points`) and passes them as ``thresholds``.
 ``"private"`` (private miners)
     on a grid of ``max_splits`` equally spaced points strictly inside the attribute's
     *public* bounds, never at data values. When the bounds were not declared by the
@@ -34,6 +36,7 @@ Where thresholds come from (``mode``):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -43,7 +46,7 @@ from dprm.data.attributes import Attribute, AttributeKind, View
 from dprm.data.grid import rounded_grid
 from dprm.errors import ParameterError
 
-__all__ = ["Split", "LiteralIndex", "pack_rows", "popcount"]
+__all__ = ["Split", "LiteralIndex", "data_thresholds", "pack_rows", "popcount"]
 
 DEFAULT_MAX_SPLITS = 32
 
@@ -62,6 +65,29 @@ class Split:
     attribute: int
     kind: AttributeKind
     code: int
+
+
+def data_thresholds(values: np.ndarray, max_splits: int) -> np.ndarray:
+    """The thresholds of a numeric attribute in ``mode="data"`` (NaN: missing).
+
+    Its distinct values but the largest when there are at most ``max_splits + 1``,
+    else the distinct ``inverted_cdf`` quantiles at ``j / (max_splits + 1)`` below the
+    largest value (:mod:`dprm.data.cut_points` merges the same from parts of the rows).
+
+    Examples
+    --------
+    >>> data_thresholds(np.array([3.0, 1.0, np.nan, 3.0]), 4).tolist()
+    [1.0]
+    >>> data_thresholds(np.arange(10.0), 2).tolist()
+    [3.0, 6.0]
+    """
+    values = values[~np.isnan(values)]
+    distinct = np.unique(values)
+    if distinct.size <= max_splits + 1:
+        return distinct[:-1]
+    probabilities = np.arange(1, max_splits + 1) / (max_splits + 1)
+    cuts = np.unique(np.quantile(values, probabilities, method="inverted_cdf"))
+    return cuts[cuts < distinct[-1]]
 
 
 def pack_rows(mask: np.ndarray) -> np.ndarray:
@@ -98,6 +124,11 @@ class LiteralIndex:
         Where numeric thresholds come from (see the module docstring).
     max_splits : int
         Maximum number of thresholds per numeric attribute.
+    thresholds : sequence of ndarray, optional
+        With ``mode="data"``: the thresholds of every attribute (one array per
+        attribute, empty for non-numeric ones), computed elsewhere over all the rows
+        (a sharded run's shards get the cut points merged by
+        :mod:`dprm.data.cut_points`). Default: computed from this view's rows.
 
     Examples
     --------
@@ -114,7 +145,8 @@ class LiteralIndex:
     True
     """
 
-    def __init__(self, view: View, *, mode: str = "data", max_splits: int = DEFAULT_MAX_SPLITS) -> None:
+    def __init__(self, view: View, *, mode: str = "data", max_splits: int = DEFAULT_MAX_SPLITS,
+                 thresholds: "Sequence[np.ndarray] | None" = None) -> None:
         if mode not in ("data", "private"):
             raise ParameterError(f"mode must be 'data' or 'private', not {mode!r}")
         if max_splits < 1:
@@ -123,7 +155,14 @@ class LiteralIndex:
         self.mode = mode
         self.max_splits = max_splits
         self.attributes: list[Attribute] = list(view.attributes)
-        self.thresholds: list[np.ndarray] = [self._thresholds(a) for a in self.attributes]
+        if thresholds is not None and mode != "data":
+            raise ParameterError("given thresholds are data cut points: mode must be 'data'")
+        if thresholds is not None and len(thresholds) != len(self.attributes):
+            raise ParameterError(f"thresholds for {len(thresholds)} attributes, the view has {len(self.attributes)}")
+        self.thresholds: list[np.ndarray] = (
+            [self._thresholds(a) for a in self.attributes] if thresholds is None
+            else [np.asarray(t, dtype=np.float64) if a.kind is AttributeKind.NUMERIC else np.empty(0)
+                  for a, t in zip(self.attributes, thresholds)])
         self.n_codes = np.array(
             [self._n_codes(a, t) for a, t in zip(self.attributes, self.thresholds)], dtype=np.int64
         )
@@ -147,13 +186,7 @@ class LiteralIndex:
             # any finite bounds (see dprm.data.grid).
             low, high = self._bounds(attribute)
             return rounded_grid(low, high, self.max_splits)
-        values = attribute.values[~np.isnan(attribute.values)]
-        distinct = np.unique(values)
-        if distinct.size <= self.max_splits + 1:
-            return distinct[:-1]
-        probabilities = np.arange(1, self.max_splits + 1) / (self.max_splits + 1)
-        cuts = np.unique(np.quantile(values, probabilities, method="inverted_cdf"))
-        return cuts[cuts < distinct[-1]]
+        return data_thresholds(attribute.values, self.max_splits)
 
     @staticmethod
     def _bounds(attribute: Attribute) -> tuple[float, float]:

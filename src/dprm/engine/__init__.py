@@ -18,7 +18,9 @@ Modules: :mod:`.base` (the interface), :mod:`.supports` (supports as literal ste
 :mod:`.table_counter` (counts over rows held here), :mod:`.in_process`,
 :mod:`.sharding` (reading a shard's part, merging the shards' schemas),
 :mod:`.workers` (stateful workers a miner builds on every shard's rows, for counts
-that need state kept beside the rows: the tree miners' chains) and :mod:`.ray_engine`.
+that need state kept beside the rows: the tree miners' chains),
+:mod:`.value_statistics` (the non-private miners' data-value thresholds and order
+statistics, merged exactly from the shards) and :mod:`.ray_engine`.
 """
 
 from dprm.engine.base import CountingEngine, GridCounts

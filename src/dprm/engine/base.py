@@ -89,6 +89,22 @@ class CountingEngine(ABC):
     def workers(self, factory: Callable[[TwoViewData], Any]) -> ShardWorkers:
         """``factory(rows)`` built on every shard's rows, for requests that keep state (:mod:`dprm.engine.workers`)."""
 
+    def data_thresholds(self, max_splits: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per view, every attribute's thresholds of :class:`~dprm.data.LiteralIndex` ``mode="data"`` over all rows.
+
+        For the non-private miners (thresholds at data values). By default merged
+        exactly from every shard's value summaries and counts
+        (:class:`~dprm.engine.value_statistics.ValueStatistics`); the in-process
+        engine computes them directly.
+        """
+        from dprm.engine.value_statistics import ValueAnswers, ValueStatistics
+
+        workers = self.workers(ValueAnswers)
+        try:
+            return ValueStatistics(workers).data_thresholds(int(max_splits))
+        finally:
+            workers.close()
+
     def close(self) -> None:
         """Release what the engine holds (a sharded engine stops its actors)."""
 

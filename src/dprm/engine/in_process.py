@@ -21,7 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dprm.data.attributes import TwoViewData
+import numpy as np
+
+from dprm.data.attributes import AttributeKind, TwoViewData
+from dprm.data.literal_index import data_thresholds
 from dprm.engine.base import CountingEngine
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.table_counter import TableCounter
@@ -57,6 +60,12 @@ class InProcessEngine(CountingEngine):
             self._counters[key] = TableCounter(
                 tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self.schema.views))
         return self._counters[key]
+
+    def data_thresholds(self, max_splits: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Every attribute's ``mode="data"`` thresholds, computed on all the rows here."""
+        out = [[data_thresholds(a.values, int(max_splits)) if a.kind is AttributeKind.NUMERIC else np.empty(0)
+                for a in view.attributes] for view in self.schema.views]
+        return out[0], out[1]
 
     def workers(self, factory: Callable[[TwoViewData], Any]) -> LocalWorkers:
         """One worker on all the rows, called directly."""

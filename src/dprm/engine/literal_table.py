@@ -35,6 +35,8 @@ is false.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sparse
 
@@ -56,6 +58,9 @@ class LiteralTable:
         Where numeric thresholds come from (see :class:`~dprm.data.LiteralIndex`).
     max_splits : int
         Thresholds per numeric attribute.
+    thresholds : sequence of ndarray, optional
+        With ``mode="data"``: every attribute's thresholds, merged over all rows
+        (:class:`~dprm.data.LiteralIndex`); default: from this view's rows.
 
     Attributes
     ----------
@@ -79,9 +84,10 @@ class LiteralTable:
     [1, 2, 1, 2, 1]
     """
 
-    def __init__(self, view: View, *, mode: str, max_splits: int) -> None:
+    def __init__(self, view: View, *, mode: str, max_splits: int,
+                 thresholds: "Sequence[np.ndarray] | None" = None) -> None:
         self.view = view
-        self.index = LiteralIndex(view, mode=mode, max_splits=max_splits)
+        self.index = LiteralIndex(view, mode=mode, max_splits=max_splits, thresholds=thresholds)
         self.private_domains = self.index.private_domains
         n_bins = self.index.n_codes.astype(np.int64)
         # padded layout: per attribute one leading zero slot, then its bins

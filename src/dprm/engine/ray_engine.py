@@ -9,7 +9,10 @@ every shard at once; the driver adds the shards' answers, which are counts of ro
 over disjoint sets of rows, so the sum is the count over all rows, exactly. The
 driver never holds a row: only the schema (:func:`~dprm.engine.sharding.schema_only`)
 and the answers. What crosses the network: the request (literal numbers, supports
-as literal steps) and the counts; never a row, a row mask or a value.
+as literal steps) and the counts; never a row, a row mask or a value. (The
+non-private miners' data-value thresholds are the one exception: per numeric
+attribute, a few distinct values, extremes and order statistics,
+:mod:`dprm.engine.value_statistics`; their output is not private anyway.)
 
 Noise is drawn by the miner, on the driver, after the sum, with the same mechanisms
 and the same accountant as in-process: the ledger is unchanged, and a seeded run
@@ -154,6 +157,7 @@ class ShardActor:
         self._data: TwoViewData | None = read_shard(spec, shard, n_shards)
         self._counters: dict[tuple[str, int], TableCounter] = {}
         self._workers: dict[int, Any] = {}
+        self._data_thresholds: dict[int, tuple] = {}
 
     def summary(self) -> tuple | None:
         """The schema of this shard's rows (None when it has none)."""
@@ -164,12 +168,22 @@ class ShardActor:
         self._data = adopt_schema(self._data, schema)
         return self._data.n_rows
 
+    def use_thresholds(self, max_splits: int, thresholds: tuple) -> None:
+        """Take the data cut points merged over all shards for the ``mode="data"`` grid of ``max_splits``."""
+        self._data_thresholds[int(max_splits)] = thresholds
+
     def _counter(self, mode: str, max_splits: int) -> TableCounter:
         key = (mode, int(max_splits))
         if key not in self._counters:
+            given = (None, None)
+            if mode == "data":  # thresholds at data values: those of all rows, never of this shard's alone
+                if int(max_splits) not in self._data_thresholds:
+                    raise EngineError("a shard was asked for data-value literals before their cut points were sent")
+                given = self._data_thresholds[int(max_splits)]
             self._counters.clear()  # only the last grid is kept (as in-process)
             self._counters[key] = TableCounter(
-                tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self._data.views))
+                tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits), thresholds=thresholds)
+                      for view, thresholds in zip(self._data.views, given)))
         return self._counters[key]
 
     def request(self, mode: str, max_splits: int, method: str, args: tuple) -> Any:
@@ -297,6 +311,7 @@ class RayEngine(CountingEngine):
             self.close()
             raise
         self._tables: dict[tuple[str, int], tuple[LiteralTable, LiteralTable]] = {}
+        self._thresholds: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
         self._worker_keys = itertools.count()
 
     # -- round trips ---------------------------------------------------------------------
@@ -343,14 +358,21 @@ class RayEngine(CountingEngine):
         return self._rows
 
     def literal_tables(self, mode: str, max_splits: int) -> tuple[LiteralTable, LiteralTable]:
-        if mode != "private":
-            raise ParameterError("the Ray engine counts over private literal tables only (thresholds from public "
-                                 "bounds); data-derived thresholds (non-private miners) are not sharded yet")
         key = (mode, int(max_splits))
         if key not in self._tables:
-            self._tables[key] = tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits))
-                                      for view in self.schema.views)
+            given = (None, None)
+            if mode == "data":  # thresholds at data values (non-private miners): merged from the shards, exactly
+                given = self.data_thresholds(int(max_splits))
+                self._all("use_thresholds", int(max_splits), given)
+            self._tables[key] = tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits), thresholds=thresholds)
+                                      for view, thresholds in zip(self.schema.views, given))
         return self._tables[key]
+
+    def data_thresholds(self, max_splits: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The ``mode="data"`` thresholds merged from the shards (:mod:`dprm.engine.value_statistics`), kept."""
+        if int(max_splits) not in self._thresholds:
+            self._thresholds[int(max_splits)] = super().data_thresholds(int(max_splits))
+        return self._thresholds[int(max_splits)]
 
     def counts(self, mode: str, max_splits: int) -> ShardedCounts:
         self.literal_tables(mode, max_splits)

@@ -20,11 +20,17 @@ Every statistic in the output is exact and re-evaluable from the queries alone.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
-from dprm.data.attributes import TwoViewData
+from dprm.data.attributes import AttributeKind, TwoViewData, View
+from dprm.data.cut_points import linear_percentiles
+from dprm.data.grid import grid_points
 from dprm.data.literal_index import LiteralIndex
+from dprm.engine import CountingEngine, as_engine
+from dprm.engine.value_statistics import ValueStatistics
+from dprm.engine.workers import ShardWorkers
 from dprm.errors import ParameterError
 from dprm.mining.base import (
     ALTERNATIONS,
@@ -44,13 +50,20 @@ from dprm.mining.base import (
     not_private_block,
     parameter_table,
 )
-from dprm.mining.extraction import contingency_table, extract_combinations
-from dprm.queries import Redescription, RedescriptionStats, canonical_key, complete_attributes, p_value
+from dprm.mining.cartwheel_rows import CartwheelRows, ShardedGreedyRows
+from dprm.mining.extraction import extract_combinations
+from dprm.queries import Redescription, RedescriptionStats, canonical_key, p_value
 from dprm.trees.greedy import grow_greedy_tree
 from dprm.trees.leaf_queries import TreeQueries, node_cells
-from dprm.trees.targets import target_from_attribute, target_from_leaves
+from dprm.trees.targets import freedman_diaconis_rule
+from dprm.trees.tree import Tree
 
 __all__ = ["CartWheels"]
+
+
+def _without_rows(view: View) -> View:
+    """``view``'s schema with no rows (the driver's literal indexes read splits and thresholds only)."""
+    return replace(view, attributes=[replace(a, values=a.values[:0]) for a in view.attributes])
 
 
 class CartWheels(Miner):
@@ -135,62 +148,112 @@ class CartWheels(Miner):
         """Progress total: the trees of a run, ``InTr · (RMIter + 1)``."""
         return self.init_trials * (self.alternations + 1)
 
-    def fit(self, data: TwoViewData, *, accountant=None, rng: np.random.Generator | None = None,
+    #: Counts only through the engine (:mod:`dprm.mining.cartwheel_rows`): it runs sharded with the in-process output.
+    counts_through_engine = True
+
+    def fit(self, data: TwoViewData | CountingEngine, *, accountant=None, rng: np.random.Generator | None = None,
             progress: ProgressCallback | None = None) -> "CartWheels":
         """Mine redescriptions of ``data``; ``accountant`` is unused (nothing is private).
 
-        ``progress(done, total)`` is told the trees grown (:meth:`work`).
+        ``data`` is a dataset or a counting engine (:mod:`dprm.engine`, e.g. the rows
+        sharded on Ray): the trees are grown from counts summed over the shards
+        (:mod:`dprm.mining.cartwheel_rows`) on thresholds merged exactly from them
+        (:mod:`dprm.engine.value_statistics`), so the output is the same whatever the
+        engine. ``progress(done, total)`` is told the trees grown (:meth:`work`).
         """
         self.check_parameters()
         constraints = self.constraints()
         tracker = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
-        for view in data.views:
+        engine = as_engine(data)
+        schema = engine.schema
+        for view in schema.views:
             if len(view) == 0:
                 raise ParameterError(f"the {view.name} view has no usable attribute "
                                      "(constant and empty columns are left out)")
-        indexes = [LiteralIndex(view, mode="data", max_splits=self.max_splits) for view in data.views]
-        found: dict[tuple, Redescription] = {}
-        # Non-private: the attributes without missing values may be read off the data,
-        # so that e.g. ¬[B = false] and B (equal on complete B) are one redescription.
-        complete = complete_attributes(*data.views)
-        n_attributes = [len(data.left), len(data.right)]
-        for trial in range(self.init_trials):
-            pick = int(rng.integers(sum(n_attributes)))
-            source = 0 if pick < n_attributes[0] else 1
-            attribute = data.views[source].attributes[pick - source * n_attributes[0]]
-            target, n_classes = target_from_attribute(attribute)
-            side = 1 - source
-            trees = [None, None]
-            cells = [None, None]
-            for step in range(self.alternations + 1):
-                tree = grow_greedy_tree(indexes[side], target, n_classes, self.depth, min_leaf=self.min_leaf)
-                if tree.n_leaves < 2:
-                    break
-                trees[side] = tree
-                cells[side] = tree.apply_cells(indexes[side])
-                if step > 0:
-                    self._extract(data, indexes, trees, cells, constraints, found, complete)
-                tracker.advance(1)
-                leaf = np.where(cells[side] < tree.n_leaves, cells[side], -1)
-                target, n_classes = target_from_leaves(leaf, tree.n_leaves)
-                side = 1 - side
-            tracker.advance_to((trial + 1) * (self.alternations + 1))  # a trial that stopped early
+        thresholds = engine.data_thresholds(self.max_splits)
+        # the driver's indexes: the splits and thresholds only (the rows stay with the workers)
+        indexes = [LiteralIndex(_without_rows(view), mode="data", max_splits=self.max_splits, thresholds=given)
+                   for view, given in zip(schema.views, thresholds)]
+        workers = engine.workers(partial(CartwheelRows, thresholds=thresholds, max_splits=self.max_splits))
+        try:
+            found = self._mine(engine, indexes, workers, constraints, tracker, rng)
+        finally:
+            workers.close()
         self.redescriptions_ = sorted(found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
         self.privacy_ = not_private_block("cartwheels is not a private algorithm: every statistic is exact")
         self.notes_ = []
         tracker.finish()
         return self
 
-    def _extract(self, data, indexes, trees, cells, constraints, found, complete) -> None:
-        table = contingency_table(cells[0], trees[0].n_cells, cells[1], trees[1].n_cells)
+    def _mine(self, engine: CountingEngine, indexes: list[LiteralIndex], workers: ShardWorkers,
+              constraints, tracker: Progress, rng: np.random.Generator) -> dict[tuple, Redescription]:
+        schema = engine.schema
+        found: dict[tuple, Redescription] = {}
+        # Non-private: the attributes without missing values may be read off the data,
+        # so that e.g. ¬[B = false] and B (equal on complete B) are one redescription.
+        missing = workers.sum("missing_counts")
+        complete = frozenset(a.name for view, counts in zip(schema.views, missing)
+                             for a, count in zip(view.attributes, counts) if count == 0)
+        n_attributes = [len(schema.left), len(schema.right)]
+        for trial in range(self.init_trials):
+            pick = int(rng.integers(sum(n_attributes)))
+            source = 0 if pick < n_attributes[0] else 1
+            position = pick - source * n_attributes[0]
+            n_classes = self._attribute_target(schema, workers, source, position)
+            side = 1 - source
+            trees: list[Tree | None] = [None, None]
+            for step in range(self.alternations + 1):
+                tree = grow_greedy_tree(indexes[side], None, n_classes, self.depth, min_leaf=self.min_leaf,
+                                        rows=ShardedGreedyRows(workers, side))
+                if tree.n_leaves < 2:
+                    break
+                trees[side] = tree
+                workers.call("finish_tree", side, tree)  # its cells kept; its leaves the next target
+                if step > 0:
+                    table = workers.sum("cell_table", trees[0].n_cells, trees[1].n_cells)
+                    self._extract(engine.n_rows, indexes, trees, table, constraints, found, complete)
+                tracker.advance(1)
+                n_classes = max(tree.n_leaves, 2)  # target_from_leaves
+                side = 1 - side
+            tracker.advance_to((trial + 1) * (self.alternations + 1))  # a trial that stopped early
+        return found
+
+    def _attribute_target(self, schema: TwoViewData, workers: ShardWorkers, side: int, position: int) -> int:
+        """Make attribute ``position`` of view ``side`` the workers' target; returns its number of classes.
+
+        The same classes as :func:`~dprm.trees.targets.target_from_attribute` on all
+        rows: a numeric attribute in Freedman–Diaconis bins between its smallest and
+        largest value (the quartiles from order statistics merged exactly over the
+        shards, :class:`~dprm.engine.value_statistics.ValueStatistics`); Boolean values
+        and categories as classes, as many as the largest code over the shards + 1
+        (at least 2).
+        """
+        attribute = schema.views[side].attributes[position]
+        if attribute.kind is not AttributeKind.NUMERIC:
+            workers.call("attribute_target", side, attribute.name, None)
+            return max(max(workers.call("largest_code", side, attribute.name)) + 1, 2)
+        statistics = ValueStatistics(workers)
+        summary = statistics.summary(side, position, 1)
+        n_bins = 2
+        if summary.count >= 2:
+            def halved(ranks: np.ndarray) -> np.ndarray:
+                return statistics.order_statistics([(side, position, summary, ranks)])[0] / 2
+
+            half_q75, half_q25 = linear_percentiles(summary.count, np.array([75, 25]), halved)
+            n_bins = freedman_diaconis_rule(summary.count, half_q75, half_q25, summary.low, summary.high)
+        edges = grid_points(summary.low, summary.high, n_bins - 1)
+        workers.call("attribute_target", side, attribute.name, edges)
+        return n_bins
+
+    def _extract(self, n_rows, indexes, trees, table, constraints, found, complete) -> None:
         units = [node_cells(trees[s])[1] for s in (0, 1)]
         combinations = extract_combinations(table, constraints, *units)
         if not combinations:
             return
         queries = [TreeQueries(trees[s], indexes[s]) for s in (0, 1)]
         counts = np.array([[c.support_left, c.support_right, c.intersection] for c in combinations])
-        p_values = p_value(counts[:, 2], counts[:, 0], counts[:, 1], data.n_rows)
+        p_values = p_value(counts[:, 2], counts[:, 0], counts[:, 1], n_rows)
         for c, (support_left, support_right, intersection), pv in zip(combinations, counts, p_values):
             left = queries[0].union(c.left, c.left_negated)
             right = queries[1].union(c.right, c.right_negated)

@@ -23,7 +23,8 @@ import numpy as np
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex
 
-__all__ = ["gini_quality", "branch_class_counts", "split_qualities", "node_class_counts", "qualities_from_counts"]
+__all__ = ["gini_quality", "branch_class_counts", "split_qualities", "node_class_counts", "qualities_from_counts",
+           "branch_sizes_from_counts"]
 
 GINI_SENSITIVITY = 2.0
 
@@ -126,6 +127,28 @@ def node_class_counts(index: LiteralIndex, node: np.ndarray, target: np.ndarray,
 
 def qualities_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int) -> np.ndarray:
     """:func:`split_qualities` from :func:`node_class_counts` (of all the rows): ``(n_splits, n_nodes)``."""
+    return _from_counts(index, flat, n_nodes, n_classes, sizes_only=False)
+
+
+def branch_sizes_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int,
+                             n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with a class in the true and the false branch of every split and node, from :func:`node_class_counts`.
+
+    Two ``(n_splits, n_nodes)`` integer arrays (rows with a missing value are in neither).
+
+    Examples
+    --------
+    >>> from dprm.data.attributes import Attribute, Domain, View
+    >>> flag = Attribute("flag", "left", AttributeKind.BOOLEAN, np.array([1, 0, 1, -1]), Domain())
+    >>> index = LiteralIndex(View("left", [flag]))
+    >>> flat = node_class_counts(index, np.zeros(4, dtype=np.int64), np.array([0, 1, 1, 1]), 1, 2)
+    >>> [a.tolist() for a in branch_sizes_from_counts(index, flat, 1, 2)]
+    [[[2]], [[1]]]
+    """
+    return _from_counts(index, flat, n_nodes, n_classes, sizes_only=True)
+
+
+def _from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int, *, sizes_only: bool):
     n_codes = np.asarray(index.n_codes, dtype=np.int64)
     sizes = (n_codes + 1) * n_nodes * n_classes
     starts = np.zeros(sizes.size, dtype=np.int64)
@@ -136,6 +159,8 @@ def qualities_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n
                          for kind, n in zip(kinds, index.n_codes)], dtype=np.int64)
     first_split = np.concatenate([[0], np.cumsum(n_splits)[:-1]]).astype(np.int64)
     out = np.empty((int(n_splits.sum()), n_nodes))
+    true_sizes = np.zeros((int(n_splits.sum()), n_nodes), dtype=np.int64)
+    false_sizes = np.zeros((int(n_splits.sum()), n_nodes), dtype=np.int64)
     # Attributes of one kind and number of codes are scored together (a Boolean view
     # is one block, a numeric one on a common grid another).
     blocks: dict[tuple[AttributeKind, int], list[int]] = {}
@@ -153,7 +178,10 @@ def qualities_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n
         else:
             true = np.cumsum(hist[:, :-2], axis=1)
         false = present[:, None] - true
-        branches = np.stack([true, false, np.broadcast_to(missing[:, None], true.shape)], axis=-2)
         rows = first_split[members][:, None] + np.arange(true.shape[1])
+        if sizes_only:
+            true_sizes[rows], false_sizes[rows] = true.sum(axis=-1), false.sum(axis=-1)
+            continue
+        branches = np.stack([true, false, np.broadcast_to(missing[:, None], true.shape)], axis=-2)
         out[rows] = gini_quality(branches)
-    return out
+    return (true_sizes, false_sizes) if sizes_only else out

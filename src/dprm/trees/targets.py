@@ -13,7 +13,7 @@ import numpy as np
 from dprm.data.attributes import Attribute, AttributeKind
 from dprm.data.grid import grid_points
 
-__all__ = ["freedman_diaconis_bins", "target_from_attribute", "target_from_leaves"]
+__all__ = ["freedman_diaconis_bins", "freedman_diaconis_rule", "target_from_attribute", "target_from_leaves"]
 
 
 def freedman_diaconis_bins(values: np.ndarray, *, max_bins: int = 16) -> int:
@@ -31,8 +31,22 @@ def freedman_diaconis_bins(values: np.ndarray, *, max_bins: int = 16) -> int:
         return 2
     # Halves throughout, so that values near ±1.8e308 cannot overflow a difference.
     q75, q25 = np.percentile(values / 2, [75, 25])
-    half_width = 2.0 * float(q75 - q25) * values.size ** (-1.0 / 3.0)
-    half_span = float(values.max() / 2 - values.min() / 2)
+    return freedman_diaconis_rule(values.size, q75, q25, values.min(), values.max(), max_bins=max_bins)
+
+
+def freedman_diaconis_rule(n: int, half_q75: float, half_q25: float, low: float, high: float, *,
+                           max_bins: int = 16) -> int:
+    """:func:`freedman_diaconis_bins` from its statistics: ``n ≥ 2`` present values, the
+    quartiles of the halved values, the smallest and the largest value (a sharded run
+    merges them exactly, :mod:`dprm.engine.value_statistics`).
+
+    Examples
+    --------
+    >>> freedman_diaconis_rule(1000, 749.25 / 2, 249.75 / 2, 0.0, 999.0)
+    10
+    """
+    half_width = 2.0 * float(half_q75 - half_q25) * n ** (-1.0 / 3.0)
+    half_span = float(high / 2 - low / 2)
     if not half_width > 0 or not half_span > 0:
         return 2
     bins = np.ceil(half_span / half_width)

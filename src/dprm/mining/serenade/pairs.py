@@ -346,12 +346,15 @@ def top_pairs(
     value: Callable[[PairBlock], np.ndarray],
     *,
     block_pairs: int = BLOCK_PAIRS,
+    counts: GridCounts | None = None,
+    n_rows: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` pairs of largest ``value``, streamed (the non-private ReReMi's start).
 
     Ties are broken by the pair number ``left · n_right + right``, i.e. exactly as a
     stable sort of one flat (left, right) array by decreasing value would. Memory is
-    that of one block plus ``k``.
+    that of one block plus ``k``. ``counts`` and ``n_rows``: who counts (an engine's
+    counts for ``tables``' grid, :func:`pair_blocks`); by default the rows ``tables`` encode.
 
     Returns
     -------
@@ -372,7 +375,7 @@ def top_pairs(
     """
     best_pairs = np.empty(0, dtype=np.int64)
     best_values = np.empty(0, dtype=np.float64)
-    for block in pair_blocks(tables, side, block_pairs):
+    for block in pair_blocks(tables, side, block_pairs, counts, n_rows):
         values = np.asarray(value(block), dtype=np.float64)
         pair = block.pair
         if values.size > k:  # keep the block's k largest, with every tie of the k-th

@@ -28,11 +28,29 @@ from typing import Any
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import MAX_ROWS, MAX_SUPPORT, MIN_JACCARD, Param, not_private_block, parameter_table
 from dprm.mining.serenade.extensions import Growing, extend
-from dprm.mining.serenade.pairs import PairBlock, literal_sizes, top_pairs
+from dprm.mining.serenade.pairs import PairBlock, top_pairs
 from dprm.mining.serenade.private_miners import SERENADE_PARAMETERS, _GreedyMiner
-from dprm.queries import Redescription, RedescriptionStats
+from dprm.queries import Redescription, RedescriptionStats, p_value
 
-__all__ = ["ReReMi"]
+__all__ = ["ReReMi", "exact_stats"]
+
+
+def exact_stats(cells: np.ndarray, n_rows: int) -> RedescriptionStats:
+    """Exact statistics from the 2×2 cell table ``[[L∩R, L∖R], [R∖L, neither]]`` of ``n_rows`` rows.
+
+    The same numbers as :meth:`RedescriptionStats.from_supports` on the two row masks.
+
+    Examples
+    --------
+    >>> exact_stats(np.array([[3, 1], [2, 4]]), 10) == RedescriptionStats.from_supports(
+    ...     np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], bool), np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0], bool))
+    True
+    """
+    inter = int(cells[0, 0])
+    support_left, support_right = int(cells[0].sum()), int(cells[:, 0].sum())
+    union = support_left + support_right - inter
+    return RedescriptionStats(support_left, support_right, inter, union, inter / union if union > 0 else 0.0,
+                              p_value(inter, support_left, support_right, n_rows))
 
 
 class ReReMi(_GreedyMiner):
@@ -68,8 +86,9 @@ class ReReMi(_GreedyMiner):
     (True, {}, 'none')
     """
 
-    #: Data-derived thresholds: not sharded yet (:class:`~dprm.engine.ray_engine.RayEngine`).
-    counts_through_engine = False
+    #: Counts only through the engine: its data-value thresholds are merged exactly from the shards
+    #: (:mod:`dprm.engine.value_statistics`), so it runs sharded with the in-process output.
+    counts_through_engine = True
 
     algorithm = "reremi"
     private = False
@@ -115,11 +134,11 @@ class ReReMi(_GreedyMiner):
         return not_private_block("reremi is not a private algorithm: every statistic is exact")
 
     def _mine(self, data: TwoViewData) -> None:
-        n = data.n_rows
+        n = self._engine.n_rows
         min_support = self._kept_support(float(n))
         n_right = len(self.tables_[1])
         too_big = self.max_support * n
-        sizes_left, sizes_right = (literal_sizes(table) for table in self.tables_)
+        sizes_left, sizes_right = (self._counts.literal_sizes(side) for side in (0, 1))
 
         def start_value(block: PairBlock) -> np.ndarray:
             """Jaccard of each pair; -1 where the intersection or a support is out of range."""
@@ -129,7 +148,8 @@ class ReReMi(_GreedyMiner):
             return np.where(excluded, -1.0, jaccard)
 
         # the best pairs of all, streamed block by block (:mod:`.pairs`): memory of one block
-        starts, start_values = top_pairs(self.tables_, self._side, self.initial_pairs, start_value)
+        starts, start_values = top_pairs(self.tables_, self._side, self.initial_pairs, start_value,
+                                         counts=self._counts, n_rows=n)
         found: dict[str, Redescription] = {}
         for number, (pair, current) in enumerate(zip(starts, start_values)):
             self._progress.advance_to(number * (1 + self.extensions))  # a pair that stopped early counts as done
@@ -149,7 +169,7 @@ class ReReMi(_GreedyMiner):
                     break
                 state, current = extend(state, candidates, best, self.tables_), values[best]
                 self._progress.advance(1)
-            stats = RedescriptionStats.from_supports(*state.masks(self.tables_))
+            stats = exact_stats(self._counts.cells(*state.supports), n)
             redescription = Redescription(state.queries[0], state.queries[1], stats,
                                           pruned=bool(stats.jaccard < self.min_jaccard))
             found.setdefault(state.key(), redescription)
