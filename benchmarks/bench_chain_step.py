@@ -41,7 +41,7 @@ from dprm.trees.private import prepare_tree_pair
 #: Positions of the arrays a chain updates in place (node splits, cells, counts), and of
 #: the classes, in ``ChainJob.arguments`` of the layout kernel and of the bitset kernel.
 LAYOUT_STATE, LAYOUT_CLASSES = (12, 13, 16, 18, 19, 22), (17, 23)
-BITS_STATE = (16, 17, 18, 20, 21, 22)
+BITS_STATE = (12, 13, 14, 16, 17, 18)
 
 
 def _load_kernels(path: str):
@@ -74,12 +74,13 @@ def main() -> None:
     args = parser.parse_args()
 
     folder = Path(args.data)
-    data = load_two_view(folder / "left.csv", folder / "right.csv", types=folder / "types.json")
+    data = load_two_view(folder / "left.csv", folder / "right.csv", types=folder / "types.json",
+                         duplicate_names="rename")  # (MAMMAL has two columns of one name)
     left, right = LiteralIndex(data.left), LiteralIndex(data.right)
     target = (left.codes[0] == 1).astype(np.int64)  # a Boolean attribute of the left view as the initial target
     jobs = {}
     for bits, limit in ((False, -1), (True, private.BIT_CHAIN_BYTES)):  # the same draws for both kernels
-        private.BIT_CHAIN_BYTES, private.BIT_CHAIN_ROWS = limit, 0
+        private.BIT_CHAIN_BYTES = limit
         accountant = Accountant(1e9, SeededNoise(np.random.default_rng(0)))
         jobs[bits] = prepare_tree_pair(left, right, target, 2, args.depth, args.epsilon, accountant, "chain",
                                        np.random.default_rng(1), iterations=args.steps, node_choice=args.mcmc_nodes)

@@ -40,6 +40,7 @@ __all__ = ["KERNEL_MODULES", "CacheReport", "kernels", "warm_cache", "load_cache
 #: The modules that define compiled kernels.
 KERNEL_MODULES: tuple[str, ...] = (
     "dprm.trees._kernels",
+    "dprm.trees._bit_kernels",
     "dprm.trees._histograms",
     "dprm.itemsets.candidates",
     "dprm.itemsets.estimator",

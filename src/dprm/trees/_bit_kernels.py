@@ -16,20 +16,25 @@ state), with another way of finding the rows a step moves. Rows are bits of
 A step's moved rows are ``below[node] & ((holds[old] ^ holds[new]) | (absent[old
 attribute] ^ absent[new attribute]))``, word by word: a row's outcome at the node
 (missing / holds / fails) is the pair of its two bits, so it changes exactly where
-one of them does. Only the set bits of that mask are visited (their first cell from
-the same bits); they are routed down the unchanged subtree and counted exactly as
+one of them does. Each word of moved rows is then sent down the node's subtree by
+word operations too (at each internal position: the rows missing its attribute stay
+there, the rest go left where its split holds and right where it does not, under
+the new split at the node and the unchanged ones below), and only the set bits of
+the words that reach each cell are visited, to count them exactly as
 :func:`~dprm.trees._kernels.shard_delta` does. An accepted step writes the moved
 rows' cells (and, for the first tree of a pair, their class in the other tree) and
-rebuilds ``below`` of the node's internal descendants by word operations. No
-per-row layout is kept.
+rebuilds ``below`` of the node's internal descendants by word operations. Neither
+the literal codes nor a per-row layout are read.
 
 Why: at 115,200 rows the layout kernel's step was bound by one pass over the rows
-below the node (a gather of the new split's code per row) and the commit's second
-pass over them; here that is a pass over ``rows / 64`` words of five bitsets, and the
-commit touches only the moved rows. Memory: one bit per row and split (14.4 kB per
-split at 115,200 rows), so :class:`~dprm.trees.private.ChainJob` uses this kernel
-only when that stays small (``docs/performance.md``, "Third round: row bitsets").
-The Ray shards keep the layout kernels of :mod:`dprm.trees._kernels`.
+below the node (a gather of the new split's code per row), the routing of the moved
+rows (gathers of their codes in rows of 115 kB) and the commit's second pass over
+the node's rows; here the first two are passes over ``rows / 64`` words of a few
+bitsets of 14.4 kB, and the commit touches only the moved rows (about 4 times less
+CPU a step, ``docs/performance.md``, "Third round: row bitsets"). Memory: one bit
+per row and candidate split, so :class:`~dprm.trees.private.ChainJob` uses this
+kernel only while that stays small (:data:`dprm.trees.private.BIT_CHAIN_BYTES`). The
+Ray shards keep the layout kernels of :mod:`dprm.trees._kernels`.
 """
 
 from __future__ import annotations
@@ -72,7 +77,7 @@ def split_bitsets(codes, missing, splits, starts, sizes):
     >>> splits = np.array([[0, 1, 0], [1, 0, 1], [1, 1, 1]])   # a0 == 1; a1 <= 0; a1 <= 1
     >>> holds, absent = split_bitsets(codes, 255, splits, np.array([0, 1]), np.array([1, 2]))
     >>> [int(w) for w in holds[:, 0]], [int(w) for w in absent[:, 0]]   # rows 0..3 are bits 0..3
-    [[10, 2, 6], [4, 8]]
+    ([10, 2, 6], [4, 8])
     """
     n_attributes, n_rows = codes.shape
     n_words = (n_rows + 63) // 64
@@ -140,56 +145,63 @@ def _initial_below(n_rows, n_internal, node_split, splits, holds, absent):
 
 
 @njit(cache=True, nogil=True)
-def _bit_delta(codes, missing, cell, attribute, code, numeric, target, other_cell, retarget, depth, below, holds,
-               absent, node, old_split, new_split, old_attribute, new_attribute, new_code, new_numeric, delta,
-               other_delta, moved_rows, moved_cells):
+def _bit_delta(cell, node_split, attribute, target, other_cell, retarget, depth, below, holds, absent, node,
+               old_split, new_split, old_attribute, new_attribute, delta, other_delta, moved_rows, moved_cells,
+               masks, inner_split, inner_attribute):
     """The change of the class counts if ``node`` took ``new_split``; returns the moved rows' count.
 
     As :func:`dprm.trees._kernels.shard_delta` (same ``delta``/``other_delta``, same
-    ``moved_rows[:count]``/``moved_cells[:count]``, here in increasing row order), the
-    moved rows found from the bitsets (module docstring).
+    ``moved_rows[:count]``/``moved_cells[:count]``, here grouped by word and new
+    cell), from the bitsets (module docstring): each word of moved rows is sent down
+    the node's subtree by word operations, then the rows of each cell it reaches
+    are visited. Scratch: ``masks`` (one word per heap position), ``inner_split``
+    and ``inner_attribute`` (one entry per internal node).
     """
     first_leaf = 2**depth - 1
     mask = below[node]
     held, holds_now = holds[old_split], holds[new_split]
     gone, gone_now = absent[old_attribute], absent[new_attribute]
-    left, right, here = 2 * node + 1, 2 * node + 2, -1 - node
+    # The node's subtree, level by level: internal positions inner[0 : n_inner]
+    # (from ``node`` on), then the leaves from ``first_leaf_here``, ``n_leaves`` of them.
+    n_inner = 0
+    first, width = node, 1
+    while first < first_leaf:
+        for q in range(first, first + width):
+            inner_split[n_inner] = new_split if q == node else node_split[q]
+            inner_attribute[n_inner] = new_attribute if q == node else attribute[q]
+            n_inner += 1
+        first, width = 2 * first + 1, 2 * width
+    first_leaf_here, n_leaves = first, width
     count = 0
     for w in range(mask.size):
         moved = mask[w] & ((held[w] ^ holds_now[w]) | (gone[w] ^ gone_now[w]))
         if moved == 0:
             continue
         base = w * 64
-        h, g = holds_now[w], gone_now[w]
-        while moved:
-            b = trailing_zeros(moved)
-            moved &= moved - np.uint64(1)
-            moved_rows[count] = base + np.int64(b)
-            if (g >> b) & np.uint64(1):
-                moved_cells[count] = here  # dropped out here; restored below
-            elif (h >> b) & np.uint64(1):
-                moved_cells[count] = left
-            else:
-                moved_cells[count] = right
-            count += 1
-    # Route the moved rows on down the unchanged subtrees, level by level.
-    level = 0
-    while (1 << (level + 1)) <= node + 1:
-        level += 1
-    for _ in range(depth - level - 1):
-        for k in range(count):
-            position = moved_cells[k]
-            if position >= first_leaf or position < 0:
-                continue
-            value = codes[attribute[position], moved_rows[k]]
-            if value == missing:
-                moved_cells[k] = -1 - position  # dropped out here; restored below
-            else:
-                test = value <= code[position] if numeric[position] else value == code[position]
-                moved_cells[k] = 2 * position + (1 if test else 2)
-    for k in range(count):
-        if moved_cells[k] < 0:
-            moved_cells[k] = -1 - moved_cells[k]
+        masks[node] = moved
+        first, width, j = node, 1, 0
+        while first < first_leaf:
+            for q in range(first, first + width):
+                here = masks[q]
+                test = holds[inner_split[j], w]
+                missing = absent[inner_attribute[j], w]
+                j += 1
+                masks[2 * q + 1] = here & test
+                masks[2 * q + 2] = here & ~(test | missing)
+                dropped = here & missing
+                while dropped:  # rows whose value is missing stay at q
+                    moved_rows[count] = base + np.int64(trailing_zeros(dropped))
+                    moved_cells[count] = q
+                    dropped &= dropped - np.uint64(1)
+                    count += 1
+            first, width = 2 * first + 1, 2 * width
+        for q in range(first_leaf_here, first_leaf_here + n_leaves):
+            rows = masks[q]
+            while rows:
+                moved_rows[count] = base + np.int64(trailing_zeros(rows))
+                moved_cells[count] = q
+                rows &= rows - np.uint64(1)
+                count += 1
     for k in range(count):
         row = moved_rows[k]
         new_cell = moved_cells[k]
@@ -209,11 +221,11 @@ def _bit_delta(codes, missing, cell, attribute, code, numeric, target, other_cel
 
 
 @njit(cache=True, nogil=True)
-def _bit_commit(cell, attribute, code, numeric, other_target, retarget, depth, below, holds, absent, node_split,
-                splits, node, new_attribute, new_code, new_numeric, moved_rows, moved_cells, count):
+def _bit_commit(cell, attribute, other_target, retarget, depth, below, holds, absent, node_split, splits, node,
+                new_attribute, moved_rows, moved_cells, count):
     """Apply an accepted proposal (``node_split[node]`` already the new split)."""
     first_leaf = 2**depth - 1
-    attribute[node], code[node], numeric[node] = new_attribute, new_code, new_numeric
+    attribute[node] = new_attribute
     for k in range(count):
         row = moved_rows[k]
         new_cell = moved_cells[k]
@@ -226,8 +238,8 @@ def _bit_commit(cell, attribute, code, numeric, other_target, retarget, depth, b
 
 @njit(cache=True, nogil=True)
 def run_bit_chain(
-    codes_a, missing_a, splits_a, starts_a, sizes_a, usable_a, holds_a, absent_a,
-    codes_b, missing_b, splits_b, starts_b, sizes_b, usable_b, holds_b, absent_b,
+    splits_a, starts_a, sizes_a, usable_a, holds_a, absent_a,
+    splits_b, starts_b, sizes_b, usable_b, holds_b, absent_b,
     node_split_a, cell_a, counts_a, target_a,
     node_split_b, cell_b, counts_b, target_b,
     paired, score_kind, n_rows, labelled, depth, scale,
@@ -237,29 +249,24 @@ def run_bit_chain(
     """Run a Metropolis–Hastings chain over one tree or a pair of trees, in place, on row bitsets.
 
     The arguments and the result are those of :func:`dprm.trees._kernels.run_chain`
-    without the pre-order layout (``order``, ``offset``) and with each view's
-    :func:`split_bitsets` (``holds_*``, ``absent_*``) after its split tables: the same
-    chain, step for step. The trees' ``below`` bitsets are built from the current
-    splits at each call, so a chain can run in chunks as with ``run_chain``.
+    with each view's :func:`split_bitsets` (``holds_*``, ``absent_*``) after its split
+    tables instead of its literal codes, and without the pre-order layout (``order``,
+    ``offset``): the same chain, step for step. The trees' ``below`` bitsets are built
+    from the current splits at each call, so a chain can run in chunks as with
+    ``run_chain``.
     """
     n = cell_a.size
     first_leaf = 2**depth - 1
     n_internal = first_leaf
-    attribute_a = np.empty(n_internal, dtype=np.int64)
-    code_a = np.empty(n_internal, dtype=np.int64)
-    numeric_a = np.empty(n_internal, dtype=np.bool_)
-    attribute_b = np.empty(n_internal, dtype=np.int64)
-    code_b = np.empty(n_internal, dtype=np.int64)
-    numeric_b = np.empty(n_internal, dtype=np.bool_)
-    for node in range(n_internal):
-        s = node_split_a[node]
-        attribute_a[node], code_a[node], numeric_a[node] = splits_a[s, 0], splits_a[s, 1], splits_a[s, 2] == 1
-        s = node_split_b[node]
-        attribute_b[node], code_b[node], numeric_b[node] = splits_b[s, 0], splits_b[s, 1], splits_b[s, 2] == 1
+    attribute_a = splits_a[node_split_a, 0].copy()  # the attribute of each internal node
+    attribute_b = splits_b[node_split_b, 0].copy()
     below_a = _initial_below(n, n_internal, node_split_a, splits_a, holds_a, absent_a)
     below_b = _initial_below(n, n_internal, node_split_b, splits_b, holds_b, absent_b)
     moved_rows = np.empty(n, dtype=np.int64)
     moved_cells = np.empty(n, dtype=np.int64)
+    masks = np.zeros(2 ** (depth + 1) - 1, dtype=np.uint64)
+    inner_split = np.empty(n_internal, dtype=np.int64)
+    inner_attribute = np.empty(n_internal, dtype=np.int64)
     delta_a = np.zeros_like(counts_a)
     delta_b = np.zeros_like(counts_b)
     scratch_a = counts_a.copy()
@@ -286,15 +293,15 @@ def run_bit_chain(
         delta_a[:, :] = 0
         delta_b[:, :] = 0
         if side == 0:
-            new_attribute, new_code, new_numeric = splits_a[new, 0], splits_a[new, 1], splits_a[new, 2] == 1
-            count = _bit_delta(codes_a, missing_a, cell_a, attribute_a, code_a, numeric_a, target_a, cell_b, paired,
-                               depth, below_a, holds_a, absent_a, node, old, new, attribute_a[node], new_attribute,
-                               new_code, new_numeric, delta_a, delta_b, moved_rows, moved_cells)
+            new_attribute = splits_a[new, 0]
+            count = _bit_delta(cell_a, node_split_a, attribute_a, target_a, cell_b, paired, depth, below_a, holds_a,
+                               absent_a, node, old, new, attribute_a[node], new_attribute, delta_a, delta_b,
+                               moved_rows, moved_cells, masks, inner_split, inner_attribute)
         else:
-            new_attribute, new_code, new_numeric = splits_b[new, 0], splits_b[new, 1], splits_b[new, 2] == 1
-            count = _bit_delta(codes_b, missing_b, cell_b, attribute_b, code_b, numeric_b, target_b, cell_a, False,
-                               depth, below_b, holds_b, absent_b, node, old, new, attribute_b[node], new_attribute,
-                               new_code, new_numeric, delta_b, delta_a, moved_rows, moved_cells)
+            new_attribute = splits_b[new, 0]
+            count = _bit_delta(cell_b, node_split_b, attribute_b, target_b, cell_a, False, depth, below_b, holds_b,
+                               absent_b, node, old, new, attribute_b[node], new_attribute, delta_b, delta_a,
+                               moved_rows, moved_cells, masks, inner_split, inner_attribute)
         proposed = proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows,
                                   labelled)
         if accepts(log_u[i], proposed, score, scale, log_ratio):
@@ -304,12 +311,10 @@ def run_bit_chain(
             counts_b[:, :] = scratch_b
             if side == 0:
                 node_split_a[node] = new
-                _bit_commit(cell_a, attribute_a, code_a, numeric_a, target_b, paired, depth, below_a, holds_a,
-                            absent_a, node_split_a, splits_a, node, new_attribute, new_code, new_numeric, moved_rows,
-                            moved_cells, count)
+                _bit_commit(cell_a, attribute_a, target_b, paired, depth, below_a, holds_a, absent_a,
+                            node_split_a, splits_a, node, new_attribute, moved_rows, moved_cells, count)
             else:
                 node_split_b[node] = new
-                _bit_commit(cell_b, attribute_b, code_b, numeric_b, target_a, False, depth, below_b, holds_b,
-                            absent_b, node_split_b, splits_b, node, new_attribute, new_code, new_numeric, moved_rows,
-                            moved_cells, count)
+                _bit_commit(cell_b, attribute_b, target_a, False, depth, below_b, holds_b, absent_b,
+                            node_split_b, splits_b, node, new_attribute, moved_rows, moved_cells, count)
     return steps, accepted

@@ -298,12 +298,11 @@ def cell_counts(tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: 
 #: Deepest trees of a chain: a row's cell is one byte (255 heap positions at depth 7).
 MAX_CHAIN_DEPTH = 7
 
-#: The in-process chain runs on row bitsets (:mod:`dprm.trees._bit_kernels`) from this many
-#: rows on, when its views' split bitsets take at most :data:`BIT_CHAIN_BYTES`; otherwise on
-#: the pre-order row layout of :func:`dprm.trees._kernels.run_chain`. Both give the same
-#: chain; the choice is speed only (``docs/performance.md``, "Third round: row bitsets").
-BIT_CHAIN_ROWS = 0
-#: Most memory the split bitsets of a chain's views may take (one bit per row and split).
+#: The in-process chain runs on row bitsets (:mod:`dprm.trees._bit_kernels`) when its views'
+#: split bitsets (one bit per row and candidate split) take at most this many bytes, and on
+#: the pre-order row layout of :func:`dprm.trees._kernels.run_chain` otherwise (e.g. fine
+#: numeric grids on many rows). Both give the same chain; the bitsets measured faster at
+#: 2,575 and at 115,200 rows (``docs/performance.md``, "Third round: row bitsets").
 BIT_CHAIN_BYTES = 256 * 2**20
 
 
@@ -426,13 +425,11 @@ class ChainJob:
             variance_window if stop == "variance" else 0, float(variance_threshold),
         )
         views = (first, second) if self.paired else (first,)
-        self.bitsets = (first.index.n_rows >= BIT_CHAIN_ROWS
-                        and sum(view.bitset_bytes() for view in views) <= BIT_CHAIN_BYTES)
+        self.bitsets = sum(view.bitset_bytes() for view in views) <= BIT_CHAIN_BYTES
         if self.bitsets:
             self.arguments = (
-                first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable, *first.bitsets(),
-                second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
-                *second.bitsets(),
+                first.splits, first.starts, first.sizes, first.usable, *first.bitsets(),
+                second.splits, second.starts, second.sizes, second.usable, *second.bitsets(),
                 nodes_a, cell_a, counts_a, target_a, nodes_b, cell_b, counts_b, target_b, *settings,
             )
         else:
