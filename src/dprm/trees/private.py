@@ -298,6 +298,13 @@ def cell_counts(tree: Tree, index: LiteralIndex, target: np.ndarray, n_classes: 
 #: Deepest trees of a chain: a row's cell is one byte (255 heap positions at depth 7).
 MAX_CHAIN_DEPTH = 7
 
+#: The in-process chain runs on row bitsets (:mod:`dprm.trees._bit_kernels`) when its views'
+#: split bitsets (one bit per row and candidate split) take at most this many bytes, and on
+#: the pre-order row layout of :func:`dprm.trees._kernels.run_chain` otherwise (e.g. fine
+#: numeric grids on many rows). Both give the same chain; the bitsets measured faster at
+#: 2,575 and at 115,200 rows (``docs/performance.md``, "Third round: row bitsets").
+BIT_CHAIN_BYTES = 256 * 2**20
+
 
 def _check_chain(depth: int, iterations: int, stop: str, variance_window: int, node_choice: str = "uniform"
                  ) -> None:
@@ -341,6 +348,23 @@ class _ChainSpace:
         self.sizes = np.array([p.size for p in splits_of], dtype=np.int64)
         for positions in splits_of:  # each attribute's splits are contiguous, in threshold order
             assert positions.size == 0 or np.array_equal(positions, np.arange(positions[0], positions[-1] + 1))
+
+    def bitset_bytes(self) -> int:
+        """Memory of :meth:`bitsets`, without building them."""
+        from dprm.trees._bit_kernels import bitset_bytes  # numba: imported by the runs that use it only
+
+        return bitset_bytes(self.index.n_rows, len(self.splits) + self.codes.shape[0])
+
+    def bitsets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows each split holds on and each attribute misses (:func:`~dprm.trees._bit_kernels.split_bitsets`).
+
+        Built on the first call and kept: every chain on this view shares them.
+        """
+        if "_bitsets" not in self.__dict__:
+            from dprm.trees._bit_kernels import split_bitsets  # numba: imported by the runs that use it only
+
+            self._bitsets = split_bitsets(self.codes, self.missing, self.splits, self.starts, self.sizes)
+        return self._bitsets
 
     def random_nodes(self, depth: int, rng: np.random.Generator) -> np.ndarray:
         """Split ids of a random complete tree (uniform attribute, then uniform split)."""
@@ -393,18 +417,31 @@ class ChainJob:
         cell_a = first.cells(nodes_a, depth).astype(np.uint8)  # 255 positions at the largest depth, 7
         cell_b = second.cells(nodes_b, depth).astype(np.uint8)
         target_b = leaf_classes(cell_a, depth).astype(np.int8)  # a leaf of at most 128
-        from dprm.trees._kernels import preorder, tree_layout  # numba: imported by the runs that use it only
-
-        rank, _ = preorder(depth)
-        self.arguments = (
-            first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
-            second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
-            nodes_a, cell_a, *tree_layout(cell_a, rank), _counts(cell_a, target_a, n_positions, n_classes), target_a,
-            nodes_b, cell_b, *tree_layout(cell_b, rank), _counts(cell_b, target_b, n_positions, 2**depth), target_b,
+        counts_a = _counts(cell_a, target_a, n_positions, n_classes)
+        counts_b = _counts(cell_b, target_b, n_positions, 2**depth)
+        settings = (
             self.paired, score_kind, float(first.index.n_rows), float((target_a >= 0).sum()), depth, chain.scale,
             *draws.proposals, LOCAL_SHARE,
             variance_window if stop == "variance" else 0, float(variance_threshold),
         )
+        views = (first, second) if self.paired else (first,)
+        self.bitsets = sum(view.bitset_bytes() for view in views) <= BIT_CHAIN_BYTES
+        if self.bitsets:
+            self.arguments = (
+                first.splits, first.starts, first.sizes, first.usable, *first.bitsets(),
+                second.splits, second.starts, second.sizes, second.usable, *second.bitsets(),
+                nodes_a, cell_a, counts_a, target_a, nodes_b, cell_b, counts_b, target_b, *settings,
+            )
+        else:
+            from dprm.trees._kernels import preorder, tree_layout  # numba: imported by the runs that use it only
+
+            rank, _ = preorder(depth)
+            self.arguments = (
+                first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
+                second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
+                nodes_a, cell_a, *tree_layout(cell_a, rank), counts_a, target_a,
+                nodes_b, cell_b, *tree_layout(cell_b, rank), counts_b, target_b, *settings,
+            )
         self.nodes = (nodes_a, nodes_b)
 
     def run(self, advance: Callable[[int], None] | None = None) -> list[Tree]:
@@ -415,7 +452,10 @@ class ChainJob:
         the steps a variance stop leaves out are reported as done when it stops, so
         the calls add up to ``iterations``. The result is the same as in one call.
         """
-        from dprm.trees._kernels import run_chain  # numba: imported by the runs that use it only
+        if self.bitsets:  # numba: imported by the runs that use it only
+            from dprm.trees._bit_kernels import run_bit_chain as run_chain
+        else:
+            from dprm.trees._kernels import run_chain
 
         n = self.iterations
         chunk = n if advance is None else max(CHUNK_STEPS, -(-n // 100))
