@@ -253,6 +253,8 @@ def split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literal
     # spread to the attribute's literals (`spread`), and skipped when none is missing.
     _, first, spread = np.unique([split.attribute for split, _ in other_literals], return_index=True,
                                  return_inverse=True)
+    _, t_first, t_spread = np.unique([split.attribute for split, _ in target_literals], return_index=True,
+                                     return_inverse=True)
     counts = np.zeros((4, m, p))  # class 1 / class 0 in the true branch, then in the missing branch
     totals = np.zeros((2, m))
     for start in range(0, targets.n_rows, chunk):
@@ -265,8 +267,16 @@ def split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literal
         zeros = (~t_true & ~t_missing).astype(np.float32)
         o_true, o_missing = literal_masks(other, other_literals, rows)
         o_true = o_true.astype(np.float32)
-        counts[0] += ones.T @ o_true
-        counts[1] += zeros.T @ o_true
+        true_true = ones.T @ o_true
+        counts[0] += true_true
+        # Class 0 is neither class 1 nor missing: zeros.T @ o_true without its product
+        # (half the work), from the column sums and the targets' missing rows, taken
+        # once per attribute like the other view's. Exact: integers below 2^24.
+        false_true = o_true.sum(axis=0)[None, :] - true_true
+        t_missing_first = t_missing[:, t_first]
+        if t_missing_first.any():
+            false_true -= (t_missing_first.astype(np.float32).T @ o_true)[t_spread]
+        counts[1] += false_true
         o_missing = o_missing[:, first]
         if o_missing.any():
             o_missing = o_missing.astype(np.float32)
