@@ -74,7 +74,8 @@ every candidate against the branch indicators of every split of the other view.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,6 +95,14 @@ TARGET_SCORE_SENSITIVITY = 1
 #: ``_CHUNK × 64`` indicators per mask (four float32 masks: ~64 MB at most). Fewer,
 #: larger chunks cost less Python per row (MAMMAL: one chunk, 2.3× less CPU than 11).
 _CHUNK = 65536
+
+#: Multiply-adds of one :func:`split_gain_counts` call from which its products use
+#: every BLAS thread. Below, one thread does them: OpenBLAS's idle threads spin for a
+#: while after each product, which on MAMMAL (1.4·10⁹ per side, ~0.02 s of work) cost
+#: more CPU than the products (the initial targets took 0.40 CPU-s with two threads,
+#: 0.17 with one, and less wall time under load) and compete with the chains that
+#: follow for the cores.
+PARALLEL_PRODUCTS = 1 << 33
 
 
 #: Most grid points per numeric attribute between which intervals are candidates
@@ -247,6 +256,25 @@ def split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literal
     add up to those of their union (:func:`gains_from_counts` scores the sum).
     """
     m, p = len(target_literals), len(other_literals)
+    with _blas_threads(m * p * targets.n_rows):
+        return _split_gain_counts(targets, other, target_literals, other_literals)
+
+
+@contextmanager
+def _blas_threads(work: int) -> Iterator[None]:
+    """One BLAS thread for fewer than :data:`PARALLEL_PRODUCTS` multiply-adds, all of them otherwise."""
+    if work >= PARALLEL_PRODUCTS:
+        yield
+        return
+    from threadpoolctl import threadpool_limits  # 5 ms
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+def _split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal],
+                       other_literals: list[Literal]) -> tuple[np.ndarray, np.ndarray]:
+    m, p = len(target_literals), len(other_literals)
     chunk = max(256, _CHUNK * 64 // max(64, p + m))
     # A literal's missing rows are its attribute's: the products with the missing
     # indicators are taken once per attribute (`first`: one literal of each) and
@@ -357,12 +385,13 @@ class TargetChooser:
         self._attributes: list[tuple[int, int]] = []
         self._members: list[np.ndarray] = []
         for side in (0, 1):
-            for position in range(len(self.indexes[side].attributes)):
-                own = np.array([i for i, (s, _) in enumerate(self._literals[side]) if s.attribute == position],
-                               dtype=int)
-                if own.size:
+            members: list[list[int]] = [[] for _ in self.indexes[side].attributes]
+            for i, (split, _) in enumerate(self._literals[side]):
+                members[split.attribute].append(i)
+            for position, own in enumerate(members):
+                if own:
                     self._attributes.append((side, position))
-                    self._members.append(own)
+                    self._members.append(np.array(own, dtype=int))
         self._number = {attribute: j for j, attribute in enumerate(self._attributes)}
         # For each side's gain matrix, the attribute number of every column (an attribute of the other view).
         self._columns = [np.array([self._number.get((1 - side, position), -1)
