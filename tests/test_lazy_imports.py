@@ -12,8 +12,8 @@ import sys
 import pytest
 
 #: Libraries no command pays for unless it uses them (about 0.1–1 s of import each).
-HEAVY = ("scipy.stats", "scipy.optimize", "sklearn", "matplotlib", "pandas", "numba", "jinja2", "fastapi",
-         "sqlalchemy", "opendp.extras")
+HEAVY = ("scipy.stats", "scipy.optimize", "scipy.sparse", "sklearn", "matplotlib", "pandas", "numba", "jinja2",
+         "fastapi", "sqlalchemy", "opendp.extras")
 
 
 def _imported_after(statement: str) -> set[str]:
