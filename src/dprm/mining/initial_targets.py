@@ -165,8 +165,9 @@ def literal_masks(index: LiteralIndex, literals: list[Literal], rows: slice = sl
     Where neither, the opposite literal holds (``¬a``, ``a ≠ v``, ``a > t``, outside the interval).
     """
     n = len(np.arange(index.n_rows)[rows])
-    holds = np.zeros((n, len(literals)), dtype=bool)
-    missing = np.zeros((n, len(literals)), dtype=bool)
+    # Built one literal per row (contiguous writes), returned transposed: (n_rows, n_literals).
+    holds = np.zeros((len(literals), n), dtype=bool)
+    missing = np.zeros((len(literals), n), dtype=bool)
     # Every literal is a code range (low, high] of its attribute, or code == v:
     # numeric a ≤ t_j is (−1, j], an interval (j, k]; Boolean and categorical a = v.
     by_attribute: dict[int, list[int]] = {}
@@ -175,16 +176,16 @@ def literal_masks(index: LiteralIndex, literals: list[Literal], rows: slice = sl
     for attribute, columns in by_attribute.items():
         codes = index.codes[attribute, rows].astype(np.int64)
         absent = codes == index.missing_code
-        missing[:, columns] = absent[:, None]
+        missing[columns] = absent[None, :]
         numeric = literals[columns[0]][0].kind.name == "NUMERIC"
         if numeric:
             low = np.array([-1 if literals[j][1] is None else literals[j][0].code for j in columns])
             high = np.array([literals[j][0].code if literals[j][1] is None else literals[j][1] for j in columns])
-            holds[:, columns] = (codes[:, None] > low[None, :]) & (codes[:, None] <= high[None, :]) & ~absent[:, None]
+            holds[columns] = (codes[None, :] > low[:, None]) & (codes[None, :] <= high[:, None]) & ~absent[None, :]
         else:
             values = np.array([literals[j][0].code for j in columns])
-            holds[:, columns] = codes[:, None] == values[None, :]
-    return holds, missing
+            holds[columns] = codes[None, :] == values[:, None]
+    return holds.T, missing.T
 
 
 def split_masks(index: LiteralIndex, rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
