@@ -6,6 +6,7 @@ Each check runs in a fresh interpreter (``sys.modules`` of this one is full).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -94,3 +95,21 @@ def test_loading_every_kind_of_column_from_text_never_imports_pandas(tmp_path) -
                  "assert [a.kind.value for a in d.left.attributes] == "
                  "['boolean', 'boolean', 'categorical', 'numeric', 'categorical'], d.left.attributes")
     assert "pandas" not in _imported_after(statement)
+
+
+def test_warm_cache_leaves_the_bytecode_of_every_module_written(tmp_path) -> None:
+    """``dprm warm-cache`` also writes dprm's bytecode, so that a run where Python may not
+    write it (PYTHONDONTWRITEBYTECODE) does not compile the sources again: a fresh
+    interpreter that imports the mine command then finds a valid cache for each module."""
+    from dprm.cli.warm_cache import compile_bytecode
+
+    assert "up to date" in compile_bytecode()
+    script = ("import os, sys, dprm.cli.mine; "
+              "mods = [m for n, m in sys.modules.items() if n.startswith('dprm') and getattr(m, '__file__', None)]; "
+              "stale = [m.__name__ for m in mods if m.__spec__.cached is None or not m.__spec__.has_location "
+              "or m.__spec__.loader.path_stats(m.__file__)['mtime'] > os.stat(m.__spec__.cached).st_mtime]; "
+              "print(len(mods), stale)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    count, stale = done.stdout.split(" ", 1)
+    assert int(count) > 50 and stale.strip() == "[]"
