@@ -15,7 +15,8 @@ Three states of numba's cache (a temporary ``NUMBA_CACHE_DIR`` for the last two)
 * **cold**: an empty cache and no warm-up (what a run cost before this change).
 
 And the import breakdown of the default miner's run (``python -X importtime``):
-self time summed per top-level package.
+self time summed per top-level package. With ``--phases N``: the CPU seconds of each
+phase of a run (``benchmarks/startup_phases.py``), medians of N runs per miner.
 
 With ``--server``: the time from a job's submission to its result (an in-process
 :class:`~dprm.server.supervisor.Supervisor` on SQLite, MAMMAL registered, the default
@@ -26,7 +27,7 @@ Targets (issue 16): ≤ 1 s warm and ≤ 3 s on a fresh install, for every priva
 
 Usage::
 
-    python benchmarks/bench_startup.py [--repeat 5] [--miners default,alt-mcmc] [--skip-cold]
+    python benchmarks/bench_startup.py [--repeat 5] [--miners default,alt-mcmc] [--skip-cold] [--phases 3]
 """
 
 from __future__ import annotations
@@ -99,6 +100,27 @@ def import_breakdown(out: Path, data: Path, types: Path, top: int) -> None:
         print(f"  {name:<20} {seconds:6.3f}")
 
 
+def phases(miners: list[str], repeat: int, out: Path, data: Path, types: Path) -> None:
+    """CPU seconds per phase of a run (benchmarks/startup_phases.py), medians of ``repeat`` runs."""
+    script = str(Path(__file__).with_name("startup_phases.py"))
+    table: dict[str, dict[str, float]] = {}
+    for miner in miners:
+        runs: dict[str, list[float]] = defaultdict(list)
+        for _ in range(repeat):
+            command = [sys.executable, script] + mine_command(miner, out, data, types)[3:]
+            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+            line = next(l for l in done.stderr.splitlines() if l.startswith("PHASES "))
+            for part in line[len("PHASES "):].split(" | "):
+                name, seconds = part.rsplit(" ", 1)
+                runs[name].append(float(seconds))
+        table[miner] = {name: statistics.median(values) for name, values in runs.items()}
+    names = list(next(iter(table.values())))
+    print(f"\nCPU seconds per phase (medians of {repeat} runs, benchmarks/startup_phases.py)")
+    print(f"{'phase':<20}" + "".join(f"{m:>15}" for m in table))
+    for name in names:
+        print(f"{name:<20}" + "".join(f"{table[m].get(name, 0.0):15.3f}" for m in table))
+
+
 def server_latency(jobs_per_mode: int, directory: Path) -> None:
     """Submission → result of one job at a time, with and without the warm spare worker."""
     sys.path.insert(0, str(ROOT / "tests"))
@@ -154,6 +176,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=MAMMALS, help="Folder with left.csv and right.csv.")
     parser.add_argument("--types", type=Path, default=TYPES)
     parser.add_argument("--skip-cold", action="store_true", help="Only the warm runs and the imports.")
+    parser.add_argument("--phases", type=int, default=0, metavar="N",
+                        help="Also the CPU seconds per phase of a run, medians of N runs per miner.")
     parser.add_argument("--server", type=int, default=0, metavar="N",
                         help="Also time N server jobs with and without the warm spare worker.")
     args = parser.parse_args()
@@ -186,6 +210,8 @@ def main() -> None:
                                dict(os.environ, NUMBA_CACHE_DIR=str(cold)))
                 print(row(miner, [result]), flush=True)
         import_breakdown(out, args.data, args.types, top=12)
+        if args.phases:
+            phases(miners, args.phases, out, args.data, args.types)
         if args.server:
             server_latency(args.server, Path(temporary))
 

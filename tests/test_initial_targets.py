@@ -14,7 +14,8 @@ from dprm.data.attributes import View
 from dprm.data.literal_index import LiteralIndex
 from dprm.datasets import make_planted
 from dprm.mining import make_miner
-from dprm.mining.initial_targets import TARGET_SCORE_SENSITIVITY, best_split_gains, choose_targets
+from dprm.mining.initial_targets import (TARGET_SCORE_SENSITIVITY, best_split_gains, candidate_literals,
+                                         choose_targets, literal_masks, split_gain_counts)
 from dprm.privacy import Accountant, SeededNoise
 
 
@@ -54,6 +55,26 @@ def test_gains_equal_brute_force(seed: int, missing: float) -> None:
         fast = best_split_gains(indexes[side], indexes[1 - side])
         assert np.allclose(fast, brute_force_gains(indexes[side], indexes[1 - side]))
         assert (fast >= 0).all()
+
+
+@pytest.mark.parametrize("missing", [0.2, 0.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_gain_counts_are_the_exact_row_counts(seed: int, missing: float) -> None:
+    """Class 0 in the true branch is counted without its own product (from column sums and the
+    targets' missing rows): every count must still be the exact number of rows."""
+    rng = np.random.default_rng(50 + seed)
+    left, right = random_view(rng, 700, "left", missing), random_view(rng, 700, "right", missing)
+    indexes = [LiteralIndex(v, mode="private", max_splits=6) for v in (left, right)]
+    literals = [candidate_literals(index) for index in indexes]
+    for side in (0, 1):
+        counts, totals = split_gain_counts(indexes[side], indexes[1 - side], literals[side], literals[1 - side])
+        t_true, t_missing = (m.astype(np.int64) for m in literal_masks(indexes[side], literals[side]))
+        o_true, o_missing = (m.astype(np.int64) for m in literal_masks(indexes[1 - side], literals[1 - side]))
+        zeros = 1 - t_true - t_missing
+        expected = [t_true.T @ o_true, zeros.T @ o_true, t_true.T @ o_missing, zeros.T @ o_missing]
+        assert all(np.array_equal(c, e) for c, e in zip(counts, expected))
+        assert np.array_equal(totals, [t_true.sum(axis=0), zeros.sum(axis=0)])
+        assert (t_missing.any() and o_missing.any()) == (missing > 0)
 
 
 @pytest.mark.parametrize("seed", range(6))

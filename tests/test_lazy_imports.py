@@ -6,14 +6,15 @@ Each check runs in a fresh interpreter (``sys.modules`` of this one is full).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 #: Libraries no command pays for unless it uses them (about 0.1–1 s of import each).
-HEAVY = ("scipy.stats", "scipy.optimize", "sklearn", "matplotlib", "pandas", "numba", "jinja2", "fastapi",
-         "sqlalchemy", "opendp.extras")
+HEAVY = ("scipy.stats", "scipy.optimize", "scipy.sparse", "sklearn", "matplotlib", "pandas", "numba", "jinja2",
+         "fastapi", "sqlalchemy", "opendp.extras")
 
 
 def _imported_after(statement: str) -> set[str]:
@@ -48,3 +49,67 @@ def test_a_serenade_run_does_not_import_numba(tmp_path) -> None:
               "make_miner('serenade-es', epsilon=1.0).fit(d, accountant=Accountant(1.0, "
               "SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(0))")
     assert "numba" not in _imported_after(script)
+
+
+def _modules_of_a_cli_run(arguments: list[str], tmp_path) -> set[str]:
+    """The modules a ``dprm`` command has imported when it ends (run in a fresh interpreter)."""
+    listing = tmp_path / "modules.json"
+    script = ("import json, runpy, sys\n"
+              f"sys.argv = ['dprm'] + {arguments!r}\n"
+              "try:\n    runpy.run_module('dprm', run_name='__main__', alter_sys=True)\n"
+              "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+              f"open({str(listing)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n")
+    subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True)
+    return set(json.loads(listing.read_text()))
+
+
+@pytest.mark.parametrize("algorithm", [None, "mcmc-tree-pair", "alt-mcmc", "alt-expm", "serenade-cs", "serenade-es"])
+def test_a_mine_run_on_mammals_never_imports_pandas(algorithm, shared_data, tmp_path) -> None:
+    """pyarrow imports pandas on its first conversion to numpy or of Python values (~0.2 s);
+    the data layer converts through :mod:`dprm.data.arrow_arrays` instead."""
+    from pathlib import Path
+
+    types = Path(__file__).parent / "data" / "mammals-types.json"
+    arguments = ["mine", str(shared_data / "mammals" / "left.csv"), str(shared_data / "mammals" / "right.csv"),
+                 "--types", str(types), "--epsilon", "1", "--output", str(tmp_path / "out.json")]
+    modules = _modules_of_a_cli_run(arguments + (["--algorithm", algorithm] if algorithm else []), tmp_path)
+    assert "dprm.data.loading" in modules and "pandas" not in modules
+    assert json.loads((tmp_path / "out.json").read_text())["redescriptions"]
+
+
+def test_loading_every_kind_of_column_from_text_never_imports_pandas(tmp_path) -> None:
+    """Ids (text and numbers), Booleans as words and as 0/1, categories, numbers with NaN and
+    missing markers, numbers written as text: every path of reading and encoding a CSV file."""
+    (tmp_path / "left.csv").write_text(
+        "id,smoker,flag,colour,age,score\n"
+        "a,yes,1,red,30.5,NaN\n"
+        "b,no,0,blue,?,2\n"
+        "c,?,1,?,41,x\n"
+        "d,YES,,green,50,3\n")
+    (tmp_path / "right.csv").write_text("id,income,rank\nd,1.5,1\nc,2.5,2\nb,,3\na,4.0,\n")
+    statement = (f"from dprm.data import load_two_view; d = load_two_view({str(tmp_path / 'left.csv')!r}, "
+                 f"{str(tmp_path / 'right.csv')!r}, id_column='id', na_values=['?']); "
+                 "assert d.ids.tolist() == ['a', 'b', 'c', 'd'], d.ids; "
+                 "income = d.right['income'].values.tolist(); assert income[0] == 4.0 and income[2:] == [2.5, 1.5]; "
+                 "assert d.left['smoker'].values.tolist() == [1, 0, -1, 1]; "
+                 "assert [a.kind.value for a in d.left.attributes] == "
+                 "['boolean', 'boolean', 'categorical', 'numeric', 'categorical'], d.left.attributes")
+    assert "pandas" not in _imported_after(statement)
+
+
+def test_warm_cache_leaves_the_bytecode_of_every_module_written(tmp_path) -> None:
+    """``dprm warm-cache`` also writes dprm's bytecode, so that a run where Python may not
+    write it (PYTHONDONTWRITEBYTECODE) does not compile the sources again: a fresh
+    interpreter that imports the mine command then finds a valid cache for each module."""
+    from dprm.cli.warm_cache import compile_bytecode
+
+    assert "up to date" in compile_bytecode()
+    script = ("import os, sys, dprm.cli.mine; "
+              "mods = [m for n, m in sys.modules.items() if n.startswith('dprm') and getattr(m, '__file__', None)]; "
+              "stale = [m.__name__ for m in mods if m.__spec__.cached is None or not m.__spec__.has_location "
+              "or m.__spec__.loader.path_stats(m.__file__)['mtime'] > os.stat(m.__spec__.cached).st_mtime]; "
+              "print(len(mods), stale)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    count, stale = done.stdout.split(" ", 1)
+    assert int(count) > 50 and stale.strip() == "[]"

@@ -89,3 +89,26 @@ def pandas_support(q: Query, df: pd.DataFrame) -> np.ndarray:
         return ~pandas_support(q.query, df)
     parts = [pandas_support(c, df) for c in q.queries]
     return np.all(parts, axis=0) if isinstance(q, And) else np.any(parts, axis=0)
+
+
+def test_a_compound_query_hashed_once_stays_usable_in_another_process(tmp_path) -> None:
+    """``hash_once`` keeps an And/Or/Not's hash on the node; a pickled query must not carry it
+    into a process whose string hashes differ (there it would be found in no set or dict)."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    from dprm.queries import BooleanLiteral, NumericLiteral
+
+    query = (BooleanLiteral("smoker") & ~NumericLiteral("age", le=40)) | BooleanLiteral("old")
+    assert hash(query) == hash(query) == hash(pickle.loads(pickle.dumps(query)))
+    assert {query} == {(BooleanLiteral("smoker") & ~NumericLiteral("age", le=40)) | BooleanLiteral("old")}
+    (tmp_path / "q.pickle").write_bytes(pickle.dumps(query))
+    script = ("import pickle, sys; from dprm.queries import BooleanLiteral as B, NumericLiteral as N; "
+              f"q = pickle.loads(open({str(tmp_path / 'q.pickle')!r}, 'rb').read()); "
+              "fresh = (B('smoker') & ~N('age', le=40)) | B('old'); "
+              "sys.exit(0 if hash(q) == hash(fresh) and q in {fresh} else 1)")
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0

@@ -8,7 +8,8 @@ from conftest import random_view
 
 from dprm.data.literal_index import LiteralIndex
 from dprm.queries import RedescriptionStats
-from dprm.trees.criterion import GINI_SENSITIVITY, gini_quality, split_qualities
+from dprm.trees import criterion
+from dprm.trees.criterion import GINI_SENSITIVITY, gini_quality, node_class_counts, split_qualities
 from dprm.trees.greedy import grow_greedy_tree
 from dprm.trees.leaf_queries import TreeQueries, leaf_query, node_cells
 from dprm.trees.targets import freedman_diaconis_bins, target_from_attribute
@@ -30,8 +31,10 @@ def brute_quality(index: LiteralIndex, split, rows: np.ndarray, target: np.ndarr
     return float(gini_quality(counts))
 
 
+@pytest.mark.parametrize("parallel", [False, True])  # the histogram pass on one core / on all cores
 @pytest.mark.parametrize("seed", range(4))
-def test_split_qualities_match_brute_force(seed: int) -> None:
+def test_split_qualities_match_brute_force(seed: int, parallel: bool, monkeypatch) -> None:
+    monkeypatch.setattr(criterion, "PARALLEL_HISTOGRAM_CELLS", 0 if parallel else 1 << 62)
     rng = np.random.default_rng(seed)
     view = random_view(rng, 150)
     index = LiteralIndex(view, max_splits=4)
@@ -44,6 +47,17 @@ def test_split_qualities_match_brute_force(seed: int) -> None:
         for g in range(n_nodes):
             rows = np.flatnonzero(node == g)
             assert qualities[s, g] == pytest.approx(brute_quality(index, split, rows, target, n_classes))
+
+
+def test_the_serial_and_parallel_histogram_passes_count_the_same(monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    index = LiteralIndex(random_view(rng, 3000, missing=0.2), max_splits=40)
+    node, target = rng.integers(-1, 4, index.n_rows), rng.integers(-1, 3, index.n_rows)
+    counts = []
+    for threshold in (1 << 62, 0):
+        monkeypatch.setattr(criterion, "PARALLEL_HISTOGRAM_CELLS", threshold)
+        counts.append(node_class_counts(index, node, target, 4, 3))
+    assert counts[0].sum() > 0 and np.array_equal(counts[0], counts[1])
 
 
 @pytest.mark.parametrize("seed", range(20))

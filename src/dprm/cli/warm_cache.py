@@ -1,4 +1,4 @@
-"""``dprm warm-cache``: compile dprm's kernels once, so that no run pays for it.
+"""``dprm warm-cache``: compile dprm's kernels (and its Python bytecode) once, so that no run pays for it.
 
 The Makefile's set-up runs it after installing; run it again after upgrading numba
 or Python, or as each user of a read-only install (see :mod:`dprm.kernel_cache` and
@@ -35,5 +35,27 @@ def warm_cache(
 
     report = warm()
     console.print(report.summary())
+    console.print(compile_bytecode())
     if check and report.compiled:
         raise typer.Exit(NOT_WARM)
+
+
+def compile_bytecode() -> str:
+    """Write the bytecode of dprm's modules to ``__pycache__`` beside them; one line for the terminal.
+
+    Python writes it at a module's first import anyway, unless it may not
+    (``PYTHONDONTWRITEBYTECODE``, a read-only install: pip compiles those at install);
+    without it every run compiles dprm's ~180 modules again (about 0.1 CPU-s of the
+    imports of a ``dprm mine`` run, measured). Up-to-date files are left alone.
+    """
+    import compileall
+    import io
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    import dprm
+
+    package = Path(dprm.__file__).parent
+    with redirect_stdout(io.StringIO()):  # compileall lists what it could not write
+        done = compileall.compile_dir(package, quiet=1)
+    return f"bytecode of {package}: {'up to date' if done else 'not all written (read-only?)'}"

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
 from dprm.data.category_text import category_text
 from dprm.data.inference import BOOLEAN_TEXT
@@ -168,19 +169,23 @@ def _boolean(column: pa.Array, where: _Column) -> np.ndarray:
     typ = column.type
     if pa.types.is_boolean(typ):
         return _int8(column)
-    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ):
-        ok = pc.or_(pc.equal(column, 0), pc.equal(column, 1))
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ):
+        values = to_numpy(column, fill=0)  # a missing value is fine here
+        _fail_where((values == 0) | (values == 1), column, where, "is not Boolean (0 or 1)", "not_boolean")
+        return _int8(column)
+    if pa.types.is_decimal(typ):
+        ok = pc.or_(pc.equal(column, 0), pc.equal(column, 1))  # imports pandas: decimals come from Parquet only
         _fail_where(ok, column, where, "is not Boolean (0 or 1)", "not_boolean")
         return _int8(column)
     if pa.types.is_string(typ):
         lowered = pc.utf8_lower(pc.utf8_trim_whitespace(column))
-        words = pa.array(list(_BOOLEAN_WORDS), type=pa.string())
+        words = string_array(list(_BOOLEAN_WORDS))
         index = pc.index_in(lowered, value_set=words)
         ok = pc.is_valid(index)
         _fail_where(pc.or_(ok, pc.is_null(column)), column, where,
                     "is not Boolean (0/1, true/false, yes/no)", "not_boolean")
         lookup = np.array(list(_BOOLEAN_WORDS.values()) + [-1], dtype=np.int8)
-        idx = pc.fill_null(index, len(words)).to_numpy(zero_copy_only=False)
+        idx = to_numpy(index, fill=len(words))
         return lookup[idx]
     if pa.types.is_null(typ):
         return np.full(len(column), -1, dtype=np.int8)
@@ -189,9 +194,7 @@ def _boolean(column: pa.Array, where: _Column) -> np.ndarray:
 
 
 def _int8(column: pa.Array) -> np.ndarray:
-    return pc.fill_null(pc.cast(column, pa.int8()), -1).to_numpy(zero_copy_only=False).astype(
-        np.int8, copy=False
-    )
+    return to_numpy(pc.cast(column, pa.int8()), fill=-1).astype(np.int8, copy=False)
 
 
 # ------------------------------------------------------------------------- numeric
@@ -209,12 +212,12 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
             _fail_numeric_text(trimmed, where)
             raise  # pragma: no cover - _fail_numeric_text always raises
         # "NaN" in a column of numbers is a missing value, as in a text file's numbers
-        column = pc.if_else(pc.is_nan(column), pa.scalar(None, pa.float64()), column)
+        column = pc.if_else(pc.is_nan(column), null_scalar(pa.float64()), column)
     elif pa.types.is_boolean(typ) or pa.types.is_integer(typ) or pa.types.is_decimal(typ):
         column = pc.cast(column, pa.float64(), safe=False)
     elif not pa.types.is_floating(typ):
         _fail_where(pc.is_null(column), column, where, "is not a number", "not_a_number")
-    values = pc.fill_null(pc.cast(column, pa.float64(), safe=False), np.nan).to_numpy(zero_copy_only=False)
+    values = to_numpy(pc.cast(column, pa.float64(), safe=False), fill=np.nan)
     values = np.asarray(values, dtype=np.float64)
     infinite = np.isinf(values)
     if infinite.any():
@@ -286,8 +289,8 @@ def _categorical(
         # numbers: distinct values in numeric order, named by their canonical text
         if pa.types.is_decimal(typ):
             column = pc.cast(column, pa.float64(), safe=False)
-        present = pc.is_valid(column).to_numpy(zero_copy_only=False)
-        raw = column.drop_null().to_numpy(zero_copy_only=False)
+        present = to_numpy(pc.is_valid(column))
+        raw = to_numpy(column.drop_null())
         uniq, inverse = np.unique(raw, return_inverse=True)
         codes = np.full(n, -1, dtype=np.int64)
         codes[present] = inverse
@@ -301,7 +304,7 @@ def _categorical(
         rank = np.empty(len(dictionary) + 1, dtype=np.int64)
         rank[order] = np.arange(len(dictionary))
         rank[-1] = -1
-        codes = rank[pc.fill_null(encoded.indices, len(dictionary)).to_numpy(zero_copy_only=False)]
+        codes = rank[to_numpy(encoded.indices, fill=len(dictionary))]
         texts = [dictionary[i] for i in order]
     if spec is not None and spec.categories is not None:
         declared = {c: i for i, c in enumerate(spec.categories)}
@@ -326,12 +329,12 @@ def _categorical(
 # --------------------------------------------------------------------------- shared
 
 
-def _fail_where(ok: pa.Array, column: pa.Array, where: _Column, what: str, code: str) -> None:
+def _fail_where(ok: pa.Array | np.ndarray, column: pa.Array, where: _Column, what: str, code: str) -> None:
     """Raise naming the first row where ``ok`` is false (nulls in ``ok`` are fine)."""
-    bad = pc.invert(pc.fill_null(ok, True))
-    if not pc.any(bad).as_py():
+    bad = ~(ok if isinstance(ok, np.ndarray) else to_numpy(ok, fill=True))
+    if not bad.any():
         return
-    row = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0]) + 1
+    row = int(np.flatnonzero(bad)[0]) + 1
     value = column[row - 1].as_py()
     shown = category_text(value) if isinstance(value, (int, float)) else repr(value)
     raise where.error(row, f"value {shown} {what}", code)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import AttributeKind
 
 __all__ = ["infer_kind", "BOOLEAN_TEXT"]
@@ -98,5 +99,5 @@ def _within_01(column: pa.Array | pa.ChunkedArray) -> bool:
     if pa.types.is_integer(column.type):
         return True
     # floats in [0, 1]: every value must be exactly 0 or 1
-    is01 = pc.or_(pc.equal(column, 0.0), pc.equal(column, 1.0))
-    return bool(pc.all(is01).as_py())
+    values = to_numpy(column, fill=0.0)  # missing values are skipped
+    return bool(((values == 0.0) | (values == 1.0)).all())

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text
 from dprm.data.encoding import encode_column, is_constant
@@ -279,7 +280,7 @@ def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:
 def _id_keys(raw: RawTable, name: str) -> np.ndarray:
     """The ids as text (numbers in canonical text), an object array; checks nulls."""
     col = raw.table.column(name)
-    missing = pc.is_null(col).to_numpy(zero_copy_only=False)
+    missing = to_numpy(pc.is_null(col))
     if missing.any():
         rows = first_rows(missing)
         raise DataError(
@@ -289,40 +290,45 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
         )
     typ = col.type
     if pa.types.is_string(typ) or pa.types.is_integer(typ):
-        keys = pc.cast(col, pa.string()).to_numpy(zero_copy_only=False)
+        texts = pc.cast(col, pa.string()).to_pylist()
     else:
-        keys = np.array([category_text(v) for v in col.to_pylist()], dtype=object)
-    keys = np.asarray(keys, dtype=object)
-    import pandas as pd  # its hash index: only runs with an id column pay for the import
-
-    index = pd.Index(keys)
-    if not index.is_unique:
-        dup = index[index.duplicated()].unique()
+        texts = [category_text(v) for v in col.to_pylist()]
+    keys = np.empty(len(texts), dtype=object)
+    keys[:] = texts
+    if len(set(texts)) < len(texts):
+        seen: set[str] = set()
+        repeated: dict[str, None] = {}  # in the order of their second occurrence
+        for key in texts:
+            if key in seen:
+                repeated.setdefault(key)
+            seen.add(key)
         raise DataError(
-            f"{raw.source}: {len(dup)} id(s) occur more than once in column {name!r}: "
-            f"{_list(dup)}",
+            f"{raw.source}: {len(repeated)} id(s) occur more than once in column {name!r}: "
+            f"{_list(repeated)}",
             code="duplicate_id", file=raw.source, column=name,
         )
     return keys
 
 
 def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> np.ndarray:
-    """Positions in the right view of each left id; errors on ids in one view only."""
-    import pandas as pd
+    """Positions in the right view of each left id; errors on ids in one view only.
 
-    rindex = pd.Index(rkeys)
-    order = rindex.get_indexer(lkeys)
+    The ids of each view are distinct (:func:`_id_keys` checked).
+    """
+    position = {key: i for i, key in enumerate(rkeys.tolist())}
+    order = np.fromiter((position.get(key, -1) for key in lkeys.tolist()), dtype=np.intp, count=len(lkeys))
     only_left = lkeys[order < 0]
     if only_left.size:
         raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}",
                         code="unmatched_id", file=lsource)
     if len(rkeys) != len(lkeys):
-        only_right = rkeys[~pd.Index(rkeys).isin(lkeys)]
+        in_left = set(lkeys.tolist())
+        only_right = [key for key in rkeys.tolist() if key not in in_left]
         raise DataError(
-            f"{rsource}: {only_right.size} id(s) are not in {lsource}: {_list(only_right)}",
+            f"{rsource}: {len(only_right)} id(s) are not in {lsource}: {_list(only_right)}",
             code="unmatched_id", file=rsource,
         )
-    return order.astype(np.intp)
+    return order
 
 
 def _list(values: Any) -> str:
@@ -392,7 +398,7 @@ def _first_non_number(column: pa.ChunkedArray) -> int | None:
     is_number = pc.match_substring_regex(column, _NUMBER, ignore_case=True)
     if not pc.any(is_number).as_py():
         return None
-    not_number = pc.invert(pc.fill_null(is_number, True)).to_numpy(zero_copy_only=False)
+    not_number = ~to_numpy(is_number, fill=True)
     if not not_number.any():
         return None  # pragma: no cover - such a column is numeric
     return first_rows(not_number, 1)[0]

@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "read_table", "missing_markers", "Source"]
@@ -440,7 +441,7 @@ def _check_names(raw: RawTable, rename: bool) -> None:
 def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
     """Nulls for NaN and missing markers; plain columns of supported types; UTF-8 text."""
     table, source = raw.table, raw.source
-    marker_set = pa.array(markers, type=pa.string())
+    marker_set = string_array(markers)
     from_text = raw.delimiter is not None
     columns = []
     for name, col in zip(table.column_names, table.columns):
@@ -457,12 +458,12 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             nan = pc.is_nan(col)
             if pc.any(nan).as_py():
                 if from_text:
-                    raw.nan_rows[name] = first_rows(nan.to_numpy(zero_copy_only=False), 1)[0]
-                col = pc.if_else(nan, pa.scalar(None, pa.float64()), col)
+                    raw.nan_rows[name] = first_rows(to_numpy(nan, fill=False), 1)[0]
+                col = pc.if_else(nan, null_scalar(pa.float64()), col)
         elif pa.types.is_string(typ):
             marked = pc.is_in(col, value_set=marker_set)
             if pc.any(marked).as_py():
-                col = pc.if_else(marked, pa.scalar(None, pa.string()), col)
+                col = pc.if_else(marked, null_scalar(pa.string()), col)
         elif pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_binary_view(typ):
             text, row = _binary_message(col, name)
             raise _error(source, text, "not_utf8" if row is not None else "unsupported_column",

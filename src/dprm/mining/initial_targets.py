@@ -74,7 +74,8 @@ every candidate against the branch indicators of every split of the other view.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,6 +95,14 @@ TARGET_SCORE_SENSITIVITY = 1
 #: ``_CHUNK × 64`` indicators per mask (four float32 masks: ~64 MB at most). Fewer,
 #: larger chunks cost less Python per row (MAMMAL: one chunk, 2.3× less CPU than 11).
 _CHUNK = 65536
+
+#: Multiply-adds of one :func:`split_gain_counts` call from which its products use
+#: every BLAS thread. Below, one thread does them: OpenBLAS's idle threads spin for a
+#: while after each product, which on MAMMAL (1.4·10⁹ per side, ~0.02 s of work) cost
+#: more CPU than the products (the initial targets took 0.40 CPU-s with two threads,
+#: 0.17 with one, and less wall time under load) and compete with the chains that
+#: follow for the cores.
+PARALLEL_PRODUCTS = 1 << 33
 
 
 #: Most grid points per numeric attribute between which intervals are candidates
@@ -156,8 +165,9 @@ def literal_masks(index: LiteralIndex, literals: list[Literal], rows: slice = sl
     Where neither, the opposite literal holds (``¬a``, ``a ≠ v``, ``a > t``, outside the interval).
     """
     n = len(np.arange(index.n_rows)[rows])
-    holds = np.zeros((n, len(literals)), dtype=bool)
-    missing = np.zeros((n, len(literals)), dtype=bool)
+    # Built one literal per row (contiguous writes), returned transposed: (n_rows, n_literals).
+    holds = np.zeros((len(literals), n), dtype=bool)
+    missing = np.zeros((len(literals), n), dtype=bool)
     # Every literal is a code range (low, high] of its attribute, or code == v:
     # numeric a ≤ t_j is (−1, j], an interval (j, k]; Boolean and categorical a = v.
     by_attribute: dict[int, list[int]] = {}
@@ -166,16 +176,16 @@ def literal_masks(index: LiteralIndex, literals: list[Literal], rows: slice = sl
     for attribute, columns in by_attribute.items():
         codes = index.codes[attribute, rows].astype(np.int64)
         absent = codes == index.missing_code
-        missing[:, columns] = absent[:, None]
+        missing[columns] = absent[None, :]
         numeric = literals[columns[0]][0].kind.name == "NUMERIC"
         if numeric:
             low = np.array([-1 if literals[j][1] is None else literals[j][0].code for j in columns])
             high = np.array([literals[j][0].code if literals[j][1] is None else literals[j][1] for j in columns])
-            holds[:, columns] = (codes[:, None] > low[None, :]) & (codes[:, None] <= high[None, :]) & ~absent[:, None]
+            holds[columns] = (codes[None, :] > low[:, None]) & (codes[None, :] <= high[:, None]) & ~absent[None, :]
         else:
             values = np.array([literals[j][0].code for j in columns])
-            holds[:, columns] = codes[:, None] == values[None, :]
-    return holds, missing
+            holds[columns] = codes[None, :] == values[:, None]
+    return holds.T, missing.T
 
 
 def split_masks(index: LiteralIndex, rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
@@ -247,12 +257,33 @@ def split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literal
     add up to those of their union (:func:`gains_from_counts` scores the sum).
     """
     m, p = len(target_literals), len(other_literals)
+    with _blas_threads(m * p * targets.n_rows):
+        return _split_gain_counts(targets, other, target_literals, other_literals)
+
+
+@contextmanager
+def _blas_threads(work: int) -> Iterator[None]:
+    """One BLAS thread for fewer than :data:`PARALLEL_PRODUCTS` multiply-adds, all of them otherwise."""
+    if work >= PARALLEL_PRODUCTS:
+        yield
+        return
+    from threadpoolctl import threadpool_limits  # 5 ms
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+def _split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal],
+                       other_literals: list[Literal]) -> tuple[np.ndarray, np.ndarray]:
+    m, p = len(target_literals), len(other_literals)
     chunk = max(256, _CHUNK * 64 // max(64, p + m))
     # A literal's missing rows are its attribute's: the products with the missing
     # indicators are taken once per attribute (`first`: one literal of each) and
     # spread to the attribute's literals (`spread`), and skipped when none is missing.
     _, first, spread = np.unique([split.attribute for split, _ in other_literals], return_index=True,
                                  return_inverse=True)
+    _, t_first, t_spread = np.unique([split.attribute for split, _ in target_literals], return_index=True,
+                                     return_inverse=True)
     counts = np.zeros((4, m, p))  # class 1 / class 0 in the true branch, then in the missing branch
     totals = np.zeros((2, m))
     for start in range(0, targets.n_rows, chunk):
@@ -265,8 +296,16 @@ def split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_literal
         zeros = (~t_true & ~t_missing).astype(np.float32)
         o_true, o_missing = literal_masks(other, other_literals, rows)
         o_true = o_true.astype(np.float32)
-        counts[0] += ones.T @ o_true
-        counts[1] += zeros.T @ o_true
+        true_true = ones.T @ o_true
+        counts[0] += true_true
+        # Class 0 is neither class 1 nor missing: zeros.T @ o_true without its product
+        # (half the work), from the column sums and the targets' missing rows, taken
+        # once per attribute like the other view's. Exact: integers below 2^24.
+        false_true = o_true.sum(axis=0)[None, :] - true_true
+        t_missing_first = t_missing[:, t_first]
+        if t_missing_first.any():
+            false_true -= (t_missing_first.astype(np.float32).T @ o_true)[t_spread]
+        counts[1] += false_true
         o_missing = o_missing[:, first]
         if o_missing.any():
             o_missing = o_missing.astype(np.float32)
@@ -347,12 +386,13 @@ class TargetChooser:
         self._attributes: list[tuple[int, int]] = []
         self._members: list[np.ndarray] = []
         for side in (0, 1):
-            for position in range(len(self.indexes[side].attributes)):
-                own = np.array([i for i, (s, _) in enumerate(self._literals[side]) if s.attribute == position],
-                               dtype=int)
-                if own.size:
+            members: list[list[int]] = [[] for _ in self.indexes[side].attributes]
+            for i, (split, _) in enumerate(self._literals[side]):
+                members[split.attribute].append(i)
+            for position, own in enumerate(members):
+                if own:
                     self._attributes.append((side, position))
-                    self._members.append(own)
+                    self._members.append(np.array(own, dtype=int))
         self._number = {attribute: j for j, attribute in enumerate(self._attributes)}
         # For each side's gain matrix, the attribute number of every column (an attribute of the other view).
         self._columns = [np.array([self._number.get((1 - side, position), -1)

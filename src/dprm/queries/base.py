@@ -21,7 +21,39 @@ if TYPE_CHECKING:  # pragma: no cover
     from dprm.data.attributes import View
     from dprm.queries.literals import Literal
 
-__all__ = ["Query"]
+__all__ = ["Query", "hash_once"]
+
+
+def hash_once(cls: type) -> type:
+    """Class decorator, above ``@dataclass(frozen=True)`` of a compound query: its hash is computed once.
+
+    A frozen dataclass hashes the tuple of its fields on every call, so hashing an
+    ``And`` hashes its whole tree; the normal forms and the implication's caches hash
+    the same subqueries over and over (most of the extraction's time on small runs).
+    The value is the dataclass's own (iteration orders of sets and dicts of queries
+    are unchanged), kept on the node and left out of its pickled state (string hashes
+    differ between processes).
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral
+    >>> a = BooleanLiteral("smoker") & BooleanLiteral("old")
+    >>> hash(a) == hash(BooleanLiteral("smoker") & BooleanLiteral("old"))
+    True
+    >>> import pickle; "_hash" in pickle.loads(pickle.dumps(a)).__dict__
+    False
+    """
+    fields_hash = cls.__hash__
+
+    def __hash__(self: Query) -> int:
+        state = self.__dict__
+        value = state.get("_hash")
+        if value is None:
+            value = state["_hash"] = fields_hash(self)  # frozen: not through __setattr__
+        return value
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    return cls
 
 
 class Query(ABC):
@@ -41,6 +73,11 @@ class Query(ABC):
     """
 
     __slots__ = ()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)  # hash_once's value is valid in this process only
+        return state
 
     @abstractmethod
     def support(self, view: View) -> np.ndarray:

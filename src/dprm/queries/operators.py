@@ -14,11 +14,12 @@ import numpy as np
 
 from dprm.data.attributes import View
 from dprm.errors import ParameterError
-from dprm.queries.base import Query
+from dprm.queries.base import Query, hash_once
 
 __all__ = ["Not", "And", "Or"]
 
 
+@hash_once
 @dataclass(frozen=True)
 class Not(Query):
     """Negation: holds exactly where ``query`` does not (the plain complement).
@@ -81,6 +82,7 @@ class _Junction(Query):
         return f"{type(self).__name__}({', '.join(map(repr, self.queries))})"
 
 
+@hash_once
 @dataclass(frozen=True, init=False, repr=False)
 class And(_Junction):
     """Conjunction of two or more queries.
@@ -96,6 +98,7 @@ class And(_Junction):
     _reduce = np.logical_and
 
 
+@hash_once
 @dataclass(frozen=True, init=False, repr=False)
 class Or(_Junction):
     """Disjunction of two or more queries.
