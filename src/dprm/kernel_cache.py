@@ -181,7 +181,8 @@ def warm_cache() -> CacheReport:
         # chain on row bitsets), then as large data (all cores, the chain on the row
         # layout: bitsets too large)
         for small_or_large in (settings, (0, 0, -1)):
-            _kernels.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES = small_or_large
+            (_kernels.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS,
+             private.BIT_CHAIN_BYTES) = small_or_large
             for algorithm, extra in (("mcmc-tree-pair", {}), ("alt-mcmc", {}), ("alt-expm", {}),
                                      ("mcmc-tree-pair", {"max_splits": 300}), ("alt-mcmc", {"max_splits": 300})):
                 miner = make_miner(algorithm, epsilon=1.0, depth=2, init_trials=2, **extra)
