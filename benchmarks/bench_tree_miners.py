@@ -186,10 +186,27 @@ def run_child(folder: Path, algorithm: str, profile: bool, extra: str = "{}") ->
 
 
 def write_data(rows: int, folder: str) -> None:
+    """The planted table of ``rows`` rows; beyond what make-planted generates at once
+    (``MAX_CELLS`` values: 827,814 rows of 604 attributes), the table of ``rows / k``
+    rows ``k`` times over (the same rows repeated under new ids: the same relations,
+    ``k`` times the counts).
+    """
     from dprm.datasets import make_planted, write_planted
+    from dprm.datasets.planted import MAX_CELLS
 
-    data = make_planted(rows, n_left_boolean=452, n_right_numeric=152, n_planted=5, random_state=0)
-    write_planted(data, folder)
+    repeats = -(-rows * 604 // MAX_CELLS)
+    if rows % repeats:
+        raise SystemExit(f"{rows:,} rows: not a multiple of the {repeats} repeats this size needs")
+    data = make_planted(rows // repeats, n_left_boolean=452, n_right_numeric=152, n_planted=5, random_state=0)
+    paths = write_planted(data, folder)
+    block = rows // repeats
+    for path in paths[:2]:  # left.csv, right.csv: the rows again, without the header, ids + k * block
+        lines = path.read_bytes().split(b"\n", 1)[1].splitlines(keepends=True)
+        with open(path, "ab") as out:
+            for k in range(1, repeats):
+                for line in lines:
+                    row_id, rest = line.split(b",", 1)
+                    out.write(b"%d,%s" % (int(row_id) + k * block, rest))
 
 
 def main() -> None:
