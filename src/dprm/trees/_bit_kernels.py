@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from dprm.trees._kernels import accepts, chain_score, propose, proposed_score
+from dprm.trees._kernels import accepts, chain_score, propose, proposed_score, variance_stop
 
 __all__ = ["bitset_bytes", "run_bit_chain", "split_bitsets"]
 
@@ -276,12 +276,8 @@ def run_bit_chain(
     accepted = 0
     steps = 0
     for i in range(start, stop):
-        if variance_window > 1:
-            window[i % variance_window] = score
-            if i + 1 >= variance_window:
-                mean = window.mean()
-                if ((window - mean) ** 2).mean() < variance_threshold:
-                    break
+        if variance_stop(window, i, score, variance_window, variance_threshold):
+            break
         steps += 1
         side, node, new, log_ratio = propose(
             i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share,

@@ -60,6 +60,7 @@ __all__ = [
     "shard_commit",
     "shard_delta",
     "tree_layout",
+    "variance_stop",
 ]
 
 
@@ -302,6 +303,24 @@ def proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, s
 def accepts(log_u, proposed, score, scale, log_ratio):
     """``log u < (s' − s)/scale + log ratio``: :meth:`dprm.privacy.MetropolisChain.accept`."""
     return log_u < (proposed - score) / scale + log_ratio
+
+
+@njit(cache=True, nogil=True)
+def variance_stop(window, i, score, variance_window, variance_threshold):
+    """The papers' variance stop before step ``i``: keep ``score`` in the window; stop?
+
+    ``window`` (length ``variance_window``) holds the scores before the last
+    ``variance_window`` steps; the chain stops before step ``i`` once it is full and the
+    variance of its scores is below ``variance_threshold``. Off when
+    ``variance_window <= 1``.
+    """
+    if variance_window <= 1:
+        return False
+    window[i % variance_window] = score
+    if i + 1 < variance_window:
+        return False
+    mean = window.mean()
+    return ((window - mean) ** 2).mean() < variance_threshold
 
 
 # -- (a) and (c): one shard's rows ---------------------------------------------------------
@@ -549,12 +568,8 @@ def run_chain(
     accepted = 0
     steps = 0
     for i in range(start, stop):
-        if variance_window > 1:
-            window[i % variance_window] = score
-            if i + 1 >= variance_window:
-                mean = window.mean()
-                if ((window - mean) ** 2).mean() < variance_threshold:
-                    break
+        if variance_stop(window, i, score, variance_window, variance_threshold):
+            break
         steps += 1
         side, node, new, log_ratio = propose(
             i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share,

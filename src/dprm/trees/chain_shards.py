@@ -35,13 +35,9 @@ from dprm.trees._kernels import (
     shard_commit,
     shard_delta,
     tree_layout,
+    variance_stop,
 )
 from dprm.trees.chain_draws import CHUNK_STEPS, draw_chain
-
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - numba is a dependency; _kernels needs it too
-    njit = None
 
 __all__ = ["ChainShard", "run_sharded_chain", "ChainRows", "ShardedChainJob", "run_lockstep"]
 
@@ -250,11 +246,9 @@ class ShardedChainJob:
         last ``variance_window`` scores is below the threshold (:attr:`stopped`; the rule
         and arithmetic of :func:`~dprm.trees._kernels.run_chain`).
         """
-        if self.variance_window > 1:
-            self.window[i % self.variance_window] = self.score
-            if i + 1 >= self.variance_window and window_variance(self.window) < self.variance_threshold:
-                self.stopped = True
-                return None
+        if variance_stop(self.window, i, self.score, self.variance_window, self.variance_threshold):
+            self.stopped = True
+            return None
         a, b = self.spaces
         side, node, new, log_ratio = propose(i, self.paired, 2**self.depth - 1, *self.draws.proposals[:4],
                                              self.local_share, self.nodes[0], a.splits, a.starts, a.sizes, a.usable,
@@ -295,13 +289,6 @@ class ShardedChainJob:
         return run_lockstep([self], advance)[0]
 
 
-def _window_variance(window: np.ndarray) -> float:
-    mean = window.mean()
-    return ((window - mean) ** 2).mean()
-
-
-#: The variance of a chain's window of scores, compiled as :func:`~dprm.trees._kernels.run_chain` computes it.
-window_variance = njit(cache=True)(_window_variance) if njit is not None else _window_variance
 
 
 def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = None) -> list[list]:
