@@ -225,11 +225,11 @@ def test_the_variance_stop_stops_the_sharded_chains_where_it_stops_the_in_proces
     assert 100 < engine.opened.calls.count("chain_step") < most_steps * 0.9  # the chains stopped early
 
 
-def test_the_command_line_lists_exactly_the_miners_that_count_through_the_engine() -> None:
-    from dprm.cli.mine import _SHARDED
-    from dprm.mining import ALGORITHMS, make_miner
+def test_every_miner_counts_through_the_engine_and_is_listed_as_sharded() -> None:
+    from dprm.mining import ALGORITHMS, make_miner, sharded_algorithms
 
-    assert sorted(_SHARDED) == sorted(n for n in ALGORITHMS if getattr(make_miner(n), "counts_through_engine", False))
+    assert sharded_algorithms() == list(ALGORITHMS)
+    assert all(make_miner(n).counts_through_engine for n in ALGORITHMS)  # the instances, as the refusals ask
 
 
 def test_the_chains_run_in_lock_step_and_an_extraction_is_one_request(planted) -> None:

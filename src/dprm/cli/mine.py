@@ -38,11 +38,6 @@ app = command_app()
 MAX_TOP = 1_000_000
 
 
-#: The miners that run on --engine ray (their ``counts_through_engine``): every miner, the non-private
-#: baselines too (their data-value thresholds are merged exactly from the shards).
-_SHARDED = ("mcmc-tree-pair", "alt-expm", "alt-mcmc", "serenade-es", "serenade-es-nosens", "serenade-cs", "reremi",
-            "cartwheels")
-
 
 @lru_cache(maxsize=1)
 def _algorithms() -> dict[str, Any]:
@@ -128,7 +123,9 @@ def mine(
     miner = make_miner(algorithm, **given)  # checks every parameter and its bounds
     address = check_engine(engine, shards)
     if address is not None and not getattr(miner, "counts_through_engine", False):
-        raise ParameterError(f"{algorithm} does not run on --engine ray yet ({', '.join(_SHARDED)} do)")
+        from dprm.mining import sharded_algorithms
+
+        raise ParameterError(f"{algorithm} does not run on --engine ray yet ({', '.join(sharded_algorithms())} do)")
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
     outputs = Outputs()

@@ -117,7 +117,6 @@ __all__ = [
     "run_seed",
     "run_experiment",
     "check_sharded",
-    "sharded_algorithms",
     "write_tables",
     "read_manifest",
 ]
@@ -340,21 +339,6 @@ def _check_parameters(algorithms: list[str], budgets: list[Budget], parameters: 
             raise ParameterError(f"--parameters: {algorithm}: bad value ({err})") from None
 
 
-def sharded_algorithms() -> list[str]:
-    """The miners that count through an engine (their class's ``counts_through_engine``), so run sharded.
-
-    Examples
-    --------
-    >>> names = sharded_algorithms()
-    >>> "serenade-es" in names and "alt-mcmc" in names and "clired-reremi" not in names
-    True
-    """
-    from dprm.mining import ALGORITHMS
-
-    return [name for name, (miner_class, _) in ALGORITHMS.items()
-            if getattr(miner_class, "counts_through_engine", False)]
-
-
 def check_sharded(algorithms: Iterable[str], parameters: Mapping[str, Any]) -> None:
     """Refuse, in one line, an algorithm that cannot run on a sharded engine (before anything is read).
 
@@ -370,7 +354,7 @@ def check_sharded(algorithms: Iterable[str], parameters: Mapping[str, Any]) -> N
     ...
     dprm.errors.ParameterError: clired-splitt does not run on --engine ray yet (...)
     """
-    from dprm.mining import make_miner
+    from dprm.mining import make_miner, sharded_algorithms
 
     for algorithm in algorithms:
         sharded = False

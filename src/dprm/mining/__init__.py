@@ -29,6 +29,19 @@ ALGORITHMS: dict[str, tuple[type[Miner], dict[str, Any]]] = {
 }
 
 
+def sharded_algorithms() -> list[str]:
+    """The miners that count through an engine (their class's ``counts_through_engine``), so run sharded.
+
+    Examples
+    --------
+    >>> names = sharded_algorithms()
+    >>> "serenade-es" in names and "reremi" in names and "clired-reremi" not in names
+    True
+    """
+    return [name for name, (miner_class, _) in ALGORITHMS.items()
+            if getattr(miner_class, "counts_through_engine", False)]
+
+
 def make_miner(algorithm: str, **parameters: Any) -> Miner:
     """The miner named ``algorithm`` with the given parameters, checked.
 
@@ -125,6 +138,7 @@ def _merged_help(specs: dict[str, Param]) -> str:
 
 __all__ = [
     "ALGORITHMS",
+    "sharded_algorithms",
     "DEFAULT_ALGORITHM",
     "default_algorithm",
     "default_parameters",
