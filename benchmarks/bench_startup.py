@@ -8,11 +8,15 @@ between runs made at the same moment on a shared machine) and its peak memory.
 Three states of numba's cache (a temporary ``NUMBA_CACHE_DIR`` for the last two):
 
 * **warm**: the cache in use (after one untimed run of each miner), ``--repeat`` runs;
-* **fresh install**: an empty cache, then ``dprm warm-cache`` (what the Makefile's
-  set-up runs; its time is printed apart), then one run of each miner; the cache
-  files are listed before and after the runs, and a run that had to compile
-  anything (a new file) is flagged: the install step must leave nothing to compile;
-* **cold**: an empty cache and no warm-up (what a run cost before this change).
+  with the ahead-of-time build of the small-run kernels (:mod:`dprm.precompiled`,
+  made by ``dprm warm-cache``) and again without it (``DPRM_PRECOMPILED=0``: numba's
+  cache only);
+* **fresh install**: an empty cache and no build (a temporary ``NUMBA_CACHE_DIR`` and
+  ``DPRM_PRECOMPILED_DIR``), then ``dprm warm-cache`` (what the Makefile's set-up
+  runs; its time is printed apart), then one run of each miner; the cache files are
+  listed before and after the runs, and a run that had to compile anything (a new
+  file) is flagged: the install step must leave nothing to compile;
+* **cold**: an empty cache, no build and no warm-up (what a run cost before the cache).
 
 And the import breakdown of the default miner's run (``python -X importtime``):
 self time summed per top-level package. With ``--phases N``: the CPU seconds of each
@@ -186,14 +190,17 @@ def main() -> None:
         out = Path(temporary) / "out.json"
         print(f"dprm mine on {args.data} (--epsilon 1), {args.repeat} warm runs per miner; "
               f"medians of wall and CPU (user + system) seconds")
-        print("\nwarm cache\n" + HEADER)
-        for miner in miners:
-            command = mine_command(miner, out, args.data, args.types)
-            timed(command)  # warms the cache this process uses, untimed
-            print(row(miner, [timed(command) for _ in range(args.repeat)]), flush=True)
+        for title, env in (("warm cache and precompiled kernels", None),
+                           ("warm cache, no precompiled kernels (DPRM_PRECOMPILED=0)",
+                            dict(os.environ, DPRM_PRECOMPILED="0"))):
+            print(f"\n{title}\n" + HEADER)
+            for miner in miners:
+                command = mine_command(miner, out, args.data, args.types)
+                timed(command, env)  # warms the cache this process uses, untimed
+                print(row(miner, [timed(command, env) for _ in range(args.repeat)]), flush=True)
         if not args.skip_cold:
             cache = Path(temporary) / "numba-cache"
-            env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+            env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), DPRM_PRECOMPILED_DIR=str(Path(temporary) / "build"))
             install = timed([sys.executable, "-m", "dprm", "warm-cache"], env)
             warmed = cache_files(cache)
             print(f"\nfresh install: dprm warm-cache took {install['wall']:.1f} s wall, {install['cpu']:.1f} s CPU "
@@ -207,7 +214,7 @@ def main() -> None:
             for miner in miners:
                 cold = Path(temporary) / f"cold-{miner}"
                 result = timed(mine_command(miner, out, args.data, args.types),
-                               dict(os.environ, NUMBA_CACHE_DIR=str(cold)))
+                               dict(os.environ, NUMBA_CACHE_DIR=str(cold), DPRM_PRECOMPILED_DIR=str(cold)))
                 print(row(miner, [result]), flush=True)
         import_breakdown(out, args.data, args.types, top=12)
         if args.phases:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -76,3 +80,27 @@ class RecordingNoise(SeededNoise):
     def uniform(self, size):
         self._record()
         return super().uniform(size)
+
+
+@pytest.fixture(scope="session")
+def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
+    """An environment whose numba cache and precompiled build ``dprm warm-cache`` has made this session; its output.
+
+    Made once per test session (about 25 CPU-seconds), in temporary directories
+    (``NUMBA_CACHE_DIR``, ``DPRM_PRECOMPILED_DIR``): under pytest-xdist the workers
+    share the session's directory and take turns on a lock.
+    """
+    session = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session = session.parent  # .../pytest-N, shared by the workers gw0, gw1, ...
+    cache, output = session / "numba-cache", session / "numba-cache-warmed.txt"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), DPRM_PRECOMPILED_DIR=str(session / "precompiled"))
+    env.pop("DPRM_PRECOMPILED", None)
+    with open(session / "numba-cache.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not output.exists():
+            done = subprocess.run([sys.executable, "-m", "dprm", "warm-cache"], env=env, capture_output=True,
+                                  text=True, timeout=900)
+            assert done.returncode == 0, done.stderr
+            output.write_text(done.stdout)
+    return env, output.read_text()

@@ -18,14 +18,13 @@ from dprm.data.literal_index import LiteralIndex
 from dprm.trees._kernels import (
     accepts,
     chain_score,
-    preorder,
     propose,
     run_chain,
     shard_commit,
     shard_delta,
-    tree_layout,
 )
 from dprm.trees.chain_shards import ChainShard, run_sharded_chain
+from dprm.trees.layout import preorder, tree_layout
 from dprm.trees.private import _ChainSpace, _counts, leaf_classes
 from dprm.trees.targets import target_from_attribute
 

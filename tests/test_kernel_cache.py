@@ -1,12 +1,12 @@
 """numba's cache of the compiled kernels: warmed once, then found by every later process.
 
 Each test runs real processes on one empty cache directory (``NUMBA_CACHE_DIR``)
-that ``dprm warm-cache`` fills first, as the Makefile's set-up does on a fresh install.
+that ``dprm warm-cache`` fills first, as the Makefile's set-up does on a fresh install
+(the ``warmed`` fixture of ``conftest.py``).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -22,27 +22,6 @@ DPRM = [sys.executable, "-m", "dprm"]
 
 def _cache_files(directory: Path) -> set[Path]:
     return {p for p in directory.rglob("*") if p.suffix in (".nbi", ".nbc")}
-
-
-@pytest.fixture(scope="module")
-def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
-    """An environment whose numba cache ``dprm warm-cache`` has filled this session; its output.
-
-    Filled once per test session (about 16 CPU-seconds): under pytest-xdist the
-    workers share the session's directory and take turns on a lock.
-    """
-    session = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        session = session.parent  # .../pytest-N, shared by the workers gw0, gw1, ...
-    cache, output = session / "numba-cache", session / "numba-cache-warmed.txt"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    with open(session / "numba-cache.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not output.exists():
-            done = subprocess.run(DPRM + ["warm-cache"], env=env, capture_output=True, text=True, timeout=900)
-            assert done.returncode == 0, done.stderr
-            output.write_text(done.stdout)
-    return env, output.read_text()
 
 
 def _numbers(text: str) -> tuple[int, int, int]:

@@ -99,7 +99,8 @@ def test_scores_change_by_at_most_their_sensitivity_on_neighbouring_data(seed: i
 
 def test_compiled_chain_keeps_cells_and_counts_consistent() -> None:
     """After many accepted and rejected steps, the chain's state equals a recount."""
-    from dprm.trees._kernels import preorder, run_chain, tree_layout
+    from dprm.trees._kernels import run_chain
+    from dprm.trees.layout import preorder, tree_layout
     from dprm.trees.private import _ChainSpace, _counts
 
     rng = np.random.default_rng(3)

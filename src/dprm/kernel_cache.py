@@ -153,7 +153,7 @@ def warm_cache() -> CacheReport:
     Runs, with seeded noise and on generated data, the private tree miners (the
     literal codes in one byte, and in two with 300 split points; routing the rows and
     counting the split histograms on one core and on all,
-    :data:`dprm.trees._kernels.PARALLEL_ROUTING_ROWS`,
+    :data:`dprm.trees.compiled.PARALLEL_ROUTING_ROWS`,
     :data:`dprm.trees.criterion.PARALLEL_HISTOGRAM_CELLS`; the chain on row bitsets and
     on the row layout, :data:`dprm.trees.private.BIT_CHAIN_BYTES`) and the
     itemset density estimate with ISON. Costs about 16 CPU-seconds on a cold cache and 1–2 on a
@@ -166,8 +166,9 @@ def warm_cache() -> CacheReport:
     from dprm.datasets.transactions import make_transactions
     from dprm.itemsets import DensityEstimator, run_ison
     from dprm.mining import make_miner
+    from dprm.precompiled import numba_only
     from dprm.privacy import Accountant, SeededNoise
-    from dprm.trees import _kernels, criterion, private
+    from dprm.trees import compiled, criterion, private
 
     started = time.perf_counter()
     dispatchers = kernels()
@@ -175,21 +176,23 @@ def warm_cache() -> CacheReport:
     planted = make_planted(400, n_left_boolean=6, n_left_numeric=2, n_right_boolean=2, n_right_numeric=6,
                            missing=0.05, random_state=0)
     data = load_two_view(planted.left, planted.right, types=planted.types)
-    settings = _kernels.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES
+    settings = compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES
     try:
         # twice: as small data (rows routed and split histograms counted on one core, the
         # chain on row bitsets), then as large data (all cores, the chain on the row
-        # layout: bitsets too large)
+        # layout: bitsets too large); numba's kernels even where a precompiled build
+        # would stand in for them (dprm.precompiled: built from these types afterwards)
         for small_or_large in (settings, (0, 0, -1)):
-            (_kernels.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS,
+            (compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS,
              private.BIT_CHAIN_BYTES) = small_or_large
             for algorithm, extra in (("mcmc-tree-pair", {}), ("alt-mcmc", {}), ("alt-expm", {}),
                                      ("mcmc-tree-pair", {"max_splits": 300}), ("alt-mcmc", {"max_splits": 300})):
                 miner = make_miner(algorithm, epsilon=1.0, depth=2, init_trials=2, **extra)
-                miner.fit(data, accountant=Accountant(1.0, SeededNoise(np.random.default_rng(0))),
-                          rng=np.random.default_rng(0))
+                with numba_only():
+                    miner.fit(data, accountant=Accountant(1.0, SeededNoise(np.random.default_rng(0))),
+                              rng=np.random.default_rng(0))
     finally:
-        _kernels.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES = settings
+        compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES = settings
     stream = make_transactions(500, n_variables=6, n_patterns=4, rng=np.random.default_rng(0))
     estimator = DensityEstimator(n_chains=2, grace_period=50, random_state=0).fit(stream.data)
     run_ison(estimator, 0.2)

@@ -1,5 +1,9 @@
 """``dprm warm-cache``: compile dprm's kernels (and its Python bytecode) once, so that no run pays for it.
 
+Three steps: numba's cache (:mod:`dprm.kernel_cache`), the ahead-of-time build of the
+kernels small runs call (:mod:`dprm.precompiled`, made from the types numba's cache
+now holds), dprm's bytecode.
+
 The Makefile's set-up runs it after installing; run it again after upgrading numba
 or Python, or as each user of a read-only install (see :mod:`dprm.kernel_cache` and
 ``docs/performance.md``, "Start-up cost of a run").
@@ -25,16 +29,21 @@ def warm_cache(
                                help=f"Exit with code {NOT_WARM} if any kernel had to be compiled (the cache "
                                     "was not warm; it is now)."),
 ) -> None:
-    """Compile dprm's numba kernels into numba's cache (about 16 CPU-s once; then 1-2 s).
+    """Compile dprm's numba kernels into numba's cache (about 16 CPU-s once; then 1-2 s), then
+    build the small runs' kernels ahead of time (about 8 s; needs a C compiler).
 
     Later runs load the compiled code instead of compiling it. The cache is where
     numba keeps it: $NUMBA_CACHE_DIR if set, else beside the installed sources when
-    writable, else ~/.cache/numba.
+    writable, else ~/.cache/numba. The ahead-of-time build goes to
+    $DPRM_PRECOMPILED_DIR if set, else beside the installed sources when writable,
+    else ~/.cache/dprm; without it (no C compiler) runs use numba's cache.
     """
-    from dprm.kernel_cache import warm_cache as warm
+    from dprm.kernel_cache import kernels, warm_cache as warm
+    from dprm.precompiled import build
 
     report = warm()
     console.print(report.summary())
+    console.print(build(kernels()).summary())
     console.print(compile_bytecode())
     if check and report.compiled:
         raise typer.Exit(NOT_WARM)

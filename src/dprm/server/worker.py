@@ -194,8 +194,10 @@ def warm_up() -> None:
     import dprm.server.datasets  # noqa: F401
     import dprm.server.jobs  # noqa: F401
     from dprm.kernel_cache import load_cached
+    from dprm.precompiled import preload
 
     try:
+        preload()
         load_cached()
     except Exception:  # noqa: BLE001 - only a head start: the job compiles or loads what it needs itself
         pass

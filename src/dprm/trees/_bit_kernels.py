@@ -45,18 +45,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from dprm.trees._kernels import accepts, chain_score, propose, proposed_score, variance_stop
 
-__all__ = ["bitset_bytes", "run_bit_chain", "split_bitsets"]
-
-
-def bitset_bytes(n_rows: int, n_sets: int) -> int:
-    """Bytes of ``n_sets`` row bitsets over ``n_rows`` rows.
-
-    Examples
-    --------
-    >>> bitset_bytes(115_200, 1)   # 1,800 words of 8 bytes
-    14400
-    """
-    return n_sets * ((n_rows + 63) // 64) * 8
+__all__ = ["run_bit_chain", "split_bitsets"]
 
 
 @njit(cache=True, nogil=True)

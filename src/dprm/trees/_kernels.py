@@ -18,7 +18,7 @@ Cells are heap positions: a leaf, or the internal node where a row dropped out
 because the value of that node's test is missing (``cell``, one byte per row: at
 depth 7 there are 255 positions). Each tree also keeps its rows in *pre-order of
 their cells* (``order``, with ``offset[r]`` the first entry of the cell of pre-order
-rank ``r``, :func:`preorder`): the rows below any node, its own drop-outs first, then
+rank ``r``, :func:`dprm.trees.layout.preorder`): the rows below any node, its own drop-outs first, then
 its left subtree, then its right subtree, are one contiguous range of ``order``. So a
 step reads only the rows below the node (a quarter of the rows on average at depth 4,
 instead of a scan of all rows with a test per row), and it needs no code of the old
@@ -52,22 +52,13 @@ from numba import njit, prange
 __all__ = [
     "accepts",
     "chain_score",
-    "preorder",
     "propose",
     "proposed_score",
-    "route_rows",
     "run_chain",
     "shard_commit",
     "shard_delta",
-    "tree_layout",
     "variance_stop",
 ]
-
-
-#: Rows from which :func:`route_rows` spreads the rows over the cores; below, one core
-#: routes them (on MAMMAL's 2,575 rows the parallel loop's start-up costs more CPU
-#: than the routing: ``docs/performance.md``).
-PARALLEL_ROUTING_ROWS = 100_000
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -99,81 +90,6 @@ def _route_rows_parallel(codes, missing_code, attribute, code, numeric, rows, st
     for k in prange(rows.size):
         out[k] = _route_row(codes, missing_code, attribute, code, numeric, rows[k], start, first_leaf)
     return out
-
-
-def route_rows(
-    codes: np.ndarray,
-    missing_code: int,
-    attribute: np.ndarray,
-    code: np.ndarray,
-    numeric: np.ndarray,
-    rows: np.ndarray,
-    start: int,
-    first_leaf: int,
-) -> np.ndarray:
-    """Cells of ``rows`` (increasing) routed from node ``start`` down a complete tree.
-
-    ``codes`` is the literal index's ``(attributes, rows)`` matrix: the rows below a
-    node all take that node's test first, so they read one attribute's codes in
-    order (a layout with one row per data row measured three times slower). From
-    :data:`PARALLEL_ROUTING_ROWS` rows on, the rows are spread over the cores.
-
-    Examples
-    --------
-    >>> codes = np.array([[1, 0, 255]], dtype=np.uint8)   # one Boolean attribute, 3 rows
-    >>> route_rows(codes, 255, np.array([0]), np.array([1]), np.array([False]),
-    ...            np.arange(3), 0, 1).tolist()           # holds: leaf 1; fails: leaf 2; missing: node 0
-    [1, 2, 0]
-    """
-    kernel = _route_rows_parallel if rows.size >= PARALLEL_ROUTING_ROWS else _route_rows_serial
-    return kernel(codes, missing_code, attribute, code, numeric, rows, start, first_leaf)
-
-
-def preorder(depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pre-order rank of each heap position of a complete tree, and of its subtree's end.
-
-    ``rank[p]`` numbers the positions node first, then its left subtree, then its right
-    subtree; ``end[p]`` is one past the last rank of ``p``'s subtree, so the positions
-    below ``p`` (``p`` included) are those of ranks ``rank[p] .. end[p] - 1``.
-
-    Examples
-    --------
-    >>> rank, end = preorder(2)
-    >>> rank.tolist(), end.tolist()
-    ([0, 1, 4, 2, 3, 5, 6], [7, 4, 7, 3, 4, 6, 7])
-    """
-    n_positions = 2 ** (depth + 1) - 1
-    rank = np.zeros(n_positions, dtype=np.int64)
-    end = np.zeros(n_positions, dtype=np.int64)
-    for position in range(n_positions):
-        level = int(np.log2(position + 1))
-        size = 2 ** (depth - level + 1) - 1  # positions in the subtree of `position`
-        if position > 0:
-            parent = (position - 1) // 2
-            left = position == 2 * parent + 1
-            rank[position] = rank[parent] + 1 + (0 if left else size)
-        end[position] = rank[position] + size
-    return rank, end
-
-
-def tree_layout(cell: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``order`` (rows sorted by the pre-order rank of their cell) and ``offset``.
-
-    The rows of the cell of rank ``r`` are ``order[offset[r] : offset[r + 1]]``, in
-    increasing row order.
-
-    Examples
-    --------
-    >>> rank, _ = preorder(1)   # positions 0, 1, 2 have ranks 0, 1, 2
-    >>> order, offset = tree_layout(np.array([2, 1, 1, 0], dtype=np.uint8), rank)
-    >>> order.tolist(), offset.tolist()
-    ([3, 1, 2, 0], [0, 1, 3, 4])
-    """
-    keys = rank[cell]
-    order = np.argsort(keys, kind="stable").astype(np.int32)
-    offset = np.zeros(rank.size + 1, dtype=np.int64)
-    offset[1:] = np.cumsum(np.bincount(keys, minlength=rank.size))
-    return order, offset
 
 
 @njit(cache=True)
@@ -343,9 +259,9 @@ def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, t
 
     One tree's rows of one shard: ``codes`` (``(attributes, rows)``, ``missing`` the
     missing code), ``cell`` (heap position per row), ``order``/``offset`` (the pre-order
-    layout, :func:`tree_layout`), the tree's splits per internal node
+    layout, :func:`dprm.trees.layout.tree_layout`), the tree's splits per internal node
     (``attribute``, ``code``, ``numeric``) and ``target`` (class per row, -1: none).
-    ``rank``/``end``: :func:`preorder` of ``depth``.
+    ``rank``/``end``: :func:`dprm.trees.layout.preorder` of ``depth``.
 
     Adds the change to ``delta[cell, class]`` (which the caller zeroed). With
     ``retarget`` (tree ``a`` of a pair), the rows that change leaf also change class in
@@ -508,7 +424,7 @@ def run_chain(
     ``splits_*`` = (attribute, code, numeric); the splits of attribute ``k`` are
     ``starts[k] : starts[k] + sizes[k]`` (in threshold order for numeric ones). Each
     tree's rows are in the layout of the module docstring (``cell``, ``order``,
-    ``offset``: :func:`tree_layout`); ``counts`` are its class counts per cell.
+    ``offset``: :func:`dprm.trees.layout.tree_layout`); ``counts`` are its class counts per cell.
 
     Step ``i`` uses the pre-drawn, data-independent ``choice[i]`` (node, and the tree
     when paired), ``local_u``, ``attribute_u``, ``split_u`` (:func:`propose`), and the
@@ -545,7 +461,7 @@ def run_chain(
         attribute_a[node], code_a[node], numeric_a[node] = splits_a[s, 0], splits_a[s, 1], splits_a[s, 2] == 1
         s = node_split_b[node]
         attribute_b[node], code_b[node], numeric_b[node] = splits_b[s, 0], splits_b[s, 1], splits_b[s, 2] == 1
-    # pre-order ranks (as :func:`preorder`, inlined: this function is compiled)
+    # pre-order ranks (as :func:`dprm.trees.layout.preorder`, inlined: this function is compiled)
     rank = np.zeros(n_positions, dtype=np.int64)
     end = np.zeros(n_positions, dtype=np.int64)
     for position in range(n_positions):

@@ -28,16 +28,15 @@ import numpy as np
 from dprm.trees._kernels import (
     accepts,
     chain_score,
-    preorder,
     propose,
     proposed_score,
-    route_rows,
     shard_commit,
     shard_delta,
-    tree_layout,
     variance_stop,
 )
 from dprm.trees.chain_draws import CHUNK_STEPS, draw_chain
+from dprm.trees.compiled import route_rows
+from dprm.trees.layout import preorder, tree_layout
 
 __all__ = ["ChainShard", "run_sharded_chain", "ChainRows", "ShardedChainJob", "run_lockstep"]
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex
+from dprm.trees.compiled import code_histograms
 
 __all__ = ["gini_quality", "branch_class_counts", "split_qualities", "node_class_counts", "qualities_from_counts",
            "branch_sizes_from_counts"]
@@ -92,12 +93,8 @@ def _flat_counts(index: LiteralIndex, group: np.ndarray, n_groups: int,
     np.cumsum(sizes[:-1], out=starts[1:])
     flat = np.zeros(int(sizes.sum()), dtype=np.int64)
     if sizes.size:
-        # numba: imported by the runs that count only
-        from dprm.trees._histograms import code_histograms, code_histograms_serial
-
-        parallel = selected.size * sizes.size >= PARALLEL_HISTOGRAM_CELLS
-        kernel = code_histograms if parallel else code_histograms_serial
-        kernel(index.codes, index.missing_code, n_codes, starts, selected, key, width, flat)
+        code_histograms(index.codes, index.missing_code, n_codes, starts, selected, key, width, flat,
+                        parallel=selected.size * sizes.size >= PARALLEL_HISTOGRAM_CELLS)
     return flat, starts
 
 

@@ -108,7 +108,9 @@ from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
 from dprm.trees.chain_draws import CHUNK_STEPS, NODE_CHOICES, ChainDraws, draw_chain
+from dprm.trees.compiled import chain_kernel, route_rows, split_bitsets
 from dprm.trees.criterion import GINI_SENSITIVITY, node_class_counts, qualities_from_counts
+from dprm.trees.layout import bitset_bytes, preorder, tree_layout
 from dprm.trees.tree import Tree
 
 if TYPE_CHECKING:
@@ -351,8 +353,6 @@ class _ChainSpace:
 
     def bitset_bytes(self) -> int:
         """Memory of :meth:`bitsets`, without building them."""
-        from dprm.trees._bit_kernels import bitset_bytes  # numba: imported by the runs that use it only
-
         return bitset_bytes(self.index.n_rows, len(self.splits) + self.codes.shape[0])
 
     def bitsets(self) -> tuple[np.ndarray, np.ndarray]:
@@ -361,8 +361,6 @@ class _ChainSpace:
         Built on the first call and kept: every chain on this view shares them.
         """
         if "_bitsets" not in self.__dict__:
-            from dprm.trees._bit_kernels import split_bitsets  # numba: imported by the runs that use it only
-
             self._bitsets = split_bitsets(self.codes, self.missing, self.splits, self.starts, self.sizes)
         return self._bitsets
 
@@ -372,8 +370,6 @@ class _ChainSpace:
         return self.starts[attributes] + (rng.random(attributes.size) * self.sizes[attributes]).astype(np.int64)
 
     def cells(self, node_splits: np.ndarray, depth: int) -> np.ndarray:
-        from dprm.trees._kernels import route_rows  # numba: imported by the runs that use it only
-
         table = self.splits[node_splits]
         return route_rows(self.codes, self.missing, table[:, 0].copy(), table[:, 1].copy(), table[:, 2] == 1,
                           np.arange(self.index.n_rows, dtype=np.int64), 0, 2**depth - 1)
@@ -433,8 +429,6 @@ class ChainJob:
                 nodes_a, cell_a, counts_a, target_a, nodes_b, cell_b, counts_b, target_b, *settings,
             )
         else:
-            from dprm.trees._kernels import preorder, tree_layout  # numba: imported by the runs that use it only
-
             rank, _ = preorder(depth)
             self.arguments = (
                 first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
@@ -452,10 +446,7 @@ class ChainJob:
         the steps a variance stop leaves out are reported as done when it stops, so
         the calls add up to ``iterations``. The result is the same as in one call.
         """
-        if self.bitsets:  # numba: imported by the runs that use it only
-            from dprm.trees._bit_kernels import run_bit_chain as run_chain
-        else:
-            from dprm.trees._kernels import run_chain
+        run_chain = chain_kernel(self.bitsets, self.spaces[0].index.n_rows)
 
         n = self.iterations
         chunk = n if advance is None else max(CHUNK_STEPS, -(-n // 100))

@@ -18,6 +18,7 @@ import numpy as np
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex, Split
+from dprm.trees.compiled import route_rows
 
 __all__ = ["Tree"]
 
@@ -101,8 +102,6 @@ class Tree:
     def _route(self, index: LiteralIndex, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Final heap position of every row, and whether the row dropped out there."""
         if all(split is not None for split in self.splits):  # complete: one compiled pass
-            from dprm.trees._kernels import route_rows  # numba: imported by the runs that route only
-
             first_leaf = 2**self.depth - 1
             attribute = np.array([split.attribute for split in self.splits], dtype=np.int64)
             code = np.array([split.code for split in self.splits], dtype=np.int64)
