@@ -21,15 +21,16 @@ from dprm import precompiled
 from dprm.trees import compiled
 
 DPRM = [sys.executable, "-m", "dprm"]
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                                reason="the ahead-of-time build needs a C compiler")
 
 
 @pytest.fixture
 def built(warmed) -> Path:
     """The directory of this session's build (``warmed``: ``dprm warm-cache`` on empty directories)."""
     env, output = warmed
-    assert "precompiled kernels:" in output and "variants" in output, output
+    line = " ".join(output.split())
+    assert "precompiled kernels:" in line, output
+    if "precompiled kernels: none" in line:  # the build's own report says why (e.g. no Python headers)
+        pytest.skip(line[line.index("precompiled kernels: none"):].split(")")[0] + ")")
     return Path(env["DPRM_PRECOMPILED_DIR"])
 
 
@@ -157,7 +158,7 @@ def _mine(tmp_path: Path, data: Path, algorithm: str, env: dict[str, str], name:
 
 @pytest.mark.parametrize("algorithm, extra", [("mcmc-tree-pair", ()), ("alt-mcmc", ("--max-splits", "300")),
                                               ("alt-expm", ()), ("mcmc-tree-pair", ("--mcmc-stop", "variance"))])
-def test_a_run_gives_the_same_document_without_importing_numba(warmed, tmp_path, algorithm, extra) -> None:
+def test_a_run_gives_the_same_document_without_importing_numba(warmed, built, tmp_path, algorithm, extra) -> None:
     data = tmp_path / "data"
     subprocess.run(DPRM + ["datasets", "make-planted", str(data), "--rows", "1200", "--seed", "4",
                            "--left-numeric", "3", "--right-boolean", "2", "--missing", "0.05"],
