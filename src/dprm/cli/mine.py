@@ -225,7 +225,7 @@ def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redund
     if redundancy is not None:
         document = make_document(document["algorithm"], {**document["parameters"], **redundancy.parameters()},
                                  document["privacy"], redundancy.marked(miner.redescriptions_))
-    write_document(document, path)
+    write_document(document, path, validate=False)  # make_document has validated it
 
 
 def _write_clired(miner: Any, path: Path) -> None:
