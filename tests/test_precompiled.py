@@ -58,7 +58,7 @@ def test_the_build_exports_every_kernel_for_the_cached_types(built) -> None:
     assert manifest["fingerprint"] == modules[0].name.split(".")[0].removeprefix("_dprm_kernels_")
     # both widths of the literal codes (the warm-up's max_splits 300)
     routes = [e["arguments"][0] for e in manifest["kernels"] if e["function"] == "_route_rows_serial"]
-    assert {"|u12C", "<u22C"} <= set(routes)
+    assert {"|u1:2C", "<u2:2C"} <= set(routes)
 
 
 def _random_tree_input(rng: np.random.Generator, dtype, n_rows: int, depth: int):

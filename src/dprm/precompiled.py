@@ -49,7 +49,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KERNELS", "BuildReport", "Kernel", "build", "fingerprint", "kernel", "loaded_build", "numba_only", "preload"]
+__all__ = [
+    "KERNELS", "BuildReport", "Kernel", "build", "fingerprint", "kernel", "loaded_build", "numba_only", "preload",
+]
 
 #: The kernels compiled ahead of time, per module: those a small run calls (the
 #: kernels with ``parallel=True`` cannot be, and are for large data anyway).
@@ -65,6 +67,10 @@ SWITCH = "DPRM_PRECOMPILED"
 DIRECTORY = "DPRM_PRECOMPILED_DIR"
 
 _PREFIX = "_dprm_kernels_"
+#: The manifest's format (its argument-type keys): a new one makes older builds unusable.
+_FORMAT = 2
+#: numba's types of Python's bool, int and float (``numba.typeof``), as numpy writes them.
+_BOOL, _INT64, _FLOAT64 = np.dtype(np.bool_).str, np.dtype(np.int64).str, np.dtype(np.float64).str
 #: /proc/cpuinfo flags each x86-64 micro-architecture level needs (the psABI's levels).
 _X86_LEVELS = (
     ("x86-64-v4", {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}),
@@ -103,8 +109,9 @@ def _kernel_sources() -> list[Path]:
 def fingerprint() -> str:
     """What a usable build must have been made for: 16 hex digits.
 
-    The source of :data:`KERNELS`' modules, numpy's version, the Python (its cache tag
-    and extension suffix) and :func:`target_cpu`.
+    The source of :data:`KERNELS`' modules, the manifest's format, numpy's version,
+    the Python (its cache tag and extension suffix) and :func:`target_cpu`. Not
+    numba's version: the build does not use numba when it runs.
 
     Examples
     --------
@@ -114,7 +121,7 @@ def fingerprint() -> str:
     digest = hashlib.sha256()
     for path in _kernel_sources():
         digest.update(path.read_bytes())
-    for part in (np.__version__, sys.implementation.cache_tag, _extension_suffix(), platform.machine(),
+    for part in (_FORMAT, np.__version__, sys.implementation.cache_tag, _extension_suffix(), platform.machine(),
                  target_cpu()):
         digest.update(b"\0" + str(part).encode())
     return digest.hexdigest()[:16]
@@ -145,7 +152,7 @@ def argument_type(value: Any) -> str | None:
     Examples
     --------
     >>> argument_type(np.zeros((2, 3), dtype=np.uint8)), argument_type(np.zeros(4)[::2])
-    ('|u12C', '<f81A')
+    ('|u1:2C', '<f8:1A')
     >>> argument_type(True), argument_type(7), argument_type(0.5), argument_type(np.int8(1))
     ('|b1', '<i8', '<f8', '|i1')
     """
@@ -154,15 +161,15 @@ def argument_type(value: Any) -> str | None:
         if not flags.aligned:
             return None
         layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
-        return f"{value.dtype.str}{value.ndim}{layout}{'' if flags.writeable else 'r'}"
+        return f"{value.dtype.str}:{value.ndim}{layout}{'' if flags.writeable else 'r'}"
     if isinstance(value, (bool, np.bool_)):
-        return "|b1"
+        return _BOOL
     if isinstance(value, np.generic):
         return value.dtype.str
     if isinstance(value, int):
-        return "<i8" if -(2**63) <= value < 2**63 else None
+        return _INT64 if -(2**63) <= value < 2**63 else None
     if isinstance(value, float):
-        return "<f8"
+        return _FLOAT64
     return None
 
 
@@ -175,7 +182,7 @@ def _numba_type_key(numba_type: Any) -> str | None:
         if not numba_type.aligned:
             return None
         readonly = "" if numba_type.mutable else "r"
-        return f"{as_dtype(numba_type.dtype).str}{numba_type.ndim}{numba_type.layout}{readonly}"
+        return f"{as_dtype(numba_type.dtype).str}:{numba_type.ndim}{numba_type.layout}{readonly}"
     if isinstance(numba_type, (types.Boolean, types.Integer, types.Float)):
         return as_dtype(numba_type).str
     return None

@@ -1,8 +1,8 @@
 """``dprm warm-cache``: compile dprm's kernels (and its Python bytecode) once, so that no run pays for it.
 
 Three steps: numba's cache (:mod:`dprm.kernel_cache`), the ahead-of-time build of the
-kernels small runs call (:mod:`dprm.precompiled`, made from the types numba's cache
-now holds), dprm's bytecode.
+kernels small runs call (:mod:`dprm.precompiled`, for the argument types of the
+warm-up's runs), dprm's bytecode.
 
 The Makefile's set-up runs it after installing; run it again after upgrading numba
 or Python, or as each user of a read-only install (see :mod:`dprm.kernel_cache` and

@@ -185,7 +185,7 @@ def _sharded(record: Any, address: str | None, shards: int) -> Any:
 
 
 def warm_up() -> None:
-    """What a job's first seconds would otherwise go to: the imports and numba's cache.
+    """What a job's first seconds would otherwise go to: the imports, the precompiled kernels and numba's cache.
 
     Touches no data and no database: a spare may wait long, and may never get a job.
     """

@@ -390,9 +390,9 @@ class ChainJob:
 
     Preparing draws everything random in a fixed order (the random start and the
     proposals from ``rng``, the acceptance uniforms from the accountant's noise
-    source, after the charge), so several jobs can then run on several cores (the
-    compiled chain releases the GIL) with results that do not depend on the
-    scheduling.
+    source, after the charge), so several jobs can then run on several cores (numba's
+    chain releases the GIL: :func:`dprm.trees.compiled.chain_kernel`) with results
+    that do not depend on the scheduling.
     """
 
     def __init__(self, spaces, target, n_classes, depth, chain, rng, iterations, score_kind, stop,
