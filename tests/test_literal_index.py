@@ -84,3 +84,17 @@ def test_wide_categorical_attributes_use_wider_codes() -> None:
     assert index.codes.dtype == np.uint16
     assert index.literal_support((0, "eq", 299)).sum() == 1
     assert index.literal_support((0, "eq", 0)).sum() == 0
+
+
+@pytest.mark.parametrize("mode, max_splits", [("data", 5), ("private", 5), ("data", 300), ("private", 300)])
+def test_the_threaded_construction_gives_the_serial_index(monkeypatch, mode: str, max_splits: int) -> None:
+    from dprm.data import literal_index
+
+    view = random_view(np.random.default_rng(17), 5_003)
+    serial = LiteralIndex(view, mode=mode, max_splits=max_splits)
+    monkeypatch.setattr(literal_index, "PARALLEL_ENCODING_CODES", 1)
+    threaded = LiteralIndex(view, mode=mode, max_splits=max_splits)
+    assert threaded.codes.dtype == serial.codes.dtype and np.array_equal(threaded.codes, serial.codes)
+    assert all(np.array_equal(a, b) for a, b in zip(threaded.thresholds, serial.thresholds))
+    assert threaded.splits == serial.splits and threaded.missing_code == serial.missing_code
+    assert (serial.codes == serial.missing_code).sum() > 0  # missing values were encoded

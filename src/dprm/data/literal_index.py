@@ -36,7 +36,9 @@ Where thresholds come from (``mode``):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -47,6 +49,12 @@ from dprm.data.grid import rounded_grid
 from dprm.errors import ParameterError
 
 __all__ = ["Split", "LiteralIndex", "data_thresholds", "pack_rows", "popcount"]
+
+#: Codes (rows × attributes) from which a view's attributes get their thresholds and
+#: codes on all cores (numpy releases the GIL in the quantiles, ``searchsorted`` and
+#: the copies): measured at 115,200 × 604 on two cores, 0.26 s instead of 0.45
+#: (``mode="private"``); a small view is not worth the threads.
+PARALLEL_ENCODING_CODES = 1 << 22
 
 DEFAULT_MAX_SPLITS = 32
 
@@ -159,8 +167,25 @@ class LiteralIndex:
             raise ParameterError("given thresholds are data cut points: mode must be 'data'")
         if thresholds is not None and len(thresholds) != len(self.attributes):
             raise ParameterError(f"thresholds for {len(thresholds)} attributes, the view has {len(self.attributes)}")
+        n_rows = self.attributes[0].n_rows if self.attributes else 0
+        parallel = n_rows * len(self.attributes) >= PARALLEL_ENCODING_CODES and (os.cpu_count() or 1) > 1
+        # numpy releases the GIL in the quantiles' partitions, searchsorted and the copies
+        pool = ThreadPoolExecutor(max_workers=os.cpu_count()) if parallel else None
+        each = map if pool is None else pool.map
+        try:
+            self._construct(thresholds, n_rows, each)
+        finally:
+            if pool is not None:
+                pool.shutdown()
+        self.private_domains = all(a.domain.declared for a in self.attributes)
+        self.splits = self._enumerate_splits()
+
+    # -- construction ---------------------------------------------------------------
+
+    def _construct(self, thresholds: "Sequence[np.ndarray] | None", n_rows: int, each) -> None:
+        """:attr:`thresholds`, :attr:`n_codes`, :attr:`codes`; ``each`` maps over the attributes."""
         self.thresholds: list[np.ndarray] = (
-            [self._thresholds(a) for a in self.attributes] if thresholds is None
+            list(each(self._thresholds, self.attributes)) if thresholds is None
             else [np.asarray(t, dtype=np.float64) if a.kind is AttributeKind.NUMERIC else np.empty(0)
                   for a, t in zip(self.attributes, thresholds)])
         self.n_codes = np.array(
@@ -169,14 +194,9 @@ class LiteralIndex:
         widest = int(self.n_codes.max()) if len(self.n_codes) else 0
         dtype = np.uint8 if widest < 255 else np.uint16
         self.missing_code = int(np.iinfo(dtype).max)
-        self.n_rows = self.attributes[0].n_rows if self.attributes else 0
+        self.n_rows = n_rows
         self.codes = np.empty((len(self.attributes), self.n_rows), dtype=dtype)
-        for position, (attribute, thresholds) in enumerate(zip(self.attributes, self.thresholds)):
-            self.codes[position] = self._encode(attribute, thresholds)
-        self.private_domains = all(a.domain.declared for a in self.attributes)
-        self.splits = self._enumerate_splits()
-
-    # -- construction ---------------------------------------------------------------
+        list(each(self._encode, range(len(self.attributes))))
 
     def _thresholds(self, attribute: Attribute) -> np.ndarray:
         if attribute.kind is not AttributeKind.NUMERIC:
@@ -206,14 +226,16 @@ class LiteralIndex:
             return int(attribute.values.max()) + 1 if attribute.values.size else 0
         return len(thresholds) + 1
 
-    def _encode(self, attribute: Attribute, thresholds: np.ndarray) -> np.ndarray:
+    def _encode(self, position: int) -> None:
+        """Write the codes of attribute ``position`` into its row of :attr:`codes`."""
+        attribute, row = self.attributes[position], self.codes[position]
+        values = attribute.values
         if attribute.kind is AttributeKind.NUMERIC:
-            codes = np.searchsorted(thresholds, attribute.values, side="left")
-            codes[np.isnan(attribute.values)] = self.missing_code
-            return codes
-        codes = attribute.values.astype(np.int64)
-        codes[codes < 0] = self.missing_code
-        return codes
+            row[:] = np.searchsorted(self.thresholds[position], values, side="left")
+            row[np.isnan(values)] = self.missing_code
+        else:
+            np.copyto(row, values, casting="unsafe")  # the codes, and -1 (missing) wrapped: set below
+            row[values < 0] = self.missing_code
 
     def _enumerate_splits(self) -> list[Split]:
         splits: list[Split] = []
