@@ -45,8 +45,7 @@ def use_build(built, monkeypatch) -> Path:
 
 
 def _forget() -> None:
-    precompiled.loaded_build.cache_clear()
-    precompiled._variants.cache_clear()
+    precompiled.forget()
 
 
 def test_the_build_exports_every_kernel_for_the_cached_types(built) -> None:
@@ -125,6 +124,29 @@ def test_a_build_of_another_fingerprint_is_ignored(built, tmp_path, monkeypatch)
     try:
         assert precompiled.loaded_build() is None
         assert precompiled.kernel("dprm.trees._kernels", "run_chain").precompiled() is None
+    finally:
+        _forget()
+
+
+@pytest.mark.parametrize("damage", ["not a library", "manifest"])
+def test_a_damaged_build_is_ignored(built, tmp_path, monkeypatch, damage) -> None:
+    (module,) = built.glob("_dprm_kernels_*.so")
+    name = module.name.split(".")[0]
+    shutil.copy(module.with_name(name + ".json"), tmp_path / (name + ".json"))
+    shutil.copy(module, tmp_path / module.name)
+    if damage == "not a library":
+        (tmp_path / module.name).write_bytes(b"\0" * 4096)
+    else:
+        (tmp_path / (name + ".json")).write_text('{"kernels": [{"module": "dprm.trees._kernels"')
+    monkeypatch.setenv(precompiled.DIRECTORY, str(tmp_path))
+    _forget()
+    try:
+        assert precompiled.loaded_build() is None
+        codes, missing, attribute, code, numeric = _random_tree_input(np.random.default_rng(5), np.uint8, 40, 2)
+        route = precompiled.kernel("dprm.trees._kernels", "_route_rows_serial")
+        arguments = (codes, missing, attribute, code, numeric, np.arange(40, dtype=np.int64), 0, 3)
+        assert route.precompiled(*arguments) is None
+        assert np.array_equal(route(*arguments), route.numba()(*arguments))
     finally:
         _forget()
 

@@ -14,7 +14,8 @@ A call goes through a :class:`Kernel`: the build's variant for the arguments' ty
 when the build is there and has one, numba's dispatcher otherwise (imported then:
 the results are the same, only the start-up differs). The build is used only if it
 was made from the current source of :data:`KERNELS`' modules, with this numpy and
-Python, for this processor (:func:`fingerprint`); it is looked for in
+Python, for this processor (:func:`fingerprint`), and loads (a damaged one is
+ignored); it is looked for in
 ``$DPRM_PRECOMPILED_DIR`` if set, else in ``__pycache__`` beside dprm's sources and in
 the user's cache directory (``~/.cache/dprm``). ``DPRM_PRECOMPILED=0`` turns it off.
 
@@ -38,6 +39,7 @@ import os
 import platform
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -50,7 +52,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "KERNELS", "BuildReport", "Kernel", "build", "fingerprint", "kernel", "loaded_build", "numba_only", "preload",
+    "KERNELS", "BuildReport", "Kernel", "build", "fingerprint", "forget", "kernel", "loaded_build", "numba_only",
+    "preload",
 ]
 
 #: The kernels compiled ahead of time, per module: those a small run calls (the
@@ -318,35 +321,27 @@ def numba_only() -> Iterator[None]:
         _numba_only = before
 
 
-@cache
-def _variants() -> dict[tuple[str, str], dict[tuple[str | None, ...], Callable[..., Any]]]:
-    """The build's functions: ``(module, kernel)`` → argument types → function ({} without a build)."""
-    if os.environ.get(SWITCH, "1") == "0":
-        return {}
-    path = loaded_build()
-    if path is None:
-        return {}
-    name = _PREFIX + fingerprint()
-    manifest = json.loads(Path(path).with_name(name + ".json").read_text())
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    table: dict[tuple[str, str], dict[tuple[str | None, ...], Callable[..., Any]]] = {}
-    for entry in manifest["kernels"]:
-        table.setdefault((entry["module"], entry["function"]), {})[tuple(entry["arguments"])] = getattr(
-            module, entry["export"])
-    return table
+_Table = dict[tuple[str, str], dict[tuple[str | None, ...], Callable[..., Any]]]
+_table: _Table | None = None
+_build_path: str | None = None
+_loading = threading.Lock()
 
 
-@cache
-def loaded_build() -> str | None:
-    """Path of the usable build (its fingerprint is :func:`fingerprint`), or None.
+def _variants() -> _Table:
+    """The build's functions: ``(module, kernel)`` → argument types → function ({} without a build).
 
-    Examples
-    --------
-    >>> loaded_build() is None or Path(loaded_build()).name.startswith("_dprm_kernels_")
-    True
+    Loaded once per process (under a lock: chains call kernels from several threads).
     """
+    global _table, _build_path
+    if _table is None:
+        with _loading:
+            if _table is None:
+                _build_path = _find_build()
+                _table = {} if _build_path is None else _load(_build_path)
+    return _table
+
+
+def _find_build() -> str | None:
     if os.environ.get(SWITCH, "1") == "0":
         return None
     name = _PREFIX + fingerprint()
@@ -355,6 +350,40 @@ def loaded_build() -> str | None:
         if module_file.is_file() and module_file.with_name(name + ".json").is_file():
             return str(module_file)
     return None
+
+
+def _load(path: str) -> _Table:
+    name = Path(path).name.split(".")[0]
+    try:
+        manifest = json.loads(Path(path).with_name(name + ".json").read_text())
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        table: _Table = {}
+        for entry in manifest["kernels"]:
+            table.setdefault((entry["module"], entry["function"]), {})[tuple(entry["arguments"])] = getattr(
+                module, entry["export"])
+    except (OSError, ImportError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # a damaged build: numba's kernels, which give the same results, do the work
+    return table
+
+
+def loaded_build() -> str | None:
+    """Path of the build this process uses (its fingerprint is :func:`fingerprint`), or None.
+
+    Examples
+    --------
+    >>> loaded_build() is None or Path(loaded_build()).name.startswith("_dprm_kernels_")
+    True
+    """
+    return _build_path if _variants() else None
+
+
+def forget() -> None:
+    """Forget the loaded build: the next call looks again (after changing ``DPRM_PRECOMPILED_DIR``)."""
+    global _table, _build_path
+    with _loading:
+        _table, _build_path = None, None
 
 
 def preload() -> bool:
