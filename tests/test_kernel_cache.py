@@ -8,7 +8,6 @@ that ``dprm warm-cache`` fills first, as the Makefile's set-up does on a fresh i
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys

@@ -8,7 +8,6 @@ Makefile's set-up does: it holds the types of the warm-up's runs.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
