@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from dprm.trees._kernels import accepts, chain_score, propose, proposed_score, variance_stop
+from dprm.trees._kernels import chain_score, decide, propose, variance_stop
 
 __all__ = ["run_bit_chain", "split_bitsets"]
 
@@ -287,13 +287,10 @@ def run_bit_chain(
             count = _bit_delta(cell_b, node_split_b, attribute_b, target_b, cell_a, False, depth, below_b, holds_b,
                                absent_b, node, old, new, attribute_b[node], new_attribute, delta_b, delta_a,
                                moved_rows, moved_cells, masks, inner_split, inner_attribute)
-        proposed = proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows,
-                                  labelled)
-        if accepts(log_u[i], proposed, score, scale, log_ratio):
+        taken, score = decide(log_u[i], score, scale, log_ratio, counts_a, counts_b, delta_a, delta_b, scratch_a,
+                              scratch_b, score_kind, n_rows, labelled)
+        if taken:
             accepted += 1
-            score = proposed
-            counts_a[:, :] = scratch_a
-            counts_b[:, :] = scratch_b
             if side == 0:
                 node_split_a[node] = new
                 _bit_commit(cell_a, attribute_a, target_b, paired, depth, below_a, holds_a, absent_a,

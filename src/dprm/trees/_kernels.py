@@ -8,8 +8,8 @@ several *shards* (processes or machines) whose partial counts a driver adds up:
 (a) :func:`shard_delta` (shard-local): given a proposal (tree, node, new split), the
     change of the class-count tables that this shard's rows make, and which rows move;
 (b) the driver's decision from the summed changes: :func:`propose` (the pre-drawn,
-    data-independent proposal), :func:`proposed_score` and :func:`accepts` (the
-    pre-drawn ``log u`` against the score difference);
+    data-independent proposal), then :func:`decide` (:func:`proposed_score` and
+    :func:`accepts`: the pre-drawn ``log u`` against the score difference);
 (c) :func:`shard_commit` (shard-local): apply an accepted proposal to the shard.
 
 Row layout
@@ -52,6 +52,7 @@ from numba import njit, prange
 __all__ = [
     "accepts",
     "chain_score",
+    "decide",
     "propose",
     "proposed_score",
     "run_chain",
@@ -219,6 +220,25 @@ def proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, s
 def accepts(log_u, proposed, score, scale, log_ratio):
     """``log u < (s' − s)/scale + log ratio``: :meth:`dprm.privacy.MetropolisChain.accept`."""
     return log_u < (proposed - score) / scale + log_ratio
+
+
+@njit(cache=True, nogil=True)
+def decide(log_u, score, scale, log_ratio, counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind,
+           n_rows, labelled):
+    """(b) The decision on a proposal whose summed count changes are ``delta``.
+
+    Its score (:func:`proposed_score`, through ``scratch``) against the pre-drawn
+    ``log u`` (:func:`accepts`); if accepted, ``counts`` become ``counts + delta``.
+    Returns ``(accepted, the score after the step)``. Every chain driver decides so:
+    :func:`run_chain`, :func:`dprm.trees._bit_kernels.run_bit_chain` and the sharded
+    drivers of :mod:`dprm.trees.chain_shards`.
+    """
+    proposed = proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows, labelled)
+    if accepts(log_u, proposed, score, scale, log_ratio):
+        counts_a[:, :] = scratch_a
+        counts_b[:, :] = scratch_b
+        return True, proposed
+    return False, score
 
 
 @njit(cache=True, nogil=True)
@@ -508,13 +528,10 @@ def run_chain(
                                 target_b, cell_a, target_a, False, rank, end, depth,
                                 node, new_attribute, new_code, new_numeric, delta_b, delta_a, moved_rows, moved_cells,
                                 moved_flags)
-        proposed = proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows,
-                                  labelled)
-        if accepts(log_u[i], proposed, score, scale, log_ratio):
+        taken, score = decide(log_u[i], score, scale, log_ratio, counts_a, counts_b, delta_a, delta_b, scratch_a,
+                              scratch_b, score_kind, n_rows, labelled)
+        if taken:
             accepted += 1
-            score = proposed
-            counts_a[:, :] = scratch_a
-            counts_b[:, :] = scratch_b
             if side == 0:
                 node_split_a[node] = new
                 shard_commit(cell_a, order_a, offset_a, attribute_a, code_a, numeric_a, target_b, paired, rank, end,

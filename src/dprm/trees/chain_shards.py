@@ -26,10 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from dprm.trees._kernels import (
-    accepts,
     chain_score,
+    decide,
     propose,
-    proposed_score,
     shard_commit,
     shard_delta,
     variance_stop,
@@ -161,13 +160,10 @@ def run_sharded_chain(shards, n_classes, splits_a, starts_a, sizes_a, usable_a, 
         delta_a, delta_b = np.zeros_like(counts_a), np.zeros_like(counts_b)
         for shard in shards:
             shard.delta(side, node, split, delta_a, delta_b)
-        proposed = proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows,
-                                  labelled)
-        if accepts(log_u[i], proposed, score, scale, log_ratio):
+        taken, score = decide(log_u[i], score, scale, log_ratio, counts_a, counts_b, delta_a, delta_b, scratch_a,
+                              scratch_b, score_kind, n_rows, labelled)
+        if taken:
             accepted += 1
-            score = proposed
-            counts_a += delta_a
-            counts_b += delta_b
             node_split[node] = new
             for shard in shards:
                 shard.commit(side, node, split)
@@ -261,14 +257,12 @@ class ShardedChainJob:
     def decide(self, i: int, proposal, delta_a: np.ndarray, delta_b: np.ndarray) -> bool:
         """Accept or reject step ``i``'s proposal from the summed changes (the rule of ``run_chain``)."""
         side, node, _, new, log_ratio = proposal
-        proposed = proposed_score(self.counts[0], self.counts[1], delta_a, delta_b, *self.scratch, self.score_kind,
-                                  float(self.rows.n_rows), self.labelled)
-        if not accepts(self.draws.proposals[4][i], proposed, self.score, self.chain.scale, log_ratio):
+        taken, self.score = decide(self.draws.proposals[4][i], self.score, self.chain.scale, log_ratio,
+                                   self.counts[0], self.counts[1], delta_a, delta_b, *self.scratch, self.score_kind,
+                                   float(self.rows.n_rows), self.labelled)
+        if not taken:
             return False
         self.accepted += 1
-        self.score = proposed
-        self.counts[0][...] += delta_a
-        self.counts[1][...] += delta_b
         self.nodes[side][node] = new
         return True
 
