@@ -82,9 +82,11 @@ def test_undeclared_domains_and_seed_say_not_private(learn: tuple[Path, Path]) -
 @pytest.mark.parametrize("change, fragments", [
     ({"file": "absent.csv"}, ["absent.csv", "no such file"]),
     ({"--target": "nope"}, ["no target column 'nope'"]),
-    ({"--epsilon": "0"}, ["--epsilon must be a positive number"]),
-    ({"--epsilon": "-1"}, ["--epsilon must be a positive number"]),
-    ({"--epsilon": "inf"}, ["--epsilon must be a positive number"]),
+    ({"--epsilon": "0"}, ["--epsilon must be between 0.0001 and 10000", "not 0"]),
+    ({"--epsilon": "-1"}, ["--epsilon must be between 0.0001 and 10000", "not -1"]),
+    ({"--epsilon": "inf"}, ["--epsilon must be between 0.0001 and 10000", "not inf"]),
+    ({"--epsilon": "1e308"}, ["--epsilon must be between 0.0001 and 10000", "not 1e+308"]),  # ε · score overflowed
+    ({"--epsilon": "1e-9"}, ["--epsilon must be between 0.0001 and 10000", "not 1e-09"]),
     ({"--embedding-depth": "4"}, ["--embedding-depth", "--max-depth (3)"]),
     ({"--search": "greedy"}, ["--search must be one of"]),
     ({"--variant": "other"}, ["--variant must be one of"]),

@@ -200,3 +200,28 @@ def test_bad_data_is_one_line_and_writes_nothing(tmp_path):
                            "--output", out])
     assert code == 2 and "'job'" in assert_one_error_line(stderr)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("header, fragments", [
+    ("a,a", ["column name 'a' occurs more than once (columns 1 and 2)"]),
+    ("a,a ", ["column name 'a' occurs more than once (columns 1 and 2)"]),  # the same name once stripped
+    ("a,", ["column 2 has no name"]),
+])
+@pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
+def test_header_names_are_checked_as_written(tmp_path, header, fragments, extra):
+    csv = write(tmp_path / "d.csv", header + "\nx,y\nx,z\nw,y\n")
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", *extra, "--output", out])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, "d.csv", *fragments)
+    assert not out.exists()
+
+
+def test_types_file_that_ignores_every_column_is_one_line(tmp_path):
+    csv = write(tmp_path / "d.csv", "a,b\nx,y\nx,z\n")
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"a": "ignore", "b": "ignore"}}))
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types, "--output", out])
+    assert code == 2
+    assert_one_error_line(stderr, "t.json", "every column of", "is ignored")
+    assert not out.exists()

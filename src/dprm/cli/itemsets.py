@@ -101,19 +101,22 @@ def read_header(path: Path) -> list[str]:
     """The column names of a CSV file (a one-line error when it cannot be read)."""
     import pandas as pd
 
+    from dprm.data.reading import check_column_names
+
     name = str(path)
     if not path.exists():
         raise DataError(f"{name}: no such file", code="file_not_found", file=name, data_dependent=False)
     if path.is_dir():
         raise DataError(f"{name}: is a directory, not a file", code="not_a_file", file=name, data_dependent=False)
     try:
-        header = pd.read_csv(path, dtype=str, nrows=0)
+        # as written: pandas would rename a repeated name "a.1" and an empty one "Unnamed: 0"
+        header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
         raise DataError(f"{name}: the file is empty", code="empty_file", file=name, data_dependent=False) from None
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         raise DataError(f"{name}: cannot be parsed as CSV ({str(error).splitlines()[0]})", code="bad_csv",
                         file=name) from None
-    return [str(c).strip() for c in header.columns]
+    return check_column_names(header.iloc[0].tolist(), name)
 
 
 def read_frame(path: Path, columns: list[str]) -> Any:
@@ -126,7 +129,7 @@ def read_frame(path: Path, columns: list[str]) -> Any:
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         raise DataError(f"{name}: cannot be parsed as CSV ({str(error).splitlines()[0]})", code="bad_csv",
                         file=name) from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame.columns = read_header(path)
     if len(frame) == 0:
         raise DataError(f"{name}: the file has no data rows (an empty stream)", code="no_rows", file=name,
                         data_dependent=False)
@@ -253,6 +256,9 @@ def itemsets(
     header = read_header(learn)
     domains, ignored, notes = public_domains(types, header, bin_edges)
     columns = [c for c in header if c not in ignored]
+    if not columns:
+        raise DataError(f"{types}: every column of {learn} is ignored (ignore / id): nothing to mine",
+                        code="no_columns", file=str(types), data_dependent=False)
     for name in list(sensitive) + list(bin_edges):
         if name not in columns:
             raise ParameterError(f"no column {name!r} in {learn} (columns: {', '.join(columns)})")

@@ -39,7 +39,7 @@ import pyarrow.csv as pacsv
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError
 
-__all__ = ["DEFAULT_NA_VALUES", "RawTable", "read_table", "missing_markers", "Source"]
+__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "read_table", "missing_markers", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -390,31 +390,59 @@ def _from_dataframe(df: pd.DataFrame, source: str) -> RawTable:
 # -------------------------------------------------------------------- common checks
 
 
-def _check_names(raw: RawTable, rename: bool) -> None:
-    names = raw.column_names
-    stripped = [n.strip() for n in names]
-    if stripped != names:
-        raw.table = raw.table.rename_columns(stripped)
-        names = stripped
-    if not names:
-        raise _error(raw.source, "has no columns", "no_columns", data_dependent=False)
-    for i, name in enumerate(names):
+def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = False,
+                       remedy: str = "rename one") -> list[str]:
+    """The column names without surrounding blanks; a :class:`DataError` if one is empty or repeated.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The header, as read.
+    source : str
+        The file's name, for the message.
+    duplicates : bool, default False
+        Allow repeated names (the caller renames them).
+    remedy : str
+        What the message of a repeated name advises.
+
+    Examples
+    --------
+    >>> check_column_names([" a", "b "], "x.csv")
+    ['a', 'b']
+    >>> try:
+    ...     check_column_names(["a", "a "], "x.csv")
+    ... except DataError as error:
+    ...     print(error.code, error.column)
+    duplicate_column a
+    """
+    stripped = [str(n).strip() for n in names]
+    if not stripped:
+        raise _error(source, "has no columns", "no_columns", data_dependent=False)
+    for i, name in enumerate(stripped):
         if name == "":
-            raise _error(raw.source, f"column {i + 1} has no name", "unnamed_column", data_dependent=False)
+            raise _error(source, f"column {i + 1} has no name", "unnamed_column", data_dependent=False)
+    if duplicates:
+        return stripped
+    first: dict[str, int] = {}
+    for i, name in enumerate(stripped):
+        if name in first:
+            raise _error(
+                source,
+                f"column name {name!r} occurs more than once (columns {first[name] + 1} and {i + 1}); {remedy}",
+                "duplicate_column", column=name, data_dependent=False,
+            )
+        first[name] = i
+    return stripped
+
+
+def _check_names(raw: RawTable, rename: bool) -> None:
+    names = check_column_names(raw.column_names, raw.source, duplicates=rename, remedy=(
+        "rename one, or rename duplicates automatically "
+        "(--duplicate-columns rename; duplicate_names='rename' in Python)"))
+    if names != raw.column_names:
+        raw.table = raw.table.rename_columns(names)
     if len(set(names)) == len(names):
         return
-    if not rename:
-        first: dict[str, int] = {}
-        for i, name in enumerate(names):
-            if name in first:
-                raise _error(
-                    raw.source,
-                    f"column name {name!r} occurs more than once (columns {first[name] + 1} and {i + 1}); "
-                    f"rename one, or rename duplicates automatically "
-                    f"(--duplicate-columns rename; duplicate_names='rename' in Python)",
-                    "duplicate_column", column=name, data_dependent=False,
-                )
-            first[name] = i
     # As pandas.read_csv does: later occurrences become "name.1", "name.2", ..., so a
     # program that reads the file with pandas finds the same names in the queries.
     taken = set(names)

@@ -86,6 +86,7 @@ from numba import njit
 
 from dprm.data.category_text import category_text
 from dprm.data.literal_index import pack_rows
+from dprm.data.reading import check_column_names
 from dprm.errors import DataError, ParameterError
 from dprm.itemsets.domains import DomainCollector, VariableDomain, declared_domains, encode_frame, infer_domains
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
@@ -484,12 +485,21 @@ class DensityEstimator:
             raise DataError(f"{name}: no such file", code="file_not_found", file=name)
         if path.is_dir():
             raise DataError(f"{name}: is a directory, not a file", code="not_a_file", file=name)
+        dialect = {"sep": None if path.suffix == ".txt" else ("\t" if path.suffix == ".tsv" else ","),
+                   "engine": "python" if path.suffix == ".txt" else "c"}
         try:
+            # the header as written (pandas would rename a repeated name "a.1" and an empty one "Unnamed: 0")
+            header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False, **dialect)
+            columns = check_column_names(header.iloc[0].tolist(), name)
             reader = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], chunksize=self.batch_size,
-                                 sep=None if path.suffix == ".txt" else ("\t" if path.suffix == ".tsv" else ","),
-                                 engine="python" if path.suffix == ".txt" else "c")
+                                 **dialect)
             with reader:
-                yield from reader
+                for chunk in reader:
+                    if chunk.shape[1] != len(columns):
+                        raise DataError(f"{name}: rows have {chunk.shape[1]} fields, the header {len(columns)}",
+                                        code="bad_csv", file=name)
+                    chunk.columns = columns
+                    yield chunk
         except pd.errors.EmptyDataError:
             raise DataError(f"{name}: the file is empty", code="empty_file", file=name) from None
         except (pd.errors.ParserError, UnicodeDecodeError) as error:
@@ -503,9 +513,8 @@ class DensityEstimator:
         n_rows = 0
         for chunk in self._chunks(path, name):
             if collector is None:
-                columns = [str(c).strip() for c in chunk.columns]
+                columns = list(chunk.columns)
                 collector = DomainCollector(columns, self.domains, self.bins, source=name)
-            chunk.columns = columns
             collector.add(chunk)
             encode_frame(chunk, collector.declared, source=name, first_row=n_rows + 1)
             n_rows += len(chunk)
@@ -519,7 +528,6 @@ class DensityEstimator:
         held: list[np.ndarray] = []
         once = self.passes_for(n_rows) == 1
         for chunk in self._chunks(path, name):
-            chunk.columns = columns
             codes = encode_frame(chunk, self._variables, source=name, first_row=seen + 1)
             if once:
                 self._learn_codes(codes)

@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 from dprm.errors import ParameterError
 from dprm.mining.extraction import Constraints
 from dprm.privacy.accountant import NEIGHBOURING, NO_GUARANTEE
-from dprm.privacy.budget import as_fraction
+from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON, as_fraction
 from dprm.queries import Redescription, make_document
 
 __all__ = [
@@ -296,7 +296,7 @@ def not_private_block(reason: str) -> dict[str, Any]:
 
 EPSILON = Param(
     "epsilon", "Privacy budget ε of the run: the run spends at most this much, and the output's ledger lists "
-    "every release", "epsilon", unit="ε", low=Fraction(1, 10_000), high=10_000,
+    "every release", "epsilon", unit="ε", low=SMALLEST_EPSILON, high=LARGEST_EPSILON,
     why="a larger budget is no privacy: the noise is far below one row",
     why_low="a smaller budget drowns every count in noise of 10,000 rows and more",
 )

@@ -15,10 +15,16 @@ from fractions import Fraction
 
 from dprm.errors import ParameterError
 
-__all__ = ["EpsilonLike", "as_fraction", "as_epsilon", "split_budget"]
+__all__ = ["EpsilonLike", "SMALLEST_EPSILON", "LARGEST_EPSILON", "as_fraction", "as_epsilon", "split_budget"]
 
 EpsilonLike = int | float | str | Fraction
 """Types accepted wherever an epsilon (or another exact rational) is expected."""
+
+#: The range of budgets dprm's local tools accept for one run or fit. Below it every
+#: count drowns in noise of 10,000 rows and more; above it the noise is far below one
+#: row (no privacy), and ``ε · score`` may overflow a float.
+SMALLEST_EPSILON = Fraction(1, 10_000)
+LARGEST_EPSILON = Fraction(10_000)
 
 
 def as_fraction(value: EpsilonLike, name: str = "value") -> Fraction:
