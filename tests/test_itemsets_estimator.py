@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dprm.errors import DataError, ParameterError
-from dprm.itemsets.estimator import MAX_PASSES, ROWS_TO_LEARN, DensityEstimator, passes_for
+from dprm.itemsets.estimator import MAX_PASSES, ROWS_TO_LEARN, WIDTH_TO_LEARN, DensityEstimator, passes_for
 
 
 def planted_frame(seed: int, n_rows: int) -> pd.DataFrame:
@@ -140,6 +140,20 @@ def test_a_small_table_is_learned_in_shuffled_passes_a_stream_once(tmp_path) -> 
     stream = DensityEstimator(domains=declared, **options).fit(iter(frame.to_dict("records")))
     assert stream.n_seen_ == 3000 and stream.passes_ == 1
     assert DensityEstimator(passes=3, **options).fit(frame).n_seen_ == 9000
+
+
+def test_wide_tables_learn_the_work_of_a_table_of_width_to_learn() -> None:
+    budget = ROWS_TO_LEARN * WIDTH_TO_LEARN * (WIDTH_TO_LEARN - 1)  # rows times ordered column pairs
+    for n in (50, 958, 20_000, 10**6):
+        assert all(passes_for(n, n_columns=c) == passes_for(n) for c in (1, 17, WIDTH_TO_LEARN))
+        for c in (WIDTH_TO_LEARN + 1, 100, 500, 5000):
+            rows = n * passes_for(n, n_columns=c)
+            # at most the budget's rows (one pass more when it is not a whole number of passes), never none
+            assert passes_for(n, n_columns=c) == 1 or (rows - n) * c * (c - 1) < budget
+            assert passes_for(n, n_columns=c) <= passes_for(n, n_columns=c - 1)
+    frame = pd.DataFrame({f"c{j}": ["a", "b"] * 1000 for j in range(60)})
+    fitted = DensityEstimator(n_chains=1, random_state=0).fit(frame)
+    assert fitted.passes_ == passes_for(2000, n_columns=60) == 70 < passes_for(2000) == 100
 
 
 def test_passes_learns_enough_rows_and_is_checked() -> None:

@@ -12,6 +12,7 @@ from scipy.optimize import minimize
 
 from dprm.errors import ParameterError
 from dprm.itemsets.private_parents import (
+    MAX_CANDIDATES,
     SCORE_SENSITIVITY,
     SELECT_SHARE,
     candidate_parents,
@@ -153,3 +154,21 @@ def test_a_large_budget_recovers_the_conditional_and_the_order() -> None:
     for a in range(3):
         share = np.mean(codes[codes[:, 0] == a, 1] == a % 2)
         assert second.tree.predict_proba(np.array([[a, -1, -1, -1]]))[0, a % 2] == pytest.approx(share, abs=0.02)
+
+
+def test_wide_tables_choose_among_a_public_random_subset_of_candidates() -> None:
+    sizes = [3] * 500
+    released, remaining = list(range(0, 400, 2)), list(range(1, 500, 2)) + list(range(400, 500, 2))
+    with pytest.raises(ParameterError, match="rng"):
+        next_candidates(released, remaining, sizes)
+    draws = [next_candidates(released, remaining, sizes, rng=np.random.default_rng(seed)) for seed in (0, 0, 1)]
+    assert draws[0] == draws[1] != draws[2]  # the subset comes from rng alone
+    for candidates in draws:
+        assert 0 < len(candidates) <= MAX_CANDIDATES
+        assert len(set(candidates)) == len(candidates)
+        assert {x for x, _ in candidates} <= set(remaining) and len({x for x, _ in candidates}) > 1
+        assert all(set(parents) <= set(released) and len(parents) <= 2 for _, parents in candidates)
+        assert {len(parents) for _, parents in candidates} == {0, 1, 2}
+    # a table that fits is enumerated whole, whatever rng
+    narrow = next_candidates([0, 1, 2, 3], [4, 5, 6], [2] * 7, rng=np.random.default_rng(0))
+    assert narrow == next_candidates([0, 1, 2, 3], [4, 5, 6], [2] * 7) and len(narrow) == 3 * 11

@@ -92,7 +92,7 @@ from dprm.itemsets.domains import DomainCollector, VariableDomain, declared_doma
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
 from dprm.itemsets.tree_model import ConditionalTree
 
-__all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "TIE_THRESHOLD", "Chain", "DensityEstimator", "parse_passes",
+__all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "Chain", "DensityEstimator", "parse_passes",
            "passes_for"]
 
 _LEAF_PREDICTIONS = ("mc",)
@@ -104,6 +104,11 @@ MAX_NODES = 200
 ROWS_TO_LEARN = 200_000
 #: The most passes ``passes="auto"`` makes over a table.
 MAX_PASSES = 1000
+#: The widest table that learns :data:`ROWS_TO_LEARN` rows. A row costs every chain one
+#: update per pair of columns (tree ``j`` tests the ``j`` columns before it), so a wider
+#: table learns fewer rows: as many column pairs times rows as a table this wide (a
+#: table of 500 columns would otherwise take minutes per chain).
+WIDTH_TO_LEARN = 50
 #: The trees' default tie threshold (river's and MOA's is 0.05; see the class notes).
 TIE_THRESHOLD = 0.1
 
@@ -128,20 +133,29 @@ def parse_passes(text: str, option: str = "passes") -> int | str:
     return passes
 
 
-def passes_for(n_rows: int, rows_to_learn: int = ROWS_TO_LEARN, max_passes: int = MAX_PASSES) -> int:
+def passes_for(n_rows: int, rows_to_learn: int = ROWS_TO_LEARN, max_passes: int = MAX_PASSES,
+               n_columns: int | None = None) -> int:
     """The passes ``passes="auto"`` makes over a finite table of ``n_rows`` rows.
 
     ``ceil(rows_to_learn / n_rows)``, at least 1 and at most ``max_passes``: the trees
     see at least ``rows_to_learn`` rows (unless the table is tiny), and a table of
     ``rows_to_learn`` rows or more is learned once, in its own order, like a stream.
+    A table of ``n_columns`` > :data:`WIDTH_TO_LEARN` columns learns
+    ``rows_to_learn · 50 · 49 / (n_columns · (n_columns - 1))`` rows instead (the same
+    work as a table of 50 columns).
 
     Examples
     --------
     >>> passes_for(8124), passes_for(435), passes_for(200_000), passes_for(5_000_000), passes_for(3)
     (25, 460, 1, 1, 1000)
+    >>> passes_for(435, n_columns=17), passes_for(435, n_columns=100), passes_for(50, n_columns=500)
+    (460, 114, 40)
     """
     if n_rows < 1:
         raise ParameterError("a table needs at least one row")
+    if n_columns is not None and n_columns > WIDTH_TO_LEARN:
+        pairs = WIDTH_TO_LEARN * (WIDTH_TO_LEARN - 1)
+        rows_to_learn = max(1, rows_to_learn * pairs // (n_columns * (n_columns - 1)))
     return int(min(max_passes, max(1, -(-rows_to_learn // n_rows))))
 
 
@@ -243,9 +257,11 @@ class DensityEstimator:
     ``random_state``): a stationary stream of at least :data:`ROWS_TO_LEARN` = 200,000
     rows drawn from the table's own distribution, which is what the estimate is
     meant to describe. A table of 200,000 rows or more is learned once, in its own
-    order, like any stream. The rule reads only the number of rows (this estimate is
-    not private anyway; the DP estimate of :mod:`dprm.itemsets.private` reads the rows
-    once).
+    order, like any stream. A table of more than :data:`WIDTH_TO_LEARN` = 50 columns
+    learns fewer rows, in proportion to its pairs of columns (each row costs every
+    chain one update per pair), so its trees stay shallower. The rule reads only the
+    numbers of rows and columns (this estimate is not private anyway; the DP estimate
+    of :mod:`dprm.itemsets.private` reads the rows once).
 
     *Hoeffding parameters.* Grace period 200 and split confidence 1e-7 are river's and
     MOA's (the paper's EDDO); the tie threshold is 0.1 (:data:`TIE_THRESHOLD`) instead
@@ -465,13 +481,13 @@ class DensityEstimator:
         self._passes_made = 1
         return self
 
-    def passes_for(self, n_rows: int) -> int:
+    def passes_for(self, n_rows: int, n_columns: int | None = None) -> int:
         """The passes :meth:`fit` makes over a table of ``n_rows`` rows (``passes``, or :func:`passes_for`)."""
-        return passes_for(n_rows) if self.passes == "auto" else int(self.passes)
+        return passes_for(n_rows, n_columns=n_columns) if self.passes == "auto" else int(self.passes)
 
     def _learn_table(self, codes: np.ndarray) -> None:
         """Learn a finite table's code rows ``passes_for(len(codes))`` times (new random order each pass)."""
-        passes = self.passes_for(len(codes))
+        passes = self.passes_for(len(codes), codes.shape[1])
         if passes == 1:
             self._learn_codes(codes)
         else:
@@ -526,7 +542,7 @@ class DensityEstimator:
         assert self._variables is not None
         seen = 0
         held: list[np.ndarray] = []
-        once = self.passes_for(n_rows) == 1
+        once = self.passes_for(n_rows, len(columns)) == 1
         for chunk in self._chunks(path, name):
             codes = encode_frame(chunk, self._variables, source=name, first_row=seen + 1)
             if once:

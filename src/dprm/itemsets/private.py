@@ -207,12 +207,15 @@ def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Se
 
 def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int], per_variable: Fraction,
                    accountant: Accountant, step: str, *, choose_order: bool, max_parents: int,
-                   columns: Sequence[str], ledger: list[dict[str, Any]], guarantees: list[str]) -> Chain:
+                   columns: Sequence[str], ledger: list[dict[str, Any]], guarantees: list[str],
+                   rng: np.random.Generator) -> Chain:
     """One chain of ``structure="parents"`` (:mod:`dprm.itemsets.private_parents`).
 
     Before each release, ``per_variable`` is charged to ``accountant`` under
     ``STEP, variable K``; the release spends exactly that (its choice and its counts,
     listed in the ledger). Constant variables (one category) go last, as single leaves.
+    ``rng`` draws the public subset of candidates of a wide table
+    (:data:`~dprm.itemsets.private_parents.MAX_CANDIDATES`).
     """
     remaining = [j for j in order if sizes[j] >= 2]
     released: list[int] = []
@@ -222,7 +225,8 @@ def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int]
         name = f"{step}, variable {len(released) + 1}"
         sub = Accountant(per_variable, accountant.noise)
         accountant.charge(per_variable, name, MECHANISMS["parents"])
-        candidates = next_candidates(released, remaining, sizes, choose_order=choose_order, max_parents=max_parents)
+        candidates = next_candidates(released, remaining, sizes, choose_order=choose_order, max_parents=max_parents,
+                                     rng=rng)
         release = release_conditional(codes, candidates, sizes, per_variable, sub, "table", dependences)
         if sub.spent() != per_variable:  # a release spends its whole share
             raise RuntimeError(f"{name}: spent {sub.spent()} of {per_variable}")  # pragma: no cover - invariant
@@ -352,7 +356,7 @@ def fit_private_estimator(
         if structure == "parents":
             chains.append(_parents_chain(codes, order, sizes, per_tree, accountant, f"chain {c + 1}",
                                          choose_order=orders is None, max_parents=max_parents, columns=columns,
-                                         ledger=ledger, guarantees=guarantees))
+                                         ledger=ledger, guarantees=guarantees, rng=rng))
             continue
         trees = []
         for i, j in enumerate(order):

@@ -73,7 +73,7 @@ from dprm.errors import ParameterError
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, ExponentialMechanism
 
-__all__ = ["MAX_CELLS", "MAX_PARENTS", "SCORE_SENSITIVITY", "SELECT_SHARE", "ConditionalRelease",
+__all__ = ["MAX_CANDIDATES", "MAX_CELLS", "MAX_PARENTS", "SCORE_SENSITIVITY", "SELECT_SHARE", "ConditionalRelease",
            "candidate_parents", "dependence", "nonnegative_counts", "next_candidates", "oblivious_tree",
            "release_conditional"]
 
@@ -81,6 +81,11 @@ __all__ = ["MAX_CELLS", "MAX_PARENTS", "SCORE_SENSITIVITY", "SELECT_SHARE", "Con
 MAX_PARENTS = 2
 #: Most cells of a released table (bounds the work and the noise of one release).
 MAX_CELLS = 1024
+#: Most candidates of one release, about: a wider table's release considers a random,
+#: public subset of its targets and of the released variables as parents (PrivBayes's
+#: greedy step would score ``targets × C(released, ≤ k)`` tables, tens of millions for a
+#: table of 500 columns). Tables of up to about 25 columns never reach it.
+MAX_CANDIDATES = 5000
 #: Sensitivity of the score ``n·R`` (derived in the module notes).
 SCORE_SENSITIVITY = 3
 #: The score's penalty per extra cell, in units of the counts' noise scale (half the expected L1 noise of a cell).
@@ -274,7 +279,8 @@ def release_conditional(
 
 
 def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Sequence[int], *,
-                    choose_order: bool = True, max_parents: int = MAX_PARENTS, max_cells: int = MAX_CELLS
+                    choose_order: bool = True, max_parents: int = MAX_PARENTS, max_cells: int = MAX_CELLS,
+                    max_candidates: int = MAX_CANDIDATES, rng: np.random.Generator | None = None
                     ) -> list[tuple[int, tuple[int, ...]]]:
     """The candidates ``(X, Π)`` of a chain's next release (public: they read no row).
 
@@ -283,6 +289,11 @@ def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Se
     chain's first release has only ``remaining[0]`` (drawn at random by the caller,
     independently of the data), with no parents. Without it, only ``remaining[0]``,
     the next variable of a given order, with every parent set.
+
+    When ``targets × parent sets`` would exceed ``max_candidates``, the parents are
+    taken among a random subset of ``released`` (the largest whose parent sets, times
+    at most 8 targets, fit) and the targets are a random subset of ``remaining`` (as
+    many as then fit), drawn with ``rng``: public choices that read no row.
 
     Examples
     --------
@@ -294,4 +305,20 @@ def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Se
     [(0, ()), (0, (2,))]
     """
     targets = list(remaining) if choose_order and released else list(remaining[:1])
-    return [(int(x), p) for x in targets for p in candidate_parents(released, sizes, x, max_parents, max_cells)]
+    parents_from = list(released)
+    if len(targets) * _parent_sets(len(parents_from), max_parents) > max_candidates:
+        if rng is None:
+            raise ParameterError("next_candidates needs rng to choose among more than max_candidates candidates")
+        per_target = max_candidates // min(len(targets), 8)
+        kept = len(parents_from)
+        while kept > 0 and _parent_sets(kept, max_parents) > per_target:
+            kept -= 1
+        parents_from = sorted(int(j) for j in rng.choice(parents_from, size=kept, replace=False))
+        n_targets = max(1, min(len(targets), max_candidates // _parent_sets(kept, max_parents)))
+        targets = [int(x) for x in rng.choice(targets, size=n_targets, replace=False)]
+    return [(int(x), p) for x in targets for p in candidate_parents(parents_from, sizes, x, max_parents, max_cells)]
+
+
+def _parent_sets(n_released: int, max_parents: int) -> int:
+    """How many parent sets of at most ``max_parents`` variables ``n_released`` variables have."""
+    return sum(math.comb(n_released, k) for k in range(max_parents + 1))
