@@ -23,7 +23,10 @@ from dprm.queries import (
     to_clired,
     to_text,
 )
-from test_queries_helpers import random_query, random_view
+from test_queries_helpers import random_literal, random_query, random_view
+
+from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+from dprm.queries.base import Query
 
 ALL = {"b0", "b1", "c0", "c1", "x0", "x1"}
 
@@ -188,3 +191,54 @@ def test_implies_and_disjoint_on_tree_queries() -> None:
     assert implies(N("x", gt=5, le=3), B("z"))  # an empty interval holds on no row
     assert not disjoint(C("c", "1"), C("c", "1.0")) and disjoint(C("c", "red"), C("c", "blue"))
     assert not disjoint(Not(B("a")), Not(B("b")))
+
+
+# -- wide junctions: the provers' index of operands by attribute -----------------------------
+
+
+def _wide_query(rng: np.random.Generator, view, depth: int = 2) -> Query:
+    """Junctions of 6 to 14 operands (the provers index junctions of 8 or more), some negated."""
+    if depth == 0 or rng.random() < 0.2:
+        return random_literal(rng, view)
+    parts = {_wide_query(rng, view, depth - 1) for _ in range(rng.integers(6, 15))}
+    parts = {Not(p) if rng.random() < 0.3 else p for p in parts}
+    if len(parts) == 1:
+        return parts.pop()
+    return And(*parts) if rng.random() < 0.5 else Or(*parts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wide_junctions_keep_their_support(seed: int) -> None:
+    rng = np.random.default_rng(300 + seed)
+    views = [random_view(rng, missing=0.2) for _ in range(2)] + [random_view(rng, missing=0.0)]
+    for _ in range(40):
+        q, r = _wide_query(rng, views[0]), _wide_query(rng, views[0])
+        for complete in (frozenset(), ALL):
+            n = normalize(q, complete)
+            for view in views[2:] if complete else views:
+                assert np.array_equal(q.support(view), n.support(view)), (q, n)
+            assert normalize(n, complete) == n
+        # the provers may only say what holds on every view
+        for a, b in ((q, r), (r, q), (q, Not(r))):
+            if implies(a, b):
+                assert all(not np.any(a.support(v) & ~b.support(v)) for v in views)
+            if disjoint(a, b):
+                assert all(not np.any(a.support(v) & b.support(v)) for v in views)
+
+
+def test_a_query_over_thousands_of_categories_normalises_by_set_lookups() -> None:
+    # ¬(s ∈ S1 ∧ s ∈ S2) with |S1| = |S2| = 2,999: the extraction of a tree that split a
+    # column of 3,000 distinct strings wrote this; pairwise proofs took minutes (9 million pairs)
+    rng = np.random.default_rng(1)
+    categories = [f"s{i}" for i in range(3000)]
+    values = rng.integers(0, 3000, 4000).astype(np.int32)
+    values[rng.random(4000) < 0.1] = -1
+    view = View("left", [Attribute("s", "left", AttributeKind.CATEGORICAL, values, Domain(categories=categories))])
+    first = Or(*(C("s", c) for c in categories[:-1]))
+    second = Or(*(C("s", c) for c in categories[1:]))
+    q = Not(And(first, second))
+    n = normalize(q)
+    assert np.array_equal(q.support(view), n.support(view))
+    assert n == normalize(Not(Or(*(C("s", c) for c in categories[1:-1]))))  # ¬(S1 ∩ S2), resolved
+    assert disjoint(C("s", "s0"), Not(first)) and not disjoint(C("s", "s0"), Not(second))
+    assert implies(C("s", "s0"), first) and not implies(C("s", "s0"), second)

@@ -10,6 +10,7 @@ them too without an import cycle: ``_containment`` ← ``normal_form`` ← ``imp
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 from dprm.queries.base import Query
@@ -100,17 +101,126 @@ def _literals_disjoint(a: Query, b: Query) -> bool:
     return False
 
 
+def _simple_key(q: Query) -> tuple[str, bool, bool] | None:
+    """``(attribute, positive, numeric)`` of a non-empty literal or negated literal; None otherwise.
+
+    The provers below relate two such operands only within one attribute, and only in
+    the cases :func:`_related_keys` lists. An empty literal is within everything, so
+    it has no key, like a compound query.
+    """
+    positive = not isinstance(q, Not)
+    literal = q if positive else q.query
+    if not isinstance(literal, (BooleanLiteral, CategoricalLiteral, NumericLiteral)):
+        return None
+    numeric = isinstance(literal, NumericLiteral)
+    if numeric and _empty(_interval(literal)):
+        return None
+    return literal.attr, positive, numeric
+
+
+def _related_keys(key: tuple[str, bool, bool], relation: str) -> list[tuple[str, bool, bool]]:
+    """The keys of the simple operands ``x`` for which ``relation`` may be proved with ``q`` of ``key``.
+
+    Read off :func:`_implies` and :func:`_disjoint` on two keyed operands of one
+    attribute (besides ``x == q``, which the caller adds): ``"within"`` (``x ⊆ q``)
+    and ``"contains"`` (``q ⊆ x``) hold between two positive or two negated literals
+    only when both are numeric (nested intervals), never for a negated literal within
+    a positive one, and for a positive literal within a negated one of any kind
+    (disjoint values); ``"disjoint"`` never holds between two negated literals.
+    """
+    attr, positive, numeric = key
+    both_numeric = [(attr, positive, True)] if numeric else []
+    any_kind = [(attr, not positive, False), (attr, not positive, True)]
+    if relation == "within":
+        return both_numeric if positive else any_kind + both_numeric
+    if relation == "contains":
+        return any_kind + both_numeric if positive else both_numeric
+    if relation == "disjoint":
+        return [(attr, True, False), (attr, True, True)] + (any_kind if positive else [])
+    raise ValueError(f"unknown relation {relation!r}")  # pragma: no cover - internal
+
+
+@lru_cache(maxsize=1 << 10)
+def _operands_by_key(q: And | Or) -> tuple[dict[tuple[str, bool, bool], tuple[Query, ...]], tuple[Query, ...],
+                                            frozenset[Query]]:
+    """``q``'s operands with a :func:`_simple_key`, by key, the others, and the set of all."""
+    by_key: dict[tuple[str, bool, bool], list[Query]] = {}
+    others: list[Query] = []
+    for x in q.queries:
+        key = _simple_key(x)
+        if key is None:
+            others.append(x)
+        else:
+            by_key.setdefault(key, []).append(x)
+    return {k: tuple(xs) for k, xs in by_key.items()}, tuple(others), frozenset(q.queries)
+
+
+def _related_operands(q: And | Or, other: Query, relation: str) -> tuple[Query, ...] | list[Query]:
+    """The operands of ``q`` that ``relation`` could hold between with ``other`` (a superset).
+
+    All of them unless ``other`` is simple (see :func:`_simple_key`) and ``q`` has
+    enough operands to make the index worth it.
+    """
+    key = _simple_key(other)
+    if key is None or len(q.queries) < 8:
+        return q.queries
+    by_key, others, members = _operands_by_key(q)
+    related = [*others, *(x for k in _related_keys(key, relation) for x in by_key.get(k, ()))]
+    return [other, *related] if other in members else related
+
+
+def _for_all_operands(q: And | Or, other: Query, relation: str, test: Callable[[Query], bool]) -> bool:
+    """``all(test(x) for x in q.queries)``, where ``test(x)`` proves ``relation`` between ``x`` and ``other``.
+
+    With a simple ``other`` and many operands, the keys decide what they can: an
+    operand of an unrelated key (other than ``other`` itself) fails at once, and a
+    positive category of ``other``'s attribute is disjoint from a bucket of
+    (negated) categories exactly when its value is none of theirs (a set lookup instead
+    of one proof per category: attributes of thousands of categories are common).
+    """
+    key = _simple_key(other)
+    if key is None or len(q.queries) < 8:
+        return all(test(x) for x in q.queries)
+    by_key, others, _ = _operands_by_key(q)
+    related = _related_keys(key, relation)
+    if any(k not in related and any(x != other for x in xs) for k, xs in by_key.items()):
+        return False
+    attr, positive, numeric = key
+    fast = None
+    if isinstance(other, CategoricalLiteral):
+        fast = {"contains": (attr, False, False), "disjoint": (attr, True, False)}.get(relation)
+    for k in related:
+        if k == fast:
+            categories, numbers, all_categorical = _categories_of(q, k)
+            number = _as_number(other.category)
+            if not all_categorical or other.category in categories or (number is not None and number in numbers):
+                return False
+        elif not all(test(x) for x in by_key.get(k, ())):
+            return False
+    return all(test(x) for x in others)
+
+
+@lru_cache(maxsize=1 << 10)
+def _categories_of(q: And | Or, key: tuple[str, bool, bool]) -> tuple[frozenset[str], frozenset[float], bool]:
+    """The categories (and their numbers) of ``q``'s operands of ``key``, and whether all are categorical."""
+    literals = [x if key[1] else x.query for x in _operands_by_key(q)[0].get(key, ())]
+    categorical = [x for x in literals if isinstance(x, CategoricalLiteral)]
+    numbers = (_as_number(x.category) for x in categorical)
+    return (frozenset(x.category for x in categorical), frozenset(n for n in numbers if n is not None),
+            len(categorical) == len(literals))
+
+
 @lru_cache(maxsize=1 << 16)
 def _implies(a: Query, b: Query) -> bool:
     if a == b or _empty_literal(a):
         return True
     if isinstance(a, Or):
-        return all(_implies(x, b) for x in a.queries)
+        return _for_all_operands(a, b, "within", lambda x: _implies(x, b))
     if isinstance(b, And):
-        return all(_implies(a, y) for y in b.queries)
-    if isinstance(a, And) and any(_implies(x, b) for x in a.queries):
+        return _for_all_operands(b, a, "contains", lambda y: _implies(a, y))
+    if isinstance(a, And) and any(_implies(x, b) for x in _related_operands(a, b, "within")):
         return True
-    if isinstance(b, Or) and any(_implies(a, y) for y in b.queries):
+    if isinstance(b, Or) and any(_implies(a, y) for y in _related_operands(b, a, "contains")):
         return True
     if isinstance(b, Not):
         return _disjoint(a, b.query)
@@ -124,13 +234,13 @@ def _disjoint(a: Query, b: Query) -> bool:
     if _empty_literal(a) or _empty_literal(b):
         return True
     if isinstance(a, Or):
-        return all(_disjoint(x, b) for x in a.queries)
+        return _for_all_operands(a, b, "disjoint", lambda x: _disjoint(x, b))
     if isinstance(b, Or):
-        return all(_disjoint(a, y) for y in b.queries)
+        return _for_all_operands(b, a, "disjoint", lambda y: _disjoint(a, y))
     if isinstance(a, And):
-        return any(_disjoint(x, b) for x in a.queries)
+        return any(_disjoint(x, b) for x in _related_operands(a, b, "disjoint"))
     if isinstance(b, And):
-        return any(_disjoint(a, y) for y in b.queries)
+        return any(_disjoint(a, y) for y in _related_operands(b, a, "disjoint"))
     if isinstance(a, Not) and isinstance(b, Not):
         return False
     if isinstance(a, Not):
