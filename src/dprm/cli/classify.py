@@ -79,7 +79,7 @@ def classify(
     evaluation for people who may see the data, outside the private release.
     """
     _check_options(epsilon, max_depth, embedding_depth, search, variant, cv, seed)
-    outputs = Outputs()
+    outputs = Outputs(inputs=[learn, types])
     fitted: dict[str, Any] = {}
     outputs.add(output, lambda path: path.write_text(json.dumps(fitted["document"], indent=1, ensure_ascii=False,
                                                                 default=str) + "\n", encoding="utf-8"))

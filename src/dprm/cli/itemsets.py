@@ -247,7 +247,7 @@ def itemsets(
     if top < 0:
         raise ParameterError(f"--top must be >= 0, not {top}")
     bin_edges = parse_bins(bins)
-    outputs = Outputs()
+    outputs = Outputs(inputs=[learn, types])
     result: dict[str, Any] = {}
     outputs.add(output, lambda path: path.write_text(json.dumps(result["document"], indent=1, ensure_ascii=False)
                                                      + "\n", encoding="utf-8"))

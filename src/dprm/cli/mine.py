@@ -128,7 +128,7 @@ def mine(
         raise ParameterError(f"{algorithm} does not run on --engine ray yet ({', '.join(sharded_algorithms())} do)")
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
-    outputs = Outputs()
+    outputs = Outputs(inputs=[left, right, types])
     outputs.add(output, lambda path: _write_document(miner, seed, path, redundancy if mark_redundant else None))
     outputs.add(clired, lambda path: _write_clired(miner, path))
     outputs.check()

@@ -69,6 +69,8 @@ def check_writable(path: Path) -> None:
     """
     if path.is_dir():
         raise DprmError(f"{path}: is a directory; give a file name")
+    if path.exists() and not path.is_file():
+        raise DprmError(f"{path}: is not a regular file (a device or a pipe); give a file name")
     if not path.parent.exists():
         raise DprmError(f"{path}: directory {path.parent} does not exist")
     if not path.parent.is_dir():
@@ -105,20 +107,29 @@ class Outputs:
     (['a.txt'], ['a.txt'])
     """
 
+    #: The command's input files: no output may replace one.
+    inputs: list[Path | str | None] = field(default_factory=list)
     _targets: list[tuple[Path, Callable[[Path], object]]] = field(default_factory=list)
 
     def add(self, path: Path | None, write: Callable[[Path], object]) -> None:
-        """Plan ``write(staged_path)`` for ``path`` (nothing when ``path`` is None)."""
+        """Plan ``write(staged_path)`` for ``path`` (nothing when ``path`` is None).
+
+        A symbolic link is followed: its target file is written, the link stays.
+        """
         if path is not None:
-            self._targets.append((Path(path), write))
+            path = Path(path)
+            self._targets.append((path.resolve() if path.is_symlink() else path, write))
 
     def check(self) -> None:
         """Raise :class:`DprmError` naming the first target that could not be written."""
         seen: set[Path] = set()
+        inputs = {Path(i).resolve() for i in self.inputs if i is not None}
         for path, _ in self._targets:
             resolved = path.resolve()
             if resolved in seen:
                 raise DprmError(f"{path}: given for two outputs")
+            if resolved in inputs:
+                raise DprmError(f"{path}: is an input of this command; give another file name")
             seen.add(resolved)
             check_writable(path)
 

@@ -1,0 +1,65 @@
+"""Output files of the commands: never an input, never a device or a pipe; a link's target is written."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from test_cli import assert_one_error_line, run, write
+
+from dprm.cli.outputs import Outputs
+from dprm.errors import DprmError
+
+LEARN = "a,b,y\n" + "".join(f"{i % 3},{i % 2},{'p' if i % 3 else 'q'}\n" for i in range(30))
+LEFT = "id,a,b\n" + "".join(f"{i},{i % 2},{i % 3}\n" for i in range(30))
+RIGHT = "id,c,d\n" + "".join(f"{i},{(i + 1) % 2},{i % 5}\n" for i in range(30))
+
+
+def commands(tmp_path: Path, output: Path) -> dict[str, list]:
+    learn, left, right = (write(tmp_path / name, text) for name, text in
+                          (("learn.csv", LEARN), ("left.csv", LEFT), ("right.csv", RIGHT)))
+    return {
+        "classify": ["classify", learn, "--target", "y", "--epsilon", "1", "--cv", "0", "-o", output],
+        "mine": ["mine", left, right, "--algorithm", "cartwheels", "-o", output],
+        "itemsets": ["itemsets", learn, "--min-support", "0.3", "-o", output],
+    }
+
+
+@pytest.mark.parametrize("command", ["classify", "mine", "itemsets"])
+def test_an_input_is_never_an_output(tmp_path: Path, command: str) -> None:
+    inputs = {"classify": "learn.csv", "mine": "right.csv", "itemsets": "learn.csv"}
+    target = tmp_path / inputs[command]
+    args = commands(tmp_path, target)[command]
+    before = target.read_bytes()
+    code, stdout, stderr = run(args)
+    assert code == 2, stderr
+    assert_one_error_line(stderr, inputs[command], "is an input of this command")
+    assert target.read_bytes() == before and stdout == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_is_refused_and_a_link_is_followed(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    code, _, stderr = run(commands(tmp_path, pipe)["classify"])
+    assert code == 2
+    assert_one_error_line(stderr, "pipe.json", "is not a regular file")
+    assert pipe.is_fifo()
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("old")
+    link.symlink_to(real.name)
+    code, _, stderr = run(commands(tmp_path, link)["classify"])
+    assert code == 0, stderr
+    assert link.is_symlink() and json.loads(real.read_text())["model"].endswith("DPDecisionTreeClassifier")
+
+
+def test_outputs_plan_checks_inputs_before_any_work(tmp_path: Path) -> None:
+    data = write(tmp_path / "data.csv", "a\n1\n")
+    plan = Outputs(inputs=[data, None])
+    plan.add(tmp_path / "sub" / ".." / "data.csv", lambda path: path.write_text("x"))
+    with pytest.raises(DprmError, match="is an input of this command"):
+        plan.check()
+    assert Path(data).read_text() == "a\n1\n"
