@@ -91,6 +91,7 @@ def test_undeclared_domains_and_seed_say_not_private(learn: tuple[Path, Path]) -
     ({"--search": "greedy"}, ["--search must be one of"]),
     ({"--variant": "other"}, ["--variant must be one of"]),
     ({"--cv": "1"}, ["--cv must be 0"]),
+    ({"--seed": str(2**64 - 1)}, ["--seed must be an integer from 0 to 2^63 - 1", str(2**64 - 1)]),
     ({"--max-depth": "0"}, ["--max-depth must be between 1"]),
     ({"--types": "absent.json"}, ["absent.json", "no such file"]),
 ])
@@ -120,6 +121,7 @@ def test_bad_options_one_line_exit_2_nothing_written(learn: tuple[Path, Path], t
     ("a,y\n1,p\n500,q\n3,p\n", {"columns": {"a": {"bounds": [0, 100]}}}, ["'a'", "outside the declared bounds"]),
     ("a,y\n1,p\n2,\n3,q\n", None, ["target column 'y' has missing values"]),
     ("a,y\n1,p\n2,q\n3,q\n", None, ["--cv 3", "fewer folds"]),
+    ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"b": "numeric"}}, ["t.json", "not in", "d.csv", "'b'"]),
 ])
 def test_bad_data_one_line_exit_2_nothing_written(tmp_path: Path, content: str, types: dict | None,
                                                   fragments: list[str]) -> None:
@@ -177,3 +179,12 @@ def test_classify_eval_refused_leaves_nothing(tmp_path: Path) -> None:
         assert code == 2, (args, stderr)
         assert_one_error_line(stderr, fragment)
         assert not out.exists()
+
+
+def test_the_largest_seed_also_seeds_the_cross_validation(learn: tuple[Path, Path], tmp_path: Path) -> None:
+    csv, types = learn
+    out = tmp_path / "model.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--max-depth", "2",
+                                "--types", types, "--cv", "3", "--seed", str(2**63 - 1), "--output", out])
+    assert code == 0, stderr  # the folds' seeds wrapped past 2^63 - 1 after the model was written
+    assert "cross-validated accuracy (3 folds)" in stdout and out.exists()

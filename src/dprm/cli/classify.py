@@ -131,7 +131,7 @@ def _check_options(epsilon: float, max_depth: int, embedding_depth: int, search:
     if not (cv == 0 or 2 <= cv <= MAX_FOLDS):
         raise ParameterError(f"--cv must be 0 (no cross-validation) or between 2 and {MAX_FOLDS}, not {cv}")
     if seed is not None and not 0 <= seed < 2**63:
-        raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
+        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, not {seed}")
 
 
 def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_bounds: str | None
@@ -145,7 +145,7 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     if out_of_bounds not in (None, "error", "clamp"):
         raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
     view = read_view(learn, "left", types=types, na_values=[part for item in na_values or [] for part in item.split(",")] or None, out_of_bounds=out_of_bounds,
-                     duplicate_names="error")
+                     duplicate_names="error", all_types_here=True)
     source = view.source
     if target not in view:
         if target in view.constant:
@@ -267,7 +267,7 @@ def _print_cv(parameters: dict[str, Any], categories: dict, bounds: dict, classe
                                random_state=None if seed is None else seed % 2**32)
     scores = []
     for fold, (train, test) in enumerate(splitter.split(np.zeros((len(y), 1)), y)):
-        clf = _estimator(parameters, categories, bounds, classes, None if seed is None else seed + 1 + fold)
+        clf = _estimator(parameters, categories, bounds, classes, None if seed is None else (seed + 1 + fold) % 2**63)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             clf.fit(X.iloc[train], y[train])

@@ -104,7 +104,7 @@ def itemsets_eval(
     if not (math.isfinite(max_seconds) and max_seconds > 0):
         raise ParameterError(f"--max-seconds must be positive, not {max_seconds:g}")
     if not 0 <= seed < 2**63:
-        raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
+        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, not {seed}")
     config_args = dict(thetas=theta_values, epsilons=epsilon_values, chains=chains, chain_counts=counts,
                        chains_theta=chains_theta, delta=delta, timing_rows=rows, max_seconds=max_seconds, seed=seed,
                        passes=parse_passes(passes, option="--passes"), grace_period=grace_period, split_confidence=split_confidence)

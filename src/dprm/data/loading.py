@@ -163,11 +163,14 @@ def read_view(
     duplicate_names: str = "error",
     na_values: Sequence[str] | None = None,
     out_of_bounds: str | None = None,
+    all_types_here: bool = False,
 ) -> View:
     """Read one view on its own (rows in file order; the id column, if named, dropped).
 
     Types-file entries for columns that this view lacks are ignored here (they may
-    belong to the other view). The options are those of :func:`load_two_view`.
+    belong to the other view), unless ``all_types_here`` (the file is the only table:
+    an entry for a column it lacks is then a :class:`DataError`). The other options are
+    those of :func:`load_two_view`.
 
     Examples
     --------
@@ -184,6 +187,11 @@ def read_view(
     id_name = id_column if id_column is not None else spec.id_column
     if id_name is not None and id_name not in raw.column_names:
         raise _no_id_column(raw, id_name)
+    unknown = [n for n in spec.columns if n not in raw.column_names]
+    if all_types_here and unknown:
+        listed = ", ".join(repr(n) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
+                        code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
     return _build_view(raw, side, spec, exclude=id_name, out_of_bounds=policy)
 
 
