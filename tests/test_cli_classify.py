@@ -188,3 +188,20 @@ def test_the_largest_seed_also_seeds_the_cross_validation(learn: tuple[Path, Pat
                                 "--types", types, "--cv", "3", "--seed", str(2**63 - 1), "--output", out])
     assert code == 0, stderr  # the folds' seeds wrapped past 2^63 - 1 after the model was written
     assert "cross-validated accuracy (3 folds)" in stdout and out.exists()
+
+
+def test_bounds_near_the_largest_float_give_finite_thresholds(tmp_path: Path) -> None:
+    rows = "".join(f"{'-' if i % 2 else ''}1e308,{'a' if i % 2 else 'b'}\n" for i in range(40))
+    csv = write(tmp_path / "d.csv", "num,cls\n" + rows)
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"num": {"bounds": [-1.7e308, 1.7e308]},
+                                                               "cls": {"categories": ["a", "b"]}}}))
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "cls", "--epsilon", "10", "--max-depth", "2",
+                                "--types", types, "--cv", "4", "--seed", "1", "--output", out])
+    assert code == 0 and "Warning" not in stderr, stderr  # (high - low) overflowed to inf
+    assert "cross-validated accuracy (4 folds): 1.000" in stdout
+
+    def no_constant(name: str) -> None:
+        raise AssertionError(f"{name} in the model")
+
+    json.loads(out.read_text(), parse_constant=no_constant)

@@ -7,7 +7,7 @@ of small integer codes:
 * categorical: the position of the value in its declared categories,
   ``0 .. k-1``; a missing value (``None``, NaN) gets ``k``;
 * numeric: ``n_thresholds`` thresholds spread evenly inside the public bounds
-  ``[low, high]`` (``low + (high - low) * j / (n_thresholds + 1)``); a value gets the
+  ``[low, high]`` (``low + (high - low) * j / (n_thresholds + 1)``, computed without overflow); a value gets the
   number of thresholds below it, ``0 .. n_thresholds``, so "``x <= t_j``" is
   "``code <= j``"; a missing value gets ``n_thresholds + 1``.
 
@@ -221,7 +221,9 @@ def learn_domains(
                     low, high = low - 0.5, high + 0.5
                 read = True
                 from_data.append(name)
-            grid = low + (high - low) * np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
+            # as a convex combination: high - low overflows for bounds near ±1.8e308
+            share = np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
+            grid = low * (1 - share) + high * share
             domains.append(FeatureDomain(name, NUMERIC, low=low, high=high, thresholds=grid, from_data=read))
         else:
             try:
