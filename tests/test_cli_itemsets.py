@@ -225,3 +225,33 @@ def test_types_file_that_ignores_every_column_is_one_line(tmp_path):
     assert code == 2
     assert_one_error_line(stderr, "t.json", "every column of", "is ignored")
     assert not out.exists()
+
+
+def test_files_are_read_by_the_data_layers_rules(tmp_path):
+    import gzip
+
+    import pyarrow as pa
+
+    text = "a;b\n" + "x;u\nx;u\ny;v\n" * 10
+    semicolons = write(tmp_path / "semi.csv", text)
+    code, stdout, stderr = run(["itemsets", semicolons, "--min-support", "0.5", "--seed", "1"])
+    assert code == 0, stderr
+    assert "a=x, b=u" in stdout  # the delimiter is read off the header, as by dprm mine
+    for suffix, compression in ((".gz", "gzip"), (".bz2", "bz2"), (".zst", "zstd")):
+        path = tmp_path / f"semi.csv{suffix}"
+        with pa.CompressedOutputStream(str(path), compression) as stream:
+            stream.write(text.encode())
+        code, stdout, stderr = run(["itemsets", path, "--min-support", "0.5", "--seed", "1"])
+        assert code == 0, (suffix, stderr)
+        assert "a=x, b=u" in stdout
+    truncated = tmp_path / "cut.csv.gz"
+    truncated.write_bytes(gzip.compress(text.encode() * 50)[:60])
+    garbage = write(tmp_path / "bad.csv.gz", b"garbage")
+    parquet = write(tmp_path / "t.parquet", b"PAR1")
+    for path, fragments in ((truncated, ["cut.csv.gz", "cannot be read"]), (garbage, ["bad.csv.gz", "cannot be read"]),
+                            (parquet, ["t.parquet", "is a Parquet file"])):
+        out = tmp_path / "never.json"
+        code, _, stderr = run(["itemsets", path, "--min-support", "0.5", "--output", out])
+        assert code == 2, (path, stderr)  # a truncated .gz ended as "interrupted" (exit 130)
+        assert_one_error_line(stderr, *fragments)
+        assert not out.exists()

@@ -99,41 +99,16 @@ def check_options(min_support: float, delta: float | None, sensitive: list[str] 
 
 def read_header(path: Path) -> list[str]:
     """The column names of a CSV file (a one-line error when it cannot be read)."""
-    import pandas as pd
+    from dprm.itemsets.text_table import read_text_header
 
-    from dprm.data.reading import check_column_names
-
-    name = str(path)
-    if not path.exists():
-        raise DataError(f"{name}: no such file", code="file_not_found", file=name, data_dependent=False)
-    if path.is_dir():
-        raise DataError(f"{name}: is a directory, not a file", code="not_a_file", file=name, data_dependent=False)
-    try:
-        # as written: pandas would rename a repeated name "a.1" and an empty one "Unnamed: 0"
-        header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{name}: the file is empty", code="empty_file", file=name, data_dependent=False) from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as error:
-        raise DataError(f"{name}: cannot be parsed as CSV ({str(error).splitlines()[0]})", code="bad_csv",
-                        file=name) from None
-    return check_column_names(header.iloc[0].tolist(), name)
+    return read_text_header(path, str(path))
 
 
 def read_frame(path: Path, columns: list[str]) -> Any:
     """The whole CSV as text (the values as written), only ``columns``; no rows is an error."""
-    import pandas as pd
+    from dprm.itemsets.text_table import read_text_frame
 
-    name = str(path)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, UnicodeDecodeError) as error:
-        raise DataError(f"{name}: cannot be parsed as CSV ({str(error).splitlines()[0]})", code="bad_csv",
-                        file=name) from None
-    frame.columns = read_header(path)
-    if len(frame) == 0:
-        raise DataError(f"{name}: the file has no data rows (an empty stream)", code="no_rows", file=name,
-                        data_dependent=False)
-    return frame[columns]
+    return read_text_frame(path, str(path))[columns]
 
 
 def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[float]]

@@ -39,7 +39,7 @@ import pyarrow.csv as pacsv
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError
 
-__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "read_table", "missing_markers", "Source"]
+__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "open_text_table", "read_table", "missing_markers", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -253,6 +253,42 @@ def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
     delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
     table = _read_csv(path, source, delimiter, markers)
     return RawTable(table, source, path=path, delimiter=delimiter)
+
+
+def open_text_table(path: Path, source: str) -> tuple[Any, str]:
+    """A CSV or TSV file (optionally compressed) opened as a byte stream, and its delimiter.
+
+    For readers of the text as written (the itemset miner): the same file types,
+    compressions and delimiter rule as :func:`read_table`, and the same one-line
+    errors for a missing, empty, Parquet or unknown file. The caller closes the stream
+    and reports errors raised while reading it (a damaged compressed file).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "t.csv"
+    ...     _ = path.write_text("a;b" + chr(10) + "1;2" + chr(10))
+    ...     stream, delimiter = open_text_table(path, "t.csv")
+    ...     with stream:
+    ...         print(delimiter, stream.read().split())
+    ; [b'a;b', b'1;2']
+    """
+    fmt = _file_format(path, source)
+    if fmt == "parquet":
+        raise _error(source, "is a Parquet file; this command reads text: use .csv or .tsv (optionally .gz)",
+                     "unsupported_file_type", data_dependent=False)
+    if not path.exists():
+        raise _error(source, "no such file", "file_not_found", data_dependent=False)
+    if path.is_dir():
+        raise _error(source, "is a directory, not a data file", "not_a_file", data_dependent=False)
+    if path.stat().st_size == 0:
+        raise _error(source, "is empty (0 bytes)", "empty_file", data_dependent=False)
+    delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
+    try:
+        return pa.input_stream(str(path), compression="detect"), delimiter
+    except (pa.ArrowException, OSError) as exc:
+        raise _error(source, f"cannot be read: {_first_line(exc)}", "unreadable_file") from None
 
 
 def _read_parquet(path: Path, source: str) -> pa.Table:

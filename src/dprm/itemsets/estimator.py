@@ -86,10 +86,10 @@ from numba import njit
 
 from dprm.data.category_text import category_text
 from dprm.data.literal_index import pack_rows
-from dprm.data.reading import check_column_names
 from dprm.errors import DataError, ParameterError
 from dprm.itemsets.domains import DomainCollector, VariableDomain, declared_domains, encode_frame, infer_domains
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
+from dprm.itemsets.text_table import read_text_chunks
 from dprm.itemsets.tree_model import ConditionalTree
 
 __all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "Chain", "DensityEstimator", "parse_passes",
@@ -497,30 +497,7 @@ class DensityEstimator:
         self._passes_made = passes
 
     def _chunks(self, path: Path, name: str) -> Iterable[pd.DataFrame]:
-        if not path.exists():
-            raise DataError(f"{name}: no such file", code="file_not_found", file=name)
-        if path.is_dir():
-            raise DataError(f"{name}: is a directory, not a file", code="not_a_file", file=name)
-        dialect = {"sep": None if path.suffix == ".txt" else ("\t" if path.suffix == ".tsv" else ","),
-                   "engine": "python" if path.suffix == ".txt" else "c"}
-        try:
-            # the header as written (pandas would rename a repeated name "a.1" and an empty one "Unnamed: 0")
-            header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False, **dialect)
-            columns = check_column_names(header.iloc[0].tolist(), name)
-            reader = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], chunksize=self.batch_size,
-                                 **dialect)
-            with reader:
-                for chunk in reader:
-                    if chunk.shape[1] != len(columns):
-                        raise DataError(f"{name}: rows have {chunk.shape[1]} fields, the header {len(columns)}",
-                                        code="bad_csv", file=name)
-                    chunk.columns = columns
-                    yield chunk
-        except pd.errors.EmptyDataError:
-            raise DataError(f"{name}: the file is empty", code="empty_file", file=name) from None
-        except (pd.errors.ParserError, UnicodeDecodeError) as error:
-            raise DataError(f"{name}: cannot be parsed as CSV ({str(error).splitlines()[0]})", code="bad_csv",
-                            file=name) from None
+        return read_text_chunks(path, name, self.batch_size)
 
     def _fit_csv(self, path: Path, name: str) -> DensityEstimator:
         # first pass: the domains, and every value checked against them
