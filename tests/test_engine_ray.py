@@ -378,7 +378,11 @@ def test_mine_refuses_a_bad_engine(planted_files, tmp_path) -> None:
     left, right, types = planted_files
     out = tmp_path / "out.json"
     for extra, message in ((["--engine", "spark"], "--engine must be"),
-                           (["--engine", "ray", "--shards", "0"], "--shards must be")):
+                           (["--engine", "ray", "--shards", "0"], "--shards must be"),
+                           (["--engine", "ray", "--shards", "4000"], "a local Ray on this machine runs at most"),
+                           (["--engine", "ray://256.1.1.1:10001"], "'256.1.1.1' is not an IP address"),
+                           (["--engine", "ray://head:99999"], "not a Ray address"),
+                           (["--engine", "ray://head"], "not a Ray address")):
         code, _, err = run(["mine", left, right, "--types", types, "-o", out, *extra])
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
         assert not out.exists()

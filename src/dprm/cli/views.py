@@ -11,6 +11,7 @@ still exactly one line.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, List, Optional
 
@@ -56,6 +57,8 @@ ShardsOption = Annotated[int, typer.Option(
 
 #: Most shards of --engine ray.
 MAX_SHARDS = 4096
+#: Most shards per core of a local Ray (--engine ray): each shard is a process.
+LOCAL_SHARDS_PER_CORE = 4
 
 
 def _markers(na_values: Optional[List[str]]) -> list[str] | None:
@@ -87,10 +90,37 @@ def check_engine(engine: str, shards: int) -> str | None:
     if engine == "in-process":
         return None
     if engine == "ray":
+        most = LOCAL_SHARDS_PER_CORE * (os.cpu_count() or 1)
+        if shards > most:
+            raise ParameterError(f"--shards {shards}: a local Ray on this machine runs at most {most} shards "
+                                 f"({LOCAL_SHARDS_PER_CORE} per core, one process each); "
+                                 f"use a Ray cluster (--engine ray://HOST:PORT) for more")
         return ""
     if engine.startswith("ray://") and len(engine) > len("ray://"):
+        _check_ray_address(engine)
         return engine
     raise ParameterError(f"--engine must be 'in-process', 'ray' or 'ray://HOST:PORT', not {engine!r}")
+
+
+def _check_ray_address(engine: str) -> None:
+    """A ``ray://HOST:PORT`` whose port is a port and whose host, if written as an IP address, is one."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    wrong = ParameterError(f"--engine {engine!r}: not a Ray address ray://HOST:PORT (a port from 1 to 65535)")
+    try:
+        parts = urlsplit(engine)
+        port = parts.port
+    except ValueError:
+        raise wrong from None
+    host = parts.hostname or ""
+    if port is None or port == 0 or not host or parts.path not in ("", "/"):
+        raise wrong
+    if host.replace(".", "").isdigit() or ":" in host:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise ParameterError(f"--engine {engine!r}: {host!r} is not an IP address") from None
 
 
 def open_engine(address: str, shards: int, left: Path, right: Path, *, id_column: str | None = None,
