@@ -85,6 +85,12 @@ def test_non_utf8_value(tmp_path: Path, right: Path) -> None:
     assert "left.csv" in message and "column 'a', row 1" in message and "not UTF-8" in message
 
 
+def test_nul_character_names_the_column_and_row(tmp_path: Path, right: Path) -> None:
+    left = write(tmp_path / "left.csv", b"id,a\n1,x\n2,x\x00\n3,y\n")
+    message = load_error(left, right)  # numpy text arrays drop trailing NULs: "x\0" was confused with "x"
+    assert "left.csv" in message and "column 'a', row 2" in message and "NUL character" in message
+
+
 def test_non_utf8_header(tmp_path: Path, right: Path) -> None:
     left = write(tmp_path / "left.csv", b"id,caf\xe9\n1,0\n2,1\n3,1\n")
     message = load_error(left, right)

@@ -60,12 +60,14 @@ ERROR_CODES: dict[str, str] = {
     "file_not_found": "no such file",
     "not_a_file": "is a directory, not a file",
     "unknown_file_type": "unknown file type",
+    "unsupported_file_type": "this command does not read this type of file",
     "unreadable_file": "the file cannot be read",
     "bad_source": "expected a file path or a pandas DataFrame",
     "empty_file": "the file is empty",
     "no_rows": "the file has no data rows",
     "no_columns": "the file has no columns",
     "not_utf8": "the file is not UTF-8 text",
+    "nul_character": "a text value holds a NUL character",
     "bad_csv": "the file cannot be parsed as CSV",
     "bad_parquet": "the file cannot be read as Parquet",
     "unnamed_column": "a column has no name",
@@ -87,7 +89,7 @@ ERROR_CODES: dict[str, str] = {
     "unknown_category": "a value is not one of the declared categories",
     # the types file
     "bad_types_file": "the types file is malformed",
-    "unknown_column": "the types file declares a column that is in neither view",
+    "unknown_column": "the types file declares a column that is not in the data",
     "engine_error": "the counting engine failed (a shard was lost or could not start)",
 }
 

@@ -525,6 +525,11 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
                     raw.nan_rows[name] = first_rows(to_numpy(nan, fill=False), 1)[0]
                 col = pc.if_else(nan, null_scalar(pa.float64()), col)
         elif pa.types.is_string(typ):
+            nul = pc.match_substring(col, "\x00")
+            if pc.any(nul).as_py():  # numpy's text arrays drop trailing NULs: "x\0" would become "x"
+                row = first_rows(to_numpy(nul, fill=False), 1)[0]
+                raise _error(source, f"column {name!r}, row {row}: a value holds a NUL character (\\0), "
+                             f"which text cannot; is this a binary file?", "nul_character", column=name, row=row)
             marked = pc.is_in(col, value_set=marker_set)
             if pc.any(marked).as_py():
                 col = pc.if_else(marked, null_scalar(pa.string()), col)
