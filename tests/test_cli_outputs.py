@@ -63,3 +63,11 @@ def test_outputs_plan_checks_inputs_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(DprmError, match="is an input of this command"):
         plan.check()
     assert Path(data).read_text() == "a\n1\n"
+
+
+def test_make_planted_refuses_an_empty_directory_name(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run(["datasets", "make-planted", "", "--rows", "50"])
+    assert code == 2
+    assert_one_error_line(stderr, "OUTDIR is empty")
+    assert list(tmp_path.iterdir()) == []  # it wrote into the current directory

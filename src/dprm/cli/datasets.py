@@ -10,6 +10,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console
 from dprm.cli.outputs import check_directory
+from dprm.errors import ParameterError
 
 app = command_app("Example datasets with planted redescriptions (known answers).")
 
@@ -21,7 +22,7 @@ def datasets() -> None:
 
 @app.command("make-planted")
 def make_planted_command(
-    outdir: Path = typer.Argument(..., show_default=False,
+    outdir: str = typer.Argument(..., show_default=False, metavar="OUTDIR",
                                   help="Directory for left.csv, right.csv, types.json and planted.json."),
     rows: int = typer.Option(1000, metavar="N", help="Number of rows (entities)."),
     seed: Optional[int] = typer.Option(None, metavar="N", help="Random seed, a non-negative integer."),
@@ -44,10 +45,13 @@ def make_planted_command(
     """Write an example two-view dataset with planted redescriptions to OUTDIR."""
     from dprm.datasets import make_planted, write_planted
 
-    check_directory(outdir, create=True)  # before the rows are generated
+    if not outdir.strip():
+        raise ParameterError("OUTDIR is empty; give a directory ('.' for the current one)")
+    directory = Path(outdir)
+    check_directory(directory, create=True)  # before the rows are generated
     kinds = None if relations is None else [kind.strip() for kind in relations.split(",")]
     data = make_planted(rows, n_left_boolean=left_boolean, n_left_numeric=left_numeric,
                         n_right_boolean=right_boolean, n_right_numeric=right_numeric, n_planted=planted,
                         noise=noise, missing=missing, relations=kinds, random_state=seed)
-    for path in write_planted(data, outdir):
+    for path in write_planted(data, directory):
         console.print(f"wrote {path}")

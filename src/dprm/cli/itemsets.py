@@ -78,7 +78,8 @@ def check_options(min_support: float, delta: float | None, sensitive: list[str] 
     if delta is not None and not sensitive:
         raise ParameterError("--delta needs the quasi-identifiers (--sensitive COL ...)")
     if sensitive and len(set(sensitive)) != len(sensitive):
-        raise ParameterError("--sensitive: a column is given twice")
+        twice = next(c for i, c in enumerate(sensitive) if c in sensitive[:i])
+        raise ParameterError(f"--sensitive: column {twice!r} is given twice")
     if distance not in DISTANCES:
         raise ParameterError(f"--distance must be one of {', '.join(DISTANCES)}, not {distance!r}")
     if not 1 <= chains <= MAX_CHAINS:
@@ -215,8 +216,10 @@ def itemsets(
     passes_rule = parse_passes(passes, option="--passes")
     if passes_rule != "auto" and epsilon is not None:
         raise ParameterError("--passes is for the online estimate; the DP estimate (--epsilon) reads the rows once")
-    if grace_period < 1 or not (math.isfinite(split_confidence) and 0 < split_confidence < 1):
-        raise ParameterError("--grace-period must be >= 1 and --split-confidence in (0, 1)")
+    if grace_period < 1:
+        raise ParameterError(f"--grace-period must be >= 1, not {grace_period}")
+    if not (math.isfinite(split_confidence) and 0 < split_confidence < 1):
+        raise ParameterError(f"--split-confidence must be in (0, 1), not {split_confidence:g}")
     if tie_threshold is not None and not (math.isfinite(tie_threshold) and tie_threshold >= 0):
         raise ParameterError(f"--tie-threshold must be a number >= 0, not {tie_threshold:g}")
     if top < 0:

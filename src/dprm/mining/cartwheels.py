@@ -169,7 +169,7 @@ class CartWheels(Miner):
         schema = engine.schema
         for view in schema.views:
             if len(view) == 0:
-                raise ParameterError(f"the {view.name} view has no usable attribute "
+                raise ParameterError(f"the {view.name} view ({view.source}) has no usable attribute "
                                      "(constant and empty columns are left out)")
         thresholds = engine.data_thresholds(self.max_splits)
         # the driver's indexes: the splits and thresholds only (the rows stay with the workers)

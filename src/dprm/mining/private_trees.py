@@ -270,7 +270,7 @@ class PrivateTreeMiner(Miner):
             )
         for view in data.views:
             if len(view) == 0:
-                raise ParameterError(f"the {view.name} view has no usable attribute "
+                raise ParameterError(f"the {view.name} view ({view.source}) has no usable attribute "
                                      "(constant and empty columns are left out)")
         self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
         self._n_rows = n_rows

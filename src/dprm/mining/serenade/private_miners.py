@@ -376,7 +376,7 @@ class _GreedyMiner(Miner):
             self._ledger_start = len(accountant.ledger)
         for view in data.views:
             if len(view) == 0:
-                raise ParameterError(f"the {view.name} view has no usable attribute "
+                raise ParameterError(f"the {view.name} view ({view.source}) has no usable attribute "
                                      "(constant and empty columns are left out)")
         mode = "private" if self.private else "data"
         self._data = data
