@@ -93,7 +93,10 @@ def classify(
     clf = _estimator(parameters, categories, bounds, classes, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "not private: ..." is the status line's
-        clf.fit(X, y)
+        try:
+            clf.fit(X, y)
+        except ParameterError as error:
+            raise ParameterError(_in_option_names(str(error))) from None
     fitted["document"] = _document(clf, parameters, learn, target, seed)
     written = outputs.commit()
     for message in notes:
@@ -214,6 +217,20 @@ def _check_folds(y: Any, folds: int) -> None:
     _, counts = np.unique(y, return_counts=True)
     if counts.min() < folds:
         raise DataError(f"--cv {folds}: a class has only {counts.min()} rows; give fewer folds or --cv 0")
+
+
+def _in_option_names(message: str) -> str:
+    """The estimator's message with its parameter names written as this command's options.
+
+    Examples
+    --------
+    >>> _in_option_names("use search='mcmc' or a smaller embedding_depth")
+    'use --search mcmc or a smaller --embedding-depth'
+    """
+    for python, option in (("search='mcmc'", "--search mcmc"), ("embedding_depth", "--embedding-depth"),
+                           ("max_depth", "--max-depth")):
+        message = message.replace(python, option)
+    return message
 
 
 def _estimator(parameters: dict[str, Any], categories: dict, bounds: dict, classes: list | None,
