@@ -161,6 +161,7 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--sensitive", "age", "--delta", "-0.1"], ["--delta"]),
     (["--min-support", "0.3", "--epsilon", "0"], ["--epsilon"]),
     (["--min-support", "0.3", "--epsilon", "-2"], ["--epsilon"]),
+    (["--min-support", "0.3", "--epsilon", "1e9"], ["--epsilon must be between 0.0001 and 10000", "not 1e+09"]),
     (["--min-support", "0.3", "--chains", "0"], ["--chains"]),
     (["--min-support", "0.3", "--bins", "age=3,1"], ["--bins"]),
     (["--min-support", "0.3", "--passes", "0"], ["--passes"]),
