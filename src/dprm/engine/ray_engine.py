@@ -42,10 +42,11 @@ Not run as a doctest (it starts Ray); see ``tests/test_engine_ray.py``::
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import sys
-import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -114,7 +115,10 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
     attempts = 1 if address is None else CLUSTER_JOIN_ATTEMPTS
     for attempt in range(1, attempts + 1):
         try:
-            ray.init(**options)
+            with warnings.catch_warnings():
+                # Ray Client warns before it gives up ("connection timed out"): the error says it in one line
+                warnings.simplefilter("ignore", UserWarning)
+                ray.init(**options)
             return
         except Exception as error:  # noqa: BLE001 - any start-up failure is one line
             if attempt < attempts and "Initialization failure from server" in str(error):
