@@ -117,11 +117,9 @@ def classify(
 
 def _check_options(epsilon: float, max_depth: int, embedding_depth: int, search: str, variant: str,
                    cv: int, seed: int | None) -> None:
-    from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
+    from dprm.privacy.budget import check_epsilon_range
 
-    if not (math.isfinite(epsilon) and SMALLEST_EPSILON <= epsilon <= LARGEST_EPSILON):
-        raise ParameterError(f"--epsilon must be between {float(SMALLEST_EPSILON):g} and {float(LARGEST_EPSILON):g} "
-                             f"(a larger budget is no privacy, a smaller one drowns every count), not {epsilon:g}")
+    check_epsilon_range(epsilon, "--epsilon")
     if not 1 <= max_depth <= MAX_DEPTH:
         raise ParameterError(f"--max-depth must be between 1 and {MAX_DEPTH}, not {max_depth}")
     if not 1 <= embedding_depth <= max_depth:

@@ -118,11 +118,10 @@ def classify_eval(
     if any(not d for d in dataset_names) or len(set(dataset_names)) != len(dataset_names):
         raise ParameterError(f"--datasets: empty or repeated name in {datasets!r}")
     epsilon_values = _numbers(epsilons or grid["epsilons"], "--epsilons", float)
-    from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
+    from dprm.privacy.budget import check_epsilon_range
 
-    if any(not (math.isfinite(e) and SMALLEST_EPSILON <= e <= LARGEST_EPSILON) for e in epsilon_values):
-        raise ParameterError(f"--epsilons must be numbers between {float(SMALLEST_EPSILON):g} and "
-                             f"{float(LARGEST_EPSILON):g}, not {epsilons!r}")
+    for value in epsilon_values:
+        check_epsilon_range(value, "--epsilons")
     depth_values = sorted(set(_numbers(depths or grid["depths"], "--depths", int)))
     if any(not 1 <= d <= 30 for d in depth_values):
         raise ParameterError(f"--depths must be between 1 and 30, not {depths!r}")

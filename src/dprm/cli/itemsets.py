@@ -84,11 +84,10 @@ def check_options(min_support: float, delta: float | None, sensitive: list[str] 
         raise ParameterError(f"--distance must be one of {', '.join(DISTANCES)}, not {distance!r}")
     if not 1 <= chains <= MAX_CHAINS:
         raise ParameterError(f"--chains must be between 1 and {MAX_CHAINS}, not {chains}")
-    from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
+    from dprm.privacy.budget import check_epsilon_range
 
-    if epsilon is not None and not (math.isfinite(epsilon) and SMALLEST_EPSILON <= epsilon <= LARGEST_EPSILON):
-        raise ParameterError(f"--epsilon must be between {float(SMALLEST_EPSILON):g} and {float(LARGEST_EPSILON):g} "
-                             f"(a larger budget is no privacy, a smaller one drowns every count), not {epsilon:g}")
+    if epsilon is not None:
+        check_epsilon_range(epsilon, "--epsilon")
     if not (math.isfinite(step) and 0 < step <= 100):
         raise ParameterError(f"--step must be in (0, 100], not {step:g}")
     if not 1 <= max_depth <= 10:

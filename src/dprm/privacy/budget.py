@@ -15,7 +15,8 @@ from fractions import Fraction
 
 from dprm.errors import ParameterError
 
-__all__ = ["EpsilonLike", "SMALLEST_EPSILON", "LARGEST_EPSILON", "as_fraction", "as_epsilon", "split_budget"]
+__all__ = ["EpsilonLike", "SMALLEST_EPSILON", "LARGEST_EPSILON", "as_fraction", "as_epsilon", "check_epsilon_range",
+           "split_budget"]
 
 EpsilonLike = int | float | str | Fraction
 """Types accepted wherever an epsilon (or another exact rational) is expected."""
@@ -115,6 +116,24 @@ def as_epsilon(value: EpsilonLike, name: str = "epsilon") -> Fraction:
     if exact <= 0:
         raise ParameterError(f"{name} must be > 0, got {value!r}")
     return exact
+
+
+def check_epsilon_range(value: float | Fraction, name: str = "epsilon") -> None:
+    """Raise :class:`ParameterError` unless ``value`` lies in [:data:`SMALLEST_EPSILON`, :data:`LARGEST_EPSILON`].
+
+    Examples
+    --------
+    >>> check_epsilon_range(0.1)
+    >>> check_epsilon_range(1e308, "--epsilon")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: --epsilon must be between 0.0001 and 10000 (a larger budget is no privacy, \
+a smaller one drowns every count), not 1e+308
+    """
+    if not (math.isfinite(value) and SMALLEST_EPSILON <= value <= LARGEST_EPSILON):
+        raise ParameterError(f"{name} must be between {float(SMALLEST_EPSILON):g} and {float(LARGEST_EPSILON):g} "
+                             f"(a larger budget is no privacy, a smaller one drowns every count), "
+                             f"not {float(value):g}")
 
 
 def split_budget(total: EpsilonLike, weights: Sequence[EpsilonLike]) -> list[Fraction]:

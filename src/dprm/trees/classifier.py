@@ -94,7 +94,7 @@ from dprm.privacy import (
     StructuredExponentialMechanism,
     as_epsilon,
 )
-from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
+from dprm.privacy.budget import check_epsilon_range
 from dprm.trees.encoding import CATEGORICAL, FeatureDomain, encode, learn_domains
 from dprm.trees.subtree_search import (
     GrowNode,
@@ -380,9 +380,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     # -- parameters -------------------------------------------------------------------
     def _checked_parameters(self) -> dict[str, Any]:
         epsilon = as_epsilon(self.epsilon)
-        if not SMALLEST_EPSILON <= epsilon <= LARGEST_EPSILON:
-            raise ParameterError(f"epsilon must be between {float(SMALLEST_EPSILON):g} and {float(LARGEST_EPSILON):g} "
-                                 f"(a larger budget is no privacy, a smaller one drowns every count), got {self.epsilon!r}")
+        check_epsilon_range(epsilon)
         max_depth = _check_int(self.max_depth, "max_depth", 1, MAX_DEPTH)
         if isinstance(self.embedding_depth, numbers.Integral) and not isinstance(self.embedding_depth, bool):
             if self.embedding_depth > max_depth:
