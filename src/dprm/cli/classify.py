@@ -22,7 +22,6 @@ is not private.
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from pathlib import Path
 from typing import Any, Optional
