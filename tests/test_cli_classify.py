@@ -205,3 +205,13 @@ def test_bounds_near_the_largest_float_give_finite_thresholds(tmp_path: Path) ->
         raise AssertionError(f"{name} in the model")
 
     json.loads(out.read_text(), parse_constant=no_constant)
+
+
+def test_whole_number_classes_are_shown_as_written(tmp_path: Path) -> None:
+    csv = write(tmp_path / "d.csv", "a,label\n" + "".join(f"{i},{1 + i % 3}\n" for i in range(30)))
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "label", "--epsilon", "1", "--cv", "0", "--seed", "2",
+                                "--output", out])
+    assert code == 0, stderr
+    assert json.loads(out.read_text())["classes"] == ["1", "2", "3"]  # were "1.0", "2.0", "3.0"
+    assert ".0" not in stdout.split("variant dprm", 1)[1]

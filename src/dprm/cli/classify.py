@@ -163,6 +163,8 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
         if attribute.name == target:
             if pd.isna(pd.Series(values)).any():
                 raise DataError(f"{source}: the target column {target!r} has missing values", column=target)
+            if attribute.kind is AttributeKind.NUMERIC and np.all(np.mod(values, 1) == 0):
+                values = values.astype(np.int64)  # whole numbers are classes 0, 1, ..., not 0.0, 1.0
             labels = np.asarray(values, dtype=object).astype(str)
             if declared is not None and attribute.kind is not AttributeKind.NUMERIC:
                 classes = [str(c) for c in declared]
