@@ -256,3 +256,12 @@ def test_files_are_read_by_the_data_layers_rules(tmp_path):
         assert code == 2, (path, stderr)  # a truncated .gz ended as "interrupted" (exit 130)
         assert_one_error_line(stderr, *fragments)
         assert not out.exists()
+
+
+def test_reading_keys_of_the_types_file_that_do_not_apply_are_said(tmp_path):
+    csv = write(tmp_path / "d.csv", "a,b\n" + "x,u\ny,v\n" * 10)
+    types = write(tmp_path / "t.json", json.dumps({"out_of_bounds": "clamp", "na_values": ["NA"],
+                                                   "columns": {"a": {"categories": ["x", "y"]}}}))
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types])
+    assert code == 0, stderr
+    assert "out_of_bounds 'clamp' does not apply" in stderr and "na_values do not apply" in stderr

@@ -143,6 +143,12 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
                          "declare it as categorical with its categories")
     if spec.id_column and spec.id_column in columns and spec.id_column not in ignored:
         ignored.append(spec.id_column)
+    if spec.out_of_bounds == "clamp":
+        notes.append("the types file's out_of_bounds 'clamp' does not apply here: itemsets has no missing "
+                     "value to clamp an unknown category to, so a value outside its categories is an error")
+    if spec.na_values:
+        notes.append("the types file's na_values do not apply here: itemsets reads every value as a category "
+                     "(only an empty cell is missing)")
     return domains, ignored, notes
 
 
