@@ -242,3 +242,24 @@ def test_a_query_over_thousands_of_categories_normalises_by_set_lookups() -> Non
     assert n == normalize(Not(Or(*(C("s", c) for c in categories[1:-1]))))  # ¬(S1 ∩ S2), resolved
     assert disjoint(C("s", "s0"), Not(first)) and not disjoint(C("s", "s0"), Not(second))
     assert implies(C("s", "s0"), first) and not implies(C("s", "s0"), second)
+
+
+def test_indexed_provers_keep_the_cases_of_equal_operands() -> None:
+    # the provers themselves (the public implies / disjoint normalise first, which absorbs these
+    # junctions): a junction of 8 or more operands takes the indexed path, and the operand equal to
+    # the other query is within it but not disjoint from it
+    from dprm.queries._containment import _disjoint, _implies
+
+    others = [C("s", f"w{i}") for i in range(8)]
+    q = Or(Not(C("s", "v")), *others)
+    assert not _disjoint(q, Not(C("s", "v"))) and not _disjoint(Not(C("s", "v")), q)
+    assert _implies(Not(C("s", "v")), q) and _implies(C("s", "w3"), q)
+    flags = [B(f"b{i}", True) for i in range(8)]
+    assert _implies(And(Not(C("s", "v")), *flags), Not(C("s", "v")))
+    assert not _implies(C("s", "v"), Or(*others)) and _implies(And(C("s", "w1"), *flags), Or(*others))
+    assert _disjoint(C("s", "v"), Or(*others)) and not _disjoint(C("s", "w5"), Or(*others))
+    assert _disjoint(Or(*others), And(*[Not(C("s", f"w{i}")) for i in range(8)]))
+    # every other operand disjoint from ¬v, but ¬v itself is not: the junction is not
+    v = C("s", "v")
+    q = Or(Not(v), v, *[And(v, flag) for flag in flags[:6]])
+    assert not _disjoint(q, Not(v)) and _disjoint(Or(v, *[And(v, flag) for flag in flags]), Not(v))

@@ -173,7 +173,7 @@ def _for_all_operands(q: And | Or, other: Query, relation: str, test: Callable[[
     """``all(test(x) for x in q.queries)``, where ``test(x)`` proves ``relation`` between ``x`` and ``other``.
 
     With a simple ``other`` and many operands, the keys decide what they can: an
-    operand of an unrelated key (other than ``other`` itself) fails at once, and a
+    operand of an unrelated key fails at once (``other`` itself only a disjointness), and a
     positive category of ``other``'s attribute is disjoint from a bucket of
     (negated) categories exactly when its value is none of theirs (a set lookup instead
     of one proof per category: attributes of thousands of categories are common).
@@ -183,7 +183,9 @@ def _for_all_operands(q: And | Or, other: Query, relation: str, test: Callable[[
         return all(test(x) for x in q.queries)
     by_key, others, _ = _operands_by_key(q)
     related = _related_keys(key, relation)
-    if any(k not in related and any(x != other for x in xs) for k, xs in by_key.items()):
+    # an unrelated operand fails the test, unless it is ``other`` and the test an implication (x ⊆ x)
+    exempt = None if relation == "disjoint" else other
+    if any(k not in related and any(x != exempt for x in xs) for k, xs in by_key.items()):
         return False
     attr, positive, numeric = key
     fast = None
