@@ -501,3 +501,23 @@ def test_not_an_accountant_is_refused(vote) -> None:
     X, y, categories, classes = small_vote(vote)
     with pytest.raises(ValueError, match="accountant"):
         DPDecisionTreeClassifier(categories=categories, classes=classes, accountant=1.0).fit(X, y)
+
+
+@pytest.mark.parametrize("text", ["category", "string"])
+@pytest.mark.parametrize("beside", ["bool", "Int64", "boolean"])
+def test_pandas_extension_columns_beside_others_fit_and_predict(text: str, beside: str) -> None:
+    # scikit-learn's validation looked for one dtype and failed on this mix ("Cannot cast object dtype to float64")
+    rng = np.random.default_rng(3)
+    a = rng.choice(["x", "y"], 60)
+    X = pd.DataFrame({"a": pd.Series(a, dtype=text), "b": pd.Series(rng.integers(0, 2, 60) == 1).astype(beside)})
+    X.loc[3, "a"] = None
+    y = np.where(a == "x", "p", "q")
+    clf = DPDecisionTreeClassifier(epsilon=100.0, max_depth=2, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.9 and clf.domains_[0].kind == "categorical" and clf.domains_[0].categories == ("x", "y")
+
+
+def test_a_missing_label_is_a_clear_error() -> None:
+    X = pd.DataFrame({"b": [1.0, 2.0, 3.0, 4.0]})
+    for y in (pd.Series(["p", "q", pd.NA, "q"], dtype="string"), ["p", None, "q", "q"], [0.0, 1.0, np.nan, 1.0]):
+        with pytest.raises(ValueError, match="missing labels .first at row"):
+            DPDecisionTreeClassifier(random_state=0).fit(X, y)

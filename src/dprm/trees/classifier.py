@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -426,7 +427,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             a target with fewer than two classes (all before any budget is spent).
         """
         params = self._checked_parameters()
-        X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
+        _check_target_complete(y)
+        X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
         check_classification_targets(y)
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
         names = (
@@ -618,7 +620,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     # -- prediction -------------------------------------------------------------------
     def _end_nodes(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)
+        X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
         codes = encode(X, self.domains_, strict=False)
         return self.tree_.apply(codes, self.domains_)
@@ -632,3 +634,36 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """The most probable class at the node each row ends at."""
         nodes = self._end_nodes(X)
         return self.classes_[np.argmax(self.tree_.proba[nodes], axis=1)]
+
+
+def _plain_frame(X: Any) -> Any:
+    """A DataFrame with pandas extension columns (category, string, nullable) as object columns.
+
+    scikit-learn's validation looks for one common dtype and fails on such a mix (a
+    category column beside a bool one: "Cannot cast object dtype to float64"); as
+    objects, every value keeps its own type and a missing one stays missing. Anything
+    else is returned as it is.
+    """
+    if type(X).__name__ != "DataFrame" or "pandas" not in sys.modules:
+        return X
+    import pandas as pd  # already imported by whoever made the DataFrame
+
+    if isinstance(X, pd.DataFrame) and any(pd.api.types.is_extension_array_dtype(t) for t in X.dtypes):
+        return X.astype(object)
+    return X
+
+
+def _check_target_complete(y: Any) -> None:
+    """A :class:`ParameterError` naming the first row whose label is missing (None, NaN, ``pd.NA``)."""
+    if y is None:
+        return  # scikit-learn's validation says that y is required
+    labels = np.asarray(y, dtype=object).reshape(-1)
+    if "pandas" in sys.modules:
+        import pandas as pd
+
+        missing = np.asarray(pd.isna(labels), dtype=bool)
+    else:
+        missing = np.array([v is None or (isinstance(v, float) and math.isnan(v)) for v in labels], dtype=bool)
+    if missing.any():
+        raise ParameterError(f"the target y has missing labels (first at row {int(np.flatnonzero(missing)[0])}); "
+                             "a classifier needs a label for every row")
