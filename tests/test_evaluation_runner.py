@@ -434,7 +434,7 @@ def test_cli_evaluate_writes_the_tables_and_resumes(planted, tmp_path, capsys):
     assert "0 runs now, 2 finished before" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("budgets", ["1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc"])
+@pytest.mark.parametrize("budgets", ["1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc", "1x1000000000000"])
 def test_cli_malformed_budgets(planted, tmp_path, capsys, budgets):
     out = tmp_path / "exp"
     with pytest.raises(SystemExit) as done:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from dprm.errors import ParameterError
 
-__all__ = ["Budget", "parse_budgets", "format_budgets", "epsilon_label", "NO_EPSILON"]
+__all__ = ["Budget", "MAX_RUNS", "parse_budgets", "format_budgets", "epsilon_label", "NO_EPSILON"]
 
 #: The epsilon label of a non-private algorithm's runs (it ignores the budget).
 NO_EPSILON = "none"
@@ -68,6 +68,10 @@ def epsilon_label(epsilon: float | None) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
+#: Most runs of one budget (each run is a record on disk; an experiment of more is a typo).
+MAX_RUNS = 100_000
+
+
 def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
     """Read a budget specification ``EPSxRUNS[,EPSxRUNS...]``.
 
@@ -105,7 +109,7 @@ def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
     --budgets: 'x10' is not EPSxRUNS (e.g. 1x10)
     --budgets: epsilon must be a positive finite number, not '0' in '0x10'
     --budgets: epsilon must be a positive finite number, not '-1' in '-1x5'
-    --budgets: the number of runs must be at least 1, not '0' in '1x0'
+    --budgets: the number of runs must be between 1 and 100,000, not '0' in '1x0'
     --budgets: empty item in '1x10,' (a comma too many?)
     --budgets: 'abc' is not EPSxRUNS (e.g. 1x10)
     --budgets: epsilon 1 appears twice
@@ -130,9 +134,9 @@ def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
             raise ParameterError(
                 f"{option}: epsilon must be a positive finite number, not {eps_text!r} in {item.strip()!r}")
         runs = int(runs_text)
-        if runs < 1:
-            raise ParameterError(
-                f"{option}: the number of runs must be at least 1, not {runs_text!r} in {item.strip()!r}")
+        if not 1 <= runs <= MAX_RUNS:
+            raise ParameterError(f"{option}: the number of runs must be between 1 and {MAX_RUNS:,}, "
+                                 f"not {runs_text!r} in {item.strip()!r}")
         if epsilon in seen:
             raise ParameterError(f"{option}: epsilon {epsilon_label(epsilon)} appears twice")
         seen.add(epsilon)
