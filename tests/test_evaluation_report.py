@@ -592,6 +592,7 @@ def test_cli_report_of_an_experiment_and_of_a_run(real_dir, tmp_path) -> None:
     (["report", "{real}", "--run", "{tmp}/bad.json"], "not both"),
     (["report", "--run", "{tmp}/bad.json", "--types", "t.json"], "only with --data"),
     (["report", "{real}", "--output", "{tmp}/absent/r.html"], "does not exist"),
+    (["report", "{real}", "{real}/", "--output", "{tmp}/r.html"], "given twice"),  # its runs counted twice
 ])
 def test_cli_errors_are_one_line_and_write_nothing(real_dir, tmp_path, args, fragment) -> None:
     (tmp_path / "bad.json").write_text("{}")

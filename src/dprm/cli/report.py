@@ -55,6 +55,11 @@ def report(
                             ("--id-column", id_column is not None)):
             if given:
                 raise ParameterError(f"{name} applies only with --run")
+        seen: dict[Path, Path] = {}
+        for directory in dirs:
+            earlier = seen.setdefault(directory.resolve(), directory)
+            if earlier is not directory:
+                raise ParameterError(f"{directory}: given twice (as {earlier}); its runs would be counted twice")
         path = write_experiment_report(dirs, output, figures=figures)
         console.print(f"wrote {path}")
         return
