@@ -211,3 +211,22 @@ def test_huge_number_in_noisy_block(tmp_path):
     path.write_text(text)
     with pytest.raises(DprmError, match=r"^.*out\.json: redescriptions\[0\]\.noisy\.jaccard: must be a finite number, got inf$"):
         read_document(path)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"private": True, "guarantee": "none"}, "privacy.private is true but privacy.guarantee is 'none'"),
+    ({"private": False, "guarantee": "pure-dp; floating-point selection"}, "privacy.private is false"),
+    ({"ledger": [{"step": "a", "epsilon": 0.75, "mechanism": "m"}, {"step": "b", "epsilon": 0.5, "mechanism": "m"}]},
+     "the ledger's epsilons add up to 1.25, more than privacy.epsilon 1"),
+])
+def test_a_privacy_block_that_contradicts_itself_is_refused(tmp_path, change, fragment):
+    good = make_document("x", {}, {**PRIVACY, "private": True}, sample_redescriptions(count=1))
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(good))
+    read_document(path)  # consistent: private and pure-dp, the ledger adds up to ε
+    early = {**PRIVACY, "private": True, "ledger": [{"step": "a", "epsilon": 0.25, "mechanism": "m"}]}
+    path.write_text(json.dumps({**good, "privacy": early}))
+    read_document(path)  # an early stop spends less
+    path.write_text(json.dumps({**good, "privacy": {**good["privacy"], **change}}))
+    with pytest.raises(DprmError, match=re.escape(fragment)):
+        read_document(path)

@@ -14,6 +14,7 @@ unknown is accepted.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,35 @@ def document_redescriptions(doc: Any, *, source: str = "document") -> list[Redes
     if guarantee is not None and not valid_guarantee(guarantee):
         raise DprmError(f"{source}: privacy.guarantee is {guarantee!r}, expected one of {', '.join(GUARANTEES)} "
                         "(with qualifiers after '; ')")
+    _check_privacy_adds_up(doc["privacy"], source)
     if not isinstance(doc["redescriptions"], list):
         raise DprmError(f"{source}: redescriptions must be a list")
     return [
         Redescription.from_json(obj, where=f"{source}: redescriptions[{i}]")
         for i, obj in enumerate(doc["redescriptions"])
     ]
+
+
+def _check_privacy_adds_up(privacy: dict, source: str) -> None:
+    """The spec's two invariants of a privacy block, where its keys are there.
+
+    ``private`` is true exactly when ``guarantee`` is not ``none``, and the ledger's
+    epsilons add up to ``epsilon`` or less (an early stop spends less). A report that
+    showed a contradicting block would state a guarantee the run does not have.
+    """
+    guarantee, private = privacy.get("guarantee"), privacy.get("private")
+    if isinstance(guarantee, str) and isinstance(private, bool):
+        if private != (guarantee.split(";")[0].strip() != "none"):
+            raise DprmError(f"{source}: privacy.private is {str(private).lower()} but privacy.guarantee is "
+                            f"{guarantee!r}; private must be true exactly when the guarantee is not 'none'")
+    epsilon, ledger = privacy.get("epsilon"), privacy.get("ledger")
+    if isinstance(epsilon, int | float) and not isinstance(epsilon, bool) and isinstance(ledger, list):
+        spent = [entry.get("epsilon") for entry in ledger if isinstance(entry, dict)]
+        if all(isinstance(e, int | float) and not isinstance(e, bool) for e in spent):
+            total = math.fsum(spent)
+            if total > epsilon * (1 + 1e-9) + 1e-12:
+                raise DprmError(f"{source}: the ledger's epsilons add up to {total:g}, more than privacy.epsilon "
+                                f"{epsilon:g}")
 
 
 def _no_constant(token: str) -> Any:
