@@ -133,3 +133,16 @@ def test_a_shared_accountant_reports_each_run_alone(planted) -> None:
 def test_documents_of_qualified_runs_are_valid(planted) -> None:
     miner = run("serenade-es", planted[0], SecureNoise())
     assert miner.document()["privacy"]["guarantee"] == "pure-dp; floating-point selection"
+
+
+@pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc", "mcmc-tree-pair", "serenade-cs", "serenade-es"])
+def test_an_accountant_of_the_wrong_type_is_a_parameter_error(algorithm):
+    import pandas as pd
+
+    from dprm.data import load_two_view
+    from dprm.errors import ParameterError
+    from dprm.mining import make_miner
+
+    data = load_two_view(pd.DataFrame({"a": ["x", "y"] * 10}), pd.DataFrame({"c": ["u", "v", "v", "u"] * 5}))
+    with pytest.raises(ParameterError, match="accountant must be a dprm.privacy.Accountant"):
+        make_miner(algorithm).fit(data, accountant="x")  # was AttributeError: no attribute 'can_afford'

@@ -118,7 +118,7 @@ from dprm.itemsets.estimator import Chain, DensityEstimator
 from dprm.itemsets.private_parents import MAX_PARENTS, next_candidates, nonnegative_counts, release_conditional
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
-from dprm.privacy.accountant import combine_guarantees
+from dprm.privacy.accountant import check_accountant, combine_guarantees
 
 __all__ = ["PrivateFit", "fit_private_estimator", "released_tree", "MAX_DEPTH", "STRUCTURES"]
 
@@ -340,6 +340,7 @@ def fit_private_estimator(
         chain_orders = [[int(j) for j in rng.permutation(len(columns))] for _ in range(int(n_chains))]
     sizes = [variables[c].size for c in columns]
     releasing = sum(1 for order in chain_orders for j in order if sizes[j] >= 2)
+    check_accountant(accountant)
     if accountant is None:
         noise = SecureNoise() if random_state is None else SeededNoise(np.random.default_rng(rng.integers(2**63)))
         accountant = Accountant(eps, noise)

@@ -72,6 +72,7 @@ from dprm.mining.private_extraction import (
 )
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
+from dprm.privacy.accountant import check_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
 from dprm.trees.private import MCMC_STOPS, NODE_CHOICES
@@ -261,6 +262,7 @@ class PrivateTreeMiner(Miner):
         constraints = self.constraints()
         tracker = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
+        check_accountant(accountant)
         if accountant is None:
             accountant = Accountant(self.epsilon, SecureNoise())
         if not accountant.can_afford(self.epsilon):  # refuse the whole run before any release

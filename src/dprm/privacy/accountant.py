@@ -45,6 +45,7 @@ __all__ = [
     "SEEDED_REASON",
     "LedgerEntry",
     "Accountant",
+    "check_accountant",
     "combine_guarantees",
     "guarantee_label",
     "is_guarantee",
@@ -345,3 +346,18 @@ class Accountant:
             "reasons": all_reasons,
             "ledger": [entry.to_json() for entry in entries],
         }
+
+
+def check_accountant(accountant: object) -> None:
+    """A :class:`~dprm.errors.ParameterError` unless ``accountant`` is None or an :class:`Accountant`.
+
+    Examples
+    --------
+    >>> check_accountant(None)
+    >>> check_accountant("budget")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: accountant must be a dprm.privacy.Accountant (or None), not str
+    """
+    if accountant is not None and not isinstance(accountant, Accountant):
+        raise ParameterError(f"accountant must be a dprm.privacy.Accountant (or None), not {type(accountant).__name__}")

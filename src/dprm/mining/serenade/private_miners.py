@@ -168,7 +168,7 @@ from dprm.privacy import (
     SecureNoise,
     split_budget,
 )
-from dprm.privacy.accountant import FLOATING_POINT_SELECTION
+from dprm.privacy.accountant import FLOATING_POINT_SELECTION, check_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription
 
@@ -366,6 +366,7 @@ class _GreedyMiner(Miner):
         self._progress = Progress(progress, self.work())
         rng = np.random.default_rng(rng)
         if self.private:
+            check_accountant(accountant)
             if accountant is None:
                 accountant = Accountant(self.epsilon, SecureNoise())
             if not accountant.can_afford(self.epsilon):  # refuse the whole run before any release
