@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.data.category_text import category_text
+from dprm.data.reading import check_column_names
 from dprm.errors import DataError, ParameterError
 
 __all__ = [
@@ -207,6 +208,10 @@ def declared_domains(
     >>> sorted(declared_domains(["a", "b"], domains={"a": ["x", "y"]}))
     ['a']
     """
+    for what, given in (("domains", domains), ("bins", bins)):
+        if given is not None and not isinstance(given, Mapping):
+            raise ParameterError(f"{what} must map column names to their {'categories' if what == 'domains' else 'edges'}, "
+                                 f"not {type(given).__name__}")
     domains, bins = dict(domains or {}), dict(bins or {})
     known = set(columns)
     for what, given in (("domains", domains), ("bins", bins)):
@@ -279,7 +284,12 @@ class DomainCollector:
         for name, column in zip(self.columns, frame.columns):
             if name not in self._values:
                 continue
-            distinct = pd.Series(pd.unique(frame[column].dropna()))
+            try:
+                distinct = pd.Series(pd.unique(frame[column].dropna()))
+            except TypeError:  # unhashable cells: lists, dicts, sets
+                kind = type(frame[column].dropna().iloc[0]).__name__
+                raise DataError(f"{self.source}: column {name!r} holds {kind} values; give text or numbers",
+                                code="unsupported_column", file=self.source, column=name) from None
             if len(distinct) == 0:
                 continue
             self._some[name] = True
@@ -342,6 +352,9 @@ def infer_domains(
     DataError
         A column without any value.
     """
+    if not isinstance(frame, pd.DataFrame):
+        raise ParameterError(f"{source}: must be a pandas DataFrame, not {type(frame).__name__}")
+    check_column_names([str(c) for c in frame.columns], source)  # none empty or repeated, at least one
     collector = DomainCollector([str(c) for c in frame.columns], domains, bins, source=source)
     collector.add(frame)
     return collector.domains()

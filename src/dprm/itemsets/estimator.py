@@ -74,6 +74,8 @@ Examples
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -92,8 +94,8 @@ from dprm.itemsets.hoeffding import HoeffdingTreeLearner
 from dprm.itemsets.text_table import read_text_chunks
 from dprm.itemsets.tree_model import ConditionalTree
 
-__all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "Chain", "DensityEstimator", "parse_passes",
-           "passes_for"]
+__all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "Chain", "DensityEstimator",
+           "check_random_state", "parse_passes", "passes_for"]
 
 _LEAF_PREDICTIONS = ("mc",)
 
@@ -111,6 +113,23 @@ MAX_PASSES = 1000
 WIDTH_TO_LEARN = 50
 #: The trees' default tie threshold (river's and MOA's is 0.05; see the class notes).
 TIE_THRESHOLD = 0.1
+
+
+def check_random_state(value: object) -> None:
+    """A :class:`ParameterError` unless ``value`` is None, an integer >= 0 or a numpy Generator.
+
+    Examples
+    --------
+    >>> check_random_state(7)
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: random_state must be None, an integer >= 0 or a numpy.random.Generator, not -1
+    """
+    if value is None or isinstance(value, np.random.Generator):
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ParameterError(f"random_state must be None, an integer >= 0 or a numpy.random.Generator, not {value!r}")
 
 
 def parse_passes(text: str, option: str = "passes") -> int | str:
@@ -337,6 +356,14 @@ class DensityEstimator:
             raise ParameterError(f"passes must be 'auto' or an integer in [1, {MAX_PASSES}], not {self.passes!r}")
         if self.n_samples < 1:
             raise ParameterError("n_samples must be positive")
+        for name, text, valid in (("grace_period", "a whole number >= 1", lambda v: v >= 1 and v == int(v)),
+                                  ("split_confidence", "a number in (0, 1)", lambda v: 0 < v < 1),
+                                  ("tie_threshold", "a number >= 0", lambda v: v >= 0)):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+                    or not valid(value)):
+                raise ParameterError(f"{name} must be {text}, not {value!r}")
+        check_random_state(self.random_state)
 
     def _start(self, variables: dict[str, VariableDomain]) -> None:
         """Fix the columns and domains, draw the orders, create the learners."""
@@ -411,6 +438,8 @@ class DensityEstimator:
         A value outside its column's domain, or a missing column, is a
         :class:`~dprm.errors.DataError` and nothing is learned from the row.
         """
+        if not isinstance(row, Mapping):
+            raise ParameterError(f"a row must be a mapping from column name to value, not {type(row).__name__}")
         self._require_learning()
         if self._variables is None:
             self._start_declared()
@@ -757,6 +786,9 @@ class DensityEstimator:
         """``n`` code rows drawn from the estimate (see *Sampling*)."""
         if n < 0:
             raise ParameterError("the number of rows to draw must not be negative")
+        if not isinstance(rng, np.random.Generator):
+            raise ParameterError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
+                                 f"not {type(rng).__name__}")
         chains = self.chains_
         codes = np.full((n, len(self.columns_)), -1, dtype=np.int64)
         which = rng.integers(0, len(chains), size=n)

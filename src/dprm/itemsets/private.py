@@ -114,7 +114,7 @@ import pandas as pd
 
 from dprm.errors import DataError, ParameterError
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
-from dprm.itemsets.estimator import Chain, DensityEstimator
+from dprm.itemsets.estimator import Chain, DensityEstimator, check_random_state
 from dprm.itemsets.private_parents import MAX_PARENTS, next_candidates, nonnegative_counts, release_conditional
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
@@ -310,6 +310,7 @@ def fit_private_estimator(
     from dprm.trees import DPDecisionTreeClassifier
 
     eps = _check_epsilon(epsilon)
+    check_random_state(random_state)
     if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer) or not 1 <= max_depth <= 10:
         raise ParameterError(f"max_depth must be an integer in [1, 10], not {max_depth!r}")
     if structure not in STRUCTURES:

@@ -1,0 +1,50 @@
+"""Odd inputs of the itemset estimators from Python: clear errors, never numpy or pandas internals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.errors import DataError, ParameterError
+from dprm.itemsets import DensityEstimator
+from dprm.itemsets.private import fit_private_estimator
+
+FRAME = pd.DataFrame({"a": ["x", "y", "z", "x"], "c": ["u", "v", "u", "v"]})
+DOMAINS = {"a": ["x", "y", "z"], "c": ["u", "v"]}
+
+
+@pytest.mark.parametrize("frame, error, fragment", [
+    (FRAME[[]], DataError, "has no columns"),
+    (pd.concat([FRAME, FRAME[["a"]]], axis=1), DataError, "column name 'a' occurs more than once"),
+    (FRAME.assign(g=[[1], [2]] * 2), DataError, "column 'g' holds list values"),
+    (FRAME.to_numpy(), ParameterError, "must be a pandas DataFrame, not ndarray|a row must be a mapping"),
+])
+@pytest.mark.parametrize("fit", ["online", "private"])
+def test_frames_that_cannot_be_learned_are_clear_errors(frame, error, fragment, fit) -> None:
+    with pytest.raises(error, match=fragment):
+        if fit == "online":
+            DensityEstimator(passes=1).fit(frame)
+        else:
+            fit_private_estimator(frame, 1.0, random_state=0)
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda: fit_private_estimator(FRAME, 1.0, domains=["x"]), "domains must map column names"),
+    (lambda: fit_private_estimator(FRAME, 1.0, domains=DOMAINS, random_state=-1), "random_state must be None"),
+    (lambda: DensityEstimator(random_state="x").fit(FRAME), "random_state must be None"),
+    (lambda: DensityEstimator(domains=DOMAINS).fit([1, 2, 3]), "a row must be a mapping"),
+    (lambda: DensityEstimator(tie_threshold="0.1").fit(FRAME), "tie_threshold must be a number >= 0"),
+    (lambda: DensityEstimator(passes=1, tie_threshold=float("nan")).fit(FRAME), "tie_threshold must be"),
+    (lambda: DensityEstimator(passes=1, grace_period=2.5).fit(FRAME), "grace_period must be a whole number"),
+    (lambda: DensityEstimator(passes=1, split_confidence=1.0).fit(FRAME), "split_confidence must be a number in"),
+    (lambda: DensityEstimator(passes=1).fit(FRAME).sample(3, 0), "rng must be a numpy.random.Generator"),
+])
+def test_bad_arguments_are_parameter_errors(make, fragment) -> None:
+    with pytest.raises(ParameterError, match=fragment):
+        make()
+
+
+def test_a_generator_is_a_valid_random_state() -> None:
+    fitted = DensityEstimator(passes=1, random_state=np.random.default_rng(4)).fit(FRAME)
+    assert len(fitted.sample(5, np.random.default_rng(0))) == 5
