@@ -521,3 +521,19 @@ def test_a_missing_label_is_a_clear_error() -> None:
     for y in (pd.Series(["p", "q", pd.NA, "q"], dtype="string"), ["p", None, "q", "q"], [0.0, 1.0, np.nan, 1.0]):
         with pytest.raises(ValueError, match="missing labels .first at row"):
             DPDecisionTreeClassifier(random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("parameters, fragment", [
+    ({"classes": ["p", "q", None]}, "classes must be scalar labels, not missing"),
+    ({"classes": 5}, "classes must be a list of labels, not int"),
+    ({"classes": [["p"], "q"]}, "classes must be scalar labels"),
+    ({"classes": ["p", "q", "q"]}, "classes lists 'q' twice"),
+    ({"classes": "pq"}, "not the string 'pq'"),  # was split into 'p', 'q'
+    ({"categories": {"a": "xyz"}}, "categories of column 'a' must be a list of labels, not the string"),
+    ({"categories": {"a": ["x", "y", ["q"]]}}, "categories of column 'a' must be scalar labels"),
+    ({"bounds": {"a": (0, 1)}}, "column 'a' is declared numeric .bounds. but holds a value that is not a number"),
+])
+def test_malformed_declarations_are_clear_errors(parameters, fragment) -> None:
+    X = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(ValueError, match=fragment):
+        DPDecisionTreeClassifier(random_state=0, **parameters).fit(X, ["p", "q", "p", "q"])

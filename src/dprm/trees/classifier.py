@@ -96,7 +96,7 @@ from dprm.privacy import (
     as_epsilon,
 )
 from dprm.privacy.budget import check_epsilon_range
-from dprm.trees.encoding import CATEGORICAL, FeatureDomain, encode, learn_domains
+from dprm.trees.encoding import CATEGORICAL, FeatureDomain, check_labels, encode, learn_domains
 from dprm.trees.subtree_search import (
     GrowNode,
     SubtreeSpace,
@@ -573,9 +573,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                     f"the target has only one class ({present[0]!r}); a classifier needs at least two classes"
                 )
             return present, np.searchsorted(present, y), ["classes read off the data (declare classes)"]
-        classes = np.asarray(list(self.classes))
-        if classes.size < 2 or np.unique(classes).size != classes.size:
-            raise ParameterError("classes must hold at least two distinct labels")
+        labels = check_labels(self.classes, "classes")
+        if len(labels) < 2:
+            raise ParameterError(f"classes must hold at least two labels, not {len(labels)}")
+        classes = np.asarray(labels)
+        if classes.ndim != 1 or np.unique(classes).size != classes.size:
+            raise ParameterError("classes must be distinct labels of one kind (all text or all numbers)")
         order = np.argsort(classes, kind="stable")
         position = np.searchsorted(classes[order], y)
         position = np.clip(position, 0, classes.size - 1)

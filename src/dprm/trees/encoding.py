@@ -40,7 +40,7 @@ import pandas as pd
 
 from dprm.errors import ParameterError
 
-__all__ = ["FeatureDomain", "learn_domains", "encode", "is_missing", "CATEGORICAL", "NUMERIC"]
+__all__ = ["FeatureDomain", "learn_domains", "encode", "is_missing", "check_labels", "CATEGORICAL", "NUMERIC"]
 
 CATEGORICAL = "categorical"
 NUMERIC = "numeric"
@@ -197,9 +197,7 @@ def learn_domains(
             raise ParameterError(f"column {name!r} is declared both categorical and numeric")
         column = X[:, position]
         if declared_categories is not None:
-            values = tuple(declared_categories)
-            if len(set(values)) != len(values) or any(is_missing(v) for v in values):
-                raise ParameterError(f"categories of column {name!r} must be distinct values, not missing")
+            values = check_labels(declared_categories, f"categories of column {name!r}")
             domains.append(FeatureDomain(name, CATEGORICAL, categories=values))
             continue
         present = list(pd.unique(pd.Series(column, dtype=object).dropna()))
@@ -280,7 +278,9 @@ def encode(X: np.ndarray, domains: Sequence[FeatureDomain], *, strict: bool) -> 
         try:
             numbers = series.where(~series.isna(), np.nan).astype(np.float64).to_numpy()
         except (TypeError, ValueError):
-            raise ParameterError(f"column {domain.name!r} is numeric but holds a value that is not a number") from None
+            why = "declared numeric (bounds)" if not domain.from_data else "numeric"
+            raise ParameterError(f"column {domain.name!r} is {why} but holds a value that is not a number"
+                                 + ("" if domain.from_data else "; declare its categories instead")) from None
         missing = np.isnan(numbers)
         if np.any(np.isinf(numbers)):
             raise ParameterError(f"column {domain.name!r} holds a non-finite value (inf); features must be finite")
@@ -293,3 +293,35 @@ def encode(X: np.ndarray, domains: Sequence[FeatureDomain], *, strict: bool) -> 
         binned = np.searchsorted(domain.thresholds, np.where(missing, 0.0, numbers), side="left")
         codes[:, position] = np.where(missing, domain.missing_code, binned)
     return codes
+
+
+def check_labels(given: Any, what: str) -> tuple[Any, ...]:
+    """``given`` as a tuple of distinct, present, hashable scalar labels, or a :class:`ParameterError`.
+
+    A string is refused rather than split into its characters.
+
+    Examples
+    --------
+    >>> check_labels(["a", 1], "classes")
+    ('a', 1)
+    >>> check_labels("ab", "classes")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: classes must be a list of labels, not the string 'ab'
+    """
+    if isinstance(given, str | bytes):
+        raise ParameterError(f"{what} must be a list of labels, not the string {given!r}")
+    try:
+        values = tuple(given)
+    except TypeError:
+        raise ParameterError(f"{what} must be a list of labels, not {type(given).__name__}") from None
+    for value in values:
+        if isinstance(value, list | tuple | set | dict | np.ndarray) or is_missing(value):
+            raise ParameterError(f"{what} must be scalar labels, not missing, not {value!r}")
+    try:
+        repeated = [v for i, v in enumerate(values) if v in values[:i]]
+    except TypeError:  # pragma: no cover - scalars above are hashable or comparable
+        raise ParameterError(f"{what} must be hashable labels") from None
+    if repeated:
+        raise ParameterError(f"{what} lists {repeated[0]!r} twice")
+    return values
