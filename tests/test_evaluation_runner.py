@@ -465,3 +465,18 @@ def test_cli_bad_algorithms_and_missing_files(planted, tmp_path, capsys, extra, 
               "--budgets", "1x1", "--out", str(out)])
     assert done.value.code == 2 and "no such file" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_cli_data_every_run_would_refuse_is_one_line_before_the_directory(tmp_path, capsys):
+    left = tmp_path / "left.csv"
+    right = tmp_path / "right.csv"
+    left.write_text("row_id,x\n1,5\n2,5\n")  # one constant column: no usable attribute
+    right.write_text("row_id,y\n1,7\n2,8\n")
+    out = tmp_path / "exp"
+    with pytest.raises(SystemExit) as done:
+        main(["evaluate", str(left), str(right), "--algorithms", "alt-expm", "--budgets=1x1", "--seed", "1",
+              "--out", str(out)])
+    assert done.value.code == 2  # was exit 1, with a whole directory of refused runs
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the left view" in err[0] and "no usable attribute" in err[0]
+    assert not out.exists()

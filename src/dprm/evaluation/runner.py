@@ -939,6 +939,10 @@ def _open_engine(config: ExperimentConfig, shards: int, address: str | None) -> 
 def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, Any] | None, data: Any,
                    engine: Any, jobs: int, progress: ProgressCallback | None, reports: bool) -> ExperimentResult:
     """The manifest, the runs and the tables of :func:`run_experiment`, once the data (or engine) is open."""
+    for view in (data.views if engine is None else engine.schema.views):
+        if len(view) == 0:  # every algorithm would refuse every run: say it before the directory is made
+            raise DprmError(f"the {view.name} view ({view.source}) has no usable attribute "
+                            "(constant and empty columns are left out)")
     manifest = {
         "format": EXPERIMENT_FORMAT,
         "data": {"left": _file_entry(str(config.left)), "right": _file_entry(str(config.right)),
