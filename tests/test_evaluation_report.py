@@ -614,3 +614,13 @@ def test_an_experiment_without_any_redescription_still_has_a_report(tmp_path) ->
     runs = pd.read_csv(out / "runs.csv")
     assert len(page.tables["summary"]) == len(runs[["algorithm", "epsilon"]].drop_duplicates())
     assert all(row[5] == "0" and row[6] == "0" for row in page.tables["summary"])  # returned, kept
+
+
+def test_a_bad_alpha_in_the_manifest_is_refused(tmp_path) -> None:
+    from dprm.errors import DataError
+    from dprm.evaluation.figures import Experiment, experiment_alpha
+
+    for value in (5, "abc", 0, True):
+        with pytest.raises(DataError, match=r"alpha is .*, expected a number in \(0, 1\)"):
+            experiment_alpha(Experiment([], pd.DataFrame(), pd.DataFrame(), [{"alpha": value}]))  # was 0.01
+    assert experiment_alpha(Experiment([], pd.DataFrame(), pd.DataFrame(), [{}])) == 0.01

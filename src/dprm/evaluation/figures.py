@@ -210,7 +210,7 @@ def _prepare(frame: pd.DataFrame, path: Path, numeric: Iterable[str], experiment
         if column in frame.columns:
             frame[column] = _numbers(frame, column, path)
     if (frame["epsilon"] <= 0).any():
-        raise DataError(f"{path}: column 'epsilon' holds {frame.loc[frame['epsilon'] <= 0, 'epsilon'].iloc[0]!r}, "
+        raise DataError(f"{path}: column 'epsilon' holds {float(frame.loc[frame['epsilon'] <= 0, 'epsilon'].iloc[0])!r}, "
                         "expected a positive number or nothing (non-private)")
     frame["experiment"] = experiment
     frame["method"] = [method_label(a, e) for a, e in zip(frame["algorithm"], frame["epsilon"])]
@@ -734,8 +734,12 @@ def experiment_alpha(experiment: Experiment, default: float = 0.01) -> float:
     """
     for metadata in experiment.metadata:
         value = metadata.get("alpha")
+        if value is None:
+            continue
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1:
             return float(value)
+        raise DataError(f"experiment.json: alpha is {value!r}, expected a number in (0, 1) (the significance "
+                        "threshold the experiment was run with)")
     return default
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -157,14 +158,14 @@ class VariableDomain:
         bad = ~np.isfinite(numbers)
         if bad.any():
             at = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {array.iloc[at]!r} is not "
+            raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {_shown(array.iloc[at])} is not "
                             f"a finite number", code="not_a_number", file=source, column=self.name,
                             row=first_row + at)
         edges = np.asarray(self.edges, dtype=float)
         outside = (numbers < edges[0]) | (numbers > edges[-1])
         if outside.any():
             at = int(np.flatnonzero(outside)[0])
-            raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {array.iloc[at]!r} is "
+            raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {_shown(array.iloc[at])} is "
                             f"outside the bin edges [{category_text(edges[0])}, {category_text(edges[-1])}]",
                             code="value_out_of_bounds", file=source, column=self.name, row=first_row + at)
         return np.minimum(np.searchsorted(edges, numbers, side="right") - 1, self.size - 1).astype(np.int64)
@@ -383,3 +384,8 @@ def encode_frame(
             raise DataError(f"{source}: no column {name!r}", code="data_error", file=source, column=name)
         codes[:, j] = domain.encode(frame[names[name]].reset_index(drop=True), source=source, first_row=first_row)
     return codes
+
+
+def _shown(value: Any) -> str:
+    """``repr`` of a cell for a message, numpy scalars as plain Python values (``-3.5``, not ``np.float64(-3.5)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
