@@ -408,10 +408,21 @@ def _utf8_problem(path: Path, source: str) -> str | None:
 
 
 def _from_dataframe(df: pd.DataFrame, source: str) -> RawTable:
+    import pandas as pd  # the caller passed a DataFrame: already imported
+
     names = [str(c) for c in df.columns]
     arrays = []
     for i, name in enumerate(names):
         series = df.iloc[:, i]
+        dtype = series.dtype
+        if isinstance(dtype, pd.SparseDtype):
+            series = series.sparse.to_dense()
+        elif isinstance(dtype, pd.CategoricalDtype):
+            dtype = dtype.categories.dtype
+        if isinstance(dtype, pd.IntervalDtype | pd.PeriodDtype) or getattr(dtype, "kind", "") == "c":
+            hint = " (.astype(str) makes them categories)" if not getattr(dtype, "kind", "") == "c" else ""
+            raise _error(source, f"column {name!r} holds values of pandas type {dtype}; use numbers, text or "
+                         f"Booleans{hint}", "unsupported_column", column=name, data_dependent=False)
         try:
             arrays.append(pa.array(series, from_pandas=True))
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
