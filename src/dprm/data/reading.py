@@ -39,7 +39,8 @@ import pyarrow.csv as pacsv
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError
 
-__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "open_text_table", "read_table", "missing_markers", "Source"]
+__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "open_text_table", "read_table", "missing_markers",
+           "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
