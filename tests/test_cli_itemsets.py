@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -125,7 +126,8 @@ def test_private_run_with_declared_domains(stream, tmp_path):
     assert privacy["private"] is True and privacy["guarantee"].startswith("pure-dp")
     assert sum(e["epsilon"] for e in privacy["ledger"]) == pytest.approx(2.0)
     assert "rows_learned" not in document["parameters"]  # the number of rows is private
-    assert "6000" not in out.read_text()
+    # no number 6000 anywhere (a noisy support such as 0.42056000000000004 may hold the digits)
+    assert not re.search(r"(?<![\d.])6000(\.0*)?(?![\d.eE])", out.read_text())
     assert any(s.items == {"age": "young"} for s in read_itemsets(document))
     assert document["parameters"]["estimate"] == "dp-parents" and document["parameters"]["chains"] == 2
 
