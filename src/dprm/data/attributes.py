@@ -31,7 +31,9 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["AttributeKind", "Domain", "Attribute", "View", "TwoViewData", "VIEW_NAMES"]
+from dprm.errors import ParameterError
+
+__all__ = ["AttributeKind", "Domain", "Attribute", "View", "TwoViewData", "VIEW_NAMES", "require_attributes"]
 
 VIEW_NAMES: tuple[str, str] = ("left", "right")
 
@@ -183,3 +185,19 @@ class TwoViewData:
     def domains_declared(self) -> bool:
         """True when every attribute's domain was declared by the data owner."""
         return all(a.domain.declared for v in self.views for a in v)
+
+
+def require_attributes(views: Iterator[View] | list[View] | tuple[View, ...]) -> None:
+    """A :class:`~dprm.errors.ParameterError` naming the first view without a usable attribute.
+
+    Examples
+    --------
+    >>> require_attributes([View("left", [], source="l.csv")])
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the left view (l.csv) has no usable attribute (constant and empty columns are left out)
+    """
+    for view in views:
+        if len(view) == 0:
+            raise ParameterError(f"the {view.name} view ({view.source}) has no usable attribute "
+                                 "(constant and empty columns are left out)")

@@ -39,8 +39,8 @@ import pyarrow.csv as pacsv
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError
 
-__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "open_text_table", "read_table", "missing_markers",
-           "Source"]
+__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "open_text_table", "read_table",
+           "missing_markers", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -289,7 +289,7 @@ def open_text_table(path: Path, source: str) -> tuple[Any, str]:
     try:
         return pa.input_stream(str(path), compression="detect"), delimiter
     except (pa.ArrowException, OSError) as exc:
-        raise _error(source, f"cannot be read: {_first_line(exc)}", "unreadable_file") from None
+        raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
 
 
 def _read_parquet(path: Path, source: str) -> pa.Table:
@@ -298,7 +298,7 @@ def _read_parquet(path: Path, source: str) -> pa.Table:
     try:
         return pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
-        raise _error(source, f"cannot be read as Parquet: {_first_line(exc)}", "bad_parquet") from None
+        raise _error(source, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
 
 
 def _convert_options(markers: tuple[str, ...]) -> pacsv.ConvertOptions:
@@ -332,9 +332,9 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
                 raise _error(source, problem, "not_utf8") from None
             text, row = _parse_error(path, delimiter, message, markers)
             raise _error(source, text, "bad_csv", row=row) from None
-        raise _error(source, f"cannot be read as CSV: {_first_line(exc)}", "bad_csv") from None
+        raise _error(source, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
     except (pa.ArrowException, OSError) as exc:
-        raise _error(source, f"cannot be read as CSV: {_first_line(exc)}", "bad_csv") from None
+        raise _error(source, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
 
 
 def _sniff_delimiter(path: Path, source: str) -> str:
@@ -343,7 +343,7 @@ def _sniff_delimiter(path: Path, source: str) -> str:
         with pa.input_stream(str(path), compression="detect") as stream:
             head = stream.read(1 << 16)
     except (pa.ArrowException, OSError) as exc:
-        raise _error(source, f"cannot be read: {_first_line(exc)}", "unreadable_file") from None
+        raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
     line = head.split(b"\n", 1)[0]
     if b"," in line:
         return ","
@@ -429,7 +429,7 @@ def _from_dataframe(df: pd.DataFrame, source: str) -> RawTable:
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
             raise _error(
                 source,
-                f"column {name!r} mixes kinds of values ({_first_line(exc)}); give it one type",
+                f"column {name!r} mixes kinds of values ({first_line(exc)}); give it one type",
                 "unsupported_column", column=name,
             ) from None
     return RawTable(pa.Table.from_arrays(arrays, names=names), source)
@@ -579,7 +579,8 @@ def _binary_message(col: pa.ChunkedArray, name: str) -> tuple[str, int | None]:
     return f"column {name!r} holds binary data, not text or numbers", None
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (at most 200 characters), for a one-line error."""
     text = str(exc).strip().splitlines()
     return text[0][:200] if text else type(exc).__name__
 

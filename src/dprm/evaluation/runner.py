@@ -97,6 +97,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from dprm.data.attributes import require_attributes
 from dprm.errors import DataError, DprmError, EngineError, ParameterError
 from dprm.files import write_atomic
 from dprm.evaluation.tables import write_csv_atomic, write_paper_tables
@@ -939,10 +940,8 @@ def _open_engine(config: ExperimentConfig, shards: int, address: str | None) -> 
 def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, Any] | None, data: Any,
                    engine: Any, jobs: int, progress: ProgressCallback | None, reports: bool) -> ExperimentResult:
     """The manifest, the runs and the tables of :func:`run_experiment`, once the data (or engine) is open."""
-    for view in (data.views if engine is None else engine.schema.views):
-        if len(view) == 0:  # every algorithm would refuse every run: say it before the directory is made
-            raise DprmError(f"the {view.name} view ({view.source}) has no usable attribute "
-                            "(constant and empty columns are left out)")
+    # every algorithm would refuse every run: say it before the directory is made
+    require_attributes(data.views if engine is None else engine.schema.views)
     manifest = {
         "format": EXPERIMENT_FORMAT,
         "data": {"left": _file_entry(str(config.left)), "right": _file_entry(str(config.right)),

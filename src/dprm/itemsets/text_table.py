@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from dprm.data.reading import check_column_names, open_text_table
+from dprm.data.reading import check_column_names, first_line, open_text_table
 from dprm.errors import DataError
 
 __all__ = ["read_text_chunks", "read_text_frame", "read_text_header"]
@@ -82,14 +82,10 @@ class _reading:
             raise DataError(f"{name}: the file has no header line", code="empty_file", file=name,
                             data_dependent=False) from None
         if isinstance(error, pd.errors.ParserError | UnicodeDecodeError):
-            raise DataError(f"{name}: cannot be parsed as CSV ({_first_line(error)})", code="bad_csv",
+            raise DataError(f"{name}: cannot be parsed as CSV ({first_line(error)})", code="bad_csv",
                             file=name) from None
         if isinstance(error, pa.ArrowException | OSError | EOFError):  # a damaged compressed file
-            raise DataError(f"{name}: cannot be read ({_first_line(error)})", code="unreadable_file",
+            raise DataError(f"{name}: cannot be read ({first_line(error)})", code="unreadable_file",
                             file=name) from None
         return False
 
-
-def _first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return lines[0][:200] if lines else type(error).__name__

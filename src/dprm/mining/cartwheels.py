@@ -24,7 +24,7 @@ from functools import partial
 
 import numpy as np
 
-from dprm.data.attributes import AttributeKind, TwoViewData, View
+from dprm.data.attributes import AttributeKind, TwoViewData, View, require_attributes
 from dprm.data.cut_points import linear_percentiles
 from dprm.data.grid import grid_points
 from dprm.data.literal_index import LiteralIndex
@@ -167,10 +167,7 @@ class CartWheels(Miner):
         rng = np.random.default_rng(rng)
         engine = as_engine(data)
         schema = engine.schema
-        for view in schema.views:
-            if len(view) == 0:
-                raise ParameterError(f"the {view.name} view ({view.source}) has no usable attribute "
-                                     "(constant and empty columns are left out)")
+        require_attributes(schema.views)
         thresholds = engine.data_thresholds(self.max_splits)
         # the driver's indexes: the splits and thresholds only (the rows stay with the workers)
         indexes = [LiteralIndex(_without_rows(view), mode="data", max_splits=self.max_splits, thresholds=given)

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
+from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, require_attributes
 from dprm.data.grid import grid_points, grid_spacing
 from dprm.data.literal_index import LiteralIndex
 from dprm.engine import CountingEngine, InProcessEngine
@@ -270,10 +270,7 @@ class PrivateTreeMiner(Miner):
                 f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(self.epsilon)):g}, "
                 f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain"
             )
-        for view in data.views:
-            if len(view) == 0:
-                raise ParameterError(f"the {view.name} view ({view.source}) has no usable attribute "
-                                     "(constant and empty columns are left out)")
+        require_attributes(data.views)
         self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
         self._n_rows = n_rows
         self._keys = itertools.count(1)

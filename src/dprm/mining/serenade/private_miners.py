@@ -121,7 +121,7 @@ from typing import Any
 
 import numpy as np
 
-from dprm.data.attributes import AttributeKind, TwoViewData
+from dprm.data.attributes import AttributeKind, TwoViewData, require_attributes
 from dprm.engine import CountingEngine, as_engine
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import (
@@ -375,10 +375,7 @@ class _GreedyMiner(Miner):
                     f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain")
             self._spent_before = accountant.spent()
             self._ledger_start = len(accountant.ledger)
-        for view in data.views:
-            if len(view) == 0:
-                raise ParameterError(f"the {view.name} view ({view.source}) has no usable attribute "
-                                     "(constant and empty columns are left out)")
+        require_attributes(data.views)
         mode = "private" if self.private else "data"
         self._data = data
         self._engine = engine
