@@ -235,6 +235,11 @@ def test_bad_directories_and_values_are_one_line_errors(tmp_path) -> None:
         read_experiment(tmp_path / "file")
     with pytest.raises(DataError, match="redescriptions.csv: not found"):
         read_experiment(tmp_path)
+    unfinished = tmp_path / "unfinished"  # interrupted: experiment.json written, no tables yet
+    unfinished.mkdir()
+    (unfinished / "experiment.json").write_text("{}")
+    with pytest.raises(DataError, match="has not finished .* run the same dprm evaluate command again"):
+        read_experiment(unfinished)
     out = build_synthetic(tmp_path / "exp", np.random.default_rng(1))
     frame = pd.read_csv(out / "redescriptions.csv")
     frame["pruned"] = frame["pruned"].astype(object)

@@ -289,3 +289,20 @@ def test_cli_auto_and_paper_settings(files, tmp_path) -> None:
     assert code == 2 and "--initial-pairs must be an integer or 'auto'" in err
     code, _, err = run(["mine", left, right, "--types", types, "-a", "reremi", "--score-range", "bounded"])
     assert code == 2 and "--score-range does not apply" in err
+
+
+def test_a_minimum_support_above_the_data_size_is_refused_or_said(planted) -> None:
+    """800 rows: with the public size a min-support of 900 rows is refused before any
+    release; with the noisy size the run says that nothing can reach it (n̂ is public)."""
+    _, data = planted
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(4)))
+    with pytest.raises(ParameterError, match="min-support 900 rows is above --rows 800"):
+        SerenadeES(epsilon=1, min_support=900, data_size="public", rows=800, **FAST).fit(
+            data, accountant=accountant, rng=np.random.default_rng(4))
+    assert accountant.ledger == []
+    miner = SerenadeES(epsilon=1, min_support=5000, **FAST).fit(
+        data, accountant=Accountant(1, SeededNoise(np.random.default_rng(4))), rng=np.random.default_rng(4))
+    assert any("minimum support 5000 rows is above the data size" in note for note in miner.notes_)
+    miner = SerenadeES(epsilon=1, min_support=100, **FAST).fit(
+        data, accountant=Accountant(1, SeededNoise(np.random.default_rng(4))), rng=np.random.default_rng(4))
+    assert not any("above the data size" in note for note in miner.notes_)

@@ -257,6 +257,9 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
     redescriptions, runs, metadata = [], [], []
     for path, name in zip(paths, names):
         file = path / "redescriptions.csv"
+        if not file.exists() and (path / "experiment.json").is_file():
+            raise DataError(f"{path}: the experiment has not finished (no redescriptions.csv yet); run the same "
+                            "dprm evaluate command again to resume it")
         frame = _read_csv(file, REDESCRIPTION_COLUMNS)
         frame = _prepare(frame, file, ["epsilon", "run", "index", "noisy_jaccard", "true_jaccard",
                                        "noisy_intersection", "true_intersection", "true_pvalue",

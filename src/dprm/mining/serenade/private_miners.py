@@ -324,6 +324,10 @@ class _GreedyMiner(Miner):
             raise ParameterError("data-size 'public' needs the number of rows: give --rows N")
         if self.data_size != "public" and self.rows is not None:
             raise ParameterError("--rows applies only with --data-size public")
+        if (self.data_size == "public" and self.rows is not None and self.min_support is not None
+                and self.min_support > max(self.rows, 1)):
+            raise ParameterError(f"min-support {self.min_support:g} rows is above --rows {self.rows}: no "
+                                 "redescription can reach it")
         if self.data_size == "engine" and self.min_support is not None and self.min_support >= 1:
             raise ParameterError("data-size 'engine' needs min-support as a share of the rows (below 1)")
 
@@ -488,6 +492,11 @@ class _GreedyMiner(Miner):
                                f"score range {score_range:.4g} ({'bounded' if bounded else '2 x sensitivity'})")
             if self.data_size != "engine":
                 self._notes.append(f"minimum support (logistic centre): {center:.0f} rows")
+        if share is None and self._n_hat is not None and center > self._n_hat:
+            # n̂ is public here (the public n, or released above): saying so costs nothing
+            self._notes.append(f"minimum support {center:g} rows is above the data size ({self._n_hat:.0f} rows"
+                               f"{', noisy' if self.data_size == 'noisy' else ''}): no redescription can reach it; "
+                               "give it as a share of the rows (below 1)")
         return epsilon
 
     def _choose_sizes(self, epsilon: Fraction, logistic_range: float, public_center: float) -> None:
