@@ -215,3 +215,16 @@ def test_whole_number_classes_are_shown_as_written(tmp_path: Path) -> None:
     assert code == 0, stderr
     assert json.loads(out.read_text())["classes"] == ["1", "2", "3"]  # were "1.0", "2.0", "3.0"
     assert ".0" not in stdout.split("variant dprm", 1)[1]
+
+
+@pytest.mark.parametrize("spellings", [("0", "1"), ("no", "yes")])
+def test_two_valued_classes_are_shown_as_written_not_as_booleans(tmp_path: Path, spellings: tuple) -> None:
+    """A target the data layer would read as Boolean keeps its spellings as classes."""
+    rows = "".join(f"{i},{spellings[i % 2]}\n" for i in range(30))
+    csv = write(tmp_path / "d.csv", "a,label\n" + rows)
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "label", "--epsilon", "1", "--cv", "0", "--seed", "2",
+                                "--output", out])
+    assert code == 0, stderr
+    assert json.loads(out.read_text())["classes"] == sorted(spellings)
+    assert "class: true" not in stdout and "class: false" not in stdout

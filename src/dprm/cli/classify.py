@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -141,11 +142,19 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     import pandas as pd
 
     from dprm.data import AttributeKind, read_view
+    from dprm.data.types_file import ColumnSpec, ColumnType, TypesSpec, read_types_file
 
     if out_of_bounds not in (None, "error", "clamp"):
         raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
-    view = read_view(learn, "left", types=types, na_values=[part for item in na_values or [] for part in item.split(",")] or None, out_of_bounds=out_of_bounds,
+    spec = read_types_file(types) if types is not None else TypesSpec()
+    markers = [part for item in na_values or [] for part in item.split(",")] or None
+    view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
                      duplicate_names="error", all_types_here=True)
+    if target not in spec.columns and any(a.name == target and a.kind is AttributeKind.BOOLEAN for a in view):
+        # classes as written (0 / 1, yes / no), not the Boolean reading's false / true
+        spec = replace(spec, columns={**spec.columns, target: ColumnSpec(ColumnType.CATEGORICAL)})
+        view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
+                         duplicate_names="error", all_types_here=True)
     source = view.source
     if target not in view:
         if target in view.constant:
