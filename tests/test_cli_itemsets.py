@@ -267,3 +267,30 @@ def test_reading_keys_of_the_types_file_that_do_not_apply_are_said(tmp_path):
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types])
     assert code == 0, stderr
     assert "out_of_bounds 'clamp' does not apply" in stderr and "na_values do not apply" in stderr
+
+
+@pytest.mark.parametrize("rows, fragment", [
+    ("x,y,z\nx,y\nx,y,w\n", "row 2 has 2 fields but the header has 3"),  # was read as a missing value
+    ("x,y,z\nx,y,z,w\n", "row 2 has 4 fields but the header has 3"),
+])
+@pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
+def test_a_row_with_the_wrong_number_of_fields_is_named(tmp_path, rows, fragment, extra):
+    csv = write(tmp_path / "d.csv", "a,b,c\n" + rows)
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", *extra, "--output", out])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, "d.csv", fragment)
+    assert not out.exists()
+
+
+def test_cells_are_read_as_written_across_chunks(tmp_path):
+    """Quoted line breaks, ``1.0`` kept as text, the empty cell missing, chunks of any size."""
+    from dprm.itemsets.text_table import read_text_chunks
+
+    csv = write(tmp_path / "d.csv", 'a,b\n1.0,"p\nq"\n' + "".join(f"{i % 3}.0,{'' if i == 5 else 'v'}\n"
+                                                                     for i in range(9)))
+    chunks = list(read_text_chunks(Path(csv), "d.csv", 4))
+    assert [len(c) for c in chunks] == [4, 4, 2]
+    frame = pd.concat(chunks, ignore_index=True)
+    assert frame["a"].tolist()[:3] == ["1.0", "0.0", "1.0"] and frame["b"][0] == "p\nq"
+    assert frame["b"].isna().tolist() == [i == 6 for i in range(10)]

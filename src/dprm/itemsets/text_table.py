@@ -23,11 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.csv as pacsv
 
 from dprm.data.reading import check_column_names, first_line, open_text_table
+
+# bytes parsed at a time
+_BLOCK_SIZE = 1 << 22
 from dprm.errors import DataError
 
 __all__ = ["read_text_chunks", "read_text_frame", "read_text_header"]
@@ -36,25 +42,60 @@ __all__ = ["read_text_chunks", "read_text_frame", "read_text_header"]
 def read_text_header(path: Path, name: str) -> list[str]:
     """The column names as written (checked: none empty, none repeated once stripped)."""
     stream, delimiter = open_text_table(path, name)
-    with stream, _reading(name):
+    with stream, _reading(name, []):
         # header=None: pandas would rename a repeated name "a.1" and an empty one "Unnamed: 0"
         header = pd.read_csv(stream, sep=delimiter, header=None, nrows=1, dtype=str, keep_default_na=False)
     return check_column_names(header.iloc[0].tolist(), name)
 
 
 def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]:
-    """The rows in chunks of ``rows``, every cell a ``str`` or missing (the empty cell)."""
+    """The rows in chunks of ``rows``, every cell a ``str`` or missing (the empty cell).
+
+    A row with more or fewer fields than the header is a :class:`DataError` naming it.
+    """
     columns = read_text_header(path, name)
+    written = _names_as_parsed(path, name)
+    short: list[Any] = []
+
+    def invalid_row(row: Any) -> str:
+        short.append(row)
+        return "error"
+
     stream, delimiter = open_text_table(path, name)
-    with stream, _reading(name):
-        with pd.read_csv(stream, sep=delimiter, dtype=str, keep_default_na=False, na_values=[""],
-                         chunksize=rows) as reader:
-            for chunk in reader:
-                if chunk.shape[1] != len(columns):
-                    raise DataError(f"{name}: rows have {chunk.shape[1]} fields, the header {len(columns)}",
-                                    code="bad_csv", file=name)
-                chunk.columns = columns
-                yield chunk
+    with stream, _reading(name, short):
+        reader = pacsv.open_csv(
+            stream,
+            read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
+            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in written}, null_values=[""],
+                                                 strings_can_be_null=True, quoted_strings_can_be_null=True))
+        pending: list[pa.RecordBatch] = []
+        held = 0
+        for batch in reader:
+            pending.append(batch)
+            held += batch.num_rows
+            while held >= rows:
+                table = pa.Table.from_batches(pending)
+                yield _frame(table.slice(0, rows), columns)
+                pending = table.slice(rows).to_batches()
+                held -= rows
+        if held:
+            yield _frame(pa.Table.from_batches(pending), columns)
+
+
+def _names_as_parsed(path: Path, name: str) -> list[str]:
+    """The header as pyarrow reads it (the keys of its column types)."""
+    stream, delimiter = open_text_table(path, name)
+    with stream, _reading(name, []):
+        reader = pacsv.open_csv(stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=1 << 16),
+                                parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=lambda _: "skip"))
+        return reader.schema.names
+
+
+def _frame(table: pa.Table, columns: list[str]) -> pd.DataFrame:
+    frame = table.to_pandas()
+    frame.columns = columns
+    return frame.astype(object).where(frame.notna(), np.nan)
 
 
 def read_text_frame(path: Path, name: str) -> pd.DataFrame:
@@ -66,10 +107,11 @@ def read_text_frame(path: Path, name: str) -> pd.DataFrame:
 
 
 class _reading:
-    """Turn the errors of reading ``name`` into one-line :class:`DataError`s."""
+    """Turn the errors of reading ``name`` into one-line :class:`DataError`s (``invalid``: rows pyarrow refused)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, invalid: list[Any]) -> None:
         self.name = name
+        self.invalid = invalid
 
     def __enter__(self) -> None:
         return None
@@ -84,6 +126,10 @@ class _reading:
         if isinstance(error, pd.errors.ParserError | UnicodeDecodeError):
             raise DataError(f"{name}: cannot be parsed as CSV ({first_line(error)})", code="bad_csv",
                             file=name) from None
+        if self.invalid and self.invalid[0].number is not None:
+            row = self.invalid[0]  # numbered from 1 with the header
+            raise DataError(f"{name}: row {row.number - 1} has {row.actual_columns} fields but the header has "
+                            f"{row.expected_columns}", code="bad_csv", file=name, row=row.number - 1) from None
         if isinstance(error, pa.ArrowException | OSError | EOFError):  # a damaged compressed file
             raise DataError(f"{name}: cannot be read ({first_line(error)})", code="unreadable_file",
                             file=name) from None
