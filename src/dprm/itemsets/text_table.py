@@ -69,18 +69,17 @@ def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]
             parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
             convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in written}, null_values=[""],
                                                  strings_can_be_null=True, quoted_strings_can_be_null=True))
-        pending: list[pa.RecordBatch] = []
-        held = 0
+        rest = None  # rows of the previous batch not yet yielded
         for batch in reader:
-            pending.append(batch)
-            held += batch.num_rows
-            while held >= rows:
-                table = pa.Table.from_batches(pending)
-                yield _frame(table.slice(0, rows), columns)
-                pending = table.slice(rows).to_batches()
-                held -= rows
-        if held:
-            yield _frame(pa.Table.from_batches(pending), columns)
+            frame = _frame(batch, columns)
+            if rest is not None:
+                frame = pd.concat([rest, frame], ignore_index=True)
+            whole = len(frame) - len(frame) % rows
+            for start in range(0, whole, rows):
+                yield frame.iloc[start:start + rows].reset_index(drop=True)
+            rest = frame.iloc[whole:] if whole < len(frame) else None
+        if rest is not None:
+            yield rest.reset_index(drop=True)
 
 
 def _names_as_parsed(path: Path, name: str) -> list[str]:
@@ -92,8 +91,8 @@ def _names_as_parsed(path: Path, name: str) -> list[str]:
         return reader.schema.names
 
 
-def _frame(table: pa.Table, columns: list[str]) -> pd.DataFrame:
-    frame = table.to_pandas()
+def _frame(batch: pa.RecordBatch, columns: list[str]) -> pd.DataFrame:
+    frame = batch.to_pandas()
     frame.columns = columns
     return frame.astype(object).where(frame.notna(), np.nan)
 
