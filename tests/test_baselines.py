@@ -96,6 +96,10 @@ def test_parse_clired_query(text, expected):
     assert parse_clired_query(text, columns=COLS) == expected
 
 
+def test_parentheses_up_to_the_limit_are_parsed():
+    assert parse_clired_query("(" * 64 + "v0" + ")" * 64, columns=COLS) == parse_clired_query("v0", columns=COLS)
+
+
 def test_parse_names_with_spaces_and_without_columns():
     q = parse_clired_query("[Birth year < 1950] & [has diabetes] & [blood type = A positive]")
     assert q == And(NumericLiteral("Birth year", le=1950), BooleanLiteral("has diabetes"),
@@ -124,6 +128,8 @@ def test_parse_recoded_categories():
         ("[age < three]", "'three' is not a number"),
         ("[1 < age > 3]", "both sides"),
         ("v0 &", "expected a literal"),
+        ("(" * 65 + "v0" + ")" * 65, "parentheses nested more than 64 deep"),  # 600 levels: RecursionError
+        ("(" * 3000 + "v0" + ")" * 3000, "parentheses nested more than 64 deep"),
     ],
 )
 def test_parse_errors_are_one_line(text, needle):

@@ -213,6 +213,17 @@ def test_dry_runs_cost_nothing_and_say_the_exact_cost(server: Server) -> None:
     assert server.remaining() == before and server.ledger_total() == ledger_before
 
 
+def test_the_advertised_limits_are_accepted(server: Server) -> None:
+    """Each algorithm's parameter limits in /v1/algorithms pass the job check at both ends."""
+    algorithms = server.get("/v1/algorithms").json()["algorithms"]
+    for name, entry in algorithms.items():
+        for parameter, (low, high) in entry["limits"].items():
+            for value in (low, high):
+                answer = server.post("/v1/jobs", {**JOB, "algorithm": name, "parameters": {parameter: value},
+                                                  "dry_run": True})
+                assert answer.status_code == 200, (name, parameter, value, answer.text)
+
+
 def test_dummy_primitives_and_jobs_cost_nothing(server: Server) -> None:
     before = server.remaining()
     body = server.post("/v1/primitives/redescription-statistics", {**STATS, "dummy": True, "dummy_rows": 500}).json()
@@ -278,6 +289,8 @@ def test_an_idempotency_key_charges_once(server: Server) -> None:
     assert server.remaining() == before - Fraction(1, 4)
     other = server.post("/v1/jobs", {**body, "epsilon": 0.5})
     assert other.status_code == 409 and _error(other) == "idempotency_key_reused"
+    as_text = server.post("/v1/jobs", {**body, "epsilon": "0.25"})
+    assert as_text.status_code == 200 and as_text.json()["id"] == first.json()["id"]  # the same request, spelt otherwise
     assert server.post("/v1/jobs", body, who="bob").status_code == 201  # keys are per analyst
     server.wait(first.json()["id"])
 

@@ -107,6 +107,10 @@ def _tokenize(text: str) -> list[_Token]:
     return tokens
 
 
+#: Most parentheses open at once in a query (deeper is refused before Python's recursion limit).
+MAX_NESTING = 64
+
+
 class _Parser:
     def __init__(self, text: str, columns: Sequence[str] | None, categories: Mapping[str, Mapping[str, str]] | None):
         self.text = text
@@ -115,6 +119,7 @@ class _Parser:
         self.columns = list(columns) if columns is not None else None
         self.names = set(self.columns) if self.columns is not None else None
         self.categories = categories or {}
+        self.depth = 0  # of parentheses open at the token read
 
     # -- helpers
     def error(self, message: str) -> DprmError:
@@ -169,8 +174,12 @@ class _Parser:
             negated = not negated
         if self.at("("):
             self.take("(")
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise self.error(f"parentheses nested more than {MAX_NESTING} deep")
             inner = self.expression()
             self.take(")")
+            self.depth -= 1
             return Not(inner) if negated else inner
         if self.at("not") or self.at("word") or self.at("["):
             return self.literal(negated)

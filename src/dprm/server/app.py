@@ -307,7 +307,7 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
     @app.get("/v1/algorithms", tags=["jobs"], responses=_ERRORS,
              summary="The private algorithms and their parameters with defaults.")
     async def algorithms(request: Request, who: Analyst) -> dict[str, Any]:
-        from dprm.server.validation import SERVER_LIMITS, algorithm_parameters, private_algorithms
+        from dprm.server.validation import algorithm_parameters, parameter_limits, private_algorithms
 
         note(request, "algorithms")
         out = {}
@@ -315,7 +315,7 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
             parameters = algorithm_parameters(name)
             out[name] = {"parameters": {k: (v if isinstance(v, (bool, int, float, str, type(None))) else str(v))
                                         for k, v in parameters.items()},
-                         "limits": {k: list(b) for k, b in SERVER_LIMITS.items() if k in parameters}}
+                         "limits": {k: list(b) for k, b in parameter_limits(name).items()}}
         return {"algorithms": out}
 
     # -- jobs ------------------------------------------------------------------------------
@@ -343,10 +343,13 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         if body.dry_run:
             return _dry_run(record.name, units, total, spent, body.dummy,
                             {"algorithm": spec.algorithm, "parameters": spec.parameters}), 200
-        digest = jobs.request_digest(body.model_dump(exclude={"idempotency_key"}))
-        row, created = jobs.submit(db, who.id, record.id, algorithm=spec.algorithm,
-                                   parameters={k: v for k, v in spec.parameters.items() if k != "epsilon"},
-                                   units=units, dummy=body.dummy, dummy_rows=body.dummy_rows if body.dummy else None,
+        parameters = {k: v for k, v in spec.parameters.items() if k != "epsilon"}
+        dummy_rows = body.dummy_rows if body.dummy else None
+        # the request as checked (epsilon in units, parameters as typed), so 0.1 and "0.1" are one request
+        digest = jobs.request_digest({"dataset": record.name, "algorithm": spec.algorithm, "parameters": parameters,
+                                      "units": units, "dummy": body.dummy, "dummy_rows": dummy_rows})
+        row, created = jobs.submit(db, who.id, record.id, algorithm=spec.algorithm, parameters=parameters,
+                                   units=units, dummy=body.dummy, dummy_rows=dummy_rows,
                                    idempotency_key=body.idempotency_key, digest=digest)
         if not created:
             request.state.outcome = "idempotent_replay"

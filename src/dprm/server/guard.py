@@ -32,7 +32,7 @@ from typing import Any
 
 from dprm.server.errors import ERRORS, error_body
 
-__all__ = ["Guard", "json_depth", "WEB_PREFIX"]
+__all__ = ["Guard", "is_json_media_type", "json_depth", "WEB_PREFIX"]
 
 #: The web pages' prefix (:mod:`dprm.server.web`): only there are HTML forms accepted.
 WEB_PREFIX = "/ui"
@@ -61,6 +61,19 @@ def json_depth(body: bytes) -> int:
         elif token in (b"]", b"}"):
             depth -= 1
     return deepest
+
+
+def is_json_media_type(content_type: bytes) -> bool:
+    """Whether a (lower-case) Content-Type header names JSON: ``application/json`` or ``application/*+json``.
+
+    Examples
+    --------
+    >>> [is_json_media_type(t) for t in (b"application/json; charset=utf-8", b"application/problem+json",
+    ...                                  b"text/json", b"application/notjson", b"")]
+    [True, True, False, False, False]
+    """
+    media = content_type.split(b";", 1)[0].strip()
+    return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
 
 
 class Guard:
@@ -156,7 +169,7 @@ class Guard:
         content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"").lower()
         if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
             return body  # a form of the web pages (bounded above; parsed by the page's handler)
-        if b"json" not in content_type:
+        if not is_json_media_type(content_type):
             state["outcome"] = "unsupported_media_type"
             await self._answer(send, "unsupported_media_type")
             return None

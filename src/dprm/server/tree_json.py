@@ -172,7 +172,7 @@ def tree_from_json(obj: Any, schema: list[dict[str, Any]], *, where: str = "tree
         if not isinstance(node, dict):
             raise DprmError(f"{at}: a tree node must be a JSON object")
         if "leaf" in node:
-            if node != {"leaf": True}:
+            if set(node) != {"leaf"} or node["leaf"] is not True:  # not 1 or 1.0, which equal True
                 raise DprmError(f"{at}: a leaf is exactly {{\"leaf\": true}}")
             return _Node(None)
         unknown = sorted(set(node) - {"split", "yes", "no"})

@@ -22,16 +22,16 @@ from dprm.errors import DprmError
 from dprm.server.errors import ApiError
 from dprm.server.units import huge_exponent, units_float, units_fraction
 
-__all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "check_job", "check_query",
+__all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "parameter_limits", "check_job", "check_query",
            "check_confidence", "JobSpec"]
 
 #: Inclusive bounds of the parameters that set a job's size (where a miner has them).
 SERVER_LIMITS: dict[str, tuple[int, int]] = {
-    "depth": (1, 8),
+    "depth": (1, 7),  # the tree miners' own limit
     "init_trials": (1, 200),
     "alternations": (1, 50),
     "mcmc_iterations": (1, 2_000_000),
-    "variance_window": (1, 1_000_000),
+    "variance_window": (2, 1_000_000),
     "max_splits": (1, 1024),
     "max_clauses": (1, 16),
     "max_literals": (1, 16),
@@ -86,6 +86,37 @@ def algorithm_parameters(algorithm: str) -> dict[str, Any]:
     return dict(_parameters(algorithm))
 
 
+@lru_cache(maxsize=None)
+def _limits(algorithm: str) -> tuple[tuple[str, int, int], ...]:
+    miner_class, _ = private_algorithms()[algorithm]
+    allowed = algorithm_parameters(algorithm)
+    out = []
+    for name, (low, high) in SERVER_LIMITS.items():
+        if name not in allowed:
+            continue
+        spec = miner_class.parameter_specs.get(name)
+        if spec is not None and spec.kind == "int":  # the miner's own range, where narrower
+            if isinstance(spec.low, (int, float)):
+                low = max(low, math.floor(spec.low) + 1 if spec.low_open else math.ceil(spec.low))
+            if isinstance(spec.high, (int, float)):
+                high = min(high, math.ceil(spec.high) - 1 if spec.high_open else math.floor(spec.high))
+        out.append((name, low, high))
+    return tuple(out)
+
+
+def parameter_limits(algorithm: str) -> dict[str, tuple[int, int]]:
+    """The inclusive range of each size parameter of ``algorithm`` on this server.
+
+    :data:`SERVER_LIMITS` narrowed to the miner's own range, so both ends are accepted.
+
+    Examples
+    --------
+    >>> parameter_limits("alt-mcmc")["depth"], parameter_limits("alt-mcmc")["variance_window"]
+    ((1, 7), (2, 10000))
+    """
+    return {name: (low, high) for name, low, high in _limits(algorithm)}
+
+
 def _miner_epsilon(units: int) -> float:
     """The float a miner is built with; exact: it reads back as ``units`` (≤ 15 digits)."""
     value = units_float(units)
@@ -135,8 +166,9 @@ def check_job(algorithm: str, parameters: dict[str, Any], units: int) -> JobSpec
             raise ApiError("invalid_parameter", f"parameter {name!r} must be finite")
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
             raise ApiError("invalid_parameter", f"parameter {name!r} is out of range")
-        if name in SERVER_LIMITS and isinstance(value, (int, float)) and not isinstance(value, bool):
-            low, high = SERVER_LIMITS[name]
+        limits = parameter_limits(algorithm)
+        if name in limits and isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high = limits[name]
             if not low <= value <= high:
                 raise ApiError("invalid_parameter",
                                f"{name.replace('_', '-')} must be between {low} and {high} on this server")
