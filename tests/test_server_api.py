@@ -295,6 +295,38 @@ def test_an_idempotency_key_charges_once(server: Server) -> None:
     server.wait(first.json()["id"])
 
 
+def test_an_analyst_may_hold_only_so_many_jobs_and_workers_take_turns(tmp_path: Path) -> None:
+    """Free dummy jobs count too (they hold workers); a refusal writes nothing; once
+    alice has a job running, bob's newer job is claimed before alice's older ones."""
+    from dprm.server import jobs as job_queue
+    from dprm.server.tables import jobs as jobs_table
+
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    alice, bob = ({"Authorization": f"Bearer {tokens[who]}"} for who in ("alice", "bob"))
+    dummy = {**JOB, "dummy": True, "dummy_rows": 50}
+    with TestClient(create_app(url, workers=0, background=False, max_active_jobs=3)) as client:
+        ids = [client.post("/v1/jobs", json=dummy, headers=alice).json()["id"] for _ in range(3)]
+        refused = client.post("/v1/jobs", json=JOB, headers=alice)
+        assert refused.status_code == 429 and _error(refused) == "too_many_jobs"
+        assert client.get("/v1/budget", headers=alice).json()["budgets"][0]["exact"]["spent"] == "0"
+        assert len(client.get("/v1/jobs", headers=alice).json()["jobs"]) == 3
+        assert client.post("/v1/jobs", json={**dummy, "dry_run": True}, headers=alice).status_code == 200
+        theirs = client.post("/v1/jobs", json=dummy, headers=bob).json()["id"]
+        db = Database(url)
+        first = job_queue.claim_next(db, "w1")
+        assert first.public_id == ids[0]  # the oldest job when nobody runs one
+        second = job_queue.claim_next(db, "w2")
+        assert second.public_id == theirs  # bob runs nothing yet: his turn before alice's second job
+        assert job_queue.claim_next(db, "w3").public_id == ids[1]
+        client.post(f"/v1/jobs/{ids[2]}/cancel", headers=alice)
+        assert client.post("/v1/jobs", json=dummy, headers=alice).status_code == 201  # two running, one queued
+        assert client.post("/v1/jobs", json=dummy, headers=alice).status_code == 429
+        with db.write() as connection:
+            connection.execute(update(jobs_table).where(jobs_table.c.public_id == ids[0]).values(status="done"))
+        assert client.post("/v1/jobs", json=dummy, headers=alice).status_code == 201
+
+
 def test_results_of_unfinished_jobs_are_refused_and_cancel_refunds_a_queued_job(tmp_path: Path) -> None:
     url = str(tmp_path / "s.db")
     tokens = setup_server_db(url, tmp_path)

@@ -167,7 +167,7 @@ async def _submit_all(url: str, token: str, n: int, epsilon: str) -> list[int]:
 
 def test_200_concurrent_submissions_never_overspend(db_url: str, tmp_path: Path) -> None:
     tokens = setup_server_db(db_url, tmp_path, budgets={"alice": "1"})
-    with serve_in_thread(db_url, workers=0, rate=1000.0, burst=1000) as url:
+    with serve_in_thread(db_url, workers=0, rate=1000.0, burst=1000, max_active_jobs=1000) as url:
         statuses = asyncio.run(_submit_all(url, tokens["alice"], 200, "0.015"))
     assert sorted(set(statuses)) == [201, 403]
     assert statuses.count(201) == 66  # 66 × 0.015 = 0.99 ≤ 1 < 67 × 0.015
@@ -177,6 +177,33 @@ def test_200_concurrent_submissions_never_overspend(db_url: str, tmp_path: Path)
         from dprm.server.tables import jobs
 
         assert c.execute(select(func.count()).select_from(jobs)).scalar() == 66
+    db.dispose()
+
+
+def test_concurrent_submissions_never_exceed_the_active_jobs_cap(db_url: str, tmp_path: Path) -> None:
+    """40 free dummy submissions at once against a cap of 7: exactly 7 are queued."""
+    import httpx
+
+    tokens = setup_server_db(db_url, tmp_path, budgets={"alice": "1"})
+    with serve_in_thread(db_url, workers=0, rate=1000.0, burst=1000, max_active_jobs=7) as url:
+        async def submit_all() -> list[int]:
+            async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {tokens['alice']}"},
+                                         timeout=60) as client:
+                async def one() -> int:
+                    response = await client.post("/v1/jobs", json={
+                        "dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "dummy": True,
+                        "dummy_rows": 20, "parameters": {"init_trials": 1}})
+                    return response.status_code
+
+                return list(await asyncio.gather(*(one() for _ in range(40))))
+
+        statuses = asyncio.run(submit_all())
+    assert (statuses.count(201), statuses.count(429)) == (7, 33)
+    db = Database(db_url)
+    with db.read() as c:
+        from dprm.server.tables import jobs
+
+        assert c.execute(select(func.count()).select_from(jobs)).scalar() == 7
     db.dispose()
 
 

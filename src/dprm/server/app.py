@@ -90,9 +90,11 @@ class ServerSettings:
     def __init__(self, *, workers: int = 1, primitive_processes: int = 1, rate: float = 20.0, burst: int = 60,
                  max_body: int = 1_000_000, max_json_depth: int = 64, job_timeout: float = 3600.0,
                  stale_after: float = 60.0, primitive_timeout: float = 300.0, background: bool = True,
-                 engine: str | None = None, shards: int = 2) -> None:
+                 engine: str | None = None, shards: int = 2, max_active_jobs: int = 16) -> None:
         if workers < 0 or primitive_processes < 1:
             raise ParameterError("--workers must be at least 0 and primitive processes at least 1")
+        if max_active_jobs < 1:
+            raise ParameterError(f"--max-active-jobs must be at least 1, not {max_active_jobs}")
         if shards < 1:
             raise ParameterError(f"--shards must be at least 1, not {shards}")
         self.workers = workers
@@ -107,6 +109,7 @@ class ServerSettings:
         self.background = background
         self.engine = engine
         self.shards = shards
+        self.max_active_jobs = max_active_jobs
 
 
 def _budget_view(dataset_name: str, total: int, spent: int) -> dict[str, Any]:
@@ -161,7 +164,8 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         or audit thread is started; for tests of the request layer), ``engine``
         (None: jobs count in their worker process; ``""``: the rows of a job whose
         miner counts through the engine are sharded on a local Ray on loopback;
-        ``"ray://HOST:PORT"``: on that Ray cluster) and ``shards``.
+        ``"ray://HOST:PORT"``: on that Ray cluster), ``shards`` and ``max_active_jobs``
+        (an analyst's jobs queued or running at once; more is 429 ``too_many_jobs``).
     """
     settings = settings or ServerSettings(**options)
     db = Database(db_url)
@@ -350,7 +354,8 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
                                       "units": units, "dummy": body.dummy, "dummy_rows": dummy_rows})
         row, created = jobs.submit(db, who.id, record.id, algorithm=spec.algorithm, parameters=parameters,
                                    units=units, dummy=body.dummy, dummy_rows=dummy_rows,
-                                   idempotency_key=body.idempotency_key, digest=digest)
+                                   idempotency_key=body.idempotency_key, digest=digest,
+                                   max_active=settings.max_active_jobs)
         if not created:
             request.state.outcome = "idempotent_replay"
             request.state.epsilon_units = 0

@@ -30,6 +30,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "token_expired": (401, "the API token has expired"),
     "token_disabled": (401, "the analyst's account is disabled"),
     "rate_limited": (429, "too many requests; retry later"),
+    "too_many_jobs": (429, "too many of the analyst's jobs are queued or running; retry when one has finished"),
     # what is asked for
     "not_found": (404, "no such endpoint"),
     "method_not_allowed": (405, "the endpoint does not take this method"),

@@ -3,7 +3,8 @@
 A job's life, each step one transaction guarded by a condition on its status::
 
     submit   budget reserved + job 'queued'                (charge 'reserved')
-    claim    'queued' -> 'running', worker token            (supervisor)
+    claim    'queued' -> 'running', worker token            (supervisor; fair: the analyst with the fewest
+                                                             running jobs first, then the oldest job)
     touch    data_touched = true  WHERE 'running'           (worker, before reading rows)
     done     'running' -> 'done' + result + ledger rows     (charge 'spent')
     failed   'running' -> 'failed'                          (charge kept if touched, else refunded)
@@ -24,13 +25,13 @@ import secrets
 import time
 from typing import Any, Sequence
 
-from sqlalchemy import and_, insert, select, update
+from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from dprm.server import budget
 from dprm.server.budget import Release
 from dprm.server.errors import ERRORS, ApiError
-from dprm.server.tables import datasets, jobs
+from dprm.server.tables import analysts, datasets, jobs
 from dprm.server.units import units_float, units_text
 
 __all__ = ["request_digest", "submit", "job_view", "find_job", "claim_next", "touch", "record_progress",
@@ -43,12 +44,15 @@ def request_digest(body: dict[str, Any]) -> str:
 
 
 def submit(db: Any, analyst_id: int, dataset_id: int, *, algorithm: str, parameters: dict[str, Any], units: int,
-           dummy: bool, dummy_rows: int | None, idempotency_key: str | None, digest: str) -> tuple[Any, bool]:
+           dummy: bool, dummy_rows: int | None, idempotency_key: str | None, digest: str,
+           max_active: int | None = None) -> tuple[Any, bool]:
     """Queue a job, charging its ε first (unless dummy); ``(job row, created)``.
 
     With an idempotency key already used by this analyst, the first job is returned
     and nothing is charged (``created`` False); the key with a different request is
     ``idempotency_key_reused``. Over budget: ``budget_exceeded``, nothing written.
+    With ``max_active`` jobs of this analyst already queued or running (dummy ones
+    too: they cost no ε but hold workers): ``too_many_jobs``, nothing written.
     """
 
     def existing(connection: Any) -> Any:
@@ -66,6 +70,14 @@ def submit(db: Any, analyst_id: int, dataset_id: int, *, algorithm: str, paramet
         row = existing(connection)
         if row is not None:
             return replay(row)
+        if max_active is not None:
+            # one submission of this analyst at a time counts (PostgreSQL: concurrent ones wait here)
+            connection.execute(select(analysts.c.id).where(analysts.c.id == analyst_id).with_for_update())
+            active = connection.execute(select(func.count()).select_from(jobs).where(and_(
+                jobs.c.analyst_id == analyst_id, jobs.c.status.in_(("queued", "running"))))).scalar_one()
+            if active >= max_active:
+                raise ApiError("too_many_jobs", f"{active} of your jobs are queued or running, the most this "
+                                                f"server allows; wait for one to finish or cancel one")
         charge_id = None
         if not dummy:
             charge_id = budget.reserve(connection, analyst_id, dataset_id, units, kind="job", action=algorithm)
@@ -126,15 +138,19 @@ def find_job(connection: Any, analyst_id: int, public_id: str) -> tuple[Any, str
 
 
 def claim_next(db: Any, worker_token: str) -> Any | None:
-    """Take the oldest queued job for a worker (``'queued'`` → ``'running'``), or None."""
+    """Take a queued job for a worker (``'queued'`` → ``'running'``), or None.
+
+    Fair between analysts: the oldest queued job of the analyst with the fewest running
+    jobs, so one analyst's many jobs (free dummy ones, say) cannot hold every worker
+    while another's wait.
+    """
 
     with db.read() as connection:  # most rounds find nothing: no write lock for them
         if connection.execute(select(jobs.c.id).where(jobs.c.status == "queued").limit(1)).first() is None:
             return None
 
     def work(connection: Any) -> Any | None:
-        for job_id in connection.execute(select(jobs.c.id).where(jobs.c.status == "queued")
-                                          .order_by(jobs.c.id).limit(5)).scalars():
+        for job_id in _fair_order(connection):
             now = time.time()
             taken = connection.execute(
                 update(jobs).where(and_(jobs.c.id == job_id, jobs.c.status == "queued"))
@@ -145,6 +161,16 @@ def claim_next(db: Any, worker_token: str) -> Any | None:
         return None
 
     return db.transaction(work)
+
+
+def _fair_order(connection: Any, limit: int = 5) -> list[int]:
+    """Up to ``limit`` queued job ids: by the analyst's running jobs, then by age."""
+    running = dict(connection.execute(select(jobs.c.analyst_id, func.count()).where(jobs.c.status == "running")
+                                      .group_by(jobs.c.analyst_id)).all())
+    oldest = connection.execute(select(jobs.c.analyst_id, func.min(jobs.c.id)).where(jobs.c.status == "queued")
+                                .group_by(jobs.c.analyst_id)).all()
+    firsts = sorted(oldest, key=lambda row: (running.get(row[0], 0), row[1]))
+    return [job_id for _, job_id in firsts[:limit]]
 
 
 def _mine(job_id: int, token: str) -> Any:
