@@ -228,3 +228,35 @@ def test_two_valued_classes_are_shown_as_written_not_as_booleans(tmp_path: Path,
     assert code == 0, stderr
     assert json.loads(out.read_text())["classes"] == sorted(spellings)
     assert "class: true" not in stdout and "class: false" not in stdout
+
+
+def test_an_undeclared_constant_column_is_kept_so_the_fit_says_it_is_not_private(tmp_path: Path) -> None:
+    """Leaving the column out would be a choice made on the data (the features would say
+    that it is constant): it stays a feature whose domain is read off the data."""
+    rows = "".join(f"{i % 10},{'xy'[i % 2]},same,{'pq'[(i // 2) % 2]}\n" for i in range(40))
+    csv = write(tmp_path / "d.csv", "a,b,k,y\n" + rows)
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"a": {"bounds": [0, 10]}, "b": {"categories": ["x", "y"]},
+                                                               "y": {"categories": ["p", "q"]}}}))
+    out = tmp_path / "m.json"
+    code, _, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--cv", "0", "--types", types,
+                           "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    assert [f["name"] for f in document["features"]] == ["a", "b", "k"]
+    assert document["privacy"]["private"] is False and "'k'" in " ".join(document["privacy"]["reasons"])
+    assert "column 'k' is constant (a single value) and kept" in stderr
+
+
+def test_declared_classes_are_fitted_when_the_rows_hold_one(tmp_path: Path) -> None:
+    """Refusing would depend on the rows; with the classes read off the data it is refused."""
+    csv = write(tmp_path / "d.csv", "a,y\n" + "".join(f"{i},p\n" for i in range(12)))
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"a": {"bounds": [0, 20]},
+                                                               "y": {"categories": ["p", "q"]}}}))
+    out = tmp_path / "m.json"
+    code, _, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--cv", "3", "--types", types,
+                           "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    assert document["classes"] == ["p", "q"] and document["privacy"]["private"] is True
+    code, _, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--cv", "0"])
+    assert code == 2 and "has only one class" in stderr

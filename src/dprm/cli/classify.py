@@ -149,18 +149,15 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     spec = read_types_file(types) if types is not None else TypesSpec()
     markers = [part for item in na_values or [] for part in item.split(",")] or None
     view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
-                     duplicate_names="error", all_types_here=True)
+                     duplicate_names="error", all_types_here=True, keep_constant=True)
     if target not in spec.columns and any(a.name == target and a.kind is AttributeKind.BOOLEAN for a in view):
         # classes as written (0 / 1, yes / no), not the Boolean reading's false / true
         spec = replace(spec, columns={**spec.columns, target: ColumnSpec(ColumnType.CATEGORICAL)})
         view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
-                         duplicate_names="error", all_types_here=True)
+                         duplicate_names="error", all_types_here=True, keep_constant=True)
     source = view.source
-    if target not in view:
-        if target in view.constant:
-            raise DataError(f"{source}: the target column {target!r} has only one class; "
-                            "a classifier needs at least two", data_dependent=True)
-        shown = ", ".join(view.names + view.constant)
+    if target not in view:  # constant columns are kept (keep_constant): not here means not in the file
+        shown = ", ".join(view.names)
         raise DataError(f"{source}: no target column {target!r}; columns: {shown}", data_dependent=False)
     columns: dict[str, Any] = {}
     categories: dict[str, list] = {}
@@ -187,9 +184,9 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     if not columns:
         raise DataError(f"{source}: no feature column besides the target {target!r}", data_dependent=False)
     assert labels is not None
-    if np.unique(labels).size < 2:
+    if np.unique(labels).size < 2 and classes is None:  # declared classes: fit, whatever the rows hold
         raise DataError(f"{source}: the target column {target!r} has only one class; "
-                        "a classifier needs at least two", column=target)
+                        "a classifier needs at least two (or declare its classes)", column=target)
     return pd.DataFrame(columns), labels, categories, bounds, classes, list(view.notes)
 
 

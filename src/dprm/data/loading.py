@@ -164,13 +164,16 @@ def read_view(
     na_values: Sequence[str] | None = None,
     out_of_bounds: str | None = None,
     all_types_here: bool = False,
+    keep_constant: bool = False,
 ) -> View:
     """Read one view on its own (rows in file order; the id column, if named, dropped).
 
     Types-file entries for columns that this view lacks are ignored here (they may
     belong to the other view), unless ``all_types_here`` (the file is the only table:
     an entry for a column it lacks is then a :class:`DataError`). The other options are
-    those of :func:`load_two_view`.
+    those of :func:`load_two_view` (``keep_constant``: a single table's undeclared
+    constant columns stay attributes, so that leaving them out is not a choice made on
+    the data).
 
     Examples
     --------
@@ -192,7 +195,7 @@ def read_view(
         listed = ", ".join(repr(n) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
         raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
                         code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
-    return _build_view(raw, side, spec, exclude=id_name, out_of_bounds=policy)
+    return _build_view(raw, side, spec, exclude=id_name, out_of_bounds=policy, keep_constant=keep_constant)
 
 
 # ---------------------------------------------------------------------- internals
@@ -385,10 +388,12 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
                 attributes.append(attribute)
         else:
             attributes.append(attribute)
+    fate = "kept" if keep_constant else "left out"
     if empty:
-        notes.append(_left_out(raw.source, empty, "empty (all values missing)"))
+        notes.append(_left_out(raw.source, empty, "empty (all values missing)", fate))
     if len(constant) > len(empty):
-        notes.append(_left_out(raw.source, [n for n in constant if n not in empty], "constant (a single value)"))
+        notes.append(_left_out(raw.source, [n for n in constant if n not in empty], "constant (a single value)",
+                               fate))
     return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed), notes=notes)
 
 
@@ -412,12 +417,12 @@ def _first_non_number(column: pa.ChunkedArray) -> int | None:
     return first_rows(not_number, 1)[0]
 
 
-def _left_out(source: str, names: list[str], what: str) -> str:
+def _left_out(source: str, names: list[str], what: str, fate: str = "left out") -> str:
     if len(names) == 1:
-        return f"{source}: column {names[0]!r} is {what} and left out"
+        return f"{source}: column {names[0]!r} is {what} and {fate}"
     shown = ", ".join(repr(n) for n in names[:_NOTE_NAMES])
     more = f", ... ({len(names)} in all)" if len(names) > _NOTE_NAMES else ""
-    return f"{source}: {len(names)} columns are {what} and left out: {shown}{more}"
+    return f"{source}: {len(names)} columns are {what} and {fate}: {shown}{more}"
 
 
 def _reorder(view: View, order: np.ndarray) -> View:
