@@ -598,6 +598,8 @@ def test_cli_report_of_an_experiment_and_of_a_run(real_dir, tmp_path) -> None:
     (["report", "--run", "{tmp}/bad.json", "--types", "t.json"], "only with --data"),
     (["report", "{real}", "--output", "{tmp}/absent/r.html"], "does not exist"),
     (["report", "{real}", "{real}/", "--output", "{tmp}/r.html"], "given twice"),  # its runs counted twice
+    (["report", "{real}", "--output", "{real}/experiment.json"], "is an input of this command"),  # was replaced
+    (["report", "--run", "{tmp}/bad.json", "--output", "{tmp}/bad.json"], "is an input of this command"),
 ])
 def test_cli_errors_are_one_line_and_write_nothing(real_dir, tmp_path, args, fragment) -> None:
     (tmp_path / "bad.json").write_text("{}")

@@ -60,6 +60,7 @@ def report(
             earlier = seen.setdefault(directory.resolve(), directory)
             if earlier is not directory:
                 raise ParameterError(f"{directory}: given twice (as {earlier}); its runs would be counted twice")
+        _refuse_input_as_output(output, [p for d in dirs if d.is_dir() for p in _read_files(d)])
         path = write_experiment_report(dirs, output, figures=figures)
         console.print(f"wrote {path}")
         return
@@ -69,6 +70,7 @@ def report(
         raise ParameterError("--types and --id-column apply only with --data LEFT RIGHT")
     if not run.is_file():
         raise DataError(f"{run}: no such file")
+    _refuse_input_as_output(output, [run, *(data if has_data else ()), types])
     loaded = None
     if has_data:
         from dprm.cli.views import load_views, print_notes
@@ -78,3 +80,19 @@ def report(
         print_notes(loaded)
     path = write_run_report(run, output, loaded, data_source=f"{data[0]}, {data[1]}" if has_data else "")
     console.print(f"wrote {path}")
+
+
+def _read_files(directory: Path) -> list[Path]:
+    """The files of an experiment directory a report may read (all but earlier reports and figures)."""
+    return [p for p in directory.rglob("*") if p.is_file() and p.suffix not in (".html", ".png", ".svg")]
+
+
+def _refuse_input_as_output(output: Path | None, inputs: list[Path | None]) -> None:
+    """A one-line error when ``output`` would replace one of the command's inputs."""
+    if output is None:
+        return
+    from dprm.cli.outputs import Outputs
+
+    plan = Outputs(inputs=list(inputs))
+    plan.add(output, lambda path: None)
+    plan.check()
