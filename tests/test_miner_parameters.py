@@ -197,3 +197,32 @@ def test_the_experiment_runner_refuses_bad_values_before_any_run() -> None:
     with pytest.raises(ParameterError, match="depth must be an integer"):
         _check_parameters(["cartwheels"], budgets, {"cartwheels": {"depth": 2.5}})
     _check_parameters(["alt-expm", "cartwheels"], budgets, {"depth": 3})
+
+
+def test_none_is_a_value_of_the_options_whose_help_offers_it(tmp_path) -> None:
+    """``--prune-interval none`` and ``-p prune_interval=none`` switch the rule off (they
+    were refused as 'not a valid number'); a choice keeps the text ``none``."""
+    from test_cli import run
+
+    from dprm.cli.miner_options import given_parameters
+    from dprm.evaluation.runner import parameters_for
+
+    assert given_parameters(ALGORITHMS, "alt-expm", {"prune_interval": "none", "prune_support": "12"}) == {
+        "prune_interval": None, "prune_support": 12.0}
+    assert given_parameters(ALGORITHMS, "reremi", {"min_support": "None"}) == {"min_support": None}
+    with pytest.raises(ParameterError, match="--prune-interval must be a number or 'none', not 'wide'"):
+        given_parameters(ALGORITHMS, "alt-expm", {"prune_interval": "wide"})
+    assert parameters_for("alt-expm", {"prune_interval": "none", "alt-expm": {"prune_support": "none"}}) == {
+        "prune_interval": None, "prune_support": None}
+    assert parameters_for("serenade-es", {"damping": "none"}) == {"damping": "none"}
+    left, right = tmp_path / "l.csv", tmp_path / "r.csv"
+    left.write_text("id,a,b\n" + "".join(f"{i},{i % 5},{'xy'[i % 2]}\n" for i in range(40)))
+    right.write_text("id,c\n" + "".join(f"{i},{'pq'[i % 2]}\n" for i in range(40)))
+    out = tmp_path / "o.json"
+    code, _, stderr = run(["mine", left, right, "-a", "alt-expm", "--prune-interval", "none", "--prune-support",
+                           "none", "--seed", "1", "--output", out])
+    assert code == 0, stderr
+    import json
+
+    parameters = json.loads(out.read_text())["parameters"]
+    assert parameters["prune_interval"] is None and parameters["prune_support"] is None

@@ -57,9 +57,12 @@ def option_table(algorithms: Algorithms) -> dict[str, dict[str, Any]]:
             if parameter.name in fixed:
                 continue
             kind = _kind(parameter.annotation)
-            entry = table.setdefault(parameter.name, {"kind": kind, "defaults": {}})
+            entry = table.setdefault(parameter.name, {"kind": kind, "defaults": {}, "none": False})
             if kind.endswith("-or-auto"):  # an option takes "auto" if one algorithm does (the others refuse it)
                 entry["kind"] = kind
+            spec = miner_class.parameter_specs.get(parameter.name)
+            if spec is not None and spec.none and spec.kind in ("int", "float"):
+                entry["none"] = True  # the text "none" (no such rule) is a value of the option
             entry["defaults"][algorithm] = parameter.default
     return table
 
@@ -102,8 +105,11 @@ def option_parameters(algorithms: Algorithms, *, skip: tuple[str, ...] = ("epsil
             annotation: Any = Optional[bool]
         else:
             metavar = {"int": "N", "float": "X", "int-or-auto": "N|auto", "float-or-auto": "X|auto", "str": "TEXT"}[kind]
+            if entry["none"]:
+                metavar += "|none"
             option = typer.Option(None, flag, metavar=metavar, help=text, show_default=False)
-            annotation = {"int": Optional[int], "float": Optional[float]}.get(kind, Optional[str])
+            annotation = Optional[str] if entry["none"] else {"int": Optional[int], "float": Optional[float]}.get(
+                kind, Optional[str])
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
                                             annotation=annotation))
     return parameters
@@ -129,6 +135,12 @@ def given_parameters(algorithms: Algorithms, algorithm: str, values: Mapping[str
         if name not in accepted:
             raise ParameterError(f"option {flag} does not apply to {algorithm}")
         kind = table[name]["kind"]
+        if table[name]["none"] and isinstance(value, str):  # a text option: "none" or a number
+            if value.strip().lower() == "none":
+                given[name] = None
+                continue
+            if kind in ("int", "float"):
+                value = _number(value, int if kind == "int" else float, flag)
         if kind == "int-or-auto" and value != "auto":
             try:
                 value = int(value)
@@ -141,6 +153,14 @@ def given_parameters(algorithms: Algorithms, algorithm: str, values: Mapping[str
                 raise ParameterError(f"{flag} must be a number or 'auto', not {value!r}") from None
         given[name] = value
     return given
+
+
+def _number(text: str, kind: type, flag: str) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise ParameterError(f"{flag} must be {what} or 'none', not {text!r}") from None
 
 
 def with_options(function: Callable[..., None], name: str, options: list[inspect.Parameter]) -> Callable[..., None]:

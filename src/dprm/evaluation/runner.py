@@ -210,13 +210,17 @@ def parameters_for(algorithm: str, parameters: Mapping[str, Any]) -> dict[str, A
     >>> parameters_for("clired-reremi", p)
     {}
     """
+    from dprm.mining import ALGORITHMS
+    from dprm.mining.base import read_none_texts
+
     names = set(known_algorithms())
     accepted = _accepted(algorithm)
     shared = {k: v for k, v in parameters.items() if k not in names}
     own = dict(parameters.get(algorithm) or {})
     if accepted is None:
         return own
-    return {**{k: v for k, v in shared.items() if k in accepted}, **own}
+    chosen = {**{k: v for k, v in shared.items() if k in accepted}, **own}
+    return read_none_texts(ALGORITHMS[algorithm][0].parameter_specs, chosen)  # prune_interval=none
 
 
 def parse_parameter_items(items: Iterable[str], option: str = "--parameters") -> dict[str, Any]:

@@ -70,6 +70,7 @@ __all__ = [
     "Progress",
     "ProgressCallback",
     "parameter_table",
+    "read_none_texts",
     "not_private_block",
     "MAX_ROWS",
     "EPSILON",
@@ -278,6 +279,28 @@ class Param:
 def parameter_table(*params: Param) -> dict[str, Param]:
     """A class's ``parameter_specs``: the given specs by name (later ones replace earlier)."""
     return {p.name: p for p in params}
+
+
+def read_none_texts(specs: Mapping[str, Param], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with the text ``"none"`` read as None where a number's spec allows None.
+
+    The command line and ``NAME=VALUE`` items spell a missing rule ``none`` (as the
+    options' help shows it); a choice or text parameter keeps ``"none"`` as written.
+
+    Examples
+    --------
+    >>> specs = parameter_table(Param("prune_support", "Rule.", "float", none=True),
+    ...                         Param("damping", "Damping.", "choice", choices=("union", "none")))
+    >>> read_none_texts(specs, {"prune_support": "None", "damping": "none", "depth": "none"})
+    {'prune_support': None, 'damping': 'none', 'depth': 'none'}
+    """
+    out = dict(values)
+    for name, value in values.items():
+        spec = specs.get(name)
+        if (spec is not None and spec.none and spec.kind in ("int", "float") and isinstance(value, str)
+                and value.strip().lower() == "none"):
+            out[name] = None
+    return out
 
 
 def not_private_block(reason: str) -> dict[str, Any]:
