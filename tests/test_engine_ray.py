@@ -372,6 +372,12 @@ def test_mine_runs_the_non_private_baselines_on_ray_and_writes_what_it_writes_in
     assert code == 0, err
     assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
     assert json.loads((tmp_path / "local.json").read_text())["redescriptions"]
+    if algorithm == "reremi":  # the redundancy filter says what it judged from (the rows stay in the shards)
+        code, _, err = run([*common, "--engine", "ray", "--shards", "3", "--mark-redundant", "-o",
+                            tmp_path / "marked.json"])
+        assert code == 0 and "judged from their statistics only" in err, err
+        parameters = json.loads((tmp_path / "marked.json").read_text())["parameters"]
+        assert parameters["redundancy"] == "statistics only (the rows stay in the shards)"
 
 
 def test_mine_refuses_a_bad_engine(planted_files, tmp_path) -> None:

@@ -143,6 +143,9 @@ def mine(
         with open_engine(address, shards, left, right, **options) as sharded:
             data = sharded.schema
             _fit(miner, sharded, seed, algorithm, private_algorithm)
+        if redundancy.exact and (redundant == "hide" or mark_redundant):
+            note("redundant redescriptions are judged from their statistics only: with --engine ray the rows "
+                 "stay in the shards (in-process, from their supports; the lists may differ)")
     written = outputs.commit()
     print_notes(data)
 
@@ -213,9 +216,16 @@ class Redundancy:
 
         return filter_redundant(redescriptions, max_overlap=self.max_overlap, mark=True, **self._arguments())
 
+    def basis(self) -> str:
+        """What the filter judged overlaps from (the document's ``parameters.redundancy``)."""
+        if not self.exact:
+            return "released values (post-processing)"
+        if self.data is None:  # --engine ray: the rows stay in the shards
+            return "statistics only (the rows stay in the shards)"
+        return "true supports"
+
     def parameters(self) -> dict[str, Any]:
-        return {"max_overlap": self.max_overlap,
-                "redundancy": "true supports" if self.exact else "released values (post-processing)"}
+        return {"max_overlap": self.max_overlap, "redundancy": self.basis()}
 
 
 def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redundancy | None) -> None:
