@@ -138,10 +138,12 @@ def mine(
     if address is None:
         data = load_views(left, right, **options)
         redundancy.data = data
+        _check_clired(clired, data)
         _fit(miner, data, seed, algorithm, private_algorithm)
     else:  # sharded: the rows stay in the shards; only the schema is here
         with open_engine(address, shards, left, right, **options) as sharded:
             data = sharded.schema
+            _check_clired(clired, data)
             _fit(miner, sharded, seed, algorithm, private_algorithm)
         if redundancy.exact and (redundant == "hide" or mark_redundant):
             note("redundant redescriptions are judged from their statistics only: with --engine ray the rows "
@@ -236,6 +238,19 @@ def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redund
         document = make_document(document["algorithm"], {**document["parameters"], **redundancy.parameters()},
                                  document["privacy"], redundancy.marked(miner.redescriptions_))
     write_document(document, path, validate=False)  # make_document has validated it
+
+
+def _check_clired(path: Path | None, data: Any) -> None:
+    """Refuse ``--clired`` before mining when some attribute or category has no clired spelling."""
+    from dprm.queries.clired import clired_problem
+
+    if path is None:
+        return
+    for view in data.views:
+        for attribute in view:
+            problem = clired_problem(attribute.name, attribute.domain.categories or ())
+            if problem is not None:
+                raise ParameterError(f"--clired {path}: {problem} (leave out --clired, or rename it)")
 
 
 def _write_clired(miner: Any, path: Path) -> None:

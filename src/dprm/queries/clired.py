@@ -49,7 +49,7 @@ from dprm.queries.operators import And, Not, Or
 from dprm.queries.redescription import Redescription
 from dprm.queries.text import format_number
 
-__all__ = ["to_clired", "write_clired_queries", "CLIRED_HEADER"]
+__all__ = ["to_clired", "write_clired_queries", "clired_problem", "CLIRED_HEADER"]
 
 #: The header fields of the queries file.
 CLIRED_HEADER: tuple[str, ...] = ("rid", "query_LHS", "query_RHS", "acc", "pval", "card_Exo", "card_Eox", "card_Exx")
@@ -79,6 +79,28 @@ def _name(attr: str, columns: Sequence[str] | None) -> str:
             "pass columns= to refer to attributes by index"
         )
     return attr
+
+
+def clired_problem(attribute: str, categories: Sequence[str] = ()) -> str | None:
+    """Why queries over ``attribute`` (with these categories) may not be written in clired syntax, or None.
+
+    Lets a command refuse ``--clired`` before it mines, rather than after.
+
+    Examples
+    --------
+    >>> clired_problem("colour", ["red", "dark blue"]) is None
+    True
+    >>> clired_problem("colour", ["red", "c, d"])
+    "category 'c, d' of 'colour' cannot be written in clired syntax"
+    >>> clired_problem("v3")
+    "attribute name 'v3' cannot be written in clired syntax"
+    """
+    if _INDEX_NAME.match(attribute) or not _NAME.match(attribute):
+        return f"attribute name {attribute!r} cannot be written in clired syntax"
+    for category in categories:
+        if not (_STRING.match(category) or _NUMBER_CATEGORY.match(category)):
+            return f"category {category!r} of {attribute!r} cannot be written in clired syntax"
+    return None
 
 
 def _closed_bounds(lit: NumericLiteral) -> tuple[float, float]:
