@@ -423,8 +423,8 @@ def test_server_command_help_needs_no_database_or_url() -> None:
 def test_clired_is_refused_before_mining_when_a_category_has_no_clired_spelling(tmp_path: Path, algorithm) -> None:
     """It failed after the whole run, and for a private run only when the noise had
     picked that category (4 runs in 5)."""
-    left = write(tmp_path / "l.csv", "id,txt,n\n" + "".join(f"{i},{['a', '"c, d"'][i % 2]},{i % 7}\n"
-                                                            for i in range(60)))
+    cells = ["a", '"c, d"']
+    left = write(tmp_path / "l.csv", "id,txt,n\n" + "".join(f"{i},{cells[i % 2]},{i % 7}\n" for i in range(60)))
     right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{['p', 'q'][i % 2]}\n" for i in range(60)))
     out = tmp_path / "out"
     out.mkdir()
