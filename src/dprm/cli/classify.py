@@ -32,6 +32,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note
 from dprm.cli.outputs import Outputs
+from dprm.cli.seeds import check_seed
 from dprm.cli.views import NaValues, OutOfBounds, TypesFile
 from dprm.errors import DataError, ParameterError
 from dprm.json_values import plain_json
@@ -131,8 +132,7 @@ def _check_options(epsilon: float, max_depth: int, embedding_depth: int, search:
         raise ParameterError(f"--variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
     if not (cv == 0 or 2 <= cv <= MAX_FOLDS):
         raise ParameterError(f"--cv must be 0 (no cross-validation) or between 2 and {MAX_FOLDS}, not {cv}")
-    if seed is not None and not 0 <= seed < 2**63:
-        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, not {seed}")
+    check_seed(seed)
 
 
 def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_bounds: str | None
@@ -167,8 +167,11 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     for attribute in view:
         values, declared = _decode(attribute)
         if attribute.name == target:
-            if pd.isna(pd.Series(values)).any():
-                raise DataError(f"{source}: the target column {target!r} has missing values", column=target)
+            missing = np.flatnonzero(pd.isna(pd.Series(values)).to_numpy())
+            if missing.size:
+                row = int(missing[0]) + 1  # data rows counted from 1, as the data layer does
+                raise DataError(f"{source}: the target column {target!r} has missing values, e.g. row {row}",
+                                column=target, row=row)
             if attribute.kind is AttributeKind.NUMERIC and np.all(np.mod(values, 1) == 0):
                 values = values.astype(np.int64)  # whole numbers are classes 0, 1, ..., not 0.0, 1.0
             labels = np.asarray(values, dtype=object).astype(str)
@@ -232,7 +235,8 @@ def _in_option_names(message: str) -> str:
     >>> _in_option_names("use search='mcmc' or a smaller embedding_depth")
     'use --search mcmc or a smaller --embedding-depth'
     """
-    for python, option in (("search='mcmc'", "--search mcmc"), ("embedding_depth", "--embedding-depth"),
+    for python, option in (("search='mcmc'", "--search mcmc"), ("variant='dprm'", "--variant dprm"),
+                           ("variant='paper'", "--variant paper"), ("embedding_depth", "--embedding-depth"),
                            ("max_depth", "--max-depth")):
         message = message.replace(python, option)
     return message

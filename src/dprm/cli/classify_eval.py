@@ -28,6 +28,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs, check_directory
+from dprm.cli.seeds import check_seed
 from dprm.errors import ParameterError
 
 app = command_app()
@@ -136,8 +137,7 @@ def classify_eval(
     rows = _numbers(timing_rows or grid["timing_rows"], "--timing-rows", int)
     if any(not 1 <= n <= 10_000_000 for n in rows):
         raise ParameterError(f"--timing-rows must be between 1 and 10,000,000, not {timing_rows!r}")
-    if seed is not None and not 0 <= seed < 2**63:
-        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, not {seed}")
+    check_seed(seed)
     if not 1 <= jobs <= 256:
         raise ParameterError(f"--jobs must be between 1 and 256, not {jobs}")
     methods, method_notes = default_methods(embeddings, variant_values, baselines=baselines)

@@ -33,6 +33,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs
+from dprm.cli.seeds import check_seed
 from dprm.cli.views import TypesFile
 from dprm.errors import DataError, ParameterError
 
@@ -92,8 +93,7 @@ def check_options(min_support: float, delta: float | None, sensitive: list[str] 
         raise ParameterError(f"--step must be in (0, 100], not {step:g}")
     if not 1 <= max_depth <= 10:
         raise ParameterError(f"--max-depth must be between 1 and 10, not {max_depth}")
-    if seed is not None and not 0 <= seed < 2**63:
-        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, not {seed}")
+    check_seed(seed)
     if max_seconds is not None and not (math.isfinite(max_seconds) and max_seconds > 0):
         raise ParameterError(f"--max-seconds must be positive, not {max_seconds:g}")
     if max_length is not None and max_length < 1:

@@ -25,6 +25,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs, check_directory
+from dprm.cli.seeds import check_seed
 from dprm.errors import ParameterError
 
 app = command_app()
@@ -103,8 +104,7 @@ def itemsets_eval(
         raise ParameterError(f"--ibm-rows must be between 1 and 10,000,000, not {ibm_rows}")
     if not (math.isfinite(max_seconds) and max_seconds > 0):
         raise ParameterError(f"--max-seconds must be positive, not {max_seconds:g}")
-    if not 0 <= seed < 2**63:
-        raise ParameterError(f"--seed must be an integer from 0 to 2^63 - 1, not {seed}")
+    check_seed(seed)
     config_args = dict(thetas=theta_values, epsilons=epsilon_values, chains=chains, chain_counts=counts,
                        chains_theta=chains_theta, delta=delta, timing_rows=rows, max_seconds=max_seconds, seed=seed,
                        passes=parse_passes(passes, option="--passes"), grace_period=grace_period, split_confidence=split_confidence)

@@ -28,6 +28,7 @@ from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
 from dprm.cli.miner_options import given_parameters, option_parameters, option_table, with_options
 from dprm.cli.outputs import Outputs
+from dprm.cli.seeds import check_seed
 from dprm.cli.views import (DuplicateColumns, EngineOption, IdColumn, LeftView, NaValues, OutOfBounds, RightView,
                             ShardsOption, TypesFile, check_engine, load_views, open_engine, print_notes)
 from dprm.errors import ParameterError
@@ -111,8 +112,7 @@ def mine(
             raise ParameterError(f"--epsilon must be a positive number, not {epsilon}")
         if private_algorithm:
             given["epsilon"] = epsilon
-    if seed is not None and seed < 0:
-        raise ParameterError(f"--seed must be a non-negative integer, not {seed}")
+    check_seed(seed)
     if not 0 <= top <= MAX_TOP:
         raise ParameterError(f"--top must be between 0 and {MAX_TOP:,}, not {top}")
     if redundant not in ("hide", "show"):

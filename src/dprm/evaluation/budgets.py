@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from dprm.errors import ParameterError
+from dprm.privacy.budget import check_epsilon_range
 
 __all__ = ["Budget", "MAX_RUNS", "parse_budgets", "format_budgets", "epsilon_label", "NO_EPSILON"]
 
@@ -133,6 +134,7 @@ def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise ParameterError(
                 f"{option}: epsilon must be a positive finite number, not {eps_text!r} in {item.strip()!r}")
+        check_epsilon_range(epsilon, f"{option}: epsilon in {item.strip()!r}")
         runs = int(runs_text)
         if not 1 <= runs <= MAX_RUNS:
             raise ParameterError(f"{option}: the number of runs must be between 1 and {MAX_RUNS:,}, "

@@ -720,7 +720,10 @@ def run_comparison(config: GridConfig,
     config.check()
     tasks: list[tuple[Callable[..., dict[str, Any]], tuple]] = []
     for dataset in config.datasets:
-        splits = fold_splits(dataset.y, config.folds, config.repeats, _seed(config.seed, dataset.name))
+        try:
+            splits = fold_splits(dataset.y, config.folds, config.repeats, _seed(config.seed, dataset.name))
+        except DataError as error:
+            raise DataError(f"{dataset.source}: {error}", file=dataset.source) from None
         for method in config.methods:
             for depth in config.depths:
                 if not method.applies(depth):

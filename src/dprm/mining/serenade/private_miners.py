@@ -386,7 +386,8 @@ class _GreedyMiner(Miner):
         self._use_grid(mode, self._finest_splits())
         for table, view in zip(self.tables_, data.views):
             if len(table) == 0:
-                raise ParameterError(f"the {view.name} view has no candidate literal")
+                raise ParameterError(f"the {view.name} view ({view.source}) has no candidate literal (no attribute "
+                                     "can be split, e.g. a declared domain of a single value)")
         self._side = initial_side(data, self.tables_)
         if self.private:
             check_pair_count(self.tables_, self.algorithm)  # public schema only, before any release
