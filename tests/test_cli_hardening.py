@@ -432,3 +432,18 @@ def test_clired_is_refused_before_mining_when_a_category_has_no_clired_spelling(
                   "--clired", out / "r.queries"],
                  f"--clired {out / 'r.queries'}: category 'c, d' of 'txt' cannot be written in clired syntax")
     assert files_under(out) == []
+
+
+def test_messages_name_the_option_or_file_at_fault(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n" + "".join(f"{i},0\n" for i in range(6)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{'xy'[i % 2]}\n" for i in range(6)))
+    types = write(tmp_path / "t.json", '{"id_column": "id", "columns": {"a": {"bounds": [0, 0]}, '
+                                       '"b": {"categories": ["x", "y"]}}}')
+    expect_error(["mine", left, right, "--types", types, "-a", "reremi"], "the left view (", "l.csv) has no candidate")
+    expect_error(["mine", left, right, "--seed", str(10**30)], "--seed must be an integer from 0 to 2^63 - 1")
+    expect_error(["evaluate", left, right, "--algorithms", "alt-expm", "--budgets", "1e5x1", "--out",
+                  tmp_path / "ev"], "--budgets: epsilon in '1e5x1' must be between 0.0001 and 10000")
+    assert not (tmp_path / "ev").exists()
+    small = write(tmp_path / "c.csv", "a,b,y\n1,x,p\n2,y,q\n3,x,p\n")
+    expect_error(["classify-eval", tmp_path / "ce", "--quick", "--no-timing", "--datasets", f"{small}:y"],
+                 f"{small}: a class has fewer rows (1) than folds")
