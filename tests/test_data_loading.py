@@ -398,3 +398,20 @@ def test_declared_constant_columns_are_kept(tmp_path: Path) -> None:
     assert undeclared.left.constant == ["a"] and undeclared.left.names == ["b"]
     declared = load_two_view(left, right, types={"columns": {"a": "boolean"}})
     assert declared.left.constant == [] and declared.left.names == ["a", "b"]
+
+
+def test_dates_and_times_are_categories_in_iso_text(tmp_path) -> None:
+    """A nanosecond Parquet column gave '2020-03-04 00:00:00.000000000'; a CSV's dates stay as written."""
+    import datetime
+
+    stamps = [datetime.datetime(2020, 3, 4), datetime.datetime(2020, 3, 4, 5, 6, 7, 250000),
+              datetime.datetime(2020, 3, 4, 5, 6, 10)]
+    table = pa.table({"t": pa.array(stamps, pa.timestamp("ns")), "d": [datetime.date(2020, 3, d) for d in (4, 5, 6)],
+                      "x": [1.0, 2.0, 3.0]})
+    pq.write_table(table, tmp_path / "v.parquet")
+    view = read_view(tmp_path / "v.parquet")
+    domains = {a.name: a.domain.categories for a in view}
+    assert domains["t"] == ("2020-03-04 00:00:00", "2020-03-04 05:06:07.25", "2020-03-04 05:06:10")
+    assert domains["d"] == ("2020-03-04", "2020-03-05", "2020-03-06")
+    (tmp_path / "v.csv").write_text("d,x\n2020-03-04,1\n2021-01-01,2\n")
+    assert {a.name: a.domain.categories for a in read_view(tmp_path / "v.csv")}["d"] == ("2020-03-04", "2021-01-01")

@@ -550,7 +550,10 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             raise _error(source, text, "not_utf8" if row is not None else "unsupported_column",
                          column=name, row=row)
         elif pa.types.is_temporal(typ):
-            col = col.cast(pa.string())  # dates and times are categories, in ISO text
+            # dates and times are categories, in ISO text, without the trailing zeros of a fraction
+            # of a second ("2020-03-04 00:00:00", "...07.25", not "...07.250000000" from nanoseconds)
+            col = pc.replace_substring_regex(col.cast(pa.string()), pattern=r"(\.\d*[1-9])0+$", replacement=r"\1")
+            col = pc.replace_substring_regex(col, pattern=r"\.0+$", replacement="")
         elif not (
             pa.types.is_null(typ)
             or pa.types.is_boolean(typ)
