@@ -5,7 +5,12 @@ may be given as dprm :class:`~dprm.queries.Query` objects or in their JSON form;
 epsilons as numbers, decimal strings or :class:`~fractions.Fraction`. Every refusal
 raises :class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's
 stable ``code`` and HTTP ``status``, so the command line turns it into one line
-``error: ...``.
+``error: ...``. A URL that names no server, and a request that JSON cannot carry (a
+NaN or an infinite number in it), raise :class:`~dprm.errors.ParameterError` before
+anything is sent. Job ids and dataset names are sent as one escaped path
+segment each; one that no server id can be (empty, ``.``, ``..``, or holding a
+``/``) is refused without a request, with the code the server gives an unknown one
+(``unknown_job``, ``unknown_dataset``).
 
 Examples
 --------
@@ -27,11 +32,13 @@ A session (against a running server; not run here)::
 
 from __future__ import annotations
 
+import json as _json
 import time
 from fractions import Fraction
 from typing import Any, Callable
+from urllib.parse import quote
 
-from dprm.errors import DprmError
+from dprm.errors import DprmError, ParameterError
 
 __all__ = ["Client", "RemoteError"]
 
@@ -51,6 +58,41 @@ class RemoteError(DprmError):
     def __init__(self, code: str, message: str, status: int = 0) -> None:
         super().__init__(f"{message} ({code})", code=code, data_dependent=False)
         self.status = status
+
+
+#: The server's messages for an id it does not know (dprm.server.errors), by code.
+_UNKNOWN = {"unknown_job": "no such job", "unknown_dataset": "no such dataset for this analyst"}
+
+
+def _segment(value: Any, code: str) -> str:
+    """``value`` as one percent-escaped URL path segment.
+
+    A value that would not stay one segment (empty, ``.``, ``..``: an HTTP client
+    removes those; a ``/``: the server decodes ``%2F`` before routing) names nothing
+    on a server; it is refused as the server refuses an unknown one, with ``code``.
+
+    Examples
+    --------
+    >>> _segment("job_0a1b", "unknown_job"), _segment("x?y=1#z", "unknown_job")
+    ('job_0a1b', 'x%3Fy%3D1%23z')
+    >>> _segment("../budget", "unknown_job")
+    Traceback (most recent call last):
+    ...
+    dprm.client.RemoteError: no such job (unknown_job)
+    """
+    text = str(value)
+    if text in ("", ".", "..") or "/" in text:
+        raise RemoteError(code, _UNKNOWN[code], 404)
+    return quote(text, safe="")
+
+
+def _check_json(body: Any) -> None:
+    """Refuse a request body JSON cannot carry (NaN, infinity) before it is sent."""
+    try:
+        _json.dumps(body, allow_nan=False)
+    except ValueError as error:
+        reason = "a number in it is not finite (NaN or infinity)" if "Out of range" in str(error) else str(error)
+        raise ParameterError(f"the request cannot be sent as JSON: {reason}") from None
 
 
 def _epsilon(value: Any) -> Any:
@@ -85,7 +127,13 @@ class Client:
                  transport: Any = None) -> None:
         import httpx
 
-        self.url = url.rstrip("/")
+        self.url = str(url).strip().rstrip("/")
+        try:
+            parsed = httpx.URL(self.url)
+        except (httpx.InvalidURL, TypeError, ValueError):
+            parsed = None
+        if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ParameterError(f"{url!r} is not a server URL (http://HOST:PORT or https://...)")
         self.retries = retries
         token = token.strip()
         self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
@@ -109,6 +157,8 @@ class Client:
               raw: bool = False) -> Any:
         import httpx
 
+        if json is not None:
+            _check_json(json)
         for attempt in range(self.retries + 1):
             try:
                 response = self._http.request(method, path, json=json,
@@ -146,11 +196,12 @@ class Client:
 
     def dataset(self, name: str) -> dict[str, Any]:
         """One dataset's public schema and budget."""
-        return self._call("GET", f"/v1/datasets/{name}")
+        return self._call("GET", f"/v1/datasets/{_segment(name, 'unknown_dataset')}")
 
     def dummy_rows(self, dataset: str, rows: int = 100, seed: int | None = None) -> dict[str, Any]:
         """Rows synthesised from the dataset's public schema (no budget)."""
-        return self._call("GET", f"/v1/datasets/{dataset}/dummy", params={"rows": rows, "seed": seed})
+        return self._call("GET", f"/v1/datasets/{_segment(dataset, 'unknown_dataset')}/dummy",
+                          params={"rows": rows, "seed": seed})
 
     def algorithms(self) -> dict[str, Any]:
         """The server's private algorithms, their parameters and limits."""
@@ -173,15 +224,15 @@ class Client:
 
     def status(self, job_id: str) -> dict[str, Any]:
         """A job's status and progress."""
-        return self._call("GET", f"/v1/jobs/{job_id}")
+        return self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}")
 
     def result(self, job_id: str) -> dict[str, Any]:
         """A done job's result: the ``dprm.redescriptions/1`` document."""
-        return self._call("GET", f"/v1/jobs/{job_id}/result")
+        return self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/result")
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         """Cancel a job."""
-        return self._call("POST", f"/v1/jobs/{job_id}/cancel")
+        return self._call("POST", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/cancel")
 
     def wait(self, job_id: str, *, timeout: float | None = None, poll: float = 0.5,
              progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:

@@ -9,17 +9,22 @@
     dprm admin --db URL budget set ANALYST DATASET EPSILON | list
     dprm admin --db URL ledger [--analyst NAME] [--dataset NAME]
     dprm admin --db URL audit [--analyst NAME] [--limit N] [--details]
-    dprm admin --db URL jobs [--analyst NAME] [--errors]
+    dprm admin --db URL jobs [--analyst NAME] [--limit N] [--errors]
 
-The database is migrated to the newest schema first. A token is printed once and
-never stored: only its salted hash is (docs/server.md).
+The database is migrated to the newest schema first. A missing SQLite file is
+created only by the commands that add something (``dataset add``, ``analyst add``,
+``owner add``), and removed again if that command fails; every other command
+refuses it, so a mistyped ``--db`` is an error, not a new empty database. A token is
+printed once and never stored: only its salted hash is (docs/server.md).
 """
 
 from __future__ import annotations
 
+import math
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import typer
 
@@ -42,7 +47,8 @@ _STATE: dict[str, Any] = {}
 @app.callback()
 def admin(
     db: Optional[str] = typer.Option(None, "--db", metavar="URL", envvar="DPRM_DB", show_default=False,
-                                     help="The server's database: a SQLite file, or "
+                                     help="The server's database: a SQLite file (created by dataset add, "
+                                          "analyst add and owner add only), or "
                                           "postgresql+psycopg://user@host/db (required; checked when a "
                                           "command runs, so that 'dprm admin COMMAND -h' works without it)."),
 ) -> None:
@@ -51,31 +57,67 @@ def admin(
     _STATE["url"] = db
 
 
-def _db() -> Any:
+def _db(*, create: bool = False) -> Any:
+    """The database of ``--db``, migrated; a missing SQLite file only with ``create``."""
     from dprm.server.database import Database
 
     database = _STATE.get("db")
     if database is None:
         if not _STATE.get("url"):
             raise ParameterError("give the server's database: dprm admin --db URL ... (or DPRM_DB=URL)")
-        database = Database(_STATE["url"])
-        database.migrate()
+        database = Database(_STATE["url"], create=create)
         _STATE["db"] = database
+        database.migrate()
     return database
 
 
+@contextmanager
+def _creating() -> Iterator[Any]:
+    """The database for a command that adds something: a missing SQLite file is created,
+    and removed again if the command fails (nothing is left at a mistyped path)."""
+    from dprm.server.database import normalise_url
+
+    url = normalise_url(_STATE["url"]) if _STATE.get("url") else ""
+    path = Path(url.split(":///", 1)[1]) if url.startswith("sqlite") and ":///" in url else None
+    fresh = path is not None and not path.exists()
+    try:
+        yield _db(create=True)
+    except BaseException:
+        if fresh and path is not None:
+            database = _STATE.pop("db", None)
+            if database is not None:
+                database.dispose()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        raise
+
+
 def _expiry(days: Optional[float]) -> Optional[float]:
+    """The expiry time of a token lasting ``days`` (None: never); at most MAX_EXPIRY_DAYS."""
+    from dprm.server.accounts import MAX_EXPIRY_DAYS
+
     if days is None:
         return None
-    if not days > 0:
-        raise ParameterError(f"--expires-in-days must be positive, not {days}")
+    if not (math.isfinite(days) and 0 < days <= MAX_EXPIRY_DAYS):
+        raise ParameterError(f"--expires-in-days must be a number of days above 0 and at most "
+                             f"{MAX_EXPIRY_DAYS:,}, not {days}")
     return time.time() + days * 86400.0
+
+
+def _limit(limit: int) -> int:
+    """``--limit`` if it is between 1 and 10,000,000."""
+    if not 1 <= limit <= 10**7:
+        raise ParameterError(f"--limit must be between 1 and 10,000,000, not {limit}")
+    return limit
 
 
 def _when(seconds: Optional[float]) -> str:
     if seconds is None:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds (stored by an older dprm)
+        return f"{seconds:g}"
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> None:
@@ -123,8 +165,9 @@ def dataset_add(
     """Register a dataset: loaded and checked as `dprm mine` does; the types file must be complete."""
     from dprm.server.datasets import register_dataset
 
-    schema = register_dataset(_db(), name, left, right, types, id_column=id_column,
-                              duplicate_names=duplicate_columns)
+    with _creating() as database:
+        schema = register_dataset(database, name, left, right, types, id_column=id_column,
+                                  duplicate_names=duplicate_columns)
     views = schema["views"]
     print(f"registered {name}: {len(views['left'])} left and {len(views['right'])} right attributes "
           f"(public schema: names, types, declared domains)")
@@ -162,13 +205,15 @@ def dataset_list() -> None:
 def analyst_add(
     name: str = typer.Argument(..., metavar="NAME", help="The analyst's name."),
     expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
-                                                    help="The token stops working after this many days."),
+                                                    help="The token stops working after this many days "
+                                                         "(at most 36,500; default: never)."),
 ) -> None:
     """Add an analyst; prints the API token, alone on one line (it is not stored)."""
     from dprm.server.accounts import add_analyst
 
-    with _db().write() as connection:
-        token = add_analyst(connection, name, expires_at=_expiry(expires_in_days))
+    expires_at = _expiry(expires_in_days)
+    with _creating() as database, database.write() as connection:
+        token = add_analyst(connection, name, expires_at=expires_at)
     print(token)
 
 
@@ -176,13 +221,15 @@ def analyst_add(
 def analyst_rotate(
     name: str = typer.Argument(..., metavar="NAME", help="The analyst's name."),
     expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
-                                                    help="The new token stops working after this many days."),
+                                                    help="The new token stops working after this many days "
+                                                         "(at most 36,500; default: never)."),
 ) -> None:
     """Replace an analyst's token (the old one stops working); prints the new one."""
     from dprm.server.accounts import rotate_token
 
+    expires_at = _expiry(expires_in_days)
     with _db().write() as connection:
-        token = rotate_token(connection, name, expires_at=_expiry(expires_in_days))
+        token = rotate_token(connection, name, expires_at=expires_at)
     print(token)
 
 
@@ -228,7 +275,7 @@ def owner_add(name: str = typer.Argument(..., metavar="NAME", help="The owner's 
     """Add a data owner for the web pages (/ui/owner); prints the token, alone on one line (not stored)."""
     from dprm.server.owners import add_owner
 
-    with _db().write() as connection:
+    with _creating() as database, database.write() as connection:
         token = add_owner(connection, name)
     print(token)
 
@@ -348,8 +395,7 @@ def ledger_command(
     from dprm.server.tables import analysts, datasets, jobs, ledger
     from dprm.server.units import fraction_text
 
-    if not 1 <= limit <= 10**7:
-        raise ParameterError(f"--limit must be between 1 and 10,000,000, not {limit}")
+    _limit(limit)
     with _db().read() as connection:
         query = (select(ledger, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"),
                         jobs.c.public_id)
@@ -383,8 +429,7 @@ def audit_command(
     from dprm.server.tables import analysts, audit
     from dprm.server.units import units_text
 
-    if not 1 <= limit <= 10**7:
-        raise ParameterError(f"--limit must be between 1 and 10,000,000, not {limit}")
+    _limit(limit)
     with _db().read() as connection:
         query = select(audit, analysts.c.name.label("analyst")).outerjoin(analysts, analysts.c.id == audit.c.analyst_id)
         if analyst is not None:
@@ -410,6 +455,7 @@ def jobs_command(
     from dprm.server.tables import analysts, datasets, jobs
     from dprm.server.units import units_text
 
+    _limit(limit)
     with _db().read() as connection:
         query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
                  .join(analysts, analysts.c.id == jobs.c.analyst_id).join(datasets, datasets.c.id == jobs.c.dataset_id))

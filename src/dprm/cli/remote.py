@@ -15,12 +15,16 @@
 ``submit`` without ``--wait`` prints the job id alone on one line; with ``--wait``
 it waits and writes the result (to ``--output``, else to standard output). A
 refused request is one line ``error: ...`` on stderr and exit code 2. Queries and
-trees are JSON texts or ``@FILE`` (docs/server.md).
+trees are JSON texts or ``@FILE`` (docs/server.md); a number in them, and every
+number option, must be finite (JSON has no NaN or infinity). ``--output`` is checked
+before the request is sent (so nothing is charged for an answer that could not be
+written) and written all or nothing.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -28,7 +32,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.miner_options import given_parameters, option_parameters, with_options
-from dprm.errors import ParameterError
+from dprm.errors import DprmError, ParameterError
 
 app = command_app("Use a dprm server as an analyst: datasets, jobs, primitives, budget.")
 
@@ -75,37 +79,81 @@ def _client() -> Any:
         raise ParameterError(f"--token-file {path}: {error.strerror or error}") from None
     if not token or len(token.split()) != 1:
         raise ParameterError(f"--token-file {path}: must hold the token alone")
-    return Client(_STATE["url"], token)
+    try:
+        return Client(_STATE["url"], token)
+    except ParameterError as error:
+        raise ParameterError(f"--url: {error}") from None
+
+
+def _check_output(output: Optional[Path]) -> None:
+    """Refuse an ``--output`` that could not be written, before the request is sent."""
+    from dprm.cli.outputs import check_writable
+
+    if output is not None:
+        try:
+            check_writable(output)
+        except DprmError as error:
+            raise ParameterError(f"--output {error}") from None
 
 
 def _emit(value: Any, output: Optional[Path]) -> None:
-    """JSON to --output (atomically) or to standard output."""
+    """JSON to --output (all or nothing: no part is left on a failure) or to standard output."""
+    from dprm.cli.outputs import Outputs
+
     text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
     if output is None:
         print(text, end="")
         return
-    temporary = output.with_name(f".{output.name}.part")
+    plan = Outputs()
+    plan.add(output, lambda path: path.write_text(text, encoding="utf-8"))
     try:
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(output)
-    except OSError as error:
-        raise ParameterError(f"--output {output}: {error.strerror or error}") from None
+        plan.commit()
+    except DprmError as error:
+        raise ParameterError(f"--output {error}") from None
     from dprm.cli.console import note
 
     note(f"wrote {output}")
 
 
+class _NotFinite(ValueError):
+    """A number JSON cannot carry (NaN, Infinity, or a float literal beyond the float range)."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
+
+
+def _not_finite(text: str) -> float:
+    raise _NotFinite(text)
+
+
 def _json_argument(text: str, what: str) -> Any:
-    """A JSON text, or ``@FILE`` holding one."""
+    """A JSON text, or ``@FILE`` holding one; its numbers must be finite."""
     if text.startswith("@"):
         try:
             text = Path(text[1:]).read_text(encoding="utf-8")
         except OSError as error:
             raise ParameterError(f"{what}: {text[1:]}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise ParameterError(f"{what}: {text[1:]}: not UTF-8 text") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_finite, parse_float=_finite_float)
+    except _NotFinite as error:
+        raise ParameterError(f"{what}: {error} is not a finite number (JSON has no NaN or infinity)") from None
+    except RecursionError:
+        raise ParameterError(f"{what}: not valid JSON (nested too deeply)") from None
     except ValueError as error:
-        raise ParameterError(f"{what}: not valid JSON ({error.msg})") from None
+        raise ParameterError(f"{what}: not valid JSON ({getattr(error, 'msg', error)})") from None
+
+
+def _finite(value: float, option: str) -> float:
+    """``value`` of ``option`` if it is a finite number (JSON carries no other)."""
+    if not math.isfinite(value):
+        raise ParameterError(f"{option} must be a finite number, not {value}")
+    return value
 
 
 def _epsilon(text: str) -> Any:
@@ -117,6 +165,7 @@ def _epsilon(text: str) -> Any:
 def datasets_command(output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
                                                             help="Write the JSON here.")) -> None:
     """The datasets you may use: attribute names, types, public domains and your budget."""
+    _check_output(output)
     with _client() as client:
         _emit(client.datasets(), output)
 
@@ -149,6 +198,12 @@ def submit(
     if algorithm not in algorithms:
         raise ParameterError(f"unknown algorithm {algorithm!r}; a server runs: {', '.join(algorithms)}")
     given = given_parameters(algorithms, algorithm, parameters)
+    for name, value in given.items():
+        if isinstance(value, float):
+            _finite(value, "--" + name.replace("_", "-"))
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise ParameterError(f"--timeout must be a positive number of seconds, not {timeout}")
+    _check_output(output)
     with _client() as client:
         answer = client.submit(dataset, algorithm, _epsilon(epsilon), given, idempotency_key=idempotency_key,
                                dry_run=dry_run, dummy=dummy, dummy_rows=dummy_rows)
@@ -168,6 +223,7 @@ app.command("submit")(with_options(submit, "submit", option_parameters(_algorith
 def status_command(job: str = typer.Argument(..., metavar="JOB", help="The job id."),
                    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
     """A job's status and progress (JSON)."""
+    _check_output(output)
     with _client() as client:
         _emit(client.status(job), output)
 
@@ -177,6 +233,7 @@ def result_command(job: str = typer.Argument(..., metavar="JOB", help="The job i
                    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
                                                          help="Write the result here.")) -> None:
     """A done job's result (dprm.redescriptions/1)."""
+    _check_output(output)
     with _client() as client:
         _emit(client.result(job), output)
 
@@ -207,6 +264,7 @@ def budget_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATAS
 def ledger_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATASET]", help="Only this dataset."),
                    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
     """Your ledger: one row per release (JSON)."""
+    _check_output(output)
     with _client() as client:
         _emit(client.ledger(dataset), output)
 
@@ -228,9 +286,11 @@ def stats_command(
     output: Output = None,
 ) -> None:
     """Noisy statistics of a redescription you propose (the [inv] primitive)."""
+    left_query, right_query = _json_argument(left, "--left"), _json_argument(right, "--right")
+    _finite(confidence, "--confidence")
+    _check_output(output)
     with _client() as client:
-        _emit(client.redescription_statistics(dataset, _json_argument(left, "--left"),
-                                              _json_argument(right, "--right"), _epsilon(epsilon),
+        _emit(client.redescription_statistics(dataset, left_query, right_query, _epsilon(epsilon),
                                               confidence=confidence, **_primitive_options(dry_run, dummy, dummy_rows)),
               output)
 
@@ -247,9 +307,10 @@ def leaf_pairs_command(
     output: Output = None,
 ) -> None:
     """Noisy counts of the leaf pairs of two trees you send (the [inv] primitive)."""
+    trees = _json_argument(left_tree, "--left-tree"), _json_argument(right_tree, "--right-tree")
+    _check_output(output)
     with _client() as client:
-        _emit(client.leaf_pair_counts(dataset, _json_argument(left_tree, "--left-tree"),
-                                      _json_argument(right_tree, "--right-tree"), _epsilon(epsilon),
+        _emit(client.leaf_pair_counts(dataset, *trees, _epsilon(epsilon),
                                       **_primitive_options(dry_run, dummy, dummy_rows)), output)
 
 
@@ -261,5 +322,6 @@ def dummy_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),
 ) -> None:
     """Rows synthesised from the dataset's public schema only (free)."""
+    _check_output(output)
     with _client() as client:
         _emit(client.dummy_rows(dataset, rows, seed), output)

@@ -4,14 +4,18 @@
 
     dprm serve --db URL [--host 127.0.0.1] [--port 8000] [--workers N] [--engine ray[://ADDRESS] --shards N]
 
-Migrates the database, then serves the API (docs at ``/docs``) with uvicorn until
-stopped (Ctrl-C or SIGTERM). Running jobs outlive a stop and queued jobs wait for
-the next start (docs/server.md).
+Checks the options (``--host`` must be an IP address or a name that resolves, and
+HOST:PORT free to listen on), migrates the database (a SQLite file must exist:
+``dprm admin --db FILE dataset add``, ``analyst add`` or ``owner add`` creates it),
+then serves the API (docs at ``/docs``) with uvicorn until stopped (Ctrl-C or
+SIGTERM). Running jobs outlive a stop and queued jobs wait for the next start
+(docs/server.md).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 import typer
 
@@ -31,10 +35,29 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _check_address(host: str, port: int) -> None:
+    """Refuse a ``--host`` that is neither an IP address nor a name that resolves, and an
+    address uvicorn could not listen on (taken, or not this machine's)."""
+    try:
+        if not host or any(c.isspace() for c in host):
+            raise OSError("blank")
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except (OSError, UnicodeError, IndexError):  # socket.gaierror is an OSError
+        raise ParameterError(f"--host {host!r}: not an IP address or a host name that resolves") from None
+    try:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            probe.bind(address)
+    except OSError as error:
+        raise ParameterError(f"--host {host} --port {port}: cannot listen there ({error.strerror or error})") from None
+
+
 @app.command()
 def serve(
     db: str = typer.Option(..., "--db", metavar="URL", envvar="DPRM_DB",
-                           help="The database: a SQLite file (created if absent), or postgresql+psycopg://..."),
+                           help="The database: a SQLite file (made by dprm admin ... dataset add, analyst "
+                                "add or owner add), or postgresql+psycopg://..."),
     host: str = typer.Option("127.0.0.1", "--host", metavar="ADDRESS",
                              help="Address to listen on; loopback unless told otherwise (then put TLS in front)."),
     port: int = typer.Option(8000, "--port", metavar="N", help="Port to listen on."),
@@ -44,6 +67,8 @@ def serve(
     rate: float = typer.Option(20.0, "--rate", metavar="R", help="Requests per second allowed per token."),
     burst: int = typer.Option(60, "--burst", metavar="N", help="Requests a token may send at once."),
     job_timeout: float = typer.Option(3600.0, "--job-timeout", metavar="SECONDS", help="Longest a job may run."),
+    max_active_jobs: int = typer.Option(16, "--max-active-jobs", metavar="N",
+                                        help="An analyst's jobs queued or running at once (dummy ones too)."),
     engine: EngineOption = "in-process",
     shards: ShardsOption = 2,
 ) -> None:
@@ -66,15 +91,19 @@ def serve(
         raise ParameterError("--rate must be positive and --burst at least 1")
     if not job_timeout > 0:
         raise ParameterError(f"--job-timeout must be positive, not {job_timeout}")
+    if max_active_jobs < 1:
+        raise ParameterError(f"--max-active-jobs must be at least 1, not {max_active_jobs}")
+    _check_address(host, port)
     address = check_engine(engine, shards)  # jobs of the miners that count through the engine are sharded
-    database = Database(db)  # checks the URL and the SQLite file's folder
+    database = Database(db, create=False)  # checks the URL and that the SQLite file exists
     database.migrate()
     database.dispose()
     if not _loopback(host):
         note(f"listening on {host}, beyond loopback: analysts' tokens cross the network; put TLS in front")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     application = create_app(database.url, workers=workers, primitive_processes=primitive_processes, rate=rate,
-                             burst=burst, job_timeout=job_timeout, engine=address, shards=shards)
+                             burst=burst, job_timeout=job_timeout, engine=address, shards=shards,
+                             max_active_jobs=max_active_jobs)
     shown = f"[{host}]" if ":" in host else host
     note(f"dprm server on http://{shown}:{port} (API docs at /docs), database {database!r}")
     uvicorn.run(application, host=host, port=port, log_level="warning", server_header=False)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 import secrets
 import time
@@ -33,10 +34,16 @@ from dprm.errors import ParameterError
 from dprm.server.tables import analysts
 
 __all__ = ["Analyst", "new_token", "check_secret", "parse_token", "add_analyst", "rotate_token",
-           "set_disabled", "find_analyst", "authenticate", "token_row", "NAME_PATTERN"]
+           "set_disabled", "find_analyst", "authenticate", "token_row", "check_expiry", "NAME_PATTERN",
+           "MAX_EXPIRY_DAYS"]
 
 #: Names of analysts and datasets: letters, digits, ``.``, ``_``, ``-``; 1 to 64.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+#: The longest a token may be made to last: 36,500 days (about a century). Beyond it a
+#: time is not a date the database, the pages and ``dprm admin analyst list`` can show;
+#: a token that should never expire is made without an expiry.
+MAX_EXPIRY_DAYS = 36_500
 
 _TOKEN = re.compile(r"^dprm_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
 _DUMMY_SALT = "0" * 32
@@ -58,6 +65,32 @@ def check_name(name: str, what: str) -> str:
         raise ParameterError(f"{what} name must be 1 to 64 letters, digits, '.', '_' or '-' "
                              f"(starting with a letter or digit), got {name!r}")
     return name
+
+
+def check_expiry(expires_at: float | None, now: float | None = None) -> float | None:
+    """``expires_at`` (seconds since the epoch) if a token may expire then, else a ParameterError.
+
+    None means never. A time must be finite, positive and at most
+    :data:`MAX_EXPIRY_DAYS` days after ``now``; one in the past is allowed (the token
+    is expired at once).
+
+    Examples
+    --------
+    >>> check_expiry(None), check_expiry(1.5e9, now=1.7e9)
+    (None, 1500000000.0)
+    >>> check_expiry(float("inf"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the expiry must be a time within 36,500 days from now, not inf
+    """
+    if expires_at is None:
+        return None
+    limit = (time.time() if now is None else now) + MAX_EXPIRY_DAYS * 86400.0
+    if isinstance(expires_at, bool) or not isinstance(expires_at, (int, float)) or not (
+            math.isfinite(expires_at) and 0 < expires_at <= limit):
+        raise ParameterError(f"the expiry must be a time within {MAX_EXPIRY_DAYS:,} days from now, "
+                             f"not {expires_at!r}")
+    return float(expires_at)
 
 
 def _digest(salt: str, secret: str) -> str:
@@ -88,8 +121,13 @@ def check_secret(token: str, token_id: str, salt: str, digest: str) -> bool:
 
 
 def add_analyst(connection: Any, name: str, *, expires_at: float | None = None) -> str:
-    """Create an analyst; returns the token (the only time it exists in clear)."""
+    """Create an analyst; returns the token (the only time it exists in clear).
+
+    ``expires_at`` (seconds since the epoch, or None: never) is checked by
+    :func:`check_expiry`.
+    """
     check_name(name, "analyst")
+    expires_at = check_expiry(expires_at)
     if connection.execute(select(analysts.c.id).where(analysts.c.name == name)).first() is not None:
         raise ParameterError(f"an analyst named {name!r} exists already")
     token, (token_id, salt, digest) = new_token()
@@ -107,7 +145,11 @@ def find_analyst(connection: Any, name: str) -> Any:
 
 
 def rotate_token(connection: Any, name: str, *, expires_at: float | None = None) -> str:
-    """Replace an analyst's token (the old one stops working at once); the new token."""
+    """Replace an analyst's token (the old one stops working at once); the new token.
+
+    ``expires_at`` is checked as by :func:`add_analyst`.
+    """
+    expires_at = check_expiry(expires_at)
     row = find_analyst(connection, name)
     token, (token_id, salt, digest) = new_token()
     connection.execute(update(analysts).where(analysts.c.id == row.id).values(

@@ -15,6 +15,14 @@ One schema (:mod:`dprm.server.tables`), two databases:
 
 :func:`migrate` brings a database to the newest schema with alembic (the migration
 scripts ship inside the package); ``dprm serve`` and ``dprm admin`` call it on start.
+
+A database that cannot be used (a file that is not SQLite, a directory, a server
+that does not answer, a URL that does not parse) is a one-line
+:class:`~dprm.errors.ParameterError` naming it without its password. A missing SQLite
+file is created only when asked (``create=True``, the default of the library; the
+command line asks only in the commands that add something: ``dprm admin ... dataset
+add``, ``analyst add``, ``owner add``), so that a mistyped path is refused instead of
+silently becoming a new, empty database.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from dprm.errors import ParameterError
 
-__all__ = ["Database", "normalise_url", "migrate", "MIGRATIONS"]
+__all__ = ["Database", "normalise_url", "shown_url", "migrate", "MIGRATIONS"]
 
 #: The folder of the alembic environment and its versions.
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -60,6 +68,47 @@ def normalise_url(url: str) -> str:
     raise ParameterError(f"--db: unsupported database {scheme!r}; use a SQLite file or postgresql+psycopg://...")
 
 
+def shown_url(url: str) -> str:
+    """``url`` as messages show it: a SQLite file's path, any other URL without its password.
+
+    Examples
+    --------
+    >>> shown_url("postgresql+psycopg://dprm:secret@127.0.0.1:5432/dprm")
+    'postgresql+psycopg://dprm:***@127.0.0.1:5432/dprm'
+    >>> shown_url("postgresql+psycopg://dprm:secret@127.0.0.1:notaport/dprm")
+    'postgresql+psycopg://127.0.0.1:notaport/dprm'
+    >>> shown_url("sqlite:////srv/dprm/server.db")
+    '/srv/dprm/server.db'
+    """
+    text = str(url)
+    scheme, _, rest = text.partition("://")
+    if scheme.startswith("sqlite"):
+        return rest[1:] if rest.startswith("/") else rest
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(text).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - too broken to parse: leave every credential out
+        return f"{scheme}://{rest.rsplit('@', 1)[-1]}"
+
+
+def _reason(error: BaseException) -> str:
+    """The first line of what the database driver said."""
+    text = str(getattr(error, "orig", None) or error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _engine(url: str, **options: Any) -> Any:
+    """SQLAlchemy's engine for ``url``; a URL it cannot use is a ParameterError."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return create_engine(url, **options)
+    except (ArgumentError, ValueError, TypeError, ImportError) as error:
+        raise ParameterError(f"--db {shown_url(url)}: not a database URL dprm can use ({_reason(error)})") from None
+
+
 class Database:
     """The server's database: engines, transactions and the migration.
 
@@ -69,6 +118,10 @@ class Database:
         A SQLAlchemy URL or a path to a SQLite file (:func:`normalise_url`).
     pool_size : int
         Connections kept open (PostgreSQL and SQLite files alike).
+    create : bool
+        Whether a missing SQLite file may be created; if not, it is a ParameterError.
+        The folder must exist either way; a directory or an in-memory database is
+        always refused (the server's processes could not share it).
 
     Examples
     --------
@@ -83,19 +136,25 @@ class Database:
     >>> db.dispose()
     """
 
-    def __init__(self, url: str, *, pool_size: int = 20) -> None:
-        from sqlalchemy import create_engine, event
+    def __init__(self, url: str, *, pool_size: int = 20, create: bool = True) -> None:
+        from sqlalchemy import event
 
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         if self.is_sqlite:
             path = self.url.split(":///", 1)[1] if ":///" in self.url else ""
-            if path and path != ":memory:":
-                parent = Path(path).parent
-                if not parent.is_dir():
-                    raise ParameterError(f"--db: the folder {str(parent)!r} of the SQLite file does not exist")
-            engine = create_engine(self.url, connect_args={"timeout": 30, "check_same_thread": False},
-                                   pool_size=pool_size, max_overflow=2 * pool_size, pool_timeout=60)
+            if not path or path == ":memory:":
+                raise ParameterError(f"--db {self.url}: an in-memory SQLite database keeps nothing; give a file")
+            parent = Path(path).parent
+            if not parent.is_dir():
+                raise ParameterError(f"--db: the folder {str(parent)!r} of the SQLite file does not exist")
+            if Path(path).is_dir():
+                raise ParameterError(f"--db {path}: is a directory, not a SQLite file")
+            if not create and not Path(path).exists():
+                raise ParameterError(f"--db {path}: no such SQLite file (dprm admin --db FILE dataset add, "
+                                     "analyst add or owner add creates one)")
+            engine = _engine(self.url, connect_args={"timeout": 30, "check_same_thread": False},
+                             pool_size=pool_size, max_overflow=2 * pool_size, pool_timeout=60)
 
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_connection: Any, record: Any) -> None:
@@ -112,15 +171,13 @@ class Database:
         else:
             # No pre-ping (a round trip per checkout): a connection lost to a database
             # restart fails one request with 503 and is replaced.
-            engine = create_engine(self.url, pool_size=pool_size, max_overflow=2 * pool_size, pool_timeout=60,
-                                   pool_recycle=1800)
+            engine = _engine(self.url, pool_size=pool_size, max_overflow=2 * pool_size, pool_timeout=60,
+                             pool_recycle=1800)
         self.engine = engine
         self.write_engine = engine.execution_options(dprm_write=True)
 
     def __repr__(self) -> str:
-        from sqlalchemy.engine import make_url
-
-        return f"Database({make_url(self.url).render_as_string(hide_password=True)!r})"
+        return f"Database({shown_url(self.url)!r})"
 
     @contextmanager
     def read(self) -> Iterator[Any]:
@@ -172,7 +229,11 @@ class Database:
         raise AssertionError("unreachable")
 
     def migrate(self) -> None:
-        """Bring the database to the newest schema (alembic ``upgrade head``)."""
+        """Bring the database to the newest schema (alembic ``upgrade head``).
+
+        A database that cannot be opened or migrated (not a SQLite file, no server
+        answering, a schema newer than this dprm's) is a one-line ParameterError.
+        """
         migrate(self)
 
     def dispose(self) -> None:
@@ -196,4 +257,10 @@ def migrate(database: Database) -> None:
     config.attributes["dprm_sqlite"] = database.is_sqlite
     if os.environ.get("DPRM_MIGRATION_SQL"):  # pragma: no cover - offline SQL for owners who want it
         config.set_main_option("sqlalchemy.url", database.url)
-    command.upgrade(config, "head")
+    from alembic.util import CommandError
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        command.upgrade(config, "head")
+    except (DBAPIError, CommandError) as error:
+        raise ParameterError(f"--db {shown_url(database.url)}: cannot use the database ({_reason(error)})") from None

@@ -65,10 +65,11 @@ def job_fields(algorithm: str) -> list[ParameterField]:
     Examples
     --------
     >>> depth = next(f for f in job_fields("alt-expm") if f.name == "depth")
-    >>> depth.default_text, depth.kind, depth.help.endswith("on this server: 1 to 8")
+    >>> depth.default_text, depth.kind, depth.help.endswith("on this server: 1 to 7")
     ('4', 'int', True)
     """
-    from dprm.server.validation import NOT_PRIVATE_VALUES, SERVER_LIMITS, algorithm_parameters, private_algorithms
+    from dprm.server.validation import (NOT_PRIVATE_VALUES, algorithm_parameters, parameter_limits,
+                                        private_algorithms)
 
     miner_class = private_algorithms()[algorithm][0]
     specs = getattr(miner_class, "parameter_specs", {})
@@ -82,8 +83,9 @@ def job_fields(algorithm: str) -> list[ParameterField]:
         if not isinstance(default, (bool, int, float, str, type(None))):
             default = str(default)
         text = helps.get(name, "")
-        if name in SERVER_LIMITS:
-            low, high = SERVER_LIMITS[name]
+        limits = parameter_limits(algorithm)
+        if name in limits:
+            low, high = limits[name]
             text += f"; on this server: {low:,} to {high:,}"
         fields.append(ParameterField(name, default, kind, choices, text))
     return fields

@@ -77,12 +77,22 @@ SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
+def _when(seconds: float | None) -> str:
+    """A time of the database as UTC text; one no calendar holds (stored by an older dprm) as its number."""
+    if seconds is None:
+        return "-"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
+    except (OverflowError, OSError, ValueError):
+        return f"{seconds:g}"
+
+
 def _environment() -> Any:
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters["when"] = lambda t: "-" if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+    env.filters["when"] = _when
     env.filters["num"] = _number_text
     env.filters["pct"] = lambda x: f"{100 * max(0.0, min(1.0, float(x or 0))):.1f}"
     return env
