@@ -294,3 +294,26 @@ def test_cells_are_read_as_written_across_chunks(tmp_path):
     frame = pd.concat(chunks, ignore_index=True)
     assert frame["a"].tolist()[:3] == ["1.0", "0.0", "1.0"] and frame["b"][0] == "p\nq"
     assert frame["b"].isna().tolist() == [i == 6 for i in range(10)]
+
+
+@pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
+def test_a_column_declared_boolean_is_read_as_boolean(tmp_path, extra):
+    """Its spellings (Yes / no / 1 / 0) are the categories false / true, declared, so the
+    private release needs no domain read off the data; another value is an error."""
+    csv = write(tmp_path / "d.csv", "a,flag\n" + "".join(f"{'xy'[i % 2]},{['Yes', 'no'][i % 2]}\n"
+                                                         for i in range(40)))
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"a": {"categories": ["x", "y"]}, "flag": "boolean"}}))
+    out = tmp_path / "o.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types, *extra, "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    values = {itemset["items"]["flag"] for itemset in document["itemsets"] if "flag" in itemset["items"]}
+    assert values and values <= {"false", "true"}
+    if extra:
+        assert document["privacy"]["private"] is True, document["privacy"]
+    bad = write(tmp_path / "bad.csv", "a,flag\nx,Yes\ny,maybe\n")
+    code, _, stderr = run(["itemsets", bad, "--min-support", "0.3", "--types", types, *extra, "--output",
+                           tmp_path / "never.json"])
+    assert code == 2
+    assert_one_error_line(stderr, "bad.csv: column 'flag', row 2: 'maybe' is not Boolean")
+    assert not (tmp_path / "never.json").exists()

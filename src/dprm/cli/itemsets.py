@@ -114,17 +114,56 @@ def read_frame(path: Path, columns: list[str]) -> Any:
     return read_text_frame(path, str(path))[columns]
 
 
-def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[float]]
-                   ) -> tuple[dict[str, list[str]], list[str], list[str]]:
-    """Declared categories from the types file, columns it ignores, and notes.
+#: The categories of a column the types file declares ``boolean``.
+BOOLEAN_CATEGORIES = ("false", "true")
 
-    Categorical columns with categories are declared; ``ignore`` / ``id`` columns are
-    left out; a numeric column needs ``--bins`` (checked by the estimator).
+
+def booleans_as_text(frame: Any, names: list[str], source: str) -> Any:
+    """``frame`` with each Boolean column's cells as ``"false"`` / ``"true"``.
+
+    A cell is read as the data layer reads Booleans (``0``/``1``, ``false``/``true``,
+    ``no``/``yes``, any case); another value is a one-line DataError naming the
+    column and row (rows counted from 1 after the header).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> booleans_as_text(pd.DataFrame({"b": ["Yes", "no", float("nan")]}), ["b"], "t.csv")["b"].tolist()
+    ['true', 'false', nan]
+    """
+    import numpy as np
+
+    from dprm.data.inference import BOOLEAN_TEXT
+
+    words = {word: BOOLEAN_CATEGORIES[value] for vocabulary in BOOLEAN_TEXT for word, value in vocabulary.items()}
+    frame = frame.copy()
+    for name in names:
+        cells = frame[name]
+        present = cells.notna().to_numpy()
+        read = cells.astype(object).where(~present, cells.astype(str).str.strip().str.lower().map(words))
+        bad = np.flatnonzero(present & read.isna().to_numpy())
+        if bad.size:
+            row = int(bad[0]) + 1
+            raise DataError(f"{source}: column {name!r}, row {row}: {cells.iloc[bad[0]]!r} is not Boolean "
+                            f"(0/1, true/false, yes/no), as the types file declares", code="not_boolean",
+                            file=source, column=name, row=row)
+        frame[name] = read
+    return frame
+
+
+def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[float]]
+                   ) -> tuple[dict[str, list[str]], list[str], list[str], list[str]]:
+    """Declared categories from the types file, columns it ignores, Boolean columns, and notes.
+
+    Categorical columns with categories are declared; Boolean ones have the categories
+    :data:`BOOLEAN_CATEGORIES` (their cells are read by :func:`booleans_as_text`);
+    ``ignore`` / ``id`` columns are left out; a numeric column needs ``--bins``
+    (checked by the estimator).
     """
     from dprm.data.types_file import ColumnType, read_types_file
 
     if types is None:
-        return {}, [], []
+        return {}, [], [], []
     spec = read_types_file(types)
     unknown = [name for name in spec.columns if name not in columns]
     if unknown:
@@ -132,15 +171,16 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
                         file=str(types), column=unknown[0], data_dependent=False)
     domains: dict[str, list[str]] = {}
     ignored: list[str] = []
+    booleans: list[str] = []
     notes: list[str] = []
     for name, column in spec.columns.items():
         if column.type in (ColumnType.IGNORE, ColumnType.ID):
             ignored.append(name)
         elif column.categories is not None and name not in bins:
             domains[name] = list(column.categories)
-        elif column.type is ColumnType.BOOLEAN:
-            notes.append(f"column {name!r}: a Boolean's spelling in the file is not declared; "
-                         "declare it as categorical with its categories")
+        elif column.type is ColumnType.BOOLEAN and name not in bins:
+            domains[name] = list(BOOLEAN_CATEGORIES)
+            booleans.append(name)
     if spec.id_column and spec.id_column in columns and spec.id_column not in ignored:
         ignored.append(spec.id_column)
     if spec.out_of_bounds == "clamp":
@@ -149,7 +189,7 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
     if spec.na_values:
         notes.append("the types file's na_values do not apply here: itemsets reads every value as a category "
                      "(only an empty cell is missing)")
-    return domains, ignored, notes
+    return domains, ignored, booleans, notes
 
 
 @app.command()
@@ -240,7 +280,7 @@ def itemsets(
     outputs.check()
 
     header = read_header(learn)
-    domains, ignored, notes = public_domains(types, header, bin_edges)
+    domains, ignored, booleans, notes = public_domains(types, header, bin_edges)
     columns = [c for c in header if c not in ignored]
     if not columns:
         raise DataError(f"{types}: every column of {learn} is ignored (ignore / id): nothing to mine",
@@ -262,7 +302,7 @@ def itemsets(
     if epsilon is not None:
         from dprm.itemsets.private import fit_private_estimator
 
-        frame = read_frame(learn, columns)
+        frame = booleans_as_text(read_frame(learn, columns), booleans, str(learn))
         fit = fit_private_estimator(frame, epsilon, domains=domains, bins=bin_edges, n_chains=chains,
                                     structure=structure, max_depth=max_depth, random_state=seed, source=str(learn))
         estimator, privacy = fit.estimator, fit.privacy
@@ -276,7 +316,8 @@ def itemsets(
                                      grace_period=grace_period, split_confidence=split_confidence,
                                      passes=passes_rule, random_state=seed,
                                      **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
-        estimator.fit(read_frame(learn, columns) if ignored else learn)
+        estimator.fit(booleans_as_text(read_frame(learn, columns), booleans, str(learn)) if ignored or booleans
+                      else learn)
         privacy = not_private_block(t_closeness=bool(sensitive))
         parameters.update(rows_learned=estimator.n_seen_, passes=estimator.passes_, passes_rule=passes_rule,
                           grace_period=grace_period, split_confidence=split_confidence,
