@@ -537,3 +537,17 @@ def test_malformed_declarations_are_clear_errors(parameters, fragment) -> None:
     X = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1.0, 2.0, 3.0, 4.0]})
     with pytest.raises(ValueError, match=fragment):
         DPDecisionTreeClassifier(random_state=0, **parameters).fit(X, ["p", "q", "p", "q"])
+
+
+def test_an_accountant_is_shared_by_the_clones_of_cross_validation(vote) -> None:
+    """scikit-learn's clone deep-copied the accountant: 5 folds of ε = 1 fitted against a
+    budget of 2, and the analyst's accountant ended with nothing spent."""
+    from dprm.errors import ParameterError
+
+    X, y, _, _ = vote
+    accountant = Accountant(2, SeededNoise(np.random.default_rng(0)))
+    estimator = declared(vote, epsilon=1.0, max_depth=2, accountant=accountant)
+    assert clone(estimator).accountant is accountant
+    with pytest.raises(ParameterError, match="remaining budget 0 does not cover epsilon 1"):
+        cross_val_score(estimator, X, y, cv=5, error_score="raise")  # the third fold is refused
+    assert accountant.spent() == 2

@@ -445,3 +445,21 @@ def test_an_unknown_page_is_an_html_404(site: Site) -> None:
     assert answer.status_code == 404 and "No such page" in answer.text
     assert answer.headers["content-type"].startswith("text/html")
     assert client.get("/ui/static/dprm.css").status_code == 200  # the static files are not shadowed
+
+
+def test_a_job_form_posted_twice_makes_one_job_and_one_charge(site: Site) -> None:
+    """A double click on a slow network sent the form twice: two jobs, ε charged twice."""
+    import re
+
+    client, token = site.signed_in("bob")
+    page = client.get("/ui/datasets/tiny")
+    key = re.search(r'name="submission" value="([0-9a-f]{24})"', page.text).group(1)
+    assert key not in client.get("/ui/datasets/tiny").text  # a new key per rendered form
+    before = site.remaining("bob")
+    form = {**JOB_FORM, "csrf": token, "action": "run", "submission": key}
+    first = client.post("/ui/datasets/tiny/jobs", data=form, follow_redirects=False)
+    second = client.post("/ui/datasets/tiny/jobs", data=form, follow_redirects=False)
+    assert first.status_code == second.status_code == 303
+    assert first.headers["location"] == second.headers["location"]
+    after = site.remaining("bob")
+    assert (after[0] - before[0], after[1] - before[1]) == (10**9, 1)  # ε = 1 once

@@ -210,6 +210,18 @@ class Accountant:
         self.ledger: list[LedgerEntry] = []
         self._spent = Fraction(0)
 
+    def __copy__(self) -> "Accountant":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Accountant":
+        """The accountant itself: a budget is spent once, whoever holds a copy of its holder.
+
+        scikit-learn's ``clone`` deep-copies an estimator's parameters, so each fold of
+        ``cross_val_score`` or candidate of ``GridSearchCV`` would otherwise be charged
+        to a fresh copy, and the budget never refuse a fit.
+        """
+        return self
+
     def __repr__(self) -> str:
         return (
             f"Accountant(total_epsilon={self.total_epsilon}, spent={self._spent}, "

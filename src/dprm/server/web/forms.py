@@ -18,6 +18,8 @@ Examples
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -150,8 +152,13 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
         if text is None or not str(text).strip() or str(text).strip() == field.default_text:
             continue
         parameters[field.name] = parameter_value(str(text), field.kind)
+    # The form's one-time key (drawn when the page was rendered): a second post of the same
+    # form (a double click on a slow network, a reload) returns the first job, charged once.
+    key = str(form.get("submission", "")).strip()
+    idempotency = f"web-{key}" if re.fullmatch(r"[0-9a-f]{24}", key) and not dry_run else None
     try:
-        return JobRequest(algorithm=algorithm, parameters=parameters, dry_run=dry_run, **_common(form, dataset))
+        return JobRequest(algorithm=algorithm, parameters=parameters, dry_run=dry_run, idempotency_key=idempotency,
+                          **_common(form, dataset))
     except ValidationError as error:
         raise FormError(_pydantic_message(error)) from None
 
