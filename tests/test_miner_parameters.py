@@ -226,3 +226,26 @@ def test_none_is_a_value_of_the_options_whose_help_offers_it(tmp_path) -> None:
 
     parameters = json.loads(out.read_text())["parameters"]
     assert parameters["prune_interval"] is None and parameters["prune_support"] is None
+
+
+def test_exact_numbers_as_parameters_fit_and_write_plain_json() -> None:
+    """A Fraction confidence passed the check and then failed in numpy after ε was spent;
+    Fraction ε and numpy integers made the document unserialisable by json.dumps."""
+    import json
+    from fractions import Fraction
+
+    from dprm.datasets import make_planted
+    from dprm.data import load_two_view
+    from dprm.privacy import SeededNoise
+
+    planted = make_planted(300, n_planted=1, random_state=2)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    miner = make_miner("alt-expm", epsilon=Fraction(1, 3), confidence=Fraction(1, 2), depth=np.int64(2),
+                       init_trials=1)
+    with pytest.raises(ParameterError, match="call fit first"):
+        miner.document()
+    miner.fit(data, accountant=Accountant(Fraction(1, 3), SeededNoise(np.random.default_rng(0))),
+              rng=np.random.default_rng(0))
+    parameters = json.loads(json.dumps(miner.document()))["parameters"]
+    assert parameters["confidence"] == 0.5 and parameters["epsilon"] == pytest.approx(1 / 3)
+    assert parameters["depth"] == 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,8 @@ def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
     Parameters
     ----------
     value : Any
-        A value, a mapping (its keys become strings), a list, tuple or numpy array.
+        A value, a mapping (its keys become strings), a list, tuple or numpy array;
+        a :class:`~fractions.Fraction` becomes a float.
     nan_as_null : bool
         Write a float NaN as ``None`` (JSON ``null``); JSON has no NaN.
 
@@ -43,6 +45,8 @@ def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
         return {str(k): plain_json(v, nan_as_null=nan_as_null) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain_json(v, nan_as_null=nan_as_null) for v in value]
+    if isinstance(value, Fraction):  # an exact parameter (epsilon "1/3"): JSON has only floats
+        return float(value)
     if nan_as_null and isinstance(value, float) and math.isnan(value):
         return None
     return value

@@ -511,7 +511,12 @@ class Miner:
     def _store(self, values: Mapping[str, Any]) -> None:
         """Store the ``__init__`` arguments (call as ``self._store(locals())``, first)."""
         for name in self.parameter_names():
-            setattr(self, name, values[name])
+            value = values[name]
+            spec = self.parameter_specs.get(name)
+            if (spec is not None and spec.kind == "float" and isinstance(value, numbers.Rational)
+                    and not isinstance(value, (bool, int))):
+                value = float(value)  # a Fraction is checked as a number, then used as a float (numpy)
+            setattr(self, name, value)
 
     def check_parameters(self) -> None:
         """Validate every parameter without the data; one-line ParameterError on the first bad one.
@@ -542,7 +547,11 @@ class Miner:
 
     def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         """The spec's JSON document (``dprm.redescriptions/1``) of the fitted miner."""
-        parameters = {**self.get_params(), **(extra_parameters or {})}
+        from dprm.json_values import plain_json
+
+        if not hasattr(self, "privacy_"):
+            raise ParameterError(f"{type(self).__name__} has no result yet: call fit first")
+        parameters = plain_json({**self.get_params(), **(extra_parameters or {})})  # numpy numbers, fractions
         return make_document(self.algorithm, parameters, self.privacy_, self.redescriptions_)
 
     def __repr__(self) -> str:
