@@ -415,3 +415,18 @@ def test_dates_and_times_are_categories_in_iso_text(tmp_path) -> None:
     assert domains["d"] == ("2020-03-04", "2020-03-05", "2020-03-06")
     (tmp_path / "v.csv").write_text("d,x\n2020-03-04,1\n2021-01-01,2\n")
     assert {a.name: a.domain.categories for a in read_view(tmp_path / "v.csv")}["d"] == ("2020-03-04", "2021-01-01")
+
+
+def test_an_empty_category_and_an_epsilon_beyond_floats_are_refused(tmp_path) -> None:
+    """An empty category never matched (an empty cell is missing) yet private miners spent
+    budget on it; "1e400" was accepted, then failed when a refusal was formatted."""
+    from dprm.data.types_file import read_types_file
+    from dprm.errors import DataError, ParameterError
+    from dprm.privacy import Accountant, SecureNoise
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"columns": {"c": {"categories": ["", "x"]}}}))
+    with pytest.raises(DataError, match="category '' is empty"):
+        read_types_file(path)
+    with pytest.raises(ParameterError, match="at most the largest float"):
+        Accountant("1e400", SecureNoise())

@@ -300,6 +300,8 @@ def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
     for c in categories:
         if isinstance(c, bool) or not isinstance(c, (str, int, float)):
             raise where.error(f"category {c!r} is not a string or number")
+        if isinstance(c, str) and not c.strip():
+            raise where.error(f"category {c!r} is empty: an empty cell is a missing value, never a category")
         out.append(c if isinstance(c, str) else category_text(c))
     seen: set[str] = set()
     dups = [c for c in out if c in seen or seen.add(c)]  # type: ignore[func-returns-value]

@@ -9,6 +9,7 @@ number the user typed.
 from __future__ import annotations
 
 import math
+import sys
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
@@ -84,6 +85,9 @@ def as_fraction(value: EpsilonLike, name: str = "value") -> Fraction:
     raise ParameterError(f"{name} must be a finite number, got {value!r}")
 
 
+_LARGEST_FLOAT = Fraction(sys.float_info.max)
+
+
 def as_epsilon(value: EpsilonLike, name: str = "epsilon") -> Fraction:
     """Convert a strictly positive, finite epsilon to an exact Fraction.
 
@@ -115,6 +119,8 @@ def as_epsilon(value: EpsilonLike, name: str = "epsilon") -> Fraction:
     exact = as_fraction(value, name)
     if exact <= 0:
         raise ParameterError(f"{name} must be > 0, got {value!r}")
+    if exact > _LARGEST_FLOAT:  # "1e400": exact, but no float (messages, ledgers) can show it
+        raise ParameterError(f"{name} must be at most the largest float (about 1.8e308), got {value!r}")
     return exact
 
 
