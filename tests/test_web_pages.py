@@ -262,6 +262,8 @@ def test_owner_adds_an_analyst_grants_budget_and_disabling_ends_sessions(site: S
     granted = olga.post("/ui/owner/budgets", data={"csrf": token, "analyst": "carol", "dataset": "tiny",
                                                    "epsilon": "2"})
     assert "carol on tiny: total 2, spent 0, remaining 2" in granted.text
+    assert "<option selected>carol</option>" in granted.text  # not reset to the first analyst
+    assert "<option selected>tiny</option>" in granted.text
     api = site.client().get("/v1/budget", headers={"Authorization": f"Bearer {new_token}"})
     assert api.json()["budgets"][0]["exact"]["total"] == "2"
     site.tokens["carol"] = new_token

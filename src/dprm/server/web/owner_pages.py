@@ -199,8 +199,11 @@ def add_routes(router: APIRouter, *, render: Callable[..., HTMLResponse], proble
                     raise ParameterError(f"no dataset named {dataset!r}")
                 budget.set_budget(connection, who.id, row.id, units)
                 total, spent = budget.remaining(connection, who.id, row.id)
+            # the form keeps the analyst and dataset just granted: a second grant typed after
+            # this one must not silently go to the first analyst and dataset of the lists
             return {"notice": f"{analyst} on {dataset}: total {units_text(total)}, spent {units_text(spent)}, "
-                              f"remaining {units_text(max(total - spent, 0))}"}
+                              f"remaining {units_text(max(total - spent, 0))}",
+                    "form": {"analyst": analyst, "dataset": dataset}}
 
         return await act(request, "ui-owner-grant", work)
 
