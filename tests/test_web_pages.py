@@ -465,3 +465,15 @@ def test_a_job_form_posted_twice_makes_one_job_and_one_charge(site: Site) -> Non
     assert first.headers["location"] == second.headers["location"]
     after = site.remaining("bob")
     assert (after[0] - before[0], after[1] - before[1]) == (10**9, 1)  # ε = 1 once
+
+
+def test_errors_under_ui_are_pages_not_the_apis_json(site: Site) -> None:
+    """A malformed query string or a wrong method under /ui answered the API's JSON."""
+    client, _ = site.signed_in("alice")
+    for answer in (client.get("/ui/jobs", params={"partial": "x"}),
+                   client.get("/ui/owner/audit", params={"limit": "ten"}),
+                   client.post("/ui/owner/analysts/a/b/disable")):
+        assert answer.status_code in (405, 422), answer.status_code
+        assert answer.headers["content-type"].startswith("text/html") and "<h1>" in answer.text
+    api = client.get("/v1/jobs", params={"limit": "x"}, headers={"Authorization": f"Bearer {site.tokens['alice']}"})
+    assert api.headers["content-type"] == "application/json"

@@ -210,17 +210,21 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
     # -- errors ------------------------------------------------------------------------
 
     def _error(request: Request, code: str, message: str | None = None,
-               headers: dict[str, str] | None = None) -> JSONResponse:
+               headers: dict[str, str] | None = None) -> Response:
         request.state.outcome = code
         status, description = ERRORS[code]
+        if request.url.path.startswith("/ui/") and not request.url.path.startswith("/ui/static/"):
+            from dprm.server.web.routes import error_page  # a page, not the API's JSON
+
+            return error_page(request, status, description, message or description, headers)
         return JSONResponse(error_body(code, message or description), status_code=status, headers=headers)
 
     @app.exception_handler(ApiError)
-    async def api_error(request: Request, error: ApiError) -> JSONResponse:
+    async def api_error(request: Request, error: ApiError) -> Response:
         return _error(request, error.code, error.message, error.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
+    async def validation_error(request: Request, error: RequestValidationError) -> Response:
         problems = error.errors()
         if any(p.get("type") == "json_invalid" for p in problems):
             return _error(request, "invalid_json")
@@ -230,13 +234,13 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         return _error(request, "invalid_request", message[:300])
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
         code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large",
                 415: "unsupported_media_type"}.get(error.status_code, "invalid_request")
         return _error(request, code)
 
     @app.exception_handler(OperationalError)
-    async def database_error(request: Request, error: OperationalError) -> JSONResponse:
+    async def database_error(request: Request, error: OperationalError) -> Response:
         log.error("database error: %s", error)
         request.state.detail = str(error)[:2000]
         return _error(request, "database_unavailable")

@@ -35,6 +35,7 @@ import secrets
 import tempfile
 import time
 from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,6 +87,11 @@ def _when(seconds: float | None) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
     except (OverflowError, OSError, ValueError):
         return f"{seconds:g}"
+
+
+@lru_cache(maxsize=1)
+def _shared_environment() -> Any:
+    return _environment()
 
 
 def _environment() -> Any:
@@ -165,6 +171,15 @@ def support_bar(noisy: dict[str, Any], interval: dict[str, Any] | None) -> dict[
         whiskers.append({"label": "|R|", "interval": interval["support_right"], "start": clip(1 - high / total),
                          "end": clip(1 - low / total), "row": 2})
     return {"parts": parts, "whiskers": whiskers, "total": total}
+
+
+def error_page(request: Request, status: int, title: str, message: str,
+               headers: dict[str, str] | None = None) -> HTMLResponse:
+    """The pages' error page, for an answer the application gives before any page handler
+    (a malformed query string, a wrong method, the rate limit) to an address under ``/ui``."""
+    page = _shared_environment().get_template("error.html").render(session=None, request_path=request.url.path,
+                                                            csrf_field=csrf.FIELD, title=title, message=message)
+    return HTMLResponse(page, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
 
 
 def mount(app: Any) -> None:
