@@ -477,3 +477,11 @@ def test_errors_under_ui_are_pages_not_the_apis_json(site: Site) -> None:
         assert answer.headers["content-type"].startswith("text/html") and "<h1>" in answer.text
     api = client.get("/v1/jobs", params={"limit": "x"}, headers={"Authorization": f"Bearer {site.tokens['alice']}"})
     assert api.headers["content-type"] == "application/json"
+
+
+def test_a_live_form_part_whose_session_ended_goes_to_sign_in(site: Site) -> None:
+    """The whole 'Sign in first' page was put inside the cost box."""
+    client = site.client()
+    answer = client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"}, headers={"HX-Request": "true"})
+    assert answer.status_code == 204 and answer.headers["HX-Redirect"] == "/ui/signin"
+    assert client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"}).status_code == 401

@@ -254,6 +254,9 @@ def build_router() -> APIRouter:
         found = await session_of(request)
         form = dict(await request.form())
         if found is None:
+            if is_htmx(request):  # a live form part whose session ended: to the sign-in page, not a page in a box
+                request.state.outcome = "missing_session"
+                return None, form, Response(status_code=204, headers={**SECURITY_HEADERS, "HX-Redirect": "/ui/signin"})
             return None, form, problem(request, 401, "Sign in first",
                                        "This form needs a signed-in session; nothing was done.",
                                        outcome="missing_session")
