@@ -488,8 +488,8 @@ def build_router() -> APIRouter:
             request.state.outcome = error.code
             status, updates["stats_message"] = ERRORS[error.code][0], error.message or ERRORS[error.code][1]
         if is_htmx(request):
-            return render(request, "_statistics.html", status, found, **{
-                "stats": None, "stats_cost": None, "stats_message": None, **updates})
+            return render(request, "_statistics.html", status, found, **{  # the page's budget bar too
+                "stats": None, "stats_cost": None, "stats_message": None, "budget_out_of_band": True, **updates})
         return await dataset_page(request, found, name, None, status, **updates)
 
     # -- analyst: jobs --------------------------------------------------------------------------------------
