@@ -606,7 +606,9 @@ def build_router() -> APIRouter:
         try:
             text = await run_in_threadpool(write)
         except DprmError as error:
-            return problem(request, 422, "No clired file", str(error).splitlines()[0][:300], found)
+            reason = str(error).splitlines()[0].split("; pass columns=")[0].removeprefix("clired export: ")[:300]
+            return problem(request, 422, "No clired file", f"This result cannot be written in clired's syntax: "
+                           f"{reason}. The JSON download holds every redescription.", found)
         return Response(text, media_type="text/plain; charset=utf-8", headers={
             **SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="{row.public_id}.queries"'})
 
