@@ -133,9 +133,9 @@ def booleans_as_text(frame: Any, names: list[str], source: str) -> Any:
     """
     import numpy as np
 
-    from dprm.data.inference import BOOLEAN_TEXT
+    from dprm.data.inference import BOOLEAN_WORDS
 
-    words = {word: BOOLEAN_CATEGORIES[value] for vocabulary in BOOLEAN_TEXT for word, value in vocabulary.items()}
+    words = {word: BOOLEAN_CATEGORIES[value] for word, value in BOOLEAN_WORDS.items()}
     frame = frame.copy()
     for name in names:
         cells = frame[name]

@@ -27,13 +27,12 @@ import pyarrow.compute as pc
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
 from dprm.data.category_text import category_text
-from dprm.data.inference import BOOLEAN_TEXT
+from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
 from dprm.errors import DataError, ParameterError
 
 __all__ = ["encode_column", "is_constant"]
 
-_BOOLEAN_WORDS: dict[str, int] = {k: v for vocab in BOOLEAN_TEXT for k, v in vocab.items()}
 #: Texts that commonly mark a missing value: a message about one suggests declaring it.
 _MARKER_LIKE = frozenset({"na", "n/a", "nan", "null", "none", "?", "-", ".", "missing", "#n/a", "nil"})
 
@@ -179,12 +178,12 @@ def _boolean(column: pa.Array, where: _Column) -> np.ndarray:
         return _int8(column)
     if pa.types.is_string(typ):
         lowered = pc.utf8_lower(pc.utf8_trim_whitespace(column))
-        words = string_array(list(_BOOLEAN_WORDS))
+        words = string_array(list(BOOLEAN_WORDS))
         index = pc.index_in(lowered, value_set=words)
         ok = pc.is_valid(index)
         _fail_where(pc.or_(ok, pc.is_null(column)), column, where,
                     "is not Boolean (0/1, true/false, yes/no)", "not_boolean")
-        lookup = np.array(list(_BOOLEAN_WORDS.values()) + [-1], dtype=np.int8)
+        lookup = np.array(list(BOOLEAN_WORDS.values()) + [-1], dtype=np.int8)
         idx = to_numpy(index, fill=len(words))
         return lookup[idx]
     if pa.types.is_null(typ):

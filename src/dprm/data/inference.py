@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import AttributeKind
 
-__all__ = ["infer_kind", "BOOLEAN_TEXT"]
+__all__ = ["infer_kind", "BOOLEAN_TEXT", "BOOLEAN_WORDS"]
 
 # A Boolean text column has at most this many distinct spellings ("yes", "Yes", ...).
 _MAX_SPELLINGS = 32
@@ -31,6 +31,10 @@ BOOLEAN_TEXT: tuple[dict[str, int], ...] = (
     {"false": 0, "true": 1},
     {"no": 0, "yes": 1},
 )
+
+
+#: Every Boolean spelling (lower case) and its value, all vocabularies together.
+BOOLEAN_WORDS: dict[str, int] = {word: value for vocabulary in BOOLEAN_TEXT for word, value in vocabulary.items()}
 
 
 def infer_kind(column: pa.Array | pa.ChunkedArray) -> AttributeKind:

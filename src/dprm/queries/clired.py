@@ -73,7 +73,7 @@ def _name(attr: str, columns: Sequence[str] | None) -> str:
             return f"v{list(columns).index(attr)}"
         except ValueError:
             raise DprmError(f"clired export: attribute {attr!r} is not among the given columns") from None
-    if _INDEX_NAME.match(attr) or not _NAME.match(attr):
+    if not _writable_name(attr):
         raise DprmError(
             f"clired export: attribute name {attr!r} cannot be written in clired syntax; "
             "pass columns= to refer to attributes by index"
@@ -95,12 +95,20 @@ def clired_problem(attribute: str, categories: Sequence[str] = ()) -> str | None
     >>> clired_problem("v3")
     "attribute name 'v3' cannot be written in clired syntax"
     """
-    if _INDEX_NAME.match(attribute) or not _NAME.match(attribute):
+    if not _writable_name(attribute):
         return f"attribute name {attribute!r} cannot be written in clired syntax"
     for category in categories:
-        if not (_STRING.match(category) or _NUMBER_CATEGORY.match(category)):
+        if not _writable_category(category):
             return f"category {category!r} of {attribute!r} cannot be written in clired syntax"
     return None
+
+
+def _writable_name(attribute: str) -> bool:
+    return not _INDEX_NAME.match(attribute) and bool(_NAME.match(attribute))
+
+
+def _writable_category(category: str) -> bool:
+    return bool(_STRING.match(category) or _NUMBER_CATEGORY.match(category))
 
 
 def _closed_bounds(lit: NumericLiteral) -> tuple[float, float]:
@@ -124,7 +132,7 @@ def _literal(lit: Literal, negated: bool, columns, sym) -> str:
         negated ^= not lit.value
         body = f"[{name}]"
     elif isinstance(lit, CategoricalLiteral):
-        if not (_STRING.match(lit.category) or _NUMBER_CATEGORY.match(lit.category)):
+        if not _writable_category(lit.category):
             raise DprmError(f"clired export: category {lit.category!r} of {lit.attr!r} cannot be written in clired syntax")
         body = f"[{name} = {lit.category}]"
     elif isinstance(lit, NumericLiteral):
