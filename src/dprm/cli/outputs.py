@@ -90,6 +90,27 @@ def _probe(directory: Path, shown: Path) -> None:
     os.unlink(name)
 
 
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, with a loop of symbolic links a :class:`DprmError` naming the path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     (Path(tmp) / "a").symlink_to(Path(tmp) / "b")
+    ...     (Path(tmp) / "b").symlink_to(Path(tmp) / "a")
+    ...     try:
+    ...         _resolved(Path(tmp) / "a")
+    ...     except DprmError as error:
+    ...         print(str(error).rpartition("/")[2])
+    a: is a loop of symbolic links
+    """
+    try:
+        return path.resolve()
+    except RuntimeError:  # Python 3.11's pathlib: "Symlink loop from ..."
+        raise DprmError(f"{path}: is a loop of symbolic links") from None
+
+
 @dataclass
 class Outputs:
     """The files a command will write, checked first and written all or none.
@@ -118,14 +139,14 @@ class Outputs:
         """
         if path is not None:
             path = Path(path)
-            self._targets.append((path.resolve() if path.is_symlink() else path, write))
+            self._targets.append((_resolved(path) if path.is_symlink() else path, write))
 
     def check(self) -> None:
         """Raise :class:`DprmError` naming the first target that could not be written."""
         seen: set[Path] = set()
-        inputs = {Path(i).resolve() for i in self.inputs if i is not None}
+        inputs = {_resolved(Path(i)) for i in self.inputs if i is not None}
         for path, _ in self._targets:
-            resolved = path.resolve()
+            resolved = _resolved(path)
             if resolved in seen:
                 raise DprmError(f"{path}: given for two outputs")
             if resolved in inputs:

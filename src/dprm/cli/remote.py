@@ -157,8 +157,16 @@ def _finite(value: float, option: str) -> float:
 
 
 def _epsilon(text: str) -> Any:
-    """The epsilon as typed (a decimal text is sent as it is: exact)."""
-    return text.strip()
+    """The epsilon as typed (a decimal text is sent as it is: exact), checked before any call.
+
+    The server's own rule (:func:`dprm.server.units.epsilon_units`): a bad ε is named
+    here, not answered as a failed connection.
+    """
+    from dprm.server.units import epsilon_units
+
+    text = text.strip()
+    epsilon_units(text, "--epsilon")
+    return text
 
 
 @app.command("datasets")
@@ -203,9 +211,10 @@ def submit(
             _finite(value, "--" + name.replace("_", "-"))
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise ParameterError(f"--timeout must be a positive number of seconds, not {timeout}")
+    epsilon = _epsilon(epsilon)
     _check_output(output)
     with _client() as client:
-        answer = client.submit(dataset, algorithm, _epsilon(epsilon), given, idempotency_key=idempotency_key,
+        answer = client.submit(dataset, algorithm, epsilon, given, idempotency_key=idempotency_key,
                                dry_run=dry_run, dummy=dummy, dummy_rows=dummy_rows)
         if dry_run:
             _emit(answer, output)
@@ -288,9 +297,10 @@ def stats_command(
     """Noisy statistics of a redescription you propose (the [inv] primitive)."""
     left_query, right_query = _json_argument(left, "--left"), _json_argument(right, "--right")
     _finite(confidence, "--confidence")
+    epsilon = _epsilon(epsilon)
     _check_output(output)
     with _client() as client:
-        _emit(client.redescription_statistics(dataset, left_query, right_query, _epsilon(epsilon),
+        _emit(client.redescription_statistics(dataset, left_query, right_query, epsilon,
                                               confidence=confidence, **_primitive_options(dry_run, dummy, dummy_rows)),
               output)
 
@@ -308,9 +318,10 @@ def leaf_pairs_command(
 ) -> None:
     """Noisy counts of the leaf pairs of two trees you send (the [inv] primitive)."""
     trees = _json_argument(left_tree, "--left-tree"), _json_argument(right_tree, "--right-tree")
+    epsilon = _epsilon(epsilon)
     _check_output(output)
     with _client() as client:
-        _emit(client.leaf_pair_counts(dataset, *trees, _epsilon(epsilon),
+        _emit(client.leaf_pair_counts(dataset, *trees, epsilon,
                                       **_primitive_options(dry_run, dummy, dummy_rows)), output)
 
 

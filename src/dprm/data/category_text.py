@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["category_text"]
+__all__ = ["category_text", "number_text"]
 
 
 def category_text(value: object) -> str:
@@ -47,3 +47,20 @@ def category_text(value: object) -> str:
     if hasattr(value, "item"):
         return category_text(value.item())  # type: ignore[union-attr]
     return str(value)
+
+
+def number_text(value: float) -> str:
+    """A number as a message shows it: :func:`category_text`'s text, short for huge values.
+
+    Integral values of at least ``1e16`` in magnitude are written in exponent form
+    (``1e+308``, not 309 digits); everything else as :func:`category_text` writes it.
+
+    Examples
+    --------
+    >>> number_text(130.0), number_text(2.5), number_text(1e308), number_text(-1e20)
+    ('130', '2.5', '1e+308', '-1e+20')
+    """
+    value = float(value)
+    if math.isfinite(value) and abs(value) >= 1e16:
+        return repr(value)
+    return category_text(value)

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
-from dprm.data.category_text import category_text
+from dprm.data.category_text import category_text, number_text
 from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
 from dprm.errors import DataError, ParameterError
@@ -225,7 +225,7 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
         if written and written.lower().lstrip("+-") not in ("inf", "infinity"):
             text = f"value {written} is too large for a number (beyond ±1.8e308)"
         else:
-            text = f"value {written or category_text(float(values[row - 1]))} is not a finite number"
+            text = f"value {written or number_text(float(values[row - 1]))} is not a finite number"
         raise where.error(row, text, "not_finite")
     return values
 
@@ -254,12 +254,12 @@ def _numeric_domain(
         low, high = spec.bounds
         outside = (values < low) | (values > high)  # NaN compares false
         if outside.any():
-            shown = f"[{category_text(low)}, {category_text(high)}]"
+            shown = f"[{number_text(low)}, {number_text(high)}]"
             if not clamp:
                 row = int(np.flatnonzero(outside)[0]) + 1
                 raise where.error(
                     row,
-                    f"value {category_text(float(values[row - 1]))} is outside the declared bounds {shown}",
+                    f"value {number_text(float(values[row - 1]))} is outside the declared bounds {shown}",
                     "value_out_of_bounds",
                 )
             values = np.clip(values, low, high)  # NaN stays NaN
@@ -335,5 +335,5 @@ def _fail_where(ok: pa.Array | np.ndarray, column: pa.Array, where: _Column, wha
         return
     row = int(np.flatnonzero(bad)[0]) + 1
     value = column[row - 1].as_py()
-    shown = category_text(value) if isinstance(value, (int, float)) else repr(value)
+    shown = (number_text(value) if isinstance(value, float) else category_text(value)) if isinstance(value, (int, float)) else repr(value)
     raise where.error(row, f"value {shown} {what}", code)

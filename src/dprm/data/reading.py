@@ -23,8 +23,10 @@ Every error is a :class:`~dprm.errors.DataError` with a ``code`` and the ``file`
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -236,18 +238,43 @@ def _file_format(path: Path, source: str) -> str:
     )
 
 
-def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
-    fmt = _file_format(path, source)
+def _file_size(path: Path, source: str) -> int:
+    """The size of the regular file ``path``; anything else a one-line :class:`DataError`.
+
+    A missing file, a directory, a loop of symbolic links and what is not a regular
+    file (a named pipe, a device, a socket: the readers read a file more than once)
+    are named as such.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     try:
+    ...         _file_size(Path(tmp), "d.csv")
+    ...     except DataError as error:
+    ...         print(error)
+    d.csv: is a directory, not a data file
+    """
     try:
-        if not path.exists():
-            raise _error(source, "no such file", "file_not_found", data_dependent=False)
-        if path.is_dir():
-            raise _error(source, "is a directory, not a data file", "not_a_file", data_dependent=False)
-        size = path.stat().st_size
+        status = path.stat()
+    except FileNotFoundError:
+        raise _error(source, "no such file", "file_not_found", data_dependent=False) from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _error(source, "is a loop of symbolic links", "unreadable_file", data_dependent=False) from None
         raise _error(source, f"cannot be read: {exc.strerror or exc}", "unreadable_file",
                      data_dependent=False) from None
-    if size == 0:
+    if stat.S_ISDIR(status.st_mode):
+        raise _error(source, "is a directory, not a data file", "not_a_file", data_dependent=False)
+    if not stat.S_ISREG(status.st_mode):
+        raise _error(source, "is not a regular file (a named pipe, device or socket): give a file",
+                     "not_a_file", data_dependent=False)
+    return status.st_size
+
+
+def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
+    fmt = _file_format(path, source)
+    if _file_size(path, source) == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file")
     if fmt == "parquet":
         return RawTable(_read_parquet(path, source), source, path=path)
@@ -279,11 +306,7 @@ def open_text_table(path: Path, source: str) -> tuple[Any, str]:
     if fmt == "parquet":
         raise _error(source, "is a Parquet file; this command reads text: use .csv or .tsv (optionally .gz)",
                      "unsupported_file_type", data_dependent=False)
-    if not path.exists():
-        raise _error(source, "no such file", "file_not_found", data_dependent=False)
-    if path.is_dir():
-        raise _error(source, "is a directory, not a data file", "not_a_file", data_dependent=False)
-    if path.stat().st_size == 0:
+    if _file_size(path, source) == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file", data_dependent=False)
     delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
     try:
@@ -466,6 +489,8 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
     stripped = [str(n).strip() for n in names]
     if not stripped:
         raise _error(source, "has no columns", "no_columns", data_dependent=False)
+    if not any(stripped):
+        raise _error(source, "the header line is blank (no column names)", "unnamed_column", data_dependent=False)
     for i, name in enumerate(stripped):
         if name == "":
             raise _error(source, f"column {i + 1} has no name", "unnamed_column", data_dependent=False)

@@ -24,7 +24,7 @@ statistics, merged exactly from the shards) and :mod:`.ray_engine`.
 """
 
 from dprm.engine.base import CountingEngine, GridCounts
-from dprm.engine.in_process import InProcessEngine, as_engine
+from dprm.engine.in_process import InProcessEngine, as_engine, check_data
 from dprm.engine.supports import Support
 
-__all__ = ["CountingEngine", "GridCounts", "InProcessEngine", "Support", "as_engine"]
+__all__ = ["CountingEngine", "GridCounts", "InProcessEngine", "Support", "as_engine", "check_data"]

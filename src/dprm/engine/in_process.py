@@ -29,8 +29,9 @@ from dprm.engine.base import CountingEngine
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.table_counter import TableCounter
 from dprm.engine.workers import LocalWorkers
+from dprm.errors import ParameterError
 
-__all__ = ["InProcessEngine", "as_engine"]
+__all__ = ["InProcessEngine", "as_engine", "check_data"]
 
 
 class InProcessEngine(CountingEngine):
@@ -72,6 +73,23 @@ class InProcessEngine(CountingEngine):
         return LocalWorkers(factory, self.schema)
 
 
+def check_data(data: object) -> None:
+    """A :class:`~dprm.errors.ParameterError` unless ``data`` is two-view data or a counting engine.
+
+    Examples
+    --------
+    >>> check_data("left.csv")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: data must be a TwoViewData (dprm.data.load_two_view) or a counting engine \
+(dprm.engine), not str
+    """
+    if not isinstance(data, (TwoViewData, CountingEngine)):
+        raise ParameterError("data must be a TwoViewData (dprm.data.load_two_view) or a counting engine "
+                             f"(dprm.engine), not {type(data).__name__}")
+
+
 def as_engine(data: "TwoViewData | CountingEngine") -> CountingEngine:
-    """``data`` itself if it is an engine, else the in-process engine over it."""
+    """``data`` itself if it is an engine, else the in-process engine over it (checked: :func:`check_data`)."""
+    check_data(data)
     return data if isinstance(data, CountingEngine) else InProcessEngine(data)

@@ -9,6 +9,7 @@ number the user typed.
 from __future__ import annotations
 
 import math
+import re
 import sys
 import numbers
 from collections.abc import Sequence
@@ -27,6 +28,11 @@ EpsilonLike = int | float | str | Fraction
 #: row (no privacy), and ``ε · score`` may overflow a float.
 SMALLEST_EPSILON = Fraction(1, 10_000)
 LARGEST_EPSILON = Fraction(10_000)
+
+
+#: The text of a number: ASCII digits, an optional sign, decimal point and exponent, or
+#: a fraction ``a/b``; no spaces, no ``_`` separators, no other scripts' digits.
+_NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+/[0-9]+", re.ASCII)
 
 
 def as_fraction(value: EpsilonLike, name: str = "value") -> Fraction:
@@ -57,6 +63,10 @@ def as_fraction(value: EpsilonLike, name: str = "value") -> Fraction:
     Fraction(1, 10)
     >>> as_fraction("1/3")
     Fraction(1, 3)
+    >>> as_fraction("1_000")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: value must be a finite number, got '1_000'
     >>> as_fraction(float("nan"))
     Traceback (most recent call last):
     ...
@@ -76,8 +86,10 @@ def as_fraction(value: EpsilonLike, name: str = "value") -> Fraction:
     if isinstance(value, numbers.Rational):
         return Fraction(value.numerator, value.denominator)
     if isinstance(value, str):
+        if not _NUMBER_TEXT.fullmatch(value):  # Fraction also takes "١", "1_000" and " 1 "
+            raise ParameterError(f"{name} must be a finite number, got {value!r}")
         try:
-            return Fraction(value.strip())
+            return Fraction(value)
         except (ValueError, ZeroDivisionError):
             raise ParameterError(
                 f"{name} must be a finite number, got {value!r}"

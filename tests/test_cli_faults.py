@@ -1,0 +1,100 @@
+"""Odd inputs found by an outside user, each answered by one line that names the real problem.
+
+A loop of symbolic links, a named pipe, a file of only white space, a huge value in
+an error line, a bad ε of ``dprm remote`` (named before any connection), numbers
+written in other scripts or with separators, a very wide table in ``dprm inspect``,
+and a miner given something that is not data.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dprm.errors import ParameterError
+from dprm.privacy.budget import as_epsilon, as_fraction
+from test_cli import assert_one_error_line, run, write
+
+
+def expect_error(args: list, *fragments: str) -> str:
+    code, out, err = run(args)
+    assert code == 2, (code, out, err)
+    return assert_one_error_line(err, *fragments)
+
+
+def test_a_loop_of_symbolic_links_is_named(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").symlink_to(tmp_path / "b.csv")
+    (tmp_path / "b.csv").symlink_to(tmp_path / "a.csv")
+    other = write(tmp_path / "r.csv", "x\n1\n2\n")
+    expect_error(["mine", tmp_path / "a.csv", other], "a.csv", "loop of symbolic links")
+    expect_error(["mine", other, other, "-o", tmp_path / "a.csv"], "a.csv", "loop of symbolic links")
+
+
+def test_a_named_pipe_is_not_taken_for_an_empty_file(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe.csv"
+    os.mkfifo(pipe)
+    other = write(tmp_path / "r.csv", "x\n1\n2\n")
+    line = expect_error(["mine", pipe, other], "pipe.csv", "not a regular file")
+    assert "empty" not in line
+    expect_error(["itemsets", pipe, "--min-support", "0.5"], "pipe.csv", "not a regular file")
+
+
+def test_a_file_of_white_space_says_its_header_is_blank(tmp_path: Path) -> None:
+    blank = write(tmp_path / "blank.csv", "   \n  \n")
+    other = write(tmp_path / "r.csv", "x\n1\n2\n")
+    expect_error(["mine", blank, other], "blank.csv", "header line is blank")
+
+
+def test_a_huge_value_is_written_short_in_the_error(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "a,b\n1e308,2\n3,4\n")
+    right = write(tmp_path / "r.csv", "c,d\n1,2\n3,4\n")
+    types = write(tmp_path / "t.json", '{"columns": {"a": {"type": "numeric", "bounds": [0, 10]}}}')
+    line = expect_error(["mine", left, right, "--types", types, "-a", "alt-mcmc"], "'a'", "1e+308", "[0, 10]")
+    assert len(line) < 200
+
+
+@pytest.mark.parametrize("epsilon, fragment", [("-1", "> 0"), ("١", "finite number"), ("abc", "finite number"),
+                                               ("0.1234567891", "multiple of 1e-9")])
+def test_remote_names_a_bad_epsilon_before_connecting(tmp_path: Path, epsilon: str, fragment: str) -> None:
+    token = write(tmp_path / "token", "dprm_1_secret\n")
+    # port 9 on loopback: nothing answers, so a connection attempt would say "cannot reach"
+    line = expect_error(["remote", "--url", "http://127.0.0.1:9", "--token-file", token, "submit", "ds",
+                         "-a", "alt-mcmc", f"--epsilon={epsilon}"], "--epsilon", fragment)
+    assert "reach" not in line
+
+
+@pytest.mark.parametrize("text", ["١", "1_000", " 1", "1 ", "0x10", "1e", "½"])
+def test_number_texts_are_plain_ascii_decimals(text: str) -> None:
+    with pytest.raises(ParameterError, match="finite number"):
+        as_fraction(text)
+    with pytest.raises(ParameterError):
+        as_epsilon(text)
+
+
+def test_number_texts_still_read_as_written() -> None:
+    assert [as_fraction(t) for t in ("0.1", "1/3", "1e-3", ".5", "+2")] == [
+        as_fraction(0.1), as_fraction(1) / 3, as_fraction("0.001"), as_fraction(0.5), 2]
+
+
+def test_inspect_lists_at_most_limit_attributes_per_view(tmp_path: Path) -> None:
+    header = ",".join(f"c{i}" for i in range(300))
+    rows = "\n".join(",".join(str((i * r) % 7) for i in range(300)) for r in range(1, 5))
+    left = write(tmp_path / "l.csv", header + "\n" + rows + "\n")
+    right = write(tmp_path / "r.csv", header.replace("c", "d") + "\n" + rows + "\n")
+    code, out, err = run(["inspect", left, right, "--limit", "5"])
+    assert code == 0, err
+    assert "more attributes of the left view not listed" in out
+    assert out.count("│ left ") == 5 and out.count("│ right ") == 5
+    code, out, err = run(["inspect", left, right, "--limit", "-1"])
+    assert code == 2 and "--limit" in err
+
+
+@pytest.mark.parametrize("data", ["left.csv", None, pd.DataFrame({"a": [1, 2]})])
+def test_a_miner_given_something_else_than_data_says_what_it_needs(data: object) -> None:
+    from dprm.mining import CartWheels
+
+    with pytest.raises(ParameterError, match="TwoViewData"):
+        CartWheels().fit(data)
