@@ -21,7 +21,7 @@ from dprm.cli.console import console, plural
 if TYPE_CHECKING:
     from dprm.queries import Redescription
 
-__all__ = ["privacy_status", "describe_guarantee", "print_status", "print_redescriptions"]
+__all__ = ["privacy_status", "describe_guarantee", "print_status", "print_redescriptions", "wrap_query"]
 
 
 def describe_guarantee(guarantee: str) -> str:
@@ -78,6 +78,57 @@ def print_status(privacy: Mapping[str, Any], output: Path | None, budget: float 
     return private
 
 
+def _query_tokens(text: str) -> list[str] | None:
+    """``text`` cut at the spaces outside brackets (a literal stays whole); None if unbalanced."""
+    tokens, depth, start = [], 0, 0
+    for position, char in enumerate(text):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif char == " " and depth == 0:
+            if position > start:
+                tokens.append(text[start:position])
+            start = position + 1
+    if depth != 0:
+        return None
+    if start < len(text):
+        tokens.append(text[start:])
+    return tokens
+
+
+def wrap_query(text: str, width: int, first: str) -> list[str]:
+    """Lines of at most ``width`` characters holding ``first`` + ``text``, cut between literals.
+
+    A line breaks only at a space outside a literal's brackets (rich would cut
+    ``[city = New York]`` in two) and continues under the query's start; a literal
+    longer than a line stands alone on its line.
+
+    Examples
+    --------
+    >>> for line in wrap_query("([age > 40] ∧ [city = New York]) ∨ smoker", 30, "  L: "):
+    ...     print(line)
+      L: ([age > 40] ∧
+         [city = New York]) ∨
+         smoker
+    """
+    tokens = _query_tokens(text)
+    if tokens is None or len(first) + len(text) <= width:
+        return [first + text]
+    indent = " " * len(first)
+    lines, current = [], first
+    for token in tokens:
+        if current.strip() and len(current) + 1 + len(token) > width:
+            lines.append(current)
+            current = indent + token
+        else:
+            current += ("" if current == first else " ") + token
+    lines.append(current)
+    return lines
+
+
 def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *, noisy: bool, private: bool,
                          hidden: int = 0) -> None:
     """One block per redescription: its statistics on a line, then both queries.
@@ -110,7 +161,8 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
         if r.pruned:
             line.append("   pruned", style="yellow")
         console.print(line)
-        console.print(Text("     L: ") + Text(str(r.left)))
-        console.print(Text("     R: ") + Text(str(r.right)))
+        for side, query in (("L", r.left), ("R", r.right)):
+            for text in wrap_query(str(query), max(console.width, 40), f"     {side}: "):
+                console.print(Text(text), soft_wrap=True)
     if len(redescriptions) > len(shown):
         console.print(f"... {len(redescriptions) - len(shown):,} more (--top N shows more; --output writes all)")

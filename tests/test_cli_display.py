@@ -1,0 +1,36 @@
+"""Queries on the terminal: cut between literals, never inside one (issue: '[prec_07 >' / '72.7]')."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dprm.cli.display import _query_tokens, wrap_query
+
+
+def _random_query(rng: np.random.Generator) -> str:
+    literals = [f"[attribute_{rng.integers(100)} {op} {rng.normal() * 100:.1f}]" for op in rng.choice(["≤", ">"], 8)]
+    literals += [f"[city = {name}]" for name in rng.choice(["New York", "Los Angeles", "Rio de Janeiro"], 3)]
+    literals += ["smoker", "¬diabetic"]
+    rng.shuffle(literals)
+    text = literals[0]
+    for literal in literals[1:]:
+        text = f"({text} {rng.choice(['∧', '∨'])} {literal})"
+    return text
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_lines_keep_every_literal_whole_and_fit(seed: int, width: int) -> None:
+    text = _random_query(np.random.default_rng(seed))
+    lines = wrap_query(text, width, "     L: ")
+    assert lines[0].startswith("     L: ")
+    assert " ".join(line.strip() for line in lines) == "L: " + text
+    for line in lines:
+        assert line.count("[") == line.count("]"), line  # no literal cut in two
+        assert len(line) <= width or len(_query_tokens(line.strip()) or []) == 1, line  # a lone long literal
+    assert all(line.startswith(" " * 8) for line in lines[1:])
+
+
+def test_a_short_query_is_one_line() -> None:
+    assert wrap_query("smoker ∧ [age > 40]", 80, "  L: ") == ["  L: smoker ∧ [age > 40]"]
