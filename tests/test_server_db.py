@@ -234,3 +234,47 @@ def test_jobs_and_primitives_on_each_database(db_url: str, tmp_path: Path) -> No
         ledger_total = sum(Fraction(row["epsilon_exact"]) for row in client.ledger("tiny"))
     assert spent == ledger_total  # every charge not refunded is in the ledger, exactly
     assert spent in (Fraction(3, 4), Fraction(7, 4))
+
+
+def test_one_analysts_jobs_and_primitives_at_once_never_deadlock(db_url: str, tmp_path: Path) -> None:
+    """12 submissions and 48 primitives of one analyst at the same time: all answered, books exact.
+
+    On PostgreSQL a submission locked the analyst's row ``FOR UPDATE`` and then the
+    budget row, while a primitive updated the budget row and then inserted a charge,
+    whose foreign key takes ``FOR KEY SHARE`` on the analyst's row: a deadlock, 503
+    after five retries. The submission's lock is ``FOR NO KEY UPDATE`` now.
+    """
+    import httpx
+
+    tokens = setup_server_db(db_url, tmp_path, budgets={"alice": "10"})
+    with serve_in_thread(db_url, workers=0, rate=1000.0, burst=1000, max_active_jobs=1000) as url:
+        async def race() -> list[int]:
+            limits = httpx.Limits(max_connections=60, max_keepalive_connections=60)
+            async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits,
+                                         headers={"Authorization": f"Bearer {tokens['alice']}"}) as client:
+                async def submission() -> int:
+                    response = await client.post("/v1/jobs", json={
+                        "dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.1",
+                        "parameters": {"init_trials": 1}})
+                    return response.status_code
+
+                async def primitive() -> int:
+                    response = await client.post("/v1/primitives/redescription-statistics", json={
+                        "dataset": "tiny", "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True},
+                        "epsilon": "0.05"})
+                    return response.status_code
+
+                calls = [submission() for _ in range(12)] + [primitive() for _ in range(48)]
+                return list(await asyncio.gather(*calls))
+
+        statuses = asyncio.run(race())
+    assert statuses[:12] == [201] * 12 and statuses[12:] == [200] * 48, statuses
+    db = Database(db_url)
+    with db.read() as c:
+        spent = c.execute(select(budgets.c.spent_units)).scalar_one()
+        charged = c.execute(select(func.sum(charges.c.epsilon_units))).scalar_one()
+        kept = c.execute(select(func.count()).select_from(charges).where(charges.c.status == "spent")).scalar_one()
+        in_ledger = c.execute(select(func.count(func.distinct(ledger.c.charge_id)))).scalar_one()
+    assert spent == charged == 12 * epsilon_units("0.1") + 48 * epsilon_units("0.05")
+    assert kept == in_ledger == 48  # every primitive settled with its ledger rows; the jobs wait, reserved
+    db.dispose()

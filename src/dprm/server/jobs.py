@@ -71,8 +71,12 @@ def submit(db: Any, analyst_id: int, dataset_id: int, *, algorithm: str, paramet
         if row is not None:
             return replay(row)
         if max_active is not None:
-            # one submission of this analyst at a time counts (PostgreSQL: concurrent ones wait here)
-            connection.execute(select(analysts.c.id).where(analysts.c.id == analyst_id).with_for_update())
+            # one submission of this analyst at a time counts (PostgreSQL: concurrent ones wait here).
+            # FOR NO KEY UPDATE, not FOR UPDATE: a primitive's charge holds the budget row and
+            # then takes FOR KEY SHARE on this row through its foreign key, which FOR UPDATE
+            # would block while this transaction waits for the budget row (a deadlock).
+            connection.execute(select(analysts.c.id).where(analysts.c.id == analyst_id)
+                               .with_for_update(key_share=True))
             active = connection.execute(select(func.count()).select_from(jobs).where(and_(
                 jobs.c.analyst_id == analyst_id, jobs.c.status.in_(("queued", "running"))))).scalar_one()
             if active >= max_active:
