@@ -30,7 +30,8 @@ FORBIDDEN: dict[str, set[str]] = {
 
 #: CLI modules every command may use; a command's own module imports no other command.
 CLI_SHARED = {"dprm.cli", "dprm.cli.app", "dprm.cli.console", "dprm.cli.views", "dprm.cli.outputs",
-              "dprm.cli.display", "dprm.cli.progress", "dprm.cli.miner_options", "dprm.cli.seeds"}
+              "dprm.cli.display", "dprm.cli.progress", "dprm.cli.miner_options", "dprm.cli.seeds",
+              "dprm.cli.eval_options"}
 
 
 def _modules() -> dict[str, Path]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -42,6 +43,8 @@ app = command_app()
 DISTANCES = ("emd", "variational")
 #: Largest --chains.
 MAX_CHAINS = 100
+#: The parameters' ``estimate`` of a private run, by ``--structure``.
+ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
 
 
 def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
@@ -251,7 +254,7 @@ def itemsets(
     says whether the result is differentially private: only with --epsilon and a
     types file declaring every column's categories.
     """
-    from dprm.itemsets.document import itemsets_document, itemsets_table, not_private_block
+    from dprm.itemsets.document import itemsets_document
 
     sensitive = list(sensitive or [])
     chains = chains if chains is not None else (1 if epsilon is not None else 3)
@@ -259,19 +262,7 @@ def itemsets(
         raise ParameterError(f"--structure must be parents or dp-trees, not {structure!r}")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
-    from dprm.itemsets.estimator import parse_passes
-
-    passes_rule = parse_passes(passes, option="--passes")
-    if passes_rule != "auto" and epsilon is not None:
-        raise ParameterError("--passes is for the online estimate; the DP estimate (--epsilon) reads the rows once")
-    if grace_period < 1:
-        raise ParameterError(f"--grace-period must be >= 1, not {grace_period}")
-    if not (math.isfinite(split_confidence) and 0 < split_confidence < 1):
-        raise ParameterError(f"--split-confidence must be in (0, 1), not {split_confidence:g}")
-    if tie_threshold is not None and not (math.isfinite(tie_threshold) and tie_threshold >= 0):
-        raise ParameterError(f"--tie-threshold must be a number >= 0, not {tie_threshold:g}")
-    if top < 0:
-        raise ParameterError(f"--top must be >= 0, not {top}")
+    passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top)
     bin_edges = parse_bins(bins)
     outputs = Outputs(inputs=[learn, types])
     result: dict[str, Any] = {}
@@ -279,50 +270,20 @@ def itemsets(
                                                      + "\n", encoding="utf-8"))
     outputs.check()
 
-    header = read_header(learn)
-    domains, ignored, booleans, notes = public_domains(types, header, bin_edges)
-    columns = [c for c in header if c not in ignored]
-    if not columns:
-        raise DataError(f"{types}: every column of {learn} is ignored (ignore / id): nothing to mine",
-                        code="no_columns", file=str(types), data_dependent=False)
-    for name in list(sensitive) + list(bin_edges):
-        if name not in columns:
-            raise ParameterError(f"no column {name!r} in {learn} (columns: {', '.join(columns)})")
-    if epsilon is not None and any(c not in domains and c not in bin_edges for c in columns):
-        notes.append("some columns' categories are not declared (--types): they are read off the data and the "
-                     "result is NOT private")
-
+    table = read_columns(learn, types, bin_edges, sensitive, epsilon)
     parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
-                                  "estimate": {"parents": "dp-parents", "dp-trees": "dp-trees"}[structure] if epsilon is not None else "hoeffding-trees",
+                                  "estimate": ESTIMATES[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
                                   "delta": (0.0 if delta is None else delta) if sensitive else None,
                                   "distance": distance if sensitive else None, "step": step if sensitive else None,
                                   "bins": bin_edges, "max_length": max_length, "max_seconds": max_seconds,
                                   "seed": seed}
     if epsilon is not None:
-        from dprm.itemsets.private import fit_private_estimator
-
-        frame = booleans_as_text(read_frame(learn, columns), booleans, str(learn))
-        fit = fit_private_estimator(frame, epsilon, domains=domains, bins=bin_edges, n_chains=chains,
-                                    structure=structure, max_depth=max_depth, random_state=seed, source=str(learn))
-        estimator, privacy = fit.estimator, fit.privacy
-        parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
-                          epsilon_per_tree=fit.parameters["epsilon_per_tree"],
-                          orders=fit.parameters["orders"])
+        estimator, privacy = fit_private(learn, table, bin_edges, epsilon, chains, structure, max_depth, seed,
+                                         parameters)
     else:
-        from dprm.itemsets import DensityEstimator
-
-        estimator = DensityEstimator(n_chains=chains, domains=domains or None, bins=bin_edges or None,
-                                     grace_period=grace_period, split_confidence=split_confidence,
-                                     passes=passes_rule, random_state=seed,
-                                     **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
-        estimator.fit(booleans_as_text(read_frame(learn, columns), booleans, str(learn)) if ignored or booleans
-                      else learn)
-        privacy = not_private_block(t_closeness=bool(sensitive))
-        parameters.update(rows_learned=estimator.n_seen_, passes=estimator.passes_, passes_rule=passes_rule,
-                          grace_period=grace_period, split_confidence=split_confidence,
-                          tie_threshold=estimator.tie_threshold,
-                          orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
+        estimator, privacy = fit_online(learn, table, bin_edges, chains, passes_rule, grace_period, split_confidence,
+                                        tie_threshold, seed, bool(sensitive), parameters)
     if sensitive:
         from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness
 
@@ -337,23 +298,111 @@ def itemsets(
                       found_per_iteration=run.found_per_iteration)
     result["document"] = itemsets_document(run.itemsets, parameters, privacy)
     written = outputs.commit()
-    for message in notes:
+    for message in table.notes:
         note(message)
+    print_result(run, privacy, parameters, output, written, top)
 
+
+def check_learning_options(passes: str, epsilon: float | None, grace_period: int, split_confidence: float,
+                           tie_threshold: float | None, top: int) -> int | str:
+    """The options of the online estimate and ``--top`` (one-line errors); the passes rule (``auto`` or a number)."""
+    from dprm.itemsets.parameters import parse_passes
+
+    passes_rule = parse_passes(passes, option="--passes")
+    if passes_rule != "auto" and epsilon is not None:
+        raise ParameterError("--passes is for the online estimate; the DP estimate (--epsilon) reads the rows once")
+    if grace_period < 1:
+        raise ParameterError(f"--grace-period must be >= 1, not {grace_period}")
+    if not (math.isfinite(split_confidence) and 0 < split_confidence < 1):
+        raise ParameterError(f"--split-confidence must be in (0, 1), not {split_confidence:g}")
+    if tie_threshold is not None and not (math.isfinite(tie_threshold) and tie_threshold >= 0):
+        raise ParameterError(f"--tie-threshold must be a number >= 0, not {tie_threshold:g}")
+    if top < 0:
+        raise ParameterError(f"--top must be >= 0, not {top}")
+    return passes_rule
+
+
+@dataclass
+class Columns:
+    """The columns of LEARN.csv to mine and what the types file declares of them (:func:`read_columns`)."""
+
+    names: list[str]
+    domains: dict[str, list[str]]
+    ignored: list[str]
+    booleans: list[str]
+    notes: list[str]
+
+
+def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[float]], sensitive: list[str],
+                 epsilon: float | None) -> Columns:
+    """The file's header and the types file: the columns to mine, checked against ``--sensitive`` and ``--bins``."""
+    header = read_header(learn)
+    domains, ignored, booleans, notes = public_domains(types, header, bin_edges)
+    columns = [c for c in header if c not in ignored]
+    if not columns:
+        raise DataError(f"{types}: every column of {learn} is ignored (ignore / id): nothing to mine",
+                        code="no_columns", file=str(types), data_dependent=False)
+    for name in list(sensitive) + list(bin_edges):
+        if name not in columns:
+            raise ParameterError(f"no column {name!r} in {learn} (columns: {', '.join(columns)})")
+    if epsilon is not None and any(c not in domains and c not in bin_edges for c in columns):
+        notes.append("some columns' categories are not declared (--types): they are read off the data and the "
+                     "result is NOT private")
+    return Columns(columns, domains, ignored, booleans, notes)
+
+
+def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], epsilon: float, chains: int,
+                structure: str, max_depth: int, seed: int | None, parameters: dict[str, Any]) -> tuple[Any, dict]:
+    """The DP estimate of the whole file and its privacy block; its settings added to ``parameters``."""
+    from dprm.itemsets.private import fit_private_estimator
+
+    frame = booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
+    fit = fit_private_estimator(frame, epsilon, domains=table.domains, bins=bin_edges, n_chains=chains,
+                                structure=structure, max_depth=max_depth, random_state=seed, source=str(learn))
+    parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
+                      epsilon_per_tree=fit.parameters["epsilon_per_tree"], orders=fit.parameters["orders"])
+    return fit.estimator, fit.privacy
+
+
+def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], chains: int, passes_rule: int | str,
+               grace_period: int, split_confidence: float, tie_threshold: float | None, seed: int | None,
+               t_closeness: bool, parameters: dict[str, Any]) -> tuple[Any, dict]:
+    """The online estimate (the file streamed in chunks) and its privacy block; its settings added to ``parameters``."""
+    from dprm.itemsets import DensityEstimator
+    from dprm.itemsets.document import not_private_block
+
+    estimator = DensityEstimator(n_chains=chains, domains=table.domains or None, bins=bin_edges or None,
+                                 grace_period=grace_period, split_confidence=split_confidence,
+                                 passes=passes_rule, random_state=seed,
+                                 **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
+    estimator.fit(booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
+                  if table.ignored or table.booleans else learn)
+    parameters.update(rows_learned=estimator.n_seen_, passes=estimator.passes_, passes_rule=passes_rule,
+                      grace_period=grace_period, split_confidence=split_confidence,
+                      tie_threshold=estimator.tie_threshold,
+                      orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
+    return estimator, not_private_block(t_closeness=t_closeness)
+
+
+def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Path | None, written: list[Path],
+                 top: int) -> None:
+    """The status line, the t-closeness check, the itemsets found by length, the top itemsets, the files written."""
     from dprm.cli.display import print_status
+    from dprm.itemsets.document import itemsets_table
 
-    print_status(privacy, output, epsilon)
+    print_status(privacy, output, parameters["epsilon"])
+    sensitive = parameters["sensitive"]
     if sensitive:
         check = parameters["t_closeness_check"]
-        console.print(f"t-closeness (δ = {parameters['delta']:g}, {distance}) for {', '.join(sensitive)}: "
-                      f"{'every' if check['ok'] else 'NOT every'} node of {plural(check['nodes_checked'], 'node')} "
-                      "checked is within δ", soft_wrap=True)
+        console.print(f"t-closeness (δ = {parameters['delta']:g}, {parameters['distance']}) for "
+                      f"{', '.join(sensitive)}: {'every' if check['ok'] else 'NOT every'} node of "
+                      f"{plural(check['nodes_checked'], 'node')} checked is within δ", soft_wrap=True)
     lengths: dict[int, int] = {}
     for s in run.itemsets:
         lengths[len(s.items)] = lengths.get(len(s.items), 0) + 1
     by_length = ", ".join(f"{n} of length {k}" for k, n in sorted(lengths.items()))
     stopped = " (stopped early: --max-seconds)" if run.stopped_early else ""
-    console.print(f"{plural(len(run.itemsets), 'itemset')} with estimated support >= {min_support:g}"
+    console.print(f"{plural(len(run.itemsets), 'itemset')} with estimated support >= {parameters['min_support']:g}"
                   f"{': ' + by_length if by_length else ''}{stopped}", soft_wrap=True)
     if top and run.itemsets:
         ranked = sorted(run.itemsets, key=lambda s: (-s.support, len(s.items)))

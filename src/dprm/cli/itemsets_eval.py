@@ -24,7 +24,8 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
-from dprm.cli.outputs import Outputs, check_directory
+from dprm.cli.eval_options import OutDir, dataset_names, number_list, output_directory
+from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
 from dprm.errors import ParameterError
 
@@ -38,20 +39,9 @@ QUICK = {"datasets": "ibm", "ibm_rows": 3000, "thetas": "0.3", "epsilons": "1", 
          "experiments": "discovery,chains,timing,closeness"}
 
 
-def _numbers(text: str, option: str, kind: type) -> list[Any]:
-    try:
-        values = [kind(part.strip()) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ParameterError(f"{option}: {text!r} is not a comma-separated list of numbers") from None
-    if not values:
-        raise ParameterError(f"{option}: no value given")
-    return values
-
-
 @app.command("itemsets-eval")
 def itemsets_eval(
-    out_dir: Path = typer.Argument(..., metavar="OUT_DIR", show_default=False,
-                                   help="Directory for the tables, figures and report (created if needed)."),
+    out_dir: OutDir,
     datasets: Optional[str] = typer.Option(
         None, "--datasets", metavar="A,B,...",
         help=f"mushroom, movielens (from --data-dir), ibm (synthetic), or FILE.csv[:Q1+Q2] with quasi-identifiers. "
@@ -88,16 +78,14 @@ def itemsets_eval(
     """Evaluate ISON against FP-growth: TPR/FPR vs θ (with t-closeness and the DP variant), the number of
     chains, time vs stream length, and the effect of t-closeness on supports (local; not private)."""
     from dprm.evaluation.itemsets import EvalConfig, output_names, render_outputs, resolve_dataset, run_evaluation
-    from dprm.itemsets.estimator import parse_passes
+    from dprm.itemsets.parameters import parse_passes
 
     grid = QUICK if quick else FULL
-    names = [d.strip() for d in (datasets or grid["datasets"]).split(",")]
-    if any(not d for d in names) or len(set(names)) != len(names):
-        raise ParameterError(f"--datasets: empty or repeated name in {datasets!r}")
-    theta_values = _numbers(thetas or grid["thetas"], "--thetas", float)
-    epsilon_values = _numbers(epsilons or grid["epsilons"], "--epsilons", float)
-    counts = _numbers(chain_counts or grid["chain_counts"], "--chain-counts", int)
-    rows = _numbers(timing_rows or grid["timing_rows"], "--timing-rows", int)
+    names = dataset_names(datasets, grid["datasets"])
+    theta_values = number_list(thetas or grid["thetas"], "--thetas", float)
+    epsilon_values = number_list(epsilons or grid["epsilons"], "--epsilons", float)
+    counts = number_list(chain_counts or grid["chain_counts"], "--chain-counts", int)
+    rows = number_list(timing_rows or grid["timing_rows"], "--timing-rows", int)
     chosen = [e.strip() for e in (experiments or grid["experiments"]).split(",") if e.strip()]
     ibm_rows = ibm_rows if ibm_rows is not None else grid.get("ibm_rows", 20_000)
     if not 1 <= ibm_rows <= 10_000_000:
@@ -114,11 +102,7 @@ def itemsets_eval(
         raise ParameterError(f"--experiments: choose among discovery, chains, timing, closeness, not {experiments!r}")
     directory = Path(data_dir or os.environ.get("DPRM_DATA_DIR") or DEFAULT_DATA_DIR)
 
-    check_directory(out_dir, create=True)
-    created = not out_dir.exists()
-    if created:
-        out_dir.mkdir(parents=True)
-    try:
+    with output_directory(out_dir):
         rendered: dict[str, bytes] = {}
         outputs = Outputs()
         for name in output_names():
@@ -132,10 +116,6 @@ def itemsets_eval(
             result = run_evaluation(config, experiments=chosen, progress=progress)
         rendered.update(render_outputs(result))
         written = outputs.commit()
-    except BaseException:
-        if created and out_dir.is_dir() and not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        raise
     for message in result.notes:
         note(message)
     _print_table(result.table)

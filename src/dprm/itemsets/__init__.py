@@ -8,7 +8,12 @@ estimate's structure.
 Modules: :mod:`~dprm.itemsets.domains` (the discrete domain of each variable),
 :mod:`~dprm.itemsets.tree_model` (one conditional as an array-based tree),
 :mod:`~dprm.itemsets.hoeffding` (its online learner),
-:mod:`~dprm.itemsets.estimator` (the ensemble of chains: learning and inference),
+:mod:`~dprm.itemsets.parameters` (the estimators' parameters: defaults and checks),
+:mod:`~dprm.itemsets.chain` (one chain: order, trees, sampling),
+:mod:`~dprm.itemsets.sources` (reading a CSV file or a stream of rows),
+:mod:`~dprm.itemsets.reference_sample` (a chain's sample indexed as bitsets),
+:mod:`~dprm.itemsets.density` (the queries: densities, conditionals, samples),
+:mod:`~dprm.itemsets.estimator` (the ensemble of chains and its learning),
 :mod:`~dprm.itemsets.closeness` (t-closeness, Algorithm 1, and its check; a syntactic
 property of the estimate, not differential privacy),
 :mod:`~dprm.itemsets.ison` (ISON, Algorithms 2-3).
@@ -22,7 +27,8 @@ a seeded permutation before it is learned as a stream.
 from dprm.itemsets.closeness import (ClosenessReport, Violation, apply_t_closeness, check_t_closeness,
                                      distribution_distance, global_distribution)
 from dprm.itemsets.domains import VariableDomain, bin_labels, encode_frame, infer_domains
-from dprm.itemsets.estimator import Chain, DensityEstimator
+from dprm.itemsets.chain import Chain
+from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
 from dprm.itemsets.ison import IsonRun, Itemset, chain_weights, mine_itemsets, run_ison
 from dprm.itemsets.tree_model import ConditionalTree

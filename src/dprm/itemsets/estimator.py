@@ -51,6 +51,12 @@ Sampling
     order, each from its tree's prediction given the values drawn before (ancestral
     sampling of the mixture).
 
+Where the parts live: the parameters' defaults and checks in
+:mod:`~dprm.itemsets.parameters`, a chain in :mod:`~dprm.itemsets.chain`, the reading
+of CSV files and streams in :mod:`~dprm.itemsets.sources`, the queries (densities,
+conditionals, samples) in :mod:`~dprm.itemsets.density` with the reference samples of
+:mod:`~dprm.itemsets.reference_sample`; this module holds the estimator and its learning.
+
 The estimate is not differentially private (it is made of counts of the rows); its
 t-closeness (:mod:`dprm.itemsets.closeness`) is a syntactic property, not DP.
 
@@ -74,142 +80,31 @@ Examples
 
 from __future__ import annotations
 
-import math
-import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
-from dprm.data.category_text import category_text
-from dprm.data.literal_index import pack_rows
 from dprm.errors import DataError, ParameterError
-from dprm.itemsets.domains import DomainCollector, VariableDomain, declared_domains, encode_frame, infer_domains
+from dprm.itemsets.chain import Chain, chain_orders
+from dprm.itemsets.density import DensityQueries
+from dprm.itemsets.domains import VariableDomain, declared_domains, encode_frame, infer_domains
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
-from dprm.itemsets.text_table import read_text_chunks
+from dprm.itemsets.parameters import (ESTIMATOR_SETTINGS, MAX_NODES, MAX_PASSES, ROWS_TO_LEARN, TIE_THRESHOLD,
+                                      WIDTH_TO_LEARN, check_random_state, check_settings, parse_passes, passes_for,
+                                      store_parameters)
+from dprm.itemsets.reference_sample import ReferenceSample
+from dprm.itemsets.sources import csv_codes, row_codes, scan_csv
 from dprm.itemsets.tree_model import ConditionalTree
 
 __all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "Chain", "DensityEstimator",
            "check_random_state", "parse_passes", "passes_for"]
 
-_LEAF_PREDICTIONS = ("mc",)
 
-#: The default size budget of every tree, in nodes (see ``DensityEstimator(max_nodes=)``).
-MAX_NODES = 200
-#: Rows the trees see at least when :meth:`DensityEstimator.fit` learns a finite table
-#: (``passes="auto"``; see :func:`passes_for`).
-ROWS_TO_LEARN = 200_000
-#: The most passes ``passes="auto"`` makes over a table.
-MAX_PASSES = 1000
-#: The widest table that learns :data:`ROWS_TO_LEARN` rows. A row costs every chain one
-#: update per pair of columns (tree ``j`` tests the ``j`` columns before it), so a wider
-#: table learns fewer rows: as many column pairs times rows as a table this wide (a
-#: table of 500 columns would otherwise take minutes per chain).
-WIDTH_TO_LEARN = 50
-#: The trees' default tie threshold (river's and MOA's is 0.05; see the class notes).
-TIE_THRESHOLD = 0.1
-
-
-def check_random_state(value: object) -> None:
-    """A :class:`ParameterError` unless ``value`` is None, an integer >= 0 or a numpy Generator.
-
-    Examples
-    --------
-    >>> check_random_state(7)
-    >>> check_random_state(-1)
-    Traceback (most recent call last):
-    ...
-    dprm.errors.ParameterError: random_state must be None, an integer >= 0 or a numpy.random.Generator, not -1
-    """
-    if value is None or isinstance(value, np.random.Generator):
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ParameterError(f"random_state must be None, an integer >= 0 or a numpy.random.Generator, not {value!r}")
-
-
-def parse_passes(text: str, option: str = "passes") -> int | str:
-    """``"auto"`` or a whole number of passes in [1, :data:`MAX_PASSES`], from text (a command-line option).
-
-    Examples
-    --------
-    >>> parse_passes("auto"), parse_passes(" 20 ")
-    ('auto', 20)
-    """
-    text = str(text).strip().lower()
-    if text == "auto":
-        return "auto"
-    try:
-        passes = int(text)
-    except ValueError:
-        passes = 0
-    if not 1 <= passes <= MAX_PASSES:
-        raise ParameterError(f"{option} must be auto or a whole number between 1 and {MAX_PASSES}, not {text!r}")
-    return passes
-
-
-def passes_for(n_rows: int, rows_to_learn: int = ROWS_TO_LEARN, max_passes: int = MAX_PASSES,
-               n_columns: int | None = None) -> int:
-    """The passes ``passes="auto"`` makes over a finite table of ``n_rows`` rows.
-
-    ``ceil(rows_to_learn / n_rows)``, at least 1 and at most ``max_passes``: the trees
-    see at least ``rows_to_learn`` rows (unless the table is tiny), and a table of
-    ``rows_to_learn`` rows or more is learned once, in its own order, like a stream.
-    A table of ``n_columns`` > :data:`WIDTH_TO_LEARN` columns learns
-    ``rows_to_learn · 50 · 49 / (n_columns · (n_columns - 1))`` rows instead (the same
-    work as a table of 50 columns).
-
-    Examples
-    --------
-    >>> passes_for(8124), passes_for(435), passes_for(200_000), passes_for(5_000_000), passes_for(3)
-    (25, 460, 1, 1, 1000)
-    >>> passes_for(435, n_columns=17), passes_for(435, n_columns=100), passes_for(50, n_columns=500)
-    (460, 114, 40)
-    """
-    if n_rows < 1:
-        raise ParameterError("a table needs at least one row")
-    if n_columns is not None and n_columns > WIDTH_TO_LEARN:
-        pairs = WIDTH_TO_LEARN * (WIDTH_TO_LEARN - 1)
-        rows_to_learn = max(1, rows_to_learn * pairs // (n_columns * (n_columns - 1)))
-    return int(min(max_passes, max(1, -(-rows_to_learn // n_rows))))
-
-
-@dataclass(frozen=True)
-class Chain:
-    """One classifier chain: the order of the variables and the tree of each.
-
-    Attributes
-    ----------
-    order : tuple of int
-        Column indices (in the estimator's column order), first variable first.
-    trees : tuple of ConditionalTree
-        ``trees[i]`` predicts column ``order[i]`` and tests only columns ``order[:i]``.
-    """
-
-    order: tuple[int, ...]
-    trees: tuple[ConditionalTree, ...]
-
-    def __post_init__(self) -> None:
-        if len(self.order) != len(self.trees) or sorted(self.order) != list(range(len(self.order))):
-            raise ParameterError("a chain needs one tree per column and an order that is a permutation of the columns")
-        for i, (column, tree) in enumerate(zip(self.order, self.trees)):
-            if tree.target != column:
-                raise ParameterError(f"tree {i} of a chain predicts column {tree.target}, the order says {column}")
-            if not tree.split_columns() <= set(self.order[:i]):
-                raise ParameterError(f"the tree for column {column} tests a column that comes after it in the chain")
-
-    def position(self) -> np.ndarray:
-        """``position()[column]``: where the column stands in this chain's order (from 0)."""
-        where = np.empty(len(self.order), dtype=np.int64)
-        where[list(self.order)] = np.arange(len(self.order))
-        return where
-
-
-class DensityEstimator:
+class DensityEstimator(DensityQueries):
     """An ensemble of classifier chains of Hoeffding trees estimating a discrete joint density.
 
     Parameters
@@ -313,20 +208,7 @@ class DensityEstimator:
         n_samples: int = 100_000,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        self.n_chains = n_chains
-        self.orders = orders
-        self.grace_period = grace_period
-        self.split_confidence = split_confidence
-        self.tie_threshold = tie_threshold
-        self.leaf_prediction = leaf_prediction
-        self.domains = domains
-        self.bins = bins
-        self.max_depth = max_depth
-        self.max_nodes = max_nodes
-        self.passes = passes
-        self.batch_size = batch_size
-        self.n_samples = n_samples
-        self.random_state = random_state
+        store_parameters(self, locals())
         self._reset()
 
     # -- state ---------------------------------------------------------------------------------
@@ -339,52 +221,23 @@ class DensityEstimator:
         self._chains: list[Chain] | None = None
         self._n_seen = 0
         self._frozen = False
-        self._samples: list[_ChainSample] | None = None
+        self._samples: list[ReferenceSample] | None = None
         self._sample_seed: int | None = None
         self._shuffle_seed: int | None = None
         self._passes_made = 0
 
     def _check_parameters(self) -> None:
-        if self.leaf_prediction not in _LEAF_PREDICTIONS:
-            raise ParameterError(f"leaf_prediction must be one of {', '.join(_LEAF_PREDICTIONS)}")
-        if self.orders is None and (not isinstance(self.n_chains, int | np.integer) or self.n_chains < 1):
-            raise ParameterError("n_chains must be a positive integer")
-        if self.batch_size < 1:
-            raise ParameterError("batch_size must be positive")
-        if not (self.passes == "auto" or (isinstance(self.passes, int | np.integer) and not isinstance(self.passes, bool)
-                                          and 1 <= self.passes <= MAX_PASSES)):
-            raise ParameterError(f"passes must be 'auto' or an integer in [1, {MAX_PASSES}], not {self.passes!r}")
-        if self.n_samples < 1:
-            raise ParameterError("n_samples must be positive")
-        for name, text, valid in (("grace_period", "a whole number >= 1", lambda v: v >= 1 and v == int(v)),
-                                  ("split_confidence", "a number in (0, 1)", lambda v: 0 < v < 1),
-                                  ("tie_threshold", "a number >= 0", lambda v: v >= 0)):
-            value = getattr(self, name)
-            if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
-                    or not valid(value)):
-                raise ParameterError(f"{name} must be {text}, not {value!r}")
-        check_random_state(self.random_state)
+        """Every parameter by its :data:`~dprm.itemsets.parameters.ESTIMATOR_SETTINGS` entry."""
+        check_settings(ESTIMATOR_SETTINGS, vars(self), skip=() if self.orders is None else ("n_chains",))
 
     def _start(self, variables: dict[str, VariableDomain]) -> None:
         """Fix the columns and domains, draw the orders, create the learners."""
         self._check_parameters()
-        columns = list(variables)
-        index = {name: j for j, name in enumerate(columns)}
-        if self.orders is not None:
-            orders = []
-            for order in self.orders:
-                if sorted(map(str, order)) != sorted(columns):
-                    raise ParameterError("every order must list each column exactly once "
-                                         f"(columns: {', '.join(columns)})")
-                orders.append(tuple(index[str(name)] for name in order))
-            if not orders:
-                raise ParameterError("orders must hold at least one order")
         rng = np.random.default_rng(self.random_state)
-        if self.orders is None:
-            orders = [tuple(int(j) for j in rng.permutation(len(columns))) for _ in range(int(self.n_chains))]
+        orders = chain_orders(list(variables), self.orders, self.n_chains, rng)
         self._sample_seed = int(rng.integers(2**63))
         self._shuffle_seed = int(rng.integers(2**63))
-        sizes = [variables[name].size for name in columns]
+        sizes = [domain.size for domain in variables.values()]
         self._variables = dict(variables)
         self._orders = orders
         self._learners = [
@@ -444,16 +297,7 @@ class DensityEstimator:
         if self._variables is None:
             self._start_declared()
         assert self._variables is not None
-        codes = np.empty(len(self._variables), dtype=np.int64)
-        number = self._n_seen + len(self._buffer) + 1
-        for j, (name, domain) in enumerate(self._variables.items()):
-            if name not in row:
-                raise DataError(f"the stream: row {number}: no value for column {name!r}", column=name, row=number)
-            value = row[name]
-            code = domain.lookup.get(value if isinstance(value, str) else category_text(value)) \
-                if domain.edges is None else None
-            # the slow path bins numbers and words the error of a value outside the domain
-            codes[j] = code if code is not None else domain.encode([value], source="the stream", first_row=number)[0]
+        codes = row_codes(self._variables, row, number=self._n_seen + len(self._buffer) + 1)
         self._buffer.append(codes[None, :])
         if len(self._buffer) >= self.batch_size:
             self._flush()
@@ -525,41 +369,18 @@ class DensityEstimator:
                 self._learn_codes(codes[rng.permutation(len(codes))])
         self._passes_made = passes
 
-    def _chunks(self, path: Path, name: str) -> Iterable[pd.DataFrame]:
-        return read_text_chunks(path, name, self.batch_size)
-
     def _fit_csv(self, path: Path, name: str) -> DensityEstimator:
-        # first pass: the domains, and every value checked against them
-        collector: DomainCollector | None = None
-        columns: list[str] = []
-        n_rows = 0
-        for chunk in self._chunks(path, name):
-            if collector is None:
-                columns = list(chunk.columns)
-                collector = DomainCollector(columns, self.domains, self.bins, source=name)
-            collector.add(chunk)
-            encode_frame(chunk, collector.declared, source=name, first_row=n_rows + 1)
-            n_rows += len(chunk)
-        if collector is None or n_rows == 0:
-            raise DataError(f"{name}: the file has no data rows", code="no_rows", file=name)
-        self._start(collector.domains())
-        # second pass: learn (a table that needs several passes is held as codes, it has fewer than
-        # ROWS_TO_LEARN rows unless passes was set by hand)
+        """Read the file once for its domains and values (:func:`~dprm.itemsets.sources.scan_csv`), then learn it."""
+        scan = scan_csv(path, name, self.batch_size, self.domains, self.bins)
+        self._start(scan.variables)
         assert self._variables is not None
-        seen = 0
-        held: list[np.ndarray] = []
-        once = self.passes_for(n_rows, len(columns)) == 1
-        for chunk in self._chunks(path, name):
-            codes = encode_frame(chunk, self._variables, source=name, first_row=seen + 1)
-            if once:
+        chunks = csv_codes(path, name, self.batch_size, self._variables)
+        if self.passes_for(scan.n_rows, len(scan.variables)) == 1:  # a stream: learned as it is read
+            for codes in chunks:
                 self._learn_codes(codes)
-            else:
-                held.append(codes)
-            seen += len(chunk)
-        if once:
             self._passes_made = 1
-        else:
-            self._learn_table(np.vstack(held))
+        else:  # held as codes: fewer than ROWS_TO_LEARN rows unless passes was set by hand
+            self._learn_table(np.vstack(list(chunks)))
         return self
 
     # -- attributes ----------------------------------------------------------------------------
@@ -667,212 +488,6 @@ class DensityEstimator:
         other._sample_seed = self._sample_seed
         return other
 
-    # -- inference -----------------------------------------------------------------------------
-
-    def codes_of(self, assignment: Mapping[str, object]) -> np.ndarray:
-        """The code row of a (partial) assignment: each column's code, -1 where not assigned.
-
-        Values are category texts (or numbers of binned columns); an unknown column or
-        value is a :class:`~dprm.errors.ParameterError`.
-        """
-        variables = self.variables_
-        columns = list(variables)
-        codes = np.full(len(columns), -1, dtype=np.int64)
-        for name, value in assignment.items():
-            if name not in variables:
-                raise ParameterError(f"no column named {name!r} (columns: {', '.join(columns)})")
-            domain = variables[name]
-            text = category_text(value)
-            if domain.edges is not None and text not in domain.categories:
-                codes[columns.index(name)] = domain.encode([value])[0]
-            elif text in domain.categories:
-                codes[columns.index(name)] = domain.categories.index(text)
-            else:
-                raise ParameterError(f"column {name!r} has no category {text!r}")
-        return codes
-
-    def chain_densities(self, codes: np.ndarray, method: str = "exact-or-sample") -> np.ndarray:
-        """Each chain's density of each (partial) assignment.
-
-        Parameters
-        ----------
-        codes : numpy.ndarray of int, shape (n, n_columns)
-            Code rows, -1 where a column is not assigned.
-        method : {"exact-or-sample", "paths"}
-            See *Inference on partial assignments* in the module notes.
-
-        Returns
-        -------
-        numpy.ndarray of float64, shape (n, n_chains)
-        """
-        if method not in ("exact-or-sample", "paths"):
-            raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
-        chains = self.chains_
-        codes = np.atleast_2d(np.asarray(codes, dtype=np.int64))
-        assigned = codes >= 0
-        out = np.ones((len(codes), len(chains)))
-        for c, chain in enumerate(chains):
-            by_product = np.ones(len(codes), dtype=bool)
-            if method == "exact-or-sample":  # rows whose assigned variables' trees test an unassigned one
-                for tree in chain.trees:
-                    tested = sorted(tree.split_columns())
-                    if tested:
-                        by_product &= ~(assigned[:, tree.target] & ~assigned[:, tested].all(axis=1))
-                sampled = np.flatnonzero(~by_product)
-                if len(sampled):
-                    out[sampled, c] = self._reference_samples()[c].supports(codes[sampled])
-            for tree in chain.trees:
-                rows = np.flatnonzero(assigned[:, tree.target] & by_product)
-                if len(rows):
-                    proba = tree.predict_proba(codes[rows])
-                    out[rows, c] *= proba[np.arange(len(rows)), codes[rows, tree.target]]
-        return out
-
-    def _reference_samples(self) -> list[_ChainSample]:
-        if self._samples is None:
-            rng = np.random.default_rng(self._sample_seed)
-            sizes = [d.size for d in self.variables_.values()]
-            self._samples = [_ChainSample(self._sample_chain(chain, self.n_samples, rng), sizes)
-                             for chain in self.chains_]
-        return self._samples
-
-    def density_many(self, codes: np.ndarray, chain_weights: np.ndarray | None = None,
-                     method: str = "exact-or-sample") -> np.ndarray:
-        """The ensemble's density of each code row: the (weighted) mean of the chains' densities.
-
-        ``chain_weights`` is one weight per chain, or one row of weights per code row;
-        each row is normalised. Default: equal weights.
-        """
-        per_chain = self.chain_densities(codes, method)
-        if chain_weights is None:
-            return per_chain.mean(axis=1)
-        weights = np.broadcast_to(np.asarray(chain_weights, dtype=float), per_chain.shape)
-        return (per_chain * weights).sum(axis=1) / weights.sum(axis=1)
-
-    def density(self, assignment: Mapping[str, object], method: str = "exact-or-sample") -> float:
-        """The estimated probability of a full or partial assignment (column -> value)."""
-        return float(self.density_many(self.codes_of(assignment)[None, :], method=method)[0])
-
-    def conditional(self, target: str, given: Mapping[str, object]) -> dict[str, float]:
-        """The distribution of ``target`` given a (partial) assignment of other columns.
-
-        ``density(given + {target: v})`` for every category ``v``, normalised over ``v``;
-        an impossible ``given`` (density 0 for every ``v``) gives the uniform distribution.
-        """
-        variables = self.variables_
-        if target not in variables:
-            raise ParameterError(f"no column named {target!r}")
-        if target in given:
-            raise ParameterError(f"the target {target!r} is also given")
-        row = self.codes_of(given)
-        j = list(variables).index(target)
-        rows = np.repeat(row[None, :], variables[target].size, axis=0)
-        rows[:, j] = np.arange(variables[target].size)
-        joint = self.density_many(rows)
-        total = joint.sum()
-        proba = joint / total if total > 0 else np.full(len(joint), 1.0 / len(joint))
-        return dict(zip(variables[target].categories, proba.tolist()))
-
-    def _sample_chain(self, chain: Chain, n: int, rng: np.random.Generator) -> np.ndarray:
-        codes = np.full((n, len(chain.order)), -1, dtype=np.int64)
-        for tree in chain.trees:
-            proba = tree.predict_proba(codes)
-            u = rng.random(n)[:, None]
-            drawn = (u >= np.cumsum(proba, axis=1)).sum(axis=1)
-            codes[:, tree.target] = np.minimum(drawn, tree.n_classes - 1)
-        return codes
-
-    def sample_codes(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` code rows drawn from the estimate (see *Sampling*)."""
-        if n < 0:
-            raise ParameterError("the number of rows to draw must not be negative")
-        if not isinstance(rng, np.random.Generator):
-            raise ParameterError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
-                                 f"not {type(rng).__name__}")
-        chains = self.chains_
-        codes = np.full((n, len(self.columns_)), -1, dtype=np.int64)
-        which = rng.integers(0, len(chains), size=n)
-        for c, chain in enumerate(chains):
-            rows = np.flatnonzero(which == c)
-            if len(rows):
-                codes[rows] = self._sample_chain(chain, len(rows), rng)
-        return codes
-
-    def sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
-        """``n`` rows drawn from the estimate, values as category texts."""
-        codes = self.sample_codes(n, rng)
-        variables = self.variables_
-        return pd.DataFrame({name: pd.Series(np.asarray(d.categories, dtype=object)[codes[:, j]], dtype=object)
-                             for j, (name, d) in enumerate(variables.items())})
-
     def __repr__(self) -> str:
         state = "unfitted" if self._variables is None else f"{len(self._variables)} columns, {self._n_seen} rows"
         return f"DensityEstimator({len(self._orders) or self.n_chains} chains, {state})"
-
-
-class _ChainSample:
-    """A chain's reference sample as one packed bitset per (column, category)."""
-
-    def __init__(self, codes: np.ndarray, sizes: Sequence[int]) -> None:
-        self.n_rows = len(codes)
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        masks = np.zeros((int(np.sum(sizes)), len(codes)), dtype=bool)
-        for j, size in enumerate(sizes):
-            masks[self.offsets[j] + codes[:, j], np.arange(len(codes))] = True
-        self.bitsets = np.ascontiguousarray(pack_rows(masks))
-
-    def supports(self, codes: np.ndarray) -> np.ndarray:
-        """The share of the sample's rows holding each (partial) assignment."""
-        codes = np.ascontiguousarray(codes, dtype=np.int64)
-        order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(len(codes))
-        counts = _count_matches(self.bitsets, self.offsets, codes, order, self.n_rows)
-        return counts / self.n_rows
-
-
-@njit(cache=True)
-def _popcount64(x):  # pragma: no cover - compiled
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
-
-
-@njit(cache=True)
-def _count_matches(bitsets, offsets, codes, order, n_rows):  # pragma: no cover - compiled
-    """Rows of the sample holding each code row, visiting rows in ``order`` (lexicographic by code)
-    so that the AND of the items two neighbours share is computed once (a stack of prefix ANDs)."""
-    n, m = codes.shape
-    words = bitsets.shape[1]
-    out = np.empty(n)
-    stack = np.empty((m + 1, words), dtype=np.uint64)  # stack[d]: AND of the first d items of the row
-    previous = -1
-    for t in range(n):
-        r = order[t]
-        start = 0
-        depth = 0
-        if previous >= 0:  # the columns before the first difference are shared with the previous row
-            while start < m and codes[r, start] == codes[previous, start]:
-                if codes[r, start] >= 0:
-                    depth += 1
-                start += 1
-        for j in range(start, m):
-            c = codes[r, j]
-            if c < 0:
-                continue
-            row = offsets[j] + c
-            if depth == 0:
-                for w in range(words):
-                    stack[1, w] = bitsets[row, w]
-            else:
-                for w in range(words):
-                    stack[depth + 1, w] = stack[depth, w] & bitsets[row, w]
-            depth += 1
-        previous = r
-        if depth == 0:  # nothing assigned: every row matches
-            out[r] = n_rows
-            continue
-        total = np.uint64(0)
-        for w in range(words):
-            total += _popcount64(stack[depth, w])
-        out[r] = float(total)
-    return out

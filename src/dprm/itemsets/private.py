@@ -113,8 +113,10 @@ import numpy as np
 import pandas as pd
 
 from dprm.errors import DataError, ParameterError
+from dprm.itemsets.chain import Chain, chain_orders
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
-from dprm.itemsets.estimator import Chain, DensityEstimator, check_random_state
+from dprm.itemsets.estimator import DensityEstimator
+from dprm.itemsets.parameters import RANDOM_STATE, Setting, check_settings, whole_number
 from dprm.itemsets.private_parents import MAX_PARENTS, next_candidates, nonnegative_counts, release_conditional
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
@@ -132,6 +134,26 @@ MECHANISMS = {"parents": "exponential-mechanism choice of (variable, parents) + 
               "dp-trees": "dp-tree (histogram or exponential-mechanism splits + leaf histogram)"}
 #: Reason given when a column's categories are read off the data.
 DOMAIN_REASON = "categories of some columns read off the data (declare them: types file or domains=)"
+
+
+def _is_epsilon(value: Any) -> bool:
+    try:
+        as_epsilon(value)
+    except Exception:  # noqa: BLE001 - one message for every bad value
+        return False
+    return True
+
+
+#: The checks of :func:`fit_private_estimator`'s parameters, in the order they are made
+#: (``n_chains`` is skipped when ``orders`` is given).
+SETTINGS: dict[str, Setting] = {setting.name: setting for setting in (
+    Setting("epsilon", "a positive finite number", _is_epsilon),
+    RANDOM_STATE,
+    Setting("max_depth", "an integer in [1, 10]", whole_number(1, 10)),
+    Setting("structure", f"one of {', '.join(STRUCTURES)}", lambda v: v in STRUCTURES),
+    Setting("max_parents", "an integer in [0, 4]", whole_number(0, 4)),
+    Setting("n_chains", "an integer in [1, 100]", whole_number(1, 100)),
+)}
 
 
 @dataclass
@@ -205,6 +227,26 @@ def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Se
     return _conditional_tree(classifier.tree_, feature_columns, [v.size for v in variables], target)
 
 
+def _charge(accountant: Accountant, budget: Fraction, step: str, mechanism: str) -> Accountant:
+    """Charge ``budget`` to ``accountant`` under ``step``; the release's own accountant of ``budget``."""
+    sub = Accountant(budget, accountant.noise)
+    accountant.charge(budget, step, mechanism)
+    return sub
+
+
+def _record(sub: Accountant, budget: Fraction, step: str, prefix: str, ledger: list[dict[str, Any]],
+            guarantees: list[str], *, inner: bool = False) -> None:
+    """Check that a release spent its whole ``budget``; add its ledger entries (``PREFIX: ...``) and guarantees.
+
+    With ``inner``, an entry's own step name is cut to what follows its first ``": "``.
+    """
+    if sub.spent() != budget:  # a release spends its whole share (a DP tree's leaves take what its levels leave)
+        raise RuntimeError(f"{step}: spent {sub.spent()} of {budget}")  # pragma: no cover - invariant
+    guarantees.extend(entry.guarantee for entry in sub.ledger)
+    ledger.extend({"step": f"{prefix}: {entry.step.partition(': ')[2] if inner else entry.step}",
+                   "mechanism": entry.mechanism, "epsilon": float(entry.epsilon)} for entry in sub.ledger)
+
+
 def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int], per_variable: Fraction,
                    accountant: Accountant, step: str, *, choose_order: bool, max_parents: int,
                    columns: Sequence[str], ledger: list[dict[str, Any]], guarantees: list[str],
@@ -223,16 +265,11 @@ def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int]
     dependences: dict[tuple[int, tuple[int, ...]], float] = {}
     while remaining:
         name = f"{step}, variable {len(released) + 1}"
-        sub = Accountant(per_variable, accountant.noise)
-        accountant.charge(per_variable, name, MECHANISMS["parents"])
+        sub = _charge(accountant, per_variable, name, MECHANISMS["parents"])
         candidates = next_candidates(released, remaining, sizes, choose_order=choose_order, max_parents=max_parents,
                                      rng=rng)
         release = release_conditional(codes, candidates, sizes, per_variable, sub, "table", dependences)
-        if sub.spent() != per_variable:  # a release spends its whole share
-            raise RuntimeError(f"{name}: spent {sub.spent()} of {per_variable}")  # pragma: no cover - invariant
-        guarantees.extend(entry.guarantee for entry in sub.ledger)
-        ledger.extend({"step": f"{name} ({columns[release.target]}): {entry.step.partition(': ')[2]}",
-                       "mechanism": entry.mechanism, "epsilon": float(entry.epsilon)} for entry in sub.ledger)
+        _record(sub, per_variable, name, f"{name} ({columns[release.target]})", ledger, guarantees, inner=True)
         trees.append(release.tree)
         released.append(release.target)
         remaining.remove(release.target)
@@ -240,11 +277,65 @@ def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int]
     return Chain(tuple(t.target for t in trees), tuple(trees))
 
 
-def _check_epsilon(epsilon: Any) -> Fraction:
-    try:
-        return as_epsilon(epsilon)
-    except Exception:  # noqa: BLE001 - one message for every bad value
-        raise ParameterError(f"epsilon must be a positive finite number, not {epsilon!r}") from None
+def _dp_trees_chain(codes: np.ndarray, order: Sequence[int], variables: Mapping[str, VariableDomain],
+                    per_tree: Fraction, accountant: Accountant, step: str, *, max_depth: int, seeded: bool,
+                    ledger: list[dict[str, Any]], guarantees: list[str], rng: np.random.Generator) -> Chain:
+    """One chain of ``structure="dp-trees"``: a histogram for its first variable, a DP tree for every later one.
+
+    Before each release, ``per_tree`` is charged to ``accountant`` under ``STEP, tree
+    K (COLUMN)``; the release spends exactly that. Constant variables (one category)
+    are single leaves without a release. With ``seeded``, each DP tree's seed is drawn
+    from ``rng``.
+    """
+    from dprm.trees import DPDecisionTreeClassifier
+
+    columns = list(variables)
+    sizes = [variables[c].size for c in columns]
+    trees = []
+    for i, j in enumerate(order):
+        name = columns[j]
+        if sizes[j] < 2:
+            trees.append(ConditionalTree.single_leaf(j, [1.0]))
+            continue
+        tree_step = f"{step}, tree {i + 1} ({name})"
+        sub = _charge(accountant, per_tree, tree_step, MECHANISMS["dp-trees"])
+        earlier = [f for f in order[:i] if sizes[f] >= 2]
+        if not earlier:
+            counts = np.bincount(codes[:, j], minlength=sizes[j])
+            noisy = DiscreteLaplaceHistogram(per_tree).release(sub, "histogram", counts)
+            trees.append(ConditionalTree.single_leaf(j, nonnegative_counts(noisy)))
+        else:
+            X = pd.DataFrame({columns[f]: _texts(codes, variables, f) for f in earlier})
+            classifier = DPDecisionTreeClassifier(
+                epsilon=per_tree, max_depth=max_depth, embedding_depth=1, search="auto",
+                categorical_splits="multiway", leaf_labels="noisy-counts", variant="dprm",
+                categories={columns[f]: list(variables[columns[f]].categories) for f in earlier},
+                classes=list(variables[name].categories), accountant=sub,
+                random_state=int(rng.integers(2**31)) if seeded else None)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # seeded noise: said in the privacy block
+                classifier.fit(X, _texts(codes, variables, j))
+            trees.append(released_tree(classifier, earlier, [variables[columns[f]] for f in earlier], j))
+        _record(sub, per_tree, tree_step, tree_step, ledger, guarantees)
+    return Chain(tuple(order), tuple(trees))
+
+
+def _texts(codes: np.ndarray, variables: Mapping[str, VariableDomain], j: int) -> np.ndarray:
+    """Column ``j`` of the code rows as its category texts."""
+    return np.asarray(list(variables.values())[j].categories, dtype=object)[codes[:, j]]
+
+
+def _fit_accountant(accountant: Accountant | None, eps: Fraction, seeded: bool, rng: np.random.Generator
+                    ) -> Accountant:
+    """``accountant``, checked to afford ``eps``; else a new one (seeded noise drawn from ``rng`` if ``seeded``)."""
+    check_accountant(accountant)
+    if accountant is None:
+        noise = SeededNoise(np.random.default_rng(rng.integers(2**63))) if seeded else SecureNoise()
+        accountant = Accountant(eps, noise)
+    if not accountant.can_afford(eps):
+        raise ParameterError(f"the accountant's remaining budget {float(accountant.remaining()):g} "
+                             f"does not cover epsilon {float(eps):g}")
+    return accountant
 
 
 def fit_private_estimator(
@@ -307,19 +398,8 @@ def fit_private_estimator(
     DataError
         A value outside a declared domain, no rows (before anything is spent).
     """
-    from dprm.trees import DPDecisionTreeClassifier
-
-    eps = _check_epsilon(epsilon)
-    check_random_state(random_state)
-    if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer) or not 1 <= max_depth <= 10:
-        raise ParameterError(f"max_depth must be an integer in [1, 10], not {max_depth!r}")
-    if structure not in STRUCTURES:
-        raise ParameterError(f"structure must be one of {', '.join(STRUCTURES)}, not {structure!r}")
-    if isinstance(max_parents, bool) or not isinstance(max_parents, int | np.integer) or not 0 <= max_parents <= 4:
-        raise ParameterError(f"max_parents must be an integer in [0, 4], not {max_parents!r}")
-    if orders is None and (isinstance(n_chains, bool) or not isinstance(n_chains, int | np.integer)
-                           or not 1 <= n_chains <= 100):
-        raise ParameterError(f"the number of chains must be an integer in [1, 100], not {n_chains!r}")
+    check_settings(SETTINGS, locals(), skip=() if orders is None else ("n_chains",))
+    eps = as_epsilon(epsilon)
     if len(data) == 0:
         raise DataError(f"{source}: no rows (an empty stream)", code="no_rows", file=source, data_dependent=False)
     variables = infer_domains(data, domains, bins, source=source)
@@ -328,77 +408,31 @@ def fit_private_estimator(
     declared = set(domains or {}) | set(bins or {})
     reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
     rng = np.random.default_rng(random_state)
-    if orders is not None:
-        index = {c: j for j, c in enumerate(columns)}
-        chain_orders = []
-        for order in orders:
-            if sorted(map(str, order)) != sorted(columns):
-                raise ParameterError(f"every order must list each column exactly once (columns: {', '.join(columns)})")
-            chain_orders.append([index[str(c)] for c in order])
-        if not chain_orders:
-            raise ParameterError("orders must hold at least one order")
-    else:
-        chain_orders = [[int(j) for j in rng.permutation(len(columns))] for _ in range(int(n_chains))]
+    chains_order = chain_orders(columns, orders, n_chains, rng)
     sizes = [variables[c].size for c in columns]
-    releasing = sum(1 for order in chain_orders for j in order if sizes[j] >= 2)
-    check_accountant(accountant)
-    if accountant is None:
-        noise = SecureNoise() if random_state is None else SeededNoise(np.random.default_rng(rng.integers(2**63)))
-        accountant = Accountant(eps, noise)
-    if not accountant.can_afford(eps):
-        raise ParameterError(f"the accountant's remaining budget {float(accountant.remaining()):g} "
-                             f"does not cover epsilon {float(eps):g}")
+    releasing = sum(1 for order in chains_order for j in order if sizes[j] >= 2)
+    accountant = _fit_accountant(accountant, eps, random_state is not None, rng)
     since = len(accountant.ledger)
     per_tree = eps / releasing if releasing else Fraction(0)
-    texts = {c: np.asarray(variables[c].categories, dtype=object)[codes[:, j]] for j, c in enumerate(columns)}
     ledger: list[dict[str, Any]] = []
     guarantees: list[str] = []
     chains = []
-    for c, order in enumerate(chain_orders):
+    for c, order in enumerate(chains_order):
         if structure == "parents":
             chains.append(_parents_chain(codes, order, sizes, per_tree, accountant, f"chain {c + 1}",
                                          choose_order=orders is None, max_parents=max_parents, columns=columns,
                                          ledger=ledger, guarantees=guarantees, rng=rng))
-            continue
-        trees = []
-        for i, j in enumerate(order):
-            name = columns[j]
-            if sizes[j] < 2:
-                trees.append(ConditionalTree.single_leaf(j, [1.0]))
-                continue
-            step = f"chain {c + 1}, tree {i + 1} ({name})"
-            sub = Accountant(per_tree, accountant.noise)
-            accountant.charge(per_tree, step, "dp-tree (histogram or exponential-mechanism splits + leaf histogram)")
-            earlier = [f for f in order[:i] if sizes[f] >= 2]
-            if not earlier:
-                counts = np.bincount(codes[:, j], minlength=sizes[j])
-                noisy = DiscreteLaplaceHistogram(per_tree).release(sub, "histogram", counts)
-                trees.append(ConditionalTree.single_leaf(j, nonnegative_counts(noisy)))
-            else:
-                X = pd.DataFrame({columns[f]: texts[columns[f]] for f in earlier})
-                classifier = DPDecisionTreeClassifier(
-                    epsilon=per_tree, max_depth=max_depth, embedding_depth=1, search="auto",
-                    categorical_splits="multiway", leaf_labels="noisy-counts", variant="dprm",
-                    categories={columns[f]: list(variables[columns[f]].categories) for f in earlier},
-                    classes=list(variables[name].categories), accountant=sub,
-                    random_state=None if random_state is None else int(rng.integers(2**31)))
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)  # seeded noise: said in the privacy block
-                    classifier.fit(X, texts[name])
-                trees.append(released_tree(classifier, earlier, [variables[columns[f]] for f in earlier], j))
-            spent = sub.spent()
-            if spent != per_tree:  # the DP tree spends its whole budget (its leaves take what levels leave)
-                raise RuntimeError(f"{step}: spent {spent} of {per_tree}")  # pragma: no cover - invariant
-            guarantees.extend(entry.guarantee for entry in sub.ledger)
-            ledger.extend({"step": f"{step}: {entry.step}", "mechanism": entry.mechanism,
-                           "epsilon": float(entry.epsilon)} for entry in sub.ledger)
-        chains.append(Chain(tuple(order), tuple(trees)))
+        else:
+            chains.append(_dp_trees_chain(codes, order, variables, per_tree, accountant, f"chain {c + 1}",
+                                          max_depth=max_depth, seeded=random_state is not None, ledger=ledger,
+                                          guarantees=guarantees, rng=rng))
     block = accountant.privacy_block(guarantee=combine_guarantees(guarantees) if guarantees else None,
                                      reasons=reasons, since=since)
     block["ledger"] = ledger
     estimator = DensityEstimator.from_trees(variables, chains, n_seen=0, n_samples=n_samples,
                                             random_state=None if random_state is None else int(rng.integers(2**63)))
-    parameters = {"epsilon": float(eps), "chains": len(chain_orders),
+    parameters = {"epsilon": float(eps), "chains": len(chains_order),
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
-                  "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree), "releasing_trees": releasing}
+                  "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
+                  "releasing_trees": releasing}
     return PrivateFit(estimator, block, parameters)

@@ -1,0 +1,186 @@
+"""The itemset estimators' parameters: defaults, limits and one declarative table of checks.
+
+Every parameter of :class:`~dprm.itemsets.estimator.DensityEstimator` and of
+:func:`~dprm.itemsets.private.fit_private_estimator` is checked by one :class:`Setting`
+of a table (``name → Setting``), in the style of the miners' ``Param`` tables
+(:class:`dprm.mining.base.Param`, which this layer may not import): the allowed values
+in words and a test; a bad value is a one-line
+:class:`~dprm.errors.ParameterError` ``NAME must be ALLOWED, not VALUE``.
+
+Examples
+--------
+>>> table = {"depth": Setting("depth", "an integer in [1, 10]", whole_number(1, 10))}
+>>> check_settings(table, {"depth": 3})
+>>> check_settings(table, {"depth": 11})
+Traceback (most recent call last):
+...
+dprm.errors.ParameterError: depth must be an integer in [1, 10], not 11
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dprm.errors import ParameterError
+
+__all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "Setting",
+           "check_settings", "store_parameters", "whole_number", "finite_number", "check_random_state",
+           "parse_passes", "passes_for", "ESTIMATOR_SETTINGS"]
+
+#: The default size budget of every tree, in nodes (see ``DensityEstimator(max_nodes=)``).
+MAX_NODES = 200
+#: Rows the trees see at least when :meth:`DensityEstimator.fit` learns a finite table
+#: (``passes="auto"``; see :func:`passes_for`).
+ROWS_TO_LEARN = 200_000
+#: The most passes ``passes="auto"`` makes over a table.
+MAX_PASSES = 1000
+#: The widest table that learns :data:`ROWS_TO_LEARN` rows. A row costs every chain one
+#: update per pair of columns (tree ``j`` tests the ``j`` columns before it), so a wider
+#: table learns fewer rows: as many column pairs times rows as a table this wide (a
+#: table of 500 columns would otherwise take minutes per chain).
+WIDTH_TO_LEARN = 50
+#: The trees' default tie threshold (river's and MOA's is 0.05; see the estimator's notes).
+TIE_THRESHOLD = 0.1
+#: How leaves predict (the density needs class probabilities: class counts).
+LEAF_PREDICTIONS = ("mc",)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One parameter's check: its allowed values in words and a test of a value.
+
+    Parameters
+    ----------
+    name : str
+        The keyword (said in the error).
+    allowed : str
+        The allowed values in words: ``"a number in (0, 1)"``.
+    test : callable
+        True for an allowed value.
+    """
+
+    name: str
+    allowed: str
+    test: Callable[[Any], bool]
+
+    def check(self, value: Any) -> None:
+        """A one-line :class:`~dprm.errors.ParameterError` unless ``test(value)``."""
+        if not self.test(value):
+            raise ParameterError(f"{self.name} must be {self.allowed}, not {value!r}")
+
+
+def check_settings(table: Mapping[str, Setting], values: Mapping[str, Any], skip: Collection[str] = ()) -> None:
+    """Check ``values[name]`` by each setting of ``table`` in order (names in ``skip`` left out)."""
+    for name, setting in table.items():
+        if name not in skip:
+            setting.check(values[name])
+
+
+def store_parameters(obj: object, values: Mapping[str, Any]) -> None:
+    """Store the ``__init__`` arguments of ``obj`` as attributes (call as ``store_parameters(self, locals())``)."""
+    for name in inspect.signature(type(obj).__init__).parameters:
+        if name != "self":
+            setattr(obj, name, values[name])
+
+
+def whole_number(low: int, high: float = math.inf) -> Callable[[Any], bool]:
+    """The test of an integer (not a bool) in ``[low, high]``, numpy integers included."""
+    return lambda v: (isinstance(v, int | np.integer) and not isinstance(v, bool)) and low <= v <= high
+
+
+def finite_number(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """The test of a finite real number (not a bool) that passes ``test``."""
+    return lambda v: (not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)) and test(v)
+
+
+def _random_state(value: Any) -> bool:
+    if value is None or isinstance(value, np.random.Generator):
+        return True
+    return not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 0
+
+
+RANDOM_STATE = Setting("random_state", "None, an integer >= 0 or a numpy.random.Generator", _random_state)
+
+
+def check_random_state(value: object) -> None:
+    """A :class:`ParameterError` unless ``value`` is None, an integer >= 0 or a numpy Generator.
+
+    Examples
+    --------
+    >>> check_random_state(7)
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: random_state must be None, an integer >= 0 or a numpy.random.Generator, not -1
+    """
+    RANDOM_STATE.check(value)
+
+
+#: The checks of :class:`~dprm.itemsets.estimator.DensityEstimator`'s parameters, in the
+#: order they are made (``n_chains`` is skipped when ``orders`` is given; ``max_depth``
+#: and ``max_nodes`` are checked by the trees' learner).
+ESTIMATOR_SETTINGS: dict[str, Setting] = {setting.name: setting for setting in (
+    Setting("leaf_prediction", f"one of {', '.join(LEAF_PREDICTIONS)}", lambda v: v in LEAF_PREDICTIONS),
+    Setting("n_chains", "a positive integer", lambda v: isinstance(v, int | np.integer) and v >= 1),
+    Setting("batch_size", "positive", lambda v: not v < 1),
+    Setting("passes", f"'auto' or an integer in [1, {MAX_PASSES}]",
+            lambda v: v == "auto" or whole_number(1, MAX_PASSES)(v)),
+    Setting("n_samples", "positive", lambda v: not v < 1),
+    Setting("grace_period", "a whole number >= 1", finite_number(lambda v: v >= 1 and v == int(v))),
+    Setting("split_confidence", "a number in (0, 1)", finite_number(lambda v: 0 < v < 1)),
+    Setting("tie_threshold", "a number >= 0", finite_number(lambda v: v >= 0)),
+    RANDOM_STATE,
+)}
+
+
+def parse_passes(text: str, option: str = "passes") -> int | str:
+    """``"auto"`` or a whole number of passes in [1, :data:`MAX_PASSES`], from text (a command-line option).
+
+    Examples
+    --------
+    >>> parse_passes("auto"), parse_passes(" 20 ")
+    ('auto', 20)
+    """
+    text = str(text).strip().lower()
+    if text == "auto":
+        return "auto"
+    try:
+        passes = int(text)
+    except ValueError:
+        passes = 0
+    if not 1 <= passes <= MAX_PASSES:
+        raise ParameterError(f"{option} must be auto or a whole number between 1 and {MAX_PASSES}, not {text!r}")
+    return passes
+
+
+def passes_for(n_rows: int, rows_to_learn: int = ROWS_TO_LEARN, max_passes: int = MAX_PASSES,
+               n_columns: int | None = None) -> int:
+    """The passes ``passes="auto"`` makes over a finite table of ``n_rows`` rows.
+
+    ``ceil(rows_to_learn / n_rows)``, at least 1 and at most ``max_passes``: the trees
+    see at least ``rows_to_learn`` rows (unless the table is tiny), and a table of
+    ``rows_to_learn`` rows or more is learned once, in its own order, like a stream.
+    A table of ``n_columns`` > :data:`WIDTH_TO_LEARN` columns learns
+    ``rows_to_learn · 50 · 49 / (n_columns · (n_columns - 1))`` rows instead (the same
+    work as a table of 50 columns).
+
+    Examples
+    --------
+    >>> passes_for(8124), passes_for(435), passes_for(200_000), passes_for(5_000_000), passes_for(3)
+    (25, 460, 1, 1, 1000)
+    >>> passes_for(435, n_columns=17), passes_for(435, n_columns=100), passes_for(50, n_columns=500)
+    (460, 114, 40)
+    """
+    if n_rows < 1:
+        raise ParameterError("a table needs at least one row")
+    if n_columns is not None and n_columns > WIDTH_TO_LEARN:
+        pairs = WIDTH_TO_LEARN * (WIDTH_TO_LEARN - 1)
+        rows_to_learn = max(1, rows_to_learn * pairs // (n_columns * (n_columns - 1)))
+    return int(min(max_passes, max(1, -(-rows_to_learn // n_rows))))

@@ -1,0 +1,98 @@
+"""Where an estimate's rows come from: a CSV file read in chunks, or a stream of rows (mappings).
+
+A CSV file is read twice by :meth:`DensityEstimator.fit
+<dprm.itemsets.estimator.DensityEstimator.fit>`: :func:`scan_csv` collects the
+domains and checks every value against them (so that a bad value is reported before
+anything is learned), then :func:`csv_codes` yields the chunks' code rows to learn.
+:func:`row_codes` encodes one row of a stream of mappings.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+>>> _ = path.write_text("a,b\\nx,u\\ny,u\\nx,v\\n")
+>>> scan = scan_csv(path, "t.csv", batch_size=2)
+>>> scan.n_rows, {name: d.categories for name, d in scan.variables.items()}
+(3, {'a': ('x', 'y'), 'b': ('u', 'v')})
+>>> [codes.tolist() for codes in csv_codes(path, "t.csv", 2, scan.variables)]
+[[[0, 0], [1, 0]], [[0, 1]]]
+>>> row_codes(scan.variables, {"a": "y", "b": "v"}, number=4).tolist()
+[1, 1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dprm.data.category_text import category_text
+from dprm.errors import DataError
+from dprm.itemsets.domains import DomainCollector, VariableDomain, encode_frame
+from dprm.itemsets.text_table import read_text_chunks
+
+__all__ = ["CsvScan", "scan_csv", "csv_codes", "row_codes"]
+
+
+@dataclass(frozen=True)
+class CsvScan:
+    """What the first reading of a CSV file found.
+
+    Attributes
+    ----------
+    variables : dict of str to VariableDomain
+        Each column's domain: declared, or the values found in the file.
+    n_rows : int
+        Data rows.
+    """
+
+    variables: dict[str, VariableDomain]
+    n_rows: int
+
+
+def scan_csv(path: Path, name: str, batch_size: int, domains: Mapping[str, Sequence[object]] | None = None,
+             bins: Mapping[str, Sequence[float]] | None = None) -> CsvScan:
+    """Read a CSV file in chunks of ``batch_size`` rows: the columns' domains, every value checked against them.
+
+    A value outside a declared domain is a :class:`~dprm.errors.DataError` naming its
+    row; so is a file without data rows.
+    """
+    collector: DomainCollector | None = None
+    n_rows = 0
+    for chunk in read_text_chunks(path, name, batch_size):
+        if collector is None:
+            collector = DomainCollector(list(chunk.columns), domains, bins, source=name)
+        collector.add(chunk)
+        encode_frame(chunk, collector.declared, source=name, first_row=n_rows + 1)
+        n_rows += len(chunk)
+    if collector is None or n_rows == 0:
+        raise DataError(f"{name}: the file has no data rows", code="no_rows", file=name)
+    return CsvScan(collector.domains(), n_rows)
+
+
+def csv_codes(path: Path, name: str, batch_size: int, variables: Mapping[str, VariableDomain]) -> Iterator[np.ndarray]:
+    """The code rows of a CSV file, one array per chunk of ``batch_size`` rows, in the file's order."""
+    seen = 0
+    for chunk in read_text_chunks(path, name, batch_size):
+        yield encode_frame(chunk, variables, source=name, first_row=seen + 1)
+        seen += len(chunk)
+
+
+def row_codes(variables: Mapping[str, VariableDomain], row: Mapping[str, object], number: int) -> np.ndarray:
+    """The code of each column's value in one row of a stream (row ``number``, from 1, named in errors).
+
+    A missing column, or a value outside its column's domain, is a
+    :class:`~dprm.errors.DataError`; extra keys are ignored.
+    """
+    codes = np.empty(len(variables), dtype=np.int64)
+    for j, (name, domain) in enumerate(variables.items()):
+        if name not in row:
+            raise DataError(f"the stream: row {number}: no value for column {name!r}", column=name, row=number)
+        value = row[name]
+        code = domain.lookup.get(value if isinstance(value, str) else category_text(value)) \
+            if domain.edges is None else None
+        # the slow path bins numbers and words the error of a value outside the domain
+        codes[j] = code if code is not None else domain.encode([value], source="the stream", first_row=number)[0]
+    return codes
