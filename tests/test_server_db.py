@@ -134,6 +134,25 @@ def test_a_restarted_server_keeps_the_orphan_charges_at_once(db_url: str) -> Non
     db.dispose()
 
 
+def test_an_audit_record_with_a_nul_byte_loses_nothing(db_url: str) -> None:
+    """A path with NUL (PostgreSQL's text refuses it) is written escaped, and a bad record only loses itself."""
+    from dprm.server.audit import AuditLog
+    from dprm.server.tables import audit
+
+    db = Database(db_url)
+    db.migrate()
+    log = AuditLog(db)
+    for i in range(10):
+        log.record(action="request", method="GET", path=f"/v1/x{i}\x00" if i % 3 == 0 else f"/v1/ok{i}", status=404)
+    log.record(action="request", method="GET", path="/v1/overflow", status=10**30)  # fails alone
+    log.flush()
+    with db.read() as c:
+        paths = sorted(c.execute(select(audit.c.path)).scalars())
+    assert len(paths) == 10
+    assert "/v1/x0\\x00" in paths and not any("\x00" in p for p in paths)
+    db.dispose()
+
+
 def _hammer(args: tuple[str, int, int, int, int]) -> int:
     """One process: ``count`` reservations of ``units``, each its own transaction."""
     url, analyst, dataset, units, count = args
