@@ -154,7 +154,7 @@ class ExtractionOptions:
     """The keyword options of :func:`private_extract` and :func:`private_extract_table`.
 
     Checked when made (:class:`~dprm.errors.ParameterError`), before anything is
-    charged; the meaning of each is in :func:`private_extract_table`.
+    charged; the meaning of each is in :func:`private_extract`.
 
     Examples
     --------
@@ -317,6 +317,8 @@ def private_extract(
     constraints : Constraints
         Γ and ``max_clauses``, evaluated on the noisy counts (``max_support`` as a
         share of the noisy data size ``n̂``).
+    **options
+        Keyword-only, the fields of :class:`ExtractionOptions` (``rng`` required):
     counts : {"cells", "paper"}
         One histogram of exact cells with ε (default), or the paper's two histograms
         with ε/2 each (module docstring).
@@ -347,7 +349,7 @@ def private_extract(
         The width rule of :func:`prune` that will judge these redescriptions (the
         miner's ``prune_interval``; ``None``: no such rule). Without a held-back share,
         the selection-aware band is simultaneous over the candidates this rule would
-        keep (module docstring, "Selection-aware Jaccard intervals").
+        keep (:mod:`dprm.mining.selection_bands`).
     rng : numpy.random.Generator
         Randomness of the simulation (post-processing only; the released noise comes
         from the accountant's source).

@@ -7,6 +7,9 @@ intersection is below ``min_noisy_support`` (the paper's noisy-support threshold
 chosen from the noisy support vs noisy Jaccard plot; e.g. 500 on MAMMAL) or, dprm's
 rule, whose Jaccard interval is wider than ``max_interval_width``. Both are
 functions of released values only.
+
+:func:`greedy_pruned` is the rule of the greedy miners (SerenadeCS, SerenadeES): their
+minimum support, minimum Jaccard and significance, on released values too.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from typing import Sequence
 
 from dprm.errors import ParameterError
 from dprm.mining.interval_estimates import INTERVAL_KEY
-from dprm.queries import Redescription
+from dprm.queries import Redescription, RedescriptionStats
 
-__all__ = ["prune"]
+__all__ = ["greedy_pruned", "prune"]
 
 
 def prune(
@@ -56,7 +59,7 @@ def prune(
 
     Examples
     --------
-    >>> from dprm.queries import BooleanLiteral, RedescriptionStats
+    >>> from dprm.queries import BooleanLiteral
     >>> r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"),
     ...                   RedescriptionStats.from_counts(600, 640, 520, 2000),
     ...                   extra={"interval": {"confidence": 0.95, "jaccard": [0.4, 0.9]}})
@@ -80,3 +83,28 @@ def prune(
             drop = drop or interval["p_value"][1] > max_pvalue
         out.append(replace(r, pruned=True) if drop and not r.pruned else r)
     return out
+
+
+def greedy_pruned(stats: RedescriptionStats, interval: dict, *, min_support: float, min_jaccard: float,
+                  max_pvalue: float, significance: str) -> bool:
+    """Whether a result of SerenadeCS or SerenadeES is marked pruned (released values only).
+
+    Pruned when its noisy intersection is below ``min_support`` rows, its noisy
+    Jaccard below ``min_jaccard``, its noisy p-value above ``max_pvalue`` or, with
+    ``significance="interval"``, the upper end of its p-value interval
+    (``interval["p_value"]``) above ``max_pvalue`` (``"point"``: the paper's rule,
+    the noisy p-value only).
+
+    Examples
+    --------
+    >>> stats = RedescriptionStats.from_counts(600, 640, 520, 2000)
+    >>> interval = {"p_value": [0.0, 0.02]}
+    >>> rule = dict(min_support=100, min_jaccard=0.3, max_pvalue=0.01)
+    >>> greedy_pruned(stats, interval, significance="point", **rule)
+    False
+    >>> greedy_pruned(stats, interval, significance="interval", **rule)
+    True
+    """
+    return bool(stats.intersection < min_support or stats.jaccard < min_jaccard
+                or (stats.p_value is not None and stats.p_value > max_pvalue)
+                or (significance == "interval" and interval["p_value"][1] > max_pvalue))
