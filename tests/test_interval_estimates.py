@@ -19,7 +19,7 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.evaluation.true_statistics import true_statistics
 from dprm.mining import make_miner
-from dprm.mining.private_extraction import INTERVAL_KEY
+from dprm.mining.interval_estimates import INTERVAL_KEY
 from dprm.privacy import Accountant, SeededNoise
 
 PRIVATE = ["alt-expm", "alt-mcmc", "mcmc-tree-pair", "serenade-cs", "serenade-es"]

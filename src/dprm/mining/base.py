@@ -1,8 +1,9 @@
 """What every miner shares: parameters and their limits, progress, the output document.
 
 Miners follow scikit-learn's estimator conventions: ``__init__`` only stores the
-parameters (all keyword arguments with defaults, written out in each class so that
-``inspect.signature`` and :meth:`Miner.get_params` see them),
+parameters (all keyword arguments with defaults, in a signature that
+``inspect.signature`` and :meth:`Miner.get_params` see: written out in the class, or
+made by :func:`keyword_init` from signatures that several miners share),
 ``fit(data, *, accountant=None, rng=None, progress=None)`` validates them, mines,
 sets ``redescriptions_``, ``privacy_`` and ``notes_`` and returns the miner. Private
 miners take every release through the ``accountant``; the randomness of their
@@ -69,6 +70,7 @@ __all__ = [
     "Param",
     "Progress",
     "ProgressCallback",
+    "keyword_init",
     "parameter_table",
     "read_none_texts",
     "not_private_block",
@@ -279,6 +281,49 @@ class Param:
 def parameter_table(*params: Param) -> dict[str, Param]:
     """A class's ``parameter_specs``: the given specs by name (later ones replace earlier)."""
     return {p.name: p for p in params}
+
+
+def keyword_init(*parts: Callable[..., Any], defaults: Mapping[str, Any] | None = None) -> Callable[..., None]:
+    """A miner's ``__init__``: the keyword-only parameters of ``parts``, in order, stored.
+
+    Each part is a function written for its signature only (``def part(*, name: type =
+    default) -> None``), so that parameters several miners share, with their
+    defaults, are written once. The returned ``__init__`` has the joined signature
+    (``__signature__``: what :meth:`Miner.parameter_names`, the command line and the
+    server read), refuses positional and unknown arguments with the ``TypeError`` a
+    written-out ``def`` gives, and stores every value with :meth:`Miner._store`.
+    ``defaults`` replaces some parts' defaults (one miner's own default of a shared
+    parameter).
+
+    Examples
+    --------
+    >>> def own(*, depth: int = 4) -> None: ...
+    >>> def shared(*, confidence: float = 0.95, units: str = "leaves") -> None: ...
+    >>> init = keyword_init(own, shared, defaults={"confidence": 0.9})
+    >>> [(p.name, p.default) for p in inspect.signature(init).parameters.values()][1:]
+    [('depth', 4), ('confidence', 0.9), ('units', 'leaves')]
+    """
+    defaults = dict(defaults or {})
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for part in parts:
+        for parameter in inspect.signature(part).parameters.values():
+            if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:
+                raise TypeError(f"{part.__name__}: parameter {parameter.name!r} must be keyword-only")
+            parameters.append(parameter.replace(default=defaults.pop(parameter.name, parameter.default)))
+    if defaults:
+        raise TypeError(f"defaults of parameters that no part has: {sorted(defaults)}")
+    signature = inspect.Signature(parameters, return_annotation="None")
+
+    def __init__(self: Miner, *args: Any, **kwargs: Any) -> None:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{type(self).__qualname__}.__init__() {error}") from None
+        bound.apply_defaults()
+        self._store(bound.arguments)
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    return __init__
 
 
 def read_none_texts(specs: Mapping[str, Param], values: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ disjunctions, alternation revisits the same splits). Two filters, for any miner:
     already kept by more than ``max_overlap``. Quality order: not pruned before
     pruned (a probable artefact of the noise never hides a sound one), then
     Jaccard index (high first), p-value (low first; unknown last), intersection
-    (large first), position in the list.
+    (large first), position in the list (:func:`dprm.mining.ranking.quality_order`).
 
 What "the entities it describes" are (``support``): ``"intersection"`` (default)
 ``E₁₁ = supp(qL) ∩ supp(qR)``, the rows both queries hold on; ``"union"``
@@ -67,7 +67,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import AbstractSet
@@ -77,6 +76,7 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError
+from dprm.mining.ranking import quality_order
 from dprm.queries import Query, Redescription, implies
 
 __all__ = ["DEFAULT_MAX_OVERLAP", "REDUNDANT_KEY", "SUPPORTS", "deduplicate", "redundant", "filter_redundant"]
@@ -129,15 +129,6 @@ def deduplicate(
             seen.add(key)
             out.append(r)
     return out
-
-
-def _quality_order(redescriptions: Sequence[Redescription]) -> list[int]:
-    def key(i: int) -> tuple:
-        s = redescriptions[i].stats
-        p = math.inf if s.p_value is None else s.p_value
-        return (redescriptions[i].pruned, -s.jaccard, p, -s.intersection, i)
-
-    return sorted(range(len(redescriptions)), key=key)
 
 
 def _check(max_overlap: float, support: str) -> None:
@@ -236,7 +227,7 @@ def redundant(
     redescriptions = list(redescriptions)
     if not redescriptions:
         return []
-    order = _quality_order(redescriptions)
+    order = quality_order(redescriptions)
     if data is not None:
         return _exact(redescriptions, order, data, float(max_overlap), support)
     return _released(redescriptions, order, float(max_overlap), support, frozenset(complete))
