@@ -34,3 +34,28 @@ def test_lines_keep_every_literal_whole_and_fit(seed: int, width: int) -> None:
 
 def test_a_short_query_is_one_line() -> None:
     assert wrap_query("smoker ∧ [age > 40]", 80, "  L: ") == ["  L: smoker ∧ [age > 40]"]
+
+
+def test_report_of_a_mine_output_counts_as_mine_did(tmp_path) -> None:
+    """dprm report says what dprm mine's title said: all, the redundant not shown, the kept after pruning."""
+    import re
+
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "800", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    code, out, err = run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                          "--seed", "5", "-o", result])
+    assert code == 0, err
+    title = re.search(r"([\d,]+) redescriptions \(([\d,]+) redundant not shown\), ([\d,]+) kept after pruning", out)
+    assert title is not None, out
+    total, redundant, kept = title.groups()
+    code, _, err = run(["report", "--run", result, "-o", tmp_path / "run.html"])
+    assert code == 0, err
+    page = (tmp_path / "run.html").read_text(encoding="utf-8")
+    assert f"{total} ({redundant} redundant, not shown by dprm mine), {kept} kept after pruning" in page
+    assert "Not differentially private (see the reasons)" in page  # the guarantee label explained
+    statuses = re.findall(r'<td>(kept|redundant|pruned)</td>', page)
+    assert statuses.count("kept") == int(kept) and statuses.count("redundant") == int(redundant)
+    assert statuses == sorted(statuses, key=["kept", "redundant", "pruned"].index)  # kept first

@@ -509,7 +509,9 @@ def test_run_report_without_data_shows_released_values_only(real_dir, tmp_path) 
     assert [i for i in page.ids if i.startswith("r") and i[1:].isdigit()] == \
         [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if not r["pruned"]] + \
         [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if r["pruned"]]
-    for row, r in zip(rows, doc["redescriptions"]):
+    listed = [r for r in doc["redescriptions"] if not r["pruned"]] + [r for r in doc["redescriptions"] if r["pruned"]]
+    assert [row[1] for row in rows] == sorted((row[1] for row in rows), key=lambda status: status == "pruned")
+    for row, r in zip(rows, listed):  # kept first, then pruned, as dprm mine lists them
         assert row[1] == ("pruned" if r["pruned"] else "kept")
         assert row[2] == f"{r['noisy']['jaccard']:.3g}"
         if "interval" in r:

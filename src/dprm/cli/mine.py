@@ -85,8 +85,9 @@ def mine(
         help="Redundant: the Jaccard index of the entities (L ∩ R) two redescriptions describe is above X, "
              "in (0, 1]."),
     mark_redundant: bool = typer.Option(
-        False, "--mark-redundant/--no-mark-redundant",
-        help="Also mark the redundant ones in the JSON (\"redundant\": true); the JSON always has all."),
+        True, "--mark-redundant/--no-mark-redundant",
+        help="Mark the ones the table leaves out as redundant in the JSON (\"redundant\": true), so that "
+             "dprm report counts as the table does; the JSON always has all."),
     engine: EngineOption = "in-process",
     shards: ShardsOption = 2,
     **miner_parameters: Any,
@@ -213,10 +214,10 @@ class Redundancy:
         return filter_redundant(unique, max_overlap=self.max_overlap, **arguments)
 
     def marked(self, redescriptions: list) -> list:
-        """Every redescription, the redundant ones with ``"redundant": true``."""
-        from dprm.mining.redundancy import filter_redundant
+        """Every redescription, those :meth:`shown` leaves out with ``"redundant": true``."""
+        from dprm.mining.redundancy import mark_redundant
 
-        return filter_redundant(redescriptions, max_overlap=self.max_overlap, mark=True, **self._arguments())
+        return mark_redundant(redescriptions, max_overlap=self.max_overlap, **self._arguments())
 
     def basis(self) -> str:
         """What the filter judged overlaps from (the document's ``parameters.redundancy``)."""

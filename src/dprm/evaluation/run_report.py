@@ -33,7 +33,8 @@ from dprm.evaluation.html_page import (
     support_bar,
     write_text_atomic,
 )
-from dprm.queries import read_document, to_text
+from dprm.queries import explain_guarantee, read_document, to_text
+from dprm.mining.redundancy import REDUNDANT_KEY
 
 __all__ = [
     "run_report_html",
@@ -69,6 +70,27 @@ def _count(value: Any) -> Any:
     return None if math.isnan(number) else round(number)
 
 
+def _status(redescription: Any) -> str:
+    """``redundant`` (marked so in the document: dprm mine's table leaves it out), else ``pruned`` or ``kept``."""
+    if redescription.extra.get(REDUNDANT_KEY) is True:
+        return "redundant"
+    return "pruned" if redescription.pruned else "kept"
+
+
+def _counts(total: int, kept: int, redundant: int, pruned: int) -> str:
+    """The counts in dprm mine's words: all, the redundant it does not show, the kept after pruning.
+
+    Examples
+    --------
+    >>> _counts(14, 8, 6, 0)
+    '14 (6 redundant, not shown by dprm mine), 8 kept after pruning'
+    >>> _counts(188, 65, 0, 123)
+    '188, 65 kept after pruning, 123 pruned'
+    """
+    text = f"{total:,}" + (f" ({redundant:,} redundant, not shown by dprm mine)" if redundant else "")
+    return text + f", {kept:,} kept after pruning" + (f", {pruned:,} pruned" if pruned else "")
+
+
 def run_report_html(doc: dict, redescriptions: list, *, source: str = "document",
                     truth: pd.DataFrame | None = None, n_rows: int | None = None,
                     data_source: str = "") -> str:
@@ -81,8 +103,11 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
             confidence = interval["confidence"]
             break
     level = f"{100 * float(confidence):g}% " if isinstance(confidence, (int, float)) else ""
-    kept = [i for i, r in enumerate(redescriptions) if not r.pruned]
-    pruned = [i for i, r in enumerate(redescriptions) if r.pruned]
+    status = [_status(r) for r in redescriptions]
+    kept = [i for i, st in enumerate(status) if st == "kept"]
+    redundant = [i for i, st in enumerate(status) if st == "redundant"]
+    pruned = [i for i, st in enumerate(status) if st == "pruned"]
+    order = kept + redundant + pruned  # as dprm mine lists them: kept first, pruned last
     parts = []
     if truth is not None:
         parts.append('<p class="note"><b>Contains true statistics of the data</b> '
@@ -93,9 +118,10 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                      f"intervals are {escape(level)}confidence intervals written by the miner.</p>")
     items: list[tuple[str, Any]] = [
         ("algorithm", doc.get("algorithm", "–")),
-        ("redescriptions", f"{len(redescriptions)} ({len(kept)} kept, {len(pruned)} pruned)"),
+        ("redescriptions", _counts(len(redescriptions), len(kept), len(redundant), len(pruned))),
         ("ε", privacy.get("epsilon")),
         ("guarantee", privacy.get("guarantee", "–")),
+        ("what it means", explain_guarantee(str(privacy.get("guarantee", "none")))),
         ("neighbouring datasets", privacy.get("neighbouring", "–")),
     ]
     if "private" in privacy:
@@ -123,12 +149,13 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
     # overview table
     truth_rows = {} if truth is None else {int(row["index"]): row for row in truth.to_dict("records")}
     records = []
-    for i, r in enumerate(redescriptions):
+    for i in order:
+        r = redescriptions[i]
         s = r.stats
         ji = _interval(r.extra, "jaccard")
         record = {
             "number": f'<a href="#r{i + 1}">{i + 1}</a>', "position": i + 1,
-            "status": "pruned" if r.pruned else "kept",
+            "status": status[i],
             "jaccard": s.jaccard, "low": None if ji is None else ji[0], "high": None if ji is None else ji[1],
             "support_left": _count(s.support_left), "support_right": _count(s.support_right),
             "intersection": _count(s.intersection), "p_value": s.p_value,
@@ -162,7 +189,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         s = r.stats
         left_text = to_text(r.left)
         right_text = to_text(r.right)
-        tag = '<span class="tag pruned">pruned</span>' if r.pruned else '<span class="tag kept">kept</span>'
+        tag = f'<span class="tag {"kept" if status[i] == "kept" else "pruned"}">{status[i]}</span>'
         ji = _interval(r.extra, "jaccard")
         head = f"#{i + 1}: J = {_with_interval(s.jaccard, ji)}"
         lines = [f'<div class="card{" pruned" if r.pruned else ""}" id="r{i + 1}"><h3>{escape(head)} {tag}</h3>',
@@ -192,12 +219,19 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
     parts.append(f'<section id="kept"><h2>Kept redescriptions ({len(kept)})</h2>')
     parts.append("".join(card(i) for i in kept) if kept else '<p class="missing">None.</p>')
     parts.append("</section>")
+    if redundant:
+        parts.append(f'<section id="redundant"><h2>Redundant redescriptions ({len(redundant)})</h2>'
+                     "<p>These describe nearly the same entities as a better one above (dprm mine's table "
+                     "leaves them out).</p>"
+                     f"<details><summary>Show the {len(redundant)} redundant redescriptions</summary>"
+                     + "".join(card(i) for i in redundant) + "</details></section>")
     if pruned:
         parts.append(f'<section id="pruned"><h2>Pruned redescriptions ({len(pruned)})</h2>'
                      "<p>The pruning rule would drop these (kept in the file for inspection).</p>"
                      f"<details{' open' if len(pruned) <= 20 else ''}><summary>Show the {len(pruned)} pruned "
                      "redescriptions</summary>" + "".join(card(i) for i in pruned) + "</details></section>")
     nav = ('<nav><a href="#run">Run</a><a href="#table">All redescriptions</a><a href="#kept">Kept</a>'
+           + ('<a href="#redundant">Redundant</a>' if redundant else "")
            + ('<a href="#pruned">Pruned</a>' if pruned else "") + "</nav>")
     body = nav + "".join(parts) + (f"<footer>Written by dprm {escape(dprm_version)} from {escape(source)}"
                                    f"{' and ' + escape(data_source) if truth is not None else ''}.</footer>")

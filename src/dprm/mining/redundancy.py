@@ -79,7 +79,8 @@ from dprm.errors import ParameterError
 from dprm.mining.ranking import quality_order
 from dprm.queries import Query, Redescription, implies
 
-__all__ = ["DEFAULT_MAX_OVERLAP", "REDUNDANT_KEY", "SUPPORTS", "deduplicate", "redundant", "filter_redundant"]
+__all__ = ["DEFAULT_MAX_OVERLAP", "REDUNDANT_KEY", "SUPPORTS", "deduplicate", "redundant", "filter_redundant",
+           "mark_redundant"]
 
 #: The default largest overlap of a shown redescription with a better shown one.
 DEFAULT_MAX_OVERLAP = 0.9
@@ -265,3 +266,38 @@ def filter_redundant(
         return [r for r, flag in zip(redescriptions, flags) if flag is None]
     return [r if flag is None else replace(r, extra={**r.extra, REDUNDANT_KEY: True})
             for r, flag in zip(redescriptions, flags)]
+
+
+def mark_redundant(
+    redescriptions: Sequence[Redescription],
+    *,
+    data: TwoViewData | None = None,
+    max_overlap: float = DEFAULT_MAX_OVERLAP,
+    support: str = "intersection",
+    complete: AbstractSet[str] | Iterable[str] = frozenset(),
+) -> list[Redescription]:
+    """All of ``redescriptions``, in order, marked as the terminal table hides them.
+
+    The table shows :func:`filter_redundant` of :func:`deduplicate`; here a repeated
+    normal form (after its first) and a redundant one both get
+    ``extra["redundant"] = True``, so that the unmarked ones of the document are
+    exactly the table's, and a report of the file counts what the table counted.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B, Not, Redescription, RedescriptionStats
+    >>> s = RedescriptionStats.from_counts(50, 60, 45)
+    >>> reds = [Redescription(B("a"), B("c"), s), Redescription(Not(Not(B("a"))), B("c"), s)]
+    >>> [r.extra for r in mark_redundant(reds)]
+    [{}, {'redundant': True}]
+    """
+    complete = frozenset(complete)
+    firsts: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(redescriptions):
+        firsts.setdefault(r.normalized(complete).key(), i)
+    unique = sorted(firsts.values())
+    flags = redundant([redescriptions[i].normalized(complete) for i in unique], data=data, max_overlap=max_overlap,
+                      support=support, complete=complete)
+    kept = {i for i, flag in zip(unique, flags) if flag is None}
+    return [r if i in kept else replace(r, extra={**r.extra, REDUNDANT_KEY: True})
+            for i, r in enumerate(redescriptions)]
