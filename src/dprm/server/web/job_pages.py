@@ -24,6 +24,7 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from dprm.errors import DprmError
+from dprm.queries.document import explain_guarantee
 from dprm.server import accounts, jobs
 from dprm.server.errors import ApiError
 from dprm.server.units import fraction_text
@@ -140,7 +141,9 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
     document = json.loads(row.result) if row.status == "done" and row.result else None
     results = []
     if document is not None:
-        for rank, entry in enumerate(document.get("redescriptions", []), start=1):
+        # ranked as dprm mine lists them: the kept ones first, the pruned after, each in the miner's order
+        entries_kept_first = sorted(document.get("redescriptions", []), key=lambda entry: bool(entry.get("pruned")))
+        for rank, entry in enumerate(entries_kept_first, start=1):
             item = {**entry, "rank": rank, "noisy": entry.get("noisy") or {}}
             item["bar"] = support_bar(item["noisy"], entry.get("interval"))
             results.append(item)
@@ -148,7 +151,9 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
         present = [r for r in results if key(r) is not None]
         missing = [r for r in results if key(r) is None]
         results = sorted(present, key=key, reverse=order == "desc") + missing
+    guarantee = str(((document or {}).get("privacy") or {}).get("guarantee", "none"))
     return {"job": view, "document": document, "results": results, "sort": sort if sort in SORT_KEYS else "rank",
+            "kept": sum(not r.get("pruned") for r in results), "guarantee_meaning": explain_guarantee(guarantee),
             "order": "desc" if order == "desc" else "asc",
             "ledger": [{"step": e.step, "mechanism": e.mechanism, "epsilon": e.epsilon,
                         "epsilon_exact": e.epsilon_exact, "at": e.created_at} for e in entries],
