@@ -59,3 +59,33 @@ def test_report_of_a_mine_output_counts_as_mine_did(tmp_path) -> None:
     statuses = re.findall(r'<td>(kept|redundant|pruned)</td>', page)
     assert statuses.count("kept") == int(kept) and statuses.count("redundant") == int(redundant)
     assert statuses == sorted(statuses, key=["kept", "redundant", "pruned"].index)  # kept first
+
+
+@pytest.mark.parametrize("algorithm", ["cartwheels", "alt-mcmc", "serenade-es"])
+def test_every_redescription_says_its_excess_over_independence(tmp_path, algorithm: str) -> None:
+    """J_ind from the reported supports and the (released) row count; excess = J − J_ind; its interval shifted."""
+    import json
+
+    from dprm.queries import independence_jaccard
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    extra = ["--max-support", "0.5"] if algorithm == "cartwheels" else ["--epsilon", "1"]
+    code, out, err = run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                          "-a", algorithm, "--seed", "5", "-o", result, *extra])
+    assert code == 0, err
+    redescriptions = json.loads(result.read_text())["redescriptions"]
+    assert redescriptions and all("independence" in r for r in redescriptions)
+    for r in redescriptions:
+        entry, noisy = r["independence"], r["noisy"]
+        assert entry["excess"] == pytest.approx(noisy["jaccard"] - entry["jaccard"], abs=2e-3)
+        if algorithm == "cartwheels":  # exact: the baseline of the true sizes over the 600 rows
+            assert entry["jaccard"] == pytest.approx(
+                independence_jaccard(noisy["support_left"], noisy["support_right"], 600), abs=1e-3)
+        if "interval" in r and "excess_interval" in entry:
+            low, high = r["interval"]["jaccard"]
+            assert entry["excess_interval"] == pytest.approx([low - entry["jaccard"], high - entry["jaccard"]],
+                                                             abs=2e-3)
+    assert "excess" in out

@@ -34,6 +34,7 @@ from dprm.evaluation.html_page import (
     write_text_atomic,
 )
 from dprm.queries import explain_guarantee, read_document, to_text
+from dprm.mining.independence import excess_of
 from dprm.mining.redundancy import REDUNDANT_KEY
 
 __all__ = [
@@ -157,6 +158,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
             "number": f'<a href="#r{i + 1}">{i + 1}</a>', "position": i + 1,
             "status": status[i],
             "jaccard": s.jaccard, "low": None if ji is None else ji[0], "high": None if ji is None else ji[1],
+            "excess": excess_of(r.extra),
             "support_left": _count(s.support_left), "support_right": _count(s.support_right),
             "intersection": _count(s.intersection), "p_value": s.p_value,
         }
@@ -171,6 +173,8 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                Column("jaccard", "J", "float", "released Jaccard"),
                Column("low", "J low", "float", f"{level}confidence interval"),
                Column("high", "J high", "float", f"{level}confidence interval"),
+               Column("excess", "excess J", "float", "J minus the Jaccard index of independent queries of the "
+                                                       "same sizes: near 0, no finding however large J"),
                Column("support_left", "|L|", "int"), Column("support_right", "|R|", "int"),
                Column("intersection", "|L∩R|", "int"), Column("p_value", "p", "p")]
     if truth is not None:

@@ -102,6 +102,7 @@ import numpy as np
 from dprm.data.literal_index import LiteralIndex
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
+from dprm.mining.independence import with_independence
 from dprm.mining.interval_estimates import INTERVAL_KEY, combination_intervals, simulate_tables
 from dprm.mining.noisy_estimates import (
     combine_estimates,
@@ -460,7 +461,7 @@ def private_extract_table(
         left = _side_query(queries[0], trees[0], c.left, c.left_negated)
         right = _side_query(queries[1], trees[1], c.right, c.right_negated)
         extra = {} if interval is None else {INTERVAL_KEY: interval}
-        found.append(Redescription(left, right, _stats(c), extra=extra))
+        found.append(with_independence(Redescription(left, right, _stats(c), extra=extra), c.n_rows))
     return found
 
 

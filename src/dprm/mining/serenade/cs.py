@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import Param, keyword_init
+from dprm.mining.independence import with_independence
 from dprm.mining.ranking import ranked
 from dprm.mining.serenade.auto import DEFAULT_QUALITY_NOISE_CS, MAX_ROUNDS_CS, cs_sizes
 from dprm.mining.serenade.compute_quality import release_cells
@@ -128,4 +129,4 @@ class SerenadeCS(GreedyMiner):
                     next_ids.append(pid)
             alive, ids = next_alive, next_ids
         extended_done.finish()
-        self.redescriptions_ = ranked(list(results.values()), ties="kept")
+        self.redescriptions_ = ranked([with_independence(r, self._n_hat) for r in results.values()], ties="kept")

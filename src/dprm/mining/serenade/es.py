@@ -13,6 +13,7 @@ import numpy as np
 
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import Param, keyword_init
+from dprm.mining.independence import with_independence
 from dprm.mining.ranking import ranked
 from dprm.mining.serenade.auto import MAX_ROUNDS_ES
 from dprm.mining.serenade.compute_quality import release_cells
@@ -130,4 +131,4 @@ class SerenadeES(GreedyMiner):
         for number, state in enumerate(unique.values(), start=1):
             released = release_cells(self._accountant, f"quality {number}", share, self._counts.cells(*state.supports))
             found.append(self._result(state, released))
-        self.redescriptions_ = ranked(found, ties="kept")
+        self.redescriptions_ = ranked([with_independence(r, self._n_hat) for r in found], ties="kept")

@@ -27,6 +27,7 @@ from typing import Any
 
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import MAX_ROWS, MAX_SUPPORT, MIN_JACCARD, Param, not_private_block, parameter_table
+from dprm.mining.independence import with_independence
 from dprm.mining.ranking import ranked
 from dprm.mining.serenade.extensions import Growing, extend
 from dprm.mining.serenade.greedy import GreedyMiner
@@ -174,7 +175,7 @@ class ReReMi(GreedyMiner):
             stats = exact_stats(self._counts.cells(*state.supports), n)
             redescription = Redescription(state.queries[0], state.queries[1], stats,
                                           pruned=bool(stats.jaccard < self.min_jaccard))
-            found.setdefault(state.key(), redescription)
+            found.setdefault(state.key(), with_independence(redescription, n))
         self.redescriptions_ = ranked(list(found.values()))
 
     def _extension_table(self, state: Growing):

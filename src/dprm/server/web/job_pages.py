@@ -40,6 +40,7 @@ router = APIRouter(prefix="/ui", include_in_schema=False)
 SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "rank": lambda r: r["rank"],
     "jaccard": lambda r: r["noisy"].get("jaccard"),
+    "excess": lambda r: (r.get("independence") or {}).get("excess"),
     "support_left": lambda r: r["noisy"].get("support_left"),
     "support_right": lambda r: r["noisy"].get("support_right"),
     "intersection": lambda r: r["noisy"].get("intersection"),
