@@ -345,7 +345,7 @@ def dprm_tree_method(embedding_depth: int | str = 1, variant: str = "dprm", name
         raise ParameterError(f"embedding depth must be a positive integer or {WHOLE!r}, not {embedding_depth!r}")
 
     def factory(epsilon: float | None, max_depth: int, random_state: int | None, schema: Schema) -> Any:
-        from dprm.trees import DPDecisionTreeClassifier
+        from dprm.classifier import DPDecisionTreeClassifier
 
         return DPDecisionTreeClassifier(
             epsilon=1.0 if epsilon is None else epsilon, max_depth=max_depth,

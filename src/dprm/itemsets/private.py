@@ -307,7 +307,7 @@ def fit_private_estimator(
     DataError
         A value outside a declared domain, no rows (before anything is spent).
     """
-    from dprm.trees import DPDecisionTreeClassifier
+    from dprm.classifier import DPDecisionTreeClassifier
 
     eps = _check_epsilon(epsilon)
     check_random_state(random_state)
