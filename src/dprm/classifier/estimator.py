@@ -216,22 +216,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         accountant: Accountant | None = None,
         random_state: int | None = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.embedding_depth = embedding_depth
-        self.search = search
-        self.mcmc_steps = mcmc_steps
-        self.mcmc_stop = mcmc_stop
-        self.min_samples_split = min_samples_split
-        self.bounds = bounds
-        self.categories = categories
-        self.classes = classes
-        self.n_thresholds = n_thresholds
-        self.categorical_splits = categorical_splits
-        self.leaf_labels = leaf_labels
-        self.variant = variant
-        self.accountant = accountant
-        self.random_state = random_state
+        values = locals()
+        for name in self.parameter_specs:  # stored as given (scikit-learn), checked by fit
+            setattr(self, name, values[name])
 
     def __sklearn_tags__(self):  # noqa: D105 - scikit-learn protocol
         tags = super().__sklearn_tags__()
