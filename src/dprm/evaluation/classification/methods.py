@@ -3,7 +3,7 @@
 A :class:`Method` is a name and a factory ``factory(epsilon, max_depth,
 random_state, schema)`` that returns a fresh, unfitted scikit-learn classifier which
 accepts the DataFrame ``X``. :func:`dprm_tree_method` wraps
-:class:`dprm.trees.DPDecisionTreeClassifier` (embedding depth ``1, 2, 3`` or
+:class:`dprm.classifier.DPDecisionTreeClassifier` (embedding depth ``1, 2, 3`` or
 ``"whole"`` = ``max_depth``, variant ``"dprm"`` or ``"paper"``);
 :func:`sklearn_cart_method` is scikit-learn's non-private CART and
 :func:`diffprivlib_method` diffprivlib's random private tree (Fletcher & Islam), both
@@ -83,7 +83,7 @@ class Method:
 
 def dprm_tree_method(embedding_depth: int | str = 1, variant: str = "dprm", name: str | None = None,
                      **options: Any) -> Method:
-    """:class:`dprm.trees.DPDecisionTreeClassifier` at one embedding depth (or ``"whole"``).
+    """:class:`dprm.classifier.DPDecisionTreeClassifier` at one embedding depth (or ``"whole"``).
 
     ``options`` go to the estimator (``search``, ``mcmc_steps``, ...).
 
@@ -100,7 +100,7 @@ def dprm_tree_method(embedding_depth: int | str = 1, variant: str = "dprm", name
         raise ParameterError(f"embedding depth must be a positive integer or {WHOLE!r}, not {embedding_depth!r}")
 
     def factory(epsilon: float | None, max_depth: int, random_state: int | None, schema: Schema) -> Any:
-        from dprm.trees import DPDecisionTreeClassifier
+        from dprm.classifier import DPDecisionTreeClassifier
 
         return DPDecisionTreeClassifier(
             epsilon=1.0 if epsilon is None else epsilon, max_depth=max_depth,
