@@ -89,3 +89,39 @@ def test_every_redescription_says_its_excess_over_independence(tmp_path, algorit
             assert entry["excess_interval"] == pytest.approx([low - entry["jaccard"], high - entry["jaccard"]],
                                                              abs=2e-3)
     assert "excess" in out
+
+
+def test_a_declared_complete_column_is_checked_and_used_by_the_normal_form(tmp_path) -> None:
+    """``"complete": true`` in the types file: a missing value is refused; a private run prints normal forms."""
+    import json
+
+    from dprm.queries import normalize, query_from_json
+    from test_cli import assert_one_error_line, run, write
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    types = json.loads((data / "types.json").read_text())
+    columns = {name: ({"type": entry} if isinstance(entry, str) else dict(entry)) | {"complete": True}
+               for name, entry in types["columns"].items()}
+    complete_types = write(tmp_path / "complete.json", json.dumps({**types, "columns": columns}))
+    result = tmp_path / "run.json"
+    code, _, err = run(["mine", data / "left.csv", data / "right.csv", "--types", complete_types,
+                        "-a", "mcmc-tree-pair", "--seed", "5", "-o", result])
+    assert code == 0, err
+    redescriptions = json.loads(result.read_text())["redescriptions"]
+    assert redescriptions
+    for r in redescriptions:
+        for side in ("left", "right"):
+            query = query_from_json(r[side])
+            assert normalize(query, set(columns)) == query  # already in the normal form of complete columns
+    # the declaration is checked against the rows: one missing value is an error naming the column and row
+    left = (data / "left.csv").read_text().splitlines()
+    header, first = left[0].split(","), left[1].split(",")
+    first[1] = ""
+    holed = write(tmp_path / "left.csv", "\n".join([left[0], ",".join(first), *left[2:]]) + "\n")
+    code, out, err = run(["mine", holed, data / "right.csv", "--types", complete_types, "--epsilon", "1"])
+    assert code == 2
+    assert_one_error_line(err, f"column '{header[1]}'", "row 1", "declares the column complete")
+    bad = write(tmp_path / "bad.json", json.dumps({"columns": {header[1]: {"type": "boolean", "complete": "yes"}}}))
+    code, _, err = run(["mine", data / "left.csv", data / "right.csv", "--types", bad])
+    assert code == 2 and "'complete' must be true or false" in err

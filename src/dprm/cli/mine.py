@@ -138,12 +138,13 @@ def mine(
                    out_of_bounds=out_of_bounds)
     if address is None:
         data = load_views(left, right, **options)
-        redundancy.data = data
+        redundancy.data, redundancy.declared_complete = data, _declared_complete(data)
         _check_clired(clired, data)
         _fit(miner, data, seed, algorithm, private_algorithm)
     else:  # sharded: the rows stay in the shards; only the schema is here
         with open_engine(address, shards, left, right, **options) as sharded:
             data = sharded.schema
+            redundancy.declared_complete = _declared_complete(data)
             _check_clired(clired, data)
             _fit(miner, sharded, seed, algorithm, private_algorithm)
         if redundancy.exact and (redundant == "hide" or mark_redundant):
@@ -197,13 +198,16 @@ class Redundancy:
     max_overlap: float
     exact: bool
     data: Any = None
+    #: The attributes the types file declares complete (public; set once the schema is read).
+    declared_complete: frozenset = frozenset()
 
     def _arguments(self) -> dict[str, Any]:
         from dprm.queries import complete_attributes
 
         if self.exact and self.data is not None:
             return {"data": self.data, "complete": complete_attributes(*self.data.views)}
-        return {"data": None, "complete": frozenset()}
+        # a private run: only what the types file declares complete (public), never read off the rows
+        return {"data": None, "complete": self.declared_complete}
 
     def shown(self, redescriptions: list) -> list:
         """The redescriptions left after deduplication and the filter, in their order."""
@@ -229,6 +233,11 @@ class Redundancy:
 
     def parameters(self) -> dict[str, Any]:
         return {"max_overlap": self.max_overlap, "redundancy": self.basis()}
+
+
+def _declared_complete(data: Any) -> frozenset:
+    """The attributes the types file declares complete (``"complete": true``), a public fact."""
+    return frozenset(a.name for view in data.views for a in view if a.domain.complete)
 
 
 def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redundancy | None) -> None:

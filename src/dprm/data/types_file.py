@@ -19,7 +19,10 @@ The format (see ``docs/data.md``)::
 
 A column entry is either a type name or a table with ``type`` and, for numeric
 columns, ``bounds``, for categorical ones ``categories``. ``type`` may be left out
-when ``bounds`` or ``categories`` say it. Columns not named are typed by inference.
+when ``bounds`` or ``categories`` say it. ``"complete": true`` declares that the
+column has no missing value (a public fact the normal form of queries may use; a
+missing value is then an error when the data are read). Columns not named are
+typed by inference.
 
 Two top-level keys say how the files are read: ``na_values`` (the texts that mark a
 missing value, besides the empty cell) and ``out_of_bounds`` (``"error"`` or
@@ -78,14 +81,18 @@ class ColumnSpec:
         The public ``(low, high)`` of a numeric column.
     categories : tuple of str, optional
         The public categories of a categorical column, in code order.
+    complete : bool
+        Declared to have no missing value (``"complete": true``); checked when the
+        data are read.
     """
 
     type: ColumnType
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
+    complete: bool = False
 
 
-_COLUMN_KEYS = {"type", "bounds", "categories"}
+_COLUMN_KEYS = {"type", "bounds", "categories", "complete"}
 _TOP_KEYS = {"id_column", "columns", "na_values", "out_of_bounds"}
 #: The values of ``out_of_bounds`` (types file key and loader argument).
 OUT_OF_BOUNDS = ("error", "clamp")
@@ -113,7 +120,7 @@ class TypesSpec:
     --------
     >>> spec = TypesSpec.from_mapping({"columns": {"age": {"bounds": [0, 120]}, "x": "ignore"}})
     >>> spec.columns["age"]
-    ColumnSpec(type=<ColumnType.NUMERIC: 'numeric'>, bounds=(0.0, 120.0), categories=None)
+    ColumnSpec(type=<ColumnType.NUMERIC: 'numeric'>, bounds=(0.0, 120.0), categories=None, complete=False)
     >>> spec.columns["x"].type
     <ColumnType.IGNORE: 'ignore'>
     >>> TypesSpec.from_mapping({"na_values": ["NA", "?"], "out_of_bounds": "clamp"}).na_values
@@ -249,10 +256,13 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
     if isinstance(entry, str):
         entry = {"type": entry}
     if not isinstance(entry, Mapping):
-        raise where.error(f"give a type name or a table with 'type', 'bounds', 'categories'")
+        raise where.error(f"give a type name or a table with 'type', 'bounds', 'categories', 'complete'")
     unknown = set(entry) - _COLUMN_KEYS
     if unknown:
-        raise where.error(f"unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories'")
+        raise where.error(f"unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories', 'complete'")
+    complete = entry.get("complete", False)
+    if not isinstance(complete, bool):
+        raise where.error(f"'complete' must be true or false, got {complete!r}")
     bounds = entry.get("bounds")
     categories = entry.get("categories")
     if "type" in entry:
@@ -276,6 +286,7 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
         ctype,
         bounds=None if bounds is None else _parse_bounds(bounds, where),
         categories=None if categories is None else _parse_categories(categories, where),
+        complete=complete,
     )
 
 

@@ -272,6 +272,8 @@ class PrivateTreeMiner(Miner):
             )
         require_attributes(data.views)
         self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
+        # attributes the types file declares complete (public): the normal form may use them
+        self._complete = frozenset(a.name for view in data.views for a in view if a.domain.complete)
         self._n_rows = n_rows
         self._keys = itertools.count(1)
         self._shards: ShardWorkers | None = None
@@ -473,7 +475,9 @@ class PrivateTreeMiner(Miner):
             reestimate_share=self.reestimate_share, prune_width=self.prune_interval, rng=self._rng,
         )
         for redescription in found:
-            key = (canonical_key(redescription.left), canonical_key(redescription.right))
+            if self._complete:  # post-processing with public facts: the same supports, a shorter form
+                redescription = redescription.normalized(self._complete)
+            key = (canonical_key(redescription.left, self._complete), canonical_key(redescription.right, self._complete))
             self._found.setdefault(key, redescription)
         self._progress.advance(self._extraction_units())
 
