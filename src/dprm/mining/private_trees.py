@@ -70,6 +70,7 @@ from dprm.mining.private_extraction import (
     private_extract_table,
     prune,
 )
+from dprm.mining.ranking import finding_key
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.accountant import check_accountant
@@ -339,7 +340,7 @@ class PrivateTreeMiner(Miner):
 
     def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
         """Prune what was found, write the privacy block, end the progress."""
-        found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
+        found = sorted(self._found.values(), key=finding_key)
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
                                      max_interval_width=self.prune_interval,
                                      max_pvalue=self.max_pvalue if self.prune_significance else None)
