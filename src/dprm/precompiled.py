@@ -243,7 +243,7 @@ def build(dispatchers: Mapping[str, Any]) -> BuildReport:
     """
     started = time.perf_counter()
     try:
-        with warnings.catch_warnings():  # pycc is "pending deprecation" since numba 0.57 (numba is pinned)
+        with warnings.catch_warnings():  # pycc is "pending deprecation" since numba 0.57 (requirements.lock fixes numba)
             warnings.simplefilter("ignore")
             from numba.pycc import CC
     except ImportError as error:
