@@ -140,6 +140,8 @@ def encode_column(
         values, domain = _categorical(column, spec, where, clamp, notes)
     else:  # pragma: no cover - AttributeKind has three members
         raise ValueError(f"unknown kind {kind!r}")
+    if spec is not None and spec.transform is not None:
+        domain = replace(domain, transform=spec.transform)
     attribute = Attribute(name, view, kind, values, domain)
     if spec is not None and spec.complete:
         missing = np.flatnonzero(attribute.missing)

@@ -46,6 +46,7 @@ from typing import Any
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.category_text import category_text
+from dprm.data.grid import TRANSFORMS
 from dprm.errors import DataError
 
 __all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS"]
@@ -84,15 +85,19 @@ class ColumnSpec:
     complete : bool
         Declared to have no missing value (``"complete": true``); checked when the
         data are read.
+    transform : {None, "log"}
+        A numeric column's public transform (``"transform": "log"``): the private
+        miners cut it at thresholds equally spaced in ``log(1 + x)``.
     """
 
     type: ColumnType
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
     complete: bool = False
+    transform: str | None = None
 
 
-_COLUMN_KEYS = {"type", "bounds", "categories", "complete"}
+_COLUMN_KEYS = {"type", "bounds", "categories", "complete", "transform"}
 _TOP_KEYS = {"id_column", "columns", "na_values", "out_of_bounds"}
 #: The values of ``out_of_bounds`` (types file key and loader argument).
 OUT_OF_BOUNDS = ("error", "clamp")
@@ -119,8 +124,8 @@ class TypesSpec:
     Examples
     --------
     >>> spec = TypesSpec.from_mapping({"columns": {"age": {"bounds": [0, 120]}, "x": "ignore"}})
-    >>> spec.columns["age"]
-    ColumnSpec(type=<ColumnType.NUMERIC: 'numeric'>, bounds=(0.0, 120.0), categories=None, complete=False)
+    >>> spec.columns["age"].type, spec.columns["age"].bounds, spec.columns["age"].transform
+    (<ColumnType.NUMERIC: 'numeric'>, (0.0, 120.0), None)
     >>> spec.columns["x"].type
     <ColumnType.IGNORE: 'ignore'>
     >>> TypesSpec.from_mapping({"na_values": ["NA", "?"], "out_of_bounds": "clamp"}).na_values
@@ -256,10 +261,11 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
     if isinstance(entry, str):
         entry = {"type": entry}
     if not isinstance(entry, Mapping):
-        raise where.error(f"give a type name or a table with 'type', 'bounds', 'categories', 'complete'")
+        raise where.error("give a type name or a table with 'type', 'bounds', 'categories', 'complete', 'transform'")
     unknown = set(entry) - _COLUMN_KEYS
     if unknown:
-        raise where.error(f"unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories', 'complete'")
+        raise where.error(f"unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories', 'complete', "
+                          f"'transform'")
     complete = entry.get("complete", False)
     if not isinstance(complete, bool):
         raise where.error(f"'complete' must be true or false, got {complete!r}")
@@ -282,11 +288,22 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
         raise where.error(f"'bounds' is only for numeric columns, not {ctype.value}")
     if categories is not None and ctype is not ColumnType.CATEGORICAL:
         raise where.error(f"'categories' is only for categorical columns, not {ctype.value}")
+    parsed_bounds = None if bounds is None else _parse_bounds(bounds, where)
+    transform = entry.get("transform")
+    if transform is not None:
+        if transform not in TRANSFORMS:
+            raise where.error(f"unknown transform {transform!r}; use one of {', '.join(map(repr, TRANSFORMS))}")
+        if ctype is not ColumnType.NUMERIC:
+            raise where.error(f"'transform' is only for numeric columns, not {ctype.value}")
+        if parsed_bounds is None or parsed_bounds[0] < 0:
+            raise where.error("'transform': 'log' needs declared 'bounds' with a lower bound of at least 0 "
+                              "(the grid is equally spaced in log(1 + x))")
     return ColumnSpec(
         ctype,
-        bounds=None if bounds is None else _parse_bounds(bounds, where),
+        bounds=parsed_bounds,
         categories=None if categories is None else _parse_categories(categories, where),
         complete=complete,
+        transform=transform,
     )
 
 

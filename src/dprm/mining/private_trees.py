@@ -30,6 +30,7 @@ base class holds the rest:
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -431,7 +432,10 @@ class PrivateTreeMiner(Miner):
                     low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
                 self._not_private(f"bins of the target {attribute.name!r} come from data, not declared bounds")
             n_classes = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
-            edges = grid_points(low, high, n_classes - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
+            if attribute.domain.transform == "log":  # declared heavy tail: bins equally wide in log(1 + x)
+                edges = np.expm1(grid_points(math.log1p(low), math.log1p(high), n_classes - 1))
+            else:
+                edges = grid_points(low, high, n_classes - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
         else:
             if attribute.kind is AttributeKind.CATEGORICAL and not attribute.domain.declared:
                 self._not_private(f"categories of the target {attribute.name!r} come from data")
