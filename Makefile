@@ -17,14 +17,20 @@ CHROMIUM := /usr/bin/chromium
 # The exact versions of requirements.lock (hashes checked), then dprm itself without
 # dependencies: CI and a fresh machine get the environment the tests were run in.
 # pip prints a line per package as it goes (set-up shows what it does).
+# $(call ticking,WHAT,COMMAND): run COMMAND, saying "set-up: still WHAT (N s)" every 10 s
+# meanwhile (pip is silent while it unpacks and installs ~90 packages).
+ticking = ( start=$$(date +%s); while sleep 10; do echo "set-up: still $(1) ($$(( $$(date +%s) - start )) s)"; \
+	done ) & ticker=$$!; $(2); status=$$?; kill $$ticker 2>/dev/null; exit $$status
+
 $(STAMP): pyproject.toml $(LOCK)
 	@echo "set-up: virtual environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --progress-bar off --upgrade pip
 	@echo "set-up: the locked dependencies ($(LOCK))"
-	$(BIN)/python -m pip install --progress-bar off --require-hashes -r $(LOCK)
+	@$(call ticking,installing the locked dependencies,$(BIN)/python -m pip install --progress-bar off \
+		--require-hashes -r $(LOCK))
 	@echo "set-up: dprm itself (editable)"
-	$(BIN)/python -m pip install --progress-bar off --no-deps -e .
+	@$(call ticking,installing dprm,$(BIN)/python -m pip install --progress-bar off --no-deps -e .)
 	@echo "set-up: compiling the numba kernels for this CPU (docs/performance.md, 'Start-up')"
 	$(BIN)/dprm warm-cache
 	touch $(STAMP)
