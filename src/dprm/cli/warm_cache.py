@@ -50,7 +50,8 @@ def warm_cache(
     from dprm.kernel_cache import kernels
     from dprm.precompiled import build
 
-    report = warm_up(step=_say)
+    with _ticking("still compiling (numba)"):
+        report = warm_up(step=_say)
     console.print(report.summary(), soft_wrap=True)
     _say("building the small runs' kernels ahead of time (numba.pycc; about 8 s)")
     with _ticking("still building the kernels ahead of time"):
