@@ -45,7 +45,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
@@ -55,6 +55,7 @@ from dprm import __version__
 from dprm.errors import ParameterError
 from dprm.server.api import routers
 from dprm.server.api.deps import current_analyst  # noqa: F401 - its home before dprm.server.api
+from dprm.server.api.deps import no_nul
 from dprm.server.api.service import SERVICE, Service
 from dprm.server.audit import AuditLog
 from dprm.server.database import Database
@@ -184,7 +185,7 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
     db = Database(db_url)
     audit = AuditLog(db)
     app = FastAPI(
-        title="dprm server", version=__version__, lifespan=lifespan,
+        title="dprm server", version=__version__, lifespan=lifespan, dependencies=[Depends(no_nul)],
         description="Differentially private redescription mining on datasets the analyst never sees. "
                     "Every answer is differentially private and paid from the analyst's budget "
                     "(docs/server.md).",
