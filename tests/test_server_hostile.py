@@ -122,3 +122,45 @@ def test_a_nul_byte_in_any_path_or_query_parameter_is_404_or_422_on_both_databas
     # A NUL names nothing: 404, or 422 where it makes a parameter malformed.
     assert {status for status in postgres_answers.values()} <= {404, 422}, \
         {k: v for k, v in postgres_answers.items() if v not in (404, 422)}
+
+
+# -- the API's documentation pages (item 5) --------------------------------------------------
+
+
+def test_docs_pages_are_off_by_default_and_the_api_is_never_framed(tmp_path: Path) -> None:
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    with TestClient(create_app(url, background=False)) as client:
+        assert client.get("/docs").status_code == 404
+        assert client.get("/redoc").status_code == 404
+        schema = client.get("/openapi.json")
+        assert schema.status_code == 200 and "/v1/jobs" in schema.json()["paths"]
+        for answer in (schema, client.get("/health"), client.get("/v1/datasets")):
+            assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+            assert answer.headers["x-frame-options"] == "DENY"
+            assert answer.headers["x-content-type-options"] == "nosniff"
+        page = client.get("/ui/signin")  # the pages keep their own policy
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+
+
+def test_docs_pages_when_asked_load_pinned_scripts_under_a_strict_policy(tmp_path: Path) -> None:
+    import base64
+    import hashlib
+
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    with TestClient(create_app(url, background=False, docs=True)) as client:
+        for path in ("/docs", "/redoc"):
+            page = client.get(path)
+            assert page.status_code == 200
+            policy = page.headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in policy and page.headers["x-frame-options"] == "DENY"
+            scripts = re.findall(r'<script[^>]*src="([^"]+)"', page.text)
+            assert scripts and all(re.match(r"https://cdn\.jsdelivr\.net/npm/[\w-]+@\d+\.\d+\.\d+/", s)
+                                   for s in scripts), scripts
+            assert "fastapi.tiangolo.com" not in page.text and "fonts.googleapis" not in page.text
+            script_src = re.search(r"script-src ([^;]+)", policy).group(1)
+            assert "'unsafe-inline'" not in script_src and "*" not in script_src
+            for inline in re.findall(r"<script>(.*?)</script>", page.text, re.DOTALL):
+                digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+                assert f"'sha256-{digest}'" in script_src
