@@ -232,7 +232,7 @@ def build(dispatchers: Mapping[str, Any]) -> BuildReport:
 
     ``dispatchers`` are dprm's numba kernels by ``"module.function"``, as
     :func:`dprm.kernel_cache.kernels` gives them after
-    :func:`~dprm.kernel_cache.warm_cache` (``dprm warm-cache`` does both): each kernel
+    :func:`~dprm.cli.warm_cache.warm_up` (``dprm warm-cache`` does both): each kernel
     is exported once per specialisation they hold, as ``<kernel>_<i>``, and a
     manifest beside the module lists each export's argument types
     (:func:`argument_type`). Writes to the first writable
