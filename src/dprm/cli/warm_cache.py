@@ -8,7 +8,7 @@ bytecode. A line per stage tells the terminal what it is doing.
 
 The Makefile's set-up runs it after installing; run it again after upgrading numba
 or Python, or as each user of a read-only install (see :mod:`dprm.kernel_cache` and
-``docs/performance.md``, "Start-up cost of a run").
+``docs/performance.md``, "Start-up and the warm cache").
 """
 
 from __future__ import annotations
