@@ -7,7 +7,8 @@
 Checks the options (``--host`` must be an IP address or a name that resolves, and
 HOST:PORT free to listen on), migrates the database (a SQLite file must exist:
 ``dprm admin --db FILE dataset add``, ``analyst add`` or ``owner add`` creates it),
-then serves the API (docs at ``/docs``) with uvicorn until stopped (Ctrl-C or
+then serves the API (its schema at ``/openapi.json``; the pages ``/docs`` and
+``/redoc`` with ``--docs``: :mod:`dprm.server.api.docs`) with uvicorn until stopped (Ctrl-C or
 SIGTERM). Running jobs outlive a stop and queued jobs wait for the next start
 (docs/server.md).
 """
@@ -71,6 +72,8 @@ def serve(
                                         help="An analyst's jobs queued or running at once (dummy ones too)."),
     engine: EngineOption = "in-process",
     shards: ShardsOption = 2,
+    docs: bool = typer.Option(False, "--docs", help="Serve /docs and /redoc (Swagger UI and ReDoc, pinned "
+                                                    "scripts from a CDN); off: /openapi.json only."),
 ) -> None:
     """Serve the analysts' API on HOST:PORT with the database at URL."""
     import logging
@@ -103,7 +106,8 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     application = create_app(database.url, workers=workers, primitive_processes=primitive_processes, rate=rate,
                              burst=burst, job_timeout=job_timeout, engine=address, shards=shards,
-                             max_active_jobs=max_active_jobs)
+                             max_active_jobs=max_active_jobs, docs=docs)
     shown = f"[{host}]" if ":" in host else host
-    note(f"dprm server on http://{shown}:{port} (API docs at /docs), database {database!r}")
+    where = "API docs at /docs" if docs else "API schema at /openapi.json"
+    note(f"dprm server on http://{shown}:{port} ({where}), database {database!r}")
     uvicorn.run(application, host=host, port=port, log_level="warning", server_header=False)

@@ -45,7 +45,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
@@ -55,6 +55,7 @@ from dprm import __version__
 from dprm.errors import ParameterError
 from dprm.server.api import routers
 from dprm.server.api.deps import current_analyst  # noqa: F401 - its home before dprm.server.api
+from dprm.server.api.deps import no_nul
 from dprm.server.api.service import SERVICE, Service
 from dprm.server.audit import AuditLog
 from dprm.server.database import Database
@@ -86,6 +87,7 @@ class ServerSettings:
     engine: str | None = None
     shards: int = 2
     max_active_jobs: int = 16
+    docs: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 0 or self.primitive_processes < 1:
@@ -178,13 +180,15 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         (None: jobs count in their worker process; ``""``: the rows of a job whose
         miner counts through the engine are sharded on a local Ray on loopback;
         ``"ray://HOST:PORT"``: on that Ray cluster), ``shards`` and ``max_active_jobs``
-        (an analyst's jobs queued or running at once; more is 429 ``too_many_jobs``).
+        (an analyst's jobs queued or running at once; more is 429 ``too_many_jobs``),
+        ``docs`` (serve ``/docs`` and ``/redoc``: :mod:`dprm.server.api.docs`).
     """
     settings = settings or ServerSettings(**options)
     db = Database(db_url)
     audit = AuditLog(db)
     app = FastAPI(
-        title="dprm server", version=__version__, lifespan=lifespan,
+        title="dprm server", version=__version__, lifespan=lifespan, dependencies=[Depends(no_nul)],
+        docs_url=None, redoc_url=None,  # third-party scripts: only when asked (dprm.server.api.docs)
         description="Differentially private redescription mining on datasets the analyst never sees. "
                     "Every answer is differentially private and paid from the analyst's budget "
                     "(docs/server.md).",
@@ -208,6 +212,10 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
 
     for router in routers():
         app.include_router(router)
+    if settings.docs:
+        from dprm.server.api import docs
+
+        app.include_router(docs.router(app.openapi_url, app.title))
     from dprm.server.web.routes import mount
 
     mount(app)

@@ -10,6 +10,8 @@ For every HTTP request it
   otherwise recurse until ``RecursionError``);
 * turns any exception that escaped the handlers into 500 ``internal_error`` with the
   API's error body (the traceback goes to the server's log, never to the caller);
+* adds :data:`API_HEADERS` to every answer that does not set its own policy (the
+  web pages and the docs do): JSON answers are never framed, sniffed or run;
 * writes one audit record (:class:`~dprm.server.audit.AuditLog`) with what the
   handlers left in ``request.state`` (``analyst_id``, ``action``, ``dataset``,
   ``epsilon_units``, ``outcome``, ``detail``) and the status and duration.
@@ -32,13 +34,20 @@ from typing import Any
 
 from dprm.server.errors import ERRORS, error_body
 
-__all__ = ["Guard", "is_json_media_type", "json_depth", "WEB_PREFIX"]
+__all__ = ["API_HEADERS", "Guard", "is_json_media_type", "json_depth", "WEB_PREFIX"]
 
 #: The web pages' prefix (:mod:`dprm.server.web`): only there are HTML forms accepted.
 WEB_PREFIX = "/ui"
 FORM_TYPE = b"application/x-www-form-urlencoded"
 
 log = logging.getLogger("dprm.server")
+
+#: The security headers of an answer without a Content-Security-Policy of its own.
+API_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+]
 
 #: A string (closed, or running to the end of the body) or one bracket. The string's
 #: loop is possessive and every string matches, so the scan is linear: a pattern that
@@ -104,6 +113,9 @@ class Guard:
             if message["type"] == "http.response.start":
                 sent["started"] = True
                 sent["status"] = message["status"]
+                headers = list(message.get("headers", []))
+                if not any(name.lower() == b"content-security-policy" for name, _ in headers):
+                    message = dict(message, headers=headers + API_HEADERS)
             await send(message)
 
         try:

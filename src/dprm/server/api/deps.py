@@ -25,7 +25,7 @@ from dprm.server.tables import budgets, datasets
 from dprm.server.units import epsilon_units, units_float, units_text
 
 __all__ = ["Analyst", "Db", "ERROR_RESPONSES", "OVER_BUDGET", "budget_view", "current_analyst", "database",
-           "granted", "note", "units_of"]
+           "granted", "no_nul", "note", "units_of"]
 
 _bearer = HTTPBearer(auto_error=False, description="The analyst's API token (dprm admin analyst add).")
 
@@ -40,6 +40,21 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 #: The answer of an endpoint that charges the budget when it is too small.
 OVER_BUDGET: dict[int | str, dict[str, Any]] = {403: {"model": ErrorBody, "description": "Over budget"}}
+
+
+async def no_nul(request: Request) -> None:
+    """Refuse a NUL character in the path (``404 not_found``) or the query (``422 invalid_request``).
+
+    A dependency of every route (:func:`dprm.server.app.create_app`), run before the
+    route's own: no name of a dataset, job, analyst or page holds a NUL, and
+    PostgreSQL refuses one in a text parameter (a query with it would fail with an
+    error, not find nothing), so the answer is given here, the same on both
+    databases and before any read.
+    """
+    if "\x00" in request.url.path or "\x00" in request.scope.get("path", ""):
+        raise ApiError("not_found", "no such address (it holds a NUL character)")
+    if any("\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()):
+        raise ApiError("invalid_request", "a query parameter holds a NUL character")
 
 
 async def database(request: Request) -> Database:

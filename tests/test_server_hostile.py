@@ -1,0 +1,166 @@
+"""Hostile inputs and faults at the server's edge (issue 32): NUL bytes, slow and token-less
+requests, the API docs, a database the server cannot write.
+
+The NUL walk runs on SQLite and on a throw-away PostgreSQL cluster
+(:func:`server_support.postgres_cluster`) and compares the two answer for answer.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.routing import APIRoute  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
+from dprm.server.app import create_app  # noqa: E402
+from dprm.server.database import Database  # noqa: E402
+from dprm.server.owners import add_owner  # noqa: E402
+from server_support import postgres_server, postgres_url, setup_server_db  # noqa: E402,F401
+
+
+def _csrf(text: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', text)
+    assert match, text[:500]
+    return match.group(1)
+
+
+def _clients(app: Any, tokens: dict[str, str]) -> dict[str, tuple[TestClient, dict[str, str]]]:
+    """Who asks: nobody, an analyst's token, an analyst's web session, an owner's web session."""
+    who: dict[str, tuple[TestClient, dict[str, str]]] = {
+        "anonymous": (TestClient(app, base_url="http://127.0.0.1"), {}),
+        "token": (TestClient(app, base_url="http://127.0.0.1"), {"Authorization": f"Bearer {tokens['alice']}"}),
+    }
+    for name, token in (("analyst-session", tokens["alice"]), ("owner-session", tokens["olga"])):
+        client = TestClient(app, base_url="http://127.0.0.1")
+        form = _csrf(client.get("/ui/signin").text)
+        signed = client.post("/ui/signin", data={"csrf": form, "token": token}, follow_redirects=False)
+        assert signed.status_code == 303, signed.text
+        who[name] = (client, {})
+    return who
+
+
+def api_routes(routes: list[Any], prefix: str = "") -> Iterator[tuple[str, APIRoute]]:
+    """(full path, route) of every endpoint, also those of included routers."""
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield prefix + route.path, route
+        elif hasattr(route, "original_router"):  # an included router (FastAPI >= 0.16x)
+            yield from api_routes(route.original_router.routes, prefix + route.include_context.prefix)
+        elif hasattr(route, "routes") and hasattr(route, "path"):  # a mount
+            yield from api_routes(route.routes or [], prefix + route.path)
+
+
+def _nul_requests(app: Any) -> list[tuple[str, str, str]]:
+    """(method, url, what) for every route: a NUL in each path parameter and each query parameter."""
+    requests = []
+    for path, route in api_routes(app.routes):
+        names = re.findall(r"{(\w+)(?::\w+)?}", path)
+        base = {name: ("1" if name.endswith("id") else "tiny") for name in names}
+        for method in sorted(route.methods):
+            for name in names:
+                url = path
+                for other, value in base.items():
+                    url = re.sub(r"{%s(?::\w+)?}" % other, value + ("%00" if other == name else ""), url)
+                requests.append((method, url, f"path {name}"))
+            url = path
+            for other, value in base.items():
+                url = re.sub(r"{%s(?::\w+)?}" % other, value, url)
+            query = [p.name for p in route.dependant.query_params]
+            if path == "/ui/owner/audit":
+                query += ["analyst", "action", "outcome"]
+            if path == "/ui/owner/jobs":
+                query += ["status"]
+            for name in sorted(set(query)):
+                requests.append((method, f"{url}?{name}=x%00", f"query {name}"))
+            requests.append((method, f"{url}?x%00=1", "query name"))
+    requests.append(("GET", "/v1/x%00", "unknown path"))
+    requests.append(("GET", "/ui/x%00", "unknown page"))
+    requests.append(("GET", "/ui/static/x%00", "static file"))
+    return requests
+
+
+def _walk(url: str, folder: Path) -> dict[tuple[str, str, str, str], int]:
+    tokens = setup_server_db(url, folder)
+    db = Database(url)
+    with db.write() as connection:
+        tokens["olga"] = add_owner(connection, "olga")
+    db.dispose()
+    app = create_app(url, background=False)
+    answers = {}
+    with TestClient(app):
+        clients = _clients(app, tokens)
+        for method, path, what in _nul_requests(app):
+            for who, (client, headers) in clients.items():
+                answer = client.request(method, path, headers=headers, follow_redirects=False)
+                answers[(who, method, path, what)] = answer.status_code
+    return answers
+
+
+@pytest.fixture
+def sqlite_answers(tmp_path: Path) -> dict[tuple[str, str, str, str], int]:
+    (tmp_path / "s").mkdir()
+    return _walk(str(tmp_path / "s" / "server.db"), tmp_path / "s")
+
+
+def test_a_nul_byte_in_any_path_or_query_parameter_is_404_or_422_on_both_databases(
+        sqlite_answers: dict, postgres_url: str, tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    postgres_answers = _walk(postgres_url, tmp_path / "p")
+    assert len(sqlite_answers) > 100
+    errors = {key: status for key, status in postgres_answers.items() if status >= 500}
+    assert not errors, errors
+    assert {k: v for k, v in sqlite_answers.items() if v >= 500} == {}
+    differing = {key: (sqlite_answers[key], status) for key, status in postgres_answers.items()
+                 if sqlite_answers[key] != status}
+    assert not differing, differing
+    # A NUL names nothing: 404, or 422 where it makes a parameter malformed.
+    assert {status for status in postgres_answers.values()} <= {404, 422}, \
+        {k: v for k, v in postgres_answers.items() if v not in (404, 422)}
+
+
+# -- the API's documentation pages (item 5) --------------------------------------------------
+
+
+def test_docs_pages_are_off_by_default_and_the_api_is_never_framed(tmp_path: Path) -> None:
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    with TestClient(create_app(url, background=False)) as client:
+        assert client.get("/docs").status_code == 404
+        assert client.get("/redoc").status_code == 404
+        schema = client.get("/openapi.json")
+        assert schema.status_code == 200 and "/v1/jobs" in schema.json()["paths"]
+        for answer in (schema, client.get("/health"), client.get("/v1/datasets")):
+            assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+            assert answer.headers["x-frame-options"] == "DENY"
+            assert answer.headers["x-content-type-options"] == "nosniff"
+        page = client.get("/ui/signin")  # the pages keep their own policy
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+
+
+def test_docs_pages_when_asked_load_pinned_scripts_under_a_strict_policy(tmp_path: Path) -> None:
+    import base64
+    import hashlib
+
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    with TestClient(create_app(url, background=False, docs=True)) as client:
+        for path in ("/docs", "/redoc"):
+            page = client.get(path)
+            assert page.status_code == 200
+            policy = page.headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in policy and page.headers["x-frame-options"] == "DENY"
+            scripts = re.findall(r'<script[^>]*src="([^"]+)"', page.text)
+            assert scripts and all(re.match(r"https://cdn\.jsdelivr\.net/npm/[\w-]+@\d+\.\d+\.\d+/", s)
+                                   for s in scripts), scripts
+            assert "fastapi.tiangolo.com" not in page.text and "fonts.googleapis" not in page.text
+            script_src = re.search(r"script-src ([^;]+)", policy).group(1)
+            assert "'unsafe-inline'" not in script_src and "*" not in script_src
+            for inline in re.findall(r"<script>(.*?)</script>", page.text, re.DOTALL):
+                digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+                assert f"'sha256-{digest}'" in script_src
