@@ -164,3 +164,85 @@ def test_docs_pages_when_asked_load_pinned_scripts_under_a_strict_policy(tmp_pat
             for inline in re.findall(r"<script>(.*?)</script>", page.text, re.DOTALL):
                 digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
                 assert f"'sha256-{digest}'" in script_src
+
+
+# -- a database the server cannot write (item 7) -------------------------------------------------
+
+JOB = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": 1, "parameters": {"init_trials": 1, "depth": 2}}
+
+
+def _read_only(url: str, folder: Path, *, queued_job: bool = False, check: bool = False) -> str:
+    """Set ``url`` up (analysts alice and bob, a queued job if asked), then a URL of it that
+    cannot be written: SQLite opened read-only, a PostgreSQL database whose transactions are."""
+    tokens = setup_server_db(url, folder)
+    with TestClient(create_app(url, background=False)) as client:
+        if check:
+            assert client.get("/health").status_code == 200
+        if queued_job:
+            answer = client.post("/v1/jobs", json=JOB, headers={"Authorization": f"Bearer {tokens['alice']}"})
+            assert answer.status_code == 201, answer.text
+    if url.startswith("postgresql"):
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://").rsplit("/", 1)[0] + "/postgres",
+                             autocommit=True) as connection:
+            connection.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+        return url
+    return f"sqlite:///file:{url}?mode=ro&uri=true"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "server.db")
+    return request.getfixturevalue("postgres_url")
+
+
+def test_serve_refuses_a_database_it_cannot_write_with_one_line(db_url: str, tmp_path: Path) -> None:
+    import subprocess
+
+    from server_support import DPRM, free_port
+
+    url = _read_only(db_url, tmp_path)
+    run = subprocess.run(DPRM + ["serve", "--db", url, "--port", str(free_port()), "--workers", "0"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    lines = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1 and "cannot be written" in lines[0], lines
+    assert "Traceback" not in run.stderr
+
+
+def test_health_reports_a_database_it_cannot_write(db_url: str, tmp_path: Path) -> None:
+    url = _read_only(db_url, tmp_path, check=True)  # 200 while it can be written
+    with TestClient(create_app(url, background=False)) as client:
+        answer = client.get("/health")
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["error"]["code"] == "database_unwritable"
+        assert client.get("/health").status_code == 503  # the probe's answer, reused or probed again
+
+
+def test_the_supervisor_logs_one_line_per_distinct_failure_with_back_off(
+        db_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    import threading
+
+    from dprm.server.supervisor import Supervisor
+
+    url = _read_only(db_url, tmp_path, queued_job=True)
+    db = Database(url)
+    supervisor = Supervisor(db, 1, poll=0.05, spare=False)
+    caplog.set_level(logging.INFO, logger="dprm.server")
+    thread = threading.Thread(target=supervisor._loop, daemon=True)
+    thread.start()
+    try:
+        import time
+
+        time.sleep(2.0)  # 40 rounds at the normal pace; with back-off at most 5
+    finally:
+        supervisor._stop.set()
+        thread.join(timeout=30)
+        db.dispose()
+    failures = [r for r in caplog.records if "supervisor round failed" in r.getMessage()]
+    assert len(failures) == 1, [r.getMessage() for r in failures]
+    assert failures[0].exc_info is None and "\n" not in failures[0].getMessage()

@@ -6,7 +6,8 @@
 
 Checks the options (``--host`` must be an IP address or a name that resolves, and
 HOST:PORT free to listen on), migrates the database (a SQLite file must exist:
-``dprm admin --db FILE dataset add``, ``analyst add`` or ``owner add`` creates it),
+``dprm admin --db FILE dataset add``, ``analyst add`` or ``owner add`` creates it) and
+checks that it can be written (a read-only file, role or a full disk: one line, exit 2),
 then serves the API (its schema at ``/openapi.json``; the pages ``/docs`` and
 ``/redoc`` with ``--docs``: :mod:`dprm.server.api.docs`) with uvicorn until stopped (Ctrl-C or
 SIGTERM). Running jobs outlive a stop and queued jobs wait for the next start
@@ -82,7 +83,7 @@ def serve(
 
     from dprm.cli.console import note
     from dprm.server.app import create_app
-    from dprm.server.database import Database
+    from dprm.server.database import Database, shown_url
 
     if not 0 < port < 65536:
         raise ParameterError(f"--port must be between 1 and 65535, not {port}")
@@ -100,7 +101,10 @@ def serve(
     address = check_engine(engine, shards)  # jobs of the miners that count through the engine are sharded
     database = Database(db, create=False)  # checks the URL and that the SQLite file exists
     database.migrate()
+    problem = database.probe_write()  # a server that cannot write could charge nor record anything
     database.dispose()
+    if problem is not None:
+        raise ParameterError(f"--db {shown_url(database.url)}: the database cannot be written ({problem})")
     if not _loopback(host):
         note(f"listening on {host}, beyond loopback: analysts' tokens cross the network; put TLS in front")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

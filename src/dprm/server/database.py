@@ -143,6 +143,8 @@ class Database:
         self.is_sqlite = self.url.startswith("sqlite")
         if self.is_sqlite:
             path = self.url.split(":///", 1)[1] if ":///" in self.url else ""
+            if "uri=true" in path:  # sqlite:///file:PATH?mode=ro&uri=true: the file is PATH
+                path = path.split("?", 1)[0].removeprefix("file:")
             if not path or path == ":memory:":
                 raise ParameterError(f"--db {self.url}: an in-memory SQLite database keeps nothing; give a file")
             parent = Path(path).parent
@@ -227,6 +229,25 @@ class Database:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         raise AssertionError("unreachable")
+
+    def probe_write(self) -> str | None:
+        """Whether a write commits: None if it does, else the driver's one-line reason.
+
+        The probe rewrites the one row of alembic's ``alembic_version`` table with its
+        own value in a write transaction (SQLite: ``BEGIN IMMEDIATE``, a page in the
+        WAL; PostgreSQL: a new row version in the WAL): it fails on a read-only file,
+        folder, mount, role or transaction, and on a full disk where SQLite or
+        PostgreSQL cannot grow their log. ``dprm serve`` refuses to start on a failure;
+        ``/health`` answers 503 ``database_unwritable``.
+        """
+        from sqlalchemy.exc import DBAPIError
+
+        try:
+            with self.write() as connection:
+                connection.exec_driver_sql("UPDATE alembic_version SET version_num = version_num")
+        except DBAPIError as error:
+            return _reason(error)
+        return None
 
     def migrate(self) -> None:
         """Bring the database to the newest schema (alembic ``upgrade head``).

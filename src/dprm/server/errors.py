@@ -49,6 +49,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "worker_died": (500, "the worker process died; the charge is kept if it had read rows"),
     "timeout": (500, "the job ran longer than this server allows; the charge is kept"),
     "database_unavailable": (503, "the database is unavailable; retry later"),
+    "database_unwritable": (503, "the database cannot be written (read-only or full); the data owner must fix it"),
     "internal_error": (500, "internal error; the data owner can see the log"),
 }
 

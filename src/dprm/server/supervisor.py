@@ -41,13 +41,28 @@ from sqlalchemy import and_, select
 from dprm.server import budget, jobs
 from dprm.server.tables import jobs as jobs_table
 
-__all__ = ["Supervisor", "pid_alive"]
+__all__ = ["MAX_BACKOFF_SECONDS", "Supervisor", "failure_line", "pid_alive"]
 
 log = logging.getLogger("dprm.server")
 
 #: Seconds before a new spare worker replaces one that died without a job (a spare
 #: that cannot start must not be restarted every round).
 SPARE_RETRY_SECONDS = 10.0
+
+#: The longest wait between two failed rounds.
+MAX_BACKOFF_SECONDS = 30.0
+
+
+def failure_line(error: BaseException) -> str:
+    """One line naming a failure: its type and the first line of what the driver said.
+
+    Examples
+    --------
+    >>> failure_line(RuntimeError("attempt to write a readonly database\\n[SQL: UPDATE ...]"))
+    'RuntimeError: attempt to write a readonly database'
+    """
+    text = str(getattr(error, "orig", None) or error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"[:500]
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -150,12 +165,28 @@ class Supervisor:
         self.db.transaction(lambda c: budget.keep_orphans(c))
 
     def _loop(self) -> None:
+        """Rounds every ``poll`` seconds; after a failed round, waits twice as long each time
+        (up to :data:`MAX_BACKOFF_SECONDS`) and logs one line per distinct failure, and one
+        line when a round succeeds again (a database that cannot be written or reached
+        fails every round: not a traceback five times a second)."""
+        failures = 0
+        last = ""
         while not self._stop.is_set():
             try:
                 self.round()
-            except Exception:  # noqa: BLE001 - a database hiccup: log and go on
-                log.exception("supervisor round failed")
-            self._stop.wait(self.poll)
+            except Exception as error:  # noqa: BLE001 - a database hiccup: log and go on
+                failures += 1
+                reason = failure_line(error)
+                if reason != last:
+                    log.error("supervisor round failed: %s (retrying with back-off)", reason)
+                    if failures == 1:  # the first one in full, for the owner
+                        log.debug("supervisor round failed", exc_info=True)
+                    last = reason
+            else:
+                if failures:
+                    log.warning("supervisor rounds succeed again after %d failures", failures)
+                failures, last = 0, ""
+            self._stop.wait(min(self.poll * 2 ** min(failures, 16), MAX_BACKOFF_SECONDS) if failures else self.poll)
 
     def round(self) -> None:
         """One round of the steps in the module docstring."""
