@@ -84,6 +84,7 @@ def serve(
     from dprm.cli.console import note
     from dprm.server.app import create_app
     from dprm.server.database import Database, shown_url
+    from dprm.server.limits import uvicorn_config
 
     if not 0 < port < 65536:
         raise ParameterError(f"--port must be between 1 and 65535, not {port}")
@@ -114,4 +115,4 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     where = "API docs at /docs" if docs else "API schema at /openapi.json"
     note(f"dprm server on http://{shown}:{port} ({where}), database {database!r}")
-    uvicorn.run(application, host=host, port=port, log_level="warning", server_header=False)
+    uvicorn.Server(uvicorn_config(application, host, port, log_level="warning")).run()

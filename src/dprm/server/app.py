@@ -79,6 +79,7 @@ class ServerSettings:
     rate: float = 20.0
     burst: int = 60
     max_body: int = 1_000_000
+    body_timeout: float = 30.0
     max_json_depth: int = 64
     job_timeout: float = 3600.0
     stale_after: float = 60.0
@@ -174,7 +175,7 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
     settings : ServerSettings, optional
         Or the same as keyword options: ``workers`` (job processes; 0 keeps jobs
         queued), ``primitive_processes``, ``rate``/``burst`` (per-token rate limit),
-        ``max_body`` (bytes), ``max_json_depth``, ``job_timeout``, ``stale_after``,
+        ``max_body`` (bytes), ``max_json_depth``, ``body_timeout`` (seconds a body may take: 408), ``job_timeout``, ``stale_after``,
         ``primitive_timeout`` (seconds), ``background`` (False: no supervisor, pool
         or audit thread is started; for tests of the request layer), ``engine``
         (None: jobs count in their worker process; ``""``: the rows of a job whose
@@ -208,7 +209,8 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(OperationalError, database_error)
-    app.add_middleware(Guard, audit=audit, max_body=settings.max_body, max_depth=settings.max_json_depth)
+    app.add_middleware(Guard, audit=audit, max_body=settings.max_body, max_depth=settings.max_json_depth,
+                       body_timeout=settings.body_timeout)
 
     for router in routers():
         app.include_router(router)

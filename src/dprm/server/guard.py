@@ -2,6 +2,13 @@
 
 For every HTTP request it
 
+* answers a ``POST`` to the API (``/v1/...``) without a valid token 401 *before*
+  reading its body (the same codes as :func:`~dprm.server.api.deps.current_analyst`,
+  which then takes the analyst found here instead of reading it again): an outsider
+  cannot make the server buffer a megabyte per connection;
+* answers 408 ``request_timeout`` when the body has not arrived within
+  ``body_timeout`` seconds of the headers (the headers' own deadline is the
+  connection's: :mod:`dprm.server.limits`);
 * refuses a body larger than ``max_body`` bytes (413 ``request_too_large``) before
   the application parses it, whether or not a ``Content-Length`` was sent;
 * refuses a body that is not JSON (415 ``unsupported_media_type`` without a JSON
@@ -26,6 +33,7 @@ Examples
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -88,11 +96,44 @@ def is_json_media_type(content_type: bytes) -> bool:
 class Guard:
     """The middleware (see the module docstring)."""
 
-    def __init__(self, app: Any, *, audit: Any, max_body: int, max_depth: int) -> None:
+    def __init__(self, app: Any, *, audit: Any, max_body: int, max_depth: int, body_timeout: float = 30.0) -> None:
         self.app = app
         self.audit = audit
         self.max_body = max_body
         self.max_depth = max_depth
+        self.body_timeout = body_timeout
+
+    @staticmethod
+    def _media_accepted(scope: dict, headers: dict[bytes, bytes]) -> bool:
+        """Whether a body of this Content-Type is read: JSON, or a form posted to the web pages."""
+        content_type = headers.get(b"content-type", b"").lower()
+        if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
+            return True
+        return is_json_media_type(content_type)
+
+    async def _token_refused(self, scope: dict, send: Any, state: dict) -> bool:
+        """Whether a POST to the API was answered 401 for its token (before its body is read)."""
+        if scope.get("method") != "POST" or not scope.get("path", "").startswith("/v1/"):
+            return False
+        from dprm.server.accounts import authenticate
+
+        headers = dict(scope.get("headers", []))
+        declared = headers.get(b"content-length", b"").strip()
+        if declared.isdigit() and int(declared) > 0 and not self._media_accepted(scope, headers):
+            return False  # 415 from the body's checks, before the token: nothing to buffer either way
+        header = headers.get(b"authorization", b"").strip()
+        scheme, _, token = header.decode("latin-1").partition(" ")
+        if header and (scheme.lower() != "bearer" or not token.strip()):
+            code, message = "invalid_token", "the Authorization header must be 'Bearer TOKEN'"
+        else:
+            found, code = await self.audit.db.aread(lambda c: authenticate(c, token.strip() or None))
+            if found is not None:
+                state["authenticated"] = found  # current_analyst takes it from here
+                return False
+            code, message = code or "invalid_token", None
+        state["outcome"] = code
+        await self._answer(send, code, message)
+        return True
 
     async def _answer(self, send: Any, code: str, message: str | None = None) -> None:
         status, description = ERRORS[code]
@@ -119,6 +160,8 @@ class Guard:
             await send(message)
 
         try:
+            if await self._token_refused(scope, send_and_note, state):
+                return
             body = await self._body(scope, receive, send_and_note, state)
             if body is not None:
                 delivered = {"done": False}
@@ -161,8 +204,14 @@ class Guard:
                     return None
         chunks: list[bytes] = []
         size = 0
+        deadline = time.monotonic() + self.body_timeout
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.001))
+            except asyncio.TimeoutError:
+                state["outcome"] = "request_timeout"
+                await self._answer(send, "request_timeout")
+                return None
             if message["type"] == "http.disconnect":
                 state["outcome"] = "client_disconnected"
                 return None
@@ -181,7 +230,7 @@ class Guard:
         content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"").lower()
         if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
             return body  # a form of the web pages (bounded above; parsed by the page's handler)
-        if not is_json_media_type(content_type):
+        if not self._media_accepted(scope, dict(scope.get("headers", []))):
             state["outcome"] = "unsupported_media_type"
             await self._answer(send, "unsupported_media_type")
             return None
