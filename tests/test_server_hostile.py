@@ -330,3 +330,55 @@ def test_headers_that_do_not_arrive_in_time_close_the_connection(served: tuple[i
     assert answer == b"" and seconds < 5, (answer, seconds)
     answer, _ = _exchange(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # a prompt one is answered
     assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+
+
+def _walk_bodies(url: str, folder: Path) -> dict[tuple[str, str], int]:
+    """A NUL in each text field of the API's JSON bodies and of the pages' forms."""
+    tokens = setup_server_db(url, folder)
+    db = Database(url)
+    with db.write() as connection:
+        tokens["olga"] = add_owner(connection, "olga")
+    db.dispose()
+    app = create_app(url, background=False)
+    nul = "x\x00"
+    answers = {}
+    with TestClient(app):
+        clients = _clients(app, tokens)
+        api, headers = clients["token"]
+        for path, body in (
+                ("/v1/jobs", {**JOB, "dataset": nul}), ("/v1/jobs", {**JOB, "algorithm": nul}),
+                ("/v1/jobs", {**JOB, "idempotency_key": nul}), ("/v1/jobs", {**JOB, "epsilon": nul}),
+                ("/v1/jobs", {**JOB, "parameters": {nul: 1}}),
+                ("/v1/primitives/redescription-statistics",
+                 {"dataset": nul, "epsilon": "0.1", "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True}}),
+                ("/v1/primitives/redescription-statistics",
+                 {"dataset": "tiny", "epsilon": "0.1", "left": {"attr": nul, "eq": True}, "right": {"attr": "b", "eq": True}}),
+                ("/v1/primitives/redescription-statistics",
+                 {"dataset": "tiny", "epsilon": "0.1", "left": "a = " + nul, "right": "b"})):
+            answers[(path, repr(body))] = api.post(path, json=body, headers=headers).status_code
+        for who, path, form in (
+                ("anonymous", "/ui/signin", {"token": nul}),
+                ("analyst-session", "/ui/datasets/tiny/jobs", {**JOB, "dataset": "tiny", "algorithm": nul}),
+                ("analyst-session", "/ui/datasets/tiny/statistics", {"left": nul, "right": "b", "epsilon": "0.1"}),
+                ("owner-session", "/ui/owner/analysts", {"name": nul}),
+                ("owner-session", "/ui/owner/budgets", {"analyst": nul, "dataset": "tiny", "epsilon": "1"}),
+                ("owner-session", "/ui/owner/budgets", {"analyst": "alice", "dataset": nul, "epsilon": "1"}),
+                ("owner-session", "/ui/owner/datasets", {"name": nul, "left": nul, "right": "r", "types": "t"})):
+            client, _ = clients[who]
+            page = client.get("/ui/owner" if who == "owner-session" else "/ui/datasets/tiny"
+                              if who == "analyst-session" else "/ui/signin")
+            fields = {k: str(v) for k, v in form.items()}
+            answers[(path, repr(fields))] = client.post(path, data=fields | {"csrf": _csrf(page.text)},
+                                                        follow_redirects=False).status_code
+    return answers
+
+
+def test_a_nul_character_in_a_body_field_is_answered_alike_on_both_databases(
+        postgres_url: str, tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "p").mkdir()
+    sqlite = _walk_bodies(str(tmp_path / "s" / "server.db"), tmp_path / "s")
+    postgres = _walk_bodies(postgres_url, tmp_path / "p")
+    assert not {k: v for k, v in postgres.items() if v >= 500}, postgres
+    assert postgres == sqlite
+    assert set(postgres.values()) == {422}, postgres  # refused before anything is read

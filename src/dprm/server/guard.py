@@ -11,6 +11,8 @@ For every HTTP request it
   connection's: :mod:`dprm.server.limits`);
 * refuses a body larger than ``max_body`` bytes (413 ``request_too_large``) before
   the application parses it, whether or not a ``Content-Length`` was sent;
+* refuses a NUL character in a JSON text or a form field (422 ``invalid_request``:
+  no name, query or parameter holds one, and PostgreSQL refuses it in text);
 * refuses a body that is not JSON (415 ``unsupported_media_type`` without a JSON
   ``Content-Type``, except URL-encoded forms posted to the web pages under ``/ui``, 400 ``invalid_json`` when it does not parse) and JSON nested
   deeper than ``max_depth`` (400 ``json_too_deep``: Python's JSON parser would
@@ -78,6 +80,23 @@ def json_depth(body: bytes) -> int:
         elif token in (b"]", b"}"):
             depth -= 1
     return deepest
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether a parsed JSON value holds a NUL character in a key or a string (no name,
+    query or parameter does; PostgreSQL refuses it in text: the answer would be 500)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def is_json_media_type(content_type: bytes) -> bool:
@@ -229,6 +248,10 @@ class Guard:
             return body
         content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"").lower()
         if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
+            if b"\x00" in body or b"%00" in body:  # %00 is the NUL character; a typed "%00" is sent as %2500
+                state["outcome"] = "invalid_request"
+                await self._answer(send, "invalid_request", "a form field holds a NUL character")
+                return None
             return body  # a form of the web pages (bounded above; parsed by the page's handler)
         if not self._media_accepted(scope, dict(scope.get("headers", []))):
             state["outcome"] = "unsupported_media_type"
@@ -239,9 +262,13 @@ class Guard:
             await self._answer(send, "json_too_deep", f"the JSON body is nested deeper than {self.max_depth}")
             return None
         try:
-            json.loads(body)
+            value = json.loads(body)
         except (ValueError, RecursionError):
             state["outcome"] = "invalid_json"
             await self._answer(send, "invalid_json")
+            return None
+        if b"\\u0000" in body and _holds_nul(value):
+            state["outcome"] = "invalid_request"
+            await self._answer(send, "invalid_request", "a text of the JSON body holds a NUL character")
             return None
         return body
