@@ -73,6 +73,7 @@ class Phase:
         self.sent = 0
         self.statuses: Counter[int] = Counter()
         self.lost = 0  # requests without an answer
+        self.failures: Counter[str] = Counter()  # why
         self.budget_ms: list[float] = []
 
 
@@ -81,15 +82,20 @@ async def client(base: str, token: str, seed: int, deadline: float, think: float
 
     rng = random.Random(seed)
     jobs: list[str] = []
-    async with httpx.AsyncClient(base_url=base, timeout=120, headers={"Authorization": f"Bearer {token}"}) as api, \
-            httpx.AsyncClient(base_url=base, timeout=120) as web:
+    # Connections idle for 2 s are not reused: the server closes them after 5 s (a client, or
+    # a proxy, that reuses one as it closes sees the request fail without an answer).
+    limits = httpx.Limits(keepalive_expiry=2.0)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits,
+                                 headers={"Authorization": f"Bearer {token}"}) as api, \
+            httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as web:
 
         async def ask(http: httpx.AsyncClient, method: str, path: str, **kw: object) -> httpx.Response | None:
             phase.sent += 1
             try:
                 answer = await http.request(method, path, **kw)
-            except httpx.HTTPError:
+            except httpx.HTTPError as error:
                 phase.lost += 1
+                phase.failures[f"{method} {path.split('?')[0][:30]}: {type(error).__name__}"] += 1
                 return None
             phase.statuses[answer.status_code] += 1
             return answer
@@ -228,7 +234,7 @@ def soak(label: str, url: str, folder: Path, args: argparse.Namespace) -> bool:
             total_sent += phase.sent
             total_seconds += seconds
             print(f"  phase {number}: {phase.sent} requests in {seconds:.0f} s ({phase.sent / seconds:.0f}/s), "
-                  f"statuses {dict(sorted(phase.statuses.items()))}, {phase.lost} unanswered, "
+                  f"statuses {dict(sorted(phase.statuses.items()))}, {phase.lost} unanswered {dict(phase.failures)}, "
                   f"{len(kills)} workers killed ({state['worker_died']} jobs failed worker_died so far); audit rows {audited} (sent {phase.sent}); budgets off the ledger (+ reserved) "
                   f"{state['wrong_budgets']}, charges reserved {state['reserved']}, jobs unfinished "
                   f"{state['unfinished']}; budget read p50 {percentile(phase.budget_ms, 50):.1f} ms, "

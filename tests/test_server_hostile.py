@@ -382,3 +382,43 @@ def test_a_nul_character_in_a_body_field_is_answered_alike_on_both_databases(
     assert not {k: v for k, v in postgres.items() if v >= 500}, postgres
     assert postgres == sqlite
     assert set(postgres.values()) == {422}, postgres  # refused before anything is read
+
+
+# -- several API processes on one database (beyond the list) ------------------------------------
+
+
+def test_several_api_processes_share_the_address_the_jobs_and_one_rate_limit(db_url: str, tmp_path: Path) -> None:
+    import time
+
+    import httpx
+
+    from server_support import Served, alive, children
+
+    tokens = setup_server_db(db_url, tmp_path)
+    with Served(db_url, workers=1, extra=["--processes", "2", "--rate", "2", "--burst", "4"]) as server:
+        own = Path(f"/proc/{server.process.pid}/cmdline").read_bytes()
+        apis = [pid for pid in children(server.process.pid) if Path(f"/proc/{pid}/cmdline").read_bytes() == own]
+        assert len(apis) == 2
+        headers = {"Authorization": f"Bearer {tokens['alice']}"}
+        start = time.monotonic()
+        statuses = []
+        for _ in range(30):  # a new connection each: the kernel spreads them over both processes
+            with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
+                statuses.append(client.get("/v1/budget").status_code)
+        elapsed = time.monotonic() - start
+        allowed = statuses.count(200)
+        assert set(statuses) <= {200, 429}
+        # 2 processes x (burst ceil(4/2) = 2, rate 1/s): never more than the whole server's 4 + 2/s
+        assert 2 <= allowed <= 4 + 2 * elapsed, (allowed, elapsed)
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {tokens['bob']}"}) as client:
+            job = client.post("/v1/jobs", json=JOB)
+            assert job.status_code == 201, job.text
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
+                answer = client.get(f"/v1/jobs/{job.json()['id']}")
+                if answer.status_code == 200 and answer.json()["status"] in ("done", "failed"):
+                    break
+                time.sleep(1.0)
+            assert answer.json()["status"] == "done", answer.text
+        server.stop()
+        assert not any(alive(pid) for pid in apis)

@@ -89,6 +89,7 @@ class ServerSettings:
     shards: int = 2
     max_active_jobs: int = 16
     docs: bool = False
+    supervise: bool = True
 
     def __post_init__(self) -> None:
         if self.workers < 0 or self.primitive_processes < 1:
@@ -149,15 +150,18 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     state = app.state
     state.db.migrate()
     import dprm.mining  # noqa: F401 - the miners' import (seconds) before the first request
+    supervise = state.settings.background and state.settings.supervise
     if state.settings.background:
         state.audit.start()
-        state.supervisor.start()
+        if supervise:
+            state.supervisor.start()
         state.pool.start()
     try:
         yield
     finally:
         if state.settings.background:
-            state.supervisor.stop()
+            if supervise:
+                state.supervisor.stop()
             state.pool.stop()
             state.audit.stop()
         else:
@@ -182,7 +186,9 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         miner counts through the engine are sharded on a local Ray on loopback;
         ``"ray://HOST:PORT"``: on that Ray cluster), ``shards`` and ``max_active_jobs``
         (an analyst's jobs queued or running at once; more is 429 ``too_many_jobs``),
-        ``docs`` (serve ``/docs`` and ``/redoc``: :mod:`dprm.server.api.docs`).
+        ``docs`` (serve ``/docs`` and ``/redoc``: :mod:`dprm.server.api.docs`), ``supervise``
+        (False: no supervisor in this process; one of the processes of ``dprm serve
+        --processes N`` runs it).
     """
     settings = settings or ServerSettings(**options)
     db = Database(db_url)
