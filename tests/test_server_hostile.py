@@ -422,3 +422,19 @@ def test_several_api_processes_share_the_address_the_jobs_and_one_rate_limit(db_
             assert answer.json()["status"] == "done", answer.text
         server.stop()
         assert not any(alive(pid) for pid in apis)
+
+
+def test_a_database_error_while_the_token_of_a_post_is_checked_is_503(tmp_path: Path) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    url = str(tmp_path / "server.db")
+    tokens = setup_server_db(url, tmp_path)
+    app = create_app(url, background=False)
+
+    async def down(work: Any) -> Any:
+        raise OperationalError("SELECT", {}, Exception("the server is gone"))
+
+    with TestClient(app) as client:
+        app.state.db.aread = down
+        answer = client.post("/v1/jobs", json=JOB, headers={"Authorization": f"Bearer {tokens['alice']}"})
+        assert answer.status_code == 503 and answer.json()["error"]["code"] == "database_unavailable"

@@ -145,7 +145,14 @@ class Guard:
         if header and (scheme.lower() != "bearer" or not token.strip()):
             code, message = "invalid_token", "the Authorization header must be 'Bearer TOKEN'"
         else:
-            found, code = await self.audit.db.aread(lambda c: authenticate(c, token.strip() or None))
+            from sqlalchemy.exc import OperationalError
+
+            try:
+                found, code = await self.audit.db.aread(lambda c: authenticate(c, token.strip() or None))
+            except OperationalError as error:  # as the application's handler answers it
+                log.error("database error: %s", error)
+                state["detail"] = str(error)[:2000]
+                found, code = None, "database_unavailable"
             if found is not None:
                 state["authenticated"] = found  # current_analyst takes it from here
                 return False
