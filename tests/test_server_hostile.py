@@ -240,7 +240,10 @@ def test_the_supervisor_logs_one_line_per_distinct_failure_with_back_off(
     try:
         import time
 
-        time.sleep(2.0)  # 40 rounds at the normal pace; with back-off at most 5
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any("round failed" in r.getMessage() for r in caplog.records):
+            time.sleep(0.05)
+        time.sleep(2.0)  # 40 more rounds at the normal pace; with back-off at most 5
     finally:
         supervisor._stop.set()
         thread.join(timeout=30)
