@@ -441,3 +441,10 @@ def test_a_database_error_while_the_token_of_a_post_is_checked_is_503(tmp_path: 
         app.state.db.aread = down
         answer = client.post("/v1/jobs", json=JOB, headers={"Authorization": f"Bearer {tokens['alice']}"})
         assert answer.status_code == 503 and answer.json()["error"]["code"] == "database_unavailable"
+
+
+def test_pipelined_requests_are_all_answered_within_the_header_deadline(served: tuple[int, dict]) -> None:
+    port, _ = served
+    one = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    answer, _ = _exchange(port, one * 3)
+    assert answer.count(b"HTTP/1.1 200") == 3, answer[:500]

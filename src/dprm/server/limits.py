@@ -69,7 +69,9 @@ class HeaderDeadline:
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]
-        if not self.transport.is_closing():  # type: ignore[attr-defined]
+        cycle = self.cycle  # type: ignore[attr-defined]
+        # (a pipelined request already read is being answered: its end arms the deadline)
+        if not self.transport.is_closing() and (cycle is None or cycle.response_complete):  # type: ignore[attr-defined]
             self._arm()  # the next request's headers
 
     def connection_lost(self, exc: Exception | None) -> None:
