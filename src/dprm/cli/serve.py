@@ -73,6 +73,8 @@ def serve(
                                         help="An analyst's jobs queued or running at once (dummy ones too)."),
     engine: EngineOption = "in-process",
     shards: ShardsOption = 2,
+    processes: int = typer.Option(1, "--processes", metavar="N",
+                                  help="API processes on the one address (the rate limit is divided among them)."),
     docs: bool = typer.Option(False, "--docs", help="Serve /docs and /redoc (Swagger UI and ReDoc, pinned "
                                                     "scripts from a CDN); off: /openapi.json only."),
 ) -> None:
@@ -84,6 +86,7 @@ def serve(
     from dprm.cli.console import note
     from dprm.server.app import create_app
     from dprm.server.database import Database, shown_url
+    from dprm.server.limits import uvicorn_config
 
     if not 0 < port < 65536:
         raise ParameterError(f"--port must be between 1 and 65535, not {port}")
@@ -97,6 +100,8 @@ def serve(
         raise ParameterError(f"--job-timeout must be positive, not {job_timeout}")
     if max_active_jobs < 1:
         raise ParameterError(f"--max-active-jobs must be at least 1, not {max_active_jobs}")
+    if not 1 <= processes <= 32:
+        raise ParameterError(f"--processes must be between 1 and 32, not {processes}")
     _check_address(host, port)
     address = check_engine(engine, shards)  # jobs of the miners that count through the engine are sharded
     database = Database(db, create=False)  # checks the URL and that the SQLite file exists
@@ -108,10 +113,75 @@ def serve(
     if not _loopback(host):
         note(f"listening on {host}, beyond loopback: analysts' tokens cross the network; put TLS in front")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    application = create_app(database.url, workers=workers, primitive_processes=primitive_processes, rate=rate,
-                             burst=burst, job_timeout=job_timeout, engine=address, shards=shards,
-                             max_active_jobs=max_active_jobs, docs=docs)
+    settings = dict(workers=workers, primitive_processes=primitive_processes, rate=rate, burst=burst,
+                    job_timeout=job_timeout, engine=address, shards=shards, max_active_jobs=max_active_jobs, docs=docs)
     shown = f"[{host}]" if ":" in host else host
     where = "API docs at /docs" if docs else "API schema at /openapi.json"
-    note(f"dprm server on http://{shown}:{port} ({where}), database {database!r}")
-    uvicorn.run(application, host=host, port=port, log_level="warning", server_header=False)
+    note(f"dprm server on http://{shown}:{port} ({where}), database {database!r}"
+         + (f", {processes} API processes" if processes > 1 else ""))
+    if processes > 1:
+        _serve_processes(database.url, host, port, processes, settings)
+        return
+    application = create_app(database.url, **settings)
+    uvicorn.Server(uvicorn_config(application, host, port, log_level="warning")).run()
+
+
+def _serve_processes(url: str, host: str, port: int, processes: int, settings: dict) -> None:
+    """``--processes N``: N API processes forked from this one, accepting on one socket.
+
+    The first runs the supervisor (the job workers, the dead-worker checks, the orphan
+    charges); every one has its audit thread and its pool of primitive processes. The
+    rate limit of a token is held per process, so each process allows ``rate / N``
+    per second and a burst of ``ceil(burst / N)``: whichever processes a token's
+    connections reach, it gets at most ``rate`` per second and ``N x ceil(burst / N)``
+    at once. This process waits; SIGTERM or Ctrl-C stops them all, and when one exits
+    the others are stopped.
+    """
+    import math
+    import os
+    import signal
+
+    import uvicorn
+
+    from dprm.server.app import create_app
+    from dprm.server.limits import ConnectionLimits, uvicorn_config
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(ConnectionLimits().backlog)
+    share = dict(settings, rate=settings["rate"] / processes, burst=math.ceil(settings["burst"] / processes))
+    children = []
+    for index in range(processes):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            code = 0
+            try:
+                application = create_app(url, **dict(share, supervise=index == 0,
+                                                      workers=share["workers"] if index == 0 else 0))
+                uvicorn.Server(uvicorn_config(application, host, port, log_level="warning")).run(sockets=[listener])
+            except BaseException:  # noqa: BLE001 - the child's end, never the parent's code
+                code = 1
+            os._exit(code)
+        children.append(pid)
+    listener.close()
+
+    remaining = set(children)
+
+    def stop(signum: int, frame: object) -> None:
+        for child in list(remaining):
+            try:
+                os.kill(child, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while remaining:
+        try:
+            pid, _ = os.wait()
+        except ChildProcessError:
+            break
+        remaining.discard(pid)
+        stop(signal.SIGTERM, None)  # one ended: the others follow

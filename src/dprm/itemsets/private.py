@@ -401,7 +401,7 @@ def fit_private_estimator(
     check_settings(SETTINGS, locals(), skip=() if orders is None else ("n_chains",))
     eps = as_epsilon(epsilon)
     if len(data) == 0:
-        raise DataError(f"{source}: no rows (an empty stream)", code="no_rows", file=source, data_dependent=False)
+        raise DataError(f"{source}: no rows (an empty stream)", code="no_rows", file=source)
     variables = infer_domains(data, domains, bins, source=source)
     codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
     columns = list(variables)

@@ -101,7 +101,7 @@ def read_text_frame(path: Path, name: str) -> pd.DataFrame:
     """The whole table (see :func:`read_text_chunks`); a file without data rows is a :class:`DataError`."""
     chunks = list(read_text_chunks(path, name, 1 << 16))
     if not chunks or sum(len(c) for c in chunks) == 0:
-        raise DataError(f"{name}: the file has no data rows", code="no_rows", file=name, data_dependent=False)
+        raise DataError(f"{name}: the file has no data rows", code="no_rows", file=name)
     return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
 
 

@@ -79,6 +79,7 @@ class ServerSettings:
     rate: float = 20.0
     burst: int = 60
     max_body: int = 1_000_000
+    body_timeout: float = 30.0
     max_json_depth: int = 64
     job_timeout: float = 3600.0
     stale_after: float = 60.0
@@ -88,6 +89,7 @@ class ServerSettings:
     shards: int = 2
     max_active_jobs: int = 16
     docs: bool = False
+    supervise: bool = True
 
     def __post_init__(self) -> None:
         if self.workers < 0 or self.primitive_processes < 1:
@@ -148,15 +150,18 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     state = app.state
     state.db.migrate()
     import dprm.mining  # noqa: F401 - the miners' import (seconds) before the first request
+    supervise = state.settings.background and state.settings.supervise
     if state.settings.background:
         state.audit.start()
-        state.supervisor.start()
+        if supervise:
+            state.supervisor.start()
         state.pool.start()
     try:
         yield
     finally:
         if state.settings.background:
-            state.supervisor.stop()
+            if supervise:
+                state.supervisor.stop()
             state.pool.stop()
             state.audit.stop()
         else:
@@ -174,14 +179,16 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
     settings : ServerSettings, optional
         Or the same as keyword options: ``workers`` (job processes; 0 keeps jobs
         queued), ``primitive_processes``, ``rate``/``burst`` (per-token rate limit),
-        ``max_body`` (bytes), ``max_json_depth``, ``job_timeout``, ``stale_after``,
+        ``max_body`` (bytes), ``max_json_depth``, ``body_timeout`` (seconds a body may take: 408), ``job_timeout``, ``stale_after``,
         ``primitive_timeout`` (seconds), ``background`` (False: no supervisor, pool
         or audit thread is started; for tests of the request layer), ``engine``
         (None: jobs count in their worker process; ``""``: the rows of a job whose
         miner counts through the engine are sharded on a local Ray on loopback;
         ``"ray://HOST:PORT"``: on that Ray cluster), ``shards`` and ``max_active_jobs``
         (an analyst's jobs queued or running at once; more is 429 ``too_many_jobs``),
-        ``docs`` (serve ``/docs`` and ``/redoc``: :mod:`dprm.server.api.docs`).
+        ``docs`` (serve ``/docs`` and ``/redoc``: :mod:`dprm.server.api.docs`), ``supervise``
+        (False: no supervisor in this process; one of the processes of ``dprm serve
+        --processes N`` runs it).
     """
     settings = settings or ServerSettings(**options)
     db = Database(db_url)
@@ -208,7 +215,8 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(OperationalError, database_error)
-    app.add_middleware(Guard, audit=audit, max_body=settings.max_body, max_depth=settings.max_json_depth)
+    app.add_middleware(Guard, audit=audit, max_body=settings.max_body, max_depth=settings.max_json_depth,
+                       body_timeout=settings.body_timeout)
 
     for router in routers():
         app.include_router(router)

@@ -23,6 +23,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "invalid_tree": (422, "the tree is not valid for the dataset's public schema"),
     "unknown_algorithm": (422, "no such algorithm on this server"),
     "request_too_large": (413, "the request body is too large"),
+    "request_timeout": (408, "the request body did not arrive in time"),
     "unsupported_media_type": (415, "send JSON (Content-Type: application/json)"),
     # who is asking
     "missing_token": (401, "an API token is required (Authorization: Bearer TOKEN)"),

@@ -2,8 +2,17 @@
 
 For every HTTP request it
 
+* answers a ``POST`` to the API (``/v1/...``) without a valid token 401 *before*
+  reading its body (the same codes as :func:`~dprm.server.api.deps.current_analyst`,
+  which then takes the analyst found here instead of reading it again): an outsider
+  cannot make the server buffer a megabyte per connection;
+* answers 408 ``request_timeout`` when the body has not arrived within
+  ``body_timeout`` seconds of the headers (the headers' own deadline is the
+  connection's: :mod:`dprm.server.limits`);
 * refuses a body larger than ``max_body`` bytes (413 ``request_too_large``) before
   the application parses it, whether or not a ``Content-Length`` was sent;
+* refuses a NUL character in a JSON text or a form field (422 ``invalid_request``:
+  no name, query or parameter holds one, and PostgreSQL refuses it in text);
 * refuses a body that is not JSON (415 ``unsupported_media_type`` without a JSON
   ``Content-Type``, except URL-encoded forms posted to the web pages under ``/ui``, 400 ``invalid_json`` when it does not parse) and JSON nested
   deeper than ``max_depth`` (400 ``json_too_deep``: Python's JSON parser would
@@ -26,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -72,6 +82,23 @@ def json_depth(body: bytes) -> int:
     return deepest
 
 
+def _holds_nul(value: Any) -> bool:
+    """Whether a parsed JSON value holds a NUL character in a key or a string (no name,
+    query or parameter does; PostgreSQL refuses it in text: the answer would be 500)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def is_json_media_type(content_type: bytes) -> bool:
     """Whether a (lower-case) Content-Type header names JSON: ``application/json`` or ``application/*+json``.
 
@@ -88,11 +115,51 @@ def is_json_media_type(content_type: bytes) -> bool:
 class Guard:
     """The middleware (see the module docstring)."""
 
-    def __init__(self, app: Any, *, audit: Any, max_body: int, max_depth: int) -> None:
+    def __init__(self, app: Any, *, audit: Any, max_body: int, max_depth: int, body_timeout: float = 30.0) -> None:
         self.app = app
         self.audit = audit
         self.max_body = max_body
         self.max_depth = max_depth
+        self.body_timeout = body_timeout
+
+    @staticmethod
+    def _media_accepted(scope: dict, headers: dict[bytes, bytes]) -> bool:
+        """Whether a body of this Content-Type is read: JSON, or a form posted to the web pages."""
+        content_type = headers.get(b"content-type", b"").lower()
+        if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
+            return True
+        return is_json_media_type(content_type)
+
+    async def _token_refused(self, scope: dict, send: Any, state: dict) -> bool:
+        """Whether a POST to the API was answered 401 for its token (before its body is read)."""
+        if scope.get("method") != "POST" or not scope.get("path", "").startswith("/v1/"):
+            return False
+        from dprm.server.accounts import authenticate
+
+        headers = dict(scope.get("headers", []))
+        declared = headers.get(b"content-length", b"").strip()
+        if declared.isdigit() and int(declared) > 0 and not self._media_accepted(scope, headers):
+            return False  # 415 from the body's checks, before the token: nothing to buffer either way
+        header = headers.get(b"authorization", b"").strip()
+        scheme, _, token = header.decode("latin-1").partition(" ")
+        if header and (scheme.lower() != "bearer" or not token.strip()):
+            code, message = "invalid_token", "the Authorization header must be 'Bearer TOKEN'"
+        else:
+            from sqlalchemy.exc import OperationalError
+
+            try:
+                found, code = await self.audit.db.aread(lambda c: authenticate(c, token.strip() or None))
+            except OperationalError as error:  # as the application's handler answers it
+                log.error("database error: %s", error)
+                state["detail"] = str(error)[:2000]
+                found, code = None, "database_unavailable"
+            if found is not None:
+                state["authenticated"] = found  # current_analyst takes it from here
+                return False
+            code, message = code or "invalid_token", None
+        state["outcome"] = code
+        await self._answer(send, code, message)
+        return True
 
     async def _answer(self, send: Any, code: str, message: str | None = None) -> None:
         status, description = ERRORS[code]
@@ -119,6 +186,8 @@ class Guard:
             await send(message)
 
         try:
+            if await self._token_refused(scope, send_and_note, state):
+                return
             body = await self._body(scope, receive, send_and_note, state)
             if body is not None:
                 delivered = {"done": False}
@@ -161,8 +230,14 @@ class Guard:
                     return None
         chunks: list[bytes] = []
         size = 0
+        deadline = time.monotonic() + self.body_timeout
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.001))
+            except asyncio.TimeoutError:
+                state["outcome"] = "request_timeout"
+                await self._answer(send, "request_timeout")
+                return None
             if message["type"] == "http.disconnect":
                 state["outcome"] = "client_disconnected"
                 return None
@@ -180,8 +255,12 @@ class Guard:
             return body
         content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"").lower()
         if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
+            if b"\x00" in body or b"%00" in body:  # %00 is the NUL character; a typed "%00" is sent as %2500
+                state["outcome"] = "invalid_request"
+                await self._answer(send, "invalid_request", "a form field holds a NUL character")
+                return None
             return body  # a form of the web pages (bounded above; parsed by the page's handler)
-        if not is_json_media_type(content_type):
+        if not self._media_accepted(scope, dict(scope.get("headers", []))):
             state["outcome"] = "unsupported_media_type"
             await self._answer(send, "unsupported_media_type")
             return None
@@ -190,9 +269,13 @@ class Guard:
             await self._answer(send, "json_too_deep", f"the JSON body is nested deeper than {self.max_depth}")
             return None
         try:
-            json.loads(body)
+            value = json.loads(body)
         except (ValueError, RecursionError):
             state["outcome"] = "invalid_json"
             await self._answer(send, "invalid_json")
+            return None
+        if b"\\u0000" in body and _holds_nul(value):
+            state["outcome"] = "invalid_request"
+            await self._answer(send, "invalid_request", "a text of the JSON body holds a NUL character")
             return None
         return body

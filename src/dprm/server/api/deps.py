@@ -70,12 +70,16 @@ async def current_analyst(request: Request,
                           ) -> accounts.Analyst:
     """The analyst of a valid token (a dependency of every endpoint but /health).
 
-    One indexed read (:meth:`~dprm.server.database.Database.aread`).
+    One indexed read (:meth:`~dprm.server.database.Database.aread`), made by the
+    :class:`~dprm.server.guard.Guard` for a ``POST`` (before its body is read).
     """
-    token = credentials.credentials if credentials is not None else None
-    if token is None and request.headers.get("authorization"):
-        raise ApiError("invalid_token", "the Authorization header must be 'Bearer TOKEN'")
-    found, problem = await request.app.state.db.aread(lambda connection: accounts.authenticate(connection, token))
+    found = getattr(request.state, "authenticated", None)  # a POST's token, checked before its body
+    problem = None
+    if found is None:
+        token = credentials.credentials if credentials is not None else None
+        if token is None and request.headers.get("authorization"):
+            raise ApiError("invalid_token", "the Authorization header must be 'Bearer TOKEN'")
+        found, problem = await request.app.state.db.aread(lambda connection: accounts.authenticate(connection, token))
     if found is None:
         raise ApiError(problem or "invalid_token")
     request.state.analyst_id = found.id
