@@ -62,8 +62,12 @@ def test_a_bad_transform_is_one_line_naming_the_column(entry: dict, fragment: st
     assert fragment in str(error.value) and "\n" not in str(error.value)
 
 
-def test_a_private_run_over_a_declared_log_column_keeps_what_a_linear_grid_misses() -> None:
-    """Planted: visits above its median (a few units) is 'old'; the linear grid of [0, 500] cannot cut there."""
+def test_a_declared_log_column_or_the_private_grid_keeps_what_the_public_linear_grid_misses() -> None:
+    """Planted: visits above its median (a few units) is 'old'; the linear grid of [0, 500] cannot cut there.
+
+    Declared ``log``, or no declaration with the grid chosen privately (the default),
+    finds it; the public equally wide grid (``numeric_grid="public"``) does not.
+    """
     from dprm.mining import default_algorithm, default_parameters, make_miner
     from dprm.privacy import Accountant, SeededNoise
 
@@ -73,15 +77,16 @@ def test_a_private_run_over_a_declared_log_column_keeps_what_a_linear_grid_misse
     old = ((visits > np.median(visits)) ^ (rng.random(n) < 0.05)).astype(int)
     left, right = {"id": np.arange(n), "old": old}, {"id": np.arange(n), "visits": visits}
     kept = {}
-    for transform in (None, "log"):
+    for transform, grid in ((None, "public"), ("log", "public"), (None, "auto")):
         entry = {"type": "numeric", "bounds": [0, 500]} | ({"transform": transform} if transform else {})
         data = load_two_view(pd.DataFrame(left), pd.DataFrame(right),
                              types={"id_column": "id", "columns": {"old": "boolean", "visits": entry}})
         best = 0.0
         for seed in range(3):
-            miner = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0)
+            miner = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0, numeric_grid=grid)
             miner.fit(data, accountant=Accountant(1.0, SeededNoise(np.random.default_rng(seed))),
                       rng=np.random.default_rng(seed))
             best = max([best] + [r.stats.jaccard for r in miner.redescriptions_ if not r.pruned])
-        kept[transform] = best
-    assert kept["log"] > 0.8 and kept["log"] > kept[None] + 0.1, kept
+        kept[transform or grid] = best
+    assert kept["log"] > 0.8 and kept["log"] > kept["public"] + 0.1, kept
+    assert kept["auto"] > 0.8 and kept["auto"] > kept["public"] + 0.1, kept

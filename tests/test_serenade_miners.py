@@ -34,7 +34,8 @@ def planted():
 
 
 @pytest.mark.parametrize("algorithm", PRIVATE)
-@pytest.mark.parametrize("options", [{}, {"data_size": "engine", "min_rows": 500}, {"budget_split": "1/3,1/3,1/3"}])
+@pytest.mark.parametrize("options", [{}, {"data_size": "engine", "min_rows": 500}, {"budget_split": "1/3,1/3,1/3"},
+                                     {"numeric_grid": "auto"}])
 def test_the_ledger_adds_up_and_every_draw_follows_a_charge(planted, algorithm, options) -> None:
     _, data = planted
     noise = RecordingNoise(np.random.default_rng(0))
@@ -51,6 +52,9 @@ def test_the_ledger_adds_up_and_every_draw_follows_a_charge(planted, algorithm, 
     # draws of one release happen after its charge and before the next one
     assert noise.draws == sorted(noise.draws)
     steps = [e.step for e in accountant.ledger]
+    grids = [s for s in steps if s.startswith("grid of")]   # numeric-grid auto: the grids are chosen first
+    assert steps[:len(grids)] == grids and bool(grids) == (options.get("numeric_grid") == "auto")
+    steps = steps[len(grids):]
     assert sum(s.startswith("initial pair") for s in steps) == 3
     if options.get("data_size") == "engine":
         assert "data size" not in steps

@@ -105,6 +105,10 @@ class PartsEngine(CountingEngine):
         self.opened = PartWorkers(factory, self.parts)
         return self.opened
 
+    def use_transforms(self, transforms):
+        self.parts = [part.with_transforms(transforms) for part in self.parts]
+        self.schema = self.schema.with_transforms(transforms)
+
 
 def document(miner, data) -> str:
     accountant = Accountant(miner.epsilon, SeededNoise(np.random.default_rng(11)))

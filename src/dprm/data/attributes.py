@@ -25,7 +25,8 @@ and its output says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Iterator
 
@@ -63,10 +64,12 @@ class Domain:
         True when the data owner declared that the attribute has no missing value
         (checked when the data are read): then ``[x ≤ t]`` is exactly ``¬[x > t]``
         and the normal form may simplify with it, in private runs too.
-    transform : {None, "log"}
-        The public transform the data owner declared for a numeric attribute: the
-        private miners' thresholds are then equally spaced in ``log(1 + x)``
-        (:func:`dprm.data.grid.public_grid`), for heavy-tailed values.
+    transform : {None, "log", "linear"} or a member of :data:`dprm.data.grid.GRID_FAMILY`
+        The grid of a numeric attribute's thresholds in private runs
+        (:func:`dprm.data.grid.public_grid`): declared by the data owner (``"log"``:
+        equally spaced in ``log(1 + x)``, for heavy-tailed values; ``"linear"``), or
+        chosen privately at the start of a run (:mod:`dprm.mining.private_grids`;
+        None until then: equally wide).
     """
 
     bounds: tuple[float, float] | None = None
@@ -182,6 +185,29 @@ class TwoViewData:
     @property
     def views(self) -> tuple[View, View]:
         return (self.left, self.right)
+
+    def with_transforms(self, transforms: Mapping[tuple[int, str], str]) -> "TwoViewData":
+        """The same rows with the grid ``transforms[(side, name)]`` in those attributes' domains.
+
+        The values are shared, not copied. For the grids a private run chose
+        (:mod:`dprm.mining.private_grids`): the literal index then cuts each such
+        attribute on that grid (:func:`dprm.data.grid.public_grid`).
+
+        Examples
+        --------
+        >>> x = Attribute("x", "left", AttributeKind.NUMERIC, np.array([1.0, 50.0]), Domain((0.0, 100.0), declared=True))
+        >>> y = Attribute("y", "right", AttributeKind.BOOLEAN, np.array([0, 1], dtype=np.int8))
+        >>> data = TwoViewData(View("left", [x]), View("right", [y]))
+        >>> data.with_transforms({(0, "x"): "log:100"}).left["x"].domain.transform
+        'log:100'
+        """
+        views = []
+        for side, view in enumerate(self.views):
+            attributes = [a if (side, a.name) not in transforms else
+                          replace(a, domain=replace(a.domain, transform=transforms[(side, a.name)]))
+                          for a in view.attributes]
+            views.append(replace(view, attributes=attributes))
+        return TwoViewData(views[0], views[1], self.ids)
 
     def view(self, side: str | int) -> View:
         """The view named ``"left"``/``"right"`` or numbered 0/1."""

@@ -23,10 +23,22 @@ import math
 
 import numpy as np
 
-#: The public transforms a types file may declare for a numeric column (``"transform"``).
-TRANSFORMS: tuple[str, ...] = ("log",)
+#: The public transforms a types file may declare for a numeric column (``"transform"``):
+#: ``"log"`` (thresholds equally spaced in ``log(1 + x)``) or ``"linear"`` (equally wide).
+#: A column without one gets a grid of :data:`GRID_FAMILY` chosen privately
+#: (:mod:`dprm.mining.private_grids`) unless the run asks for the public grid.
+TRANSFORMS: tuple[str, ...] = ("log", "linear")
 
-__all__ = ["TRANSFORMS", "grid_points", "grid_spacing", "rounded_grid", "log_grid", "public_grid"]
+#: The grids a private run chooses between for a numeric column without a declared
+#: transform: equally wide (``"linear"``), or equally spaced in
+#: ``log(1 + r · (x − low) / (high − low))`` for ``r`` = 10 … 10⁶ (``"log:r"``: the
+#: larger ``r``, the more points near ``low`` and the fewer in the tail). Each is a
+#: function of the public bounds only; which one a column gets is the private choice.
+GRID_FAMILY: tuple[str, ...] = ("linear", "log:10", "log:100", "log:1000", "log:10000", "log:100000",
+                                "log:1000000")
+
+__all__ = ["TRANSFORMS", "GRID_FAMILY", "grid_points", "grid_spacing", "rounded_grid", "log_grid",
+           "scaled_log_grid", "public_grid"]
 
 
 def grid_spacing(low: float, high: float, count: int) -> float:
@@ -137,20 +149,55 @@ def log_grid(low: float, high: float, count: int) -> np.ndarray:
     return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
 
 
+def scaled_log_grid(low: float, high: float, count: int, ratio: float) -> np.ndarray:
+    """``count`` points equally spaced in ``log(1 + ratio · (x − low) / (high − low))``, readable.
+
+    A member of :data:`GRID_FAMILY` (``"log:ratio"``): for any finite bounds (the
+    origin is ``low``, so negative bounds are fine). The first point lies about
+    ``ratio^(1/(count+1)) − 1`` units of ``(high − low) / ratio`` above ``low``; a
+    large ``ratio`` puts most points near ``low`` (heavy right tails), a small one
+    is nearly equally wide. Each point's distance from ``low`` is rounded to two
+    significant digits, then the distinct points are kept: a function of the public
+    bounds only.
+
+    Examples
+    --------
+    >>> scaled_log_grid(0.0, 1000.0, 5, 1000.0).tolist()   # like log_grid(0, 1000, 5)
+    [2.2, 9.0, 31.0, 99.0, 320.0]
+    >>> scaled_log_grid(-5.0, 5.0, 3, 10.0).tolist()
+    [-4.18, -2.7, 0.0]
+    """
+    if not ratio > 0:
+        raise ValueError(f"a scaled log grid needs a ratio > 0, not {ratio}")
+    unit = grid_spacing(low, high, 0) / ratio   # (high - low) / ratio, finite for finite bounds
+    offsets = unit * np.expm1(np.linspace(0.0, math.log1p(ratio), count + 2)[1:-1])
+    rounded = []
+    for offset in offsets.tolist():
+        if offset > 0 and math.isfinite(offset):
+            offset = round(offset, 1 - math.floor(math.log10(offset)))
+        rounded.append(low + offset)
+    return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
+
+
 def public_grid(low: float, high: float, count: int, transform: str | None = None) -> np.ndarray:
     """The thresholds a private miner may choose for a numeric column: a function of public facts only.
 
-    Equally spaced between the public bounds (:func:`rounded_grid`), or, for a column the
-    data owner declared ``"transform": "log"``, equally spaced in ``log(1 + x)``
-    (:func:`log_grid`).
+    Equally spaced between the public bounds (:func:`rounded_grid`; ``transform`` None
+    or ``"linear"``), for a column the data owner declared ``"transform": "log"``
+    equally spaced in ``log(1 + x)`` (:func:`log_grid`), or a member ``"log:r"`` of
+    :data:`GRID_FAMILY` (:func:`scaled_log_grid`).
 
     Examples
     --------
     >>> public_grid(0.0, 100.0, 3).tolist(), public_grid(0.0, 100.0, 3, "log").tolist()
     ([25.0, 50.0, 75.0], [2.2, 9.0, 31.0])
+    >>> public_grid(0.0, 100.0, 3, "log:100").tolist()
+    [2.2, 9.0, 31.0]
     """
-    if transform is None:
+    if transform is None or transform == "linear":
         return rounded_grid(low, high, count)
     if transform == "log":
         return log_grid(low, high, count)
-    raise ValueError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS)}")
+    if transform in GRID_FAMILY:
+        return scaled_log_grid(low, high, count, float(transform.split(":")[1]))
+    raise ValueError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS + GRID_FAMILY[1:])}")

@@ -85,9 +85,11 @@ class ColumnSpec:
     complete : bool
         Declared to have no missing value (``"complete": true``); checked when the
         data are read.
-    transform : {None, "log"}
-        A numeric column's public transform (``"transform": "log"``): the private
-        miners cut it at thresholds equally spaced in ``log(1 + x)``.
+    transform : {None, "log", "linear"}
+        A numeric column's public transform: ``"log"``, the private miners cut it at
+        thresholds equally spaced in ``log(1 + x)``; ``"linear"``, equally spaced in
+        ``x``. Without one, a private run chooses the grid privately
+        (:mod:`dprm.mining.private_grids`).
     """
 
     type: ColumnType
@@ -295,7 +297,7 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
             raise where.error(f"unknown transform {transform!r}; use one of {', '.join(map(repr, TRANSFORMS))}")
         if ctype is not ColumnType.NUMERIC:
             raise where.error(f"'transform' is only for numeric columns, not {ctype.value}")
-        if parsed_bounds is None or parsed_bounds[0] < 0:
+        if transform == "log" and (parsed_bounds is None or parsed_bounds[0] < 0):
             raise where.error("'transform': 'log' needs declared 'bounds' with a lower bound of at least 0 "
                               "(the grid is equally spaced in log(1 + x))")
     return ColumnSpec(

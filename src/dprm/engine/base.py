@@ -19,7 +19,7 @@ attribute (:meth:`CountingEngine.counts`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,6 +88,15 @@ class CountingEngine(ABC):
     @abstractmethod
     def workers(self, factory: Callable[[TwoViewData], Any]) -> ShardWorkers:
         """``factory(rows)`` built on every shard's rows, for requests that keep state (:mod:`dprm.engine.workers`)."""
+
+    @abstractmethod
+    def use_transforms(self, transforms: Mapping[tuple[int, str], str]) -> None:
+        """Cut the attributes ``(side, name)`` on the grids ``transforms`` from now on (every shard).
+
+        The grids a private run chose (:mod:`dprm.mining.private_grids`); the
+        schema's domains carry them, and the literal tables of ``mode="private"``
+        built after this call use them.
+        """
 
     def data_thresholds(self, max_splits: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Per view, every attribute's thresholds of :class:`~dprm.data.LiteralIndex` ``mode="data"`` over all rows.

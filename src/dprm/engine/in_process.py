@@ -18,7 +18,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,10 @@ class InProcessEngine(CountingEngine):
             self._counters[key] = TableCounter(
                 tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits)) for view in self.schema.views))
         return self._counters[key]
+
+    def use_transforms(self, transforms: Mapping[tuple[int, str], str]) -> None:
+        self.schema = self.schema.with_transforms(transforms)
+        self._counters.clear()
 
     def data_thresholds(self, max_splits: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Every attribute's ``mode="data"`` thresholds, computed on all the rows here."""

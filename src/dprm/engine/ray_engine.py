@@ -47,7 +47,8 @@ import os
 import resource
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -168,8 +169,9 @@ class ShardActor:
         return None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
 
     def adopt(self, schema: tuple) -> int:
-        """Take the merged schema; returns the number of rows held."""
+        """Take the merged schema (again, when its grids change); returns the number of rows held."""
         self._data = adopt_schema(self._data, schema)
+        self._counters.clear()
         return self._data.n_rows
 
     def use_thresholds(self, max_splits: int, thresholds: tuple) -> None:
@@ -310,6 +312,7 @@ class RayEngine(CountingEngine):
                 raise ParameterError("the data has no rows")
             schema = merge_schemas([[s[side] for s in summaries] for side in (0, 1)])
             self._rows = int(sum(self._all("adopt", schema)))
+            self._summaries = schema
             self.schema = schema_only(schema)
         except BaseException:
             self.close()
@@ -371,6 +374,17 @@ class RayEngine(CountingEngine):
             self._tables[key] = tuple(LiteralTable(view, mode=mode, max_splits=int(max_splits), thresholds=thresholds)
                                       for view, thresholds in zip(self.schema.views, given))
         return self._tables[key]
+
+    def use_transforms(self, transforms: Mapping[tuple[int, str], str]) -> None:
+        self._summaries = tuple(
+            replace(summary, attributes=tuple(
+                column if (side, column.name) not in transforms else
+                replace(column, domain=replace(column.domain, transform=transforms[(side, column.name)]))
+                for column in summary.attributes))
+            for side, summary in enumerate(self._summaries))
+        self._all("adopt", self._summaries)
+        self.schema = schema_only(self._summaries)
+        self._tables = {key: tables for key, tables in self._tables.items() if key[0] != "private"}
 
     def data_thresholds(self, max_splits: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """The ``mode="data"`` thresholds merged from the shards (:mod:`dprm.engine.value_statistics`), kept."""

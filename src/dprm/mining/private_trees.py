@@ -5,7 +5,10 @@ AltExpM, AltMCMC (:mod:`dprm.mining.alternation`) and MCMCTreePair
 base class holds the rest:
 
 * the literal indexes in private mode (numeric split points on a grid over the
-  public bounds, never at data values);
+  public bounds, never at data values): equally wide, declared log-spaced, or, for a
+  column without a declared transform, a grid of a public family chosen privately
+  from ``grid_share`` of the budget before anything else (``numeric_grid="auto"``,
+  the default; :mod:`dprm.mining.private_grids`);
 * initial targets (:meth:`initial_target`): a uniformly random attribute of either
   view (the schema is public); Boolean values and categories are classes; a numeric
   attribute is cut into equal-width bins over its *public* bounds: ``target_bins``
@@ -38,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, require_attributes
-from dprm.data.grid import grid_points, grid_spacing
+from dprm.data.grid import GRID_FAMILY, grid_points, grid_spacing, scaled_log_grid
 from dprm.data.literal_index import LiteralIndex
 from dprm.engine import CountingEngine, InProcessEngine
 from dprm.engine.workers import ShardWorkers
@@ -63,6 +66,7 @@ from dprm.mining.base import (
 )
 from dprm.mining.auto_trees import AUTO, AUTO_MAX_TRIALS, auto_tree_settings
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
+from dprm.mining.private_grids import GRID_SHARE, NUMERIC_GRID, choose_grids, grid_note
 from dprm.mining.private_extraction import (
     COUNTS,
     UNITS,
@@ -136,6 +140,8 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                               "from an independent second count of the cells (counts, intervals and pruning "
                               "from it: no winner's curse); 0: one count, as the paper", "float",
           unit="share of ε", low=0, high=1, high_open=True),
+    NUMERIC_GRID,
+    GRID_SHARE,
     Param("targets", "How the initial targets are chosen: 'uniform', a uniformly random attribute (the paper), "
                      "or 'scored', a split literal chosen by the exponential mechanism for how well one split of "
                      "the other view predicts it, paid from target-share", "choice", choices=TARGET_CHOICES),
@@ -273,22 +279,49 @@ class PrivateTreeMiner(Miner):
                 f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain"
             )
         require_attributes(data.views)
-        self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
-        # attributes the types file declares complete (public): the normal form may use them
-        self._complete = frozenset(a.name for view in data.views for a in view if a.domain.complete)
-        self._n_rows = n_rows
+        data = self._choose_grids(data, engine, accountant)
         self._keys = itertools.count(1)
         self._shards: ShardWorkers | None = None
-        if engine is None:
-            self._fit_rows(data, accountant, rng, tracker, constraints)
-            return self
-        self._shards = engine.workers(partial(TreeRows, max_splits=self.max_splits))
+        self._n_rows = n_rows
         try:
+            self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
+            # attributes the types file declares complete (public): the normal form may use them
+            self._complete = frozenset(a.name for view in data.views for a in view if a.domain.complete)
+            if engine is not None:
+                self._shards = engine.workers(partial(TreeRows, max_splits=self.max_splits))
             self._fit_rows(data, accountant, rng, tracker, constraints)
         finally:
-            self._shards.close()
-            self._shards = None
+            if self._shards is not None:
+                self._shards.close()
+                self._shards = None
+            if engine is not None and self._chosen:  # the engine serves later runs: its public grids again
+                engine.use_transforms({key: None for key in self._chosen})
         return self
+
+    def _choose_grids(self, data: TwoViewData, engine: CountingEngine | None, accountant: Accountant) -> TwoViewData:
+        """With ``numeric_grid="auto"``: each numeric column's grid, chosen privately (:mod:`dprm.mining.private_grids`).
+
+        Spends ``grid_share`` of ε first, when some column has no declared transform
+        (:attr:`_grid_epsilon`, taken from the budget of the rest of the run); returns
+        the data (sharded: the schema) whose domains carry the chosen grids.
+        """
+        self._grid_epsilon = 0
+        self._grid_notes: list[str] = []
+        self._chosen: dict[tuple[int, str], str] = {}
+        if self.numeric_grid != "auto":
+            return data
+        grid_epsilon = as_epsilon(self.epsilon, "epsilon") * as_fraction(self.grid_share, "grid-share")
+        chosen = choose_grids(engine if engine is not None else InProcessEngine(data), grid_epsilon, accountant,
+                              max_splits=self.max_splits)
+        if not chosen:
+            return data
+        self._chosen = chosen
+        self._grid_epsilon = grid_epsilon
+        self._grid_notes = [grid_note(chosen)]
+        if engine is None:
+            return data.with_transforms(chosen)
+        engine.use_transforms(chosen)
+        return engine.schema
 
     def _fit_rows(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, tracker: Progress,
                   constraints) -> None:
@@ -301,7 +334,7 @@ class PrivateTreeMiner(Miner):
         self._rng = rng
         self._progress = tracker
         self._data_size = None
-        epsilon = as_epsilon(self.epsilon, "epsilon")
+        epsilon = as_epsilon(self.epsilon, "epsilon") - self._grid_epsilon  # the grids' share was spent first
         if self.size_share > 0:
             size_epsilon, epsilon = split_budget(epsilon, [as_fraction(self.size_share, "size-share"),
                                                            1 - as_fraction(self.size_share, "size-share")])
@@ -346,7 +379,7 @@ class PrivateTreeMiner(Miner):
                                      max_interval_width=self.prune_interval,
                                      max_pvalue=self.max_pvalue if self.prune_significance else None)
         self.privacy_ = self._privacy_block(data, accountant)
-        self.notes_ = list(self._notes)
+        self.notes_ = [*self._grid_notes, *self._notes]
         tracker.finish()
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
@@ -434,6 +467,8 @@ class PrivateTreeMiner(Miner):
             n_classes = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
             if attribute.domain.transform == "log":  # declared heavy tail: bins equally wide in log(1 + x)
                 edges = np.expm1(grid_points(math.log1p(low), math.log1p(high), n_classes - 1))
+            elif attribute.domain.transform in GRID_FAMILY[1:]:  # a log grid chosen privately: bins alike
+                edges = scaled_log_grid(low, high, n_classes - 1, float(attribute.domain.transform.split(":")[1]))
             else:
                 edges = grid_points(low, high, n_classes - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
         else:

@@ -41,6 +41,8 @@ def shared_tree_parameters(
     size_share: float = 0.05,
     target_binning: str = "fixed",
     binning_share: float = 0.02,
+    numeric_grid: str = "auto",
+    grid_share: float = 0.05,
     targets: str = "uniform",
     target_share: float | str = 0.2,
     reestimate_share: float = 0.0,

@@ -12,6 +12,16 @@ The numerator changes by at most ``exp(ε/2)`` and the normaliser by at most
 ``exp(ε/2)`` between neighbours, so ``P_D(i) / P_D'(i) <= exp(ε)``: ε-DP. As a map
 on the L-infinity distance of the score vectors, ``d_in -> d_in ε / Δ``.
 
+Monotone scores (``monotone=True``): when adding a row never raises any score and
+removing one never lowers any (or the reverse, for every pair of neighbours), the
+numerator and the normaliser move in the same direction, so their ratio changes by at
+most ``exp(ε)`` with ``P(i) ∝ exp(ε q_i / Δ)``: half the noise for the same ε
+(McSherry & Talwar 2007, the remark after Theorem 6; OpenDP's ``linf_distance(monotonic=True)``).
+Derivation for adding a row (``D' = D + x``, ``q'_i ∈ [q_i − Δ, q_i]`` for all ``i``):
+``P_D(i) / P_D'(i) = exp(ε (q_i − q'_i) / Δ) · Z' / Z`` with the first factor in
+``[1, e^ε]`` and ``Z' / Z`` in ``[e^−ε, 1]``, so the ratio lies in ``[e^−ε, e^ε]``.
+The scale is then ``Δ/ε``; the caller states that its scores are monotone.
+
 Sampling without overflow (``sampler="gumbel"``, default): with scale
 ``s = 2Δ/ε`` and i.i.d. standard Gumbel ``G_i``, ``argmax_i (q_i/s + G_i)`` has
 exactly the distribution above (the Gumbel-max trick), and nothing is
@@ -63,11 +73,15 @@ class ExponentialMechanism(Mechanism):
     sampler : {"gumbel", "permute-and-flip"}, default "gumbel"
         ``"gumbel"`` samples the exponential mechanism's distribution exactly;
         ``"permute-and-flip"`` is the (also ε-DP) permute-and-flip mechanism.
+    monotone : bool, default False
+        The caller's statement that the scores are monotone in the data (every score
+        moves the same way when a row is added); the scale is then ``Δ/ε`` (module
+        docstring).
 
     Attributes
     ----------
     scale : float
-        Noise scale ``2Δ/ε``, rounded up.
+        Noise scale ``2Δ/ε`` (``Δ/ε`` for monotone scores), rounded up.
 
     Examples
     --------
@@ -92,6 +106,7 @@ class ExponentialMechanism(Mechanism):
         epsilon: EpsilonLike,
         sensitivity: EpsilonLike = 1,
         sampler: Sampler = "gumbel",
+        monotone: bool = False,
     ) -> None:
         super().__init__(epsilon, sensitivity)
         if sampler not in SAMPLERS:
@@ -99,13 +114,15 @@ class ExponentialMechanism(Mechanism):
                 f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}"
             )
         self.sampler: Sampler = sampler
-        self.scale: float = noise_scale(2 * self.sensitivity, self.epsilon)
-        self.name = f"exponential ({sampler})"
+        self.monotone = bool(monotone)
+        self.scale: float = noise_scale((1 if self.monotone else 2) * self.sensitivity, self.epsilon)
+        self.name = f"exponential ({sampler}{', monotone scores' if self.monotone else ''})"
 
     def __repr__(self) -> str:
         return (
             f"ExponentialMechanism(epsilon={self.epsilon}, "
-            f"sensitivity={self.sensitivity}, sampler={self.sampler!r})"
+            f"sensitivity={self.sensitivity}, sampler={self.sampler!r}"
+            + (", monotone=True)" if self.monotone else ")")
         )
 
     def probabilities(self, scores: npt.ArrayLike) -> np.ndarray:

@@ -18,6 +18,7 @@ from dprm.engine import CountingEngine, as_engine
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.base import Miner, Progress, ProgressCallback
 from dprm.mining.noisy_estimates import discrete_laplace_variance
+from dprm.mining.private_grids import choose_grids, grid_note
 from dprm.mining.pruning import greedy_pruned
 from dprm.mining.serenade.auto import MAX_PAIRS, auto_split, es_sizes, grid_splits
 from dprm.mining.serenade.compute_quality import QualityRelease
@@ -147,6 +148,33 @@ class GreedyMiner(Miner):
             self._ledger_start = len(accountant.ledger)
         require_attributes(data.views)
         mode = "private" if self.private else "data"
+        self._grid_epsilon, self._grid_notes = 0, []
+        chosen = self._choose_grids(engine, accountant) if self.private else {}
+        try:
+            self._run(engine.schema if chosen else data, engine, mode, rng, accountant)
+        finally:
+            if chosen:  # an engine given by the caller may serve later runs: its public grids again
+                engine.use_transforms({key: None for key in chosen})
+        return self
+
+    def _choose_grids(self, engine: CountingEngine, accountant: Accountant) -> dict[tuple[int, str], str]:
+        """With ``numeric_grid="auto"``: the numeric columns' grids chosen privately, in use on ``engine``.
+
+        Spends ``grid_share`` of ε first when some column has no declared transform
+        (:mod:`dprm.mining.private_grids`); the rest of the run has the remainder.
+        """
+        if self.numeric_grid != "auto":
+            return {}
+        grid_epsilon = as_epsilon(self.epsilon, "epsilon") * as_fraction(self.grid_share, "grid-share")
+        chosen = choose_grids(engine, grid_epsilon, accountant, max_splits=self._finest_splits())
+        if chosen:
+            engine.use_transforms(chosen)
+            self._grid_epsilon, self._grid_notes = grid_epsilon, [grid_note(chosen)]
+        return chosen
+
+    def _run(self, data: TwoViewData, engine: CountingEngine, mode: str, rng: np.random.Generator,
+             accountant: Accountant | None) -> None:
+        """The run after the checks (and the grids): counts, mining, the privacy block."""
         self._data = data
         self._engine = engine
         self._use_grid(mode, self._finest_splits())
@@ -159,14 +187,13 @@ class GreedyMiner(Miner):
             check_pair_count(self.tables_, self.algorithm)  # public schema only, before any release
         self._rng = rng
         self._accountant = accountant
-        self._notes: list[str] = []
+        self._notes: list[str] = list(self._grid_notes)
         self._float_selection = False
         self._mine(data)
         self.privacy_ = self._privacy_block(data)
         self.notes_ = self._notes
         self._data = self._engine = self._counts = None  # the miner keeps no reference to the rows after the run
         self._progress.finish()
-        return self
 
     def _mine(self, data: TwoViewData) -> None:
         raise NotImplementedError
@@ -181,7 +208,7 @@ class GreedyMiner(Miner):
     def _prepare_private(self, data: TwoViewData) -> Fraction:
         """Data size, centre, quality; returns the budget left for the three phases."""
         accountant = self._accountant
-        epsilon = as_epsilon(self.epsilon, "epsilon")
+        epsilon = as_epsilon(self.epsilon, "epsilon") - self._grid_epsilon  # the grids' share was spent first
         self._n_hat: float | None = None
         share = None
         if self.min_support is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from dprm.errors import ParameterError
 from dprm.mining.base import CONFIDENCE, EPSILON, MIN_JACCARD, Param, parameter_table
+from dprm.mining.private_grids import GRID_SHARE, NUMERIC_GRID
 from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOISE, FINEST_SPLITS
 from dprm.privacy.budget import as_fraction
 
@@ -97,6 +98,8 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("grid", "'auto': numeric attributes are cut on the finest of the nested grids of max-splits, about "
                   "half, a quarter, ... thresholds that the initial-pair draws resolve (default); 'fixed': on "
                   "max-splits thresholds (the paper)", "choice", choices=GRIDS),
+    NUMERIC_GRID,
+    GRID_SHARE,
     Param("data_size", "How the number of rows enters: 'noisy', a noisy count (default); 'public', given by "
                        "rows (the output is then not private); 'engine', never released (needs min-support as a "
                        "share)", "choice", choices=DATA_SIZES),
@@ -134,6 +137,8 @@ def shared_serenade_parameters(
     max_literals: int = 4,
     max_splits: int = FINEST_SPLITS,
     grid: str = AUTO,
+    numeric_grid: str = "public",
+    grid_share: float = 0.05,
     data_size: str = "noisy",
     rows: int | None = None,
     min_rows: int = 0,
@@ -180,6 +185,11 @@ COMMON_DOC = """
         ``"auto"`` (default): the finest of the nested grids ``max_splits``, about half,
         a quarter, ... (19, 9, 4, 1) that the initial-pair draws resolve
         (:func:`dprm.mining.serenade.auto.grid_splits`); ``"fixed"``: ``max_splits``.
+    numeric_grid, grid_share : {"public", "auto"}, float
+        ``"public"`` (default): equally wide between the bounds (the paper);
+        ``"auto"``: each numeric column without a declared transform gets its grid
+        (equally wide or log-spaced) chosen privately from ``grid_share`` of
+        ``epsilon`` (default 0.05, spent first; :mod:`dprm.mining.private_grids`).
     data_size : {"noisy", "public", "engine"}
         How the data size enters (:mod:`dprm.mining.serenade.private_miners`).
     rows : int or None

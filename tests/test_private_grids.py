@@ -1,0 +1,159 @@
+"""Grids that follow the data (issue 27): the public family, the private choice, its ledger and privacy."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.data import load_two_view
+from dprm.data.grid import GRID_FAMILY, public_grid
+from dprm.engine import InProcessEngine
+from dprm.errors import DataError, ParameterError
+from dprm.mining import default_algorithm, default_parameters, make_miner
+from dprm.mining.private_grids import choosable, choose_grids, grid_cell_counts
+from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
+
+
+def heavy_and_light(n: int = 3000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """A heavy-tailed count beside a uniform column, and a planted threshold relation between the views."""
+    rng = np.random.default_rng(seed)
+    group = rng.random(n) < 0.3
+    visits = np.where(group, np.floor(rng.lognormal(2.5, 1.0, n)), np.floor(rng.lognormal(0.3, 0.8, n)))
+    left = pd.DataFrame({"visits": visits, "age": rng.uniform(20, 80, n)})
+    right = pd.DataFrame({"flag": (group ^ (rng.random(n) < 0.05)).astype(float)})
+    types = {"columns": {"visits": {"type": "numeric", "bounds": [0, float(visits.max())]},
+                         "age": {"type": "numeric", "bounds": [20, 80]}, "flag": "boolean"}}
+    return left, right, types
+
+
+@pytest.mark.parametrize("low, high", [(0.0, 1000.0), (-5.0, 5.0), (3.5, 3.6), (0.0, 1e300), (-1e308, 1e308)])
+def test_every_grid_of_the_family_is_ascending_inside_the_bounds(low: float, high: float) -> None:
+    for member in GRID_FAMILY:
+        grid = public_grid(low, high, 32, member)
+        assert 1 <= grid.size <= 32
+        assert np.all(np.isfinite(grid)) and np.all(np.diff(grid) > 0)
+        assert low <= grid[0] and grid[-1] <= high
+
+
+def test_log_grids_put_more_points_near_the_low_bound() -> None:
+    firsts = [public_grid(0.0, 1e4, 32, member)[0] for member in GRID_FAMILY]
+    assert firsts == sorted(firsts, reverse=True) and firsts[0] > 100 > firsts[-1]
+
+
+def test_cell_counts_count_every_present_value_once_per_grid() -> None:
+    values = np.array([0.0, 1.0, 2.0, 5.0, 900.0, np.nan, 1000.0])
+    counts = grid_cell_counts(values, 0.0, 1000.0, 8)
+    assert counts.shape == (len(GRID_FAMILY), 9)
+    assert (counts.sum(axis=1) == 6).all()
+
+
+def test_the_score_has_sensitivity_one_and_is_monotone_on_neighbouring_datasets() -> None:
+    rng = np.random.default_rng(3)
+    values = np.floor(rng.pareto(1.1, 400) * 5)
+    base = -grid_cell_counts(values, 0.0, 2000.0, 16).max(axis=1)
+    for extra in [0.0, 0.5, 3.0, 17.0, 250.0, 2000.0, np.nan, *rng.uniform(0, 2000, 30)]:
+        added = -grid_cell_counts(np.append(values, extra), 0.0, 2000.0, 16).max(axis=1)
+        change = base - added          # adding a row: every score falls by 0 or 1
+        assert set(change.tolist()) <= {0, 1}
+
+
+def test_monotone_exponential_mechanism_halves_the_scale_and_keeps_epsilon_on_neighbours() -> None:
+    plain, monotone = ExponentialMechanism(0.5, 1), ExponentialMechanism(0.5, 1, monotone=True)
+    assert plain.scale == 4.0 and monotone.scale == 2.0
+    assert "monotone" in monotone.name
+    rng = np.random.default_rng(5)
+    values = np.floor(rng.lognormal(1.0, 1.5, 300))
+    scores = -grid_cell_counts(values, 0.0, 500.0, 16).max(axis=1).astype(float)
+    p = monotone.probabilities(scores)
+    worst = 0.0
+    for extra in [0.0, 1.0, 4.0, 60.0, 499.0, *rng.uniform(0, 500, 40)]:
+        for neighbour in (np.append(values, extra), np.delete(values, rng.integers(values.size))):
+            q = monotone.probabilities(-grid_cell_counts(neighbour, 0.0, 500.0, 16).max(axis=1).astype(float))
+            worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
+    assert worst <= 0.5 + 1e-9
+    # the same shift of one candidate's score without the others' is what the non-monotone bound is for:
+    shifted = scores.copy()
+    shifted[0] -= 1
+    ratio = float(np.max(np.abs(np.log(monotone.probabilities(scores)) - np.log(monotone.probabilities(shifted)))))
+    assert ratio <= 0.5 + 1e-9
+
+
+def test_choose_grids_follows_the_data_and_its_ledger_adds_up() -> None:
+    left, right, types = heavy_and_light()
+    data = load_two_view(left, right, types=types)
+    picks = {"visits": [], "age": []}
+    for seed in range(20):
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
+        chosen = choose_grids(InProcessEngine(data), Fraction(1, 10), accountant, max_splits=32)
+        assert set(chosen) == {(0, "visits"), (0, "age")}
+        assert [e.step for e in accountant.ledger] == ["grid of 'visits'", "grid of 'age'"]
+        assert sum(e.epsilon for e in accountant.ledger) == Fraction(1, 10)
+        for (_, name), member in chosen.items():
+            picks[name].append(member)
+    assert sum(m != "linear" for m in picks["visits"]) >= 18
+    assert sum(m == "linear" for m in picks["age"]) >= 10
+
+
+def test_declared_transforms_and_boolean_columns_are_not_chosen_and_cost_nothing() -> None:
+    left, right, types = heavy_and_light()
+    types["columns"]["visits"]["transform"] = "log"
+    types["columns"]["age"]["transform"] = "linear"
+    data = load_two_view(left, right, types=types)
+    assert not any(choosable(a) for view in data.views for a in view.attributes)
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    assert choose_grids(InProcessEngine(data), 0.1, accountant, max_splits=32) == {}
+    assert accountant.ledger == []
+
+
+def test_the_default_miner_spends_exactly_epsilon_with_the_grids_first() -> None:
+    left, right, types = heavy_and_light(1500)
+    data = load_two_view(left, right, types=types)
+    miner = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0)
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(2))
+    steps = [e.step for e in accountant.ledger]
+    assert steps[:2] == ["grid of 'visits'", "grid of 'age'"]
+    assert sum(e.epsilon for e in accountant.ledger) == 1
+    assert any(note.startswith("grids chosen privately") for note in miner.notes_)
+    public = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0, numeric_grid="public")
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
+    public.fit(data, accountant=accountant, rng=np.random.default_rng(2))
+    assert not any(e.step.startswith("grid of") for e in accountant.ledger)
+    assert sum(e.epsilon for e in accountant.ledger) == 1
+
+
+def test_a_heavy_tail_is_cut_where_its_rows_are() -> None:
+    left, right, types = heavy_and_light(1500)
+    data = load_two_view(left, right, types=types)
+    miner = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0)
+    miner.fit(data, accountant=Accountant(1.0, SeededNoise(np.random.default_rng(4))), rng=np.random.default_rng(4))
+    thresholds = miner.indexes_[0].thresholds[0]
+    # most of the grid lies below the heavy tail's 90th percentile, unlike the equally wide grid's
+    p90 = float(np.quantile(left.visits, 0.9))
+    assert (thresholds <= p90).mean() > 0.5
+    assert (public_grid(0.0, float(left.visits.max()), 32) <= p90).mean() < 0.2
+
+
+@pytest.mark.parametrize("share", [0, 1, 1.5, -0.1])
+def test_a_grid_share_outside_zero_one_is_refused_in_one_line(share: float) -> None:
+    with pytest.raises(ParameterError, match="grid-share") as error:
+        make_miner("mcmc-tree-pair", grid_share=share).check_parameters()
+    assert "\n" not in str(error.value)
+
+
+def test_types_file_transforms_are_checked() -> None:
+    left, right, types = heavy_and_light(50)
+    types["columns"]["age"]["transform"] = "sqrt"
+    with pytest.raises(DataError, match="unknown transform 'sqrt'"):
+        load_two_view(left, right, types=types)
+    types["columns"]["age"] = {"type": "numeric", "bounds": [-1, 80], "transform": "log"}
+    with pytest.raises(DataError, match="lower bound of at least 0"):
+        load_two_view(left, right, types=types)
+    types["columns"]["age"]["transform"] = "linear"
+    data = load_two_view(left, right, types=types)
+    assert data.left["age"].domain.transform == "linear"
+    assert math.isclose(public_grid(-1, 80, 8, "linear")[0], public_grid(-1, 80, 8)[0])
