@@ -14,7 +14,7 @@ from dprm.data.grid import GRID_FAMILY, public_grid
 from dprm.engine import InProcessEngine
 from dprm.errors import DataError, ParameterError
 from dprm.mining import default_algorithm, default_parameters, make_miner
-from dprm.mining.private_grids import choosable, choose_grids, grid_cell_counts
+from dprm.mining.private_grids import choosable, choose_grids, grid_cell_counts, spread_scores
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
 
 
@@ -54,11 +54,12 @@ def test_cell_counts_count_every_present_value_once_per_grid() -> None:
 def test_the_score_has_sensitivity_one_and_is_monotone_on_neighbouring_datasets() -> None:
     rng = np.random.default_rng(3)
     values = np.floor(rng.pareto(1.1, 400) * 5)
-    base = -grid_cell_counts(values, 0.0, 2000.0, 16).max(axis=1)
+    capacity = values.size / 17   # public in a run: from the released count
+    base = spread_scores(grid_cell_counts(values, 0.0, 2000.0, 16), capacity)
     for extra in [0.0, 0.5, 3.0, 17.0, 250.0, 2000.0, np.nan, *rng.uniform(0, 2000, 30)]:
-        added = -grid_cell_counts(np.append(values, extra), 0.0, 2000.0, 16).max(axis=1)
-        change = base - added          # adding a row: every score falls by 0 or 1
-        assert set(change.tolist()) <= {0, 1}
+        added = spread_scores(grid_cell_counts(np.append(values, extra), 0.0, 2000.0, 16), capacity)
+        change = added - base          # adding a row: every score rises by 0 to 1, none falls
+        assert change.min() >= 0 and change.max() <= 1
 
 
 def test_monotone_exponential_mechanism_halves_the_scale_and_keeps_epsilon_on_neighbours() -> None:
@@ -67,12 +68,12 @@ def test_monotone_exponential_mechanism_halves_the_scale_and_keeps_epsilon_on_ne
     assert "monotone" in monotone.name
     rng = np.random.default_rng(5)
     values = np.floor(rng.lognormal(1.0, 1.5, 300))
-    scores = -grid_cell_counts(values, 0.0, 500.0, 16).max(axis=1).astype(float)
+    scores = spread_scores(grid_cell_counts(values, 0.0, 500.0, 16), 20.0)
     p = monotone.probabilities(scores)
     worst = 0.0
     for extra in [0.0, 1.0, 4.0, 60.0, 499.0, *rng.uniform(0, 500, 40)]:
         for neighbour in (np.append(values, extra), np.delete(values, rng.integers(values.size))):
-            q = monotone.probabilities(-grid_cell_counts(neighbour, 0.0, 500.0, 16).max(axis=1).astype(float))
+            q = monotone.probabilities(spread_scores(grid_cell_counts(neighbour, 0.0, 500.0, 16), 20.0))
             worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
     assert worst <= 0.5 + 1e-9
     # the same shift of one candidate's score without the others' is what the non-monotone bound is for:
@@ -90,12 +91,55 @@ def test_choose_grids_follows_the_data_and_its_ledger_adds_up() -> None:
         accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
         chosen = choose_grids(InProcessEngine(data), Fraction(1, 10), accountant, max_splits=32)
         assert set(chosen) == {(0, "visits"), (0, "age")}
-        assert [e.step for e in accountant.ledger] == ["grid of 'visits'", "grid of 'age'"]
+        assert [e.step for e in accountant.ledger] == ["grids: data size", "grid of all 2 numeric columns",
+                                                       "grid of 'visits'", "grid of 'age'"]
         assert sum(e.epsilon for e in accountant.ledger) == Fraction(1, 10)
         for (_, name), member in chosen.items():
             picks[name].append(member)
     assert sum(m != "linear" for m in picks["visits"]) >= 18
     assert sum(m == "linear" for m in picks["age"]) >= 10
+
+
+def test_one_column_gets_the_whole_grid_budget_and_the_common_prior_is_public() -> None:
+    left, right, types = heavy_and_light()
+    types["columns"]["age"]["transform"] = "linear"
+    data = load_two_view(left, right, types=types)
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    choose_grids(InProcessEngine(data), Fraction(1, 10), accountant, max_splits=32)
+    assert [(e.step, e.epsilon) for e in accountant.ledger] == [("grids: data size", Fraction(1, 100)),
+                                                                ("grid of 'visits'", Fraction(9, 100))]
+
+
+def test_the_per_column_choice_with_a_prior_keeps_epsilon_on_neighbouring_datasets() -> None:
+    """The prior is a public base measure: adding it to the scores leaves the privacy ratio within ε."""
+    rng = np.random.default_rng(8)
+    values = np.floor(rng.lognormal(1.0, 1.5, 300))
+    mechanism = ExponentialMechanism(0.25, 1, monotone=True)
+    log_prior = np.log(np.r_[0.5, np.full(len(GRID_FAMILY) - 1, 0.5 / (len(GRID_FAMILY) - 1))])
+
+    def probabilities(rows: np.ndarray) -> np.ndarray:
+        scores = spread_scores(grid_cell_counts(rows, 0.0, 500.0, 16), 20.0)
+        return mechanism.probabilities(scores + mechanism.scale * log_prior)
+
+    p = probabilities(values)
+    assert np.isclose(p.sum(), 1)
+    for extra in [0.0, 2.0, 30.0, 480.0, *rng.uniform(0, 500, 30)]:
+        for neighbour in (np.append(values, extra), np.delete(values, rng.integers(values.size))):
+            assert np.max(np.abs(np.log(p) - np.log(probabilities(neighbour)))) <= 0.25 + 1e-9
+
+
+def test_many_columns_over_few_rows_take_the_common_grid_without_per_column_releases() -> None:
+    rng = np.random.default_rng(2)
+    n = 400
+    left = pd.DataFrame({f"x{j}": rng.normal(50, 10, n).clip(0, 100) for j in range(30)})
+    right = pd.DataFrame({"flag": (rng.random(n) < 0.5).astype(float)})
+    types = {"columns": {**{f"x{j}": {"type": "numeric", "bounds": [0, 100]} for j in range(30)}, "flag": "boolean"}}
+    data = load_two_view(left, right, types=types)
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    chosen = choose_grids(InProcessEngine(data), Fraction(1, 20), accountant, max_splits=32)
+    assert [e.step for e in accountant.ledger] == ["grids: data size", "grid of all 30 numeric columns"]
+    assert sum(e.epsilon for e in accountant.ledger) == Fraction(1, 20)
+    assert len(set(chosen.values())) == 1
 
 
 def test_declared_transforms_and_boolean_columns_are_not_chosen_and_cost_nothing() -> None:
@@ -116,7 +160,7 @@ def test_the_default_miner_spends_exactly_epsilon_with_the_grids_first() -> None
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(2))
     steps = [e.step for e in accountant.ledger]
-    assert steps[:2] == ["grid of 'visits'", "grid of 'age'"]
+    assert steps[:4] == ["grids: data size", "grid of all 2 numeric columns", "grid of 'visits'", "grid of 'age'"]
     assert sum(e.epsilon for e in accountant.ledger) == 1
     assert any(note.startswith("grids chosen privately") for note in miner.notes_)
     public = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0, numeric_grid="public")

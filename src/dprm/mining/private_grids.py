@@ -13,22 +13,36 @@ without a declared transform one grid of :data:`~dprm.data.grid.GRID_FAMILY`
 
 The mechanism
 -------------
-Score of a candidate grid ``g`` for column ``c``: ``−max_k n_k(g)``, the number of
-rows (with a value) in the fullest of the grid's cells, negated. The grid whose
-fullest cell holds the fewest rows spreads the rows best; on a heavy tail the
-equally wide grid's first cell holds most rows, a log grid's a small share.
+With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
 
-* Sensitivity 1: adding or removing one row changes one cell count of each grid by
-  one, so each maximum by at most one.
-* Monotone: adding a row never raises a score and removing one never lowers one
-  (every maximum can only grow with the rows). The exponential mechanism then needs
-  the scale ``Δ/ε`` instead of ``2Δ/ε``
-  (:class:`~dprm.privacy.exponential.ExponentialMechanism`, ``monotone=True``).
-* One selection per column, each with ``ε_grid / k`` (``k`` columns chosen for): a
-  row holds a value in every column, so the ``k`` selections compose sequentially to
-  ``ε_grid``, charged one ledger entry per column (``grid of 'visits'``) before its
-  selection. Rows with a missing value count in no cell: adding such a row changes
-  nothing.
+1. **A noisy count** ``n̂`` of the rows (discrete Laplace, ``ε_grid / 10``,
+   sensitivity 1; ledger ``grids: data size``). It sets each cell's capacity
+   ``c = n̂ / (max_splits + 1)``, the count of an even spread.
+2. **The score** of grid ``g`` for a column: ``Σ_k min(n_k(g), c)``, the rows in its
+   cells with each cell counted up to ``c`` (:func:`spread_scores`): the rows when
+   they spread evenly, far fewer when most crowd into a few cells (a heavy tail on an
+   equally wide grid, or a light-tailed column on a log grid, whose cells near the
+   low bound stay empty). Sensitivity 1: adding or removing one row changes one cell
+   count of each grid by one, so each score by at most one. Monotone: adding a row
+   never lowers a score, removing one never raises one; the exponential mechanism
+   then needs the scale ``Δ/ε`` instead of ``2Δ/ε``
+   (:class:`~dprm.privacy.exponential.ExponentialMechanism`, ``monotone=True``).
+   Rows with a missing value count in no cell.
+3. **A common grid** for all columns (``k ≥ 2``; ledger ``grid of all k numeric
+   columns``): the exponential mechanism on the mean of the columns' scores
+   (sensitivity 1 and monotone, as each column's). With many columns and few rows a
+   column's own choice would be nearly uniform, while this one is sharp.
+4. **Each column's own grid**, only when the rows can pay for it, a public rule of
+   ``n̂``: ``ε_column · n̂ ≥`` :data:`PER_COLUMN_ROWS` with ``ε_column`` half of the
+   rest over ``k`` (the other half bought the common grid). Then the exponential
+   mechanism per column with the common grid as a public prior (half of the mass on
+   it, the rest spread evenly): ``P(g) ∝ prior(g) · exp(ε q_g / Δ)``, an exponential
+   mechanism with a base measure that depends only on the earlier release (adaptive
+   composition). Otherwise every column takes the common grid, which then had all of
+   the rest.
+
+A row holds a value in every column, so all releases compose sequentially to
+``ε_grid`` exactly, one ledger entry each, charged before it is drawn.
 
 The public facts used: the column's kind, declared bounds and transform, the family
 and ``max_splits``. Columns with a declared transform, without bounds, or with
@@ -56,13 +70,18 @@ Examples
 >>> chosen = choose_grids(engine, 0.2, accountant, max_splits=32)
 >>> chosen[(0, "visits")].startswith("log"), chosen[(1, "age")]
 (True, 'linear')
->>> [(e.step, str(e.epsilon)) for e in accountant.ledger]
-[("grid of 'visits'", '1/10'), ("grid of 'age'", '1/10')]
+>>> for entry in accountant.ledger:
+...     print(entry.step, entry.epsilon)
+grids: data size 1/50
+grid of all 2 numeric columns 9/100
+grid of 'visits' 9/200
+grid of 'age' 9/200
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -73,8 +92,10 @@ from dprm.privacy.accountant import Accountant
 from dprm.privacy.budget import EpsilonLike, as_epsilon, split_budget
 from dprm.params import Param
 from dprm.privacy.exponential import ExponentialMechanism
+from dprm.privacy.laplace import DiscreteLaplaceCount
 
-__all__ = ["GRID_CHOICES", "NUMERIC_GRID", "GRID_SHARE", "GridCells", "choosable", "choose_grids", "grid_bounds", "grid_cell_counts", "grid_note"]
+__all__ = ["GRID_CHOICES", "NUMERIC_GRID", "GRID_SHARE", "GridCells", "choosable", "choose_grids", "grid_bounds",
+           "grid_cell_counts", "grid_note", "spread_scores"]
 
 #: A private miner's ``numeric_grid`` parameter: ``"auto"`` chooses here, ``"public"`` keeps the
 #: equally wide grid of the public bounds (the papers').
@@ -88,6 +109,15 @@ NUMERIC_GRID = Param("numeric_grid", "Thresholds of numeric columns without a de
 GRID_SHARE = Param("grid_share", "Share of ε for choosing the grids (numeric-grid auto, when a numeric column has "
                                  "no declared transform; otherwise nothing is spent)", "float", unit="share of ε",
                    low=0, high=1, low_open=True, high_open=True)
+
+#: Share of the grids' budget for their own noisy count of the rows (it sets the cells' capacity).
+COUNT_SHARE = Fraction(1, 10)
+#: Per-column choices are made only when each would have at least this many rows per unit
+#: of ε (``ε_column · n̂``): below it a column's own choice is nearly uniform, and every
+#: column takes the common grid.
+PER_COLUMN_ROWS = 5
+#: The prior mass a column's own choice spreads over the grids other than the common one.
+COMMON_PRIOR_REST = 0.5
 
 #: A request for one column: ``(name, low, high)``.
 GridRequest = tuple[str, float, float]
@@ -188,22 +218,39 @@ def grid_note(chosen: dict[tuple[int, str], str]) -> str:
     return "grids chosen privately (grid-share): " + "; ".join(parts)
 
 
+def spread_scores(cells: np.ndarray, capacity: float) -> np.ndarray:
+    """The score of each grid: rows in its cells, each cell counted up to ``capacity`` rows.
+
+    ``Σ_k min(n_k, c)``: as many as there are rows when every cell holds at most ``c``
+    (the rows spread evenly), few when most rows crowd into some cells. Adding a row
+    raises one cell count by one, so each score by at most one (sensitivity 1) and
+    never lowers one (monotone).
+
+    Examples
+    --------
+    >>> spread_scores(np.array([[90, 5, 5], [40, 30, 30]]), 35.0).tolist()
+    [45.0, 95.0]
+    """
+    return np.minimum(cells, capacity).sum(axis=1).astype(np.float64)
+
+
 def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accountant, *,
                  max_splits: int) -> dict[tuple[int, str], str]:
     """Choose a grid of :data:`GRID_FAMILY` for every :func:`choosable` column, spending ``epsilon``.
 
-    One exponential-mechanism selection per column (module docstring: score, sensitivity
-    1, monotone), each charged ``epsilon / k`` before it is drawn; nothing is charged when
-    no column is choosable.
+    A noisy count of the rows, a common grid for all columns, then, where the rows can
+    pay for it, one grid per column (module docstring: the scores, their sensitivity 1
+    and monotonicity, the public rule); every release is charged before it is drawn,
+    and nothing is charged when no column is choosable.
 
     Parameters
     ----------
     engine : CountingEngine
         Where the rows are (its schema gives the public facts).
     epsilon : int, float, str or Fraction
-        The budget of all the selections together.
+        The budget of all the releases together.
     accountant : Accountant
-        Charged before each selection.
+        Charged before each release.
     max_splits : int
         The number of thresholds of each grid (the miner's).
 
@@ -214,20 +261,33 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
     """
     requests: list[list[GridRequest]] = [
         [(a.name, *grid_bounds(a)) for a in view.attributes if choosable(a)] for view in engine.schema.views]
-    n_columns = sum(len(r) for r in requests)
-    if n_columns == 0:
+    keys = [(side, name) for side in (0, 1) for name, _, _ in requests[side]]
+    if not keys:
         return {}
-    shares = split_budget(as_epsilon(epsilon, "grid epsilon"), [1] * n_columns)
     workers = engine.workers(GridCells)
     try:
         counts = [workers.sum("cell_counts", side, requests[side], int(max_splits)) if requests[side] else []
                   for side in (0, 1)]
     finally:
         workers.close()
+    count_epsilon, epsilon = split_budget(as_epsilon(epsilon, "grid epsilon"), [COUNT_SHARE, 1 - COUNT_SHARE])
+    n_hat = max(1, DiscreteLaplaceCount(count_epsilon).release(accountant, "grids: data size", engine.n_rows))
+    capacity = n_hat / (int(max_splits) + 1)   # public: a function of the released count
+    scores = [spread_scores(cells, capacity) for side in (0, 1) for cells in counts[side]]
+    per_column = len(keys) == 1 or float(epsilon) / 2 / len(keys) * n_hat >= PER_COLUMN_ROWS
+    log_prior = np.zeros(len(GRID_FAMILY))
+    if len(keys) > 1:
+        common_epsilon, epsilon = split_budget(epsilon, [1, 1]) if per_column else (epsilon, 0)
+        common = ExponentialMechanism(common_epsilon, 1, monotone=True).release(
+            accountant, f"grid of all {len(keys)} numeric columns", np.mean(scores, axis=0))
+        if not per_column:
+            return {key: GRID_FAMILY[int(common)] for key in keys}
+        log_prior[:] = np.log(COMMON_PRIOR_REST / (len(GRID_FAMILY) - 1))
+        log_prior[common] = np.log(1 - COMMON_PRIOR_REST)
     chosen: dict[tuple[int, str], str] = {}
-    for side in (0, 1):
-        for (name, _, _), cells in zip(requests[side], counts[side]):
-            mechanism = ExponentialMechanism(shares.pop(0), 1, monotone=True)
-            pick = mechanism.release(accountant, f"grid of {name!r}", -cells.max(axis=1).astype(np.float64))
-            chosen[(side, name)] = GRID_FAMILY[int(pick)]
+    for key, score, share in zip(keys, scores, split_budget(epsilon, [1] * len(keys))):
+        mechanism = ExponentialMechanism(share, 1, monotone=True)
+        # P(g) ∝ prior(g) · exp(ε q_g / Δ): the exponential mechanism with a public base measure
+        pick = mechanism.release(accountant, f"grid of {key[1]!r}", score + mechanism.scale * log_prior)
+        chosen[key] = GRID_FAMILY[int(pick)]
     return chosen
