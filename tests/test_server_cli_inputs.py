@@ -112,6 +112,14 @@ def test_a_mistyped_sqlite_path_is_refused_not_created(admin_db: str, tmp_path: 
     assert typo.is_file()
 
 
+@pytest.mark.parametrize("epsilon", ["-1", "-0.5", "-1e-9"])
+def test_a_negative_budget_is_refused_by_value_not_as_an_option(admin_db: str, epsilon: str) -> None:
+    """``budget set alice tiny -1`` names EPSILON and the value (it once said "No such option: -1")."""
+    before = run(["admin", "--db", admin_db, "budget", "list"])
+    expect_refusal(["admin", "--db", admin_db, "budget", "set", "alice", "tiny", epsilon], "EPSILON", epsilon)
+    assert run(["admin", "--db", admin_db, "budget", "list"]) == before
+
+
 # -- 6. jobs --limit as ledger and audit ----------------------------------------------------------------------
 
 

@@ -325,7 +325,8 @@ def owner_list() -> None:
 # -- budgets ----------------------------------------------------------------------------------------
 
 
-@budget_app.command("set")
+# A negative EPSILON ("-1") is an argument to refuse by value, not an unknown option.
+@budget_app.command("set", context_settings={"ignore_unknown_options": True})
 def budget_set(
     analyst: str = typer.Argument(..., metavar="ANALYST", help="The analyst."),
     dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset."),

@@ -25,7 +25,7 @@ MAX_JOBS = 256
 
 
 def _algorithm_names() -> str:
-    from dprm.evaluation.runner import known_algorithms
+    from dprm.evaluation.algorithms import known_algorithms
 
     return ", ".join(known_algorithms())
 

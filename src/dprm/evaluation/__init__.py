@@ -10,21 +10,36 @@
   the papers' tables from its tidy tables (:func:`summary_table`, :func:`mann_whitney_table`).
 """
 
-from dprm.evaluation.summary import (
-    MANN_WHITNEY_COLUMNS,
-    SUMMARY_COLUMNS,
-    kept,
-    mann_whitney_best,
-    median_true_jaccard,
-    runs_with_results,
-    share_significant,
-    spearman,
-    summarise,
-)
-from dprm.evaluation.true_statistics import INTERVAL_COLUMNS, STATISTICS_COLUMNS, true_statistics
-from dprm.evaluation.budgets import Budget, parse_budgets
-from dprm.evaluation.runner import ExperimentConfig, ExperimentResult, run_experiment, write_tables
-from dprm.evaluation.tables import mann_whitney_table, summary_table
+from importlib import import_module
+from typing import Any
+
+#: Where each public name lives; a submodule is imported on first use of one of its
+#: names, so that a command that needs one module (e.g. the algorithm names for a help
+#: text) does not pay for scipy and pandas (PEP 562).
+_HOMES = {
+    "MANN_WHITNEY_COLUMNS": "summary", "SUMMARY_COLUMNS": "summary", "kept": "summary",
+    "mann_whitney_best": "summary", "median_true_jaccard": "summary", "runs_with_results": "summary",
+    "share_significant": "summary", "spearman": "summary", "summarise": "summary",
+    "INTERVAL_COLUMNS": "true_statistics", "STATISTICS_COLUMNS": "true_statistics",
+    "true_statistics": "true_statistics",
+    "Budget": "budgets", "parse_budgets": "budgets",
+    "ExperimentConfig": "runner", "ExperimentResult": "runner", "run_experiment": "runner",
+    "write_tables": "runner",
+    "mann_whitney_table": "tables", "summary_table": "tables",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(import_module(f"dprm.evaluation.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dprm.evaluation' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])
+
 
 __all__ = [
     "true_statistics",
