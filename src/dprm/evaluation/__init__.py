@@ -13,6 +13,10 @@
 from importlib import import_module
 from typing import Any
 
+# Imported at once: the function shares its module's name, and a later import of the
+# module would otherwise shadow it on the package.
+from dprm.evaluation.true_statistics import INTERVAL_COLUMNS, STATISTICS_COLUMNS, true_statistics
+
 #: Where each public name lives; a submodule is imported on first use of one of its
 #: names, so that a command that needs one module (e.g. the algorithm names for a help
 #: text) does not pay for scipy and pandas (PEP 562).
@@ -20,8 +24,6 @@ _HOMES = {
     "MANN_WHITNEY_COLUMNS": "summary", "SUMMARY_COLUMNS": "summary", "kept": "summary",
     "mann_whitney_best": "summary", "median_true_jaccard": "summary", "runs_with_results": "summary",
     "share_significant": "summary", "spearman": "summary", "summarise": "summary",
-    "INTERVAL_COLUMNS": "true_statistics", "STATISTICS_COLUMNS": "true_statistics",
-    "true_statistics": "true_statistics",
     "Budget": "budgets", "parse_budgets": "budgets",
     "ExperimentConfig": "runner", "ExperimentResult": "runner", "run_experiment": "runner",
     "write_tables": "runner",
@@ -38,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+    return sorted({*globals(), *_HOMES})
 
 
 __all__ = [

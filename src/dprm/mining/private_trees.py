@@ -279,6 +279,7 @@ class PrivateTreeMiner(Miner):
                 f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain"
             )
         require_attributes(data.views)
+        self._ledger_start = len(accountant.ledger)  # the run's releases from here on, the grids' first
         data = self._choose_grids(data, engine, accountant)
         self._keys = itertools.count(1)
         self._shards: ShardWorkers | None = None
@@ -330,7 +331,6 @@ class PrivateTreeMiner(Miner):
         self._found: dict[tuple[str, str], Redescription] = {}
         self._constraints = constraints
         self._accountant = accountant
-        self._ledger_start = len(accountant.ledger)
         self._rng = rng
         self._progress = tracker
         self._data_size = None
