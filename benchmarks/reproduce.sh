@@ -33,7 +33,7 @@ run() {
     mammals-pair-paper-score) evaluate mammals-pair-paper-score mammals --algorithms mcmc-tree-pair --budgets 1x10 \
         --seed 4 -p pair_score=paper ;;
     mammals-paper-counts) evaluate mammals-paper-counts mammals --algorithms $TREES --budgets 1x10 \
-        --seed 5 -p counts=paper -p size_share=0 -p numeric_grid=public ;;
+        --seed 5 -p counts=paper -p size_share=0 -p numeric_grid=equal-width ;;
     # The Serenade paper's protocol on MAMMAL and RightW (rwas, answers categorical).
     mammals-greedy) evaluate mammals-greedy mammals --algorithms serenade-es,serenade-cs,serenade-es-nosens,reremi,cartwheels \
         --budgets 1x10,0.1x10 --seed 6 ;;

@@ -66,7 +66,7 @@ def test_a_declared_log_column_or_the_private_grid_keeps_what_the_public_linear_
     """Planted: visits above its median (a few units) is 'old'; the linear grid of [0, 500] cannot cut there.
 
     Declared ``log``, or no declaration with the grid chosen privately (the default),
-    finds it; the public equally wide grid (``numeric_grid="public"``) does not.
+    finds it; the public equally wide grid (``numeric_grid="equal-width"``) does not.
     """
     from dprm.mining import default_algorithm, default_parameters, make_miner
     from dprm.privacy import Accountant, SeededNoise
@@ -77,7 +77,7 @@ def test_a_declared_log_column_or_the_private_grid_keeps_what_the_public_linear_
     old = ((visits > np.median(visits)) ^ (rng.random(n) < 0.05)).astype(int)
     left, right = {"id": np.arange(n), "old": old}, {"id": np.arange(n), "visits": visits}
     kept = {}
-    for transform, grid in ((None, "public"), ("log", "public"), (None, "auto")):
+    for transform, grid in ((None, "equal-width"), ("log", "equal-width"), (None, "auto")):
         entry = {"type": "numeric", "bounds": [0, 500]} | ({"transform": transform} if transform else {})
         data = load_two_view(pd.DataFrame(left), pd.DataFrame(right),
                              types={"id_column": "id", "columns": {"old": "boolean", "visits": entry}})
@@ -88,5 +88,5 @@ def test_a_declared_log_column_or_the_private_grid_keeps_what_the_public_linear_
                       rng=np.random.default_rng(seed))
             best = max([best] + [r.stats.jaccard for r in miner.redescriptions_ if not r.pruned])
         kept[transform or grid] = best
-    assert kept["log"] > 0.8 and kept["log"] > kept["public"] + 0.1, kept
-    assert kept["auto"] > 0.8 and kept["auto"] > kept["public"] + 0.1, kept
+    assert kept["log"] > 0.8 and kept["log"] > kept["equal-width"] + 0.1, kept
+    assert kept["auto"] > 0.8 and kept["auto"] > kept["equal-width"] + 0.1, kept

@@ -166,10 +166,10 @@ def test_the_default_miner_spends_exactly_epsilon_with_the_grids_first() -> None
     written = miner.privacy_["ledger"]   # the document's ledger lists the grids' releases too
     assert [e["step"] for e in written][:4] == steps[:4]
     assert sum(e["epsilon"] for e in written) == pytest.approx(1.0, abs=1e-12)
-    public = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0, numeric_grid="public")
+    public = make_miner(default_algorithm(1.0), **default_parameters(1.0), epsilon=1.0, numeric_grid="equal-width")
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
     public.fit(data, accountant=accountant, rng=np.random.default_rng(2))
-    assert not any(e.step.startswith("grid of") for e in accountant.ledger)
+    assert not any(e.step.startswith("grid") for e in accountant.ledger)
     assert sum(e.epsilon for e in accountant.ledger) == 1
 
 

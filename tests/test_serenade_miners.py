@@ -52,7 +52,7 @@ def test_the_ledger_adds_up_and_every_draw_follows_a_charge(planted, algorithm, 
     # draws of one release happen after its charge and before the next one
     assert noise.draws == sorted(noise.draws)
     steps = [e.step for e in accountant.ledger]
-    grids = [s for s in steps if s.startswith("grid of")]   # numeric-grid auto: the grids are chosen first
+    grids = [s for s in steps if s.startswith("grid")]   # numeric-grid auto: the grids are chosen first
     assert steps[:len(grids)] == grids and bool(grids) == (options.get("numeric_grid") == "auto")
     steps = steps[len(grids):]
     assert sum(s.startswith("initial pair") for s in steps) == 3

@@ -102,10 +102,10 @@ class AlternatingTrees(PrivateTreeMiner):
     size_share : float
         Share of ``epsilon`` for a noisy count of the rows (default 0.05; 0: none, as
         the paper); the rest is split as the paper does.
-    numeric_grid, grid_share : {"auto", "public"}, float
+    numeric_grid, grid_share : {"auto", "equal-width"}, float
         ``"auto"`` (default): each numeric column without a declared transform gets
         its grid chosen privately from ``grid_share`` of ``epsilon`` (default 0.05,
-        taken first; :mod:`dprm.mining.private_grids`); ``"public"``: equally wide
+        taken first; :mod:`dprm.mining.private_grids`); ``"equal-width"``: equally wide
         between the bounds (the paper).
 
     Notes

@@ -97,15 +97,15 @@ from dprm.privacy.laplace import DiscreteLaplaceCount
 __all__ = ["GRID_CHOICES", "NUMERIC_GRID", "GRID_SHARE", "GridCells", "choosable", "choose_grids", "grid_bounds",
            "grid_cell_counts", "grid_note", "spread_scores"]
 
-#: A private miner's ``numeric_grid`` parameter: ``"auto"`` chooses here, ``"public"`` keeps the
-#: equally wide grid of the public bounds (the papers').
-GRID_CHOICES: tuple[str, ...] = ("auto", "public")
+#: A private miner's ``numeric_grid`` parameter: ``"auto"`` chooses here, ``"equal-width"`` keeps
+#: the equally wide grid of the public bounds (the papers').
+GRID_CHOICES: tuple[str, ...] = ("auto", "equal-width")
 
 #: The private miners' parameters of this choice (their ``Param`` tables list them).
 NUMERIC_GRID = Param("numeric_grid", "Thresholds of numeric columns without a declared transform: 'auto', a grid "
                                      "of the public family chosen privately per column from grid-share (equally "
-                                     "wide or log-spaced, whichever spreads the rows best); 'public', equally wide "
-                                     "between the bounds (the paper)", "choice", choices=GRID_CHOICES)
+                                     "wide or log-spaced, whichever spreads the rows best); 'equal-width', "
+                                     "equally wide between the bounds (the paper)", "choice", choices=GRID_CHOICES)
 GRID_SHARE = Param("grid_share", "Share of ε for choosing the grids (numeric-grid auto, when a numeric column has "
                                  "no declared transform; otherwise nothing is spent)", "float", unit="share of ε",
                    low=0, high=1, low_open=True, high_open=True)

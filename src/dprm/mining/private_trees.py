@@ -300,7 +300,9 @@ class PrivateTreeMiner(Miner):
         return self
 
     def _choose_grids(self, data: TwoViewData, engine: CountingEngine | None, accountant: Accountant) -> TwoViewData:
-        """With ``numeric_grid="auto"``: each numeric column's grid, chosen privately (:mod:`dprm.mining.private_grids`).
+        """With ``numeric_grid="auto"``: each numeric column's grid, chosen privately.
+
+        See :mod:`dprm.mining.private_grids`.
 
         Spends ``grid_share`` of ε first, when some column has no declared transform
         (:attr:`_grid_epsilon`, taken from the budget of the rest of the run); returns

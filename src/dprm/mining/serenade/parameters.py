@@ -137,7 +137,7 @@ def shared_serenade_parameters(
     max_literals: int = 4,
     max_splits: int = FINEST_SPLITS,
     grid: str = AUTO,
-    numeric_grid: str = "public",
+    numeric_grid: str = "equal-width",
     grid_share: float = 0.05,
     data_size: str = "noisy",
     rows: int | None = None,
@@ -185,8 +185,8 @@ COMMON_DOC = """
         ``"auto"`` (default): the finest of the nested grids ``max_splits``, about half,
         a quarter, ... (19, 9, 4, 1) that the initial-pair draws resolve
         (:func:`dprm.mining.serenade.auto.grid_splits`); ``"fixed"``: ``max_splits``.
-    numeric_grid, grid_share : {"public", "auto"}, float
-        ``"public"`` (default): equally wide between the bounds (the paper);
+    numeric_grid, grid_share : {"equal-width", "auto"}, float
+        ``"equal-width"`` (default): equally wide between the bounds (the paper);
         ``"auto"``: each numeric column without a declared transform gets its grid
         (equally wide or log-spaced) chosen privately from ``grid_share`` of
         ``epsilon`` (default 0.05, spent first; :mod:`dprm.mining.private_grids`).
