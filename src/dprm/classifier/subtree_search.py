@@ -309,18 +309,34 @@ class SubtreeSpace:
 
     def children_rows(self, rows: np.ndarray, option: Option) -> list[np.ndarray]:
         """Rows of each child of ``option`` (missing-values child last)."""
+        return self.split_rows(rows, option)[0]
+
+    def split_rows(self, rows: np.ndarray, option: Option) -> tuple[list[np.ndarray], np.ndarray]:
+        """Rows of each child of ``option`` (missing-values child last) and their class counts.
+
+        One pass: each row's child index ``key`` (for a binary test ``0`` for ``=`` /
+        ``<=``, ``1`` for ``!=`` / ``>``, ``2`` for missing, since the missing code is
+        the largest), a stable sort by ``key`` (radix for small integers) and one
+        ``bincount`` of ``key * C + y`` for the counts. Rows keep their order within a
+        child, as with boolean masks.
+        """
         f, j = option
         column = self.codes[rows, f]
+        C = self.n_classes
         if self.is_multiway(option):
-            k = self._n_codes[f]
-            order = np.argsort(column, kind="stable")
-            bounds = np.concatenate(([0], np.cumsum(np.bincount(column, minlength=k + 1))))
-            ordered = rows[order]
-            return [ordered[bounds[c] : bounds[c + 1]] for c in range(k + 1)]
-        missing = self._n_codes[f]
-        if self.domains[f].kind == CATEGORICAL:
-            return [rows[column == j], rows[(column != j) & (column < missing)], rows[column == missing]]
-        return [rows[column <= j], rows[(column > j) & (column < missing)], rows[column == missing]]
+            n_children = self._n_codes[f] + 1
+            key = column
+        else:
+            n_children = 3
+            missing = self._n_codes[f]
+            if self.domains[f].kind == CATEGORICAL:
+                key = (column != j).view(np.uint8) + (column == missing).view(np.uint8)
+            else:
+                key = (column > j).view(np.uint8) + (column == missing).view(np.uint8)
+        counts = np.bincount(key.astype(np.intp) * C + self.y[rows], minlength=n_children * C).reshape(n_children, C)
+        bounds = np.concatenate(([0], np.cumsum(counts.sum(axis=1))))
+        ordered = rows[np.argsort(key, kind="stable")]
+        return [ordered[bounds[c] : bounds[c + 1]] for c in range(n_children)], counts
 
     def counts(self, rows: np.ndarray) -> np.ndarray:
         """Class counts of ``rows``."""
@@ -468,11 +484,11 @@ def exact_subtree(space: SubtreeSpace, node: GrowNode, depth: int, draw: Structu
 
 
 def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
-    parts = space.children_rows(node.rows, option)
+    parts, counts = space.split_rows(node.rows, option)
     used = space.child_used(node.used, option)
     flags = np.zeros(len(parts), dtype=bool)
     flags[-1] = True
-    weights = space.leaf_log_weights(np.stack([space.counts(rows) for rows in parts]), flags)
+    weights = space.leaf_log_weights(counts, flags).tolist()
     node.option = option
     node.final = False
     node.children = [
@@ -481,7 +497,7 @@ def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
             depth=node.depth + 1,
             missing_branch=bool(flags[c]),
             used=used,
-            _leaf_weight=(space.eta, float(weights[c])),
+            _leaf_weight=(space.eta, weights[c]),
         )
         for c, rows in enumerate(parts)
     ]
@@ -543,7 +559,11 @@ def mcmc_subtree(
     score, _, _, n_changeable = space.subtree_terms(node, boundary)
     recent: list[float] = []
     candidates: list[GrowNode] | None = None
-    made = 0
+    made = accepted_total = 0
+    # The fixed-length chain draws its acceptance uniforms in one call: the same
+    # stream as one draw per step, since the chain makes every step (a data-
+    # independent number); a data-dependent stop draws them one by one.
+    log_u = chain.log_uniforms(steps) if buffer is None and n_changeable else None
     for made in range(1, steps + 1):
         if n_changeable == 0:
             break
@@ -578,7 +598,12 @@ def mcmc_subtree(
             + (new_pg - (mu_new - g_new)) - (old_pg - (mu_old - g_old))
             + math.log(n_changeable) - math.log(new_changeable)
         )
-        accepted = chain_accept(chain, (new_total - score) + log_ratio)
+        log_alpha = (new_total - score) + log_ratio
+        if log_u is None:
+            accepted = chain_accept(chain, log_alpha)
+        else:
+            accepted = bool(log_u[made - 1] < log_alpha)
+            accepted_total += accepted
         if accepted:
             score, n_changeable = new_total, new_changeable
             candidates = None
@@ -590,6 +615,8 @@ def mcmc_subtree(
                 recent.pop(0)
             if len(recent) == buffer and float(np.var(recent)) <= threshold:
                 break
+    if log_u is not None:
+        chain.record(made, accepted_total)
     _mark_final(space, node, boundary)
     return made
 
