@@ -1,11 +1,11 @@
 """The classifier's defaults (issue 29): ``embedding_depth="auto"`` and what it promises.
 
-* ``"auto"`` is the whole tree for ``variant="dprm"`` below ε = 3 and one level per
-  computation from there and for ``variant="paper"`` (the paper's behaviour, and the
-  old default, unchanged);
-* the default fit below ε = 3 is one release that spends exactly ε (one ledger entry,
-  equal to ``privacy_spent_``); above, the ledger and ``privacy_spent_`` agree and
-  never exceed ε;
+* ``"auto"`` is the whole tree for ``variant="dprm"`` at every ε and one level per
+  computation for ``variant="paper"`` (the paper's behaviour, and the old default,
+  unchanged);
+* the default fit is one release that spends exactly ε (one ledger entry, equal to
+  ``privacy_spent_``); with ``variant="paper"`` the ledger and ``privacy_spent_``
+  agree and never exceed ε;
 * the documented utility bound of that release
   (:func:`dprm.classifier.parameters.auto_embedding_depth`): the training rows right
   are at least the majority class's less ``(ln(C / LEAF_PRIOR) + t) / ε`` with
@@ -43,14 +43,14 @@ def vote():
 
 def test_auto_is_the_whole_tree_for_dprm_and_one_level_for_the_paper(vote) -> None:
     X, y, categories, classes = vote
-    for variant, epsilon, expected in (("dprm", 1.0, 3), ("dprm", 2.9, 3), ("dprm", 3.0, 1), ("paper", 1.0, 1)):
+    for variant, epsilon, expected in (("dprm", 0.1, 3), ("dprm", 1.0, 3), ("dprm", 10.0, 3), ("paper", 1.0, 1)):
         clf = DPDecisionTreeClassifier(epsilon=epsilon, max_depth=3, variant=variant, categories=categories,
                                        classes=classes, random_state=1, mcmc_steps=300)
         assert clf.embedding_depth == "auto"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             clf.fit(X, y)
-        assert clf.embedding_depth_ == expected == auto_embedding_depth(variant, 3, epsilon)
+        assert clf.embedding_depth_ == expected == auto_embedding_depth(variant, 3)
 
 
 def test_auto_draws_what_the_explicit_whole_tree_draws(vote) -> None:
@@ -68,20 +68,23 @@ def test_auto_draws_what_the_explicit_whole_tree_draws(vote) -> None:
     assert trees[0] == trees[1]
 
 
-@pytest.mark.parametrize("epsilon", [0.1, 1.0, 2.5, 10.0])
-def test_the_default_fit_spends_what_its_ledger_says_and_never_more_than_epsilon(vote, epsilon: float) -> None:
-    """Below ε = 3: one structure release with the whole ε (labels inside it), the
-    budget all used. Above: one computation per level, at most ε. In both the
-    ledger, the accountant and ``privacy_spent_`` agree."""
+@pytest.mark.parametrize(("variant", "epsilon"), [("dprm", 0.1), ("dprm", 1.0), ("dprm", 10.0), ("paper", 1.0),
+                                                 ("paper", 10.0)])
+def test_the_default_fit_spends_what_its_ledger_says_and_never_more_than_epsilon(vote, variant: str,
+                                                                                   epsilon: float) -> None:
+    """dprm: one structure release with the whole ε (labels inside it), the budget
+    all used. The paper: one computation per level and a leaf release, at most ε.
+    In both the ledger, the accountant and ``privacy_spent_`` agree."""
     X, y, categories, classes = vote
     accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(0)))
     clf = DPDecisionTreeClassifier(epsilon=epsilon, max_depth=3, categories=categories, classes=classes,
-                                   accountant=accountant, mcmc_steps=300).fit(X, y)
-    if epsilon < 3:
+                                   accountant=accountant, mcmc_steps=300, variant=variant).fit(X, y)
+    if variant == "dprm":
         assert [e.step for e in accountant.ledger] == ["structure#1"]
         assert clf.privacy_spent_ == pytest.approx(epsilon, abs=1e-12)
     else:
-        assert 1 <= len(accountant.ledger) <= 3
+        assert 2 <= len(accountant.ledger) <= 4
+        assert accountant.ledger[-1].step == "leaves"
     assert float(accountant.spent()) == clf.privacy_spent_
     assert sum(entry["epsilon"] for entry in clf.ledger_) == pytest.approx(clf.privacy_spent_, abs=1e-12)
     assert clf.privacy_spent_ <= epsilon + 1e-12

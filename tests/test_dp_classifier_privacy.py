@@ -444,15 +444,18 @@ def sampling_total_variation(log_p, n: int) -> float:
 
 
 @pytest.mark.parametrize(
-    ("schema", "score", "allow_leaves"),
-    [("cat2-cat3", "majority", True), ("cat2-num2", "gini", False), ("both-cat3-cat2", "majority", True)],
+    ("schema", "score", "allow_leaves", "change_share"),
+    [("cat2-cat3", "majority", True, 0.0), ("cat2-num2", "gini", False, 0.0), ("both-cat3-cat2", "majority", True, 0.0),
+     ("cat2-num2", "gini", False, 0.5), ("both-cat3-cat2", "majority", True, 0.5), ("binary-cat3", "majority", True, 0.5),
+     ("cat2-num2", "majority", True, 0.9)],  # 0.9: few regrow steps, so the chains run 400 steps
 )
-def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves: bool) -> None:
+def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves: bool, change_share: float) -> None:
     """The final states of 1000 independent seeded chains (40 steps each) fit the
     exponential mechanism's distribution: a chi-square p-value above 1e-4 and a total
     variation within 0.05 of what exact draws would show. (A proposal ratio that
     misstates the generating distribution, leaf 0.6 instead of 0.75, fails the
-    chi-square here with p ~ 1e-7.)"""
+    chi-square here with p ~ 1e-7.) With change moves (a share of the steps swaps a
+    two-way test and keeps the subtree below) the limit is the same distribution."""
     domains, splits = SCHEMAS[schema]
     shapes = all_shapes(domains, frozenset(), 2, allow_leaves, splits)
     rng = np.random.default_rng(7)
@@ -467,7 +470,7 @@ def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves
     n = 1000
     for _ in range(n):
         node = GrowNode(rows=np.arange(codes.shape[0]), depth=0)
-        mcmc_subtree(space, node, 2, chain, proposals, 40)
+        mcmc_subtree(space, node, 2, chain, proposals, 40 if change_share <= 0.5 else 400, change_share=change_share)
         key = node_shape(node)
         counts[key] = counts.get(key, 0) + 1
     assert chi_square_p(counts, shapes, log_p) > 1e-4

@@ -97,7 +97,14 @@ from dprm.classifier.parameters import (
     KeywordParam,
     checked_parameters,
 )
-from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work, mcmc_subtree
+from dprm.classifier.subtree_search import (
+    CHANGE_SHARE,
+    GrowNode,
+    SubtreeSpace,
+    exact_subtree,
+    exact_work,
+    mcmc_subtree,
+)
 from dprm.errors import ParameterError
 from dprm.privacy import (
     Accountant,
@@ -124,8 +131,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Levels of splits at most (root at depth 0).
     embedding_depth : int or "auto", default "auto"
         Levels grown by one private computation; ``max_depth`` grows the whole tree
-        in one. ``"auto"``: for ``variant="dprm"`` the whole tree when ``epsilon < 3``,
-        else 1; 1 for ``"paper"``
+        in one. ``"auto"``: the whole tree for ``variant="dprm"`` (one release
+        charged ε), 1 for ``"paper"``
         (:func:`~dprm.classifier.parameters.auto_embedding_depth`).
     search : {"auto", "exhaustive", "mcmc"}, default "auto"
         Exact draw over all subtrees (refused when its work bound exceeds
@@ -347,7 +354,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                     if node.rows.size == 0:
                         exact_subtree(space, node, depth, exact_draw)
                     else:
-                        mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer)
+                        mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer,
+                                     change_share=0.0 if self.variant == "paper" else CHANGE_SHARE)
                 label_draw = exact_draw
             if joint:
                 # the labels of the leaves this computation closes, drawn from their

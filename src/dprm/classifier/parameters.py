@@ -48,7 +48,6 @@ __all__ = [
     "STEPS_PER_LEVEL",
     "MAX_NODES",
     "auto_embedding_depth",
-    "AUTO_WHOLE_BELOW",
 ]
 
 VARIANTS = ("dprm", "paper")
@@ -72,8 +71,6 @@ MAX_EXACT_WORK = 200_000
 MAX_DEPTH = 30
 #: MCMC steps per computation by default, per level of its subtree.
 STEPS_PER_LEVEL = 2_000
-#: ``embedding_depth="auto"`` (dprm) embeds the whole tree below this ε, one level per computation from it.
-AUTO_WHOLE_BELOW = 3.0
 #: Largest number of tree nodes (complete subtrees of ``variant="paper"`` grow fast).
 MAX_NODES = 2_000_000
 
@@ -148,19 +145,23 @@ def checked_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
     max_depth = int(values["max_depth"])
     d = values["embedding_depth"]
     epsilon = as_epsilon(values["epsilon"])
-    d = auto_embedding_depth(values["variant"], max_depth, epsilon) if isinstance(d, str) else int(d)
+    d = auto_embedding_depth(values["variant"], max_depth) if isinstance(d, str) else int(d)
     return {"epsilon": epsilon, "max_depth": max_depth, "d": d, "steps": None if steps is None else int(steps),
             "n_thresholds": int(values["n_thresholds"])}
 
 
-def auto_embedding_depth(variant: str, max_depth: int, epsilon: float) -> int:
+def auto_embedding_depth(variant: str, max_depth: int) -> int:
     """The embedding depth of ``embedding_depth="auto"``, from public parameters only.
 
-    The rule reads no data and spends no budget: ``variant="paper"`` keeps the paper's
-    (and dprm's earlier default) one level per computation. For ``variant="dprm"``
-    the whole tree is one release (``max_depth``) when ``epsilon < AUTO_WHOLE_BELOW``,
-    one level per computation from there on; chosen by measurement
-    (docs/classifier.md, "Choosing the defaults": 9 tables, ε ∈ {0.1, 1, 10}).
+    The rule reads no data and spends no budget: ``variant="dprm"`` grows the whole
+    tree in one release (``max_depth``) at every ε, ``variant="paper"`` keeps the
+    paper's (and dprm's earlier default) one level per computation. Chosen by
+    measurement (docs/classifier.md, "Choosing the defaults": 10 tables,
+    ε ∈ {0.1, 1, 10}): with the MCMC's change moves
+    (:func:`dprm.classifier.subtree_search.mcmc_subtree`) the whole tree was ahead
+    of one level per computation on most tables at every ε, by much at ε ≤ 1. It
+    also spends the whole budget: one release charged ε, where computations no
+    branch reaches are never charged.
 
     *Small budgets.* With joint labels the whole-tree release is never far below the
     majority class, because the single leaf labelled with the majority class is one
@@ -174,22 +175,11 @@ def auto_embedding_depth(variant: str, max_depth: int, epsilon: float) -> int:
     training rows right (``C`` classes), since ``P(score ≤ s* − δ) ≤ e^{−εδ} / μ(T*)``.
     A tree grown one level per computation draws the labels of its deep leaves with a
     small share of ε and falls towards ``1/C`` when that share cannot tell the classes
-    apart (19 classes at ε = 0.1: 0.066 against the majority class's 0.126; the
-    whole tree 0.107, ε = 1: 0.211 against 0.439).
-
-    *Large budgets.* The whole tree is drawn by MCMC on wide schemas, whose fixed
-    number of steps mixes less well as the target sharpens; at ε = 10 the one-step
-    tree was better on 5 of 9 tables (digits 0.638 against 0.518) and the gap of the
-    others was at most 0.07. The crossing lies between ε = 1 and 10 and was not
-    measured finer; ``AUTO_WHOLE_BELOW`` is about their geometric middle.
+    apart (19 classes at ε = 0.1: 0.066 against the majority class's 0.126).
 
     Examples
     --------
-    >>> auto_embedding_depth("dprm", 5, 1.0), auto_embedding_depth("dprm", 5, 10.0)
+    >>> auto_embedding_depth("dprm", 5), auto_embedding_depth("paper", 5)
     (5, 1)
-    >>> auto_embedding_depth("paper", 5, 0.1)
-    1
     """
-    if variant == "paper" or float(epsilon) >= AUTO_WHOLE_BELOW:
-        return 1
-    return max_depth
+    return 1 if variant == "paper" else max_depth

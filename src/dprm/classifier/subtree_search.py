@@ -70,7 +70,7 @@ acceptance tests the accountant's noise (:class:`~dprm.privacy.MetropolisChain`)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -87,11 +87,14 @@ __all__ = [
     "exact_work",
     "SCORES",
     "GROW_LEAF",
+    "CHANGE_SHARE",
 ]
 
 SCORES = ("majority", "gini")
 #: Probability that the MCMC proposal grows a new node as a leaf (when leaves are allowed).
 GROW_LEAF = 0.75
+#: Share of the dprm chain's steps that propose a *change* move (see :func:`mcmc_subtree`).
+CHANGE_SHARE = 0.5
 
 Option = tuple[int, int]  # (feature, threshold index; -1 for a categorical multiway split)
 
@@ -528,8 +531,30 @@ def mcmc_subtree(
     *,
     buffer: int | None = None,
     threshold: float = 0.0,
+    change_share: float = 0.0,
 ) -> int:
     """Grow ``node`` by a Metropolis–Hastings chain over its subtrees of depth ``<= depth``.
+
+    Two kinds of step, chosen by a coin of probability ``change_share`` that does
+    not look at the state (a mixture of two kernels, each reversible with respect to
+    the exponential mechanism, is reversible with respect to it; the limit is the
+    exact draw either way):
+
+    * *regrow* (the paper's Algorithm 3, generalised): a node above the boundary gets
+      a new split (or becomes a leaf) drawn uniformly, and what is below it is
+      regrown from the generating distribution ``g``; the Hastings ratio corrects
+      for ``μ / g``;
+    * *change*: a node split by a two-way test (a category test or a numeric
+      threshold) gets another such test drawn uniformly from the same fixed list,
+      and keeps the shape of its subtree, whose rows are routed again. The
+      proposal is symmetric (the same node list, since the shape and the used
+      features stay; the same option list), and ``μ`` of the tree is unchanged (a
+      split's base measure depends only on the number of options, which a two-way
+      test does not change), so the ratio is the scores' alone. It lets a good
+      subtree survive a better test above it, which regrowing destroys: the
+      chain mixes faster where the target is sharp (large ``ε · n``). A node that
+      is a leaf or a multiway split, or the same test drawn again, is a step that
+      stays (it still uses its acceptance uniform, so the count stays fixed).
 
     Parameters
     ----------
@@ -548,6 +573,8 @@ def mcmc_subtree(
     buffer : int, optional
         The paper's stop: end once the variance of the last ``buffer`` scores is at
         most ``threshold`` (a data-dependent stop).
+    change_share : float
+        Probability of a change step (0: the paper's chain).
 
     Returns
     -------
@@ -570,6 +597,24 @@ def mcmc_subtree(
         if candidates is None:  # the tree changed (a rejected move restores it exactly)
             candidates = [u for u in node.nodes() if u.depth < boundary and space.options(u.used)]
         target = candidates[int(rng.integers(len(candidates)))]
+        if change_share and rng.random() < change_share:
+            log_alpha, restore = _change_move(space, target, rng)
+            if log_u is None:
+                accepted = chain_accept(chain, log_alpha)
+            else:
+                accepted = bool(log_u[made - 1] < log_alpha)
+                accepted_total += accepted
+            if accepted:
+                score += log_alpha
+            else:
+                restore()
+            if buffer:
+                recent.append(score)
+                if len(recent) > buffer:
+                    recent.pop(0)
+                if len(recent) == buffer and float(np.var(recent)) <= threshold:
+                    break
+            continue
         options = space.options(target.used)
         n_choices = len(options) + (1 if space.allow_leaves else 0)
         pick = int(rng.integers(n_choices))
@@ -626,6 +671,49 @@ def chain_accept(chain: MetropolisChain, log_alpha: float) -> bool:
     accepted = bool(chain.log_uniforms(1)[0] < log_alpha)
     chain.record(1, int(accepted))
     return accepted
+
+
+def _change_move(space: SubtreeSpace, target: GrowNode,
+                 rng: np.random.Generator) -> tuple[float, Callable[[], None]]:
+    """Propose another two-way test at ``target`` (subtree shape kept); ``(log α, undo)``.
+
+    Applies the proposal in place. ``log α`` is the change of the subtree's
+    log-weight (``η`` × score, labels summed out), ``undo`` restores the old state;
+    a step that stays is ``(0.0, no-op)``.
+    """
+    fixed = space._numeric_options
+    if target.option is None or space.is_multiway(target.option) or not fixed:
+        return 0.0, _nothing
+    new_option = fixed[int(rng.integers(len(fixed)))]
+    if new_option == target.option:
+        return 0.0, _nothing
+    below = target.nodes()
+    saved = [(u, u.rows, u._leaf_weight) for u in below]
+    old_option = target.option
+    old_score = sum(space.node_leaf_weight(u) for u in below if u.option is None)
+    target.option = new_option
+    for u in below:  # parents before children: each node's rows are set before it splits
+        if u.option is None:
+            continue
+        parts, counts = space.split_rows(u.rows, u.option)
+        flags = np.zeros(len(parts), dtype=bool)
+        flags[-1] = True
+        weights = space.leaf_log_weights(counts, flags).tolist()
+        for c, child in enumerate(u.children):
+            child.rows = parts[c]
+            child._leaf_weight = (space.eta, weights[c])
+    new_score = sum(space.node_leaf_weight(u) for u in below if u.option is None)
+
+    def undo() -> None:
+        target.option = old_option
+        for u, rows, weight in saved:
+            u.rows, u._leaf_weight = rows, weight
+
+    return new_score - old_score, undo
+
+
+def _nothing() -> None:
+    return None
 
 
 def _mark_final(space: SubtreeSpace, node: GrowNode, boundary: int) -> None:

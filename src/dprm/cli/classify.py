@@ -53,12 +53,12 @@ def classify(
                                  help="The data: a CSV (or Parquet) file, one row per entity."),
     target: str = typer.Option(..., "--target", metavar="COL", show_default=False, help="The class column."),
     epsilon: float = typer.Option(..., "--epsilon", metavar="ε", show_default=False,
-                                  help="Privacy budget of the fit (spent at most: computations a tree never reaches are not charged)."),
+                                  help="Privacy budget of the fit (all of it by default; with an embedding depth below --max-depth, computations a tree never reaches are not charged)."),
     max_depth: int = typer.Option(5, "--max-depth", metavar="D", help=f"Levels of splits at most (1 to {MAX_DEPTH})."),
     embedding_depth: str = typer.Option("auto", "--embedding-depth", metavar="d|auto",
                                         help="Levels grown by one private computation (at most --max-depth; "
                                              "= --max-depth grows the whole tree in one; auto: the whole tree "
-                                             "with --variant dprm below ε = 3, else 1)."),
+                                             "with --variant dprm, 1 with --variant paper)."),
     search: str = typer.Option("auto", "--search", metavar="auto|exhaustive|mcmc",
                                help="Exact draw over all subtrees, Metropolis-Hastings, or exact when small."),
     variant: str = typer.Option("dprm", "--variant", metavar="dprm|paper",
