@@ -216,6 +216,9 @@ class SubtreeSpace:
         self._fixed_value = np.array([v for _, v in fixed], dtype=np.int64)
         self._fixed_binary = np.array([self._binary_categorical[f] for f, _ in fixed], dtype=bool)
         self._widest = max(self._n_codes, default=1)
+        # column-major copy: a split reads one feature of a node's rows (a gather
+        # from one contiguous column instead of a strided one)
+        self._columns = np.asfortranarray(self.codes)
 
     def feature_histograms(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Class counts of ``rows`` per feature and code, in one pass.
@@ -324,7 +327,7 @@ class SubtreeSpace:
         child, as with boolean masks.
         """
         f, j = option
-        column = self.codes[rows, f]
+        column = self._columns[rows, f]
         C = self.n_classes
         if self.is_multiway(option):
             n_children = self._n_codes[f] + 1
