@@ -63,7 +63,8 @@ from dprm.privacy.structured import StructuredDraw
 from dprm.classifier import DPDecisionTreeClassifier
 from dprm.classifier import estimator as classifier_module
 from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding
-from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, mcmc_subtree
+from dprm.classifier.subtree_mcmc import mcmc_subtree
+from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree
 
 UCI = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 

@@ -97,14 +97,8 @@ from dprm.classifier.parameters import (
     KeywordParam,
     checked_parameters,
 )
-from dprm.classifier.subtree_search import (
-    CHANGE_SHARE,
-    GrowNode,
-    SubtreeSpace,
-    exact_subtree,
-    exact_work,
-    mcmc_subtree,
-)
+from dprm.classifier.subtree_mcmc import CHANGE_SHARE, mcmc_subtree
+from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work
 from dprm.errors import ParameterError
 from dprm.privacy import (
     Accountant,

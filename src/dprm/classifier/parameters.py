@@ -158,7 +158,7 @@ def auto_embedding_depth(variant: str, max_depth: int) -> int:
     paper's (and dprm's earlier default) one level per computation. Chosen by
     measurement (docs/classifier.md, "Choosing the defaults": 10 tables,
     ε ∈ {0.1, 1, 10}): with the MCMC's change moves
-    (:func:`dprm.classifier.subtree_search.mcmc_subtree`) the whole tree was ahead
+    (:func:`dprm.classifier.subtree_mcmc.mcmc_subtree`) the whole tree was ahead
     of one level per computation on most tables at every ε, by much at ε ≤ 1. It
     also spends the whole budget: one release charged ε, where computations no
     branch reaches are never charged.
