@@ -227,22 +227,22 @@ def diffprivlib_methods() -> list[Method]:
 
 
 def parse_embedding_depths(text: str) -> list[int | str]:
-    """``"1,2,3,whole"`` as ``[1, 2, 3, "whole"]``.
+    """``"1,2,3,whole,auto"`` as ``[1, 2, 3, "whole", "auto"]`` (auto: the estimator's default).
 
     Examples
     --------
-    >>> parse_embedding_depths("1, 3,whole")
-    [1, 3, 'whole']
+    >>> parse_embedding_depths("1, 3,whole,auto")
+    [1, 3, 'whole', 'auto']
     """
     depths: list[int | str] = []
     for part in (p.strip() for p in text.split(",")):
-        if part == WHOLE:
-            depths.append(WHOLE)
+        if part in (WHOLE, AUTO):
+            depths.append(part)
             continue
         try:
             value = int(part)
         except ValueError:
-            raise ParameterError(f"embedding depths: {part!r} is neither a positive integer nor {WHOLE!r}") from None
+            raise ParameterError(f"embedding depths: {part!r} is not a positive integer, {WHOLE!r} or {AUTO!r}") from None
         if value < 1:
             raise ParameterError(f"embedding depths: {value} is not a positive integer")
         depths.append(value)
