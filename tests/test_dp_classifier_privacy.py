@@ -63,7 +63,8 @@ from dprm.privacy.structured import StructuredDraw
 from dprm.classifier import DPDecisionTreeClassifier
 from dprm.classifier import estimator as classifier_module
 from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding
-from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, mcmc_subtree
+from dprm.classifier.subtree_mcmc import mcmc_subtree
+from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree
 
 UCI = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 
@@ -444,15 +445,18 @@ def sampling_total_variation(log_p, n: int) -> float:
 
 
 @pytest.mark.parametrize(
-    ("schema", "score", "allow_leaves"),
-    [("cat2-cat3", "majority", True), ("cat2-num2", "gini", False), ("both-cat3-cat2", "majority", True)],
+    ("schema", "score", "allow_leaves", "change_share"),
+    [("cat2-cat3", "majority", True, 0.0), ("cat2-num2", "gini", False, 0.0), ("both-cat3-cat2", "majority", True, 0.0),
+     ("cat2-num2", "gini", False, 0.5), ("both-cat3-cat2", "majority", True, 0.5), ("binary-cat3", "majority", True, 0.5),
+     ("cat2-num2", "majority", True, 0.9)],  # 0.9: few regrow steps, so the chains run 400 steps
 )
-def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves: bool) -> None:
+def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves: bool, change_share: float) -> None:
     """The final states of 1000 independent seeded chains (40 steps each) fit the
     exponential mechanism's distribution: a chi-square p-value above 1e-4 and a total
     variation within 0.05 of what exact draws would show. (A proposal ratio that
     misstates the generating distribution, leaf 0.6 instead of 0.75, fails the
-    chi-square here with p ~ 1e-7.)"""
+    chi-square here with p ~ 1e-7.) With change moves (a share of the steps swaps a
+    two-way test and keeps the subtree below) the limit is the same distribution."""
     domains, splits = SCHEMAS[schema]
     shapes = all_shapes(domains, frozenset(), 2, allow_leaves, splits)
     rng = np.random.default_rng(7)
@@ -467,7 +471,7 @@ def test_mcmc_final_states_fit_brute_force(schema: str, score: str, allow_leaves
     n = 1000
     for _ in range(n):
         node = GrowNode(rows=np.arange(codes.shape[0]), depth=0)
-        mcmc_subtree(space, node, 2, chain, proposals, 40)
+        mcmc_subtree(space, node, 2, chain, proposals, 40 if change_share <= 0.5 else 400, change_share=change_share)
         key = node_shape(node)
         counts[key] = counts.get(key, 0) + 1
     assert chi_square_p(counts, shapes, log_p) > 1e-4
@@ -868,6 +872,54 @@ def test_seeded_draws_on_neighbours_do_not_contradict_epsilon() -> None:
         draw_frequencies(make_space(c, t, 2, domains, eta=epsilon, splits=splits), 2, n, seed=s)
         for (c, t), s in (((codes, y), 51), (neighbour, 52))
     ]
+    bound = math.exp(epsilon)
+    for shape in set(counts[0]) | set(counts[1]):
+        a = clopper_pearson(counts[0].get(shape, 0), n, 1e-5)
+        b = clopper_pearson(counts[1].get(shape, 0), n, 1e-5)
+        assert a[0] <= bound * b[1] and b[0] <= bound * a[1], (shape, counts[0].get(shape), counts[1].get(shape))
+
+
+def test_chains_with_change_moves_on_neighbours_do_not_contradict_epsilon() -> None:
+    """Empirical check of the MCMC release with change moves (dprm's default chain):
+    1500 seeded chains of 60 steps on ``D`` and on ``D'`` = ``D`` plus the row that
+    moves the exact probabilities most; for every final structure the Clopper–Pearson
+    bounds of its frequencies keep the ratio within ``e^ε`` (each comparison fails by
+    chance with probability at most 1e-5 for an ε-DP release), and each side's final
+    states fit the exact release on its data (chi-square p above 1e-4; a chain at
+    4ε fails this). The guarantee is the chain's limit
+    (``pure-dp-on-mcmc-convergence``): this checks that the change moves do not move
+    the finite chains' output past it."""
+    domains, splits = SCHEMAS["both-cat3-cat2"]
+    shapes = all_shapes(domains, frozenset(), 2, True, splits)
+    epsilon = 1.0
+    rng = np.random.default_rng(43)
+    codes, y = random_data(rng, domains, 12, 2)
+    base = structure_log_probs(domains, splits, codes, y, "majority", True, epsilon, shapes)
+    worst_row, worst = None, -1.0
+    for row, label in all_rows(domains, 2):
+        added = structure_log_probs(domains, splits, np.vstack([codes, row]), np.append(y, label),
+                                    "majority", True, epsilon, shapes)
+        change = float(np.abs(added - base).max())
+        if change > worst:
+            worst_row, worst = (row, label), change
+    assert worst > 0.25 * epsilon
+    row, label = worst_row
+    n = 1500
+    counts = []
+    for (c, t), seed in (((codes, y), 61), ((np.vstack([codes, row]), np.append(y, label)), 62)):
+        space = make_space(c, t, 2, domains, eta=epsilon, splits=splits)
+        chain = MetropolisChain(SeededNoise(np.random.default_rng(seed)), 1.0 / epsilon)
+        proposals = np.random.default_rng(seed + 100)
+        frequencies: dict = {}
+        for _ in range(n):
+            node = GrowNode(rows=np.arange(c.shape[0]), depth=0)
+            mcmc_subtree(space, node, 2, chain, proposals, 60, change_share=0.5)
+            key = node_shape(node)
+            frequencies[key] = frequencies.get(key, 0) + 1
+        counts.append(frequencies)
+        # each side's chains fit the exact release on their data (what the bound is about)
+        exact = brute_log_weights(make_space(c, t, 2, domains, eta=epsilon, splits=splits), shapes, 2)
+        assert chi_square_p(frequencies, shapes, exact - logsumexp(exact)) > 1e-4
     bound = math.exp(epsilon)
     for shape in set(counts[0]) | set(counts[1]):
         a = clopper_pearson(counts[0].get(shape, 0), n, 1e-5)

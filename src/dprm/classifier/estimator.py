@@ -97,7 +97,8 @@ from dprm.classifier.parameters import (
     KeywordParam,
     checked_parameters,
 )
-from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work, mcmc_subtree
+from dprm.classifier.subtree_mcmc import CHANGE_SHARE, mcmc_subtree
+from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work
 from dprm.errors import ParameterError
 from dprm.privacy import (
     Accountant,
@@ -122,9 +123,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         remaining budget, at most ``epsilon``... see ``accountant``).
     max_depth : int, default 5
         Levels of splits at most (root at depth 0).
-    embedding_depth : int, default 1
+    embedding_depth : int or "auto", default "auto"
         Levels grown by one private computation; ``max_depth`` grows the whole tree
-        in one.
+        in one. ``"auto"``: the whole tree for ``variant="dprm"`` (one release
+        charged ε), 1 for ``"paper"``
+        (:func:`~dprm.classifier.parameters.auto_embedding_depth`).
     search : {"auto", "exhaustive", "mcmc"}, default "auto"
         Exact draw over all subtrees (refused when its work bound exceeds
         ``MAX_EXACT_WORK``), Metropolis–Hastings, or exact when the bound is at most
@@ -179,6 +182,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     privacy_reasons_ : list of str
     search_ : str
         The search actually used ("exhaustive" or "mcmc").
+    embedding_depth_ : int
+        The embedding depth actually used.
 
     Examples
     --------
@@ -201,7 +206,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self,
         epsilon: float = 1.0,
         max_depth: int = 5,
-        embedding_depth: int = 1,
+        embedding_depth: int | str = "auto",
         search: str = "auto",
         mcmc_steps: int | None = None,
         mcmc_stop: str = "fixed",
@@ -343,7 +348,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                     if node.rows.size == 0:
                         exact_subtree(space, node, depth, exact_draw)
                     else:
-                        mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer)
+                        mcmc_subtree(space, node, depth, chain, rng, steps, buffer=buffer,
+                                     change_share=0.0 if self.variant == "paper" else CHANGE_SHARE)
                 label_draw = exact_draw
             if joint:
                 # the labels of the leaves this computation closes, drawn from their
@@ -373,6 +379,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.domains_ = domains
         self.tree_ = tree
         self.search_ = search
+        self.embedding_depth_ = d
         block = accountant.privacy_block(reasons=reasons, since=since)
         self.ledger_ = block["ledger"]
         self.privacy_spent_ = block["epsilon"]

@@ -65,6 +65,8 @@ log-weights (``η`` × score, labels summed out if joint) and ``C`` the set of n
 may pick: detailed balance with ``μ exp(η score)``, so upon convergence the state is
 an exponential-mechanism draw. Proposals use ``rng`` (data-independent), the
 acceptance tests the accountant's noise (:class:`~dprm.privacy.MetropolisChain`).
+The chain, with its *change* moves (dprm), is :mod:`dprm.classifier.subtree_mcmc`;
+this module holds what it shares with the exact draw.
 """
 
 from __future__ import annotations
@@ -76,14 +78,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from dprm.privacy import MetropolisChain, StructuredDraw
+from dprm.privacy import StructuredDraw
 from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding
 
 __all__ = [
     "SubtreeSpace",
     "GrowNode",
     "exact_subtree",
-    "mcmc_subtree",
+    "split_node",
     "exact_work",
     "SCORES",
     "GROW_LEAF",
@@ -213,6 +215,9 @@ class SubtreeSpace:
         self._fixed_value = np.array([v for _, v in fixed], dtype=np.int64)
         self._fixed_binary = np.array([self._binary_categorical[f] for f, _ in fixed], dtype=bool)
         self._widest = max(self._n_codes, default=1)
+        # column-major copy: a split reads one feature of a node's rows (a gather
+        # from one contiguous column instead of a strided one)
+        self._columns = np.asfortranarray(self.codes)
 
     def feature_histograms(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Class counts of ``rows`` per feature and code, in one pass.
@@ -309,18 +314,34 @@ class SubtreeSpace:
 
     def children_rows(self, rows: np.ndarray, option: Option) -> list[np.ndarray]:
         """Rows of each child of ``option`` (missing-values child last)."""
+        return self.split_rows(rows, option)[0]
+
+    def split_rows(self, rows: np.ndarray, option: Option) -> tuple[list[np.ndarray], np.ndarray]:
+        """Rows of each child of ``option`` (missing-values child last) and their class counts.
+
+        One pass: each row's child index ``key`` (for a binary test ``0`` for ``=`` /
+        ``<=``, ``1`` for ``!=`` / ``>``, ``2`` for missing, since the missing code is
+        the largest), a stable sort by ``key`` (radix for small integers) and one
+        ``bincount`` of ``key * C + y`` for the counts. Rows keep their order within a
+        child, as with boolean masks.
+        """
         f, j = option
-        column = self.codes[rows, f]
+        column = self._columns[rows, f]
+        C = self.n_classes
         if self.is_multiway(option):
-            k = self._n_codes[f]
-            order = np.argsort(column, kind="stable")
-            bounds = np.concatenate(([0], np.cumsum(np.bincount(column, minlength=k + 1))))
-            ordered = rows[order]
-            return [ordered[bounds[c] : bounds[c + 1]] for c in range(k + 1)]
-        missing = self._n_codes[f]
-        if self.domains[f].kind == CATEGORICAL:
-            return [rows[column == j], rows[(column != j) & (column < missing)], rows[column == missing]]
-        return [rows[column <= j], rows[(column > j) & (column < missing)], rows[column == missing]]
+            n_children = self._n_codes[f] + 1
+            key = column
+        else:
+            n_children = 3
+            missing = self._n_codes[f]
+            if self.domains[f].kind == CATEGORICAL:
+                key = (column != j).view(np.uint8) + (column == missing).view(np.uint8)
+            else:
+                key = (column > j).view(np.uint8) + (column == missing).view(np.uint8)
+        counts = np.bincount(key.astype(np.intp) * C + self.y[rows], minlength=n_children * C).reshape(n_children, C)
+        bounds = np.concatenate(([0], np.cumsum(counts.sum(axis=1))))
+        ordered = rows[np.argsort(key, kind="stable")]
+        return [ordered[bounds[c] : bounds[c + 1]] for c in range(n_children)], counts
 
     def counts(self, rows: np.ndarray) -> np.ndarray:
         """Class counts of ``rows``."""
@@ -463,16 +484,17 @@ def exact_subtree(space: SubtreeSpace, node: GrowNode, depth: int, draw: Structu
             current.final = True
             continue
         option = options[choice - 1]
-        _split(space, current, option)
+        split_node(space, current, option)
         stack.extend((child, remaining - 1) for child in current.children)
 
 
-def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
-    parts = space.children_rows(node.rows, option)
+def split_node(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
+    """Split ``node`` on ``option``: its children, their rows and their leaf weights (cached)."""
+    parts, counts = space.split_rows(node.rows, option)
     used = space.child_used(node.used, option)
     flags = np.zeros(len(parts), dtype=bool)
     flags[-1] = True
-    weights = space.leaf_log_weights(np.stack([space.counts(rows) for rows in parts]), flags)
+    weights = space.leaf_log_weights(counts, flags).tolist()
     node.option = option
     node.final = False
     node.children = [
@@ -481,130 +503,10 @@ def _split(space: SubtreeSpace, node: GrowNode, option: Option) -> None:
             depth=node.depth + 1,
             missing_branch=bool(flags[c]),
             used=used,
-            _leaf_weight=(space.eta, float(weights[c])),
+            _leaf_weight=(space.eta, weights[c]),
         )
         for c, rows in enumerate(parts)
     ]
-
-
-def _grow_random(space: SubtreeSpace, node: GrowNode, boundary: int, rng: np.random.Generator) -> None:
-    """Grow ``node`` (a leaf) from the generating distribution ``g`` down to ``boundary``."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        current.option, current.children = None, []
-        if current.depth >= boundary:
-            continue
-        options = space.options(current.used)
-        if not options or (space.allow_leaves and rng.random() < GROW_LEAF):
-            continue
-        _split(space, current, options[int(rng.integers(len(options)))])
-        stack.extend(current.children)
-
-
-def mcmc_subtree(
-    space: SubtreeSpace,
-    node: GrowNode,
-    depth: int,
-    chain: MetropolisChain,
-    rng: np.random.Generator,
-    steps: int,
-    *,
-    buffer: int | None = None,
-    threshold: float = 0.0,
-) -> int:
-    """Grow ``node`` by a Metropolis–Hastings chain over its subtrees of depth ``<= depth``.
-
-    Parameters
-    ----------
-    space : SubtreeSpace
-        ``space.eta`` must be the chain's ``1 / chain.scale``.
-    node : GrowNode
-        Grown in place (final state of the chain).
-    depth : int
-        Depth of the subtrees below ``node``.
-    chain : MetropolisChain
-        Acceptance tests (charged when the chain's mechanism started).
-    rng : numpy.random.Generator
-        Proposals (data-independent).
-    steps : int
-        Steps (the stop, unless ``buffer`` stops it earlier).
-    buffer : int, optional
-        The paper's stop: end once the variance of the last ``buffer`` scores is at
-        most ``threshold`` (a data-dependent stop).
-
-    Returns
-    -------
-    int
-        Steps made.
-    """
-    boundary = node.depth + depth
-    _grow_random(space, node, boundary, rng)
-    score, _, _, n_changeable = space.subtree_terms(node, boundary)
-    recent: list[float] = []
-    candidates: list[GrowNode] | None = None
-    made = 0
-    for made in range(1, steps + 1):
-        if n_changeable == 0:
-            break
-        if candidates is None:  # the tree changed (a rejected move restores it exactly)
-            candidates = [u for u in node.nodes() if u.depth < boundary and space.options(u.used)]
-        target = candidates[int(rng.integers(len(candidates)))]
-        options = space.options(target.used)
-        n_choices = len(options) + (1 if space.allow_leaves else 0)
-        pick = int(rng.integers(n_choices))
-        new_option = options[pick] if pick < len(options) else None
-        old_option, old_children = target.option, target.children
-        old_score, old_pg, _, old_changeable = space.subtree_terms(target, boundary)
-        if new_option is None:
-            target.option, target.children = None, []
-        else:
-            _split(space, target, new_option)
-            for child in target.children:
-                _grow_random(space, child, boundary, rng)
-        new_score, new_pg, _, changeable_below = space.subtree_terms(target, boundary)
-        new_total = score - old_score + new_score
-        new_changeable = n_changeable - old_changeable + changeable_below
-        # μ/g of the target itself: its new choice was drawn uniformly, not from g.
-        n_opt = len(options)
-        old_leaf = old_option is None
-        new_leaf = new_option is None
-        mu_old = space.log_prior_leaf(n_opt) if old_leaf else space.log_prior_split(n_opt)
-        mu_new = space.log_prior_leaf(n_opt) if new_leaf else space.log_prior_split(n_opt)
-        g_old = space.log_grow(n_opt, old_leaf)
-        g_new = space.log_grow(n_opt, new_leaf)
-        log_ratio = (
-            (mu_new - mu_old)
-            + (new_pg - (mu_new - g_new)) - (old_pg - (mu_old - g_old))
-            + math.log(n_changeable) - math.log(new_changeable)
-        )
-        accepted = chain_accept(chain, (new_total - score) + log_ratio)
-        if accepted:
-            score, n_changeable = new_total, new_changeable
-            candidates = None
-        else:
-            target.option, target.children = old_option, old_children
-        if buffer:
-            recent.append(score)
-            if len(recent) > buffer:
-                recent.pop(0)
-            if len(recent) == buffer and float(np.var(recent)) <= threshold:
-                break
-    _mark_final(space, node, boundary)
-    return made
-
-
-def chain_accept(chain: MetropolisChain, log_alpha: float) -> bool:
-    """One acceptance test ``log u < log_alpha`` on the chain's noise source."""
-    accepted = bool(chain.log_uniforms(1)[0] < log_alpha)
-    chain.record(1, int(accepted))
-    return accepted
-
-
-def _mark_final(space: SubtreeSpace, node: GrowNode, boundary: int) -> None:
-    for u in node.nodes():
-        if u.option is None:
-            u.final = u.depth < boundary or not space.options(u.used)
 
 
 def exact_work(domains: Sequence[FeatureEncoding], depth: int, categorical_splits: str = "multiway") -> float:

@@ -53,11 +53,12 @@ def classify(
                                  help="The data: a CSV (or Parquet) file, one row per entity."),
     target: str = typer.Option(..., "--target", metavar="COL", show_default=False, help="The class column."),
     epsilon: float = typer.Option(..., "--epsilon", metavar="ε", show_default=False,
-                                  help="Privacy budget of the fit (spent at most: computations a tree never reaches are not charged)."),
+                                  help="Privacy budget of the fit (all of it by default; with an embedding depth below --max-depth, computations a tree never reaches are not charged)."),
     max_depth: int = typer.Option(5, "--max-depth", metavar="D", help=f"Levels of splits at most (1 to {MAX_DEPTH})."),
-    embedding_depth: int = typer.Option(1, "--embedding-depth", metavar="d",
+    embedding_depth: str = typer.Option("auto", "--embedding-depth", metavar="d|auto",
                                         help="Levels grown by one private computation (at most --max-depth; "
-                                             "= --max-depth grows the whole tree in one)."),
+                                             "= --max-depth grows the whole tree in one; auto: the whole tree "
+                                             "with --variant dprm, 1 with --variant paper)."),
     search: str = typer.Option("auto", "--search", metavar="auto|exhaustive|mcmc",
                                help="Exact draw over all subtrees, Metropolis-Hastings, or exact when small."),
     variant: str = typer.Option("dprm", "--variant", metavar="dprm|paper",
@@ -79,7 +80,7 @@ def classify(
     target's categories). The cross-validated accuracy is printed after it: an
     evaluation for people who may see the data, outside the private release.
     """
-    _check_options(epsilon, max_depth, embedding_depth, search, variant, cv, seed)
+    embedding_depth = _check_options(epsilon, max_depth, embedding_depth, search, variant, cv, seed)
     outputs = Outputs(inputs=[learn, types])
     fitted: dict[str, Any] = {}
     outputs.add(output, lambda path: path.write_text(json.dumps(fitted["document"], indent=1, ensure_ascii=False,
@@ -98,6 +99,8 @@ def classify(
             clf.fit(X, y)
         except ParameterError as error:
             raise ParameterError(_in_option_names(str(error))) from None
+    # the depth used, as an explicit --embedding-depth would have recorded it
+    parameters["embedding_depth"] = clf.embedding_depth_
     fitted["document"] = _document(clf, parameters, learn, target, seed)
     written = outputs.commit()
     for message in notes:
@@ -107,7 +110,7 @@ def classify(
     from dprm.classifier import export_text
 
     print_status(_privacy(clf), output, epsilon)
-    console.print(f"tree: maximum depth {max_depth}, embedding depth {embedding_depth}, "
+    console.print(f"tree: maximum depth {max_depth}, embedding depth {clf.embedding_depth_}, "
                   f"search {clf.search_}, variant {variant}", soft_wrap=True)
     console.print(export_text(clf), soft_wrap=True, markup=False, highlight=False)
     for path in written:
@@ -116,16 +119,23 @@ def classify(
         _print_cv(parameters, categories, bounds, classes, seed, X, y, cv)
 
 
-def _check_options(epsilon: float, max_depth: int, embedding_depth: int, search: str, variant: str,
-                   cv: int, seed: int | None) -> None:
+def _check_options(epsilon: float, max_depth: int, embedding_depth: str, search: str, variant: str,
+                   cv: int, seed: int | None) -> int | str:
+    """Refuse bad options before any data is read; returns the embedding depth (an int or ``"auto"``)."""
     from dprm.privacy.budget import check_epsilon_range
 
     check_epsilon_range(epsilon, "--epsilon")
     if not 1 <= max_depth <= MAX_DEPTH:
         raise ParameterError(f"--max-depth must be between 1 and {MAX_DEPTH}, not {max_depth}")
-    if not 1 <= embedding_depth <= max_depth:
-        raise ParameterError(f"--embedding-depth must be between 1 and --max-depth ({max_depth}), "
-                             f"not {embedding_depth}")
+    depth: int | str = str(embedding_depth).strip()
+    if depth != "auto":
+        try:
+            depth = int(depth)
+        except ValueError:
+            depth = 0
+        if not 1 <= depth <= max_depth:
+            raise ParameterError(f"--embedding-depth must be 'auto' or between 1 and --max-depth ({max_depth}), "
+                                 f"not {embedding_depth}")
     if search not in SEARCHES:
         raise ParameterError(f"--search must be one of {', '.join(SEARCHES)}, not {search!r}")
     if variant not in VARIANTS:
@@ -133,6 +143,7 @@ def _check_options(epsilon: float, max_depth: int, embedding_depth: int, search:
     if not (cv == 0 or 2 <= cv <= MAX_FOLDS):
         raise ParameterError(f"--cv must be 0 (no cross-validation) or between 2 and {MAX_FOLDS}, not {cv}")
     check_seed(seed)
+    return depth
 
 
 def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_bounds: str | None

@@ -65,7 +65,7 @@ def classify_eval(
                                          help=f"Maximum depths. Default: {FULL['depths']}."),
     embedding_depths: Optional[str] = typer.Option(
         None, "--embedding-depths", metavar="d,...",
-        help=f"Embedding depths of the DP tree ('whole' = the maximum depth). Default: {FULL['embedding_depths']}."),
+        help=f"Embedding depths of the DP tree ('whole' = the maximum depth, 'auto' = the estimator's default). Default: {FULL['embedding_depths']}."),
     variants: Optional[str] = typer.Option(None, "--variants", metavar="dprm,paper",
                                            help=f"Variants of the DP tree. Default: {FULL['variants']}."),
     baselines: bool = typer.Option(True, "--baselines/--no-baselines",

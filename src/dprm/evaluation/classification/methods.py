@@ -31,12 +31,17 @@ __all__ = [
     "dprm_tree_method",
     "sklearn_cart_method",
     "diffprivlib_method",
+    "diffprivlib_methods",
+    "majority_method",
+    "DIFFPRIVLIB_MODELS",
     "parse_embedding_depths",
     "default_methods",
 ]
 
 #: The embedding depth that grows the whole tree in one computation (``= max_depth``).
 WHOLE = "whole"
+#: The estimator's own choice of embedding depth (``embedding_depth="auto"``).
+AUTO = "auto"
 
 
 #: ``factory(epsilon, max_depth, random_state, schema)`` -> a fresh unfitted classifier.
@@ -75,15 +80,15 @@ class Method:
         return not isinstance(self.embedding_depth, int) or self.embedding_depth <= max_depth
 
     def embedding_at(self, max_depth: int) -> float:
-        """The embedding depth used at ``max_depth`` (NaN when not a DP tree)."""
-        if self.embedding_depth is None:
+        """The embedding depth used at ``max_depth`` (NaN when not a DP tree, or chosen by ε)."""
+        if self.embedding_depth is None or self.embedding_depth == AUTO:
             return math.nan
         return float(max_depth if self.embedding_depth == WHOLE else self.embedding_depth)
 
 
 def dprm_tree_method(embedding_depth: int | str = 1, variant: str = "dprm", name: str | None = None,
                      **options: Any) -> Method:
-    """:class:`dprm.classifier.DPDecisionTreeClassifier` at one embedding depth (or ``"whole"``).
+    """:class:`dprm.classifier.DPDecisionTreeClassifier` at one embedding depth (or ``"whole"``, ``"auto"``).
 
     ``options`` go to the estimator (``search``, ``mcmc_steps``, ...).
 
@@ -96,8 +101,9 @@ def dprm_tree_method(embedding_depth: int | str = 1, variant: str = "dprm", name
     >>> clf.embedding_depth, clf.epsilon, clf.classes
     (2, 0.5, ['p', 'q'])
     """
-    if embedding_depth != WHOLE and not (isinstance(embedding_depth, int) and embedding_depth >= 1):
-        raise ParameterError(f"embedding depth must be a positive integer or {WHOLE!r}, not {embedding_depth!r}")
+    if embedding_depth not in (WHOLE, AUTO) and not (isinstance(embedding_depth, int) and embedding_depth >= 1):
+        raise ParameterError(f"embedding depth must be a positive integer, {WHOLE!r} or {AUTO!r}, "
+                             f"not {embedding_depth!r}")
 
     def factory(epsilon: float | None, max_depth: int, random_state: int | None, schema: Schema) -> Any:
         from dprm.classifier import DPDecisionTreeClassifier
@@ -138,12 +144,49 @@ def sklearn_cart_method(name: str = "sklearn CART") -> Method:
     return Method(name, factory, private=False, variant="non-private")
 
 
-def diffprivlib_method(name: str = "diffprivlib") -> Method | None:
-    """diffprivlib's ``DecisionTreeClassifier`` on :func:`one_hot` with public bounds and classes.
+def majority_method(name: str = "majority class") -> Method:
+    """The training folds' most frequent class for every test row (non-private, no features).
 
-    None when diffprivlib is not installed. Each fit gets its own
-    ``BudgetAccountant`` (diffprivlib's default one is global).
+    Examples
+    --------
+    >>> schema = Schema({"a": ["x", "y"]}, ["p", "q"])
+    >>> X, y = pd.DataFrame({"a": ["x", "y", "x"]}), np.array(["p", "q", "q"])
+    >>> majority_method().factory(None, 2, 0, schema).fit(X, y).predict(X).tolist()
+    ['q', 'q', 'q']
     """
+
+    def factory(epsilon: float | None, max_depth: int, random_state: int | None, schema: Schema) -> Any:
+        from sklearn.dummy import DummyClassifier
+
+        return _encoded(DummyClassifier(strategy="most_frequent"), schema)
+
+    return Method(name, factory, private=False, variant="non-private")
+
+
+#: diffprivlib's models in the comparison (:func:`diffprivlib_method`).
+DIFFPRIVLIB_MODELS = ("tree", "shallow-tree", "forest", "naive-bayes")
+
+
+def diffprivlib_method(name: str = "diffprivlib", model: str = "tree") -> Method | None:
+    """One of diffprivlib's private classifiers on :func:`one_hot`, with public bounds and classes.
+
+    ``model``: ``"tree"`` (``DecisionTreeClassifier(max_depth)``, a random tree with
+    noisy leaf counts), ``"shallow-tree"`` (the same at depth ``min(2, max_depth)``:
+    fewer, fuller leaves), ``"forest"`` (``RandomForestClassifier``, 10 such trees of
+    depth ``max_depth`` on disjoint rows) or ``"naive-bayes"`` (``GaussianNB`` with
+    bounds ``[0, 1]``). None when diffprivlib is not installed. (diffprivlib 0.6.6's
+    ``LogisticRegression`` passes ``multi_class`` to the installed scikit-learn, which
+    no longer takes it, so it is not among them.)
+    Each fit gets its own ``BudgetAccountant`` (diffprivlib's default one is global).
+
+    Examples
+    --------
+    >>> method = diffprivlib_method(model="forest")
+    >>> method is None or method.name == "diffprivlib"
+    True
+    """
+    if model not in DIFFPRIVLIB_MODELS:
+        raise ParameterError(f"diffprivlib model must be one of {', '.join(DIFFPRIVLIB_MODELS)}, not {model!r}")
     try:
         import diffprivlib.models  # noqa: F401
     except ImportError:
@@ -151,35 +194,55 @@ def diffprivlib_method(name: str = "diffprivlib") -> Method | None:
 
     def factory(epsilon: float | None, max_depth: int, random_state: int | None, schema: Schema) -> Any:
         from diffprivlib import BudgetAccountant
-        from diffprivlib.models import DecisionTreeClassifier
+        from diffprivlib import models
 
         width = one_hot(pd.DataFrame({c: [] for c in schema.columns}), schema).shape[1]
-        model = DecisionTreeClassifier(
-            max_depth=max_depth, epsilon=1.0 if epsilon is None else epsilon,
-            bounds=(np.zeros(width), np.ones(width)), classes=np.asarray(schema.classes),
-            random_state=random_state, accountant=BudgetAccountant())
-        return _encoded(model, schema)
+        bounds = (np.zeros(width), np.ones(width))
+        common = {"epsilon": 1.0 if epsilon is None else epsilon, "random_state": random_state,
+                  "accountant": BudgetAccountant()}
+        classes = np.asarray(schema.classes)
+        if model == "tree":
+            estimator = models.DecisionTreeClassifier(max_depth=max_depth, bounds=bounds, classes=classes, **common)
+        elif model == "shallow-tree":
+            estimator = models.DecisionTreeClassifier(max_depth=min(2, max_depth), bounds=bounds, classes=classes,
+                                                      **common)
+        elif model == "forest":
+            estimator = models.RandomForestClassifier(n_estimators=10, max_depth=max_depth, bounds=bounds,
+                                                      classes=classes, **common)
+        else:
+            estimator = models.GaussianNB(bounds=bounds, **common)
+        return _encoded(estimator, schema)
 
     return Method(name, factory, private=True, variant="diffprivlib")
 
 
+def diffprivlib_methods() -> list[Method]:
+    """Every model of :data:`DIFFPRIVLIB_MODELS`, named ``"diffprivlib <model>"`` (empty when not installed).
+
+    The comparison's "diffprivlib best" is, per dataset and ε, the best of their
+    measured means (chosen on the test folds: an optimistic bar for diffprivlib).
+    """
+    methods = [diffprivlib_method(f"diffprivlib {model}", model) for model in DIFFPRIVLIB_MODELS]
+    return [m for m in methods if m is not None]
+
+
 def parse_embedding_depths(text: str) -> list[int | str]:
-    """``"1,2,3,whole"`` as ``[1, 2, 3, "whole"]``.
+    """``"1,2,3,whole,auto"`` as ``[1, 2, 3, "whole", "auto"]`` (auto: the estimator's default).
 
     Examples
     --------
-    >>> parse_embedding_depths("1, 3,whole")
-    [1, 3, 'whole']
+    >>> parse_embedding_depths("1, 3,whole,auto")
+    [1, 3, 'whole', 'auto']
     """
     depths: list[int | str] = []
     for part in (p.strip() for p in text.split(",")):
-        if part == WHOLE:
-            depths.append(WHOLE)
+        if part in (WHOLE, AUTO):
+            depths.append(part)
             continue
         try:
             value = int(part)
         except ValueError:
-            raise ParameterError(f"embedding depths: {part!r} is neither a positive integer nor {WHOLE!r}") from None
+            raise ParameterError(f"embedding depths: {part!r} is not a positive integer, {WHOLE!r} or {AUTO!r}") from None
         if value < 1:
             raise ParameterError(f"embedding depths: {value} is not a positive integer")
         depths.append(value)
