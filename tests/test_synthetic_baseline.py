@@ -77,6 +77,9 @@ def test_missing_values_get_their_own_code():
     assert codes["c0"].tolist() == [0, 4, 3] and codes["c1"].tolist() == [1, 2, 0]
     assert codes["c2"].tolist() == [0, 1, 2] and domain == {"c0": 5, "c1": 3, "c2": 3}
     back = decode_codes(codes, data, columns)
+    types["columns"]["y"] = {"type": "numeric", "bounds": [0, 10], "complete": True}
+    _, declared, _ = encode_codes(load_two_view(left.assign(y=[1.0, 2.0, 3.0]), right, types=types), 4)
+    assert declared["c2"] == 4 and declared["c0"] == 5  # y declared complete: no missing code
     assert np.isnan(back.left["x"].values[1]) and back.left["b"].values[1] == -1 and back.right["c"].values[2] == -1
 
 

@@ -13,8 +13,9 @@ miner. :func:`run_synthetic` does exactly that, as the algorithms
    the private miners too) a member of the public family chosen privately by
    :func:`dprm.mining.private_grids.choose_grids` with ``grid_share`` of ε (pure
    ε-DP releases, in the ledger), or equally wide (``"public"``). Every attribute
-   has one more code for a missing value (whether a column has missing values is
-   not assumed public; MST's compression merges empty codes from the noisy counts).
+   has one more code for a missing value unless the types file declares it
+   ``"complete"`` (whether a column has missing values is not otherwise assumed
+   public; the synthesizer's noisy counts give that code some rows).
 2. **The synthesizer**, in its own environment: dpmm 0.1.9 pins numpy 1.26, pandas
    2.1 and OpenDP 0.12, which cannot be installed beside dprm's (and dpmm does not
    run on OpenDP 0.16: ``atom_domain`` now needs ``nan=False``, and on SciPy 1.17 its
@@ -203,7 +204,7 @@ def _thresholds(attribute, cells: int, transform: str | None) -> np.ndarray:
 
 def encode_codes(data: TwoViewData, cells: int, transforms: Mapping[tuple[int, str], str] | None = None
                  ) -> tuple[pd.DataFrame, dict[str, int], list[tuple[int, str, np.ndarray | None]]]:
-    """Every attribute as codes ``0 .. size-1`` (the last: missing), on grids of public facts.
+    """Every attribute as codes ``0 .. size-1`` (the last: missing, unless declared complete), on public grids.
 
     Returns the codes (columns ``c0, c1, ...``), the domain ``{column: size}`` and, per
     column, ``(side, name, thresholds)`` (None for a non-numeric attribute).
@@ -235,7 +236,8 @@ def encode_codes(data: TwoViewData, cells: int, transforms: Mapping[tuple[int, s
                 size = 2 if attribute.kind is AttributeKind.BOOLEAN else len(attribute.domain.categories or ())
                 codes = attribute.values.astype(np.int64)
             frame[key] = np.where(missing, size, codes).astype(np.int64)
-            domain[key] = size + 1
+            # a missing code unless the owner declared the column complete (the loader checked it)
+            domain[key] = size + (0 if attribute.domain.complete else 1)
             columns.append((side, attribute.name, thresholds))
     return pd.DataFrame(frame), domain, columns
 
