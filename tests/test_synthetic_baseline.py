@@ -179,3 +179,8 @@ def test_an_experiment_judges_the_baseline_on_the_real_rows(planted, tmp_path):
     left = query_from_json(first["left"]).support(data.left)
     right = query_from_json(first["right"]).support(data.right)
     assert table.true_intersection[0] == int((left & right).sum()) and len(frame) == data.n_rows
+    # the report's privacy table shows δ beside ε
+    from dprm.evaluation.report import write_experiment_report
+
+    page = Path(write_experiment_report(tmp_path / "exp")).read_text(encoding="utf-8")
+    assert ">δ</th>" in page and "1.00e-09" in page and "approx-dp" in page
