@@ -10,9 +10,14 @@ STAMP := $(VENV)/.installed
 DEMO := out/demo
 LOCK := requirements.lock
 EXTRAS := test,server,compare,itemsets,ray,aot
+# dpmm (the DP synthetic-data baseline of `dprm evaluate`, docs/baselines.md) pins numpy 1.26,
+# pandas 2.1 and OpenDP 0.12: it gets an environment of its own, from its own hashed lock.
+DPMM_VENV := .venv-dpmm
+DPMM_STAMP := $(DPMM_VENV)/.installed
+DPMM_LOCK := requirements-dpmm.lock
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: demo test bench lock browser clean
+.PHONY: demo test bench lock browser synthetic clean
 
 # The exact versions of requirements.lock (hashes checked), then dprm itself without
 # dependencies: CI and a fresh machine get the environment the tests were run in.
@@ -34,6 +39,18 @@ $(STAMP): pyproject.toml $(LOCK)
 	@echo "set-up: compiling the numba kernels for this CPU (docs/performance.md, 'Start-up')"
 	$(BIN)/dprm warm-cache
 	touch $(STAMP)
+
+## synthetic: dpmm's own environment for the DP synthetic-data baseline (mst-cartwheels,
+## aim-cartwheels in dprm evaluate), beside .venv, from requirements-dpmm.lock (hashes checked)
+synthetic: $(DPMM_STAMP)
+
+$(DPMM_STAMP): $(DPMM_LOCK)
+	@echo "set-up: dpmm's own environment in $(DPMM_VENV) (the synthetic-data baseline, docs/baselines.md)"
+	$(PYTHON) -m venv $(DPMM_VENV)
+	$(DPMM_VENV)/bin/python -m pip install --progress-bar off --upgrade pip
+	@$(call ticking,installing dpmm's environment,$(DPMM_VENV)/bin/python -m pip install --progress-bar off \
+		--require-hashes -r $(DPMM_LOCK))
+	touch $(DPMM_STAMP)
 
 ## demo: mine the built-in example data (planted redescriptions): privately with
 ## AltMCMC at epsilon = 1 (secure noise), and with the non-private cartwheels
@@ -62,7 +79,7 @@ browser:
 	fi
 
 ## test: the whole test suite (unit, doctests, command line, server, browser)
-test: $(STAMP) browser
+test: $(STAMP) $(DPMM_STAMP) browser
 	$(BIN)/python -m pytest -n auto
 
 ## bench: speed figures (load, index, mine) on mammals and on 115,200 x 604 planted data,
@@ -72,15 +89,18 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_startup.py
 
 ## lock: requirements.lock anew from pyproject.toml's ranges (the newest versions within
-## them; run the tests after), with hashes, for CPython 3.11 on x86-64 Linux
+## them), and requirements-dpmm.lock from requirements-dpmm.in; run the tests after; with
+## hashes, for CPython 3.11 on x86-64 Linux
 lock:
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install --progress-bar off uv
 	.venv-lock/bin/uv pip compile pyproject.toml $(foreach e,$(subst $(comma), ,$(EXTRAS)),--extra $(e)) \
 		--generate-hashes --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
 		--annotation-style line --no-header -o $(LOCK)
+	.venv-lock/bin/uv pip compile requirements-dpmm.in --generate-hashes --python-version 3.11 \
+		--python-platform x86_64-unknown-linux-gnu --annotation-style line --no-header -o $(DPMM_LOCK)
 
 clean:
-	rm -rf $(VENV) .venv-lock out
+	rm -rf $(VENV) $(DPMM_VENV) .venv-lock out
 
 comma := ,

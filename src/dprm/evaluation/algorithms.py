@@ -1,7 +1,7 @@
 """The algorithms of an experiment and their parameters (``dprm evaluate``).
 
-Which names an experiment accepts (the miners, then the python-clired baselines),
-which of them are private (take a budget), how the experiment's ``--parameters``
+Which names an experiment accepts (the miners, the python-clired baselines, then
+the DP synthetic-data baselines), which of them are private (take a budget), how the experiment's ``--parameters``
 reach each algorithm and are checked before any work, whether an algorithm runs
 on a sharded engine, and the seed of every run (:func:`run_seed`: the master seed
 and the run's identity, so adding algorithms or budgets leaves the other runs'
@@ -19,6 +19,7 @@ from dprm.evaluation.budgets import Budget
 
 __all__ = [
     "BASELINES",
+    "SYNTHETIC_BASELINES",
     "known_algorithms",
     "is_private",
     "parameters_for",
@@ -30,6 +31,10 @@ __all__ = [
 #: Non-private baselines run through python-clired (:mod:`dprm.evaluation.baselines`).
 BASELINES: tuple[str, ...] = ("clired-reremi", "clired-splitt", "clired-layeredt")
 
+#: Private baselines: DP synthetic data (dpmm's MST, AIM), then cartwheels on it
+#: (:mod:`dprm.evaluation.synthetic`). They take a budget; their parameters are their own.
+SYNTHETIC_BASELINES: tuple[str, ...] = ("mst-cartwheels", "aim-cartwheels")
+
 
 def known_algorithms() -> list[str]:
     """Every algorithm name an experiment accepts: the miners, then the baselines.
@@ -37,12 +42,12 @@ def known_algorithms() -> list[str]:
     Examples
     --------
     >>> names = known_algorithms()
-    >>> "alt-expm" in names and "cartwheels" in names and "clired-reremi" in names
+    >>> "alt-expm" in names and "cartwheels" in names and "clired-reremi" in names and "mst-cartwheels" in names
     True
     """
     from dprm.mining import ALGORITHMS
 
-    return [*ALGORITHMS, *(b for b in BASELINES if b not in ALGORITHMS)]
+    return [*ALGORITHMS, *(b for b in (*BASELINES, *SYNTHETIC_BASELINES) if b not in ALGORITHMS)]
 
 
 def _accepted(algorithm: str) -> set[str] | None:
@@ -56,13 +61,15 @@ def _accepted(algorithm: str) -> set[str] | None:
 
 
 def is_private(algorithm: str) -> bool:
-    """Whether ``algorithm`` takes a privacy budget (a miner with an ``epsilon`` parameter).
+    """Whether ``algorithm`` takes a privacy budget (a miner with an ``epsilon`` parameter, a synthetic-data baseline).
 
     Examples
     --------
-    >>> is_private("alt-mcmc"), is_private("cartwheels"), is_private("clired-splitt")
-    (True, False, False)
+    >>> is_private("alt-mcmc"), is_private("cartwheels"), is_private("clired-splitt"), is_private("mst-cartwheels")
+    (True, False, False, True)
     """
+    if algorithm in SYNTHETIC_BASELINES:
+        return True
     accepted = _accepted(algorithm)
     return accepted is not None and "epsilon" in accepted
 
@@ -189,6 +196,13 @@ def _check_parameters(algorithms: list[str], budgets: list[Budget], parameters: 
             for name in value:
                 if name in ("epsilon", "seed"):
                     raise ParameterError(f"--parameters: {name} is set by the experiment (--budgets, --seed)")
+            if key in SYNTHETIC_BASELINES:
+                from dprm.evaluation.synthetic import check_synthetic_parameters
+
+                try:
+                    check_synthetic_parameters(key, value)
+                except ParameterError as err:
+                    raise ParameterError(f"--parameters: {key}: {err}") from None
             accepted = _accepted(key)
             if accepted is not None:
                 for name in value:

@@ -283,6 +283,7 @@ def _privacy_section(experiment: Experiment) -> str:
             "experiment": directory.name,
             "algorithm": doc.get("algorithm", algorithm),
             "epsilon": epsilon if isinstance(epsilon, (int, float)) and epsilon else None,
+            "delta": privacy.get("delta") if isinstance(privacy.get("delta"), (int, float)) else None,
             "guarantee": privacy.get("guarantee", "–"),
             "neighbouring": privacy.get("neighbouring", "–"),
             "private": shown,
@@ -299,7 +300,9 @@ def _privacy_section(experiment: Experiment) -> str:
                  "(<code>runs/ALGORITHM/EPSILON/</code>); every run of a method has the same ledger shape. "
                  "<i>pure-dp</i>: ε-differential privacy under add/remove-one-row neighbours; "
                  "<i>pure-dp-on-mcmc-convergence</i>: the guarantee holds for the exact exponential mechanism "
-                 "that a Metropolis–Hastings chain approximates; <i>none</i>: a non-private baseline.</p>")
+                 "that a Metropolis–Hastings chain approximates; <i>approx-dp</i>: (ε, δ)-differential privacy "
+                 "(the DP synthetic-data baselines); <i>none</i>: not private (a non-private baseline, or a "
+                 "seeded run).</p>")
     if rows:
         columns = [Column("algorithm", "algorithm"), Column("epsilon", "ε", "float"),
                    Column("guarantee", "guarantee"), Column("neighbouring", "neighbours"),
@@ -307,6 +310,8 @@ def _privacy_section(experiment: Experiment) -> str:
                                                       "numbers refer to the reasons below the table"),
                    Column("ledger_steps", "releases", "int"), Column("ledger_epsilon", "ε in ledger", "float"),
                    Column("mechanisms", "ledger by mechanism", raw=True), Column("file", "document")]
+        if any(r["delta"] is not None for r in rows):  # an (ε, δ) baseline is among the methods
+            columns.insert(2, Column("delta", "δ", "float"))
         if len(experiment.dirs) > 1:
             columns.insert(0, Column("experiment", "experiment"))
         parts.append(html_table(columns, rows, table_id="privacy"))

@@ -63,7 +63,7 @@ import pandas as pd
 
 from dprm.data.attributes import require_attributes
 from dprm.errors import DataError, DprmError, ParameterError
-from dprm.evaluation.algorithms import (BASELINES, _accepted, _check_algorithms, _check_parameters, check_sharded,
+from dprm.evaluation.algorithms import (BASELINES, SYNTHETIC_BASELINES, _accepted, _check_algorithms, _check_parameters, check_sharded,
                                         is_private, known_algorithms, parameters_for, parse_parameter_items, run_seed)
 from dprm.evaluation.budgets import Budget, format_budgets, parse_budgets
 from dprm.evaluation.manifest import (EXPERIMENT_FORMAT, NOISE_NOTE, RunRecord, _DirectoryLock, _MANIFEST_NAME,
@@ -71,7 +71,7 @@ from dprm.evaluation.manifest import (EXPERIMENT_FORMAT, NOISE_NOTE, RunRecord, 
                                       _prepare_directory, _record_from, _run_path, _unfinished_algorithms,
                                       read_manifest)
 from dprm.evaluation.tables import write_csv_atomic, write_paper_tables
-from dprm.evaluation.workers import _in_fresh_processes, _on_engine, _one_line
+from dprm.evaluation.workers import _in_fresh_processes, _on_engine, _one_line, dpmm_python_or_none
 
 __all__ = [
     "BASELINES",
@@ -358,7 +358,7 @@ def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
             records.append(record)
             continue
         records.append(planned)
-        baseline = planned.algorithm in BASELINES and _accepted(planned.algorithm) is None
+        baseline = planned.algorithm in (*BASELINES, *SYNTHETIC_BASELINES) and _accepted(planned.algorithm) is None
         pending.append((planned, {
             "algorithm": planned.algorithm, "epsilon": planned.epsilon, "run": planned.run, "seed": planned.seed,
             "master_seed": int(manifest["seed"]), "path": str(path), "rows": rows, "baseline": baseline,
@@ -366,6 +366,7 @@ def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
             "types": None if manifest["data"]["types"] is None else manifest["data"]["types"]["path"],
             "id_column": manifest["data"]["id_column"], "timeout": manifest.get("timeout"),
             "parameters": parameters_for(planned.algorithm, manifest["parameters"]),
+            "dpmm_python": dpmm_python_or_none(planned.algorithm),
         }))
     total, done = len(plan), len(plan) - len(pending)
     if progress is not None:

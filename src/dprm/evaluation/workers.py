@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dprm.errors import DprmError, EngineError
+from dprm.evaluation.algorithms import SYNTHETIC_BASELINES
 from dprm.evaluation.budgets import epsilon_label
 from dprm.evaluation.manifest import NOISE_NOTE, RunRecord, _atomic_write_text, _failed_path
 
@@ -76,7 +77,49 @@ def _mine(task: dict[str, Any], engine: Any = None) -> dict[str, Any]:
     return document
 
 
+def _synthetic(task: dict[str, Any], work_dir: Path) -> dict[str, Any]:
+    """A DP synthetic-data baseline's run (:mod:`dprm.evaluation.synthetic`) at the task's ε and seed."""
+    from dprm.evaluation.synthetic import DPMM_PYTHON_VARIABLE, run_synthetic
+
+    if task.get("dpmm_python") is None:  # the experiment's process found no dpmm environment
+        raise _Unavailable("the synthetic-data baseline needs dpmm in its own environment, which is missing: "
+                           f"make synthetic (.venv-dpmm), or set {DPMM_PYTHON_VARIABLE}")
+    options = dict(task["parameters"])
+    if task["timeout"] is not None:
+        options.setdefault("timeout", task["timeout"])
+    try:
+        return run_synthetic(task["algorithm"], task["left"], task["right"], epsilon=task["epsilon"],
+                             seed=task["seed"], work_dir=work_dir, types=task.get("types"),
+                             id_column=task.get("id_column"), parameters=options, python=task["dpmm_python"])
+    except ImportError as err:  # dpmm's environment is missing (SyntheticUnavailable)
+        raise _Unavailable(_one_line(err)) from None
+
+
+def dpmm_python_or_none(algorithm: str) -> str | None:
+    """For a synthetic-data baseline, dpmm's Python as the experiment's process finds it (None: missing).
+
+    Resolved in the experiment's process, whose environment the user set; the runs'
+    processes come from a fork server that may have started earlier.
+    """
+    if algorithm not in SYNTHETIC_BASELINES:
+        return None
+    from dprm.evaluation.synthetic import SyntheticUnavailable, dpmm_python
+
+    try:
+        return str(dpmm_python())
+    except SyntheticUnavailable:
+        return None
+
+
 def _baseline(task: dict[str, Any], path: Path) -> dict[str, Any]:
+    if task["algorithm"] in SYNTHETIC_BASELINES:
+        work_dir = path.with_name(f"{path.stem}.work")
+        shutil.rmtree(work_dir, ignore_errors=True)
+        start = time.perf_counter()
+        document = dict(_synthetic(task, work_dir))
+        document["_seconds"] = time.perf_counter() - start
+        shutil.rmtree(work_dir, ignore_errors=True)
+        return document
     try:
         from dprm.evaluation.baselines import run_clired
     except ImportError as err:

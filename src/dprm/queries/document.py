@@ -32,7 +32,9 @@ FORMAT = "dprm.redescriptions/1"
 
 #: The allowed bases of ``privacy.guarantee``; a base other than ``none`` may carry
 #: qualifiers after ``"; "`` (the spec: e.g. ``pure-dp; floating-point selection``).
-GUARANTEES: tuple[str, ...] = ("pure-dp", "pure-dp-on-mcmc-convergence", "none")
+#: ``approx-dp`` is (ε, δ)-DP, with ``privacy.delta``: only the DP synthetic-data
+#: baseline of ``dprm evaluate`` (:mod:`dprm.evaluation.synthetic`) writes it.
+GUARANTEES: tuple[str, ...] = ("pure-dp", "pure-dp-on-mcmc-convergence", "approx-dp", "none")
 
 
 def valid_guarantee(label: object) -> bool:
@@ -63,6 +65,9 @@ _BASE_MEANINGS = {
     "pure-dp-on-mcmc-convergence": "ε-differentially private as far as the Markov chains that chose the trees "
                                    "had converged to the exponential mechanism they sample; a finite chain "
                                    "carries no formal guarantee, the other releases are exact.",
+    "approx-dp": "(ε, δ)-differentially private (δ is privacy.delta): whether or not any one person's row is "
+                 "in the data changes the probability of any output by a factor of at most e^ε, except with "
+                 "probability at most δ.",
     "none": "Not differentially private (see the reasons): the values may reveal individual rows.",
 }
 _QUALIFIER_MEANINGS = {
