@@ -72,12 +72,28 @@ def test_shuffled_passes_learn_a_longer_stream(stream, tmp_path):
     assert rates.tpr >= 0.9 and rates.fpr <= 0.1
 
 
-def test_by_default_a_small_table_is_learned_in_enough_shuffled_passes(stream, tmp_path):
+def test_by_default_a_small_table_is_grown_in_batch(stream, tmp_path):
     csv, _, frame = stream
-    out = tmp_path / "auto.json"
+    out = tmp_path / "batch.json"
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "2", "--output", out])
     assert code == 0, stderr
+    document = json.loads(out.read_text())
+    parameters = document["parameters"]
+    assert parameters["learner"] == "batch" and parameters["passes"] == 1 and parameters["rows_learned"] == len(frame)
+    rates = itemset_rates(read_itemsets(document), frequent_itemsets(frame, 0.2))
+    assert rates.tpr >= 0.9 and rates.fpr <= 0.1
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--learner", "magic"])
+    assert code != 0 and "--learner" in stderr
+
+
+def test_the_hoeffding_learner_learns_a_small_table_in_enough_shuffled_passes(stream, tmp_path):
+    csv, _, frame = stream
+    out = tmp_path / "auto.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "2", "--learner", "hoeffding",
+                           "--output", out])
+    assert code == 0, stderr
     parameters = json.loads(out.read_text())["parameters"]
+    assert parameters["learner"] == "hoeffding"
     assert parameters["passes_rule"] == "auto" and parameters["passes"] == passes_for(len(frame))
     assert parameters["rows_learned"] == parameters["passes"] * len(frame) >= ROWS_TO_LEARN
     assert parameters["tie_threshold"] == TIE_THRESHOLD

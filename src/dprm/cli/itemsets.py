@@ -45,6 +45,8 @@ DISTANCES = ("emd", "variational")
 MAX_CHAINS = 100
 #: The parameters' ``estimate`` of a private run, by ``--structure``.
 ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
+#: The values of ``--learner`` (:data:`dprm.itemsets.parameters.LEARNERS`, not imported before it is needed).
+LEARNERS = ("auto", "batch", "hoeffding")
 
 
 def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
@@ -214,10 +216,16 @@ def itemsets(
     chains: Optional[int] = typer.Option(
         None, "--chains", metavar="K",
         help="Classifier chains of the ensemble (default 3; with --epsilon 1: every chain splits the budget)."),
+    learner: str = typer.Option(
+        "auto", "--learner", metavar="auto|batch|hoeffding",
+        help="batch: every tree grown from the whole file at once (split decisions from its exact statistics); "
+             "hoeffding: the online Hoeffding trees over --passes shuffled passes. auto: batch for a file of "
+             "fewer than 200,000 rows (unless --passes is a number), hoeffding for a longer one (a stream)."),
     passes: str = typer.Option("auto", "--passes", metavar="auto|P",
-                               help="Passes over the file's rows, each in a new random order (a longer stationary "
-                                    "stream). auto: enough passes that the trees see at least 200,000 rows; a file "
-                                    "that long is learned once, in its own order, like a stream (docs/itemsets.md)."),
+                               help="Hoeffding learner: passes over the file's rows, each in a new random order (a "
+                                    "longer stationary stream). auto: enough passes that the trees see at least "
+                                    "200,000 rows; a file that long is learned once, in its own order, like a stream "
+                                    "(docs/itemsets.md)."),
     grace_period: int = typer.Option(200, "--grace-period", metavar="N",
                                      help="Rows a Hoeffding-tree leaf sees between split tests."),
     split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
@@ -263,6 +271,8 @@ def itemsets(
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
     passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top)
+    if learner not in LEARNERS:
+        raise ParameterError(f"--learner must be one of {', '.join(LEARNERS)}, not {learner!r}")
     bin_edges = parse_bins(bins)
     outputs = Outputs(inputs=[learn, types])
     result: dict[str, Any] = {}
@@ -283,7 +293,7 @@ def itemsets(
                                          parameters)
     else:
         estimator, privacy = fit_online(learn, table, bin_edges, chains, passes_rule, grace_period, split_confidence,
-                                        tie_threshold, seed, bool(sensitive), parameters)
+                                        tie_threshold, seed, bool(sensitive), parameters, learner)
     if sensitive:
         from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness
 
@@ -366,18 +376,19 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
 
 def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], chains: int, passes_rule: int | str,
                grace_period: int, split_confidence: float, tie_threshold: float | None, seed: int | None,
-               t_closeness: bool, parameters: dict[str, Any]) -> tuple[Any, dict]:
+               t_closeness: bool, parameters: dict[str, Any], learner: str = "auto") -> tuple[Any, dict]:
     """The online estimate (the file streamed in chunks) and its privacy block; its settings added to ``parameters``."""
     from dprm.itemsets import DensityEstimator
     from dprm.itemsets.document import not_private_block
 
     estimator = DensityEstimator(n_chains=chains, domains=table.domains or None, bins=bin_edges or None,
                                  grace_period=grace_period, split_confidence=split_confidence,
-                                 passes=passes_rule, random_state=seed,
+                                 passes=passes_rule, learner=learner, random_state=seed,
                                  **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
     estimator.fit(booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
                   if table.ignored or table.booleans else learn)
-    parameters.update(rows_learned=estimator.n_seen_, passes=estimator.passes_, passes_rule=passes_rule,
+    parameters.update(learner=estimator.learner_, rows_learned=estimator.n_seen_, passes=estimator.passes_,
+                      passes_rule=passes_rule,
                       grace_period=grace_period, split_confidence=split_confidence,
                       tie_threshold=estimator.tie_threshold,
                       orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
