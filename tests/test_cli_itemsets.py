@@ -333,3 +333,21 @@ def test_a_column_declared_boolean_is_read_as_boolean(tmp_path, extra):
     assert code == 2
     assert_one_error_line(stderr, "bad.csv: column 'flag', row 2: 'maybe' is not Boolean")
     assert not (tmp_path / "never.json").exists()
+
+
+def test_integer_coded_columns_are_offered_as_categories(tmp_path):
+    rng = np.random.default_rng(3)
+    q2 = rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1], size=400)
+    frame = pd.DataFrame({"q1": rng.integers(1, 11, 400), "q2": q2,
+                          "g": np.where(q2 == 1, "m", rng.choice(["m", "f"], 400))})
+    csv = tmp_path / "codes.csv"
+    frame.to_csv(csv, index=False)
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2"])
+    assert code != 0 and "'q1', 'q2'" in stderr and "--categorical-integers" in stderr
+    out = tmp_path / "codes.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--categorical-integers", "--seed", "0",
+                           "--output", out])
+    assert code == 0, stderr
+    found = read_itemsets(json.loads(out.read_text()))
+    rates = itemset_rates(found, frequent_itemsets(frame.astype(str), 0.2))
+    assert rates.tpr == 1.0 and rates.fpr <= 0.1 and {"q2": "1", "g": "m"} in [s.items for s in found]

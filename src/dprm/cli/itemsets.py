@@ -245,6 +245,10 @@ def itemsets(
     bins: Optional[List[str]] = typer.Option(
         None, "--bins", metavar="COL=e0,e1,...",
         help="Public bin edges of a numeric column (repeatable); numeric columns without bins are refused."),
+    categorical_integers: bool = typer.Option(
+        False, "--categorical-integers",
+        help="Read every undeclared column of at most 20 distinct integer codes (1..10, say) as categorical, "
+             "its categories in numeric order (read off the data: with --epsilon the result is NOT private)."),
     max_length: Optional[int] = typer.Option(None, "--max-length", metavar="L", help="Longest itemset reported."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", metavar="S",
                                                 help="Stop ISON after about S seconds (itemsets found so far)."),
@@ -281,6 +285,7 @@ def itemsets(
     outputs.check()
 
     table = read_columns(learn, types, bin_edges, sensitive, epsilon)
+    table.categorical_integers = categorical_integers
     parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
                                   "estimate": ESTIMATES[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
@@ -341,6 +346,7 @@ class Columns:
     ignored: list[str]
     booleans: list[str]
     notes: list[str]
+    categorical_integers: bool = False
 
 
 def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[float]], sensitive: list[str],
@@ -368,7 +374,8 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
 
     frame = booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
     fit = fit_private_estimator(frame, epsilon, domains=table.domains, bins=bin_edges, n_chains=chains,
-                                structure=structure, max_depth=max_depth, random_state=seed, source=str(learn))
+                                structure=structure, max_depth=max_depth, random_state=seed, source=str(learn),
+                                categorical_integers=table.categorical_integers)
     parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
                       epsilon_per_tree=fit.parameters["epsilon_per_tree"], orders=fit.parameters["orders"])
     return fit.estimator, fit.privacy
@@ -384,6 +391,7 @@ def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], c
     estimator = DensityEstimator(n_chains=chains, domains=table.domains or None, bins=bin_edges or None,
                                  grace_period=grace_period, split_confidence=split_confidence,
                                  passes=passes_rule, learner=learner, random_state=seed,
+                                 categorical_integers=table.categorical_integers,
                                  **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
     estimator.fit(booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
                   if table.ignored or table.booleans else learn)

@@ -130,6 +130,9 @@ class DensityEstimator(DensityQueries):
         Declared categories of some or all columns (public).
     bins : mapping of str to list of float, optional
         Public bin edges of numeric columns.
+    categorical_integers : bool
+        Read an undeclared column of at most 20 distinct integer codes as categorical
+        (:func:`~dprm.itemsets.domains.infer_domains`) instead of refusing it.
     max_depth : int, optional
         Maximum depth of every tree.
     max_nodes : int or None
@@ -231,6 +234,7 @@ class DensityEstimator(DensityQueries):
         leaf_prediction: str = "mc",
         domains: Mapping[str, Sequence[object]] | None = None,
         bins: Mapping[str, Sequence[float]] | None = None,
+        categorical_integers: bool = False,
         max_depth: int | None = None,
         max_nodes: int | None = MAX_NODES,
         passes: int | str = "auto",
@@ -345,7 +349,8 @@ class DensityEstimator(DensityQueries):
         if self._variables is None:
             if len(frame) == 0:
                 raise DataError(f"{source}: no rows", code="no_rows", file=source)
-            self._start(infer_domains(frame, self.domains, self.bins, source=source))
+            self._start(infer_domains(frame, self.domains, self.bins, source=source,
+                                      categorical_integers=self.categorical_integers))
         assert self._variables is not None
         codes = encode_frame(frame, self._variables, source=source, first_row=self._n_seen + 1)
         self._flush()
@@ -373,7 +378,8 @@ class DensityEstimator(DensityQueries):
         if isinstance(source, pd.DataFrame):
             if len(source) == 0:
                 raise DataError("the DataFrame has no rows", code="no_rows")
-            self._start(infer_domains(source, self.domains, self.bins, source="the DataFrame"))
+            self._start(infer_domains(source, self.domains, self.bins, source="the DataFrame",
+                                      categorical_integers=self.categorical_integers))
             assert self._variables is not None
             self._learn_table(encode_frame(source, self._variables, source="the DataFrame", first_row=1))
             return self
@@ -431,7 +437,7 @@ class DensityEstimator(DensityQueries):
 
     def _fit_csv(self, path: Path, name: str) -> DensityEstimator:
         """Read the file once for its domains and values (:func:`~dprm.itemsets.sources.scan_csv`), then learn it."""
-        scan = scan_csv(path, name, self.batch_size, self.domains, self.bins)
+        scan = scan_csv(path, name, self.batch_size, self.domains, self.bins, self.categorical_integers)
         self._start(scan.variables)
         assert self._variables is not None
         chunks = csv_codes(path, name, self.batch_size, self._variables)
