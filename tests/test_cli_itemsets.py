@@ -351,3 +351,26 @@ def test_integer_coded_columns_are_offered_as_categories(tmp_path):
     found = read_itemsets(json.loads(out.read_text()))
     rates = itemset_rates(found, frequent_itemsets(frame.astype(str), 0.2))
     assert rates.tpr == 1.0 and rates.fpr <= 0.1 and {"q2": "1", "g": "m"} in [s.items for s in found]
+
+
+def test_top_k_reports_the_most_frequent_itemsets_of_a_dense_table(tmp_path):
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({f"c{j}": np.where(rng.random(600) < 0.93, "a", rng.choice(["b", "c"], 600))
+                          for j in range(14)})  # 2^14 - 1 itemsets of 'a' reach 0.3
+    csv = tmp_path / "dense.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "top.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "50", "--seed", "0",
+                                "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    found = read_itemsets(document)
+    assert len(found) == 50 and "--top-k 50" in stdout
+    threshold = document["parameters"]["top_k_threshold"]
+    assert 0.3 < threshold <= min(s.support for s in found)
+    truth = frequent_itemsets(frame, threshold)
+    assert itemset_rates(found, truth).tpr >= 0.8 * len(found) / len(truth)
+    kth = sorted(truth.values(), reverse=True)[49]
+    assert abs(min(s.support for s in found) - kth) < 0.05
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "0"])
+    assert code != 0 and "--top-k" in stderr

@@ -253,6 +253,10 @@ def itemsets(
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", metavar="S",
                                                 help="Stop ISON after about S seconds (itemsets found so far)."),
     top: int = typer.Option(20, "--top", metavar="N", help="Itemsets printed (the JSON has all)."),
+    top_k: Optional[int] = typer.Option(
+        None, "--top-k", metavar="K",
+        help="Report only the K itemsets of largest estimated support among those reaching θ (dense data: "
+             "found without listing every frequent itemset)."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N",
                                        help="Seed of the chain orders and samples; with --epsilon also of the "
                                             "noise: then NOT private."),
@@ -274,7 +278,7 @@ def itemsets(
         raise ParameterError(f"--structure must be parents or dp-trees, not {structure!r}")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
-    passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top)
+    passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top, top_k)
     if learner not in LEARNERS:
         raise ParameterError(f"--learner must be one of {', '.join(LEARNERS)}, not {learner!r}")
     bin_edges = parse_bins(bins)
@@ -306,11 +310,20 @@ def itemsets(
         report = check_t_closeness(estimator, sensitive, 0.0 if delta is None else delta, distance)
         parameters["t_closeness_check"] = {"ok": report.ok, "nodes_checked": report.nodes_checked,
                                            "max_distance": report.max_distance}
-    from dprm.itemsets.ison import run_ison
+    if top_k is not None:
+        from dprm.itemsets.top_k import run_top_k
 
-    run = run_ison(estimator, min_support, max_length, max_seconds)
-    parameters.update(stopped_early=run.stopped_early, candidates=run.candidates,
-                      found_per_iteration=run.found_per_iteration)
+        found = run_top_k(estimator, top_k, min_support, max_length, max_seconds)
+        run = found.run
+        parameters.update(top_k=top_k, top_k_threshold=found.threshold, ison_runs=found.runs,
+                          stopped_early=run.stopped_early or run.too_many, candidates=found.candidates,
+                          found_per_iteration=run.found_per_iteration)
+    else:
+        from dprm.itemsets.ison import run_ison
+
+        run = run_ison(estimator, min_support, max_length, max_seconds)
+        parameters.update(stopped_early=run.stopped_early, candidates=run.candidates,
+                          found_per_iteration=run.found_per_iteration)
     result["document"] = itemsets_document(run.itemsets, parameters, privacy)
     written = outputs.commit()
     for message in table.notes:
@@ -319,7 +332,7 @@ def itemsets(
 
 
 def check_learning_options(passes: str, epsilon: float | None, grace_period: int, split_confidence: float,
-                           tie_threshold: float | None, top: int) -> int | str:
+                           tie_threshold: float | None, top: int, top_k: int | None = None) -> int | str:
     """The options of the online estimate and ``--top`` (one-line errors); the passes rule (``auto`` or a number)."""
     from dprm.itemsets.parameters import parse_passes
 
@@ -334,6 +347,8 @@ def check_learning_options(passes: str, epsilon: float | None, grace_period: int
         raise ParameterError(f"--tie-threshold must be a number >= 0, not {tie_threshold:g}")
     if top < 0:
         raise ParameterError(f"--top must be >= 0, not {top}")
+    if top_k is not None and top_k < 1:
+        raise ParameterError(f"--top-k must be at least 1, not {top_k}")
     return passes_rule
 
 
@@ -421,6 +436,9 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
         lengths[len(s.items)] = lengths.get(len(s.items), 0) + 1
     by_length = ", ".join(f"{n} of length {k}" for k, n in sorted(lengths.items()))
     stopped = " (stopped early: --max-seconds)" if run.stopped_early else ""
+    if parameters.get("top_k") is not None:
+        stopped += (f" (--top-k {parameters['top_k']}: those of largest support, found at threshold "
+                    f"{parameters['top_k_threshold']:.4g})")
     console.print(f"{plural(len(run.itemsets), 'itemset')} with estimated support >= {parameters['min_support']:g}"
                   f"{': ' + by_length if by_length else ''}{stopped}", soft_wrap=True)
     if top and run.itemsets:
