@@ -83,8 +83,8 @@ def fp_growth_all(rows: list[list[str]], theta: float) -> tuple[int, float]:
     return int(sum(spectrum.values())), cpu() - started
 
 
-def fp_growth_top(rows: list[list[str]], k: int, theta: float) -> tuple[float, float]:
-    """The K-th largest support (bisection on FP-growth's counts) and the CPU seconds, the K listed."""
+def fp_growth_top(rows: list[list[str]], k: int, theta: float) -> tuple[float, float, list]:
+    """The K-th largest support (bisection on FP-growth's counts), the CPU seconds, the itemsets listed there."""
     from fim import fpgrowth
 
     started = cpu()
@@ -95,8 +95,8 @@ def fp_growth_top(rows: list[list[str]], k: int, theta: float) -> tuple[float, f
             low = middle
         else:
             high = middle
-    fpgrowth(rows, target="s", supp=100 * low, report="a")
-    return low, cpu() - started
+    listed = fpgrowth(rows, target="s", supp=100 * low, report="a")
+    return low, cpu() - started, listed
 
 
 def main() -> None:
@@ -105,6 +105,7 @@ def main() -> None:
     parser.add_argument("--top-k", default="100,1000")
     parser.add_argument("--learners", default="auto,hoeffding")
     parser.add_argument("--theta", type=float, default=0.3)
+    parser.add_argument("--tables", default="small,dense")
     args = parser.parse_args()
     from dprm.datasets import make_transactions
 
@@ -115,7 +116,8 @@ def main() -> None:
     dense.to_csv(folder / "dense.csv", index=False)
     theta = f"{args.theta:g}"
     print(f"{'table':>6} {'run':>34} {'wall s':>7} {'cpu s':>6} {'MB':>5}  result", flush=True)
-    for learner in args.learners.split(","):
+    tables = args.tables.split(",")
+    for learner in (args.learners.split(",") if "small" in tables else []):
         command = ["itemsets", str(folder / "small.csv"), "--min-support", theta, "--seed", "0", "--top", "0",
                    "--learner", learner]
         run_cli(command)  # warm numba's cache for this path
@@ -123,22 +125,35 @@ def main() -> None:
             wall, seconds, mb, out = run_cli(command)
             print(f"{'small':>6} {'dprm itemsets --learner ' + learner:>34} {wall:7.2f} {seconds:6.2f} {mb:5.0f}  "
                   f"{out.splitlines()[1][:60]}", flush=True)
-    count, seconds = fp_growth_all(transactions(small), args.theta)
-    print(f"{'small':>6} {'FP-growth (all, counted)':>34} {'':>7} {seconds:6.2f} {'':>5}  {count:,} itemsets")
+    if "small" in tables:
+        count, seconds = fp_growth_all(transactions(small), args.theta)
+        print(f"{'small':>6} {'FP-growth (all, counted)':>34} {'':>7} {seconds:6.2f} {'':>5}  {count:,} itemsets")
+    if "dense" not in tables:
+        return
+    from dprm.itemsets.document import read_itemsets
+    from dprm.itemsets.ground_truth import itemset_rates
+
     rows = transactions(dense)
     count, seconds = fp_growth_all(rows, args.theta)
     print(f"{'dense':>6} {'FP-growth (all, counted)':>34} {'':>7} {seconds:6.2f} {'':>5}  {count:,} itemsets")
     for k in (int(v) for v in args.top_k.split(",")):
         command = ["itemsets", str(folder / "dense.csv"), "--min-support", theta, "--seed", "0", "--top", "0",
-                   "--top-k", str(k)]
+                   "--top-k", str(k), "--output", str(folder / "top.json")]
         run_cli(command)
         for _ in range(args.repeat):
             wall, seconds, mb, out = run_cli(command)
             print(f"{'dense':>6} {'dprm itemsets --top-k ' + str(k):>34} {wall:7.2f} {seconds:6.2f} {mb:5.0f}  "
                   f"{out.splitlines()[1][:60]}", flush=True)
-        kth, seconds = fp_growth_top(rows, k, args.theta)
+        kth, seconds, listed = fp_growth_top(rows, k, args.theta)
+        truth = {frozenset(tuple(item.split("=", 1)) for item in items): support / len(dense)
+                 for items, support in listed}
+        import json
+
+        document = json.loads((folder / "top.json").read_text())
+        rates = itemset_rates(read_itemsets(document), truth)
         print(f"{'dense':>6} {'FP-growth top ' + str(k) + ' (bisection)':>34} {'':>7} {seconds:6.2f} {'':>5}  "
-              f"k-th support {kth:.4f}", flush=True)
+              f"k-th support {kth:.4f} ({len(truth):,} itemsets); dprm's threshold "
+              f"{document['parameters']['top_k_threshold']:.4f}, TPR {rates.tpr:.3f} FPR {rates.fpr:.3f}", flush=True)
 
 
 if __name__ == "__main__":

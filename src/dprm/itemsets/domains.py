@@ -357,8 +357,8 @@ def _numeric_message(source: str, numeric: list[str], integers: list[str]) -> st
 
     Examples
     --------
-    >>> _numeric_message("t.csv", ["age"], [])
-    "t.csv: column 'age' is numeric: give its public bin edges (--bins age=e0,e1,... on the command line, bins={'age': [...]} in Python) or declare its categories"
+    >>> print(_numeric_message("t.csv", ["age"], []))
+    t.csv: column 'age' is numeric: give its public bin edges (--bins age=e0,e1,... on the command line, bins={'age': [...]} in Python) or declare its categories
     >>> print(_numeric_message("t.csv", [], ["a", "b"]))
     t.csv: columns 'a', 'b' are numeric with at most 20 distinct whole numbers each: read them as categories with --categorical-integers (categorical_integers=True in Python), give public bin edges (--bins a=e0,e1,...) or declare their categories
     """

@@ -9,8 +9,10 @@ variables, form an ensemble whose density is the mean of the chains' densities.
 Learning
     One row at a time (:meth:`DensityEstimator.learn_one`), a DataFrame
     (:meth:`~DensityEstimator.learn_many`), or a whole source (:meth:`~DensityEstimator.fit`:
-    a DataFrame, a CSV file read in chunks, or any iterable of mappings). Every tree
-    learns the rows in stream order, one at a time, in compiled code; rows given to
+    a DataFrame, a CSV file read in chunks, or any iterable of mappings). A table held
+    whole (a DataFrame, a CSV file of fewer than 200,000 rows) has its trees grown from
+    all its rows at once (:mod:`dprm.itemsets.batch_tree`, the default); otherwise every
+    tree learns the rows in stream order, one at a time, in compiled code; rows given to
     :meth:`~DensityEstimator.learn_one` are buffered and learned before anything reads
     the estimate, so the estimate after any sequence of calls is exactly the one that
     learning the same rows one by one gives, whatever the batches.
@@ -101,8 +103,8 @@ from dprm.itemsets.density import DensityQueries
 from dprm.itemsets.domains import VariableDomain, declared_domains, encode_frame, infer_domains
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
 from dprm.itemsets.parameters import (ESTIMATOR_SETTINGS, MAX_NODES, MAX_PASSES, ROWS_TO_LEARN,
-                                      SPLIT_SIGNIFICANCE, TIE_THRESHOLD, WIDTH_TO_LEARN, check_random_state, check_settings, parse_passes, passes_for,
-                                      store_parameters)
+                                      SPLIT_SIGNIFICANCE, TIE_THRESHOLD, WIDTH_TO_LEARN, check_random_state,
+                                      check_settings, parse_passes, passes_for, store_parameters)
 from dprm.itemsets.reference_sample import ReferenceSample
 from dprm.itemsets.sources import csv_codes, row_codes, scan_csv
 from dprm.itemsets.tree_model import ConditionalTree
@@ -112,7 +114,7 @@ __all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_TH
 
 
 class DensityEstimator(DensityQueries):
-    """An ensemble of classifier chains of Hoeffding trees estimating a discrete joint density.
+    """An ensemble of classifier chains of trees (Hoeffding, or grown from a whole table): a joint density.
 
     Parameters
     ----------
@@ -361,9 +363,12 @@ class DensityEstimator(DensityQueries):
         """Learn a new estimate from a DataFrame, a CSV file (read in chunks) or an iterable of mappings.
 
         Whatever was learned before is discarded. A DataFrame or a CSV file is a finite
-        table and is learned ``passes`` times (see *Passes* in the class notes): with
-        more than one pass, each pass in a new random order; with one, in the table's
-        own order. An iterable of mappings is a stream and is learned once, as it comes.
+        table: held whole (fewer than :data:`ROWS_TO_LEARN` rows, or any DataFrame with
+        ``learner="batch"``) its trees are grown from it at once (see *Batch* in the
+        class notes); otherwise (``learner="hoeffding"``, a number of ``passes``, or a
+        longer file) it is learned ``passes`` times by the Hoeffding trees (see
+        *Passes*): with more than one pass, each pass in a new random order; with one,
+        in the table's own order. An iterable of mappings is a stream and is learned once, as it comes.
         An empty source is a :class:`~dprm.errors.DataError`; so is a value outside its
         domain, found before anything is learned from a DataFrame or a file (a stream of
         mappings is learned as it comes and stops at the bad row).
