@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dprm.itemsets.estimator as estimator_module
@@ -103,6 +104,10 @@ def test_a_long_file_is_a_stream_for_the_online_learner(tmp_path, monkeypatch) -
     fitted = DensityEstimator(n_chains=1, random_state=0).fit(path)
     assert fitted.learner_ == "hoeffding"
     assert DensityEstimator(n_chains=1, learner="batch", random_state=0).fit(path).learner_ == "batch"
+    monkeypatch.setattr(estimator_module, "ROWS_TO_LEARN", 10**6)
+    monkeypatch.setattr(estimator_module, "BATCH_WORK", 1000 * 4 * 3)  # a table of 1,000 x 4 at most
+    assert DensityEstimator(n_chains=1, random_state=0).fit(frame).learner_ == "batch"
+    assert DensityEstimator(n_chains=1, random_state=0).fit(pd.concat([frame, frame])).learner_ == "hoeffding"
     declared = {name: sorted(frame[name].unique()) for name in frame.columns}
     stream = DensityEstimator(n_chains=1, domains=declared, random_state=0).fit(iter(frame.to_dict("records")))
     assert stream.learner_ == "hoeffding"

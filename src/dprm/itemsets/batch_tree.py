@@ -120,8 +120,13 @@ def _chi2_quantile(df: float, z: float) -> float:  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _best_split(codes, rows, lo, hi, target, attributes, sizes, k, z, min_frac, max_share, stats):  # pragma: no cover
-    """(attribute index, n · gain in bits) of the leaf holding ``rows[lo:hi]``; (-1, 0) when it stays a leaf."""
+def _best_split(codes, rows, lo, hi, target, attributes, offsets, sizes, k, z, min_frac, max_share,
+                stats):  # pragma: no cover - compiled
+    """(attribute index, n · gain in bits) of the leaf holding ``rows[lo:hi]``; (-1, 0) when it stays a leaf.
+
+    One pass over the leaf's rows fills the class counts of every (attribute, value):
+    ``stats[offsets[a] + value, class]`` (a row's codes are contiguous in memory).
+    """
     n = hi - lo
     cls = np.zeros(k)
     for i in range(lo, hi):
@@ -137,30 +142,33 @@ def _best_split(codes, rows, lo, hi, target, attributes, sizes, k, z, min_frac, 
             majority = max(majority, cls[c])
     if classes < 2 or majority / n > max_share:
         return -1, 0.0
+    stats[:, :] = 0.0
+    n_att = len(attributes)
+    for i in range(lo, hi):
+        r = rows[i]
+        y = codes[r, target]
+        for a in range(n_att):
+            stats[offsets[a] + codes[r, attributes[a]], y] += 1.0
     best = -1
     best_score = 0.0
-    for a in range(len(attributes)):
-        col = attributes[a]
-        width = sizes[col]
-        stats[:width, :] = 0.0
-        for i in range(lo, hi):
-            r = rows[i]
-            stats[codes[r, col], codes[r, target]] += 1.0
+    for a in range(n_att):
+        width = sizes[attributes[a]]
+        off = offsets[a]
         post = 0.0
         big = 0
         values = 0
         for v in range(width):
             w = 0.0
             for c in range(k):
-                w += stats[v, c]
+                w += stats[off + v, c]
             if w > 0.0:
                 values += 1
                 if w / n > min_frac:
                     big += 1
                 h = 0.0
                 for c in range(k):
-                    if stats[v, c] > 0.0:
-                        p = stats[v, c] / w
+                    if stats[off + v, c] > 0.0:
+                        p = stats[off + v, c] / w
                         h -= p * math.log2(p)
                 post += w * h
         if big < 2:
@@ -180,9 +188,11 @@ def _grow(codes, target, attributes, sizes, k, budget, max_depth, z, min_frac, m
           capacity):  # pragma: no cover - compiled
     """Grow best first; ``n_nodes = -1`` when ``capacity`` (no budget) ran out."""
     n = codes.shape[0]
-    widest = 1
+    offsets = np.zeros(len(attributes), dtype=np.int64)
+    width_all = 0
     for a in range(len(attributes)):
-        widest = max(widest, sizes[attributes[a]])
+        offsets[a] = width_all
+        width_all += sizes[attributes[a]]
     feature = np.full(capacity, -1, dtype=np.int64)
     child_offset = np.zeros(capacity, dtype=np.int64)
     n_children = np.zeros(capacity, dtype=np.int64)
@@ -195,15 +205,15 @@ def _grow(codes, target, attributes, sizes, k, budget, max_depth, z, min_frac, m
     score = np.zeros(capacity)
     rows = np.arange(n)
     scratch = np.empty(n, dtype=np.int64)
-    stats = np.zeros((widest, k))
+    stats = np.zeros((max(width_all, 1), k))
     for i in range(n):
         counts[0, codes[i, target]] += 1.0
     lo_of[0], hi_of[0] = 0, n
     n_nodes = 1
     n_child = 0
     if max_depth != 0:
-        split_on[0], score[0] = _best_split(codes, rows, 0, n, target, attributes, sizes, k, z, min_frac, max_share,
-                                            stats)
+        split_on[0], score[0] = _best_split(codes, rows, 0, n, target, attributes, offsets, sizes, k, z, min_frac,
+                                            max_share, stats)
     while True:
         node = -1
         top = 0.0
@@ -245,8 +255,8 @@ def _grow(codes, target, attributes, sizes, k, budget, max_depth, z, min_frac, m
             for i in range(lo_of[c], hi_of[c]):
                 counts[c, codes[rows[i], target]] += 1.0
             if hi_of[c] - lo_of[c] >= 2 and (max_depth < 0 or depth[c] < max_depth):
-                split_on[c], score[c] = _best_split(codes, rows, lo_of[c], hi_of[c], target, attributes, sizes, k,
-                                                    z, min_frac, max_share, stats)
+                split_on[c], score[c] = _best_split(codes, rows, lo_of[c], hi_of[c], target, attributes, offsets,
+                                                    sizes, k, z, min_frac, max_share, stats)
         n_nodes += width
         n_child += width
     return n_nodes, feature, child_offset, n_children, child, n_child, counts

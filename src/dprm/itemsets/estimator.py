@@ -102,7 +102,7 @@ from dprm.itemsets.chain import Chain, chain_orders
 from dprm.itemsets.density import DensityQueries
 from dprm.itemsets.domains import VariableDomain, declared_domains, encode_frame, infer_domains
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
-from dprm.itemsets.parameters import (ESTIMATOR_SETTINGS, MAX_NODES, MAX_PASSES, ROWS_TO_LEARN,
+from dprm.itemsets.parameters import (BATCH_WORK, ESTIMATOR_SETTINGS, MAX_NODES, MAX_PASSES, ROWS_TO_LEARN,
                                       SPLIT_SIGNIFICANCE, TIE_THRESHOLD, WIDTH_TO_LEARN, check_random_state,
                                       check_settings, parse_passes, passes_for, store_parameters)
 from dprm.itemsets.reference_sample import ReferenceSample
@@ -174,9 +174,12 @@ class DensityEstimator(DensityQueries):
         decisions from the table's exact statistics, no Hoeffding bound, no passes).
         ``"hoeffding"``: the online Hoeffding trees over ``passes`` shuffled passes
         (the first rounds' default). ``"auto"`` (the default): batch for a table held
-        whole (a DataFrame or a CSV file of fewer than :data:`ROWS_TO_LEARN` rows) unless
-        ``passes`` is set to a number; Hoeffding for a longer file (a stream, read in
-        chunks) and for rows given online. A batch estimate cannot learn more rows.
+        whole (a DataFrame or a CSV file of fewer than :data:`ROWS_TO_LEARN` rows) whose
+        ``rows x columns x (columns - 1)`` is at most :data:`BATCH_WORK` (5e7: 20
+        columns up to 130,000 rows, 50 up to 20,000, 100 up to 5,000; beyond, the batch
+        trees cost more than the passes rule), unless ``passes`` is set to a number;
+        Hoeffding otherwise, for a longer file (a stream, read in chunks) and for rows
+        given online. A batch estimate cannot learn more rows.
     split_significance : float
         The batch trees' split test level (:data:`SPLIT_SIGNIFICANCE`; see *Batch* below).
 
@@ -405,15 +408,16 @@ class DensityEstimator(DensityQueries):
         """The passes :meth:`fit` makes over a table of ``n_rows`` rows (``passes``, or :func:`passes_for`)."""
         return passes_for(n_rows, n_columns=n_columns) if self.passes == "auto" else int(self.passes)
 
-    def uses_batch(self, n_rows: int) -> bool:
-        """Whether :meth:`fit` grows the trees of a table of ``n_rows`` rows in batch (see ``learner``)."""
+    def uses_batch(self, n_rows: int, n_columns: int) -> bool:
+        """Whether :meth:`fit` grows the trees of a table of ``n_rows`` x ``n_columns`` in batch (``learner``)."""
         if self.learner == "auto":
-            return self.passes == "auto" and n_rows < ROWS_TO_LEARN
+            return (self.passes == "auto" and n_rows < ROWS_TO_LEARN
+                    and n_rows * n_columns * (n_columns - 1) <= BATCH_WORK)
         return self.learner == "batch"
 
     def _learn_table(self, codes: np.ndarray) -> None:
         """Learn a finite table's code rows: in batch, or ``passes_for(len(codes))`` times (new order each pass)."""
-        if self.uses_batch(len(codes)):
+        if self.uses_batch(len(codes), codes.shape[1]):
             self._grow_batch(codes)
             return
         passes = self.passes_for(len(codes), codes.shape[1])
@@ -446,7 +450,8 @@ class DensityEstimator(DensityQueries):
         self._start(scan.variables)
         assert self._variables is not None
         chunks = csv_codes(path, name, self.batch_size, self._variables)
-        if not self.uses_batch(scan.n_rows) and self.passes_for(scan.n_rows, len(scan.variables)) == 1:
+        width = len(scan.variables)
+        if not self.uses_batch(scan.n_rows, width) and self.passes_for(scan.n_rows, width) == 1:
             # a stream: learned as it is read
             for codes in chunks:
                 self._learn_codes(codes)
