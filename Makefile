@@ -1,19 +1,38 @@
 # Set-up and everyday commands. Every target creates or reuses the virtual
-# environment in .venv, so a fresh machine needs only Python 3.11, pip and make.
+# environment in .venv, so a fresh machine needs only Python 3.11, pip and make
+# (and, for the web pages' browser tests, Debian's chromium: `make test` installs it
+# with apt-get when run as root, and otherwise says how).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := out/demo
+LOCK := requirements.lock
+EXTRAS := test,server,compare,itemsets,ray,aot
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench lock browser clean
 
-$(STAMP): pyproject.toml
+# The exact versions of requirements.lock (hashes checked), then dprm itself without
+# dependencies: CI and a fresh machine get the environment the tests were run in.
+# pip prints a line per package as it goes (set-up shows what it does).
+# $(call ticking,WHAT,COMMAND): run COMMAND, saying "set-up: still WHAT (N s)" every 10 s
+# meanwhile (pip is silent while it unpacks and installs ~90 packages).
+ticking = ( start=$$(date +%s); while sleep 10; do echo "set-up: still $(1) ($$(( $$(date +%s) - start )) s)"; \
+	done ) & ticker=$$!; $(2); status=$$?; kill $$ticker 2>/dev/null; exit $$status
+
+$(STAMP): pyproject.toml $(LOCK)
+	@echo "set-up: virtual environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,server,compare,itemsets,ray]'
-	$(BIN)/dprm warm-cache  # compile the numba kernels once, for this CPU (docs/performance.md, "Start-up cost of a run")
+	$(BIN)/python -m pip install --progress-bar off --upgrade pip
+	@echo "set-up: the locked dependencies ($(LOCK))"
+	@$(call ticking,installing the locked dependencies,$(BIN)/python -m pip install --progress-bar off \
+		--require-hashes -r $(LOCK))
+	@echo "set-up: dprm itself (editable)"
+	@$(call ticking,installing dprm,$(BIN)/python -m pip install --progress-bar off --no-deps -e .)
+	@echo "set-up: compiling the numba kernels for this CPU (docs/performance.md, 'Start-up')"
+	$(BIN)/dprm warm-cache
 	touch $(STAMP)
 
 ## demo: mine the built-in example data (planted redescriptions): privately with
@@ -28,8 +47,22 @@ demo: $(STAMP)
 		--output $(DEMO)/redescriptions.json --clired $(DEMO)/redescriptions.queries
 	@echo "planted queries: $(DEMO)/data/planted.json"
 
-## test: the whole test suite (unit, doctests, command line)
-test: $(STAMP)
+## browser: Debian's chromium for the browser tests (Playwright drives it; its own
+## browser download cannot work on these machines)
+browser:
+	@if [ -x $(CHROMIUM) ]; then \
+		echo "browser: $(CHROMIUM) is there"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "browser: installing Debian's chromium with apt-get (a minute or two)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	else \
+		echo "browser: $(CHROMIUM) is missing; install Debian's chromium (sudo apt-get install chromium) and run make test again"; \
+		exit 2; \
+	fi
+
+## test: the whole test suite (unit, doctests, command line, server, browser)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n auto
 
 ## bench: speed figures (load, index, mine) on mammals and on 115,200 x 604 planted data,
@@ -38,5 +71,16 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_foundation.py
 	$(BIN)/python benchmarks/bench_startup.py
 
+## lock: requirements.lock anew from pyproject.toml's ranges (the newest versions within
+## them; run the tests after), with hashes, for CPython 3.11 on x86-64 Linux
+lock:
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --progress-bar off uv
+	.venv-lock/bin/uv pip compile pyproject.toml $(foreach e,$(subst $(comma), ,$(EXTRAS)),--extra $(e)) \
+		--generate-hashes --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+		--annotation-style line --no-header -o $(LOCK)
+
 clean:
-	rm -rf $(VENV) out
+	rm -rf $(VENV) .venv-lock out
+
+comma := ,

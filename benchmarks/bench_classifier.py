@@ -36,7 +36,7 @@ def child_planted(rows: int, embedding_depth: int, repeats: int) -> dict:
     import numpy as np
 
     from dprm.datasets import make_planted_classification
-    from dprm.trees import DPDecisionTreeClassifier
+    from dprm.classifier import DPDecisionTreeClassifier
 
     data = make_planted_classification(rows, rng=np.random.default_rng(0))
     times, accuracy = [], 0.0
@@ -60,7 +60,7 @@ def child_mushroom(embedding_depth: int, repeats: int) -> dict:
     import numpy as np
     import pandas as pd
 
-    from dprm.trees import DPDecisionTreeClassifier
+    from dprm.classifier import DPDecisionTreeClassifier
 
     frame = pd.read_csv(MUSHROOM, dtype=str, keep_default_na=False)
     y = frame.pop("edibility").to_numpy()

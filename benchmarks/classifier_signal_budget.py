@@ -11,7 +11,7 @@ needs, roughly::
     ε · gain(T)  ≳  s · ln(m / (1 − p_leaf)) + (leaves − 1) · ln C
 
 where ``gain(T)`` is the rows ``T`` classifies right beyond the majority class and
-``p_leaf`` the prior weight of a leaf (:data:`dprm.trees.classifier.LEAF_PRIOR`).
+``p_leaf`` the prior weight of a leaf (:data:`dprm.classifier.parameters.LEAF_PRIOR`).
 This script measures, per dataset, the best such trade that exists: for each depth
 ``k`` it finds the binary-test tree of depth ``≤ k`` with the **most** training rows
 right (an exact search: the optimum of a subtree does not depend on its siblings),
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from quality_classifier_budgets import load  # noqa: E402  (a sibling benchmark)
 
 from dprm.evaluation.classification import fold_splits, sklearn_cart_method  # noqa: E402
-from dprm.trees.classifier import LEAF_PRIOR  # noqa: E402
+from dprm.classifier.parameters import LEAF_PRIOR  # noqa: E402
 
 
 def codes_of(dataset) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:

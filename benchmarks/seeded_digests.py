@@ -36,6 +36,22 @@ def _dprm(*args: str) -> list[str]:
     return [sys.executable, "-m", "dprm", *args]
 
 
+#: Keys of a redescription (or ``parameters.NAME``) left out with --without (outputs added on purpose).
+WITHOUT: tuple[str, ...] = ()
+
+
+def _json_without(data: bytes) -> bytes:
+    """The document with the :data:`WITHOUT` keys of every redescription removed, re-serialised."""
+    document = json.loads(data)
+    for key in WITHOUT:
+        if key.startswith("parameters."):
+            document.get("parameters", {}).pop(key.partition(".")[2], None)
+    for redescription in document.get("redescriptions", []):
+        for key in WITHOUT:
+            redescription.pop(key, None)
+    return json.dumps(document, sort_keys=True).encode()
+
+
 def _run(name: str, command: list[str], out: Path, outputs: list[Path]) -> None:
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     text = (done.stdout + done.stderr).replace(str(out), "OUT")
@@ -43,6 +59,8 @@ def _run(name: str, command: list[str], out: Path, outputs: list[Path]) -> None:
     parts = [f"terminal={digest}"]
     for path in outputs:
         data = path.read_bytes() if path.exists() else b"<missing>"
+        if WITHOUT and path.exists():
+            data = _json_without(data)
         parts.append(f"{path.name}={hashlib.sha256(data).hexdigest()[:16]}")
     print(f"{name:<34} exit={done.returncode} " + " ".join(parts), flush=True)
 
@@ -62,7 +80,12 @@ def _categorical_types(csv: Path, target: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=800, help="rows of the generated planted data")
+    parser.add_argument("--without", default="", help="comma-separated redescription keys to leave out of the "
+                        "JSON digests (re-serialised with sorted keys), e.g. "
+                        "independence,redundant,parameters.max_overlap,parameters.redundancy")
     args = parser.parse_args()
+    global WITHOUT
+    WITHOUT = tuple(k for k in args.without.split(",") if k)
     out = Path(tempfile.mkdtemp(prefix="dprm-digests-"))
     try:
         data = out / "data"

@@ -28,7 +28,7 @@ from dprm.evaluation.baselines import (
     run_clired,
     write_clired_data,
 )
-from dprm.evaluation.clired_output import parse_clired_query, read_clired_queries
+from dprm.evaluation.clired_output import read_clired_queries
 from dprm.queries import (
     And,
     BooleanLiteral,
@@ -42,6 +42,7 @@ from dprm.queries import (
     to_clired,
     write_clired_queries,
 )
+from dprm.queries.clired_parser import parse_clired_query
 
 COLS = ["smoker", "age", "colour", "height", "v1"]
 

@@ -100,7 +100,9 @@ def test_constraints_hold_and_output_is_sorted() -> None:
     for s in stats:
         assert s.intersection >= 40 and s.jaccard >= 0.3 and s.p_value <= 1e-5
         assert max(s.support_left, s.support_right) <= 0.5 * data.n_rows
-    assert [s.jaccard for s in stats] == sorted((s.jaccard for s in stats), reverse=True)
+    # best first: J + ½ excess over independence (dprm.mining.ranking.finding_key)
+    scores = [s.jaccard + 0.5 * r.extra["independence"]["excess"] for s, r in zip(stats, miner.redescriptions_)]
+    assert scores == sorted(scores, reverse=True)
 
 
 def test_same_seed_same_result_and_parameters_validated() -> None:

@@ -34,3 +34,94 @@ def test_lines_keep_every_literal_whole_and_fit(seed: int, width: int) -> None:
 
 def test_a_short_query_is_one_line() -> None:
     assert wrap_query("smoker ∧ [age > 40]", 80, "  L: ") == ["  L: smoker ∧ [age > 40]"]
+
+
+def test_report_of_a_mine_output_counts_as_mine_did(tmp_path) -> None:
+    """dprm report says what dprm mine's title said: all, the redundant not shown, the kept after pruning."""
+    import re
+
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "800", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    code, out, err = run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                          "--seed", "5", "-o", result])
+    assert code == 0, err
+    title = re.search(r"([\d,]+) redescriptions \(([\d,]+) redundant not shown\), ([\d,]+) kept after pruning", out)
+    assert title is not None, out
+    total, redundant, kept = title.groups()
+    code, _, err = run(["report", "--run", result, "-o", tmp_path / "run.html"])
+    assert code == 0, err
+    page = (tmp_path / "run.html").read_text(encoding="utf-8")
+    assert f"{total} ({redundant} redundant, not shown by dprm mine), {kept} kept after pruning" in page
+    assert "Not differentially private (see the reasons)" in page  # the guarantee label explained
+    statuses = re.findall(r'<td>(kept|redundant|pruned)</td>', page)
+    assert statuses.count("kept") == int(kept) and statuses.count("redundant") == int(redundant)
+    assert statuses == sorted(statuses, key=["kept", "redundant", "pruned"].index)  # kept first
+
+
+@pytest.mark.parametrize("algorithm", ["cartwheels", "alt-mcmc", "serenade-es"])
+def test_every_redescription_says_its_excess_over_independence(tmp_path, algorithm: str) -> None:
+    """J_ind from the reported supports and the (released) row count; excess = J − J_ind; its interval shifted."""
+    import json
+
+    from dprm.queries import independence_jaccard
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    extra = ["--max-support", "0.5"] if algorithm == "cartwheels" else ["--epsilon", "1"]
+    code, out, err = run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                          "-a", algorithm, "--seed", "5", "-o", result, *extra])
+    assert code == 0, err
+    redescriptions = json.loads(result.read_text())["redescriptions"]
+    assert redescriptions and all("independence" in r for r in redescriptions)
+    for r in redescriptions:
+        entry, noisy = r["independence"], r["noisy"]
+        assert entry["excess"] == pytest.approx(noisy["jaccard"] - entry["jaccard"], abs=2e-3)
+        if algorithm == "cartwheels":  # exact: the baseline of the true sizes over the 600 rows
+            assert entry["jaccard"] == pytest.approx(
+                independence_jaccard(noisy["support_left"], noisy["support_right"], 600), abs=1e-3)
+        if "interval" in r and "excess_interval" in entry:
+            low, high = r["interval"]["jaccard"]
+            assert entry["excess_interval"] == pytest.approx([low - entry["jaccard"], high - entry["jaccard"]],
+                                                             abs=2e-3)
+    assert "excess" in out
+
+
+def test_a_declared_complete_column_is_checked_and_used_by_the_normal_form(tmp_path) -> None:
+    """``"complete": true`` in the types file: a missing value is refused; a private run prints normal forms."""
+    import json
+
+    from dprm.queries import normalize, query_from_json
+    from test_cli import assert_one_error_line, run, write
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    types = json.loads((data / "types.json").read_text())
+    columns = {name: ({"type": entry} if isinstance(entry, str) else dict(entry)) | {"complete": True}
+               for name, entry in types["columns"].items()}
+    complete_types = write(tmp_path / "complete.json", json.dumps({**types, "columns": columns}))
+    result = tmp_path / "run.json"
+    code, _, err = run(["mine", data / "left.csv", data / "right.csv", "--types", complete_types,
+                        "-a", "mcmc-tree-pair", "--seed", "5", "-o", result])
+    assert code == 0, err
+    redescriptions = json.loads(result.read_text())["redescriptions"]
+    assert redescriptions
+    for r in redescriptions:
+        for side in ("left", "right"):
+            query = query_from_json(r[side])
+            assert normalize(query, set(columns)) == query  # already in the normal form of complete columns
+    # the declaration is checked against the rows: one missing value is an error naming the column and row
+    left = (data / "left.csv").read_text().splitlines()
+    header, first = left[0].split(","), left[1].split(",")
+    first[1] = ""
+    holed = write(tmp_path / "left.csv", "\n".join([left[0], ",".join(first), *left[2:]]) + "\n")
+    code, out, err = run(["mine", holed, data / "right.csv", "--types", complete_types, "--epsilon", "1"])
+    assert code == 2
+    assert_one_error_line(err, f"column '{header[1]}'", "row 1", "declares the column complete")
+    bad = write(tmp_path / "bad.json", json.dumps({"columns": {header[1]: {"type": "boolean", "complete": "yes"}}}))
+    code, _, err = run(["mine", data / "left.csv", data / "right.csv", "--types", bad])
+    assert code == 2 and "'complete' must be true or false" in err

@@ -40,8 +40,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dprm.privacy import Accountant, SeededNoise
-from dprm.trees import DPDecisionTreeClassifier, export_text
-from dprm.trees.encoding import CATEGORICAL, NUMERIC
+from dprm.classifier import DPDecisionTreeClassifier, export_text
+from dprm.classifier.encoding import CATEGORICAL, NUMERIC
 
 UCI = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 
@@ -336,7 +336,7 @@ def test_both_kinds_of_category_split_are_offered_and_routed() -> None:
     split and its three tests, a two-category feature its multiway split only; at
     depth 1 only the multiway split separates three classes, and a seeded fit with a
     large budget finds it."""
-    from dprm.trees.subtree_search import SubtreeSpace
+    from dprm.classifier.subtree_search import SubtreeSpace
 
     rng = np.random.default_rng(4)
     n = 600
@@ -551,3 +551,33 @@ def test_an_accountant_is_shared_by_the_clones_of_cross_validation(vote) -> None
     with pytest.raises(ParameterError, match="remaining budget 0 does not cover epsilon 1"):
         cross_val_score(estimator, X, y, cv=5, error_score="raise")  # the third fold is refused
     assert accountant.spent() == 2
+
+
+def test_every_keyword_has_one_spec_in_the_parameter_table() -> None:
+    """The table validates every ``__init__`` keyword, and nothing else (dprm.classifier.parameters)."""
+    import inspect
+
+    keywords = [n for n in inspect.signature(DPDecisionTreeClassifier.__init__).parameters if n != "self"]
+    assert sorted(DPDecisionTreeClassifier.parameter_specs) == sorted(keywords)
+    assert all(spec.help for spec in DPDecisionTreeClassifier.parameter_specs.values())
+
+
+@pytest.mark.parametrize(("parameters", "message"), [
+    ({"max_depth": 31}, "max_depth must be in [1, 30], got 31"),
+    ({"max_depth": 2.0}, "max_depth must be an integer, got 2.0"),
+    ({"embedding_depth": 6}, "embedding_depth (6) must not exceed max_depth (5)"),
+    ({"embedding_depth": 0}, "embedding_depth must be in [1, 5], got 0"),
+    ({"search": "x"}, "search must be one of auto, exhaustive, mcmc, got 'x'"),
+    ({"mcmc_steps": 0}, "mcmc_steps must be in [1, 10000000], got 0"),
+    ({"min_samples_split": True}, "min_samples_split must be 'auto' or a number >= 0, got True"),
+    ({"min_samples_split": float("nan")}, "min_samples_split must be 'auto' or a number >= 0, got nan"),
+    ({"accountant": 3}, "accountant must be a dprm.privacy.Accountant"),
+    ({"random_state": -1}, "random_state must be in [0, 9223372036854775807], got -1"),
+    ({"epsilon": 0}, "epsilon must be > 0, got 0"),
+])
+def test_bad_parameters_are_refused_with_one_line_before_the_data_is_read(parameters, message) -> None:
+    from dprm.errors import ParameterError
+
+    with pytest.raises(ParameterError) as refused:
+        DPDecisionTreeClassifier(**parameters).fit(None, None)  # refused before X is looked at
+    assert str(refused.value) == message

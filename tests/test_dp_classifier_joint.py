@@ -28,13 +28,14 @@ from scipy.special import logsumexp
 from scipy.stats import chisquare
 
 from dprm.privacy import Accountant, SeededNoise, StructuredDraw
-from dprm.trees.classifier import LEVEL_DECAY, DPDecisionTreeClassifier
-from dprm.trees.encoding import FeatureDomain
-from dprm.trees.subtree_search import GrowNode, SubtreeSpace, exact_subtree
+from dprm.classifier import DPDecisionTreeClassifier
+from dprm.classifier.parameters import LEVEL_DECAY
+from dprm.classifier.encoding import FeatureEncoding
+from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree
 
 DOMAINS = [
-    FeatureDomain("a", "categorical", categories=("x", "y")),
-    FeatureDomain("b", "categorical", categories=("u", "v", "w")),
+    FeatureEncoding.categorical("a", ("x", "y")),
+    FeatureEncoding.categorical("b", ("u", "v", "w")),
 ]
 
 

@@ -60,10 +60,10 @@ from dprm.privacy.accountant import SEEDED_REASON
 from dprm.privacy.budget import as_epsilon
 from dprm.privacy.scale import float_down
 from dprm.privacy.structured import StructuredDraw
-from dprm.trees import DPDecisionTreeClassifier
-from dprm.trees import classifier as classifier_module
-from dprm.trees.encoding import CATEGORICAL, NUMERIC, FeatureDomain
-from dprm.trees.subtree_search import GrowNode, SubtreeSpace, exact_subtree, mcmc_subtree
+from dprm.classifier import DPDecisionTreeClassifier
+from dprm.classifier import estimator as classifier_module
+from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding
+from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, mcmc_subtree
 
 UCI = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 
@@ -73,16 +73,16 @@ UCI = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 # A subtree *shape* is ``None`` (a leaf) or ``(feature, j, (child shapes...))``, ``j``
 # being the threshold index (numeric), the tested category (binary categorical) or -1
 # (multiway categorical). Everything below follows the documented rules of
-# dprm.trees.subtree_search, written without its code.
+# dprm.classifier.subtree_search, written without its code.
 
 
-def cat(name: str, k: int) -> FeatureDomain:
-    return FeatureDomain(name, CATEGORICAL, categories=tuple(f"{name}{i}" for i in range(k)))
+def cat(name: str, k: int) -> FeatureEncoding:
+    return FeatureEncoding.categorical(name, tuple(f"{name}{i}" for i in range(k)))
 
 
-def num(name: str, n_thresholds: int) -> FeatureDomain:
+def num(name: str, n_thresholds: int) -> FeatureEncoding:
     grid = np.arange(1, n_thresholds + 1, dtype=np.float64)
-    return FeatureDomain(name, NUMERIC, low=0.0, high=float(n_thresholds + 1), thresholds=grid)
+    return FeatureEncoding.numeric(name, 0.0, float(n_thresholds + 1), grid)
 
 
 def options_of(domains, used, splits):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -155,11 +154,24 @@ def test_true_statistics_counted_on_the_shards_equal_those_on_the_rows(ray_sessi
             pd.testing.assert_frame_equal(true_statistics(document, engine), true_statistics(document, data))
         wrong = documents[0]
         wrong["redescriptions"][0]["left"] = {"attr": "no such column", "eq": True}
+        collected: list = []
+        original = engine._collect
+
+        def spy(answers: list) -> None:
+            original(answers)
+            collected.append(answers)
+
+        engine._collect = spy  # type: ignore[method-assign]
         with pytest.raises(DprmError, match=r"redescriptions\[0\]\.left"):
             true_statistics(wrong, engine)
+        # Ray reports an error nobody fetched when its reference is freed: every shard's answer
+        # of the failed request was waited for before the error was raised (no sleep needed)
+        assert len(collected) == 1 and len(collected[0]) == 3
+        ready, pending = engine._ray.wait(collected[0], num_returns=3, timeout=0)
+        assert len(ready) == 3 and not pending
+        del collected
         gc.collect()
-        time.sleep(1.0)  # Ray reports an error nobody fetched when its reference is freed: it must not
-    assert "Unhandled error" not in capfd.readouterr().err  # (every shard's answer of a failed request was fetched)
+    assert "Unhandled error" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("extra, fragment", [

@@ -504,12 +504,14 @@ def test_run_report_without_data_shows_released_values_only(real_dir, tmp_path) 
     assert_offline(output, page)
     rows = page.tables["redescriptions"]
     assert len(rows) == len(doc["redescriptions"])
-    assert len(rows[0]) == 9  # no true-statistics columns
+    assert len(rows[0]) == 10  # no true-statistics columns (J, its interval, excess J, counts, p)
     assert "svg" not in page.tags
     assert [i for i in page.ids if i.startswith("r") and i[1:].isdigit()] == \
         [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if not r["pruned"]] + \
         [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if r["pruned"]]
-    for row, r in zip(rows, doc["redescriptions"]):
+    listed = [r for r in doc["redescriptions"] if not r["pruned"]] + [r for r in doc["redescriptions"] if r["pruned"]]
+    assert [row[1] for row in rows] == sorted((row[1] for row in rows), key=lambda status: status == "pruned")
+    for row, r in zip(rows, listed):  # kept first, then pruned, as dprm mine lists them
         assert row[1] == ("pruned" if r["pruned"] else "kept")
         assert row[2] == f"{r['noisy']['jaccard']:.3g}"
         if "interval" in r:
@@ -524,13 +526,13 @@ def test_run_report_with_data_shows_true_statistics_and_support_bars(real_dir, t
     page = parse(output)
     truth = true_statistics(document, data)
     rows = page.tables["redescriptions"]
-    assert len(rows[0]) == 15
+    assert len(rows[0]) == 16
     assert "Contains true statistics" in "".join(page.text)
     by_number = {int(row[0]): row for row in rows}
     for t in truth.itertuples():
         row = by_number[t.index + 1]
-        assert int(row[10].replace(",", "")) == t.true_support_left
-        assert int(row[12].replace(",", "")) == t.true_intersection
+        assert int(row[11].replace(",", "")) == t.true_support_left
+        assert int(row[13].replace(",", "")) == t.true_intersection
     # one bar per redescription; its counts are the true ones
     titles = [t for t in page.svg_titles if t.startswith("L only")]
     assert len(titles) == len(truth)
@@ -584,7 +586,7 @@ def test_cli_report_of_an_experiment_and_of_a_run(real_dir, tmp_path) -> None:
     assert (code, err) == (0, "")
     doc = json.loads(document.read_text())
     rows = parse(run_html).tables["redescriptions"]
-    assert len(rows) == len(doc["redescriptions"]) and all(len(row) == 15 for row in rows)  # with true statistics
+    assert len(rows) == len(doc["redescriptions"]) and all(len(row) == 16 for row in rows)  # with true statistics
 
 
 @pytest.mark.parametrize("args,fragment", [

@@ -374,7 +374,8 @@ def test_baselines_run_once_through_run_clired_and_their_absence_is_unavailable(
     import types
 
     from dprm.data import load_two_view
-    from dprm.evaluation.runner import _execute, write_tables
+    from dprm.evaluation.runner import write_tables
+    from dprm.evaluation.workers import _execute
     from dprm.mining import make_miner
 
     out = tmp_path / "exp"

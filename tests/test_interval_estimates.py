@@ -3,7 +3,7 @@
 The printed Jaccard interval sometimes excluded the point estimate
 (``J = 0.983 [0.00, 0.70]``): with seeds 1–3 on planted data, 7/67, 3/73 and 6/96
 intervals did. The cause and the fix are in
-:func:`dprm.mining.private_extraction.credible_interval`. Coverage of the *true*
+:func:`dprm.mining.interval_estimates.credible_interval`. Coverage of the *true*
 statistics is measured here as well and asserted only loosely: extraction returns
 what the noise favoured among many candidates (the winner's curse), so the coverage
 of what is returned is below the nominal 95 % for the tree-based miners; the nominal
@@ -19,7 +19,7 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.evaluation.true_statistics import true_statistics
 from dprm.mining import make_miner
-from dprm.mining.private_extraction import INTERVAL_KEY
+from dprm.mining.interval_estimates import INTERVAL_KEY
 from dprm.privacy import Accountant, SeededNoise
 
 PRIVATE = ["alt-expm", "alt-mcmc", "mcmc-tree-pair", "serenade-cs", "serenade-es"]

@@ -15,7 +15,7 @@ from dprm.itemsets.ison import mine_itemsets
 from dprm.itemsets.private import DOMAIN_REASON, STRUCTURES, fit_private_estimator, released_tree
 from dprm.itemsets.private_parents import nonnegative_counts
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
-from dprm.trees import DPDecisionTreeClassifier
+from dprm.classifier import DPDecisionTreeClassifier
 
 DOMAINS = {"a": ["x", "y", "z"], "b": ["u", "v"], "c": ["k", "l"], "d": ["only"]}
 

@@ -87,7 +87,7 @@ def test_the_evaluation_fork_server_hands_loaded_kernels_to_each_run(warmed, tmp
             connection.send({name: len(k.overloads) for name, k in kernels().items()})
 
         if __name__ == "__main__":
-            from dprm.evaluation.runner import _context
+            from dprm.evaluation.workers import _context
 
             context = _context()
             reader, writer = context.Pipe(duplex=False)

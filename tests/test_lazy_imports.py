@@ -37,7 +37,7 @@ def test_the_miners_and_the_mine_command_import_no_heavy_library(statement: str)
 
 def test_the_public_names_are_importable_as_before() -> None:
     names = _imported_after("from dprm.mining import AlternatingTrees, CartWheels, ReReMi, default_algorithm, "
-                            "parameter_specs; from dprm.trees import DPDecisionTreeClassifier, sample_tree_pair")
+                            "parameter_specs; from dprm.classifier import DPDecisionTreeClassifier; from dprm.trees import sample_tree_pair")
     assert "sklearn" in names  # the classifier, asked for by name, brings scikit-learn with it
 
 

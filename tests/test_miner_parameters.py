@@ -189,7 +189,7 @@ def test_fit_checks_before_reading_data_or_spending(miner_class, bad) -> None:
 
 def test_the_experiment_runner_refuses_bad_values_before_any_run() -> None:
     from dprm.evaluation.budgets import parse_budgets
-    from dprm.evaluation.runner import _check_parameters
+    from dprm.evaluation.algorithms import _check_parameters
 
     budgets = parse_budgets("1x1")
     with pytest.raises(ParameterError, match="depth must be at most 7"):
@@ -205,7 +205,7 @@ def test_none_is_a_value_of_the_options_whose_help_offers_it(tmp_path) -> None:
     from test_cli import run
 
     from dprm.cli.miner_options import given_parameters
-    from dprm.evaluation.runner import parameters_for
+    from dprm.evaluation.algorithms import parameters_for
 
     assert given_parameters(ALGORITHMS, "alt-expm", {"prune_interval": "none", "prune_support": "12"}) == {
         "prune_interval": None, "prune_support": 12.0}

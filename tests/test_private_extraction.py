@@ -12,14 +12,10 @@ from dprm.data.attributes import Attribute, AttributeKind, Domain, View
 from dprm.data.literal_index import LiteralIndex
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.mining.extraction import Constraints
-from dprm.mining.private_extraction import (
-    INTERVAL_KEY,
-    combination_intervals,
-    private_extract,
-    prune,
-    simulate_tables,
-    unique_rows,
-)
+from dprm.mining.interval_estimates import INTERVAL_KEY, combination_intervals, simulate_tables
+from dprm.mining.private_extraction import private_extract
+from dprm.mining.pruning import prune
+from dprm.mining.selection_bands import unique_rows
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
 from dprm.queries import BooleanLiteral, Not, Redescription, RedescriptionStats
 from dprm.trees.tree import Tree
@@ -314,7 +310,7 @@ def test_paper_mode_reproduces_the_papers_formulas():
 def test_consistent_cells_make_large_supports_accurate_and_stay_unbiased() -> None:
     """With a separately released total, the least-squares cells estimate the support
     of a negation (all cells but one row of the table) far better, without bias."""
-    from dprm.mining.private_extraction import combine_estimates, consistent_cells, discrete_laplace_variance
+    from dprm.mining.noisy_estimates import combine_estimates, consistent_cells, discrete_laplace_variance
 
     rng = np.random.default_rng(0)
     truth = rng.integers(0, 40, size=(17, 17)).astype(float)
@@ -383,7 +379,7 @@ def test_jaccard_interval_holds_the_estimate_when_clipping_binds():
 
 
 def test_credible_interval_is_equal_tailed_when_it_already_holds_the_estimate():
-    from dprm.mining.private_extraction import credible_interval
+    from dprm.mining.interval_estimates import credible_interval
 
     draws = np.random.default_rng(1).normal(0.5, 0.1, (2000, 3))
     estimates = np.array([0.5, 0.45, 0.6])
@@ -495,7 +491,7 @@ def test_held_back_share_writes_marginal_intervals():
 def test_every_returned_side_is_a_reachable_set(seed):
     """The band is simultaneous over reachable_sets: extraction must never return anything else."""
     from dprm.mining.extraction import extract_combinations
-    from dprm.mining.private_extraction import reachable_sets
+    from dprm.mining.selection_bands import reachable_sets
     from dprm.trees.leaf_queries import node_cells
 
     rng = np.random.default_rng(seed)
@@ -516,7 +512,7 @@ def test_every_returned_side_is_a_reachable_set(seed):
 def test_too_many_candidates_fall_back_to_the_bonferroni_bound():
     from statistics import NormalDist
 
-    from dprm.mining.private_extraction import reachable_sets, selection_critical_value
+    from dprm.mining.selection_bands import reachable_sets, selection_critical_value
 
     assert reachable_sets(np.eye(128, dtype=bool), 3, limit=60_000) is None
     q, k = selection_critical_value(np.zeros((5, 2, 2)), np.full(5, 10.0), np.zeros((2, 2)), 10.0, None, None,
@@ -529,7 +525,7 @@ def test_band_of_noise_beyond_the_float_range_is_the_whole_range_and_plain_json(
     import json
     import math
 
-    from dprm.mining.private_extraction import selection_aware_intervals, selection_critical_value
+    from dprm.mining.selection_bands import selection_aware_intervals, selection_critical_value
 
     q, _ = selection_critical_value(np.zeros((5, 2, 2)), np.full(5, 10.0), np.zeros((2, 2)), 10.0, None, None,
                                     Constraints(), 0.95, math.inf, n_candidates=4)

@@ -104,6 +104,11 @@ def test_complete_rules_are_not_applied_without_completeness() -> None:
     (N("t", gt=0.5) | (N("t", le=0.5) & N("u", le=10)), N("t", gt=0.5) | N("u", le=10), {"t"}),
     (Not(B("m")) | (B("s") & B("m")), B("s") | Not(B("m")), ()),
     (N("x", le=3) & (N("x", gt=5) | B("y")), N("x", le=3) & B("y"), ()),
+    # consensus (rule 12): (a ∧ x) ∨ (b ∧ x) = x where ¬a ⊆ b; (a ∨ x) ∧ (b ∨ x) = x where a, b disjoint
+    ((N("p", gt=72.7) & B("x")) | (N("p", le=72.7) & B("x")), B("x"), {"p"}),
+    ((B("b", False) & B("m")) | (B("b") & B("m")) | (B("e", False) & B("m", False)), B("e", False) | B("m"),
+     {"b", "e", "m"}),
+    ((N("t", gt=5) | B("x")) & (N("t", le=5) | B("x")), B("x"), ()),
     # a tree's paths and the literals they make (all attributes complete)
     (N("a", gt=0.5) | (N("p", gt=77) & N("a", le=0.5) & N("b", gt=12))
      | (N("p", le=77) & N("q", le=58) & N("a", le=0.5) & N("b", gt=12)) | (N("a", le=0.5) & N("b", le=12)),
@@ -112,6 +117,42 @@ def test_complete_rules_are_not_applied_without_completeness() -> None:
 def test_equivalent_forms_coincide(a, b, complete) -> None:
     assert normalize(a, complete) == normalize(b, complete)
     assert canonical_key(a, complete) == canonical_key(b, complete)
+
+
+def _tree_leaves(rng: np.random.Generator) -> list[Query]:
+    """The leaves of a random depth-2 tree over the random views' attributes, as conjunctions of tests."""
+    def test() -> tuple[Query, Query]:
+        name = str(rng.choice(["b0", "b1", "x0", "x1"]))
+        if name.startswith("b"):
+            return B(name), B(name, False)
+        threshold = float(rng.choice([0.25, 0.5, 0.75]))
+        return N(name, le=threshold), N(name, gt=threshold)
+    root, leaves = test(), []
+    for branch in root:
+        split = test()
+        leaves += [branch & side for side in split]
+    return leaves
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_unions_of_tree_leaves_keep_their_support_and_merge_siblings(seed: int) -> None:
+    """Extraction's queries (unions of leaves): the same rows after rule 12, and two sibling leaves merge."""
+    rng = np.random.default_rng(400 + seed)
+    complete_views = [random_view(rng, missing=0.0) for _ in range(2)]
+    missing_views = [random_view(rng, missing=0.25) for _ in range(2)]
+    for _ in range(100):
+        leaves = _tree_leaves(rng)
+        chosen = [leaf for leaf in leaves if rng.random() < 0.6] or leaves[:1]
+        q = chosen[0] if len(chosen) == 1 else Or(*chosen)
+        n, m = normalize(q, ALL), normalize(q)
+        for view in complete_views:
+            assert np.array_equal(q.support(view), n.support(view)), (q, n)
+        for view in missing_views + complete_views:
+            assert np.array_equal(q.support(view), m.support(view)), (q, m)
+        assert normalize(n, ALL) == n and normalize(m) == m
+    siblings = _tree_leaves(np.random.default_rng(seed))[:2]  # the two children of the root's first branch
+    merged = normalize(Or(*siblings), ALL)
+    assert len(list(merged.literals())) < len(list(Or(*siblings).literals()))
 
 
 @pytest.mark.parametrize("a, b", [

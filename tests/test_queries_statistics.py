@@ -140,3 +140,28 @@ def test_to_json_and_validation():
         RedescriptionStats.from_json({**out, "n": 3})
     with pytest.raises(DprmError, match=r"noisy\.jaccard: must be a finite number"):
         RedescriptionStats.from_json({**out, "jaccard": "0.5"})
+
+
+@pytest.mark.parametrize("share_left, share_right", [(0.9, 0.9), (0.1, 0.3), (0.5, 0.02)])
+def test_independence_jaccard_is_what_independent_queries_have(share_left: float, share_right: float) -> None:
+    from dprm.queries import excess_jaccard, independence_jaccard
+
+    rng = np.random.default_rng(4)
+    n = 200_000
+    left, right = rng.random(n) < share_left, rng.random(n) < share_right
+    stats = RedescriptionStats.from_supports(left, right)
+    expected = independence_jaccard(stats.support_left, stats.support_right, n)
+    assert abs(stats.jaccard - expected) < 0.01
+    assert abs(excess_jaccard(stats.jaccard, stats.support_left, stats.support_right, n)) < 0.01
+    same = RedescriptionStats.from_supports(left, left)  # the same rows: all the excess there is
+    assert excess_jaccard(1.0, same.support_left, same.support_left, n) == pytest.approx(1 - independence_jaccard(
+        same.support_left, same.support_left, n))
+
+
+def test_independence_jaccard_edges() -> None:
+    from dprm.queries import independence_jaccard
+
+    assert independence_jaccard(0, 0, 100) == 0.0
+    assert independence_jaccard(10, 10, 0) == 0.0
+    assert independence_jaccard(100, 100, 100) == 1.0
+    assert independence_jaccard(150, -5, 100) == 0.0  # noisy sizes clipped into [0, n]

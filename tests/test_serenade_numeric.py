@@ -240,7 +240,7 @@ def test_kept_results_are_significant_over_their_whole_interval(planted_numeric)
 
 
 def test_combined_row_count_weighs_by_inverse_variance() -> None:
-    from dprm.mining.private_extraction import discrete_laplace_variance
+    from dprm.mining.noisy_estimates import discrete_laplace_variance
     from dprm.mining.serenade.compute_quality import QualityRelease
 
     released = QualityRelease(np.array([[300, 100], [50, 550]]), scale=20.0)

@@ -117,6 +117,42 @@ def test_orphaned_primitive_charges_are_kept(db_url: str) -> None:
     db.dispose()
 
 
+def test_a_restarted_server_keeps_the_orphan_charges_at_once(db_url: str) -> None:
+    """A primitive's charge reserved by a server that died is kept when the next one starts, not 600 s later."""
+    from dprm.server.supervisor import Supervisor
+
+    db = Database(db_url)
+    db.migrate()
+    analyst, dataset = _one_analyst(db, "1")
+    with db.write() as c:
+        charge = budget.reserve(c, analyst, dataset, epsilon_units(0.25), kind="primitive", action="p")
+    Supervisor(db, workers=0, spare=False).recover()
+    with db.read() as c:
+        assert c.execute(select(charges.c.status).where(charges.c.id == charge)).scalar() == "spent"
+        spent = c.execute(select(budgets.c.spent_units)).scalar_one()
+        assert Fraction(spent, 10**9) == budget.ledger_sum(c, charge) == Fraction(1, 4)
+    db.dispose()
+
+
+def test_an_audit_record_with_a_nul_byte_loses_nothing(db_url: str) -> None:
+    """A path with NUL (PostgreSQL's text refuses it) is written escaped, and a bad record only loses itself."""
+    from dprm.server.audit import AuditLog
+    from dprm.server.tables import audit
+
+    db = Database(db_url)
+    db.migrate()
+    log = AuditLog(db)
+    for i in range(10):
+        log.record(action="request", method="GET", path=f"/v1/x{i}\x00" if i % 3 == 0 else f"/v1/ok{i}", status=404)
+    log.record(action="request", method="GET", path="/v1/overflow", status=10**30)  # fails alone
+    log.flush()
+    with db.read() as c:
+        paths = sorted(c.execute(select(audit.c.path)).scalars())
+    assert len(paths) == 10
+    assert "/v1/x0\\x00" in paths and not any("\x00" in p for p in paths)
+    db.dispose()
+
+
 def _hammer(args: tuple[str, int, int, int, int]) -> int:
     """One process: ``count`` reservations of ``units``, each its own transaction."""
     url, analyst, dataset, units, count = args

@@ -23,13 +23,9 @@ from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
 from dprm.mining.extraction import Constraints
-from dprm.mining.private_extraction import (
-    INTERVAL_KEY,
-    combine_estimates,
-    discrete_laplace_variance,
-    private_extract,
-    simulate_tables,
-)
+from dprm.mining.interval_estimates import INTERVAL_KEY, simulate_tables
+from dprm.mining.noisy_estimates import combine_estimates, discrete_laplace_variance
+from dprm.mining.private_extraction import private_extract
 from dprm.mining.serenade.compute_quality import release_quality
 from dprm.mining.serenade.quality import choose_steepness
 from dprm.privacy import (

@@ -395,7 +395,8 @@ def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None
                                           "support_right": [2, 98], "intersection": [3, 97]}})
         for name, counts in zip(["a", "<script>alert(1)</script>", "state"], figures)])
     page = client.get(job)
-    assert page.status_code == 200 and "Redescriptions (3)" in page.text
+    assert page.status_code == 200 and "Redescriptions (3, 3 kept after pruning)" in page.text
+    assert "differentially private" in page.text.split("Guarantee:")[1][:600]  # the label explained
     assert "<script>alert(1)</script>" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     assert "[0.1, 0.9]" in page.text  # the Jaccard interval beside its estimate
     jaccards = [c[2] / (c[0] + c[1] - c[2]) for c in figures]
@@ -409,6 +410,22 @@ def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None
     assert [r["left"]["attr"] for r in document.json()["redescriptions"]][0] == "a"
     clired = client.get(job + "/queries.txt")  # '<' cannot be written in clired's syntax: one line says so
     assert clired.status_code == 422 and "cannot be written in clired syntax" in clired.text
+
+
+def test_result_page_ranks_the_kept_before_the_pruned(site: Site) -> None:
+    from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
+
+    client, token = site.signed_in("alice")
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    _finish_with(site, job, [
+        Redescription(BooleanLiteral(name), BooleanLiteral("b"), RedescriptionStats.from_counts(30.0, 40.0, 20.0, 200.0),
+                      pruned=pruned)
+        for name, pruned in [("first_pruned", True), ("a", False), ("state", False)]])
+    page = client.get(job).text
+    assert "Redescriptions (3, 2 kept after pruning)" in page
+    statuses = re.findall(r'<td data-label="Pruned">(kept|pruned)</td>', page)
+    assert statuses == ["kept", "kept", "pruned"]
 
 
 def test_every_algorithms_form_round_trips_its_defaults_to_an_affordable_dry_run(site: Site) -> None:

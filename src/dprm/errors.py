@@ -87,6 +87,7 @@ ERROR_CODES: dict[str, str] = {
     "not_boolean": "a value is not Boolean",
     "value_out_of_bounds": "a value is outside the declared bounds",
     "unknown_category": "a value is not one of the declared categories",
+    "missing_in_complete": "a column declared complete has a missing value",
     # the types file
     "bad_types_file": "the types file is malformed",
     "unknown_column": "the types file declares a column that is not in the data",

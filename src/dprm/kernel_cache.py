@@ -16,12 +16,14 @@ An entry is valid for one source file (its modification time and size: editing a
 kernel invalidates it), one Python and numba version and one CPU model (numba keys
 it by CPU name and features), so a cache copied from another machine is ignored, never
 used wrongly. This is why dprm warms the cache on the machine itself at install time
-(:func:`warm_cache`, ``dprm warm-cache``, run by the Makefile's set-up) rather than
-shipping compiled code in the package.
+(``dprm warm-cache``, run by the Makefile's set-up: :mod:`dprm.cli.warm_cache`)
+rather than shipping compiled code in the package.
 
-:func:`warm_cache` compiles by *running* the code that calls the kernels on small
+The warm-up compiles by *running* the code that calls the kernels on small
 generated data (the tree miners, at both widths of the literal codes, and the
-itemset estimator), so the cache holds exactly the argument types real runs use.
+itemset estimator), so the cache holds exactly the argument types real runs use; it
+lives in the command line's layer, above the miners it runs. This module sits below
+every layer: it names the kernel modules and imports them only by name, on demand.
 :func:`load_cached` loads, without running anything, every entry the cache holds for
 this CPU: a parent process that forks workers (``dprm evaluate``) or keeps a warm
 spare (the server) pays numba's start-up once, and starts no numba threads before
@@ -35,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KERNEL_MODULES", "CacheReport", "kernels", "warm_cache", "load_cached"]
+__all__ = ["KERNEL_MODULES", "CacheReport", "kernels", "counts", "report", "load_cached"]
 
 #: The modules that define compiled kernels.
 KERNEL_MODULES: tuple[str, ...] = (
@@ -43,15 +45,15 @@ KERNEL_MODULES: tuple[str, ...] = (
     "dprm.trees._bit_kernels",
     "dprm.trees._histograms",
     "dprm.itemsets.candidates",
-    "dprm.itemsets.estimator",
     "dprm.itemsets.hoeffding",
+    "dprm.itemsets.reference_sample",
     "dprm.itemsets.tree_model",
 )
 
 
 @dataclass
 class CacheReport:
-    """What :func:`warm_cache` or :func:`load_cached` did.
+    """What the warm-up (:func:`dprm.cli.warm_cache.warm_up`) or :func:`load_cached` did.
 
     Attributes
     ----------
@@ -104,14 +106,16 @@ def kernels() -> dict[str, Any]:
     return found
 
 
-def _counts(dispatchers: dict[str, Any]) -> tuple[int, int]:
+def counts(dispatchers: dict[str, Any]) -> tuple[int, int]:
+    """Cache hits and misses (loads and compilations) of ``dispatchers`` so far."""
     hits = sum(sum(d.stats.cache_hits.values()) for d in dispatchers.values())
     misses = sum(sum(d.stats.cache_misses.values()) for d in dispatchers.values())
     return hits, misses
 
 
-def _report(dispatchers: dict[str, Any], before: tuple[int, int], started: float) -> CacheReport:
-    hits, misses = _counts(dispatchers)
+def report(dispatchers: dict[str, Any], before: tuple[int, int], started: float) -> CacheReport:
+    """What happened to ``dispatchers`` since ``before`` (:func:`counts`) and ``started`` (perf_counter)."""
+    hits, misses = counts(dispatchers)
     locations = sorted({str(d.stats.cache_path) for d in dispatchers.values() if d.stats.cache_path})
     return CacheReport(kernels=len(dispatchers), loaded=hits - before[0], compiled=misses - before[1],
                        seconds=time.perf_counter() - started, locations=locations)
@@ -134,7 +138,7 @@ def load_cached(*, parallel: bool = True) -> CacheReport:
     """
     started = time.perf_counter()
     dispatchers = kernels()
-    before = _counts(dispatchers)
+    before = counts(dispatchers)
     for dispatcher in dispatchers.values():
         if not parallel and dispatcher.targetoptions.get("parallel"):
             continue
@@ -144,56 +148,4 @@ def load_cached(*, parallel: bool = True) -> CacheReport:
             signature, key_magic = key[0], key[1]
             if key_magic == magic and signature not in dispatcher.overloads:
                 dispatcher.compile(signature)  # found in the cache: a load, not a compilation
-    return _report(dispatchers, before, started)
-
-
-def warm_cache() -> CacheReport:
-    """Compile (or load) every kernel for the argument types real runs use.
-
-    Runs, with seeded noise and on generated data, the private tree miners (the
-    literal codes in one byte, and in two with 300 split points; routing the rows and
-    counting the split histograms on one core and on all,
-    :data:`dprm.trees.compiled.PARALLEL_ROUTING_ROWS`,
-    :data:`dprm.trees.criterion.PARALLEL_HISTOGRAM_CELLS`; the chain on row bitsets and
-    on the row layout, :data:`dprm.trees.private.BIT_CHAIN_BYTES`) and the
-    itemset density estimate with ISON. Costs about 16 CPU-seconds on a cold cache and 1–2 on a
-    warm one.
-    """
-    import numpy as np
-
-    from dprm.data import load_two_view
-    from dprm.datasets.planted import make_planted
-    from dprm.datasets.transactions import make_transactions
-    from dprm.itemsets import DensityEstimator, run_ison
-    from dprm.mining import make_miner
-    from dprm.precompiled import numba_only
-    from dprm.privacy import Accountant, SeededNoise
-    from dprm.trees import compiled, criterion, private
-
-    started = time.perf_counter()
-    dispatchers = kernels()
-    before = _counts(dispatchers)
-    planted = make_planted(400, n_left_boolean=6, n_left_numeric=2, n_right_boolean=2, n_right_numeric=6,
-                           missing=0.05, random_state=0)
-    data = load_two_view(planted.left, planted.right, types=planted.types)
-    settings = compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES
-    try:
-        # twice: as small data (rows routed and split histograms counted on one core, the
-        # chain on row bitsets), then as large data (all cores, the chain on the row
-        # layout: bitsets too large); numba's kernels even where a precompiled build
-        # would stand in for them (dprm.precompiled: built from these types afterwards)
-        for small_or_large in (settings, (0, 0, -1)):
-            (compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS,
-             private.BIT_CHAIN_BYTES) = small_or_large
-            for algorithm, extra in (("mcmc-tree-pair", {}), ("alt-mcmc", {}), ("alt-expm", {}),
-                                     ("mcmc-tree-pair", {"max_splits": 300}), ("alt-mcmc", {"max_splits": 300})):
-                miner = make_miner(algorithm, epsilon=1.0, depth=2, init_trials=2, **extra)
-                with numba_only():
-                    miner.fit(data, accountant=Accountant(1.0, SeededNoise(np.random.default_rng(0))),
-                              rng=np.random.default_rng(0))
-    finally:
-        compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES = settings
-    stream = make_transactions(500, n_variables=6, n_patterns=4, rng=np.random.default_rng(0))
-    estimator = DensityEstimator(n_chains=2, grace_period=50, random_state=0).fit(stream.data)
-    run_ison(estimator, 0.2)
-    return _report(dispatchers, before, started)
+    return report(dispatchers, before, started)

@@ -232,7 +232,7 @@ def build(dispatchers: Mapping[str, Any]) -> BuildReport:
 
     ``dispatchers`` are dprm's numba kernels by ``"module.function"``, as
     :func:`dprm.kernel_cache.kernels` gives them after
-    :func:`~dprm.kernel_cache.warm_cache` (``dprm warm-cache`` does both): each kernel
+    :func:`~dprm.cli.warm_cache.warm_up` (``dprm warm-cache`` does both): each kernel
     is exported once per specialisation they hold, as ``<kernel>_<i>``, and a
     manifest beside the module lists each export's argument types
     (:func:`argument_type`). Writes to the first writable
@@ -243,7 +243,7 @@ def build(dispatchers: Mapping[str, Any]) -> BuildReport:
     """
     started = time.perf_counter()
     try:
-        with warnings.catch_warnings():  # pycc is "pending deprecation" since numba 0.57 (numba is pinned)
+        with warnings.catch_warnings():  # pycc is "pending deprecation" since numba 0.57 (requirements.lock fixes numba)
             warnings.simplefilter("ignore")
             from numba.pycc import CC
     except ImportError as error:

@@ -233,38 +233,52 @@ def analyst_rotate(
     print(token)
 
 
+def _switch(owner: bool, name: str, disabled: bool) -> None:
+    """Disable or enable an analyst or (``owner``) a data owner, and say so."""
+    if owner:
+        from dprm.server.owners import set_owner_disabled as set_disabled
+    else:
+        from dprm.server.accounts import set_disabled
+
+    with _db().write() as connection:
+        set_disabled(connection, name, disabled)
+    print(f"{'disabled' if disabled else 'enabled'}{' owner' if owner else ''} {name}")
+
+
+def _list_accounts(owner: bool) -> None:
+    """The table of the analysts or (``owner``) the data owners; never a token."""
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts, owners
+
+    table = owners if owner else analysts
+    with _db().read() as connection:
+        rows = connection.execute(select(table).order_by(table.c.name)).all()
+    if owner:
+        _table(["name", "token id", "disabled", "created"],
+               [[r.name, r.token_id, "yes" if r.disabled else "no", _when(r.created_at)] for r in rows])
+    else:
+        _table(["name", "token id", "disabled", "expires", "created"],
+               [[r.name, r.token_id, "yes" if r.disabled else "no", _when(r.expires_at), _when(r.created_at)]
+                for r in rows])
+
+
 @analyst_app.command("disable")
 def analyst_disable(name: str = typer.Argument(..., metavar="NAME", help="The analyst's name.")) -> None:
     """Disable an analyst: every request with its token is refused."""
-    from dprm.server.accounts import set_disabled
-
-    with _db().write() as connection:
-        set_disabled(connection, name, True)
-    print(f"disabled {name}")
+    _switch(False, name, True)
 
 
 @analyst_app.command("enable")
 def analyst_enable(name: str = typer.Argument(..., metavar="NAME", help="The analyst's name.")) -> None:
     """Enable a disabled analyst again."""
-    from dprm.server.accounts import set_disabled
-
-    with _db().write() as connection:
-        set_disabled(connection, name, False)
-    print(f"enabled {name}")
+    _switch(False, name, False)
 
 
 @analyst_app.command("list")
 def analyst_list() -> None:
     """The analysts (never a token)."""
-    from sqlalchemy import select
-
-    from dprm.server.tables import analysts
-
-    with _db().read() as connection:
-        rows = connection.execute(select(analysts).order_by(analysts.c.name)).all()
-    _table(["name", "token id", "disabled", "expires", "created"],
-           [[r.name, r.token_id, "yes" if r.disabled else "no", _when(r.expires_at), _when(r.created_at)]
-            for r in rows])
+    _list_accounts(False)
 
 
 # -- owners (the web pages' owner side) -------------------------------------------------------------
@@ -293,34 +307,19 @@ def owner_rotate(name: str = typer.Argument(..., metavar="NAME", help="The owner
 @owner_app.command("disable")
 def owner_disable(name: str = typer.Argument(..., metavar="NAME", help="The owner's name.")) -> None:
     """Disable an owner: its token and sessions are refused."""
-    from dprm.server.owners import set_owner_disabled
-
-    with _db().write() as connection:
-        set_owner_disabled(connection, name, True)
-    print(f"disabled owner {name}")
+    _switch(True, name, True)
 
 
 @owner_app.command("enable")
 def owner_enable(name: str = typer.Argument(..., metavar="NAME", help="The owner's name.")) -> None:
     """Enable a disabled owner again."""
-    from dprm.server.owners import set_owner_disabled
-
-    with _db().write() as connection:
-        set_owner_disabled(connection, name, False)
-    print(f"enabled owner {name}")
+    _switch(True, name, False)
 
 
 @owner_app.command("list")
 def owner_list() -> None:
     """The data owners (never a token)."""
-    from sqlalchemy import select
-
-    from dprm.server.tables import owners
-
-    with _db().read() as connection:
-        rows = connection.execute(select(owners).order_by(owners.c.name)).all()
-    _table(["name", "token id", "disabled", "created"],
-           [[r.name, r.token_id, "yes" if r.disabled else "no", _when(r.created_at)] for r in rows])
+    _list_accounts(True)
 
 
 # -- budgets ----------------------------------------------------------------------------------------

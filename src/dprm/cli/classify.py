@@ -6,7 +6,7 @@ The run:
    written; nothing is read and no budget is spent before this passes;
 2. read the file with the data layer's checks (types file, missing markers, values
    outside declared domains, non-finite numbers) and pick the target column;
-3. fit :class:`dprm.trees.DPDecisionTreeClassifier` on all rows (the private
+3. fit :class:`dprm.classifier.DPDecisionTreeClassifier` on all rows (the private
    release), write ``--output`` (the released tree and its ledger), print the privacy
    status line and the tree;
 4. unless ``--cv 0``: cross-validate the same configuration. That refits on folds, is
@@ -104,7 +104,7 @@ def classify(
         note(message)
 
     from dprm.cli.display import print_status
-    from dprm.trees import export_text
+    from dprm.classifier import export_text
 
     print_status(_privacy(clf), output, epsilon)
     console.print(f"tree: maximum depth {max_depth}, embedding depth {embedding_depth}, "
@@ -244,7 +244,7 @@ def _in_option_names(message: str) -> str:
 
 def _estimator(parameters: dict[str, Any], categories: dict, bounds: dict, classes: list | None,
                seed: int | None) -> Any:
-    from dprm.trees import DPDecisionTreeClassifier
+    from dprm.classifier import DPDecisionTreeClassifier
 
     return DPDecisionTreeClassifier(**parameters, categories=categories or None, bounds=bounds or None,
                                     classes=classes, random_state=seed)
@@ -261,13 +261,14 @@ def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, se
     Only released values: the structure and the noisy counts (no exact count, no
     cross-validation result).
     """
-    from dprm.trees import export_text
+    from dprm.classifier import export_text
 
     tree = clf.tree_
     domains = [{"name": d.name, "kind": d.kind, "categories": plain_json(d.categories), "low": d.low,
                 "high": d.high, "thresholds": None if d.thresholds is None else plain_json(d.thresholds),
                 "from_data": bool(d.from_data)} for d in clf.domains_]
     return {
+        # the document's name of the model, kept as written since before dprm.classifier (a stable output)
         "model": "dprm.trees.DPDecisionTreeClassifier",
         "data": {"file": str(learn), "target": target},
         "parameters": {**parameters, "seed": seed, "search_used": clf.search_},

@@ -27,6 +27,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
+from dprm.cli.eval_options import number_list
 from dprm.cli.outputs import Outputs, check_directory
 from dprm.cli.seeds import check_seed
 from dprm.errors import ParameterError
@@ -45,25 +46,6 @@ MAX_PRINTED = 60
 FULL = {"datasets": DEFAULT_DATASETS, "epsilons": "0.01,0.1,1,10", "depths": "1-10",
         "embedding_depths": "1,2,3,whole", "variants": "dprm,paper", "folds": 10, "repeats": 5,
         "timing_rows": "500,1000,2000,4000,8000", "timing_depth": 5, "timing_repeats": 3}
-
-
-def _numbers(text: str, option: str, kind: type) -> list[Any]:
-    """A comma-separated list of numbers; integers may be given as ranges ``A-B``."""
-    values: list[Any] = []
-    for part in (p.strip() for p in text.split(",")):
-        try:
-            if kind is int and "-" in part[1:]:
-                low, high = (int(x) for x in part.split("-", 1))
-                if high < low or high - low > 1000:
-                    raise ValueError
-                values.extend(range(low, high + 1))
-            else:
-                values.append(kind(part))
-        except ValueError:
-            raise ParameterError(f"{option}: {part!r} is not a {'whole number or range A-B' if kind is int else 'number'}") from None
-    if not values:
-        raise ParameterError(f"{option}: no value given")
-    return values
 
 
 @app.command("classify-eval")
@@ -118,12 +100,12 @@ def classify_eval(
     dataset_names = [d.strip() for d in (datasets or grid["datasets"]).split(",")]
     if any(not d for d in dataset_names) or len(set(dataset_names)) != len(dataset_names):
         raise ParameterError(f"--datasets: empty or repeated name in {datasets!r}")
-    epsilon_values = _numbers(epsilons or grid["epsilons"], "--epsilons", float)
+    epsilon_values = number_list(epsilons or grid["epsilons"], "--epsilons", float)
     from dprm.privacy.budget import check_epsilon_range
 
     for value in epsilon_values:
         check_epsilon_range(value, "--epsilons")
-    depth_values = sorted(set(_numbers(depths or grid["depths"], "--depths", int)))
+    depth_values = sorted(set(number_list(depths or grid["depths"], "--depths", int, ranges=True)))
     if any(not 1 <= d <= 30 for d in depth_values):
         raise ParameterError(f"--depths must be between 1 and 30, not {depths!r}")
     embeddings = parse_embedding_depths(embedding_depths or grid["embedding_depths"])
@@ -134,7 +116,7 @@ def classify_eval(
     repeats = grid["repeats"] if repeats is None else repeats
     if not 2 <= folds <= 100 or not 1 <= repeats <= 1000:
         raise ParameterError(f"--folds must be in [2, 100] and --repeats in [1, 1000], not {folds} and {repeats}")
-    rows = _numbers(timing_rows or grid["timing_rows"], "--timing-rows", int)
+    rows = number_list(timing_rows or grid["timing_rows"], "--timing-rows", int, ranges=True)
     if any(not 1 <= n <= 10_000_000 for n in rows):
         raise ParameterError(f"--timing-rows must be between 1 and 10,000,000, not {timing_rows!r}")
     check_seed(seed)

@@ -155,6 +155,9 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
         interval = r.extra.get("interval", {}).get("jaccard") if noisy else None
         if interval:
             line.append(f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+        independence = r.extra.get("independence")
+        if isinstance(independence, dict) and "excess" in independence:
+            line.append(f"   excess {independence['excess']:.2f}")  # over independent queries' J (docs/mining.md)
         line.append(f"   |L| {s.support_left:,.0f}   |R| {s.support_right:,.0f}   |L∩R| {s.intersection:,.0f}")
         if s.p_value is not None:
             line.append(f"   p {s.p_value:.2g}")

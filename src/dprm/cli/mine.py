@@ -85,8 +85,9 @@ def mine(
         help="Redundant: the Jaccard index of the entities (L ∩ R) two redescriptions describe is above X, "
              "in (0, 1]."),
     mark_redundant: bool = typer.Option(
-        False, "--mark-redundant/--no-mark-redundant",
-        help="Also mark the redundant ones in the JSON (\"redundant\": true); the JSON always has all."),
+        True, "--mark-redundant/--no-mark-redundant",
+        help="Mark the ones the table leaves out as redundant in the JSON (\"redundant\": true), so that "
+             "dprm report counts as the table does; the JSON always has all."),
     engine: EngineOption = "in-process",
     shards: ShardsOption = 2,
     **miner_parameters: Any,
@@ -137,12 +138,13 @@ def mine(
                    out_of_bounds=out_of_bounds)
     if address is None:
         data = load_views(left, right, **options)
-        redundancy.data = data
+        redundancy.data, redundancy.declared_complete = data, _declared_complete(data)
         _check_clired(clired, data)
         _fit(miner, data, seed, algorithm, private_algorithm)
     else:  # sharded: the rows stay in the shards; only the schema is here
         with open_engine(address, shards, left, right, **options) as sharded:
             data = sharded.schema
+            redundancy.declared_complete = _declared_complete(data)
             _check_clired(clired, data)
             _fit(miner, sharded, seed, algorithm, private_algorithm)
         if redundancy.exact and (redundant == "hide" or mark_redundant):
@@ -196,13 +198,16 @@ class Redundancy:
     max_overlap: float
     exact: bool
     data: Any = None
+    #: The attributes the types file declares complete (public; set once the schema is read).
+    declared_complete: frozenset = frozenset()
 
     def _arguments(self) -> dict[str, Any]:
         from dprm.queries import complete_attributes
 
         if self.exact and self.data is not None:
             return {"data": self.data, "complete": complete_attributes(*self.data.views)}
-        return {"data": None, "complete": frozenset()}
+        # a private run: only what the types file declares complete (public), never read off the rows
+        return {"data": None, "complete": self.declared_complete}
 
     def shown(self, redescriptions: list) -> list:
         """The redescriptions left after deduplication and the filter, in their order."""
@@ -213,10 +218,10 @@ class Redundancy:
         return filter_redundant(unique, max_overlap=self.max_overlap, **arguments)
 
     def marked(self, redescriptions: list) -> list:
-        """Every redescription, the redundant ones with ``"redundant": true``."""
-        from dprm.mining.redundancy import filter_redundant
+        """Every redescription, those :meth:`shown` leaves out with ``"redundant": true``."""
+        from dprm.mining.redundancy import mark_redundant
 
-        return filter_redundant(redescriptions, max_overlap=self.max_overlap, mark=True, **self._arguments())
+        return mark_redundant(redescriptions, max_overlap=self.max_overlap, **self._arguments())
 
     def basis(self) -> str:
         """What the filter judged overlaps from (the document's ``parameters.redundancy``)."""
@@ -228,6 +233,11 @@ class Redundancy:
 
     def parameters(self) -> dict[str, Any]:
         return {"max_overlap": self.max_overlap, "redundancy": self.basis()}
+
+
+def _declared_complete(data: Any) -> frozenset:
+    """The attributes the types file declares complete (``"complete": true``), a public fact."""
+    return frozenset(a.name for view in data.views for a in view if a.domain.complete)
 
 
 def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redundancy | None) -> None:

@@ -59,11 +59,21 @@ class Domain:
     declared : bool
         True when the data owner declared it (public), False when it was inferred
         from the data (then a private run over it is not private).
+    complete : bool
+        True when the data owner declared that the attribute has no missing value
+        (checked when the data are read): then ``[x ≤ t]`` is exactly ``¬[x > t]``
+        and the normal form may simplify with it, in private runs too.
+    transform : {None, "log"}
+        The public transform the data owner declared for a numeric attribute: the
+        private miners' thresholds are then equally spaced in ``log(1 + x)``
+        (:func:`dprm.data.grid.public_grid`), for heavy-tailed values.
     """
 
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
     declared: bool = False
+    complete: bool = False
+    transform: str | None = None
 
 
 @dataclass

@@ -19,6 +19,7 @@ changed without the owner being told.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -139,7 +140,16 @@ def encode_column(
         values, domain = _categorical(column, spec, where, clamp, notes)
     else:  # pragma: no cover - AttributeKind has three members
         raise ValueError(f"unknown kind {kind!r}")
-    return Attribute(name, view, kind, values, domain)
+    if spec is not None and spec.transform is not None:
+        domain = replace(domain, transform=spec.transform)
+    attribute = Attribute(name, view, kind, values, domain)
+    if spec is not None and spec.complete:
+        missing = np.flatnonzero(attribute.missing)
+        if missing.size:  # data-dependent: the server shows only the code's generic text to analysts
+            raise where.error(int(missing[0]) + 1, "a missing value, but the types file declares the column complete",
+                              "missing_in_complete")
+        attribute = Attribute(name, view, kind, values, replace(domain, complete=True))
+    return attribute
 
 
 def is_constant(attribute: Attribute) -> bool:

@@ -23,7 +23,10 @@ import math
 
 import numpy as np
 
-__all__ = ["grid_points", "grid_spacing", "rounded_grid"]
+#: The public transforms a types file may declare for a numeric column (``"transform"``).
+TRANSFORMS: tuple[str, ...] = ("log",)
+
+__all__ = ["TRANSFORMS", "grid_points", "grid_spacing", "rounded_grid", "log_grid", "public_grid"]
 
 
 def grid_spacing(low: float, high: float, count: int) -> float:
@@ -105,3 +108,49 @@ def rounded_grid(low: float, high: float, count: int) -> np.ndarray:
         if np.isfinite(rounded).all():
             grid = np.clip(rounded, low, high)
     return np.unique(grid)
+
+
+def log_grid(low: float, high: float, count: int) -> np.ndarray:
+    """``count`` points equally spaced in ``log(1 + x)`` between ``low >= 0`` and ``high``, readable.
+
+    The grid of a column declared ``"transform": "log"`` (heavy-tailed counts, incomes):
+    dense where such values are many (near ``low``), sparse in the tail. Each point is
+    rounded to two significant digits (``3.1``, ``250``, ``18000``), then the distinct
+    ones are kept: still a function of the public bounds only.
+
+    Examples
+    --------
+    >>> log_grid(0.0, 1000.0, 5).tolist()
+    [2.2, 9.0, 31.0, 99.0, 320.0]
+    >>> bool(log_grid(0.0, 1000.0, 5)[2] < 1000 / 2)   # the equal-width grid's middle point is 500
+    True
+    """
+    if low < 0:
+        raise ValueError(f"a log grid needs low >= 0, not {low}")
+    points = np.expm1(np.linspace(math.log1p(low), math.log1p(high), count + 2)[1:-1])
+    rounded = []
+    for point in points.tolist():
+        if point > 0 and math.isfinite(point):
+            digits = 1 - math.floor(math.log10(point))
+            point = round(point, digits)
+        rounded.append(point)
+    return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
+
+
+def public_grid(low: float, high: float, count: int, transform: str | None = None) -> np.ndarray:
+    """The thresholds a private miner may choose for a numeric column: a function of public facts only.
+
+    Equally spaced between the public bounds (:func:`rounded_grid`), or, for a column the
+    data owner declared ``"transform": "log"``, equally spaced in ``log(1 + x)``
+    (:func:`log_grid`).
+
+    Examples
+    --------
+    >>> public_grid(0.0, 100.0, 3).tolist(), public_grid(0.0, 100.0, 3, "log").tolist()
+    ([25.0, 50.0, 75.0], [2.2, 9.0, 31.0])
+    """
+    if transform is None:
+        return rounded_grid(low, high, count)
+    if transform == "log":
+        return log_grid(low, high, count)
+    raise ValueError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS)}")

@@ -45,7 +45,7 @@ from functools import cached_property
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, View
-from dprm.data.grid import rounded_grid
+from dprm.data.grid import public_grid
 from dprm.errors import ParameterError
 
 __all__ = ["Split", "LiteralIndex", "data_thresholds", "pack_rows", "popcount"]
@@ -202,10 +202,10 @@ class LiteralIndex:
         if attribute.kind is not AttributeKind.NUMERIC:
             return np.empty(0)
         if self.mode == "private":
-            # Readable points, a function of the public bounds only; overflow-safe for
-            # any finite bounds (see dprm.data.grid).
+            # Readable points, a function of the public bounds (and declared transform)
+            # only; overflow-safe for any finite bounds (see dprm.data.grid).
             low, high = self._bounds(attribute)
-            return rounded_grid(low, high, self.max_splits)
+            return public_grid(low, high, self.max_splits, attribute.domain.transform)
         return data_thresholds(attribute.values, self.max_splits)
 
     @staticmethod

@@ -111,7 +111,7 @@ def load_two_view(
     >>> data.ids.tolist(), data.right["age"].values.tolist()
     (['1', '2', '3'], [30.5, 41.0, 70.0])
     >>> data.left["smoker"].kind.value, data.right["age"].domain
-    ('boolean', Domain(bounds=(0.0, 120.0), categories=None, declared=True))
+    ('boolean', Domain(bounds=(0.0, 120.0), categories=None, declared=True, complete=False, transform=None))
     >>> survey = pd.DataFrame({"religion": ["none", "catholic", "?"], "age": ["31", "x", "40"]})
     >>> other = pd.DataFrame({"b": [0, 1, 1]})
     >>> data = load_two_view(survey, other, na_values=["?"])

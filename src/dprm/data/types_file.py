@@ -19,7 +19,10 @@ The format (see ``docs/data.md``)::
 
 A column entry is either a type name or a table with ``type`` and, for numeric
 columns, ``bounds``, for categorical ones ``categories``. ``type`` may be left out
-when ``bounds`` or ``categories`` say it. Columns not named are typed by inference.
+when ``bounds`` or ``categories`` say it. ``"complete": true`` declares that the
+column has no missing value (a public fact the normal form of queries may use; a
+missing value is then an error when the data are read). Columns not named are
+typed by inference.
 
 Two top-level keys say how the files are read: ``na_values`` (the texts that mark a
 missing value, besides the empty cell) and ``out_of_bounds`` (``"error"`` or
@@ -43,6 +46,7 @@ from typing import Any
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.category_text import category_text
+from dprm.data.grid import TRANSFORMS
 from dprm.errors import DataError
 
 __all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS"]
@@ -78,14 +82,22 @@ class ColumnSpec:
         The public ``(low, high)`` of a numeric column.
     categories : tuple of str, optional
         The public categories of a categorical column, in code order.
+    complete : bool
+        Declared to have no missing value (``"complete": true``); checked when the
+        data are read.
+    transform : {None, "log"}
+        A numeric column's public transform (``"transform": "log"``): the private
+        miners cut it at thresholds equally spaced in ``log(1 + x)``.
     """
 
     type: ColumnType
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
+    complete: bool = False
+    transform: str | None = None
 
 
-_COLUMN_KEYS = {"type", "bounds", "categories"}
+_COLUMN_KEYS = {"type", "bounds", "categories", "complete", "transform"}
 _TOP_KEYS = {"id_column", "columns", "na_values", "out_of_bounds"}
 #: The values of ``out_of_bounds`` (types file key and loader argument).
 OUT_OF_BOUNDS = ("error", "clamp")
@@ -112,8 +124,8 @@ class TypesSpec:
     Examples
     --------
     >>> spec = TypesSpec.from_mapping({"columns": {"age": {"bounds": [0, 120]}, "x": "ignore"}})
-    >>> spec.columns["age"]
-    ColumnSpec(type=<ColumnType.NUMERIC: 'numeric'>, bounds=(0.0, 120.0), categories=None)
+    >>> spec.columns["age"].type, spec.columns["age"].bounds, spec.columns["age"].transform
+    (<ColumnType.NUMERIC: 'numeric'>, (0.0, 120.0), None)
     >>> spec.columns["x"].type
     <ColumnType.IGNORE: 'ignore'>
     >>> TypesSpec.from_mapping({"na_values": ["NA", "?"], "out_of_bounds": "clamp"}).na_values
@@ -249,10 +261,14 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
     if isinstance(entry, str):
         entry = {"type": entry}
     if not isinstance(entry, Mapping):
-        raise where.error(f"give a type name or a table with 'type', 'bounds', 'categories'")
+        raise where.error("give a type name or a table with 'type', 'bounds', 'categories', 'complete', 'transform'")
     unknown = set(entry) - _COLUMN_KEYS
     if unknown:
-        raise where.error(f"unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories'")
+        raise where.error(f"unknown key(s) {_names(unknown)}; use 'type', 'bounds', 'categories', 'complete', "
+                          f"'transform'")
+    complete = entry.get("complete", False)
+    if not isinstance(complete, bool):
+        raise where.error(f"'complete' must be true or false, got {complete!r}")
     bounds = entry.get("bounds")
     categories = entry.get("categories")
     if "type" in entry:
@@ -272,10 +288,22 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
         raise where.error(f"'bounds' is only for numeric columns, not {ctype.value}")
     if categories is not None and ctype is not ColumnType.CATEGORICAL:
         raise where.error(f"'categories' is only for categorical columns, not {ctype.value}")
+    parsed_bounds = None if bounds is None else _parse_bounds(bounds, where)
+    transform = entry.get("transform")
+    if transform is not None:
+        if transform not in TRANSFORMS:
+            raise where.error(f"unknown transform {transform!r}; use one of {', '.join(map(repr, TRANSFORMS))}")
+        if ctype is not ColumnType.NUMERIC:
+            raise where.error(f"'transform' is only for numeric columns, not {ctype.value}")
+        if parsed_bounds is None or parsed_bounds[0] < 0:
+            raise where.error("'transform': 'log' needs declared 'bounds' with a lower bound of at least 0 "
+                              "(the grid is equally spaced in log(1 + x))")
     return ColumnSpec(
         ctype,
-        bounds=None if bounds is None else _parse_bounds(bounds, where),
+        bounds=parsed_bounds,
         categories=None if categories is None else _parse_categories(categories, where),
+        complete=complete,
+        transform=transform,
     )
 
 

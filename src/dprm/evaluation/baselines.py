@@ -80,7 +80,7 @@ at least a fifth of the rows outside), p-value at most 0.01
 (``max_fin_pval``), Jaccard at least 0.1 (``min_fin_acc``), Gini splits
 (``split_criterion``); see :data:`DEFAULT_PARAMETERS`. clired evaluates
 missing values in three-valued logic; dprm's statistics use dprm's semantics
-(:mod:`dprm.evaluation.clired_output`), which agree on data without missing values.
+(:mod:`dprm.queries.clired_parser`), which agree on data without missing values.
 """
 
 from __future__ import annotations
@@ -491,6 +491,58 @@ def _number(text: str) -> float | int | str:
     return int(value) if re.fullmatch(r"[+-]?\d+", text.strip()) else value
 
 
+def _run_clired_process(command: list[str], work: Path, log: Path, err: Path, timeout: float | None,
+                        grace: float) -> tuple[float, int | None, str | None]:
+    """Run clired on ``work``'s preferences, its output in ``log`` and ``err``; ``(seconds, exit code, stopped)``.
+
+    ``stopped`` is ``"timeout"`` when clired was stopped after ``timeout`` seconds
+    (then given ``grace`` seconds to finish writing), else None. An interruption here
+    stops clired at once and is passed on.
+    """
+    stopped = None
+    start = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as out, open(err, "w", encoding="utf-8") as errors:
+        try:
+            process = subprocess.Popen([*command, str(work / _PREFERENCES)], cwd=work, stdout=out,
+                                       stderr=errors, stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            raise BaselineUnavailable(f"cannot run {command[0]} ({error.strerror or error}): {_INSTALL}") from None
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stopped = "timeout"
+            _stop(process, grace)
+        except BaseException:
+            _stop(process, 0)
+            raise
+    seconds = time.perf_counter() - start
+    return seconds, process.returncode, stopped
+
+
+def _exact_redescriptions(lines: list, data: TwoViewData) -> list[Redescription]:
+    """The redescriptions of clired's query lines (duplicates dropped), with exact statistics on ``data``.
+
+    clired's own figures of each line are kept in ``extra["clired"]``.
+    """
+    redescriptions, seen = [], set()
+    supports: dict[tuple[int, str], np.ndarray] = {}
+    for line in lines:
+        key = (canonical_key(line.left), canonical_key(line.right))
+        if key in seen:
+            continue
+        seen.add(key)
+        masks = []
+        for side, query in ((0, line.left), (1, line.right)):
+            cache_key = (side, key[side])
+            if cache_key not in supports:
+                supports[cache_key] = query.support(data.views[side])
+            masks.append(supports[cache_key])
+        stats = RedescriptionStats.from_supports(*masks)
+        clired_figures = {k: _number(v) for k, v in line.fields.items() if v not in ("", "-")}
+        redescriptions.append(Redescription(line.left, line.right, stats, extra={"clired": clired_figures}))
+    return redescriptions
+
+
 def run_clired(
     algorithm: str,
     left_path: str | os.PathLike,
@@ -584,25 +636,7 @@ def run_clired(
     (work / _PREFERENCES).write_text(_preferences_xml({**files, **preferences}), encoding="utf-8")
 
     log, err = work / "clired.log", work / "clired.err"
-    stopped = None
-    start = time.perf_counter()
-    with open(log, "w", encoding="utf-8") as out, open(err, "w", encoding="utf-8") as errors:
-        try:
-            process = subprocess.Popen([*command, str(work / _PREFERENCES)], cwd=work, stdout=out,
-                                       stderr=errors, stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as error:
-            raise BaselineUnavailable(f"cannot run {command[0]} ({error.strerror or error}): {_INSTALL}") from None
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stopped = "timeout"
-            _stop(process, grace)
-        except BaseException:
-            _stop(process, 0)
-            raise
-    seconds = time.perf_counter() - start
-    returncode = process.returncode
-
+    seconds, returncode, stopped = _run_clired_process(command, work, log, err, timeout, grace)
     if not queries_file.exists():
         if stopped is not None:
             raise DprmError(f"python-clired {short} found nothing within the timeout of {timeout:g} s "
@@ -613,22 +647,7 @@ def run_clired(
     columns = ([a.name for a in data.left], [a.name for a in data.right])
     lines = read_clired_queries(queries_file, columns=columns, categories=categories) if queries_file.exists() else []
 
-    redescriptions, seen = [], set()
-    supports: dict[tuple[int, str], np.ndarray] = {}
-    for line in lines:
-        key = (canonical_key(line.left), canonical_key(line.right))
-        if key in seen:
-            continue
-        seen.add(key)
-        masks = []
-        for side, query in ((0, line.left), (1, line.right)):
-            cache_key = (side, key[side])
-            if cache_key not in supports:
-                supports[cache_key] = query.support(data.views[side])
-            masks.append(supports[cache_key])
-        stats = RedescriptionStats.from_supports(*masks)
-        clired_figures = {k: _number(v) for k, v in line.fields.items() if v not in ("", "-")}
-        redescriptions.append(Redescription(line.left, line.right, stats, extra={"clired": clired_figures}))
+    redescriptions = _exact_redescriptions(lines, data)
 
     notes = [f"python-clired {version} {_MINING_ALGO[short]} is not private: every statistic is exact "
              "(recomputed by dprm on the data)"]

@@ -20,10 +20,12 @@ file (``figures/NAME``)     what
 ``runtime``                 wall time vs number of rows per algorithm (Figure 6)
 =========================== =============================================================
 
-A figure without data is not drawn; :func:`figure_notes` says why (the report shows
-that). Figures are drawn with matplotlib's object interface on the Agg canvas (no
-display, no global pyplot state) and written deterministically: the same tables give
-byte-identical files (no date in the SVG, fixed SVG ids).
+Reading the tables, the methods and their labels live in
+:mod:`dprm.evaluation.experiment_reader` (re-exported here). A figure without data
+is not drawn; :func:`figure_notes` says why (the report shows that). Figures are
+drawn with matplotlib's object interface on the Agg canvas (no display, no global
+pyplot state) and written deterministically: the same tables give byte-identical
+files (no date in the SVG, fixed SVG ids).
 
 *Significant* means ``true_pvalue < alpha`` (0.01, the papers' threshold), the rule
 of :func:`dprm.evaluation.share_significant`; a method is an (algorithm, budget)
@@ -35,10 +37,8 @@ plots that need them.
 from __future__ import annotations
 
 import io
-import math
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -51,6 +51,18 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from dprm.errors import DataError
+from dprm.evaluation.experiment_reader import (
+    REDESCRIPTION_COLUMNS,
+    RUN_COLUMNS,
+    Experiment,
+    _algorithm_order,
+    budget_label,
+    experiment_alpha,
+    method_label,
+    methods,
+    read_experiment,
+    select_method,
+)
 from dprm.evaluation.html_page import write_bytes_atomic
 
 __all__ = [
@@ -76,15 +88,6 @@ __all__ = [
     "write_figures",
 ]
 
-#: Columns ``redescriptions.csv`` must have (others are allowed and kept).
-REDESCRIPTION_COLUMNS: tuple[str, ...] = (
-    "algorithm", "epsilon", "run", "index", "pruned",
-    "noisy_jaccard", "true_jaccard", "noisy_intersection", "true_intersection", "true_pvalue",
-)
-
-#: Columns ``runs.csv`` must have (``rows``, ``status``, ``peak_mb``, ... are used when present).
-RUN_COLUMNS: tuple[str, ...] = ("algorithm", "epsilon", "run", "seconds", "kept")
-
 #: The figures :func:`build_figures` draws, in the report's order.
 FIGURE_NAMES: tuple[str, ...] = (
     "scatter_jaccard",
@@ -94,262 +97,13 @@ FIGURE_NAMES: tuple[str, ...] = (
     "runtime",
 )
 
-#: Statuses of ``runs.csv`` that mean the run finished (an empty status does too).
-OK_STATUSES = frozenset({"ok", "done", "success", "succeeded", "finished", "completed"})
-
 #: Colours of the three parts of the histograms and of the algorithms (colour-blind safe).
 PART_COLOURS = {"pruned": "#bdbdbd", "insignificant": "#f28e2b", "significant": "#4e79a7"}
 ALGORITHM_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
 
-NON_PRIVATE = "non-private"
 
-
-@dataclass
-class Experiment:
-    """The tables of one or more experiment directories, read and checked.
-
-    Attributes
-    ----------
-    dirs : list of Path
-        The directories, in the order given.
-    redescriptions : pandas.DataFrame
-        All rows of their ``redescriptions.csv``, with ``epsilon`` numeric (NaN for a
-        non-private algorithm), ``pruned`` Boolean, and two added columns:
-        ``experiment`` (the directory's name) and ``method`` (:func:`method_label`).
-    runs : pandas.DataFrame
-        All rows of their ``runs.csv``, with the same added columns and ``ok``
-        (the run finished: its status, when there is one, says so).
-    metadata : list of dict
-        Each directory's ``experiment.json`` (an empty dict when it has none).
-    """
-
-    dirs: list[Path]
-    redescriptions: pd.DataFrame
-    runs: pd.DataFrame
-    metadata: list[dict] = field(default_factory=list)
-
-
-def method_label(algorithm: str, epsilon: float) -> str:
-    """The name of a method in figures and tables.
-
-    Examples
-    --------
-    >>> method_label("alt-mcmc", 0.1), method_label("cartwheels", float("nan"))
-    ('alt-mcmc, ε = 0.1', 'cartwheels (non-private)')
-    """
-    if epsilon is None or (isinstance(epsilon, float) and math.isnan(epsilon)):
-        return f"{algorithm} ({NON_PRIVATE})"
-    return f"{algorithm}, ε = {float(epsilon):g}"
-
-
-def budget_label(epsilon: float) -> str:
-    """``"ε = 0.1"``, or ``"non-private"`` for a missing epsilon.
-
-    Examples
-    --------
-    >>> budget_label(1.0), budget_label(float("nan"))
-    ('ε = 1', 'non-private')
-    """
-    if epsilon is None or (isinstance(epsilon, float) and math.isnan(epsilon)):
-        return NON_PRIVATE
-    return f"ε = {float(epsilon):g}"
-
-
-def _read_csv(path: Path, required: Sequence[str]) -> pd.DataFrame:
-    if not path.is_file():
-        raise DataError(f"{path}: not found (is {path.parent} an experiment directory written by dprm evaluate?)")
-    try:
-        # seeds are 64-bit integers: read as text, never through a float
-        frame = pd.read_csv(path, dtype={"algorithm": str, "seed": str}, keep_default_na=True)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{path}: empty file (no header line)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise DataError(f"{path}: not a readable CSV table: {message}") from None
-    except OSError as err:
-        raise DataError(f"{path}: cannot read: {err.strerror or err}") from None
-    for column in required:
-        if column not in frame.columns:
-            raise DataError(f"{path}: missing column {column!r}")
-    return frame
-
-
-_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
-_FALSE = {"false", "0", "no", "f", "n", "0.0", ""}
-
-
-def _booleans(values: pd.Series, path: Path, column: str) -> pd.Series:
-    if values.dtype == bool:
-        return values
-    out = []
-    for value in values:
-        text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip().lower()
-        if text in _TRUE:
-            out.append(True)
-        elif text in _FALSE:
-            out.append(False)
-        else:
-            raise DataError(f"{path}: column {column!r} holds {value!r}, expected true or false")
-    return pd.Series(out, index=values.index, dtype=bool)
-
-
-def _numbers(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
-    raw = frame[column]
-    values = pd.to_numeric(raw, errors="coerce")
-    bad = values.isna() & raw.notna() & (raw.astype(str).str.strip() != "")
-    if bad.any():
-        raise DataError(f"{path}: column {column!r} holds {raw[bad].iloc[0]!r}, expected a number")
-    return values.astype(float)
-
-
-def _prepare(frame: pd.DataFrame, path: Path, numeric: Iterable[str], experiment: str) -> pd.DataFrame:
-    frame = frame.copy()
-    frame["algorithm"] = frame["algorithm"].fillna("").astype(str)
-    for column in numeric:
-        if column in frame.columns:
-            frame[column] = _numbers(frame, column, path)
-    if (frame["epsilon"] <= 0).any():
-        raise DataError(f"{path}: column 'epsilon' holds {float(frame.loc[frame['epsilon'] <= 0, 'epsilon'].iloc[0])!r}, "
-                        "expected a positive number or nothing (non-private)")
-    frame["experiment"] = experiment
-    frame["method"] = [method_label(a, e) for a, e in zip(frame["algorithm"], frame["epsilon"])]
-    return frame
-
-
-def _experiment_names(dirs: Sequence[Path]) -> list[str]:
-    names = [d.resolve().name or str(d) for d in dirs]
-    if len(set(names)) < len(names):  # same base name twice: use the paths as given
-        names = [str(d) for d in dirs]
-    return names
-
-
-def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Experiment:
-    """Read the tables of one experiment directory or of several (combined).
-
-    Parameters
-    ----------
-    dirs : path or sequence of paths
-        Directories written by ``dprm evaluate``.
-
-    Returns
-    -------
-    Experiment
-
-    Raises
-    ------
-    DataError
-        One line naming the directory or file and what is wrong: not a directory,
-        a table missing, a required column (:data:`REDESCRIPTION_COLUMNS`,
-        :data:`RUN_COLUMNS`) absent, a value that is not a number or a Boolean.
-    """
-    if isinstance(dirs, (str, os.PathLike)):
-        dirs = [dirs]
-    paths = [Path(d) for d in dirs]
-    if not paths:
-        raise DataError("no experiment directory given")
-    for path in paths:
-        if not path.exists():
-            raise DataError(f"{path}: no such directory")
-        if not path.is_dir():
-            raise DataError(f"{path}: not a directory")
-    names = _experiment_names(paths)
-    redescriptions, runs, metadata = [], [], []
-    for path, name in zip(paths, names):
-        file = path / "redescriptions.csv"
-        if not file.exists() and (path / "experiment.json").is_file():
-            raise DataError(f"{path}: the experiment has not finished (no redescriptions.csv yet); run the same "
-                            "dprm evaluate command again to resume it")
-        frame = _read_csv(file, REDESCRIPTION_COLUMNS)
-        frame = _prepare(frame, file, ["epsilon", "run", "index", "noisy_jaccard", "true_jaccard",
-                                       "noisy_intersection", "true_intersection", "true_pvalue",
-                                       "abs_error_jaccard", "jaccard_low", "jaccard_high"], name)
-        frame["pruned"] = _booleans(frame["pruned"], file, "pruned")
-        if "abs_error_jaccard" not in frame.columns:
-            frame["abs_error_jaccard"] = (frame["noisy_jaccard"] - frame["true_jaccard"]).abs()
-        redescriptions.append(frame)
-        file = path / "runs.csv"
-        frame = _read_csv(file, RUN_COLUMNS)
-        frame = _prepare(frame, file, ["epsilon", "run", "seconds", "peak_mb", "returned", "kept", "rows"], name)
-        if "status" in frame.columns:
-            status = frame["status"].fillna("").astype(str).str.strip().str.lower()
-            frame["ok"] = status.isin(OK_STATUSES) | (status == "")
-        else:
-            frame["ok"] = True
-        runs.append(frame)
-        metadata.append(_read_metadata(path / "experiment.json"))
-    return Experiment(paths, pd.concat(redescriptions, ignore_index=True), pd.concat(runs, ignore_index=True),
-                      metadata)
-
-
-def _read_metadata(path: Path) -> dict:
-    import json
-
-    if not path.is_file():
-        return {}
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise DataError(f"{path}: not valid JSON: {err}") from None
-    if not isinstance(value, dict):
-        raise DataError(f"{path}: must be a JSON object")
-    return value
-
-
-# -- methods and their order --------------------------------------------------------
-
-
-def _algorithm_order(names: Iterable[str]) -> list[str]:
-    try:
-        from dprm.mining import ALGORITHMS
-
-        known = list(ALGORITHMS)
-    except ImportError:  # pragma: no cover - the mining package is part of dprm
-        known = []
-    names = set(names)
-    return [a for a in known if a in names] + sorted(names - set(known))
-
-
-def _budget_order(epsilons: Iterable[float]) -> list[float]:
-    """Non-private first (NaN), then the budgets from the largest down."""
-    epsilons = [float(e) for e in epsilons]
-    values = {e for e in epsilons if not math.isnan(e)}
-    has_nan = any(math.isnan(e) for e in epsilons)
-    return ([math.nan] if has_nan else []) + sorted(values, reverse=True)
-
-
-def methods(frame: pd.DataFrame) -> list[tuple[str, float]]:
-    """The (algorithm, epsilon) pairs of a frame in a fixed order (algorithms, then budgets).
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"algorithm": ["b", "a", "a", "a"], "epsilon": [1.0, 0.1, 1.0, float("nan")]})
-    >>> [method_label(*m) for m in methods(frame)]
-    ['a (non-private)', 'a, ε = 1', 'a, ε = 0.1', 'b, ε = 1']
-    """
-    if frame.empty:
-        return []
-    out = []
-    for algorithm in _algorithm_order(frame["algorithm"]):
-        mine = frame["epsilon"][frame["algorithm"] == algorithm].astype(float)
-        for epsilon in _budget_order(list(mine)):
-            out.append((algorithm, epsilon))
-    return out
-
-
-def select_method(frame: pd.DataFrame, algorithm: str, epsilon: float) -> pd.DataFrame:
-    """The rows of one method (a NaN ``epsilon`` selects the non-private rows).
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"algorithm": ["a", "a", "b"], "epsilon": [1.0, float("nan"), 1.0]})
-    >>> len(select_method(frame, "a", 1.0)), len(select_method(frame, "a", float("nan")))
-    (1, 1)
-    """
-    same_algorithm = frame["algorithm"] == algorithm
-    if math.isnan(epsilon):
-        return frame[same_algorithm & frame["epsilon"].isna()]
-    return frame[same_algorithm & (frame["epsilon"] == epsilon)]
+# -- panels -------------------------------------------------------------------------
 
 
 def _grid(frame: pd.DataFrame, panel_size: tuple[float, float], title: str, max_columns: int = 4
@@ -725,25 +479,6 @@ def save_figures(figures: dict[str, Figure | None], directory: Path) -> dict[str
         for fmt, data in rendered[name].items():
             write_bytes_atomic(data, directory / f"{name}.{fmt}")
     return rendered
-
-
-def experiment_alpha(experiment: Experiment, default: float = 0.01) -> float:
-    """The significance threshold recorded in the (first) ``experiment.json`` (``alpha``), else ``default``.
-
-    Examples
-    --------
-    >>> experiment_alpha(Experiment([], pd.DataFrame(), pd.DataFrame(), [{"alpha": 0.05}]))
-    0.05
-    """
-    for metadata in experiment.metadata:
-        value = metadata.get("alpha")
-        if value is None:
-            continue
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1:
-            return float(value)
-        raise DataError(f"experiment.json: alpha is {value!r}, expected a number in (0, 1) (the significance "
-                        "threshold the experiment was run with)")
-    return default
 
 
 def write_figures(out_dir: str | os.PathLike | Sequence[str | os.PathLike],

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from dprm.errors import DprmError
+from dprm.errors import DataError, DprmError
 from dprm.files import write_atomic
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "page",
     "write_text_atomic",
     "write_bytes_atomic",
+    "check_output",
 ]
 
 
@@ -407,3 +408,19 @@ def write_bytes_atomic(data: bytes, path: str | os.PathLike) -> Path:
 def write_text_atomic(text: str, path: str | os.PathLike) -> Path:
     """Write UTF-8 text atomically (see :func:`write_bytes_atomic`)."""
     return write_bytes_atomic(text.encode("utf-8"), path)
+
+
+def check_output(target: Path) -> None:
+    """Refuse, in one line, an output file whose directory is missing or that is a directory.
+
+    Examples
+    --------
+    >>> check_output(Path("/no/such/dir/report.html"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DataError: /no/such/dir/report.html: directory /no/such/dir does not exist
+    """
+    if not target.parent.is_dir() and str(target.parent):
+        raise DataError(f"{target}: directory {target.parent} does not exist")
+    if target.is_dir():
+        raise DataError(f"{target}: is a directory; give a file name")

@@ -1,14 +1,15 @@
 """Self-contained HTML reports: of an experiment, and of one run's redescriptions.
 
 * :func:`write_experiment_report` reads an experiment directory written by
-  ``dprm evaluate`` (or several, combined; see :func:`~dprm.evaluation.figures.read_experiment`)
+  ``dprm evaluate`` (or several, combined; see :func:`~dprm.evaluation.experiment_reader.read_experiment`)
   and writes one HTML file with the papers' summary tables (computed with
   :mod:`dprm.evaluation.summary`), the figures of :mod:`dprm.evaluation.figures`
   embedded as PNG ``data:`` URLs, every run, the experiment's parameters and the
   privacy guarantee and ledger of each algorithm and budget.
-* :func:`write_run_report` renders one redescriptions document (the spec's JSON):
-  each redescription in words with its released (noisy) statistics and confidence
-  intervals; given the data, also the true statistics and a bar of the two supports.
+* :func:`write_run_report` (:mod:`dprm.evaluation.run_report`, re-exported here)
+  renders one redescriptions document (the spec's JSON): each redescription in words
+  with its released (noisy) statistics and confidence intervals; given the data,
+  also the true statistics and a bar of the two supports.
 
 The files need no network and no Python to read: style and the table-sorting
 script are inline. All text from input files is escaped. Files are written
@@ -33,36 +34,38 @@ from typing import Any, Sequence
 import pandas as pd
 
 from dprm import __version__ as dprm_version
-from dprm.data.attributes import TwoViewData
-from dprm.errors import DataError, DprmError
-from dprm.evaluation.figures import (
-    FIGURE_NAMES,
+from dprm.errors import DprmError
+from dprm.evaluation.experiment_reader import (
     Experiment,
-    experiment_alpha,
-    figures_directory,
-    select_method,
     budget_label,
-    build_figures,
-    figure_notes,
+    experiment_alpha,
     method_label,
     methods,
     read_experiment,
+    select_method,
+)
+from dprm.evaluation.figures import (
+    FIGURE_NAMES,
+    build_figures,
+    figure_notes,
+    figures_directory,
     render_figure,
     save_figures,
 )
 from dprm.evaluation.html_page import (
     Column,
+    check_output,
     definition_table,
     escape,
     format_value,
     html_table,
     page,
     png_image,
-    support_bar,
     write_text_atomic,
 )
+from dprm.evaluation.run_report import run_report_html, write_run_report
 from dprm.evaluation.summary import mann_whitney_best, runs_with_results, summarise
-from dprm.queries import read_document, to_text
+from dprm.queries import read_document
 
 __all__ = [
     "experiment_summary",
@@ -495,224 +498,10 @@ def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathL
     experiment = read_experiment(out_dir)
     alpha = experiment_alpha(experiment) if alpha is None else alpha
     target = Path(output) if output is not None else experiment.dirs[0] / "report.html"
-    _check_output(target)
+    check_output(target)
     drawn = build_figures(experiment, alpha)
     if figures:
         rendered = save_figures(drawn, figures_directory(experiment, target.parent / "figures"))
     else:
         rendered = {name: {"png": render_figure(fig, "png")} for name, fig in drawn.items() if fig is not None}
     return write_text_atomic(experiment_report_html(experiment, rendered, alpha=alpha), target)
-
-
-def _check_output(target: Path) -> None:
-    if not target.parent.is_dir() and str(target.parent):
-        raise DataError(f"{target}: directory {target.parent} does not exist")
-    if target.is_dir():
-        raise DataError(f"{target}: is a directory; give a file name")
-
-
-# -- one run --------------------------------------------------------------------------
-
-
-def _interval(extra: dict, key: str) -> tuple[float, float] | None:
-    interval = extra.get("interval")
-    if not isinstance(interval, dict):
-        return None
-    pair = interval.get(key)
-    if isinstance(pair, (list, tuple)) and len(pair) == 2:
-        try:
-            return float(pair[0]), float(pair[1])
-        except (TypeError, ValueError):
-            return None
-    return None
-
-
-def _with_interval(value: Any, interval: tuple[float, float] | None, kind: str = "float") -> str:
-    text = format_value(value, kind)
-    if interval is not None:
-        text += f" [{format_value(interval[0], kind)}, {format_value(interval[1], kind)}]"
-    return text
-
-
-def _count(value: Any) -> Any:
-    """A released count for display: rounded to a whole number (it is an estimate)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else round(number)
-
-
-def run_report_html(doc: dict, redescriptions: list, *, source: str = "document",
-                    truth: pd.DataFrame | None = None, n_rows: int | None = None,
-                    data_source: str = "") -> str:
-    """The HTML of one run's report (see :func:`write_run_report`)."""
-    privacy = doc.get("privacy", {}) if isinstance(doc.get("privacy"), dict) else {}
-    confidence = None
-    for r in redescriptions:
-        interval = r.extra.get("interval")
-        if isinstance(interval, dict) and "confidence" in interval:
-            confidence = interval["confidence"]
-            break
-    level = f"{100 * float(confidence):g}% " if isinstance(confidence, (int, float)) else ""
-    kept = [i for i, r in enumerate(redescriptions) if not r.pruned]
-    pruned = [i for i, r in enumerate(redescriptions) if r.pruned]
-    parts = []
-    if truth is not None:
-        parts.append('<p class="note"><b>Contains true statistics of the data</b> '
-                     f"({escape(data_source)}): exact counts that are not differentially private. "
-                     "Share this report only with people who may see the data.</p>")
-    elif privacy.get("guarantee") not in (None, "none"):
-        parts.append("<p>Every statistic in this report is a released (noisy) value from the document; "
-                     f"intervals are {escape(level)}confidence intervals written by the miner.</p>")
-    items: list[tuple[str, Any]] = [
-        ("algorithm", doc.get("algorithm", "–")),
-        ("redescriptions", f"{len(redescriptions)} ({len(kept)} kept, {len(pruned)} pruned)"),
-        ("ε", privacy.get("epsilon")),
-        ("guarantee", privacy.get("guarantee", "–")),
-        ("neighbouring datasets", privacy.get("neighbouring", "–")),
-    ]
-    if "private" in privacy:
-        items.append(("differentially private", privacy["private"]))
-    if isinstance(privacy.get("reasons"), list) and privacy["reasons"]:
-        items.append(("why not private", "; ".join(map(str, privacy["reasons"]))))
-    if truth is not None and n_rows is not None:
-        items.append(("rows of the data (exact)", f"{n_rows:,}"))
-    parts.append('<section id="run"><h2>Run</h2>' + definition_table(items))
-    if privacy.get("private") is False:
-        parts.append('<p class="note">This run is not differentially private (see above).</p>')
-    ledger = privacy.get("ledger")
-    if isinstance(ledger, list) and ledger:
-        rows = [{"step": e.get("step", "–"), "mechanism": e.get("mechanism", "–"), "epsilon": e.get("epsilon")}
-                for e in ledger if isinstance(e, dict)]
-        parts.append(f"<details><summary>Privacy ledger: {len(rows)} releases, ε "
-                     f"{escape(format_value(sum(float(r['epsilon'] or 0) for r in rows)))} in all</summary>"
-                     + html_table([Column("step", "step"), Column("mechanism", "mechanism"),
-                                   Column("epsilon", "ε", "float")], rows, table_id="ledger") + "</details>")
-    parameters = doc.get("parameters")
-    if isinstance(parameters, dict) and parameters:
-        parts.append(f"<details><summary>Parameters</summary>{definition_table(parameters.items())}</details>")
-    parts.append("</section>")
-
-    # overview table
-    truth_rows = {} if truth is None else {int(row["index"]): row for row in truth.to_dict("records")}
-    records = []
-    for i, r in enumerate(redescriptions):
-        s = r.stats
-        ji = _interval(r.extra, "jaccard")
-        record = {
-            "number": f'<a href="#r{i + 1}">{i + 1}</a>', "position": i + 1,
-            "status": "pruned" if r.pruned else "kept",
-            "jaccard": s.jaccard, "low": None if ji is None else ji[0], "high": None if ji is None else ji[1],
-            "support_left": _count(s.support_left), "support_right": _count(s.support_right),
-            "intersection": _count(s.intersection), "p_value": s.p_value,
-        }
-        if i in truth_rows:
-            t = truth_rows[i]
-            record.update(true_jaccard=t["true_jaccard"], true_support_left=t["true_support_left"],
-                          true_support_right=t["true_support_right"], true_intersection=t["true_intersection"],
-                          true_pvalue=t["true_pvalue"],
-                          inside=None if ji is None else bool(ji[0] <= t["true_jaccard"] <= ji[1]))
-        records.append(record)
-    columns = [Column("number", "#", raw=True, sort_key="position"), Column("status", "status"),
-               Column("jaccard", "J", "float", "released Jaccard"),
-               Column("low", "J low", "float", f"{level}confidence interval"),
-               Column("high", "J high", "float", f"{level}confidence interval"),
-               Column("support_left", "|L|", "int"), Column("support_right", "|R|", "int"),
-               Column("intersection", "|L∩R|", "int"), Column("p_value", "p", "p")]
-    if truth is not None:
-        columns += [Column("true_jaccard", "true J", "float"), Column("true_support_left", "true |L|", "int"),
-                    Column("true_support_right", "true |R|", "int"),
-                    Column("true_intersection", "true |L∩R|", "int"), Column("true_pvalue", "true p", "p"),
-                    Column("inside", "in interval", title="the true Jaccard lies in the interval")]
-    statistics = "released statistics" + (" and true ones" if truth is not None else "")
-    parts.append(f'<section id="table"><h2>All redescriptions</h2><p>{escape(statistics)}; click a header to '
-                 "sort, a number to see the redescription.</p>"
-                 + html_table(columns, records, table_id="redescriptions") + "</section>")
-
-    # one card per redescription
-    def card(i: int) -> str:
-        r = redescriptions[i]
-        s = r.stats
-        left_text = to_text(r.left)
-        right_text = to_text(r.right)
-        tag = '<span class="tag pruned">pruned</span>' if r.pruned else '<span class="tag kept">kept</span>'
-        ji = _interval(r.extra, "jaccard")
-        head = f"#{i + 1}: J = {_with_interval(s.jaccard, ji)}"
-        lines = [f'<div class="card{" pruned" if r.pruned else ""}" id="r{i + 1}"><h3>{escape(head)} {tag}</h3>',
-                 f'<div>Left: <span class="query">{escape(left_text)}</span></div>',
-                 f'<div>Right: <span class="query">{escape(right_text)}</span></div>',
-                 f"<p>The rows where the left query holds are nearly those where the right query holds: of the "
-                 f"rows where either holds, a share of about {escape(format_value(s.jaccard))} satisfies both"
-                 f"{' (' + escape(level) + 'interval ' + escape(_with_interval(s.jaccard, ji).split(' ', 1)[1]) + ')' if ji else ''}.</p>"]
-        released = [("|L|", _with_interval(_count(s.support_left), _interval(r.extra, "support_left"), "int")),
-                    ("|R|", _with_interval(_count(s.support_right), _interval(r.extra, "support_right"), "int")),
-                    ("|L∩R|", _with_interval(_count(s.intersection), _interval(r.extra, "intersection"), "int")),
-                    ("p-value", format_value(s.p_value, "p"))]
-        lines.append("<div>" + ("released: " if truth is not None else "")
-                     + " · ".join(f"{escape(k)} {escape(v)}" for k, v in released) + "</div>")
-        if i in truth_rows:
-            t = truth_rows[i]
-            sl, sr, both = int(t["true_support_left"]), int(t["true_support_right"]), int(t["true_intersection"])
-            true_items = [("|L|", sl), ("|R|", sr), ("|L∩R|", both)]
-            lines.append("<div>true: " + " · ".join(f"{escape(k)} {v:,}" for k, v in true_items)
-                         + f" · J {escape(format_value(t['true_jaccard']))} · p-value "
-                         + escape(format_value(t["true_pvalue"], "p")) + "</div>")
-            neither = None if n_rows is None else n_rows - (sl + sr - both)
-            lines.append(support_bar(sl - both, both, sr - both, neither))
-        lines.append("</div>")
-        return "".join(lines)
-
-    parts.append(f'<section id="kept"><h2>Kept redescriptions ({len(kept)})</h2>')
-    parts.append("".join(card(i) for i in kept) if kept else '<p class="missing">None.</p>')
-    parts.append("</section>")
-    if pruned:
-        parts.append(f'<section id="pruned"><h2>Pruned redescriptions ({len(pruned)})</h2>'
-                     "<p>The pruning rule would drop these (kept in the file for inspection).</p>"
-                     f"<details{' open' if len(pruned) <= 20 else ''}><summary>Show the {len(pruned)} pruned "
-                     "redescriptions</summary>" + "".join(card(i) for i in pruned) + "</details></section>")
-    nav = ('<nav><a href="#run">Run</a><a href="#table">All redescriptions</a><a href="#kept">Kept</a>'
-           + ('<a href="#pruned">Pruned</a>' if pruned else "") + "</nav>")
-    body = nav + "".join(parts) + (f"<footer>Written by dprm {escape(dprm_version)} from {escape(source)}"
-                                   f"{' and ' + escape(data_source) if truth is not None else ''}.</footer>")
-    return page(f"Redescriptions: {Path(source).name}", body,
-                subtitle=f"{doc.get('algorithm', '')}, {len(redescriptions)} redescription{'' if len(redescriptions) == 1 else 's'}")
-
-
-def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike | None = None,
-                     data: TwoViewData | None = None, *, data_source: str = "the data") -> Path:
-    """Write the report of one run's redescriptions as one self-contained HTML file.
-
-    Parameters
-    ----------
-    document_path : path
-        A redescriptions document (``dprm.redescriptions/1``), read with
-        :func:`dprm.queries.read_document` (one-line error when it does not follow
-        the spec).
-    output : path, optional
-        The HTML file; default the document's path with ``.html``.
-    data : TwoViewData, optional
-        The data the run was mined from. Only when given (the reader may see the
-        data) does the report show true statistics and a bar of the two supports.
-    data_source : str
-        How the data is named in the report (e.g. the two file names).
-
-    Returns
-    -------
-    Path
-        The report's path.
-    """
-    source = os.fspath(document_path)
-    doc, redescriptions = read_document(source)
-    target = Path(output) if output is not None else Path(source).with_suffix(".html")
-    _check_output(target)
-    truth = None
-    n_rows = None
-    if data is not None:
-        from dprm.evaluation.true_statistics import true_statistics
-
-        truth = true_statistics(doc, data)
-        n_rows = data.n_rows
-    text = run_report_html(doc, redescriptions, source=source, truth=truth, n_rows=n_rows,
-                           data_source=data_source)
-    return write_text_atomic(text, target)

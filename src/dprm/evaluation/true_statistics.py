@@ -10,7 +10,11 @@ exactly the spec's definitions:
 * ``true_intersection = |supp(qL) ∩ supp(qR)|``, ``true_union = |supp(qL) ∪ supp(qR)|``;
 * ``true_jaccard = intersection / union`` (0 when the union is empty);
 * ``true_pvalue = P[X ≥ intersection]``, ``X ~ Binomial(n, (sL/n)(sR/n))`` with ``n``
-  the number of rows (:func:`dprm.queries.p_value`).
+  the number of rows (:func:`dprm.queries.p_value`);
+* ``true_excess_jaccard = true_jaccard − J_ind``, ``J_ind = e / (sL + sR − e)``,
+  ``e = sL·sR/n``: the excess over the Jaccard index of two independent queries of the
+  same sizes (:func:`dprm.queries.excess_jaccard`), which tells real structure from
+  large near-independent pairs.
 
 Errors: ``abs_error_jaccard = |noisy_jaccard − true_jaccard|`` and
 ``error_intersection = noisy_intersection − true_intersection`` (positive when the
@@ -62,7 +66,7 @@ from dprm.data.attributes import TwoViewData
 from dprm.data.literal_index import pack_rows, popcount
 from dprm.engine import CountingEngine, as_engine
 from dprm.errors import DprmError
-from dprm.queries import document_redescriptions, p_value, read_document, to_text
+from dprm.queries import document_redescriptions, excess_jaccard, p_value, read_document, to_text
 
 __all__ = ["true_statistics", "SupportCounts", "STATISTICS_COLUMNS", "INTERVAL_COLUMNS"]
 
@@ -84,6 +88,7 @@ STATISTICS_COLUMNS: tuple[str, ...] = (
     "true_union",
     "true_jaccard",
     "true_pvalue",
+    "true_excess_jaccard",
     "abs_error_jaccard",
     "error_intersection",
 )
@@ -239,6 +244,7 @@ def true_statistics(document: dict | str | os.PathLike, data: "TwoViewData | Cou
         true_union=union,
         true_jaccard=jaccard,
         true_pvalue=pvalues,
+        true_excess_jaccard=excess_jaccard(jaccard, sl, sr, n_rows),
     )
     columns["abs_error_jaccard"] = np.abs(columns["noisy_jaccard"] - jaccard)
     columns["error_intersection"] = columns["noisy_intersection"] - inter

@@ -25,7 +25,7 @@ every other variable ``X`` of a chain gets one release of ``ε_var`` (below):
     tree (every node of a level tests the same parent).
 ``"dp-trees"`` (the design of the first version)
     The chain's order drawn at random; the first variable's histogram; every later
-    variable a :class:`~dprm.trees.DPDecisionTreeClassifier` on the variables before
+    variable a :class:`~dprm.classifier.DPDecisionTreeClassifier` on the variables before
     it, multiway splits on their public categories, the structure drawn level by level
     by the exponential mechanism, the leaves' class counts released by a discrete
     Laplace histogram (``leaf_labels="noisy-counts"``; its module docstring derives
@@ -125,7 +125,7 @@ from dprm.privacy.accountant import check_accountant, combine_guarantees
 __all__ = ["PrivateFit", "fit_private_estimator", "released_tree", "MAX_DEPTH", "STRUCTURES"]
 
 #: Default depth of the DP trees: the budget halves from level to level
-#: (:data:`dprm.trees.classifier.LEVEL_DECAY`), so deeper levels add little but noise.
+#: (:data:`dprm.classifier.parameters.LEVEL_DECAY`), so deeper levels add little but noise.
 MAX_DEPTH = 2
 #: How a conditional is released (``fit_private_estimator(structure=)``).
 STRUCTURES = ("parents", "dp-trees")
@@ -178,7 +178,7 @@ class PrivateFit:
 
 def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories: Sequence[int],
                               target: int) -> ConditionalTree:
-    """The ConditionalTree of a released :class:`~dprm.trees.classifier.FittedTree` (see the module notes)."""
+    """The ConditionalTree of a released :class:`~dprm.classifier.FittedTree` (see the module notes)."""
     noisy = np.asarray(fitted.noisy_counts, dtype=np.float64)
     feature: list[int] = []
     child_offset: list[int] = []
@@ -211,7 +211,7 @@ def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories:
 
 def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Sequence[VariableDomain],
                   target: int) -> ConditionalTree:
-    """The :class:`ConditionalTree` of a fitted multiway :class:`~dprm.trees.DPDecisionTreeClassifier`.
+    """The :class:`ConditionalTree` of a fitted multiway :class:`~dprm.classifier.DPDecisionTreeClassifier`.
 
     Parameters
     ----------
@@ -287,7 +287,7 @@ def _dp_trees_chain(codes: np.ndarray, order: Sequence[int], variables: Mapping[
     are single leaves without a release. With ``seeded``, each DP tree's seed is drawn
     from ``rng``.
     """
-    from dprm.trees import DPDecisionTreeClassifier
+    from dprm.classifier import DPDecisionTreeClassifier
 
     columns = list(variables)
     sizes = [variables[c].size for c in columns]

@@ -12,7 +12,8 @@ from dprm.mining.base import Miner, Param, Progress
 from dprm.mining.cartwheels import CartWheels
 from dprm.mining.default import DEFAULT_ALGORITHM, default_algorithm, default_parameters
 from dprm.mining.extraction import Constraints, LeafCombination, contingency_table, extract_combinations
-from dprm.mining.private_extraction import private_extract, prune
+from dprm.mining.private_extraction import private_extract
+from dprm.mining.pruning import prune
 from dprm.mining.redundancy import DEFAULT_MAX_OVERLAP, deduplicate, filter_redundant, redundant
 from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES
 from dprm.mining.tree_pair import MCMCTreePair

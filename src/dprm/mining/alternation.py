@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
-from dprm.mining.base import ALTERNATIONS, Param, parameter_table
+from dprm.mining.base import ALTERNATIONS, Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
+from dprm.mining.tree_miner_defaults import shared_tree_parameters
 from dprm.mining.tree_rows import ShardedGrowingRows
 from dprm.privacy import Accountant, split_budget
 from dprm.trees.private import grow_exponential_tree, sample_tree
@@ -30,6 +31,19 @@ from dprm.trees.private import grow_exponential_tree, sample_tree
 __all__ = ["AlternatingTrees", "TREE_BUILDERS"]
 
 TREE_BUILDERS = ("exponential", "mcmc")
+
+
+def _own_parameters(
+    *,
+    trees: str = "mcmc",
+    epsilon: float = 1.0,
+    depth: int | str = 4,
+    init_trials: int | str = 4,
+    alternations: int = 1,
+    mcmc_iterations: int = 10_000,
+) -> None:
+    """The first parameters of :class:`AlternatingTrees` (a signature only; the rest are
+    :func:`~dprm.mining.tree_miner_defaults.shared_tree_parameters`)."""
 
 
 class AlternatingTrees(PrivateTreeMiner):
@@ -119,40 +133,7 @@ class AlternatingTrees(PrivateTreeMiner):
         **MCMC_PARAMETERS,
     }
 
-    def __init__(
-        self,
-        *,
-        trees: str = "mcmc",
-        epsilon: float = 1.0,
-        depth: int | str = 4,
-        init_trials: int | str = 4,
-        alternations: int = 1,
-        mcmc_iterations: int = 10_000,
-        mcmc_stop: str = "fixed",
-        mcmc_nodes: str = "uniform",
-        variance_threshold: float = 0.005,
-        variance_window: int = 500,
-        max_clauses: int = 3,
-        min_support: float = 10,
-        max_support: float = 0.8,
-        min_jaccard: float = 0.1,
-        max_pvalue: float = 0.01,
-        max_splits: int = 32,
-        target_bins: int = 4,
-        counts: str = "cells",
-        units: str = "leaves",
-        prune_support: float | None = None,
-        prune_interval: float | None = 0.22,
-        prune_significance: bool = True,
-        confidence: float = 0.95,
-        size_share: float = 0.05,
-        target_binning: str = "fixed",
-        binning_share: float = 0.02,
-        targets: str = "uniform",
-        target_share: float | str = 0.2,
-        reestimate_share: float = 0.0,
-    ) -> None:
-        self._store(locals())
+    __init__ = keyword_init(_own_parameters, shared_tree_parameters)
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]

@@ -1,8 +1,9 @@
 """What every miner shares: parameters and their limits, progress, the output document.
 
 Miners follow scikit-learn's estimator conventions: ``__init__`` only stores the
-parameters (all keyword arguments with defaults, written out in each class so that
-``inspect.signature`` and :meth:`Miner.get_params` see them),
+parameters (all keyword arguments with defaults, in a signature that
+``inspect.signature`` and :meth:`Miner.get_params` see: written out in the class, or
+made by :func:`keyword_init` from signatures that several miners share),
 ``fit(data, *, accountant=None, rng=None, progress=None)`` validates them, mines,
 sets ``redescriptions_``, ``privacy_`` and ``notes_`` and returns the miner. Private
 miners take every release through the ``accountant``; the randomness of their
@@ -50,18 +51,16 @@ dprm.errors.ParameterError: init-trials must be an integer or auto, not 2.5
 from __future__ import annotations
 
 import inspect
-import math
 import numbers
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, ClassVar
 
 from dprm.errors import ParameterError
 from dprm.mining.extraction import Constraints
+from dprm.params import Param, parameter_table, read_none_texts
 from dprm.privacy.accountant import NEIGHBOURING, NO_GUARANTEE
-from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON, as_fraction
+from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
 from dprm.queries import Redescription, make_document
 
 __all__ = [
@@ -69,6 +68,7 @@ __all__ = [
     "Param",
     "Progress",
     "ProgressCallback",
+    "keyword_init",
     "parameter_table",
     "read_none_texts",
     "not_private_block",
@@ -93,214 +93,48 @@ ProgressCallback = Callable[[int, int], None]
 #: table held in memory can have on any machine dprm runs on.
 MAX_ROWS = 1_000_000_000
 
-_KINDS = ("int", "float", "epsilon", "bool", "choice", "text")
+def keyword_init(*parts: Callable[..., Any], defaults: Mapping[str, Any] | None = None) -> Callable[..., None]:
+    """A miner's ``__init__``: the keyword-only parameters of ``parts``, in order, stored.
 
-
-def _number(value: float) -> str:
-    """A limit as written in messages and help: ``10,000`` or ``0.0001``."""
-    if isinstance(value, Fraction):
-        value = int(value) if value.denominator == 1 else float(value)
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1):
-        return f"{int(value):,}"
-    return f"{value:g}"
-
-
-@dataclass(frozen=True)
-class Param:
-    """One miner parameter: meaning, type, allowed values and why they are limited.
-
-    Parameters
-    ----------
-    name : str
-        The keyword of ``__init__`` (the option is ``--name-with-hyphens``).
-    help : str
-        What it means, in words: the papers' names explained, the unit stated.
-    kind : {"int", "float", "epsilon", "bool", "choice", "text"}
-        ``"int"``: an integer (not a bool, not a float such as ``2.0``);
-        ``"float"``: a finite real number (ints too); ``"epsilon"``: a finite
-        number, also as exact text (``"1/3"``) or :class:`~fractions.Fraction`;
-        ``"bool"``: ``True`` or ``False``; ``"choice"``: one of ``choices``;
-        ``"text"``: a string checked by ``check``.
-    unit : str
-        The unit of a number (``"rows"``, ``"share of rows"``, ``"steps"``, ...).
-    low, high : float, optional
-        Allowed range; ``low_open`` / ``high_open`` exclude the end.
-    why, why_low : str
-        Why ``high`` (``low``) is the limit (memory, time, meaning): said in the error.
-    allowed : str
-        The allowed values in words, where :meth:`bounds_text` cannot say them
-        (a ``"text"`` parameter).
-    choices : tuple of str
-        The allowed values of a ``"choice"``.
-    none : bool
-        ``None`` is allowed (its meaning is in ``help``).
-    auto : bool
-        The text ``"auto"`` is allowed (its meaning is in ``help``).
-    check : callable, optional
-        Further validation of a value that passed the rest; raises
-        :class:`~dprm.errors.ParameterError`.
+    Each part is a function written for its signature only (``def part(*, name: type =
+    default) -> None``), so that parameters several miners share, with their
+    defaults, are written once. The returned ``__init__`` has the joined signature
+    (``__signature__``: what :meth:`Miner.parameter_names`, the command line and the
+    server read), refuses positional and unknown arguments with the ``TypeError`` a
+    written-out ``def`` gives, and stores every value with :meth:`Miner._store`.
+    ``defaults`` replaces some parts' defaults (one miner's own default of a shared
+    parameter).
 
     Examples
     --------
-    >>> depth = Param("depth", "Tree depth.", "int", low=1, high=7, why="a tree pair has 4^depth cells")
-    >>> depth.validate(3)
-    >>> depth.validate(30)
-    Traceback (most recent call last):
-    ...
-    dprm.errors.ParameterError: depth must be at most 7 (a tree pair has 4^depth cells), not 30
-    >>> depth.validate(True)
-    Traceback (most recent call last):
-    ...
-    dprm.errors.ParameterError: depth must be an integer, not True
-    >>> depth.bounds_text()
-    '1 to 7'
+    >>> def own(*, depth: int = 4) -> None: ...
+    >>> def shared(*, confidence: float = 0.95, units: str = "leaves") -> None: ...
+    >>> init = keyword_init(own, shared, defaults={"confidence": 0.9})
+    >>> [(p.name, p.default) for p in inspect.signature(init).parameters.values()][1:]
+    [('depth', 4), ('confidence', 0.9), ('units', 'leaves')]
     """
+    defaults = dict(defaults or {})
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for part in parts:
+        for parameter in inspect.signature(part).parameters.values():
+            if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:
+                raise TypeError(f"{part.__name__}: parameter {parameter.name!r} must be keyword-only")
+            parameters.append(parameter.replace(default=defaults.pop(parameter.name, parameter.default)))
+    if defaults:
+        raise TypeError(f"defaults of parameters that no part has: {sorted(defaults)}")
+    signature = inspect.Signature(parameters, return_annotation="None")
 
-    name: str
-    help: str
-    kind: str
-    unit: str = ""
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    why: str = ""
-    why_low: str = ""
-    allowed: str = ""
-    choices: tuple[str, ...] = ()
-    none: bool = False
-    auto: bool = False
-    check: Callable[[Any], Any] | None = None
+    def __init__(self: Miner, *args: Any, **kwargs: Any) -> None:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{type(self).__qualname__}.__init__() {error}") from None
+        bound.apply_defaults()
+        self._store(bound.arguments)
 
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            raise ValueError(f"unknown parameter kind {self.kind!r}")
-        if self.kind == "choice" and not self.choices:
-            raise ValueError(f"choice parameter {self.name} needs choices")
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    return __init__
 
-    @property
-    def option(self) -> str:
-        """The name in messages and on the command line, without dashes: ``init-trials``."""
-        return self.name.replace("_", "-")
-
-    # -- validation -----------------------------------------------------------------
-
-    def validate(self, value: Any) -> None:
-        """Raise a one-line :class:`~dprm.errors.ParameterError` unless ``value`` is allowed."""
-        if value is None and self.none:
-            return
-        if self.auto and isinstance(value, str) and value == "auto":
-            return
-        number = self._typed(value)
-        if number is not None:
-            self._in_range(number, value)
-        if self.check is not None:
-            self.check(value)
-
-    def _typed(self, value: Any) -> float | Fraction | int | None:
-        """The value as a number to range-check (None for non-numbers), or an error."""
-        extra = " or auto" if self.auto else ""
-        if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise ParameterError(f"{self.option} must be an integer{extra}, not {value!r}")
-            return int(value)
-        if self.kind == "float":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise ParameterError(f"{self.option} must be a number{extra}, not {value!r}")
-            if not math.isfinite(float(value)):
-                raise ParameterError(f"{self.option} must be a finite number, not {value!r}")
-            return value if isinstance(value, numbers.Rational) else float(value)
-        if self.kind == "epsilon":
-            return as_fraction(value, self.option)  # finite numbers, exact text or fractions
-        if self.kind == "bool":
-            if not isinstance(value, bool) and type(value).__name__ != "bool_":
-                raise ParameterError(f"{self.option} must be true or false, not {value!r}")
-            return None
-        if self.kind == "choice":
-            if not isinstance(value, str) or value not in self.choices:
-                raise ParameterError(f"{self.option} must be one of {', '.join(self.choices)}, not {value!r}")
-            return None
-        if not isinstance(value, (str, list, tuple)):
-            raise ParameterError(f"{self.option} must be text, not {value!r}")
-        return None
-
-    def _in_range(self, number: Any, value: Any) -> None:
-        low, high = self.low, self.high
-        shown = repr(value) if not isinstance(value, (Fraction, str)) else str(value)
-        too_low = low is not None and (number <= low if self.low_open else number < low)
-        too_high = high is not None and (number >= high if self.high_open else number > high)
-        if not (too_low or too_high):
-            return
-        why = self.why if too_high else self.why_low
-        reason = f" ({why})" if why else ""
-        if self.kind != "int" and low is not None and high is not None:
-            raise ParameterError(f"{self.option} must be in {self._interval()}{reason}, not {shown}")
-        if too_low:
-            if self.low_open:
-                words = "positive" if low == 0 else f"greater than {_number(low)}"
-            else:
-                words = f"at least {_number(low)}"
-        else:
-            words = f"below {_number(high)}" if self.high_open else f"at most {_number(high)}"
-        raise ParameterError(f"{self.option} must be {words}{reason}, not {shown}")
-
-    def _interval(self) -> str:
-        return (f"{'(' if self.low_open else '['}{_number(self.low)}, "
-                f"{_number(self.high)}{')' if self.high_open else ']'}")
-
-    # -- description ----------------------------------------------------------------
-
-    def bounds_text(self) -> str:
-        """The allowed values in words: ``1 to 7``, ``(0, 1)``, ``cells | paper``, ``≥ 0 or none``."""
-        if self.allowed:
-            return self.allowed
-        if self.kind == "choice":
-            text = " | ".join(self.choices)
-        elif self.kind == "bool":
-            text = "true | false"
-        elif self.kind == "text" or (self.low is None and self.high is None):
-            text = "text" if self.kind == "text" else "any number"
-        elif self.low is not None and self.high is not None:
-            if self.low_open or self.high_open:
-                text = self._interval()
-            else:
-                text = f"{_number(self.low)} to {_number(self.high)}"
-        elif self.low is not None:
-            text = f"{'>' if self.low_open else '≥'} {_number(self.low)}"
-        else:
-            text = f"{'<' if self.high_open else '≤'} {_number(self.high)}"
-        if self.auto:
-            text += " or auto"
-        if self.none:
-            text += " or none"
-        return text
-
-
-def parameter_table(*params: Param) -> dict[str, Param]:
-    """A class's ``parameter_specs``: the given specs by name (later ones replace earlier)."""
-    return {p.name: p for p in params}
-
-
-def read_none_texts(specs: Mapping[str, Param], values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with the text ``"none"`` read as None where a number's spec allows None.
-
-    The command line and ``NAME=VALUE`` items spell a missing rule ``none`` (as the
-    options' help shows it); a choice or text parameter keeps ``"none"`` as written.
-
-    Examples
-    --------
-    >>> specs = parameter_table(Param("prune_support", "Rule.", "float", none=True),
-    ...                         Param("damping", "Damping.", "choice", choices=("union", "none")))
-    >>> read_none_texts(specs, {"prune_support": "None", "damping": "none", "depth": "none"})
-    {'prune_support': None, 'damping': 'none', 'depth': 'none'}
-    """
-    out = dict(values)
-    for name, value in values.items():
-        spec = specs.get(name)
-        if (spec is not None and spec.none and spec.kind in ("int", "float") and isinstance(value, str)
-                and value.strip().lower() == "none"):
-            out[name] = None
-    return out
 
 
 def not_private_block(reason: str) -> dict[str, Any]:

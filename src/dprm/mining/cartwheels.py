@@ -52,6 +52,8 @@ from dprm.mining.base import (
 )
 from dprm.mining.cartwheel_rows import CartwheelRows, ShardedGreedyRows
 from dprm.mining.extraction import extract_combinations
+from dprm.mining.independence import with_independence
+from dprm.mining.ranking import finding_key
 from dprm.queries import Redescription, RedescriptionStats, canonical_key, p_value
 from dprm.trees.greedy import grow_greedy_tree
 from dprm.trees.leaf_queries import TreeQueries, node_cells
@@ -177,7 +179,7 @@ class CartWheels(Miner):
             found = self._mine(engine, indexes, workers, constraints, tracker, rng)
         finally:
             workers.close()
-        self.redescriptions_ = sorted(found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
+        self.redescriptions_ = sorted((with_independence(r, engine.n_rows) for r in found.values()), key=finding_key)
         self.privacy_ = not_private_block("cartwheels is not a private algorithm: every statistic is exact")
         self.notes_ = []
         tracker.finish()

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprm.errors import ParameterError
+from dprm.mining.ranking import rank_key
 from dprm.queries.statistics import p_value
 
 __all__ = ["Constraints", "LeafCombination", "contingency_table", "extract_combinations"]
@@ -215,7 +216,7 @@ def extract_combinations(
                         float(intersection[s]), n_rows)
         for s in np.flatnonzero(keep)
     ]
-    return sorted(found, key=lambda c: (-c.jaccard, -c.intersection))
+    return sorted(found, key=rank_key)
 
 
 def _extend_all(

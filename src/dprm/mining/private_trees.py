@@ -30,6 +30,7 @@ base class holds the rest:
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -70,6 +71,7 @@ from dprm.mining.private_extraction import (
     private_extract_table,
     prune,
 )
+from dprm.mining.ranking import finding_key
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.accountant import check_accountant
@@ -272,6 +274,8 @@ class PrivateTreeMiner(Miner):
             )
         require_attributes(data.views)
         self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
+        # attributes the types file declares complete (public): the normal form may use them
+        self._complete = frozenset(a.name for view in data.views for a in view if a.domain.complete)
         self._n_rows = n_rows
         self._keys = itertools.count(1)
         self._shards: ShardWorkers | None = None
@@ -337,7 +341,7 @@ class PrivateTreeMiner(Miner):
 
     def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
         """Prune what was found, write the privacy block, end the progress."""
-        found = sorted(self._found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
+        found = sorted(self._found.values(), key=finding_key)
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
                                      max_interval_width=self.prune_interval,
                                      max_pvalue=self.max_pvalue if self.prune_significance else None)
@@ -428,7 +432,10 @@ class PrivateTreeMiner(Miner):
                     low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
                 self._not_private(f"bins of the target {attribute.name!r} come from data, not declared bounds")
             n_classes = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
-            edges = grid_points(low, high, n_classes - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
+            if attribute.domain.transform == "log":  # declared heavy tail: bins equally wide in log(1 + x)
+                edges = np.expm1(grid_points(math.log1p(low), math.log1p(high), n_classes - 1))
+            else:
+                edges = grid_points(low, high, n_classes - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
         else:
             if attribute.kind is AttributeKind.CATEGORICAL and not attribute.domain.declared:
                 self._not_private(f"categories of the target {attribute.name!r} come from data")
@@ -473,7 +480,9 @@ class PrivateTreeMiner(Miner):
             reestimate_share=self.reestimate_share, prune_width=self.prune_interval, rng=self._rng,
         )
         for redescription in found:
-            key = (canonical_key(redescription.left), canonical_key(redescription.right))
+            if self._complete:  # post-processing with public facts: the same supports, a shorter form
+                redescription = redescription.normalized(self._complete)
+            key = (canonical_key(redescription.left, self._complete), canonical_key(redescription.right, self._complete))
             self._found.setdefault(key, redescription)
         self._progress.advance(self._extraction_units())
 

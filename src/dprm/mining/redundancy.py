@@ -15,7 +15,7 @@ disjunctions, alternation revisits the same splits). Two filters, for any miner:
     already kept by more than ``max_overlap``. Quality order: not pruned before
     pruned (a probable artefact of the noise never hides a sound one), then
     Jaccard index (high first), p-value (low first; unknown last), intersection
-    (large first), position in the list.
+    (large first), position in the list (:func:`dprm.mining.ranking.quality_order`).
 
 What "the entities it describes" are (``support``): ``"intersection"`` (default)
 ``E₁₁ = supp(qL) ∩ supp(qR)``, the rows both queries hold on; ``"union"``
@@ -67,7 +67,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import AbstractSet
@@ -77,9 +76,11 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError
+from dprm.mining.ranking import quality_order
 from dprm.queries import Query, Redescription, implies
 
-__all__ = ["DEFAULT_MAX_OVERLAP", "REDUNDANT_KEY", "SUPPORTS", "deduplicate", "redundant", "filter_redundant"]
+__all__ = ["DEFAULT_MAX_OVERLAP", "REDUNDANT_KEY", "SUPPORTS", "deduplicate", "redundant", "filter_redundant",
+           "mark_redundant"]
 
 #: The default largest overlap of a shown redescription with a better shown one.
 DEFAULT_MAX_OVERLAP = 0.9
@@ -129,15 +130,6 @@ def deduplicate(
             seen.add(key)
             out.append(r)
     return out
-
-
-def _quality_order(redescriptions: Sequence[Redescription]) -> list[int]:
-    def key(i: int) -> tuple:
-        s = redescriptions[i].stats
-        p = math.inf if s.p_value is None else s.p_value
-        return (redescriptions[i].pruned, -s.jaccard, p, -s.intersection, i)
-
-    return sorted(range(len(redescriptions)), key=key)
 
 
 def _check(max_overlap: float, support: str) -> None:
@@ -236,7 +228,7 @@ def redundant(
     redescriptions = list(redescriptions)
     if not redescriptions:
         return []
-    order = _quality_order(redescriptions)
+    order = quality_order(redescriptions)
     if data is not None:
         return _exact(redescriptions, order, data, float(max_overlap), support)
     return _released(redescriptions, order, float(max_overlap), support, frozenset(complete))
@@ -274,3 +266,38 @@ def filter_redundant(
         return [r for r, flag in zip(redescriptions, flags) if flag is None]
     return [r if flag is None else replace(r, extra={**r.extra, REDUNDANT_KEY: True})
             for r, flag in zip(redescriptions, flags)]
+
+
+def mark_redundant(
+    redescriptions: Sequence[Redescription],
+    *,
+    data: TwoViewData | None = None,
+    max_overlap: float = DEFAULT_MAX_OVERLAP,
+    support: str = "intersection",
+    complete: AbstractSet[str] | Iterable[str] = frozenset(),
+) -> list[Redescription]:
+    """All of ``redescriptions``, in order, marked as the terminal table hides them.
+
+    The table shows :func:`filter_redundant` of :func:`deduplicate`; here a repeated
+    normal form (after its first) and a redundant one both get
+    ``extra["redundant"] = True``, so that the unmarked ones of the document are
+    exactly the table's, and a report of the file counts what the table counted.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B, Not, Redescription, RedescriptionStats
+    >>> s = RedescriptionStats.from_counts(50, 60, 45)
+    >>> reds = [Redescription(B("a"), B("c"), s), Redescription(Not(Not(B("a"))), B("c"), s)]
+    >>> [r.extra for r in mark_redundant(reds)]
+    [{}, {'redundant': True}]
+    """
+    complete = frozenset(complete)
+    firsts: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(redescriptions):
+        firsts.setdefault(r.normalized(complete).key(), i)
+    unique = sorted(firsts.values())
+    flags = redundant([redescriptions[i].normalized(complete) for i in unique], data=data, max_overlap=max_overlap,
+                      support=support, complete=complete)
+    kept = {i for i, flag in zip(unique, flags) if flag is None}
+    return [r if i in kept else replace(r, extra={**r.extra, REDUNDANT_KEY: True})
+            for i, r in enumerate(redescriptions)]

@@ -28,13 +28,27 @@ from fractions import Fraction
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
-from dprm.mining.base import Param, parameter_table
+from dprm.mining.base import Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
+from dprm.mining.tree_miner_defaults import shared_tree_parameters
 from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
 from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
 
 __all__ = ["MCMCTreePair"]
+
+
+def _own_parameters(
+    *,
+    epsilon: float = 1.0,
+    depth: int | str = 4,
+    init_trials: int | str = 4,
+    mcmc_iterations: int = 10_000,
+    omega: float | str = 0.1,
+    pair_score: str = "counts",
+) -> None:
+    """The first parameters of :class:`MCMCTreePair` (a signature only; the rest are
+    :func:`~dprm.mining.tree_miner_defaults.shared_tree_parameters`)."""
 
 
 class MCMCTreePair(PrivateTreeMiner):
@@ -111,40 +125,7 @@ class MCMCTreePair(PrivateTreeMiner):
         ),
     }
 
-    def __init__(
-        self,
-        *,
-        epsilon: float = 1.0,
-        depth: int | str = 4,
-        init_trials: int | str = 4,
-        mcmc_iterations: int = 10_000,
-        omega: float | str = 0.1,
-        pair_score: str = "counts",
-        mcmc_stop: str = "fixed",
-        mcmc_nodes: str = "uniform",
-        variance_threshold: float = 0.005,
-        variance_window: int = 500,
-        max_clauses: int = 3,
-        min_support: float = 10,
-        max_support: float = 0.8,
-        min_jaccard: float = 0.1,
-        max_pvalue: float = 0.01,
-        max_splits: int = 32,
-        target_bins: int = 4,
-        counts: str = "cells",
-        units: str = "leaves",
-        prune_support: float | None = None,
-        prune_interval: float | None = 0.22,
-        prune_significance: bool = True,
-        confidence: float = 0.95,
-        size_share: float = 0.05,
-        target_binning: str = "fixed",
-        binning_share: float = 0.02,
-        targets: str = "uniform",
-        target_share: float | str = 0.2,
-        reestimate_share: float = 0.0,
-    ) -> None:
-        self._store(locals())
+    __init__ = keyword_init(_own_parameters, shared_tree_parameters)
 
     def _auto_names(self) -> tuple[str, ...]:
         return super()._auto_names() + ("omega",)

@@ -20,6 +20,7 @@ from dprm.queries.document import (
     FORMAT,
     GUARANTEES,
     document_redescriptions,
+    explain_guarantee,
     make_document,
     read_document,
     write_document,
@@ -30,7 +31,7 @@ from dprm.queries.normal_form import canonical_key, complete_attributes, normali
 from dprm.queries.implication import disjoint, implies
 from dprm.queries.operators import And, Not, Or
 from dprm.queries.redescription import REDESCRIPTION_KEYS, Redescription
-from dprm.queries.statistics import STATS_KEYS, RedescriptionStats, p_value
+from dprm.queries.statistics import STATS_KEYS, RedescriptionStats, excess_jaccard, independence_jaccard, p_value
 from dprm.queries.text import format_number, to_text
 
 __all__ = [
@@ -57,6 +58,9 @@ __all__ = [
     "CLIRED_HEADER",
     "RedescriptionStats",
     "p_value",
+    "explain_guarantee",
+    "independence_jaccard",
+    "excess_jaccard",
     "STATS_KEYS",
     "Redescription",
     "REDESCRIPTION_KEYS",

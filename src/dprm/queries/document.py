@@ -25,7 +25,7 @@ from dprm.errors import DprmError
 from dprm.files import write_atomic
 from dprm.queries.redescription import Redescription
 
-__all__ = ["FORMAT", "GUARANTEES", "valid_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
+__all__ = ["FORMAT", "GUARANTEES", "valid_guarantee", "explain_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
 
 #: The value of the document's ``format`` key.
 FORMAT = "dprm.redescriptions/1"
@@ -54,6 +54,43 @@ def valid_guarantee(label: object) -> bool:
     if base not in GUARANTEES or (base == "none" and qualifiers):
         return False
     return all(q.strip() == q and q and ";" not in q for q in qualifiers)
+
+
+_BASE_MEANINGS = {
+    "pure-dp": "ε-differentially private: whether or not any one person's row is in the data changes the "
+               "probability of any output by a factor of at most e^ε; every release was an exact mechanism "
+               "on a secure random source.",
+    "pure-dp-on-mcmc-convergence": "ε-differentially private as far as the Markov chains that chose the trees "
+                                   "had converged to the exponential mechanism they sample; a finite chain "
+                                   "carries no formal guarantee, the other releases are exact.",
+    "none": "Not differentially private (see the reasons): the values may reveal individual rows.",
+}
+_QUALIFIER_MEANINGS = {
+    "floating-point selection": "Some selections used floating-point random keys, which the proofs of "
+                                "exact mechanisms do not cover.",
+    "data-dependent stop": "The chains stopped when their scores settled, a rule that itself depends on "
+                           "the data.",
+}
+
+
+def explain_guarantee(label: str) -> str:
+    """The meaning of a ``privacy.guarantee`` label in a sentence or two, for people.
+
+    Examples
+    --------
+    >>> explain_guarantee("pure-dp").split(":")[0]
+    'ε-differentially private'
+    >>> explain_guarantee("pure-dp-on-mcmc-convergence; data-dependent stop").endswith("depends on the data.")
+    True
+    >>> explain_guarantee("approximately private")
+    'Not a guarantee label of the format (dprm.redescriptions/1).'
+    """
+    if not valid_guarantee(label):
+        return f"Not a guarantee label of the format ({FORMAT})."
+    base, *qualifiers = label.split("; ")
+    parts = [_BASE_MEANINGS[base]]
+    parts += [_QUALIFIER_MEANINGS.get(q, f"Caveat: {q}.") for q in qualifiers]
+    return " ".join(parts)
 
 
 def make_document(

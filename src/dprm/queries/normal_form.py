@@ -58,6 +58,15 @@ argument):
    fact about the rows. Negated categorical literals stay (their complement needs
    the public category list and the literal's numeric matching).
 
+Within every junction, after rules 3-7 (``_absorb``, ``_resolve``, ``_consensus``):
+
+10. **Absorption** ``a ∨ b = b`` where ``a ⊆ b`` (and dually).
+11. **Resolution against another operand** ``u ∨ (c ∧ x) = u ∨ x`` where ``¬c ⊆ u``
+    (and dually, with disjointness).
+12. **Consensus of two operands** ``(a ∧ x) ∨ (b ∧ x) = x`` where ``¬a ⊆ b`` (so, for
+    a complete attribute, ``([p > 7] ∧ x) ∨ ([p ≤ 7] ∧ x) = x``), and ``(a ∨ x) ∧ (b
+    ∨ x) = x`` where ``a`` and ``b`` are disjoint.
+
 Last, on the negation normal form (so still a function of it: equal negation normal
 forms, equal normal forms):
 
@@ -268,13 +277,43 @@ def _resolve(op: type, operands: list[Query], complete: frozenset[str]) -> list[
     return current if changed else None
 
 
+def _consensus(op: type, operands: list[Query], complete: frozenset[str]) -> list[Query] | None:
+    """Rule 12, the first pair found; None when no pair merges.
+
+    In a disjunction, two operands ``a ∧ x`` and ``b ∧ x`` (the same other conjuncts
+    ``x``) where ``¬a ⊆ b`` are the one operand ``x``: ``(a ∧ x) ∨ (b ∧ x) = x ∧ (a ∨
+    b)`` and ``a ∨ b`` holds on every row. With missing values ``¬a ⊆ b`` rarely holds
+    (``[p ≤ 72.7]`` is not the complement of ``[p > 72.7]``); for a complete attribute
+    rule 8 makes ``¬a`` a literal, and then ``([p > 72.7] ∧ x) ∨ ([p ≤ 72.7] ∧ x)`` is
+    ``x``. In a conjunction, ``(a ∨ x) ∧ (b ∨ x) = x ∨ (a ∧ b) = x`` where ``a`` and
+    ``b`` are disjoint (sound whatever is missing: a missing value fails both).
+    """
+    inner = And if op is Or else Or
+    compounds = [(i, q, set(q.queries)) for i, q in enumerate(operands) if type(q) is inner]
+    for position, (i, p, p_parts) in enumerate(compounds):
+        for j, q, q_parts in compounds[position + 1:]:
+            if len(p_parts) != len(q_parts):
+                continue
+            only_p, only_q = p_parts - q_parts, q_parts - p_parts
+            if len(only_p) != 1 or len(only_q) != 1:
+                continue
+            (a,), (b,) = only_p, only_q
+            merges = _implies(_nnf(a, True, complete), b) if op is Or else _disjoint(a, b)
+            if merges:
+                shared = _junction(inner, [x for x in p.queries if x in q_parts], complete)
+                return [x for k, x in enumerate(operands) if k not in (i, j)] + [shared]
+    return None
+
+
 def _junction(op: type, operands: Iterable[Query], complete: frozenset[str] = frozenset()) -> Query:
-    """The normal form of ``op(*operands)`` from normal-form operands (rules 2-4, 6, 7, 10, 11)."""
+    """The normal form of ``op(*operands)`` from normal-form operands (rules 2-4, 6, 7, 10-12)."""
     current = _flatten(op, operands)
     while True:
         current = sorted(set(_merge(op, current)), key=_order)  # rules 3, 4 (after 6, 7)
         current = _absorb(op, current)
         resolved = _resolve(op, current, complete)
+        if resolved is None:
+            resolved = _consensus(op, current, complete)
         if resolved is None:
             break
         current = _flatten(op, resolved)

@@ -28,7 +28,7 @@ import numpy as np
 
 from dprm.errors import DprmError
 
-__all__ = ["RedescriptionStats", "p_value", "STATS_KEYS"]
+__all__ = ["RedescriptionStats", "p_value", "independence_jaccard", "excess_jaccard", "STATS_KEYS"]
 
 #: The keys of the spec's ``noisy`` block, in order.
 STATS_KEYS: tuple[str, ...] = ("support_left", "support_right", "intersection", "union", "jaccard", "p_value")
@@ -46,6 +46,52 @@ def _clip_counts(sl, sr, inter, n=None):
         low = np.zeros_like(inter)
     inter = np.clip(inter, low, np.minimum(sl, sr))
     return sl, sr, inter, n
+
+
+def independence_jaccard(support_left, support_right, n_rows):
+    """The Jaccard index two independent queries of these support sizes would have, vectorised.
+
+    With ``a = |supp(qL)|``, ``b = |supp(qR)|`` and ``n`` rows, independent queries
+    share ``e = a·b/n`` rows in expectation, so their Jaccard index is
+    ``J_ind = e / (a + b − e)``. Large supports make it large: two queries that each
+    hold 90 % of the rows have ``J_ind ≈ 0.82`` whatever they say, which is why a
+    Jaccard index alone does not make a finding (:func:`excess_jaccard`). Noisy
+    (released) counts may be given: then ``J_ind`` is post-processing. Sizes are
+    clipped into ``[0, n]``; ``n ≤ 0`` or empty supports give 0.
+
+    Examples
+    --------
+    >>> round(independence_jaccard(900, 900, 1000), 3)
+    0.818
+    >>> independence_jaccard([100, 500], 100, 1000).round(4).tolist()
+    [0.0526, 0.0909]
+    """
+    a, b, n = (np.asarray(x, dtype=np.float64) for x in (support_left, support_right, n_rows))
+    n = np.maximum(n, 0.0)
+    a, b = np.clip(a, 0.0, n), np.clip(b, 0.0, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shared = np.where(n > 0, a * b / np.where(n > 0, n, 1.0), 0.0)
+        union = a + b - shared
+        result = np.where(union > 0, shared / np.where(union > 0, union, 1.0), 0.0)
+    return float(result) if result.ndim == 0 else result
+
+
+def excess_jaccard(jaccard, support_left, support_right, n_rows):
+    """How far a Jaccard index exceeds :func:`independence_jaccard` of the same support sizes.
+
+    ``J − J_ind``: about 0 for a pair of queries that are unrelated however large
+    their Jaccard index, up to ``1 − J_ind`` for a pair that holds on exactly the
+    same rows; negative when the queries avoid each other.
+
+    Examples
+    --------
+    >>> round(excess_jaccard(0.82, 900, 900, 1000), 3)   # large and near-independent: no finding
+    0.002
+    >>> round(excess_jaccard(0.6, 100, 100, 1000), 3)
+    0.547
+    """
+    result = np.asarray(jaccard, dtype=np.float64) - independence_jaccard(support_left, support_right, n_rows)
+    return float(result) if np.ndim(result) == 0 else result
 
 
 def p_value(intersection, support_left, support_right, n_rows):

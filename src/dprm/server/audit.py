@@ -48,7 +48,8 @@ class AuditLog:
         for key, limit in (("action", 128), ("method", 16), ("path", 512), ("dataset", 128), ("outcome", 64),
                            ("client", 128), ("detail", 8000)):
             if isinstance(row[key], str):
-                row[key] = row[key][:limit]
+                # PostgreSQL's text refuses NUL, and one such row failed its whole batch
+                row[key] = row[key].replace("\x00", "\\x00")[:limit]
         row["action"] = row["action"] or "request"
         row["method"] = row["method"] or ""
         row["path"] = row["path"] or ""
@@ -64,14 +65,19 @@ class AuditLog:
                 rows.append(self._queue.get_nowait())
             except queue.Empty:
                 break
-        if rows:
-            try:
-                with self.db.write() as connection:
-                    connection.execute(insert(audit), rows)
-            except Exception:  # noqa: BLE001 - never lose them silently: log for the owner
-                log.exception("could not write %d audit records", len(rows))
-                for row in rows:
-                    log.error("audit: %s", row)
+        if not rows:
+            return
+        try:
+            with self.db.write() as connection:
+                connection.execute(insert(audit), rows)
+        except Exception:  # noqa: BLE001 - one bad record must not take its batch with it
+            log.exception("could not write %d audit records in one batch; writing them one by one", len(rows))
+            for row in rows:
+                try:
+                    with self.db.write() as connection:
+                        connection.execute(insert(audit), [row])
+                except Exception:  # noqa: BLE001 - never lose it silently: log it for the owner
+                    log.error("audit record not written: %s", row)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):

@@ -132,14 +132,22 @@ class Supervisor:
                     process.kill()
 
     def recover(self) -> None:
-        """At start: fail the running jobs whose worker is gone; keep old orphan charges."""
+        """At start: fail the running jobs whose worker is gone; keep every orphan charge.
+
+        Every primitive charge still reserved when this server starts was reserved by
+        a server that died before its answer (this one has answered nothing yet): it
+        is kept now, so that ``spent`` equals the ledger's sum from the start. (A
+        second server on the same PostgreSQL database may be answering one of them
+        right now; it then finds the charge kept, the same amount, and the ledger
+        says "interrupted" for a request that was answered: the books stay exact.)
+        """
         with self.db.read() as connection:
             running = jobs.running_jobs(connection)
         for job in running:
             if not pid_alive(job.worker_pid):
                 jobs.fail_running(self.db, job.id, code="worker_died",
                                   owner_error="the worker process was gone when the server started")
-        self.db.transaction(lambda c: budget.keep_orphans(c, older_than=self.orphan_after))
+        self.db.transaction(lambda c: budget.keep_orphans(c))
 
     def _loop(self) -> None:
         while not self._stop.is_set():

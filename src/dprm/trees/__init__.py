@@ -6,15 +6,11 @@
   private trees (exponential mechanism per level, MCMC, MCMC tree pairs);
 * :class:`TreeQueries`, :func:`leaf_query`, :func:`node_cells` — the queries of
   nodes, leaves and sets of cells;
-* targets: :func:`target_from_attribute`, :func:`target_from_leaves`;
-* :class:`DPDecisionTreeClassifier` — a differentially private decision-tree
-  classifier with embedding depths (Bai et al. 2017), a scikit-learn estimator, and
-  :func:`export_text` to print it (imported on first use: they need scikit-learn,
-  which the miners do not).
+* targets: :func:`target_from_attribute`, :func:`target_from_leaves`.
+
+The differentially private decision-tree classifier is a package of its own,
+:mod:`dprm.classifier` (beside this one; it uses none of these trees).
 """
-
-from typing import Any
-
 
 from dprm.trees.criterion import GINI_SENSITIVITY, gini_quality, split_qualities
 from dprm.trees.greedy import grow_greedy_tree
@@ -32,13 +28,11 @@ from dprm.trees.targets import freedman_diaconis_bins, target_from_attribute, ta
 from dprm.trees.tree import Tree
 
 __all__ = [
-    "DPDecisionTreeClassifier",
     "GINI_SENSITIVITY",
     "PAIR_SCORES",
     "ChainTrace",
     "Tree",
     "TreeQueries",
-    "export_text",
     "freedman_diaconis_bins",
     "gini_quality",
     "grow_exponential_tree",
@@ -56,15 +50,3 @@ __all__ = [
     "target_from_leaves",
 ]
 
-
-_LAZY = {"DPDecisionTreeClassifier": "dprm.trees.classifier", "export_text": "dprm.trees.export"}
-
-
-def __getattr__(name: str) -> Any:
-    """Import the classifier's names on first use (scikit-learn is slow to import)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dprm.trees' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)

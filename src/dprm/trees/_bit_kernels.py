@@ -31,7 +31,7 @@ below the node (a gather of the new split's code per row), the routing of the mo
 rows (gathers of their codes in rows of 115 kB) and the commit's second pass over
 the node's rows; here the first two are passes over ``rows / 64`` words of a few
 bitsets of 14.4 kB, and the commit touches only the moved rows (about 4 times less
-CPU a step, ``docs/performance.md``, "Third round: row bitsets"). Memory: one bit
+CPU a step, ``docs/performance.md``, appendix, round "3, chains: row bitsets"). Memory: one bit
 per row and candidate split, so :class:`~dprm.trees.private.ChainJob` uses this
 kernel only while that stays small (:data:`dprm.trees.private.BIT_CHAIN_BYTES`). The
 Ray shards keep the layout kernels of :mod:`dprm.trees._kernels`.

@@ -304,7 +304,7 @@ MAX_CHAIN_DEPTH = 7
 #: split bitsets (one bit per row and candidate split) take at most this many bytes, and on
 #: the pre-order row layout of :func:`dprm.trees._kernels.run_chain` otherwise (e.g. fine
 #: numeric grids on many rows). Both give the same chain; the bitsets measured faster at
-#: 2,575 and at 115,200 rows (``docs/performance.md``, "Third round: row bitsets").
+#: 2,575 and at 115,200 rows (``docs/performance.md``, appendix, round "3, chains: row bitsets").
 BIT_CHAIN_BYTES = 256 * 2**20
 
 

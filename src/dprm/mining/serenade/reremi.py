@@ -27,9 +27,12 @@ from typing import Any
 
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import MAX_ROWS, MAX_SUPPORT, MIN_JACCARD, Param, not_private_block, parameter_table
+from dprm.mining.independence import with_independence
+from dprm.mining.ranking import ranked
 from dprm.mining.serenade.extensions import Growing, extend
+from dprm.mining.serenade.greedy import GreedyMiner
 from dprm.mining.serenade.pairs import PairBlock, top_pairs
-from dprm.mining.serenade.private_miners import SERENADE_PARAMETERS, _GreedyMiner
+from dprm.mining.serenade.parameters import SERENADE_PARAMETERS
 from dprm.queries import Redescription, RedescriptionStats, p_value
 
 __all__ = ["ReReMi", "exact_stats"]
@@ -53,7 +56,7 @@ def exact_stats(cells: np.ndarray, n_rows: int) -> RedescriptionStats:
                               p_value(inter, support_left, support_right, n_rows))
 
 
-class ReReMi(_GreedyMiner):
+class ReReMi(GreedyMiner):
     """Non-private greedy redescription miner in the style of ReReMi.
 
     Parameters
@@ -82,8 +85,8 @@ class ReReMi(_GreedyMiner):
     >>> planted = make_planted(600, n_planted=2, noise=0.0, random_state=0)
     >>> data = load_two_view(planted.left, planted.right, types=planted.types)
     >>> best = ReReMi(initial_pairs=5).fit(data).redescriptions_[0]
-    >>> best.stats.jaccard > 0.9, best.extra, ReReMi().fit(data).privacy_["guarantee"]
-    (True, {}, 'none')
+    >>> best.stats.jaccard > 0.9, best.extra["independence"]["excess"] > 0.5, ReReMi().fit(data).privacy_["guarantee"]
+    (True, True, 'none')
     """
 
     #: Counts only through the engine: its data-value thresholds are merged exactly from the shards
@@ -172,8 +175,8 @@ class ReReMi(_GreedyMiner):
             stats = exact_stats(self._counts.cells(*state.supports), n)
             redescription = Redescription(state.queries[0], state.queries[1], stats,
                                           pruned=bool(stats.jaccard < self.min_jaccard))
-            found.setdefault(state.key(), redescription)
-        self.redescriptions_ = sorted(found.values(), key=lambda r: (-r.stats.jaccard, -r.stats.intersection))
+            found.setdefault(state.key(), with_independence(redescription, n))
+        self.redescriptions_ = ranked(list(found.values()))
 
     def _extension_table(self, state: Growing):
         from dprm.mining.serenade.extensions import extension_counts

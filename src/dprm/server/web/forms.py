@@ -168,14 +168,14 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
 
     The two queries are typed in python-clired / Siren syntax (``[Moose] & ![Arctic
     Fox]``, ``[-5 < tmin_01 < 3]``) and parsed by
-    :func:`dprm.evaluation.clired_output.parse_clired_query` against the view's
+    :func:`dprm.queries.clired_parser.parse_clired_query` against the view's
     attribute names; a parse error is a :class:`FormError` naming the side.
     """
     from pydantic import ValidationError
 
     from dprm.errors import DprmError
-    from dprm.evaluation.clired_output import parse_clired_query
     from dprm.queries import query_to_json
+    from dprm.queries.clired_parser import parse_clired_query
     from dprm.server.api_models import StatisticsRequest
 
     queries = {}

@@ -17,8 +17,12 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from dprm.errors import DprmError
+from dprm.server.web.access import for_posting, for_reading
+from dprm.server.web.pages import render
 
-__all__ = ["add_routes", "overview", "audit_rows"]
+__all__ = ["router", "overview", "audit_rows"]
+
+router = APIRouter(prefix="/ui", include_in_schema=False)
 
 #: The newest audit records a page shows at most.
 MAX_AUDIT_ROWS = 1000
@@ -98,149 +102,153 @@ def audit_rows(db: Any, *, analyst: str = "", action: str = "", outcome: str = "
              "status": r.status, "outcome": r.outcome, "detail": r.detail, "ms": r.duration_ms} for r in rows]
 
 
-def add_routes(router: APIRouter, *, render: Callable[..., HTMLResponse], problem: Callable[..., HTMLResponse],
-               redirect: Callable[[str], Response], for_reading: Callable[..., Any],
-               for_posting: Callable[..., Any]) -> None:
-    """Add the owner's pages to the web router (:func:`dprm.server.web.routes.build_router`)."""
+async def main_page(request: Request, found: Any, status: int = 200, **notes: Any) -> HTMLResponse:
+    """The owner's main page with ``notes`` (notice, error, new token, form values)."""
+    context = await run_in_threadpool(overview, request.app.state.db)
+    return render(request, "owner.html", status, found, **context,
+                  **{"notice": None, "error": None, "new_token": None, "form": {}, **notes})
 
-    async def main_page(request: Request, found: Any, status: int = 200, **notes: Any) -> HTMLResponse:
-        context = await run_in_threadpool(overview, request.app.state.db)
-        return render(request, "owner.html", status, found, **context,
-                      **{"notice": None, "error": None, "new_token": None, "form": {}, **notes})
 
-    @router.get("/owner", response_class=HTMLResponse)
-    async def owner_home(request: Request) -> Response:
-        request.state.action = "ui-owner"
-        found = await for_reading(request, "owner")
-        if isinstance(found, Response):
-            return found
-        return await main_page(request, found)
+@router.get("/owner", response_class=HTMLResponse)
+async def owner_home(request: Request) -> Response:
+    request.state.action = "ui-owner"
+    found = await for_reading(request, "owner")
+    if isinstance(found, Response):
+        return found
+    return await main_page(request, found)
 
-    async def act(request: Request, action: str, work: Callable[[dict[str, Any]], dict[str, Any]]) -> Response:
-        """Run an owner's form: its notes on success, its error in one line (nothing done) otherwise."""
-        request.state.action = action
-        found, form, refused = await for_posting(request, "owner")
-        if refused is not None:
-            return refused
-        try:
-            notes = await run_in_threadpool(work, form)
-        except DprmError as error:
-            request.state.outcome = "invalid_request"
-            return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form)
-        return await main_page(request, found, **notes)
 
-    @router.post("/owner/datasets", response_class=HTMLResponse)
-    async def add_dataset(request: Request) -> Response:
-        from dprm.server.datasets import register_dataset
+async def act(request: Request, action: str, work: Callable[[dict[str, Any]], dict[str, Any]]) -> Response:
+    """Run an owner's form: its notes on success, its error in one line (nothing done) otherwise."""
+    request.state.action = action
+    found, form, refused = await for_posting(request, "owner")
+    if refused is not None:
+        return refused
+    try:
+        notes = await run_in_threadpool(work, form)
+    except DprmError as error:
+        request.state.outcome = "invalid_request"
+        return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form)
+    return await main_page(request, found, **notes)
 
-        def work(form: dict[str, Any]) -> dict[str, Any]:
-            name = str(form.get("name", "")).strip()
-            paths = [str(form.get(k, "")).strip() for k in ("left", "right", "types")]
-            for what, path in zip(("left file", "right file", "types file"), paths):
-                if not path:
-                    raise DprmError(f"give the {what}'s path on the server")
-            id_column = str(form.get("id_column", "")).strip() or None
-            request.state.dataset = name[:128]
-            schema = register_dataset(request.app.state.db, name, *paths, id_column=id_column)
-            views = schema["views"]
-            return {"notice": f"registered {name}: {len(views['left'])} left and {len(views['right'])} right "
-                              "attributes"}
 
-        return await act(request, "ui-owner-add-dataset", work)
+@router.post("/owner/datasets", response_class=HTMLResponse)
+async def add_dataset(request: Request) -> Response:
+    from dprm.server.datasets import register_dataset
 
-    @router.post("/owner/analysts", response_class=HTMLResponse)
-    async def add_analyst(request: Request) -> Response:
-        from dprm.server.accounts import add_analyst as add
+    def work(form: dict[str, Any]) -> dict[str, Any]:
+        name = str(form.get("name", "")).strip()
+        paths = [str(form.get(k, "")).strip() for k in ("left", "right", "types")]
+        for what, path in zip(("left file", "right file", "types file"), paths):
+            if not path:
+                raise DprmError(f"give the {what}'s path on the server")
+        id_column = str(form.get("id_column", "")).strip() or None
+        request.state.dataset = name[:128]
+        schema = register_dataset(request.app.state.db, name, *paths, id_column=id_column)
+        views = schema["views"]
+        return {"notice": f"registered {name}: {len(views['left'])} left and {len(views['right'])} right "
+                          "attributes"}
 
-        def work(form: dict[str, Any]) -> dict[str, Any]:
-            name = str(form.get("name", "")).strip()
-            with request.app.state.db.write() as connection:
-                token = add(connection, name)
-            return {"notice": f"added analyst {name}", "new_token": {"name": name, "token": token}}
+    return await act(request, "ui-owner-add-dataset", work)
 
-        return await act(request, "ui-owner-add-analyst", work)
 
-    @router.post("/owner/analysts/{name}/{change}", response_class=HTMLResponse)
-    async def change_analyst(request: Request, name: str, change: str) -> Response:
-        from dprm.server.accounts import rotate_token, set_disabled
+@router.post("/owner/analysts", response_class=HTMLResponse)
+async def add_analyst(request: Request) -> Response:
+    from dprm.server.accounts import add_analyst as add
 
-        def work(form: dict[str, Any]) -> dict[str, Any]:
-            with request.app.state.db.write() as connection:
-                if change == "rotate":
-                    token = rotate_token(connection, name)
-                    return {"notice": f"new token for {name}; the old one no longer works",
-                            "new_token": {"name": name, "token": token}}
-                if change in ("disable", "enable"):
-                    set_disabled(connection, name, change == "disable")
-                    return {"notice": f"{change}d {name}"}
-            raise DprmError(f"unknown change {change[:32]!r}: disable, enable or rotate")
+    def work(form: dict[str, Any]) -> dict[str, Any]:
+        name = str(form.get("name", "")).strip()
+        with request.app.state.db.write() as connection:
+            token = add(connection, name)
+        return {"notice": f"added analyst {name}", "new_token": {"name": name, "token": token}}
 
-        return await act(request, f"ui-owner-{change[:16]}-analyst", work)
+    return await act(request, "ui-owner-add-analyst", work)
 
-    @router.post("/owner/budgets", response_class=HTMLResponse)
-    async def grant(request: Request) -> Response:
-        from sqlalchemy import select
 
-        from dprm.errors import ParameterError
-        from dprm.server import budget
-        from dprm.server.accounts import find_analyst
-        from dprm.server.tables import datasets
-        from dprm.server.units import epsilon_units, units_text
+@router.post("/owner/analysts/{name}/{change}", response_class=HTMLResponse)
+async def change_analyst(request: Request, name: str, change: str) -> Response:
+    from dprm.server.accounts import rotate_token, set_disabled
 
-        def work(form: dict[str, Any]) -> dict[str, Any]:
-            analyst = str(form.get("analyst", "")).strip()
-            dataset = str(form.get("dataset", "")).strip()
-            units = epsilon_units(str(form.get("epsilon", "")).strip(), "epsilon", allow_zero=True)
-            request.state.dataset = dataset[:128]
-            with request.app.state.db.write() as connection:
-                who = find_analyst(connection, analyst)
-                row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).first()
-                if row is None:
-                    raise ParameterError(f"no dataset named {dataset!r}")
-                budget.set_budget(connection, who.id, row.id, units)
-                total, spent = budget.remaining(connection, who.id, row.id)
-            # the form keeps the analyst and dataset just granted: a second grant typed after
-            # this one must not silently go to the first analyst and dataset of the lists
-            return {"notice": f"{analyst} on {dataset}: total {units_text(total)}, spent {units_text(spent)}, "
-                              f"remaining {units_text(max(total - spent, 0))}",
-                    "form": {"analyst": analyst, "dataset": dataset}}
+    def work(form: dict[str, Any]) -> dict[str, Any]:
+        with request.app.state.db.write() as connection:
+            if change == "rotate":
+                token = rotate_token(connection, name)
+                return {"notice": f"new token for {name}; the old one no longer works",
+                        "new_token": {"name": name, "token": token}}
+            if change in ("disable", "enable"):
+                set_disabled(connection, name, change == "disable")
+                return {"notice": f"{change}d {name}"}
+        raise DprmError(f"unknown change {change[:32]!r}: disable, enable or rotate")
 
-        return await act(request, "ui-owner-grant", work)
+    return await act(request, f"ui-owner-{change[:16]}-analyst", work)
 
-    @router.get("/owner/audit", response_class=HTMLResponse)
-    async def audit_page(request: Request, analyst: str = "", action: str = "", outcome: str = "",
-                         errors: str = "", static: str = "", limit: int = 200) -> Response:
-        request.state.action = "ui-owner-audit"
-        found = await for_reading(request, "owner")
-        if isinstance(found, Response):
-            return found
-        limit = max(1, min(int(limit), MAX_AUDIT_ROWS))
-        filters = {"analyst": analyst[:128], "action": action[:128], "outcome": outcome[:64],
-                   "errors": errors == "on", "static": static == "on", "limit": limit}
-        rows = await run_in_threadpool(lambda: audit_rows(
-            request.app.state.db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
-            errors_only=filters["errors"], static_files=filters["static"], limit=limit))
-        return render(request, "owner_audit.html", session=found, rows=rows, filters=filters)
 
-    @router.get("/owner/jobs", response_class=HTMLResponse)
-    async def jobs_page(request: Request, status: str = "") -> Response:
-        from sqlalchemy import select
+@router.post("/owner/budgets", response_class=HTMLResponse)
+async def grant(request: Request) -> Response:
+    from sqlalchemy import select
 
-        from dprm.server.tables import analysts, datasets, jobs
+    from dprm.errors import ParameterError
+    from dprm.server import budget
+    from dprm.server.accounts import find_analyst
+    from dprm.server.tables import datasets
+    from dprm.server.units import epsilon_units, units_text
 
-        request.state.action = "ui-owner-jobs"
-        found = await for_reading(request, "owner")
-        if isinstance(found, Response):
-            return found
+    def work(form: dict[str, Any]) -> dict[str, Any]:
+        analyst = str(form.get("analyst", "")).strip()
+        dataset = str(form.get("dataset", "")).strip()
+        units = epsilon_units(str(form.get("epsilon", "")).strip(), "epsilon", allow_zero=True)
+        request.state.dataset = dataset[:128]
+        with request.app.state.db.write() as connection:
+            who = find_analyst(connection, analyst)
+            row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).first()
+            if row is None:
+                raise ParameterError(f"no dataset named {dataset!r}")
+            budget.set_budget(connection, who.id, row.id, units)
+            total, spent = budget.remaining(connection, who.id, row.id)
+        # the form keeps the analyst and dataset just granted: a second grant typed after
+        # this one must not silently go to the first analyst and dataset of the lists
+        return {"notice": f"{analyst} on {dataset}: total {units_text(total)}, spent {units_text(spent)}, "
+                          f"remaining {units_text(max(total - spent, 0))}",
+                "form": {"analyst": analyst, "dataset": dataset}}
 
-        def read() -> list[dict[str, Any]]:
-            query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
-                     .join(analysts, analysts.c.id == jobs.c.analyst_id)
-                     .join(datasets, datasets.c.id == jobs.c.dataset_id))
-            if status:
-                query = query.where(jobs.c.status == status)
-            with request.app.state.db.read() as connection:
-                return [_job_row(r) for r in connection.execute(query.order_by(jobs.c.id.desc()).limit(500)).all()]
+    return await act(request, "ui-owner-grant", work)
 
-        rows = await run_in_threadpool(read)
-        return render(request, "owner_jobs.html", session=found, jobs=rows, chosen_status=status[:16])
+
+@router.get("/owner/audit", response_class=HTMLResponse)
+async def audit_page(request: Request, analyst: str = "", action: str = "", outcome: str = "",
+                     errors: str = "", static: str = "", limit: int = 200) -> Response:
+    request.state.action = "ui-owner-audit"
+    found = await for_reading(request, "owner")
+    if isinstance(found, Response):
+        return found
+    limit = max(1, min(int(limit), MAX_AUDIT_ROWS))
+    filters = {"analyst": analyst[:128], "action": action[:128], "outcome": outcome[:64],
+               "errors": errors == "on", "static": static == "on", "limit": limit}
+    rows = await run_in_threadpool(lambda: audit_rows(
+        request.app.state.db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
+        errors_only=filters["errors"], static_files=filters["static"], limit=limit))
+    return render(request, "owner_audit.html", session=found, rows=rows, filters=filters)
+
+
+@router.get("/owner/jobs", response_class=HTMLResponse)
+async def jobs_page(request: Request, status: str = "") -> Response:
+    from sqlalchemy import select
+
+    from dprm.server.tables import analysts, datasets, jobs
+
+    request.state.action = "ui-owner-jobs"
+    found = await for_reading(request, "owner")
+    if isinstance(found, Response):
+        return found
+
+    def read() -> list[dict[str, Any]]:
+        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+                 .join(analysts, analysts.c.id == jobs.c.analyst_id)
+                 .join(datasets, datasets.c.id == jobs.c.dataset_id))
+        if status:
+            query = query.where(jobs.c.status == status)
+        with request.app.state.db.read() as connection:
+            return [_job_row(r) for r in connection.execute(query.order_by(jobs.c.id.desc()).limit(500)).all()]
+
+    rows = await run_in_threadpool(read)
+    return render(request, "owner_jobs.html", session=found, jobs=rows, chosen_status=status[:16])

@@ -1,4 +1,4 @@
-"""Public feature domains of a classifier and the integer codes the trees split on.
+"""The classifier's features: their public domains and the integer codes the trees split on.
 
 A private tree may only split on what the data owner declares public: the categories
 of a categorical feature, the bounds of a numeric one. Each feature becomes a column
@@ -38,39 +38,75 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dprm.data.attributes import Domain
 from dprm.errors import ParameterError
 
-__all__ = ["FeatureDomain", "learn_domains", "encode", "is_missing", "check_labels", "CATEGORICAL", "NUMERIC"]
+__all__ = ["FeatureEncoding", "learn_domains", "encode", "is_missing", "check_labels", "CATEGORICAL", "NUMERIC"]
 
 CATEGORICAL = "categorical"
 NUMERIC = "numeric"
 
 
 @dataclass(frozen=True)
-class FeatureDomain:
-    """The public domain of one feature.
+class FeatureEncoding:
+    """How one feature becomes integer codes: its name, kind, public domain and thresholds.
 
     Attributes
     ----------
     name : str
     kind : {"categorical", "numeric"}
-    categories : tuple or None
-        Declared categories (categorical features).
-    low, high : float or None
-        Public bounds (numeric features).
+    domain : dprm.data.attributes.Domain
+        The public domain, as the data layer declares it: the categories of a
+        categorical feature (any hashable labels here, in code order) or the
+        ``(low, high)`` bounds of a numeric one; ``declared`` is False when it was
+        read off the training data (then the model is not private).
     thresholds : numpy.ndarray or None
         Split thresholds inside the bounds (numeric features).
-    from_data : bool
-        The domain was read off the training data (not public).
+
+    Examples
+    --------
+    >>> FeatureEncoding.categorical("colour", ("red", "blue")).n_options
+    1
+    >>> f = FeatureEncoding.numeric("age", 0.0, 100.0, np.array([25.0, 50.0, 75.0]))
+    >>> f.low, f.high, f.from_data, f.describe(1)
+    (0.0, 100.0, False, 'in (25, 50]')
     """
 
     name: str
     kind: str
-    categories: tuple[Any, ...] | None = None
-    low: float | None = None
-    high: float | None = None
+    domain: Domain = Domain(declared=True)
     thresholds: np.ndarray | None = None
-    from_data: bool = False
+
+    @classmethod
+    def categorical(cls, name: str, categories: Sequence[Any], *, declared: bool = True) -> FeatureEncoding:
+        """A categorical feature over ``categories`` (code ``i`` is ``categories[i]``)."""
+        return cls(name, CATEGORICAL, Domain(categories=tuple(categories), declared=declared))
+
+    @classmethod
+    def numeric(cls, name: str, low: float, high: float, thresholds: np.ndarray, *,
+                declared: bool = True) -> FeatureEncoding:
+        """A numeric feature within ``[low, high]``, split at ``thresholds``."""
+        return cls(name, NUMERIC, Domain(bounds=(low, high), declared=declared), thresholds)
+
+    @property
+    def categories(self) -> tuple[Any, ...] | None:
+        """Declared categories (categorical features)."""
+        return self.domain.categories
+
+    @property
+    def low(self) -> float | None:
+        """Lower public bound (numeric features)."""
+        return None if self.domain.bounds is None else self.domain.bounds[0]
+
+    @property
+    def high(self) -> float | None:
+        """Upper public bound (numeric features)."""
+        return None if self.domain.bounds is None else self.domain.bounds[1]
+
+    @property
+    def from_data(self) -> bool:
+        """The domain was read off the training data (not public)."""
+        return not self.domain.declared
 
     @property
     def n_codes(self) -> int:
@@ -155,7 +191,7 @@ def learn_domains(
     categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any] | None] | None = None,
     bounds: Mapping[Any, tuple[float, float]] | Sequence[tuple[float, float] | None] | None = None,
     n_thresholds: int = 16,
-) -> tuple[list[FeatureDomain], list[str]]:
+) -> tuple[list[FeatureEncoding], list[str]]:
     """Domains of the columns of ``X``: declared where given, else read off the data.
 
     A column is categorical if ``categories`` declares it, numeric if ``bounds``
@@ -176,7 +212,7 @@ def learn_domains(
 
     Returns
     -------
-    domains : list of FeatureDomain
+    domains : list of FeatureEncoding
     reasons : list of str
         Why the model is not private (domains read off the data); empty if none.
 
@@ -188,7 +224,7 @@ def learn_domains(
     """
     _check_declared(categories, names, "categories")
     _check_declared(bounds, names, "bounds")
-    domains: list[FeatureDomain] = []
+    domains: list[FeatureEncoding] = []
     from_data: list[str] = []
     for position, name in enumerate(names):
         declared_categories = _column_spec(categories, position, name, "categories")
@@ -198,7 +234,7 @@ def learn_domains(
         column = X[:, position]
         if declared_categories is not None:
             values = check_labels(declared_categories, f"categories of column {name!r}")
-            domains.append(FeatureDomain(name, CATEGORICAL, categories=values))
+            domains.append(FeatureEncoding.categorical(name, values))
             continue
         present = list(pd.unique(pd.Series(column, dtype=object).dropna()))
         numbers = [_as_number(v) for v in present]
@@ -222,13 +258,13 @@ def learn_domains(
             # as a convex combination: high - low overflows for bounds near ±1.8e308
             share = np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
             grid = low * (1 - share) + high * share
-            domains.append(FeatureDomain(name, NUMERIC, low=low, high=high, thresholds=grid, from_data=read))
+            domains.append(FeatureEncoding.numeric(name, low, high, grid, declared=not read))
         else:
             try:
                 values = tuple(sorted(set(present)))
             except TypeError:
                 values = tuple(sorted(set(present), key=repr))
-            domains.append(FeatureDomain(name, CATEGORICAL, categories=values, from_data=True))
+            domains.append(FeatureEncoding.categorical(name, values, declared=False))
             from_data.append(name)
     reasons = []
     if from_data:
@@ -239,14 +275,14 @@ def learn_domains(
     return domains, reasons
 
 
-def encode(X: np.ndarray, domains: Sequence[FeatureDomain], *, strict: bool) -> np.ndarray:
+def encode(X: np.ndarray, domains: Sequence[FeatureEncoding], *, strict: bool) -> np.ndarray:
     """Integer codes, shape ``(n_rows, n_features)``, int32 (module docstring).
 
     Parameters
     ----------
     X : numpy.ndarray
         Same columns as the domains.
-    domains : sequence of FeatureDomain
+    domains : sequence of FeatureEncoding
     strict : bool
         True when fitting: a value outside its declared domain (an unknown category,
         a number outside the bounds, a non-finite number) raises. False when

@@ -77,7 +77,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from dprm.privacy import MetropolisChain, StructuredDraw
-from dprm.trees.encoding import CATEGORICAL, FeatureDomain
+from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding
 
 __all__ = [
     "SubtreeSpace",
@@ -145,11 +145,11 @@ class SubtreeSpace:
     Attributes
     ----------
     codes : numpy.ndarray, shape (n_rows, n_features), int32
-        Feature codes (:mod:`dprm.trees.encoding`).
+        Feature codes (:mod:`dprm.classifier.encoding`).
     y : numpy.ndarray of int
         Class index of each row.
     n_classes : int
-    domains : sequence of FeatureDomain
+    domains : sequence of FeatureEncoding
     score : {"majority", "gini"}
     eta : float
         Inverse temperature of the release (``ε/R``, from the :class:`StructuredDraw`
@@ -174,7 +174,7 @@ class SubtreeSpace:
     codes: np.ndarray
     y: np.ndarray
     n_classes: int
-    domains: Sequence[FeatureDomain]
+    domains: Sequence[FeatureEncoding]
     score: str = "majority"
     eta: float = 1.0
     allow_leaves: bool = True
@@ -607,7 +607,7 @@ def _mark_final(space: SubtreeSpace, node: GrowNode, boundary: int) -> None:
             u.final = u.depth < boundary or not space.options(u.used)
 
 
-def exact_work(domains: Sequence[FeatureDomain], depth: int, categorical_splits: str = "multiway") -> float:
+def exact_work(domains: Sequence[FeatureEncoding], depth: int, categorical_splits: str = "multiway") -> float:
     """Data-independent bound on the child nodes an exact draw of depth ``depth`` visits.
 
     Every option path of length ``ℓ < depth`` is followed into every child; the
@@ -615,11 +615,11 @@ def exact_work(domains: Sequence[FeatureDomain], depth: int, categorical_splits:
 
     Examples
     --------
-    >>> from dprm.trees.encoding import FeatureDomain
-    >>> ds = [FeatureDomain(f"a{i}", "categorical", categories=("y", "n")) for i in range(16)]
+    >>> from dprm.classifier.encoding import FeatureEncoding
+    >>> ds = [FeatureEncoding.categorical(f"a{i}", ("y", "n")) for i in range(16)]
     >>> exact_work(ds, 1), exact_work(ds, 2)
     (1.0, 49.0)
-    >>> three = [FeatureDomain("c", "categorical", categories=("x", "y", "z"))]
+    >>> three = [FeatureEncoding.categorical("c", ("x", "y", "z"))]
     >>> exact_work(three, 2, "multiway"), exact_work(three, 2, "binary"), exact_work(three, 2, "both")
     (5.0, 10.0, 17.0)
     """

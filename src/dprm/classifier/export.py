@@ -1,4 +1,4 @@
-"""Text form of a fitted :class:`~dprm.trees.DPDecisionTreeClassifier`.
+"""Text form of a fitted :class:`~dprm.classifier.DPDecisionTreeClassifier`.
 
 Only what the fit released is shown: the splits, and per node the noisy class
 counts and the label it gives (nothing exact).
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dprm.trees.encoding import CATEGORICAL
+from dprm.classifier.encoding import CATEGORICAL
 
 __all__ = ["export_text"]
 
@@ -30,7 +30,7 @@ def export_text(clf: Any, *, decimals: int = 0, show_counts: bool = True) -> str
     Examples
     --------
     >>> import numpy as np
-    >>> from dprm.trees import DPDecisionTreeClassifier
+    >>> from dprm.classifier import DPDecisionTreeClassifier
     >>> X = np.array([["a"], ["b"]] * 200, dtype=object)
     >>> y = np.array(["yes", "no"] * 200)
     >>> clf = DPDecisionTreeClassifier(epsilon=2.0, max_depth=1, random_state=1,

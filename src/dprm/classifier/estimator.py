@@ -4,7 +4,7 @@ Algorithm (the paper's Algorithm 1)
 -----------------------------------
 The tree of depth at most ``max_depth = D`` is grown in *computations*: each grows
 the subtree of depth at most ``embedding_depth = d`` below every open node with one
-exponential-mechanism release over all such subtrees (:mod:`dprm.trees.subtree_search`,
+exponential-mechanism release over all such subtrees (:mod:`dprm.classifier.subtree_search`,
 exact or by MCMC). ``d = 1`` is the one-step algorithm of Friedman & Schuster; ``d = D``
 embeds the whole tree in one computation (the paper counts layers of nodes, so its
 "whole tree" ``d + 1 = D`` is ``d = max_depth`` here, with the same ``ε/2`` split).
@@ -32,7 +32,7 @@ to the leaves instead.
 
   - the leaves' labels are part of the candidates (``leaf_labels="joint"``): the
     score of a labelled subtree is the number of rows its labels get right
-    (:mod:`dprm.trees.subtree_search`), whose change between neighbours lies in
+    (:mod:`dprm.classifier.subtree_search`), whose change between neighbours lies in
     ``[0, 1]`` for every candidate, so the release is ``exp(ε_j score)``: a quarter
     of the paper's temperature, and no separate leaf budget (each computation gets
     ``ε / k``). ``leaf_labels="noisy-counts"`` keeps a leaf release with
@@ -71,18 +71,33 @@ data instead of declared.
 from __future__ import annotations
 
 import math
-import numbers
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding, check_labels, encode, learn_domains
+from dprm.classifier.fitted_tree import FittedTree
+from dprm.classifier.parameters import (
+    AUTO_EXACT_WORK,
+    LEAF_COST,
+    LEAF_PRIOR,
+    LEAF_SHARE,
+    LEVEL_DECAY,
+    MAX_EXACT_WORK,
+    MAX_NODES,
+    PARAMETERS,
+    STEPS_PER_LEVEL,
+    KeywordParam,
+    checked_parameters,
+)
+from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work, mcmc_subtree
 from dprm.errors import ParameterError
 from dprm.privacy import (
     Accountant,
@@ -93,165 +108,9 @@ from dprm.privacy import (
     SeededNoise,
     StructuredDraw,
     StructuredExponentialMechanism,
-    as_epsilon,
-)
-from dprm.privacy.budget import check_epsilon_range
-from dprm.trees.encoding import CATEGORICAL, FeatureDomain, check_labels, encode, learn_domains
-from dprm.trees.subtree_search import (
-    GrowNode,
-    SubtreeSpace,
-    exact_subtree,
-    exact_work,
-    mcmc_subtree,
 )
 
-__all__ = ["DPDecisionTreeClassifier", "FittedTree", "VARIANTS", "SEARCHES"]
-
-VARIANTS = ("dprm", "paper")
-SEARCHES = ("auto", "exhaustive", "mcmc")
-MCMC_STOPS = ("fixed", "variance")
-#: Share of ε for the leaves' noisy counts in ``variant="dprm"``.
-LEAF_SHARE = Fraction(1, 3)
-#: Ratio of the budgets of consecutive computations on a branch in ``variant="dprm"``.
-LEVEL_DECAY = Fraction(1, 2)
-#: Cost of a leaf in the dprm score, in units of the leaves' noise scale ``1/ε_leaves``.
-LEAF_COST = 0.5
-#: Base-measure weight of staying a leaf in the dprm variant.
-LEAF_PRIOR = 0.8
-CATEGORICAL_SPLITS = ("auto", "multiway", "binary", "both")
-LEAF_LABELS = ("auto", "joint", "noisy-counts")
-#: ``search="auto"`` draws exactly up to this :func:`~dprm.trees.subtree_search.exact_work`.
-AUTO_EXACT_WORK = 5_000
-#: ``search="exhaustive"`` is refused beyond this work (use MCMC).
-MAX_EXACT_WORK = 200_000
-#: Largest ``max_depth``.
-MAX_DEPTH = 30
-#: MCMC steps per computation by default, per level of its subtree.
-STEPS_PER_LEVEL = 2_000
-#: Largest number of tree nodes (complete subtrees of ``variant="paper"`` grow fast).
-MAX_NODES = 2_000_000
-
-
-class FittedTree:
-    """The released tree in flat arrays (what a fitted classifier keeps).
-
-    Attributes
-    ----------
-    feature : ndarray of int
-        Feature split on at each node, ``-1`` at leaves.
-    threshold : ndarray of int
-        Threshold index of a numeric split, ``-1`` otherwise.
-    child_start, n_children : ndarray of int
-        The node's children are ``children[child_start : child_start + n_children]``.
-    children : ndarray of int
-    parent, depth : ndarray of int
-    noisy_counts : ndarray, shape (n_nodes, n_classes)
-        Noisy class counts (leaves released, inner nodes summed from their leaves).
-    proba : ndarray, shape (n_nodes, n_classes)
-        Class probabilities of rows that end at each node (:meth:`set_counts`).
-    """
-
-    def __init__(self, nodes: list[GrowNode], index: dict[int, int]) -> None:
-        n = len(nodes)
-        self.feature = np.full(n, -1, dtype=np.int64)
-        self.threshold = np.full(n, -1, dtype=np.int64)
-        self.child_start = np.zeros(n, dtype=np.int64)
-        self.n_children = np.zeros(n, dtype=np.int64)
-        self.parent = np.full(n, -1, dtype=np.int64)
-        self.depth = np.zeros(n, dtype=np.int64)
-        children: list[int] = []
-        for i, node in enumerate(nodes):
-            self.depth[i] = node.depth
-            if node.option is not None:
-                self.feature[i], self.threshold[i] = node.option
-                self.child_start[i] = len(children)
-                self.n_children[i] = len(node.children)
-                for child in node.children:
-                    j = index[id(child)]
-                    children.append(j)
-                    self.parent[j] = i
-        self.children = np.asarray(children, dtype=np.int64)
-        self.noisy_counts = np.zeros((n, 0))
-        self.proba = np.zeros((n, 0))
-
-    @property
-    def node_count(self) -> int:
-        return int(self.feature.size)
-
-    @property
-    def leaves(self) -> np.ndarray:
-        return np.flatnonzero(self.feature < 0)
-
-    def set_counts(self, leaf_counts: np.ndarray, min_rows: float, prior_weight: float) -> None:
-        """Post-process the leaves' noisy counts into the tree's labels (free).
-
-        Inner nodes get the sums of their leaves' noisy counts; an inner node whose
-        noisy row count is below ``min_rows`` becomes a leaf (its subtree is pruned);
-        each node's class probabilities are its clipped noisy counts shrunk towards
-        its parent's probabilities with ``prior_weight`` pseudo-rows.
-        """
-        n = self.node_count
-        counts = np.zeros((n, leaf_counts.shape[1]), dtype=np.float64)
-        counts[self.leaves] = leaf_counts
-        by_depth = np.argsort(self.depth, kind="stable")
-        for i in by_depth[::-1]:
-            if self.parent[i] >= 0:
-                counts[self.parent[i]] += counts[i]
-        self.noisy_counts = counts
-        clipped = np.clip(counts, 0.0, None)
-        totals = clipped.sum(axis=1)
-        n_classes = counts.shape[1]
-        proba = np.empty_like(clipped)
-        for i in by_depth:
-            p = self.parent[i]
-            if p >= 0 and self.feature[p] < 0:  # below a pruned node
-                self.feature[i] = -1
-            if self.feature[i] >= 0 and counts[i].sum() < min_rows:
-                self.feature[i] = -1
-            prior = np.full(n_classes, 1.0 / n_classes) if p < 0 else proba[p]
-            proba[i] = (clipped[i] + prior_weight * prior) / (totals[i] + prior_weight)
-        self.proba = proba
-
-    def set_labels(self, leaf_labels: np.ndarray, n_classes: int) -> None:
-        """Labels released with the structure: each leaf predicts its label."""
-        self.noisy_counts = np.zeros((self.node_count, 0))
-        proba = np.full((self.node_count, n_classes), 1.0 / n_classes)
-        proba[self.leaves] = np.eye(n_classes)[leaf_labels]
-        self.proba = proba
-
-    def apply(self, codes: np.ndarray, domains: Sequence[FeatureDomain]) -> np.ndarray:
-        """The leaf each row ends at."""
-        n_rows = codes.shape[0]
-        node = np.zeros(n_rows, dtype=np.int64)
-        categorical = np.array([d.kind == CATEGORICAL for d in domains] + [False])
-        missing = np.array([d.missing_code for d in domains] + [0])
-        while True:
-            f = self.feature[node]
-            moving = np.flatnonzero(f >= 0)
-            if moving.size == 0:
-                return node
-            fm = f[moving]
-            code = codes[moving, fm]
-            is_cat = categorical[fm]
-            miss = code == missing[fm]
-            threshold = self.threshold[node[moving]]
-            multiway = is_cat & (threshold < 0)
-            binary_cat = is_cat & (threshold >= 0)
-            below = np.where(binary_cat, code == threshold, code <= threshold)
-            two_way = np.where(miss, 2, np.where(below, 0, 1))
-            # a category the schema does not know goes where missing values go
-            unknown_to_missing = np.where(code < 0, self.n_children[node[moving]] - 1, code)
-            child = np.where(multiway, unknown_to_missing, two_way)
-            node[moving] = self.children[self.child_start[node[moving]] + child]
-
-
-def _check_int(value: Any, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ParameterError(f"{name} must be an integer, got {value!r}")
-    if not low <= int(value) <= high:
-        raise ParameterError(f"{name} must be in [{low}, {high}], got {value}")
-    return int(value)
-
+__all__ = ["DPDecisionTreeClassifier"]
 
 class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     """Differentially private decision tree with embedding depths (Bai et al. 2017).
@@ -311,7 +170,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
     n_features_in_ : int
     feature_names_in_ : ndarray of str (DataFrame input only)
-    domains_ : list of FeatureDomain
+    domains_ : list of FeatureEncoding
     tree_ : FittedTree
     ledger_ : list of dict
     privacy_spent_ : float
@@ -335,6 +194,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     (1.0, 'none')
     """
 
+    #: name → :class:`~dprm.params.KeywordParam` of every ``__init__`` parameter.
+    parameter_specs: ClassVar[dict[str, KeywordParam]] = PARAMETERS
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -354,22 +216,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         accountant: Accountant | None = None,
         random_state: int | None = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.embedding_depth = embedding_depth
-        self.search = search
-        self.mcmc_steps = mcmc_steps
-        self.mcmc_stop = mcmc_stop
-        self.min_samples_split = min_samples_split
-        self.bounds = bounds
-        self.categories = categories
-        self.classes = classes
-        self.n_thresholds = n_thresholds
-        self.categorical_splits = categorical_splits
-        self.leaf_labels = leaf_labels
-        self.variant = variant
-        self.accountant = accountant
-        self.random_state = random_state
+        values = locals()
+        for name in self.parameter_specs:  # stored as given (scikit-learn), checked by fit
+            setattr(self, name, values[name])
 
     def __sklearn_tags__(self):  # noqa: D105 - scikit-learn protocol
         tags = super().__sklearn_tags__()
@@ -380,41 +229,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # -- parameters -------------------------------------------------------------------
     def _checked_parameters(self) -> dict[str, Any]:
-        epsilon = as_epsilon(self.epsilon)
-        check_epsilon_range(epsilon)
-        max_depth = _check_int(self.max_depth, "max_depth", 1, MAX_DEPTH)
-        if isinstance(self.embedding_depth, numbers.Integral) and not isinstance(self.embedding_depth, bool):
-            if self.embedding_depth > max_depth:
-                raise ParameterError(
-                    f"embedding_depth ({self.embedding_depth}) must not exceed max_depth ({max_depth})"
-                )
-        d = _check_int(self.embedding_depth, "embedding_depth", 1, max_depth)
-        if self.search not in SEARCHES:
-            raise ParameterError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
-        if self.variant not in VARIANTS:
-            raise ParameterError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
-        if self.categorical_splits not in CATEGORICAL_SPLITS:
-            raise ParameterError(
-                f"categorical_splits must be one of {', '.join(CATEGORICAL_SPLITS)}, got {self.categorical_splits!r}"
-            )
-        if self.leaf_labels not in LEAF_LABELS:
-            raise ParameterError(f"leaf_labels must be one of {', '.join(LEAF_LABELS)}, got {self.leaf_labels!r}")
-        if self.mcmc_stop not in MCMC_STOPS:
-            raise ParameterError(f"mcmc_stop must be one of {', '.join(MCMC_STOPS)}, got {self.mcmc_stop!r}")
-        steps = None if self.mcmc_steps is None else _check_int(self.mcmc_steps, "mcmc_steps", 1, 10_000_000)
-        if not (self.min_samples_split == "auto" or (
-            isinstance(self.min_samples_split, numbers.Real)
-            and not isinstance(self.min_samples_split, bool)
-            and math.isfinite(self.min_samples_split)
-            and self.min_samples_split >= 0
-        )):
-            raise ParameterError(f"min_samples_split must be 'auto' or a number >= 0, got {self.min_samples_split!r}")
-        n_thresholds = _check_int(self.n_thresholds, "n_thresholds", 1, 1024)
-        if self.accountant is not None and not isinstance(self.accountant, Accountant):
-            raise ParameterError("accountant must be a dprm.privacy.Accountant")
-        if self.random_state is not None:
-            _check_int(self.random_state, "random_state", 0, 2**63 - 1)
-        return {"epsilon": epsilon, "max_depth": max_depth, "d": d, "steps": steps, "n_thresholds": n_thresholds}
+        """Every parameter validated from :data:`~dprm.classifier.parameters.PARAMETERS`."""
+        return checked_parameters({name: getattr(self, name) for name in self.parameter_specs})
 
     # -- fitting --------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
@@ -597,7 +413,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             return self.categorical_splits
         return "multiway" if self.variant == "paper" else "binary"
 
-    def _search(self, domains: Sequence[FeatureDomain], d: int) -> str:
+    def _search(self, domains: Sequence[FeatureEncoding], d: int) -> str:
         work = exact_work(domains, d, self._categorical_splits())
         if self.search == "exhaustive":
             if work > MAX_EXACT_WORK:
@@ -610,7 +426,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             return "mcmc"
         return "exhaustive" if work <= AUTO_EXACT_WORK else "mcmc"
 
-    def _check_size(self, domains: Sequence[FeatureDomain], max_depth: int) -> None:
+    def _check_size(self, domains: Sequence[FeatureEncoding], max_depth: int) -> None:
         if self.variant != "paper":
             return
         widest = max((d.n_codes + 1 if d.kind == CATEGORICAL else 3) for d in domains)

@@ -1,0 +1,144 @@
+"""The parameters of :class:`~dprm.classifier.DPDecisionTreeClassifier`: one table, and their limits.
+
+Each ``__init__`` keyword is a :class:`~dprm.params.KeywordParam` in :data:`PARAMETERS`
+(its meaning, type and allowed values); :func:`checked_parameters` validates them all
+before any data is read or any budget is spent, and returns the values ``fit`` uses.
+The declared domains (``bounds``, ``categories``, ``classes``) are checked against the
+data's columns in :func:`dprm.classifier.encoding.learn_domains`.
+
+Examples
+--------
+>>> from dprm.classifier import DPDecisionTreeClassifier
+>>> values = DPDecisionTreeClassifier(embedding_depth=2).get_params()
+>>> checked_parameters(values)["d"]
+2
+>>> checked_parameters({**values, "embedding_depth": 6})
+Traceback (most recent call last):
+...
+dprm.errors.ParameterError: embedding_depth (6) must not exceed max_depth (5)
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+from dprm.errors import ParameterError
+from dprm.params import KeywordParam, parameter_table
+from dprm.privacy import Accountant, as_epsilon
+
+__all__ = [
+    "PARAMETERS",
+    "checked_parameters",
+    "VARIANTS",
+    "SEARCHES",
+    "MCMC_STOPS",
+    "CATEGORICAL_SPLITS",
+    "LEAF_LABELS",
+    "LEAF_SHARE",
+    "LEVEL_DECAY",
+    "LEAF_COST",
+    "LEAF_PRIOR",
+    "AUTO_EXACT_WORK",
+    "MAX_EXACT_WORK",
+    "MAX_DEPTH",
+    "STEPS_PER_LEVEL",
+    "MAX_NODES",
+]
+
+VARIANTS = ("dprm", "paper")
+SEARCHES = ("auto", "exhaustive", "mcmc")
+MCMC_STOPS = ("fixed", "variance")
+CATEGORICAL_SPLITS = ("auto", "multiway", "binary", "both")
+LEAF_LABELS = ("auto", "joint", "noisy-counts")
+#: Share of ε for the leaves' noisy counts in ``variant="dprm"``.
+LEAF_SHARE = Fraction(1, 3)
+#: Ratio of the budgets of consecutive computations on a branch in ``variant="dprm"``.
+LEVEL_DECAY = Fraction(1, 2)
+#: Cost of a leaf in the dprm score, in units of the leaves' noise scale ``1/ε_leaves``.
+LEAF_COST = 0.5
+#: Base-measure weight of staying a leaf in the dprm variant.
+LEAF_PRIOR = 0.8
+#: ``search="auto"`` draws exactly up to this :func:`~dprm.classifier.subtree_search.exact_work`.
+AUTO_EXACT_WORK = 5_000
+#: ``search="exhaustive"`` is refused beyond this work (use MCMC).
+MAX_EXACT_WORK = 200_000
+#: Largest ``max_depth``.
+MAX_DEPTH = 30
+#: MCMC steps per computation by default, per level of its subtree.
+STEPS_PER_LEVEL = 2_000
+#: Largest number of tree nodes (complete subtrees of ``variant="paper"`` grow fast).
+MAX_NODES = 2_000_000
+
+
+def _check_accountant(value: Any) -> None:
+    if value is not None and not isinstance(value, Accountant):
+        raise ParameterError("accountant must be a dprm.privacy.Accountant")
+
+
+#: name → spec of every ``__init__`` keyword, in the order they are checked.
+PARAMETERS: dict[str, KeywordParam] = parameter_table(
+    KeywordParam("epsilon", "Privacy budget of the fit (an accountant given is charged instead)", "epsilon",
+                 unit="ε"),
+    KeywordParam("max_depth", "Levels of splits at most (root at depth 0)", "int", unit="levels", low=1,
+                 high=MAX_DEPTH),
+    # its upper limit is max_depth (checked_parameters)
+    KeywordParam("embedding_depth", "Levels grown by one private computation; max_depth grows the whole tree "
+                 "in one", "int", unit="levels", low=1, high=MAX_DEPTH),
+    KeywordParam("search", "Exact draw over all subtrees, Metropolis-Hastings, or exact when its work bound is "
+                 "small", "choice", choices=SEARCHES),
+    KeywordParam("variant", "dprm's scores and budget split, or the paper's", "choice", choices=VARIANTS),
+    KeywordParam("categorical_splits", "Split a categorical feature into all its categories, one category "
+                 "against the others, or either", "choice", choices=CATEGORICAL_SPLITS),
+    KeywordParam("leaf_labels", "Draw the leaves' labels in the structure's release, or release noisy class "
+                 "counts of the leaves", "choice", choices=LEAF_LABELS),
+    KeywordParam("mcmc_stop", "Stop each chain after its steps, or also once its scores' variance is small "
+                 "(data-dependent)", "choice", choices=MCMC_STOPS),
+    KeywordParam("mcmc_steps", "Steps of each MCMC chain (none: 2,000 per level of the subtree)", "int",
+                 unit="steps", low=1, high=10_000_000, none=True),
+    KeywordParam("min_samples_split", "With noisy-count leaves: an inner node whose noisy row count is below "
+                 "this becomes a leaf (auto: the noise's standard deviation)", "float", unit="rows", low=0,
+                 auto=True, allowed="'auto' or a number >= 0"),
+    KeywordParam("n_thresholds", "Candidate thresholds per numeric feature, evenly inside its bounds", "int",
+                 unit="thresholds", low=1, high=1024),
+    KeywordParam("accountant", "Charged for the fit (its remaining budget must cover epsilon); a new one with "
+                 "epsilon otherwise", "object", none=True, allowed="a dprm.privacy.Accountant or none",
+                 check=_check_accountant),
+    KeywordParam("random_state", "Seed of reproducible (not private) noise; none: secure noise", "int", low=0,
+                 high=2**63 - 1, none=True),
+    KeywordParam("bounds", "Public (low, high) of numeric features, by name or position", "object", none=True),
+    KeywordParam("categories", "Public categories of categorical features, by name or position", "object",
+                 none=True),
+    KeywordParam("classes", "Public class labels (read off the target otherwise: then not private)", "object",
+                 none=True),
+)
+
+def checked_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate every parameter (a :class:`~dprm.errors.ParameterError` names the first bad one).
+
+    Parameters
+    ----------
+    values : mapping
+        Every keyword of :data:`PARAMETERS` and its value.
+
+    Returns
+    -------
+    dict
+        What ``fit`` uses: ``epsilon`` (a Fraction), ``max_depth``, ``d`` (the
+        embedding depth), ``steps`` (MCMC steps or None) and ``n_thresholds``.
+    """
+    for name, spec in PARAMETERS.items():
+        value = values[name]
+        if name == "embedding_depth":
+            max_depth = int(values["max_depth"])  # valid: checked before
+            if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > max_depth:
+                raise ParameterError(f"embedding_depth ({value}) must not exceed max_depth ({max_depth})")
+            spec = replace(spec, high=max_depth)
+        spec.validate(value)
+    steps = values["mcmc_steps"]
+    return {"epsilon": as_epsilon(values["epsilon"]), "max_depth": int(values["max_depth"]),
+            "d": int(values["embedding_depth"]), "steps": None if steps is None else int(steps),
+            "n_thresholds": int(values["n_thresholds"])}

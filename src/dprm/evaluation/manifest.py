@@ -1,0 +1,309 @@
+"""An experiment's directory: its manifest, its lock, its run files and resuming.
+
+Layout of the output directory ``DIR``::
+
+    DIR/experiment.json                     the manifest (what the experiment is)
+    DIR/runs/ALGORITHM/EPSILON/RUN.json     each finished run: the spec's document
+                                            with a top-level "run" block (seed, seconds,
+                                            peak_mb, rows, ...); EPSILON is "none" for
+                                            a non-private algorithm
+    DIR/runs/ALGORITHM/EPSILON/RUN.failed.json   a run that raised (redone on restart)
+    DIR/redescriptions.csv                  one row per redescription of every run,
+                                            noisy and true statistics
+    DIR/runs.csv                            one row per run
+    DIR/summary.csv, DIR/mann_whitney.csv   the papers' tables (dprm.evaluation.tables)
+
+Resuming. A run's JSON is written atomically (temporary file, then
+:func:`os.replace`) only when it has finished, so after an interruption (Ctrl-C, a
+kill, a crash) a restart skips exactly the finished runs and redoes the others.
+The manifest decides whether ``DIR`` holds *the same* experiment: the same data
+(by content: SHA-256 of the files, so moved files are fine), types file, id
+column, parameters and master seed. Anything else is refused in one line.
+The same experiment may be *extended*: more algorithms, more budgets or more runs
+of a budget; the manifest then records the union, and every unfinished run of the
+union is run (per-run seeds do not depend on which other runs exist, so the old
+runs stay valid). ``alpha`` and ``timeout`` only shape the tables and the baselines'
+limits: the latest values are recorded. A lock file (``DIR/.lock``) keeps two runners out of one DIR.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import hashlib
+import json
+import math
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from dprm.errors import DprmError
+from dprm.files import write_atomic
+from dprm.evaluation.algorithms import is_private, run_seed
+from dprm.evaluation.budgets import NO_EPSILON, Budget, epsilon_label, format_budgets, parse_budgets
+
+__all__ = [
+    "EXPERIMENT_FORMAT",
+    "NOISE_NOTE",
+    "RunRecord",
+    "read_manifest",
+]
+
+#: The format tag of ``experiment.json``.
+EXPERIMENT_FORMAT = "dprm.experiment/1"
+
+
+#: What the manifest and the CLI say about the noise of the runs.
+NOISE_NOTE = ("seeded noise: every run is reproducible from its seed; the results are for "
+              "evaluation and are not private releases")
+
+
+_LOCK_NAME = ".lock"
+
+
+_MANIFEST_NAME = "experiment.json"
+
+
+@dataclass
+class RunRecord:
+    """One run of an experiment, as a row of ``runs.csv``."""
+
+    algorithm: str
+    epsilon: float | None
+    run: int
+    seed: int
+    seconds: float = math.nan
+    peak_mb: float = math.nan
+    returned: int | None = None
+    kept: int | None = None
+    rows: int | None = None
+    status: str = "pending"
+    message: str = ""
+
+    @property
+    def label(self) -> str:
+        """The epsilon's directory name (``"none"`` for a non-private run)."""
+        return epsilon_label(self.epsilon)
+
+    def row(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["epsilon"] = math.nan if self.epsilon is None else self.epsilon
+        return out
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text)
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_entry(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    return {"path": path, "sha256": _sha256(path), "bytes": os.path.getsize(path)}
+
+
+def read_manifest(out_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest ``experiment.json`` of an experiment directory.
+
+    Raises
+    ------
+    DprmError
+        When it is missing or not an experiment manifest.
+    """
+    path = Path(out_dir) / _MANIFEST_NAME
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DprmError(f"{out_dir}: holds no experiment ({_MANIFEST_NAME} is missing)") from None
+    except (OSError, ValueError) as err:
+        raise DprmError(f"{path}: cannot read the experiment manifest ({err})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != EXPERIMENT_FORMAT:
+        raise DprmError(f"{path}: not a dprm experiment manifest (format {EXPERIMENT_FORMAT})")
+    return manifest
+
+
+def _identity(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """What makes two manifests the same experiment (see the module docstring)."""
+    data = manifest["data"]
+    return {
+        "left": data["left"]["sha256"],
+        "right": data["right"]["sha256"],
+        "types": None if data.get("types") is None else data["types"]["sha256"],
+        "id_column": data.get("id_column"),
+        "parameters": manifest.get("parameters", {}),
+        "seed": manifest.get("seed"),
+    }
+
+
+def _describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    for key, what in (("left", "left data"), ("right", "right data"), ("types", "types file"),
+                      ("id_column", "id column"), ("parameters", "parameters"), ("seed", "master seed")):
+        if old[key] != new[key]:
+            if key == "seed":
+                return f"master seed {old[key]}, not {new[key]}"
+            if key == "parameters":
+                return f"parameters {json.dumps(old[key], sort_keys=True)}"
+            return f"other {what}"
+    return "another experiment"
+
+
+def _merge_manifest(old: Mapping[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    if old is None:
+        return new
+    algorithms = list(old["algorithms"]) + [a for a in new["algorithms"] if a not in old["algorithms"]]
+    runs: dict[float, int] = {}
+    for spec in (old["budgets"], new["budgets"]):
+        for budget in parse_budgets(spec, option="experiment.json budgets"):
+            runs[budget.epsilon] = max(runs.get(budget.epsilon, 0), budget.runs)
+    merged = dict(new)
+    merged["algorithms"] = algorithms
+    merged["budgets"] = format_budgets([Budget(e, r) for e, r in runs.items()])
+    merged["created"] = old.get("created", new["created"])
+    return merged
+
+
+def _new_manifest(config: Any, old: Mapping[str, Any] | None, out_dir: Path) -> dict[str, Any]:
+    """The manifest of ``config`` (an ``ExperimentConfig``), merged with ``old``'s when it is the same experiment.
+
+    Raises
+    ------
+    DprmError
+        When ``old`` is incomplete or describes another experiment.
+    """
+    manifest = {
+        "format": EXPERIMENT_FORMAT,
+        "data": {"left": _file_entry(str(config.left)), "right": _file_entry(str(config.right)),
+                 "types": _file_entry(None if config.types is None else str(config.types)),
+                 "id_column": config.id_column},
+        "algorithms": list(config.algorithms),
+        "budgets": format_budgets(list(config.budgets)),
+        "parameters": json.loads(json.dumps(config.parameters)),  # as it reads back
+        "seed": config.seed,
+        "alpha": config.alpha,
+        "timeout": config.timeout,
+        "noise": NOISE_NOTE,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    if old is not None:
+        if manifest["seed"] is None:
+            manifest["seed"] = old.get("seed")
+        try:
+            old_identity = _identity(old)
+        except (KeyError, TypeError):
+            raise DprmError(f"{out_dir / _MANIFEST_NAME}: not a complete experiment manifest") from None
+        new_identity = _identity(manifest)
+        if old_identity != new_identity:
+            raise DprmError(f"{out_dir}: holds another experiment ({_describe_difference(old_identity, new_identity)}); "
+                            "choose another --out")
+    if manifest["seed"] is None:
+        manifest["seed"] = secrets.randbits(63)
+    manifest = _merge_manifest(old, manifest)
+    from dprm import __version__
+
+    manifest["dprm_version"] = __version__
+    return manifest
+
+
+class _DirectoryLock:
+    """An exclusive ``flock`` on ``DIR/.lock`` (released when the process ends)."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = out_dir / _LOCK_NAME
+        self.handle = None
+
+    def __enter__(self) -> "_DirectoryLock":
+        self.handle = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.handle.close()
+            raise DprmError(f"{self.path.parent}: another dprm evaluate is running in this directory") from None
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.handle.write(f"{os.getpid()}\n")
+        self.handle.flush()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.handle is not None:
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+            self.handle.close()
+
+
+def _prepare_directory(out_dir: Path) -> dict[str, Any] | None:
+    """Check ``out_dir`` before any work; the existing manifest, if any."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise DprmError(f"{out_dir}: exists and is not a directory")
+    if not out_dir.exists():
+        if not out_dir.parent.exists():
+            raise DprmError(f"{out_dir}: directory {out_dir.parent} does not exist")
+        return None
+    if (out_dir / _MANIFEST_NAME).exists():
+        return read_manifest(out_dir)
+    leftovers = [p.name for p in out_dir.iterdir() if p.name != _LOCK_NAME]
+    if leftovers:
+        raise DprmError(f"{out_dir}: not empty and holds no experiment ({_MANIFEST_NAME}); choose another --out")
+    return None
+
+
+def _run_path(out_dir: Path, algorithm: str, label: str, run: int) -> Path:
+    return out_dir / "runs" / algorithm / label / f"{run}.json"
+
+
+def _failed_path(path: Path) -> Path:
+    return path.with_name(f"{path.stem}.failed.json")
+
+
+def _plan(manifest: Mapping[str, Any], out_dir: Path) -> list[RunRecord]:
+    """Every run of the experiment, in a stable order (algorithm, budget, run)."""
+    budgets = parse_budgets(manifest["budgets"], option="experiment.json budgets")
+    seed = int(manifest["seed"])
+    plan: list[RunRecord] = []
+    for algorithm in manifest["algorithms"]:
+        if is_private(algorithm):
+            for budget in budgets:
+                for run in range(budget.runs):
+                    plan.append(RunRecord(algorithm, budget.epsilon, run, run_seed(seed, algorithm, budget.label, run)))
+        else:
+            plan.append(RunRecord(algorithm, None, 0, run_seed(seed, algorithm, NO_EPSILON, 0)))
+    return plan
+
+
+def _unfinished_algorithms(manifest: Mapping[str, Any], out_dir: Path) -> list[str]:
+    """The algorithms of ``manifest`` with a run not finished in ``out_dir`` (in the manifest's order)."""
+    try:
+        plan = _plan(manifest, out_dir)
+    except (KeyError, TypeError, ValueError, DprmError):
+        return []  # an incomplete manifest is refused later, with its own message
+    unfinished = {p.algorithm for p in plan if _finished(_run_path(out_dir, p.algorithm, p.label, p.run)) is None}
+    return [a for a in manifest.get("algorithms", []) if a in unfinished]
+
+
+def _finished(path: Path) -> dict[str, Any] | None:
+    """The document of a finished run, or None (missing, unreadable or without its run block)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("run"), dict):
+        return None
+    return document
+
+
+def _record_from(document: Mapping[str, Any], planned: RunRecord) -> RunRecord:
+    run = document["run"]
+    return RunRecord(planned.algorithm, planned.epsilon, planned.run, int(run.get("seed", planned.seed)),
+                     float(run.get("seconds", math.nan)), float(run.get("peak_mb", math.nan)),
+                     int(run.get("returned", len(document["redescriptions"]))),
+                     int(run.get("kept", sum(not r.get("pruned", False) for r in document["redescriptions"]))),
+                     run.get("rows"), "ok", "")

@@ -1,0 +1,110 @@
+"""Pruning: which redescriptions are marked as probable artefacts of the noise.
+
+Pruning (section 4.6)
+---------------------
+:func:`prune` marks (``pruned=True``, kept in the list) redescriptions whose noisy
+intersection is below ``min_noisy_support`` (the paper's noisy-support threshold,
+chosen from the noisy support vs noisy Jaccard plot; e.g. 500 on MAMMAL) or, dprm's
+rule, whose Jaccard interval is wider than ``max_interval_width``. Both are
+functions of released values only.
+
+:func:`greedy_pruned` is the rule of the greedy miners (SerenadeCS, SerenadeES): their
+minimum support, minimum Jaccard and significance, on released values too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+from dprm.errors import ParameterError
+from dprm.mining.interval_estimates import INTERVAL_KEY
+from dprm.queries import Redescription, RedescriptionStats
+
+__all__ = ["greedy_pruned", "prune"]
+
+
+def prune(
+    redescriptions: Sequence[Redescription],
+    *,
+    min_noisy_support: float | None = None,
+    max_interval_width: float | None = 0.22,
+    max_pvalue: float | None = None,
+) -> list[Redescription]:
+    """Mark redescriptions that are probably artefacts of the noise (section 4.6).
+
+    Parameters
+    ----------
+    redescriptions : sequence of Redescription
+    min_noisy_support : float, optional
+        The paper's rule: prune where the noisy intersection is below this threshold
+        (e.g. 500 on MAMMAL). ``None``: not applied.
+    max_interval_width : float, optional
+        dprm's rule: prune where the Jaccard interval (``extra["interval"]``: its
+        marginal interval ``"jaccard_marginal"`` where there is one, else
+        ``"jaccard"``) is wider than this. ``None``: not applied. A redescription
+        without an interval is not judged by this rule.
+    max_pvalue : float, optional
+        dprm's significance rule: prune where the upper end of the p-value interval
+        exceeds this, i.e. where the redescription is not significant at the
+        pessimistic end of the noise (the winner's curse: among many candidates,
+        those whose noise raised the intersection pass Γ most easily). ``None``:
+        not applied.
+
+    Returns
+    -------
+    list of Redescription
+        The same redescriptions in the same order, ``pruned=True`` where a rule
+        applies (already pruned ones stay pruned). Pure post-processing.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral
+    >>> r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"),
+    ...                   RedescriptionStats.from_counts(600, 640, 520, 2000),
+    ...                   extra={"interval": {"confidence": 0.95, "jaccard": [0.4, 0.9]}})
+    >>> [x.pruned for x in prune([r], min_noisy_support=500, max_interval_width=None)]
+    [False]
+    >>> [x.pruned for x in prune([r], min_noisy_support=500, max_interval_width=0.25)]
+    [True]
+    """
+    if min_noisy_support is not None and not min_noisy_support >= 0:
+        raise ParameterError(f"prune-support must be non-negative, not {min_noisy_support}")
+    if max_interval_width is not None and not max_interval_width >= 0:
+        raise ParameterError(f"max-interval-width must be non-negative, not {max_interval_width}")
+    out = []
+    for r in redescriptions:
+        drop = min_noisy_support is not None and r.stats.intersection < min_noisy_support
+        interval = r.extra.get(INTERVAL_KEY)
+        if max_interval_width is not None and isinstance(interval, dict) and "jaccard" in interval:
+            lo, hi = interval.get("jaccard_marginal", interval["jaccard"])
+            drop = drop or (hi - lo) > max_interval_width
+        if max_pvalue is not None and isinstance(interval, dict) and "p_value" in interval:
+            drop = drop or interval["p_value"][1] > max_pvalue
+        out.append(replace(r, pruned=True) if drop and not r.pruned else r)
+    return out
+
+
+def greedy_pruned(stats: RedescriptionStats, interval: dict, *, min_support: float, min_jaccard: float,
+                  max_pvalue: float, significance: str) -> bool:
+    """Whether a result of SerenadeCS or SerenadeES is marked pruned (released values only).
+
+    Pruned when its noisy intersection is below ``min_support`` rows, its noisy
+    Jaccard below ``min_jaccard``, its noisy p-value above ``max_pvalue`` or, with
+    ``significance="interval"``, the upper end of its p-value interval
+    (``interval["p_value"]``) above ``max_pvalue`` (``"point"``: the paper's rule,
+    the noisy p-value only).
+
+    Examples
+    --------
+    >>> stats = RedescriptionStats.from_counts(600, 640, 520, 2000)
+    >>> interval = {"p_value": [0.0, 0.02]}
+    >>> rule = dict(min_support=100, min_jaccard=0.3, max_pvalue=0.01)
+    >>> greedy_pruned(stats, interval, significance="point", **rule)
+    False
+    >>> greedy_pruned(stats, interval, significance="interval", **rule)
+    True
+    """
+    return bool(stats.intersection < min_support or stats.jaccard < min_jaccard
+                or (stats.p_value is not None and stats.p_value > max_pvalue)
+                or (significance == "interval" and interval["p_value"][1] > max_pvalue))

@@ -1,0 +1,60 @@
+"""``/v1/budget`` and ``/v1/ledger``: the analyst's own budgets and ledger rows."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+from fastapi import APIRouter, Query, Request
+from sqlalchemy import and_, select
+
+from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, budget_view, granted, note
+from dprm.server.tables import budgets, datasets, ledger
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.get("/v1/budget", tags=["budget"], responses=ERROR_RESPONSES,
+            summary="The analyst's budgets (exact and as numbers).")
+async def get_budget(request: Request, who: Analyst, db: Db,
+                     dataset: Annotated[Optional[str], Query(max_length=64)] = None) -> dict[str, Any]:
+    note(request, "budget", dataset)
+
+    def read(connection: Any) -> list[dict[str, Any]]:
+        if dataset is not None:
+            record, total, spent = granted(connection, who, dataset)
+            return [budget_view(record.name, total, spent)]
+        rows = connection.execute(
+            select(datasets.c.name, budgets.c.total_units, budgets.c.spent_units)
+            .join(budgets, budgets.c.dataset_id == datasets.c.id)
+            .where(and_(budgets.c.analyst_id == who.id, datasets.c.active_name.is_not(None)))
+            .order_by(datasets.c.name)).all()
+        return [budget_view(r.name, int(r.total_units), int(r.spent_units)) for r in rows]
+
+    return {"budgets": await db.aread(read)}
+
+
+@router.get("/v1/ledger", tags=["budget"], responses=ERROR_RESPONSES,
+            summary="The analyst's own ledger: one row per release.")
+async def get_ledger(request: Request, who: Analyst, db: Db,
+                     dataset: Annotated[Optional[str], Query(max_length=64)] = None,
+                     limit: Annotated[int, Query(ge=1, le=10000)] = 1000) -> dict[str, Any]:
+    from dprm.server.tables import jobs as jobs_table
+
+    note(request, "ledger", dataset)
+
+    def read(connection: Any) -> list[Any]:
+        query = (select(ledger, datasets.c.name.label("dataset_name"), jobs_table.c.public_id)
+                 .join(datasets, datasets.c.id == ledger.c.dataset_id)
+                 .outerjoin(jobs_table, jobs_table.c.id == ledger.c.job_id)
+                 .where(ledger.c.analyst_id == who.id))
+        if dataset is not None:
+            record, _, _ = granted(connection, who, dataset)
+            query = query.where(ledger.c.dataset_id == record.id)
+        return connection.execute(query.order_by(ledger.c.id.desc()).limit(limit)).all()
+
+    rows = await db.aread(read)
+    return {"ledger": [{"at": r.created_at, "dataset": r.dataset_name, "job": r.public_id, "charge": r.charge_id,
+                        "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon,
+                        "epsilon_exact": r.epsilon_exact} for r in rows]}

@@ -1,0 +1,110 @@
+"""The dependencies of the API's endpoints: who is asking, on which database, for which dataset.
+
+Every endpoint but ``/health`` takes :data:`Analyst` (a valid Bearer token within
+its rate limit) and most take :data:`Db` (the server's
+:class:`~dprm.server.database.Database`). :func:`granted` is the one dataset
+grant: a dataset without a budget for the analyst is ``404 unknown_dataset``.
+:func:`note` leaves what the audit record says in ``request.state``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import and_, select
+
+from dprm.errors import ParameterError
+from dprm.server import accounts
+from dprm.server.api_models import ErrorBody
+from dprm.server.database import Database
+from dprm.server.datasets import DatasetRecord
+from dprm.server.errors import ApiError
+from dprm.server.tables import budgets, datasets
+from dprm.server.units import epsilon_units, units_float, units_text
+
+__all__ = ["Analyst", "Db", "ERROR_RESPONSES", "OVER_BUDGET", "budget_view", "current_analyst", "database",
+           "granted", "note", "units_of"]
+
+_bearer = HTTPBearer(auto_error=False, description="The analyst's API token (dprm admin analyst add).")
+
+#: The error answers every authenticated endpoint may give (for the OpenAPI schema).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in ((400, "Malformed request"), (401, "Missing, wrong, expired or disabled token"),
+                                (404, "Unknown dataset or job"), (413, "Request too large"),
+                                (422, "Invalid parameters, query or tree"), (429, "Rate limited"),
+                                (503, "Database or dataset files unavailable"))
+}
+
+#: The answer of an endpoint that charges the budget when it is too small.
+OVER_BUDGET: dict[int | str, dict[str, Any]] = {403: {"model": ErrorBody, "description": "Over budget"}}
+
+
+async def database(request: Request) -> Database:
+    """The server's database (``app.state.db``, made by :func:`dprm.server.app.create_app`)."""
+    return request.app.state.db
+
+
+Db = Annotated[Database, Depends(database)]
+
+
+async def current_analyst(request: Request,
+                          credentials: Annotated[Optional[HTTPAuthorizationCredentials], Depends(_bearer)]
+                          ) -> accounts.Analyst:
+    """The analyst of a valid token (a dependency of every endpoint but /health).
+
+    One indexed read (:meth:`~dprm.server.database.Database.aread`).
+    """
+    token = credentials.credentials if credentials is not None else None
+    if token is None and request.headers.get("authorization"):
+        raise ApiError("invalid_token", "the Authorization header must be 'Bearer TOKEN'")
+    found, problem = await request.app.state.db.aread(lambda connection: accounts.authenticate(connection, token))
+    if found is None:
+        raise ApiError(problem or "invalid_token")
+    request.state.analyst_id = found.id
+    wait = request.app.state.limiter.allow(found.token_id)
+    if wait > 0:
+        raise ApiError("rate_limited", headers={"Retry-After": str(max(1, round(wait + 0.5)))})
+    return found
+
+
+Analyst = Annotated[accounts.Analyst, Depends(current_analyst)]
+
+
+def budget_view(dataset_name: str, total: int, spent: int) -> dict[str, Any]:
+    """A budget as the API shows it: total, spent and remaining, as numbers and exact text."""
+    left = max(total - spent, 0)
+    return {"dataset": dataset_name, "total": units_float(total), "spent": units_float(spent),
+            "remaining": units_float(left),
+            "exact": {"total": units_text(total), "spent": units_text(spent), "remaining": units_text(left)}}
+
+
+def units_of(value: Any) -> int:
+    """An epsilon of a request in units, or ``422 invalid_epsilon``."""
+    try:
+        return epsilon_units(value)
+    except ParameterError as error:
+        raise ApiError("invalid_epsilon", str(error)[:300]) from None
+
+
+def granted(connection: Any, who: accounts.Analyst, name: str) -> tuple[DatasetRecord, int, int]:
+    """The dataset if the analyst has a budget on it: ``(record, total, spent)``."""
+    row = connection.execute(
+        select(datasets, budgets.c.total_units, budgets.c.spent_units)
+        .join(budgets, and_(budgets.c.dataset_id == datasets.c.id, budgets.c.analyst_id == who.id))
+        .where(datasets.c.active_name == name)
+    ).first()
+    if row is None:
+        raise ApiError("unknown_dataset")
+    return DatasetRecord.from_row(row), int(row.total_units), int(row.spent_units)
+
+
+def note(request: Request, action: str, dataset: str | None = None, units: int | None = None) -> None:
+    """What the audit record of this request says: its action, dataset and epsilon."""
+    request.state.action = action
+    if dataset is not None:
+        request.state.dataset = dataset
+    if units is not None:
+        request.state.epsilon_units = units

@@ -1,0 +1,192 @@
+"""The analyst's dataset pages: the datasets, a dataset's job form and statistics form.
+
+=========================================  ==========================================
+``GET  /ui/datasets``                      datasets with schema and budget
+``GET  /ui/datasets/{name}``               job form, statistics form
+``POST /ui/datasets/{name}/cost``          live dry-run cost (HTMX partial)
+``POST /ui/datasets/{name}/jobs``          dry run or submit a job
+``POST /ui/datasets/{name}/statistics``    redescription-statistics primitive
+=========================================  ==========================================
+
+Every action goes through the API's functions (``app.state.service``,
+:class:`dprm.server.api.service.Service`) with the session's analyst.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from dprm.server import accounts
+from dprm.server.errors import ERRORS, ApiError
+from dprm.server.web.access import for_posting, for_reading
+from dprm.server.web.forms import FormError, job_fields, job_request, statistics_request
+from dprm.server.web.pages import api_problem, is_htmx, redirect, render
+from dprm.server.web.sessions import Session
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/ui", include_in_schema=False)
+
+
+def analyst_datasets(request: Request, who: accounts.Analyst) -> list[dict[str, Any]]:
+    """The datasets the analyst has a budget on, with schema views and budget."""
+    from sqlalchemy import and_, select
+
+    from dprm.server.datasets import DatasetRecord
+    from dprm.server.tables import budgets, datasets
+
+    service = request.app.state.service
+    with request.app.state.db.read() as connection:
+        rows = connection.execute(
+            select(datasets, budgets.c.total_units, budgets.c.spent_units)
+            .join(budgets, and_(budgets.c.dataset_id == datasets.c.id, budgets.c.analyst_id == who.id))
+            .where(datasets.c.active_name.is_not(None)).order_by(datasets.c.name)).all()
+    out = []
+    for row in rows:
+        record = DatasetRecord.from_row(row)
+        out.append({"name": record.name, "views": record.schema["views"],
+                    "id_column": record.schema.get("id_column"),
+                    "budget": service.budget_view(record.name, int(row.total_units), int(row.spent_units))})
+    return out
+
+
+@router.get("/datasets", response_class=HTMLResponse)
+async def datasets_page(request: Request) -> Response:
+    request.state.action = "ui-datasets"
+    found = await for_reading(request, "analyst")
+    if isinstance(found, Response):
+        return found
+    items = await run_in_threadpool(analyst_datasets, request, found.analyst)
+    return render(request, "datasets.html", session=found, datasets=items)
+
+
+def dataset_context(request: Request, who: accounts.Analyst, name: str, algorithm: str | None) -> dict[str, Any]:
+    """A dataset page's context: the dataset, its algorithms, empty job and statistics forms."""
+    from dprm.server.validation import private_algorithms
+
+    service = request.app.state.service
+    with request.app.state.db.read() as connection:
+        record, total, spent = service.granted(connection, who, name)
+    algorithms = list(private_algorithms())
+    chosen = algorithm if algorithm in algorithms else algorithms[0]
+    return {"dataset": {"name": record.name, "views": record.schema["views"],
+                        "id_column": record.schema.get("id_column"),
+                        "budget": service.budget_view(record.name, total, spent)},
+            "schema": record.schema, "algorithms": algorithms, "algorithm": chosen,
+            "fields": job_fields(chosen), "form": {}, "cost": None, "message": None,
+            "stats_form": {}, "stats": None, "stats_cost": None, "stats_message": None}
+
+
+async def dataset_page(request: Request, found: Session, name: str, algorithm: str | None,
+                       status: int = 200, **updates: Any) -> Response:
+    """The dataset page with ``updates`` to its context (a form's values, cost or message)."""
+    try:
+        context = await run_in_threadpool(dataset_context, request, found.analyst, name, algorithm)
+    except ApiError as error:
+        return api_problem(request, error, found)
+    context.update(updates)
+    if context["form"]:
+        context["fields"] = job_fields(context["algorithm"])
+    return render(request, "dataset.html", status, found, **context)
+
+
+@router.get("/datasets/{name}", response_class=HTMLResponse)
+async def dataset_view(request: Request, name: str, algorithm: str | None = None) -> Response:
+    request.state.action = "ui-dataset"
+    request.state.dataset = name[:128]
+    found = await for_reading(request, "analyst")
+    if isinstance(found, Response):
+        return found
+    return await dataset_page(request, found, name, algorithm)
+
+
+def dry_run_job(request: Request, found: Session, form: dict[str, Any], name: str) -> dict[str, Any]:
+    """The API's dry run of the job form."""
+    body = job_request(form, name, dry_run=True)
+    answer, _ = request.app.state.service.submit(request, found.analyst, body)
+    return answer
+
+
+@router.post("/datasets/{name}/cost", response_class=HTMLResponse)
+async def job_cost(request: Request, name: str) -> Response:
+    """The live cost of the job form (an HTMX partial; the API's dry run)."""
+    request.state.action = "ui-job-cost"
+    found, form, refused = await for_posting(request, "analyst")
+    if refused is not None:
+        return refused
+    try:
+        cost = await run_in_threadpool(dry_run_job, request, found, form, name)
+        return render(request, "_cost.html", session=found, cost=cost, message=None)
+    except FormError as error:
+        return render(request, "_cost.html", session=found, cost=None, message=error.message)
+    except ApiError as error:
+        return render(request, "_cost.html", session=found, cost=None, message=error.message)
+
+
+@router.post("/datasets/{name}/jobs", response_class=HTMLResponse)
+async def submit_job(request: Request, name: str) -> Response:
+    request.state.action = "ui-job-form"
+    found, form, refused = await for_posting(request, "analyst")
+    if refused is not None:
+        return refused
+    dry = form.get("action") != "run"
+    algorithm = str(form.get("algorithm", ""))
+
+    def work() -> tuple[dict[str, Any], int]:
+        body = job_request(form, name, dry_run=dry)
+        return request.app.state.service.submit(request, found.analyst, body)
+
+    try:
+        answer, _ = await run_in_threadpool(work)
+    except FormError as error:
+        request.state.outcome = "invalid_request"
+        return await dataset_page(request, found, name, algorithm, error.status, form=form, message=error.message)
+    except ApiError as error:
+        request.state.outcome = error.code
+        status = ERRORS[error.code][0]
+        if error.code == "unknown_dataset":
+            return api_problem(request, error, found)
+        return await dataset_page(request, found, name, algorithm, status, form=form,
+                                  message=error.message or ERRORS[error.code][1])
+    if dry:
+        return await dataset_page(request, found, name, algorithm, form=form, cost=answer)
+    return redirect(f"/ui/jobs/{answer['id']}")
+
+
+@router.post("/datasets/{name}/statistics", response_class=HTMLResponse)
+async def statistics(request: Request, name: str) -> Response:
+    """The redescription-statistics primitive of a query pair typed in clired syntax."""
+    request.state.action = "ui-statistics-form"
+    found, form, refused = await for_posting(request, "analyst")
+    if refused is not None:
+        return refused
+    dry = form.get("action") != "run"
+    service = request.app.state.service
+
+    def work() -> dict[str, Any]:
+        with request.app.state.db.read() as connection:
+            record, _, _ = service.granted(connection, found.analyst, name)
+        body = statistics_request(form, name, record.schema, dry_run=dry)
+        return service.primitive(request, found.analyst, "redescription-statistics", body)
+
+    updates: dict[str, Any] = {"stats_form": form}
+    status = 200
+    try:
+        answer = await run_in_threadpool(work)
+        updates["stats_cost" if dry else "stats"] = answer
+    except FormError as error:
+        request.state.outcome = "invalid_query"
+        status, updates["stats_message"] = error.status, error.message
+    except ApiError as error:
+        if error.code == "unknown_dataset":
+            return api_problem(request, error, found)
+        request.state.outcome = error.code
+        status, updates["stats_message"] = ERRORS[error.code][0], error.message or ERRORS[error.code][1]
+    if is_htmx(request):
+        return render(request, "_statistics.html", status, found, **{  # the page's budget bar too
+            "stats": None, "stats_cost": None, "stats_message": None, "budget_out_of_band": True, **updates})
+    return await dataset_page(request, found, name, None, status, **updates)

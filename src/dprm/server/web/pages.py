@@ -1,0 +1,127 @@
+"""Rendering the pages: the templates' environment, the security headers, error pages and redirects.
+
+Every page (:mod:`dprm.server.web.routes`) answers through :func:`render`, so every
+answer carries :data:`SECURITY_HEADERS` (a strict Content-Security-Policy: scripts
+and styles from this server only).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from dprm.server.errors import ERRORS, ApiError
+from dprm.server.web import csrf
+from dprm.server.web.sessions import Session
+
+__all__ = ["SECURITY_HEADERS", "STATIC", "TEMPLATES", "api_problem", "error_page", "is_htmx", "problem",
+           "redirect", "render"]
+
+HERE = Path(__file__).resolve().parent
+STATIC = HERE / "static"
+TEMPLATES = HERE / "templates"
+
+#: Headers of every page: only this server's scripts and styles, no framing, no sniffing.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+
+def _when(seconds: float | None) -> str:
+    """A time of the database as UTC text; one no calendar holds (stored by an older dprm) as its number."""
+    if seconds is None:
+        return "-"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
+    except (OverflowError, OSError, ValueError):
+        return f"{seconds:g}"
+
+
+@lru_cache(maxsize=1)
+def _shared_environment() -> Any:
+    return _environment()
+
+
+def _environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["when"] = _when
+    env.globals["submission_key"] = lambda: secrets.token_hex(12)  # a job form's one-time key
+    env.filters["num"] = _number_text
+    env.filters["pct"] = lambda x: f"{100 * max(0.0, min(1.0, float(x or 0))):.1f}"
+    return env
+
+
+def _number_text(value: Any, digits: int = 3) -> str:
+    """A figure for a table: integers as they are, others with ``digits`` significant digits."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if number != 0 and (abs(number) < 1e-3 or abs(number) >= 1e6):
+        return f"{number:.{digits - 1}e}"
+    return f"{number:.{digits}g}" if abs(number) < 1 else f"{number:,.1f}"
+
+
+
+def error_page(request: Request, status: int, title: str, message: str,
+               headers: dict[str, str] | None = None) -> HTMLResponse:
+    """The pages' error page, for an answer the application gives before any page handler
+    (a malformed query string, a wrong method, the rate limit) to an address under ``/ui``."""
+    page = _shared_environment().get_template("error.html").render(session=None, request_path=request.url.path,
+                                                            csrf_field=csrf.FIELD, title=title, message=message)
+    return HTMLResponse(page, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+
+
+# -- rendering and answers -------------------------------------------------------------------
+
+
+def render(request: Request, template: str, status: int = 200, session: Session | None = None,
+           **context: Any) -> HTMLResponse:
+    """A page of the templates with the session, the form token's field name and ``context``."""
+    page = _shared_environment().get_template(template).render(session=session, request_path=request.url.path,
+                                                            csrf_field=csrf.FIELD, **context)
+    return HTMLResponse(page, status_code=status, headers=SECURITY_HEADERS)
+
+
+def problem(request: Request, status: int, title: str, message: str, session: Session | None = None,
+            outcome: str | None = None) -> HTMLResponse:
+    """The error page of a refusal (``outcome`` is what the audit record says)."""
+    request.state.outcome = outcome or f"http_{status}"
+    return render(request, "error.html", status, session, title=title, message=message)
+
+
+def api_problem(request: Request, error: ApiError, session: Session | None) -> HTMLResponse:
+    """The error page of an API error code."""
+    status, description = ERRORS[error.code]
+    request.state.outcome = error.code
+    return render(request, "error.html", status, session, title=description, message=error.message or description)
+
+
+def redirect(url: str) -> RedirectResponse:
+    """``303 See Other`` to ``url``, with the pages' headers."""
+    return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
+
+
+def is_htmx(request: Request) -> bool:
+    """Whether HTMX asks (for part of a page)."""
+    return request.headers.get("hx-request") == "true"

@@ -1,0 +1,101 @@
+"""The sign-in pages: ``/ui`` (to the signed-in role's home), ``/ui/signin``, ``/ui/signout``.
+
+A token signs in an analyst or a data owner (:mod:`~dprm.server.web.sessions`);
+the sign-in form carries its own token against cross-site posts (a cookie, since
+there is no session yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from dprm.server import accounts
+from dprm.server.web import csrf
+from dprm.server.web.access import session_of
+from dprm.server.web.pages import problem, redirect, render
+from dprm.server.web.sessions import COOKIE, LIFETIME, close_session, open_session
+
+__all__ = ["router", "signin_page"]
+
+router = APIRouter(prefix="/ui", include_in_schema=False)
+
+
+@router.get("", response_class=HTMLResponse)
+@router.get("/", response_class=HTMLResponse)
+async def home(request: Request) -> Response:
+    request.state.action = "ui-home"
+    found = await session_of(request)
+    if found is None:
+        return redirect("/ui/signin")
+    return redirect("/ui/datasets" if found.role == "analyst" else "/ui/owner")
+
+
+def signin_page(request: Request, status: int = 200, message: str | None = None) -> HTMLResponse:
+    """The sign-in form with a fresh sign-in form token (in a cookie and in the form)."""
+    token = csrf.new_token()
+    response = render(request, "signin.html", status, None, signin_token=token, message=message)
+    response.set_cookie(csrf.SIGNIN_COOKIE, token, max_age=3600, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/ui")
+    return response
+
+
+@router.get("/signin", response_class=HTMLResponse)
+async def signin_form(request: Request) -> Response:
+    request.state.action = "ui-signin-page"
+    return signin_page(request)
+
+
+@router.post("/signin", response_class=HTMLResponse)
+async def signin(request: Request) -> Response:
+    from dprm.server.owners import authenticate_owner
+
+    request.state.action = "ui-signin"
+    form = await request.form()
+    if not csrf.matches(request.cookies.get(csrf.SIGNIN_COOKIE), str(form.get(csrf.FIELD) or "")):
+        request.state.outcome = "csrf_refused"
+        return signin_page(request, 403, "The sign-in form expired; please try again.")
+    token = str(form.get("token") or "").strip()
+    db = request.app.state.db
+
+    def check(connection: Any) -> tuple[str, Any, str | None]:
+        analyst, problem_code = accounts.authenticate(connection, token)
+        if analyst is not None:
+            return "analyst", analyst, None
+        owner, owner_problem = authenticate_owner(connection, token)
+        if owner is not None:
+            return "owner", owner, None
+        return "", None, problem_code if problem_code != "invalid_token" else owner_problem
+
+    role, who, problem_code = await db.aread(check)
+    if who is None:
+        request.state.outcome = problem_code or "invalid_token"
+        messages = {"token_disabled": "This token is disabled.", "token_expired": "This token has expired.",
+                    "missing_token": "Paste your token."}
+        return signin_page(request, 401, messages.get(problem_code or "", "This token is not valid."))
+    if role == "analyst":
+        request.state.analyst_id = who.id
+    cookie, _ = await run_in_threadpool(open_session, db, role, who.id, who.token_id)
+    response = redirect("/ui/datasets" if role == "analyst" else "/ui/owner")
+    response.set_cookie(COOKIE, cookie, max_age=int(LIFETIME), httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/ui")
+    response.delete_cookie(csrf.SIGNIN_COOKIE, path="/ui")
+    return response
+
+
+@router.post("/signout", response_class=HTMLResponse)
+async def signout(request: Request) -> Response:
+    request.state.action = "ui-signout"
+    found = await session_of(request)
+    form = await request.form()
+    if found is None:
+        return redirect("/ui/signin")
+    if not csrf.matches(found.csrf, str(form.get(csrf.FIELD) or request.headers.get(csrf.HEADER) or "")):
+        return problem(request, 403, "Form expired", "Reload the page and sign out again.", found, "csrf_refused")
+    await run_in_threadpool(close_session, request.app.state.db, request.cookies.get(COOKIE))
+    response = redirect("/ui/signin")
+    response.delete_cookie(COOKIE, path="/ui")
+    return response
