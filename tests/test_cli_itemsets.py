@@ -72,12 +72,28 @@ def test_shuffled_passes_learn_a_longer_stream(stream, tmp_path):
     assert rates.tpr >= 0.9 and rates.fpr <= 0.1
 
 
-def test_by_default_a_small_table_is_learned_in_enough_shuffled_passes(stream, tmp_path):
+def test_by_default_a_small_table_is_grown_in_batch(stream, tmp_path):
     csv, _, frame = stream
-    out = tmp_path / "auto.json"
+    out = tmp_path / "batch.json"
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "2", "--output", out])
     assert code == 0, stderr
+    document = json.loads(out.read_text())
+    parameters = document["parameters"]
+    assert parameters["learner"] == "batch" and parameters["passes"] == 1 and parameters["rows_learned"] == len(frame)
+    rates = itemset_rates(read_itemsets(document), frequent_itemsets(frame, 0.2))
+    assert rates.tpr >= 0.9 and rates.fpr <= 0.1
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--learner", "magic"])
+    assert code != 0 and "--learner" in stderr
+
+
+def test_the_hoeffding_learner_learns_a_small_table_in_enough_shuffled_passes(stream, tmp_path):
+    csv, _, frame = stream
+    out = tmp_path / "auto.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "2", "--learner", "hoeffding",
+                           "--output", out])
+    assert code == 0, stderr
     parameters = json.loads(out.read_text())["parameters"]
+    assert parameters["learner"] == "hoeffding"
     assert parameters["passes_rule"] == "auto" and parameters["passes"] == passes_for(len(frame))
     assert parameters["rows_learned"] == parameters["passes"] * len(frame) >= ROWS_TO_LEARN
     assert parameters["tie_threshold"] == TIE_THRESHOLD
@@ -317,3 +333,44 @@ def test_a_column_declared_boolean_is_read_as_boolean(tmp_path, extra):
     assert code == 2
     assert_one_error_line(stderr, "bad.csv: column 'flag', row 2: 'maybe' is not Boolean")
     assert not (tmp_path / "never.json").exists()
+
+
+def test_integer_coded_columns_are_offered_as_categories(tmp_path):
+    rng = np.random.default_rng(3)
+    q2 = rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1], size=400)
+    frame = pd.DataFrame({"q1": rng.integers(1, 11, 400), "q2": q2,
+                          "g": np.where(q2 == 1, "m", rng.choice(["m", "f"], 400))})
+    csv = tmp_path / "codes.csv"
+    frame.to_csv(csv, index=False)
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2"])
+    assert code != 0 and "'q1', 'q2'" in stderr and "--categorical-integers" in stderr
+    out = tmp_path / "codes.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--categorical-integers", "--seed", "0",
+                           "--output", out])
+    assert code == 0, stderr
+    found = read_itemsets(json.loads(out.read_text()))
+    rates = itemset_rates(found, frequent_itemsets(frame.astype(str), 0.2))
+    assert rates.tpr == 1.0 and rates.fpr <= 0.1 and {"q2": "1", "g": "m"} in [s.items for s in found]
+
+
+def test_top_k_reports_the_most_frequent_itemsets_of_a_dense_table(tmp_path):
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({f"c{j}": np.where(rng.random(600) < 0.93, "a", rng.choice(["b", "c"], 600))
+                          for j in range(14)})  # 2^14 - 1 itemsets of 'a' reach 0.3
+    csv = tmp_path / "dense.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "top.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "50", "--seed", "0",
+                                "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    found = read_itemsets(document)
+    assert len(found) == 50 and "--top-k 50" in stdout
+    threshold = document["parameters"]["top_k_threshold"]
+    assert 0.3 < threshold <= min(s.support for s in found)
+    truth = frequent_itemsets(frame, threshold)
+    assert itemset_rates(found, truth).tpr >= 0.8 * len(found) / len(truth)
+    kth = sorted(truth.values(), reverse=True)[49]
+    assert abs(min(s.support for s in found) - kth) < 0.05
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "0"])
+    assert code != 0 and "--top-k" in stderr

@@ -52,3 +52,22 @@ def test_bin_edges_are_checked() -> None:
 def test_last_bin_is_closed() -> None:
     domain = infer_domains(pd.DataFrame({"v": [0.0]}), bins={"v": [0, 1, 2]})["v"]
     assert domain.encode(np.array([0.0, 1.0, 1.999, 2.0])).tolist() == [0, 1, 1, 1]
+
+
+def test_integer_codes_are_named_together_and_read_as_categories_when_asked() -> None:
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(1, 11, 300), "b": rng.integers(1, 4, 300).astype(str),
+                          "c": rng.choice(["x", "y"], 300), "w": rng.normal(size=300)})
+    with pytest.raises(ParameterError) as refused:
+        infer_domains(frame)
+    message = str(refused.value)
+    assert "'w' is numeric" in message and "columns 'a', 'b' are numeric" in message
+    assert "--categorical-integers" in message and message.count("\n") == 0
+    domains = infer_domains(frame[["a", "b", "c"]], categorical_integers=True)
+    assert domains["a"].categories == tuple(str(v) for v in range(1, 11))  # numeric order, not 1, 10, 2
+    assert domains["b"].categories == ("1", "2", "3") and domains["c"].categories == ("x", "y")
+    with pytest.raises(ParameterError, match="'w' is numeric"):  # measured values stay refused
+        infer_domains(frame, categorical_integers=True)
+    wide = pd.DataFrame({"a": np.arange(300) % 21})  # 21 distinct codes: more than MAX_INTEGER_CATEGORIES
+    with pytest.raises(ParameterError, match="'a' is numeric: give its public bin edges"):
+        infer_domains(wide, categorical_integers=True)

@@ -117,7 +117,7 @@ def test_a_small_table_is_learned_in_shuffled_passes_a_stream_once(tmp_path) -> 
     frame = planted_frame(2, 3000)
     path = tmp_path / "rows.csv"
     frame.to_csv(path, index=False)
-    options = dict(n_chains=2, random_state=7, batch_size=700)
+    options = dict(n_chains=2, random_state=7, batch_size=700, learner="hoeffding")
     auto = DensityEstimator(**options).fit(frame)
     passes = passes_for(3000)
     assert passes == ROWS_TO_LEARN // 3000 + 1 and auto.passes_ == passes
@@ -152,7 +152,7 @@ def test_wide_tables_learn_the_work_of_a_table_of_width_to_learn() -> None:
             assert passes_for(n, n_columns=c) == 1 or (rows - n) * c * (c - 1) < budget
             assert passes_for(n, n_columns=c) <= passes_for(n, n_columns=c - 1)
     frame = pd.DataFrame({f"c{j}": ["a", "b"] * 1000 for j in range(60)})
-    fitted = DensityEstimator(n_chains=1, random_state=0).fit(frame)
+    fitted = DensityEstimator(n_chains=1, learner="hoeffding", random_state=0).fit(frame)
     assert fitted.passes_ == passes_for(2000, n_columns=60) == 70 < passes_for(2000) == 100
 
 

@@ -45,6 +45,8 @@ DISTANCES = ("emd", "variational")
 MAX_CHAINS = 100
 #: The parameters' ``estimate`` of a private run, by ``--structure``.
 ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
+#: The values of ``--learner`` (:data:`dprm.itemsets.parameters.LEARNERS`, not imported before it is needed).
+LEARNERS = ("auto", "batch", "hoeffding")
 
 
 def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
@@ -214,10 +216,16 @@ def itemsets(
     chains: Optional[int] = typer.Option(
         None, "--chains", metavar="K",
         help="Classifier chains of the ensemble (default 3; with --epsilon 1: every chain splits the budget)."),
+    learner: str = typer.Option(
+        "auto", "--learner", metavar="auto|batch|hoeffding",
+        help="batch: every tree grown from the whole file at once (split decisions from its exact statistics); "
+             "hoeffding: the online Hoeffding trees over --passes shuffled passes. auto: batch for a file of "
+             "fewer than 200,000 rows (unless --passes is a number), hoeffding for a longer one (a stream)."),
     passes: str = typer.Option("auto", "--passes", metavar="auto|P",
-                               help="Passes over the file's rows, each in a new random order (a longer stationary "
-                                    "stream). auto: enough passes that the trees see at least 200,000 rows; a file "
-                                    "that long is learned once, in its own order, like a stream (docs/itemsets.md)."),
+                               help="Hoeffding learner: passes over the file's rows, each in a new random order (a "
+                                    "longer stationary stream). auto: enough passes that the trees see at least "
+                                    "200,000 rows; a file that long is learned once, in its own order, like a stream "
+                                    "(docs/itemsets.md)."),
     grace_period: int = typer.Option(200, "--grace-period", metavar="N",
                                      help="Rows a Hoeffding-tree leaf sees between split tests."),
     split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
@@ -237,10 +245,18 @@ def itemsets(
     bins: Optional[List[str]] = typer.Option(
         None, "--bins", metavar="COL=e0,e1,...",
         help="Public bin edges of a numeric column (repeatable); numeric columns without bins are refused."),
+    categorical_integers: bool = typer.Option(
+        False, "--categorical-integers",
+        help="Read every undeclared column of at most 20 distinct integer codes (1..10, say) as categorical, "
+             "its categories in numeric order (read off the data: with --epsilon the result is NOT private)."),
     max_length: Optional[int] = typer.Option(None, "--max-length", metavar="L", help="Longest itemset reported."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", metavar="S",
                                                 help="Stop ISON after about S seconds (itemsets found so far)."),
     top: int = typer.Option(20, "--top", metavar="N", help="Itemsets printed (the JSON has all)."),
+    top_k: Optional[int] = typer.Option(
+        None, "--top-k", metavar="K",
+        help="Report only the K itemsets of largest estimated support among those reaching θ (dense data: "
+             "found without listing every frequent itemset)."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N",
                                        help="Seed of the chain orders and samples; with --epsilon also of the "
                                             "noise: then NOT private."),
@@ -262,7 +278,9 @@ def itemsets(
         raise ParameterError(f"--structure must be parents or dp-trees, not {structure!r}")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
-    passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top)
+    passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top, top_k)
+    if learner not in LEARNERS:
+        raise ParameterError(f"--learner must be one of {', '.join(LEARNERS)}, not {learner!r}")
     bin_edges = parse_bins(bins)
     outputs = Outputs(inputs=[learn, types])
     result: dict[str, Any] = {}
@@ -271,6 +289,7 @@ def itemsets(
     outputs.check()
 
     table = read_columns(learn, types, bin_edges, sensitive, epsilon)
+    table.categorical_integers = categorical_integers
     parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
                                   "estimate": ESTIMATES[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
@@ -283,7 +302,7 @@ def itemsets(
                                          parameters)
     else:
         estimator, privacy = fit_online(learn, table, bin_edges, chains, passes_rule, grace_period, split_confidence,
-                                        tie_threshold, seed, bool(sensitive), parameters)
+                                        tie_threshold, seed, bool(sensitive), parameters, learner)
     if sensitive:
         from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness
 
@@ -291,11 +310,20 @@ def itemsets(
         report = check_t_closeness(estimator, sensitive, 0.0 if delta is None else delta, distance)
         parameters["t_closeness_check"] = {"ok": report.ok, "nodes_checked": report.nodes_checked,
                                            "max_distance": report.max_distance}
-    from dprm.itemsets.ison import run_ison
+    if top_k is not None:
+        from dprm.itemsets.top_k import run_top_k
 
-    run = run_ison(estimator, min_support, max_length, max_seconds)
-    parameters.update(stopped_early=run.stopped_early, candidates=run.candidates,
-                      found_per_iteration=run.found_per_iteration)
+        found = run_top_k(estimator, top_k, min_support, max_length, max_seconds)
+        run = found.run
+        parameters.update(top_k=top_k, top_k_threshold=found.threshold, ison_runs=found.runs,
+                          stopped_early=run.stopped_early or run.too_many, candidates=found.candidates,
+                          found_per_iteration=run.found_per_iteration)
+    else:
+        from dprm.itemsets.ison import run_ison
+
+        run = run_ison(estimator, min_support, max_length, max_seconds)
+        parameters.update(stopped_early=run.stopped_early, candidates=run.candidates,
+                          found_per_iteration=run.found_per_iteration)
     result["document"] = itemsets_document(run.itemsets, parameters, privacy)
     written = outputs.commit()
     for message in table.notes:
@@ -304,7 +332,7 @@ def itemsets(
 
 
 def check_learning_options(passes: str, epsilon: float | None, grace_period: int, split_confidence: float,
-                           tie_threshold: float | None, top: int) -> int | str:
+                           tie_threshold: float | None, top: int, top_k: int | None = None) -> int | str:
     """The options of the online estimate and ``--top`` (one-line errors); the passes rule (``auto`` or a number)."""
     from dprm.itemsets.parameters import parse_passes
 
@@ -319,6 +347,8 @@ def check_learning_options(passes: str, epsilon: float | None, grace_period: int
         raise ParameterError(f"--tie-threshold must be a number >= 0, not {tie_threshold:g}")
     if top < 0:
         raise ParameterError(f"--top must be >= 0, not {top}")
+    if top_k is not None and top_k < 1:
+        raise ParameterError(f"--top-k must be at least 1, not {top_k}")
     return passes_rule
 
 
@@ -331,6 +361,7 @@ class Columns:
     ignored: list[str]
     booleans: list[str]
     notes: list[str]
+    categorical_integers: bool = False
 
 
 def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[float]], sensitive: list[str],
@@ -358,7 +389,8 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
 
     frame = booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
     fit = fit_private_estimator(frame, epsilon, domains=table.domains, bins=bin_edges, n_chains=chains,
-                                structure=structure, max_depth=max_depth, random_state=seed, source=str(learn))
+                                structure=structure, max_depth=max_depth, random_state=seed, source=str(learn),
+                                categorical_integers=table.categorical_integers)
     parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
                       epsilon_per_tree=fit.parameters["epsilon_per_tree"], orders=fit.parameters["orders"])
     return fit.estimator, fit.privacy
@@ -366,18 +398,20 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
 
 def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], chains: int, passes_rule: int | str,
                grace_period: int, split_confidence: float, tie_threshold: float | None, seed: int | None,
-               t_closeness: bool, parameters: dict[str, Any]) -> tuple[Any, dict]:
+               t_closeness: bool, parameters: dict[str, Any], learner: str = "auto") -> tuple[Any, dict]:
     """The online estimate (the file streamed in chunks) and its privacy block; its settings added to ``parameters``."""
     from dprm.itemsets import DensityEstimator
     from dprm.itemsets.document import not_private_block
 
     estimator = DensityEstimator(n_chains=chains, domains=table.domains or None, bins=bin_edges or None,
                                  grace_period=grace_period, split_confidence=split_confidence,
-                                 passes=passes_rule, random_state=seed,
+                                 passes=passes_rule, learner=learner, random_state=seed,
+                                 categorical_integers=table.categorical_integers,
                                  **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
     estimator.fit(booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
                   if table.ignored or table.booleans else learn)
-    parameters.update(rows_learned=estimator.n_seen_, passes=estimator.passes_, passes_rule=passes_rule,
+    parameters.update(learner=estimator.learner_, rows_learned=estimator.n_seen_, passes=estimator.passes_,
+                      passes_rule=passes_rule,
                       grace_period=grace_period, split_confidence=split_confidence,
                       tie_threshold=estimator.tie_threshold,
                       orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
@@ -402,6 +436,9 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
         lengths[len(s.items)] = lengths.get(len(s.items), 0) + 1
     by_length = ", ".join(f"{n} of length {k}" for k, n in sorted(lengths.items()))
     stopped = " (stopped early: --max-seconds)" if run.stopped_early else ""
+    if parameters.get("top_k") is not None:
+        stopped += (f" (--top-k {parameters['top_k']}: those of largest support, found at threshold "
+                    f"{parameters['top_k_threshold']:.4g})")
     console.print(f"{plural(len(run.itemsets), 'itemset')} with estimated support >= {parameters['min_support']:g}"
                   f"{': ' + by_length if by_length else ''}{stopped}", soft_wrap=True)
     if top and run.itemsets:

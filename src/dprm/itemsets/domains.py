@@ -20,6 +20,11 @@ Numeric columns
     ``[e0, e_last]`` is an error. A column may also be made categorical by declaring
     its categories (``domains={"occupation": ["0", "1", ...]}``), the values then
     being matched by their canonical text (:func:`dprm.data.category_text.category_text`).
+    A column of integer codes with at most :data:`MAX_INTEGER_CATEGORIES` distinct
+    values (categories written as ``1`` .. ``10``) is read as categorical when asked
+    (``categorical_integers=True``, ``--categorical-integers``), its categories in
+    numeric order; otherwise the one error names every numeric column and which of
+    them could be read so.
 Missing values
     Refused: an estimate of the joint density has no place for them; declare the
     marker as a category (``"?"`` in mushroom is a value like any other).
@@ -63,11 +68,14 @@ __all__ = [
     "encode_frame",
     "declared_domains",
     "DomainCollector",
+    "MAX_INTEGER_CATEGORIES",
 ]
 
 #: The most categories a column may have (a column with more is an identifier or a
 #: number, not a discrete variable to estimate a density over).
 MAX_CATEGORIES = 1000
+#: The most distinct values of a column of integer codes that ``categorical_integers`` reads as categories.
+MAX_INTEGER_CATEGORIES = 20
 
 
 @dataclass(frozen=True)
@@ -272,7 +280,9 @@ class DomainCollector:
         bins: Mapping[str, Sequence[float]] | None = None,
         *,
         source: str = "the data",
+        categorical_integers: bool = False,
     ) -> None:
+        self.categorical_integers = bool(categorical_integers)
         self.columns = [str(c) for c in columns]
         self.declared = declared_domains(self.columns, domains, bins)
         self.source = source
@@ -303,6 +313,8 @@ class DomainCollector:
     def domains(self) -> dict[str, VariableDomain]:
         """Every column's domain, in column order (see :func:`infer_domains` for the rules)."""
         result: dict[str, VariableDomain] = {}
+        numeric: list[str] = []
+        integers: list[str] = []
         for name in self.columns:
             if name in self.declared:
                 result[name] = self.declared[name]
@@ -311,15 +323,65 @@ class DomainCollector:
             if not self._some[name]:
                 raise DataError(f"{self.source}: column {name!r} has no values", file=self.source, column=name)
             if self._numeric[name] and (len(values) > MAX_CATEGORIES or _is_numeric(pd.Series(list(values)))):
-                raise ParameterError(f"{self.source}: column {name!r} is numeric: give its public bin edges "
-                                     f"(--bins {name}=e0,e1,... on the command line, bins={{{name!r}: [...]}} in "
-                                     f"Python) or declare its categories")
+                if not _few_integers(values):
+                    numeric.append(name)
+                    continue
+                if not self.categorical_integers:
+                    integers.append(name)
+                    continue
+                texts = sorted({category_text(v) for v in values}, key=float)
+                result[name] = VariableDomain(name, tuple(texts))
+                continue
             texts = sorted({category_text(v) for v in values})
             if len(texts) > MAX_CATEGORIES:
                 raise ParameterError(f"{self.source}: column {name!r} has more than {MAX_CATEGORIES} distinct "
                                      f"values; bin it or leave it out")
             result[name] = VariableDomain(name, tuple(texts))
+        if numeric or integers:
+            raise ParameterError(_numeric_message(self.source, numeric, integers))
         return result
+
+
+def _few_integers(values: set[object]) -> bool:
+    """Whether ``values`` are whole numbers, at most :data:`MAX_INTEGER_CATEGORIES` of them."""
+    if len(values) > MAX_INTEGER_CATEGORIES:
+        return False
+    try:
+        return all(float(v) == int(float(v)) for v in values)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _numeric_message(source: str, numeric: list[str], integers: list[str]) -> str:
+    """One error for every numeric column: bins for the measured ones, a switch for integer codes.
+
+    Examples
+    --------
+    >>> print(_numeric_message("t.csv", ["age"], []))
+    t.csv: column 'age' is numeric: give its public bin edges (--bins age=e0,e1,... on the command line, bins={'age': [...]} in Python) or declare its categories
+    >>> print(_numeric_message("t.csv", [], ["a", "b"]))
+    t.csv: columns 'a', 'b' are numeric with at most 20 distinct whole numbers each: read them as categories with --categorical-integers (categorical_integers=True in Python), give public bin edges (--bins a=e0,e1,...) or declare their categories
+    """
+    def names(columns: list[str]) -> str:
+        return ", ".join(repr(c) for c in columns)
+
+    parts = []
+    if numeric:
+        first = numeric[0]
+        parts.append(f"column{'s' if len(numeric) > 1 else ''} {names(numeric)} "
+                     f"{'are' if len(numeric) > 1 else 'is'} numeric: give "
+                     f"{'their' if len(numeric) > 1 else 'its'} public bin edges (--bins {first}=e0,e1,... on the "
+                     f"command line, bins={{{first!r}: [...]}} in Python) or declare "
+                     f"{'their' if len(numeric) > 1 else 'its'} categories")
+    if integers:
+        many = len(integers) > 1
+        first = integers[0]
+        parts.append(f"{'columns' if many else 'column'} {names(integers)} {'are' if many else 'is'} numeric with at "
+                     f"most {MAX_INTEGER_CATEGORIES} distinct whole numbers{' each' if many else ''}: read "
+                     f"{'them' if many else 'it'} as categories with --categorical-integers "
+                     f"(categorical_integers=True in Python), give public bin edges (--bins {first}=e0,e1,...) or "
+                     f"declare {'their' if many else 'its'} categories")
+    return f"{source}: " + "; ".join(parts)
 
 
 def infer_domains(
@@ -328,6 +390,7 @@ def infer_domains(
     bins: Mapping[str, Sequence[float]] | None = None,
     *,
     source: str = "the data",
+    categorical_integers: bool = False,
 ) -> dict[str, VariableDomain]:
     """The domain of every column of ``frame``: declared, binned, or its sorted distinct values.
 
@@ -339,6 +402,9 @@ def infer_domains(
         Declared categories and public bin edges by column (see the module notes).
     source : str
         Names the data in messages.
+    categorical_integers : bool
+        Read a column of at most :data:`MAX_INTEGER_CATEGORIES` distinct integer codes
+        as categorical (categories in numeric order) instead of refusing it.
 
     Returns
     -------
@@ -356,7 +422,8 @@ def infer_domains(
     if not isinstance(frame, pd.DataFrame):
         raise ParameterError(f"{source}: must be a pandas DataFrame, not {type(frame).__name__}")
     check_column_names([str(c) for c in frame.columns], source)  # none empty or repeated, at least one
-    collector = DomainCollector([str(c) for c in frame.columns], domains, bins, source=source)
+    collector = DomainCollector([str(c) for c in frame.columns], domains, bins, source=source,
+                                categorical_integers=categorical_integers)
     collector.add(frame)
     return collector.domains()
 

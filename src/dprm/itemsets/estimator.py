@@ -9,8 +9,10 @@ variables, form an ensemble whose density is the mean of the chains' densities.
 Learning
     One row at a time (:meth:`DensityEstimator.learn_one`), a DataFrame
     (:meth:`~DensityEstimator.learn_many`), or a whole source (:meth:`~DensityEstimator.fit`:
-    a DataFrame, a CSV file read in chunks, or any iterable of mappings). Every tree
-    learns the rows in stream order, one at a time, in compiled code; rows given to
+    a DataFrame, a CSV file read in chunks, or any iterable of mappings). A table held
+    whole (a DataFrame, a CSV file of fewer than 200,000 rows) has its trees grown from
+    all its rows at once (:mod:`dprm.itemsets.batch_tree`, the default); otherwise every
+    tree learns the rows in stream order, one at a time, in compiled code; rows given to
     :meth:`~DensityEstimator.learn_one` are buffered and learned before anything reads
     the estimate, so the estimate after any sequence of calls is exactly the one that
     learning the same rows one by one gives, whatever the batches.
@@ -67,15 +69,21 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> a = rng.choice(["x", "y"], size=4000)
 >>> b = np.where(a == "x", "same", rng.choice(["same", "other"], size=4000))
->>> estimator = DensityEstimator(n_chains=2, grace_period=100, random_state=0).fit(pd.DataFrame({"a": a, "b": b}))
->>> estimator.columns_, estimator.domains_["b"], estimator.passes_, estimator.n_seen_  # 50 shuffled passes
-(['a', 'b'], ('other', 'same'), 50, 200000)
+>>> table = pd.DataFrame({"a": a, "b": b})
+>>> estimator = DensityEstimator(n_chains=2, random_state=0).fit(table)   # trees grown from the whole table
+>>> estimator.columns_, estimator.domains_["b"], estimator.learner_, estimator.n_seen_
+(['a', 'b'], ('other', 'same'), 'batch', 4000)
 >>> round(estimator.density({"a": "x", "b": "same"}), 1), round(estimator.density({"b": "other"}), 1)
 (0.5, 0.3)
 >>> {k: round(v, 1) for k, v in estimator.conditional("b", {"a": "y"}).items()}
 {'other': 0.5, 'same': 0.5}
 >>> estimator.sample(3, np.random.default_rng(1)).shape
 (3, 2)
+>>> online = DensityEstimator(n_chains=2, grace_period=100, learner="hoeffding", random_state=0).fit(table)
+>>> online.learner_, online.passes_, online.n_seen_                 # 50 shuffled passes
+('hoeffding', 50, 200000)
+>>> round(online.density({"a": "x", "b": "same"}), 1)
+0.5
 """
 
 from __future__ import annotations
@@ -89,13 +97,14 @@ import numpy as np
 import pandas as pd
 
 from dprm.errors import DataError, ParameterError
+from dprm.itemsets.batch_tree import grow_batch_tree
 from dprm.itemsets.chain import Chain, chain_orders
 from dprm.itemsets.density import DensityQueries
 from dprm.itemsets.domains import VariableDomain, declared_domains, encode_frame, infer_domains
 from dprm.itemsets.hoeffding import HoeffdingTreeLearner
-from dprm.itemsets.parameters import (ESTIMATOR_SETTINGS, MAX_NODES, MAX_PASSES, ROWS_TO_LEARN, TIE_THRESHOLD,
-                                      WIDTH_TO_LEARN, check_random_state, check_settings, parse_passes, passes_for,
-                                      store_parameters)
+from dprm.itemsets.parameters import (BATCH_WORK, ESTIMATOR_SETTINGS, MAX_NODES, MAX_PASSES, ROWS_TO_LEARN,
+                                      SPLIT_SIGNIFICANCE, TIE_THRESHOLD, WIDTH_TO_LEARN, check_random_state,
+                                      check_settings, parse_passes, passes_for, store_parameters)
 from dprm.itemsets.reference_sample import ReferenceSample
 from dprm.itemsets.sources import csv_codes, row_codes, scan_csv
 from dprm.itemsets.tree_model import ConditionalTree
@@ -105,7 +114,7 @@ __all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_TH
 
 
 class DensityEstimator(DensityQueries):
-    """An ensemble of classifier chains of Hoeffding trees estimating a discrete joint density.
+    """An ensemble of classifier chains of trees (Hoeffding, or grown from a whole table): a joint density.
 
     Parameters
     ----------
@@ -123,6 +132,9 @@ class DensityEstimator(DensityQueries):
         Declared categories of some or all columns (public).
     bins : mapping of str to list of float, optional
         Public bin edges of numeric columns.
+    categorical_integers : bool
+        Read an undeclared column of at most 20 distinct integer codes as categorical
+        (:func:`~dprm.itemsets.domains.infer_domains`) instead of refusing it.
     max_depth : int, optional
         Maximum depth of every tree.
     max_nodes : int or None
@@ -153,12 +165,38 @@ class DensityEstimator(DensityQueries):
         Rows learned.
 
     passes : "auto" or int
-        How many times :meth:`fit` learns a finite table (a DataFrame or a CSV file;
-        see *Passes* below); a stream of mappings, :meth:`learn_one` and
-        :meth:`learn_many` are learned once, as they come.
+        How many times :meth:`fit` learns a finite table with the Hoeffding learner
+        (a DataFrame or a CSV file; see *Passes* below); a stream of mappings,
+        :meth:`learn_one` and :meth:`learn_many` are learned once, as they come.
+    learner : {"auto", "batch", "hoeffding"}
+        How :meth:`fit` learns a finite table. ``"batch"``: every tree grown from the
+        whole table at once (:func:`~dprm.itemsets.batch_tree.grow_batch_tree`: split
+        decisions from the table's exact statistics, no Hoeffding bound, no passes).
+        ``"hoeffding"``: the online Hoeffding trees over ``passes`` shuffled passes
+        (the first rounds' default). ``"auto"`` (the default): batch for a table held
+        whole (a DataFrame or a CSV file of fewer than :data:`ROWS_TO_LEARN` rows) whose
+        ``rows x columns x (columns - 1)`` is at most :data:`BATCH_WORK` (5e7: 20
+        columns up to 130,000 rows, 50 up to 20,000, 100 up to 5,000; beyond, the batch
+        trees cost more than the passes rule), unless ``passes`` is set to a number;
+        Hoeffding otherwise, for a longer file (a stream, read in chunks) and for rows
+        given online. A batch estimate cannot learn more rows.
+    split_significance : float
+        The batch trees' split test level (:data:`SPLIT_SIGNIFICANCE`; see *Batch* below).
 
     Notes
     -----
+    *Batch.* When the whole table is at hand its statistics are exact, so the trees
+    need no Hoeffding bound and no passes: :func:`~dprm.itemsets.batch_tree.grow_batch_tree`
+    splits leaves best first (largest drop of log-loss first) while the G test of the
+    split's contingency table rejects independence at ``split_significance`` and the
+    node budget has room. The table is read once per tree level instead of
+    ``ceil(200,000 / n)`` times (mushroom: 0.1 – 0.4 CPU s for three chains instead of
+    several seconds) with the same quality: ISON's TPR at θ = 0.3 is 1.00 on mushroom,
+    0.99 on vote, 1.00 on tic-tac-toe (``docs/itemsets.md``). The level 0.9 is
+    lenient on purpose: the estimate should reproduce the table's itemsets, and on
+    vote (435 rows) stricter tests leave too few splits (TPR 0.36 – 0.51 at 1e-7, 0.76
+    – 0.81 at 0.05, 0.95 – 0.99 at 0.5, 0.99 at 0.9).
+
     *Passes.* A Hoeffding tree splits a leaf once the leaf has seen enough rows for
     the Hoeffding bound to separate the best attribute from the others (or to fall
     below the tie threshold): about ``R² ln(1/δ) / (2 τ²)`` rows, 3,200 for a binary
@@ -201,9 +239,12 @@ class DensityEstimator(DensityQueries):
         leaf_prediction: str = "mc",
         domains: Mapping[str, Sequence[object]] | None = None,
         bins: Mapping[str, Sequence[float]] | None = None,
+        categorical_integers: bool = False,
         max_depth: int | None = None,
         max_nodes: int | None = MAX_NODES,
         passes: int | str = "auto",
+        learner: str = "auto",
+        split_significance: float = SPLIT_SIGNIFICANCE,
         batch_size: int = 2000,
         n_samples: int = 100_000,
         random_state: int | np.random.Generator | None = None,
@@ -225,6 +266,7 @@ class DensityEstimator(DensityQueries):
         self._sample_seed: int | None = None
         self._shuffle_seed: int | None = None
         self._passes_made = 0
+        self._batch = False
 
     def _check_parameters(self) -> None:
         """Every parameter by its :data:`~dprm.itemsets.parameters.ESTIMATOR_SETTINGS` entry."""
@@ -260,6 +302,9 @@ class DensityEstimator(DensityQueries):
     def _require_learning(self) -> None:
         if self._frozen:
             raise ParameterError("this estimate was built from trees (or modified); it cannot learn")
+        if self._batch:
+            raise ParameterError("this estimate was grown from a whole table (learner='batch'); it cannot learn "
+                                 "more rows: fit with learner='hoeffding' to keep learning online")
 
     def _flush(self) -> None:
         if self._buffer:
@@ -309,7 +354,8 @@ class DensityEstimator(DensityQueries):
         if self._variables is None:
             if len(frame) == 0:
                 raise DataError(f"{source}: no rows", code="no_rows", file=source)
-            self._start(infer_domains(frame, self.domains, self.bins, source=source))
+            self._start(infer_domains(frame, self.domains, self.bins, source=source,
+                                      categorical_integers=self.categorical_integers))
         assert self._variables is not None
         codes = encode_frame(frame, self._variables, source=source, first_row=self._n_seen + 1)
         self._flush()
@@ -320,9 +366,12 @@ class DensityEstimator(DensityQueries):
         """Learn a new estimate from a DataFrame, a CSV file (read in chunks) or an iterable of mappings.
 
         Whatever was learned before is discarded. A DataFrame or a CSV file is a finite
-        table and is learned ``passes`` times (see *Passes* in the class notes): with
-        more than one pass, each pass in a new random order; with one, in the table's
-        own order. An iterable of mappings is a stream and is learned once, as it comes.
+        table: held whole (fewer than :data:`ROWS_TO_LEARN` rows, or any DataFrame with
+        ``learner="batch"``) its trees are grown from it at once (see *Batch* in the
+        class notes); otherwise (``learner="hoeffding"``, a number of ``passes``, or a
+        longer file) it is learned ``passes`` times by the Hoeffding trees (see
+        *Passes*): with more than one pass, each pass in a new random order; with one,
+        in the table's own order. An iterable of mappings is a stream and is learned once, as it comes.
         An empty source is a :class:`~dprm.errors.DataError`; so is a value outside its
         domain, found before anything is learned from a DataFrame or a file (a stream of
         mappings is learned as it comes and stops at the bad row).
@@ -337,7 +386,8 @@ class DensityEstimator(DensityQueries):
         if isinstance(source, pd.DataFrame):
             if len(source) == 0:
                 raise DataError("the DataFrame has no rows", code="no_rows")
-            self._start(infer_domains(source, self.domains, self.bins, source="the DataFrame"))
+            self._start(infer_domains(source, self.domains, self.bins, source="the DataFrame",
+                                      categorical_integers=self.categorical_integers))
             assert self._variables is not None
             self._learn_table(encode_frame(source, self._variables, source="the DataFrame", first_row=1))
             return self
@@ -358,8 +408,18 @@ class DensityEstimator(DensityQueries):
         """The passes :meth:`fit` makes over a table of ``n_rows`` rows (``passes``, or :func:`passes_for`)."""
         return passes_for(n_rows, n_columns=n_columns) if self.passes == "auto" else int(self.passes)
 
+    def uses_batch(self, n_rows: int, n_columns: int) -> bool:
+        """Whether :meth:`fit` grows the trees of a table of ``n_rows`` x ``n_columns`` in batch (``learner``)."""
+        if self.learner == "auto":
+            return (self.passes == "auto" and n_rows < ROWS_TO_LEARN
+                    and n_rows * n_columns * (n_columns - 1) <= BATCH_WORK)
+        return self.learner == "batch"
+
     def _learn_table(self, codes: np.ndarray) -> None:
-        """Learn a finite table's code rows ``passes_for(len(codes))`` times (new random order each pass)."""
+        """Learn a finite table's code rows: in batch, or ``passes_for(len(codes))`` times (new order each pass)."""
+        if self.uses_batch(len(codes), codes.shape[1]):
+            self._grow_batch(codes)
+            return
         passes = self.passes_for(len(codes), codes.shape[1])
         if passes == 1:
             self._learn_codes(codes)
@@ -369,17 +429,34 @@ class DensityEstimator(DensityQueries):
                 self._learn_codes(codes[rng.permutation(len(codes))])
         self._passes_made = passes
 
+    def _grow_batch(self, codes: np.ndarray) -> None:
+        """Every tree of every chain grown from the whole table (:func:`~dprm.itemsets.batch_tree.grow_batch_tree`)."""
+        assert self._variables is not None
+        sizes = [domain.size for domain in self._variables.values()]
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        self._chains = [Chain(order, tuple(
+            grow_batch_tree(codes, order[i], order[:i], sizes, max_nodes=self.max_nodes, max_depth=self.max_depth,
+                            significance=self.split_significance) for i in range(len(order))))
+            for order in self._orders]
+        self._learners = None
+        self._batch = True
+        self._n_seen = len(codes)
+        self._samples = None
+        self._passes_made = 1
+
     def _fit_csv(self, path: Path, name: str) -> DensityEstimator:
         """Read the file once for its domains and values (:func:`~dprm.itemsets.sources.scan_csv`), then learn it."""
-        scan = scan_csv(path, name, self.batch_size, self.domains, self.bins)
+        scan = scan_csv(path, name, self.batch_size, self.domains, self.bins, self.categorical_integers)
         self._start(scan.variables)
         assert self._variables is not None
         chunks = csv_codes(path, name, self.batch_size, self._variables)
-        if self.passes_for(scan.n_rows, len(scan.variables)) == 1:  # a stream: learned as it is read
+        width = len(scan.variables)
+        if not self.uses_batch(scan.n_rows, width) and self.passes_for(scan.n_rows, width) == 1:
+            # a stream: learned as it is read
             for codes in chunks:
                 self._learn_codes(codes)
             self._passes_made = 1
-        else:  # held as codes: fewer than ROWS_TO_LEARN rows unless passes was set by hand
+        else:  # held as codes: fewer than ROWS_TO_LEARN rows unless passes or learner was set by hand
             self._learn_table(np.vstack(list(chunks)))
         return self
 
@@ -408,6 +485,12 @@ class DensityEstimator(DensityQueries):
         return self._n_seen
 
     @property
+    def learner_(self) -> str:
+        """How the trees were learned: ``"batch"`` (from the whole table) or ``"hoeffding"`` (online)."""
+        self._fitted()
+        return "batch" if self._batch else "hoeffding"
+
+    @property
     def passes_(self) -> int:
         """Passes the last :meth:`fit` made over its source (0 before any fit or for rows given by hand)."""
         self._fitted()
@@ -416,7 +499,7 @@ class DensityEstimator(DensityQueries):
     @property
     def chains_(self) -> list[Chain]:
         self._fitted()
-        if self._chains is None:
+        if self._chains is None:  # a batch estimate always has its chains
             assert self._learners is not None
             self._chains = [Chain(order, tuple(learner.to_tree() for learner in chain))
                             for order, chain in zip(self._orders, self._learners)]

@@ -120,6 +120,8 @@ class IsonRun:
         (a merged candidate formed again is skipped, and counted, again).
     stopped_early : bool
         Whether ``max_seconds`` stopped the run.
+    too_many : bool
+        Whether ``max_itemsets`` stopped it (the itemsets are then incomplete).
     seconds : float
         Wall-clock time.
     """
@@ -130,6 +132,7 @@ class IsonRun:
     pruned: int = 0
     stopped_early: bool = False
     seconds: float = 0.0
+    too_many: bool = False
 
 
 def chain_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
@@ -182,7 +185,10 @@ class _Miner:
     """
 
     def __init__(self, estimator: DensityEstimator, min_support: float, max_length: int | None,
-                 max_seconds: float | None, method: str) -> None:
+                 max_seconds: float | None, method: str, max_itemsets: int | None = None) -> None:
+        self.max_itemsets = max_itemsets
+        self.n_found = 0
+        self.too_many = False
         self.estimator = estimator
         self.method = method
         self.min_support = min_support
@@ -200,6 +206,8 @@ class _Miner:
     def out_of_time(self) -> bool:
         if self.deadline is not None and time.perf_counter() > self.deadline:
             self.stopped = True
+        if self.max_itemsets is not None and self.n_found > self.max_itemsets:
+            self.stopped = self.too_many = True
         return self.stopped
 
     def evaluate(self, rows: np.ndarray) -> np.ndarray:
@@ -225,6 +233,7 @@ class _Miner:
             ok = supports >= self.min_support
             self.rejected.add(chunk[~ok])
             self.found.append(chunk[ok])
+            self.n_found += int(ok.sum())
             self.supports.append(supports[ok])
             passed.append(chunk[ok])
         return np.vstack(passed)
@@ -357,6 +366,7 @@ def run_ison(
     max_seconds: float | None = None,
     *,
     method: str = "exact-or-sample",
+    max_itemsets: int | None = None,
 ) -> IsonRun:
     """ISON with ``isFrequent`` on ``estimator`` (see the module notes), with run details.
 
@@ -370,6 +380,9 @@ def run_ison(
         Leave out itemsets with more items.
     max_seconds : float, optional
         Stop after about this long and return what was found.
+    max_itemsets : int, optional
+        Stop once more itemsets than this were found (``IsonRun.too_many``; used by
+        :func:`dprm.itemsets.top_k.run_top_k` to give up on a threshold too low).
     method : {"exact-or-sample", "paths"}
         How the estimate marginalises (:meth:`DensityEstimator.chain_densities
         <dprm.itemsets.estimator.DensityEstimator.chain_densities>`). The corrections
@@ -389,7 +402,7 @@ def run_ison(
     if method not in ("exact-or-sample", "paths"):
         raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
     started = time.perf_counter()
-    miner = _Miner(estimator, float(min_support), max_length, max_seconds, method)
+    miner = _Miner(estimator, float(min_support), max_length, max_seconds, method, max_itemsets)
     first_rows = _first_iteration(miner, _path_itemsets(estimator))
     per_iteration = [len(first_rows)]
     found_first, found_first_columns = miner.codec.encode(first_rows)
@@ -420,8 +433,8 @@ def run_ison(
         items = {columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}
         itemsets.append(Itemset(items, float(support)))
     itemsets.sort(key=lambda s: (len(s.items), -s.support, list(s.items.items())))
-    return IsonRun(itemsets, per_iteration, miner.candidates, miner.pruned, miner.stopped,
-                   time.perf_counter() - started)
+    return IsonRun(itemsets, per_iteration, miner.candidates, miner.pruned, miner.stopped and not miner.too_many,
+                   time.perf_counter() - started, miner.too_many)
 
 
 def mine_itemsets(

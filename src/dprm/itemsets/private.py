@@ -353,6 +353,7 @@ def fit_private_estimator(
     n_samples: int = 100_000,
     random_state: int | None = None,
     source: str = "the data",
+    categorical_integers: bool = False,
 ) -> PrivateFit:
     """An ε-differentially private density estimate of ``data`` (see the module notes).
 
@@ -385,6 +386,10 @@ def fit_private_estimator(
         Seeds the noise, the orders and the reference samples: reproducible and **not private**.
     source : str
         Names the data in messages.
+    categorical_integers : bool
+        Read an undeclared column of few integer codes as categorical
+        (:func:`~dprm.itemsets.domains.infer_domains`; its categories are then read
+        off the data, so the estimate is not private).
 
     Returns
     -------
@@ -402,7 +407,7 @@ def fit_private_estimator(
     eps = as_epsilon(epsilon)
     if len(data) == 0:
         raise DataError(f"{source}: no rows (an empty stream)", code="no_rows", file=source)
-    variables = infer_domains(data, domains, bins, source=source)
+    variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
     codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
     columns = list(variables)
     declared = set(domains or {}) | set(bins or {})

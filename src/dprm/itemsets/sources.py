@@ -53,7 +53,7 @@ class CsvScan:
 
 
 def scan_csv(path: Path, name: str, batch_size: int, domains: Mapping[str, Sequence[object]] | None = None,
-             bins: Mapping[str, Sequence[float]] | None = None) -> CsvScan:
+             bins: Mapping[str, Sequence[float]] | None = None, categorical_integers: bool = False) -> CsvScan:
     """Read a CSV file in chunks of ``batch_size`` rows: the columns' domains, every value checked against them.
 
     A value outside a declared domain is a :class:`~dprm.errors.DataError` naming its
@@ -63,7 +63,8 @@ def scan_csv(path: Path, name: str, batch_size: int, domains: Mapping[str, Seque
     n_rows = 0
     for chunk in read_text_chunks(path, name, batch_size):
         if collector is None:
-            collector = DomainCollector(list(chunk.columns), domains, bins, source=name)
+            collector = DomainCollector(list(chunk.columns), domains, bins, source=name,
+                                        categorical_integers=categorical_integers)
         collector.add(chunk)
         encode_frame(chunk, collector.declared, source=name, first_row=n_rows + 1)
         n_rows += len(chunk)

@@ -1,0 +1,114 @@
+"""The ``k`` itemsets of largest estimated support, without listing millions of frequent ones (dense data).
+
+On dense data the frequent itemsets at a low θ run into the millions (a table of 35
+columns whose rows mostly share one value per column has ``2^k`` frequent subsets
+of every frequent ``k``-itemset), and ISON lists them all. :func:`run_top_k` reports
+the ``k`` itemsets of largest estimated support among those reaching θ instead.
+
+Supports are monotone (an itemset is at most as frequent as its subsets), so the
+top ``k`` are the frequent itemsets at the threshold ``θ_k`` of the ``k``-th largest
+support: ISON at ``θ_k`` lists them and little else. ``θ_k`` is found by bisection on
+the threshold: ISON is run at ``θ`` and, when it finds more than ``cap = 4k``
+itemsets (at least 1,000), stopped there (``max_itemsets``) and run again at a
+threshold halfway to the lowest threshold known to give too few (at first 1), until
+a run finds between ``k`` and ``cap`` itemsets. Every run that gives up stops after
+about ``cap`` itemsets, so the work follows ``k``, not the number of frequent
+itemsets. The itemsets reported are the ``k`` of largest support of that run (ties
+at the ``k``-th support broken by length, then items), all of them when fewer than
+``k`` reach θ.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> from dprm.itemsets.estimator import DensityEstimator
+>>> rng = np.random.default_rng(0)
+>>> frame = pd.DataFrame({c: rng.choice(["x", "y"], p=[0.9, 0.1], size=3000) for c in "abcdefgh"})
+>>> est = DensityEstimator(n_chains=1, random_state=0).fit(frame)
+>>> top = run_top_k(est, 3, min_support=0.01)
+>>> [(len(s.items), round(s.support, 1)) for s in top.run.itemsets]   # three single items 'x'
+[(1, 0.9), (1, 0.9), (1, 0.9)]
+>>> len(run_top_k(est, 500, min_support=0.3).run.itemsets)   # 2^8 - 1 itemsets of 'x' reach 0.3
+255
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from dprm.errors import ParameterError
+from dprm.itemsets.estimator import DensityEstimator
+from dprm.itemsets.ison import IsonRun, run_ison
+
+__all__ = ["TopK", "run_top_k"]
+
+#: Bisection steps at most (the threshold to within 2^-30 of the interval).
+MAX_STEPS = 30
+
+
+@dataclass
+class TopK:
+    """The outcome of :func:`run_top_k`.
+
+    Attributes
+    ----------
+    run : IsonRun
+        The final ISON run, its itemsets cut to the ``k`` of largest support (ordered
+        by decreasing support).
+    threshold : float
+        The threshold of that run (θ when fewer than ``k`` itemsets reach θ).
+    runs : int
+        ISON runs made (the bisection's probes).
+    candidates : int
+        Candidates estimated over all runs.
+    """
+
+    run: IsonRun
+    threshold: float
+    runs: int
+    candidates: int
+
+
+def run_top_k(estimator: DensityEstimator, k: int, min_support: float, max_length: int | None = None,
+              max_seconds: float | None = None) -> TopK:
+    """The ``k`` itemsets of largest estimated support among those reaching ``min_support`` (module notes).
+
+    Parameters
+    ----------
+    estimator : DensityEstimator
+    k : int
+        How many itemsets, at least 1.
+    min_support : float
+        θ in (0, 1].
+    max_length, max_seconds
+        As for :func:`~dprm.itemsets.ison.run_ison` (``max_seconds`` bounds all runs together).
+
+    Returns
+    -------
+    TopK
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ParameterError(f"k must be a whole number >= 1, not {k!r}")
+    if not (isinstance(min_support, int | float) and 0.0 < float(min_support) <= 1.0):
+        raise ParameterError(f"min_support must lie in (0, 1], got {min_support!r}")
+    deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+    cap = max(4 * k, 1000)
+    low, high = float(min_support), 1.0  # low: too many itemsets (once probed); high: too few
+    threshold, runs, candidates = low, 0, 0
+    while True:
+        left = None if deadline is None else max(1e-3, deadline - time.perf_counter())
+        run = run_ison(estimator, threshold, max_length, left, max_itemsets=cap)
+        runs += 1
+        candidates += run.candidates
+        if not run.too_many and (len(run.itemsets) >= k or threshold == low):
+            break  # between k and cap itemsets, or all of those reaching θ
+        if run.stopped_early or runs > MAX_STEPS:
+            break
+        if run.too_many:
+            low = threshold
+        else:
+            high = threshold
+        threshold = (low + high) / 2
+    ranked = sorted(run.itemsets, key=lambda s: (-s.support, len(s.items), list(s.items.items())))[:k]
+    run.itemsets = ranked
+    return TopK(run, threshold, runs, candidates)
