@@ -12,7 +12,7 @@ miner. :func:`run_synthetic` does exactly that, as the algorithms
    the bounds: the declared transform, or (``numeric_grid="auto"``, the default of
    the private miners too) a member of the public family chosen privately by
    :func:`dprm.mining.private_grids.choose_grids` with ``grid_share`` of ε (pure
-   ε-DP releases, in the ledger), or equally wide (``"public"``). Every attribute
+   ε-DP releases, in the ledger), or equally wide (``"equal-width"``). Every attribute
    has one more code for a missing value unless the types file declares it
    ``"complete"`` (whether a column has missing values is not otherwise assumed
    public; the synthesizer's noisy counts give that code some rows).
@@ -66,7 +66,7 @@ from dprm.data.attributes import View
 from dprm.data.grid import public_grid
 from dprm.engine import InProcessEngine
 from dprm.errors import DprmError, ParameterError
-from dprm.mining.private_grids import choosable, choose_grids, grid_bounds, grid_note
+from dprm.mining.private_grids import GRID_CHOICES, choosable, choose_grids, grid_bounds, grid_note
 from dprm.params import Param
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.privacy.accountant import NEIGHBOURING, SEEDED_REASON
@@ -109,8 +109,8 @@ SYNTHETIC_PARAMETERS: dict[str, Param] = {p.name: p for p in (
     Param("cells", "Cells of each numeric column's grid (codes the synthesizer sees)", "int", low=2, high=33,
           why="cartwheels keeps every threshold of at most 33 distinct values, so its thresholds stay on the grid"),
     Param("numeric_grid", "Grid of numeric columns without a declared transform: 'auto', chosen privately from "
-                          "the public family with grid-share of ε; 'public', equally wide", "choice",
-          choices=("auto", "public")),
+                          "the public family with grid-share of ε; 'equal-width', equally wide", "choice",
+          choices=GRID_CHOICES),
     Param("grid_share", "Share of ε for choosing the grids (numeric-grid auto)", "float", low=0, high=1,
           low_open=True, high_open=True),
     Param("n_iters", "Iterations of dpmm's estimation of the model from the noisy marginals", "int", low=1,
