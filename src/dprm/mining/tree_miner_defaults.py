@@ -53,8 +53,7 @@ VARIANTS = ("dprm", "paper")
 #: The parameter spec of ``variant``.
 VARIANT = Param("variant", "'dprm', the measured-best private machinery (scored initial targets and the auto "
                            "settings, docs/mining.md), or 'paper', the tree paper's settings (uniform initial "
-                           "attributes, 4 trials of depth 4, omega 0.1, the equal-width grid); options given "
-                           "explicitly win",
+                           "attributes, 4 trials of depth 4, omega 0.1, the public grid); options given explicitly win",
                 "choice", choices=VARIANTS)
 
 #: What ``variant="paper"`` sets (unless given): the paper-era values of the parameters
