@@ -57,6 +57,7 @@ from numba import njit
 from dprm.errors import ParameterError
 from dprm.itemsets.parameters import SPLIT_SIGNIFICANCE
 from dprm.itemsets.tree_model import ConditionalTree
+from dprm.precompiled import kernel
 
 __all__ = ["grow_batch_tree"]
 
@@ -101,7 +102,7 @@ def grow_batch_tree(codes: np.ndarray, target: int, attributes: Sequence[int], s
     budget = -1 if max_nodes is None else int(max_nodes)
     capacity = budget if budget > 0 else 1024
     while True:
-        out = _grow(codes, int(target), attributes_, sizes_, k, budget, -1 if max_depth is None else int(max_depth),
+        out = kernel("dprm.itemsets.batch_tree", "_grow")(codes, int(target), attributes_, sizes_, k, budget, -1 if max_depth is None else int(max_depth),
                     z, float(min_branch_fraction), float(max_share_to_split), capacity)
         if out[0] >= 0:
             break

@@ -40,6 +40,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from dprm.precompiled import kernel
+
 __all__ = ["ItemCodec", "KeySet", "merge_new", "without_rejected_subsets"]
 
 
@@ -65,16 +67,16 @@ class ItemCodec:
     def encode(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The item bitsets ``(n, n_words)`` and column masks ``(n, n_column_words)`` of code rows."""
         rows = np.ascontiguousarray(np.atleast_2d(rows), dtype=np.int64)
-        return _encode(rows, self.offsets, self.n_words, self.n_column_words)
+        return kernel("dprm.itemsets.candidates", "_encode")(rows, self.offsets, self.n_words, self.n_column_words)
 
     def decode(self, items: np.ndarray) -> np.ndarray:
         """The code rows (int16, -1 where a column is absent) of item bitsets."""
-        return _decode(np.ascontiguousarray(items, dtype=np.uint64), self.item_column, self.item_code,
+        return kernel("dprm.itemsets.candidates", "_decode")(np.ascontiguousarray(items, dtype=np.uint64), self.item_column, self.item_code,
                        self.n_columns)
 
     def columns_of(self, items: np.ndarray) -> np.ndarray:
         """The column masks of item bitsets."""
-        return _columns_of(np.ascontiguousarray(items, dtype=np.uint64), self.item_column, self.n_column_words)
+        return kernel("dprm.itemsets.candidates", "_columns_of")(np.ascontiguousarray(items, dtype=np.uint64), self.item_column, self.n_column_words)
 
 
 class KeySet:
@@ -102,7 +104,7 @@ class KeySet:
         need = len(self) + int(extra)
         if 2 * need <= len(self.table):
             return
-        self.table = _rehash(self.table, 1 << int(2 * need - 1).bit_length())
+        self.table = kernel("dprm.itemsets.candidates", "_rehash")(self.table, 1 << int(2 * need - 1).bit_length())
 
     def add(self, keys: np.ndarray) -> np.ndarray:
         """Add keys; return which were not in the set before (a key repeated in ``keys`` counts once)."""
@@ -110,12 +112,12 @@ class KeySet:
         if len(keys) and not keys.any(axis=1).all():
             raise ValueError("the empty itemset cannot be stored")
         self.reserve(len(keys))
-        return _add_many(self.table, self.count, keys)
+        return kernel("dprm.itemsets.candidates", "_add_many")(self.table, self.count, keys)
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """Which keys are in the set."""
         keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, self.n_words)
-        return _contains_many(self.table, keys)
+        return kernel("dprm.itemsets.candidates", "_contains_many")(self.table, keys)
 
 
 def without_rejected_subsets(items: np.ndarray, rejected: KeySet) -> np.ndarray:
@@ -123,7 +125,7 @@ def without_rejected_subsets(items: np.ndarray, rejected: KeySet) -> np.ndarray:
     items = np.ascontiguousarray(items, dtype=np.uint64).reshape(-1, rejected.n_words)
     if len(rejected) == 0:
         return np.ones(len(items), dtype=bool)
-    return _keep_without_rejected(items, rejected.table)
+    return kernel("dprm.itemsets.candidates", "_keep_without_rejected")(items, rejected.table)
 
 
 def merge_new(codec: ItemCodec, a_items: np.ndarray, a_columns: np.ndarray, b_items: np.ndarray,
@@ -159,7 +161,7 @@ def merge_new(codec: ItemCodec, a_items: np.ndarray, a_columns: np.ndarray, b_it
         stop = min(len(a_items), start + step)
         seen.reserve((stop - start) * len(b_items))
         buffer = np.empty(((stop - start) * len(b_items), codec.n_words), dtype=np.uint64)
-        n, dropped = _merge_block(a_items, a_columns, b_items, b_columns, start, stop, seen.table, seen.count,
+        n, dropped = kernel("dprm.itemsets.candidates", "_merge_block")(a_items, a_columns, b_items, b_columns, start, stop, seen.table, seen.count,
                                   rejected.table, len(rejected) > 0, limit, buffer)
         out.append(buffer[:n].copy())
         pruned += dropped

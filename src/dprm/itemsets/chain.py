@@ -27,6 +27,7 @@ from numba import njit
 
 from dprm.errors import ParameterError
 from dprm.itemsets.tree_model import ConditionalTree
+from dprm.precompiled import kernel
 
 __all__ = ["Chain", "chain_orders", "sample_chain"]
 
@@ -91,7 +92,7 @@ def sample_chain(chain: Chain, n: int, rng: np.random.Generator) -> np.ndarray:
     """
     codes = np.full((n, len(chain.order)), -1, dtype=np.int64)
     for tree in chain.trees:
-        _draw(codes, rng.random(n), tree.target, tree.feature, tree.child_offset, tree.n_children, tree.child,
+        kernel("dprm.itemsets.chain", "_draw")(codes, rng.random(n), tree.target, tree.feature, tree.child_offset, tree.n_children, tree.child,
               tree.node_proba)
     return codes
 

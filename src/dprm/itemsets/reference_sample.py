@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from dprm.data.literal_index import pack_rows
+from dprm.precompiled import kernel
 
 __all__ = ["ReferenceSample"]
 
@@ -42,7 +43,7 @@ class ReferenceSample:
         """The share of the sample's rows holding each (partial) assignment."""
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(len(codes))
-        counts = _count_matches(self.bitsets, self.offsets, codes, order, self.n_rows)
+        counts = kernel("dprm.itemsets.reference_sample", "_count_matches")(self.bitsets, self.offsets, codes, order, self.n_rows)
         return counts / self.n_rows
 
 

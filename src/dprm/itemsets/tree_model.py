@@ -59,6 +59,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from dprm.precompiled import kernel
+
 __all__ = ["ConditionalTree"]
 
 
@@ -254,7 +256,7 @@ class ConditionalTree:
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         if codes.ndim != 2:
             raise ValueError("codes must be a 2-d array (rows x columns)")
-        return _soft_predict(codes, self.feature, self.child_offset, self.n_children, self.child,
+        return kernel("dprm.itemsets.tree_model", "_soft_predict")(codes, self.feature, self.child_offset, self.n_children, self.child,
                              self.edge_proba, self.node_proba)
 
     def leaf_of(self, codes: np.ndarray) -> np.ndarray:
