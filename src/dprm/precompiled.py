@@ -64,12 +64,9 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "dprm.trees._histograms": ("code_histograms_serial",),
     # the itemset estimate and ISON (``dprm itemsets``): growing the batch trees, sampling
     # a chain, counting supports in its reference sample, ISON's candidate sets
-    "dprm.itemsets.batch_tree": ("_grow",),
-    "dprm.itemsets.chain": ("_draw",),
-    "dprm.itemsets.reference_sample": ("_count_matches",),
-    "dprm.itemsets.tree_model": ("_soft_predict",),
-    "dprm.itemsets.candidates": ("_encode", "_decode", "_columns_of", "_rehash", "_add_many", "_contains_many",
-                                 "_keep_without_rejected", "_merge_block"),
+    "dprm.itemsets._kernels": ("_grow", "_draw", "_count_matches", "_soft_predict"),
+    "dprm.itemsets._candidate_kernels": ("_encode", "_decode", "_columns_of", "_rehash", "_add_many", "_contains_many",
+                                          "_keep_without_rejected", "_merge_block"),
 }
 
 #: ``DPRM_PRECOMPILED=0``: never use the build (numba's kernels only).
