@@ -156,3 +156,17 @@ def test_frequent_items_finds_more_itemsets_of_a_markov_table_than_the_chain() -
             found.append(itemset_rates(run_ison(fit.estimator, 0.2).itemsets, truth).tpr)
         rates[method] = float(np.mean(found))
     assert rates["frequent-items"] > rates["chain"] + 0.05, rates
+
+
+def test_no_item_can_reach_theta_leaves_the_rest_of_the_budget_unspent_and_listed() -> None:
+    """θ = 0.9 on uniform columns: every column merged whole, no table released; the ledger still adds up to ε."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], size=3000), "b": rng.choice(["u", "v"], size=3000)})
+    fit = fit_private_estimator(frame, 1.0, domains={"a": ["x", "y", "z"], "b": ["u", "v"]}, min_support=0.9,
+                                private_method="frequent-items", random_state=0)
+    ledger = fit.privacy["ledger"]
+    assert [e["step"] for e in ledger] == ["items: a", "items: b", "unspent (no column left to release)"]
+    assert math.isclose(sum(e["epsilon"] for e in ledger), 1.0)
+    assert fit.parameters["items"] == {"a": [], "b": []} and fit.parameters["noise"]["tables"] is None
+    assert math.isclose(sum(fit.estimator.density({"a": v}) for v in "xyz"), 1.0)
+    assert run_ison(fit.estimator, 0.9).itemsets == []
