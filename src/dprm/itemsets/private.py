@@ -118,8 +118,8 @@ from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.parameters import RANDOM_STATE, Setting, check_settings, whole_number
 from dprm.itemsets.private_items import ITEM_SHARE, MAX_EXPANDED_CELLS, ItemSelection, release_items
-from dprm.itemsets.private_parents import (MAX_CELLS, MAX_PARENTS, next_candidates, nonnegative_counts,
-                                          release_conditional)
+from dprm.itemsets.private_parents import (MAX_CELLS, MAX_PARENTS, SELECT_SHARE, next_candidates,
+                                          nonnegative_counts, release_conditional)
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
 from dprm.privacy.accountant import check_accountant, combine_guarantees
@@ -516,7 +516,5 @@ def _noise_summary(selection: ItemSelection | None, per_tree: Fraction, eps: Fra
     (``structure="parents"``: its counts get ``1 − SELECT_SHARE`` of a release's budget
     when the release also chooses, all of it otherwise; the larger scale is given).
     """
-    from dprm.itemsets.private_parents import SELECT_SHARE
-
     tables = None if not releasing else float(1 / (per_tree * (1 - SELECT_SHARE)))
     return {"items": None if selection is None else selection.scale, "tables": tables}
