@@ -169,6 +169,7 @@ def test_private_method_frequent_items_releases_the_histograms_first_and_shows_t
                                 "--private-method", "frequent-items", "--output", out])
     assert code == 0, stderr
     assert "noise (frequent-items; discrete Laplace scale): one-way histograms ±" in stdout
+    assert "tables per cell ±" in stdout
     document = json.loads(out.read_text())
     parameters = document["parameters"]
     assert parameters["private_method"] == "frequent-items" and parameters["noise_scale"]["items"] > 0

@@ -440,11 +440,11 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
     from dprm.itemsets.document import itemsets_table
 
     print_status(privacy, output, parameters["epsilon"])
-    noise = parameters.get("noise_scale")
-    if noise is not None:
-        items = f"one-way histograms ±{noise['items']:.3g} rows, " if noise["items"] is not None else ""
-        tables = f"tables ±{noise['tables']:.3g} rows per cell" if noise["tables"] is not None else "no table"
-        console.print(f"noise ({parameters['private_method']}; discrete Laplace scale): {items}{tables}; the "
+    noise = parameters.get("noise_scale") or {}
+    scales = [f"{what} ±{noise[key]:.3g} rows" for key, what in (("items", "one-way histograms"),
+                                                                 ("tables", "tables per cell")) if noise.get(key)]
+    if scales:
+        console.print(f"noise ({parameters['private_method']}; discrete Laplace scale): {', '.join(scales)}; the "
                       "supports are read off the noisy estimate (post-processing)", soft_wrap=True)
     sensitive = parameters["sensitive"]
     if sensitive:

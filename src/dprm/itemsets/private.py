@@ -494,7 +494,7 @@ def fit_private_estimator(
     parameters = {"epsilon": float(eps), "chains": len(chains_order), "private_method": method,
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
-                  "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, eps, releasing)}
+                  "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, releasing if structure == "parents" else 0)}
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
                                for j, c in enumerate(columns)}
@@ -508,13 +508,14 @@ def _resolve_method(private_method: str, min_support: float | None, structure: s
     return private_method
 
 
-def _noise_summary(selection: ItemSelection | None, per_tree: Fraction, eps: Fraction, releasing: int
-                   ) -> dict[str, float | None]:
+def _noise_summary(selection: ItemSelection | None, per_tree: Fraction, releasing: int) -> dict[str, float | None]:
     """The noise scales (rows, discrete Laplace) of the fit's counts, for the user to see.
 
     ``items``: each one-way histogram's cells; ``tables``: each released table's cells
     (``structure="parents"``: its counts get ``1 − SELECT_SHARE`` of a release's budget
-    when the release also chooses, all of it otherwise; the larger scale is given).
+    when the release also chooses, all of it otherwise; the larger scale is given; None
+    for the DP trees, whose levels and leaves split a release's budget unevenly, and
+    when no table is released).
     """
     tables = None if not releasing else float(1 / (per_tree * (1 - SELECT_SHARE)))
     return {"items": None if selection is None else selection.scale, "tables": tables}
