@@ -9,10 +9,17 @@ order chosen too; ``dp-trees``: dprm's DP decision trees on a random order), eac
 and each seed (seeded noise: reproducible, so these runs are not private releases),
 and mined by ISON at each θ. The ledger of every fit is checked to add up to ε.
 
+``--methods frequent-items,chain`` compares the private methods of the parents
+structure (``private_method=``; ``frequent-items`` releases one-way histograms first
+and the chain over the domains of the items that can reach θ, so it is fitted once
+per θ). ``nmes`` is the public NMES 1988 table's categorical columns (4,406 rows ×
+10: health, chronic, adl, region, afam, gender, married, employed, insurance,
+medicaid; ``../shared/data/nmes1988/left.csv``).
+
 Usage::
 
-    python benchmarks/quality_itemsets_private.py [--datasets mushroom,vote,tic-tac-toe,ibm]
-        [--structures parents,dp-trees] [--epsilons 0.3,1,3] [--thetas 0.2,0.3] [--seeds 0,1,2]
+    python benchmarks/quality_itemsets_private.py [--datasets mushroom,vote,tic-tac-toe,ibm,nmes]
+        [--structures parents,dp-trees] [--methods chain] [--epsilons 0.3,1,3] [--thetas 0.2,0.3] [--seeds 0,1,2]
 """
 
 from __future__ import annotations
@@ -25,7 +32,19 @@ from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from dprm.itemsets.ison import run_ison
 from dprm.itemsets.private import fit_private_estimator
 
-from quality_itemsets_defaults import cpu, load  # noqa: E402 - the benchmarks' own helpers (same folder)
+from quality_itemsets_defaults import UCI, cpu  # noqa: E402 - the benchmarks' own helpers (same folder)
+from quality_itemsets_defaults import load as load_default  # noqa: E402
+
+NMES_COLUMNS = ["health", "chronic", "adl", "region", "afam", "gender", "married", "employed", "insurance", "medicaid"]
+
+
+def load(name: str, stream_rows: int):
+    """A dataset as a text frame (``nmes``: the NMES 1988 table's categorical columns)."""
+    import pandas as pd
+
+    if name == "nmes":
+        return pd.read_csv(UCI.parent / "nmes1988" / "left.csv", dtype=str, keep_default_na=False)[NMES_COLUMNS]
+    return load_default(name, stream_rows)
 
 
 def main() -> None:
@@ -36,33 +55,42 @@ def main() -> None:
     parser.add_argument("--thetas", default="0.2,0.3")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--max-seconds", type=float, default=120.0)
-    parser.add_argument("--max-parents", default="2", help="parents per variable of the parents structure "
-                                                           "(comma-separated to compare: 1 is a Chow-Liu-like tree)")
+    parser.add_argument("--methods", default="chain", help="private methods of the parents structure")
+    parser.add_argument("--max-parents", default="default", help="parents per variable of the parents structure "
+                                                           "(comma-separated to compare: 1 is a Chow-Liu-like tree; "
+                                                           "default: the method's)")
     args = parser.parse_args()
     thetas = [float(t) for t in args.thetas.split(",")]
-    print(f"{'dataset':>12} {'structure':>9} {'par':>3} {'eps':>5} {'seed':>4} {'fit cpu':>7} {'theta':>5} {'true':>6} "
-          f"{'found':>6} {'TPR':>6} {'FPR':>6}", flush=True)
+    print(f"{'dataset':>12} {'structure':>9} {'method':>14} {'par':>3} {'eps':>5} {'seed':>4} {'fit cpu':>7} "
+          f"{'theta':>5} {'true':>6} {'found':>6} {'TPR':>6} {'FPR':>6}", flush=True)
     for name in args.datasets.split(","):
         data = load(name, 0)
         domains = {c: sorted(data[c].unique()) for c in data.columns}
         truths = {theta: frequent_itemsets(data, theta) for theta in thetas}
-        variants = [(s, int(p)) for s in args.structures.split(",")
-                    for p in (args.max_parents.split(",") if s == "parents" else ["2"])]
-        for structure, parents in variants:
+        variants = [(s, m, p) for s in args.structures.split(",")
+                    for m in (args.methods.split(",") if s == "parents" else ["chain"])
+                    for p in (args.max_parents.split(",") if s == "parents" else ["default"])]
+        for structure, method, parents in variants:
             for eps in (float(e) for e in args.epsilons.split(",")):
                 for seed in (int(s) for s in args.seeds.split(",")):
-                    started = cpu()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", UserWarning)
-                        fit = fit_private_estimator(data, eps, domains=domains, structure=structure, random_state=seed,
-                                                    max_parents=parents)
-                    seconds = cpu() - started
-                    assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), eps)
                     for theta in thetas:
-                        r = itemset_rates(run_ison(fit.estimator, theta, max_seconds=args.max_seconds).itemsets,
-                                          truths[theta])
-                        print(f"{name:>12} {structure:>9} {parents:3d} {eps:5g} {seed:4d} {seconds:7.2f} {theta:5.2f} {r.n_true:6d} "
-                              f"{r.n_reported:6d} {r.tpr:6.3f} {r.fpr:6.3f}", flush=True)
+                        if method == "chain" and theta != thetas[0]:
+                            continue  # one chain serves every theta
+                        started = cpu()
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", UserWarning)
+                            fit = fit_private_estimator(
+                                data, eps, domains=domains, structure=structure, random_state=seed,
+                                max_parents=None if parents == "default" else int(parents),
+                                private_method=method, min_support=theta if method == "frequent-items" else None)
+                        seconds = cpu() - started
+                        assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), eps)
+                        for mined in (thetas if method == "chain" else [theta]):
+                            r = itemset_rates(run_ison(fit.estimator, mined, max_seconds=args.max_seconds).itemsets,
+                                              truths[mined])
+                            print(f"{name:>12} {structure:>9} {method:>14} {fit.parameters['max_parents']:3d} "
+                                  f"{eps:5g} {seed:4d} {seconds:7.2f} {mined:5.2f} {r.n_true:6d} {r.n_reported:6d} "
+                                  f"{r.tpr:6.3f} {r.fpr:6.3f}", flush=True)
 
 
 if __name__ == "__main__":

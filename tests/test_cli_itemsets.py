@@ -162,6 +162,25 @@ def test_private_run_defaults_to_one_chain_and_takes_either_structure(stream, tm
     assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(3.0)
 
 
+def test_private_method_frequent_items_releases_the_histograms_first_and_shows_the_noise(stream, tmp_path):
+    csv, types, _ = stream
+    out = tmp_path / "fi.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.2", "--epsilon", "2", "--types", types,
+                                "--private-method", "frequent-items", "--output", out])
+    assert code == 0, stderr
+    assert "noise (frequent-items; discrete Laplace scale): one-way histograms ±" in stdout
+    assert "tables per cell ±" in stdout
+    document = json.loads(out.read_text())
+    parameters = document["parameters"]
+    assert parameters["private_method"] == "frequent-items" and parameters["noise_scale"]["items"] > 0
+    steps = [e["step"] for e in document["privacy"]["ledger"]]
+    assert steps[0].startswith("items: ") and any(step.startswith("chain 1,") for step in steps)
+    assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(2.0)
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--epsilon", "2", "--types", types,
+                           "--private-method", "frequent-items", "--structure", "dp-trees"])
+    assert code == 2 and "--private-method must be one of chain, frequent-items" in stderr
+
+
 @pytest.mark.parametrize("extra, reason", [(["--seed", "3"], "seeded noise"),
                                            ([], "read off the data")])
 def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):

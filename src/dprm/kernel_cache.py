@@ -44,10 +44,8 @@ KERNEL_MODULES: tuple[str, ...] = (
     "dprm.trees._kernels",
     "dprm.trees._bit_kernels",
     "dprm.trees._histograms",
-    "dprm.itemsets.candidates",
-    "dprm.itemsets.hoeffding",
-    "dprm.itemsets.reference_sample",
-    "dprm.itemsets.tree_model",
+    "dprm.itemsets._candidate_kernels",
+    "dprm.itemsets._kernels",
 )
 
 

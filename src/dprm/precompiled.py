@@ -62,6 +62,11 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "dprm.trees._kernels": ("_route_rows_serial", "run_chain"),
     "dprm.trees._bit_kernels": ("split_bitsets", "run_bit_chain"),
     "dprm.trees._histograms": ("code_histograms_serial",),
+    # the itemset estimate and ISON (``dprm itemsets``): growing the batch trees, sampling
+    # a chain, counting supports in its reference sample, ISON's candidate sets
+    "dprm.itemsets._kernels": ("_grow", "_draw", "_count_matches", "_soft_predict"),
+    "dprm.itemsets._candidate_kernels": ("_encode", "_decode", "_columns_of", "_rehash", "_add_many", "_contains_many",
+                                          "_keep_without_rejected", "_merge_block"),
 }
 
 #: ``DPRM_PRECOMPILED=0``: never use the build (numba's kernels only).
@@ -106,7 +111,13 @@ def target_cpu() -> str:
 
 
 def _kernel_sources() -> list[Path]:
-    return [Path(importlib.util.find_spec(name).origin) for name in KERNELS]
+    """The source files of :data:`KERNELS`' modules, found without importing them or their packages.
+
+    (``importlib.util.find_spec("dprm.itemsets.chain")`` would import ``dprm.itemsets``,
+    and with it numba, which the build is there to spare a run.)
+    """
+    root = Path(__file__).resolve().parent  # dprm's own folder: every kernel module is dprm.<path>
+    return [root.joinpath(*name.split(".")[1:]).with_suffix(".py") for name in KERNELS]
 
 
 def fingerprint() -> str:

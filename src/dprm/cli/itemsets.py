@@ -47,6 +47,8 @@ MAX_CHAINS = 100
 ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
 #: The values of ``--learner`` (:data:`dprm.itemsets.parameters.LEARNERS`, not imported before it is needed).
 LEARNERS = ("auto", "batch", "hoeffding")
+#: The values of ``--private-method`` (:data:`dprm.itemsets.private.PRIVATE_METHODS`).
+PRIVATE_METHODS = ("chain", "frequent-items")
 
 
 def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
@@ -241,6 +243,11 @@ def itemsets(
                                   help="With --epsilon: each conditional over parents chosen by the exponential "
                                        "mechanism (with the chain's order), or a DP decision tree."),
     max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
+    private_method: str = typer.Option(
+        "chain", "--private-method", metavar="chain|frequent-items",
+        help="With --epsilon: the chain over every declared category (chain, the default), or, with --structure "
+             "parents, the one-way histograms first (10 % of ε) and the chain over the items that can reach "
+             "--min-support (frequent-items)."),
     types: TypesFile = None,
     bins: Optional[List[str]] = typer.Option(
         None, "--bins", metavar="COL=e0,e1,...",
@@ -276,6 +283,9 @@ def itemsets(
     chains = chains if chains is not None else (1 if epsilon is not None else 3)
     if structure not in ("parents", "dp-trees"):
         raise ParameterError(f"--structure must be parents or dp-trees, not {structure!r}")
+    if private_method not in PRIVATE_METHODS or (private_method == "frequent-items" and structure != "parents"):
+        raise ParameterError(f"--private-method must be one of {', '.join(PRIVATE_METHODS)} (frequent-items with "
+                             f"--structure parents), not {private_method!r}")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
     passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top, top_k)
@@ -298,6 +308,7 @@ def itemsets(
                                   "bins": bin_edges, "max_length": max_length, "max_seconds": max_seconds,
                                   "seed": seed}
     if epsilon is not None:
+        parameters["private_method"] = private_method
         estimator, privacy = fit_private(learn, table, bin_edges, epsilon, chains, structure, max_depth, seed,
                                          parameters)
     else:
@@ -390,7 +401,11 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
     frame = booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
     fit = fit_private_estimator(frame, epsilon, domains=table.domains, bins=bin_edges, n_chains=chains,
                                 structure=structure, max_depth=max_depth, random_state=seed, source=str(learn),
-                                categorical_integers=table.categorical_integers)
+                                categorical_integers=table.categorical_integers,
+                                min_support=parameters["min_support"],
+                                private_method=parameters.get("private_method", "chain"))
+    parameters.update(private_method=fit.parameters["private_method"], noise_scale=fit.parameters["noise"],
+                      items=fit.parameters.get("items"))
     parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
                       epsilon_per_tree=fit.parameters["epsilon_per_tree"], orders=fit.parameters["orders"])
     return fit.estimator, fit.privacy
@@ -425,6 +440,12 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
     from dprm.itemsets.document import itemsets_table
 
     print_status(privacy, output, parameters["epsilon"])
+    noise = parameters.get("noise_scale") or {}
+    scales = [f"{what} ±{noise[key]:.3g} rows" for key, what in (("items", "one-way histograms"),
+                                                                 ("tables", "tables per cell")) if noise.get(key)]
+    if scales:
+        console.print(f"noise ({parameters['private_method']}; discrete Laplace scale): {', '.join(scales)}; the "
+                      "supports are read off the noisy estimate (post-processing)", soft_wrap=True)
     sensitive = parameters["sensitive"]
     if sensitive:
         check = parameters["t_closeness_check"]

@@ -109,6 +109,7 @@ def warm_up(step: Callable[[str], None] = lambda text: None) -> "CacheReport":
     from dprm.datasets.planted import make_planted
     from dprm.datasets.transactions import make_transactions
     from dprm.itemsets import DensityEstimator, run_ison
+    from dprm.itemsets.candidates import KeySet
     from dprm.kernel_cache import counts, kernels, report
     from dprm.mining import make_miner
     from dprm.precompiled import numba_only
@@ -144,8 +145,12 @@ def warm_up(step: Callable[[str], None] = lambda text: None) -> "CacheReport":
         compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS, private.BIT_CHAIN_BYTES = settings
     step(f"compiling the itemset estimate's kernels ({time.perf_counter() - started:.0f} s so far)")
     stream = make_transactions(500, n_variables=6, n_patterns=4, rng=np.random.default_rng(0))
-    estimator = DensityEstimator(n_chains=2, grace_period=50, random_state=0).fit(stream.data)
-    run_ison(estimator, 0.2)
+    with numba_only():  # numba's kernels, for the build's argument types (dprm.precompiled.KERNELS)
+        estimator = DensityEstimator(n_chains=2, grace_period=50, random_state=0).fit(stream.data)
+        run_ison(estimator, 0.2)
+        keys = KeySet(1, capacity=1)
+        keys.add(np.arange(1, 65, dtype=np.uint64))  # grows: a set of candidates rehashed
+        keys.contains(np.arange(1, 3, dtype=np.uint64))
     return report(dispatchers, before, started)
 
 

@@ -47,16 +47,15 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
 import numpy as np
-from numba import njit
 
 from dprm.errors import ParameterError
 from dprm.itemsets.parameters import SPLIT_SIGNIFICANCE
 from dprm.itemsets.tree_model import ConditionalTree
+from dprm.precompiled import kernel
 
 __all__ = ["grow_batch_tree"]
 
@@ -101,7 +100,7 @@ def grow_batch_tree(codes: np.ndarray, target: int, attributes: Sequence[int], s
     budget = -1 if max_nodes is None else int(max_nodes)
     capacity = budget if budget > 0 else 1024
     while True:
-        out = _grow(codes, int(target), attributes_, sizes_, k, budget, -1 if max_depth is None else int(max_depth),
+        out = kernel("dprm.itemsets._kernels", "_grow")(codes, int(target), attributes_, sizes_, k, budget, -1 if max_depth is None else int(max_depth),
                     z, float(min_branch_fraction), float(max_share_to_split), capacity)
         if out[0] >= 0:
             break
@@ -112,151 +111,3 @@ def grow_batch_tree(codes: np.ndarray, target: int, attributes: Sequence[int], s
                                        child=child[:n_child], counts=counts[:n_nodes])
 
 
-@njit(cache=True)
-def _chi2_quantile(df: float, z: float) -> float:  # pragma: no cover - compiled
-    """The chi-squared quantile of ``df`` degrees of freedom at the normal quantile ``z`` (Wilson-Hilferty)."""
-    a = 2.0 / (9.0 * df)
-    return df * (1.0 - a + z * math.sqrt(a)) ** 3
-
-
-@njit(cache=True)
-def _best_split(codes, rows, lo, hi, target, attributes, offsets, sizes, k, z, min_frac, max_share,
-                stats):  # pragma: no cover - compiled
-    """(attribute index, n · gain in bits) of the leaf holding ``rows[lo:hi]``; (-1, 0) when it stays a leaf.
-
-    One pass over the leaf's rows fills the class counts of every (attribute, value):
-    ``stats[offsets[a] + value, class]`` (a row's codes are contiguous in memory).
-    """
-    n = hi - lo
-    cls = np.zeros(k)
-    for i in range(lo, hi):
-        cls[codes[rows[i], target]] += 1.0
-    classes = 0
-    majority = 0.0
-    pre = 0.0
-    for c in range(k):
-        if cls[c] > 0.0:
-            classes += 1
-            p = cls[c] / n
-            pre -= p * math.log2(p)
-            majority = max(majority, cls[c])
-    if classes < 2 or majority / n > max_share:
-        return -1, 0.0
-    stats[:, :] = 0.0
-    n_att = len(attributes)
-    for i in range(lo, hi):
-        r = rows[i]
-        y = codes[r, target]
-        for a in range(n_att):
-            stats[offsets[a] + codes[r, attributes[a]], y] += 1.0
-    best = -1
-    best_score = 0.0
-    for a in range(n_att):
-        width = sizes[attributes[a]]
-        off = offsets[a]
-        post = 0.0
-        big = 0
-        values = 0
-        for v in range(width):
-            w = 0.0
-            for c in range(k):
-                w += stats[off + v, c]
-            if w > 0.0:
-                values += 1
-                if w / n > min_frac:
-                    big += 1
-                h = 0.0
-                for c in range(k):
-                    if stats[off + v, c] > 0.0:
-                        p = stats[off + v, c] / w
-                        h -= p * math.log2(p)
-                post += w * h
-        if big < 2:
-            continue
-        score = n * pre - post  # n · gain, in bits
-        g = 2.0 * math.log(2.0) * score
-        if g <= _chi2_quantile((values - 1.0) * (classes - 1.0), z):
-            continue
-        if score > best_score:
-            best = a
-            best_score = score
-    return best, best_score
-
-
-@njit(cache=True)
-def _grow(codes, target, attributes, sizes, k, budget, max_depth, z, min_frac, max_share,
-          capacity):  # pragma: no cover - compiled
-    """Grow best first; ``n_nodes = -1`` when ``capacity`` (no budget) ran out."""
-    n = codes.shape[0]
-    offsets = np.zeros(len(attributes), dtype=np.int64)
-    width_all = 0
-    for a in range(len(attributes)):
-        offsets[a] = width_all
-        width_all += sizes[attributes[a]]
-    feature = np.full(capacity, -1, dtype=np.int64)
-    child_offset = np.zeros(capacity, dtype=np.int64)
-    n_children = np.zeros(capacity, dtype=np.int64)
-    child = np.zeros(capacity, dtype=np.int64)
-    counts = np.zeros((capacity, k))
-    lo_of = np.zeros(capacity, dtype=np.int64)
-    hi_of = np.zeros(capacity, dtype=np.int64)
-    depth = np.zeros(capacity, dtype=np.int64)
-    split_on = np.full(capacity, -1, dtype=np.int64)
-    score = np.zeros(capacity)
-    rows = np.arange(n)
-    scratch = np.empty(n, dtype=np.int64)
-    stats = np.zeros((max(width_all, 1), k))
-    for i in range(n):
-        counts[0, codes[i, target]] += 1.0
-    lo_of[0], hi_of[0] = 0, n
-    n_nodes = 1
-    n_child = 0
-    if max_depth != 0:
-        split_on[0], score[0] = _best_split(codes, rows, 0, n, target, attributes, offsets, sizes, k, z, min_frac,
-                                            max_share, stats)
-    while True:
-        node = -1
-        top = 0.0
-        for j in range(n_nodes):  # the open leaf of largest n · gain
-            if split_on[j] >= 0 and score[j] > top:
-                node = j
-                top = score[j]
-        if node < 0:
-            break
-        col = attributes[split_on[node]]
-        width = sizes[col]
-        split_on[node] = -1
-        if budget > 0 and n_nodes + width > budget:
-            continue  # the budget has no room for this split: the leaf stays a leaf
-        if n_nodes + width > capacity:
-            return -1, feature, child_offset, n_children, child, n_child, counts
-        lo, hi = lo_of[node], hi_of[node]
-        # counting sort of the leaf's rows by the attribute's code
-        start = np.zeros(width + 1, dtype=np.int64)
-        for i in range(lo, hi):
-            start[codes[rows[i], col] + 1] += 1
-        for v in range(width):
-            start[v + 1] += start[v]
-        fill = start.copy()
-        for i in range(lo, hi):
-            v = codes[rows[i], col]
-            scratch[fill[v]] = rows[i]
-            fill[v] += 1
-        for i in range(lo, hi):
-            rows[i] = scratch[i - lo]
-        feature[node] = col
-        child_offset[node] = n_child
-        n_children[node] = width
-        for v in range(width):
-            c = n_nodes + v
-            child[n_child + v] = c
-            lo_of[c], hi_of[c] = lo + start[v], lo + start[v + 1]
-            depth[c] = depth[node] + 1
-            for i in range(lo_of[c], hi_of[c]):
-                counts[c, codes[rows[i], target]] += 1.0
-            if hi_of[c] - lo_of[c] >= 2 and (max_depth < 0 or depth[c] < max_depth):
-                split_on[c], score[c] = _best_split(codes, rows, lo_of[c], hi_of[c], target, attributes, offsets,
-                                                    sizes, k, z, min_frac, max_share, stats)
-        n_nodes += width
-        n_child += width
-    return n_nodes, feature, child_offset, n_children, child, n_child, counts

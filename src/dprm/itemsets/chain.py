@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from dprm.errors import ParameterError
 from dprm.itemsets.tree_model import ConditionalTree
+from dprm.precompiled import kernel
 
 __all__ = ["Chain", "chain_orders", "sample_chain"]
 
@@ -91,26 +91,8 @@ def sample_chain(chain: Chain, n: int, rng: np.random.Generator) -> np.ndarray:
     """
     codes = np.full((n, len(chain.order)), -1, dtype=np.int64)
     for tree in chain.trees:
-        _draw(codes, rng.random(n), tree.target, tree.feature, tree.child_offset, tree.n_children, tree.child,
+        kernel("dprm.itemsets._kernels", "_draw")(codes, rng.random(n), tree.target, tree.feature, tree.child_offset, tree.n_children, tree.child,
               tree.node_proba)
     return codes
 
 
-@njit(cache=True)
-def _draw(codes, u, target, feature, child_offset, n_children, child, node_proba):  # pragma: no cover - compiled
-    """Set column ``target`` of every row: the row's node (a hard descent), then the class ``u`` falls in."""
-    n_classes = node_proba.shape[1]
-    for r in range(codes.shape[0]):
-        node = 0
-        while feature[node] >= 0:
-            code = codes[r, feature[node]]
-            if code < 0 or code >= n_children[node]:
-                break
-            node = child[child_offset[node] + code]
-        total = 0.0
-        drawn = 0
-        for k in range(n_classes):
-            total += node_proba[node, k]
-            if u[r] >= total:
-                drawn += 1
-        codes[r, target] = min(drawn, n_classes - 1)

@@ -70,7 +70,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
 from dprm.errors import ParameterError
 from dprm.itemsets.tree_model import ConditionalTree
@@ -226,7 +225,7 @@ class HoeffdingTreeLearner:
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         start = 0
         while start < len(codes):
-            start = _learn_rows(
+            start = _kernels()._learn_rows(
                 codes, start, self.target, self.attributes, self._att_offset, self._att_size, self._widest,
                 self._feature, self._child_offset, self._n_children, self._child, self._depth, self._slot,
                 self._active, self._last_check, self._total, self._counts, self._initial, self._stats,
@@ -268,151 +267,8 @@ class HoeffdingTreeLearner:
             child=self._child[:int(self._state[_CHILDREN])], counts=counts)
 
 
-@njit(cache=True)
-def _entropy(dist) -> float:  # pragma: no cover - compiled
-    total = 0.0
-    for v in dist:
-        total += v
-    if total <= 0.0:
-        return 0.0
-    h = 0.0
-    for v in dist:
-        if v > 0.0:
-            p = v / total
-            h -= p * math.log2(p)
-    return h
+def _kernels():  # noqa: ANN202 - a module
+    """:mod:`dprm.itemsets._kernels`, imported when a Hoeffding tree first learns (it imports numba)."""
+    import dprm.itemsets._kernels as kernels
 
-
-@njit(cache=True)
-def _attempt_split(node, slot, attributes, att_offset, att_size, counts, total, stats, log_inv_delta, tau,
-                   min_frac, max_share):  # pragma: no cover - compiled
-    """The index (into ``attributes``) to split on; -1 for no split, -2 for no split and a reset of the
-    attribute observers (the majority class holds more than ``max_share``)."""
-    k = counts.shape[1]
-    seen_classes = 0
-    for c in range(k):
-        if counts[node, c] > 0.0:
-            seen_classes += 1
-    if seen_classes < 2:
-        return -1
-    majority = 0.0
-    for c in range(k):
-        majority = max(majority, counts[node, c])
-    if majority / total[node] > max_share:
-        return -2
-    pre = _entropy(counts[node])
-    best = -np.inf
-    second = -np.inf
-    best_a = -1
-    for a in range(len(attributes)):
-        off = att_offset[a]
-        weight = 0.0
-        post = 0.0
-        for v in range(att_size[a]):
-            w = 0.0
-            for c in range(k):
-                w += stats[slot, off + v, c]
-            if w > 0.0:
-                post += w * _entropy(stats[slot, off + v])
-            weight += w
-        merit = -np.inf
-        if weight > 0.0:
-            big = 0
-            for v in range(att_size[a]):
-                w = 0.0
-                for c in range(k):
-                    w += stats[slot, off + v, c]
-                if w / weight > min_frac:
-                    big += 1
-            if big >= 2:
-                merit = pre - post / weight
-        if merit >= best:
-            second = best
-            best = merit
-            best_a = a
-        elif merit > second:
-            second = merit
-    if best == -np.inf:
-        return -1
-    r = math.log2(max(seen_classes, 2))
-    bound = math.sqrt(r * r * log_inv_delta / (2.0 * total[node]))
-    if best - second > bound or bound < tau:
-        return best_a
-    return -1
-
-
-@njit(cache=True)
-def _learn_rows(codes, start, target, attributes, att_offset, att_size, widest, feature, child_offset, n_children,
-                child, depth, slot, active, last_check, total, counts, initial, stats, free, state, grace,
-                log_inv_delta, tau, min_frac, max_share, max_depth, max_nodes):  # pragma: no cover - compiled
-    """Learn rows from ``start`` on; return where it stopped (len(codes) when done, earlier when
-    a split could run out of capacity)."""
-    k = counts.shape[1]
-    n_att = len(attributes)
-    for r in range(start, codes.shape[0]):
-        if state[0] + widest > len(feature) or state[1] + widest > len(child) or state[2] < widest:
-            return r
-        node = 0
-        stopped = False
-        while feature[node] >= 0:
-            code = codes[r, feature[node]]
-            if code < 0 or code >= n_children[node]:
-                stopped = True
-                break
-            node = child[child_offset[node] + code]
-        y = codes[r, target]
-        counts[node, y] += 1.0
-        total[node] += 1.0
-        if stopped or active[node] == 0:
-            continue
-        s = slot[node]
-        for a in range(n_att):
-            stats[s, att_offset[a] + codes[r, attributes[a]], y] += 1.0
-        if max_depth >= 0 and depth[node] >= max_depth:
-            active[node] = 0
-            free[state[2]] = s
-            state[2] += 1
-            slot[node] = -1
-            continue
-        if total[node] - last_check[node] >= grace:
-            a = _attempt_split(node, s, attributes, att_offset, att_size, counts, total, stats, log_inv_delta, tau,
-                               min_frac, max_share)
-            last_check[node] = total[node]
-            if a == -2:
-                stats[s, :, :] = 0.0
-            elif a >= 0 and max_nodes >= 0 and state[0] + att_size[a] > max_nodes:
-                active[node] = 0  # the budget is spent for this split: the leaf stops growing
-                free[state[2]] = s
-                state[2] += 1
-                slot[node] = -1
-            elif a >= 0:
-                width = att_size[a]
-                off = att_offset[a]
-                first = state[0]
-                feature[node] = attributes[a]
-                child_offset[node] = state[1]
-                n_children[node] = width
-                for v in range(width):
-                    c = first + v
-                    child[state[1] + v] = c
-                    feature[c] = -1
-                    depth[c] = depth[node] + 1
-                    t = 0.0
-                    for j in range(k):
-                        counts[c, j] = stats[s, off + v, j]
-                        initial[c, j] = stats[s, off + v, j]
-                        t += stats[s, off + v, j]
-                    total[c] = t
-                    last_check[c] = t
-                    active[c] = 1
-                    state[2] -= 1
-                    new_slot = free[state[2]]
-                    slot[c] = new_slot
-                    stats[new_slot, :, :] = 0.0
-                state[0] += width
-                state[1] += width
-                active[node] = 0
-                slot[node] = -1
-                free[state[2]] = s
-                state[2] += 1
-    return codes.shape[0]
+    return kernels

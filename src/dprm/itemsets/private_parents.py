@@ -96,11 +96,16 @@ SELECT_SHARE = Fraction(3, 10)
 
 @dataclass(frozen=True)
 class ConditionalRelease:
-    """What :func:`release_conditional` returns: the variable, its parents and the tree of the released table."""
+    """What :func:`release_conditional` returns: the variable, its parents, the tree of the released table.
+
+    ``counts`` is the released table made non-negative (configurations × categories of
+    the target), the tree's leaves.
+    """
 
     target: int
     parents: tuple[int, ...]
     tree: ConditionalTree
+    counts: np.ndarray | None = None
 
 
 def nonnegative_counts(noisy: np.ndarray) -> np.ndarray:
@@ -275,7 +280,7 @@ def release_conditional(
         target, parents = candidates[int(chosen)]
     noisy = counts_mechanism.release(accountant, f"{step}: counts", _table(codes, target, parents, sizes))
     counts = np.vstack([nonnegative_counts(row) for row in noisy])
-    return ConditionalRelease(target, tuple(parents), oblivious_tree(target, parents, sizes, counts))
+    return ConditionalRelease(target, tuple(parents), oblivious_tree(target, parents, sizes, counts), counts)
 
 
 def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Sequence[int], *,

@@ -57,7 +57,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
+
+from dprm.precompiled import kernel
 
 __all__ = ["ConditionalTree"]
 
@@ -254,7 +255,7 @@ class ConditionalTree:
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         if codes.ndim != 2:
             raise ValueError("codes must be a 2-d array (rows x columns)")
-        return _soft_predict(codes, self.feature, self.child_offset, self.n_children, self.child,
+        return kernel("dprm.itemsets._kernels", "_soft_predict")(codes, self.feature, self.child_offset, self.n_children, self.child,
                              self.edge_proba, self.node_proba)
 
     def leaf_of(self, codes: np.ndarray) -> np.ndarray:
@@ -340,40 +341,3 @@ def _edge_proba(feature: np.ndarray, child_offset: np.ndarray, n_children: np.nd
     return proba
 
 
-@njit(cache=True)
-def _soft_predict(codes, feature, child_offset, n_children, child, edge_proba, node_proba):  # pragma: no cover
-    n_rows = codes.shape[0]
-    n_classes = node_proba.shape[1]
-    out = np.zeros((n_rows, n_classes))
-    stack_node = np.empty(len(feature), dtype=np.int64)
-    stack_weight = np.empty(len(feature))
-    for r in range(n_rows):
-        stack_node[0] = 0
-        stack_weight[0] = 1.0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack_node[top]
-            w = stack_weight[top]
-            f = feature[node]
-            if f < 0:
-                for k in range(n_classes):
-                    out[r, k] += w * node_proba[node, k]
-                continue
-            code = codes[r, f]
-            if code >= n_children[node]:
-                for k in range(n_classes):
-                    out[r, k] += w * node_proba[node, k]
-            elif code >= 0:
-                stack_node[top] = child[child_offset[node] + code]
-                stack_weight[top] = w
-                top += 1
-            else:
-                o = child_offset[node]
-                for j in range(n_children[node]):
-                    p = edge_proba[o + j]
-                    if p > 0.0:
-                        stack_node[top] = child[o + j]
-                        stack_weight[top] = w * p
-                        top += 1
-    return out
