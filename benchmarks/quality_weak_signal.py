@@ -4,6 +4,7 @@ For every dataset, miner and ε, over seeded runs (seeded noise: reproducible, w
 statistics of the secure path), prints one JSON line:
 
 * ``runs_with_kept``: runs that kept (did not prune) at least one redescription;
+  ``significant_per_run``: per run, the kept ones that are truly significant (p < 0.01);
 * ``kept``: kept redescriptions in all runs; ``distinct``: of those, how many are left
   after Siren's redundancy filter on their true supports (``supp(qL) ∩ supp(qR)``
   overlapping a better one by a Jaccard index above 0.9 counts once), per run, summed;
@@ -178,6 +179,7 @@ def summary(results: list[dict], runs: int, planted: bool) -> dict:
     figures = {
         "runs_with_kept": f"{sum(len(f) > 0 for f in frames)}/{runs}",
         "kept": n,
+        "significant_per_run": [int((f.true_pvalue < 0.01).sum()) if len(f) else 0 for f in frames],
         "distinct": sum(r["distinct"] for r in results),
         "median_true_jaccard": round(float(kept.true_jaccard.median()), 3) if n else None,
         "significant": round(float((kept.true_pvalue < 0.01).mean()), 3) if n else None,

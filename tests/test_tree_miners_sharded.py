@@ -237,9 +237,13 @@ def test_every_miner_counts_through_the_engine_and_is_listed_as_sharded() -> Non
 
 
 def test_the_chains_run_in_lock_step_and_an_extraction_is_one_request(planted) -> None:
-    """Three chains of 700 steps: at most 700 step requests (one carries a step of every chain)."""
+    """Three chains of 700 steps: at most 700 step requests (one carries a step of every chain).
+
+    The paper's variant: its initial targets are drawn before the data are read, so the
+    chains can run together (scored targets are chosen one after the other's release).
+    """
     engine = PartsEngine(planted, 2)
-    document(MCMCTreePair(init_trials=3, mcmc_iterations=700), engine)
+    document(MCMCTreePair(variant="paper", init_trials=3, mcmc_iterations=700), engine)
     calls = engine.opened.calls
     assert calls.count("start_chains") == 1
     assert 600 < calls.count("chain_step") <= 700  # a step whose proposals change nothing sends none

@@ -102,7 +102,8 @@ def mine(
 
     algorithms = _algorithms()
     defaults: dict[str, Any] = {}
-    if algorithm is None:  # the default private miner (dprm.mining.default)
+    chose_default = algorithm is None
+    if chose_default:  # the default private miner (dprm.mining.default)
         algorithm, defaults = default_algorithm(epsilon), default_parameters(epsilon)
     if algorithm not in algorithms:
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
@@ -161,7 +162,7 @@ def mine(
         shown = redundancy.shown(miner.redescriptions_)
         hidden = len(miner.redescriptions_) - len(shown)
     print_redescriptions(shown, top, noisy=private_algorithm, private=private, hidden=hidden)
-    if defaults:
+    if chose_default:
         console.print(f"[dim]default miner: {algorithm} with scored initial targets and auto settings "
                       f"(--algorithm chooses another)[/dim]", soft_wrap=True)
     for message in miner.notes_:

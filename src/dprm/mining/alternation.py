@@ -5,11 +5,17 @@ initial targets (a random attribute), a private tree on the other view predicts 
 then ``alternations`` times a private tree on the opposite view predicts the leaves of
 the last tree, and the last two trees are extracted privately.
 
-Budget (paper, section 4.3.1): every tree and every extraction gets
+Budget (paper, section 4.3.1, ``omega=None``): every tree and every extraction gets
 ``ε' = ε / (InTr · (2·RMIter + 1))``; per initial target one first tree plus
 ``RMIter`` × (tree + extraction), so the total is ``InTr · (2·RMIter + 1) · ε' = ε``
 exactly (exact fractions in the ledger). The *stable* setting of the paper is
-``init_trials = k, alternations = 1``.
+``init_trials = k, alternations = 1``. With a share ``ω`` (``"auto"``: 1/2, the
+default), each trial's ``ε / InTr`` is split so that its ``RMIter + 1`` trees get
+``ω`` in equal parts and its ``RMIter`` extractions ``1 − ω`` in equal parts: the
+weights ``ω/(RMIter+1)`` per tree and ``(1−ω)/RMIter`` per extraction are exact
+fractions, so the ledger still adds up to ε exactly. Why: at the paper's equal
+shares an extraction gets a third of a trial (``RMIter = 1``), and its noisy cells
+decide what is kept (docs/mining.md, "Every miner at its best by default").
 
 The trees are ``trees="exponential"`` (AltExpM: Algorithm 2, one exponential-mechanism
 choice per level, ``pure-dp``) or ``trees="mcmc"`` (AltMCMC: Algorithm 3, a
@@ -23,10 +29,11 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import ALTERNATIONS, Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
-from dprm.mining.tree_miner_defaults import shared_tree_parameters
+from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
 from dprm.mining.tree_rows import ShardedGrowingRows
 from dprm.privacy import Accountant, split_budget
-from dprm.trees.private import grow_exponential_tree, sample_tree
+from dprm.privacy.budget import as_fraction
+from dprm.trees.private import TREE_SCORES, grow_exponential_tree, sample_tree
 
 __all__ = ["AlternatingTrees", "TREE_BUILDERS"]
 
@@ -37,10 +44,12 @@ def _own_parameters(
     *,
     trees: str = "mcmc",
     epsilon: float = 1.0,
-    depth: int | str = 4,
-    init_trials: int | str = 4,
+    depth: int | str = "auto",
+    init_trials: int | str = "auto",
     alternations: int = 1,
     mcmc_iterations: int = 10_000,
+    omega: float | str | None = "auto",
+    tree_score: str = "counts",
 ) -> None:
     """The first parameters of :class:`AlternatingTrees` (a signature only; the rest are
     :func:`~dprm.mining.tree_miner_defaults.shared_tree_parameters`)."""
@@ -66,6 +75,14 @@ class AlternatingTrees(PrivateTreeMiner):
         Alternations RMIter per initial target.
     mcmc_iterations : int
         Metropolis–Hastings steps (MCIter) per tree (AltMCMC).
+    omega : float, "auto" or None
+        Share of each trial's budget for its trees (the rest extracts); ``None``: the
+        paper's equal share per release; ``"auto"``: 1/2.
+    tree_score : {"counts", "gini"}
+        What a tree's mechanism scores: ``"counts"`` (default), the rows of each cell's
+        majority class (monotone, sensitivity 1), or ``"gini"``, the papers' Gini
+        quality (AltExpM) and Bai's ``G − τ`` (AltMCMC), sensitivity 2: at the same ε the
+        Gini scores count a row a quarter as much (:mod:`dprm.trees.private`).
     mcmc_stop : {"fixed", "variance"}
         Stop after ``mcmc_iterations`` (default), or also when the variance of the
         last ``variance_window`` scores is below ``variance_threshold`` (the paper's
@@ -136,9 +153,22 @@ class AlternatingTrees(PrivateTreeMiner):
         **TREE_PARAMETERS,
         **parameter_table(ALTERNATIONS),
         **MCMC_PARAMETERS,
+        **parameter_table(
+            Param("omega", "Share of each trial's budget for its trees, in equal parts; the rest pays for the "
+                           "extractions (none: the paper's equal share per tree and extraction); 'auto': 0.5",
+                  "float", unit="share of ε", low=0, high=1, low_open=True, high_open=True, auto=True, none=True),
+            Param("tree_score", "What each tree's mechanism scores: 'counts', rows of each cell's majority class "
+                                "(monotone, sensitivity 1; default), or 'gini', the papers' Gini scores "
+                                "(sensitivity 2)", "choice", choices=TREE_SCORES),
+            VARIANT,
+        ),
     }
 
-    __init__ = keyword_init(_own_parameters, shared_tree_parameters)
+    __init__ = variant_init(keyword_init(_own_parameters, shared_tree_parameters),
+                            paper={"omega": None, "tree_score": "gini"})
+
+    def _auto_names(self) -> tuple[str, ...]:
+        return super()._auto_names() + ("omega",)
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]
@@ -163,7 +193,8 @@ class AlternatingTrees(PrivateTreeMiner):
             rows = None
             if self._shards is not None:
                 rows = ShardedGrowingRows(self._shards, next(self._keys), side, target)
-            tree = grow_exponential_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rows=rows)
+            tree = grow_exponential_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rows=rows,
+                                         score=self.tree_score)
             if rows is not None:
                 self.forget(rows.key)
             self._progress.advance(1)
@@ -176,11 +207,16 @@ class AlternatingTrees(PrivateTreeMiner):
         return sample_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rng,
                            iterations=self.mcmc_iterations, stop=self.mcmc_stop, node_choice=self.mcmc_nodes,
                            variance_threshold=self.variance_threshold, variance_window=self.variance_window,
-                           progress=self._progress.advance, rows=chain_rows)
+                           progress=self._progress.advance, rows=chain_rows, score=self.tree_score)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         n_releases = self.init_trials_ * (2 * self.alternations + 1)
-        shares = iter(split_budget(epsilon, [1] * n_releases))
+        if self.omega_ is None:  # the paper's equal shares
+            shares = iter(split_budget(epsilon, [1] * n_releases))
+        else:  # per trial: the trees ω in equal parts, the extractions 1 − ω in equal parts (exact weights)
+            omega = as_fraction(self.omega_, "omega")
+            tree, extraction = omega / (self.alternations + 1), (1 - omega) / self.alternations
+            shares = iter(split_budget(epsilon, ([tree] + [tree, extraction] * self.alternations) * self.init_trials_))
         for trial in range(1, self.init_trials_ + 1):
             source, target, n_classes = self.initial_target(data, rng)
             side = 1 - source

@@ -30,7 +30,7 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.mining.base import Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
-from dprm.mining.tree_miner_defaults import shared_tree_parameters
+from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
 from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
 from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
@@ -41,10 +41,10 @@ __all__ = ["MCMCTreePair"]
 def _own_parameters(
     *,
     epsilon: float = 1.0,
-    depth: int | str = 4,
-    init_trials: int | str = 4,
+    depth: int | str = "auto",
+    init_trials: int | str = "auto",
     mcmc_iterations: int = 10_000,
-    omega: float | str = 0.1,
+    omega: float | str = "auto",
     pair_score: str = "counts",
 ) -> None:
     """The first parameters of :class:`MCMCTreePair` (a signature only; the rest are
@@ -122,10 +122,11 @@ class MCMCTreePair(PrivateTreeMiner):
             Param("pair_score", "Score of a tree pair for its chain: 'counts', rows of each cell's majority "
                                 "class (default), 'gini', its Gini form, or 'paper', the paper's normalised "
                                 "score", "choice", choices=PAIR_SCORES),
+            VARIANT,
         ),
     }
 
-    __init__ = keyword_init(_own_parameters, shared_tree_parameters)
+    __init__ = variant_init(keyword_init(_own_parameters, shared_tree_parameters))
 
     def _auto_names(self) -> tuple[str, ...]:
         return super()._auto_names() + ("omega",)

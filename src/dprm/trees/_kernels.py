@@ -154,6 +154,8 @@ def chain_score(counts_a: np.ndarray, counts_b: np.ndarray, score_kind: int, n_r
     """The chain's score from the class counts per cell (see :func:`run_chain`)."""
     if score_kind == 3:
         return _majority_mass(counts_a) + _majority_mass(counts_b) - _majority_class(counts_b)
+    if score_kind == 4:
+        return _majority_mass(counts_a)
     ga = _purity_mass(counts_a)
     if score_kind == 0:
         return ga - labelled
@@ -455,7 +457,8 @@ def run_chain(
     ``score_kind``: 0 = Bai's ``G − τ`` (single tree), 1 = the Gini pair score
     ``(G_a + G_b − B_b)/3`` (``B_b``: purity mass of ``b``'s class totals), 2 = the
     paper's ``g_a (1 + g_b) / 2`` with ``g = G / n``, 3 = dprm's default pair score
-    ``M_a + M_b − max_k N_k`` (majority masses; see :mod:`dprm.trees.private`).
+    ``M_a + M_b − max_k N_k`` (majority masses; see :mod:`dprm.trees.private`), 4 = the
+    majority mass ``M_a`` of a single tree (``sample_tree(score="counts")``).
     Runs steps ``start`` to ``stop - 1`` of the pre-drawn arrays, so a chain can run in
     chunks (for progress reports) with the same result as in one call: its state lives
     in the arrays it updates in place, and ``window`` (length ``max(variance_window,

@@ -24,7 +24,7 @@ from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex
 from dprm.trees.compiled import code_histograms
 
-__all__ = ["gini_quality", "branch_class_counts", "split_qualities", "node_class_counts", "qualities_from_counts",
+__all__ = ["gini_quality", "majority_quality", "branch_class_counts", "split_qualities", "node_class_counts", "qualities_from_counts",
            "branch_sizes_from_counts"]
 
 GINI_SENSITIVITY = 2.0
@@ -131,9 +131,27 @@ def node_class_counts(index: LiteralIndex, node: np.ndarray, target: np.ndarray,
     return _flat_counts(index, group, n_nodes, n_classes)[0]
 
 
-def qualities_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int) -> np.ndarray:
-    """:func:`split_qualities` from :func:`node_class_counts` (of all the rows): ``(n_splits, n_nodes)``."""
-    return _from_counts(index, flat, n_nodes, n_classes, sizes_only=False)
+def majority_quality(counts: np.ndarray) -> np.ndarray:
+    """Rows of each branch's majority class, summed over the branches (class counts on the last axis).
+
+    Adding a row raises it by 0 or 1 for every split alike: a monotone quality of
+    sensitivity 1 (``grow_exponential_tree(quality="counts")``).
+
+    Examples
+    --------
+    >>> majority_quality(np.array([[5, 1], [0, 4]])).item()   # 5 + 4 rows classified right
+    9
+    """
+    return np.asarray(counts).max(axis=-1).sum(axis=-1)
+
+
+def qualities_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int,
+                          quality: str = "gini") -> np.ndarray:
+    """:func:`split_qualities` from :func:`node_class_counts` (of all the rows): ``(n_splits, n_nodes)``.
+
+    ``quality``: ``"gini"`` (:func:`gini_quality`) or ``"counts"`` (:func:`majority_quality`).
+    """
+    return _from_counts(index, flat, n_nodes, n_classes, sizes_only=False, quality=quality)
 
 
 def branch_sizes_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int,
@@ -154,7 +172,8 @@ def branch_sizes_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int
     return _from_counts(index, flat, n_nodes, n_classes, sizes_only=True)
 
 
-def _from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int, *, sizes_only: bool):
+def _from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int, *, sizes_only: bool,
+                 quality: str = "gini"):
     n_codes = np.asarray(index.n_codes, dtype=np.int64)
     sizes = (n_codes + 1) * n_nodes * n_classes
     starts = np.zeros(sizes.size, dtype=np.int64)
@@ -189,5 +208,5 @@ def _from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes:
             true_sizes[rows], false_sizes[rows] = true.sum(axis=-1), false.sum(axis=-1)
             continue
         branches = np.stack([true, false, np.broadcast_to(missing[:, None], true.shape)], axis=-2)
-        out[rows] = gini_quality(branches)
+        out[rows] = majority_quality(branches) if quality == "counts" else gini_quality(branches)
     return (true_sizes, false_sizes) if sizes_only else out

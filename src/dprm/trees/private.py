@@ -50,6 +50,10 @@ neighbouring datasets.)
   datasets.) The paper's normalised score (``pair_score="paper"``, equation (6), in
   [0, 1], sensitivity 1) varies by at most 1 over all tree pairs and leaves the chain
   practically uniform at small budgets.
+* A single tree's *majority mass* ``M(T; a) = Σ_cells max_c τ_{n,c}`` (``sample_tree``'s
+  ``score="counts"``, dprm's default for AltMCMC): adding a row raises it by 0 or 1
+  for every tree alike, a monotone score of sensitivity 1, so the chain targets
+  ``exp(ε M)`` (bounded range 1), four times the rate per row of Bai's ``exp(ε(G − τ)/4)``.
 * AltExpM's per-node split quality is the Gini criterion of
   :mod:`dprm.trees.criterion` (sensitivity 2, Friedman & Schuster 2010).
 
@@ -130,11 +134,17 @@ __all__ = [
     "draw_chain",
     "GrowingRows",
     "PAIR_SCORES",
+    "TREE_SCORES",
 ]
 
 PAIR_SCORES = ("counts", "gini", "paper")
 # pair score → (compiled score kind, sensitivity, bounded range of the score's change)
 _PAIR_SCORE_MECHANISMS = {"counts": (3, 2, 3), "gini": (1, 1, None), "paper": (2, 1, None)}
+#: Scores of a single tree (``sample_tree``, ``grow_exponential_tree``): Bai's ``G − τ``
+#: / the Gini quality (the papers'), or the majority mass (monotone, sensitivity 1).
+TREE_SCORES = ("gini", "counts")
+# single-tree score → (compiled score kind, sensitivity, bounded range of the score's change)
+_TREE_SCORE_MECHANISMS = {"gini": (0, GINI_SENSITIVITY, None), "counts": (4, 1, 1)}
 LOCAL_SHARE = 0.5  # probability of a local proposal (module docstring)
 MCMC_STOPS = ("fixed", "variance")
 
@@ -192,16 +202,21 @@ def grow_exponential_tree(
     step: str,
     *,
     rows: "GrowingRows | None" = None,
+    score: str = "gini",
 ) -> Tree:
     """Algorithm 2 (createDTExpMech, Friedman & Schuster 2010, fixed depth).
 
     Level by level, every node chooses its split by the exponential mechanism over
-    all candidate splits of the view with the Gini quality (sensitivity 2) and
+    all candidate splits of the view with the Gini quality (``score="gini"``,
+    sensitivity 2) or the rows of each branch's majority class (``score="counts"``,
+    monotone, sensitivity 1: ``exp(ε q)`` instead of ``exp(ε q / 4)``) and
     ``ε/d``; the nodes of a level hold disjoint rows, so one charge of ``ε/d`` covers
     the level (parallel composition). No node counts are released. Total: ``ε``.
     ``rows`` counts and routes the rows (default: a :class:`GrowingRows` on ``index``'s
     rows and ``target``; a sharded run passes one that asks every shard and sums).
     """
+    if score not in TREE_SCORES:
+        raise ParameterError(f"tree-score must be one of {', '.join(TREE_SCORES)}, not {score!r}")
     shares = split_budget(epsilon, [1] * depth)
     tree = Tree(depth=depth)
     if rows is None:
@@ -209,8 +224,9 @@ def grow_exponential_tree(
     for level in range(depth):
         first = 2**level - 1
         n_nodes = 2**level
-        qualities = qualities_from_counts(index, rows.level_counts(level, n_classes), n_nodes, n_classes)
-        mechanism = ExponentialMechanism(shares[level], GINI_SENSITIVITY)
+        qualities = qualities_from_counts(index, rows.level_counts(level, n_classes), n_nodes, n_classes, score)
+        mechanism = (ExponentialMechanism(shares[level], 1, monotone=True) if score == "counts"
+                     else ExponentialMechanism(shares[level], GINI_SENSITIVITY))
         chosen = mechanism.release_parallel(accountant, f"{step} level {level + 1}",
                                             [qualities[:, k] for k in range(n_nodes)])
         for k in range(n_nodes):
@@ -495,12 +511,14 @@ def sample_tree(
     node_choice: str = "uniform",
     progress: Callable[[int], None] | None = None,
     rows: "ChainRows | None" = None,
+    score: str = "gini",
 ) -> Tree:
     """Algorithm 3 (createDTMCMC, Bai et al. 2017): a tree sampled by MCMC.
 
     Starts from a random complete tree and runs ``iterations`` Metropolis–Hastings
-    node replacements with Bai's score ``G − τ`` (sensitivity 2) and the whole
-    ``epsilon``, charged once. ``stop="variance"`` also stops when the variance of
+    node replacements with Bai's score ``G − τ`` (``score="gini"``, sensitivity 2) or
+    the majority mass ``M`` (``score="counts"``, monotone, sensitivity 1; module
+    docstring) and the whole ``epsilon``, charged once. ``stop="variance"`` also stops when the variance of
     the last ``variance_window`` scores falls below ``variance_threshold`` (the
     paper's data-dependent stop; the chain's guarantee, recorded in the ledger, then
     says ``data-dependent stop``). ``progress(steps)`` is told the steps done, in
@@ -509,13 +527,16 @@ def sample_tree(
     there (:func:`~dprm.trees.chain_shards.run_lockstep`): the same tree for the same seed.
     """
     _check_chain(depth, iterations, stop, variance_window, node_choice)
+    if score not in TREE_SCORES:
+        raise ParameterError(f"tree-score must be one of {', '.join(TREE_SCORES)}, not {score!r}")
+    kind, sensitivity, score_range = _TREE_SCORE_MECHANISMS[score]
     space = _ChainSpace.of(index, _codes_dtype(index))
-    chain = MetropolisHastings(epsilon, GINI_SENSITIVITY, data_dependent_stop=stop == "variance").start(
+    chain = MetropolisHastings(epsilon, sensitivity, score_range, data_dependent_stop=stop == "variance").start(
         accountant, step)
     if rows is not None:
-        return _sharded_job((space, None), rows, n_classes, depth, chain, rng, iterations, 0, stop,
+        return _sharded_job((space, None), rows, n_classes, depth, chain, rng, iterations, kind, stop,
                             variance_threshold, variance_window, trace, node_choice).run(progress)[0]
-    return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, 0, stop, variance_threshold,
+    return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
                     variance_window, trace, node_choice).run(progress)[0]
 
 

@@ -1,0 +1,90 @@
+"""The private tree miners at their best by default, the paper-era settings under variant="paper" (issue 28)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_cli import run
+
+from dprm.data import load_two_view
+from dprm.datasets import make_planted, write_planted
+from dprm.errors import ParameterError
+from dprm.mining import make_miner
+from dprm.mining.tree_miner_defaults import PAPER_VALUES
+from dprm.privacy import Accountant, SeededNoise
+
+TREE_MINERS = ["alt-expm", "alt-mcmc", "mcmc-tree-pair"]
+
+
+@pytest.fixture(scope="module")
+def data():
+    planted = make_planted(1200, n_left_boolean=30, n_right_numeric=10, relations=["disjunction", "thresholds"],
+                           noise=0.02, random_state=5)
+    return load_two_view(planted.left, planted.right, types=planted.types)
+
+
+@pytest.mark.parametrize("algorithm", TREE_MINERS)
+def test_the_default_is_the_measured_best_and_paper_the_paper_era(algorithm: str) -> None:
+    best, paper = make_miner(algorithm), make_miner(algorithm, variant="paper")
+    assert (best.variant, best.targets, best.init_trials, best.depth, best.target_share) == (
+        "dprm", "scored", "auto", "auto", "auto")
+    assert (paper.targets, paper.init_trials, paper.depth, paper.target_share, paper.numeric_grid) == (
+        "uniform", 4, 4, 0.2, "public")
+    assert best.numeric_grid == "auto"
+    assert paper.omega == (0.1 if algorithm == "mcmc-tree-pair" else None)
+    # the signature (what the command line and the server read) shows the dprm defaults
+    signature = inspect.signature(type(best).__init__).parameters
+    assert signature["variant"].default == "dprm" and signature["targets"].default == "scored"
+    # values given explicitly win over the variant's
+    assert make_miner(algorithm, variant="paper", targets="scored", depth=3).get_params()["depth"] == 3
+    assert make_miner(algorithm, variant="paper", targets="scored").targets == "scored"
+    # a clone from get_params is the same miner
+    assert type(paper)(**paper.get_params()).get_params() == paper.get_params()
+    with pytest.raises(ParameterError, match="variant must be one of"):
+        make_miner(algorithm, variant="papers")
+
+
+def test_paper_values_name_parameters_of_the_miners() -> None:
+    names = set(make_miner("mcmc-tree-pair").parameter_names())
+    assert set(PAPER_VALUES) <= names
+
+
+@pytest.mark.parametrize("omega", [None, 0.5, 0.8])
+@pytest.mark.parametrize("alternations", [1, 2])
+def test_alternation_budget_shares_add_up_to_epsilon(data, omega, alternations: int) -> None:
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    miner = make_miner("alt-expm", init_trials=2, depth=2, omega=omega, alternations=alternations,
+                       targets="uniform", size_share=0.1)
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(0))
+    assert accountant.spent() == 1  # exact fractions
+    ledger = accountant.ledger
+    trees = sum(Fraction(e.epsilon) for e in ledger if e.step.startswith("tree 1."))
+    extractions = sum(Fraction(e.epsilon) for e in ledger if e.step.startswith("extraction 1."))
+    # what is left after the grids' and the row count's releases, in two trials
+    trial = (1 - sum(Fraction(e.epsilon) for e in ledger if not e.step.startswith(("tree ", "extraction ")))) / 2
+    assert trial == sum(Fraction(e.epsilon) for e in ledger if e.step.startswith(("tree 2.", "extraction 2.")))
+    assert trees + extractions == trial
+    if omega is None:  # the paper: every tree and every extraction the same share
+        assert trees == trial * (alternations + 1) / (2 * alternations + 1)
+    else:
+        assert float(trees) == pytest.approx(float(trial) * omega, rel=1e-12)
+
+
+def test_dprm_mine_records_the_variant(tmp_path: Path) -> None:
+    planted = make_planted(600, n_left_boolean=12, n_right_numeric=6, relations=["thresholds"], random_state=1)
+    write_planted(planted, tmp_path)
+    views = [tmp_path / "left.csv", tmp_path / "right.csv", "--types", tmp_path / "types.json"]
+    for variant, targets in (("paper", "uniform"), ("dprm", "scored")):
+        output = tmp_path / f"{variant}.json"
+        code, out, err = run(["mine", *views, "-a", "alt-expm", "--variant", variant, "--epsilon", "1",
+                              "--seed", "3", "--output", output])
+        assert code == 0, err
+        parameters = json.loads(output.read_text())["parameters"]
+        assert parameters["variant"] == variant and parameters["targets"] == targets
+    code, out, err = run(["mine", *views, "-a", "alt-expm", "--variant", "new"])
+    assert code == 2 and "variant must be one of" in err
