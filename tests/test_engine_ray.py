@@ -186,8 +186,10 @@ def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(p
 
 def test_the_chains_of_mcmc_tree_pair_take_one_round_trip_per_step_of_all_chains(planted_engine) -> None:
     before = planted_engine.round_trips
-    _document(MCMCTreePair, planted_engine, init_trials=4, mcmc_iterations=500)
-    # 500 steps of 4 chains in lock-step, plus a few requests for targets, starts and extractions
+    # uniform targets: the four chains are prepared at once (scored targets wait for the
+    # earlier pairs); 500 steps of 4 chains in lock-step, plus a few requests for
+    # targets, starts and extractions
+    _document(MCMCTreePair, planted_engine, init_trials=4, mcmc_iterations=500, targets="uniform")
     assert 400 < planted_engine.round_trips - before <= 500 + 20
 
 
@@ -221,9 +223,10 @@ def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, pl
         assert engine.schema.right.attributes[0].domain == local_data.right.attributes[0].domain
         sharded = _document(SerenadeES, engine, initial_pairs=4, extensions=4)
         # numeric initial targets binned over bounds read off the data (the shards' merged bounds)
-        trees = _document(MCMCTreePair, engine, init_trials=4, mcmc_iterations=300, depth=3)
+        trees = _document(MCMCTreePair, engine, init_trials=4, mcmc_iterations=300, depth=3, targets="uniform")
     assert sharded == local
-    assert trees == _document(MCMCTreePair, local_data, init_trials=4, mcmc_iterations=300, depth=3)
+    assert trees == _document(MCMCTreePair, local_data, init_trials=4, mcmc_iterations=300, depth=3,
+                              targets="uniform")
     assert "come from data, not declared bounds" in trees
 
 

@@ -34,7 +34,7 @@ def test_the_default_is_the_measured_best_and_paper_the_paper_era(algorithm: str
     assert (best.variant, best.targets, best.init_trials, best.depth, best.target_share) == (
         "dprm", "scored", "auto", "auto", "auto")
     assert (paper.targets, paper.init_trials, paper.depth, paper.target_share, paper.numeric_grid) == (
-        "uniform", 4, 4, 0.2, "public")
+        "uniform", 4, 4, 0.2, "equal-width")
     assert best.numeric_grid == "auto"
     assert paper.omega == (0.1 if algorithm == "mcmc-tree-pair" else None)
     # the signature (what the command line and the server read) shows the dprm defaults

@@ -68,7 +68,7 @@ def job_fields(algorithm: str) -> list[ParameterField]:
     --------
     >>> depth = next(f for f in job_fields("alt-expm") if f.name == "depth")
     >>> depth.default_text, depth.kind, depth.help.endswith("on this server: 1 to 7")
-    ('4', 'int', True)
+    ('auto', 'int', True)
     """
     from dprm.server.validation import (NOT_PRIVATE_VALUES, algorithm_parameters, parameter_limits,
                                         private_algorithms)
