@@ -228,7 +228,7 @@ def test_bad_data_is_one_line_and_writes_nothing(tmp_path):
     for extra in ([], ["--epsilon", "1"]):
         code, _, stderr = run(["itemsets", empty, "--min-support", "0.3", *extra, "--output", out])
         assert code == 2
-        assert_one_error_line(stderr, "no data rows")
+        assert_one_error_line(stderr, "no data rows")  # undeclared domains: nothing to read them off
     missing = tmp_path / "absent.csv"
     code, _, stderr = run(["itemsets", missing, "--min-support", "0.3", "--output", out])
     assert code == 2 and "no such file" in assert_one_error_line(stderr)

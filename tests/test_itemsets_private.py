@@ -158,8 +158,8 @@ def test_bad_data_spends_nothing():
     bad.loc[10, "a"] = "w"
     with pytest.raises(DataError, match="'a'"):
         fit_private_estimator(bad, 1.0, domains=DOMAINS, accountant=accountant)
-    with pytest.raises(DataError, match="no rows"):
-        fit_private_estimator(_data(50).iloc[:0], 1.0, domains=DOMAINS, accountant=accountant)
+    with pytest.raises(DataError, match="no data rows"):  # no rows and a domain to read off them
+        fit_private_estimator(_data(50).iloc[:0], 1.0, domains={"a": DOMAINS["a"]}, accountant=accountant)
     numeric = pd.DataFrame({"a": _data(50)["a"], "n": np.arange(50, dtype=float) + 0.5})
     with pytest.raises(ParameterError):
         fit_private_estimator(numeric, 1.0, domains={"a": DOMAINS["a"]}, accountant=accountant)

@@ -249,8 +249,15 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         params = self._checked_parameters()
         _check_target_complete(y)
-        X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
-        check_classification_targets(y)
+        # No rows is a dataset like any other when classes and domains are declared: the
+        # release is then noise only, and refusing it would tell n = 0 from n = 1 (a
+        # certain event on one of two neighbouring datasets). With anything read off the
+        # data the fit is not private anyway and scikit-learn's rule holds: at least a row.
+        may_be_empty = self.classes is not None
+        X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
+                             ensure_min_samples=0 if may_be_empty else 1)
+        if len(y):
+            check_classification_targets(y)
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
         names = (
             [str(n) for n in self.feature_names_in_]
@@ -260,6 +267,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         domains, reasons = learn_domains(
             X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"]
         )
+        if X.shape[0] == 0 and reasons:
+            raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while the domains of "
+                             f"{len(reasons)} column(s) are read off the data: declare them to fit on no rows")
         codes = encode(X, domains, strict=True)
         classes, y_index, class_reasons = self._classes(y)
         reasons += class_reasons

@@ -114,11 +114,11 @@ def read_header(path: Path) -> list[str]:
     return read_text_header(path, str(path))
 
 
-def read_frame(path: Path, columns: list[str]) -> Any:
-    """The whole CSV as text (the values as written), only ``columns``; no rows is an error."""
+def read_frame(path: Path, columns: list[str], *, allow_empty: bool = False) -> Any:
+    """The whole CSV as text (the values as written), only ``columns``; no rows is an error unless ``allow_empty``."""
     from dprm.itemsets.text_table import read_text_frame
 
-    return read_text_frame(path, str(path))[columns]
+    return read_text_frame(path, str(path), allow_empty=allow_empty)[columns]
 
 
 #: The categories of a column the types file declares ``boolean``.
@@ -398,7 +398,9 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
     """The DP estimate of the whole file and its privacy block; its settings added to ``parameters``."""
     from dprm.itemsets.private import fit_private_estimator
 
-    frame = booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
+    # No rows reach the private fit, which releases noise only when every domain is declared
+    # (refusing would tell n = 0 from n = 1) and refuses otherwise.
+    frame = booleans_as_text(read_frame(learn, table.names, allow_empty=True), table.booleans, str(learn))
     fit = fit_private_estimator(frame, epsilon, domains=table.domains, bins=bin_edges, n_chains=chains,
                                 structure=structure, max_depth=max_depth, random_state=seed, source=str(learn),
                                 categorical_integers=table.categorical_integers,

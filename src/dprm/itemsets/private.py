@@ -447,12 +447,16 @@ def fit_private_estimator(
     if max_parents is None:
         max_parents = COMPRESSED_MAX_PARENTS if method == "frequent-items" else MAX_PARENTS
     eps = as_epsilon(epsilon)
-    if len(data) == 0:
-        raise DataError(f"{source}: no rows (an empty stream)", code="no_rows", file=source)
+    declared = set(domains or {}) | set(bins or {})
+    if len(data) == 0 and any(str(c) not in declared for c in data.columns):
+        # No rows is a dataset like any other when every domain is declared: the release
+        # is then noise only (refusing it would tell n = 0 from n = 1 with certainty).
+        # With a domain read off the data the fit is not private, and no rows leave
+        # nothing to read.
+        raise DataError(f"{source}: no data rows to read the undeclared domains off", code="no_rows", file=source)
     variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
     codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
     columns = list(variables)
-    declared = set(domains or {}) | set(bins or {})
     reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
     rng = np.random.default_rng(random_state)
     chains_order = chain_orders(columns, orders, n_chains, rng)

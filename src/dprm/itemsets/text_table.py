@@ -97,10 +97,17 @@ def _frame(batch: pa.RecordBatch, columns: list[str]) -> pd.DataFrame:
     return frame.astype(object).where(frame.notna(), np.nan)
 
 
-def read_text_frame(path: Path, name: str) -> pd.DataFrame:
-    """The whole table (see :func:`read_text_chunks`); a file without data rows is a :class:`DataError`."""
+def read_text_frame(path: Path, name: str, *, allow_empty: bool = False) -> pd.DataFrame:
+    """The whole table (see :func:`read_text_chunks`).
+
+    A file without data rows is a :class:`DataError`, unless ``allow_empty`` (a private
+    fit over declared domains, which releases noise only on no rows): then the empty
+    table with the header's columns.
+    """
     chunks = list(read_text_chunks(path, name, 1 << 16))
     if not chunks or sum(len(c) for c in chunks) == 0:
+        if allow_empty:
+            return pd.DataFrame({c: pd.Series([], dtype=object) for c in read_text_header(path, name)})
         raise DataError(f"{name}: the file has no data rows", code="no_rows", file=name)
     return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
 
