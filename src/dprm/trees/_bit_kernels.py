@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from dprm.trees._kernels import chain_score, decide, propose, variance_stop
+from dprm.trees._kernels import chain_start, decide, next_move, variance_stop
 
 __all__ = ["run_bit_chain", "split_bitsets"]
 
@@ -251,32 +251,23 @@ def run_bit_chain(
     attribute_b = splits_b[node_split_b, 0].copy()
     below_a = _initial_below(n, n_internal, node_split_a, splits_a, holds_a, absent_a)
     below_b = _initial_below(n, n_internal, node_split_b, splits_b, holds_b, absent_b)
+    delta_a, delta_b, scratch_a, scratch_b, score = chain_start(counts_a, counts_b, score_kind, n_rows, labelled)
     moved_rows = np.empty(n, dtype=np.int64)
     moved_cells = np.empty(n, dtype=np.int64)
     masks = np.zeros(2 ** (depth + 1) - 1, dtype=np.uint64)
     inner_split = np.empty(n_internal, dtype=np.int64)
     inner_attribute = np.empty(n_internal, dtype=np.int64)
-    delta_a = np.zeros_like(counts_a)
-    delta_b = np.zeros_like(counts_b)
-    scratch_a = counts_a.copy()
-    scratch_b = counts_b.copy()
-
-    score = chain_score(counts_a, counts_b, score_kind, n_rows, labelled)
-    accepted = 0
-    steps = 0
+    accepted = steps = 0
     for i in range(start, stop):
         if variance_stop(window, i, score, variance_window, variance_threshold):
             break
         steps += 1
-        side, node, new, log_ratio = propose(
-            i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share,
-            node_split_a, splits_a, starts_a, sizes_a, usable_a, node_split_b, splits_b, starts_b, sizes_b, usable_b)
-        old = node_split_a[node] if side == 0 else node_split_b[node]
+        side, node, old, new, log_ratio = next_move(
+            i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share, node_split_a, splits_a,
+            starts_a, sizes_a, usable_a, node_split_b, splits_b, starts_b, sizes_b, usable_b, delta_a, delta_b)
         if new == old:  # no change: the score stays, and log u < 0 always accepts
             accepted += 1
             continue
-        delta_a[:, :] = 0
-        delta_b[:, :] = 0
         if side == 0:
             new_attribute = splits_a[new, 0]
             count = _bit_delta(cell_a, node_split_a, attribute_a, target_a, cell_b, paired, depth, below_a, holds_a,

@@ -207,6 +207,35 @@ def propose(i, paired, n_internal, choice, local_u, attribute_u, split_u, local_
 
 
 @njit(cache=True, nogil=True)
+def chain_start(counts_a, counts_b, score_kind, n_rows, labelled):
+    """A chain driver's buffers and first score: ``(delta_a, delta_b, scratch_a, scratch_b, score)``.
+
+    ``delta`` holds a proposal's count changes, ``scratch`` the counts it would give
+    (:func:`decide`); the score is that of the current ``counts``.
+    """
+    score = chain_score(counts_a, counts_b, score_kind, n_rows, labelled)
+    return np.zeros_like(counts_a), np.zeros_like(counts_b), counts_a.copy(), counts_b.copy(), score
+
+
+@njit(cache=True, nogil=True)
+def next_move(i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share,
+              node_split_a, splits_a, starts_a, sizes_a, usable_a,
+              node_split_b, splits_b, starts_b, sizes_b, usable_b, delta_a, delta_b):
+    """Step ``i``'s proposal (:func:`propose`): ``(side, node, old split, new split, log ratio)``.
+
+    When the proposal changes the node's split, ``delta`` is cleared for its count changes.
+    """
+    side, node, new, log_ratio = propose(i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share,
+                                         node_split_a, splits_a, starts_a, sizes_a, usable_a,
+                                         node_split_b, splits_b, starts_b, sizes_b, usable_b)
+    old = node_split_a[node] if side == 0 else node_split_b[node]
+    if new != old:
+        delta_a[:, :] = 0
+        delta_b[:, :] = 0
+    return side, node, old, new, log_ratio
+
+
+@njit(cache=True, nogil=True)
 def proposed_score(counts_a, counts_b, delta_a, delta_b, scratch_a, scratch_b, score_kind, n_rows, labelled):
     """The score of ``counts + delta`` (the summed changes of all shards), via ``scratch``."""
     for cell in range(counts_a.shape[0]):
@@ -498,27 +527,18 @@ def run_chain(
     moved_flags = np.zeros(n, dtype=np.uint8)
     buffer = np.empty(n + 1, dtype=order_a.dtype)
     cell_sizes = np.empty(3 * n_positions + 1, dtype=np.int64)
-    delta_a = np.zeros_like(counts_a)
-    delta_b = np.zeros_like(counts_b)
-    scratch_a = counts_a.copy()
-    scratch_b = counts_b.copy()
-
-    score = chain_score(counts_a, counts_b, score_kind, n_rows, labelled)
-    accepted = 0
-    steps = 0
+    delta_a, delta_b, scratch_a, scratch_b, score = chain_start(counts_a, counts_b, score_kind, n_rows, labelled)
+    accepted = steps = 0
     for i in range(start, stop):
         if variance_stop(window, i, score, variance_window, variance_threshold):
             break
         steps += 1
-        side, node, new, log_ratio = propose(
-            i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share,
-            node_split_a, splits_a, starts_a, sizes_a, usable_a, node_split_b, splits_b, starts_b, sizes_b, usable_b)
-        old = node_split_a[node] if side == 0 else node_split_b[node]
+        side, node, old, new, log_ratio = next_move(
+            i, paired, n_internal, choice, local_u, attribute_u, split_u, local_share, node_split_a, splits_a,
+            starts_a, sizes_a, usable_a, node_split_b, splits_b, starts_b, sizes_b, usable_b, delta_a, delta_b)
         if new == old:  # no change: the score stays, and log u < 0 always accepts
             accepted += 1
             continue
-        delta_a[:, :] = 0
-        delta_b[:, :] = 0
         if side == 0:
             new_attribute, new_code, new_numeric = splits_a[new, 0], splits_a[new, 1], splits_a[new, 2] == 1
             count = shard_delta(codes_a, missing_a, cell_a, order_a, offset_a, attribute_a, code_a, numeric_a,
