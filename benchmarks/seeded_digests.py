@@ -3,7 +3,7 @@
 A refactoring must not change what a seeded run writes. This script runs each
 command line tool with a fixed seed on small generated and shared data and prints
 one SHA-256 per output (the JSON written with ``-o`` and the terminal output, in
-which the temporary directory's path is replaced by ``OUT``). Run it before and
+both of which the temporary directory's path is replaced by ``OUT``). Run it before and
 after a change and compare the lines::
 
     python benchmarks/seeded_digests.py > before.txt
@@ -58,7 +58,7 @@ def _run(name: str, command: list[str], out: Path, outputs: list[Path]) -> None:
     digest = hashlib.sha256(f"exit {done.returncode}\n{text}".encode()).hexdigest()[:16]
     parts = [f"terminal={digest}"]
     for path in outputs:
-        data = path.read_bytes() if path.exists() else b"<missing>"
+        data = path.read_bytes().replace(str(out).encode(), b"OUT") if path.exists() else b"<missing>"
         if WITHOUT and path.exists():
             data = _json_without(data)
         parts.append(f"{path.name}={hashlib.sha256(data).hexdigest()[:16]}")
