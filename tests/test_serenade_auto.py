@@ -41,11 +41,12 @@ def test_es_rule_is_the_largest_feasible_choice(seed) -> None:
     for _ in range(200):
         init, ext, qual, r, c, eta, alpha = _inputs(rng)
         k, rounds = es_sizes(init, ext, qual, r, c, min_sharpness=eta, quality_noise=alpha)
-        feasible_k = [j for j in range(1, MAX_PAIRS + 1)
-                      if init / j / r >= eta and qual / j >= math.sqrt(2) / (alpha * c)]
         feasible_m = [m for m in range(1, MAX_ROUNDS_ES + 1) if ext / m / r >= eta]
-        assert k == max(feasible_k, default=1)
         assert rounds == max(feasible_m, default=0)
+        quality = qual if rounds else qual + ext  # M = 0: the extension budget goes to the qualities
+        feasible_k = [j for j in range(1, MAX_PAIRS + 1)
+                      if init / j / r >= eta and quality / j >= math.sqrt(2) / (alpha * c)]
+        assert k == max(feasible_k, default=1)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -57,7 +58,8 @@ def test_cs_rule_is_the_largest_feasible_choice(seed) -> None:
 
         def ok(j, mm):
             sharp = init / j / r >= eta and (mm == 0 or ext / (mm * j) / r >= eta)
-            return sharp and qual / ((mm + 1) * j) >= math.sqrt(2) / (alpha * c)
+            quality = qual if mm else qual + ext  # m = 0: the extension budget goes to the qualities
+            return sharp and quality / ((mm + 1) * j) >= math.sqrt(2) / (alpha * c)
 
         extending = [(j, mm) for j in range(1, MAX_PAIRS + 1) for mm in range(1, MAX_ROUNDS_CS + 1) if ok(j, mm)]
         if extending:
@@ -74,9 +76,14 @@ def test_rule_values_as_derived_on_mammal_like_sizes() -> None:
     # k ≤ 0.594 / (8 R) = 9.6 and ≤ 0.099 · 0.25 · 257.5 / √2 = 4.5; M ≤ 0.297 / (8 R) = 4.8
     assert es_sizes(init, ext, qual, r, 257.5) == (4, 4)
     # CS with α = 1/4: k m ≤ 4.8 and k (m + 1) ≤ 4.5, largest k with m ≥ 1: (2, 1);
-    # with its default α = 1/10: k (m + 1) ≤ 1.8, so one pair and no extension
+    # with its default α = 1/10: k (m + 1) ≤ 1.8 allows no extension; without extensions the
+    # qualities have 0.396: k ≤ 0.396 · 0.1 · 257.5 / √2 = 7.2 (and ≤ 9.6 draws), seven pairs measured
     assert cs_sizes(init, ext, qual, r, 257.5, quality_noise=0.25) == (2, 1)
-    assert cs_sizes(init, ext, qual, r, 257.5) == (1, 0)
+    assert cs_sizes(init, ext, qual, r, 257.5) == (7, 0)
+    # ES without extension rounds (an extension share too small for one sharp round): the qualities
+    # get it too; with 0.396 for them the draws bind (9.6)
+    assert es_sizes(init, 0.001, qual, r, 257.5) == (4, 0)
+    assert es_sizes(init, 0.001, qual + ext, r, 257.5) == (9, 0)
     # large data: the paper's values
     r_big = choose_steepness(40_000.0, objective="range").score_range()
     assert es_sizes(init, ext, qual, r_big, 40_000.0) == (20, 80)

@@ -153,8 +153,10 @@ def es_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
     """
     _check(score_range, min_support, min_sharpness, quality_noise)
     draws = eps_init / (min_sharpness * score_range)
-    k = min(MAX_PAIRS, max(1, math.floor(min(draws, _releases(eps_qual, min_support, quality_noise)))))
     rounds = min(MAX_ROUNDS_ES, max(0, math.floor(eps_ext / (min_sharpness * score_range))))
+    # M = 0 moves the extension budget to the quality releases (SerenadeES._mine): they afford more
+    quality = eps_qual if rounds else eps_qual + eps_ext
+    k = min(MAX_PAIRS, max(1, math.floor(min(draws, _releases(quality, min_support, quality_noise)))))
     return k, rounds
 
 
@@ -184,11 +186,13 @@ def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
             m -= 1
         return m
 
-    for k in range(min(MAX_PAIRS, math.floor(init_pairs)), 0, -1):
-        if largest_m(k) >= 1:
-            return k, largest_m(k)
-    k = min(MAX_PAIRS, math.floor(init_pairs), math.floor(releases))
-    return max(1, k), 0
+    extending = next((k for k in range(min(MAX_PAIRS, math.floor(init_pairs)), 0, -1) if largest_m(k) >= 1), 0)
+    # m = 0 moves the extension budget to the quality releases (SerenadeCS._mine): they afford more
+    measuring = max(1, min(MAX_PAIRS, math.floor(init_pairs),
+                           math.floor(_releases(eps_qual + eps_ext, min_support, quality_noise))))
+    if extending:
+        return extending, largest_m(extending)
+    return measuring, 0
 
 
 def interval_literals(splits: int) -> int:
