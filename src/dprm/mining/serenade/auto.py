@@ -106,8 +106,9 @@ from fractions import Fraction
 
 from dprm.errors import ParameterError
 
-__all__ = ["auto_split", "FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS", "DEFAULT_QUALITY_NOISE", "DEFAULT_QUALITY_NOISE_CS", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS",
-           "es_sizes", "cs_sizes"]
+__all__ = ["auto_split", "FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS", "DEFAULT_QUALITY_NOISE",
+           "DEFAULT_QUALITY_NOISE_CS", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS", "SHARP_SHARE", "es_sizes",
+           "cs_sizes", "initial_shares"]
 
 #: ``η₀``: the least ``ε_draw / R`` of an exponential-mechanism draw.
 DEFAULT_MIN_SHARPNESS = 8.0
@@ -121,6 +122,8 @@ GRID_COST = 5.0
 FINEST_SPLITS = 19
 #: The paper's values, the largest the rule picks.
 MAX_PAIRS, MAX_ROUNDS_ES, MAX_ROUNDS_CS = 20, 80, 4
+#: SerenadeCS without extension rounds: the share of ``ε_init`` its first initial-pair draw keeps.
+SHARP_SHARE = Fraction(1, 2)
 
 
 def _check(score_range: float, min_support: float, min_sharpness: float, quality_noise: float) -> None:
@@ -167,8 +170,8 @@ def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
 
     Examples
     --------
-    >>> cs_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3
-    (1, 0)
+    >>> cs_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3: no sharp extension round
+    (5, 0)
     >>> cs_sizes(0.594, 0.297, 0.099, 0.00244, 988.0)  # RWAS
     (3, 1)
     >>> cs_sizes(5.94, 2.97, 0.99, 0.00072, 4000.0)
@@ -187,12 +190,36 @@ def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
         return m
 
     extending = next((k for k in range(min(MAX_PAIRS, math.floor(init_pairs)), 0, -1) if largest_m(k) >= 1), 0)
-    # m = 0 moves the extension budget to the quality releases (SerenadeCS._mine): they afford more
-    measuring = max(1, min(MAX_PAIRS, math.floor(init_pairs),
-                           math.floor(_releases(eps_qual + eps_ext, min_support, quality_noise))))
     if extending:
         return extending, largest_m(extending)
-    return measuring, 0
+    # m = 0: the extension budget goes to the quality releases (SerenadeCS._mine), and the first draw
+    # keeps SHARP_SHARE of ε_init; the others share the rest, each at least η₀-sharp (initial_shares)
+    rest = min(MAX_PAIRS - 1, math.floor(float(1 - SHARP_SHARE) * init_pairs),
+               math.floor(_releases(eps_qual + eps_ext, min_support, quality_noise)) - 1)
+    return 1 + max(0, rest), 0
+
+
+def initial_shares(k: int, *, sharp_first: bool = False) -> list[Fraction]:
+    """The shares of ``ε_init`` of the ``k`` initial-pair draws (module docstring: "One sharp draw first").
+
+    Equal shares, or with ``sharp_first`` (SerenadeCS without extension rounds, ``k``
+    chosen by :func:`cs_sizes`) :data:`SHARP_SHARE` for the first draw and the rest in
+    equal parts. Public: a function of ``k`` only. They sum to 1 exactly.
+
+    Examples
+    --------
+    >>> [str(share) for share in initial_shares(3)]
+    ['1/3', '1/3', '1/3']
+    >>> [str(share) for share in initial_shares(5, sharp_first=True)]
+    ['1/2', '1/8', '1/8', '1/8', '1/8']
+    >>> initial_shares(1, sharp_first=True)
+    [Fraction(1, 1)]
+    """
+    if k < 1:
+        raise ParameterError(f"initial pairs must be at least 1, not {k}")
+    if not sharp_first or k == 1:
+        return [Fraction(1, k)] * k
+    return [SHARP_SHARE] + [(1 - SHARP_SHARE) / (k - 1)] * (k - 1)
 
 
 def interval_literals(splits: int) -> int:

@@ -22,7 +22,7 @@ from dprm.mining.serenade.greedy import GreedyMiner
 from dprm.mining.serenade.parameters import (
     AUTO,
     COMMON_DOC,
-    DEFAULT_SPLIT,
+    ES_SPLIT,
     QUALITIES,
     SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
@@ -38,7 +38,7 @@ def _own_parameters(
     *,
     quality: str = "logistic",
     epsilon: float = 1.0,
-    budget_split: str = DEFAULT_SPLIT,
+    budget_split: str = ES_SPLIT,
     initial_pairs: int | str = AUTO,
     extensions: int | str = AUTO,
     max_age: int = 40,
