@@ -31,20 +31,32 @@ minimum support (``quality_noise``):
   intersection a noise of standard deviation ``≈ √2 / ε_q``; it is at most ``α c``
   iff ``ε_q ≥ √2 / (α c)``;
 * **SerenadeES**: ``M`` rounds of ``ε_ext / M``, at most ``k`` quality releases of
-  ``ε_qual / k``::
+  ``ε_q' / k``, ``ε_q' = ε_qual`` (or ``ε_qual + ε_ext`` when ``M = 0``: the run then
+  moves the extension budget to the qualities, and the rule counts it)::
 
-      k = clamp(⌊min(ε_init / (η₀ R), ε_qual α c / √2)⌋, 1, 20)
       M = clamp(⌊ε_ext / (η₀ R)⌋, 0, 80)
+      k = clamp(⌊min(ε_init / (η₀ R), ε_q' α c / √2)⌋, 1, 20)
 
 * **SerenadeCS**: each of the ``m`` rounds extends up to ``k`` pairs (``ε_ext /
   (m k)`` each) and round ``ℓ = 0..m`` measures up to ``k`` pairs (``ε_qual /
   ((m+1) k)`` each). Feasible ``(k, m)``: ``k ≤ ε_init / (η₀ R)``,
   ``m k ≤ ε_ext / (η₀ R)``, ``(m+1) k ≤ ε_qual α c / √2``. The rule takes the
   largest ``k ≤ 20`` for which some ``m ≥ 1`` is feasible and then the largest such
-  ``m ≤ 4``; if no ``(k, m ≥ 1)`` is feasible, ``m = 0`` and the largest feasible
-  ``k`` (at least 1).
+  ``m ≤ 4``. If no ``(k, m ≥ 1)`` is feasible, ``m = 0``, and **one sharp draw
+  first** (issue 28): the run moves the extension budget to the qualities, so ``k``
+  releases of ``(ε_qual + ε_ext) / k`` each; the first draw keeps
+  :data:`SHARP_SHARE` ``= 1/2`` of ``ε_init`` (on weak data its one sharp draw is what
+  finds a relation, as CS's single pair did before) and the other ``k − 1`` draws
+  share the rest, each at least ``η₀``-sharp (:func:`initial_shares`)::
 
-**The grid** (``grid="auto"``, the default; ``max_splits`` is the finest grid tried). After ``k`` is chosen, the grid of
+      k − 1 = clamp(min(⌊ε_init / (2 η₀ R)⌋, ⌊(ε_qual + ε_ext) α c / √2⌋ − 1), 0, 19)
+
+  Privacy: the ``k`` draws are exponential mechanisms of budgets fixed by public
+  values (the shares are a function of ``k``), composed sequentially; they sum to
+  ``ε_init`` exactly (exact fractions), each charged before it is drawn.
+
+**The grid** (``grid="auto"``, the default; ``max_splits`` is the finest grid tried). After ``k`` is chosen (with the
+shares above, for the least sharp draw), the grid of
 every numeric attribute is the finest of the nested grids ``s = 19, 9, 4, 1``
 (thresholds ``(s_max+1)/2^j - 1``: each grid's points are points of the finer ones)
 whose number of interval literals ``L(s) = (s+1)(s+2)/2 - 1`` (209, 54, 14, 2) satisfies
