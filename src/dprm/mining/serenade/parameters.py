@@ -19,8 +19,8 @@ from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOI
 from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction
 
-__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES", "SERENADE_PARAMETERS",
-           "SERENADE_PAPER_VALUES", "parse_budget_split", "shared_serenade_parameters"]
+__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES",
+           "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES", "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
 SCORE_RANGES = ("bounded", "symmetric")
