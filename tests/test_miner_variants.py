@@ -88,3 +88,53 @@ def test_dprm_mine_records_the_variant(tmp_path: Path) -> None:
         assert parameters["variant"] == variant and parameters["targets"] == targets
     code, out, err = run(["mine", *views, "-a", "alt-expm", "--variant", "new"])
     assert code == 2 and "variant must be one of" in err
+
+
+# -- the greedy miners (SerenadeCS, SerenadeES, NoSens) -------------------------------------------------
+
+GREEDY_MINERS = {"serenade-es": 80, "serenade-cs": 4, "serenade-es-nosens": 80}
+
+
+@pytest.mark.parametrize("algorithm", sorted(GREEDY_MINERS))
+def test_greedy_miners_default_to_dprm_and_paper_is_the_papers_configuration(algorithm: str) -> None:
+    from dprm.mining.serenade.parameters import SERENADE_PAPER_VALUES
+
+    best, paper = make_miner(algorithm), make_miner(algorithm, variant="paper")
+    assert (best.variant, best.initial_pairs, best.extensions, best.score_range, best.damping, best.significance,
+            best.grid) == ("dprm", "auto", "auto", "bounded", "union", "interval", "auto")
+    assert (paper.variant, paper.initial_pairs, paper.extensions, paper.budget_split, paper.score_range,
+            paper.damping, paper.significance, paper.grid, paper.max_splits, paper.numeric_grid) == (
+        "paper", 20, GREEDY_MINERS[algorithm], "0.6,0.3,0.1", "symmetric", "none", "point", "fixed", 19,
+        "equal-width")
+    assert set(SERENADE_PAPER_VALUES) <= set(best.parameter_names())
+    assert inspect.signature(type(best).__init__).parameters["variant"].default == "dprm"
+    # values given explicitly win, and a clone from get_params is the same miner
+    assert make_miner(algorithm, variant="paper", initial_pairs=3, damping="union").get_params()["initial_pairs"] == 3
+    assert make_miner(algorithm, variant="paper", damping="union").damping == "union"
+    assert type(paper)(**paper.get_params()).get_params() == paper.get_params()
+    with pytest.raises(ParameterError, match="variant must be one of"):
+        make_miner(algorithm, variant="papers").check_parameters()
+
+
+def test_greedy_paper_variant_spends_epsilon_on_the_papers_draws(data) -> None:
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(2)))
+    miner = make_miner("serenade-es", variant="paper", extensions=6)
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(2))
+    steps = [entry.step for entry in accountant.ledger]
+    assert sum(step.startswith("initial pair") for step in steps) == 20
+    assert sum(step.startswith("extension") for step in steps) == 6
+    assert accountant.spent() == 1
+
+
+def test_dprm_mine_records_the_greedy_variant(tmp_path: Path) -> None:
+    planted = make_planted(600, n_left_boolean=12, n_right_numeric=6, relations=["thresholds"], random_state=1)
+    write_planted(planted, tmp_path)
+    views = [tmp_path / "left.csv", tmp_path / "right.csv", "--types", tmp_path / "types.json"]
+    for variant, pairs in (("paper", 20), ("dprm", "auto")):
+        output = tmp_path / f"{variant}.json"
+        code, out, err = run(["mine", *views, "-a", "serenade-cs", "--variant", variant, "--epsilon", "1",
+                              "--seed", "3", "--output", output])
+        assert code == 0, err
+        parameters = json.loads(output.read_text())["parameters"]
+        assert parameters["variant"] == variant and parameters["initial_pairs"] == pairs
+        assert parameters["damping"] == ("none" if variant == "paper" else "union")

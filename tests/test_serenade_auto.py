@@ -22,6 +22,7 @@ from dprm.mining.serenade.auto import (
     auto_split,
     cs_sizes,
     es_sizes,
+    initial_shares,
 )
 from dprm.mining.serenade.union_cap import UnionCap
 from dprm.mining.serenade.quality import choose_steepness
@@ -41,11 +42,12 @@ def test_es_rule_is_the_largest_feasible_choice(seed) -> None:
     for _ in range(200):
         init, ext, qual, r, c, eta, alpha = _inputs(rng)
         k, rounds = es_sizes(init, ext, qual, r, c, min_sharpness=eta, quality_noise=alpha)
-        feasible_k = [j for j in range(1, MAX_PAIRS + 1)
-                      if init / j / r >= eta and qual / j >= math.sqrt(2) / (alpha * c)]
         feasible_m = [m for m in range(1, MAX_ROUNDS_ES + 1) if ext / m / r >= eta]
-        assert k == max(feasible_k, default=1)
         assert rounds == max(feasible_m, default=0)
+        quality = qual if rounds else qual + ext  # M = 0: the extension budget goes to the qualities
+        feasible_k = [j for j in range(1, MAX_PAIRS + 1)
+                      if init / j / r >= eta and quality / j >= math.sqrt(2) / (alpha * c)]
+        assert k == max(feasible_k, default=1)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -57,13 +59,20 @@ def test_cs_rule_is_the_largest_feasible_choice(seed) -> None:
 
         def ok(j, mm):
             sharp = init / j / r >= eta and (mm == 0 or ext / (mm * j) / r >= eta)
-            return sharp and qual / ((mm + 1) * j) >= math.sqrt(2) / (alpha * c)
+            quality = qual if mm else qual + ext  # m = 0: the extension budget goes to the qualities
+            return sharp and quality / ((mm + 1) * j) >= math.sqrt(2) / (alpha * c)
 
         extending = [(j, mm) for j in range(1, MAX_PAIRS + 1) for mm in range(1, MAX_ROUNDS_CS + 1) if ok(j, mm)]
         if extending:
             assert (k, m) == max(extending)  # largest k, then largest m
         else:
-            assert m == 0 and k == max([j for j in range(1, MAX_PAIRS + 1) if ok(j, 0)], default=1)
+            # no extension: the extension budget goes to the qualities; the first draw keeps half of
+            # ε_init, the other k - 1 draws share the other half, each η₀-sharp, and every pair is measured
+            def measuring(j):
+                shares = initial_shares(j, sharp_first=True)
+                return (all(init * float(share) / r >= eta for share in shares[1:])
+                        and (qual + ext) / j >= math.sqrt(2) / (alpha * c))
+            assert m == 0 and k == max([j for j in range(1, MAX_PAIRS + 1) if measuring(j)], default=1)
 
 
 def test_rule_values_as_derived_on_mammal_like_sizes() -> None:
@@ -74,9 +83,16 @@ def test_rule_values_as_derived_on_mammal_like_sizes() -> None:
     # k ≤ 0.594 / (8 R) = 9.6 and ≤ 0.099 · 0.25 · 257.5 / √2 = 4.5; M ≤ 0.297 / (8 R) = 4.8
     assert es_sizes(init, ext, qual, r, 257.5) == (4, 4)
     # CS with α = 1/4: k m ≤ 4.8 and k (m + 1) ≤ 4.5, largest k with m ≥ 1: (2, 1);
-    # with its default α = 1/10: k (m + 1) ≤ 1.8, so one pair and no extension
+    # with its default α = 1/10: k (m + 1) ≤ 1.8 allows no extension; without extensions the
+    # qualities have 0.396: k ≤ 0.396 · 0.1 · 257.5 / √2 = 7.2; the first draw keeps 0.297 and the
+    # others share 0.297, each η₀-sharp: k - 1 ≤ 0.297 / (8 R) = 4.8, so 1 + 4 pairs
     assert cs_sizes(init, ext, qual, r, 257.5, quality_noise=0.25) == (2, 1)
-    assert cs_sizes(init, ext, qual, r, 257.5) == (1, 0)
+    assert cs_sizes(init, ext, qual, r, 257.5) == (5, 0)
+    assert [str(s) for s in initial_shares(5, sharp_first=True)] == ["1/2", "1/8", "1/8", "1/8", "1/8"]
+    # ES without extension rounds (an extension share too small for one sharp round): the qualities
+    # get it too; with 0.396 for them the draws bind (9.6)
+    assert es_sizes(init, 0.001, qual, r, 257.5) == (4, 0)
+    assert es_sizes(init, 0.001, qual + ext, r, 257.5) == (9, 0)
     # large data: the paper's values
     r_big = choose_steepness(40_000.0, objective="range").score_range()
     assert es_sizes(init, ext, qual, r_big, 40_000.0) == (20, 80)
@@ -234,3 +250,26 @@ def test_auto_split_makes_the_two_bounds_on_k_meet() -> None:
             assert init == Fraction(1, 10) and releases <= draws
         else:  # the draws bind even with the largest initial share
             assert init == Fraction(13, 20) and draws <= releases
+
+
+def test_cs_without_extensions_draws_one_sharp_pair_first_and_the_ledger_adds_up() -> None:
+    """Released 2,500 rows at ε = 1: no extension round is sharp enough, so four pairs; the first
+    draw keeps half of ε_init = 0.99 · 0.6, the other three share the rest, and the extension budget
+    pays the quality releases: every share exact, the total exactly ε."""
+    data = _planted()[0]
+    accountant = Accountant(1.0, FixedCount(np.random.default_rng(0), 2500))
+    miner = SerenadeCS(epsilon=1.0).fit(data, accountant=accountant)
+    assert (miner.chosen_["initial_pairs"], miner.chosen_["extensions"]) == (4, 0)
+    pairs = [e.epsilon for e in accountant.ledger if e.step.startswith("initial pair")]
+    eps_init = Fraction(99, 100) * Fraction(3, 5)
+    assert pairs == [eps_init / 2] + [eps_init / 6] * 3
+    qualities = [e.epsilon for e in accountant.ledger if e.step.startswith("quality")]
+    assert sum(qualities, Fraction(0)) == Fraction(99, 100) * Fraction(2, 5)  # quality + extension shares
+    assert not any(e.step.startswith("extension") for e in accountant.ledger)
+    assert sum((e.epsilon for e in accountant.ledger), Fraction(0)) == 1
+    assert miner.chosen_["first_pair_sharpness"] == pytest.approx(3 * miner.chosen_["initial_pair_sharpness"])
+    assert miner.chosen_["initial_pair_sharpness"] >= 8
+    # an explicit k keeps equal shares (the user's numbers, the paper's scheme)
+    accountant = Accountant(1.0, FixedCount(np.random.default_rng(0), 2500))
+    SerenadeCS(epsilon=1.0, initial_pairs=4).fit(data, accountant=accountant)
+    assert len({e.epsilon for e in accountant.ledger if e.step.startswith("initial pair")}) == 1

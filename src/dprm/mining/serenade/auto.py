@@ -31,20 +31,32 @@ minimum support (``quality_noise``):
   intersection a noise of standard deviation ``≈ √2 / ε_q``; it is at most ``α c``
   iff ``ε_q ≥ √2 / (α c)``;
 * **SerenadeES**: ``M`` rounds of ``ε_ext / M``, at most ``k`` quality releases of
-  ``ε_qual / k``::
+  ``ε_q' / k``, ``ε_q' = ε_qual`` (or ``ε_qual + ε_ext`` when ``M = 0``: the run then
+  moves the extension budget to the qualities, and the rule counts it)::
 
-      k = clamp(⌊min(ε_init / (η₀ R), ε_qual α c / √2)⌋, 1, 20)
       M = clamp(⌊ε_ext / (η₀ R)⌋, 0, 80)
+      k = clamp(⌊min(ε_init / (η₀ R), ε_q' α c / √2)⌋, 1, 20)
 
 * **SerenadeCS**: each of the ``m`` rounds extends up to ``k`` pairs (``ε_ext /
   (m k)`` each) and round ``ℓ = 0..m`` measures up to ``k`` pairs (``ε_qual /
   ((m+1) k)`` each). Feasible ``(k, m)``: ``k ≤ ε_init / (η₀ R)``,
   ``m k ≤ ε_ext / (η₀ R)``, ``(m+1) k ≤ ε_qual α c / √2``. The rule takes the
   largest ``k ≤ 20`` for which some ``m ≥ 1`` is feasible and then the largest such
-  ``m ≤ 4``; if no ``(k, m ≥ 1)`` is feasible, ``m = 0`` and the largest feasible
-  ``k`` (at least 1).
+  ``m ≤ 4``. If no ``(k, m ≥ 1)`` is feasible, ``m = 0``, and **one sharp draw
+  first** (issue 28): the run moves the extension budget to the qualities, so ``k``
+  releases of ``(ε_qual + ε_ext) / k`` each; the first draw keeps
+  :data:`SHARP_SHARE` ``= 1/2`` of ``ε_init`` (on weak data its one sharp draw is what
+  finds a relation, as CS's single pair did before) and the other ``k − 1`` draws
+  share the rest, each at least ``η₀``-sharp (:func:`initial_shares`)::
 
-**The grid** (``grid="auto"``, the default; ``max_splits`` is the finest grid tried). After ``k`` is chosen, the grid of
+      k − 1 = clamp(min(⌊ε_init / (2 η₀ R)⌋, ⌊(ε_qual + ε_ext) α c / √2⌋ − 1), 0, 19)
+
+  Privacy: the ``k`` draws are exponential mechanisms of budgets fixed by public
+  values (the shares are a function of ``k``), composed sequentially; they sum to
+  ``ε_init`` exactly (exact fractions), each charged before it is drawn.
+
+**The grid** (``grid="auto"``, the default; ``max_splits`` is the finest grid tried). After ``k`` is chosen (with the
+shares above, for the least sharp draw), the grid of
 every numeric attribute is the finest of the nested grids ``s = 19, 9, 4, 1``
 (thresholds ``(s_max+1)/2^j - 1``: each grid's points are points of the finer ones)
 whose number of interval literals ``L(s) = (s+1)(s+2)/2 - 1`` (209, 54, 14, 2) satisfies
@@ -106,8 +118,9 @@ from fractions import Fraction
 
 from dprm.errors import ParameterError
 
-__all__ = ["auto_split", "FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS", "DEFAULT_QUALITY_NOISE", "DEFAULT_QUALITY_NOISE_CS", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS",
-           "es_sizes", "cs_sizes"]
+__all__ = ["auto_split", "FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS", "DEFAULT_QUALITY_NOISE",
+           "DEFAULT_QUALITY_NOISE_CS", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS", "SHARP_SHARE", "es_sizes",
+           "cs_sizes", "initial_shares"]
 
 #: ``η₀``: the least ``ε_draw / R`` of an exponential-mechanism draw.
 DEFAULT_MIN_SHARPNESS = 8.0
@@ -121,6 +134,8 @@ GRID_COST = 5.0
 FINEST_SPLITS = 19
 #: The paper's values, the largest the rule picks.
 MAX_PAIRS, MAX_ROUNDS_ES, MAX_ROUNDS_CS = 20, 80, 4
+#: SerenadeCS without extension rounds: the share of ``ε_init`` its first initial-pair draw keeps.
+SHARP_SHARE = Fraction(1, 2)
 
 
 def _check(score_range: float, min_support: float, min_sharpness: float, quality_noise: float) -> None:
@@ -153,8 +168,10 @@ def es_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
     """
     _check(score_range, min_support, min_sharpness, quality_noise)
     draws = eps_init / (min_sharpness * score_range)
-    k = min(MAX_PAIRS, max(1, math.floor(min(draws, _releases(eps_qual, min_support, quality_noise)))))
     rounds = min(MAX_ROUNDS_ES, max(0, math.floor(eps_ext / (min_sharpness * score_range))))
+    # M = 0 moves the extension budget to the quality releases (SerenadeES._mine): they afford more
+    quality = eps_qual if rounds else eps_qual + eps_ext
+    k = min(MAX_PAIRS, max(1, math.floor(min(draws, _releases(quality, min_support, quality_noise)))))
     return k, rounds
 
 
@@ -165,8 +182,8 @@ def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
 
     Examples
     --------
-    >>> cs_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3
-    (1, 0)
+    >>> cs_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3: no sharp extension round
+    (5, 0)
     >>> cs_sizes(0.594, 0.297, 0.099, 0.00244, 988.0)  # RWAS
     (3, 1)
     >>> cs_sizes(5.94, 2.97, 0.99, 0.00072, 4000.0)
@@ -184,11 +201,37 @@ def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
             m -= 1
         return m
 
-    for k in range(min(MAX_PAIRS, math.floor(init_pairs)), 0, -1):
-        if largest_m(k) >= 1:
-            return k, largest_m(k)
-    k = min(MAX_PAIRS, math.floor(init_pairs), math.floor(releases))
-    return max(1, k), 0
+    extending = next((k for k in range(min(MAX_PAIRS, math.floor(init_pairs)), 0, -1) if largest_m(k) >= 1), 0)
+    if extending:
+        return extending, largest_m(extending)
+    # m = 0: the extension budget goes to the quality releases (SerenadeCS._mine), and the first draw
+    # keeps SHARP_SHARE of ε_init; the others share the rest, each at least η₀-sharp (initial_shares)
+    rest = min(MAX_PAIRS - 1, math.floor(float(1 - SHARP_SHARE) * init_pairs),
+               math.floor(_releases(eps_qual + eps_ext, min_support, quality_noise)) - 1)
+    return 1 + max(0, rest), 0
+
+
+def initial_shares(k: int, *, sharp_first: bool = False) -> list[Fraction]:
+    """The shares of ``ε_init`` of the ``k`` initial-pair draws (module docstring: "One sharp draw first").
+
+    Equal shares, or with ``sharp_first`` (SerenadeCS without extension rounds, ``k``
+    chosen by :func:`cs_sizes`) :data:`SHARP_SHARE` for the first draw and the rest in
+    equal parts. Public: a function of ``k`` only. They sum to 1 exactly.
+
+    Examples
+    --------
+    >>> [str(share) for share in initial_shares(3)]
+    ['1/3', '1/3', '1/3']
+    >>> [str(share) for share in initial_shares(5, sharp_first=True)]
+    ['1/2', '1/8', '1/8', '1/8', '1/8']
+    >>> initial_shares(1, sharp_first=True)
+    [Fraction(1, 1)]
+    """
+    if k < 1:
+        raise ParameterError(f"initial pairs must be at least 1, not {k}")
+    if not sharp_first or k == 1:
+        return [Fraction(1, k)] * k
+    return [SHARP_SHARE] + [(1 - SHARP_SHARE) / (k - 1)] * (k - 1)
 
 
 def interval_literals(splits: int) -> int:

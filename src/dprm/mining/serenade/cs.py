@@ -19,9 +19,11 @@ from dprm.mining.serenade.parameters import (
     AUTO,
     COMMON_DOC,
     DEFAULT_SPLIT,
+    SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
     shared_serenade_parameters,
 )
+from dprm.mining.tree_miner_defaults import variant_init
 from dprm.privacy import ExponentialMechanism
 from dprm.queries import Redescription
 
@@ -79,8 +81,9 @@ class SerenadeCS(GreedyMiner):
     sizes_rule = staticmethod(cs_sizes)
     draws_per_pair = True
 
-    __init__ = keyword_init(_own_parameters, shared_serenade_parameters,
-                            defaults={"quality_noise": DEFAULT_QUALITY_NOISE_CS})
+    __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters,
+                                         defaults={"quality_noise": DEFAULT_QUALITY_NOISE_CS}),
+                            paper={**SERENADE_PAPER_VALUES, "extensions": MAX_ROUNDS_CS})
 
     def work(self) -> int:
         """Progress total: ``k + k·m`` (initial pairs, then each pair's extensions; 20 and 4 for auto)."""

@@ -22,12 +22,14 @@ from dprm.mining.serenade.greedy import GreedyMiner
 from dprm.mining.serenade.parameters import (
     AUTO,
     COMMON_DOC,
-    DEFAULT_SPLIT,
+    ES_SPLIT,
     QUALITIES,
+    SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
     shared_serenade_parameters,
 )
 from dprm.mining.serenade.race import ExtensionRace
+from dprm.mining.tree_miner_defaults import variant_init
 
 __all__ = ["SerenadeES"]
 
@@ -36,7 +38,7 @@ def _own_parameters(
     *,
     quality: str = "logistic",
     epsilon: float = 1.0,
-    budget_split: str = DEFAULT_SPLIT,
+    budget_split: str = ES_SPLIT,
     initial_pairs: int | str = AUTO,
     extensions: int | str = AUTO,
     max_age: int = 40,
@@ -88,7 +90,8 @@ class SerenadeES(GreedyMiner):
                          unit="rounds", low=0, high=10_000, why="no run has more rounds"),
     }
 
-    __init__ = keyword_init(_own_parameters, shared_serenade_parameters)
+    __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters),
+                            paper={**SERENADE_PAPER_VALUES, "extensions": MAX_ROUNDS_ES})
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]

@@ -20,7 +20,7 @@ from dprm.mining.base import Miner, Progress, ProgressCallback
 from dprm.mining.noisy_estimates import discrete_laplace_variance
 from dprm.mining.private_grids import choose_grids, grid_note
 from dprm.mining.pruning import greedy_pruned
-from dprm.mining.serenade.auto import MAX_PAIRS, auto_split, es_sizes, grid_splits
+from dprm.mining.serenade.auto import MAX_PAIRS, auto_split, es_sizes, grid_splits, initial_shares
 from dprm.mining.serenade.compute_quality import QualityRelease
 from dprm.mining.serenade.extensions import Growing, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
@@ -315,10 +315,16 @@ class GreedyMiner(Miner):
                                   min_sharpness=float(self.min_sharpness), quality_noise=float(self.quality_noise))
         self._k = auto_k if self.initial_pairs == AUTO else int(self.initial_pairs)
         self._m = auto_m if self.extensions == AUTO else int(self.extensions)
+        # CS without extension rounds, k by the rule: one sharp draw first (auto.initial_shares)
+        sharp_first = self.draws_per_pair and self.initial_pairs == AUTO and self._m == 0
+        self._pair_shares = initial_shares(self._k, sharp_first=sharp_first)
         self.chosen_ = {"budget_split": ",".join(str(float(share)) for share in self._split),
                         "initial_pairs": self._k, "extensions": self._m,
                         "score_range": self._score_range_value,
-                        "initial_pair_sharpness": init / self._k / self._score_range_value}
+                        # the least sharp draw's (the grid must be resolved by every draw)
+                        "initial_pair_sharpness": init * float(min(self._pair_shares)) / self._score_range_value}
+        if self._pair_shares[0] != min(self._pair_shares):
+            self.chosen_["first_pair_sharpness"] = init * float(self._pair_shares[0]) / self._score_range_value
         if self._m:
             per_draw = ext / self._m / (self._k if self.draws_per_pair else 1)
             self.chosen_["extension_sharpness"] = per_draw / self._score_range_value
@@ -333,6 +339,9 @@ class GreedyMiner(Miner):
             self._notes.append(f"auto: {self._k} initial pairs, {self._m} extension rounds "
                                f"(least sharpness {float(self.min_sharpness):g}, quality noise "
                                f"{float(self.quality_noise):g} of the minimum support)")
+        if sharp_first and self._k > 1:
+            self._notes.append(f"auto: the first initial pair is drawn with {self._pair_shares[0]} of their budget, "
+                               f"the other {self._k - 1} share the rest")
 
     def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         """The output document; ``parameters.chosen`` holds the (public) ``k``, ``m``/``M`` and ranges."""
@@ -347,7 +356,7 @@ class GreedyMiner(Miner):
         self._float_selection = True  # WeightedReservoir: float64 Gumbel keys, not an exact sampler
         part = self._progress.part(self._caps(0)[0], self._k)
         chosen = draw_initial_pairs(self.tables_, self._side, self._scores, self._sensitivity,
-                                    split_budget(epsilon, [1] * self._k), self._accountant,
+                                    split_budget(epsilon, self._pair_shares), self._accountant,
                                     counts=self._counts, n_rows=self._engine.n_rows)
         for _ in chosen:  # the draws finish together, after the last block
             part.advance()

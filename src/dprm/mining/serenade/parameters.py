@@ -16,22 +16,36 @@ from dprm.errors import ParameterError
 from dprm.mining.base import CONFIDENCE, EPSILON, MIN_JACCARD, Param, parameter_table
 from dprm.mining.private_grids import GRID_SHARE, NUMERIC_GRID
 from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOISE, FINEST_SPLITS
+from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction
 
-__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_SPLIT", "QUALITIES", "SERENADE_PARAMETERS",
-           "parse_budget_split", "shared_serenade_parameters"]
+__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES",
+           "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES", "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
 SCORE_RANGES = ("bounded", "symmetric")
 AUTO = "auto"
 QUALITIES = ("logistic", "jaccard")
-DEFAULT_SPLIT = "0.6,0.3,0.1"
+#: The paper's split d3 (init, extend, quality).
+PAPER_SPLIT = "0.6,0.3,0.1"
+DEFAULT_SPLIT = PAPER_SPLIT
+#: SerenadeES's default split: its outputs are its initial pairs, so less for the extension race
+#: (measured, docs/serenade.md "More significant redescriptions per run").
+ES_SPLIT = "0.7,0.1,0.2"
 DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
 #: The union share above which scores are damped (ReReMi's maximum support, :mod:`.union_cap`).
 DEFAULT_MAX_UNION = 0.8
 SIGNIFICANCE = ("interval", "point")
 DAMPINGS = ("union", "none")
 GRIDS = ("auto", "fixed")
+
+#: What ``variant="paper"`` sets unless given (:func:`dprm.mining.tree_miner_defaults.variant_init`): the
+#: paper's configuration, k = 20 initial pairs, the paper's split d3, the symmetric range exp(ε q / 2Δ),
+#: the undamped score, the noisy p-value as the test, the 19-threshold grid over the bounds. Each miner adds
+#: its rounds (ES 80, CS 4).
+SERENADE_PAPER_VALUES: dict[str, Any] = {"initial_pairs": 20, "budget_split": PAPER_SPLIT, "score_range": "symmetric",
+                                         "damping": "none", "significance": "point", "grid": "fixed",
+                                         "max_splits": FINEST_SPLITS, "numeric_grid": "equal-width"}
 
 
 def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
@@ -71,7 +85,8 @@ _ROWS_WHY = ("the logistic quality's centre, 10 % of the rows by default, takes 
 SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     EPSILON,
     Param("budget_split", "Shares 'init,extend,quality' of ε after the row count: for the initial pairs, the "
-                          "extensions and the released qualities; they must sum to 1 (default the paper's d3); "
+                          "extensions and the released qualities; they must sum to 1 (default 0.7,0.1,0.2 for "
+                          "serenade-es, the paper's d3 0.6,0.3,0.1 for serenade-cs); "
                           "'auto': extend 0.3, the rest split so that the draws and the quality releases afford "
                           "as many initial pairs",
           "text", check=lambda split: split == AUTO or parse_budget_split(split),
@@ -126,6 +141,11 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("significance", "When a result counts as significant: 'interval', the upper end of its noisy p-value's "
                           "interval (at the run's confidence) is at most max-pvalue (default); 'point', its noisy "
                           "p-value is (the paper)", "choice", choices=SIGNIFICANCE),
+    Param("variant", "'dprm', the measured-best settings (the auto rule's numbers of draws, damping, "
+                     "significance over the interval, the auto grid; docs/serenade.md), or 'paper', the paper's "
+                     "configuration (20 initial pairs, 80 extension rounds for ES and 4 for CS, the split "
+                     "0.6,0.3,0.1, the symmetric range, no damping, the point p-value, 19 thresholds); options "
+                     "given explicitly win", "choice", choices=VARIANTS),
 )
 
 
@@ -151,6 +171,7 @@ def shared_serenade_parameters(
     damping: str = "union",
     max_union: float = DEFAULT_MAX_UNION,
     significance: str = "interval",
+    variant: str = "dprm",
 ) -> None:
     """The shared tail of SerenadeCS's and SerenadeES's ``__init__`` (a signature only, never called)."""
 
@@ -161,7 +182,8 @@ COMMON_DOC = """
         The budget of the run.
     budget_split : str or sequence
         Shares (init, extend, quality) of the budget after the data-size count, summing
-        to 1 exactly (default the paper's d3, ``"0.6,0.3,0.1"``); ``"auto"``: extend 0.3
+        to 1 exactly (default ``"0.7,0.1,0.2"`` for ES, the paper's d3 ``"0.6,0.3,0.1"``
+        for CS); ``"auto"``: extend 0.3
         and the rest split so that the draws and the quality releases afford as many
         initial pairs (:func:`dprm.mining.serenade.auto.auto_split`).
     initial_pairs : int or "auto"
@@ -220,4 +242,10 @@ COMMON_DOC = """
         (default) asks the upper end of its simulated p-value interval (noise of the
         cells and of the row count) to be at most ``max_pvalue``; ``"point"`` (the
         paper) asks it of the noisy p-value only.
+    variant : {"dprm", "paper"}
+        ``"dprm"`` (default): the defaults above, the measured best; ``"paper"``: the
+        paper's configuration (:data:`~dprm.mining.serenade.parameters.SERENADE_PAPER_VALUES`:
+        20 initial pairs, 80 extension rounds for ES and 4 for CS, the split d3, the
+        symmetric range, no damping, the point p-value, the fixed 19-threshold grid).
+        Parameters given explicitly win over the variant's values.
 """

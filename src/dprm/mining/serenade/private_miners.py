@@ -18,13 +18,17 @@ spent, never more than ``epsilon``):
    inside the engine; the sensitivity is a bound over every data size
    (:class:`~dprm.mining.serenade.quality.LogisticQuality` with ``center_share``),
    and p-values use ``n̂`` from the released cells.
-2. The rest ``ε'`` is split by ``budget_split = (init, extend, quality)`` (the paper's
-   d3 = 0.6, 0.3, 0.1, the default; must sum to 1 exactly); ``"auto"`` chooses it after
+2. The rest ``ε'`` is split by ``budget_split = (init, extend, quality)`` (CS: the
+   paper's d3 = 0.6, 0.3, 0.1; ES: 0.7, 0.1, 0.2, since its outputs are its initial
+   pairs; must sum to 1 exactly); ``"auto"`` chooses it after
    the row count from public values (:func:`.auto.auto_split`; measured worse on weak
    data, so an option only).
 3. **InitialPairs** (Algorithm 4): ``k`` independent size-1 weighted reservoirs
-   (``WeightedReservoir(ε_init/k, Δ, k=1)``: each exactly one exponential-mechanism
-   draw, ``ε_init/k``) over all (initial literal, other-side literal) pairs. The pairs
+   (``WeightedReservoir(ε_i, Δ, k=1)``: each exactly one exponential-mechanism
+   draw of ``ε_i``; ``ε_i = ε_init/k``, or for CS without extension rounds under the
+   auto rule ``ε_init/2`` for the first and ``ε_init/(2(k-1))`` for the others,
+   :func:`.auto.initial_shares`: public shares summing to ``ε_init`` exactly) over all
+   (initial literal, other-side literal) pairs. The pairs
    are counted and scored block by block and every reservoir is fed each block
    (:mod:`.pairs`): the same Gumbel races, in memory bounded by a block, not by the
    number of pairs; a run with more than ``pairs.MAX_PAIRS`` pairs is refused before
