@@ -33,6 +33,41 @@ def test_auto_settings_grow_with_the_budget_in_rows() -> None:
     assert auto_tree_settings(0.1, 2575).depth == 2 and auto_tree_settings(1.0, 28_900).depth == 3
 
 
+@pytest.mark.parametrize("epsilon", [1e-4, 0.01, 0.1, 0.3, 1.0, 3.0, 1e4])
+@pytest.mark.parametrize("n_hat", [-50.0, 0.0, 100.0, 2575.0, 5999.0, 6000.0, 28_900.0, 1e9])
+def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, n_hat: float) -> None:
+    """AltExpM/AltMCMC: depth 1 and share 0.4 where ε·n̂ < 600 (one trial), else the tree pair's rule."""
+    pair, alternating = auto_tree_settings(epsilon, n_hat), auto_tree_settings(epsilon, n_hat, alternating=True)
+    if epsilon * max(n_hat, 1.0) < 600:
+        assert (alternating.init_trials, alternating.depth, alternating.target_share) == (1, 1, 0.4)
+        assert alternating.omega == pair.omega and pair.init_trials == 1 and pair.depth == 2
+    else:
+        assert alternating == pair
+
+
+@pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc"])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+def test_alternations_follow_their_rule_and_spend_exactly_epsilon(algorithm: str, epsilon: float) -> None:
+    data = _data()  # 1,200 rows: at ε = 0.1 the budget in rows (~110) is below one trial's 600
+    accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(1)))
+    miner = make_miner(algorithm, epsilon=epsilon, mcmc_iterations=300)
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(1))
+    rule = auto_tree_settings(epsilon, miner._data_size[0], alternating=True)
+    assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
+                               "target_share": rule.target_share, "omega": rule.omega}
+    assert (rule.depth == 1) == (epsilon == 0.1)
+    trees = [e for e in accountant.ledger if e.step.startswith("tree ")]
+    levels = rule.depth if algorithm == "alt-expm" else 1  # AltExpM charges each level, AltMCMC each chain
+    assert len(trees) == 2 * rule.init_trials * levels
+    assert accountant.remaining() == 0 and sum(e.epsilon for e in accountant.ledger) == accountant.spent()
+
+
+def test_alternations_auto_target_share_limits_the_size_share() -> None:
+    with pytest.raises(ParameterError, match="size-share must be below 0.6 with target-share auto"):
+        make_miner("alt-expm", size_share=0.65)
+    make_miner("mcmc-tree-pair", size_share=0.65).check_parameters()  # its rule's share is at most 0.3
+
+
 def _data():
     planted = make_planted(1200, n_left_boolean=30, n_right_numeric=10, relations=["disjunction", "threshold-or"],
                            random_state=2)

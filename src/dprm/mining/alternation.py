@@ -167,6 +167,9 @@ class AlternatingTrees(PrivateTreeMiner):
     __init__ = variant_init(keyword_init(_own_parameters, shared_tree_parameters),
                             paper={"omega": None, "tree_score": "gini"})
 
+    #: The auto rule's depth 1 and larger targets' share below one trial's budget (:mod:`dprm.mining.auto_trees`).
+    alternating_rule = True
+
     def _auto_names(self) -> tuple[str, ...]:
         return super()._auto_names() + ("omega",)
 

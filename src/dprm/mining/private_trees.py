@@ -64,7 +64,7 @@ from dprm.mining.base import (
     ProgressCallback,
     parameter_table,
 )
-from dprm.mining.auto_trees import AUTO, AUTO_MAX_TRIALS, auto_tree_settings
+from dprm.mining.auto_trees import ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, auto_tree_settings
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.private_grids import GRID_SHARE, NUMERIC_GRID, choose_grids, grid_note
 from dprm.mining.private_extraction import (
@@ -101,7 +101,8 @@ MAX_DEPTH_SUBTREES = 6
 #: ``__init__`` with its own defaults, and adds its own).
 TREE_PARAMETERS: dict[str, Param] = parameter_table(
     EPSILON,
-    replace(DEPTH, help=DEPTH.help + "; 'auto': 2 or 3 by the budget in rows (docs/mining.md)", auto=True),
+    replace(DEPTH, help=DEPTH.help + "; 'auto': 2 or 3 by the budget in rows (alt-expm, alt-mcmc: 1 below one "
+                                     "trial's budget; docs/mining.md)", auto=True),
     replace(INIT_TRIALS, help=INIT_TRIALS.help + "; 'auto': 1 to 8 by the budget in rows, epsilon times the "
                                                  "noisy row count (docs/mining.md)", auto=True),
     MAX_CLAUSES,
@@ -146,7 +147,7 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                      "or 'scored', a split literal chosen by the exponential mechanism for how well one split of "
                      "the other view predicts it, paid from target-share", "choice", choices=TARGET_CHOICES),
     Param("target_share", "Share of ε for choosing the initial targets (targets scored); 'auto': 0.1 per "
-                          "trial, at most 0.3", "float", unit="share of ε", low=0, high=1, low_open=True,
+                          "trial, at most 0.3 (alt-expm, alt-mcmc: 0.4 below one trial's budget)", "float", unit="share of ε", low=0, high=1, low_open=True,
           high_open=True, auto=True),
 )
 
@@ -178,6 +179,8 @@ class PrivateTreeMiner(Miner):
 
     #: The miner counts only through a counting engine when given one (:mod:`dprm.engine`), so it runs sharded.
     counts_through_engine = True
+    #: Whether the auto rule is the alternations' (:func:`dprm.mining.auto_trees.auto_tree_settings`).
+    alternating_rule = False
 
     # -- validation -----------------------------------------------------------------
 
@@ -194,9 +197,10 @@ class PrivateTreeMiner(Miner):
         if autos and self.size_share == 0:
             raise ParameterError(f"{autos[0].replace('_', '-')} auto needs size-share above 0 (the rule reads the "
                                  f"noisy row count)")
-        if self.targets == "scored" and self.target_share == AUTO and self.size_share >= 0.7:
-            raise ParameterError(f"size-share must be below 0.7 with target-share auto (up to 0.3), not "
-                                 f"{self.size_share}")
+        most = ALTERNATING_LOW_TARGET_SHARE if self.alternating_rule else 0.3  # the auto rule's largest share
+        if self.targets == "scored" and self.target_share == AUTO and self.size_share >= 1 - most:
+            raise ParameterError(f"size-share must be below {1 - most:g} with target-share auto (up to {most:g}), "
+                                 f"not {self.size_share}")
         if self.units == "subtrees" and self.depth != AUTO and self.depth > MAX_DEPTH_SUBTREES:
             raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
                                  f"per side: 16 times the extraction's memory of leaves), not {self.depth}")
@@ -224,7 +228,8 @@ class PrivateTreeMiner(Miner):
         The rule (:func:`dprm.mining.auto_trees.auto_tree_settings`) reads the run's ε and
         the released row count only; the values chosen are in :attr:`settings_` and a note.
         """
-        rule = auto_tree_settings(epsilon, self._data_size[0]) if self._data_size is not None else None
+        rule = (auto_tree_settings(epsilon, self._data_size[0], alternating=self.alternating_rule)
+                if self._data_size is not None else None)
         chosen = {}
         for name in self._auto_names():
             value = getattr(self, name)
