@@ -87,7 +87,7 @@ def test_auto_is_the_row_count_then_the_explicit_whole_tree_with_the_rest(vote) 
                                                  ("paper", 10.0)])
 def test_the_default_fit_spends_what_its_ledger_says_and_never_more_than_epsilon(vote, variant: str,
                                                                                    epsilon: float) -> None:
-    """dprm: one structure release with the whole ε (labels inside it), the budget
+    """dprm: the row count, then one structure release with the rest (labels inside it), the budget
     all used. The paper: one computation per level and a leaf release, at most ε.
     In both the ledger, the accountant and ``privacy_spent_`` agree."""
     X, y, categories, classes = vote

@@ -46,6 +46,16 @@ to the leaves instead.
   - categorical features are tested one category against the others (the feature
     may be tested again below), which keeps leaves large.
 
+Small budgets (dprm's defaults)
+-------------------------------
+With ``embedding_depth="auto"`` and ``leaf_labels="auto"`` (``variant="dprm"``) the
+fit first releases the row count with ``COUNT_SHARE`` of ε (discrete Laplace, L1
+sensitivity 1), then a public rule of ``ε − ε_rows``, the noisy count, the classes
+and the schema (:func:`~dprm.classifier.small_budget.prefers_random_split`) chooses
+the whole tree above (with ``ε − ε_rows``) or a random root split whose leaves'
+class counts are released with ``ε − ε_rows``. Sequential composition of the count
+and the chosen release: ε on every path (:mod:`dprm.classifier.small_budget`).
+
 Prediction
 ----------
 ``leaf_labels="joint"``: each leaf predicts its released label (``predict_proba`` is
@@ -127,9 +137,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Levels of splits at most (root at depth 0).
     embedding_depth : int or "auto", default "auto"
         Levels grown by one private computation; ``max_depth`` grows the whole tree
-        in one. ``"auto"``: the whole tree for ``variant="dprm"`` (one release
-        charged ε), 1 for ``"paper"``
-        (:func:`~dprm.classifier.parameters.auto_embedding_depth`).
+        in one. ``"auto"``: the whole tree for ``variant="dprm"``, 1 for ``"paper"``
+        (:func:`~dprm.classifier.parameters.auto_embedding_depth`). With dprm's
+        defaults (``"auto"`` here and for ``leaf_labels``) a noisy row count
+        (``COUNT_SHARE`` of ε) and a public rule choose between that tree (with the
+        rest of ε) and, where ``ε · n̂ / C`` cannot pay for one split, a random root
+        split with noisy leaf counts (:mod:`dprm.classifier.small_budget`).
     search : {"auto", "exhaustive", "mcmc"}, default "auto"
         Exact draw over all subtrees (refused when its work bound exceeds
         ``MAX_EXACT_WORK``), Metropolis–Hastings, or exact when the bound is at most
@@ -183,9 +196,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     private_ : bool
     privacy_reasons_ : list of str
     search_ : str
-        The search actually used ("exhaustive" or "mcmc").
+        The search actually used ("exhaustive" or "mcmc"; "none" for the random split).
     embedding_depth_ : int
         The embedding depth actually used.
+    release_ : str
+        ``"tree"``, or ``"random split"`` where the small-budget rule chose it.
 
     Examples
     --------
@@ -197,8 +212,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     ...     categories=[["a", "b", "c"]] * 3, classes=["no", "yes"]).fit(X, y)
     >>> round(clf.score(X, y), 2)
     1.0
-    >>> clf.privacy_spent_, clf.guarantee_
-    (1.0, 'none')
+    >>> clf.privacy_spent_, clf.guarantee_, clf.release_
+    (1.0, 'none', 'tree')
+    >>> [entry["step"] for entry in clf.ledger_]
+    ['rows', 'structure#1']
     """
 
     #: name → :class:`~dprm.params.KeywordParam` of every ``__init__`` parameter.
