@@ -2,13 +2,15 @@
 
 * ``"auto"`` is the whole tree for ``variant="dprm"`` at every ε and one level per
   computation for ``variant="paper"`` (the paper's behaviour, and the old default,
-  unchanged);
-* the default fit is one release that spends exactly ε (one ledger entry, equal to
+  unchanged); with dprm's defaults a noisy row count (``COUNT_SHARE`` of ε) comes
+  first and may choose the small-budget release instead
+  (``tests/test_dp_classifier_small_budget.py``);
+* the default fit spends exactly ε (the count and one release, their sum equal to
   ``privacy_spent_``); with ``variant="paper"`` the ledger and ``privacy_spent_``
   agree and never exceed ε;
-* the documented utility bound of that release
+* the documented utility bound of the whole-tree release
   (:func:`dprm.classifier.parameters.auto_embedding_depth`): the training rows right
-  are at least the majority class's less ``(ln(C / LEAF_PRIOR) + t) / ε`` with
+  are at least the majority class's less ``(ln(C / LEAF_PRIOR) + t) / ε_tree`` with
   probability at least ``1 - e^{-t}``, so the default is not far below the majority
   class even when ε cannot tell 19 classes apart.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,8 @@ import pytest
 
 from dprm.classifier import DPDecisionTreeClassifier
 from dprm.classifier.parameters import LEAF_PRIOR, auto_embedding_depth
-from dprm.privacy import Accountant, SeededNoise
+from dprm.classifier.small_budget import COUNT_SHARE
+from dprm.privacy import Accountant, DiscreteLaplaceCount, SeededNoise
 
 UCI = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 
@@ -53,26 +57,37 @@ def test_auto_is_the_whole_tree_for_dprm_and_one_level_for_the_paper(vote) -> No
         assert clf.embedding_depth_ == expected == auto_embedding_depth(variant, 3)
 
 
-def test_auto_draws_what_the_explicit_whole_tree_draws(vote) -> None:
-    """"auto" only names a depth: the seeded fit equals the one with that depth given."""
+def test_auto_is_the_row_count_then_the_explicit_whole_tree_with_the_rest(vote) -> None:
+    """Where the small-budget rule keeps the tree, "auto" is the noisy row count
+    (``COUNT_SHARE`` of ε) followed by exactly the seeded fit of the explicit whole
+    tree with the rest of ε on the same noise stream: same tree, same ledger after
+    the count."""
     X, y, categories, classes = vote
+    epsilon, seed = Fraction(1, 2), 3
+    auto = DPDecisionTreeClassifier(epsilon=0.5, max_depth=4, categories=categories, classes=classes,
+                                    random_state=seed, mcmc_steps=400)
+    accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(seed)))
+    DiscreteLaplaceCount(epsilon * COUNT_SHARE).release(accountant, "rows", len(y))
+    explicit = DPDecisionTreeClassifier(epsilon=float(epsilon * (1 - COUNT_SHARE)), max_depth=4, embedding_depth=4,
+                                        categories=categories, classes=classes, random_state=seed,
+                                        mcmc_steps=400, accountant=accountant)
     trees = []
-    for depth in ("auto", 4):
-        clf = DPDecisionTreeClassifier(epsilon=0.5, max_depth=4, embedding_depth=depth, categories=categories,
-                                       classes=classes, random_state=3, mcmc_steps=400)
+    for clf in (auto, explicit):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             clf.fit(X, y)
-        trees.append((clf.tree_.feature.tolist(), clf.tree_.threshold.tolist(), clf.tree_.proba.tolist(),
-                      clf.ledger_))
+        trees.append((clf.tree_.feature.tolist(), clf.tree_.threshold.tolist(), clf.tree_.proba.tolist()))
+    assert auto.release_ == explicit.release_ == "tree"
     assert trees[0] == trees[1]
+    assert [e["step"] for e in auto.ledger_] == ["rows", "structure#1"]
+    assert auto.ledger_[1] == explicit.ledger_[0]
 
 
 @pytest.mark.parametrize(("variant", "epsilon"), [("dprm", 0.1), ("dprm", 1.0), ("dprm", 10.0), ("paper", 1.0),
                                                  ("paper", 10.0)])
 def test_the_default_fit_spends_what_its_ledger_says_and_never_more_than_epsilon(vote, variant: str,
                                                                                    epsilon: float) -> None:
-    """dprm: one structure release with the whole ε (labels inside it), the budget
+    """dprm: the row count, then one structure release with the rest (labels inside it), the budget
     all used. The paper: one computation per level and a leaf release, at most ε.
     In both the ledger, the accountant and ``privacy_spent_`` agree."""
     X, y, categories, classes = vote
@@ -80,7 +95,7 @@ def test_the_default_fit_spends_what_its_ledger_says_and_never_more_than_epsilon
     clf = DPDecisionTreeClassifier(epsilon=epsilon, max_depth=3, categories=categories, classes=classes,
                                    accountant=accountant, mcmc_steps=300, variant=variant).fit(X, y)
     if variant == "dprm":
-        assert [e.step for e in accountant.ledger] == ["structure#1"]
+        assert [e.step for e in accountant.ledger] == ["rows", "structure#1"]
         assert clf.privacy_spent_ == pytest.approx(epsilon, abs=1e-12)
     else:
         assert 2 <= len(accountant.ledger) <= 4
@@ -108,7 +123,8 @@ def test_the_default_keeps_the_documented_bound_against_the_majority_class() -> 
     not vacuous: a release whose label ignored the data (right on about ``n / C``
     rows) would be below it in every fit."""
     n_classes, epsilon, t, fits = 19, 0.1, 2.0, 40
-    slack = (math.log(n_classes / LEAF_PRIOR) + t) / epsilon
+    # the tree's release gets ε less the row count's share (the rule keeps the tree here)
+    slack = (math.log(n_classes / LEAF_PRIOR) + t) / (epsilon * (1 - float(COUNT_SHARE)))
     classes = [f"k{c:02d}" for c in range(n_classes)]
 
     def shortfalls(embedding_depth: int | str) -> int:
@@ -122,6 +138,7 @@ def test_the_default_keeps_the_documented_bound_against_the_majority_class() -> 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 clf.fit(X, y)
+            assert clf.release_ == "tree"
             right = int(np.sum(clf.predict(X) == y))
             majority = int(pd.Series(y).value_counts().max())
             short += right < majority - slack

@@ -46,6 +46,16 @@ to the leaves instead.
   - categorical features are tested one category against the others (the feature
     may be tested again below), which keeps leaves large.
 
+Small budgets (dprm's defaults)
+-------------------------------
+With ``embedding_depth="auto"`` and ``leaf_labels="auto"`` (``variant="dprm"``) the
+fit first releases the row count with ``COUNT_SHARE`` of ε (discrete Laplace, L1
+sensitivity 1), then a public rule of ``ε − ε_rows``, the noisy count, the classes
+and the schema (:func:`~dprm.classifier.small_budget.prefers_random_split`) chooses
+the whole tree above (with ``ε − ε_rows``) or a random root split whose leaves'
+class counts are released with ``ε − ε_rows``. Sequential composition of the count
+and the chosen release: ε on every path (:mod:`dprm.classifier.small_budget`).
+
 Prediction
 ----------
 ``leaf_labels="joint"``: each leaf predicts its released label (``predict_proba`` is
@@ -84,6 +94,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding, check_labels, encode, learn_domains
 from dprm.classifier.fitted_tree import FittedTree
+from dprm.classifier.small_budget import COUNT_SHARE, prefers_random_split, random_split_tree, root_options
 from dprm.classifier.parameters import (
     AUTO_EXACT_WORK,
     LEAF_COST,
@@ -102,6 +113,7 @@ from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree
 from dprm.errors import ParameterError
 from dprm.privacy import (
     Accountant,
+    DiscreteLaplaceCount,
     DiscreteLaplaceHistogram,
     MetropolisChain,
     MetropolisHastings,
@@ -125,9 +137,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Levels of splits at most (root at depth 0).
     embedding_depth : int or "auto", default "auto"
         Levels grown by one private computation; ``max_depth`` grows the whole tree
-        in one. ``"auto"``: the whole tree for ``variant="dprm"`` (one release
-        charged ε), 1 for ``"paper"``
-        (:func:`~dprm.classifier.parameters.auto_embedding_depth`).
+        in one. ``"auto"``: the whole tree for ``variant="dprm"``, 1 for ``"paper"``
+        (:func:`~dprm.classifier.parameters.auto_embedding_depth`). With dprm's
+        defaults (``"auto"`` here and for ``leaf_labels``) a noisy row count
+        (``COUNT_SHARE`` of ε) and a public rule choose between that tree (with the
+        rest of ε) and, where ``ε · n̂ / C`` cannot pay for one split, a random root
+        split with noisy leaf counts (:mod:`dprm.classifier.small_budget`).
     search : {"auto", "exhaustive", "mcmc"}, default "auto"
         Exact draw over all subtrees (refused when its work bound exceeds
         ``MAX_EXACT_WORK``), Metropolis–Hastings, or exact when the bound is at most
@@ -181,9 +196,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     private_ : bool
     privacy_reasons_ : list of str
     search_ : str
-        The search actually used ("exhaustive" or "mcmc").
+        The search actually used ("exhaustive" or "mcmc"; "none" for the random split).
     embedding_depth_ : int
         The embedding depth actually used.
+    release_ : str
+        ``"tree"``, or ``"random split"`` where the small-budget rule chose it.
 
     Examples
     --------
@@ -195,8 +212,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     ...     categories=[["a", "b", "c"]] * 3, classes=["no", "yes"]).fit(X, y)
     >>> round(clf.score(X, y), 2)
     1.0
-    >>> clf.privacy_spent_, clf.guarantee_
-    (1.0, 'none')
+    >>> clf.privacy_spent_, clf.guarantee_, clf.release_
+    (1.0, 'none', 'tree')
+    >>> [entry["step"] for entry in clf.ledger_]
+    ['rows', 'structure#1']
     """
 
     #: name → :class:`~dprm.params.KeywordParam` of every ``__init__`` parameter.
@@ -274,7 +293,6 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         classes, y_index, class_reasons = self._classes(y)
         reasons += class_reasons
         D, d = params["max_depth"], params["d"]
-        k = -(-D // d)
         search = self._search(domains, d)
         self._check_size(domains, D)
         if self.accountant is not None:
@@ -290,7 +308,73 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         for reason in reasons:
             warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=2)
         rng = np.random.default_rng(self.random_state)
-        epsilon = params["epsilon"]
+        epsilon, release = params["epsilon"], "tree"
+        if self._small_budget_rule():
+            epsilon, release = self._choose_release(accountant, codes.shape[0], len(classes), domains, epsilon)
+        if release == "random split":
+            tree = self._random_split(codes, y_index, len(classes), domains, accountant, rng, epsilon)
+            search, d = "none", 1
+        else:
+            tree = self._grow(codes, y_index, classes, domains, params, accountant, rng, epsilon, search)
+        self.classes_ = classes
+        self.domains_ = domains
+        self.tree_ = tree
+        self.search_ = search
+        self.embedding_depth_ = d
+        self.release_ = release
+        block = accountant.privacy_block(reasons=reasons, since=since)
+        self.ledger_ = block["ledger"]
+        self.privacy_spent_ = block["epsilon"]
+        self.guarantee_ = block["guarantee"]
+        self.private_ = block["private"]
+        self.privacy_reasons_ = block["reasons"]
+        return self
+
+    def _small_budget_rule(self) -> bool:
+        """Whether the release is chosen by the small-budget rule (:mod:`dprm.classifier.small_budget`).
+
+        Only for dprm's defaults (``embedding_depth="auto"``, ``leaf_labels="auto"``);
+        explicit settings and ``variant="paper"`` keep their releases.
+        """
+        return self.variant == "dprm" and self.embedding_depth == "auto" and self.leaf_labels == "auto"
+
+    def _choose_release(self, accountant: Accountant, n_rows: int, n_classes: int,
+                        domains: Sequence[FeatureEncoding], epsilon: Fraction) -> tuple[Fraction, str]:
+        """Release the noisy row count (``COUNT_SHARE`` of ε) and apply the public rule.
+
+        Returns the budget left for the model (``ε − ε_rows``: sequential composition)
+        and the release the rule chose from ``n̂``, the classes and the schema.
+        """
+        rows = DiscreteLaplaceCount(epsilon * COUNT_SHARE)  # L1 sensitivity 1: one row moves n by 1
+        n_hat = rows.release(accountant, "rows", int(n_rows))
+        rest = epsilon - rows.epsilon
+        options = root_options(domains, self._categorical_splits())
+        if prefers_random_split(float(rest), n_hat, n_classes, options, LEAF_PRIOR):
+            return rest, "random split"
+        return rest, "tree"
+
+    def _random_split(self, codes: np.ndarray, y_index: np.ndarray, n_classes: int,
+                      domains: Sequence[FeatureEncoding], accountant: Accountant, rng: np.random.Generator,
+                      epsilon: Fraction) -> FittedTree:
+        """The random root split (data-independent) and its children's class counts released with ``epsilon``."""
+        root = random_split_tree(codes, y_index, n_classes, domains, rng)
+        nodes = root.nodes()
+        tree = FittedTree(nodes, {id(node): i for i, node in enumerate(nodes)})
+        # disjoint cells (child, class): one row more or less moves one cell by 1
+        histogram = DiscreteLaplaceHistogram(epsilon)
+        exact = np.stack([np.bincount(y_index[nodes[i].rows], minlength=n_classes) for i in tree.leaves])
+        noisy = histogram.release(accountant, "leaves", exact)
+        noise_sd = math.sqrt(2.0 * n_classes) * histogram.scale
+        min_rows = noise_sd if self.min_samples_split == "auto" else float(self.min_samples_split)
+        tree.set_counts(noisy, min_rows, prior_weight=noise_sd)
+        return tree
+
+    def _grow(self, codes: np.ndarray, y_index: np.ndarray, classes: np.ndarray,
+              domains: Sequence[FeatureEncoding], params: Mapping[str, Any], accountant: Accountant,
+              rng: np.random.Generator, epsilon: Fraction, search: str) -> FittedTree:
+        """Grow the tree in computations of depth ``d`` with ``epsilon`` (module docstring) and release it."""
+        D, d = params["max_depth"], params["d"]
+        k = -(-D // d)
         joint = self._leaf_labels() == "joint"
         histogram = None
         if joint:
@@ -385,18 +469,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             noise_sd = math.sqrt(2.0 * len(classes)) * histogram.scale
             min_rows = noise_sd if self.min_samples_split == "auto" else float(self.min_samples_split)
             tree.set_counts(noisy, min_rows, prior_weight=noise_sd)
-        self.classes_ = classes
-        self.domains_ = domains
-        self.tree_ = tree
-        self.search_ = search
-        self.embedding_depth_ = d
-        block = accountant.privacy_block(reasons=reasons, since=since)
-        self.ledger_ = block["ledger"]
-        self.privacy_spent_ = block["epsilon"]
-        self.guarantee_ = block["guarantee"]
-        self.private_ = block["private"]
-        self.privacy_reasons_ = block["reasons"]
-        return self
+        return tree
 
     def _classes(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
         present = np.unique(y)

@@ -99,8 +99,10 @@ def classify(
             clf.fit(X, y)
         except ParameterError as error:
             raise ParameterError(_in_option_names(str(error))) from None
-    # the depth used, as an explicit --embedding-depth would have recorded it
-    parameters["embedding_depth"] = clf.embedding_depth_
+    # the depth used, as an explicit --embedding-depth would have recorded it, unless the
+    # small-budget rule chose the release (an explicit depth turns the rule off)
+    if clf.release_ == "tree" and "rows" not in [entry["step"] for entry in clf.ledger_]:
+        parameters["embedding_depth"] = clf.embedding_depth_
     fitted["document"] = _document(clf, parameters, learn, target, seed)
     written = outputs.commit()
     for message in notes:
@@ -111,7 +113,7 @@ def classify(
 
     print_status(_privacy(clf), output, epsilon)
     console.print(f"tree: maximum depth {max_depth}, embedding depth {clf.embedding_depth_}, "
-                  f"search {clf.search_}, variant {variant}", soft_wrap=True)
+                  f"search {clf.search_}, variant {variant}, release {clf.release_}", soft_wrap=True)
     console.print(export_text(clf), soft_wrap=True, markup=False, highlight=False)
     for path in written:
         console.print(f"wrote the released tree to {path}", soft_wrap=True)
@@ -282,7 +284,7 @@ def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, se
         # the document's name of the model, kept as written since before dprm.classifier (a stable output)
         "model": "dprm.trees.DPDecisionTreeClassifier",
         "data": {"file": str(learn), "target": target},
-        "parameters": {**parameters, "seed": seed, "search_used": clf.search_},
+        "parameters": {**parameters, "seed": seed, "search_used": clf.search_, "release_used": clf.release_},
         "classes": plain_json(clf.classes_),
         "features": domains,
         "tree": {
