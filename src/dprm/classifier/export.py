@@ -41,7 +41,7 @@ def export_text(clf: Any, *, decimals: int = 0, show_counts: bool = True) -> str
     x0 != 'a'
     |   class: no
     x0 missing
-    |   class: no
+    |   class: yes
     """
     tree = clf.tree_
     domains = clf.domains_
