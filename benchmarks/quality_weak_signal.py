@@ -30,10 +30,16 @@ column sent through the quantile function of a heavy-tailed law, lognormal, Pare
 exponential, drawn per column: the same relations, now in the tail of skewed columns;
 bounds declared as the columns' ranges, as a data owner would), and the shared real
 data ``mammals``, ``spi``, ``nmes1988`` (types inferred; true statistics need the rows,
-so this is a researcher's measurement), ``mammals-declared`` (with
+so this is a researcher's measurement), ``latent-heavy`` (3,000 rows, 17 vs 9
+heavy-tailed numeric columns, lognormal, Pareto and counts, driven by four latent
+factors both views share; bounds the ranges; no planted answer: judged by excess),
+``mammals-declared`` (with
 ``tests/data/mammals-types.json``) and ``nmes1988-bounds`` (every numeric column
 declared with its range as bounds, no transform). Miners ``cartwheels`` and
-``reremi`` run without a budget (non-private).
+``reremi`` run without a budget (non-private); ``mst-cartwheels`` and
+``aim-cartwheels`` are ``dprm evaluate``'s DP synthetic-data baseline (dpmm's MST or
+AIM, (ε, δ)-DP, then cartwheels on the synthetic rows; needs ``make synthetic``), judged
+on the real rows like the others.
 
 Usage::
 
@@ -45,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -56,14 +63,17 @@ from scipy.stats import norm
 from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.evaluation import true_statistics
+from dprm.evaluation.synthetic import run_synthetic
 from dprm.mining import DEFAULT_ALGORITHM, default_algorithm, default_parameters, filter_redundant, make_miner
 from dprm.mining.redundancy import mark_redundant
 from dprm.privacy import Accountant, SeededNoise
-from dprm.queries import query_from_json
+from dprm.queries import document_redescriptions, query_from_json
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 MAMMALS_TYPES = Path(__file__).resolve().parents[1] / "tests" / "data" / "mammals-types.json"
 NON_PRIVATE = ("cartwheels", "reremi")
+#: DP synthetic data (dpmm's MST / AIM, (ε, δ)-DP) and cartwheels on it: ``dprm evaluate``'s baseline.
+SYNTHETIC = ("mst-cartwheels", "aim-cartwheels")
 RELATIONS = ["disjunction", "interval", "thresholds", "threshold-or"]
 FOUND_JACCARD = 0.7
 
@@ -91,6 +101,49 @@ def heavy_tails(frames: list[pd.DataFrame], rng: np.random.Generator) -> dict:
                 values = -np.log1p(-u)
             frame[name] = np.round(values * rng.choice([1, 10, 1000]), 2)
             columns[name] = {"type": "numeric", "bounds": [0.0, float(np.nanmax(frame[name]))]}
+    return {"id_column": "row_id", "columns": columns}
+
+
+def latent_heavy(rng: np.random.Generator, n: int = 3000, n_left: int = 17, n_right: int = 9,
+                 factors: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two views of heavy-tailed numeric columns driven by shared latent factors (no planted answer).
+
+    Like incomes, populations or counts of visits: each column is a monotone heavy-tailed
+    map (lognormal, Pareto or a Poisson count with a lognormal rate) of a loading on
+    ``factors`` standard normal factors that both views share, plus its own noise; a
+    column loads on one or two factors, some strongly, some weakly. The structure a
+    miner should find is the factors' common threshold behaviour.
+    """
+    latent = rng.standard_normal((n, factors))
+
+    def view(count: int, prefix: str) -> pd.DataFrame:
+        columns = {"row_id": np.arange(n)}
+        for j in range(count):
+            loading = np.zeros(factors)
+            loading[rng.choice(factors, size=rng.integers(1, 3), replace=False)] = rng.uniform(0.4, 1.0, size=1)
+            signal = latent @ loading
+            z = (signal + rng.standard_normal(n) * rng.uniform(0.3, 1.0)) / np.sqrt(1 + signal.var())
+            law = rng.integers(3)
+            if law == 0:    # lognormal, e.g. incomes
+                values = np.round(np.exp(rng.uniform(0.6, 1.5) * z) * rng.choice([1, 100, 10000]), 2)
+            elif law == 1:  # Pareto (Lomax) tail through the normal's quantiles
+                values = np.round((1 - norm.cdf(z)).clip(1e-6) ** (-1 / rng.uniform(1.5, 3.0)) - 1, 3)
+            else:           # counts with a heavy-tailed rate, e.g. visits
+                values = rng.poisson(np.exp(0.9 * z + rng.uniform(0.0, 1.5))).astype(float)
+            columns[f"{prefix}{j}"] = values
+        return pd.DataFrame(columns)
+
+    return view(n_left, "l"), view(n_right, "r")
+
+
+def frame_range_types(frames: list[pd.DataFrame]) -> dict:
+    """Every numeric column of ``frames`` declared with its range (from 0) as bounds, no transform."""
+    columns: dict = {"row_id": {"type": "id"}}
+    for frame in frames:
+        for name in frame.columns:
+            if name != "row_id":
+                columns[name] = {"type": "numeric", "bounds": [min(0.0, float(frame[name].min())),
+                                                               float(frame[name].max())]}
     return {"id_column": "row_id", "columns": columns}
 
 
@@ -123,6 +176,9 @@ def dataset(name: str, data_seed: int):
         folder = SHARED / "mammals"
         return load_two_view(folder / "left.csv", folder / "right.csv", types=MAMMALS_TYPES,
                              duplicate_names="rename"), None
+    if name == "latent-heavy":
+        left, right = latent_heavy(np.random.default_rng(data_seed))
+        return load_two_view(left, right, types=frame_range_types([left, right])), None
     if name == "nmes1988-bounds":
         folder = SHARED / "nmes1988"
         return load_two_view(folder / "left.csv", folder / "right.csv", types=range_types(folder)), None
@@ -136,30 +192,36 @@ def one_run(job: tuple) -> dict:
     choices, noise = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     if algorithm == DEFAULT_ALGORITHM:
         algorithm, parameters = default_algorithm(epsilon), {**default_parameters(epsilon), **parameters}
-    if algorithm in NON_PRIVATE:
-        miner = make_miner(algorithm, **parameters).fit(data, rng=choices)
+    if algorithm in SYNTHETIC:
+        with tempfile.TemporaryDirectory() as work:
+            document = run_synthetic(algorithm, data, epsilon=epsilon, seed=seed, work_dir=work, parameters=parameters)
+        redescriptions = document_redescriptions(document)
     else:
-        miner = make_miner(algorithm, **{**parameters, "epsilon": epsilon})
-        miner.fit(data, accountant=Accountant(miner.epsilon, SeededNoise(noise)), rng=choices)
-    frame = true_statistics(miner.document(), data)
-    shown = [i for i, r in enumerate(mark_redundant(miner.redescriptions_, max_overlap=0.9))
+        if algorithm in NON_PRIVATE:
+            miner = make_miner(algorithm, **parameters).fit(data, rng=choices)
+        else:
+            miner = make_miner(algorithm, **{**parameters, "epsilon": epsilon})
+            miner.fit(data, accountant=Accountant(miner.epsilon, SeededNoise(noise)), rng=choices)
+        document, redescriptions = miner.document(), miner.redescriptions_
+    frame = true_statistics(document, data)
+    shown = [i for i, r in enumerate(mark_redundant(redescriptions, max_overlap=0.9))
              if not r.pruned and not r.extra.get("redundant")]
     top = frame.set_index("index").loc[shown[:10]] if shown else frame.iloc[:0]
     top10 = (float(top.true_excess_jaccard.median()), float(top.true_jaccard.median())) if len(top) else None
-    kept_reds = [r for r in miner.redescriptions_ if not r.pruned]
+    kept_reds = [r for r in redescriptions if not r.pruned]
     distinct = len(filter_redundant(kept_reds, data=data, max_overlap=0.9))
     found, best = set(), {}
     if planted:
         kept_rows = frame[~frame.pruned.astype(bool)]
         for position, true_j in zip(kept_rows["index"], kept_rows.true_jaccard):
-            r = miner.redescriptions_[int(position)]
+            r = redescriptions[int(position)]
             for k, (left, right) in enumerate(planted):
                 if r.left.attributes() & left.attributes() and r.right.attributes() & right.attributes():
                     best[k] = max(best.get(k, 0.0), float(true_j))
                     if true_j >= FOUND_JACCARD:
                         found.add(k)
     frame = frame[~frame.pruned.astype(bool)].copy()
-    marginal = [miner.redescriptions_[int(i)].extra.get("interval", {}).get("jaccard_marginal") for i in frame["index"]]
+    marginal = [redescriptions[int(i)].extra.get("interval", {}).get("jaccard_marginal") for i in frame["index"]]
     frame["marginal_covers"] = [None if m is None else bool(m[0] <= t <= m[1])
                                 for m, t in zip(marginal, frame.true_jaccard)]
     has_interval = {"jaccard_low", "jaccard_high"} <= set(frame.columns)
