@@ -264,6 +264,8 @@ def main() -> None:
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # SIGTERM (e.g. from `timeout`) unwinds like an error, so the server and the cluster stop
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; python {sys.version.split()[0]}")
     ok = True
     for database in args.databases.split(","):
