@@ -24,7 +24,7 @@ phase of a run (``benchmarks/startup_phases.py``), medians of N runs per miner.
 
 With ``--server``: the time from a job's submission to its result (an in-process
 :class:`~dprm.server.supervisor.Supervisor` on SQLite, MAMMAL registered, the default
-mcmc-tree-pair parameters), one job at a time, with the warm spare worker and with a
+mcmc-tree-pair parameters), one job at a time, with the warm fork server and with a
 new process per job.
 
 Targets (issue 16): ≤ 1 s warm and ≤ 3 s on a fresh install, for every private miner.
@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -126,7 +127,7 @@ def phases(miners: list[str], repeat: int, out: Path, data: Path, types: Path) -
 
 
 def server_latency(jobs_per_mode: int, directory: Path) -> None:
-    """Submission → result of one job at a time, with and without the warm spare worker."""
+    """Submission → result of one job at a time, forked from the warm fork server and in a new interpreter."""
     sys.path.insert(0, str(ROOT / "tests"))
     from server_support import setup_server_db
     from sqlalchemy import select
@@ -142,10 +143,11 @@ def server_latency(jobs_per_mode: int, directory: Path) -> None:
     db = Database(url)
     print(f"\nserver: submission to result of a mcmc-tree-pair job on mammals, one at a time ({jobs_per_mode} each)")
     try:
-        for spare in (True, False):
-            supervisor = Supervisor(db, workers=1, poll=0.05, spare=spare)
+        for warm in (True, False):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            supervisor = Supervisor(db, workers=1, poll=0.05, warm=warm)
             supervisor.round()
-            time.sleep(8.0)  # the spare's warm-up happens between jobs on a server
+            time.sleep(8.0)  # the fork server's warm-up happens before the first job on a server
             seconds = []
             for _ in range(jobs_per_mode):
                 body = {"dataset": "mammals", "algorithm": "mcmc-tree-pair", "epsilon": "1", "parameters": {}}
@@ -165,10 +167,16 @@ def server_latency(jobs_per_mode: int, directory: Path) -> None:
                 if status != "done":
                     raise SystemExit(f"job {row.id} ended {status}")
                 time.sleep(8.0)
-            supervisor.stop(kill_workers=True)
-            label = "warm spare" if spare else "new process"
+            server = supervisor.fork_server
+            supervisor.stop()
+            if server is not None:
+                server.process.wait(timeout=60)  # reaped: its CPU and its children's count below
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / jobs_per_mode
+            label = "forked" if warm else "new process"
             print(f"  {label:<12} median {statistics.median(seconds):5.2f} s  "
-                  f"(each: {', '.join(f'{s:.2f}' for s in seconds)})", flush=True)
+                  f"(each: {', '.join(f'{s:.2f}' for s in seconds)}); worker CPU {cpu:.2f} s per job "
+                  f"(with the fork server's warm-up)", flush=True)
     finally:
         db.dispose()
 
@@ -183,7 +191,7 @@ def main() -> None:
     parser.add_argument("--phases", type=int, default=0, metavar="N",
                         help="Also the CPU seconds per phase of a run, medians of N runs per miner.")
     parser.add_argument("--server", type=int, default=0, metavar="N",
-                        help="Also time N server jobs with and without the warm spare worker.")
+                        help="Also time N server jobs forked from the warm fork server and in new interpreters.")
     args = parser.parse_args()
     miners = [m.strip() for m in args.miners.split(",") if m.strip()]
     with tempfile.TemporaryDirectory(prefix="dprm-bench-startup-") as temporary:

@@ -12,7 +12,8 @@ tests make one) it starts ``dprm serve`` on 127.0.0.1 with the small dataset ``t
 * 18 % ``GET /v1/jobs`` or ``GET /v1/jobs/{id}`` of one of the client's jobs;
 * 20 % a web page (``/ui/datasets``, ``/ui/jobs``) in the client's signed-in session.
 
-Meanwhile a killer sends SIGKILL to a random job worker of the server every
+Meanwhile a killer sends SIGKILL to a random job process of the server (else to its
+fork server, which is then replaced) every
 ``--kill-every`` seconds on average (uniform 0.5-1.5x). After every phase the clients
 stop, the queued and running jobs are waited for (at most 120 s), and the books are
 checked straight in the database:
@@ -126,18 +127,21 @@ async def client(base: str, token: str, seed: int, deadline: float, think: float
 
 
 def worker_pids(server_pid: int) -> list[int]:
-    """The server's job workers running a job, or else its spare (waiting with ``--standby``)."""
+    """The server's job processes (forked by its fork server, or new interpreters), or else its fork server."""
     from server_support import children
 
-    busy, spare = [], []
+    busy, servers = [], []
     for pid in children(server_pid):
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"dprm.server.worker" in command:
-            (spare if b"--standby" in command else busy).append(pid)
-    return busy or spare
+        if b"dprm.server.fork_server" in command:
+            servers.append(pid)
+            busy.extend(children(pid))
+        elif b"dprm.server.worker" in command:
+            busy.append(pid)
+    return busy or servers
 
 
 async def killer(server_pid: int, every: float, deadline: float, rng: random.Random, kills: list[int]) -> None:

@@ -126,7 +126,7 @@ def test_a_restarted_server_keeps_the_orphan_charges_at_once(db_url: str) -> Non
     analyst, dataset = _one_analyst(db, "1")
     with db.write() as c:
         charge = budget.reserve(c, analyst, dataset, epsilon_units(0.25), kind="primitive", action="p")
-    Supervisor(db, workers=0, spare=False).recover()
+    Supervisor(db, workers=0, warm=False).recover()
     with db.read() as c:
         assert c.execute(select(charges.c.status).where(charges.c.id == charge)).scalar() == "spent"
         spent = c.execute(select(budgets.c.spent_units)).scalar_one()

@@ -68,7 +68,7 @@ def _run(supervisor: Supervisor, db: Database, job_id: int, timeout: float = 240
 @pytest.mark.parametrize("algorithm, parameters", [("serenade-es", {}), ("alt-expm", {"init_trials": 1, "depth": 2})])
 def test_a_private_job_is_counted_on_ray_shards_and_charged_as_ever(db: Database, algorithm: str,
                                                                     parameters: dict[str, Any]) -> None:
-    supervisor = Supervisor(db, workers=1, spare=False, engine="", shards=2)
+    supervisor = Supervisor(db, workers=1, warm=False, engine="", shards=2)
     try:
         job_id = _submit(db, algorithm, parameters, "1")
         job, spent = _run(supervisor, db, job_id)
@@ -83,7 +83,7 @@ def test_a_private_job_is_counted_on_ray_shards_and_charged_as_ever(db: Database
 
 @pytest.mark.ray
 def test_a_dummy_job_runs_on_its_synthetic_rows_in_its_worker(db: Database) -> None:
-    supervisor = Supervisor(db, workers=1, spare=False, engine="", shards=2)
+    supervisor = Supervisor(db, workers=1, warm=False, engine="", shards=2)
     try:
         job_id = _submit(db, "serenade-es", {}, "0.5", dummy=True)
         job, _ = _run(supervisor, db, job_id)

@@ -233,7 +233,7 @@ def test_the_supervisor_logs_one_line_per_distinct_failure_with_back_off(
 
     url = _read_only(db_url, tmp_path, queued_job=True)
     db = Database(url)
-    supervisor = Supervisor(db, 1, poll=0.05, spare=False)
+    supervisor = Supervisor(db, 1, poll=0.05, warm=False)
     caplog.set_level(logging.INFO, logger="dprm.server")
     thread = threading.Thread(target=supervisor._loop, daemon=True)
     thread.start()

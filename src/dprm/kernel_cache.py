@@ -25,8 +25,8 @@ itemset estimator), so the cache holds exactly the argument types real runs use;
 lives in the command line's layer, above the miners it runs. This module sits below
 every layer: it names the kernel modules and imports them only by name, on demand.
 :func:`load_cached` loads, without running anything, every entry the cache holds for
-this CPU: a parent process that forks workers (``dprm evaluate``) or keeps a warm
-spare (the server) pays numba's start-up once, and starts no numba threads before
+this CPU: a parent process that forks workers (``dprm evaluate``, the server's fork
+server) pays numba's start-up once, and starts no numba threads before
 it forks.
 """
 

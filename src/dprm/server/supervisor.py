@@ -12,13 +12,13 @@ A thread of the API process (started by :func:`dprm.server.app.create_app`). Eve
    than ``job_timeout`` is failed with ``timeout`` and its worker killed; the worker
    of a cancelled job is killed;
 3. keeps the orphaned charges of primitives (:func:`dprm.server.budget.keep_orphans`);
-4. starts workers for queued jobs, at most ``workers`` at a time;
-5. keeps one *spare* worker warm (imports done, compiled kernels loaded: see
-   :mod:`dprm.server.worker`) and hands the next claimed job to it, so a job does not
-   wait for a new process to start; a fresh spare is started for the job after. A
-   spare runs one job, like every worker; a spare that died is replaced (after
-   :data:`SPARE_RETRY_SECONDS`), and a job is never given to a dead one (it gets a
-   fresh worker instead).
+4. keeps a warm *fork server* (:mod:`dprm.server.fork_server`: imports done,
+   compiled kernels loaded) and has it fork the process of each claimed job, so a job
+   starts in milliseconds instead of paying a new interpreter's 1.5-2 CPU seconds; a
+   job is never given to a dead fork server (it gets a new interpreter instead), and
+   one that died is replaced after :data:`WARM_RETRY_SECONDS`. With ``warm=False``,
+   or where pidfds do not exist, every job starts a new interpreter;
+5. starts workers for queued jobs, at most ``workers`` at a time.
 
 Workers run in their own session, so stopping the server (or Ctrl-C in its
 terminal) does not stop them: a running job finishes and publishes its result,
@@ -38,16 +38,16 @@ from typing import Any
 
 from sqlalchemy import and_, select
 
-from dprm.server import budget, jobs
+from dprm.server import budget, fork_server, jobs
 from dprm.server.tables import jobs as jobs_table
 
 __all__ = ["MAX_BACKOFF_SECONDS", "Supervisor", "failure_line", "pid_alive"]
 
 log = logging.getLogger("dprm.server")
 
-#: Seconds before a new spare worker replaces one that died without a job (a spare
-#: that cannot start must not be restarted every round).
-SPARE_RETRY_SECONDS = 10.0
+#: Seconds before a new fork server replaces one that died (one that cannot start
+#: must not be restarted every round).
+WARM_RETRY_SECONDS = 10.0
 
 #: The longest wait between two failed rounds.
 MAX_BACKOFF_SECONDS = 30.0
@@ -96,9 +96,10 @@ class Supervisor:
         Seconds a job may run.
     stale_after : float
         Seconds without a heartbeat after which a worker counts as dead.
-    spare : bool
-        Keep a warm spare worker for the next job (step 5); ``False``: every job
-        starts a new process (``benchmarks/bench_startup.py --server`` compares).
+    warm : bool
+        Fork each job's process from a warm fork server (step 5); ``False``: every
+        job starts a new interpreter (``benchmarks/bench_startup.py --server``
+        compares).
     engine : str, optional
         Where the workers count the rows of jobs whose miner counts through the
         engine (:mod:`dprm.engine`): None in the worker process, ``""`` sharded on a
@@ -109,20 +110,20 @@ class Supervisor:
     """
 
     def __init__(self, db: Any, workers: int, *, poll: float = 0.2, job_timeout: float = 3600.0,
-                 stale_after: float = 60.0, orphan_after: float = 600.0, spare: bool = True,
+                 stale_after: float = 60.0, orphan_after: float = 600.0, warm: bool = True,
                  engine: str | None = None, shards: int = 2) -> None:
         self.db = db
         self.engine = engine
         self.shards = int(shards)
         self.workers = int(workers)
-        self.keep_spare = spare
+        self.warm = warm and fork_server.available()
         self.poll = poll
         self.job_timeout = job_timeout
         self.stale_after = stale_after
         self.orphan_after = orphan_after
-        self.processes: dict[int, tuple[subprocess.Popen, str]] = {}
-        self.spare: subprocess.Popen | None = None
-        self._next_spare = 0.0
+        self.processes: dict[int, tuple[subprocess.Popen | fork_server.ForkedWorker, str]] = {}
+        self.fork_server: fork_server.ForkServer | None = None
+        self._next_fork_server = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_sweep = 0.0
@@ -136,11 +137,9 @@ class Supervisor:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
-        if self.spare is not None:  # its input closes: it exits without a job
-            self._close_spare_input(self.spare)
-            if kill_workers and self.spare.poll() is None:
-                self.spare.kill()
-            self.spare = None
+        if self.fork_server is not None:  # its input closes: it exits, its jobs go on
+            self.fork_server.stop(kill=kill_workers)
+            self.fork_server = None
         if kill_workers:
             for process, _ in self.processes.values():
                 if process.poll() is None:
@@ -226,55 +225,40 @@ class Supervisor:
         if now - self._last_sweep > 60:
             self._last_sweep = now
             self.db.transaction(lambda c: budget.keep_orphans(c, older_than=self.orphan_after))
-        # 4. start workers
+        # 4. the warm fork server (before the jobs: the next one is forked from it)
+        if self.fork_server is not None and not self.fork_server.alive():  # died: replace later, not in a loop
+            self.fork_server.stop()
+            self.fork_server = None
+            self._next_fork_server = now + WARM_RETRY_SECONDS
+        if (self.warm and self.fork_server is None and self.workers > 0 and not self._stop.is_set()
+                and now >= self._next_fork_server):
+            self.fork_server = fork_server.ForkServer(self._worker_environment())
+        # 5. start workers
         while len(self.processes) < self.workers and not self._stop.is_set():
             token = secrets.token_hex(16)
             job = jobs.claim_next(self.db, token)
             if job is None:
                 break
             self._spawn(job.id, token)
-        # 5. a warm spare for the next job
-        if self.spare is not None and self.spare.poll() is not None:  # it died waiting: retry later, not in a loop
-            self._close_spare_input(self.spare)
-            self.spare = None
-            self._next_spare = now + SPARE_RETRY_SECONDS
-        if (self.keep_spare and self.spare is None and self.workers > 0 and not self._stop.is_set()
-                and now >= self._next_spare):
-            self.spare = self._worker_process(["--standby"], stdin=subprocess.PIPE)
 
-    def _worker_process(self, arguments: list[str], stdin: Any) -> subprocess.Popen:
+    def _worker_environment(self) -> dict[str, str]:
         env = dict(os.environ, DPRM_WORKER_DB=self.db.url)
         env.pop("DPRM_WORKER_ENGINE", None)
         if self.engine is not None:
             env.update(DPRM_WORKER_ENGINE=self.engine or "ray", DPRM_WORKER_SHARDS=str(self.shards))
-        return subprocess.Popen([sys.executable, "-m", "dprm.server.worker", *arguments], env=env, stdin=stdin,
-                                stdout=subprocess.DEVNULL, start_new_session=True)
-
-    @staticmethod
-    def _close_spare_input(spare: subprocess.Popen) -> None:
-        try:
-            spare.stdin.close()
-        except OSError:  # it died: nothing to flush
-            pass
-
-    @staticmethod
-    def _hand_over(spare: subprocess.Popen, job_id: int, token: str) -> bool:
-        """Give the job to the spare; ``False`` if it died (it is then of no use)."""
-        if spare.poll() is not None:
-            Supervisor._close_spare_input(spare)
-            return False
-        try:
-            spare.stdin.write(f"{job_id} {token}\n".encode())
-            spare.stdin.close()
-        except OSError:  # died just now
-            Supervisor._close_spare_input(spare)
-            return False
-        return True
+        return env
 
     def _spawn(self, job_id: int, token: str) -> None:
-        process, self.spare = self.spare, None
-        if process is None or not self._hand_over(process, job_id, token):
-            process = self._worker_process(["--job", str(job_id), "--token", token], stdin=subprocess.DEVNULL)
+        process: subprocess.Popen | fork_server.ForkedWorker | None = None
+        if self.fork_server is not None:
+            process = self.fork_server.start(job_id, token)
+            if process is None:  # dead or silent: this job gets a new interpreter, a new fork server follows
+                self.fork_server = None
+                self._next_fork_server = time.time() + WARM_RETRY_SECONDS
+        if process is None:
+            process = subprocess.Popen([sys.executable, "-m", "dprm.server.worker", "--job", str(job_id),
+                                        "--token", token], env=self._worker_environment(),
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
         self.processes[job_id] = (process, token)
         jobs.set_pid(self.db, job_id, token, process.pid)
 

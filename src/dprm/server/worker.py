@@ -2,12 +2,9 @@
 
 The database URL comes in the environment (``DPRM_WORKER_DB``), not on the command
 line, so that a PostgreSQL password never shows in ``ps``. The supervisor
-(:mod:`dprm.server.supervisor`) claims the job and starts this process, or hands the
-job to a *spare*: ``python -m dprm.server.worker --standby`` started ahead of time,
-which imports the miners and loads the compiled kernels (:func:`warm_up`), then
-reads one line ``ID TOKEN`` from its standard input and runs that one job exactly
-as a fresh worker would (still one job per process); it exits without a job when
-its input closes (the supervisor stopped or died). Then the worker
+(:mod:`dprm.server.supervisor`) claims the job and has it forked by its warm fork
+server (:mod:`dprm.server.fork_server`, which ran :func:`warm_up` once), or starts
+this process for it. Either way one process runs one job. Then the worker
 
 1. reads the job and its dataset; starts a heartbeat thread;
 2. hashes the dataset's files again (:func:`~dprm.server.datasets.verify_files`):
@@ -42,7 +39,7 @@ import time
 import traceback
 from typing import Any
 
-__all__ = ["run_job", "main", "warm_up", "HEARTBEAT_SECONDS"]
+__all__ = ["run_job", "run_claimed", "main", "warm_up", "HEARTBEAT_SECONDS"]
 
 #: Seconds between heartbeats.
 HEARTBEAT_SECONDS = 1.0
@@ -187,10 +184,12 @@ def _sharded(record: Any, address: str | None, shards: int) -> Any:
 def warm_up() -> None:
     """What a job's first seconds would otherwise go to: the imports, the precompiled kernels and numba's cache.
 
-    Touches no data and no database: a spare may wait long, and may never get a job.
+    Touches no data, no database and starts no thread: the fork server
+    (:mod:`dprm.server.fork_server`) runs it once and forks every job from the result.
     """
     import dprm.data  # noqa: F401
     import dprm.mining  # noqa: F401
+    import dprm.server.database  # noqa: F401
     import dprm.server.datasets  # noqa: F401
     import dprm.server.jobs  # noqa: F401
     from dprm.kernel_cache import load_cached
@@ -203,55 +202,29 @@ def warm_up() -> None:
         pass
 
 
-def _standby_job() -> tuple[int, str]:
-    """Warm up while waiting for the job's line on standard input; exit when it closes.
+def run_claimed(url: str, job_id: int, token: str) -> int:
+    """Run the claimed job on the database at ``url``; the process's exit code (0: the job ended as it should)."""
+    from dprm.server.database import Database
 
-    The line is read by a thread, so a spare whose supervisor goes away during the
-    warm-up exits at once instead of finishing it.
-    """
-    received: list[str] = []
-    arrived = threading.Event()
-
-    def read() -> None:
-        line = sys.stdin.readline()
-        if not line.strip():
-            os._exit(0)  # the supervisor stopped or died: no job will come
-        received.append(line)
-        arrived.set()
-
-    threading.Thread(target=read, daemon=True, name="dprm-standby").start()
-    warm_up()
-    arrived.wait()
-    job, token = received[0].split()
-    return int(job), token
+    db = Database(url, pool_size=2)
+    try:
+        status = run_job(db, job_id, token)
+    finally:
+        db.dispose()
+    return 0 if status in ("done", "failed", "cancelled", "not-mine") else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of a worker process."""
     parser = argparse.ArgumentParser(prog="python -m dprm.server.worker")
-    parser.add_argument("--job", type=int)
-    parser.add_argument("--token")
-    parser.add_argument("--standby", action="store_true",
-                        help="warm up, then read 'JOB TOKEN' from standard input and run that job")
+    parser.add_argument("--job", type=int, required=True)
+    parser.add_argument("--token", required=True)
     args = parser.parse_args(argv)
     url = os.environ.get("DPRM_WORKER_DB")
     if not url:
         print("error: DPRM_WORKER_DB is not set", file=sys.stderr)
         return 2
-    if args.standby:
-        job, token = _standby_job()
-    elif args.job is None or args.token is None:
-        parser.error("--job and --token are required without --standby")
-    else:
-        job, token = args.job, args.token
-    from dprm.server.database import Database
-
-    db = Database(url, pool_size=2)
-    try:
-        status = run_job(db, job, token)
-    finally:
-        db.dispose()
-    return 0 if status in ("done", "failed", "cancelled", "not-mine") else 1
+    return run_claimed(url, args.job, args.token)
 
 
 if __name__ == "__main__":  # pragma: no cover - run as a process

@@ -1,0 +1,173 @@
+"""The supervisor's warm fork server: each job a forked process of its own, a dead server replaced, kills exact.
+
+An in-process :class:`~dprm.server.supervisor.Supervisor` on SQLite, driven round by
+round (no HTTP server), with real worker processes mining the ``tiny`` dataset.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from dprm.server import jobs
+from dprm.server.database import Database
+from dprm.server import fork_server
+from dprm.server.supervisor import Supervisor
+from dprm.server.tables import jobs as jobs_table
+from dprm.server.units import epsilon_units
+
+from server_support import children, setup_server_db
+
+pytestmark = pytest.mark.skipif(not fork_server.available(), reason="needs Linux pidfds")
+
+SMALL_JOB = {"init_trials": 1, "depth": 2}
+
+
+@pytest.fixture
+def db(tmp_path: Path):
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    database = Database(url)
+    yield database
+    database.dispose()
+
+
+def _submit(db: Database) -> int:
+    body = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "parameters": SMALL_JOB}
+    row, created = jobs.submit(db, 1, 1, algorithm="alt-expm", parameters=SMALL_JOB, units=epsilon_units("0.5"),
+                               dummy=False, dummy_rows=None, idempotency_key=None, digest=jobs.request_digest(body))
+    assert created
+    return row.id
+
+
+def _job(db: Database, job_id: int) -> Any:
+    with db.read() as connection:
+        return connection.execute(select(jobs_table).where(jobs_table.c.id == job_id)).one()
+
+
+def _rounds_until(supervisor: Supervisor, condition, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        supervisor.round()
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def _done(db: Database, supervisor: Supervisor, job_id: int) -> None:
+    _rounds_until(supervisor, lambda: _job(db, job_id).status != "running")
+    assert _job(db, job_id).status == "done"
+
+
+def test_every_job_is_a_child_of_the_warm_fork_server_and_ends_with_its_job(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1)
+    try:
+        supervisor.round()  # nothing queued: the fork server is started
+        server = supervisor.fork_server
+        assert server is not None and server.alive()
+        pids = []
+        for _ in range(2):
+            job_id = _submit(db)
+            supervisor.round()
+            pid = _job(db, job_id).worker_pid
+            process = supervisor.processes[job_id][0]
+            assert isinstance(process, fork_server.ForkedWorker) and process.pid == pid
+            assert pid in children(server.pid)  # forked by the warm server, not a new interpreter
+            assert os.getsid(pid) == pid  # a session of its own: Ctrl-C at the server does not reach it
+            _done(db, supervisor, job_id)
+            assert process.wait(timeout=30) == 0  # the job's process ends with its job, exit code reported
+            pids.append(pid)
+        assert pids[0] != pids[1] and supervisor.fork_server is server  # one process per job, one server
+    finally:
+        supervisor.stop()
+    assert server.process.wait(timeout=30) == 0  # its input closed: it left
+
+
+def test_a_dead_fork_server_is_never_given_a_job_and_is_replaced_later(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1)
+    try:
+        supervisor.round()
+        dead = supervisor.fork_server
+        dead.process.send_signal(signal.SIGKILL)
+        dead.process.wait(timeout=30)
+        job_id = _submit(db)
+        supervisor.round()  # noticed dead before the job: a new interpreter runs it, no new server at once
+        assert supervisor.fork_server is None
+        process = supervisor.processes[job_id][0]
+        assert not isinstance(process, fork_server.ForkedWorker) and process.pid not in children(dead.pid)
+        _done(db, supervisor, job_id)
+        supervisor._next_fork_server = 0.0  # the retry delay has passed
+        supervisor.round()
+        assert supervisor.fork_server is not None and supervisor.fork_server.pid != dead.pid
+    finally:
+        supervisor.stop(kill_workers=True)
+
+
+def test_a_fork_server_that_dies_after_the_rounds_check_gets_no_job(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1)
+    try:
+        supervisor.round()
+        server = supervisor.fork_server
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(timeout=30)
+        job_id = _submit(db)
+        token = secrets.token_hex(16)
+        assert jobs.claim_next(db, token).id == job_id
+        supervisor._spawn(job_id, token)  # what the round's step 5 does after step 4 saw it alive
+        process = supervisor.processes[job_id][0]
+        assert not isinstance(process, fork_server.ForkedWorker)  # the handover failed: a new interpreter
+        assert supervisor.fork_server is None and _job(db, job_id).worker_pid == process.pid
+        _done(db, supervisor, job_id)
+    finally:
+        supervisor.stop(kill_workers=True)
+
+
+def test_without_warm_every_job_starts_a_new_interpreter(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1, warm=False)
+    try:
+        supervisor.round()
+        assert supervisor.fork_server is None
+        job_id = _submit(db)
+        _done(db, supervisor, job_id)
+        assert supervisor.fork_server is None
+    finally:
+        supervisor.stop(kill_workers=True)
+
+
+def test_a_forked_job_killed_is_a_dead_worker_and_its_exit_is_reported(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1)
+    try:
+        supervisor.round()
+        job_id = _submit(db)
+        supervisor.round()
+        process = supervisor.processes[job_id][0]
+        assert isinstance(process, fork_server.ForkedWorker)
+        os.kill(process.pid, signal.SIGKILL)
+        assert process.wait(timeout=30) == -signal.SIGKILL
+        supervisor.round()
+        row = _job(db, job_id)
+        assert row.status == "failed" and row.error_code == "worker_died"
+        assert job_id not in supervisor.processes
+    finally:
+        supervisor.stop(kill_workers=True)
+
+
+def test_stopping_the_supervisor_leaves_a_running_forked_job_to_finish(db: Database) -> None:
+    supervisor = Supervisor(db, workers=1)
+    supervisor.round()
+    job_id = _submit(db)
+    supervisor.round()
+    process = supervisor.processes[job_id][0]
+    server = supervisor.fork_server
+    supervisor.stop()  # the fork server exits; the job's process goes on in its own session
+    assert server.process.wait(timeout=30) == 0
+    process.wait(timeout=120)
+    assert _job(db, job_id).status == "done"
