@@ -20,6 +20,7 @@ from dprm.server import jobs
 from dprm.server.database import Database
 from dprm.server import fork_server
 from dprm.server.supervisor import Supervisor
+from dprm.server.worker import JOB_NICENESS
 from dprm.server.tables import jobs as jobs_table
 from dprm.server.units import epsilon_units
 
@@ -142,7 +143,7 @@ def test_without_warm_every_job_starts_a_new_interpreter(db: Database) -> None:
         supervisor.stop(kill_workers=True)
 
 
-def test_a_forked_job_killed_is_a_dead_worker_and_its_exit_is_reported(db: Database) -> None:
+def test_a_forked_job_runs_below_the_server_and_killed_is_a_dead_worker(db: Database) -> None:
     supervisor = Supervisor(db, workers=1)
     try:
         supervisor.round()
@@ -150,6 +151,11 @@ def test_a_forked_job_killed_is_a_dead_worker_and_its_exit_is_reported(db: Datab
         supervisor.round()
         process = supervisor.processes[job_id][0]
         assert isinstance(process, fork_server.ForkedWorker)
+        deadline = time.monotonic() + 10
+        lowered = min(19, os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICENESS)  # 19: the lowest there is
+        while os.getpriority(os.PRIO_PROCESS, process.pid) != lowered:
+            assert time.monotonic() < deadline, "the job's process never lowered its priority"
+            time.sleep(0.001)
         os.kill(process.pid, signal.SIGKILL)
         assert process.wait(timeout=30) == -signal.SIGKILL
         supervisor.round()

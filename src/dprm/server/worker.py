@@ -39,10 +39,14 @@ import time
 import traceback
 from typing import Any
 
-__all__ = ["run_job", "run_claimed", "main", "warm_up", "HEARTBEAT_SECONDS"]
+__all__ = ["run_job", "run_claimed", "main", "warm_up", "HEARTBEAT_SECONDS", "JOB_NICENESS"]
 
 #: Seconds between heartbeats.
 HEARTBEAT_SECONDS = 1.0
+
+#: How much lower a job's process runs than the server (``nice``): a long job must not
+#: slow the interactive requests (budget reads, pages, primitives) of every analyst.
+JOB_NICENESS = 10
 
 
 class _Heartbeat(threading.Thread):
@@ -203,8 +207,10 @@ def warm_up() -> None:
 
 
 def run_claimed(url: str, job_id: int, token: str) -> int:
-    """Run the claimed job on the database at ``url``; the process's exit code (0: the job ended as it should)."""
+    """Run the claimed job on the database at ``url`` at :data:`JOB_NICENESS`; the process's exit code (0: the job ended as it should)."""
     from dprm.server.database import Database
+
+    os.nice(JOB_NICENESS)
 
     db = Database(url, pool_size=2)
     try:
