@@ -131,13 +131,12 @@ def _serve_processes(url: str, host: str, port: int, processes: int, settings: d
 
     The first runs the supervisor (the job workers, the dead-worker checks, the orphan
     charges); every one has its audit thread and its pool of primitive processes. The
-    rate limit of a token is held per process, so each process allows ``rate / N``
-    per second and a burst of ``ceil(burst / N)``: whichever processes a token's
-    connections reach, it gets at most ``rate`` per second and ``N x ceil(burst / N)``
-    at once. This process waits; SIGTERM or Ctrl-C stops them all, and when one exits
+    rate limits are one for all: the token buckets are in memory this process shares
+    with the ones it forks (:class:`~dprm.server.ratelimit.SharedRateLimiter`), so a
+    token gets ``rate`` per second and ``burst`` at once whichever processes its
+    connections reach. This process waits; SIGTERM or Ctrl-C stops them all, and when one exits
     the others are stopped.
     """
-    import math
     import os
     import signal
 
@@ -145,21 +144,22 @@ def _serve_processes(url: str, host: str, port: int, processes: int, settings: d
 
     from dprm.server.app import create_app
     from dprm.server.limits import ConnectionLimits, uvicorn_config
+    from dprm.server.ratelimit import SharedRateLimiter
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((host, port))
     listener.listen(ConnectionLimits().backlog)
-    share = dict(settings, rate=settings["rate"] / processes, burst=math.ceil(settings["burst"] / processes))
+    limiter = SharedRateLimiter(settings["rate"], settings["burst"])  # made before the fork: shared
     children = []
     for index in range(processes):
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             code = 0
             try:
-                application = create_app(url, **dict(share, supervise=index == 0,
-                                                      workers=share["workers"] if index == 0 else 0))
+                application = create_app(url, limiter=limiter, **dict(settings, supervise=index == 0,
+                                                                       workers=settings["workers"] if index == 0 else 0))
                 uvicorn.Server(uvicorn_config(application, host, port, log_level="warning")).run(sockets=[listener])
             except BaseException:  # noqa: BLE001 - the child's end, never the parent's code
                 code = 1

@@ -62,7 +62,7 @@ from dprm.server.database import Database
 from dprm.server.errors import ERRORS, ApiError, error_body
 from dprm.server.guard import Guard
 from dprm.server.pool import PrimitivePool
-from dprm.server.ratelimit import RateLimiter
+from dprm.server.ratelimit import RateLimiter, SharedRateLimiter
 from dprm.server.supervisor import Supervisor
 
 __all__ = ["create_app", "ServerSettings", "Service"]
@@ -169,7 +169,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state.db.dispose()
 
 
-def create_app(db_url: str, settings: ServerSettings | None = None, **options: Any) -> FastAPI:
+def create_app(db_url: str, settings: ServerSettings | None = None, *,
+               limiter: RateLimiter | SharedRateLimiter | None = None, **options: Any) -> FastAPI:
     """The API of a server on the database ``db_url`` (migrated on start).
 
     Parameters
@@ -189,6 +190,10 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
         ``docs`` (serve ``/docs`` and ``/redoc``: :mod:`dprm.server.api.docs`), ``supervise``
         (False: no supervisor in this process; one of the processes of ``dprm serve
         --processes N`` runs it).
+    limiter : RateLimiter or SharedRateLimiter, optional
+        The per-token rate limit's buckets (default: this process's own, from
+        ``rate``/``burst``); ``dprm serve --processes N`` gives every process one
+        :class:`~dprm.server.ratelimit.SharedRateLimiter`.
     """
     settings = settings or ServerSettings(**options)
     db = Database(db_url)
@@ -207,7 +212,7 @@ def create_app(db_url: str, settings: ServerSettings | None = None, **options: A
                                       shards=settings.shards)
     app.state.pool = PrimitivePool(settings.primitive_processes, timeout=settings.primitive_timeout)
     app.state.settings = settings
-    app.state.limiter = RateLimiter(settings.rate, settings.burst)
+    app.state.limiter = limiter if limiter is not None else RateLimiter(settings.rate, settings.burst)
     # The web pages (/ui) act through the same functions as the endpoints.
     app.state.service = SERVICE
 

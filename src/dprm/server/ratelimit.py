@@ -2,8 +2,12 @@
 
 Each analyst's bucket holds up to ``burst`` requests and refills at ``rate`` per
 second; a request finding it empty is answered 429 ``rate_limited`` with a
-``Retry-After`` header. One server process holds the buckets (``dprm serve`` runs one
-API process), so the limit is exact there; it is not shared between servers.
+``Retry-After`` header. :class:`RateLimiter` holds the buckets of one API process;
+:class:`SharedRateLimiter` holds them in shared memory for the API processes that
+``dprm serve --processes N`` forks after making it, so that a token gets ``rate`` per
+second and ``burst`` at once over all of them, whichever process its connections
+reach. Several servers (on other machines) on one PostgreSQL database each hold their
+own buckets.
 
 Examples
 --------
@@ -16,10 +20,22 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
+import mmap
+import multiprocessing
 import threading
 import time
 
-__all__ = ["RateLimiter"]
+__all__ = ["RateLimiter", "SharedRateLimiter"]
+
+
+def _check(rate: float, burst: int) -> None:
+    if not rate > 0 or burst < 1:
+        raise ValueError("the rate limit needs rate > 0 and burst >= 1")
+
+
+def _refill(tokens: float, last: float, now: float, rate: float, burst: float) -> float:
+    return min(burst, tokens + max(0.0, now - last) * rate)
 
 
 class RateLimiter:
@@ -34,8 +50,7 @@ class RateLimiter:
     """
 
     def __init__(self, rate: float, burst: int) -> None:
-        if not rate > 0 or burst < 1:
-            raise ValueError("the rate limit needs rate > 0 and burst >= 1")
+        _check(rate, burst)
         self.rate = float(rate)
         self.burst = float(burst)
         self._buckets: dict[str, tuple[float, float]] = {}
@@ -46,9 +61,92 @@ class RateLimiter:
         now = time.monotonic() if now is None else now
         with self._lock:
             tokens, last = self._buckets.get(key, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            tokens = _refill(tokens, last, now, self.rate, self.burst)
             if tokens >= 1.0:
                 self._buckets[key] = (tokens - 1.0, now)
                 return 0.0
             self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+
+class SharedRateLimiter:
+    """Token buckets by key in shared memory: one limit for every process forked after it was made.
+
+    An open-addressing table of ``slots`` buckets (key, tokens, last time) in an
+    anonymous shared mapping, guarded by one process-shared lock; the time is
+    :func:`time.monotonic`, one clock for every process of the machine. A key's slot is
+    found by linear probing from its hash; when the ``probe`` slots from there are all
+    taken by other keys, the one refilled longest ago is given to the new key (exact
+    when that bucket is full again by now, which is the case unless more than
+    ``probe`` keys were all used within the last ``burst / rate`` seconds).
+
+    Parameters
+    ----------
+    rate : float
+        Requests per second refilled (> 0).
+    burst : int
+        Bucket size (≥ 1).
+    slots : int
+        Buckets in the table.
+    probe : int
+        Slots looked at for a key.
+
+    Examples
+    --------
+    >>> import os
+    >>> limiter = SharedRateLimiter(rate=1.0, burst=3)
+    >>> pid = os.fork()
+    >>> if pid == 0:  # another process takes two of the three
+    ...     _ = limiter.allow("a", now=0.0), limiter.allow("a", now=0.0)
+    ...     os._exit(0)
+    >>> os.waitpid(pid, 0)[0] == pid
+    True
+    >>> [limiter.allow("a", now=0.0) for _ in range(2)]
+    [0.0, 1.0]
+    """
+
+    def __init__(self, rate: float, burst: int, *, slots: int = 4096, probe: int = 64) -> None:
+        _check(rate, burst)
+        self.rate = float(rate)
+        self.burst = float(burst)
+        self.slots = int(slots)
+        self.probe = min(int(probe), self.slots)
+        self._memory = mmap.mmap(-1, self.slots * 24)  # anonymous and shared with forked children
+        self._keys = memoryview(self._memory)[: self.slots * 8].cast("q")  # 0: an empty slot
+        self._values = memoryview(self._memory)[self.slots * 8:].cast("d")  # tokens, last time
+        self._lock = multiprocessing.get_context("fork").Lock()
+
+    @staticmethod
+    def _hash(key: object) -> int:
+        digest = hashlib.blake2b(str(key).encode("utf-8", "replace"), digest_size=8).digest()
+        return 1 + int.from_bytes(digest, "little") % (2**63 - 2)
+
+    def _slot(self, code: int) -> tuple[int, bool]:
+        """The slot of ``code`` and whether it is already there (else: empty or the stalest of the probe)."""
+        start = code % self.slots
+        stalest, oldest = start, float("inf")
+        for step in range(self.probe):
+            index = (start + step) % self.slots
+            held = self._keys[index]
+            if held == code:
+                return index, True
+            if held == 0:
+                return index, False
+            if self._values[2 * index + 1] < oldest:
+                stalest, oldest = index, self._values[2 * index + 1]
+        return stalest, False
+
+    def allow(self, key: object, now: float | None = None) -> float:
+        """0.0 if the request may go on (and count it), else the seconds to wait."""
+        now = time.monotonic() if now is None else now
+        code = self._hash(key)
+        with self._lock:
+            index, present = self._slot(code)
+            tokens = _refill(self._values[2 * index], self._values[2 * index + 1], now, self.rate, self.burst) \
+                if present else self.burst
+            self._keys[index] = code
+            if tokens >= 1.0:
+                self._values[2 * index], self._values[2 * index + 1] = tokens - 1.0, now
+                return 0.0
+            self._values[2 * index], self._values[2 * index + 1] = tokens, now
             return (1.0 - tokens) / self.rate
