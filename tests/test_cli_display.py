@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dprm.cli.display import _query_tokens, wrap_query
+from dprm.cli.display import _query_tokens, field_lines, wrap_query
 
 
 def _random_query(rng: np.random.Generator) -> str:
@@ -59,6 +59,17 @@ def test_report_of_a_mine_output_counts_as_mine_did(tmp_path) -> None:
     statuses = re.findall(r'<td>(kept|redundant|pruned)</td>', page)
     assert statuses.count("kept") == int(kept) and statuses.count("redundant") == int(redundant)
     assert statuses == sorted(statuses, key=["kept", "redundant", "pruned"].index)  # kept first
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 200])
+def test_a_statistics_line_wraps_between_fields_never_inside_one(width: int) -> None:
+    fields = [("  4. J = 0.545 [0.45, 0.64]", "bold"), ("excess 0.43", ""), ("|L| 1,172", ""), ("|R| 165", ""),
+              ("|L∩R| 119", ""), ("p 2.1e-31", ""), ("pruned", "yellow")]
+    lines = [line.plain for line in field_lines(fields, width)]
+    assert all(len(line) <= width for line in lines)
+    assert [f for line in lines for f in line.strip().split("   ")] == [f.strip() for f, _ in fields]  # whole, in order
+    assert all(line.startswith("     ") for line in lines[1:])
+    assert (len(lines) == 1) == (width == 200)
 
 
 @pytest.mark.parametrize("algorithm", ["cartwheels", "alt-mcmc", "serenade-es"])

@@ -21,7 +21,7 @@ from dprm.cli.console import console, plural
 if TYPE_CHECKING:
     from dprm.queries import Redescription
 
-__all__ = ["privacy_status", "describe_guarantee", "print_status", "print_redescriptions", "wrap_query"]
+__all__ = ["privacy_status", "describe_guarantee", "print_status", "print_redescriptions", "wrap_query", "field_lines"]
 
 
 def describe_guarantee(guarantee: str) -> str:
@@ -129,6 +129,27 @@ def wrap_query(text: str, width: int, first: str) -> list[str]:
     return lines
 
 
+def field_lines(fields: Sequence[tuple[str, str]], width: int, *, gap: int = 3, indent: int = 5) -> list[Text]:
+    """``(text, style)`` fields joined by ``gap`` spaces, wrapped between fields (never inside one) at ``width``.
+
+    Examples
+    --------
+    >>> [line.plain for line in field_lines([("1. J = 0.5", "bold"), ("|L| 10", ""), ("p 0.01", "")], 20)]
+    ['1. J = 0.5   |L| 10', '     p 0.01']
+    """
+    lines: list[Text] = []
+    current = Text()
+    for text, style in fields:
+        if current.plain and len(current.plain) + gap + len(text) > width:
+            lines.append(current)
+            current = Text(" " * indent)
+        elif current.plain:
+            current.append(" " * gap)
+        current.append(text, style=style or None)
+    lines.append(current)
+    return lines
+
+
 def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *, noisy: bool, private: bool,
                          hidden: int = 0) -> None:
     """One block per redescription: its statistics on a line, then both queries.
@@ -151,19 +172,22 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
     shown = sorted(redescriptions, key=lambda r: r.pruned)[:top]
     for number, r in enumerate(shown, start=1):
         s = r.stats
-        line = Text(f"{number:>3}. J = {s.jaccard:.3f}", style="bold")
+        head = f"{number:>3}. J = {s.jaccard:.3f}"
         interval = r.extra.get("interval", {}).get("jaccard") if noisy else None
         if interval:
-            line.append(f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+            head += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+        fields = [(head, "bold")]
         independence = r.extra.get("independence")
         if isinstance(independence, dict) and "excess" in independence:
-            line.append(f"   excess {independence['excess']:.2f}")  # over independent queries' J (docs/mining.md)
-        line.append(f"   |L| {s.support_left:,.0f}   |R| {s.support_right:,.0f}   |L∩R| {s.intersection:,.0f}")
+            fields.append((f"excess {independence['excess']:.2f}", ""))  # over independent queries' J (docs/mining.md)
+        fields += [(f"|L| {s.support_left:,.0f}", ""), (f"|R| {s.support_right:,.0f}", ""),
+                   (f"|L∩R| {s.intersection:,.0f}", "")]
         if s.p_value is not None:
-            line.append(f"   p {s.p_value:.2g}")
+            fields.append((f"p {s.p_value:.2g}", ""))
         if r.pruned:
-            line.append("   pruned", style="yellow")
-        console.print(line)
+            fields.append(("pruned", "yellow"))
+        for line in field_lines(fields, max(console.width, 40)):
+            console.print(line, soft_wrap=True)
         for side, query in (("L", r.left), ("R", r.right)):
             for text in wrap_query(str(query), max(console.width, 40), f"     {side}: "):
                 console.print(Text(text), soft_wrap=True)
