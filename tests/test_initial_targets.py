@@ -190,3 +190,28 @@ def test_attribute_gains_are_the_best_per_attribute(block: int) -> None:
     for a in range(len(indexes[1].attributes)):
         columns = [j for j, (split, _) in enumerate(literals[1]) if split.attribute == a]
         assert np.allclose(by_attribute[:, a], full[:, columns].max(axis=1))
+
+
+def test_a_boolean_target_skips_its_choice_among_one_literal_and_passes_the_share_on() -> None:
+    from fractions import Fraction
+
+    from dprm.data import Attribute, AttributeKind
+    from dprm.mining.initial_targets import TargetChooser
+
+    rng = np.random.default_rng(5)
+    base = rng.random((300, 4)) < 0.4
+    left = View("l", [Attribute(f"a{j}", "l", AttributeKind.BOOLEAN, base[:, j].astype(np.int8)) for j in range(4)])
+    right = View("r", [Attribute(f"b{j}", "r", AttributeKind.BOOLEAN,
+                                 (base[:, j] ^ (rng.random(300) < 0.1)).astype(np.int8)) for j in range(4)])
+    accountant = Accountant(0.6, SeededNoise(np.random.default_rng(1)))
+    chooser = TargetChooser((LiteralIndex(left), LiteralIndex(right)), 3, Fraction(3, 5), accountant)
+    chosen = [chooser.next() for _ in range(3)]
+    assert all(t.split.kind is AttributeKind.BOOLEAN for t in chosen)
+    share = Fraction(1, 5)  # each trial's
+    assert [(e.step, e.epsilon) for e in accountant.ledger] == [
+        ("initial target 1: attribute", share / 2),  # its split half goes on: a choice among one literal
+        ("initial target 2: attribute", share),      # half its own share and the half carried
+        ("initial target 3: attribute", share),
+        ("initial target 3: split", share / 2),      # the last trial spends what is left: exactly ε
+    ]
+    assert accountant.spent() == Fraction(3, 5)

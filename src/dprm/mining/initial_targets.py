@@ -51,6 +51,12 @@ Two choices per trial, each by the exponential mechanism with sensitivity 1: (1)
 *attribute* of either view, among those not taken, scored by the best of its split
 literals (half of the trial's share); (2) one of its split literals (a numeric
 attribute has one per grid point, a categorical one per category; the other half).
+A Boolean attribute has one literal: choosing among one tells nothing, so the second
+choice is not made and its half goes to the next trial's choice of an attribute (the
+later picks, made after the strongest relations are taken, are the ones short of
+budget); only the last trial makes it regardless, so that the targets' share is spent
+exactly. Whether a choice is skipped depends on the released attribute and the
+schema only.
 The scores are computed against the splits of the
 attributes not taken only. The chosen attribute is taken, and so are the attributes
 of the trees each trial releases (:class:`TargetChooser`, ``take``): once a relation
@@ -77,6 +83,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -357,9 +364,11 @@ def attribute_gains(targets: LiteralIndex, other: LiteralIndex, target_literals:
 class TargetChooser:
     """Initial targets one trial at a time, each by the two-stage exponential mechanism.
 
-    ``epsilon`` is split equally over ``k`` trials; each :meth:`next` spends its share
-    exactly: half to choose an attribute among those not taken, half to choose one of
-    its split literals. Scores have
+    ``epsilon`` is split equally over ``k`` trials; each :meth:`next` spends its share:
+    half to choose an attribute among those not taken, half to choose one of its split
+    literals (for an attribute with one literal, a Boolean one, that half is added to the
+    next trial's attribute choice; the last trial spends all that is left, so that ``k``
+    calls spend ``epsilon`` exactly). Scores have
     sensitivity :data:`TARGET_SCORE_SENSITIVITY` and are computed against the splits of
     the attributes not taken (module docstring). A chosen attribute is taken;
     :meth:`take` takes others (a miner takes the attributes of the trees it released,
@@ -399,6 +408,7 @@ class TargetChooser:
                                    for position in range(len(self.indexes[1 - side].attributes))], dtype=int)
                          for side in (0, 1)]
         self.available = np.ones(len(self._attributes), dtype=bool)
+        self._carried = Fraction(0)  # a skipped split choice's share, for the next attribute choice
 
     def take(self, side: int, positions: Iterable[int]) -> None:
         """Take the attributes at ``positions`` of view ``side`` (chosen or described already)."""
@@ -412,6 +422,7 @@ class TargetChooser:
         share = self._shares[self._trial]
         self._trial += 1
         attribute_share, split_share = split_budget(share, [1, 1])
+        attribute_share, self._carried = attribute_share + self._carried, Fraction(0)
         if not self.available.any():  # every attribute taken: start over
             self.available[:] = True
         live = [self._gains[side][:, (self._columns[side] >= 0) & self.available[self._columns[side]]]
@@ -425,8 +436,12 @@ class TargetChooser:
         self.available[number] = False
         side, _ = self._attributes[number]
         own = self._members[number]
-        which = ExponentialMechanism(split_share, TARGET_SCORE_SENSITIVITY).release(
-            self.accountant, f"{self.step} {self._trial}: split", literal_scores[side][own])
+        if len(own) == 1 and self._trial < len(self._shares):  # a choice among one: its share goes on
+            self._carried = split_share
+            which = 0
+        else:
+            which = ExponentialMechanism(split_share, TARGET_SCORE_SENSITIVITY).release(
+                self.accountant, f"{self.step} {self._trial}: split", literal_scores[side][own])
         split, high = self._literals[side][int(own[int(which)])]
         return InitialTarget(side, split, high)
 
