@@ -97,7 +97,7 @@ class Supervisor:
     stale_after : float
         Seconds without a heartbeat after which a worker counts as dead.
     warm : bool
-        Fork each job's process from a warm fork server (step 5); ``False``: every
+        Fork each job's process from a warm fork server (step 4); ``False``: every
         job starts a new interpreter (``benchmarks/bench_startup.py --server``
         compares).
     engine : str, optional
