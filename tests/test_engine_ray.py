@@ -29,7 +29,9 @@ from dprm.privacy import Accountant, SeededNoise
 
 from test_cli import run
 
-pytestmark = pytest.mark.ray
+# One xdist worker runs the Ray modules (this, test_engine_ray_cluster.py and test_evaluate_engine.py; make test: --dist
+# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 
 psutil = pytest.importorskip("psutil")
 ray_engine = pytest.importorskip("dprm.engine.ray_engine")
