@@ -220,9 +220,12 @@ def sampler_log_prob(space: SubtreeSpace, shape, rows, remaining, used=frozenset
                      cache=None) -> float:
     """``log P`` that :func:`exact_subtree` draws ``shape``: the product of the choice
     probabilities ``softmax(leaf, splits)`` it uses at every node on the way
-    (``cache``: the nodes' ``choice_weights``, shared between shapes)."""
+    (``cache``: the nodes' ``choice_weights`` and each subtree's value at a node, shared
+    between shapes: the enumerated shapes share most of their subtrees)."""
     cache = {} if cache is None else cache
     key = (remaining, used, missing_branch, rows.tobytes())
+    if (shape, key) in cache:
+        return cache[shape, key]
     if key not in cache:
         leaf, options, weights = space.choice_weights(rows, remaining, used, missing_branch)
         logits = np.concatenate(([leaf], weights))
@@ -230,17 +233,19 @@ def sampler_log_prob(space: SubtreeSpace, shape, rows, remaining, used=frozenset
     leaf, options, weights, norm = cache[key]
     if not options:
         assert shape is None
-        return 0.0
-    if shape is None:
-        return leaf - norm
-    option = (shape[0], shape[1])
-    total = float(weights[options.index(option)]) - norm
-    d, splits = space.domains, space.categorical_splits
-    child = child_index(space.codes[rows], d, option, splits)
-    cu = child_used(d, used, option, splits)
-    last = len(shape[2]) - 1
-    for c, sub in enumerate(shape[2]):
-        total += sampler_log_prob(space, sub, rows[child == c], remaining - 1, cu, c == last, cache)
+        total = 0.0
+    elif shape is None:
+        total = leaf - norm
+    else:
+        option = (shape[0], shape[1])
+        total = float(weights[options.index(option)]) - norm
+        d, splits = space.domains, space.categorical_splits
+        child = child_index(space.codes[rows], d, option, splits)
+        cu = child_used(d, used, option, splits)
+        last = len(shape[2]) - 1
+        for c, sub in enumerate(shape[2]):
+            total += sampler_log_prob(space, sub, rows[child == c], remaining - 1, cu, c == last, cache)
+    cache[shape, key] = total
     return total
 
 
