@@ -78,9 +78,12 @@ browser:
 		exit 2; \
 	fi
 
-## test: the whole test suite (unit, doctests, command line, server, browser)
+## test: the whole test suite (unit, doctests, command line, server, browser), one worker per
+## core; --dist loadgroup hands out the tests one at a time to whichever worker is free, except the
+## modules marked with an xdist_group (the Ray modules, the warm-cache build's, the browser's),
+## each group to one worker as a whole, biggest first (pytest-xdist's default reordering)
 test: $(STAMP) $(DPMM_STAMP) browser
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 ## bench: speed figures (load, index, mine) on mammals and on 115,200 x 604 planted data,
 ## and the start-up cost of each private miner's run on mammals (warm and cold cache)

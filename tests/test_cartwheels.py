@@ -78,7 +78,9 @@ def test_statistics_are_exact_with_missing_values(seed: int) -> None:
 def test_finds_the_planted_redescriptions() -> None:
     planted = make_planted(1500, n_planted=3, noise=0.02, random_state=4)
     data = load_two_view(planted.left, planted.right, types=planted.types)
-    miner = CartWheels(init_trials=30).fit(data, rng=np.random.default_rng(0))
+    # 6 trials (was 30, five times the time): with 5 every planted pair was found in each of the
+    # seeds 0-4 with 0.05-0.14 of Jaccard to spare over the 0.02 allowed below
+    miner = CartWheels(init_trials=6).fit(data, rng=np.random.default_rng(0))
     for left_json, right_json in planted.planted:
         left_attrs = set(query_from_json(left_json).attributes())
         right_attr = query_from_json(right_json).attributes()
@@ -121,7 +123,8 @@ def test_mammals_follows_the_spec_and_finds_accurate_redescriptions(shared_data,
     """The acceptance run: re-evaluated by an independent reader, best Jaccard ≥ 0.8."""
     folder = shared_data / "mammals"
     data = load_two_view(folder / "left.csv", folder / "right.csv", duplicate_names="rename")
-    miner = CartWheels(init_trials=8).fit(data, rng=np.random.default_rng(0))
+    # 3 trials (was 8): seeds 0-2 each gave best Jaccard 0.92-0.93 and 1,650-1,940 redescriptions
+    miner = CartWheels(init_trials=3).fit(data, rng=np.random.default_rng(0))
     path = tmp_path / "out.json"
     write_document(miner.document(), path)
     document = json.loads(path.read_text())

@@ -46,23 +46,37 @@ def space_for(codes: np.ndarray, y: np.ndarray, eta: float, splits: str, leaf_co
 
 def labelled_candidates(space: SubtreeSpace, rows: np.ndarray, remaining: int, used: frozenset, missing: bool):
     """Every (key, log μ, score) of labelled subtrees below a node, by brute force."""
-    out = []
+    keys, mu, score = candidate_arrays(space, rows, remaining, used, missing)
+    return list(zip(keys, mu.tolist(), score.tolist()))
+
+
+def candidate_arrays(space: SubtreeSpace, rows: np.ndarray, remaining: int, used: frozenset, missing: bool):
+    """:func:`labelled_candidates` as the list of keys and the arrays of log μ and of scores.
+
+    A split's candidates are every combination of its children's: the keys in
+    ``itertools.product`` order, and their log μ and scores summed over the children by
+    broadcasting (the same C order), 150,000 combinations in a fraction of a second.
+    """
     options = space.options(used) if remaining > 0 else []
     leaf_mu = space.log_prior_leaf(len(options)) if options else 0.0
     counts = np.bincount(space.y[rows], minlength=space.n_classes)
     cost = 0.0 if missing else space.leaf_cost
-    for label in range(space.n_classes):
-        out.append((("leaf", label), leaf_mu - math.log(space.n_classes), float(counts[label]) - cost))
+    keys = [("leaf", label) for label in range(space.n_classes)]
+    mus = [np.full(space.n_classes, leaf_mu - math.log(space.n_classes))]
+    scores = [counts.astype(np.float64) - cost]
     for option in options:
         parts = space.children_rows(rows, option)
         child_used = space.child_used(used, option)
-        below = [labelled_candidates(space, part, remaining - 1, child_used, c == len(parts) - 1)
+        below = [candidate_arrays(space, part, remaining - 1, child_used, c == len(parts) - 1)
                  for c, part in enumerate(parts)]
-        for combination in itertools.product(*below):
-            key = ("split", option, tuple(item[0] for item in combination))
-            mu = space.log_prior_split(len(options)) + sum(item[1] for item in combination)
-            out.append((key, mu, sum(item[2] for item in combination)))
-    return out
+        keys.extend(("split", option, combination) for combination in itertools.product(*(b[0] for b in below)))
+        mu, score = np.zeros(()), np.zeros(())
+        for _, child_mu, child_score in below:  # outer sums: the last child varies fastest, as in product
+            mu = np.add.outer(mu, child_mu)
+            score = np.add.outer(score, child_score)
+        mus.append(space.log_prior_split(len(options)) + mu.ravel())
+        scores.append(score.ravel())
+    return keys, np.concatenate(mus), np.concatenate(scores)
 
 
 def random_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -120,10 +134,11 @@ def test_exact_draws_with_labels_follow_the_joint_distribution() -> None:
     assert chisquare(observed, expected).pvalue > 1e-4
 
 
-def log_probabilities(space: SubtreeSpace, rows: np.ndarray, depth: int) -> dict:
-    brute = labelled_candidates(space, rows, depth, frozenset(), False)
-    log_p = np.array([mu + space.eta * score for _, mu, score in brute])
-    return dict(zip([key for key, _, _ in brute], log_p - logsumexp(log_p))), {k: s for k, _, s in brute}
+def log_probabilities(space: SubtreeSpace, rows: np.ndarray, depth: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The candidates' keys, their log-probabilities and their scores (in the keys' order)."""
+    keys, mu, score = candidate_arrays(space, rows, depth, frozenset(), False)
+    log_p = mu + space.eta * score
+    return keys, log_p - logsumexp(log_p), score
 
 
 @pytest.mark.parametrize("splits", ["binary", "multiway"])
@@ -135,17 +150,18 @@ def test_neighbouring_datasets_bound_every_labelled_candidate(splits: str) -> No
     added = list(itertools.product(range(3), range(4), range(2)))  # every possible added row
     if splits == "binary":  # binary trees of depth 2 are many more: a seeded third of the rows
         added = [added[i] for i in np.random.default_rng(4).choice(len(added), 8, replace=False)]
+    base = space_for(codes, y, eta=epsilon, splits=splits, leaf_cost=0.5)
+    keys, p, score = log_probabilities(base, np.arange(len(y)), 2)  # the dataset without the added row: once
+    assert len(set(keys)) == len(keys)  # each candidate once: positions name candidates
     for a, b, label in added:
         codes2 = np.vstack([codes, [[a, b]]]).astype(np.int32)
         y2 = np.append(y, label)
-        base = space_for(codes, y, eta=epsilon, splits=splits, leaf_cost=0.5)
         more = space_for(codes2, y2, eta=epsilon, splits=splits, leaf_cost=0.5)
-        p, score = log_probabilities(base, np.arange(len(y)), 2)
-        q, score2 = log_probabilities(more, np.arange(len(y2)), 2)
-        assert p.keys() == q.keys()
-        changes = np.array([score2[k] - score[k] for k in p])
+        keys2, q, score2 = log_probabilities(more, np.arange(len(y2)), 2)
+        assert keys2 == keys  # the same candidates in the same order
+        changes = score2 - score
         assert changes.min() >= 0 and changes.max() <= 1  # bounded range 1, same interval for all
-        gap = max(abs(p[k] - q[k]) for k in p)
+        gap = float(np.abs(p - q).max())
         assert gap <= epsilon + 1e-9
         worst = max(worst, gap)
     assert worst >= 0.25 * epsilon  # the bound is not vacuous

@@ -170,42 +170,48 @@ def own_leaf_score(counts: np.ndarray, missing_branch: bool, score: str, leaf_co
     return 0.0 if size == 0 else -(size - float(np.square(counts).sum()) / size)
 
 
-def leaves_of(shape, codes, rows, domains, splits, missing_branch=False):
-    """``(rows, missing_branch)`` of every leaf of ``shape`` (boundary nodes included)."""
-    if shape is None:
-        return [(rows, missing_branch)]
-    option = (shape[0], shape[1])
-    child = child_index(codes[rows], domains, option, splits)
-    out = []
-    last = len(shape[2]) - 1
-    for c, sub in enumerate(shape[2]):
-        out.extend(leaves_of(sub, codes, rows[child == c], domains, splits, c == last))
-    return out
+def leaf_values(shape, codes, rows, domains, splits, value, cache: dict, missing_branch=False) -> tuple:
+    """``value(rows, missing_branch)`` of every leaf of ``shape`` (boundary nodes included), in order.
+
+    ``cache`` holds each subtree's values by (subtree, rows, missing branch): the
+    enumerated shapes share most of their subtrees, so each is scored once per dataset.
+    """
+    key = (shape, missing_branch, rows.tobytes())
+    if key not in cache:
+        if shape is None:
+            cache[key] = (value(rows, missing_branch),)
+        else:
+            child = child_index(codes[rows], domains, (shape[0], shape[1]), splits)
+            last = len(shape[2]) - 1
+            cache[key] = tuple(v for c, sub in enumerate(shape[2])
+                               for v in leaf_values(sub, codes, rows[child == c], domains, splits, value, cache,
+                                                    c == last))
+    return cache[key]
 
 
-def own_score(shape, codes, y, n_classes, domains, splits, score, leaf_cost) -> float:
+def own_score(shape, codes, y, n_classes, domains, splits, score, leaf_cost, cache=None) -> float:
     rows = np.arange(codes.shape[0])
-    return sum(
-        own_leaf_score(np.bincount(y[r], minlength=n_classes), m, score, leaf_cost)
-        for r, m in leaves_of(shape, codes, rows, domains, splits)
-    )
+    return sum(leaf_values(shape, codes, rows, domains, splits,
+                           lambda r, m: own_leaf_score(np.bincount(y[r], minlength=n_classes), m, score, leaf_cost),
+                           {} if cache is None else cache))
 
 
-def library_score(space: SubtreeSpace, shape) -> float:
-    """The library's score: ``space.leaf_scores`` summed over the shape's leaves."""
+def library_score(space: SubtreeSpace, shape, cache=None) -> float:
+    """The library's score: ``space.leaf_scores`` summed over the shape's leaves
+    (``cache``: see :func:`leaf_values`; one per space)."""
     rows = np.arange(space.codes.shape[0])
-    return sum(
-        float(space.leaf_scores(space.counts(r), m))
-        for r, m in leaves_of(shape, space.codes, rows, space.domains, space.categorical_splits)
-    )
+    return sum(leaf_values(shape, space.codes, rows, space.domains, space.categorical_splits,
+                           lambda r, m: float(space.leaf_scores(space.counts(r), m)), {} if cache is None else cache))
 
 
 def brute_log_weights(space: SubtreeSpace, shapes, depth: int) -> np.ndarray:
     """``log μ(T) + η score(T)`` of every shape, from the independent model."""
     d, splits = space.domains, space.categorical_splits
+    cache: dict = {}
     return np.array([
         log_mu(s, d, frozenset(), depth, space.allow_leaves, splits, space.leaf_prior)
-        + space.eta * own_score(s, space.codes, space.y, space.n_classes, d, splits, space.score, space.leaf_cost)
+        + space.eta * own_score(s, space.codes, space.y, space.n_classes, d, splits, space.score, space.leaf_cost,
+                                cache)
         for s in shapes
     ])
 
@@ -214,9 +220,12 @@ def sampler_log_prob(space: SubtreeSpace, shape, rows, remaining, used=frozenset
                      cache=None) -> float:
     """``log P`` that :func:`exact_subtree` draws ``shape``: the product of the choice
     probabilities ``softmax(leaf, splits)`` it uses at every node on the way
-    (``cache``: the nodes' ``choice_weights``, shared between shapes)."""
+    (``cache``: the nodes' ``choice_weights`` and each subtree's value at a node, shared
+    between shapes: the enumerated shapes share most of their subtrees)."""
     cache = {} if cache is None else cache
     key = (remaining, used, missing_branch, rows.tobytes())
+    if (shape, key) in cache:
+        return cache[shape, key]
     if key not in cache:
         leaf, options, weights = space.choice_weights(rows, remaining, used, missing_branch)
         logits = np.concatenate(([leaf], weights))
@@ -224,17 +233,19 @@ def sampler_log_prob(space: SubtreeSpace, shape, rows, remaining, used=frozenset
     leaf, options, weights, norm = cache[key]
     if not options:
         assert shape is None
-        return 0.0
-    if shape is None:
-        return leaf - norm
-    option = (shape[0], shape[1])
-    total = float(weights[options.index(option)]) - norm
-    d, splits = space.domains, space.categorical_splits
-    child = child_index(space.codes[rows], d, option, splits)
-    cu = child_used(d, used, option, splits)
-    last = len(shape[2]) - 1
-    for c, sub in enumerate(shape[2]):
-        total += sampler_log_prob(space, sub, rows[child == c], remaining - 1, cu, c == last, cache)
+        total = 0.0
+    elif shape is None:
+        total = leaf - norm
+    else:
+        option = (shape[0], shape[1])
+        total = float(weights[options.index(option)]) - norm
+        d, splits = space.domains, space.categorical_splits
+        child = child_index(space.codes[rows], d, option, splits)
+        cu = child_used(d, used, option, splits)
+        last = len(shape[2]) - 1
+        for c, sub in enumerate(shape[2]):
+            total += sampler_log_prob(space, sub, rows[child == c], remaining - 1, cu, c == last, cache)
+    cache[shape, key] = total
     return total
 
 
@@ -289,7 +300,8 @@ def score_changes(domains, splits, shapes, codes, y, n_classes, row, label, scor
     """Score change of every shape when ``row`` (class ``label``) is added."""
     before = make_space(codes, y, n_classes, domains, score=score, splits=splits)
     after = make_space(np.vstack([codes, row]), np.append(y, label), n_classes, domains, score=score, splits=splits)
-    return np.array([library_score(after, s) - library_score(before, s) for s in shapes])
+    caches: tuple[dict, dict] = ({}, {})
+    return np.array([library_score(after, s, caches[0]) - library_score(before, s, caches[1]) for s in shapes])
 
 
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))

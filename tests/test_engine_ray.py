@@ -29,7 +29,9 @@ from dprm.privacy import Accountant, SeededNoise
 
 from test_cli import run
 
-pytestmark = pytest.mark.ray
+# One xdist worker runs the Ray modules (this, test_engine_ray_cluster.py and test_evaluate_engine.py; make test: --dist
+# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 
 psutil = pytest.importorskip("psutil")
 ray_engine = pytest.importorskip("dprm.engine.ray_engine")
@@ -70,6 +72,19 @@ def _document(miner_class, data, **parameters) -> str:
     document = miner.document()
     return json.dumps({"document": document, "ledger": [str(e) for e in accountant.ledger]}, sort_keys=True,
                       default=str)
+
+
+@pytest.fixture(scope="module")
+def in_process() -> dict:
+    """The in-process documents of the module's runs, computed once for both shard counts."""
+    return {}
+
+
+def _once(cache: dict, key, compute) -> str:
+    """``cache[key]``, computed by ``compute()`` the first time (seeded runs: the same every time)."""
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
 
 
 def _inet_sockets(process) -> list:
@@ -137,18 +152,20 @@ def planted_engine(request, ray_session, planted_files):
     (SerenadeCS, {"initial_pairs": 3, "extensions": 2}),
 ])
 def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
-                                                                            parameters) -> None:
+                                                                            parameters, in_process) -> None:
     left, right, options = _mammals()
-    local = _document(miner_class, load_two_view(left, right, **options), **parameters)
+    local = _once(in_process, ("mammals", miner_class, repr(parameters)),
+                  lambda: _document(miner_class, load_two_view(left, right, **options), **parameters))
     assert mammals_engine.n_rows == 2575
     assert _document(miner_class, mammals_engine, **parameters) == local
 
 
 @pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
 def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(planted_engine, planted_files,
-                                                                                 miner_class) -> None:
+                                                                                 miner_class, in_process) -> None:
     left, right, types = planted_files
-    local = _document(miner_class, load_two_view(left, right, types=types), initial_pairs=4, extensions=3)
+    local = _once(in_process, ("planted", miner_class, "4-3"), lambda: _document(
+        miner_class, load_two_view(left, right, types=types), initial_pairs=4, extensions=3))
     pids = [r["pid"] for r in planted_engine.shard_resources()]
     assert len(set(pids)) == planted_engine.n_shards  # one process per shard
     assert _document(miner_class, planted_engine, initial_pairs=4, extensions=3) == local
@@ -167,9 +184,10 @@ TREE_MINERS = [
 @pytest.mark.parametrize("miner_class, parameters", TREE_MINERS,
                          ids=["mcmc-tree-pair", "mcmc-tree-pair-scored", "alt-expm", "alt-mcmc"])
 def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
-                                                                          parameters) -> None:
+                                                                          parameters, in_process) -> None:
     left, right, options = _mammals()
-    local = _document(miner_class, load_two_view(left, right, **options), **parameters)
+    local = _once(in_process, ("mammals", miner_class, repr(parameters)),
+                  lambda: _document(miner_class, load_two_view(left, right, **options), **parameters))
     assert _document(miner_class, mammals_engine, **parameters) == local
     assert json.loads(local)["document"]["redescriptions"]
 
@@ -177,9 +195,11 @@ def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammal
 @pytest.mark.parametrize("miner_class, parameters", TREE_MINERS,
                          ids=["mcmc-tree-pair", "mcmc-tree-pair-scored", "alt-expm", "alt-mcmc"])
 def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(planted_engine, planted_files,
-                                                                              miner_class, parameters) -> None:
+                                                                              miner_class, parameters,
+                                                                              in_process) -> None:
     left, right, types = planted_files
-    local = _document(miner_class, load_two_view(left, right, types=types), **parameters)
+    local = _once(in_process, ("planted", miner_class, repr(parameters)),
+                  lambda: _document(miner_class, load_two_view(left, right, types=types), **parameters))
     assert _document(miner_class, planted_engine, **parameters) == local
     assert json.loads(local)["document"]["redescriptions"]
 
@@ -222,11 +242,13 @@ def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, pl
         assert engine.schema.left["colour"].domain == local_data.left["colour"].domain
         assert engine.schema.right.attributes[0].domain == local_data.right.attributes[0].domain
         sharded = _document(SerenadeES, engine, initial_pairs=4, extensions=4)
-        # numeric initial targets binned over bounds read off the data (the shards' merged bounds)
-        trees = _document(MCMCTreePair, engine, init_trials=4, mcmc_iterations=300, depth=3, targets="uniform")
+        # numeric initial targets binned over bounds read off the data (the shards' merged bounds);
+        # two pairs of trees (four took ten times the CPU: the extractions' selection bands)
+        trees = _document(MCMCTreePair, engine, init_trials=2, mcmc_iterations=300, depth=3, targets="uniform")
     assert sharded == local
-    assert trees == _document(MCMCTreePair, local_data, init_trials=4, mcmc_iterations=300, depth=3,
+    assert trees == _document(MCMCTreePair, local_data, init_trials=2, mcmc_iterations=300, depth=3,
                               targets="uniform")
+    assert json.loads(trees)["document"]["redescriptions"]  # not two empty runs
     assert "come from data, not declared bounds" in trees
 
 
@@ -318,18 +340,20 @@ def _baseline_document(miner_class, data, **parameters) -> str:
 
 @pytest.mark.parametrize("miner_class, parameters", BASELINES, ids=BASELINE_IDS)
 def test_non_private_baselines_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
-                                                                                   parameters) -> None:
+                                                                                   parameters, in_process) -> None:
     left, right, options = _mammals()
-    local = _baseline_document(miner_class, load_two_view(left, right, **options), **parameters)
+    local = _once(in_process, ("baseline", "mammals", miner_class, repr(parameters)),
+                  lambda: _baseline_document(miner_class, load_two_view(left, right, **options), **parameters))
     assert _baseline_document(miner_class, mammals_engine, **parameters) == local
     assert json.loads(local)["redescriptions"]
 
 
 @pytest.mark.parametrize("miner_class, parameters", BASELINES, ids=BASELINE_IDS)
 def test_non_private_baselines_give_the_same_output_on_ray_as_in_process_on_planted_data(
-        planted_engine, planted_files, miner_class, parameters) -> None:
+        planted_engine, planted_files, miner_class, parameters, in_process) -> None:
     left, right, types = planted_files
-    local = _baseline_document(miner_class, load_two_view(left, right, types=types), **parameters)
+    local = _once(in_process, ("baseline", "planted", miner_class, repr(parameters)),
+                  lambda: _baseline_document(miner_class, load_two_view(left, right, types=types), **parameters))
     assert _baseline_document(miner_class, planted_engine, **parameters) == local
     assert json.loads(local)["redescriptions"]
 
@@ -350,12 +374,13 @@ def numeric_files(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("n_shards", [2, 3])
 def test_non_private_baselines_give_the_same_output_on_ray_on_numeric_views_on_both_sides(
-        ray_session, numeric_files, n_shards) -> None:
+        ray_session, numeric_files, n_shards, in_process) -> None:
     left, right = numeric_files
     data = load_two_view(left, right)
     with ray_engine.RayEngine(ShardSpec.of(left, right), shards=n_shards) as engine:
         for miner_class, parameters in BASELINES[:3]:
-            local = _baseline_document(miner_class, data, **parameters)
+            local = _once(in_process, ("baseline", "numeric", miner_class, repr(parameters)),
+                          lambda: _baseline_document(miner_class, data, **parameters))
             assert _baseline_document(miner_class, engine, **parameters) == local, miner_class.__name__
             assert json.loads(local)["redescriptions"]
         expected = [LiteralTable(view, mode="data", max_splits=12).index.thresholds for view in data.views]

@@ -24,7 +24,9 @@ import pytest
 
 from dprm.datasets import make_planted
 
-pytestmark = pytest.mark.ray
+# One xdist worker runs the Ray modules (this, test_engine_ray.py and test_evaluate_engine.py; make test: --dist
+# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 psutil = pytest.importorskip("psutil")
 if importlib.util.find_spec("ray") is None:  # not imported here: dprm imports it with its environment
     pytest.skip("Ray is not installed (the ray extra)", allow_module_level=True)

@@ -23,7 +23,9 @@ from dprm.evaluation.true_statistics import true_statistics
 from test_cli import assert_one_error_line, run
 from test_engine_ray import _mammals, planted_files, ray_engine, ray_session  # noqa: F401 - fixtures
 
-pytestmark = pytest.mark.ray
+# One xdist worker runs the Ray modules (this, test_engine_ray.py and test_engine_ray_cluster.py; make test: --dist
+# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 
 #: The run block's entries that say how and where a run ran, not what it released.
 MACHINE = ("seconds", "peak_mb", "engine")

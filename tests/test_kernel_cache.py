@@ -16,7 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from test_cli import run
+
 DPRM = [sys.executable, "-m", "dprm"]
+
+# One xdist worker runs this module and test_precompiled.py (make test: --dist loadgroup): both
+# wait for the session's `dprm warm-cache` build, which would otherwise hold up both workers.
+pytestmark = pytest.mark.xdist_group("warm-cache")
 
 
 def _cache_files(directory: Path) -> set[Path]:
@@ -58,14 +64,21 @@ def test_load_cached_loads_without_running(warmed) -> None:
     assert max(overloads.values()) >= 2  # the chain kernels at both widths of the literal codes: 1 and 2 bytes
 
 
+@pytest.fixture(scope="module")
+def planted_files(tmp_path_factory) -> Path:
+    """The runs' data, made once for the module (``dprm datasets make-planted`` in-process: no kernel)."""
+    data = tmp_path_factory.mktemp("kernel-cache") / "data"
+    code, _, err = run(["datasets", "make-planted", data, "--rows", "1500", "--seed", "3", "--left-numeric", "3",
+                        "--right-boolean", "2"])
+    assert code == 0, err
+    return data
+
+
 @pytest.mark.parametrize("algorithm", ["mcmc-tree-pair", "alt-mcmc", "alt-expm"])
-def test_a_run_after_the_warm_up_compiles_nothing(warmed, tmp_path: Path, algorithm: str) -> None:
+def test_a_run_after_the_warm_up_compiles_nothing(warmed, planted_files, tmp_path: Path, algorithm: str) -> None:
     env, _ = warmed
     cache = Path(env["NUMBA_CACHE_DIR"])
-    data = tmp_path / "data"
-    subprocess.run(DPRM + ["datasets", "make-planted", str(data), "--rows", "1500", "--seed", "3",
-                           "--left-numeric", "3", "--right-boolean", "2"],
-                   env=env, check=True, capture_output=True, timeout=300)
+    data = planted_files
     before = _cache_files(cache)
     done = subprocess.run(DPRM + ["mine", str(data / "left.csv"), str(data / "right.csv"), "--types",
                                   str(data / "types.json"), "--algorithm", algorithm, "--epsilon", "1",

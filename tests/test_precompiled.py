@@ -18,8 +18,13 @@ import pytest
 
 from dprm import precompiled
 from dprm.trees import compiled
+from test_cli import run
 
 DPRM = [sys.executable, "-m", "dprm"]
+
+# One xdist worker runs this module and test_kernel_cache.py (make test: --dist loadgroup): both
+# wait for the session's `dprm warm-cache` build, which would otherwise hold up both workers.
+pytestmark = pytest.mark.xdist_group("warm-cache")
 
 
 @pytest.fixture
@@ -164,6 +169,16 @@ def test_large_chains_run_on_numba_s_kernels_which_release_the_gil(use_build) ->
     assert not isinstance(large, precompiled.Kernel) and large.targetoptions.get("nogil")
 
 
+@pytest.fixture(scope="module")
+def planted_files(tmp_path_factory) -> Path:
+    """The runs' data, made once for the module (``dprm datasets make-planted`` in-process)."""
+    data = tmp_path_factory.mktemp("precompiled") / "data"
+    code, _, err = run(["datasets", "make-planted", data, "--rows", "1200", "--seed", "4", "--left-numeric", "3",
+                        "--right-boolean", "2", "--missing", "0.05"])
+    assert code == 0, err
+    return data
+
+
 def _mine(tmp_path: Path, data: Path, algorithm: str, env: dict[str, str], name: str, *extra: str) -> tuple[bytes, str]:
     script = ("import sys; from dprm.cli.app import main\n"
               "try:\n    main(sys.argv[1:])\nexcept SystemExit as stop:\n    assert not stop.code, stop.code\n"
@@ -179,11 +194,9 @@ def _mine(tmp_path: Path, data: Path, algorithm: str, env: dict[str, str], name:
 
 @pytest.mark.parametrize("algorithm, extra", [("mcmc-tree-pair", ()), ("alt-mcmc", ("--max-splits", "300")),
                                               ("alt-expm", ()), ("mcmc-tree-pair", ("--mcmc-stop", "variance"))])
-def test_a_run_gives_the_same_document_without_importing_numba(warmed, built, tmp_path, algorithm, extra) -> None:
-    data = tmp_path / "data"
-    subprocess.run(DPRM + ["datasets", "make-planted", str(data), "--rows", "1200", "--seed", "4",
-                           "--left-numeric", "3", "--right-boolean", "2", "--missing", "0.05"],
-                   check=True, capture_output=True, timeout=300)
+def test_a_run_gives_the_same_document_without_importing_numba(warmed, built, planted_files, tmp_path, algorithm,
+                                                               extra) -> None:
+    data = planted_files
     env = warmed[0]
     with_build, imported = _mine(tmp_path, data, algorithm, env, "built", *extra)
     assert imported == "NUMBA False"

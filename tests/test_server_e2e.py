@@ -31,14 +31,24 @@ from dprm.server.database import Database  # noqa: E402
 from dprm.server.tables import charges, jobs, ledger  # noqa: E402
 from server_support import (DPRM, MAMMALS, MAMMALS_TYPES, Served, alive, children, require_mammals,  # noqa: E402
                             setup_server_db)
+from test_cli import run  # noqa: E402
 
 SMALL_JOB = {"init_trials": 1, "depth": 2}
 #: A job that runs for seconds on mammals (the killed worker's).
 LONG_JOB = {"init_trials": 8, "depth": 4, "mcmc_iterations": 200_000}
 
 
-def dprm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(DPRM + list(args), capture_output=True, text=True, timeout=300)
+def dprm(*args: str, check: bool = True, process: bool = True) -> subprocess.CompletedProcess:
+    """``dprm args`` in a real process, or with ``process=False`` in this one (test_cli's ``run``).
+
+    The owner's ``dprm admin`` commands run in-process (each process would pay dprm's
+    imports); the analysts' ``dprm remote`` commands are real processes talking to the server.
+    """
+    if process:
+        result = subprocess.run(DPRM + list(args), capture_output=True, text=True, timeout=300)
+    else:
+        code, out, err = run(list(args))
+        result = subprocess.CompletedProcess(["dprm", *args], code, out, err)
     if check and result.returncode != 0:
         raise AssertionError(f"dprm {' '.join(args)} failed ({result.returncode}): {result.stderr}")
     return result
@@ -48,15 +58,15 @@ def test_end_to_end_two_analysts_client_and_remote(tmp_path: Path) -> None:
     require_mammals()
     db = str(tmp_path / "server.db")
     added = dprm("admin", "--db", db, "dataset", "add", "mammals", str(MAMMALS / "left.csv"),
-                 str(MAMMALS / "right.csv"), "--types", str(MAMMALS_TYPES))
+                 str(MAMMALS / "right.csv"), "--types", str(MAMMALS_TYPES), process=False)
     assert "194 left and 48 right attributes" in added.stdout
     tokens = {}
     for name in ("alice", "bob"):
-        out = dprm("admin", "--db", db, "analyst", "add", name).stdout
+        out = dprm("admin", "--db", db, "analyst", "add", name, process=False).stdout
         assert len(out.splitlines()) == 1  # the token, alone on one line
         tokens[name] = out.strip()
         (tmp_path / f"{name}.token").write_text(tokens[name] + "\n")
-        dprm("admin", "--db", db, "budget", "set", name, "mammals", "3")
+        dprm("admin", "--db", db, "budget", "set", name, "mammals", "3", process=False)
     with Served(db, workers=1) as server:
         # -- the Python client, for both analysts
         jobs_of: dict[str, str] = {}
@@ -101,11 +111,11 @@ def test_end_to_end_two_analysts_client_and_remote(tmp_path: Path) -> None:
         with Client(server.url, tokens["bob"]) as bob:
             bob.wait(job_id.strip(), timeout=120)
     # -- the owner's ledger adds up: 0.5 + 0.25 + 0.5 + 0.25 (+ 0.1 for bob)
-    ledger_text = dprm("admin", "--db", db, "ledger").stdout
+    ledger_text = dprm("admin", "--db", db, "ledger", process=False).stdout
     assert "total alice on mammals: 1.5" in ledger_text and "total bob on mammals: 1.6" in ledger_text
-    budgets = dprm("admin", "--db", db, "budget", "list").stdout
+    budgets = dprm("admin", "--db", db, "budget", "list", process=False).stdout
     assert "alice    mammals  3      1.5    1.5" in budgets
-    audit = dprm("admin", "--db", db, "audit", "--limit", "1000").stdout
+    audit = dprm("admin", "--db", db, "audit", "--limit", "1000", process=False).stdout
     assert "budget_exceeded" in audit and "unknown_job" in audit
 
 

@@ -146,13 +146,27 @@ MINERS = {
 }
 
 
+@pytest.fixture(scope="module")
+def in_process() -> dict:
+    """The in-process documents of a module's runs, by (dataset, miner): computed once for every shard count."""
+    return {}
+
+
+def once(cache: dict, key, compute):
+    """``cache[key]``, computed by ``compute()`` the first time (the runs are seeded: the same each time)."""
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 @pytest.mark.parametrize("n_shards", [2, 3])
 @pytest.mark.parametrize("name", list(MINERS))
 @pytest.mark.parametrize("dataset", ["planted", "mammals"])
-def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset, request) -> None:
+def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset, request, in_process) -> None:
     data = request.getfixturevalue(dataset)
-    local = document(MINERS[name](), data)
-    assert document(MINERS[name](), InProcessEngine(data)) == local  # the in-process engine is the data itself
+    local, engine = once(in_process, (dataset, name), lambda: (document(MINERS[name](), data),
+                                                               document(MINERS[name](), InProcessEngine(data))))
+    assert engine == local  # the in-process engine is the data itself
     sharded = document(MINERS[name](), PartsEngine(data, n_shards))
     assert sharded == local
     assert json.loads(local)["document"]["redescriptions"] or name == "alt-expm"  # not two empty runs
@@ -188,10 +202,10 @@ def planted_numeric() -> TwoViewData:
 @pytest.mark.parametrize("n_shards", [2, 3, 4])
 @pytest.mark.parametrize("name", list(BASELINES))
 @pytest.mark.parametrize("dataset", ["planted", "planted_numeric", "mammals"])
-def test_sharded_baselines_give_the_in_process_output(name, n_shards, dataset, request) -> None:
+def test_sharded_baselines_give_the_in_process_output(name, n_shards, dataset, request, in_process) -> None:
     """ReReMi and CARTwheels: thresholds at data values merged from the parts, counts summed: the same output."""
     data = request.getfixturevalue(dataset)
-    local = baseline_document(BASELINES[name](), data)
+    local = once(in_process, ("baseline", dataset, name), lambda: baseline_document(BASELINES[name](), data))
     engine = PartsEngine(data, n_shards, seed=n_shards)
     assert baseline_document(BASELINES[name](), engine) == local
     assert json.loads(local)["redescriptions"]  # not two empty runs
@@ -199,10 +213,11 @@ def test_sharded_baselines_give_the_in_process_output(name, n_shards, dataset, r
         assert {"start_tree", "level_counts", "route", "finish_tree", "cell_table"} <= set(engine.opened.calls)
 
 
-def test_sharded_baselines_with_an_empty_shard_give_the_in_process_output(planted_numeric) -> None:
+def test_sharded_baselines_with_an_empty_shard_give_the_in_process_output(planted_numeric, in_process) -> None:
     """A shard without rows (more shards than row groups) summarises no values and counts nothing."""
     for name in ("reremi", "cartwheels"):
-        local = baseline_document(BASELINES[name](), planted_numeric)
+        local = once(in_process, ("baseline", "planted_numeric", name),
+                     lambda: baseline_document(BASELINES[name](), planted_numeric))
         engine = PartsEngine(planted_numeric, 2)
         engine.parts.insert(1, take(planted_numeric, np.array([], dtype=np.int64)))
         assert baseline_document(BASELINES[name](), engine) == local

@@ -31,6 +31,10 @@ if os.environ.get("DPRM_SKIP_BROWSER") == "1":
 
 from server_support import MAMMALS, MAMMALS_TYPES, ROOT, Served, require_mammals  # noqa: E402
 
+# One xdist worker runs this module (make test: --dist loadgroup): one served server and one
+# Chromium for all its tests, not one per worker.
+pytestmark = pytest.mark.xdist_group("browser")
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
