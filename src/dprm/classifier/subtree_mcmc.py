@@ -199,13 +199,13 @@ def mcmc_subtree(
 def _compiled_chain(space: SubtreeSpace, node: GrowNode, boundary: int, chain: MetropolisChain,
                     rng: np.random.Generator, steps: int, change_share: float) -> int:
     """:func:`mcmc_subtree`'s fixed-length chain in the compiled loop; the tree is written back to ``node``."""
-    from dprm.classifier import _chain_kernel as kernel
+    from dprm.classifier._chain_kernel import N_FIELDS, SCORE_GINI, SCORE_JOINT, SCORE_MAJORITY, run_subtree_chain
 
     n_classes = space.n_classes
     if not space.joint_labels and space.score == "majority":
-        mode = kernel.SCORE_MAJORITY
+        mode = SCORE_MAJORITY
     else:
-        mode = kernel.SCORE_JOINT if space.joint_labels else kernel.SCORE_GINI
+        mode = SCORE_JOINT if space.joint_labels else SCORE_GINI
     rows = np.ascontiguousarray(node.rows)
     fixed = space._numeric_options
     n_codes = np.asarray(space._n_codes, dtype=np.int64)
@@ -222,12 +222,12 @@ def _compiled_chain(space: SubtreeSpace, node: GrowNode, boundary: int, chain: M
     options = (len(fixed), cat_features, space._fixed_feature, space._fixed_value, used0, used0.copy())
     prior = space.leaf_prior if space.allow_leaves else 0.5  # unused without leaves
     priors = np.array([math.log(prior), math.log1p(-prior), math.log(GROW_LEAF), math.log1p(-GROW_LEAF)])
-    nodes = np.empty((1024, kernel.N_FIELDS), dtype=np.int64)
+    nodes = np.empty((1024, N_FIELDS), dtype=np.int64)
     nodes[0] = (-1, 0, -1, 0, node.depth, 0, rows.size, int(node.missing_branch), len(space.options(node.used)), -1)
     weights = np.empty(1024)
     weights[0] = space.node_leaf_weight(node)
     log_u = chain.log_uniforms(steps)
-    nodes, weights, root, accepted = kernel.run_subtree_chain(
+    nodes, weights, root, accepted = run_subtree_chain(
         nodes, weights, boundary, rng, log_u, float(change_share), (bool(space.allow_leaves), GROW_LEAF), data,
         buffers, leaf, options, priors)
     chain.record(steps, int(accepted))
