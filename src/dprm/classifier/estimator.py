@@ -133,7 +133,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     epsilon : float, default 1.0
         Privacy budget of the fit (ignored when ``accountant`` is given: then its
         remaining budget, at most ``epsilon``... see ``accountant``).
-    max_depth : int or "auto", default 5
+    max_depth : int or "auto", default "auto"
         Levels of splits at most (root at depth 0). ``"auto"``: 8 for
         ``variant="dprm"`` (the whole-tree release chooses its size below it), 5 for
         ``"paper"`` (:func:`~dprm.classifier.parameters.auto_max_depth`).
@@ -228,7 +228,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int | str = 5,
+        max_depth: int | str = "auto",
         embedding_depth: int | str = "auto",
         search: str = "auto",
         mcmc_steps: int | None = None,
