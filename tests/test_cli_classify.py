@@ -260,3 +260,16 @@ def test_declared_classes_are_fitted_when_the_rows_hold_one(tmp_path: Path) -> N
     assert document["classes"] == ["p", "q"] and document["privacy"]["private"] is True
     code, _, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--cv", "0"])
     assert code == 2 and "has only one class" in stderr
+
+
+def test_the_default_maximum_depth_is_auto_and_the_document_records_the_depth_used(learn, tmp_path: Path) -> None:
+    csv, types = learn
+    out = tmp_path / "model.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "2", "--types", types, "--cv", "0",
+                                "--output", out])
+    assert code == 0, stderr
+    assert "tree: maximum depth 8," in stdout  # auto: 8 with --variant dprm
+    assert json.loads(out.read_text())["parameters"]["max_depth"] == 8
+    code, _, stderr = run(["classify", csv, "--target", "y", "--epsilon", "2", "--types", types, "--cv", "0",
+                           "--max-depth", "deep"])
+    assert code != 0 and "--max-depth must be between 1 and 30 or 'auto'" in stderr

@@ -566,8 +566,8 @@ def test_every_keyword_has_one_spec_in_the_parameter_table() -> None:
 @pytest.mark.parametrize(("parameters", "message"), [
     ({"max_depth": 31}, "max_depth must be in [1, 30], got 31"),
     ({"max_depth": 2.0}, "max_depth must be an integer, got 2.0"),
-    ({"embedding_depth": 6}, "embedding_depth (6) must not exceed max_depth (5)"),
-    ({"embedding_depth": 0}, "embedding_depth must be in [1, 5], got 0"),
+    ({"embedding_depth": 9}, "embedding_depth (9) must not exceed max_depth (8)"),  # the default "auto": 8
+    ({"embedding_depth": 0}, "embedding_depth must be in [1, 8], got 0"),
     ({"search": "x"}, "search must be one of auto, exhaustive, mcmc, got 'x'"),
     ({"mcmc_steps": 0}, "mcmc_steps must be in [1, 10000000], got 0"),
     ({"min_samples_split": True}, "min_samples_split must be 'auto' or a number >= 0, got True"),

@@ -145,3 +145,37 @@ def test_the_default_keeps_the_documented_bound_against_the_majority_class() -> 
         return short
 
     assert shortfalls("auto") <= 10
+
+
+@pytest.mark.parametrize(("variant", "expected"), [("dprm", 8), ("paper", 5)])
+def test_max_depth_auto_is_the_measured_cap_and_spends_epsilon(vote, variant: str, expected: int) -> None:
+    """``max_depth="auto"``: 8 for dprm (the whole tree of depth 8 in one release after
+    the count), 5 for the paper; the ledger still sums to ``privacy_spent_`` and at most ε."""
+    from dprm.classifier.parameters import AUTO_MAX_DEPTH, auto_max_depth
+
+    X, y, categories, classes = vote
+    clf = DPDecisionTreeClassifier(epsilon=1.0, max_depth="auto", variant=variant, categories=categories,
+                                   classes=classes, random_state=2, mcmc_steps=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clf.fit(X, y)
+    assert clf.max_depth == "auto" and clf.max_depth_ == expected == auto_max_depth(variant)
+    assert AUTO_MAX_DEPTH == 8
+    if variant == "dprm":
+        assert clf.embedding_depth_ == expected
+        assert [e["step"] for e in clf.ledger_] in (["rows", "structure#1"], ["rows", "leaves"])
+        assert clf.privacy_spent_ == pytest.approx(1.0, abs=1e-12)
+    assert sum(e["epsilon"] for e in clf.ledger_) == pytest.approx(clf.privacy_spent_, abs=1e-12)
+    assert clf.privacy_spent_ <= 1.0 + 1e-12
+
+
+def test_max_depth_auto_is_checked_with_the_embedding_depth() -> None:
+    from dprm.errors import ParameterError
+
+    X = np.array([["a"], ["b"]] * 10, dtype=object)
+    y = np.array(["p", "q"] * 10)
+    with pytest.raises(ParameterError, match="embedding_depth"):
+        DPDecisionTreeClassifier(max_depth="auto", embedding_depth=9, categories=[["a", "b"]],
+                                 classes=["p", "q"]).fit(X, y)
+    with pytest.raises(ParameterError, match="max_depth"):
+        DPDecisionTreeClassifier(max_depth="deep", categories=[["a", "b"]], classes=["p", "q"]).fit(X, y)

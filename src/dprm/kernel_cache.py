@@ -46,6 +46,7 @@ KERNEL_MODULES: tuple[str, ...] = (
     "dprm.trees._histograms",
     "dprm.itemsets._candidate_kernels",
     "dprm.itemsets._kernels",
+    "dprm.classifier._chain_kernel",
 )
 
 

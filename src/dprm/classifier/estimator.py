@@ -133,8 +133,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     epsilon : float, default 1.0
         Privacy budget of the fit (ignored when ``accountant`` is given: then its
         remaining budget, at most ``epsilon``... see ``accountant``).
-    max_depth : int, default 5
-        Levels of splits at most (root at depth 0).
+    max_depth : int or "auto", default "auto"
+        Levels of splits at most (root at depth 0). ``"auto"``: 8 for
+        ``variant="dprm"`` (the whole-tree release chooses its size below it), 5 for
+        ``"paper"`` (:func:`~dprm.classifier.parameters.auto_max_depth`).
     embedding_depth : int or "auto", default "auto"
         Levels grown by one private computation; ``max_depth`` grows the whole tree
         in one. ``"auto"``: the whole tree for ``variant="dprm"``, 1 for ``"paper"``
@@ -199,6 +201,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         The search actually used ("exhaustive" or "mcmc"; "none" for the random split).
     embedding_depth_ : int
         The embedding depth actually used.
+    max_depth_ : int
+        The maximum depth used.
     release_ : str
         ``"tree"``, or ``"random split"`` where the small-budget rule chose it.
 
@@ -224,7 +228,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int = 5,
+        max_depth: int | str = "auto",
         embedding_depth: int | str = "auto",
         search: str = "auto",
         mcmc_steps: int | None = None,
@@ -321,6 +325,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.tree_ = tree
         self.search_ = search
         self.embedding_depth_ = d
+        self.max_depth_ = D
         self.release_ = release
         block = accountant.privacy_block(reasons=reasons, since=since)
         self.ledger_ = block["ledger"]

@@ -15,6 +15,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from dprm.classifier.encoding import CATEGORICAL
+
+#: Most classes of the compiled chain (:data:`dprm.classifier._chain_kernel.MAX_CLASSES`; not
+#: imported from there, which would import numba with the module).
+MAX_CLASSES = 128
 from dprm.classifier.subtree_search import GROW_LEAF, GrowNode, SubtreeSpace, split_node
 from dprm.privacy import MetropolisChain
 
@@ -50,6 +55,7 @@ def mcmc_subtree(
     buffer: int | None = None,
     threshold: float = 0.0,
     change_share: float = 0.0,
+    compiled: bool = True,
 ) -> int:
     """Grow ``node`` by a Metropolis–Hastings chain over its subtrees of depth ``<= depth``.
 
@@ -93,6 +99,10 @@ def mcmc_subtree(
         most ``threshold`` (a data-dependent stop).
     change_share : float
         Probability of a change step (0: the paper's chain).
+    compiled : bool
+        Run a fixed-length chain in the compiled loop
+        (:func:`dprm.classifier._chain_kernel.run_subtree_chain`: the same chain, the
+        same draws); False: this Python loop (also used for the variance stop).
 
     Returns
     -------
@@ -100,6 +110,8 @@ def mcmc_subtree(
         Steps made.
     """
     boundary = node.depth + depth
+    if compiled and buffer is None and steps > 0 and space.options(node.used) and space.n_classes <= MAX_CLASSES:
+        return _compiled_chain(space, node, boundary, chain, rng, steps, change_share)
     _grow_random(space, node, boundary, rng)
     score, _, _, n_changeable = space.subtree_terms(node, boundary)
     recent: list[float] = []
@@ -182,6 +194,72 @@ def mcmc_subtree(
         chain.record(made, accepted_total)
     _mark_final(space, node, boundary)
     return made
+
+
+def _compiled_chain(space: SubtreeSpace, node: GrowNode, boundary: int, chain: MetropolisChain,
+                    rng: np.random.Generator, steps: int, change_share: float) -> int:
+    """:func:`mcmc_subtree`'s fixed-length chain in the compiled loop; the tree is written back to ``node``."""
+    from dprm.classifier._chain_kernel import N_FIELDS, SCORE_GINI, SCORE_JOINT, SCORE_MAJORITY, run_subtree_chain
+
+    n_classes = space.n_classes
+    if not space.joint_labels and space.score == "majority":
+        mode = SCORE_MAJORITY
+    else:
+        mode = SCORE_JOINT if space.joint_labels else SCORE_GINI
+    rows = np.ascontiguousarray(node.rows)
+    fixed = space._numeric_options
+    n_codes = np.asarray(space._n_codes, dtype=np.int64)
+    kinds = np.array([d.kind == CATEGORICAL for d in space.domains], dtype=bool)
+    data = (space._columns, np.ascontiguousarray(space.y, dtype=np.intp), n_codes, kinds)
+    widest = max([3] + [int(n_codes[f]) + 1 for f, multiway in enumerate(space._categorical) if multiway])
+    buffers = (rows.copy(), np.empty_like(rows), np.empty(rows.size, dtype=np.int32),
+               np.zeros((widest, n_classes), dtype=np.int64), np.empty(n_classes))
+    leaf = (mode, float(space.eta), float(space.leaf_cost), math.log(n_classes))
+    used0 = np.zeros(len(space.domains), dtype=bool)
+    used0[list(node.used)] = True
+    cat_features = np.array([f for f, d in enumerate(space.domains) if space._categorical[f] and d.n_options],
+                            dtype=np.int64)
+    options = (len(fixed), cat_features, space._fixed_feature, space._fixed_value, used0, used0.copy())
+    prior = space.leaf_prior if space.allow_leaves else 0.5  # unused without leaves
+    priors = np.array([math.log(prior), math.log1p(-prior), math.log(GROW_LEAF), math.log1p(-GROW_LEAF)])
+    nodes = np.empty((1024, N_FIELDS), dtype=np.int64)
+    nodes[0] = (-1, 0, -1, 0, node.depth, 0, rows.size, int(node.missing_branch), len(space.options(node.used)), -1)
+    weights = np.empty(1024)
+    weights[0] = space.node_leaf_weight(node)
+    log_u = chain.log_uniforms(steps)
+    nodes, weights, root, accepted = run_subtree_chain(
+        nodes, weights, boundary, rng, log_u, float(change_share), (bool(space.allow_leaves), GROW_LEAF), data,
+        buffers, leaf, options, priors)
+    chain.record(steps, int(accepted))
+    _write_back(space, node, nodes, weights, root, buffers[0], boundary)
+    return steps
+
+
+def _write_back(space: SubtreeSpace, node: GrowNode, nodes: np.ndarray, weights: np.ndarray, root: int,
+                order: np.ndarray, boundary: int) -> None:
+    """The compiled chain's final tree as :class:`GrowNode` objects below ``node`` (``final`` marked)."""
+    from dprm.classifier._chain_kernel import HI, LO
+
+    stack = [(node, root)]
+    eta = space.eta
+    while stack:
+        current, i = stack.pop()
+        f, v, first, n_children = (int(x) for x in nodes[i, :4])
+        current._leaf_weight = (eta, float(weights[i]))
+        if f < 0:
+            current.option, current.children = None, []
+            current.final = current.depth < boundary or not space.options(current.used)
+            continue
+        option = (f, v)
+        used = space.child_used(current.used, option)
+        current.option, current.final = option, False
+        current.children = []
+        for c in range(n_children):
+            j = first + c
+            child = GrowNode(rows=order[nodes[j, LO]:nodes[j, HI]], depth=current.depth + 1,
+                             missing_branch=c == n_children - 1, used=used, _leaf_weight=(eta, float(weights[j])))
+            current.children.append(child)
+            stack.append((child, j))
 
 
 def chain_accept(chain: MetropolisChain, log_alpha: float) -> bool:

@@ -54,7 +54,9 @@ def classify(
     target: str = typer.Option(..., "--target", metavar="COL", show_default=False, help="The class column."),
     epsilon: float = typer.Option(..., "--epsilon", metavar="ε", show_default=False,
                                   help="Privacy budget of the fit (all of it by default; with an embedding depth below --max-depth, computations a tree never reaches are not charged)."),
-    max_depth: int = typer.Option(5, "--max-depth", metavar="D", help=f"Levels of splits at most (1 to {MAX_DEPTH})."),
+    max_depth: str = typer.Option("auto", "--max-depth", metavar="D|auto",
+                                  help=f"Levels of splits at most (1 to {MAX_DEPTH}; auto: 8 with --variant dprm, "
+                                       "5 with --variant paper)."),
     embedding_depth: str = typer.Option("auto", "--embedding-depth", metavar="d|auto",
                                         help="Levels grown by one private computation (at most --max-depth; "
                                              "= --max-depth grows the whole tree in one; auto: the whole tree "
@@ -80,7 +82,7 @@ def classify(
     target's categories). The cross-validated accuracy is printed after it: an
     evaluation for people who may see the data, outside the private release.
     """
-    embedding_depth = _check_options(epsilon, max_depth, embedding_depth, search, variant, cv, seed)
+    max_depth, embedding_depth = _check_options(epsilon, max_depth, embedding_depth, search, variant, cv, seed)
     outputs = Outputs(inputs=[learn, types])
     fitted: dict[str, Any] = {}
     outputs.add(output, lambda path: path.write_text(json.dumps(fitted["document"], indent=1, ensure_ascii=False,
@@ -103,6 +105,7 @@ def classify(
     # small-budget rule chose the release (an explicit depth turns the rule off)
     if clf.release_ == "tree" and "rows" not in [entry["step"] for entry in clf.ledger_]:
         parameters["embedding_depth"] = clf.embedding_depth_
+    parameters["max_depth"] = clf.max_depth_  # "auto" as the depth it chose: an explicit one reproduces it
     fitted["document"] = _document(clf, parameters, learn, target, seed)
     written = outputs.commit()
     for message in notes:
@@ -112,7 +115,7 @@ def classify(
     from dprm.classifier import export_text
 
     print_status(_privacy(clf), output, epsilon)
-    console.print(f"tree: maximum depth {max_depth}, embedding depth {clf.embedding_depth_}, "
+    console.print(f"tree: maximum depth {clf.max_depth_}, embedding depth {clf.embedding_depth_}, "
                   f"search {clf.search_}, variant {variant}, release {clf.release_}", soft_wrap=True)
     console.print(export_text(clf), soft_wrap=True, markup=False, highlight=False)
     for path in written:
@@ -121,14 +124,22 @@ def classify(
         _print_cv(parameters, categories, bounds, classes, seed, X, y, cv)
 
 
-def _check_options(epsilon: float, max_depth: int, embedding_depth: str, search: str, variant: str,
-                   cv: int, seed: int | None) -> int | str:
-    """Refuse bad options before any data is read; returns the embedding depth (an int or ``"auto"``)."""
+def _check_options(epsilon: float, max_depth: str, embedding_depth: str, search: str, variant: str,
+                   cv: int, seed: int | None) -> tuple[int | str, int | str]:
+    """Refuse bad options before any data is read; returns the maximum and embedding depths (ints or ``"auto"``)."""
+    from dprm.classifier.parameters import auto_max_depth
     from dprm.privacy.budget import check_epsilon_range
 
     check_epsilon_range(epsilon, "--epsilon")
-    if not 1 <= max_depth <= MAX_DEPTH:
-        raise ParameterError(f"--max-depth must be between 1 and {MAX_DEPTH}, not {max_depth}")
+    given: int | str = str(max_depth).strip()
+    if given != "auto":
+        try:
+            given = int(given)
+        except ValueError:
+            given = 0
+        if not 1 <= given <= MAX_DEPTH:
+            raise ParameterError(f"--max-depth must be between 1 and {MAX_DEPTH} or 'auto', not {max_depth}")
+    max_depth = auto_max_depth(variant) if given == "auto" else given  # for the embedding depth's check
     depth: int | str = str(embedding_depth).strip()
     if depth != "auto":
         try:
@@ -145,7 +156,7 @@ def _check_options(epsilon: float, max_depth: int, embedding_depth: str, search:
     if not (cv == 0 or 2 <= cv <= MAX_FOLDS):
         raise ParameterError(f"--cv must be 0 (no cross-validation) or between 2 and {MAX_FOLDS}, not {cv}")
     check_seed(seed)
-    return depth
+    return given, depth
 
 
 def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_bounds: str | None
