@@ -16,7 +16,8 @@ codes with dpmm's own mechanisms (privacy from dpmm: zCDP Gaussian measurements 
 marginals through OpenDP, exponential-mechanism selection, the zCDP ρ of (ε, δ) from
 its ``cdp_rho``), draws as many synthetic rows as the model's own noisy total (the
 real row count is never passed), and writes them as ``output`` (CSV, same header)
-and ``output + ".json"`` (dpmm's version, the seconds, the selected marginals).
+and ``output + ".json"`` (dpmm's version, the seconds, the selected marginals, each measurement's
+recorded noise scale).
 """
 
 from __future__ import annotations
@@ -49,8 +50,12 @@ def synthesize(request: dict) -> dict:
     synthetic = synthetic[list(codes.columns)].astype("int64")
     synthetic.to_csv(request["output"], index=False)
     cliques = [list(c) for c in (getattr(model.generator, "cliques", None) or [])]
+    # The noise scale dpmm records with each measured marginal (AIM: the Gaussian's σ
+    # itself; MST records its base σ, which each measurement divides by its weight).
+    measures = getattr(model.generator, "measures", None) or []
+    measured = [[list(m[3]), float(m[2])] for m in measures]
     facts = {"dpmm_version": version("dpmm"), "seconds": round(seconds, 3), "rows": int(len(synthetic)),
-             "cliques": cliques}
+             "cliques": cliques, "measured": measured}
     with open(request["output"] + ".json", "w", encoding="utf-8") as out:
         json.dump(facts, out)
     return facts
