@@ -137,8 +137,11 @@ STRUCTURES = ("parents", "dp-trees")
 #: What the fit releases (``fit_private_estimator(private_method=)``): ``"chain"`` (the
 #: default) the chain over the declared domains; ``"frequent-items"`` the one-way
 #: histograms first, then the chain over the domains of the items that can reach
-#: ``min_support`` (:mod:`dprm.itemsets.private_items`). Measured side by side (5 seeds,
-#: θ = 0.3, ``docs/itemsets.md``) neither wins everywhere, so the default stays the chain.
+#: ``min_support`` (:mod:`dprm.itemsets.private_items`); ``"mst"`` / ``"aim"`` one synthetic
+#: table from dpmm's MST / AIM in its own environment, (ε, δ)-DP, mined by FP-growth
+#: (:mod:`dprm.itemsets.private_synthetic`). Measured side by side (θ = 0.3,
+#: ``docs/itemsets.md``, fourth and fifth rounds) none wins on every table, so the default
+#: stays the chain (pure ε-DP, no separate environment).
 PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim")
 #: Most parents of a variable, and most cells of a table, over compressed domains.
 COMPRESSED_MAX_PARENTS = 3
