@@ -1,6 +1,6 @@
 """private_method="mst" / "aim": dpmm's synthetic table, charged before it runs, mined by FP-growth.
 
-Most tests replace the worker run (``dprm.evaluation.synthetic._synthesize``) by a
+Most tests replace the worker run (``dprm.privacy.dpmm.run_dpmm``) by a
 recorder that returns codes drawn from the request's domain, so they run in
 milliseconds and check what this side owns: the budget charged whole before the
 worker starts, the ledger adding up exactly, the request holding nothing but the codes
@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dprm.evaluation.synthetic as synthetic_module
+import dprm.privacy.dpmm as dpmm_module
 from dprm.errors import ParameterError
-from dprm.evaluation.synthetic import SyntheticUnavailable
+from dprm.privacy.dpmm import SyntheticUnavailable
 from dprm.itemsets.private import fit_private_estimator
 from dprm.itemsets.private_synthetic import (DEFAULT_DELTA, SEEDED_SYNTHETIC_REASON, SYNTHETIC_GUARANTEE, cdp_delta,
                                              cdp_rho, mst_sigma, noise_scales)
@@ -62,7 +62,7 @@ def fake(monkeypatch, tmp_path):
     python.write_text("")
     monkeypatch.setenv("DPRM_DPMM_PYTHON", str(python))
     worker = FakeWorker()
-    monkeypatch.setattr(synthetic_module, "_synthesize", worker)
+    monkeypatch.setattr(dpmm_module, "run_dpmm", worker)
     return worker
 
 

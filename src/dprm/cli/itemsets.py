@@ -484,7 +484,8 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
         low, high = noise["gaussian_min"], noise["gaussian_max"]
         spread = f"±{low:.3g} rows" if math.isclose(low, high) else f"±{low:.3g} to ±{high:.3g} rows"
         console.print(f"noise ({parameters['private_method']}; Gaussian scale, zCDP, "
-                      f"δ = {parameters['dp_delta']:g}): {plural(noise['marginals'], 'measured marginal')} {spread}; the supports are those of "
+                      f"δ = {parameters['dp_delta']:g}): {plural(noise['marginals'], 'measured marginal')} {spread}; "
+                      "the supports are those of "
                       f"{parameters['synthetic_rows']} synthetic rows (post-processing, no interval)", soft_wrap=True)
     sensitive = parameters["sensitive"]
     if sensitive:

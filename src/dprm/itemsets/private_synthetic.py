@@ -12,8 +12,8 @@ How it runs
 -----------
 dpmm pins numpy 1.26, pandas 2.1 and OpenDP 0.12, which cannot be installed beside
 dprm's, so the release runs in the separate environment of the synthetic-data baseline
-(:func:`dprm.evaluation.synthetic.dpmm_python`: ``$DPRM_DPMM_PYTHON`` or
-``.venv-dpmm``) through :mod:`dprm.evaluation.dpmm_worker`. The worker is given the
+(:func:`dprm.privacy.dpmm.dpmm_python`: ``$DPRM_DPMM_PYTHON`` or
+``.venv-dpmm``) through :mod:`dprm.privacy.dpmm_worker`. The worker is given the
 codes of the rows (one column per variable, a value's code its position among the
 variable's **declared** categories) and the domain sizes (public); it is never given
 the number of rows, and draws as many synthetic rows as the model's own noisy total.
@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dprm.privacy import Accountant
+from dprm.privacy import Accountant, dpmm
 
 __all__ = ["SYNTHETIC_METHODS", "DEFAULT_DELTA", "SYNTHETIC_GUARANTEE", "SEEDED_SYNTHETIC_REASON",
            "SyntheticRelease", "release_synthetic", "cdp_delta", "cdp_rho", "mst_sigma", "noise_scales"]
@@ -66,7 +66,8 @@ DEFAULT_DELTA = 1e-9
 #: The guarantee label of an unseeded release over declared domains.
 SYNTHETIC_GUARANTEE = "approx-dp; floating-point selection"
 #: Why a seeded release is not private (dpmm's own randomness is then reproducible).
-SEEDED_SYNTHETIC_REASON = "seeded: dpmm's selection, noise and sampling use numpy's RandomState seeded from the run's seed"
+SEEDED_SYNTHETIC_REASON = ("seeded: dpmm's selection, noise and sampling use numpy's RandomState seeded from "
+                           "the run's seed")
 #: dpmm's iterations of Private-PGM (fewer than the baseline's 1,000: the supports of a
 #: few columns settle long before; measured on tic-tac-toe and mushroom, docs/itemsets.md).
 N_ITERS = 300
@@ -206,21 +207,19 @@ def release_synthetic(codes: np.ndarray, sizes: Sequence[int], epsilon: Fraction
 
     Raises
     ------
-    dprm.evaluation.synthetic.SyntheticUnavailable
+    dprm.privacy.dpmm.SyntheticUnavailable
         dpmm's environment is missing (before anything is charged).
     dprm.errors.DprmError
         dpmm failed or ran out of time (the budget is then spent).
     """
-    from dprm.evaluation.synthetic import _synthesize, dpmm_python  # the baseline's runner (heavy imports)
-
     model = SYNTHETIC_METHODS[method]
-    python = dpmm_python()  # refuses with a one-line error before anything is charged
+    python = dpmm.dpmm_python(f"private_method={method!r}")  # refuses with a one-line error before anything is charged
     accountant.charge(epsilon, step, f"dpmm {model.upper()} (Gaussian marginals, exponential selection; "
                                      f"zCDP converted to (ε, δ = {delta:g}))", guarantee=guarantee)
     frame = pd.DataFrame(np.asarray(codes, dtype=np.int64), columns=[f"c{j}" for j in range(len(sizes))])
     domain = {f"c{j}": int(s) for j, s in enumerate(sizes)}
     with tempfile.TemporaryDirectory(prefix="dprm-itemsets-") as work:
-        synthetic, facts = _synthesize(model, frame, domain, python=python, work=Path(work), epsilon=float(epsilon),
+        synthetic, facts = dpmm.run_dpmm(model, frame, domain, python=python, work=Path(work), epsilon=float(epsilon),
                                        delta=delta, seed=seed, n_iters=n_iters, timeout=timeout)
     noise = noise_scales(model, facts, float(epsilon), delta, len(sizes))
     return SyntheticRelease(synthetic[list(frame.columns)].to_numpy(np.int64), facts, noise)

@@ -1,6 +1,6 @@
-"""The synthesizer's side of the synthetic-data baseline: dpmm's MST or AIM on a table of codes.
+"""dpmm's side of a synthetic table (the baseline's and the itemsets' mst / aim): MST or AIM on a table of codes.
 
-Run by :mod:`dprm.evaluation.synthetic` with the Python of the separate environment
+Run by :func:`dprm.privacy.dpmm.run_dpmm` with the Python of the separate environment
 that holds dpmm 0.1.9 and its pinned dependencies (``.venv-dpmm``, made by ``make``
 from ``requirements-dpmm.lock``): dpmm pins numpy 1.26, pandas 2.1 and OpenDP 0.12,
 which cannot live beside dprm's own. It imports nothing of dprm, only the standard
