@@ -1,6 +1,6 @@
 """private_method="mst" / "aim": dpmm's synthetic table, charged before it runs, mined by FP-growth.
 
-Most tests replace the worker run (``dprm.privacy.dpmm.run_dpmm``) by a
+Most tests replace the worker run (``dprm.privacy.dpmm_runner.run_dpmm``) by a
 recorder that returns codes drawn from the request's domain, so they run in
 milliseconds and check what this side owns: the budget charged whole before the
 worker starts, the ledger adding up exactly, the request holding nothing but the codes
@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dprm.privacy.dpmm as dpmm_module
+import dprm.privacy.dpmm_runner as dpmm_module
 from dprm.errors import ParameterError
-from dprm.privacy.dpmm import SyntheticUnavailable
+from dprm.privacy.dpmm_runner import SyntheticUnavailable
 from dprm.itemsets.private import fit_private_estimator
 from dprm.itemsets.private_synthetic import (DEFAULT_DELTA, SEEDED_SYNTHETIC_REASON, SYNTHETIC_GUARANTEE, cdp_delta,
                                              cdp_rho, mst_sigma, noise_scales)

@@ -21,7 +21,7 @@ miner. :func:`run_synthetic` does exactly that, as the algorithms
    run on OpenDP 0.16: ``atom_domain`` now needs ``nan=False``, and on SciPy 1.17 its
    ``lsmr`` call fails). ``make`` builds ``.venv-dpmm`` from ``requirements-dpmm.lock``
    (hashes); :func:`dpmm_python` finds it. The codes go there as a CSV file and
-   :mod:`dprm.privacy.dpmm_worker` (run as a script; :mod:`dprm.privacy.dpmm`) fits ``MSTGM`` or ``AIMGM``
+   :mod:`dprm.privacy.dpmm_worker` (run as a script; :mod:`dprm.privacy.dpmm_runner`) fits ``MSTGM`` or ``AIMGM``
    with the rest of ε and δ, and draws as many synthetic rows as the model's own
    noisy total.
 3. **Back to values**: a numeric code ``k`` becomes the cell's upper end ``t[k]``
@@ -67,8 +67,8 @@ from dprm.errors import ParameterError
 from dprm.mining.private_grids import GRID_CHOICES, choosable, choose_grids, grid_bounds, grid_note
 from dprm.params import Param
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
-from dprm.privacy.dpmm import DPMM_PYTHON_VARIABLE, DPMM_VERSION, SyntheticUnavailable, dpmm_python, run_dpmm
-from dprm.privacy.dpmm import INSTALL as _INSTALL
+from dprm.privacy.dpmm_runner import DPMM_PYTHON_VARIABLE, DPMM_VERSION, SyntheticUnavailable, dpmm_python, run_dpmm
+from dprm.privacy.dpmm_runner import INSTALL as _INSTALL
 from dprm.privacy.accountant import NEIGHBOURING, SEEDED_REASON
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import make_document

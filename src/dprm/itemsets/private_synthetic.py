@@ -12,7 +12,7 @@ How it runs
 -----------
 dpmm pins numpy 1.26, pandas 2.1 and OpenDP 0.12, which cannot be installed beside
 dprm's, so the release runs in the separate environment of the synthetic-data baseline
-(:func:`dprm.privacy.dpmm.dpmm_python`: ``$DPRM_DPMM_PYTHON`` or
+(:func:`dprm.privacy.dpmm_runner.dpmm_python`: ``$DPRM_DPMM_PYTHON`` or
 ``.venv-dpmm``) through :mod:`dprm.privacy.dpmm_worker`. The worker is given the
 codes of the rows (one column per variable, a value's code its position among the
 variable's **declared** categories) and the domain sizes (public); it is never given
@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dprm.privacy import Accountant, dpmm
+from dprm.privacy import Accountant, dpmm_runner
 
 __all__ = ["SYNTHETIC_METHODS", "DEFAULT_DELTA", "SYNTHETIC_GUARANTEE", "SEEDED_SYNTHETIC_REASON",
            "SyntheticRelease", "release_synthetic", "cdp_delta", "cdp_rho", "mst_sigma", "noise_scales"]
@@ -207,19 +207,19 @@ def release_synthetic(codes: np.ndarray, sizes: Sequence[int], epsilon: Fraction
 
     Raises
     ------
-    dprm.privacy.dpmm.SyntheticUnavailable
+    dprm.privacy.dpmm_runner.SyntheticUnavailable
         dpmm's environment is missing (before anything is charged).
     dprm.errors.DprmError
         dpmm failed or ran out of time (the budget is then spent).
     """
     model = SYNTHETIC_METHODS[method]
-    python = dpmm.dpmm_python(f"private_method={method!r}")  # refuses with a one-line error before anything is charged
+    python = dpmm_runner.dpmm_python(f"private_method={method!r}")  # refuses with a one-line error before anything is charged
     accountant.charge(epsilon, step, f"dpmm {model.upper()} (Gaussian marginals, exponential selection; "
                                      f"zCDP converted to (ε, δ = {delta:g}))", guarantee=guarantee)
     frame = pd.DataFrame(np.asarray(codes, dtype=np.int64), columns=[f"c{j}" for j in range(len(sizes))])
     domain = {f"c{j}": int(s) for j, s in enumerate(sizes)}
     with tempfile.TemporaryDirectory(prefix="dprm-itemsets-") as work:
-        synthetic, facts = dpmm.run_dpmm(model, frame, domain, python=python, work=Path(work), epsilon=float(epsilon),
+        synthetic, facts = dpmm_runner.run_dpmm(model, frame, domain, python=python, work=Path(work), epsilon=float(epsilon),
                                        delta=delta, seed=seed, n_iters=n_iters, timeout=timeout)
     noise = noise_scales(model, facts, float(epsilon), delta, len(sizes))
     return SyntheticRelease(synthetic[list(frame.columns)].to_numpy(np.int64), facts, noise)

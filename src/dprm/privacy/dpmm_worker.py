@@ -1,6 +1,6 @@
 """dpmm's side of a synthetic table (the baseline's and the itemsets' mst / aim): MST or AIM on a table of codes.
 
-Run by :func:`dprm.privacy.dpmm.run_dpmm` with the Python of the separate environment
+Run by :func:`dprm.privacy.dpmm_runner.run_dpmm` with the Python of the separate environment
 that holds dpmm 0.1.9 and its pinned dependencies (``.venv-dpmm``, made by ``make``
 from ``requirements-dpmm.lock``): dpmm pins numpy 1.26, pandas 2.1 and OpenDP 0.12,
 which cannot live beside dprm's own. It imports nothing of dprm, only the standard
@@ -23,9 +23,15 @@ recorded noise scale).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from importlib.metadata import version
+
+# Run as a script, this file's folder (dprm's privacy package) heads sys.path: drop it so
+# that none of dprm's module names shadows a module dpmm, numpy or pandas imports.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
 
 def synthesize(request: dict) -> dict:
