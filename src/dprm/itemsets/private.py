@@ -140,8 +140,8 @@ STRUCTURES = ("parents", "dp-trees")
 #: ``min_support`` (:mod:`dprm.itemsets.private_items`); ``"mst"`` / ``"aim"`` one synthetic
 #: table from dpmm's MST / AIM in its own environment, (ε, δ)-DP, mined by FP-growth
 #: (:mod:`dprm.itemsets.private_synthetic`). Measured side by side (θ = 0.3,
-#: ``docs/itemsets.md``, fifth round) ``"mst"`` has the higher TPR at ε = 1 on mushroom,
-#: nmes, tic-tac-toe and vote (one or two seeds), but the default stays the chain: it is
+#: ``docs/itemsets.md``, fifth round) ``"mst"``'s TPR at ε = 1 is higher on nmes and vote,
+#: level on mushroom and tic-tac-toe (one or two seeds), but the default stays the chain: it is
 #: pure ε-DP and needs no separate environment, MST's table is (ε, δ)-DP, and at ε = 0.1
 #: on vote (435 rows) MST reports 16 times as many false itemsets as true ones.
 PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim")
