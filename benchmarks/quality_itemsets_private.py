@@ -20,7 +20,8 @@ medicaid; ``../shared/data/nmes1988/left.csv``).
 ``"aim"``: dpmm's MST or AIM in its own environment, ``DPRM_DPMM_PYTHON``, then
 FP-growth on the synthetic rows at every θ; one synthetic table per ε and seed), side
 by side with the chain's; ``--synthetic-timeout`` caps each synthesizer run (a run past
-it is printed as ``timeout``).
+it prints dpmm's message instead of rates). For them the ``fit cpu`` column adds the
+synthesizer's wall seconds (its own process) to this process's CPU seconds.
 
 Usage::
 
