@@ -16,6 +16,13 @@ per θ). ``nmes`` is the public NMES 1988 table's categorical columns (4,406 row
 10: health, chronic, adl, region, afam, gender, married, employed, insurance,
 medicaid; ``../shared/data/nmes1988/left.csv``).
 
+``--methods mst,aim`` adds the DP synthetic-data methods (``private_method="mst"`` /
+``"aim"``: dpmm's MST or AIM in its own environment, ``DPRM_DPMM_PYTHON``, then
+FP-growth on the synthetic rows at every θ; one synthetic table per ε and seed), side
+by side with the chain's; ``--synthetic-timeout`` caps each synthesizer run (a run past
+it prints dpmm's message instead of rates). For them the ``fit cpu`` column adds the
+synthesizer's wall seconds (its own process) to this process's CPU seconds.
+
 Usage::
 
     python benchmarks/quality_itemsets_private.py [--datasets mushroom,vote,tic-tac-toe,ibm,nmes]
@@ -28,6 +35,7 @@ import argparse
 import math
 import warnings
 
+from dprm.errors import DprmError
 from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from dprm.itemsets.ison import run_ison
 from dprm.itemsets.private import fit_private_estimator
@@ -55,7 +63,9 @@ def main() -> None:
     parser.add_argument("--thetas", default="0.2,0.3")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--max-seconds", type=float, default=120.0)
-    parser.add_argument("--methods", default="chain", help="private methods of the parents structure")
+    parser.add_argument("--methods", default="chain", help="private methods of the parents structure "
+                                                           "(chain, frequent-items, mst, aim)")
+    parser.add_argument("--synthetic-timeout", type=float, default=1800.0, help="seconds per mst / aim run")
     parser.add_argument("--max-parents", default="default", help="parents per variable of the parents structure "
                                                            "(comma-separated to compare: 1 is a Chow-Liu-like tree; "
                                                            "default: the method's)")
@@ -74,24 +84,34 @@ def main() -> None:
             for eps in (float(e) for e in args.epsilons.split(",")):
                 for seed in (int(s) for s in args.seeds.split(",")):
                     for theta in thetas:
-                        if method == "chain" and theta != thetas[0]:
-                            continue  # one chain serves every theta
+                        one_fit = method != "frequent-items"  # one chain / synthetic table serves every theta
+                        if one_fit and theta != thetas[0]:
+                            continue
                         started = cpu()
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore", UserWarning)
-                            fit = fit_private_estimator(
-                                data, eps, domains=domains, structure=structure, random_state=seed,
-                                max_parents=None if parents == "default" else int(parents),
-                                private_method=method, min_support=theta if method == "frequent-items" else None)
-                        seconds = cpu() - started
+                        try:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore", UserWarning)
+                                fit = fit_private_estimator(
+                                    data, eps, domains=domains, structure=structure, random_state=seed,
+                                    max_parents=None if parents == "default" else int(parents),
+                                    private_method=method,
+                                    min_support=theta if method == "frequent-items" else None,
+                                    synthetic_timeout=args.synthetic_timeout)
+                        except DprmError as error:
+                            print(f"{name:>12} {structure:>9} {method:>14} {'':>3} {eps:5g} {seed:4d} "
+                                  f"{cpu() - started:7.2f} {error}", flush=True)
+                            continue
+                        seconds = cpu() - started + (fit.parameters.get("synthesizer_seconds") or 0.0)
                         assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), eps)
-                        for mined in (thetas if method == "chain" else [theta]):
-                            r = itemset_rates(run_ison(fit.estimator, mined, max_seconds=args.max_seconds).itemsets,
-                                              truths[mined])
+                        for mined in (thetas if one_fit else [theta]):
+                            if fit.synthetic is not None:  # FP-growth on the released synthetic rows
+                                reported = list(frequent_itemsets(fit.synthetic, mined))
+                            else:
+                                reported = run_ison(fit.estimator, mined, max_seconds=args.max_seconds).itemsets
+                            r = itemset_rates(reported, truths[mined])
                             print(f"{name:>12} {structure:>9} {method:>14} {fit.parameters['max_parents']:3d} "
                                   f"{eps:5g} {seed:4d} {seconds:7.2f} {mined:5.2f} {r.n_true:6d} {r.n_reported:6d} "
                                   f"{r.tpr:6.3f} {r.fpr:6.3f}", flush=True)
-
 
 if __name__ == "__main__":
     main()

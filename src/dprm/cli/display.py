@@ -55,6 +55,8 @@ def privacy_status(privacy: Mapping[str, Any], output: Path | None,
     (True, 'private: ε = 1 spent (pure-dp), ledger in out.json')
     >>> privacy_status({**block, "epsilon": 0.75}, None, 1.0)[1]
     'private: ε = 0.75 spent of 1 (pure-dp), ledger of 1 release in the JSON (--output FILE)'
+    >>> privacy_status({**block, "guarantee": "approx-dp", "delta": 1e-9}, None, 1.0)[1]
+    'private: ε = 1 spent, δ = 1e-09 (approx-dp), ledger of 1 release in the JSON (--output FILE)'
     >>> privacy_status({"guarantee": "none", "private": False, "reasons": ["a seed was given"]}, None)
     (False, 'NOT private: a seed was given')
     """
@@ -68,7 +70,9 @@ def privacy_status(privacy: Mapping[str, Any], output: Path | None,
         f"ledger of {plural(len(ledger), 'release')} in the JSON (--output FILE)"
     spent = float(privacy.get("epsilon", 0.0))
     of = f" of {_epsilon(budget)}" if budget is not None and _epsilon(budget) != _epsilon(spent) else ""
-    return True, f"private: ε = {_epsilon(spent)} spent{of} ({describe_guarantee(guarantee)}), {where}"
+    delta = privacy.get("delta")  # an (ε, δ) guarantee states its δ
+    delta_text = f", δ = {float(delta):g}" if delta else ""
+    return True, f"private: ε = {_epsilon(spent)} spent{of}{delta_text} ({describe_guarantee(guarantee)}), {where}"
 
 
 def print_status(privacy: Mapping[str, Any], output: Path | None, budget: float | None = None) -> bool:

@@ -48,7 +48,9 @@ ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
 #: The values of ``--learner`` (:data:`dprm.itemsets.parameters.LEARNERS`, not imported before it is needed).
 LEARNERS = ("auto", "batch", "hoeffding")
 #: The values of ``--private-method`` (:data:`dprm.itemsets.private.PRIVATE_METHODS`).
-PRIVATE_METHODS = ("chain", "frequent-items")
+PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim")
+#: The methods that release a synthetic table (dpmm, in its own environment) mined by FP-growth.
+SYNTHETIC_METHODS = ("mst", "aim")
 
 
 def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
@@ -244,10 +246,11 @@ def itemsets(
                                        "mechanism (with the chain's order), or a DP decision tree."),
     max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
     private_method: str = typer.Option(
-        "chain", "--private-method", metavar="chain|frequent-items",
+        "chain", "--private-method", metavar="chain|frequent-items|mst|aim",
         help="With --epsilon: the chain over every declared category (chain, the default), or, with --structure "
              "parents, the one-way histograms first (10 % of ε) and the chain over the items that can reach "
-             "--min-support (frequent-items)."),
+             "--min-support (frequent-items), or a synthetic table from dpmm's MST / AIM (its own environment, "
+             "DPRM_DPMM_PYTHON; (ε, δ = 1e-9)-DP) mined by FP-growth (mst, aim)."),
     types: TypesFile = None,
     bins: Optional[List[str]] = typer.Option(
         None, "--bins", metavar="COL=e0,e1,...",
@@ -286,6 +289,9 @@ def itemsets(
     if private_method not in PRIVATE_METHODS or (private_method == "frequent-items" and structure != "parents"):
         raise ParameterError(f"--private-method must be one of {', '.join(PRIVATE_METHODS)} (frequent-items with "
                              f"--structure parents), not {private_method!r}")
+    if epsilon is not None and private_method in SYNTHETIC_METHODS and (sensitive or top_k is not None):
+        raise ParameterError(f"--private-method {private_method} mines the synthetic rows with FP-growth: "
+                             "--sensitive and --top-k need an estimate (chain or frequent-items)")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
     passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top, top_k)
@@ -307,10 +313,13 @@ def itemsets(
                                   "distance": distance if sensitive else None, "step": step if sensitive else None,
                                   "bins": bin_edges, "max_length": max_length, "max_seconds": max_seconds,
                                   "seed": seed}
+    synthetic = None
     if epsilon is not None:
         parameters["private_method"] = private_method
-        estimator, privacy = fit_private(learn, table, bin_edges, epsilon, chains, structure, max_depth, seed,
-                                         parameters)
+        if private_method in SYNTHETIC_METHODS:
+            parameters["estimate"] = f"dp-synthetic-{private_method}"
+        estimator, privacy, synthetic = fit_private(learn, table, bin_edges, epsilon, chains, structure, max_depth,
+                                                    seed, parameters)
     else:
         estimator, privacy = fit_online(learn, table, bin_edges, chains, passes_rule, grace_period, split_confidence,
                                         tie_threshold, seed, bool(sensitive), parameters, learner)
@@ -321,7 +330,10 @@ def itemsets(
         report = check_t_closeness(estimator, sensitive, 0.0 if delta is None else delta, distance)
         parameters["t_closeness_check"] = {"ok": report.ok, "nodes_checked": report.nodes_checked,
                                            "max_distance": report.max_distance}
-    if top_k is not None:
+    if synthetic is not None:
+        run = synthetic_run(synthetic, min_support, max_length)
+        parameters.update(stopped_early=False, candidates=0, found_per_iteration=[])
+    elif top_k is not None:
         from dprm.itemsets.top_k import run_top_k
 
         found = run_top_k(estimator, top_k, min_support, max_length, max_seconds)
@@ -394,8 +406,12 @@ def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[floa
 
 
 def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], epsilon: float, chains: int,
-                structure: str, max_depth: int, seed: int | None, parameters: dict[str, Any]) -> tuple[Any, dict]:
-    """The DP estimate of the whole file and its privacy block; its settings added to ``parameters``."""
+                structure: str, max_depth: int, seed: int | None, parameters: dict[str, Any]
+                ) -> tuple[Any, dict, Any]:
+    """The DP estimate of the whole file, its privacy block and the synthetic rows (mst, aim; else None).
+
+    Its settings are added to ``parameters``.
+    """
     from dprm.itemsets.private import fit_private_estimator
 
     # No rows reach the private fit, which releases noise only when every domain is declared
@@ -410,7 +426,23 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
                       items=fit.parameters.get("items"))
     parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
                       epsilon_per_tree=fit.parameters["epsilon_per_tree"], orders=fit.parameters["orders"])
-    return fit.estimator, fit.privacy
+    if fit.synthetic is not None:
+        parameters.update(dp_delta=fit.parameters["delta"], synthetic_rows=fit.parameters["synthetic_rows"],
+                          marginals=fit.parameters["marginals"])
+    return fit.estimator, fit.privacy, fit.synthetic
+
+
+def synthetic_run(synthetic: Any, min_support: float, max_length: int | None) -> Any:
+    """FP-growth's itemsets of the released synthetic rows (post-processing) as an ISON-like run."""
+    from dprm.itemsets.ground_truth import frequent_itemsets
+    from dprm.itemsets.ison import IsonRun, Itemset
+
+    found = frequent_itemsets(synthetic, min_support, max_length=max_length) if len(synthetic) else {}
+    order = {c: j for j, c in enumerate(synthetic.columns)}
+    itemsets = [Itemset(dict(sorted(items, key=lambda item: order[item[0]])), float(support))
+                for items, support in found.items()]
+    itemsets.sort(key=lambda s: (len(s.items), -s.support))
+    return IsonRun(itemsets)
 
 
 def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], chains: int, passes_rule: int | str,
@@ -448,6 +480,13 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
     if scales:
         console.print(f"noise ({parameters['private_method']}; discrete Laplace scale): {', '.join(scales)}; the "
                       "supports are read off the noisy estimate (post-processing)", soft_wrap=True)
+    if noise.get("marginals"):
+        low, high = noise["gaussian_min"], noise["gaussian_max"]
+        spread = f"±{low:.3g} rows" if math.isclose(low, high) else f"±{low:.3g} to ±{high:.3g} rows"
+        console.print(f"noise ({parameters['private_method']}; Gaussian scale, zCDP, "
+                      f"δ = {parameters['dp_delta']:g}): {plural(noise['marginals'], 'measured marginal')} {spread}; "
+                      "the supports are those of "
+                      f"{parameters['synthetic_rows']} synthetic rows (post-processing, no interval)", soft_wrap=True)
     sensitive = parameters["sensitive"]
     if sensitive:
         check = parameters["t_closeness_check"]

@@ -21,7 +21,7 @@ miner. :func:`run_synthetic` does exactly that, as the algorithms
    run on OpenDP 0.16: ``atom_domain`` now needs ``nan=False``, and on SciPy 1.17 its
    ``lsmr`` call fails). ``make`` builds ``.venv-dpmm`` from ``requirements-dpmm.lock``
    (hashes); :func:`dpmm_python` finds it. The codes go there as a CSV file and
-   :mod:`dprm.evaluation.dpmm_worker` (run as a script) fits ``MSTGM`` or ``AIMGM``
+   :mod:`dprm.privacy.dpmm_worker` (run as a script; :mod:`dprm.privacy.dpmm_runner`) fits ``MSTGM`` or ``AIMGM``
    with the rest of ε and δ, and draws as many synthetic rows as the model's own
    noisy total.
 3. **Back to values**: a numeric code ``k`` becomes the cell's upper end ``t[k]``
@@ -48,10 +48,8 @@ with floating-point probabilities from numpy's ``RandomState``.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 import time
 from dataclasses import replace
 from fractions import Fraction
@@ -65,10 +63,12 @@ from dprm.data import AttributeKind, TwoViewData, load_two_view
 from dprm.data.attributes import View
 from dprm.data.grid import public_grid
 from dprm.engine import InProcessEngine
-from dprm.errors import DprmError, ParameterError
+from dprm.errors import ParameterError
 from dprm.mining.private_grids import GRID_CHOICES, choosable, choose_grids, grid_bounds, grid_note
 from dprm.params import Param
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
+from dprm.privacy.dpmm_runner import DPMM_PYTHON_VARIABLE, DPMM_VERSION, SyntheticUnavailable, dpmm_python, run_dpmm
+from dprm.privacy.dpmm_runner import INSTALL as _INSTALL
 from dprm.privacy.accountant import NEIGHBOURING, SEEDED_REASON
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import make_document
@@ -90,17 +90,8 @@ __all__ = [
 #: The baselines' names in ``dprm evaluate`` (``dprm.evaluation.algorithms.SYNTHETIC_BASELINES``) and their dpmm model.
 SYNTHETIC_ALGORITHMS: dict[str, str] = {"mst-cartwheels": "mst", "aim-cartwheels": "aim"}
 
-#: The dpmm release ``requirements-dpmm.lock`` pins.
-DPMM_VERSION = "0.1.9"
-
 #: δ of the (ε, δ) guarantee unless ``delta`` says otherwise.
 DEFAULT_DELTA = 1e-9
-
-#: The environment variable naming the Python of dpmm's environment (else ``.venv-dpmm`` beside the running one).
-DPMM_PYTHON_VARIABLE = "DPRM_DPMM_PYTHON"
-
-_INSTALL = ("make .venv-dpmm/.installed (a separate environment from requirements-dpmm.lock), "
-            f"or set {DPMM_PYTHON_VARIABLE} to the Python of an environment with dpmm=={DPMM_VERSION}")
 
 #: The baseline's own parameters (the others go to cartwheels).
 SYNTHETIC_PARAMETERS: dict[str, Param] = {p.name: p for p in (
@@ -120,26 +111,6 @@ SYNTHETIC_PARAMETERS: dict[str, Param] = {p.name: p for p in (
 
 _DEFAULTS: dict[str, Any] = {"delta": DEFAULT_DELTA, "cells": 16, "numeric_grid": "auto", "grid_share": 0.1,
                              "n_iters": 1000, "timeout": 3600.0}
-
-
-class SyntheticUnavailable(DprmError, ImportError):
-    """dpmm's environment is missing; the message says how to make it."""
-
-
-def dpmm_python() -> Path:
-    """The Python of dpmm's environment: ``$DPRM_DPMM_PYTHON``, else ``.venv-dpmm`` beside the running environment.
-
-    Raises
-    ------
-    SyntheticUnavailable
-        When neither exists.
-    """
-    given = os.environ.get(DPMM_PYTHON_VARIABLE)
-    candidate = Path(given) if given else Path(sys.prefix).parent / ".venv-dpmm" / "bin" / "python"
-    if not candidate.is_file():
-        raise SyntheticUnavailable(f"the synthetic-data baseline needs dpmm in its own environment "
-                                   f"({candidate} is missing): {_INSTALL}")
-    return candidate
 
 
 def synthetic_available() -> bool:
@@ -268,31 +239,6 @@ def decode_codes(codes: pd.DataFrame, data: TwoViewData,
 # -- the run ----------------------------------------------------------------------------
 
 
-def _synthesize(model: str, codes: pd.DataFrame, domain: Mapping[str, int], *, python: Path, work: Path,
-                epsilon: float, delta: float, seed: int | None, n_iters: int, timeout: float
-                ) -> tuple[pd.DataFrame, dict]:
-    """dpmm's ``model`` on ``codes`` with ``python``, dpmm's environment (:mod:`dprm.evaluation.dpmm_worker`)."""
-    codes_path, output = work / "codes.csv", work / "synthetic.csv"
-    codes.to_csv(codes_path, index=False)
-    output.unlink(missing_ok=True)
-    request = {"codes": str(codes_path), "domain": dict(domain), "model": model, "epsilon": epsilon, "delta": delta,
-               "seed": seed, "n_iters": n_iters, "output": str(output)}
-    (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
-    worker = Path(__file__).with_name("dpmm_worker.py")
-    try:
-        done = subprocess.run([str(python), str(worker), str(work / "request.json")], cwd=work, capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise DprmError(f"dpmm {model} did not finish within the timeout of {timeout:g} s") from None
-    except OSError as error:
-        raise SyntheticUnavailable(f"cannot run {python} ({error.strerror or error}): {_INSTALL}") from None
-    if done.returncode != 0 or not output.exists():
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        raise DprmError(f"dpmm {model} failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}")
-    facts = json.loads(Path(f"{output}.json").read_text(encoding="utf-8"))
-    return pd.read_csv(output, dtype="int64"), facts
-
-
 def _privacy(model: str, accountant: Accountant, epsilon: Fraction, synthesizer_epsilon: Fraction, delta: float,
              reasons: list[str], version: str) -> dict[str, Any]:
     """The document's privacy block: the grids' releases, dpmm's, and the (ε, δ) guarantee or why not."""
@@ -391,7 +337,7 @@ def run_synthetic(
     work = Path(work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     dpmm_seed = None if seed is None else int(seeds[1].generate_state(1)[0])
-    synthetic_codes, facts = _synthesize(model, codes, domain, python=python, work=work, epsilon=float(synthesizer_epsilon),
+    synthetic_codes, facts = run_dpmm(model, codes, domain, python=python, work=work, epsilon=float(synthesizer_epsilon),
                                          delta=float(own["delta"]), seed=dpmm_seed, n_iters=own["n_iters"],
                                          timeout=float(own["timeout"]))
     synthetic = decode_codes(synthetic_codes, data, columns)

@@ -12,7 +12,8 @@ Guarantee labels
 Every charge records what its mechanism guarantees (its ``guarantee``), so the
 output's ``privacy.guarantee`` is computed from the releases actually made
 (:meth:`Accountant.privacy_block`) and cannot drift from them. A label is a base,
-from strongest to weakest ``pure-dp``, ``pure-dp-on-mcmc-convergence``, ``none``,
+from strongest to weakest ``pure-dp``, ``pure-dp-on-mcmc-convergence``, ``approx-dp``
+((ε, δ)-DP; the accountant keeps ε only, the caller states δ), ``none``,
 optionally followed by qualifiers after semicolons (spec/redescriptions.md):
 ``floating-point selection`` (a selection made with float64 Gumbel keys instead of
 an exact sampler) and ``data-dependent stop`` (an MCMC chain stopped by a rule that
@@ -38,6 +39,7 @@ __all__ = [
     "GUARANTEES",
     "PURE_DP",
     "PURE_DP_ON_MCMC_CONVERGENCE",
+    "APPROX_DP",
     "NO_GUARANTEE",
     "FLOATING_POINT_SELECTION",
     "DATA_DEPENDENT_STOP",
@@ -57,8 +59,10 @@ NEIGHBOURING = "add-remove-one-row"
 
 PURE_DP = "pure-dp"
 PURE_DP_ON_MCMC_CONVERGENCE = "pure-dp-on-mcmc-convergence"
+APPROX_DP = "approx-dp"
+"""(ε, δ)-DP: only releases made by dpmm's synthesizers (``dprm.itemsets.private_synthetic``) carry it."""
 NO_GUARANTEE = "none"
-GUARANTEES: tuple[str, ...] = (PURE_DP, PURE_DP_ON_MCMC_CONVERGENCE, NO_GUARANTEE)
+GUARANTEES: tuple[str, ...] = (PURE_DP, PURE_DP_ON_MCMC_CONVERGENCE, APPROX_DP, NO_GUARANTEE)
 """The bases of a guarantee label, strongest first."""
 
 FLOATING_POINT_SELECTION = "floating-point selection"
@@ -79,7 +83,7 @@ def parse_guarantee(label: str) -> tuple[str, tuple[str, ...]]:
     >>> parse_guarantee("approximately private")
     Traceback (most recent call last):
     ...
-    dprm.errors.ParameterError: guarantee must be one of pure-dp, pure-dp-on-mcmc-convergence, none (with qualifiers floating-point selection, data-dependent stop after '; '), not 'approximately private'
+    dprm.errors.ParameterError: guarantee must be one of pure-dp, pure-dp-on-mcmc-convergence, approx-dp, none (with qualifiers floating-point selection, data-dependent stop after '; '), not 'approximately private'
     """
     parts = [part.strip() for part in str(label).split(";")] if isinstance(label, str) else [None]
     base, qualifiers = parts[0], tuple(parts[1:])

@@ -1,6 +1,6 @@
-"""The synthesizer's side of the synthetic-data baseline: dpmm's MST or AIM on a table of codes.
+"""dpmm's side of a synthetic table (the baseline's and the itemsets' mst / aim): MST or AIM on a table of codes.
 
-Run by :mod:`dprm.evaluation.synthetic` with the Python of the separate environment
+Run by :func:`dprm.privacy.dpmm_runner.run_dpmm` with the Python of the separate environment
 that holds dpmm 0.1.9 and its pinned dependencies (``.venv-dpmm``, made by ``make``
 from ``requirements-dpmm.lock``): dpmm pins numpy 1.26, pandas 2.1 and OpenDP 0.12,
 which cannot live beside dprm's own. It imports nothing of dprm, only the standard
@@ -16,15 +16,22 @@ codes with dpmm's own mechanisms (privacy from dpmm: zCDP Gaussian measurements 
 marginals through OpenDP, exponential-mechanism selection, the zCDP ρ of (ε, δ) from
 its ``cdp_rho``), draws as many synthetic rows as the model's own noisy total (the
 real row count is never passed), and writes them as ``output`` (CSV, same header)
-and ``output + ".json"`` (dpmm's version, the seconds, the selected marginals).
+and ``output + ".json"`` (dpmm's version, the seconds, the selected marginals, each measurement's
+recorded noise scale).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from importlib.metadata import version
+
+# Run as a script, this file's folder (dprm's privacy package) heads sys.path: drop it so
+# that none of dprm's module names shadows a module dpmm, numpy or pandas imports.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
 
 def synthesize(request: dict) -> dict:
@@ -49,8 +56,12 @@ def synthesize(request: dict) -> dict:
     synthetic = synthetic[list(codes.columns)].astype("int64")
     synthetic.to_csv(request["output"], index=False)
     cliques = [list(c) for c in (getattr(model.generator, "cliques", None) or [])]
+    # The noise scale dpmm records with each measured marginal (AIM: the Gaussian's σ
+    # itself; MST records its base σ, which each measurement divides by its weight).
+    measures = getattr(model.generator, "measures", None) or []
+    measured = [[list(m[3]), float(m[2])] for m in measures]
     facts = {"dpmm_version": version("dpmm"), "seconds": round(seconds, 3), "rows": int(len(synthetic)),
-             "cliques": cliques}
+             "cliques": cliques, "measured": measured}
     with open(request["output"] + ".json", "w", encoding="utf-8") as out:
         json.dump(facts, out)
     return facts
