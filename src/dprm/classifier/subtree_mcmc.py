@@ -16,12 +16,12 @@ from collections.abc import Callable
 import numpy as np
 
 from dprm.classifier.encoding import CATEGORICAL
+from dprm.classifier.subtree_search import GROW_LEAF, GrowNode, SubtreeSpace, split_node
+from dprm.privacy import MetropolisChain
 
 #: Most classes of the compiled chain (:data:`dprm.classifier._chain_kernel.MAX_CLASSES`; not
 #: imported from there, which would import numba with the module).
 MAX_CLASSES = 128
-from dprm.classifier.subtree_search import GROW_LEAF, GrowNode, SubtreeSpace, split_node
-from dprm.privacy import MetropolisChain
 
 __all__ = ["mcmc_subtree", "chain_accept", "CHANGE_SHARE"]
 
