@@ -470,8 +470,8 @@ def choose_targets(
     >>> chosen = choose_targets((LiteralIndex(left), LiteralIndex(right)), 2, 2.0, accountant)
     >>> [(t.side, t.split.attribute) for t in chosen][0]   # y0, the one related to x0
     (1, 0)
-    >>> float(accountant.spent()), len(accountant.ledger)
-    (2.0, 4)
+    >>> float(accountant.spent()), [entry.step for entry in accountant.ledger]  # y0 is Boolean: one literal
+    (2.0, ['initial target 1: attribute', 'initial target 2: attribute', 'initial target 2: split'])
 
     Once ``y0`` is taken, ``x0`` has no partner left among the attributes not taken,
     so the second choice is anywhere.
