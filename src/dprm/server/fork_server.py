@@ -32,7 +32,6 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import Any
 
 __all__ = ["ForkServer", "ForkedWorker", "available", "main"]
 
