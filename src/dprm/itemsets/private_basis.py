@@ -1,0 +1,446 @@
+"""A PrivBasis-style direct release: noisy histograms of a few item sets that cover the frequent itemsets.
+
+``fit_private_estimator(private_method="basis", min_support=θ)``
+(:mod:`dprm.itemsets.private`) releases no model of the rows: after the items that can
+be frequent (:func:`~dprm.itemsets.private_items.release_items`), it releases the
+co-occurrence counts of pairs of items, builds from them a few **bases** (sets of items
+whose joint cells hold every itemset that can be frequent: Li, Qardaji, Su & Cao,
+*PrivBasis*, VLDB 2012, a θ-basis set), releases each basis's full cell histogram, and
+reads every itemset's support off the cells of the bases that contain it, with the noise
+scale of that sum (an interval on each support).
+
+The releases (sensitivities, under adding or removing one row)
+--------------------------------------------------------------
+The codes are the compressed ones of the item selection (per column, its kept items
+``0..k-1`` and, if some category was merged, *other*); a column of one declared category
+is an item of every row and needs no release.
+
+1. **items** (:data:`~dprm.itemsets.private_items.ITEM_SHARE` of ε): every column's one-way
+   histogram, L1 sensitivity 1 each (:mod:`dprm.itemsets.private_items`).
+2. **pairs** (:data:`PAIR_SHARE` of ε when there are at least two item columns): for each of
+   the ``P`` pairs of columns holding a kept item, the two-way histogram over the two
+   compressed domains. A row has one value per column, so it falls in exactly one cell of
+   each pair's table: adding or removing it changes that table by exactly 1 in L1. Each
+   table is one :class:`~dprm.privacy.DiscreteLaplaceHistogram` of ``ε_pairs / P``
+   (sensitivity 1); the ``P`` releases read every row, so they compose sequentially to
+   ``ε_pairs`` (equivalently: the ``P`` tables together have L1 sensitivity ``P``).
+3. **bases** (the rest, ``ε_bases = ε − ε_items − ε_pairs``): ``k`` bases chosen from the
+   released counts only (post-processing, below). Basis ``B`` has, per column it touches,
+   a domain of its items in that column plus *rest* (every other compressed code of the
+   column, when some remain); its cells are the product of these domains, so a row falls
+   in **exactly one cell of each basis**: each basis's histogram has L1 sensitivity 1, and
+   the ``k`` histograms together ``k``. Each is released by a discrete Laplace vector of
+   ``ε_bases / k`` (scale ``b = k / ε_bases``); sequential composition gives ``ε_bases``.
+
+``k``, the bases and hence each release's share are functions of the earlier noisy
+outputs only (adaptive sequential composition; the total is fixed at ε before any row
+is read). The whole fit is ε-DP; ``tests/test_itemsets_private_basis.py`` checks each
+sensitivity on neighbouring datasets and the exact likelihood ratio of each release.
+
+Choosing the bases (post-processing)
+------------------------------------
+Two items of different columns are joined when their pair's noisy count reaches
+``θ·n̂`` (``n̂`` the noisy number of rows of the item selection): a frequent itemset is
+a clique of this graph up to the noise. The maximal cliques (Bron–Kerbosch with
+pivoting, at most :data:`MAX_CLIQUES`) are the candidate bases; a clique of more than
+:data:`MAX_BASIS_CELLS` cells keeps its items of largest noisy one-way count. Bases are
+then merged greedily, the pair whose union saves the most cells first, while the union
+has at most :data:`MAX_BASIS_CELLS` cells: fewer bases mean less noise per cell
+(``b = k / ε_bases``), larger ones more cells summed per support.
+
+Supports and their noise (post-processing)
+------------------------------------------
+Every sub-itemset of a basis (one item or none per column) has as noisy count the sum of
+the cells that hold it, computed for all at once by appending to each axis its sum (the
+"column absent" index). The sum of ``c`` cells carries noise of variance
+``c · σ²``, ``σ² = 2a / (1 − a)²`` (``a = e^{−1/b}``, the discrete Laplace variance). An
+itemset held by several bases gets the inverse-variance mean of their sums and the
+variance ``1 / Σ 1/v``; its standard deviation (in rows and as a support, over ``n̂``)
+is reported with it. An itemset is listed when its noisy count is at least
+``θ·n̂ + z·sd`` (``z`` = :data:`CONFIDENCE_Z`, a small margin against noisy short itemsets,
+whose sums run over many cells), and with it every subset of it (supports are
+anti-monotone, and a long itemset's sum runs over few cells, so its estimate is the more
+precise one); items of one-category columns are added to every listed itemset.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dprm.privacy import Accountant, SeededNoise
+>>> rng = np.random.default_rng(0)
+>>> a = rng.integers(0, 2, size=4000)
+>>> codes = np.column_stack([a, np.where(rng.random(4000) < 0.9, a, 1 - a), rng.integers(0, 3, size=4000)])
+>>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
+>>> release = release_bases(codes, [2, 2, 3], 1.0, 0.3, acc, ["a", "b", "c"])
+>>> acc.spent(), len(release.bases) >= 1
+(Fraction(1, 1), True)
+>>> found = {tuple(sorted(s.items)): s for s in release.frequent_itemsets()}
+>>> ((0, 0), (1, 0)) in found, round(found[((0, 0), (1, 0))].support, 1)
+(True, 0.5)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from dprm.itemsets.private_items import ITEM_SHARE, ItemSelection, release_items
+from dprm.privacy import Accountant, DiscreteLaplaceHistogram
+
+__all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "Basis", "BasisRelease",
+           "BasisSupport", "release_bases", "maximal_cliques", "merge_bases", "discrete_laplace_variance"]
+
+#: The share of ε that releases the pairs' two-way histograms (when there are pairs).
+PAIR_SHARE = Fraction(2, 5)
+#: Most cells of one basis's histogram.
+MAX_BASIS_CELLS = 4096
+#: Most maximal cliques enumerated (a bound on time; past it the rest are not bases).
+MAX_CLIQUES = 400
+#: Margin, in standard deviations of its noisy count, an itemset needs above ``θ·n̂``.
+CONFIDENCE_Z = 0.5
+
+Item = tuple[int, int]  # (column, compressed code)
+
+
+def discrete_laplace_variance(scale: float) -> float:
+    """Variance of discrete Laplace noise ``P(z) ∝ exp(−|z|/scale)``: ``2a / (1 − a)²``, ``a = e^{−1/scale}``.
+
+    Examples
+    --------
+    >>> round(discrete_laplace_variance(10.0) / (2 * 10.0**2), 3)   # close to the continuous 2b²
+    0.999
+    """
+    a = math.exp(-1.0 / scale)
+    return 2.0 * a / (1.0 - a) ** 2
+
+
+@dataclass(frozen=True)
+class Basis:
+    """One released basis: its items, per column its domain, and its noisy cells.
+
+    Attributes
+    ----------
+    columns : tuple of int
+        The columns it touches, ascending (axes of ``noisy``).
+    items : tuple of tuple of int
+        Per column, the compressed codes of its items (axis positions ``0..k-1``; a last
+        position *rest* when the column has other codes).
+    noisy : numpy.ndarray
+        The released histogram (int64), one axis per column.
+    scale : float
+        Its discrete Laplace noise scale (rows).
+    """
+
+    columns: tuple[int, ...]
+    items: tuple[tuple[int, ...], ...]
+    noisy: np.ndarray
+    scale: float
+
+
+@dataclass(frozen=True)
+class BasisSupport:
+    """One itemset's estimate: ``items`` ((column, compressed code) pairs), count and support with their sd."""
+
+    items: frozenset[Item]
+    count: float
+    sd: float
+    support: float
+    support_sd: float
+    by_closure: bool = False
+
+
+@dataclass
+class BasisRelease:
+    """What :func:`release_bases` returns (every field a function of noisy releases).
+
+    Attributes
+    ----------
+    selection : ItemSelection
+        The released items (:func:`~dprm.itemsets.private_items.release_items`).
+    bases : list of Basis
+    constant_items : list of tuple of int
+        Items of one-category columns (in every row).
+    min_support : float
+        The θ the bases were built for (public).
+    pair_scale : float or None
+        Noise scale of the pairs' cells (None without pairs).
+    n_edges : int
+        Joined item pairs.
+    n_cliques : int
+        Maximal cliques found.
+    names : list of (str, list)
+        Per column, its name and declared categories (for :meth:`named_itemsets`).
+    """
+
+    selection: ItemSelection
+    bases: list[Basis]
+    constant_items: list[Item]
+    min_support: float
+    pair_scale: float | None
+    n_edges: int = 0
+    n_cliques: int = 0
+    names: list[tuple[str, list[object]]] = field(default_factory=list)
+    _estimates: dict[frozenset[Item], tuple[float, float]] | None = field(default=None, repr=False)
+
+    def estimates(self) -> dict[frozenset[Item], tuple[float, float]]:
+        """Every sub-itemset of a basis: (noisy count, variance), inverse-variance mean over bases."""
+        if self._estimates is None:
+            self._estimates = _basis_estimates(self.bases)
+        return self._estimates
+
+    def frequent_itemsets(self, min_support: float | None = None, *, z: float = CONFIDENCE_Z) -> list[BasisSupport]:
+        """The itemsets listed at ``min_support`` (default: the θ of the release), see the module notes."""
+        theta = self.min_support if min_support is None else float(min_support)
+        n_hat = self.selection.n_hat
+        estimates = self.estimates()
+        listed = {key for key, (count, var) in estimates.items() if count >= theta * n_hat + z * math.sqrt(var)}
+        closed = set(listed)
+        for key in listed:
+            members = sorted(key)
+            for r in range(1, len(members)):
+                closed.update(frozenset(sub) for sub in itertools.combinations(members, r))
+        constant = frozenset(self.constant_items)
+        out = []
+        for key in closed:
+            count, var = estimates[key]
+            sd = math.sqrt(var)
+            for extra in _subsets(constant):
+                out.append(BasisSupport(key | extra, count, sd, count / n_hat, sd / n_hat, key not in listed))
+        if constant and theta <= 1.0:
+            for extra in _subsets(constant):
+                if extra:  # the constant items alone: in every row, support 1 (public)
+                    out.append(BasisSupport(extra, n_hat, 0.0, 1.0, 0.0, False))
+        return out
+
+
+    def named_itemsets(self, min_support: float | None = None, *, z: float = CONFIDENCE_Z,
+                       level: float = 0.95) -> list[dict[str, object]]:
+        """:meth:`frequent_itemsets` with the declared categories' names and a normal interval at ``level``.
+
+        Each: ``{"items": {column: category}, "support", "support_sd", "interval", "by_closure"}``;
+        the interval is ``support ± z_level · support_sd`` (the noise of the cells summed;
+        the noise of ``n̂``, a far smaller relative error, is left out).
+        """
+        from statistics import NormalDist
+
+        half = NormalDist().inv_cdf(0.5 + level / 2)
+        out = []
+        for s in self.frequent_itemsets(min_support, z=z):
+            named = {self.names[j][0]: self.names[j][1][int(self.selection.kept[j][v])] for j, v in sorted(s.items)}
+            out.append({"items": named, "support": s.support, "support_sd": s.support_sd,
+                        "interval": (s.support - half * s.support_sd, s.support + half * s.support_sd),
+                        "by_closure": s.by_closure})
+        return out
+
+
+def _subsets(items: frozenset[Item]) -> list[frozenset[Item]]:
+    members = sorted(items)
+    return [frozenset(c) for r in range(len(members) + 1) for c in itertools.combinations(members, r)]
+
+
+def _basis_estimates(bases: Sequence[Basis]) -> dict[frozenset[Item], tuple[float, float]]:
+    """Sum of cells and its variance for every sub-itemset of every basis, combined by inverse variance."""
+    out: dict[frozenset[Item], tuple[float, float]] = {}
+    for basis in bases:
+        marg = basis.noisy.astype(np.float64)
+        cells = np.ones(marg.shape)
+        for axis in range(marg.ndim):  # append the axis's sum: index -1 = "column absent"
+            marg = np.concatenate([marg, marg.sum(axis=axis, keepdims=True)], axis=axis)
+            cells = np.concatenate([cells, cells.sum(axis=axis, keepdims=True)], axis=axis)
+        var1 = discrete_laplace_variance(basis.scale)
+        options = [list(range(len(items))) + [marg.shape[a] - 1] for a, items in enumerate(basis.items)]
+        for index in itertools.product(*options):
+            key = frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(index)
+                            if i < len(basis.items[a]))
+            if not key:
+                continue
+            count, var = float(marg[index]), float(cells[index]) * var1
+            if key in out:
+                c0, v0 = out[key]
+                w = 1.0 / v0 + 1.0 / var
+                out[key] = ((c0 / v0 + count / var) / w, 1.0 / w)
+            else:
+                out[key] = (count, var)
+    return out
+
+
+def maximal_cliques(n_nodes: int, adjacency: Sequence[set[int]], limit: int = MAX_CLIQUES) -> list[frozenset[int]]:
+    """The maximal cliques of a graph (Bron–Kerbosch with pivoting), at most ``limit`` of them.
+
+    Examples
+    --------
+    >>> sorted(sorted(c) for c in maximal_cliques(4, [{1, 2}, {0, 2}, {0, 1}, set()]))
+    [[0, 1, 2], [3]]
+    """
+    found: list[frozenset[int]] = []
+    stack = [(frozenset(), set(range(n_nodes)), set())]
+    while stack and len(found) < limit:
+        clique, candidates, excluded = stack.pop()
+        if not candidates and not excluded:
+            found.append(clique)
+            continue
+        pivot = max(candidates | excluded, key=lambda u: len(adjacency[u] & candidates))
+        for v in sorted(candidates - adjacency[pivot]):
+            stack.append((clique | {v}, candidates & adjacency[v], excluded & adjacency[v]))
+            candidates = candidates - {v}
+            excluded = excluded | {v}
+    return found
+
+
+def _cells(items: set[Item] | frozenset[Item], sizes: Sequence[int]) -> int:
+    """Cells of a basis over ``items``: per column its items, plus *rest* when the column has other codes."""
+    per_column: dict[int, int] = {}
+    for j, _ in items:
+        per_column[j] = per_column.get(j, 0) + 1
+    return math.prod(k + (1 if k < sizes[j] else 0) for j, k in per_column.items())
+
+
+def merge_bases(cliques: Sequence[set[Item]], sizes: Sequence[int], max_cells: int = MAX_BASIS_CELLS
+                ) -> list[set[Item]]:
+    """Merge bases greedily: largest first, each into the basis it saves most cells with, if the union fits.
+
+    A basis contained in another is dropped; each remaining one, by decreasing cells, joins
+    the merged basis whose union with it has at most ``max_cells`` cells and saves the most
+    cells (``cells(a) + cells(b) − cells(a ∪ b)``, possibly negative: one basis fewer lowers
+    every basis's noise scale ``k / ε_bases``), or starts a new one when none fits.
+
+    Examples
+    --------
+    >>> merged = merge_bases([{(0, 0), (1, 0)}, {(0, 0), (2, 0)}, {(3, 0)}], [2, 2, 2, 2], max_cells=8)
+    >>> sorted(sorted(b) for b in merged)
+    [[(0, 0), (1, 0), (2, 0)], [(3, 0)]]
+    """
+    unique = list({frozenset(c) for c in cliques})
+    unique = [b for b in unique if not any(b < o for o in unique)]
+    merged: list[set[Item]] = []
+    for basis in sorted(unique, key=lambda b: (-_cells(b, sizes), sorted(b))):
+        best, best_saving = None, -math.inf
+        own = _cells(basis, sizes)
+        for k, other in enumerate(merged):
+            size = _cells(other | basis, sizes)
+            saving = _cells(other, sizes) + own - size
+            if size <= max_cells and saving > best_saving:
+                best, best_saving = k, saving
+        if best is None:
+            merged.append(set(basis))
+        else:
+            merged[best] |= basis
+    return merged
+
+
+def _release_pairs(codes: np.ndarray, selection: ItemSelection, columns: Sequence[str], item_columns: list[int],
+                   epsilon: Fraction, accountant: Accountant) -> tuple[dict[tuple[Item, Item], int], float]:
+    """Step 2 of the module notes: every pair of item columns's two-way histogram (sensitivity 1 each)."""
+    pairs = list(itertools.combinations(item_columns, 2))
+    mechanism = DiscreteLaplaceHistogram(epsilon / len(pairs))
+    counts: dict[tuple[Item, Item], int] = {}
+    for a, c in pairs:  # one row, one cell of each table: L1 sensitivity 1; P tables compose to epsilon
+        sa, sc = selection.sizes[a], selection.sizes[c]
+        table = np.bincount(codes[:, a] * sc + codes[:, c], minlength=sa * sc).reshape(sa, sc)
+        noisy = mechanism.release(accountant, f"pairs: {columns[a]} x {columns[c]}", table)
+        for va in selection.kept_codes(a):
+            for vc in selection.kept_codes(c):
+                counts[((a, va), (c, vc))] = int(noisy[va, vc])
+    return counts, float(mechanism.scale)
+
+
+def _choose_bases(items: list[Item], pair_counts: dict[tuple[Item, Item], int], threshold: float,
+                  one_way: dict[Item, float], sizes: Sequence[int]) -> tuple[list[set[Item]], int, int]:
+    """The bases (module notes: graph of joined pairs, maximal cliques, greedy merge); edges and cliques found."""
+    index = {item: i for i, item in enumerate(items)}
+    adjacency: list[set[int]] = [set() for _ in items]
+    edges = 0
+    for (p, q), count in pair_counts.items():
+        if count >= threshold:
+            adjacency[index[p]].add(index[q])
+            adjacency[index[q]].add(index[p])
+            edges += 1
+    cliques = maximal_cliques(len(items), adjacency)
+    bases = []
+    for clique in cliques:
+        members = sorted((items[i] for i in clique), key=lambda it: -one_way[it])
+        basis: set[Item] = set()
+        for item in members:  # a clique too large keeps its items of largest noisy count
+            if _cells(basis | {item}, sizes) <= MAX_BASIS_CELLS:
+                basis.add(item)
+        bases.append(basis)
+    return merge_bases(bases, sizes), edges, len(cliques)
+
+
+def _release_basis_histograms(codes: np.ndarray, bases: list[set[Item]], sizes: Sequence[int],
+                              columns: Sequence[str], epsilon: Fraction, accountant: Accountant) -> list[Basis]:
+    """Step 3 of the module notes: each basis's full cell histogram, ``epsilon / k`` each (sensitivity 1 each)."""
+    mechanism = DiscreteLaplaceHistogram(epsilon / len(bases))
+    released = []
+    for number, basis in enumerate(bases, start=1):
+        basis_columns = tuple(sorted({j for j, _ in basis}))
+        items = tuple(tuple(sorted(v for j2, v in basis if j2 == j)) for j in basis_columns)
+        shape = []
+        cell = np.zeros(len(codes), dtype=np.int64)
+        for j, its in zip(basis_columns, items):
+            width = len(its) + (1 if len(its) < sizes[j] else 0)
+            position = np.full(sizes[j], len(its), dtype=np.int64)  # rest
+            position[list(its)] = np.arange(len(its))
+            cell = cell * width + position[codes[:, j]]
+            shape.append(width)
+        table = np.bincount(cell, minlength=math.prod(shape)).reshape(shape)
+        names = ", ".join(columns[j] for j in basis_columns)
+        noisy = mechanism.release(accountant, f"bases: basis {number} ({names})", table)  # one cell per row
+        released.append(Basis(basis_columns, items, noisy, float(mechanism.scale)))
+    return released
+
+
+def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
+                  accountant: Accountant, columns: Sequence[str],
+                  categories: Sequence[Sequence[object]] | None = None) -> BasisRelease:
+    """Release items, pairs and bases of ``codes`` with ``epsilon`` in all (module notes), charged to ``accountant``.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray of int, shape (n_rows, n_columns)
+        The rows, each column's code in its public domain of ``sizes``.
+    sizes : sequence of int
+        Every column's number of declared categories.
+    epsilon : number
+        The whole budget (items, pairs, bases; every release charged before it reads a row).
+    min_support : float
+        ``θ`` (public), in ``(0, 1]``.
+    accountant : Accountant
+    columns : sequence of str
+        The columns' names (for the ledger).
+    categories : sequence of sequence, optional
+        Every column's declared categories (names of the listed items); default their codes.
+
+    Returns
+    -------
+    BasisRelease
+    """
+    eps = Fraction(epsilon)
+    items_eps = eps * ITEM_SHARE
+    selection = release_items(codes, sizes, items_eps, min_support, accountant, columns)
+    compressed = selection.compress(codes)
+    item_columns = [j for j, size in enumerate(sizes) if size >= 2 and len(selection.kept[j])]
+    constant = [(j, 0) for j, size in enumerate(sizes) if size == 1]
+    items = [(j, int(v)) for j in item_columns for v in selection.kept_codes(j)]
+    pairs_eps = eps * PAIR_SHARE if len(item_columns) >= 2 else Fraction(0)
+    pair_counts: dict[tuple[Item, Item], int] = {}
+    pair_scale = None
+    if pairs_eps:
+        pair_counts, pair_scale = _release_pairs(compressed, selection, columns, item_columns, pairs_eps, accountant)
+    threshold = min_support * selection.n_hat
+    one_way = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    chosen, edges, n_cliques = _choose_bases(items, pair_counts, threshold, one_way, selection.sizes) if items \
+        else ([], 0, 0)
+    bases_eps = eps - items_eps - pairs_eps
+    if chosen:
+        bases = _release_basis_histograms(compressed, chosen, selection.sizes, columns, bases_eps, accountant)
+    else:  # no item can be frequent: nothing to release; the ledger still adds up to epsilon
+        accountant.charge(bases_eps, "bases: unspent (no item can be frequent)", "none")
+        bases = []
+    names = [(str(c), list(categories[j]) if categories is not None else list(range(sizes[j])))
+             for j, c in enumerate(columns)]
+    return BasisRelease(selection, bases, constant, float(min_support), pair_scale, edges, n_cliques, names)
