@@ -106,7 +106,7 @@ from dprm.itemsets.private_items import ITEM_SHARE, ItemSelection, release_items
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram
 
 __all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "Basis", "BasisRelease",
-           "BasisSupport", "release_bases", "maximal_cliques", "merge_bases", "discrete_laplace_variance"]
+           "BasisSupport", "release_bases", "basis_table", "maximal_cliques", "merge_bases", "discrete_laplace_variance"]
 
 #: The share of ε that releases the pairs' two-way histograms (when there are pairs).
 PAIR_SHARE = Fraction(2, 5)
@@ -429,6 +429,8 @@ def _choose_bases(items: list[Item], pair_counts: dict[tuple[Item, Item], int], 
     cliques = maximal_cliques(len(items), adjacency)
     bases = []
     for clique in cliques:
+        if len(clique) < 2:  # a lone item: its one-way count estimates it; a basis would cost a share of the budget
+            continue
         members = sorted((items[i] for i in clique), key=lambda it: -one_way[it])
         basis: set[Item] = set()
         for item in members:  # a clique too large keeps its items of largest noisy count
@@ -446,19 +448,34 @@ def _release_basis_histograms(codes: np.ndarray, bases: list[set[Item]], sizes: 
     for number, basis in enumerate(bases, start=1):
         basis_columns = tuple(sorted({j for j, _ in basis}))
         items = tuple(tuple(sorted(v for j2, v in basis if j2 == j)) for j in basis_columns)
-        shape = []
-        cell = np.zeros(len(codes), dtype=np.int64)
-        for j, its in zip(basis_columns, items):
-            width = len(its) + (1 if len(its) < sizes[j] else 0)
-            position = np.full(sizes[j], len(its), dtype=np.int64)  # rest
-            position[list(its)] = np.arange(len(its))
-            cell = cell * width + position[codes[:, j]]
-            shape.append(width)
-        table = np.bincount(cell, minlength=math.prod(shape)).reshape(shape)
+        table = basis_table(codes, basis_columns, items, sizes)
         names = ", ".join(columns[j] for j in basis_columns)
         noisy = mechanism.release(accountant, f"bases: basis {number} ({names})", table)  # one cell per row
         released.append(Basis(basis_columns, items, noisy, float(mechanism.scale)))
     return released
+
+
+def basis_table(codes: np.ndarray, basis_columns: Sequence[int], items: Sequence[Sequence[int]],
+                sizes: Sequence[int]) -> np.ndarray:
+    """The exact cell histogram of a basis: per column, its items' positions ``0..k-1`` and *rest* last.
+
+    Every row falls in exactly one cell (its code in each column is an item of the basis
+    or *rest*), so the table sums to the number of rows: L1 sensitivity 1.
+
+    Examples
+    --------
+    >>> basis_table(np.array([[0, 1], [1, 1], [2, 0]]), [0, 1], [[0], [1]], [3, 2]).tolist()
+    [[1, 0], [1, 1]]
+    """
+    shape = []
+    cell = np.zeros(len(codes), dtype=np.int64)
+    for j, its in zip(basis_columns, items):
+        width = len(its) + (1 if len(its) < sizes[j] else 0)
+        position = np.full(sizes[j], len(its), dtype=np.int64)  # rest
+        position[list(its)] = np.arange(len(its))
+        cell = cell * width + position[codes[:, j]]
+        shape.append(width)
+    return np.bincount(cell, minlength=math.prod(shape)).reshape(shape)
 
 
 def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
