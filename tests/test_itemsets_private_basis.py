@@ -237,3 +237,13 @@ def test_the_fit_reports_bases_noise_and_a_ledger_adding_up_and_is_not_private_w
     unseeded = fit_private_estimator(frame, 0.7, domains=domains, private_method="basis", min_support=0.3)
     assert unseeded.privacy["private"] is True
     assert unseeded.privacy["guarantee"].startswith("pure-dp")
+
+
+def test_supports_the_release_cannot_resolve_are_not_listed_on_their_own() -> None:
+    """300 rows at ε = 0.1: every count's sd is far above 0.2·θ·n̂, so nothing is listed (without the limit, noise is)."""
+    frame, domains = _planted(300, 2)
+    fit = fit_private_estimator(frame, 0.1, domains=domains, private_method="basis", min_support=0.3, random_state=0)
+    theta_n = 0.3 * fit.bases.n_hat
+    assert all(math.sqrt(v) > 0.2 * theta_n for _, v in fit.bases.estimates().values())
+    assert fit.bases.named_itemsets() == []
+    assert len(fit.bases.named_itemsets(resolution=None)) > 0
