@@ -66,7 +66,8 @@ def test_the_basis_release_is_epsilon_dp_on_neighbouring_datasets() -> None:
     outputs = [noise.discrete_laplace(basis_table(codes, c, i, SIZES), scale) for c, i in bases]
 
     def log_density(data: np.ndarray) -> float:
-        return -sum(float(np.abs(y - basis_table(data, c, i, SIZES)).sum()) for y, (c, i) in zip(outputs, bases)) / scale
+        return -sum(float(np.abs(y - basis_table(data, c, i, SIZES)).sum())
+                    for y, (c, i) in zip(outputs, bases)) / scale
 
     ratios = [log_density(codes) - log_density(n) for n in _neighbours(codes)[::9]]
     assert max(abs(r) for r in ratios) <= float(epsilon) + 1e-12
@@ -240,7 +241,7 @@ def test_the_fit_reports_bases_noise_and_a_ledger_adding_up_and_is_not_private_w
 
 
 def test_supports_the_release_cannot_resolve_are_not_listed_on_their_own() -> None:
-    """300 rows at ε = 0.1: every count's sd is far above 0.2·θ·n̂, so nothing is listed (without the limit, noise is)."""
+    """300 rows at ε = 0.1: every count's sd is above 0.2·θ·n̂, so nothing is listed (without the limit, noise is)."""
     frame, domains = _planted(300, 2)
     fit = fit_private_estimator(frame, 0.1, domains=domains, private_method="basis", min_support=0.3, random_state=0)
     theta_n = 0.3 * fit.bases.n_hat

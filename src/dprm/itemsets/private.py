@@ -434,14 +434,14 @@ def fit_private_estimator(
         noise, or seeded noise when ``random_state`` is given.
     min_support : float, optional
         The threshold ``θ`` the estimate will be mined at (public). With
-        ``private_method="frequent-items"``, :data:`ITEM_SHARE` of
-        ``epsilon`` releases every column's one-way histogram, the categories that cannot
-        reach ``θ`` are merged per column, and the chain is released over those compressed
-        domains (:mod:`dprm.itemsets.private_items`); the estimate still covers every
-        declared category.
-    private_method : {"chain", "frequent-items", "mst", "aim"}
+        ``private_method="frequent-items"``, :data:`ITEM_SHARE` of ``epsilon`` releases
+        every column's one-way histogram, the categories that cannot reach ``θ`` are merged
+        per column, and the chain is released over those compressed domains
+        (:mod:`dprm.itemsets.private_items`); the estimate still covers every category.
+    private_method : {"chain", "frequent-items", "mst", "aim", "basis"}
         See :data:`PRIVATE_METHODS`; ``"frequent-items"`` needs ``min_support`` and
-        ``structure="parents"``; ``"mst"`` / ``"aim"`` release a synthetic table with
+        ``structure="parents"``; ``"basis"`` needs ``min_support`` and returns ``bases``
+        (:mod:`dprm.itemsets.private_basis`); ``"mst"`` / ``"aim"`` release a synthetic table with
         dpmm's MST / AIM in its own environment (:mod:`dprm.itemsets.private_synthetic`:
         (ε, δ)-DP, δ = 1e-9), returned as ``synthetic`` for FP-growth to mine.
     n_samples : int
@@ -455,8 +455,7 @@ def fit_private_estimator(
         (:func:`~dprm.itemsets.domains.infer_domains`; its categories are then read
         off the data, so the estimate is not private).
     synthetic_timeout : float
-        Seconds dpmm may run (``private_method="mst"`` / ``"aim"``); past them the fit
-        fails with its budget spent.
+        Seconds dpmm may run (``"mst"`` / ``"aim"``); past them the fit fails, its budget spent.
 
     Returns
     -------
@@ -476,8 +475,7 @@ def fit_private_estimator(
         max_parents = COMPRESSED_MAX_PARENTS if method == "frequent-items" else MAX_PARENTS
     eps = as_epsilon(epsilon)
     if method == "basis":
-        return _basis_fit(data, eps, float(min_support), domains, bins, accountant, random_state, source,
-                          categorical_integers)
+        return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source, categorical_integers)
     if method in SYNTHETIC_METHODS:
         return _synthetic_fit(data, eps, method, domains, bins, accountant, n_samples, random_state, source,
                               categorical_integers, synthetic_timeout)
@@ -583,7 +581,7 @@ def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapp
     return PrivateFit(estimator, block, parameters, synthetic)
 
 
-def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float, domains: Mapping[str, Sequence[object]] | None,
+def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, domains: Mapping[str, Sequence[object]] | None,
                bins: Mapping[str, Sequence[float]] | None, accountant: Accountant | None, random_state: int | None,
                source: str, categorical_integers: bool) -> PrivateFit:
     """``private_method="basis"``: items, pairs and bases (:func:`~dprm.itemsets.private_basis.release_bases`).
@@ -601,6 +599,7 @@ def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float, domains: M
     rng = np.random.default_rng(random_state)
     accountant = _fit_accountant(accountant, eps, random_state is not None, rng)
     since = len(accountant.ledger)
+    min_support = float(min_support or 0)  # checked by _resolve_method
     release = release_bases(codes, [variables[c].size for c in columns], eps, min_support, accountant, columns,
                             [variables[c].categories for c in columns])
     block = accountant.privacy_block(reasons=reasons, since=since)

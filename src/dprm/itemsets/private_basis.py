@@ -113,8 +113,9 @@ import numpy as np
 from dprm.itemsets.private_items import ITEM_SHARE, ItemSelection, release_items
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram
 
-__all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "RESOLUTION", "Basis", "BasisRelease",
-           "BasisSupport", "release_bases", "basis_table", "maximal_cliques", "merge_bases", "discrete_laplace_variance"]
+__all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "RESOLUTION", "EDGE_Z",
+           "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques", "merge_bases",
+           "discrete_laplace_variance"]
 
 #: The share of ε that releases the pairs' two-way histograms (when there are pairs).
 PAIR_SHARE = Fraction(2, 5)
