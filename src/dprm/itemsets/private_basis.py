@@ -363,7 +363,7 @@ def _cells(items: set[Item] | frozenset[Item], sizes: Sequence[int]) -> int:
     return math.prod(k + (1 if k < sizes[j] else 0) for j, k in per_column.items())
 
 
-def merge_bases(cliques: Sequence[set[Item]], sizes: Sequence[int], max_cells: int = MAX_BASIS_CELLS
+def merge_bases(cliques: Sequence[set[Item]], sizes: Sequence[int], max_cells: int | None = None
                 ) -> list[set[Item]]:
     """Merge bases greedily: largest first, each into the basis it saves most cells with, if the union fits.
 
@@ -378,6 +378,7 @@ def merge_bases(cliques: Sequence[set[Item]], sizes: Sequence[int], max_cells: i
     >>> sorted(sorted(b) for b in merged)
     [[(0, 0), (1, 0), (2, 0)], [(3, 0)]]
     """
+    max_cells = MAX_BASIS_CELLS if max_cells is None else max_cells
     unique = list({frozenset(c) for c in cliques})
     unique = [b for b in unique if not any(b < o for o in unique)]
     merged: list[set[Item]] = []
