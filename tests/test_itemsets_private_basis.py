@@ -248,3 +248,15 @@ def test_supports_the_release_cannot_resolve_are_not_listed_on_their_own() -> No
     assert all(math.sqrt(v) > 0.2 * theta_n for _, v in fit.bases.estimates().values())
     assert fit.bases.named_itemsets() == []
     assert len(fit.bases.named_itemsets(resolution=None)) > 0
+
+
+def test_without_a_joined_pair_no_basis_is_released_and_single_items_come_from_their_counts() -> None:
+    """Fourteen independent columns: every item at 0.45, every pair near 0.2 < θ = 0.3, so no two items are joined."""
+    rng = np.random.default_rng(5)
+    codes = rng.choice(3, p=[0.45, 0.45, 0.1], size=(5000, 14))
+    acc = Accountant(5.0, SeededNoise(np.random.default_rng(6)))
+    release = release_bases(codes, [3] * 14, 5.0, 0.3, acc, [f"c{j}" for j in range(14)])
+    assert release.bases == [] and release.n_edges == 0
+    assert acc.spent() == 5 and acc.ledger[-1].step == "bases: unspent (no basis of two items or more)"
+    listed = {s.items for s in release.frequent_itemsets()}
+    assert listed == {frozenset({(j, v)}) for j in range(14) for v in (0, 1)}

@@ -552,8 +552,8 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     if chosen:
         bases = _release_basis_histograms(compressed, chosen, selection.sizes, columns, bases_eps, accountant)
         totals += [(float(b.noisy.sum()), int(b.noisy.size), b.scale) for b in bases]
-    else:  # no item can be frequent: nothing to release; the ledger still adds up to epsilon
-        accountant.charge(bases_eps, "bases: unspent (no item can be frequent)", "none")
+    else:  # no two items joined (or no item): nothing to release; the ledger still adds up to epsilon
+        accountant.charge(bases_eps, "bases: unspent (no basis of two items or more)", "none")
         bases = []
     n_hat = _combined_total(totals) if totals else selection.n_hat
     names = [(str(c), list(categories[j]) if categories is not None else list(range(sizes[j])))
