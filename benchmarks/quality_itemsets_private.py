@@ -16,6 +16,10 @@ per θ). ``nmes`` is the public NMES 1988 table's categorical columns (4,406 row
 10: health, chronic, adl, region, afam, gender, married, employed, insurance,
 medicaid; ``../shared/data/nmes1988/left.csv``).
 
+``--methods basis`` adds the PrivBasis-style direct release (``private_method="basis"``:
+noisy one-way, pair and basis histograms, supports summed from the bases' cells; fitted
+once per θ); its itemsets are those :meth:`BasisRelease.named_itemsets` lists.
+
 ``--methods mst,aim`` adds the DP synthetic-data methods (``private_method="mst"`` /
 ``"aim"``: dpmm's MST or AIM in its own environment, ``DPRM_DPMM_PYTHON``, then
 FP-growth on the synthetic rows at every θ; one synthetic table per ε and seed), side
@@ -64,7 +68,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--max-seconds", type=float, default=120.0)
     parser.add_argument("--methods", default="chain", help="private methods of the parents structure "
-                                                           "(chain, frequent-items, mst, aim)")
+                                                           "(chain, frequent-items, basis, mst, aim)")
     parser.add_argument("--synthetic-timeout", type=float, default=1800.0, help="seconds per mst / aim run")
     parser.add_argument("--max-parents", default="default", help="parents per variable of the parents structure "
                                                            "(comma-separated to compare: 1 is a Chow-Liu-like tree; "
@@ -84,7 +88,7 @@ def main() -> None:
             for eps in (float(e) for e in args.epsilons.split(",")):
                 for seed in (int(s) for s in args.seeds.split(",")):
                     for theta in thetas:
-                        one_fit = method != "frequent-items"  # one chain / synthetic table serves every theta
+                        one_fit = method not in ("frequent-items", "basis")  # one chain / synthetic table serves every theta
                         if one_fit and theta != thetas[0]:
                             continue
                         started = cpu()
@@ -95,7 +99,7 @@ def main() -> None:
                                     data, eps, domains=domains, structure=structure, random_state=seed,
                                     max_parents=None if parents == "default" else int(parents),
                                     private_method=method,
-                                    min_support=theta if method == "frequent-items" else None,
+                                    min_support=theta if method in ("frequent-items", "basis") else None,
                                     synthetic_timeout=args.synthetic_timeout)
                         except DprmError as error:
                             print(f"{name:>12} {structure:>9} {method:>14} {'':>3} {eps:5g} {seed:4d} "
@@ -104,12 +108,14 @@ def main() -> None:
                         seconds = cpu() - started + (fit.parameters.get("synthesizer_seconds") or 0.0)
                         assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), eps)
                         for mined in (thetas if one_fit else [theta]):
-                            if fit.synthetic is not None:  # FP-growth on the released synthetic rows
+                            if fit.bases is not None:  # the itemsets listed from the released bases
+                                reported = [s["items"] for s in fit.bases.named_itemsets(mined)]
+                            elif fit.synthetic is not None:  # FP-growth on the released synthetic rows
                                 reported = list(frequent_itemsets(fit.synthetic, mined))
                             else:
                                 reported = run_ison(fit.estimator, mined, max_seconds=args.max_seconds).itemsets
                             r = itemset_rates(reported, truths[mined])
-                            print(f"{name:>12} {structure:>9} {method:>14} {fit.parameters['max_parents']:3d} "
+                            print(f"{name:>12} {structure:>9} {method:>14} {fit.parameters.get('max_parents', 0):3d} "
                                   f"{eps:5g} {seed:4d} {seconds:7.2f} {mined:5.2f} {r.n_true:6d} {r.n_reported:6d} "
                                   f"{r.tpr:6.3f} {r.fpr:6.3f}", flush=True)
 

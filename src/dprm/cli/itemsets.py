@@ -47,7 +47,8 @@ MAX_CHAINS = 100
 ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
 #: The values of ``--learner`` (:data:`dprm.itemsets.parameters.LEARNERS`, not imported before it is needed).
 LEARNERS = ("auto", "batch", "hoeffding")
-#: The values of ``--private-method`` (:data:`dprm.itemsets.private.PRIVATE_METHODS`).
+#: The values of ``--private-method`` (:data:`dprm.itemsets.private.PRIVATE_METHODS` but ``"basis"``, which
+#: lists itemsets from released supports instead of an estimate: not yet a command-line choice).
 PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim")
 #: The methods that release a synthetic table (dpmm, in its own environment) mined by FP-growth.
 SYNTHETIC_METHODS = ("mst", "aim")

@@ -117,6 +117,7 @@ from dprm.itemsets.chain import Chain, chain_orders
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.parameters import RANDOM_STATE, Setting, check_settings, whole_number
+from dprm.itemsets.private_basis import BasisRelease, release_bases
 from dprm.itemsets.private_items import ITEM_SHARE, MAX_EXPANDED_CELLS, ItemSelection, release_items
 from dprm.itemsets.private_synthetic import (DEFAULT_DELTA, SEEDED_SYNTHETIC_REASON, SYNTHETIC_METHODS,
                                             release_synthetic)
@@ -143,8 +144,11 @@ STRUCTURES = ("parents", "dp-trees")
 #: ``docs/itemsets.md``, fifth round) ``"mst"``'s TPR at ε = 1 is higher on nmes and vote,
 #: level on mushroom and tic-tac-toe (one or two seeds), but the default stays the chain: it is
 #: pure ε-DP and needs no separate environment, MST's table is (ε, δ)-DP, and at ε = 0.1
-#: on vote (435 rows) MST reports 16 times as many false itemsets as true ones.
-PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim")
+#: on vote (435 rows) MST reports 16 times as many false itemsets as true ones. ``"basis"``
+#: releases no model: noisy histograms of a few item sets covering the frequent itemsets
+#: (PrivBasis-style, :mod:`dprm.itemsets.private_basis`), supports summed from their cells
+#: with their noise scale; the fit's ``bases`` lists the itemsets (no estimator, no ISON).
+PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis")
 #: Most parents of a variable, and most cells of a table, over compressed domains.
 COMPRESSED_MAX_PARENTS = 3
 COMPRESSED_MAX_CELLS = 64
@@ -184,8 +188,9 @@ class PrivateFit:
 
     Attributes
     ----------
-    estimator : DensityEstimator
-        The private estimate (frozen, built from released trees; ``n_seen_`` is 0).
+    estimator : DensityEstimator or None
+        The private estimate (frozen, built from released trees; ``n_seen_`` is 0);
+        None with ``private_method="basis"``, which releases supports, not a model.
     privacy : dict
         ``{"epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"}``;
         the ledger lists every release (step names prefixed by chain and tree).
@@ -195,12 +200,17 @@ class PrivateFit:
         With ``private_method="mst"`` / ``"aim"``: the released synthetic rows (values as
         the declared categories' text), which FP-growth mines; the estimator is then the
         batch estimate of these rows (post-processing).
+    bases : BasisRelease or None
+        With ``private_method="basis"``: the released bases
+        (:class:`~dprm.itemsets.private_basis.BasisRelease`; ``bases.named_itemsets()``
+        lists the itemsets at ``min_support`` with their supports' noise).
     """
 
-    estimator: DensityEstimator
+    estimator: DensityEstimator | None
     privacy: dict[str, Any]
     parameters: dict[str, Any] = field(default_factory=dict)
     synthetic: pd.DataFrame | None = None
+    bases: BasisRelease | None = None
 
 
 def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories: Sequence[int],
@@ -424,14 +434,14 @@ def fit_private_estimator(
         noise, or seeded noise when ``random_state`` is given.
     min_support : float, optional
         The threshold ``θ`` the estimate will be mined at (public). With
-        ``private_method="frequent-items"``, :data:`ITEM_SHARE` of
-        ``epsilon`` releases every column's one-way histogram, the categories that cannot
-        reach ``θ`` are merged per column, and the chain is released over those compressed
-        domains (:mod:`dprm.itemsets.private_items`); the estimate still covers every
-        declared category.
-    private_method : {"chain", "frequent-items", "mst", "aim"}
+        ``private_method="frequent-items"``, :data:`ITEM_SHARE` of ``epsilon`` releases
+        every column's one-way histogram, the categories that cannot reach ``θ`` are merged
+        per column, and the chain is released over those compressed domains
+        (:mod:`dprm.itemsets.private_items`); the estimate still covers every category.
+    private_method : {"chain", "frequent-items", "mst", "aim", "basis"}
         See :data:`PRIVATE_METHODS`; ``"frequent-items"`` needs ``min_support`` and
-        ``structure="parents"``; ``"mst"`` / ``"aim"`` release a synthetic table with
+        ``structure="parents"``; ``"basis"`` needs ``min_support`` and returns ``bases``
+        (:mod:`dprm.itemsets.private_basis`); ``"mst"`` / ``"aim"`` release a synthetic table with
         dpmm's MST / AIM in its own environment (:mod:`dprm.itemsets.private_synthetic`:
         (ε, δ)-DP, δ = 1e-9), returned as ``synthetic`` for FP-growth to mine.
     n_samples : int
@@ -445,8 +455,7 @@ def fit_private_estimator(
         (:func:`~dprm.itemsets.domains.infer_domains`; its categories are then read
         off the data, so the estimate is not private).
     synthetic_timeout : float
-        Seconds dpmm may run (``private_method="mst"`` / ``"aim"``); past them the fit
-        fails with its budget spent.
+        Seconds dpmm may run (``"mst"`` / ``"aim"``); past them the fit fails, its budget spent.
 
     Returns
     -------
@@ -465,6 +474,8 @@ def fit_private_estimator(
     if max_parents is None:
         max_parents = COMPRESSED_MAX_PARENTS if method == "frequent-items" else MAX_PARENTS
     eps = as_epsilon(epsilon)
+    if method == "basis":
+        return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source, categorical_integers)
     if method in SYNTHETIC_METHODS:
         return _synthetic_fit(data, eps, method, domains, bins, accountant, n_samples, random_state, source,
                               categorical_integers, synthetic_timeout)
@@ -570,10 +581,43 @@ def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapp
     return PrivateFit(estimator, block, parameters, synthetic)
 
 
+def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, domains: Mapping[str, Sequence[object]] | None,
+               bins: Mapping[str, Sequence[float]] | None, accountant: Accountant | None, random_state: int | None,
+               source: str, categorical_integers: bool) -> PrivateFit:
+    """``private_method="basis"``: items, pairs and bases (:func:`~dprm.itemsets.private_basis.release_bases`).
+
+    Every release is charged to ``accountant`` before it reads a row (the items' one-way
+    histograms, the pairs' two-way ones, the bases' histograms: their sensitivities and
+    the split of ``eps`` are derived in :mod:`dprm.itemsets.private_basis`); they add up to
+    ``eps`` exactly. The output is ``bases`` (no estimator).
+    """
+    declared = set(domains or {}) | set(bins or {})
+    variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
+    codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
+    columns = list(variables)
+    reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
+    rng = np.random.default_rng(random_state)
+    accountant = _fit_accountant(accountant, eps, random_state is not None, rng)
+    since = len(accountant.ledger)
+    min_support = float(min_support or 0)  # checked by _resolve_method
+    release = release_bases(codes, [variables[c].size for c in columns], eps, min_support, accountant, columns,
+                            [variables[c].categories for c in columns])
+    block = accountant.privacy_block(reasons=reasons, since=since)
+    scale = release.bases[0].scale if release.bases else None
+    parameters = {"epsilon": float(eps), "private_method": "basis", "min_support": min_support,
+                  "bases": [[columns[j] for j in b.columns] for b in release.bases],
+                  "basis_cells": [int(b.noisy.size) for b in release.bases], "edges": release.n_edges,
+                  "cliques": release.n_cliques,
+                  "noise": {"items": release.selection.scale, "pairs": release.pair_scale, "tables": scale}}
+    return PrivateFit(None, block, parameters, bases=release)
+
+
 def _resolve_method(private_method: str, min_support: float | None, structure: str) -> str:
     """``private_method``, checked against ``min_support`` and ``structure`` (see :data:`PRIVATE_METHODS`)."""
     if private_method == "frequent-items" and (min_support is None or structure != "parents"):
         raise ParameterError('private_method="frequent-items" needs min_support and structure="parents"')
+    if private_method == "basis" and min_support is None:
+        raise ParameterError('private_method="basis" needs min_support')
     return private_method
 
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -96,6 +96,9 @@ class ItemSelection:
         The noisy number of rows (median of the noisy totals).
     scale : float
         The noise scale of each histogram's counts (rows).
+    counts : list of numpy.ndarray
+        Per column, the noisy count of each declared category (a one-category column's:
+        ``n_hat``).
     """
 
     kept: list[np.ndarray]
@@ -104,6 +107,11 @@ class ItemSelection:
     sizes: list[int]
     n_hat: float
     scale: float
+    counts: list[np.ndarray] = field(default_factory=list)
+
+    def kept_codes(self, j: int) -> range:
+        """The compressed codes of column ``j``'s kept categories (``0..k-1``, in the order of ``kept[j]``)."""
+        return range(len(self.kept[j]))
 
     def compress(self, codes: np.ndarray) -> np.ndarray:
         """The code rows in the compressed domains."""
@@ -173,9 +181,10 @@ def release_items(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
             noisy[j] = np.asarray(mechanism.release(accountant, f"items: {columns[j]}", counts), dtype=np.float64)
     n_hat = max(float(np.median([y.sum() for y in noisy.values()])), 1.0) if noisy else 1.0
     threshold = min_support * n_hat - math.sqrt(2.0) * scale
-    kept, mapping, shares, compressed = [], [], [], []
+    kept, mapping, shares, compressed, counts = [], [], [], [], []
     for j, size in enumerate(sizes):
         y = noisy.get(j, np.full(size, n_hat))
+        counts.append(y)
         keep = np.flatnonzero(y >= threshold)
         merged = np.setdiff1d(np.arange(size), keep)
         code = np.full(size, len(keep), dtype=np.int64)
@@ -188,4 +197,4 @@ def release_items(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
         mapping.append(code)
         shares.append(share)
         compressed.append(len(keep) + (1 if len(merged) else 0))
-    return ItemSelection(kept, mapping, shares, compressed, n_hat, scale)
+    return ItemSelection(kept, mapping, shares, compressed, n_hat, scale, counts)
