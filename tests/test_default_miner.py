@@ -36,13 +36,14 @@ def test_auto_settings_grow_with_the_budget_in_rows() -> None:
 @pytest.mark.parametrize("epsilon", [1e-4, 0.01, 0.1, 0.3, 1.0, 3.0, 1e4])
 @pytest.mark.parametrize("n_hat", [-50.0, 0.0, 100.0, 2575.0, 5999.0, 6000.0, 28_900.0, 1e9])
 def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, n_hat: float) -> None:
-    """AltExpM/AltMCMC: depth 1 and share 0.4 where ε·n̂ < 600 (one trial), else the tree pair's rule."""
+    """AltExpM/AltMCMC: depth 1, share 0.4 and no alternation where ε·n̂ < 600 (one trial), else the pair's rule."""
     pair, alternating = auto_tree_settings(epsilon, n_hat), auto_tree_settings(epsilon, n_hat, alternating=True)
     if epsilon * max(n_hat, 1.0) < 600:
-        assert (alternating.init_trials, alternating.depth, alternating.target_share) == (1, 1, 0.4)
+        assert (alternating.init_trials, alternating.depth, alternating.target_share, alternating.alternations) == (
+            1, 1, 0.4, 0)
         assert alternating.omega == pair.omega and pair.init_trials == 1 and pair.depth == 2
     else:
-        assert alternating == pair
+        assert alternating == pair and pair.alternations == 1
 
 
 @pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc"])
@@ -54,12 +55,41 @@ def test_alternations_follow_their_rule_and_spend_exactly_epsilon(algorithm: str
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(1))
     rule = auto_tree_settings(epsilon, miner._data_size[0], alternating=True)
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
-                               "target_share": rule.target_share, "omega": rule.omega}
-    assert (rule.depth == 1) == (epsilon == 0.1)
+                               "target_share": rule.target_share, "omega": rule.omega,
+                               "alternations": rule.alternations}
+    assert (rule.depth == 1) == (rule.alternations == 0) == (epsilon == 0.1)
     trees = [e for e in accountant.ledger if e.step.startswith("tree ")]
+    extractions = [e for e in accountant.ledger if e.step.startswith("extraction ")]
     levels = rule.depth if algorithm == "alt-expm" else 1  # AltExpM charges each level, AltMCMC each chain
-    assert len(trees) == 2 * rule.init_trials * levels
+    assert len(trees) == (rule.alternations + 1) * rule.init_trials * levels
+    assert len(extractions) == max(rule.alternations, 1) * rule.init_trials
+    if rule.alternations == 0:  # the one tree and the extraction share the trial's budget by ω = 1/2
+        assert sum(e.epsilon for e in trees) == sum(e.epsilon for e in extractions)
     assert accountant.remaining() == 0 and sum(e.epsilon for e in accountant.ledger) == accountant.spent()
+
+
+@pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc"])
+def test_without_alternation_the_tree_is_extracted_against_the_target_literal(algorithm: str) -> None:
+    """``alternations`` 0: every redescription has the chosen target's attribute alone on its side."""
+    data = _data()
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(3)))
+    miner = make_miner(algorithm, epsilon=1.0, alternations=0, init_trials=2, depth=2, mcmc_iterations=300)
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(3))
+    chosen = [e.step for e in accountant.ledger if e.step.startswith("initial target")]
+    assert chosen and accountant.remaining() == 0
+    assert len([e for e in accountant.ledger if e.step.startswith("extraction ")]) == 2
+    assert miner.redescriptions_, "a 1,200-row planted table at ε = 1 gives candidates"
+    for r in miner.redescriptions_:  # one side holds the target's attribute and nothing else
+        assert len(r.left.attributes()) == 1 or len(r.right.attributes()) == 1
+
+
+def test_no_alternation_needs_scored_targets() -> None:
+    with pytest.raises(ParameterError, match="alternations 0 needs targets scored"):
+        make_miner("alt-expm", alternations=0, targets="uniform")
+    data = _data()  # auto with uniform targets: one alternation (a uniform target has no literal)
+    miner = make_miner("alt-expm", epsilon=0.1, targets="uniform")
+    miner.fit(data, accountant=Accountant(0.1, SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(0))
+    assert miner.settings_["alternations"] == 1 and "alternations 1" in " ".join(miner.notes_)
 
 
 def test_alternations_auto_target_share_limits_the_size_share() -> None:

@@ -3,7 +3,11 @@
 Algorithm 1 (createRedsAlt) of the tree-based paper. For each of ``init_trials``
 initial targets (a random attribute), a private tree on the other view predicts it;
 then ``alternations`` times a private tree on the opposite view predicts the leaves of
-the last tree, and the last two trees are extracted privately.
+the last tree, and the last two trees are extracted privately. With ``alternations``
+0 (dprm's ``"auto"`` below one trial's budget, :mod:`dprm.mining.auto_trees`; scored
+targets only), the first tree is extracted against the initial target's literal itself
+(:meth:`~dprm.mining.initial_targets.InitialTarget.tree`, a released choice): each trial
+is then one tree (``ω`` of the trial) and one extraction (``1 − ω``).
 
 Budget (paper, section 4.3.1, ``omega=None``): every tree and every extraction gets
 ``ε' = ε / (InTr · (2·RMIter + 1))``; per initial target one first tree plus
@@ -24,9 +28,13 @@ Metropolis–Hastings chain, ``pure-dp-on-mcmc-convergence``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
+from dprm.errors import ParameterError
+from dprm.mining.auto_trees import AUTO
 from dprm.mining.base import ALTERNATIONS, Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
@@ -46,7 +54,7 @@ def _own_parameters(
     epsilon: float = 1.0,
     depth: int | str = "auto",
     init_trials: int | str = "auto",
-    alternations: int = 1,
+    alternations: int | str = "auto",
     mcmc_iterations: int = 10_000,
     omega: float | str | None = "auto",
     tree_score: str = "counts",
@@ -71,8 +79,10 @@ class AlternatingTrees(PrivateTreeMiner):
         Tree depth d (1 to 7).
     init_trials : int
         Initial targets InTr.
-    alternations : int
-        Alternations RMIter per initial target.
+    alternations : int or "auto"
+        Alternations RMIter per initial target; 0 extracts the first tree against the
+        initial target's literal (scored targets); ``"auto"``: 0 below one trial's
+        budget with scored targets, else 1 (the paper's stable setting).
     mcmc_iterations : int
         Metropolis–Hastings steps (MCIter) per tree (AltMCMC).
     omega : float, "auto" or None
@@ -151,7 +161,11 @@ class AlternatingTrees(PrivateTreeMiner):
                                 "mechanism choice per level) or 'mcmc' (AltMCMC, a Metropolis–Hastings chain)",
                        "choice", choices=TREE_BUILDERS),
         **TREE_PARAMETERS,
-        **parameter_table(ALTERNATIONS),
+        **parameter_table(replace(
+            ALTERNATIONS, low=0, auto=True,
+            help=ALTERNATIONS.help + "; 0: the first tree is extracted against the initial target's literal "
+                                     "(targets scored); 'auto': 0 below one trial's budget with scored targets, "
+                                     "else 1 (docs/mining.md)")),
         **MCMC_PARAMETERS,
         **parameter_table(
             Param("omega", "Share of each trial's budget for its trees, in equal parts; the rest pays for the "
@@ -165,13 +179,25 @@ class AlternatingTrees(PrivateTreeMiner):
     }
 
     __init__ = variant_init(keyword_init(_own_parameters, shared_tree_parameters),
-                            paper={"omega": None, "tree_score": "gini"})
+                            paper={"omega": None, "tree_score": "gini", "alternations": 1})
 
     #: The auto rule's depth 1 and larger targets' share below one trial's budget (:mod:`dprm.mining.auto_trees`).
     alternating_rule = True
 
     def _auto_names(self) -> tuple[str, ...]:
-        return super()._auto_names() + ("omega",)
+        return super()._auto_names() + ("omega", "alternations")
+
+    def _check_combination(self) -> None:
+        super()._check_combination()
+        if self.alternations == 0 and self.targets != "scored":
+            raise ParameterError("alternations 0 needs targets scored (the first tree is extracted against the "
+                                 "initial target's literal)")
+
+    def _resolve_settings(self, epsilon: float) -> None:
+        super()._resolve_settings(epsilon)
+        if self.alternations == AUTO and self.targets != "scored" and self.alternations_ == 0:
+            self.alternations_ = self.settings_["alternations"] = 1  # a uniform target has no literal
+            self._notes = [note.replace("alternations 0", "alternations 1") for note in self._notes]
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]
@@ -180,7 +206,8 @@ class AlternatingTrees(PrivateTreeMiner):
     def work(self) -> int:
         """Progress total: ``InTr · (2·RMIter + 1)`` releases (AltExpM), or MCMC steps (AltMCMC)."""
         trials = self._most_trials()
-        trees, extractions = trials * (self.alternations + 1), trials * self.alternations
+        most = 1 if self.alternations == AUTO else int(self.alternations)  # auto: 0 or 1
+        trees, extractions = trials * (most + 1), trials * max(most, 1)
         return trees * self._tree_units() + extractions * self._extraction_units()
 
     def _tree_units(self) -> int:
@@ -213,20 +240,27 @@ class AlternatingTrees(PrivateTreeMiner):
                            progress=self._progress.advance, rows=chain_rows, score=self.tree_score)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
-        n_releases = self.init_trials_ * (2 * self.alternations + 1)
+        alternations = self.alternations_
+        # Per trial: the first tree, then per alternation a tree and an extraction; with no
+        # alternation, the first tree and one extraction (against the target's literal).
+        extractions = max(alternations, 1)
         if self.omega_ is None:  # the paper's equal shares
-            shares = iter(split_budget(epsilon, [1] * n_releases))
+            shares = iter(split_budget(epsilon, [1] * (self.init_trials_ * (alternations + 1 + extractions))))
         else:  # per trial: the trees ω in equal parts, the extractions 1 − ω in equal parts (exact weights)
             omega = as_fraction(self.omega_, "omega")
-            tree, extraction = omega / (self.alternations + 1), (1 - omega) / self.alternations
-            shares = iter(split_budget(epsilon, ([tree] + [tree, extraction] * self.alternations) * self.init_trials_))
+            tree, extraction = omega / (alternations + 1), (1 - omega) / extractions
+            trial_weights = [tree] + [tree, extraction] * alternations if alternations else [tree, extraction]
+            shares = iter(split_budget(epsilon, trial_weights * self.init_trials_))
         for trial in range(1, self.init_trials_ + 1):
             source, target, n_classes = self.initial_target(data, rng)
             side = 1 - source
             trees = [None, None]
             trees[side] = self._tree(side, target, n_classes, next(shares), f"tree {trial}.0", accountant, rng)
             self.released(side, trees[side])
-            for alternation in range(1, self.alternations + 1):
+            if alternations == 0:  # the first tree against the target's literal (a released choice)
+                trees[source] = self._target_literal.tree()
+                self.extract((trees[0], trees[1]), next(shares), f"extraction {trial}.0")
+            for alternation in range(1, alternations + 1):
                 self.forget(target)
                 n_classes = trees[side].n_leaves
                 target = self.leaf_target(side, trees[side])  # leaf of each row; drop-outs: none

@@ -28,7 +28,13 @@ same on every dataset:
 
 The alternations (AltExpM, AltMCMC: ``alternating=True``) read the same rule, except
 where the budget does not cover one trial (``B < 600`` rows, hence one trial): there
-their trees are of **depth 1** and the targets' share is **0.4**. Why: an alternation
+their trees are of **depth 1**, the targets' share is **0.4** and they make **no
+alternation** (``alternations`` 0: the one tree is extracted against the initial
+target's literal itself, so the trial's tree share buys one tree instead of two).
+Measured at ε = 0.1, 10 seeded runs (session 17, docs/mining.md): runs that keep
+something, AltExpM with one alternation → none, MAMMAL 7 → 10, nmes1988 1 → 4,
+planted 2 → 6, spi 2 → 0 (its two had 57 % significant); AltMCMC MAMMAL 8 → 10,
+nmes1988 2 → 4, planted 2 → 6, spi 0 → 1; all kept significant. Why: an alternation
 releases its trees one after the other, each on its own share (a quarter of the trial
 each at ω = 1/2) and each bound to predict what the one before released (the first:
 the initial target), where MCMCTreePair's single chain moves both trees towards
@@ -45,15 +51,15 @@ The figures behind the constants are in docs/mining.md ("Weak signal").
 Examples
 --------
 >>> auto_tree_settings(0.1, 2575)
-TreeSettings(init_trials=1, depth=2, omega=0.5, target_share=0.1)
+TreeSettings(init_trials=1, depth=2, omega=0.5, target_share=0.1, alternations=1)
 >>> auto_tree_settings(1.0, 2575)
-TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3)
+TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3, alternations=1)
 >>> auto_tree_settings(1.0, 28_900)
-TreeSettings(init_trials=8, depth=3, omega=0.5, target_share=0.3)
+TreeSettings(init_trials=8, depth=3, omega=0.5, target_share=0.3, alternations=1)
 >>> auto_tree_settings(0.1, 2575, alternating=True)
-TreeSettings(init_trials=1, depth=1, omega=0.5, target_share=0.4)
+TreeSettings(init_trials=1, depth=1, omega=0.5, target_share=0.4, alternations=0)
 >>> auto_tree_settings(1.0, 2575, alternating=True)
-TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3)
+TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3, alternations=1)
 """
 
 from __future__ import annotations
@@ -85,6 +91,7 @@ class TreeSettings:
     depth: int
     omega: float
     target_share: float
+    alternations: int = 1
 
 
 def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = False) -> TreeSettings:
@@ -92,7 +99,7 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
 
     ``n_hat`` is a released (noisy) count; a value below 1 counts as 1. ``alternating``:
     the rule of AltExpM and AltMCMC (depth 1 and a larger targets' share below one
-    trial's budget).
+    trial's budget; no alternation there: ``alternations`` 0).
     """
     budget_rows = float(epsilon) * max(float(n_hat), 1.0)
     if not math.isfinite(budget_rows):
@@ -100,5 +107,6 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     trials = int(min(max(budget_rows // ROWS_PER_TRIAL, 1), AUTO_MAX_TRIALS))
     depth = 3 if budget_rows / trials >= ROWS_FOR_DEPTH_3 else 2
     if alternating and budget_rows < ROWS_PER_TRIAL:
-        return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE)
+        return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
+                            alternations=0)
     return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials))

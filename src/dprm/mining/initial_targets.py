@@ -90,6 +90,7 @@ import numpy as np
 from dprm.data.literal_index import LiteralIndex, Split
 from dprm.privacy import Accountant, ExponentialMechanism, split_budget
 from dprm.privacy.budget import EpsilonLike
+from dprm.trees.tree import Tree
 
 __all__ = ["TARGET_SCORE_SENSITIVITY", "InitialTarget", "TargetChooser", "candidate_literals", "literal_masks",
            "split_gain_counts", "gains_from_counts",
@@ -141,6 +142,25 @@ class InitialTarget:
         classes[true[:, 0]] = 1
         classes[missing[:, 0]] = -1
         return classes, 2
+
+    def tree(self) -> Tree:
+        """The literal as a tree of its view, whose leaves are its classes and their parts.
+
+        A split is a tree of depth 1 (leaves: the literal, its opposite); an interval
+        ``t_j < a ≤ t_high`` one of depth 2, ``a ≤ t_high`` at the root and ``a ≤ t_j``
+        below it (leaves ``a ≤ t_j``, the interval, ``a > t_high``). Released choices
+        only: building it is post-processing.
+
+        Examples
+        --------
+        >>> from dprm.data.attributes import AttributeKind
+        >>> InitialTarget(1, Split(0, AttributeKind.NUMERIC, 2), high=5).tree().splits
+        [Split(attribute=0, kind=<AttributeKind.NUMERIC: 'numeric'>, code=5), \
+Split(attribute=0, kind=<AttributeKind.NUMERIC: 'numeric'>, code=2), None]
+        """
+        if self.high is None:
+            return Tree(depth=1, splits=[self.split])
+        return Tree(depth=2, splits=[Split(self.split.attribute, self.split.kind, int(self.high)), self.split, None])
 
 
 def candidate_literals(index: LiteralIndex, intervals: bool = True) -> list[Literal]:

@@ -403,9 +403,11 @@ class PrivateTreeMiner(Miner):
 
         Uniform targets were drawn when the run started (data-independent); scored ones
         are chosen now (:class:`~dprm.mining.initial_targets.TargetChooser`), after the
-        trees of the earlier trials were released.
+        trees of the earlier trials were released, and the chosen literal stays in
+        ``_target_literal`` (``None`` for a uniform target).
         """
         chosen = self._chooser.next() if self._chooser is not None else self._initial.pop(0)
+        self._target_literal = chosen if isinstance(chosen, InitialTarget) else None
         if isinstance(chosen, InitialTarget):
             if self._shards is not None:
                 key = next(self._keys)

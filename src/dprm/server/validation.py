@@ -29,7 +29,7 @@ __all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "parameter_
 SERVER_LIMITS: dict[str, tuple[int, int]] = {
     "depth": (1, 7),  # the tree miners' own limit
     "init_trials": (1, 200),
-    "alternations": (1, 50),
+    "alternations": (0, 50),
     "mcmc_iterations": (1, 2_000_000),
     "variance_window": (2, 1_000_000),
     "max_splits": (1, 1024),
