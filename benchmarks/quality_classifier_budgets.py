@@ -59,6 +59,7 @@ from dprm.datasets import make_planted_classification
 from dprm.evaluation.classification import (
     Dataset,
     GridConfig,
+    Method,
     Schema,
     diffprivlib_methods,
     majority_method,
@@ -87,7 +88,22 @@ METHODS = {
     "one-step": lambda: dprm_tree_method(1, "dprm", name="dprm one-step"),
     "paper": lambda: dprm_tree_method("whole", "paper", name="paper whole"),
     "default": lambda: dprm_tree_method("auto", "dprm", name="dprm default"),
+    "ensemble3": lambda: ensemble_method(3),
+    "ensemble5": lambda: ensemble_method(5),
 }
+
+
+def ensemble_method(n_estimators: int) -> Method:
+    """:class:`dprm.classifier.ensemble.DPTreeEnsembleClassifier` of ``n_estimators`` default trees."""
+
+    def factory(epsilon: float | None, max_depth: int, random_state: int | None, schema: Schema) -> object:
+        from dprm.classifier.ensemble import DPTreeEnsembleClassifier
+
+        return DPTreeEnsembleClassifier(n_estimators, epsilon=1.0 if epsilon is None else epsilon,
+                                        max_depth=max_depth, categories={c: list(v) for c, v in schema.categories.items()},
+                                        classes=list(schema.classes), random_state=random_state)
+
+    return Method(f"dprm ensemble of {n_estimators}", factory, private=True, embedding_depth="auto", variant="dprm")
 #: Public bins of the numeric features of the scikit-learn tables (quantiles of the whole table).
 N_BINS = 5
 

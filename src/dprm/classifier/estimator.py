@@ -94,7 +94,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding, check_labels, encode, learn_domains
 from dprm.classifier.fitted_tree import FittedTree
-from dprm.classifier.small_budget import COUNT_SHARE, prefers_random_split, random_split_tree, root_options
+from dprm.classifier.small_budget import (
+    COUNT_SHARE,
+    chosen_split_tree,
+    prefers_random_split,
+    prefers_root_split,
+    random_split_tree,
+    root_options,
+)
 from dprm.classifier.parameters import (
     AUTO_EXACT_WORK,
     LEAF_COST,
@@ -124,6 +131,9 @@ from dprm.privacy import (
 )
 
 __all__ = ["DPDecisionTreeClassifier"]
+
+#: The small-budget release: "chosen split" or "random split" (experiment switch).
+SMALL_RELEASE = "chosen split"
 
 class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     """Differentially private decision tree with embedding depths (Bai et al. 2017).
@@ -315,7 +325,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         epsilon, release = params["epsilon"], "tree"
         if self._small_budget_rule():
             epsilon, release = self._choose_release(accountant, codes.shape[0], len(classes), domains, epsilon)
-        if release == "random split":
+        if release == "chosen split":
+            tree = self._chosen_split(codes, y_index, len(classes), domains, accountant, epsilon)
+            search, d = "exhaustive", 1
+        elif release == "random split":
             tree = self._random_split(codes, y_index, len(classes), domains, accountant, rng, epsilon)
             search, d = "none", 1
         else:
@@ -354,9 +367,21 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         n_hat = rows.release(accountant, "rows", int(n_rows))
         rest = epsilon - rows.epsilon
         options = root_options(domains, self._categorical_splits())
-        if prefers_random_split(float(rest), n_hat, n_classes, options, LEAF_PRIOR):
-            return rest, "random split"
-        return rest, "tree"
+        if SMALL_RELEASE == "random split":
+            return rest, "random split" if prefers_random_split(float(rest), n_hat, n_classes, options, LEAF_PRIOR) else "tree"
+        return rest, "chosen split" if prefers_root_split(float(rest), n_hat, n_classes, options, LEAF_PRIOR) else "tree"
+
+    def _chosen_split(self, codes: np.ndarray, y_index: np.ndarray, n_classes: int,
+                      domains: Sequence[FeatureEncoding], accountant: Accountant, epsilon: Fraction) -> FittedTree:
+        """The root split and its children's labels in one release with ``epsilon`` (:func:`chosen_split_tree`)."""
+        # score = training rows the labels get right: every change between neighbours in [0, 1]
+        # (one row lands in one child of every candidate), so sensitivity 1, range 1: exp(ε score)
+        draw = StructuredExponentialMechanism(epsilon, 1, 1).start(accountant, "split")
+        root = chosen_split_tree(codes, y_index, n_classes, domains, draw)
+        nodes = root.nodes()
+        tree = FittedTree(nodes, {id(node): i for i, node in enumerate(nodes)})
+        tree.set_labels(np.array([nodes[i].label for i in tree.leaves]), n_classes)
+        return tree
 
     def _random_split(self, codes: np.ndarray, y_index: np.ndarray, n_classes: int,
                       domains: Sequence[FeatureEncoding], accountant: Accountant, rng: np.random.Generator,
