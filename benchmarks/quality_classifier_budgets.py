@@ -25,7 +25,8 @@ Each dataset's public schema (categories, classes) is read from the whole table,
 the data owner would declare it. Methods (``--methods``): dprm's DP tree with its
 defaults (``default``), the whole tree with binary category tests (``whole``),
 ``whole-multiway``, ``whole-both`` (``categorical_splits="both"``), ``one-step``,
-``paper``; with ``--baselines`` (the default) also the majority class, scikit-learn's
+``paper``, ``ensemble3`` / ``ensemble5`` (:class:`dprm.classifier.ensemble.DPTreeEnsembleClassifier`:
+3 or 5 default trees on disjoint random parts of the rows); with ``--baselines`` (the default) also the majority class, scikit-learn's
 CART and diffprivlib's models (:func:`~dprm.evaluation.classification.diffprivlib_methods`;
 "diffprivlib best" is the best of them per cell). Seeded noise (reproducible, not
 private releases).
