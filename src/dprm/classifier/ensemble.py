@@ -180,7 +180,7 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         since = len(parent.ledger)
         shared = ParallelParts(parent, int(self.n_estimators))
         parts = partition_rows(len(y), int(self.n_estimators), rng)
-        rows = X.iloc if hasattr(X, "iloc") else np.asarray(X, dtype=object)
+        rows = X.iloc if hasattr(X, "iloc") else np.asarray(X)
         estimators = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the parts' reasons are collected below
