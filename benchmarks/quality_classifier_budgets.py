@@ -1,7 +1,10 @@
 """The DP tree classifier's accuracy at every budget on eleven tables, against diffprivlib and the majority class.
 
 The comparison of docs/classifier.md (issue 29): stratified 10-fold cross-validation,
-repeated, maximum depth 5 (:mod:`dprm.evaluation.classification`), on
+repeated (:mod:`dprm.evaluation.classification`); dprm's trees at the library's
+default maximum depth (``--max-depth auto``: 8 for dprm, 5 for the paper's variant,
+:func:`dprm.classifier.parameters.auto_max_depth`, so the table measures what users
+get), the baselines at ``--baseline-depth`` (5), on
 
 * UCI vote (435 rows), mushroom (8,124), tic-tac-toe (958), from ``../shared/data/uci``;
 * ``planted-d3``: 1,000 rows, 20 features x 3 categories, a planted tree of depth 3,
@@ -22,7 +25,8 @@ Each dataset's public schema (categories, classes) is read from the whole table,
 the data owner would declare it. Methods (``--methods``): dprm's DP tree with its
 defaults (``default``), the whole tree with binary category tests (``whole``),
 ``whole-multiway``, ``whole-both`` (``categorical_splits="both"``), ``one-step``,
-``paper``; with ``--baselines`` (the default) also the majority class, scikit-learn's
+``paper``, ``ensemble3`` / ``ensemble5`` (:class:`dprm.classifier.ensemble.DPTreeEnsembleClassifier`:
+3 or 5 default trees on disjoint random parts of the rows); with ``--baselines`` (the default) also the majority class, scikit-learn's
 CART and diffprivlib's models (:func:`~dprm.evaluation.classification.diffprivlib_methods`;
 "diffprivlib best" is the best of them per cell). Seeded noise (reproducible, not
 private releases).
@@ -31,7 +35,10 @@ Usage::
 
     python benchmarks/quality_classifier_budgets.py [--datasets vote,mushroom,...]
         [--epsilons 0.1,1,10] [--methods default,one-step] [--folds 10] [--repeats 3]
-        [--detail] [--jobs 2] [--out out/classifier-budgets.csv]
+        [--max-depth auto] [--baseline-depth 5] [--detail] [--jobs 2] [--out out/classifier-budgets.csv]
+
+A fit's seed is derived from the dataset, method, ε, depth, repeat and fold, so a
+dprm method at ``--max-depth auto`` gives the same fits as at ``--max-depth 8``.
 
 Prints a Markdown table (mean accuracy ± its standard error over all fits), then
 every (dataset, ε) where a dprm method is below the majority class or diffprivlib's
@@ -48,10 +55,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dprm.classifier.parameters import auto_max_depth
 from dprm.datasets import make_planted_classification
 from dprm.evaluation.classification import (
     Dataset,
     GridConfig,
+    Method,
     Schema,
     diffprivlib_methods,
     majority_method,
@@ -80,7 +89,22 @@ METHODS = {
     "one-step": lambda: dprm_tree_method(1, "dprm", name="dprm one-step"),
     "paper": lambda: dprm_tree_method("whole", "paper", name="paper whole"),
     "default": lambda: dprm_tree_method("auto", "dprm", name="dprm default"),
+    "ensemble3": lambda: ensemble_method(3),
+    "ensemble5": lambda: ensemble_method(5),
 }
+
+
+def ensemble_method(n_estimators: int) -> Method:
+    """:class:`dprm.classifier.ensemble.DPTreeEnsembleClassifier` of ``n_estimators`` default trees."""
+
+    def factory(epsilon: float | None, max_depth: int, random_state: int | None, schema: Schema) -> object:
+        from dprm.classifier.ensemble import DPTreeEnsembleClassifier
+
+        return DPTreeEnsembleClassifier(n_estimators, epsilon=1.0 if epsilon is None else epsilon,
+                                        max_depth=max_depth, categories={c: list(v) for c, v in schema.categories.items()},
+                                        classes=list(schema.classes), random_state=random_state)
+
+    return Method(f"dprm ensemble of {n_estimators}", factory, private=True, embedding_depth="auto", variant="dprm")
 #: Public bins of the numeric features of the scikit-learn tables (quantiles of the whole table).
 N_BINS = 5
 
@@ -168,6 +192,24 @@ def _credit_like(rng: np.random.Generator, n_rows: int = 1000) -> Dataset:
     return _frame_dataset("credit-like", X, np.where(bad, "bad", "good"))
 
 
+def method_depths(methods: list, max_depth: str, baseline_depth: int) -> dict[int, list]:
+    """The methods grouped by the maximum depth each runs at (dprm's: ``max_depth``, "auto" = the library's).
+
+    >>> from dprm.evaluation.classification import majority_method
+    >>> groups = method_depths([METHODS["default"](), METHODS["paper"](), majority_method()], "auto", 5)
+    >>> {depth: [m.name for m in group] for depth, group in groups.items()}
+    {8: ['dprm default'], 5: ['paper whole', 'majority class']}
+    """
+    groups: dict[int, list] = {}
+    for method in methods:
+        if method.variant in ("dprm", "paper"):
+            depth = auto_max_depth(method.variant) if max_depth == "auto" else int(max_depth)
+        else:
+            depth = baseline_depth
+        groups.setdefault(depth, []).append(method)
+    return groups
+
+
 def _cell(table: pd.DataFrame, method: str, dataset: str, epsilon: float | None) -> pd.Series | None:
     rows = table[(table["method"] == method) & (table["dataset"] == dataset)]
     rows = rows[rows["epsilon"].isna()] if epsilon is None else rows[rows["epsilon"] == epsilon]
@@ -245,7 +287,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--methods", default="default")
     parser.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
                         help="also scikit-learn's CART and diffprivlib's DP tree")
-    parser.add_argument("--max-depth", type=int, default=5)
+    parser.add_argument("--max-depth", default="auto",
+                        help="maximum depth of dprm's trees: 'auto' (the library's default) or an integer")
+    parser.add_argument("--baseline-depth", type=int, default=5,
+                        help="maximum depth of scikit-learn's and diffprivlib's trees")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
@@ -268,29 +313,33 @@ def main(argv: list[str] | None = None) -> None:
         methods += variants
         diffprivlib = [m.name for m in variants]
     epsilons = [float(e) for e in args.epsilons.split(",")]
-    config = GridConfig(datasets, methods, epsilons=epsilons,
-                        depths=[args.max_depth], folds=args.folds, repeats=args.repeats, seed=args.seed,
-                        jobs=args.jobs)
+    groups = method_depths(methods, args.max_depth, args.baseline_depth)
     start = time.perf_counter()
-    result = run_comparison(config, progress=lambda done, total: print(f"{done}/{total} cells", file=sys.stderr,
-                                                                         flush=True))
+    results = [run_comparison(GridConfig(datasets, group, epsilons=epsilons, depths=[depth], folds=args.folds,
+                                         repeats=args.repeats, seed=args.seed, jobs=args.jobs),
+                              progress=lambda done, total: print(f"{done}/{total} cells", file=sys.stderr,
+                                                                 flush=True))
+               for depth, group in groups.items()]
+    table = pd.concat([r.table for r in results], ignore_index=True)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        result.table.to_csv(args.out, index=False)
-    print(f"# {args.folds}-fold CV x {args.repeats} repeats, maximum depth {args.max_depth}, seed {args.seed}; "
+        table.to_csv(args.out, index=False)
+    depths = ", ".join(f"{depth} ({', '.join(m.name for m in group)})" for depth, group in groups.items())
+    print(f"# {args.folds}-fold CV x {args.repeats} repeats, maximum depth {depths}, seed {args.seed}; "
           f"rows: " + ", ".join(f"{d.name} {d.n_rows}" for d in datasets)
           + f"; {time.perf_counter() - start:.0f} s; mean ± standard error over the fits")
     dprm = [m.name for m in methods if m.variant in ("dprm", "paper")]
-    print(markdown(result.table, names, epsilons, dprm, diffprivlib, args.detail))
+    print(markdown(table, names, epsilons, dprm, diffprivlib, args.detail))
     if args.baselines:
         for name in dprm:
-            failures = acceptance(result.table, names, epsilons, name, diffprivlib)
+            failures = acceptance(table, names, epsilons, name, diffprivlib)
             print(f"{name}: " + ("at least the majority class and diffprivlib's best less one standard error "
                                  "in every cell" if not failures else f"{len(failures)} cells below a bar"))
             for failure in failures:
                 print(f"  {failure}")
-    for note in result.notes[2:]:
-        print(f"note: {note}")
+    for result in results:
+        for note in result.notes[2:]:
+            print(f"note: {note}")
 
 
 if __name__ == "__main__":

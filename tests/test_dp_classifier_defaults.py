@@ -46,15 +46,22 @@ def vote():
 
 
 def test_auto_is_the_whole_tree_for_dprm_and_one_level_for_the_paper(vote) -> None:
+    """Where the small-budget rule keeps the tree (vote at ε ≥ 1); at ε = 0.1 it
+    releases the chosen root split instead, one level."""
     X, y, categories, classes = vote
-    for variant, epsilon, expected in (("dprm", 0.1, 3), ("dprm", 1.0, 3), ("dprm", 10.0, 3), ("paper", 1.0, 1)):
+    for variant, epsilon, expected, release in (("dprm", 1.0, 3, "tree"), ("dprm", 10.0, 3, "tree"),
+                                                ("paper", 1.0, 1, "tree"), ("dprm", 0.1, 1, "chosen split")):
         clf = DPDecisionTreeClassifier(epsilon=epsilon, max_depth=3, variant=variant, categories=categories,
                                        classes=classes, random_state=1, mcmc_steps=300)
         assert clf.embedding_depth == "auto"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             clf.fit(X, y)
-        assert clf.embedding_depth_ == expected == auto_embedding_depth(variant, 3)
+        assert clf.release_ == release
+        if release == "tree":
+            assert clf.embedding_depth_ == expected == auto_embedding_depth(variant, 3)
+        else:
+            assert clf.embedding_depth_ == expected and clf.tree_.node_count > 1
 
 
 def test_auto_is_the_row_count_then_the_explicit_whole_tree_with_the_rest(vote) -> None:
@@ -88,14 +95,16 @@ def test_auto_is_the_row_count_then_the_explicit_whole_tree_with_the_rest(vote) 
 def test_the_default_fit_spends_what_its_ledger_says_and_never_more_than_epsilon(vote, variant: str,
                                                                                    epsilon: float) -> None:
     """dprm: the row count, then one structure release with the rest (labels inside it), the budget
-    all used. The paper: one computation per level and a leaf release, at most ε.
+    all used (at ε = 0.1 the chosen root split, step ``split``, at ε ≥ 1 the whole tree). The paper: one computation per level and a leaf release, at most ε.
     In both the ledger, the accountant and ``privacy_spent_`` agree."""
     X, y, categories, classes = vote
     accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(0)))
     clf = DPDecisionTreeClassifier(epsilon=epsilon, max_depth=3, categories=categories, classes=classes,
                                    accountant=accountant, mcmc_steps=300, variant=variant).fit(X, y)
     if variant == "dprm":
-        assert [e.step for e in accountant.ledger] == ["rows", "structure#1"]
+        second = "split" if epsilon < 1 else "structure#1"
+        assert clf.release_ == ("chosen split" if epsilon < 1 else "tree")
+        assert [e.step for e in accountant.ledger] == ["rows", second]
         assert clf.privacy_spent_ == pytest.approx(epsilon, abs=1e-12)
     else:
         assert 2 <= len(accountant.ledger) <= 4

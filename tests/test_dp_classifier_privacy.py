@@ -767,8 +767,12 @@ def test_seeded_fit_is_labelled_not_private(vote_data) -> None:
     ],
 )
 def test_secure_declared_fit_is_labelled_with_its_guarantee(vote_data, params: dict, label: str) -> None:
-    """Secure noise, declared categories and classes: private, with the search's label."""
-    X, y, categories, classes = small_vote(vote_data)
+    """Secure noise, declared categories and classes: private, with the search's label.
+
+    300 rows, so that the small-budget rule keeps the tree at ε = 1 whatever the
+    (secure) row count's noise: at 120 rows the rule's boundary is within its noise,
+    and the chosen root split, an exact draw, is labelled as one."""
+    X, y, categories, classes = small_vote(vote_data, n=300)
     clf = fit_quietly(DPDecisionTreeClassifier(max_depth=2, categories=categories, classes=classes, **params), X, y)
     assert clf.guarantee_ == label
     assert clf.private_ is True and clf.privacy_reasons_ == []

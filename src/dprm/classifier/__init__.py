@@ -7,6 +7,9 @@
 * the private subtree releases of each computation (:mod:`~dprm.classifier.subtree_search`);
 * :class:`FittedTree` — the released tree (:mod:`~dprm.classifier.fitted_tree`);
 * :func:`export_text` — the tree as text (:mod:`~dprm.classifier.export`).
+* the small-budget release, a noisy row count and a chosen root split
+  (:mod:`~dprm.classifier.small_budget`); a private ensemble of trees on disjoint
+  row parts, measured and kept as an option (:mod:`~dprm.classifier.ensemble`).
 
 Importing this package imports scikit-learn (the miners in :mod:`dprm.trees` do not).
 """

@@ -51,9 +51,10 @@ Small budgets (dprm's defaults)
 With ``embedding_depth="auto"`` and ``leaf_labels="auto"`` (``variant="dprm"``) the
 fit first releases the row count with ``COUNT_SHARE`` of ε (discrete Laplace, L1
 sensitivity 1), then a public rule of ``ε − ε_rows``, the noisy count, the classes
-and the schema (:func:`~dprm.classifier.small_budget.prefers_random_split`) chooses
-the whole tree above (with ``ε − ε_rows``) or a random root split whose leaves'
-class counts are released with ``ε − ε_rows``. Sequential composition of the count
+and the schema (:func:`~dprm.classifier.small_budget.prefers_root_split`) chooses
+the whole tree above (with ``ε − ε_rows``) or one multiway root split whose feature
+and children's labels are drawn jointly by one exponential-mechanism release with
+``ε − ε_rows`` (:func:`~dprm.classifier.small_budget.chosen_split_tree`). Sequential composition of the count
 and the chosen release: ε on every path (:mod:`dprm.classifier.small_budget`).
 
 Prediction
@@ -94,7 +95,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dprm.classifier.encoding import CATEGORICAL, FeatureEncoding, check_labels, encode, learn_domains
 from dprm.classifier.fitted_tree import FittedTree
-from dprm.classifier.small_budget import COUNT_SHARE, prefers_random_split, random_split_tree, root_options
+from dprm.classifier.small_budget import (
+    COUNT_SHARE,
+    chosen_split_tree,
+    prefers_root_split,
+    root_options,
+)
 from dprm.classifier.parameters import (
     AUTO_EXACT_WORK,
     LEAF_COST,
@@ -143,8 +149,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         (:func:`~dprm.classifier.parameters.auto_embedding_depth`). With dprm's
         defaults (``"auto"`` here and for ``leaf_labels``) a noisy row count
         (``COUNT_SHARE`` of ε) and a public rule choose between that tree (with the
-        rest of ε) and, where ``ε · n̂ / C`` cannot pay for one split, a random root
-        split with noisy leaf counts (:mod:`dprm.classifier.small_budget`).
+        rest of ε) and, where ``ε · n̂`` cannot pay for several splits, one multiway
+        root split and its children's labels drawn by one exponential-mechanism release
+        (:mod:`dprm.classifier.small_budget`).
     search : {"auto", "exhaustive", "mcmc"}, default "auto"
         Exact draw over all subtrees (refused when its work bound exceeds
         ``MAX_EXACT_WORK``), Metropolis–Hastings, or exact when the bound is at most
@@ -198,13 +205,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     private_ : bool
     privacy_reasons_ : list of str
     search_ : str
-        The search actually used ("exhaustive" or "mcmc"; "none" for the random split).
+        The search actually used ("exhaustive" or "mcmc"; "exhaustive" for the chosen split).
     embedding_depth_ : int
         The embedding depth actually used.
     max_depth_ : int
         The maximum depth used.
     release_ : str
-        ``"tree"``, or ``"random split"`` where the small-budget rule chose it.
+        ``"tree"``, or ``"chosen split"`` where the small-budget rule chose it.
 
     Examples
     --------
@@ -315,9 +322,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         epsilon, release = params["epsilon"], "tree"
         if self._small_budget_rule():
             epsilon, release = self._choose_release(accountant, codes.shape[0], len(classes), domains, epsilon)
-        if release == "random split":
-            tree = self._random_split(codes, y_index, len(classes), domains, accountant, rng, epsilon)
-            search, d = "none", 1
+        if release == "chosen split":
+            tree = self._chosen_split(codes, y_index, len(classes), domains, accountant, epsilon)
+            search, d = "exhaustive", 1
         else:
             tree = self._grow(codes, y_index, classes, domains, params, accountant, rng, epsilon, search)
         self.classes_ = classes
@@ -354,24 +361,18 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         n_hat = rows.release(accountant, "rows", int(n_rows))
         rest = epsilon - rows.epsilon
         options = root_options(domains, self._categorical_splits())
-        if prefers_random_split(float(rest), n_hat, n_classes, options, LEAF_PRIOR):
-            return rest, "random split"
-        return rest, "tree"
+        return rest, "chosen split" if prefers_root_split(float(rest), n_hat, n_classes, options, LEAF_PRIOR) else "tree"
 
-    def _random_split(self, codes: np.ndarray, y_index: np.ndarray, n_classes: int,
-                      domains: Sequence[FeatureEncoding], accountant: Accountant, rng: np.random.Generator,
-                      epsilon: Fraction) -> FittedTree:
-        """The random root split (data-independent) and its children's class counts released with ``epsilon``."""
-        root = random_split_tree(codes, y_index, n_classes, domains, rng)
+    def _chosen_split(self, codes: np.ndarray, y_index: np.ndarray, n_classes: int,
+                      domains: Sequence[FeatureEncoding], accountant: Accountant, epsilon: Fraction) -> FittedTree:
+        """The root split and its children's labels in one release with ``epsilon`` (:func:`chosen_split_tree`)."""
+        # score = training rows the labels get right: every change between neighbours in [0, 1]
+        # (one row lands in one child of every candidate), so sensitivity 1, range 1: exp(ε score)
+        draw = StructuredExponentialMechanism(epsilon, 1, 1).start(accountant, "split")
+        root = chosen_split_tree(codes, y_index, n_classes, domains, draw)
         nodes = root.nodes()
         tree = FittedTree(nodes, {id(node): i for i, node in enumerate(nodes)})
-        # disjoint cells (child, class): one row more or less moves one cell by 1
-        histogram = DiscreteLaplaceHistogram(epsilon)
-        exact = np.stack([np.bincount(y_index[nodes[i].rows], minlength=n_classes) for i in tree.leaves])
-        noisy = histogram.release(accountant, "leaves", exact)
-        noise_sd = math.sqrt(2.0 * n_classes) * histogram.scale
-        min_rows = noise_sd if self.min_samples_split == "auto" else float(self.min_samples_split)
-        tree.set_counts(noisy, min_rows, prior_weight=noise_sd)
+        tree.set_labels(np.array([nodes[i].label for i in tree.leaves]), n_classes)
         return tree
 
     def _grow(self, codes: np.ndarray, y_index: np.ndarray, classes: np.ndarray,

@@ -195,8 +195,8 @@ def auto_embedding_depth(variant: str, max_depth: int) -> int:
     of one level per computation on most tables at every ε, by much at ε ≤ 1. It
     also spends the whole budget: one release charged ε, where computations no
     branch reaches are never charged. (With ``leaf_labels="auto"`` too, the fit
-    first spends a tenth of ε on a noisy row count that may choose a random split
-    instead: :mod:`dprm.classifier.small_budget`; the tree then gets the rest.)
+    first spends a tenth of ε on a noisy row count that may choose one multiway root
+    split, drawn with its labels, instead: :mod:`dprm.classifier.small_budget`; either gets the rest.)
 
     *Small budgets.* With joint labels the whole-tree release is never far below the
     majority class, because the single leaf labelled with the majority class is one
