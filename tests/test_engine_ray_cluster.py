@@ -59,8 +59,12 @@ def cluster():
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="token",
                RAY_AUTH_TOKEN=secrets.token_hex(32),
                # the head gives each client's server this long to start (30 s by default: too short for
-               # a loaded test machine; dprm also tries again, CLUSTER_JOIN_ATTEMPTS)
-               RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S="180")
+               # a loaded test machine; dprm also tries again, CLUSTER_JOIN_ATTEMPTS). Not longer: now and
+               # then (1 run in 5 here) the head's proxy forks the client's server while another of its
+               # threads is in gRPC ("skipping fork() handlers" in ray_client_server.err) and that server
+               # never answers; the join then waits this whole time before dprm's next attempt (at 180 s
+               # the test took 200 s instead of 10-20 s). A server that does start answers within 3-20 s.
+               RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S="60")
     ray = str(Path(sys.executable).with_name("ray"))
     head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs_port}",
                              f"--ray-client-server-port={client_port}", "--include-dashboard=false", "--num-cpus=2",

@@ -159,9 +159,21 @@ def once(cache: dict, key, compute):
     return cache[key]
 
 
-@pytest.mark.parametrize("n_shards", [2, 3])
-@pytest.mark.parametrize("name", list(MINERS))
-@pytest.mark.parametrize("dataset", ["planted", "mammals"])
+def covering(datasets: list[str], names: list[str], shard_counts: list[int]) -> list:
+    """Every (data set, miner) once, the shard counts in turn: each data set and each miner meets every count.
+
+    A shard count changes only how the rows are dealt (each case checks the sum over its
+    parts); running every miner at every count multiplied the sharded runs, not the paths.
+    """
+    cases = []
+    for d, dataset in enumerate(datasets):
+        for i, name in enumerate(names):  # the next data set shifts the counts by one: each miner meets another
+            n = shard_counts[(i + d) % len(shard_counts)]
+            cases.append(pytest.param(dataset, name, n, id=f"{dataset}-{name}-{n}"))
+    return cases
+
+
+@pytest.mark.parametrize("dataset, name, n_shards", covering(["planted", "mammals"], list(MINERS), [2, 3]))
 def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset, request, in_process) -> None:
     data = request.getfixturevalue(dataset)
     local, engine = once(in_process, (dataset, name), lambda: (document(MINERS[name](), data),
@@ -199,9 +211,8 @@ def planted_numeric() -> TwoViewData:
     return load_two_view(left, right, types=p.types)
 
 
-@pytest.mark.parametrize("n_shards", [2, 3, 4])
-@pytest.mark.parametrize("name", list(BASELINES))
-@pytest.mark.parametrize("dataset", ["planted", "planted_numeric", "mammals"])
+@pytest.mark.parametrize("dataset, name, n_shards",
+                         covering(["planted", "planted_numeric", "mammals"], list(BASELINES), [2, 3, 4]))
 def test_sharded_baselines_give_the_in_process_output(name, n_shards, dataset, request, in_process) -> None:
     """ReReMi and CARTwheels: thresholds at data values merged from the parts, counts summed: the same output."""
     data = request.getfixturevalue(dataset)
