@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 from dprm.classifier.ensemble import DPTreeEnsembleClassifier, ParallelParts, PartAccountant, partition_rows
-from dprm.errors import BudgetExceededError
+from dprm.errors import BudgetExceededError, ParameterError
 from dprm.privacy import Accountant, SeededNoise
 
 
@@ -108,3 +108,14 @@ def test_ensemble_fits_on_neighbours_do_not_contradict_epsilon() -> None:
         a = clopper_pearson(counts[0].get(key, 0), fits, 1e-5)
         b = clopper_pearson(counts[1].get(key, 0), fits, 1e-5)
         assert a[0] <= bound * b[1] and b[0] <= bound * a[1], (key, counts[0].get(key), counts[1].get(key))
+
+
+@pytest.mark.parametrize("keywords, message", [
+    ({"n_estimators": 0}, "n_estimators must be in"), ({"n_estimators": 2.5}, "n_estimators must be an integer"),
+    ({"epsilon": -1}, "epsilon must be > 0"), ({"max_depth": 0}, "max_depth must be in"),
+])
+def test_bad_keywords_are_refused_before_any_charge(keywords: dict, message: str) -> None:
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError, match=message):
+        DPTreeEnsembleClassifier(accountant=accountant, **keywords).fit([[0], [1]], [0, 1])
+    assert accountant.spent() == 0 and not accountant.ledger

@@ -38,12 +38,22 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dprm.classifier.estimator import DPDecisionTreeClassifier
+from dprm.classifier.parameters import PARAMETERS
 from dprm.errors import ParameterError
+from dprm.params import KeywordParam, parameter_table
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.privacy.accountant import PURE_DP, combine_guarantees
 from dprm.privacy.budget import EpsilonLike, as_epsilon
 
-__all__ = ["DPTreeEnsembleClassifier", "PartAccountant", "ParallelParts", "partition_rows"]
+__all__ = ["DPTreeEnsembleClassifier", "ENSEMBLE_PARAMETERS", "PartAccountant", "ParallelParts", "partition_rows"]
+
+#: The ensemble's own keywords (the schema's are checked by each tree).
+ENSEMBLE_PARAMETERS: dict[str, KeywordParam] = parameter_table(
+    KeywordParam("n_estimators", "Trees, one per disjoint part of the rows", "int", unit="trees", low=1,
+                 high=10_000, why="each tree sees about 1/n_estimators of the rows"),
+    PARAMETERS["epsilon"],
+    PARAMETERS["max_depth"],
+)
 
 
 class ParallelParts:
@@ -159,8 +169,8 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> DPTreeEnsembleClassifier:
         """Partition the rows, fit one default tree per part with ε on its part, release them all."""
-        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
-            raise ParameterError(f"n_estimators must be a positive integer, not {self.n_estimators!r}")
+        for name, spec in ENSEMBLE_PARAMETERS.items():  # before any data is read or budget spent
+            spec.validate(getattr(self, name))
         epsilon = as_epsilon(self.epsilon, "epsilon")
         y = np.asarray(y)
         reasons: list[str] = []
