@@ -193,12 +193,6 @@ class AlternatingTrees(PrivateTreeMiner):
             raise ParameterError("alternations 0 needs targets scored (the first tree is extracted against the "
                                  "initial target's literal)")
 
-    def _resolve_settings(self, epsilon: float) -> None:
-        super()._resolve_settings(epsilon)
-        if self.alternations == AUTO and self.targets != "scored" and self.alternations_ == 0:
-            self.alternations_ = self.settings_["alternations"] = 1  # a uniform target has no literal
-            self._notes = [note.replace("alternations 0", "alternations 1") for note in self._notes]
-
     @property
     def algorithm(self) -> str:  # type: ignore[override]
         return "alt-expm" if self.trees == "exponential" else "alt-mcmc"

@@ -94,12 +94,14 @@ class TreeSettings:
     alternations: int = 1
 
 
-def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = False) -> TreeSettings:
+def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = False,
+                       scored: bool = True) -> TreeSettings:
     """The settings for a run of budget ``epsilon`` on about ``n_hat`` rows (module docstring).
 
     ``n_hat`` is a released (noisy) count; a value below 1 counts as 1. ``alternating``:
     the rule of AltExpM and AltMCMC (depth 1 and a larger targets' share below one
-    trial's budget; no alternation there: ``alternations`` 0).
+    trial's budget; no alternation there, ``alternations`` 0, where the targets are
+    ``scored``: a uniform target is an attribute, not a literal to extract against).
     """
     budget_rows = float(epsilon) * max(float(n_hat), 1.0)
     if not math.isfinite(budget_rows):
@@ -108,5 +110,5 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     depth = 3 if budget_rows / trials >= ROWS_FOR_DEPTH_3 else 2
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
-                            alternations=0)
+                            alternations=0 if scored else 1)
     return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials))

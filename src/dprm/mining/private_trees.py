@@ -228,7 +228,8 @@ class PrivateTreeMiner(Miner):
         The rule (:func:`dprm.mining.auto_trees.auto_tree_settings`) reads the run's ε and
         the released row count only; the values chosen are in :attr:`settings_` and a note.
         """
-        rule = (auto_tree_settings(epsilon, self._data_size[0], alternating=self.alternating_rule)
+        rule = (auto_tree_settings(epsilon, self._data_size[0], alternating=self.alternating_rule,
+                                   scored=self.targets == "scored")
                 if self._data_size is not None else None)
         chosen = {}
         for name in self._auto_names():
