@@ -95,9 +95,9 @@ def check_options(min_support: float, delta: float | None, sensitive: list[str] 
         raise ParameterError(f"--distance must be one of {', '.join(DISTANCES)}, not {distance!r}")
     if not 1 <= chains <= MAX_CHAINS:
         raise ParameterError(f"--chains must be between 1 and {MAX_CHAINS}, not {chains}")
-    from dprm.privacy.budget import check_epsilon_range
-
     if epsilon is not None:
+        from dprm.privacy.budget import check_epsilon_range
+
         check_epsilon_range(epsilon, "--epsilon")
     if not (math.isfinite(step) and 0 < step <= 100):
         raise ParameterError(f"--step must be in (0, 100], not {step:g}")
