@@ -338,7 +338,7 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> np.ndarray:
     columns, = np.nonzero((paths >= 0).any(axis=0))
     singles = []
     for column in columns:
-        for code in np.unique(paths[paths[:, column] >= 0, column]):
+        for code in np.flatnonzero(np.bincount(paths[paths[:, column] >= 0, column])):  # not np.unique: numpy.ma
             row = np.full(m, -1, dtype=np.int16)
             row[column] = code
             singles.append(row)
