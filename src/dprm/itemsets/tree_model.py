@@ -235,7 +235,7 @@ class ConditionalTree:
 
     def split_columns(self) -> set[int]:
         """The columns some node splits on."""
-        return {int(f) for f in self.feature if f >= 0}
+        return set(self.feature[self.feature >= 0].tolist())
 
     # -- prediction -------------------------------------------------------------------------
 
