@@ -65,14 +65,18 @@ def not_private_block(*, t_closeness: bool = False, reasons: Sequence[str] = ())
 
 
 def itemsets_document(itemsets: Sequence[Itemset], parameters: Mapping[str, Any],
-                      privacy: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``dprm.itemsets/1`` document of mined itemsets."""
+                      privacy: Mapping[str, Any], noise: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The ``dprm.itemsets/1`` document of mined itemsets; ``noise``: each itemset's noise fields
+    (``support_sd``, ``interval``, ``by_closure`` of ``private_method="basis"``), added to its entry."""
+    entries = [{"items": {str(k): str(v) for k, v in s.items.items()}, "support": float(s.support)}
+               for s in itemsets]
+    for entry, extra in zip(entries, noise or []):
+        entry.update(plain_json(dict(extra)))
     return {
         "format": FORMAT,
         "parameters": plain_json(dict(parameters)),
         "privacy": plain_json(dict(privacy)),
-        "itemsets": [{"items": {str(k): str(v) for k, v in s.items.items()}, "support": float(s.support)}
-                     for s in itemsets],
+        "itemsets": entries,
     }
 
 
