@@ -15,7 +15,11 @@ one untimed run first) measured with ``os.wait4``: wall time, the child's CPU ti
 machine) and its peak memory. FP-growth is timed in-process (CPU seconds) on the
 file's rows as items ``column=value``: all frequent itemsets (counted through pyfim's
 pattern spectrum, not listed), and for ``--top-k K`` the K of largest support (the
-threshold found by bisection on counts, then the itemsets listed).
+threshold found by bisection on counts, then the itemsets listed). For the same
+output mode as a whole process, FP-growth's top-K is also run as its own process from
+the CSV file (this file with ``--fp-growth-process``: Python's csv module, the items,
+pyfim; no numpy or pandas), measured like ``dprm itemsets``; the ratio of the two
+processes' CPU seconds is printed.
 
 Usage::
 
@@ -31,13 +35,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import Any
 
 
-def dense_table(seed: int = 0, n: int = 683, constant: int = 16, columns: int = 35) -> pd.DataFrame:
+def dense_table(seed: int = 0, n: int = 683, constant: int = 16, columns: int = 35) -> Any:
     """The soybean-like dense table (see the module notes)."""
+    import numpy as np
+    import pandas as pd
+
     rng = np.random.default_rng(seed)
     latent = rng.integers(0, 3, n)
     letters = np.array(list("abcdefgh"))
@@ -53,10 +58,10 @@ def dense_table(seed: int = 0, n: int = 683, constant: int = 16, columns: int = 
     return pd.DataFrame(frame)
 
 
-def run_cli(arguments: list[str]) -> tuple[float, float, float, str]:
-    """Wall s, CPU s (user + system) and peak MB of one ``python -m dprm`` process; its stdout."""
+def run_cli(arguments: list[str], command: list[str] | None = None) -> tuple[float, float, float, str]:
+    """Wall s, CPU s (user + system) and peak MB of one ``python -m dprm`` process (or ``command``); its stdout."""
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "dprm", *arguments], stdout=subprocess.PIPE,
+    process = subprocess.Popen((command or [sys.executable, "-m", "dprm"]) + arguments, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     out = process.stdout.read() if process.stdout else ""
     _, status, usage = os.wait4(process.pid, 0)
@@ -66,7 +71,20 @@ def run_cli(arguments: list[str]) -> tuple[float, float, float, str]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
 
 
-def transactions(frame: pd.DataFrame) -> list[list[str]]:
+def fp_growth_process(path: str, k: int, theta: float) -> None:
+    """FP-growth's top ``k`` from the CSV file as a whole process: read, items, bisection, listing (printed)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        rows = [[f"{c}={v}" for c, v in zip(header, row)] for row in reader]
+    threshold, _, listed = fp_growth_top(rows, k, theta)
+    listed.sort(key=lambda found: -found[1])
+    print(f"{len(listed[:k])} itemsets of largest support; k-th support {threshold:.4f}")
+
+
+def transactions(frame: Any) -> list[list[str]]:
     return [[f"{c}={v}" for c, v in zip(frame.columns, row)] for row in frame.itertuples(index=False)]
 
 
@@ -106,7 +124,14 @@ def main() -> None:
     parser.add_argument("--learners", default="auto,hoeffding")
     parser.add_argument("--theta", type=float, default=0.3)
     parser.add_argument("--tables", default="small,dense")
+    parser.add_argument("--fp-growth-process", nargs=3, metavar=("CSV", "K", "THETA"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.fp_growth_process:
+        path, k, theta = args.fp_growth_process
+        fp_growth_process(path, int(k), float(theta))
+        return
+    import numpy as np
+
     from dprm.datasets import make_transactions
 
     folder = Path(tempfile.mkdtemp(prefix="bench_itemsets_"))
@@ -144,6 +169,16 @@ def main() -> None:
             wall, seconds, mb, out = run_cli(command)
             print(f"{'dense':>6} {'dprm itemsets --top-k ' + str(k):>34} {wall:7.2f} {seconds:6.2f} {mb:5.0f}  "
                   f"{out.splitlines()[1][:60]}", flush=True)
+        fp_command = [sys.executable, __file__, "--fp-growth-process"]
+        fp_arguments = [str(folder / "dense.csv"), str(k), theta]
+        run_cli(fp_arguments, fp_command)
+        dprm_cpu = []
+        for _ in range(args.repeat):
+            dprm_cpu.append(run_cli(command)[1])
+            wall, fp_seconds, mb, out = run_cli(fp_arguments, fp_command)
+            print(f"{'dense':>6} {'FP-growth top ' + str(k) + ' (process)':>34} {wall:7.2f} {fp_seconds:6.2f} "
+                  f"{mb:5.0f}  {out.strip()[:40]}; dprm / FP-growth CPU: {dprm_cpu[-1] / fp_seconds:.1f}x",
+                  flush=True)
         kth, seconds, listed = fp_growth_top(rows, k, args.theta)
         truth = {frozenset(tuple(item.split("=", 1)) for item in items): support / len(dense)
                  for items, support in listed}

@@ -113,3 +113,16 @@ def test_warm_cache_leaves_the_bytecode_of_every_module_written(tmp_path) -> Non
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     count, stale = done.stdout.split(" ", 1)
     assert int(count) > 50 and stale.strip() == "[]"
+
+
+def test_an_itemsets_run_on_a_small_file_of_categories_imports_neither_pandas_nor_opendp(tmp_path) -> None:
+    """The file is read by pyarrow and encoded without pandas (dprm.itemsets.sources.table_codes), the not-private
+    block needs no OpenDP, the kernels come from the ahead-of-time build when there is one (numba otherwise)."""
+    rng = __import__("random").Random(0)
+    rows = ["a,b,c"] + [",".join(rng.choice("xyz") for _ in range(3)) for _ in range(300)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    modules = _modules_of_a_cli_run(["itemsets", str(tmp_path / "t.csv"), "--min-support", "0.3", "--seed", "0",
+                                     "--output", str(tmp_path / "out.json")], tmp_path)
+    assert "dprm.itemsets.estimator" in modules
+    assert sorted(set(HEAVY) - {"numba"} & modules) == [] and "opendp" not in modules
+    assert json.loads((tmp_path / "out.json").read_text())["itemsets"]

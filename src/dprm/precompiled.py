@@ -66,7 +66,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
     # a chain, counting supports in its reference sample, ISON's candidate sets
     "dprm.itemsets._kernels": ("_grow", "_draw", "_count_matches", "_soft_predict"),
     "dprm.itemsets._candidate_kernels": ("_encode", "_decode", "_columns_of", "_rehash", "_add_many", "_contains_many",
-                                          "_keep_without_rejected", "_merge_block"),
+                                          "_keep_without_rejected", "_merge_block", "_extend"),
 }
 
 #: ``DPRM_PRECOMPILED=0``: never use the build (numba's kernels only).

@@ -47,11 +47,13 @@ MAX_CHAINS = 100
 ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
 #: The values of ``--learner`` (:data:`dprm.itemsets.parameters.LEARNERS`, not imported before it is needed).
 LEARNERS = ("auto", "batch", "hoeffding")
-#: The values of ``--private-method`` (:data:`dprm.itemsets.private.PRIVATE_METHODS` but ``"basis"``, which
-#: lists itemsets from released supports instead of an estimate: not yet a command-line choice).
-PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim")
+#: The values of ``--private-method`` (:data:`dprm.itemsets.private.PRIVATE_METHODS`).
+PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis")
 #: The methods that release a synthetic table (dpmm, in its own environment) mined by FP-growth.
 SYNTHETIC_METHODS = ("mst", "aim")
+#: The methods that release no estimate (no t-closeness, no top-k): the synthetic ones, and ``"basis"``, which
+#: lists the itemsets from released supports (PrivBasis-style, :mod:`dprm.itemsets.private_basis`).
+NO_ESTIMATE = SYNTHETIC_METHODS + ("basis",)
 
 
 def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
@@ -95,9 +97,9 @@ def check_options(min_support: float, delta: float | None, sensitive: list[str] 
         raise ParameterError(f"--distance must be one of {', '.join(DISTANCES)}, not {distance!r}")
     if not 1 <= chains <= MAX_CHAINS:
         raise ParameterError(f"--chains must be between 1 and {MAX_CHAINS}, not {chains}")
-    from dprm.privacy.budget import check_epsilon_range
-
     if epsilon is not None:
+        from dprm.privacy.budget import check_epsilon_range
+
         check_epsilon_range(epsilon, "--epsilon")
     if not (math.isfinite(step) and 0 < step <= 100):
         raise ParameterError(f"--step must be in (0, 100], not {step:g}")
@@ -247,11 +249,13 @@ def itemsets(
                                        "mechanism (with the chain's order), or a DP decision tree."),
     max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
     private_method: str = typer.Option(
-        "chain", "--private-method", metavar="chain|frequent-items|mst|aim",
+        "chain", "--private-method", metavar="chain|frequent-items|mst|aim|basis",
         help="With --epsilon: the chain over every declared category (chain, the default), or, with --structure "
              "parents, the one-way histograms first (10 % of ε) and the chain over the items that can reach "
              "--min-support (frequent-items), or a synthetic table from dpmm's MST / AIM (its own environment, "
-             "DPRM_DPMM_PYTHON; (ε, δ = 1e-9)-DP) mined by FP-growth (mst, aim)."),
+             "DPRM_DPMM_PYTHON; (ε, δ = 1e-9)-DP) mined by FP-growth (mst, aim), or noisy histograms of a few "
+             "sets of items covering the frequent itemsets, each support summed from their cells with its noise "
+             "(basis, PrivBasis-style; no estimate)."),
     types: TypesFile = None,
     bins: Optional[List[str]] = typer.Option(
         None, "--bins", metavar="COL=e0,e1,...",
@@ -290,9 +294,11 @@ def itemsets(
     if private_method not in PRIVATE_METHODS or (private_method == "frequent-items" and structure != "parents"):
         raise ParameterError(f"--private-method must be one of {', '.join(PRIVATE_METHODS)} (frequent-items with "
                              f"--structure parents), not {private_method!r}")
-    if epsilon is not None and private_method in SYNTHETIC_METHODS and (sensitive or top_k is not None):
-        raise ParameterError(f"--private-method {private_method} mines the synthetic rows with FP-growth: "
-                             "--sensitive and --top-k need an estimate (chain or frequent-items)")
+    if epsilon is not None and private_method in NO_ESTIMATE and (sensitive or top_k is not None):
+        what = "lists the itemsets from released supports" if private_method == "basis" else \
+            "mines the synthetic rows with FP-growth"
+        raise ParameterError(f"--private-method {private_method} {what}: --sensitive and --top-k need an estimate "
+                             "(chain or frequent-items)")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
                   max_length, distance)
     passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top, top_k)
@@ -314,13 +320,15 @@ def itemsets(
                                   "distance": distance if sensitive else None, "step": step if sensitive else None,
                                   "bins": bin_edges, "max_length": max_length, "max_seconds": max_seconds,
                                   "seed": seed}
-    synthetic = None
+    released = None  # the synthetic rows (mst, aim) or the bases (basis), which no estimate stands for
     if epsilon is not None:
         parameters["private_method"] = private_method
         if private_method in SYNTHETIC_METHODS:
             parameters["estimate"] = f"dp-synthetic-{private_method}"
-        estimator, privacy, synthetic = fit_private(learn, table, bin_edges, epsilon, chains, structure, max_depth,
-                                                    seed, parameters)
+        elif private_method == "basis":
+            parameters["estimate"] = "dp-basis"
+        estimator, privacy, released = fit_private(learn, table, bin_edges, epsilon, chains, structure, max_depth,
+                                                   seed, parameters)
     else:
         estimator, privacy = fit_online(learn, table, bin_edges, chains, passes_rule, grace_period, split_confidence,
                                         tie_threshold, seed, bool(sensitive), parameters, learner)
@@ -331,24 +339,8 @@ def itemsets(
         report = check_t_closeness(estimator, sensitive, 0.0 if delta is None else delta, distance)
         parameters["t_closeness_check"] = {"ok": report.ok, "nodes_checked": report.nodes_checked,
                                            "max_distance": report.max_distance}
-    if synthetic is not None:
-        run = synthetic_run(synthetic, min_support, max_length)
-        parameters.update(stopped_early=False, candidates=0, found_per_iteration=[])
-    elif top_k is not None:
-        from dprm.itemsets.top_k import run_top_k
-
-        found = run_top_k(estimator, top_k, min_support, max_length, max_seconds)
-        run = found.run
-        parameters.update(top_k=top_k, top_k_threshold=found.threshold, ison_runs=found.runs,
-                          stopped_early=run.stopped_early or run.too_many, candidates=found.candidates,
-                          found_per_iteration=run.found_per_iteration)
-    else:
-        from dprm.itemsets.ison import run_ison
-
-        run = run_ison(estimator, min_support, max_length, max_seconds)
-        parameters.update(stopped_early=run.stopped_early, candidates=run.candidates,
-                          found_per_iteration=run.found_per_iteration)
-    result["document"] = itemsets_document(run.itemsets, parameters, privacy)
+    run, noise = mine(estimator, released, min_support, max_length, max_seconds, top_k, parameters)
+    result["document"] = itemsets_document(run.itemsets, parameters, privacy, noise)
     written = outputs.commit()
     for message in table.notes:
         note(message)
@@ -406,10 +398,59 @@ def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[floa
     return Columns(columns, domains, ignored, booleans, notes)
 
 
+def mine(estimator: Any, released: Any, min_support: float, max_length: int | None, max_seconds: float | None,
+         top_k: int | None, parameters: dict[str, Any]) -> tuple[Any, list[dict[str, Any]] | None]:
+    """The itemsets: of the released rows or bases, the top ``k``, or every one ISON finds; the run's
+    settings are added to ``parameters``. Also each itemset's noise (``basis``), else None."""
+    if released is not None and parameters.get("private_method") == "basis":
+        run, noise = basis_run(released, min_support, max_length)
+        parameters.update(stopped_early=False, candidates=0, found_per_iteration=[])
+        return run, noise
+    if released is not None:
+        parameters.update(stopped_early=False, candidates=0, found_per_iteration=[])
+        return synthetic_run(released, min_support, max_length), None
+    if top_k is not None:
+        from dprm.itemsets.top_k import run_top_k
+
+        found = run_top_k(estimator, top_k, min_support, max_length, max_seconds)
+        parameters.update(top_k=top_k, top_k_threshold=found.threshold, ison_runs=found.runs,
+                          stopped_early=found.run.stopped_early or found.run.too_many, candidates=found.candidates,
+                          found_per_iteration=found.run.found_per_iteration)
+        return found.run, None
+    from dprm.itemsets.ison import run_ison
+
+    run = run_ison(estimator, min_support, max_length, max_seconds)
+    parameters.update(stopped_early=run.stopped_early, candidates=run.candidates,
+                      found_per_iteration=run.found_per_iteration)
+    return run, None
+
+
+def basis_run(release: Any, min_support: float, max_length: int | None) -> tuple[Any, list[dict[str, Any]]]:
+    """The itemsets a PrivBasis-style release lists at θ (post-processing), as an ISON-like run, and each one's
+    noise: ``support_sd`` (the standard deviation of its summed cells' noise, as a share of the rows), the 95 %
+    ``interval`` and ``by_closure`` (listed as a subset of a listed itemset, not on its own count).
+
+    The support is the released count over the released number of rows, clipped to [0, 1]
+    (post-processing); the interval is not clipped.
+    """
+    from dprm.itemsets.ison import IsonRun, Itemset
+
+    order = {name: j for j, (name, _) in enumerate(release.names)}
+    listed = [entry for entry in release.named_itemsets(min_support)
+              if max_length is None or len(entry["items"]) <= max_length]
+    pairs = [(Itemset(dict(sorted(entry["items"].items(), key=lambda item: order[item[0]])),
+                      min(max(float(entry["support"]), 0.0), 1.0)),
+              {"support_sd": float(entry["support_sd"]), "interval": [float(v) for v in entry["interval"]],
+               "by_closure": bool(entry["by_closure"])}) for entry in listed]
+    pairs.sort(key=lambda pair: (len(pair[0].items), -pair[0].support, list(pair[0].items.items())))
+    return IsonRun([itemset for itemset, _ in pairs]), [noise for _, noise in pairs]
+
+
 def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], epsilon: float, chains: int,
                 structure: str, max_depth: int, seed: int | None, parameters: dict[str, Any]
                 ) -> tuple[Any, dict, Any]:
-    """The DP estimate of the whole file, its privacy block and the synthetic rows (mst, aim; else None).
+    """The DP estimate of the whole file (None with ``basis``), its privacy block and what was released
+    instead of an estimate: the synthetic rows (mst, aim), the bases (basis), else None.
 
     Its settings are added to ``parameters``.
     """
@@ -425,6 +466,9 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
                                 private_method=parameters.get("private_method", "chain"))
     parameters.update(private_method=fit.parameters["private_method"], noise_scale=fit.parameters["noise"],
                       items=fit.parameters.get("items"))
+    if fit.bases is not None:
+        parameters.update({key: fit.parameters[key] for key in ("bases", "basis_cells", "edges", "cliques")})
+        return None, fit.privacy, fit.bases
     parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
                       epsilon_per_tree=fit.parameters["epsilon_per_tree"], orders=fit.parameters["orders"])
     if fit.synthetic is not None:
@@ -477,10 +521,13 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
     print_status(privacy, output, parameters["epsilon"])
     noise = parameters.get("noise_scale") or {}
     scales = [f"{what} ±{noise[key]:.3g} rows" for key, what in (("items", "one-way histograms"),
+                                                                 ("pairs", "pairs' two-way histograms"),
                                                                  ("tables", "tables per cell")) if noise.get(key)]
     if scales:
+        source = "summed from the bases' noisy cells (post-processing; each with its noise in the JSON)" \
+            if parameters.get("private_method") == "basis" else "read off the noisy estimate (post-processing)"
         console.print(f"noise ({parameters['private_method']}; discrete Laplace scale): {', '.join(scales)}; the "
-                      "supports are read off the noisy estimate (post-processing)", soft_wrap=True)
+                      f"supports are {source}", soft_wrap=True)
     if noise.get("marginals"):
         low, high = noise["gaussian_min"], noise["gaussian_max"]
         spread = f"±{low:.3g} rows" if math.isclose(low, high) else f"±{low:.3g} to ±{high:.3g} rows"

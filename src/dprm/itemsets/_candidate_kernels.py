@@ -224,3 +224,60 @@ def _columns_of(items, item_column, n_column_words):  # pragma: no cover - compi
                 columns[r, j >> 6] |= np.uint64(1) << np.uint64(j & 63)
                 bits ^= low
     return columns
+
+
+# --- from dprm.itemsets.ison ---
+
+@njit(cache=True)
+def _extend(level, bits, offsets, sizes, item_column, item_code):  # pragma: no cover - compiled
+    """Every row of ``level`` extended by each item, at a column after its last one, whose bitset over the
+    paths meets the AND of the row's items' bitsets (rows in order, items in order; a row with a code
+    beyond its column's size on the paths has none)."""
+    n_rows, m = level.shape
+    n_items, words = bits.shape
+    inside = np.empty(words, dtype=np.uint64)
+    used = np.empty(words, dtype=np.int64)
+    out = np.empty((max(16, 4 * n_rows), m), dtype=np.int16)
+    n_out = 0
+    for r in range(n_rows):
+        last = -1
+        for c in range(m):
+            v = level[r, c]
+            if v < 0:
+                continue
+            if v >= sizes[c]:
+                last = -2
+                break
+            item = offsets[c] + v
+            if last == -1:
+                for w in range(words):
+                    inside[w] = bits[item, w]
+            else:
+                for w in range(words):
+                    inside[w] &= bits[item, w]
+            last = c
+        if last < 0:
+            continue
+        n_used = 0  # the words of the AND that hold a path: only those can meet an item's bitset
+        for w in range(words):
+            if inside[w] != np.uint64(0):
+                used[n_used] = w
+                n_used += 1
+        for item in range(offsets[last] + sizes[last], n_items):
+            hit = False
+            for i in range(n_used):
+                w = used[i]
+                if bits[item, w] & inside[w] != np.uint64(0):
+                    hit = True
+                    break
+            if not hit:
+                continue
+            if n_out == out.shape[0]:
+                bigger = np.empty((2 * out.shape[0], m), dtype=np.int16)
+                bigger[:n_out] = out
+                out = bigger
+            for c in range(m):
+                out[n_out, c] = level[r, c]
+            out[n_out, item_column[item]] = item_code[item]
+            n_out += 1
+    return out[:n_out].copy()

@@ -10,15 +10,18 @@ chains were learned. The methods are described in the estimator's module notes
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dprm.data.category_text import category_text
 from dprm.errors import ParameterError
 from dprm.itemsets.chain import Chain, sample_chain
 from dprm.itemsets.domains import VariableDomain
 from dprm.itemsets.reference_sample import ReferenceSample
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DensityQueries", "METHODS"]
 
@@ -168,6 +171,8 @@ class DensityQueries:
 
     def sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
         """``n`` rows drawn from the estimate, values as category texts."""
+        import pandas as pd
+
         codes = self.sample_codes(n, rng)
         variables = self.variables_
         return pd.DataFrame({name: pd.Series(np.asarray(d.categories, dtype=object)[codes[:, j]], dtype=object)

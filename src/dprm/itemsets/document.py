@@ -38,7 +38,6 @@ from typing import Any
 from dprm.errors import DataError
 from dprm.json_values import plain_json
 from dprm.itemsets.ison import Itemset
-from dprm.privacy import NEIGHBOURING
 
 __all__ = ["FORMAT", "COUNTS_REASON", "T_CLOSENESS_REASON", "itemsets_document", "itemsets_table",
            "not_private_block", "read_itemsets"]
@@ -59,19 +58,25 @@ def not_private_block(*, t_closeness: bool = False, reasons: Sequence[str] = ())
     True
     """
     all_reasons = [COUNTS_REASON] + ([T_CLOSENESS_REASON] if t_closeness else []) + [str(r) for r in reasons]
+    from dprm.privacy.accountant import NEIGHBOURING  # dprm.privacy's import (0.1 s) only when it is needed
+
     return {"epsilon": 0.0, "neighbouring": NEIGHBOURING, "guarantee": "none", "private": False,
             "reasons": all_reasons, "ledger": []}
 
 
 def itemsets_document(itemsets: Sequence[Itemset], parameters: Mapping[str, Any],
-                      privacy: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``dprm.itemsets/1`` document of mined itemsets."""
+                      privacy: Mapping[str, Any], noise: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The ``dprm.itemsets/1`` document of mined itemsets; ``noise``: each itemset's noise fields
+    (``support_sd``, ``interval``, ``by_closure`` of ``private_method="basis"``), added to its entry."""
+    entries = [{"items": {str(k): str(v) for k, v in s.items.items()}, "support": float(s.support)}
+               for s in itemsets]
+    for entry, extra in zip(entries, noise or []):
+        entry.update(plain_json(dict(extra)))
     return {
         "format": FORMAT,
         "parameters": plain_json(dict(parameters)),
         "privacy": plain_json(dict(privacy)),
-        "itemsets": [{"items": {str(k): str(v) for k, v in s.items.items()}, "support": float(s.support)}
-                     for s in itemsets],
+        "itemsets": entries,
     }
 
 

@@ -51,14 +51,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dprm.data.category_text import category_text
 from dprm.data.reading import check_column_names
 from dprm.errors import DataError, ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "MAX_CATEGORIES",
@@ -137,6 +139,8 @@ class VariableDomain:
         first_row : int
             The row number (from 1) of the first value, for messages.
         """
+        import pandas as pd
+
         array = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
         inverse, uniques = pd.factorize(array, use_na_sentinel=True)
         if (inverse < 0).any():
@@ -162,6 +166,8 @@ class VariableDomain:
         return [self.categories[int(c)] for c in codes]
 
     def _bin(self, array: pd.Series, source: str, first_row: int) -> np.ndarray:
+        import pandas as pd
+
         numbers = pd.to_numeric(array, errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(numbers)
         if bad.any():
@@ -242,6 +248,8 @@ def declared_domains(
 
 def _is_numeric(values: pd.Series) -> bool:
     """Numbers (or texts that all read as numbers) other than a Boolean 0/1 column."""
+    import pandas as pd
+
     if pd.api.types.is_bool_dtype(values):
         return False
     values = values.dropna()
@@ -292,6 +300,8 @@ class DomainCollector:
 
     def add(self, frame: pd.DataFrame) -> None:
         """Collect the distinct values of one chunk."""
+        import pandas as pd
+
         for name, column in zip(self.columns, frame.columns):
             if name not in self._values:
                 continue
@@ -312,6 +322,8 @@ class DomainCollector:
 
     def domains(self) -> dict[str, VariableDomain]:
         """Every column's domain, in column order (see :func:`infer_domains` for the rules)."""
+        import pandas as pd
+
         result: dict[str, VariableDomain] = {}
         numeric: list[str] = []
         integers: list[str] = []
@@ -419,6 +431,8 @@ def infer_domains(
     DataError
         A column without any value.
     """
+    import pandas as pd
+
     if not isinstance(frame, pd.DataFrame):
         raise ParameterError(f"{source}: must be a pandas DataFrame, not {type(frame).__name__}")
     check_column_names([str(c) for c in frame.columns], source)  # none empty or repeated, at least one

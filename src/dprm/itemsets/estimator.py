@@ -89,12 +89,12 @@ Examples
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dprm.errors import DataError, ParameterError
 from dprm.itemsets.batch_tree import grow_batch_tree
@@ -106,8 +106,11 @@ from dprm.itemsets.parameters import (BATCH_WORK, ESTIMATOR_SETTINGS, MAX_NODES,
                                       SPLIT_SIGNIFICANCE, TIE_THRESHOLD, WIDTH_TO_LEARN, check_random_state,
                                       check_settings, parse_passes, passes_for, store_parameters)
 from dprm.itemsets.reference_sample import ReferenceSample
-from dprm.itemsets.sources import csv_codes, row_codes, scan_csv
+from dprm.itemsets.sources import csv_codes, row_codes, scan_csv, table_codes
 from dprm.itemsets.tree_model import ConditionalTree
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "Chain", "DensityEstimator",
            "check_random_state", "parse_passes", "passes_for"]
@@ -383,7 +386,7 @@ class DensityEstimator(DensityQueries):
         """
         self._reset()
         self._check_parameters()
-        if isinstance(source, pd.DataFrame):
+        if _is_frame(source):
             if len(source) == 0:
                 raise DataError("the DataFrame has no rows", code="no_rows")
             self._start(infer_domains(source, self.domains, self.bins, source="the DataFrame",
@@ -445,7 +448,22 @@ class DensityEstimator(DensityQueries):
         self._passes_made = 1
 
     def _fit_csv(self, path: Path, name: str) -> DensityEstimator:
-        """Read the file once for its domains and values (:func:`~dprm.itemsets.sources.scan_csv`), then learn it."""
+        """Read the file once for its domains and values (:func:`~dprm.itemsets.sources.scan_csv`), then learn it.
+
+        A small file of categories is read once, without pandas
+        (:func:`~dprm.itemsets.sources.table_codes`: the same domains and codes).
+        """
+        small = table_codes(path, name, ROWS_TO_LEARN - 1, self.domains, self.bins)
+        if small is not None:
+            self._start(small[0])
+            codes = small[1]
+            if not self.uses_batch(len(codes), codes.shape[1]) and self.passes_for(len(codes), codes.shape[1]) == 1:
+                for start in range(0, len(codes), self.batch_size):  # a stream: the chunks scan_csv would give
+                    self._learn_codes(codes[start:start + self.batch_size])
+                self._passes_made = 1
+            else:
+                self._learn_table(codes)
+            return self
         scan = scan_csv(path, name, self.batch_size, self.domains, self.bins, self.categorical_integers)
         self._start(scan.variables)
         assert self._variables is not None
@@ -574,3 +592,9 @@ class DensityEstimator(DensityQueries):
     def __repr__(self) -> str:
         state = "unfitted" if self._variables is None else f"{len(self._variables)} columns, {self._n_seen} rows"
         return f"DensityEstimator({len(self._orders) or self.n_chains} chains, {state})"
+
+
+def _is_frame(source: object) -> bool:
+    """Whether ``source`` is a pandas DataFrame (pandas is not imported to tell: a file's fit never needs it)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(source, pandas.DataFrame)

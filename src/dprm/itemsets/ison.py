@@ -77,6 +77,7 @@ from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError
 from dprm.itemsets.candidates import ItemCodec, KeySet, merge_new, without_rejected_subsets
 from dprm.itemsets.estimator import DensityEstimator
+from dprm.precompiled import kernel
 
 __all__ = ["Itemset", "IsonRun", "chain_weights", "mine_itemsets", "run_ison"]
 
@@ -220,6 +221,12 @@ class _Miner:
         self.pruned += int((~keep).sum())
         return self.codec.decode(self.evaluate_items(items[keep]))
 
+    def found_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The itemsets found, as code rows in the order found, and their supports."""
+        if not self.found:
+            return np.zeros((0, self.codec.n_columns), dtype=np.int16), np.zeros(0)
+        return self.codec.decode(np.vstack(self.found)), np.concatenate(self.supports)
+
     def evaluate_items(self, items: np.ndarray) -> np.ndarray:
         """Estimate the support of new candidates (item bitsets); return those that pass."""
         passed = [np.zeros((0, self.codec.n_words), dtype=np.uint64)]
@@ -260,14 +267,23 @@ def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     rows = []
     for chain in estimator.chains_:
         for tree in chain.trees:
-            for _, conditions in tree.paths():
-                base = np.full(m, -1, dtype=np.int16)
+            paths = tree.paths()
+            block = np.full((len(paths), tree.n_classes, m), -1, dtype=np.int16)  # path, target's category, column
+            at, columns, codes = [], [], []
+            for i, (_, conditions) in enumerate(paths):
                 for column, code in conditions:
-                    base[column] = code
-                block = np.repeat(base[None, :], tree.n_classes, axis=0)
-                block[:, tree.target] = np.arange(tree.n_classes)
-                rows.append(block)
+                    at.append(i)
+                    columns.append(column)
+                    codes.append(code)
+            block[at, :, columns] = np.array(codes, dtype=np.int16)[:, None]
+            block[:, :, tree.target] = np.arange(tree.n_classes)
+            rows.append(block.reshape(-1, m))
     return _unique_rows(np.vstack(rows))
+
+
+def path_index(estimator: DensityEstimator) -> _PathIndex:
+    """The estimate's path itemsets, indexed for ISON's first iteration (:class:`_PathIndex`)."""
+    return _PathIndex(_path_itemsets(estimator))
 
 
 def _keys(rows: np.ndarray) -> np.ndarray:
@@ -285,37 +301,42 @@ def _members(rows: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
     return sorted_keys[at] == keys
 
 
-def _extensions(level: np.ndarray, paths: np.ndarray) -> np.ndarray:
-    """Every row of ``level`` extended by one item of a path holding it, at a column after its last one.
+class _PathIndex:
+    """The path itemsets (:func:`_path_itemsets`) as one bitset over the paths per item (column, code).
 
-    The paths holding a row are the AND of its items' bitsets over the paths; an item
-    extends the row when its own bitset meets that AND.
+    Built once per estimate and search (and shared by the probes of a top-k search).
     """
-    m = paths.shape[1]
-    if len(level) == 0 or len(paths) == 0:
-        return np.zeros((0, m), dtype=np.int16)
-    sizes = np.maximum(paths.max(axis=0).astype(np.int64) + 1, 1)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    item_column = np.repeat(np.arange(m), sizes)
-    item_code = np.arange(int(sizes.sum())) - offsets[item_column]
-    holds = np.zeros((int(sizes.sum()), len(paths)), dtype=bool)
-    p, c = np.nonzero(paths >= 0)
-    holds[offsets[c] + paths[p, c], p] = True
-    bits = pack_rows(holds)
-    out = []
-    for row in level:
-        columns = np.flatnonzero(row >= 0)
-        if np.any(row[columns] >= sizes[columns]):
-            continue
-        inside = np.bitwise_and.reduce(bits[offsets[columns] + row[columns]], axis=0)
-        later = np.arange(offsets[columns[-1]] + sizes[columns[-1]], len(bits))
-        hits = later[(bits[later] & inside[None, :]).any(axis=1)]
-        if len(hits) == 0:
-            continue
-        grown = np.repeat(row[None, :], len(hits), axis=0)
-        grown[np.arange(len(hits)), item_column[hits]] = item_code[hits]
-        out.append(grown)
-    return _unique_rows(np.vstack(out)) if out else np.zeros((0, m), dtype=np.int16)
+
+    def __init__(self, paths: np.ndarray) -> None:
+        self.rows = paths
+        m = paths.shape[1]
+        self.sizes = np.maximum(paths.max(axis=0, initial=-1).astype(np.int64) + 1, 1)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        self.item_column = np.repeat(np.arange(m), self.sizes).astype(np.int64)
+        self.item_code = (np.arange(int(self.sizes.sum())) - self.offsets[self.item_column]).astype(np.int64)
+        holds = np.zeros((int(self.sizes.sum()), len(paths)), dtype=bool)
+        p, c = np.nonzero(paths >= 0)
+        holds[self.offsets[c] + paths[p, c], p] = True
+        self.bits = np.ascontiguousarray(pack_rows(holds))
+        self.lengths = (paths >= 0).sum(axis=1)
+
+    def extensions(self, level: np.ndarray, size: int) -> np.ndarray:
+        """Every row of ``level`` extended by one item of a path of at least ``size`` items holding it, at a
+        column after its last one.
+
+        The paths holding a row are the AND of its items' bitsets over the paths (here only
+        those of ``size`` items or more); an item extends the row when its own bitset meets
+        that AND (compiled: ``_candidate_kernels._extend``). Rows in order, each row's
+        extensions in item order, duplicates dropped (the first kept).
+        """
+        m = self.rows.shape[1]
+        if len(level) == 0 or len(self.rows) == 0:
+            return np.zeros((0, m), dtype=np.int16)
+        longer = pack_rows((self.lengths >= size)[None, :])[0]
+        grown = kernel("dprm.itemsets._candidate_kernels", "_extend")(
+            np.ascontiguousarray(level, dtype=np.int16), np.ascontiguousarray(self.bits & longer[None, :]),
+            self.offsets, self.sizes, self.item_column, self.item_code)
+        return _unique_rows(grown) if len(grown) else np.zeros((0, m), dtype=np.int16)
 
 
 def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np.ndarray:
@@ -331,14 +352,15 @@ def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np
     return candidates[keep]
 
 
-def _first_iteration(miner: _Miner, paths: np.ndarray) -> np.ndarray:
+def _first_iteration(miner: _Miner, index: _PathIndex) -> np.ndarray:
     """Frequent subsets of the path itemsets, level by level with Apriori pruning."""
+    paths = index.rows
     m = paths.shape[1]
     # level 1: every item on some path
     columns, = np.nonzero((paths >= 0).any(axis=0))
     singles = []
     for column in columns:
-        for code in np.unique(paths[paths[:, column] >= 0, column]):
+        for code in np.flatnonzero(np.bincount(paths[paths[:, column] >= 0, column])):  # not np.unique: numpy.ma
             row = np.full(m, -1, dtype=np.int16)
             row[column] = code
             singles.append(row)
@@ -349,8 +371,7 @@ def _first_iteration(miner: _Miner, paths: np.ndarray) -> np.ndarray:
         size += 1
         if miner.max_length is not None and size > miner.max_length:
             break
-        longer = paths[(paths >= 0).sum(axis=1) >= size]
-        candidates = _extensions(level, longer)
+        candidates = index.extensions(level, size)
         if len(candidates) == 0:
             break
         candidates = _with_all_subsets(candidates, np.sort(_keys(np.vstack(found))))
@@ -393,6 +414,20 @@ def run_ison(
     -------
     IsonRun
     """
+    started = time.perf_counter()
+    miner, per_iteration = ison_search(estimator, min_support, max_length, max_seconds, method, max_itemsets)
+    rows, supports = miner.found_rows()
+    itemsets = itemsets_of_rows(estimator, rows, supports)
+    itemsets.sort(key=lambda s: (len(s.items), -s.support, list(s.items.items())))
+    return IsonRun(itemsets, per_iteration, miner.candidates, miner.pruned, miner.stopped and not miner.too_many,
+                   time.perf_counter() - started, miner.too_many)
+
+
+def ison_search(estimator: DensityEstimator, min_support: float, max_length: int | None, max_seconds: float | None,
+            method: str, max_itemsets: int | None, paths: _PathIndex | None = None) -> tuple[_Miner, list[int]]:
+    """ISON's search (:func:`run_ison`'s arguments, checked here): the miner holding what it found, and the
+    itemsets found per iteration. ``paths``: :func:`path_index` of the estimate, when the caller
+    runs the search several times (:func:`dprm.itemsets.top_k.run_top_k`)."""
     if not (isinstance(min_support, int | float) and 0.0 < float(min_support) <= 1.0):
         raise ParameterError(f"min_support must lie in (0, 1], got {min_support!r}")
     if max_length is not None and max_length < 1:
@@ -401,9 +436,8 @@ def run_ison(
         raise ParameterError("max_seconds must be positive")
     if method not in ("exact-or-sample", "paths"):
         raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
-    started = time.perf_counter()
     miner = _Miner(estimator, float(min_support), max_length, max_seconds, method, max_itemsets)
-    first_rows = _first_iteration(miner, _path_itemsets(estimator))
+    first_rows = _first_iteration(miner, _PathIndex(_path_itemsets(estimator)) if paths is None else paths)
     per_iteration = [len(first_rows)]
     found_first, found_first_columns = miner.codec.encode(first_rows)
     level, level_columns = found_first, found_first_columns
@@ -424,17 +458,15 @@ def run_ison(
         level_columns = miner.codec.columns_of(level)
         if len(level):
             per_iteration.append(len(level))
+    return miner, per_iteration
+
+
+def itemsets_of_rows(estimator: DensityEstimator, rows: np.ndarray, supports: np.ndarray) -> list[Itemset]:
+    """The code rows (-1: column not in the itemset) and their supports as itemsets, in the rows' order."""
     columns = estimator.columns_
     categories = [estimator.variables_[name].categories for name in columns]
-    itemsets = []
-    rows = miner.codec.decode(np.vstack(miner.found)) if miner.found else np.zeros((0, len(columns)), dtype=np.int16)
-    supports = np.concatenate(miner.supports) if miner.supports else np.zeros(0)
-    for row, support in zip(rows, supports):
-        items = {columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}
-        itemsets.append(Itemset(items, float(support)))
-    itemsets.sort(key=lambda s: (len(s.items), -s.support, list(s.items.items())))
-    return IsonRun(itemsets, per_iteration, miner.candidates, miner.pruned, miner.stopped and not miner.too_many,
-                   time.perf_counter() - started, miner.too_many)
+    return [Itemset({columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}, float(support))
+            for row, support in zip(rows, supports)]
 
 
 def mine_itemsets(

@@ -33,9 +33,10 @@ class ReferenceSample:
     def __init__(self, codes: np.ndarray, sizes: Sequence[int]) -> None:
         self.n_rows = len(codes)
         self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        masks = np.zeros((int(np.sum(sizes)), len(codes)), dtype=bool)
-        for j, size in enumerate(sizes):
-            masks[self.offsets[j] + codes[:, j], np.arange(len(codes))] = True
+        masks = np.empty((int(np.sum(sizes)), len(codes)), dtype=bool)
+        for j, size in enumerate(sizes):  # the rows holding each category of the column, compared at once
+            column = np.ascontiguousarray(codes[:, j])
+            np.equal(column[None, :], np.arange(size)[:, None], out=masks[self.offsets[j]:self.offsets[j] + size])
         self.bitsets = np.ascontiguousarray(pack_rows(masks))
 
     def supports(self, codes: np.ndarray) -> np.ndarray:

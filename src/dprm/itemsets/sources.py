@@ -4,7 +4,9 @@ A CSV file is read twice by :meth:`DensityEstimator.fit
 <dprm.itemsets.estimator.DensityEstimator.fit>`: :func:`scan_csv` collects the
 domains and checks every value against them (so that a bad value is reported before
 anything is learned), then :func:`csv_codes` yields the chunks' code rows to learn.
-:func:`row_codes` encodes one row of a stream of mappings.
+A small file of categories (the common case) is read once instead, without pandas
+(:func:`table_codes`, the same domains and codes). :func:`row_codes` encodes one row
+of a stream of mappings.
 
 Examples
 --------
@@ -18,6 +20,9 @@ Examples
 [[[0, 0], [1, 0]], [[0, 1]]]
 >>> row_codes(scan.variables, {"a": "y", "b": "v"}, number=4).tolist()
 [1, 1]
+>>> variables, codes = table_codes(path, "t.csv", 100)
+>>> {name: d.categories for name, d in variables.items()}, codes.tolist()
+({'a': ('x', 'y'), 'b': ('u', 'v')}, [[0, 0], [1, 0], [0, 1]])
 """
 
 from __future__ import annotations
@@ -28,12 +33,17 @@ from pathlib import Path
 
 import numpy as np
 
+from dprm.data.arrow_arrays import to_numpy
 from dprm.data.category_text import category_text
 from dprm.errors import DataError
-from dprm.itemsets.domains import DomainCollector, VariableDomain, encode_frame
-from dprm.itemsets.text_table import read_text_chunks
+from dprm.errors import ParameterError
+from dprm.itemsets.domains import MAX_CATEGORIES, DomainCollector, VariableDomain, declared_domains, encode_frame
+from dprm.itemsets.text_table import read_text_arrow, read_text_chunks
 
-__all__ = ["CsvScan", "scan_csv", "csv_codes", "row_codes"]
+__all__ = ["CsvScan", "scan_csv", "csv_codes", "row_codes", "surely_text", "table_codes"]
+
+#: Texts that read as numbers although they hold letters other than an exponent's ``e`` (any case, a sign before).
+_NUMBER_WORDS = ("inf", "infinity", "nan")
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,67 @@ def csv_codes(path: Path, name: str, batch_size: int, variables: Mapping[str, Va
     for chunk in read_text_chunks(path, name, batch_size):
         yield encode_frame(chunk, variables, source=name, first_row=seen + 1)
         seen += len(chunk)
+
+
+def surely_text(value: str) -> bool:
+    """Whether no number parser reads ``value`` as a number: no digit at all, or a letter other than ``e``.
+
+    A column with such a value is categorical by :class:`~dprm.itemsets.domains.DomainCollector`'s rule
+    (a column is numeric only when every value reads as a number); the words ``inf``,
+    ``infinity`` and ``nan`` (any case, signed) are not surely text.
+
+    Examples
+    --------
+    >>> [surely_text(v) for v in ["a", "x1", "1d5", "-", "1e5", " 2 ", "-Inf", "nan", "1,5"]]
+    [True, True, True, True, False, False, False, False, False]
+    """
+    if value.strip().lower().lstrip("+-") in _NUMBER_WORDS:
+        return False
+    return not any(ch.isdigit() for ch in value) or any(ch.isalpha() and ch not in "eE" for ch in value)
+
+
+def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequence[object]] | None = None,
+                bins: Mapping[str, Sequence[float]] | None = None
+                ) -> tuple[dict[str, VariableDomain], np.ndarray] | None:
+    """A small file's domains and code rows, read once and without pandas; None when it needs :func:`scan_csv`.
+
+    The common case: at most ``max_rows`` data rows, no bins, no empty cell, every
+    column declared (every value one of its categories) or holding a value that is
+    :func:`surely_text`, so categorical with its sorted distinct values as categories
+    (:class:`~dprm.itemsets.domains.DomainCollector`'s rule, so :func:`scan_csv` and
+    :func:`csv_codes` give the same domains and codes). Anything else (numbers,
+    integer codes, missing cells, bad values or declarations) returns None and goes
+    through :func:`scan_csv`, which decides with pandas and words every error.
+    """
+    if bins:
+        return None
+    read = read_text_arrow(path, name, max_rows)
+    if read is None:
+        return None
+    columns, cells = read
+    try:
+        declared = declared_domains(columns, domains, None)
+    except ParameterError:
+        return None
+    variables: dict[str, VariableDomain] = {}
+    codes = np.empty((len(cells[0]), len(columns)), dtype=np.int64)
+    for j, (column, array) in enumerate(zip(columns, cells)):
+        if array.null_count:
+            return None
+        encoded = array.combine_chunks().dictionary_encode()
+        values = encoded.dictionary.to_pylist()
+        if column in declared:
+            variables[column] = declared[column]
+        elif len(values) <= MAX_CATEGORIES and any(surely_text(v) for v in values):
+            variables[column] = VariableDomain(column, tuple(sorted(values)))
+        else:
+            return None
+        lookup = variables[column].lookup
+        recode = np.array([lookup.get(v, -1) for v in values], dtype=np.int64)
+        if (recode < 0).any():
+            return None
+        codes[:, j] = recode[to_numpy(encoded.indices)]  # not pyarrow's to_numpy, which imports pandas
+    return variables, codes
 
 
 def row_codes(variables: Mapping[str, VariableDomain], row: Mapping[str, object], number: int) -> np.ndarray:

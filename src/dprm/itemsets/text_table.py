@@ -1,12 +1,19 @@
 """A table's cells as written, read from a CSV or TSV file in chunks (the itemset miner's input).
 
 The itemset miner reads values as text (``"1"`` and ``"1.0"`` are two categories),
-so it reads with pandas (every column as ``str``, only the empty cell missing) rather
+so it reads with pyarrow (every column as ``str``, only the empty cell missing) rather
 than through the typed reader of :mod:`dprm.data.reading`. It shares that reader's
 file rules (:func:`dprm.data.reading.open_text_table`: file types, ``.gz`` / ``.bz2`` /
 ``.zst`` / ``.lz4`` compression, the delimiter read off the header, one-line errors)
 and its header rule (:func:`dprm.data.reading.check_column_names`: the names as
 written, none empty or repeated).
+
+pandas is imported only when a chunk is made a DataFrame or an error is worded
+(about 0.35 s of a command's start-up): :func:`read_text_header` takes the names as
+pyarrow parses them (the same as pandas' on every well-formed header, tested) and
+asks pandas only when pyarrow fails, so that the error is the one pandas' reading
+words; :func:`read_text_arrow` gives a small file's cells as pyarrow columns, for
+:func:`dprm.itemsets.sources.table_codes`, which encodes them without pandas.
 
 Examples
 --------
@@ -23,24 +30,37 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.reading import check_column_names, first_line, open_text_table
+from dprm.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # bytes parsed at a time
 _BLOCK_SIZE = 1 << 22
-from dprm.errors import DataError
 
-__all__ = ["read_text_chunks", "read_text_frame", "read_text_header"]
+__all__ = ["read_text_arrow", "read_text_chunks", "read_text_frame", "read_text_header"]
 
 
 def read_text_header(path: Path, name: str) -> list[str]:
     """The column names as written (checked: none empty, none repeated once stripped)."""
+    try:
+        names = _names_as_parsed(path, name)
+    except Exception:  # noqa: BLE001 - pandas' reading below words the error
+        names = None
+    if names is not None:
+        try:
+            return check_column_names(names, name)
+        except DataError:
+            pass  # the error is worded from pandas' reading of the header, below
+    import pandas as pd
+
     stream, delimiter = open_text_table(path, name)
     with stream, _reading(name, []):
         # header=None: pandas would rename a repeated name "a.1" and an empty one "Unnamed: 0"
@@ -53,6 +73,8 @@ def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]
 
     A row with more or fewer fields than the header is a :class:`DataError` naming it.
     """
+    import pandas as pd
+
     columns = read_text_header(path, name)
     written = _names_as_parsed(path, name)
     short: list[Any] = []
@@ -82,6 +104,48 @@ def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]
             yield rest.reset_index(drop=True)
 
 
+def read_text_arrow(path: Path, name: str, max_rows: int) -> tuple[list[str], list[pa.ChunkedArray]] | None:
+    """The checked header and every column's cells (pyarrow strings, the empty cell null) of a small file.
+
+    None when the file has more than ``max_rows`` data rows, none, or a row with
+    more or fewer fields than the header, or cannot be read: then
+    :func:`read_text_chunks` reads it and words any error.
+    """
+    try:
+        written = _names_as_parsed(path, name)
+        columns = check_column_names(written, name)
+        stream, delimiter = open_text_table(path, name)
+    except (DataError, pa.ArrowException, OSError, UnicodeDecodeError):
+        return None
+    invalid: list[Any] = []
+
+    def invalid_row(row: Any) -> str:
+        invalid.append(row)
+        return "skip"
+
+    batches, rows = [], 0
+    try:
+        with stream:
+            reader = pacsv.open_csv(
+                stream,
+                read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
+                convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in written},
+                                                     null_values=[""], strings_can_be_null=True,
+                                                     quoted_strings_can_be_null=True))
+            for batch in reader:
+                rows += batch.num_rows
+                if rows > max_rows or invalid:
+                    return None
+                batches.append(batch)
+    except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
+        return None
+    if invalid or rows == 0:
+        return None
+    table = pa.Table.from_batches(batches)
+    return columns, [table.column(j) for j in range(table.num_columns)]
+
+
 def _names_as_parsed(path: Path, name: str) -> list[str]:
     """The header as pyarrow reads it (the keys of its column types)."""
     stream, delimiter = open_text_table(path, name)
@@ -104,6 +168,8 @@ def read_text_frame(path: Path, name: str, *, allow_empty: bool = False) -> pd.D
     fit over declared domains, which releases noise only on no rows): then the empty
     table with the header's columns.
     """
+    import pandas as pd
+
     chunks = list(read_text_chunks(path, name, 1 << 16))
     if not chunks or sum(len(c) for c in chunks) == 0:
         if allow_empty:
@@ -126,6 +192,8 @@ class _reading:
         name = self.name
         if error is None or isinstance(error, DataError):
             return False
+        import pandas as pd
+
         if isinstance(error, pd.errors.EmptyDataError):
             raise DataError(f"{name}: the file has no header line", code="empty_file", file=name,
                             data_dependent=False) from None

@@ -36,9 +36,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from dprm.errors import ParameterError
 from dprm.itemsets.estimator import DensityEstimator
-from dprm.itemsets.ison import IsonRun, run_ison
+from dprm.itemsets.ison import IsonRun, ison_search, itemsets_of_rows, path_index
 
 __all__ = ["TopK", "run_top_k"]
 
@@ -95,20 +97,29 @@ def run_top_k(estimator: DensityEstimator, k: int, min_support: float, max_lengt
     cap = max(4 * k, 1000)
     low, high = float(min_support), 1.0  # low: too many itemsets (once probed); high: too few
     threshold, runs, candidates = low, 0, 0
+    paths = path_index(estimator)  # the same for every probe
     while True:
+        started = time.perf_counter()
         left = None if deadline is None else max(1e-3, deadline - time.perf_counter())
-        run = run_ison(estimator, threshold, max_length, left, max_itemsets=cap)
+        miner, per_iteration = ison_search(estimator, threshold, max_length, left, "exact-or-sample", cap, paths)
         runs += 1
-        candidates += run.candidates
-        if not run.too_many and (len(run.itemsets) >= k or threshold == low):
+        candidates += miner.candidates
+        stopped_early = miner.stopped and not miner.too_many
+        if not miner.too_many and (miner.n_found >= k or threshold == low):
             break  # between k and cap itemsets, or all of those reaching θ
-        if run.stopped_early or runs > MAX_STEPS:
+        if stopped_early or runs > MAX_STEPS:
             break
-        if run.too_many:
+        if miner.too_many:
             low = threshold
         else:
             high = threshold
         threshold = (low + high) / 2
-    ranked = sorted(run.itemsets, key=lambda s: (-s.support, len(s.items), list(s.items.items())))[:k]
-    run.itemsets = ranked
+    rows, supports = miner.found_rows()
+    if len(supports) > k:  # only those at or above the k-th largest support are made itemsets
+        keep = supports >= np.partition(supports, len(supports) - k)[len(supports) - k]
+        rows, supports = rows[keep], supports[keep]
+    ranked = sorted(itemsets_of_rows(estimator, rows, supports),
+                    key=lambda s: (-s.support, len(s.items), list(s.items.items())))[:k]
+    run = IsonRun(ranked, per_iteration, miner.candidates, miner.pruned, stopped_early,
+                  time.perf_counter() - started, miner.too_many)
     return TopK(run, threshold, runs, candidates)

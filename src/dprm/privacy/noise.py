@@ -48,19 +48,34 @@ import os
 from collections.abc import Sequence
 from typing import Literal, Protocol, runtime_checkable
 
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
-from opendp import measurements
-from opendp.domains import atom_domain, vector_domain
-from opendp.measures import max_divergence, zero_concentrated_divergence
-from opendp.metrics import l1_distance, linf_distance
-from opendp.mod import Measurement, enable_features
 
 from dprm.errors import ParameterError
 
-# The submodules, not ``opendp.prelude``: the prelude also imports OpenDP's scikit-learn,
-# polars and numpy extras (scikit-learn and scipy.stats: about a second per process).
-enable_features("contrib")
+if TYPE_CHECKING:
+    from opendp.mod import Measurement
+
+
+def _opendp() -> dict[str, ModuleType]:
+    """OpenDP's modules :class:`SecureNoise` draws with, imported on its first draw (about 0.07 s, which a run
+    that draws no secure noise, such as a non-private ``dprm itemsets``, does not pay).
+
+    The submodules, not ``opendp.prelude``: the prelude also imports OpenDP's scikit-learn,
+    polars and numpy extras (scikit-learn and scipy.stats: about a second per process).
+    """
+    import opendp.domains
+    import opendp.measurements
+    import opendp.measures
+    import opendp.metrics
+    import opendp.mod
+
+    opendp.mod.enable_features("contrib")
+    return {"measurements": opendp.measurements, "domains": opendp.domains, "measures": opendp.measures,
+            "metrics": opendp.metrics}
 
 __all__ = ["Sampler", "SAMPLERS", "NoiseSource", "SecureNoise", "SeededNoise"]
 
@@ -218,8 +233,10 @@ class SecureNoise:
     def _laplace_measurement(self, scale: float) -> Measurement:
         measurement = self._laplace.get(scale)
         if measurement is None:
-            measurement = measurements.make_laplace(
-                vector_domain(atom_domain(T="i64")), l1_distance(T="i64"), scale
+            od = _opendp()
+            measurement = od["measurements"].make_laplace(
+                od["domains"].vector_domain(od["domains"].atom_domain(T="i64")), od["metrics"].l1_distance(T="i64"),
+                scale,
             )
             self._laplace[scale] = measurement
         return measurement
@@ -228,14 +245,15 @@ class SecureNoise:
         key = (scale, sampler)
         measurement = self._noisy_max.get(key)
         if measurement is None:
+            od = _opendp()
             measure = (
-                zero_concentrated_divergence()
+                od["measures"].zero_concentrated_divergence()
                 if sampler == "gumbel"
-                else max_divergence()
+                else od["measures"].max_divergence()
             )
-            measurement = measurements.make_noisy_max(
-                vector_domain(atom_domain(T=float, nan=False)),
-                linf_distance(T=float),
+            measurement = od["measurements"].make_noisy_max(
+                od["domains"].vector_domain(od["domains"].atom_domain(T=float, nan=False)),
+                od["metrics"].linf_distance(T=float),
                 measure,
                 scale=scale,
             )
