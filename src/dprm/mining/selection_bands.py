@@ -228,18 +228,25 @@ def selection_critical_value(
         *_, estimate = _pair_statistics(np.asarray(table, dtype=np.float64)[None], np.array([float(n_hat)]),
                                         left, right_sets)
         support_left, support_right, intersection, jaccard = _pair_statistics(draws, n_draws, left, right_sets)
-        # Studentised by each draw's own standard error (the band uses the released
-        # table's): a candidate stuck at J = 0 on most draws has a tiny spread of draws
-        # but a sizeable error wherever it is eligible.
-        spread = np.maximum(jaccard_standard_error(support_left, support_right, intersection,
-                                                   *_region_cells(left, right_sets), cell_variance), 1e-9)
         n = np.broadcast_to(n_draws[:, None, None], jaccard.shape)
         eligible = ((intersection >= constraints.min_support) & (jaccard >= constraints.min_jaccard)
                     & (support_left <= constraints.max_support * n) & (support_right <= constraints.max_support * n))
         if max_width is not None:
             low, high = np.quantile(jaccard, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
             eligible &= (high - low <= max_width)[None]
-        deviation = np.where(eligible, np.abs(jaccard - estimate) / spread, 0.0)
+        # Studentised by each draw's own standard error (the band uses the released
+        # table's): a candidate stuck at J = 0 on most draws has a tiny spread of draws
+        # but a sizeable error wherever it is eligible. Computed where eligible only
+        # (elsewhere the deviation is 0), element by element as on the whole arrays.
+        deviation = np.zeros(jaccard.shape)
+        if eligible.any():
+            def at(values: np.ndarray) -> np.ndarray:
+                return np.broadcast_to(values, jaccard.shape)[eligible]
+
+            spread = np.maximum(jaccard_standard_error(at(support_left), at(support_right), at(intersection),
+                                                       *(at(c) for c in _region_cells(left, right_sets)),
+                                                       cell_variance), 1e-9)
+            deviation[eligible] = np.abs(jaccard[eligible] - at(estimate)) / spread
         worst = _significant_max(deviation, worst, (intersection, support_left, support_right, n_draws),
                                  constraints.max_pvalue)
     return float(np.quantile(worst, confidence)), len(left_sets) * len(right_sets)
