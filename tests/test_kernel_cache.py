@@ -1,8 +1,9 @@
 """numba's cache of the compiled kernels: warmed once, then found by every later process.
 
-Each test runs real processes on one empty cache directory (``NUMBA_CACHE_DIR``)
-that ``dprm warm-cache`` fills first, as the Makefile's set-up does on a fresh install
-(the ``warmed`` fixture of ``conftest.py``).
+Each test runs real processes on one cache directory (``NUMBA_CACHE_DIR``) that
+``dprm warm-cache`` fills first (the ``warmed`` fixture of ``conftest.py``): it starts
+as a copy of the session's own cache without one kernel module's entries, so the
+warm-up both compiles and loads; from an empty cache it is the Makefile's set-up.
 """
 
 from __future__ import annotations
