@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -82,13 +83,57 @@ class RecordingNoise(SeededNoise):
         return super().uniform(size)
 
 
+#: The kernel module whose numba cache entries ``warmed`` leaves out of the copy it starts from:
+#: ``dprm warm-cache`` compiles its kernels (the split histograms, one of them ``parallel=True``;
+#: about 3 CPU-seconds) and loads the rest.
+UNCACHED_MODULE = "dprm.trees._histograms"
+
+
+def seed_numba_cache(cache: Path, leave_out: str) -> dict[str, int]:
+    """Copy this session's numba cache entries of dprm's kernel modules, all but ``leave_out``'s, into ``cache``.
+
+    The session's cache is where numba keeps it for these sources (``$NUMBA_CACHE_DIR``
+    when set, else ``__pycache__`` beside each kernel module: what the Makefile's
+    ``dprm warm-cache`` filled); in ``cache`` each module's entries go where numba
+    looks for them when ``NUMBA_CACHE_DIR`` is ``cache``. An entry is valid for its
+    source file as it is (numba checks its stamp), so a copy is loaded as the original
+    would be. Returns the number of index files (one per kernel) copied per module.
+    """
+    import importlib.util
+    import shutil
+
+    from dprm.kernel_cache import KERNEL_MODULES
+    from numba.core.caching import _CacheLocator
+
+    copied = {}
+    for module in KERNEL_MODULES:
+        source = Path(importlib.util.find_spec(module).origin)
+        subpath = _CacheLocator.get_suitable_cache_subpath(str(source))
+        session = (Path(os.environ["NUMBA_CACHE_DIR"]) / subpath if os.environ.get("NUMBA_CACHE_DIR")
+                   else source.parent / "__pycache__")
+        if module == leave_out:
+            continue
+        files = [f for f in session.glob(source.stem + ".*") if f.suffix in (".nbi", ".nbc")]
+        copied[module] = sum(f.suffix == ".nbi" for f in files)
+        (cache / subpath).mkdir(parents=True, exist_ok=True)
+        for f in files:
+            shutil.copy2(f, cache / subpath / f.name)
+    return copied
+
+
 @pytest.fixture(scope="session")
 def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
     """An environment whose numba cache and precompiled build ``dprm warm-cache`` has made this session; its output.
 
-    Made once per test session (about 25 CPU-seconds), in temporary directories
-    (``NUMBA_CACHE_DIR``, ``DPRM_PRECOMPILED_DIR``): under pytest-xdist the workers
-    share the session's directory and take turns on a lock.
+    The numba cache starts as a copy of the session's own (:func:`seed_numba_cache`)
+    without :data:`UNCACHED_MODULE`'s entries: ``dprm warm-cache`` loads the others
+    and compiles that module's kernels (compiling all of them from an empty cache,
+    as the Makefile's set-up does on a fresh install, costs about 70 CPU-seconds more).
+    The build directory starts empty: the build is made afresh (about 20 CPU-seconds).
+    What was copied is in ``numba-cache-seeded.json`` beside the cache. Made once per
+    test session, in temporary directories (``NUMBA_CACHE_DIR``,
+    ``DPRM_PRECOMPILED_DIR``): under pytest-xdist the workers share the session's
+    directory and take turns on a lock.
     """
     session = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -99,6 +144,9 @@ def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
     with open(session / "numba-cache.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not output.exists():
+            copied = seed_numba_cache(cache, UNCACHED_MODULE)
+            (session / "numba-cache-seeded.json").write_text(json.dumps({"left_out": UNCACHED_MODULE,
+                                                                         "copied": copied}))
             done = subprocess.run([sys.executable, "-m", "dprm", "warm-cache"], env=env, capture_output=True,
                                   text=True, timeout=900)
             assert done.returncode == 0, done.stderr

@@ -131,17 +131,20 @@ def mammals() -> TwoViewData:
                          duplicate_names="rename")
 
 
+# Chains of a few hundred steps: each step is checked (the sharded run must end where the in-process one
+# ends, draw for draw), so longer chains repeat the same paths; the lock-step and variance-stop tests
+# below count the steps of longer ones.
 MINERS = {
-    "mcmc-tree-pair": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=1500),
-    "mcmc-tree-pair-scored-fd": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=800, targets="scored",
+    "mcmc-tree-pair": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=500),
+    "mcmc-tree-pair-scored-fd": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=300, targets="scored",
                                                      depth=3, target_binning="fd", counts="paper"),
-    "mcmc-tree-pair-auto": lambda: MCMCTreePair(init_trials="auto", depth="auto", mcmc_iterations=600,
+    "mcmc-tree-pair-auto": lambda: MCMCTreePair(init_trials="auto", depth="auto", mcmc_iterations=300,
                                                 targets="scored", target_share="auto", units="subtrees"),
     "alt-expm": lambda: AlternatingTrees(trees="exponential", init_trials=3, alternations=2),
-    "alt-mcmc": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=700,
+    "alt-mcmc": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=300,
                                          target_binning="fd"),
-    "mcmc-tree-pair-by-depth": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=900, mcmc_nodes="by-depth"),
-    "alt-mcmc-by-depth": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=500,
+    "mcmc-tree-pair-by-depth": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=400, mcmc_nodes="by-depth"),
+    "alt-mcmc-by-depth": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=250,
                                                   mcmc_nodes="by-depth"),
 }
 
@@ -176,9 +179,9 @@ def covering(datasets: list[str], names: list[str], shard_counts: list[int]) -> 
 @pytest.mark.parametrize("dataset, name, n_shards", covering(["planted", "mammals"], list(MINERS), [2, 3]))
 def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset, request, in_process) -> None:
     data = request.getfixturevalue(dataset)
-    local, engine = once(in_process, (dataset, name), lambda: (document(MINERS[name](), data),
-                                                               document(MINERS[name](), InProcessEngine(data))))
-    assert engine == local  # the in-process engine is the data itself
+    local = once(in_process, (dataset, name), lambda: document(MINERS[name](), data))
+    if dataset == "planted":  # the in-process engine is the data itself (each miner once: on one data set)
+        assert document(MINERS[name](), InProcessEngine(data)) == local
     sharded = document(MINERS[name](), PartsEngine(data, n_shards))
     assert sharded == local
     assert json.loads(local)["document"]["redescriptions"] or name == "alt-expm"  # not two empty runs

@@ -228,24 +228,79 @@ def selection_critical_value(
         *_, estimate = _pair_statistics(np.asarray(table, dtype=np.float64)[None], np.array([float(n_hat)]),
                                         left, right_sets)
         support_left, support_right, intersection, jaccard = _pair_statistics(draws, n_draws, left, right_sets)
-        # Studentised by each draw's own standard error (the band uses the released
-        # table's): a candidate stuck at J = 0 on most draws has a tiny spread of draws
-        # but a sizeable error wherever it is eligible.
-        spread = np.maximum(jaccard_standard_error(support_left, support_right, intersection,
-                                                   *_region_cells(left, right_sets), cell_variance), 1e-9)
         n = np.broadcast_to(n_draws[:, None, None], jaccard.shape)
         eligible = ((intersection >= constraints.min_support) & (jaccard >= constraints.min_jaccard)
                     & (support_left <= constraints.max_support * n) & (support_right <= constraints.max_support * n))
         if max_width is not None:
             low, high = np.quantile(jaccard, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
             eligible &= (high - low <= max_width)[None]
+        # Studentised by each draw's own standard error (the band uses the released
+        # table's): a candidate stuck at J = 0 on most draws has a tiny spread of draws
+        # but a sizeable error wherever it is eligible. Computed where eligible only
+        # (elsewhere the deviation is 0), element by element as on the whole arrays.
+        deviation = np.zeros(jaccard.shape)
         if eligible.any():
-            eligible[eligible] = p_value(intersection[eligible], np.broadcast_to(support_left, n.shape)[eligible],
-                                         np.broadcast_to(support_right, n.shape)[eligible],
-                                         n[eligible]) <= constraints.max_pvalue
-        deviation = np.where(eligible, np.abs(jaccard - estimate) / spread, 0.0)
-        worst = np.maximum(worst, deviation.reshape(draws.shape[0], -1).max(axis=1))
+            def at(values: np.ndarray) -> np.ndarray:
+                return np.broadcast_to(values, jaccard.shape)[eligible]
+
+            spread = np.maximum(jaccard_standard_error(at(support_left), at(support_right), at(intersection),
+                                                       *(at(c) for c in _region_cells(left, right_sets)),
+                                                       cell_variance), 1e-9)
+            deviation[eligible] = np.abs(jaccard[eligible] - at(estimate)) / spread
+        worst = _significant_max(deviation, worst, (intersection, support_left, support_right, n_draws),
+                                 constraints.max_pvalue)
     return float(np.quantile(worst, confidence)), len(left_sets) * len(right_sets)
+
+
+def _significant_max(deviation: np.ndarray, worst: np.ndarray, counts: tuple[np.ndarray, ...], max_pvalue: float,
+                     rounds: int = 8) -> np.ndarray:
+    """Per draw, the larger of ``worst`` and the largest ``deviation`` whose pair has a p-value ≤ ``max_pvalue``.
+
+    ``deviation`` ``(S, k, m)`` is 0 where a pair is not eligible on the other bounds;
+    ``counts`` are the draws' intersections ``(S, k, m)``, left supports ``(S, k, 1)``,
+    right supports ``(S, 1, m)`` and rows ``(S,)``. Exactly the maximum over every
+    pair that passes the p-value bound, but the p-value (a binomial tail, the
+    costliest step) is computed only where it can decide the maximum: a draw's
+    largest remaining deviation first, for ``rounds`` rounds (one round settles a
+    draw whose largest deviation is significant, the usual case), then every
+    deviation still above the draw's maximum. A pair at or below it cannot change it.
+
+    Examples
+    --------
+    >>> deviation = np.array([[[3.0, 2.0]], [[1.0, 0.0]]])          # 2 draws, 1 x 2 pairs
+    >>> counts = (np.array([[[5.0, 40.0]], [[40.0, 0.0]]]), np.full((2, 1, 1), 50.0),
+    ...           np.full((2, 1, 2), 50.0), np.full(2, 100.0))    # the first pair of draw 0 is not significant
+    >>> _significant_max(deviation, np.zeros(2), counts, 0.01).tolist()
+    [2.0, 1.0]
+    """
+    intersection, support_left, support_right, n_rows = counts
+    n_draws, width = deviation.shape[0], deviation.shape[2]
+    open_ = deviation.reshape(n_draws, -1).copy()
+    open_[open_ <= worst[:, None]] = 0.0  # cannot raise the draw's maximum
+    worst = worst.copy()
+
+    def significant(draw: np.ndarray, pair: np.ndarray) -> np.ndarray:
+        i, j = np.divmod(pair, width)
+        return p_value(intersection[draw, i, j], support_left[draw, i, 0], support_right[draw, 0, j],
+                       n_rows[draw]) <= max_pvalue
+
+    draws = np.arange(n_draws)
+    for _ in range(rounds):
+        best = open_.argmax(axis=1)
+        value = open_[draws, best]
+        pending = np.flatnonzero(value > worst)
+        if not len(pending):
+            return worst
+        passed = significant(pending, best[pending])
+        settled = pending[passed]
+        worst[settled] = value[settled]
+        open_[settled] = 0.0  # nothing left in a settled draw exceeds its maximum
+        open_[pending[~passed], best[pending[~passed]]] = 0.0
+    draw, pair = np.nonzero(open_ > worst[:, None])
+    if len(draw):
+        passed = significant(draw, pair)
+        np.maximum.at(worst, draw[passed], open_[draw[passed], pair[passed]])
+    return worst
 
 
 def selection_aware_intervals(intervals: list[dict], estimates: Sequence[RedescriptionStats], left: np.ndarray,
