@@ -114,8 +114,8 @@ from dprm.itemsets.private_items import ITEM_SHARE, ItemSelection, release_items
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram
 
 __all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "RESOLUTION", "EDGE_Z",
-           "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques", "merge_bases",
-           "discrete_laplace_variance"]
+           "BASIS_MAX_NOISE", "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques",
+           "merge_bases", "discrete_laplace_variance", "pair_noise"]
 
 #: The share of ε that releases the pairs' two-way histograms (when there are pairs).
 PAIR_SHARE = Fraction(2, 5)
@@ -132,6 +132,8 @@ CONFIDENCE_Z = 1.0
 #: Largest standard deviation of an itemset's noisy count, relative to ``θ·n̂``, for it to be
 #: listed on its own (it may still be listed as a subset of a listed itemset).
 RESOLUTION = 0.2
+#: Largest :func:`pair_noise` at which ``private_method="auto"`` releases bases (the chain otherwise).
+BASIS_MAX_NOISE = 0.35
 
 Item = tuple[int, int]  # (column, compressed code)
 
@@ -397,6 +399,44 @@ def merge_bases(cliques: Sequence[set[Item]], sizes: Sequence[int], max_cells: i
     return merged
 
 
+def pair_noise(selection: ItemSelection, sizes: Sequence[int], epsilon: float | Fraction, min_support: float) -> float:
+    """The sd of an item pair's count on the basis path, over ``θ·n̂``: a function of the released items only.
+
+    With pairs (the kept items do not fit one basis of :data:`ONE_BASIS_CELLS` cells): one
+    pair table's cell, scale ``P / (ε·PAIR_SHARE)`` for ``P`` pairs of item columns. Without:
+    the sum of the one basis's cells that hold a pair of items of its two narrowest columns
+    (``cells / (w₁·w₂)`` cells of scale ``1 / (ε·(1 − ITEM_SHARE))``). Fewer than two item
+    columns: 0 (no pair to resolve). It reads ``selection`` (noisy ``n̂`` and kept items),
+    ``sizes``, ``ε`` and ``θ`` (public): deciding on it is post-processing of the items'
+    release. ``private_method="auto"`` releases bases when it is at most
+    :data:`BASIS_MAX_NOISE` (``dprm.itemsets.private``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dprm.privacy import Accountant, SeededNoise
+    >>> codes = np.zeros((1000, 3), dtype=np.int64)
+    >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    >>> selection = release_items(codes, [2, 2, 2], Fraction(1, 10), 0.3, acc, ["a", "b", "c"])
+    >>> 0 < pair_noise(selection, [2, 2, 2], 1, 0.3) < 0.1    # one basis of 8 cells, 2 summed
+    True
+    """
+    eps = Fraction(epsilon)
+    item_columns = [j for j, size in enumerate(sizes) if size >= 2 and len(selection.kept[j])]
+    if len(item_columns) < 2:
+        return 0.0
+    items = {(j, v) for j in item_columns for v in selection.kept_codes(j)}
+    cells = _cells(items, selection.sizes)
+    if cells <= ONE_BASIS_CELLS:
+        widths = sorted(len(selection.kept[j]) + (1 if len(selection.kept[j]) < selection.sizes[j] else 0)
+                        for j in item_columns)
+        var = cells / (widths[0] * widths[1]) * discrete_laplace_variance(float(1 / (eps * (1 - ITEM_SHARE))))
+    else:
+        pairs = len(item_columns) * (len(item_columns) - 1) // 2
+        var = discrete_laplace_variance(float(pairs / (eps * PAIR_SHARE)))
+    return math.sqrt(var) / (min_support * selection.n_hat)
+
+
 def _release_pairs(codes: np.ndarray, selection: ItemSelection, columns: Sequence[str], item_columns: list[int],
                    epsilon: Fraction, accountant: Accountant
                    ) -> tuple[dict[tuple[Item, Item], int], float, list[tuple[float, int]]]:
@@ -500,7 +540,8 @@ def basis_table(codes: np.ndarray, basis_columns: Sequence[int], items: Sequence
 
 def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
                   accountant: Accountant, columns: Sequence[str],
-                  categories: Sequence[Sequence[object]] | None = None) -> BasisRelease:
+                  categories: Sequence[Sequence[object]] | None = None,
+                  selection: ItemSelection | None = None) -> BasisRelease:
     """Release items, pairs and bases of ``codes`` with ``epsilon`` in all (module notes), charged to ``accountant``.
 
     Parameters
@@ -518,6 +559,10 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
         The columns' names (for the ledger).
     categories : sequence of sequence, optional
         Every column's declared categories (names of the listed items); default their codes.
+    selection : ItemSelection, optional
+        The items already released by the caller with ``epsilon · ITEM_SHARE``
+        (:func:`~dprm.itemsets.private_items.release_items`, charged by the caller): then
+        only the pairs and bases are released here, with ``epsilon · (1 − ITEM_SHARE)``.
 
     Returns
     -------
@@ -525,7 +570,8 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     """
     eps = Fraction(epsilon)
     items_eps = eps * ITEM_SHARE
-    selection = release_items(codes, sizes, items_eps, min_support, accountant, columns)
+    if selection is None:
+        selection = release_items(codes, sizes, items_eps, min_support, accountant, columns)
     compressed = selection.compress(codes)
     item_columns = [j for j, size in enumerate(sizes) if size >= 2 and len(selection.kept[j])]
     constant = [(j, 0) for j, size in enumerate(sizes) if size == 1]
