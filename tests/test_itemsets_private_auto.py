@@ -11,9 +11,10 @@ import pandas as pd
 
 from dprm.itemsets.private import fit_private_estimator
 from dprm.itemsets.private_basis import (BASIS_MAX_NOISE, ITEM_SHARE, ONE_BASIS_CELLS, PAIR_SHARE, _cells,
-                                         basis_table, discrete_laplace_variance, pair_noise)
+                                         _undecided_pairs, basis_table, discrete_laplace_variance, frechet_joined,
+                                         pair_noise, release_bases)
 from dprm.itemsets.private_items import release_items
-from dprm.privacy import Accountant, SeededNoise
+from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
 
 SIZES = [3, 2, 3, 1]
 
@@ -49,7 +50,8 @@ def test_pair_noise_is_the_noise_of_a_pair_table_cell_or_of_a_pair_sum_in_the_on
     selection = release_items(codes, sizes, ITEM_SHARE, 0.3, acc, [f"c{j}" for j in range(codes.shape[1])])
     items = {(j, v) for j in range(codes.shape[1]) for v in selection.kept_codes(j)}
     assert _cells(items, selection.sizes) > ONE_BASIS_CELLS  # pairs are released: P tables of eps*PAIR_SHARE/P
-    pairs = math.comb(codes.shape[1], 2)
+    pairs = len(_undecided_pairs(list(range(codes.shape[1])), selection, 0.3)[0])
+    assert 0 < pairs <= math.comb(codes.shape[1], 2)
     expected = math.sqrt(discrete_laplace_variance(float(pairs / PAIR_SHARE))) / (0.3 * selection.n_hat)
     assert math.isclose(pair_noise(selection, sizes, 1, 0.3), expected)
     assert math.isclose(pair_noise(selection, sizes, 2, 0.3), expected / 2, rel_tol=0.01)  # scale ~ 1/eps
@@ -127,3 +129,33 @@ def test_the_auto_release_is_epsilon_dp_on_neighbouring_datasets() -> None:
     ratios = [log_density(codes) - log_density(n) for n in _neighbours(codes)[::7]]
     assert max(abs(r) for r in ratios) <= float(epsilon) + 1e-9
     assert max(abs(r) for r in ratios) > 0.9 * float(epsilon)  # the bound is reached: no slack in the split
+
+
+def test_frechet_joined_pairs_are_frequent_in_the_data_and_their_tables_are_not_released() -> None:
+    """The bound ``count(p ∧ q) ≥ count(p) + count(q) − n`` holds on every table: with exact counts
+    (no noise, z = 0) every joined pair is frequent; with noisy ones the tables of wholly joined
+    column pairs are skipped, the pairs' share then split over the rest (ledger exact)."""
+    rng = np.random.default_rng(8)
+    n = 3000
+    common = [np.where(rng.random(n) < p, 0, rng.integers(1, 3, size=n)) for p in (0.97, 0.95, 0.9)]
+    blocks = _wide(n, 9, width=12)
+    codes = np.column_stack(common + [blocks[:, j] for j in range(blocks.shape[1])])
+    sizes = [3] * codes.shape[1]
+    columns = [f"c{j}" for j in range(codes.shape[1])]
+
+    huge = Fraction(10**6)  # noise scale ~1e-5 rows: the exact one-way counts
+    exact = release_items(codes, sizes, huge, 0.3, Accountant(huge, SeededNoise(np.random.default_rng(0))), columns)
+    assert all((exact.counts[j] == np.bincount(codes[:, j], minlength=3)).all() for j in range(codes.shape[1]))
+    items = [(j, v) for j in range(codes.shape[1]) for v in exact.kept_codes(j)]
+    joined = frechet_joined(items, exact, 0.3, 0.0)
+    assert joined and any(p[0] >= 3 or q[0] >= 3 for p, q in joined)  # the common items join the blocks' items too
+    for p, q in joined:
+        both = np.mean((exact.compress(codes)[:, p[0]] == p[1]) & (exact.compress(codes)[:, q[0]] == q[1]))
+        assert both >= 0.3
+    acc = Accountant(Fraction(2), SeededNoise(np.random.default_rng(10)))
+    release = release_bases(codes, sizes, 2, 0.3, acc, columns)
+    tables = [e for e in acc.ledger if e.step.startswith("pairs: ")]
+    undecided = _undecided_pairs(list(range(codes.shape[1])), release.selection, 0.3)[0]
+    assert 0 < len(tables) == len(undecided) < math.comb(codes.shape[1], 2)
+    assert sum((e.epsilon for e in tables), Fraction(0)) == 2 * PAIR_SHARE and acc.spent() == 2
+    assert release.pair_scale == float(DiscreteLaplaceHistogram(2 * PAIR_SHARE / len(tables)).scale)
