@@ -443,8 +443,8 @@ def fit_private_estimator(
         per column, and the chain is released over those compressed domains
         (:mod:`dprm.itemsets.private_items`); the estimate still covers every category.
     private_method : {"chain", "frequent-items", "mst", "aim", "basis", "auto"}
-        See :data:`PRIVATE_METHODS`; ``"auto"`` needs ``min_support`` and returns ``bases``
-        or an estimator (``parameters["auto_choice"]`` says which); ``"frequent-items"`` needs ``min_support`` and
+        See :data:`PRIVATE_METHODS`; ``"auto"`` (``min_support``) returns ``bases`` or an estimator;
+        ``"frequent-items"`` needs ``min_support`` and
         ``structure="parents"``; ``"basis"`` needs ``min_support`` and returns ``bases``
         (:mod:`dprm.itemsets.private_basis`); ``"mst"`` / ``"aim"`` release a synthetic table with
         dpmm's MST / AIM in its own environment (:mod:`dprm.itemsets.private_synthetic`:
@@ -502,25 +502,13 @@ def fit_private_estimator(
     since = len(accountant.ledger)
     ledger: list[dict[str, Any]] = []
     guarantees: list[str] = []
-    selection = None
-    chain_eps = eps
-    auto_noise = None
-    if method == "auto":  # items (charged here, as "basis" does), then bases or the chain: adaptive composition
-        selection = release_items(codes, sizes, eps * ITEM_SHARE, float(min_support), accountant, columns)
-        auto_noise = pair_noise(selection, sizes, eps, float(min_support))  # post-processing of the items
-        if auto_noise <= BASIS_MAX_NOISE:
-            return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source,
-                              categorical_integers, prepared=(variables, codes, since, selection, auto_noise))
-        ledger.extend(accountant.privacy_block(since=since)["ledger"])  # the items' entries
-        guarantees.extend(entry.guarantee for entry in accountant.ledger[since:])
-        chain_eps, selection = eps - eps * ITEM_SHARE, None  # the chain over the declared domains
-    if method == "frequent-items":
-        items_eps = eps * ITEM_SHARE
-        sub = _charge(accountant, items_eps, "items", "one-way histograms (discrete Laplace), one per column")
-        selection = release_items(codes, sizes, items_eps, float(min_support), sub, columns)
-        _record(sub, items_eps, "items", "items", ledger, guarantees, inner=True)
+    selection, auto_noise, chain_eps = _items_first(method, codes, sizes, eps, min_support, accountant, columns,
+                                                    ledger, guarantees, since)
+    if auto_noise is not None and auto_noise <= BASIS_MAX_NOISE:  # "auto": the bases follow the items
+        return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source,
+                          categorical_integers, prepared=(variables, codes, since, selection, auto_noise))
+    if selection is not None:  # "frequent-items": the chain over the compressed domains
         codes, sizes = selection.compress(codes), selection.sizes
-        chain_eps = eps - items_eps
     releasing = sum(1 for order in chains_order for j in order if sizes[j] >= 2)
     per_tree = chain_eps / releasing if releasing else Fraction(0)
     chains = []
@@ -546,12 +534,38 @@ def fit_private_estimator(
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
                   "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, releasing if structure == "parents" else 0)}
-    if auto_noise is not None:
-        parameters.update(auto_choice="chain", pair_noise=auto_noise)
+    parameters.update(auto_choice="chain", pair_noise=auto_noise) if auto_noise is not None else None
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
                                for j, c in enumerate(columns)}
     return PrivateFit(estimator, block, parameters)
+
+
+def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction, min_support: float | None,
+                 accountant: Accountant, columns: list[str], ledger: list[dict[str, Any]], guarantees: list[str],
+                 since: int) -> tuple[ItemSelection | None, float | None, Fraction]:
+    """The items' release of ``"frequent-items"`` and ``"auto"`` (``ITEM_SHARE`` of ``eps``), else nothing.
+
+    Returns the selection (None for ``"auto"``'s chain), for ``"auto"`` the predicted pair
+    noise (:func:`~dprm.itemsets.private_basis.pair_noise`, post-processing of the items)
+    that chooses the branch (the bases at most ``BASIS_MAX_NOISE``, the chain otherwise:
+    adaptive sequential composition), and the chain's budget (``eps`` less the items').
+    ``"auto"`` charges the items to ``accountant`` itself, as ``"basis"`` does, and adds
+    their entries to ``ledger`` (used by the chain).
+    """
+    if method not in ("frequent-items", "auto"):
+        return None, None, eps
+    items_eps = eps * ITEM_SHARE
+    if method == "auto":
+        selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns)
+        ledger.extend(accountant.privacy_block(since=since)["ledger"])
+        guarantees.extend(entry.guarantee for entry in accountant.ledger[since:])
+        noise = pair_noise(selection, sizes, eps, float(min_support or 0))
+        return (selection if noise <= BASIS_MAX_NOISE else None), noise, eps - items_eps  # chain: declared domains
+    sub = _charge(accountant, items_eps, "items", "one-way histograms (discrete Laplace), one per column")
+    selection = release_items(codes, sizes, items_eps, float(min_support or 0), sub, columns)
+    _record(sub, items_eps, "items", "items", ledger, guarantees, inner=True)
+    return selection, None, eps - items_eps
 
 
 def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapping[str, Sequence[object]] | None,
