@@ -159,3 +159,44 @@ def test_frechet_joined_pairs_are_frequent_in_the_data_and_their_tables_are_not_
     assert 0 < len(tables) == len(undecided) < math.comb(codes.shape[1], 2)
     assert sum((e.epsilon for e in tables), Fraction(0)) == 2 * PAIR_SHARE and acc.spent() == 2
     assert release.pair_scale == float(DiscreteLaplaceHistogram(2 * PAIR_SHARE / len(tables)).scale)
+
+
+def test_heavy_cell_sums_match_a_brute_force_over_the_cells() -> None:
+    """Each sub-itemset's sum of the cells at or above the threshold, less z sd of their noise, over random bases."""
+    from dprm.itemsets.private_basis import Basis, heavy_cell_sums
+
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        shape = (3, 2, 3)
+        basis = Basis((0, 2, 5), ((0, 1), (0,), (0, 1)), rng.integers(-30, 200, size=shape), 10.0)
+        sums = heavy_cell_sums([basis], 6.0, 1.5)
+        sd2 = discrete_laplace_variance(10.0)
+        for choice in itertools.product(*(list(range(len(its))) + [None] for its in basis.items)):
+            key = frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(choice) if i is not None)
+            if not key:
+                continue
+            cells = [c for c in itertools.product(*(range(w) for w in shape))
+                     if all(i is None or c[a] == i for a, i in enumerate(choice))]
+            heavy = [float(basis.noisy[c]) for c in cells if basis.noisy[c] >= 60]
+            assert math.isclose(sums[key], sum(heavy) - 1.5 * math.sqrt(len(heavy) * sd2), abs_tol=1e-9)
+        assert heavy_cell_sums([basis], 6.0, 1.5, widest=59.0) == {}  # a threshold beyond the resolution: skipped
+
+
+def test_the_heavy_cells_only_add_itemsets_and_their_supports_stay_the_unbiased_sums() -> None:
+    import dprm.itemsets.private_basis as basis_module
+
+    codes = _wide(3000, 12)
+    columns = [f"c{j}" for j in range(codes.shape[1])]
+    release = release_bases(codes, [3] * codes.shape[1], 1, 0.3, Accountant(1, SeededNoise(np.random.default_rng(13))),
+                            columns)
+    with_heavy = {s.items: s for s in release.frequent_itemsets()}
+    saved, basis_module.HEAVY_CELLS = basis_module.HEAVY_CELLS, None
+    try:
+        without = {s.items: s for s in release.frequent_itemsets()}
+    finally:
+        basis_module.HEAVY_CELLS = saved
+    assert without.keys() <= with_heavy.keys()
+    estimates = release.estimates()
+    for key, s in with_heavy.items():  # every listed support is the unbiased estimate with its sd
+        count, var = estimates[key]
+        assert math.isclose(s.count, count) and math.isclose(s.sd, math.sqrt(var))
