@@ -200,3 +200,18 @@ def test_the_heavy_cells_only_add_itemsets_and_their_supports_stay_the_unbiased_
     for key, s in with_heavy.items():  # every listed support is the unbiased estimate with its sd
         count, var = estimates[key]
         assert math.isclose(s.count, count) and math.isclose(s.sd, math.sqrt(var))
+
+
+def test_auto_releases_on_no_rows_as_on_one_with_declared_domains() -> None:
+    """No rows is a dataset like any other: both branches run and the ledger adds up to ε."""
+    domains = {"a": ["x", "y"], "b": ["u", "v"]}
+    choices = set()
+    for n in (0, 1):
+        for seed in range(3):
+            frame = pd.DataFrame({"a": ["x"] * n, "b": ["u"] * n}, dtype=object)
+            fit = fit_private_estimator(frame, 1.0, domains=domains, private_method="auto", min_support=0.3,
+                                        random_state=seed)
+            assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), 1.0)
+            assert (fit.bases is None) == (fit.parameters["auto_choice"] == "chain")
+            choices.add(fit.parameters["auto_choice"])
+    assert choices == {"basis", "chain"}
