@@ -14,11 +14,16 @@ structure (``private_method=``; ``frequent-items`` releases one-way histograms f
 and the chain over the domains of the items that can reach θ, so it is fitted once
 per θ). ``nmes`` is the public NMES 1988 table's categorical columns (4,406 rows ×
 10: health, chronic, adl, region, afam, gender, married, employed, insurance,
-medicaid; ``../shared/data/nmes1988/left.csv``).
+medicaid; ``../shared/data/nmes1988/left.csv``); ``rwas`` the public RWAS survey's
+background columns (9,881 rows × 10: education, urban, gender, engnat, hand, religion,
+orientation, race, voted, married; ``../shared/data/rwas/left.csv``).
 
 ``--methods basis`` adds the PrivBasis-style direct release (``private_method="basis"``:
 noisy one-way, pair and basis histograms, supports summed from the bases' cells; fitted
 once per θ); its itemsets are those :meth:`BasisRelease.named_itemsets` lists.
+
+``--methods auto`` adds ``private_method="auto"`` (items first, then the basis release or
+the chain, chosen on the items' noisy counts; the method column says which).
 
 ``--methods mst,aim`` adds the DP synthetic-data methods (``private_method="mst"`` /
 ``"aim"``: dpmm's MST or AIM in its own environment, ``DPRM_DPMM_PYTHON``, then
@@ -48,14 +53,20 @@ from quality_itemsets_defaults import UCI, cpu  # noqa: E402 - the benchmarks' o
 from quality_itemsets_defaults import load as load_default  # noqa: E402
 
 NMES_COLUMNS = ["health", "chronic", "adl", "region", "afam", "gender", "married", "employed", "insurance", "medicaid"]
+#: The RWAS survey's background columns (``../shared/data/rwas/left.csv``, 9,881 rows; codes as
+#: text, an unanswered question its own category ""); 87 frequent itemsets at θ = 0.3, sizes 1 – 4.
+RWAS_COLUMNS = ["education", "urban", "gender", "engnat", "hand", "religion", "orientation", "race", "voted",
+                "married"]
 
 
 def load(name: str, stream_rows: int):
-    """A dataset as a text frame (``nmes``: the NMES 1988 table's categorical columns)."""
+    """A dataset as a text frame (``nmes`` / ``rwas``: the NMES 1988 / RWAS tables' categorical columns)."""
     import pandas as pd
 
     if name == "nmes":
         return pd.read_csv(UCI.parent / "nmes1988" / "left.csv", dtype=str, keep_default_na=False)[NMES_COLUMNS]
+    if name == "rwas":
+        return pd.read_csv(UCI.parent / "rwas" / "left.csv", dtype=str, keep_default_na=False)[RWAS_COLUMNS]
     return load_default(name, stream_rows)
 
 
@@ -68,7 +79,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--max-seconds", type=float, default=120.0)
     parser.add_argument("--methods", default="chain", help="private methods of the parents structure "
-                                                           "(chain, frequent-items, basis, mst, aim)")
+                                                           "(chain, frequent-items, basis, auto, mst, aim)")
     parser.add_argument("--synthetic-timeout", type=float, default=1800.0, help="seconds per mst / aim run")
     parser.add_argument("--max-parents", default="default", help="parents per variable of the parents structure "
                                                            "(comma-separated to compare: 1 is a Chow-Liu-like tree; "
@@ -88,7 +99,7 @@ def main() -> None:
             for eps in (float(e) for e in args.epsilons.split(",")):
                 for seed in (int(s) for s in args.seeds.split(",")):
                     for theta in thetas:
-                        one_fit = method not in ("frequent-items", "basis")  # one chain / synthetic table serves every theta
+                        one_fit = method not in ("frequent-items", "basis", "auto")  # one chain / synthetic table serves every theta
                         if one_fit and theta != thetas[0]:
                             continue
                         started = cpu()
@@ -99,7 +110,7 @@ def main() -> None:
                                     data, eps, domains=domains, structure=structure, random_state=seed,
                                     max_parents=None if parents == "default" else int(parents),
                                     private_method=method,
-                                    min_support=theta if method in ("frequent-items", "basis") else None,
+                                    min_support=theta if method in ("frequent-items", "basis", "auto") else None,
                                     synthetic_timeout=args.synthetic_timeout)
                         except DprmError as error:
                             print(f"{name:>12} {structure:>9} {method:>14} {'':>3} {eps:5g} {seed:4d} "
@@ -107,6 +118,7 @@ def main() -> None:
                             continue
                         seconds = cpu() - started + (fit.parameters.get("synthesizer_seconds") or 0.0)
                         assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), eps)
+                        label = method if method != "auto" else f"auto:{fit.parameters['auto_choice']}"
                         for mined in (thetas if one_fit else [theta]):
                             if fit.bases is not None:  # the itemsets listed from the released bases
                                 reported = [s["items"] for s in fit.bases.named_itemsets(mined)]
@@ -115,7 +127,7 @@ def main() -> None:
                             else:
                                 reported = run_ison(fit.estimator, mined, max_seconds=args.max_seconds).itemsets
                             r = itemset_rates(reported, truths[mined])
-                            print(f"{name:>12} {structure:>9} {method:>14} {fit.parameters.get('max_parents', 0):3d} "
+                            print(f"{name:>12} {structure:>9} {label:>14} {fit.parameters.get('max_parents', 0):3d} "
                                   f"{eps:5g} {seed:4d} {seconds:7.2f} {mined:5.2f} {r.n_true:6d} {r.n_reported:6d} "
                                   f"{r.tpr:6.3f} {r.fpr:6.3f}", flush=True)
 

@@ -117,7 +117,7 @@ from dprm.itemsets.chain import Chain, chain_orders
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.parameters import RANDOM_STATE, Setting, check_settings, whole_number
-from dprm.itemsets.private_basis import BasisRelease, release_bases
+from dprm.itemsets.private_basis import BASIS_MAX_NOISE, BasisRelease, pair_noise, release_bases
 from dprm.itemsets.private_items import ITEM_SHARE, MAX_EXPANDED_CELLS, ItemSelection, release_items
 from dprm.itemsets.private_synthetic import (DEFAULT_DELTA, SEEDED_SYNTHETIC_REASON, SYNTHETIC_METHODS,
                                             release_synthetic)
@@ -148,7 +148,11 @@ STRUCTURES = ("parents", "dp-trees")
 #: releases no model: noisy histograms of a few item sets covering the frequent itemsets
 #: (PrivBasis-style, :mod:`dprm.itemsets.private_basis`), supports summed from their cells
 #: with their noise scale; the fit's ``bases`` lists the itemsets (no estimator, no ISON).
-PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis")
+#: ``"auto"`` releases the items first (``ITEM_SHARE`` of ε), then ``"basis"``'s pairs and
+#: bases when their predicted noise (:func:`~dprm.itemsets.private_basis.pair_noise`, read off
+#: the items' release: post-processing) is at most ``BASIS_MAX_NOISE`` of ``θ·n̂``, the chain
+#: over the declared domains with the rest of ε otherwise (``docs/itemsets.md``, seventh round).
+PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis", "auto")
 #: Most parents of a variable, and most cells of a table, over compressed domains.
 COMPRESSED_MAX_PARENTS = 3
 COMPRESSED_MAX_CELLS = 64
@@ -438,8 +442,9 @@ def fit_private_estimator(
         every column's one-way histogram, the categories that cannot reach ``θ`` are merged
         per column, and the chain is released over those compressed domains
         (:mod:`dprm.itemsets.private_items`); the estimate still covers every category.
-    private_method : {"chain", "frequent-items", "mst", "aim", "basis"}
-        See :data:`PRIVATE_METHODS`; ``"frequent-items"`` needs ``min_support`` and
+    private_method : {"chain", "frequent-items", "mst", "aim", "basis", "auto"}
+        See :data:`PRIVATE_METHODS`; ``"auto"`` (``min_support``) returns ``bases`` or an estimator;
+        ``"frequent-items"`` needs ``min_support`` and
         ``structure="parents"``; ``"basis"`` needs ``min_support`` and returns ``bases``
         (:mod:`dprm.itemsets.private_basis`); ``"mst"`` / ``"aim"`` release a synthetic table with
         dpmm's MST / AIM in its own environment (:mod:`dprm.itemsets.private_synthetic`:
@@ -497,15 +502,13 @@ def fit_private_estimator(
     since = len(accountant.ledger)
     ledger: list[dict[str, Any]] = []
     guarantees: list[str] = []
-    selection = None
-    chain_eps = eps
-    if method == "frequent-items":
-        items_eps = eps * ITEM_SHARE
-        sub = _charge(accountant, items_eps, "items", "one-way histograms (discrete Laplace), one per column")
-        selection = release_items(codes, sizes, items_eps, float(min_support), sub, columns)
-        _record(sub, items_eps, "items", "items", ledger, guarantees, inner=True)
+    selection, auto_noise, chain_eps = _items_first(method, codes, sizes, eps, min_support, accountant, columns,
+                                                    ledger, guarantees, since)
+    if auto_noise is not None and auto_noise <= BASIS_MAX_NOISE:  # "auto": the bases follow the items
+        return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source,
+                          categorical_integers, prepared=(variables, codes, since, selection, auto_noise))
+    if selection is not None:  # "frequent-items": the chain over the compressed domains
         codes, sizes = selection.compress(codes), selection.sizes
-        chain_eps = eps - items_eps
     releasing = sum(1 for order in chains_order for j in order if sizes[j] >= 2)
     per_tree = chain_eps / releasing if releasing else Fraction(0)
     chains = []
@@ -518,7 +521,7 @@ def fit_private_estimator(
             chains.append(_dp_trees_chain(codes, order, variables, per_tree, accountant, f"chain {c + 1}",
                                           max_depth=max_depth, seeded=random_state is not None, ledger=ledger,
                                           guarantees=guarantees, rng=rng))
-    if releasing == 0 and selection is not None and chain_eps > 0:
+    if releasing == 0 and chain_eps < eps and chain_eps > 0:  # after the items ("frequent-items", "auto")
         accountant.charge(chain_eps, "unspent (no column left to release)", "none")  # the ledger adds up to ε
         ledger.append({"step": "unspent (no column left to release)", "mechanism": "none",
                        "epsilon": float(chain_eps)})
@@ -531,10 +534,38 @@ def fit_private_estimator(
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
                   "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, releasing if structure == "parents" else 0)}
+    parameters.update(auto_choice="chain", pair_noise=auto_noise) if auto_noise is not None else None
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
                                for j, c in enumerate(columns)}
     return PrivateFit(estimator, block, parameters)
+
+
+def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction, min_support: float | None,
+                 accountant: Accountant, columns: list[str], ledger: list[dict[str, Any]], guarantees: list[str],
+                 since: int) -> tuple[ItemSelection | None, float | None, Fraction]:
+    """The items' release of ``"frequent-items"`` and ``"auto"`` (``ITEM_SHARE`` of ``eps``), else nothing.
+
+    Returns the selection (None for ``"auto"``'s chain), for ``"auto"`` the predicted pair
+    noise (:func:`~dprm.itemsets.private_basis.pair_noise`, post-processing of the items)
+    that chooses the branch (the bases at most ``BASIS_MAX_NOISE``, the chain otherwise:
+    adaptive sequential composition), and the chain's budget (``eps`` less the items').
+    ``"auto"`` charges the items to ``accountant`` itself, as ``"basis"`` does, and adds
+    their entries to ``ledger`` (used by the chain).
+    """
+    if method not in ("frequent-items", "auto"):
+        return None, None, eps
+    items_eps = eps * ITEM_SHARE
+    if method == "auto":
+        selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns)
+        ledger.extend(accountant.privacy_block(since=since)["ledger"])
+        guarantees.extend(entry.guarantee for entry in accountant.ledger[since:])
+        noise = pair_noise(selection, sizes, eps, float(min_support or 0))
+        return (selection if noise <= BASIS_MAX_NOISE else None), noise, eps - items_eps  # chain: declared domains
+    sub = _charge(accountant, items_eps, "items", "one-way histograms (discrete Laplace), one per column")
+    selection = release_items(codes, sizes, items_eps, float(min_support or 0), sub, columns)
+    _record(sub, items_eps, "items", "items", ledger, guarantees, inner=True)
+    return selection, None, eps - items_eps
 
 
 def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapping[str, Sequence[object]] | None,
@@ -583,32 +614,38 @@ def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapp
 
 def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, domains: Mapping[str, Sequence[object]] | None,
                bins: Mapping[str, Sequence[float]] | None, accountant: Accountant | None, random_state: int | None,
-               source: str, categorical_integers: bool) -> PrivateFit:
+               source: str, categorical_integers: bool, prepared: tuple[Any, ...] | None = None) -> PrivateFit:
     """``private_method="basis"``: items, pairs and bases (:func:`~dprm.itemsets.private_basis.release_bases`).
 
     Every release is charged to ``accountant`` before it reads a row (the items' one-way
     histograms, the pairs' two-way ones, the bases' histograms: their sensitivities and
     the split of ``eps`` are derived in :mod:`dprm.itemsets.private_basis`); they add up to
-    ``eps`` exactly. The output is ``bases`` (no estimator).
+    ``eps`` exactly. The output is ``bases`` (no estimator). ``prepared``: ``"auto"``'s
+    ``(variables, codes, since, selection, pair noise)``, the items already released.
     """
     declared = set(domains or {}) | set(bins or {})
-    variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
-    codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
+    if prepared is None:
+        variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
+        codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
+        accountant = _fit_accountant(accountant, eps, random_state is not None, np.random.default_rng(random_state))
+        since, selection, noise = len(accountant.ledger), None, None
+    else:
+        variables, codes, since, selection, noise = prepared
     columns = list(variables)
     reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
-    rng = np.random.default_rng(random_state)
-    accountant = _fit_accountant(accountant, eps, random_state is not None, rng)
-    since = len(accountant.ledger)
     min_support = float(min_support or 0)  # checked by _resolve_method
     release = release_bases(codes, [variables[c].size for c in columns], eps, min_support, accountant, columns,
-                            [variables[c].categories for c in columns])
+                            [variables[c].categories for c in columns], selection=selection)
     block = accountant.privacy_block(reasons=reasons, since=since)
     scale = release.bases[0].scale if release.bases else None
-    parameters = {"epsilon": float(eps), "private_method": "basis", "min_support": min_support,
+    parameters = {"epsilon": float(eps), "private_method": "basis" if prepared is None else "auto",
+                  "min_support": min_support,
                   "bases": [[columns[j] for j in b.columns] for b in release.bases],
                   "basis_cells": [int(b.noisy.size) for b in release.bases], "edges": release.n_edges,
                   "cliques": release.n_cliques,
                   "noise": {"items": release.selection.scale, "pairs": release.pair_scale, "tables": scale}}
+    if prepared is not None:
+        parameters.update(auto_choice="basis", pair_noise=noise)
     return PrivateFit(None, block, parameters, bases=release)
 
 
@@ -616,8 +653,8 @@ def _resolve_method(private_method: str, min_support: float | None, structure: s
     """``private_method``, checked against ``min_support`` and ``structure`` (see :data:`PRIVATE_METHODS`)."""
     if private_method == "frequent-items" and (min_support is None or structure != "parents"):
         raise ParameterError('private_method="frequent-items" needs min_support and structure="parents"')
-    if private_method == "basis" and min_support is None:
-        raise ParameterError('private_method="basis" needs min_support')
+    if private_method in ("basis", "auto") and min_support is None:
+        raise ParameterError(f'private_method="{private_method}" needs min_support')
     return private_method
 
 

@@ -1,0 +1,217 @@
+"""``private_method="auto"``: the items first, then the basis release or the chain, chosen on the items' release."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from dprm.itemsets.private import fit_private_estimator
+from dprm.itemsets.private_basis import (BASIS_MAX_NOISE, ITEM_SHARE, ONE_BASIS_CELLS, PAIR_SHARE, _cells,
+                                         _undecided_pairs, basis_table, discrete_laplace_variance, frechet_joined,
+                                         pair_noise, release_bases)
+from dprm.itemsets.private_items import release_items
+from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
+
+SIZES = [3, 2, 3, 1]
+
+
+def _codes(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a = rng.choice(3, p=[0.6, 0.3, 0.1], size=n)
+    b = np.where(rng.random(n) < 0.85, (a == 0).astype(int), rng.integers(0, 2, size=n))
+    c = np.where(rng.random(n) < 0.7, a, rng.integers(0, 3, size=n))
+    return np.column_stack([a, b, c, np.zeros(n, dtype=int)])
+
+
+def _frame(codes: np.ndarray) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    columns = [f"c{j}" for j in range(codes.shape[1])]
+    frame = pd.DataFrame({c: codes[:, j].astype(str) for j, c in enumerate(columns)})
+    return frame, {c: [str(v) for v in range(SIZES[j])] for j, c in enumerate(columns)}
+
+
+def _wide(n: int, seed: int, width: int = 14) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for _ in range(2):
+        z = rng.random(n) < 0.6
+        for _ in range(width // 2):
+            blocks.append(np.where(rng.random(n) < 0.9, np.where(z, 0, 1), rng.integers(0, 3, size=n)))
+    return np.column_stack(blocks)
+
+
+def test_pair_noise_is_the_noise_of_a_pair_table_cell_or_of_a_pair_sum_in_the_one_basis() -> None:
+    codes = _wide(3000, 0)
+    sizes = [3] * codes.shape[1]
+    acc = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    selection = release_items(codes, sizes, ITEM_SHARE, 0.3, acc, [f"c{j}" for j in range(codes.shape[1])])
+    items = {(j, v) for j in range(codes.shape[1]) for v in selection.kept_codes(j)}
+    assert _cells(items, selection.sizes) > ONE_BASIS_CELLS  # pairs are released: P tables of eps*PAIR_SHARE/P
+    pairs = len(_undecided_pairs(list(range(codes.shape[1])), selection, 0.3)[0])
+    assert 0 < pairs <= math.comb(codes.shape[1], 2)
+    expected = math.sqrt(discrete_laplace_variance(float(pairs / PAIR_SHARE))) / (0.3 * selection.n_hat)
+    assert math.isclose(pair_noise(selection, sizes, 1, 0.3), expected)
+    assert math.isclose(pair_noise(selection, sizes, 2, 0.3), expected / 2, rel_tol=0.01)  # scale ~ 1/eps
+    small = _codes(500, 0)
+    one = release_items(small, SIZES, ITEM_SHARE, 0.3, acc, ["a", "b", "c", "d"])
+    widths = sorted(len(one.kept[j]) + (len(one.kept[j]) < one.sizes[j]) for j in range(3))
+    cells = math.prod(widths)
+    var = cells / (widths[0] * widths[1]) * discrete_laplace_variance(float(1 / (1 - ITEM_SHARE)))
+    assert math.isclose(pair_noise(one, SIZES, 1, 0.3), math.sqrt(var) / (0.3 * one.n_hat))
+
+
+def test_auto_releases_bases_on_a_large_table_and_its_ledger_adds_up_to_epsilon_exactly() -> None:
+    frame, domains = _frame(_codes(4000, 1))
+    acc = Accountant(Fraction(3, 4), SeededNoise(np.random.default_rng(2)))
+    fit = fit_private_estimator(frame, Fraction(3, 4), domains=domains, private_method="auto", min_support=0.3,
+                                accountant=acc)
+    assert fit.parameters["auto_choice"] == "basis" and fit.parameters["pair_noise"] <= BASIS_MAX_NOISE
+    assert fit.estimator is None and fit.bases is not None and fit.bases.bases
+    assert acc.spent() == Fraction(3, 4)
+    items = sum((e.epsilon for e in acc.ledger if e.step.startswith("items: ")), Fraction(0))
+    assert items == Fraction(3, 4) * ITEM_SHARE
+    assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), 0.75)
+    assert fit.privacy["private"] is False  # seeded noise
+    listed = fit.bases.named_itemsets()
+    assert listed and all(s["support_sd"] > 0 and s["interval"][0] < s["support"] < s["interval"][1]
+                          for s in listed if s["items"].keys() - {"c3"})
+
+
+def test_auto_releases_the_chain_when_the_pairs_would_drown_in_noise_and_its_ledger_adds_up() -> None:
+    frame, domains = _frame(_codes(60, 3))
+    acc = Accountant(Fraction(1, 10), SeededNoise(np.random.default_rng(4)))
+    fit = fit_private_estimator(frame, Fraction(1, 10), domains=domains, private_method="auto", min_support=0.3,
+                                accountant=acc, random_state=5)
+    assert fit.parameters["auto_choice"] == "chain" and fit.parameters["pair_noise"] > BASIS_MAX_NOISE
+    assert fit.estimator is not None and fit.bases is None
+    assert acc.spent() == Fraction(1, 10)
+    steps = [e["step"] for e in fit.privacy["ledger"]]
+    n_items = sum(s.startswith("items: ") for s in steps)
+    assert n_items == 3 and all(s.startswith("items: ") for s in steps[:n_items])  # the items first
+    assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"][:n_items]), 0.1 * float(ITEM_SHARE))
+    assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), 0.1)
+
+
+def _neighbours(codes: np.ndarray) -> list[np.ndarray]:
+    removed = [np.delete(codes, r, axis=0) for r in range(len(codes))]
+    added = [np.vstack([codes, np.array([row])]) for row in itertools.product(*(range(s) for s in SIZES))]
+    return removed + added
+
+
+def test_the_auto_release_is_epsilon_dp_on_neighbouring_datasets() -> None:
+    """Exact likelihood ratio of the whole output (items' histograms, then the bases the choice led to).
+
+    The choice of branch and the bases are functions of the items' output, the same for both
+    datasets given the output: the density of the output is the items' density times the
+    bases' density given it; its log-ratio over every sampled neighbour is at most ε.
+    """
+    epsilon = Fraction(1, 2)
+    codes = _codes(400, 6)
+    frame, domains = _frame(codes)
+    acc = Accountant(epsilon, SeededNoise(np.random.default_rng(7)))
+    fit = fit_private_estimator(frame, epsilon, domains=domains, private_method="auto", min_support=0.3,
+                                accountant=acc)
+    release = fit.bases
+    assert fit.parameters["auto_choice"] == "basis" and release.pair_scale is None and release.bases
+    selection = release.selection
+
+    def log_density(data: np.ndarray) -> float:
+        items = sum(float(np.abs(selection.counts[j] - np.bincount(data[:, j], minlength=SIZES[j])).sum())
+                    for j in range(3)) / selection.scale
+        compressed = selection.compress(data)
+        bases = sum(float(np.abs(b.noisy - basis_table(compressed, b.columns, b.items, selection.sizes)).sum())
+                    / b.scale for b in release.bases)
+        return -items - bases
+
+    ratios = [log_density(codes) - log_density(n) for n in _neighbours(codes)[::7]]
+    assert max(abs(r) for r in ratios) <= float(epsilon) + 1e-9
+    assert max(abs(r) for r in ratios) > 0.9 * float(epsilon)  # the bound is reached: no slack in the split
+
+
+def test_frechet_joined_pairs_are_frequent_in_the_data_and_their_tables_are_not_released() -> None:
+    """The bound ``count(p ∧ q) ≥ count(p) + count(q) − n`` holds on every table: with exact counts
+    (no noise, z = 0) every joined pair is frequent; with noisy ones the tables of wholly joined
+    column pairs are skipped, the pairs' share then split over the rest (ledger exact)."""
+    rng = np.random.default_rng(8)
+    n = 3000
+    common = [np.where(rng.random(n) < p, 0, rng.integers(1, 3, size=n)) for p in (0.97, 0.95, 0.9)]
+    blocks = _wide(n, 9, width=12)
+    codes = np.column_stack(common + [blocks[:, j] for j in range(blocks.shape[1])])
+    sizes = [3] * codes.shape[1]
+    columns = [f"c{j}" for j in range(codes.shape[1])]
+
+    huge = Fraction(10**6)  # noise scale ~1e-5 rows: the exact one-way counts
+    exact = release_items(codes, sizes, huge, 0.3, Accountant(huge, SeededNoise(np.random.default_rng(0))), columns)
+    assert all((exact.counts[j] == np.bincount(codes[:, j], minlength=3)).all() for j in range(codes.shape[1]))
+    items = [(j, v) for j in range(codes.shape[1]) for v in exact.kept_codes(j)]
+    joined = frechet_joined(items, exact, 0.3, 0.0)
+    assert joined and any(p[0] >= 3 or q[0] >= 3 for p, q in joined)  # the common items join the blocks' items too
+    for p, q in joined:
+        both = np.mean((exact.compress(codes)[:, p[0]] == p[1]) & (exact.compress(codes)[:, q[0]] == q[1]))
+        assert both >= 0.3
+    acc = Accountant(Fraction(2), SeededNoise(np.random.default_rng(10)))
+    release = release_bases(codes, sizes, 2, 0.3, acc, columns)
+    tables = [e for e in acc.ledger if e.step.startswith("pairs: ")]
+    undecided = _undecided_pairs(list(range(codes.shape[1])), release.selection, 0.3)[0]
+    assert 0 < len(tables) == len(undecided) < math.comb(codes.shape[1], 2)
+    assert sum((e.epsilon for e in tables), Fraction(0)) == 2 * PAIR_SHARE and acc.spent() == 2
+    assert release.pair_scale == float(DiscreteLaplaceHistogram(2 * PAIR_SHARE / len(tables)).scale)
+
+
+def test_heavy_cell_sums_match_a_brute_force_over_the_cells() -> None:
+    """Each sub-itemset's sum of the cells at or above the threshold, less z sd of their noise, over random bases."""
+    from dprm.itemsets.private_basis import Basis, heavy_cell_sums
+
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        shape = (3, 2, 3)
+        basis = Basis((0, 2, 5), ((0, 1), (0,), (0, 1)), rng.integers(-30, 200, size=shape), 10.0)
+        sums = heavy_cell_sums([basis], 6.0, 1.5)
+        sd2 = discrete_laplace_variance(10.0)
+        for choice in itertools.product(*(list(range(len(its))) + [None] for its in basis.items)):
+            key = frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(choice) if i is not None)
+            if not key:
+                continue
+            cells = [c for c in itertools.product(*(range(w) for w in shape))
+                     if all(i is None or c[a] == i for a, i in enumerate(choice))]
+            heavy = [float(basis.noisy[c]) for c in cells if basis.noisy[c] >= 60]
+            assert math.isclose(sums[key], sum(heavy) - 1.5 * math.sqrt(len(heavy) * sd2), abs_tol=1e-9)
+        assert heavy_cell_sums([basis], 6.0, 1.5, widest=59.0) == {}  # a threshold beyond the resolution: skipped
+
+
+def test_the_heavy_cells_only_add_itemsets_and_their_supports_stay_the_unbiased_sums() -> None:
+    import dprm.itemsets.private_basis as basis_module
+
+    codes = _wide(3000, 12)
+    columns = [f"c{j}" for j in range(codes.shape[1])]
+    release = release_bases(codes, [3] * codes.shape[1], 1, 0.3, Accountant(1, SeededNoise(np.random.default_rng(13))),
+                            columns)
+    with_heavy = {s.items: s for s in release.frequent_itemsets()}
+    saved, basis_module.HEAVY_CELLS = basis_module.HEAVY_CELLS, None
+    try:
+        without = {s.items: s for s in release.frequent_itemsets()}
+    finally:
+        basis_module.HEAVY_CELLS = saved
+    assert without.keys() <= with_heavy.keys()
+    estimates = release.estimates()
+    for key, s in with_heavy.items():  # every listed support is the unbiased estimate with its sd
+        count, var = estimates[key]
+        assert math.isclose(s.count, count) and math.isclose(s.sd, math.sqrt(var))
+
+
+def test_auto_releases_on_no_rows_as_on_one_with_declared_domains() -> None:
+    """No rows is a dataset like any other: both branches run and the ledger adds up to ε."""
+    domains = {"a": ["x", "y"], "b": ["u", "v"]}
+    choices = set()
+    for n in (0, 1):
+        for seed in range(3):
+            frame = pd.DataFrame({"a": ["x"] * n, "b": ["u"] * n}, dtype=object)
+            fit = fit_private_estimator(frame, 1.0, domains=domains, private_method="auto", min_support=0.3,
+                                        random_state=seed)
+            assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), 1.0)
+            assert (fit.bases is None) == (fit.parameters["auto_choice"] == "chain")
+            choices.add(fit.parameters["auto_choice"])
+    assert choices == {"basis", "chain"}
