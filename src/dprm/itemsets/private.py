@@ -534,7 +534,8 @@ def fit_private_estimator(
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
                   "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, releasing if structure == "parents" else 0)}
-    parameters.update(auto_choice="chain", pair_noise=auto_noise) if auto_noise is not None else None
+    if auto_noise is not None:  # "auto" chose the chain
+        parameters.update(auto_choice="chain", pair_noise=auto_noise)
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
                                for j, c in enumerate(columns)}
