@@ -34,7 +34,8 @@ def spaces_and_target(seed: int, n: int = 240, missing: float = 0.2):
     left, right = random_view(rng, n, "left", missing), random_view(rng, n, "right", missing)
     spaces = [_ChainSpace(LiteralIndex(v, mode="private", max_splits=5), np.dtype(np.uint8)) for v in (left, right)]
     target, n_classes = target_from_attribute(right["right_c1"])
-    return rng, spaces, target.astype(np.int32), n_classes
+    # int8 classes: the type of the miners' chains (dprm.trees.private, ChainShard), which warm-cache compiles
+    return rng, spaces, target.astype(np.int8), n_classes
 
 
 def recount(spaces, nodes, target, n_classes, depth):
@@ -55,7 +56,7 @@ def test_a_step_changes_the_counts_by_a_recount_and_keeps_the_layout(seed: int) 
     for _ in range(40):
         cells, target_b, counts = recount(spaces, nodes, target, n_classes, depth)
         cell = [c.astype(np.uint8) for c in cells]
-        target_b = target_b.astype(np.int32)
+        target_b = target_b.astype(np.int8)
         side, node = int(rng.integers(2)), int(rng.integers(2**depth - 1))
         new = int(rng.integers(len(spaces[side].splits)))
         proposed = [n.copy() for n in nodes]
@@ -131,7 +132,7 @@ def compiled_chain(spaces, nodes, target, n_classes, depth, draws, scale, paired
     cells = [c.astype(np.uint8) for c in cells]
     rank, _ = preorder(depth)
     layouts = [tree_layout(c, rank) for c in cells]
-    target_b = target_b.astype(np.int32)
+    target_b = target_b.astype(np.int8)
     steps = draws[0].size
     done, accepted = run_chain(
         spaces[0].codes, spaces[0].missing, spaces[0].splits, spaces[0].starts, spaces[0].sizes, spaces[0].usable,

@@ -110,8 +110,10 @@ def test_compiled_chain_keeps_cells_and_counts_consistent() -> None:
     depth, steps = 3, 400
     nodes = [space.random_nodes(depth, rng) for space in spaces]
     cells = [space.cells(n, depth).astype(np.uint8) for space, n in zip(spaces, nodes)]
-    target = target.astype(np.int32)
-    target_b = leaf_classes(cells[0], depth).astype(np.int32)
+    # the targets' types of the miners' calls (dprm.trees.private: int8 up to 128 classes), so
+    # that the kernels `dprm warm-cache` compiled serve this call too
+    target = target.astype(np.int8)
+    target_b = leaf_classes(cells[0], depth).astype(np.int8)
     counts = [_counts(cells[0], target, 15, n_classes), _counts(cells[1], target_b, 15, 8)]
     rank, _ = preorder(depth)
     layouts = [tree_layout(c, rank) for c in cells]

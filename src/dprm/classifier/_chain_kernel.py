@@ -180,10 +180,11 @@ def _split(nodes: np.ndarray, weights: np.ndarray, top: int, node: int, f: int, 
 def _route(nodes: np.ndarray, weights: np.ndarray, node: int, data: tuple, buffers: tuple, leaf: tuple) -> None:
     """Route the rows of ``node`` to its children by its test: their ranges and leaf weights.
 
-    ``data`` is ``(columns, y, n_codes, categorical)``, ``buffers`` ``(order, spare,
+    ``data`` is ``(features, y, n_codes, categorical)`` (``features[f, r]``: the code of
+    feature ``f`` in row ``r``), ``buffers`` ``(order, spare,
     keys, counts, scratch)`` and ``leaf`` ``(mode, eta, leaf_cost, log_classes)``.
     """
-    columns, y, n_codes, categorical = data
+    features, y, n_codes, categorical = data
     order, spare, keys, counts, scratch = buffers
     f, v = nodes[node, _OPT_F], nodes[node, _OPT_V]
     first, n_children = nodes[node, _FIRST], nodes[node, _NCH]
@@ -192,7 +193,7 @@ def _route(nodes: np.ndarray, weights: np.ndarray, node: int, data: tuple, buffe
     counts[:n_children] = 0
     for i in range(lo, hi):
         r = order[i]
-        code = columns[r, f]
+        code = features[f, r]
         if v < 0:
             key = code
         elif categorical[f]:

@@ -206,11 +206,16 @@ def _compiled_chain(space: SubtreeSpace, node: GrowNode, boundary: int, chain: M
         mode = SCORE_MAJORITY
     else:
         mode = SCORE_JOINT if space.joint_labels else SCORE_GINI
-    rows = np.ascontiguousarray(node.rows)
+    # the kernel's argument types are those `dprm warm-cache` compiles, whoever calls: the
+    # rows as int32 unless the data needs int64 (as the estimator's root), the codes as a
+    # C-ordered (features, rows) array, the transpose of the column-major copy (no copy; the
+    # numba layout of a column-major array with one feature or one row would be 'C', not 'F')
+    row_type = np.int32 if space.codes.shape[0] < 2**31 else np.int64
+    rows = np.ascontiguousarray(node.rows, dtype=row_type)
     fixed = space._numeric_options
     n_codes = np.asarray(space._n_codes, dtype=np.int64)
     kinds = np.array([d.kind == CATEGORICAL for d in space.domains], dtype=bool)
-    data = (space._columns, np.ascontiguousarray(space.y, dtype=np.intp), n_codes, kinds)
+    data = (np.ascontiguousarray(space._columns.T), np.ascontiguousarray(space.y, dtype=np.intp), n_codes, kinds)
     widest = max([3] + [int(n_codes[f]) + 1 for f, multiway in enumerate(space._categorical) if multiway])
     buffers = (rows.copy(), np.empty_like(rows), np.empty(rows.size, dtype=np.int32),
                np.zeros((widest, n_classes), dtype=np.int64), np.empty(n_classes))

@@ -97,7 +97,7 @@ def warm_up(step: Callable[[str], None] = lambda text: None) -> "CacheReport":
     :data:`dprm.trees.compiled.PARALLEL_ROUTING_ROWS`,
     :data:`dprm.trees.criterion.PARALLEL_HISTOGRAM_CELLS`; the chain on row bitsets and
     on the row layout, :data:`dprm.trees.private.BIT_CHAIN_BYTES`), the itemset
-    density estimate with ISON and the tree classifier's chain (:mod:`dprm.kernel_cache`).
+    density estimate with ISON (grown in batch, and online) and the tree classifier's chain (:mod:`dprm.kernel_cache`).
     Costs about 16 CPU-seconds on a cold cache (and about 8 more for the classifier's
     chain) and 1–2 on a warm one; each of its 12 stages (a miner at a size, the
     estimate, the classifier) takes at most a few seconds, and ``step`` is told before each.
@@ -149,6 +149,9 @@ def warm_up(step: Callable[[str], None] = lambda text: None) -> "CacheReport":
     with numba_only():  # numba's kernels, for the build's argument types (dprm.precompiled.KERNELS)
         estimator = DensityEstimator(n_chains=2, grace_period=50, random_state=0).fit(stream.data)
         run_ison(estimator, 0.2)
+        # a table this small is grown in batch: the online learner's kernels (a stream, a
+        # table beyond ROWS_TO_LEARN rows, passes or learner="hoeffding") by one online fit
+        DensityEstimator(n_chains=1, grace_period=50, learner="hoeffding", random_state=0).fit(stream.data)
         keys = KeySet(1, capacity=1)
         keys.add(np.arange(1, 65, dtype=np.uint64))  # grows: a set of candidates rehashed
         keys.contains(np.arange(1, 3, dtype=np.uint64))

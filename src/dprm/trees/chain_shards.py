@@ -88,8 +88,14 @@ class ChainShard:
                      for codes, missing, nodes in zip(self.codes, self.missing, self.nodes)]
         self.layout = [tree_layout(cell, self.rank) for cell in self.cell]
         cell_a = self.cell[0].astype(np.int64)
-        self.target = [np.asarray(target, dtype=np.int32).copy(),
-                       np.where(cell_a >= first_leaf, cell_a - first_leaf, -1).astype(np.int32)]
+        # the classes as dprm.trees.private's in-process chain holds them (int8 where they fit:
+        # up to 128 classes; tree b's classes are the leaves of a, at most 128 at depth 7), so
+        # the kernels' specialisations `dprm warm-cache` compiled serve the sharded chain too
+        target = np.asarray(target)
+        fits = target.size == 0 or (int(target.min()) >= -1 and int(target.max()) < 128)
+        self.target = [target.astype(np.int8 if fits else np.int32),
+                       np.where(cell_a >= first_leaf, cell_a - first_leaf, -1).astype(
+                           np.int8 if first_leaf + 1 <= 128 else np.int32)]
         self.moved_rows = np.empty(n, dtype=np.int32)
         self.moved_cells = np.empty(n, dtype=np.int64)
         self.moved_flags = np.zeros(n, dtype=np.uint8)
