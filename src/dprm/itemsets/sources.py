@@ -35,8 +35,7 @@ import numpy as np
 
 from dprm.data.arrow_arrays import to_numpy
 from dprm.data.category_text import category_text
-from dprm.errors import DataError
-from dprm.errors import ParameterError
+from dprm.errors import DataError, ParameterError
 from dprm.itemsets.domains import MAX_CATEGORIES, DomainCollector, VariableDomain, declared_domains, encode_frame
 from dprm.itemsets.text_table import read_text_arrow, read_text_chunks
 
