@@ -533,9 +533,8 @@ def fit_private_estimator(
     parameters = {"epsilon": float(eps), "chains": len(chains_order), "private_method": method,
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
-                  "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, releasing if structure == "parents" else 0)}
-    if auto_noise is not None:  # "auto" chose the chain
-        parameters.update(auto_choice="chain", pair_noise=auto_noise)
+                  "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, releasing if structure == "parents" else 0),
+                  **({"auto_choice": "chain", "pair_noise": auto_noise} if auto_noise is not None else {})}
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
                                for j, c in enumerate(columns)}
