@@ -29,6 +29,11 @@ CATEGORIES = {"age": ["young", "old"], "job": ["student", "worker", "retired"], 
 @pytest.fixture
 def stream(tmp_path: Path) -> tuple[Path, Path, pd.DataFrame]:
     """age -> job -> likes, 6,000 rows, and a types file declaring every column."""
+    return write_table(tmp_path, "stream.csv")
+
+
+def write_table(tmp_path: Path, name: str) -> tuple[Path, Path, pd.DataFrame]:
+    """``name`` in ``tmp_path``: age -> job -> likes, 6,000 rows; and a types file declaring every column."""
     rng = np.random.default_rng(0)
     n = 6000
     age = rng.choice(CATEGORIES["age"], p=[0.6, 0.4], size=n)
@@ -36,7 +41,7 @@ def stream(tmp_path: Path) -> tuple[Path, Path, pd.DataFrame]:
                    rng.choice(["worker", "retired"], p=[0.5, 0.5], size=n))
     likes = np.where(job == "student", "yes", rng.choice(["yes", "no"], size=n))
     frame = pd.DataFrame({"age": age, "job": job, "likes": likes})
-    csv = tmp_path / "stream.csv"
+    csv = tmp_path / name
     frame.to_csv(csv, index=False)
     types = write(tmp_path / "types.json", json.dumps({"columns": {c: {"categories": v} for c, v in CATEGORIES.items()}}))
     return csv, types, frame

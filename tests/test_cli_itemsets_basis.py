@@ -12,31 +12,19 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from dprm.itemsets.document import read_itemsets
 from dprm.itemsets.ground_truth import frequent_itemsets
-from test_cli import run, write
-
-CATEGORIES = {"age": ["young", "old"], "job": ["student", "worker", "retired"], "likes": ["yes", "no"]}
+from test_cli import run
+from test_cli_itemsets import write_table
 
 
 @pytest.fixture
 def table(tmp_path: Path) -> tuple[Path, Path, pd.DataFrame]:
     """age -> job -> likes, 6,000 rows, and a types file declaring every column."""
-    rng = np.random.default_rng(0)
-    n = 6000
-    age = rng.choice(CATEGORIES["age"], p=[0.6, 0.4], size=n)
-    job = np.where(age == "young", rng.choice(["student", "worker"], p=[0.7, 0.3], size=n),
-                   rng.choice(["worker", "retired"], p=[0.5, 0.5], size=n))
-    likes = np.where(job == "student", "yes", rng.choice(["yes", "no"], size=n))
-    frame = pd.DataFrame({"age": age, "job": job, "likes": likes})
-    csv = tmp_path / "table.csv"
-    frame.to_csv(csv, index=False)
-    types = write(tmp_path / "types.json", json.dumps({"columns": {c: {"categories": v} for c, v in CATEGORIES.items()}}))
-    return csv, types, frame
+    return write_table(tmp_path, "table.csv")
 
 
 def test_basis_lists_the_frequent_itemsets_with_their_noise_and_spends_exactly_epsilon(table, tmp_path) -> None:

@@ -16,31 +16,12 @@ from dprm.itemsets.private_basis import (BASIS_MAX_NOISE, ITEM_SHARE, ONE_BASIS_
 from dprm.itemsets.private_items import release_items
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
 
-SIZES = [3, 2, 3, 1]
-
-
-def _codes(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    a = rng.choice(3, p=[0.6, 0.3, 0.1], size=n)
-    b = np.where(rng.random(n) < 0.85, (a == 0).astype(int), rng.integers(0, 2, size=n))
-    c = np.where(rng.random(n) < 0.7, a, rng.integers(0, 3, size=n))
-    return np.column_stack([a, b, c, np.zeros(n, dtype=int)])
-
+from test_itemsets_private_basis import SIZES, _codes, _neighbours, _wide
 
 def _frame(codes: np.ndarray) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     columns = [f"c{j}" for j in range(codes.shape[1])]
     frame = pd.DataFrame({c: codes[:, j].astype(str) for j, c in enumerate(columns)})
     return frame, {c: [str(v) for v in range(SIZES[j])] for j, c in enumerate(columns)}
-
-
-def _wide(n: int, seed: int, width: int = 14) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    blocks = []
-    for _ in range(2):
-        z = rng.random(n) < 0.6
-        for _ in range(width // 2):
-            blocks.append(np.where(rng.random(n) < 0.9, np.where(z, 0, 1), rng.integers(0, 3, size=n)))
-    return np.column_stack(blocks)
 
 
 def test_pair_noise_is_the_noise_of_a_pair_table_cell_or_of_a_pair_sum_in_the_one_basis() -> None:
@@ -93,12 +74,6 @@ def test_auto_releases_the_chain_when_the_pairs_would_drown_in_noise_and_its_led
     assert n_items == 3 and all(s.startswith("items: ") for s in steps[:n_items])  # the items first
     assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"][:n_items]), 0.1 * float(ITEM_SHARE))
     assert math.isclose(sum(e["epsilon"] for e in fit.privacy["ledger"]), 0.1)
-
-
-def _neighbours(codes: np.ndarray) -> list[np.ndarray]:
-    removed = [np.delete(codes, r, axis=0) for r in range(len(codes))]
-    added = [np.vstack([codes, np.array([row])]) for row in itertools.product(*(range(s) for s in SIZES))]
-    return removed + added
 
 
 def test_the_auto_release_is_epsilon_dp_on_neighbouring_datasets() -> None:
