@@ -107,6 +107,22 @@ def test_stopping_early_keeps_what_was_found(estimator, monkeypatch) -> None:
                                                                       for s in full.itemsets}
 
 
+@pytest.mark.parametrize("capped_batch", [1, 3, 1024])
+def test_a_capped_run_gives_up_exactly_when_the_whole_run_finds_more(estimator, monkeypatch, capped_batch) -> None:
+    """``max_itemsets`` stops a run once it has found more, in batches of any size: it gives up exactly
+    when the uncapped run finds more than the cap, and otherwise finds the same itemsets."""
+    monkeypatch.setattr(ison, "CAPPED_BATCH", capped_batch)
+    for theta in (0.05, 0.2, 0.4):
+        full = run_ison(estimator, theta)
+        for cap in (1, len(full.itemsets) - 1, len(full.itemsets), len(full.itemsets) + 5):
+            capped = run_ison(estimator, theta, max_itemsets=cap)
+            assert capped.too_many == (len(full.itemsets) > cap)
+            if capped.too_many:
+                assert len(capped.itemsets) > cap and capped.candidates <= full.candidates
+            else:
+                assert capped.itemsets == full.itemsets and capped.candidates == full.candidates
+
+
 def test_bad_thresholds_are_refused(estimator) -> None:
     for theta in (0, -0.1, 1.5, float("nan")):
         with pytest.raises(ParameterError, match="min_support must lie in"):

@@ -83,6 +83,8 @@ __all__ = ["Itemset", "IsonRun", "chain_weights", "mine_itemsets", "run_ison"]
 
 #: Candidates evaluated per call of the estimate (bounds memory; time is checked between).
 BATCH = 20000
+#: The least batch of a run capped by ``max_itemsets`` (:meth:`_Miner._chunk`).
+CAPPED_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -227,13 +229,28 @@ class _Miner:
             return np.zeros((0, self.codec.n_columns), dtype=np.int16), np.zeros(0)
         return self.codec.decode(np.vstack(self.found)), np.concatenate(self.supports)
 
+    def _chunk(self) -> int:
+        """Candidates to estimate before the next check: :data:`BATCH`, or with ``max_itemsets`` no more than
+        could still pass before it is exceeded (at least :data:`CAPPED_BATCH`).
+
+        A capped run gives up as soon as it has found more than ``max_itemsets`` (a check
+        follows every batch that finds one, so giving up depends only on how many the
+        whole run would find: the same whatever the batches), so it estimates no batch of
+        :data:`BATCH` candidates past that point.
+        """
+        if self.max_itemsets is None:
+            return BATCH
+        return min(BATCH, max(CAPPED_BATCH, self.max_itemsets + 1 - self.n_found))
+
     def evaluate_items(self, items: np.ndarray) -> np.ndarray:
         """Estimate the support of new candidates (item bitsets); return those that pass."""
         passed = [np.zeros((0, self.codec.n_words), dtype=np.uint64)]
-        for start in range(0, len(items), BATCH):
+        start = 0
+        while start < len(items):
             if self.out_of_time():
                 break
-            chunk = items[start:start + BATCH]
+            chunk = items[start:start + self._chunk()]
+            start += len(chunk)
             wide = self.codec.decode(chunk).astype(np.int64)
             supports = self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
             self.candidates += len(chunk)
