@@ -139,3 +139,19 @@ def test_the_paths_method_gives_supports_of_edge_weight_marginalisation(estimato
         expected = estimator.density_many(codes, chain_weights(estimator, codes), method="paths")[0]
         assert itemset.support == pytest.approx(expected)
         assert itemset.support >= 0.2
+
+
+def test_supports_recalled_from_earlier_searches_are_the_ones_estimated_again(estimator) -> None:
+    """top-k's probes share a memo of the supports estimated: a search with it finds the same itemsets
+    with the same supports, bit for bit, as one without."""
+    memo: dict[bytes, float] = {}
+    for theta in (0.05, 0.4, 0.2, 0.1):
+        fresh, _ = ison.ison_search(estimator, theta, None, None, "exact-or-sample", None)
+        before = len(memo)
+        recalled, _ = ison.ison_search(estimator, theta, None, None, "exact-or-sample", None, memo=memo)
+        rows, supports = fresh.found_rows()
+        again_rows, again_supports = recalled.found_rows()
+        np.testing.assert_array_equal(again_rows, rows)
+        np.testing.assert_array_equal(again_supports, supports)
+        assert recalled.candidates == fresh.candidates and len(memo) >= before
+    assert all(isinstance(key, bytes) and isinstance(value, float) for key, value in memo.items())

@@ -98,10 +98,11 @@ def run_top_k(estimator: DensityEstimator, k: int, min_support: float, max_lengt
     low, high = float(min_support), 1.0  # low: too many itemsets (once probed); high: too few
     threshold, runs, candidates = low, 0, 0
     paths = path_index(estimator)  # the same for every probe
+    memo: dict[bytes, float] = {}  # the supports estimated by the probes so far (the same in every probe)
     while True:
         started = time.perf_counter()
         left = None if deadline is None else max(1e-3, deadline - time.perf_counter())
-        miner, per_iteration = ison_search(estimator, threshold, max_length, left, "exact-or-sample", cap, paths)
+        miner, per_iteration = ison_search(estimator, threshold, max_length, left, "exact-or-sample", cap, paths, memo)
         runs += 1
         candidates += miner.candidates
         stopped_early = miner.stopped and not miner.too_many
