@@ -128,4 +128,5 @@ def test_an_itemsets_run_on_a_small_file_of_categories_imports_neither_pandas_no
     assert "dprm.itemsets.estimator" in modules
     assert sorted(set(HEAVY) - {"numba"} & modules) == [] and "opendp" not in modules
     assert "pyarrow.compute" not in modules and "dprm.data.loading" not in modules
+    assert "pydantic" not in modules  # the options' plain values are converted without it (dprm.cli.coercion)
     assert json.loads((tmp_path / "out.json").read_text())["itemsets"]
