@@ -393,7 +393,7 @@ def test_top_k_reports_the_most_frequent_itemsets_of_a_dense_table(tmp_path):
     assert len(found) == 50 and "--top-k 50" in stdout
     threshold = document["parameters"]["top_k_threshold"]
     assert 0.3 < threshold <= min(s.support for s in found)
-    assert document["parameters"]["reference_rows"] == 23334  # reference_rows(0.3): 1 % of θ at θ
+    assert document["parameters"]["reference_rows"] == 47620  # reference_rows(0.3): 0.7 % of θ at θ
     truth = frequent_itemsets(frame, threshold)
     assert itemset_rates(found, truth).tpr >= 0.8 * len(found) / len(truth)
     kth = sorted(truth.values(), reverse=True)[49]
