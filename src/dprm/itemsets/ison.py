@@ -303,7 +303,8 @@ def _unique_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
-    """Every tree path with its target set to each category, as code rows (deduplicated)."""
+    """Every tree path with its target set to each category, as code rows (in tree order; a path of several
+    trees is there several times)."""
     m = len(estimator.columns_)
     rows = []
     for chain in estimator.chains_:
@@ -319,7 +320,7 @@ def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
             block[at, :, columns] = np.array(codes, dtype=np.int16)[:, None]
             block[:, :, tree.target] = np.arange(tree.n_classes)
             rows.append(block.reshape(-1, m))
-    return _unique_rows(np.vstack(rows))
+    return np.vstack(rows)  # duplicates kept: a path twice in the index extends a row as once (0.02 s less)
 
 
 def path_index(estimator: DensityEstimator) -> _PathIndex:
