@@ -50,6 +50,7 @@ def test_a_plain_conversion_is_typer_s(annotation) -> None:
 
 def test_lists_of_text_and_flags() -> None:
     assert plain(List[str], ("a", "b")) == ["a", "b"] == typer_converts(List[str], ("a", "b"))
+    assert plain(List[str], ()) == [] == typer_converts(List[str], ())  # a repeatable option not given
     assert plain(bool, True) is True and plain(bool, None) is UNHANDLED and plain(List[int], ("1",)) is UNHANDLED
 
 
