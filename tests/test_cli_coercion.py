@@ -8,8 +8,10 @@ from typing import List
 
 import pytest
 import typer
-from typer._coercion import resolve_type_descriptor, build_runtime_param
 from typer.models import OptionInfo
+
+_coercion = pytest.importorskip("typer._coercion", reason="typer's converters are internal to typer 0.29")
+build_runtime_param, resolve_type_descriptor = _coercion.build_runtime_param, _coercion.resolve_type_descriptor
 
 from dprm.cli.app import main
 from dprm.cli.coercion import UNHANDLED, plain, plain_conversions
