@@ -90,8 +90,14 @@ def plain_conversions(command: Any) -> Any:
         param._runtime_param = PlainRuntimeParam(parameter_info=descriptor.parameter_info,
                                                  annotation=descriptor.annotation)
 
-    for param in getattr(command, "params", []):
-        install(param)
+    try:
+        for param in getattr(command, "params", []):
+            install(param)
+    except (TypeError, AttributeError):  # typer's internals are not the expected ones: typer converts everything
+        for param in getattr(command, "params", []):
+            if isinstance(getattr(param, "_runtime_param", None), PlainRuntimeParam):
+                param._runtime_param = None
+        return command
     help_option = getattr(command, "get_help_option", None)
     if help_option is not None:  # --help is made when the options are parsed: a flag, converted too
 
