@@ -56,6 +56,7 @@ def test_non_private_run_finds_the_frequent_itemsets(stream, tmp_path):
     document = json.loads(out.read_text())
     assert document["format"] == FORMAT and document["privacy"]["private"] is False
     assert document["parameters"]["min_support"] == 0.2 and document["parameters"]["chains"] == 3
+    assert "reference_rows" not in document["parameters"]  # the estimate's own samples (only --top-k sets them)
     found = read_itemsets(document)
     truth = frequent_itemsets(frame, 0.2)
     rates = itemset_rates(found, truth)
@@ -392,6 +393,7 @@ def test_top_k_reports_the_most_frequent_itemsets_of_a_dense_table(tmp_path):
     assert len(found) == 50 and "--top-k 50" in stdout
     threshold = document["parameters"]["top_k_threshold"]
     assert 0.3 < threshold <= min(s.support for s in found)
+    assert document["parameters"]["reference_rows"] == 47620  # reference_rows(0.3): 0.7 % of θ at θ
     truth = frequent_itemsets(frame, threshold)
     assert itemset_rates(found, truth).tpr >= 0.8 * len(found) / len(truth)
     kth = sorted(truth.values(), reverse=True)[49]

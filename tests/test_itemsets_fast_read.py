@@ -47,6 +47,27 @@ def test_the_fast_reading_gives_the_chunked_reading_s_domains_and_codes(tmp_path
     assert fast[1].tolist() == slow[1].tolist()
 
 
+@pytest.mark.parametrize("domains", [None, {"b": ["w", "v", "u", "t"]}])
+def test_a_file_read_in_many_chunks_is_encoded_across_their_dictionaries(tmp_path, monkeypatch, domains) -> None:
+    """Each chunk is dictionary-encoded as it is read, with its own dictionary (a value first seen in a later
+    chunk, a chunk lacking a value): the codes are the chunked reading's."""
+    from dprm.itemsets import text_table
+
+    monkeypatch.setattr(text_table, "_BLOCK_SIZE", 64)
+    rng = np.random.default_rng(0)
+    rows = [f"{'xyz'[i % 3] if i < 40 else 'q'},{'uvw'[rng.integers(0, 3)] if i % 17 else 't'}" for i in range(90)]
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n" + "\n".join(rows) + "\n")
+    from dprm.itemsets.text_table import read_text_arrow
+
+    assert len(read_text_arrow(path, path.name, 1000, dictionary=True)[1][0].chunks) > 5
+    fast = table_codes(path, path.name, 1000, domains)
+    slow = _slow(path, domains)
+    assert fast is not None
+    assert {n: d.categories for n, d in fast[0].items()} == {n: d.categories for n, d in slow[0].items()}
+    assert fast[1].tolist() == slow[1].tolist()
+
+
 @pytest.mark.parametrize("text, domains, max_rows", [
     ("a,b\nx,\ny,u\n", None, 100),            # an empty cell: the slow path words "missing value"
     ("a,b\nx,u,9\ny,u\n", None, 100),         # a row with three fields

@@ -107,6 +107,22 @@ def test_stopping_early_keeps_what_was_found(estimator, monkeypatch) -> None:
                                                                       for s in full.itemsets}
 
 
+@pytest.mark.parametrize("capped_batch", [1, 3, 1024])
+def test_a_capped_run_gives_up_exactly_when_the_whole_run_finds_more(estimator, monkeypatch, capped_batch) -> None:
+    """``max_itemsets`` stops a run once it has found more, in batches of any size: it gives up exactly
+    when the uncapped run finds more than the cap, and otherwise finds the same itemsets."""
+    monkeypatch.setattr(ison, "CAPPED_BATCH", capped_batch)
+    for theta in (0.05, 0.2, 0.4):
+        full = run_ison(estimator, theta)
+        for cap in (1, len(full.itemsets) - 1, len(full.itemsets), len(full.itemsets) + 5):
+            capped = run_ison(estimator, theta, max_itemsets=cap)
+            assert capped.too_many == (len(full.itemsets) > cap)
+            if capped.too_many:
+                assert len(capped.itemsets) > cap and capped.candidates <= full.candidates
+            else:
+                assert capped.itemsets == full.itemsets and capped.candidates == full.candidates
+
+
 def test_bad_thresholds_are_refused(estimator) -> None:
     for theta in (0, -0.1, 1.5, float("nan")):
         with pytest.raises(ParameterError, match="min_support must lie in"):
@@ -123,3 +139,19 @@ def test_the_paths_method_gives_supports_of_edge_weight_marginalisation(estimato
         expected = estimator.density_many(codes, chain_weights(estimator, codes), method="paths")[0]
         assert itemset.support == pytest.approx(expected)
         assert itemset.support >= 0.2
+
+
+def test_supports_recalled_from_earlier_searches_are_the_ones_estimated_again(estimator) -> None:
+    """top-k's probes share a memo of the supports estimated: a search with it finds the same itemsets
+    with the same supports, bit for bit, as one without."""
+    memo: dict[bytes, float] = {}
+    for theta in (0.05, 0.4, 0.2, 0.1):
+        fresh, _ = ison.ison_search(estimator, theta, None, None, "exact-or-sample", None)
+        before = len(memo)
+        recalled, _ = ison.ison_search(estimator, theta, None, None, "exact-or-sample", None, memo=memo)
+        rows, supports = fresh.found_rows()
+        again_rows, again_supports = recalled.found_rows()
+        np.testing.assert_array_equal(again_rows, rows)
+        np.testing.assert_array_equal(again_supports, supports)
+        assert recalled.candidates == fresh.candidates and len(memo) >= before
+    assert all(isinstance(key, bytes) and isinstance(value, float) for key, value in memo.items())

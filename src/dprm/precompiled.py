@@ -64,7 +64,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "dprm.trees._histograms": ("code_histograms_serial",),
     # the itemset estimate and ISON (``dprm itemsets``): growing the batch trees, sampling
     # a chain, counting supports in its reference sample, ISON's candidate sets
-    "dprm.itemsets._kernels": ("_grow", "_draw", "_count_matches", "_soft_predict"),
+    "dprm.itemsets._kernels": ("_grow", "_draw", "_pack_codes", "_count_matches", "_soft_predict"),
     "dprm.itemsets._candidate_kernels": ("_encode", "_decode", "_columns_of", "_rehash", "_add_many", "_contains_many",
                                           "_keep_without_rejected", "_merge_block", "_extend"),
 }

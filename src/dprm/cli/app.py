@@ -50,8 +50,10 @@ class LazyCommands(TyperGroup):
     def get_command(self, ctx: typer.Context, cmd_name: str) -> Optional[Any]:
         if cmd_name not in COMMANDS:
             return None
+        from dprm.cli.coercion import plain_conversions
+
         module = importlib.import_module(f"dprm.cli.{COMMANDS[cmd_name][0]}")
-        command = typer.main.get_command(module.app)
+        command = plain_conversions(typer.main.get_command(module.app))
         command.name = cmd_name
         return command
 
@@ -100,7 +102,11 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
 
     try:
-        result = app(args=args or ["--help"], standalone_mode=False, prog_name="dprm")
+        from dprm.cli.coercion import plain_conversions
+
+        # what app(...) does, with the root's options converted without pydantic (dprm.cli.coercion)
+        result = plain_conversions(typer.main.get_command(app))(args=args or ["--help"], standalone_mode=False,
+                                                                prog_name="dprm")
     except typer.Exit as done:
         raise SystemExit(done.exit_code) from None
     except typer.Abort:

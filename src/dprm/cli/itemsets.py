@@ -331,7 +331,8 @@ def itemsets(
                                                    seed, parameters)
     else:
         estimator, privacy = fit_online(learn, table, bin_edges, chains, passes_rule, grace_period, split_confidence,
-                                        tie_threshold, seed, bool(sensitive), parameters, learner)
+                                        tie_threshold, seed, bool(sensitive), parameters, learner,
+                                        top_k_reference_rows(min_support) if top_k is not None else None)
     if sensitive:
         from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness
 
@@ -490,18 +491,32 @@ def synthetic_run(synthetic: Any, min_support: float, max_length: int | None) ->
     return IsonRun(itemsets)
 
 
+def top_k_reference_rows(min_support: float) -> int:
+    """The reference samples' rows of a ``--top-k`` run (:func:`dprm.itemsets.top_k.reference_rows`)."""
+    from dprm.itemsets.top_k import reference_rows
+
+    return reference_rows(min_support)
+
+
 def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], chains: int, passes_rule: int | str,
                grace_period: int, split_confidence: float, tie_threshold: float | None, seed: int | None,
-               t_closeness: bool, parameters: dict[str, Any], learner: str = "auto") -> tuple[Any, dict]:
-    """The online estimate (the file streamed in chunks) and its privacy block; its settings added to ``parameters``."""
+               t_closeness: bool, parameters: dict[str, Any], learner: str = "auto",
+               reference_rows: int | None = None) -> tuple[Any, dict]:
+    """The online estimate (the file streamed in chunks) and its privacy block; its settings added to ``parameters``.
+
+    ``reference_rows``: the rows of each chain's reference sample (``--top-k``), else the estimate's default.
+    """
     from dprm.itemsets import DensityEstimator
     from dprm.itemsets.document import not_private_block
 
+    extra: dict[str, Any] = {} if tie_threshold is None else {"tie_threshold": tie_threshold}
+    if reference_rows is not None:
+        extra["n_samples"] = reference_rows
+        parameters["reference_rows"] = reference_rows
     estimator = DensityEstimator(n_chains=chains, domains=table.domains or None, bins=bin_edges or None,
                                  grace_period=grace_period, split_confidence=split_confidence,
                                  passes=passes_rule, learner=learner, random_state=seed,
-                                 categorical_integers=table.categorical_integers,
-                                 **({} if tie_threshold is None else {"tie_threshold": tie_threshold}))
+                                 categorical_integers=table.categorical_integers, **extra)
     estimator.fit(booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
                   if table.ignored or table.booleans else learn)
     parameters.update(learner=estimator.learner_, rows_learned=estimator.n_seen_, passes=estimator.passes_,

@@ -206,7 +206,7 @@ def _context() -> multiprocessing.context.BaseContext:
     """Forkserver with dprm preloaded: fresh processes that need not import numpy or load numba's kernels again."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["dprm.evaluation.runner", "dprm.mining", "dprm.data", "dprm.queries",
+        context.set_forkserver_preload(["dprm.evaluation.runner", "dprm.mining", "dprm.data.loading", "dprm.queries",
                                         "dprm.evaluation.forkserver_preload"])
         return context
     return multiprocessing.get_context("spawn")

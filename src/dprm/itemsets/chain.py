@@ -9,7 +9,7 @@ draw or check their chains' orders by :func:`chain_orders`.
 Examples
 --------
 >>> import numpy as np
->>> from dprm.itemsets.tree_model import ConditionalTree
+>>> from dprm.itemsets.tree_model import ConditionalTree, _ranges
 >>> chain = Chain((0,), (ConditionalTree.single_leaf(0, [1.0, 3.0]),))
 >>> sample_chain(chain, 4, np.random.default_rng(0)).ravel().tolist()
 [1, 1, 0, 0]
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprm.errors import ParameterError
-from dprm.itemsets.tree_model import ConditionalTree
+from dprm.itemsets.tree_model import ConditionalTree, _ranges
 from dprm.precompiled import kernel
 
 __all__ = ["Chain", "chain_orders", "sample_chain"]
@@ -87,12 +87,36 @@ def sample_chain(chain: Chain, n: int, rng: np.random.Generator) -> np.ndarray:
 
     Each variable takes ``n`` uniform draws ``u`` from ``rng`` in the chain's order; a row's
     value is the number of cumulative class probabilities of its node that ``u`` reaches
-    (the row descends its tree by the values drawn before; compiled).
+    (the row descends its tree by the values drawn before; compiled, :func:`descent_ways`).
     """
     codes = np.full((n, len(chain.order)), -1, dtype=np.int64)
+    draw = kernel("dprm.itemsets._kernels", "_draw")
     for tree in chain.trees:
-        kernel("dprm.itemsets._kernels", "_draw")(codes, rng.random(n), tree.target, tree.feature, tree.child_offset, tree.n_children, tree.child,
-              tree.node_proba)
+        draw(codes, rng.random(n), tree.target, *descent_ways(tree, chain.order[0]), tree.node_proba)
     return codes
 
 
+def descent_ways(tree: ConditionalTree, anchor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A tree as the ways a drawn row takes (``_kernels._draw``): ``feature, way_offset, n_ways, way``.
+
+    From node ``g`` a row whose code in column ``feature[g]`` is ``c`` goes to
+    ``way[way_offset[g] + min(c, n_ways[g])]``: a split node's child for that code, or the node
+    itself for a code beyond its children (the row stops there, as
+    :meth:`~dprm.itemsets.tree_model.ConditionalTree.leaf_of` does); a leaf reads column
+    ``anchor`` (one drawn before the tree's: the chain's first column) and has one way, to
+    itself. A row has arrived when it stays put.
+
+    Examples
+    --------
+    >>> tree = ConditionalTree.from_arrays(target=1, feature=[0, -1, -1], child_offset=[0, 0, 0],
+    ...     n_children=[2, 0, 0], child=[1, 2], counts=[[1, 1], [1, 0], [0, 1]])
+    >>> [a.tolist() for a in descent_ways(tree, 0)]
+    [[0, 0, 0], [0, 3, 4], [2, 0, 0], [1, 2, 0, 1, 2]]
+    """
+    split = tree.feature >= 0
+    n_ways = np.where(split, tree.n_children, 0)
+    way_offset = np.concatenate([[0], np.cumsum(n_ways + 1)[:-1]]).astype(np.int64)
+    way = np.repeat(np.arange(tree.n_nodes, dtype=np.int64), n_ways + 1)  # every node's last way: to itself
+    nodes = np.flatnonzero(split)
+    way[_ranges(way_offset[nodes], n_ways[nodes])] = tree.child[_ranges(tree.child_offset[nodes], n_ways[nodes])]
+    return np.where(split, tree.feature, anchor).astype(np.int64), way_offset, n_ways.astype(np.int64), way

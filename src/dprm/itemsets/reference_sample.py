@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dprm.data.literal_index import pack_rows
 from dprm.precompiled import kernel
 
 __all__ = ["ReferenceSample"]
@@ -33,11 +32,9 @@ class ReferenceSample:
     def __init__(self, codes: np.ndarray, sizes: Sequence[int]) -> None:
         self.n_rows = len(codes)
         self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        masks = np.empty((int(np.sum(sizes)), len(codes)), dtype=bool)
-        for j, size in enumerate(sizes):  # the rows holding each category of the column, compared at once
-            column = np.ascontiguousarray(codes[:, j])
-            np.equal(column[None, :], np.arange(size)[:, None], out=masks[self.offsets[j]:self.offsets[j] + size])
-        self.bitsets = np.ascontiguousarray(pack_rows(masks))
+        self.bitsets = kernel("dprm.itemsets._kernels", "_pack_codes")(
+            np.ascontiguousarray(codes, dtype=np.int64), self.offsets, np.asarray(sizes, dtype=np.int64),
+            max(1, -(-self.n_rows // 64)))  # the layout of dprm.data.literal_index.pack_rows
 
     def supports(self, codes: np.ndarray) -> np.ndarray:
         """The share of the sample's rows holding each (partial) assignment."""

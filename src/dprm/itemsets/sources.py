@@ -122,7 +122,7 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
     """
     if bins:
         return None
-    read = read_text_arrow(path, name, max_rows)
+    read = read_text_arrow(path, name, max_rows, dictionary=True)
     if read is None:
         return None
     columns, cells = read
@@ -135,19 +135,22 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
     for j, (column, array) in enumerate(zip(columns, cells)):
         if array.null_count:
             return None
-        encoded = array.combine_chunks().dictionary_encode()
-        values = encoded.dictionary.to_pylist()
+        chunks = [(chunk.dictionary.to_pylist(), chunk.indices) for chunk in array.chunks]  # read encoded
+        values = sorted({v for texts, _ in chunks for v in texts})
         if column in declared:
             variables[column] = declared[column]
         elif len(values) <= MAX_CATEGORIES and any(surely_text(v) for v in values):
-            variables[column] = VariableDomain(column, tuple(sorted(values)))
+            variables[column] = VariableDomain(column, tuple(values))
         else:
             return None
         lookup = variables[column].lookup
-        recode = np.array([lookup.get(v, -1) for v in values], dtype=np.int64)
-        if (recode < 0).any():
-            return None
-        codes[:, j] = recode[to_numpy(encoded.indices)]  # not pyarrow's to_numpy, which imports pandas
+        start = 0
+        for texts, indices in chunks:
+            recode = np.array([lookup.get(v, -1) for v in texts], dtype=np.int64)
+            if (recode < 0).any():
+                return None
+            codes[start:start + len(indices), j] = recode[to_numpy(indices)]  # not pyarrow's: it imports pandas
+            start += len(indices)
     return variables, codes
 
 

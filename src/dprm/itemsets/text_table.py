@@ -104,8 +104,12 @@ def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]
             yield rest.reset_index(drop=True)
 
 
-def read_text_arrow(path: Path, name: str, max_rows: int) -> tuple[list[str], list[pa.ChunkedArray]] | None:
+def read_text_arrow(path: Path, name: str, max_rows: int, *, dictionary: bool = False
+                    ) -> tuple[list[str], list[pa.ChunkedArray]] | None:
     """The checked header and every column's cells (pyarrow strings, the empty cell null) of a small file.
+
+    ``dictionary``: the cells dictionary-encoded as they are read (each chunk its own
+    dictionary of the texts it holds; no ``pyarrow.compute``, 0.06 s to import).
 
     None when the file has more than ``max_rows`` data rows, none, or a row with
     more or fewer fields than the header, or cannot be read: then
@@ -124,13 +128,14 @@ def read_text_arrow(path: Path, name: str, max_rows: int) -> tuple[list[str], li
         return "skip"
 
     batches, rows = [], 0
+    cell_type = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
     try:
         with stream:
             reader = pacsv.open_csv(
                 stream,
                 read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
                 parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
-                convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in written},
+                convert_options=pacsv.ConvertOptions(column_types={c: cell_type for c in written},
                                                      null_values=[""], strings_can_be_null=True,
                                                      quoted_strings_can_be_null=True))
             for batch in reader:

@@ -234,7 +234,7 @@ def run_primitive(task: dict[str, Any]) -> dict[str, Any]:
 
 def warm() -> None:
     """Import what :func:`run_primitive` needs (a pool process's initializer)."""
-    import dprm.data  # noqa: F401
+    import dprm.data.loading  # noqa: F401 (dprm.data imports its loaders on first use)
     import dprm.mining.private_extraction  # noqa: F401
     import dprm.server.datasets  # noqa: F401
     import dprm.server.dummy  # noqa: F401

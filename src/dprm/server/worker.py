@@ -191,7 +191,7 @@ def warm_up() -> None:
     Touches no data, no database and starts no thread: the fork server
     (:mod:`dprm.server.fork_server`) runs it once and forks every job from the result.
     """
-    import dprm.data  # noqa: F401
+    import dprm.data.loading  # noqa: F401 (dprm.data imports its loaders on first use)
     import dprm.mining  # noqa: F401
     import dprm.server.database  # noqa: F401
     import dprm.server.datasets  # noqa: F401

@@ -1,0 +1,80 @@
+"""Plain option values converted without pydantic convert as typer's converter does (dprm.cli.coercion)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import List
+
+import pytest
+import typer
+from typer.models import OptionInfo
+
+_coercion = pytest.importorskip("typer._coercion", reason="typer's converters are internal to typer 0.29")
+build_runtime_param, resolve_type_descriptor = _coercion.build_runtime_param, _coercion.resolve_type_descriptor
+
+from dprm.cli.app import main
+from dprm.cli.coercion import UNHANDLED, plain, plain_conversions
+
+VALUES = ["0", "7", "-3", "+5", "007", " 5", "5 ", "1_000", "5.0", "1e3", "1E-3", ".5", "5.", "-.5e+2", "inf", "-inf",
+          "nan", "0x10", "", "abc", "1e400", "٣", "3٣", "1.5", "--", "12345678901234567890"]
+
+
+def typer_converts(annotation, value):
+    """typer's own conversion of ``value`` (its pydantic adapter), or the exception it raises."""
+    runtime = build_runtime_param(resolve_type_descriptor(annotation, OptionInfo()))
+
+    class Param:
+        multiple, nargs, name, opts, secondary_opts, human_readable_name = False, 1, "x", ["--x"], [], "--x"
+
+        def get_error_hint(self, ctx):
+            return "'--x'"
+
+    try:
+        return runtime._coerce_value(value, param=Param(), ctx=None)
+    except Exception as error:  # noqa: BLE001 - compared by kind only
+        return type(error)
+
+
+@pytest.mark.parametrize("annotation", [int, float, str, Path])
+def test_a_plain_conversion_is_typer_s(annotation) -> None:
+    handled = 0
+    for value in VALUES + [1, 2.5, True]:
+        mine = plain(annotation, value)
+        if mine is UNHANDLED:
+            continue
+        handled += 1
+        theirs = typer_converts(annotation, value)
+        assert type(mine) is type(theirs) and (mine == theirs or (isinstance(mine, float) and math.isnan(mine)
+                                                                  and math.isnan(theirs))), (value, mine, theirs)
+    assert handled >= 3
+
+
+def test_lists_of_text_and_flags() -> None:
+    assert plain(List[str], ("a", "b")) == ["a", "b"] == typer_converts(List[str], ("a", "b"))
+    assert plain(List[str], ()) == [] == typer_converts(List[str], ())  # a repeatable option not given
+    assert plain(bool, True) is True and plain(bool, None) is UNHANDLED and plain(List[int], ("1",)) is UNHANDLED
+
+
+def test_other_values_go_to_typer_s_converter_and_read_as_before(capsys) -> None:
+    """A value the plain conversion leaves (here: spaces, underscores, a bad number) is typer's to convert."""
+    app = typer.Typer()
+
+    @app.command()
+    def command(n: int = typer.Option(1, "--n"), x: float = typer.Option(0.5, "--x"),
+                p: Path = typer.Option(Path("."), "--p")) -> None:
+        print(repr((n, x, p)))
+
+    for args, out in ((["--n", " 1_0", "--x", "2"], "(10, 2.0, PosixPath('.'))"),
+                      (["--n", "4", "--x", "1e-2", "--p", "a/b"], "(4, 0.01, PosixPath('a/b'))")):
+        plain_conversions(typer.main.get_command(app))(args=args, standalone_mode=False)
+        assert capsys.readouterr().out.strip() == out
+    with pytest.raises(typer.BadParameter, match="valid integer"):
+        plain_conversions(typer.main.get_command(app))(args=["--n", "x"], standalone_mode=False)
+
+
+def test_the_command_line_s_errors_read_as_before(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["itemsets", "t.csv", "--min-support", "abc"])
+    assert capsys.readouterr().err.strip() == ("error: Invalid value for '--min-support': Input should be a valid "
+                                               "number, unable to parse string as a number")
