@@ -78,3 +78,20 @@ def test_the_command_line_s_errors_read_as_before(capsys) -> None:
         main(["itemsets", "t.csv", "--min-support", "abc"])
     assert capsys.readouterr().err.strip() == ("error: Invalid value for '--min-support': Input should be a valid "
                                                "number, unable to parse string as a number")
+
+
+def test_another_typer_release_keeps_typers_own_converters(monkeypatch) -> None:
+    """Written against typer 0.29's private converter classes: with another release nothing is installed."""
+    app = typer.Typer()
+
+    @app.command()
+    def command(count: int = typer.Option(1, "--count")) -> None:
+        pass
+
+    monkeypatch.setattr(typer, "__version__", "0.30.0")
+    click_command = plain_conversions(typer.main.get_command(app))
+    assert all(getattr(param, "_runtime_param", None) is None for param in click_command.params)
+    monkeypatch.undo()
+    click_command = plain_conversions(typer.main.get_command(app))
+    installed = [param for param in click_command.params if param.name == "count"]
+    assert installed and installed[0]._runtime_param is not None

@@ -28,6 +28,10 @@ from typing import Any
 
 __all__ = ["UNHANDLED", "plain", "plain_conversions"]
 
+#: The typer releases whose private converter classes (``typer._coercion``) this module was written and
+#: tested against; with any other, typer converts every value itself.
+TESTED_TYPER = ("0.29.",)
+
 #: What :func:`plain` returns for a value it leaves to typer's converter.
 UNHANDLED: Any = object()
 
@@ -67,6 +71,10 @@ def plain(annotation: Any, value: Any) -> Any:
 def plain_conversions(command: Any) -> Any:
     """``command`` (a click command typer built) with the plain converters installed; returned as is when
     typer's internals are not the expected ones (then typer converts every value, as always)."""
+    import typer
+
+    if not typer.__version__.startswith(TESTED_TYPER):  # internals written against these releases only
+        return command
     try:
         from typer._coercion import RuntimeParam, build_runtime_param
     except ImportError:  # another typer: nothing to do
