@@ -128,7 +128,7 @@ def test_frechet_joined_pairs_are_frequent_in_the_data_and_their_tables_are_not_
         both = np.mean((exact.compress(codes)[:, p[0]] == p[1]) & (exact.compress(codes)[:, q[0]] == q[1]))
         assert both >= 0.3
     acc = Accountant(Fraction(2), SeededNoise(np.random.default_rng(10)))
-    release = release_bases(codes, sizes, 2, 0.3, acc, columns)
+    release = release_bases(codes, sizes, 2, 0.3, acc, columns, rule="pairs")
     tables = [e for e in acc.ledger if e.step.startswith("pairs: ")]
     undecided = _undecided_pairs(list(range(codes.shape[1])), release.selection, 0.3)[0]
     assert 0 < len(tables) == len(undecided) < math.comb(codes.shape[1], 2)

@@ -117,6 +117,7 @@ from dprm.itemsets.chain import Chain, chain_orders
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.parameters import RANDOM_STATE, Setting, check_settings, whole_number
+from dprm.itemsets import private_basis
 from dprm.itemsets.private_basis import BASIS_MAX_NOISE, BasisRelease, pair_noise, release_bases
 from dprm.itemsets.private_items import ITEM_SHARE, MAX_EXPANDED_CELLS, ItemSelection, release_items
 from dprm.itemsets.private_synthetic import (DEFAULT_DELTA, SEEDED_SYNTHETIC_REASON, SYNTHETIC_METHODS,
@@ -642,7 +643,7 @@ def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, dom
                   "min_support": min_support,
                   "bases": [[columns[j] for j in b.columns] for b in release.bases],
                   "basis_cells": [int(b.noisy.size) for b in release.bases], "edges": release.n_edges,
-                  "cliques": release.n_cliques,
+                  "cliques": release.n_cliques, "basis_rule": private_basis.BASES,
                   "noise": {"items": release.selection.scale, "pairs": release.pair_scale, "tables": scale}}
     if prepared is not None:
         parameters.update(auto_choice="basis", pair_noise=noise)

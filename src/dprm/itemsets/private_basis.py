@@ -135,14 +135,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from dprm.itemsets.private_basis_graph import MAX_BASIS_CELLS, MAX_CLIQUES, Item, _cells, maximal_cliques, merge_bases
+from dprm.errors import ParameterError
+from dprm.itemsets.private_basis_graph import (LARGE_BASIS_CELLS, MAX_BASIS_CELLS, MAX_CLIQUES, Item, _cells,
+                                               largest_basis, maximal_cliques, merge_bases)
 from dprm.itemsets.private_items import ITEM_SHARE, ItemSelection, release_items
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram
 
 __all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "RESOLUTION", "EDGE_Z",
            "BASIS_MAX_NOISE", "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques",
            "merge_bases", "discrete_laplace_variance", "pair_noise", "FRECHET_Z", "frechet_joined", "HEAVY_CELLS",
-           "heavy_cell_sums"]
+           "heavy_cell_sums", "BASES", "LARGE_BASIS_CELLS", "largest_basis"]
 
 #: The share of ε that releases the pairs' two-way histograms (when there are pairs).
 PAIR_SHARE = Fraction(2, 5)
@@ -164,6 +166,9 @@ FRECHET_Z: float | None = 3.0
 HEAVY_CELLS: float | None = 6.0
 #: Largest :func:`pair_noise` at which ``private_method="auto"`` releases bases (the chain otherwise).
 BASIS_MAX_NOISE = 0.35
+#: How the bases are chosen by default: ``"one"`` (the largest basis of the likely frequent items,
+#: eighth round) or ``"pairs"`` (pair tables, their graph's cliques merged; sixth and seventh rounds).
+BASES = "one"
 
 
 
@@ -588,7 +593,7 @@ def basis_table(codes: np.ndarray, basis_columns: Sequence[int], items: Sequence
 def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
                   accountant: Accountant, columns: Sequence[str],
                   categories: Sequence[Sequence[object]] | None = None,
-                  selection: ItemSelection | None = None) -> BasisRelease:
+                  selection: ItemSelection | None = None, rule: str | None = None) -> BasisRelease:
     """Release items, pairs and bases of ``codes`` with ``epsilon`` in all (module notes), charged to ``accountant``.
 
     Parameters
@@ -610,11 +615,18 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
         The items already released by the caller with ``epsilon · ITEM_SHARE``
         (:func:`~dprm.itemsets.private_items.release_items`, charged by the caller): then
         only the pairs and bases are released here, with ``epsilon · (1 − ITEM_SHARE)``.
+    rule : {"one", "pairs"}, optional
+        How the bases are chosen (default :data:`BASES`): ``"one"``, the largest basis of the
+        items whose noisy count reaches ``θ·n̂`` (no pairs); ``"pairs"``, the pairs' tables and
+        their graph (the sixth and seventh rounds' release).
 
     Returns
     -------
     BasisRelease
     """
+    rule = BASES if rule is None else rule
+    if rule not in ("one", "pairs"):
+        raise ParameterError(f'rule must be "one" or "pairs", not {rule!r}')
     eps = Fraction(epsilon)
     items_eps = eps * ITEM_SHARE
     if selection is None:
@@ -627,20 +639,23 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     # Pairs only when the items do not fit one basis: otherwise that basis holds every
     # itemset the items can form, and the pairs' budget goes to it (a choice made on the
     # items' noisy counts only).
-    one_basis = _cells(set(items), selection.sizes) <= ONE_BASIS_CELLS
-    pairs, joined = _undecided_pairs(item_columns, selection, min_support)
+    one_way = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    one_basis = rule == "pairs" and _cells(set(items), selection.sizes) <= ONE_BASIS_CELLS
+    pairs, joined = _undecided_pairs(item_columns, selection, min_support) if rule == "pairs" else ([], set())
     pairs_eps = eps * PAIR_SHARE if pairs and not one_basis else Fraction(0)
     pair_counts: dict[tuple[Item, Item], int] = {}
     pair_scale = None
     edges = n_cliques = 0
-    if not one_basis and len(item_columns) >= 2:
+    if rule == "one":  # the largest basis of the items likely frequent, no pairs (module notes)
+        basis = largest_basis(items, one_way, min_support * selection.n_hat, selection.sizes)
+        chosen = [basis] if len({j for j, _ in basis}) >= 2 else []  # one column: no itemset of two items
+    elif not one_basis and len(item_columns) >= 2:
         edge_at = min_support * selection.n_hat
         if pairs_eps:
             pair_counts, pair_scale, pair_totals = _release_pairs(compressed, selection, columns, pairs, pairs_eps,
                                                                   accountant)
             totals += [(t, cells, pair_scale) for t, cells in pair_totals]
             edge_at -= EDGE_Z * math.sqrt(discrete_laplace_variance(pair_scale))
-        one_way = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
         chosen, edges, n_cliques = _choose_bases(items, pair_counts, edge_at, one_way, selection.sizes, joined)
     else:
         chosen = [set(items)] if items else []
