@@ -12,8 +12,10 @@ import pytest
 
 from dprm.errors import ParameterError
 from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
+from dprm.itemsets import private_basis
 from dprm.itemsets.private import fit_private_estimator
-from dprm.itemsets.private_basis import (ITEM_SHARE, LARGE_BASIS_CELLS, MAX_BASIS_CELLS, PAIR_SHARE, Basis,
+from dprm.itemsets.private_basis import (ITEM_SHARE, LARGE_BASIS_CELLS, MAX_BASIS_CELLS, ONE_ITEM_SHARE,
+                                         PAIR_SHARE, Basis,
                                          _basis_estimates, _cells, basis_table, discrete_laplace_variance,
                                          largest_basis, maximal_cliques, merge_bases, release_bases)
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
@@ -125,7 +127,7 @@ def test_items_that_fit_in_one_basis_get_it_without_pairs() -> None:
     release = release_bases(codes, SIZES, 1.0, 0.2, acc, ["a", "b", "c", "d"])
     assert [e.step.partition(":")[0] for e in acc.ledger].count("pairs") == 0 and release.pair_scale is None
     assert len(release.bases) == 1 and release.bases[0].columns == (0, 1, 2)
-    assert acc.spent() == 1 and acc.ledger[-1].epsilon == 1 - ITEM_SHARE
+    assert acc.spent() == 1 and acc.ledger[-1].epsilon == 1 - ONE_ITEM_SHARE
     assert release.constant_items == [(3, 0)]
     assert abs(release.n_hat - 4000) < 20
 
@@ -240,8 +242,9 @@ def test_the_fit_reports_bases_noise_and_a_ledger_adding_up_and_is_not_private_w
     assert unseeded.privacy["guarantee"].startswith("pure-dp")
 
 
-def test_supports_the_release_cannot_resolve_are_not_listed_on_their_own() -> None:
+def test_supports_the_release_cannot_resolve_are_not_listed_on_their_own(monkeypatch) -> None:
     """300 rows at ε = 0.1: every count's sd is above 0.2·θ·n̂, so nothing is listed (without the limit, noise is)."""
+    monkeypatch.setattr(private_basis, "BASES", "pairs")  # the seventh round's release, whose bases hold noise here
     frame, domains = _planted(300, 2)
     fit = fit_private_estimator(frame, 0.1, domains=domains, private_method="basis", min_support=0.3, random_state=0)
     theta_n = 0.3 * fit.bases.n_hat
@@ -263,7 +266,7 @@ def test_without_a_joined_pair_no_basis_is_released_and_single_items_come_from_t
 
 
 def test_the_one_basis_rule_releases_one_basis_of_the_likely_frequent_items_and_no_pairs() -> None:
-    """``rule="one"``: items (ITEM_SHARE), then one basis over the items whose noisy count reaches θ·n̂,
+    """``rule="one"``: items (ONE_ITEM_SHARE), then one basis over the items whose noisy count reaches θ·n̂,
     by decreasing count within LARGE_BASIS_CELLS, with the rest of ε (scale 1 / ε_bases: one cell per row)."""
     codes = _wide(3000, 0)
     columns = [f"c{j}" for j in range(codes.shape[1])]
@@ -271,9 +274,10 @@ def test_the_one_basis_rule_releases_one_basis_of_the_likely_frequent_items_and_
     release = release_bases(codes, [3] * codes.shape[1], Fraction(3, 2), 0.3, acc, columns, rule="one")
     assert acc.spent() == Fraction(3, 2) and release.pair_scale is None and not release.pair_counts
     assert [e.step.partition(":")[0] for e in acc.ledger] == ["items"] * codes.shape[1] + ["bases"]
-    assert acc.ledger[-1].epsilon == Fraction(3, 2) * (1 - ITEM_SHARE)
+    assert acc.ledger[-1].epsilon == Fraction(3, 2) * (1 - ONE_ITEM_SHARE)
+    assert sum((e.epsilon for e in acc.ledger[:-1]), Fraction(0)) == Fraction(3, 2) * ONE_ITEM_SHARE
     (basis,) = release.bases
-    assert basis.scale == pytest.approx(1 / float(Fraction(3, 2) * (1 - ITEM_SHARE)))
+    assert basis.scale == pytest.approx(1 / float(Fraction(3, 2) * (1 - ONE_ITEM_SHARE)))
     selection = release.selection
     counts = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j in range(codes.shape[1])
               for v in selection.kept_codes(j)}

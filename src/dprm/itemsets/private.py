@@ -545,7 +545,7 @@ def fit_private_estimator(
 def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction, min_support: float | None,
                  accountant: Accountant, columns: list[str], ledger: list[dict[str, Any]], guarantees: list[str],
                  since: int) -> tuple[ItemSelection | None, float | None, Fraction]:
-    """The items' release of ``"frequent-items"`` and ``"auto"`` (``ITEM_SHARE`` of ``eps``), else nothing.
+    """The items' release of ``"frequent-items"`` (``ITEM_SHARE`` of ``eps``) and ``"auto"`` (``item_share()``).
 
     Returns the selection (None for ``"auto"``'s chain), for ``"auto"`` the predicted pair
     noise (:func:`~dprm.itemsets.private_basis.pair_noise`, post-processing of the items)
@@ -556,7 +556,7 @@ def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction
     """
     if method not in ("frequent-items", "auto"):
         return None, None, eps
-    items_eps = eps * ITEM_SHARE
+    items_eps = eps * (private_basis.item_share() if method == "auto" else ITEM_SHARE)  # as the bases expect
     if method == "auto":
         selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns)
         ledger.extend(accountant.privacy_block(since=since)["ledger"])

@@ -144,7 +144,8 @@ from dprm.privacy import Accountant, DiscreteLaplaceHistogram
 __all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "RESOLUTION", "EDGE_Z",
            "BASIS_MAX_NOISE", "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques",
            "merge_bases", "discrete_laplace_variance", "pair_noise", "FRECHET_Z", "frechet_joined", "HEAVY_CELLS",
-           "heavy_cell_sums", "BASES", "LARGE_BASIS_CELLS", "largest_basis"]
+           "heavy_cell_sums", "BASES", "LARGE_BASIS_CELLS", "largest_basis", "ONE_ITEM_SHARE",
+           "item_share"]
 
 #: The share of ε that releases the pairs' two-way histograms (when there are pairs).
 PAIR_SHARE = Fraction(2, 5)
@@ -169,6 +170,21 @@ BASIS_MAX_NOISE = 0.35
 #: How the bases are chosen by default: ``"one"`` (the largest basis of the likely frequent items,
 #: eighth round) or ``"pairs"`` (pair tables, their graph's cliques merged; sixth and seventh rounds).
 BASES = "one"
+#: The share of ε that releases the items with ``rule="one"`` (:data:`ITEM_SHARE` with ``"pairs"``): the one
+#: basis takes the items by their noisy counts' order, which 10 % of ε leaves too noisy (mushroom at ε = 1,
+#: seeds 0 – 11: 3 seeds of 12 meet issue 30's bar with 10 %, 10 with 20 %; docs/itemsets.md, eighth round).
+ONE_ITEM_SHARE = Fraction(1, 5)
+
+
+def item_share(rule: str | None = None) -> Fraction:
+    """The items' share of ε under ``rule`` (default :data:`BASES`): :data:`ONE_ITEM_SHARE` or :data:`ITEM_SHARE`.
+
+    Examples
+    --------
+    >>> item_share("one"), item_share("pairs")
+    (Fraction(1, 5), Fraction(1, 10))
+    """
+    return ONE_ITEM_SHARE if (BASES if rule is None else rule) == "one" else ITEM_SHARE
 
 
 
@@ -612,9 +628,9 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     categories : sequence of sequence, optional
         Every column's declared categories (names of the listed items); default their codes.
     selection : ItemSelection, optional
-        The items already released by the caller with ``epsilon · ITEM_SHARE``
+        The items already released by the caller with ``epsilon · item_share(rule)``
         (:func:`~dprm.itemsets.private_items.release_items`, charged by the caller): then
-        only the pairs and bases are released here, with ``epsilon · (1 − ITEM_SHARE)``.
+        only the pairs and bases are released here, with the rest of ``epsilon``.
     rule : {"one", "pairs"}, optional
         How the bases are chosen (default :data:`BASES`): ``"one"``, the largest basis of the
         items whose noisy count reaches ``θ·n̂`` (no pairs); ``"pairs"``, the pairs' tables and
@@ -628,7 +644,7 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     if rule not in ("one", "pairs"):
         raise ParameterError(f'rule must be "one" or "pairs", not {rule!r}')
     eps = Fraction(epsilon)
-    items_eps = eps * ITEM_SHARE
+    items_eps = eps * item_share(rule)
     if selection is None:
         selection = release_items(codes, sizes, items_eps, min_support, accountant, columns)
     compressed = selection.compress(codes)

@@ -16,7 +16,7 @@ MAX_BASIS_CELLS = 4096
 #: Most maximal cliques enumerated (a bound on time; past it the rest are not bases).
 MAX_CLIQUES = 400
 #: Most cells of the one basis of ``bases="one"`` (:func:`largest_basis`).
-LARGE_BASIS_CELLS = 16384
+LARGE_BASIS_CELLS = 32768
 
 Item = tuple[int, int]  # (column, compressed code)
 
