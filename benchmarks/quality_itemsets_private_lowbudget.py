@@ -57,10 +57,11 @@ def one_basis(data, domains, eps: Fraction, seed: int, theta: float, args, oracl
     sizes = [variables[c].size for c in columns]
     acc = Accountant(eps, SeededNoise(np.random.default_rng(seed)))
     selection = release_items(codes, sizes, eps * args.item_share, theta, acc, columns)
-    counter = DiscreteLaplaceHistogram(eps * args.rows_share)
-    rows = float(counter.release(acc, "rows", np.array([len(codes)]))[0])  # sensitivity 1
     totals = [(float(selection.counts[j].sum()), s, selection.scale) for j, s in enumerate(sizes) if s >= 2]
-    totals.append((rows, 1, float(counter.scale)))
+    if args.rows_share:
+        counter = DiscreteLaplaceHistogram(eps * args.rows_share)
+        rows = float(counter.release(acc, "rows", np.array([len(codes)]))[0])  # sensitivity 1
+        totals.append((rows, 1, float(counter.scale)))
     n_first = pb._combined_total(totals)
     items = [(j, v) for j, s in enumerate(sizes) if s >= 2 for v in selection.kept_codes(j)]
     true = {(j, v): int(np.sum(codes[:, j] == selection.kept[j][v])) for j, v in items}

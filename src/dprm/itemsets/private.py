@@ -149,8 +149,8 @@ STRUCTURES = ("parents", "dp-trees")
 #: releases no model: noisy histograms of a few item sets covering the frequent itemsets
 #: (PrivBasis-style, :mod:`dprm.itemsets.private_basis`), supports summed from their cells
 #: with their noise scale; the fit's ``bases`` lists the itemsets (no estimator, no ISON).
-#: ``"auto"`` releases the items first (``ITEM_SHARE`` of ε), then ``"basis"``'s pairs and
-#: bases when their predicted noise (:func:`~dprm.itemsets.private_basis.pair_noise`, read off
+#: ``"auto"`` releases the items first (``item_share()`` of ε), then ``"basis"``'s bases (one
+#: large basis by default, eighth round) when the predicted noise of the pairs' route (:func:`~dprm.itemsets.private_basis.pair_noise`, read off
 #: the items' release: post-processing) is at most ``BASIS_MAX_NOISE`` of ``θ·n̂``, the chain
 #: over the declared domains with the rest of ε otherwise (``docs/itemsets.md``, seventh round).
 PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis", "auto")

@@ -15,8 +15,15 @@ The codes are the compressed ones of the item selection (per column, its kept it
 ``0..k-1`` and, if some category was merged, *other*); a column of one declared category
 is an item of every row and needs no release.
 
-1. **items** (:data:`~dprm.itemsets.private_items.ITEM_SHARE` of ε): every column's one-way
-   histogram, L1 sensitivity 1 each (:mod:`dprm.itemsets.private_items`).
+1. **items** (:func:`item_share`: 20 % of ε with ``rule="one"``, 10 % with ``"pairs"``): every
+   column's one-way histogram, L1 sensitivity 1 each (:mod:`dprm.itemsets.private_items`).
+
+``rule="one"`` (:data:`BASES`, the default since the eighth round) then releases **one basis**:
+the items whose noisy count reaches ``θ·n̂``, by decreasing noisy count, each added while
+the basis has at most :data:`LARGE_BASIS_CELLS` cells (:func:`largest_basis`: a function of
+step 1's output), its histogram released with the rest of ε (a row in exactly one cell: L1
+sensitivity 1, scale ``1 / ε_bases``); no pairs. ``rule="pairs"`` (sixth and seventh rounds):
+
 2. **pairs** (:data:`PAIR_SHARE` of ε, only when the items do not fit in one basis of
    :data:`ONE_BASIS_CELLS` cells and there are at least two item columns): for each of
    the ``P`` pairs of columns holding a kept item, the two-way histogram over the two
