@@ -157,6 +157,24 @@ def test_heavy_cell_sums_match_a_brute_force_over_the_cells() -> None:
         assert heavy_cell_sums([basis], 6.0, 1.5, widest=59.0) == {}  # a threshold beyond the resolution: skipped
 
 
+def test_heavy_cell_sums_at_least_are_the_full_sums_reaching_it_in_some_basis() -> None:
+    """``at_least`` finds from the arrays the keys reaching it in some basis, each the mean over every basis."""
+    from dprm.itemsets.private_basis import Basis, heavy_cell_sums
+
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        bases = [Basis((0, 2, 5), ((0, 1), (0,), (0, 1)), rng.integers(-30, 200, size=(3, 2, 3)), 10.0),
+                 Basis((0, 5), ((0,), (0, 1, 2)), rng.integers(-30, 300, size=(2, 3)), 8.0)]
+        full = heavy_cell_sums(bases, 6.0, 1.0)
+        for bar in (-math.inf, 100.0, 400.0):
+            some = heavy_cell_sums(bases, 6.0, 1.0, at_least=bar)
+            reach = set()
+            for basis in bases:
+                alone = heavy_cell_sums([basis], 6.0, 1.0)
+                reach |= {key for key, value in alone.items() if value >= bar}
+            assert set(some) == reach and all(math.isclose(some[k], full[k]) for k in some)
+
+
 def test_the_heavy_cells_only_add_itemsets_and_their_supports_stay_the_unbiased_sums() -> None:
     import dprm.itemsets.private_basis as basis_module
 

@@ -91,28 +91,12 @@ mushroom (420 distinct rows), and carries all their noise; the heavy cells carry
 their own (an empty cell passes ``6b`` with probability ``a⁶ᵇ/(1 + a) ≈ e⁻⁶/2``, about 5 of
 a 4,096-cell basis, each ≈ ``7b`` rows), and the light true cells they drop make the sum
 lower, not higher. Skipped for a basis whose ``6b`` exceeds the resolution limit.
-Post-processing. Mushroom at ε = 1, seeds 0 – 39: TPR / FPR 0.786 / 0.062 without it,
-0.826 / 0.066 with it (22 seeds of 40 meet issue 30's bar, against 8), 0.807 / 0.063 at 8
-scales; nmes, rwas, ibm, tic-tac-toe unchanged (seeds 0 – 11); at ε = 0.1 without the
-resolution limit it listed up to 13 times as many false itemsets as true ones on mushroom.
+Post-processing (measured in ``docs/itemsets.md``, seventh round).
 
-``FRECHET_Z`` (θ = 0.3, ε = 1, mushroom, seeds 0 – 39, TPR mean ± its standard error / mean
-FPR): without the Fréchet joins 0.760 ± 0.011 / 0.061; with z = 0, 1, 2, 3: 0.786 ± 0.009 /
-0.058, 0.797 ± 0.011 / 0.068, 0.764 ± 0.011 / 0.058, 0.786 ± 0.010 / 0.062 (a gain of 0.00 –
-0.04, not monotone in z: within two standard errors; 3 keeps the joins safe, a pair joined
-wrongly only beyond three sd of the items' noise). ibm, tic-tac-toe and vote unchanged (seeds
-0 – 5); the tables whose items fit one basis (nmes, rwas) release no pairs.
-
-Why these constants (θ = 0.3, ε = 1, seeds 0 – 2, ``docs/itemsets.md``): on mushroom
-``CONFIDENCE_Z`` 1 gave TPR / FPR 0.78 / 0.03, 0.74 / 0.07, 0.82 / 0.15, against 0.81 /
-0.07, 0.76 / 0.12, 0.85 / 0.24 for 0.5 and 0.66 / 0.02, 0.65 / 0.04, 0.70 / 0.08 for
-closure only above 2 sd; ``PAIR_SHARE`` 0.2 – 0.6 and ``EDGE_Z`` −0.25 – 0.5 moved the
-figures within the seeds' spread; on nmes every setting gave TPR ≥ 0.95 with FPR ≤ 0.03.
-``RESOLUTION`` 0.2 against none (seeds 0 – 2): mushroom at ε = 1 0.77 / 0.03, 0.73 / 0.07,
-0.81 / 0.13 against 0.77 / 0.03, 0.74 / 0.07, 0.82 / 0.15; vote at ε = 1 nothing listed
-against TPR 0.34 – 0.46 with FPR 36 – 69; mushroom at ε = 0.1 nothing against FPR 36 – 73;
-tic-tac-toe at ε = 1 TPR 0.00 – 0.24 against 0.32 – 0.48 (FPR 0 – 0.28): the limit trades
-a little TPR where the release is weak for not listing noise.
+The constants (``FRECHET_Z``, ``CONFIDENCE_Z``, ``PAIR_SHARE``, ``EDGE_Z``, ``RESOLUTION``,
+``HEAVY_CELLS``, ``BASES``, ``ONE_ITEM_SHARE``, ``LARGE_BASIS_CELLS``) were compared on
+mushroom, nmes, rwas, ibm, tic-tac-toe and vote; the figures are in ``docs/itemsets.md``
+(sixth, seventh and eighth rounds).
 
 Examples
 --------
@@ -310,7 +294,7 @@ class BasisRelease:
         listed = {key for key, (count, var) in estimates.items()
                   if count >= theta * n_hat + z * math.sqrt(var) and math.sqrt(var) <= widest}
         if HEAVY_CELLS is not None:  # the heavy cells' sums (module notes): a second listing rule
-            heavy = heavy_cell_sums(self.bases, HEAVY_CELLS, z, widest)
+            heavy = heavy_cell_sums(self.bases, HEAVY_CELLS, z, widest, at_least=theta * n_hat)
             listed |= {key for key, lower in heavy.items() if lower >= theta * n_hat}
         closed = set(listed)
         for key in listed:
@@ -394,14 +378,16 @@ def _basis_estimates(bases: Sequence[Basis]) -> dict[frozenset[Item], tuple[floa
     return out
 
 
-def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: float = math.inf
-                    ) -> dict[frozenset[Item], float]:
+def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: float = math.inf,
+                    at_least: float = -math.inf) -> dict[frozenset[Item], float]:
     """Every sub-itemset of a basis: the sum of its cells of at least ``threshold · b``, less ``z`` sd of their noise.
 
     A basis's noisy cell ``y ≥ threshold · b`` (``b`` its noise scale) is a heavy cell; the
     rest are read as empty. For an itemset, ``Σ_heavy y − z·√(h·σ²)`` over its ``h`` heavy
     cells, the mean over the bases that hold it; a basis whose threshold ``threshold · b``
     exceeds ``widest`` (rows) is skipped (it cannot resolve a support). Post-processing.
+    ``at_least``: only the itemsets whose value reaches it in some basis (each still the mean
+    over every basis holding it), found from the arrays without enumerating the others.
 
     Examples
     --------
@@ -411,6 +397,7 @@ def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: 
     (500.0, 500.0, 500.0)
     """
     found: dict[frozenset[Item], list[float]] = {}
+    lowers = []
     for basis in bases:
         if threshold * basis.scale > widest:
             continue
@@ -419,13 +406,30 @@ def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: 
         for axis in range(sums.ndim):  # append the axis's sum: index -1 = "column absent"
             sums = np.concatenate([sums, sums.sum(axis=axis, keepdims=True)], axis=axis)
             cells = np.concatenate([cells, cells.sum(axis=axis, keepdims=True)], axis=axis)
-        lower = sums - z * np.sqrt(cells * discrete_laplace_variance(basis.scale))
-        options = [list(range(len(items))) + [lower.shape[a] - 1] for a, items in enumerate(basis.items)]
-        for index in itertools.product(*options):
-            key = frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(index)
-                            if i < len(basis.items[a]))
+        lowers.append((basis, sums - z * np.sqrt(cells * discrete_laplace_variance(basis.scale))))
+    wanted: set[frozenset[Item]] | None = None
+    if at_least > -math.inf:  # the keys reaching at_least in some basis, from the arrays
+        wanted = set()
+        for basis, lower in lowers:
+            options = [np.r_[np.arange(len(items)), lower.shape[a] - 1] for a, items in enumerate(basis.items)]
+            for hit in np.argwhere(lower[np.ix_(*options)] >= at_least):
+                wanted.add(frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(hit)
+                                     if i < len(basis.items[a])))
+    for basis, lower in lowers:
+        position = {(c, v): (a, i) for a, (c, its) in enumerate(zip(basis.columns, basis.items))
+                    for i, v in enumerate(its)}
+        if wanted is None:
+            options = [list(range(len(items))) + [lower.shape[a] - 1] for a, items in enumerate(basis.items)]
+            keys = (frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(index)
+                              if i < len(basis.items[a])) for index in itertools.product(*options))
+        else:
+            keys = (key for key in wanted if all(item in position for item in key))
+        for key in keys:
             if key:
-                found.setdefault(key, []).append(float(lower[index]))
+                index = [lower.shape[a] - 1 for a in range(lower.ndim)]
+                for item in key:
+                    index[position[item][0]] = position[item][1]
+                found.setdefault(key, []).append(float(lower[tuple(index)]))
     return {key: float(np.mean(values)) for key, values in found.items()}
 
 
