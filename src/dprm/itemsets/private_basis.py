@@ -89,9 +89,9 @@ noise scales, the others read as empty, summed and less ``z`` sd of their noise.
 plain sum of a mid-size itemset runs over hundreds of cells, mostly empty on tables like
 mushroom (420 distinct rows), and carries all their noise; the heavy cells carry only
 their own (an empty cell passes ``6b`` with probability ``a⁶ᵇ/(1 + a) ≈ e⁻⁶/2``, about 5 of
-a 4,096-cell basis, each ≈ ``7b`` rows), and the light true cells they drop make the sum
-lower, not higher. Skipped for a basis whose ``6b`` exceeds the resolution limit.
-Post-processing (measured in ``docs/itemsets.md``, seventh round).
+a 4,096-cell basis, 40 of a 32,768-cell one, each ≈ ``7b`` rows), and the light true cells
+they drop make the sum lower, not higher. Skipped for a basis whose ``6b`` exceeds the
+resolution limit. Post-processing (measured in ``docs/itemsets.md``, seventh round).
 
 The constants (``FRECHET_Z``, ``CONFIDENCE_Z``, ``PAIR_SHARE``, ``EDGE_Z``, ``RESOLUTION``,
 ``HEAVY_CELLS``, ``BASES``, ``ONE_ITEM_SHARE``, ``LARGE_BASIS_CELLS``) were compared on
