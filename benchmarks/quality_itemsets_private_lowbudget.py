@@ -65,7 +65,8 @@ def one_basis(data, domains, eps: Fraction, seed: int, theta: float, args, oracl
     n_first = pb._combined_total(totals)
     items = [(j, v) for j, s in enumerate(sizes) if s >= 2 for v in selection.kept_codes(j)]
     true = {(j, v): int(np.sum(codes[:, j] == selection.kept[j][v])) for j, v in items}
-    count = (lambda it: true[it]) if oracle else (lambda it: float(selection.counts[it[0]][selection.kept[it[0]][it[1]]]))
+    noisy = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    count = true.__getitem__ if oracle else noisy.__getitem__
     bar = theta * (len(codes) if oracle else n_first)
     chosen: set[tuple[int, int]] = set()
     for item in sorted((it for it in items if count(it) >= bar), key=lambda it: -count(it)):

@@ -150,9 +150,10 @@ STRUCTURES = ("parents", "dp-trees")
 #: (PrivBasis-style, :mod:`dprm.itemsets.private_basis`), supports summed from their cells
 #: with their noise scale; the fit's ``bases`` lists the itemsets (no estimator, no ISON).
 #: ``"auto"`` releases the items first (``item_share()`` of ε), then ``"basis"``'s bases (one
-#: large basis by default, eighth round) when the predicted noise of the pairs' route (:func:`~dprm.itemsets.private_basis.pair_noise`, read off
-#: the items' release: post-processing) is at most ``BASIS_MAX_NOISE`` of ``θ·n̂``, the chain
-#: over the declared domains with the rest of ε otherwise (``docs/itemsets.md``, seventh round).
+#: large basis by default, eighth round) when the predicted noise of the pairs' route
+#: (:func:`~dprm.itemsets.private_basis.pair_noise`, read off the items' release:
+#: post-processing) is at most ``BASIS_MAX_NOISE`` of ``θ·n̂``, the chain over the declared
+#: domains with the rest of ε otherwise (``docs/itemsets.md``, seventh and eighth rounds).
 PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis", "auto")
 #: Most parents of a variable, and most cells of a table, over compressed domains.
 COMPRESSED_MAX_PARENTS = 3

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-__all__ = ["MAX_BASIS_CELLS", "MAX_CLIQUES", "LARGE_BASIS_CELLS", "Item", "maximal_cliques", "merge_bases", "largest_basis"]
+__all__ = ["MAX_BASIS_CELLS", "MAX_CLIQUES", "LARGE_BASIS_CELLS", "Item", "maximal_cliques", "merge_bases",
+           "largest_basis"]
 
 #: Most cells of one basis's histogram.
 MAX_BASIS_CELLS = 4096
