@@ -75,3 +75,37 @@ def test_basis_refuses_what_needs_an_estimate_before_spending(table, tmp_path, e
                                 "--private-method", "basis", "--output", out] + extra)
     assert code == 2 and stdout == "" and not out.exists()
     assert stderr.strip().splitlines() == [stderr.strip()] and "lists the itemsets from released supports" in stderr
+
+
+@pytest.mark.parametrize(("epsilon", "seed", "choice", "estimate"),
+                         [("2", [], "basis", "dp-basis"), ("0.001", ["--seed", "3"], "chain", "dp-parents")])
+def test_auto_runs_the_branch_its_items_choose_and_spends_exactly_epsilon(table, tmp_path, epsilon, seed, choice,
+                                                                          estimate) -> None:
+    """ε = 2: a pair's noise in the one basis is far below θ·n̂ (basis); ε = 0.001: far above (the chain)."""
+    csv, types, _ = table
+    out = tmp_path / "auto.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.2", "--epsilon", epsilon, "--types", types,
+                                "--private-method", "auto", "--output", out] + seed)
+    assert code == 0, stderr
+    assert stdout.startswith(f"private: ε = {epsilon} spent (pure-dp)" if not seed else "NOT private:")
+    document = json.loads(out.read_text())
+    parameters, privacy = document["parameters"], document["privacy"]
+    assert parameters["private_method"] == "auto" and parameters["auto_choice"] == choice
+    assert parameters["estimate"] == estimate and parameters["pair_noise"] >= 0
+    assert sum(Fraction(e["epsilon"]).limit_denominator(10**9) for e in privacy["ledger"]) == Fraction(epsilon)
+    assert privacy["ledger"][0]["step"].startswith("items")
+    if choice == "basis":  # the itemsets come with their noise, as with --private-method basis
+        assert document["itemsets"] and all("support_sd" in entry for entry in document["itemsets"])
+        assert "supports are summed from the bases' noisy cells" in stdout
+    else:
+        assert all("support_sd" not in entry for entry in document["itemsets"])
+
+
+@pytest.mark.parametrize("extra", [["--top-k", "3"], ["--sensitive", "age"]])
+def test_auto_refuses_what_needs_an_estimate_before_spending(table, tmp_path, extra) -> None:
+    csv, types, _ = table
+    out = tmp_path / "never.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.2", "--epsilon", "1", "--types", types,
+                                "--private-method", "auto", "--output", out] + extra)
+    assert code == 2 and stdout == "" and not out.exists()
+    assert "may list the itemsets from released supports" in stderr

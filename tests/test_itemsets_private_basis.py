@@ -12,10 +12,12 @@ import pytest
 
 from dprm.errors import ParameterError
 from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
+from dprm.itemsets import private_basis
 from dprm.itemsets.private import fit_private_estimator
-from dprm.itemsets.private_basis import (ITEM_SHARE, MAX_BASIS_CELLS, PAIR_SHARE, Basis, _basis_estimates, _cells,
-                                         basis_table, discrete_laplace_variance, maximal_cliques, merge_bases,
-                                         release_bases)
+from dprm.itemsets.private_basis import (ITEM_SHARE, LARGE_BASIS_CELLS, MAX_BASIS_CELLS, ONE_ITEM_SHARE,
+                                         PAIR_SHARE, Basis,
+                                         _basis_estimates, _cells, basis_table, discrete_laplace_variance,
+                                         largest_basis, maximal_cliques, merge_bases, release_bases)
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
 
 SIZES = [3, 2, 3, 1]
@@ -105,7 +107,7 @@ def test_the_ledger_lists_items_pairs_and_bases_and_adds_up_to_epsilon_exactly()
     codes = _wide(3000, 0)
     columns = [f"c{j}" for j in range(codes.shape[1])]
     acc = Accountant(Fraction(3, 2), SeededNoise(np.random.default_rng(0)))
-    release = release_bases(codes, [3] * codes.shape[1], Fraction(3, 2), 0.3, acc, columns)
+    release = release_bases(codes, [3] * codes.shape[1], Fraction(3, 2), 0.3, acc, columns, rule="pairs")
     assert acc.spent() == Fraction(3, 2)
     steps = [e.step for e in acc.ledger]
     kinds = [s.partition(":")[0] for s in steps]
@@ -125,7 +127,7 @@ def test_items_that_fit_in_one_basis_get_it_without_pairs() -> None:
     release = release_bases(codes, SIZES, 1.0, 0.2, acc, ["a", "b", "c", "d"])
     assert [e.step.partition(":")[0] for e in acc.ledger].count("pairs") == 0 and release.pair_scale is None
     assert len(release.bases) == 1 and release.bases[0].columns == (0, 1, 2)
-    assert acc.spent() == 1 and acc.ledger[-1].epsilon == 1 - ITEM_SHARE
+    assert acc.spent() == 1 and acc.ledger[-1].epsilon == 1 - ONE_ITEM_SHARE
     assert release.constant_items == [(3, 0)]
     assert abs(release.n_hat - 4000) < 20
 
@@ -240,8 +242,9 @@ def test_the_fit_reports_bases_noise_and_a_ledger_adding_up_and_is_not_private_w
     assert unseeded.privacy["guarantee"].startswith("pure-dp")
 
 
-def test_supports_the_release_cannot_resolve_are_not_listed_on_their_own() -> None:
+def test_supports_the_release_cannot_resolve_are_not_listed_on_their_own(monkeypatch) -> None:
     """300 rows at ε = 0.1: every count's sd is above 0.2·θ·n̂, so nothing is listed (without the limit, noise is)."""
+    monkeypatch.setattr(private_basis, "BASES", "pairs")  # the seventh round's release, whose bases hold noise here
     frame, domains = _planted(300, 2)
     fit = fit_private_estimator(frame, 0.1, domains=domains, private_method="basis", min_support=0.3, random_state=0)
     theta_n = 0.3 * fit.bases.n_hat
@@ -255,8 +258,46 @@ def test_without_a_joined_pair_no_basis_is_released_and_single_items_come_from_t
     rng = np.random.default_rng(5)
     codes = rng.choice(3, p=[0.45, 0.45, 0.1], size=(5000, 14))
     acc = Accountant(5.0, SeededNoise(np.random.default_rng(6)))
-    release = release_bases(codes, [3] * 14, 5.0, 0.3, acc, [f"c{j}" for j in range(14)])
+    release = release_bases(codes, [3] * 14, 5.0, 0.3, acc, [f"c{j}" for j in range(14)], rule="pairs")
     assert release.bases == [] and release.n_edges == 0
     assert acc.spent() == 5 and acc.ledger[-1].step == "bases: unspent (no basis of two items or more)"
     listed = {s.items for s in release.frequent_itemsets()}
     assert listed == {frozenset({(j, v)}) for j in range(14) for v in (0, 1)}
+
+
+def test_the_one_basis_rule_releases_one_basis_of_the_likely_frequent_items_and_no_pairs() -> None:
+    """``rule="one"``: items (ONE_ITEM_SHARE), then one basis over the items whose noisy count reaches θ·n̂,
+    by decreasing count within LARGE_BASIS_CELLS, with the rest of ε (scale 1 / ε_bases: one cell per row)."""
+    codes = _wide(3000, 0)
+    columns = [f"c{j}" for j in range(codes.shape[1])]
+    acc = Accountant(Fraction(3, 2), SeededNoise(np.random.default_rng(0)))
+    release = release_bases(codes, [3] * codes.shape[1], Fraction(3, 2), 0.3, acc, columns, rule="one")
+    assert acc.spent() == Fraction(3, 2) and release.pair_scale is None and not release.pair_counts
+    assert [e.step.partition(":")[0] for e in acc.ledger] == ["items"] * codes.shape[1] + ["bases"]
+    assert acc.ledger[-1].epsilon == Fraction(3, 2) * (1 - ONE_ITEM_SHARE)
+    assert sum((e.epsilon for e in acc.ledger[:-1]), Fraction(0)) == Fraction(3, 2) * ONE_ITEM_SHARE
+    (basis,) = release.bases
+    assert basis.scale == pytest.approx(1 / float(Fraction(3, 2) * (1 - ONE_ITEM_SHARE)))
+    selection = release.selection
+    counts = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j in range(codes.shape[1])
+              for v in selection.kept_codes(j)}
+    chosen = {(j, v) for j, its in zip(basis.columns, basis.items) for v in its}
+    assert chosen == largest_basis(list(counts), counts, 0.3 * selection.n_hat, selection.sizes)
+    assert basis.noisy.size == _cells(chosen, selection.sizes) <= LARGE_BASIS_CELLS
+    assert all(counts[it] >= 0.3 * selection.n_hat for it in chosen)
+    with pytest.raises(ParameterError):
+        release_bases(codes, [3] * codes.shape[1], 1, 0.3, acc, columns, rule="cliques")
+
+
+def test_largest_basis_keeps_the_bar_and_the_cell_limit_and_leaves_out_only_what_does_not_fit() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        sizes = list(rng.integers(2, 5, size=8))
+        items = [(j, v) for j in range(8) for v in range(int(rng.integers(1, sizes[j])))]
+        counts = {it: float(rng.integers(0, 100)) for it in items}
+        limit = int(rng.choice([8, 32, 128]))
+        basis = largest_basis(items, counts, 40.0, sizes, max_cells=limit)
+        assert _cells(basis, sizes) <= limit and all(counts[it] >= 40 for it in basis)
+        for it in items:  # an item reaching the bar is left out only when it no longer fits
+            if counts[it] >= 40 and it not in basis:
+                assert _cells(basis | {it}, sizes) > limit

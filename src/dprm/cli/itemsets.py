@@ -48,12 +48,13 @@ ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
 #: The values of ``--learner`` (:data:`dprm.itemsets.parameters.LEARNERS`, not imported before it is needed).
 LEARNERS = ("auto", "batch", "hoeffding")
 #: The values of ``--private-method`` (:data:`dprm.itemsets.private.PRIVATE_METHODS`).
-PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis")
+PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis", "auto")
 #: The methods that release a synthetic table (dpmm, in its own environment) mined by FP-growth.
 SYNTHETIC_METHODS = ("mst", "aim")
 #: The methods that release no estimate (no t-closeness, no top-k): the synthetic ones, and ``"basis"``, which
-#: lists the itemsets from released supports (PrivBasis-style, :mod:`dprm.itemsets.private_basis`).
-NO_ESTIMATE = SYNTHETIC_METHODS + ("basis",)
+#: lists the itemsets from released supports (PrivBasis-style, :mod:`dprm.itemsets.private_basis`), and
+#: ``"auto"``, which may (its branch is chosen on a release, after the options are checked).
+NO_ESTIMATE = SYNTHETIC_METHODS + ("basis", "auto")
 
 
 def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
@@ -249,13 +250,14 @@ def itemsets(
                                        "mechanism (with the chain's order), or a DP decision tree."),
     max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
     private_method: str = typer.Option(
-        "chain", "--private-method", metavar="chain|frequent-items|mst|aim|basis",
+        "chain", "--private-method", metavar="chain|frequent-items|mst|aim|basis|auto",
         help="With --epsilon: the chain over every declared category (chain, the default), or, with --structure "
              "parents, the one-way histograms first (10 % of ε) and the chain over the items that can reach "
              "--min-support (frequent-items), or a synthetic table from dpmm's MST / AIM (its own environment, "
              "DPRM_DPMM_PYTHON; (ε, δ = 1e-9)-DP) mined by FP-growth (mst, aim), or noisy histograms of a few "
              "sets of items covering the frequent itemsets, each support summed from their cells with its noise "
-             "(basis, PrivBasis-style; no estimate)."),
+             "(basis, PrivBasis-style; no estimate), or the one-way histograms first and then basis's release or "
+             "the chain, whichever their noisy counts predict the better (auto)."),
     types: TypesFile = None,
     bins: Optional[List[str]] = typer.Option(
         None, "--bins", metavar="COL=e0,e1,...",
@@ -295,8 +297,9 @@ def itemsets(
         raise ParameterError(f"--private-method must be one of {', '.join(PRIVATE_METHODS)} (frequent-items with "
                              f"--structure parents), not {private_method!r}")
     if epsilon is not None and private_method in NO_ESTIMATE and (sensitive or top_k is not None):
-        what = "lists the itemsets from released supports" if private_method == "basis" else \
-            "mines the synthetic rows with FP-growth"
+        what = {"basis": "lists the itemsets from released supports",
+                "auto": "may list the itemsets from released supports"}.get(private_method,
+                                                                          "mines the synthetic rows with FP-growth")
         raise ParameterError(f"--private-method {private_method} {what}: --sensitive and --top-k need an estimate "
                              "(chain or frequent-items)")
     check_options(min_support, delta, sensitive, chains, epsilon, step, max_depth, seed, max_seconds,
@@ -403,7 +406,7 @@ def mine(estimator: Any, released: Any, min_support: float, max_length: int | No
          top_k: int | None, parameters: dict[str, Any]) -> tuple[Any, list[dict[str, Any]] | None]:
     """The itemsets: of the released rows or bases, the top ``k``, or every one ISON finds; the run's
     settings are added to ``parameters``. Also each itemset's noise (``basis``), else None."""
-    if released is not None and parameters.get("private_method") == "basis":
+    if released is not None and parameters.get("estimate") == "dp-basis":
         run, noise = basis_run(released, min_support, max_length)
         parameters.update(stopped_early=False, candidates=0, found_per_iteration=[])
         return run, noise
@@ -467,8 +470,11 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
                                 private_method=parameters.get("private_method", "chain"))
     parameters.update(private_method=fit.parameters["private_method"], noise_scale=fit.parameters["noise"],
                       items=fit.parameters.get("items"))
+    if "auto_choice" in fit.parameters:  # "auto": the branch its items' release chose
+        parameters.update(auto_choice=fit.parameters["auto_choice"], pair_noise=fit.parameters["pair_noise"])
     if fit.bases is not None:
-        parameters.update({key: fit.parameters[key] for key in ("bases", "basis_cells", "edges", "cliques")})
+        parameters.update({key: fit.parameters[key] for key in ("bases", "basis_cells", "edges", "cliques")},
+                          estimate="dp-basis")
         return None, fit.privacy, fit.bases
     parameters.update(structure=structure, max_depth=max_depth, max_parents=fit.parameters["max_parents"],
                       epsilon_per_tree=fit.parameters["epsilon_per_tree"], orders=fit.parameters["orders"])
@@ -540,7 +546,7 @@ def print_result(run: Any, privacy: dict, parameters: dict[str, Any], output: Pa
                                                                  ("tables", "tables per cell")) if noise.get(key)]
     if scales:
         source = "summed from the bases' noisy cells (post-processing; each with its noise in the JSON)" \
-            if parameters.get("private_method") == "basis" else "read off the noisy estimate (post-processing)"
+            if parameters.get("estimate") == "dp-basis" else "read off the noisy estimate (post-processing)"
         console.print(f"noise ({parameters['private_method']}; discrete Laplace scale): {', '.join(scales)}; the "
                       f"supports are {source}", soft_wrap=True)
     if noise.get("marginals"):

@@ -117,6 +117,7 @@ from dprm.itemsets.chain import Chain, chain_orders
 from dprm.itemsets.domains import VariableDomain, encode_frame, infer_domains
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.parameters import RANDOM_STATE, Setting, check_settings, whole_number
+from dprm.itemsets import private_basis
 from dprm.itemsets.private_basis import BASIS_MAX_NOISE, BasisRelease, pair_noise, release_bases
 from dprm.itemsets.private_items import ITEM_SHARE, MAX_EXPANDED_CELLS, ItemSelection, release_items
 from dprm.itemsets.private_synthetic import (DEFAULT_DELTA, SEEDED_SYNTHETIC_REASON, SYNTHETIC_METHODS,
@@ -148,10 +149,11 @@ STRUCTURES = ("parents", "dp-trees")
 #: releases no model: noisy histograms of a few item sets covering the frequent itemsets
 #: (PrivBasis-style, :mod:`dprm.itemsets.private_basis`), supports summed from their cells
 #: with their noise scale; the fit's ``bases`` lists the itemsets (no estimator, no ISON).
-#: ``"auto"`` releases the items first (``ITEM_SHARE`` of ε), then ``"basis"``'s pairs and
-#: bases when their predicted noise (:func:`~dprm.itemsets.private_basis.pair_noise`, read off
-#: the items' release: post-processing) is at most ``BASIS_MAX_NOISE`` of ``θ·n̂``, the chain
-#: over the declared domains with the rest of ε otherwise (``docs/itemsets.md``, seventh round).
+#: ``"auto"`` releases the items first (``item_share()`` of ε), then ``"basis"``'s bases (one
+#: large basis by default, eighth round) when the predicted noise of the pairs' route
+#: (:func:`~dprm.itemsets.private_basis.pair_noise`, read off the items' release:
+#: post-processing) is at most ``BASIS_MAX_NOISE`` of ``θ·n̂``, the chain over the declared
+#: domains with the rest of ε otherwise (``docs/itemsets.md``, seventh and eighth rounds).
 PRIVATE_METHODS = ("chain", "frequent-items", "mst", "aim", "basis", "auto")
 #: Most parents of a variable, and most cells of a table, over compressed domains.
 COMPRESSED_MAX_PARENTS = 3
@@ -544,7 +546,7 @@ def fit_private_estimator(
 def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction, min_support: float | None,
                  accountant: Accountant, columns: list[str], ledger: list[dict[str, Any]], guarantees: list[str],
                  since: int) -> tuple[ItemSelection | None, float | None, Fraction]:
-    """The items' release of ``"frequent-items"`` and ``"auto"`` (``ITEM_SHARE`` of ``eps``), else nothing.
+    """The items' release of ``"frequent-items"`` (``ITEM_SHARE`` of ``eps``) and ``"auto"`` (``item_share()``).
 
     Returns the selection (None for ``"auto"``'s chain), for ``"auto"`` the predicted pair
     noise (:func:`~dprm.itemsets.private_basis.pair_noise`, post-processing of the items)
@@ -555,7 +557,7 @@ def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction
     """
     if method not in ("frequent-items", "auto"):
         return None, None, eps
-    items_eps = eps * ITEM_SHARE
+    items_eps = eps * (private_basis.item_share() if method == "auto" else ITEM_SHARE)  # as the bases expect
     if method == "auto":
         selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns)
         ledger.extend(accountant.privacy_block(since=since)["ledger"])
@@ -642,7 +644,7 @@ def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, dom
                   "min_support": min_support,
                   "bases": [[columns[j] for j in b.columns] for b in release.bases],
                   "basis_cells": [int(b.noisy.size) for b in release.bases], "edges": release.n_edges,
-                  "cliques": release.n_cliques,
+                  "cliques": release.n_cliques, "basis_rule": private_basis.BASES,
                   "noise": {"items": release.selection.scale, "pairs": release.pair_scale, "tables": scale}}
     if prepared is not None:
         parameters.update(auto_choice="basis", pair_noise=noise)

@@ -15,8 +15,15 @@ The codes are the compressed ones of the item selection (per column, its kept it
 ``0..k-1`` and, if some category was merged, *other*); a column of one declared category
 is an item of every row and needs no release.
 
-1. **items** (:data:`~dprm.itemsets.private_items.ITEM_SHARE` of ε): every column's one-way
-   histogram, L1 sensitivity 1 each (:mod:`dprm.itemsets.private_items`).
+1. **items** (:func:`item_share`: 20 % of ε with ``rule="one"``, 10 % with ``"pairs"``): every
+   column's one-way histogram, L1 sensitivity 1 each (:mod:`dprm.itemsets.private_items`).
+
+``rule="one"`` (:data:`BASES`, the default since the eighth round) then releases **one basis**:
+the items whose noisy count reaches ``θ·n̂``, by decreasing noisy count, each added while
+the basis has at most :data:`LARGE_BASIS_CELLS` cells (:func:`largest_basis`: a function of
+step 1's output), its histogram released with the rest of ε (a row in exactly one cell: L1
+sensitivity 1, scale ``1 / ε_bases``); no pairs. ``rule="pairs"`` (sixth and seventh rounds):
+
 2. **pairs** (:data:`PAIR_SHARE` of ε, only when the items do not fit in one basis of
    :data:`ONE_BASIS_CELLS` cells and there are at least two item columns): for each of
    the ``P`` pairs of columns holding a kept item, the two-way histogram over the two
@@ -82,30 +89,14 @@ noise scales, the others read as empty, summed and less ``z`` sd of their noise.
 plain sum of a mid-size itemset runs over hundreds of cells, mostly empty on tables like
 mushroom (420 distinct rows), and carries all their noise; the heavy cells carry only
 their own (an empty cell passes ``6b`` with probability ``a⁶ᵇ/(1 + a) ≈ e⁻⁶/2``, about 5 of
-a 4,096-cell basis, each ≈ ``7b`` rows), and the light true cells they drop make the sum
-lower, not higher. Skipped for a basis whose ``6b`` exceeds the resolution limit.
-Post-processing. Mushroom at ε = 1, seeds 0 – 39: TPR / FPR 0.786 / 0.062 without it,
-0.826 / 0.066 with it (22 seeds of 40 meet issue 30's bar, against 8), 0.807 / 0.063 at 8
-scales; nmes, rwas, ibm, tic-tac-toe unchanged (seeds 0 – 11); at ε = 0.1 without the
-resolution limit it listed up to 13 times as many false itemsets as true ones on mushroom.
+a 4,096-cell basis, 40 of a 32,768-cell one, each ≈ ``7b`` rows), and the light true cells
+they drop make the sum lower, not higher. Skipped for a basis whose ``6b`` exceeds the
+resolution limit. Post-processing (measured in ``docs/itemsets.md``, seventh round).
 
-``FRECHET_Z`` (θ = 0.3, ε = 1, mushroom, seeds 0 – 39, TPR mean ± its standard error / mean
-FPR): without the Fréchet joins 0.760 ± 0.011 / 0.061; with z = 0, 1, 2, 3: 0.786 ± 0.009 /
-0.058, 0.797 ± 0.011 / 0.068, 0.764 ± 0.011 / 0.058, 0.786 ± 0.010 / 0.062 (a gain of 0.00 –
-0.04, not monotone in z: within two standard errors; 3 keeps the joins safe, a pair joined
-wrongly only beyond three sd of the items' noise). ibm, tic-tac-toe and vote unchanged (seeds
-0 – 5); the tables whose items fit one basis (nmes, rwas) release no pairs.
-
-Why these constants (θ = 0.3, ε = 1, seeds 0 – 2, ``docs/itemsets.md``): on mushroom
-``CONFIDENCE_Z`` 1 gave TPR / FPR 0.78 / 0.03, 0.74 / 0.07, 0.82 / 0.15, against 0.81 /
-0.07, 0.76 / 0.12, 0.85 / 0.24 for 0.5 and 0.66 / 0.02, 0.65 / 0.04, 0.70 / 0.08 for
-closure only above 2 sd; ``PAIR_SHARE`` 0.2 – 0.6 and ``EDGE_Z`` −0.25 – 0.5 moved the
-figures within the seeds' spread; on nmes every setting gave TPR ≥ 0.95 with FPR ≤ 0.03.
-``RESOLUTION`` 0.2 against none (seeds 0 – 2): mushroom at ε = 1 0.77 / 0.03, 0.73 / 0.07,
-0.81 / 0.13 against 0.77 / 0.03, 0.74 / 0.07, 0.82 / 0.15; vote at ε = 1 nothing listed
-against TPR 0.34 – 0.46 with FPR 36 – 69; mushroom at ε = 0.1 nothing against FPR 36 – 73;
-tic-tac-toe at ε = 1 TPR 0.00 – 0.24 against 0.32 – 0.48 (FPR 0 – 0.28): the limit trades
-a little TPR where the release is weak for not listing noise.
+The constants (``FRECHET_Z``, ``CONFIDENCE_Z``, ``PAIR_SHARE``, ``EDGE_Z``, ``RESOLUTION``,
+``HEAVY_CELLS``, ``BASES``, ``ONE_ITEM_SHARE``, ``LARGE_BASIS_CELLS``) were compared on
+mushroom, nmes, rwas, ibm, tic-tac-toe and vote; the figures are in ``docs/itemsets.md``
+(sixth, seventh and eighth rounds).
 
 Examples
 --------
@@ -135,14 +126,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from dprm.itemsets.private_basis_graph import MAX_BASIS_CELLS, MAX_CLIQUES, Item, _cells, maximal_cliques, merge_bases
+from dprm.errors import ParameterError
+from dprm.itemsets.private_basis_graph import (LARGE_BASIS_CELLS, MAX_BASIS_CELLS, MAX_CLIQUES, Item, _cells,
+                                               largest_basis, maximal_cliques, merge_bases)
 from dprm.itemsets.private_items import ITEM_SHARE, ItemSelection, release_items
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram
 
 __all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "CONFIDENCE_Z", "RESOLUTION", "EDGE_Z",
            "BASIS_MAX_NOISE", "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques",
            "merge_bases", "discrete_laplace_variance", "pair_noise", "FRECHET_Z", "frechet_joined", "HEAVY_CELLS",
-           "heavy_cell_sums"]
+           "heavy_cell_sums", "BASES", "LARGE_BASIS_CELLS", "largest_basis", "ONE_ITEM_SHARE",
+           "item_share"]
 
 #: The share of ε that releases the pairs' two-way histograms (when there are pairs).
 PAIR_SHARE = Fraction(2, 5)
@@ -164,6 +158,24 @@ FRECHET_Z: float | None = 3.0
 HEAVY_CELLS: float | None = 6.0
 #: Largest :func:`pair_noise` at which ``private_method="auto"`` releases bases (the chain otherwise).
 BASIS_MAX_NOISE = 0.35
+#: How the bases are chosen by default: ``"one"`` (the largest basis of the likely frequent items,
+#: eighth round) or ``"pairs"`` (pair tables, their graph's cliques merged; sixth and seventh rounds).
+BASES = "one"
+#: The share of ε that releases the items with ``rule="one"`` (:data:`ITEM_SHARE` with ``"pairs"``): the one
+#: basis takes the items by their noisy counts' order, which 10 % of ε leaves too noisy (mushroom at ε = 1,
+#: seeds 0 – 11: 3 seeds of 12 meet issue 30's bar with 10 %, 10 with 20 %; docs/itemsets.md, eighth round).
+ONE_ITEM_SHARE = Fraction(1, 5)
+
+
+def item_share(rule: str | None = None) -> Fraction:
+    """The items' share of ε under ``rule`` (default :data:`BASES`): :data:`ONE_ITEM_SHARE` or :data:`ITEM_SHARE`.
+
+    Examples
+    --------
+    >>> item_share("one"), item_share("pairs")
+    (Fraction(1, 5), Fraction(1, 10))
+    """
+    return ONE_ITEM_SHARE if (BASES if rule is None else rule) == "one" else ITEM_SHARE
 
 
 
@@ -282,7 +294,7 @@ class BasisRelease:
         listed = {key for key, (count, var) in estimates.items()
                   if count >= theta * n_hat + z * math.sqrt(var) and math.sqrt(var) <= widest}
         if HEAVY_CELLS is not None:  # the heavy cells' sums (module notes): a second listing rule
-            heavy = heavy_cell_sums(self.bases, HEAVY_CELLS, z, widest)
+            heavy = heavy_cell_sums(self.bases, HEAVY_CELLS, z, widest, at_least=theta * n_hat)
             listed |= {key for key, lower in heavy.items() if lower >= theta * n_hat}
         closed = set(listed)
         for key in listed:
@@ -366,14 +378,16 @@ def _basis_estimates(bases: Sequence[Basis]) -> dict[frozenset[Item], tuple[floa
     return out
 
 
-def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: float = math.inf
-                    ) -> dict[frozenset[Item], float]:
+def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: float = math.inf,
+                    at_least: float = -math.inf) -> dict[frozenset[Item], float]:
     """Every sub-itemset of a basis: the sum of its cells of at least ``threshold · b``, less ``z`` sd of their noise.
 
     A basis's noisy cell ``y ≥ threshold · b`` (``b`` its noise scale) is a heavy cell; the
     rest are read as empty. For an itemset, ``Σ_heavy y − z·√(h·σ²)`` over its ``h`` heavy
     cells, the mean over the bases that hold it; a basis whose threshold ``threshold · b``
     exceeds ``widest`` (rows) is skipped (it cannot resolve a support). Post-processing.
+    ``at_least``: only the itemsets whose value reaches it in some basis (each still the mean
+    over every basis holding it), found from the arrays without enumerating the others.
 
     Examples
     --------
@@ -383,6 +397,7 @@ def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: 
     (500.0, 500.0, 500.0)
     """
     found: dict[frozenset[Item], list[float]] = {}
+    lowers = []
     for basis in bases:
         if threshold * basis.scale > widest:
             continue
@@ -391,13 +406,30 @@ def heavy_cell_sums(bases: Sequence[Basis], threshold: float, z: float, widest: 
         for axis in range(sums.ndim):  # append the axis's sum: index -1 = "column absent"
             sums = np.concatenate([sums, sums.sum(axis=axis, keepdims=True)], axis=axis)
             cells = np.concatenate([cells, cells.sum(axis=axis, keepdims=True)], axis=axis)
-        lower = sums - z * np.sqrt(cells * discrete_laplace_variance(basis.scale))
-        options = [list(range(len(items))) + [lower.shape[a] - 1] for a, items in enumerate(basis.items)]
-        for index in itertools.product(*options):
-            key = frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(index)
-                            if i < len(basis.items[a]))
+        lowers.append((basis, sums - z * np.sqrt(cells * discrete_laplace_variance(basis.scale))))
+    wanted: set[frozenset[Item]] | None = None
+    if at_least > -math.inf:  # the keys reaching at_least in some basis, from the arrays
+        wanted = set()
+        for basis, lower in lowers:
+            options = [np.r_[np.arange(len(items)), lower.shape[a] - 1] for a, items in enumerate(basis.items)]
+            for hit in np.argwhere(lower[np.ix_(*options)] >= at_least):
+                wanted.add(frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(hit)
+                                     if i < len(basis.items[a])))
+    for basis, lower in lowers:
+        position = {(c, v): (a, i) for a, (c, its) in enumerate(zip(basis.columns, basis.items))
+                    for i, v in enumerate(its)}
+        if wanted is None:
+            options = [list(range(len(items))) + [lower.shape[a] - 1] for a, items in enumerate(basis.items)]
+            keys = (frozenset((basis.columns[a], basis.items[a][i]) for a, i in enumerate(index)
+                              if i < len(basis.items[a])) for index in itertools.product(*options))
+        else:
+            keys = (key for key in wanted if all(item in position for item in key))
+        for key in keys:
             if key:
-                found.setdefault(key, []).append(float(lower[index]))
+                index = [lower.shape[a] - 1 for a in range(lower.ndim)]
+                for item in key:
+                    index[position[item][0]] = position[item][1]
+                found.setdefault(key, []).append(float(lower[tuple(index)]))
     return {key: float(np.mean(values)) for key, values in found.items()}
 
 
@@ -588,7 +620,7 @@ def basis_table(codes: np.ndarray, basis_columns: Sequence[int], items: Sequence
 def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
                   accountant: Accountant, columns: Sequence[str],
                   categories: Sequence[Sequence[object]] | None = None,
-                  selection: ItemSelection | None = None) -> BasisRelease:
+                  selection: ItemSelection | None = None, rule: str | None = None) -> BasisRelease:
     """Release items, pairs and bases of ``codes`` with ``epsilon`` in all (module notes), charged to ``accountant``.
 
     Parameters
@@ -607,16 +639,23 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     categories : sequence of sequence, optional
         Every column's declared categories (names of the listed items); default their codes.
     selection : ItemSelection, optional
-        The items already released by the caller with ``epsilon · ITEM_SHARE``
+        The items already released by the caller with ``epsilon · item_share(rule)``
         (:func:`~dprm.itemsets.private_items.release_items`, charged by the caller): then
-        only the pairs and bases are released here, with ``epsilon · (1 − ITEM_SHARE)``.
+        only the pairs and bases are released here, with the rest of ``epsilon``.
+    rule : {"one", "pairs"}, optional
+        How the bases are chosen (default :data:`BASES`): ``"one"``, the largest basis of the
+        items whose noisy count reaches ``θ·n̂`` (no pairs); ``"pairs"``, the pairs' tables and
+        their graph (the sixth and seventh rounds' release).
 
     Returns
     -------
     BasisRelease
     """
+    rule = BASES if rule is None else rule
+    if rule not in ("one", "pairs"):
+        raise ParameterError(f'rule must be "one" or "pairs", not {rule!r}')
     eps = Fraction(epsilon)
-    items_eps = eps * ITEM_SHARE
+    items_eps = eps * item_share(rule)
     if selection is None:
         selection = release_items(codes, sizes, items_eps, min_support, accountant, columns)
     compressed = selection.compress(codes)
@@ -627,20 +666,23 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     # Pairs only when the items do not fit one basis: otherwise that basis holds every
     # itemset the items can form, and the pairs' budget goes to it (a choice made on the
     # items' noisy counts only).
-    one_basis = _cells(set(items), selection.sizes) <= ONE_BASIS_CELLS
-    pairs, joined = _undecided_pairs(item_columns, selection, min_support)
+    one_way = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    one_basis = rule == "pairs" and _cells(set(items), selection.sizes) <= ONE_BASIS_CELLS
+    pairs, joined = _undecided_pairs(item_columns, selection, min_support) if rule == "pairs" else ([], set())
     pairs_eps = eps * PAIR_SHARE if pairs and not one_basis else Fraction(0)
     pair_counts: dict[tuple[Item, Item], int] = {}
     pair_scale = None
     edges = n_cliques = 0
-    if not one_basis and len(item_columns) >= 2:
+    if rule == "one":  # the largest basis of the items likely frequent, no pairs (module notes)
+        basis = largest_basis(items, one_way, min_support * selection.n_hat, selection.sizes)
+        chosen = [basis] if len({j for j, _ in basis}) >= 2 else []  # one column: no itemset of two items
+    elif not one_basis and len(item_columns) >= 2:
         edge_at = min_support * selection.n_hat
         if pairs_eps:
             pair_counts, pair_scale, pair_totals = _release_pairs(compressed, selection, columns, pairs, pairs_eps,
                                                                   accountant)
             totals += [(t, cells, pair_scale) for t, cells in pair_totals]
             edge_at -= EDGE_Z * math.sqrt(discrete_laplace_variance(pair_scale))
-        one_way = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
         chosen, edges, n_cliques = _choose_bases(items, pair_counts, edge_at, one_way, selection.sizes, joined)
     else:
         chosen = [set(items)] if items else []

@@ -7,14 +7,17 @@ to choose the bases (post-processing, no privacy cost); see that module's notes.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-__all__ = ["MAX_BASIS_CELLS", "MAX_CLIQUES", "Item", "maximal_cliques", "merge_bases"]
+__all__ = ["MAX_BASIS_CELLS", "MAX_CLIQUES", "LARGE_BASIS_CELLS", "Item", "maximal_cliques", "merge_bases",
+           "largest_basis"]
 
 #: Most cells of one basis's histogram.
 MAX_BASIS_CELLS = 4096
 #: Most maximal cliques enumerated (a bound on time; past it the rest are not bases).
 MAX_CLIQUES = 400
+#: Most cells of the one basis of ``bases="one"`` (:func:`largest_basis`).
+LARGE_BASIS_CELLS = 32768
 
 Item = tuple[int, int]  # (column, compressed code)
 
@@ -82,3 +85,25 @@ def merge_bases(cliques: Sequence[set[Item]], sizes: Sequence[int], max_cells: i
         else:
             merged[best] |= basis
     return merged
+
+
+def largest_basis(items: Sequence[Item], counts: Mapping[Item, float], bar: float, sizes: Sequence[int],
+                  max_cells: int | None = None) -> set[Item]:
+    """One basis: the items whose noisy count reaches ``bar``, by decreasing count, each added while it fits.
+
+    An item joins when the basis with it has at most ``max_cells`` cells
+    (:data:`LARGE_BASIS_CELLS` by default); ties in count go by item. A function of the
+    noisy counts and public sizes only (post-processing).
+
+    Examples
+    --------
+    >>> counts = {(0, 0): 90.0, (1, 0): 80.0, (1, 1): 15.0, (2, 0): 70.0, (3, 0): 10.0}
+    >>> sorted(largest_basis(list(counts), counts, 30.0, [2, 3, 2, 2], max_cells=8))
+    [(0, 0), (1, 0), (2, 0)]
+    """
+    max_cells = LARGE_BASIS_CELLS if max_cells is None else max_cells
+    basis: set[Item] = set()
+    for item in sorted((it for it in items if counts[it] >= bar), key=lambda it: (-counts[it], it)):
+        if _cells(basis | {item}, sizes) <= max_cells:
+            basis.add(item)
+    return basis
