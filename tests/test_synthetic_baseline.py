@@ -25,9 +25,19 @@ from dprm.evaluation.synthetic import (SYNTHETIC_ALGORITHMS, SyntheticUnavailabl
                                        encode_codes, run_synthetic, synthetic_available)
 from dprm.queries import document_redescriptions, query_from_json
 
-AVAILABLE = synthetic_available()
-needs_dpmm = pytest.mark.skipif(not AVAILABLE and not os.environ.get("CI"),
-                                reason="dpmm's environment is missing (make synthetic)")
+
+@pytest.fixture(scope="module")
+def dpmm_environment() -> None:
+    """Skips the tests that run dpmm where its environment is missing (not under CI, where they fail).
+
+    Checked once, by the first test that needs it, not at collection: it starts dpmm's
+    Python, which every pytest-xdist worker would otherwise do while collecting.
+    """
+    if not os.environ.get("CI") and not synthetic_available():
+        pytest.skip("dpmm's environment is missing (make synthetic)")
+
+
+needs_dpmm = pytest.mark.usefixtures("dpmm_environment")
 FAST = {"n_iters": 60, "init_trials": 3, "alternations": 1}
 
 
@@ -49,7 +59,7 @@ def _data(planted):
 
 def test_ci_has_dpmm_environment():
     if os.environ.get("CI"):
-        assert AVAILABLE, "make test must build .venv-dpmm (make synthetic) for the synthetic-data baseline"
+        assert synthetic_available(), "make test must build .venv-dpmm (make synthetic) for the synthetic-data baseline"
 
 
 def test_codes_keep_every_grid_threshold_literal(planted):
