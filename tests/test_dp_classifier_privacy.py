@@ -395,7 +395,28 @@ def test_log_z_and_sampler_probabilities_equal_brute_force(schema: str, score: s
         assert abs(float(logsumexp(library))) <= 1e-9  # nothing outside the enumeration
 
 
+def remember_choice_weights(space: SubtreeSpace) -> SubtreeSpace:
+    """``space`` with ``choice_weights`` remembered per node (its rows, depth left, used options, branch).
+
+    The weights are a deterministic function of these (and of the space), so the draws are
+    exactly those of the unremembered space: thousands of draws over the same few nodes then
+    compute each node's weights once instead of at every draw (``log_z`` calls it too).
+    """
+    compute = space.choice_weights
+    known: dict = {}
+
+    def choice_weights(rows, remaining, used, missing_branch):
+        key = (np.asarray(rows).tobytes(), remaining, used, missing_branch)
+        if key not in known:
+            known[key] = compute(rows, remaining, used, missing_branch)
+        return known[key]
+
+    space.choice_weights = choice_weights
+    return space
+
+
 def draw_frequencies(space, depth, n, seed):
+    space = remember_choice_weights(space)
     noise = SeededNoise(np.random.default_rng(seed))
     draw = StructuredDraw(noise, 1.0 / space.eta)
     assert draw.eta == space.eta

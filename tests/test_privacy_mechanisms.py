@@ -173,7 +173,9 @@ def _count_outputs(noise: NoiseSource, count: int, n: int, scale: float) -> np.n
 @pytest.mark.parametrize("path", PATHS)
 def test_count_mechanism_likelihood_ratio_is_bounded_by_exp_epsilon(path):
     epsilon, c = 0.5, 10
-    n = 200_000 if path == "seeded" else 100_000
+    # 50,000 a side: 11 outputs with >= 1,000 draws each, and the weak mechanism's pooled
+    # log ratio (0.65) is 14 of its sigmas (0.008) above the bound's 0.5 + 4.5 sigma
+    n = 50_000
     mech = DiscreteLaplaceCount(epsilon)
     noise = make_noise(path, seed=3)
     out_d = _count_outputs(noise, c, n, mech.scale)  # dataset D: count c
@@ -204,7 +206,9 @@ def test_count_mechanism_likelihood_ratio_is_bounded_by_exp_epsilon(path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_exponential_mechanism_matches_softmax(path):
-    n = 40_000 if path == "seeded" else 20_000
+    # 8,000 draws a score vector: chi-square non-centrality 243 against epsilon x 1.3 and 143
+    # against epsilon / 1.3, so a wrong epsilon is missed with probability < 1e-12 (alpha 1e-4)
+    n = 16_000
     em = ExponentialMechanism(epsilon=1.0, sensitivity=1)
     acc = make_accountant(path, seed=4)
     # two different score vectors interleaved: each partition is sampled on its own
@@ -234,7 +238,9 @@ def test_exponential_mechanism_single_release(path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_permute_and_flip_distribution(path):
-    n = 40_000 if path == "seeded" else 20_000
+    # 8,000 draws: non-centrality 143 against the exponential mechanism's softmax and 317
+    # against a scale / 1.3, each missed with probability < 1e-12 (alpha 1e-4)
+    n = 8_000
     pf = ExponentialMechanism(epsilon=1.0, sensitivity=1, sampler="permute-and-flip")
     acc = make_accountant(path, seed=6)
     counts = np.bincount(pf.release_parallel(acc, "pf", [SCORES] * n), minlength=6)
@@ -273,7 +279,7 @@ def test_huge_and_tiny_scores(path, sampler):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_reservoir_k1_is_the_exponential_mechanism(path):
-    n = 20_000
+    n = 6_000  # non-centrality 182 against epsilon x 1.3: missed with probability < 1e-17 (alpha 1e-4)
     reservoir = WeightedReservoir(epsilon=1.0, sensitivity=1, k=1)
     acc = make_accountant(path, seed=8)
     chunks = [SCORES[:2], SCORES[2:5], SCORES[5:]]
@@ -288,7 +294,7 @@ def test_reservoir_k1_is_the_exponential_mechanism(path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_reservoir_k2_samples_without_replacement(path):
-    n = 20_000
+    n = 6_000  # non-centrality 365 against epsilon x 1.3 (29 df): missed with probability < 1e-30
     reservoir = WeightedReservoir(epsilon=2.0, sensitivity=1, k=2)
     acc = make_accountant(path, seed=9)
     chunks = [SCORES[:3], SCORES[3:4], SCORES[4:]]

@@ -96,17 +96,18 @@ def test_every_miner_runs_at_a_small_epsilon_and_prunes_everything(planted, algo
 # -- the building blocks, at any positive ε ----------------------------------------------
 
 
+# Seeded noise only: at these epsilons both sources saturate every count at +-2**63 and draw
+# selections as usual (test_mechanisms_at_a_tiny_epsilon checks that of each source, secure
+# included), so the extraction sees the same kind of values whichever source made them.
 @pytest.mark.parametrize("epsilon", TINY)
 @pytest.mark.parametrize("counts", ["cells", "paper"])
-@pytest.mark.parametrize("noise", ["seeded", "secure"])
-def test_private_extraction_at_a_tiny_epsilon(epsilon, counts, noise) -> None:
+def test_private_extraction_at_a_tiny_epsilon(epsilon, counts) -> None:
     rng = np.random.default_rng(1)
     views = [random_view(rng, 300, side) for side in ("left", "right")]
     indexes = [LiteralIndex(v, mode="private", max_splits=4) for v in views]
     trees = [Tree(depth=2, splits=[i.splits[int(rng.integers(len(i.splits)))] for _ in range(3)]) for i in indexes]
     cells = [t.apply_cells(i) for t, i in zip(trees, indexes)]
-    source = SeededNoise(np.random.default_rng(2)) if noise == "seeded" else SecureNoise()
-    accountant = Accountant(epsilon, source)
+    accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(2)))
     loose = Constraints(min_support=1, max_support=1.0, min_jaccard=0.0, max_pvalue=1.0, max_clauses=1)
     for data_size in (None, (300.0, discrete_laplace_variance(1 / epsilon))):
         with warnings.catch_warnings():

@@ -107,7 +107,7 @@ class CartWheels(Miner):
     >>> from dprm.data import load_two_view
     >>> planted = make_planted(600, n_planted=1, random_state=0)
     >>> data = load_two_view(planted.left, planted.right)
-    >>> miner = CartWheels(init_trials=5).fit(data, rng=np.random.default_rng(0))
+    >>> miner = CartWheels(init_trials=2).fit(data, rng=np.random.default_rng(0))
     >>> miner.redescriptions_[0].stats.jaccard > 0.7
     True
     >>> miner.privacy_["guarantee"], miner.privacy_["private"], miner.privacy_["reasons"]
