@@ -1,7 +1,8 @@
 """The Ray engine: loopback only, the same output as in-process, a lost shard is a clean error.
 
-One local Ray for the whole module (started on loopback by ``start_ray``, stopped at
-the end); every engine in it starts its own shard actors on it.
+One local Ray for the Ray modules (``ray_session`` of ``tests/conftest.py``: started on
+loopback by ``start_ray`` once, stopped after them); every engine starts its own shard
+actors on it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dprm.privacy import Accountant, SeededNoise
 from test_cli import run
 
 # One xdist worker runs the Ray modules (this, test_engine_ray_cluster.py and test_evaluate_engine.py; make test: --dist
-# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+# loadgroup), one after the other, on one local Ray started once for them (conftest's ray_session).
 pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 
 psutil = pytest.importorskip("psutil")
@@ -40,14 +41,6 @@ ray_engine = pytest.importorskip("dprm.engine.ray_engine")
 ROOT = Path(__file__).resolve().parents[1]
 MAMMALS = ROOT.parent / "shared" / "data" / "mammals"
 MAMMALS_TYPES = ROOT / "tests" / "data" / "mammals-types.json"
-
-
-@pytest.fixture(scope="module")
-def ray_session():
-    ray = ray_engine.import_ray()
-    ray_engine.start_ray(num_cpus=4)
-    yield ray
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ import pytest
 from dprm.datasets import make_planted
 
 # One xdist worker runs the Ray modules (this, test_engine_ray.py and test_evaluate_engine.py; make test: --dist
-# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+# loadgroup), one after the other; this module's head is a Ray of its own beside the others' (conftest's ray_session).
 pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 psutil = pytest.importorskip("psutil")
 if importlib.util.find_spec("ray") is None:  # not imported here: dprm imports it with its environment
