@@ -125,6 +125,20 @@ def test_every_socket_of_the_driver_and_of_all_ray_processes_is_on_loopback(ray_
     assert wrong == []
 
 
+def test_the_shard_actors_import_dprm_from_where_the_driver_does_and_hold_the_loopback_environment(engines) -> None:
+    """A local Ray's workers inherit the environment ``start_ray`` sets while Ray starts (no runtime environment)."""
+    import dprm
+
+    def where(actor) -> tuple:  # runs in the shard actor's process (a nested function: sent by value)
+        import os
+        import sys
+        return sys.modules["dprm"].__file__, {name: os.environ.get(name) for name in ray_engine.LOOPBACK_ENVIRONMENT}
+
+    engine = engines("planted", 2)
+    answers = engine._ray.get([actor.__ray_call__.remote(where) for actor in engine.actors])
+    assert answers == [(dprm.__file__, ray_engine.LOOPBACK_ENVIRONMENT)] * 2
+
+
 # The equal-output tests below cover each miner on each data set once, on 2 or 3 shards in turn (each miner
 # on both shard counts over the two data sets, each data set on both): the shard count changes only how the
 # rows are dealt, which every case checks, so running every miner on both counts added time, not coverage.
