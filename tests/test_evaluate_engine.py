@@ -102,7 +102,8 @@ def test_a_sharded_experiment_equals_the_in_process_one(ray_session, in_process,
 
 def test_a_sharded_experiment_on_planted_data_with_missing_values_equals_the_in_process_one(
         ray_session, planted_files, tmp_path) -> None:
-    miners = ["--algorithms", "mcmc-tree-pair,serenade-cs", "-p", "mcmc-tree-pair.mcmc_iterations=300",
+    # chains of 100 steps (each a round trip to the shards): 300 repeated the same requests
+    miners = ["--algorithms", "mcmc-tree-pair,serenade-cs", "-p", "mcmc-tree-pair.mcmc_iterations=100",
               "-p", "mcmc-tree-pair.init_trials=2", "-p", "serenade-cs.initial_pairs=3",
               "-p", "serenade-cs.extensions=2"]
     for out, extra in ((tmp_path / "in-process", ["--jobs", "1"]),
