@@ -1,4 +1,4 @@
-"""Shared fixtures: random views, the real data folder."""
+"""Shared fixtures: random views, the real data folder, the local Ray of the Ray modules."""
 
 from __future__ import annotations
 
@@ -38,6 +38,44 @@ def random_view(rng: np.random.Generator, n_rows: int, side: str = "left", missi
         values[rng.random(n_rows) < missing] = np.nan
         attributes.append(Attribute(f"{side}_x{j}", side, AttributeKind.NUMERIC, values, Domain(bounds=(-4, 4))))
     return View(side, attributes)
+
+
+#: The local Ray of the xdist group "ray" (:func:`ray_session`): empty, or the started ``ray`` module.
+_RAY: list = []
+
+
+def _in_ray_group(node: pytest.Item | pytest.Module) -> bool:
+    """Whether ``node`` (a test or its module) is of the xdist group ``"ray"`` (``pytest.mark.xdist_group("ray")``)."""
+    return any((marker.args[:1] or (marker.kwargs.get("name"),))[0] == "ray"
+               for marker in node.iter_markers("xdist_group"))
+
+
+@pytest.fixture(scope="module")
+def ray_session(request):
+    """One local Ray on loopback (``start_ray``), shared by the modules of the xdist group ``"ray"``.
+
+    Started when a module of the group first asks for it and stopped after the group's
+    last test (:func:`pytest_runtest_teardown`: the next test is of no module of the
+    group), so the group's modules (``make test``: one worker runs them one after the
+    other) start Ray once, not once per module, and no other test runs beside a live
+    Ray. Every engine starts its own shard actors on it.
+    """
+    if not _in_ray_group(request.node):
+        pytest.fail("ray_session is for the modules of the xdist group 'ray' (it is stopped after the group)")
+    ray_engine = pytest.importorskip("dprm.engine.ray_engine")
+    if not _RAY:
+        ray = ray_engine.import_ray()
+        ray_engine.start_ray(num_cpus=4)
+        _RAY.append(ray)
+    return _RAY[0]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    """After the last test of the xdist group ``"ray"`` (and its fixtures' teardown): stop the group's Ray."""
+    yield
+    if _RAY and (nextitem is None or not _in_ray_group(nextitem)):
+        _RAY.pop().shutdown()
 
 
 @pytest.fixture

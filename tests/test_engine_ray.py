@@ -1,7 +1,8 @@
 """The Ray engine: loopback only, the same output as in-process, a lost shard is a clean error.
 
-One local Ray for the whole module (started on loopback by ``start_ray``, stopped at
-the end); every engine in it starts its own shard actors on it.
+One local Ray for the Ray modules (``ray_session`` of ``tests/conftest.py``: started on
+loopback by ``start_ray`` once, stopped after them); every engine starts its own shard
+actors on it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dprm.privacy import Accountant, SeededNoise
 from test_cli import run
 
 # One xdist worker runs the Ray modules (this, test_engine_ray_cluster.py and test_evaluate_engine.py; make test: --dist
-# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+# loadgroup), one after the other, on one local Ray started once for them (conftest's ray_session).
 pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 
 psutil = pytest.importorskip("psutil")
@@ -40,14 +41,6 @@ ray_engine = pytest.importorskip("dprm.engine.ray_engine")
 ROOT = Path(__file__).resolve().parents[1]
 MAMMALS = ROOT.parent / "shared" / "data" / "mammals"
 MAMMALS_TYPES = ROOT / "tests" / "data" / "mammals-types.json"
-
-
-@pytest.fixture(scope="module")
-def ray_session():
-    ray = ray_engine.import_ray()
-    ray_engine.start_ray(num_cpus=4)
-    yield ray
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -95,29 +88,32 @@ def _inet_sockets(process) -> list:
         return []
 
 
-def test_every_socket_of_the_driver_and_of_all_ray_processes_is_on_loopback(ray_session, planted_files) -> None:
-    """While a job runs: each local and remote address of every inet socket is a loopback address."""
-    left, right, types = planted_files
+def test_every_socket_of_the_driver_and_of_all_ray_processes_is_on_loopback(engines) -> None:
+    """While a job runs: each local and remote address of every inet socket is a loopback address.
+
+    On the module's engine of the planted data on 3 shards (the module's first test in file
+    order: the engine opens while the watch runs, which also sees its actors start).
+    """
     seen: list = []
-    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
-        stop = threading.Event()
+    stop = threading.Event()
 
-        def watch() -> None:
-            while not stop.is_set():
-                driver = psutil.Process()
-                for process in [driver, *driver.children(recursive=True)]:
-                    seen.extend((process.pid, c) for c in _inet_sockets(process))
-                stop.wait(0.05)
+    def watch() -> None:
+        while not stop.is_set():
+            driver = psutil.Process()
+            for process in [driver, *driver.children(recursive=True)]:
+                seen.extend((process.pid, c) for c in _inet_sockets(process))
+            stop.wait(0.05)
 
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        try:
-            SerenadeES(initial_pairs=3, extensions=6).fit(engine, accountant=Accountant(
-                1.0, SeededNoise(np.random.default_rng(0))))
-        finally:
-            stop.set()
-            watcher.join()
-        shard_pids = {r["pid"] for r in engine.shard_resources()}
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        engine = engines("planted", 3)
+        SerenadeES(initial_pairs=3, extensions=6).fit(engine, accountant=Accountant(
+            1.0, SeededNoise(np.random.default_rng(0))))
+    finally:
+        stop.set()
+        watcher.join()
+    shard_pids = {r["pid"] for r in engine.shard_resources()}
     assert shard_pids <= {pid for pid, _ in seen}  # the shard actors were among the processes checked
     assert len(seen) > 10  # the GCS, the raylet, the workers and the driver all hold sockets
     wrong = []
@@ -132,13 +128,29 @@ def test_every_socket_of_the_driver_and_of_all_ray_processes_is_on_loopback(ray_
     assert wrong == []
 
 
-# The equal-output tests below cover each miner on each data set once, on 2 or 3 shards in turn (each miner
-# on both shard counts over the two data sets, each data set on both): the shard count changes only how the
-# rows are dealt, which every case checks, so running every miner on both counts added time, not coverage.
+def test_the_shard_actors_import_dprm_from_where_the_driver_does_and_hold_the_loopback_environment(engines) -> None:
+    """A local Ray's workers inherit the environment ``start_ray`` sets while Ray starts (no runtime environment)."""
+    import dprm
+
+    def where(actor) -> tuple:  # runs in the shard actor's process (a nested function: sent by value)
+        import os
+        import sys
+        return sys.modules["dprm"].__file__, {name: os.environ.get(name) for name in ray_engine.LOOPBACK_ENVIRONMENT}
+
+    engine = engines("planted", 3)
+    answers = engine._ray.get([actor.__ray_call__.remote(where) for actor in engine.actors])
+    assert answers == [(dprm.__file__, ray_engine.LOOPBACK_ENVIRONMENT)] * 3
+
+
+# The equal-output tests below cover each miner on each data set once: mammals on 2 shards, the planted data
+# on 3 (an uneven deal of 3,001 rows), so each miner meets both shard counts. The shard count changes only
+# how the rows are dealt, which every case checks: running every miner on both counts added time, not
+# coverage, and so did each data set on both (two more engines, five more shard actors to start).
 # The shard count is the indirect parameter of the ``mammals_engine`` and ``planted_engine`` fixtures.
+MAMMALS_SHARDS, PLANTED_SHARDS = (2,), (3,)
 
 
-def _sharded(cases: list, ids: list[str], fixture: str, shard_counts=(2, 3)) -> dict:
+def _sharded(cases: list, ids: list[str], fixture: str, shard_counts: tuple[int, ...]) -> dict:
     """``cases`` with the shard counts in turn as the ``fixture``'s indirect parameter (ids say which)."""
     counts = [shard_counts[i % len(shard_counts)] for i in range(len(cases))]
     return dict(argvalues=[(*case, n) for case, n in zip(cases, counts)],
@@ -185,7 +197,7 @@ def planted_engine(request, engines):
     (SerenadeES, {"initial_pairs": 4, "extensions": 10}),
     (SerenadeES, {}),  # the auto rule (grid, k, M) after the noisy row count
     (SerenadeCS, {"initial_pairs": 3, "extensions": 2}),
-], ["es", "es-auto", "cs"], "mammals_engine"))
+], ["es", "es-auto", "cs"], "mammals_engine", MAMMALS_SHARDS))
 def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
                                                                             parameters, in_process) -> None:
     left, right, options = _mammals()
@@ -196,7 +208,7 @@ def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mamm
 
 
 @pytest.mark.parametrize("miner_class, planted_engine", **_sharded([(SerenadeES,), (SerenadeCS,)], ["es", "cs"],
-                                                                  "planted_engine", shard_counts=(3, 2)))
+                                                                  "planted_engine", PLANTED_SHARDS))
 def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(planted_engine, planted_files,
                                                                                  miner_class, in_process) -> None:
     left, right, types = planted_files
@@ -208,16 +220,19 @@ def test_greedy_miners_give_the_same_output_on_ray_as_in_process_on_planted_data
     assert json.loads(local)["document"]["redescriptions"]  # the comparison is not between two empty runs
 
 
-# Chains of a few hundred steps, each step one round trip to the shards and compared draw for draw with
-# the in-process run; the step count per round trip is checked by the test after these. Scored targets at
-# depth 2: depth 3 on sharded counts is checked without Ray (test_tree_miners_sharded.py), and its
-# selection band (seconds per extraction, in the driver) says nothing about the Ray engine.
+# Chains of 100 steps, each step one round trip to the shards and compared draw for draw with the
+# in-process run (every step's summed counts decide its acceptance: one wrong count changes the chain and
+# the document); the step count per round trip is checked by the test after these. 100 steps leave 15 to
+# 34 redescriptions per case (60 left none on the planted data for two of them); 200-300 steps repeated
+# the same round trips at 3-6 ms each. Scored targets at depth 2: depth 3 on sharded counts is checked
+# without Ray (test_tree_miners_sharded.py), and its selection band (seconds per extraction, in the
+# driver) says nothing about the Ray engine.
 TREE_MINERS = [
-    (MCMCTreePair, {"init_trials": 3, "mcmc_iterations": 300}),
-    (MCMCTreePair, {"init_trials": 2, "mcmc_iterations": 200, "targets": "scored", "target_binning": "fd",
+    (MCMCTreePair, {"init_trials": 3, "mcmc_iterations": 100}),
+    (MCMCTreePair, {"init_trials": 2, "mcmc_iterations": 100, "targets": "scored", "target_binning": "fd",
                     "depth": 2}),
     (AlternatingTrees, {"trees": "exponential", "init_trials": 2, "alternations": 2}),
-    (AlternatingTrees, {"trees": "mcmc", "init_trials": 2, "mcmc_iterations": 200}),
+    (AlternatingTrees, {"trees": "mcmc", "init_trials": 2, "mcmc_iterations": 100}),
 ]
 
 
@@ -225,7 +240,7 @@ TREE_IDS = ["mcmc-tree-pair", "mcmc-tree-pair-scored", "alt-expm", "alt-mcmc"]
 
 
 @pytest.mark.parametrize("miner_class, parameters, mammals_engine",
-                         **_sharded(TREE_MINERS, TREE_IDS, "mammals_engine"))
+                         **_sharded(TREE_MINERS, TREE_IDS, "mammals_engine", MAMMALS_SHARDS))
 def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
                                                                           parameters, in_process) -> None:
     left, right, options = _mammals()
@@ -236,7 +251,7 @@ def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_mammals(mammal
 
 
 @pytest.mark.parametrize("miner_class, parameters, planted_engine",
-                         **_sharded(TREE_MINERS, TREE_IDS, "planted_engine", shard_counts=(3, 2)))
+                         **_sharded(TREE_MINERS, TREE_IDS, "planted_engine", PLANTED_SHARDS))
 def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(planted_engine, planted_files,
                                                                               miner_class, parameters,
                                                                               in_process) -> None:
@@ -247,30 +262,35 @@ def test_tree_miners_give_the_same_output_on_ray_as_in_process_on_planted_data(p
     assert json.loads(local)["document"]["redescriptions"]
 
 
-@pytest.mark.parametrize("planted_engine", [2], indirect=True, ids=lambda n: f"{n}-shards")
+@pytest.mark.parametrize("planted_engine", PLANTED_SHARDS, indirect=True, ids=lambda n: f"{n}-shards")
 def test_the_chains_of_mcmc_tree_pair_take_one_round_trip_per_step_of_all_chains(planted_engine) -> None:
     before = planted_engine.round_trips
     # uniform targets: the four chains are prepared at once (scored targets wait for the
-    # earlier pairs); 500 steps of 4 chains in lock-step, plus a few requests for
-    # targets, starts and extractions
-    _document(MCMCTreePair, planted_engine, init_trials=4, mcmc_iterations=500, targets="uniform")
-    assert 400 < planted_engine.round_trips - before <= 500 + 20
+    # earlier pairs); 150 steps of 4 chains in lock-step, plus a few requests for
+    # targets, starts and extractions (a round trip per chain would be over 4 x 120)
+    _document(MCMCTreePair, planted_engine, init_trials=4, mcmc_iterations=150, targets="uniform")
+    assert 120 < planted_engine.round_trips - before <= 150 + 20
 
 
 def test_a_shard_killed_during_the_chains_is_a_clean_engine_error(ray_session, planted_files) -> None:
     left, right, types = planted_files
     with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
-        killed = []
+        original, steps, killed = engine._all, [], []
 
-        def progress(done: int, total: int) -> None:
-            if done >= 1 and not killed:  # after the first chunk of chain steps
-                ray_session.kill(engine.actors[1])
-                killed.append(done)
+        def kill_in_the_chains(method, *args):  # a real actor is killed by Ray at the chains' 5th step
+            if method == "call" and args[1] == "chain_step":
+                steps.append(1)
+                if len(steps) == 5:
+                    ray_session.kill(engine.actors[1])
+                    killed.append(len(steps))
+            return original(method, *args)
 
+        # (the progress callback comes every 1,000 steps: killing there took chains of thousands of steps)
+        engine._all = kill_in_the_chains  # type: ignore[method-assign]
         accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
         with pytest.raises(EngineError, match="lost"):
-            MCMCTreePair(init_trials=2, mcmc_iterations=3000).fit(engine, accountant=accountant, progress=progress)
-        assert killed
+            MCMCTreePair(init_trials=2, mcmc_iterations=300).fit(engine, accountant=accountant)
+        assert killed and len(steps) < 300  # the chains stopped at the loss, not at their end
 
 
 def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, planted_files, tmp_path) -> None:
@@ -287,10 +307,11 @@ def test_undeclared_domains_are_merged_from_the_shards_summaries(ray_session, pl
         assert engine.schema.right.attributes[0].domain == local_data.right.attributes[0].domain
         sharded = _document(SerenadeES, engine, initial_pairs=4, extensions=4)
         # numeric initial targets binned over bounds read off the data (the shards' merged bounds);
-        # two pairs of trees (four took ten times the CPU: the extractions' selection bands)
-        trees = _document(MCMCTreePair, engine, init_trials=2, mcmc_iterations=150, depth=3, targets="uniform")
+        # two pairs of trees of depth 2 (depth 3 took 40 times the CPU, in the extractions' selection
+        # bands, which read no bounds)
+        trees = _document(MCMCTreePair, engine, init_trials=2, mcmc_iterations=150, depth=2, targets="uniform")
     assert sharded == local
-    assert trees == _document(MCMCTreePair, local_data, init_trials=2, mcmc_iterations=150, depth=3,
+    assert trees == _document(MCMCTreePair, local_data, init_trials=2, mcmc_iterations=150, depth=2,
                               targets="uniform")
     assert json.loads(trees)["document"]["redescriptions"]  # not two empty runs
     assert "come from data, not declared bounds" in trees
@@ -328,51 +349,30 @@ def test_more_shards_than_parts_leaves_some_shards_empty(ray_session, planted_fi
         assert int(engine.counts("private", 3).literal_sizes(0).max()) <= 3 and len(tables[0]) > 0
 
 
-def test_a_shard_killed_mid_run_is_a_clean_engine_error(ray_session, planted_files) -> None:
-    left, right, types = planted_files
-    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
-        killed = []
-
-        def progress(done: int, total: int) -> None:
-            if done >= 1 and not killed:  # after the first unit of work: kill one shard
-                ray_session.kill(engine.actors[1])
-                killed.append(done)
-
-        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
-        with pytest.raises(EngineError, match="lost"):
-            SerenadeES(initial_pairs=3, extensions=20).fit(engine, accountant=accountant, progress=progress)
-        assert killed
-
-
-def test_mine_on_ray_writes_what_mine_in_process_writes(ray_session, planted_files, tmp_path) -> None:
-    left, right, types = planted_files
-    common = ["mine", left, right, "--types", types, "-a", "serenade-es", "--seed", "4"]
-    # the mined redescriptions are the same; the redundancy marks are not compared (in-process the
-    # filter reads the rows' supports, on Ray the statistics only: below)
-    code, _, err = run([*common, "--no-mark-redundant", "-o", tmp_path / "local.json"])
-    assert code == 0, err
-    code, _, err = run([*common, "--no-mark-redundant", "--engine", "ray", "--shards", "3", "-o", tmp_path / "ray.json"])
-    assert code == 0, err
-    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
-
-
+# The command line on Ray: one run per path it adds. A private miner (the default one here: its
+# redundancy marks are post-processing of released values, the same on Ray), a non-private one (marks
+# from statistics only on Ray), a lost shard (below). Which miners give the same output on Ray is
+# checked in-process above.
 def test_mine_with_the_default_miner_on_ray_writes_what_it_writes_in_process(ray_session, planted_files,
                                                                              tmp_path) -> None:
     left, right, types = planted_files
-    common = ["mine", left, right, "--types", types, "--seed", "2", "--mcmc-iterations", "200"]
+    common = ["mine", left, right, "--types", types, "--seed", "2", "--mcmc-iterations", "100"]
     code, _, err = run([*common, "-o", tmp_path / "local.json"])
     assert code == 0, err
     code, _, err = run([*common, "--engine", "ray", "--shards", "2", "-o", tmp_path / "ray.json"])
     assert code == 0, err
     assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
-    assert json.loads((tmp_path / "local.json").read_text())["algorithm"] == "mcmc-tree-pair"
+    local = json.loads((tmp_path / "local.json").read_text())
+    assert local["algorithm"] == "mcmc-tree-pair" and local["redescriptions"]
 
 
+# "-defaults": the grid, depth and leaf sizes at their defaults. CARTwheels' one trial of two alternations
+# (three trees, 300-580 redescriptions) takes a fifth of the three trials of three (twelve trees) it had.
 BASELINES = [
     (ReReMi, {"initial_pairs": 5, "extensions": 4, "max_splits": 12}),
     (ReReMi, {"initial_pairs": 3}),
     (CartWheels, {"init_trials": 5, "alternations": 2, "depth": 3, "max_splits": 10}),
-    (CartWheels, {"init_trials": 3, "alternations": 3}),
+    (CartWheels, {"init_trials": 1, "alternations": 2}),
 ]
 BASELINE_IDS = ["reremi", "reremi-defaults", "cartwheels", "cartwheels-defaults"]
 
@@ -383,7 +383,7 @@ def _baseline_document(miner_class, data, **parameters) -> str:
 
 
 @pytest.mark.parametrize("miner_class, parameters, mammals_engine",
-                         **_sharded(BASELINES, BASELINE_IDS, "mammals_engine"))
+                         **_sharded(BASELINES, BASELINE_IDS, "mammals_engine", MAMMALS_SHARDS))
 def test_non_private_baselines_give_the_same_output_on_ray_as_in_process_on_mammals(mammals_engine, miner_class,
                                                                                    parameters, in_process) -> None:
     left, right, options = _mammals()
@@ -394,7 +394,7 @@ def test_non_private_baselines_give_the_same_output_on_ray_as_in_process_on_mamm
 
 
 @pytest.mark.parametrize("miner_class, parameters, planted_engine",
-                         **_sharded(BASELINES, BASELINE_IDS, "planted_engine", shard_counts=(3, 2)))
+                         **_sharded(BASELINES, BASELINE_IDS, "planted_engine", PLANTED_SHARDS))
 def test_non_private_baselines_give_the_same_output_on_ray_as_in_process_on_planted_data(
         planted_engine, planted_files, miner_class, parameters, in_process) -> None:
     left, right, types = planted_files
@@ -418,45 +418,45 @@ def numeric_files(tmp_path_factory) -> tuple[Path, Path]:
     return folder / "left.csv", folder / "right.csv"
 
 
-# 3 shards (an uneven deal of 2,401 rows): the baselines on 2 shards are checked on mammals and planted data above
+# 3 shards (an uneven deal of 2,401 rows): the baselines on 2 shards are checked on mammals above.
+# ReReMi at its default grid (40 cut points) is mined on mammals and planted data above; here its merged cut
+# points are compared (mining on them took 2.7 s in-process alone: every extension over 12 numeric attributes).
 @pytest.mark.parametrize("n_shards", [3])
 def test_non_private_baselines_give_the_same_output_on_ray_on_numeric_views_on_both_sides(
         ray_session, numeric_files, n_shards, in_process) -> None:
     left, right = numeric_files
     data = load_two_view(left, right)
     with ray_engine.RayEngine(ShardSpec.of(left, right), shards=n_shards) as engine:
-        for miner_class, parameters in BASELINES[:3]:
+        for miner_class, parameters in (BASELINES[0], BASELINES[2]):
             local = _once(in_process, ("baseline", "numeric", miner_class, repr(parameters)),
                           lambda: _baseline_document(miner_class, data, **parameters))
             assert _baseline_document(miner_class, engine, **parameters) == local, miner_class.__name__
             assert json.loads(local)["redescriptions"]
-        expected = [LiteralTable(view, mode="data", max_splits=12).index.thresholds for view in data.views]
-        merged = engine.data_thresholds(12)
-        for side in (0, 1):
-            assert all(np.array_equal(m, e) for m, e in zip(merged[side], expected[side]))
+        for max_splits in (12, ReReMi().max_splits):
+            expected = [LiteralTable(view, mode="data", max_splits=max_splits).index.thresholds for view in data.views]
+            merged = engine.data_thresholds(max_splits)
+            for side in (0, 1):
+                assert len(merged[side]) == len(expected[side])
+                assert all(np.array_equal(m, e) for m, e in zip(merged[side], expected[side])), (max_splits, side)
 
 
-@pytest.mark.parametrize("algorithm", ["reremi", "cartwheels"])
-def test_mine_runs_the_non_private_baselines_on_ray_and_writes_what_it_writes_in_process(
-        ray_session, planted_files, tmp_path, algorithm) -> None:
+def test_mine_runs_a_non_private_baseline_on_ray_and_writes_what_it_writes_in_process(
+        ray_session, planted_files, tmp_path) -> None:
     left, right, types = planted_files
-    common = ["mine", left, right, "--types", types, "-a", algorithm, "--seed", "4", "--init-trials", "2"] \
-        if algorithm == "cartwheels" else ["mine", left, right, "--types", types, "-a", algorithm, "--seed", "4",
-                                           "--initial-pairs", "4"]
-    # the mined redescriptions are the same; the redundancy marks are not compared (in-process the
-    # filter reads the rows' supports, on Ray the statistics only: below)
+    common = ["mine", left, right, "--types", types, "-a", "reremi", "--seed", "4", "--initial-pairs", "4"]
     code, _, err = run([*common, "--no-mark-redundant", "-o", tmp_path / "local.json"])
     assert code == 0, err
-    code, _, err = run([*common, "--no-mark-redundant", "--engine", "ray", "--shards", "3", "-o", tmp_path / "ray.json"])
-    assert code == 0, err
-    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
-    assert json.loads((tmp_path / "local.json").read_text())["redescriptions"]
-    if algorithm == "reremi":  # the redundancy filter says what it judged from (the rows stay in the shards)
-        code, _, err = run([*common, "--engine", "ray", "--shards", "3", "--mark-redundant", "-o",
-                            tmp_path / "marked.json"])
-        assert code == 0 and "judged from their statistics only" in err, err
-        parameters = json.loads((tmp_path / "marked.json").read_text())["parameters"]
-        assert parameters["redundancy"] == "statistics only (the rows stay in the shards)"
+    # the redundancy filter says what it judged from: in-process the rows' supports, on Ray the
+    # statistics only (the rows stay in the shards), so the marks may differ; all else is the same
+    code, _, err = run([*common, "--engine", "ray", "--shards", "3", "--mark-redundant", "-o", tmp_path / "ray.json"])
+    assert code == 0 and "judged from their statistics only" in err, err
+    local, on_ray = (json.loads((tmp_path / name).read_text()) for name in ("local.json", "ray.json"))
+    assert on_ray["parameters"].pop("redundancy") == "statistics only (the rows stay in the shards)"
+    assert on_ray["parameters"].pop("max_overlap") == 0.9
+    for redescription in on_ray["redescriptions"]:
+        redescription.pop("redundant", None)
+    assert json.dumps(on_ray) == json.dumps(local)  # the same document, in the same order
+    assert local["redescriptions"]
 
 
 def test_mine_refuses_a_bad_engine(planted_files, tmp_path) -> None:
@@ -473,6 +473,9 @@ def test_mine_refuses_a_bad_engine(planted_files, tmp_path) -> None:
         assert not out.exists()
 
 
+# A greedy miner losing a shard mid-run: through the command line, which raises the library's EngineError
+# ("... lost ...") as its one error line (a test of the library call alone checked the same on its own
+# engine); a tree miner losing one during its chains: test_a_shard_killed_during_the_chains_... above.
 def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(ray_session, planted_files,
                                                                                tmp_path, monkeypatch) -> None:
     left, right, types = planted_files

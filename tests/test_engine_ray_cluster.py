@@ -24,8 +24,10 @@ import pytest
 
 from dprm.datasets import make_planted
 
+from test_cli import run
+
 # One xdist worker runs the Ray modules (this, test_engine_ray.py and test_evaluate_engine.py; make test: --dist
-# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+# loadgroup), one after the other; this module's head is a Ray of its own beside the others' (conftest's ray_session).
 pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 psutil = pytest.importorskip("psutil")
 if importlib.util.find_spec("ray") is None:  # not imported here: dprm imports it with its environment
@@ -107,13 +109,15 @@ def planted(tmp_path_factory) -> list[str]:
 
 def test_mine_on_a_cluster_writes_what_mine_in_process_writes(cluster, planted, tmp_path: Path) -> None:
     address, env, folder = cluster
-    command = DPRM + ["mine", *planted, "--algorithm", "serenade-es", "--epsilon", "1", "--seed", "5"]
-    sharded = subprocess.run(command + ["--engine", address, "--shards", "2", "-o", str(tmp_path / "cluster.json")],
+    arguments = ["mine", *planted, "--algorithm", "serenade-es", "--epsilon", "1", "--seed", "5"]
+    # the cluster's client in a process of its own (the head's token in its environment); the
+    # in-process run in this one, as test_cli's run does (an interpreter of its own added nothing)
+    sharded = subprocess.run(DPRM + arguments + ["--engine", address, "--shards", "2", "-o",
+                                                 str(tmp_path / "cluster.json")],
                              env=env, capture_output=True, text=True, timeout=600)
     assert sharded.returncode == 0, sharded.stderr
-    local = subprocess.run(command + ["-o", str(tmp_path / "local.json")], capture_output=True, text=True,
-                           timeout=600)
-    assert local.returncode == 0, local.stderr
+    code, _, err = run(arguments + ["-o", tmp_path / "local.json"])
+    assert code == 0, err
     on_cluster, in_process = (json.loads((tmp_path / name).read_text()) for name in ("cluster.json", "local.json"))
     assert on_cluster["redescriptions"] and on_cluster == in_process
 

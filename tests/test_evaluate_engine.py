@@ -1,9 +1,9 @@
 """``dprm evaluate --engine ray --shards N``: the same experiment as in-process, counted on Ray shards.
 
-One local Ray for the whole module (``ray_session`` of ``tests/test_engine_ray.py``);
-every sharded experiment opens its engine's shard actors on it. The experiment is
-small: MAMMAL, two private miners (a greedy one and a tree one: both engine paths)
-at one budget, two runs each.
+One local Ray for the Ray modules (``ray_session`` of ``tests/conftest.py``, shared
+with ``tests/test_engine_ray.py``); every sharded experiment opens its engine's shard
+actors on it. The experiment is small: MAMMAL, two private miners (a greedy one and a
+tree one: both engine paths) at one budget, two runs each.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from dprm.errors import DprmError
 from dprm.evaluation.true_statistics import true_statistics
 
 from test_cli import assert_one_error_line, run
-from test_engine_ray import _mammals, planted_files, ray_engine, ray_session  # noqa: F401 - fixtures
+from test_engine_ray import _mammals, planted_files, ray_engine  # noqa: F401 - fixtures
 
 # One xdist worker runs the Ray modules (this, test_engine_ray.py and test_engine_ray_cluster.py; make test: --dist
-# loadgroup): one Ray at a time on the machine, each module's Ray started once, not once per worker.
+# loadgroup), one after the other, on one local Ray started once for them (conftest's ray_session).
 pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 
 #: The run block's entries that say how and where a run ran, not what it released.
@@ -102,7 +102,8 @@ def test_a_sharded_experiment_equals_the_in_process_one(ray_session, in_process,
 
 def test_a_sharded_experiment_on_planted_data_with_missing_values_equals_the_in_process_one(
         ray_session, planted_files, tmp_path) -> None:
-    miners = ["--algorithms", "mcmc-tree-pair,serenade-cs", "-p", "mcmc-tree-pair.mcmc_iterations=300",
+    # chains of 100 steps (each a round trip to the shards): 300 repeated the same requests
+    miners = ["--algorithms", "mcmc-tree-pair,serenade-cs", "-p", "mcmc-tree-pair.mcmc_iterations=100",
               "-p", "mcmc-tree-pair.init_trials=2", "-p", "serenade-cs.initial_pairs=3",
               "-p", "serenade-cs.extensions=2"]
     for out, extra in ((tmp_path / "in-process", ["--jobs", "1"]),
