@@ -193,11 +193,14 @@ class ForkServer:
             self.process.wait(timeout=10)
 
 
-def _child(job: int, token: str, closing: list[int]) -> None:
-    """In the forked child: a session of its own, no pipes to the supervisor, the job, exit."""
+def _child(job: int, token: str, closing: list[int], ready: int) -> None:
+    """In the forked child: a session of its own (then a byte on ``ready``), no pipes to the supervisor, the
+    job, exit."""
     code = 1
     try:
         os.setsid()
+        os.write(ready, b"s")  # the fork server reports the job started only now: in its own session
+        os.close(ready)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for descriptor in closing:
@@ -258,9 +261,14 @@ def main() -> int:
         *lines, pending = (pending + data).split(b"\n")
         for line in lines:
             job, token = line.decode("ascii").split()
+            ready_read, ready_write = os.pipe()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child
-                _child(int(job), token, [wake_read, wake_write])
+                os.close(ready_read)
+                _child(int(job), token, [wake_read, wake_write], ready_write)
+            os.close(ready_write)
+            os.read(ready_read, 1)  # the child has its own session (b"" if it died before: it is reaped)
+            os.close(ready_read)
             _report(f"started {job} {pid}")
 
 
