@@ -179,7 +179,9 @@ def test_unseeded_run_states_approximate_dp(planted, tmp_path):
 @needs_dpmm
 def test_an_experiment_judges_the_baseline_on_the_real_rows(planted, tmp_path):
     directory, planted_data = planted
-    config = ExperimentConfig(directory / "left.csv", directory / "right.csv", ["aim-cartwheels"], "1x1", seed=3,
+    # ε = 3: dpmm's Gaussian noise comes from OpenDP and is not seeded, so a seeded run still varies; at ε = 1
+    # cartwheels found 3 to 273 redescriptions in the synthetic table (none once in a full run), at ε = 3 97 to 381.
+    config = ExperimentConfig(directory / "left.csv", directory / "right.csv", ["aim-cartwheels"], "3x1", seed=3,
                               types=directory / "types.json", parameters={"aim-cartwheels": FAST})
     result = run_experiment(config, tmp_path / "exp", reports=False)
     assert [r.status for r in result.records] == ["ok"], result.records[0].message
