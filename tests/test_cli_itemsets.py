@@ -168,6 +168,21 @@ def test_private_run_defaults_to_one_chain_and_takes_either_structure(stream, tm
     assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(3.0)
 
 
+def test_a_private_run_without_a_method_runs_auto_unless_it_asks_for_the_chain(stream, tmp_path):
+    csv, types, _ = stream
+    base = ["itemsets", csv, "--min-support", "0.2", "--epsilon", "2", "--types", types]
+    code, _, stderr = run(base + ["--output", tmp_path / "auto.json"])
+    assert code == 0, stderr
+    parameters = json.loads((tmp_path / "auto.json").read_text())["parameters"]
+    assert parameters["private_method"] == "auto" and parameters["auto_choice"] in ("basis", "chain")
+    # --top-k (and --sensitive, --chains, --structure) needs the chain's estimate: no refusal, the chain runs
+    code, _, stderr = run(base + ["--top-k", "3", "--output", tmp_path / "chain.json"])
+    assert code == 0, stderr
+    document = json.loads((tmp_path / "chain.json").read_text())
+    assert document["parameters"]["private_method"] == "chain"
+    assert all(e["step"].startswith("chain 1,") for e in document["privacy"]["ledger"])
+
+
 def test_private_method_frequent_items_releases_the_histograms_first_and_shows_the_noise(stream, tmp_path):
     csv, types, _ = stream
     out = tmp_path / "fi.json"
