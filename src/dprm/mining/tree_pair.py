@@ -79,6 +79,17 @@ class MCMCTreePair(PrivateTreeMiner):
         Share ω of each trial's budget for sampling the pair; the rest extracts.
     pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
+    anchor : {"none", "literal", "attribute"}
+        From trial ``anchor_from`` on (scored targets), the second tree (the target's
+        view) keeps the released target literal at its root (``"literal"``; an interval
+        ``t_j < a ≤ t_k``: its two splits) or its attribute, the thresholds moving by
+        local steps only, within ``anchor_window`` grid points if given
+        (``"attribute"``). A restriction of the chain's states by released choices
+        (:class:`~dprm.trees.chain_draws.Anchor`): the same ε, score and guarantee.
+        Measured in session 20 (docs/mining.md): not better than ``"none"`` where
+        the bars need it, hence not the default.
+    anchor_from, anchor_window : int
+        First anchored trial; the window (none: the whole grid).
     mcmc_stop : {"fixed", "variance"}
         Fixed number of steps (default) or the paper's variance stop (the guarantee
         then says ``data-dependent stop``).
