@@ -33,6 +33,7 @@ data ``mammals``, ``spi``, ``nmes1988`` (types inferred; true statistics need th
 so this is a researcher's measurement), ``latent-heavy`` (3,000 rows, 17 vs 9
 heavy-tailed numeric columns, lognormal, Pareto and counts, driven by four latent
 factors both views share; bounds the ranges; no planted answer: judged by excess),
+``latent-light`` (the same structure with Gaussian margins, 4,000 rows, 5 vs 5 columns),
 ``mammals-declared`` (with
 ``tests/data/mammals-types.json``) and ``nmes1988-bounds`` (every numeric column
 declared with its range as bounds, no transform). Miners ``cartwheels`` and
@@ -105,14 +106,16 @@ def heavy_tails(frames: list[pd.DataFrame], rng: np.random.Generator) -> dict:
 
 
 def latent_heavy(rng: np.random.Generator, n: int = 3000, n_left: int = 17, n_right: int = 9,
-                 factors: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 factors: int = 4, gaussian: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Two views of heavy-tailed numeric columns driven by shared latent factors (no planted answer).
 
     Like incomes, populations or counts of visits: each column is a monotone heavy-tailed
     map (lognormal, Pareto or a Poisson count with a lognormal rate) of a loading on
     ``factors`` standard normal factors that both views share, plus its own noise; a
     column loads on one or two factors, some strongly, some weakly. The structure a
-    miner should find is the factors' common threshold behaviour.
+    miner should find is the factors' common threshold behaviour. ``gaussian``: the
+    same structure with light-tailed margins (each column the standardised normal
+    score itself, rounded to 0.001; the benchmark's ``latent-light``).
     """
     latent = rng.standard_normal((n, factors))
 
@@ -123,6 +126,9 @@ def latent_heavy(rng: np.random.Generator, n: int = 3000, n_left: int = 17, n_ri
             loading[rng.choice(factors, size=rng.integers(1, 3), replace=False)] = rng.uniform(0.4, 1.0, size=1)
             signal = latent @ loading
             z = (signal + rng.standard_normal(n) * rng.uniform(0.3, 1.0)) / np.sqrt(1 + signal.var())
+            if gaussian:
+                columns[f"{prefix}{j}"] = np.round(z, 3)
+                continue
             law = rng.integers(3)
             if law == 0:    # lognormal, e.g. incomes
                 values = np.round(np.exp(rng.uniform(0.6, 1.5) * z) * rng.choice([1, 100, 10000]), 2)
@@ -178,6 +184,9 @@ def dataset(name: str, data_seed: int):
                              duplicate_names="rename"), None
     if name == "latent-heavy":
         left, right = latent_heavy(np.random.default_rng(data_seed))
+        return load_two_view(left, right, types=frame_range_types([left, right])), None
+    if name == "latent-light":
+        left, right = latent_heavy(np.random.default_rng(data_seed), n=4000, n_left=5, n_right=5, gaussian=True)
         return load_two_view(left, right, types=frame_range_types([left, right])), None
     if name == "nmes1988-bounds":
         folder = SHARED / "nmes1988"

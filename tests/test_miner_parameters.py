@@ -70,7 +70,7 @@ def test_help_for_every_parameter_in_words_with_its_limits() -> None:
 
 def _context(name: str) -> dict:
     """Other parameters a value needs to be valid on its own."""
-    return {"data_size": "public"} if name == "rows" else {}
+    return {"rows": {"data_size": "public"}, "anchor_window": {"anchor": "attribute"}}.get(name, {})
 
 
 @pytest.mark.parametrize(("algorithm", "name", "spec"), [s for s in SPECS if s[2].kind == "int" and s[2].high])

@@ -352,3 +352,51 @@ def test_majority_score_trees_learn_a_clear_rule_at_a_small_budget() -> None:
         found[score] += sum(planted in {s.attribute for s in grow_exponential_tree(
             index, target, 2, 2, 0.05, accountant(seed=seed), "tree", score=score).splits} for seed in range(6))
     assert found["counts"] >= 9 and found["counts"] >= found["gini"] + 3, found
+
+
+@pytest.mark.parametrize("move", ["held", "local"])
+def test_an_anchored_pair_chain_targets_the_exponential_mechanism_over_its_restricted_pairs(move) -> None:
+    """Depth-1 pairs; the second tree anchored at the threshold ``y ≤ t_2`` of five:
+    held (4 pairs: the first tree's splits) or local within one grid point (4 × 3
+    pairs). The final states of many chains follow ``exp(ε·score/3)`` (the counts
+    score's bounded range 3) over exactly those pairs (no other second tree is ever
+    reached)."""
+    from itertools import product
+
+    from scipy.stats import chisquare
+
+    from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+    from dprm.trees.chain_draws import Anchor
+
+    rng = np.random.default_rng(13)
+    n = 60
+    x, y = rng.uniform(0, 4, n), rng.uniform(0, 6, n)
+    b, c = (rng.random(n) < 0.5).astype(np.int8), (rng.random(n) < 0.5).astype(np.int8)
+    target = ((x > 2) ^ (rng.random(n) < 0.2)).astype(np.int64)
+    left = View("left", [Attribute("b", "left", AttributeKind.BOOLEAN, b, Domain(declared=True)),
+                         Attribute("x", "left", AttributeKind.NUMERIC, x, Domain(bounds=(0, 4), declared=True))])
+    right = View("right", [Attribute("c", "right", AttributeKind.BOOLEAN, c, Domain(declared=True)),
+                           Attribute("y", "right", AttributeKind.NUMERIC, y, Domain(bounds=(0, 6), declared=True))])
+    left_index = LiteralIndex(left, mode="private", max_splits=3)
+    right_index = LiteralIndex(right, mode="private", max_splits=5)
+    thresholds = [k for k, s in enumerate(right_index.splits) if s.attribute == 1]
+    assert len(thresholds) == 5
+    anchor = Anchor(nodes=(0,), splits=(thresholds[2],), move=move, window=1 if move == "local" else None)
+    seconds = thresholds[2:3] if move == "held" else thresholds[1:4]
+    pairs = list(product(range(len(left_index.splits)), seconds))
+    scores = np.array([pair_scores(left_index, right_index, Tree(depth=1, splits=[left_index.splits[s]]),
+                                   Tree(depth=1, splits=[right_index.splits[t]]), target, 2, np.arange(n))["counts"]
+                       for s, t in pairs])
+    epsilon = 0.8
+    weights = np.exp(epsilon * (scores - scores.max()) / 3)
+    expected = weights / weights.sum()
+    finals = []
+    for chain in range(2000):
+        first, second = sample_tree_pair(left_index, right_index, target, 2, 1, epsilon,
+                                         Accountant(1, SeededNoise(np.random.default_rng(chain))), "pair",
+                                         np.random.default_rng(30_000 + chain), iterations=40, anchor=anchor)
+        finals.append(pairs.index((left_index.splits.index(first.splits[0]),
+                                   right_index.splits.index(second.splits[0]))))  # ValueError if outside
+    observed = np.bincount(finals, minlength=len(pairs))
+    assert chisquare(observed, expected * observed.sum()).pvalue > 1e-3
+    assert expected.max() > 1.5 * expected.min()  # far from uniform: the test has power

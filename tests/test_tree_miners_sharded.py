@@ -146,6 +146,10 @@ MINERS = {
     "mcmc-tree-pair-by-depth": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=400, mcmc_nodes="by-depth"),
     "alt-mcmc-by-depth": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=250,
                                                   mcmc_nodes="by-depth"),
+    "mcmc-tree-pair-anchored": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=300, anchor="literal",
+                                                    anchor_from=2),
+    "mcmc-tree-pair-anchored-window": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=300, anchor="attribute",
+                                                           anchor_from=1, anchor_window=2),
 }
 
 

@@ -33,9 +33,14 @@ from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PA
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
 from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
+from dprm.errors import ParameterError
+from dprm.trees.chain_draws import Anchor
 from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
 
-__all__ = ["MCMCTreePair"]
+__all__ = ["ANCHORS", "MCMCTreePair"]
+
+#: How a scored trial's second tree is anchored to its initial target (``anchor``).
+ANCHORS = ("none", "literal", "attribute")
 
 
 def _own_parameters(
@@ -46,6 +51,9 @@ def _own_parameters(
     mcmc_iterations: int = 10_000,
     omega: float | str = "auto",
     pair_score: str = "counts",
+    anchor: str = "none",
+    anchor_from: int = 3,
+    anchor_window: int | None = None,
 ) -> None:
     """The first parameters of :class:`MCMCTreePair` (a signature only; the rest are
     :func:`~dprm.mining.tree_miner_defaults.shared_tree_parameters`)."""
@@ -71,6 +79,17 @@ class MCMCTreePair(PrivateTreeMiner):
         Share ω of each trial's budget for sampling the pair; the rest extracts.
     pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
+    anchor : {"none", "literal", "attribute"}
+        From trial ``anchor_from`` on (scored targets), the second tree (the target's
+        view) keeps the released target literal at its root (``"literal"``; an interval
+        ``t_j < a ≤ t_k``: its two splits) or its attribute, the thresholds moving by
+        local steps only, within ``anchor_window`` grid points if given
+        (``"attribute"``). A restriction of the chain's states by released choices
+        (:class:`~dprm.trees.chain_draws.Anchor`): the same ε, score and guarantee.
+        Measured in session 20 (docs/mining.md): not better than ``"none"`` where
+        the bars need it, hence not the default.
+    anchor_from, anchor_window : int
+        First anchored trial; the window (none: the whole grid).
     mcmc_stop : {"fixed", "variance"}
         Fixed number of steps (default) or the paper's variance stop (the guarantee
         then says ``data-dependent stop``).
@@ -122,6 +141,18 @@ class MCMCTreePair(PrivateTreeMiner):
             Param("pair_score", "Score of a tree pair for its chain: 'counts', rows of each cell's majority "
                                 "class (default), 'gini', its Gini form, or 'paper', the paper's normalised "
                                 "score", "choice", choices=PAIR_SCORES),
+            Param("anchor", "Anchoring of a scored trial's second tree (the initial target's view): 'none' "
+                            "(default), 'literal', its root keeps the released target literal (an interval: its two "
+                            "splits) and the chain moves every other node, or 'attribute', the root keeps the "
+                            "literal's attribute and moves its threshold by local steps only (targets scored)",
+                  "choice", choices=ANCHORS),
+            Param("anchor_from", "First trial whose pair is anchored (anchor literal or attribute); the earlier "
+                                 "trials' chains are free", "int", unit="trial", low=1, high=1000,
+                  why="more trials than any run makes"),
+            Param("anchor_window", "With anchor attribute: the anchored attribute's thresholds in the second tree "
+                                   "stay within this many grid points of the target literal's (none: anywhere "
+                                   "on the grid)", "int", unit="grid points", low=1, high=1000, none=True,
+                  why="wider than any grid"),
             VARIANT,
         ),
     }
@@ -130,6 +161,29 @@ class MCMCTreePair(PrivateTreeMiner):
 
     def _auto_names(self) -> tuple[str, ...]:
         return super()._auto_names() + ("omega",)
+
+    def _check_combination(self) -> None:
+        super()._check_combination()
+        if self.anchor != "none" and self.targets != "scored":
+            raise ParameterError(f"anchor {self.anchor} needs targets scored (a uniform initial target is an "
+                                 f"attribute, not a literal to anchor)")
+        if self.anchor_window is not None and self.anchor != "attribute":
+            raise ParameterError(f"anchor-window needs anchor attribute, not anchor {self.anchor}")
+
+    def _anchor(self, trial: int, second: int) -> Anchor | None:
+        """The anchor of ``trial``'s second tree (view ``second``), from the released target literal; or None.
+
+        A restriction of the chain's states by released choices only (the literal, the
+        public grid and the public parameters): :class:`~dprm.trees.chain_draws.Anchor`.
+        """
+        literal = self._target_literal
+        if self.anchor == "none" or trial < self.anchor_from or literal is None:
+            return None
+        index = self.indexes_[second]
+        tree = literal.tree()  # a split: depth 1; an interval t_j < a <= t_k: a <= t_k, a <= t_j below it
+        nodes = tuple(k for k, split in enumerate(tree.splits) if split is not None and k < 2**self.depth_ - 1)
+        return Anchor(nodes, tuple(index.splits.index(tree.splits[k]) for k in nodes),
+                      "held" if self.anchor == "literal" else "local", self.anchor_window)
 
     def work(self) -> int:
         """Progress total: ``InTr · (MCIter + EXTRACTION_UNITS)``."""
@@ -167,7 +221,7 @@ class MCMCTreePair(PrivateTreeMiner):
                         shares[trial - 1][0], accountant, f"sampleTreePair#{trial}", rng,
                         iterations=self.mcmc_iterations, pair_score=self.pair_score, stop=self.mcmc_stop,
                         node_choice=self.mcmc_nodes, variance_threshold=self.variance_threshold,
-                        variance_window=self.variance_window, rows=rows,
+                        variance_window=self.variance_window, rows=rows, anchor=self._anchor(trial, second),
                     ))
                     firsts.append(first)
                     targets.append(target)

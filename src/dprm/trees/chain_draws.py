@@ -14,13 +14,63 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CHUNK_STEPS", "NODE_CHOICES", "ChainDraws", "draw_chain", "node_choices"]
+__all__ = ["ANCHOR_MOVES", "CHUNK_STEPS", "NODE_CHOICES", "Anchor", "ChainDraws", "draw_chain", "node_choices"]
 
 #: Fewest steps a chain runs between two progress reports (:meth:`~dprm.trees.private.ChainJob.run`).
 CHUNK_STEPS = 1000
 
 #: How a step picks the node it replaces (:mod:`dprm.trees.private`'s docstring).
 NODE_CHOICES = ("uniform", "by-depth")
+
+#: How an anchored node of a pair's second tree moves (:class:`Anchor`).
+ANCHOR_MOVES = ("held", "local")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Nodes of a tree pair's second tree kept at released splits: a restriction of the chain's states.
+
+    ``nodes`` are heap positions of the second tree (``b``), ``splits`` their split ids
+    (rows of the view's split table). ``move="held"``: the chain never proposes those
+    nodes (it moves every other node of both trees); ``move="local"``: it proposes them
+    by local moves only (the neighbouring threshold of the same numeric attribute, a
+    uniform split of the same categorical one: symmetric), so each keeps its attribute;
+    with ``window`` the anchored attribute's splits in the second tree are cut to those
+    at most ``window`` grid points from the anchored ones (at every node of ``b``:
+    :meth:`tables`). The states, proposals and acceptance rule are those of the chain on
+    a smaller state space fixed before it runs (from released choices only), so the
+    chain is the exponential mechanism over that space: the same ε, sensitivity and
+    guarantee (:mod:`dprm.trees.private`).
+
+    Examples
+    --------
+    >>> Anchor(nodes=(0,), splits=(7,)).move
+    'held'
+    """
+
+    nodes: tuple[int, ...]
+    splits: tuple[int, ...]
+    move: str = "held"
+    window: int | None = None
+
+    def tables(self, space) -> tuple[np.ndarray, np.ndarray]:
+        """The second tree's ``(starts, sizes)`` of each attribute's splits: ``space``'s, with the window."""
+        starts, sizes = space.starts.copy(), space.sizes.copy()
+        split = space.splits[self.splits[0]]
+        if self.move == "local" and self.window is not None and split[2] == 1:
+            attribute = split[0]
+            low = max(int(starts[attribute]), min(self.splits) - self.window)
+            high = min(int(starts[attribute] + sizes[attribute]), max(self.splits) + self.window + 1)
+            starts[attribute], sizes[attribute] = low, high - low
+        return starts, sizes
+
+    def start(self, space, depth: int, rng: np.random.Generator) -> np.ndarray:
+        """A random start of the second tree in the restricted space (``space.random_nodes``' draws)."""
+        starts, sizes = self.tables(space)
+        attributes = space.usable[rng.integers(space.usable.size, size=2**depth - 1)]
+        nodes = starts[attributes] + (rng.random(attributes.size) * sizes[attributes]).astype(np.int64)
+        nodes[list(self.nodes)] = self.splits
+        return nodes
 
 
 @dataclass
@@ -33,12 +83,14 @@ class ChainDraws:
     proposals: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def node_choices(node_choice: str, depth: int, n_trees: int, iterations: int, rng: np.random.Generator
-                 ) -> np.ndarray:
+def node_choices(node_choice: str, depth: int, n_trees: int, iterations: int, rng: np.random.Generator,
+                 held: tuple[int, ...] = ()) -> np.ndarray:
     """Each step's node, ``tree · (2^depth − 1) + heap position`` (:mod:`dprm.trees.private`).
 
     ``"uniform"`` draws exactly as the chain always has (same seeds, same chain);
     ``"by-depth"`` gives a node at level ``l`` a weight ``2^l``, both trees alike.
+    The node ids in ``held`` (an :class:`Anchor`'s) are never drawn; the others keep
+    their relative weights.
 
     Examples
     --------
@@ -48,23 +100,42 @@ def node_choices(node_choice: str, depth: int, n_trees: int, iterations: int, rn
     [0.2, 0.4, 0.4]
     """
     n_internal = 2**depth - 1
-    if node_choice == "uniform":
+    if node_choice == "uniform" and not held:
         return rng.integers(n_trees * n_internal, size=iterations)
+    if node_choice == "uniform":
+        free = np.setdiff1d(np.arange(n_trees * n_internal), held)
+        return free[rng.integers(free.size, size=iterations)]
     levels = np.floor(np.log2(np.arange(n_internal) + 1))
     weights = np.tile(2.0**levels, n_trees)
+    weights[list(held)] = 0.0
     return rng.choice(weights.size, size=iterations, p=weights / weights.sum())
 
 
 def draw_chain(first: object, second: object, depth: int, paired: bool, iterations: int,
-               rng: np.random.Generator, chain, node_choice: str = "uniform") -> ChainDraws:
+               rng: np.random.Generator, chain, node_choice: str = "uniform", anchor: Anchor | None = None
+               ) -> ChainDraws:
     """The random start and the proposals from ``rng``, then the acceptance uniforms from ``chain``.
 
     In this order, for every chain however its rows are held (in this process or in
     shards), so that the same seed gives the same chain. ``second`` is ``first`` for
-    a single tree (its second start is drawn all the same).
+    a single tree (its second start is drawn all the same). With ``anchor`` (a pair
+    only), the second tree starts with the anchored splits and, in the restricted
+    space, its other nodes at random (:meth:`Anchor.start`); held nodes are never
+    drawn, local ones always move locally (their ``local_u`` is 0).
     """
     nodes_a = first.random_nodes(depth, rng)
-    nodes_b = second.random_nodes(depth, rng)
-    return ChainDraws(nodes_a, nodes_b, (node_choices(node_choice, depth, 2 if paired else 1, iterations, rng),
-                                         rng.random(iterations), rng.random(iterations), rng.random(iterations),
+    if anchor is None:
+        nodes_b = second.random_nodes(depth, rng)
+        return ChainDraws(nodes_a, nodes_b, (node_choices(node_choice, depth, 2 if paired else 1, iterations, rng),
+                                             rng.random(iterations), rng.random(iterations), rng.random(iterations),
+                                             chain.log_uniforms(iterations)))
+    if not paired:
+        raise ValueError("only the second tree of a pair can be anchored")
+    nodes_b = anchor.start(second, depth, rng)
+    anchored = tuple(2**depth - 1 + node for node in anchor.nodes)
+    choice = node_choices(node_choice, depth, 2, iterations, rng, anchored if anchor.move == "held" else ())
+    local_u = rng.random(iterations)
+    if anchor.move == "local":
+        local_u[np.isin(choice, anchored)] = 0.0
+    return ChainDraws(nodes_a, nodes_b, (choice, local_u, rng.random(iterations), rng.random(iterations),
                                          chain.log_uniforms(iterations)))

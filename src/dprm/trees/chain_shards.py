@@ -213,14 +213,16 @@ class ShardedChainJob:
 
     def __init__(self, spaces, rows: ChainRows, n_classes: int, depth: int, chain, rng, iterations: int,
                  score_kind: int, local_share: float, trace=None, variance_window: int = 0,
-                 variance_threshold: float = 0.0, node_choice: str = "uniform") -> None:
+                 variance_threshold: float = 0.0, node_choice: str = "uniform", anchor=None) -> None:
         first, second = spaces
         self.paired = second is not None
         second = second if self.paired else first
         self.spaces, self.rows, self.depth, self.chain, self.trace = (first, second), rows, depth, chain, trace
         self.iterations, self.score_kind, self.n_classes = int(iterations), int(score_kind), int(n_classes)
         self.local_share = float(local_share)
-        self.draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain, node_choice)
+        self.draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain, node_choice, anchor)
+        # an anchor's window cuts the second tree's split tables (Anchor.tables); the rows are the shards' own
+        self.tables_b = (second.starts, second.sizes) if anchor is None else anchor.tables(second)
         self.nodes = (self.draws.nodes_a, self.draws.nodes_b)
         self.key = next(_CHAIN_KEYS)
         self.spec = (self.key, rows.sides[0], rows.sides[1] if self.paired else rows.sides[0], rows.target,
@@ -253,7 +255,7 @@ class ShardedChainJob:
         a, b = self.spaces
         side, node, new, log_ratio = propose(i, self.paired, 2**self.depth - 1, *self.draws.proposals[:4],
                                              self.local_share, self.nodes[0], a.splits, a.starts, a.sizes, a.usable,
-                                             self.nodes[1], b.splits, b.starts, b.sizes, b.usable)
+                                             self.nodes[1], b.splits, *self.tables_b, b.usable)
         self.steps += 1
         if new == self.nodes[side][node]:
             self.accepted += 1

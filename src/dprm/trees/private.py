@@ -111,7 +111,7 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees.chain_draws import CHUNK_STEPS, NODE_CHOICES, ChainDraws, draw_chain
+from dprm.trees.chain_draws import CHUNK_STEPS, NODE_CHOICES, Anchor, ChainDraws, draw_chain
 from dprm.trees.compiled import chain_kernel, route_rows, split_bitsets
 from dprm.trees.criterion import GINI_SENSITIVITY, node_class_counts, qualities_from_counts
 from dprm.trees.layout import bitset_bytes, preorder, tree_layout
@@ -412,7 +412,8 @@ class ChainJob:
     """
 
     def __init__(self, spaces, target, n_classes, depth, chain, rng, iterations, score_kind, stop,
-                 variance_threshold, variance_window, trace, node_choice: str = "uniform") -> None:
+                 variance_threshold, variance_window, trace, node_choice: str = "uniform",
+                 anchor: Anchor | None = None) -> None:
         self.iterations = int(iterations)
         self.window = np.zeros(max(variance_window if stop == "variance" else 0, 1))
         first, second = spaces
@@ -424,7 +425,8 @@ class ChainJob:
         # tree): a moved row's class is one random read of a quarter of the memory
         # (measured 4-7 % less CPU a step at 115,200 rows than four bytes)
         target_a = np.asarray(target, dtype=np.int8 if n_classes <= 128 else np.int32).copy()
-        draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain, node_choice)
+        draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain, node_choice, anchor)
+        starts_b, sizes_b = (second.starts, second.sizes) if anchor is None else anchor.tables(second)
         nodes_a, nodes_b = draws.nodes_a, draws.nodes_b
         cell_a = first.cells(nodes_a, depth).astype(np.uint8)  # 255 positions at the largest depth, 7
         cell_b = second.cells(nodes_b, depth).astype(np.uint8)
@@ -441,14 +443,14 @@ class ChainJob:
         if self.bitsets:
             self.arguments = (
                 first.splits, first.starts, first.sizes, first.usable, *first.bitsets(),
-                second.splits, second.starts, second.sizes, second.usable, *second.bitsets(),
+                second.splits, starts_b, sizes_b, second.usable, *second.bitsets(),
                 nodes_a, cell_a, counts_a, target_a, nodes_b, cell_b, counts_b, target_b, *settings,
             )
         else:
             rank, _ = preorder(depth)
             self.arguments = (
                 first.codes, first.missing, first.splits, first.starts, first.sizes, first.usable,
-                second.codes, second.missing, second.splits, second.starts, second.sizes, second.usable,
+                second.codes, second.missing, second.splits, starts_b, sizes_b, second.usable,
                 nodes_a, cell_a, *tree_layout(cell_a, rank), counts_a, target_a,
                 nodes_b, cell_b, *tree_layout(cell_b, rank), counts_b, target_b, *settings,
             )
@@ -541,11 +543,11 @@ def sample_tree(
 
 
 def _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, stop, variance_threshold,
-                 variance_window, trace, node_choice):
+                 variance_window, trace, node_choice, anchor=None):
     from dprm.trees.chain_shards import ShardedChainJob  # numba: imported by the runs that use it only
 
     return ShardedChainJob(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, LOCAL_SHARE, trace,
-                           variance_window if stop == "variance" else 0, variance_threshold, node_choice)
+                           variance_window if stop == "variance" else 0, variance_threshold, node_choice, anchor)
 
 
 def prepare_tree_pair(
@@ -567,13 +569,16 @@ def prepare_tree_pair(
     trace: ChainTrace | None = None,
     node_choice: str = "uniform",
     rows: "ChainRows | None" = None,
+    anchor: Anchor | None = None,
 ) -> "ChainJob | ShardedChainJob":
     """Charge and prepare the chain of :func:`sample_tree_pair`; ``.run()`` it later.
 
     With ``rows`` (:class:`~dprm.trees.chain_shards.ChainRows`: ``target`` held by a
     counting engine's shards), a :class:`~dprm.trees.chain_shards.ShardedChainJob`
     with the same draws: run several in lock-step with
-    :func:`~dprm.trees.chain_shards.run_lockstep`.
+    :func:`~dprm.trees.chain_shards.run_lockstep`. With ``anchor``
+    (:class:`~dprm.trees.chain_draws.Anchor`), the second tree keeps the anchored
+    splits (or their attribute): the chain over the restricted pairs, same ε and score.
     """
     _check_chain(depth, iterations, stop, variance_window, node_choice)
     if pair_score not in PAIR_SCORES:
@@ -585,9 +590,9 @@ def prepare_tree_pair(
         accountant, step)
     if rows is not None:
         return _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
-                            variance_window, trace, node_choice)
+                            variance_window, trace, node_choice, anchor)
     return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, kind,
-                    stop, variance_threshold, variance_window, trace, node_choice)
+                    stop, variance_threshold, variance_window, trace, node_choice, anchor)
 
 
 def sample_tree_pair(
