@@ -61,17 +61,21 @@ def cluster():
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="token",
                RAY_AUTH_TOKEN=secrets.token_hex(32),
                # the head gives each client's server this long to start (30 s by default: too short for
-               # a loaded test machine; dprm also tries again, CLUSTER_JOIN_ATTEMPTS). Not longer: now and
-               # then (1 run in 5 here) the head's proxy forks the client's server while another of its
-               # threads is in gRPC ("skipping fork() handlers" in ray_client_server.err) and that server
-               # never answers; the join then waits this whole time before dprm's next attempt (at 180 s
-               # the test took 200 s instead of 10-20 s). A server that does start answers within 3-20 s.
+               # a loaded test machine; dprm also tries again, CLUSTER_JOIN_ATTEMPTS). A server that does
+               # start answers within 3-20 s; one that died at its start is waited for this whole time.
                RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S="60")
     ray = str(Path(sys.executable).with_name("ray"))
+    # gRPC's fork handlers off in the head's processes: its proxy forks each client's server while
+    # other threads are in gRPC ("skipping fork() handlers" in ray_client_server.err), and now and
+    # then (3 full runs in 5 here, beside the local Ray of test_engine_ray) the child then died in
+    # gRPC ("Check failed: next_worker->state == KICKED", ev_epoll1_linux.cc) before it could exec
+    # the server: the join waited the 60 s above and succeeded at dprm's next attempt (81-98 s
+    # instead of 10-20 s). The child execs at once and uses no gRPC: it needs no fork handlers.
     head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs_port}",
                              f"--ray-client-server-port={client_port}", "--include-dashboard=false", "--num-cpus=2",
                              "--disable-usage-stats", f"--temp-dir={folder}"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                            env=dict(env, GRPC_ENABLE_FORK_SUPPORT="false"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while True:

@@ -23,6 +23,7 @@ from dprm.server import accounts  # noqa: E402
 from dprm.server.app import create_app  # noqa: E402
 from dprm.server.database import Database  # noqa: E402
 from dprm.server.tables import audit, charges, datasets, ledger  # noqa: E402
+from dprm.server.units import fraction_text  # noqa: E402
 from server_support import setup_server_db  # noqa: E402
 
 STATS = {"dataset": "tiny", "epsilon": 0.5, "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True}}
@@ -206,7 +207,7 @@ def test_dry_runs_cost_nothing_and_say_the_exact_cost(server: Server) -> None:
         answer = server.post(path, {**body, "epsilon": "0.123456789", "dry_run": True})
         assert answer.status_code == 200, answer.text
         answer = answer.json()
-        assert answer["cost_exact"] == "0.123456789" and answer["remaining_exact"] == str(before)
+        assert answer["cost_exact"] == "0.123456789" and answer["remaining_exact"] == fraction_text(before)
         assert answer["affordable"] is True and answer["dry_run"] is True
     too_much = server.post("/v1/jobs", {**JOB, "epsilon": 1000, "dry_run": True}).json()
     assert too_much["affordable"] is False
@@ -240,7 +241,7 @@ def test_over_budget_is_refused_and_charges_nothing(server: Server) -> None:
     for path, body in (("/v1/primitives/redescription-statistics", STATS), ("/v1/jobs", JOB)):
         response = server.post(path, {**body, "epsilon": float(before) + 0.5})
         assert response.status_code == 403 and _error(response) == "budget_exceeded"
-        assert str(before) in response.json()["error"]["message"]
+        assert f"remaining budget {fraction_text(before)} on" in response.json()["error"]["message"]
     assert server.remaining() == before and server.ledger_total() == ledger_before
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterator
@@ -128,6 +129,21 @@ def api_budget(base: str, token: str, dataset: str = "mammals") -> str:
     return answer.json()["budgets"][0]["exact"]["spent"]
 
 
+@contextmanager
+def htmx_settled(page: Any, timeout_ms: int = 30_000) -> Iterator[None]:
+    """Wait, after the block, until HTMX has settled the content the block made it swap in.
+
+    HTMX puts new content in the page at once but makes its ``hx-*`` triggers live only
+    when it settles, about 20 ms later: an input typed in between is never sent (a live
+    dry run waited for in vain). ``htmx:afterSettle`` is dispatched after that.
+    """
+    page.evaluate("""() => { window.dprmSettled = new Promise(resolve => document.body.addEventListener(
+        "htmx:afterSettle", () => resolve(true), {once: true})); }""")
+    yield
+    page.evaluate("""ms => Promise.race([window.dprmSettled, new Promise((_, reject) => setTimeout(
+        () => reject(new Error(`HTMX settled nothing in ${ms} ms`)), ms))])""", timeout_ms)
+
+
 def wait_done(page: Any) -> None:
     """Wait until the job page (updating itself by HTMX) shows a finished job."""
     page.wait_for_selector(".status-done, .status-failed, .status-cancelled", timeout=WAIT_MS)
@@ -178,8 +194,9 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
 
     page.get_by_role("link", name="Mine or ask statistics").click()
     page.wait_for_load_state()
-    page.get_by_label("Algorithm").select_option("alt-expm")  # HTMX swaps in the form of alt-expm
-    page.wait_for_selector("legend:has-text('Parameters of alt-expm')")
+    with htmx_settled(page):  # HTMX swaps in the form of alt-expm and makes its triggers live
+        page.get_by_label("Algorithm").select_option("alt-expm")
+    assert page.locator("legend:has-text('Parameters of alt-expm')").is_visible()
     page.get_by_label("init trials").fill("1")
     page.get_by_label("depth", exact=True).fill("2")
     page.get_by_label("ε (privacy cost of this job)").fill("0.5")
