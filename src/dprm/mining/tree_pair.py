@@ -40,7 +40,7 @@ from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
 __all__ = ["ANCHORS", "MCMCTreePair"]
 
 #: How a scored trial's second tree is anchored to its initial target (``anchor``).
-ANCHORS = ("none", "literal", "attribute")
+ANCHORS = ("off", "literal", "attribute")
 
 
 def _own_parameters(
@@ -51,7 +51,7 @@ def _own_parameters(
     mcmc_iterations: int = 10_000,
     omega: float | str = "auto",
     pair_score: str = "counts",
-    anchor: str = "none",
+    anchor: str = "off",
     anchor_from: int = 3,
     anchor_window: int | None = None,
 ) -> None:
@@ -79,14 +79,14 @@ class MCMCTreePair(PrivateTreeMiner):
         Share ω of each trial's budget for sampling the pair; the rest extracts.
     pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
-    anchor : {"none", "literal", "attribute"}
+    anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's
         view) keeps the released target literal at its root (``"literal"``; an interval
         ``t_j < a ≤ t_k``: its two splits) or its attribute, the thresholds moving by
         local steps only, within ``anchor_window`` grid points if given
         (``"attribute"``). A restriction of the chain's states by released choices
         (:class:`~dprm.trees.chain_draws.Anchor`): the same ε, score and guarantee.
-        Measured in session 20 (docs/mining.md): not better than ``"none"`` where
+        Measured in session 20 (docs/mining.md): not better than ``"off"`` where
         the bars need it, hence not the default.
     anchor_from, anchor_window : int
         First anchored trial; the window (none: the whole grid).
@@ -141,7 +141,7 @@ class MCMCTreePair(PrivateTreeMiner):
             Param("pair_score", "Score of a tree pair for its chain: 'counts', rows of each cell's majority "
                                 "class (default), 'gini', its Gini form, or 'paper', the paper's normalised "
                                 "score", "choice", choices=PAIR_SCORES),
-            Param("anchor", "Anchoring of a scored trial's second tree (the initial target's view): 'none' "
+            Param("anchor", "Anchoring of a scored trial's second tree (the initial target's view): 'off' "
                             "(default), 'literal', its root keeps the released target literal (an interval: its two "
                             "splits) and the chain moves every other node, or 'attribute', the root keeps the "
                             "literal's attribute and moves its threshold by local steps only (targets scored)",
@@ -164,7 +164,7 @@ class MCMCTreePair(PrivateTreeMiner):
 
     def _check_combination(self) -> None:
         super()._check_combination()
-        if self.anchor != "none" and self.targets != "scored":
+        if self.anchor != "off" and self.targets != "scored":
             raise ParameterError(f"anchor {self.anchor} needs targets scored (a uniform initial target is an "
                                  f"attribute, not a literal to anchor)")
         if self.anchor_window is not None and self.anchor != "attribute":
@@ -177,7 +177,7 @@ class MCMCTreePair(PrivateTreeMiner):
         public grid and the public parameters): :class:`~dprm.trees.chain_draws.Anchor`.
         """
         literal = self._target_literal
-        if self.anchor == "none" or trial < self.anchor_from or literal is None:
+        if self.anchor == "off" or trial < self.anchor_from or literal is None:
             return None
         index = self.indexes_[second]
         tree = literal.tree()  # a split: depth 1; an interval t_j < a <= t_k: a <= t_k, a <= t_j below it
