@@ -78,29 +78,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
         _RAY.pop().shutdown()
 
 
-def _xdist_group(item: pytest.Item) -> str | None:
-    """The name of ``item``'s xdist group (``pytest.mark.xdist_group``), or None."""
-    marker = item.get_closest_marker("xdist_group")
-    return None if marker is None else (marker.args[:1] or (marker.kwargs.get("name"),))[0]
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker: the tests of the xdist groups first, the largest group first.
-
-    Under ``--dist loadgroup`` a group is one unit of work for one worker, and xdist hands
-    out the units in collection order (groups with more tests first, ties as collected).
-    The browser journey (a group of one test, about 35 s) came out near the end, after
-    the tests that sort before ``test_web_browser`` in the collection: one worker then
-    ran it while the other ran out of tests. Every worker collects (and so sorts) alike.
-    """
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    groups = [_xdist_group(item) for item in items]
-    sizes = {group: groups.count(group) for group in set(groups) if group is not None}
-    order = sorted(range(len(items)), key=lambda i: (groups[i] is None, -sizes.get(groups[i], 0), groups[i] or ""))
-    items[:] = [items[i] for i in order]
-
-
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.exists():
