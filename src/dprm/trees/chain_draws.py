@@ -66,9 +66,7 @@ class Anchor:
 
     def start(self, space, depth: int, rng: np.random.Generator) -> np.ndarray:
         """A random start of the second tree in the restricted space (``space.random_nodes``' draws)."""
-        starts, sizes = self.tables(space)
-        attributes = space.usable[rng.integers(space.usable.size, size=2**depth - 1)]
-        nodes = starts[attributes] + (rng.random(attributes.size) * sizes[attributes]).astype(np.int64)
+        nodes = space.random_nodes(depth, rng, self.tables(space))
         nodes[list(self.nodes)] = self.splits
         return nodes
 

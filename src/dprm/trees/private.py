@@ -380,10 +380,16 @@ class _ChainSpace:
             self._bitsets = split_bitsets(self.codes, self.missing, self.splits, self.starts, self.sizes)
         return self._bitsets
 
-    def random_nodes(self, depth: int, rng: np.random.Generator) -> np.ndarray:
-        """Split ids of a random complete tree (uniform attribute, then uniform split)."""
+    def random_nodes(self, depth: int, rng: np.random.Generator,
+                     tables: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Split ids of a random complete tree (uniform attribute, then uniform split).
+
+        ``tables``: the ``(starts, sizes)`` of each attribute's splits to draw from
+        (an anchor's window, :meth:`~dprm.trees.chain_draws.Anchor.tables`); default the view's.
+        """
+        starts, sizes = (self.starts, self.sizes) if tables is None else tables
         attributes = self.usable[rng.integers(self.usable.size, size=2**depth - 1)]
-        return self.starts[attributes] + (rng.random(attributes.size) * self.sizes[attributes]).astype(np.int64)
+        return starts[attributes] + (rng.random(attributes.size) * sizes[attributes]).astype(np.int64)
 
     def cells(self, node_splits: np.ndarray, depth: int) -> np.ndarray:
         table = self.splits[node_splits]
