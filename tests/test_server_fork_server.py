@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from sqlalchemy import select
 from dprm.server import jobs
 from dprm.server.database import Database
 from dprm.server import fork_server
-from dprm.server.supervisor import Supervisor
+from dprm.server.supervisor import ENDED_GRACE_SECONDS, Supervisor
 from dprm.server.worker import JOB_NICENESS
 from dprm.server.tables import jobs as jobs_table
 from dprm.server.units import epsilon_units
@@ -177,3 +178,38 @@ def test_stopping_the_supervisor_leaves_a_running_forked_job_to_finish(db: Datab
     assert server.process.wait(timeout=30) == 0
     process.wait(timeout=120)
     assert _job(db, job_id).status == "done"
+
+
+@pytest.mark.parametrize("ending", ["done", "failed", "cancelled"])
+def test_a_worker_whose_job_ended_has_time_to_exit_unless_the_job_was_cancelled(db: Database, ending: str) -> None:
+    """A worker publishes its answer and then exits: a round between the two must not SIGKILL it
+    (its exit code then says killed for a job that succeeded); one that never exits is killed
+    :data:`ENDED_GRACE_SECONDS` after its job ended, a cancelled job's worker at once."""
+    supervisor = Supervisor(db, workers=1, warm=False)
+    job_id, token = _submit(db), secrets.token_hex(16)
+    assert jobs.claim_next(db, token).id == job_id
+    stand_in = subprocess.Popen(["sleep", "120"])  # a worker between its last write and its exit
+    supervisor.processes[job_id] = (stand_in, token)
+    try:
+        if ending == "done":
+            assert jobs.finish_done(db, job_id, token, [], {"redescriptions": []})
+        elif ending == "failed":
+            assert jobs.finish_failed(db, job_id, token, code="bad_data", message=None, owner_error=None,
+                                      touched=False)
+        else:
+            jobs.cancel(db, 1, _job(db, job_id).public_id)
+        supervisor.round()
+        if ending == "cancelled":
+            assert stand_in.wait(timeout=30) == -signal.SIGKILL and job_id not in supervisor.processes
+            return
+        assert stand_in.poll() is None and job_id in supervisor.processes  # left to exit by itself
+        with db.write() as connection:  # the grace period has passed
+            connection.execute(jobs_table.update().where(jobs_table.c.id == job_id)
+                               .values(finished_at=time.time() - ENDED_GRACE_SECONDS - 1))
+        supervisor.round()
+        assert stand_in.wait(timeout=30) == -signal.SIGKILL and job_id not in supervisor.processes
+        assert _job(db, job_id).status == ending  # killing it changes nothing of the job
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+        supervisor.stop(kill_workers=True)

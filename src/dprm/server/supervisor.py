@@ -10,7 +10,8 @@ A thread of the API process (started by :func:`dprm.server.app.create_app`). Eve
    server's, after a restart): a job whose worker's pid is gone or whose heartbeat is
    older than ``stale_after`` seconds is failed the same way; one running longer
    than ``job_timeout`` is failed with ``timeout`` and its worker killed; the worker
-   of a cancelled job is killed;
+   of a cancelled job is killed, and one whose job ended (``done``, ``failed``) but
+   which has not exited :data:`ENDED_GRACE_SECONDS` later;
 3. keeps the orphaned charges of primitives (:func:`dprm.server.budget.keep_orphans`);
 4. keeps a warm *fork server* (:mod:`dprm.server.fork_server`: imports done,
    compiled kernels loaded) and has it fork the process of each claimed job, so a job
@@ -51,6 +52,13 @@ WARM_RETRY_SECONDS = 10.0
 
 #: The longest wait between two failed rounds.
 MAX_BACKOFF_SECONDS = 30.0
+
+#: Seconds a worker whose job has ended as ``done`` or ``failed`` (it published its
+#: answer, or another server failed the job) may take to exit by itself before it is
+#: killed; a cancelled job's worker is killed at once. (Killing a worker in the
+#: moment between its last write and its exit was a race: its exit code then said
+#: SIGKILL for a job that had succeeded.)
+ENDED_GRACE_SECONDS = 30.0
 
 
 def failure_line(error: BaseException) -> str:
@@ -203,8 +211,11 @@ class Supervisor:
             running = jobs.running_jobs(connection)
             ended = set()
             if self.processes:
-                ended = set(connection.execute(select(jobs_table.c.id).where(and_(
-                    jobs_table.c.id.in_(list(self.processes)), jobs_table.c.status != "running"))).scalars())
+                ended = {row.id for row in connection.execute(
+                    select(jobs_table.c.id, jobs_table.c.status, jobs_table.c.finished_at).where(and_(
+                        jobs_table.c.id.in_(list(self.processes)), jobs_table.c.status != "running")))
+                         if row.status not in ("done", "failed") or row.finished_at is None
+                         or now - row.finished_at > ENDED_GRACE_SECONDS}
         for job in running:
             own = job.id in self.processes
             if job.started_at is not None and now - job.started_at > self.job_timeout:
@@ -219,7 +230,7 @@ class Supervisor:
                 # the job is no longer its and exits without publishing anything.
                 jobs.fail_running(self.db, job.id, code="worker_died",
                                   owner_error="the worker is gone or silent (no heartbeat)")
-        for job_id in ended:  # cancelled (or failed by a timeout) while our worker runs
+        for job_id in ended:  # cancelled while our worker runs, or ended and the worker did not exit
             self._kill(job_id)
         # 3. primitives' charges nobody settled
         if now - self._last_sweep > 60:
