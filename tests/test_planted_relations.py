@@ -82,3 +82,24 @@ def test_bad_relations_are_refused() -> None:
         make_planted(100, n_left_boolean=5, relations=["disjunction", "disjunction"])
     with pytest.raises(ParameterError, match="relations must be a list"):
         make_planted(100, relations="interval")
+
+
+
+def test_columns_are_declared_complete_exactly_when_nothing_is_missing() -> None:
+    """Without missing values every column is declared complete (the loader checks it), so private runs
+    print the shortest forms, ``([a ≤ t] ∧ x) ∨ ([a > t] ∧ x)`` as ``x``; with missing values none is."""
+    from dprm.queries import NumericLiteral as N
+    from dprm.queries.normal_form import normalize
+
+    whole = make_planted(500, n_left_boolean=6, n_right_numeric=4, relations=["disjunction"], random_state=0)
+    data = load_two_view(whole.left, whole.right, types=whole.types)
+    complete = {a.name for view in data.views for a in view if a.domain.complete}
+    assert complete == set(whole.left.columns[1:]) | set(whole.right.columns[1:])
+    x = N("r_num_0", gt=60.0)
+    split = (N("r_num_3", le=50.0) & x) | (N("r_num_3", gt=50.0) & x)
+    assert normalize(split, complete=complete) == x
+    assert normalize(split) != x  # undeclared: a row missing r_num_3 is in neither branch
+    holed = make_planted(500, n_left_boolean=6, n_right_numeric=4, relations=["disjunction"], missing=0.05,
+                         random_state=0)
+    loaded = load_two_view(holed.left, holed.right, types=holed.types)  # nothing declared that the rows break
+    assert not any(a.domain.complete for view in loaded.views for a in view)

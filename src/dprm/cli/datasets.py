@@ -40,7 +40,8 @@ def make_planted_command(
     right_numeric: int = typer.Option(20, metavar="N", help="Numeric attributes of the right view."),
     noise: float = typer.Option(0.05, metavar="SHARE",
                                 help="Share of rows on which a planted attribute is wrong, in [0, 0.5)."),
-    missing: float = typer.Option(0.0, metavar="SHARE", help="Share of missing values, in [0, 1)."),
+    missing: float = typer.Option(0.0, metavar="SHARE", help="Share of missing values, in [0, 1). Without "
+                                                             "any, types.json declares every column complete."),
 ) -> None:
     """Write an example two-view dataset with planted redescriptions to OUTDIR."""
     from dprm.datasets import make_planted, write_planted

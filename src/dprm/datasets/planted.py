@@ -118,7 +118,10 @@ def make_planted(
     noise : float
         Share of rows on which a planted attribute disagrees with its hidden group.
     missing : float
-        Share of values (of every attribute) replaced by a missing value.
+        Share of values (of every attribute) replaced by a missing value. With none
+        (``0``, the default) the types file declares every column ``complete`` (a
+        public fact the data owner, here the generator, knows), so private runs print
+        queries in their shortest form (docs/data.md).
     relations : list of str, optional
         Kinds of planted relations (keys of :data:`RELATION_KINDS`), one relation
         each; when given, they replace ``n_planted`` relations of the default kind
@@ -198,6 +201,8 @@ def _finish(rng: np.random.Generator, n_rows: int, left: pd.DataFrame, right: pd
                 types["columns"][name] = {"type": "numeric", "bounds": list(NUMERIC_BOUNDS)}
             else:
                 types["columns"][name] = {"type": "boolean"}
+            if missing == 0:
+                types["columns"][name]["complete"] = True
     ids = pd.Series(np.arange(1, n_rows + 1), name="row_id")
     left.insert(0, "row_id", ids)
     right.insert(0, "row_id", ids)
