@@ -42,7 +42,8 @@ from dprm.evaluation import true_statistics
 from dprm.evaluation.synthetic import run_synthetic
 from dprm.mining.redundancy import mark_redundant
 from dprm.queries import document_redescriptions
-from quality_weak_signal import FOUND_JACCARD, RELATIONS, dataset
+from dprm.queries.normal_form import complete_attributes
+from quality_weak_signal import FOUND_JACCARD, RELATIONS, dataset, relations_touched
 
 
 def one_run(job: tuple) -> dict:
@@ -57,13 +58,10 @@ def one_run(job: tuple) -> dict:
     top = frame.set_index("index").loc[shown[:10]] if shown else frame.iloc[:0]
     top10 = (float(top.true_excess_jaccard.median()), float(top.true_jaccard.median())) if len(top) else None
     kept = frame[~frame.pruned.astype(bool)]
-    found = set()
+    found, complete = set(), complete_attributes(*data.views)
     for position, true_j in zip(kept["index"], kept.true_jaccard):
-        r = redescriptions[int(position)]
-        for k, (left, right) in enumerate(planted or ()):
-            if (true_j >= FOUND_JACCARD and r.left.attributes() & left.attributes()
-                    and r.right.attributes() & right.attributes()):
-                found.add(k)
+        if true_j >= FOUND_JACCARD:
+            found |= relations_touched(redescriptions[int(position)], planted or [], complete)
     return {"kept": len(kept), "significant": int((kept.true_pvalue < 0.01).sum()), "top10": top10, "found": found,
             "seconds": document["parameters"]["dpmm_seconds"]}
 

@@ -69,6 +69,7 @@ from dprm.mining import DEFAULT_ALGORITHM, default_algorithm, default_parameters
 from dprm.mining.redundancy import mark_redundant
 from dprm.privacy import Accountant, SeededNoise
 from dprm.queries import document_redescriptions, query_from_json
+from dprm.queries.normal_form import complete_attributes, normalize
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 MAMMALS_TYPES = Path(__file__).resolve().parents[1] / "tests" / "data" / "mammals-types.json"
@@ -165,6 +166,19 @@ def range_types(folder: Path) -> dict:
     return {"id_column": "row_id", "columns": {"row_id": "id", **columns}}
 
 
+def relations_touched(redescription, planted: list, complete: frozenset[str]) -> set[int]:
+    """The planted relations whose attributes both of the redescription's queries use, in shortest form.
+
+    The queries are first put in their normal form with the attributes that have no missing
+    value in the rows (a researcher's measurement: it reads the data): a printed query such
+    as ``([r_num_0 ≤ 60.6] ∧ [r_num_4 > 48.5]) ∨ ([r_num_0 ≤ 60.6] ∧ [r_num_4 ≤ 48.5])`` says
+    nothing about ``r_num_4`` (it is ``[r_num_0 ≤ 60.6]``) and must not count for its relation.
+    """
+    left = normalize(redescription.left, complete=complete).attributes()
+    right = normalize(redescription.right, complete=complete).attributes()
+    return {k for k, (a, b) in enumerate(planted) if left & a.attributes() and right & b.attributes()}
+
+
 @lru_cache(maxsize=None)
 def dataset(name: str, data_seed: int):
     """``(TwoViewData, planted queries or None)``."""
@@ -222,13 +236,12 @@ def one_run(job: tuple) -> dict:
     found, best = set(), {}
     if planted:
         kept_rows = frame[~frame.pruned.astype(bool)]
+        complete = complete_attributes(*data.views)
         for position, true_j in zip(kept_rows["index"], kept_rows.true_jaccard):
-            r = redescriptions[int(position)]
-            for k, (left, right) in enumerate(planted):
-                if r.left.attributes() & left.attributes() and r.right.attributes() & right.attributes():
-                    best[k] = max(best.get(k, 0.0), float(true_j))
-                    if true_j >= FOUND_JACCARD:
-                        found.add(k)
+            for k in relations_touched(redescriptions[int(position)], planted, complete):
+                best[k] = max(best.get(k, 0.0), float(true_j))
+                if true_j >= FOUND_JACCARD:
+                    found.add(k)
     frame = frame[~frame.pruned.astype(bool)].copy()
     marginal = [redescriptions[int(i)].extra.get("interval", {}).get("jaccard_marginal") for i in frame["index"]]
     frame["marginal_covers"] = [None if m is None else bool(m[0] <= t <= m[1])
