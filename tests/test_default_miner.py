@@ -161,3 +161,36 @@ def test_dprm_mine_without_algorithm_runs_the_default_private_miner(tmp_path: Pa
     assert document["parameters"]["init_trials"] == 2 and "init_trials" not in document["parameters"]["auto"]
     code, out, err = run(["mine", tmp_path / "left.csv", tmp_path / "right.csv", "--omega", "abc"])
     assert code == 2 and "--omega must be a number or 'auto'" in err
+
+
+def test_subtree_units_are_post_processing_of_the_same_releases() -> None:
+    """units auto (subtrees at depth <= 6) releases what units leaves releases; only the queries formed differ."""
+    data = _data()
+    runs = {}
+    for units in ("leaves", "auto"):
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(3)))
+        miner = make_miner("mcmc-tree-pair", epsilon=1.0, mcmc_iterations=300, units=units)
+        miner.fit(data, accountant=accountant, rng=np.random.default_rng(3))
+        runs[units] = (miner, [(e.step, e.epsilon) for e in accountant.ledger])
+    (leaves, leaves_ledger), (auto, auto_ledger) = runs["leaves"], runs["auto"]
+    assert auto.units_ == "subtrees" and leaves.units_ == "leaves"
+    assert auto_ledger == leaves_ledger  # the same releases, in the same order, with the same ε
+    assert auto.document()["parameters"]["units"] == "auto"
+    assert auto.document()["parameters"]["auto"]["units"] == "subtrees"
+    # the same noise draws: a redescription both runs form has the same released statistics in both
+    stats = {(str(r.left), str(r.right)): r.stats for r in leaves.redescriptions_}
+    common = [(key, r.stats) for r in auto.redescriptions_ if (key := (str(r.left), str(r.right))) in stats]
+    assert common and all(s == stats[key] for key, s in common)
+    # subtrees are more starts for extraction: every kept leaves redescription's pair of trees gives more forms
+    assert len(auto.redescriptions_) > len(leaves.redescriptions_)
+
+
+def test_units_auto_takes_leaves_beyond_the_subtrees_depth_and_in_the_paper_variant() -> None:
+    assert make_miner("mcmc-tree-pair", depth=7).units == "auto"  # allowed: auto takes leaves at depth 7
+    with pytest.raises(ParameterError, match="depth must be at most 6 with units subtrees"):
+        make_miner("mcmc-tree-pair", depth=7, units="subtrees")
+    assert make_miner("alt-mcmc", variant="paper").units == "leaves"
+    data = _data()
+    miner = make_miner("alt-expm", epsilon=1.0, depth=1, init_trials=1)
+    miner.fit(data, accountant=Accountant(1.0, SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(0))
+    assert miner.units_ == "subtrees" and "units" not in miner.settings_

@@ -117,8 +117,10 @@ class AlternatingTrees(PrivateTreeMiner):
         an initial target).
     counts : {"cells", "paper"}
         How extraction releases counts (see :mod:`dprm.mining.private_extraction`).
-    units : {"leaves", "subtrees"}
-        What a simple query of extraction may be: a leaf (the paper) or a subtree.
+    units : {"auto", "leaves", "subtrees"}
+        What a simple query of extraction may be: a leaf (the paper) or a subtree;
+        ``"auto"`` (default): subtrees up to depth 6, leaves deeper (post-processing
+        of the same released counts).
     prune_support, prune_interval : float or None
         Pruning: noisy support below, or Jaccard interval wider than.
     prune_significance : bool

@@ -84,7 +84,8 @@ from dprm.queries import Redescription, canonical_key
 from dprm.trees.private import MCMC_STOPS, NODE_CHOICES
 from dprm.trees.tree import Tree
 
-__all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES"]
+__all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES",
+           "UNIT_CHOICES", "extraction_units"]
 
 #: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
 TARGET_CHOICES = ("uniform", "scored")
@@ -96,6 +97,29 @@ EXTRACTION_UNITS = 10_000
 #: Deepest trees with ``units="subtrees"``: twice the units per side, 16 times the
 #: extraction's memory of ``units="leaves"`` at the same depth.
 MAX_DEPTH_SUBTREES = 6
+
+#: The private tree miners' ``units``: ``"auto"`` (the default) is ``"subtrees"`` for trees
+#: of depth at most :data:`MAX_DEPTH_SUBTREES`, ``"leaves"`` deeper (:func:`extraction_units`).
+UNIT_CHOICES: tuple[str, ...] = (AUTO, *UNITS)
+
+
+def extraction_units(units: str, depth: int) -> str:
+    """The units extraction uses: ``units`` as given, or for ``"auto"`` by the trees' depth.
+
+    Subtree units (every node's leaves as one unit, as CARTwheels' extraction has them)
+    are a choice among the same released cell counts, so post-processing: the same
+    releases and ledger as leaves. Measured better on every dataset of
+    ``benchmarks/quality_weak_signal.py`` at ε = 1 (docs/mining.md, session 21); deeper
+    than :data:`MAX_DEPTH_SUBTREES` their memory is too large, so ``"auto"`` takes leaves.
+
+    Examples
+    --------
+    >>> extraction_units("auto", 2), extraction_units("auto", 7), extraction_units("leaves", 2)
+    ('subtrees', 'leaves', 'leaves')
+    """
+    if units != AUTO:
+        return units
+    return "subtrees" if depth <= MAX_DEPTH_SUBTREES else "leaves"
 
 #: The parameters the three private tree miners share (each class lists them in its
 #: ``__init__`` with its own defaults, and adds its own).
@@ -117,7 +141,8 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("counts", "How extraction releases counts: 'cells', one noisy histogram of every pair of cells "
                     "(default), or 'paper', the paper's two histograms", "choice", choices=COUNTS),
     Param("units", "What a simple query of extraction may be: a tree's 'leaves' (the paper) or whole "
-                   "'subtrees' (at most depth 6)", "choice", choices=UNITS),
+                   "'subtrees' (at most depth 6); 'auto': subtrees up to depth 6, leaves deeper (the same "
+                   "released counts either way; docs/mining.md)", "choice", choices=UNIT_CHOICES),
     Param("prune_support", "Mark as pruned the redescriptions whose noisy intersection is below this many rows "
                            "(none: no such rule)", "float", unit="rows", low=0, high=MAX_ROWS, none=True,
           why="more rows than any table in memory"),
@@ -220,6 +245,8 @@ class PrivateTreeMiner(Miner):
     def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         """The spec's document; the values the ``"auto"`` rule chose are in ``parameters["auto"]``."""
         autos = {name: value for name, value in getattr(self, "settings_", {}).items() if getattr(self, name) == AUTO}
+        if self.units == AUTO and hasattr(self, "units_"):
+            autos["units"] = self.units_
         return super().document({**({"auto": autos} if autos else {}), **(extra_parameters or {})})
 
     def _resolve_settings(self, epsilon: float) -> None:
@@ -238,6 +265,7 @@ class PrivateTreeMiner(Miner):
         for name, value in chosen.items():
             setattr(self, name + "_", value)
         self.settings_ = chosen
+        self.units_ = extraction_units(self.units, int(self.depth_))
         autos = [name for name in self._auto_names() if getattr(self, name) == AUTO]
         self._notes = ([f"auto: {', '.join(f'{n.replace(chr(95), chr(45))} {chosen[n]}' for n in autos)} "
                         f"(from epsilon and the noisy row count)"] if autos else [])
@@ -521,7 +549,7 @@ class PrivateTreeMiner(Miner):
         found = private_extract_table(
             table, trees[0], self.indexes_[0], trees[1], self.indexes_[1],
             epsilon, self._accountant, step, self._constraints,
-            counts=self.counts, units=self.units, data_size=self._data_size, confidence=self.confidence,
+            counts=self.counts, units=self.units_, data_size=self._data_size, confidence=self.confidence,
             reestimate_share=self.reestimate_share, prune_width=self.prune_interval, rng=self._rng,
         )
         for redescription in found:

@@ -11,13 +11,16 @@ and ``MCMC_PARAMETERS``.
 **Variants** (issue 28). ``variant="dprm"`` (the default) runs every tree miner with
 the measured-best private machinery: initial targets scored by their association
 with the other view (``targets="scored"``) and the public ``"auto"`` rule for the
-trials, the depth, the targets' share (and MCMCTreePair's ω), :mod:`dprm.mining.auto_trees`.
+trials, the depth, the targets' share (and MCMCTreePair's ω), :mod:`dprm.mining.auto_trees`,
+and extraction from whole subtrees as well as leaves (``units="auto"``: subtrees up to
+depth 6; post-processing of the same released counts, measured better in session 21).
 AltExpM and AltMCMC also split each trial's budget half for the trees, half for the
 extraction (``omega``), and score their trees by the rows of each cell's majority class
 (``tree_score="counts"``, monotone, sensitivity 1). ``variant="paper"`` gives the
 parameters that differ the values of the paper era (:data:`PAPER_VALUES`: uniformly
 random initial attributes, four trials of depth 4, MCMCTreePair's ω = 0.1, the
-public equally wide grid; the alternations' equal shares and Gini scores), so that a
+public equally wide grid, extraction from single leaves; the alternations' equal shares
+and Gini scores), so that a
 seeded run with ``variant="paper"`` writes what the named algorithm wrote before
 (with ``numeric_grid="auto"``: exactly what it wrote before issue 28, documents and
 ledgers alike). Values given explicitly always win over the variant's.
@@ -59,7 +62,7 @@ VARIANT = Param("variant", "'dprm', the measured-best private machinery (scored 
 #: What ``variant="paper"`` sets (unless given): the paper-era values of the parameters
 #: whose ``"dprm"`` default differs. ``omega`` only where the miner has it.
 PAPER_VALUES: dict[str, Any] = {"targets": "uniform", "init_trials": 4, "depth": 4, "target_share": 0.2,
-                                "omega": 0.1, "numeric_grid": "equal-width"}
+                                "omega": 0.1, "numeric_grid": "equal-width", "units": "leaves"}
 
 
 def shared_tree_parameters(
@@ -76,7 +79,7 @@ def shared_tree_parameters(
     max_splits: int = 32,
     target_bins: int = 4,
     counts: str = "cells",
-    units: str = "leaves",
+    units: str = "auto",
     prune_support: float | None = None,
     prune_interval: float | None = 0.22,
     prune_significance: bool = True,
