@@ -98,10 +98,14 @@ def test_alternations_auto_target_share_limits_the_size_share() -> None:
     make_miner("mcmc-tree-pair", size_share=0.65).check_parameters()  # its rule's share is at most 0.3
 
 
-def _data():
+def _data(declare_complete: bool = True):
     planted = make_planted(1200, n_left_boolean=30, n_right_numeric=10, relations=["disjunction", "threshold-or"],
                            random_state=2)
-    return load_two_view(planted.left, planted.right, types=planted.types)
+    types = planted.types
+    if not declare_complete:  # make_planted declares its columns complete; without it a query's text names its cells
+        types = {"columns": {name: {k: v for k, v in spec.items() if k != "complete"}
+                             for name, spec in types["columns"].items()}}
+    return load_two_view(planted.left, planted.right, types=types)
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0])
@@ -164,8 +168,12 @@ def test_dprm_mine_without_algorithm_runs_the_default_private_miner(tmp_path: Pa
 
 
 def test_subtree_units_are_post_processing_of_the_same_releases() -> None:
-    """units auto (subtrees at depth <= 6) releases what units leaves releases; only the queries formed differ."""
-    data = _data()
+    """units auto (subtrees at depth <= 6) releases what units leaves releases; only the queries formed differ.
+
+    On data without declared complete columns, so that two queries printed alike are sums of the same
+    released cells (with complete columns the normal form may print sums of different cells alike: seen
+    here as [l_bool_0 = false] with left supports 705.17 and 706.26)."""
+    data = _data(declare_complete=False)
     runs = {}
     for units in ("leaves", "auto"):
         accountant = Accountant(1.0, SeededNoise(np.random.default_rng(3)))
