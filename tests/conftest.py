@@ -159,6 +159,37 @@ def seed_numba_cache(cache: Path, leave_out: str) -> dict[str, int]:
     return copied
 
 
+def seed_precompiled_build(build_dir: Path) -> list[str]:
+    """Copy this session's precompiled build for the current fingerprint, if there is one, into ``build_dir``.
+
+    The build the Makefile's set-up (``dprm warm-cache``) made, looked for where runs
+    look for it (:func:`dprm.precompiled.directories` without ``DPRM_PRECOMPILED_DIR``).
+    ``dprm warm-cache`` then keeps it when the warm-up's kernels give the same manifest
+    ("up to date": it is what compiling again would write) and builds afresh otherwise,
+    as it does when there is none (a changed kernel source has another fingerprint).
+    Returns the names copied.
+    """
+    import shutil
+
+    from dprm import precompiled
+
+    name = "_dprm_kernels_" + precompiled.fingerprint()
+    saved = os.environ.pop(precompiled.DIRECTORY, None)
+    try:
+        places = precompiled.directories()
+    finally:
+        if saved is not None:
+            os.environ[precompiled.DIRECTORY] = saved
+    for place in places:
+        files = sorted(place.glob(name + "*"))
+        if any(f.suffix == ".json" for f in files) and any(f.suffix == ".so" for f in files):
+            build_dir.mkdir(parents=True, exist_ok=True)
+            for f in files:
+                shutil.copy2(f, build_dir / f.name)
+            return [f.name for f in files]
+    return []
+
+
 @pytest.fixture(scope="session")
 def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
     """An environment whose numba cache and precompiled build ``dprm warm-cache`` has made this session; its output.
@@ -167,7 +198,9 @@ def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
     without :data:`UNCACHED_MODULE`'s entries: ``dprm warm-cache`` loads the others
     and compiles that module's kernels (compiling all of them from an empty cache,
     as the Makefile's set-up does on a fresh install, costs about 70 CPU-seconds more).
-    The build directory starts empty: the build is made afresh (about 20 CPU-seconds).
+    The build directory starts with the set-up's precompiled build when it is current
+    (:func:`seed_precompiled_build`; ``dprm warm-cache`` keeps it, the module it would
+    compile again), else empty, and the build is made afresh (about 20 CPU-seconds).
     What was copied is in ``numba-cache-seeded.json`` beside the cache. Made once per
     test session, in temporary directories (``NUMBA_CACHE_DIR``,
     ``DPRM_PRECOMPILED_DIR``): under pytest-xdist the workers share the session's
@@ -183,6 +216,7 @@ def warmed(tmp_path_factory) -> tuple[dict[str, str], str]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not output.exists():
             copied = seed_numba_cache(cache, UNCACHED_MODULE)
+            seed_precompiled_build(session / "precompiled")
             (session / "numba-cache-seeded.json").write_text(json.dumps({"left_out": UNCACHED_MODULE,
                                                                          "copied": copied}))
             done = subprocess.run([sys.executable, "-m", "dprm", "warm-cache"], env=env, capture_output=True,

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.xdist_group("warm-cache")
 
 @pytest.fixture
 def built(warmed) -> Path:
-    """The directory of this session's build (``warmed``: ``dprm warm-cache`` on empty directories)."""
+    """The directory of this session's build (``warmed``: the set-up's when current, else made afresh)."""
     env, output = warmed
     line = " ".join(output.split())
     assert "precompiled kernels:" in line, output
