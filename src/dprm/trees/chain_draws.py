@@ -64,9 +64,11 @@ class Anchor:
             starts[attribute], sizes[attribute] = low, high - low
         return starts, sizes
 
-    def start(self, space, depth: int, rng: np.random.Generator) -> np.ndarray:
-        """A random start of the second tree in the restricted space (``space.random_nodes``' draws)."""
-        nodes = space.random_nodes(depth, rng, self.tables(space))
+    def start(self, space, depth: int, rng: np.random.Generator,
+              tables: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """A random start of the second tree in the restricted space (``space.random_nodes``' draws from
+        ``tables``, :meth:`tables`' result)."""
+        nodes = space.random_nodes(depth, rng, tables)
         nodes[list(self.nodes)] = self.splits
         return nodes
 
@@ -79,6 +81,9 @@ class ChainDraws:
     nodes_b: np.ndarray
     #: ``(choice, local_u, attribute_u, split_u, log_u)`` of every step (:func:`~dprm.trees._kernels.propose`)
     proposals: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    #: The second tree's ``(starts, sizes)`` split tables the chain proposes from: the view's,
+    #: or an anchor's window (:meth:`Anchor.tables`)
+    tables_b: tuple[np.ndarray, np.ndarray]
 
 
 def node_choices(node_choice: str, depth: int, n_trees: int, iterations: int, rng: np.random.Generator,
@@ -126,14 +131,15 @@ def draw_chain(first: object, second: object, depth: int, paired: bool, iteratio
         nodes_b = second.random_nodes(depth, rng)
         return ChainDraws(nodes_a, nodes_b, (node_choices(node_choice, depth, 2 if paired else 1, iterations, rng),
                                              rng.random(iterations), rng.random(iterations), rng.random(iterations),
-                                             chain.log_uniforms(iterations)))
+                                             chain.log_uniforms(iterations)), (second.starts, second.sizes))
     if not paired:
         raise ValueError("only the second tree of a pair can be anchored")
-    nodes_b = anchor.start(second, depth, rng)
+    tables_b = anchor.tables(second)
+    nodes_b = anchor.start(second, depth, rng, tables_b)
     anchored = tuple(2**depth - 1 + node for node in anchor.nodes)
     choice = node_choices(node_choice, depth, 2, iterations, rng, anchored if anchor.move == "held" else ())
     local_u = rng.random(iterations)
     if anchor.move == "local":
         local_u[np.isin(choice, anchored)] = 0.0
     return ChainDraws(nodes_a, nodes_b, (choice, local_u, rng.random(iterations), rng.random(iterations),
-                                         chain.log_uniforms(iterations)))
+                                         chain.log_uniforms(iterations)), tables_b)

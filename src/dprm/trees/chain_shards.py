@@ -221,8 +221,6 @@ class ShardedChainJob:
         self.iterations, self.score_kind, self.n_classes = int(iterations), int(score_kind), int(n_classes)
         self.local_share = float(local_share)
         self.draws = draw_chain(first, second, depth, self.paired, iterations, rng, chain, node_choice, anchor)
-        # an anchor's window cuts the second tree's split tables (Anchor.tables); the rows are the shards' own
-        self.tables_b = (second.starts, second.sizes) if anchor is None else anchor.tables(second)
         self.nodes = (self.draws.nodes_a, self.draws.nodes_b)
         self.key = next(_CHAIN_KEYS)
         self.spec = (self.key, rows.sides[0], rows.sides[1] if self.paired else rows.sides[0], rows.target,
@@ -255,7 +253,7 @@ class ShardedChainJob:
         a, b = self.spaces
         side, node, new, log_ratio = propose(i, self.paired, 2**self.depth - 1, *self.draws.proposals[:4],
                                              self.local_share, self.nodes[0], a.splits, a.starts, a.sizes, a.usable,
-                                             self.nodes[1], b.splits, *self.tables_b, b.usable)
+                                             self.nodes[1], b.splits, *self.draws.tables_b, b.usable)
         self.steps += 1
         if new == self.nodes[side][node]:
             self.accepted += 1
