@@ -64,8 +64,10 @@ from dprm.mining.base import (
     ProgressCallback,
     parameter_table,
 )
-from dprm.mining.auto_trees import ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, auto_tree_settings
+from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
+                                     auto_tree_settings)
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
+from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
 from dprm.mining.private_grids import GRID_SHARE, NUMERIC_GRID, choose_grids, grid_note
 from dprm.mining.private_extraction import (
     COUNTS,
@@ -86,6 +88,9 @@ from dprm.trees.tree import Tree
 
 __all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES",
            "UNIT_CHOICES", "extraction_units"]
+
+#: What a scored trial releases before its extraction (:mod:`dprm.mining.literal_pairs`).
+TRIAL_KINDS = (AUTO, "trees", "pair")
 
 #: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
 TARGET_CHOICES = ("uniform", "scored")
@@ -174,6 +179,10 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("target_share", "Share of ε for choosing the initial targets (targets scored); 'auto': 0.1 per "
                           "trial, at most 0.3 (alt-expm, alt-mcmc: 0.4 below one trial's budget)", "float", unit="share of ε", low=0, high=1, low_open=True,
           high_open=True, auto=True),
+    Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
+                   "target, then trees, or 'pair', a literal of each view chosen at once; 'auto' (default): "
+                   "pair below one trial's budget (epsilon times the noisy row count under 600 rows), else "
+                   "trees", "choice", choices=TRIAL_KINDS),
 )
 
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
@@ -226,6 +235,8 @@ class PrivateTreeMiner(Miner):
         if self.targets == "scored" and self.target_share == AUTO and self.size_share >= 1 - most:
             raise ParameterError(f"size-share must be below {1 - most:g} with target-share auto (up to {most:g}), "
                                  f"not {self.size_share}")
+        if self.trial == "pair" and self.targets != "scored":
+            raise ParameterError(f"trial {self.trial} needs targets scored (the pair is chosen by its score)")
         if self.units == "subtrees" and self.depth != AUTO and self.depth > MAX_DEPTH_SUBTREES:
             raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
                                  f"per side: 16 times the extraction's memory of leaves), not {self.depth}")
@@ -236,7 +247,7 @@ class PrivateTreeMiner(Miner):
 
     def _auto_names(self) -> tuple[str, ...]:
         """The parameters that may be ``"auto"`` (:mod:`dprm.mining.auto_trees`)."""
-        return ("init_trials", "depth", "target_share")
+        return ("init_trials", "depth", "target_share", "trial")
 
     def _most_trials(self) -> int:
         """Trials a run makes at most (data-independent: the progress total)."""
@@ -256,7 +267,7 @@ class PrivateTreeMiner(Miner):
         the released row count only; the values chosen are in :attr:`settings_` and a note.
         """
         rule = (auto_tree_settings(epsilon, self._data_size[0], alternating=self.alternating_rule,
-                                   scored=self.targets == "scored")
+                                   scored=self.targets == "scored", pairs=self._pairs_allowed())
                 if self._data_size is not None else None)
         chosen = {}
         for name in self._auto_names():
@@ -269,6 +280,13 @@ class PrivateTreeMiner(Miner):
         autos = [name for name in self._auto_names() if getattr(self, name) == AUTO]
         self._notes = ([f"auto: {', '.join(f'{n.replace(chr(95), chr(45))} {chosen[n]}' for n in autos)} "
                         f"(from epsilon and the noisy row count)"] if autos else [])
+
+    def _pairs_allowed(self) -> bool:
+        """Whether the auto rule may make literal-pair trials: not with ``trial="trees"``, nor (``"auto"``)
+        beyond :data:`~dprm.mining.literal_pairs.MAX_PAIR_CANDIDATES` candidates (public: schema and grids)."""
+        if self.trial == "auto":
+            return PairChooser.candidates(self.indexes_) <= MAX_PAIR_CANDIDATES
+        return self.trial == "pair"
 
     def _extraction_units(self) -> int:
         """Progress units of one extraction (:data:`EXTRACTION_UNITS` MCMC-step equivalents)."""
@@ -380,6 +398,10 @@ class PrivateTreeMiner(Miner):
         self._resolve_settings(float(as_epsilon(self.epsilon, "epsilon")))
         self._binning_epsilon = []
         self._chooser = None
+        if self.targets == "scored" and self.trial_ == "pair":
+            self._mine_pairs(accountant, epsilon)
+            self._finish_fit(data, accountant, tracker)
+            return
         if self.targets == "scored":
             # Chosen privately by their association with the other view
             # (dprm.mining.initial_targets); binary targets need no binning.
@@ -417,6 +439,26 @@ class PrivateTreeMiner(Miner):
         self.privacy_ = self._privacy_block(data, accountant)
         self.notes_ = [*self._grid_notes, *self._notes]
         tracker.finish()
+
+    def _mine_pairs(self, accountant: Accountant, epsilon) -> None:
+        """Trials of one literal pair each (:mod:`dprm.mining.literal_pairs`), spending exactly ``epsilon``.
+
+        Each trial's budget is split by ω (``omega_``; the pair rule's 0.7 for the paper's
+        equal shares, ``omega=None``) between the pair's choice and its extraction.
+        """
+        counters = None
+        if self._shards is not None:
+            shards = self._shards
+            counters = tuple(partial(shards.sum, "gain_counts", side) for side in (0, 1))
+        chooser = PairChooser(self.indexes_, counters=counters)
+        omega = getattr(self, "omega_", None)
+        omega = as_fraction(PAIR_OMEGA if omega is None else omega, "omega")
+        for trial, budget in enumerate(split_budget(epsilon, [1] * self.init_trials_), start=1):
+            choice, extraction = split_budget(budget, [omega, 1 - omega])
+            target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
+            trees = [Tree(depth=1, splits=[partner])] * 2
+            trees[target.side] = target.tree()
+            self.extract((trees[0], trees[1]), extraction, f"extraction {trial}")
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         """Spend exactly ``epsilon`` (what is left after the data-size count)."""
