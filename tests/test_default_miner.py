@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,12 @@ def test_auto_settings_are_in_range(epsilon: float, n_hat: float) -> None:
     settings = auto_tree_settings(epsilon, n_hat)
     assert 1 <= settings.init_trials <= AUTO_MAX_TRIALS
     assert settings.depth in (2, 3)
-    assert 0 < settings.omega < 1 and 0 < settings.target_share <= 0.3
+    assert 0 < settings.omega < 1
+    if epsilon * max(n_hat, 1.0) < 600:  # one literal pair: no separate target
+        assert (settings.trial, settings.init_trials, settings.omega, settings.target_share) == ("pair", 1, 0.7, None)
+    else:
+        assert settings.trial == "trees" and 0 < settings.target_share <= 0.3
+        assert auto_tree_settings(epsilon, n_hat, pairs=False) == settings
 
 
 def test_auto_settings_grow_with_the_budget_in_rows() -> None:
@@ -37,26 +43,32 @@ def test_auto_settings_grow_with_the_budget_in_rows() -> None:
 @pytest.mark.parametrize("n_hat", [-50.0, 0.0, 100.0, 2575.0, 5999.0, 6000.0, 28_900.0, 1e9])
 def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, n_hat: float) -> None:
     """AltExpM/AltMCMC: depth 1, share 0.4 and no alternation where ε·n̂ < 600 (one trial), else the pair's rule."""
-    pair, alternating = auto_tree_settings(epsilon, n_hat), auto_tree_settings(epsilon, n_hat, alternating=True)
+    pair = auto_tree_settings(epsilon, n_hat, pairs=False)
+    alternating = auto_tree_settings(epsilon, n_hat, alternating=True, pairs=False)
     if epsilon * max(n_hat, 1.0) < 600:
         assert (alternating.init_trials, alternating.depth, alternating.target_share, alternating.alternations) == (
             1, 1, 0.4, 0)
         assert alternating.omega == pair.omega and pair.init_trials == 1 and pair.depth == 2
+        # with literal pairs (the default) every tree miner makes the same one pair there
+        with_pairs = [auto_tree_settings(epsilon, n_hat, alternating=a) for a in (False, True)]
+        assert all(s.trial == "pair" and s.omega == 0.7 and s.init_trials == 1 for s in with_pairs)
     else:
         assert alternating == pair and pair.alternations == 1
+        assert auto_tree_settings(epsilon, n_hat, alternating=True) == alternating
 
 
 @pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc"])
 @pytest.mark.parametrize("epsilon", [0.1, 1.0])
 def test_alternations_follow_their_rule_and_spend_exactly_epsilon(algorithm: str, epsilon: float) -> None:
+    """With ``trial="trees"``: the alternations' own rule below one trial's budget (the pairs: next test)."""
     data = _data()  # 1,200 rows: at ε = 0.1 the budget in rows (~110) is below one trial's 600
     accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(1)))
-    miner = make_miner(algorithm, epsilon=epsilon, mcmc_iterations=300)
+    miner = make_miner(algorithm, epsilon=epsilon, mcmc_iterations=300, trial="trees")
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(1))
-    rule = auto_tree_settings(epsilon, miner._data_size[0], alternating=True)
+    rule = auto_tree_settings(epsilon, miner._data_size[0], alternating=True, pairs=False)
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega,
-                               "alternations": rule.alternations}
+                               "alternations": rule.alternations, "trial": "trees"}
     assert (rule.depth == 1) == (rule.alternations == 0) == (epsilon == 0.1)
     trees = [e for e in accountant.ledger if e.step.startswith("tree ")]
     extractions = [e for e in accountant.ledger if e.step.startswith("extraction ")]
@@ -81,6 +93,25 @@ def test_without_alternation_the_tree_is_extracted_against_the_target_literal(al
     assert miner.redescriptions_, "a 1,200-row planted table at ε = 1 gives candidates"
     for r in miner.redescriptions_:  # one side holds the target's attribute and nothing else
         assert len(r.left.attributes()) == 1 or len(r.right.attributes()) == 1
+
+
+@pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc", "mcmc-tree-pair"])
+def test_below_one_trials_budget_every_tree_miner_makes_one_literal_pair(algorithm: str) -> None:
+    data = _data()
+    accountant = Accountant(0.1, SeededNoise(np.random.default_rng(2)))
+    miner = make_miner(algorithm, epsilon=0.1, mcmc_iterations=300).fit(data, accountant=accountant,
+                                                                       rng=np.random.default_rng(2))
+    steps = [e.step for e in accountant.ledger if not e.step.startswith(("grids:", "grid of"))]
+    assert steps == ["data size", "literal pair 1", "extraction 1: cell counts"]
+    choice, extraction = (e.epsilon for e in accountant.ledger[-2:])
+    assert choice / (choice + extraction) == Fraction(7, 10) and accountant.remaining() == 0
+    assert miner.settings_["trial"] == "pair" and "trial pair" in " ".join(miner.notes_)
+    assert miner.privacy_["ledger"][-2]["mechanism"] == "exponential (gumbel)"  # no chain: pure-dp when secure
+
+
+def test_a_literal_pair_needs_scored_targets() -> None:
+    with pytest.raises(ParameterError, match="trial pair needs targets scored"):
+        make_miner("mcmc-tree-pair", trial="pair", targets="uniform").check_parameters()
 
 
 def test_no_alternation_needs_scored_targets() -> None:
@@ -123,9 +154,11 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     assert released.step == "data size"
     rule = auto_tree_settings(epsilon, miner._data_size[0])
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
-                               "target_share": rule.target_share, "omega": rule.omega}
-    pairs = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
-    assert len(pairs) == rule.init_trials
+                               "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial}
+    assert rule.trial == ("pair" if epsilon == 0.1 else "trees")  # 1,200 rows: ~110 rows of budget at 0.1
+    chains = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
+    pairs = [e for e in accountant.ledger if e.step.startswith("literal pair ")]
+    assert (len(chains), len(pairs)) == ((rule.init_trials, 0) if rule.trial == "trees" else (0, rule.init_trials))
     assert float(accountant.spent()) == pytest.approx(epsilon)
     assert seen[-1][0] == seen[-1][1] == miner.work()  # total fixed before the data: the most trials
     document = miner.document()

@@ -80,7 +80,7 @@ def test_a_chain_stopped_by_the_variance_rule_still_ends_at_the_total(datasets, 
 
 
 def test_chains_report_during_the_run(datasets) -> None:
-    calls, miner = record("mcmc-tree-pair", datasets[0], init_trials=2, mcmc_iterations=200_000)
+    calls, miner = record("mcmc-tree-pair", datasets[0], init_trials=2, mcmc_iterations=200_000, trial="trees")
     check_calls(calls, miner.work())
     inside = [d for d, _ in calls if 0 < d < 2 * 200_000]
     assert len(inside) >= 50  # many reports while the chains run, not one per chain

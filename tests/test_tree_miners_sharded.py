@@ -150,6 +150,7 @@ MINERS = {
                                                     anchor_from=2),
     "mcmc-tree-pair-anchored-window": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=300, anchor="attribute",
                                                            anchor_from=1, anchor_window=2),
+    "literal-pairs": lambda: MCMCTreePair(trial="pair", init_trials=2),  # the pairs' scores summed over shards
 }
 
 

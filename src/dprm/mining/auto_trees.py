@@ -26,8 +26,8 @@ same on every dataset:
   several trials the later picks, made after the strongest attributes are taken,
   need it.
 
-Below one trial's budget (``B < 600`` rows) with scored targets, every tree miner's
-trial is **one literal pair** (``trial="pair"``, :mod:`dprm.mining.literal_pairs`): a
+Below one trial's budget (``B < 600`` rows) with scored targets and no depth given,
+every tree miner's trial is **one literal pair** (``trial="pair"``, :mod:`dprm.mining.literal_pairs`): a
 literal of each view chosen at once with ``ω = 0.7`` of the budget, then extracted with
 the rest; no separate target, no chain. Measured at ε = 0.1 (session 22,
 docs/mining.md, seeds 0–4, runs that keep something, all kept significant): spi 3 → 4

@@ -181,8 +181,8 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
           high_open=True, auto=True),
     Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
                    "target, then trees, or 'pair', a literal of each view chosen at once; 'auto' (default): "
-                   "pair below one trial's budget (epsilon times the noisy row count under 600 rows), else "
-                   "trees", "choice", choices=TRIAL_KINDS),
+                   "pair below one trial's budget (epsilon times the noisy row count under 600 rows) unless a "
+                   "depth is given, else trees", "choice", choices=TRIAL_KINDS),
 )
 
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
@@ -227,7 +227,7 @@ class PrivateTreeMiner(Miner):
                                  f"{self.size_share} + {self.target_share}")
         if self.reestimate_share > 0 and self.counts != "cells":
             raise ParameterError("reestimate-share needs counts cells (the paper's counts have no single table)")
-        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO]
+        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO and name != "trial"]
         if autos and self.size_share == 0:
             raise ParameterError(f"{autos[0].replace('_', '-')} auto needs size-share above 0 (the rule reads the "
                                  f"noisy row count)")
@@ -272,20 +272,23 @@ class PrivateTreeMiner(Miner):
         chosen = {}
         for name in self._auto_names():
             value = getattr(self, name)
-            chosen[name] = getattr(rule, name) if value == AUTO else value
+            if value == AUTO:  # without a row count (size-share 0) only the trial may be auto: trees
+                value = getattr(rule, name) if rule is not None else "trees"
+            chosen[name] = value
         for name, value in chosen.items():
             setattr(self, name + "_", value)
         self.settings_ = chosen
         self.units_ = extraction_units(self.units, int(self.depth_))
-        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO]
+        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO and chosen[name] is not None]
         self._notes = ([f"auto: {', '.join(f'{n.replace(chr(95), chr(45))} {chosen[n]}' for n in autos)} "
                         f"(from epsilon and the noisy row count)"] if autos else [])
 
     def _pairs_allowed(self) -> bool:
-        """Whether the auto rule may make literal-pair trials: not with ``trial="trees"``, nor (``"auto"``)
-        beyond :data:`~dprm.mining.literal_pairs.MAX_PAIR_CANDIDATES` candidates (public: schema and grids)."""
-        if self.trial == "auto":
-            return PairChooser.candidates(self.indexes_) <= MAX_PAIR_CANDIDATES
+        """Whether the auto rule may make literal-pair trials: with ``trial="pair"``, or with ``"auto"``
+        when the depth is not given (a given depth asks for trees) and there are at most
+        :data:`~dprm.mining.literal_pairs.MAX_PAIR_CANDIDATES` candidates (public: schema and grids)."""
+        if self.trial == AUTO:
+            return self.depth == AUTO and PairChooser.candidates(self.indexes_) <= MAX_PAIR_CANDIDATES
         return self.trial == "pair"
 
     def _extraction_units(self) -> int:
