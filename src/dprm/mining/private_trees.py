@@ -16,6 +16,8 @@ base class holds the rest:
   Freedman–Diaconis rule gives from differentially private estimates of the number
   of values and the interquartile range (``"fd"``, paid from ``binning_share`` of
   the budget, :meth:`_fd_bins`);
+* below one trial's budget, trials of one literal pair each instead of trees
+  (``trial``, :meth:`_mine_pairs`, :mod:`dprm.mining.literal_pairs`);
 * a noisy count of the rows with a small share of the budget (``size_share``,
   default 5 %, beyond the paper; 0 turns it off): the data size enters Γ's maximum
   support and every p-value, and the sum of a tree pair's noisy cells alone is too
