@@ -99,3 +99,12 @@ def test_a_pair_run_finds_a_planted_relation_and_spends_exactly() -> None:
                      "literal pair 2", "extraction 2: cell counts"]
     kept = [r for r in miner.redescriptions_ if not r.pruned]
     assert kept and max(r.stats.jaccard for r in kept) > 0.5, names
+
+
+def test_scores_counted_in_blocks_equal_one_product(monkeypatch) -> None:
+    rng = np.random.default_rng(21)
+    views = random_view(rng, 150, "left", 0.1), random_view(rng, 150, "right", 0.1)
+    indexes = _indexes(views)
+    whole = PairChooser(indexes).scores()
+    monkeypatch.setattr("dprm.mining.literal_pairs._BLOCK_PAIRS", 7)  # a few partners per block
+    assert np.array_equal(PairChooser(indexes).scores(), whole)

@@ -13,7 +13,10 @@ whole budget: the same candidates, half the rows needed. Below one trial's budge
 * candidates: every literal ``s`` of either view that may be an initial target (the
   splits of the public grid and the intervals between up to 8 of its points,
   :func:`~dprm.mining.initial_targets.candidate_literals`) together with every split
-  ``p`` of the other view, the attributes of earlier trials' pairs left out;
+  ``p`` of the other view, the attributes of earlier trials' pairs left out; a pair of
+  two splits is one candidate (a target of the left view), scored by the better of its
+  two directions (a maximum of scores of sensitivity 1 has sensitivity 1), so the right
+  view's targets are its intervals;
 * score: how well ``p`` predicts ``s``, ``max(g(s, p)/2, m(s, p))`` of
   :mod:`dprm.mining.initial_targets` (Gini gain over two, majority gain, in rows);
   **sensitivity 1** for every pair, derived there (it holds for any two binary tests);
@@ -59,9 +62,23 @@ from dprm.privacy.budget import EpsilonLike
 
 __all__ = ["MAX_PAIR_CANDIDATES", "PairChooser"]
 
-#: Most candidate pairs (both views' targets together) a chooser scores: 8 bytes each,
-#: so at most 160 MB of scores. Beyond it a run makes tree trials instead.
+#: Most pairs a chooser scores (:meth:`PairChooser.scored`, both views' targets against the
+#: other view's splits): 8 bytes of score each, 160 MB at most. Beyond it the ``"auto"``
+#: rule makes tree trials instead.
 MAX_PAIR_CANDIDATES = 20_000_000
+#: Pairs counted at once (:func:`_pair_gains`): their counts take 32 bytes a pair, 32 MB.
+_BLOCK_PAIRS = 1 << 20
+
+
+def _pair_gains(targets: LiteralIndex, other: LiteralIndex, target_literals: list[Literal],
+                partners: list[Literal], counter: "GainCounter | None") -> np.ndarray:
+    """:func:`~dprm.mining.initial_targets.split_gains` in blocks of partners (bounded memory; the same values)."""
+    out = np.zeros((len(target_literals), len(partners)))
+    step = max(1, _BLOCK_PAIRS // max(1, len(target_literals)))
+    for start in range(0, len(partners), step):
+        out[:, start:start + step] = split_gains(targets, other, target_literals, partners[start:start + step],
+                                                 counter)
+    return out
 
 
 class PairChooser:
@@ -84,8 +101,8 @@ class PairChooser:
         self._targets: list[list[Literal]] = [candidate_literals(index, intervals) for index in self.indexes]
         self._partners: list[list[Literal]] = [[(split, None) for split in index.splits] for index in self.indexes]
         # scores[side][s, p]: how well split p of view 1 − side predicts literal s of view `side`
-        self._scores = [split_gains(self.indexes[side], self.indexes[1 - side], self._targets[side],
-                                    self._partners[1 - side], counter=None if counters is None else counters[side])
+        self._scores = [_pair_gains(self.indexes[side], self.indexes[1 - side], self._targets[side],
+                                    self._partners[1 - side], None if counters is None else counters[side])
                         for side in (0, 1)]
         # A pair of two splits is a candidate once, as a target of the left view, scored by the
         # better of its two directions (a maximum of scores of sensitivity 1 has sensitivity 1).
@@ -104,6 +121,12 @@ class PairChooser:
         """The number of candidate pairs of ``indexes`` (public: the schema and the grids)."""
         targets = [len(candidate_literals(index, intervals)) for index in indexes]
         return targets[0] * len(indexes[1].splits) + (targets[1] - len(indexes[1].splits)) * len(indexes[0].splits)
+
+    @staticmethod
+    def scored(indexes: tuple[LiteralIndex, LiteralIndex] | list[LiteralIndex], intervals: bool = True) -> int:
+        """The number of pairs a chooser of ``indexes`` scores (both directions of two splits included)."""
+        targets = [len(candidate_literals(index, intervals)) for index in indexes]
+        return targets[0] * len(indexes[1].splits) + targets[1] * len(indexes[0].splits)
 
     def take(self, side: int, positions: Iterable[int]) -> None:
         """Leave the attributes at ``positions`` of view ``side`` out of later choices."""

@@ -290,7 +290,7 @@ class PrivateTreeMiner(Miner):
         when the depth is not given (a given depth asks for trees) and there are at most
         :data:`~dprm.mining.literal_pairs.MAX_PAIR_CANDIDATES` candidates (public: schema and grids)."""
         if self.trial == AUTO:
-            return self.depth == AUTO and PairChooser.candidates(self.indexes_) <= MAX_PAIR_CANDIDATES
+            return self.depth == AUTO and PairChooser.scored(self.indexes_) <= MAX_PAIR_CANDIDATES
         return self.trial == "pair"
 
     def _extraction_units(self) -> int:
