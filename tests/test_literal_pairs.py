@@ -29,10 +29,6 @@ def _indexes(views) -> list[LiteralIndex]:
     return [LiteralIndex(v, mode="private", max_splits=5) for v in views]
 
 
-def _all_scores(chooser: PairChooser) -> np.ndarray:
-    return chooser.scores()
-
-
 def test_the_scores_are_every_target_literal_against_every_split_of_the_other_view() -> None:
     rng = np.random.default_rng(7)
     views = random_view(rng, 200, "left", 0.1), random_view(rng, 200, "right", 0.1)
@@ -44,7 +40,9 @@ def test_the_scores_are_every_target_literal_against_every_split_of_the_other_vi
     # two splits: once, as a left target, with the better direction; intervals: as targets of their view
     expected = [np.maximum(gains[0][:n_left], gains[1][:n_right].T), gains[0][n_left:], gains[1][n_right:]]
     assert np.array_equal(chooser.scores(), np.concatenate([e.ravel() for e in expected]))
-    assert chooser.scores().size == PairChooser.candidates(indexes)
+    n_targets = [len(candidate_literals(index)) for index in indexes]
+    assert chooser.scores().size == n_targets[0] * n_right + (n_targets[1] - n_right) * n_left
+    assert PairChooser.scored(indexes) == n_targets[0] * n_right + n_targets[1] * n_left
     assert len(gains[1]) > n_right and len(gains[0]) > n_left  # intervals on both sides
 
 
@@ -55,12 +53,12 @@ def test_the_choice_is_epsilon_dp_on_neighbouring_datasets(seed: int) -> None:
     rng = np.random.default_rng(300 + seed)
     n = int(rng.integers(20, 90))
     views = random_view(rng, n, "left", missing=0.2), random_view(rng, n, "right", missing=0.2)
-    full = _all_scores(PairChooser(_indexes(views)))
+    full = PairChooser(_indexes(views)).scores()
     epsilon = 0.7
     mechanism = ExponentialMechanism(epsilon, TARGET_SCORE_SENSITIVITY)
     worst_move, worst_ratio = 0.0, 0.0
     for row in rng.choice(n, size=6, replace=False):
-        smaller = _all_scores(PairChooser(_indexes([_without_row(v, int(row)) for v in views])))
+        smaller = PairChooser(_indexes([_without_row(v, int(row)) for v in views])).scores()
         worst_move = max(worst_move, float(np.abs(full - smaller).max()))
         ratio = np.abs(np.log(mechanism.probabilities(full)) - np.log(mechanism.probabilities(smaller)))
         worst_ratio = max(worst_ratio, float(ratio.max()))

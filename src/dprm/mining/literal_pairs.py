@@ -117,12 +117,6 @@ class PairChooser:
         self.taken: list[set[int]] = [set(), set()]
 
     @staticmethod
-    def candidates(indexes: tuple[LiteralIndex, LiteralIndex] | list[LiteralIndex], intervals: bool = True) -> int:
-        """The number of candidate pairs of ``indexes`` (public: the schema and the grids)."""
-        targets = [len(candidate_literals(index, intervals)) for index in indexes]
-        return targets[0] * len(indexes[1].splits) + (targets[1] - len(indexes[1].splits)) * len(indexes[0].splits)
-
-    @staticmethod
     def scored(indexes: tuple[LiteralIndex, LiteralIndex] | list[LiteralIndex], intervals: bool = True) -> int:
         """The number of pairs a chooser of ``indexes`` scores (both directions of two splits included)."""
         targets = [len(candidate_literals(index, intervals)) for index in indexes]
@@ -140,9 +134,13 @@ class PairChooser:
 
     def scores(self) -> np.ndarray:
         """The score of every candidate pair not taken, in the order :meth:`choose` numbers them."""
-        blocks = [self._scores[side][np.ix_(rows, columns)].ravel()
-                  for side, (rows, columns) in enumerate(self._live(side) for side in (0, 1))]
-        return np.concatenate(blocks)
+        return self._candidates()[1]
+
+    def _candidates(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """``(live rows and columns of each side, their scores flattened side by side)``."""
+        live = [self._live(side) for side in (0, 1)]
+        return live, np.concatenate([self._scores[side][np.ix_(rows, columns)].ravel()
+                                     for side, (rows, columns) in enumerate(live)])
 
     def choose(self, epsilon: EpsilonLike, accountant: Accountant, step: str) -> tuple[InitialTarget, Split]:
         """One pair by the exponential mechanism (sensitivity 1), charging ``epsilon`` as ``step``.
@@ -151,10 +149,11 @@ class PairChooser:
         split of the other view. The pair's attributes are then taken. When every
         candidate is taken, all are candidates again.
         """
-        if len(self.scores()) == 0:
+        live, scores = self._candidates()
+        if len(scores) == 0:
             self.taken = [set(), set()]
-        pick = ExponentialMechanism(epsilon, TARGET_SCORE_SENSITIVITY).release(accountant, step, self.scores())
-        live = [self._live(side) for side in (0, 1)]
+            live, scores = self._candidates()
+        pick = ExponentialMechanism(epsilon, TARGET_SCORE_SENSITIVITY).release(accountant, step, scores)
         first_block = len(live[0][0]) * len(live[0][1])
         side = 0 if pick < first_block else 1
         pick -= 0 if side == 0 else first_block

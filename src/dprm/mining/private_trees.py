@@ -412,12 +412,8 @@ class PrivateTreeMiner(Miner):
             # (dprm.mining.initial_targets); binary targets need no binning.
             share = as_fraction(self.target_share_, "target-share")
             target_epsilon, epsilon = split_budget(epsilon, [share, 1 - share])
-            counters = None
-            if self._shards is not None:
-                shards = self._shards
-                counters = tuple(partial(shards.sum, "gain_counts", side) for side in (0, 1))
             self._chooser = TargetChooser(self.indexes_, self.init_trials_, target_epsilon, accountant,
-                                          counters=counters)
+                                          counters=self._gain_counters())
             self._mine(data, accountant, rng, epsilon)
             self._finish_fit(data, accountant, tracker)
             return
@@ -451,19 +447,21 @@ class PrivateTreeMiner(Miner):
         Each trial's budget is split by ω (``omega_``; the pair rule's 0.7 for the paper's
         equal shares, ``omega=None``) between the pair's choice and its extraction.
         """
-        counters = None
-        if self._shards is not None:
-            shards = self._shards
-            counters = tuple(partial(shards.sum, "gain_counts", side) for side in (0, 1))
-        chooser = PairChooser(self.indexes_, counters=counters)
-        omega = getattr(self, "omega_", None)
-        omega = as_fraction(PAIR_OMEGA if omega is None else omega, "omega")
+        chooser = PairChooser(self.indexes_, counters=self._gain_counters())
+        omega = as_fraction(PAIR_OMEGA if self.omega_ is None else self.omega_, "omega")
         for trial, budget in enumerate(split_budget(epsilon, [1] * self.init_trials_), start=1):
             choice, extraction = split_budget(budget, [omega, 1 - omega])
             target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
             trees = [Tree(depth=1, splits=[partner])] * 2
             trees[target.side] = target.tree()
             self.extract((trees[0], trees[1]), extraction, f"extraction {trial}")
+
+    def _gain_counters(self) -> "tuple[Any, Any] | None":
+        """Sharded: each side's gain counts summed over the shards (for the target and pair choosers); else None."""
+        if self._shards is None:
+            return None
+        shards = self._shards
+        return tuple(partial(shards.sum, "gain_counts", side) for side in (0, 1))
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         """Spend exactly ``epsilon`` (what is left after the data-size count)."""
