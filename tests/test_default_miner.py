@@ -147,11 +147,15 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
                        **default_parameters(epsilon))
     seen = []
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(0), progress=lambda d, t: seen.append((d, t)))
-    # the grids are chosen first (numeric-grid auto), after their own row count
-    grids = [e for e in accountant.ledger if e.step.startswith(("grids:", "grid of"))]
-    assert grids and accountant.ledger[:len(grids)] == grids
-    released = accountant.ledger[len(grids)]
+    # one count of the rows first, for the grids and the run; then the grids (numeric-grid auto)
+    released = accountant.ledger[0]
     assert released.step == "data size"
+    grid_epsilon = Fraction(str(epsilon)) * Fraction(str(miner.grid_share))
+    assert released.epsilon == grid_epsilon / 10 + (Fraction(str(epsilon)) - grid_epsilon) * Fraction(str(miner.size_share))
+    grids = [e for e in accountant.ledger if e.step.startswith(("grids:", "grid of"))]
+    assert grids and accountant.ledger[1:1 + len(grids)] == grids
+    assert not any(e.step.startswith("grids:") for e in grids)   # no second count
+    assert sum(e.epsilon for e in grids) == grid_epsilon * Fraction(9, 10)
     rule = auto_tree_settings(epsilon, miner._data_size[0])
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial}

@@ -100,6 +100,31 @@ def test_choose_grids_follows_the_data_and_its_ledger_adds_up() -> None:
     assert sum(m == "linear" for m in picks["age"]) >= 10
 
 
+def test_a_count_released_before_is_used_and_all_of_epsilon_goes_to_the_choices() -> None:
+    left, right, types = heavy_and_light(2000)
+    engine = InProcessEngine(load_two_view(left, right, types=types))
+    own = Accountant(1.0, SeededNoise(np.random.default_rng(3)))
+    given = Accountant(1.0, SeededNoise(np.random.default_rng(3)))
+    chosen = choose_grids(engine, 0.2, given, max_splits=32, n_hat=2000)
+    assert [e.step for e in given.ledger][0] == "grid of all 2 numeric columns"   # no count of its own
+    assert sum(e.epsilon for e in given.ledger) == Fraction(1, 5)
+    assert chosen[(0, "visits")].startswith("log") and chosen[(0, "age")] == "linear"
+    choose_grids(engine, 0.2, own, max_splits=32)
+    assert own.ledger[0].step == "grids: data size" and sum(e.epsilon for e in own.ledger) == Fraction(1, 5)
+
+
+def test_without_a_run_count_the_grids_release_their_own() -> None:
+    left, right, types = heavy_and_light(1500)
+    data = load_two_view(left, right, types=types)
+    miner = make_miner("mcmc-tree-pair", epsilon=1.0, size_share=0, init_trials=2, depth=2, target_share=0.2,
+                       omega=0.5, mcmc_iterations=200)
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(2))
+    steps = [e.step for e in accountant.ledger]
+    assert steps[0] == "grids: data size" and "data size" not in steps
+    assert sum(e.epsilon for e in accountant.ledger) == 1
+
+
 def test_one_column_gets_the_whole_grid_budget_and_the_common_prior_is_public() -> None:
     left, right, types = heavy_and_light()
     types["columns"]["age"]["transform"] = "linear"
@@ -160,8 +185,11 @@ def test_the_default_miner_spends_exactly_epsilon_with_the_grids_first() -> None
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(2))
     steps = [e.step for e in accountant.ledger]
-    assert steps[:4] == ["grids: data size", "grid of all 2 numeric columns", "grid of 'visits'", "grid of 'age'"]
-    assert sum(e.epsilon for e in accountant.ledger) == 1
+    # one count of the rows for the grids (a tenth of their 5 %) and the run (5 % of the rest)
+    assert steps[:4] == ["data size", "grid of all 2 numeric columns", "grid of 'visits'", "grid of 'age'"]
+    assert accountant.ledger[0].epsilon == Fraction(1, 20) / 10 + Fraction(19, 20) / 20
+    assert sum(e.epsilon for e in accountant.ledger[1:4]) == Fraction(1, 20) * Fraction(9, 10)
+    assert steps.count("data size") == 1 and sum(e.epsilon for e in accountant.ledger) == 1
     assert any(note.startswith("grids chosen privately") for note in miner.notes_)
     written = miner.privacy_["ledger"]   # the document's ledger lists the grids' releases too
     assert [e["step"] for e in written][:4] == steps[:4]

@@ -19,7 +19,8 @@ base class holds the rest:
 * below one trial's budget, trials of one literal pair each instead of trees
   (``trial``, :meth:`_mine_pairs`, :mod:`dprm.mining.literal_pairs`);
 * a noisy count of the rows with a small share of the budget (``size_share``,
-  default 5 %, beyond the paper; 0 turns it off): the data size enters Γ's maximum
+  default 5 %, beyond the paper; 0 turns it off; released before the grids, with
+  their count's tenth of ``grid_share`` added, and read by both): the data size enters Γ's maximum
   support and every p-value, and the sum of a tree pair's noisy cells alone is too
   rough for them (its variance grows with the number of cells); extraction also
   makes the cells add up to the combined estimate
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -70,7 +72,8 @@ from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX
                                      auto_tree_settings)
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
-from dprm.mining.private_grids import GRID_SHARE, NUMERIC_GRID, choose_grids, grid_note
+from dprm.mining.private_grids import (COUNT_SHARE, GRID_SHARE, NUMERIC_GRID, choosable, choose_grids,
+                                      grid_note)
 from dprm.mining.private_extraction import (
     COUNTS,
     UNITS,
@@ -337,10 +340,11 @@ class PrivateTreeMiner(Miner):
             )
         require_attributes(data.views)
         self._ledger_start = len(accountant.ledger)  # the run's releases from here on, the grids' first
+        self._n_rows = n_rows
+        self._data_size: tuple[float, float] | None = None
         data = self._choose_grids(data, engine, accountant)
         self._keys = itertools.count(1)
         self._shards: ShardWorkers | None = None
-        self._n_rows = n_rows
         try:
             self.indexes_ = [LiteralIndex(view, mode="private", max_splits=self.max_splits) for view in data.views]
             # attributes the types file declares complete (public): the normal form may use them
@@ -370,11 +374,17 @@ class PrivateTreeMiner(Miner):
         self._chosen: dict[tuple[int, str], str] = {}
         if self.numeric_grid != "auto":
             return data
-        grid_epsilon = as_epsilon(self.epsilon, "epsilon") * as_fraction(self.grid_share, "grid-share")
-        chosen = choose_grids(engine if engine is not None else InProcessEngine(data), grid_epsilon, accountant,
-                              max_splits=self.max_splits)
-        if not chosen:
+        if not any(choosable(a) for view in data.views for a in view.attributes):
             return data
+        epsilon = as_epsilon(self.epsilon, "epsilon")
+        grid_epsilon = epsilon * as_fraction(self.grid_share, "grid-share")
+        choice_epsilon, n_hat = grid_epsilon, None
+        if self.size_share > 0:  # one count of the rows for the grids and the run (_release_data_size)
+            count_share = grid_epsilon * COUNT_SHARE
+            choice_epsilon = grid_epsilon - count_share
+            n_hat = self._release_data_size(count_share + self._size_epsilon(epsilon - grid_epsilon), accountant)
+        chosen = choose_grids(engine if engine is not None else InProcessEngine(data), choice_epsilon, accountant,
+                              max_splits=self.max_splits, n_hat=n_hat)
         self._chosen = chosen
         self._grid_epsilon = grid_epsilon
         self._grid_notes = [grid_note(chosen)]
@@ -382,6 +392,18 @@ class PrivateTreeMiner(Miner):
             return data.with_transforms(chosen)
         engine.use_transforms(chosen)
         return engine.schema
+
+    def _size_epsilon(self, epsilon: Fraction) -> Fraction:
+        """The data size's share (``size_share``) of ``epsilon``, the budget after the grids."""
+        return split_budget(epsilon, [as_fraction(self.size_share, "size-share"),
+                                      1 - as_fraction(self.size_share, "size-share")])[0]
+
+    def _release_data_size(self, epsilon: Fraction, accountant: Accountant) -> float:
+        """The noisy count of the rows (``"data size"``, sensitivity 1) and its variance, kept for the run."""
+        count = DiscreteLaplaceCount(epsilon)
+        self._data_size = (float(count.release(accountant, "data size", self._n_rows)),
+                           discrete_laplace_variance(count.scale))
+        return self._data_size[0]
 
     def _fit_rows(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, tracker: Progress,
                   constraints) -> None:
@@ -392,14 +414,12 @@ class PrivateTreeMiner(Miner):
         self._accountant = accountant
         self._rng = rng
         self._progress = tracker
-        self._data_size = None
         epsilon = as_epsilon(self.epsilon, "epsilon") - self._grid_epsilon  # the grids' share was spent first
         if self.size_share > 0:
-            size_epsilon, epsilon = split_budget(epsilon, [as_fraction(self.size_share, "size-share"),
-                                                           1 - as_fraction(self.size_share, "size-share")])
-            count = DiscreteLaplaceCount(size_epsilon)
-            self._data_size = (float(count.release(accountant, "data size", self._n_rows)),
-                               discrete_laplace_variance(count.scale))
+            size_epsilon = self._size_epsilon(epsilon)
+            epsilon = epsilon - size_epsilon
+            if self._data_size is None:  # not released with the grids' count
+                self._release_data_size(size_epsilon, accountant)
         self._resolve_settings(float(as_epsilon(self.epsilon, "epsilon")))
         self._binning_epsilon = []
         self._chooser = None
