@@ -143,7 +143,7 @@ MINERS = {
     "alt-expm": lambda: AlternatingTrees(trees="exponential", init_trials=3, alternations=2),
     "alt-mcmc": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=300,
                                          target_binning="fd"),
-    "mcmc-tree-pair-by-depth": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=400, mcmc_nodes="by-depth"),
+    "mcmc-tree-pair-by-depth": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=400, mcmc_nodes="by-depth"),
     "alt-mcmc-by-depth": lambda: AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=250,
                                                   mcmc_nodes="by-depth"),
     "mcmc-tree-pair-anchored": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=300, anchor="literal",
