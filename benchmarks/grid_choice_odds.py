@@ -27,7 +27,8 @@ from quality_weak_signal import dataset  # noqa: E402
 
 from dprm.data.grid import GRID_FAMILY  # noqa: E402
 from dprm.engine import InProcessEngine  # noqa: E402
-from dprm.mining.private_grids import COUNT_SHARE, GridCells, choosable, choose_grids, grid_bounds, spread_scores  # noqa: E402
+from dprm.mining.private_grids import (COUNT_SHARE, GridCells, choosable, choose_grids, grid_bounds,  # noqa: E402
+                                      spread_scores)
 from dprm.privacy import Accountant, SeededNoise  # noqa: E402
 from dprm.privacy.laplace import DiscreteLaplaceCount  # noqa: E402
 

@@ -150,8 +150,8 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     # one count of the rows first, for the grids and the run; then the grids (numeric-grid auto)
     released = accountant.ledger[0]
     assert released.step == "data size"
-    grid_epsilon = Fraction(str(epsilon)) * Fraction(str(miner.grid_share))
-    assert released.epsilon == grid_epsilon / 10 + (Fraction(str(epsilon)) - grid_epsilon) * Fraction(str(miner.size_share))
+    total, grid_epsilon = Fraction(str(epsilon)), Fraction(str(epsilon)) * Fraction(str(miner.grid_share))
+    assert released.epsilon == grid_epsilon / 10 + (total - grid_epsilon) * Fraction(str(miner.size_share))
     grids = [e for e in accountant.ledger if e.step.startswith(("grids:", "grid of"))]
     assert grids and accountant.ledger[1:1 + len(grids)] == grids
     assert not any(e.step.startswith("grids:") for e in grids)   # no second count

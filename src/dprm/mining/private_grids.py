@@ -22,8 +22,10 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
    release one count, with that tenth added to their own ``size_share``, before the
    grids (:meth:`dprm.mining.private_trees.PrivateTreeMiner._choose_grids`), and the
    grids' choices get the other nine tenths. At ε = 0.1 the tenth alone (``5·10⁻⁴``,
-   a scale of 2,000 rows) left the capacity so wrong that on uniform columns the
-   common grid was a log grid in 91 of 200 draws; with the shared count, in none.
+   a scale of 2,000 rows) often left the capacity far off: on 40 uniform columns the
+   common grid was a log grid in 91 of 200 draws, of ratio 10⁴ or more in 26; with the
+   shared count in 71 and 12 (``benchmarks/grid_choice_odds.py``; the rest is the
+   choice's own small budget).
 2. **The score** of grid ``g`` for a column: ``Σ_k min(n_k(g), c)``, the rows in its
    cells with each cell counted up to ``c`` (:func:`spread_scores`): the rows when
    they spread evenly, far fewer when most crowd into a few cells (a heavy tail on an
@@ -100,8 +102,8 @@ from dprm.params import Param
 from dprm.privacy.exponential import ExponentialMechanism
 from dprm.privacy.laplace import DiscreteLaplaceCount
 
-__all__ = ["COUNT_SHARE", "GRID_CHOICES", "NUMERIC_GRID", "GRID_SHARE", "GridCells", "choosable", "choose_grids", "grid_bounds",
-           "grid_cell_counts", "grid_note", "spread_scores"]
+__all__ = ["COUNT_SHARE", "GRID_CHOICES", "NUMERIC_GRID", "GRID_SHARE", "GridCells", "choosable", "choose_grids",
+           "grid_bounds", "grid_cell_counts", "grid_note", "spread_scores"]
 
 #: A private miner's ``numeric_grid`` parameter: ``"auto"`` chooses here, ``"equal-width"`` keeps
 #: the equally wide grid of the public bounds (the papers').

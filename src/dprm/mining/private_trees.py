@@ -20,10 +20,10 @@ base class holds the rest:
   (``trial``, :meth:`_mine_pairs`, :mod:`dprm.mining.literal_pairs`);
 * a noisy count of the rows with a small share of the budget (``size_share``,
   default 5 %, beyond the paper; 0 turns it off; released before the grids, with
-  their count's tenth of ``grid_share`` added, and read by both): the data size enters Γ's maximum
-  support and every p-value, and the sum of a tree pair's noisy cells alone is too
-  rough for them (its variance grows with the number of cells); extraction also
-  makes the cells add up to the combined estimate
+  their count's tenth of ``grid_share`` added, and read by both): the data size
+  enters Γ's maximum support and every p-value, and the sum of a tree pair's noisy
+  cells alone is too rough for them (its variance grows with the number of cells);
+  extraction also makes the cells add up to the combined estimate
   (:func:`dprm.mining.private_extraction.consistent_cells`);
 * private extraction of each tree pair (:func:`dprm.mining.private_extraction.private_extract`),
   pruning, and the output's privacy block, whose guarantee comes from the releases
@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from fractions import Fraction
 from dataclasses import replace
+from fractions import Fraction
 from functools import partial
 from typing import Any
 
