@@ -125,6 +125,18 @@ def test_without_a_run_count_the_grids_release_their_own() -> None:
     assert sum(e.epsilon for e in accountant.ledger) == 1
 
 
+def test_the_paper_variant_keeps_the_grids_own_count() -> None:
+    left, right, types = heavy_and_light(1500)
+    data = load_two_view(left, right, types=types)
+    miner = make_miner("mcmc-tree-pair", epsilon=1.0, variant="paper", numeric_grid="auto", init_trials=2, depth=2,
+                       mcmc_iterations=200)
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(2))
+    steps = [e.step for e in accountant.ledger]
+    assert steps[0] == "grids: data size" and steps.count("data size") == 1 and steps.index("data size") > 1
+    assert sum(e.epsilon for e in accountant.ledger) == 1
+
+
 def test_one_column_gets_the_whole_grid_budget_and_the_common_prior_is_public() -> None:
     left, right, types = heavy_and_light()
     types["columns"]["age"]["transform"] = "linear"

@@ -19,8 +19,8 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
    sensitivity 1; ledger ``grids: data size``). It sets each cell's capacity
    ``c = n̂ / (max_splits + 1)``, the count of an even spread. A caller that releases
    its own count of the rows anyway passes it (``n_hat``) instead: the tree miners
-   release one count, with that tenth added to their own ``size_share``, before the
-   grids (:meth:`dprm.mining.private_trees.PrivateTreeMiner._choose_grids`), and the
+   (but their paper variant) release one count, with that tenth added to their own
+   ``size_share``, before the grids (:meth:`dprm.mining.private_trees.PrivateTreeMiner._choose_grids`), and the
    grids' choices get the other nine tenths. At ε = 0.1 the tenth alone (``5·10⁻⁴``,
    a scale of 2,000 rows) often left the capacity far off: on 40 uniform columns the
    common grid was a log grid in 91 of 200 draws, of ratio 10⁴ or more in 26; with the

@@ -379,7 +379,9 @@ class PrivateTreeMiner(Miner):
         epsilon = as_epsilon(self.epsilon, "epsilon")
         grid_epsilon = epsilon * as_fraction(self.grid_share, "grid-share")
         choice_epsilon, n_hat = grid_epsilon, None
-        if self.size_share > 0:  # one count of the rows for the grids and the run (_release_data_size)
+        # One count of the rows for the grids and the run (_release_data_size). The paper
+        # variant keeps the grids' own count: its seeded runs write what they wrote before.
+        if self.size_share > 0 and self.variant != "paper":
             count_share = grid_epsilon * COUNT_SHARE
             choice_epsilon = grid_epsilon - count_share
             n_hat = self._release_data_size(count_share + self._size_epsilon(epsilon - grid_epsilon), accountant)
