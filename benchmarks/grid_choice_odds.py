@@ -27,14 +27,17 @@ from quality_weak_signal import dataset  # noqa: E402
 
 from dprm.data.grid import GRID_FAMILY  # noqa: E402
 from dprm.engine import InProcessEngine  # noqa: E402
+from dprm.mining import default_algorithm, default_parameters, make_miner  # noqa: E402
 from dprm.mining.private_grids import (COUNT_SHARE, GridCells, choosable, choose_grids, grid_bounds,  # noqa: E402
                                       spread_scores)
 from dprm.privacy import Accountant, SeededNoise  # noqa: E402
 from dprm.privacy.laplace import DiscreteLaplaceCount  # noqa: E402
 
-GRID_SHARE = Fraction(1, 20)
-SIZE_SHARE = Fraction(1, 20)
-MAX_SPLITS = 32
+#: The default tree miner's shares and grid size (read from it, so the figures follow its defaults).
+_DEFAULT = make_miner(default_algorithm(1.0), **default_parameters(1.0))
+GRID_SHARE = Fraction(str(_DEFAULT.grid_share))
+SIZE_SHARE = Fraction(str(_DEFAULT.size_share))
+MAX_SPLITS = int(_DEFAULT.max_splits)
 
 
 def most_common(chosen: dict) -> str:
