@@ -1,11 +1,12 @@
 """How often the private grid choice picks each grid, with the grids' own row count or the run's.
 
 For a dataset of ``quality_weak_signal.py``, repeats the grid choice of a default tree
-miner's run at ε (:func:`dprm.mining.private_grids.choose_grids`, ``grid_share`` 5 %)
+miner's run at ε (:func:`dprm.mining.private_grids.choose_grids`, the default ``grid_share``)
 over many noise seeds, and prints how often each member of the grid family was the
 most common choice over the columns: ``own`` with the grids' own count (a tenth of
 their budget, what ``--size-share 0`` does), ``shared`` with the count the tree miners
-release before the grids (that tenth plus ``size_share`` 5 % of the rest). Then the
+release before the grids (that tenth plus ``size_share`` of the rest; the default miner's
+shares and grid size, 5 % and 5 %, 32 thresholds). Then the
 mean spread score of each grid at the true number of rows. For docs/mining.md ("One
 count of the rows for the grids and the run").
 
