@@ -24,13 +24,14 @@ statistics of the secure path), prints one JSON line:
 Datasets: ``planted`` (2,500 rows, 150 Boolean vs 40 numeric attributes, the four
 relations ``disjunction, interval, thresholds, threshold-or`` of
 :func:`dprm.datasets.make_planted`, 5 % broken rows; the data seed is
-``--data-seed``), ``planted-numeric`` (the same relations, 40 numeric vs 40
-numeric), ``planted-heavy`` (the relations of ``planted-numeric`` with every numeric
-column sent through the quantile function of a heavy-tailed law, lognormal, Pareto or
-exponential, drawn per column: the same relations, now in the tail of skewed columns;
-bounds declared as the columns' ranges, as a data owner would), and the shared real
-data ``mammals``, ``spi``, ``nmes1988`` (types inferred; true statistics need the rows,
-so this is a researcher's measurement), ``latent-heavy`` (3,000 rows, 17 vs 9
+``--data-seed``, a list such as ``0,1,2,3,4`` measures each table in turn),
+``planted-numeric`` (the same relations, 40 numeric vs 40 numeric), ``planted-heavy``
+(the relations of ``planted-numeric`` with every numeric column sent through the
+quantile function of a heavy-tailed law, lognormal, Pareto or exponential, drawn per
+column: the same relations, now in the tail of skewed columns; bounds declared as the
+columns' ranges, as a data owner would), and the shared real data ``mammals``,
+``spi``, ``nmes1988`` (types inferred; true statistics need the rows, so this is a
+researcher's measurement), ``latent-heavy`` (3,000 rows, 17 vs 9
 heavy-tailed numeric columns, lognormal, Pareto and counts, driven by four latent
 factors both views share; bounds the ranges; no planted answer: judged by excess),
 ``latent-light`` (the same structure with Gaussian margins, 4,000 rows, 5 vs 5 columns),
@@ -293,22 +294,29 @@ def main() -> None:
                              "default miner")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--data-seed", type=int, default=0)
+    parser.add_argument("--data-seed", default="0",
+                        help="seed of the generated tables; a comma-separated list measures each (one line per "
+                             "data seed, with its 'data_seed')")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     miners = json.loads(args.miners)
     epsilons = [float(e) for e in args.epsilons.split(",")]
     seeds = range(args.first_seed, args.first_seed + args.runs)
+    data_seeds = [int(s) for s in args.data_seed.split(",")]
     for name in args.datasets.split(","):
-        jobs = [(name, args.data_seed, label, algorithm, parameters, epsilon, seed)
-                for label, algorithm, parameters in miners for epsilon in epsilons for seed in seeds]
-        with ProcessPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(one_run, jobs))
-        for label, algorithm, parameters in miners:
-            for epsilon in epsilons:
-                group = [r for r in results if r["job"][2] == label and r["job"][5] == epsilon]
-                figures = summary(group, args.runs, name.startswith("planted"))
-                print(json.dumps({"dataset": name, "miner": label, "epsilon": epsilon, **figures}), flush=True)
+        for data_seed in data_seeds:
+            jobs = [(name, data_seed, label, algorithm, parameters, epsilon, seed)
+                    for label, algorithm, parameters in miners for epsilon in epsilons for seed in seeds]
+            with ProcessPoolExecutor(args.jobs) as pool:
+                results = list(pool.map(one_run, jobs))
+            for label, algorithm, parameters in miners:
+                for epsilon in epsilons:
+                    group = [r for r in results if r["job"][2] == label and r["job"][5] == epsilon]
+                    figures = summary(group, args.runs, name.startswith("planted"))
+                    line = {"dataset": name, "miner": label, "epsilon": epsilon, **figures}
+                    if len(data_seeds) > 1:
+                        line["data_seed"] = data_seed
+                    print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":
