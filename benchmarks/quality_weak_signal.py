@@ -16,6 +16,7 @@ statistics of the secure path), prints one JSON line:
 * ``planted_found`` (planted data only): planted relations recovered in the pooled
   output of the runs: a kept redescription with true Jaccard ≥ 0.7 whose two queries
   each use an attribute of the relation's planted query on that side;
+  ``planted_found_per_run``: how many each run found on its own;
 * ``top10_excess``, ``top10_true_jaccard``: over the runs that keep something, the
   median of the top 10's median true excess Jaccard (``J − J_ind``, ``J_ind =
   e/(a+b−e)``, ``e = ab/n``) and true Jaccard, the top 10 being the first ten of what
@@ -280,6 +281,7 @@ def summary(results: list[dict], runs: int, planted: bool) -> dict:
     figures["top10_true_jaccard"] = round(float(np.median([t[1] for t in tops])), 3) if tops else None
     if planted:
         figures["planted_found"] = f"{len(set().union(*(r['found'] for r in results)))}/{len(RELATIONS)}"
+        figures["planted_found_per_run"] = [len(r["found"]) for r in results]
         figures["planted_best_true_jaccard"] = [round(max((r["best"].get(k, 0.0) for r in results), default=0.0), 3)
                                                 for k in range(len(RELATIONS))]
     return figures

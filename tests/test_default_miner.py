@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -25,8 +26,12 @@ def test_auto_settings_are_in_range(epsilon: float, n_hat: float) -> None:
     assert 1 <= settings.init_trials <= AUTO_MAX_TRIALS
     assert settings.depth in (2, 3)
     assert 0 < settings.omega < 1
-    if epsilon * max(n_hat, 1.0) < 600:  # one literal pair: no separate target
+    rows = epsilon * max(n_hat, 1.0)
+    if rows < 600:  # one literal pair: no separate target
         assert (settings.trial, settings.init_trials, settings.omega, settings.target_share) == ("pair", 1, 0.7, None)
+    elif rows < 1200:  # two refined pairs
+        assert (settings.trial, settings.init_trials, settings.omega, settings.target_share) == (
+            "refined-pair", 2, 0.75, None)
     else:
         assert settings.trial == "trees" and 0 < settings.target_share <= 0.3
         assert auto_tree_settings(epsilon, n_hat, pairs=False) == settings
@@ -54,7 +59,12 @@ def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, 
         assert all(s.trial == "pair" and s.omega == 0.7 and s.init_trials == 1 for s in with_pairs)
     else:
         assert alternating == pair and pair.alternations == 1
-        assert auto_tree_settings(epsilon, n_hat, alternating=True) == alternating
+        with_pairs = auto_tree_settings(epsilon, n_hat, alternating=True)
+        if epsilon * max(n_hat, 1.0) < 1200:  # every tree miner makes the same two refined pairs
+            assert with_pairs.trial == "refined-pair"  # the alternations' own trees are not made
+            assert replace(with_pairs, alternations=1) == auto_tree_settings(epsilon, n_hat)
+        else:
+            assert with_pairs == alternating
 
 
 @pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc"])
@@ -139,7 +149,7 @@ def _data(declare_complete: bool = True):
     return load_two_view(planted.left, planted.right, types=types)
 
 
-@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+@pytest.mark.parametrize("epsilon", [0.1, 0.7, 2.0])  # one pair, two refined pairs, trees
 def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> None:
     data = _data()
     accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(0)))
@@ -159,7 +169,7 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     rule = auto_tree_settings(epsilon, miner._data_size[0])
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial}
-    assert rule.trial == ("pair" if epsilon == 0.1 else "trees")  # 1,200 rows: ~110 rows of budget at 0.1
+    assert rule.trial == {0.1: "pair", 0.7: "refined-pair", 2.0: "trees"}[epsilon]  # 1,200 rows: ~110 rows at 0.1
     chains = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
     pairs = [e for e in accountant.ledger if e.step.startswith("literal pair ")]
     assert (len(chains), len(pairs)) == ((rule.init_trials, 0) if rule.trial == "trees" else (0, rule.init_trials))

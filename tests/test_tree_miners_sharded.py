@@ -151,6 +151,7 @@ MINERS = {
     "mcmc-tree-pair-anchored-window": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=300, anchor="attribute",
                                                            anchor_from=1, anchor_window=2),
     "literal-pairs": lambda: MCMCTreePair(trial="pair", init_trials=2),  # the pairs' scores summed over shards
+    "refined-pairs": lambda: MCMCTreePair(trial="refined-pair", init_trials=2),  # and the refinements' counts
 }
 
 

@@ -83,10 +83,11 @@ class AlternatingTrees(PrivateTreeMiner):
         Alternations RMIter per initial target; 0 extracts the first tree against the
         initial target's literal (scored targets); ``"auto"``: 0 below one trial's
         budget with scored targets, else 1 (the paper's stable setting).
-    trial : {"auto", "trees", "pair"}
+    trial : {"auto", "trees", "pair", "refined-pair"}
         What a trial releases before its extraction: trees (an initial target, then
-        trees), or one literal of each view chosen at once
-        (:mod:`~dprm.mining.literal_pairs`); ``"auto"`` (default): the pair below one
+        trees), one literal of each view chosen at once
+        (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
+        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default): the pair below one
         trial's budget when no depth is given (:mod:`~dprm.mining.auto_trees`).
     mcmc_iterations : int
         Metropolis–Hastings steps (MCIter) per tree (AltMCMC).

@@ -69,9 +69,10 @@ from dprm.mining.base import (
     parameter_table,
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
-                                     auto_tree_settings)
+                                     REFINED_PAIR_OMEGA, REFINEMENT_SHARE, auto_tree_settings)
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
+from dprm.mining.pair_refinement import refine_pair
 from dprm.mining.private_grids import (COUNT_SHARE, GRID_SHARE, NUMERIC_GRID, choosable, choose_grids,
                                       grid_note)
 from dprm.mining.private_extraction import (
@@ -95,7 +96,9 @@ __all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION
            "UNIT_CHOICES", "extraction_units"]
 
 #: What a scored trial releases before its extraction (:mod:`dprm.mining.literal_pairs`).
-TRIAL_KINDS = (AUTO, "trees", "pair")
+TRIAL_KINDS = (AUTO, "trees", "pair", "refined-pair")
+#: Trial kinds that choose a literal pair at once (:mod:`dprm.mining.literal_pairs`).
+PAIR_TRIALS = ("pair", "refined-pair")
 
 #: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
 TARGET_CHOICES = ("uniform", "scored")
@@ -185,7 +188,8 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                           "trial, at most 0.3 (alt-expm, alt-mcmc: 0.4 below one trial's budget)", "float", unit="share of ε", low=0, high=1, low_open=True,
           high_open=True, auto=True),
     Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
-                   "target, then trees, or 'pair', a literal of each view chosen at once; 'auto' (default): "
+                   "target, then trees, 'pair', a literal of each view chosen at once, or 'refined-pair', the "
+                   "pair then one more split of either side (dprm.mining.pair_refinement); 'auto' (default): "
                    "pair below one trial's budget (epsilon times the noisy row count under 600 rows) unless a "
                    "depth is given, else trees", "choice", choices=TRIAL_KINDS),
 )
@@ -240,7 +244,7 @@ class PrivateTreeMiner(Miner):
         if self.targets == "scored" and self.target_share == AUTO and self.size_share >= 1 - most:
             raise ParameterError(f"size-share must be below {1 - most:g} with target-share auto (up to {most:g}), "
                                  f"not {self.size_share}")
-        if self.trial == "pair" and self.targets != "scored":
+        if self.trial in PAIR_TRIALS and self.targets != "scored":
             raise ParameterError(f"trial {self.trial} needs targets scored (the pair is chosen by its score)")
         if self.units == "subtrees" and self.depth != AUTO and self.depth > MAX_DEPTH_SUBTREES:
             raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
@@ -289,12 +293,12 @@ class PrivateTreeMiner(Miner):
                         f"(from epsilon and the noisy row count)"] if autos else [])
 
     def _pairs_allowed(self) -> bool:
-        """Whether the auto rule may make literal-pair trials: with ``trial="pair"``, or with ``"auto"``
+        """Whether the auto rule may make literal-pair trials: with a pair trial given, or with ``"auto"``
         when the depth is not given (a given depth asks for trees) and there are at most
         :data:`~dprm.mining.literal_pairs.MAX_PAIR_CANDIDATES` candidates (public: schema and grids)."""
         if self.trial == AUTO:
             return self.depth == AUTO and PairChooser.scored(self.indexes_) <= MAX_PAIR_CANDIDATES
-        return self.trial == "pair"
+        return self.trial in PAIR_TRIALS
 
     def _extraction_units(self) -> int:
         """Progress units of one extraction (:data:`EXTRACTION_UNITS` MCMC-step equivalents)."""
@@ -425,7 +429,7 @@ class PrivateTreeMiner(Miner):
         self._resolve_settings(float(as_epsilon(self.epsilon, "epsilon")))
         self._binning_epsilon = []
         self._chooser = None
-        if self.targets == "scored" and self.trial_ == "pair":
+        if self.targets == "scored" and self.trial_ in PAIR_TRIALS:
             self._mine_pairs(accountant, epsilon)
             self._finish_fit(data, accountant, tracker)
             return
@@ -467,16 +471,42 @@ class PrivateTreeMiner(Miner):
         """Trials of one literal pair each (:mod:`dprm.mining.literal_pairs`), spending exactly ``epsilon``.
 
         Each trial's budget is split by ω (``omega_``; the pair rule's 0.7 for the paper's
-        equal shares, ``omega=None``) between the pair's choice and its extraction.
+        equal shares, ``omega=None``) between the pair's choice and its extraction. A
+        ``"refined-pair"`` trial (:mod:`dprm.mining.pair_refinement`) first sets
+        :data:`~dprm.mining.auto_trees.REFINEMENT_SHARE` of its budget aside for the
+        refinement split; ω splits the rest (ω auto:
+        :data:`~dprm.mining.auto_trees.REFINED_PAIR_OMEGA`).
         """
         chooser = PairChooser(self.indexes_, counters=self._gain_counters())
+        refined = self.trial_ == "refined-pair"
         omega = as_fraction(PAIR_OMEGA if self.omega_ is None else self.omega_, "omega")
+        if refined and getattr(self, "omega", None) == AUTO:
+            omega = as_fraction(REFINED_PAIR_OMEGA, "omega")
+        refinement_share = as_fraction(REFINEMENT_SHARE, "refinement share") if refined else Fraction(0)
+        counter = self._refinement_counter()
         for trial, budget in enumerate(split_budget(epsilon, [1] * self.init_trials_), start=1):
-            choice, extraction = split_budget(budget, [omega, 1 - omega])
+            if refined:
+                rest = 1 - refinement_share
+                choice, refinement, extraction = split_budget(budget, [omega * rest, refinement_share,
+                                                                       (1 - omega) * rest])
+            else:
+                choice, extraction = split_budget(budget, [omega, 1 - omega])
             target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
-            trees = [Tree(depth=1, splits=[partner])] * 2
-            trees[target.side] = target.tree()
+            if refined:
+                left, right, split = refine_pair(self.indexes_, target, partner, refinement, accountant,
+                                                 f"refinement {trial}", chooser.taken, counter)
+                chooser.take(split.side, [split.split.attribute])
+                trees = [left, right]
+            else:
+                trees = [Tree(depth=1, splits=[partner])] * 2
+                trees[target.side] = target.tree()
             self.extract((trees[0], trees[1]), extraction, f"extraction {trial}")
+
+    def _refinement_counter(self) -> "Any | None":
+        """Sharded: the refinement's counts summed over the shards; else None (counted in-process)."""
+        if self._shards is None:
+            return None
+        return partial(self._shards.sum, "refinement_counts")
 
     def _gain_counters(self) -> "tuple[Any, Any] | None":
         """Sharded: each side's gain counts summed over the shards (for the target and pair choosers); else None."""

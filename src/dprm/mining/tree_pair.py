@@ -79,10 +79,11 @@ class MCMCTreePair(PrivateTreeMiner):
         Share ω of each trial's budget for sampling the pair; the rest extracts.
     pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
-    trial : {"auto", "trees", "pair"}
+    trial : {"auto", "trees", "pair", "refined-pair"}
         What a trial releases before its extraction: trees (an initial target, then
-        trees), or one literal of each view chosen at once
-        (:mod:`~dprm.mining.literal_pairs`); ``"auto"`` (default): the pair below one
+        trees), one literal of each view chosen at once
+        (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
+        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default): the pair below one
         trial's budget when no depth is given (:mod:`~dprm.mining.auto_trees`).
     anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's

@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import AttributeKind, TwoViewData
-from dprm.data.literal_index import LiteralIndex
+from dprm.data.literal_index import LiteralIndex, Split
 from dprm.mining.initial_targets import InitialTarget, Literal, split_gain_counts
+from dprm.mining.pair_refinement import refinement_counts
 from dprm.mining.private_extraction import leaf_pair_table
 from dprm.trees.private import GrowingRows, _ChainSpace
 from dprm.trees.tree import Tree
@@ -121,6 +122,10 @@ class TreeRows:
                     other_literals: list[Literal]) -> tuple[np.ndarray, np.ndarray]:
         """:func:`~dprm.mining.initial_targets.split_gain_counts` of view ``side`` against the other view."""
         return split_gain_counts(self.indexes[side], self.indexes[1 - side], target_literals, other_literals)
+
+    def refinement_counts(self, side: int, base: Split, klass: Literal, splits: list[Split]) -> np.ndarray:
+        """:func:`~dprm.mining.pair_refinement.refinement_counts` of view ``side`` against the other view."""
+        return refinement_counts(self.indexes[side], base, self.indexes[1 - side], klass, splits)
 
     # -- MCMC chains --------------------------------------------------------------------
 
