@@ -43,15 +43,16 @@ Between one trial's budget and two trials' (``600 ≤ B < 1,200`` rows) the tria
 each a literal pair chosen at once, then one more split of either side by the
 exponential mechanism (a conjunction or disjunction of two literals on that side),
 then the extraction; shares 0.6, 0.2, 0.2 of the trial (``ω = 3/4`` of what the
-refinement leaves). Measured at ε = 0.3 (session 24, docs/mining.md, 5 runs each):
-on five generated planted tables relations found per run 0.76 → 1.72 on average, runs
-that keep something 19 → 24 of 25, top-10 excess 0.11–0.20 → 0.22–0.29; MAMMAL,
-spi and latent-heavy more excess as well; but the relations found pooled over five
-runs 2.8 → 2.2 of 4 on average (the pairs go to the strongest relations in every run,
-a trees trial's target varies more from run to run). Why: a trees trial spends its
-budget on a target and on a chain over two trees of depth 2, whose choices at this
-budget are close to uniform below the root; a pair and one refinement are three
-decisive choices.
+refinement leaves). Measured at ε = 0.3 (session 24, docs/mining.md; 5 runs on each of
+five generated planted tables, 10 on the real data): relations found per run 0.76 →
+1.64 on average, runs that keep something 19 → 24 of 25, top-10 excess 0.11–0.20 →
+0.22–0.29; MAMMAL, spi and latent-heavy more excess as well (spi: runs keeping 5 → 10
+of 10); but the relations found pooled over five runs 2.8 → 2.2 of 4 on average (the
+pairs go to the strongest relations in every run, a trees trial's target varies more
+from run to run) and intervals 2–3 times wider (the extraction's smaller share). Why:
+a trees trial spends its budget on a target and on a chain over two trees of depth 2,
+whose choices at this budget are close to uniform below the root; a refined pair makes
+two decisive choices, then one release.
 
 The alternations (AltExpM, AltMCMC: ``alternating=True``) read the same rule, except
 where the budget does not cover one trial (``B < 600`` rows, hence one trial): there
