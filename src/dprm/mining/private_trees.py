@@ -470,8 +470,8 @@ class PrivateTreeMiner(Miner):
     def _mine_pairs(self, accountant: Accountant, epsilon) -> None:
         """Trials of one literal pair each (:mod:`dprm.mining.literal_pairs`), spending exactly ``epsilon``.
 
-        Each trial's budget is split by ω (``omega_``; the pair rule's 0.7 for the paper's
-        equal shares, ``omega=None``) between the pair's choice and its extraction. A
+        Each trial's budget is split by ω between the pair's choice and its extraction
+        (ω auto, or none for the paper's equal shares: the pair's 0.7). A
         ``"refined-pair"`` trial (:mod:`dprm.mining.pair_refinement`) first sets
         :data:`~dprm.mining.auto_trees.REFINEMENT_SHARE` of its budget aside for the
         refinement split; ω splits the rest (ω auto:
@@ -479,9 +479,8 @@ class PrivateTreeMiner(Miner):
         """
         chooser = PairChooser(self.indexes_, counters=self._gain_counters())
         refined = self.trial_ == "refined-pair"
-        omega = as_fraction(PAIR_OMEGA if self.omega_ is None else self.omega_, "omega")
-        if refined and getattr(self, "omega", None) == AUTO:
-            omega = as_fraction(REFINED_PAIR_OMEGA, "omega")
+        given = getattr(self, "omega", AUTO) != AUTO and self.omega_ is not None
+        omega = as_fraction(self.omega_ if given else REFINED_PAIR_OMEGA if refined else PAIR_OMEGA, "omega")
         refinement_share = as_fraction(REFINEMENT_SHARE, "refinement share") if refined else Fraction(0)
         counter = self._refinement_counter()
         for trial, budget in enumerate(split_budget(epsilon, [1] * self.init_trials_), start=1):
