@@ -87,8 +87,9 @@ class AlternatingTrees(PrivateTreeMiner):
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
-        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default): the pair below one
-        trial's budget when no depth is given (:mod:`~dprm.mining.auto_trees`).
+        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default), when no depth
+        is given: the pair below one trial's budget, two refined pairs below two trials'
+        (:mod:`~dprm.mining.auto_trees`).
     mcmc_iterations : int
         Metropolis–Hastings steps (MCIter) per tree (AltMCMC).
     omega : float, "auto" or None

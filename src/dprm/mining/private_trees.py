@@ -190,8 +190,9 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
                    "target, then trees, 'pair', a literal of each view chosen at once, or 'refined-pair', the "
                    "pair then one more split of either side (dprm.mining.pair_refinement); 'auto' (default): "
-                   "pair below one trial's budget (epsilon times the noisy row count under 600 rows) unless a "
-                   "depth is given, else trees", "choice", choices=TRIAL_KINDS),
+                   "unless a depth is given, pair below one trial's budget (epsilon times the noisy row count "
+                   "under 600 rows), two refined pairs below 1,200 rows, else trees", "choice",
+          choices=TRIAL_KINDS),
 )
 
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).

@@ -83,8 +83,9 @@ class MCMCTreePair(PrivateTreeMiner):
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
-        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default): the pair below one
-        trial's budget when no depth is given (:mod:`~dprm.mining.auto_trees`).
+        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default), when no depth
+        is given: the pair below one trial's budget, two refined pairs below two trials'
+        (:mod:`~dprm.mining.auto_trees`).
     anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's
         view) keeps the released target literal at its root (``"literal"``; an interval
