@@ -355,9 +355,12 @@ def test_cells_are_read_as_written_across_chunks(tmp_path):
 @pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
 def test_a_column_declared_boolean_is_read_as_boolean(tmp_path, extra):
     """Its spellings (Yes / no / 1 / 0) are the categories false / true, declared, so the
-    private release needs no domain read off the data; another value is an error."""
+    private release needs no domain read off the data; another value is an error.
+
+    1,000 rows: at ε = 1 on 40 rows the unseeded private run kept no ``flag`` itemset in
+    about one run of twenty (measured), so the table is large enough for the noise."""
     csv = write(tmp_path / "d.csv", "a,flag\n" + "".join(f"{'xy'[i % 2]},{['Yes', 'no'][i % 2]}\n"
-                                                         for i in range(40)))
+                                                         for i in range(1000)))
     types = write(tmp_path / "t.json", json.dumps({"columns": {"a": {"categories": ["x", "y"]}, "flag": "boolean"}}))
     out = tmp_path / "o.json"
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types, *extra, "--output", out])
