@@ -314,6 +314,34 @@ def test_reservoir_k2_samples_without_replacement(path):
     assert acc.spent() == 2 * n  # one charge of epsilon=2 per stream draw
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_reservoir_keep_then_exclude_is_the_exponential_mechanism_over_the_rest(path):
+    """A draw that keeps 3 keys, then skips up to 2 candidates named after the stream, picks the
+    first kept key not excluded: the exponential mechanism over the rest at the draw's full ε
+    (not ε / 3), and it is charged ε once."""
+    n = 6_000
+    reservoir = WeightedReservoir(epsilon=1.0, sensitivity=1, k=1)
+    acc = make_accountant(path, seed=11)
+    chunks = [SCORES[:2], SCORES[2:5], SCORES[5:]]
+    excluded = {int(np.argmax(SCORES)), 0}  # the best candidate and another
+    rest = np.array([i for i in range(len(SCORES)) if i not in excluded])
+    picks = []
+    for i in range(n):
+        draw = reservoir.start(acc, f"r{i}", keep=3)
+        for chunk in chunks:
+            draw.offer(chunk)
+        kept = draw.result().tolist()
+        assert len(kept) == 3
+        picks.append(next(label for label in kept if label not in excluded))
+    counts = np.bincount(picks, minlength=len(SCORES))[rest]
+    assert counts.sum() == n
+    assert chi2_pvalue(counts, ExponentialMechanism(1.0, 1).probabilities(SCORES[rest])) > ALPHA
+    assert chi2_pvalue(counts, ExponentialMechanism(1.0 / 3, 1).probabilities(SCORES[rest])) < ALPHA
+    assert acc.spent() == n
+    with pytest.raises(ParameterError, match="keep must be an integer >= 1"):
+        reservoir.start(acc, "bad", keep=0)
+
+
 def test_reservoir_streams_and_short_streams():
     acc = make_accountant("seeded", seed=10)
     draw = WeightedReservoir(1.0, 1, k=3).start(acc, "stream")

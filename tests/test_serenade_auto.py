@@ -16,7 +16,9 @@ from dprm.mining.serenade import SerenadeCS, SerenadeES
 from dprm.mining.serenade.auto import (
     DEFAULT_QUALITY_NOISE,
     DEFAULT_QUALITY_NOISE_CS,
+    LATER_DRAW_SHARPNESS,
     MAX_PAIRS,
+    MIN_EXTENDED_PAIRS,
     MAX_ROUNDS_CS,
     MAX_ROUNDS_ES,
     auto_split,
@@ -63,16 +65,20 @@ def test_cs_rule_is_the_largest_feasible_choice(seed) -> None:
             return sharp and quality / ((mm + 1) * j) >= math.sqrt(2) / (alpha * c)
 
         extending = [(j, mm) for j in range(1, MAX_PAIRS + 1) for mm in range(1, MAX_ROUNDS_CS + 1) if ok(j, mm)]
-        if extending:
+
+        # no extension: the extension budget goes to the qualities; the first draw keeps half of ε_init,
+        # the other k - 1 draws share the other half, each LATER_DRAW_SHARPNESS · η₀-sharp, and every
+        # pair is measured
+        def measuring(j):
+            shares = initial_shares(j, sharp_first=True)
+            return (all(init * float(share) / r >= LATER_DRAW_SHARPNESS * eta for share in shares[1:])
+                    and (qual + ext) / j >= math.sqrt(2) / (alpha * c))
+        unextended = max([j for j in range(1, MAX_PAIRS + 1) if measuring(j)], default=1)
+        # extension rounds when they extend at least MIN_EXTENDED_PAIRS pairs, or as many as go unextended
+        if extending and max(extending)[0] >= min(MIN_EXTENDED_PAIRS, unextended):
             assert (k, m) == max(extending)  # largest k, then largest m
         else:
-            # no extension: the extension budget goes to the qualities; the first draw keeps half of
-            # ε_init, the other k - 1 draws share the other half, each η₀-sharp, and every pair is measured
-            def measuring(j):
-                shares = initial_shares(j, sharp_first=True)
-                return (all(init * float(share) / r >= eta for share in shares[1:])
-                        and (qual + ext) / j >= math.sqrt(2) / (alpha * c))
-            assert m == 0 and k == max([j for j in range(1, MAX_PAIRS + 1) if measuring(j)], default=1)
+            assert (k, m) == (unextended, 0)
 
 
 def test_rule_values_as_derived_on_mammal_like_sizes() -> None:
@@ -82,13 +88,19 @@ def test_rule_values_as_derived_on_mammal_like_sizes() -> None:
     init, ext, qual = 0.99 * 0.6, 0.99 * 0.3, 0.99 * 0.1
     # k ≤ 0.594 / (8 R) = 9.6 and ≤ 0.099 · 0.25 · 257.5 / √2 = 4.5; M ≤ 0.297 / (8 R) = 4.8
     assert es_sizes(init, ext, qual, r, 257.5) == (4, 4)
-    # CS with α = 1/4: k m ≤ 4.8 and k (m + 1) ≤ 4.5, largest k with m ≥ 1: (2, 1);
+    # CS at a centre of 10 % with α = 1/4: k m ≤ 4.8 and k (m + 1) ≤ 4.5, largest k with m ≥ 1: 2,
+    # but without extensions 1 + 1 pairs (below): extending two is as many, so (2, 1);
     # with its default α = 1/10: k (m + 1) ≤ 1.8 allows no extension; without extensions the
     # qualities have 0.396: k ≤ 0.396 · 0.1 · 257.5 / √2 = 7.2; the first draw keeps 0.297 and the
-    # others share 0.297, each η₀-sharp: k - 1 ≤ 0.297 / (8 R) = 4.8, so 1 + 4 pairs
+    # others share 0.297, each 3 η₀-sharp: k - 1 ≤ 0.297 / (24 R) = 1.6, so 1 + 1 pairs
     assert cs_sizes(init, ext, qual, r, 257.5, quality_noise=0.25) == (2, 1)
-    assert cs_sizes(init, ext, qual, r, 257.5) == (5, 0)
-    assert [str(s) for s in initial_shares(5, sharp_first=True)] == ["1/2", "1/8", "1/8", "1/8", "1/8"]
+    assert cs_sizes(init, ext, qual, r, 257.5) == (2, 0)
+    # CS's own centre, 20 % (c = 515, R ≈ 0.0043): k (m + 1) ≤ 0.099 · 0.1 · 515 / √2 = 3.6 extends
+    # one pair only (k = 1, m = 2); without extensions k - 1 ≤ 0.297 / (24 R) = 2.9: three pairs
+    r_cs = choose_steepness(515.0, objective="range").score_range()
+    assert r_cs == pytest.approx(0.00427, rel=1e-3)
+    assert cs_sizes(init, ext, qual, r_cs, 515.0) == (3, 0)
+    assert [str(s) for s in initial_shares(3, sharp_first=True)] == ["1/2", "1/4", "1/4"]
     # ES without extension rounds (an extension share too small for one sharp round): the qualities
     # get it too; with 0.396 for them the draws bind (9.6)
     assert es_sizes(init, 0.001, qual, r, 257.5) == (4, 0)
@@ -148,7 +160,8 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union, s
             data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0), released)))
         chosen.append(miner.chosen_)
     assert chosen[0] == chosen[1]
-    logistic = choose_steepness(released / 10, objective="range")
+    center = float(miner_class.default_min_support_share) * released  # 10 % (ES), 20 % (CS)
+    logistic = choose_steepness(center, objective="range")
     r = logistic.score_range()
     if max_union is not None:  # the damped score's range: the cap is a share of the released count
         r = UnionCap(logistic, max_union * released, logistic.steepness / 2).score_range()
@@ -156,11 +169,11 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union, s
     eps = 0.99
     # the auto split (auto.auto_split) from the same public values, then the auto sizes with it
     noise = DEFAULT_QUALITY_NOISE if miner_class is SerenadeES else DEFAULT_QUALITY_NOISE_CS
-    shares = auto_split(r, released / 10, quality_noise=noise) if split == "auto" else (0.6, 0.3, 0.1)
+    shares = auto_split(r, center, quality_noise=noise) if split == "auto" else (0.6, 0.3, 0.1)
     init, ext, qual = (float(share) for share in shares)
     assert chosen[0]["budget_split"] == f"{init},{ext},{qual}"
     assert (chosen[0]["initial_pairs"], chosen[0]["extensions"]) == rule(eps * init, eps * ext, eps * qual, r,
-                                                                         released / 10)
+                                                                         center)
     assert chosen[0]["score_range"] == pytest.approx(r)
     assert chosen[0]["initial_pair_sharpness"] >= 8 or chosen[0]["initial_pairs"] == 1
 
@@ -207,16 +220,18 @@ def test_grid_rule_is_the_finest_affordable_nested_grid() -> None:
         grid_splits(float("nan"), 19)
 
 
-@pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
-def test_auto_grid_is_public_and_used(miner_class) -> None:
-    """Neighbours with the same released count get the same grid; every numeric literal lies on it."""
+@pytest.mark.parametrize("miner_class, epsilon", [(SerenadeES, 1.0), (SerenadeCS, 0.3)])
+def test_auto_grid_is_public_and_used(miner_class, epsilon) -> None:
+    """Neighbours with the same released count get the same grid; every numeric literal lies on it.
+
+    At ε where the draws cannot resolve the finest grid (CS's draws are sharper: ε = 0.3)."""
     from dprm.mining.serenade.auto import grid_splits
     from dprm.queries import NumericLiteral
 
     chosen, literals = [], []
     for data in _planted():
-        miner = miner_class(epsilon=1.0).fit(data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0),
-                                                                                          900)))
+        miner = miner_class(epsilon=epsilon).fit(data, accountant=Accountant(
+            epsilon, FixedCount(np.random.default_rng(0), 900)))
         chosen.append(miner.chosen_)
         literals.append([str(miner.tables_[1].query(i)) for i in range(len(miner.tables_[1]))])
     assert chosen[0] == chosen[1] and literals[0] == literals[1]
@@ -253,22 +268,22 @@ def test_auto_split_makes_the_two_bounds_on_k_meet() -> None:
 
 
 def test_cs_without_extensions_draws_one_sharp_pair_first_and_the_ledger_adds_up() -> None:
-    """Released 2,500 rows at ε = 1: no extension round is sharp enough, so four pairs; the first
-    draw keeps half of ε_init = 0.99 · 0.6, the other three share the rest, and the extension budget
+    """Released 2,500 rows at ε = 1: extension rounds would extend one pair, so three pairs; the first
+    draw keeps half of ε_init = 0.99 · 0.6, the other two share the rest, and the extension budget
     pays the quality releases: every share exact, the total exactly ε."""
     data = _planted()[0]
     accountant = Accountant(1.0, FixedCount(np.random.default_rng(0), 2500))
     miner = SerenadeCS(epsilon=1.0).fit(data, accountant=accountant)
-    assert (miner.chosen_["initial_pairs"], miner.chosen_["extensions"]) == (4, 0)
+    assert (miner.chosen_["initial_pairs"], miner.chosen_["extensions"]) == (3, 0)
     pairs = [e.epsilon for e in accountant.ledger if e.step.startswith("initial pair")]
     eps_init = Fraction(99, 100) * Fraction(3, 5)
-    assert pairs == [eps_init / 2] + [eps_init / 6] * 3
+    assert pairs == [eps_init / 2] + [eps_init / 4] * 2
     qualities = [e.epsilon for e in accountant.ledger if e.step.startswith("quality")]
     assert sum(qualities, Fraction(0)) == Fraction(99, 100) * Fraction(2, 5)  # quality + extension shares
     assert not any(e.step.startswith("extension") for e in accountant.ledger)
     assert sum((e.epsilon for e in accountant.ledger), Fraction(0)) == 1
-    assert miner.chosen_["first_pair_sharpness"] == pytest.approx(3 * miner.chosen_["initial_pair_sharpness"])
-    assert miner.chosen_["initial_pair_sharpness"] >= 8
+    assert miner.chosen_["first_pair_sharpness"] == pytest.approx(2 * miner.chosen_["initial_pair_sharpness"])
+    assert miner.chosen_["initial_pair_sharpness"] >= 3 * 8  # LATER_DRAW_SHARPNESS · η₀
     # an explicit k keeps equal shares (the user's numbers, the paper's scheme)
     accountant = Accountant(1.0, FixedCount(np.random.default_rng(0), 2500))
     SerenadeCS(epsilon=1.0, initial_pairs=4).fit(data, accountant=accountant)

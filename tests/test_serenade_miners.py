@@ -151,8 +151,8 @@ def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range, 
     scales: dict[int, float] = {}
     start, offer = reservoir.WeightedReservoir.start, reservoir.ReservoirDraw.offer
 
-    def recording_start(mechanism, accountant, step):
-        draw = start(mechanism, accountant, step)
+    def recording_start(mechanism, accountant, step, **options):
+        draw = start(mechanism, accountant, step, **options)
         scales[id(draw)] = mechanism.scale
         return draw
 

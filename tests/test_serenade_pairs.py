@@ -137,6 +137,40 @@ def test_streamed_draws_are_the_exponential_mechanism() -> None:
         assert chisquare(observed, probabilities * runs).pvalue > 1e-3
 
 
+def test_distinct_draws_are_the_exponential_mechanism_over_the_pairs_not_drawn_before() -> None:
+    """``distinct=True``, blocks of 3 pairs: the first draw as before; the second, given the first's
+    pair, has P(pair) ∝ exp(ε q / (2Δ)) over the other pairs at its own ε; no pair is drawn twice."""
+    rng = np.random.default_rng(0)
+    n = 40
+    left = View("left", [Attribute(f"l{j}", "left", AttributeKind.BOOLEAN, (rng.random(n) < 0.5).astype(np.int8),
+                                   Domain(declared=True)) for j in range(3)])
+    right = View("right", [Attribute(f"r{j}", "right", AttributeKind.BOOLEAN,
+                                     (rng.random(n) < 0.5).astype(np.int8), Domain(declared=True)) for j in range(2)])
+    tables = tuple(LiteralTable(v, mode="private", max_splits=3) for v in (left, right))
+    pair, inter, union = brute_force(tables)
+    scores = jaccard_quality(inter, union)
+    first_probabilities = ExponentialMechanism(4, Fraction(1, 2)).probabilities(scores)
+    runs = 4000
+    first, second = Counter(), Counter()
+    noise = SeededNoise(np.random.default_rng(2))
+    for _ in range(runs):
+        accountant = Accountant(8, noise)
+        chosen = pairs.draw_initial_pairs(tables, 0, jaccard_quality, Fraction(1, 2), [4, 4], accountant,
+                                          block_pairs=3, distinct=True)
+        labels = [l * len(tables[1]) + r for l, r in chosen]
+        assert labels[0] != labels[1] and accountant.spent() == 8
+        first[labels[0]] += 1
+        second[labels[1]] += 1
+    assert chisquare(np.array([first[p] for p in pair]), first_probabilities * runs).pvalue > 1e-3
+    # the second draw's law: the sum over the first draw's pair f of P(f) · EM over the pairs other than f
+    expected = np.zeros(len(pair))
+    for f in range(len(pair)):
+        others = np.arange(len(pair)) != f
+        expected[others] += first_probabilities[f] * ExponentialMechanism(4, Fraction(1, 2)).probabilities(
+            scores[others])
+    assert chisquare(np.array([second[p] for p in pair]), expected * runs).pvalue > 1e-3
+
+
 def test_every_draw_is_charged_before_any_key_is_drawn() -> None:
     tables = tables_for(4)
     noise = RecordingNoise(np.random.default_rng(0))

@@ -20,6 +20,14 @@ For ``k > 1`` the top-``k`` Gumbel keys, in decreasing order, are distributed as
 whole stream and uses ``ε' = epsilon / k`` per draw, so the total is ``epsilon`` by
 sequential composition: scale ``s = 2Δk/ε``.
 
+Excluding candidates after the stream (``keep``): a draw that also keeps its
+``keep − 1`` next-best keys can skip up to ``keep − 1`` candidates named only after
+the stream has passed (e.g. those that earlier draws chose) by taking the first of
+its kept keys not excluded. That is the largest key among the candidates not
+excluded, i.e. the Gumbel-max trick over that subset: the same exponential mechanism
+over the remaining candidates, at the same ε. Only that one candidate is released;
+the other kept keys stay inside the draw.
+
 Secure path: the Gumbel keys are computed in float64 from CSPRNG uniforms (52 bits,
 strictly inside (0, 1): every key is finite).
 Only the selected indices are released, never the keys, but unlike the exact
@@ -149,10 +157,17 @@ class WeightedReservoir(Mechanism):
             f"sensitivity={self.sensitivity}, k={self.k})"
         )
 
-    def start(self, accountant: Accountant, step: str) -> ReservoirDraw:
-        """Charge ``epsilon`` for the whole stream and return the running draw."""
+    def start(self, accountant: Accountant, step: str, *, keep: int = 1) -> ReservoirDraw:
+        """Charge ``epsilon`` for the whole stream and return the running draw.
+
+        ``keep`` (at least ``k``) is how many of the largest keys the draw keeps, so
+        that up to ``keep − k`` candidates can be excluded after the stream (module
+        docstring); the cost is the same.
+        """
+        if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
+            raise ParameterError(f"keep must be an integer >= 1, got {keep!r}")
         self.charge(accountant, step)
-        return ReservoirDraw(accountant.noise, self.scale, self.k)
+        return ReservoirDraw(accountant.noise, self.scale, max(self.k, int(keep)))
 
     def release(
         self, accountant: Accountant, step: str, chunks: Iterable[npt.ArrayLike]

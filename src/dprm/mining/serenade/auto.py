@@ -42,14 +42,23 @@ minimum support (``quality_noise``):
   ((m+1) k)`` each). Feasible ``(k, m)``: ``k ≤ ε_init / (η₀ R)``,
   ``m k ≤ ε_ext / (η₀ R)``, ``(m+1) k ≤ ε_qual α c / √2``. The rule takes the
   largest ``k ≤ 20`` for which some ``m ≥ 1`` is feasible and then the largest such
-  ``m ≤ 4``. If no ``(k, m ≥ 1)`` is feasible, ``m = 0``, and **one sharp draw
-  first** (issue 28): the run moves the extension budget to the qualities, so ``k``
-  releases of ``(ε_qual + ε_ext) / k`` each; the first draw keeps
+  ``m ≤ 4``, provided that ``k`` is at least :data:`MIN_EXTENDED_PAIRS` ``= 3`` or at
+  least the ``k`` below (each pair is one result: extending one or two pairs returns
+  one or two, where drawing more pairs returns more). Otherwise ``m = 0``, and **one
+  sharp draw first** (issue 28): the run moves the extension budget to the
+  qualities, so ``k`` releases of ``(ε_qual + ε_ext) / k`` each; the first draw keeps
   :data:`SHARP_SHARE` ``= 1/2`` of ``ε_init`` (on weak data its one sharp draw is what
   finds a relation, as CS's single pair did before) and the other ``k − 1`` draws
-  share the rest, each at least ``η₀``-sharp (:func:`initial_shares`)::
+  share the rest, each at least :data:`LATER_DRAW_SHARPNESS` ``· η₀ = 24``-sharp (a draw
+  over ``N`` pairs whose best scores lead the bulk by about one half needs ``η / 2``
+  well above ``ln N``, 10–12 on MAMMAL's or the planted data's ``10⁴``–``10⁵`` pairs;
+  :func:`initial_shares`)::
 
-      k − 1 = clamp(min(⌊ε_init / (2 η₀ R)⌋, ⌊(ε_qual + ε_ext) α c / √2⌋ − 1), 0, 19)
+      k − 1 = clamp(min(⌊ε_init / (2 · 3 η₀ R)⌋, ⌊(ε_qual + ε_ext) α c / √2⌋ − 1), 0, 19)
+
+  CS's centre is 20 % of the rows by default (ES's 10 %): ``R`` is about ``1/c``, so
+  its draws are twice as sharp, for pairs of at least a fifth of the rows (measured:
+  docs/serenade.md, "SerenadeCS: a higher centre, three sharp pairs").
 
   Privacy: the ``k`` draws are exponential mechanisms of budgets fixed by public
   values (the shares are a function of ``k``), composed sequentially; they sum to
@@ -136,6 +145,13 @@ FINEST_SPLITS = 19
 MAX_PAIRS, MAX_ROUNDS_ES, MAX_ROUNDS_CS = 20, 80, 4
 #: SerenadeCS without extension rounds: the share of ``ε_init`` its first initial-pair draw keeps.
 SHARP_SHARE = Fraction(1, 2)
+#: SerenadeCS extends its pairs only if it can extend at least this many, or as many as it would
+#: draw without extension rounds (extension rounds for one or two pairs return one or two
+#: redescriptions; drawing more pairs instead returns more).
+MIN_EXTENDED_PAIRS = 3
+#: SerenadeCS without extension rounds: each draw after the first is at least this many times ``η₀``
+#: sharp (``η`` times a score gap of about one half must pay ``ln N`` for ``N`` pairs, about 10–12).
+LATER_DRAW_SHARPNESS = 3
 
 
 def _check(score_range: float, min_support: float, min_sharpness: float, quality_noise: float) -> None:
@@ -182,8 +198,10 @@ def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
 
     Examples
     --------
-    >>> cs_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3: no sharp extension round
-    (5, 0)
+    >>> cs_sizes(0.594, 0.297, 0.099, 0.0077, 257.5)   # MAMMAL, ε = 1, d3, centre 10 %: no sharp round
+    (2, 0)
+    >>> cs_sizes(0.594, 0.297, 0.099, 0.00427, 515.0)  # centre 20 % (CS's default): one pair extends
+    (3, 0)
     >>> cs_sizes(0.594, 0.297, 0.099, 0.00244, 988.0)  # RWAS
     (3, 1)
     >>> cs_sizes(5.94, 2.97, 0.99, 0.00072, 4000.0)
@@ -202,13 +220,16 @@ def cs_sizes(eps_init: float, eps_ext: float, eps_qual: float, score_range: floa
         return m
 
     extending = next((k for k in range(min(MAX_PAIRS, math.floor(init_pairs)), 0, -1) if largest_m(k) >= 1), 0)
-    if extending:
-        return extending, largest_m(extending)
     # m = 0: the extension budget goes to the quality releases (SerenadeCS._mine), and the first draw
-    # keeps SHARP_SHARE of ε_init; the others share the rest, each at least η₀-sharp (initial_shares)
-    rest = min(MAX_PAIRS - 1, math.floor(float(1 - SHARP_SHARE) * init_pairs),
-               math.floor(_releases(eps_qual + eps_ext, min_support, quality_noise)) - 1)
-    return 1 + max(0, rest), 0
+    # keeps SHARP_SHARE of ε_init; the others share the rest (initial_shares), each at least
+    # LATER_DRAW_SHARPNESS · η₀-sharp; every pair measured with noise at most α c
+    later = float(1 - SHARP_SHARE) * init_pairs / LATER_DRAW_SHARPNESS
+    measured = math.floor(_releases(eps_qual + eps_ext, min_support, quality_noise)) - 1
+    rest = min(MAX_PAIRS - 1, math.floor(later), measured)
+    unextended = 1 + max(0, rest)
+    if extending and extending >= min(MIN_EXTENDED_PAIRS, unextended):
+        return extending, largest_m(extending)
+    return unextended, 0
 
 
 def initial_shares(k: int, *, sharp_first: bool = False) -> list[Fraction]:

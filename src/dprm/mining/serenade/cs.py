@@ -19,6 +19,8 @@ from dprm.mining.serenade.parameters import (
     AUTO,
     COMMON_DOC,
     DEFAULT_SPLIT,
+    DEFAULT_MIN_SUPPORT_SHARE,
+    DEFAULT_MIN_SUPPORT_SHARE_CS,
     SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
     shared_serenade_parameters,
@@ -80,10 +82,12 @@ class SerenadeCS(GreedyMiner):
     quality = "logistic"
     sizes_rule = staticmethod(cs_sizes)
     draws_per_pair = True
+    default_min_support_share = DEFAULT_MIN_SUPPORT_SHARE_CS
 
     __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters,
                                          defaults={"quality_noise": DEFAULT_QUALITY_NOISE_CS}),
-                            paper={**SERENADE_PAPER_VALUES, "extensions": MAX_ROUNDS_CS})
+                            paper={**SERENADE_PAPER_VALUES, "extensions": MAX_ROUNDS_CS,
+                                   "min_support": float(DEFAULT_MIN_SUPPORT_SHARE)})
 
     def work(self) -> int:
         """Progress total: ``k + k·m`` (initial pairs, then each pair's extensions; 20 and 4 for auto)."""

@@ -83,6 +83,8 @@ class GreedyMiner(Miner):
     sizes_rule: ClassVar[Callable[..., tuple[int, int]]] = staticmethod(es_sizes)
     #: Whether an extension round draws once per alive pair (CS) or once in all (ES).
     draws_per_pair: ClassVar[bool] = False
+    #: The minimum support (the logistic quality's centre) as a share of the rows when none is given.
+    default_min_support_share: ClassVar[Fraction] = DEFAULT_MIN_SUPPORT_SHARE
 
     # -- parameters ---------------------------------------------------------------------
 
@@ -212,7 +214,7 @@ class GreedyMiner(Miner):
         self._n_hat: float | None = None
         share = None
         if self.min_support is None:
-            share = DEFAULT_MIN_SUPPORT_SHARE
+            share = self.default_min_support_share
         elif self.min_support < 1:
             share = as_fraction(self.min_support, "min-support")
         if self.data_size == "noisy":
@@ -357,7 +359,8 @@ class GreedyMiner(Miner):
         part = self._progress.part(self._caps(0)[0], self._k)
         chosen = draw_initial_pairs(self.tables_, self._side, self._scores, self._sensitivity,
                                     split_budget(epsilon, self._pair_shares), self._accountant,
-                                    counts=self._counts, n_rows=self._engine.n_rows)
+                                    counts=self._counts, n_rows=self._engine.n_rows,
+                                    distinct=self.pair_draws == "distinct")
         for _ in chosen:  # the draws finish together, after the last block
             part.advance()
         return [Growing.pair(self.tables_, left, right) for left, right in chosen]
@@ -383,7 +386,7 @@ class GreedyMiner(Miner):
     def _kept_support(self, n_rows: float) -> float:
         if self.min_support is not None and self.min_support >= 1:
             return float(self.min_support)
-        share = DEFAULT_MIN_SUPPORT_SHARE if self.min_support is None else as_fraction(self.min_support)
+        share = self.default_min_support_share if self.min_support is None else as_fraction(self.min_support)
         return float(share) * max(n_rows, 0.0)
 
     def _privacy_block(self, data: TwoViewData) -> dict[str, Any]:

@@ -270,6 +270,7 @@ def draw_initial_pairs(
     block_pairs: int = BLOCK_PAIRS,
     counts: GridCounts | None = None,
     n_rows: int | None = None,
+    distinct: bool = False,
 ) -> list[tuple[int, int]]:
     """One exponential-mechanism draw over all allowed pairs per share (Algorithm 4), streamed.
 
@@ -290,6 +291,13 @@ def draw_initial_pairs(
         Most pairs counted and scored at a time.
     counts, n_rows : GridCounts and int, optional
         The engine's counts and its number of rows (:func:`pair_blocks`).
+    distinct : bool, default False
+        Draw ``j`` chooses among the pairs the draws before it did not choose (without
+        replacement), instead of among all pairs (the paper's independent draws, where
+        a pair drawn twice is one pair). Still one pass: draw ``j`` keeps its ``j``
+        largest keys and takes the first not chosen before, which is the exponential
+        mechanism over the pairs not chosen before at the same ε
+        (:meth:`~dprm.privacy.WeightedReservoir.start`'s ``keep``).
 
     Returns
     -------
@@ -312,8 +320,12 @@ def draw_initial_pairs(
     [(0, 0), (0, 0)]
     >>> [entry.step for entry in acc.ledger]
     ['initial pair 1', 'initial pair 2']
+    >>> acc = Accountant(2, SeededNoise(np.random.default_rng(0)))
+    >>> draw_initial_pairs(tables, 0, jaccard, 1, [1, 1], acc, block_pairs=1, distinct=True)
+    [(0, 0), (1, 0)]
     """
-    draws = [WeightedReservoir(share, sensitivity, k=1).start(accountant, f"initial pair {number}")
+    draws = [WeightedReservoir(share, sensitivity, k=1).start(accountant, f"initial pair {number}",
+                                                              keep=number if distinct else 1)
              for number, share in enumerate(shares, start=1)]
     n_right = len(tables[1])
     for block in pair_blocks(tables, side, block_pairs, counts, n_rows):
@@ -325,13 +337,15 @@ def draw_initial_pairs(
         for draw in draws:  # each draw takes its keys for the whole block in turn
             for begin in range(0, scores.size, OFFER_PAIRS):
                 draw.offer(scores[begin:begin + OFFER_PAIRS], labels=labels[begin:begin + OFFER_PAIRS])
-    chosen = []
+    chosen: list[int] = []
     for draw in draws:
         result = draw.result()
         if result.size == 0:
             raise ParameterError("no allowed pair of literals: the views share every attribute name")
-        chosen.append(divmod(int(result[0]), n_right))
-    return chosen
+        # distinct: the first of the draw's kept keys not chosen before (its keys are in decreasing order)
+        fresh = [int(label) for label in result if int(label) not in chosen]
+        chosen.append(fresh[0] if fresh else int(result[0]))  # fewer pairs than draws: a repeat
+    return [divmod(label, n_right) for label in chosen]
 
 
 def literal_sizes(table: LiteralTable) -> np.ndarray:

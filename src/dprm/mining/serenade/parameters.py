@@ -19,7 +19,8 @@ from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOI
 from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction
 
-__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES",
+__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_MIN_SUPPORT_SHARE_CS",
+           "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES",
            "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES", "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
@@ -33,10 +34,14 @@ DEFAULT_SPLIT = PAPER_SPLIT
 #: (measured, docs/serenade.md "More significant redescriptions per run").
 ES_SPLIT = "0.7,0.1,0.2"
 DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
+#: SerenadeCS's default minimum support (the logistic quality's centre): twice ES's, so its draws are
+#: twice as sharp (``R ∝ 1/c``; measured, docs/serenade.md "SerenadeCS: a higher centre, three sharp pairs").
+DEFAULT_MIN_SUPPORT_SHARE_CS = Fraction(1, 5)
 #: The union share above which scores are damped (ReReMi's maximum support, :mod:`.union_cap`).
 DEFAULT_MAX_UNION = 0.8
 SIGNIFICANCE = ("interval", "point")
 DAMPINGS = ("union", "none")
+PAIR_DRAWS = ("distinct", "independent")
 GRIDS = ("auto", "fixed")
 
 #: What ``variant="paper"`` sets unless given (:func:`dprm.mining.tree_miner_defaults.variant_init`): the
@@ -45,6 +50,7 @@ GRIDS = ("auto", "fixed")
 #: its rounds (ES 80, CS 4).
 SERENADE_PAPER_VALUES: dict[str, Any] = {"initial_pairs": 20, "budget_split": PAPER_SPLIT, "score_range": "symmetric",
                                          "damping": "none", "significance": "point", "grid": "fixed",
+                                         "pair_draws": "independent",
                                          "max_splits": FINEST_SPLITS, "numeric_grid": "equal-width"}
 
 
@@ -96,7 +102,8 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
           "int", auto=True, unit="pairs", low=1, high=1000,
           why="each initial pair is a draw over every pair of literals and keeps two row masks"),
     Param("min_support", "Smallest intersection of a kept redescription and the logistic quality's centre: rows "
-                         "if 1 or more, else a share of the (noisy) number of rows; none: 10 % of the rows",
+                         "if 1 or more, else a share of the (noisy) number of rows; none: 10 % of the rows "
+                         "(serenade-cs: 20 %)",
           "float", unit="rows or share of rows", low=0, high=MAX_CENTER_ROWS, low_open=True, none=True,
           why=_CENTER_WHY),
     replace(MIN_JACCARD, help="Smallest noisy Jaccard index of a kept redescription (serenade-cs also stops "
@@ -141,11 +148,14 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("significance", "When a result counts as significant: 'interval', the upper end of its noisy p-value's "
                           "interval (at the run's confidence) is at most max-pvalue (default); 'point', its noisy "
                           "p-value is (the paper)", "choice", choices=SIGNIFICANCE),
+    Param("pair_draws", "'distinct': each initial-pair draw chooses among the pairs the draws before it did not "
+                        "choose (default); 'independent': every draw among all pairs, a pair drawn twice counting "
+                        "once (the paper)", "choice", choices=PAIR_DRAWS),
     Param("variant", "'dprm', the measured-best settings (the auto rule's numbers of draws, damping, "
                      "significance over the interval, the auto grid; docs/serenade.md), or 'paper', the paper's "
                      "configuration (20 initial pairs, 80 extension rounds for ES and 4 for CS, the split "
-                     "0.6,0.3,0.1, the symmetric range, no damping, the point p-value, 19 thresholds); options "
-                     "given explicitly win", "choice", choices=VARIANTS),
+                     "0.6,0.3,0.1, the symmetric range, no damping, the point p-value, 19 thresholds, independent "
+                     "pair draws, CS's 10 % centre); options given explicitly win", "choice", choices=VARIANTS),
 )
 
 
@@ -171,6 +181,7 @@ def shared_serenade_parameters(
     damping: str = "union",
     max_union: float = DEFAULT_MAX_UNION,
     significance: str = "interval",
+    pair_draws: str = "distinct",
     variant: str = "dprm",
 ) -> None:
     """The shared tail of SerenadeCS's and SerenadeES's ``__init__`` (a signature only, never called)."""
@@ -187,11 +198,12 @@ COMMON_DOC = """
         and the rest split so that the draws and the quality releases afford as many
         initial pairs (:func:`dprm.mining.serenade.auto.auto_split`).
     initial_pairs : int or "auto"
-        ``k``, the number of initial pairs (independent exponential-mechanism draws);
+        ``k``, the number of initial pairs (exponential-mechanism draws, ``pair_draws``);
         ``"auto"`` (default): the rule of :mod:`dprm.mining.serenade.auto` (at most 20).
     min_support : float or None
         Logistic centre: rows (``>= 1``) or a share of the (noisy) data size
-        (``< 1``); default 10 % of the data size. Redescriptions whose noisy
+        (``< 1``); default 10 % of the data size (20 % for CS: sharper draws,
+        ``R ∝ 1/c``; docs/serenade.md). Redescriptions whose noisy
         intersection is below it are marked ``pruned``.
     min_jaccard : float
         CS: a pair is extended while its noisy Jaccard exceeds it. Both: results below
@@ -242,10 +254,16 @@ COMMON_DOC = """
         (default) asks the upper end of its simulated p-value interval (noise of the
         cells and of the row count) to be at most ``max_pvalue``; ``"point"`` (the
         paper) asks it of the noisy p-value only.
+    pair_draws : {"distinct", "independent"}
+        ``"distinct"`` (default): initial-pair draw ``j`` is the exponential mechanism
+        over the pairs draws ``1..j-1`` did not choose (no draw is spent on a repeat;
+        :func:`dprm.mining.serenade.pairs.draw_initial_pairs`); ``"independent"``: the
+        paper's independent draws.
     variant : {"dprm", "paper"}
         ``"dprm"`` (default): the defaults above, the measured best; ``"paper"``: the
         paper's configuration (:data:`~dprm.mining.serenade.parameters.SERENADE_PAPER_VALUES`:
         20 initial pairs, 80 extension rounds for ES and 4 for CS, the split d3, the
-        symmetric range, no damping, the point p-value, the fixed 19-threshold grid).
+        symmetric range, no damping, the point p-value, the fixed 19-threshold grid,
+        independent pair draws, and CS's 10 % centre).
         Parameters given explicitly win over the variant's values.
 """
