@@ -66,12 +66,18 @@ def _modules_of_a_cli_run(arguments: list[str], tmp_path) -> set[str]:
 @pytest.mark.parametrize("algorithm", [None, "mcmc-tree-pair", "alt-mcmc", "alt-expm", "serenade-cs", "serenade-es"])
 def test_a_mine_run_on_mammals_never_imports_pandas(algorithm, shared_data, tmp_path) -> None:
     """pyarrow imports pandas on its first conversion to numpy or of Python values (~0.2 s);
-    the data layer converts through :mod:`dprm.data.arrow_arrays` instead."""
+    the data layer converts through :mod:`dprm.data.arrow_arrays` instead.
+
+    SerenadeCS runs at ε = 3: it keeps only pairs whose noisy Jaccard passes min-jaccard, and at
+    ε = 1 the unseeded run kept a single redescription in about one run of ten (none empty in
+    1,400 measured, but the best first pair's Jaccard reached 0.39 against the 0.3 bar); at ε = 3
+    its first pair's Jaccard stayed at 0.66 or more in 150 runs, so the release is never empty."""
     from pathlib import Path
 
     types = Path(__file__).parent / "data" / "mammals-types.json"
+    epsilon = "3" if algorithm == "serenade-cs" else "1"
     arguments = ["mine", str(shared_data / "mammals" / "left.csv"), str(shared_data / "mammals" / "right.csv"),
-                 "--types", str(types), "--epsilon", "1", "--output", str(tmp_path / "out.json")]
+                 "--types", str(types), "--epsilon", epsilon, "--output", str(tmp_path / "out.json")]
     modules = _modules_of_a_cli_run(arguments + (["--algorithm", algorithm] if algorithm else []), tmp_path)
     assert "dprm.data.loading" in modules and "pandas" not in modules
     assert json.loads((tmp_path / "out.json").read_text())["redescriptions"]
