@@ -14,6 +14,8 @@ from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining.serenade import SerenadeCS, SerenadeES
 from dprm.mining.serenade.auto import (
+    DEFAULT_MIN_SHARPNESS,
+    DEFAULT_MIN_SHARPNESS_ES,
     DEFAULT_QUALITY_NOISE,
     DEFAULT_QUALITY_NOISE_CS,
     LATER_DRAW_SHARPNESS,
@@ -160,7 +162,7 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union, s
             data, accountant=Accountant(1.0, FixedCount(np.random.default_rng(0), released)))
         chosen.append(miner.chosen_)
     assert chosen[0] == chosen[1]
-    center = float(miner_class.default_min_support_share) * released  # 10 % (ES), 20 % (CS)
+    center = float(miner_class.default_min_support_share) * released  # 20 %
     logistic = choose_steepness(center, objective="range")
     r = logistic.score_range()
     if max_union is not None:  # the damped score's range: the cap is a share of the released count
@@ -169,13 +171,15 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union, s
     eps = 0.99
     # the auto split (auto.auto_split) from the same public values, then the auto sizes with it
     noise = DEFAULT_QUALITY_NOISE if miner_class is SerenadeES else DEFAULT_QUALITY_NOISE_CS
-    shares = auto_split(r, center, quality_noise=noise) if split == "auto" else (0.6, 0.3, 0.1)
+    sharpness = DEFAULT_MIN_SHARPNESS_ES if miner_class is SerenadeES else DEFAULT_MIN_SHARPNESS  # 24, 8
+    shares = (auto_split(r, center, min_sharpness=sharpness, quality_noise=noise) if split == "auto"
+              else (0.6, 0.3, 0.1))
     init, ext, qual = (float(share) for share in shares)
     assert chosen[0]["budget_split"] == f"{init},{ext},{qual}"
     assert (chosen[0]["initial_pairs"], chosen[0]["extensions"]) == rule(eps * init, eps * ext, eps * qual, r,
-                                                                         center)
+                                                                         center, min_sharpness=sharpness)
     assert chosen[0]["score_range"] == pytest.approx(r)
-    assert chosen[0]["initial_pair_sharpness"] >= 8 or chosen[0]["initial_pairs"] == 1
+    assert chosen[0]["initial_pair_sharpness"] >= sharpness or chosen[0]["initial_pairs"] == 1
 
 
 def test_auto_choice_is_in_the_document_and_the_ledger_adds_up() -> None:

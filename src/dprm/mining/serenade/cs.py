@@ -20,8 +20,8 @@ from dprm.mining.serenade.parameters import (
     COMMON_DOC,
     DEFAULT_SPLIT,
     DEFAULT_MIN_SUPPORT_SHARE,
-    DEFAULT_MIN_SUPPORT_SHARE_CS,
     SERENADE_PAPER_VALUES,
+    SERENADE_MIN_SUPPORT_SHARE,
     SERENADE_PARAMETERS,
     shared_serenade_parameters,
 )
@@ -82,7 +82,7 @@ class SerenadeCS(GreedyMiner):
     quality = "logistic"
     sizes_rule = staticmethod(cs_sizes)
     draws_per_pair = True
-    default_min_support_share = DEFAULT_MIN_SUPPORT_SHARE_CS
+    default_min_support_share = SERENADE_MIN_SUPPORT_SHARE
 
     __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters,
                                          defaults={"quality_noise": DEFAULT_QUALITY_NOISE_CS}),

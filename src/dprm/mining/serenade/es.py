@@ -15,15 +15,17 @@ from dprm.data.attributes import TwoViewData
 from dprm.mining.base import Param, keyword_init
 from dprm.mining.independence import with_independence
 from dprm.mining.ranking import ranked
-from dprm.mining.serenade.auto import MAX_ROUNDS_ES
+from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS_ES, MAX_ROUNDS_ES
 from dprm.mining.serenade.compute_quality import release_cells
 from dprm.mining.serenade.extensions import Growing, extend
 from dprm.mining.serenade.greedy import GreedyMiner
 from dprm.mining.serenade.parameters import (
     AUTO,
     COMMON_DOC,
+    DEFAULT_MIN_SUPPORT_SHARE,
     ES_SPLIT,
     QUALITIES,
+    SERENADE_MIN_SUPPORT_SHARE,
     SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
     shared_serenade_parameters,
@@ -90,8 +92,12 @@ class SerenadeES(GreedyMiner):
                          unit="rounds", low=0, high=10_000, why="no run has more rounds"),
     }
 
-    __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters),
-                            paper={**SERENADE_PAPER_VALUES, "extensions": MAX_ROUNDS_ES})
+    default_min_support_share = SERENADE_MIN_SUPPORT_SHARE
+
+    __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters,
+                                         defaults={"min_sharpness": DEFAULT_MIN_SHARPNESS_ES}),
+                            paper={**SERENADE_PAPER_VALUES, "extensions": MAX_ROUNDS_ES,
+                                   "min_support": float(DEFAULT_MIN_SUPPORT_SHARE)})
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]

@@ -19,8 +19,8 @@ from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOI
 from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction
 
-__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_MIN_SUPPORT_SHARE_CS",
-           "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES",
+__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_SPLIT",
+           "SERENADE_MIN_SUPPORT_SHARE", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES",
            "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES", "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
@@ -34,9 +34,11 @@ DEFAULT_SPLIT = PAPER_SPLIT
 #: (measured, docs/serenade.md "More significant redescriptions per run").
 ES_SPLIT = "0.7,0.1,0.2"
 DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
-#: SerenadeCS's default minimum support (the logistic quality's centre): twice ES's, so its draws are
-#: twice as sharp (``R ∝ 1/c``; measured, docs/serenade.md "SerenadeCS: a higher centre, three sharp pairs").
-DEFAULT_MIN_SUPPORT_SHARE_CS = Fraction(1, 5)
+#: SerenadeCS's and SerenadeES's default minimum support (the logistic quality's centre; ReReMi and the
+#: paper: :data:`DEFAULT_MIN_SUPPORT_SHARE`): twice the paper's, so their draws are twice as sharp
+#: (``R ∝ 1/c``; measured, docs/serenade.md "SerenadeCS: a higher centre, three sharp pairs" and
+#: "SerenadeES: the same centre, 24-sharp draws").
+SERENADE_MIN_SUPPORT_SHARE = Fraction(1, 5)
 #: The union share above which scores are damped (ReReMi's maximum support, :mod:`.union_cap`).
 DEFAULT_MAX_UNION = 0.8
 SIGNIFICANCE = ("interval", "point")
@@ -102,8 +104,8 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
           "int", auto=True, unit="pairs", low=1, high=1000,
           why="each initial pair is a draw over every pair of literals and keeps two row masks"),
     Param("min_support", "Smallest intersection of a kept redescription and the logistic quality's centre: rows "
-                         "if 1 or more, else a share of the (noisy) number of rows; none: 10 % of the rows "
-                         "(serenade-cs: 20 %)",
+                         "if 1 or more, else a share of the (noisy) number of rows; none: 20 % of the rows "
+                         "(10 % with variant paper)",
           "float", unit="rows or share of rows", low=0, high=MAX_CENTER_ROWS, low_open=True, none=True,
           why=_CENTER_WHY),
     replace(MIN_JACCARD, help="Smallest noisy Jaccard index of a kept redescription (serenade-cs also stops "
@@ -155,7 +157,7 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
                      "significance over the interval, the auto grid; docs/serenade.md), or 'paper', the paper's "
                      "configuration (20 initial pairs, 80 extension rounds for ES and 4 for CS, the split "
                      "0.6,0.3,0.1, the symmetric range, no damping, the point p-value, 19 thresholds, independent "
-                     "pair draws, CS's 10 % centre); options given explicitly win", "choice", choices=VARIANTS),
+                     "pair draws, the 10 % centre); options given explicitly win", "choice", choices=VARIANTS),
 )
 
 
@@ -202,8 +204,9 @@ COMMON_DOC = """
         ``"auto"`` (default): the rule of :mod:`dprm.mining.serenade.auto` (at most 20).
     min_support : float or None
         Logistic centre: rows (``>= 1``) or a share of the (noisy) data size
-        (``< 1``); default 10 % of the data size (20 % for CS: sharper draws,
-        ``R ∝ 1/c``; docs/serenade.md). Redescriptions whose noisy
+        (``< 1``); default 20 % of the data size (the paper's 10 % with
+        ``variant="paper"``; sharper draws, ``R ∝ 1/c``; docs/serenade.md).
+        Redescriptions whose noisy
         intersection is below it are marked ``pruned``.
     min_jaccard : float
         CS: a pair is extended while its noisy Jaccard exceeds it. Both: results below
@@ -239,7 +242,8 @@ COMMON_DOC = """
     score_range : {"bounded", "symmetric"}
         Sample ``∝ exp(ε q / R)`` with ``R = down + up`` (default) or ``R = 2Δ`` (paper).
     min_sharpness : float
-        ``η₀`` of the auto rule: least ``ε_draw / R`` of a draw (default 8).
+        ``η₀`` of the auto rule: least ``ε_draw / R`` of a draw (default 8 for CS,
+        whose draws after the first must be ``3η₀``-sharp; 24 for ES).
     quality_noise : float
         ``α`` of the auto rule: largest noise std of a released intersection relative to
         the minimum support (default 1/4 for ES, 1/10 for CS).
@@ -264,6 +268,6 @@ COMMON_DOC = """
         paper's configuration (:data:`~dprm.mining.serenade.parameters.SERENADE_PAPER_VALUES`:
         20 initial pairs, 80 extension rounds for ES and 4 for CS, the split d3, the
         symmetric range, no damping, the point p-value, the fixed 19-threshold grid,
-        independent pair draws, and CS's 10 % centre).
+        independent pair draws, and the 10 % centre).
         Parameters given explicitly win over the variant's values.
 """
