@@ -112,15 +112,19 @@ def test_one_block_draws_exactly_what_the_flat_arrays_drew(seed, side) -> None:
     assert results[0] == results[1]
 
 
+def boolean_tables(n_left: int, n_right: int, n_rows: int = 40) -> tuple[LiteralTable, LiteralTable]:
+    """Literal tables of random Boolean attributes (seed 0): a few pairs, for the draws' laws."""
+    rng = np.random.default_rng(0)
+    views = [View(side, [Attribute(f"{side[0]}{j}", side, AttributeKind.BOOLEAN,
+                                   (rng.random(n_rows) < 0.5).astype(np.int8), Domain(declared=True))
+                         for j in range(count)])
+             for side, count in (("left", n_left), ("right", n_right))]
+    return tuple(LiteralTable(v, mode="private", max_splits=3) for v in views)
+
+
 def test_streamed_draws_are_the_exponential_mechanism() -> None:
     """Blocks of 3 pairs, interleaved over two draws: each draw still has P(pair) ∝ exp(ε q / (2Δ))."""
-    rng = np.random.default_rng(0)
-    n = 40
-    left = View("left", [Attribute(f"l{j}", "left", AttributeKind.BOOLEAN, (rng.random(n) < 0.5).astype(np.int8),
-                                   Domain(declared=True)) for j in range(3)])
-    right = View("right", [Attribute(f"r{j}", "right", AttributeKind.BOOLEAN,
-                                     (rng.random(n) < 0.5).astype(np.int8), Domain(declared=True)) for j in range(3)])
-    tables = tuple(LiteralTable(v, mode="private", max_splits=3) for v in (left, right))
+    tables = boolean_tables(3, 3)
     pair, inter, union = brute_force(tables)
     probabilities = ExponentialMechanism(4, Fraction(1, 2)).probabilities(jaccard_quality(inter, union))
     runs = 3000
@@ -140,13 +144,7 @@ def test_streamed_draws_are_the_exponential_mechanism() -> None:
 def test_distinct_draws_are_the_exponential_mechanism_over_the_pairs_not_drawn_before() -> None:
     """``distinct=True``, blocks of 3 pairs: the first draw as before; the second, given the first's
     pair, has P(pair) ∝ exp(ε q / (2Δ)) over the other pairs at its own ε; no pair is drawn twice."""
-    rng = np.random.default_rng(0)
-    n = 40
-    left = View("left", [Attribute(f"l{j}", "left", AttributeKind.BOOLEAN, (rng.random(n) < 0.5).astype(np.int8),
-                                   Domain(declared=True)) for j in range(3)])
-    right = View("right", [Attribute(f"r{j}", "right", AttributeKind.BOOLEAN,
-                                     (rng.random(n) < 0.5).astype(np.int8), Domain(declared=True)) for j in range(2)])
-    tables = tuple(LiteralTable(v, mode="private", max_splits=3) for v in (left, right))
+    tables = boolean_tables(3, 2)
     pair, inter, union = brute_force(tables)
     scores = jaccard_quality(inter, union)
     first_probabilities = ExponentialMechanism(4, Fraction(1, 2)).probabilities(scores)
