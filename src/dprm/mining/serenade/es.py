@@ -15,7 +15,7 @@ from dprm.data.attributes import TwoViewData
 from dprm.mining.base import Param, keyword_init
 from dprm.mining.independence import with_independence
 from dprm.mining.ranking import ranked
-from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS_ES, MAX_ROUNDS_ES
+from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_MIN_SHARPNESS_ES, MAX_ROUNDS_ES
 from dprm.mining.serenade.compute_quality import release_cells
 from dprm.mining.serenade.extensions import Growing, extend
 from dprm.mining.serenade.greedy import GreedyMiner
@@ -97,7 +97,8 @@ class SerenadeES(GreedyMiner):
     __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters,
                                          defaults={"min_sharpness": DEFAULT_MIN_SHARPNESS_ES}),
                             paper={**SERENADE_PAPER_VALUES, "extensions": MAX_ROUNDS_ES,
-                                   "min_support": float(DEFAULT_MIN_SUPPORT_SHARE)})
+                                   "min_support": float(DEFAULT_MIN_SUPPORT_SHARE),
+                                   "min_sharpness": DEFAULT_MIN_SHARPNESS})
 
     @property
     def algorithm(self) -> str:  # type: ignore[override]
