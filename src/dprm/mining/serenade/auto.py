@@ -56,9 +56,10 @@ minimum support (``quality_noise``):
 
       k − 1 = clamp(min(⌊ε_init / (2 · 3 η₀ R)⌋, ⌊(ε_qual + ε_ext) α c / √2⌋ − 1), 0, 19)
 
-  CS's centre is 20 % of the rows by default (ES's 10 %): ``R`` is about ``1/c``, so
-  its draws are twice as sharp, for pairs of at least a fifth of the rows (measured:
-  docs/serenade.md, "SerenadeCS: a higher centre, three sharp pairs").
+  The centre is 20 % of the rows by default (the paper's 10 % with ``variant="paper"``):
+  ``R`` is about ``1/c``, so the draws are twice as sharp, for pairs of at least a fifth
+  of the rows (measured: docs/serenade.md, "SerenadeCS: a higher centre, three sharp
+  pairs").
 
   Privacy: the ``k`` draws are exponential mechanisms of budgets fixed by public
   values (the shares are a function of ``k``), composed sequentially; they sum to
@@ -134,10 +135,10 @@ from fractions import Fraction
 
 from dprm.errors import ParameterError
 
-__all__ = ["auto_split", "FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS", "DEFAULT_MIN_SHARPNESS_ES",
-           "DEFAULT_QUALITY_NOISE",
-           "DEFAULT_QUALITY_NOISE_CS", "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS", "SHARP_SHARE", "es_sizes",
-           "cs_sizes", "initial_shares"]
+__all__ = ["auto_split", "FINEST_SPLITS", "GRID_COST", "grid_splits", "DEFAULT_MIN_SHARPNESS",
+           "DEFAULT_MIN_SHARPNESS_ES", "DEFAULT_QUALITY_NOISE", "DEFAULT_QUALITY_NOISE_CS", "LATER_DRAW_SHARPNESS",
+           "MAX_PAIRS", "MAX_ROUNDS_ES", "MAX_ROUNDS_CS", "MIN_EXTENDED_PAIRS", "SHARP_SHARE", "es_sizes", "cs_sizes",
+           "initial_shares"]
 
 #: ``η₀``: the least ``ε_draw / R`` of an exponential-mechanism draw.
 DEFAULT_MIN_SHARPNESS = 8.0

@@ -18,10 +18,10 @@ from dprm.mining.serenade.greedy import GreedyMiner
 from dprm.mining.serenade.parameters import (
     AUTO,
     COMMON_DOC,
-    DEFAULT_SPLIT,
     DEFAULT_MIN_SUPPORT_SHARE,
-    SERENADE_PAPER_VALUES,
+    DEFAULT_SPLIT,
     SERENADE_MIN_SUPPORT_SHARE,
+    SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
     shared_serenade_parameters,
 )

@@ -19,9 +19,9 @@ from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOI
 from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction
 
-__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_SPLIT",
-           "SERENADE_MIN_SUPPORT_SHARE", "ES_SPLIT", "PAPER_SPLIT", "QUALITIES",
-           "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES", "parse_budget_split", "shared_serenade_parameters"]
+__all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT",
+           "QUALITIES", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
+           "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
 SCORE_RANGES = ("bounded", "symmetric")
@@ -206,8 +206,7 @@ COMMON_DOC = """
         Logistic centre: rows (``>= 1``) or a share of the (noisy) data size
         (``< 1``); default 20 % of the data size (the paper's 10 % with
         ``variant="paper"``; sharper draws, ``R ∝ 1/c``; docs/serenade.md).
-        Redescriptions whose noisy
-        intersection is below it are marked ``pruned``.
+        Redescriptions whose noisy intersection is below it are marked ``pruned``.
     min_jaccard : float
         CS: a pair is extended while its noisy Jaccard exceeds it. Both: results below
         it are marked ``pruned``.
