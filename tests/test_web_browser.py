@@ -250,24 +250,27 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     assert document["format"] == "dprm.redescriptions/1" and document["algorithm"] == "alt-expm"
     assert document["privacy"]["epsilon"] == 0.5 and len(document["redescriptions"]) == found
 
-    # a fresh page for the second download: Chromium's download limiter lets a page download
-    # one file freely and a second only under a recent user gesture, which a slow answer (CI
-    # under load) may outlive: this download was cancelled ("Download.path: canceled") once
-    # before the page was loaded again, and once after (a full suite on two busy cores, session
-    # 23; the test alone passed twice). The browser cancels, not the server: try a fresh page
-    # up to three times.
+    # the second download from a new tab: Chromium's download limiter is per tab and lets a tab
+    # download one file freely and a second only under a recent user gesture, which a slow
+    # answer (CI under load) may outlive: reloading the same tab was not enough (cancelled
+    # "Download.path: canceled" three times in a row in a full suite on two busy cores, session
+    # 25). A new tab's first download is allowed; should the browser still cancel one, a
+    # further new tab tries again (at most three).
     from playwright.sync_api import Error as PlaywrightError
 
     for attempt in range(3):
-        page.goto(server["alice_job"])
-        with page.expect_download() as download_info:
-            page.get_by_role("link", name="Download clired queries").click()
+        download_tab = context.new_page()
+        download_tab.goto(server["alice_job"])
+        with download_tab.expect_download() as download_info:
+            download_tab.get_by_role("link", name="Download clired queries").click()
         try:
             path = download_info.value.path()
             break
         except PlaywrightError as error:
             if "canceled" not in str(error) or attempt == 2:
                 raise
+        finally:
+            download_tab.close()
     lines = Path(path).read_text().splitlines()
     assert lines[0].split("\t")[:3] == ["rid", "query_LHS", "query_RHS"] and len(lines) == found + 1
 
