@@ -124,6 +124,16 @@ def test_greedy_paper_variant_spends_epsilon_on_the_papers_draws(data) -> None:
     assert sum(step.startswith("initial pair") for step in steps) == 20
     assert sum(step.startswith("extension") for step in steps) == 6
     assert accountant.spent() == 1
+    assert accountant.ledger[0].step == "data size" and accountant.ledger[0].epsilon == Fraction(1, 100)
+
+
+@pytest.mark.parametrize("algorithm", ["serenade-cs", "serenade-es"])
+def test_greedy_default_counts_the_rows_with_three_percent(data, algorithm: str) -> None:
+    """The row count every public rule reads takes 3 % of ε (the paper variant's 1 %: above)."""
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(3)))
+    make_miner(algorithm).fit(data, accountant=accountant, rng=np.random.default_rng(3))
+    assert accountant.ledger[0].step == "data size" and accountant.ledger[0].epsilon == Fraction(3, 100)
+    assert sum(entry.step == "data size" for entry in accountant.ledger) == 1
 
 
 def test_dprm_mine_records_the_greedy_variant(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from dprm.mining.serenade.auto import (
     es_sizes,
     initial_shares,
 )
+from dprm.mining.serenade.parameters import SERENADE_SIZE_SHARE
 from dprm.mining.serenade.union_cap import UnionCap
 from dprm.mining.serenade.quality import choose_steepness
 from dprm.privacy import Accountant, SeededNoise
@@ -84,7 +85,8 @@ def test_cs_rule_is_the_largest_feasible_choice(seed) -> None:
 
 
 def test_rule_values_as_derived_on_mammal_like_sizes() -> None:
-    # MAMMAL: n̂ = 2,575, c = 257.5, R = 1.5 Δ ≈ 0.0077; ε = 1 minus 1 % for the size, split d3.
+    # MAMMAL: n̂ = 2,575, c = 257.5, R = 1.5 Δ ≈ 0.0077; ε = 1 minus 1 % for the size (the paper
+    # variant's count), split d3.
     r = choose_steepness(257.5, objective="range").score_range()
     assert r == pytest.approx(0.0077, rel=1e-3)
     init, ext, qual = 0.99 * 0.6, 0.99 * 0.3, 0.99 * 0.1
@@ -168,7 +170,7 @@ def test_auto_choice_uses_only_public_values(miner_class, released, max_union, s
     if max_union is not None:  # the damped score's range: the cap is a share of the released count
         r = UnionCap(logistic, max_union * released, logistic.steepness / 2).score_range()
     rule = es_sizes if miner_class is SerenadeES else cs_sizes
-    eps = 0.99
+    eps = 1.0 - SERENADE_SIZE_SHARE  # what the row count leaves
     # the auto split (auto.auto_split) from the same public values, then the auto sizes with it
     noise = DEFAULT_QUALITY_NOISE if miner_class is SerenadeES else DEFAULT_QUALITY_NOISE_CS
     sharpness = DEFAULT_MIN_SHARPNESS_ES if miner_class is SerenadeES else DEFAULT_MIN_SHARPNESS  # 24, 8
@@ -273,17 +275,18 @@ def test_auto_split_makes_the_two_bounds_on_k_meet() -> None:
 
 def test_cs_without_extensions_draws_one_sharp_pair_first_and_the_ledger_adds_up() -> None:
     """Released 2,500 rows at ε = 1: extension rounds would extend one pair, so three pairs; the first
-    draw keeps half of ε_init = 0.99 · 0.6, the other two share the rest, and the extension budget
+    draw keeps half of ε_init = 0.97 · 0.6 (3 % for the row count), the other two share the rest, and the extension budget
     pays the quality releases: every share exact, the total exactly ε."""
     data = _planted()[0]
     accountant = Accountant(1.0, FixedCount(np.random.default_rng(0), 2500))
     miner = SerenadeCS(epsilon=1.0).fit(data, accountant=accountant)
     assert (miner.chosen_["initial_pairs"], miner.chosen_["extensions"]) == (3, 0)
     pairs = [e.epsilon for e in accountant.ledger if e.step.startswith("initial pair")]
-    eps_init = Fraction(99, 100) * Fraction(3, 5)
+    rest = 1 - Fraction(str(SERENADE_SIZE_SHARE))
+    eps_init = rest * Fraction(3, 5)
     assert pairs == [eps_init / 2] + [eps_init / 4] * 2
     qualities = [e.epsilon for e in accountant.ledger if e.step.startswith("quality")]
-    assert sum(qualities, Fraction(0)) == Fraction(99, 100) * Fraction(2, 5)  # quality + extension shares
+    assert sum(qualities, Fraction(0)) == rest * Fraction(2, 5)  # quality + extension shares
     assert not any(e.step.startswith("extension") for e in accountant.ledger)
     assert sum((e.epsilon for e in accountant.ledger), Fraction(0)) == 1
     assert miner.chosen_["first_pair_sharpness"] == pytest.approx(2 * miner.chosen_["initial_pair_sharpness"])

@@ -10,8 +10,9 @@ who decides what to extend. Budget (exact fractions; the ledger adds up to what 
 spent, never more than ``epsilon``):
 
 1. **Data size** (``data_size="noisy"``, the default): ``size_share · ε`` buys one
-   discrete Laplace count of the rows; ``n̂`` then sets the logistic centre
-   (``min_support``, default 10 % of ``n̂``) and the p-values, all public afterwards.
+   discrete Laplace count of the rows (``size_share`` 3 %; 1 % with ``variant="paper"``); ``n̂``
+   then sets the logistic centre (``min_support``, default 20 % of ``n̂``; 10 % with
+   ``variant="paper"``), the ``auto`` rule's sizes and the p-values, all public afterwards.
    ``"public"``: the user gives the true ``rows`` (the output says ``n`` is public:
    the guarantee then holds only among datasets of that size, so ``private`` is
    false). ``"engine"``: the centre is ``f · max(n, min_rows)`` from the true ``n``
