@@ -140,3 +140,27 @@ def test_a_declared_complete_column_is_checked_and_used_by_the_normal_form(tmp_p
     bad = write(tmp_path / "bad.json", json.dumps({"columns": {header[1]: {"type": "boolean", "complete": "yes"}}}))
     code, _, err = run(["mine", data / "left.csv", data / "right.csv", "--types", bad])
     assert code == 2 and "'complete' must be true or false" in err
+
+
+def test_a_private_run_says_which_declarations_would_shorten_its_queries(tmp_path, shared_data) -> None:
+    """Without ``"complete": true`` a private run cannot simplify ``(a ∧ b) ∨ (a ∧ [b = false])``; it says so
+    in one line naming attributes, and no more once the types file declares every column complete."""
+    import json
+    from pathlib import Path
+
+    from test_cli import run, write
+
+    views = [shared_data / "mammals" / "left.csv", shared_data / "mammals" / "right.csv"]
+    types_path = Path(__file__).parent / "data" / "mammals-types.json"
+    hint = "queries shown would print shorter if the types file declared their attributes complete"
+    code, out, err = run(["mine", *views, "--types", types_path, "--seed", "3", "--top", "5"])
+    assert code == 0, err
+    line = next(line for line in out.splitlines() if hint in line)
+    types = json.loads(types_path.read_text())
+    named = [name for name in line.split("e.g. ")[1].split(", ") if name != "..."]
+    assert named and set(named) <= set(types["columns"])
+    columns = {name: ({"type": entry} if isinstance(entry, str) else dict(entry)) | {"complete": True}
+               for name, entry in types["columns"].items()}
+    complete_types = write(tmp_path / "complete.json", json.dumps({**types, "columns": columns}))
+    code, out, err = run(["mine", *views, "--types", complete_types, "--seed", "3", "--top", "5"])
+    assert code == 0 and hint not in out, err

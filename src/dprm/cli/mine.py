@@ -167,6 +167,10 @@ def mine(
                       f"(--algorithm chooses another)[/dim]", soft_wrap=True)
     for message in miner.notes_:
         console.print(f"[dim]{message}[/dim]")
+    if not redundancy.exact:
+        hint = completeness_hint(sorted(shown, key=lambda r: r.pruned)[:top], redundancy.declared_complete)
+        if hint:
+            console.print(f"[dim]{hint}[/dim]", soft_wrap=True)
     for path in written:
         what = plural(len(miner.redescriptions_), "redescription") if path == output else "the queries in Siren/clired's format"
         console.print(f"wrote {what} to {path}", soft_wrap=True)
@@ -239,6 +243,40 @@ class Redundancy:
 def _declared_complete(data: Any) -> frozenset:
     """The attributes the types file declares complete (``"complete": true``), a public fact."""
     return frozenset(a.name for view in data.views for a in view if a.domain.complete)
+
+
+def completeness_hint(shown: list, declared: frozenset) -> str | None:
+    """A line for a private run whose shown queries would be shorter with more attributes declared complete.
+
+    A private run may simplify a query such as ``(a ∧ b) ∨ (a ∧ [b = false])`` to ``a``
+    only for attributes the types file declares complete (``b`` could be missing on some
+    rows, where neither ``b`` nor ``[b = false]`` holds). Post-processing: it reads the released
+    queries and the public declarations only, never the rows, and assumes nothing of
+    them: it says what a declaration would change.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B, Redescription, RedescriptionStats
+    >>> stats = RedescriptionStats.from_counts(5, 5, 4)
+    >>> long = Redescription((B("a") & B("b")) | (B("a") & B("b", False)), B("c"), stats)
+    >>> completeness_hint([long], frozenset())
+    '1 of the 1 queries shown would print shorter if the types file declared their attributes complete ("complete": true: no missing value, checked at load time; docs/data.md), e.g. b'
+    >>> completeness_hint([long], frozenset({"b"})) is None
+    True
+    """
+    shorter, attributes = 0, set()
+    for r in shown:
+        used = r.left.attributes() | r.right.attributes()
+        now, ideal = r.normalized(declared), r.normalized(used | declared)
+        if len(str(ideal.left)) + len(str(ideal.right)) < len(str(now.left)) + len(str(now.right)):
+            shorter += 1
+            attributes |= used - declared - ideal.left.attributes() - ideal.right.attributes()
+    if not shorter:
+        return None
+    names = ", ".join(sorted(attributes)[:5]) + (", ..." if len(attributes) > 5 else "")
+    return (f"{shorter} of the {len(shown)} queries shown would print shorter if the types file declared their "
+            f"attributes complete (\"complete\": true: no missing value, checked at load time; docs/data.md)"
+            + (f", e.g. {names}" if names else ""))
 
 
 def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redundancy | None) -> None:
