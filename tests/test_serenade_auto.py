@@ -275,8 +275,8 @@ def test_auto_split_makes_the_two_bounds_on_k_meet() -> None:
 
 def test_cs_without_extensions_draws_one_sharp_pair_first_and_the_ledger_adds_up() -> None:
     """Released 2,500 rows at ε = 1: extension rounds would extend one pair, so three pairs; the first
-    draw keeps half of ε_init = 0.97 · 0.6 (3 % for the row count), the other two share the rest, and the extension budget
-    pays the quality releases: every share exact, the total exactly ε."""
+    draw keeps half of ε_init = 0.97 · 0.6 (3 % for the row count), the other two share the rest, and
+    the extension budget pays the quality releases: every share exact, the total exactly ε."""
     data = _planted()[0]
     accountant = Accountant(1.0, FixedCount(np.random.default_rng(0), 2500))
     miner = SerenadeCS(epsilon=1.0).fit(data, accountant=accountant)

@@ -250,17 +250,18 @@ def completeness_hint(shown: list, declared: frozenset) -> str | None:
 
     A private run may simplify a query such as ``(a ∧ b) ∨ (a ∧ [b = false])`` to ``a``
     only for attributes the types file declares complete (``b`` could be missing on some
-    rows, where neither ``b`` nor ``[b = false]`` holds). Post-processing: it reads the released
-    queries and the public declarations only, never the rows, and assumes nothing of
-    them: it says what a declaration would change.
+    rows, where neither ``b`` nor ``[b = false]`` holds). Post-processing: it reads the
+    released queries and the public declarations only, never the rows, and assumes
+    nothing of them: it says what a declaration would change.
 
     Examples
     --------
     >>> from dprm.queries import BooleanLiteral as B, Redescription, RedescriptionStats
     >>> stats = RedescriptionStats.from_counts(5, 5, 4)
     >>> long = Redescription((B("a") & B("b")) | (B("a") & B("b", False)), B("c"), stats)
-    >>> completeness_hint([long], frozenset())
-    '1 of the 1 queries shown would print shorter if the types file declared their attributes complete ("complete": true: no missing value, checked at load time; docs/data.md), e.g. b'
+    >>> hint = completeness_hint([long], frozenset())
+    >>> hint.startswith("1 of the 1 queries shown would print shorter"), hint.endswith("e.g. b")
+    (True, True)
     >>> completeness_hint([long], frozenset({"b"})) is None
     True
     """
