@@ -37,7 +37,7 @@ OpenDP samplers this is not immune to floating-point effects in principle; prefe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -64,10 +64,12 @@ class ReservoirDraw:
         Number of candidates offered so far.
     """
 
-    def __init__(self, noise: NoiseSource, scale: float, k: int) -> None:
+    def __init__(self, noise: NoiseSource, scale: float, k: int, keep: int | None = None) -> None:
         self._noise = noise
         self._scale = scale
         self._k = k
+        #: keys kept: ``k`` plus as many as :meth:`result` may skip (``exclude``)
+        self._capacity = max(k, keep or k)
         self._keys = np.empty(0, dtype=np.float64)
         self._positions = np.empty(0, dtype=np.int64)
         self.n_seen = 0
@@ -90,19 +92,26 @@ class ReservoirDraw:
         self.n_seen += chunk.size
         all_keys = np.concatenate((self._keys, keys))
         all_positions = np.concatenate((self._positions, positions))
-        if all_keys.size > self._k:
-            keep = np.argpartition(all_keys, all_keys.size - self._k)[-self._k :]
+        if all_keys.size > self._capacity:
+            keep = np.argpartition(all_keys, all_keys.size - self._capacity)[-self._capacity :]
             all_keys, all_positions = all_keys[keep], all_positions[keep]
         self._keys, self._positions = all_keys, all_positions
 
-    def result(self) -> np.ndarray:
+    def result(self, exclude: Collection[int] = ()) -> np.ndarray:
         """Selected stream positions (or labels, if given), int64, in decreasing key order.
 
         The first is the exponential mechanism's choice; the rest continue the draw
         without replacement. Fewer than ``k`` when the stream had fewer candidates.
+        ``exclude``: candidates named after the stream (at most ``keep − k`` of them
+        among the kept keys, :meth:`WeightedReservoir.start`); the choice is then the
+        exponential mechanism over the others at the same ε (module docstring). Only
+        the ``k`` selected leave the draw, never the other kept keys.
         """
         order = np.argsort(-self._keys, kind="stable")
-        return self._positions[order].copy()
+        ranked = self._positions[order]
+        if len(exclude):
+            ranked = ranked[~np.isin(ranked, np.fromiter(exclude, dtype=np.int64, count=len(exclude)))]
+        return ranked[:self._k].copy()
 
 
 class WeightedReservoir(Mechanism):
@@ -160,14 +169,14 @@ class WeightedReservoir(Mechanism):
     def start(self, accountant: Accountant, step: str, *, keep: int = 1) -> ReservoirDraw:
         """Charge ``epsilon`` for the whole stream and return the running draw.
 
-        ``keep`` (at least ``k``) is how many of the largest keys the draw keeps, so
-        that up to ``keep − k`` candidates can be excluded after the stream (module
-        docstring); the cost is the same.
+        ``keep`` is how many of the largest keys the draw keeps (at least ``k``), so
+        that :meth:`ReservoirDraw.result` can exclude up to ``keep − k`` candidates
+        named after the stream (module docstring); the cost is the same.
         """
         if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
             raise ParameterError(f"keep must be an integer >= 1, got {keep!r}")
         self.charge(accountant, step)
-        return ReservoirDraw(accountant.noise, self.scale, max(self.k, int(keep)))
+        return ReservoirDraw(accountant.noise, self.scale, self.k, int(keep))
 
     def release(
         self, accountant: Accountant, step: str, chunks: Iterable[npt.ArrayLike]

@@ -339,12 +339,13 @@ def draw_initial_pairs(
                 draw.offer(scores[begin:begin + OFFER_PAIRS], labels=labels[begin:begin + OFFER_PAIRS])
     chosen: list[int] = []
     for draw in draws:
-        result = draw.result()
+        # distinct: the best of the draw's keys not chosen before; fewer pairs than draws: a repeat
+        result = draw.result(exclude=chosen if distinct else ())
+        if result.size == 0:
+            result = draw.result()
         if result.size == 0:
             raise ParameterError("no allowed pair of literals: the views share every attribute name")
-        # distinct: the first of the draw's kept keys not chosen before (its keys are in decreasing order)
-        fresh = [int(label) for label in result if int(label) not in chosen]
-        chosen.append(fresh[0] if fresh else int(result[0]))  # fewer pairs than draws: a repeat
+        chosen.append(int(result[0]))
     return [divmod(label, n_right) for label in chosen]
 
 
