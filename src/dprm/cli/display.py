@@ -21,7 +21,7 @@ from dprm.cli.console import console, plural
 if TYPE_CHECKING:
     from dprm.queries import Redescription
 
-__all__ = ["privacy_status", "describe_guarantee", "print_status", "print_redescriptions", "wrap_query", "field_lines"]
+__all__ = ["privacy_status", "describe_guarantee", "print_status", "displayed", "print_redescriptions", "wrap_query", "field_lines"]
 
 
 def describe_guarantee(guarantee: str) -> str:
@@ -154,6 +154,11 @@ def field_lines(fields: Sequence[tuple[str, str]], width: int, *, gap: int = 3, 
     return lines
 
 
+def displayed(redescriptions: Sequence["Redescription"], top: int) -> list["Redescription"]:
+    """The redescriptions :func:`print_redescriptions` shows, in its order: kept before pruned, ``top`` at most."""
+    return sorted(redescriptions, key=lambda r: r.pruned)[:top]
+
+
 def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *, noisy: bool, private: bool,
                          hidden: int = 0) -> None:
     """One block per redescription: its statistics on a line, then both queries.
@@ -173,7 +178,7 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
     else:
         title += ", exact statistics (not private)"
     console.print(Text(title, style="bold"), soft_wrap=True)
-    shown = sorted(redescriptions, key=lambda r: r.pruned)[:top]
+    shown = displayed(redescriptions, top)
     for number, r in enumerate(shown, start=1):
         s = r.stats
         head = f"{number:>3}. J = {s.jaccard:.3f}"

@@ -154,7 +154,7 @@ def mine(
     written = outputs.commit()
     print_notes(data)
 
-    from dprm.cli.display import print_redescriptions, print_status
+    from dprm.cli.display import displayed, print_redescriptions, print_status
 
     private = print_status(miner.privacy_, output, getattr(miner, "epsilon", None))
     shown, hidden = miner.redescriptions_, 0
@@ -168,7 +168,7 @@ def mine(
     for message in miner.notes_:
         console.print(f"[dim]{message}[/dim]")
     if not redundancy.exact:
-        hint = completeness_hint(sorted(shown, key=lambda r: r.pruned)[:top], redundancy.declared_complete)
+        hint = completeness_hint(displayed(shown, top), redundancy.declared_complete)
         if hint:
             console.print(f"[dim]{hint}[/dim]", soft_wrap=True)
     for path in written:
