@@ -21,7 +21,8 @@ from dprm.cli.console import console, plural
 if TYPE_CHECKING:
     from dprm.queries import Redescription
 
-__all__ = ["privacy_status", "describe_guarantee", "print_status", "displayed", "print_redescriptions", "wrap_query", "field_lines"]
+__all__ = ["privacy_status", "describe_guarantee", "print_status", "displayed", "print_redescriptions", "wrap_query",
+           "field_lines"]
 
 
 def describe_guarantee(guarantee: str) -> str:
