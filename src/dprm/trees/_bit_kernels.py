@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from dprm.trees._kernels import chain_start, decide, next_move, variance_stop
+from dprm.trees._kernels import add_moves, chain_start, decide, next_move, variance_stop
 
 __all__ = ["run_bit_chain", "split_bitsets"]
 
@@ -191,21 +191,7 @@ def _bit_delta(cell, node_split, attribute, target, other_cell, retarget, depth,
                 moved_cells[count] = q
                 rows &= rows - np.uint64(1)
                 count += 1
-    for k in range(count):
-        row = moved_rows[k]
-        new_cell = moved_cells[k]
-        label = target[row]
-        if label >= 0:
-            delta[cell[row], label] -= 1
-            delta[new_cell, label] += 1
-        if retarget:  # the other tree's class is this tree's leaf
-            old_cell = cell[row]
-            old_class = old_cell - first_leaf if old_cell >= first_leaf else -1
-            new_class = new_cell - first_leaf if new_cell >= first_leaf else -1
-            if old_class >= 0:
-                other_delta[other_cell[row], old_class] -= 1
-            if new_class >= 0:
-                other_delta[other_cell[row], new_class] += 1
+    add_moves(moved_rows, moved_cells, count, cell, target, delta, retarget, first_leaf, other_cell, other_delta)
     return count
 
 

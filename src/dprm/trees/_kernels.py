@@ -51,6 +51,7 @@ from numba import njit, prange
 
 __all__ = [
     "accepts",
+    "add_moves",
     "chain_score",
     "decide",
     "propose",
@@ -301,6 +302,33 @@ def _level(position):
     return level
 
 
+@njit(cache=True, nogil=True, inline="always")
+def add_moves(moved_rows, moved_cells, count, cell, target, delta, retarget, first_leaf, other_cell, other_delta):
+    """Add to the class counts what moving ``moved_rows[:count]`` to ``moved_cells[:count]`` changes.
+
+    ``delta[cell, class]`` of this tree (rows of class -1 count in no class); with
+    ``retarget`` (tree ``a`` of a pair) the other tree's class is this tree's leaf, so a
+    row that changes leaf also changes class in ``other_delta[other_cell, class]`` (no
+    read of the other tree's classes). Shared by :func:`shard_delta` and the bitset
+    kernels (:mod:`dprm.trees._bit_kernels`).
+    """
+    for k in range(count):
+        row = moved_rows[k]
+        new_cell = moved_cells[k]
+        label = target[row]
+        if label >= 0:
+            delta[cell[row], label] -= 1
+            delta[new_cell, label] += 1
+        if retarget:
+            old_cell = cell[row]
+            old_class = old_cell - first_leaf if old_cell >= first_leaf else -1
+            new_class = new_cell - first_leaf if new_cell >= first_leaf else -1
+            if old_class >= 0:
+                other_delta[other_cell[row], old_class] -= 1
+            if new_class >= 0:
+                other_delta[other_cell[row], new_class] += 1
+
+
 @njit(cache=True, nogil=True)
 def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, target,
                 other_cell, other_target, retarget, rank, end, depth,
@@ -380,21 +408,7 @@ def shard_delta(codes, missing, cell, order, offset, attribute, code, numeric, t
     for k in range(count):
         if moved_cells[k] < 0:
             moved_cells[k] = -1 - moved_cells[k]
-    for k in range(count):
-        row = moved_rows[k]
-        new_cell = moved_cells[k]
-        label = target[row]
-        if label >= 0:
-            delta[cell[row], label] -= 1
-            delta[new_cell, label] += 1
-        if retarget:  # the other tree's class is this tree's leaf: no read of other_target
-            old_cell = cell[row]
-            old_class = old_cell - first_leaf if old_cell >= first_leaf else -1
-            new_class = new_cell - first_leaf if new_cell >= first_leaf else -1
-            if old_class >= 0:
-                other_delta[other_cell[row], old_class] -= 1
-            if new_class >= 0:
-                other_delta[other_cell[row], new_class] += 1
+    add_moves(moved_rows, moved_cells, count, cell, target, delta, retarget, first_leaf, other_cell, other_delta)
     return count
 
 
