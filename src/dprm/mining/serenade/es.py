@@ -116,7 +116,6 @@ class SerenadeES(GreedyMiner):
         rounds = self._m
         rounds_done = self._progress.part(self._caps(MAX_ROUNDS_ES)[1], rounds)
         if rounds:
-            self._float_selection = True  # the race draws float64 Gumbel keys (dprm.mining.serenade.race)
             race = ExtensionRace(ext / rounds, self._sensitivity, max_age=self.max_age)
             pending: dict[int, Any] = {}
 

@@ -35,7 +35,7 @@ from dprm.mining.serenade.quality import (
 )
 from dprm.mining.serenade.union_cap import UnionCap
 from dprm.privacy import Accountant, DiscreteLaplaceCount, SecureNoise, split_budget
-from dprm.privacy.accountant import FLOATING_POINT_SELECTION, check_accountant
+from dprm.privacy.accountant import check_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription
 
@@ -190,7 +190,6 @@ class GreedyMiner(Miner):
         self._rng = rng
         self._accountant = accountant
         self._notes: list[str] = list(self._grid_notes)
-        self._float_selection = False
         self._mine(data)
         self.privacy_ = self._privacy_block(data)
         self.notes_ = self._notes
@@ -355,7 +354,6 @@ class GreedyMiner(Miner):
 
     def _initial_pairs(self, epsilon) -> list[Growing]:
         """Algorithm 4: ``k`` independent exponential-mechanism draws over all pairs (streamed: :mod:`.pairs`)."""
-        self._float_selection = True  # WeightedReservoir: float64 Gumbel keys, not an exact sampler
         part = self._progress.part(self._caps(0)[0], self._k)
         chosen = draw_initial_pairs(self.tables_, self._side, self._scores, self._sensitivity,
                                     split_budget(epsilon, self._pair_shares), self._accountant,
@@ -390,11 +388,12 @@ class GreedyMiner(Miner):
         return float(share) * max(n_rows, 0.0)
 
     def _privacy_block(self, data: TwoViewData) -> dict[str, Any]:
-        """The spec's block: the label from the releases, qualified and ``none`` where it must be.
+        """The spec's block: the label from the releases, ``none`` where it must be.
 
-        The initial pairs (:class:`~dprm.privacy.WeightedReservoir`) and SerenadeES's
-        extension race draw float64 Gumbel keys instead of using an exact sampler:
-        ``pure-dp; floating-point selection``.
+        Each release records its mechanism's label in the ledger: the initial pairs
+        (:class:`~dprm.privacy.WeightedReservoir`) and SerenadeES's extension race draw
+        float64 Gumbel keys instead of using an exact sampler, so a run that drew with
+        them is ``pure-dp; floating-point selection``.
         """
         reasons = []
         for table, view in zip(self.tables_, data.views):
@@ -407,8 +406,7 @@ class GreedyMiner(Miner):
         if self.data_size == "public":
             reasons.append("the number of rows was given as public (data-size 'public'): the guarantee holds "
                            "only among datasets of that size")
-        qualifiers = [FLOATING_POINT_SELECTION] if self._float_selection else []
-        block = self._accountant.privacy_block(reasons=reasons, qualifiers=qualifiers, since=self._ledger_start)
+        block = self._accountant.privacy_block(reasons=reasons, since=self._ledger_start)
         unspent = as_epsilon(self.epsilon) - (self._accountant.spent() - self._spent_before)
         if unspent > 0:
             self._notes.append(f"epsilon {float(unspent):.4g} of {float(as_epsilon(self.epsilon)):g} was not spent "
