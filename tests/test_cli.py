@@ -317,7 +317,7 @@ CASES = [
      ["left.csv", "right.csv"], ["left.csv", "UTF-8", "line 1"]),
     ("not-a-number-for-declared-numeric",
      {"left.csv": GOOD_LEFT, "right.csv": "id,c,s\n1,1,1.5\n2,0,2\n3,1,lots\n4,0,4\n5,1,5\n6,0,6\n",
-      "types.json": '{"columns": {"s": "numeric"}}'},
+      "types.json": '{"columns": {"s": {"type": "numeric", "bounds": [0, 10]}}}'},
      ["left.csv", "right.csv", "--types", "types.json"], ["right.csv", "column 's'", "row 3", "'lots'", "number"]),
     ("ids-in-one-view-only", {"left.csv": GOOD_LEFT, "right.csv": "id,c\n1,1\n2,0\n3,1\n4,0\n5,1\n77,0\n"},
      ["left.csv", "right.csv"], ["6"]),
@@ -328,7 +328,7 @@ CASES = [
     ("types-bad-json", {"left.csv": GOOD_LEFT, "right.csv": GOOD_RIGHT, "types.json": '{"columns": '},
      ["left.csv", "right.csv", "--types", "types.json"], ["types.json", "JSON"]),
     ("types-unknown-column", {"left.csv": GOOD_LEFT, "right.csv": GOOD_RIGHT,
-                              "types.json": '{"columns": {"zzz": "numeric"}}'},
+                              "types.json": '{"columns": {"zzz": {"type": "numeric", "bounds": [0, 1]}}}'},
      ["left.csv", "right.csv", "--types", "types.json"], ["types.json", "'zzz'"]),
     ("types-unknown-type", {"left.csv": GOOD_LEFT, "right.csv": GOOD_RIGHT,
                             "types.json": '{"columns": {"b": "integer"}}'},
@@ -413,9 +413,33 @@ def test_inspect_user_error(tmp_path: Path, capsys, case) -> None:
 def test_messages_name_row_and_value_exactly(tmp_path: Path, capsys) -> None:
     left = write(tmp_path / "left.csv", GOOD_LEFT)
     right = write(tmp_path / "right.csv", "id,c,s\n1,1,1.5\n2,0,2\n3,1,lots\n4,0,4\n5,1,5\n6,0,6\n")
-    types = write(tmp_path / "types.json", '{"columns": {"s": "numeric"}}')
+    types = write(tmp_path / "types.json", '{"columns": {"s": {"type": "numeric", "bounds": [0, 10]}}}')
     line = expect_user_error(capsys, ["mine", left, right, "--types", types])
     assert line == f"error: {right}: column 's', row 3: value 'lots' is not a number (the column is numeric)"
+
+
+@pytest.mark.parametrize(("declaration", "key"), [('"numeric"', "bounds"), ('"categorical"', "categories")])
+def test_a_private_run_refuses_a_declared_column_without_its_public_domain(tmp_path: Path, capsys, declaration,
+                                                                           key) -> None:
+    left = write(tmp_path / "left.csv", GOOD_LEFT)
+    right = write(tmp_path / "right.csv", GOOD_RIGHT)
+    column = "b" if key == "bounds" else "d"
+    types = write(tmp_path / "types.json", '{"columns": {"a": "boolean", "%s": %s}}' % (column, declaration))
+    output = tmp_path / "out.json"
+    line = expect_user_error(capsys, ["mine", left, right, "--types", types, "--epsilon", "1", "--output", output])
+    assert line == (f"error: {types}: column '{column}': a private run needs its public '{key}' (declare "
+                    + ('"bounds": [low, high]' if key == "bounds" else '"categories": [...]')
+                    + "; a non-private algorithm reads them off the data)")
+    assert not output.exists()
+    # A non-private algorithm reads the domain off the rows, as before; so does a private
+    # run whose types file does not name the column (it says it is not private).
+    code, out, err = run(["mine", left, right, "--types", types, "-a", "cartwheels", "--output", output])
+    assert code == 0, err
+    assert output.is_file()
+    other = write(tmp_path / "other.json", '{"columns": {"a": "boolean"}}')
+    code, out, err = run(["mine", left, right, "--types", other, "--epsilon", "1"])
+    assert code == 0, err
+    assert "NOT private" in out and "undeclared types or domains" in out
 
 
 def test_ids_in_one_view_only_lists_the_ids(tmp_path: Path, capsys) -> None:

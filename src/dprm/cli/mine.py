@@ -130,6 +130,10 @@ def mine(
         raise ParameterError(f"{algorithm} does not run on --engine ray yet ({', '.join(sharded_algorithms())} do)")
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
+    if private_algorithm and types is not None:  # before any row is read or any budget spent
+        from dprm.data.types_file import read_types_file
+
+        read_types_file(types).check_public_domains()
     outputs = Outputs(inputs=[left, right, types])
     outputs.add(output, lambda path: _write_document(miner, seed, path, redundancy if mark_redundant else None))
     outputs.add(clired, lambda path: _write_clired(miner, path))

@@ -144,6 +144,37 @@ class TypesSpec:
         """The declaration of column ``name``, or None when it is not declared."""
         return self.columns.get(name)
 
+    def check_public_domains(self) -> None:
+        """Refuse a column declared without the public domain a private run needs.
+
+        A private miner cuts a numeric column at thresholds taken from its declared
+        ``bounds`` (a grid chosen privately between them, or the declared transform's)
+        and enumerates a categorical column's declared ``categories``; read off the rows
+        instead, they would make the run not private. A column the file does not name
+        is not refused here (the run says it is not private, with the reason).
+
+        Raises
+        ------
+        DataError
+            Naming the file and the first such column (code ``bad_types_file``).
+
+        Examples
+        --------
+        >>> TypesSpec.from_mapping({"columns": {"age": {"bounds": [0, 120]}}}).check_public_domains()
+        >>> TypesSpec.from_mapping({"columns": {"visits": "numeric"}}, "t.json").check_public_domains()
+        Traceback (most recent call last):
+        dprm.errors.DataError: t.json: column 'visits': a private run needs its public 'bounds' \
+(declare "bounds": [low, high]; a non-private algorithm reads them off the data)
+        """
+        needs = {ColumnType.NUMERIC: ("bounds", "\"bounds\": [low, high]"),
+                 ColumnType.CATEGORICAL: ("categories", "\"categories\": [...]")}
+        for name, column in self.columns.items():
+            if column.type in needs and getattr(column, needs[column.type][0]) is None:
+                key, example = needs[column.type]
+                raise DataError(f"{self.source}: column {name!r}: a private run needs its public {key!r} "
+                                f"(declare {example}; a non-private algorithm reads them off the data)",
+                                code="bad_types_file", file=self.source, column=name, data_dependent=False)
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "<types>") -> TypesSpec:
         """Validate and parse a types specification given as a mapping.
