@@ -166,8 +166,8 @@ class TypesSpec:
         dprm.errors.DataError: t.json: column 'visits': a private run needs its public 'bounds' \
 (declare "bounds": [low, high]; a non-private algorithm reads them off the data)
         """
-        needs = {ColumnType.NUMERIC: ("bounds", "\"bounds\": [low, high]"),
-                 ColumnType.CATEGORICAL: ("categories", "\"categories\": [...]")}
+        needs = {ColumnType.NUMERIC: ("bounds", '"bounds": [low, high]'),
+                 ColumnType.CATEGORICAL: ("categories", '"categories": [...]')}
         for name, column in self.columns.items():
             if column.type in needs and getattr(column, needs[column.type][0]) is None:
                 key, example = needs[column.type]
