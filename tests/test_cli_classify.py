@@ -121,7 +121,11 @@ def test_bad_options_one_line_exit_2_nothing_written(learn: tuple[Path, Path], t
     ("a,y\n1,p\n500,q\n3,p\n", {"columns": {"a": {"bounds": [0, 100]}}}, ["'a'", "outside the declared bounds"]),
     ("a,y\n1,p\n2,\n3,q\n", None, ["target column 'y' has missing values"]),
     ("a,y\n1,p\n2,q\n3,q\n", None, ["--cv 3", "fewer folds"]),
-    ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"b": "numeric"}}, ["t.json", "not in", "d.csv", "'b'"]),
+    ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"b": {"type": "numeric", "bounds": [0, 9]}}},
+     ["t.json", "not in", "d.csv", "'b'"]),
+    ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"a": "numeric"}}, ["t.json", "column 'a'", "needs its public 'bounds'"]),
+    ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"y": "categorical"}},
+     ["t.json", "column 'y'", "needs its public 'categories'"]),
 ])
 def test_bad_data_one_line_exit_2_nothing_written(tmp_path: Path, content: str, types: dict | None,
                                                   fragments: list[str]) -> None:

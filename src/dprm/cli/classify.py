@@ -171,6 +171,7 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     if out_of_bounds not in (None, "error", "clamp"):
         raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
     spec = read_types_file(types) if types is not None else TypesSpec()
+    spec.check_public_domains()  # the fit is private: a declared domain must be whole (before any row is read)
     markers = [part for item in na_values or [] for part in item.split(",")] or None
     view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
                      duplicate_names="error", all_types_here=True, keep_constant=True)
