@@ -15,7 +15,7 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import default_algorithm, default_parameters, make_miner
-from dprm.mining.auto_trees import AUTO_MAX_TRIALS, auto_tree_settings
+from dprm.mining.auto_trees import AUTO_MAX_TRIALS, ROWS_FOR_EXPONENTIAL_TREES, auto_tree_settings
 from dprm.privacy import Accountant, SeededNoise
 
 
@@ -65,6 +65,38 @@ def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, 
             assert replace(with_pairs, alternations=1) == auto_tree_settings(epsilon, n_hat)
         else:
             assert with_pairs == alternating
+
+
+@pytest.mark.parametrize("epsilon", [1e-4, 0.1, 0.3, 1.0, 2.0, 3.0, 1e4])
+@pytest.mark.parametrize("n_hat", [0.0, 1200.0, 2575.0, 4406.0, 5999.0, 6000.0, 28_900.0])
+def test_altexpm_makes_refined_pairs_up_to_its_trees_budget(epsilon: float, n_hat: float) -> None:
+    """AltExpM's rule: the others' below 1,200 rows of budget and from 6,000 on; ⌊B/600⌋ refined pairs between."""
+    rows = epsilon * max(n_hat, 1.0)
+    settings = auto_tree_settings(epsilon, n_hat, alternating=True, rows_for_trees=ROWS_FOR_EXPONENTIAL_TREES)
+    if rows < 1200 or rows >= ROWS_FOR_EXPONENTIAL_TREES:
+        assert settings == auto_tree_settings(epsilon, n_hat, alternating=True)
+    else:
+        assert (settings.trial, settings.init_trials, settings.omega, settings.target_share,
+                settings.alternations) == ("refined-pair", min(int(rows // 600), AUTO_MAX_TRIALS), 0.75, None, 0)
+
+
+@pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc"])
+def test_between_two_trials_and_ten_altexpm_refines_pairs_and_altmcmc_grows_trees(algorithm: str) -> None:
+    data = _data()  # 1,200 rows: at ε = 2 about 2,400 rows of budget, three or four trials
+    accountant = Accountant(2.0, SeededNoise(np.random.default_rng(4)))
+    miner = make_miner(algorithm, epsilon=2.0, mcmc_iterations=300).fit(data, accountant=accountant,
+                                                                       rng=np.random.default_rng(4))
+    trials = miner.settings_["init_trials"]
+    assert trials == int(2.0 * miner._data_size[0] // 600) >= 3
+    steps = [e.step for e in accountant.ledger]
+    if algorithm == "alt-expm":
+        assert miner.settings_["trial"] == "refined-pair"
+        assert [s for s in steps if s.startswith(("literal pair", "refinement"))] == [
+            step for k in range(1, trials + 1) for step in (f"literal pair {k}", f"refinement {k}")]
+        assert not [s for s in steps if s.startswith("tree ")]
+    else:
+        assert miner.settings_["trial"] == "trees" and [s for s in steps if s.startswith("tree ")]
+    assert accountant.remaining() == 0 and sum(e.epsilon for e in accountant.ledger) == accountant.spent()
 
 
 @pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc"])

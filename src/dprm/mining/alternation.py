@@ -34,7 +34,7 @@ import numpy as np
 
 from dprm.data.attributes import TwoViewData
 from dprm.errors import ParameterError
-from dprm.mining.auto_trees import AUTO
+from dprm.mining.auto_trees import AUTO, ROWS_FOR_EXPONENTIAL_TREES
 from dprm.mining.base import ALTERNATIONS, Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
@@ -195,6 +195,11 @@ class AlternatingTrees(PrivateTreeMiner):
 
     def _auto_names(self) -> tuple[str, ...]:
         return super()._auto_names() + ("omega", "alternations")
+
+    def _rows_for_trees(self) -> float:
+        """AltExpM's trees need more budget than a chain: refined pairs up to
+        :data:`~dprm.mining.auto_trees.ROWS_FOR_EXPONENTIAL_TREES` rows (docs/mining.md, session 27)."""
+        return ROWS_FOR_EXPONENTIAL_TREES if self.trees == "exponential" else super()._rows_for_trees()
 
     def _check_combination(self) -> None:
         super()._check_combination()

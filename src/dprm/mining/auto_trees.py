@@ -54,6 +54,19 @@ a trees trial spends its budget on a target and on a chain over two trees of dep
 whose choices at this budget are close to uniform below the root; a refined pair makes
 two decisive choices, then one release.
 
+AltExpM's trials are refined pairs further up, to ``B < 6,000`` rows
+(:data:`ROWS_FOR_EXPONENTIAL_TREES`; ``⌊B / 600⌋`` of them, at most 8): its trees choose
+each level of each tree by the exponential mechanism on a share of the trial, which at
+``B ≈ 2,400`` (ε = 1, 2,500 rows) leaves a root choice among ~1,300 splits nearly uniform.
+Measured at ε = 1 (session 27, docs/mining.md; 5 runs each): planted relations found
+pooled on the five generated tables 1, 1, 2, 2, 2 → 2, 4, 3, 3, 2 of 4, every run keeping
+(was 3/5 on three tables); nmes1988 runs keeping 2/5 → 5/5 (top-10 excess 0.061 →
+0.100); spi 0.060 → 0.113 with 93 % → 100 % significant; MAMMAL excess 0.299 → 0.395 at
+J 0.747 → 0.740; at ε = 2 (``B ≈ 5,000``) MAMMAL 0.317 → 0.391, planted 1/4 → 2/4; at
+ε = 3 (``B ≈ 7,500``) the trees are as good or better (planted 3/4 against 2/4). What it
+costs at ε = 1: latent-heavy top-10 J 0.636 → 0.599 (excess 0.252 → 0.278),
+planted-numeric 2/4 → 1/4 pooled (runs keeping 4/5 → 5/5).
+
 The alternations (AltExpM, AltMCMC: ``alternating=True``) read the same rule, except
 where the budget does not cover one trial (``B < 600`` rows, hence one trial): there
 their trees are of **depth 1**, the targets' share is **0.4** and they make **no
@@ -92,6 +105,10 @@ TreeSettings(init_trials=8, depth=3, omega=0.5, target_share=0.3, alternations=1
 TreeSettings(init_trials=1, depth=1, omega=0.5, target_share=0.4, alternations=0, trial='trees')
 >>> auto_tree_settings(1.0, 2575, alternating=True)
 TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3, alternations=1, trial='trees')
+>>> auto_tree_settings(1.0, 2575, alternating=True, rows_for_trees=ROWS_FOR_EXPONENTIAL_TREES)   # AltExpM
+TreeSettings(init_trials=4, depth=2, omega=0.75, target_share=None, alternations=0, trial='refined-pair')
+>>> auto_tree_settings(3.0, 2575, alternating=True, rows_for_trees=ROWS_FOR_EXPONENTIAL_TREES).trial
+'trees'
 """
 
 from __future__ import annotations
@@ -99,7 +116,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["AUTO", "AUTO_MAX_TRIALS", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE", "TreeSettings", "auto_tree_settings"]
+__all__ = ["AUTO", "AUTO_MAX_TRIALS", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE", "ROWS_FOR_EXPONENTIAL_TREES",
+           "ROWS_FOR_TREES", "TreeSettings", "auto_tree_settings"]
 
 #: The value that asks for the rule.
 AUTO = "auto"
@@ -118,6 +136,10 @@ PAIR_OMEGA = 0.7
 ROWS_FOR_TREES = 1200
 #: Refined-pair trials where the budget is between one trial's and :data:`ROWS_FOR_TREES`.
 REFINED_PAIR_TRIALS = 2
+#: AltExpM's rows of budget from which its trials are trees; below it (and from
+#: :data:`ROWS_FOR_TREES` on) ``⌊B / 600⌋`` refined pairs (at most 8): its trees choose
+#: each level by the exponential mechanism, which needs more budget than a chain.
+ROWS_FOR_EXPONENTIAL_TREES = 6000
 #: The share of a refined-pair trial's budget for its refinement split (:mod:`dprm.mining.pair_refinement`).
 REFINEMENT_SHARE = 0.2
 #: A refined-pair trial's ω: the pair's share of what the refinement leaves (the rest extracts):
@@ -140,7 +162,8 @@ class TreeSettings:
 
 
 def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = False,
-                       scored: bool = True, pairs: bool = True) -> TreeSettings:
+                       scored: bool = True, pairs: bool = True,
+                       rows_for_trees: float = ROWS_FOR_TREES) -> TreeSettings:
     """The settings for a run of budget ``epsilon`` on about ``n_hat`` rows (module docstring).
 
     ``n_hat`` is a released (noisy) count; a value below 1 counts as 1. ``alternating``:
@@ -149,6 +172,9 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     ``scored``: a uniform target is an attribute, not a literal to extract against).
     ``pairs``: below one trial's budget, with scored targets, one literal pair per trial
     (``trial="pair"``, module docstring); ``False``: trees at every budget.
+    ``rows_for_trees``: the budget in rows from which the trials are trees; below it
+    (from one trial's budget on) refined pairs, two below :data:`ROWS_FOR_TREES`,
+    ``⌊B / 600⌋`` (at most 8) above (AltExpM: :data:`ROWS_FOR_EXPONENTIAL_TREES`).
     """
     budget_rows = float(epsilon) * max(float(n_hat), 1.0)
     if not math.isfinite(budget_rows):
@@ -158,8 +184,8 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     if scored and pairs and budget_rows < ROWS_PER_TRIAL:  # one literal pair, no separate target (module docstring)
         return TreeSettings(init_trials=1, depth=depth, omega=PAIR_OMEGA, target_share=None,
                             alternations=0 if alternating else 1, trial="pair")
-    if scored and pairs and budget_rows < ROWS_FOR_TREES:  # two refined pairs (module docstring)
-        return TreeSettings(init_trials=REFINED_PAIR_TRIALS, depth=depth, omega=REFINED_PAIR_OMEGA,
+    if scored and pairs and budget_rows < max(rows_for_trees, ROWS_FOR_TREES):  # refined pairs (module docstring)
+        return TreeSettings(init_trials=max(trials, REFINED_PAIR_TRIALS), depth=depth, omega=REFINED_PAIR_OMEGA,
                             target_share=None, alternations=0 if alternating else 1, trial="refined-pair")
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,

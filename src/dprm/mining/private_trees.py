@@ -69,7 +69,7 @@ from dprm.mining.base import (
     parameter_table,
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
-                                     REFINED_PAIR_OMEGA, REFINEMENT_SHARE, auto_tree_settings)
+                                     REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES, auto_tree_settings)
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
 from dprm.mining.pair_refinement import refine_pair
@@ -277,7 +277,8 @@ class PrivateTreeMiner(Miner):
         the released row count only; the values chosen are in :attr:`settings_` and a note.
         """
         rule = (auto_tree_settings(epsilon, self._data_size[0], alternating=self.alternating_rule,
-                                   scored=self.targets == "scored", pairs=self._pairs_allowed())
+                                   scored=self.targets == "scored", pairs=self._pairs_allowed(),
+                                   rows_for_trees=self._rows_for_trees())
                 if self._data_size is not None else None)
         chosen = {}
         for name in self._auto_names():
@@ -292,6 +293,10 @@ class PrivateTreeMiner(Miner):
         autos = [name for name in self._auto_names() if getattr(self, name) == AUTO and chosen[name] is not None]
         self._notes = ([f"auto: {', '.join(f'{n.replace(chr(95), chr(45))} {chosen[n]}' for n in autos)} "
                         f"(from epsilon and the noisy row count)"] if autos else [])
+
+    def _rows_for_trees(self) -> float:
+        """The auto rule's budget in rows from which the trials are trees (below it, refined pairs)."""
+        return ROWS_FOR_TREES
 
     def _pairs_allowed(self) -> bool:
         """Whether the auto rule may make literal-pair trials: with a pair trial given, or with ``"auto"``
