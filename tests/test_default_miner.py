@@ -110,7 +110,7 @@ def test_alternations_follow_their_rule_and_spend_exactly_epsilon(algorithm: str
     rule = auto_tree_settings(epsilon, miner._data_size[0], alternating=True, pairs=False)
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega,
-                               "alternations": rule.alternations, "trial": "trees"}
+                               "alternations": rule.alternations, "trial": "trees", "pair_thresholds": "off"}
     assert (rule.depth == 1) == (rule.alternations == 0) == (epsilon == 0.1)
     trees = [e for e in accountant.ledger if e.step.startswith("tree ")]
     extractions = [e for e in accountant.ledger if e.step.startswith("extraction ")]
@@ -200,7 +200,8 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     assert sum(e.epsilon for e in grids) == grid_epsilon * Fraction(9, 10)
     rule = auto_tree_settings(epsilon, miner._data_size[0])
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
-                               "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial}
+                               "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial,
+                               "pair_thresholds": "off"}   # on only where refined pairs have 600 rows each
     assert rule.trial == {0.1: "pair", 0.7: "refined-pair", 2.0: "trees"}[epsilon]  # 1,200 rows: ~110 rows at 0.1
     chains = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
     pairs = [e for e in accountant.ledger if e.step.startswith("literal pair ")]

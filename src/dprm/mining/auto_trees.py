@@ -67,6 +67,21 @@ J 0.747 → 0.740; at ε = 2 (``B ≈ 5,000``) MAMMAL 0.317 → 0.391, planted 1
 costs at ε = 1: latent-heavy top-10 J 0.636 → 0.599 (excess 0.252 → 0.278),
 planted-numeric 2/4 → 1/4 pooled (runs keeping 4/5 → 5/5).
 
+Where the refined pairs have at least one trial's budget each (``B / trials ≥ 600`` rows:
+AltExpM's ``⌊B / 600⌋`` refined pairs, not the two below 1,200 rows), each pair
+chooses its numeric literals again near their released thresholds
+(``pair_thresholds="on"``, :mod:`dprm.mining.pair_thresholds`), with
+:data:`PAIR_THRESHOLD_SHARE` of the pair's share: the pair's score is nearly flat across
+the thresholds of a numeric literal it predicts, so its threshold lands anywhere between
+the median and the relation's, where a refinement finds nothing to add. Measured at
+ε = 1 (session 28, docs/mining.md; AltExpM, 5 runs on each of the five planted tables):
+relations found pooled 2, 4, 3, 3, 2 → 3, 4, 4, 4, 4 of 4, per run 2.4 → 3.0,
+planted-numeric 2/4 → 4/4 (10 runs); on MAMMAL, spi, nmes1988, latent-heavy and
+planted-heavy within the spread of the seeds (latent-heavy's top-10 excess 0.26 → 0.22 at
+J 0.60 → 0.63). With two refined pairs at ε = 0.3 or one pair at ε = 0.1 the share the
+pair gives up cost more than the thresholds gained (runs keeping 24 → 20 of 25 and 20 →
+14 of 25 on the planted tables), so there it is off.
+
 The alternations (AltExpM, AltMCMC: ``alternating=True``) read the same rule, except
 where the budget does not cover one trial (``B < 600`` rows, hence one trial): there
 their trees are of **depth 1**, the targets' share is **0.4** and they make **no
@@ -91,22 +106,23 @@ The figures behind the constants are in docs/mining.md ("Weak signal").
 
 Examples
 --------
->>> auto_tree_settings(0.1, 2575)
-TreeSettings(init_trials=1, depth=2, omega=0.7, target_share=None, alternations=1, trial='pair')
->>> auto_tree_settings(0.1, 2575, pairs=False)
-TreeSettings(init_trials=1, depth=2, omega=0.5, target_share=0.1, alternations=1, trial='trees')
->>> auto_tree_settings(0.3, 2575)
-TreeSettings(init_trials=2, depth=2, omega=0.75, target_share=None, alternations=1, trial='refined-pair')
->>> auto_tree_settings(1.0, 2575)
-TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3, alternations=1, trial='trees')
->>> auto_tree_settings(1.0, 28_900)
-TreeSettings(init_trials=8, depth=3, omega=0.5, target_share=0.3, alternations=1, trial='trees')
->>> auto_tree_settings(0.1, 2575, alternating=True, pairs=False)
-TreeSettings(init_trials=1, depth=1, omega=0.5, target_share=0.4, alternations=0, trial='trees')
->>> auto_tree_settings(1.0, 2575, alternating=True)
-TreeSettings(init_trials=4, depth=2, omega=0.5, target_share=0.3, alternations=1, trial='trees')
->>> auto_tree_settings(1.0, 2575, alternating=True, rows_for_trees=ROWS_FOR_EXPONENTIAL_TREES)   # AltExpM
-TreeSettings(init_trials=4, depth=2, omega=0.75, target_share=None, alternations=0, trial='refined-pair')
+>>> brief = lambda s: (s.init_trials, s.depth, s.omega, s.target_share, s.alternations, s.trial, s.pair_thresholds)
+>>> brief(auto_tree_settings(0.1, 2575))
+(1, 2, 0.7, None, 1, 'pair', 'off')
+>>> brief(auto_tree_settings(0.1, 2575, pairs=False))
+(1, 2, 0.5, 0.1, 1, 'trees', 'off')
+>>> brief(auto_tree_settings(0.3, 2575))
+(2, 2, 0.75, None, 1, 'refined-pair', 'off')
+>>> brief(auto_tree_settings(1.0, 2575))
+(4, 2, 0.5, 0.3, 1, 'trees', 'off')
+>>> brief(auto_tree_settings(1.0, 28_900))
+(8, 3, 0.5, 0.3, 1, 'trees', 'off')
+>>> brief(auto_tree_settings(0.1, 2575, alternating=True, pairs=False))
+(1, 1, 0.5, 0.4, 0, 'trees', 'off')
+>>> brief(auto_tree_settings(1.0, 2575, alternating=True))
+(4, 2, 0.5, 0.3, 1, 'trees', 'off')
+>>> brief(auto_tree_settings(1.0, 2575, alternating=True, rows_for_trees=ROWS_FOR_EXPONENTIAL_TREES))   # AltExpM
+(4, 2, 0.75, None, 0, 'refined-pair', 'on')
 >>> auto_tree_settings(3.0, 2575, alternating=True, rows_for_trees=ROWS_FOR_EXPONENTIAL_TREES).trial
 'trees'
 """
@@ -116,8 +132,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["AUTO", "AUTO_MAX_TRIALS", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE", "ROWS_FOR_EXPONENTIAL_TREES",
-           "ROWS_FOR_TREES", "TreeSettings", "auto_tree_settings"]
+__all__ = ["AUTO", "AUTO_MAX_TRIALS", "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
+           "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "TreeSettings", "auto_tree_settings"]
 
 #: The value that asks for the rule.
 AUTO = "auto"
@@ -140,6 +156,9 @@ REFINED_PAIR_TRIALS = 2
 #: :data:`ROWS_FOR_TREES` on) ``⌊B / 600⌋`` refined pairs (at most 8): its trees choose
 #: each level by the exponential mechanism, which needs more budget than a chain.
 ROWS_FOR_EXPONENTIAL_TREES = 6000
+#: The share of a pair's choice that chooses its numeric literals again near their thresholds, where
+#: ``pair_thresholds`` is on (:mod:`dprm.mining.pair_thresholds`).
+PAIR_THRESHOLD_SHARE = 0.2
 #: The share of a refined-pair trial's budget for its refinement split (:mod:`dprm.mining.pair_refinement`).
 REFINEMENT_SHARE = 0.2
 #: A refined-pair trial's ω: the pair's share of what the refinement leaves (the rest extracts):
@@ -159,6 +178,7 @@ class TreeSettings:
     target_share: float | None
     alternations: int = 1
     trial: str = "trees"
+    pair_thresholds: str = "off"
 
 
 def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = False,
@@ -185,8 +205,10 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
         return TreeSettings(init_trials=1, depth=depth, omega=PAIR_OMEGA, target_share=None,
                             alternations=0 if alternating else 1, trial="pair")
     if scored and pairs and budget_rows < max(rows_for_trees, ROWS_FOR_TREES):  # refined pairs (module docstring)
-        return TreeSettings(init_trials=max(trials, REFINED_PAIR_TRIALS), depth=depth, omega=REFINED_PAIR_OMEGA,
-                            target_share=None, alternations=0 if alternating else 1, trial="refined-pair")
+        refined_trials = max(trials, REFINED_PAIR_TRIALS)
+        return TreeSettings(init_trials=refined_trials, depth=depth, omega=REFINED_PAIR_OMEGA,
+                            target_share=None, alternations=0 if alternating else 1, trial="refined-pair",
+                            pair_thresholds="on" if budget_rows / refined_trials >= ROWS_PER_TRIAL else "off")
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
                             alternations=0 if scored else 1)

@@ -69,10 +69,12 @@ from dprm.mining.base import (
     parameter_table,
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
-                                     REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES, auto_tree_settings)
+                                     PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES,
+                                     auto_tree_settings)
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
 from dprm.mining.pair_refinement import refine_pair
+from dprm.mining.pair_thresholds import numeric_sides, sharpen_pair
 from dprm.mining.private_grids import (COUNT_SHARE, GRID_SHARE, NUMERIC_GRID, choosable, choose_grids,
                                       grid_note)
 from dprm.mining.private_extraction import (
@@ -99,6 +101,10 @@ __all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION
 TRIAL_KINDS = (AUTO, "trees", "pair", "refined-pair")
 #: Trial kinds that choose a literal pair at once (:mod:`dprm.mining.literal_pairs`).
 PAIR_TRIALS = ("pair", "refined-pair")
+#: The values of ``pair_thresholds``.
+PAIR_THRESHOLD_CHOICES = (AUTO, "on", "off")
+#: What ``"auto"`` means where the rule has no row count (size-share 0): trees, no thresholds step.
+NO_ROW_COUNT = {"trial": "trees", "pair_thresholds": "off"}
 
 #: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
 TARGET_CHOICES = ("uniform", "scored")
@@ -193,6 +199,12 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                    "unless a depth is given, pair below one trial's budget (epsilon times the noisy row count "
                    "under 600 rows), two refined pairs below 1,200 rows, else trees", "choice",
           choices=TRIAL_KINDS),
+    Param("pair_thresholds", "Whether a pair trial chooses its numeric literals again near their released "
+                             "thresholds, by how well they agree with the other side's literal "
+                             "(dprm.mining.pair_thresholds), with a fifth of the pair's share: 'on', 'off', or "
+                             "'auto' (default): where the rule's refined pairs have at least 600 rows of budget "
+                             "each (epsilon times the noisy row count over the trials)", "choice",
+          choices=PAIR_THRESHOLD_CHOICES),
 )
 
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
@@ -237,7 +249,8 @@ class PrivateTreeMiner(Miner):
                                  f"{self.size_share} + {self.target_share}")
         if self.reestimate_share > 0 and self.counts != "cells":
             raise ParameterError("reestimate-share needs counts cells (the paper's counts have no single table)")
-        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO and name != "trial"]
+        autos = [name for name in self._auto_names()
+                 if getattr(self, name) == AUTO and name not in ("trial", "pair_thresholds")]
         if autos and self.size_share == 0:
             raise ParameterError(f"{autos[0].replace('_', '-')} auto needs size-share above 0 (the rule reads the "
                                  f"noisy row count)")
@@ -245,6 +258,9 @@ class PrivateTreeMiner(Miner):
         if self.targets == "scored" and self.target_share == AUTO and self.size_share >= 1 - most:
             raise ParameterError(f"size-share must be below {1 - most:g} with target-share auto (up to {most:g}), "
                                  f"not {self.size_share}")
+        if self.pair_thresholds == "on" and self.trial == "trees":
+            raise ParameterError("pair-thresholds on needs a pair trial (trial pair, refined-pair or auto), not "
+                                 "trial trees")
         if self.trial in PAIR_TRIALS and self.targets != "scored":
             raise ParameterError(f"trial {self.trial} needs targets scored (the pair is chosen by its score)")
         if self.units == "subtrees" and self.depth != AUTO and self.depth > MAX_DEPTH_SUBTREES:
@@ -257,7 +273,7 @@ class PrivateTreeMiner(Miner):
 
     def _auto_names(self) -> tuple[str, ...]:
         """The parameters that may be ``"auto"`` (:mod:`dprm.mining.auto_trees`)."""
-        return ("init_trials", "depth", "target_share", "trial")
+        return ("init_trials", "depth", "target_share", "trial", "pair_thresholds")
 
     def _most_trials(self) -> int:
         """Trials a run makes at most (data-independent: the progress total)."""
@@ -283,8 +299,8 @@ class PrivateTreeMiner(Miner):
         chosen = {}
         for name in self._auto_names():
             value = getattr(self, name)
-            if value == AUTO:  # without a row count (size-share 0) only the trial may be auto: trees
-                value = getattr(rule, name) if rule is not None else "trees"
+            if value == AUTO:  # without a row count (size-share 0) only these may be auto: trees, no thresholds
+                value = getattr(rule, name) if rule is not None else NO_ROW_COUNT[name]
             chosen[name] = value
         for name, value in chosen.items():
             setattr(self, name + "_", value)
@@ -481,13 +497,18 @@ class PrivateTreeMiner(Miner):
         ``"refined-pair"`` trial (:mod:`dprm.mining.pair_refinement`) first sets
         :data:`~dprm.mining.auto_trees.REFINEMENT_SHARE` of its budget aside for the
         refinement split; ω splits the rest (ω auto:
-        :data:`~dprm.mining.auto_trees.REFINED_PAIR_OMEGA`).
+        :data:`~dprm.mining.auto_trees.REFINED_PAIR_OMEGA`). With ``pair_thresholds`` on,
+        :data:`~dprm.mining.auto_trees.PAIR_THRESHOLD_SHARE` of the pair's share chooses
+        its numeric literals again (:mod:`dprm.mining.pair_thresholds`); a pair without
+        one gives that share to its extraction.
         """
         chooser = PairChooser(self.indexes_, counters=self._gain_counters())
         refined = self.trial_ == "refined-pair"
         given = getattr(self, "omega", AUTO) != AUTO and self.omega_ is not None
         omega = as_fraction(self.omega_ if given else REFINED_PAIR_OMEGA if refined else PAIR_OMEGA, "omega")
         refinement_share = as_fraction(REFINEMENT_SHARE, "refinement share") if refined else Fraction(0)
+        threshold_share = as_fraction(PAIR_THRESHOLD_SHARE, "pair-threshold share")
+        sharpen = self.pair_thresholds_ == "on"
         counter = self._refinement_counter()
         for trial, budget in enumerate(split_budget(epsilon, [1] * self.init_trials_), start=1):
             if refined:
@@ -496,7 +517,14 @@ class PrivateTreeMiner(Miner):
                                                                        (1 - omega) * rest])
             else:
                 choice, extraction = split_budget(budget, [omega, 1 - omega])
+            if sharpen:
+                choice, thresholds = split_budget(choice, [1 - threshold_share, threshold_share])
             target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
+            if sharpen and numeric_sides(target, partner):
+                target, partner = sharpen_pair(self.indexes_, target, partner, thresholds, accountant,
+                                               f"pair thresholds {trial}", self._gain_counters())
+            elif sharpen:  # no numeric literal to move (the released pair says so): the extraction gets its share
+                extraction += thresholds
             if refined:
                 left, right, split = refine_pair(self.indexes_, target, partner, refinement, accountant,
                                                  f"refinement {trial}", chooser.taken, counter)

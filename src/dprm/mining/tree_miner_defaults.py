@@ -63,7 +63,7 @@ VARIANT = Param("variant", "'dprm', the measured-best private machinery (scored 
 #: whose ``"dprm"`` default differs. ``omega`` only where the miner has it.
 PAPER_VALUES: dict[str, Any] = {"targets": "uniform", "init_trials": 4, "depth": 4, "target_share": 0.2,
                                 "omega": 0.1, "numeric_grid": "equal-width", "units": "leaves",
-                                "trial": "trees"}
+                                "trial": "trees", "pair_thresholds": "off"}
 
 
 def shared_tree_parameters(
@@ -94,6 +94,7 @@ def shared_tree_parameters(
     target_share: float | str = "auto",
     reestimate_share: float = 0.0,
     trial: str = "auto",
+    pair_thresholds: str = "auto",
     variant: str = "dprm",
 ) -> None:
     """The shared tail of the private tree miners' ``__init__`` (a signature only, never called)."""

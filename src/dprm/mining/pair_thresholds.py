@@ -1,0 +1,176 @@
+r"""The thresholds of a chosen literal pair, chosen again near where they are.
+
+A literal pair (:mod:`dprm.mining.literal_pairs`) is chosen by how well one literal
+predicts the other, ``max(g/2, m)``, in the better of its two directions. When the
+numeric literal is the one predicted, that score is nearly flat across its thresholds:
+the majority gain of predicting ``x > t`` from ``c`` is the same for every ``t`` between
+the median and the threshold where ``c``'s rows end (on the planted data of
+docs/mining.md, 552 rows at the third threshold below the planted one, 498 at it),
+because a balanced target has the most to gain. So the pair's threshold lands anywhere
+in that range, and the pair describes the relation with a Jaccard index of 0.63–0.88
+depending on where; a refinement split (:mod:`dprm.mining.pair_refinement`) added to
+an off threshold finds nothing to add. After the pair is released, one more choice per
+numeric side moves its literal to where it agrees best with the other side's:
+
+* candidates: the literals of the same attribute whose grid points lie within
+  :data:`THRESHOLD_WINDOW` points of the released one (a split ``a ≤ t_j``: the splits
+  ``j − w … j + w``; an interval ``t_j < a ≤ t_k``: every interval with its ends within
+  ``w`` of ``j`` and ``k``). The set is public: the schema, the public grid and the
+  released pair. The window keeps the choice near a threshold the pair's score already
+  found and makes it among few candidates;
+* score: the **majority count** of the candidate's partition of the rows (it holds / its
+  opposite holds / its attribute is missing) predicting the other side's released
+  literal: each part's larger class, summed, rows where the other literal is missing
+  having no class. For a fixed other literal ``o`` it is ``n_o − |l Δ o|`` where ``l``
+  agrees with ``o``: the fewest rows on which the two literals disagree, which is what
+  the pair's Jaccard index and its mirror's reward;
+* **sensitivity 1, monotone**: adding a row puts it in exactly one part of every
+  candidate and in one class or none, so every score rises by 0 or 1 (removing one:
+  falls by 0 or 1); the exponential mechanism samples ``∝ exp(ε · score)``
+  (``ExponentialMechanism(monotone=True)``). Checked on neighbouring datasets in
+  ``tests/test_pair_thresholds.py``.
+
+The target's literal is chosen first (against the partner), then the partner's split
+(against the new target); a side that is not numeric is left as it is, and its share
+goes to the other (:func:`numeric_sides`, a function of the released pair).
+
+Measured on AltExpM's refined pairs at ε = 1 (docs/mining.md, "Session 28"): the five
+generated planted tables' relations found pooled over five runs 2, 4, 3, 3, 2 → 3, 4, 4,
+4, 4 of 4, planted-numeric 2/4 → 4/4. At smaller budgets per trial (two refined pairs
+at ε = 0.3, a single pair at ε = 0.1) the share taken from the pair cost more than
+the thresholds gained, so the ``"auto"`` rule uses it where a trial has at least 600
+rows of budget (:func:`dprm.mining.auto_trees.auto_tree_settings`).
+
+Examples
+--------
+>>> from dprm.data import Attribute, AttributeKind, Domain, View
+>>> from dprm.data.literal_index import LiteralIndex
+>>> from dprm.mining.initial_targets import InitialTarget
+>>> from dprm.privacy import Accountant, SeededNoise
+>>> rng = np.random.default_rng(0)
+>>> x = rng.uniform(0, 100, 3000)
+>>> c = (x > 60) ^ (rng.random(3000) < 0.03)                      # c agrees with x > 60
+>>> left = View("l", [Attribute("c", "l", AttributeKind.BOOLEAN, c.astype(np.int8))])
+>>> right = View("r", [Attribute("x", "r", AttributeKind.NUMERIC, x, Domain(bounds=(0, 100)))])
+>>> indexes = (LiteralIndex(left), LiteralIndex(right, mode="private", max_splits=9))
+>>> [round(float(t)) for t in indexes[1].thresholds[0]]
+[10, 20, 30, 40, 50, 60, 70, 80, 90]
+>>> released = InitialTarget(1, indexes[1].splits[3])            # x ≤ 40, off the relation's 60
+>>> accountant = Accountant(0.5, SeededNoise(np.random.default_rng(1)))
+>>> target, partner = sharpen_pair(indexes, released, indexes[0].splits[0], 0.5, accountant, "thresholds 1")
+>>> round(float(indexes[1].thresholds[0][target.split.code])), partner == indexes[0].splits[0]
+(60, True)
+>>> [(e.step, float(e.epsilon)) for e in accountant.ledger]
+[('thresholds 1: target', 0.5)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from dprm.data.attributes import AttributeKind
+from dprm.data.literal_index import LiteralIndex, Split
+from dprm.mining.initial_targets import GainCounter, InitialTarget, Literal, split_gain_counts
+from dprm.privacy import Accountant, ExponentialMechanism
+from dprm.privacy.budget import EpsilonLike, split_budget
+
+__all__ = ["THRESHOLD_SENSITIVITY", "THRESHOLD_WINDOW", "agreement_scores", "numeric_sides", "sharpen_pair",
+           "window_literals"]
+
+#: The score's sensitivity (monotone: module docstring).
+THRESHOLD_SENSITIVITY = 1
+#: Grid points either side of a released threshold that are candidates.
+THRESHOLD_WINDOW = 3
+
+
+def numeric_sides(target: InitialTarget, partner: Split) -> list[str]:
+    """Which literals of a released pair are numeric: ``"target"``, ``"partner"`` (in that order).
+
+    Examples
+    --------
+    >>> b, x = Split(0, AttributeKind.BOOLEAN, 1), Split(0, AttributeKind.NUMERIC, 4)
+    >>> numeric_sides(InitialTarget(1, x, high=7), b), numeric_sides(InitialTarget(0, b), b)
+    (['target'], [])
+    """
+    return ([name for name, split in (("target", target.split), ("partner", partner))
+             if split.kind is AttributeKind.NUMERIC])
+
+
+def window_literals(index: LiteralIndex, split: Split, high: int | None = None,
+                    window: int = THRESHOLD_WINDOW) -> list[Literal]:
+    """The candidates near a released numeric literal (module docstring), the released one included.
+
+    A split ``a ≤ t_j``: the splits of its attribute with codes ``j − w … j + w``; an
+    interval ``t_j < a ≤ t_k`` (``high = k``): the intervals ``(j', k']`` with ``|j' − j|``
+    and ``|k' − k|`` at most ``w`` and ``j' < k'``.
+
+    Examples
+    --------
+    >>> from dprm.data import Attribute, Domain, View
+    >>> x = Attribute("x", "v", AttributeKind.NUMERIC, np.linspace(0, 1, 50), Domain(bounds=(0, 1)))
+    >>> index = LiteralIndex(View("v", [x]), mode="private", max_splits=8)
+    >>> [s.code for s, _ in window_literals(index, index.splits[1], window=2)]
+    [0, 1, 2, 3]
+    >>> [(s.code, high) for s, high in window_literals(index, index.splits[1], high=2, window=1)]
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    """
+    own = {s.code: s for s in index.splits if s.attribute == split.attribute}
+    near = [own[code] for code in range(split.code - window, split.code + window + 1) if code in own]
+    if high is None:
+        return [(s, None) for s in near]
+    return [(s, k) for s in near for k in range(high - window, high + window + 1) if k in own and k > s.code]
+
+
+def agreement_scores(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """The majority count of each candidate predicting the other literal, from :func:`split_gain_counts`.
+
+    ``counts`` and ``totals`` are :func:`~dprm.mining.initial_targets.split_gain_counts` of
+    the other side's literal (the one target, the classes) against the candidates.
+
+    Examples
+    --------
+    >>> counts = np.array([[[30.]], [[5.]], [[2.]], [[1.]]])    # (holds, classes 1 / 0), then missing
+    >>> agreement_scores(counts, np.array([[40.], [60.]]))        # 30 + 2 + max(8, 54)
+    array([86.])
+    """
+    holds = counts[:, 0, :]
+    opposite_ones = totals[0][0] - holds[0] - holds[2]
+    opposite_zeros = totals[1][0] - holds[1] - holds[3]
+    return (np.maximum(holds[0], holds[1]) + np.maximum(holds[2], holds[3])
+            + np.maximum(opposite_ones, opposite_zeros))
+
+
+def sharpen_pair(indexes: Sequence[LiteralIndex], target: InitialTarget, partner: Split, epsilon: EpsilonLike,
+                 accountant: Accountant, step: str, counters: Sequence[GainCounter] | None = None,
+                 window: int = THRESHOLD_WINDOW) -> tuple[InitialTarget, Split]:
+    """The pair with each numeric literal chosen again near its threshold (module docstring).
+
+    Charges ``epsilon`` (split equally over the numeric sides) as ``"{step}: target"``
+    and ``"{step}: partner"``, one monotone exponential mechanism of sensitivity 1
+    each. A pair with no numeric literal is returned as it is and charges nothing
+    (the caller spends that share elsewhere: :func:`numeric_sides` says beforehand).
+    ``counters[s]`` counts :func:`~dprm.mining.initial_targets.split_gain_counts` of view
+    ``s``'s literals against the other view's over all the rows (a sharded run's sum).
+    """
+    def count(class_side: int, klass: Literal, candidates: list[Literal]) -> np.ndarray:
+        if counters is None:
+            counts, totals = split_gain_counts(indexes[class_side], indexes[1 - class_side], [klass], candidates)
+        else:
+            counts, totals = counters[class_side]([klass], candidates)
+        return agreement_scores(counts, totals)
+
+    sides = numeric_sides(target, partner)
+    for name, share in zip(sides, split_budget(epsilon, [1] * len(sides)) if sides else []):
+        mechanism = ExponentialMechanism(share, THRESHOLD_SENSITIVITY, monotone=True)
+        if name == "target":
+            candidates = window_literals(indexes[target.side], target.split, target.high, window)
+            scores = count(1 - target.side, (partner, None), candidates)
+            split, high = candidates[int(mechanism.release(accountant, f"{step}: target", scores))]
+            target = InitialTarget(target.side, split, high)
+        else:
+            candidates = window_literals(indexes[1 - target.side], partner, None, window)
+            scores = count(target.side, (target.split, target.high), candidates)
+            partner = candidates[int(mechanism.release(accountant, f"{step}: partner", scores))][0]
+    return target, partner
