@@ -19,7 +19,7 @@ from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
 from dprm.mining.initial_targets import InitialTarget, literal_masks, split_gain_counts
-from dprm.mining.pair_thresholds import (THRESHOLD_SENSITIVITY, agreement_scores, numeric_sides, sharpen_pair,
+from dprm.mining.pair_thresholds import (THRESHOLD_SENSITIVITY, agreement_scores, anchored_side, sharpen_pair,
                                          window_literals)
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
 
@@ -114,25 +114,24 @@ def _at(index: LiteralIndex, attribute: int, value: float):
                                                                                         value))
 
 
-def test_the_thresholds_move_to_the_relation_and_a_boolean_side_stays() -> None:
-    """``x ≤ 40 ↔ c`` released: the target moves to the relation's 60, ``c`` stays. ``x ≤ 40 ↔ u ≤ 25``
-    (``u ≤ 25`` is ``x ≤ 50``): the target moves to agree with the partner, x ≤ 50, and the partner
-    then stays; the budget is split over the two choices."""
+def test_the_threshold_moves_to_the_relation_against_its_anchor() -> None:
+    """``x ≤ 40 ↔ c`` released: the target moves to the relation's 60, ``c`` stays; ``c ↔ x ≤ 40``
+    (the numeric literal the partner): the partner moves. Two numeric literals, or none: unchanged,
+    nothing charged."""
     indexes = _related()
-    target, c = InitialTarget(1, _at(indexes[1], 0, 40)), indexes[0].splits[0]
-    accountant = Accountant(0.5, SeededNoise(np.random.default_rng(3)))
-    moved, same = sharpen_pair(indexes, target, c, 0.5, accountant, "pair thresholds 1")
-    assert same == c and moved == InitialTarget(1, _at(indexes[1], 0, 60))
-    assert [(e.step, float(e.epsilon)) for e in accountant.ledger] == [("pair thresholds 1: target", 0.5)]
-    accountant = Accountant(0.5, SeededNoise(np.random.default_rng(3)))
-    moved, partner = sharpen_pair(indexes, target, _at(indexes[0], 1, 25), 0.5, accountant, "pair thresholds 2")
-    assert (moved.split, partner) == (_at(indexes[1], 0, 50), _at(indexes[0], 1, 25))
-    assert [(e.step, float(e.epsilon)) for e in accountant.ledger] == [("pair thresholds 2: target", 0.25),
-                                                                       ("pair thresholds 2: partner", 0.25)]
-    assert numeric_sides(InitialTarget(0, c), indexes[1].splits[0]) == ["partner"]
-    assert numeric_sides(InitialTarget(0, c), c) == []
+    x40, x60, c = _at(indexes[1], 0, 40), _at(indexes[1], 0, 60), indexes[0].splits[0]
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(3)))
+    assert sharpen_pair(indexes, InitialTarget(1, x40), c, 0.5, accountant, "pair thresholds 1") == (
+        InitialTarget(1, x60), c)
+    assert sharpen_pair(indexes, InitialTarget(0, c), x40, 0.5, accountant, "pair thresholds 2") == (
+        InitialTarget(0, c), x60)
+    assert [(e.step, float(e.epsilon)) for e in accountant.ledger] == [("pair thresholds 1", 0.5),
+                                                                       ("pair thresholds 2", 0.5)]
     untouched = Accountant(0.5, SeededNoise(np.random.default_rng(0)))
-    assert sharpen_pair(indexes, InitialTarget(0, c), c, 0.5, untouched, "t") == (InitialTarget(0, c), c)
+    u20 = _at(indexes[0], 1, 20)
+    for target, partner in [(InitialTarget(1, x40), u20), (InitialTarget(0, c), c)]:
+        assert anchored_side(target, partner) is None
+        assert sharpen_pair(indexes, target, partner, 0.5, untouched, "t") == (target, partner)
     assert untouched.ledger == []
 
 
@@ -143,7 +142,7 @@ def test_counts_summed_over_shards_give_the_same_choice() -> None:
     indexes = _indexes(views)
     halves = [_indexes([View(v.name, [replace(a, values=a.values[rows]) for a in v.attributes]) for v in views])
               for rows in (slice(0, 130), slice(130, 300))]
-    target, partner = InitialTarget(1, _numeric(indexes[1], 4)), _numeric(indexes[0], 3)
+    target, partner = InitialTarget(1, _numeric(indexes[1], 4)), indexes[0].splits[0]   # a Boolean partner
 
     def counter(side):
         def count(targets, others):
@@ -156,7 +155,7 @@ def test_counts_summed_over_shards_give_the_same_choice() -> None:
         return sharpen_pair(indexes, target, partner, 1.0, accountant, "t", counters), accountant.ledger
 
     (alone, ledger), (counted, _) = run(None), run((counter(0), counter(1)))
-    assert alone == counted and [e.step for e in ledger] == ["t: target", "t: partner"]
+    assert alone == counted and [e.step for e in ledger] == ["t"]
     assert sum(e.epsilon for e in ledger) == pytest.approx(1.0)
 
 

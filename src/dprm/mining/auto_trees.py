@@ -68,19 +68,22 @@ costs at ε = 1: latent-heavy top-10 J 0.636 → 0.599 (excess 0.252 → 0.278),
 planted-numeric 2/4 → 1/4 pooled (runs keeping 4/5 → 5/5).
 
 Where the refined pairs have at least one trial's budget each (``B / trials ≥ 600`` rows:
-AltExpM's ``⌊B / 600⌋`` refined pairs, not the two below 1,200 rows), each pair
-chooses its numeric literals again near their released thresholds
-(``pair_thresholds="on"``, :mod:`dprm.mining.pair_thresholds`), with
-:data:`PAIR_THRESHOLD_SHARE` of the pair's share: the pair's score is nearly flat across
-the thresholds of a numeric literal it predicts, so its threshold lands anywhere between
-the median and the relation's, where a refinement finds nothing to add. Measured at
-ε = 1 (session 28, docs/mining.md; AltExpM, 5 runs on each of the five planted tables):
-relations found pooled 2, 4, 3, 3, 2 → 3, 4, 4, 4, 4 of 4, per run 2.4 → 3.0,
-planted-numeric 2/4 → 4/4 (10 runs); on MAMMAL, spi, nmes1988, latent-heavy and
-planted-heavy within the spread of the seeds (latent-heavy's top-10 excess 0.26 → 0.22 at
-J 0.60 → 0.63). With two refined pairs at ε = 0.3 or one pair at ε = 0.1 the share the
-pair gives up cost more than the thresholds gained (runs keeping 24 → 20 of 25 and 20 →
-14 of 25 on the planted tables), so there it is off.
+AltExpM's ``⌊B / 600⌋`` refined pairs, not the two below 1,200 rows), a pair with one
+numeric literal chooses it again near its released threshold (``pair_thresholds="on"``,
+:mod:`dprm.mining.pair_thresholds`), with :data:`PAIR_THRESHOLD_SHARE` of the pair's
+share (a pair with none or two gives that share to its extraction): the pair's score is
+nearly flat across the thresholds of a numeric literal it predicts, so its threshold
+lands anywhere between the median and the relation's, where a refinement finds nothing
+to add. Measured at ε = 1 (session 28, docs/mining.md; AltExpM, one benchmark run):
+relations found pooled over five runs on each of the five planted tables 2, 4, 3, 3, 2 →
+3, 4, 4, 4, 4 of 4, per run 2.4 → 3.0; planted-numeric top-10 excess 0.179 → 0.199
+(10 runs); MAMMAL, spi, nmes1988, latent-heavy and planted-heavy within the spread of
+the seeds, their intervals narrower where numeric pairs give their share to the
+extraction (latent-heavy's median width 0.176 → 0.109). With two refined pairs at
+ε = 0.3 (window 3) it found more relations pooled (2, 2, 2, 3, 2 → 2, 3, 3, 3, 3 of 4)
+but fewer per run (1.64 → 1.48) with less excess (0.263 → 0.232 on average); with the
+one pair at ε = 0.1 (every threshold of the attribute a candidate) fewer runs kept
+anything (20 → 14 of 25): the share the pair gives up costs more there, so it is off.
 
 The alternations (AltExpM, AltMCMC: ``alternating=True``) read the same rule, except
 where the budget does not cover one trial (``B < 600`` rows, hence one trial): there
@@ -156,7 +159,7 @@ REFINED_PAIR_TRIALS = 2
 #: :data:`ROWS_FOR_TREES` on) ``⌊B / 600⌋`` refined pairs (at most 8): its trees choose
 #: each level by the exponential mechanism, which needs more budget than a chain.
 ROWS_FOR_EXPONENTIAL_TREES = 6000
-#: The share of a pair's choice that chooses its numeric literals again near their thresholds, where
+#: The share of a pair's choice that chooses its one numeric literal again near its threshold, where
 #: ``pair_thresholds`` is on (:mod:`dprm.mining.pair_thresholds`).
 PAIR_THRESHOLD_SHARE = 0.2
 #: The share of a refined-pair trial's budget for its refinement split (:mod:`dprm.mining.pair_refinement`).

@@ -74,7 +74,7 @@ from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
 from dprm.mining.pair_refinement import refine_pair
-from dprm.mining.pair_thresholds import numeric_sides, sharpen_pair
+from dprm.mining.pair_thresholds import anchored_side, sharpen_pair
 from dprm.mining.private_grids import (COUNT_SHARE, GRID_SHARE, NUMERIC_GRID, choosable, choose_grids,
                                       grid_note)
 from dprm.mining.private_extraction import (
@@ -199,8 +199,8 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                    "unless a depth is given, pair below one trial's budget (epsilon times the noisy row count "
                    "under 600 rows), two refined pairs below 1,200 rows, else trees", "choice",
           choices=TRIAL_KINDS),
-    Param("pair_thresholds", "Whether a pair trial chooses its numeric literals again near their released "
-                             "thresholds, by how well they agree with the other side's literal "
+    Param("pair_thresholds", "Whether a pair trial with one numeric literal chooses it again near its released "
+                             "threshold, by how well it agrees with the other side's literal "
                              "(dprm.mining.pair_thresholds), with a fifth of the pair's share: 'on', 'off', or "
                              "'auto' (default): where the rule's refined pairs have at least 600 rows of budget "
                              "each (epsilon times the noisy row count over the trials)", "choice",
@@ -499,8 +499,8 @@ class PrivateTreeMiner(Miner):
         refinement split; ω splits the rest (ω auto:
         :data:`~dprm.mining.auto_trees.REFINED_PAIR_OMEGA`). With ``pair_thresholds`` on,
         :data:`~dprm.mining.auto_trees.PAIR_THRESHOLD_SHARE` of the pair's share chooses
-        its numeric literals again (:mod:`dprm.mining.pair_thresholds`); a pair without
-        one gives that share to its extraction.
+        its one numeric literal again (:mod:`dprm.mining.pair_thresholds`); a pair with
+        none or two gives that share to its extraction.
         """
         chooser = PairChooser(self.indexes_, counters=self._gain_counters())
         refined = self.trial_ == "refined-pair"
@@ -520,10 +520,10 @@ class PrivateTreeMiner(Miner):
             if sharpen:
                 choice, thresholds = split_budget(choice, [1 - threshold_share, threshold_share])
             target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
-            if sharpen and numeric_sides(target, partner):
+            if sharpen and anchored_side(target, partner) is not None:
                 target, partner = sharpen_pair(self.indexes_, target, partner, thresholds, accountant,
                                                f"pair thresholds {trial}", self._gain_counters())
-            elif sharpen:  # no numeric literal to move (the released pair says so): the extraction gets its share
+            elif sharpen:  # no one numeric literal to move (the released pair says so): the extraction gets its share
                 extraction += thresholds
             if refined:
                 left, right, split = refine_pair(self.indexes_, target, partner, refinement, accountant,
