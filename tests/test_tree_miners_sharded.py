@@ -152,6 +152,8 @@ MINERS = {
                                                            anchor_from=1, anchor_window=2),
     "literal-pairs": lambda: MCMCTreePair(trial="pair", init_trials=2),  # the pairs' scores summed over shards
     "refined-pairs": lambda: MCMCTreePair(trial="refined-pair", init_trials=2),  # and the refinements' counts
+    # and the pairs' thresholds chosen again from the gain counts
+    "refined-pairs-thresholds": lambda: MCMCTreePair(trial="refined-pair", init_trials=2, pair_thresholds="on"),
 }
 
 
@@ -199,6 +201,8 @@ def test_sharded_tree_miners_give_the_in_process_output(name, n_shards, dataset,
     sharded = document(MINERS[name](), PartsEngine(data, n_shards))
     assert sharded == local
     assert json.loads(local)["document"]["redescriptions"] or name == "alt-expm"  # not two empty runs
+    if name == "refined-pairs-thresholds":  # the step ran (a pair with one numeric literal)
+        assert "pair thresholds 1" in local or "pair thresholds 2" in local
 
 
 # cartwheels-deep: one trial of two alternations (three trees of depth 4, 75-260 redescriptions); three of
