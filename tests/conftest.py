@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +40,29 @@ def random_view(rng: np.random.Generator, n_rows: int, side: str = "left", missi
         attributes.append(Attribute(f"{side}_x{j}", side, AttributeKind.NUMERIC, values, Domain(bounds=(-4, 4))))
     return View(side, attributes)
 
+
+
+def view_rows(view: View, rows) -> View:
+    """``view`` on ``rows`` only (an index, a slice or a mask): a neighbouring dataset, or one shard's part."""
+    return View(view.name, [replace(a, values=a.values[rows]) for a in view.attributes])
+
+
+def without_row(view: View, row: int) -> View:
+    """``view`` without row ``row``: the neighbouring dataset of a sensitivity check."""
+    return view_rows(view, np.arange(view.attributes[0].n_rows) != row)
+
+
+def neighbour_changes(views, scores_of, mechanism, rows) -> tuple[set, float]:
+    """Remove each of ``rows`` in turn (from every view): the score drops seen (``scores_of(views)``
+    before minus after) and the largest ``|log p − log p'|`` of ``mechanism``'s exact probabilities."""
+    full = scores_of(views)
+    drops, worst_ratio = set(), 0.0
+    for row in rows:
+        smaller = scores_of([without_row(v, int(row)) for v in views])
+        drops |= set(np.unique(full - smaller).tolist())
+        ratio = np.abs(np.log(mechanism.probabilities(full)) - np.log(mechanism.probabilities(smaller)))
+        worst_ratio = max(worst_ratio, float(ratio.max()))
+    return drops, worst_ratio
 
 #: The local Ray of the xdist group "ray" (:func:`ray_session`): empty, or the started ``ray`` module.
 _RAY: list = []

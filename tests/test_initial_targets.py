@@ -3,11 +3,10 @@ on neighbouring datasets, the ledger, and that the choice finds a planted relati
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import random_view
+from conftest import random_view, without_row
 
 from dprm.data import load_two_view
 from dprm.data.attributes import View
@@ -38,11 +37,6 @@ def brute_force_gains(targets: LiteralIndex, other: LiteralIndex) -> np.ndarray:
             best = max(best, gini / 2, majority)
         out.append(best)
     return np.array(out)
-
-
-def _without_row(view: View, row: int) -> View:
-    keep = np.arange(view.attributes[0].n_rows) != row
-    return View(view.name, [replace(a, values=a.values[keep]) for a in view.attributes])
 
 
 @pytest.mark.parametrize("missing", [0.1, 0.0])  # without: the products with missing indicators are skipped
@@ -85,7 +79,7 @@ def test_scores_move_by_less_than_the_sensitivity_between_neighbours(seed: int) 
     full = [LiteralIndex(v, mode="private", max_splits=5) for v in (left, right)]
     worst = 0.0
     for row in rng.choice(n, size=8, replace=False):
-        smaller = [LiteralIndex(_without_row(v, int(row)), mode="private", max_splits=5) for v in (left, right)]
+        smaller = [LiteralIndex(without_row(v, int(row)), mode="private", max_splits=5) for v in (left, right)]
         for side in (0, 1):
             a = best_split_gains(full[side], full[1 - side])
             b = best_split_gains(smaller[side], smaller[1 - side])

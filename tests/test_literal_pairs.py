@@ -4,13 +4,11 @@ sensitivity and the choice's probabilities on neighbouring datasets, the ledger 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import random_view
+from conftest import random_view, without_row
 
-from dprm.data.attributes import View
 from dprm.data.literal_index import LiteralIndex
 from dprm.datasets import make_planted
 from dprm.data import load_two_view
@@ -18,11 +16,6 @@ from dprm.mining import make_miner
 from dprm.mining.initial_targets import TARGET_SCORE_SENSITIVITY, candidate_literals, split_gains
 from dprm.mining.literal_pairs import PairChooser
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
-
-
-def _without_row(view: View, row: int) -> View:
-    keep = np.arange(view.attributes[0].n_rows) != row
-    return View(view.name, [replace(a, values=a.values[keep]) for a in view.attributes])
 
 
 def _indexes(views) -> list[LiteralIndex]:
@@ -58,7 +51,7 @@ def test_the_choice_is_epsilon_dp_on_neighbouring_datasets(seed: int) -> None:
     mechanism = ExponentialMechanism(epsilon, TARGET_SCORE_SENSITIVITY)
     worst_move, worst_ratio = 0.0, 0.0
     for row in rng.choice(n, size=6, replace=False):
-        smaller = PairChooser(_indexes([_without_row(v, int(row)) for v in views])).scores()
+        smaller = PairChooser(_indexes([without_row(v, int(row)) for v in views])).scores()
         worst_move = max(worst_move, float(np.abs(full - smaller).max()))
         ratio = np.abs(np.log(mechanism.probabilities(full)) - np.log(mechanism.probabilities(smaller)))
         worst_ratio = max(worst_ratio, float(ratio.max()))

@@ -5,14 +5,12 @@ shards, what it finds, and the ledger of a refined-pair run."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import random_view
+from conftest import neighbour_changes, random_view
 
 from dprm.data import load_two_view
-from dprm.data.attributes import View
 from dprm.data.literal_index import LiteralIndex
 from dprm.datasets import make_planted
 from dprm.errors import ParameterError
@@ -21,11 +19,6 @@ from dprm.mining.initial_targets import InitialTarget, literal_masks
 from dprm.mining.pair_refinement import (REFINEMENT_SENSITIVITY, majority_scores, refine_pair, refinement_counts,
                                          refinement_sides)
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
-
-
-def _without_row(view: View, row: int) -> View:
-    keep = np.arange(view.attributes[0].n_rows) != row
-    return View(view.name, [replace(a, values=a.values[keep]) for a in view.attributes])
 
 
 def _indexes(views) -> list[LiteralIndex]:
@@ -77,15 +70,10 @@ def test_the_scores_are_monotone_and_the_choice_is_epsilon_dp_on_neighbouring_da
     views = random_view(rng, n, "left", missing=0.2), random_view(rng, n, "right", missing=0.2)
     indexes = _indexes(views)
     target, partner = _pair(indexes)
-    full = _scores(indexes, target, partner)
     epsilon = 0.7
     mechanism = ExponentialMechanism(epsilon, REFINEMENT_SENSITIVITY, monotone=True)
-    drops, worst_ratio = set(), 0.0
-    for row in rng.choice(n, size=8, replace=False):
-        smaller = _scores(_indexes([_without_row(v, int(row)) for v in views]), target, partner)
-        drops |= set(np.unique(full - smaller).tolist())
-        ratio = np.abs(np.log(mechanism.probabilities(full)) - np.log(mechanism.probabilities(smaller)))
-        worst_ratio = max(worst_ratio, float(ratio.max()))
+    drops, worst_ratio = neighbour_changes(views, lambda vs: _scores(_indexes(vs), target, partner), mechanism,
+                                           rng.choice(n, size=8, replace=False))
     assert drops <= {0.0, 1.0}
     assert 1.0 in drops
     assert worst_ratio <= epsilon + 1e-9

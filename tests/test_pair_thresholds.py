@@ -5,11 +5,10 @@ finds, sharded counts, and the ledger of a run with and without the step."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import random_view
+from conftest import neighbour_changes, random_view, view_rows
 
 from dprm.data import load_two_view
 from dprm.data import Attribute, AttributeKind, Domain
@@ -18,15 +17,9 @@ from dprm.data.literal_index import LiteralIndex
 from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
-from dprm.mining.initial_targets import InitialTarget, literal_masks, split_gain_counts
-from dprm.mining.pair_thresholds import (THRESHOLD_SENSITIVITY, agreement_scores, anchored_side, sharpen_pair,
-                                         window_literals)
+from dprm.mining.initial_targets import InitialTarget, literal_masks, majority_counts, split_gain_counts
+from dprm.mining.pair_thresholds import THRESHOLD_SENSITIVITY, anchored_side, sharpen_pair, window_literals
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
-
-
-def _without_row(view: View, row: int) -> View:
-    keep = np.arange(view.attributes[0].n_rows) != row
-    return View(view.name, [replace(a, values=a.values[keep]) for a in view.attributes])
 
 
 def _indexes(views) -> list[LiteralIndex]:
@@ -39,7 +32,7 @@ def _numeric(index: LiteralIndex, code: int = 4):
 
 def _scores(indexes, klass_side: int, klass, candidates) -> np.ndarray:
     counts, totals = split_gain_counts(indexes[klass_side], indexes[1 - klass_side], [klass], candidates)
-    return agreement_scores(counts, totals)
+    return majority_counts(counts, totals)[0]
 
 
 @pytest.mark.parametrize("high", [None, 6])
@@ -72,15 +65,10 @@ def test_the_scores_are_monotone_and_the_choice_is_epsilon_dp_on_neighbouring_da
     indexes = _indexes(views)
     klass = (indexes[0].splits[0], None)
     candidates = window_literals(indexes[1], _numeric(indexes[1], 4), high=None if seed % 2 else 7)
-    full = _scores(indexes, 0, klass, candidates)
     epsilon = 0.7
     mechanism = ExponentialMechanism(epsilon, THRESHOLD_SENSITIVITY, monotone=True)
-    drops, worst_ratio = set(), 0.0
-    for row in rng.choice(n, size=10, replace=False):
-        smaller = _scores(_indexes([_without_row(v, int(row)) for v in views]), 0, klass, candidates)
-        drops |= set(np.unique(full - smaller).tolist())
-        ratio = np.abs(np.log(mechanism.probabilities(full)) - np.log(mechanism.probabilities(smaller)))
-        worst_ratio = max(worst_ratio, float(ratio.max()))
+    drops, worst_ratio = neighbour_changes(views, lambda vs: _scores(_indexes(vs), 0, klass, candidates), mechanism,
+                                           rng.choice(n, size=10, replace=False))
     assert drops <= {0.0, 1.0}
     assert 1.0 in drops
     assert worst_ratio <= epsilon + 1e-9
@@ -110,8 +98,9 @@ def _related(n: int = 2000):
 
 
 def _at(index: LiteralIndex, attribute: int, value: float):
-    return next(s for s in index.splits if s.attribute == attribute and math.isclose(index.thresholds[attribute][s.code],
-                                                                                        value))
+    """The split ``a ≤ value`` of ``attribute`` (a grid point)."""
+    points = index.thresholds[attribute]
+    return next(s for s in index.splits if s.attribute == attribute and math.isclose(points[s.code], value))
 
 
 def test_the_threshold_moves_to_the_relation_against_its_anchor() -> None:
@@ -140,7 +129,7 @@ def test_counts_summed_over_shards_give_the_same_choice() -> None:
     rng = np.random.default_rng(8)
     views = random_view(rng, 300, "left", 0.1), random_view(rng, 300, "right", 0.1)
     indexes = _indexes(views)
-    halves = [_indexes([View(v.name, [replace(a, values=a.values[rows]) for a in v.attributes]) for v in views])
+    halves = [_indexes([view_rows(v, rows) for v in views])
               for rows in (slice(0, 130), slice(130, 300))]
     target, partner = InitialTarget(1, _numeric(indexes[1], 4)), indexes[0].splits[0]   # a Boolean partner
 

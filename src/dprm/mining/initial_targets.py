@@ -93,7 +93,7 @@ from dprm.privacy.budget import EpsilonLike
 from dprm.trees.tree import Tree
 
 __all__ = ["TARGET_SCORE_SENSITIVITY", "InitialTarget", "TargetChooser", "candidate_literals", "literal_masks",
-           "split_gain_counts", "gains_from_counts",
+           "split_gain_counts", "gains_from_counts", "majority_counts",
            "split_masks", "split_gains", "attribute_gains", "best_split_gains", "choose_targets"]
 
 #: Sensitivity of a candidate target's score ``max(g/2, m)`` (module docstring).
@@ -343,18 +343,38 @@ def _split_gain_counts(targets: LiteralIndex, other: LiteralIndex, target_litera
     return counts, totals
 
 
+def _false_branch(counts: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of class 1 / class 0 in each other literal's false branch: the totals less the true and missing ones."""
+    return totals[0][:, None] - counts[0] - counts[2], totals[1][:, None] - counts[1] - counts[3]
+
+
+def majority_counts(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Rows each other literal's branches classify correctly by their larger class, from :func:`split_gain_counts`.
+
+    Shape ``(#target literals, #other literals)``: ``Σ_b max(a_b, b_b)`` over the true,
+    missing and false branches (the majority gain ``m`` before ``max(A, B)`` is taken off).
+
+    Examples
+    --------
+    >>> counts = np.array([[[30.]], [[5.]], [[2.]], [[1.]]])    # (true: classes 1 / 0), then missing
+    >>> majority_counts(counts, np.array([[40.], [60.]]))         # 30 + 2 + max(8, 54)
+    array([[86.]])
+    """
+    false_ones, false_zeros = _false_branch(counts, totals)
+    return (np.maximum(counts[0], counts[1]) + np.maximum(counts[2], counts[3])
+            + np.maximum(false_ones, false_zeros))
+
+
 def gains_from_counts(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
     """:func:`split_gains` from :func:`split_gain_counts` (of all the rows)."""
     m, p = counts.shape[1], counts.shape[2]
     if p == 0:
         return np.zeros((m, 0))
     a_all, b_all = totals[0][:, None], totals[1][:, None]
-    false_ones = a_all - counts[0] - counts[2]
-    false_zeros = b_all - counts[1] - counts[3]
+    false_ones, false_zeros = _false_branch(counts, totals)
     gini = (_impurity(a_all, b_all) - _impurity(counts[0], counts[1]) - _impurity(counts[2], counts[3])
             - _impurity(false_ones, false_zeros))
-    majority = (np.maximum(counts[0], counts[1]) + np.maximum(counts[2], counts[3])
-                + np.maximum(false_ones, false_zeros) - np.maximum(a_all, b_all))
+    majority = majority_counts(counts, totals) - np.maximum(a_all, b_all)
     return np.maximum(np.maximum(gini / 2.0, majority), 0.0)
 
 

@@ -78,12 +78,11 @@ import numpy as np
 
 from dprm.data.attributes import AttributeKind
 from dprm.data.literal_index import LiteralIndex, Split
-from dprm.mining.initial_targets import GainCounter, InitialTarget, Literal, split_gain_counts
+from dprm.mining.initial_targets import GainCounter, InitialTarget, Literal, majority_counts, split_gain_counts
 from dprm.privacy import Accountant, ExponentialMechanism
 from dprm.privacy.budget import EpsilonLike
 
-__all__ = ["THRESHOLD_SENSITIVITY", "THRESHOLD_WINDOW", "agreement_scores", "anchored_side", "sharpen_pair",
-           "window_literals"]
+__all__ = ["THRESHOLD_SENSITIVITY", "THRESHOLD_WINDOW", "anchored_side", "sharpen_pair", "window_literals"]
 
 #: The score's sensitivity (monotone: module docstring).
 THRESHOLD_SENSITIVITY = 1
@@ -133,25 +132,6 @@ def window_literals(index: LiteralIndex, split: Split, high: int | None = None,
     return [(s, k) for s in near for k in range(high - window, high + window + 1) if k in own and k > s.code]
 
 
-def agreement_scores(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
-    """The majority count of each candidate predicting the other literal, from :func:`split_gain_counts`.
-
-    ``counts`` and ``totals`` are :func:`~dprm.mining.initial_targets.split_gain_counts` of
-    the other side's literal (the one target, the classes) against the candidates.
-
-    Examples
-    --------
-    >>> counts = np.array([[[30.]], [[5.]], [[2.]], [[1.]]])    # (holds, classes 1 / 0), then missing
-    >>> agreement_scores(counts, np.array([[40.], [60.]]))        # 30 + 2 + max(8, 54)
-    array([86.])
-    """
-    holds = counts[:, 0, :]
-    opposite_ones = totals[0][0] - holds[0] - holds[2]
-    opposite_zeros = totals[1][0] - holds[1] - holds[3]
-    return (np.maximum(holds[0], holds[1]) + np.maximum(holds[2], holds[3])
-            + np.maximum(opposite_ones, opposite_zeros))
-
-
 def sharpen_pair(indexes: Sequence[LiteralIndex], target: InitialTarget, partner: Split, epsilon: EpsilonLike,
                  accountant: Accountant, step: str, counters: Sequence[GainCounter] | None = None,
                  window: int = THRESHOLD_WINDOW) -> tuple[InitialTarget, Split]:
@@ -177,7 +157,7 @@ def sharpen_pair(indexes: Sequence[LiteralIndex], target: InitialTarget, partner
     else:
         counts, totals = counters[class_side]([klass], candidates)
     mechanism = ExponentialMechanism(epsilon, THRESHOLD_SENSITIVITY, monotone=True)
-    split, high = candidates[int(mechanism.release(accountant, step, agreement_scores(counts, totals)))]
+    split, high = candidates[int(mechanism.release(accountant, step, majority_counts(counts, totals)[0]))]
     if side == "target":
         return InitialTarget(target.side, split, high), partner
     return target, split
