@@ -250,28 +250,18 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     assert document["format"] == "dprm.redescriptions/1" and document["algorithm"] == "alt-expm"
     assert document["privacy"]["epsilon"] == 0.5 and len(document["redescriptions"]) == found
 
-    # the second download from a new tab: Chromium's download limiter is per tab and lets a tab
-    # download one file freely and a second only under a recent user gesture, which a slow
-    # answer (CI under load) may outlive: reloading the same tab was not enough (cancelled
-    # "Download.path: canceled" three times in a row in a full suite on two busy cores, session
-    # 25). A new tab's first download is allowed; should the browser still cancel one, a
-    # further new tab tries again (at most three).
-    from playwright.sync_api import Error as PlaywrightError
-
-    for attempt in range(3):
-        download_tab = context.new_page()
-        download_tab.goto(server["alice_job"])
-        with download_tab.expect_download() as download_info:
-            download_tab.get_by_role("link", name="Download clired queries").click()
-        try:
-            path = download_info.value.path()
-            break
-        except PlaywrightError as error:
-            if "canceled" not in str(error) or attempt == 2:
-                raise
-        finally:
-            download_tab.close()
-    lines = Path(path).read_text().splitlines()
+    # the clired file: the link the page shows, fetched with the page's own session (its cookies)
+    # rather than through Chromium's download manager. Chromium cancelled this download
+    # ("Download.path: canceled") in full suites under load, in the same tab, after a reload and
+    # in up to three fresh tabs (sessions 25-28), never the JSON file above; the cause was not
+    # found (the file type ".queries" is one Chromium does not know). The JSON download above
+    # goes through the download manager.
+    link = page.get_by_role("link", name="Download clired queries")
+    assert link.get_attribute("download") is not None
+    answer = page.request.get(base + link.get_attribute("href"))
+    assert answer.ok and answer.headers["content-type"].startswith("text/plain")
+    assert re.fullmatch(r'attachment; filename="job_[0-9a-f]+\.queries"', answer.headers["content-disposition"])
+    lines = answer.text().splitlines()
     assert lines[0].split("\t")[:3] == ["rid", "query_LHS", "query_RHS"] and len(lines) == found + 1
 
     # a long dummy job, cancelled from the job list (HTMX posts the cancel and swaps the list)
