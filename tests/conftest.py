@@ -41,7 +41,6 @@ def random_view(rng: np.random.Generator, n_rows: int, side: str = "left", missi
     return View(side, attributes)
 
 
-
 def view_rows(view: View, rows) -> View:
     """``view`` on ``rows`` only (an index, a slice or a mask): a neighbouring dataset, or one shard's part."""
     return View(view.name, [replace(a, values=a.values[rows]) for a in view.attributes])
@@ -63,6 +62,7 @@ def neighbour_changes(views, scores_of, mechanism, rows) -> tuple[set, float]:
         ratio = np.abs(np.log(mechanism.probabilities(full)) - np.log(mechanism.probabilities(smaller)))
         worst_ratio = max(worst_ratio, float(ratio.max()))
     return drops, worst_ratio
+
 
 #: The local Ray of the xdist group "ray" (:func:`ray_session`): empty, or the started ``ray`` module.
 _RAY: list = []
