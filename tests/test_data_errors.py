@@ -324,6 +324,20 @@ def test_id_column_declared_with_another_type() -> None:
         TypesSpec.from_mapping({"id_column": "k", "columns": {"k": "numeric"}}, source="t.json")
 
 
+def test_an_id_column_found_in_the_files_must_not_be_declared_with_another_type(tmp_path: Path, right: Path) -> None:
+    # The id column is the files' common first column, or given with id_column=; a types
+    # file that declares it an attribute would be silently overruled: refused instead.
+    left = write(tmp_path / "left.csv", GOOD)
+    message = load_error(left, right, types={"columns": {"id": {"type": "numeric", "bounds": [0, 9]}}})
+    assert "column 'id' is the id column (the first column of both files) but is declared numeric" in message
+    message = load_error(left, right, id_column="id", types={"columns": {"id": "ignore"}})
+    assert "column 'id' is the id column (given as the id column) but is declared ignore" in message
+    with pytest.raises(DataError) as info:
+        load_two_view(left, right, types={"columns": {"id": "numeric"}})
+    assert info.value.code == "id_column_conflict" and not info.value.data_dependent
+    assert load_two_view(left, right, types={"columns": {"id": "id"}}).n_rows == 3
+
+
 def test_read_view_side_is_checked(tmp_path: Path) -> None:
     with pytest.raises(ParameterError):
         read_view(write(tmp_path / "left.csv", GOOD), "middle")

@@ -77,7 +77,7 @@ ERROR_CODES: dict[str, str] = {
     # rows and ids
     "row_count_mismatch": "the views have different numbers of rows",
     "missing_id_column": "the id column is absent",
-    "id_column_conflict": "two different id columns are given",
+    "id_column_conflict": "two different id columns are given, or the id column is declared with another type",
     "missing_id": "a row has no id",
     "duplicate_id": "an id occurs more than once",
     "unmatched_id": "an id occurs in one view only",

@@ -251,14 +251,25 @@ def _id_columns(
         for raw in (lraw, rraw):
             if name not in raw.column_names:
                 raise _no_id_column(raw, name)
-        return name, name
-    lfirst, rfirst = lraw.column_names[0], rraw.column_names[0]
-    if lfirst == rfirst:
-        return lfirst, rfirst
-    return (
-        lfirst if lfirst.lower() in SIREN_ID_NAMES else None,
-        rfirst if rfirst.lower() in SIREN_ID_NAMES else None,
-    )
+        ids = (name, name)
+        how = "given as the id column"
+    else:
+        lfirst, rfirst = lraw.column_names[0], rraw.column_names[0]
+        if lfirst == rfirst:
+            ids = (lfirst, rfirst)
+        else:
+            ids = (lfirst if lfirst.lower() in SIREN_ID_NAMES else None,
+                   rfirst if rfirst.lower() in SIREN_ID_NAMES else None)
+        how = "the first column of both files" if lfirst == rfirst else "named like an id column"
+    for used in dict.fromkeys(i for i in ids if i is not None):
+        declared = spec.get(used)
+        if declared is not None and declared.type is not ColumnType.ID:
+            raise DataError(
+                f"{spec.source}: column {used!r} is the id column ({how}) but is declared "
+                f"{declared.type.value}; declare it \"type\": \"id\", or name another id column",
+                code="id_column_conflict", file=spec.source, column=used, data_dependent=False,
+            )
+    return ids
 
 
 def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) -> None:
