@@ -126,6 +126,11 @@ def test_bad_options_one_line_exit_2_nothing_written(learn: tuple[Path, Path], t
     ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"a": "numeric"}}, ["t.json", "column 'a'", "needs its public 'bounds'"]),
     ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"y": "categorical"}},
      ["t.json", "column 'y'", "needs its public 'categories'"]),
+    # a numeric target: declared (refused before any row is read) or a measurement in the rows
+    ("a,y\n1,0.5\n2,1.5\n3,2.5\n", {"columns": {"y": {"type": "numeric", "bounds": [0, 3]}}},
+     ["t.json", "target column 'y' is declared numeric", "declare it categorical"]),
+    ("a,y\n1,1\n2,0.25\n3,2\n", None, ["d.csv", "target column 'y' holds numbers that are not whole",
+                                         "(row 2: 0.25)", "declare its categories"]),
 ])
 def test_bad_data_one_line_exit_2_nothing_written(tmp_path: Path, content: str, types: dict | None,
                                                   fragments: list[str]) -> None:

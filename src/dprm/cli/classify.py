@@ -172,6 +172,11 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
         raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
     spec = read_types_file(types) if types is not None else TypesSpec()
     spec.check_public_domains()  # the fit is private: a declared domain must be whole (before any row is read)
+    declared_target = spec.get(target)
+    if declared_target is not None and declared_target.type is ColumnType.NUMERIC:
+        raise DataError(f"{spec.source}: the target column {target!r} is declared numeric; a classifier's target "
+                        "holds classes: declare it categorical with its categories (or boolean)",
+                        code="bad_types_file", file=spec.source, column=target, data_dependent=False)
     markers = [part for item in na_values or [] for part in item.split(",")] or None
     view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
                      duplicate_names="error", all_types_here=True, keep_constant=True)
@@ -197,7 +202,13 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
                 row = int(missing[0]) + 1  # data rows counted from 1, as the data layer does
                 raise DataError(f"{source}: the target column {target!r} has missing values, e.g. row {row}",
                                 column=target, row=row)
-            if attribute.kind is AttributeKind.NUMERIC and np.all(np.mod(values, 1) == 0):
+            if attribute.kind is AttributeKind.NUMERIC:
+                fractional = np.flatnonzero(np.mod(values, 1) != 0)
+                if fractional.size:  # a measurement, not class codes
+                    row = int(fractional[0]) + 1
+                    raise DataError(f"{source}: the target column {target!r} holds numbers that are not whole "
+                                    f"(row {row}: {values[fractional[0]]:g}); a classifier needs classes: "
+                                    "declare its categories in a types file", column=target, row=row)
                 values = values.astype(np.int64)  # whole numbers are classes 0, 1, ..., not 0.0, 1.0
             labels = np.asarray(values, dtype=object).astype(str)
             if declared is not None and attribute.kind is not AttributeKind.NUMERIC:
