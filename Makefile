@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := out/demo
 LOCK := requirements.lock
-EXTRAS := test,server,compare,itemsets,ray,aot
+EXTRAS := test,server,compare,itemsets,ray,aot,baselines
 # dpmm (the DP synthetic-data baseline of `dprm evaluate`, docs/baselines.md) pins numpy 1.26,
 # pandas 2.1 and OpenDP 0.12: it gets an environment of its own, from its own hashed lock.
 DPMM_VENV := .venv-dpmm
