@@ -552,6 +552,19 @@ def test_run_report_refuses_a_file_not_following_the_spec(tmp_path) -> None:
     assert output.read_text() == "old"
 
 
+def test_run_report_names_the_document_of_a_query_the_data_cannot_answer(real_dir, tmp_path) -> None:
+    _, data = planted_data()
+    document = json.loads((real_dir / "runs" / "alt-expm" / "1" / "0.json").read_text())
+    document["redescriptions"][0]["left"] = {"attr": "no_such_column", "eq": True}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    with pytest.raises(DprmError) as info:
+        write_run_report(edited, tmp_path / "run.html", data)
+    message = str(info.value)
+    assert message.startswith(f"{edited}: redescriptions[0].left: ") and "'no_such_column'" in message
+    assert not (tmp_path / "run.html").exists()
+
+
 # ------------------------------------------------------------------ command line
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from dprm import __version__ as dprm_version
 from dprm.data.attributes import TwoViewData
+from dprm.errors import DprmError
 from dprm.evaluation.html_page import (
     Column,
     check_output,
@@ -275,7 +276,11 @@ def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike
     if data is not None:
         from dprm.evaluation.true_statistics import true_statistics
 
-        truth = true_statistics(doc, data)
+        try:
+            truth = true_statistics(doc, data)
+        except DprmError as error:  # a query the data cannot answer: say which document holds it
+            raise DprmError(f"{source}: {error}", code=error.code, file=error.file or source,
+                              column=error.column, row=error.row, data_dependent=error.data_dependent) from None
         n_rows = data.n_rows
     text = run_report_html(doc, redescriptions, source=source, truth=truth, n_rows=n_rows,
                            data_source=data_source)
