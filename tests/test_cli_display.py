@@ -104,6 +104,10 @@ def test_every_redescription_says_its_excess_over_independence(tmp_path, algorit
             assert entry["excess_interval"] == pytest.approx([low - entry["jaccard"], high - entry["jaccard"]],
                                                              abs=2e-3)
     assert "excess" in out
+    if algorithm == "alt-mcmc":  # a released excess is shown with its interval, as J is
+        import re
+
+        assert re.search(r"excess -?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]", out), out
 
 
 def test_a_declared_complete_column_is_checked_and_used_by_the_normal_form(tmp_path) -> None:

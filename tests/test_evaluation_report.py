@@ -552,6 +552,16 @@ def test_run_report_refuses_a_file_not_following_the_spec(tmp_path) -> None:
     assert output.read_text() == "old"
 
 
+def test_run_report_shows_each_excess_over_independence_with_its_interval(real_dir, tmp_path) -> None:
+    document = real_dir / "runs" / "alt-expm" / "1" / "0.json"
+    doc = json.loads(document.read_text())
+    text = write_run_report(document, tmp_path / "run.html").read_text()
+    shown = re.findall(r"Excess over independence (-?[0-9.]+) \[(-?[0-9.]+), (-?[0-9.]+)\]", text)
+    expected = [r["independence"] for r in doc["redescriptions"] if "excess_interval" in r["independence"]]
+    assert shown and len(shown) == len(expected)
+    assert sorted(float(x) for x, _, _ in shown) == pytest.approx(sorted(e["excess"] for e in expected), abs=1e-3)
+
+
 def test_run_report_names_the_document_of_a_query_the_data_cannot_answer(real_dir, tmp_path) -> None:
     _, data = planted_data()
     document = json.loads((real_dir / "runs" / "alt-expm" / "1" / "0.json").read_text())

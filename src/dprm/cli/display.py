@@ -189,7 +189,12 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
         fields = [(head, "bold")]
         independence = r.extra.get("independence")
         if isinstance(independence, dict) and "excess" in independence:
-            fields.append((f"excess {independence['excess']:.2f}", ""))  # over independent queries' J (docs/mining.md)
+            # over independent queries' J (docs/mining.md), with the interval shifted from J's
+            excess = f"excess {independence['excess']:.2f}"
+            band = independence.get("excess_interval") if noisy else None
+            if band:
+                excess += f" [{band[0]:.2f}, {band[1]:.2f}]"
+            fields.append((excess, ""))
         fields += [(f"|L| {s.support_left:,.0f}", ""), (f"|R| {s.support_right:,.0f}", ""),
                    (f"|L∩R| {s.intersection:,.0f}", "")]
         if s.p_value is not None:

@@ -44,10 +44,14 @@ __all__ = [
 ]
 
 def _interval(extra: dict, key: str) -> tuple[float, float] | None:
-    interval = extra.get("interval")
-    if not isinstance(interval, dict):
+    return _pair(extra.get("interval"), key)
+
+
+def _pair(entry: Any, key: str) -> tuple[float, float] | None:
+    """``entry[key]`` as two floats (an interval of a document's ``extra``), or None."""
+    if not isinstance(entry, dict):
         return None
-    pair = interval.get(key)
+    pair = entry.get(key)
     if isinstance(pair, (list, tuple)) and len(pair) == 2:
         try:
             return float(pair[0]), float(pair[1])
@@ -203,6 +207,11 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                  f"<p>The rows where the left query holds are nearly those where the right query holds: of the "
                  f"rows where either holds, a share of about {escape(format_value(s.jaccard))} satisfies both"
                  f"{' (' + escape(level) + 'interval ' + escape(_with_interval(s.jaccard, ji).split(' ', 1)[1]) + ')' if ji else ''}.</p>"]
+        if excess_of(r.extra) is not None:
+            band = _pair(r.extra.get("independence"), "excess_interval")
+            lines.append(f"<p>Excess over independence {escape(_with_interval(excess_of(r.extra), band))}: the "
+                         "Jaccard index above that of two independent queries of the same sizes (near 0: no "
+                         "finding, however large J).</p>")
         released = [("|L|", _with_interval(_count(s.support_left), _interval(r.extra, "support_left"), "int")),
                     ("|R|", _with_interval(_count(s.support_right), _interval(r.extra, "support_right"), "int")),
                     ("|L∩R|", _with_interval(_count(s.intersection), _interval(r.extra, "intersection"), "int")),
