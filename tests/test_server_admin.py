@@ -81,6 +81,7 @@ def test_admin_command_line(tmp_path: Path) -> None:
     assert added.returncode == 0 and added.stdout.count("\n") == 1 and token.startswith("dprm_")
     for args, message in [
         (("budget", "set", "alice", "tiny", "1e-10"), "multiple of 1e-9"),
+        (("budget", "set", "alice", "tiny", "-1"), "EPSILON must be 0 or more, got '-1'"),
         (("budget", "set", "nobody", "tiny", "1"), "no analyst named 'nobody'"),
         (("budget", "set", "alice", "nope", "1"), "no dataset named 'nope'"),
         (("analyst", "add", "alice"), "exists already"),
@@ -89,6 +90,7 @@ def test_admin_command_line(tmp_path: Path) -> None:
         refused = dprm("admin", "--db", db, *args)
         assert refused.returncode == 2 and refused.stderr.startswith("error: ") and message in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1 and refused.stdout == ""
+    assert "remaining 0" in dprm("admin", "--db", db, "budget", "set", "alice", "tiny", "0.0").stdout  # withdrawn
     assert "remaining 1.5" in dprm("admin", "--db", db, "budget", "set", "alice", "tiny", "1.5").stdout
     rotated = dprm("admin", "--db", db, "analyst", "rotate", "alice").stdout.strip()
     assert rotated != token and rotated.startswith("dprm_")

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from dprm.errors import ParameterError
-from dprm.privacy.budget import as_epsilon
+from dprm.privacy.budget import as_epsilon, as_fraction
 
 __all__ = ["UNITS_PER_EPSILON", "MAX_EPSILON", "MAX_UNITS", "epsilon_units", "units_fraction", "units_text",
            "units_float", "fraction_text", "huge_exponent"]
@@ -67,12 +67,19 @@ def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False
         When ``value`` is not a finite number, not positive (or zero with
         ``allow_zero``), above :data:`MAX_EPSILON`, or not a multiple of 10⁻⁹.
     """
-    if allow_zero and not isinstance(value, bool) and value in (0, "0", 0.0):
-        return 0
     if isinstance(value, str) and len(value) > 64:
         raise ParameterError(f"{name} must be a number of at most 64 characters")
     if isinstance(value, str) and huge_exponent(value):
         raise ParameterError(f"{name} must be a number between 1e-9 and {MAX_EPSILON:g}, got {_shown(value)}")
+    if allow_zero and not isinstance(value, bool):
+        try:
+            exact = as_fraction(value, name)
+        except ParameterError:  # not a number: the general message below
+            exact = None
+        if exact == 0:  # 0, "0", "0.0", "-0", 0.0: a budget withdrawn
+            return 0
+        if exact is not None and exact < 0:
+            raise ParameterError(f"{name} must be 0 or more, got {_shown(value)}")
     exact = as_epsilon(value, name)
     if exact > MAX_EPSILON:
         raise ParameterError(f"{name} must be at most {MAX_EPSILON:g}, got {_shown(value)}")
