@@ -289,7 +289,7 @@ def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike
             truth = true_statistics(doc, data)
         except DprmError as error:  # a query the data cannot answer: say which document holds it
             raise DprmError(f"{source}: {error}", code=error.code, file=error.file or source,
-                              column=error.column, row=error.row, data_dependent=error.data_dependent) from None
+                            column=error.column, row=error.row, data_dependent=error.data_dependent) from None
         n_rows = data.n_rows
     text = run_report_html(doc, redescriptions, source=source, truth=truth, n_rows=n_rows,
                            data_source=data_source)

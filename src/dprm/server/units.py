@@ -73,12 +73,12 @@ def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False
         raise ParameterError(f"{name} must be a number between 1e-9 and {MAX_EPSILON:g}, got {_shown(value)}")
     if allow_zero and not isinstance(value, bool):
         try:
-            exact = as_fraction(value, name)
+            given: Fraction | None = as_fraction(value, name)
         except ParameterError:  # not a number: the general message below
-            exact = None
-        if exact == 0:  # 0, "0", "0.0", "-0", 0.0: a budget withdrawn
+            given = None
+        if given == 0:  # 0, "0", "0.0", "-0", 0.0: a budget withdrawn
             return 0
-        if exact is not None and exact < 0:
+        if given is not None and given < 0:
             raise ParameterError(f"{name} must be 0 or more, got {_shown(value)}")
     exact = as_epsilon(value, name)
     if exact > MAX_EPSILON:
