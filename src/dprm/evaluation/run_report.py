@@ -207,9 +207,10 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                  f"<p>The rows where the left query holds are nearly those where the right query holds: of the "
                  f"rows where either holds, a share of about {escape(format_value(s.jaccard))} satisfies both"
                  f"{' (' + escape(level) + 'interval ' + escape(_with_interval(s.jaccard, ji).split(' ', 1)[1]) + ')' if ji else ''}.</p>"]
-        if excess_of(r.extra) is not None:
+        excess = excess_of(r.extra)
+        if excess is not None:
             band = _pair(r.extra.get("independence"), "excess_interval")
-            lines.append(f"<p>Excess over independence {escape(_with_interval(excess_of(r.extra), band))}: the "
+            lines.append(f"<p>Excess over independence {escape(_with_interval(excess, band))}: the "
                          "Jaccard index above that of two independent queries of the same sizes (near 0: no "
                          "finding, however large J).</p>")
         released = [("|L|", _with_interval(_count(s.support_left), _interval(r.extra, "support_left"), "int")),
