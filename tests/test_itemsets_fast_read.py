@@ -68,6 +68,32 @@ def test_a_file_read_in_many_chunks_is_encoded_across_their_dictionaries(tmp_pat
     assert fast[1].tolist() == slow[1].tolist()
 
 
+def test_a_column_read_as_plain_strings_is_encoded_the_same(tmp_path, monkeypatch) -> None:
+    """A column pyarrow returns as plain strings rather than dictionary-encoded (once seen in CI on
+    mushroom.csv) gives the same domains and codes as the chunked reading: no AttributeError."""
+    import pyarrow as pa
+
+    from dprm.itemsets import sources, text_table
+
+    monkeypatch.setattr(text_table, "_BLOCK_SIZE", 64)
+    rows = [f"{'xyz'[i % 3]},{'uvw'[i % 5 % 3]}" for i in range(60)]
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n" + "\n".join(rows) + "\n")
+    read = text_table.read_text_arrow
+
+    def mixed(*args, **kwargs):
+        columns, cells = read(*args, **kwargs)
+        assert len(cells[1].chunks) > 3
+        return columns, [cells[0], cells[1].cast(pa.string())]  # column b plain strings, a encoded
+
+    monkeypatch.setattr(sources, "read_text_arrow", mixed)
+    fast = table_codes(path, path.name, 1000)
+    slow = _slow(path, None)
+    assert fast is not None
+    assert {n: d.categories for n, d in fast[0].items()} == {n: d.categories for n, d in slow[0].items()}
+    assert fast[1].tolist() == slow[1].tolist()
+
+
 @pytest.mark.parametrize("text, domains, max_rows", [
     ("a,b\nx,\ny,u\n", None, 100),            # an empty cell: the slow path words "missing value"
     ("a,b\nx,u,9\ny,u\n", None, 100),         # a row with three fields

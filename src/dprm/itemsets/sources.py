@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from dprm.data.arrow_arrays import to_numpy
 from dprm.data.category_text import category_text
@@ -135,7 +136,7 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
     for j, (column, array) in enumerate(zip(columns, cells)):
         if array.null_count:
             return None
-        chunks = [(chunk.dictionary.to_pylist(), chunk.indices) for chunk in array.chunks]  # read encoded
+        chunks = [(chunk.dictionary.to_pylist(), chunk.indices) for chunk in map(_encoded, array.chunks)]
         values = sorted({v for texts, _ in chunks for v in texts})
         if column in declared:
             variables[column] = declared[column]
@@ -152,6 +153,16 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
             codes[start:start + len(indices), j] = recode[to_numpy(indices)]  # not pyarrow's: it imports pandas
             start += len(indices)
     return variables, codes
+
+
+def _encoded(chunk: pa.Array) -> pa.DictionaryArray:
+    """A chunk dictionary-encoded: as pyarrow read it, or encoded here when it came as plain strings.
+
+    pyarrow honours the dictionary column type it is given, but a CI run once received
+    one column of ``mushroom.csv`` as plain strings (not reproduced since), so both are
+    accepted (``dictionary_encode`` imports ``pyarrow.compute``, only then).
+    """
+    return chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
 
 
 def row_codes(variables: Mapping[str, VariableDomain], row: Mapping[str, object], number: int) -> np.ndarray:
