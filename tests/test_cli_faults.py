@@ -98,3 +98,28 @@ def test_a_miner_given_something_else_than_data_says_what_it_needs(data: object)
 
     with pytest.raises(ParameterError, match="TwoViewData"):
         CartWheels().fit(data)
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("tok\u00e9n\n".encode(), "printable ASCII"),      # not ASCII
+    (b"\xff\xfe\xfd\n", "printable ASCII"),             # not even UTF-8
+    (b"abc\x00def\n", "printable ASCII"),               # a NUL inside the one word
+    (b"a" * 5000, "too large"),                          # read up to a bound, never whole
+])
+def test_remote_names_a_token_file_that_holds_no_token_before_connecting(tmp_path: Path, content: bytes,
+                                                                         fragment: str) -> None:
+    """A token file is checked before any request: one line naming it, exit 2, no internal error or
+    'cannot reach' (port 9 on loopback answers nothing)."""
+    token = tmp_path / "t.token"
+    token.write_bytes(content)
+    line = expect_error(["remote", "--url", "http://127.0.0.1:9", "--token-file", token, "budget"],
+                        "--token-file", "t.token", fragment)
+    assert "reach" not in line and "internal" not in line
+
+
+def test_remote_refuses_a_url_with_a_user_name_and_password(tmp_path: Path) -> None:
+    """httpx would send ``user:pw@`` as Basic authentication in place of the token."""
+    token = write(tmp_path / "token", "dprm_1_secret\n")
+    line = expect_error(["remote", "--url", "http://user:pw@127.0.0.1:9", "--token-file", token, "budget"],
+                        "--url", "user name or password")
+    assert "reach" not in line

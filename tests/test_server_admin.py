@@ -65,6 +65,10 @@ def test_registration_checks_names_files_and_duplicates(tmp_path: Path) -> None:
         register_dataset(db, "bad name!", left, right, types)
     with pytest.raises(DataError, match="no such file"):
         register_dataset(db, "tiny", tmp_path / "missing.csv", right, types)
+    for bad in (str(tmp_path / ("a" * 5000)), "/proc/self/mem"):  # too long a name; a file that fails to read
+        with pytest.raises(DataError, match="cannot be read") as refused:
+            register_dataset(db, "tiny", bad, right, types)
+        assert refused.value.data_dependent is False and len(str(refused.value)) < 300
     schema = register_dataset(db, "tiny", left, right, types)
     assert schema["views"]["left"][0] == {"name": "a", "type": "boolean"}
     with pytest.raises(ParameterError, match="registered already"):

@@ -292,6 +292,12 @@ def test_owner_registers_a_dataset_or_sees_one_line_naming_the_problem(site: Sit
     missing = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "second", "left": str(left),
                                                     "right": str(folder / "nope.csv"), "types": str(types)})
     assert missing.status_code == 422 and "nope.csv: no such file" in missing.text
+    for bad, says in ((str(folder) + "/" + "a" * 5000, "cannot be read"),     # a name too long for the system
+                      ("/proc/self/mem", "cannot be read")):                    # a file that fails to read
+        refused = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "second", "left": bad,
+                                                        "right": str(right), "types": str(types)})
+        assert refused.status_code == 422 and says in refused.text, refused.text[:300]
+        assert len(html.unescape(refused.text).split("cannot be read")[0].splitlines()[-1]) < 400
     done = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "second", "left": str(left),
                                                  "right": str(right), "types": str(types)})
     assert done.status_code == 200 and "registered second: 2 left and 2 right attributes" in done.text

@@ -134,8 +134,12 @@ class Client:
             parsed = None
         if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
             raise ParameterError(f"{url!r} is not a server URL (http://HOST:PORT or https://...)")
+        if parsed.userinfo:  # httpx would send it as Basic authentication instead of the token
+            raise ParameterError(f"{url!r}: a server URL holds no user name or password (the token authenticates)")
         self.retries = retries
         token = token.strip()
+        if not token or not token.isascii() or not token.isprintable() or " " in token:
+            raise ParameterError("the token must be one word of printable ASCII characters")
         self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
                                   headers={"Authorization": f"Bearer {token}", "User-Agent": "dprm-client"})
 

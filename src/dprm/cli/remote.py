@@ -51,6 +51,10 @@ Output = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE.
                                                 help="Write the answer here (else to standard output).")]
 
 
+#: The largest token file read (a token is about 60 characters).
+_MAX_TOKEN_FILE = 4096
+
+
 @app.callback()
 def remote(
     url: Optional[str] = typer.Option(None, "--url", metavar="URL", envvar="DPRM_URL", show_default=False,
@@ -74,11 +78,17 @@ def _client() -> Any:
                              "(or DPRM_URL and DPRM_TOKEN_FILE)")
     path: Path = _STATE["token_file"]
     try:
-        token = path.read_text(encoding="utf-8").strip()
+        with path.open("rb") as stream:
+            raw = stream.read(_MAX_TOKEN_FILE + 1)
     except OSError as error:
         raise ParameterError(f"--token-file {path}: {error.strerror or error}") from None
+    if len(raw) > _MAX_TOKEN_FILE:
+        raise ParameterError(f"--token-file {path}: too large for a token (more than {_MAX_TOKEN_FILE} bytes)")
+    token = raw.decode("ascii", errors="replace").strip()
     if not token or len(token.split()) != 1:
         raise ParameterError(f"--token-file {path}: must hold the token alone")
+    if not token.isprintable() or "\ufffd" in token:
+        raise ParameterError(f"--token-file {path}: a token is printable ASCII (letters, digits, '_' and '-')")
     try:
         return Client(_STATE["url"], token)
     except ParameterError as error:

@@ -93,6 +93,39 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def _path_text(path: object) -> str:
+    """A path as an error names it: whole up to 200 characters, else its start and end."""
+    text = str(path)
+    return text if len(text) <= 200 else f"{text[:120]}…{text[-60:]}"
+
+
+def _readable_file(given: str | os.PathLike[str]) -> Path:
+    """``given`` resolved, a regular file whose first byte can be read; else a one-line :class:`DataError`.
+
+    A name too long for the system, a device that fails to read (``/proc/self/mem``),
+    a directory: each is the owner's input named back to the owner, never a server error.
+    """
+    try:
+        path = Path(given).expanduser().resolve()
+        if not path.is_file():
+            raise DataError(f"{_path_text(path)}: no such file", code="file_not_found", data_dependent=False)
+        with path.open("rb") as handle:
+            handle.read(1)
+    except OSError as error:
+        raise DataError(f"{_path_text(given)}: cannot be read: {error.strerror or error}", code="unreadable_file",
+                        data_dependent=False) from None
+    return path
+
+
+def _named_digest(path: Path) -> str:
+    """:func:`sha256_file`, an error naming the file."""
+    try:
+        return sha256_file(path)
+    except OSError as error:
+        raise DataError(f"{_path_text(path)}: cannot be read: {error.strerror or error}", code="unreadable_file",
+                        data_dependent=False) from None
+
+
 def _read_types_mapping(path: Path) -> dict[str, Any]:
     """The types file as a mapping (validated by the data layer first)."""
     from dprm.data import read_types_file
@@ -186,18 +219,15 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
     check_name(name, "dataset")
     if duplicate_names not in ("rename", "error"):
         raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {duplicate_names!r}")
-    paths = [Path(p).expanduser().resolve() for p in (left, right, types)]
-    for path in paths:
-        if not path.is_file():
-            raise DataError(f"{path}: no such file", code="file_not_found", data_dependent=False)
+    paths = [_readable_file(p) for p in (left, right, types)]
     mapping = _read_types_mapping(paths[2])
     spec = TypesSpec.from_mapping(mapping, source=str(paths[2]))
     options = {"id_column": id_column, "duplicate_names": duplicate_names}
-    digests = [sha256_file(p) for p in paths]
+    digests = [_named_digest(p) for p in paths]
     data = load_two_view(paths[0], paths[1], types=spec, **_load_kwargs(options))
     check_complete(data, spec)
     schema = public_schema(data, id_column if id_column is not None else spec.id_column)
-    after = [sha256_file(p) for p in paths]
+    after = [_named_digest(p) for p in paths]
     if after != digests:
         raise DataError("a file changed while it was being registered; try again", data_dependent=False)
     values = dict(name=name, active_name=name, left_path=str(paths[0]), right_path=str(paths[1]),
