@@ -187,3 +187,18 @@ def test_number_texts_in_parameters_are_refused_not_a_500(api: TestClient, split
     response = api.post("/v1/jobs", json={"dataset": "tiny", "algorithm": "serenade-cs", "epsilon": 1,
                                           "parameters": {"budget_split": split}, "dry_run": True})
     assert response.status_code == 422 and _error(response) == "invalid_parameter", response.text
+
+
+@pytest.mark.parametrize("epsilon, says", [
+    ("", "finite number"),                     # the web form's empty field, or an empty text
+    ("9" * 4301, "at most 64 characters"),     # longer than any epsilon: not a generic invalid_request
+    ("0." + "0" * 70 + "1", "at most 64 characters"),
+    ("20000", "between 0.0001 and 10000"),     # a primitive's range, beyond the miners'
+    ("0.00001", "between 0.0001 and 10000"),
+])
+def test_a_jobs_bad_epsilon_is_invalid_epsilon_and_says_why(api: TestClient, epsilon: str, says: str) -> None:
+    response = api.post("/v1/jobs", json={"dataset": "tiny", "algorithm": "alt-expm", "epsilon": epsilon,
+                                          "dry_run": True})
+    assert response.status_code == 422 and _error(response) == "invalid_epsilon", response.text
+    assert says in response.json()["error"]["message"]
+    assert Fraction(_spent(api)) == 0

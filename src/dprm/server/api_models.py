@@ -20,7 +20,9 @@ from dprm.server.dummy import MAX_DUMMY_ROWS
 __all__ = ["JobRequest", "StatisticsRequest", "LeafPairsRequest", "ErrorBody", "Epsilon", "DatasetName"]
 
 DatasetName = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
-Epsilon = Annotated[Union[StrictInt, StrictFloat, Annotated[str, StringConstraints(min_length=1, max_length=64)]],
+# any text: its checks (:func:`dprm.server.units.epsilon_units`) answer ``invalid_epsilon``, where pydantic's
+# length bounds gave a generic ``invalid_request`` about the integer form
+Epsilon = Annotated[Union[StrictInt, StrictFloat, str],
                     Field(description="Privacy budget of the request: > 0, a multiple of 1e-9, at most 1e6; "
                                       "a number or a decimal string", examples=[0.5, "0.25"])]
 ParameterValue = Union[StrictBool, StrictInt, StrictFloat, Annotated[str, StringConstraints(max_length=200)], None]

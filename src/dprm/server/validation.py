@@ -20,7 +20,7 @@ from typing import Any
 
 from dprm.errors import DprmError
 from dprm.server.errors import ApiError
-from dprm.server.units import huge_exponent, units_float, units_fraction
+from dprm.server.units import huge_exponent, units_float, units_fraction, units_text
 
 __all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "parameter_limits", "check_job", "check_query",
            "check_confidence", "JobSpec"]
@@ -179,6 +179,7 @@ def check_job(algorithm: str, parameters: dict[str, Any], units: int) -> JobSpec
             raise ApiError("invalid_parameter",
                            f"{name.replace('_', '-')} must be between {low} and {high} on this server")
     checked["epsilon"] = _miner_epsilon(units)
+    _check_job_epsilon(units)
     try:
         miner = make_miner(algorithm, **checked)
         check = getattr(miner, "check_parameters", None)
@@ -189,6 +190,15 @@ def check_job(algorithm: str, parameters: dict[str, Any], units: int) -> JobSpec
     except (TypeError, ValueError, ArithmeticError) as error:  # e.g. OverflowError of budget-split 1e400,1,1
         raise ApiError("invalid_parameter", f"invalid parameters for {algorithm}: {str(error)[:200]}") from None
     return JobSpec(algorithm, checked)
+
+
+def _check_job_epsilon(units: int) -> None:
+    """A job's ε within the miners' own range (narrower than a primitive's), else ``422 invalid_epsilon``."""
+    from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
+
+    if not SMALLEST_EPSILON <= units_fraction(units) <= LARGEST_EPSILON:
+        raise ApiError("invalid_epsilon", f"a job's epsilon must be between {float(SMALLEST_EPSILON):g} and "
+                                          f"{float(LARGEST_EPSILON):g} (the miners' range), got {units_text(units)}")
 
 
 def _public(error: DprmError) -> str:
