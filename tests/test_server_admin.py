@@ -76,6 +76,27 @@ def test_registration_checks_names_files_and_duplicates(tmp_path: Path) -> None:
     db.dispose()
 
 
+def test_a_dataset_removed_and_added_again_keeps_its_history_apart(tmp_path: Path) -> None:
+    """The owner's tables say which registration a budget or a charge belongs to, and adding the
+    same files again says that budgets start afresh on rows analysts may have spent on."""
+    left, right, types = tiny_views(tmp_path)
+    db = str(tmp_path / "server.db")
+    add = ("admin", "--db", db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types))
+    first = dprm(*add)
+    assert first.returncode == 0 and "note:" not in first.stdout
+    assert dprm("admin", "--db", db, "analyst", "add", "alice").returncode == 0
+    assert dprm("admin", "--db", db, "budget", "set", "alice", "tiny", "1").returncode == 0
+    assert dprm("admin", "--db", db, "dataset", "remove", "tiny").returncode == 0
+    again = dprm(*add)
+    assert again.returncode == 0
+    assert "note: the same files were registered before as tiny (removed); budgets on tiny start afresh" \
+        in again.stdout
+    assert dprm("admin", "--db", db, "budget", "set", "alice", "tiny", "2").returncode == 0
+    listed = dprm("admin", "--db", db, "budget", "list", "--dataset", "tiny").stdout
+    rows = [line for line in listed.splitlines() if "alice" in line]
+    assert len(rows) == 2 and sum("tiny (removed)" in line for line in rows) == 1, listed
+
+
 def test_admin_command_line(tmp_path: Path) -> None:
     left, right, types = tiny_views(tmp_path)
     db = str(tmp_path / "server.db")

@@ -134,18 +134,21 @@ def _analyst_id(connection: Any, name: Optional[str]) -> Optional[int]:
     return None if name is None else int(find_analyst(connection, name).id)
 
 
-def _dataset_id(connection: Any, name: Optional[str]) -> Optional[int]:
+def _dataset_ids(connection: Any, name: str) -> list[int]:
+    """Every registration of dataset ``name``: the active one and any removed before (a filter matches all)."""
     from sqlalchemy import select
 
     from dprm.server.tables import datasets
 
-    if name is None:
-        return None
-    row = connection.execute(select(datasets.c.id).where(datasets.c.name == name)
-                             .order_by(datasets.c.id.desc())).first()
-    if row is None:
+    ids = [int(r.id) for r in connection.execute(select(datasets.c.id).where(datasets.c.name == name))]
+    if not ids:
         raise ParameterError(f"no dataset named {name!r}")
-    return int(row.id)
+    return ids
+
+
+def _shown_dataset(name: str, active_name: Optional[str]) -> str:
+    """A dataset's name as the owner's tables show it: a removed registration says so."""
+    return name if active_name is not None else f"{name} (removed)"
 
 
 # -- datasets ----------------------------------------------------------------------------------
@@ -165,12 +168,26 @@ def dataset_add(
     """Register a dataset: loaded and checked as `dprm mine` does; the types file must be complete."""
     from dprm.server.datasets import register_dataset
 
+    from sqlalchemy import and_, select
+
+    from dprm.server.tables import datasets
+
     with _creating() as database:
         schema = register_dataset(database, name, left, right, types, id_column=id_column,
                                   duplicate_names=duplicate_columns)
+        with database.read() as connection:
+            new = connection.execute(select(datasets).where(datasets.c.active_name == name)).one()
+            earlier = connection.execute(select(datasets.c.name).where(and_(
+                datasets.c.active_name.is_(None), datasets.c.left_sha256 == new.left_sha256,
+                datasets.c.right_sha256 == new.right_sha256))).all()
     views = schema["views"]
     print(f"registered {name}: {len(views['left'])} left and {len(views['right'])} right attributes "
           f"(public schema: names, types, declared domains)")
+    if earlier:
+        names = ", ".join(sorted({r.name for r in earlier}))
+        print(f"note: the same files were registered before as {names} (removed); budgets on {name} start afresh, "
+              f"so what analysts spent on these rows there adds to what they spend here "
+              f"(dprm admin ledger --dataset {earlier[0].name})")
 
 
 @dataset_app.command("remove")
@@ -364,17 +381,17 @@ def budget_list(
     from dprm.server.units import units_text
 
     with _db().read() as connection:
-        query = (select(analysts.c.name.label("analyst"), datasets.c.name.label("dataset"), budgets.c.total_units,
-                        budgets.c.spent_units)
+        query = (select(analysts.c.name.label("analyst"), datasets.c.name.label("dataset"), datasets.c.active_name,
+                        budgets.c.total_units, budgets.c.spent_units)
                  .join(analysts, analysts.c.id == budgets.c.analyst_id)
                  .join(datasets, datasets.c.id == budgets.c.dataset_id))
         if analyst is not None:
             query = query.where(budgets.c.analyst_id == _analyst_id(connection, analyst))
         if dataset is not None:
-            query = query.where(budgets.c.dataset_id == _dataset_id(connection, dataset))
-        rows = connection.execute(query.order_by(analysts.c.name, datasets.c.name)).all()
+            query = query.where(budgets.c.dataset_id.in_(_dataset_ids(connection, dataset)))
+        rows = connection.execute(query.order_by(analysts.c.name, datasets.c.name, datasets.c.id)).all()
     _table(["analyst", "dataset", "total", "spent", "remaining"],
-           [[r.analyst, r.dataset, units_text(r.total_units), units_text(r.spent_units),
+           [[r.analyst, _shown_dataset(r.dataset, r.active_name), units_text(r.total_units), units_text(r.spent_units),
              units_text(max(r.total_units - r.spent_units, 0))] for r in rows])
 
 
@@ -398,21 +415,22 @@ def ledger_command(
     _limit(limit)
     with _db().read() as connection:
         query = (select(ledger, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"),
-                        jobs.c.public_id)
+                        datasets.c.active_name, jobs.c.public_id)
                  .join(analysts, analysts.c.id == ledger.c.analyst_id)
                  .join(datasets, datasets.c.id == ledger.c.dataset_id)
                  .outerjoin(jobs, jobs.c.id == ledger.c.job_id))
         if analyst is not None:
             query = query.where(ledger.c.analyst_id == _analyst_id(connection, analyst))
         if dataset is not None:
-            query = query.where(ledger.c.dataset_id == _dataset_id(connection, dataset))
+            query = query.where(ledger.c.dataset_id.in_(_dataset_ids(connection, dataset)))
         rows = connection.execute(query.order_by(ledger.c.id)).all()
     _table(["when", "analyst", "dataset", "charge", "job", "step", "mechanism", "epsilon"],
-           [[_when(r.created_at), r.analyst, r.dataset, r.charge_id, r.public_id or "-", r.step[:60],
-             r.mechanism[:40], r.epsilon_exact] for r in rows[-limit:]])
+           [[_when(r.created_at), r.analyst, _shown_dataset(r.dataset, r.active_name), r.charge_id,
+             r.public_id or "-", r.step[:60], r.mechanism[:40], r.epsilon_exact] for r in rows[-limit:]])
     totals: dict[tuple[str, str], Fraction] = {}
     for r in rows:
-        totals[(r.analyst, r.dataset)] = totals.get((r.analyst, r.dataset), Fraction(0)) + Fraction(r.epsilon_exact)
+        key = (r.analyst, _shown_dataset(r.dataset, r.active_name))
+        totals[key] = totals.get(key, Fraction(0)) + Fraction(r.epsilon_exact)
     for (who, name), total in sorted(totals.items()):
         print(f"total {who} on {name}: {fraction_text(total)}")
 
