@@ -190,6 +190,41 @@ def test_classify_eval_refused_leaves_nothing(tmp_path: Path) -> None:
         assert not out.exists()
 
 
+@pytest.mark.parametrize("content, fragment", [
+    (b"", "is empty"),
+    (b"y,a\nyes,x\nno,y\n\xe9,x\n", "cannot be read"),                      # not UTF-8
+    (b"y,a,b\nyes,x,u\nno,y\nyes,x,v\nno,y,u\n", "row 2 has 2 fields"),      # a short row, not missing values
+    (b"y\nyes\nno\nyes\nno\n", "no feature column"),                           # the target alone
+])
+def test_classify_eval_refuses_a_file_it_cannot_learn_from(tmp_path: Path, content: bytes, fragment: str) -> None:
+    data = tmp_path / "d.csv"
+    data.write_bytes(content)
+    out = tmp_path / "new"
+    code, _, stderr = run(["classify-eval", out, "--quick", "--no-timing", "--datasets", f"{data}:y"])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, "d.csv", fragment)
+    assert not out.exists()
+
+
+def test_classify_eval_keeps_unrelated_files_and_every_asked_method(learn: tuple[Path, Path], tmp_path: Path) -> None:
+    """A folder of other files is refused, not overwritten; an embedding depth no maximum depth reaches is
+    an error where asked for (it would vanish from every table)."""
+    csv, _ = learn
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "report.html").write_text("precious")
+    code, _, stderr = run(["classify-eval", keep, "--quick", "--no-timing", "--datasets", f"{csv}:y"])
+    assert code == 2
+    assert_one_error_line(stderr, "not empty", "classification.json")
+    assert (keep / "report.html").read_text() == "precious"
+    out = tmp_path / "never"
+    code, _, stderr = run(["classify-eval", out, "--quick", "--no-timing", "--embedding-depths", "5",
+                           "--datasets", f"{csv}:y"])
+    assert code == 2
+    assert_one_error_line(stderr, "--embedding-depths", "d=5", "deeper than every --depths")
+    assert not out.exists()
+
+
 def test_the_largest_seed_also_seeds_the_cross_validation(learn: tuple[Path, Path], tmp_path: Path) -> None:
     csv, types = learn
     out = tmp_path / "model.json"

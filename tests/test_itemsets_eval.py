@@ -152,3 +152,28 @@ def test_cli_bad_options_write_nothing(tmp_path, args, fragment):
     assert code == 2
     assert_one_error_line(stderr, fragment)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"", "is empty"),
+    (b"a,b\n\xe9,x\ny,z\n", "cannot be read"),                  # not UTF-8
+    (b"a,b,c\nx,u,p\ny,v\nx,u,q\n", "row 2 has 2 fields"),      # a short row, not missing values
+])
+def test_cli_refuses_a_file_it_cannot_read(tmp_path, content, fragment):
+    data = tmp_path / "d.csv"
+    data.write_bytes(content)
+    out = tmp_path / "never"
+    code, _, stderr = run(["itemsets-eval", out, "--quick", "--datasets", str(data)])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, "d.csv", fragment)
+    assert not out.exists()
+
+
+def test_cli_refuses_a_folder_of_other_files(tmp_path):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "report.html").write_text("precious")
+    code, _, stderr = run(["itemsets-eval", keep, "--quick", "--experiments", "discovery", "--ibm-rows", "1500"])
+    assert code == 2
+    assert_one_error_line(stderr, "not empty", "itemsets_eval.json")
+    assert (keep / "report.html").read_text() == "precious"

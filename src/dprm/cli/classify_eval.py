@@ -27,8 +27,8 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
-from dprm.cli.eval_options import number_list
-from dprm.cli.outputs import Outputs, check_directory
+from dprm.cli.eval_options import number_list, output_directory
+from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
 from dprm.errors import ParameterError
 
@@ -123,17 +123,21 @@ def classify_eval(
     if not 1 <= jobs <= 256:
         raise ParameterError(f"--jobs must be between 1 and 256, not {jobs}")
     methods, method_notes = default_methods(embeddings, variant_values, baselines=baselines)
+    idle = [m.name for m in methods if not any(m.applies(depth) for depth in depth_values)]
+    if idle and embedding_depths is not None:  # asked for, it would vanish from every table
+        raise ParameterError(f"--embedding-depths: {', '.join(idle)} embeds deeper than every --depths "
+                             f"({', '.join(map(str, depth_values))})")
+    if idle:  # the grid's own embedding depths: left out where no maximum depth reaches them
+        methods = [m for m in methods if m.name not in idle]
+        method_notes.append(f"{', '.join(idle)}: left out, deeper than every maximum depth "
+                            f"({', '.join(map(str, depth_values))})")
     directory = Path(data_dir or os.environ.get("DPRM_UCI_DIR") or DEFAULT_DATA_DIR)
     shown_names = [dataset_name(d) for d in dataset_names]
     if len(set(shown_names)) != len(shown_names):
         raise ParameterError(f"--datasets: two datasets have the same name ({', '.join(shown_names)})")
 
     # -- outputs: checked before any data is read -----------------------------------------------
-    check_directory(out_dir, create=True)
-    created = not out_dir.exists()
-    if created:
-        out_dir.mkdir(parents=True)
-    try:
+    with output_directory(out_dir, "classification.json", "dprm classify-eval"):
         names = output_names(shown_names, timing)
         rendered: dict[str, bytes] = {}
         outputs = Outputs()
@@ -159,10 +163,6 @@ def classify_eval(
         result.notes[:0] = method_notes
         rendered.update(render_outputs(result))
         written = outputs.commit()
-    except BaseException:
-        if created and out_dir.is_dir() and not any(out_dir.iterdir()):
-            out_dir.rmdir()  # nothing written: leave no trace of the failed command
-        raise
     for message in result.notes:
         note(message)
     _print_table(result.table)

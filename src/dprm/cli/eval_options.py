@@ -71,9 +71,17 @@ def dataset_names(datasets: str | None, default: str) -> list[str]:
 
 
 @contextmanager
-def output_directory(out_dir: Path) -> Iterator[Path]:
-    """``out_dir``, checked and created if needed; removed again if the block fails and left it empty."""
+def output_directory(out_dir: Path, marker: str, command: str) -> Iterator[Path]:
+    """``out_dir``, checked and created if needed; removed again if the block fails and left it empty.
+
+    An existing folder must be empty or hold an earlier result of ``command`` (its file
+    ``marker``), whose files a new run replaces: a folder of other files is refused, as
+    ``dprm evaluate`` refuses one, so that nothing unrelated is overwritten.
+    """
     check_directory(out_dir, create=True)
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / marker).is_file():
+        raise ParameterError(f"{out_dir}: not empty and holds no earlier {command} result ({marker}); "
+                             "choose another OUT_DIR")
     created = not out_dir.exists()
     if created:
         out_dir.mkdir(parents=True)

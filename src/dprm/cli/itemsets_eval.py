@@ -102,7 +102,7 @@ def itemsets_eval(
         raise ParameterError(f"--experiments: choose among discovery, chains, timing, closeness, not {experiments!r}")
     directory = Path(data_dir or os.environ.get("DPRM_DATA_DIR") or DEFAULT_DATA_DIR)
 
-    with output_directory(out_dir):
+    with output_directory(out_dir, "itemsets_eval.json", "dprm itemsets-eval"):
         rendered: dict[str, bytes] = {}
         outputs = Outputs()
         for name in output_names():

@@ -93,9 +93,13 @@ class ItemsetDataset:
 
 
 def _csv_dataset(path: Path, name: str, quasi_identifiers: Sequence[str]) -> ItemsetDataset:
+    from dprm.itemsets.text_table import read_text_frame
+
     if not path.is_file():
         raise DataError(f"{path}: no such file", code="file_not_found", file=str(path), data_dependent=False)
-    data = pd.read_csv(path, dtype=str, keep_default_na=False)
+    # the reader of `dprm itemsets`: an empty or undecodable file, a row with more or fewer
+    # fields than the header, each one line naming the file (and the row); cells as written
+    data = read_text_frame(path, str(path)).fillna("")
     if len(data) == 0:
         raise DataError(f"{path}: the file has no data rows", code="no_rows", file=str(path), data_dependent=False)
     data.columns = [str(c).strip() for c in data.columns]

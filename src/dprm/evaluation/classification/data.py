@@ -103,8 +103,9 @@ def load_dataset(path: str | Path, target: str, *, name: str | None = None,
     Raises
     ------
     DataError
-        A missing or unreadable file, an unknown target column, missing class labels,
-        fewer than two classes.
+        A missing, empty or unreadable file, a row with more or fewer fields than the
+        header, an unknown target column, no other column, missing class labels, fewer
+        than two classes.
 
     Examples
     --------
@@ -120,15 +121,19 @@ def load_dataset(path: str | Path, target: str, *, name: str | None = None,
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such file", code="file_not_found", file=str(path), data_dependent=False)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[*missing, ""])
-    except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise DataError(f"{path}: cannot be read as CSV ({str(error).splitlines()[0] if str(error) else error})",
-                        file=str(path)) from None
+    from dprm.itemsets.text_table import read_text_frame
+
+    # the reader of `dprm itemsets` and `dprm classify`: an empty or undecodable file, a row with
+    # more or fewer fields than the header, each one line naming the file (and the row)
+    frame = read_text_frame(path, str(path))
+    frame = frame.where(~frame.isin(list(missing)), np.nan)  # the empty cell is missing already
     if target not in frame.columns:
         raise DataError(f"{path}: no target column {target!r}; columns: {', '.join(map(str, frame.columns))}",
                         file=str(path), data_dependent=False)
     labels = frame.pop(target)
+    if frame.shape[1] == 0:
+        raise DataError(f"{path}: no feature column besides the target {target!r}", file=str(path),
+                        data_dependent=False)
     if labels.isna().any():
         raise DataError(f"{path}: the target column {target!r} has missing values", file=str(path))
     y = labels.to_numpy(dtype=object).astype(str)
