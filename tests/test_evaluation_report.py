@@ -254,6 +254,14 @@ def test_bad_directories_and_values_are_one_line_errors(tmp_path) -> None:
     runs.to_csv(out / "runs.csv", index=False)
     with pytest.raises(DataError, match="'seconds' holds 'fast'"):
         read_experiment(out)
+    for value in ("nan", "-1", "inf"):  # 'nan' was read as nothing: a phantom non-private row
+        build_synthetic(out, np.random.default_rng(1))
+        frame = pd.read_csv(out / "redescriptions.csv", dtype={"epsilon": str}, keep_default_na=False)
+        frame.loc[0, "epsilon"] = value
+        frame.to_csv(out / "redescriptions.csv", index=False)
+        with pytest.raises(DataError, match=f"'epsilon' holds '{value}', expected a positive number"):
+            read_experiment(out)
+    build_synthetic(out, np.random.default_rng(1))
     (out / "runs.csv").write_text("")
     with pytest.raises(DataError, match="runs.csv: empty file"):
         read_experiment(out)

@@ -152,7 +152,26 @@ def _numbers(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     return values.astype(float)
 
 
+def _check_epsilons(path: Path) -> None:
+    """Each row's ε as written: a positive finite number, or nothing (a non-private run).
+
+    The table is read with pandas' missing-value markers, so a written ``nan`` would
+    otherwise pass as nothing, i.e. a phantom non-private row.
+    """
+    try:
+        text = pd.read_csv(path, usecols=["epsilon"], dtype=str, keep_default_na=False)["epsilon"].str.strip()
+    except (ValueError, pd.errors.ParserError):  # the first reading has worded any error of the table
+        return
+    values = pd.to_numeric(text.where(text != ""), errors="coerce")
+    bad = (text != "") & ~(values.gt(0) & values.lt(float("inf")))
+    if bad.any():
+        raise DataError(f"{path}: column 'epsilon' holds {text[bad].iloc[0]!r}, expected a positive number, "
+                        "or nothing for a run that is not private")
+
+
 def _prepare(frame: pd.DataFrame, path: Path, numeric: Iterable[str], experiment: str) -> pd.DataFrame:
+    if "epsilon" in numeric:
+        _check_epsilons(path)
     frame = frame.copy()
     frame["algorithm"] = frame["algorithm"].fillna("").astype(str)
     for column in numeric:
