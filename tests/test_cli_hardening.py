@@ -188,6 +188,16 @@ def test_evaluate_parameters_are_bounded_before_any_run(planted: Path, tmp_path:
     assert not out.exists() or files_under(out) == []
     expect_error(["evaluate", planted / "left.csv", planted / "right.csv", "--algorithms", "alt-expm",
                   "--budgets", "1x1", "--out", out, "--jobs", "0"], "--jobs")
+    for value in ("1e400", "-1e400"):  # the value no JSON can record: named with its parameter
+        expect_error(["evaluate", planted / "left.csv", planted / "right.csv", "--types", planted / "types.json",
+                      "--algorithms", "alt-expm", "--budgets", "1x1", "--out", out, "-p", f"omega={value}"],
+                     "--parameters", "omega = ", "cannot be recorded")
+    folder = tmp_path / "types_folder"
+    folder.mkdir()
+    expect_error(["evaluate", planted / "left.csv", planted / "right.csv", "--types", folder,
+                  "--algorithms", "alt-expm", "--budgets", "1x1", "--out", out], "types_folder",
+                 "is a directory, not a file (types)")
+    assert not out.exists() or files_under(out) == []
 
 
 # ----------------------------------------------------------------------------- privacy on the terminal

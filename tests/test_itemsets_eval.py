@@ -144,6 +144,9 @@ def test_cli_quick_writes_everything(tmp_path):
 
 
 @pytest.mark.parametrize("args, fragment", [(["--thetas", "0"], "thetas"), (["--epsilons", "0"], "epsilons"),
+                                            (["--grace-period", "0"], "grace_period must be 1 or more, not 0"),
+                                            (["--split-confidence", "2"], "split_confidence must be in (0, 1)"),
+                                            (["--chain-counts", "1,1"], "chain_counts must not repeat"),
                                             (["--experiments", "nope"], "--experiments"),
                                             (["--datasets", "nope"], "unknown dataset")])
 def test_cli_bad_options_write_nothing(tmp_path, args, fragment):

@@ -213,10 +213,14 @@ def _check_parameters(algorithms: list[str], budgets: list[Budget], parameters: 
             raise ParameterError(f"--parameters: {key} is set by the experiment (--budgets, --seed)")
         if not any(key in (_accepted(a) or ()) for a in algorithms):
             raise ParameterError(f"--parameters: {key} applies to none of the algorithms {', '.join(algorithms)}")
-    try:
-        json.dumps(dict(parameters), allow_nan=False)
-    except (TypeError, ValueError) as err:
-        raise ParameterError(f"--parameters: cannot be recorded as JSON ({err})") from None
+    for key, value in parameters.items():  # each value recorded as JSON: a name, and a value as written
+        for name, item in (value.items() if isinstance(value, Mapping) else [(key, value)]):
+            try:
+                json.dumps(item, allow_nan=False)
+            except (TypeError, ValueError):
+                shown = repr(item) if len(repr(item)) <= 40 else repr(item)[:37] + "..."
+                raise ParameterError(f"--parameters: {name} = {shown} cannot be recorded "
+                                     "(a finite number, a text, true/false or a list of them)") from None
     # Values: build every miner and let it check its own parameters now, not in a run.
     for algorithm in algorithms:
         if _accepted(algorithm) is None:

@@ -103,6 +103,8 @@ def _csv_dataset(path: Path, name: str, quasi_identifiers: Sequence[str]) -> Ite
     if len(data) == 0:
         raise DataError(f"{path}: the file has no data rows", code="no_rows", file=str(path), data_dependent=False)
     data.columns = [str(c).strip() for c in data.columns]
+    if len(set(quasi_identifiers)) != len(quasi_identifiers):
+        raise ParameterError(f"{path}: a quasi-identifier is named twice: {'+'.join(quasi_identifiers)}")
     unknown = [q for q in quasi_identifiers if q not in data.columns]
     if unknown:
         raise ParameterError(f"{path}: no quasi-identifier column {unknown[0]!r}")
@@ -165,9 +167,14 @@ class EvalConfig:
             raise ParameterError("epsilons must be positive")
         if any(not 1 <= k <= 100 for k in [self.chains, self.dp_chains, *self.chain_counts]):
             raise ParameterError("chains must be between 1 and 100")
-        if not (self.passes == "auto" or (isinstance(self.passes, int) and 1 <= self.passes <= 1000)) \
-                or self.grace_period < 1 or not 0 < self.split_confidence < 1:
-            raise ParameterError("passes must be 'auto' or in [1, 1000], grace_period >= 1, split_confidence in (0, 1)")
+        if not (self.passes == "auto" or (isinstance(self.passes, int) and 1 <= self.passes <= 1000)):
+            raise ParameterError(f"passes must be 'auto' or in [1, 1000], not {self.passes!r}")
+        if not self.grace_period >= 1:
+            raise ParameterError(f"grace_period must be 1 or more, not {self.grace_period!r}")
+        if not 0 < self.split_confidence < 1:
+            raise ParameterError(f"split_confidence must be in (0, 1), not {self.split_confidence!r}")
+        if len(set(self.chain_counts)) != len(self.chain_counts):
+            raise ParameterError(f"chain_counts must not repeat a value: {list(self.chain_counts)}")
         if not (math.isfinite(self.delta) and self.delta >= 0):
             raise ParameterError("delta must be >= 0")
         if any(not 1 <= n <= 100_000_000 for n in self.timing_rows):

@@ -188,7 +188,9 @@ class ExperimentConfig:
                 continue
             resolved = Path(path).expanduser().resolve()
             if not resolved.is_file():
-                raise DataError(f"{path}: no such file ({name})")
+                what = ("is a directory, not a file" if resolved.is_dir() else
+                        "is not a regular file" if resolved.exists() else "no such file")
+                raise DataError(f"{path}: {what} ({name})")
             paths.append(str(resolved))
         return ExperimentConfig(
             left=paths[0], right=paths[1], algorithms=algorithms, budgets=budgets, parameters=parameters,
