@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -123,3 +124,21 @@ def test_remote_refuses_a_url_with_a_user_name_and_password(tmp_path: Path) -> N
     line = expect_error(["remote", "--url", "http://user:pw@127.0.0.1:9", "--token-file", token, "budget"],
                         "--url", "user name or password")
     assert "reach" not in line
+
+
+@pytest.mark.parametrize("rng", ["abc", -1, True, 1.5, np.random.RandomState(0)])
+def test_a_miner_names_an_rng_that_is_not_a_generator(rng: object) -> None:
+    """Refused before anything is read or spent, naming rng (numpy's own error said 'SeedSequence expects int')."""
+    from dprm.mining import CartWheels, make_miner
+
+    for miner in (CartWheels(depth=2), make_miner("alt-expm", epsilon=1), make_miner("serenade-cs", epsilon=1)):
+        with pytest.raises(ParameterError, match="rng must be a numpy.random.Generator"):
+            miner.fit(_tiny_data(), rng=rng)
+
+
+def _tiny_data():
+    from dprm.data import load_two_view
+    from dprm.datasets import make_planted
+
+    planted = make_planted(200, n_left_boolean=6, n_left_numeric=0, n_right_numeric=4, random_state=0)
+    return load_two_view(planted.left, planted.right, types=planted.types)

@@ -25,7 +25,7 @@ from typing import Any
 from dprm.errors import ParameterError
 from dprm.privacy.budget import as_epsilon, as_fraction, check_epsilon_range
 
-__all__ = ["Param", "KeywordParam", "parameter_table", "read_none_texts"]
+__all__ = ["Param", "KeywordParam", "as_generator", "parameter_table", "read_none_texts"]
 
 _KINDS = ("int", "float", "epsilon", "bool", "choice", "text", "object")
 
@@ -305,3 +305,32 @@ def read_none_texts(specs: Mapping[str, Param], values: Mapping[str, Any]) -> di
     return out
 
 
+
+
+def as_generator(rng: Any, name: str = "rng") -> Any:
+    """``rng`` as a :class:`numpy.random.Generator`: a Generator as given, a seed (an int ≥ 0 or a
+    :class:`numpy.random.SeedSequence`) or None through :func:`numpy.random.default_rng`.
+
+    Anything else is a :class:`ParameterError` naming ``name`` (numpy's own would come from deep
+    inside a fit without it, and a legacy ``RandomState`` would be taken silently).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> type(as_generator(0)).__name__, type(as_generator(None)).__name__
+    ('Generator', 'Generator')
+    >>> g = np.random.default_rng(1); as_generator(g) is g
+    True
+    >>> as_generator("abc")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), a seed (an integer 0 or more) or None, not str
+    """
+    import numpy as np
+
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        return np.random.default_rng(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and int(rng) >= 0:
+        return np.random.default_rng(int(rng))
+    raise ParameterError(f"{name} must be a numpy.random.Generator (numpy.random.default_rng(seed)), a seed "
+                         f"(an integer 0 or more) or None, not {type(rng).__name__}")

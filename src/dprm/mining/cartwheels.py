@@ -54,6 +54,7 @@ from dprm.mining.cartwheel_rows import CartwheelRows, ShardedGreedyRows
 from dprm.mining.extraction import extract_combinations
 from dprm.mining.independence import with_independence
 from dprm.mining.ranking import finding_key
+from dprm.params import as_generator
 from dprm.queries import Redescription, RedescriptionStats, canonical_key, p_value
 from dprm.trees.greedy import grow_greedy_tree
 from dprm.trees.leaf_queries import TreeQueries, node_cells
@@ -166,7 +167,7 @@ class CartWheels(Miner):
         self.check_parameters()
         constraints = self.constraints()
         tracker = Progress(progress, self.work())
-        rng = np.random.default_rng(rng)
+        rng = as_generator(rng)
         engine = as_engine(data)
         schema = engine.schema
         require_attributes(schema.views)

@@ -87,6 +87,7 @@ from dprm.mining.private_extraction import (
 )
 from dprm.mining.ranking import finding_key
 from dprm.mining.tree_rows import TreeRows, binned_classes
+from dprm.params import as_generator
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
 from dprm.privacy.accountant import check_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
@@ -355,7 +356,7 @@ class PrivateTreeMiner(Miner):
         n_rows = data.n_rows if engine is None else engine.n_rows
         constraints = self.constraints()
         tracker = Progress(progress, self.work())
-        rng = np.random.default_rng(rng)
+        rng = as_generator(rng)
         check_accountant(accountant)
         if accountant is None:
             accountant = Accountant(self.epsilon, SecureNoise())

@@ -34,6 +34,7 @@ from dprm.mining.serenade.quality import (
     jaccard_quality,
 )
 from dprm.mining.serenade.union_cap import UnionCap
+from dprm.params import as_generator
 from dprm.privacy import Accountant, DiscreteLaplaceCount, SecureNoise, split_budget
 from dprm.privacy.accountant import check_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
@@ -137,7 +138,7 @@ class GreedyMiner(Miner):
             # 'auto': the paper's split until the rule replaces it after the row count (_choose_sizes)
             self._split = parse_budget_split(DEFAULT_SPLIT if self.budget_split == AUTO else self.budget_split)
         self._progress = Progress(progress, self.work())
-        rng = np.random.default_rng(rng)
+        rng = as_generator(rng)
         if self.private:
             check_accountant(accountant)
             if accountant is None:
