@@ -83,14 +83,14 @@ def test_a_dataset_removed_and_added_again_keeps_its_history_apart(tmp_path: Pat
     db = str(tmp_path / "server.db")
     add = ("admin", "--db", db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types))
     first = dprm(*add)
-    assert first.returncode == 0 and "note:" not in first.stdout
+    assert first.returncode == 0 and "note:" not in first.stdout + first.stderr
     assert dprm("admin", "--db", db, "analyst", "add", "alice").returncode == 0
     assert dprm("admin", "--db", db, "budget", "set", "alice", "tiny", "1").returncode == 0
     assert dprm("admin", "--db", db, "dataset", "remove", "tiny").returncode == 0
     again = dprm(*add)
     assert again.returncode == 0
     assert "note: the same files were registered before as tiny (removed); budgets on tiny start afresh" \
-        in again.stdout
+        in again.stderr
     assert dprm("admin", "--db", db, "budget", "set", "alice", "tiny", "2").returncode == 0
     listed = dprm("admin", "--db", db, "budget", "list", "--dataset", "tiny").stdout
     rows = [line for line in listed.splitlines() if "alice" in line]

@@ -305,8 +305,6 @@ def read_none_texts(specs: Mapping[str, Param], values: Mapping[str, Any]) -> di
     return out
 
 
-
-
 def as_generator(rng: Any, name: str = "rng") -> Any:
     """``rng`` as a :class:`numpy.random.Generator`: a Generator as given, a seed (an int ≥ 0 or a
     :class:`numpy.random.SeedSequence`) or None through :func:`numpy.random.default_rng`.

@@ -166,10 +166,10 @@ def dataset_add(
                                           help="A column name twice in one file: 'rename' later ones or 'error'."),
 ) -> None:
     """Register a dataset: loaded and checked as `dprm mine` does; the types file must be complete."""
-    from dprm.server.datasets import register_dataset
-
     from sqlalchemy import and_, select
 
+    from dprm.cli.console import note
+    from dprm.server.datasets import register_dataset
     from dprm.server.tables import datasets
 
     with _creating() as database:
@@ -185,9 +185,9 @@ def dataset_add(
           f"(public schema: names, types, declared domains)")
     if earlier:
         names = ", ".join(sorted({r.name for r in earlier}))
-        print(f"note: the same files were registered before as {names} (removed); budgets on {name} start afresh, "
-              f"so what analysts spent on these rows there adds to what they spend here "
-              f"(dprm admin ledger --dataset {earlier[0].name})")
+        note(f"the same files were registered before as {names} (removed); budgets on {name} start afresh, "
+             f"so what analysts spent on these rows there adds to what they spend here "
+             f"(dprm admin ledger --dataset {earlier[0].name})")
 
 
 @dataset_app.command("remove")
