@@ -57,6 +57,8 @@ def test_private_fit_prints_status_tree_and_cv(learn: tuple[Path, Path], tmp_pat
     document = json.loads(out.read_text())
     assert document["privacy"]["private"] is True
     assert document["privacy"]["guarantee"] != "none"
+    assert list(document["privacy"]) == ["epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"]
+    assert document["privacy"]["neighbouring"] == "add-remove-one-row"
     assert sum(entry["epsilon"] for entry in document["privacy"]["ledger"]) == pytest.approx(2.0)
     assert document["classes"] == ["hi", "lo"]
     assert [f["name"] for f in document["features"]] == ["a", "b", "c"]

@@ -89,6 +89,8 @@ def test_cs_says_what_it_left_unspent_also_with_a_shared_accountant(planted) -> 
         unspent = 1 - accountant.spent()
         assert 0 < unspent < 1
         assert any(f"epsilon {float(unspent):.4g} of 1 was not spent" in note for note in miner.notes_)
+        privacy = miner.document()["privacy"]  # the spec: the unspent rest is stated in the output too
+        assert privacy["unspent"] == float(unspent) and privacy["epsilon"] + privacy["unspent"] == pytest.approx(1)
 
 
 def test_no_release_without_the_budget(planted) -> None:

@@ -287,8 +287,11 @@ def _estimator(parameters: dict[str, Any], categories: dict, bounds: dict, class
 
 
 def _privacy(clf: Any) -> dict[str, Any]:
-    return {"epsilon": float(clf.privacy_spent_), "guarantee": clf.guarantee_, "private": bool(clf.private_),
-            "reasons": list(clf.privacy_reasons_), "ledger": list(clf.ledger_)}
+    """The spec's privacy block, its keys in the spec's order."""
+    from dprm.privacy.accountant import NEIGHBOURING
+
+    return {"epsilon": float(clf.privacy_spent_), "neighbouring": NEIGHBOURING, "guarantee": clf.guarantee_,
+            "private": bool(clf.private_), "reasons": list(clf.privacy_reasons_), "ledger": list(clf.ledger_)}
 
 
 def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, seed: int | None) -> dict[str, Any]:

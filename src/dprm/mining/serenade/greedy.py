@@ -409,7 +409,8 @@ class GreedyMiner(Miner):
                            "only among datasets of that size")
         block = self._accountant.privacy_block(reasons=reasons, since=self._ledger_start)
         unspent = as_epsilon(self.epsilon) - (self._accountant.spent() - self._spent_before)
-        if unspent > 0:
+        if unspent > 0:  # the spec: where a run stops early, the unspent rest is stated (beside the ledger)
+            block["unspent"] = float(unspent)
             self._notes.append(f"epsilon {float(unspent):.4g} of {float(as_epsilon(self.epsilon)):g} was not spent "
                                f"(every pair stopped before the last round)")
         return block
