@@ -47,7 +47,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "ERROR_CODES"]
+__all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "ERROR_CODES",
+           "short_repr"]
 
 #: The stable error codes and a public description of each (no data in it).
 ERROR_CODES: dict[str, str] = {
@@ -182,3 +183,15 @@ class BudgetExceededError(DprmError):
 
     default_code = "budget_exceeded"
     default_data_dependent = False
+
+
+def short_repr(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters (``...`` at the end).
+
+    Examples
+    --------
+    >>> short_repr(1.5), short_repr("x" * 50)
+    ('1.5', "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...")
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

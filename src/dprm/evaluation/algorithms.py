@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any, Iterable, Mapping
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.evaluation.budgets import Budget
 
 __all__ = [
@@ -218,8 +218,7 @@ def _check_parameters(algorithms: list[str], budgets: list[Budget], parameters: 
             try:
                 json.dumps(item, allow_nan=False)
             except (TypeError, ValueError):
-                shown = repr(item) if len(repr(item)) <= 40 else repr(item)[:37] + "..."
-                raise ParameterError(f"--parameters: {name} = {shown} cannot be recorded "
+                raise ParameterError(f"--parameters: {name} = {short_repr(item)} cannot be recorded "
                                      "(a finite number, a text, true/false or a list of them)") from None
     # Values: build every miner and let it check its own parameters now, not in a run.
     for algorithm in algorithms:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dprm.errors import DprmError, ParameterError
+from dprm.errors import DprmError, ParameterError, short_repr
 from dprm.queries.base import Query
 from dprm.queries.literals import COMPARISONS, BooleanLiteral, CategoricalLiteral, NumericLiteral
 from dprm.queries.operators import And, Not, Or
@@ -57,11 +57,6 @@ def query_to_json(query: Query) -> dict:
     raise TypeError(f"not a query node: {query!r}")
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _finite_number(x: Any) -> bool:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return False
@@ -73,7 +68,7 @@ def _finite_number(x: Any) -> bool:
 
 def _parse(obj: Any, where: str) -> Query:
     if not isinstance(obj, dict):
-        raise DprmError(f"{where}: a query must be a JSON object, got {_short(obj)}")
+        raise DprmError(f"{where}: a query must be a JSON object, got {short_repr(obj)}")
     for key in obj:
         if not isinstance(key, str):
             raise DprmError(f"{where}: keys must be strings, got {key!r}")
@@ -86,7 +81,7 @@ def _parse(obj: Any, where: str) -> Query:
                 return Not(_parse(obj["not"], f"{where}.not"))
             items = obj[op]
             if not isinstance(items, list):
-                raise DprmError(f"{where}.{op}: must be a list of queries, got {_short(items)}")
+                raise DprmError(f"{where}.{op}: must be a list of queries, got {short_repr(items)}")
             if len(items) < 2:
                 raise DprmError(f"{where}.{op}: needs two or more queries, got {len(items)}")
             parts = [_parse(item, f"{where}.{op}[{i}]") for i, item in enumerate(items)]
@@ -100,7 +95,7 @@ def _parse(obj: Any, where: str) -> Query:
         raise DprmError(f"{where}: literal without 'attr'")
     attr = obj["attr"]
     if not isinstance(attr, str) or not attr:
-        raise DprmError(f"{where}.attr: must be a non-empty string, got {_short(attr)}")
+        raise DprmError(f"{where}.attr: must be a non-empty string, got {short_repr(attr)}")
     unknown = [k for k in obj if k not in ("attr", "eq", *COMPARISONS)]
     if unknown:
         raise DprmError(f"{where}: unknown key {unknown[0]!r}")
@@ -113,13 +108,13 @@ def _parse(obj: Any, where: str) -> Query:
             return BooleanLiteral(attr, value)
         if isinstance(value, str):
             return CategoricalLiteral(attr, value)
-        raise DprmError(f"{where}.eq: must be true, false or a string, got {_short(value)}")
+        raise DprmError(f"{where}.eq: must be true, false or a string, got {short_repr(value)}")
     bounds = {k: obj[k] for k in COMPARISONS if k in obj}
     if not bounds:
         raise DprmError(f"{where}: literal on {attr!r} needs 'eq' or one of gt, ge, lt, le")
     for key, bound in bounds.items():
         if not _finite_number(bound):
-            raise DprmError(f"{where}.{key}: must be a finite number, got {_short(bound)}")
+            raise DprmError(f"{where}.{key}: must be a finite number, got {short_repr(bound)}")
     return NumericLiteral(attr, **bounds)
 
 

@@ -25,7 +25,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.privacy.budget import as_epsilon, as_fraction
 
 __all__ = ["UNITS_PER_EPSILON", "MAX_EPSILON", "MAX_UNITS", "epsilon_units", "units_fraction", "units_text",
@@ -70,7 +70,7 @@ def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False
     if isinstance(value, str) and len(value) > 64:
         raise ParameterError(f"{name} must be a number of at most 64 characters")
     if isinstance(value, str) and huge_exponent(value):
-        raise ParameterError(f"{name} must be a number between 1e-9 and {MAX_EPSILON:g}, got {_shown(value)}")
+        raise ParameterError(f"{name} must be a number between 1e-9 and {MAX_EPSILON:g}, got {short_repr(value)}")
     if allow_zero and not isinstance(value, bool):
         try:
             given: Fraction | None = as_fraction(value, name)
@@ -79,19 +79,14 @@ def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False
         if given == 0:  # 0, "0", "0.0", "-0", 0.0: a budget withdrawn
             return 0
         if given is not None and given < 0:
-            raise ParameterError(f"{name} must be 0 or more, got {_shown(value)}")
+            raise ParameterError(f"{name} must be 0 or more, got {short_repr(value)}")
     exact = as_epsilon(value, name)
     if exact > MAX_EPSILON:
-        raise ParameterError(f"{name} must be at most {MAX_EPSILON:g}, got {_shown(value)}")
+        raise ParameterError(f"{name} must be at most {MAX_EPSILON:g}, got {short_repr(value)}")
     units = exact * UNITS_PER_EPSILON
     if units.denominator != 1:
-        raise ParameterError(f"{name} must be a multiple of 1e-9 (at most 9 decimals), got {_shown(value)}")
+        raise ParameterError(f"{name} must be a multiple of 1e-9 (at most 9 decimals), got {short_repr(value)}")
     return int(units)
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def units_fraction(units: int) -> Fraction:
