@@ -40,7 +40,7 @@ from urllib.parse import quote
 
 from dprm.errors import DprmError, ParameterError
 
-__all__ = ["Client", "RemoteError"]
+__all__ = ["Client", "RemoteError", "check_token"]
 
 
 class RemoteError(DprmError):
@@ -107,6 +107,20 @@ def _query(query: Any) -> Any:
     return query_to_json(query) if isinstance(query, Query) else query
 
 
+def check_token(token: str) -> str:
+    """``token`` without surrounding white space, if it is one word of printable ASCII; else a ParameterError.
+
+    Examples
+    --------
+    >>> check_token(" dprm_0a1b_secret\\n")
+    'dprm_0a1b_secret'
+    """
+    token = token.strip()
+    if not token or not token.isascii() or not token.isprintable() or " " in token:
+        raise ParameterError("a token is one word of printable ASCII (letters, digits, '_' and '-')")
+    return token
+
+
 class Client:
     """A connection to a dprm server as one analyst.
 
@@ -137,9 +151,7 @@ class Client:
         if parsed.userinfo:  # httpx would send it as Basic authentication instead of the token
             raise ParameterError(f"{url!r}: a server URL holds no user name or password (the token authenticates)")
         self.retries = retries
-        token = token.strip()
-        if not token or not token.isascii() or not token.isprintable() or " " in token:
-            raise ParameterError("the token must be one word of printable ASCII characters")
+        token = check_token(token)
         self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
                                   headers={"Authorization": f"Bearer {token}", "User-Agent": "dprm-client"})
 

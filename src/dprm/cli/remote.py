@@ -71,7 +71,7 @@ def remote(
 
 
 def _client() -> Any:
-    from dprm.client import Client
+    from dprm.client import Client, check_token
 
     if not _STATE.get("url") or _STATE.get("token_file") is None:
         raise ParameterError("give the server and your token: dprm remote --url URL --token-file FILE ... "
@@ -87,8 +87,10 @@ def _client() -> Any:
     token = raw.decode("ascii", errors="replace").strip()
     if not token or len(token.split()) != 1:
         raise ParameterError(f"--token-file {path}: must hold the token alone")
-    if not token.isprintable() or "\ufffd" in token:
-        raise ParameterError(f"--token-file {path}: a token is printable ASCII (letters, digits, '_' and '-')")
+    try:
+        token = check_token(token)
+    except ParameterError as error:
+        raise ParameterError(f"--token-file {path}: {error}") from None
     try:
         return Client(_STATE["url"], token)
     except ParameterError as error:
