@@ -136,3 +136,25 @@ def test_an_itemsets_run_on_a_small_file_of_categories_imports_neither_pandas_no
     assert "pyarrow.compute" not in modules and "dprm.data.loading" not in modules
     assert "pydantic" not in modules  # the options' plain values are converted without it (dprm.cli.coercion)
     assert json.loads((tmp_path / "out.json").read_text())["itemsets"]
+
+
+def _blas_threads_after(statement: str, environment: dict[str, str]) -> tuple[str, int]:
+    """``OPENBLAS_NUM_THREADS`` and the process's threads once ``statement`` and ``import numpy`` ran."""
+    script = (f"import importlib, os, sys; {statement}; import numpy; "
+              "print(os.environ.get('OPENBLAS_NUM_THREADS', '-'), len(os.listdir('/proc/self/task')))")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")} | environment
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True,
+                          env=env)
+    setting, threads = done.stdout.split()
+    return setting, int(threads)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_the_command_line_starts_numpy_with_one_blas_thread_unless_the_user_chose() -> None:
+    """OpenBLAS's threads cost a short run about 0.1 CPU s and dprm calls no BLAS routine."""
+    entry = "importlib.import_module('dprm.cli.app')._one_blas_thread()"
+    assert _blas_threads_after(entry, {}) == ("1", 1)
+    assert _blas_threads_after(entry, {"OPENBLAS_NUM_THREADS": "2"})[0] == "2"  # the user's choice is kept
+    # a process that imported numpy first (a test calling main) is left as it was
+    setting, _ = _blas_threads_after("import numpy; " + entry, {})
+    assert setting == "-"
