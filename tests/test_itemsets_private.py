@@ -144,7 +144,7 @@ def test_estimator_is_a_density_estimator_with_public_domains():
     assert len(fit.estimator.chains_) == 2
 
 
-@pytest.mark.parametrize("epsilon", [0, -1, float("nan"), float("inf"), "x"])
+@pytest.mark.parametrize("epsilon", [0, -1, float("nan"), float("inf"), "x", 1e-300, 1e-5, 1e5])
 def test_bad_epsilon_spends_nothing(epsilon):
     accountant = Accountant(1.0, SecureNoise())
     with pytest.raises(ParameterError):
@@ -190,3 +190,36 @@ def test_bad_structure_or_parents_spends_nothing():
         with pytest.raises(ParameterError):
             fit_private_estimator(_data(50), 1.0, domains=DOMAINS, accountant=accountant, **options)
     assert accountant.spent() == 0
+
+
+@pytest.mark.parametrize("method", ["auto", "basis", "chain"])
+@pytest.mark.parametrize("epsilon", [1e-4, 1000, 10_000])
+def test_the_ends_of_the_epsilon_range_fit_and_the_ledger_adds_up(method, epsilon):
+    """At ε of about 750 and more a discrete Laplace draw is always 0 (its variance 0 in floats): the bases'
+    inverse-variance weights stayed finite only with a floor under the variance (a ZeroDivisionError before)."""
+    accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(0)))
+    fit = fit_private_estimator(_data(400), epsilon, domains=DOMAINS, private_method=method, min_support=0.3,
+                                accountant=accountant, random_state=0)
+    assert sum(e["epsilon"] for e in fit.privacy["ledger"]) == pytest.approx(epsilon, rel=1e-9)
+    assert accountant.spent() == pytest.approx(epsilon, rel=1e-9)
+
+
+def test_dp_trees_that_would_get_less_than_the_least_epsilon_are_refused_before_anything_is_spent():
+    accountant = Accountant(1.0, SecureNoise())
+    with pytest.raises(ParameterError, match=r"each of the 6 DP trees.*use epsilon >= 0.0006"):
+        fit_private_estimator(_data(50), 0.0005, domains=DOMAINS, n_chains=2, structure="dp-trees",
+                              accountant=accountant)
+    assert accountant.spent() == 0
+    fit = fit_private_estimator(_data(50), 0.0006, domains=DOMAINS, n_chains=2, structure="dp-trees",
+                                random_state=0)  # the least that gives each tree its 1e-4
+    assert fit.parameters["epsilon_per_tree"] == pytest.approx(1e-4)
+
+
+def test_autos_chain_reports_the_items_noise_it_released():
+    """"auto" releases the items first; when it goes on with the chain, their scale is still in the summary."""
+    fit = fit_private_estimator(_data(300), 0.01, domains=DOMAINS, private_method="auto", min_support=0.3,
+                                random_state=0)
+    assert fit.parameters["auto_choice"] == "chain"
+    assert any(e["step"].startswith("items") for e in fit.privacy["ledger"])
+    # the items' 20 % of ε over the three columns that release (d has one category)
+    assert fit.parameters["noise"]["items"] == pytest.approx(3 / (0.01 * 0.2))

@@ -127,6 +127,7 @@ from dprm.itemsets.private_parents import (MAX_CELLS, MAX_PARENTS, SELECT_SHARE,
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
 from dprm.privacy.accountant import check_accountant, combine_guarantees
+from dprm.privacy.budget import SMALLEST_EPSILON, check_epsilon_range
 
 __all__ = ["PrivateFit", "fit_private_estimator", "released_tree", "COMPRESSED_MAX_CELLS", "COMPRESSED_MAX_PARENTS",
            "MAX_DEPTH", "PRIVATE_METHODS", "STRUCTURES"]
@@ -481,6 +482,7 @@ def fit_private_estimator(
     if max_parents is None:
         max_parents = COMPRESSED_MAX_PARENTS if method == "frequent-items" else MAX_PARENTS
     eps = as_epsilon(epsilon)
+    check_epsilon_range(eps)  # the command line's range, before anything is read or spent
     if method == "basis":
         return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source, categorical_integers)
     if method in SYNTHETIC_METHODS:
@@ -500,11 +502,13 @@ def fit_private_estimator(
     rng = np.random.default_rng(random_state)
     chains_order = chain_orders(columns, orders, n_chains, rng)
     sizes = [variables[c].size for c in columns]
+    if structure == "dp-trees":
+        _check_tree_budget(eps, method, chains_order, sizes)
     accountant = _fit_accountant(accountant, eps, random_state is not None, rng)
     since = len(accountant.ledger)
     ledger: list[dict[str, Any]] = []
     guarantees: list[str] = []
-    selection, auto_noise, chain_eps = _items_first(method, codes, sizes, eps, min_support, accountant, columns,
+    selection, auto_noise, chain_eps, items_scale = _items_first(method, codes, sizes, eps, min_support, accountant, columns,
                                                     ledger, guarantees, since)
     if auto_noise is not None and auto_noise <= BASIS_MAX_NOISE:  # "auto": the bases follow the items
         return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source,
@@ -535,7 +539,7 @@ def fit_private_estimator(
     parameters = {"epsilon": float(eps), "chains": len(chains_order), "private_method": method,
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
-                  "releasing_trees": releasing, "noise": _noise_summary(selection, per_tree, releasing if structure == "parents" else 0),
+                  "releasing_trees": releasing, "noise": _noise_summary(items_scale, per_tree, releasing if structure == "parents" else 0),
                   **({"auto_choice": "chain", "pair_noise": auto_noise} if auto_noise is not None else {})}
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
@@ -545,29 +549,31 @@ def fit_private_estimator(
 
 def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction, min_support: float | None,
                  accountant: Accountant, columns: list[str], ledger: list[dict[str, Any]], guarantees: list[str],
-                 since: int) -> tuple[ItemSelection | None, float | None, Fraction]:
+                 since: int) -> tuple[ItemSelection | None, float | None, Fraction, float | None]:
     """The items' release of ``"frequent-items"`` (``ITEM_SHARE`` of ``eps``) and ``"auto"`` (``item_share()``).
 
     Returns the selection (None for ``"auto"``'s chain), for ``"auto"`` the predicted pair
     noise (:func:`~dprm.itemsets.private_basis.pair_noise`, post-processing of the items)
     that chooses the branch (the bases at most ``BASIS_MAX_NOISE``, the chain otherwise:
-    adaptive sequential composition), and the chain's budget (``eps`` less the items').
+    adaptive sequential composition), the chain's budget (``eps`` less the items') and the
+    items' noise scale (None when no item is released), which ``"auto"``'s chain reports too.
     ``"auto"`` charges the items to ``accountant`` itself, as ``"basis"`` does, and adds
     their entries to ``ledger`` (used by the chain).
     """
     if method not in ("frequent-items", "auto"):
-        return None, None, eps
+        return None, None, eps, None
     items_eps = eps * (private_basis.item_share() if method == "auto" else ITEM_SHARE)  # as the bases expect
     if method == "auto":
         selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns)
         ledger.extend(accountant.privacy_block(since=since)["ledger"])
         guarantees.extend(entry.guarantee for entry in accountant.ledger[since:])
         noise = pair_noise(selection, sizes, eps, float(min_support or 0))
-        return (selection if noise <= BASIS_MAX_NOISE else None), noise, eps - items_eps  # chain: declared domains
+        chosen = selection if noise <= BASIS_MAX_NOISE else None  # the chain: over the declared domains
+        return chosen, noise, eps - items_eps, selection.scale
     sub = _charge(accountant, items_eps, "items", "one-way histograms (discrete Laplace), one per column")
     selection = release_items(codes, sizes, items_eps, float(min_support or 0), sub, columns)
     _record(sub, items_eps, "items", "items", ledger, guarantees, inner=True)
-    return selection, None, eps - items_eps
+    return selection, None, eps - items_eps, selection.scale
 
 
 def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapping[str, Sequence[object]] | None,
@@ -660,14 +666,32 @@ def _resolve_method(private_method: str, min_support: float | None, structure: s
     return private_method
 
 
-def _noise_summary(selection: ItemSelection | None, per_tree: Fraction, releasing: int) -> dict[str, float | None]:
+def _noise_summary(items_scale: float | None, per_tree: Fraction, releasing: int) -> dict[str, float | None]:
     """The noise scales (rows, discrete Laplace) of the fit's counts, for the user to see.
 
-    ``items``: each one-way histogram's cells; ``tables``: each released table's cells
+    ``items``: each one-way histogram's cells (``items_scale``, None when none was released); ``tables``: each released table's cells
     (``structure="parents"``: its counts get ``1 − SELECT_SHARE`` of a release's budget
     when the release also chooses, all of it otherwise; the larger scale is given; None
     for the DP trees, whose levels and leaves split a release's budget unevenly, and
     when no table is released).
     """
     tables = None if not releasing else float(1 / (per_tree * (1 - SELECT_SHARE)))
-    return {"items": None if selection is None else selection.scale, "tables": tables}
+    return {"items": items_scale, "tables": tables}
+
+
+def _check_tree_budget(eps: Fraction, method: str, orders: Sequence[Sequence[int]], sizes: Sequence[int]) -> None:
+    """Refuse, before anything is spent, an ``eps`` that leaves a DP tree of ``structure="dp-trees"`` less than
+    the least ε a tree takes (:data:`~dprm.privacy.budget.SMALLEST_EPSILON`).
+
+    The chain's budget is ``eps`` less the items' share of ``"auto"``, split evenly over the
+    trees that release (a column of one category releases nothing); public: ``eps``, the
+    chains and the domains' sizes.
+    """
+    releasing = sum(1 for order in orders for j in order if sizes[j] >= 2)
+    share = 1 - private_basis.item_share() if method == "auto" else Fraction(1)
+    if releasing and eps * share / releasing < SMALLEST_EPSILON:
+        least = SMALLEST_EPSILON * releasing / share
+        raise ParameterError(f"epsilon = {float(eps):g} leaves each of the {releasing} DP trees of "
+                             f"structure='dp-trees' {float(eps * share / releasing):.3g}, below the least a tree "
+                             f"takes ({float(SMALLEST_EPSILON):g}): use epsilon >= {float(least):.3g}, fewer chains "
+                             f"or structure='parents'")

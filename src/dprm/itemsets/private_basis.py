@@ -186,9 +186,12 @@ def discrete_laplace_variance(scale: float) -> float:
     --------
     >>> round(discrete_laplace_variance(10.0) / (2 * 10.0**2), 3)   # close to the continuous 2b²
     0.999
+    >>> discrete_laplace_variance(1e-4), discrete_laplace_variance(1e30) > 1e59   # ε = 10,000 and 1e-30
+    (1e-12, True)
     """
-    a = math.exp(-1.0 / scale)
-    return 2.0 * a / (1.0 - a) ** 2
+    a = math.exp(-1.0 / scale)  # 0 for a scale below about 1/745 (ε of about 750 and more): every draw is 0
+    # expm1: 1 − a exact for a scale of 1e30 too; at least 1e-12 rows², so that inverse-variance weights stay finite
+    return max(2.0 * a / math.expm1(-1.0 / scale) ** 2, 1e-12)
 
 
 @dataclass(frozen=True)
