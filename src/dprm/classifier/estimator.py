@@ -171,7 +171,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     categories : dict or list, optional
         Public categories of categorical features.
     classes : sequence, optional
-        Public class labels; read off ``y`` otherwise (then not private).
+        Public class labels (``classes_`` holds them sorted, as scikit-learn's estimators
+        do); read off ``y`` otherwise (then not private).
     n_thresholds : int, default 16
         Candidate thresholds per numeric feature, evenly inside its bounds.
     categorical_splits : {"auto", "multiway", "binary", "both"}, default "auto"
@@ -488,16 +489,17 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         labels = check_labels(self.classes, "classes")
         if len(labels) < 2:
             raise ParameterError(f"classes must hold at least two labels, not {len(labels)}")
-        classes = np.asarray(labels)
+        if len({isinstance(label, str) for label in labels}) > 1:
+            raise ParameterError(f"classes must be labels of one kind (all text or all numbers), not {labels!r}")
+        # sorted, as scikit-learn's classes_: its scorers (roc_auc, log_loss) read predict_proba's columns so
+        classes = np.sort(np.asarray(labels), kind="stable")
         if classes.ndim != 1 or np.unique(classes).size != classes.size:
             raise ParameterError("classes must be distinct labels of one kind (all text or all numbers)")
-        order = np.argsort(classes, kind="stable")
-        position = np.searchsorted(classes[order], y)
-        position = np.clip(position, 0, classes.size - 1)
-        found = classes[order][position] == y
+        position = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+        found = classes[position] == y
         if not np.all(found):
             raise ParameterError(f"the target holds a label outside the declared classes: {y[~found][0]!r}")
-        return classes, order[position], []
+        return classes, position, []
 
     def _leaf_labels(self) -> str:
         if self.leaf_labels != "auto":

@@ -221,9 +221,15 @@ class PrivateFit:
 
 
 def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories: Sequence[int],
-                              target: int) -> ConditionalTree:
-    """The ConditionalTree of a released :class:`~dprm.classifier.FittedTree` (see the module notes)."""
+                              target: int, class_columns: Sequence[int] | None = None) -> ConditionalTree:
+    """The ConditionalTree of a released :class:`~dprm.classifier.FittedTree` (see the module notes).
+
+    ``class_columns``: for each of the target's codes, its column among the tree's class
+    counts (the classifier's ``classes_`` are sorted); the same order by default.
+    """
     noisy = np.asarray(fitted.noisy_counts, dtype=np.float64)
+    if class_columns is not None:
+        noisy = noisy[:, list(class_columns)]
     feature: list[int] = []
     child_offset: list[int] = []
     n_children: list[int] = []
@@ -254,7 +260,7 @@ def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories:
 
 
 def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Sequence[VariableDomain],
-                  target: int) -> ConditionalTree:
+                  target: int, target_categories: Sequence[str] | None = None) -> ConditionalTree:
     """The :class:`ConditionalTree` of a fitted multiway :class:`~dprm.classifier.DPDecisionTreeClassifier`.
 
     Parameters
@@ -267,8 +273,15 @@ def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Se
         The domains of the classifier's features (their categories in code order).
     target : int
         The estimator's column index of the classifier's target.
+    target_categories : sequence of str, optional
+        The target's categories in code order, when they may differ from the
+        classifier's (sorted) ``classes_``.
     """
-    return _conditional_tree(classifier.tree_, feature_columns, [v.size for v in variables], target)
+    columns = None
+    if target_categories is not None:
+        where = {label: k for k, label in enumerate(classifier.classes_.tolist())}
+        columns = [where[label] for label in target_categories]
+    return _conditional_tree(classifier.tree_, feature_columns, [v.size for v in variables], target, columns)
 
 
 def _charge(accountant: Accountant, budget: Fraction, step: str, mechanism: str) -> Accountant:
@@ -369,7 +382,8 @@ def _dp_trees_chain(codes: np.ndarray, order: Sequence[int], variables: Mapping[
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # seeded noise: said in the privacy block
                 classifier.fit(X, _texts(codes, variables, j))
-            trees.append(released_tree(classifier, earlier, [variables[columns[f]] for f in earlier], j))
+            trees.append(released_tree(classifier, earlier, [variables[columns[f]] for f in earlier], j,
+                                       target_categories=variables[name].categories))
         _record(sub, per_tree, tree_step, tree_step, ledger, guarantees)
     return Chain(tuple(order), tuple(trees))
 

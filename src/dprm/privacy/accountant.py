@@ -226,6 +226,17 @@ class Accountant:
         """
         return self
 
+    def __reduce__(self) -> Any:
+        """Refused: a pickled accountant is a second budget, charged in another process and never here.
+
+        joblib's processes (``cross_val_score(..., n_jobs=2)``) pickle an estimator with
+        its parameters, so each fold would be charged to its own copy and this
+        accountant to nothing.
+        """
+        raise ParameterError("an Accountant cannot be pickled: a copy in another process or file would be a second "
+                             "budget, never charged here. Run the fits in this process (n_jobs=1), or "
+                             "set_params(accountant=None) on a fitted estimator before saving it")
+
     def __repr__(self) -> str:
         return (
             f"Accountant(total_epsilon={self.total_epsilon}, spent={self._spent}, "
