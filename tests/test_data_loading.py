@@ -430,3 +430,25 @@ def test_an_empty_category_and_an_epsilon_beyond_floats_are_refused(tmp_path) ->
         read_types_file(path)
     with pytest.raises(ParameterError, match="at most the largest float"):
         Accountant("1e400", SecureNoise())
+
+
+def test_cells_writing_one_number_are_one_category_in_a_column_of_text(tmp_path: Path) -> None:
+    """A word among numbers makes a column categorical and read as text: ``3``, ``3.0`` and ``03`` were three
+    categories (``[grade = 3]``, ``[grade = 3.0]``, ``[grade = 03]``, each a third of the relation); now one,
+    ``"3"``, as in a column of numbers declared categorical (docs/data.md, canonical text)."""
+    from dprm.errors import DataError
+
+    left = write(tmp_path / "left.csv", "id,grade\n1,3\n2,3.0\n3,03\n4,unknown\n5,10\n6,2.50\n7,Z\n")
+    right = write(tmp_path / "right.csv", "id,high\n1,1\n2,1\n3,1\n4,0\n5,0\n6,0\n7,0\n")
+    data = load_two_view(left, right)
+    grade = data.views[0].attributes[0]
+    assert grade.domain.categories == ("2.5", "3", "10", "Z", "unknown")  # numbers in numeric order, then text
+    assert grade.values.tolist() == [1, 1, 1, 4, 2, 0, 3]
+    types = tmp_path / "types.json"
+    types.write_text(json.dumps({"columns": {"grade": {"categories": ["03", "10", "2.5", "unknown", "Z"]}}}))
+    declared = load_two_view(left, right, types=types).views[0].attributes[0]
+    assert declared.domain.categories == ("03", "10", "2.5", "unknown", "Z")  # named as declared
+    assert declared.values.tolist() == [0, 0, 0, 3, 1, 2, 4]
+    types.write_text(json.dumps({"columns": {"grade": {"categories": ["03", "3", "10", "2.5", "unknown", "Z"]}}}))
+    with pytest.raises(DataError, match="declared categories '03' and '3' are the same number"):
+        load_two_view(left, right, types=types)

@@ -10,8 +10,12 @@ that reads back as the same float.
 from __future__ import annotations
 
 import math
+import re
 
-__all__ = ["category_text", "number_text"]
+__all__ = ["category_text", "number_text", "written_category"]
+
+#: A number as a CSV cell writes it: optional sign, digits with an optional decimal point, optional exponent.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def category_text(value: object) -> str:
@@ -64,3 +68,28 @@ def number_text(value: float) -> str:
     if math.isfinite(value) and abs(value) >= 1e16:
         return repr(value)
     return category_text(value)
+
+
+def written_category(text: str) -> tuple[bool, float, str]:
+    """A categorical cell's text as ``(is_number, value, category)``: numbers in their canonical text.
+
+    A cell that writes a number (``3``, ``3.0``, ``03``, ``+3``, ``3e0``) is named by the
+    number's canonical text (:func:`category_text`; an integer written without a point or
+    an exponent exactly, whatever its length), so that a column read as text (a word
+    among the numbers) names ``3.0`` as a column of numbers does; any other text is
+    itself. ``value`` orders the numbers (NaN for text: not to be compared).
+
+    Examples
+    --------
+    >>> [written_category(t)[2] for t in ("3.0", "03", "+3", "3e0", "2.50", "-0", "x", "3 ")]
+    ['3', '3', '3', '3', '2.5', '0', 'x', '3 ']
+    >>> written_category("123456789012345678901234567890")[2]
+    '123456789012345678901234567890'
+    """
+    if not _NUMBER.fullmatch(text):
+        return False, math.nan, text
+    if text.lstrip("+-").isdigit():
+        number = int(text)
+        return True, float(number), str(number)
+    value = float(text)
+    return True, value, category_text(value)

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
-from dprm.data.category_text import category_text, number_text
+from dprm.data.category_text import category_text, number_text, written_category
 from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
 from dprm.errors import DataError, ParameterError
@@ -308,15 +308,16 @@ def _categorical(
         if not pa.types.is_string(typ):
             column = pc.cast(column, pa.string())
         encoded = pc.dictionary_encode(column)
-        dictionary = encoded.dictionary.to_pylist()
-        order = sorted(range(len(dictionary)), key=dictionary.__getitem__)
-        rank = np.empty(len(dictionary) + 1, dtype=np.int64)
-        rank[order] = np.arange(len(dictionary))
-        rank[-1] = -1
-        codes = rank[to_numpy(encoded.indices, fill=len(dictionary))]
-        texts = [dictionary[i] for i in order]
+        # cells that write a number are named by its canonical text (3.0, 03 and 3 are one category "3");
+        # the numbers first, in numeric order, then the other texts in text order
+        written = [written_category(text) for text in encoded.dictionary.to_pylist()]
+        texts = sorted({name: (not number, value if number else 0.0, name) for number, value, name in written}.values())
+        texts = [name for _, _, name in texts]
+        position = {name: i for i, name in enumerate(texts)}
+        rank = np.array([position[name] for _, _, name in written] + [-1], dtype=np.int64)
+        codes = rank[to_numpy(encoded.indices, fill=len(written))]
     if spec is not None and spec.categories is not None:
-        declared = {c: i for i, c in enumerate(spec.categories)}
+        declared = _declared_positions(spec.categories, where)
         remap = np.empty(len(texts) + 1, dtype=np.int64)
         unknown = False
         for i, text in enumerate(texts):
@@ -333,6 +334,20 @@ def _categorical(
             notes.append(f"{where}: values that are not declared categories read as missing")
         return remap[codes].astype(np.int32), Domain(categories=spec.categories, declared=True)
     return codes.astype(np.int32), Domain(categories=tuple(texts), declared=False)
+
+
+def _declared_positions(categories: tuple[str, ...], where: _Column) -> dict[str, int]:
+    """Each declared category's position, by its canonical text (:func:`written_category`: ``"03"`` and a
+    cell ``3.0`` are one category, named as declared); two declared categories writing one number: an error."""
+    positions: dict[str, int] = {}
+    for i, category in enumerate(categories):
+        name = written_category(category)[2]
+        if name in positions:
+            raise DataError(f"{where}: the declared categories {categories[positions[name]]!r} and {category!r} "
+                            f"are the same number", code="bad_types_file", file=where.source, column=where.name,
+                            data_dependent=False)
+        positions[name] = i
+    return positions
 
 
 # --------------------------------------------------------------------------- shared
