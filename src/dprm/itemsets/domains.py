@@ -145,7 +145,8 @@ class VariableDomain:
         inverse, uniques = pd.factorize(array, use_na_sentinel=True)
         if (inverse < 0).any():
             row = first_row + int(np.flatnonzero(inverse < 0)[0])
-            raise DataError(f"{source}: column {self.name!r}, row {row}: missing value (declare a marker as a category)",
+            raise DataError(f"{source}: column {self.name!r}, row {row}: missing value (an empty cell): "
+                            f"every cell needs a category here; write a marker such as '?' in the empty cells",
                             file=source, column=self.name, row=row)
         if self.edges is not None:
             return self._bin(array, source, first_row)
