@@ -71,3 +71,20 @@ def test_integer_codes_are_named_together_and_read_as_categories_when_asked() ->
     wide = pd.DataFrame({"a": np.arange(300) % 21})  # 21 distinct codes: more than MAX_INTEGER_CATEGORIES
     with pytest.raises(ParameterError, match="'a' is numeric: give its public bin edges"):
         infer_domains(wide, categorical_integers=True)
+
+
+def test_mining_something_else_than_a_fitted_estimate_says_so() -> None:
+    """``mine_itemsets(frame, 0.3)`` raised ``AttributeError: 'DataFrame' object has no attribute 'variables_'``."""
+    from dprm.itemsets import DensityEstimator
+    from dprm.itemsets.ison import mine_itemsets
+    from dprm.itemsets.top_k import run_top_k
+
+    frame = pd.DataFrame({"a": ["x", "y"]})
+    with pytest.raises(ParameterError, match="must be a fitted DensityEstimator .* not DataFrame"):
+        mine_itemsets(frame, 0.3)
+    with pytest.raises(ParameterError, match="must be a fitted DensityEstimator"):
+        run_top_k(frame, 5, 0.3)
+    with pytest.raises(ParameterError, match="learned nothing yet"):
+        mine_itemsets(DensityEstimator(), 0.3)
+    with pytest.raises(ParameterError, match=r"domains\['a'\] must be a list of categories, not 'xy'"):
+        DensityEstimator(domains={"a": "xy"}).fit(frame)  # was read as the categories x and y

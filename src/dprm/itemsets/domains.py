@@ -57,7 +57,7 @@ import numpy as np
 
 from dprm.data.category_text import category_text
 from dprm.data.reading import check_column_names
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, short_repr
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -223,6 +223,10 @@ def declared_domains(
     --------
     >>> sorted(declared_domains(["a", "b"], domains={"a": ["x", "y"]}))
     ['a']
+    >>> declared_domains(["a"], domains={"a": "xy"})   # not the categories x and y
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: domains['a'] must be a list of categories, not 'xy'
     """
     for what, given in (("domains", domains), ("bins", bins)):
         if given is not None and not isinstance(given, Mapping):
@@ -243,7 +247,10 @@ def declared_domains(
             edges = _checked_edges(name, bins[name])
             result[name] = VariableDomain(name, bin_labels(edges), edges)
         elif name in domains:
-            result[name] = VariableDomain(name, tuple(category_text(v) for v in domains[name]))
+            categories = domains[name]
+            if isinstance(categories, str | bytes) or not isinstance(categories, Iterable):
+                raise ParameterError(f"domains[{name!r}] must be a list of categories, not {short_repr(categories)}")
+            result[name] = VariableDomain(name, tuple(category_text(v) for v in categories))
     return result
 
 

@@ -79,7 +79,7 @@ from dprm.itemsets.candidates import ItemCodec, KeySet, merge_new, without_rejec
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.precompiled import kernel
 
-__all__ = ["Itemset", "IsonRun", "chain_weights", "mine_itemsets", "run_ison"]
+__all__ = ["Itemset", "IsonRun", "chain_weights", "check_fitted", "mine_itemsets", "run_ison"]
 
 #: Candidates evaluated per call of the estimate (bounds memory; time is checked between).
 BATCH = 20000
@@ -456,6 +456,7 @@ def run_ison(
     -------
     IsonRun
     """
+    check_fitted(estimator)
     started = time.perf_counter()
     miner, per_iteration = ison_search(estimator, min_support, max_length, max_seconds, method, max_itemsets)
     rows, supports = miner.found_rows()
@@ -511,6 +512,23 @@ def itemsets_of_rows(estimator: DensityEstimator, rows: np.ndarray, supports: np
     categories = [estimator.variables_[name].categories for name in columns]
     return [Itemset({columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}, float(support))
             for row, support in zip(rows, supports)]
+
+
+def check_fitted(estimator: object) -> None:
+    """Raise :class:`ParameterError` unless ``estimator`` is a fitted :class:`DensityEstimator`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_fitted(pd.DataFrame({"a": ["x"]}))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: estimator must be a fitted DensityEstimator (DensityEstimator().fit(data)), not DataFrame
+    """
+    if not isinstance(estimator, DensityEstimator):
+        raise ParameterError(f"estimator must be a fitted DensityEstimator (DensityEstimator().fit(data)), "
+                             f"not {type(estimator).__name__}")
+    estimator.chains_  # a ParameterError when it has learned nothing yet
 
 
 def mine_itemsets(

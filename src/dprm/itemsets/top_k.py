@@ -41,7 +41,7 @@ import numpy as np
 
 from dprm.errors import ParameterError
 from dprm.itemsets.estimator import DensityEstimator
-from dprm.itemsets.ison import IsonRun, ison_search, itemsets_of_rows, path_index
+from dprm.itemsets.ison import IsonRun, check_fitted, ison_search, itemsets_of_rows, path_index
 
 __all__ = ["RELATIVE_ERROR", "TopK", "reference_rows", "run_top_k"]
 
@@ -120,6 +120,7 @@ def run_top_k(estimator: DensityEstimator, k: int, min_support: float, max_lengt
     -------
     TopK
     """
+    check_fitted(estimator)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ParameterError(f"k must be a whole number >= 1, not {k!r}")
     if not (isinstance(min_support, int | float) and 0.0 < float(min_support) <= 1.0):
