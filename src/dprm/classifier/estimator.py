@@ -285,6 +285,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         # certain event on one of two neighbouring datasets). With anything read off the
         # data the fit is not private anyway and scikit-learn's rule holds: at least a row.
         may_be_empty = self.classes is not None
+        if getattr(X, "ndim", None) == 2 and X.shape[1] == 0:  # a DataFrame: "at least one array or dtype ..."
+            raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required: "
+                             f"X has no feature column, and a tree needs one to split on")  # scikit-learn's words
         X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
                              ensure_min_samples=0 if may_be_empty else 1)
         if len(y):
