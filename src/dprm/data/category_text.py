@@ -10,8 +10,13 @@ that reads back as the same float.
 from __future__ import annotations
 
 import math
+import re
 
-__all__ = ["category_text", "number_text"]
+__all__ = ["category_text", "integer_text", "number_text"]
+
+#: An integer as a text file writes it: optional sign, ASCII digits, optionally ``.``
+#: and zeros (``7``, ``-007``, ``+7.0``, ``7.``).
+_INTEGER = re.compile(r"([+-]?)0*([0-9]+?)(?:\.0*)?")
 
 
 def category_text(value: object) -> str:
@@ -47,6 +52,36 @@ def category_text(value: object) -> str:
     if hasattr(value, "item"):
         return category_text(value.item())  # type: ignore[union-attr]
     return str(value)
+
+
+def integer_text(text: str) -> str | None:
+    """The canonical text of an integer written as ``text``, exactly; None if it is not one.
+
+    Works on the digits, never through a float or :class:`int` (which would round
+    integers beyond 2**53, or refuse more than 4300 digits): leading zeros, a ``+``
+    sign and a fraction of zeros are dropped, and ``-0`` is ``0``.
+
+    Parameters
+    ----------
+    text : str
+        A cell as the file wrote it.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> integer_text("007"), integer_text("+7.0"), integer_text("-0"), integer_text("2.5")
+    ('7', '7', '0', None)
+    >>> integer_text("100000000000000000001")
+    '100000000000000000001'
+    """
+    found = _INTEGER.fullmatch(text)
+    if found is None:
+        return None
+    sign, digits = found.groups()
+    return digits if sign != "-" or digits == "0" else "-" + digits
 
 
 def number_text(value: float) -> str:

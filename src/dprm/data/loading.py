@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
-from dprm.data.category_text import category_text
+from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
 from dprm.data.reading import SHOW, RawTable, Source, first_rows, missing_markers, read_table
@@ -314,7 +314,7 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
     if pa.types.is_string(typ) or pa.types.is_integer(typ):
         texts = pc.cast(col, pa.string()).to_pylist()
     else:
-        texts = [category_text(v) for v in col.to_pylist()]
+        texts = _number_id_texts(raw, name)
     keys = np.empty(len(texts), dtype=object)
     keys[:] = texts
     if len(set(texts)) < len(texts):
@@ -330,6 +330,25 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             code="duplicate_id", file=raw.source, column=name,
         )
     return keys
+
+
+def _number_id_texts(raw: RawTable, name: str) -> list[str]:
+    """The canonical texts of an id column read as floats (or other non-text values).
+
+    A text file's integers too large for int64 are read as float64 by pyarrow, which
+    would merge distinct ids (``2**63`` and ``2**63 + 1``); their cells are re-read as
+    written and canonicalised exactly (:func:`~dprm.data.category_text.integer_text`).
+    Other numbers get the canonical text of their float.
+    """
+    values = raw.table.column(name).to_pylist()
+    written = raw.cells_as_written(name) if pa.types.is_floating(raw.table.column(name).type) else None
+    if written is None or len(written) != len(values):
+        return [category_text(v) for v in values]
+    texts = []
+    for value, cell in zip(values, written):
+        exact = integer_text(cell.strip()) if cell is not None else None
+        texts.append(exact if exact is not None else category_text(value))
+    return texts
 
 
 def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> np.ndarray:
