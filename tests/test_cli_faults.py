@@ -142,3 +142,50 @@ def _tiny_data():
 
     planted = make_planted(200, n_left_boolean=6, n_left_numeric=0, n_right_numeric=4, random_state=0)
     return load_two_view(planted.left, planted.right, types=planted.types)
+
+
+def test_a_types_file_that_is_a_named_pipe_is_refused_unread(tmp_path: Path) -> None:
+    """It hung dprm, waiting for a writer; now named like a data file that is a pipe."""
+    import threading
+
+    pipe = tmp_path / "types.json"
+    os.mkfifo(pipe)
+    left = write(tmp_path / "l.csv", "x\n1\n2\n")
+    right = write(tmp_path / "r.csv", "y\n1\n0\n")
+
+    def feed() -> None:  # without the check, dprm reads "{}" and goes on (rather than hanging the test)
+        try:
+            fd = os.open(pipe, os.O_WRONLY)
+            os.write(fd, b"{}")
+            os.close(fd)
+        except OSError:
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        expect_error(["inspect", left, right, "--types", pipe], "types.json", "named pipe", "not a regular file")
+    finally:
+        os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer's open return
+        writer.join(5)
+
+
+def test_a_types_file_linked_to_a_device_or_too_big_is_refused(tmp_path: Path, monkeypatch) -> None:
+    import dprm.data.types_file as types_file
+
+    left = write(tmp_path / "l.csv", "x\n1\n2\n")
+    right = write(tmp_path / "r.csv", "y\n1\n0\n")
+    (tmp_path / "dev.json").symlink_to("/dev/null")  # /dev/zero was read until memory ran out
+    expect_error(["inspect", left, right, "--types", tmp_path / "dev.json"], "dev.json", "device",
+                 "not a regular file")
+    big = write(tmp_path / "big.json", "{}" + " " * 2000)
+    monkeypatch.setattr(types_file, "MAX_TYPES_FILE_BYTES", 1000)
+    expect_error(["inspect", left, right, "--types", big], "big.json", "2002 bytes", "at most 1000 bytes")
+
+
+def test_report_names_a_run_that_is_a_named_pipe(tmp_path: Path) -> None:
+    pipe = tmp_path / "run.json"
+    os.mkfifo(pipe)
+    line = expect_error(["report", "--run", pipe, "-o", tmp_path / "r.html"], "run.json", "named pipe")
+    assert "no such file" not in line
+    assert not (tmp_path / "r.html").exists()

@@ -48,8 +48,9 @@ from dprm.data.attributes import AttributeKind
 from dprm.data.category_text import category_text
 from dprm.data.grid import TRANSFORMS
 from dprm.errors import DataError
+from dprm.input_files import read_small_file
 
-__all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS"]
+__all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS", "MAX_TYPES_FILE_BYTES"]
 
 
 class ColumnType(StrEnum):
@@ -101,6 +102,9 @@ class ColumnSpec:
 
 _COLUMN_KEYS = {"type", "bounds", "categories", "complete", "transform"}
 _TOP_KEYS = {"id_column", "columns", "na_values", "out_of_bounds"}
+#: The largest types file read (16 MiB: a declaration of thousands of columns with
+#: thousands of categories each is far smaller); a bigger one is refused unread.
+MAX_TYPES_FILE_BYTES = 16 << 20
 #: The values of ``out_of_bounds`` (types file key and loader argument).
 OUT_OF_BOUNDS = ("error", "clamp")
 
@@ -263,17 +267,7 @@ def read_types_file(path: str | Path) -> TypesSpec:
     suffix = path.suffix.lower()
     if suffix not in (".json", ".toml"):
         raise _bad(source, f"unknown types file extension {path.suffix!r}: use .json or .toml")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{source}: no such file", code="file_not_found", file=source,
-                        data_dependent=False) from None
-    except IsADirectoryError:
-        raise DataError(f"{source}: is a directory, not a types file", code="not_a_file", file=source,
-                        data_dependent=False) from None
-    except OSError as exc:
-        raise DataError(f"{source}: cannot be read: {exc.strerror or exc}", code="unreadable_file",
-                        file=source, data_dependent=False) from None
+    raw = read_small_file(path, source, "types file", MAX_TYPES_FILE_BYTES)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
