@@ -23,6 +23,7 @@ import numpy as np
 
 from dprm.errors import DprmError
 from dprm.files import write_atomic
+from dprm.json_values import no_duplicate_keys
 from dprm.queries.redescription import Redescription
 
 __all__ = ["FORMAT", "GUARANTEES", "valid_guarantee", "explain_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
@@ -224,15 +225,6 @@ def _no_constant(token: str) -> Any:
     raise ValueError(f"{token} is not allowed (numbers must be finite)")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
 def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
     """Read and validate a redescriptions document.
 
@@ -258,7 +250,7 @@ def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
     except UnicodeDecodeError:
         raise DprmError(f"{name}: not UTF-8 text") from None
     try:
-        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=no_duplicate_keys)
     except json.JSONDecodeError as err:
         raise DprmError(f"{name}: not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
     except ValueError as err:
