@@ -215,7 +215,12 @@ def _check_privacy_adds_up(privacy: dict, source: str) -> None:
     if isinstance(epsilon, int | float) and not isinstance(epsilon, bool) and isinstance(ledger, list):
         spent = [entry.get("epsilon") for entry in ledger if isinstance(entry, dict)]
         if all(isinstance(e, int | float) and not isinstance(e, bool) for e in spent):
-            total = math.fsum(spent)
+            try:
+                total, epsilon = math.fsum(spent), float(epsilon)
+            except OverflowError:  # an integer beyond the float range
+                raise DprmError(f"{source}: privacy.epsilon and the ledger's epsilons must be finite numbers; "
+                                f"one is an integer of {max(len(str(abs(e))) for e in [*spent, epsilon])} digits"
+                                ) from None
             if total > epsilon * (1 + 1e-9) + 1e-12:
                 raise DprmError(f"{source}: the ledger's epsilons add up to {total:g}, more than privacy.epsilon "
                                 f"{epsilon:g}")
