@@ -201,7 +201,8 @@ def test_non_numeric_value_in_declared_numeric_column(tmp_path: Path, right: Pat
     assert "left.csv: column 'a', row 3: value 'lots' is not a number" in message
 
 
-@pytest.mark.parametrize("cell", ["\uff15", "1_000", "\u0663", "x" * 1000], ids=["full-width", "underscore", "arabic-indic", "long"])
+@pytest.mark.parametrize("cell", ["\uff15", "1_000", "\u0663", "x" * 1000],
+                         ids=["full-width", "underscore", "arabic-indic", "long"])
 def test_a_number_python_reads_but_pyarrow_does_not_names_its_row(tmp_path: Path, right: Path, cell: str) -> None:
     """float() reads full-width digits and '1_000', pyarrow does not: the message named no row or value."""
     left = write(tmp_path / "left.csv", f"id,a\n1,0.5\n2,{cell}\n3,1.5\n")

@@ -279,7 +279,8 @@ class KeywordParam(Param):
             super()._in_range(number, value)
         except ParameterError:
             if self.kind == "int" and self.low is not None and self.high is not None:
-                raise ParameterError(f"{self.option} must be in [{self.low}, {self.high}], got {short_repr(value)}") from None
+                raise ParameterError(f"{self.option} must be in [{self.low}, {self.high}], "
+                                     f"got {short_repr(value)}") from None
             raise
 
 

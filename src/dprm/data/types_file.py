@@ -326,7 +326,8 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
     transform = entry.get("transform")
     if transform is not None:
         if transform not in TRANSFORMS:
-            raise where.error(f"unknown transform {short_repr(transform)}; use one of {', '.join(map(repr, TRANSFORMS))}")
+            raise where.error(f"unknown transform {short_repr(transform)}; "
+                              f"use one of {', '.join(map(repr, TRANSFORMS))}")
         if ctype is not ColumnType.NUMERIC:
             raise where.error(f"'transform' is only for numeric columns, not {ctype.value}")
         if transform == "log" and (parsed_bounds is None or parsed_bounds[0] < 0):
