@@ -100,8 +100,8 @@ def test_another_typer_release_keeps_typers_own_converters(monkeypatch) -> None:
 
 @pytest.mark.parametrize("value, fragment", [("1_0", "'_' separators"), (" 1_0", "'_' separators"),
                                              ("\uff15", "ASCII digits"), ("\u0663", "ASCII digits"),
-                                             ("9" * 21, "21 digits"), ("9" * 5000, "5000 digits")],
-                         ids=["underscore", "space-underscore", "full-width", "arabic-indic", "21-digits",
+                                             ("9" * 51, "51 digits"), ("9" * 5000, "5000 digits")],
+                         ids=["underscore", "space-underscore", "full-width", "arabic-indic", "51-digits",
                               "5000-digits"])
 def test_numbers_a_user_would_not_mean_are_refused(value: str, fragment: str) -> None:
     """typer (pydantic) reads '1_0' as 10 and full-width digits as digits; more than 4300 digits failed inside."""

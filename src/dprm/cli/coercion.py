@@ -44,8 +44,9 @@ TESTED_TYPER = ("0.29.",)
 #: What :func:`plain` returns for a value it leaves to typer's converter.
 UNHANDLED: Any = object()
 
-#: The most digits (leading zeros aside) of an integer option: 2^63 has 19, and no option takes more.
-MAX_INTEGER_DIGITS = 20
+#: The most digits (leading zeros aside) an integer option is read with: 2^63 has 19 and no option takes
+#: more; up to 50, the option's own range check answers (naming its range) in a line of reasonable length.
+MAX_INTEGER_DIGITS = 50
 
 _INTEGER = re.compile(r"-?[0-9]+")
 _DIGITS = re.compile(r"\s*[+-]?0*([0-9]+)\s*")
@@ -67,7 +68,7 @@ def number_problem(kind: Any, value: Any) -> str | None:
     >>> number_problem(int, "５"), number_problem(int, "7"), number_problem(str, "1_0")
     ("'５' is not a number: write it in ASCII digits (0-9)", None, None)
     >>> number_problem(int, "9" * 400)
-    "'999999999999999999999999999999999999... has 400 digits; an integer option takes at most 20"
+    "'999999999999999999999999999999999999... has 400 digits; an integer option takes at most 50"
     """
     if kind not in (int, float) or type(value) is not str:
         return None
