@@ -142,3 +142,102 @@ def _tiny_data():
 
     planted = make_planted(200, n_left_boolean=6, n_left_numeric=0, n_right_numeric=4, random_state=0)
     return load_two_view(planted.left, planted.right, types=planted.types)
+
+
+def test_a_types_file_that_is_a_named_pipe_is_refused_unread(tmp_path: Path) -> None:
+    """It hung dprm, waiting for a writer; now named like a data file that is a pipe."""
+    import threading
+
+    pipe = tmp_path / "types.json"
+    os.mkfifo(pipe)
+    left = write(tmp_path / "l.csv", "x\n1\n2\n")
+    right = write(tmp_path / "r.csv", "y\n1\n0\n")
+
+    def feed() -> None:  # without the check, dprm reads "{}" and goes on (rather than hanging the test)
+        try:
+            fd = os.open(pipe, os.O_WRONLY)
+            os.write(fd, b"{}")
+            os.close(fd)
+        except OSError:
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        expect_error(["inspect", left, right, "--types", pipe], "types.json", "named pipe", "not a regular file")
+    finally:
+        os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer's open return
+        writer.join(5)
+
+
+def test_a_types_file_linked_to_a_device_or_too_big_is_refused(tmp_path: Path, monkeypatch) -> None:
+    import dprm.data.types_file as types_file
+
+    left = write(tmp_path / "l.csv", "x\n1\n2\n")
+    right = write(tmp_path / "r.csv", "y\n1\n0\n")
+    (tmp_path / "dev.json").symlink_to("/dev/null")  # /dev/zero was read until memory ran out
+    expect_error(["inspect", left, right, "--types", tmp_path / "dev.json"], "dev.json", "device",
+                 "not a regular file")
+    big = write(tmp_path / "big.json", "{}" + " " * 2000)
+    monkeypatch.setattr(types_file, "MAX_TYPES_FILE_BYTES", 1000)
+    expect_error(["inspect", left, right, "--types", big], "big.json", "2002 bytes", "at most 1000 bytes")
+
+
+def test_report_names_a_run_that_is_a_named_pipe(tmp_path: Path) -> None:
+    pipe = tmp_path / "run.json"
+    os.mkfifo(pipe)
+    line = expect_error(["report", "--run", pipe, "-o", tmp_path / "r.html"], "run.json", "named pipe")
+    assert "no such file" not in line
+    assert not (tmp_path / "r.html").exists()
+
+
+BIG = "9" * 5000  # more digits than Python converts to int (4300)
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--epsilon", "1_0"], ["--epsilon", "'1_0'", "'_' separators"]),  # was read as 10: ten times the budget
+    (["--epsilon", "\uff15"], ["--epsilon", "ASCII digits"]),              # full-width 5
+    (["--seed", "1_0"], ["--seed", "'_' separators"]),
+    (["--seed", BIG], ["--seed", "5000 digits"]),                         # internal errors before
+    (["--top", BIG], ["--top", "5000 digits"]),
+    (["--max-clauses", BIG], ["--max-clauses", "5000 digits"]),
+    (["--seed", "9" * 400], ["--seed", "400 digits"]),                    # echoed all 400 digits before
+    (["--top", "9" * 400], ["--top", "400 digits"]),
+    (["--depth", "1_0"], ["--depth", "'1_0'"]),
+], ids=["eps-underscore", "eps-fullwidth", "seed-underscore", "seed-5000", "top-5000", "clauses-5000", "seed-400",
+        "top-400", "depth-underscore"])
+def test_mine_refuses_numbers_a_user_would_not_mean(tmp_path: Path, args: list, fragments: list) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{(i // 2) % 2}\n" for i in range(20)))
+    out = tmp_path / "o.json"
+    line = expect_error(["mine", left, right, "-a", "alt-mcmc", "-o", out, *args], *fragments)
+    assert len(line) < 200 and not out.exists()
+
+
+@pytest.mark.parametrize("command, fragments", [
+    (["inspect", "{l}", "{r}", "--max-splits", BIG], ["--max-splits", "5000 digits"]),
+    (["evaluate", "{l}", "{r}", "--algorithms", "cartwheels", "--budgets", "1x1", "--out", "{t}/ev", "--seed", BIG],
+     ["--seed", "5000 digits"]),
+    (["evaluate", "{l}", "{r}", "--algorithms", "cartwheels", "--budgets", "1x1", "--out", "{t}/ev",
+      "-p", "depth=" + BIG], ["depth must be an integer", "..."]),
+    (["evaluate", "{l}", "{r}", "--algorithms", "cartwheels", "--budgets", "1x1", "--out", "{t}/ev",
+      "-p", '{"depth": %s}' % BIG], ["--parameters", "more than 4300 digits"]),
+    (["evaluate", "{l}", "{r}", "--algorithms", "cartwheels", "--budgets", "1x1", "--out", "{t}/ev",
+      "-p", "min_support=" + "9" * 400], ["min-support must be a finite number", "..."]),
+    (["evaluate", "{l}", "{r}", "--algorithms", "cartwheels", "--budgets", "1x1", "--out", "{t}/ev",
+      "-p", "depth=" + "9" * 400], ["depth must be at most", "..."]),
+], ids=["inspect-max-splits", "evaluate-seed", "p-depth-5000", "p-json-5000", "p-min-support-400", "p-depth-400"])
+def test_huge_integers_in_options_are_one_short_line(tmp_path: Path, command: list, fragments: list) -> None:
+    """Each was an internal error (exit 1: OverflowError, Python's 4300-digit limit) or echoed every digit."""
+    left = write(tmp_path / "l.csv", "id,a\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{(i // 2) % 2}\n" for i in range(20)))
+    args = [a.replace("{l}", str(left)).replace("{r}", str(right)).replace("{t}", str(tmp_path)) for a in command]
+    line = expect_error(args, *fragments)
+    assert len(line) < 300 and not (tmp_path / "ev").exists()
+
+
+def test_plain_numbers_in_options_still_read(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{(i // 2) % 2}\n" for i in range(20)))
+    code, out, err = run(["inspect", left, right, "--max-splits", "016"])
+    assert code == 0, err

@@ -201,6 +201,16 @@ def test_non_numeric_value_in_declared_numeric_column(tmp_path: Path, right: Pat
     assert "left.csv: column 'a', row 3: value 'lots' is not a number" in message
 
 
+@pytest.mark.parametrize("cell", ["\uff15", "1_000", "\u0663", "x" * 1000],
+                         ids=["full-width", "underscore", "arabic-indic", "long"])
+def test_a_number_python_reads_but_pyarrow_does_not_names_its_row(tmp_path: Path, right: Path, cell: str) -> None:
+    """float() reads full-width digits and '1_000', pyarrow does not: the message named no row or value."""
+    left = write(tmp_path / "left.csv", f"id,a\n1,0.5\n2,{cell}\n3,1.5\n")
+    message = load_error(left, right, types={"columns": {"a": "numeric"}})
+    assert "left.csv: column 'a', row 2: value " in message and "is not a number" in message
+    assert len(message) < len(str(tmp_path)) + 200
+
+
 def test_value_outside_declared_bounds(tmp_path: Path, right: Path) -> None:
     left = write(tmp_path / "left.csv", GOOD)
     message = load_error(left, right, types={"columns": {"a": {"bounds": [0, 2]}}})
@@ -284,6 +294,51 @@ def test_types_file_missing_or_wrong_extension(tmp_path: Path) -> None:
         read_types_file(tmp_path / "types.json")
     with pytest.raises(DataError, match="use .json or .toml"):
         read_types_file(write(tmp_path / "types.yaml", "{}"))
+
+
+@pytest.mark.parametrize("name, text, expected", [
+    ("big.json", '{"columns": {"p": {"bounds": [0, 1%s]}}}' % ("0" * 400), "'bounds' must be finite"),
+    ("neg.json", '{"columns": {"p": {"bounds": [-1%s, 0]}}}' % ("0" * 400), "'bounds' must be finite"),
+    ("digits.json", '{"columns": {"p": {"bounds": [0, 1%s]}}}' % ("0" * 5000), "more than 4300 digits"),
+    ("cats.json", '{"columns": {"c": {"categories": [1%s]}}}' % ("0" * 5000), "more than 4300 digits"),
+    ("digits.toml", "[columns.p]\nbounds = [0, 1%s]\n" % ("0" * 5000), "more than 4300 digits"),
+], ids=["bounds-1e400", "bounds--1e400", "json-5000-digits", "category-5000-digits", "toml-5000-digits"])
+def test_types_file_with_a_huge_integer_is_one_short_line(tmp_path: Path, name: str, text: str,
+                                                          expected: str) -> None:
+    """An internal error before (OverflowError in float(), ValueError from Python's digit limit)."""
+    with pytest.raises(DataError) as info:
+        read_types_file(write(tmp_path / name, text))
+    assert expected in str(info.value) and str(info.value).startswith(str(tmp_path / name))
+    assert len(str(info.value)) < len(str(tmp_path)) + 160
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ({"complete": 10**400}, "'complete' must be true or false, got 100"),
+    ({"type": 10**400}, "unknown type 100"),
+    ({"type": "x" * 10_000}, "unknown type 'xxx"),
+    ({"bounds": [0, "9" * 10_000]}, "'bounds' must be [low, high]"),
+    ({"categories": ["x" * 10_000, "x" * 10_000]}, "is listed twice"),
+], ids=["complete", "type-int", "type-text", "bounds", "categories"])
+def test_types_errors_echo_values_short(entry: dict, expected: str) -> None:
+    with pytest.raises(DataError) as info:
+        TypesSpec.from_mapping({"columns": {"p": entry}}, source="t.json")
+    assert expected in str(info.value) and len(str(info.value)) < 160
+
+
+def test_a_huge_column_name_is_echoed_short(tmp_path: Path, right: Path) -> None:
+    name = "p" * 100_000
+    message = load_error(write(tmp_path / "left.csv", GOOD), right, types={"columns": {name: "numeric"}})
+    assert "declares column(s) that are in neither" in message and len(message) < 300
+    with pytest.raises(DataError) as info:
+        TypesSpec.from_mapping({"columns": {name: {"type": "nope"}}}, source="t.json")
+    assert "unknown type 'nope'" in str(info.value) and len(str(info.value)) < 200
+
+
+def test_types_json_with_a_repeated_key_is_refused(tmp_path: Path) -> None:
+    """json kept the last of two entries for 'p', silently; the report's reader refuses them too."""
+    path = write(tmp_path / "types.json", '{"columns": {"p": {"bounds": [0, 100]}, "p": {"bounds": [0, 1]}}}')
+    with pytest.raises(DataError, match=r"types.json: invalid JSON: duplicate key 'p'$"):
+        read_types_file(path)
 
 
 def test_types_file_path_through_loader(tmp_path: Path, right: Path) -> None:

@@ -158,6 +158,25 @@ def test_ids_align_many_rows(tmp_path: Path) -> None:
     assert data.ids.tolist() == [str(i) for i in ids]
 
 
+@pytest.mark.parametrize("base", [10**20, 2**63, 2**64 - 20, 10**400], ids=["1e20", "2^63", "2^64-20", "1e400"])
+def test_distinct_big_integer_ids_stay_distinct(tmp_path: Path, base: int) -> None:
+    # beyond int64 pyarrow reads them as float64, which merged 2**63 and 2**63 + 1
+    ids = [base + i for i in range(20)]
+    left = write(tmp_path / "l.csv", "id,a\n" + "".join(f"{i},{i % 2}\n" for i in ids))
+    right = write(tmp_path / "r.csv", "id,p\n" + "".join(f"{i},{(i % 7) / 2}\n" for i in reversed(ids)))
+    data = load_two_view(left, right)
+    assert data.ids.tolist() == [str(i) for i in ids]
+    assert data.right["p"].values.tolist() == [(i % 7) / 2 for i in ids]
+
+
+def test_big_integer_ids_match_across_writings(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n0100000000000000000001,0\n100000000000000000002,1\n")
+    right = write(tmp_path / "r.csv", "id,p\n100000000000000000002.0,1.5\n+100000000000000000001,2.5\n")
+    data = load_two_view(left, right)
+    assert data.ids.tolist() == ["100000000000000000001", "100000000000000000002"]
+    assert data.right["p"].values.tolist() == [2.5, 1.5]
+
+
 def test_explicit_id_column_not_first(tmp_path: Path) -> None:
     left = write(tmp_path / "l.csv", "x,key\n1.5,p\n2.5,q\n3.5,r\n")
     right = write(tmp_path / "r.csv", "y,key\n0,r\n1,p\n1,q\n")

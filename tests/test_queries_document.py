@@ -230,3 +230,27 @@ def test_a_privacy_block_that_contradicts_itself_is_refused(tmp_path, change, fr
     path.write_text(json.dumps({**good, "privacy": {**good["privacy"], **change}}))
     with pytest.raises(DprmError, match=re.escape(fragment)):
         read_document(path)
+
+
+@pytest.mark.parametrize("change", [{"epsilon": 10**400},
+                                    {"ledger": [{"step": "a", "epsilon": 10**400, "mechanism": "m"}]}],
+                         ids=["epsilon", "ledger"])
+def test_a_privacy_epsilon_beyond_the_float_range_is_one_line(tmp_path, change):
+    """float(10**400) overflowed while checking that the ledger adds up: an internal error before."""
+    good = make_document("x", {}, {**PRIVACY, "private": True}, sample_redescriptions(count=1))
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({**good, "privacy": {**good["privacy"], **change}}))
+    with pytest.raises(DprmError) as info:
+        read_document(path)
+    assert "must be finite numbers; one is an integer of 401 digits" in str(info.value)
+    assert len(str(info.value)) < len(str(path)) + 120
+
+
+def test_a_huge_noisy_integer_is_echoed_short(tmp_path):
+    path = tmp_path / "out.json"
+    write_document(_valid_doc(), path)
+    text, count = re.subn(r'"jaccard": [^,\n]+', '"jaccard": 1' + "0" * 400, path.read_text(), count=1)
+    assert count == 1
+    path.write_text(text)
+    with pytest.raises(DprmError, match=r"noisy\.jaccard: must be a finite number, got 1000+\.\.\.$"):
+        read_document(path)

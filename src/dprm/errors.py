@@ -59,7 +59,8 @@ ERROR_CODES: dict[str, str] = {
     "budget_exceeded": "the release would exceed the privacy budget",
     # files and their form
     "file_not_found": "no such file",
-    "not_a_file": "is a directory, not a file",
+    "not_a_file": "is a directory, a named pipe or a device, not a regular file",
+    "file_too_large": "the file is larger than dprm reads",
     "unknown_file_type": "unknown file type",
     "unsupported_file_type": "this command does not read this type of file",
     "unreadable_file": "the file cannot be read",

@@ -1,4 +1,5 @@
-"""Plain JSON values from numpy and pandas values: one helper for every writer of JSON.
+"""Plain JSON values from numpy and pandas values: one helper for every writer of JSON;
+and :func:`no_duplicate_keys`, the hook every reader of JSON refuses repeated keys with.
 
 Examples
 --------
@@ -18,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plain_json"]
+from dprm.errors import short_repr
+
+__all__ = ["no_duplicate_keys", "plain_json"]
 
 
 def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
@@ -50,3 +53,26 @@ def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
     if nan_as_null and isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object's pairs as a dict; :class:`ValueError` naming a repeated key.
+
+    For ``json.loads(..., object_pairs_hook=no_duplicate_keys)``: plain ``json`` keeps
+    the last of two equal keys, silently dropping the first value.
+
+    Examples
+    --------
+    >>> import json
+    >>> json.loads('{"a": 1, "b": 2}', object_pairs_hook=no_duplicate_keys)
+    {'a': 1, 'b': 2}
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=no_duplicate_keys)
+    Traceback (most recent call last):
+    ValueError: duplicate key 'a'
+    """
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {short_repr(key, 60)}")
+        out[key] = value
+    return out

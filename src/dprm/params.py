@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.privacy.budget import as_epsilon, as_fraction, check_epsilon_range
 
 __all__ = ["Param", "KeywordParam", "as_generator", "parameter_table", "read_none_texts"]
@@ -137,33 +137,38 @@ class Param:
         extra = " or auto" if self.auto else ""
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise ParameterError(f"{self.option} must be an integer{extra}, not {value!r}")
+                raise ParameterError(f"{self.option} must be an integer{extra}, not {short_repr(value)}")
             return int(value)
         if self.kind == "float":
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise ParameterError(f"{self.option} must be a number{extra}, not {value!r}")
-            if not math.isfinite(float(value)):
-                raise ParameterError(f"{self.option} must be a finite number, not {value!r}")
+                raise ParameterError(f"{self.option} must be a number{extra}, not {short_repr(value)}")
+            try:
+                finite = math.isfinite(float(value))
+            except OverflowError:  # an integer beyond the float range
+                finite = False
+            if not finite:
+                raise ParameterError(f"{self.option} must be a finite number, not {short_repr(value)}")
             return value if isinstance(value, numbers.Rational) else float(value)
         if self.kind == "epsilon":
             return as_fraction(value, self.option)  # finite numbers, exact text or fractions
         if self.kind == "bool":
             if not isinstance(value, bool) and type(value).__name__ != "bool_":
-                raise ParameterError(f"{self.option} must be true or false, not {value!r}")
+                raise ParameterError(f"{self.option} must be true or false, not {short_repr(value)}")
             return None
         if self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
-                raise ParameterError(f"{self.option} must be one of {', '.join(self.choices)}, not {value!r}")
+                raise ParameterError(f"{self.option} must be one of {', '.join(self.choices)}, not {short_repr(value)}")
             return None
         if self.kind == "object":
             return None
         if not isinstance(value, (str, list, tuple)):
-            raise ParameterError(f"{self.option} must be text, not {value!r}")
+            raise ParameterError(f"{self.option} must be text, not {short_repr(value)}")
         return None
 
     def _in_range(self, number: Any, value: Any) -> None:
         low, high = self.low, self.high
-        shown = repr(value) if not isinstance(value, (Fraction, str)) else str(value)
+        shown = str(value) if isinstance(value, (Fraction, str)) else repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."  # a 400-digit integer, say
         too_low = low is not None and (number <= low if self.low_open else number < low)
         too_high = high is not None and (number >= high if self.high_open else number > high)
         if not (too_low or too_high):
@@ -256,14 +261,14 @@ class KeywordParam(Param):
             super().validate(value)
         except ParameterError:
             if self.allowed and self.kind in ("int", "float"):
-                raise ParameterError(f"{self.option} must be {self.allowed}, got {value!r}") from None
+                raise ParameterError(f"{self.option} must be {self.allowed}, got {short_repr(value)}") from None
             raise
 
     def _typed(self, value: Any) -> float | Fraction | int | None:
         if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-            raise ParameterError(f"{self.option} must be an integer, got {value!r}")
+            raise ParameterError(f"{self.option} must be an integer, got {short_repr(value)}")
         if self.kind == "choice" and (not isinstance(value, str) or value not in self.choices):
-            raise ParameterError(f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}")
+            raise ParameterError(f"{self.option} must be one of {', '.join(self.choices)}, got {short_repr(value)}")
         if self.kind == "epsilon":
             check_epsilon_range(as_epsilon(value, self.option), self.option)
             return None
@@ -274,7 +279,8 @@ class KeywordParam(Param):
             super()._in_range(number, value)
         except ParameterError:
             if self.kind == "int" and self.low is not None and self.high is not None:
-                raise ParameterError(f"{self.option} must be in [{self.low}, {self.high}], got {value}") from None
+                raise ParameterError(f"{self.option} must be in [{self.low}, {self.high}], "
+                                     f"got {short_repr(value)}") from None
             raise
 
 

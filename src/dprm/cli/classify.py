@@ -32,9 +32,10 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note
 from dprm.cli.outputs import Outputs
+from dprm.cli.coercion import read_number
 from dprm.cli.seeds import check_seed
 from dprm.cli.views import NaValues, OutOfBounds, TypesFile
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, short_repr
 from dprm.json_values import plain_json
 
 app = command_app()
@@ -134,21 +135,22 @@ def _check_options(epsilon: float, max_depth: str, embedding_depth: str, search:
     given: int | str = str(max_depth).strip()
     if given != "auto":
         try:
-            given = int(given)
+            given = read_number(given, int)
         except ValueError:
             given = 0
         if not 1 <= given <= MAX_DEPTH:
-            raise ParameterError(f"--max-depth must be between 1 and {MAX_DEPTH} or 'auto', not {max_depth}")
+            raise ParameterError(f"--max-depth must be between 1 and {MAX_DEPTH} or 'auto', not "
+                                 f"{short_repr(str(max_depth))}")
     max_depth = auto_max_depth(variant) if given == "auto" else given  # for the embedding depth's check
     depth: int | str = str(embedding_depth).strip()
     if depth != "auto":
         try:
-            depth = int(depth)
+            depth = read_number(depth, int)
         except ValueError:
             depth = 0
         if not 1 <= depth <= max_depth:
             raise ParameterError(f"--embedding-depth must be 'auto' or between 1 and --max-depth ({max_depth}), "
-                                 f"not {embedding_depth}")
+                                 f"not {short_repr(str(embedding_depth))}")
     if search not in SEARCHES:
         raise ParameterError(f"--search must be one of {', '.join(SEARCHES)}, not {search!r}")
     if variant not in VARIANTS:

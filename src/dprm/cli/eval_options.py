@@ -24,8 +24,9 @@ from typing import Annotated, Any
 
 import typer
 
+from dprm.cli.coercion import read_number
 from dprm.cli.outputs import check_directory
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 
 __all__ = ["OutDir", "number_list", "dataset_names", "output_directory"]
 
@@ -48,15 +49,15 @@ def number_list(text: str, option: str, kind: type, *, ranges: bool = False) -> 
             continue
         try:
             if ranges and kind is int and "-" in part[1:]:
-                low, high = (int(x) for x in part.split("-", 1))
+                low, high = (read_number(x, int) for x in part.split("-", 1))
                 if high < low or high - low > MAX_RANGE:
                     raise ValueError
                 values.extend(range(low, high + 1))
             else:
-                values.append(kind(part))
+                values.append(read_number(part, kind))
         except ValueError:
             wanted = "whole number or range A-B" if ranges and kind is int else "number"
-            raise ParameterError(f"{option}: {part!r} is not a {wanted}") from None
+            raise ParameterError(f"{option}: {short_repr(part)} is not a {wanted}") from None
     if not values:
         raise ParameterError(f"{option}: no value given")
     return values

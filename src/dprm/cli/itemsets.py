@@ -32,11 +32,12 @@ from typing import Any, List, Optional
 import typer
 
 from dprm.cli.app import command_app
+from dprm.cli.coercion import read_number
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
 from dprm.cli.views import TypesFile
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, short_repr
 
 app = command_app()
 
@@ -70,11 +71,12 @@ def parse_bins(specs: list[str] | None) -> dict[str, list[float]]:
         name, sep, text = spec.partition("=")
         name = name.strip()
         try:
-            edges = [float(x) for x in text.split(",")] if sep and name else []
+            edges = [read_number(x, float) for x in text.split(",")] if sep and name else []
         except ValueError:
             edges = []
         if len(edges) < 2 or not all(math.isfinite(e) for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
-            raise ParameterError(f"--bins {spec!r}: give COLUMN=e0,e1,... with at least two increasing finite edges")
+            raise ParameterError(f"--bins {short_repr(spec, 60)}: give COLUMN=e0,e1,... with at least two "
+                                 "increasing finite edges")
         if name in bins:
             raise ParameterError(f"--bins: column {name!r} given twice")
         bins[name] = edges

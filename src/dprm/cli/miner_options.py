@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping, Optional
 
 import typer
 
-from dprm.errors import ParameterError
+from dprm.cli.coercion import read_number
+from dprm.errors import ParameterError, short_repr
 
 __all__ = ["option_table", "option_parameters", "given_parameters", "with_options"]
 
@@ -143,24 +144,24 @@ def given_parameters(algorithms: Algorithms, algorithm: str, values: Mapping[str
                 value = _number(value, int if kind == "int" else float, flag)
         if kind == "int-or-auto" and value != "auto":
             try:
-                value = int(value)
+                value = read_number(value, int) if isinstance(value, str) else int(value)
             except ValueError:
-                raise ParameterError(f"{flag} must be an integer or 'auto', not {value!r}") from None
+                raise ParameterError(f"{flag} must be an integer or 'auto', not {short_repr(value)}") from None
         if kind == "float-or-auto" and value != "auto":
             try:
-                value = float(value)
+                value = read_number(value, float) if isinstance(value, str) else float(value)
             except ValueError:
-                raise ParameterError(f"{flag} must be a number or 'auto', not {value!r}") from None
+                raise ParameterError(f"{flag} must be a number or 'auto', not {short_repr(value)}") from None
         given[name] = value
     return given
 
 
 def _number(text: str, kind: type, flag: str) -> Any:
     try:
-        return kind(text)
+        return read_number(text, kind)
     except ValueError:
         what = "an integer" if kind is int else "a number"
-        raise ParameterError(f"{flag} must be {what} or 'none', not {text!r}") from None
+        raise ParameterError(f"{flag} must be {what} or 'none', not {short_repr(text)}") from None
 
 
 def with_options(function: Callable[..., None], name: str, options: list[inspect.Parameter]) -> Callable[..., None]:

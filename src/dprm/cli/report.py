@@ -23,7 +23,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console
 from dprm.cli.views import IdColumn, TypesFile
-from dprm.errors import DataError, ParameterError
+from dprm.errors import ParameterError
 
 app = command_app()
 
@@ -68,8 +68,9 @@ def report(
         raise ParameterError("give either experiment directories or --run, not both")
     if not has_data and (types is not None or id_column is not None):
         raise ParameterError("--types and --id-column apply only with --data LEFT RIGHT")
-    if not run.is_file():
-        raise DataError(f"{run}: no such file")
+    from dprm.input_files import regular_file_size
+
+    regular_file_size(run, str(run), "run document (JSON)")
     _refuse_input_as_output(output, [run, *(data if has_data else ()), types])
     loaded = None
     if has_data:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["category_text", "number_text", "written_category"]
+__all__ = ["category_text", "integer_text", "number_text", "written_category"]
 
 #: A number as a CSV cell writes it: optional sign, digits with an optional decimal point, optional exponent.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: An integer as a text file writes it: optional sign, ASCII digits, optionally ``.``
+#: and zeros (``7``, ``-007``, ``+7.0``, ``7.``).
+_INTEGER = re.compile(r"([+-]?)0*([0-9]+?)(?:\.0*)?")
 
 
 def category_text(value: object) -> str:
@@ -53,6 +56,36 @@ def category_text(value: object) -> str:
     return str(value)
 
 
+def integer_text(text: str) -> str | None:
+    """The canonical text of an integer written as ``text``, exactly; None if it is not one.
+
+    Works on the digits, never through a float or :class:`int` (which would round
+    integers beyond 2**53, or refuse more than 4300 digits): leading zeros, a ``+``
+    sign and a fraction of zeros are dropped, and ``-0`` is ``0``.
+
+    Parameters
+    ----------
+    text : str
+        A cell as the file wrote it.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> integer_text("007"), integer_text("+7.0"), integer_text("-0"), integer_text("2.5")
+    ('7', '7', '0', None)
+    >>> integer_text("100000000000000000001")
+    '100000000000000000001'
+    """
+    found = _INTEGER.fullmatch(text)
+    if found is None:
+        return None
+    sign, digits = found.groups()
+    return digits if sign != "-" or digits == "0" else "-" + digits
+
+
 def number_text(value: float) -> str:
     """A number as a message shows it: :func:`category_text`'s text, short for huge values.
 
@@ -74,8 +107,8 @@ def written_category(text: str) -> tuple[bool, float, str]:
     """A categorical cell's text as ``(is_number, value, category)``: numbers in their canonical text.
 
     A cell that writes a number (``3``, ``3.0``, ``03``, ``+3``, ``3e0``) is named by the
-    number's canonical text (:func:`category_text`; an integer written without a point or
-    an exponent exactly, whatever its length), so that a column read as text (a word
+    number's canonical text (:func:`category_text`; an integer written without an
+    exponent exactly, whatever its length: :func:`integer_text`), so that a column read as text (a word
     among the numbers) names ``3.0`` as a column of numbers does; any other text is
     itself. ``value`` orders the numbers (NaN for text: not to be compared).
 
@@ -85,11 +118,13 @@ def written_category(text: str) -> tuple[bool, float, str]:
     ['3', '3', '3', '3', '2.5', '0', 'x', '3 ']
     >>> written_category("123456789012345678901234567890")[2]
     '123456789012345678901234567890'
+    >>> len(written_category("9" * 5000)[2])   # exactly, beyond int()'s 4300 digits
+    5000
     """
     if not _NUMBER.fullmatch(text):
         return False, math.nan, text
-    if text.lstrip("+-").isdigit():
-        number = int(text)
-        return True, float(number), str(number)
+    integer = integer_text(text)
+    if integer is not None:
+        return True, float(integer), integer  # float: only to order them (inf beyond the float range)
     value = float(text)
     return True, value, category_text(value)

@@ -30,7 +30,7 @@ from dprm.data.attributes import Attribute, AttributeKind, Domain
 from dprm.data.category_text import category_text, number_text, written_category
 from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, short_repr
 
 __all__ = ["encode_column", "is_constant"]
 
@@ -241,20 +241,39 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
 
 
 def _fail_numeric_text(text: pa.Array, where: _Column) -> None:
-    for row, value in enumerate(text.to_pylist(), start=1):
-        if value is None:
-            continue
-        try:
-            float(value)
-        except ValueError:
-            hint = ""
-            if value.lower() in _MARKER_LIKE:
-                hint = "; if it marks a missing value, declare it (na_values, --na-values)"
-            raise where.error(
-                row, f"value {value!r} is not a number (the column is numeric){hint}", "not_a_number"
-            ) from None
-    raise DataError(f"{where}: holds values that are not numbers", code="not_a_number",
-                    file=where.source, column=where.name)  # pragma: no cover
+    """Raise the error naming the first cell of ``text`` that pyarrow cannot read as a number.
+
+    The row is found by pyarrow's own cast, halving the rows that hold a refused cell:
+    Python's ``float()`` accepts texts pyarrow refuses (full-width digits ``５``,
+    separators ``1_000``), so asking it named no row.
+    """
+    low, high = 0, len(text)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _casts(text.slice(low, middle - low)):
+            low = middle
+        else:
+            high = middle
+    value = text[low].as_py() if high > low else None
+    if value is None or _casts(text.slice(low, 1)):  # pragma: no cover - the whole did not cast
+        raise DataError(f"{where}: holds values that are not numbers", code="not_a_number",
+                        file=where.source, column=where.name)
+    hint = ""
+    if value.lower() in _MARKER_LIKE:
+        hint = "; if it marks a missing value, declare it (na_values, --na-values)"
+    elif "_" in value or not value.isascii():
+        hint = "; write numbers in ASCII digits without separators"
+    raise where.error(low + 1, f"value {short_repr(value)} is not a number (the column is numeric){hint}",
+                      "not_a_number")
+
+
+def _casts(text: pa.Array) -> bool:
+    """Whether pyarrow reads every cell of ``text`` as a float64."""
+    try:
+        pc.cast(text, pa.float64())
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _numeric_domain(

@@ -27,12 +27,12 @@ import pyarrow.compute as pc
 
 from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
-from dprm.data.category_text import category_text
+from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
 from dprm.data.reading import SHOW, RawTable, Source, first_rows, missing_markers, read_table
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnType, TypesSpec, read_types_file
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, short_repr
 
 __all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
 
@@ -192,7 +192,7 @@ def read_view(
         raise _no_id_column(raw, id_name)
     unknown = [n for n in spec.columns if n not in raw.column_names]
     if all_types_here and unknown:
-        listed = ", ".join(repr(n) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
         raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
                         code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
     return _build_view(raw, side, spec, exclude=id_name, out_of_bounds=policy, keep_constant=keep_constant)
@@ -227,13 +227,13 @@ def _reading_options(
 
 
 def _no_id_column(raw: RawTable, name: str) -> DataError:
-    return DataError(f"{raw.source}: has no id column {name!r}{_columns_hint(raw)}",
+    return DataError(f"{raw.source}: has no id column {short_repr(name, 60)}{_columns_hint(raw)}",
                      code="missing_id_column", file=raw.source, column=name, data_dependent=False)
 
 
 def _columns_hint(raw: RawTable) -> str:
     names = raw.column_names
-    shown = ", ".join(repr(n) for n in names[:SHOW])
+    shown = ", ".join(short_repr(n, 60) for n in names[:SHOW])
     more = ", ..." if len(names) > SHOW else ""
     return f" (its columns: {shown}{more})"
 
@@ -243,7 +243,8 @@ def _id_columns(
 ) -> tuple[str | None, str | None]:
     if id_column is not None and spec.id_column is not None and id_column != spec.id_column:
         raise DataError(
-            f"id column {id_column!r} given, but {spec.source} declares {spec.id_column!r}",
+            f"id column {short_repr(id_column, 60)} given, but {spec.source} declares "
+            f"{short_repr(spec.id_column, 60)}",
             code="id_column_conflict", file=spec.source, data_dependent=False,
         )
     name = id_column if id_column is not None else spec.id_column
@@ -276,7 +277,7 @@ def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) ->
     right = set(rraw.column_names)
     shared = [n for n in lraw.column_names if n in right and n not in ids]
     if shared:
-        listed = ", ".join(repr(n) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
+        listed = ", ".join(short_repr(n, 60) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
         hint = ""
         if len(shared) == 1 and not ids - {None}:
             hint = " (if it holds the ids, give it as the id column: --id-column, id_column=)"
@@ -291,7 +292,7 @@ def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:
     known = set(lraw.column_names) | set(rraw.column_names)
     unknown = [n for n in spec.columns if n not in known]
     if unknown:
-        listed = ", ".join(repr(n) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
         raise DataError(
             f"{spec.source}: declares column(s) that are in neither {lraw.source} nor "
             f"{rraw.source}: {listed}",
@@ -314,7 +315,7 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
     if pa.types.is_string(typ) or pa.types.is_integer(typ):
         texts = pc.cast(col, pa.string()).to_pylist()
     else:
-        texts = [category_text(v) for v in col.to_pylist()]
+        texts = _number_id_texts(raw, name)
     keys = np.empty(len(texts), dtype=object)
     keys[:] = texts
     if len(set(texts)) < len(texts):
@@ -330,6 +331,25 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             code="duplicate_id", file=raw.source, column=name,
         )
     return keys
+
+
+def _number_id_texts(raw: RawTable, name: str) -> list[str]:
+    """The canonical texts of an id column read as floats (or other non-text values).
+
+    A text file's integers too large for int64 are read as float64 by pyarrow, which
+    would merge distinct ids (``2**63`` and ``2**63 + 1``); their cells are re-read as
+    written and canonicalised exactly (:func:`~dprm.data.category_text.integer_text`).
+    Other numbers get the canonical text of their float.
+    """
+    values = raw.table.column(name).to_pylist()
+    written = raw.cells_as_written(name) if pa.types.is_floating(raw.table.column(name).type) else None
+    if written is None or len(written) != len(values):
+        return [category_text(v) for v in values]
+    texts = []
+    for value, cell in zip(values, written):
+        exact = integer_text(cell.strip()) if cell is not None else None
+        texts.append(exact if exact is not None else category_text(value))
+    return texts
 
 
 def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> np.ndarray:
@@ -353,9 +373,14 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
     return order
 
 
+def _short(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (``...`` at the end): an id may be huge."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _list(values: Any) -> str:
     values = list(values)
-    shown = ", ".join(str(v) for v in values[:SHOW])
+    shown = ", ".join(_short(str(v)) for v in values[:SHOW])
     return shown + (", ..." if len(values) > SHOW else "")
 
 
@@ -431,7 +456,7 @@ def _first_non_number(column: pa.ChunkedArray) -> int | None:
 def _left_out(source: str, names: list[str], what: str, fate: str = "left out") -> str:
     if len(names) == 1:
         return f"{source}: column {names[0]!r} is {what} and {fate}"
-    shown = ", ".join(repr(n) for n in names[:_NOTE_NAMES])
+    shown = ", ".join(short_repr(n, 60) for n in names[:_NOTE_NAMES])
     more = f", ... ({len(names)} in all)" if len(names) > _NOTE_NAMES else ""
     return f"{source}: {len(names)} columns are {what} and {fate}: {shown}{more}"
 

@@ -23,10 +23,8 @@ Every error is a :class:`~dprm.errors.DataError` with a ``code`` and the ``file`
 from __future__ import annotations
 
 import codecs
-import errno
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,7 @@ import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError
+from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "open_text_table", "read_table",
            "missing_markers", "Source"]
@@ -242,7 +241,7 @@ def _file_size(path: Path, source: str) -> int:
 
     A missing file, a directory, a loop of symbolic links and what is not a regular
     file (a named pipe, a device, a socket: the readers read a file more than once)
-    are named as such.
+    are named as such (:func:`dprm.input_files.regular_file_size`).
 
     Examples
     --------
@@ -254,21 +253,7 @@ def _file_size(path: Path, source: str) -> int:
     ...         print(error)
     d.csv: is a directory, not a data file
     """
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        raise _error(source, "no such file", "file_not_found", data_dependent=False) from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _error(source, "is a loop of symbolic links", "unreadable_file", data_dependent=False) from None
-        raise _error(source, f"cannot be read: {exc.strerror or exc}", "unreadable_file",
-                     data_dependent=False) from None
-    if stat.S_ISDIR(status.st_mode):
-        raise _error(source, "is a directory, not a data file", "not_a_file", data_dependent=False)
-    if not stat.S_ISREG(status.st_mode):
-        raise _error(source, "is not a regular file (a named pipe, device or socket): give a file",
-                     "not_a_file", data_dependent=False)
-    return status.st_size
+    return regular_file_size(path, source, "data file")
 
 
 def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:

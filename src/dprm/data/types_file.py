@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,9 +48,11 @@ from typing import Any
 from dprm.data.attributes import AttributeKind
 from dprm.data.category_text import category_text
 from dprm.data.grid import TRANSFORMS
-from dprm.errors import DataError
+from dprm.errors import DataError, short_repr
+from dprm.input_files import read_small_file
+from dprm.json_values import no_duplicate_keys
 
-__all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS"]
+__all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS", "MAX_TYPES_FILE_BYTES"]
 
 
 class ColumnType(StrEnum):
@@ -101,6 +104,9 @@ class ColumnSpec:
 
 _COLUMN_KEYS = {"type", "bounds", "categories", "complete", "transform"}
 _TOP_KEYS = {"id_column", "columns", "na_values", "out_of_bounds"}
+#: The largest types file read (16 MiB: a declaration of thousands of columns with
+#: thousands of categories each is far smaller); a bigger one is refused unread.
+MAX_TYPES_FILE_BYTES = 16 << 20
 #: The values of ``out_of_bounds`` (types file key and loader argument).
 OUT_OF_BOUNDS = ("error", "clamp")
 
@@ -171,7 +177,7 @@ class TypesSpec:
         for name, column in self.columns.items():
             if column.type in needs and getattr(column, needs[column.type][0]) is None:
                 key, example = needs[column.type]
-                raise DataError(f"{self.source}: column {name!r}: a private run needs its public {key!r} "
+                raise DataError(f"{self.source}: column {_name(name)}: a private run needs its public {key!r} "
                                 f"(declare {example}; a non-private algorithm reads them off the data)",
                                 code="bad_types_file", file=self.source, column=name, data_dependent=False)
 
@@ -203,23 +209,23 @@ class TypesSpec:
         if isinstance(na_values, str) or not isinstance(na_values, (list, tuple)) or not all(
             isinstance(v, str) for v in na_values
         ):
-            raise _bad(source, f"'na_values' must be a list of texts, got {na_values!r}")
+            raise _bad(source, f"'na_values' must be a list of texts, got {short_repr(na_values)}")
         out_of_bounds = data.get("out_of_bounds")
         if out_of_bounds is not None and out_of_bounds not in OUT_OF_BOUNDS:
-            raise _bad(source, f"'out_of_bounds' must be 'error' or 'clamp', not {out_of_bounds!r}")
+            raise _bad(source, f"'out_of_bounds' must be 'error' or 'clamp', not {short_repr(out_of_bounds)}")
         columns: dict[str, ColumnSpec] = {}
         for name, entry in raw_columns.items():
             spec = _parse_column(str(name), entry, source)
             if spec.type is ColumnType.ID:
                 if id_column is not None and id_column != name:
-                    raise _bad(source, f"two id columns declared: {id_column!r} and {name!r}")
+                    raise _bad(source, f"two id columns declared: {_name(id_column)} and {_name(name)}")
                 id_column = str(name)
             columns[str(name)] = spec
         if id_column is not None:
             if id_column in columns and columns[id_column].type is not ColumnType.ID:
                 raise _bad(
                     source,
-                    f"column {id_column!r} is the id column but is declared "
+                    f"column {_name(id_column)} is the id column but is declared "
                     f"{columns[id_column].type.value}",
                     column=id_column,
                 )
@@ -262,28 +268,23 @@ def read_types_file(path: str | Path) -> TypesSpec:
     source = str(path)
     suffix = path.suffix.lower()
     if suffix not in (".json", ".toml"):
-        raise _bad(source, f"unknown types file extension {path.suffix!r}: use .json or .toml")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{source}: no such file", code="file_not_found", file=source,
-                        data_dependent=False) from None
-    except IsADirectoryError:
-        raise DataError(f"{source}: is a directory, not a types file", code="not_a_file", file=source,
-                        data_dependent=False) from None
-    except OSError as exc:
-        raise DataError(f"{source}: cannot be read: {exc.strerror or exc}", code="unreadable_file",
-                        file=source, data_dependent=False) from None
+        raise _bad(source, f"unknown types file extension {short_repr(path.suffix)}: use .json or .toml")
+    raw = read_small_file(path, source, "types file", MAX_TYPES_FILE_BYTES)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _bad(source, f"is not UTF-8 text (bad byte at offset {exc.start})") from None
     try:
-        data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
+        data = json.loads(text, object_pairs_hook=no_duplicate_keys) if suffix == ".json" else tomllib.loads(text)
     except json.JSONDecodeError as exc:
         raise _bad(source, f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except tomllib.TOMLDecodeError as exc:
         raise _bad(source, f"invalid TOML: {_one_line(str(exc))}") from None
+    except ValueError as exc:  # a repeated key, or an integer of more digits than Python converts (4300)
+        if "digits" not in str(exc):
+            raise _bad(source, f"invalid JSON: {_one_line(str(exc))[:200]}") from None
+        raise _bad(source, f"holds an integer of more than {sys.get_int_max_str_digits()} digits; "
+                   f"no bound or category needs one") from None
     except RecursionError:
         raise _bad(source, "nested too deeply") from None
     return TypesSpec.from_mapping(data, source=source)
@@ -301,7 +302,7 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
                           f"'transform'")
     complete = entry.get("complete", False)
     if not isinstance(complete, bool):
-        raise where.error(f"'complete' must be true or false, got {complete!r}")
+        raise where.error(f"'complete' must be true or false, got {short_repr(complete)}")
     bounds = entry.get("bounds")
     categories = entry.get("categories")
     if "type" in entry:
@@ -309,7 +310,7 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
             ctype = ColumnType(str(entry["type"]).lower())
         except ValueError:
             raise where.error(
-                f"unknown type {entry['type']!r}; use one of {', '.join(t.value for t in ColumnType)}"
+                f"unknown type {short_repr(entry['type'])}; use one of {', '.join(t.value for t in ColumnType)}"
             ) from None
     elif bounds is not None and categories is None:
         ctype = ColumnType.NUMERIC
@@ -325,7 +326,8 @@ def _parse_column(name: str, entry: Any, source: str) -> ColumnSpec:
     transform = entry.get("transform")
     if transform is not None:
         if transform not in TRANSFORMS:
-            raise where.error(f"unknown transform {transform!r}; use one of {', '.join(map(repr, TRANSFORMS))}")
+            raise where.error(f"unknown transform {short_repr(transform)}; "
+                              f"use one of {', '.join(map(repr, TRANSFORMS))}")
         if ctype is not ColumnType.NUMERIC:
             raise where.error(f"'transform' is only for numeric columns, not {ctype.value}")
         if transform == "log" and (parsed_bounds is None or parsed_bounds[0] < 0):
@@ -347,27 +349,30 @@ def _parse_bounds(bounds: Any, where: _Where) -> tuple[float, float]:
         and all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
     )
     if not ok:
-        raise where.error(f"'bounds' must be [low, high] with two numbers, got {bounds!r}")
-    low, high = float(bounds[0]), float(bounds[1])
+        raise where.error(f"'bounds' must be [low, high] with two numbers, got {short_repr(bounds)}")
+    try:
+        low, high = float(bounds[0]), float(bounds[1])
+    except OverflowError:  # an integer beyond float's range
+        low, high = math.inf, math.inf
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
-        raise where.error(f"'bounds' must be finite with low <= high, got {bounds!r}")
+        raise where.error(f"'bounds' must be finite with low <= high, got {short_repr(bounds)}")
     return (low, high)
 
 
 def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
     if not isinstance(categories, (list, tuple)) or not categories:
-        raise where.error(f"'categories' must be a non-empty list, got {categories!r}")
+        raise where.error(f"'categories' must be a non-empty list, got {short_repr(categories)}")
     out: list[str] = []
     for c in categories:
         if isinstance(c, bool) or not isinstance(c, (str, int, float)):
-            raise where.error(f"category {c!r} is not a string or number")
+            raise where.error(f"category {short_repr(c)} is not a string or number")
         if isinstance(c, str) and not c.strip():
-            raise where.error(f"category {c!r} is empty: an empty cell is a missing value, never a category")
+            raise where.error(f"category {short_repr(c)} is empty: an empty cell is a missing value, never a category")
         out.append(c if isinstance(c, str) else category_text(c))
     seen: set[str] = set()
     dups = [c for c in out if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
     if dups:
-        raise where.error(f"category {dups[0]!r} is listed twice")
+        raise where.error(f"category {short_repr(dups[0])} is listed twice")
     return tuple(out)
 
 
@@ -379,10 +384,10 @@ class _Where:
     column: str
 
     def __str__(self) -> str:
-        return f"{self.source}: column {self.column!r}"
+        return f"{self.source}: column {_name(self.column)}"
 
     def error(self, text: str) -> DataError:
-        return _bad(self.source, f"column {self.column!r}: {text}", column=self.column)
+        return _bad(self.source, f"column {_name(self.column)}: {text}", column=self.column)
 
 
 def _bad(source: str, text: str, column: str | None = None) -> DataError:
@@ -393,7 +398,20 @@ def _bad(source: str, text: str, column: str | None = None) -> DataError:
 
 
 def _names(keys: set[Any]) -> str:
-    return ", ".join(repr(k) for k in sorted(map(str, keys)))
+    """The first few of ``keys``, sorted, each quoted short (for messages)."""
+    names = sorted(map(str, keys))
+    return ", ".join(_name(k) for k in names[:5]) + (", ..." if len(names) > 5 else "")
+
+
+def _name(name: str) -> str:
+    """A column name or key quoted for a message, cut to 60 characters (a name may be huge).
+
+    Examples
+    --------
+    >>> _name("age"), len(_name("p" * 100_000))
+    ("'age'", 60)
+    """
+    return short_repr(name, 60)
 
 
 def _one_line(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from typing import Any, Iterable, Mapping
 
 from dprm.errors import ParameterError, short_repr
@@ -140,6 +141,9 @@ def parse_parameter_items(items: Iterable[str], option: str = "--parameters") ->
                 decoded = json.loads(text)
             except json.JSONDecodeError as err:
                 raise ParameterError(f"{option}: not valid JSON: {err.msg} at character {err.pos}") from None
+            except ValueError:  # an integer of more than 4300 digits
+                raise ParameterError(f"{option}: not valid JSON: an integer has more than "
+                                     f"{sys.get_int_max_str_digits()} digits") from None
             if not isinstance(decoded, dict):
                 raise ParameterError(f"{option}: a JSON value must be an object")
             for key, value in decoded.items():
@@ -156,7 +160,7 @@ def parse_parameter_items(items: Iterable[str], option: str = "--parameters") ->
         key, raw = text.split("=", 1)
         try:
             value = json.loads(raw)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or an integer of more than 4300 digits: the text, refused as a number
             value = raw
         algorithm = None
         if "." in key:

@@ -23,6 +23,7 @@ import numpy as np
 
 from dprm.errors import DprmError
 from dprm.files import write_atomic
+from dprm.json_values import no_duplicate_keys
 from dprm.queries.redescription import Redescription
 
 __all__ = ["FORMAT", "GUARANTEES", "valid_guarantee", "explain_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
@@ -214,7 +215,12 @@ def _check_privacy_adds_up(privacy: dict, source: str) -> None:
     if isinstance(epsilon, int | float) and not isinstance(epsilon, bool) and isinstance(ledger, list):
         spent = [entry.get("epsilon") for entry in ledger if isinstance(entry, dict)]
         if all(isinstance(e, int | float) and not isinstance(e, bool) for e in spent):
-            total = math.fsum(spent)
+            try:
+                total, epsilon = math.fsum(spent), float(epsilon)
+            except OverflowError:  # an integer beyond the float range
+                raise DprmError(f"{source}: privacy.epsilon and the ledger's epsilons must be finite numbers; "
+                                f"one is an integer of {max(len(str(abs(e))) for e in [*spent, epsilon])} digits"
+                                ) from None
             if total > epsilon * (1 + 1e-9) + 1e-12:
                 raise DprmError(f"{source}: the ledger's epsilons add up to {total:g}, more than privacy.epsilon "
                                 f"{epsilon:g}")
@@ -222,15 +228,6 @@ def _check_privacy_adds_up(privacy: dict, source: str) -> None:
 
 def _no_constant(token: str) -> Any:
     raise ValueError(f"{token} is not allowed (numbers must be finite)")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
 
 
 def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
@@ -258,7 +255,7 @@ def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
     except UnicodeDecodeError:
         raise DprmError(f"{name}: not UTF-8 text") from None
     try:
-        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=no_duplicate_keys)
     except json.JSONDecodeError as err:
         raise DprmError(f"{name}: not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
     except ValueError as err:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dprm.errors import DprmError
+from dprm.errors import DprmError, short_repr
 
 __all__ = ["RedescriptionStats", "p_value", "independence_jaccard", "excess_jaccard", "STATS_KEYS"]
 
@@ -223,10 +223,10 @@ class RedescriptionStats:
     def from_json(cls, obj: Any, *, where: str = "noisy") -> RedescriptionStats:
         """Read a ``noisy`` block strictly (exactly the six keys; finite numbers; p_value may be null)."""
         if not isinstance(obj, dict):
-            raise DprmError(f"{where}: must be a JSON object, got {obj!r}")
+            raise DprmError(f"{where}: must be a JSON object, got {short_repr(obj)}")
         for key in obj:
             if key not in STATS_KEYS:
-                raise DprmError(f"{where}: unknown key {key!r}")
+                raise DprmError(f"{where}: unknown key {short_repr(key, 60)}")
         for key in STATS_KEYS:
             if key not in obj:
                 raise DprmError(f"{where}: missing key {key!r}")
@@ -234,11 +234,11 @@ class RedescriptionStats:
             if value is None and key == "p_value":
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise DprmError(f"{where}.{key}: must be a finite number, got {value!r}")
+                raise DprmError(f"{where}.{key}: must be a finite number, got {short_repr(value)}")
             try:
                 finite = math.isfinite(value)
             except OverflowError:
                 finite = False
             if not finite:
-                raise DprmError(f"{where}.{key}: must be a finite number, got {value!r}")
+                raise DprmError(f"{where}.{key}: must be a finite number, got {short_repr(value)}")
         return cls(**{key: obj[key] for key in STATS_KEYS})
