@@ -416,5 +416,23 @@ def test_top_k_reports_the_most_frequent_itemsets_of_a_dense_table(tmp_path):
     assert itemset_rates(found, truth).tpr >= 0.8 * len(found) / len(truth)
     kth = sorted(truth.values(), reverse=True)[49]
     assert abs(min(s.support for s in found) - kth) < 0.05
+
+
+def test_top_k_writes_the_json_by_length_then_support_and_lists_by_support(tmp_path):
+    """Pairs of near-constant columns outrank single items of the others: the JSON keeps the format's order."""
+    rng = np.random.default_rng(6)
+    shares = [0.97] * 3 + [0.6] * 5
+    frame = pd.DataFrame({f"c{j}": np.where(rng.random(800) < p, "a", "b") for j, p in enumerate(shares)})
+    csv, out = tmp_path / "mixed.csv", tmp_path / "top.json"
+    frame.to_csv(csv, index=False)
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "20", "--seed", "1",
+                                "--output", out])
+    assert code == 0, stderr
+    found = read_itemsets(json.loads(out.read_text()))
+    keys = [(len(s.items), -s.support) for s in found]
+    assert len(found) == 20 and keys == sorted(keys)  # by number of items, then by decreasing support
+    assert max(s.support for s in found if len(s.items) == 2) > min(s.support for s in found if len(s.items) == 1)
+    listed = [float(line.split()[0]) for line in stdout.splitlines() if line[:1].isdigit() and "  " in line]
+    assert len(listed) > 5 and listed == sorted(listed, reverse=True)  # the terminal: by support
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "0"])
     assert code != 0 and "--top-k" in stderr
