@@ -227,6 +227,21 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--epsilon", "1", "--structure", "forest"], ["--structure"]),
     (["--min-support", "0.3", "--tie-threshold", "-1"], ["--tie-threshold"]),
     (["--min-support", "0.3", "--passes", "3", "--epsilon", "1"], ["--passes"]),
+    # an option its mode does not use is refused, not ignored or recorded as used (the fuzz round's case 10)
+    (["--min-support", "0.3", "--private-method", "mst"], ["--private-method", "needs --epsilon"]),
+    (["--min-support", "0.3", "--structure", "dp-trees"], ["--structure", "needs --epsilon"]),
+    (["--min-support", "0.3", "--max-depth", "4"], ["--max-depth", "needs --epsilon"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--learner", "hoeffding"], ["--learner", "online estimate"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--grace-period", "10"], ["--grace-period", "online estimate"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--split-confidence", "0.01"], ["--split-confidence"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--tie-threshold", "0.2"], ["--tie-threshold", "online estimate"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--max-depth", "3"], ["--max-depth", "--structure dp-trees"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--private-method", "basis", "--chains", "2"],
+     ["--chains", "basis builds no chain"]),
+    (["--min-support", "0.3", "--learner", "batch", "--passes", "3"], ["--passes", "--learner batch", "one pass"]),
+    (["--min-support", "0.3", "--learner", "batch", "--grace-period", "50"], ["--grace-period", "--learner batch"]),
+    (["--min-support", "0.3", "--distance", "variational"], ["--distance", "--sensitive"]),
+    (["--min-support", "0.3", "--step", "5"], ["--step", "--sensitive"]),
 ])
 def test_bad_options_are_one_line_and_write_nothing(stream, tmp_path, args, fragments):
     csv, _, _ = stream
