@@ -227,6 +227,21 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--epsilon", "1", "--structure", "forest"], ["--structure"]),
     (["--min-support", "0.3", "--tie-threshold", "-1"], ["--tie-threshold"]),
     (["--min-support", "0.3", "--passes", "3", "--epsilon", "1"], ["--passes"]),
+    # an option its mode does not use is refused, not ignored or recorded as used (the fuzz round's case 10)
+    (["--min-support", "0.3", "--private-method", "mst"], ["--private-method", "needs --epsilon"]),
+    (["--min-support", "0.3", "--structure", "dp-trees"], ["--structure", "needs --epsilon"]),
+    (["--min-support", "0.3", "--max-depth", "4"], ["--max-depth", "needs --epsilon"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--learner", "hoeffding"], ["--learner", "online estimate"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--grace-period", "10"], ["--grace-period", "online estimate"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--split-confidence", "0.01"], ["--split-confidence"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--tie-threshold", "0.2"], ["--tie-threshold", "online estimate"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--max-depth", "3"], ["--max-depth", "--structure dp-trees"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--private-method", "basis", "--chains", "2"],
+     ["--chains", "basis builds no chain"]),
+    (["--min-support", "0.3", "--learner", "batch", "--passes", "3"], ["--passes", "--learner batch", "one pass"]),
+    (["--min-support", "0.3", "--learner", "batch", "--grace-period", "50"], ["--grace-period", "--learner batch"]),
+    (["--min-support", "0.3", "--distance", "variational"], ["--distance", "--sensitive"]),
+    (["--min-support", "0.3", "--step", "5"], ["--step", "--sensitive"]),
 ])
 def test_bad_options_are_one_line_and_write_nothing(stream, tmp_path, args, fragments):
     csv, _, _ = stream
@@ -416,5 +431,23 @@ def test_top_k_reports_the_most_frequent_itemsets_of_a_dense_table(tmp_path):
     assert itemset_rates(found, truth).tpr >= 0.8 * len(found) / len(truth)
     kth = sorted(truth.values(), reverse=True)[49]
     assert abs(min(s.support for s in found) - kth) < 0.05
+
+
+def test_top_k_writes_the_json_by_length_then_support_and_lists_by_support(tmp_path):
+    """Pairs of near-constant columns outrank single items of the others: the JSON keeps the format's order."""
+    rng = np.random.default_rng(6)
+    shares = [0.97] * 3 + [0.6] * 5
+    frame = pd.DataFrame({f"c{j}": np.where(rng.random(800) < p, "a", "b") for j, p in enumerate(shares)})
+    csv, out = tmp_path / "mixed.csv", tmp_path / "top.json"
+    frame.to_csv(csv, index=False)
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "20", "--seed", "1",
+                                "--output", out])
+    assert code == 0, stderr
+    found = read_itemsets(json.loads(out.read_text()))
+    keys = [(len(s.items), -s.support) for s in found]
+    assert len(found) == 20 and keys == sorted(keys)  # by number of items, then by decreasing support
+    assert max(s.support for s in found if len(s.items) == 2) > min(s.support for s in found if len(s.items) == 1)
+    listed = [float(line.split()[0]) for line in stdout.splitlines() if line[:1].isdigit() and "  " in line]
+    assert len(listed) > 5 and listed == sorted(listed, reverse=True)  # the terminal: by support
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "0"])
     assert code != 0 and "--top-k" in stderr

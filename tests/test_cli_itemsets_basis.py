@@ -101,3 +101,22 @@ def test_auto_runs_the_branch_its_items_choose_and_spends_exactly_epsilon(table,
         assert "supports are summed from the bases' noisy cells" in stdout
     else:
         assert all("support_sd" not in entry for entry in document["itemsets"])
+
+
+def test_basis_lists_no_itemset_below_theta_but_by_closure(tmp_path) -> None:
+    """An itemset the heavy cells list is reported with their sum, not a plain sum below θ (the fuzz round's vote)."""
+    from test_itemsets_private_auto import _prototypes
+
+    codes = _prototypes(400, 10, 1)
+    columns = [f"c{j}" for j in range(codes.shape[1])]
+    csv, types, out = tmp_path / "proto.csv", tmp_path / "types.json", tmp_path / "out.json"
+    pd.DataFrame({c: [f"v{v}" for v in codes[:, j]] for j, c in enumerate(columns)}).to_csv(csv, index=False)
+    types.write_text(json.dumps({"columns": {c: {"type": "categorical", "categories": ["v0", "v1", "v2"]}
+                                             for c in columns}}))
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--epsilon", "1", "--types", types,
+                                "--private-method", "basis", "--seed", "1", "--output", out])
+    assert code == 0, stderr
+    document = json.loads(out.read_text())
+    assert len(document["itemsets"]) > 100
+    below = [entry for entry in document["itemsets"] if entry["support"] < 0.3 and not entry["by_closure"]]
+    assert not below, below[:3]

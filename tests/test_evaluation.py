@@ -27,6 +27,7 @@ from dprm.evaluation import (
     true_statistics,
 )
 from dprm.mining import CartWheels
+from dprm.mining.base import not_private_block
 from dprm.queries import (
     BooleanLiteral,
     CategoricalLiteral,
@@ -74,7 +75,7 @@ def small_document() -> dict:
         # the first again, exact
         Redescription(SMOKER, SICK, RedescriptionStats(4, 5, 3, 6, 0.5, 0.2)),
     ]
-    return make_document("hand-made", {}, {"epsilon": 1.0, "guarantee": "pure-dp"}, redescriptions)
+    return make_document("hand-made", {}, not_private_block("hand-made"), redescriptions)
 
 
 def test_hand_made_document_has_the_true_values_and_errors() -> None:
@@ -134,17 +135,17 @@ def test_each_query_is_evaluated_once(monkeypatch) -> None:
 
     monkeypatch.setattr(BooleanLiteral, "support", counting)
     one = Redescription(SMOKER, SICK, RedescriptionStats(4, 5, 3, 6, 0.5))
-    doc = make_document("many", {}, {"epsilon": 0}, [one] * 3000)
+    doc = make_document("many", {}, not_private_block("hand-made"), [one] * 3000)
     frame = true_statistics(doc, small_data())
     assert len(frame) == 3000 and (frame["abs_error_jaccard"] == 0).all()
     assert sorted(calls) == ["sick", "smoker"]
 
 
 def test_empty_document_and_bad_input() -> None:
-    frame = true_statistics(make_document("none", {}, {"epsilon": 0}, []), small_data())
+    frame = true_statistics(make_document("none", {}, not_private_block("hand-made"), []), small_data())
     assert frame.empty and list(frame.columns) == list(STATISTICS_COLUMNS)
     assert share_significant(frame) != share_significant(frame)  # NaN
-    unknown = make_document("bad", {}, {"epsilon": 0},
+    unknown = make_document("bad", {}, not_private_block("hand-made"),
                             [Redescription(SMOKER, SICK, RedescriptionStats(1, 1, 1, 1, 1.0)),
                              Redescription(BooleanLiteral("nope"), SICK, RedescriptionStats(1, 1, 1, 1, 1.0))])
     with pytest.raises(DprmError, match=r"redescriptions\[1\]\.left"):

@@ -489,7 +489,8 @@ def hostile_document(tmp_path: Path) -> Path:
                       extra={"interval": {"confidence": 0.9, "jaccard": [0.3, 0.9]}})
     path = tmp_path / "hostile.json"
     write_document(make_document("demo", {"note": "<i>"}, {"epsilon": 1.0, "guarantee": "pure-dp",
-                                                            "ledger": []}, [r]), path)
+                                                            "neighbouring": "add-remove-one-row", "private": True,
+                                                            "reasons": [], "ledger": []}, [r]), path)
     return path
 
 

@@ -175,12 +175,22 @@ def test_heavy_cell_sums_at_least_are_the_full_sums_reaching_it_in_some_basis() 
             assert set(some) == reach and all(math.isclose(some[k], full[k]) for k in some)
 
 
-def test_the_heavy_cells_only_add_itemsets_and_their_supports_stay_the_unbiased_sums() -> None:
-    import dprm.itemsets.private_basis as basis_module
+def _prototypes(n: int, width: int, seed: int) -> np.ndarray:
+    """``n`` rows near four prototype rows of ``width`` three-category columns (10 % of the cells redrawn)."""
+    rng = np.random.default_rng(seed)
+    prototypes = rng.integers(0, 3, size=(4, width))
+    codes = prototypes[rng.choice(4, size=n, p=[0.45, 0.3, 0.15, 0.1])]
+    return np.where(rng.random((n, width)) < 0.1, rng.integers(0, 3, size=(n, width)), codes)
 
-    codes = _wide(3000, 12)
+
+def test_the_heavy_cells_only_add_itemsets_each_reported_with_the_estimate_that_listed_it() -> None:
+    """Listed on the plain sums or by closure: the unbiased sum and its sd; by the heavy cells alone: their sum and sd."""
+    import dprm.itemsets.private_basis as basis_module
+    from dprm.itemsets.private_basis import CONFIDENCE_Z, HEAVY_CELLS, RESOLUTION, heavy_cell_estimates
+
+    codes = _prototypes(400, 10, 1)  # vote-like: few rows, one basis of 11,664 cells, ±1.25 rows each
     columns = [f"c{j}" for j in range(codes.shape[1])]
-    release = release_bases(codes, [3] * codes.shape[1], 1, 0.3, Accountant(1, SeededNoise(np.random.default_rng(13))),
+    release = release_bases(codes, [3] * codes.shape[1], 1, 0.3, Accountant(1, SeededNoise(np.random.default_rng(1))),
                             columns)
     with_heavy = {s.items: s for s in release.frequent_itemsets()}
     saved, basis_module.HEAVY_CELLS = basis_module.HEAVY_CELLS, None
@@ -189,10 +199,44 @@ def test_the_heavy_cells_only_add_itemsets_and_their_supports_stay_the_unbiased_
     finally:
         basis_module.HEAVY_CELLS = saved
     assert without.keys() <= with_heavy.keys()
-    estimates = release.estimates()
-    for key, s in with_heavy.items():  # every listed support is the unbiased estimate with its sd
-        count, var = estimates[key]
+    estimates, bar = release.estimates(), 0.3 * release.n_hat
+    widest = RESOLUTION * bar
+    on_own = {key for key, (count, var) in estimates.items()
+              if count >= bar + CONFIDENCE_Z * math.sqrt(var) and math.sqrt(var) <= widest}
+    heavy = [key for key, s in with_heavy.items() if s.by_heavy_cells]
+    assert heavy and not any(with_heavy[key].by_closure for key in heavy)
+    heavy_estimates = heavy_cell_estimates(release.bases, HEAVY_CELLS, heavy, widest)
+    for key, s in with_heavy.items():
+        count, var = heavy_estimates[key] if s.by_heavy_cells else estimates[key]
         assert math.isclose(s.count, count) and math.isclose(s.sd, math.sqrt(var))
+        assert s.by_heavy_cells == (not s.by_closure and key not in on_own)
+        if not s.by_closure:  # the format: every itemset not listed by closure has support >= θ
+            assert s.support >= 0.3, (sorted(key), s)
+
+
+def test_heavy_cell_estimates_match_a_brute_force_and_bound_the_heavy_sums() -> None:
+    from dprm.itemsets.private_basis import Basis, heavy_cell_estimates, heavy_cell_sums
+
+    rng = np.random.default_rng(14)
+    bases = [Basis((0, 2, 5), ((0, 1), (0,), (0, 1)), rng.integers(-30, 200, size=(3, 2, 3)), 10.0),
+             Basis((0, 5), ((0,), (0, 1, 2)), rng.integers(-30, 300, size=(2, 3)), 8.0)]
+    lowers = heavy_cell_sums(bases, 6.0, 1.0)
+    found = heavy_cell_estimates(bases, 6.0, lowers)
+    assert found.keys() == lowers.keys()
+    for key, (count, var) in found.items():
+        parts = []
+        for basis in bases:
+            axes = dict(zip(basis.columns, range(len(basis.columns))))
+            if not all(c in axes and v in basis.items[axes[c]] for c, v in key):
+                continue
+            cells = [c for c in itertools.product(*(range(w) for w in basis.noisy.shape))
+                     if all(c[axes[col]] == basis.items[axes[col]].index(v) for col, v in key)]
+            heavy = [float(basis.noisy[c]) for c in cells if basis.noisy[c] >= 6.0 * basis.scale]
+            parts.append((sum(heavy), len(heavy) * discrete_laplace_variance(basis.scale)))
+        assert math.isclose(count, np.mean([p[0] for p in parts]))
+        assert math.isclose(var, sum(p[1] for p in parts) / len(parts) ** 2)
+        sd_bound = np.mean([math.sqrt(p[1]) for p in parts])
+        assert math.isclose(lowers[key], count - sd_bound, abs_tol=1e-9)  # the bound the listing rule uses
 
 
 def test_auto_releases_on_no_rows_as_on_one_with_declared_domains() -> None:

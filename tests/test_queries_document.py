@@ -28,8 +28,13 @@ PRIVACY = {
     "epsilon": 1.0,
     "neighbouring": "add-remove-one-row",
     "guarantee": "pure-dp",
+    "private": True,
+    "reasons": [],
     "ledger": [{"step": "count#1", "epsilon": 1.0, "mechanism": "discrete Laplace"}],
 }
+#: The block of a non-private run that spent nothing (a baseline's).
+NOT_PRIVATE = {"epsilon": None, "neighbouring": "add-remove-one-row", "guarantee": "none", "private": False,
+               "reasons": ["x is not a private algorithm"], "ledger": []}
 
 
 def sample_redescriptions(seed: int = 0, count: int = 5) -> list[Redescription]:
@@ -83,7 +88,7 @@ def test_document_round_trip(tmp_path, seed):
 def test_unknown_p_value_written_as_null(tmp_path):
     r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"), RedescriptionStats.from_counts(3.5, 2.5, 1.5))
     path = tmp_path / "out.json"
-    write_document(make_document("x", {}, {}, [r]), path)
+    write_document(make_document("x", {}, NOT_PRIVATE, [r]), path)
     assert json.loads(path.read_text())["redescriptions"][0]["noisy"]["p_value"] is None
     assert read_document(path)[1] == [r]
 
@@ -91,7 +96,7 @@ def test_unknown_p_value_written_as_null(tmp_path):
 def test_numpy_values_are_written(tmp_path):
     r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"), RedescriptionStats.from_counts(3, 2, 1),
                       extra={"ci": np.array([0.25, 0.5]), "k": np.int64(3)})
-    doc = make_document("x", {"seed": np.int64(4)}, {}, [r])
+    doc = make_document("x", {"seed": np.int64(4)}, NOT_PRIVATE, [r])
     write_document(doc, tmp_path / "a.json")
     doc_back, reds = read_document(tmp_path / "a.json")
     assert doc_back["parameters"] == {"seed": 4} and reds[0].extra == {"ci": [0.25, 0.5], "k": 3}
@@ -99,25 +104,25 @@ def test_numpy_values_are_written(tmp_path):
 
 def test_failed_write_keeps_old_file(tmp_path):
     path = tmp_path / "out.json"
-    write_document(make_document("x", {}, {}, sample_redescriptions()), path)
+    write_document(make_document("x", {}, NOT_PRIVATE, sample_redescriptions()), path)
     before = path.read_bytes()
-    bad = make_document("x", {"alpha": float("nan")}, {}, [])
+    bad = make_document("x", {"alpha": float("nan")}, NOT_PRIVATE, [])
     with pytest.raises(DprmError, match=r"out\.json: cannot write a number that is not finite"):
         write_document(bad, path)
-    bad = make_document("x", {"f": object()}, {}, [])
+    bad = make_document("x", {"f": object()}, NOT_PRIVATE, [])
     with pytest.raises(DprmError, match=r"out\.json: cannot write"):
         write_document(bad, path)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
     with pytest.raises(DprmError, match="cannot write"):
-        write_document(make_document("x", {}, {}, []), tmp_path / "missing-dir" / "out.json")
+        write_document(make_document("x", {}, NOT_PRIVATE, []), tmp_path / "missing-dir" / "out.json")
 
 
 def test_existing_file_mode_is_kept(tmp_path):
     path = tmp_path / "out.json"
     path.write_text("old")
     os.chmod(path, 0o640)
-    write_document(make_document("x", {}, {}, []), path)
+    write_document(make_document("x", {}, NOT_PRIVATE, []), path)
     assert path.stat().st_mode & 0o777 == 0o640
     assert read_document(path)[1] == []
 
@@ -242,8 +247,8 @@ def test_a_privacy_epsilon_beyond_the_float_range_is_one_line(tmp_path, change):
     path.write_text(json.dumps({**good, "privacy": {**good["privacy"], **change}}))
     with pytest.raises(DprmError) as info:
         read_document(path)
-    assert "must be finite numbers; one is an integer of 401 digits" in str(info.value)
-    assert len(str(info.value)) < len(str(path)) + 120
+    assert "epsilon must be a finite number >= 0" in str(info.value) and str(info.value).endswith("...")
+    assert len(str(info.value)) < len(str(path)) + 160  # the value cut short, not 401 digits
 
 
 def test_a_huge_noisy_integer_is_echoed_short(tmp_path):
@@ -254,3 +259,53 @@ def test_a_huge_noisy_integer_is_echoed_short(tmp_path):
     path.write_text(text)
     with pytest.raises(DprmError, match=r"noisy\.jaccard: must be a finite number, got 1000+\.\.\.$"):
         read_document(path)
+
+
+_ONE = {"step": "a", "epsilon": 0.5, "mechanism": "m"}
+
+
+@pytest.mark.parametrize("change, fragment", [
+    # the fuzz round's reports: each was shown as a guarantee the run does not have
+    ({"epsilon": "1"}, "privacy.epsilon must be a finite number >= 0 (null only with an empty ledger), got '1'"),
+    ({"ledger": [{"step": "extra", "mechanism": "m"}]}, "privacy.ledger[0]: missing key 'epsilon'"),
+    ({"private": "yes", "guarantee": "none"}, "privacy.private must be true or false, got 'yes'"),
+    ({"ledger": [_ONE, {**_ONE, "epsilon": -5.0}]}, "privacy.ledger[1].epsilon must be a finite number >= 0, got -5.0"),
+    ({"ledger": "x"}, "privacy.ledger must be a list of releases, got 'x'"),
+    ({"reasons": "x"}, "privacy.reasons must be a list of strings, got 'x'"),
+    ({"epsilon": True}, "privacy.epsilon must be a finite number >= 0"),
+    ({"epsilon": None}, "privacy.epsilon must be a finite number >= 0 (null only with an empty ledger), got None"),
+    ({"neighbouring": 3}, "privacy.neighbouring must be a non-empty string, got 3"),
+    ({"ledger": [{**_ONE, "step": 1}]}, "privacy.ledger[0].step must be a non-empty string, got 1"),
+    ({"ledger": [_ONE, 0.5]}, "privacy.ledger[1] must be a JSON object, got 0.5"),
+    ({"ledger": [{**_ONE, "epsilon": "0.5"}]}, "privacy.ledger[0].epsilon must be a finite number >= 0, got '0.5'"),
+    ({"reasons": ["seeded"]}, "privacy.reasons lists why the run is not private, but privacy.private is true"),
+    ({"guarantee": "approx-dp"}, "privacy.delta must be a number in [0, 1] (required by approx-dp), got None"),
+    ({"delta": 2}, "privacy.delta must be a number in [0, 1] (required by approx-dp), got 2"),
+])
+def test_a_privacy_block_of_another_form_is_refused_naming_the_key(tmp_path, change, fragment):
+    good = make_document("x", {}, PRIVACY, sample_redescriptions(count=1))
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({**good, "privacy": {**PRIVACY, **change}}))
+    with pytest.raises(DprmError, match="^" + re.escape(f"{path}: {fragment}")):
+        read_document(path)
+
+
+@pytest.mark.parametrize("key", ["epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"])
+def test_a_privacy_block_without_a_key_is_refused(tmp_path, key):
+    """``private: true`` with no guarantee, or no guarantee at all, is no statement of privacy."""
+    good = make_document("x", {}, PRIVACY, sample_redescriptions(count=1))
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({**good, "privacy": {k: v for k, v in PRIVACY.items() if k != key}}))
+    with pytest.raises(DprmError, match=re.escape(f"{path}: privacy: missing key {key!r}")):
+        read_document(path)
+    with pytest.raises(DprmError, match=re.escape(f"privacy: missing key {key!r}")):
+        make_document("x", {}, {k: v for k, v in PRIVACY.items() if k != key}, [])  # nor written
+
+
+def test_a_baseline_that_spent_nothing_has_a_null_epsilon(tmp_path):
+    path = tmp_path / "out.json"
+    write_document(make_document("x", {}, NOT_PRIVATE, sample_redescriptions(count=1)), path)
+    assert read_document(path)[0]["privacy"]["epsilon"] is None
+    approx = {**PRIVACY, "guarantee": "approx-dp; floating-point selection", "delta": 1e-6}
+    write_document(make_document("x", {}, approx, []), path)
+    assert read_document(path)[0]["privacy"]["delta"] == 1e-6

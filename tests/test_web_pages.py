@@ -380,6 +380,7 @@ def _finish_with(site: Site, job_path: str, redescriptions: list[Any]) -> None:
     from dprm.queries import make_document
 
     document = make_document("alt-expm", {"epsilon": 1.0}, {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
+                                                            "neighbouring": "add-remove-one-row",
                                                             "reasons": [], "ledger": []}, redescriptions)
     db = Database(site.url)
     with db.write() as connection:

@@ -219,27 +219,31 @@ def itemsets(
              "t-closeness is a syntactic property, not differential privacy."),
     delta: Optional[float] = typer.Option(None, "--delta", metavar="δ",
                                           help="Allowed distance from the global distribution (>= 0; default 0)."),
-    distance: str = typer.Option("emd", "--distance", metavar="emd|variational",
-                                 help="Distance of t-closeness: Earth Mover's (categories in domain order) or variational."),
-    step: float = typer.Option(10.0, "--step", metavar="PERCENT",
-                               help="t-closeness correction per round, percent of the remaining difference."),
+    distance: Optional[str] = typer.Option(
+        None, "--distance", metavar="emd|variational",
+        help="Distance of t-closeness: Earth Mover's (categories in domain order; the default) or variational."),
+    step: Optional[float] = typer.Option(
+        None, "--step", metavar="PERCENT",
+        help="t-closeness correction per round, percent of the remaining difference (default 10)."),
     chains: Optional[int] = typer.Option(
         None, "--chains", metavar="K",
         help="Classifier chains of the ensemble (default 3; with --epsilon 1: every chain splits the budget)."),
-    learner: str = typer.Option(
-        "auto", "--learner", metavar="auto|batch|hoeffding",
+    learner: Optional[str] = typer.Option(
+        None, "--learner", metavar="auto|batch|hoeffding",
         help="batch: every tree grown from the whole file at once (split decisions from its exact statistics); "
              "hoeffding: the online Hoeffding trees over --passes shuffled passes. auto: batch for a file of "
-             "fewer than 200,000 rows (unless --passes is a number), hoeffding for a longer one (a stream)."),
+             "fewer than 200,000 rows (unless --passes is a number), hoeffding for a longer one (a stream); the "
+             "default. Not with --epsilon."),
     passes: str = typer.Option("auto", "--passes", metavar="auto|P",
                                help="Hoeffding learner: passes over the file's rows, each in a new random order (a "
                                     "longer stationary stream). auto: enough passes that the trees see at least "
                                     "200,000 rows; a file that long is learned once, in its own order, like a stream "
                                     "(docs/itemsets.md)."),
-    grace_period: int = typer.Option(200, "--grace-period", metavar="N",
-                                     help="Rows a Hoeffding-tree leaf sees between split tests."),
-    split_confidence: float = typer.Option(1e-7, "--split-confidence", metavar="D",
-                                           help="Hoeffding bound's δ: smaller splits later, on surer evidence."),
+    grace_period: Optional[int] = typer.Option(
+        None, "--grace-period", metavar="N", help="Rows a Hoeffding-tree leaf sees between split tests (default 200)."),
+    split_confidence: Optional[float] = typer.Option(
+        None, "--split-confidence", metavar="D",
+        help="Hoeffding bound's δ: smaller splits later, on surer evidence (default 1e-7)."),
     tie_threshold: Optional[float] = typer.Option(
         None, "--tie-threshold", metavar="T",
         help="Split on the best attribute once the Hoeffding bound falls below T (default 0.1)."),
@@ -251,7 +255,8 @@ def itemsets(
         None, "--structure", metavar="parents|dp-trees",
         help="With --epsilon: each conditional of the chain over parents chosen by the exponential mechanism "
              "(with the chain's order; the default), or a DP decision tree."),
-    max_depth: int = typer.Option(2, "--max-depth", metavar="D", help="With --epsilon: depth of the DP trees."),
+    max_depth: Optional[int] = typer.Option(
+        None, "--max-depth", metavar="D", help="With --epsilon --structure dp-trees: depth of the DP trees (default 2)."),
     private_method: Optional[str] = typer.Option(
         None, "--private-method", metavar="chain|frequent-items|mst|aim|basis|auto",
         help="With --epsilon (default: auto, or chain where an estimate is needed: with --sensitive, --top-k, "
@@ -294,6 +299,15 @@ def itemsets(
     from dprm.itemsets.document import itemsets_document
 
     sensitive = list(sensitive or [])
+    check_mode_options(epsilon=epsilon, sensitive=sensitive, private_method=private_method, structure=structure,
+                       max_depth=max_depth, chains=chains, learner=learner, passes=passes, grace_period=grace_period,
+                       split_confidence=split_confidence, tie_threshold=tie_threshold, distance=distance, step=step)
+    learner = "auto" if learner is None else learner
+    grace_period = 200 if grace_period is None else grace_period
+    split_confidence = 1e-7 if split_confidence is None else split_confidence
+    max_depth = 2 if max_depth is None else max_depth
+    distance = "emd" if distance is None else distance
+    step = 10.0 if step is None else step
     if private_method is None:
         private_method = default_private_method(sensitive, top_k, chains, structure)
     structure = "parents" if structure is None else structure
@@ -356,6 +370,67 @@ def itemsets(
     for message in table.notes:
         note(message)
     print_result(run, privacy, parameters, output, written, top)
+
+
+def check_mode_options(*, epsilon: float | None, sensitive: list[str], private_method: str | None,
+                       structure: str | None, max_depth: int | None, chains: int | None, learner: str | None,
+                       passes: str, grace_period: int | None, split_confidence: float | None,
+                       tie_threshold: float | None, distance: str | None, step: float | None) -> None:
+    """Refuse an option the chosen mode does not use, in one line saying why (before anything is read).
+
+    An option that would have no effect is refused rather than ignored, and the JSON's
+    parameters then hold only what was used: the DP estimate's settings (``--private-method``,
+    ``--structure``, ``--max-depth``) need ``--epsilon``; the online estimate's
+    (``--learner``, ``--grace-period``, ``--split-confidence``, ``--tie-threshold``, and
+    ``--passes`` in :func:`check_learning_options`) are not for it; ``--learner batch``
+    grows each tree from the whole file in one pass (no Hoeffding setting, no passes);
+    ``--max-depth`` is the DP trees' (``--structure dp-trees``); ``--chains`` is the
+    chain's, which ``--private-method basis``, ``mst`` and ``aim`` do not build; t-closeness's
+    ``--distance`` and ``--step`` (as ``--delta``) need ``--sensitive``. ``None``: not given.
+
+    Raises
+    ------
+    ParameterError
+        The first option given that its mode does not use.
+
+    Examples
+    --------
+    >>> check_mode_options(epsilon=None, sensitive=[], private_method="mst", structure=None, max_depth=None,
+    ...                    chains=None, learner=None, passes="auto", grace_period=None, split_confidence=None,
+    ...                    tie_threshold=None, distance=None, step=None)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: --private-method is a setting of the DP estimate: it needs --epsilon (without it the estimate is the online Hoeffding-tree one, not private)
+    """
+    online = {"--learner": learner, "--grace-period": grace_period, "--split-confidence": split_confidence,
+              "--tie-threshold": tie_threshold}
+    if epsilon is None:
+        for option, value in {"--private-method": private_method, "--structure": structure,
+                              "--max-depth": max_depth}.items():
+            if value is not None:
+                raise ParameterError(f"{option} is a setting of the DP estimate: it needs --epsilon (without it the "
+                                     "estimate is the online Hoeffding-tree one, not private)")
+    else:
+        for option, value in online.items():
+            if value is not None:
+                raise ParameterError(f"{option} is for the online estimate; the DP estimate (--epsilon) learns no "
+                                     "Hoeffding tree")
+        if max_depth is not None and structure != "dp-trees":
+            raise ParameterError("--max-depth is the depth of the DP trees: it needs --structure dp-trees")
+        if chains is not None and private_method in ("basis", "mst", "aim"):
+            raise ParameterError(f"--chains is a setting of the chain; --private-method {private_method} builds no "
+                                 "chain")
+    if learner == "batch":
+        used = {"--passes": None if passes == "auto" else passes, **online, "--learner": None}
+        for option, value in used.items():
+            if value is not None:
+                raise ParameterError(f"{option} is for the Hoeffding learner; --learner batch grows each tree from "
+                                     "the whole file at once, in one pass")
+    if not sensitive:
+        for option, value in {"--distance": distance, "--step": step}.items():
+            if value is not None:
+                raise ParameterError(f"{option} is a setting of t-closeness: it needs the quasi-identifiers "
+                                     "(--sensitive COL ...)")
 
 
 def check_learning_options(passes: str, epsilon: float | None, grace_period: int, split_confidence: float,

@@ -182,8 +182,9 @@ def true_statistics(document: dict | str | os.PathLike, data: "TwoViewData | Cou
     >>> left = View("left", [Attribute("a", "left", AttributeKind.BOOLEAN, np.array([1, 1, 1, 0], np.int8))])
     >>> right = View("right", [Attribute("b", "right", AttributeKind.BOOLEAN, np.array([1, 1, 0, 0], np.int8))])
     >>> noisy = RedescriptionStats.from_counts(3.2, 2.6, 2.4)
-    >>> doc = make_document("example", {}, {"epsilon": 1.0},
-    ...                     [Redescription(BooleanLiteral("a"), BooleanLiteral("b"), noisy)])
+    >>> privacy = {"epsilon": 1.0, "neighbouring": "add-remove-one-row", "guarantee": "pure-dp", "private": True,
+    ...            "reasons": [], "ledger": [{"step": "counts", "mechanism": "discrete-laplace count", "epsilon": 1.0}]}
+    >>> doc = make_document("example", {}, privacy, [Redescription(BooleanLiteral("a"), BooleanLiteral("b"), noisy)])
     >>> row = true_statistics(doc, TwoViewData(left, right)).iloc[0]
     >>> int(row.true_intersection), int(row.true_union), float(row.true_jaccard)
     (2, 3, 0.6666666666666666)

@@ -67,11 +67,17 @@ def not_private_block(*, t_closeness: bool = False, reasons: Sequence[str] = ())
 def itemsets_document(itemsets: Sequence[Itemset], parameters: Mapping[str, Any],
                       privacy: Mapping[str, Any], noise: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The ``dprm.itemsets/1`` document of mined itemsets; ``noise``: each itemset's noise fields
-    (``support_sd``, ``interval``, ``by_closure`` of ``private_method="basis"``), added to its entry."""
+    (``support_sd``, ``interval``, ``by_closure`` of ``private_method="basis"``), added to its entry.
+
+    The entries are in the format's order, by number of items, then by decreasing support
+    (a stable sort: ties keep the given order), whatever order ``itemsets`` come in (a
+    top-k run ranks them by support alone; the terminal's listing stays so).
+    """
     entries = [{"items": {str(k): str(v) for k, v in s.items.items()}, "support": float(s.support)}
                for s in itemsets]
     for entry, extra in zip(entries, noise or []):
         entry.update(plain_json(dict(extra)))
+    entries.sort(key=lambda entry: (len(entry["items"]), -entry["support"]))
     return {
         "format": FORMAT,
         "parameters": plain_json(dict(parameters)),

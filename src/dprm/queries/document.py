@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from dprm.errors import DprmError
+from dprm.errors import DprmError, short_repr
 from dprm.files import write_atomic
 from dprm.json_values import no_duplicate_keys
 from dprm.queries.redescription import Redescription
 
-__all__ = ["FORMAT", "GUARANTEES", "valid_guarantee", "explain_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
+__all__ = ["FORMAT", "GUARANTEES", "PRIVACY_KEYS", "valid_guarantee", "check_privacy_block", "explain_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
 
 #: The value of the document's ``format`` key.
 FORMAT = "dprm.redescriptions/1"
@@ -108,7 +108,9 @@ def make_document(
     --------
     >>> from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
     >>> r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"), RedescriptionStats.from_counts(3, 4, 2))
-    >>> doc = make_document("greedy", {"depth": 2}, {"epsilon": 0, "guarantee": "none"}, [r])
+    >>> privacy = {"epsilon": None, "neighbouring": "add-remove-one-row", "guarantee": "none", "private": False,
+    ...            "reasons": ["greedy is not a private algorithm"], "ledger": []}
+    >>> doc = make_document("greedy", {"depth": 2}, privacy, [r])
     >>> doc["format"], len(doc["redescriptions"]), doc["redescriptions"][0]["noisy"]["jaccard"]
     ('dprm.redescriptions/1', 1, 0.4)
     """
@@ -186,11 +188,7 @@ def document_redescriptions(doc: Any, *, source: str = "document") -> list[Redes
     for key in ("parameters", "privacy"):
         if not isinstance(doc[key], dict):
             raise DprmError(f"{source}: {key} must be a JSON object")
-    guarantee = doc["privacy"].get("guarantee")
-    if guarantee is not None and not valid_guarantee(guarantee):
-        raise DprmError(f"{source}: privacy.guarantee is {guarantee!r}, expected one of {', '.join(GUARANTEES)} "
-                        "(with qualifiers after '; ')")
-    _check_privacy_adds_up(doc["privacy"], source)
+    check_privacy_block(doc["privacy"], source)
     if not isinstance(doc["redescriptions"], list):
         raise DprmError(f"{source}: redescriptions must be a list")
     return [
@@ -199,31 +197,107 @@ def document_redescriptions(doc: Any, *, source: str = "document") -> list[Redes
     ]
 
 
-def _check_privacy_adds_up(privacy: dict, source: str) -> None:
-    """The spec's two invariants of a privacy block, where its keys are there.
+#: The keys of the spec's ``privacy`` block, each required (``delta`` besides, for ``approx-dp``).
+PRIVACY_KEYS: tuple[str, ...] = ("epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger")
 
-    ``private`` is true exactly when ``guarantee`` is not ``none``, and the ledger's
-    epsilons add up to ``epsilon`` or less (an early stop spends less). A report that
-    showed a contradicting block would state a guarantee the run does not have.
+#: The keys every ``privacy.ledger`` entry has (an entry may carry more, e.g. ``delta``).
+LEDGER_KEYS: tuple[str, ...] = ("step", "mechanism", "epsilon")
+
+
+def _is_number(value: object) -> bool:
+    """A finite JSON number that is not a Boolean (``True`` is an ``int`` in Python), within the float range."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer of more than 308 digits
+        return False
+
+
+def check_privacy_block(privacy: dict, source: str) -> None:
+    """Refuse a ``privacy`` block that does not follow the spec, in one line naming the key.
+
+    Every key of :data:`PRIVACY_KEYS` is required with its type: ``epsilon`` a finite
+    number >= 0 (``null`` only with an empty ledger: a non-private baseline that spent
+    nothing), ``neighbouring`` a non-empty string, ``guarantee`` a label of
+    :func:`valid_guarantee`, ``private`` true or false, ``reasons`` a list of strings,
+    ``ledger`` a list of objects each with a non-empty ``step`` and ``mechanism`` and an
+    ``epsilon`` >= 0. ``delta``, required by ``approx-dp``, is a number in [0, 1].
+    Then the spec's invariants: ``private`` is true exactly when ``guarantee`` is not
+    ``none`` (and a private run lists no reason it is not private), and the ledger's
+    epsilons add up to ``epsilon`` or less (an early stop spends less).
+
+    A report that showed a block of another form would state a guarantee the run does
+    not have: ``"epsilon": "1"`` beside a ledger of 10,000, ``"private": "yes"`` beside
+    ``none``, or a ledger entry without ε that no sum counts.
+
+    Parameters
+    ----------
+    privacy : dict
+        The document's ``privacy`` object.
+    source : str
+        Starts the message (the file's name, typically).
+
+    Raises
+    ------
+    DprmError
+        The first key that does not conform, e.g.
+        ``out.json: privacy.epsilon must be a finite number >= 0, got '1'``.
+
+    Examples
+    --------
+    >>> block = {"epsilon": 1.0, "neighbouring": "add-remove-one-row", "guarantee": "pure-dp",
+    ...          "private": True, "reasons": [], "ledger": [{"step": "a", "mechanism": "m", "epsilon": 1.0}]}
+    >>> check_privacy_block(block, "out.json")
+    >>> check_privacy_block({**block, "private": "yes"}, "out.json")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: out.json: privacy.private must be true or false, got 'yes'
     """
-    guarantee, private = privacy.get("guarantee"), privacy.get("private")
-    if isinstance(guarantee, str) and isinstance(private, bool):
-        if private != (guarantee.split(";")[0].strip() != "none"):
-            raise DprmError(f"{source}: privacy.private is {str(private).lower()} but privacy.guarantee is "
-                            f"{guarantee!r}; private must be true exactly when the guarantee is not 'none'")
-    epsilon, ledger = privacy.get("epsilon"), privacy.get("ledger")
-    if isinstance(epsilon, int | float) and not isinstance(epsilon, bool) and isinstance(ledger, list):
-        spent = [entry.get("epsilon") for entry in ledger if isinstance(entry, dict)]
-        if all(isinstance(e, int | float) and not isinstance(e, bool) for e in spent):
-            try:
-                total, epsilon = math.fsum(spent), float(epsilon)
-            except OverflowError:  # an integer beyond the float range
-                raise DprmError(f"{source}: privacy.epsilon and the ledger's epsilons must be finite numbers; "
-                                f"one is an integer of {max(len(str(abs(e))) for e in [*spent, epsilon])} digits"
-                                ) from None
-            if total > epsilon * (1 + 1e-9) + 1e-12:
-                raise DprmError(f"{source}: the ledger's epsilons add up to {total:g}, more than privacy.epsilon "
-                                f"{epsilon:g}")
+    where = f"{source}: privacy"
+    for key in PRIVACY_KEYS:
+        if key not in privacy:
+            raise DprmError(f"{where}: missing key {key!r}")
+    epsilon, ledger, guarantee, private = (privacy[k] for k in ("epsilon", "ledger", "guarantee", "private"))
+    if not isinstance(ledger, list):
+        raise DprmError(f"{where}.ledger must be a list of releases, got {short_repr(ledger)}")
+    if not (epsilon is None and not ledger) and not (_is_number(epsilon) and epsilon >= 0):
+        raise DprmError(f"{where}.epsilon must be a finite number >= 0 (null only with an empty ledger), "
+                        f"got {short_repr(epsilon)}")
+    if not isinstance(privacy["neighbouring"], str) or not privacy["neighbouring"]:
+        raise DprmError(f"{where}.neighbouring must be a non-empty string, got {short_repr(privacy['neighbouring'])}")
+    if not valid_guarantee(guarantee):
+        raise DprmError(f"{where}.guarantee is {short_repr(guarantee)}, expected one of {', '.join(GUARANTEES)} "
+                        "(with qualifiers after '; ')")
+    if not isinstance(private, bool):
+        raise DprmError(f"{where}.private must be true or false, got {short_repr(private)}")
+    reasons = privacy["reasons"]
+    if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
+        raise DprmError(f"{where}.reasons must be a list of strings, got {short_repr(reasons)}")
+    if private != (guarantee.split(";")[0].strip() != "none"):
+        raise DprmError(f"{where}.private is {str(private).lower()} but privacy.guarantee is "
+                        f"{guarantee!r}; private must be true exactly when the guarantee is not 'none'")
+    if private and reasons:
+        raise DprmError(f"{where}.reasons lists why the run is not private, but privacy.private is true")
+    delta = privacy.get("delta")
+    if ("delta" in privacy or guarantee.startswith("approx-dp")) and not (_is_number(delta) and 0 <= delta <= 1):
+        raise DprmError(f"{where}.delta must be a number in [0, 1] (required by approx-dp), got {short_repr(delta)}")
+    for i, entry in enumerate(ledger):
+        at = f"{where}.ledger[{i}]"
+        if not isinstance(entry, dict):
+            raise DprmError(f"{at} must be a JSON object, got {short_repr(entry)}")
+        for key in LEDGER_KEYS:
+            if key not in entry:
+                raise DprmError(f"{at}: missing key {key!r}")
+        for key in ("step", "mechanism"):
+            if not isinstance(entry[key], str) or not entry[key]:
+                raise DprmError(f"{at}.{key} must be a non-empty string, got {short_repr(entry[key])}")
+        if not (_is_number(entry["epsilon"]) and entry["epsilon"] >= 0):
+            raise DprmError(f"{at}.epsilon must be a finite number >= 0, got {short_repr(entry['epsilon'])}")
+    total = math.fsum(entry["epsilon"] for entry in ledger)
+    if ledger and total > epsilon * (1 + 1e-9) + 1e-12:
+        raise DprmError(f"{source}: the ledger's epsilons add up to {total:g}, more than privacy.epsilon "
+                        f"{epsilon:g}")
 
 
 def _no_constant(token: str) -> Any:
