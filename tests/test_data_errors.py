@@ -410,3 +410,17 @@ def test_pandas_types_without_a_dprm_kind_are_named_and_sparse_columns_read() ->
             load_two_view(left.assign(u=column), right)  # interval was a raw ArrowNotImplementedError
     data = load_two_view(left.assign(u=pd.arrays.SparseArray([0, 1] * 10)), right)  # was "mixes kinds of values"
     assert "u" in data.left
+
+
+def test_a_quote_that_never_closes_is_named_with_its_row(tmp_path: Path) -> None:
+    """It took the rest of the file into its cell: the error blamed the other view's ids, or (at the end) a line
+    break became part of a category. A quoted cell that closes, with a line break in it, still reads."""
+    rows = "".join(f"{i},{i % 2}\n" for i in range(4, 12))
+    right = write(tmp_path / "right.csv", "id,b\n" + "".join(f"{i},{i % 3 == 0}\n" for i in range(1, 12)))
+    middle = write(tmp_path / "middle.csv", 'id,c\n1,x\n2,y\n3,"x\n' + rows)
+    assert "middle.csv: row 3: a quoted cell opens and never closes" in load_error(middle, right)
+    end = write(tmp_path / "end.csv", "id,c\n" + "".join(f"{i},x\n" for i in range(1, 11)) + '11,"y\n')
+    assert "end.csv: row 11: a quoted cell opens and never closes" in load_error(end, right)
+    closed = write(tmp_path / "closed.csv", "id,c\n" + "".join(f"{i},x\n" for i in range(1, 11)) + '11,"y\nz"\n')
+    left = load_two_view(closed, right).views[0].attributes[0]
+    assert "y\nz" in left.domain.categories

@@ -326,6 +326,7 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
             convert_options=_convert_options(markers),
         )
         table.column_names  # decodes the header: fails here when it is not UTF-8
+        _check_last_quote_closed(table, path, source)
         return table
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
@@ -342,6 +343,31 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         raise _error(source, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
+
+
+def _check_last_quote_closed(table: pa.Table, path: Path, source: str) -> None:
+    """Refuse a file whose last quoted cell never closes (an uncompressed file's end read back).
+
+    A quote that never closes takes the rest of the file into its cell, so that cell is
+    the last column of the table's last row, holding line breaks, and the file does not
+    end with the closing quote: the rows after it were silently lost (the error then blamed
+    the other view's ids) or, at the file's end, the line break became part of a category.
+    """
+    if table.num_rows == 0 or not path.name.lower().endswith(_CSV_SUFFIXES):
+        return
+    last = table.column(table.num_columns - 1)
+    if not pa.types.is_string(last.type):
+        return
+    cell = last[-1].as_py()
+    if cell is None or ("\n" not in cell and "\r" not in cell):
+        return
+    with open(path, "rb") as handle:
+        handle.seek(max(0, handle.seek(0, os.SEEK_END) - 64))
+        tail = handle.read()
+    if not tail.rstrip(b"\r\n").endswith(b'"'):
+        row = table.num_rows
+        raise _error(source, f"row {row}: a quoted cell opens and never closes (a '\"' is missing), so it would "
+                             f"take in the rest of the file", "bad_csv", row=row)
 
 
 def _sniff_delimiter(path: Path, source: str) -> str:
