@@ -451,3 +451,14 @@ def test_top_k_writes_the_json_by_length_then_support_and_lists_by_support(tmp_p
     assert len(listed) > 5 and listed == sorted(listed, reverse=True)  # the terminal: by support
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--top-k", "0"])
     assert code != 0 and "--top-k" in stderr
+
+
+def test_a_value_that_is_not_utf8_is_named_by_column_and_row(tmp_path):
+    """It was pyarrow's "In CSV column #0: Row #2: CSV conversion error to string: invalid UTF8 data", its row
+    counting the header; now as dprm mine and classify say it."""
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("a,b\nx,u\ny,v\n".encode() + "x\u00e9,v\n".encode("latin-1"))
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", path, "--min-support", "0.3", "--output", out])
+    assert code == 2 and not out.exists()
+    assert_one_error_line(stderr, "latin1.csv: column 'a', row 3: a value is not UTF-8 text")

@@ -28,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,7 +85,7 @@ def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]
         return "error"
 
     stream, delimiter = open_text_table(path, name)
-    with stream, _reading(name, short):
+    with stream, _reading(name, short, columns):
         reader = pacsv.open_csv(
             stream,
             read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
@@ -183,12 +184,18 @@ def read_text_frame(path: Path, name: str, *, allow_empty: bool = False) -> pd.D
     return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
 
 
-class _reading:
-    """Turn the errors of reading ``name`` into one-line :class:`DataError`s (``invalid``: rows pyarrow refused)."""
+#: pyarrow's words for a cell that is not UTF-8, its column from 0 and its row from 1 counting the header.
+_NOT_UTF8 = re.compile(r"In CSV column #(\d+): Row #(\d+): CSV conversion error to string: invalid UTF8 data")
 
-    def __init__(self, name: str, invalid: list[Any]) -> None:
+
+class _reading:
+    """Turn the errors of reading ``name`` into one-line :class:`DataError`s (``invalid``: rows pyarrow refused;
+    ``columns``: the header, to name a column)."""
+
+    def __init__(self, name: str, invalid: list[Any], columns: list[str] | None = None) -> None:
         self.name = name
         self.invalid = invalid
+        self.columns = columns
 
     def __enter__(self) -> None:
         return None
@@ -209,6 +216,13 @@ class _reading:
             row = self.invalid[0]  # numbered from 1 with the header
             raise DataError(f"{name}: row {row.number - 1} has {row.actual_columns} fields but the header has "
                             f"{row.expected_columns}", code="bad_csv", file=name, row=row.number - 1) from None
+        not_utf8 = _NOT_UTF8.search(str(error)) if isinstance(error, pa.ArrowException) else None
+        if not_utf8 is not None:  # as dprm classify and mine say it: the column's name, rows from 1 without the header
+            column, row = int(not_utf8.group(1)), int(not_utf8.group(2)) - 1
+            where = f"column {self.columns[column]!r}" if self.columns and column < len(self.columns) else \
+                f"column {column + 1}"
+            raise DataError(f"{name}: {where}, row {row}: a value is not UTF-8 text", code="not_utf8", file=name,
+                            row=row) from None
         if isinstance(error, pa.ArrowException | OSError | EOFError):  # a damaged compressed file
             raise DataError(f"{name}: cannot be read ({first_line(error)})", code="unreadable_file",
                             file=name) from None
