@@ -81,7 +81,8 @@ def test_document_round_trip_and_refusals(tmp_path):
     assert doc["format"] == FORMAT
     assert doc["privacy"]["ledger"] == [] and doc["privacy"]["epsilon"] == 0.0
     assert doc["parameters"]["orders"] == [["a", "b"]]
-    assert [(s.items, s.support) for s in read_itemsets(path)] == [(s.items, s.support) for s in itemsets]
+    # in the format's order: by number of items, then by decreasing support
+    assert [(s.items, s.support) for s in read_itemsets(path)] == [(s.items, s.support) for s in itemsets[::-1]]
     with pytest.raises(DataError, match="not a dprm.itemsets/1"):
         read_itemsets({"format": "dprm.redescriptions/1"})
     with pytest.raises(DataError, match="itemset 1"):
@@ -159,7 +160,7 @@ def test_cli_bad_options_write_nothing(tmp_path, args, fragment):
 
 @pytest.mark.parametrize("content, fragment", [
     (b"", "is empty"),
-    (b"a,b\n\xe9,x\ny,z\n", "cannot be read"),                  # not UTF-8
+    (b"a,b\n\xe9,x\ny,z\n", "column 'a', row 1: a value is not UTF-8 text"),  # not UTF-8
     (b"a,b,c\nx,u,p\ny,v\nx,u,q\n", "row 2 has 2 fields"),      # a short row, not missing values
 ])
 def test_cli_refuses_a_file_it_cannot_read(tmp_path, content, fragment):
