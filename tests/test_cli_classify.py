@@ -194,7 +194,7 @@ def test_classify_eval_refused_leaves_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("content, fragment", [
     (b"", "is empty"),
-    (b"y,a\nyes,x\nno,y\n\xe9,x\n", "cannot be read"),                      # not UTF-8
+    (b"y,a\nyes,x\nno,y\n\xe9,x\n", "column 'y', row 3: a value is not UTF-8 text"),  # not UTF-8
     (b"y,a,b\nyes,x,u\nno,y\nyes,x,v\nno,y,u\n", "row 2 has 2 fields"),      # a short row, not missing values
     (b"y\nyes\nno\nyes\nno\n", "no feature column"),                           # the target alone
 ])
