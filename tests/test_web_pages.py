@@ -511,3 +511,29 @@ def test_a_live_form_part_whose_session_ended_goes_to_sign_in(site: Site) -> Non
     answer = client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"}, headers={"HX-Request": "true"})
     assert answer.status_code == 204 and answer.headers["HX-Redirect"] == "/ui/signin"
     assert client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"}).status_code == 401
+
+
+def test_a_session_ended_by_disabling_stays_ended_when_enabled_again(site: Site) -> None:
+    """A disabled analyst's session was only refused: enabled again, its old cookie spent ε."""
+    from dprm.server.owners import set_owner_disabled
+
+    olga, token = site.signed_in("olga")
+    alice, alice_token = site.signed_in("alice")
+    olga.post("/ui/owner/analysts/alice/disable", data={"csrf": token})
+    assert alice.get("/ui/datasets", follow_redirects=False).status_code == 303
+    olga.post("/ui/owner/analysts/alice/enable", data={"csrf": token})
+    assert alice.get("/ui/datasets", follow_redirects=False).status_code == 303
+    stats = alice.post("/ui/datasets/tiny/statistics", data={
+        "csrf": alice_token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "action": "run"})
+    assert stats.status_code == 401 and site.remaining("alice") == (0, 0)
+    # an owner's sessions alike (disabled with dprm admin, on the database)
+    db = Database(site.url)
+    for disabled in (True, False):
+        with db.write() as connection:
+            set_owner_disabled(connection, "olga", disabled)
+    db.dispose()
+    assert olga.get("/ui/owner", follow_redirects=False).status_code == 303
+    db = Database(site.url)
+    with db.read() as connection:
+        assert connection.execute(select(func.count()).select_from(web_sessions)).scalar() == 0
+    db.dispose()
