@@ -537,3 +537,34 @@ def test_a_session_ended_by_disabling_stays_ended_when_enabled_again(site: Site)
     with db.read() as connection:
         assert connection.execute(select(func.count()).select_from(web_sessions)).scalar() == 0
     db.dispose()
+
+
+def test_a_statistics_form_posted_twice_is_charged_once(site: Site) -> None:
+    """A double click or a reload of the answer page (JavaScript off) spent ε twice."""
+    client, token = site.signed_in("alice")
+    page = client.get("/ui/datasets/tiny")
+    key = re.search(r'id="stats-submission" name="submission" value="([0-9a-f]{24})"', page.text).group(1)
+    form = {"csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "action": "run", "submission": key}
+    first = client.post("/ui/datasets/tiny/statistics", data=form)
+    again = client.post("/ui/datasets/tiny/statistics", data=form)
+    assert first.status_code == again.status_code == 200
+    noisy = re.compile(r"<tbody>.*?</tbody>", re.S)
+    assert noisy.search(first.text).group(0) == noisy.search(again.text).group(0)  # the first answer
+    assert site.remaining("alice") == (5 * 10**8, 1)
+    # the answer's form has a new key: posting it is a new request, charged
+    fresh = re.search(r'id="stats-submission" name="submission" value="([0-9a-f]{24})"', first.text).group(1)
+    assert fresh != key
+    partial = client.post("/ui/datasets/tiny/statistics", data={**form, "submission": fresh},
+                          headers={"HX-Request": "true"})
+    assert partial.status_code == 200 and site.remaining("alice") == (10**9, 2)
+    # an HTMX answer replaces the key of the form it leaves on the page
+    oob = re.search(r'id="stats-submission" name="submission" value="([0-9a-f]{24})" hx-swap-oob="true"',
+                    partial.text).group(1)
+    assert oob not in (key, fresh)
+    changed = client.post("/ui/datasets/tiny/statistics", data={**form, "epsilon": "0.25"})
+    assert changed.status_code == 409 and site.remaining("alice") == (10**9, 2)
+    # a dry run does not use up its key
+    dry = {**form, "submission": oob, "action": "dry-run"}
+    assert client.post("/ui/datasets/tiny/statistics", data=dry).status_code == 200
+    assert client.post("/ui/datasets/tiny/statistics", data={**dry, "action": "run"}).status_code == 200
+    assert site.remaining("alice") == (15 * 10**8, 3)
