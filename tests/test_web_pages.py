@@ -568,3 +568,22 @@ def test_a_statistics_form_posted_twice_is_charged_once(site: Site) -> None:
     assert client.post("/ui/datasets/tiny/statistics", data=dry).status_code == 200
     assert client.post("/ui/datasets/tiny/statistics", data={**dry, "action": "run"}).status_code == 200
     assert site.remaining("alice") == (15 * 10**8, 3)
+
+
+def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: Site) -> None:
+    """``p_min_jaccard=0_5`` was read as 5, ``３`` and ``٣`` as 3 (Python's int() and float())."""
+    client, token = site.signed_in("bob")
+    for name, text, problem in (("depth", "0_3", "without '_' separators"), ("depth", "３", "ASCII digits"),
+                                ("depth", "٣", "ASCII digits"), ("mcmc_iterations", "1_000", "'_' separators"),
+                                ("min_jaccard", "０.５", "ASCII digits"), ("min_jaccard", "0_5", "'_' separators")):
+        answer = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm",
+                                                             "epsilon": "0.1", f"p_{name}": text})
+        assert answer.status_code == 422, (name, text)
+        assert f"{name.replace('_', '-')}: " in answer.text and problem in html.unescape(answer.text)
+    stats = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": "0_9", "action": "dry-run"})
+    assert stats.status_code == 422 and "confidence: " in stats.text
+    fine = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
+                                                       "p_depth": "3", "p_min_jaccard": "0.5"})
+    assert fine.status_code == 200 and "Cost" in fine.text
+    assert site.remaining("bob") == (0, 0)
