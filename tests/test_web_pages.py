@@ -587,3 +587,17 @@ def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: S
                                                        "p_depth": "3", "p_min_jaccard": "0.5"})
     assert fine.status_code == 200 and "Cost" in fine.text
     assert site.remaining("bob") == (0, 0)
+
+
+def test_a_page_refused_by_the_rate_limit_says_when_to_retry(site: Site) -> None:
+    """The pages' 429 had no Retry-After header (the API's has one)."""
+    from dprm.server.ratelimit import RateLimiter
+
+    app = create_app(site.url, background=False, limiter=RateLimiter(rate=0.01, burst=2))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        page = client.get("/ui/signin")
+        client.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"]})
+        answers = [client.get("/ui/datasets") for _ in range(3)]
+    refused = answers[-1]
+    assert refused.status_code == 429 and refused.headers["content-type"].startswith("text/html")
+    assert int(refused.headers["retry-after"]) >= 1
