@@ -601,3 +601,29 @@ def test_a_page_refused_by_the_rate_limit_says_when_to_retry(site: Site) -> None
     refused = answers[-1]
     assert refused.status_code == 429 and refused.headers["content-type"].startswith("text/html")
     assert int(refused.headers["retry-after"]) >= 1
+
+
+def _job_in_state(site: Site, bob: TestClient, token: str, status: str, **values: Any) -> str:
+    """A job of bob's made with the form, then set to ``status`` (test set-up: the worker's part)."""
+    from sqlalchemy import update
+
+    made = bob.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                    follow_redirects=False)
+    public_id = made.headers["location"].rsplit("/", 1)[1]
+    db = Database(site.url)
+    with db.write() as connection:
+        row = connection.execute(select(jobs).where(jobs.c.public_id == public_id)).one()
+        connection.execute(update(jobs).where(jobs.c.id == row.id).values(status=status, **values))
+        if status in ("failed", "cancelled"):
+            budget.refund(connection, row.charge_id)
+    db.dispose()
+    return public_id
+
+
+def test_a_refunded_failed_job_says_so(site: Site) -> None:
+    """A job failed with dataset_changed said its ε was still reserved."""
+    bob, token = site.signed_in("bob")
+    public_id = _job_in_state(site, bob, token, "failed", error_code="dataset_changed")
+    page = html.unescape(bob.get(f"/ui/jobs/{public_id}").text)
+    assert "reserved meanwhile" not in page
+    assert "No release: the job failed before it read any row, and its ε was refunded." in page
