@@ -620,6 +620,26 @@ def _job_in_state(site: Site, bob: TestClient, token: str, status: str, **values
     return public_id
 
 
+def test_downloads_of_a_job_without_result_answer_the_apis_codes(site: Site) -> None:
+    """A cancelled job's result.json said job_not_done ("no result yet"); the API says job_cancelled."""
+    bob, token = site.signed_in("bob")
+    api = {"Authorization": f"Bearer {site.tokens['bob']}"}
+    for status, code in (("cancelled", "job_cancelled"), ("failed", "job_failed"), ("queued", "job_not_done")):
+        public_id = _job_in_state(site, bob, token, status, error_code="dataset_changed" if status == "failed"
+                                  else None)
+        from_api = site.client().get(f"/v1/jobs/{public_id}/result", headers=api)
+        assert from_api.status_code == 409 and from_api.json()["error"]["code"] == code
+        for download in ("result.json", "queries.txt"):
+            page = bob.get(f"/ui/jobs/{public_id}/{download}")
+            assert page.status_code == 409 and html.escape(from_api.json()["error"]["message"]) in page.text
+    # cancelling a job that has finished says so (it redirected to the list without a word)
+    done = _job_in_state(site, bob, token, "done")
+    answer = bob.post(f"/ui/jobs/{done}/cancel", data={"csrf": token}, follow_redirects=False)
+    assert answer.status_code == 409 and "not cancelled" in answer.text and 'role="alert"' in answer.text
+    partial = bob.post(f"/ui/jobs/{done}/cancel", data={"csrf": token}, headers={"HX-Request": "true"})
+    assert partial.status_code == 409 and "not cancelled" in partial.text and 'id="jobs"' in partial.text
+
+
 def test_a_refunded_failed_job_says_so(site: Site) -> None:
     """A job failed with dataset_changed said its ε was still reserved."""
     bob, token = site.signed_in("bob")
