@@ -647,3 +647,29 @@ def test_a_refunded_failed_job_says_so(site: Site) -> None:
     page = html.unescape(bob.get(f"/ui/jobs/{public_id}").text)
     assert "reserved meanwhile" not in page
     assert "No release: the job failed before it read any row, and its ε was refunded." in page
+
+
+def test_refusals_of_page_requests_are_pages_with_the_same_status(site: Site) -> None:
+    """The guard's refusals of page requests were the API's JSON (one saying "send JSON")."""
+    bob, token = site.signed_in("bob")
+    form = {"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1"}
+    answers = {
+        415: bob.post("/ui/datasets/tiny/jobs", data=form, files={"epsilon": ("e.txt", b"0.1")}),
+        422: bob.post("/ui/datasets/tiny/jobs", data={**form, "epsilon": "0.1\x00"}),
+        413: bob.post("/ui/datasets/tiny/jobs", content=b"a" * (1024 * 1024 + 10),
+                      headers={"content-type": "application/x-www-form-urlencoded"}),
+    }
+    for status, answer in answers.items():
+        assert answer.status_code == status
+        assert answer.headers["content-type"].startswith("text/html") and "<h1>" in answer.text
+    assert "JSON" not in answers[415].text and "application/x-www-form-urlencoded" in answers[415].text
+    for path in ("/favicon.ico", "/ui/static/nothing.js"):
+        missing = bob.get(path)
+        assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html"), path
+    api = bob.post("/v1/jobs", files={"a": ("a", b"b")}, headers={"Authorization": f"Bearer {site.tokens['bob']}"})
+    assert api.status_code == 415 and api.json()["error"]["code"] == "unsupported_media_type"
+    # the live cost box: a refusal keeps its status (the pages' HTMX swaps a 4xx answer in)
+    cost = bob.post("/ui/datasets/tiny/cost", data={**form, "epsilon": "NaN"}, headers={"HX-Request": "true"})
+    assert cost.status_code == 422 and 'role="alert"' in cost.text and "epsilon" in cost.text
+    fine = bob.post("/ui/datasets/tiny/cost", data=form, headers={"HX-Request": "true"})
+    assert fine.status_code == 200 and "Cost" in fine.text

@@ -122,10 +122,12 @@ async def job_cost(request: Request, name: str) -> Response:
     try:
         cost = await run_in_threadpool(dry_run_job, request, found, form, name)
         return render(request, "_cost.html", session=found, cost=cost, message=None)
-    except FormError as error:
-        return render(request, "_cost.html", session=found, cost=None, message=error.message)
+    except FormError as error:  # a refusal keeps its status: the pages' HTMX swaps a 4xx answer in too
+        request.state.outcome = "invalid_request"
+        return render(request, "_cost.html", error.status, found, cost=None, message=error.message)
     except ApiError as error:
-        return render(request, "_cost.html", session=found, cost=None, message=error.message)
+        request.state.outcome = error.code
+        return render(request, "_cost.html", error.status, found, cost=None, message=error.message)
 
 
 @router.post("/datasets/{name}/jobs", response_class=HTMLResponse)
