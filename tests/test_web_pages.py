@@ -673,3 +673,21 @@ def test_refusals_of_page_requests_are_pages_with_the_same_status(site: Site) ->
     assert cost.status_code == 422 and 'role="alert"' in cost.text and "epsilon" in cost.text
     fine = bob.post("/ui/datasets/tiny/cost", data=form, headers={"HX-Request": "true"})
     assert fine.status_code == 200 and "Cost" in fine.text
+
+
+def test_long_inputs_keep_the_reason_of_their_refusal(site: Site) -> None:
+    """A clired error echoed the query first and was cut before its reason; a long text
+    parameter was refused as 'parameters.variant.bool: Input should be a valid boolean'."""
+    client, token = site.signed_in("alice")
+    long_query = "[b] & " * 100 + "[x > nan]"
+    answer = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a]", "right": long_query, "epsilon": "0.5", "action": "dry-run"})
+    assert answer.status_code == 422 and "'nan' is not a number" in html.unescape(answer.text)
+    api = site.client().post("/v1/jobs", headers={"Authorization": f"Bearer {site.tokens['alice']}"}, json={
+        "dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.1", "dry_run": True,
+        "parameters": {"variant": "x" * 300}})
+    assert api.status_code == 422 and api.json()["error"] == {
+        "code": "invalid_parameter", "message": "parameter 'variant' is longer than 200 characters"}
+    page = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
+                                                       "p_variant": "x" * 300})
+    assert page.status_code == 422 and "longer than 200 characters" in page.text and ".bool" not in page.text

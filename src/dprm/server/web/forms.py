@@ -211,8 +211,9 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
         columns = [entry["name"] for entry in schema["views"].get(side, [])]
         try:
             query = parse_clired_query(text, columns=columns)
-        except DprmError as error:
-            raise FormError(f"{side} query: {str(error).splitlines()[0][:300]}") from None
+        except DprmError as error:  # the reason, not the query the form shows already (a long one hid it)
+            reason = str(error).splitlines()[0].removeprefix(f"clired query {text!r}: ")
+            raise FormError(f"{side} query: {reason[:300]}") from None
         queries[side] = query_to_json(query)
     confidence_text = str(form.get("confidence", "0.95")).strip() or "0.95"
     _check_number(confidence_text, float, "confidence")
