@@ -511,3 +511,183 @@ def test_a_live_form_part_whose_session_ended_goes_to_sign_in(site: Site) -> Non
     answer = client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"}, headers={"HX-Request": "true"})
     assert answer.status_code == 204 and answer.headers["HX-Redirect"] == "/ui/signin"
     assert client.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"}).status_code == 401
+
+
+def test_a_session_ended_by_disabling_stays_ended_when_enabled_again(site: Site) -> None:
+    """A disabled analyst's session was only refused: enabled again, its old cookie spent ε."""
+    from dprm.server.owners import set_owner_disabled
+
+    olga, token = site.signed_in("olga")
+    alice, alice_token = site.signed_in("alice")
+    olga.post("/ui/owner/analysts/alice/disable", data={"csrf": token})
+    assert alice.get("/ui/datasets", follow_redirects=False).status_code == 303
+    olga.post("/ui/owner/analysts/alice/enable", data={"csrf": token})
+    assert alice.get("/ui/datasets", follow_redirects=False).status_code == 303
+    stats = alice.post("/ui/datasets/tiny/statistics", data={
+        "csrf": alice_token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "action": "run"})
+    assert stats.status_code == 401 and site.remaining("alice") == (0, 0)
+    # an owner's sessions alike (disabled with dprm admin, on the database)
+    db = Database(site.url)
+    for disabled in (True, False):
+        with db.write() as connection:
+            set_owner_disabled(connection, "olga", disabled)
+    db.dispose()
+    assert olga.get("/ui/owner", follow_redirects=False).status_code == 303
+    db = Database(site.url)
+    with db.read() as connection:
+        assert connection.execute(select(func.count()).select_from(web_sessions)).scalar() == 0
+    db.dispose()
+
+
+def test_a_statistics_form_posted_twice_is_charged_once(site: Site) -> None:
+    """A double click or a reload of the answer page (JavaScript off) spent ε twice."""
+    client, token = site.signed_in("alice")
+    page = client.get("/ui/datasets/tiny")
+    key = re.search(r'id="stats-submission" name="submission" value="([0-9a-f]{24})"', page.text).group(1)
+    form = {"csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "action": "run", "submission": key}
+    first = client.post("/ui/datasets/tiny/statistics", data=form)
+    again = client.post("/ui/datasets/tiny/statistics", data=form)
+    assert first.status_code == again.status_code == 200
+    noisy = re.compile(r"<tbody>.*?</tbody>", re.S)
+    assert noisy.search(first.text).group(0) == noisy.search(again.text).group(0)  # the first answer
+    assert site.remaining("alice") == (5 * 10**8, 1)
+    # the answer's form has a new key: posting it is a new request, charged
+    fresh = re.search(r'id="stats-submission" name="submission" value="([0-9a-f]{24})"', first.text).group(1)
+    assert fresh != key
+    partial = client.post("/ui/datasets/tiny/statistics", data={**form, "submission": fresh},
+                          headers={"HX-Request": "true"})
+    assert partial.status_code == 200 and site.remaining("alice") == (10**9, 2)
+    # an HTMX answer replaces the key of the form it leaves on the page
+    oob = re.search(r'id="stats-submission" name="submission" value="([0-9a-f]{24})" hx-swap-oob="true"',
+                    partial.text).group(1)
+    assert oob not in (key, fresh)
+    changed = client.post("/ui/datasets/tiny/statistics", data={**form, "epsilon": "0.25"})
+    assert changed.status_code == 409 and site.remaining("alice") == (10**9, 2)
+    # a dry run does not use up its key
+    dry = {**form, "submission": oob, "action": "dry-run"}
+    assert client.post("/ui/datasets/tiny/statistics", data=dry).status_code == 200
+    assert client.post("/ui/datasets/tiny/statistics", data={**dry, "action": "run"}).status_code == 200
+    assert site.remaining("alice") == (15 * 10**8, 3)
+
+
+def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: Site) -> None:
+    """``p_min_jaccard=0_5`` was read as 5, ``３`` and ``٣`` as 3 (Python's int() and float())."""
+    client, token = site.signed_in("bob")
+    for name, text, problem in (("depth", "0_3", "without '_' separators"), ("depth", "３", "ASCII digits"),
+                                ("depth", "٣", "ASCII digits"), ("mcmc_iterations", "1_000", "'_' separators"),
+                                ("min_jaccard", "０.５", "ASCII digits"), ("min_jaccard", "0_5", "'_' separators")):
+        answer = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm",
+                                                             "epsilon": "0.1", f"p_{name}": text})
+        assert answer.status_code == 422, (name, text)
+        assert f"{name.replace('_', '-')}: " in answer.text and problem in html.unescape(answer.text)
+    stats = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": "0_9", "action": "dry-run"})
+    assert stats.status_code == 422 and "confidence: " in stats.text
+    fine = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
+                                                       "p_depth": "3", "p_min_jaccard": "0.5"})
+    assert fine.status_code == 200 and "Cost" in fine.text
+    assert site.remaining("bob") == (0, 0)
+
+
+def test_a_page_refused_by_the_rate_limit_says_when_to_retry(site: Site) -> None:
+    """The pages' 429 had no Retry-After header (the API's has one)."""
+    from dprm.server.ratelimit import RateLimiter
+
+    app = create_app(site.url, background=False, limiter=RateLimiter(rate=0.01, burst=2))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        page = client.get("/ui/signin")
+        client.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"]})
+        answers = [client.get("/ui/datasets") for _ in range(3)]
+    refused = answers[-1]
+    assert refused.status_code == 429 and refused.headers["content-type"].startswith("text/html")
+    assert int(refused.headers["retry-after"]) >= 1
+
+
+def _job_in_state(site: Site, bob: TestClient, token: str, status: str, **values: Any) -> str:
+    """A job of bob's made with the form, then set to ``status`` (test set-up: the worker's part)."""
+    from sqlalchemy import update
+
+    made = bob.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                    follow_redirects=False)
+    public_id = made.headers["location"].rsplit("/", 1)[1]
+    db = Database(site.url)
+    with db.write() as connection:
+        row = connection.execute(select(jobs).where(jobs.c.public_id == public_id)).one()
+        connection.execute(update(jobs).where(jobs.c.id == row.id).values(status=status, **values))
+        if status in ("failed", "cancelled"):
+            budget.refund(connection, row.charge_id)
+    db.dispose()
+    return public_id
+
+
+def test_downloads_of_a_job_without_result_answer_the_apis_codes(site: Site) -> None:
+    """A cancelled job's result.json said job_not_done ("no result yet"); the API says job_cancelled."""
+    bob, token = site.signed_in("bob")
+    api = {"Authorization": f"Bearer {site.tokens['bob']}"}
+    for status, code in (("cancelled", "job_cancelled"), ("failed", "job_failed"), ("queued", "job_not_done")):
+        public_id = _job_in_state(site, bob, token, status, error_code="dataset_changed" if status == "failed"
+                                  else None)
+        from_api = site.client().get(f"/v1/jobs/{public_id}/result", headers=api)
+        assert from_api.status_code == 409 and from_api.json()["error"]["code"] == code
+        for download in ("result.json", "queries.txt"):
+            page = bob.get(f"/ui/jobs/{public_id}/{download}")
+            assert page.status_code == 409 and html.escape(from_api.json()["error"]["message"]) in page.text
+    # cancelling a job that has finished says so (it redirected to the list without a word)
+    done = _job_in_state(site, bob, token, "done")
+    answer = bob.post(f"/ui/jobs/{done}/cancel", data={"csrf": token}, follow_redirects=False)
+    assert answer.status_code == 409 and "not cancelled" in answer.text and 'role="alert"' in answer.text
+    partial = bob.post(f"/ui/jobs/{done}/cancel", data={"csrf": token}, headers={"HX-Request": "true"})
+    assert partial.status_code == 409 and "not cancelled" in partial.text and 'id="jobs"' in partial.text
+
+
+def test_a_refunded_failed_job_says_so(site: Site) -> None:
+    """A job failed with dataset_changed said its ε was still reserved."""
+    bob, token = site.signed_in("bob")
+    public_id = _job_in_state(site, bob, token, "failed", error_code="dataset_changed")
+    page = html.unescape(bob.get(f"/ui/jobs/{public_id}").text)
+    assert "reserved meanwhile" not in page
+    assert "No release: the job failed before it read any row, and its ε was refunded." in page
+
+
+def test_refusals_of_page_requests_are_pages_with_the_same_status(site: Site) -> None:
+    """The guard's refusals of page requests were the API's JSON (one saying "send JSON")."""
+    bob, token = site.signed_in("bob")
+    form = {"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1"}
+    answers = {
+        415: bob.post("/ui/datasets/tiny/jobs", data=form, files={"epsilon": ("e.txt", b"0.1")}),
+        422: bob.post("/ui/datasets/tiny/jobs", data={**form, "epsilon": "0.1\x00"}),
+        413: bob.post("/ui/datasets/tiny/jobs", content=b"a" * (1024 * 1024 + 10),
+                      headers={"content-type": "application/x-www-form-urlencoded"}),
+    }
+    for status, answer in answers.items():
+        assert answer.status_code == status
+        assert answer.headers["content-type"].startswith("text/html") and "<h1>" in answer.text
+    assert "JSON" not in answers[415].text and "application/x-www-form-urlencoded" in answers[415].text
+    for path in ("/favicon.ico", "/ui/static/nothing.js"):
+        missing = bob.get(path)
+        assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html"), path
+    api = bob.post("/v1/jobs", files={"a": ("a", b"b")}, headers={"Authorization": f"Bearer {site.tokens['bob']}"})
+    assert api.status_code == 415 and api.json()["error"]["code"] == "unsupported_media_type"
+    # the live cost box: a refusal keeps its status (the pages' HTMX swaps a 4xx answer in)
+    cost = bob.post("/ui/datasets/tiny/cost", data={**form, "epsilon": "NaN"}, headers={"HX-Request": "true"})
+    assert cost.status_code == 422 and 'role="alert"' in cost.text and "epsilon" in cost.text
+    fine = bob.post("/ui/datasets/tiny/cost", data=form, headers={"HX-Request": "true"})
+    assert fine.status_code == 200 and "Cost" in fine.text
+
+
+def test_long_inputs_keep_the_reason_of_their_refusal(site: Site) -> None:
+    """A clired error echoed the query first and was cut before its reason; a long text
+    parameter was refused as 'parameters.variant.bool: Input should be a valid boolean'."""
+    client, token = site.signed_in("alice")
+    long_query = "[b] & " * 100 + "[x > nan]"
+    answer = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a]", "right": long_query, "epsilon": "0.5", "action": "dry-run"})
+    assert answer.status_code == 422 and "'nan' is not a number" in html.unescape(answer.text)
+    api = site.client().post("/v1/jobs", headers={"Authorization": f"Bearer {site.tokens['alice']}"}, json={
+        "dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.1", "dry_run": True,
+        "parameters": {"variant": "x" * 300}})
+    assert api.status_code == 422 and api.json()["error"] == {
+        "code": "invalid_parameter", "message": "parameter 'variant' is longer than 200 characters"}
+    page = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
+                                                       "p_variant": "x" * 300})
+    assert page.status_code == 422 and "longer than 200 characters" in page.text and ".bool" not in page.text

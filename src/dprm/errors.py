@@ -45,10 +45,11 @@ Examples
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "ERROR_CODES",
-           "short_repr"]
+           "MAX_INTEGER_DIGITS", "number_problem", "short_repr"]
 
 #: The stable error codes and a public description of each (no data in it).
 ERROR_CODES: dict[str, str] = {
@@ -196,3 +197,44 @@ def short_repr(value: Any, limit: int = 40) -> str:
     """
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+#: The most digits (leading zeros aside) an integer text is read with: 2^63 has 19 and no option takes
+#: more; up to 50, the option's own range check answers (naming its range) in a line of reasonable length.
+MAX_INTEGER_DIGITS = 50
+
+_DIGITS = re.compile(r"\s*[+-]?0*([0-9]+)\s*")
+
+
+def number_problem(kind: Any, value: Any) -> str | None:
+    """Why the text ``value`` is refused as a number of type ``kind`` (int or float); else None.
+
+    The number syntax shared by the command line's options (:mod:`dprm.cli.coercion`)
+    and the web pages' forms (:mod:`dprm.server.web.forms`), the texts that Python's
+    ``int()`` and ``float()`` read but a user would not mean: ``_`` separators
+    (``1_0`` read as 10, ten times the budget of a typo), digits of another script
+    (full-width ``５``, Arabic-Indic ``٣``), and integers of more than
+    :data:`MAX_INTEGER_DIGITS` digits (Python refuses more than 4300, and a message
+    would echo them all). Only texts are judged (a default is already a number), and
+    only for ``int`` and ``float``.
+
+    Examples
+    --------
+    >>> number_problem(int, "５"), number_problem(int, "7"), number_problem(str, "1_0")
+    ("'５' is not a number: write it in ASCII digits (0-9)", None, None)
+    >>> number_problem(float, "1_0")
+    "'1_0' is not a number: write it without '_' separators"
+    >>> number_problem(int, "9" * 400)
+    "'999999999999999999999999999999999999... has 400 digits; an integer option takes at most 50"
+    """
+    if kind not in (int, float) or type(value) is not str:
+        return None
+    if "_" in value:
+        return f"{short_repr(value)} is not a number: write it without '_' separators"
+    if not value.isascii():
+        return f"{short_repr(value)} is not a number: write it in ASCII digits (0-9)"
+    digits = _DIGITS.fullmatch(value)
+    if kind is int and digits is not None and len(digits.group(1)) > MAX_INTEGER_DIGITS:
+        return (f"{short_repr(value)} has {len(digits.group(1))} digits; an integer option takes at most "
+                f"{MAX_INTEGER_DIGITS}")
+    return None

@@ -13,10 +13,11 @@ is handed to typer's own converter, so every value converts, and every error rea
 exactly as before (tested against typer's converter). Options of other types keep
 typer's converter.
 
-Before either, :func:`number_problem` refuses a number a user would not mean: with
-``_`` separators (Python and pydantic read ``--epsilon 1_0`` as 10, ten times the
-budget of a typo), in digits of another script (full-width ``５``, Arabic-Indic
-``٣``), or an integer of more than :data:`MAX_INTEGER_DIGITS` digits (no option takes
+Before either, :func:`~dprm.errors.number_problem` (the rule the web pages' forms
+share, in :mod:`dprm.errors`) refuses a number a user would not mean: with ``_``
+separators (Python and pydantic read ``--epsilon 1_0`` as 10, ten times the budget of
+a typo), in digits of another script (full-width ``５``, Arabic-Indic ``٣``), or an
+integer of more than :data:`~dprm.errors.MAX_INTEGER_DIGITS` digits (no option takes
 one; Python refuses more than 4300, and a message would echo them all).
 :func:`read_number` reads option texts that commands convert themselves by the same rule.
 
@@ -35,6 +36,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from dprm.errors import MAX_INTEGER_DIGITS, number_problem
+
 __all__ = ["MAX_INTEGER_DIGITS", "UNHANDLED", "number_problem", "plain", "plain_conversions", "read_number"]
 
 #: The typer releases whose private converter classes (``typer._coercion``) this module was written and
@@ -44,45 +47,11 @@ TESTED_TYPER = ("0.29.",)
 #: What :func:`plain` returns for a value it leaves to typer's converter.
 UNHANDLED: Any = object()
 
-#: The most digits (leading zeros aside) an integer option is read with: 2^63 has 19 and no option takes
-#: more; up to 50, the option's own range check answers (naming its range) in a line of reasonable length.
-MAX_INTEGER_DIGITS = 50
-
 _INTEGER = re.compile(r"-?[0-9]+")
-_DIGITS = re.compile(r"\s*[+-]?0*([0-9]+)\s*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 #: A path option's settings when typer makes no check on the file (its defaults).
 _PLAIN_PATH = {"exists": False, "file_okay": True, "dir_okay": True, "writable": False, "readable": True,
                "resolve_path": False, "allow_dash": False, "path_type": None}
-
-
-def number_problem(kind: Any, value: Any) -> str | None:
-    """Why the option text ``value`` is refused as a number of type ``kind`` (int or float); else None.
-
-    Only texts are judged (a default is already a number), and only for ``int`` and
-    ``float``: underscores, characters outside ASCII, and integers of more than
-    :data:`MAX_INTEGER_DIGITS` digits (module notes).
-
-    Examples
-    --------
-    >>> number_problem(int, "５"), number_problem(int, "7"), number_problem(str, "1_0")
-    ("'５' is not a number: write it in ASCII digits (0-9)", None, None)
-    >>> number_problem(int, "9" * 400)
-    "'999999999999999999999999999999999999... has 400 digits; an integer option takes at most 50"
-    """
-    if kind not in (int, float) or type(value) is not str:
-        return None
-    from dprm.errors import short_repr
-
-    if "_" in value:
-        return f"{short_repr(value)} is not a number: write it without '_' separators"
-    if not value.isascii():
-        return f"{short_repr(value)} is not a number: write it in ASCII digits (0-9)"
-    digits = _DIGITS.fullmatch(value)
-    if kind is int and digits is not None and len(digits.group(1)) > MAX_INTEGER_DIGITS:
-        return (f"{short_repr(value)} has {len(digits.group(1))} digits; an integer option takes at most "
-                f"{MAX_INTEGER_DIGITS}")
-    return None
 
 
 def read_number(text: str, kind: type) -> Any:

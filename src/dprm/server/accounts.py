@@ -28,14 +28,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 
 from dprm.errors import ParameterError
-from dprm.server.tables import analysts
+from dprm.server.tables import analysts, web_sessions
 
 __all__ = ["Analyst", "new_token", "check_secret", "parse_token", "add_analyst", "rotate_token",
-           "set_disabled", "find_analyst", "authenticate", "token_row", "check_expiry", "NAME_PATTERN",
-           "MAX_EXPIRY_DAYS"]
+           "set_disabled", "find_analyst", "authenticate", "token_row", "check_expiry", "end_sessions",
+           "NAME_PATTERN", "MAX_EXPIRY_DAYS"]
 
 #: Names of analysts and datasets: letters, digits, ``.``, ``_``, ``-``; 1 to 64.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -144,8 +144,19 @@ def find_analyst(connection: Any, name: str) -> Any:
     return row
 
 
+def end_sessions(connection: Any, role: str, principal_id: int) -> None:
+    """Delete every browser session of an analyst's or owner's (``role``) id: they end for good.
+
+    Called when the principal is disabled or gets a new token, in the same
+    transaction: a session that was only refused while its principal was disabled
+    would come back to life when it is enabled again.
+    """
+    connection.execute(delete(web_sessions).where(web_sessions.c.role == role,
+                                                  web_sessions.c.principal_id == principal_id))
+
+
 def rotate_token(connection: Any, name: str, *, expires_at: float | None = None) -> str:
-    """Replace an analyst's token (the old one stops working at once); the new token.
+    """Replace an analyst's token (the old one and its sessions stop working at once); the new token.
 
     ``expires_at`` is checked as by :func:`add_analyst`.
     """
@@ -154,13 +165,19 @@ def rotate_token(connection: Any, name: str, *, expires_at: float | None = None)
     token, (token_id, salt, digest) = new_token()
     connection.execute(update(analysts).where(analysts.c.id == row.id).values(
         token_id=token_id, token_salt=salt, token_hash=digest, rotated_at=time.time(), expires_at=expires_at))
+    end_sessions(connection, "analyst", int(row.id))
     return token
 
 
 def set_disabled(connection: Any, name: str, disabled: bool) -> None:
-    """Disable (or enable again) an analyst: every request with its token is refused."""
+    """Disable (or enable again) an analyst: every request with its token is refused.
+
+    Disabling ends the analyst's browser sessions for good (enabling again opens none).
+    """
     row = find_analyst(connection, name)
     connection.execute(update(analysts).where(analysts.c.id == row.id).values(disabled=bool(disabled)))
+    if disabled:
+        end_sessions(connection, "analyst", int(row.id))
 
 
 def token_row(connection: Any, table: Any, token: str | None) -> tuple[Any, str | None]:

@@ -25,7 +25,9 @@ DatasetName = Annotated[str, StringConstraints(min_length=1, max_length=64, patt
 Epsilon = Annotated[Union[StrictInt, StrictFloat, str],
                     Field(description="Privacy budget of the request: > 0, a multiple of 1e-9, at most 1e6; "
                                       "a number or a decimal string", examples=[0.5, "0.25"])]
-ParameterValue = Union[StrictBool, StrictInt, StrictFloat, Annotated[str, StringConstraints(max_length=200)], None]
+# a text's length is checked by dprm.server.validation.check_job, which names the limit (here pydantic
+# named the union's first member: "parameters.variant.bool: Input should be a valid boolean")
+ParameterValue = Union[StrictBool, StrictInt, StrictFloat, str, None]
 IdempotencyKey = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")]
 
 

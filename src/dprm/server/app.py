@@ -60,7 +60,7 @@ from dprm.server.api.service import SERVICE, Service
 from dprm.server.audit import AuditLog
 from dprm.server.database import Database
 from dprm.server.errors import ERRORS, ApiError, error_body
-from dprm.server.guard import Guard
+from dprm.server.guard import Guard, is_page_path
 from dprm.server.pool import PrimitivePool
 from dprm.server.ratelimit import RateLimiter, SharedRateLimiter
 from dprm.server.supervisor import Supervisor
@@ -108,7 +108,7 @@ def _error(request: Request, code: str, message: str | None = None,
     """The answer of an error code: the API's JSON body, or an error page under ``/ui``."""
     request.state.outcome = code
     status, description = ERRORS[code]
-    if request.url.path.startswith("/ui/") and not request.url.path.startswith("/ui/static/"):
+    if is_page_path(request.url.path):
         from dprm.server.web.pages import error_page  # a page, not the API's JSON
 
         return error_page(request, status, description, message or description, headers)

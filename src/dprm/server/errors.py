@@ -9,7 +9,7 @@ mined) is answered with a generic code and message and logged for the data owner
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "ERRORS", "error_body"]
+__all__ = ["ApiError", "ERRORS", "error_body", "rate_limited"]
 
 #: code -> (HTTP status, public description). The codes are part of the API.
 ERRORS: dict[str, tuple[int, str]] = {
@@ -78,3 +78,16 @@ class ApiError(Exception):
 def error_body(code: str, message: str) -> dict:
     """The JSON body of an error answer."""
     return {"error": {"code": code, "message": message}}
+
+
+def rate_limited(wait: float) -> ApiError:
+    """The ``429 rate_limited`` of a token whose bucket is empty, with its ``Retry-After``
+    header: ``wait`` seconds rounded up, at least 1 (the API's and the pages' one answer).
+
+    Examples
+    --------
+    >>> error = rate_limited(0.2)
+    >>> error.status, error.headers
+    (429, {'Retry-After': '1'})
+    """
+    return ApiError("rate_limited", headers={"Retry-After": str(max(1, round(wait + 0.5)))})

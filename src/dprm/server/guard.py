@@ -19,6 +19,8 @@ For every HTTP request it
   otherwise recurse until ``RecursionError``);
 * turns any exception that escaped the handlers into 500 ``internal_error`` with the
   API's error body (the traceback goes to the server's log, never to the caller);
+* answers each of these refusals to a page's address (:func:`is_page_path`) with the
+  pages' error page instead of the API's JSON, with the same status;
 * adds :data:`API_HEADERS` to every answer that does not set its own policy (the
   web pages and the docs do): JSON answers are never framed, sniffed or run;
 * writes one audit record (:class:`~dprm.server.audit.AuditLog`) with what the
@@ -44,13 +46,32 @@ from typing import Any
 
 from dprm.server.errors import ERRORS, error_body
 
-__all__ = ["API_HEADERS", "Guard", "is_json_media_type", "json_depth", "WEB_PREFIX"]
+__all__ = ["API_HEADERS", "Guard", "is_json_media_type", "is_page_path", "json_depth", "WEB_PREFIX"]
 
 #: The web pages' prefix (:mod:`dprm.server.web`): only there are HTML forms accepted.
 WEB_PREFIX = "/ui"
 FORM_TYPE = b"application/x-www-form-urlencoded"
 
 log = logging.getLogger("dprm.server")
+
+#: The error page's title of a refusal whose API description is about the API's JSON.
+_PAGE_TITLES = {"unsupported_media_type": "the form was not sent as the page sends it",
+                "invalid_json": "the form was not sent as the page sends it",
+                "json_too_deep": "the form was not sent as the page sends it"}
+
+
+def is_page_path(path: str) -> bool:
+    """Whether a refusal of ``path`` is answered with the pages' error page, not the API's JSON:
+    the web pages, their static files and the icon a browser asks for by itself.
+
+    Examples
+    --------
+    >>> is_page_path("/ui/datasets"), is_page_path("/ui/static/x.css"), is_page_path("/favicon.ico")
+    (True, True, True)
+    >>> is_page_path("/v1/jobs"), is_page_path("/uix")
+    (False, False)
+    """
+    return path.startswith(WEB_PREFIX + "/") or path == "/favicon.ico"
 
 #: The security headers of an answer without a Content-Security-Policy of its own.
 API_HEADERS: list[tuple[bytes, bytes]] = [
@@ -161,8 +182,20 @@ class Guard:
         await self._answer(send, code, message)
         return True
 
-    async def _answer(self, send: Any, code: str, message: str | None = None) -> None:
+    async def _answer(self, send: Any, code: str, message: str | None = None, scope: dict | None = None) -> None:
+        """The refusal ``code``: the API's JSON body, or the pages' error page for a page's
+        address (:func:`is_page_path`), with the same status."""
         status, description = ERRORS[code]
+        if scope is not None and is_page_path(scope.get("path", "")):
+            from starlette.requests import Request
+
+            from dprm.server.web.pages import error_page
+
+            title = _PAGE_TITLES.get(code, description)
+            page = error_page(Request(scope), status, title, message or title)
+            await send({"type": "http.response.start", "status": status, "headers": page.raw_headers})
+            await send({"type": "http.response.body", "body": page.body})
+            return
         payload = json.dumps(error_body(code, message or description)).encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
@@ -204,7 +237,7 @@ class Guard:
             state["outcome"] = "internal_error"
             state["detail"] = f"{type(error).__name__}: {error}"[:4000]
             if not sent["started"]:
-                await self._answer(send_and_note, "internal_error")
+                await self._answer(send_and_note, "internal_error", scope=scope)
         finally:
             client = scope.get("client")
             self.audit.record(
@@ -226,7 +259,7 @@ class Guard:
                 if declared > self.max_body or declared < 0:
                     state["outcome"] = "request_too_large" if declared > 0 else "invalid_request"
                     await self._answer(send, "request_too_large" if declared > 0 else "invalid_request",
-                                       None if declared > 0 else "invalid Content-Length")
+                                       None if declared > 0 else "invalid Content-Length", scope)
                     return None
         chunks: list[bytes] = []
         size = 0
@@ -236,7 +269,7 @@ class Guard:
                 message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.001))
             except asyncio.TimeoutError:
                 state["outcome"] = "request_timeout"
-                await self._answer(send, "request_timeout")
+                await self._answer(send, "request_timeout", scope=scope)
                 return None
             if message["type"] == "http.disconnect":
                 state["outcome"] = "client_disconnected"
@@ -245,7 +278,7 @@ class Guard:
             size += len(chunk)
             if size > self.max_body:
                 state["outcome"] = "request_too_large"
-                await self._answer(send, "request_too_large")
+                await self._answer(send, "request_too_large", scope=scope)
                 return None
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -257,25 +290,29 @@ class Guard:
         if scope.get("path", "").startswith(WEB_PREFIX + "/") and content_type.startswith(FORM_TYPE):
             if b"\x00" in body or b"%00" in body:  # %00 is the NUL character; a typed "%00" is sent as %2500
                 state["outcome"] = "invalid_request"
-                await self._answer(send, "invalid_request", "a form field holds a NUL character")
+                await self._answer(send, "invalid_request", "a form field holds a NUL character", scope=scope)
                 return None
             return body  # a form of the web pages (bounded above; parsed by the page's handler)
         if not self._media_accepted(scope, dict(scope.get("headers", []))):
             state["outcome"] = "unsupported_media_type"
-            await self._answer(send, "unsupported_media_type")
+            page = is_page_path(scope.get("path", ""))  # a page takes its form as its form sends it
+            await self._answer(send, "unsupported_media_type", "send the form as the page does "
+                               "(application/x-www-form-urlencoded)" if page else None, scope)
             return None
         if json_depth(body) > self.max_depth:
             state["outcome"] = "json_too_deep"
-            await self._answer(send, "json_too_deep", f"the JSON body is nested deeper than {self.max_depth}")
+            await self._answer(send, "json_too_deep", f"the JSON body is nested deeper than {self.max_depth}",
+                               scope=scope)
             return None
         try:
             value = json.loads(body)
         except (ValueError, RecursionError):
             state["outcome"] = "invalid_json"
-            await self._answer(send, "invalid_json")
+            await self._answer(send, "invalid_json", scope=scope)
             return None
         if b"\\u0000" in body and _holds_nul(value):
             state["outcome"] = "invalid_request"
-            await self._answer(send, "invalid_request", "a text of the JSON body holds a NUL character")
+            await self._answer(send, "invalid_request", "a text of the JSON body holds a NUL character",
+                               scope=scope)
             return None
         return body

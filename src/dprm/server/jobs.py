@@ -34,7 +34,7 @@ from dprm.server.errors import ERRORS, ApiError
 from dprm.server.tables import analysts, datasets, jobs
 from dprm.server.units import units_float, units_text
 
-__all__ = ["request_digest", "submit", "job_view", "find_job", "claim_next", "touch", "record_progress",
+__all__ = ["request_digest", "submit", "job_view", "find_job", "job_result", "claim_next", "touch", "record_progress",
            "heartbeat", "finish_done", "finish_failed", "cancel", "fail_running", "running_jobs"]
 
 
@@ -139,6 +139,18 @@ def find_job(connection: Any, analyst_id: int, public_id: str) -> tuple[Any, str
     if row is None:
         raise ApiError("unknown_job")
     return row, row.dataset_name
+
+
+def job_result(row: Any) -> str:
+    """A job's result document (JSON text), or why it has none: ``409 job_failed``,
+    ``job_cancelled`` or ``job_not_done`` (the API's and the web pages' one answer)."""
+    if row.status == "failed":
+        raise ApiError("job_failed", f"the job failed ({row.error_code}); it has no result")
+    if row.status == "cancelled":
+        raise ApiError("job_cancelled")
+    if row.status != "done" or row.result is None:
+        raise ApiError("job_not_done", f"the job is {row.status}; it has no result yet")
+    return row.result
 
 
 def claim_next(db: Any, worker_token: str) -> Any | None:

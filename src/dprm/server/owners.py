@@ -38,7 +38,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 
 from dprm.errors import ParameterError
-from dprm.server.accounts import check_name, new_token, token_row
+from dprm.server.accounts import check_name, end_sessions, new_token, token_row
 from dprm.server.tables import owners
 
 __all__ = ["Owner", "add_owner", "rotate_owner", "set_owner_disabled", "authenticate_owner"]
@@ -77,13 +77,16 @@ def rotate_owner(connection: Any, name: str) -> str:
     token, (token_id, salt, digest) = new_token()
     connection.execute(update(owners).where(owners.c.id == row.id).values(
         token_id=token_id, token_salt=salt, token_hash=digest, rotated_at=time.time()))
+    end_sessions(connection, "owner", int(row.id))
     return token
 
 
 def set_owner_disabled(connection: Any, name: str, disabled: bool) -> None:
-    """Disable (or enable again) an owner."""
+    """Disable (or enable again) an owner; disabling ends its browser sessions for good."""
     row = _find(connection, name)
     connection.execute(update(owners).where(owners.c.id == row.id).values(disabled=bool(disabled)))
+    if disabled:
+        end_sessions(connection, "owner", int(row.id))
 
 
 def authenticate_owner(connection: Any, token: str | None) -> tuple[Owner | None, str | None]:

@@ -159,7 +159,7 @@ def check_job(algorithm: str, parameters: dict[str, Any], units: int) -> JobSpec
         if value is not None and not isinstance(value, (bool, int, float, str)):
             raise ApiError("invalid_parameter", f"parameter {name!r} must be a number, a text, true/false or null")
         if isinstance(value, str) and len(value) > _MAX_TEXT:
-            raise ApiError("invalid_parameter", f"parameter {name!r} is too long")
+            raise ApiError("invalid_parameter", f"parameter {name!r} is longer than {_MAX_TEXT} characters")
         if isinstance(value, str) and huge_exponent(value):
             raise ApiError("invalid_parameter", f"parameter {name!r} has a number with an exponent out of range")
         if isinstance(value, float) and not math.isfinite(value):

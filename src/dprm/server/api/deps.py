@@ -20,7 +20,7 @@ from dprm.server import accounts
 from dprm.server.api_models import ErrorBody
 from dprm.server.database import Database
 from dprm.server.datasets import DatasetRecord
-from dprm.server.errors import ApiError
+from dprm.server.errors import ApiError, rate_limited
 from dprm.server.tables import budgets, datasets
 from dprm.server.units import epsilon_units, units_float, units_text
 
@@ -85,7 +85,7 @@ async def current_analyst(request: Request,
     request.state.analyst_id = found.id
     wait = request.app.state.limiter.allow(found.token_id)
     if wait > 0:
-        raise ApiError("rate_limited", headers={"Retry-After": str(max(1, round(wait + 0.5)))})
+        raise rate_limited(wait)
     return found
 
 

@@ -11,7 +11,6 @@ from dprm.server import jobs
 from dprm.server.api.service import cancel, submit
 from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, note
 from dprm.server.api_models import ErrorBody, JobRequest
-from dprm.server.errors import ApiError
 from dprm.server.tables import datasets
 
 __all__ = ["router"]
@@ -71,13 +70,7 @@ async def job_status(request: Request, who: Analyst, db: Db, job_id: str) -> dic
 async def job_result(request: Request, who: Analyst, db: Db, job_id: str) -> Response:
     note(request, "job-result")
     row, _ = await db.aread(lambda connection: jobs.find_job(connection, who.id, job_id[:64]))
-    if row.status == "failed":
-        raise ApiError("job_failed", f"the job failed ({row.error_code}); it has no result")
-    if row.status == "cancelled":
-        raise ApiError("job_cancelled")
-    if row.status != "done" or row.result is None:
-        raise ApiError("job_not_done", f"the job is {row.status}; it has no result yet")
-    return Response(row.result, media_type="application/json")
+    return Response(jobs.job_result(row), media_type="application/json")
 
 
 @router.post("/v1/jobs/{job_id}/cancel", tags=["jobs"], responses={**ERROR_RESPONSES, 409: {

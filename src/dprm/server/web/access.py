@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 
-from dprm.server.errors import ApiError
+from dprm.server.errors import rate_limited
 from dprm.server.web import csrf
 from dprm.server.web.pages import SECURITY_HEADERS, is_htmx, problem, redirect
 from dprm.server.web.sessions import COOKIE, Session, find_session
@@ -34,8 +34,9 @@ async def session_of(request: Request) -> Session | None:
             request.state.analyst_id = found.principal_id
         else:
             request.state.detail = f"owner {found.name}"
-        if request.app.state.limiter.allow(found.token_id) > 0:
-            raise ApiError("rate_limited")
+        wait = request.app.state.limiter.allow(found.token_id)
+        if wait > 0:
+            raise rate_limited(wait)
     return found
 
 

@@ -25,6 +25,7 @@ from dprm.server.errors import ERRORS, ApiError
 from dprm.server.web.access import for_posting, for_reading
 from dprm.server.web.forms import FormError, job_fields, job_request, statistics_request
 from dprm.server.web.pages import api_problem, is_htmx, redirect, render
+from dprm.server.web.resubmission import form_key
 from dprm.server.web.sessions import Session
 
 __all__ = ["router"]
@@ -121,10 +122,12 @@ async def job_cost(request: Request, name: str) -> Response:
     try:
         cost = await run_in_threadpool(dry_run_job, request, found, form, name)
         return render(request, "_cost.html", session=found, cost=cost, message=None)
-    except FormError as error:
-        return render(request, "_cost.html", session=found, cost=None, message=error.message)
+    except FormError as error:  # a refusal keeps its status: the pages' HTMX swaps a 4xx answer in too
+        request.state.outcome = "invalid_request"
+        return render(request, "_cost.html", error.status, found, cost=None, message=error.message)
     except ApiError as error:
-        return render(request, "_cost.html", session=found, cost=None, message=error.message)
+        request.state.outcome = error.code
+        return render(request, "_cost.html", error.status, found, cost=None, message=error.message)
 
 
 @router.post("/datasets/{name}/jobs", response_class=HTMLResponse)
@@ -157,15 +160,29 @@ async def submit_job(request: Request, name: str) -> Response:
     return redirect(f"/ui/jobs/{answer['id']}")
 
 
+def _statistics_digest(form: dict[str, Any], name: str) -> str:
+    """What a statistics form asks for (to tell a repeated post from a changed one)."""
+    from dprm.server.jobs import request_digest
+
+    fields = ("left", "right", "epsilon", "confidence", "dummy", "dummy_rows")
+    return request_digest({"dataset": name, **{f: str(form.get(f, "")).strip() for f in fields}})
+
+
 @router.post("/datasets/{name}/statistics", response_class=HTMLResponse)
 async def statistics(request: Request, name: str) -> Response:
-    """The redescription-statistics primitive of a query pair typed in clired syntax."""
+    """The redescription-statistics primitive of a query pair typed in clired syntax.
+
+    A run (not a dry run) is charged once per rendered form: a second post of the
+    form's one-time key gets the first answer (:mod:`~dprm.server.web.resubmission`).
+    """
     request.state.action = "ui-statistics-form"
     found, form, refused = await for_posting(request, "analyst")
     if refused is not None:
         return refused
     dry = form.get("action") != "run"
     service = request.app.state.service
+    answers = request.app.state.web_answers
+    key = None if dry else form_key(form)
 
     def work() -> dict[str, Any]:
         with request.app.state.db.read() as connection:
@@ -173,19 +190,46 @@ async def statistics(request: Request, name: str) -> Response:
         body = statistics_request(form, name, record.schema, dry_run=dry)
         return service.primitive(request, found.analyst, "redescription-statistics", body)
 
-    updates: dict[str, Any] = {"stats_form": form}
-    status = 200
+    def answered() -> tuple[int, dict[str, Any]]:
+        try:
+            return 200, {"stats_cost" if dry else "stats": work()}
+        except FormError as error:
+            request.state.outcome = "invalid_query"
+            return error.status, {"stats_message": error.message}
+        except ApiError as error:
+            if error.code == "unknown_dataset":
+                raise
+            request.state.outcome = error.code
+            return ERRORS[error.code][0], {"stats_message": error.message or ERRORS[error.code][1]}
+
+    def once() -> tuple[int, dict[str, Any]]:
+        if key is None:
+            return answered()
+        try:
+            first, entry = answers.claim(found.principal_id, key, _statistics_digest(form, name))
+        except ApiError as error:
+            request.state.outcome = error.code
+            return error.status, {"stats_message": error.message}
+        if first:
+            try:
+                outcome = answered()
+            except BaseException:
+                answers.release(found.principal_id, key, entry)
+                raise
+            answers.finish(entry, outcome)
+            return outcome
+        outcome = answers.replay(entry, request.app.state.settings.primitive_timeout + 60.0)
+        if outcome is None:  # the first post gave no answer: this one runs (it holds no key)
+            return answered()
+        request.state.outcome = "idempotent_replay"
+        request.state.epsilon_units = 0
+        return outcome
+
     try:
-        answer = await run_in_threadpool(work)
-        updates["stats_cost" if dry else "stats"] = answer
-    except FormError as error:
-        request.state.outcome = "invalid_query"
-        status, updates["stats_message"] = error.status, error.message
+        status, updates = await run_in_threadpool(once)
     except ApiError as error:
-        if error.code == "unknown_dataset":
-            return api_problem(request, error, found)
-        request.state.outcome = error.code
-        status, updates["stats_message"] = ERRORS[error.code][0], error.message or ERRORS[error.code][1]
+        return api_problem(request, error, found)
+    updates = {"stats_form": form, **updates}
     if is_htmx(request):
         return render(request, "_statistics.html", status, found, **{  # the page's budget bar too
             "stats": None, "stats_cost": None, "stats_message": None, "budget_out_of_band": True, **updates})

@@ -93,21 +93,43 @@ def job_fields(algorithm: str) -> list[ParameterField]:
     return fields
 
 
-def parameter_value(text: str, kind: str) -> Any:
+def parameter_value(text: str, kind: str, name: str = "value") -> Any:
     """A parameter's form text as a JSON value for the API (unreadable text stays text,
-    for the API's check to name)."""
+    for the API's check to name).
+
+    Numbers are read with the command line's rule (:func:`dprm.errors.number_problem`):
+    a text Python would read but a JSON number is not (``1_000``, ``３``) is a
+    :class:`FormError` naming the parameter ``name``.
+
+    Examples
+    --------
+    >>> parameter_value("0_5", "float", "min_jaccard")
+    Traceback (most recent call last):
+    ...
+    dprm.server.web.forms.FormError: min-jaccard: '0_5' is not a number: write it without '_' separators
+    """
     text = text.strip()
     if text.lower() == "none":
         return None
     if kind == "bool":
         return {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}.get(text.lower(), text)
     if kind in ("int", "float", "epsilon"):  # a whole number stays whole (as in JSON), others are floats
+        _check_number(text, int if kind == "int" else float, name)
         for read in ((int,) if kind == "int" else (int, float)):
             try:
                 return read(text)
             except ValueError:
                 pass
     return text
+
+
+def _check_number(text: str, kind: type, name: str) -> None:
+    """A :class:`FormError` naming ``name`` when ``text`` is no number by the shared rule."""
+    from dprm.errors import number_problem
+
+    problem = number_problem(kind, text)
+    if problem is not None:
+        raise FormError(f"{name.replace('_', '-')}: {problem}")
 
 
 def _pydantic_message(error: Any) -> str:
@@ -125,6 +147,7 @@ def _common(form: Mapping[str, Any], dataset: str) -> dict[str, Any]:
                             "dummy": _flag(form, "dummy")}
     rows = str(form.get("dummy_rows", "")).strip()
     if body["dummy"] and rows:
+        _check_number(rows, int, "dummy_rows")
         try:
             body["dummy_rows"] = int(rows)
         except ValueError:
@@ -151,7 +174,7 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
         text = form.get(f"p_{field.name}")
         if text is None or not str(text).strip() or str(text).strip() == field.default_text:
             continue
-        parameters[field.name] = parameter_value(str(text), field.kind)
+        parameters[field.name] = parameter_value(str(text), field.kind, field.name)
     # The form's one-time key (drawn when the page was rendered): a second post of the same
     # form (a double click on a slow network, a reload) returns the first job, charged once.
     key = str(form.get("submission", "")).strip()
@@ -188,10 +211,12 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
         columns = [entry["name"] for entry in schema["views"].get(side, [])]
         try:
             query = parse_clired_query(text, columns=columns)
-        except DprmError as error:
-            raise FormError(f"{side} query: {str(error).splitlines()[0][:300]}") from None
+        except DprmError as error:  # the reason, not the query the form shows already (a long one hid it)
+            reason = str(error).splitlines()[0].removeprefix(f"clired query {text!r}: ")
+            raise FormError(f"{side} query: {reason[:300]}") from None
         queries[side] = query_to_json(query)
     confidence_text = str(form.get("confidence", "0.95")).strip() or "0.95"
+    _check_number(confidence_text, float, "confidence")
     try:
         confidence = float(confidence_text)
     except ValueError:

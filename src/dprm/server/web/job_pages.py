@@ -176,11 +176,11 @@ async def job_page(request: Request, job_id: str, sort: str = "rank", order: str
 
 
 def job_document(request: Request, who: accounts.Analyst, job_id: str) -> tuple[Any, str]:
-    """The analyst's done job row and its dataset's name, or ``409 job_not_done``."""
+    """The analyst's done job row and its dataset's name, or the API's 409
+    (``job_failed``, ``job_cancelled``, ``job_not_done``: :func:`dprm.server.jobs.job_result`)."""
     with request.app.state.db.read() as connection:
         row, name = jobs.find_job(connection, who.id, job_id[:64])
-    if row.status != "done" or row.result is None:
-        raise ApiError("job_not_done", f"the job is {row.status}; it has no result")
+    jobs.job_result(row)
     return row, name
 
 
@@ -239,14 +239,17 @@ async def cancel_job(request: Request, job_id: str) -> Response:
     found, _, refused = await for_posting(request, "analyst")
     if refused is not None:
         return refused
+    message = None
     try:
         await run_in_threadpool(request.app.state.service.cancel, request, found.analyst, job_id)
     except ApiError as error:
         if error.code == "unknown_job":
             return api_problem(request, error, found)
         request.state.outcome = error.code
-    if is_htmx(request):
+        message = f"The job was not cancelled: {error.message}."  # job_finished: it ended meanwhile
+    if is_htmx(request) or message is not None:  # the list with the message, without a redirect that loses it
         items = await run_in_threadpool(analyst_jobs, request, found.analyst)
-        return render(request, "_jobs_table.html", session=found, jobs=items,
+        return render(request, "_jobs_table.html" if is_htmx(request) else "jobs.html",
+                      409 if message is not None else 200, found, jobs=items, message=message,
                       active=any(j["status"] in ("queued", "running") for j in items))
     return redirect("/ui/jobs")

@@ -59,7 +59,7 @@ def _environment() -> Any:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["when"] = _when
-    env.globals["submission_key"] = lambda: secrets.token_hex(12)  # a job form's one-time key
+    env.globals["submission_key"] = lambda: secrets.token_hex(12)  # a one-time key (the job and statistics forms)
     env.filters["num"] = _number_text
     env.filters["pct"] = lambda x: f"{100 * max(0.0, min(1.0, float(x or 0))):.1f}"
     return env

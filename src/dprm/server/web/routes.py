@@ -62,6 +62,10 @@ def mount(app: Any) -> None:
     """Add the pages (``/ui``) and their static files (``/ui/static``) to the server's app."""
     from starlette.staticfiles import StaticFiles
 
+    from dprm.server.web.resubmission import OneTimeAnswers
+    from dprm.server.web.sessions import LIFETIME
+
+    app.state.web_answers = OneTimeAnswers(LIFETIME)  # the statistics form's first answers
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")
     app.include_router(build_router())
 

@@ -11,7 +11,9 @@ cookie yields the API token. Each session also holds a random form token
 A session ends when it expires (:data:`LIFETIME`), on sign-out, and at once when
 its principal is disabled, expires or gets a new token: every request looks the
 session up joined with the analyst's (or owner's) row and compares the token id it
-was opened with.
+was opened with. Disabling and a new token also delete the principal's sessions
+(:func:`dprm.server.accounts.end_sessions`), so enabling again revives none; an
+expired token is only ever replaced by a new one (a new token id).
 
 Examples
 --------
