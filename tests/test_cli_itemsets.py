@@ -462,3 +462,12 @@ def test_a_value_that_is_not_utf8_is_named_by_column_and_row(tmp_path):
     code, _, stderr = run(["itemsets", path, "--min-support", "0.3", "--output", out])
     assert code == 2 and not out.exists()
     assert_one_error_line(stderr, "latin1.csv: column 'a', row 3: a value is not UTF-8 text")
+
+
+def test_an_unknown_file_type_is_not_told_to_be_parquet(tmp_path):
+    """Parquet, which the message offered, is then refused: this command reads text."""
+    path = write(tmp_path / "table.xls", "a,b\nx,y\n")
+    code, _, stderr = run(["itemsets", path, "--min-support", "0.3"])
+    assert code == 2
+    line = assert_one_error_line(stderr, "unknown file type '.xls': use .csv (or .tsv, optionally .gz-compressed)")
+    assert "parquet" not in line

@@ -220,7 +220,9 @@ def _error(source: str, text: str, code: str, *, row: int | None = None, column:
 # --------------------------------------------------------------------------- files
 
 
-def _file_format(path: Path, source: str) -> str:
+def _file_format(path: Path, source: str, *, parquet: bool = True) -> str:
+    """``"csv"``, ``"tsv"`` or ``"parquet"`` by the name's suffixes; an unknown one is an error saying what is read
+    (``parquet``: whether the caller reads Parquet)."""
     name = path.name.lower()
     for comp in _COMPRESSIONS:
         for suffix in _CSV_SUFFIXES:
@@ -231,7 +233,7 @@ def _file_format(path: Path, source: str) -> str:
     raise _error(
         source,
         f"unknown file type {''.join(path.suffixes) or '(no extension)'!r}: "
-        f"use .csv (or .tsv, optionally .gz-compressed) or .parquet",
+        f"use .csv (or .tsv, optionally .gz-compressed){' or .parquet' if parquet else ''}",
         "unknown_file_type", data_dependent=False,
     )
 
@@ -286,7 +288,7 @@ def open_text_table(path: Path, source: str) -> tuple[Any, str]:
     ...         print(delimiter, stream.read().split())
     ; [b'a;b', b'1;2']
     """
-    fmt = _file_format(path, source)
+    fmt = _file_format(path, source, parquet=False)
     if fmt == "parquet":
         raise _error(source, "is a Parquet file; this command reads text: use .csv or .tsv (optionally .gz)",
                      "unsupported_file_type", data_dependent=False)
