@@ -522,8 +522,8 @@ def fit_private_estimator(
     since = len(accountant.ledger)
     ledger: list[dict[str, Any]] = []
     guarantees: list[str] = []
-    selection, auto_noise, chain_eps, items_scale = _items_first(method, codes, sizes, eps, min_support, accountant, columns,
-                                                    ledger, guarantees, since)
+    selection, auto_noise, chain_eps, items_scale = _items_first(method, codes, sizes, eps, min_support, accountant,
+                                                                 columns, ledger, guarantees, since)
     if auto_noise is not None and auto_noise <= BASIS_MAX_NOISE:  # "auto": the bases follow the items
         return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source,
                           categorical_integers, prepared=(variables, codes, since, selection, auto_noise))
@@ -553,7 +553,8 @@ def fit_private_estimator(
     parameters = {"epsilon": float(eps), "chains": len(chains_order), "private_method": method,
                   "orders": [[columns[j] for j in chain.order] for chain in chains], "structure": structure,
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
-                  "releasing_trees": releasing, "noise": _noise_summary(items_scale, per_tree, releasing if structure == "parents" else 0),
+                  "releasing_trees": releasing,
+                  "noise": _noise_summary(items_scale, per_tree, releasing if structure == "parents" else 0),
                   **({"auto_choice": "chain", "pair_noise": auto_noise} if auto_noise is not None else {})}
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
@@ -683,7 +684,8 @@ def _resolve_method(private_method: str, min_support: float | None, structure: s
 def _noise_summary(items_scale: float | None, per_tree: Fraction, releasing: int) -> dict[str, float | None]:
     """The noise scales (rows, discrete Laplace) of the fit's counts, for the user to see.
 
-    ``items``: each one-way histogram's cells (``items_scale``, None when none was released); ``tables``: each released table's cells
+    ``items``: each one-way histogram's cells (``items_scale``, None when none was released);
+    ``tables``: each released table's cells
     (``structure="parents"``: its counts get ``1 − SELECT_SHARE`` of a release's budget
     when the release also chooses, all of it otherwise; the larger scale is given; None
     for the DP trees, whose levels and leaves split a release's budget unevenly, and
