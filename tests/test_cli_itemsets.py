@@ -471,3 +471,15 @@ def test_an_unknown_file_type_is_not_told_to_be_parquet(tmp_path):
     assert code == 2
     line = assert_one_error_line(stderr, "unknown file type '.xls': use .csv (or .tsv, optionally .gz-compressed)")
     assert "parquet" not in line
+
+
+def test_the_batch_learner_records_no_hoeffding_setting(stream, tmp_path):
+    """``--learner auto`` chose the batch learner on a small file, and the JSON still wrote the Hoeffding settings
+    it never used."""
+    csv, _, _ = stream
+    out = tmp_path / "batch.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--seed", "1", "--output", out])
+    assert code == 0, stderr
+    parameters = json.loads(out.read_text())["parameters"]
+    assert parameters["learner"] == "batch"
+    assert [parameters[k] for k in ("grace_period", "split_confidence", "tie_threshold")] == [None, None, None]

@@ -630,10 +630,12 @@ def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], c
                                  categorical_integers=table.categorical_integers, **extra)
     estimator.fit(booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
                   if table.ignored or table.booleans else learn)
+    hoeffding = estimator.learner_ == "hoeffding"  # the batch learner makes no Hoeffding test: its settings null
     parameters.update(learner=estimator.learner_, rows_learned=estimator.n_seen_, passes=estimator.passes_,
                       passes_rule=passes_rule,
-                      grace_period=grace_period, split_confidence=split_confidence,
-                      tie_threshold=estimator.tie_threshold,
+                      grace_period=grace_period if hoeffding else None,
+                      split_confidence=split_confidence if hoeffding else None,
+                      tie_threshold=estimator.tie_threshold if hoeffding else None,
                       orders=[[estimator.columns_[j] for j in c.order] for c in estimator.chains_])
     return estimator, not_private_block(t_closeness=t_closeness)
 
