@@ -49,7 +49,7 @@ import re
 from typing import Any
 
 __all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "ERROR_CODES",
-           "MAX_INTEGER_DIGITS", "number_problem", "short_repr"]
+           "MAX_INTEGER_DIGITS", "number_problem", "short_repr", "short_text"]
 
 #: The stable error codes and a public description of each (no data in it).
 ERROR_CODES: dict[str, str] = {
@@ -187,16 +187,27 @@ class BudgetExceededError(DprmError):
     default_data_dependent = False
 
 
+def short_text(text: str, limit: int = 40) -> str:
+    """``text`` for an error message, cut to ``limit`` characters (``...`` at the end): an id or a number
+    of 400 digits, say.
+
+    Examples
+    --------
+    >>> short_text("12345"), short_text("9" * 50, 10)
+    ('12345', '9999999...')
+    """
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def short_repr(value: Any, limit: int = 40) -> str:
-    """``repr(value)`` for an error message, cut to ``limit`` characters (``...`` at the end).
+    """``repr(value)`` for an error message, cut to ``limit`` characters (:func:`short_text`).
 
     Examples
     --------
     >>> short_repr(1.5), short_repr("x" * 50)
     ('1.5', "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...")
     """
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return short_text(repr(value), limit)
 
 
 #: The most digits (leading zeros aside) an integer text is read with: 2^63 has 19 and no option takes

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dprm.errors import ParameterError, short_repr
+from dprm.errors import ParameterError, short_repr, short_text
 from dprm.privacy.budget import as_epsilon, as_fraction, check_epsilon_range
 
 __all__ = ["Param", "KeywordParam", "as_generator", "parameter_table", "read_none_texts"]
@@ -167,8 +167,7 @@ class Param:
 
     def _in_range(self, number: Any, value: Any) -> None:
         low, high = self.low, self.high
-        shown = str(value) if isinstance(value, (Fraction, str)) else repr(value)
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."  # a 400-digit integer, say
+        shown = short_text(str(value) if isinstance(value, (Fraction, str)) else repr(value))  # 400 digits, say
         too_low = low is not None and (number <= low if self.low_open else number < low)
         too_high = high is not None and (number >= high if self.high_open else number > high)
         if not (too_low or too_high):

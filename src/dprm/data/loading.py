@@ -32,7 +32,7 @@ from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
 from dprm.data.reading import SHOW, RawTable, Source, first_rows, missing_markers, read_table
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnType, TypesSpec, read_types_file
-from dprm.errors import DataError, ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, short_repr, short_text
 
 __all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
 
@@ -373,14 +373,9 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
     return order
 
 
-def _short(text: str, limit: int = 40) -> str:
-    """``text`` cut to ``limit`` characters (``...`` at the end): an id may be huge."""
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 def _list(values: Any) -> str:
     values = list(values)
-    shown = ", ".join(_short(str(v)) for v in values[:SHOW])
+    shown = ", ".join(short_text(str(v)) for v in values[:SHOW])  # an id may be huge
     return shown + (", ..." if len(values) > SHOW else "")
 
 
