@@ -238,6 +238,8 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--epsilon", "1", "--max-depth", "3"], ["--max-depth", "--structure dp-trees"]),
     (["--min-support", "0.3", "--epsilon", "1", "--private-method", "basis", "--chains", "2"],
      ["--chains", "basis builds no chain"]),
+    (["--min-support", "0.3", "--epsilon", "1", "--private-method", "auto", "--chains", "2"],
+     ["--chains", "auto builds one only when"]),
     (["--min-support", "0.3", "--learner", "batch", "--passes", "3"], ["--passes", "--learner batch", "one pass"]),
     (["--min-support", "0.3", "--learner", "batch", "--grace-period", "50"], ["--grace-period", "--learner batch"]),
     (["--min-support", "0.3", "--distance", "variational"], ["--distance", "--sensitive"]),

@@ -385,7 +385,8 @@ def check_mode_options(*, epsilon: float | None, sensitive: list[str], private_m
     ``--passes`` in :func:`check_learning_options`) are not for it; ``--learner batch``
     grows each tree from the whole file in one pass (no Hoeffding setting, no passes);
     ``--max-depth`` is the DP trees' (``--structure dp-trees``); ``--chains`` is the
-    chain's, which ``--private-method basis``, ``mst`` and ``aim`` do not build; t-closeness's
+    chain's, which ``--private-method basis``, ``mst`` and ``aim`` do not build and ``auto``
+    builds only when its released items ask for it; t-closeness's
     ``--distance`` and ``--step`` (as ``--delta``) need ``--sensitive``. ``None``: not given.
 
     Raises
@@ -420,6 +421,9 @@ def check_mode_options(*, epsilon: float | None, sensitive: list[str], private_m
         if chains is not None and private_method in ("basis", "mst", "aim"):
             raise ParameterError(f"--chains is a setting of the chain; --private-method {private_method} builds no "
                                  "chain")
+        if chains is not None and private_method == "auto":
+            raise ParameterError("--chains is a setting of the chain; --private-method auto builds one only when its "
+                                 "released items ask for it (name --private-method chain to set the chains)")
     if learner == "batch":
         used = {"--passes": None if passes == "auto" else passes, **online, "--learner": None}
         for option, value in used.items():
