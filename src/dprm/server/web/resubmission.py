@@ -133,16 +133,21 @@ class OneTimeAnswers:
         Seconds after which a key whose first post has not answered is taken to have
         died with its process, and the next post of it runs (the server passes its
         primitive timeout plus 60 s).
+    wait : float, optional
+        The longest a repeat waits for the first post's answer (default
+        ``stale_after`` + 5 s: long enough to take a dead post's key over itself).
     """
 
     def __init__(self, db: Any, *, lifetime: float = LIFETIME, capacity: int = CAPACITY,
-                 stale_after: float = 360.0) -> None:
-        if capacity < 1 or lifetime <= 0 or stale_after <= 0:
-            raise ValueError("lifetime, capacity and stale_after must be positive")
+                 stale_after: float = 360.0, wait: float | None = None) -> None:
+        wait = stale_after + 5.0 if wait is None else wait
+        if capacity < 1 or min(lifetime, stale_after, wait) <= 0:
+            raise ValueError("lifetime, capacity, stale_after and wait must be positive")
         self._db = db
         self._lifetime = lifetime
         self._capacity = capacity
         self._stale_after = stale_after
+        self._wait_at_most = wait
 
     def once(self, analyst_id: int, key: str, digest: str, run: Callable[[], Outcome]) -> tuple[Outcome, bool]:
         """``(outcome, replayed)``: ``run()``'s outcome if this post is the key's first, else the first's.
@@ -151,7 +156,7 @@ class OneTimeAnswers:
         ``submission_pending`` when the first post is still running after the wait.
         An exception of ``run()`` frees the key and is raised again.
         """
-        deadline = time.monotonic() + self._stale_after + 5.0
+        deadline = time.monotonic() + self._wait_at_most
         while True:
             state, value = self._claim(analyst_id, key, digest)
             if state == "run":
@@ -232,9 +237,10 @@ class OneTimeAnswers:
         table = one_time_answers
         pause = _FIRST_PAUSE
         while True:
-            if time.monotonic() >= deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise ApiError("submission_pending")
-            time.sleep(pause)
+            time.sleep(min(pause, left))
             pause = min(pause * 1.5, _LONGEST_PAUSE)
             with self._db.read() as connection:
                 row = connection.execute(select(table).where(
