@@ -22,13 +22,17 @@ so every process of ``dprm serve --processes N`` and a restarted server see them
   there; it is charged nothing (the audit says ``idempotent_replay``).
 * **Failures.** A first post that ends without an answer (an exception: the
   dataset was removed, the database failed) deletes its row, so the next post of the
-  key runs anew, a new request with its own charge (what the failed post charged is
-  settled as any failed primitive's: kept if rows may have been read, else
-  refunded). A row whose post died with its process keeps a NULL answer; after
-  ``stale_after`` seconds (longer than a primitive may run) the next post of the key
-  takes it over (a new claim) and runs. A repeat waits at most that long plus 5 s
-  (it takes the row over itself when it turns stale); if the row was taken over by
-  yet another post meanwhile it answers ``409 submission_pending``.
+  key (or one already waiting for it) runs anew, a new request with its own charge
+  (what the failed post charged is settled as any failed primitive's: kept if rows
+  may have been read, else refunded). A row whose post died with its process keeps
+  a NULL answer; after ``stale_after`` seconds (longer than a primitive may run) the
+  next post of the key takes it over (a new claim) and runs. Were the first post
+  only slow past that, it would answer its own page but not write its answer (its
+  claim was replaced), and the key would be charged twice: the primitive pool stops
+  a primitive after the primitive timeout, 60 s before a row turns stale. A repeat
+  waits at most ``stale_after`` plus 5 s (it takes the row over itself when it
+  turns stale); if the row was taken over by yet another post meanwhile it answers
+  ``409 submission_pending``.
 * **Retention.** Every claim deletes the rows older than a session's lifetime
   (:data:`dprm.server.web.sessions.LIFETIME`: a form's form token dies with its
   session, so no post of an older key is accepted anyway), and the analyst's
@@ -71,7 +75,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -79,6 +83,9 @@ from sqlalchemy.exc import IntegrityError
 from dprm.server.errors import ApiError
 from dprm.server.tables import one_time_answers
 from dprm.server.web.sessions import LIFETIME
+
+if TYPE_CHECKING:
+    from dprm.server.database import Database
 
 __all__ = ["CAPACITY", "FIELD", "Outcome", "OneTimeAnswers", "form_key"]
 
@@ -138,7 +145,7 @@ class OneTimeAnswers:
         ``stale_after`` + 5 s: long enough to take a dead post's key over itself).
     """
 
-    def __init__(self, db: Any, *, lifetime: float = LIFETIME, capacity: int = CAPACITY,
+    def __init__(self, db: Database, *, lifetime: float = LIFETIME, capacity: int = CAPACITY,
                  stale_after: float = 360.0, wait: float | None = None) -> None:
         wait = stale_after + 5.0 if wait is None else wait
         if capacity < 1 or min(lifetime, stale_after, wait) <= 0:
@@ -206,7 +213,7 @@ class OneTimeAnswers:
         return state, value
 
     def _cap(self, connection: Any, analyst_id: int) -> None:
-        """Delete the analyst's answered rows older than its newest :attr:`capacity`."""
+        """Delete the analyst's answered rows older than its newest ``capacity`` (running ones stay)."""
         table = one_time_answers
         oldest_kept = connection.execute(
             select(table.c.id).where(table.c.analyst_id == analyst_id).order_by(table.c.id.desc())
