@@ -39,6 +39,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "unknown_job": (404, "no such job"),
     "budget_exceeded": (403, "the request would exceed the remaining privacy budget"),
     "idempotency_key_reused": (409, "the idempotency key was used for a different request"),
+    "submission_pending": (409, "the form's first post is still being answered; reload the page later"),
     "job_not_done": (409, "the job has no result yet"),
     "job_failed": (409, "the job failed; it has no result"),
     "job_cancelled": (409, "the job was cancelled; it has no result"),

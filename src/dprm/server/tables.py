@@ -40,6 +40,13 @@ Tables
     of the session cookie (never the cookie), who (``analyst`` or ``owner`` and its
     id), the token id it was opened with (a rotated token ends the session), the
     form token against cross-site requests, creation and expiry.
+``one_time_answers``
+    The answers of the web forms' one-time keys (:mod:`dprm.server.web.resubmission`):
+    per (analyst, key) the digest of what the form asked, a random ``claim`` of the
+    post that runs it, the answer (JSON: ``{"status": ..., "body": ...}``; NULL while
+    that post runs) and when it was claimed. The unique (analyst, key) decides which
+    of several processes' posts runs; rows older than a session's lifetime, and an
+    analyst's answered rows beyond the newest 4096, are deleted.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ from sqlalchemy import (BigInteger, Boolean, CheckConstraint, Column, Float, For
                         MetaData, String, Table, Text, UniqueConstraint)
 
 __all__ = ["metadata", "datasets", "analysts", "budgets", "charges", "jobs", "ledger", "audit",
-           "owners", "web_sessions", "JOB_STATES", "CHARGE_STATES"]
+           "owners", "web_sessions", "one_time_answers", "JOB_STATES", "CHARGE_STATES"]
 
 #: The states of a job. ``queued`` → ``running`` → ``done`` | ``failed``; a queued or
 #: running job may become ``cancelled``.
@@ -209,4 +216,18 @@ web_sessions = Table(
     Column("created_at", Float, nullable=False),
     Column("expires_at", Float, nullable=False),
     CheckConstraint("role IN ('analyst', 'owner')", name="ck_web_sessions_role"),
+)
+
+one_time_answers = Table(
+    "one_time_answers", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("analyst_id", Integer, ForeignKey("analysts.id"), nullable=False),
+    Column("one_time_key", String(32), nullable=False),
+    Column("request_digest", String(64), nullable=False),
+    Column("claim", String(32), nullable=False),
+    Column("answer", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("analyst_id", "one_time_key", name="uq_one_time_answers_key"),
+    Index("ix_one_time_answers_created", "created_at"),
+    Index("ix_one_time_answers_analyst", "analyst_id", "id"),
 )

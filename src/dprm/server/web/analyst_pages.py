@@ -173,7 +173,8 @@ async def statistics(request: Request, name: str) -> Response:
     """The redescription-statistics primitive of a query pair typed in clired syntax.
 
     A run (not a dry run) is charged once per rendered form: a second post of the
-    form's one-time key gets the first answer (:mod:`~dprm.server.web.resubmission`).
+    form's one-time key gets the first answer, from whichever API process answered it
+    (:mod:`~dprm.server.web.resubmission`).
     """
     request.state.action = "ui-statistics-form"
     found, form, refused = await for_posting(request, "analyst")
@@ -206,23 +207,15 @@ async def statistics(request: Request, name: str) -> Response:
         if key is None:
             return answered()
         try:
-            first, entry = answers.claim(found.principal_id, key, _statistics_digest(form, name))
+            outcome, replayed = answers.once(found.principal_id, key, _statistics_digest(form, name), answered)
         except ApiError as error:
+            if error.code not in ("idempotency_key_reused", "submission_pending"):
+                raise
             request.state.outcome = error.code
             return error.status, {"stats_message": error.message}
-        if first:
-            try:
-                outcome = answered()
-            except BaseException:
-                answers.release(found.principal_id, key, entry)
-                raise
-            answers.finish(entry, outcome)
-            return outcome
-        outcome = answers.replay(entry, request.app.state.settings.primitive_timeout + 60.0)
-        if outcome is None:  # the first post gave no answer: this one runs (it holds no key)
-            return answered()
-        request.state.outcome = "idempotent_replay"
-        request.state.epsilon_units = 0
+        if replayed:
+            request.state.outcome = "idempotent_replay"
+            request.state.epsilon_units = 0
         return outcome
 
     try:

@@ -65,7 +65,9 @@ def mount(app: Any) -> None:
     from dprm.server.web.resubmission import OneTimeAnswers
     from dprm.server.web.sessions import LIFETIME
 
-    app.state.web_answers = OneTimeAnswers(LIFETIME)  # the statistics form's first answers
+    # the statistics form's first answers, in the database: every API process and a restart see them
+    app.state.web_answers = OneTimeAnswers(app.state.db, lifetime=LIFETIME,
+                                           stale_after=app.state.settings.primitive_timeout + 60.0)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")
     app.include_router(build_router())
 
