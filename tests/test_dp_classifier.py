@@ -373,6 +373,15 @@ def test_unknown_category_at_predict_time(vote, categorical_splits: str) -> None
     proba = clf.predict_proba(unknown)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert set(clf.predict(unknown)) <= set(clf.classes_)
+    # where it goes (the estimator's docstring): at a test a = v the other categories'
+    # branch (child 1), at a multiway split the missing values' (the last child)
+    root, tree = 0, clf.tree_
+    code = np.full((1, len(clf.domains_)), -1, dtype=np.int32)
+    child = tree.children[tree.child_start[root] + (1 if tree.threshold[root] >= 0 else tree.n_children[root] - 1)]
+    node = int(tree.apply(code, clf.domains_)[0])
+    while tree.parent[node] != root:
+        node = int(tree.parent[node])
+    assert node == child
 
 
 def test_export_text_shows_the_released_tree(vote) -> None:

@@ -970,3 +970,25 @@ def test_chains_with_change_moves_on_neighbours_do_not_contradict_epsilon() -> N
         a = clopper_pearson(counts[0].get(shape, 0), n, 1e-5)
         b = clopper_pearson(counts[1].get(shape, 0), n, 1e-5)
         assert a[0] <= bound * b[1] and b[0] <= bound * a[1], (shape, counts[0].get(shape), counts[1].get(shape))
+
+
+def test_random_state_with_a_secure_accountant_labels_an_mcmc_fit_not_private(vote_data) -> None:
+    """A given accountant of secure noise does not make a seeded MCMC fit private:
+    random_state still seeds the chains' proposals, so the label is none, with the reason
+    and a UserWarning. Exact draws take all their randomness from the accountant: private."""
+    from dprm.classifier.estimator import SEEDED_PROPOSALS_REASON
+
+    X, y, categories, classes = small_vote(vote_data, n=300)
+    params = {"max_depth": 2, "categories": categories, "classes": classes}
+    with pytest.warns(UserWarning, match="random_state is given"):
+        clf = DPDecisionTreeClassifier(**params, search="mcmc", mcmc_steps=30, random_state=0,
+                                       accountant=Accountant(1.0, SecureNoise())).fit(X, y)
+    assert clf.search_ == "mcmc" and clf.release_ == "tree"
+    assert clf.guarantee_ == "none" and clf.private_ is False
+    assert clf.privacy_reasons_ == [SEEDED_PROPOSALS_REASON]
+    clf = fit_quietly(DPDecisionTreeClassifier(**params, search="mcmc", mcmc_steps=30,
+                                               accountant=Accountant(1.0, SecureNoise())), X, y)
+    assert clf.private_ is True and clf.privacy_reasons_ == []
+    clf = fit_quietly(DPDecisionTreeClassifier(**params, search="exhaustive", random_state=0,
+                                               accountant=Accountant(1.0, SecureNoise())), X, y)
+    assert clf.guarantee_ == "pure-dp; floating-point selection" and clf.privacy_reasons_ == []

@@ -286,7 +286,8 @@ def encode(X: np.ndarray, domains: Sequence[FeatureEncoding], *, strict: bool) -
     strict : bool
         True when fitting: a value outside its declared domain (an unknown category,
         a number outside the bounds, a non-finite number) raises. False when
-        predicting: an unknown category gets code ``-1`` (the tree stops there) and
+        predicting: an unknown category gets code ``-1`` (a test ``a = v`` sends it to
+        the other categories' branch, a multiway split to the missing values') and
         numbers are clipped into the bounds; non-finite numbers still raise.
 
     Raises

@@ -65,8 +65,9 @@ noisy counts are the sums of its leaves' noisy counts; an inner node whose noisy
 row count is below ``min_samples_split`` (``"auto"``: the standard deviation
 ``√(2C)/ε_leaves`` of one leaf's noisy row count) becomes a leaf, and each node's
 class probabilities are its clipped noisy counts shrunk towards its parent's with
-that many pseudo-rows. A category the schema does not know follows the branch of
-missing values.
+that many pseudo-rows. A category the schema does not know goes, at a test
+``a = v``, to the branch of the other categories (it is not ``v``), and at a multiway
+split, which has no branch for it, to the branch of missing values.
 
 What is private
 ---------------
@@ -74,9 +75,11 @@ Everything released (the structure, the labels or noisy counts) comes from the m
 above, charged to an :class:`~dprm.privacy.Accountant` before any noise is drawn.
 The guarantee is ``pure-dp; floating-point selection`` for exact draws and
 ``pure-dp-on-mcmc-convergence`` with MCMC (``; data-dependent stop`` with the paper's
-variance stop). It is ``none`` (with reasons, and a warning) when the noise is
-seeded (``random_state`` given) or when feature domains or classes are read off the
-data instead of declared.
+variance stop). It is ``none``, with reasons, when ``random_state`` is given (the noise
+is then seeded, and the random choices of the search are; with a given ``accountant``
+of secure noise as well, and a warning then, since its noise alone does not make the
+fit private), and with reasons and a warning when feature domains or classes are read
+off the data instead of declared.
 """
 
 from __future__ import annotations
@@ -129,7 +132,11 @@ from dprm.privacy import (
     StructuredExponentialMechanism,
 )
 
-__all__ = ["DPDecisionTreeClassifier"]
+__all__ = ["DPDecisionTreeClassifier", "SEEDED_PROPOSALS_REASON"]
+
+#: Why an MCMC fit with ``random_state`` and a given accountant of secure noise is not private.
+SEEDED_PROPOSALS_REASON = ("random_state is given: the tree's random choices (the chains' proposals) are "
+                           "reproducible from it, so they are not secret (leave random_state None for a private fit)")
 
 class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     """Differentially private decision tree with embedding depths (Bai et al. 2017).
@@ -137,8 +144,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default 1.0
-        Privacy budget of the fit (ignored when ``accountant`` is given: then its
-        remaining budget, at most ``epsilon``... see ``accountant``).
+        Privacy budget of the fit; with a given ``accountant`` it is charged there
+        (whose remaining budget must cover it).
     max_depth : int or "auto", default "auto"
         Levels of splits at most (root at depth 0). ``"auto"``: 8 for
         ``variant="dprm"`` (the whole-tree release chooses its size below it), 5 for
@@ -191,7 +198,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Charged for the fit (its remaining budget must cover ``epsilon``); a new one
         with ``epsilon`` otherwise.
     random_state : int, optional
-        Seed of reproducible (not private) noise; ``None``: secure noise.
+        Seed of reproducible (not private) noise and MCMC proposals; ``None``: secure
+        noise. With a given ``accountant`` it still seeds the chains' proposals, so an
+        MCMC fit is labelled not private (``guarantee_`` ``"none"``).
 
     Attributes
     ----------
@@ -326,6 +335,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         epsilon, release = params["epsilon"], "tree"
         if self._small_budget_rule():
             epsilon, release = self._choose_release(accountant, codes.shape[0], len(classes), domains, epsilon)
+        if release == "tree" and search == "mcmc" and self.random_state is not None and accountant.noise.secure:
+            # The chains' proposals come from random_state (the accountant draws only the
+            # acceptances): a chain whose proposals are known is not the mechanism whose
+            # convergence the label claims, so a given accountant's secure noise does not
+            # make the fit private. (Exact draws take all their randomness from the accountant.)
+            reasons.append(SEEDED_PROPOSALS_REASON)
+            warnings.warn(f"DPDecisionTreeClassifier: not private: {SEEDED_PROPOSALS_REASON}", UserWarning,
+                          stacklevel=2)
         if release == "chosen split":
             tree = self._chosen_split(codes, y_index, len(classes), domains, accountant, epsilon)
             search, d = "exhaustive", 1
