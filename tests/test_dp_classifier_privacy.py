@@ -976,11 +976,11 @@ def test_random_state_with_a_secure_accountant_labels_an_mcmc_fit_not_private(vo
     """A given accountant of secure noise does not make a seeded MCMC fit private:
     random_state still seeds the chains' proposals, so the label is none, with the reason
     and a UserWarning. Exact draws take all their randomness from the accountant: private."""
-    from dprm.classifier.estimator import SEEDED_PROPOSALS_REASON
+    from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON
 
     X, y, categories, classes = small_vote(vote_data, n=300)
     params = {"max_depth": 2, "categories": categories, "classes": classes}
-    with pytest.warns(UserWarning, match="random_state is given"):
+    with pytest.warns(UserWarning, match="proposals come from a given seed"):
         clf = DPDecisionTreeClassifier(**params, search="mcmc", mcmc_steps=30, random_state=0,
                                        accountant=Accountant(1.0, SecureNoise())).fit(X, y)
     assert clf.search_ == "mcmc" and clf.release_ == "tree"

@@ -131,12 +131,10 @@ from dprm.privacy import (
     StructuredDraw,
     StructuredExponentialMechanism,
 )
+from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON
 
-__all__ = ["DPDecisionTreeClassifier", "SEEDED_PROPOSALS_REASON"]
+__all__ = ["DPDecisionTreeClassifier"]
 
-#: Why an MCMC fit with ``random_state`` and a given accountant of secure noise is not private.
-SEEDED_PROPOSALS_REASON = ("random_state is given: the tree's random choices (the chains' proposals) are "
-                           "reproducible from it, so they are not secret (leave random_state None for a private fit)")
 
 class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     """Differentially private decision tree with embedding depths (Bai et al. 2017).

@@ -89,7 +89,7 @@ from dprm.mining.ranking import finding_key
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.params import as_generator
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
-from dprm.privacy.accountant import check_accountant
+from dprm.privacy.accountant import PURE_DP_ON_MCMC_CONVERGENCE, SEEDED_PROPOSALS_REASON, check_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
 from dprm.trees.private import MCMC_STOPS, NODE_CHOICES
@@ -344,7 +344,12 @@ class PrivateTreeMiner(Miner):
 
         Without an accountant, one holding ``epsilon`` with secure noise is made.
         ``rng`` drives the data-independent choices (initial attributes, random
-        trees, proposals, interval simulations). ``progress(done, total)`` is told
+        trees, proposals, interval simulations). The chains' guarantee needs their
+        proposals secret: a seed given as ``rng`` (an integer or a SeedSequence) makes
+        them known, so a run with chains is then labelled ``none``
+        (:data:`~dprm.privacy.accountant.SEEDED_PROPOSALS_REASON`) even with an accountant of secure noise; a
+        Generator is taken as secret (``numpy.random.default_rng()``, not one seeded
+        by hand, for a private run). ``progress(done, total)`` is told
         the work done (:meth:`work` units: MCMC steps, or releases for AltExpM).
         """
         self.check_parameters()
@@ -356,6 +361,8 @@ class PrivateTreeMiner(Miner):
         n_rows = data.n_rows if engine is None else engine.n_rows
         constraints = self.constraints()
         tracker = Progress(progress, self.work())
+        # A seed given as such (not a Generator) is known: the chains' proposals are then not secret.
+        self._seeded_choices = rng is not None and not isinstance(rng, np.random.Generator)
         rng = as_generator(rng)
         check_accountant(accountant)
         if accountant is None:
@@ -704,4 +711,7 @@ class PrivateTreeMiner(Miner):
         for view in data.views:
             if view.constant:
                 reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        chains = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee for entry in accountant.ledger[self._ledger_start:])
+        if chains and self._seeded_choices and accountant.noise.secure:
+            reasons.append(SEEDED_PROPOSALS_REASON)
         return accountant.privacy_block(reasons=reasons + self._reasons, since=self._ledger_start)

@@ -45,6 +45,7 @@ __all__ = [
     "DATA_DEPENDENT_STOP",
     "QUALIFIERS",
     "SEEDED_REASON",
+    "SEEDED_PROPOSALS_REASON",
     "LedgerEntry",
     "Accountant",
     "check_accountant",
@@ -71,6 +72,10 @@ QUALIFIERS: tuple[str, ...] = (FLOATING_POINT_SELECTION, DATA_DEPENDENT_STOP)
 """The caveats a label may carry after its base, in the order they are written."""
 
 SEEDED_REASON = "seeded noise source: the run's noise is reproducible from its seed, so it is not secret"
+#: Why a run whose MCMC chains draw their proposals from a given seed is not private, even
+#: with secure noise: the convergence guarantee is about chains whose proposals are secret.
+SEEDED_PROPOSALS_REASON = ("the MCMC chains' proposals come from a given seed (random_state or rng), so they "
+                           "are not secret (leave it unset, or pass numpy.random.default_rng(), for a private run)")
 
 
 def parse_guarantee(label: str) -> tuple[str, tuple[str, ...]]:
