@@ -88,6 +88,23 @@ def test_guarantee_labels():
     assert read_off.privacy["private"] is False and DOMAIN_REASON in read_off.privacy["reasons"]
 
 
+def test_dp_trees_grown_by_mcmc_from_a_given_seed_are_labelled_not_private(monkeypatch):
+    """random_state with a given accountant of secure noise seeds the DP trees' MCMC proposals:
+    the label is none with that reason (here every tree is grown by MCMC: no exact draw is
+    allowed); without random_state the same fit is private."""
+    from dprm.classifier import estimator as classifier_estimator
+    from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON
+
+    monkeypatch.setattr(classifier_estimator, "AUTO_EXACT_WORK", 0)
+    data = _data(300)
+    seeded = fit_private_estimator(data, 1.0, domains=DOMAINS, structure="dp-trees", random_state=0,
+                                   accountant=Accountant(1.0, SecureNoise()))
+    assert seeded.privacy["guarantee"] == "none" and seeded.privacy["reasons"] == [SEEDED_PROPOSALS_REASON]
+    secure = fit_private_estimator(data, 1.0, domains=DOMAINS, structure="dp-trees",
+                                   accountant=Accountant(1.0, SecureNoise()))
+    assert secure.privacy["guarantee"] == "pure-dp-on-mcmc-convergence" and secure.privacy["reasons"] == []
+
+
 @pytest.mark.parametrize("structure", STRUCTURES)
 def test_large_epsilon_recovers_the_density_and_the_itemsets(structure):
     data = _data(20000, seed=4)

@@ -126,7 +126,7 @@ from dprm.itemsets.private_parents import (MAX_CELLS, MAX_PARENTS, SELECT_SHARE,
                                           nonnegative_counts, release_conditional)
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
-from dprm.privacy.accountant import check_accountant, combine_guarantees
+from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON, check_accountant, combine_guarantees
 from dprm.privacy.budget import SMALLEST_EPSILON, check_epsilon_range
 
 __all__ = ["PrivateFit", "fit_private_estimator", "released_tree", "COMPRESSED_MAX_CELLS", "COMPRESSED_MAX_PARENTS",
@@ -346,13 +346,15 @@ def _parents_chain(codes: np.ndarray, order: Sequence[int], sizes: Sequence[int]
 
 def _dp_trees_chain(codes: np.ndarray, order: Sequence[int], variables: Mapping[str, VariableDomain],
                     per_tree: Fraction, accountant: Accountant, step: str, *, max_depth: int, seeded: bool,
-                    ledger: list[dict[str, Any]], guarantees: list[str], rng: np.random.Generator) -> Chain:
+                    ledger: list[dict[str, Any]], guarantees: list[str], rng: np.random.Generator,
+                    reasons: list[str]) -> Chain:
     """One chain of ``structure="dp-trees"``: a histogram for its first variable, a DP tree for every later one.
 
     Before each release, ``per_tree`` is charged to ``accountant`` under ``STEP, tree
     K (COLUMN)``; the release spends exactly that. Constant variables (one category)
     are single leaves without a release. With ``seeded``, each DP tree's seed is drawn
-    from ``rng``.
+    from ``rng``: with a given accountant of secure noise, a tree grown by MCMC then has
+    known proposals, and its reason (``SEEDED_PROPOSALS_REASON``) is added to ``reasons``.
     """
     from dprm.classifier import DPDecisionTreeClassifier
 
@@ -382,6 +384,8 @@ def _dp_trees_chain(codes: np.ndarray, order: Sequence[int], variables: Mapping[
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # seeded noise: said in the privacy block
                 classifier.fit(X, _texts(codes, variables, j))
+            if SEEDED_PROPOSALS_REASON in classifier.privacy_reasons_ and SEEDED_PROPOSALS_REASON not in reasons:
+                reasons.append(SEEDED_PROPOSALS_REASON)
             trees.append(released_tree(classifier, earlier, [variables[columns[f]] for f in earlier], j,
                                        target_categories=variables[name].categories))
         _record(sub, per_tree, tree_step, tree_step, ledger, guarantees)
@@ -540,7 +544,7 @@ def fit_private_estimator(
         else:
             chains.append(_dp_trees_chain(codes, order, variables, per_tree, accountant, f"chain {c + 1}",
                                           max_depth=max_depth, seeded=random_state is not None, ledger=ledger,
-                                          guarantees=guarantees, rng=rng))
+                                          guarantees=guarantees, rng=rng, reasons=reasons))
     if releasing == 0 and chain_eps < eps and chain_eps > 0:  # after the items ("frequent-items", "auto")
         accountant.charge(chain_eps, "unspent (no column left to release)", "none")  # the ledger adds up to ε
         ledger.append({"step": "unspent (no column left to release)", "mechanism": "none",
