@@ -200,6 +200,13 @@ MALFORMED: list[tuple[str, str, str, Any, Any, int]] = [
     ("budget of an unknown dataset", "GET", "/v1/budget?dataset=nope", None, None, 404),
     ("dataset name very long", "GET", "/v1/datasets/" + "d" * 3000, None, None, 404),
     ("non-utf8 body", "POST", "/v1/jobs", b'{"dataset": "\xff\xfe"}', None, 400),
+    # the fuzz round's case 1: the API kept the last of two keys, so a "dry run" was charged
+    ("repeated key in a job", "POST", "/v1/jobs",
+     json.dumps({**JOB, "dry_run": True})[:-1] + ', "dry_run": false}', None, 400),
+    ("repeated key in a query", "POST", "/v1/primitives/redescription-statistics",
+     json.dumps(STATS).replace('"eq": true}', '"eq": true, "attr": "a"}', 1), None, 400),
+    ("integer of 5000 digits", "POST", "/v1/jobs",
+     json.dumps(JOB).replace('"init_trials": 1', '"init_trials": ' + "9" * 5000), None, 400),
 ]
 
 
@@ -222,4 +229,20 @@ def test_malformed_request(fuzzed: Fuzzed, name: str, method: str, path: str, bo
             response = client.request(method, path, json=body, headers=sent_headers)
     _no_server_error(response)
     assert response.status_code == status, (response.status_code, response.text[:300])
+    assert fuzzed.books() == before
+
+
+def test_a_repeated_key_or_two_tokens_are_refused_with_what_was_wrong(fuzzed: Fuzzed) -> None:
+    """A body that repeats a key and a request with two Authorization headers are refused
+    (neither is guessed), with a message about the request's form, nothing charged."""
+    before = fuzzed.books()
+    body = json.dumps({**JOB, "dry_run": True})[:-1] + ', "dry_run": false}'
+    with TestClient(fuzzed.app, raise_server_exceptions=False) as client:
+        response = client.post("/v1/jobs", content=body, headers={**fuzzed.headers, "Content-Type": "application/json"})
+        assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
+        assert "repeats a key" in response.json()["error"]["message"]
+        two = [("Authorization", fuzzed.headers["Authorization"]), ("Authorization", "Bearer forged")]
+        for headers in (two, two[::-1]):
+            response = client.get("/v1/budget", headers=headers)
+            assert response.status_code == 401 and "one Authorization header" in response.json()["error"]["message"]
     assert fuzzed.books() == before

@@ -14,9 +14,15 @@ For every HTTP request it
 * refuses a NUL character in a JSON text or a form field (422 ``invalid_request``:
   no name, query or parameter holds one, and PostgreSQL refuses it in text);
 * refuses a body that is not JSON (415 ``unsupported_media_type`` without a JSON
-  ``Content-Type``, except URL-encoded forms posted to the web pages under ``/ui``, 400 ``invalid_json`` when it does not parse) and JSON nested
-  deeper than ``max_depth`` (400 ``json_too_deep``: Python's JSON parser would
-  otherwise recurse until ``RecursionError``);
+  ``Content-Type``, except URL-encoded forms posted to the web pages under ``/ui``;
+  400 ``invalid_json`` when it does not parse, repeats a key in an object, as every
+  JSON reader of dprm does (:func:`~dprm.json_values.no_duplicate_keys`: the API's
+  parser would keep the last value where a proxy or a client may read the first), or
+  holds a number beyond Python's 4,300 digits) and JSON nested deeper than
+  ``max_depth`` (400 ``json_too_deep``: Python's JSON parser would otherwise recurse
+  until ``RecursionError``);
+* refuses a request with more than one ``Authorization`` header (401
+  ``invalid_token``: which one is meant is not guessed);
 * turns any exception that escaped the handlers into 500 ``internal_error`` with the
   API's error body (the traceback goes to the server's log, never to the caller);
 * answers each of these refusals to a page's address (:func:`is_page_path`) with the
@@ -44,6 +50,7 @@ import re
 import time
 from typing import Any
 
+from dprm.json_values import no_duplicate_keys
 from dprm.server.errors import ERRORS, error_body
 
 __all__ = ["API_HEADERS", "Guard", "is_json_media_type", "is_page_path", "json_depth", "WEB_PREFIX"]
@@ -101,6 +108,28 @@ def json_depth(body: bytes) -> int:
         elif token in (b"]", b"}"):
             depth -= 1
     return deepest
+
+
+def _json_problem(error: Exception) -> str | None:
+    """The message of a JSON body Python's parser refused: what of its own form was wrong, or None.
+
+    Never a value of the body (a repeated key is not named).
+
+    Examples
+    --------
+    >>> _json_problem(ValueError("duplicate key 'a'"))
+    'an object of the JSON body repeats a key (send each key once)'
+    >>> _json_problem(ValueError("Exceeds the limit (4300 digits) for integer string conversion"))
+    'a number of the JSON body has more than 4,300 digits'
+    >>> _json_problem(ValueError("Expecting value: line 1 column 1 (char 0)")) is None
+    True
+    """
+    text = str(error)
+    if text.startswith("duplicate key"):
+        return "an object of the JSON body repeats a key (send each key once)"
+    if "integer string conversion" in text:
+        return "a number of the JSON body has more than 4,300 digits"
+    return None
 
 
 def _holds_nul(value: Any) -> bool:
@@ -219,6 +248,10 @@ class Guard:
             await send(message)
 
         try:
+            if sum(name == b"authorization" for name, _ in scope.get("headers", [])) > 1:
+                state["outcome"] = "invalid_token"  # which one would be meant? refused, not guessed
+                await self._answer(send_and_note, "invalid_token", "send one Authorization header", scope)
+                return
             if await self._token_refused(scope, send_and_note, state):
                 return
             body = await self._body(scope, receive, send_and_note, state)
@@ -305,10 +338,12 @@ class Guard:
                                scope=scope)
             return None
         try:
-            value = json.loads(body)
-        except (ValueError, RecursionError):
+            # a repeated key is refused: the API's parser would keep the last value, a proxy
+            # or a client reading the first would see another request (a dry run charged)
+            value = json.loads(body, object_pairs_hook=no_duplicate_keys)
+        except (ValueError, RecursionError) as error:
             state["outcome"] = "invalid_json"
-            await self._answer(send, "invalid_json", scope=scope)
+            await self._answer(send, "invalid_json", _json_problem(error), scope=scope)
             return None
         if b"\\u0000" in body and _holds_nul(value):
             state["outcome"] = "invalid_request"
