@@ -267,6 +267,24 @@ def test_bad_directories_and_values_are_one_line_errors(tmp_path) -> None:
         read_experiment(out)
 
 
+@pytest.mark.parametrize("table,cut", [("runs.csv", 150), ("redescriptions.csv", 700)])
+def test_a_table_cut_mid_row_is_refused_naming_file_and_row(tmp_path, table, cut) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(3))
+    text = (out / table).read_bytes()
+    header = text.split(b"\n", 1)[0].decode().split(",")
+    (out / table).write_bytes(text[:cut])  # an interrupted copy: the last row is short (was read as missing values)
+    rows = text[:cut].decode().splitlines()
+    short = len(rows[-1].split(","))
+    assert short < len(header)
+    code, err = run_cli(["report", out, "--output", tmp_path / "r.html", "--no-figures"])
+    assert code == 2 and err.count("\n") == 1
+    assert f"{out / table}: row {len(rows) - 1} has {short} fields but the header has {len(header)}" in err
+    assert not (tmp_path / "r.html").exists()
+    (out / table).write_bytes(text + text.splitlines()[1] + b",extra\n")  # a long row too
+    with pytest.raises(DataError, match=f"row {len(text.splitlines())} has {len(header) + 1} fields"):
+        read_experiment(out)
+
+
 def test_tables_are_read_with_extra_columns_and_non_private_epsilon(tmp_path) -> None:
     out = build_synthetic(tmp_path / "exp", np.random.default_rng(2))
     experiment = read_experiment(out)

@@ -10,6 +10,7 @@ and a non-private algorithm (empty ``epsilon``) has the budget "non-private".
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -103,9 +104,32 @@ def budget_label(epsilon: float) -> str:
     return f"ε = {float(epsilon):g}"
 
 
+def _check_fields(path: Path) -> None:
+    """Each row has as many fields as the header: a table cut mid-row (an interrupted copy) is refused.
+
+    pandas would fill a short row with missing values, and the report would count what is left.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            records = csv.reader(handle)
+            header = next(records, None)
+            if header is None:
+                return
+            row = 0
+            for record in records:
+                if not record:  # a blank line: pandas skips it
+                    continue
+                row += 1
+                if len(record) != len(header):
+                    raise DataError(f"{path}: row {row} has {len(record)} fields but the header has {len(header)}")
+    except (OSError, UnicodeDecodeError, csv.Error):  # pandas' reading words these
+        return
+
+
 def _read_csv(path: Path, required: Sequence[str]) -> pd.DataFrame:
     if not path.is_file():
         raise DataError(f"{path}: not found (is {path.parent} an experiment directory written by dprm evaluate?)")
+    _check_fields(path)
     try:
         # seeds are 64-bit integers: read as text, never through a float
         frame = pd.read_csv(path, dtype={"algorithm": str, "seed": str}, keep_default_na=True)
@@ -208,7 +232,8 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
     ------
     DataError
         One line naming the directory or file and what is wrong: not a directory,
-        a table missing, a required column (:data:`REDESCRIPTION_COLUMNS`,
+        a table missing, a row with more or fewer fields than the header (a table
+        cut mid-row), a required column (:data:`REDESCRIPTION_COLUMNS`,
         :data:`RUN_COLUMNS`) absent, a value that is not a number or a Boolean.
     """
     if isinstance(dirs, (str, os.PathLike)):
