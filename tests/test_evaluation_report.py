@@ -285,6 +285,23 @@ def test_a_table_cut_mid_row_is_refused_naming_file_and_row(tmp_path, table, cut
         read_experiment(out)
 
 
+@pytest.mark.parametrize("table,column", [("redescriptions.csv", "noisy_jaccard"),
+                                          ("redescriptions.csv", "true_jaccard"),
+                                          ("redescriptions.csv", "true_pvalue"), ("runs.csv", "kept"),
+                                          ("runs.csv", "rows"), ("runs.csv", "seconds")])
+@pytest.mark.parametrize("value", ["inf", "-Infinity", "nan", "1e999"])
+def test_a_number_that_is_not_finite_is_refused_naming_file_column_row_and_value(tmp_path, table, column,
+                                                                                 value) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(4))
+    frame = pd.read_csv(out / table, dtype=str, keep_default_na=False)
+    frame.loc[2, column] = value  # was an internal error in the figures (inf) or int() (kept, rows)
+    frame.to_csv(out / table, index=False)
+    code, err = run_cli(["report", out, "--output", tmp_path / "r.html"])
+    assert code == 2 and err.count("\n") == 1
+    assert f"{out / table}: column {column!r} holds {value!r} in row 3, expected a finite number" in err
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "figures").exists()
+
+
 def test_tables_are_read_with_extra_columns_and_non_private_epsilon(tmp_path) -> None:
     out = build_synthetic(tmp_path / "exp", np.random.default_rng(2))
     experiment = read_experiment(out)
