@@ -28,6 +28,7 @@ from dprm.evaluation.runner import (
     run_experiment,
     run_seed,
 )
+from dprm.evaluation.budgets import parse_budgets
 from dprm.evaluation.tables import MANN_WHITNEY_TABLE_COLUMNS, SUMMARY_TABLE_COLUMNS
 
 FAST = {"mcmc_iterations": 30, "init_trials": 2, "alternations": 1}
@@ -435,7 +436,8 @@ def test_cli_evaluate_writes_the_tables_and_resumes(planted, tmp_path, capsys):
     assert "0 runs now, 2 finished before" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("budgets", ["1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc", "1x1000000000000"])
+@pytest.mark.parametrize("budgets", ["1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc", "1x1000000000000",
+                                     "０.５x2", "1_0x2", pytest.param("1x" + "9" * 5000, id="5000-digits")])
 def test_cli_malformed_budgets(planted, tmp_path, capsys, budgets):
     out = tmp_path / "exp"
     with pytest.raises(SystemExit) as done:
@@ -447,6 +449,17 @@ def test_cli_malformed_budgets(planted, tmp_path, capsys, budgets):
     assert len(err) == 1 and err[0].startswith("error: --budgets")
     assert captured.out == ""  # no progress bar before the error
     assert not out.exists()
+
+
+@pytest.mark.parametrize("budgets, words", [
+    ("０.５x2", "in '０.５x2': '０.５' is not a number: write it in ASCII digits (0-9)"),  # was run at 0.5
+    ("1x2,1_0x2", "in '1_0x2': '1_0' is not a number: write it without '_' separators"),  # was run at 10
+    ("1x" + "9" * 5000, "has 5000 digits; an integer option takes at most 50"),  # was Python's digit limit
+], ids=["full-width", "underscore", "5000-digits"])
+def test_budgets_follow_the_options_number_rule(budgets, words):
+    with pytest.raises(ParameterError) as info:
+        parse_budgets(budgets)
+    assert str(info.value).startswith("--budgets: ") and words in str(info.value) and len(str(info.value)) < 160
 
 
 @pytest.mark.parametrize("extra, words", [
