@@ -547,6 +547,56 @@ def test_malformed_declarations_are_clear_errors(parameters, fragment) -> None:
         DPDecisionTreeClassifier(random_state=0, **parameters).fit(X, ["p", "q", "p", "q"])
 
 
+class _CountedLabel:
+    """A label that counts the comparisons made with it."""
+
+    comparisons = 0
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def __eq__(self, other: object) -> bool:
+        _CountedLabel.comparisons += 1
+        return isinstance(other, _CountedLabel) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"label{self.key}"
+
+
+def test_check_labels_is_one_pass_over_many_categories() -> None:
+    """A list scan compared every label with every earlier one: 100,000 categories took over a minute."""
+    from dprm.classifier.encoding import check_labels
+
+    labels = [_CountedLabel(i) for i in range(3000)]
+    _CountedLabel.comparisons = 0
+    assert check_labels(labels, "categories") == tuple(labels)
+    assert _CountedLabel.comparisons < len(labels)  # was 4.5 million
+    with pytest.raises(ValueError, match="categories lists label7 twice"):
+        check_labels(labels + [_CountedLabel(7), _CountedLabel(3)], "categories")
+    with pytest.raises(ValueError, match="classes must be hashable labels"):
+        check_labels([bytearray(b"p")], "classes")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_check_labels_names_the_first_repeat_as_a_list_scan_does(seed) -> None:
+    from dprm.classifier.encoding import check_labels
+
+    rng = np.random.default_rng(seed)
+    pool = [1, 1.0, True, np.int64(1), 0, False, "a", np.str_("a"), "b", 2.5, np.float64(2.5), "c", 7]
+    for _ in range(50):
+        values = [pool[i] for i in rng.integers(0, len(pool), int(rng.integers(1, 8)))]
+        repeated = [v for i, v in enumerate(values) if v in values[:i]]  # the former O(K^2) rule
+        if repeated:
+            with pytest.raises(ValueError) as info:
+                check_labels(values, "classes")
+            assert str(info.value) == f"classes lists {repeated[0]!r} twice"
+        else:
+            assert check_labels(values, "classes") == tuple(values)
+
+
 def test_an_accountant_is_shared_by_the_clones_of_cross_validation(vote) -> None:
     """scikit-learn's clone deep-copied the accountant: 5 folds of ε = 1 fitted against a
     budget of 2, and the analyst's accountant ended with nothing spent."""

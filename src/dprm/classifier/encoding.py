@@ -354,10 +354,13 @@ def check_labels(given: Any, what: str) -> tuple[Any, ...]:
     for value in values:
         if isinstance(value, list | tuple | set | dict | np.ndarray) or is_missing(value):
             raise ParameterError(f"{what} must be scalar labels, not missing, not {value!r}")
-    try:
-        repeated = [v for i, v in enumerate(values) if v in values[:i]]
-    except TypeError:  # pragma: no cover - scalars above are hashable or comparable
-        raise ParameterError(f"{what} must be hashable labels") from None
-    if repeated:
-        raise ParameterError(f"{what} lists {repeated[0]!r} twice")
+    seen: set[Any] = set()
+    for value in values:  # one pass (100,000 categories of a zip-code column: a list scan took a minute)
+        try:
+            repeated = value in seen
+            seen.add(value)
+        except TypeError:
+            raise ParameterError(f"{what} must be hashable labels") from None
+        if repeated:
+            raise ParameterError(f"{what} lists {value!r} twice")
     return values
