@@ -261,6 +261,27 @@ def test_a_huge_noisy_integer_is_echoed_short(tmp_path):
         read_document(path)
 
 
+@pytest.mark.parametrize("where", ["seed", "count"])
+def test_an_integer_past_pythons_digit_limit_is_one_short_line(tmp_path, where):
+    """Python's ValueError told the user to call sys.set_int_max_str_digits()."""
+    path = tmp_path / "out.json"
+    write_document(_valid_doc(), path)
+    huge = "9" * 5000
+    text = path.read_text()
+    if where == "seed":
+        text = text.replace('"epsilon": 1.0', f'"epsilon": 1.0, "seed": {huge}', 1)
+    else:
+        text, count = re.subn(r'"jaccard": [^,\n]+', f'"jaccard": -{huge}', text, count=1)
+        assert count == 1
+    path.write_text(text)
+    with pytest.raises(DprmError) as info:
+        read_document(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: holds an integer of 5000 digits (") and "set_int_max_str_digits" not in message
+    assert message.endswith("; no value of a redescriptions document needs more than 4300")
+    assert len(message) < len(str(path)) + 160
+
+
 _ONE = {"step": "a", "epsilon": 0.5, "mechanism": "m"}
 
 
