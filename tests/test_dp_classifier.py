@@ -540,6 +540,12 @@ def test_a_missing_label_is_a_clear_error() -> None:
     ({"categories": {"a": "xyz"}}, "categories of column 'a' must be a list of labels, not the string"),
     ({"categories": {"a": ["x", "y", ["q"]]}}, "categories of column 'a' must be scalar labels"),
     ({"bounds": {"a": (0, 1)}}, "column 'a' is declared numeric .bounds. but holds a value that is not a number"),
+    # numpy scalars shown as plain numbers (were np.float64(2.5)); an integer beyond floats (was OverflowError)
+    ({"bounds": {"b": (np.float64(2.5), np.float64(2.5))}},
+     r"column 'b' must be finite with low < high, got \(2\.5, 2\.5\)$"),
+    ({"bounds": {"b": np.array([4.0, 1.0])}}, r"column 'b' must be finite with low < high, got \(4\.0, 1\.0\)$"),
+    ({"bounds": {"b": (0, 10**400)}}, r"column 'b' must be finite with low < high, got \(0, 10000+\.\.\.$"),
+    ({"categories": {"a": [np.str_("x"), np.str_("y"), np.str_("x")]}}, r"categories of column 'a' lists 'x' twice$"),
 ])
 def test_malformed_declarations_are_clear_errors(parameters, fragment) -> None:
     X = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1.0, 2.0, 3.0, 4.0]})
@@ -592,7 +598,8 @@ def test_check_labels_names_the_first_repeat_as_a_list_scan_does(seed) -> None:
         if repeated:
             with pytest.raises(ValueError) as info:
                 check_labels(values, "classes")
-            assert str(info.value) == f"classes lists {repeated[0]!r} twice"
+            plain = repeated[0].item() if isinstance(repeated[0], np.generic) else repeated[0]
+            assert str(info.value) == f"classes lists {plain!r} twice"
         else:
             assert check_labels(values, "classes") == tuple(values)
 
