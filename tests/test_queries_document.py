@@ -168,6 +168,24 @@ def _delete(path: list):
         (_set(["redescriptions"], {}), "out.json: redescriptions must be a list"),
         (_set(["algorithm"], ""), "out.json: algorithm must be a non-empty string"),
         (_set(["parameters"], [1]), "out.json: parameters must be a JSON object"),
+        # the documented optional keys, refused as pruned is (a report showed them as nothing, or "1e+310%")
+        (_set(["redescriptions", 1, "redundant"], "yes"),
+         "out.json: redescriptions[1].redundant: must be true or false, got 'yes'"),
+        (_set(["redescriptions", 0, "interval"], "x"),
+         "out.json: redescriptions[0].interval: must be a JSON object, got 'x'"),
+        (_set(["redescriptions", 2, "interval"], {"confidence": 1e308, "jaccard": [0.1, 0.2]}),
+         "out.json: redescriptions[2].interval.confidence: must be a number in (0, 1), got 1e+308"),
+        (_set(["redescriptions", 2, "interval"], {"confidence": True}),
+         "out.json: redescriptions[2].interval.confidence: must be a number in (0, 1), got True"),
+        (_set(["redescriptions", 3, "interval"], {"confidence": 0.95, "jaccard": [0.1]}),
+         "out.json: redescriptions[3].interval.jaccard: must be [low, high], two finite numbers, got [0.1]"),
+        (_set(["redescriptions", 3, "interval"], {"confidence": 0.95, "p_value": ["0", 1]}),
+         "out.json: redescriptions[3].interval.p_value: must be [low, high], two finite numbers, got ['0', 1]"),
+        (_set(["redescriptions", 3, "interval"], {"jaccard": {"low": 0.1, "high": "x"}}),
+         "out.json: redescriptions[3].interval.jaccard: must be [low, high], two finite numbers, got {'low': 0.1, "),
+        (_set(["redescriptions", 4, "interval"], [0.1, 0.2, 0.3]),
+         "out.json: redescriptions[4].interval: must be a JSON object, or [low, high] of two finite numbers, "
+         "got [0.1, "),
     ],
 )
 def test_malformed_documents(tmp_path, monkeypatch, mutate, message):
