@@ -619,6 +619,22 @@ def test_run_report_names_the_document_of_a_query_the_data_cannot_answer(real_di
     assert not (tmp_path / "run.html").exists()
 
 
+@pytest.mark.parametrize("epsilon", [1e308, 20_000, 10**400])
+def test_run_report_refuses_a_private_epsilon_outside_the_budgets_dprm_takes(real_dir, tmp_path, epsilon) -> None:
+    """privacy.epsilon 1e308 was shown as a private run (the miners take 0.0001 to 10,000)."""
+    document = json.loads((real_dir / "runs" / "alt-expm" / "1" / "0.json").read_text())
+    document["privacy"]["epsilon"] = epsilon
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    code, err = run_cli(["report", "--run", edited, "--output", tmp_path / "run.html", "--no-figures"])
+    assert code == 2 and err.count("\n") == 1
+    if epsilon == 10**400:  # the spec's own check: not a finite number
+        assert f"{edited}: privacy.epsilon must be a finite number >= 0" in err
+    else:
+        assert f"{edited}: privacy.epsilon must be between 0.0001 and 10000" in err and f"not {epsilon:g}" in err
+    assert not (tmp_path / "run.html").exists()
+
+
 # ------------------------------------------------------------------ command line
 
 
