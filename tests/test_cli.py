@@ -528,6 +528,32 @@ def test_make_planted_into_a_file_is_a_user_error(tmp_path: Path, capsys) -> Non
     assert target.read_text() == "x"
 
 
+@pytest.mark.parametrize("taken", ["left.csv", "types.json", "planted.json"])
+def test_make_planted_with_an_output_taken_by_a_directory_writes_nothing(tmp_path: Path, capsys, taken) -> None:
+    """The other files were written first, then the error named an internal temporary file."""
+    outdir = tmp_path / "out"
+    (outdir / taken).mkdir(parents=True)
+    line = expect_user_error(capsys, ["datasets", "make-planted", outdir, "--rows", "30"],
+                             f"{outdir / taken}: is a directory")
+    assert ".tmp" not in line
+    assert [p.name for p in outdir.iterdir()] == [taken] and not any((outdir / taken).iterdir())
+
+
+def test_write_planted_refuses_a_directory_in_the_way_before_writing(tmp_path: Path) -> None:
+    from dprm.datasets import make_planted, write_planted
+    from dprm.files import write_atomic
+
+    (tmp_path / "planted.json").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        write_planted(make_planted(30, random_state=0), tmp_path)
+    assert info.value.filename == str(tmp_path / "planted.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["planted.json"]
+    with pytest.raises(IsADirectoryError) as info:  # named by its path, not the temporary file's
+        write_atomic(tmp_path / "planted.json", "{}")
+    assert info.value.filename == str(tmp_path / "planted.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["planted.json"]
+
+
 def test_make_planted_bad_parameter(tmp_path: Path, capsys) -> None:
     expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--rows", "30", "--noise", "0.7"], "noise")
     expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--rows", "0"], "0")

@@ -334,6 +334,27 @@ def test_a_huge_column_name_is_echoed_short(tmp_path: Path, right: Path) -> None
     assert "unknown type 'nope'" in str(info.value) and len(str(info.value)) < 200
 
 
+@pytest.mark.parametrize("name, text, spelled", [
+    ("nan.json", '{"columns": {"cls": {"categories": [0, 1, NaN]}}}', "NaN"),
+    ("inf.json", '{"columns": {"cls": {"categories": [0, Infinity, 1]}}}', "Infinity"),
+    ("neg.json", '{"columns": {"cls": {"categories": [-Infinity]}}}', "-Infinity"),
+    ("huge.json", '{"columns": {"cls": {"categories": [0, 1e999]}}}', "Infinity"),
+    ("nan.toml", "[columns.cls]\ncategories = [0, nan]\n", "NaN"),
+    ("inf.toml", "[columns.cls]\ncategories = [-inf, 0]\n", "-Infinity"),
+], ids=["json-NaN", "json-Infinity", "json--Infinity", "json-1e999", "toml-nan", "toml--inf"])
+def test_types_file_with_a_category_that_is_not_finite_is_refused(tmp_path: Path, name: str, text: str,
+                                                                  spelled: str) -> None:
+    """Python's json reads NaN and Infinity: they became the phantom categories 'nan' and 'inf'."""
+    path = write(tmp_path / name, text)
+    with pytest.raises(DataError) as info:
+        read_types_file(path)
+    assert str(info.value) == (f"{path}: column 'cls': category {spelled} is not a finite number; "
+                               "a types file takes no NaN or infinity")
+    assert info.value.column == "cls"
+    with pytest.raises(DataError, match="column 'c': category NaN is not a finite number"):
+        TypesSpec.from_mapping({"columns": {"c": {"categories": ["a", float("nan")]}}}, source="t.json")
+
+
 def test_types_json_with_a_repeated_key_is_refused(tmp_path: Path) -> None:
     """json kept the last of two entries for 'p', silently; the report's reader refuses them too."""
     path = write(tmp_path / "types.json", '{"columns": {"p": {"bounds": [0, 100]}, "p": {"bounds": [0, 1]}}}')

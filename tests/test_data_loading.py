@@ -281,6 +281,9 @@ def test_types_spec_parsing() -> None:
 
 def test_category_text_is_canonical() -> None:
     assert [category_text(v) for v in (3.0, 2.5, 10, -1.0, 0.1)] == ["3", "2.5", "10", "-1", "0.1"]
+    # numpy's float64 is a float whose repr is 'np.float64(2.5)': it named categories and bin edges so
+    numbers = (np.float64(3.0), np.float64(2.5), np.int64(10), np.float32(0.5), np.float64(-np.inf))
+    assert [category_text(v) for v in numbers] == ["3", "2.5", "10", "0.5", "-inf"]
 
 
 def test_numbers_typed_categorical_sort_numerically(tmp_path: Path) -> None:

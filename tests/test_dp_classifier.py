@@ -549,11 +549,68 @@ def test_a_missing_label_is_a_clear_error() -> None:
     ({"categories": {"a": "xyz"}}, "categories of column 'a' must be a list of labels, not the string"),
     ({"categories": {"a": ["x", "y", ["q"]]}}, "categories of column 'a' must be scalar labels"),
     ({"bounds": {"a": (0, 1)}}, "column 'a' is declared numeric .bounds. but holds a value that is not a number"),
+    # numpy scalars shown as plain numbers (were np.float64(2.5)); an integer beyond floats (was OverflowError)
+    ({"bounds": {"b": (np.float64(2.5), np.float64(2.5))}},
+     r"column 'b' must be finite with low < high, got \(2\.5, 2\.5\)$"),
+    ({"bounds": {"b": np.array([4.0, 1.0])}}, r"column 'b' must be finite with low < high, got \(4\.0, 1\.0\)$"),
+    ({"bounds": {"b": (0, 10**400)}}, r"column 'b' must be finite with low < high, got \(0, 10000+\.\.\.$"),
+    ({"categories": {"a": [np.str_("x"), np.str_("y"), np.str_("x")]}}, r"categories of column 'a' lists 'x' twice$"),
 ])
 def test_malformed_declarations_are_clear_errors(parameters, fragment) -> None:
     X = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1.0, 2.0, 3.0, 4.0]})
     with pytest.raises(ValueError, match=fragment):
         DPDecisionTreeClassifier(random_state=0, **parameters).fit(X, ["p", "q", "p", "q"])
+
+
+class _CountedLabel:
+    """A label that counts the comparisons made with it."""
+
+    comparisons = 0
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def __eq__(self, other: object) -> bool:
+        _CountedLabel.comparisons += 1
+        return isinstance(other, _CountedLabel) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"label{self.key}"
+
+
+def test_check_labels_is_one_pass_over_many_categories() -> None:
+    """A list scan compared every label with every earlier one: 100,000 categories took over a minute."""
+    from dprm.classifier.encoding import check_labels
+
+    labels = [_CountedLabel(i) for i in range(3000)]
+    _CountedLabel.comparisons = 0
+    assert check_labels(labels, "categories") == tuple(labels)
+    assert _CountedLabel.comparisons < len(labels)  # was 4.5 million
+    with pytest.raises(ValueError, match="categories lists label7 twice"):
+        check_labels(labels + [_CountedLabel(7), _CountedLabel(3)], "categories")
+    with pytest.raises(ValueError, match="classes must be hashable labels"):
+        check_labels([bytearray(b"p")], "classes")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_check_labels_names_the_first_repeat_as_a_list_scan_does(seed) -> None:
+    from dprm.classifier.encoding import check_labels
+
+    rng = np.random.default_rng(seed)
+    pool = [1, 1.0, True, np.int64(1), 0, False, "a", np.str_("a"), "b", 2.5, np.float64(2.5), "c", 7]
+    for _ in range(50):
+        values = [pool[i] for i in rng.integers(0, len(pool), int(rng.integers(1, 8)))]
+        repeated = [v for i, v in enumerate(values) if v in values[:i]]  # the former O(K^2) rule
+        if repeated:
+            with pytest.raises(ValueError) as info:
+                check_labels(values, "classes")
+            plain = repeated[0].item() if isinstance(repeated[0], np.generic) else repeated[0]
+            assert str(info.value) == f"classes lists {plain!r} twice"
+        else:
+            assert check_labels(values, "classes") == tuple(values)
 
 
 def test_an_accountant_is_shared_by_the_clones_of_cross_validation(vote) -> None:

@@ -267,6 +267,41 @@ def test_bad_directories_and_values_are_one_line_errors(tmp_path) -> None:
         read_experiment(out)
 
 
+@pytest.mark.parametrize("table,cut", [("runs.csv", 150), ("redescriptions.csv", 700)])
+def test_a_table_cut_mid_row_is_refused_naming_file_and_row(tmp_path, table, cut) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(3))
+    text = (out / table).read_bytes()
+    header = text.split(b"\n", 1)[0].decode().split(",")
+    (out / table).write_bytes(text[:cut])  # an interrupted copy: the last row is short (was read as missing values)
+    rows = text[:cut].decode().splitlines()
+    short = len(rows[-1].split(","))
+    assert short < len(header)
+    code, err = run_cli(["report", out, "--output", tmp_path / "r.html", "--no-figures"])
+    assert code == 2 and err.count("\n") == 1
+    assert f"{out / table}: row {len(rows) - 1} has {short} fields but the header has {len(header)}" in err
+    assert not (tmp_path / "r.html").exists()
+    (out / table).write_bytes(text + text.splitlines()[1] + b",extra\n")  # a long row too
+    with pytest.raises(DataError, match=f"row {len(text.splitlines())} has {len(header) + 1} fields"):
+        read_experiment(out)
+
+
+@pytest.mark.parametrize("table,column", [("redescriptions.csv", "noisy_jaccard"),
+                                          ("redescriptions.csv", "true_jaccard"),
+                                          ("redescriptions.csv", "true_pvalue"), ("runs.csv", "kept"),
+                                          ("runs.csv", "rows"), ("runs.csv", "seconds")])
+@pytest.mark.parametrize("value", ["inf", "-Infinity", "nan", "1e999"])
+def test_a_number_that_is_not_finite_is_refused_naming_file_column_row_and_value(tmp_path, table, column,
+                                                                                 value) -> None:
+    out = build_synthetic(tmp_path / "exp", np.random.default_rng(4))
+    frame = pd.read_csv(out / table, dtype=str, keep_default_na=False)
+    frame.loc[2, column] = value  # was an internal error in the figures (inf) or int() (kept, rows)
+    frame.to_csv(out / table, index=False)
+    code, err = run_cli(["report", out, "--output", tmp_path / "r.html"])
+    assert code == 2 and err.count("\n") == 1
+    assert f"{out / table}: column {column!r} holds {value!r} in row 3, expected a finite number" in err
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "figures").exists()
+
+
 def test_tables_are_read_with_extra_columns_and_non_private_epsilon(tmp_path) -> None:
     out = build_synthetic(tmp_path / "exp", np.random.default_rng(2))
     experiment = read_experiment(out)
@@ -581,6 +616,22 @@ def test_run_report_names_the_document_of_a_query_the_data_cannot_answer(real_di
         write_run_report(edited, tmp_path / "run.html", data)
     message = str(info.value)
     assert message.startswith(f"{edited}: redescriptions[0].left: ") and "'no_such_column'" in message
+    assert not (tmp_path / "run.html").exists()
+
+
+@pytest.mark.parametrize("epsilon", [1e308, 20_000, 10**400])
+def test_run_report_refuses_a_private_epsilon_outside_the_budgets_dprm_takes(real_dir, tmp_path, epsilon) -> None:
+    """privacy.epsilon 1e308 was shown as a private run (the miners take 0.0001 to 10,000)."""
+    document = json.loads((real_dir / "runs" / "alt-expm" / "1" / "0.json").read_text())
+    document["privacy"]["epsilon"] = epsilon
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    code, err = run_cli(["report", "--run", edited, "--output", tmp_path / "run.html", "--no-figures"])
+    assert code == 2 and err.count("\n") == 1
+    if epsilon == 10**400:  # the spec's own check: not a finite number
+        assert f"{edited}: privacy.epsilon must be a finite number >= 0" in err
+    else:
+        assert f"{edited}: privacy.epsilon must be between 0.0001 and 10000" in err and f"not {epsilon:g}" in err
     assert not (tmp_path / "run.html").exists()
 
 

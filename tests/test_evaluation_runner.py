@@ -28,6 +28,7 @@ from dprm.evaluation.runner import (
     run_experiment,
     run_seed,
 )
+from dprm.evaluation.budgets import parse_budgets
 from dprm.evaluation.tables import MANN_WHITNEY_TABLE_COLUMNS, SUMMARY_TABLE_COLUMNS
 
 FAST = {"mcmc_iterations": 30, "init_trials": 2, "alternations": 1}
@@ -435,7 +436,28 @@ def test_cli_evaluate_writes_the_tables_and_resumes(planted, tmp_path, capsys):
     assert "0 runs now, 2 finished before" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("budgets", ["1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc", "1x1000000000000"])
+def test_cli_evaluate_refuses_a_directory_at_a_run_documents_path_before_running(planted, tmp_path, capsys):
+    """The run was mined, failed to write, and was reported as refusing its input ("use other parameters")."""
+    out = tmp_path / "exp"
+    args = ["evaluate", str(planted / "left.csv"), str(planted / "right.csv"), "--algorithms", "alt-mcmc",
+            "--budgets", "5x1", "--jobs", "1", "--out", str(out), "--types", str(planted / "types.json"),
+            "-p", "mcmc-iterations=30", "-p", '{"init_trials": 2, "alternations": 1}', "--no-reports"]
+    main(args)
+    capsys.readouterr()
+    taken = out / "runs" / "alt-mcmc" / "5" / "1.json"
+    taken.mkdir()
+    before = sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*"))
+    with pytest.raises(SystemExit) as done:
+        main([*args[:6], "5x2", *args[7:]])
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {taken}: is a directory, where the run's document is written; move it away and run "
+                   "the same dprm evaluate command again"]
+    assert sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*")) == before  # nothing written
+
+
+@pytest.mark.parametrize("budgets", ["1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc", "1x1000000000000",
+                                     "０.５x2", "1_0x2", pytest.param("1x" + "9" * 5000, id="5000-digits")])
 def test_cli_malformed_budgets(planted, tmp_path, capsys, budgets):
     out = tmp_path / "exp"
     with pytest.raises(SystemExit) as done:
@@ -447,6 +469,17 @@ def test_cli_malformed_budgets(planted, tmp_path, capsys, budgets):
     assert len(err) == 1 and err[0].startswith("error: --budgets")
     assert captured.out == ""  # no progress bar before the error
     assert not out.exists()
+
+
+@pytest.mark.parametrize("budgets, words", [
+    ("０.５x2", "in '０.５x2': '０.５' is not a number: write it in ASCII digits (0-9)"),  # was run at 0.5
+    ("1x2,1_0x2", "in '1_0x2': '1_0' is not a number: write it without '_' separators"),  # was run at 10
+    ("1x" + "9" * 5000, "has 5000 digits; an integer option takes at most 50"),  # was Python's digit limit
+], ids=["full-width", "underscore", "5000-digits"])
+def test_budgets_follow_the_options_number_rule(budgets, words):
+    with pytest.raises(ParameterError) as info:
+        parse_budgets(budgets)
+    assert str(info.value).startswith("--budgets: ") and words in str(info.value) and len(str(info.value)) < 160
 
 
 @pytest.mark.parametrize("extra, words", [

@@ -36,8 +36,11 @@ def test_values_outside_the_domain_or_bins_and_missing_values_name_column_and_ro
         domain.encode(["red", "green"], source="x.csv", first_row=11)
     assert info.value.code == "unknown_category"
     binned = infer_domains(pd.DataFrame({"v": [1.0]}), bins={"v": [0, 1, 2]})["v"]
-    with pytest.raises(DataError, match="outside the bin edges"):
+    with pytest.raises(DataError, match=r"row 2: value 2\.5 is outside the bin edges \[0, 2\]$"):
         binned.encode([0.5, 2.5])
+    halves = infer_domains(pd.DataFrame({"v": [0.25]}), bins={"v": [0, 0.5]})["v"]
+    with pytest.raises(DataError, match=r"value 0\.75 is outside the bin edges \[0, 0\.5\]$"):  # was np.float64(0.5)
+        halves.encode([0.25, 0.75])
     with pytest.raises(DataError, match="row 2: missing value .* write a marker such as '\\?' in the empty cells"):
         domain.encode(["red", None])  # it said "declare a marker as a category", which the types file refuses
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
@@ -163,6 +164,16 @@ def test_passes_learns_enough_rows_and_is_checked() -> None:
     for bad in (0, -1, 1.5, "many", MAX_PASSES + 1, True):
         with pytest.raises(ParameterError, match="passes"):
             DensityEstimator(passes=bad).fit(planted_frame(0, 100))
+
+
+@pytest.mark.parametrize("setting, bad", [
+    ("n_chains", True), ("batch_size", True), ("n_samples", True), ("max_depth", True),  # were 1 chain, 1 row, ...
+    ("n_chains", 2.0), ("batch_size", 2.5), ("n_samples", 0.5), ("batch_size", "x"), ("max_depth", -1),
+])
+def test_integer_settings_refuse_bools_and_fractions(setting, bad) -> None:
+    with pytest.raises(ParameterError, match=f"^{setting} must be .*integer.*, not {re.escape(repr(bad))}$"):
+        DensityEstimator(**{setting: bad}).fit(planted_frame(0, 100))
+    assert DensityEstimator(**{setting: np.int64(2)}, random_state=0).fit(planted_frame(0, 100)).n_seen_ > 0
 
 
 def test_from_trees_rebuilds_the_same_estimate(fitted) -> None:

@@ -168,6 +168,24 @@ def _delete(path: list):
         (_set(["redescriptions"], {}), "out.json: redescriptions must be a list"),
         (_set(["algorithm"], ""), "out.json: algorithm must be a non-empty string"),
         (_set(["parameters"], [1]), "out.json: parameters must be a JSON object"),
+        # the documented optional keys, refused as pruned is (a report showed them as nothing, or "1e+310%")
+        (_set(["redescriptions", 1, "redundant"], "yes"),
+         "out.json: redescriptions[1].redundant: must be true or false, got 'yes'"),
+        (_set(["redescriptions", 0, "interval"], "x"),
+         "out.json: redescriptions[0].interval: must be a JSON object, got 'x'"),
+        (_set(["redescriptions", 2, "interval"], {"confidence": 1e308, "jaccard": [0.1, 0.2]}),
+         "out.json: redescriptions[2].interval.confidence: must be a number in (0, 1), got 1e+308"),
+        (_set(["redescriptions", 2, "interval"], {"confidence": True}),
+         "out.json: redescriptions[2].interval.confidence: must be a number in (0, 1), got True"),
+        (_set(["redescriptions", 3, "interval"], {"confidence": 0.95, "jaccard": [0.1]}),
+         "out.json: redescriptions[3].interval.jaccard: must be [low, high], two finite numbers, got [0.1]"),
+        (_set(["redescriptions", 3, "interval"], {"confidence": 0.95, "p_value": ["0", 1]}),
+         "out.json: redescriptions[3].interval.p_value: must be [low, high], two finite numbers, got ['0', 1]"),
+        (_set(["redescriptions", 3, "interval"], {"jaccard": {"low": 0.1, "high": "x"}}),
+         "out.json: redescriptions[3].interval.jaccard: must be [low, high], two finite numbers, got {'low': 0.1, "),
+        (_set(["redescriptions", 4, "interval"], [0.1, 0.2, 0.3]),
+         "out.json: redescriptions[4].interval: must be a JSON object, or [low, high] of two finite numbers, "
+         "got [0.1, "),
     ],
 )
 def test_malformed_documents(tmp_path, monkeypatch, mutate, message):
@@ -259,6 +277,27 @@ def test_a_huge_noisy_integer_is_echoed_short(tmp_path):
     path.write_text(text)
     with pytest.raises(DprmError, match=r"noisy\.jaccard: must be a finite number, got 1000+\.\.\.$"):
         read_document(path)
+
+
+@pytest.mark.parametrize("where", ["seed", "count"])
+def test_an_integer_past_pythons_digit_limit_is_one_short_line(tmp_path, where):
+    """Python's ValueError told the user to call sys.set_int_max_str_digits()."""
+    path = tmp_path / "out.json"
+    write_document(_valid_doc(), path)
+    huge = "9" * 5000
+    text = path.read_text()
+    if where == "seed":
+        text = text.replace('"epsilon": 1.0', f'"epsilon": 1.0, "seed": {huge}', 1)
+    else:
+        text, count = re.subn(r'"jaccard": [^,\n]+', f'"jaccard": -{huge}', text, count=1)
+        assert count == 1
+    path.write_text(text)
+    with pytest.raises(DprmError) as info:
+        read_document(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: holds an integer of 5000 digits (") and "set_int_max_str_digits" not in message
+    assert message.endswith("; no value of a redescriptions document needs more than 4300")
+    assert len(message) < len(str(path)) + 160
 
 
 _ONE = {"step": "a", "epsilon": 0.5, "mechanism": "m"}

@@ -20,7 +20,8 @@ def write_atomic(target: str | os.PathLike, data: bytes | str, *, mode: int = 0o
     """Write ``data`` to ``target`` atomically, with permission bits ``mode``.
 
     ``str`` data is written as UTF-8. The directory must exist; ``OSError`` is raised
-    as it comes (callers word it for their users).
+    as it comes (callers word it for their users), naming ``target`` when it cannot be
+    replaced (a directory there), never the temporary file.
 
     Examples
     --------
@@ -40,7 +41,10 @@ def write_atomic(target: str | os.PathLike, data: bytes | str, *, mode: int = 0o
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError as error:  # a directory at target, say: name it, not the temporary file
+            raise type(error)(error.errno, error.strerror, str(target)) from None
         tmp = None
     finally:
         if tmp is not None and os.path.exists(tmp):

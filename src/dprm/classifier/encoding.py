@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.data.attributes import Domain
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 
 __all__ = ["FeatureEncoding", "learn_domains", "encode", "is_missing", "check_labels", "CATEGORICAL", "NUMERIC"]
 
@@ -243,10 +243,13 @@ def learn_domains(
             if declared_bounds is not None:
                 try:
                     low, high = (float(b) for b in declared_bounds)
+                except OverflowError:  # an integer beyond the floats (10**400)
+                    low = high = math.inf
                 except (TypeError, ValueError):
                     raise ParameterError(f"bounds of column {name!r} must be a pair (low, high)") from None
                 if not (math.isfinite(low) and math.isfinite(high) and low < high):
-                    raise ParameterError(f"bounds of column {name!r} must be finite with low < high, got {declared_bounds!r}")
+                    shown = short_repr(tuple(_plain(b) for b in declared_bounds))
+                    raise ParameterError(f"bounds of column {name!r} must be finite with low < high, got {shown}")
                 read = False
             else:
                 finite = [n for n in numbers if n is not None and math.isfinite(n)]
@@ -307,7 +310,7 @@ def encode(X: np.ndarray, domains: Sequence[FeatureEncoding], *, strict: bool) -
             if strict and unknown.any():
                 value = column[int(np.flatnonzero(unknown)[0])]
                 raise ParameterError(
-                    f"column {domain.name!r}: value {value!r} is not one of its declared categories"
+                    f"column {domain.name!r}: value {short_repr(_plain(value))} is not one of its declared categories"
                 )
             codes[:, position] = np.where(missing, domain.missing_code, found)
             continue
@@ -324,9 +327,8 @@ def encode(X: np.ndarray, domains: Sequence[FeatureEncoding], *, strict: bool) -
         present = numbers[~missing]
         if strict and present.size and (present.min() < domain.low or present.max() > domain.high):
             bad = present[(present < domain.low) | (present > domain.high)][0]
-            raise ParameterError(
-                f"column {domain.name!r}: value {bad:g} is outside its declared bounds [{domain.low:g}, {domain.high:g}]"
-            )
+            raise ParameterError(f"column {domain.name!r}: value {bad:g} is outside its declared bounds "
+                                 f"[{domain.low:g}, {domain.high:g}]")
         binned = np.searchsorted(domain.thresholds, np.where(missing, 0.0, numbers), side="left")
         codes[:, position] = np.where(missing, domain.missing_code, binned)
     return codes
@@ -354,11 +356,25 @@ def check_labels(given: Any, what: str) -> tuple[Any, ...]:
         raise ParameterError(f"{what} must be a list of labels, not {type(given).__name__}") from None
     for value in values:
         if isinstance(value, list | tuple | set | dict | np.ndarray) or is_missing(value):
-            raise ParameterError(f"{what} must be scalar labels, not missing, not {value!r}")
-    try:
-        repeated = [v for i, v in enumerate(values) if v in values[:i]]
-    except TypeError:  # pragma: no cover - scalars above are hashable or comparable
-        raise ParameterError(f"{what} must be hashable labels") from None
-    if repeated:
-        raise ParameterError(f"{what} lists {repeated[0]!r} twice")
+            raise ParameterError(f"{what} must be scalar labels, not missing, not {short_repr(_plain(value))}")
+    seen: set[Any] = set()
+    for value in values:  # one pass (100,000 categories of a zip-code column: a list scan took a minute)
+        try:
+            repeated = value in seen
+            seen.add(value)
+        except TypeError:
+            raise ParameterError(f"{what} must be hashable labels") from None
+        if repeated:
+            raise ParameterError(f"{what} lists {short_repr(_plain(value))} twice")
     return values
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds, for messages (``0.5``, not ``np.float64(0.5)``).
+
+    Examples
+    --------
+    >>> _plain(np.float64(0.5)), _plain(np.str_("a")), _plain("b")
+    (0.5, 'a', 'b')
+    """
+    return value.item() if isinstance(value, np.generic) else value

@@ -10,7 +10,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.console import console
 from dprm.cli.outputs import check_directory
-from dprm.errors import ParameterError
+from dprm.errors import DprmError, ParameterError
 
 app = command_app("Example datasets with planted redescriptions (known answers).")
 
@@ -44,12 +44,18 @@ def make_planted_command(
                                                              "any, types.json declares every column complete."),
 ) -> None:
     """Write an example two-view dataset with planted redescriptions to OUTDIR."""
-    from dprm.datasets import make_planted, write_planted
+    from dprm.datasets import PLANTED_FILES, make_planted, write_planted
 
     if not outdir.strip():
         raise ParameterError("OUTDIR is empty; give a directory ('.' for the current one)")
     directory = Path(outdir)
     check_directory(directory, create=True)  # before the rows are generated
+    for name in PLANTED_FILES:  # and before any file is written
+        path = directory / name
+        if path.is_dir() or (path.exists() and not path.is_file()):
+            kind = "a directory" if path.is_dir() else "not a regular file"
+            raise DprmError(f"{path}: is {kind}, where make-planted writes a file; move it away or give another "
+                            "OUTDIR")
     kinds = None if relations is None else [kind.strip() for kind in relations.split(",")]
     data = make_planted(rows, n_left_boolean=left_boolean, n_left_numeric=left_numeric,
                         n_right_boolean=right_boolean, n_right_numeric=right_numeric, n_planted=planted,

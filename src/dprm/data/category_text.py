@@ -37,8 +37,9 @@ def category_text(value: object) -> str:
     --------
     >>> category_text(3.0), category_text(2.5), category_text(7), category_text("x")
     ('3', '2.5', '7', 'x')
-    >>> category_text(-0.0), category_text(True)
-    ('0', 'true')
+    >>> import numpy as np
+    >>> category_text(-0.0), category_text(True), category_text(np.float64(2.5))
+    ('0', 'true', '2.5')
     """
     if isinstance(value, str):
         return value
@@ -46,10 +47,10 @@ def category_text(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, float):
+    if isinstance(value, float):  # numpy's float64 too (a subclass), whose repr is 'np.float64(2.5)'
         if math.isfinite(value) and value.is_integer():
             return str(int(value))
-        return repr(value)
+        return repr(float(value))
     # numpy scalars and the like
     if hasattr(value, "item"):
         return category_text(value.item())  # type: ignore[union-attr]

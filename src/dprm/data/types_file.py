@@ -368,6 +368,9 @@ def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
             raise where.error(f"category {short_repr(c)} is not a string or number")
         if isinstance(c, str) and not c.strip():
             raise where.error(f"category {short_repr(c)} is empty: an empty cell is a missing value, never a category")
+        if isinstance(c, float) and not math.isfinite(c):  # JSON's NaN, Infinity; TOML's nan, inf; 1e999
+            spelled = "NaN" if math.isnan(c) else ("Infinity" if c > 0 else "-Infinity")
+            raise where.error(f"category {spelled} is not a finite number; a types file takes no NaN or infinity")
         out.append(c if isinstance(c, str) else category_text(c))
     seen: set[str] = set()
     dups = [c for c in out if c in seen or seen.add(c)]  # type: ignore[func-returns-value]

@@ -27,6 +27,7 @@ noise and groups of 15–35 % of the rows). The returned queries are the true
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 from dataclasses import dataclass, field
@@ -41,7 +42,10 @@ import pyarrow.csv as pa_csv
 from dprm.errors import ParameterError
 from dprm.files import write_atomic
 
-__all__ = ["PlantedData", "RELATION_KINDS", "make_planted", "write_planted"]
+__all__ = ["PlantedData", "PLANTED_FILES", "RELATION_KINDS", "make_planted", "write_planted"]
+
+#: The files :func:`write_planted` writes, in order.
+PLANTED_FILES: tuple[str, ...] = ("left.csv", "right.csv", "types.json", "planted.json")
 
 NUMERIC_BOUNDS = (0.0, 100.0)
 PLANTED_THRESHOLD = 60.0
@@ -428,9 +432,17 @@ def write_planted(data: PlantedData, outdir: str | Path) -> list[Path]:
 
     Returns the paths written. Boolean columns are written as 0/1. Every file is
     rendered in memory first and then written atomically (:func:`dprm.files.write_atomic`),
-    so an error leaves no partial file; ``OSError`` is raised as it comes.
+    so an error leaves no partial file; ``OSError`` is raised as it comes. A path of the
+    four that is taken by a directory (or anything but a file) raises ``OSError``
+    naming it before any file is written.
     """
     outdir = Path(outdir)
+    for name in PLANTED_FILES:
+        target = outdir / name
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(target))
+        if target.exists() and not target.is_file():
+            raise FileExistsError(errno.EEXIST, "is not a regular file", str(target))
     contents: dict[str, bytes] = {}
     for side, frame in (("left", data.left), ("right", data.right)):
         out = frame.copy()

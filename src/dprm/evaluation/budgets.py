@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, number_problem, short_repr
 from dprm.privacy.budget import check_epsilon_range
 
 __all__ = ["Budget", "MAX_RUNS", "parse_budgets", "format_budgets", "epsilon_label", "NO_EPSILON"]
@@ -80,8 +80,9 @@ def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
     ----------
     spec : str
         Comma-separated items ``EPSxRUNS``: a positive finite epsilon and a positive
-        number of runs, e.g. ``"1x10,0.1x10,0.01x100"``. Spaces around items are
-        allowed; an empty item (``"1x10,"``) is not.
+        number of runs, e.g. ``"1x10,0.1x10,0.01x100"``, in ASCII digits without ``_``
+        (:func:`dprm.errors.number_problem`, the options' rule). Spaces around items
+        are allowed; an empty item (``"1x10,"``) is not.
     option : str
         The option named in error messages.
 
@@ -101,7 +102,7 @@ def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
     [Budget(epsilon=1.0, runs=10), Budget(epsilon=0.1, runs=10), Budget(epsilon=0.01, runs=100)]
     >>> parse_budgets(" 2X3 ")
     [Budget(epsilon=2.0, runs=3)]
-    >>> for bad in ("1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc", "1x10,1x5", "nanx3"):
+    >>> for bad in ("1x", "x10", "0x10", "-1x5", "1x0", "1x10,", "abc", "1x10,1x5", "nanx3", "1_0x2", "０.５x2"):
     ...     try:
     ...         parse_budgets(bad)
     ...     except ParameterError as error:
@@ -115,6 +116,8 @@ def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
     --budgets: 'abc' is not EPSxRUNS (e.g. 1x10)
     --budgets: epsilon 1 appears twice
     --budgets: epsilon must be a positive finite number, not 'nan' in 'nanx3'
+    --budgets: in '1_0x2': '1_0' is not a number: write it without '_' separators
+    --budgets: in '０.５x2': '０.５' is not a number: write it in ASCII digits (0-9)
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ParameterError(f"{option}: give at least one budget EPSxRUNS (e.g. 1x10)")
@@ -122,23 +125,27 @@ def parse_budgets(spec: str, option: str = "--budgets") -> list[Budget]:
     seen: set[float] = set()
     for item in spec.split(","):
         if not item.strip():
-            raise ParameterError(f"{option}: empty item in {spec.strip()!r} (a comma too many?)")
+            raise ParameterError(f"{option}: empty item in {short_repr(spec.strip())} (a comma too many?)")
+        shown = short_repr(item.strip())  # an item of thousands of characters is cut
         match = _ITEM.match(item)
         if match is None:
-            raise ParameterError(f"{option}: {item.strip()!r} is not EPSxRUNS (e.g. 1x10)")
+            raise ParameterError(f"{option}: {shown} is not EPSxRUNS (e.g. 1x10)")
         eps_text, runs_text = match.groups()
+        problem = number_problem(float, eps_text) or number_problem(int, runs_text)
+        if problem:  # 1_0 (read as 10), full-width digits, thousands of digits: the options' rule
+            raise ParameterError(f"{option}: in {shown}: {problem}")
         try:
             epsilon = float(eps_text)
         except ValueError:
-            raise ParameterError(f"{option}: {item.strip()!r} is not EPSxRUNS (e.g. 1x10)") from None
+            raise ParameterError(f"{option}: {shown} is not EPSxRUNS (e.g. 1x10)") from None
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise ParameterError(
-                f"{option}: epsilon must be a positive finite number, not {eps_text!r} in {item.strip()!r}")
-        check_epsilon_range(epsilon, f"{option}: epsilon in {item.strip()!r}")
+                f"{option}: epsilon must be a positive finite number, not {short_repr(eps_text)} in {shown}")
+        check_epsilon_range(epsilon, f"{option}: epsilon in {shown}")
         runs = int(runs_text)
         if not 1 <= runs <= MAX_RUNS:
             raise ParameterError(f"{option}: the number of runs must be between 1 and {MAX_RUNS:,}, "
-                                 f"not {runs_text!r} in {item.strip()!r}")
+                                 f"not {short_repr(runs_text)} in {shown}")
         if epsilon in seen:
             raise ParameterError(f"{option}: epsilon {epsilon_label(epsilon)} appears twice")
         seen.add(epsilon)

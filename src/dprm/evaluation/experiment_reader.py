@@ -10,6 +10,7 @@ and a non-private algorithm (empty ``epsilon``) has the budget "non-private".
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -19,7 +20,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from dprm.errors import DataError
+from dprm.errors import DataError, short_text
 
 __all__ = [
     "REDESCRIPTION_COLUMNS",
@@ -103,9 +104,32 @@ def budget_label(epsilon: float) -> str:
     return f"ε = {float(epsilon):g}"
 
 
+def _check_fields(path: Path) -> None:
+    """Each row has as many fields as the header: a table cut mid-row (an interrupted copy) is refused.
+
+    pandas would fill a short row with missing values, and the report would count what is left.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            records = csv.reader(handle)
+            header = next(records, None)
+            if header is None:
+                return
+            row = 0
+            for record in records:
+                if not record:  # a blank line: pandas skips it
+                    continue
+                row += 1
+                if len(record) != len(header):
+                    raise DataError(f"{path}: row {row} has {len(record)} fields but the header has {len(header)}")
+    except (OSError, UnicodeDecodeError, csv.Error):  # pandas' reading words these
+        return
+
+
 def _read_csv(path: Path, required: Sequence[str]) -> pd.DataFrame:
     if not path.is_file():
         raise DataError(f"{path}: not found (is {path.parent} an experiment directory written by dprm evaluate?)")
+    _check_fields(path)
     try:
         # seeds are 64-bit integers: read as text, never through a float
         frame = pd.read_csv(path, dtype={"algorithm": str, "seed": str}, keep_default_na=True)
@@ -152,26 +176,46 @@ def _numbers(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     return values.astype(float)
 
 
-def _check_epsilons(path: Path) -> None:
-    """Each row's ε as written: a positive finite number, or nothing (a non-private run).
+def _check_texts(path: Path, numeric: Iterable[str]) -> None:
+    """Each row's numbers as written: finite, and ε a positive number or nothing (a non-private run).
 
     The table is read with pandas' missing-value markers, so a written ``nan`` would
-    otherwise pass as nothing, i.e. a phantom non-private row.
+    otherwise pass as nothing (for ε, a phantom non-private row); ``inf`` would reach
+    the figures and the integer columns (``kept``, ``rows``) as an infinite number.
     """
     try:
-        text = pd.read_csv(path, usecols=["epsilon"], dtype=str, keep_default_na=False)["epsilon"].str.strip()
+        texts = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, pd.errors.ParserError):  # the first reading has worded any error of the table
         return
-    values = pd.to_numeric(text.where(text != ""), errors="coerce")
-    bad = (text != "") & ~(values.gt(0) & values.lt(float("inf")))
-    if bad.any():
-        raise DataError(f"{path}: column 'epsilon' holds {text[bad].iloc[0]!r}, expected a positive number, "
-                        "or nothing for a run that is not private")
+    if "epsilon" in texts.columns:
+        text = texts["epsilon"].str.strip()
+        values = pd.to_numeric(text.where(text != ""), errors="coerce")
+        bad = (text != "") & ~(values.gt(0) & values.lt(float("inf")))
+        if bad.any():
+            raise DataError(f"{path}: column 'epsilon' holds {text[bad].iloc[0]!r}, expected a positive number, "
+                            "or nothing for a run that is not private")
+    for column in numeric:
+        if column == "epsilon" or column not in texts.columns:
+            continue
+        text = texts[column].str.strip()
+        values = pd.to_numeric(text, errors="coerce")  # empty, a marker, a word, 'nan' or '1e999': NaN
+        suspects = (text != "") & ~values.between(-math.inf, math.inf, inclusive="neither")
+        for row in suspects.to_numpy().nonzero()[0]:
+            if not _finite_or_not_a_number(text.iloc[row]):
+                raise DataError(f"{path}: column {column!r} holds {short_text(text.iloc[row])!r} in row {row + 1}, "
+                                "expected a finite number")
+
+
+def _finite_or_not_a_number(text: str) -> bool:
+    """False for a text Python reads as an infinite number or NaN (``inf``, ``-Infinity``, ``nan``, ``1e999``)."""
+    try:
+        return math.isfinite(float(text))
+    except ValueError:  # empty, a missing-value marker or a word (worded by _numbers)
+        return True
 
 
 def _prepare(frame: pd.DataFrame, path: Path, numeric: Iterable[str], experiment: str) -> pd.DataFrame:
-    if "epsilon" in numeric:
-        _check_epsilons(path)
+    _check_texts(path, numeric)
     frame = frame.copy()
     frame["algorithm"] = frame["algorithm"].fillna("").astype(str)
     for column in numeric:
@@ -208,8 +252,10 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
     ------
     DataError
         One line naming the directory or file and what is wrong: not a directory,
-        a table missing, a required column (:data:`REDESCRIPTION_COLUMNS`,
-        :data:`RUN_COLUMNS`) absent, a value that is not a number or a Boolean.
+        a table missing, a row with more or fewer fields than the header (a table
+        cut mid-row), a required column (:data:`REDESCRIPTION_COLUMNS`,
+        :data:`RUN_COLUMNS`) absent, a value that is not a number or a Boolean, a
+        number that is not finite (``inf``, ``nan``; with its row).
     """
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]

@@ -276,8 +276,8 @@ def run_experiment(
     Raises
     ------
     ParameterError, DataError, DprmError
-        For bad options, unreadable data, or a directory holding another experiment;
-        nothing is written then.
+        For bad options, unreadable data, a directory holding another experiment, or
+        a run document's path taken by a directory; nothing is written then.
     KeyboardInterrupt
         Passed on after the pool is shut down; finished runs are kept.
     """
@@ -325,6 +325,7 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
     # every algorithm would refuse every run: say it before the directory is made
     require_attributes(data.views if engine is None else engine.schema.views)
     manifest = _new_manifest(config, old, out_dir)
+    _check_run_paths(manifest, out_dir)
     out_dir.mkdir(exist_ok=True)
     with _DirectoryLock(out_dir):
         _atomic_write_text(out_dir / _MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")
@@ -344,6 +345,19 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
         if reports:
             _reports(out_dir, result)
     return result
+
+
+def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path) -> None:
+    """Refuse, before anything is written or run, a run whose document's path is taken by a directory.
+
+    The run would be mined, then fail to write, and be reported as refusing its input.
+    """
+    for planned in _plan(manifest, out_dir):
+        path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
+        if path.is_dir() or (path.exists() and not path.is_file()):
+            kind = "a directory" if path.is_dir() else "not a regular file"
+            raise DprmError(f"{path}: is {kind}, where the run's document is written; move it away and run the "
+                            "same dprm evaluate command again")
 
 
 def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,

@@ -140,13 +140,15 @@ def check_random_state(value: object) -> None:
 #: and ``max_nodes`` are checked by the trees' learner).
 ESTIMATOR_SETTINGS: dict[str, Setting] = {setting.name: setting for setting in (
     Setting("leaf_prediction", f"one of {', '.join(LEAF_PREDICTIONS)}", lambda v: v in LEAF_PREDICTIONS),
-    Setting("n_chains", "a positive integer", lambda v: isinstance(v, int | np.integer) and v >= 1),
-    Setting("batch_size", "positive", lambda v: not v < 1),
+    # integer settings refuse a bool (True is 1 to Python: n_chains=True was one chain)
+    Setting("n_chains", "a positive integer", whole_number(1)),
+    Setting("batch_size", "a positive integer", whole_number(1)),
+    Setting("max_depth", "None or an integer >= 0", lambda v: v is None or whole_number(0)(v)),
     Setting("passes", f"'auto' or an integer in [1, {MAX_PASSES}]",
             lambda v: v == "auto" or whole_number(1, MAX_PASSES)(v)),
     Setting("learner", f"one of {', '.join(LEARNERS)}", lambda v: v in LEARNERS),
     Setting("split_significance", "a number in (0, 1)", finite_number(lambda v: 0 < v < 1)),
-    Setting("n_samples", "positive", lambda v: not v < 1),
+    Setting("n_samples", "a positive integer", whole_number(1)),
     Setting("grace_period", "a whole number >= 1", finite_number(lambda v: v >= 1 and v == int(v))),
     Setting("split_confidence", "a number in (0, 1)", finite_number(lambda v: 0 < v < 1)),
     Setting("tie_threshold", "a number >= 0", finite_number(lambda v: v >= 0)),

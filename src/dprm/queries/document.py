@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dprm.errors import DprmError, short_repr
+from dprm.errors import DprmError, short_repr, short_text
 from dprm.files import write_atomic
 from dprm.json_values import no_duplicate_keys
 from dprm.queries.redescription import Redescription
@@ -304,6 +305,27 @@ def _no_constant(token: str) -> Any:
     raise ValueError(f"{token} is not allowed (numbers must be finite)")
 
 
+class _HugeInteger(ValueError):
+    """An integer of more digits than Python converts by default."""
+
+
+#: The most digits of an integer in a document: Python's default limit (4300), whatever the process's setting.
+_MAX_DIGITS = sys.int_info.default_max_str_digits
+
+
+def _integer(text: str) -> int:
+    """A JSON integer; :class:`_HugeInteger` past :data:`_MAX_DIGITS` digits.
+
+    Python's own error tells the user to call ``sys.set_int_max_str_digits()``; with
+    the limit lifted, a huge integer converts in quadratic time.
+    """
+    digits = len(text.lstrip("-").lstrip("0"))
+    if digits > _MAX_DIGITS:
+        raise _HugeInteger(f"holds an integer of {digits} digits ({short_text(text)}); no value of a "
+                           f"redescriptions document needs more than {_MAX_DIGITS}")
+    return int(text)
+
+
 def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
     """Read and validate a redescriptions document.
 
@@ -318,7 +340,8 @@ def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
     ------
     DprmError
         One line naming the file and what is wrong (unreadable, not JSON, NaN,
-        duplicate keys, wrong format, malformed redescription or query).
+        duplicate keys, an integer of more than 4300 digits, wrong format,
+        malformed redescription or query).
     """
     name = os.fspath(path)
     try:
@@ -329,9 +352,11 @@ def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
     except UnicodeDecodeError:
         raise DprmError(f"{name}: not UTF-8 text") from None
     try:
-        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=no_duplicate_keys)
+        doc = json.loads(text, parse_constant=_no_constant, parse_int=_integer, object_pairs_hook=no_duplicate_keys)
     except json.JSONDecodeError as err:
         raise DprmError(f"{name}: not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except _HugeInteger as err:
+        raise DprmError(f"{name}: {err}") from None
     except ValueError as err:
         raise DprmError(f"{name}: not valid JSON: {err}") from None
     except RecursionError:

@@ -10,11 +10,13 @@ redescriptions are the same.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Any
 
-from dprm.errors import DprmError, ParameterError
+from dprm.errors import DprmError, ParameterError, short_repr
 from dprm.queries.base import Query
 from dprm.queries.json_form import query_from_json, query_to_json
 from dprm.queries.normal_form import canonical_key, normalize
@@ -25,6 +27,10 @@ __all__ = ["Redescription", "REDESCRIPTION_KEYS"]
 
 #: The keys the spec defines for a redescription object; others are ``extra``.
 REDESCRIPTION_KEYS: tuple[str, ...] = ("left", "right", "left_text", "right_text", "noisy", "pruned")
+
+#: The ``[low, high]`` entries of the optional ``interval`` object (docs/mining.md, "Error bars").
+INTERVAL_PAIRS: tuple[str, ...] = ("jaccard", "intersection", "support_left", "support_right", "p_value",
+                                   "jaccard_marginal")
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,8 @@ class Redescription:
         """Read a redescription object; ``left``, ``right``, ``noisy``, ``pruned`` are required.
 
         The texts are not read back (they are derived from the queries); keys outside
-        the spec go to ``extra``.
+        the spec go to ``extra``, the documented optional ``redundant`` and ``interval``
+        checked first (:func:`_check_optional_keys`).
         """
         if not isinstance(obj, dict):
             raise DprmError(f"{where}: must be a JSON object, got {type(obj).__name__}")
@@ -148,6 +155,7 @@ class Redescription:
                 raise DprmError(f"{where}.{key}: must be a string")
         if not isinstance(obj["pruned"], bool):
             raise DprmError(f"{where}.pruned: must be true or false, got {obj['pruned']!r}")
+        _check_optional_keys(obj, where)
         return cls(
             left=query_from_json(obj["left"], where=f"{where}.left"),
             right=query_from_json(obj["right"], where=f"{where}.right"),
@@ -155,3 +163,58 @@ class Redescription:
             pruned=obj["pruned"],
             extra={k: v for k, v in obj.items() if k not in REDESCRIPTION_KEYS},
         )
+
+
+def _finite(value: Any) -> bool:
+    """A finite number that is not a Boolean (numpy's numbers too: a document in memory holds them)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer of more than 308 digits
+        return False
+
+
+def _check_optional_keys(obj: dict, where: str) -> None:
+    """Refuse a malformed documented optional key, as ``pruned`` is refused.
+
+    ``redundant`` (docs/mining.md, "Redundancy") is true or false. ``interval``
+    (docs/mining.md, "Error bars") is an object, or the Jaccard interval alone as
+    ``[low, high]`` (the forms the evaluation reads, docs/evaluation.md); an object's
+    ``confidence`` is a number in (0, 1) and its :data:`INTERVAL_PAIRS` entries are
+    ``[low, high]`` or ``{"low": l, "high": h}`` of finite numbers. A report showed
+    ``interval: "x"`` as no interval and a confidence of ``1e308`` as "1e+310%".
+
+    Examples
+    --------
+    >>> _check_optional_keys({"redundant": True, "interval": {"confidence": 0.9, "jaccard": [0.1, 0.4]}}, "r")
+    >>> _check_optional_keys({"interval": {"confidence": 95}}, "r")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: r.interval.confidence: must be a number in (0, 1), got 95
+    """
+    if "redundant" in obj and not isinstance(obj["redundant"], bool):
+        raise DprmError(f"{where}.redundant: must be true or false, got {short_repr(obj['redundant'])}")
+    if "interval" not in obj:
+        return
+    interval = obj["interval"]
+    if isinstance(interval, list | tuple):
+        if not _is_pair(interval):
+            raise DprmError(f"{where}.interval: must be a JSON object, or [low, high] of two finite numbers, "
+                            f"got {short_repr(interval)}")
+        return
+    if not isinstance(interval, dict):
+        raise DprmError(f"{where}.interval: must be a JSON object, got {short_repr(interval)}")
+    confidence = interval.get("confidence", 0.5)
+    if not (_finite(confidence) and 0 < confidence < 1):
+        raise DprmError(f"{where}.interval.confidence: must be a number in (0, 1), got {short_repr(confidence)}")
+    for key in INTERVAL_PAIRS:
+        pair = interval.get(key, [0, 0])
+        ends = [pair.get("low", 0), pair.get("high", 0)] if isinstance(pair, dict) else pair
+        if not _is_pair(ends):
+            raise DprmError(f"{where}.interval.{key}: must be [low, high], two finite numbers, got {short_repr(pair)}")
+
+
+def _is_pair(value: Any) -> bool:
+    """``[low, high]``: a list (or tuple) of two finite numbers."""
+    return isinstance(value, list | tuple) and len(value) == 2 and all(_finite(v) for v in value)
