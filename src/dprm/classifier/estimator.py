@@ -76,10 +76,10 @@ above, charged to an :class:`~dprm.privacy.Accountant` before any noise is drawn
 The guarantee is ``pure-dp; floating-point selection`` for exact draws and
 ``pure-dp-on-mcmc-convergence`` with MCMC (``; data-dependent stop`` with the paper's
 variance stop). It is ``none``, with reasons, when ``random_state`` is given (the noise
-is then seeded, and the random choices of the search are; with a given ``accountant``
-of secure noise as well, and a warning then, since its noise alone does not make the
-fit private), and with reasons and a warning when feature domains or classes are read
-off the data instead of declared.
+is then seeded, and so are the MCMC chains' proposals: with a given ``accountant`` of
+secure noise an MCMC fit is ``none`` as well, with a warning, where exact draws take
+all their randomness from the accountant), and with reasons and a warning when
+feature domains or classes are read off the data instead of declared.
 """
 
 from __future__ import annotations

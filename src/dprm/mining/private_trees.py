@@ -347,9 +347,9 @@ class PrivateTreeMiner(Miner):
         trees, proposals, interval simulations). The chains' guarantee needs their
         proposals secret: a seed given as ``rng`` (an integer or a SeedSequence) makes
         them known, so a run with chains is then labelled ``none``
-        (:data:`~dprm.privacy.accountant.SEEDED_PROPOSALS_REASON`) even with an accountant of secure noise; a
-        Generator is taken as secret (``numpy.random.default_rng()``, not one seeded
-        by hand, for a private run). ``progress(done, total)`` is told
+        (:data:`~dprm.privacy.accountant.SEEDED_PROPOSALS_REASON`) even with an
+        accountant of secure noise; a Generator is taken as secret
+        (``numpy.random.default_rng()``, not one seeded by hand, for a private run). ``progress(done, total)`` is told
         the work done (:meth:`work` units: MCMC steps, or releases for AltExpM).
         """
         self.check_parameters()
@@ -711,7 +711,8 @@ class PrivateTreeMiner(Miner):
         for view in data.views:
             if view.constant:
                 reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
-        chains = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee for entry in accountant.ledger[self._ledger_start:])
+        releases = accountant.ledger[self._ledger_start:]
+        chains = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee for entry in releases)
         if chains and self._seeded_choices and accountant.noise.secure:
             reasons.append(SEEDED_PROPOSALS_REASON)
         return accountant.privacy_block(reasons=reasons + self._reasons, since=self._ledger_start)
