@@ -202,3 +202,15 @@ def test_a_jobs_bad_epsilon_is_invalid_epsilon_and_says_why(api: TestClient, eps
     assert response.status_code == 422 and _error(response) == "invalid_epsilon", response.text
     assert says in response.json()["error"]["message"]
     assert Fraction(_spent(api)) == 0
+
+
+@pytest.mark.parametrize("number", [b"1e999", b"-1e999", b"Infinity", b"NaN"])
+def test_a_json_number_beyond_the_floats_is_said_to_be_so(api: TestClient, number: bytes) -> None:
+    """JSON's 1e999 reads as inf: the message said "got inf", a value the request did not hold."""
+    response = api.post("/v1/jobs", content=b'{"dataset": "tiny", "algorithm": "alt-expm", "epsilon": ' + number +
+                        b', "dry_run": true}', headers={"Content-Type": "application/json"})
+    assert response.status_code == 422 and _error(response) == "invalid_epsilon", response.text
+    message = response.json()["error"]["message"]
+    assert message.startswith("epsilon must be a finite number") and "inf" not in message.replace("infinite", "")
+    assert ("NaN" in message) == (number == b"NaN")
+    assert Fraction(_spent(api)) == 0
