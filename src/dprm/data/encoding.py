@@ -337,20 +337,18 @@ def _categorical(
         codes = rank[to_numpy(encoded.indices, fill=len(written))]
     if spec is not None and spec.categories is not None:
         declared = _declared_positions(spec.categories, where)
-        remap = np.empty(len(texts) + 1, dtype=np.int64)
-        unknown = False
+        remap = np.full(len(texts) + 1, -1, dtype=np.int64)
         for i, text in enumerate(texts):
-            if text in declared:
-                remap[i] = declared[text]
-                continue
+            remap[i] = declared.get(text, -1)
+        unknown = np.flatnonzero(remap[:-1] < 0)
+        if unknown.size:
+            outside = np.isin(codes, unknown)  # the cells of undeclared categories, in file order
+            row = int(np.argmax(outside)) + 1
             if not clamp:
-                row = int(np.flatnonzero(codes == i)[0]) + 1
-                raise where.error(row, f"value {text!r} is not one of the declared categories", "unknown_category")
-            remap[i] = -1
-            unknown = True
-        remap[-1] = -1
-        if unknown and notes is not None:
-            notes.append(f"{where}: values that are not declared categories read as missing")
+                raise where.error(row, f"value {texts[codes[row - 1]]!r} is not one of the declared categories",
+                                  "unknown_category")
+            if notes is not None:
+                notes.append(f"{where}: values that are not declared categories read as missing")
         return remap[codes].astype(np.int32), Domain(categories=spec.categories, declared=True)
     return codes.astype(np.int32), Domain(categories=tuple(texts), declared=False)
 
