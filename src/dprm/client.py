@@ -5,10 +5,10 @@ may be given as dprm :class:`~dprm.queries.Query` objects or in their JSON form;
 epsilons as numbers, decimal strings or :class:`~fractions.Fraction`. Every refusal
 raises :class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's
 stable ``code`` and HTTP ``status``, so the command line turns it into one line
-``error: ...``. A URL that names no server, and a request that JSON cannot carry (a
-NaN or an infinite number in it), raise :class:`~dprm.errors.ParameterError` before
-anything is sent. Job ids and dataset names are sent as one escaped path
-segment each; one that no server id can be (empty, ``.``, ``..``, or holding a
+``error: ...``. A URL that names no server or holds a user name or password (shown
+masked, :func:`shown_url`), and a request that JSON cannot carry (a NaN or an infinite
+number in it), raise :class:`~dprm.errors.ParameterError` before anything is sent.
+Job ids and dataset names are sent as one escaped path segment each; one that no server id can be (empty, ``.``, ``..``, or holding a
 ``/``) is refused without a request, with the code the server gives an unknown one
 (``unknown_job``, ``unknown_dataset``).
 
@@ -40,7 +40,7 @@ from urllib.parse import quote
 
 from dprm.errors import DprmError, ParameterError
 
-__all__ = ["Client", "RemoteError", "check_token"]
+__all__ = ["Client", "RemoteError", "check_token", "shown_url"]
 
 
 class RemoteError(DprmError):
@@ -84,6 +84,30 @@ def _segment(value: Any, code: str) -> str:
     if text in ("", ".", "..") or "/" in text:
         raise RemoteError(code, _UNKNOWN[code], 404)
     return quote(text, safe="")
+
+
+def shown_url(url: Any) -> str:
+    """``url`` as messages show it: a password in it masked (``http://user:***@host``), a user name alone
+    too (``http://***@host``: a token is often written there); the text is not otherwise judged.
+
+    Examples
+    --------
+    >>> shown_url("http://user:s3cret@127.0.0.1:9/x"), shown_url("https://tok3n@host"), shown_url("a:b@c d")
+    ('http://user:***@127.0.0.1:9/x', 'https://***@host', 'a:***@c d')
+    >>> shown_url("http://127.0.0.1:8000/v1?next=a@b")
+    'http://127.0.0.1:8000/v1?next=a@b'
+    """
+    text = str(url)
+    scheme, separator, rest = text.partition("://")
+    if not separator:
+        scheme, rest = "", text
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    if "@" not in authority:
+        return text
+    userinfo, host = authority.rsplit("@", 1)
+    shown = f"{userinfo.split(':', 1)[0]}:***" if ":" in userinfo else "***"
+    return f"{scheme}{separator}{shown}@{host}{rest[end:]}"
 
 
 def _check_json(body: Any) -> None:
@@ -147,9 +171,10 @@ class Client:
         except (httpx.InvalidURL, TypeError, ValueError):
             parsed = None
         if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-            raise ParameterError(f"{url!r} is not a server URL (http://HOST:PORT or https://...)")
+            raise ParameterError(f"{shown_url(url)!r} is not a server URL (http://HOST:PORT or https://...)")
         if parsed.userinfo:  # httpx would send it as Basic authentication instead of the token
-            raise ParameterError(f"{url!r}: a server URL holds no user name or password (the token authenticates)")
+            raise ParameterError(f"{shown_url(url)!r}: a server URL holds no user name or password (the token "
+                                 f"authenticates)")
         self.retries = retries
         token = check_token(token)
         self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
