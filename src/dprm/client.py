@@ -2,13 +2,15 @@
 
 :class:`Client` wraps the HTTP API (docs/server.md) one method per endpoint. Queries
 may be given as dprm :class:`~dprm.queries.Query` objects or in their JSON form;
-epsilons as numbers, decimal strings or :class:`~fractions.Fraction`. Every refusal
-raises :class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's
-stable ``code`` and HTTP ``status``, so the command line turns it into one line
+epsilons as numbers, decimal strings, :class:`~fractions.Fraction` or
+:class:`~decimal.Decimal` (both sent as their exact text). Every refusal raises
+:class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's stable
+``code`` and HTTP ``status``, so the command line turns it into one line
 ``error: ...``. A URL that names no server or holds a user name or password (shown
 masked, :func:`shown_url`), and a request that JSON cannot carry (a NaN or an infinite
-number in it), raise :class:`~dprm.errors.ParameterError` before anything is sent.
-Job ids and dataset names are sent as one escaped path segment each; one that no server id can be (empty, ``.``, ``..``, or holding a
+number in it, a value of another type), raise :class:`~dprm.errors.ParameterError`
+before anything is sent. Job ids and dataset names are sent as one escaped path
+segment each; one that no server id can be (empty, ``.``, ``..``, or holding a
 ``/``) is refused without a request, with the code the server gives an unknown one
 (``unknown_job``, ``unknown_dataset``).
 
@@ -33,7 +35,9 @@ A session (against a running server; not run here)::
 from __future__ import annotations
 
 import json as _json
+import numbers
 import time
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable
 from urllib.parse import quote
@@ -111,17 +115,37 @@ def shown_url(url: Any) -> str:
 
 
 def _check_json(body: Any) -> None:
-    """Refuse a request body JSON cannot carry (NaN, infinity) before it is sent."""
+    """Refuse a request body JSON cannot carry (NaN, infinity, a value of another type) before it is sent."""
     try:
         _json.dumps(body, allow_nan=False)
     except ValueError as error:
         reason = "a number in it is not finite (NaN or infinity)" if "Out of range" in str(error) else str(error)
         raise ParameterError(f"the request cannot be sent as JSON: {reason}") from None
+    except TypeError as error:  # "Object of type Decimal is not JSON serializable"
+        raise ParameterError(f"the request cannot be sent as JSON: {error}") from None
 
 
 def _epsilon(value: Any) -> Any:
-    if isinstance(value, Fraction):
+    """An epsilon as the request carries it: a Fraction or a Decimal as its exact text, another integer type
+    (numpy's) as an int, anything else as given (a text, a float; the server judges the value).
+
+    Examples
+    --------
+    >>> _epsilon(Fraction(1, 3)), _epsilon(Decimal("0.1")), _epsilon(Decimal("1E-3")), _epsilon(0.5)
+    ('1/3', '0.1', '0.001', 0.5)
+    >>> _epsilon(Decimal("NaN"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: epsilon must be a finite number, got Decimal('NaN')
+    """
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ParameterError(f"epsilon must be a finite number, got {value!r}")
         return str(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, (int, bool)):
+        return int(value)
+    if isinstance(value, numbers.Rational) and not isinstance(value, (int, bool)):
+        return str(Fraction(value.numerator, value.denominator))
     return value
 
 
