@@ -517,6 +517,15 @@ def test_epsilon_nan_is_a_user_error(good, capsys) -> None:
     expect_user_error(capsys, ["mine", left, right, "--epsilon", "nan"], "epsilon")
 
 
+@pytest.mark.parametrize("value, says", [("1e400", "beyond the largest number"), ("-1e400", "beyond the largest"),
+                                         ("1e-400", "too close to 0")])
+def test_an_epsilon_beyond_the_floats_is_quoted_as_written(good, capsys, value: str, says: str) -> None:
+    """'1e400' read as inf, and the refusal said 'not inf'."""
+    left, right = good
+    line = expect_user_error(capsys, ["mine", left, right, "--epsilon", value], "--epsilon", f"'{value}'", says)
+    assert "inf" not in line.replace(value, "")
+
+
 def test_inspect_max_splits_zero_is_a_user_error(good, capsys) -> None:
     left, right = good
     expect_user_error(capsys, ["inspect", left, right, "--max-splits", "0"], "max-splits")

@@ -15,7 +15,7 @@ _coercion = pytest.importorskip("typer._coercion", reason="typer's converters ar
 build_runtime_param, resolve_type_descriptor = _coercion.build_runtime_param, _coercion.resolve_type_descriptor
 
 from dprm.cli.app import main
-from dprm.cli.coercion import UNHANDLED, plain, plain_conversions
+from dprm.cli.coercion import UNHANDLED, number_problem, plain, plain_conversions
 
 VALUES = ["0", "7", "-3", "+5", "007", " 5", "5 ", "1_000", "5.0", "1e3", "1E-3", ".5", "5.", "-.5e+2", "inf", "-inf",
           "nan", "0x10", "", "abc", "1e400", "٣", "3٣", "1.5", "--", "12345678901234567890"]
@@ -116,3 +116,25 @@ def test_numbers_a_user_would_not_mean_are_refused(value: str, fragment: str) ->
             continue  # a long float is read (as inf, refused by the command's range)
         with pytest.raises(typer.BadParameter, match=re.escape(fragment)):
             plain_conversions(typer.main.get_command(app))(args=[option, value], standalone_mode=False)
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("1e400", "beyond the largest number"), ("-1.5E+400", "beyond the largest"), ("9" * 400, "beyond the largest"),
+    ("1e-400", "too close to 0"), ("-0.5e-999", "too close to 0")], ids=["1e400", "-1.5E+400", "400-nines", "1e-400",
+                                                                          "-0.5e-999"])
+def test_a_float_beyond_the_floats_range_is_refused_as_written(value: str, fragment: str) -> None:
+    """typer read '1e400' as inf (and '1e-400' as 0): a later refusal said 'not inf', not what was typed."""
+    app = typer.Typer()
+
+    @app.command()
+    def command(x: float = typer.Option(0.5, "--x")) -> None:
+        pass
+
+    with pytest.raises(typer.BadParameter, match=re.escape(fragment)) as refused:
+        plain_conversions(typer.main.get_command(app))(args=["--x", value], standalone_mode=False)
+    assert str(refused.value).startswith(repr(value)[:37])
+
+
+@pytest.mark.parametrize("value", ["0e400", "0.000e-999", "1e308", "4.9e-324", "inf", "nan"])
+def test_floats_in_range_zeros_and_words_are_left_to_the_options(value: str) -> None:
+    assert number_problem(float, value) is None

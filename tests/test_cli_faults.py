@@ -126,6 +126,19 @@ def test_remote_refuses_a_url_with_a_user_name_and_password(tmp_path: Path) -> N
     assert "reach" not in line
 
 
+@pytest.mark.parametrize("url, shown", [
+    ("http://user:s3cret@127.0.0.1:9", "'http://user:***@127.0.0.1:9'"),
+    ("https://s3cret@127.0.0.1:9/v1", "'https://***@127.0.0.1:9/v1'"),         # a token as the user name
+    ("http://user:s3cret@127.0.0.1:port", "'http://user:***@127.0.0.1:port'"),  # no URL at all: still masked
+    ("ftp://user:s3cret@127.0.0.1", "'ftp://user:***@127.0.0.1'"),
+], ids=["password", "user-alone", "bad-port", "not-http"])
+def test_remote_never_echoes_the_credentials_of_a_url(tmp_path: Path, url: str, shown: str) -> None:
+    """The refusal of ``user:pw@`` repeated the password on the terminal (and in shell logs)."""
+    token = write(tmp_path / "token", "dprm_1_secret\n")
+    line = expect_error(["remote", "--url", url, "--token-file", token, "budget"], "--url", shown)
+    assert "s3cret" not in line
+
+
 @pytest.mark.parametrize("rng", ["abc", -1, True, 1.5, np.random.RandomState(0)])
 def test_a_miner_names_an_rng_that_is_not_a_generator(rng: object) -> None:
     """Refused before anything is read or spent, naming rng (numpy's own error said 'SeedSequence expects int')."""

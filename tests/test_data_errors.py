@@ -223,6 +223,18 @@ def test_category_not_declared(tmp_path: Path, right: Path) -> None:
     assert "right.csv: column 'b', row 2: value 'y' is not one of the declared categories" in message
 
 
+@pytest.mark.parametrize("cells, row, value", [
+    (["7.5", "1", "0.25"], 1, "7.5"),      # numbers: named the smallest undeclared (0.25, row 3)
+    (["1", "zebra", "apple"], 2, "zebra"),  # texts: named the first in text order (apple, row 3)
+    (["", "9", "0.5"], 2, "9"),
+], ids=["numbers", "texts", "after-a-missing-cell"])
+def test_an_undeclared_category_names_the_first_row_in_file_order(tmp_path: Path, right: Path, cells: list[str],
+                                                                   row: int, value: str) -> None:
+    left = write(tmp_path / "left.csv", "id,a\n" + "".join(f"{i},{c}\n" for i, c in enumerate(cells, 1)))
+    message = load_error(left, right, types={"columns": {"a": {"type": "categorical", "categories": ["1", "2"]}}})
+    assert f"left.csv: column 'a', row {row}: value '{value}' is not one of the declared categories" in message
+
+
 def test_declared_boolean_with_other_value(tmp_path: Path, right: Path) -> None:
     left = write(tmp_path / "left.csv", "id,a\n1,0\n2,2\n3,1\n")
     message = load_error(left, right, types={"columns": {"a": "boolean"}})

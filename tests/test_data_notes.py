@@ -134,6 +134,23 @@ def test_clamp_without_anything_outside_makes_no_note(tmp_path: Path, right: Pat
                          out_of_bounds="clamp").left.notes == []
 
 
+@pytest.mark.parametrize("cells, code, row, fragment", [
+    (["f", "m", "purple", "f", "m", "f"], "unknown_category", 3,
+     "value 'purple' is not one of the declared categories (clamping would make it missing, but the types file "
+     "declares the column complete)"),
+    (["f", "", "purple", "f", "m", "f"], "missing_in_complete", 2, "a missing value, but the types file declares"),
+], ids=["undeclared-category", "missing-cell-first"])
+def test_clamp_in_a_complete_column_names_the_undeclared_category(tmp_path: Path, right: Path, cells: list[str],
+                                                                   code: str, row: int, fragment: str) -> None:
+    """Clamped, 'purple' became missing, and the error said a missing value (which the file does not hold)."""
+    left = write(tmp_path / "left.csv", rows("id,sex", cells))
+    with pytest.raises(DataError) as info:
+        load_two_view(left, right, types={"columns": {"sex": {"categories": ["f", "m"], "complete": True}}},
+                      out_of_bounds="clamp")
+    assert (info.value.code, info.value.column, info.value.row) == (code, "sex", row)
+    assert f"column 'sex', row {row}: {fragment}" in str(info.value)
+
+
 def test_clamp_does_not_turn_wrong_types_into_values(tmp_path: Path, right: Path) -> None:
     left = write(tmp_path / "left.csv", rows("id,b", ["0", "1", "2", "1", "0", "1"]))
     with pytest.raises(DataError, match="not Boolean"):

@@ -151,6 +151,49 @@ def test_below_one_trials_budget_every_tree_miner_makes_one_literal_pair(algorit
     assert miner.privacy_["ledger"][-2]["mechanism"] == "exponential (gumbel)"  # no chain: pure-dp when secure
 
 
+@pytest.mark.parametrize("algorithm, options, unused", [
+    ("mcmc-tree-pair", {"mcmc_stop": "variance", "anchor": "attribute", "anchor_window": 5},
+     ["mcmc_stop", "anchor", "anchor_window"]),
+    ("alt-mcmc", {"mcmc_stop": "variance", "mcmc_nodes": "by-depth"}, ["mcmc_stop", "mcmc_nodes"]),
+    ("mcmc-tree-pair", {}, []),
+])
+def test_chain_options_of_a_run_without_a_chain_are_said_to_be_unused(algorithm: str, options: dict,
+                                                                        unused: list[str]) -> None:
+    """The auto trial made a literal pair (no chain), and the output recorded --mcmc-stop variance, --anchor and
+    --anchor-window as if they had been used."""
+    data = _data()
+    accountant = Accountant(0.1, SeededNoise(np.random.default_rng(2)))
+    miner = make_miner(algorithm, epsilon=0.1, **options).fit(data, accountant=accountant,
+                                                              rng=np.random.default_rng(2))
+    assert miner.settings_["trial"] == "pair" and miner.privacy_["guarantee"] == "none"  # seeded noise
+    assert miner.unused_options() == unused
+    parameters = miner.document()["parameters"]
+    assert parameters.get("unused", []) == unused and all(parameters[name] == options[name] for name in unused)
+    said = [note for note in miner.notes_ if "had no effect" in note]
+    assert said == ([f"{', '.join(n.replace('_', '-') for n in unused)} had no effect: no MCMC chain ran "
+                     f"(its trials were literal pairs)"] if unused else [])
+
+
+def test_chain_options_of_a_run_with_chains_are_used() -> None:
+    data = _data()
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(2)))
+    miner = make_miner("mcmc-tree-pair", epsilon=1.0, trial="trees", init_trials=1, depth=2, mcmc_iterations=200,
+                       mcmc_stop="variance", variance_window=20).fit(data, accountant=accountant,
+                                                                     rng=np.random.default_rng(2))
+    assert miner.unused_options() == [] and "unused" not in miner.document()["parameters"]
+    assert not any("had no effect" in note for note in miner.notes_)
+
+
+def test_altexpm_runs_no_chain_and_says_its_chain_options_are_unused() -> None:
+    data = _data()
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(2)))
+    miner = make_miner("alt-expm", epsilon=1.0, trial="trees", init_trials=1, depth=2,
+                       mcmc_iterations=200).fit(data, accountant=accountant, rng=np.random.default_rng(2))
+    assert miner.unused_options() == ["mcmc_iterations"] == miner.document()["parameters"]["unused"]
+    assert "mcmc-iterations had no effect: no MCMC chain ran (its trees were exponential-mechanism choices)" in \
+        miner.notes_
+
+
 def test_a_literal_pair_needs_scored_targets() -> None:
     with pytest.raises(ParameterError, match="trial pair needs targets scored"):
         make_miner("mcmc-tree-pair", trial="pair", targets="uniform").check_parameters()

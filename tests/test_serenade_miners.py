@@ -229,6 +229,7 @@ def test_reremi_is_exact_and_finds_the_planted_relation() -> None:
 
 @pytest.mark.parametrize("options, message", [
     ({"budget_split": "0.5,0.5,0.1"}, "sum to 1"),
+    ({"budget_split": "0.7,0.1,0.2000000001"}, r"\(sum 1\.0000000001\)"),  # not "(sum 1)": the exact sum
     ({"budget_split": "0.5,0.5"}, "three shares"),
     ({"budget_split": "0.5,0.6,-0.1"}, "positive"),
     ({"initial_pairs": 0}, "initial-pairs"),
@@ -289,6 +290,8 @@ def test_cli_runs(files, tmp_path, algorithm) -> None:
 
 @pytest.mark.parametrize("extra, message", [
     (["--budget-split", "0.6,0.3,0.2"], "sum to 1"),
+    (["--budget-split", "0.7,0.1,0.2000000001"], "(sum 1.0000000001)"),  # a float's :g showed "(sum 1)"
+    (["--budget-split", "1/3,1/3,1/2"], "(sum 7/6)"),
     (["--initial-pairs", "0"], "initial-pairs"),
     (["--max-age", "-2"], "max-age"),
     (["--epsilon", "0"], "epsilon"),

@@ -9,6 +9,7 @@ cases talk to a real API served by uvicorn in a thread on loopback.
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from typing import Any, Iterator
@@ -215,6 +216,36 @@ def test_the_client_refuses_a_body_json_cannot_carry_and_a_url_that_is_not_one(s
             Client(url, served["token"])
     expect_refusal(["remote", "--url", "http://[::1", "--token-file", served["remote"][-1], "budget"],
                    "--url", "http://[::1")
+
+
+def test_the_client_sends_a_decimal_epsilon_exactly_and_refuses_what_json_cannot_carry() -> None:
+    """Client.submit(epsilon=Decimal("0.1")) raised json's raw TypeError."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import httpx
+    import numpy as np
+
+    from dprm.client import Client
+
+    sent: list[Any] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content)["epsilon"])
+        return httpx.Response(201, json={"id": "job_1"})
+
+    with Client("http://127.0.0.1:9", "t", transport=httpx.MockTransport(answer), retries=0) as client:
+        for epsilon in (Decimal("0.1"), Decimal("2.5E-3"), Fraction(1, 4), np.int64(2), "0.1", 0.5):
+            client.submit("tiny", "alt-expm", epsilon, dry_run=True)
+        assert sent == ["0.1", "0.0025", "1/4", 2, "0.1", 0.5]
+        for epsilon, fragment in ((Decimal("NaN"), "epsilon must be a finite number"),
+                                  (Decimal("-Infinity"), "epsilon must be a finite number"),
+                                  (object(), "cannot be sent as JSON")):
+            with pytest.raises(ParameterError, match=fragment):
+                client.submit("tiny", "alt-expm", epsilon, dry_run=True)
+        with pytest.raises(ParameterError, match="cannot be sent as JSON: Object of type Decimal"):
+            client.submit("tiny", "alt-expm", 0.1, {"min_jaccard": Decimal("0.2")}, dry_run=True)
+    assert len(sent) == 6  # nothing sent for a refusal
 
 
 # -- 4. ids and names stay one path segment -------------------------------------------------------------------

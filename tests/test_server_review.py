@@ -202,3 +202,35 @@ def test_a_jobs_bad_epsilon_is_invalid_epsilon_and_says_why(api: TestClient, eps
     assert response.status_code == 422 and _error(response) == "invalid_epsilon", response.text
     assert says in response.json()["error"]["message"]
     assert Fraction(_spent(api)) == 0
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"parameters": {"budget_split": [0.7, 0.1, 0.2]}},
+     "parameters.budget_split: Input should be a valid boolean, integer, number or string"),
+    ({"parameters": {"bool": {"x": 1}}}, "parameters.bool: Input should be a valid boolean, integer, number or string"),
+    ({"epsilon": True}, "epsilon: Input should be a valid integer, number or string"),
+    ({"epsilon": [1]}, "epsilon: Input should be a valid integer, number or string"),
+    ({"dry_run": "x"}, "dry_run: Input should be a valid boolean"),
+    ({"algorithm": None}, "algorithm: Input should be a valid string"),
+    ({"dataset": None}, "dataset: Field required"),
+], ids=["list-parameter", "parameter-named-bool", "epsilon-true", "epsilon-list", "dry-run", "algorithm", "missing"])
+def test_a_refusal_by_the_schema_names_the_place_in_the_request(api: TestClient, change: dict, message: str) -> None:
+    """The location showed pydantic's union members: 'parameters.budget_split.bool', 'epsilon.int'."""
+    body = {"dataset": "tiny", "algorithm": "serenade-es", "epsilon": 0.1, "dry_run": True, **change}
+    sent = {k: v for k, v in body.items() if v is not None or k != "dataset"}  # a dataset of None: left out
+    response = api.post("/v1/jobs", json=sent)
+    assert response.status_code == 422 and _error(response) == "invalid_request", response.text
+    assert response.json()["error"]["message"] == message
+    assert Fraction(_spent(api)) == 0
+
+
+@pytest.mark.parametrize("number", [b"1e999", b"-1e999", b"Infinity", b"NaN"])
+def test_a_json_number_beyond_the_floats_is_said_to_be_so(api: TestClient, number: bytes) -> None:
+    """JSON's 1e999 reads as inf: the message said "got inf", a value the request did not hold."""
+    response = api.post("/v1/jobs", content=b'{"dataset": "tiny", "algorithm": "alt-expm", "epsilon": ' + number +
+                        b', "dry_run": true}', headers={"Content-Type": "application/json"})
+    assert response.status_code == 422 and _error(response) == "invalid_epsilon", response.text
+    message = response.json()["error"]["message"]
+    assert message.startswith("epsilon must be a finite number") and "inf" not in message.replace("infinite", "")
+    assert ("NaN" in message) == (number == b"NaN")
+    assert Fraction(_spent(api)) == 0

@@ -2,12 +2,14 @@
 
 :class:`Client` wraps the HTTP API (docs/server.md) one method per endpoint. Queries
 may be given as dprm :class:`~dprm.queries.Query` objects or in their JSON form;
-epsilons as numbers, decimal strings or :class:`~fractions.Fraction`. Every refusal
-raises :class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's
-stable ``code`` and HTTP ``status``, so the command line turns it into one line
-``error: ...``. A URL that names no server, and a request that JSON cannot carry (a
-NaN or an infinite number in it), raise :class:`~dprm.errors.ParameterError` before
-anything is sent. Job ids and dataset names are sent as one escaped path
+epsilons as numbers, decimal strings, :class:`~fractions.Fraction` or
+:class:`~decimal.Decimal` (both sent as their exact text). Every refusal raises
+:class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's stable
+``code`` and HTTP ``status``, so the command line turns it into one line
+``error: ...``. A URL that names no server or holds a user name or password (shown
+masked, :func:`shown_url`), and a request that JSON cannot carry (a NaN or an infinite
+number in it, a value of another type), raise :class:`~dprm.errors.ParameterError`
+before anything is sent. Job ids and dataset names are sent as one escaped path
 segment each; one that no server id can be (empty, ``.``, ``..``, or holding a
 ``/``) is refused without a request, with the code the server gives an unknown one
 (``unknown_job``, ``unknown_dataset``).
@@ -33,14 +35,16 @@ A session (against a running server; not run here)::
 from __future__ import annotations
 
 import json as _json
+import numbers
 import time
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable
 from urllib.parse import quote
 
 from dprm.errors import DprmError, ParameterError
 
-__all__ = ["Client", "RemoteError", "check_token"]
+__all__ = ["Client", "RemoteError", "check_token", "shown_url"]
 
 
 class RemoteError(DprmError):
@@ -86,18 +90,62 @@ def _segment(value: Any, code: str) -> str:
     return quote(text, safe="")
 
 
+def shown_url(url: Any) -> str:
+    """``url`` as messages show it: a password in it masked (``http://user:***@host``), a user name alone
+    too (``http://***@host``: a token is often written there); the text is not otherwise judged.
+
+    Examples
+    --------
+    >>> shown_url("http://user:s3cret@127.0.0.1:9/x"), shown_url("https://tok3n@host"), shown_url("a:b@c d")
+    ('http://user:***@127.0.0.1:9/x', 'https://***@host', 'a:***@c d')
+    >>> shown_url("http://127.0.0.1:8000/v1?next=a@b")
+    'http://127.0.0.1:8000/v1?next=a@b'
+    """
+    text = str(url)
+    scheme, separator, rest = text.partition("://")
+    if not separator:
+        scheme, rest = "", text
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    if "@" not in authority:
+        return text
+    userinfo, host = authority.rsplit("@", 1)
+    shown = f"{userinfo.split(':', 1)[0]}:***" if ":" in userinfo else "***"
+    return f"{scheme}{separator}{shown}@{host}{rest[end:]}"
+
+
 def _check_json(body: Any) -> None:
-    """Refuse a request body JSON cannot carry (NaN, infinity) before it is sent."""
+    """Refuse a request body JSON cannot carry (NaN, infinity, a value of another type) before it is sent."""
     try:
         _json.dumps(body, allow_nan=False)
     except ValueError as error:
         reason = "a number in it is not finite (NaN or infinity)" if "Out of range" in str(error) else str(error)
         raise ParameterError(f"the request cannot be sent as JSON: {reason}") from None
+    except TypeError as error:  # "Object of type Decimal is not JSON serializable"
+        raise ParameterError(f"the request cannot be sent as JSON: {error}") from None
 
 
 def _epsilon(value: Any) -> Any:
-    if isinstance(value, Fraction):
+    """An epsilon as the request carries it: a Fraction or a Decimal as its exact text, another integer type
+    (numpy's) as an int, anything else as given (a text, a float; the server judges the value).
+
+    Examples
+    --------
+    >>> _epsilon(Fraction(1, 3)), _epsilon(Decimal("0.1")), _epsilon(Decimal("1E-3")), _epsilon(0.5)
+    ('1/3', '0.1', '0.001', 0.5)
+    >>> _epsilon(Decimal("NaN"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: epsilon must be a finite number, got Decimal('NaN')
+    """
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ParameterError(f"epsilon must be a finite number, got {value!r}")
         return str(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, (int, bool)):
+        return int(value)
+    if isinstance(value, numbers.Rational) and not isinstance(value, (int, bool)):
+        return str(Fraction(value.numerator, value.denominator))
     return value
 
 
@@ -147,9 +195,10 @@ class Client:
         except (httpx.InvalidURL, TypeError, ValueError):
             parsed = None
         if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-            raise ParameterError(f"{url!r} is not a server URL (http://HOST:PORT or https://...)")
+            raise ParameterError(f"{shown_url(url)!r} is not a server URL (http://HOST:PORT or https://...)")
         if parsed.userinfo:  # httpx would send it as Basic authentication instead of the token
-            raise ParameterError(f"{url!r}: a server URL holds no user name or password (the token authenticates)")
+            raise ParameterError(f"{shown_url(url)!r}: a server URL holds no user name or password (the token "
+                                 f"authenticates)")
         self.retries = retries
         token = check_token(token)
         self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,

@@ -45,6 +45,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -215,6 +216,8 @@ def short_repr(value: Any, limit: int = 40) -> str:
 MAX_INTEGER_DIGITS = 50
 
 _DIGITS = re.compile(r"\s*[+-]?0*([0-9]+)\s*")
+#: A decimal number's text (digits, point, exponent): the texts whose float may overflow or underflow.
+_DECIMAL_TEXT = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
 
 
 def number_problem(kind: Any, value: Any) -> str | None:
@@ -226,8 +229,10 @@ def number_problem(kind: Any, value: Any) -> str | None:
     (``1_0`` read as 10, ten times the budget of a typo), digits of another script
     (full-width ``５``, Arabic-Indic ``٣``), and integers of more than
     :data:`MAX_INTEGER_DIGITS` digits (Python refuses more than 4300, and a message
-    would echo them all). Only texts are judged (a default is already a number), and
-    only for ``int`` and ``float``.
+    would echo them all). For ``float``, also a decimal text beyond the floats'
+    range: ``1e400`` would read as infinity (and a message would say ``inf``), ``1e-400``
+    as 0. Only texts are judged (a default is already a number), and only for ``int``
+    and ``float``.
 
     Examples
     --------
@@ -237,6 +242,8 @@ def number_problem(kind: Any, value: Any) -> str | None:
     "'1_0' is not a number: write it without '_' separators"
     >>> number_problem(int, "9" * 400)
     "'999999999999999999999999999999999999... has 400 digits; an integer option takes at most 50"
+    >>> number_problem(float, "1e400"), number_problem(float, "-1e-400"), number_problem(float, "0e400")
+    ("'1e400' is beyond the largest number (about 1.8e308)", "'-1e-400' is too close to 0 (it would read as 0)", None)
     """
     if kind not in (int, float) or type(value) is not str:
         return None
@@ -248,4 +255,10 @@ def number_problem(kind: Any, value: Any) -> str | None:
     if kind is int and digits is not None and len(digits.group(1)) > MAX_INTEGER_DIGITS:
         return (f"{short_repr(value)} has {len(digits.group(1))} digits; an integer option takes at most "
                 f"{MAX_INTEGER_DIGITS}")
+    if kind is float and _DECIMAL_TEXT.fullmatch(value):
+        number = float(value)
+        if not math.isfinite(number):
+            return f"{short_repr(value)} is beyond the largest number (about 1.8e308)"
+        if number == 0 and any(c in "123456789" for c in value.split("e")[0].split("E")[0]):
+            return f"{short_repr(value)} is too close to 0 (it would read as 0)"
     return None

@@ -90,7 +90,8 @@ def encode_column(
         The file name for messages.
     out_of_bounds : {"error", "clamp"}
         A value outside the declared domain is an error, or (``"clamp"``) a number
-        is clamped into the bounds and an undeclared category becomes missing.
+        is clamped into the bounds and an undeclared category becomes missing (an
+        error still in a column declared complete).
     notes : list of str, optional
         Where a note is appended when values were clamped or made missing.
     cells_as_written : callable, optional
@@ -337,20 +338,22 @@ def _categorical(
         codes = rank[to_numpy(encoded.indices, fill=len(written))]
     if spec is not None and spec.categories is not None:
         declared = _declared_positions(spec.categories, where)
-        remap = np.empty(len(texts) + 1, dtype=np.int64)
-        unknown = False
+        remap = np.full(len(texts) + 1, -1, dtype=np.int64)
         for i, text in enumerate(texts):
-            if text in declared:
-                remap[i] = declared[text]
-                continue
-            if not clamp:
-                row = int(np.flatnonzero(codes == i)[0]) + 1
-                raise where.error(row, f"value {text!r} is not one of the declared categories", "unknown_category")
-            remap[i] = -1
-            unknown = True
-        remap[-1] = -1
-        if unknown and notes is not None:
-            notes.append(f"{where}: values that are not declared categories read as missing")
+            remap[i] = declared.get(text, -1)
+        unknown = np.flatnonzero(remap[:-1] < 0)
+        if unknown.size:
+            outside = np.isin(codes, unknown)  # the cells of undeclared categories, in file order
+            row = int(np.argmax(outside)) + 1
+            # clamped, an undeclared category reads as missing; a column declared complete has none: the category
+            # is the problem, unless a cell is missing before it (then the completeness check names that row)
+            if not clamp or (spec.complete and not (codes[:row] == -1).any()):
+                also = ("" if not clamp else
+                        " (clamping would make it missing, but the types file declares the column complete)")
+                raise where.error(row, f"value {texts[codes[row - 1]]!r} is not one of the declared categories{also}",
+                                  "unknown_category")
+            if notes is not None:
+                notes.append(f"{where}: values that are not declared categories read as missing")
         return remap[codes].astype(np.int32), Domain(categories=spec.categories, declared=True)
     return codes.astype(np.int32), Domain(categories=tuple(texts), declared=False)
 

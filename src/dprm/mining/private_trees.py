@@ -30,11 +30,15 @@ base class holds the rest:
   actually made (:meth:`dprm.privacy.Accountant.privacy_block`) and is ``none`` with
   its reasons when a run is not private (seeded noise, or domains read off the data);
 * the shared parameters (:data:`TREE_PARAMETERS`, :data:`MCMC_PARAMETERS`), their
-  limits and the progress reports (:meth:`PrivateTreeMiner.work`).
+  limits and the progress reports (:meth:`PrivateTreeMiner.work`); the chains' options
+  (:data:`CHAIN_OPTIONS`) set in a run that ran no chain (literal-pair trials, the
+  ``"auto"`` trial's choice below one trial's budget included, or AltExpM's trees) are
+  listed in the output's ``parameters["unused"]`` and a note.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 from dataclasses import replace
@@ -95,8 +99,8 @@ from dprm.queries import Redescription, canonical_key
 from dprm.trees.private import MCMC_STOPS, NODE_CHOICES
 from dprm.trees.tree import Tree
 
-__all__ = ["PrivateTreeMiner", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS", "MAX_DEPTH_SUBTREES",
-           "UNIT_CHOICES", "extraction_units"]
+__all__ = ["PrivateTreeMiner", "CHAIN_OPTIONS", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS",
+           "MAX_DEPTH_SUBTREES", "UNIT_CHOICES", "extraction_units"]
 
 #: What a scored trial releases before its extraction (:mod:`dprm.mining.literal_pairs`).
 TRIAL_KINDS = (AUTO, "trees", "pair", "refined-pair")
@@ -208,6 +212,11 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
           choices=PAIR_THRESHOLD_CHOICES),
 )
 
+#: The options that act only where an MCMC chain runs (anchoring: MCMCTreePair's): set away from their defaults
+#: in a run without a chain, they are listed as unused (:meth:`PrivateTreeMiner.unused_options`).
+CHAIN_OPTIONS = ("mcmc_iterations", "mcmc_stop", "mcmc_nodes", "variance_threshold", "variance_window", "anchor",
+                 "anchor_from", "anchor_window")
+
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
 MCMC_PARAMETERS: dict[str, Param] = parameter_table(
     Param("mcmc_iterations", "MCMC steps (the papers' MCIter) of each Metropolis–Hastings chain: one chain per "
@@ -281,11 +290,31 @@ class PrivateTreeMiner(Miner):
         return AUTO_MAX_TRIALS if self.init_trials == AUTO else int(self.init_trials)
 
     def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The spec's document; the values the ``"auto"`` rule chose are in ``parameters["auto"]``."""
+        """The spec's document; the values the ``"auto"`` rule chose are in ``parameters["auto"]``, the chains'
+        options set in a run that ran no chain in ``parameters["unused"]`` (:meth:`unused_options`)."""
         autos = {name: value for name, value in getattr(self, "settings_", {}).items() if getattr(self, name) == AUTO}
         if self.units == AUTO and hasattr(self, "units_"):
             autos["units"] = self.units_
-        return super().document({**({"auto": autos} if autos else {}), **(extra_parameters or {})})
+        unused = self.unused_options()
+        return super().document({**({"auto": autos} if autos else {}), **({"unused": unused} if unused else {}),
+                                 **(extra_parameters or {})})
+
+    def unused_options(self) -> list[str]:
+        """The :data:`CHAIN_OPTIONS` set away from their defaults in a fitted run that ran no MCMC chain.
+
+        Whether a chain runs may depend on the noisy row count (``trial="auto"`` makes literal
+        pairs below one trial's budget), so these options are not refused before the run; they
+        are said to have had no effect after it. Empty before ``fit`` and where a chain ran.
+
+        Returns
+        -------
+        list of str
+            Parameter names, in :data:`CHAIN_OPTIONS`' order.
+        """
+        if getattr(self, "_chains_ran", True):
+            return []
+        defaults = {name: p.default for name, p in inspect.signature(type(self).__init__).parameters.items()}
+        return [name for name in CHAIN_OPTIONS if name in defaults and getattr(self, name) != defaults[name]]
 
     def _resolve_settings(self, epsilon: float) -> None:
         """``init_trials_``, ``depth_``, ``target_share_`` (and ``omega_``): as given, or by the auto rule.
@@ -494,7 +523,13 @@ class PrivateTreeMiner(Miner):
                                      max_interval_width=self.prune_interval,
                                      max_pvalue=self.max_pvalue if self.prune_significance else None)
         self.privacy_ = self._privacy_block(data, accountant)
-        self.notes_ = [*self._grid_notes, *self._notes]
+        self._chains_ran = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee
+                               for entry in accountant.ledger[self._ledger_start:])
+        unused = [name.replace("_", "-") for name in self.unused_options()]
+        why = ("its trials were literal pairs" if self.targets == "scored" and self.trial_ in PAIR_TRIALS
+               else "its trees were exponential-mechanism choices")
+        self.notes_ = [*self._grid_notes, *self._notes,
+                       *([f"{', '.join(unused)} had no effect: no MCMC chain ran ({why})"] if unused else [])]
         tracker.finish()
 
     def _mine_pairs(self, accountant: Accountant, epsilon) -> None:

@@ -11,13 +11,15 @@ exactly as written (a float through its shortest text) and must be a multiple of
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints
 
 from dprm.server.dummy import MAX_DUMMY_ROWS
 
-__all__ = ["JobRequest", "StatisticsRequest", "LeafPairsRequest", "ErrorBody", "Epsilon", "DatasetName"]
+__all__ = ["JobRequest", "StatisticsRequest", "LeafPairsRequest", "ErrorBody", "Epsilon", "DatasetName",
+           "validation_message"]
 
 DatasetName = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 # any text: its checks (:func:`dprm.server.units.epsilon_units`) answer ``invalid_epsilon``, where pydantic's
@@ -88,3 +90,71 @@ class ErrorBody(BaseModel):
     """Every refusal's body."""
 
     error: ErrorDetail
+
+
+#: The start of pydantic's message for a value of the wrong type (``Input should be a valid integer``).
+_WRONG_TYPE = "Input should be a valid "
+#: ``body`` not given: every location is kept as pydantic wrote it.
+_NO_BODY: Any = object()
+
+
+def validation_message(problems: Sequence[Mapping[str, Any]], body: Any = _NO_BODY) -> str:
+    """The first problem pydantic found in a request, as ``where: what`` in the request's own terms.
+
+    Pydantic adds the member of a union it tried to a problem's location (``epsilon.int``,
+    ``parameters.budget_split.bool``) and reports one problem per member. The location here
+    keeps only what names a place in ``body``: its keys and list positions, a key that is
+    missing, and ``[key]`` (a key itself is wrong); the members' problems are said as one
+    (``epsilon: Input should be a valid integer, number or string``). The message quotes
+    nothing but the request's own keys.
+
+    Parameters
+    ----------
+    problems : sequence of mapping
+        ``ValidationError.errors()``, each with ``loc``, ``msg`` and ``type``; locations
+        relative to ``body``.
+    body : object, optional
+        The request's value as sent (a JSON object, or a model's keyword arguments).
+        Without it every location is kept as pydantic wrote it.
+
+    Returns
+    -------
+    str
+        ``"where: what"``, or ``"what"`` for the request as a whole.
+
+    Examples
+    --------
+    >>> problems = [{"loc": ("epsilon", "int"), "msg": "Input should be a valid integer", "type": "int_type"},
+    ...             {"loc": ("epsilon", "str"), "msg": "Input should be a valid string", "type": "string_type"}]
+    >>> validation_message(problems, {"epsilon": [1]})
+    'epsilon: Input should be a valid integer or string'
+    >>> validation_message([{"loc": ("left",), "msg": "Field required", "type": "missing"}], {"dataset": "x"})
+    'left: Field required'
+    """
+    if not problems:
+        return "the request does not match the API's schema"
+    places = [_place(problem, body) for problem in problems]
+    first = problems[0]
+    message = str(first.get("msg", "invalid value"))
+    same = [str(problem.get("msg", "")) for problem, place in zip(problems, places) if place == places[0]]
+    if len(same) > 1 and all(text.startswith(_WRONG_TYPE) for text in same):  # a union's members, said as one
+        kinds = list(dict.fromkeys(text[len(_WRONG_TYPE):] for text in same))
+        message = _WRONG_TYPE + (", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0])
+    return f"{places[0]}: {message}" if places[0] else message
+
+
+def _place(problem: Mapping[str, Any], body: Any) -> str:
+    """A problem's location, with only the parts that name a place in ``body`` (:func:`validation_message`)."""
+    location = tuple(problem.get("loc", ()))
+    if body is _NO_BODY:
+        return ".".join(str(part) for part in location)
+    node, kept = body, []
+    for i, part in enumerate(location):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+            node = node[part]
+        elif not (part == "[key]" or (i == len(location) - 1 and problem.get("type") == "missing")):
+            continue  # a union's member or another validator's name: not a place in the request
+        kept.append(str(part))
+    return ".".join(kept)

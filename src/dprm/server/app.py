@@ -57,6 +57,7 @@ from dprm.server.api import routers
 from dprm.server.api.deps import current_analyst  # noqa: F401 - its home before dprm.server.api
 from dprm.server.api.deps import no_nul
 from dprm.server.api.service import SERVICE, Service
+from dprm.server.api_models import validation_message
 from dprm.server.audit import AuditLog
 from dprm.server.database import Database
 from dprm.server.errors import ERRORS, ApiError, error_body
@@ -124,8 +125,11 @@ async def validation_error(request: Request, error: RequestValidationError) -> R
     if any(p.get("type") == "json_invalid" for p in problems):
         return _error(request, "invalid_json")
     first = problems[0] if problems else {}
-    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
-    message = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid request"))
+    if tuple(first.get("loc", ()))[:1] == ("body",):  # the body's problems, located in the body as sent
+        in_body = [{**p, "loc": tuple(p["loc"])[1:]} for p in problems if tuple(p.get("loc", ()))[:1] == ("body",)]
+        message = validation_message(in_body, *([error.body] if error.body is not None else []))
+    else:  # a query's or a path's
+        message = validation_message(problems)
     return _error(request, "invalid_request", message[:300])
 
 

@@ -21,6 +21,7 @@ dprm.errors.ParameterError: epsilon must be a multiple of 1e-9 (at most 9 decima
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Any
@@ -66,7 +67,13 @@ def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False
     ParameterError
         When ``value`` is not a finite number, not positive (or zero with
         ``allow_zero``), above :data:`MAX_EPSILON`, or not a multiple of 10⁻⁹.
+        A float beyond the floats' range (a JSON number such as ``1e999``, which
+        the JSON reader makes infinite) is said to be so, not shown as ``inf``.
     """
+    if isinstance(value, float) and not math.isfinite(value):  # JSON's 1e999 reads as inf: say so, not "inf"
+        raise ParameterError(f"{name} must be a finite number, not NaN" if math.isnan(value) else
+                             f"{name} must be a finite number: the one given is infinite or beyond the floats' "
+                             f"range (about ±1.8e308)")
     if isinstance(value, str) and len(value) > 64:
         raise ParameterError(f"{name} must be a number of at most 64 characters")
     if isinstance(value, str) and huge_exponent(value):

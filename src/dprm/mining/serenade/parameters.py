@@ -9,6 +9,7 @@ SerenadeCS, SerenadeES (:mod:`dprm.mining.serenade.private_miners`) and ReReMi
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -74,6 +75,11 @@ def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
     Traceback (most recent call last):
     ...
     dprm.errors.ParameterError: budget-split must sum to 1 (init, extend, quality), not 0.5,0.5,0.1 (sum 1.1)
+    >>> parse_budget_split("0.7,0.1,0.2000000001")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: budget-split must sum to 1 (init, extend, quality), not 0.7,0.1,0.2000000001 \
+(sum 1.0000000001)
     """
     text = split if isinstance(split, str) else ",".join(str(s) for s in split)
     parts = [p.strip() for p in text.split(",")]
@@ -84,8 +90,40 @@ def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
         raise ParameterError(f"budget-split shares must be positive, not {text}")
     if sum(shares) != 1:
         raise ParameterError(f"budget-split must sum to 1 (init, extend, quality), not {text} "
-                             f"(sum {float(sum(shares)):g})")
+                             f"(sum {_exact_text(sum(shares))})")
     return shares  # type: ignore[return-value]
+
+
+def _exact_text(value: Fraction, limit: int = 40) -> str:
+    """``value`` written exactly: a decimal when it has one of at most ``limit`` characters, else ``p/q``, else
+    (both too long) ``1 + d`` or ``1 - d`` with the difference ``d`` from 1 to three digits.
+
+    A sum that misses 1 by 1e-10 reads ``1.0000000001``, not ``1`` (a float's ``:g`` rounded it).
+
+    Examples
+    --------
+    >>> _exact_text(Fraction(11, 10)), _exact_text(Fraction(7, 6)), _exact_text(1 + Fraction(1, 10**400))
+    ('1.1', '7/6', '1 + 1.00e-400')
+    """
+    twos = fives = 0
+    rest = value.denominator
+    while rest % 2 == 0:
+        rest, twos = rest // 2, twos + 1
+    while rest % 5 == 0:
+        rest, fives = rest // 5, fives + 1
+    if rest == 1:  # a terminating decimal of max(twos, fives) digits after the point
+        digits = max(twos, fives)
+        whole, fraction = divmod(abs(value.numerator) * 10**digits // value.denominator, 10**digits)
+        text = ("-" if value < 0 else "") + str(whole) + (f".{fraction:0{digits}d}".rstrip("0") if fraction else "")
+        if len(text) <= limit:
+            return text
+    text = f"{value.numerator}/{value.denominator}"
+    if len(text) <= limit:
+        return text
+    with localcontext() as context:
+        context.prec = 3
+        difference = Decimal((value - 1).numerator) / Decimal((value - 1).denominator)
+    return f"1 {'+' if difference > 0 else '-'} {abs(difference):.2e}"
 
 
 #: Largest rows of the logistic quality's centre (and of the data-size parameters that

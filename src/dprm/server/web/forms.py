@@ -132,10 +132,12 @@ def _check_number(text: str, kind: type, name: str) -> None:
         raise FormError(f"{name.replace('_', '-')}: {problem}")
 
 
-def _pydantic_message(error: Any) -> str:
-    first = error.errors()[0] if error.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ()))
-    return (f"{where}: " if where else "") + str(first.get("msg", "invalid value"))[:300]
+def _pydantic_message(error: Any, body: Mapping[str, Any]) -> str:
+    """The first problem of a form's request (:func:`dprm.server.api_models.validation_message`), cut to 300
+    characters."""
+    from dprm.server.api_models import validation_message
+
+    return validation_message(error.errors(), body)[:300]
 
 
 def _flag(form: Mapping[str, Any], name: str) -> bool:
@@ -179,11 +181,12 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
     # form (a double click on a slow network, a reload) returns the first job, charged once.
     key = str(form.get("submission", "")).strip()
     idempotency = f"web-{key}" if re.fullmatch(r"[0-9a-f]{24}", key) and not dry_run else None
+    body = {"algorithm": algorithm, "parameters": parameters, "dry_run": dry_run, "idempotency_key": idempotency,
+            **_common(form, dataset)}
     try:
-        return JobRequest(algorithm=algorithm, parameters=parameters, dry_run=dry_run, idempotency_key=idempotency,
-                          **_common(form, dataset))
+        return JobRequest(**body)
     except ValidationError as error:
-        raise FormError(_pydantic_message(error)) from None
+        raise FormError(_pydantic_message(error, body)) from None
 
 
 def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[str, Any], *, dry_run: bool) -> Any:
@@ -221,8 +224,9 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
         confidence = float(confidence_text)
     except ValueError:
         raise FormError(f"confidence must be a number, not {confidence_text[:40]!r}") from None
+    body = {"left": queries["left"], "right": queries["right"], "confidence": confidence, "dry_run": dry_run,
+            **_common(form, dataset)}
     try:
-        return StatisticsRequest(left=queries["left"], right=queries["right"], confidence=confidence,
-                                 dry_run=dry_run, **_common(form, dataset))
+        return StatisticsRequest(**body)
     except ValidationError as error:
-        raise FormError(_pydantic_message(error)) from None
+        raise FormError(_pydantic_message(error, body)) from None
