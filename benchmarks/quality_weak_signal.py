@@ -36,6 +36,9 @@ researcher's measurement), ``latent-heavy`` (3,000 rows, 17 vs 9
 heavy-tailed numeric columns, lognormal, Pareto and counts, driven by four latent
 factors both views share; bounds the ranges; no planted answer: judged by excess),
 ``latent-light`` (the same structure with Gaussian margins, 4,000 rows, 5 vs 5 columns),
+``latent-heavy-wide`` (latent-heavy with bounds a hundred times the range, as a data
+owner declares generous public bounds), ``latent-signed`` (latent-heavy with every
+other column shifted by its median: negative values, tails on both sides),
 ``mammals-declared`` (with
 ``tests/data/mammals-types.json``) and ``nmes1988-bounds`` (every numeric column
 declared with its range as bounds, no transform). Miners ``cartwheels`` and
@@ -201,6 +204,23 @@ def dataset(name: str, data_seed: int):
     if name == "latent-heavy":
         left, right = latent_heavy(np.random.default_rng(data_seed))
         return load_two_view(left, right, types=frame_range_types([left, right])), None
+    if name == "latent-heavy-wide":  # a data owner's generous public bounds: 100 times the range
+        left, right = latent_heavy(np.random.default_rng(data_seed))
+        types = frame_range_types([left, right])
+        for column in types["columns"].values():
+            if "bounds" in column:
+                column["bounds"] = [column["bounds"][0], 100 * column["bounds"][1]]
+        return load_two_view(left, right, types=types), None
+    if name == "latent-signed":  # every other column shifted by its median: negative values, signed tails
+        left, right = latent_heavy(np.random.default_rng(data_seed))
+        for frame in (left, right):
+            for column in frame.columns[1::2]:
+                frame[column] = np.round(frame[column] - frame[column].median(), 3)
+        types = frame_range_types([left, right])
+        for frame in (left, right):
+            for column in frame.columns[1:]:
+                types["columns"][column]["bounds"] = [float(frame[column].min()), float(frame[column].max())]
+        return load_two_view(left, right, types=types), None
     if name == "latent-light":
         left, right = latent_heavy(np.random.default_rng(data_seed), n=4000, n_left=5, n_right=5, gaussian=True)
         return load_two_view(left, right, types=frame_range_types([left, right])), None
