@@ -32,6 +32,9 @@ if os.environ.get("DPRM_SKIP_BROWSER") == "1":
 
 from server_support import MAMMALS, MAMMALS_TYPES, ROOT, Served, require_mammals  # noqa: E402
 
+from dprm.queries import document_redescriptions  # noqa: E402
+from dprm.queries.clired import clired_problem  # noqa: E402
+
 # One xdist worker runs this module (make test: --dist loadgroup): one served server and one
 # Chromium for all its tests, not one per worker.
 pytestmark = pytest.mark.xdist_group("browser")
@@ -259,10 +262,16 @@ def step_analyst_journey_dry_run_dummy_and_real_job(browser: Any, server: dict[s
     link = page.get_by_role("link", name="Download clired queries")
     assert link.get_attribute("download") is not None
     answer = page.request.get(base + link.get_attribute("href"))
-    assert answer.ok and answer.headers["content-type"].startswith("text/plain")
-    assert re.fullmatch(r'attachment; filename="job_[0-9a-f]+\.queries"', answer.headers["content-disposition"])
-    lines = answer.text().splitlines()
-    assert lines[0].split("\t")[:3] == ["rid", "query_LHS", "query_RHS"] and len(lines) == found + 1
+    # MAMMAL has columns clired's syntax cannot name ("Crocidura osorio (lat)"): a result that
+    # uses one gets the page that says so (422), whichever attributes this private run chose
+    named = {a for r in document_redescriptions(document) for q in (r.left, r.right) for a in q.attributes()}
+    if any(clired_problem(name) for name in named):
+        assert answer.status == 422 and "cannot be written in clired" in answer.text()
+    else:
+        assert answer.ok and answer.headers["content-type"].startswith("text/plain")
+        assert re.fullmatch(r'attachment; filename="job_[0-9a-f]+\.queries"', answer.headers["content-disposition"])
+        lines = answer.text().splitlines()
+        assert lines[0].split("\t")[:3] == ["rid", "query_LHS", "query_RHS"] and len(lines) == found + 1
 
     # a long dummy job, cancelled from the job list (HTMX posts the cancel and swaps the list)
     page.goto(base + "/ui/datasets/mammals?algorithm=alt-expm")
