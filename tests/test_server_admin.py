@@ -61,8 +61,9 @@ def test_registration_checks_names_files_and_duplicates(tmp_path: Path) -> None:
     left, right, types = tiny_views(tmp_path)
     db = Database(str(tmp_path / "s.db"))
     db.migrate()
-    with pytest.raises(ParameterError):
-        register_dataset(db, "bad name!", left, right, types)
+    for bad in ("bad name!", "tiny\n", "\ntiny"):  # a name ending in a newline passed '$' (two 'eve' rows)
+        with pytest.raises(ParameterError):
+            register_dataset(db, bad, left, right, types)
     with pytest.raises(DataError, match="no such file"):
         register_dataset(db, "tiny", tmp_path / "missing.csv", right, types)
     for bad in (str(tmp_path / ("a" * 5000)), "/proc/self/mem"):  # too long a name; a file that fails to read
@@ -128,3 +129,13 @@ def test_admin_command_line(tmp_path: Path) -> None:
     bad = dprm_process("serve", "--db", str(tmp_path / "no" / "such" / "folder.db"))
     assert bad.returncode == 2 and "does not exist" in bad.stderr
     assert dprm_process("serve", "--db", db, "--port", "0").returncode == 2
+
+
+def test_names_and_tokens_are_matched_whole() -> None:
+    """A name followed by a newline (or a space) is not the name: refused."""
+    from dprm.server.accounts import check_name
+
+    assert check_name("eve", "analyst") == "eve"
+    for bad in ("eve\n", "eve\r\n", "eve "):
+        with pytest.raises(ParameterError, match="analyst name"):
+            check_name(bad, "analyst")

@@ -38,14 +38,14 @@ __all__ = ["Analyst", "new_token", "check_secret", "parse_token", "add_analyst",
            "NAME_PATTERN", "MAX_EXPIRY_DAYS"]
 
 #: Names of analysts and datasets: letters, digits, ``.``, ``_``, ``-``; 1 to 64.
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # whole names only (fullmatch: '$' passed 'eve\n')
 
 #: The longest a token may be made to last: 36,500 days (about a century). Beyond it a
 #: time is not a date the database, the pages and ``dprm admin analyst list`` can show;
 #: a token that should never expire is made without an expiry.
 MAX_EXPIRY_DAYS = 36_500
 
-_TOKEN = re.compile(r"^dprm_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
+_TOKEN = re.compile(r"dprm_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")  # fullmatch, as the names
 _DUMMY_SALT = "0" * 32
 _DUMMY_HASH = hashlib.sha256(b"dummy").hexdigest()
 
@@ -61,7 +61,7 @@ class Analyst:
 
 def check_name(name: str, what: str) -> str:
     """``name`` if it is a valid analyst or dataset name, else a ParameterError."""
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ParameterError(f"{what} name must be 1 to 64 letters, digits, '.', '_' or '-' "
                              f"(starting with a letter or digit), got {name!r}")
     return name
@@ -107,7 +107,7 @@ def new_token() -> tuple[str, tuple[str, str, str]]:
 
 def parse_token(token: str) -> tuple[str, str] | None:
     """``(token_id, secret)`` of a well-formed token, else None."""
-    match = _TOKEN.match(token or "")
+    match = _TOKEN.fullmatch(token or "")
     return (match.group(1), match.group(2)) if match else None
 
 
