@@ -116,6 +116,25 @@ def test_sign_in_refuses_wrong_tokens_and_forged_forms(site: Site) -> None:
     assert forged.status_code == 403 and COOKIE not in str(forged.headers)
 
 
+def test_posts_the_browser_says_come_from_another_origin_are_refused(site: Site) -> None:
+    """A page of the same site on another origin (another port, a sibling subdomain) can set
+    the sign-in cookie itself and post the matching form token: the fuzz round signed a browser
+    in as another analyst so. The browser's Sec-Fetch-Site says where a post comes from."""
+    client = site.client()
+    page = client.get("/ui/signin")
+    form = {"csrf": _csrf(page.text), "token": site.tokens["bob"]}
+    for where in ("same-site", "cross-site"):
+        tossed = client.post("/ui/signin", data=form, headers={"Sec-Fetch-Site": where}, follow_redirects=False)
+        assert tossed.status_code == 403 and COOKIE not in str(tossed.headers), where
+    form = {"csrf": _csrf(client.get("/ui/signin").text), "token": site.tokens["bob"]}  # a refusal renews the form
+    answer = client.post("/ui/signin", data=form, headers={"Sec-Fetch-Site": "same-origin"}, follow_redirects=False)
+    assert answer.status_code == 303
+    client, token = site.signed_in("alice")
+    refused = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "action": "run", "csrf": token},
+                          headers={"Sec-Fetch-Site": "same-site"})
+    assert refused.status_code == 403 and site.remaining("alice") == (0, 0)
+
+
 def test_pages_need_a_session(site: Site) -> None:
     client = site.client()
     for path in ("/ui/datasets", "/ui/jobs", "/ui/datasets/tiny", "/ui/owner", "/ui/owner/audit"):

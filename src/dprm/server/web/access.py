@@ -66,7 +66,7 @@ async def for_posting(request: Request, role: str) -> tuple[Session | None, dict
                                    "This form needs a signed-in session; nothing was done.",
                                    outcome="missing_session")
     given = form.get(csrf.FIELD) or request.headers.get(csrf.HEADER)
-    if not csrf.matches(found.csrf, str(given) if given is not None else None):
+    if csrf.cross_origin(request.headers) or not csrf.matches(found.csrf, str(given) if given is not None else None):
         return found, form, problem(request, 403, "Form expired",
                                     "The form's security token is missing or wrong; reload the page and try "
                                     "again. Nothing was done.", found, "csrf_refused")

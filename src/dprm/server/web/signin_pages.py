@@ -55,7 +55,8 @@ async def signin(request: Request) -> Response:
 
     request.state.action = "ui-signin"
     form = await request.form()
-    if not csrf.matches(request.cookies.get(csrf.SIGNIN_COOKIE), str(form.get(csrf.FIELD) or "")):
+    if csrf.cross_origin(request.headers) or not csrf.matches(request.cookies.get(csrf.SIGNIN_COOKIE),
+                                                              str(form.get(csrf.FIELD) or "")):
         request.state.outcome = "csrf_refused"
         return signin_page(request, 403, "The sign-in form expired; please try again.")
     token = str(form.get("token") or "").strip()
@@ -93,7 +94,8 @@ async def signout(request: Request) -> Response:
     form = await request.form()
     if found is None:
         return redirect("/ui/signin")
-    if not csrf.matches(found.csrf, str(form.get(csrf.FIELD) or request.headers.get(csrf.HEADER) or "")):
+    if csrf.cross_origin(request.headers) or not csrf.matches(
+            found.csrf, str(form.get(csrf.FIELD) or request.headers.get(csrf.HEADER) or "")):
         return problem(request, 403, "Form expired", "Reload the page and sign out again.", found, "csrf_refused")
     await run_in_threadpool(close_session, request.app.state.db, request.cookies.get(COOKIE))
     response = redirect("/ui/signin")
