@@ -435,3 +435,69 @@ def test_journeys_of_the_web_pages(browser: Any, server: dict[str, Any]) -> None
     step_posts_without_form_token_or_session_are_refused(browser, server)
     step_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(browser, server)
     step_owner_sees_who_spent_what_and_the_audit_log(browser, server)
+
+
+# -- the HTMX parts of the pages: a small server of their own -------------------------------------
+
+PARTS_ANALYSTS = ("carol", "dave", "erin", "fay")
+
+
+@pytest.fixture(scope="module")
+def parts() -> Iterator[dict[str, Any]]:
+    """``tiny`` and ``spare`` (two copies of the tiny dataset), one analyst per test below (10 ε on
+    each dataset), no job worker (a job stays queued: its page refreshes itself every 2 s) and a
+    slow rate limit (a bucket of 40 requests, one more every 4 s) that a test can empty."""
+    import tempfile
+
+    from dprm.server import accounts, budget
+    from dprm.server.database import Database
+    from dprm.server.datasets import register_dataset
+    from dprm.server.units import epsilon_units
+    from server_support import setup_server_db, tiny_views
+
+    with tempfile.TemporaryDirectory(prefix="dprm-parts-") as name:
+        folder = Path(name)
+        url = str(folder / "parts.db")
+        tokens = setup_server_db(url, folder, budgets={who: "10" for who in PARTS_ANALYSTS})
+        spare = folder / "spare"
+        spare.mkdir()
+        db = Database(url)
+        register_dataset(db, "spare", *tiny_views(spare))
+        with db.write() as connection:
+            for who in PARTS_ANALYSTS:
+                budget.set_budget(connection, accounts.find_analyst(connection, who).id, 2, epsilon_units("10"))
+        db.dispose()
+        with Served(url, workers=0, extra=["--rate", "0.25", "--burst", "40"]) as served:
+            yield {"url": served.url, "tokens": tokens, "spare": spare}
+
+
+def parts_page(browser: Any, parts: dict[str, Any], who: str, path: str, **options: Any) -> Any:
+    """A page of ``who`` signed in on the parts' server."""
+    context = browser.new_context(viewport=options.pop("viewport", LAPTOP), base_url=parts["url"], **options)
+    page = sign_in(context, parts["url"], parts["tokens"][who])
+    page.goto(parts["url"] + path)
+    return page
+
+
+def test_a_double_click_on_a_form_is_sent_and_charged_once(browser: Any, parts: dict[str, Any]) -> None:
+    """HTMX queued the statistics form's second submit and read the form after the first answer
+    had put a new one-time key in it: a double click was charged twice."""
+    base, carol = parts["url"], parts["tokens"]["carol"]
+    page = parts_page(browser, parts, "carol", "/ui/datasets/tiny")
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and "/ui/datasets/" in r.url else None)
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    page.get_by_label("ε (cost)").fill("0.1")
+    page.get_by_role("button", name="Get the statistics").dblclick()
+    page.locator("#stats-result table").wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)  # a second post would be sent after the first answer
+    assert api_budget(base, carol, "tiny") == "0.1" and len(posts) == 1, posts
+    # the job form (a page load, not HTMX): one job, one charge
+    page.get_by_label("ε (privacy cost of this job)").fill("0.2")
+    page.get_by_role("button", name="Run the job").dblclick()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    assert api_budget(base, carol, "tiny") == "0.3"
+    page.goto(base + "/ui/jobs")
+    assert page.locator("table.jobs tbody tr").count() == 1
+    page.context.close()
