@@ -501,3 +501,19 @@ def test_a_double_click_on_a_form_is_sent_and_charged_once(browser: Any, parts: 
     page.goto(base + "/ui/jobs")
     assert page.locator("table.jobs tbody tr").count() == 1
     page.context.close()
+
+
+def test_a_5xx_answer_to_the_statistics_form_shows_its_message(browser: Any, parts: dict[str, Any]) -> None:
+    """HTMX did not swap in a 5xx answer (503 dataset_changed): with scripts on, nothing was shown."""
+    left = parts["spare"] / "left.csv"
+    left.write_text(left.read_text() + "999,1,CA\n")  # a file of the dataset changed on disk
+    page = parts_page(browser, parts, "fay", "/ui/datasets/spare")
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    with page.expect_response(lambda r: r.url.endswith("/statistics")) as answer:
+        page.get_by_role("button", name="Get the statistics").click()
+    assert answer.value.status == 503
+    page.locator("#stats-result [role=alert]").wait_for(timeout=10_000)  # the answer is in: swapped or not
+    assert "changed on disk" in page.locator("#stats-result").inner_text()
+    assert api_budget(parts["url"], parts["tokens"]["fay"], "spare") == "0"
+    page.context.close()
