@@ -517,3 +517,55 @@ def test_a_5xx_answer_to_the_statistics_form_shows_its_message(browser: Any, par
     assert "changed on disk" in page.locator("#stats-result").inner_text()
     assert api_budget(parts["url"], parts["tokens"]["fay"], "spare") == "0"
     page.context.close()
+
+
+def empty_the_bucket(parts: dict[str, Any], who: str) -> None:
+    """Spend the rate limit of ``who``'s token (its API client shares the pages' bucket) to a 429."""
+    import httpx
+
+    headers = {"Authorization": "Bearer " + parts["tokens"][who]}
+    for _ in range(100):
+        if httpx.get(parts["url"] + "/v1/budget", headers=headers, timeout=30).status_code == 429:
+            return
+    raise AssertionError("the rate limit never answered 429")
+
+
+def test_a_refused_part_of_a_page_shows_why_and_keeps_working(browser: Any, parts: dict[str, Any]) -> None:
+    """A 429 answered to HTMX put a whole error page (a second header and h1) in the statistics box
+    or dropped a running job's refreshing part: later clicks sent nothing, the job page stopped."""
+    import httpx
+
+    dave = parts["tokens"]["dave"]
+    job = httpx.post(parts["url"] + "/v1/jobs", headers={"Authorization": "Bearer " + dave}, timeout=30, json={
+        "dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "dummy": True}).json()["id"]
+    page = parts_page(browser, parts, "dave", f"/ui/jobs/{job}")  # queued (no worker): refreshes itself
+    empty_the_bucket(parts, "dave")
+    with page.expect_response(lambda r: r.url.endswith(job) and r.status == 429, timeout=10_000):
+        pass
+    body = page.locator("#job-body")
+    body.locator(".refusal [role=alert]").wait_for(timeout=5_000)
+    assert "too many requests" in body.inner_text() and "tries again by itself" in body.inner_text()
+    assert page.locator("h1").count() == 1 and page.locator("header").count() == 1
+    # the bucket refills (one request every 4 s): the part refreshes itself back
+    body.locator(".facts").wait_for(timeout=20_000)
+    assert page.locator("#job-body[hx-trigger]").count() == 1 and body.locator(".refusal").count() == 0
+
+    page.goto("about:blank")  # the job page's refresh no longer takes the requests back in the bucket
+    page.wait_for_timeout(4_500)
+    page.goto(parts["url"] + "/ui/datasets/tiny")
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    page.get_by_label("On dummy data (free)", exact=True).check()
+    empty_the_bucket(parts, "dave")
+    with page.expect_response(lambda r: r.url.endswith("/statistics")) as answer:
+        page.get_by_role("button", name="Get the statistics").click()
+    assert answer.value.status == 429
+    box = page.locator("#stats-result")
+    box.locator(".refusal [role=alert]").wait_for(timeout=5_000)
+    assert "too many requests" in box.inner_text()
+    assert page.locator("h1").count() == 1 and page.locator("header").count() == 1
+    page.wait_for_timeout(4_500)  # one request back in the bucket: the same box answers the next click
+    page.get_by_role("button", name="Get the statistics").click()
+    box.locator("table").wait_for(timeout=30_000)
+    assert api_budget(parts["url"], dave, "tiny") == "0"
+    page.context.close()
