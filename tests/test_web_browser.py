@@ -569,3 +569,19 @@ def test_a_refused_part_of_a_page_shows_why_and_keeps_working(browser: Any, part
     box.locator("table").wait_for(timeout=30_000)
     assert api_budget(parts["url"], dave, "tiny") == "0"
     page.context.close()
+
+
+def test_a_statistics_answer_keeps_the_page_within_a_narrow_screen(browser: Any, parts: dict[str, Any]) -> None:
+    """At 320 px (WCAG 1.4.10 reflow) the dataset page was 327-329 px wide once a statistics answer
+    was shown, with scripts on and off: its table was not in a scrolling box."""
+    for scripts in (True, False):
+        page = parts_page(browser, parts, "erin", "/ui/datasets/tiny", viewport={"width": 320, "height": 640},
+                          java_script_enabled=scripts)
+        page.get_by_label("Left query").fill("[a] & [state = CA]")
+        page.get_by_label("Right query").fill("[b] | [10 < x < 90]")
+        page.get_by_label("On dummy data (free)", exact=True).check()
+        page.get_by_role("button", name="Get the statistics").click()
+        page.locator("#stats-result table").wait_for(timeout=60_000)
+        wide = page.evaluate(WIDEST)
+        assert wide["width"] <= 320, (scripts, wide)
+        page.context.close()
