@@ -583,6 +583,11 @@ def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: S
     stats = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": "0_9", "action": "dry-run"})
     assert stats.status_code == 422 and "confidence: " in stats.text
+    for text in ("nan", "NaN", "inf", "-inf", "0.4", "1"):  # NaN was "should be less than or equal to 0.999"
+        stats = client.post("/ui/datasets/tiny/statistics", data={
+            "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "action": "dry-run"})
+        assert stats.status_code == 422, text
+        assert "confidence must be a number between 0.5 and 0.999" in html.unescape(stats.text), text
     fine = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
                                                        "p_depth": "3", "p_min_jaccard": "0.5"})
     assert fine.status_code == 200 and "Cost" in fine.text
