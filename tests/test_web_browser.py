@@ -6,7 +6,8 @@ database starts with one data owner (olga) and nothing else. The journeys of iss
 sees the live cost, runs a dry run, a dummy job and a real job at ε = 0.5, reads the
 result, sorts it and downloads the JSON; bob gets 404 on alice's job; ε above the
 remaining budget shows a clear message and charges nothing; posts without the form
-token or without a session are refused.
+token or without a session are refused. The HTMX parts of the pages (a double click, a 5xx or a
+429 answer to a part, a statistics answer at 320 px) are tried on a small server of their own.
 
 Screenshots of the main pages at laptop (1366×768) and phone (390×844) width go to
 ``out/screenshots/``. Chromium that cannot start FAILS these tests; they are skipped
@@ -435,3 +436,153 @@ def test_journeys_of_the_web_pages(browser: Any, server: dict[str, Any]) -> None
     step_posts_without_form_token_or_session_are_refused(browser, server)
     step_keyboard_reaches_the_sign_in_form_and_pages_read_without_javascript(browser, server)
     step_owner_sees_who_spent_what_and_the_audit_log(browser, server)
+
+
+# -- the HTMX parts of the pages: a small server of their own -------------------------------------
+
+PARTS_ANALYSTS = ("carol", "dave", "erin", "fay")
+
+
+@pytest.fixture(scope="module")
+def parts() -> Iterator[dict[str, Any]]:
+    """``tiny`` and ``spare`` (two copies of the tiny dataset), one analyst per test below (10 ε on
+    each dataset), no job worker (a job stays queued: its page refreshes itself every 2 s) and a
+    slow rate limit (a bucket of 40 requests, one more every 4 s) that a test can empty."""
+    import tempfile
+
+    from dprm.server import accounts, budget
+    from dprm.server.database import Database
+    from dprm.server.datasets import register_dataset
+    from dprm.server.units import epsilon_units
+    from server_support import setup_server_db, tiny_views
+
+    with tempfile.TemporaryDirectory(prefix="dprm-parts-") as name:
+        folder = Path(name)
+        url = str(folder / "parts.db")
+        tokens = setup_server_db(url, folder, budgets={who: "10" for who in PARTS_ANALYSTS})
+        spare = folder / "spare"
+        spare.mkdir()
+        db = Database(url)
+        register_dataset(db, "spare", *tiny_views(spare))
+        with db.write() as connection:
+            for who in PARTS_ANALYSTS:
+                budget.set_budget(connection, accounts.find_analyst(connection, who).id, 2, epsilon_units("10"))
+        db.dispose()
+        with Served(url, workers=0, extra=["--rate", "0.25", "--burst", "40"]) as served:
+            yield {"url": served.url, "tokens": tokens, "spare": spare}
+
+
+def parts_page(browser: Any, parts: dict[str, Any], who: str, path: str, **options: Any) -> Any:
+    """A page of ``who`` signed in on the parts' server."""
+    context = browser.new_context(viewport=options.pop("viewport", LAPTOP), base_url=parts["url"], **options)
+    page = sign_in(context, parts["url"], parts["tokens"][who])
+    page.goto(parts["url"] + path)
+    return page
+
+
+def test_a_double_click_on_a_form_is_sent_and_charged_once(browser: Any, parts: dict[str, Any]) -> None:
+    """HTMX queued the statistics form's second submit and read the form after the first answer
+    had put a new one-time key in it: a double click was charged twice."""
+    base, carol = parts["url"], parts["tokens"]["carol"]
+    page = parts_page(browser, parts, "carol", "/ui/datasets/tiny")
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and "/ui/datasets/" in r.url else None)
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    page.get_by_label("ε (cost)").fill("0.1")
+    page.get_by_role("button", name="Get the statistics").dblclick()
+    page.locator("#stats-result table").wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)  # a second post would be sent after the first answer
+    assert api_budget(base, carol, "tiny") == "0.1" and len(posts) == 1, posts
+    # the job form (a page load, not HTMX): one job, one charge
+    page.get_by_label("ε (privacy cost of this job)").fill("0.2")
+    page.get_by_role("button", name="Run the job").dblclick()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    assert api_budget(base, carol, "tiny") == "0.3"
+    page.goto(base + "/ui/jobs")
+    assert page.locator("table.jobs tbody tr").count() == 1
+    page.context.close()
+
+
+def test_a_5xx_answer_to_the_statistics_form_shows_its_message(browser: Any, parts: dict[str, Any]) -> None:
+    """HTMX did not swap in a 5xx answer (503 dataset_changed): with scripts on, nothing was shown."""
+    left = parts["spare"] / "left.csv"
+    left.write_text(left.read_text() + "999,1,CA\n")  # a file of the dataset changed on disk
+    page = parts_page(browser, parts, "fay", "/ui/datasets/spare")
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    with page.expect_response(lambda r: r.url.endswith("/statistics")) as answer:
+        page.get_by_role("button", name="Get the statistics").click()
+    assert answer.value.status == 503
+    page.locator("#stats-result [role=alert]").wait_for(timeout=10_000)  # the answer is in: swapped or not
+    assert "changed on disk" in page.locator("#stats-result").inner_text()
+    assert api_budget(parts["url"], parts["tokens"]["fay"], "spare") == "0"
+    page.context.close()
+
+
+def empty_the_bucket(parts: dict[str, Any], who: str) -> None:
+    """Spend the rate limit of ``who``'s token (its API client shares the pages' bucket) to a 429."""
+    import httpx
+
+    headers = {"Authorization": "Bearer " + parts["tokens"][who]}
+    for _ in range(100):
+        if httpx.get(parts["url"] + "/v1/budget", headers=headers, timeout=30).status_code == 429:
+            return
+    raise AssertionError("the rate limit never answered 429")
+
+
+def test_a_refused_part_of_a_page_shows_why_and_keeps_working(browser: Any, parts: dict[str, Any]) -> None:
+    """A 429 answered to HTMX put a whole error page (a second header and h1) in the statistics box
+    or dropped a running job's refreshing part: later clicks sent nothing, the job page stopped."""
+    import httpx
+
+    dave = parts["tokens"]["dave"]
+    job = httpx.post(parts["url"] + "/v1/jobs", headers={"Authorization": "Bearer " + dave}, timeout=30, json={
+        "dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "dummy": True}).json()["id"]
+    page = parts_page(browser, parts, "dave", f"/ui/jobs/{job}")  # queued (no worker): refreshes itself
+    empty_the_bucket(parts, "dave")
+    with page.expect_response(lambda r: r.url.endswith(job) and r.status == 429, timeout=10_000):
+        pass
+    body = page.locator("#job-body")
+    body.locator(".refusal [role=alert]").wait_for(timeout=5_000)
+    assert "too many requests" in body.inner_text() and "tries again by itself" in body.inner_text()
+    assert page.locator("h1").count() == 1 and page.locator("header").count() == 1
+    # the bucket refills (one request every 4 s): the part refreshes itself back
+    body.locator(".facts").wait_for(timeout=20_000)
+    assert page.locator("#job-body[hx-trigger]").count() == 1 and body.locator(".refusal").count() == 0
+
+    page.goto("about:blank")  # the job page's refresh no longer takes the requests back in the bucket
+    page.wait_for_timeout(4_500)
+    page.goto(parts["url"] + "/ui/datasets/tiny")
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    page.get_by_label("On dummy data (free)", exact=True).check()
+    empty_the_bucket(parts, "dave")
+    with page.expect_response(lambda r: r.url.endswith("/statistics")) as answer:
+        page.get_by_role("button", name="Get the statistics").click()
+    assert answer.value.status == 429
+    box = page.locator("#stats-result")
+    box.locator(".refusal [role=alert]").wait_for(timeout=5_000)
+    assert "too many requests" in box.inner_text()
+    assert page.locator("h1").count() == 1 and page.locator("header").count() == 1
+    page.wait_for_timeout(4_500)  # one request back in the bucket: the same box answers the next click
+    page.get_by_role("button", name="Get the statistics").click()
+    box.locator("table").wait_for(timeout=30_000)
+    assert box.locator(".refusal").count() == 0 and page.locator("h1").count() == 1
+    page.context.close()
+
+
+def test_a_statistics_answer_keeps_the_page_within_a_narrow_screen(browser: Any, parts: dict[str, Any]) -> None:
+    """At 320 px (WCAG 1.4.10 reflow) the dataset page was 327-329 px wide once a statistics answer
+    was shown, with scripts on and off: its table was not in a scrolling box."""
+    for scripts in (True, False):
+        page = parts_page(browser, parts, "erin", "/ui/datasets/tiny", viewport={"width": 320, "height": 640},
+                          java_script_enabled=scripts)
+        page.get_by_label("Left query").fill("[a] & [state = CA]")
+        page.get_by_label("Right query").fill("[b] | [10 < x < 90]")
+        page.get_by_label("On dummy data (free)", exact=True).check()
+        page.get_by_role("button", name="Get the statistics").click()
+        page.locator("#stats-result table").wait_for(timeout=60_000)
+        wide = page.evaluate(WIDEST)
+        assert wide["width"] <= 320, (scripts, wide)
+        page.context.close()

@@ -602,6 +602,11 @@ def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: S
     stats = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": "0_9", "action": "dry-run"})
     assert stats.status_code == 422 and "confidence: " in stats.text
+    for text in ("nan", "NaN", "inf", "-inf", "0.4", "1"):  # NaN was "should be less than or equal to 0.999"
+        stats = client.post("/ui/datasets/tiny/statistics", data={
+            "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "action": "dry-run"})
+        assert stats.status_code == 422, text
+        assert "confidence must be a number between 0.5 and 0.999" in html.unescape(stats.text), text
     fine = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
                                                        "p_depth": "3", "p_min_jaccard": "0.5"})
     assert fine.status_code == 200 and "Cost" in fine.text
@@ -620,6 +625,35 @@ def test_a_page_refused_by_the_rate_limit_says_when_to_retry(site: Site) -> None
     refused = answers[-1]
     assert refused.status_code == 429 and refused.headers["content-type"].startswith("text/html")
     assert int(refused.headers["retry-after"]) >= 1
+
+
+def test_a_refusal_of_a_part_of_a_page_is_its_message_put_inside_the_part(site: Site) -> None:
+    """A refusal (the rate limit, a form token) answered to HTMX was a whole error page: swapped into
+    the statistics box or a job's refreshing part, it put a second header and h1 in the page, and
+    the part (its id, its hx- attributes) was gone."""
+    from dprm.server.ratelimit import RateLimiter
+
+    app = create_app(site.url, background=False, limiter=RateLimiter(rate=0.01, burst=4))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        page = client.get("/ui/signin")
+        client.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"]})
+        token = _csrf(client.get("/ui/datasets/tiny").text)
+        htmx = {"HX-Request": "true", "HX-Target": "stats-result"}
+        forged = client.post("/ui/datasets/tiny/statistics", headers=htmx,
+                             data={"csrf": "wrong", "left": "[a]", "right": "[b]", "action": "run"})
+        polled = {"HX-Request": "true", "HX-Trigger": "jobs", "HX-Target": "jobs"}
+        answers = [client.get("/ui/jobs", params={"partial": 1}, headers=polled) for _ in range(3)]
+        whole = client.get("/ui/jobs")
+    assert token and forged.status_code == 403 and "Form expired" in forged.text
+    refused = answers[-1]
+    assert refused.status_code == whole.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    for answer, again in ((forged, "Try again, or"), (refused, "tries again by itself")):
+        assert answer.headers["HX-Reswap"] == "innerHTML" and answer.headers["HX-Reselect"] == ".refusal"
+        assert answer.text.strip().startswith('<div class="refusal">')
+        assert "<h1" not in answer.text and "<header" not in answer.text and "<html" not in answer.text
+        assert 'role="alert"' in answer.text and again in answer.text and 'href=""' in answer.text
+    assert "<h1>" in whole.text and "HX-Reswap" not in whole.headers  # a page load: the whole error page
+    assert site.remaining("alice") == (0, 0)
 
 
 def _job_in_state(site: Site, bob: TestClient, token: str, status: str, **values: Any) -> str:

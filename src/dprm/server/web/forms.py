@@ -224,6 +224,8 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
         confidence = float(confidence_text)
     except ValueError:
         raise FormError(f"confidence must be a number, not {confidence_text[:40]!r}") from None
+    if not 0.5 <= confidence <= 0.999:  # NaN too (pydantic named only the upper bound: "less than or equal")
+        raise FormError(f"confidence must be a number between 0.5 and 0.999, not {confidence_text[:40]!r}")
     body = {"left": queries["left"], "right": queries["right"], "confidence": confidence, "dry_run": dry_run,
             **_common(form, dataset)}
     try:

@@ -20,8 +20,8 @@ from dprm.server.errors import ERRORS, ApiError
 from dprm.server.web import csrf
 from dprm.server.web.sessions import Session
 
-__all__ = ["SECURITY_HEADERS", "STATIC", "TEMPLATES", "api_problem", "error_page", "is_htmx", "problem",
-           "redirect", "render"]
+__all__ = ["HTMX_REFUSAL", "SECURITY_HEADERS", "STATIC", "TEMPLATES", "api_problem", "error_page", "is_htmx",
+           "problem", "redirect", "render"]
 
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
@@ -36,6 +36,12 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
+
+#: How HTMX puts a refusal of a request for part of a page (the statistics box, a job's or the
+#: job list's refresh, the cost box) in the page: inside that part, whatever its own hx-select
+#: and hx-swap say. The part's element and its hx- attributes stay: its refresh goes on, its form
+#: posts again. A whole error page there put a second header and h1 in the page and lost the part.
+HTMX_REFUSAL = {"HX-Reswap": "innerHTML", "HX-Reselect": ".refusal"}
 
 
 def _when(seconds: float | None) -> str:
@@ -87,9 +93,21 @@ def error_page(request: Request, status: int, title: str, message: str,
                headers: dict[str, str] | None = None) -> HTMLResponse:
     """The pages' error page, for an answer the application gives before any page handler
     (a malformed query string, a wrong method, the rate limit) to an address under ``/ui``."""
-    page = _shared_environment().get_template("error.html").render(session=None, request_path=request.url.path,
-                                                            csrf_field=csrf.FIELD, title=title, message=message)
-    return HTMLResponse(page, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+    return _refusal(request, status, None, title, message, headers)
+
+
+def _refusal(request: Request, status: int, session: Session | None, title: str, message: str,
+             headers: dict[str, str] | None = None) -> HTMLResponse:
+    """The error page of a refusal; to HTMX (:func:`is_htmx`), only its message, put inside the
+    part of the page that asked (:data:`HTMX_REFUSAL`)."""
+    htmx = is_htmx(request)
+    trigger = request.headers.get("hx-trigger")
+    polls = htmx and request.method == "GET" and trigger is not None and trigger == request.headers.get("hx-target")
+    page = _shared_environment().get_template("_refusal.html" if htmx else "error.html").render(
+        session=session, request_path=request.url.path, csrf_field=csrf.FIELD, title=title, message=message,
+        polls=polls)  # polls: a part that refreshes itself (its own trigger and target) asked
+    return HTMLResponse(page, status_code=status,
+                        headers={**SECURITY_HEADERS, **(HTMX_REFUSAL if htmx else {}), **(headers or {})})
 
 
 # -- rendering and answers -------------------------------------------------------------------
@@ -107,14 +125,14 @@ def problem(request: Request, status: int, title: str, message: str, session: Se
             outcome: str | None = None) -> HTMLResponse:
     """The error page of a refusal (``outcome`` is what the audit record says)."""
     request.state.outcome = outcome or f"http_{status}"
-    return render(request, "error.html", status, session, title=title, message=message)
+    return _refusal(request, status, session, title, message)
 
 
 def api_problem(request: Request, error: ApiError, session: Session | None) -> HTMLResponse:
     """The error page of an API error code."""
     status, description = ERRORS[error.code]
     request.state.outcome = error.code
-    return render(request, "error.html", status, session, title=description, message=error.message or description)
+    return _refusal(request, status, session, description, error.message or description)
 
 
 def redirect(url: str) -> RedirectResponse:
