@@ -13,6 +13,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -21,7 +22,7 @@ import numpy as np
 
 from dprm.errors import short_repr
 
-__all__ = ["no_duplicate_keys", "plain_json"]
+__all__ = ["finite_number", "no_duplicate_keys", "plain_json"]
 
 
 def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
@@ -76,3 +77,19 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
             raise ValueError(f"duplicate key {short_repr(key, 60)}")
         out[key] = value
     return out
+
+
+def finite_number(value: object) -> bool:
+    """A finite number that is not a Boolean (``True`` is an ``int`` to Python), numpy's numbers too.
+
+    Examples
+    --------
+    >>> finite_number(0.5), finite_number(np.float64(2)), finite_number(True), finite_number(10**400)
+    (True, True, False, False)
+    """
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer of more than 308 digits
+        return False

@@ -24,7 +24,7 @@ import numpy as np
 
 from dprm.errors import DprmError, short_repr, short_text
 from dprm.files import write_atomic
-from dprm.json_values import no_duplicate_keys
+from dprm.json_values import finite_number, no_duplicate_keys
 from dprm.queries.redescription import Redescription
 
 __all__ = ["FORMAT", "GUARANTEES", "PRIVACY_KEYS", "valid_guarantee", "check_privacy_block", "explain_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
@@ -205,16 +205,6 @@ PRIVACY_KEYS: tuple[str, ...] = ("epsilon", "neighbouring", "guarantee", "privat
 LEDGER_KEYS: tuple[str, ...] = ("step", "mechanism", "epsilon")
 
 
-def _is_number(value: object) -> bool:
-    """A finite JSON number that is not a Boolean (``True`` is an ``int`` in Python), within the float range."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an integer of more than 308 digits
-        return False
-
-
 def check_privacy_block(privacy: dict, source: str) -> None:
     """Refuse a ``privacy`` block that does not follow the spec, in one line naming the key.
 
@@ -262,7 +252,7 @@ def check_privacy_block(privacy: dict, source: str) -> None:
     epsilon, ledger, guarantee, private = (privacy[k] for k in ("epsilon", "ledger", "guarantee", "private"))
     if not isinstance(ledger, list):
         raise DprmError(f"{where}.ledger must be a list of releases, got {short_repr(ledger)}")
-    if not (epsilon is None and not ledger) and not (_is_number(epsilon) and epsilon >= 0):
+    if not (epsilon is None and not ledger) and not (finite_number(epsilon) and epsilon >= 0):
         raise DprmError(f"{where}.epsilon must be a finite number >= 0 (null only with an empty ledger), "
                         f"got {short_repr(epsilon)}")
     if not isinstance(privacy["neighbouring"], str) or not privacy["neighbouring"]:
@@ -281,7 +271,7 @@ def check_privacy_block(privacy: dict, source: str) -> None:
     if private and reasons:
         raise DprmError(f"{where}.reasons lists why the run is not private, but privacy.private is true")
     delta = privacy.get("delta")
-    if ("delta" in privacy or guarantee.startswith("approx-dp")) and not (_is_number(delta) and 0 <= delta <= 1):
+    if ("delta" in privacy or guarantee.startswith("approx-dp")) and not (finite_number(delta) and 0 <= delta <= 1):
         raise DprmError(f"{where}.delta must be a number in [0, 1] (required by approx-dp), got {short_repr(delta)}")
     for i, entry in enumerate(ledger):
         at = f"{where}.ledger[{i}]"
@@ -293,7 +283,7 @@ def check_privacy_block(privacy: dict, source: str) -> None:
         for key in ("step", "mechanism"):
             if not isinstance(entry[key], str) or not entry[key]:
                 raise DprmError(f"{at}.{key} must be a non-empty string, got {short_repr(entry[key])}")
-        if not (_is_number(entry["epsilon"]) and entry["epsilon"] >= 0):
+        if not (finite_number(entry["epsilon"]) and entry["epsilon"] >= 0):
             raise DprmError(f"{at}.epsilon must be a finite number >= 0, got {short_repr(entry['epsilon'])}")
     total = math.fsum(entry["epsilon"] for entry in ledger)
     if ledger and total > epsilon * (1 + 1e-9) + 1e-12:

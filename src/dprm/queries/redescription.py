@@ -10,13 +10,12 @@ redescriptions are the same.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Any
 
 from dprm.errors import DprmError, ParameterError, short_repr
+from dprm.json_values import finite_number
 from dprm.queries.base import Query
 from dprm.queries.json_form import query_from_json, query_to_json
 from dprm.queries.normal_form import canonical_key, normalize
@@ -165,16 +164,6 @@ class Redescription:
         )
 
 
-def _finite(value: Any) -> bool:
-    """A finite number that is not a Boolean (numpy's numbers too: a document in memory holds them)."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an integer of more than 308 digits
-        return False
-
-
 def _check_optional_keys(obj: dict, where: str) -> None:
     """Refuse a malformed documented optional key, as ``pruned`` is refused.
 
@@ -206,7 +195,7 @@ def _check_optional_keys(obj: dict, where: str) -> None:
     if not isinstance(interval, dict):
         raise DprmError(f"{where}.interval: must be a JSON object, got {short_repr(interval)}")
     confidence = interval.get("confidence", 0.5)
-    if not (_finite(confidence) and 0 < confidence < 1):
+    if not (finite_number(confidence) and 0 < confidence < 1):
         raise DprmError(f"{where}.interval.confidence: must be a number in (0, 1), got {short_repr(confidence)}")
     for key in INTERVAL_PAIRS:
         pair = interval.get(key, [0, 0])
@@ -217,4 +206,4 @@ def _check_optional_keys(obj: dict, where: str) -> None:
 
 def _is_pair(value: Any) -> bool:
     """``[low, high]``: a list (or tuple) of two finite numbers."""
-    return isinstance(value, list | tuple) and len(value) == 2 and all(_finite(v) for v in value)
+    return isinstance(value, list | tuple) and len(value) == 2 and all(finite_number(v) for v in value)
