@@ -522,9 +522,10 @@ class PrivateTreeMiner(Miner):
         self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
                                      max_interval_width=self.prune_interval,
                                      max_pvalue=self.max_pvalue if self.prune_significance else None)
-        self.privacy_ = self._privacy_block(data, accountant)
+        # whether a chain ran: the ledger's labels say (the privacy block and the unused options read it)
         self._chains_ran = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee
                                for entry in accountant.ledger[self._ledger_start:])
+        self.privacy_ = self._privacy_block(data, accountant)
         unused = [name.replace("_", "-") for name in self.unused_options()]
         why = ("its trials were literal pairs" if self.targets == "scored" and self.trial_ in PAIR_TRIALS
                else "its trees were exponential-mechanism choices")
@@ -746,8 +747,6 @@ class PrivateTreeMiner(Miner):
         for view in data.views:
             if view.constant:
                 reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
-        releases = accountant.ledger[self._ledger_start:]
-        chains = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee for entry in releases)
-        if chains and self._seeded_choices and accountant.noise.secure:
+        if self._chains_ran and self._seeded_choices and accountant.noise.secure:
             reasons.append(SEEDED_PROPOSALS_REASON)
         return accountant.privacy_block(reasons=reasons + self._reasons, since=self._ledger_start)
