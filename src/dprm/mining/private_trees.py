@@ -71,6 +71,7 @@ from dprm.mining.base import (
     Progress,
     ProgressCallback,
     parameter_table,
+    view_reasons,
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
                                      PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES,
@@ -732,14 +733,8 @@ class PrivateTreeMiner(Miner):
 
     def _privacy_block(self, data: TwoViewData, accountant: Accountant) -> dict[str, Any]:
         """The spec's block: the label from the releases' mechanisms, ``none`` with every reason."""
-        reasons = []  # the views' reasons first, then those of single targets
-        for side, index in enumerate(self.indexes_):
-            if not index.private_domains:
-                reasons.append(f"split points of the {data.views[side].name} view come from undeclared types or "
-                               f"domains (declare every column's type, bounds and categories in a types file)")
-        for view in data.views:
-            if view.constant:
-                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        # the views' reasons first, then those of single targets
+        reasons = view_reasons(data.views, [index.private_domains for index in self.indexes_], "split points")
         if self._chains_ran and self._seeded_choices and accountant.noise.secure:
             reasons.append(SEEDED_PROPOSALS_REASON)
         return accountant.privacy_block(reasons=reasons + self._reasons, since=self._ledger_start)

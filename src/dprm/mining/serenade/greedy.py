@@ -16,7 +16,7 @@ import numpy as np
 from dprm.data.attributes import AttributeKind, TwoViewData, require_attributes
 from dprm.engine import CountingEngine, as_engine
 from dprm.errors import ParameterError
-from dprm.mining.base import Miner, Progress, ProgressCallback
+from dprm.mining.base import Miner, Progress, ProgressCallback, view_reasons
 from dprm.mining.noisy_estimates import discrete_laplace_variance
 from dprm.mining.private_grids import choose_grids, grid_note
 from dprm.mining.pruning import greedy_pruned
@@ -390,14 +390,7 @@ class GreedyMiner(Miner):
         float64 Gumbel keys instead of using an exact sampler, so a run that drew with
         them is ``pure-dp; floating-point selection``.
         """
-        reasons = []
-        for table, view in zip(self.tables_, data.views):
-            if not table.private_domains:
-                reasons.append(f"literals of the {view.name} view come from undeclared types or domains "
-                               f"(declare every column's type, bounds and categories in a types file)")
-        for view in data.views:
-            if view.constant:
-                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        reasons = view_reasons(data.views, [table.private_domains for table in self.tables_], "literals")
         if self.data_size == "public":
             reasons.append("the number of rows was given as public (data-size 'public'): the guarantee holds "
                            "only among datasets of that size")
