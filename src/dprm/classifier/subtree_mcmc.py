@@ -129,21 +129,14 @@ def mcmc_subtree(
         target = candidates[int(rng.integers(len(candidates)))]
         if change_share and rng.random() < change_share:
             log_alpha, restore = _change_move(space, target, rng)
-            if log_u is None:
-                accepted = chain_accept(chain, log_alpha)
-            else:
-                accepted = bool(log_u[made - 1] < log_alpha)
-                accepted_total += accepted
+            accepted = _accept(chain, log_alpha, log_u, made)
+            accepted_total += accepted
             if accepted:
                 score += log_alpha
             else:
                 restore()
-            if buffer:
-                recent.append(score)
-                if len(recent) > buffer:
-                    recent.pop(0)
-                if len(recent) == buffer and float(np.var(recent)) <= threshold:
-                    break
+            if buffer and _variance_stop(recent, score, buffer, threshold):
+                break
             continue
         options = space.options(target.used)
         n_choices = len(options) + (1 if space.allow_leaves else 0)
@@ -174,22 +167,15 @@ def mcmc_subtree(
             + math.log(n_changeable) - math.log(new_changeable)
         )
         log_alpha = (new_total - score) + log_ratio
-        if log_u is None:
-            accepted = chain_accept(chain, log_alpha)
-        else:
-            accepted = bool(log_u[made - 1] < log_alpha)
-            accepted_total += accepted
+        accepted = _accept(chain, log_alpha, log_u, made)
+        accepted_total += accepted
         if accepted:
             score, n_changeable = new_total, new_changeable
             candidates = None
         else:
             target.option, target.children = old_option, old_children
-        if buffer:
-            recent.append(score)
-            if len(recent) > buffer:
-                recent.pop(0)
-            if len(recent) == buffer and float(np.var(recent)) <= threshold:
-                break
+        if buffer and _variance_stop(recent, score, buffer, threshold):
+            break
     if log_u is not None:
         chain.record(made, accepted_total)
     _mark_final(space, node, boundary)
@@ -272,6 +258,24 @@ def chain_accept(chain: MetropolisChain, log_alpha: float) -> bool:
     accepted = bool(chain.log_uniforms(1)[0] < log_alpha)
     chain.record(1, int(accepted))
     return accepted
+
+
+def _accept(chain: MetropolisChain, log_alpha: float, log_u: np.ndarray | None, made: int) -> bool:
+    """The acceptance test of step ``made``: ``log_u[made - 1] < log_alpha`` with the
+    uniforms drawn up front (the fixed-length chain, which records its steps at the
+    end), else :func:`chain_accept` (one uniform drawn now, recorded now)."""
+    if log_u is None:
+        return chain_accept(chain, log_alpha)
+    return bool(log_u[made - 1] < log_alpha)
+
+
+def _variance_stop(recent: list[float], score: float, buffer: int, threshold: float) -> bool:
+    """Keep the last ``buffer`` scores in ``recent`` (``score`` added); whether their
+    variance is at most ``threshold`` (the paper's data-dependent stop)."""
+    recent.append(score)
+    if len(recent) > buffer:
+        recent.pop(0)
+    return len(recent) == buffer and float(np.var(recent)) <= threshold
 
 
 def _change_move(space: SubtreeSpace, target: GrowNode,

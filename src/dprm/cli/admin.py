@@ -350,23 +350,13 @@ def budget_set(
     epsilon: str = typer.Argument(..., metavar="EPSILON", help="The total budget (a multiple of 1e-9); what was spent stays spent."),
 ) -> None:
     """Grant or change an analyst's total budget on a dataset."""
-    from sqlalchemy import select
-
     from dprm.server import budget
-    from dprm.server.accounts import find_analyst
-    from dprm.server.tables import datasets
-    from dprm.server.units import epsilon_units, units_text
+    from dprm.server.units import epsilon_units
 
     units = epsilon_units(epsilon, "EPSILON", allow_zero=True)
     with _db().write() as connection:
-        who = find_analyst(connection, analyst)
-        row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).first()
-        if row is None:
-            raise ParameterError(f"no dataset named {dataset!r}")
-        budget.set_budget(connection, who.id, row.id, units)
-        total, spent = budget.remaining(connection, who.id, row.id)
-    print(f"{analyst} on {dataset}: total {units_text(total)}, spent {units_text(spent)}, "
-          f"remaining {units_text(max(total - spent, 0))}")
+        total, spent = budget.grant(connection, analyst, dataset, units)
+    print(budget.grant_notice(analyst, dataset, total, spent))
 
 
 @budget_app.command("list")

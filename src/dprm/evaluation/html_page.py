@@ -18,7 +18,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -33,6 +33,7 @@ __all__ = [
     "flatten",
     "definition_table",
     "png_image",
+    "notes_and_figures",
     "support_bar",
     "page",
     "write_text_atomic",
@@ -232,6 +233,36 @@ def png_image(png: bytes, alt: str, *, name: str = "") -> str:
     data = base64.b64encode(png).decode("ascii")
     named = f' data-figure="{escape(name)}"' if name else ""
     return f'<img class="figure"{named} alt="{escape(alt)}" src="data:image/png;base64,{data}"/>'
+
+
+def notes_and_figures(notes: Iterable[str], figures: Mapping[str, bytes]) -> list[str]:
+    """The "Notes" and "Figures" sections of an evaluation page, as parts of its body.
+
+    Parameters
+    ----------
+    notes : iterable of str
+        One paragraph each.
+    figures : mapping of str to bytes
+        PNG bytes by file name (``"accuracy_vote.png"``); each a figure captioned with its name.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> notes_and_figures(["a < b"], {})
+    ['<h2>Notes</h2>', '<p class="note">a &lt; b</p>', '<h2>Figures</h2>']
+    >>> notes_and_figures([], {"tpr.png": b"PNG"})[-1][-41:]
+    '<figcaption>tpr.png</figcaption></figure>'
+    """
+    parts = ["<h2>Notes</h2>"]
+    parts += [f'<p class="note">{escape(note)}</p>' for note in notes]
+    parts.append("<h2>Figures</h2>")
+    for name, png in figures.items():
+        parts.append(f"<figure>{png_image(png, name, name=name.removesuffix('.png'))}"
+                     f"<figcaption>{escape(name)}</figcaption></figure>")
+    return parts
 
 
 #: Colours of :func:`support_bar`: left only, both, right only, neither.

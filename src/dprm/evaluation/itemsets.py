@@ -541,14 +541,10 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def report_html(result: EvalResult, figures: Mapping[str, bytes]) -> str:
     """A self-contained HTML page: settings, notes, figures, the tables."""
-    from dprm.evaluation.html_page import Column, definition_table, escape, html_table, page, png_image
+    from dprm.evaluation.html_page import Column, definition_table, html_table, notes_and_figures, page
 
-    parts = ["<h2>Settings</h2>", definition_table(list(result.settings.items())), "<h2>Notes</h2>"]
-    parts += [f'<p class="note">{escape(n)}</p>' for n in result.notes]
-    parts.append("<h2>Figures</h2>")
-    for name, png in figures.items():
-        parts.append(f"<figure>{png_image(png, name, name=name.removesuffix('.png'))}"
-                     f"<figcaption>{escape(name)}</figcaption></figure>")
+    parts = ["<h2>Settings</h2>", definition_table(list(result.settings.items()))]
+    parts += notes_and_figures(result.notes, figures)
     columns = [Column("experiment", "experiment"), Column("dataset", "dataset"), Column("method", "method"),
                Column("epsilon", "ε", "float"), Column("theta", "θ", "float"), Column("chains", "chains", "int"),
                Column("rows", "rows", "int"), Column("tpr", "TPR", "float"), Column("fpr", "FPR", "float"),

@@ -53,8 +53,8 @@ from __future__ import annotations
 import inspect
 import numbers
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from dprm.errors import ParameterError
 from dprm.mining.extraction import Constraints
@@ -62,6 +62,9 @@ from dprm.params import Param, parameter_table, read_none_texts
 from dprm.privacy.accountant import NEIGHBOURING, NO_GUARANTEE
 from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
 from dprm.queries import Redescription, make_document
+
+if TYPE_CHECKING:
+    from dprm.data.attributes import View
 
 __all__ = [
     "Miner",
@@ -72,6 +75,7 @@ __all__ = [
     "parameter_table",
     "read_none_texts",
     "not_private_block",
+    "view_reasons",
     "MAX_ROWS",
     "EPSILON",
     "MIN_SUPPORT_ROWS",
@@ -147,6 +151,40 @@ def not_private_block(reason: str) -> dict[str, Any]:
     """
     return {"epsilon": None, "neighbouring": NEIGHBOURING, "guarantee": NO_GUARANTEE, "private": False,
             "reasons": [reason], "ledger": []}
+
+
+def view_reasons(views: Sequence[View], private_domains: Sequence[bool], what: str) -> list[str]:
+    """Why a private miner's run over ``views`` is not private, as its privacy block says.
+
+    Parameters
+    ----------
+    views : sequence of View
+        The run's views.
+    private_domains : sequence of bool
+        Per view, whether ``what`` of the view come from declared types and domains only.
+    what : str
+        What the miner builds from the domains: ``"split points"`` (tree miners),
+        ``"literals"`` (Serenade).
+
+    Returns
+    -------
+    list of str
+        Each view whose ``what`` come from undeclared types or domains, then each view
+        whose constant columns were left out (a choice made on the data).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as View
+    >>> views = [View(name="left", constant=[]), View(name="right", constant=["x"])]
+    >>> [reason[:36] for reason in view_reasons(views, [False, True], "literals")]
+    ['literals of the left view come from ', 'constant columns of the right view w']
+    """
+    reasons = [f"{what} of the {view.name} view come from undeclared types or domains (declare every column's "
+               f"type, bounds and categories in a types file)"
+               for view, private in zip(views, private_domains) if not private]
+    reasons += [f"constant columns of the {view.name} view were left out, a choice made on the data"
+                for view in views if view.constant]
+    return reasons
 
 
 # -- parameters several miner families share ------------------------------------------

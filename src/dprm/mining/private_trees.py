@@ -53,7 +53,7 @@ from dprm.data.grid import GRID_FAMILY, grid_points, grid_spacing, scaled_log_gr
 from dprm.data.literal_index import LiteralIndex
 from dprm.engine import CountingEngine, InProcessEngine
 from dprm.engine.workers import ShardWorkers
-from dprm.errors import BudgetExceededError, ParameterError
+from dprm.errors import ParameterError
 from dprm.mining.base import (
     CONFIDENCE,
     DEPTH,
@@ -71,6 +71,7 @@ from dprm.mining.base import (
     Progress,
     ProgressCallback,
     parameter_table,
+    view_reasons,
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
                                      PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES,
@@ -92,8 +93,8 @@ from dprm.mining.private_extraction import (
 from dprm.mining.ranking import finding_key
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.params import as_generator
-from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, SecureNoise, split_budget
-from dprm.privacy.accountant import PURE_DP_ON_MCMC_CONVERGENCE, SEEDED_PROPOSALS_REASON, check_accountant
+from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, split_budget
+from dprm.privacy.accountant import PURE_DP_ON_MCMC_CONVERGENCE, SEEDED_PROPOSALS_REASON, run_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
 from dprm.trees.private import MCMC_STOPS, NODE_CHOICES
@@ -393,14 +394,7 @@ class PrivateTreeMiner(Miner):
         # A seed given as such (not a Generator) is known: the chains' proposals are then not secret.
         self._seeded_choices = rng is not None and not isinstance(rng, np.random.Generator)
         rng = as_generator(rng)
-        check_accountant(accountant)
-        if accountant is None:
-            accountant = Accountant(self.epsilon, SecureNoise())
-        if not accountant.can_afford(self.epsilon):  # refuse the whole run before any release
-            raise BudgetExceededError(
-                f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(self.epsilon)):g}, "
-                f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain"
-            )
+        accountant = run_accountant(accountant, self.epsilon)
         require_attributes(data.views)
         self._ledger_start = len(accountant.ledger)  # the run's releases from here on, the grids' first
         self._n_rows = n_rows
@@ -739,14 +733,8 @@ class PrivateTreeMiner(Miner):
 
     def _privacy_block(self, data: TwoViewData, accountant: Accountant) -> dict[str, Any]:
         """The spec's block: the label from the releases' mechanisms, ``none`` with every reason."""
-        reasons = []  # the views' reasons first, then those of single targets
-        for side, index in enumerate(self.indexes_):
-            if not index.private_domains:
-                reasons.append(f"split points of the {data.views[side].name} view come from undeclared types or "
-                               f"domains (declare every column's type, bounds and categories in a types file)")
-        for view in data.views:
-            if view.constant:
-                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        # the views' reasons first, then those of single targets
+        reasons = view_reasons(data.views, [index.private_domains for index in self.indexes_], "split points")
         if self._chains_ran and self._seeded_choices and accountant.noise.secure:
             reasons.append(SEEDED_PROPOSALS_REASON)
         return accountant.privacy_block(reasons=reasons + self._reasons, since=self._ledger_start)

@@ -32,7 +32,7 @@ from typing import Any
 
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.privacy.budget import EpsilonLike, as_epsilon
-from dprm.privacy.noise import NoiseSource
+from dprm.privacy.noise import NoiseSource, SecureNoise
 
 __all__ = [
     "NEIGHBOURING",
@@ -49,6 +49,7 @@ __all__ = [
     "LedgerEntry",
     "Accountant",
     "check_accountant",
+    "run_accountant",
     "combine_guarantees",
     "guarantee_label",
     "is_guarantee",
@@ -393,3 +394,45 @@ def check_accountant(accountant: object) -> None:
     """
     if accountant is not None and not isinstance(accountant, Accountant):
         raise ParameterError(f"accountant must be a dprm.privacy.Accountant (or None), not {type(accountant).__name__}")
+
+
+def run_accountant(accountant: object, epsilon: EpsilonLike) -> Accountant:
+    """The accountant of a private run that spends ``epsilon``, the whole run refused before any release.
+
+    Parameters
+    ----------
+    accountant : Accountant or None
+        The caller's accountant (checked by :func:`check_accountant`); None: a new one
+        of ``epsilon`` on :class:`~dprm.privacy.noise.SecureNoise`.
+    epsilon : int, float, str or Fraction
+        What the run will spend.
+
+    Returns
+    -------
+    Accountant
+
+    Raises
+    ------
+    ParameterError
+        If ``accountant`` is neither None nor an :class:`Accountant`.
+    BudgetExceededError
+        If the accountant cannot afford ``epsilon``; nothing is charged.
+
+    Examples
+    --------
+    >>> run_accountant(None, 0.5).total_epsilon
+    Fraction(1, 2)
+    >>> run_accountant(Accountant(0.3, SecureNoise()), 1)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.BudgetExceededError: privacy budget exceeded: the run needs epsilon 1, 0.3 of 0.3 remain
+    """
+    check_accountant(accountant)
+    if accountant is None:
+        accountant = Accountant(epsilon, SecureNoise())
+    if not accountant.can_afford(epsilon):  # refuse the whole run before any release
+        raise BudgetExceededError(
+            f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(epsilon)):g}, "
+            f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain"
+        )
+    return accountant

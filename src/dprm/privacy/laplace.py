@@ -50,7 +50,16 @@ def _integer_sensitivity(sensitivity: EpsilonLike) -> int:
     return int(sensitivity)
 
 
-class DiscreteLaplaceCount(Mechanism):
+class _DiscreteLaplace(Mechanism):
+    """Discrete Laplace noise of scale ``Δ/ε`` (rounded up) for an integer sensitivity ``Δ``:
+    what :class:`DiscreteLaplaceCount` and :class:`DiscreteLaplaceHistogram` share."""
+
+    def __init__(self, epsilon: EpsilonLike, sensitivity: int = 1) -> None:
+        super().__init__(epsilon, _integer_sensitivity(sensitivity))
+        self.scale: float = noise_scale(self.sensitivity, self.epsilon)
+
+
+class DiscreteLaplaceCount(_DiscreteLaplace):
     """Release one integer count with discrete Laplace noise of scale ``Δ/ε``.
 
     Parameters
@@ -80,10 +89,6 @@ class DiscreteLaplaceCount(Mechanism):
 
     name = "discrete-laplace count"
 
-    def __init__(self, epsilon: EpsilonLike, sensitivity: int = 1) -> None:
-        super().__init__(epsilon, _integer_sensitivity(sensitivity))
-        self.scale: float = noise_scale(self.sensitivity, self.epsilon)
-
     def release(self, accountant: Accountant, step: str, count: int) -> int:
         """Charge ``epsilon``, then return ``count`` plus discrete Laplace noise."""
         if isinstance(count, bool) or not isinstance(count, numbers.Integral):
@@ -92,7 +97,7 @@ class DiscreteLaplaceCount(Mechanism):
         return int(accountant.noise.discrete_laplace(np.array([int(count)]), self.scale)[0])
 
 
-class DiscreteLaplaceHistogram(Mechanism):
+class DiscreteLaplaceHistogram(_DiscreteLaplace):
     """Release a histogram over disjoint cells with one discrete Laplace vector draw.
 
     Parameters
@@ -118,10 +123,6 @@ class DiscreteLaplaceHistogram(Mechanism):
     """
 
     name = "discrete-laplace histogram"
-
-    def __init__(self, epsilon: EpsilonLike, sensitivity: int = 1) -> None:
-        super().__init__(epsilon, _integer_sensitivity(sensitivity))
-        self.scale: float = noise_scale(self.sensitivity, self.epsilon)
 
     def release(self, accountant: Accountant, step: str, counts: npt.ArrayLike) -> np.ndarray:
         """Charge ``epsilon``, then return ``counts`` plus noise (int64, same shape).

@@ -36,10 +36,13 @@ from typing import Any, Sequence
 
 from sqlalchemy import and_, insert, select, update
 
-from dprm.server.tables import budgets, charges, ledger
-from dprm.server.units import fraction_text, units_fraction
+from dprm.errors import ParameterError
+from dprm.server.accounts import find_analyst
+from dprm.server.tables import budgets, charges, datasets, ledger
+from dprm.server.units import fraction_text, units_fraction, units_text
 
-__all__ = ["Release", "reserve", "keep", "refund", "remaining", "set_budget", "keep_orphans", "ledger_sum"]
+__all__ = ["Release", "reserve", "keep", "refund", "remaining", "set_budget", "grant", "grant_notice",
+           "keep_orphans", "ledger_sum"]
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,51 @@ def set_budget(connection: Any, analyst_id: int, dataset_id: int, total_units: i
     if changed == 0:
         connection.execute(insert(budgets).values(analyst_id=analyst_id, dataset_id=dataset_id,
                                                   total_units=total_units, spent_units=0, updated_at=now))
+
+
+def grant(connection: Any, analyst: str, dataset: str, total_units: int) -> tuple[int, int]:
+    """:func:`set_budget` by names (``dprm admin budget set``, the owner's web page).
+
+    Parameters
+    ----------
+    connection : Connection
+        In a write transaction.
+    analyst : str
+        The analyst's name.
+    dataset : str
+        The registered dataset's name.
+    total_units : int
+        The new total budget, in units of 10⁻⁹ ε.
+
+    Returns
+    -------
+    (int, int)
+        ``(total_units, spent_units)`` afterwards.
+
+    Raises
+    ------
+    ParameterError
+        If there is no analyst or no registered dataset of that name.
+    """
+    who = find_analyst(connection, analyst)
+    row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).first()
+    if row is None:
+        raise ParameterError(f"no dataset named {dataset!r}")
+    set_budget(connection, who.id, row.id, total_units)
+    total, spent = remaining(connection, who.id, row.id)
+    return total, spent
+
+
+def grant_notice(analyst: str, dataset: str, total_units: int, spent_units: int) -> str:
+    """The line that reports a :func:`grant`: the budget's total, spent and remaining ε.
+
+    Examples
+    --------
+    >>> grant_notice("ann", "survey", 2_000_000_000, 500_000_000)
+    'ann on survey: total 2, spent 0.5, remaining 1.5'
+    """
+    return (f"{analyst} on {dataset}: total {units_text(total_units)}, spent {units_text(spent_units)}, "
+            f"remaining {units_text(max(total_units - spent_units, 0))}")
 
 
 def keep_orphans(connection: Any, *, older_than: float = 0.0) -> int:

@@ -85,18 +85,38 @@ datasets = Table(
     Column("removed_at", Float, nullable=True),
 )
 
-analysts = Table(
-    "analysts", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("name", String(128), nullable=False, unique=True),
-    Column("token_id", String(32), nullable=False, unique=True),
-    Column("token_salt", String(64), nullable=False),
-    Column("token_hash", String(64), nullable=False),
-    Column("disabled", Boolean, nullable=False, default=False),
-    Column("expires_at", Float, nullable=True),
-    Column("created_at", Float, nullable=False),
-    Column("rotated_at", Float, nullable=True),
-)
+
+def _token_holders(name: str, *more: Column) -> Table:
+    """A table of principals who sign in with a token (analysts, owners).
+
+    Parameters
+    ----------
+    name : str
+        The table's name.
+    *more : Column
+        Columns of this kind of principal only, after the disabled flag.
+
+    Returns
+    -------
+    Table
+        Id, unique name, unique token id, token salt and hash, disabled flag,
+        ``more``, creation and rotation times.
+    """
+    return Table(
+        name, metadata,
+        Column("id", Integer, primary_key=True),
+        Column("name", String(128), nullable=False, unique=True),
+        Column("token_id", String(32), nullable=False, unique=True),
+        Column("token_salt", String(64), nullable=False),
+        Column("token_hash", String(64), nullable=False),
+        Column("disabled", Boolean, nullable=False, default=False),
+        *more,
+        Column("created_at", Float, nullable=False),
+        Column("rotated_at", Float, nullable=True),
+    )
+
+
+analysts = _token_holders("analysts", Column("expires_at", Float, nullable=True))
 
 budgets = Table(
     "budgets", metadata,
@@ -193,17 +213,7 @@ audit = Table(
     Index("ix_audit_analyst", "analyst_id", "id"),
 )
 
-owners = Table(
-    "owners", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("name", String(128), nullable=False, unique=True),
-    Column("token_id", String(32), nullable=False, unique=True),
-    Column("token_salt", String(64), nullable=False),
-    Column("token_hash", String(64), nullable=False),
-    Column("disabled", Boolean, nullable=False, default=False),
-    Column("created_at", Float, nullable=False),
-    Column("rotated_at", Float, nullable=True),
-)
+owners = _token_holders("owners")
 
 web_sessions = Table(
     "web_sessions", metadata,

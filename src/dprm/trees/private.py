@@ -537,15 +537,31 @@ def sample_tree(
     _check_chain(depth, iterations, stop, variance_window, node_choice)
     if score not in TREE_SCORES:
         raise ParameterError(f"tree-score must be one of {', '.join(TREE_SCORES)}, not {score!r}")
-    kind, sensitivity, score_range = _TREE_SCORE_MECHANISMS[score]
     space = _ChainSpace.of(index, _codes_dtype(index))
+    return _charged_job((space, None), target, rows, n_classes, depth, _TREE_SCORE_MECHANISMS[score], epsilon,
+                        accountant, step, rng, iterations, stop, variance_threshold, variance_window, trace,
+                        node_choice).run(progress)[0]
+
+
+def _charged_job(spaces: tuple["_ChainSpace", "_ChainSpace | None"], target: np.ndarray, rows: "ChainRows | None",
+                 n_classes: int, depth: int, mechanism: tuple[int, int, float | None], epsilon: EpsilonLike,
+                 accountant: Accountant, step: str, rng: np.random.Generator, iterations: int, stop: str,
+                 variance_threshold: float, variance_window: int, trace: ChainTrace | None, node_choice: str,
+                 anchor: Anchor | None = None) -> "ChainJob | ShardedChainJob":
+    """Start (charge) the chain's Metropolis–Hastings mechanism, then prepare its job.
+
+    ``mechanism`` is ``(compiled score kind, sensitivity, score range)`` of the chosen score
+    (``_TREE_SCORE_MECHANISMS`` or ``_PAIR_SCORE_MECHANISMS``); with ``rows``, the
+    sharded job (:func:`_sharded_job`), else a :class:`ChainJob` on ``target``.
+    """
+    kind, sensitivity, score_range = mechanism
     chain = MetropolisHastings(epsilon, sensitivity, score_range, data_dependent_stop=stop == "variance").start(
         accountant, step)
     if rows is not None:
-        return _sharded_job((space, None), rows, n_classes, depth, chain, rng, iterations, kind, stop,
-                            variance_threshold, variance_window, trace, node_choice).run(progress)[0]
-    return ChainJob((space, None), target, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
-                    variance_window, trace, node_choice).run(progress)[0]
+        return _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
+                            variance_window, trace, node_choice, anchor)
+    return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
+                    variance_window, trace, node_choice, anchor)
 
 
 def _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, score_kind, stop, variance_threshold,
@@ -591,14 +607,9 @@ def prepare_tree_pair(
         raise ParameterError(f"pair-score must be one of {', '.join(PAIR_SCORES)}, not {pair_score!r}")
     dtype = _codes_dtype(first_index, second_index)
     spaces = (_ChainSpace.of(first_index, dtype), _ChainSpace.of(second_index, dtype))
-    kind, sensitivity, score_range = _PAIR_SCORE_MECHANISMS[pair_score]
-    chain = MetropolisHastings(epsilon, sensitivity, score_range, data_dependent_stop=stop == "variance").start(
-        accountant, step)
-    if rows is not None:
-        return _sharded_job(spaces, rows, n_classes, depth, chain, rng, iterations, kind, stop, variance_threshold,
-                            variance_window, trace, node_choice, anchor)
-    return ChainJob(spaces, target, n_classes, depth, chain, rng, iterations, kind,
-                    stop, variance_threshold, variance_window, trace, node_choice, anchor)
+    return _charged_job(spaces, target, rows, n_classes, depth, _PAIR_SCORE_MECHANISMS[pair_score], epsilon,
+                        accountant, step, rng, iterations, stop, variance_threshold, variance_window, trace,
+                        node_choice, anchor)
 
 
 def sample_tree_pair(

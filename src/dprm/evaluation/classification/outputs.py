@@ -196,7 +196,7 @@ def render_figures(result: ClassificationResult) -> dict[str, bytes]:
 
 def report_html(result: ClassificationResult, figures: Mapping[str, bytes]) -> str:
     """A self-contained HTML page: settings, notes, the figures and the sortable table."""
-    from dprm.evaluation.html_page import Column, definition_table, escape, html_table, page, png_image
+    from dprm.evaluation.html_page import Column, definition_table, html_table, notes_and_figures, page
 
     settings = result.settings
     parts = ["<h2>Settings</h2>", definition_table(
@@ -204,12 +204,7 @@ def report_html(result: ClassificationResult, figures: Mapping[str, bytes]) -> s
          ("cross-validation", f"{settings.get('folds')} folds × {settings.get('repeats')} repeats, stratified"),
          ("master seed", settings.get("seed")), ("methods", [m["name"] for m in settings.get("methods", [])]),
          ("datasets", settings.get("datasets")), ("fit-time experiment", settings.get("timing"))])]
-    parts.append("<h2>Notes</h2>")
-    parts += [f'<p class="note">{escape(note)}</p>' for note in result.notes]
-    parts.append("<h2>Figures</h2>")
-    for name, png in figures.items():
-        parts.append(f"<figure>{png_image(png, name, name=name.removesuffix('.png'))}"
-                     f"<figcaption>{escape(name)}</figcaption></figure>")
+    parts += notes_and_figures(result.notes, figures)
     columns = [Column("experiment", "experiment"), Column("dataset", "dataset"), Column("method", "method"),
                Column("epsilon", "ε", "float"), Column("max_depth", "max depth", "int"),
                Column("embedding_depth", "embedding", "int"), Column("rows", "rows", "float"),

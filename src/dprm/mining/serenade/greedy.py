@@ -15,8 +15,8 @@ import numpy as np
 
 from dprm.data.attributes import AttributeKind, TwoViewData, require_attributes
 from dprm.engine import CountingEngine, as_engine
-from dprm.errors import BudgetExceededError, ParameterError
-from dprm.mining.base import Miner, Progress, ProgressCallback
+from dprm.errors import ParameterError
+from dprm.mining.base import Miner, Progress, ProgressCallback, view_reasons
 from dprm.mining.noisy_estimates import discrete_laplace_variance
 from dprm.mining.private_grids import choose_grids, grid_note
 from dprm.mining.pruning import greedy_pruned
@@ -35,8 +35,8 @@ from dprm.mining.serenade.quality import (
 )
 from dprm.mining.serenade.union_cap import UnionCap
 from dprm.params import as_generator
-from dprm.privacy import Accountant, DiscreteLaplaceCount, SecureNoise, split_budget
-from dprm.privacy.accountant import check_accountant
+from dprm.privacy import Accountant, DiscreteLaplaceCount, split_budget
+from dprm.privacy.accountant import run_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription
 
@@ -140,13 +140,7 @@ class GreedyMiner(Miner):
         self._progress = Progress(progress, self.work())
         rng = as_generator(rng)
         if self.private:
-            check_accountant(accountant)
-            if accountant is None:
-                accountant = Accountant(self.epsilon, SecureNoise())
-            if not accountant.can_afford(self.epsilon):  # refuse the whole run before any release
-                raise BudgetExceededError(
-                    f"privacy budget exceeded: the run needs epsilon {float(as_epsilon(self.epsilon)):g}, "
-                    f"{float(accountant.remaining()):g} of {float(accountant.total_epsilon):g} remain")
+            accountant = run_accountant(accountant, self.epsilon)
             self._spent_before = accountant.spent()
             self._ledger_start = len(accountant.ledger)
         require_attributes(data.views)
@@ -396,14 +390,7 @@ class GreedyMiner(Miner):
         float64 Gumbel keys instead of using an exact sampler, so a run that drew with
         them is ``pure-dp; floating-point selection``.
         """
-        reasons = []
-        for table, view in zip(self.tables_, data.views):
-            if not table.private_domains:
-                reasons.append(f"literals of the {view.name} view come from undeclared types or domains "
-                               f"(declare every column's type, bounds and categories in a types file)")
-        for view in data.views:
-            if view.constant:
-                reasons.append(f"constant columns of the {view.name} view were left out, a choice made on the data")
+        reasons = view_reasons(data.views, [table.private_domains for table in self.tables_], "literals")
         if self.data_size == "public":
             reasons.append("the number of rows was given as public (data-size 'public'): the guarantee holds "
                            "only among datasets of that size")

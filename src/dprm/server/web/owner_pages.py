@@ -185,13 +185,8 @@ async def change_analyst(request: Request, name: str, change: str) -> Response:
 
 @router.post("/owner/budgets", response_class=HTMLResponse)
 async def grant(request: Request) -> Response:
-    from sqlalchemy import select
-
-    from dprm.errors import ParameterError
     from dprm.server import budget
-    from dprm.server.accounts import find_analyst
-    from dprm.server.tables import datasets
-    from dprm.server.units import epsilon_units, units_text
+    from dprm.server.units import epsilon_units
 
     def work(form: dict[str, Any]) -> dict[str, Any]:
         analyst = str(form.get("analyst", "")).strip()
@@ -199,16 +194,10 @@ async def grant(request: Request) -> Response:
         units = epsilon_units(str(form.get("epsilon", "")).strip(), "epsilon", allow_zero=True)
         request.state.dataset = dataset[:128]
         with request.app.state.db.write() as connection:
-            who = find_analyst(connection, analyst)
-            row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == dataset)).first()
-            if row is None:
-                raise ParameterError(f"no dataset named {dataset!r}")
-            budget.set_budget(connection, who.id, row.id, units)
-            total, spent = budget.remaining(connection, who.id, row.id)
+            total, spent = budget.grant(connection, analyst, dataset, units)
         # the form keeps the analyst and dataset just granted: a second grant typed after
         # this one must not silently go to the first analyst and dataset of the lists
-        return {"notice": f"{analyst} on {dataset}: total {units_text(total)}, spent {units_text(spent)}, "
-                          f"remaining {units_text(max(total - spent, 0))}",
+        return {"notice": budget.grant_notice(analyst, dataset, total, spent),
                 "form": {"analyst": analyst, "dataset": dataset}}
 
     return await act(request, "ui-owner-grant", work)
