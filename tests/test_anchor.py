@@ -40,7 +40,7 @@ class Recording(MCMCTreePair):
 
 
 def run(data, seed: int = 1, **options):
-    miner = Recording(epsilon=1.0, mcmc_iterations=2000, init_trials=4, **options)
+    miner = Recording(epsilon=1.0, mcmc_iterations=2000, init_trials=4, trial="trees", **options)
     miner.seen = []
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(seed))

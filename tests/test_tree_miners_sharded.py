@@ -273,7 +273,7 @@ def test_sharded_baselines_with_an_empty_shard_give_the_in_process_output(plante
 
 @pytest.mark.parametrize("miner, most_steps", [
     (MCMCTreePair(init_trials=3, mcmc_iterations=4000, mcmc_stop="variance", variance_window=50,
-                  variance_threshold=0.3, pair_score="gini"), 4000),
+                  variance_threshold=0.3, pair_score="gini", trial="trees"), 4000),
     (AlternatingTrees(trees="mcmc", init_trials=2, mcmc_iterations=3000, mcmc_stop="variance", variance_window=40,
                       variance_threshold=1.0), 4 * 3000),
 ], ids=["mcmc-tree-pair", "alt-mcmc"])

@@ -54,6 +54,22 @@ a trees trial spends its budget on a target and on a chain over two trees of dep
 whose choices at this budget are close to uniform below the root; a refined pair makes
 two decisive choices, then one release.
 
+From two trials' budget on (``B ≥ 1,200`` rows), MCMCTreePair's trial is
+**trees-then-pairs** (:data:`TREES_THEN_PAIRS`): the first trees trial is extracted at
+once, and when pruning keeps none of its redescriptions with a noisy excess Jaccard of
+at least :data:`STRONG_EXCESS` (``J − J_ind`` from the released counts: post-processing),
+the other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with
+about two trials' budget, whose choices leave out the attributes of the released trees;
+otherwise the trials stay trees. Where the data hold strong structure (MAMMAL, the
+planted tables: first trials keep redescriptions of noisy excess 0.35–0.48) nothing
+changes; on weak real tables (health-care use, surveys: first trials keep at most
+0.18, often nothing) a trees trial's chain drifts and its extraction of a depth-2 pair
+keeps nothing, while a refined pair makes two decisive choices and one release.
+Measured at ε = 1 (session 34, docs/mining.md, ten runs each): runs keeping something
+on three held-out 3,000-row tables of the RAND health insurance experiment 3–4 → 10 of
+10 in ten, with more top-10 excess. The alternations keep trees
+(``alternating=True``).
+
 AltExpM's trials are refined pairs further up, to ``B < 6,000`` rows
 (:data:`ROWS_FOR_EXPONENTIAL_TREES`; ``⌊B / 600⌋`` of them, at most 8): its trees choose
 each level of each tree by the exponential mechanism on a share of the trial, which at
@@ -117,9 +133,11 @@ Examples
 >>> brief(auto_tree_settings(0.3, 2575))
 (2, 2, 0.75, None, 1, 'refined-pair', 'off')
 >>> brief(auto_tree_settings(1.0, 2575))
+(4, 2, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
+>>> brief(auto_tree_settings(1.0, 2575, pairs=False))
 (4, 2, 0.5, 0.3, 1, 'trees', 'off')
 >>> brief(auto_tree_settings(1.0, 28_900))
-(8, 3, 0.5, 0.3, 1, 'trees', 'off')
+(8, 3, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(0.1, 2575, alternating=True, pairs=False))
 (1, 1, 0.5, 0.4, 0, 'trees', 'off')
 >>> brief(auto_tree_settings(1.0, 2575, alternating=True))
@@ -136,7 +154,8 @@ import math
 from dataclasses import dataclass
 
 __all__ = ["AUTO", "AUTO_MAX_TRIALS", "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
-           "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "TreeSettings", "auto_tree_settings"]
+           "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "STRONG_EXCESS", "TREES_THEN_PAIRS",
+           "TRIALS_PER_PAIR_AFTER_TREES", "TreeSettings", "auto_tree_settings", "pairs_after_trees"]
 
 #: The value that asks for the rule.
 AUTO = "auto"
@@ -169,6 +188,16 @@ REFINEMENT_SHARE = 0.2
 REFINED_PAIR_OMEGA = 0.75
 #: The alternations' targets' share where the budget does not cover one trial.
 ALTERNATING_LOW_TARGET_SHARE = 0.4
+#: MCMCTreePair's trial kind from :data:`ROWS_FOR_TREES` on: a first trees trial, then trees if it kept
+#: a redescription of noisy excess over independence of at least :data:`STRONG_EXCESS`, else refined pairs.
+TREES_THEN_PAIRS = "trees-then-pairs"
+#: The noisy excess Jaccard (``J − J_ind`` from the released counts) that makes the first trees trial's
+#: structure strong (:data:`TREES_THEN_PAIRS`): MAMMAL's and the planted tables' first trials keep
+#: 0.35–0.48, the weak real tables' (spi, nmes1988, RAND HIE) at most 0.18 (docs/mining.md, session 34).
+STRONG_EXCESS = 0.25
+#: Trials' budgets per refined pair after a first trees trial that kept no strong structure
+#: (:data:`TREES_THEN_PAIRS`): ``⌈(InTr − 1) / 2⌉`` pairs, each with about two trials' budget.
+TRIALS_PER_PAIR_AFTER_TREES = 2
 
 
 @dataclass(frozen=True)
@@ -215,4 +244,17 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
                             alternations=0 if scored else 1)
-    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials))
+    trial = TREES_THEN_PAIRS if scored and pairs and not alternating and trials > 1 else "trees"
+    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials),
+                        trial=trial)
+
+
+def pairs_after_trees(init_trials: int, trees_trials: int = 1) -> int:
+    """Refined pairs that take the budget of the trials after ``trees_trials`` trees trials.
+
+    Examples
+    --------
+    >>> [pairs_after_trees(k) for k in (2, 3, 4, 5, 8)]
+    [1, 1, 2, 2, 4]
+    """
+    return max(1, math.ceil((init_trials - trees_trials) / TRIALS_PER_PAIR_AFTER_TREES))

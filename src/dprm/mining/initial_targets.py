@@ -457,6 +457,32 @@ class TargetChooser:
             if number is not None:
                 self.available[number] = False
 
+    def close(self) -> Fraction:
+        """End the choices here; the budget of the trials not made (and a carried share), now the caller's.
+
+        A miner that stops making trees trials (:data:`~dprm.mining.auto_trees.TREES_THEN_PAIRS`)
+        spends it elsewhere, so that the run still spends its whole budget. After it,
+        :meth:`next` makes no choice.
+
+        Examples
+        --------
+        >>> from dprm.data import Attribute, AttributeKind, View
+        >>> from dprm.data.literal_index import LiteralIndex
+        >>> from dprm.privacy import Accountant, SeededNoise
+        >>> rng = np.random.default_rng(0)
+        >>> coin = lambda: (rng.random(50) < 0.5).astype(np.int8)
+        >>> views = [View(side, [Attribute(f"{side}{j}", side, AttributeKind.BOOLEAN, coin()) for j in range(3)])
+        ...          for side in ("l", "r")]
+        >>> accountant = Accountant(1, SeededNoise(np.random.default_rng(1)))
+        >>> chooser = TargetChooser([LiteralIndex(v) for v in views], 4, Fraction(2, 5), accountant)
+        >>> _ = chooser.next()                      # a Boolean target: its split's half is carried
+        >>> chooser.close(), accountant.spent()     # 3 trials' tenths and the carried twentieth
+        (Fraction(7, 20), Fraction(1, 20))
+        """
+        rest = sum(self._shares[self._trial:], Fraction(0)) + self._carried
+        self._shares, self._carried = self._shares[:self._trial], Fraction(0)
+        return rest
+
     def next(self) -> InitialTarget:
         """The next trial's target; spends this trial's share exactly."""
         share = self._shares[self._trial]

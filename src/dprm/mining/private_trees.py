@@ -41,6 +41,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from fractions import Fraction
 from functools import partial
@@ -75,7 +76,8 @@ from dprm.mining.base import (
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
                                      PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES,
-                                     auto_tree_settings)
+                                     STRONG_EXCESS, TREES_THEN_PAIRS, auto_tree_settings, pairs_after_trees)
+from dprm.mining.independence import excess_of
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
 from dprm.mining.pair_refinement import refine_pair
@@ -104,7 +106,7 @@ __all__ = ["PrivateTreeMiner", "CHAIN_OPTIONS", "TREE_PARAMETERS", "MCMC_PARAMET
            "MAX_DEPTH_SUBTREES", "UNIT_CHOICES", "extraction_units"]
 
 #: What a scored trial releases before its extraction (:mod:`dprm.mining.literal_pairs`).
-TRIAL_KINDS = (AUTO, "trees", "pair", "refined-pair")
+TRIAL_KINDS = (AUTO, "trees", TREES_THEN_PAIRS, "pair", "refined-pair")
 #: Trial kinds that choose a literal pair at once (:mod:`dprm.mining.literal_pairs`).
 PAIR_TRIALS = ("pair", "refined-pair")
 #: The values of ``pair_thresholds``.
@@ -200,10 +202,13 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                           "trial, at most 0.3 (alt-expm, alt-mcmc: 0.4 below one trial's budget)", "float", unit="share of ε", low=0, high=1, low_open=True,
           high_open=True, auto=True),
     Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
-                   "target, then trees, 'pair', a literal of each view chosen at once, or 'refined-pair', the "
-                   "pair then one more split of either side (dprm.mining.pair_refinement); 'auto' (default): "
-                   "unless a depth is given, pair below one trial's budget (epsilon times the noisy row count "
-                   "under 600 rows), two refined pairs below 1,200 rows, else trees", "choice",
+                   "target, then trees, 'pair', a literal of each view chosen at once, 'refined-pair', the "
+                   "pair then one more split of either side (dprm.mining.pair_refinement), or "
+                   "'trees-then-pairs' (mcmc-tree-pair), a first trees trial, then trees if it kept a "
+                   "redescription of noisy excess over independence of at least 0.25, else refined pairs; "
+                   "'auto' (default): unless a depth is given, pair below one trial's budget (epsilon times the "
+                   "noisy row count under 600 rows), two refined pairs below 1,200 rows, else trees-then-pairs "
+                   "(alt-expm, alt-mcmc: trees)", "choice",
           choices=TRIAL_KINDS),
     Param("pair_thresholds", "Whether a pair trial with one numeric literal chooses it again near its released "
                              "threshold, by how well it agrees with the other side's literal "
@@ -272,8 +277,11 @@ class PrivateTreeMiner(Miner):
         if self.pair_thresholds == "on" and self.trial == "trees":
             raise ParameterError("pair-thresholds on needs a pair trial (trial pair, refined-pair or auto), not "
                                  "trial trees")
-        if self.trial in PAIR_TRIALS and self.targets != "scored":
+        if (self.trial in PAIR_TRIALS or self.trial == TREES_THEN_PAIRS) and self.targets != "scored":
             raise ParameterError(f"trial {self.trial} needs targets scored (the pair is chosen by its score)")
+        if self.trial == TREES_THEN_PAIRS and self.alternating_rule:
+            raise ParameterError("trial trees-then-pairs is mcmc-tree-pair's; alt-expm and alt-mcmc take trees, "
+                                 "pair, refined-pair or auto")
         if self.units == "subtrees" and self.depth != AUTO and self.depth > MAX_DEPTH_SUBTREES:
             raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
                                  f"per side: 16 times the extraction's memory of leaves), not {self.depth}")
@@ -469,6 +477,7 @@ class PrivateTreeMiner(Miner):
         """The run after the checks (``data``: the schema, with the rows in-process)."""
         self._reasons: list[str] = []
         self._found: dict[tuple[str, str], Redescription] = {}
+        self._described: tuple[set[int], set[int]] = (set(), set())  # attributes of the released trees, per view
         self._constraints = constraints
         self._accountant = accountant
         self._rng = rng
@@ -527,8 +536,13 @@ class PrivateTreeMiner(Miner):
                        *([f"{', '.join(unused)} had no effect: no MCMC chain ran ({why})"] if unused else [])]
         tracker.finish()
 
-    def _mine_pairs(self, accountant: Accountant, epsilon) -> None:
+    def _mine_pairs(self, accountant: Accountant, epsilon, *, after_trees: int = 0) -> None:
         """Trials of one literal pair each (:mod:`dprm.mining.literal_pairs`), spending exactly ``epsilon``.
+
+        ``after_trees``: the number of trees trials made before (trial
+        :data:`~dprm.mining.auto_trees.TREES_THEN_PAIRS`): ``epsilon`` then goes to
+        :func:`~dprm.mining.auto_trees.pairs_after_trees` refined pairs, numbered on from
+        there, and the attributes of the released trees are left out of their choices.
 
         Each trial's budget is split by ω between the pair's choice and its extraction
         (ω auto, or none for the paper's equal shares: the pair's 0.7). A
@@ -541,14 +555,18 @@ class PrivateTreeMiner(Miner):
         none or two gives that share to its extraction.
         """
         chooser = PairChooser(self.indexes_, counters=self._gain_counters())
-        refined = self.trial_ == "refined-pair"
+        for side, attributes in enumerate(self._described):
+            chooser.take(side, attributes)
+        refined = self.trial_ == "refined-pair" or after_trees > 0
         given = getattr(self, "omega", AUTO) != AUTO and self.omega_ is not None
         omega = as_fraction(self.omega_ if given else REFINED_PAIR_OMEGA if refined else PAIR_OMEGA, "omega")
         refinement_share = as_fraction(REFINEMENT_SHARE, "refinement share") if refined else Fraction(0)
         threshold_share = as_fraction(PAIR_THRESHOLD_SHARE, "pair-threshold share")
         sharpen = self.pair_thresholds_ == "on"
         counter = self._refinement_counter()
-        for trial, budget in enumerate(split_budget(epsilon, [1] * self.init_trials_), start=1):
+        count = pairs_after_trees(self.init_trials_, after_trees) if after_trees else self.init_trials_
+        trials = split_budget(epsilon, [1] * count)
+        for trial, budget in enumerate(trials, start=after_trees + 1):
             if refined:
                 rest = 1 - refinement_share
                 choice, refinement, extraction = split_budget(budget, [omega * rest, refinement_share,
@@ -703,9 +721,19 @@ class PrivateTreeMiner(Miner):
             self._shards.call("forget", [int(t) for t in targets])
 
     def released(self, side: int, tree: Tree) -> None:
-        """A tree of view ``side`` was released: its attributes are taken for later scored targets."""
+        """A tree of view ``side`` was released: its attributes are taken for later scored targets and pairs."""
+        attributes = {split.attribute for split in tree.splits if split is not None}
+        self._described[side].update(attributes)
         if self._chooser is not None:
-            self._chooser.take(side, {split.attribute for split in tree.splits if split is not None})
+            self._chooser.take(side, attributes)
+
+    def kept_strong(self, redescriptions: Iterable[Redescription]) -> bool:
+        """Whether pruning keeps one of ``redescriptions`` whose noisy excess Jaccard is at least
+        :data:`~dprm.mining.auto_trees.STRONG_EXCESS` (post-processing of released counts)."""
+        kept = prune(list(redescriptions), min_noisy_support=self.prune_support,
+                     max_interval_width=self.prune_interval,
+                     max_pvalue=self.max_pvalue if self.prune_significance else None)
+        return any(not r.pruned and (excess_of(r.extra) or 0.0) >= STRONG_EXCESS for r in kept)
 
     def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
         """Private extraction of one tree pair (left tree, right tree) into the results."""

@@ -28,6 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
+from dprm.mining.auto_trees import STRONG_EXCESS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.base import Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
@@ -79,13 +80,19 @@ class MCMCTreePair(PrivateTreeMiner):
         Share ω of each trial's budget for sampling the pair; the rest extracts.
     pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
-    trial : {"auto", "trees", "pair", "refined-pair"}
+    trial : {"auto", "trees", "trees-then-pairs", "pair", "refined-pair"}
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
-        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default), when no depth
-        is given: the pair below one trial's budget, two refined pairs below two trials'
-        (:mod:`~dprm.mining.auto_trees`).
+        side (:mod:`~dprm.mining.pair_refinement`); ``"trees-then-pairs"``: a first
+        trees trial, extracted at once, then trees if pruning keeps one of its
+        redescriptions with a noisy excess Jaccard of at least
+        :data:`~dprm.mining.auto_trees.STRONG_EXCESS`, else refined pairs with the other
+        trials' budget, about two trials' each
+        (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
+        counts only: post-processing; the run spends ε exactly either way). ``"auto"`` (default), when no depth is given:
+        the pair below one trial's budget, two refined pairs below two trials', else
+        trees-then-pairs (:mod:`~dprm.mining.auto_trees`).
     anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's
         view) keeps the released target literal at its root (``"literal"``; an interval
@@ -216,6 +223,9 @@ class MCMCTreePair(PrivateTreeMiner):
         else:
             workers = self.init_trials_ if sharded else max(1, min(self.init_trials_, os.cpu_count() or 1))
         pairs, firsts = [], []
+        # Trial trees-then-pairs (scored targets: one chain at a time): the first pair is extracted
+        # at once; unless it kept strong structure, the rest of the budget goes to refined pairs.
+        test_first = self.trial_ == TREES_THEN_PAIRS and self.init_trials_ > 1
         with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool:
             for batch in range(0, self.init_trials_, workers):
                 jobs, targets = [], []
@@ -241,8 +251,26 @@ class MCMCTreePair(PrivateTreeMiner):
                     self.released(first, first_tree)
                     self.released(1 - first, second_tree)
                 pairs += done
-        for trial, ((first_tree, second_tree), first, (_, extraction)) in enumerate(
-            zip(pairs, firsts, shares), start=1
+                if test_first and batch == 0:
+                    found_before = set(self._found)
+                    self._extract_trial(1, pairs[0], firsts[0], shares[0][1])
+                    if not self.kept_strong(r for key, r in self._found.items() if key not in found_before):
+                        rest = sum(per_trial[1:], Fraction(0)) + self._chooser.close()
+                        count = pairs_after_trees(self.init_trials_)
+                        self._notes.append(f"trial trees-then-pairs: the first trees trial kept no redescription "
+                                           f"of noisy excess Jaccard {STRONG_EXCESS:g} or more, so the other "
+                                           f"{self.init_trials_ - 1} trials' budget went to {count} refined "
+                                           f"pair{'s' if count > 1 else ''}")
+                        self._mine_pairs(accountant, rest, after_trees=1)
+                        return
+        done_first = 1 if test_first else 0
+        for trial, (pair, first, (_, extraction)) in enumerate(
+            zip(pairs[done_first:], firsts[done_first:], shares[done_first:]), start=done_first + 1
         ):
-            trees = (first_tree, second_tree) if first == 0 else (second_tree, first_tree)
-            self.extract(trees, extraction, f"extractReds#{trial}")
+            self._extract_trial(trial, pair, first, extraction)
+
+    def _extract_trial(self, trial: int, pair, first: int, epsilon) -> None:
+        """Extract trial ``trial``'s tree pair (``pair``: the first tree, of view ``first``, then the second)."""
+        first_tree, second_tree = pair
+        trees = (first_tree, second_tree) if first == 0 else (second_tree, first_tree)
+        self.extract(trees, epsilon, f"extractReds#{trial}")

@@ -1,0 +1,129 @@
+"""MCMCTreePair's trial ``trees-then-pairs`` (the default from two trials' budget on).
+
+A first trees trial is extracted at once; when pruning keeps none of its redescriptions
+with a noisy excess Jaccard of at least ``STRONG_EXCESS``, the other trials are refined
+pairs. The decision reads released counts only (post-processing), every trial keeps its
+budget, and the ledger adds up to ε exactly either way.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.data import load_two_view
+from dprm.datasets import make_planted
+from dprm.errors import ParameterError
+from dprm.mining import make_miner
+from dprm.mining.auto_trees import STRONG_EXCESS, TREES_THEN_PAIRS, pairs_after_trees
+from dprm.mining.independence import excess_of
+from dprm.privacy import Accountant, SeededNoise
+
+
+def _fit(data, seed: int = 0, **options):
+    miner = make_miner("mcmc-tree-pair", epsilon=1.0, mcmc_iterations=600, **options)
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(seed + 1))
+    return miner, accountant
+
+
+def _steps(accountant, prefix: str) -> list[str]:
+    return [entry.step for entry in accountant.ledger if entry.step.startswith(prefix)]
+
+
+@pytest.fixture(scope="module")
+def strong():
+    """Two strong planted relations (each side's query holds on the same 15–35 % of the rows)."""
+    planted = make_planted(3000, n_left_boolean=12, n_right_numeric=6, relations=["thresholds", "threshold-or"],
+                           noise=0.02, random_state=3)
+    return load_two_view(planted.left, planted.right, types=planted.types)
+
+
+@pytest.fixture(scope="module")
+def independent():
+    """Two views drawn independently: no structure for the first trees trial to keep."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    left = pd.DataFrame({f"a{j}": rng.random(n) < 0.5 for j in range(8)})
+    right = pd.DataFrame({f"x{j}": np.round(rng.uniform(0, 100, n), 1) for j in range(6)})
+    types = {"columns": {**{f"a{j}": {"type": "boolean"} for j in range(8)},
+                         **{f"x{j}": {"type": "numeric", "bounds": [0, 100]} for j in range(6)}}}
+    return load_two_view(left, right, types=types)
+
+
+def test_auto_takes_trees_then_pairs_from_two_trials_budget(strong) -> None:
+    miner, accountant = _fit(strong)
+    assert miner.settings_["trial"] == TREES_THEN_PAIRS and miner.init_trials_ >= 2
+    assert accountant.spent() == 1
+
+
+def test_strong_structure_keeps_the_trees_trials(strong) -> None:
+    miner, accountant = _fit(strong)
+    trials = miner.init_trials_
+    assert len(_steps(accountant, "sampleTreePair#")) == trials and not _steps(accountant, "literal pair")
+    # the first trial is extracted before the second target is chosen; the others after their chains, as before
+    steps = [entry.step for entry in accountant.ledger]
+    assert steps.index("extractReds#1: cell counts") < steps.index("initial target 2: attribute")
+    assert len(_steps(accountant, "extractReds#")) == trials
+    assert accountant.spent() == 1  # exactly (fractions)
+    assert not any(note.startswith("trial trees-then-pairs") for note in miner.notes_)
+    assert any(not r.pruned and excess_of(r.extra) >= STRONG_EXCESS for r in miner.redescriptions_)
+
+
+def test_without_strong_structure_the_other_trials_are_refined_pairs(independent) -> None:
+    miner, accountant = _fit(independent)
+    trials = miner.init_trials_
+    assert _steps(accountant, "sampleTreePair#") == ["sampleTreePair#1"]
+    assert _steps(accountant, "extractReds#") == ["extractReds#1: cell counts"]
+    # numbered on from the trees trial, two trials' budget each; the targets' unspent shares went to them
+    pairs = pairs_after_trees(trials)
+    assert pairs == -(-(trials - 1) // 2)
+    assert _steps(accountant, "literal pair ") == [f"literal pair {k}" for k in range(2, pairs + 2)]
+    assert _steps(accountant, "refinement ") == [f"refinement {k}" for k in range(2, pairs + 2)]
+    assert len(_steps(accountant, "initial target 1")) >= 1 and not _steps(accountant, "initial target 2")
+    assert accountant.spent() == 1  # exactly: every trial's budget is spent, trees or pairs
+    assert any(note.startswith(f"trial trees-then-pairs: the first trees trial kept no redescription of noisy "
+                               f"excess Jaccard {STRONG_EXCESS:g} or more, so the other {trials - 1} trials' "
+                               f"budget went to {pairs} refined pair")
+               for note in miner.notes_)
+    assert miner.privacy_["epsilon"] == 1.0
+
+
+def test_the_pairs_leave_out_the_attributes_of_the_released_trees(independent, monkeypatch) -> None:
+    import dprm.mining.private_trees as private_trees
+
+    seen: dict = {}
+
+    class Recording(private_trees.PairChooser):
+        def choose(self, epsilon, accountant, step):
+            seen.setdefault(step, [set(t) for t in self.taken])
+            return super().choose(epsilon, accountant, step)
+
+    monkeypatch.setattr(private_trees, "PairChooser", Recording)
+    miner, _ = _fit(independent)
+    described = miner._described
+    assert described[0] or described[1]
+    assert seen["literal pair 2"] == [set(described[0]), set(described[1])]  # the first pair's choice leaves them out
+
+
+def test_the_decision_is_the_same_for_the_same_releases(independent) -> None:
+    """A function of the released counts only: the same seeds give the same run, ledger and results."""
+    runs = [_fit(independent, seed=2) for _ in range(2)]
+    assert [str(e) for e in runs[0][1].ledger] == [str(e) for e in runs[1][1].ledger]
+    assert runs[0][0].document() == runs[1][0].document()
+
+
+def test_trees_then_pairs_is_mcmc_tree_pairs_and_needs_scored_targets() -> None:
+    with pytest.raises(ParameterError, match="trees-then-pairs is mcmc-tree-pair's"):
+        make_miner("alt-mcmc", trial=TREES_THEN_PAIRS)
+    with pytest.raises(ParameterError, match="needs targets scored"):
+        make_miner("mcmc-tree-pair", trial=TREES_THEN_PAIRS, targets="uniform")
+
+
+def test_given_trees_never_switch(independent) -> None:
+    miner, accountant = _fit(independent, trial="trees")
+    assert len(_steps(accountant, "sampleTreePair#")) == miner.init_trials_ and not _steps(accountant, "literal")
+    assert accountant.spent() == Fraction(1)
