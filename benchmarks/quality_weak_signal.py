@@ -40,8 +40,11 @@ factors both views share; bounds the ranges; no planted answer: judged by excess
 owner declares generous public bounds), ``latent-signed`` (latent-heavy with every
 other column shifted by its median: negative values, tails on both sides),
 ``mammals-declared`` (with
-``tests/data/mammals-types.json``) and ``nmes1988-bounds`` (every numeric column
-declared with its range as bounds, no transform). Miners ``cartwheels`` and
+``tests/data/mammals-types.json``), ``nmes1988-bounds`` (every numeric column
+declared with its range as bounds, no transform; ``-bounds`` does the same for any table
+read from a folder), and the held-out real tables ``randhie-s``, ``randhie1``,
+``randhie3``, ``fair`` that ``make_heldout_tables.py`` writes into ``benchmarks/data``
+(heavy-tailed health-care use against the person, a survey; types inferred). Miners ``cartwheels`` and
 ``reremi`` run without a budget (non-private); ``mst-cartwheels`` and
 ``aim-cartwheels`` are ``dprm evaluate``'s DP synthetic-data baseline (dpmm's MST or
 AIM, (ε, δ)-DP, then cartwheels on the synthetic rows; needs ``make synthetic``), judged
@@ -77,6 +80,8 @@ from dprm.queries import document_redescriptions, query_from_json
 from dprm.queries.normal_form import complete_attributes, normalize
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: The held-out real tables ``make_heldout_tables.py`` writes (RAND HIE, Fair's affairs).
+HELD_OUT = Path(__file__).resolve().parent / "data"
 MAMMALS_TYPES = Path(__file__).resolve().parents[1] / "tests" / "data" / "mammals-types.json"
 NON_PRIVATE = ("cartwheels", "reremi")
 #: DP synthetic data (dpmm's MST / AIM, (ε, δ)-DP) and cartwheels on it: ``dprm evaluate``'s baseline.
@@ -224,10 +229,10 @@ def dataset(name: str, data_seed: int):
     if name == "latent-light":
         left, right = latent_heavy(np.random.default_rng(data_seed), n=4000, n_left=5, n_right=5, gaussian=True)
         return load_two_view(left, right, types=frame_range_types([left, right])), None
-    if name == "nmes1988-bounds":
-        folder = SHARED / "nmes1988"
+    base = name.removesuffix("-bounds")
+    folder = SHARED / base if (SHARED / base).is_dir() else HELD_OUT / base
+    if name.endswith("-bounds"):  # every numeric column declared with its range, no transform
         return load_two_view(folder / "left.csv", folder / "right.csv", types=range_types(folder)), None
-    folder = SHARED / name
     return load_two_view(folder / "left.csv", folder / "right.csv", duplicate_names="rename"), None
 
 
