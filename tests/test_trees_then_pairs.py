@@ -1,8 +1,8 @@
 """MCMCTreePair's trial ``trees-then-pairs`` (the default from two trials' budget on).
 
 A first trees trial is extracted at once; when pruning keeps none of its redescriptions
-with a noisy excess Jaccard of at least ``STRONG_EXCESS``, the other trials are refined
-pairs. The decision reads released counts only (post-processing), every trial keeps its
+above independence (noisy excess Jaccard at least ``FOUND_EXCESS``), the other trials'
+budget goes to refined pairs. The decision reads released counts only (post-processing), every trial keeps its
 budget, and the ledger adds up to ε exactly either way.
 """
 
@@ -18,7 +18,7 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
-from dprm.mining.auto_trees import STRONG_EXCESS, TREES_THEN_PAIRS, pairs_after_trees
+from dprm.mining.auto_trees import FOUND_EXCESS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.independence import excess_of
 from dprm.privacy import Accountant, SeededNoise
 
@@ -70,7 +70,7 @@ def test_strong_structure_keeps_the_trees_trials(strong) -> None:
     assert len(_steps(accountant, "extractReds#")) == trials
     assert accountant.spent() == 1  # exactly (fractions)
     assert not any(note.startswith("trial trees-then-pairs") for note in miner.notes_)
-    assert any(not r.pruned and excess_of(r.extra) >= STRONG_EXCESS for r in miner.redescriptions_)
+    assert any(not r.pruned and excess_of(r.extra) >= FOUND_EXCESS for r in miner.redescriptions_)
 
 
 def test_without_strong_structure_the_other_trials_are_refined_pairs(independent) -> None:
@@ -85,9 +85,9 @@ def test_without_strong_structure_the_other_trials_are_refined_pairs(independent
     assert _steps(accountant, "refinement ") == [f"refinement {k}" for k in range(2, pairs + 2)]
     assert len(_steps(accountant, "initial target 1")) >= 1 and not _steps(accountant, "initial target 2")
     assert accountant.spent() == 1  # exactly: every trial's budget is spent, trees or pairs
-    assert any(note.startswith(f"trial trees-then-pairs: the first trees trial kept no redescription of noisy "
-                               f"excess Jaccard {STRONG_EXCESS:g} or more, so the other {trials - 1} trials' "
-                               f"budget went to {pairs} refined pair")
+    assert any(note.startswith(f"trial trees-then-pairs: the first trees trial kept no redescription above "
+                               f"independence, so the other {trials - 1} trials' budget went to {pairs} refined "
+                               f"pair")
                for note in miner.notes_)
     assert miner.privacy_["epsilon"] == 1.0
 

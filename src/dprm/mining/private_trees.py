@@ -76,7 +76,7 @@ from dprm.mining.base import (
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
                                      PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES,
-                                     STRONG_EXCESS, TREES_THEN_PAIRS, auto_tree_settings, pairs_after_trees)
+                                     FOUND_EXCESS, TREES_THEN_PAIRS, auto_tree_settings, pairs_after_trees)
 from dprm.mining.independence import excess_of
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
@@ -205,7 +205,7 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                    "target, then trees, 'pair', a literal of each view chosen at once, 'refined-pair', the "
                    "pair then one more split of either side (dprm.mining.pair_refinement), or "
                    "'trees-then-pairs' (mcmc-tree-pair), a first trees trial, then trees if it kept a "
-                   "redescription of noisy excess over independence of at least 0.25, else refined pairs; "
+                   "redescription above independence (by its noisy excess Jaccard), else refined pairs; "
                    "'auto' (default): unless a depth is given, pair below one trial's budget (epsilon times the "
                    "noisy row count under 600 rows), two refined pairs below 1,200 rows, else trees-then-pairs "
                    "(alt-expm, alt-mcmc: trees)", "choice",
@@ -727,13 +727,13 @@ class PrivateTreeMiner(Miner):
         if self._chooser is not None:
             self._chooser.take(side, attributes)
 
-    def kept_strong(self, redescriptions: Iterable[Redescription]) -> bool:
+    def kept_structure(self, redescriptions: Iterable[Redescription]) -> bool:
         """Whether pruning keeps one of ``redescriptions`` whose noisy excess Jaccard is at least
-        :data:`~dprm.mining.auto_trees.STRONG_EXCESS` (post-processing of released counts)."""
+        :data:`~dprm.mining.auto_trees.FOUND_EXCESS` (post-processing of released counts)."""
         kept = prune(list(redescriptions), min_noisy_support=self.prune_support,
                      max_interval_width=self.prune_interval,
                      max_pvalue=self.max_pvalue if self.prune_significance else None)
-        return any(not r.pruned and (excess_of(r.extra) or 0.0) >= STRONG_EXCESS for r in kept)
+        return any(not r.pruned and (excess_of(r.extra) or 0.0) >= FOUND_EXCESS for r in kept)
 
     def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
         """Private extraction of one tree pair (left tree, right tree) into the results."""

@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
-from dprm.mining.auto_trees import STRONG_EXCESS, TREES_THEN_PAIRS, pairs_after_trees
+from dprm.mining.auto_trees import TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.base import Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
@@ -86,8 +86,8 @@ class MCMCTreePair(PrivateTreeMiner):
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
         side (:mod:`~dprm.mining.pair_refinement`); ``"trees-then-pairs"``: a first
         trees trial, extracted at once, then trees if pruning keeps one of its
-        redescriptions with a noisy excess Jaccard of at least
-        :data:`~dprm.mining.auto_trees.STRONG_EXCESS`, else refined pairs with the other
+        redescriptions above independence (noisy excess Jaccard at least
+        :data:`~dprm.mining.auto_trees.FOUND_EXCESS`), else refined pairs with the other
         trials' budget, about two trials' each
         (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
         counts only: post-processing; the run spends ε exactly either way). ``"auto"`` (default), when no depth is given:
@@ -254,13 +254,12 @@ class MCMCTreePair(PrivateTreeMiner):
                 if test_first and batch == 0:
                     found_before = set(self._found)
                     self._extract_trial(1, pairs[0], firsts[0], shares[0][1])
-                    if not self.kept_strong(r for key, r in self._found.items() if key not in found_before):
+                    if not self.kept_structure(r for key, r in self._found.items() if key not in found_before):
                         rest = sum(per_trial[1:], Fraction(0)) + self._chooser.close()
                         count = pairs_after_trees(self.init_trials_)
                         self._notes.append(f"trial trees-then-pairs: the first trees trial kept no redescription "
-                                           f"of noisy excess Jaccard {STRONG_EXCESS:g} or more, so the other "
-                                           f"{self.init_trials_ - 1} trials' budget went to {count} refined "
-                                           f"pair{'s' if count > 1 else ''}")
+                                           f"above independence, so the other {self.init_trials_ - 1} trials' "
+                                           f"budget went to {count} refined pair{'s' if count > 1 else ''}")
                         self._mine_pairs(accountant, rest, after_trees=1)
                         return
         done_first = 1 if test_first else 0
