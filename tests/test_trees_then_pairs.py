@@ -1,4 +1,4 @@
-"""MCMCTreePair's trial ``trees-then-pairs`` (the default from two trials' budget on).
+"""MCMCTreePair's trial ``trees-then-pairs`` (an option from two trials' budget on; the rule keeps trees).
 
 A first trees trial is extracted at once; when pruning keeps none of its redescriptions
 above independence (noisy excess Jaccard at least ``FOUND_EXCESS``), the other trials'
@@ -24,7 +24,7 @@ from dprm.privacy import Accountant, SeededNoise
 
 
 def _fit(data, seed: int = 0, **options):
-    miner = make_miner("mcmc-tree-pair", epsilon=1.0, mcmc_iterations=600, **options)
+    miner = make_miner("mcmc-tree-pair", epsilon=1.0, mcmc_iterations=600, **{"trial": TREES_THEN_PAIRS, **options})
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(seed + 1))
     return miner, accountant
@@ -54,9 +54,11 @@ def independent():
     return load_two_view(left, right, types=types)
 
 
-def test_auto_takes_trees_then_pairs_from_two_trials_budget(strong) -> None:
+def test_auto_keeps_trees_and_the_option_is_taken_as_given(strong) -> None:
+    miner, accountant = _fit(strong, trial="auto")
+    assert miner.settings_["trial"] == "trees" and miner.init_trials_ >= 2
     miner, accountant = _fit(strong)
-    assert miner.settings_["trial"] == TREES_THEN_PAIRS and miner.init_trials_ >= 2
+    assert miner.trial_ == TREES_THEN_PAIRS and miner.init_trials_ >= 2
     assert accountant.spent() == 1
 
 

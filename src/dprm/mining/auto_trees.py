@@ -54,21 +54,18 @@ a trees trial spends its budget on a target and on a chain over two trees of dep
 whose choices at this budget are close to uniform below the root; a refined pair makes
 two decisive choices, then one release.
 
-From two trials' budget on (``B ≥ 1,200`` rows), MCMCTreePair's trial is
-**trees-then-pairs** (:data:`TREES_THEN_PAIRS`): the first trees trial is extracted at
-once, and when pruning keeps none of its redescriptions above independence (a noisy
+From two trials' budget on (``B ≥ 1,200`` rows) the trials are trees. MCMCTreePair
+offers **trees-then-pairs** there (:data:`TREES_THEN_PAIRS`, ``trial=`` given; measured,
+not the rule's choice): the first trees trial is extracted at once, and when pruning keeps none of its redescriptions above independence (a noisy
 excess Jaccard ``J − J_ind`` of at least :data:`FOUND_EXCESS`, 0, from the released
 counts: post-processing), the other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with
 about two trials' budget, whose choices leave out the attributes of the released trees;
-otherwise the trials stay trees. Where the data hold structure (MAMMAL, the planted
-tables: every first trial keeps redescriptions, of noisy excess 0.35–0.48) nothing
-changes; on weak real tables (health-care use: the first trial often keeps nothing) a
-trees trial's chain drifts and its extraction of a depth-2 pair keeps nothing, while a
-refined pair makes two decisive choices and one release.
-Measured at ε = 1 (session 34, docs/mining.md, ten runs each): runs keeping something
-on three held-out 3,000-row tables of the RAND health insurance experiment 3–4 → 10 of
-10 in ten, with more top-10 excess. The alternations keep trees
-(``alternating=True``).
+otherwise the trials stay trees. Measured at ε = 1 (session 34, docs/mining.md, ten
+runs each): on three held-out 3,000-row tables of the RAND health insurance experiment
+the runs keeping something rise from 5–7 to 10 of 10 and spi's top-10 excess from 0.060
+to 0.072, but nmes1988 keeps in 8 runs of 10 instead of 10, and the first trees trial
+keeps nothing in two of five runs on a planted table with four strong relations (found
+pooled 4 → 2 of 4): a trade, not a better default.
 
 AltExpM's trials are refined pairs further up, to ``B < 6,000`` rows
 (:data:`ROWS_FOR_EXPONENTIAL_TREES`; ``⌊B / 600⌋`` of them, at most 8): its trees choose
@@ -133,11 +130,9 @@ Examples
 >>> brief(auto_tree_settings(0.3, 2575))
 (2, 2, 0.75, None, 1, 'refined-pair', 'off')
 >>> brief(auto_tree_settings(1.0, 2575))
-(4, 2, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
->>> brief(auto_tree_settings(1.0, 2575, pairs=False))
 (4, 2, 0.5, 0.3, 1, 'trees', 'off')
 >>> brief(auto_tree_settings(1.0, 28_900))
-(8, 3, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
+(8, 3, 0.5, 0.3, 1, 'trees', 'off')
 >>> brief(auto_tree_settings(0.1, 2575, alternating=True, pairs=False))
 (1, 1, 0.5, 0.4, 0, 'trees', 'off')
 >>> brief(auto_tree_settings(1.0, 2575, alternating=True))
@@ -246,9 +241,7 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
                             alternations=0 if scored else 1)
-    trial = TREES_THEN_PAIRS if scored and pairs and not alternating and trials > 1 else "trees"
-    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials),
-                        trial=trial)
+    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials))
 
 
 def pairs_after_trees(init_trials: int, trees_trials: int = 1) -> int:

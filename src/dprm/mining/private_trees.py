@@ -207,8 +207,7 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                    "'trees-then-pairs' (mcmc-tree-pair), a first trees trial, then trees if it kept a "
                    "redescription above independence (by its noisy excess Jaccard), else refined pairs; "
                    "'auto' (default): unless a depth is given, pair below one trial's budget (epsilon times the "
-                   "noisy row count under 600 rows), two refined pairs below 1,200 rows, else trees-then-pairs "
-                   "(alt-expm, alt-mcmc: trees)", "choice",
+                   "noisy row count under 600 rows), two refined pairs below 1,200 rows, else trees", "choice",
           choices=TRIAL_KINDS),
     Param("pair_thresholds", "Whether a pair trial with one numeric literal chooses it again near its released "
                              "threshold, by how well it agrees with the other side's literal "

@@ -90,9 +90,10 @@ class MCMCTreePair(PrivateTreeMiner):
         :data:`~dprm.mining.auto_trees.FOUND_EXCESS`), else refined pairs with the other
         trials' budget, about two trials' each
         (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
-        counts only: post-processing; the run spends ε exactly either way). ``"auto"`` (default), when no depth is given:
-        the pair below one trial's budget, two refined pairs below two trials', else
-        trees-then-pairs (:mod:`~dprm.mining.auto_trees`).
+        counts only: post-processing; the run spends ε exactly either way; measured in
+        docs/mining.md, session 34). ``"auto"`` (default), when no depth is given: the
+        pair below one trial's budget, two refined pairs below two trials', else trees
+        (:mod:`~dprm.mining.auto_trees`).
     anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's
         view) keeps the released target literal at its root (``"literal"``; an interval
