@@ -56,16 +56,17 @@ two decisive choices, then one release.
 
 From two trials' budget on (``B ≥ 1,200`` rows) the trials are trees. MCMCTreePair
 offers **trees-then-pairs** there (:data:`TREES_THEN_PAIRS`, ``trial=`` given; measured,
-not the rule's choice): the first trees trial is extracted at once, and when pruning keeps none of its redescriptions above independence (a noisy
-excess Jaccard ``J − J_ind`` of at least :data:`FOUND_EXCESS`, 0, from the released
-counts: post-processing), the other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with
+not the rule's choice): the first trees trial is extracted at once, and when pruning
+keeps none of its redescriptions above independence (a noisy excess Jaccard
+``J − J_ind`` of at least :data:`FOUND_EXCESS`, 0, from the released counts: post-processing),
+the other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with
 about two trials' budget, whose choices leave out the attributes of the released trees;
-otherwise the trials stay trees. Measured at ε = 1 (session 34, docs/mining.md, ten
-runs each): on three held-out 3,000-row tables of the RAND health insurance experiment
-the runs keeping something rise from 5–7 to 10 of 10 and spi's top-10 excess from 0.060
-to 0.072, but nmes1988 keeps in 8 runs of 10 instead of 10, and the first trees trial
-keeps nothing in two of five runs on a planted table with four strong relations (found
-pooled 4 → 2 of 4): a trade, not a better default.
+otherwise the trials stay trees. Measured at ε = 1 (session 34, docs/mining.md, ten runs
+each): on three held-out 3,000-row tables of the RAND health insurance experiment the
+runs keeping something rise from 5–7 to 10 of 10 and spi's top-10 excess from 0.060 to
+0.072, but nmes1988 keeps in 8 runs of 10 instead of 10, and the first trees trial keeps
+nothing in two of five runs on a planted table with four strong relations (found pooled
+4 → 2 of 4): a trade, not a better default.
 
 AltExpM's trials are refined pairs further up, to ``B < 6,000`` rows
 (:data:`ROWS_FOR_EXPONENTIAL_TREES`; ``⌊B / 600⌋`` of them, at most 8): its trees choose
