@@ -184,7 +184,7 @@ REFINEMENT_SHARE = 0.2
 REFINED_PAIR_OMEGA = 0.75
 #: The alternations' targets' share where the budget does not cover one trial.
 ALTERNATING_LOW_TARGET_SHARE = 0.4
-#: MCMCTreePair's trial kind from :data:`ROWS_FOR_TREES` on: a first trees trial, then trees if it kept
+#: MCMCTreePair's optional trial kind (given, not the rule's): a first trees trial, then trees if it kept
 #: a redescription of noisy excess over independence of at least :data:`FOUND_EXCESS`, else refined pairs.
 TREES_THEN_PAIRS = "trees-then-pairs"
 #: The noisy excess Jaccard (``J − J_ind`` from the released counts) from which a redescription the
@@ -193,7 +193,7 @@ TREES_THEN_PAIRS = "trees-then-pairs"
 #: first trial keeps nothing, better where it keeps weak structure that its trees describe well (Fair's
 #: survey: top-10 excess 0.095 against 0.069).
 FOUND_EXCESS = 0.0
-#: Trials' budgets per refined pair after a first trees trial that kept no strong structure
+#: Trials' budgets per refined pair after a first trees trial that kept nothing above independence
 #: (:data:`TREES_THEN_PAIRS`): ``⌈(InTr − 1) / 2⌉`` pairs, each with about two trials' budget.
 TRIALS_PER_PAIR_AFTER_TREES = 2
 

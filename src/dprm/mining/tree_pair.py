@@ -225,7 +225,7 @@ class MCMCTreePair(PrivateTreeMiner):
             workers = self.init_trials_ if sharded else max(1, min(self.init_trials_, os.cpu_count() or 1))
         pairs, firsts = [], []
         # Trial trees-then-pairs (scored targets: one chain at a time): the first pair is extracted
-        # at once; unless it kept strong structure, the rest of the budget goes to refined pairs.
+        # at once; unless it kept a redescription above independence, the rest goes to refined pairs.
         test_first = self.trial_ == TREES_THEN_PAIRS and self.init_trials_ > 1
         with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool:
             for batch in range(0, self.init_trials_, workers):
