@@ -15,7 +15,8 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import default_algorithm, default_parameters, make_miner
-from dprm.mining.auto_trees import AUTO_MAX_TRIALS, ROWS_FOR_EXPONENTIAL_TREES, auto_tree_settings
+from dprm.mining.auto_trees import (AUTO_MAX_TRIALS, ROWS_FOR_EXPONENTIAL_TREES, auto_tree_settings,
+                                     pairs_after_trees)
 from dprm.privacy import Accountant, SeededNoise
 
 
@@ -33,8 +34,12 @@ def test_auto_settings_are_in_range(epsilon: float, n_hat: float) -> None:
         assert (settings.trial, settings.init_trials, settings.omega, settings.target_share) == (
             "refined-pair", 2, 0.75, None)
     else:
-        assert settings.trial == "trees" and 0 < settings.target_share <= 0.3
-        assert auto_tree_settings(epsilon, n_hat, pairs=False) == settings
+        # MCMCTreePair from three trials' budget on: two trees trials test the data; without pairs,
+        # and for the alternations: trees
+        assert settings.trial == ("trees-then-pairs" if settings.init_trials > 2 else "trees")
+        assert 0 < settings.target_share <= 0.3
+        assert auto_tree_settings(epsilon, n_hat, pairs=False) == replace(settings, trial="trees")
+        assert auto_tree_settings(epsilon, n_hat, alternating=True).trial == "trees"
 
 
 def test_auto_settings_grow_with_the_budget_in_rows() -> None:
@@ -245,10 +250,13 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial,
                                "pair_thresholds": "off"}   # on only where refined pairs have 600 rows each
-    assert rule.trial == {0.1: "pair", 0.7: "refined-pair", 2.0: "trees"}[epsilon]  # 1,200 rows: ~110 rows at 0.1
+    assert rule.trial == {0.1: "pair", 0.7: "refined-pair", 2.0: "trees-then-pairs"}[epsilon]  # ~110 rows at 0.1
     chains = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
     pairs = [e for e in accountant.ledger if e.step.startswith("literal pair ")]
-    assert (len(chains), len(pairs)) == ((rule.init_trials, 0) if rule.trial == "trees" else (0, rule.init_trials))
+    if rule.trial == "trees-then-pairs":  # trees throughout, or two trees trials and then refined pairs
+        assert (len(chains), len(pairs)) in ((rule.init_trials, 0), (2, pairs_after_trees(rule.init_trials)))
+    else:
+        assert (len(chains), len(pairs)) == (0, rule.init_trials)
     assert float(accountant.spent()) == pytest.approx(epsilon)
     assert seen[-1][0] == seen[-1][1] == miner.work()  # total fixed before the data: the most trials
     document = miner.document()

@@ -1,6 +1,6 @@
-"""MCMCTreePair's trial ``trees-then-pairs`` (an option from two trials' budget on; the rule keeps trees).
+"""MCMCTreePair's trial ``trees-then-pairs`` (the auto rule's from three trials' budget on).
 
-A first trees trial is extracted at once; when pruning keeps none of its redescriptions
+Two trees trials are extracted at once; when pruning keeps none of their redescriptions
 above independence (noisy excess Jaccard at least ``FOUND_EXCESS``), the other trials'
 budget goes to refined pairs. The decision reads released counts only (post-processing), every trial keeps its
 budget, and the ledger adds up to ε exactly either way.
@@ -18,7 +18,7 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
-from dprm.mining.auto_trees import FOUND_EXCESS, TREES_THEN_PAIRS, pairs_after_trees
+from dprm.mining.auto_trees import FOUND_EXCESS, TREES_BEFORE_PAIRS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.independence import excess_of
 from dprm.privacy import Accountant, SeededNoise
 
@@ -54,11 +54,9 @@ def independent():
     return load_two_view(left, right, types=types)
 
 
-def test_auto_keeps_trees_and_the_option_is_taken_as_given(strong) -> None:
+def test_auto_takes_trees_then_pairs_from_three_trials_budget(strong) -> None:
     miner, accountant = _fit(strong, trial="auto")
-    assert miner.settings_["trial"] == "trees" and miner.init_trials_ >= 2
-    miner, accountant = _fit(strong)
-    assert miner.trial_ == TREES_THEN_PAIRS and miner.init_trials_ >= 2
+    assert miner.settings_["trial"] == TREES_THEN_PAIRS and miner.init_trials_ > TREES_BEFORE_PAIRS
     assert accountant.spent() == 1
 
 
@@ -66,9 +64,11 @@ def test_strong_structure_keeps_the_trees_trials(strong) -> None:
     miner, accountant = _fit(strong)
     trials = miner.init_trials_
     assert len(_steps(accountant, "sampleTreePair#")) == trials and not _steps(accountant, "literal pair")
-    # the first trial is extracted before the second target is chosen; the others after their chains, as before
+    # the first two trials are extracted before the next target is chosen; the others after their chains
     steps = [entry.step for entry in accountant.ledger]
     assert steps.index("extractReds#1: cell counts") < steps.index("initial target 2: attribute")
+    assert steps.index("extractReds#2: cell counts") < steps.index("initial target 3: attribute")
+    assert steps.index("sampleTreePair#4") < steps.index("extractReds#3: cell counts")
     assert len(_steps(accountant, "extractReds#")) == trials
     assert accountant.spent() == 1  # exactly (fractions)
     assert not any(note.startswith("trial trees-then-pairs") for note in miner.notes_)
@@ -78,17 +78,17 @@ def test_strong_structure_keeps_the_trees_trials(strong) -> None:
 def test_without_strong_structure_the_other_trials_are_refined_pairs(independent) -> None:
     miner, accountant = _fit(independent)
     trials = miner.init_trials_
-    assert _steps(accountant, "sampleTreePair#") == ["sampleTreePair#1"]
-    assert _steps(accountant, "extractReds#") == ["extractReds#1: cell counts"]
-    # numbered on from the trees trial, two trials' budget each; the targets' unspent shares went to them
+    assert _steps(accountant, "sampleTreePair#") == ["sampleTreePair#1", "sampleTreePair#2"]
+    assert _steps(accountant, "extractReds#") == ["extractReds#1: cell counts", "extractReds#2: cell counts"]
+    # numbered on from the trees trials, two trials' budget each; the targets' unspent shares went to them
     pairs = pairs_after_trees(trials)
-    assert pairs == -(-(trials - 1) // 2)
-    assert _steps(accountant, "literal pair ") == [f"literal pair {k}" for k in range(2, pairs + 2)]
-    assert _steps(accountant, "refinement ") == [f"refinement {k}" for k in range(2, pairs + 2)]
-    assert len(_steps(accountant, "initial target 1")) >= 1 and not _steps(accountant, "initial target 2")
+    assert pairs == -(-(trials - 2) // 2)
+    assert _steps(accountant, "literal pair ") == [f"literal pair {k}" for k in range(3, pairs + 3)]
+    assert _steps(accountant, "refinement ") == [f"refinement {k}" for k in range(3, pairs + 3)]
+    assert _steps(accountant, "initial target 2") and not _steps(accountant, "initial target 3")
     assert accountant.spent() == 1  # exactly: every trial's budget is spent, trees or pairs
-    assert any(note.startswith(f"trial trees-then-pairs: the first trees trial kept no redescription above "
-                               f"independence, so the other {trials - 1} trials' budget went to {pairs} refined "
+    assert any(note.startswith(f"trial trees-then-pairs: the first 2 trees trials kept no redescription above "
+                               f"independence, so the other {trials - 2} trials' budget went to {pairs} refined "
                                f"pair")
                for note in miner.notes_)
     assert miner.privacy_["epsilon"] == 1.0
@@ -108,7 +108,7 @@ def test_the_pairs_leave_out_the_attributes_of_the_released_trees(independent, m
     miner, _ = _fit(independent)
     described = miner._described
     assert described[0] or described[1]
-    assert seen["literal pair 2"] == [set(described[0]), set(described[1])]  # the first pair's choice leaves them out
+    assert seen["literal pair 3"] == [set(described[0]), set(described[1])]  # the first pair's choice leaves them out
 
 
 def test_the_decision_is_the_same_for_the_same_releases(independent) -> None:

@@ -54,19 +54,25 @@ a trees trial spends its budget on a target and on a chain over two trees of dep
 whose choices at this budget are close to uniform below the root; a refined pair makes
 two decisive choices, then one release.
 
-From two trials' budget on (``B ≥ 1,200`` rows) the trials are trees. MCMCTreePair
-offers **trees-then-pairs** there (:data:`TREES_THEN_PAIRS`, ``trial=`` given; measured,
-not the rule's choice): the first trees trial is extracted at once, and when pruning
-keeps none of its redescriptions above independence (a noisy excess Jaccard
-``J − J_ind`` of at least :data:`FOUND_EXCESS`, 0, from the released counts: post-processing),
-the other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with
-about two trials' budget, whose choices leave out the attributes of the released trees;
-otherwise the trials stay trees. Measured at ε = 1 (session 34, docs/mining.md, ten runs
-each): on three held-out 3,000-row tables of the RAND health insurance experiment the
-runs keeping something rise from 5–7 to 10 of 10 and spi's top-10 excess from 0.060 to
-0.072, but nmes1988 keeps in 8 runs of 10 instead of 10, and the first trees trial keeps
-nothing in two of five runs on a planted table with four strong relations (found pooled
-4 → 2 of 4): a trade, not a better default.
+From two trials' budget on (``B ≥ 1,200`` rows) the trials are trees; from three trials'
+(``B ≥ 1,800``) MCMCTreePair's are **trees-then-pairs** (:data:`TREES_THEN_PAIRS`): the
+first :data:`TREES_BEFORE_PAIRS` trees trials are extracted at once, and when pruning keeps
+none of their redescriptions above independence (a noisy excess Jaccard
+``J − J_ind ≥`` :data:`FOUND_EXCESS`, 0, from the released counts: post-processing), the
+other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with about two
+trials' budget, whose choices leave out the attributes of the released trees; otherwise
+the trials stay trees. On weak structure (health-care use, surveys) a trees trial's chain
+drifts and its extraction of a depth-2 pair keeps nothing, while a refined pair makes two
+decisive choices and one release. Measured at ε = 1 (session 34, docs/mining.md; 10 runs
+on the real tables, 5 on the others): runs keeping something on three held-out tables of
+the RAND health insurance experiment 5, 7, 7 → 10, 9, 10 of 10 (top-10 excess 0.045,
+0.044, 0.067 → 0.066, 0.057, 0.071), spi 9 → 10 of 10 (0.060 → 0.068), nmes1988 0.082 →
+0.094; MAMMAL 0.326 / 0.751 → 0.324 / 0.767 (top-10 excess / J), the planted tables'
+relations found pooled unchanged (3, 4, 4, 4, 3 of 4). What it costs: Fair's survey 0.093 →
+0.079, planted-numeric 0.226 → 0.271 excess with 3 → 2 of 4 relations pooled. Deciding
+after one trees trial instead of two lost nmes1988's runs (10 → 8 of 10 keeping: its first
+trial keeps nothing in 7 runs of 10, its later ones do) and a planted relation. The
+alternations keep trees (``alternating=True``).
 
 AltExpM's trials are refined pairs further up, to ``B < 6,000`` rows
 (:data:`ROWS_FOR_EXPONENTIAL_TREES`; ``⌊B / 600⌋`` of them, at most 8): its trees choose
@@ -131,9 +137,13 @@ Examples
 >>> brief(auto_tree_settings(0.3, 2575))
 (2, 2, 0.75, None, 1, 'refined-pair', 'off')
 >>> brief(auto_tree_settings(1.0, 2575))
+(4, 2, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
+>>> brief(auto_tree_settings(1.0, 2575, pairs=False))
 (4, 2, 0.5, 0.3, 1, 'trees', 'off')
+>>> brief(auto_tree_settings(0.6, 2575))   # two trials: trees
+(2, 2, 0.5, 0.2, 1, 'trees', 'off')
 >>> brief(auto_tree_settings(1.0, 28_900))
-(8, 3, 0.5, 0.3, 1, 'trees', 'off')
+(8, 3, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(0.1, 2575, alternating=True, pairs=False))
 (1, 1, 0.5, 0.4, 0, 'trees', 'off')
 >>> brief(auto_tree_settings(1.0, 2575, alternating=True))
@@ -151,7 +161,8 @@ from dataclasses import dataclass
 
 __all__ = ["AUTO", "AUTO_MAX_TRIALS", "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
            "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "FOUND_EXCESS", "TREES_THEN_PAIRS",
-           "TRIALS_PER_PAIR_AFTER_TREES", "TreeSettings", "auto_tree_settings", "pairs_after_trees"]
+           "TREES_BEFORE_PAIRS", "TRIALS_PER_PAIR_AFTER_TREES", "TreeSettings", "auto_tree_settings",
+           "pairs_after_trees"]
 
 #: The value that asks for the rule.
 AUTO = "auto"
@@ -184,8 +195,9 @@ REFINEMENT_SHARE = 0.2
 REFINED_PAIR_OMEGA = 0.75
 #: The alternations' targets' share where the budget does not cover one trial.
 ALTERNATING_LOW_TARGET_SHARE = 0.4
-#: MCMCTreePair's optional trial kind (given, not the rule's): a first trees trial, then trees if it kept
-#: a redescription of noisy excess over independence of at least :data:`FOUND_EXCESS`, else refined pairs.
+#: MCMCTreePair's trial kind from three trials' budget on: :data:`TREES_BEFORE_PAIRS` trees trials, then
+#: trees if they kept a redescription of noisy excess over independence of at least :data:`FOUND_EXCESS`,
+#: else refined pairs.
 TREES_THEN_PAIRS = "trees-then-pairs"
 #: The noisy excess Jaccard (``J − J_ind`` from the released counts) from which a redescription the
 #: first trees trial keeps counts as found structure (:data:`TREES_THEN_PAIRS`): 0, any kept one above
@@ -193,9 +205,11 @@ TREES_THEN_PAIRS = "trees-then-pairs"
 #: first trial keeps nothing, better where it keeps weak structure that its trees describe well (Fair's
 #: survey: top-10 excess 0.095 against 0.069).
 FOUND_EXCESS = 0.0
-#: Trials' budgets per refined pair after a first trees trial that kept nothing above independence
-#: (:data:`TREES_THEN_PAIRS`): ``⌈(InTr − 1) / 2⌉`` pairs, each with about two trials' budget.
+#: Trials' budgets per refined pair after the trees trials that kept nothing above independence
+#: (:data:`TREES_THEN_PAIRS`): ``⌈(InTr − 2) / 2⌉`` pairs, each with about two trials' budget.
 TRIALS_PER_PAIR_AFTER_TREES = 2
+#: The trees trials :data:`TREES_THEN_PAIRS` makes (and extracts at once) before it decides.
+TREES_BEFORE_PAIRS = 2
 
 
 @dataclass(frozen=True)
@@ -242,15 +256,17 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
                             alternations=0 if scored else 1)
-    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials))
+    trial = TREES_THEN_PAIRS if scored and pairs and not alternating and trials > TREES_BEFORE_PAIRS else "trees"
+    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials),
+                        trial=trial)
 
 
-def pairs_after_trees(init_trials: int, trees_trials: int = 1) -> int:
+def pairs_after_trees(init_trials: int, trees_trials: int = TREES_BEFORE_PAIRS) -> int:
     """Refined pairs that take the budget of the trials after ``trees_trials`` trees trials.
 
     Examples
     --------
-    >>> [pairs_after_trees(k) for k in (2, 3, 4, 5, 8)]
-    [1, 1, 2, 2, 4]
+    >>> [pairs_after_trees(k) for k in (3, 4, 5, 6, 8)]
+    [1, 1, 2, 2, 3]
     """
     return max(1, math.ceil((init_trials - trees_trials) / TRIALS_PER_PAIR_AFTER_TREES))

@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from dprm.data.attributes import TwoViewData
-from dprm.mining.auto_trees import TREES_THEN_PAIRS, pairs_after_trees
+from dprm.mining.auto_trees import TREES_BEFORE_PAIRS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.base import Param, keyword_init, parameter_table
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
@@ -84,16 +84,16 @@ class MCMCTreePair(PrivateTreeMiner):
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
-        side (:mod:`~dprm.mining.pair_refinement`); ``"trees-then-pairs"``: a first
-        trees trial, extracted at once, then trees if pruning keeps one of its
+        side (:mod:`~dprm.mining.pair_refinement`); ``"trees-then-pairs"``: two
+        trees trials, extracted at once, then trees if pruning keeps one of their
         redescriptions above independence (noisy excess Jaccard at least
         :data:`~dprm.mining.auto_trees.FOUND_EXCESS`), else refined pairs with the other
         trials' budget, about two trials' each
         (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
         counts only: post-processing; the run spends ε exactly either way; measured in
         docs/mining.md, session 34). ``"auto"`` (default), when no depth is given: the
-        pair below one trial's budget, two refined pairs below two trials', else trees
-        (:mod:`~dprm.mining.auto_trees`).
+        pair below one trial's budget, two refined pairs below two trials', two trees
+        trials below three, else trees-then-pairs (:mod:`~dprm.mining.auto_trees`).
     anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's
         view) keeps the released target literal at its root (``"literal"``; an interval
@@ -224,9 +224,11 @@ class MCMCTreePair(PrivateTreeMiner):
         else:
             workers = self.init_trials_ if sharded else max(1, min(self.init_trials_, os.cpu_count() or 1))
         pairs, firsts = [], []
-        # Trial trees-then-pairs (scored targets: one chain at a time): the first pair is extracted
-        # at once; unless it kept a redescription above independence, the rest goes to refined pairs.
-        test_first = self.trial_ == TREES_THEN_PAIRS and self.init_trials_ > 1
+        # Trial trees-then-pairs (scored targets: one chain at a time): the first trials' pairs are
+        # extracted at once; unless they kept a redescription above independence, the rest goes to
+        # refined pairs.
+        tested = min(TREES_BEFORE_PAIRS, self.init_trials_ - 1) if self.trial_ == TREES_THEN_PAIRS else 0
+        found_before = set(self._found)
         with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool:
             for batch in range(0, self.init_trials_, workers):
                 jobs, targets = [], []
@@ -252,20 +254,21 @@ class MCMCTreePair(PrivateTreeMiner):
                     self.released(first, first_tree)
                     self.released(1 - first, second_tree)
                 pairs += done
-                if test_first and batch == 0:
-                    found_before = set(self._found)
-                    self._extract_trial(1, pairs[0], firsts[0], shares[0][1])
-                    if not self.kept_structure(r for key, r in self._found.items() if key not in found_before):
-                        rest = sum(per_trial[1:], Fraction(0)) + self._chooser.close()
-                        count = pairs_after_trees(self.init_trials_)
-                        self._notes.append(f"trial trees-then-pairs: the first trees trial kept no redescription "
-                                           f"above independence, so the other {self.init_trials_ - 1} trials' "
-                                           f"budget went to {count} refined pair{'s' if count > 1 else ''}")
-                        self._mine_pairs(accountant, rest, after_trees=1)
-                        return
-        done_first = 1 if test_first else 0
+                if batch < tested:  # one trial a batch (scored targets)
+                    self._extract_trial(batch + 1, pairs[batch], firsts[batch], shares[batch][1])
+                if batch + 1 == tested and not self.kept_structure(
+                        r for key, r in self._found.items() if key not in found_before):
+                    rest = sum(per_trial[tested:], Fraction(0)) + self._chooser.close()
+                    count = pairs_after_trees(self.init_trials_, tested)
+                    which = "first trees trial" if tested == 1 else f"first {tested} trees trials"
+                    self._notes.append(f"trial trees-then-pairs: the {which} kept no "
+                                       f"redescription above independence, so the other "
+                                       f"{self.init_trials_ - tested} trials' budget went to {count} refined "
+                                       f"pair{'s' if count > 1 else ''}")
+                    self._mine_pairs(accountant, rest, after_trees=tested)
+                    return
         for trial, (pair, first, (_, extraction)) in enumerate(
-            zip(pairs[done_first:], firsts[done_first:], shares[done_first:]), start=done_first + 1
+            zip(pairs[tested:], firsts[tested:], shares[tested:]), start=tested + 1
         ):
             self._extract_trial(trial, pair, first, extraction)
 
