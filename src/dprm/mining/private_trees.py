@@ -522,9 +522,7 @@ class PrivateTreeMiner(Miner):
     def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
         """Prune what was found, write the privacy block, end the progress."""
         found = sorted(self._found.values(), key=finding_key)
-        self.redescriptions_ = prune(found, min_noisy_support=self.prune_support,
-                                     max_interval_width=self.prune_interval,
-                                     max_pvalue=self.max_pvalue if self.prune_significance else None)
+        self.redescriptions_ = self._pruned(found)
         # whether a chain ran: the ledger's labels say (the privacy block and the unused options read it)
         self._chains_ran = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee
                                for entry in accountant.ledger[self._ledger_start:])
@@ -730,10 +728,13 @@ class PrivateTreeMiner(Miner):
     def kept_structure(self, redescriptions: Iterable[Redescription]) -> bool:
         """Whether pruning keeps one of ``redescriptions`` whose noisy excess Jaccard is at least
         :data:`~dprm.mining.auto_trees.FOUND_EXCESS` (post-processing of released counts)."""
-        kept = prune(list(redescriptions), min_noisy_support=self.prune_support,
-                     max_interval_width=self.prune_interval,
+        return any(not r.pruned and (excess_of(r.extra) or 0.0) >= FOUND_EXCESS
+                   for r in self._pruned(list(redescriptions)))
+
+    def _pruned(self, redescriptions: list[Redescription]) -> list[Redescription]:
+        """``redescriptions`` marked by the run's pruning settings (:func:`~dprm.mining.pruning.prune`)."""
+        return prune(redescriptions, min_noisy_support=self.prune_support, max_interval_width=self.prune_interval,
                      max_pvalue=self.max_pvalue if self.prune_significance else None)
-        return any(not r.pruned and (excess_of(r.extra) or 0.0) >= FOUND_EXCESS for r in kept)
 
     def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
         """Private extraction of one tree pair (left tree, right tree) into the results."""

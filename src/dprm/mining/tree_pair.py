@@ -228,7 +228,7 @@ class MCMCTreePair(PrivateTreeMiner):
         # extracted at once; unless they kept a redescription above independence, the rest goes to
         # refined pairs.
         tested = min(TREES_BEFORE_PAIRS, self.init_trials_ - 1) if self.trial_ == TREES_THEN_PAIRS else 0
-        found_before = set(self._found)
+        found_before = set(self._found) if tested else set()
         with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool:
             for batch in range(0, self.init_trials_, workers):
                 jobs, targets = [], []
