@@ -41,7 +41,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from fractions import Fraction
 from functools import partial
@@ -75,8 +75,9 @@ from dprm.mining.base import (
     view_reasons,
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
-                                     PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE, ROWS_FOR_TREES,
-                                     FOUND_EXCESS, TREES_THEN_PAIRS, auto_tree_settings, pairs_after_trees)
+                                     PAIR_SKETCH_SHARE, PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE,
+                                     ROWS_FOR_TREES, FOUND_EXCESS, TREES_THEN_PAIRS, auto_tree_settings,
+                                     decisive_pairs, pairs_after_trees)
 from dprm.mining.independence import excess_of
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
@@ -244,6 +245,29 @@ MCMC_PARAMETERS: dict[str, Param] = parameter_table(
                              "papers' k)", "int", unit="steps", low=2, high=10_000,
           why="the variance over the window is recomputed at every step"),
 )
+
+
+def _pair_trial_shares(budget: Fraction, *, omega: Fraction, refined: bool, sharpen: bool
+                       ) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+    """A pair trial's ``budget`` as ``(choice, thresholds, refinement, extraction)`` (exact; zeros where unused).
+
+    Refined: :data:`~dprm.mining.auto_trees.REFINEMENT_SHARE` for the refinement, ω of
+    the rest for the choice, the remainder for the extraction; else ω and ``1 − ω``.
+    ``sharpen``: :data:`~dprm.mining.auto_trees.PAIR_THRESHOLD_SHARE` of the choice for
+    the pair's thresholds (:meth:`PrivateTreeMiner._mine_pairs`).
+    """
+    zero = Fraction(0)
+    if refined:
+        refinement_share = as_fraction(REFINEMENT_SHARE, "refinement share")
+        rest = 1 - refinement_share
+        choice, refinement, extraction = split_budget(budget, [omega * rest, refinement_share, (1 - omega) * rest])
+    else:
+        (choice, extraction), refinement = split_budget(budget, [omega, 1 - omega]), zero
+    thresholds = zero
+    if sharpen:
+        share = as_fraction(PAIR_THRESHOLD_SHARE, "pair-threshold share")
+        choice, thresholds = split_budget(choice, [1 - share, share])
+    return choice, thresholds, refinement, extraction
 
 
 class PrivateTreeMiner(Miner):
@@ -551,6 +575,11 @@ class PrivateTreeMiner(Miner):
         :data:`~dprm.mining.auto_trees.PAIR_THRESHOLD_SHARE` of the pair's share chooses
         its one numeric literal again (:mod:`dprm.mining.pair_thresholds`); a pair with
         none or two gives that share to its extraction.
+
+        Where the auto rule asks for two or more refined pairs (``init_trials`` auto, not
+        the alternations' rule), :data:`~dprm.mining.auto_trees.PAIR_SKETCH_SHARE` of
+        ``epsilon`` first releases the candidates' top score (:meth:`_decisive_count`) and
+        the pairs are as many as the rest can choose decisively, at least one.
         """
         chooser = PairChooser(self.indexes_, counters=self._gain_counters())
         for side, attributes in enumerate(self._described):
@@ -558,21 +587,15 @@ class PrivateTreeMiner(Miner):
         refined = self.trial_ == "refined-pair" or after_trees > 0
         given = getattr(self, "omega", AUTO) != AUTO and self.omega_ is not None
         omega = as_fraction(self.omega_ if given else REFINED_PAIR_OMEGA if refined else PAIR_OMEGA, "omega")
-        refinement_share = as_fraction(REFINEMENT_SHARE, "refinement share") if refined else Fraction(0)
-        threshold_share = as_fraction(PAIR_THRESHOLD_SHARE, "pair-threshold share")
         sharpen = self.pair_thresholds_ == "on"
+        shares = partial(_pair_trial_shares, omega=omega, refined=refined, sharpen=sharpen)
         counter = self._refinement_counter()
         count = pairs_after_trees(self.init_trials_, after_trees) if after_trees else self.init_trials_
+        if refined and count > 1 and self.init_trials == AUTO and not self.alternating_rule:
+            epsilon, count = self._decisive_count(chooser, epsilon, count, shares, accountant)
         trials = split_budget(epsilon, [1] * count)
         for trial, budget in enumerate(trials, start=after_trees + 1):
-            if refined:
-                rest = 1 - refinement_share
-                choice, refinement, extraction = split_budget(budget, [omega * rest, refinement_share,
-                                                                       (1 - omega) * rest])
-            else:
-                choice, extraction = split_budget(budget, [omega, 1 - omega])
-            if sharpen:
-                choice, thresholds = split_budget(choice, [1 - threshold_share, threshold_share])
+            choice, thresholds, refinement, extraction = shares(budget)
             target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
             if sharpen and anchored_side(target, partner) is not None:
                 target, partner = sharpen_pair(self.indexes_, target, partner, thresholds, accountant,
@@ -588,6 +611,33 @@ class PrivateTreeMiner(Miner):
                 trees = [Tree(depth=1, splits=[partner])] * 2
                 trees[target.side] = target.tree()
             self.extract((trees[0], trees[1]), extraction, f"extraction {trial}")
+
+    def _decisive_count(self, chooser: PairChooser, epsilon: Fraction, count: int,
+                        shares: Callable[[Fraction], tuple[Fraction, ...]], accountant: Accountant
+                        ) -> tuple[Fraction, int]:
+        """Release the pairs' top score and keep as many of ``count`` pairs as choose decisively.
+
+        The top score is the largest score of the candidates (:meth:`PairChooser.scores`),
+        rounded down: each candidate's score has sensitivity 1
+        (:mod:`dprm.mining.literal_pairs`), so their maximum over the public candidate
+        set has sensitivity 1, and rounding down keeps it (two values within 1 of each
+        other round down to integers within 1); it is released by the discrete Laplace
+        mechanism with :data:`~dprm.mining.auto_trees.PAIR_SKETCH_SHARE` of ``epsilon``.
+        :func:`~dprm.mining.auto_trees.decisive_pairs` then reads only that release and
+        public values (post-processing). Returns the budget left for the pairs and their
+        number; a note says when there are fewer than ``count``.
+        """
+        share = as_fraction(PAIR_SKETCH_SHARE, "pair-sketch share")
+        sketch, rest = split_budget(epsilon, [share, 1 - share])
+        scores = chooser.scores()
+        top = math.floor(float(scores.max())) if scores.size else 0
+        released = DiscreteLaplaceCount(sketch).release(accountant, "pairs' top score", top)
+        choices = [shares(split_budget(rest, [1] * k)[0])[0] for k in range(1, count + 1)]
+        decided = decisive_pairs(released, scores.size, choices)
+        if decided < count:
+            self._notes.append(f"refined pairs: {decided} of {count}: the released top score of the pairs "
+                               f"({released} rows) makes more choices on this budget close to uniform")
+        return rest, decided
 
     def _refinement_counter(self) -> "Any | None":
         """Sharded: the refinement's counts summed over the shards; else None (counted in-process)."""
