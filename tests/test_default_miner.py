@@ -34,9 +34,9 @@ def test_auto_settings_are_in_range(epsilon: float, n_hat: float) -> None:
         assert (settings.trial, settings.init_trials, settings.omega, settings.target_share) == (
             "refined-pair", 2, 0.75, None)
     else:
-        # MCMCTreePair from three trials' budget on: two trees trials test the data; without pairs,
-        # and for the alternations: trees
-        assert settings.trial == ("trees-then-pairs" if settings.init_trials > 2 else "trees")
+        # MCMCTreePair from two trials' budget on: the first trees trial or two test the data; without
+        # pairs, and for the alternations: trees
+        assert settings.trial == "trees-then-pairs" and settings.init_trials >= 2
         assert 0 < settings.target_share <= 0.3
         assert auto_tree_settings(epsilon, n_hat, pairs=False) == replace(settings, trial="trees")
         assert auto_tree_settings(epsilon, n_hat, alternating=True).trial == "trees"

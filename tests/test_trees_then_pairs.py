@@ -129,3 +129,29 @@ def test_given_trees_never_switch(independent) -> None:
     miner, accountant = _fit(independent, trial="trees")
     assert len(_steps(accountant, "sampleTreePair#")) == miner.init_trials_ and not _steps(accountant, "literal")
     assert accountant.spent() == Fraction(1)
+
+
+@pytest.mark.parametrize("data_name, switches", [("independent", True), ("strong", False)])
+def test_with_two_trials_the_first_trees_trial_decides(request, data_name: str, switches: bool) -> None:
+    """At ε = 0.5 on 3,000 rows (about 1,500 rows of budget: two trials) auto takes trees-then-pairs with one
+    trees trial before the decision: without structure the second trial's budget goes to one refined pair,
+    with it the second trial stays trees; the ledger adds up to ε exactly either way."""
+    data = request.getfixturevalue(data_name)
+    miner = make_miner("mcmc-tree-pair", epsilon=0.5, mcmc_iterations=600)
+    accountant = Accountant(0.5, SeededNoise(np.random.default_rng(0)))
+    miner.fit(data, accountant=accountant, rng=np.random.default_rng(1))
+    assert miner.settings_["trial"] == TREES_THEN_PAIRS and miner.init_trials_ == 2
+    assert _steps(accountant, "extractReds#1")
+    steps = [entry.step for entry in accountant.ledger]
+    assert steps.index("extractReds#1: cell counts") < steps.index(
+        "literal pair 2" if switches else "initial target 2: attribute")
+    if switches:
+        assert _steps(accountant, "sampleTreePair#") == ["sampleTreePair#1"]
+        assert _steps(accountant, "literal pair ") == ["literal pair 2"] and not _steps(accountant, "pairs' top")
+        assert any(note.startswith("trial trees-then-pairs: the first trees trial kept no redescription above "
+                                   "independence, so the other trial's budget went to 1 refined pair")
+                   for note in miner.notes_)
+    else:
+        assert _steps(accountant, "sampleTreePair#") == ["sampleTreePair#1", "sampleTreePair#2"]
+        assert not _steps(accountant, "literal pair")
+    assert accountant.spent() == Fraction(1, 2)

@@ -73,9 +73,9 @@ pairs (what they give up is the sketch's share: MAMMAL's top-10 excess 0.356 →
 seeds 0–9 and 10–29 of the five tables, pooled over each table's runs 11 → 13 and 11 → 12
 of 20).
 
-From two trials' budget on (``B ≥ 1,200`` rows) the trials are trees; from three trials'
-(``B ≥ 1,800``) MCMCTreePair's are **trees-then-pairs** (:data:`TREES_THEN_PAIRS`): the
-first :data:`TREES_BEFORE_PAIRS` trees trials are extracted at once, and when pruning keeps
+From two trials' budget on (``B ≥ 1,200`` rows) the trials are trees, MCMCTreePair's
+**trees-then-pairs** (:data:`TREES_THEN_PAIRS`): the first :data:`TREES_BEFORE_PAIRS` trees
+trials (one where there are two trials) are extracted at once, and when pruning keeps
 none of their redescriptions above independence (a noisy excess Jaccard
 ``J − J_ind ≥`` :data:`FOUND_EXCESS`, 0, from the released counts: post-processing), the
 other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with about two
@@ -91,7 +91,13 @@ relations found pooled unchanged (3, 4, 4, 4, 3 of 4). What it costs: Fair's sur
 0.079, planted-numeric 0.226 → 0.271 excess with 3 → 2 of 4 relations pooled. Deciding
 after one trees trial instead of two lost nmes1988's runs (10 → 8 of 10 keeping: its first
 trial keeps nothing in 7 runs of 10, its later ones do) and a planted relation. The
-alternations keep trees (``alternating=True``).
+alternations keep trees (``alternating=True``). With two trials (``1,200 ≤ B < 1,800``)
+the one trees trial decides for the other (session 35, docs/mining.md; 30 runs each, runs
+keeping, trees → trees-then-pairs): spi at ε = 0.3 21 → 29, randhie1 at ε = 0.3 24 → 30,
+Fair at ε = 0.2 17 → 21, planted-heavy at ε = 0.5 21 → 30, nmes1988 at ε = 0.3 29 → 28;
+MAMMAL and latent-heavy at ε = 0.5 unchanged (top-10 excess 0.339 → 0.344, 0.260 → 0.257);
+what it costs: planted relations found pooled over ten runs of each of the five tables
+17 → 15 of 20 at ε = 0.5 and 19 → 17 at ε = 0.6 (per run 1.44 → 1.38, 1.70 → 1.62).
 
 AltExpM's trials are refined pairs further up, to ``B < 6,000`` rows
 (:data:`ROWS_FOR_EXPONENTIAL_TREES`; ``⌊B / 600⌋`` of them, at most 8): its trees choose
@@ -159,8 +165,8 @@ Examples
 (4, 2, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(1.0, 2575, pairs=False))
 (4, 2, 0.5, 0.3, 1, 'trees', 'off')
->>> brief(auto_tree_settings(0.6, 2575))   # two trials: trees
-(2, 2, 0.5, 0.2, 1, 'trees', 'off')
+>>> brief(auto_tree_settings(0.6, 2575))   # two trials: one trees trial decides
+(2, 2, 0.5, 0.2, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(1.0, 28_900))
 (8, 3, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(0.1, 2575, alternating=True, pairs=False))
@@ -217,7 +223,7 @@ REFINEMENT_SHARE = 0.2
 REFINED_PAIR_OMEGA = 0.75
 #: The alternations' targets' share where the budget does not cover one trial.
 ALTERNATING_LOW_TARGET_SHARE = 0.4
-#: MCMCTreePair's trial kind from three trials' budget on: :data:`TREES_BEFORE_PAIRS` trees trials, then
+#: MCMCTreePair's trial kind from two trials' budget on: :data:`TREES_BEFORE_PAIRS` trees trials (one of two), then
 #: trees if they kept a redescription of noisy excess over independence of at least :data:`FOUND_EXCESS`,
 #: else refined pairs.
 TREES_THEN_PAIRS = "trees-then-pairs"
@@ -230,7 +236,8 @@ FOUND_EXCESS = 0.0
 #: Trials' budgets per refined pair after the trees trials that kept nothing above independence
 #: (:data:`TREES_THEN_PAIRS`): ``⌈(InTr − 2) / 2⌉`` pairs, each with about two trials' budget.
 TRIALS_PER_PAIR_AFTER_TREES = 2
-#: The trees trials :data:`TREES_THEN_PAIRS` makes (and extracts at once) before it decides.
+#: The trees trials :data:`TREES_THEN_PAIRS` makes (and extracts at once) before it decides (one where there are
+#: only two trials).
 TREES_BEFORE_PAIRS = 2
 #: The share of the budget of two or more auto refined pairs that releases the pairs' top score, from
 #: which :func:`decisive_pairs` decides how many of them the budget can choose decisively.
@@ -284,7 +291,7 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
                             alternations=0 if scored else 1)
-    trial = TREES_THEN_PAIRS if scored and pairs and not alternating and trials > TREES_BEFORE_PAIRS else "trees"
+    trial = TREES_THEN_PAIRS if scored and pairs and not alternating and trials > 1 else "trees"
     return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials),
                         trial=trial)
 

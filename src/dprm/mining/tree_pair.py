@@ -85,15 +85,15 @@ class MCMCTreePair(PrivateTreeMiner):
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
         side (:mod:`~dprm.mining.pair_refinement`); ``"trees-then-pairs"``: two
-        trees trials, extracted at once, then trees if pruning keeps one of their
+        trees trials (one of two), extracted at once, then trees if pruning keeps one of their
         redescriptions above independence (noisy excess Jaccard at least
         :data:`~dprm.mining.auto_trees.FOUND_EXCESS`), else refined pairs with the other
         trials' budget, about two trials' each
         (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
         counts only: post-processing; the run spends ε exactly either way; measured in
         docs/mining.md, session 34). ``"auto"`` (default), when no depth is given: the
-        pair below one trial's budget, two refined pairs below two trials', two trees
-        trials below three, else trees-then-pairs (:mod:`~dprm.mining.auto_trees`).
+        pair below one trial's budget, two refined pairs below two trials', else
+        trees-then-pairs (with two trials, the first decides; :mod:`~dprm.mining.auto_trees`).
     anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's
         view) keeps the released target literal at its root (``"literal"``; an interval
@@ -261,9 +261,10 @@ class MCMCTreePair(PrivateTreeMiner):
                     rest = sum(per_trial[tested:], Fraction(0)) + self._chooser.close()
                     count = pairs_after_trees(self.init_trials_, tested)
                     which = "first trees trial" if tested == 1 else f"first {tested} trees trials"
+                    others = self.init_trials_ - tested
+                    budget = "the other trial's budget" if others == 1 else f"the other {others} trials' budget"
                     self._notes.append(f"trial trees-then-pairs: the {which} kept no "
-                                       f"redescription above independence, so the other "
-                                       f"{self.init_trials_ - tested} trials' budget went to {count} refined "
+                                       f"redescription above independence, so {budget} went to {count} refined "
                                        f"pair{'s' if count > 1 else ''}")
                     self._mine_pairs(accountant, rest, after_trees=tested)
                     return
