@@ -1,6 +1,6 @@
-"""MCMCTreePair's trial ``trees-then-pairs`` (the auto rule's from three trials' budget on).
+"""MCMCTreePair's trial ``trees-then-pairs`` (the auto rule's from two trials' budget on).
 
-Two trees trials are extracted at once; when pruning keeps none of their redescriptions
+Two trees trials (one of two) are extracted at once; when pruning keeps none of their redescriptions
 above independence (noisy excess Jaccard at least ``FOUND_EXCESS``), the other trials'
 budget goes to refined pairs. The decision reads released counts only (post-processing), every trial keeps its
 budget, and the ledger adds up to ε exactly either way.
