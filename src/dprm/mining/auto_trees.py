@@ -73,9 +73,10 @@ pairs (what they give up is the sketch's share: MAMMAL's top-10 excess 0.356 →
 seeds 0–9 and 10–29 of the five tables, pooled over each table's runs 11 → 13 and 11 → 12
 of 20).
 
-From two trials' budget on (``B ≥ 1,200`` rows) the trials are trees, MCMCTreePair's
-**trees-then-pairs** (:data:`TREES_THEN_PAIRS`): the first :data:`TREES_BEFORE_PAIRS` trees
-trials (one where there are two trials) are extracted at once, and when pruning keeps
+From two trials' budget on (``B ≥ 1,200`` rows) the alternations' trials are trees and
+MCMCTreePair's are **trees-then-pairs** (:data:`TREES_THEN_PAIRS`): the first
+:data:`TREES_BEFORE_PAIRS` trees trials (one where there are two trials) are extracted at
+once, and when pruning keeps
 none of their redescriptions above independence (a noisy excess Jaccard
 ``J − J_ind ≥`` :data:`FOUND_EXCESS`, 0, from the released counts: post-processing), the
 other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with about two
@@ -223,8 +224,8 @@ REFINEMENT_SHARE = 0.2
 REFINED_PAIR_OMEGA = 0.75
 #: The alternations' targets' share where the budget does not cover one trial.
 ALTERNATING_LOW_TARGET_SHARE = 0.4
-#: MCMCTreePair's trial kind from two trials' budget on: :data:`TREES_BEFORE_PAIRS` trees trials (one of two), then
-#: trees if they kept a redescription of noisy excess over independence of at least :data:`FOUND_EXCESS`,
+#: MCMCTreePair's trial kind from two trials' budget on: :data:`TREES_BEFORE_PAIRS` trees trials (one of
+#: two), then trees if they kept a redescription of noisy excess over independence of at least :data:`FOUND_EXCESS`,
 #: else refined pairs.
 TREES_THEN_PAIRS = "trees-then-pairs"
 #: The noisy excess Jaccard (``J − J_ind`` from the released counts) from which a redescription the
