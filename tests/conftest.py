@@ -41,6 +41,21 @@ def random_view(rng: np.random.Generator, n_rows: int, side: str = "left", missi
     return View(side, attributes)
 
 
+def independent_two_view(n_boolean: int, n_numeric: int, seed: int, n_rows: int = 3000):
+    """Two views drawn independently: ``n_boolean`` fair coins ``a0, a1, …`` against ``n_numeric``
+    uniform values ``x0, x1, …`` in the declared bounds [0, 100] (no structure to find)."""
+    import pandas as pd
+
+    from dprm.data import load_two_view
+
+    rng = np.random.default_rng(seed)
+    left = pd.DataFrame({f"a{j}": rng.random(n_rows) < 0.5 for j in range(n_boolean)})
+    right = pd.DataFrame({f"x{j}": np.round(rng.uniform(0, 100, n_rows), 1) for j in range(n_numeric)})
+    types = {"columns": {**{f"a{j}": {"type": "boolean"} for j in range(n_boolean)},
+                         **{f"x{j}": {"type": "numeric", "bounds": [0, 100]} for j in range(n_numeric)}}}
+    return load_two_view(left, right, types=types)
+
+
 def view_rows(view: View, rows) -> View:
     """``view`` on ``rows`` only (an index, a slice or a mask): a neighbouring dataset, or one shard's part."""
     return View(view.name, [replace(a, values=a.values[rows]) for a in view.attributes])

@@ -14,9 +14,8 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import pandas as pd
 import pytest
-from conftest import random_view, without_row
+from conftest import independent_two_view, random_view, without_row
 
 from dprm.data import load_two_view
 from dprm.data.literal_index import LiteralIndex
@@ -61,13 +60,7 @@ def test_the_rule_keeps_the_most_pairs_whose_choice_is_decisive() -> None:
 @pytest.fixture(scope="module")
 def independent():
     """Two views drawn independently (30 Boolean, 15 numeric attributes): no pair scores high among many."""
-    rng = np.random.default_rng(4)
-    n = 3000
-    left = pd.DataFrame({f"a{j}": rng.random(n) < 0.5 for j in range(30)})
-    right = pd.DataFrame({f"x{j}": np.round(rng.uniform(0, 100, n), 1) for j in range(15)})
-    types = {"columns": {**{f"a{j}": {"type": "boolean"} for j in range(30)},
-                         **{f"x{j}": {"type": "numeric", "bounds": [0, 100]} for j in range(15)}}}
-    return load_two_view(left, right, types=types)
+    return independent_two_view(30, 15, seed=4)
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-import pandas as pd
 import pytest
+from conftest import independent_two_view
 
 from dprm.data import load_two_view
 from dprm.datasets import make_planted
@@ -45,13 +45,7 @@ def strong():
 @pytest.fixture(scope="module")
 def independent():
     """Two views drawn independently: no structure for the first trees trial to keep."""
-    rng = np.random.default_rng(4)
-    n = 3000
-    left = pd.DataFrame({f"a{j}": rng.random(n) < 0.5 for j in range(8)})
-    right = pd.DataFrame({f"x{j}": np.round(rng.uniform(0, 100, n), 1) for j in range(6)})
-    types = {"columns": {**{f"a{j}": {"type": "boolean"} for j in range(8)},
-                         **{f"x{j}": {"type": "numeric", "bounds": [0, 100]} for j in range(6)}}}
-    return load_two_view(left, right, types=types)
+    return independent_two_view(8, 6, seed=4)
 
 
 def test_auto_takes_trees_then_pairs_from_three_trials_budget(strong) -> None:
