@@ -205,11 +205,12 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
                    "target, then trees, 'pair', a literal of each view chosen at once, 'refined-pair', the "
                    "pair then one more split of either side (dprm.mining.pair_refinement), or "
-                   "'trees-then-pairs' (mcmc-tree-pair), two trees trials, then trees if they kept a "
-                   "redescription above independence (by its noisy excess Jaccard), else refined pairs; "
+                   "'trees-then-pairs' (mcmc-tree-pair), two trees trials (one of two), then trees if they "
+                   "kept a redescription above independence (by its noisy excess Jaccard), else refined pairs; "
                    "'auto' (default): unless a depth is given, pair below one trial's budget (epsilon times the "
-                   "noisy row count under 600 rows), two refined pairs below 1,200 rows, trees below 1,800, "
-                   "else trees-then-pairs (alt-expm, alt-mcmc: trees)", "choice",
+                   "noisy row count under 600 rows), refined pairs below 1,200 rows (two, or one where the "
+                   "released top score of the pairs makes two choices near uniform), else trees-then-pairs "
+                   "(alt-expm, alt-mcmc: trees)", "choice",
           choices=TRIAL_KINDS),
     Param("pair_thresholds", "Whether a pair trial with one numeric literal chooses it again near its released "
                              "threshold, by how well it agrees with the other side's literal "
