@@ -92,8 +92,10 @@ class MCMCTreePair(PrivateTreeMiner):
         (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
         counts only: post-processing; the run spends ε exactly either way; measured in
         docs/mining.md, session 34). ``"auto"`` (default), when no depth is given: the
-        pair below one trial's budget, two refined pairs below two trials', else
-        trees-then-pairs (with two trials, the first decides; :mod:`~dprm.mining.auto_trees`).
+        pair below one trial's budget, refined pairs below two trials' (two, or one where
+        the released top score of the pairs makes two choices near uniform:
+        :func:`~dprm.mining.auto_trees.decisive_pairs`), else trees-then-pairs (with two
+        trials, the first decides; :mod:`~dprm.mining.auto_trees`).
     anchor : {"off", "literal", "attribute"}
         From trial ``anchor_from`` on (scored targets), the second tree (the target's
         view) keeps the released target literal at its root (``"literal"``; an interval
