@@ -7,14 +7,16 @@ post-processing of the run's releases (the same releases on another dataset of t
 same schema give the same run), and ``dprm mine`` / ``dprm report`` on such a run.
 
 Two tables of the same schema (8 Boolean, 6 numeric attributes): ``independent``, whose
-views are drawn independently (the first two trees trials keep nothing above
-independence, so the rest of the budget goes to refined pairs), and ``related``, one row
-fewer, with two relations planted (the trees are kept).
+views are drawn independently (the pairs' released top score is weak, so every trial is a
+refined pair; with ``trees_first``, which lets no top score count as weak, the first two trees
+trials keep nothing above independence and the rest of the budget goes to refined pairs), and
+``related``, one row fewer, with two relations planted (the trees are kept).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -70,22 +72,36 @@ def related() -> TwoViewData:
 
 
 def _switched(steps: list[str]) -> bool:
-    """Whether the run went on with refined pairs after its trees trials (from its ledger's steps or entries)."""
+    """Whether the run made refined pairs, from the start or after its trees trials (from its ledger's steps
+    or entries)."""
     return any("literal pair " in step for step in steps)
+
+
+@pytest.fixture
+def trees_first(monkeypatch) -> None:
+    """No released top score of the pairs counts as weak: trees-then-pairs starts with its trees."""
+    from dprm.mining import auto_trees
+
+    monkeypatch.setattr(auto_trees, "WEAK_TOP_SCORE", float("-inf"))
 
 
 # -- 1. sharded ----------------------------------------------------------------------------
 
 
-def test_the_switch_to_pairs_on_shards_gives_the_in_process_output(independent) -> None:
-    """The kept trees run sharded in test_tree_miners_sharded.py; here the refined pairs after them: their
-    targets' and refinements' counts summed over the shards, the same decision, ledger and document."""
+@pytest.mark.parametrize("after_trees", [False, True])
+def test_the_switch_to_pairs_on_shards_gives_the_in_process_output(independent, request, after_trees: bool) -> None:
+    """The kept trees run sharded in test_tree_miners_sharded.py; here the refined pairs from the start (the
+    weak top score) and after the trees: the top score's, targets' and refinements' counts summed over the
+    shards, the same decisions, ledger and document."""
     from test_tree_miners_sharded import PartsEngine, document
 
+    if after_trees:
+        request.getfixturevalue("trees_first")
     local = document(make_miner("mcmc-tree-pair", mcmc_iterations=300), independent)
     ledger = json.loads(local)["ledger"]
     assert json.loads(local)["document"]["parameters"]["auto"]["trial"] == TREES_THEN_PAIRS
-    assert _switched(ledger) and any("sampleTreePair#2" in entry for entry in ledger)
+    assert _switched(ledger) and any("pairs' top score" in entry for entry in ledger)
+    assert any("sampleTreePair#2" in entry for entry in ledger) == after_trees
     engine = PartsEngine(independent, 3)
     assert document(make_miner("mcmc-tree-pair", mcmc_iterations=300), engine) == local
     assert {"gain_counts", "refinement_counts", "cell_table"} <= set(engine.opened.calls)
@@ -96,7 +112,8 @@ def test_the_switch_to_pairs_on_shards_gives_the_in_process_output(independent) 
 
 def test_a_server_job_of_the_default_miner_spends_its_charge_exactly(tmp_path: Path) -> None:
     """A job on a table large enough for trees-then-pairs: done, its ledger rows the releases only (no
-    unspent rest) adding up to the charged 0.7 exactly, and the guarantee of chains with exact releases."""
+    unspent rest) adding up to the charged 0.7 exactly, and the guarantee of what ran: chains with exact
+    releases, or (the weak top score's refined pairs) exact releases only."""
     pytest.importorskip("fastapi")
     from sqlalchemy import select
 
@@ -138,14 +155,22 @@ def test_a_server_job_of_the_default_miner_spends_its_charge_exactly(tmp_path: P
     assert row.status == "done", row.owner_error
     document = json.loads(row.result)
     assert document["parameters"]["auto"]["trial"] == TREES_THEN_PAIRS
-    assert document["privacy"]["guarantee"] == "pure-dp-on-mcmc-convergence" and document["privacy"]["private"]
-    assert document["privacy"]["epsilon"] == 0.7 and "unspent" not in document["privacy"]
     steps = [r.step for r in rows]
+    chains = any(step.startswith("sampleTreePair#") for step in steps)
+    assert document["privacy"]["guarantee"] == ("pure-dp-on-mcmc-convergence" if chains else "pure-dp")
+    assert document["privacy"]["private"]
+    assert document["privacy"]["epsilon"] == 0.7 and "unspent" not in document["privacy"]
     assert steps == [entry["step"] for entry in document["privacy"]["ledger"]]  # every release, no rest row
     assert sum((Fraction(r.epsilon_exact) for r in rows), Fraction(0)) == Fraction(7, 10)
-    # either outcome (the server's noise is secure): two trees trials, then trees or refined pairs
-    assert {"sampleTreePair#1", "sampleTreePair#2"} <= set(steps)
-    assert _switched(steps) != ("sampleTreePair#3" in steps)
+    # every outcome (the server's noise is secure): the pairs' top score first, then refined pairs at once,
+    # or two trees trials and then trees or refined pairs
+    assert steps.index("pairs' top score") < min(k for k, step in enumerate(steps) if "literal pair " in step
+                                                 or step.startswith("sampleTreePair#"))
+    if chains:
+        assert {"sampleTreePair#1", "sampleTreePair#2"} <= set(steps)
+        assert _switched(steps) != ("sampleTreePair#3" in steps)
+    else:
+        assert _switched(steps)
 
 
 # -- 3. exact ledgers and the refusal --------------------------------------------------------
@@ -276,8 +301,8 @@ def test_dprm_mine_says_the_switch_and_dprm_report_reads_its_output(tmp_path: Pa
     assert code == 0, err
     said = " ".join(out.split())
     assert "trial trees-then-pairs" in said
-    assert ("trial trees-then-pairs: the first 2 trees trials kept no redescription above independence, so the "
-            "other 2 trials' budget went to 1 refined pair") in said
+    assert re.search(r"trial trees-then-pairs: the released top score of the pairs \(-?\d+ rows\) is below 0\.15 "
+                     r"of the rows, so the trials are refined pairs", said)
     document = json.loads(output.read_text())
     assert document["parameters"]["auto"]["trial"] == TREES_THEN_PAIRS
     steps = [entry["step"] for entry in document["privacy"]["ledger"]]
@@ -285,4 +310,4 @@ def test_dprm_mine_says_the_switch_and_dprm_report_reads_its_output(tmp_path: Pa
     code, _, err = run(["report", "--run", output, "-o", tmp_path / "run.html", "--no-figures"])
     assert code == 0, err
     page = (tmp_path / "run.html").read_text()
-    assert TREES_THEN_PAIRS in page and "literal pair 3" in page
+    assert TREES_THEN_PAIRS in page and "literal pair 1" in page and "top score" in page

@@ -100,6 +100,24 @@ MAMMAL and latent-heavy at ε = 0.5 unchanged (top-10 excess 0.339 → 0.344, 0.
 what it costs: planted relations found pooled over ten runs of each of the five tables
 17 → 15 of 20 at ε = 0.5 and 19 → 17 at ε = 0.6 (per run 1.44 → 1.38, 1.70 → 1.62).
 
+**Pairs first where the pairs' top score is weak** (:func:`pairs_first`). Before any tree,
+trees-then-pairs releases the literal pairs' top score (:data:`PAIR_SKETCH_SHARE` of the
+budget, the release of :func:`decisive_pairs`). Below :data:`WEAK_TOP_SCORE` of the noisy
+row count every trial is a refined pair, as many as that release says the budget chooses
+decisively; otherwise the release came out of the initial targets' share and the trials go
+on as above. On fourteen tables the top score is 0.08–0.10 of the rows on weak real data
+(three held-out RAND tables, Fair's survey, spi, nmes1988) and 0.20–0.33 on structure a tree
+describes (planted relations in all their forms, MAMMAL, latent-heavy, latent-light). Where
+the best pair of literals explains a tenth of the rows, the trees' splits below the root
+fit noise and their extraction lists near-duplicates of weak pairs; refined pairs with the
+whole budget make few decisive choices. Measured (session 36, docs/mining.md; 10 runs,
+top-10 excess, before → after): at ε = 1 ``randhie-s`` 0.070 → 0.084, ``randhie1``
+0.078 → 0.098, ``randhie3`` 0.069 → 0.080 (non-private CARTwheels 0.074, 0.101, 0.090),
+spi 0.070 → 0.096, nmes1988 0.087 → 0.102, Fair 0.088 → 0.085, all kept 97–100 %
+significant; at ε = 0.5 and 2 likewise. MAMMAL at ε = 1 over 60 runs 0.332 / 0.762 → 0.344
+/ 0.761 (top-10 excess / J), planted-heavy over 60 runs 0.220 → 0.243, the planted tables'
+relations pooled unchanged (3, 4, 4, 4, 3 of 4).
+
 AltExpM's trials are refined pairs further up, to ``B < 6,000`` rows
 (:data:`ROWS_FOR_EXPONENTIAL_TREES`; ``⌊B / 600⌋`` of them, at most 8): its trees choose
 each level of each tree by the exponential mechanism on a share of the trial, which at
@@ -191,7 +209,8 @@ from dprm.privacy.budget import EpsilonLike
 __all__ = ["AUTO", "AUTO_MAX_TRIALS", "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
            "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "FOUND_EXCESS", "TREES_THEN_PAIRS",
            "TREES_BEFORE_PAIRS", "TRIALS_PER_PAIR_AFTER_TREES", "PAIR_SKETCH_SHARE", "DECISIVE_ODDS",
-           "TreeSettings", "auto_tree_settings", "decisive_pairs", "pairs_after_trees"]
+           "WEAK_TOP_SCORE", "TreeSettings", "auto_tree_settings", "decisive_pairs", "pairs_after_trees",
+           "pairs_first"]
 
 #: The value that asks for the rule.
 AUTO = "auto"
@@ -246,6 +265,9 @@ PAIR_SKETCH_SHARE = 0.05
 #: How much more probable than the candidates scoring nothing a pair's choice must make the top score's
 #: candidates together to count as decisive (:func:`decisive_pairs`): 9, nine in ten.
 DECISIVE_ODDS = 9
+#: The share of the noisy row count below which the pairs' released top score marks weak structure, where
+#: :data:`TREES_THEN_PAIRS` makes refined pairs from the start (:func:`pairs_first`): 0.15.
+WEAK_TOP_SCORE = 0.15
 
 
 @dataclass(frozen=True)
@@ -322,6 +344,24 @@ def decisive_pairs(top_score: float, candidates: int, choice_epsilons: Sequence[
     passing = [k for k, epsilon in enumerate(choice_epsilons, start=1)
                if float(epsilon) * float(top_score) / 2 >= bar]
     return max(passing, default=1)
+
+
+def pairs_first(top_score: float, n_hat: float) -> bool:
+    r"""Whether :data:`TREES_THEN_PAIRS` makes refined pairs from the start: the pairs' top score is weak.
+
+    ``top_score`` is the released top score of the literal pairs (a gain in rows,
+    :meth:`~dprm.mining.literal_pairs.PairChooser.scores`), ``n_hat`` the released row
+    count: below :data:`WEAK_TOP_SCORE` of the rows, no pair of literals explains a
+    large part of the data, and trees' splits below the root then fit noise while
+    refined pairs make few decisive choices (module docstring). A function of released
+    values only: post-processing.
+
+    Examples
+    --------
+    >>> pairs_first(276, 3000), pairs_first(609, 2500)   # a weak survey table, planted relations
+    (True, False)
+    """
+    return float(top_score) < WEAK_TOP_SCORE * float(n_hat)
 
 
 def pairs_after_trees(init_trials: int, trees_trials: int = TREES_BEFORE_PAIRS) -> int:

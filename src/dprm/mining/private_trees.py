@@ -76,8 +76,8 @@ from dprm.mining.base import (
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
                                      PAIR_SKETCH_SHARE, PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE,
-                                     ROWS_FOR_TREES, FOUND_EXCESS, TREES_THEN_PAIRS, auto_tree_settings,
-                                     decisive_pairs, pairs_after_trees)
+                                     ROWS_FOR_TREES, FOUND_EXCESS, TREES_THEN_PAIRS, WEAK_TOP_SCORE, auto_tree_settings,
+                                     decisive_pairs, pairs_after_trees, pairs_first)
 from dprm.mining.independence import excess_of
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
@@ -205,8 +205,10 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
                    "target, then trees, 'pair', a literal of each view chosen at once, 'refined-pair', the "
                    "pair then one more split of either side (dprm.mining.pair_refinement), or "
-                   "'trees-then-pairs' (mcmc-tree-pair), two trees trials (one of two), then trees if they "
-                   "kept a redescription above independence (by its noisy excess Jaccard), else refined pairs; "
+                   "'trees-then-pairs' (mcmc-tree-pair): refined pairs throughout where the released top score "
+                   "of the pairs is below 0.15 of the noisy row count, else two trees trials (one of two), then "
+                   "trees if they kept a redescription above independence (by its noisy excess Jaccard), else "
+                   "refined pairs; "
                    "'auto' (default): unless a depth is given, pair below one trial's budget (epsilon times the "
                    "noisy row count under 600 rows), refined pairs below 1,200 rows (two, or one where the "
                    "released top score of the pairs makes two choices near uniform), else trees-then-pairs "
@@ -516,7 +518,21 @@ class PrivateTreeMiner(Miner):
         self._resolve_settings(float(as_epsilon(self.epsilon, "epsilon")))
         self._binning_epsilon = []
         self._chooser = None
-        if self.targets == "scored" and self.trial_ in PAIR_TRIALS:
+        self._pairs_only = self.targets == "scored" and self.trial_ in PAIR_TRIALS
+        sketch = Fraction(0)
+        if self.targets == "scored" and self.trial_ == TREES_THEN_PAIRS and self._data_size is not None:
+            # The pairs' top score first: weak structure goes to refined pairs from the start (pairs_first).
+            chooser = PairChooser(self.indexes_, counters=self._gain_counters())
+            rest, top = self._release_top_score(chooser, epsilon, accountant)
+            if pairs_first(top, self._data_size[0]):
+                self._notes.append(f"trial trees-then-pairs: the released top score of the pairs ({top} rows) "
+                                   f"is below {WEAK_TOP_SCORE:g} of the rows, so the trials are refined pairs")
+                self._pairs_only = True
+                self._mine_pairs(accountant, rest, chooser=chooser, top_score=top)
+                self._finish_fit(data, accountant, tracker)
+                return
+            sketch = epsilon - rest
+        if self._pairs_only:
             self._mine_pairs(accountant, epsilon)
             self._finish_fit(data, accountant, tracker)
             return
@@ -525,6 +541,9 @@ class PrivateTreeMiner(Miner):
             # (dprm.mining.initial_targets); binary targets need no binning.
             share = as_fraction(self.target_share_, "target-share")
             target_epsilon, epsilon = split_budget(epsilon, [share, 1 - share])
+            if sketch:  # the pairs' top score was the targets' first release: out of their share, else the trees'
+                target_epsilon, epsilon = ((target_epsilon - sketch, epsilon) if target_epsilon > 2 * sketch
+                                           else (target_epsilon, epsilon - sketch))
             self._chooser = TargetChooser(self.indexes_, self.init_trials_, target_epsilon, accountant,
                                           counters=self._gain_counters())
             self._mine(data, accountant, rng, epsilon)
@@ -553,13 +572,13 @@ class PrivateTreeMiner(Miner):
                                for entry in accountant.ledger[self._ledger_start:])
         self.privacy_ = self._privacy_block(data, accountant)
         unused = [name.replace("_", "-") for name in self.unused_options()]
-        why = ("its trials were literal pairs" if self.targets == "scored" and self.trial_ in PAIR_TRIALS
-               else "its trees were exponential-mechanism choices")
+        why = "its trials were literal pairs" if self._pairs_only else "its trees were exponential-mechanism choices"
         self.notes_ = [*self._grid_notes, *self._notes,
                        *([f"{', '.join(unused)} had no effect: no MCMC chain ran ({why})"] if unused else [])]
         tracker.finish()
 
-    def _mine_pairs(self, accountant: Accountant, epsilon, *, after_trees: int = 0) -> None:
+    def _mine_pairs(self, accountant: Accountant, epsilon, *, after_trees: int = 0,
+                    chooser: PairChooser | None = None, top_score: int | None = None) -> None:
         """Trials of one literal pair each (:mod:`dprm.mining.literal_pairs`), spending exactly ``epsilon``.
 
         ``after_trees``: the number of trees trials made before (trial
@@ -581,11 +600,17 @@ class PrivateTreeMiner(Miner):
         the alternations' rule), :data:`~dprm.mining.auto_trees.PAIR_SKETCH_SHARE` of
         ``epsilon`` first releases the candidates' top score (:meth:`_decisive_count`) and
         the pairs are as many as the rest can choose decisively, at least one.
+
+        ``chooser`` and ``top_score``: the chooser whose top score the run has released
+        already (trial :data:`~dprm.mining.auto_trees.TREES_THEN_PAIRS` where
+        :func:`~dprm.mining.auto_trees.pairs_first`): its trials are refined pairs and
+        that release decides their number.
         """
-        chooser = PairChooser(self.indexes_, counters=self._gain_counters())
+        if chooser is None:
+            chooser = PairChooser(self.indexes_, counters=self._gain_counters())
         for side, attributes in enumerate(self._described):
             chooser.take(side, attributes)
-        refined = self.trial_ == "refined-pair" or after_trees > 0
+        refined = self.trial_ == "refined-pair" or after_trees > 0 or top_score is not None
         given = getattr(self, "omega", AUTO) != AUTO and self.omega_ is not None
         omega = as_fraction(self.omega_ if given else REFINED_PAIR_OMEGA if refined else PAIR_OMEGA, "omega")
         sharpen = self.pair_thresholds_ == "on"
@@ -593,7 +618,7 @@ class PrivateTreeMiner(Miner):
         counter = self._refinement_counter()
         count = pairs_after_trees(self.init_trials_, after_trees) if after_trees else self.init_trials_
         if refined and count > 1 and self.init_trials == AUTO and not self.alternating_rule:
-            epsilon, count = self._decisive_count(chooser, epsilon, count, shares, accountant)
+            epsilon, count = self._decisive_count(chooser, epsilon, count, shares, accountant, top_score)
         trials = split_budget(epsilon, [1] * count)
         for trial, budget in enumerate(trials, start=after_trees + 1):
             choice, thresholds, refinement, extraction = shares(budget)
@@ -613,28 +638,40 @@ class PrivateTreeMiner(Miner):
                 trees[target.side] = target.tree()
             self.extract((trees[0], trees[1]), extraction, f"extraction {trial}")
 
-    def _decisive_count(self, chooser: PairChooser, epsilon: Fraction, count: int,
-                        shares: Callable[[Fraction], tuple[Fraction, ...]], accountant: Accountant
-                        ) -> tuple[Fraction, int]:
-        """Release the pairs' top score and keep as many of ``count`` pairs as choose decisively.
+    def _release_top_score(self, chooser: PairChooser, epsilon: Fraction, accountant: Accountant
+                           ) -> tuple[Fraction, int]:
+        """Release the candidates' top score with :data:`~dprm.mining.auto_trees.PAIR_SKETCH_SHARE` of ``epsilon``.
 
         The top score is the largest score of the candidates (:meth:`PairChooser.scores`),
         rounded down: each candidate's score has sensitivity 1
         (:mod:`dprm.mining.literal_pairs`), so their maximum over the public candidate
         set has sensitivity 1, and rounding down keeps it (two values within 1 of each
         other round down to integers within 1); it is released by the discrete Laplace
-        mechanism with :data:`~dprm.mining.auto_trees.PAIR_SKETCH_SHARE` of ``epsilon``.
-        :func:`~dprm.mining.auto_trees.decisive_pairs` then reads only that release and
-        public values (post-processing). Returns the budget left for the pairs and their
-        number; a note says when there are fewer than ``count``.
+        mechanism (ledger step ``"pairs' top score"``). Returns the budget left and the
+        released score.
         """
         share = as_fraction(PAIR_SKETCH_SHARE, "pair-sketch share")
         sketch, rest = split_budget(epsilon, [share, 1 - share])
         scores = chooser.scores()
         top = math.floor(float(scores.max())) if scores.size else 0
-        released = DiscreteLaplaceCount(sketch).release(accountant, "pairs' top score", top)
+        return rest, int(DiscreteLaplaceCount(sketch).release(accountant, "pairs' top score", top))
+
+    def _decisive_count(self, chooser: PairChooser, epsilon: Fraction, count: int,
+                        shares: Callable[[Fraction], tuple[Fraction, ...]], accountant: Accountant,
+                        released: int | None = None) -> tuple[Fraction, int]:
+        """Keep as many of ``count`` pairs as choose decisively, by the pairs' released top score.
+
+        The top score is released first (:meth:`_release_top_score`) unless ``released``
+        gives it (released by the run already, on the same candidates).
+        :func:`~dprm.mining.auto_trees.decisive_pairs` then reads only that release and
+        public values (post-processing). Returns the budget left for the pairs and their
+        number; a note says when there are fewer than ``count``.
+        """
+        rest = epsilon
+        if released is None:
+            rest, released = self._release_top_score(chooser, epsilon, accountant)
         choices = [shares(split_budget(rest, [1] * k)[0])[0] for k in range(1, count + 1)]
-        decided = decisive_pairs(released, scores.size, choices)
+        decided = decisive_pairs(released, chooser.scores().size, choices)
         if decided < count:
             self._notes.append(f"refined pairs: {decided} of {count}: the released top score of the pairs "
                                f"({released} rows) makes more choices on this budget close to uniform")

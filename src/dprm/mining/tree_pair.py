@@ -84,7 +84,9 @@ class MCMCTreePair(PrivateTreeMiner):
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
-        side (:mod:`~dprm.mining.pair_refinement`); ``"trees-then-pairs"``: two
+        side (:mod:`~dprm.mining.pair_refinement`); ``"trees-then-pairs"``: the pairs'
+        top score released first, refined pairs throughout where it is weak
+        (:func:`~dprm.mining.auto_trees.pairs_first`, session 36), else two
         trees trials (one of two), extracted at once, then trees if pruning keeps one of their
         redescriptions above independence (noisy excess Jaccard at least
         :data:`~dprm.mining.auto_trees.FOUND_EXCESS`), else refined pairs with the other
