@@ -154,7 +154,8 @@ def test_with_two_trials_the_first_trees_trial_decides(request, trees_first, dat
     if switches:
         assert _steps(accountant, "sampleTreePair#") == ["sampleTreePair#1"]
         assert _steps(accountant, "literal pair ") == ["literal pair 2"]
-        assert _steps(accountant, "pairs' top") == ["pairs' top score"]  # the run's first release; one pair needs no other
+        # the run's first release; the one pair after the trees needs no other
+        assert _steps(accountant, "pairs' top") == ["pairs' top score"]
         assert any(note.startswith("trial trees-then-pairs: the first trees trial kept no redescription above "
                                    "independence, so the other trial's budget went to 1 refined pair")
                    for note in miner.notes_)

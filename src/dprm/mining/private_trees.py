@@ -76,8 +76,8 @@ from dprm.mining.base import (
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
                                      PAIR_SKETCH_SHARE, PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE,
-                                     ROWS_FOR_TREES, FOUND_EXCESS, TREES_THEN_PAIRS, WEAK_TOP_SCORE, auto_tree_settings,
-                                     decisive_pairs, pairs_after_trees, pairs_first)
+                                     ROWS_FOR_TREES, FOUND_EXCESS, TREES_THEN_PAIRS, WEAK_TOP_SCORE,
+                                     auto_tree_settings, decisive_pairs, pairs_after_trees, pairs_first)
 from dprm.mining.independence import excess_of
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
