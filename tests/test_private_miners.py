@@ -62,8 +62,10 @@ def test_guarantees_and_privacy_reasons(planted) -> None:
                                              rng=np.random.default_rng())
     assert expm.privacy_["guarantee"] == "pure-dp" and expm.privacy_["private"] is True
     assert expm.privacy_["reasons"] == []
-    pair = make_miner("mcmc-tree-pair", **FAST).fit(data, accountant=Accountant(1, SecureNoise()),
-                                                   rng=np.random.default_rng())
+    # trees: with auto's trees-then-pairs a weak released top score of the pairs (about one run in five on this
+    # table, whose top score lies near the bar) makes refined pairs only, and no chain runs (pure-dp)
+    pair = make_miner("mcmc-tree-pair", **FAST, trial="trees").fit(data, accountant=Accountant(1, SecureNoise()),
+                                                                   rng=np.random.default_rng())
     assert pair.privacy_["guarantee"] == "pure-dp-on-mcmc-convergence"
     undeclared = load_two_view(raw.left, raw.right)  # no types: domains read off the data
     miner = make_miner("alt-mcmc", **FAST).fit(undeclared, accountant=Accountant(1, SecureNoise()),
@@ -77,7 +79,8 @@ def test_a_seed_given_as_rng_makes_the_chains_proposals_known(planted) -> None:
     given seed: labelled none with the reason. AltExpM's releases take all their
     randomness from the accountant, so the seed does not matter there."""
     _, data = planted
-    pair = make_miner("mcmc-tree-pair", **FAST).fit(data, accountant=Accountant(1, SecureNoise()), rng=1)
+    pair = make_miner("mcmc-tree-pair", **FAST, trial="trees").fit(data, accountant=Accountant(1, SecureNoise()),
+                                                                   rng=1)  # trees: chains run (see above)
     assert pair.privacy_["guarantee"] == "none" and pair.privacy_["private"] is False
     assert pair.privacy_["reasons"] == [SEEDED_PROPOSALS_REASON]
     expm = make_miner("alt-expm", **FAST).fit(data, accountant=Accountant(1, SecureNoise()), rng=1)
