@@ -15,11 +15,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import independent_two_view, random_view, without_row
+from conftest import independent_two_view, random_view, two_strong_relations, without_row
 
-from dprm.data import load_two_view
 from dprm.data.literal_index import LiteralIndex
-from dprm.datasets import make_planted
 from dprm.mining import make_miner
 from dprm.mining.auto_trees import DECISIVE_ODDS, PAIR_SKETCH_SHARE, decisive_pairs
 from dprm.mining.literal_pairs import PairChooser
@@ -66,9 +64,7 @@ def independent():
 @pytest.fixture(scope="module")
 def strong():
     """Two strong planted relations."""
-    planted = make_planted(3000, n_left_boolean=12, n_right_numeric=6, relations=["thresholds", "threshold-or"],
-                           noise=0.02, random_state=3)
-    return load_two_view(planted.left, planted.right, types=planted.types)
+    return two_strong_relations()
 
 
 def _fit(data, algorithm: str = "mcmc-tree-pair", seed: int = 0, **options):

@@ -15,10 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import independent_two_view
+from conftest import independent_two_view, two_strong_relations
 
-from dprm.data import load_two_view
-from dprm.datasets import make_planted
 from dprm.mining import make_miner
 from dprm.mining.auto_trees import PAIR_SKETCH_SHARE, WEAK_TOP_SCORE, pairs_first
 from dprm.privacy import Accountant, SeededNoise
@@ -41,9 +39,7 @@ def independent():
 @pytest.fixture(scope="module")
 def strong():
     """Two strong planted relations: the top pair explains about a fifth of the rows."""
-    planted = make_planted(3000, n_left_boolean=12, n_right_numeric=6, relations=["thresholds", "threshold-or"],
-                           noise=0.02, random_state=3)
-    return load_two_view(planted.left, planted.right, types=planted.types)
+    return two_strong_relations()
 
 
 def _fit(data, seed: int = 0, **options):

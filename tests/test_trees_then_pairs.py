@@ -15,10 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import independent_two_view
+from conftest import independent_two_view, two_strong_relations
 
-from dprm.data import load_two_view
-from dprm.datasets import make_planted
 from dprm.errors import ParameterError
 from dprm.mining import auto_trees, make_miner
 from dprm.mining.auto_trees import FOUND_EXCESS, TREES_BEFORE_PAIRS, TREES_THEN_PAIRS, pairs_after_trees
@@ -40,9 +38,7 @@ def _steps(accountant, prefix: str) -> list[str]:
 @pytest.fixture(scope="module")
 def strong():
     """Two strong planted relations (each side's query holds on the same 15–35 % of the rows)."""
-    planted = make_planted(3000, n_left_boolean=12, n_right_numeric=6, relations=["thresholds", "threshold-or"],
-                           noise=0.02, random_state=3)
-    return load_two_view(planted.left, planted.right, types=planted.types)
+    return two_strong_relations()
 
 
 @pytest.fixture(scope="module")
