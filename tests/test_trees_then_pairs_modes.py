@@ -176,16 +176,16 @@ def test_a_server_job_of_the_default_miner_spends_its_charge_exactly(tmp_path: P
 # -- 3. exact ledgers and the refusal --------------------------------------------------------
 
 
-@pytest.mark.parametrize("dataset, epsilon, switches, trees_first", [
+@pytest.mark.parametrize("dataset, epsilon, switches, after_trees", [
     ("independent", Fraction(10, 7), True, False),  # the weak top score: refined pairs only
     ("independent", Fraction(10, 7), True, True),   # trees trials, then refined pairs
     ("related", "0.7", False, False),               # the trees kept
 ])
 def test_the_ledger_adds_up_exactly_and_the_rest_is_refused(request, dataset: str, epsilon: Any,
-                                                            switches: bool, trees_first: bool) -> None:
+                                                            switches: bool, after_trees: bool) -> None:
     """At budgets that are no short binary fractions the releases add up to ε exactly every way; what
     the accountant has left after it (a third, less than ε) refuses the next run before any release."""
-    if trees_first:
+    if after_trees:
         request.getfixturevalue("trees_first")
     data = request.getfixturevalue(dataset)
     exact = Fraction(epsilon)
@@ -195,7 +195,7 @@ def test_the_ledger_adds_up_exactly_and_the_rest_is_refused(request, dataset: st
     assert miner.settings_["trial"] == TREES_THEN_PAIRS
     assert _switched([entry.step for entry in accountant.ledger]) == switches
     chains = any(entry.step.startswith("sampleTreePair#") for entry in accountant.ledger)
-    assert chains == (trees_first or not switches)
+    assert chains == (after_trees or not switches)
     assert sum((entry.epsilon for entry in accountant.ledger), Fraction(0)) == exact
     assert accountant.remaining() == Fraction(1, 3) and miner.privacy_["epsilon"] == float(exact)
     released = list(accountant.ledger)
