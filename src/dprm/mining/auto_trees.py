@@ -105,7 +105,7 @@ trees-then-pairs releases the literal pairs' top score (:data:`PAIR_SKETCH_SHARE
 budget, the release of :func:`decisive_pairs`). Below :data:`WEAK_TOP_SCORE` of the noisy
 row count every trial is a refined pair, as many as that release says the budget chooses
 decisively; otherwise the release came out of the initial targets' share and the trials go
-on as above. On fourteen tables the top score is 0.08–0.10 of the rows on weak real data
+on as above. On fourteen tables the top score is 0.075–0.104 of the rows on weak real data
 (three held-out RAND tables, Fair's survey, spi, nmes1988) and 0.20–0.33 on structure a tree
 describes (planted relations in all their forms, MAMMAL, latent-heavy, latent-light). Where
 the best pair of literals explains a tenth of the rows, the trees' splits below the root
