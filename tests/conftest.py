@@ -67,6 +67,15 @@ def two_strong_relations():
     return load_two_view(planted.left, planted.right, types=planted.types)
 
 
+@pytest.fixture
+def trees_first(monkeypatch) -> None:
+    """No released top score of the pairs counts as weak: MCMCTreePair's trees-then-pairs starts with its trees
+    (:func:`dprm.mining.auto_trees.pairs_first`), so a test on independent views reaches the switch after them."""
+    from dprm.mining import auto_trees
+
+    monkeypatch.setattr(auto_trees, "WEAK_TOP_SCORE", float("-inf"))
+
+
 def view_rows(view: View, rows) -> View:
     """``view`` on ``rows`` only (an index, a slice or a mask): a neighbouring dataset, or one shard's part."""
     return View(view.name, [replace(a, values=a.values[rows]) for a in view.attributes])

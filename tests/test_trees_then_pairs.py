@@ -6,7 +6,7 @@ keeps none of their redescriptions above independence (noisy excess Jaccard at l
 ``FOUND_EXCESS``), the other trials' budget goes to refined pairs. The decision reads released counts
 only (post-processing), every trial keeps its budget, and the ledger adds up to ε exactly either way.
 The tests of that switch on independent views (whose top score is weak) set the weak bar below any
-release (``trees_first``), so that their runs reach it.
+release (the ``trees_first`` fixture of conftest.py), so that their runs reach it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from conftest import independent_two_view, two_strong_relations
 
 from dprm.errors import ParameterError
-from dprm.mining import auto_trees, make_miner
+from dprm.mining import make_miner
 from dprm.mining.auto_trees import FOUND_EXCESS, TREES_BEFORE_PAIRS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.independence import excess_of
 from dprm.privacy import Accountant, SeededNoise
@@ -45,12 +45,6 @@ def strong():
 def independent():
     """Two views drawn independently: no structure for the first trees trial to keep."""
     return independent_two_view(8, 6, seed=4)
-
-
-@pytest.fixture
-def trees_first(monkeypatch) -> None:
-    """No released top score of the pairs counts as weak: trees-then-pairs starts with its trees."""
-    monkeypatch.setattr(auto_trees, "WEAK_TOP_SCORE", float("-inf"))
 
 
 def test_auto_takes_trees_then_pairs_from_three_trials_budget(strong) -> None:

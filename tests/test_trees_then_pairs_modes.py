@@ -8,7 +8,7 @@ same schema give the same run), and ``dprm mine`` / ``dprm report`` on such a ru
 
 Two tables of the same schema (8 Boolean, 6 numeric attributes): ``independent``, whose
 views are drawn independently (the pairs' released top score is weak, so every trial is a
-refined pair; with ``trees_first``, which lets no top score count as weak, the first two trees
+refined pair; with conftest's ``trees_first``, which lets no top score count as weak, the first two trees
 trials keep nothing above independence and the rest of the budget goes to refined pairs), and
 ``related``, one row fewer, with two relations planted (the trees are kept).
 """
@@ -75,14 +75,6 @@ def _switched(steps: list[str]) -> bool:
     """Whether the run made refined pairs, from the start or after its trees trials (from its ledger's steps
     or entries)."""
     return any("literal pair " in step for step in steps)
-
-
-@pytest.fixture
-def trees_first(monkeypatch) -> None:
-    """No released top score of the pairs counts as weak: trees-then-pairs starts with its trees."""
-    from dprm.mining import auto_trees
-
-    monkeypatch.setattr(auto_trees, "WEAK_TOP_SCORE", float("-inf"))
 
 
 # -- 1. sharded ----------------------------------------------------------------------------
