@@ -519,16 +519,17 @@ class PrivateTreeMiner(Miner):
         self._binning_epsilon = []
         self._chooser = None
         self._pairs_only = self.targets == "scored" and self.trial_ in PAIR_TRIALS
+        self._pair_chooser: PairChooser | None = None  # scored once a run: the pairs after trees reuse it
         sketch = Fraction(0)
         if self.targets == "scored" and self.trial_ == TREES_THEN_PAIRS and self._data_size is not None:
             # The pairs' top score first: weak structure goes to refined pairs from the start (pairs_first).
-            chooser = PairChooser(self.indexes_, counters=self._gain_counters())
-            rest, top = self._release_top_score(chooser, epsilon, accountant)
+            self._pair_chooser = PairChooser(self.indexes_, counters=self._gain_counters())
+            rest, top = self._release_top_score(self._pair_chooser, epsilon, accountant)
             if pairs_first(top, self._data_size[0]):
                 self._notes.append(f"trial trees-then-pairs: the released top score of the pairs ({top} rows) "
                                    f"is below {WEAK_TOP_SCORE:g} of the rows, so the trials are refined pairs")
                 self._pairs_only = True
-                self._mine_pairs(accountant, rest, chooser=chooser, top_score=top)
+                self._mine_pairs(accountant, rest, top_score=top)
                 self._finish_fit(data, accountant, tracker)
                 return
             sketch = epsilon - rest
@@ -578,7 +579,7 @@ class PrivateTreeMiner(Miner):
         tracker.finish()
 
     def _mine_pairs(self, accountant: Accountant, epsilon, *, after_trees: int = 0,
-                    chooser: PairChooser | None = None, top_score: int | None = None) -> None:
+                    top_score: int | None = None) -> None:
         """Trials of one literal pair each (:mod:`dprm.mining.literal_pairs`), spending exactly ``epsilon``.
 
         ``after_trees``: the number of trees trials made before (trial
@@ -601,13 +602,14 @@ class PrivateTreeMiner(Miner):
         ``epsilon`` first releases the candidates' top score (:meth:`_decisive_count`) and
         the pairs are as many as the rest can choose decisively, at least one.
 
-        ``chooser`` and ``top_score``: the chooser whose top score the run has released
-        already (trial :data:`~dprm.mining.auto_trees.TREES_THEN_PAIRS` where
-        :func:`~dprm.mining.auto_trees.pairs_first`): its trials are refined pairs and
-        that release decides their number.
+        ``top_score``: the pairs' top score the run has released already (trial
+        :data:`~dprm.mining.auto_trees.TREES_THEN_PAIRS` where
+        :func:`~dprm.mining.auto_trees.pairs_first`): the trials are refined pairs and
+        that release decides their number. The chooser scored for that release (its
+        candidates' scores are over all the rows and public candidates) serves the pairs,
+        from the start or after the trees, instead of scoring every pair again.
         """
-        if chooser is None:
-            chooser = PairChooser(self.indexes_, counters=self._gain_counters())
+        chooser = self._pair_chooser or PairChooser(self.indexes_, counters=self._gain_counters())
         for side, attributes in enumerate(self._described):
             chooser.take(side, attributes)
         refined = self.trial_ == "refined-pair" or after_trees > 0 or top_score is not None
