@@ -67,6 +67,19 @@ def two_strong_relations():
     return load_two_view(planted.left, planted.right, types=planted.types)
 
 
+@pytest.fixture(scope="session")
+def independent_pairs_table():
+    """Two views drawn independently (30 Boolean, 15 numeric attributes, 3,000 rows): no literal pair scores
+    high among many (the pairs' tests: decisive counts, pairs first)."""
+    return independent_two_view(30, 15, seed=4)
+
+
+@pytest.fixture(scope="session")
+def strong_pairs_table():
+    """:func:`two_strong_relations` (the pairs' tests: decisive counts, pairs first)."""
+    return two_strong_relations()
+
+
 @pytest.fixture
 def trees_first(monkeypatch) -> None:
     """No released top score of the pairs counts as weak: MCMCTreePair's trees-then-pairs starts with its trees

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import independent_two_view, random_view, two_strong_relations, without_row
+from conftest import random_view, without_row
 
 from dprm.data.literal_index import LiteralIndex
 from dprm.mining import make_miner
@@ -55,18 +55,6 @@ def test_the_rule_keeps_the_most_pairs_whose_choice_is_decisive() -> None:
     assert decisive_pairs(-20, candidates, [1.0, 0.5]) == 1  # a negative release (noise) as well
 
 
-@pytest.fixture(scope="module")
-def independent():
-    """Two views drawn independently (30 Boolean, 15 numeric attributes): no pair scores high among many."""
-    return independent_two_view(30, 15, seed=4)
-
-
-@pytest.fixture(scope="module")
-def strong():
-    """Two strong planted relations."""
-    return two_strong_relations()
-
-
 def _fit(data, algorithm: str = "mcmc-tree-pair", seed: int = 0, **options):
     miner = make_miner(algorithm, epsilon=EPSILON, **options)
     accountant = Accountant(EPSILON, SeededNoise(np.random.default_rng(seed)))
@@ -74,13 +62,13 @@ def _fit(data, algorithm: str = "mcmc-tree-pair", seed: int = 0, **options):
     return miner, [entry.step for entry in accountant.ledger], accountant
 
 
-def test_weak_data_get_one_pair_with_the_budget_of_two(independent) -> None:
+def test_weak_data_get_one_pair_with_the_budget_of_two(independent_pairs_table) -> None:
     """Seeded runs on independent views: the released top score (true value 125 rows, noise of scale
     74) is below what two choices need (about 320 rows) in all but an unlucky draw; one pair then
     takes the two pairs' budget, and every ledger adds up to ε exactly either way."""
     counts = []
     for seed in range(4):
-        miner, steps, accountant = _fit(independent, seed=seed)
+        miner, steps, accountant = _fit(independent_pairs_table, seed=seed)
         assert miner.settings_["trial"] == "refined-pair" and miner.init_trials_ == 2
         assert steps.index("pairs' top score") < steps.index("literal pair 1")
         assert accountant.spent() == accountant.total_epsilon  # exactly (fractions)
@@ -95,16 +83,16 @@ def test_weak_data_get_one_pair_with_the_budget_of_two(independent) -> None:
     assert counts.count(1) >= 3
 
 
-def test_strong_data_keep_both_pairs(strong) -> None:
-    miner, steps, accountant = _fit(strong)
+def test_strong_data_keep_both_pairs(strong_pairs_table) -> None:
+    miner, steps, accountant = _fit(strong_pairs_table)
     assert "pairs' top score" in steps and {"literal pair 1", "literal pair 2"} <= set(steps)
     assert accountant.spent() == accountant.total_epsilon
     assert not any(note.startswith("refined pairs:") for note in miner.notes_)
 
 
-def test_a_count_given_by_the_user_and_the_alternations_keep_their_pairs(independent) -> None:
-    _, steps, accountant = _fit(independent, init_trials=2, trial="refined-pair")
+def test_a_count_given_by_the_user_and_the_alternations_keep_their_pairs(independent_pairs_table) -> None:
+    _, steps, accountant = _fit(independent_pairs_table, init_trials=2, trial="refined-pair")
     assert "pairs' top score" not in steps and {"literal pair 1", "literal pair 2"} <= set(steps)
     assert accountant.spent() == accountant.total_epsilon
-    _, steps, _ = _fit(independent, algorithm="alt-expm")
+    _, steps, _ = _fit(independent_pairs_table, algorithm="alt-expm")
     assert "pairs' top score" not in steps and "literal pair 2" in steps

@@ -15,7 +15,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import independent_two_view, two_strong_relations
 
 from dprm.mining import make_miner
 from dprm.mining.auto_trees import PAIR_SKETCH_SHARE, WEAK_TOP_SCORE, pairs_first
@@ -28,18 +27,6 @@ def test_the_rule_reads_the_top_score_as_a_share_of_the_rows() -> None:
     assert pairs_first(WEAK_TOP_SCORE * 3000 - 1, 3000)
     assert not pairs_first(WEAK_TOP_SCORE * 3000, 3000)
     assert pairs_first(-40, 3000)  # a negative release (noise) as well
-
-
-@pytest.fixture(scope="module")
-def independent():
-    """Two views drawn independently (30 Boolean, 15 numeric attributes): no pair explains many rows."""
-    return independent_two_view(30, 15, seed=4)
-
-
-@pytest.fixture(scope="module")
-def strong():
-    """Two strong planted relations: the top pair explains about a fifth of the rows."""
-    return two_strong_relations()
 
 
 def _fit(data, seed: int = 0, **options):
@@ -56,8 +43,8 @@ def _before_trials(accountant: Accountant) -> Fraction:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_weak_data_get_refined_pairs_from_the_start(independent, seed: int) -> None:
-    miner, accountant = _fit(independent, seed)
+def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, seed: int) -> None:
+    miner, accountant = _fit(independent_pairs_table, seed)
     steps = [e.step for e in accountant.ledger]
     assert miner.settings_["trial"] == "trees-then-pairs" and miner.init_trials_ >= 4
     assert not any(step.startswith(("sampleTreePair", "initial target")) for step in steps)
@@ -77,8 +64,8 @@ def test_weak_data_get_refined_pairs_from_the_start(independent, seed: int) -> N
     assert miner.privacy_["guarantee"] != "pure-dp-on-mcmc-convergence"
 
 
-def test_strong_data_keep_their_trees_and_the_release_comes_out_of_the_targets_share(strong) -> None:
-    miner, accountant = _fit(strong)
+def test_strong_data_keep_their_trees_and_the_release_comes_out_of_the_targets_share(strong_pairs_table) -> None:
+    miner, accountant = _fit(strong_pairs_table)
     steps = [e.step for e in accountant.ledger]
     assert steps.index("pairs' top score") < steps.index("initial target 1: attribute")
     assert sum(step.startswith("sampleTreePair") for step in steps) == 4
@@ -91,8 +78,8 @@ def test_strong_data_keep_their_trees_and_the_release_comes_out_of_the_targets_s
     assert targets == rest * Fraction(str(miner.target_share_))  # the trees' share is unchanged
 
 
-def test_trees_given_make_no_release_of_the_top_score(independent) -> None:
-    _, accountant = _fit(independent, trial="trees")
+def test_trees_given_make_no_release_of_the_top_score(independent_pairs_table) -> None:
+    _, accountant = _fit(independent_pairs_table, trial="trees")
     steps = [e.step for e in accountant.ledger]
     assert "pairs' top score" not in steps and "sampleTreePair#1" in steps
     assert accountant.spent() == accountant.total_epsilon
