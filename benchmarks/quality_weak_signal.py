@@ -30,7 +30,9 @@ relations ``disjunction, interval, thresholds, threshold-or`` of
 (the relations of ``planted-numeric`` with every numeric column sent through the
 quantile function of a heavy-tailed law, lognormal, Pareto or exponential, drawn per
 column: the same relations, now in the tail of skewed columns; bounds declared as the
-columns' ranges, as a data owner would), and the shared real data ``mammals``,
+columns' ranges, as a data owner would), ``planted-narrow``, ``planted-numeric-narrow`` and
+``planted-heavy-narrow`` (the same with 10 columns per view: 8 of the left's and 5 of the
+right's hold a relation), and the shared real data ``mammals``,
 ``spi``, ``nmes1988`` (types inferred; true statistics need the rows, so this is a
 researcher's measurement), ``latent-heavy`` (3,000 rows, 17 vs 9
 heavy-tailed numeric columns, lognormal, Pareto and counts, driven by four latent
@@ -87,6 +89,10 @@ NON_PRIVATE = ("cartwheels", "reremi")
 #: DP synthetic data (dpmm's MST / AIM, (ε, δ)-DP) and cartwheels on it: ``dprm evaluate``'s baseline.
 SYNTHETIC = ("mst-cartwheels", "aim-cartwheels")
 RELATIONS = ["disjunction", "interval", "thresholds", "threshold-or"]
+#: The generated tables with planted relations: name → (Boolean columns of the left view, numeric columns per
+#: view; a left view without Boolean columns is numeric).
+PLANTED_TABLES = {"planted": (150, 40), "planted-numeric": (0, 40), "planted-heavy": (0, 40),
+                  "planted-narrow": (10, 10), "planted-numeric-narrow": (0, 10), "planted-heavy-narrow": (0, 10)}
 FOUND_JACCARD = 0.7
 
 
@@ -192,13 +198,12 @@ def relations_touched(redescription, planted: list, complete: frozenset[str]) ->
 @lru_cache(maxsize=None)
 def dataset(name: str, data_seed: int):
     """``(TwoViewData, planted queries or None)``."""
-    if name in ("planted", "planted-numeric", "planted-heavy"):
-        left = dict(n_left_boolean=150, n_left_numeric=0) if name == "planted" else dict(n_left_boolean=0,
-                                                                                          n_left_numeric=40)
-        planted = make_planted(2500, **left, n_right_numeric=40, relations=RELATIONS, noise=0.05,
-                               random_state=data_seed)
+    if name in PLANTED_TABLES:
+        n_left_boolean, n_numeric = PLANTED_TABLES[name]
+        planted = make_planted(2500, n_left_boolean=n_left_boolean, n_left_numeric=0 if n_left_boolean else n_numeric,
+                               n_right_numeric=n_numeric, relations=RELATIONS, noise=0.05, random_state=data_seed)
         types = planted.types
-        if name == "planted-heavy":
+        if name.startswith("planted-heavy"):
             types = heavy_tails([planted.left, planted.right], np.random.default_rng(data_seed + 1000))
         data = load_two_view(planted.left, planted.right, types=types)
         return data, [(query_from_json(a), query_from_json(b)) for a, b in planted.planted]
