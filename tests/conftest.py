@@ -56,17 +56,6 @@ def independent_two_view(n_boolean: int, n_numeric: int, seed: int, n_rows: int 
     return load_two_view(left, right, types=types)
 
 
-def two_strong_relations():
-    """3,000 rows with two strong planted relations (``thresholds``, ``threshold-or``; 2 % of the rows broken),
-    12 Boolean against 6 numeric attributes: the top literal pair explains about a fifth of the rows."""
-    from dprm.data import load_two_view
-    from dprm.datasets import make_planted
-
-    planted = make_planted(3000, n_left_boolean=12, n_right_numeric=6, relations=["thresholds", "threshold-or"],
-                           noise=0.02, random_state=3)
-    return load_two_view(planted.left, planted.right, types=planted.types)
-
-
 @pytest.fixture(scope="session")
 def independent_pairs_table():
     """Two views drawn independently (30 Boolean, 15 numeric attributes, 3,000 rows): no literal pair scores
@@ -76,8 +65,15 @@ def independent_pairs_table():
 
 @pytest.fixture(scope="session")
 def strong_pairs_table():
-    """:func:`two_strong_relations` (the pairs' tests: decisive counts, pairs first)."""
-    return two_strong_relations()
+    """3,000 rows with two strong planted relations (``thresholds``, ``threshold-or``; 2 % of the rows broken),
+    12 Boolean against 6 numeric attributes: the top literal pair explains about a fifth of the rows (the pairs'
+    tests: decisive counts, pairs first, trees then pairs)."""
+    from dprm.data import load_two_view
+    from dprm.datasets import make_planted
+
+    planted = make_planted(3000, n_left_boolean=12, n_right_numeric=6, relations=["thresholds", "threshold-or"],
+                           noise=0.02, random_state=3)
+    return load_two_view(planted.left, planted.right, types=planted.types)
 
 
 @pytest.fixture

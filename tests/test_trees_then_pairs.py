@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import independent_two_view, two_strong_relations
+from conftest import independent_two_view
 
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
@@ -36,9 +36,9 @@ def _steps(accountant, prefix: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def strong():
-    """Two strong planted relations (each side's query holds on the same 15–35 % of the rows)."""
-    return two_strong_relations()
+def strong(strong_pairs_table):
+    """Two strong planted relations (each side's query holds on the same 15–35 % of the rows): conftest's table."""
+    return strong_pairs_table
 
 
 @pytest.fixture(scope="module")
