@@ -136,6 +136,9 @@ def mammals() -> TwoViewData:
 # below count the steps of longer ones.
 MINERS = {
     "mcmc-tree-pair": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=500),
+    # the first trees' chains on the shards, the second trees from the summed counts (dprm.mining.target_refinement)
+    "mcmc-tree-pair-refined-target": lambda: MCMCTreePair(init_trials=3, mcmc_iterations=500,
+                                                          second_tree="refined-target"),
     "mcmc-tree-pair-scored-fd": lambda: MCMCTreePair(init_trials=2, mcmc_iterations=300, targets="scored",
                                                      depth=3, target_binning="fd", counts="paper"),
     "mcmc-tree-pair-auto": lambda: MCMCTreePair(init_trials="auto", depth="auto", mcmc_iterations=300,

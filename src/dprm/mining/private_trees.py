@@ -225,7 +225,7 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
 #: The options that act only where an MCMC chain runs (anchoring: MCMCTreePair's): set away from their defaults
 #: in a run without a chain, they are listed as unused (:meth:`PrivateTreeMiner.unused_options`).
 CHAIN_OPTIONS = ("mcmc_iterations", "mcmc_stop", "mcmc_nodes", "variance_threshold", "variance_window", "anchor",
-                 "anchor_from", "anchor_window")
+                 "anchor_from", "anchor_window", "second_tree")
 
 #: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
 MCMC_PARAMETERS: dict[str, Param] = parameter_table(

@@ -16,7 +16,10 @@ dprm's defaults differ from the paper where the paper is weak (issue 3):
 :mod:`dprm.trees.private`) instead of the normalised score (6), which leaves the
 sampler practically uniform at the paper's budgets (``pair_score="paper"`` keeps it;
 ``"gini"`` is the Gini form of dprm's score); a fixed number of MCMC steps instead of the
-data-dependent variance stop (``mcmc_stop="variance"`` keeps it).
+data-dependent variance stop (``mcmc_stop="variance"`` keeps it). With scored targets,
+``second_tree="refined-target"`` makes the first tree by its own chain and the second from
+the target literal by one exponential-mechanism choice (:mod:`dprm.mining.target_refinement`)
+instead of both trees from one chain (the default ``"chain"``).
 """
 
 from __future__ import annotations
@@ -30,18 +33,23 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.mining.auto_trees import TREES_BEFORE_PAIRS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.base import Param, keyword_init, parameter_table
+from dprm.mining.initial_targets import InitialTarget
 from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
+from dprm.mining.target_refinement import FIRST_TREE_SHARE, leaf_refinement_counts, refine_target
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
 from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
 from dprm.errors import ParameterError
 from dprm.trees.chain_draws import Anchor
-from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
+from dprm.trees.private import PAIR_SCORES, prepare_tree_pair, sample_tree
+from dprm.trees.tree import Tree
 
-__all__ = ["ANCHORS", "MCMCTreePair"]
+__all__ = ["ANCHORS", "MCMCTreePair", "SECOND_TREES"]
 
 #: How a scored trial's second tree is anchored to its initial target (``anchor``).
 ANCHORS = ("off", "literal", "attribute")
+#: How a trial's second tree is made (``second_tree``): by the pair's chain, or from the target literal.
+SECOND_TREES = ("chain", "refined-target")
 
 
 def _own_parameters(
@@ -52,6 +60,7 @@ def _own_parameters(
     mcmc_iterations: int = 10_000,
     omega: float | str = "auto",
     pair_score: str = "counts",
+    second_tree: str = "chain",
     anchor: str = "off",
     anchor_from: int = 3,
     anchor_window: int | None = None,
@@ -80,6 +89,16 @@ class MCMCTreePair(PrivateTreeMiner):
         Share ω of each trial's budget for sampling the pair; the rest extracts.
     pair_score : {"counts", "gini", "paper"}
         The tree-pair score (see :mod:`dprm.trees.private`).
+    second_tree : {"chain", "refined-target"}
+        How a trees trial makes its second tree (the target's view): ``"chain"``
+        (default), both trees sampled together by one chain (the paper's
+        sampleTreePair), or ``"refined-target"``, the first tree by its own chain and the
+        second the target's literal with its threshold moved within a few grid points
+        and one split under one branch, chosen by the exponential mechanism
+        (:mod:`~dprm.mining.target_refinement`; targets scored). Measured in
+        docs/mining.md, session 39: better on wide heavy-tailed tables and on Boolean
+        against numeric views from ε = 1, worse on light-tailed numeric and narrow
+        tables and at ε = 0.5, hence not the default.
     trial : {"auto", "trees", "trees-then-pairs", "pair", "refined-pair"}
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
@@ -160,6 +179,12 @@ class MCMCTreePair(PrivateTreeMiner):
             Param("pair_score", "Score of a tree pair for its chain: 'counts', rows of each cell's majority "
                                 "class (default), 'gini', its Gini form, or 'paper', the paper's normalised "
                                 "score", "choice", choices=PAIR_SCORES),
+            Param("second_tree", "How a trees trial makes its second tree (the target's view): 'chain' (default), "
+                                 "both trees sampled together by one MCMC chain (the paper's), or 'refined-target', "
+                                 "the first tree by its own chain, the second the target literal (its threshold "
+                                 "within 3 grid points) with one split under one branch, chosen by the exponential "
+                                 "mechanism (targets scored; better on wide heavy-tailed tables, docs/mining.md)",
+                  "choice", choices=SECOND_TREES),
             Param("anchor", "Anchoring of a scored trial's second tree (the initial target's view): 'off' "
                             "(default), 'literal', its root keeps the released target literal (an interval: its two "
                             "splits) and the chain moves every other node, or 'attribute', the root keeps the "
@@ -188,6 +213,16 @@ class MCMCTreePair(PrivateTreeMiner):
                                  f"attribute, not a literal to anchor)")
         if self.anchor_window is not None and self.anchor != "attribute":
             raise ParameterError(f"anchor-window needs anchor attribute, not anchor {self.anchor}")
+        if self.second_tree == "refined-target":
+            if self.targets != "scored":
+                raise ParameterError("second-tree refined-target needs targets scored (a uniform initial target is "
+                                     "an attribute, not a literal to refine)")
+            if self.anchor != "off":
+                raise ParameterError(f"anchor {self.anchor} acts on the pair's chain: it needs second-tree chain, "
+                                     f"not refined-target")
+            if self.pair_score != "counts":
+                raise ParameterError(f"pair-score {self.pair_score} scores the pair's chain: it needs second-tree "
+                                     f"chain, not refined-target")
 
     def _anchor(self, trial: int, second: int) -> Anchor | None:
         """The anchor of ``trial``'s second tree (view ``second``), from the released target literal; or None.
@@ -233,12 +268,19 @@ class MCMCTreePair(PrivateTreeMiner):
         # refined pairs.
         tested = min(TREES_BEFORE_PAIRS, self.init_trials_ - 1) if self.trial_ == TREES_THEN_PAIRS else 0
         found_before = set(self._found) if tested else set()
+        refined_target = self.second_tree == "refined-target"
         with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool:
             for batch in range(0, self.init_trials_, workers):
                 jobs, targets = [], []
                 for trial in range(batch + 1, min(batch + workers, self.init_trials_) + 1):
                     source, target, n_classes = self.initial_target(data, rng)
                     first, second = 1 - source, source
+                    if refined_target:
+                        jobs.append(_TreeAndRefinedTarget(self, first, target, n_classes, self._target_literal,
+                                                          shares[trial - 1][0], accountant, trial, rng))
+                        firsts.append(first)
+                        targets.append(target)
+                        continue
                     rows = ChainRows(self._shards, (first, second), target, self._n_rows) if sharded else None
                     jobs.append(prepare_tree_pair(
                         self.indexes_[first], self.indexes_[second], target, n_classes, self.depth_,
@@ -249,7 +291,10 @@ class MCMCTreePair(PrivateTreeMiner):
                     ))
                     firsts.append(first)
                     targets.append(target)
-                if sharded:
+                if refined_target:  # one trial a batch (scored targets); its own chain, sharded or not
+                    done = [job.run(self._progress.advance) for job in jobs]
+                    self.forget(*targets)
+                elif sharded:
                     done = run_lockstep(jobs, self._progress.advance)
                     self.forget(*targets)
                 else:
@@ -282,3 +327,50 @@ class MCMCTreePair(PrivateTreeMiner):
         first_tree, second_tree = pair
         trees = (first_tree, second_tree) if first == 0 else (second_tree, first_tree)
         self.extract(trees, epsilon, f"extractReds#{trial}")
+
+
+class _TreeAndRefinedTarget:
+    """A scored trees trial's two trees by :mod:`dprm.mining.target_refinement` (``second_tree="refined-target"``).
+
+    :meth:`run` charges and makes both releases: the first tree (view ``first``) by its
+    own chain on :data:`~dprm.mining.target_refinement.FIRST_TREE_SHARE` of ``epsilon``
+    (``sampleTree#k``), then the second tree, the target literal refined, by one
+    exponential-mechanism choice on the rest (``refineTarget#k``); an interval target is
+    its own second tree and the chain takes the whole ``epsilon``. Sharded, the chain and
+    the counts run on the miner's shards.
+    """
+
+    def __init__(self, miner: MCMCTreePair, first: int, target, n_classes: int, literal: InitialTarget,
+                 epsilon, accountant: Accountant, trial: int, rng: np.random.Generator) -> None:
+        self.miner, self.first, self.target, self.n_classes, self.literal = miner, first, target, n_classes, literal
+        self.epsilon, self.accountant, self.trial, self.rng = epsilon, accountant, trial, rng
+
+    def run(self, progress) -> tuple[Tree, Tree]:
+        miner, first, literal = self.miner, self.first, self.literal
+        interval = literal.high is not None
+        shares = [self.epsilon] if interval else split_budget(self.epsilon, [FIRST_TREE_SHARE,
+                                                                              1 - FIRST_TREE_SHARE])
+        rows = None
+        if miner._shards is not None:
+            from dprm.trees.chain_shards import ChainRows  # numba: only where it runs
+
+            rows = ChainRows(miner._shards, (first, first), self.target, miner._n_rows)
+        tree = sample_tree(miner.indexes_[first], self.target, self.n_classes, miner.depth_, shares[0],
+                           self.accountant, f"sampleTree#{self.trial}", self.rng,
+                           iterations=miner.mcmc_iterations, stop=miner.mcmc_stop, node_choice=miner.mcmc_nodes,
+                           variance_threshold=miner.variance_threshold, variance_window=miner.variance_window,
+                           progress=progress, rows=rows, score="counts")
+        if interval:
+            return tree, literal.tree()
+        second = literal.side
+        classes = miner.leaf_target(first, tree)
+        if miner._shards is not None:
+            def counter(roots, splits):
+                return miner._shards.sum("leaf_refinement_counts", second, classes, tree.n_leaves, roots, splits)
+        else:
+            def counter(roots, splits):
+                return leaf_refinement_counts(miner.indexes_[second], roots, splits, classes, tree.n_leaves)
+        choice = refine_target(miner.indexes_[second], literal, counter, shares[1], self.accountant,
+                               f"refineTarget#{self.trial}", taken=miner._described[second])
+        miner.forget(classes)
+        return tree, choice.tree()

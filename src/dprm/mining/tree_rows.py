@@ -41,6 +41,7 @@ from dprm.data.literal_index import LiteralIndex, Split
 from dprm.mining.initial_targets import InitialTarget, Literal, split_gain_counts
 from dprm.mining.pair_refinement import refinement_counts
 from dprm.mining.private_extraction import leaf_pair_table
+from dprm.mining.target_refinement import leaf_refinement_counts
 from dprm.trees.private import GrowingRows, _ChainSpace
 from dprm.trees.tree import Tree
 
@@ -126,6 +127,12 @@ class TreeRows:
     def refinement_counts(self, side: int, base: Split, klass: Literal, splits: list[Split]) -> np.ndarray:
         """:func:`~dprm.mining.pair_refinement.refinement_counts` of view ``side`` against the other view."""
         return refinement_counts(self.indexes[side], base, self.indexes[1 - side], klass, splits)
+
+    def leaf_refinement_counts(self, side: int, key: int, n_classes: int, roots: list[Split],
+                               splits: list[Split]) -> np.ndarray:
+        """:func:`~dprm.mining.target_refinement.leaf_refinement_counts` of view ``side`` against the classes
+        held under ``key`` (a tree's leaves, :meth:`leaf_classes`)."""
+        return leaf_refinement_counts(self.indexes[side], roots, splits, self.targets[key], n_classes)
 
     # -- MCMC chains --------------------------------------------------------------------
 
