@@ -97,7 +97,7 @@ def test_counted_in_small_chunks_the_same(monkeypatch) -> None:
     indexes = _indexes(views)
     target, partner = _pair(indexes)
     whole = _scores(indexes, target, partner)
-    monkeypatch.setattr("dprm.mining.pair_refinement._CHUNK_CELLS", 1)  # 256 rows at a time
+    monkeypatch.setattr("dprm.mining.target_refinement._CHUNK_CELLS", 1)  # 256 rows at a time (the counts' chunks)
     assert np.array_equal(_scores(indexes, target, partner), whole)
 
 

@@ -67,6 +67,7 @@ import numpy as np
 
 from dprm.data.literal_index import LiteralIndex, Split
 from dprm.mining.initial_targets import InitialTarget, Literal, literal_masks
+from dprm.mining.target_refinement import leaf_refinement_counts
 from dprm.privacy import Accountant, ExponentialMechanism
 from dprm.privacy.budget import EpsilonLike
 from dprm.trees.tree import Tree
@@ -76,8 +77,6 @@ __all__ = ["REFINEMENT_SENSITIVITY", "Refinement", "RefinementSide", "majority_s
 
 #: The refinement score's sensitivity (monotone: module docstring).
 REFINEMENT_SENSITIVITY = 1
-#: Indicator cells counted at once (rows × candidate splits): 8 bytes each, 32 MB.
-_CHUNK_CELLS = 4_000_000
 
 #: A counter of :func:`refinement_counts` over all the rows: ``(side, base, klass, splits) → counts``
 #: (a sharded run sums its shards').
@@ -137,30 +136,9 @@ def refinement_counts(index: LiteralIndex, base: Split, other: LiteralIndex, kla
     >>> counts[0, :, :, 1].tolist()   # q under b's true branch: ¬b (0 / 4), b ∧ q (2 / 0), b ∧ ¬q (0 / 2)
     [[0.0, 4.0], [0.0, 0.0], [2.0, 0.0], [0.0, 0.0], [0.0, 2.0]]
     """
-    first, last, _ = rows.indices(index.n_rows)
-    holds, missing = literal_masks(other, [klass], rows)
-    classes = [holds[:, 0] & ~missing[:, 0], ~holds[:, 0] & ~missing[:, 0]]
-    base_holds, base_missing = (mask[:, 0] for mask in literal_masks(index, [(base, None)], rows))
-    branches = (base_holds, ~base_holds & ~base_missing)
-    out = np.zeros((2, 5, 2, len(splits)))
-    for c, klass_rows in enumerate(classes):
-        out[:, 1, c] = float((klass_rows & base_missing).sum())
-        for b, branch in enumerate(branches):
-            out[1 - b, 0, c] = float((klass_rows & branch).sum())  # the unrefined branch of refinement 1 − b
-    chunk = max(256, _CHUNK_CELLS // max(1, len(splits)))
-    for start in range(first, last, chunk):
-        stop = min(start + chunk, last)
-        q_holds, q_missing = literal_masks(index, [(split, None) for split in splits], slice(start, stop))
-        q_holds, q_missing = q_holds.astype(np.float64), q_missing.astype(np.float64)
-        local = slice(start - first, stop - first)
-        # rows of each (branch, class) in the chunk: one product per indicator matrix
-        inside = np.stack([(klass_rows & branch)[local] for branch in branches for klass_rows in classes])
-        inside = inside.astype(np.float64).reshape(2, 2, -1)
-        true, lost = inside @ q_holds, inside @ q_missing
-        out[:, 2] += true
-        out[:, 3] += lost
-        out[:, 4] += inside.sum(axis=2, keepdims=True) - true - lost
-    return out
+    holds, missing = (mask[:, 0] for mask in literal_masks(other, [klass], rows))
+    classes = np.where(missing, -1, np.where(holds, 0, 1))  # class 0: the literal holds
+    return leaf_refinement_counts(index, [base], splits, classes, 2, rows)[0]
 
 
 def majority_scores(counts: np.ndarray) -> np.ndarray:

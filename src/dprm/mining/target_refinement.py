@@ -144,14 +144,17 @@ def refinement_candidates(index: LiteralIndex, attribute: int, taken: Iterable[i
 
 
 def leaf_refinement_counts(index: LiteralIndex, roots: Sequence[Split], splits: Sequence[Split],
-                           classes: np.ndarray, n_classes: int) -> np.ndarray:
+                           classes: np.ndarray, n_classes: int, rows: slice = slice(None)) -> np.ndarray:
     """Rows of each class in each part of every candidate tree: shape ``(roots, 2, 5, n_classes, splits)``.
 
     Axis 1: the refined branch of the root (0: its true branch, 1: its false one);
     axis 2: the parts (the other branch, the rows where the root is missing, then in the
     refined branch ``q`` true, ``q`` missing, ``q`` false); axis 3: the class
-    (``classes[i]``, the first tree's leaf of row ``i``; ``-1``: no class, not counted).
-    Counts of rows: the counts of disjoint sets of rows add up (a sharded run's sum).
+    (``classes[i]``, the first tree's leaf of the ``i``-th row of ``rows``, a contiguous
+    slice of the index's rows; ``-1``: no class, not counted). Counts of rows: the counts
+    of disjoint sets of rows add up (a sharded run's sum).
+    :func:`~dprm.mining.pair_refinement.refinement_counts` is the case of one root and
+    two classes.
 
     Examples
     --------
@@ -165,19 +168,21 @@ def leaf_refinement_counts(index: LiteralIndex, roots: Sequence[Split], splits: 
     [[4.0, 0.0], [0.0, 0.0], [0.0, 2.0], [0.0, 0.0], [2.0, 0.0]]
     """
     classes = np.asarray(classes)
+    first, last, _ = rows.indices(index.n_rows)
     out = np.zeros((len(roots), 2, 5, n_classes, len(splits)))
     chunk = max(256, _CHUNK_CELLS // max(1, len(splits), 2 * len(roots) * n_classes))
-    for start in range(0, index.n_rows, chunk):
-        rows = slice(start, min(start + chunk, index.n_rows))
-        members = np.stack([classes[rows] == c for c in range(n_classes)])             # (n_classes, rows)
-        root_holds, root_missing = literal_masks(index, [(root, None) for root in roots], rows)
+    for start in range(first, last, chunk):
+        part_rows = slice(start, min(start + chunk, last))
+        local = classes[start - first:part_rows.stop - first]
+        members = np.stack([local == c for c in range(n_classes)])                      # (n_classes, rows)
+        root_holds, root_missing = literal_masks(index, [(root, None) for root in roots], part_rows)
         root_false = ~root_holds & ~root_missing
         # rows of each (root, branch, class) in the chunk
         inside = np.stack([members[None] & root_holds.T[:, None], members[None] & root_false.T[:, None]], axis=1)
         sizes = inside.sum(axis=-1)                                                     # (roots, 2, n_classes)
         out[:, :, 0] += sizes[:, ::-1, :, None]        # the unrefined branch of refinement b is branch 1 − b
         out[:, :, 1] += (members[None] & root_missing.T[:, None]).sum(axis=-1)[:, None, :, None]
-        q_holds, q_missing = literal_masks(index, [(split, None) for split in splits], rows)
+        q_holds, q_missing = literal_masks(index, [(split, None) for split in splits], part_rows)
         part = inside.astype(np.float64)
         true, lost = part @ q_holds.astype(np.float64), part @ q_missing.astype(np.float64)
         out[:, :, 2] += true
