@@ -41,7 +41,7 @@ from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, var
 from dprm.mining.tree_rows import ShardedGrowingRows
 from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
-from dprm.trees.private import TREE_SCORES, grow_exponential_tree, sample_tree
+from dprm.trees.private import TREE_SCORES, grow_exponential_tree
 
 __all__ = ["AlternatingTrees", "TREE_BUILDERS"]
 
@@ -237,15 +237,7 @@ class AlternatingTrees(PrivateTreeMiner):
                 self.forget(rows.key)
             self._progress.advance(1)
             return tree
-        chain_rows = None
-        if self._shards is not None:
-            from dprm.trees.chain_shards import ChainRows  # numba: only where it runs
-
-            chain_rows = ChainRows(self._shards, (side, side), target, self._n_rows)
-        return sample_tree(index, target, n_classes, self.depth_, epsilon, accountant, step, rng,
-                           iterations=self.mcmc_iterations, stop=self.mcmc_stop, node_choice=self.mcmc_nodes,
-                           variance_threshold=self.variance_threshold, variance_window=self.variance_window,
-                           progress=self._progress.advance, rows=chain_rows, score=self.tree_score)
+        return self.chain_tree(side, target, n_classes, epsilon, step, accountant, rng, self.tree_score)
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         alternations = self.alternations_

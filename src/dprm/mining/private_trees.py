@@ -100,7 +100,7 @@ from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism,
 from dprm.privacy.accountant import PURE_DP_ON_MCMC_CONVERGENCE, SEEDED_PROPOSALS_REASON, run_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
-from dprm.trees.private import MCMC_STOPS, NODE_CHOICES
+from dprm.trees.private import MCMC_STOPS, NODE_CHOICES, sample_tree
 from dprm.trees.tree import Tree
 
 __all__ = ["PrivateTreeMiner", "CHAIN_OPTIONS", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS",
@@ -793,6 +793,20 @@ class PrivateTreeMiner(Miner):
             self._shards.call("attribute_classes", key, side, attribute.name, edges)
             return key, n_classes
         return binned_classes(attribute.values, attribute.kind, edges), n_classes
+
+    def chain_tree(self, side: int, target: Any, n_classes: int, epsilon, step: str, accountant: Accountant,
+                   rng: np.random.Generator, score: str) -> Tree:
+        """A tree of view ``side`` predicting ``target`` by its own MCMC chain (:func:`~dprm.trees.private.sample_tree`
+        with the run's chain options), charged as ``step``; sharded, the chain runs on the shards."""
+        rows = None
+        if self._shards is not None:
+            from dprm.trees.chain_shards import ChainRows  # numba: only where it runs
+
+            rows = ChainRows(self._shards, (side, side), target, self._n_rows)
+        return sample_tree(self.indexes_[side], target, n_classes, self.depth_, epsilon, accountant, step, rng,
+                           iterations=self.mcmc_iterations, stop=self.mcmc_stop, node_choice=self.mcmc_nodes,
+                           variance_threshold=self.variance_threshold, variance_window=self.variance_window,
+                           progress=self._progress.advance, rows=rows, score=score)
 
     def leaf_target(self, side: int, tree: Tree) -> Any:
         """The leaf of every row in ``tree`` of view ``side`` as classes (``-1``: dropped out); sharded: a key."""

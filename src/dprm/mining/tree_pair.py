@@ -41,7 +41,7 @@ from dprm.privacy import Accountant, split_budget
 from dprm.privacy.budget import as_fraction
 from dprm.errors import ParameterError
 from dprm.trees.chain_draws import Anchor
-from dprm.trees.private import PAIR_SCORES, prepare_tree_pair, sample_tree
+from dprm.trees.private import PAIR_SCORES, prepare_tree_pair
 from dprm.trees.tree import Tree
 
 __all__ = ["ANCHORS", "MCMCTreePair", "SECOND_TREES"]
@@ -292,7 +292,7 @@ class MCMCTreePair(PrivateTreeMiner):
                     firsts.append(first)
                     targets.append(target)
                 if refined_target:  # one trial a batch (scored targets); its own chain, sharded or not
-                    done = [job.run(self._progress.advance) for job in jobs]
+                    done = [job.run() for job in jobs]
                     self.forget(*targets)
                 elif sharded:
                     done = run_lockstep(jobs, self._progress.advance)
@@ -345,21 +345,13 @@ class _TreeAndRefinedTarget:
         self.miner, self.first, self.target, self.n_classes, self.literal = miner, first, target, n_classes, literal
         self.epsilon, self.accountant, self.trial, self.rng = epsilon, accountant, trial, rng
 
-    def run(self, progress) -> tuple[Tree, Tree]:
+    def run(self) -> tuple[Tree, Tree]:
         miner, first, literal = self.miner, self.first, self.literal
         interval = literal.high is not None
         shares = [self.epsilon] if interval else split_budget(self.epsilon, [FIRST_TREE_SHARE,
                                                                               1 - FIRST_TREE_SHARE])
-        rows = None
-        if miner._shards is not None:
-            from dprm.trees.chain_shards import ChainRows  # numba: only where it runs
-
-            rows = ChainRows(miner._shards, (first, first), self.target, miner._n_rows)
-        tree = sample_tree(miner.indexes_[first], self.target, self.n_classes, miner.depth_, shares[0],
-                           self.accountant, f"sampleTree#{self.trial}", self.rng,
-                           iterations=miner.mcmc_iterations, stop=miner.mcmc_stop, node_choice=miner.mcmc_nodes,
-                           variance_threshold=miner.variance_threshold, variance_window=miner.variance_window,
-                           progress=progress, rows=rows, score="counts")
+        tree = miner.chain_tree(first, self.target, self.n_classes, shares[0], f"sampleTree#{self.trial}",
+                                self.accountant, self.rng, "counts")
         if interval:
             return tree, literal.tree()
         second = literal.side
