@@ -34,12 +34,12 @@ def test_auto_settings_are_in_range(epsilon: float, n_hat: float) -> None:
         assert (settings.trial, settings.init_trials, settings.omega, settings.target_share) == (
             "refined-pair", 2, 0.75, None)
     else:
-        # MCMCTreePair from two trials' budget on: the first trees trial or two test the data; without
-        # pairs, and for the alternations: trees
+        # MCMCTreePair from two trials' budget on: the first trees trial or two test the data; the
+        # alternations: the pairs' top score first, then trees; without pairs: trees
         assert settings.trial == "trees-then-pairs" and settings.init_trials >= 2
         assert 0 < settings.target_share <= 0.3
         assert auto_tree_settings(epsilon, n_hat, pairs=False) == replace(settings, trial="trees")
-        assert auto_tree_settings(epsilon, n_hat, alternating=True).trial == "trees"
+        assert auto_tree_settings(epsilon, n_hat, alternating=True).trial == "pairs-if-weak"
 
 
 def test_auto_settings_grow_with_the_budget_in_rows() -> None:
@@ -68,8 +68,8 @@ def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, 
         if epsilon * max(n_hat, 1.0) < 1200:  # every tree miner makes the same two refined pairs
             assert with_pairs.trial == "refined-pair"  # the alternations' own trees are not made
             assert replace(with_pairs, alternations=1) == auto_tree_settings(epsilon, n_hat)
-        else:
-            assert with_pairs == alternating
+        else:  # the pairs' top score first, then the alternations' trees unless it is weak
+            assert with_pairs == replace(alternating, trial="pairs-if-weak")
 
 
 @pytest.mark.parametrize("epsilon", [1e-4, 0.1, 0.3, 1.0, 2.0, 3.0, 1e4])
@@ -99,8 +99,9 @@ def test_between_two_trials_and_ten_altexpm_refines_pairs_and_altmcmc_grows_tree
         assert [s for s in steps if s.startswith(("literal pair", "refinement"))] == [
             step for k in range(1, trials + 1) for step in (f"literal pair {k}", f"refinement {k}")]
         assert not [s for s in steps if s.startswith("tree ")]
-    else:
-        assert miner.settings_["trial"] == "trees" and [s for s in steps if s.startswith("tree ")]
+    else:  # the pairs' top score first (tests/test_pairs_if_weak.py), then trees on these planted relations
+        assert miner.settings_["trial"] == "pairs-if-weak" and "pairs' top score" in steps
+        assert [s for s in steps if s.startswith("tree ")] and not [s for s in steps if s.startswith("literal pair")]
     assert accountant.remaining() == 0 and sum(e.epsilon for e in accountant.ledger) == accountant.spent()
 
 

@@ -83,13 +83,17 @@ class AlternatingTrees(PrivateTreeMiner):
         Alternations RMIter per initial target; 0 extracts the first tree against the
         initial target's literal (scored targets); ``"auto"``: 0 below one trial's
         budget with scored targets, else 1 (the paper's stable setting).
-    trial : {"auto", "trees", "pair", "refined-pair"}
+    trial : {"auto", "trees", "pairs-if-weak", "pair", "refined-pair"}
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
-        side (:mod:`~dprm.mining.pair_refinement`); ``"auto"`` (default), when no depth
-        is given: the pair below one trial's budget, two refined pairs below two trials'
-        (:mod:`~dprm.mining.auto_trees`).
+        side (:mod:`~dprm.mining.pair_refinement`); ``"pairs-if-weak"``: the pairs' top
+        score released first, refined pairs throughout where it is weak
+        (:func:`~dprm.mining.auto_trees.pairs_first`), else trees; ``"auto"`` (default),
+        when no depth is given: the pair below one trial's budget, two refined pairs below
+        two trials' (AltExpM: refined pairs below 6,000 rows of budget), else
+        pairs-if-weak (:mod:`~dprm.mining.auto_trees`; measured in docs/mining.md,
+        session 40).
     mcmc_iterations : int
         Metropolis–Hastings steps (MCIter) per tree (AltMCMC).
     omega : float, "auto" or None

@@ -76,7 +76,7 @@ from dprm.mining.base import (
 )
 from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
                                      PAIR_SKETCH_SHARE, PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE,
-                                     ROWS_FOR_TREES, FOUND_EXCESS, TREES_THEN_PAIRS, WEAK_TOP_SCORE,
+                                     ROWS_FOR_TREES, FOUND_EXCESS, PAIRS_IF_WEAK, TREES_THEN_PAIRS, WEAK_TOP_SCORE,
                                      auto_tree_settings, decisive_pairs, pairs_after_trees, pairs_first)
 from dprm.mining.independence import excess_of
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
@@ -107,7 +107,9 @@ __all__ = ["PrivateTreeMiner", "CHAIN_OPTIONS", "TREE_PARAMETERS", "MCMC_PARAMET
            "MAX_DEPTH_SUBTREES", "UNIT_CHOICES", "extraction_units"]
 
 #: What a scored trial releases before its extraction (:mod:`dprm.mining.literal_pairs`).
-TRIAL_KINDS = (AUTO, "trees", TREES_THEN_PAIRS, "pair", "refined-pair")
+TRIAL_KINDS = (AUTO, "trees", TREES_THEN_PAIRS, PAIRS_IF_WEAK, "pair", "refined-pair")
+#: Trial kinds that release the pairs' top score first and make refined pairs throughout where it is weak.
+TOP_SCORE_FIRST = (TREES_THEN_PAIRS, PAIRS_IF_WEAK)
 #: Trial kinds that choose a literal pair at once (:mod:`dprm.mining.literal_pairs`).
 PAIR_TRIALS = ("pair", "refined-pair")
 #: The values of ``pair_thresholds``.
@@ -208,11 +210,12 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                    "'trees-then-pairs' (mcmc-tree-pair): refined pairs throughout where the released top score "
                    "of the pairs is below 0.15 of the noisy row count, else two trees trials (one of two), then "
                    "trees if they kept a redescription above independence (by its noisy excess Jaccard), else "
-                   "refined pairs; "
+                   "refined pairs; 'pairs-if-weak': refined pairs throughout where that top score is weak, else "
+                   "trees; "
                    "'auto' (default): unless a depth is given, pair below one trial's budget (epsilon times the "
                    "noisy row count under 600 rows), refined pairs below 1,200 rows (two, or one where the "
                    "released top score of the pairs makes two choices near uniform), else trees-then-pairs "
-                   "(alt-expm, alt-mcmc: trees)", "choice",
+                   "(alt-expm, alt-mcmc: pairs-if-weak)", "choice",
           choices=TRIAL_KINDS),
     Param("pair_thresholds", "Whether a pair trial with one numeric literal chooses it again near its released "
                              "threshold, by how well it agrees with the other side's literal "
@@ -304,11 +307,11 @@ class PrivateTreeMiner(Miner):
         if self.pair_thresholds == "on" and self.trial == "trees":
             raise ParameterError("pair-thresholds on needs a pair trial (trial pair, refined-pair or auto), not "
                                  "trial trees")
-        if (self.trial in PAIR_TRIALS or self.trial == TREES_THEN_PAIRS) and self.targets != "scored":
+        if (self.trial in PAIR_TRIALS or self.trial in TOP_SCORE_FIRST) and self.targets != "scored":
             raise ParameterError(f"trial {self.trial} needs targets scored (the pair is chosen by its score)")
         if self.trial == TREES_THEN_PAIRS and self.alternating_rule:
             raise ParameterError("trial trees-then-pairs is mcmc-tree-pair's; alt-expm and alt-mcmc take trees, "
-                                 "pair, refined-pair or auto")
+                                 "pairs-if-weak, pair, refined-pair or auto")
         if self.units == "subtrees" and self.depth != AUTO and self.depth > MAX_DEPTH_SUBTREES:
             raise ParameterError(f"depth must be at most {MAX_DEPTH_SUBTREES} with units subtrees (twice the units "
                                  f"per side: 16 times the extraction's memory of leaves), not {self.depth}")
@@ -521,12 +524,12 @@ class PrivateTreeMiner(Miner):
         self._pairs_only = self.targets == "scored" and self.trial_ in PAIR_TRIALS
         self._pair_chooser: PairChooser | None = None  # scored once a run: the pairs after trees reuse it
         sketch = Fraction(0)
-        if self.targets == "scored" and self.trial_ == TREES_THEN_PAIRS and self._data_size is not None:
+        if self.targets == "scored" and self.trial_ in TOP_SCORE_FIRST and self._data_size is not None:
             # The pairs' top score first: weak structure goes to refined pairs from the start (pairs_first).
             self._pair_chooser = PairChooser(self.indexes_, counters=self._gain_counters())
             rest, top = self._release_top_score(self._pair_chooser, epsilon, accountant)
             if pairs_first(top, self._data_size[0]):
-                self._notes.append(f"trial trees-then-pairs: the released top score of the pairs ({top} rows) "
+                self._notes.append(f"trial {self.trial_}: the released top score of the pairs ({top} rows) "
                                    f"is below {WEAK_TOP_SCORE:g} of the rows, so the trials are refined pairs")
                 self._pairs_only = True
                 self._mine_pairs(accountant, rest, top_score=top)

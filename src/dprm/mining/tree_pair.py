@@ -99,7 +99,7 @@ class MCMCTreePair(PrivateTreeMiner):
         docs/mining.md, session 39: better on wide heavy-tailed tables and on Boolean
         against numeric views from ε = 1, worse on light-tailed numeric and narrow
         tables and at ε = 0.5, hence not the default.
-    trial : {"auto", "trees", "trees-then-pairs", "pair", "refined-pair"}
+    trial : {"auto", "trees", "trees-then-pairs", "pairs-if-weak", "pair", "refined-pair"}
         What a trial releases before its extraction: trees (an initial target, then
         trees), one literal of each view chosen at once
         (:mod:`~dprm.mining.literal_pairs`), or that pair and one more split of either
@@ -112,7 +112,8 @@ class MCMCTreePair(PrivateTreeMiner):
         trials' budget, about two trials' each
         (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
         counts only: post-processing; the run spends ε exactly either way; measured in
-        docs/mining.md, session 34). ``"auto"`` (default), when no depth is given: the
+        docs/mining.md, session 34); ``"pairs-if-weak"``: the same start, then trees to the
+        end. ``"auto"`` (default), when no depth is given: the
         pair below one trial's budget, refined pairs below two trials' (two, or one where
         the released top score of the pairs makes two choices near uniform:
         :func:`~dprm.mining.auto_trees.decisive_pairs`), else trees-then-pairs (with two
