@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -110,6 +111,12 @@ def neighbour_changes(views, scores_of, mechanism, rows) -> tuple[set, float]:
 
 #: The local Ray of the xdist group "ray" (:func:`ray_session`): empty, or the started ``ray`` module.
 _RAY: list = []
+
+
+def spent_before_trials(accountant: Accountant) -> Fraction:
+    """What a tree miner's run spent on its row count and grids (the budget its trials share is the rest)."""
+    return sum((e.epsilon for e in accountant.ledger if e.step == "data size" or e.step.startswith("grid")),
+               Fraction(0))
 
 
 def _in_ray_group(node: pytest.Item | pytest.Module) -> bool:

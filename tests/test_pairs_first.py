@@ -20,6 +20,8 @@ from dprm.mining import make_miner
 from dprm.mining.auto_trees import PAIR_SKETCH_SHARE, WEAK_TOP_SCORE, pairs_first
 from dprm.privacy import Accountant, SeededNoise
 
+from conftest import spent_before_trials
+
 EPSILON = 1.0  # 3,000 rows: about 3,000 rows of budget, the auto rule's four or five trials of trees-then-pairs
 
 
@@ -36,11 +38,6 @@ def _fit(data, seed: int = 0, **options):
     return miner, accountant
 
 
-def _before_trials(accountant: Accountant) -> Fraction:
-    """What the run spent on its row count and grids (the budget the trials share is the rest)."""
-    return sum((e.epsilon for e in accountant.ledger if e.step == "data size" or e.step.startswith("grid")),
-               Fraction(0))
-
 
 @pytest.mark.parametrize("seed", range(3))
 def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, seed: int) -> None:
@@ -50,7 +47,7 @@ def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, see
     assert not any(step.startswith(("sampleTreePair", "initial target")) for step in steps)
     assert steps.index("pairs' top score") < steps.index("literal pair 1")
     assert accountant.spent() == accountant.total_epsilon  # exactly (fractions)
-    rest = accountant.total_epsilon - _before_trials(accountant)
+    rest = accountant.total_epsilon - spent_before_trials(accountant)
     sketch = next(e.epsilon for e in accountant.ledger if e.step == "pairs' top score")
     assert sketch == rest * Fraction(str(PAIR_SKETCH_SHARE))
     pairs = sum(step.startswith("literal pair") for step in steps)
@@ -72,7 +69,7 @@ def test_strong_data_keep_their_trees_and_the_release_comes_out_of_the_targets_s
     assert not any(step.startswith("literal pair") for step in steps)
     assert not any("refined pairs" in note for note in miner.notes_)
     assert accountant.spent() == accountant.total_epsilon
-    rest = accountant.total_epsilon - _before_trials(accountant)
+    rest = accountant.total_epsilon - spent_before_trials(accountant)
     targets = sum((e.epsilon for e in accountant.ledger
                    if e.step.startswith("initial target") or e.step == "pairs' top score"), Fraction(0))
     assert targets == rest * Fraction(str(miner.target_share_))  # the trees' share is unchanged

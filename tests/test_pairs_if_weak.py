@@ -21,6 +21,8 @@ from dprm.mining import make_miner
 from dprm.mining.auto_trees import PAIR_SKETCH_SHARE, PAIRS_IF_WEAK, auto_tree_settings
 from dprm.privacy import Accountant, SeededNoise
 
+from conftest import spent_before_trials
+
 EPSILON = 1.0  # 3,000 rows: about 3,000 rows of budget, four or five trials
 
 
@@ -31,10 +33,6 @@ def _fit(data, algorithm: str = "alt-mcmc", seed: int = 0, epsilon: float = EPSI
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(seed + 1))
     return miner, accountant
 
-
-def _before_trials(accountant: Accountant) -> Fraction:
-    return sum((e.epsilon for e in accountant.ledger if e.step == "data size" or e.step.startswith("grid")),
-               Fraction(0))
 
 
 def test_the_rule_gives_the_alternations_pairs_if_weak_from_two_trials() -> None:
@@ -53,7 +51,7 @@ def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, see
     assert not any(step.startswith(("tree ", "initial target")) for step in steps)
     assert steps.index("pairs' top score") < steps.index("literal pair 1")
     assert accountant.spent() == accountant.total_epsilon  # exactly (fractions)
-    rest = accountant.total_epsilon - _before_trials(accountant)
+    rest = accountant.total_epsilon - spent_before_trials(accountant)
     sketch = next(e.epsilon for e in accountant.ledger if e.step == "pairs' top score")
     assert sketch == rest * Fraction(str(PAIR_SKETCH_SHARE))
     pairs = sum(step.startswith("literal pair") for step in steps)
@@ -71,7 +69,7 @@ def test_strong_data_keep_the_alternations_trees_and_the_release_comes_out_of_th
                                                                     for a in (0, 1)]
     assert not any(step.startswith("literal pair") for step in steps)
     assert accountant.spent() == accountant.total_epsilon
-    rest = accountant.total_epsilon - _before_trials(accountant)
+    rest = accountant.total_epsilon - spent_before_trials(accountant)
     targets = sum((e.epsilon for e in accountant.ledger
                    if e.step.startswith("initial target") or e.step == "pairs' top score"), Fraction(0))
     assert targets == rest * Fraction(str(miner.target_share_))  # the trees' and extractions' shares are unchanged
