@@ -39,12 +39,12 @@ def _fit(data, seed: int = 0, **options):
 
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, seed: int) -> None:
-    miner, accountant = _fit(independent_pairs_table, seed)
+def assert_refined_pairs_from_the_start(miner, accountant: Accountant, trial: str, tree_step: str) -> list[str]:
+    """A run of trial ``trial`` on weak data: the top score released first, then only refined pairs (no
+    target, no ``tree_step``), the sketch's share and the ledger exact, the note. Returns the ledger's steps."""
     steps = [e.step for e in accountant.ledger]
-    assert miner.settings_["trial"] == "trees-then-pairs" and miner.init_trials_ >= 4
-    assert not any(step.startswith(("sampleTreePair", "initial target")) for step in steps)
+    assert miner.settings_["trial"] == trial
+    assert not any(step.startswith((tree_step, "initial target")) for step in steps)
     assert steps.index("pairs' top score") < steps.index("literal pair 1")
     assert accountant.spent() == accountant.total_epsilon  # exactly (fractions)
     rest = accountant.total_epsilon - spent_before_trials(accountant)
@@ -52,8 +52,15 @@ def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, see
     assert sketch == rest * Fraction(str(PAIR_SKETCH_SHARE))
     pairs = sum(step.startswith("literal pair") for step in steps)
     assert 1 <= pairs <= miner.init_trials_ and sum(step.startswith("refinement") for step in steps) == pairs
-    assert any(note.startswith("trial trees-then-pairs: the released top score of the pairs")
-               for note in miner.notes_)
+    assert any(note.startswith(f"trial {trial}: the released top score of the pairs") for note in miner.notes_)
+    return steps
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, seed: int) -> None:
+    miner, accountant = _fit(independent_pairs_table, seed)
+    steps = assert_refined_pairs_from_the_start(miner, accountant, "trees-then-pairs", "sampleTreePair")
+    assert miner.init_trials_ >= 4
     # one release of the top score decides both the trial kind and the number of pairs
     assert steps.count("pairs' top score") == 1
     assert any("mcmc-iterations had no effect: no MCMC chain ran (its trials were literal pairs)" in note

@@ -18,10 +18,11 @@ import pytest
 
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
-from dprm.mining.auto_trees import PAIR_SKETCH_SHARE, PAIRS_IF_WEAK, auto_tree_settings
+from dprm.mining.auto_trees import PAIRS_IF_WEAK, auto_tree_settings
 from dprm.privacy import Accountant, SeededNoise
 
 from conftest import spent_before_trials
+from test_pairs_first import assert_refined_pairs_from_the_start
 
 EPSILON = 1.0  # 3,000 rows: about 3,000 rows of budget, four or five trials
 
@@ -46,17 +47,7 @@ def test_the_rule_gives_the_alternations_pairs_if_weak_from_two_trials() -> None
 @pytest.mark.parametrize("seed", range(2))
 def test_weak_data_get_refined_pairs_from_the_start(independent_pairs_table, seed: int) -> None:
     miner, accountant = _fit(independent_pairs_table, seed=seed)
-    steps = [e.step for e in accountant.ledger]
-    assert miner.settings_["trial"] == PAIRS_IF_WEAK
-    assert not any(step.startswith(("tree ", "initial target")) for step in steps)
-    assert steps.index("pairs' top score") < steps.index("literal pair 1")
-    assert accountant.spent() == accountant.total_epsilon  # exactly (fractions)
-    rest = accountant.total_epsilon - spent_before_trials(accountant)
-    sketch = next(e.epsilon for e in accountant.ledger if e.step == "pairs' top score")
-    assert sketch == rest * Fraction(str(PAIR_SKETCH_SHARE))
-    pairs = sum(step.startswith("literal pair") for step in steps)
-    assert 1 <= pairs <= miner.init_trials_ and sum(step.startswith("refinement") for step in steps) == pairs
-    assert any(note.startswith("trial pairs-if-weak: the released top score of the pairs") for note in miner.notes_)
+    assert_refined_pairs_from_the_start(miner, accountant, PAIRS_IF_WEAK, "tree ")
 
 
 def test_strong_data_keep_the_alternations_trees_and_the_release_comes_out_of_the_targets_share(
