@@ -536,6 +536,8 @@ class PrivateTreeMiner(Miner):
                 self._finish_fit(data, accountant, tracker)
                 return
             sketch = epsilon - rest
+            if self.trial_ == PAIRS_IF_WEAK:  # no pairs follow the trees: the candidates' scores are not needed
+                self._pair_chooser = None
         if self._pairs_only:
             self._mine_pairs(accountant, epsilon)
             self._finish_fit(data, accountant, tracker)
