@@ -32,7 +32,9 @@ quantile function of a heavy-tailed law, lognormal, Pareto or exponential, drawn
 column: the same relations, now in the tail of skewed columns; bounds declared as the
 columns' ranges, as a data owner would), ``planted-narrow``, ``planted-numeric-narrow`` and
 ``planted-heavy-narrow`` (the same with 10 columns per view: 8 of the left's and 5 of the
-right's hold a relation), and the shared real data ``mammals``,
+right's hold a relation), ``planted-mixed`` (five relations in mixed-type, heavy-tailed data
+from a generator written apart from ``make_planted``: Boolean, categorical and numeric
+columns, categories and tails on both sides; ``mixed_planted.py``), and the shared real data ``mammals``,
 ``spi``, ``nmes1988`` (types inferred; true statistics need the rows, so this is a
 researcher's measurement), ``latent-heavy`` (3,000 rows, 17 vs 9
 heavy-tailed numeric columns, lognormal, Pareto and counts, driven by four latent
@@ -207,6 +209,11 @@ def dataset(name: str, data_seed: int):
             types = heavy_tails([planted.left, planted.right], np.random.default_rng(data_seed + 1000))
         data = load_two_view(planted.left, planted.right, types=types)
         return data, [(query_from_json(a), query_from_json(b)) for a, b in planted.planted]
+    if name == "planted-mixed":
+        from mixed_planted import planted_mixed  # the benchmarks' own generator (same folder)
+
+        left, right, types, planted = planted_mixed(data_seed)
+        return load_two_view(left, right, types=types), planted
     if name == "mammals-declared":
         folder = SHARED / "mammals"
         return load_two_view(folder / "left.csv", folder / "right.csv", types=MAMMALS_TYPES,
@@ -284,7 +291,8 @@ def one_run(job: tuple) -> dict:
             "top10": top10}
 
 
-def summary(results: list[dict], runs: int, planted: bool) -> dict:
+def summary(results: list[dict], runs: int, relations: int) -> dict:
+    """The figures of the module docstring over one group's runs (``relations``: planted ones, 0 if none)."""
     frames = [r["frame"] for r in results]
     kept = pd.concat(frames) if frames else pd.DataFrame()
     n = len(kept)
@@ -309,11 +317,11 @@ def summary(results: list[dict], runs: int, planted: bool) -> dict:
     tops = [r["top10"] for r in results if r["top10"] is not None]
     figures["top10_excess"] = round(float(np.median([t[0] for t in tops])), 3) if tops else None
     figures["top10_true_jaccard"] = round(float(np.median([t[1] for t in tops])), 3) if tops else None
-    if planted:
-        figures["planted_found"] = f"{len(set().union(*(r['found'] for r in results)))}/{len(RELATIONS)}"
+    if relations:
+        figures["planted_found"] = f"{len(set().union(*(r['found'] for r in results)))}/{relations}"
         figures["planted_found_per_run"] = [len(r["found"]) for r in results]
         figures["planted_best_true_jaccard"] = [round(max((r["best"].get(k, 0.0) for r in results), default=0.0), 3)
-                                                for k in range(len(RELATIONS))]
+                                                for k in range(relations)]
     return figures
 
 
@@ -344,7 +352,7 @@ def main() -> None:
             for label, algorithm, parameters in miners:
                 for epsilon in epsilons:
                     group = [r for r in results if r["job"][2] == label and r["job"][5] == epsilon]
-                    figures = summary(group, args.runs, name.startswith("planted"))
+                    figures = summary(group, args.runs, len(dataset(name, data_seed)[1] or ()))
                     line = {"dataset": name, "miner": label, "epsilon": epsilon, **figures}
                     if len(data_seeds) > 1:
                         line["data_seed"] = data_seed

@@ -128,3 +128,59 @@ def test_the_evaluation_fork_server_hands_loaded_kernels_to_each_run(warmed, tmp
     trees = [name for name in overloads if name.startswith("dprm.trees.")]
     assert max(overloads[n] for n in trees if not parallel[n]) >= 2  # loaded in the server, before the fork
     assert all(overloads[n] == 0 for n in overloads if parallel[n])  # left to the run (OpenMP and fork)
+
+
+_CALLEE = "from numba import njit\n\n\n@njit(cache=True)\ndef step(x):\n    return x + {increment}\n"
+_CALLER = ("from numba import njit\n\nfrom kernels_callee import step\n\n\n@njit(cache=True)\ndef scaled(x):\n"
+           "    return 10 * step(x)\n{tie}")
+_TIE = "\nfrom dprm.kernel_cache import tie_to_sources\n\ntie_to_sources(globals(), 'kernels_callee')\n"
+
+
+def _caller_result(folder: Path) -> tuple[int, int]:
+    """``scaled(1)`` in a fresh process on ``folder``'s modules and numba cache, and its cache hits."""
+    code = "import kernels_caller as k; print(k.scaled(1), sum(k.scaled.stats.cache_hits.values()))"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{folder}:{Path(__file__).resolve().parents[1] / 'src'}",
+           "NUMBA_CACHE_DIR": str(folder / "cache")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    value, hits = done.stdout.split()
+    return int(value), int(hits)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_a_kernel_calling_another_module_is_compiled_again_when_that_module_changes(tmp_path: Path,
+                                                                                      tied: bool) -> None:
+    """numba checks a cached kernel against its own file only: the callee's edit leaves the caller's
+    entry in use, with the old callee inside it (the hazard), unless :func:`tie_to_sources` ties it."""
+    (tmp_path / "kernels_caller.py").write_text(_CALLER.format(tie=_TIE if tied else ""))
+    (tmp_path / "kernels_callee.py").write_text(_CALLEE.format(increment=1))
+    assert _caller_result(tmp_path) == (20, 0)  # compiled and cached
+    assert _caller_result(tmp_path) == (20, 1)  # loaded from the cache
+    (tmp_path / "kernels_callee.py").write_text(_CALLEE.format(increment=2))
+    if tied:
+        assert _caller_result(tmp_path) == (30, 0)  # compiled again with the new callee
+    else:
+        assert _caller_result(tmp_path) == (20, 1)  # stale: numba's own check misses the callee's edit
+
+
+def test_every_kernel_module_calling_another_is_tied_to_its_text() -> None:
+    """Each kernel module that imports from another kernel module is in ``KERNEL_DEPENDENCIES`` with it,
+    and its cached kernels carry the digest of those modules' text."""
+    import ast
+    import hashlib
+    import importlib
+    import importlib.util
+
+    from dprm.kernel_cache import KERNEL_DEPENDENCIES, KERNEL_MODULES, kernels
+
+    for name in KERNEL_MODULES:
+        tree = ast.parse(Path(importlib.util.find_spec(name).origin).read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert set(KERNEL_DEPENDENCIES.get(name, ())) == imported & set(KERNEL_MODULES), name
+    for name, dependencies in KERNEL_DEPENDENCIES.items():
+        digest = hashlib.sha256(b"".join(Path(importlib.util.find_spec(d).origin).read_bytes()
+                                         for d in dependencies)).hexdigest()
+        tied = [d for key, d in kernels().items() if key.startswith(name + ".")]
+        assert tied
+        for dispatcher in tied:
+            assert dispatcher._cache._cache_file._source_stamp[2] == digest

@@ -84,6 +84,34 @@ def test_leaf_queries_hold_exactly_on_the_rows_of_their_leaves(seed: int) -> Non
         assert np.array_equal(leaf_query(tree, index, position).support(view), leaf_of_row == k)
 
 
+def test_a_declared_complete_categorical_writes_its_no_branch_as_one_negated_literal() -> None:
+    from dprm.data.attributes import Attribute, AttributeKind, Domain, View
+    from dprm.queries import CategoricalLiteral, Not, Or
+
+    rng = np.random.default_rng(3)
+    categories = ("north", "east", "south", "west")
+    values = rng.integers(0, 4, 200).astype(np.int32)
+    queries = {}
+    for complete in (False, True):
+        region = Attribute("region", "left", AttributeKind.CATEGORICAL, values,
+                           Domain(categories=categories, declared=True, complete=complete))
+        view = View("left", [region])
+        index = LiteralIndex(view)
+        split = next(s for s in index.splits if s.code == 1)  # region = east
+        tree = Tree(depth=1, splits=[split])
+        no_branch = leaf_query(tree, index, tree.leaves[1])
+        assert np.array_equal(no_branch.support(view), tree.apply(index) == 1)  # exactly the leaf's rows
+        queries[complete] = no_branch
+    assert queries[True] == Not(CategoricalLiteral("region", "east"))  # public completeness: one literal
+    assert queries[False] == Or(*(CategoricalLiteral("region", c) for c in ("north", "south", "west")))
+    # where a value may be missing, the plain complement would hold on it, so the other categories are written
+    missing = values.copy()
+    missing[:5] = -1
+    region = Attribute("region", "left", AttributeKind.CATEGORICAL, missing, Domain(categories=categories))
+    assert Not(CategoricalLiteral("region", "east")).support(View("left", [region]))[:5].all()
+    assert not queries[False].support(View("left", [region]))[:5].any()
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_node_queries_hold_exactly_on_their_cells(seed: int) -> None:
     rng = np.random.default_rng(seed)

@@ -12,12 +12,20 @@ cache lives (numba's rule, first that applies):
 3. the user's cache directory (``~/.cache/numba`` on Linux) otherwise, e.g. for a
    read-only ``site-packages``.
 
-An entry is valid for one source file (its modification time and size: editing a
-kernel invalidates it), one Python and numba version and one CPU model (numba keys
+An entry is valid for one source file (numba keys it by a hash of the file's text:
+editing a kernel invalidates it), one Python and numba version and one CPU model (numba keys
 it by CPU name and features), so a cache copied from another machine is ignored, never
 used wrongly. This is why dprm warms the cache on the machine itself at install time
 (``dprm warm-cache``, run by the Makefile's set-up: :mod:`dprm.cli.warm_cache`)
 rather than shipping compiled code in the package.
+
+numba compiles a kernel together with the kernels it calls, but checks only the calling
+kernel's own file: after an edit (or an update of an installed copy) of
+:mod:`dprm.trees._kernels` alone, the cached chain of :mod:`dprm.trees._bit_kernels`
+would go on running the old score, silently (measured: a chain scored by the old
+``chain_score`` after the function had changed). :func:`tie_to_sources` makes a module's
+entries depend on the text of the modules it calls into as well; every kernel module
+that calls another's kernels calls it (:data:`KERNEL_DEPENDENCIES`, checked by the tests).
 
 The warm-up compiles by *running* the code that calls the kernels on small
 generated data (the tree miners, at both widths of the literal codes, and the
@@ -32,12 +40,16 @@ it forks.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["KERNEL_MODULES", "CacheReport", "kernels", "counts", "report", "load_cached"]
+__all__ = ["KERNEL_MODULES", "KERNEL_DEPENDENCIES", "CacheReport", "kernels", "counts", "report", "load_cached",
+           "tie_to_sources"]
 
 #: The modules that define compiled kernels.
 KERNEL_MODULES: tuple[str, ...] = (
@@ -48,6 +60,46 @@ KERNEL_MODULES: tuple[str, ...] = (
     "dprm.itemsets._kernels",
     "dprm.classifier._chain_kernel",
 )
+
+#: The first item of a stamp :func:`tie_to_sources` has extended.
+_TIED = "dprm: tied to the sources of the kernels it calls"
+#: Kernel modules whose kernels call the kernels of other modules: module → those modules.
+KERNEL_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "dprm.trees._bit_kernels": ("dprm.trees._kernels",),
+}
+
+
+def tie_to_sources(namespace: dict[str, Any], *modules: str) -> str:
+    """Make the cache entries of the kernels defined in ``namespace`` depend on ``modules``' text too.
+
+    numba stamps a cache entry with a hash of the kernel's own file only, though the
+    machine code includes the kernels it calls from other files (module docstring).
+    Called at the end of a kernel module with its ``globals()``, this adds the SHA-256
+    of ``modules``' source files to the stamp each of its cached kernels is saved
+    with and checked against, so an edit of any of them makes numba compile the
+    module's kernels again instead of loading stale code. Uses numba's cache object
+    (``Dispatcher._cache``, pinned numba version), as :func:`load_cached` does; a kernel
+    without an on-disk cache is left alone. Returns the added digest.
+
+    Examples
+    --------
+    >>> import dprm.trees._bit_kernels as bits
+    >>> stamp = bits.run_bit_chain._cache._cache_file._source_stamp
+    >>> stamp[2] == tie_to_sources({"__name__": "nothing"}, "dprm.trees._kernels")
+    True
+    """
+    digest = hashlib.sha256()
+    for name in modules:
+        digest.update(Path(importlib.util.find_spec(name).origin).read_bytes())
+    text = digest.hexdigest()
+    for value in list(namespace.values()):
+        cache_file = getattr(getattr(value, "_cache", None), "_cache_file", None)
+        if getattr(value, "py_func", None) is None or value.py_func.__module__ != namespace["__name__"]:
+            continue
+        stamp = getattr(cache_file, "_source_stamp", None)
+        if cache_file is not None and not (isinstance(stamp, tuple) and stamp[:1] == (_TIED,)):
+            cache_file._source_stamp = (_TIED, stamp, text)
+    return text
 
 
 @dataclass

@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from dprm.kernel_cache import KERNEL_DEPENDENCIES, tie_to_sources
 from dprm.trees._kernels import add_moves, chain_start, decide, next_move, variance_stop
 
 __all__ = ["run_bit_chain", "split_bitsets"]
@@ -277,3 +278,7 @@ def run_bit_chain(
                 _bit_commit(cell_b, attribute_b, target_a, False, depth, below_b, holds_b, absent_b,
                             node_split_b, splits_b, node, new_attribute, moved_rows, moved_cells, count)
     return steps, accepted
+
+
+# the cached kernels above include the ones they call from dprm.trees._kernels: stamp them with its text too
+tie_to_sources(globals(), *KERNEL_DEPENDENCIES[__name__])

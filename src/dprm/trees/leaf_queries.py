@@ -4,7 +4,10 @@ A path's tests on one numeric attribute merge into one interval (``a > 3 ∧ a �
 is the literal ``3 < a ≤ 7``). The false branch of a categorical test ``a = v`` is the
 disjunction of the attribute's other categories, so that, like every literal, it is
 false where ``a`` is missing: the support of a leaf's query is exactly the set of rows
-the tree sorts into that leaf.
+the tree sorts into that leaf. Where the types file declares the attribute complete (a
+public fact: no row misses it, checked when the data are read), the same rows are
+written ``¬[a = v]``, the plain complement, one literal instead of a disjunction of
+every other category.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ def _branch_literal(index: LiteralIndex, split: Split, holds: bool) -> Query:
     categories = attribute.domain.categories or ()
     if holds:
         return CategoricalLiteral(attribute.name, categories[split.code])
+    if attribute.domain.complete:  # declared: the plain complement holds on exactly the other categories' rows
+        return Not(CategoricalLiteral(attribute.name, categories[split.code]))
     others = [CategoricalLiteral(attribute.name, c) for i, c in enumerate(categories) if i != split.code]
     return others[0] if len(others) == 1 else Or(*others)
 
