@@ -168,3 +168,42 @@ def test_a_private_run_says_which_declarations_would_shorten_its_queries(tmp_pat
     complete_types = write(tmp_path / "complete.json", json.dumps({**types, "columns": columns}))
     code, out, err = run(["mine", *views, "--types", complete_types, "--seed", "3", "--top", "5"])
     assert code == 0 and hint not in out, err
+
+
+def test_a_redescription_negating_an_earlier_one_is_marked_as_its_complement(tmp_path) -> None:
+    """``¬L ↔ ¬R`` beside ``L ↔ R`` is the same finding: the table says which number it complements."""
+    import json
+    import re
+
+    from dprm.cli.display import complements
+    from dprm.queries import Not, document_redescriptions
+    from dprm.queries.normal_form import canonical_key
+    from test_cli import run, write
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    types = json.loads((data / "types.json").read_text())
+    columns = {name: ({"type": entry} if isinstance(entry, str) else dict(entry)) | {"complete": True}
+               for name, entry in types["columns"].items() if entry != "id" and name != types.get("id_column")}
+    complete_types = write(tmp_path / "complete.json", json.dumps({**types, "columns": {**types["columns"], **columns}}))
+    result = tmp_path / "run.json"
+    code, out, err = run(["mine", data / "left.csv", data / "right.csv", "--types", complete_types, "--epsilon", "1",
+                          "--seed", "5", "--top", "100", "-o", result])
+    assert code == 0, err
+    marks, shown = {}, []
+    for line in out.splitlines():  # each block starts "  N. J = ..."; its statistics may wrap to the next line
+        if head := re.match(r"\s*(\d+)\. J = ", line):
+            shown.append(int(head.group(1)))
+        if mark := re.search(r"complement of (\d+)", line):
+            marks[shown[-1]] = int(mark.group(1))
+    assert marks, out  # planted relations are listed with their complements at ε = 1
+    assert all(b < a for a, b in marks.items())
+    document = json.loads(result.read_text())
+    kept = [r for r in document_redescriptions(document) if not r.extra.get("redundant")]
+    kept = sorted(kept, key=lambda r: r.pruned)[:len(shown)]
+    complete = set(columns)
+    for a, b in marks.items():  # the marked one is the earlier one negated on both sides
+        later, earlier = kept[a - 1], kept[b - 1]
+        assert canonical_key(Not(later.left), complete) == canonical_key(earlier.left, complete)
+        assert canonical_key(Not(later.right), complete) == canonical_key(earlier.right, complete)
+    assert complements(kept, complete) == {a - 1: b - 1 for a, b in marks.items()}

@@ -12,6 +12,7 @@ The table's title follows the status: "differentially private" only on a run tha
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from rich.text import Text
@@ -160,13 +161,46 @@ def displayed(redescriptions: Sequence["Redescription"], top: int) -> list["Rede
     return sorted(redescriptions, key=lambda r: r.pruned)[:top]
 
 
+def complements(shown: Sequence["Redescription"], complete: AbstractSet[str] = frozenset()) -> dict[int, int]:
+    """Position → the earlier position whose redescription it negates on both sides (``¬L ↔ ¬R`` of ``L ↔ R``).
+
+    Both describe the same finding: their counts determine each other (``|¬L ∩ ¬R| =
+    n − |L ∪ R|``). Found from the queries' normal forms (``complete``: the attributes
+    known to have no missing value, as for :func:`~dprm.queries.normal_form.normalize`),
+    so a pair is named only where the negation holds on exactly the complement's rows.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B, NumericLiteral as N, Redescription, RedescriptionStats
+    >>> stats = RedescriptionStats.from_counts(5, 5, 4)
+    >>> one = Redescription(B("a") & B("b"), N("x", le=3), stats)
+    >>> other = Redescription(B("a", False) | B("b", False), N("x", gt=3), stats)
+    >>> complements([one, other], {"a", "b", "x"}), complements([one, other])   # needs a, b, x complete
+    ({1: 0}, {})
+    """
+    from dprm.queries import Not
+    from dprm.queries.normal_form import canonical_key
+
+    seen: dict[tuple[str, str], int] = {}
+    found: dict[int, int] = {}
+    for position, r in enumerate(shown):
+        negated = (canonical_key(Not(r.left), complete), canonical_key(Not(r.right), complete))
+        if negated in seen:
+            found[position] = seen[negated]
+        seen.setdefault((canonical_key(r.left, complete), canonical_key(r.right, complete)), position)
+    return found
+
+
 def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *, noisy: bool, private: bool,
-                         hidden: int = 0) -> None:
+                         hidden: int = 0, complete: AbstractSet[str] = frozenset()) -> None:
     """One block per redescription: its statistics on a line, then both queries.
 
     ``noisy``: the statistics are noisy releases (a private algorithm, with or without
     a secure noise source); ``private``: the run's guarantee holds. ``hidden``: the
     number of redescriptions the redundancy filter left out of the table.
+    ``complete``: the attributes known to have no missing value (declared, in a
+    private run), with which a redescription that negates an earlier one on both sides
+    is marked as its complement (:func:`complements`).
     """
     kept = sum(not r.pruned for r in redescriptions)
     title = plural(len(redescriptions) + hidden, "redescription")
@@ -180,6 +214,7 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
         title += ", exact statistics (not private)"
     console.print(Text(title, style="bold"), soft_wrap=True)
     shown = displayed(redescriptions, top)
+    complement_of = complements(shown, complete)
     for number, r in enumerate(shown, start=1):
         s = r.stats
         head = f"{number:>3}. J = {s.jaccard:.3f}"
@@ -201,6 +236,8 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
             fields.append((f"p {s.p_value:.2g}", ""))
         if r.pruned:
             fields.append(("pruned", "yellow"))
+        if number - 1 in complement_of:  # the same finding, negated on both sides
+            fields.append((f"complement of {complement_of[number - 1] + 1}", "dim"))
         for line in field_lines(fields, max(console.width, 40)):
             console.print(line, soft_wrap=True)
         for side, query in (("L", r.left), ("R", r.right)):

@@ -165,7 +165,8 @@ def mine(
     if redundant == "hide":
         shown = redundancy.shown(miner.redescriptions_)
         hidden = len(miner.redescriptions_) - len(shown)
-    print_redescriptions(shown, top, noisy=private_algorithm, private=private, hidden=hidden)
+    print_redescriptions(shown, top, noisy=private_algorithm, private=private, hidden=hidden,
+                         complete=redundancy.complete())
     if chose_default:
         console.print(f"[dim]default miner: {algorithm} with scored initial targets and auto settings "
                       f"(--algorithm chooses another)[/dim]", soft_wrap=True)
@@ -217,6 +218,10 @@ class Redundancy:
             return {"data": self.data, "complete": complete_attributes(*self.data.views)}
         # a private run: only what the types file declares complete (public), never read off the rows
         return {"data": None, "complete": self.declared_complete}
+
+    def complete(self) -> frozenset:
+        """The attributes the listing may treat as having no missing value: read off the rows only when not private."""
+        return self._arguments()["complete"]
 
     def shown(self, redescriptions: list) -> list:
         """The redescriptions left after deduplication and the filter, in their order."""
