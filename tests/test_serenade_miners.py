@@ -118,7 +118,7 @@ def _tiny() -> TwoViewData:
 
 def _initial_pair_miner(score_range, max_union) -> SerenadeES:
     return SerenadeES(quality="jaccard", epsilon=4, initial_pairs=1, extensions=0, budget_split="0.5,0.25,0.25",
-                      data_size="public", rows=60, min_support=5, score_range=score_range,
+                      data_size="public", rows=60, min_support=5, score_range=score_range, initial_score="quality",
                       **({"damping": "none"} if max_union is None else {"max_union": max_union}))
 
 
@@ -199,6 +199,41 @@ def test_released_initial_pairs_follow_the_exponential_mechanism(monkeypatch) ->
     observed = np.array([seen[p] for p in pairs])
     assert sum(observed) == runs
     assert chisquare(observed, probabilities * runs).pvalue > 1e-3
+
+
+def test_initial_pairs_by_covariance_are_exponential_mechanism_draws(monkeypatch) -> None:
+    """The default ``initial_score="covariance"``: every pair offered once with ``|L∩R| − |L||R|/n``, at the scale
+    of sensitivity 1, so P ∝ exp(ε C / 2) with the initial pair's ε (4 · 0.5)."""
+    from dprm.mining.serenade.covariance import covariance_counts
+
+    data = _tiny()
+    offered: list[tuple[float, np.ndarray, np.ndarray]] = []
+    scales: dict[int, float] = {}
+    start, offer = reservoir.WeightedReservoir.start, reservoir.ReservoirDraw.offer
+
+    def recording_start(mechanism, accountant, step, **options):
+        draw = start(mechanism, accountant, step, **options)
+        scales[id(draw)] = mechanism.scale
+        return draw
+
+    def recording_offer(draw, scores, labels=None):
+        offered.append((scales[id(draw)], np.array(scores, dtype=np.float64), np.array(labels)))
+        return offer(draw, scores, labels)
+
+    monkeypatch.setattr(reservoir.WeightedReservoir, "start", recording_start)
+    monkeypatch.setattr(reservoir.ReservoirDraw, "offer", recording_offer)
+    miner = SerenadeES(epsilon=4, initial_pairs=1, extensions=0, budget_split="0.5,0.25,0.25", data_size="public",
+                       rows=60, min_support=5).fit(data, accountant=Accountant(4, SeededNoise(np.random.default_rng(0))))
+    assert miner.initial_score == "covariance"
+    left, right = miner.tables_
+    labels = np.concatenate([lab for _, _, lab in offered])
+    scores = np.concatenate([s for _, s, _ in offered])
+    pairs = [divmod(int(label), len(right)) for label in labels]
+    assert len(set(pairs)) == len(pairs) == len(left) * len(right)  # every pair offered once
+    for (i, j), score in zip(pairs, scores):
+        a, x = left.query(i).support(data.left), right.query(j).support(data.right)
+        assert score == pytest.approx(float(covariance_counts(np.count_nonzero(a & x), a.sum(), x.sum(), 60)))
+    assert [scale for scale, _, _ in offered] == pytest.approx([1.0] * len(offered))  # 2Δ/ε = 2 · 1 / (4 · 0.5)
 
 
 def test_shared_attribute_names_never_on_both_sides() -> None:

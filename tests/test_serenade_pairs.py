@@ -247,3 +247,28 @@ def test_no_candidate_pair_is_refused_before_any_release() -> None:
     with pytest.raises(ParameterError, match="no candidate initial pair"):
         make_miner("serenade-es", initial_pairs=1, extensions=1).fit(TwoViewData(*same), accountant=accountant)
     assert accountant.ledger == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_covariance_count_moves_by_less_than_one_on_neighbouring_datasets(seed: int) -> None:
+    """Adding or removing any one row moves every pair's ``|L∩R| − |L||R|/n`` by less than 1 (sensitivity 1)."""
+    from dprm.mining.serenade.covariance import COVARIANCE_SENSITIVITY, covariance_counts
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 60))
+    left = rng.random((n, 6)) < rng.uniform(0.05, 0.95, 6)  # literals as row masks: 6 left, 5 right
+    right = rng.random((n, 5)) < rng.uniform(0.05, 0.95, 5)
+
+    def scores(l: np.ndarray, r: np.ndarray) -> np.ndarray:
+        inter = l.T.astype(np.int64) @ r.astype(np.int64)
+        return covariance_counts(inter, l.sum(axis=0)[:, None], r.sum(axis=0)[None, :], len(l))
+
+    base = scores(left, right)
+    worst = 0.0
+    for row in range(n):  # remove each row
+        keep = np.arange(n) != row
+        worst = max(worst, float(np.abs(scores(left[keep], right[keep]) - base).max()))
+    for pattern in range(2 ** 11):  # add a row of every membership of the 11 literals
+        bits = (pattern >> np.arange(11)) & 1 == 1
+        worst = max(worst, float(np.abs(scores(np.vstack([left, bits[:6]]), np.vstack([right, bits[6:]])) - base).max()))
+    assert 0.5 < worst < COVARIANCE_SENSITIVITY

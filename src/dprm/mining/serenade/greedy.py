@@ -24,6 +24,7 @@ from dprm.mining.serenade.auto import MAX_PAIRS, auto_split, es_sizes, grid_spli
 from dprm.mining.serenade.compute_quality import QualityRelease
 from dprm.mining.serenade.extensions import Growing, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
+from dprm.mining.serenade.covariance import COVARIANCE_SENSITIVITY, CovarianceScore
 from dprm.mining.serenade.pairs import check_pair_count, draw_initial_pairs
 from dprm.mining.serenade.parameters import AUTO, DEFAULT_MIN_SUPPORT_SHARE, DEFAULT_SPLIT, parse_budget_split
 from dprm.mining.serenade.quality import (
@@ -348,12 +349,21 @@ class GreedyMiner(Miner):
         return np.asarray(self._quality(intersection, union), dtype=np.float64)
 
     def _initial_pairs(self, epsilon) -> list[Growing]:
-        """Algorithm 4: ``k`` independent exponential-mechanism draws over all pairs (streamed: :mod:`.pairs`)."""
+        """Algorithm 4: ``k`` exponential-mechanism draws over all pairs (streamed: :mod:`.pairs`).
+
+        Scored by the covariance count (``initial_score="covariance"``, sensitivity 1:
+        :mod:`.covariance`) or by the quality (``"quality"``, the paper's, with its
+        sensitivity).
+        """
         part = self._progress.part(self._caps(0)[0], self._k)
-        chosen = draw_initial_pairs(self.tables_, self._side, self._scores, self._sensitivity,
+        block_score, sensitivity = None, self._sensitivity
+        if self.initial_score == "covariance":  # the rows beyond independence (sensitivity 1: .covariance)
+            sizes = (self._counts.literal_sizes(0), self._counts.literal_sizes(1))
+            block_score, sensitivity = CovarianceScore(sizes, self._engine.n_rows), COVARIANCE_SENSITIVITY
+        chosen = draw_initial_pairs(self.tables_, self._side, self._scores, sensitivity,
                                     split_budget(epsilon, self._pair_shares), self._accountant,
                                     counts=self._counts, n_rows=self._engine.n_rows,
-                                    distinct=self.pair_draws == "distinct")
+                                    distinct=self.pair_draws == "distinct", block_score=block_score)
         for _ in chosen:  # the draws finish together, after the last block
             part.advance()
         return [Growing.pair(self.tables_, left, right) for left, right in chosen]

@@ -271,6 +271,7 @@ def draw_initial_pairs(
     counts: GridCounts | None = None,
     n_rows: int | None = None,
     distinct: bool = False,
+    block_score: Callable[[PairBlock], np.ndarray] | None = None,
 ) -> list[tuple[int, int]]:
     """One exponential-mechanism draw over all allowed pairs per share (Algorithm 4), streamed.
 
@@ -298,6 +299,10 @@ def draw_initial_pairs(
         largest keys and takes the first not chosen before, which is the exponential
         mechanism over the pairs not chosen before at the same ε
         (:meth:`~dprm.privacy.WeightedReservoir.start`'s ``keep``).
+    block_score : callable, optional
+        ``block_score(block)``, each pair's score from the whole block (e.g. the
+        covariance count of :mod:`.covariance`, which needs the literals' sizes), used
+        instead of ``score``; ``sensitivity`` is then its sensitivity.
 
     Returns
     -------
@@ -331,7 +336,8 @@ def draw_initial_pairs(
     for block in pair_blocks(tables, side, block_pairs, counts, n_rows):
         if len(block) == 0:
             continue
-        scores = np.asarray(score(block.intersection, block.union), dtype=np.float64)
+        scores = np.asarray(block_score(block) if block_score is not None else score(block.intersection, block.union),
+                            dtype=np.float64)
         labels = block.pair
         del block
         for draw in draws:  # each draw takes its keys for the whole block in turn

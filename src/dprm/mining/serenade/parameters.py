@@ -21,7 +21,7 @@ from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction
 
 __all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT",
-           "QUALITIES", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
+           "INITIAL_SCORES", "QUALITIES", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
            "SERENADE_SIZE_SHARE", "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
@@ -51,6 +51,8 @@ DEFAULT_MAX_UNION = 0.8
 SIGNIFICANCE = ("interval", "point")
 DAMPINGS = ("union", "none")
 PAIR_DRAWS = ("distinct", "independent")
+#: What the initial pairs are drawn by: the covariance count (:mod:`.covariance`) or the quality (the paper).
+INITIAL_SCORES = ("covariance", "quality")
 GRIDS = ("auto", "fixed")
 
 #: What ``variant="paper"`` sets unless given (:func:`dprm.mining.tree_miner_defaults.variant_init`): the
@@ -60,7 +62,7 @@ GRIDS = ("auto", "fixed")
 #: its rounds (ES 80, CS 4).
 SERENADE_PAPER_VALUES: dict[str, Any] = {"initial_pairs": 20, "budget_split": PAPER_SPLIT, "score_range": "symmetric",
                                          "damping": "none", "significance": "point", "grid": "fixed",
-                                         "pair_draws": "independent", "size_share": 0.01,
+                                         "pair_draws": "independent", "initial_score": "quality", "size_share": 0.01,
                                          "max_splits": FINEST_SPLITS, "numeric_grid": "equal-width"}
 
 
@@ -198,11 +200,15 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("pair_draws", "'distinct': each initial-pair draw chooses among the pairs the draws before it did not "
                         "choose (default); 'independent': every draw among all pairs, a pair drawn twice counting "
                         "once (the paper)", "choice", choices=PAIR_DRAWS),
+    Param("initial_score", "What the initial pairs are drawn by: 'covariance', |L∩R| − |L|·|R|/n, the rows a pair "
+                           "holds beyond independence (sensitivity 1; default), or 'quality', the quality the "
+                           "extensions use (the paper)", "choice", choices=INITIAL_SCORES),
     Param("variant", "'dprm', the measured-best settings (the auto rule's numbers of draws, damping, "
                      "significance over the interval, the auto grid; docs/serenade.md), or 'paper', the paper's "
                      "configuration (20 initial pairs, 80 extension rounds for ES and 4 for CS, the split "
                      "0.6,0.3,0.1, the symmetric range, no damping, the point p-value, 19 thresholds, independent "
-                     "pair draws, the 10 % centre); options given explicitly win", "choice", choices=VARIANTS),
+                     "pair draws by the quality, the 10 % centre); options given explicitly win", "choice",
+          choices=VARIANTS),
 )
 
 
@@ -229,6 +235,7 @@ def shared_serenade_parameters(
     max_union: float = DEFAULT_MAX_UNION,
     significance: str = "interval",
     pair_draws: str = "distinct",
+    initial_score: str = "covariance",
     variant: str = "dprm",
 ) -> None:
     """The shared tail of SerenadeCS's and SerenadeES's ``__init__`` (a signature only, never called)."""
@@ -308,11 +315,16 @@ COMMON_DOC = """
         over the pairs draws ``1..j-1`` did not choose (no draw is spent on a repeat;
         :func:`dprm.mining.serenade.pairs.draw_initial_pairs`); ``"independent"``: the
         paper's independent draws.
+    initial_score : {"covariance", "quality"}
+        ``"covariance"`` (default): the initial pairs are drawn by ``|L ∩ R| − |L|·|R| / n``,
+        the rows a pair holds beyond independence (sensitivity 1,
+        :mod:`dprm.mining.serenade.covariance`), so large near-independent pairs lose;
+        ``"quality"``: by the quality the extensions use (the paper).
     variant : {"dprm", "paper"}
         ``"dprm"`` (default): the defaults above, the measured best; ``"paper"``: the
         paper's configuration (:data:`~dprm.mining.serenade.parameters.SERENADE_PAPER_VALUES`:
         20 initial pairs, 80 extension rounds for ES and 4 for CS, the split d3, the
         symmetric range, no damping, the point p-value, the fixed 19-threshold grid,
-        independent pair draws, and the 10 % centre).
+        independent pair draws by the quality, and the 10 % centre).
         Parameters given explicitly win over the variant's values.
 """
