@@ -22,9 +22,9 @@ from dprm.mining.private_grids import choose_grids, grid_note
 from dprm.mining.pruning import greedy_pruned
 from dprm.mining.serenade.auto import MAX_PAIRS, auto_split, es_sizes, grid_splits, initial_shares
 from dprm.mining.serenade.compute_quality import QualityRelease
+from dprm.mining.serenade.covariance import COVARIANCE_SENSITIVITY, CovarianceScore
 from dprm.mining.serenade.extensions import Growing, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
-from dprm.mining.serenade.covariance import COVARIANCE_SENSITIVITY, CovarianceScore
 from dprm.mining.serenade.pairs import check_pair_count, draw_initial_pairs
 from dprm.mining.serenade.parameters import AUTO, DEFAULT_MIN_SUPPORT_SHARE, DEFAULT_SPLIT, parse_budget_split
 from dprm.mining.serenade.quality import (
