@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import functools
+import re
 from collections import Counter
 from fractions import Fraction
 
@@ -406,3 +407,18 @@ def test_a_minimum_support_above_the_data_size_is_refused_or_said(planted) -> No
     miner = SerenadeES(epsilon=1, min_support=100, **FAST).fit(
         data, accountant=Accountant(1, SeededNoise(np.random.default_rng(4))), rng=np.random.default_rng(4))
     assert not any("above the data size" in note for note in miner.notes_)
+
+
+@pytest.mark.parametrize("miner_class", [SerenadeES, SerenadeCS])
+def test_results_are_kept_from_a_twentieth_of_the_rows_though_the_centre_is_a_fifth(planted, miner_class) -> None:
+    """Without min-support the logistic centre is 20 % of the (noisy) rows and the smallest kept intersection
+    5 %; a min-support given, or variant paper's 10 %, is both."""
+    _, data = planted
+    miner = miner_class(epsilon=1.0, **FAST).fit(data, accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
+    centre, kept = (float(x) for x in re.search(r"centre\): (\d+) rows; results kept from (\d+) rows",
+                                                " ".join(miner.notes_)).groups())
+    assert kept == pytest.approx(centre / 4, abs=1)
+    assert all(r.pruned for r in miner.redescriptions_ if r.stats.intersection < kept - 0.5)
+    assert miner_class()._kept_support(1000) == 50
+    assert miner_class(min_support=0.1)._kept_support(1000) == miner_class(variant="paper")._kept_support(1000) == 100
+    assert miner_class(min_support=30)._kept_support(1000) == 30

@@ -11,8 +11,8 @@ The table's title follows the status: "differentially private" only on a run tha
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Set as AbstractSet
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from rich.text import Text

@@ -20,6 +20,7 @@ from dprm.mining.serenade.parameters import (
     COMMON_DOC,
     DEFAULT_MIN_SUPPORT_SHARE,
     DEFAULT_SPLIT,
+    SERENADE_KEPT_SUPPORT_SHARE,
     SERENADE_MIN_SUPPORT_SHARE,
     SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
@@ -83,6 +84,7 @@ class SerenadeCS(GreedyMiner):
     sizes_rule = staticmethod(cs_sizes)
     draws_per_pair = True
     default_min_support_share = SERENADE_MIN_SUPPORT_SHARE
+    default_kept_support_share = SERENADE_KEPT_SUPPORT_SHARE
 
     __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters,
                                          defaults={"quality_noise": DEFAULT_QUALITY_NOISE_CS}),

@@ -25,6 +25,7 @@ from dprm.mining.serenade.parameters import (
     DEFAULT_MIN_SUPPORT_SHARE,
     ES_SPLIT,
     QUALITIES,
+    SERENADE_KEPT_SUPPORT_SHARE,
     SERENADE_MIN_SUPPORT_SHARE,
     SERENADE_PAPER_VALUES,
     SERENADE_PARAMETERS,
@@ -93,6 +94,7 @@ class SerenadeES(GreedyMiner):
     }
 
     default_min_support_share = SERENADE_MIN_SUPPORT_SHARE
+    default_kept_support_share = SERENADE_KEPT_SUPPORT_SHARE
 
     __init__ = variant_init(keyword_init(_own_parameters, shared_serenade_parameters,
                                          defaults={"min_sharpness": DEFAULT_MIN_SHARPNESS_ES}),

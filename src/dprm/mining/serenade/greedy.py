@@ -22,9 +22,9 @@ from dprm.mining.private_grids import choose_grids, grid_note
 from dprm.mining.pruning import greedy_pruned
 from dprm.mining.serenade.auto import MAX_PAIRS, auto_split, es_sizes, grid_splits, initial_shares
 from dprm.mining.serenade.compute_quality import QualityRelease
+from dprm.mining.serenade.covariance import COVARIANCE_SENSITIVITY, CovarianceScore
 from dprm.mining.serenade.extensions import Growing, extension_counts
 from dprm.mining.serenade.literals import LiteralTable
-from dprm.mining.serenade.covariance import COVARIANCE_SENSITIVITY, CovarianceScore
 from dprm.mining.serenade.pairs import check_pair_count, draw_initial_pairs
 from dprm.mining.serenade.parameters import AUTO, DEFAULT_MIN_SUPPORT_SHARE, DEFAULT_SPLIT, parse_budget_split
 from dprm.mining.serenade.quality import (
@@ -87,6 +87,8 @@ class GreedyMiner(Miner):
     draws_per_pair: ClassVar[bool] = False
     #: The minimum support (the logistic quality's centre) as a share of the rows when none is given.
     default_min_support_share: ClassVar[Fraction] = DEFAULT_MIN_SUPPORT_SHARE
+    #: The smallest kept intersection's share of the rows where ``min_support`` is not given.
+    default_kept_support_share: ClassVar[Fraction] = DEFAULT_MIN_SUPPORT_SHARE
 
     # -- parameters ---------------------------------------------------------------------
 
@@ -283,7 +285,9 @@ class GreedyMiner(Miner):
             self._notes.append(f"quality: logistic, steepness {logistic.steepness:.4g}, "
                                f"score range {score_range:.4g} ({'bounded' if bounded else '2 x sensitivity'})")
             if self.data_size != "engine":
-                self._notes.append(f"minimum support (logistic centre): {center:.0f} rows")
+                self._notes.append(f"minimum support (logistic centre): {center:.0f} rows"
+                                   + (f"; results kept from {self._kept_support(self._n_hat):.0f} rows"
+                                      if self.min_support is None and self._n_hat is not None else ""))
         if share is None and self._n_hat is not None and center > self._n_hat:
             # n̂ is public here (the public n, or released above): saying so costs nothing
             self._notes.append(f"minimum support {center:g} rows is above the data size ({self._n_hat:.0f} rows"
@@ -389,7 +393,7 @@ class GreedyMiner(Miner):
     def _kept_support(self, n_rows: float) -> float:
         if self.min_support is not None and self.min_support >= 1:
             return float(self.min_support)
-        share = self.default_min_support_share if self.min_support is None else as_fraction(self.min_support)
+        share = self.default_kept_support_share if self.min_support is None else as_fraction(self.min_support)
         return float(share) * max(n_rows, 0.0)
 
     def _privacy_block(self, data: TwoViewData) -> dict[str, Any]:

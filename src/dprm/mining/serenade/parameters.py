@@ -21,7 +21,7 @@ from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction
 
 __all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT",
-           "INITIAL_SCORES", "QUALITIES", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
+           "INITIAL_SCORES", "QUALITIES", "SERENADE_KEPT_SUPPORT_SHARE", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
            "SERENADE_SIZE_SHARE", "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
@@ -40,6 +40,11 @@ DEFAULT_MIN_SUPPORT_SHARE = Fraction(1, 10)
 #: (``R ∝ 1/c``; measured, docs/serenade.md "SerenadeCS: a higher centre, three sharp pairs" and
 #: "SerenadeES: the same centre, 24-sharp draws").
 SERENADE_MIN_SUPPORT_SHARE = Fraction(1, 5)
+#: SerenadeCS's and SerenadeES's smallest kept intersection, as a share of the (noisy) rows, where
+#: ``min_support`` is not given: the centre above is the quality's shape (its sharpness), not a
+#: limit on what a user is shown; at 20 % it pruned relations on 15–20 % of the rows whatever
+#: their evidence (session 41, docs/serenade.md). Significance still decides what is kept.
+SERENADE_KEPT_SUPPORT_SHARE = Fraction(1, 20)
 #: SerenadeCS's and SerenadeES's share of ε for the noisy row count (``data_size="noisy"``); the paper
 #: variant keeps the earlier 1 %. Every public rule of a run (the centre, ``k``, ``m``, the grid) reads
 #: the count, so its noise moves the rules' outcomes: MAMMAL at ε = 1 sits near one of CS's boundaries,
@@ -151,8 +156,8 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
           "int", auto=True, unit="pairs", low=1, high=1000,
           why="each initial pair is a draw over every pair of literals and keeps two row masks"),
     Param("min_support", "Smallest intersection of a kept redescription and the logistic quality's centre: rows "
-                         "if 1 or more, else a share of the (noisy) number of rows; none: 20 % of the rows "
-                         "(10 % with variant paper)",
+                         "if 1 or more, else a share of the (noisy) number of rows; none: the centre at 20 % of "
+                         "the rows and results kept from 5 % (both 10 % with variant paper)",
           "float", unit="rows or share of rows", low=0, high=MAX_CENTER_ROWS, low_open=True, none=True,
           why=_CENTER_WHY),
     replace(MIN_JACCARD, help="Smallest noisy Jaccard index of a kept redescription (serenade-cs also stops "
