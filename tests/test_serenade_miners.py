@@ -139,17 +139,8 @@ def _expected_pair_probabilities(data, score_range, half_range, max_union) -> tu
     return pairs, ExponentialMechanism(2, half_range).probabilities(score(inter, union))
 
 
-# The draw's distribution, exactly: what the miner offers the streamed draw (every pair's score
-# and the draw's scale, keys score/scale + Gumbel) gives P ∝ exp(score/scale); these must be the
-# exponential mechanism's probabilities over exactly the four pairs, for each score range and
-# damping. That the keys draw P ∝ exp(score/scale) is the reservoir's own test
-# (test_privacy_mechanisms: test_reservoir_k1_is_the_exponential_mechanism); the end-to-end
-# frequencies of the miner's released pair are checked once below (the same draw and the same
-# label-to-pair map whatever the score range and damping).
-@pytest.mark.parametrize("score_range, half_range", [("symmetric", 1), ("bounded", Fraction(3, 4))])
-@pytest.mark.parametrize("max_union", [None, 0.5])
-def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range, max_union, monkeypatch) -> None:
-    data = _tiny()
+def _record_offers(monkeypatch) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """What every streamed initial-pair draw is offered: ``(its scale, scores, labels)`` per offer."""
     offered: list[tuple[float, np.ndarray, np.ndarray]] = []
     scales: dict[int, float] = {}
     start, offer = reservoir.WeightedReservoir.start, reservoir.ReservoirDraw.offer
@@ -165,6 +156,21 @@ def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range, 
 
     monkeypatch.setattr(reservoir.WeightedReservoir, "start", recording_start)
     monkeypatch.setattr(reservoir.ReservoirDraw, "offer", recording_offer)
+    return offered
+
+
+# The draw's distribution, exactly: what the miner offers the streamed draw (every pair's score
+# and the draw's scale, keys score/scale + Gumbel) gives P ∝ exp(score/scale); these must be the
+# exponential mechanism's probabilities over exactly the four pairs, for each score range and
+# damping. That the keys draw P ∝ exp(score/scale) is the reservoir's own test
+# (test_privacy_mechanisms: test_reservoir_k1_is_the_exponential_mechanism); the end-to-end
+# frequencies of the miner's released pair are checked once below (the same draw and the same
+# label-to-pair map whatever the score range and damping).
+@pytest.mark.parametrize("score_range, half_range", [("symmetric", 1), ("bounded", Fraction(3, 4))])
+@pytest.mark.parametrize("max_union", [None, 0.5])
+def test_initial_pairs_are_exponential_mechanism_draws(score_range, half_range, max_union, monkeypatch) -> None:
+    data = _tiny()
+    offered = _record_offers(monkeypatch)
     miner = _initial_pair_miner(score_range, max_union).fit(data, accountant=Accountant(4, SeededNoise(
         np.random.default_rng(0))))
     pairs, probabilities = _expected_pair_probabilities(data, score_range, half_range, max_union)
@@ -208,21 +214,7 @@ def test_initial_pairs_by_covariance_are_exponential_mechanism_draws(monkeypatch
     from dprm.mining.serenade.covariance import covariance_counts
 
     data = _tiny()
-    offered: list[tuple[float, np.ndarray, np.ndarray]] = []
-    scales: dict[int, float] = {}
-    start, offer = reservoir.WeightedReservoir.start, reservoir.ReservoirDraw.offer
-
-    def recording_start(mechanism, accountant, step, **options):
-        draw = start(mechanism, accountant, step, **options)
-        scales[id(draw)] = mechanism.scale
-        return draw
-
-    def recording_offer(draw, scores, labels=None):
-        offered.append((scales[id(draw)], np.array(scores, dtype=np.float64), np.array(labels)))
-        return offer(draw, scores, labels)
-
-    monkeypatch.setattr(reservoir.WeightedReservoir, "start", recording_start)
-    monkeypatch.setattr(reservoir.ReservoirDraw, "offer", recording_offer)
+    offered = _record_offers(monkeypatch)
     miner = SerenadeES(epsilon=4, initial_pairs=1, extensions=0, budget_split="0.5,0.25,0.25", data_size="public",
                        rows=60, min_support=5).fit(data, accountant=Accountant(4, SeededNoise(np.random.default_rng(0))))
     assert miner.initial_score == "covariance"
