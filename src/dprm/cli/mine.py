@@ -17,6 +17,7 @@ miner is an option at once. The run:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -173,7 +174,9 @@ def mine(
     for message in miner.notes_:
         console.print(f"[dim]{message}[/dim]")
     if not redundancy.exact:
-        hint = completeness_hint(displayed(shown, top), redundancy.declared_complete)
+        categories = {a.name: a.domain.categories for view in data.views for a in view
+                      if a.domain.categories is not None}
+        hint = completeness_hint(displayed(shown, top), redundancy.declared_complete, categories)
         if hint:
             console.print(f"[dim]{hint}[/dim]", soft_wrap=True)
     for path in written:
@@ -254,14 +257,18 @@ def _declared_complete(data: Any) -> frozenset:
     return frozenset(a.name for view in data.views for a in view if a.domain.complete)
 
 
-def completeness_hint(shown: list, declared: frozenset) -> str | None:
+def completeness_hint(shown: list, declared: frozenset,
+                      categories: Mapping[str, Sequence[str]] | None = None) -> str | None:
     """A line for a private run whose shown queries would be shorter with more attributes declared complete.
 
     A private run may simplify a query such as ``(a ∧ b) ∨ (a ∧ [b = false])`` to ``a``
     only for attributes the types file declares complete (``b`` could be missing on some
-    rows, where neither ``b`` nor ``[b = false]`` holds). Post-processing: it reads the
-    released queries and the public declarations only, never the rows, and assumes
-    nothing of them: it says what a declaration would change.
+    rows, where neither ``b`` nor ``[b = false]`` holds). Likewise a tree's branch "not
+    ``c = v``" of a categorical column is the disjunction of its other categories
+    (``categories``: each categorical attribute's public categories), one negated
+    literal where ``c`` is declared complete (:mod:`dprm.trees.leaf_queries`).
+    Post-processing: it reads the released queries and the public declarations only,
+    never the rows, and assumes nothing of them: it says what a declaration would change.
 
     Examples
     --------
@@ -273,20 +280,48 @@ def completeness_hint(shown: list, declared: frozenset) -> str | None:
     (True, True)
     >>> completeness_hint([long], frozenset({"b"})) is None
     True
+    >>> from dprm.queries import CategoricalLiteral as C
+    >>> branch = Redescription(C("c", "x") | C("c", "y"), B("d"), stats)   # c's categories but "z"
+    >>> completeness_hint([branch], frozenset(), {"c": ("x", "y", "z")}).endswith("e.g. c")
+    True
+    >>> completeness_hint([branch], frozenset(), {"c": ("x", "y", "z", "w")}) is None   # not a branch
+    True
     """
     shorter, attributes = 0, set()
     for r in shown:
         used = r.left.attributes() | r.right.attributes()
         now, ideal = r.normalized(declared), r.normalized(used | declared)
-        if len(str(ideal.left)) + len(str(ideal.right)) < len(str(now.left)) + len(str(now.right)):
+        branches = _category_branches(r, declared, categories or {})
+        if branches or len(str(ideal.left)) + len(str(ideal.right)) < len(str(now.left)) + len(str(now.right)):
             shorter += 1
-            attributes |= used - declared - ideal.left.attributes() - ideal.right.attributes()
+            attributes |= (used - declared - ideal.left.attributes() - ideal.right.attributes()) | branches
     if not shorter:
         return None
     names = ", ".join(sorted(attributes)[:5]) + (", ..." if len(attributes) > 5 else "")
     return (f"{shorter} of the {len(shown)} queries shown would print shorter if the types file declared their "
             f"attributes complete (\"complete\": true: no missing value, checked at load time; docs/data.md)"
             + (f", e.g. {names}" if names else ""))
+
+
+def _category_branches(redescription: Any, declared: frozenset, categories: Mapping[str, Sequence[str]]) -> set:
+    """Undeclared categorical attributes of which a query holds a disjunction of all categories but one."""
+    from dprm.queries import CategoricalLiteral, Or
+
+    found = set()
+    stack = [redescription.left, redescription.right]
+    while stack:
+        query = stack.pop()
+        stack.extend(getattr(query, "queries", ()) or ([query.query] if hasattr(query, "query") else []))
+        if not isinstance(query, Or):
+            continue
+        named: dict[str, set] = {}
+        for operand in query.queries:
+            if isinstance(operand, CategoricalLiteral) and operand.attr not in declared:
+                named.setdefault(operand.attr, set()).add(operand.category)
+        found |= {name for name, values in named.items()
+                  if len(values) >= 2 and len(set(categories.get(name, ())) - values) == 1
+                  and values <= set(categories.get(name, ()))}
+    return found
 
 
 def _write_document(miner: Any, seed: int | None, path: Path, redundancy: Redundancy | None) -> None:
