@@ -308,14 +308,11 @@ def _category_branches(redescription: Any, declared: frozenset, categories: Mapp
     from dprm.queries import CategoricalLiteral, Or
 
     found = set()
-    stack = [redescription.left, redescription.right]
-    while stack:
-        query = stack.pop()
-        stack.extend(getattr(query, "queries", ()) or ([query.query] if hasattr(query, "query") else []))
+    for query in (*redescription.left.iter_nodes(), *redescription.right.iter_nodes()):
         if not isinstance(query, Or):
             continue
         named: dict[str, set] = {}
-        for operand in query.queries:
+        for operand in query.children():
             if isinstance(operand, CategoricalLiteral) and operand.attr not in declared:
                 named.setdefault(operand.attr, set()).add(operand.category)
         found |= {name for name, values in named.items()
