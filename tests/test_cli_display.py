@@ -207,3 +207,17 @@ def test_a_redescription_negating_an_earlier_one_is_marked_as_its_complement(tmp
         assert canonical_key(Not(later.left), complete) == canonical_key(earlier.left, complete)
         assert canonical_key(Not(later.right), complete) == canonical_key(earlier.right, complete)
     assert complements(kept, complete) == {a - 1: b - 1 for a, b in marks.items()}
+
+
+def test_multi_word_boolean_names_are_never_cut() -> None:
+    from dprm.queries import BooleanLiteral as B, to_text
+
+    names = ["House mouse", "Small Asian Mongoose", "Eurasian Lynx", "Moose", "Marbled Polecat", "Brown bear"]
+    query = B(names[0])
+    for name in names[1:]:
+        query = query & B(name) if len(name) % 2 else query | B(name)
+    lines = wrap_query(to_text(query), 30, "  L: ")
+    assert len(lines) > 2
+    for line in lines:
+        words = line.strip().removeprefix("L: ")
+        assert words.count("[") == words.count("]"), line
