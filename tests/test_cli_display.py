@@ -156,7 +156,7 @@ def test_a_private_run_says_which_declarations_would_shorten_its_queries(tmp_pat
 
     views = [shared_data / "mammals" / "left.csv", shared_data / "mammals" / "right.csv"]
     types_path = Path(__file__).parent / "data" / "mammals-types.json"
-    hint = "queries shown would print shorter if the types file declared their attributes complete"
+    hint = "queries shown would print shorter if a types file (--types) declared their attributes complete"
     code, out, err = run(["mine", *views, "--types", types_path, "--seed", "3", "--top", "5"])
     assert code == 0, err
     line = next(line for line in out.splitlines() if hint in line)
@@ -221,3 +221,24 @@ def test_multi_word_boolean_names_are_never_cut() -> None:
     for line in lines:
         words = line.strip().removeprefix("L: ")
         assert words.count("[") == words.count("]"), line
+
+
+def test_a_noisy_p_value_is_shown_as_the_upper_end_of_its_interval(tmp_path) -> None:
+    """A p-value of noisy counts alone can look decisive; the table shows the pessimistic end instead."""
+    import json
+    import re
+
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    code, out, err = run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                          "-a", "alt-mcmc", "--epsilon", "1", "--seed", "5", "--top", "1000", "--redundant", "show", "-o", result])
+    assert code == 0, err
+    released = json.loads(result.read_text())["redescriptions"]
+    shown = re.findall(r"\|L∩R\| [\d,]+ +p(?: ≤)? (\S+)", out)
+    assert released and len(shown) == len(released)
+    highs = sorted(float(r["interval"]["p_value"][1]) for r in released)
+    assert sorted(float(p) for p in shown) == pytest.approx(highs, rel=0.05)
+    assert "p ≤ " in out and not re.search(r"\|L∩R\| [\d,]+ +p \d", out)

@@ -232,7 +232,10 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
             fields.append((excess, ""))
         fields += [(f"|L| {s.support_left:,.0f}", ""), (f"|R| {s.support_right:,.0f}", ""),
                    (f"|L∩R| {s.intersection:,.0f}", "")]
-        if s.p_value is not None:
+        p_band = r.extra.get("interval", {}).get("p_value") if noisy else None
+        if p_band:  # a p-value of noisy counts alone can look decisive where the counts are noise
+            fields.append((f"p ≤ {p_band[1]:.2g}", ""))
+        elif s.p_value is not None:
             fields.append((f"p {s.p_value:.2g}", ""))
         if r.pruned:
             fields.append(("pruned", "yellow"))
