@@ -64,7 +64,7 @@ class Domain:
         True when the data owner declared that the attribute has no missing value
         (checked when the data are read): then ``[x ≤ t]`` is exactly ``¬[x > t]``
         and the normal form may simplify with it, in private runs too.
-    transform : {None, "log", "linear"} or a member of :data:`dprm.data.grid.GRID_FAMILY`
+    transform : {None, "log", "linear", "integers"} or a member of :data:`dprm.data.grid.GRID_FAMILY`
         The grid of a numeric attribute's thresholds in private runs
         (:func:`dprm.data.grid.public_grid`): declared by the data owner (``"log"``:
         equally spaced in ``log(1 + x)``, for heavy-tailed values; ``"linear"``), or

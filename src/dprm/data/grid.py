@@ -24,10 +24,11 @@ import math
 import numpy as np
 
 #: The public transforms a types file may declare for a numeric column (``"transform"``):
-#: ``"log"`` (thresholds equally spaced in ``log(1 + x)``) or ``"linear"`` (equally wide).
+#: ``"log"`` (thresholds equally spaced in ``log(1 + x)``), ``"linear"`` (equally wide)
+#: or ``"integers"`` (whole numbers, :func:`integer_grid`: counts).
 #: A column without one gets a grid of :data:`GRID_FAMILY` chosen privately
 #: (:mod:`dprm.mining.private_grids`) unless the run asks for the public grid.
-TRANSFORMS: tuple[str, ...] = ("log", "linear")
+TRANSFORMS: tuple[str, ...] = ("log", "linear", "integers")
 
 #: The grids a private run chooses between for a numeric column without a declared
 #: transform: equally wide (``"linear"``), equally spaced in
