@@ -242,3 +242,19 @@ def test_a_noisy_p_value_is_shown_as_the_upper_end_of_its_interval(tmp_path) -> 
     highs = sorted(float(r["interval"]["p_value"][1]) for r in released)
     assert sorted(float(p) for p in shown) == pytest.approx(highs, rel=0.05)
     assert "p ≤ " in out and not re.search(r"\|L∩R\| [\d,]+ +p \d", out)
+
+
+def test_the_report_shows_a_released_p_value_with_its_interval(tmp_path) -> None:
+    import re
+
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    assert run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                "-a", "alt-mcmc", "--epsilon", "1", "--seed", "5", "-o", result])[0] == 0
+    code, _, err = run(["report", "--run", result, "-o", tmp_path / "run.html"])
+    assert code == 0, err
+    page = (tmp_path / "run.html").read_text(encoding="utf-8")
+    assert re.search(r"p-value \S+ \[\S+, \S+\]</div>", page), page[:2000]
