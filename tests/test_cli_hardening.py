@@ -378,6 +378,21 @@ BAD_INPUTS = {
 }
 
 
+@pytest.mark.parametrize("command", [["mine", "LEFT", "DIR", "-a", "cartwheels"], ["inspect", "LEFT", "DIR"],
+                                     ["itemsets", "DIR", "--min-support", "0.3"],
+                                     ["classify", "DIR", "--target", "a", "--epsilon", "1"]],
+                         ids=["mine", "inspect", "itemsets", "classify"])
+def test_a_directory_without_extension_is_said_to_be_a_directory(tmp_path: Path, command: list) -> None:
+    """docs/data.md: a directory gives 'is a directory, not a data file', not an unknown file type."""
+    folder = tmp_path / "somedir"
+    folder.mkdir()
+    left = write(tmp_path / "l.csv", "id,a\n1,1\n2,0\n3,1\n")
+    args = [{"LEFT": left, "DIR": folder}.get(a, a) for a in command]
+    line = expect_error(args, f"{folder}: is a directory, not a data file")
+    assert "unknown file type" not in line
+    assert files_under(folder) == []
+
+
 @pytest.mark.parametrize("code", list(BAD_INPUTS))
 def test_each_documented_data_error_is_one_line_and_writes_nothing(tmp_path: Path, code: str) -> None:
     name, left_content, right_content, extra = BAD_INPUTS[code]
