@@ -517,6 +517,18 @@ def test_epsilon_nan_is_a_user_error(good, capsys) -> None:
     expect_user_error(capsys, ["mine", left, right, "--epsilon", "nan"], "epsilon")
 
 
+@pytest.mark.parametrize("value, shown", [("inf", "inf"), ("-Infinity", "-inf"), ("nan", "nan"), ("0", "0.0"),
+                                          ("-2", "-2.0")])
+@pytest.mark.parametrize("algorithm", [[], ["-a", "cartwheels"]], ids=["default", "cartwheels"])
+def test_an_epsilon_that_is_not_finite_and_positive_says_so(good, capsys, tmp_path, value, shown, algorithm) -> None:
+    """'--epsilon inf' was refused as 'must be a positive number, not inf', which it is."""
+    left, right = good
+    output = tmp_path / "out.json"
+    line = expect_user_error(capsys, ["mine", left, right, *algorithm, "--epsilon", value, "--output", output])
+    assert line == f"error: --epsilon must be finite and positive, not {shown}"
+    assert not output.exists()
+
+
 @pytest.mark.parametrize("value, says", [("1e400", "beyond the largest number"), ("-1e400", "beyond the largest"),
                                          ("1e-400", "too close to 0")])
 def test_an_epsilon_beyond_the_floats_is_quoted_as_written(good, capsys, value: str, says: str) -> None:
