@@ -581,6 +581,16 @@ def test_make_planted_bad_parameter(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "d" / "left.csv").exists()
 
 
+@pytest.mark.parametrize("rows", ["0", "-5"])
+def test_make_planted_says_one_rule_for_too_few_rows(tmp_path: Path, capsys, rows: str) -> None:
+    """'--rows -5' said 'must be non-negative' (0 is not allowed either), '--rows 0' 'must be at least 1'."""
+    line = expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--rows", rows])
+    assert line == f"error: rows must be at least 1, not {rows}"
+    assert not (tmp_path / "d").exists()
+    line = expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--planted", "-1"])
+    assert line == "error: planted must be non-negative, not -1"
+
+
 def test_unknown_command(capsys) -> None:
     expect_user_error(capsys, ["frobnicate"], "frobnicate")
 
