@@ -112,7 +112,7 @@ def mine(
     private_algorithm = "epsilon" in miner_options() and algorithm in miner_options()["epsilon"]["defaults"]
     if epsilon is not None:
         if not (math.isfinite(epsilon) and epsilon > 0):
-            raise ParameterError(f"--epsilon must be a positive number, not {epsilon}")
+            raise ParameterError(f"--epsilon must be finite and positive, not {epsilon}")
         if private_algorithm:
             given["epsilon"] = epsilon
     check_seed(seed)

@@ -118,11 +118,12 @@ class View:
     its original name; ``source`` names where the view was read from.
 
     ``notes`` says, one self-contained line each, every change the loader made
-    without being asked: a duplicate column renamed, a column read as categorical
-    because not all its values are numbers, ``NaN`` read as missing, values clamped
-    into their declared domain, empty and constant columns left out. Notes name
-    files, columns and at most a row number, never a value; they are for the data
-    owner (the command line prints each as ``note: ...``).
+    without being asked: a first column that looks like an id mined as an attribute
+    (the rows matched by position), a duplicate column renamed, a column read as
+    categorical because not all its values are numbers, ``NaN`` read as missing,
+    values clamped into their declared domain, empty and constant columns left out.
+    Notes name files, columns and at most a row number, never a value; they are for
+    the data owner (the command line prints each as ``note: ...``).
     """
 
     name: str

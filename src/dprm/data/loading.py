@@ -11,7 +11,8 @@ file it names; the right view is reordered to the left's ids afterwards.
 Every change the loader makes on its own (a renamed duplicate column, a column read
 as categorical because not every value is a number, ``NaN`` read as missing, values
 clamped, empty and constant columns left out) is recorded as a one-line note in
-:attr:`~dprm.data.attributes.View.notes`.
+:attr:`~dprm.data.attributes.View.notes`, and so is a first column that looks like
+an id but is mined as an attribute because the rows are matched by position.
 """
 
 from __future__ import annotations
@@ -65,7 +66,11 @@ def load_two_view(
         The column holding entity ids in both views. When not given, the types
         file's id column is used; failing that, the first column is the id when
         both views' first columns have the same name (or a view's first column is
-        named ``ids``, Siren's convention).
+        named ``ids``, Siren's convention). Without one the rows are matched by
+        position: first columns of different names that hold the same distinct
+        values (one id column under two names, ``row_id`` and ``id``) are then an
+        error unless the types file declares them, and an undeclared first column
+        that looks like an id is mined as an attribute with a note.
     types : str, PathLike, Mapping or TypesSpec, optional
         A types file (``.json``/``.toml``), or its content as a mapping, declaring
         column types and public domains (see ``docs/data.md``).
@@ -130,6 +135,7 @@ def load_two_view(
 
     order: np.ndarray | None = None
     ids: np.ndarray | None = None
+    first_notes: tuple[list[str], list[str]] = ([], [])
     if lid is not None and rid is not None:
         lkeys = _id_keys(lraw, lid)
         rkeys = _id_keys(rraw, rid)
@@ -146,9 +152,12 @@ def load_two_view(
             ids = _id_keys(lraw, lid)
         elif rid is not None:
             ids = _id_keys(rraw, rid)
+        first_notes = _by_position(lraw, rraw, lid, rid, spec)
 
-    left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant)
-    right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant)
+    left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant,
+                            first_notes=first_notes[0])
+    right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant,
+                             first_notes=first_notes[1])
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
     return TwoViewData(left_view, right_view, ids=ids)
@@ -311,11 +320,7 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             f"row {', '.join(map(str, rows))}{', ...' if missing.sum() > len(rows) else ''}",
             code="missing_id", file=raw.source, column=name, row=rows[0],
         )
-    typ = col.type
-    if pa.types.is_string(typ) or pa.types.is_integer(typ):
-        texts = pc.cast(col, pa.string()).to_pylist()
-    else:
-        texts = _number_id_texts(raw, name)
+    texts = _key_texts(raw, name)
     keys = np.empty(len(texts), dtype=object)
     keys[:] = texts
     if len(set(texts)) < len(texts):
@@ -331,6 +336,81 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             code="duplicate_id", file=raw.source, column=name,
         )
     return keys
+
+
+def _key_texts(raw: RawTable, name: str) -> list[str | None]:
+    """The values of column ``name`` as id texts: text as written, integers in decimal, other numbers canonical."""
+    typ = raw.table.column(name).type
+    if pa.types.is_string(typ) or pa.types.is_integer(typ):
+        return pc.cast(raw.table.column(name), pa.string()).to_pylist()
+    return _number_id_texts(raw, name)
+
+
+def _id_like_keys(raw: RawTable, name: str) -> list[str] | None:
+    """Column ``name``'s id texts when it looks like an id column; else None.
+
+    It looks like one when it holds whole numbers or text (not Boolean: ``0, 1`` or
+    ``yes, no``), in at least two rows, none missing, all distinct: what the id
+    column's checks (:func:`_id_keys`) accept, and what is mined as a useless
+    attribute when it is not taken as the ids (every value names one row).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dprm.data.reading import read_table
+    >>> _id_like_keys(read_table(pd.DataFrame({"k": [7, 3, 5]})), "k")
+    ['7', '3', '5']
+    >>> [_id_like_keys(read_table(pd.DataFrame({"k": values})), "k")
+    ...  for values in ([7, 3, 7], [0.5, 1.5], [0, 1], ["a", None], [7])]
+    [None, None, None, None, None]
+    """
+    column = raw.table.column(name)
+    typ = column.type
+    if raw.num_rows < 2 or column.null_count or not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
+        return None
+    if infer_kind(column) is AttributeKind.BOOLEAN:
+        return None
+    texts = _key_texts(raw, name)
+    return texts if len(set(texts)) == len(texts) else None  # type: ignore[return-value]
+
+
+def _by_position(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | None,
+                 spec: TypesSpec) -> tuple[list[str], list[str]]:
+    """Rows matched by position: refuse one id column under two names; note first columns that look like ids.
+
+    The first columns of both views look like ids (:func:`_id_like_keys`) and hold the
+    same values, but have different names, so neither is taken as the id column: that
+    is one id column under two names (``row_id`` and ``id``), and matching the rows by
+    position would pair rows of different entities whenever the orders differ, and mine
+    the ids as attributes. A :class:`DataError`, unless the types file declares both
+    columns (``"ignore"``, or a type to mine them; a first column named ``ids`` is taken
+    as the ids by Siren's convention and needs no declaration): then the owner has said
+    they are not the ids. Otherwise each undeclared first column that looks like an id,
+    and is mined as an attribute, gets a note (one list of notes per view).
+    """
+    firsts = [(raw, raw.column_names[0], taken) for raw, taken in ((lraw, lid), (rraw, rid))]
+    keys = [_id_like_keys(raw, name) for raw, name, _ in firsts]
+    undeclared = [taken is None and spec.get(name) is None for _, name, taken in firsts]
+    if keys[0] is not None and keys[1] is not None and any(undeclared) and set(keys[0]) == set(keys[1]):
+        lfirst, rfirst = lraw.column_names[0], rraw.column_names[0]
+        order = "in the same order" if keys[0] == keys[1] else "in another order"
+        free = [name for (_, name, _), is_free in zip(firsts, undeclared) if is_free]
+        declare = "both" if len(free) == 2 else short_repr(free[0], 60)
+        raise DataError(
+            f"{lraw.source}, {rraw.source}: first columns {short_repr(lfirst, 60)} and "
+            f"{short_repr(rfirst, 60)} hold the same distinct values ({order}), like one id column with two "
+            f"names: give them one name to match rows by id, or declare {declare} in the types file "
+            f"(\"ignore\" or a type) to match rows by position",
+            code="id_names_differ", file=lraw.source, column=lfirst,
+        )
+    notes: tuple[list[str], list[str]] = ([], [])
+    for side, ((raw, name, _), looks_like_id, is_free) in enumerate(zip(firsts, keys, undeclared)):
+        if looks_like_id is not None and is_free:
+            notes[side].append(
+                f"{raw.source}: column {name!r} looks like an id (distinct values, none missing) but is mined "
+                f"as an attribute: the rows are matched by position, since the views' first columns have "
+                f"different names")
+    return notes
 
 
 def _number_id_texts(raw: RawTable, name: str) -> list[str]:
@@ -380,11 +460,13 @@ def _list(values: Any) -> str:
 
 
 def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
-                out_of_bounds: str = "error", keep_constant: bool = False) -> View:
+                out_of_bounds: str = "error", keep_constant: bool = False,
+                first_notes: Sequence[str] = ()) -> View:
     attributes: list[Attribute] = []
     constant: list[str] = []
     empty: list[str] = []
-    notes = [f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items()]
+    notes = [*first_notes,
+             *(f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items())]
     for name, column in zip(raw.column_names, raw.table.columns):
         if name == exclude:
             continue

@@ -259,8 +259,9 @@ def _file_size(path: Path, source: str) -> int:
 
 
 def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
+    size = _file_size(path, source)  # first: a folder is said to be one, whatever its name
     fmt = _file_format(path, source)
-    if _file_size(path, source) == 0:
+    if size == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file")
     if fmt == "parquet":
         return RawTable(_read_parquet(path, source), source, path=path)
@@ -288,11 +289,12 @@ def open_text_table(path: Path, source: str) -> tuple[Any, str]:
     ...         print(delimiter, stream.read().split())
     ; [b'a;b', b'1;2']
     """
+    size = _file_size(path, source)  # first: a folder is said to be one, whatever its name
     fmt = _file_format(path, source, parquet=False)
     if fmt == "parquet":
         raise _error(source, "is a Parquet file; this command reads text: use .csv or .tsv (optionally .gz)",
                      "unsupported_file_type", data_dependent=False)
-    if _file_size(path, source) == 0:
+    if size == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file", data_dependent=False)
     delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
     try:
