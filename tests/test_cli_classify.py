@@ -319,3 +319,17 @@ def test_the_default_maximum_depth_is_auto_and_the_document_records_the_depth_us
     code, _, stderr = run(["classify", csv, "--target", "y", "--epsilon", "2", "--types", types, "--cv", "0",
                            "--max-depth", "deep"])
     assert code != 0 and "--max-depth must be between 1 and 30 or 'auto'" in stderr
+
+
+def test_without_output_the_status_line_says_the_ledger_is_not_written(learn: tuple[Path, Path],
+                                                                       tmp_path: Path) -> None:
+    """No --output: no JSON holds the ledger, and the status line does not claim one does."""
+    csv, types = learn
+    before = sorted(tmp_path.iterdir())
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--max-depth", "2",
+                                "--types", types, "--cv", "0"])
+    assert code == 0, stderr
+    first = stdout.splitlines()[0]
+    assert first.startswith("private: ε = 1 spent")
+    assert first.endswith("not written (pass --output FILE to keep it)") and "in the JSON" not in first
+    assert sorted(tmp_path.iterdir()) == before
