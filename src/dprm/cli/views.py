@@ -23,7 +23,7 @@ from dprm.errors import ParameterError
 if TYPE_CHECKING:
     from dprm.data import TwoViewData
 
-__all__ = ["LeftView", "RightView", "IdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
+__all__ = ["LeftView", "RightView", "IdColumn", "TableIdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
            "EngineOption", "ShardsOption", "load_views", "print_notes", "check_engine", "open_engine"]
 
 LeftView = Annotated[Path, typer.Argument(help="Left view: a CSV or Parquet file.", show_default=False)]
@@ -32,6 +32,9 @@ RightView = Annotated[Path, typer.Argument(help="Right view: a CSV or Parquet fi
 IdColumn = Annotated[Optional[str], typer.Option(
     "--id-column", metavar="NAME",
     help="Id column of both views. Default: the types file's, else a first column of the same name in both.")]
+TableIdColumn = Annotated[Optional[str], typer.Option(
+    "--id-column", metavar="NAME",
+    help="Id column of the table: not a feature. Default: the types file's, else a first column named 'ids'.")]
 TypesFile = Annotated[Optional[Path], typer.Option(
     "--types", metavar="FILE",
     help="Types file (JSON/TOML): attribute types and public domains; needed for a private run (docs/data.md).")]
