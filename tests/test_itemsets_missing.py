@@ -221,3 +221,61 @@ def test_the_dp_trees_learn_the_missing_value_as_a_class_and_a_branch() -> None:
             if t.feature[node] >= 0:
                 assert t.n_children[node] == sizes[t.feature[node]]
     assert fit.estimator.density({"b": "u"}) == pytest.approx(_true_support(frame, {"b": "u"}), abs=0.05)
+
+
+# -- the types file's reading rules on a table of text (dprm itemsets) --------------------------------
+
+
+def test_clamping_reads_undeclared_categories_as_missing_and_binned_numbers_into_their_edges() -> None:
+    from dprm.itemsets.declarations import clamp_to_domains
+
+    frame = pd.DataFrame({"g": ["1", "3", None, "2"], "v": ["4", "-1", "x", None], "u": ["a", "b", "c", "d"]})
+    clamped, notes = clamp_to_domains(frame, {"g": [1, 2]}, {"v": [0, 2, 5]}, missing=["g"], source="t.csv")
+    assert clamped["g"].isna().tolist() == [False, True, True, False]  # matched as the encoding matches them
+    assert clamped["v"].tolist()[:2] == ["4", 0.0] and clamped["v"][2] == "x"  # not a number: left to the encoding
+    assert clamped["u"].tolist() == ["a", "b", "c", "d"] and frame["g"][1] == "3"  # undeclared; the input untouched
+    assert notes == ["t.csv: column 'g': values that are not declared categories read as missing",
+                     "t.csv: column 'v': values outside the bin edges [0, 5] clamped into them"]
+    variables = infer_domains(clamped, {"g": [1, 2]}, {"v": [0, 2, 5]}, missing=["g", "v"])
+    with pytest.raises(DataError, match=r"column 'v', row 3: value 'x' is not a finite number"):
+        encode_frame(clamped, variables)
+    same, none = clamp_to_domains(frame[["u"]], {}, {}, missing=[], source="t.csv")
+    assert none == [] and same.equals(frame[["u"]])
+    with pytest.raises(DataError, match=r"column 'g', row 2: value '3' is not one of the declared categories "
+                                        r"\(clamping would make it missing") as info:
+        clamp_to_domains(frame, {"g": [1, 2]}, {}, missing=[], source="t.csv")
+    assert info.value.code == "unknown_category" and info.value.row == 2
+
+
+def test_a_complete_column_refuses_its_first_missing_value() -> None:
+    from dprm.itemsets.declarations import check_complete
+
+    frame = pd.DataFrame({"a": ["x", "y", None], "b": [None, "u", "v"]})
+    check_complete(frame, [], source="t.csv", types_source="types.json")
+    with pytest.raises(DataError, match=r"^t.csv: column 'a', row 3: a missing value, but types.json declares") as info:
+        check_complete(frame, ["a"], source="t.csv", types_source="types.json")
+    assert info.value.code == "missing_in_complete" and info.value.column == "a"
+    with pytest.raises(DataError, match="column 'b', row 1"):  # the file's first column holding one
+        check_complete(frame[["b", "a"]], ["a", "b"], source="t.csv", types_source="types.json")
+
+
+def test_a_synthetic_table_s_missing_value_is_nan_and_no_item(monkeypatch, tmp_path) -> None:
+    """mst / aim: the public domain sent holds the missing value's state; a synthetic row holding it is NaN."""
+    import dprm.privacy.dpmm_runner as dpmm_module
+    from test_itemsets_private_synthetic import FakeWorker
+
+    python = tmp_path / "python"
+    python.write_text("")
+    monkeypatch.setenv("DPRM_DPMM_PYTHON", str(python))
+    worker = FakeWorker()
+    monkeypatch.setattr(dpmm_module, "run_dpmm", worker)
+    fit = fit_private_estimator(_table(300, 9), 1.0, domains=DOMAINS, missing=["a", "b"], private_method="mst",
+                                accountant=Accountant(1, SeededNoise(np.random.default_rng(0))))
+    assert worker.requests[0]["domain"] == {"c0": 3, "c1": 4, "c2": 2}  # a: x, y, missing; b: u, v, w, missing
+    codes = worker.requests[0]["codes"]
+    assert (codes["c0"] == 2).any() and codes["c2"].max() <= 1  # rows missing a sent as its state; c has none
+    synthetic = fit.synthetic  # the fake worker draws b's codes uniformly, its missing value's (3) among them
+    assert synthetic["b"].isna().any() and set(synthetic["b"].dropna()) <= {"u", "v", "w"}
+    assert fit.estimator.variables_["a"].missing and not fit.estimator.variables_["c"].missing
+    found = frequent_itemsets(synthetic, 0.1)
+    assert found and _names_no_missing([dict(key) for key in found])

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from dprm.data import TwoViewData
 
 __all__ = ["LeftView", "RightView", "IdColumn", "TableIdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
-           "EngineOption", "ShardsOption", "load_views", "print_notes", "check_engine", "open_engine"]
+           "EngineOption", "ShardsOption", "na_markers", "load_views", "print_notes", "check_engine", "open_engine"]
 
 LeftView = Annotated[Path, typer.Argument(help="Left view: a CSV or Parquet file.", show_default=False)]
 RightView = Annotated[Path, typer.Argument(help="Right view: a CSV or Parquet file, rows aligned by id.",
@@ -64,8 +64,14 @@ MAX_SHARDS = 4096
 LOCAL_SHARDS_PER_CORE = 4
 
 
-def _markers(na_values: Optional[List[str]]) -> list[str] | None:
-    """The missing-value markers of repeated and comma-separated ``--na-values``."""
+def na_markers(na_values: Optional[List[str]]) -> list[str] | None:
+    """The missing-value markers of repeated and comma-separated ``--na-values``.
+
+    Examples
+    --------
+    >>> na_markers(["NA,?", "none"]), na_markers(None)
+    (['NA', '?', 'none'], None)
+    """
     if not na_values:
         return None
     return [part for item in na_values for part in item.split(",")]
@@ -82,7 +88,7 @@ def load_views(left: Path, right: Path, *, id_column: str | None = None, types: 
     if out_of_bounds not in (None, "error", "clamp"):
         raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
     data = load_two_view(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
-                         na_values=_markers(na_values), out_of_bounds=out_of_bounds)
+                         na_values=na_markers(na_values), out_of_bounds=out_of_bounds)
     return data
 
 
@@ -140,7 +146,7 @@ def open_engine(address: str, shards: int, left: Path, right: Path, *, id_column
         if not path.exists():
             raise ParameterError(f"{path}: no such file")
     spec = ShardSpec.of(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
-                        na_values=_markers(na_values), out_of_bounds=out_of_bounds)
+                        na_values=na_markers(na_values), out_of_bounds=out_of_bounds)
     return RayEngine(spec, shards=shards, address=address or None)
 
 

@@ -30,11 +30,11 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, missing_markers, read_table
-from dprm.data.types_file import OUT_OF_BOUNDS, ColumnType, TypesSpec, read_types_file
+from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table, reading_options
+from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "reading_options", "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
@@ -121,7 +121,7 @@ def load_two_view(
     ["left DataFrame: column 'age' is categorical (inferred): not every value is a number, e.g. row 2"]
     """
     spec = _as_spec(types)
-    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    markers, policy = reading_options(spec, na_values, out_of_bounds)
     lraw = read_table(left, "left", duplicate_names, markers)
     rraw = read_table(right, "right", duplicate_names, markers)
     lid, rid = _id_columns(lraw, rraw, id_column, spec)
@@ -194,7 +194,7 @@ def read_view(
     if side not in ("left", "right"):
         raise ParameterError(f"side must be 'left' or 'right', not {side!r}")
     spec = _as_spec(types)
-    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    markers, policy = reading_options(spec, na_values, out_of_bounds)
     raw = read_table(source, side, duplicate_names, markers)
     id_name = _view_id_column(raw, id_column, spec)
     unknown = [n for n in spec.columns if n not in raw.column_names]
@@ -219,18 +219,6 @@ def _as_spec(types: TypesLike) -> TypesSpec:
         return read_types_file(Path(types))
     raise DataError(f"types: expected a file path or a mapping, got {type(types).__name__}",
                     code="bad_types_file", data_dependent=False)
-
-
-def _reading_options(
-    spec: TypesSpec, na_values: Sequence[str] | None, out_of_bounds: str | None
-) -> tuple[tuple[str, ...], str]:
-    """The missing-value markers (types file's and the argument's) and the out-of-bounds policy."""
-    markers = missing_markers(na_values)
-    markers = tuple(dict.fromkeys((*markers, *spec.na_values)))
-    policy = out_of_bounds if out_of_bounds is not None else (spec.out_of_bounds or "error")
-    if policy not in OUT_OF_BOUNDS:
-        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {policy!r}")
-    return markers, policy
 
 
 def _no_id_column(raw: RawTable, name: str) -> DataError:
