@@ -279,3 +279,13 @@ def test_a_synthetic_table_s_missing_value_is_nan_and_no_item(monkeypatch, tmp_p
     assert fit.estimator.variables_["a"].missing and not fit.estimator.variables_["c"].missing
     found = frequent_itemsets(synthetic, 0.1)
     assert found and _names_no_missing([dict(key) for key in found])
+
+
+def test_t_closeness_treats_a_quasi_identifier_s_missing_value_as_its_last_state() -> None:
+    from dprm.itemsets.closeness import apply_t_closeness, check_t_closeness, global_distribution
+
+    estimator = DensityEstimator(n_chains=2, learner="batch", random_state=0).fit(_table(4000, 10))
+    assert len(global_distribution(estimator, "a")) == 3  # x, y and the missing value
+    closed = apply_t_closeness(estimator, ["a"], delta=0.0)
+    assert check_t_closeness(closed, ["a"], delta=0.0).ok
+    assert _names_no_missing([s.items for s in run_ison(closed, 0.2).itemsets])
