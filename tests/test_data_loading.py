@@ -441,6 +441,36 @@ def test_read_view_alone(pair: tuple[Path, Path]) -> None:
     assert view["y"].values[:2].tolist() == [10.0, 30.0]  # file order
 
 
+def test_read_view_finds_the_id_column_as_load_two_view_does(tmp_path: Path) -> None:
+    """Given, declared (``id_column`` or ``type: id``), or Siren's first column ``ids``: never an attribute."""
+    table = write(tmp_path / "t.csv", "row_id,a,b\n1,x,0.5\n2,y,1.5\n3,x,2.5\n")
+    assert read_view(table).names == ["row_id", "a", "b"]  # no rule of one view makes it the id column
+    assert read_view(table, id_column="row_id").names == ["a", "b"]
+    assert read_view(table, types={"id_column": "row_id"}).names == ["a", "b"]
+    assert read_view(table, types={"columns": {"row_id": "id"}}).names == ["a", "b"]
+    assert read_view(table, id_column="row_id", types={"id_column": "row_id"}).names == ["a", "b"]
+    siren = write(tmp_path / "s.csv", "IDS,a\nr1,x\nr2,y\n")
+    assert read_view(siren).names == ["a"]
+    not_first = write(tmp_path / "n.csv", "a,ids\nx,r1\ny,r2\n")
+    assert read_view(not_first).names == ["a", "ids"]  # Siren's ids are the first column only
+
+
+@pytest.mark.parametrize("id_column, types, fragment", [
+    ("a", {"id_column": "row_id"}, "id column 'a' given, but types declares 'row_id'"),
+    ("row_id", {"columns": {"row_id": {"categories": ["1", "2", "3"]}}},
+     "column 'row_id' is the id column (given as the id column) but is declared categorical"),
+    (None, {"columns": {"ids": "numeric"}}, "column 'ids' is the id column (named like an id column)"),
+])
+def test_read_view_refuses_a_conflicting_id_column(tmp_path: Path, id_column: str | None, types: dict,
+                                                   fragment: str) -> None:
+    first = "ids" if "ids" in types.get("columns", {}) else "row_id"
+    table = write(tmp_path / "t.csv", f"{first},a\n1,x\n2,y\n3,x\n")
+    with pytest.raises(DataError) as caught:
+        read_view(table, id_column=id_column, types=types)
+    assert caught.value.code == "id_column_conflict" and fragment in str(caught.value)
+    assert not caught.value.data_dependent
+
+
 def test_duplicate_names_can_be_renamed(tmp_path: Path) -> None:
     left = write(tmp_path / "l.csv", "id,m,m,m.1\n1,0,1,0\n2,1,0,1\n")
     right = write(tmp_path / "r.csv", "id,z\n1,0\n2,1\n")

@@ -31,11 +31,11 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, missing_markers, read_table
-from dprm.data.types_file import OUT_OF_BOUNDS, ColumnType, TypesSpec, read_types_file
+from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table, reading_options
+from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "reading_options", "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
@@ -126,7 +126,7 @@ def load_two_view(
     ["left DataFrame: column 'age' is categorical (inferred): not every value is a number, e.g. row 2"]
     """
     spec = _as_spec(types)
-    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    markers, policy = reading_options(spec, na_values, out_of_bounds)
     lraw = read_table(left, "left", duplicate_names, markers)
     rraw = read_table(right, "right", duplicate_names, markers)
     lid, rid = _id_columns(lraw, rraw, id_column, spec)
@@ -175,7 +175,14 @@ def read_view(
     all_types_here: bool = False,
     keep_constant: bool = False,
 ) -> View:
-    """Read one view on its own (rows in file order; the id column, if named, dropped).
+    """Read one view on its own (rows in file order; the id column dropped).
+
+    The id column is found as :func:`load_two_view` finds it, less the rule that needs
+    two views: the ``id_column`` argument, else the types file's ``id_column`` (or the
+    column it declares ``type: id``), else a first column named ``ids`` (Siren's
+    convention). It is not an attribute; rows stay in file order. An ``id_column``
+    other than the types file's, or an id column the types file declares with another
+    type, is a :class:`DataError` (``id_column_conflict``), as in :func:`load_two_view`.
 
     Types-file entries for columns that this view lacks are ignored here (they may
     belong to the other view), unless ``all_types_here`` (the file is the only table:
@@ -190,15 +197,15 @@ def read_view(
     >>> v = read_view(pd.DataFrame({"k": [1, 2], "x": [0, 1], "c": [5, 5]}), "right", id_column="k")
     >>> v.names, v.constant, v.source
     (['x'], ['c'], 'right DataFrame')
+    >>> read_view(pd.DataFrame({"ids": ["r1", "r2"], "x": [0, 1]})).names   # Siren's id column
+    ['x']
     """
     if side not in ("left", "right"):
         raise ParameterError(f"side must be 'left' or 'right', not {side!r}")
     spec = _as_spec(types)
-    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    markers, policy = reading_options(spec, na_values, out_of_bounds)
     raw = read_table(source, side, duplicate_names, markers)
-    id_name = id_column if id_column is not None else spec.id_column
-    if id_name is not None and id_name not in raw.column_names:
-        raise _no_id_column(raw, id_name)
+    id_name = _view_id_column(raw, id_column, spec)
     unknown = [n for n in spec.columns if n not in raw.column_names]
     if all_types_here and unknown:
         listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
@@ -223,18 +230,6 @@ def _as_spec(types: TypesLike) -> TypesSpec:
                     code="bad_types_file", data_dependent=False)
 
 
-def _reading_options(
-    spec: TypesSpec, na_values: Sequence[str] | None, out_of_bounds: str | None
-) -> tuple[tuple[str, ...], str]:
-    """The missing-value markers (types file's and the argument's) and the out-of-bounds policy."""
-    markers = missing_markers(na_values)
-    markers = tuple(dict.fromkeys((*markers, *spec.na_values)))
-    policy = out_of_bounds if out_of_bounds is not None else (spec.out_of_bounds or "error")
-    if policy not in OUT_OF_BOUNDS:
-        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {policy!r}")
-    return markers, policy
-
-
 def _no_id_column(raw: RawTable, name: str) -> DataError:
     return DataError(f"{raw.source}: has no id column {short_repr(name, 60)}{_columns_hint(raw)}",
                      code="missing_id_column", file=raw.source, column=name, data_dependent=False)
@@ -247,16 +242,52 @@ def _columns_hint(raw: RawTable) -> str:
     return f" (its columns: {shown}{more})"
 
 
-def _id_columns(
-    lraw: RawTable, rraw: RawTable, id_column: str | None, spec: TypesSpec
-) -> tuple[str | None, str | None]:
+def _given_id_column(id_column: str | None, spec: TypesSpec) -> str | None:
+    """The id column named by the argument or the types file (a conflict between them is an error)."""
     if id_column is not None and spec.id_column is not None and id_column != spec.id_column:
         raise DataError(
             f"id column {short_repr(id_column, 60)} given, but {spec.source} declares "
             f"{short_repr(spec.id_column, 60)}",
             code="id_column_conflict", file=spec.source, data_dependent=False,
         )
-    name = id_column if id_column is not None else spec.id_column
+    return id_column if id_column is not None else spec.id_column
+
+
+def _check_id_types(spec: TypesSpec, ids: Sequence[str | None], how: str) -> None:
+    """Refuse an id column that the types file declares as an attribute (``id_column_conflict``)."""
+    for used in dict.fromkeys(i for i in ids if i is not None):
+        declared = spec.get(used)
+        if declared is not None and declared.type is not ColumnType.ID:
+            raise DataError(
+                f"{spec.source}: column {used!r} is the id column ({how}) but is declared "
+                f"{declared.type.value}; declare it \"type\": \"id\", or name another id column",
+                code="id_column_conflict", file=spec.source, column=used, data_dependent=False,
+            )
+
+
+def _view_id_column(raw: RawTable, id_column: str | None, spec: TypesSpec) -> str | None:
+    """The id column of a view read alone (:func:`read_view`), or None.
+
+    :func:`_id_columns`' rules that one view can follow: given, declared, or a first
+    column named like Siren's id column (:data:`SIREN_ID_NAMES`).
+    """
+    name = _given_id_column(id_column, spec)
+    if name is not None:
+        if name not in raw.column_names:
+            raise _no_id_column(raw, name)
+        how = "given as the id column"
+    else:
+        first = raw.column_names[0]
+        name = first if first.lower() in SIREN_ID_NAMES else None
+        how = "named like an id column"
+    _check_id_types(spec, [name], how)
+    return name
+
+
+def _id_columns(
+    lraw: RawTable, rraw: RawTable, id_column: str | None, spec: TypesSpec
+) -> tuple[str | None, str | None]:
+    name = _given_id_column(id_column, spec)
     if name is not None:
         for raw in (lraw, rraw):
             if name not in raw.column_names:
@@ -271,14 +302,7 @@ def _id_columns(
             ids = (lfirst if lfirst.lower() in SIREN_ID_NAMES else None,
                    rfirst if rfirst.lower() in SIREN_ID_NAMES else None)
         how = "the first column of both files" if lfirst == rfirst else "named like an id column"
-    for used in dict.fromkeys(i for i in ids if i is not None):
-        declared = spec.get(used)
-        if declared is not None and declared.type is not ColumnType.ID:
-            raise DataError(
-                f"{spec.source}: column {used!r} is the id column ({how}) but is declared "
-                f"{declared.type.value}; declare it \"type\": \"id\", or name another id column",
-                code="id_column_conflict", file=spec.source, column=used, data_dependent=False,
-            )
+    _check_id_types(spec, ids, how)
     return ids
 
 
