@@ -413,6 +413,15 @@ class Miner:
             max_clauses=self.max_clauses,
         )
 
+    def _forget_fit(self) -> None:
+        """Drop an earlier fit's results (scikit-learn's fitted attributes: names ending in ``_``).
+
+        Called first by every ``fit``, so that a fit that fails (a budget refused, bad data)
+        leaves no earlier ``redescriptions_`` or ``document()`` to be taken for its own.
+        """
+        for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
+            delattr(self, name)
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The miner's parameters, as given to ``__init__`` (scikit-learn's signature; no parameter is an estimator).
 
