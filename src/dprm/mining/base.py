@@ -266,6 +266,9 @@ class Progress:
     """
 
     def __init__(self, callback: ProgressCallback | None, total: int) -> None:
+        if callback is not None and not callable(callback):  # made before any release: nothing spent
+            raise ParameterError(f"progress must be a function of (done, total) or None, not "
+                                 f"{type(callback).__name__}")
         self.total = max(int(total), 1)
         self._callback = callback
         self._done = 0
