@@ -236,6 +236,12 @@ def test_statistics_form_parses_clired_and_escapes_what_it_echoes(site: Site) ->
         "action": "run"})
     assert free.status_code == 200 and "Jaccard" in free.text and "dummy data" in free.text
     assert site.remaining("alice") == (0, 0)
+    # the free cost check says how the queries are read: clired's < and > include their bound
+    check = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a]", "right": "[x > 50]", "epsilon": "0.5", "action": "dry-run"},
+        headers={"HX-Request": "true"})
+    assert check.status_code == 200 and "Read as <strong>a</strong> ⇔ <strong>[x ≥ 50]</strong>" in check.text
+    assert site.remaining("alice") == (0, 0)
     paid = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "action": "run"},
         headers={"HX-Request": "true"})

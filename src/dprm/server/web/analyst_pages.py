@@ -189,7 +189,13 @@ async def statistics(request: Request, name: str) -> Response:
         with request.app.state.db.read() as connection:
             record, _, _ = service.granted(connection, found.analyst, name)
         body = statistics_request(form, name, record.schema, dry_run=dry)
-        return service.primitive(request, found.analyst, "redescription-statistics", body)
+        answer = service.primitive(request, found.analyst, "redescription-statistics", body)
+        if dry:  # how the queries were read (clired's < and > include the bound), before anything is paid
+            from dprm.queries import query_from_json, to_text
+
+            answer = {**answer, "left_text": to_text(query_from_json(body.left)),
+                      "right_text": to_text(query_from_json(body.right))}
+        return answer
 
     def answered() -> tuple[int, dict[str, Any]]:
         try:
