@@ -396,7 +396,7 @@ def test_dprm_admin_owner_commands_make_a_token_that_signs_in(site: Site) -> Non
     assert rotated.returncode == 0 and rotated.stdout.strip() != site.tokens["oscar"]
 
 
-def _finish_with(site: Site, job_path: str, redescriptions: list[Any]) -> None:
+def _finish_with(site: Site, job_path: str, redescriptions: list[Any], parameters: dict | None = None) -> None:
     """Mark a queued job done with a result document (test set-up: the worker's part)."""
     import json
 
@@ -404,7 +404,8 @@ def _finish_with(site: Site, job_path: str, redescriptions: list[Any]) -> None:
 
     from dprm.queries import make_document
 
-    document = make_document("alt-expm", {"epsilon": 1.0}, {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
+    document = make_document("alt-expm", parameters or {"epsilon": 1.0},
+                             {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
                                                             "neighbouring": "add-remove-one-row",
                                                             "reasons": [], "ledger": []}, redescriptions)
     db = Database(site.url)
@@ -444,6 +445,21 @@ def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None
     assert [r["left"]["attr"] for r in document.json()["redescriptions"]][0] == "a"
     clired = client.get(job + "/queries.txt")  # '<' cannot be written in clired's syntax: one line says so
     assert clired.status_code == 422 and "cannot be written in clired syntax" in clired.text
+
+
+def test_result_page_shows_the_parameters_as_run_and_which_had_no_effect(site: Site) -> None:
+    client, token = site.signed_in("alice")
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    assert "Parameters sent" in client.get(job).text  # before the result: what was sent, said as such
+    ran = {"epsilon": 1.0, "init_trials": 1, "depth": "auto", "mcmc_iterations": 2000000,
+           "auto": {"depth": 2, "trial": "pair", "target_share": None}, "unused": ["mcmc_iterations"]}
+    _finish_with(site, job, [], parameters=ran)
+    page = client.get(job).text
+    assert "Parameters as run (1 had no effect)" in page
+    assert "No effect in this run: <code>mcmc_iterations</code>" in page
+    assert "Chosen by the <code>auto</code> settings: <code>depth</code> = 2, <code>trial</code> = pair." in page
+    assert "<code>init_trials</code> = 1 <span class=\"tag\">sent</span>" in page
 
 
 def test_result_page_ranks_the_kept_before_the_pruned(site: Site) -> None:
