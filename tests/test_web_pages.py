@@ -248,6 +248,8 @@ def test_statistics_form_parses_clired_and_escapes_what_it_echoes(site: Site) ->
     assert paid.status_code == 200 and "Remaining budget: 9.5" in paid.text
     # the page's budget bar is replaced too (it still showed the budget before the charge)
     assert 'id="budget-bar" hx-swap-oob="true"' in paid.text and "remaining <strong>9.5</strong>" in paid.text
+    # and the job form's cost, computed on the budget before, is no longer said to be affordable
+    assert re.search(r'<div id="cost"[^>]*hx-swap-oob="true"><p class="help">The remaining budget changed', paid.text)
     assert site.remaining("alice") == (5 * 10**8, 1)
     hostile = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "<script>alert(1)</script>", "right": "[b]", "epsilon": "0.5", "action": "run"})
