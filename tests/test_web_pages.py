@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -770,3 +771,27 @@ def test_long_inputs_keep_the_reason_of_their_refusal(site: Site) -> None:
     page = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
                                                        "p_variant": "x" * 300})
     assert page.status_code == 422 and "longer than 200 characters" in page.text and ".bool" not in page.text
+
+
+def test_the_ledger_page_lists_statistics_and_jobs_and_adds_up_to_the_budget(site: Site) -> None:
+    """The audit: 'ε spent 1.3 of 3' while the pages' only ledgers were the jobs' (1.0); statistics were on none."""
+    client, token = site.signed_in("alice")
+    for epsilon in ("0.25", "0.5"):
+        assert client.post("/ui/datasets/tiny/statistics", data={
+            "csrf": token, "left": "[a]", "right": "[b]", "epsilon": epsilon, "action": "run"}).status_code == 200
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    page = client.get("/ui/ledger")
+    assert page.status_code == 200 and 'href="/ui/ledger" aria-current="page"' in page.text
+    charges, releases = (part.split("</tbody>")[0] for part in page.text.split("<caption>")[2:4])
+    job_id = job.rsplit("/", 1)[1]
+    assert charges.count("<td>statistics</td>") == 2 and f"job {job_id}</a>" in charges  # the queued job is charged
+    assert "kept while the job runs" in charges
+    api = client.get("/v1/ledger", headers={"Authorization": f"Bearer {site.tokens['alice']}"}).json()["ledger"]
+    assert releases.count("<tr><td>") == len(api) == 2   # the statistics' releases; the job has not run
+    spent = site.remaining("alice")[0] / 10**9
+    total = re.search(r'<td><a href="/ui/datasets/tiny">tiny</a></td><td>([^<]+)</td><td>([^<]+)</td>', page.text)
+    assert total is not None and total.group(1) == total.group(2)   # the charges add up to the budget's spent ε
+    assert float(Fraction(total.group(1))) == pytest.approx(spent) == 1.75
+    owner, _ = site.signed_in("olga")
+    assert owner.get("/ui/ledger").status_code == 403   # an analyst's page
