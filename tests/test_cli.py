@@ -517,6 +517,18 @@ def test_epsilon_nan_is_a_user_error(good, capsys) -> None:
     expect_user_error(capsys, ["mine", left, right, "--epsilon", "nan"], "epsilon")
 
 
+@pytest.mark.parametrize("value, shown", [("inf", "inf"), ("-Infinity", "-inf"), ("nan", "nan"), ("0", "0.0"),
+                                          ("-2", "-2.0")])
+@pytest.mark.parametrize("algorithm", [[], ["-a", "cartwheels"]], ids=["default", "cartwheels"])
+def test_an_epsilon_that_is_not_finite_and_positive_says_so(good, capsys, tmp_path, value, shown, algorithm) -> None:
+    """'--epsilon inf' was refused as 'must be a positive number, not inf', which it is."""
+    left, right = good
+    output = tmp_path / "out.json"
+    line = expect_user_error(capsys, ["mine", left, right, *algorithm, "--epsilon", value, "--output", output])
+    assert line == f"error: --epsilon must be finite and positive, not {shown}"
+    assert not output.exists()
+
+
 @pytest.mark.parametrize("value, says", [("1e400", "beyond the largest number"), ("-1e400", "beyond the largest"),
                                          ("1e-400", "too close to 0")])
 def test_an_epsilon_beyond_the_floats_is_quoted_as_written(good, capsys, value: str, says: str) -> None:
@@ -567,6 +579,16 @@ def test_make_planted_bad_parameter(tmp_path: Path, capsys) -> None:
     expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--rows", "30", "--noise", "0.7"], "noise")
     expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--rows", "0"], "0")
     assert not (tmp_path / "d" / "left.csv").exists()
+
+
+@pytest.mark.parametrize("rows", ["0", "-5"])
+def test_make_planted_says_one_rule_for_too_few_rows(tmp_path: Path, capsys, rows: str) -> None:
+    """'--rows -5' said 'must be non-negative' (0 is not allowed either), '--rows 0' 'must be at least 1'."""
+    line = expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--rows", rows])
+    assert line == f"error: rows must be at least 1, not {rows}"
+    assert not (tmp_path / "d").exists()
+    line = expect_user_error(capsys, ["datasets", "make-planted", tmp_path / "d", "--planted", "-1"])
+    assert line == "error: planted must be non-negative, not -1"
 
 
 def test_unknown_command(capsys) -> None:

@@ -319,3 +319,95 @@ def test_the_default_maximum_depth_is_auto_and_the_document_records_the_depth_us
     code, _, stderr = run(["classify", csv, "--target", "y", "--epsilon", "2", "--types", types, "--cv", "0",
                            "--max-depth", "deep"])
     assert code != 0 and "--max-depth must be between 1 and 30 or 'auto'" in stderr
+
+
+# -- the id column ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def with_ids(tmp_path: Path) -> Path:
+    """A table whose first column, row_id, predicts the class perfectly (the rows are sorted by class)."""
+    rng = np.random.default_rng(1)
+    n = 200
+    frame = pd.DataFrame({"row_id": np.arange(1, n + 1), "b": rng.choice(["x", "y"], n),
+                          "y": np.where(np.arange(n) < n // 2, "lo", "hi")})
+    csv = tmp_path / "ids.csv"
+    frame.to_csv(csv, index=False)
+    return csv
+
+
+def _features(document_path: Path) -> list[str]:
+    return [f["name"] for f in json.loads(document_path.read_text())["features"]]
+
+
+@pytest.mark.parametrize("how", ["option", "id_column", "type id"])
+def test_the_id_column_is_not_a_feature(with_ids: Path, tmp_path: Path, how: str) -> None:
+    """--id-column, the types file's id_column or a column of type id: left out of the features, as in mine."""
+    out = tmp_path / "m.json"
+    args = ["classify", with_ids, "--target", "y", "--epsilon", "5", "--seed", "3", "--max-depth", "2", "--cv", "0",
+            "--output", out]
+    if how == "option":
+        args += ["--id-column", "row_id"]
+    else:
+        declared = {"id_column": "row_id"} if how == "id_column" else {"columns": {"row_id": "id"}}
+        args += ["--types", write(tmp_path / "t.json", json.dumps(declared))]
+    code, stdout, stderr = run(args)
+    assert code == 0, stderr
+    assert _features(out) == ["b"]
+    assert "row_id" not in stdout and "row_id" not in json.loads(out.read_text())["tree"]["text"]
+
+
+def test_an_undeclared_row_id_is_a_feature_as_in_a_view_of_mine(with_ids: Path, tmp_path: Path) -> None:
+    """No declaration and no name mine's rules of one view know: the column is data (the tree may split on it)."""
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", with_ids, "--target", "y", "--epsilon", "5", "--seed", "3",
+                                "--max-depth", "2", "--cv", "0", "--output", out])
+    assert code == 0, stderr
+    assert _features(out) == ["row_id", "b"]
+
+
+def test_a_first_column_named_ids_is_the_id_column(with_ids: Path, tmp_path: Path) -> None:
+    """Siren's convention, which dprm mine follows in one view too."""
+    siren = write(tmp_path / "siren.csv", with_ids.read_text().replace("row_id,", "ids,", 1))
+    out = tmp_path / "m.json"
+    code, _, stderr = run(["classify", siren, "--target", "y", "--epsilon", "5", "--seed", "3", "--max-depth", "2",
+                           "--cv", "0", "--output", out])
+    assert code == 0, stderr
+    assert _features(out) == ["b"]
+    code, stdout, stderr = run(["classify", siren, "--target", "ids", "--epsilon", "1", "--cv", "0"])
+    assert code == 2 and stdout == ""
+    assert_one_error_line(stderr, "no target column 'ids'", "is the id column")
+
+
+@pytest.mark.parametrize("extra, types, fragments", [
+    (["--id-column", "y"], None, ["--target 'y' is the id column (--id-column)"]),
+    ([], {"id_column": "y"}, ["--target 'y' is the id column", "t.json"]),
+    (["--id-column", "nope"], None, ["ids.csv", "has no id column 'nope'"]),
+    (["--id-column", "b"], {"id_column": "row_id"}, ["id column 'b' given", "t.json", "'row_id'"]),
+    (["--id-column", "row_id"], {"columns": {"row_id": {"bounds": [0, 1000]}}},
+     ["t.json", "column 'row_id' is the id column", "declared numeric"]),
+])
+def test_a_bad_id_column_is_one_line_exit_2_nothing_written(with_ids: Path, tmp_path: Path, extra: list,
+                                                            types: dict | None, fragments: list[str]) -> None:
+    out = tmp_path / "m.json"
+    args = ["classify", with_ids, "--target", "y", "--epsilon", "1", "--cv", "0", "--output", out, *extra]
+    if types is not None:
+        args += ["--types", write(tmp_path / "t.json", json.dumps(types))]
+    code, stdout, stderr = run(args)
+    assert code == 2 and stdout == ""
+    assert_one_error_line(stderr, *fragments)
+    assert not out.exists()
+
+
+def test_without_output_the_status_line_says_the_ledger_is_not_written(learn: tuple[Path, Path],
+                                                                       tmp_path: Path) -> None:
+    """No --output: no JSON holds the ledger, and the status line does not claim one does."""
+    csv, types = learn
+    before = sorted(tmp_path.iterdir())
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--max-depth", "2",
+                                "--types", types, "--cv", "0"])
+    assert code == 0, stderr
+    first = stdout.splitlines()[0]
+    assert first.startswith("private: ε = 1 spent")
+    assert first.endswith("not written (pass --output FILE to keep it)") and "in the JSON" not in first
+    assert sorted(tmp_path.iterdir()) == before

@@ -156,7 +156,7 @@ def test_a_private_run_says_which_declarations_would_shorten_its_queries(tmp_pat
 
     views = [shared_data / "mammals" / "left.csv", shared_data / "mammals" / "right.csv"]
     types_path = Path(__file__).parent / "data" / "mammals-types.json"
-    hint = "queries shown would print shorter if the types file declared their attributes complete"
+    hint = "queries shown would print shorter if a types file (--types) declared their attributes complete"
     code, out, err = run(["mine", *views, "--types", types_path, "--seed", "3", "--top", "5"])
     assert code == 0, err
     line = next(line for line in out.splitlines() if hint in line)
@@ -207,3 +207,54 @@ def test_a_redescription_negating_an_earlier_one_is_marked_as_its_complement(tmp
         assert canonical_key(Not(later.left), complete) == canonical_key(earlier.left, complete)
         assert canonical_key(Not(later.right), complete) == canonical_key(earlier.right, complete)
     assert complements(kept, complete) == {a - 1: b - 1 for a, b in marks.items()}
+
+
+def test_multi_word_boolean_names_are_never_cut() -> None:
+    from dprm.queries import BooleanLiteral as B, to_text
+
+    names = ["House mouse", "Small Asian Mongoose", "Eurasian Lynx", "Moose", "Marbled Polecat", "Brown bear"]
+    query = B(names[0])
+    for name in names[1:]:
+        query = query & B(name) if len(name) % 2 else query | B(name)
+    lines = wrap_query(to_text(query), 30, "  L: ")
+    assert len(lines) > 2
+    for line in lines:
+        words = line.strip().removeprefix("L: ")
+        assert words.count("[") == words.count("]"), line
+
+
+def test_a_noisy_p_value_is_shown_as_the_upper_end_of_its_interval(tmp_path) -> None:
+    """A p-value of noisy counts alone can look decisive; the table shows the pessimistic end instead."""
+    import json
+    import re
+
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    code, out, err = run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                          "-a", "alt-mcmc", "--epsilon", "1", "--seed", "5", "--top", "1000", "--redundant", "show", "-o", result])
+    assert code == 0, err
+    released = json.loads(result.read_text())["redescriptions"]
+    shown = re.findall(r"\|L∩R\| [\d,]+ +p(?: ≤)? (\S+)", out)
+    assert released and len(shown) == len(released)
+    highs = sorted(float(r["interval"]["p_value"][1]) for r in released)
+    assert sorted(float(p) for p in shown) == pytest.approx(highs, rel=0.05)
+    assert "p ≤ " in out and not re.search(r"\|L∩R\| [\d,]+ +p \d", out)
+
+
+def test_the_report_shows_a_released_p_value_with_its_interval(tmp_path) -> None:
+    import re
+
+    from test_cli import run
+
+    data = tmp_path / "data"
+    assert run(["datasets", "make-planted", data, "--rows", "600", "--seed", "3"])[0] == 0
+    result = tmp_path / "run.json"
+    assert run(["mine", data / "left.csv", data / "right.csv", "--types", data / "types.json",
+                "-a", "alt-mcmc", "--epsilon", "1", "--seed", "5", "-o", result])[0] == 0
+    code, _, err = run(["report", "--run", result, "-o", tmp_path / "run.html"])
+    assert code == 0, err
+    page = (tmp_path / "run.html").read_text(encoding="utf-8")
+    assert re.search(r"p-value \S+ \[\S+, \S+\]</div>", page), page[:2000]

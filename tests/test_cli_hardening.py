@@ -323,6 +323,44 @@ def test_mine_notes_the_silent_changes_of_the_data_layer(tmp_path: Path) -> None
     assert all("unknown" not in line for line in notes)  # the value itself is not repeated
 
 
+def nmes_like_views(folder: Path, right_id: str, shuffle: bool) -> tuple[Path, Path]:
+    """Forty entities with their ids first in both views; the right view's in another order when ``shuffle``."""
+    order = [(7 * i) % 40 for i in range(40)] if shuffle else list(range(40))
+    left = write(folder / "l.csv", "row_id,health,age\n" + "".join(
+        f"{i + 1},{'good' if i % 3 else 'poor'},{20 + i % 17}\n" for i in range(40)))
+    right = write(folder / "r.csv", f"{right_id},visits,hospital\n" + "".join(
+        f"{k + 1},{k % 5},{k % 2}\n" for k in order))
+    return left, right
+
+
+def test_ids_under_two_names_stop_mine_before_anything_is_written(tmp_path: Path) -> None:
+    """The audit: right's 'row_id' renamed 'id' and its rows shuffled; dprm mined the ids by position, exit 0."""
+    left, right = nmes_like_views(tmp_path, "id", shuffle=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    line = expect_error(["mine", left, right, "-a", "cartwheels", "--seed", "1", "--top", "2",
+                         "--output", out / "r.json", "--clired", out / "r.queries"],
+                        f"{left}, {right}: first columns 'row_id' and 'id'", "(in another order)",
+                        "give them one name", "declare both in the types file")
+    assert len(line) < 400 and files_under(out) == []
+    code, out_text, err = run(["inspect", left, right])
+    assert code == 2 and err.count("\n") == 1 and out_text == ""
+    types = write(tmp_path / "t.json", '{"columns": {"row_id": "ignore", "id": "ignore"}}')
+    code, out_text, err = run(["inspect", left, right, "--types", types])  # the owner says: not the ids
+    assert code == 0 and "row_id" not in out_text and "note:" not in err, err
+
+
+def test_a_first_column_like_an_id_mined_by_position_is_a_note(tmp_path: Path) -> None:
+    left, right = nmes_like_views(tmp_path, "visit_no", shuffle=False)
+    right.write_text("".join(line.split(",", 1)[1] + "\n" for line in right.read_text().splitlines()))
+    code, out, err = run(["mine", left, right, "-a", "cartwheels", "--seed", "1", "--top", "1"])
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: {left}: column 'row_id' looks like an id (distinct values, none missing) but is mined "
+                     f"as an attribute: the rows are matched by position, since the views' first columns have "
+                     f"different names"], err
+
+
 def test_out_of_bounds_error_or_clamp(tmp_path: Path) -> None:
     left = write(tmp_path / "l.csv", "id,x\n" + "".join(f"{i},{150 if i == 5 else i}\n" for i in range(30)))
     right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(30)))
@@ -370,12 +408,28 @@ BAD_INPUTS = {
     "missing_id_column": ("l.csv", "id,a\n1,1\n2,0\n3,1\n", GOOD_R, ["--id-column", "key"]),
     "duplicate_id": ("l.csv", "id,a\n1,1\n1,0\n3,1\n", GOOD_R, []),
     "unmatched_id": ("l.csv", "id,a\n1,1\n2,0\n9,1\n", GOOD_R, []),
+    "id_names_differ": ("l.csv", "row_id,a\n3,1\n1,0\n2,1\n", GOOD_R, []),
     "not_finite": ("l.csv", "id,a\n1,1.5\n2,inf\n3,2.5\n", GOOD_R, []),
     "bad_types_file": ("l.csv", "id,a\n1,1\n2,0\n3,1\n", GOOD_R, ["--types", "TYPES:{\"columns\": {\"a\": "
                                                                  "{\"type\": \"integer\"}}}"]),
     "value_out_of_bounds": ("l.csv", "id,a\n1,1\n2,500\n3,1\n", GOOD_R, [
         "--types", "TYPES:{\"columns\": {\"a\": {\"type\": \"numeric\", \"bounds\": [0, 10]}}}"]),
 }
+
+
+@pytest.mark.parametrize("command", [["mine", "LEFT", "DIR", "-a", "cartwheels"], ["inspect", "LEFT", "DIR"],
+                                     ["itemsets", "DIR", "--min-support", "0.3"],
+                                     ["classify", "DIR", "--target", "a", "--epsilon", "1"]],
+                         ids=["mine", "inspect", "itemsets", "classify"])
+def test_a_directory_without_extension_is_said_to_be_a_directory(tmp_path: Path, command: list) -> None:
+    """docs/data.md: a directory gives 'is a directory, not a data file', not an unknown file type."""
+    folder = tmp_path / "somedir"
+    folder.mkdir()
+    left = write(tmp_path / "l.csv", "id,a\n1,1\n2,0\n3,1\n")
+    args = [{"LEFT": left, "DIR": folder}.get(a, a) for a in command]
+    line = expect_error(args, f"{folder}: is a directory, not a data file")
+    assert "unknown file type" not in line
+    assert files_under(folder) == []
 
 
 @pytest.mark.parametrize("code", list(BAD_INPUTS))

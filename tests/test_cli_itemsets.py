@@ -333,13 +333,148 @@ def test_files_are_read_by_the_data_layers_rules(tmp_path):
         assert not out.exists()
 
 
-def test_reading_keys_of_the_types_file_that_do_not_apply_are_said(tmp_path):
-    csv = write(tmp_path / "d.csv", "a,b\n" + "x,u\ny,v\n" * 10)
-    types = write(tmp_path / "t.json", json.dumps({"out_of_bounds": "clamp", "na_values": ["NA"],
-                                                   "columns": {"a": {"categories": ["x", "y"]}}}))
-    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types])
+# -- missing values: the types file's na_values and out_of_bounds, --na-values, --out-of-bounds ----------
+
+
+def vote_types(vote: Path, tmp_path: Path, **extra) -> Path:
+    """The audit's declaration of vote.csv: every vote n / y, the class its two parties (and ``extra`` keys)."""
+    header = vote.read_text().splitlines()[0].split(",")
+    columns = {c: {"type": "categorical", "categories": ["n", "y"]} for c in header}
+    columns["class"] = {"type": "categorical", "categories": ["democrat", "republican"]}
+    return write(tmp_path / "vote_types.json", json.dumps({**extra, "columns": columns}))
+
+
+@pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
+def test_the_types_files_na_values_make_vote_s_question_marks_missing(shared_data, tmp_path, extra):
+    """The audit's reproduction: '?' declared missing is no item, not an unknown category (exit 2 before)."""
+    csv = shared_data / "uci" / "vote.csv"
+    out = tmp_path / "vote.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", *extra, "--types",
+                                vote_types(csv, tmp_path, na_values=["?"]), "--top", "0", "--output", out])
     assert code == 0, stderr
-    assert "out_of_bounds 'clamp' does not apply" in stderr and "na_values do not apply" in stderr
+    assert stdout.splitlines()[0].startswith("private: ε = 1 spent" if extra else "NOT private")
+    document = json.loads(out.read_text())
+    found = read_itemsets(document)
+    assert found and all(value in ("n", "y", "democrat", "republican") for s in found for value in s.items.values())
+    parameters = document["parameters"]
+    assert parameters["na_values"] == ["?"] and parameters["out_of_bounds"] == "error"
+    assert len(parameters["missing"]) == 17  # no column declared complete: every one may be missing
+    if extra:
+        assert sum(e["epsilon"] for e in document["privacy"]["ledger"]) == pytest.approx(1.0)
+    else:  # the exact estimate: its itemsets are those of the rows, a '?' no item
+        truth = frequent_itemsets(pd.read_csv(csv, dtype=str, keep_default_na=False).replace("?", np.nan), 0.3)
+        rates = itemset_rates(found, truth)
+        assert rates.tpr >= 0.95 and rates.fpr <= 0.05, rates
+
+
+def test_na_values_given_as_an_option_add_to_the_types_file_s(tmp_path):
+    """--na-values and the types file's na_values read the same cells as missing: the same seeded itemsets."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    a = rng.choice(["x", "y"], p=[0.7, 0.3], size=n).astype(object)
+    b = np.where(a == "x", "u", "v").astype(object)
+    a[rng.random(n) < 0.2] = "?"
+    b[rng.random(n) < 0.1] = "NA"
+    csv = write(tmp_path / "d.csv", pd.DataFrame({"a": a, "b": b}).to_csv(index=False))
+    columns = {"a": {"categories": ["x", "y"]}, "b": {"categories": ["u", "v"]}}
+    runs = []
+    for markers, options in ((["?", "NA"], []), (["?"], ["--na-values", "NA"]), ([], ["--na-values", "?,NA"]),
+                             ([], ["--na-values", "?", "--na-values", "NA"])):
+        types = write(tmp_path / "t.json", json.dumps({"na_values": markers, "columns": columns}))
+        out = tmp_path / "o.json"
+        code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--types", types, *options, "--seed", "1",
+                               "--output", out])
+        assert code == 0, stderr
+        document = json.loads(out.read_text())
+        runs.append((document["itemsets"], sorted(document["parameters"]["na_values"])))
+    assert all(run_ == runs[0] for run_ in runs[1:]) and runs[0][1] == ["?", "NA"]
+    supports = {tuple(sorted(entry["items"].items())): entry["support"] for entry in runs[0][0]}
+    truth = ((a == "x") & (b == "u")).mean()  # a row with a or b missing holds no such pair
+    assert supports[(("a", "x"), ("b", "u"))] == pytest.approx(truth, abs=0.01)
+    assert supports[(("a", "x"),)] == pytest.approx((a == "x").mean(), abs=0.01)
+
+
+def test_without_declared_missing_values_an_empty_cell_is_missing_only_in_an_undeclared_column(tmp_path):
+    """Undeclared: its domain is read off the data, missing value included. Declared: its public domain has none."""
+    csv = write(tmp_path / "d.csv", "a,b\n" + "x,u\ny,\n" * 20)
+    out = tmp_path / "o.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--seed", "1", "--output", out])
+    assert code == 0, stderr
+    assert {tuple(sorted(s.items.items())) for s in read_itemsets(json.loads(out.read_text()))} == {
+        (("a", "x"),), (("a", "y"),), (("b", "u"),), (("a", "x"), ("b", "u"))}
+    out.unlink()
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"b": {"categories": ["u", "v"]}}}))
+    for extra in ([], ["--epsilon", "1"]):
+        code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types, *extra,
+                                    "--output", out])
+        assert code == 2 and stdout == ""
+        assert_one_error_line(stderr, "d.csv", "column 'b', row 2: missing value", "na_values")
+        assert not out.exists()
+
+
+def test_a_column_declared_complete_keeps_no_missing_value(tmp_path):
+    csv = write(tmp_path / "d.csv", "a,b\n" + "x,u\ny,?\n" * 20 + "?,u\n")
+    columns = {"a": {"categories": ["x", "y"], "complete": True}, "b": {"categories": ["u", "v"]}}
+    types = write(tmp_path / "t.json", json.dumps({"na_values": ["?"], "columns": columns}))
+    out = tmp_path / "o.json"
+    for extra in ([], ["--epsilon", "1"]):
+        code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types, *extra,
+                                    "--output", out])
+        assert code == 2 and stdout == ""
+        assert_one_error_line(stderr, "d.csv", "column 'a', row 41", "t.json declares the column complete")
+        assert not out.exists()
+    complete = write(tmp_path / "c.csv", "a,b\n" + "x,u\ny,?\n" * 20)
+    code, _, stderr = run(["itemsets", complete, "--min-support", "0.3", "--types", types, "--seed", "1",
+                           "--output", out])
+    assert code == 0, stderr
+    assert json.loads(out.read_text())["parameters"]["missing"] == ["b"]
+
+
+@pytest.mark.parametrize("how", ["types file", "option"])
+def test_out_of_bounds_clamp_makes_an_undeclared_category_missing_and_clamps_binned_numbers(tmp_path, how):
+    csv = write(tmp_path / "d.csv", "a,n\n" + "x,1\ny,7\n" * 20 + "z,12\nx,-3\n")
+    declared = {"columns": {"a": {"categories": ["x", "y"]}}}
+    options = ["--bins", "n=0,5,10"]
+    if how == "types file":
+        declared["out_of_bounds"] = "clamp"
+    else:
+        options += ["--out-of-bounds", "clamp"]
+    types = write(tmp_path / "t.json", json.dumps(declared))
+    out = tmp_path / "o.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", types, *options, "--seed", "1",
+                           "--output", out])
+    assert code == 0, stderr
+    assert stderr.splitlines() == [
+        f"note: {csv}: column 'a': values that are not declared categories read as missing",
+        f"note: {csv}: column 'n': values outside the bin edges [0, 10] clamped into them"]
+    document = json.loads(out.read_text())
+    assert document["parameters"]["out_of_bounds"] == "clamp" and document["parameters"]["missing"] == ["a", "n"]
+    supports = {tuple(sorted(entry["items"].items())): entry["support"] for entry in document["itemsets"]}
+    assert supports[(("a", "x"),)] == pytest.approx(21 / 42, abs=0.01)  # z is missing, not an item
+    assert supports[(("n", "[5, 10]"),)] == pytest.approx(21 / 42, abs=0.01)  # 12 clamped to 10
+
+
+def test_clamping_refuses_to_make_a_complete_column_missing_and_error_wins_over_the_file(tmp_path):
+    csv = write(tmp_path / "d.csv", "a,b\n" + "x,u\ny,v\n" * 20 + "z,u\n")
+    out = tmp_path / "o.json"
+    complete = write(tmp_path / "c.json", json.dumps({"out_of_bounds": "clamp", "columns": {
+        "a": {"categories": ["x", "y"], "complete": True}}}))
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", complete, "--output", out])
+    assert code == 2 and stdout == ""
+    assert_one_error_line(stderr, "column 'a', row 41: value 'z' is not one of the declared categories",
+                          "clamping would make it missing, but the types file declares the column complete")
+    clamp = write(tmp_path / "t.json", json.dumps({"out_of_bounds": "clamp",
+                                                   "columns": {"a": {"categories": ["x", "y"]}}}))
+    for extra in ([], ["--epsilon", "1"]):
+        code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--types", clamp, *extra,
+                                    "--out-of-bounds", "error", "--output", out])
+        assert code == 2 and stdout == ""
+        assert_one_error_line(stderr, "column 'a', row 41: value 'z' is not one of the categories")
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.3", "--out-of-bounds", "lenient",
+                                "--output", out])
+    assert code == 2 and stdout == ""
+    assert_one_error_line(stderr, "--out-of-bounds must be 'error' or 'clamp', not 'lenient'")
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("rows, fragment", [

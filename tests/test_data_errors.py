@@ -53,6 +53,21 @@ def test_directory_is_not_a_file(tmp_path: Path, right: Path) -> None:
     assert "is a directory" in load_error(tmp_path / "dir.csv", right)
 
 
+@pytest.mark.parametrize("name", ["somedir", "folder.d", "data.xlsx"])
+def test_a_directory_is_said_to_be_one_whatever_its_name(tmp_path: Path, right: Path, name: str) -> None:
+    """A folder without a data file's extension was called an unknown file type '(no extension)'."""
+    (tmp_path / name).mkdir()
+    with pytest.raises(DataError) as refused:
+        load_two_view(right, tmp_path / name)
+    assert str(refused.value) == f"{tmp_path / name}: is a directory, not a data file"
+    assert refused.value.code == "not_a_file"
+
+
+def test_a_missing_file_is_said_to_be_missing_before_its_extension_is_judged(tmp_path: Path, right: Path) -> None:
+    message = load_error(tmp_path / "nope.xlsx", right)
+    assert message == f"{tmp_path / 'nope.xlsx'}: no such file"
+
+
 def test_empty_file(tmp_path: Path, right: Path) -> None:
     message = load_error(write(tmp_path / "left.csv", ""), right)
     assert "left.csv" in message and "empty" in message

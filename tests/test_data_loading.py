@@ -18,6 +18,7 @@ from dprm.data.category_text import category_text
 from dprm.data.inference import infer_kind
 from dprm.data.loading import load_two_view, read_view
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
+from dprm.errors import DataError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 B, C, N = AttributeKind.BOOLEAN, AttributeKind.CATEGORICAL, AttributeKind.NUMERIC
@@ -202,6 +203,98 @@ def test_siren_ids_column_in_one_view(tmp_path: Path) -> None:
     assert data.ids.tolist() == ["r1", "r2"]
 
 
+# ------------------------------------------------- rows matched by position, first columns that look like ids
+
+ROWS = [(1, "yes", 2.5), (2, "no", 3.5), (3, "yes", 1.0), (4, "no", 7.25), (5, "yes", 0.5), (6, "no", 4.0)]
+
+
+def two_views(tmp_path: Path, left_id: str, right_id: str, shuffle: bool = True) -> tuple[Path, Path]:
+    """The same six entities in both views, the ids in columns named differently (the right in another order)."""
+    order = [3, 0, 5, 1, 4, 2] if shuffle else list(range(6))
+    left = write(tmp_path / "l.csv", f"{left_id},smoker\n" + "".join(f"{i},{s}\n" for i, s, _ in ROWS))
+    right = write(tmp_path / "r.csv", f"{right_id},score\n"
+                  + "".join(f"{ROWS[k][0]},{ROWS[k][2]}\n" for k in order))
+    return left, right
+
+
+@pytest.mark.parametrize("shuffle, order", [(True, "in another order"), (False, "in the same order")])
+def test_one_id_column_under_two_names_is_refused(tmp_path: Path, shuffle: bool, order: str) -> None:
+    """The audit's case: 'row_id' and 'id' were mined as attributes and the rows matched by position."""
+    left, right = two_views(tmp_path, "row_id", "id", shuffle)
+    with pytest.raises(DataError) as refused:
+        load_two_view(left, right)
+    error = refused.value
+    assert str(error) == (
+        f"{left}, {right}: first columns 'row_id' and 'id' hold the same distinct values ({order}), like one id "
+        f"column with two names: give them one name to match rows by id, or declare both in the types file "
+        f"(\"ignore\" or a type) to match rows by position")
+    assert (error.code, error.file, error.column, error.row) == ("id_names_differ", str(left), "row_id", None)
+    assert error.data_dependent  # it says what the values are like
+    public = error.public_message()
+    assert "order" not in public and "distinct" not in public and "id_names_differ" in public
+
+
+def test_one_id_column_under_two_names_matches_by_id_once_renamed(tmp_path: Path) -> None:
+    left, right = two_views(tmp_path, "row_id", "row_id")
+    data = load_two_view(left, right)
+    assert data.ids.tolist() == ["1", "2", "3", "4", "5", "6"] and data.notes == []
+    assert data.right["score"].values.tolist() == [s for *_, s in ROWS]
+
+
+@pytest.mark.parametrize("declared", [{"row_id": "ignore", "id": "ignore"},
+                                      {"row_id": "numeric", "id": {"type": "numeric", "bounds": [0, 10]}}],
+                         ids=["ignored", "mined"])
+def test_declaring_both_first_columns_matches_the_rows_by_position(tmp_path: Path, declared: dict) -> None:
+    """The owner's declaration says they are not the ids: rows by position, as asked, without a note."""
+    left, right = two_views(tmp_path, "row_id", "id")
+    data = load_two_view(left, right, types={"columns": declared})
+    assert data.ids is None and data.notes == []
+    assert data.right["score"].values.tolist() == [ROWS[k][2] for k in [3, 0, 5, 1, 4, 2]]
+    mined = "ignore" not in declared.values()
+    assert ("row_id" in data.left.names, "id" in data.right.names) == (mined, mined)
+
+
+def test_declaring_one_first_column_is_not_enough(tmp_path: Path) -> None:
+    left, right = two_views(tmp_path, "row_id", "id")
+    with pytest.raises(DataError, match="declare 'id' in the types file") as refused:
+        load_two_view(left, right, types={"columns": {"row_id": "ignore"}})
+    assert refused.value.code == "id_names_differ"
+
+
+def test_a_siren_ids_column_and_the_same_ids_under_another_name_are_refused(tmp_path: Path) -> None:
+    left, right = two_views(tmp_path, "ids", "id")
+    with pytest.raises(DataError, match="first columns 'ids' and 'id' .* declare 'id' in the types file"):
+        load_two_view(left, right)
+    data = load_two_view(left, right, types={"columns": {"id": "ignore"}})
+    assert data.ids.tolist() == ["1", "2", "3", "4", "5", "6"] and data.right.names == ["score"]
+
+
+def test_a_first_column_that_looks_like_an_id_mined_by_position_gets_a_note(tmp_path: Path) -> None:
+    """Different values (here other ids) or an id in one view only: by position, said in a note."""
+    left = write(tmp_path / "l.csv", "row_id,smoker,smoker\n" + "".join(f"{i},{s},{s}\n" for i, s, _ in ROWS))
+    right = write(tmp_path / "r.csv", "id,score\n" + "".join(f"{i + 10},{x}\n" for i, _, x in ROWS))
+    data = load_two_view(left, right, duplicate_names="rename")
+    says = "looks like an id (distinct values, none missing) but is mined as an attribute: the rows are " \
+           "matched by position, since the views' first columns have different names"
+    assert data.left.notes[0] == f"{left}: column 'row_id' {says}"  # first: before the renamed duplicate
+    assert data.left.notes[1].endswith("duplicate column 'smoker' renamed 'smoker.1'")
+    assert data.right.notes == [f"{right}: column 'id' {says}"]
+    assert data.ids is None and "row_id" in data.left.names and "id" in data.right.names
+    alone = write(tmp_path / "r1.csv", "score\n" + "".join(f"{x}\n" for *_, x in ROWS))
+    assert load_two_view(left, alone, duplicate_names="rename").right.notes == []
+    assert load_two_view(left, alone, duplicate_names="rename").left.notes[0] == f"{left}: column 'row_id' {says}"
+
+
+@pytest.mark.parametrize("first", [
+    "0\n1\n0\n1\n0\n1", "1\n2\n2\n3\n4\n5", "1.5\n2\n3\n4\n5\n6", "1\n2\n\n4\n5\n6", "a\nb\nc\nc\nd\ne"],
+    ids=["boolean", "repeated", "decimal", "missing", "repeated-text"])
+def test_a_first_column_that_is_no_id_gets_no_note(tmp_path: Path, first: str) -> None:
+    left = write(tmp_path / "l.csv", "k,a\n" + "".join(f"{v},{i % 2}\n" for i, v in enumerate(first.split("\n"))))
+    right = write(tmp_path / "r.csv", "m,b\n" + "".join(f"{v},{i % 3}\n" for i, v in enumerate(first.split("\n"))))
+    data = load_two_view(left, right)
+    assert not [n for n in data.notes if "looks like an id" in n]
+
+
 # ----------------------------------------------------------------- types file
 
 
@@ -346,6 +439,36 @@ def test_read_view_alone(pair: tuple[Path, Path]) -> None:
     assert view.name == "right" and view.names == ["x", "y"]
     assert view["x"].kind is N
     assert view["y"].values[:2].tolist() == [10.0, 30.0]  # file order
+
+
+def test_read_view_finds_the_id_column_as_load_two_view_does(tmp_path: Path) -> None:
+    """Given, declared (``id_column`` or ``type: id``), or Siren's first column ``ids``: never an attribute."""
+    table = write(tmp_path / "t.csv", "row_id,a,b\n1,x,0.5\n2,y,1.5\n3,x,2.5\n")
+    assert read_view(table).names == ["row_id", "a", "b"]  # no rule of one view makes it the id column
+    assert read_view(table, id_column="row_id").names == ["a", "b"]
+    assert read_view(table, types={"id_column": "row_id"}).names == ["a", "b"]
+    assert read_view(table, types={"columns": {"row_id": "id"}}).names == ["a", "b"]
+    assert read_view(table, id_column="row_id", types={"id_column": "row_id"}).names == ["a", "b"]
+    siren = write(tmp_path / "s.csv", "IDS,a\nr1,x\nr2,y\n")
+    assert read_view(siren).names == ["a"]
+    not_first = write(tmp_path / "n.csv", "a,ids\nx,r1\ny,r2\n")
+    assert read_view(not_first).names == ["a", "ids"]  # Siren's ids are the first column only
+
+
+@pytest.mark.parametrize("id_column, types, fragment", [
+    ("a", {"id_column": "row_id"}, "id column 'a' given, but types declares 'row_id'"),
+    ("row_id", {"columns": {"row_id": {"categories": ["1", "2", "3"]}}},
+     "column 'row_id' is the id column (given as the id column) but is declared categorical"),
+    (None, {"columns": {"ids": "numeric"}}, "column 'ids' is the id column (named like an id column)"),
+])
+def test_read_view_refuses_a_conflicting_id_column(tmp_path: Path, id_column: str | None, types: dict,
+                                                   fragment: str) -> None:
+    first = "ids" if "ids" in types.get("columns", {}) else "row_id"
+    table = write(tmp_path / "t.csv", f"{first},a\n1,x\n2,y\n3,x\n")
+    with pytest.raises(DataError) as caught:
+        read_view(table, id_column=id_column, types=types)
+    assert caught.value.code == "id_column_conflict" and fragment in str(caught.value)
+    assert not caught.value.data_dependent
 
 
 def test_duplicate_names_can_be_renamed(tmp_path: Path) -> None:

@@ -90,3 +90,22 @@ def test_a_declared_log_column_or_the_private_grid_keeps_what_the_public_linear_
         kept[transform or grid] = best
     assert kept["log"] > 0.8 and kept["log"] > kept["equal-width"] + 0.1, kept
     assert kept["auto"] > 0.8 and kept["auto"] > kept["equal-width"] + 0.1, kept
+
+
+def test_a_declared_integers_transform_cuts_a_count_at_whole_numbers_only() -> None:
+    """``"transform": "integers"``: the thresholds are whole numbers of the public bounds, nothing read off the rows."""
+    from dprm.data.grid import integer_grid
+
+    rng = np.random.default_rng(4)
+    visits = rng.negative_binomial(1, 0.15, 500).astype(float)
+    types = {"columns": {"visits": {"type": "numeric", "bounds": [0, 120], "transform": "integers"},
+                         "flag": "boolean"}}
+    left = pd.DataFrame({"visits": visits})
+    right = pd.DataFrame({"flag": (visits > 3).astype(int)})
+    data = load_two_view(left, right, types=types)
+    assert data.views[0].attributes[0].domain.transform == "integers"
+    thresholds = LiteralIndex(data.views[0], mode="private", max_splits=32).thresholds[0]
+    assert thresholds.tolist() == integer_grid(0.0, 120.0, 32).tolist()
+    assert np.all(thresholds == np.floor(thresholds)) and thresholds[:3].tolist() == [0.0, 1.0, 2.0]
+    fewer = load_two_view(left.iloc[1:], right.iloc[1:], types=types)   # a neighbouring dataset: the same grid
+    assert LiteralIndex(fewer.views[0], mode="private", max_splits=32).thresholds[0].tolist() == thresholds.tolist()

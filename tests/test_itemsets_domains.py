@@ -41,8 +41,9 @@ def test_values_outside_the_domain_or_bins_and_missing_values_name_column_and_ro
     halves = infer_domains(pd.DataFrame({"v": [0.25]}), bins={"v": [0, 0.5]})["v"]
     with pytest.raises(DataError, match=r"value 0\.75 is outside the bin edges \[0, 0\.5\]$"):  # was np.float64(0.5)
         halves.encode([0.25, 0.75])
-    with pytest.raises(DataError, match="row 2: missing value .* write a marker such as '\\?' in the empty cells"):
-        domain.encode(["red", None])  # it said "declare a marker as a category", which the types file refuses
+    with pytest.raises(DataError, match="row 2: missing value, but the column's declared domain has none") as info:
+        domain.encode(["red", None])  # a declared domain without the missing value: an error, not a guess
+    assert info.value.code == "missing_in_complete" and "na_values" in str(info.value)
 
 
 def test_bin_edges_are_checked() -> None:

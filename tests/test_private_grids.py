@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dprm.data import load_two_view
-from dprm.data.grid import GRID_FAMILY, public_grid
+from dprm.data.grid import GRID_FAMILY, INTEGER_GRID, public_grid
 from dprm.engine import InProcessEngine
 from dprm.errors import DataError, ParameterError
 from dprm.mining import default_algorithm, default_parameters, make_miner
@@ -108,7 +108,7 @@ def test_a_count_released_before_is_used_and_all_of_epsilon_goes_to_the_choices(
     chosen = choose_grids(engine, 0.2, given, max_splits=32, n_hat=2000)
     assert [e.step for e in given.ledger][0] == "grid of all 2 numeric columns"   # no count of its own
     assert sum(e.epsilon for e in given.ledger) == Fraction(1, 5)
-    assert chosen[(0, "visits")].startswith("log") and chosen[(0, "age")] == "linear"
+    assert chosen[(0, "visits")] != "linear" and chosen[(0, "age")] == "linear"   # counts: a log or whole-number grid
     choose_grids(engine, 0.2, own, max_splits=32)
     assert own.ledger[0].step == "grids: data size" and sum(e.epsilon for e in own.ledger) == Fraction(1, 5)
 
@@ -244,3 +244,29 @@ def test_types_file_transforms_are_checked() -> None:
     data = load_two_view(left, right, types=types)
     assert data.left["age"].domain.transform == "linear"
     assert math.isclose(public_grid(-1, 80, 8, "linear")[0], public_grid(-1, 80, 8)[0])
+
+
+def test_the_whole_number_grid_gives_every_split_of_a_count_once() -> None:
+    """On counts, every log:r point between two whole numbers is the same split; the integers member has none twice."""
+    values = np.floor(np.random.default_rng(5).pareto(1.1, 3000) * 2)
+    high = float(values.max())
+    distinct = {}
+    for member in GRID_FAMILY:
+        grid = public_grid(0.0, high, 32, member)
+        distinct[member] = len({tuple(values <= t) for t in grid})
+        if member == INTEGER_GRID:
+            assert grid.size == 32 and np.all(grid == np.floor(grid))
+            assert grid[:4].tolist() == [0.0, 1.0, 2.0, 3.0]
+        elif member.startswith("log:1000"):
+            assert distinct[member] < grid.size   # several points, one split
+    assert distinct[INTEGER_GRID] == max(distinct.values()) > distinct["log:1000000"] + 5
+
+
+def test_counts_get_the_whole_number_grid() -> None:
+    """A heavy-tailed count column spreads its rows best on whole-number thresholds; a uniform one stays linear."""
+    left, right, types = heavy_and_light(3000)
+    engine = InProcessEngine(load_two_view(left, right, types=types))
+    picks = [choose_grids(engine, 0.5, Accountant(0.5, SeededNoise(np.random.default_rng(seed))), max_splits=32)
+             for seed in range(10)]
+    assert sum(p[(0, "visits")] == INTEGER_GRID for p in picks) >= 8
+    assert all(p[(0, "age")] != INTEGER_GRID for p in picks)

@@ -69,3 +69,25 @@ def test_format_number_round_trips(x):
 
 def test_format_number_integers_plain():
     assert [format_number(v) for v in (0.0, -0.0, 1950.0, 1e15)] == ["0", "0", "1950", "1000000000000000"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("House mouse", "[House mouse]"),
+        ("a(b)", "[a(b)]"),
+        ("x<y", "[x<y]"),
+        ("tab\tname", "[tab\tname]"),
+        ("Moose", "Moose"),
+        ("Eurasian_Lynx-2", "Eurasian_Lynx-2"),
+    ],
+)
+def test_a_boolean_name_that_is_not_one_word_is_bracketed(name, text):
+    assert to_text(BooleanLiteral(name)) == text
+    assert to_text(Not(BooleanLiteral(name))) == "¬" + text
+    assert to_text(BooleanLiteral(name, False)) == f"[{name} = false]"
+
+
+def test_several_multi_word_names_read_as_their_literals():
+    query = And(BooleanLiteral("House mouse"), Or(BooleanLiteral("Small Asian Mongoose"), BooleanLiteral("Moose")))
+    assert to_text(query) == "[House mouse] ∧ ([Small Asian Mongoose] ∨ Moose)"

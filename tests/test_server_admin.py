@@ -17,7 +17,7 @@ pytest.importorskip("sqlalchemy")
 
 from dprm.errors import DataError, ParameterError  # noqa: E402
 from dprm.server.database import Database  # noqa: E402
-from dprm.server.datasets import register_dataset  # noqa: E402
+from dprm.server.datasets import list_datasets, register_dataset  # noqa: E402
 from server_support import DPRM, tiny_views  # noqa: E402
 from test_cli import run  # noqa: E402
 
@@ -75,6 +75,33 @@ def test_registration_checks_names_files_and_duplicates(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="registered already"):
         register_dataset(db, "tiny", left, right, types)
     db.dispose()
+
+
+def test_registration_refuses_one_id_column_under_two_names(tmp_path: Path) -> None:
+    """The loader's rule holds for a registered dataset too: ids named 'pid' and 'id', the right's rows in
+    another order, would have been paired by position. Refused with the stable code; nothing registered."""
+    left, right, types = tiny_views(tmp_path, rows=50)
+    lines = left.read_text().splitlines()
+    left.write_text("\n".join(["pid," + lines[0].split(",", 1)[1], *lines[1:]]) + "\n")
+    header, *rows = right.read_text().splitlines()
+    right.write_text("\n".join([header, *rows[::-1]]) + "\n")
+    mapping = json.loads(types.read_text())
+    del mapping["id_column"]
+    types.write_text(json.dumps(mapping))
+    db = Database(str(tmp_path / "s.db"))
+    db.migrate()
+    with pytest.raises(DataError) as refused:
+        register_dataset(db, "tiny", left, right, types)
+    assert refused.value.code == "id_names_differ" and refused.value.data_dependent
+    assert refused.value.public_message() == (f"{left}: column 'pid': the views' first columns look like one id "
+                                              f"column with two names (id_names_differ)")
+    with db.read() as connection:
+        assert list_datasets(connection) == []
+    db.dispose()
+    added = dprm("admin", "--db", str(tmp_path / "s.db"), "dataset", "add", "tiny", str(left), str(right),
+                 "--types", str(types))
+    assert added.returncode == 2 and added.stdout == ""
+    assert added.stderr.startswith("error: ") and added.stderr.count("\n") == 1 and "'pid' and 'id'" in added.stderr
 
 
 def test_a_dataset_removed_and_added_again_keeps_its_history_apart(tmp_path: Path) -> None:

@@ -85,6 +85,7 @@ ERROR_CODES: dict[str, str] = {
     "missing_id": "a row has no id",
     "duplicate_id": "an id occurs more than once",
     "unmatched_id": "an id occurs in one view only",
+    "id_names_differ": "the views' first columns look like one id column with two names",
     # values
     "not_a_number": "a value is not a number",
     "not_finite": "a value is not a finite number",

@@ -52,9 +52,10 @@ class LazyCommands(TyperGroup):
         if cmd_name not in COMMANDS:
             return None
         from dprm.cli.coercion import plain_conversions
+        from dprm.cli.repeats import refuse_repeats
 
         module = importlib.import_module(f"dprm.cli.{COMMANDS[cmd_name][0]}")
-        command = plain_conversions(typer.main.get_command(module.app))
+        command = refuse_repeats(plain_conversions(typer.main.get_command(module.app)))
         command.name = cmd_name
         return command
 

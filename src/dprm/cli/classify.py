@@ -34,7 +34,7 @@ from dprm.cli.console import console, note
 from dprm.cli.outputs import Outputs
 from dprm.cli.coercion import read_number
 from dprm.cli.seeds import check_seed
-from dprm.cli.views import NaValues, OutOfBounds, TypesFile
+from dprm.cli.views import NaValues, OutOfBounds, TableIdColumn, TypesFile
 from dprm.errors import DataError, ParameterError, short_repr
 from dprm.json_values import plain_json
 
@@ -67,6 +67,7 @@ def classify(
     variant: str = typer.Option("dprm", "--variant", metavar="dprm|paper",
                                 help="dprm's scores and budget split, or the paper's (docs/classifier.md)."),
     types: TypesFile = None,
+    id_column: TableIdColumn = None,
     na_values: NaValues = None,
     out_of_bounds: OutOfBounds = None,
     cv: int = typer.Option(10, "--cv", metavar="K",
@@ -90,7 +91,7 @@ def classify(
                                                                 default=str) + "\n", encoding="utf-8"))
     outputs.check()
 
-    X, y, categories, bounds, classes, notes = _load(learn, target, types, na_values, out_of_bounds)
+    X, y, categories, bounds, classes, notes = _load(learn, target, types, na_values, out_of_bounds, id_column)
     if cv and cv > 1:
         _check_folds(y, cv)
     parameters = {"epsilon": epsilon, "max_depth": max_depth, "embedding_depth": embedding_depth,
@@ -161,13 +162,20 @@ def _check_options(epsilon: float, max_depth: str, embedding_depth: str, search:
     return given, depth
 
 
-def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_bounds: str | None
+def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_bounds: str | None,
+          id_column: str | None = None
           ) -> tuple[Any, Any, dict[str, list], dict[str, tuple[float, float]], list | None, list[str]]:
-    """The features (a DataFrame), labels, declared domains and classes, and the data layer's notes."""
+    """The features (a DataFrame), labels, declared domains and classes, and the data layer's notes.
+
+    The id column is not a feature: ``--id-column``, else the types file's ``id_column``
+    (or its column of type ``id``), else a first column named ``ids``, as ``dprm mine``
+    finds it in one view (:func:`dprm.data.read_view`).
+    """
     import numpy as np
     import pandas as pd
 
     from dprm.data import AttributeKind, read_view
+    from dprm.data.loading import SIREN_ID_NAMES
     from dprm.data.types_file import ColumnSpec, ColumnType, TypesSpec, read_types_file
 
     if out_of_bounds not in (None, "error", "clamp"):
@@ -180,17 +188,21 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
                         "holds classes: declare it categorical with its categories (or boolean)",
                         code="bad_types_file", file=spec.source, column=target, data_dependent=False)
     markers = [part for item in na_values or [] for part in item.split(",")] or None
-    view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
+    if target in (id_column, spec.id_column):
+        named = "--id-column" if target == id_column else spec.source
+        raise ParameterError(f"--target {target!r} is the id column ({named}); a classifier's target holds classes")
+    view = read_view(learn, "left", id_column=id_column, types=spec, na_values=markers, out_of_bounds=out_of_bounds,
                      duplicate_names="error", all_types_here=True, keep_constant=True)
     if target not in spec.columns and any(a.name == target and a.kind is AttributeKind.BOOLEAN for a in view):
         # classes as written (0 / 1, yes / no), not the Boolean reading's false / true
         spec = replace(spec, columns={**spec.columns, target: ColumnSpec(ColumnType.CATEGORICAL)})
-        view = read_view(learn, "left", types=spec, na_values=markers, out_of_bounds=out_of_bounds,
-                         duplicate_names="error", all_types_here=True, keep_constant=True)
+        view = read_view(learn, "left", id_column=id_column, types=spec, na_values=markers,
+                         out_of_bounds=out_of_bounds, duplicate_names="error", all_types_here=True, keep_constant=True)
     source = view.source
     if target not in view:  # constant columns are kept (keep_constant): not here means not in the file
         shown = ", ".join(view.names)
-        raise DataError(f"{source}: no target column {target!r}; columns: {shown}", data_dependent=False)
+        hint = f" (a first column named {target!r} is the id column)" if target.lower() in SIREN_ID_NAMES else ""
+        raise DataError(f"{source}: no target column {target!r}{hint}; columns: {shown}", data_dependent=False)
     columns: dict[str, Any] = {}
     categories: dict[str, list] = {}
     bounds: dict[str, tuple[float, float]] = {}

@@ -9,9 +9,14 @@ converter that handles the values whose conversion is plain: a string of digits 
 an integer, a decimal number for a float, any text for a string or a path, the
 default already of the type. Anything else (a value pydantic would refuse, or accept
 only by one of its other rules: spaces, underscores, ``inf``, ``5.0`` for an integer)
-is handed to typer's own converter, so every value converts, and every error reads,
-exactly as before (tested against typer's converter). Options of other types keep
-typer's converter.
+is handed to typer's own converter, so every value converts exactly as before (tested
+against typer's converter). A number typer's converter refuses too is said in dprm's
+words, the value quoted as written (:func:`not_a_number`: ``Invalid value for
+'--epsilon': 'abc' is not a number``, not pydantic's ``Input should be a valid
+number, unable to parse string as a number``). Options of other types keep typer's
+converter, and so does every option under a typer release this module was not
+tested against. The subcommands of a group (``dprm datasets make-planted``, ``dprm
+remote submit``) get the same converters as a command.
 
 Before either, :func:`~dprm.errors.number_problem` (the rule the web pages' forms
 share, in :mod:`dprm.errors`) refuses a number a user would not mean: with ``_``
@@ -36,9 +41,10 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from dprm.errors import MAX_INTEGER_DIGITS, number_problem
+from dprm.errors import MAX_INTEGER_DIGITS, number_problem, short_repr
 
-__all__ = ["MAX_INTEGER_DIGITS", "UNHANDLED", "number_problem", "plain", "plain_conversions", "read_number"]
+__all__ = ["MAX_INTEGER_DIGITS", "UNHANDLED", "not_a_number", "number_problem", "plain", "plain_conversions",
+           "read_number"]
 
 #: The typer releases whose private converter classes (``typer._coercion``) this module was written and
 #: tested against; with any other, typer converts every value itself.
@@ -100,9 +106,27 @@ def plain(annotation: Any, value: Any) -> Any:
     return UNHANDLED
 
 
+def not_a_number(kind: Any, value: Any) -> str | None:
+    """The message for the text ``value`` that no rule reads as ``kind`` (int or float); else None.
+
+    What an option says of ``--epsilon abc`` or ``--seed 1.5`` instead of pydantic's
+    ``Input should be a valid number, unable to parse string as a number``: the value
+    as written (cut to about 40 characters) and what it should be.
+
+    Examples
+    --------
+    >>> not_a_number(float, "abc"), not_a_number(int, "1.5"), not_a_number(str, "abc")
+    ("'abc' is not a number", "'1.5' is not a whole number", None)
+    """
+    if type(value) is not str or kind not in (int, float):
+        return None
+    return f"{short_repr(value)} is not a {'whole number' if kind is int else 'number'}"
+
+
 def plain_conversions(command: Any) -> Any:
-    """``command`` (a click command typer built) with the plain converters installed; returned as is when
-    typer's internals are not the expected ones (then typer converts every value, as always)."""
+    """``command`` (a click command typer built, or a group of them) with the plain converters installed;
+    returned as is when typer's internals are not the expected ones (then typer converts every value, as
+    always)."""
     import typer
 
     if not typer.__version__.startswith(TESTED_TYPER):  # internals written against these releases only
@@ -122,9 +146,16 @@ def plain_conversions(command: Any) -> Any:
             converted = plain(self.annotation, value)
             if converted is not UNHANDLED:
                 return converted
-            typer_param = build_runtime_param(param.type_descriptor)
-            param._runtime_param = typer_param
-            return typer_param._coerce_value(value, param=param, ctx=ctx)
+            typer_param = getattr(param, "_dprm_typer_param", None)
+            if typer_param is None:
+                typer_param = param._dprm_typer_param = build_runtime_param(param.type_descriptor)
+            try:
+                return typer_param._coerce_value(value, param=param, ctx=ctx)
+            except typer.BadParameter:
+                refused = not_a_number(self.annotation, value)
+                if refused is None:
+                    raise
+                raise typer.BadParameter(refused, ctx=ctx, param=param) from None
 
     def install(param: Any) -> None:
         descriptor = getattr(param, "type_descriptor", None)
@@ -141,6 +172,8 @@ def plain_conversions(command: Any) -> Any:
             if isinstance(getattr(param, "_runtime_param", None), PlainRuntimeParam):
                 param._runtime_param = None
         return command
+    for subcommand in dict(getattr(command, "commands", None) or {}).values():  # a group's (dprm datasets ...)
+        plain_conversions(subcommand)
     help_option = getattr(command, "get_help_option", None)
     if help_option is not None:  # --help is made when the options are parsed: a flag, converted too
 

@@ -48,7 +48,8 @@ def privacy_status(privacy: Mapping[str, Any], output: Path | None,
     """Whether the run is private, and its one status line.
 
     ``budget`` is the ε the run was given; a run that stopped early spent less, and
-    the line says so.
+    the line says so. ``output`` is the JSON the run wrote, which holds the ledger;
+    without one the ledger is written nowhere, and the line says how to keep it.
 
     Examples
     --------
@@ -56,9 +57,9 @@ def privacy_status(privacy: Mapping[str, Any], output: Path | None,
     >>> privacy_status(block, Path("out.json"), 1.0)
     (True, 'private: ε = 1 spent (pure-dp), ledger in out.json')
     >>> privacy_status({**block, "epsilon": 0.75}, None, 1.0)[1]
-    'private: ε = 0.75 spent of 1 (pure-dp), ledger of 1 release in the JSON (--output FILE)'
+    'private: ε = 0.75 spent of 1 (pure-dp), ledger of 1 release not written (pass --output FILE to keep it)'
     >>> privacy_status({**block, "guarantee": "approx-dp", "delta": 1e-9}, None, 1.0)[1]
-    'private: ε = 1 spent, δ = 1e-09 (approx-dp), ledger of 1 release in the JSON (--output FILE)'
+    'private: ε = 1 spent, δ = 1e-09 (approx-dp), ledger of 1 release not written (pass --output FILE to keep it)'
     >>> privacy_status({"guarantee": "none", "private": False, "reasons": ["a seed was given"]}, None)
     (False, 'NOT private: a seed was given')
     """
@@ -69,7 +70,7 @@ def privacy_status(privacy: Mapping[str, Any], output: Path | None,
         return False, "NOT private: " + "; ".join(reasons)
     ledger = privacy.get("ledger") or []
     where = f"ledger in {output}" if output is not None else \
-        f"ledger of {plural(len(ledger), 'release')} in the JSON (--output FILE)"
+        f"ledger of {plural(len(ledger), 'release')} not written (pass --output FILE to keep it)"
     spent = float(privacy.get("epsilon", 0.0))
     of = f" of {_epsilon(budget)}" if budget is not None and _epsilon(budget) != _epsilon(spent) else ""
     delta = privacy.get("delta")  # an (ε, δ) guarantee states its δ
@@ -232,7 +233,10 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
             fields.append((excess, ""))
         fields += [(f"|L| {s.support_left:,.0f}", ""), (f"|R| {s.support_right:,.0f}", ""),
                    (f"|L∩R| {s.intersection:,.0f}", "")]
-        if s.p_value is not None:
+        p_band = r.extra.get("interval", {}).get("p_value") if noisy else None
+        if p_band:  # a p-value of noisy counts alone can look decisive where the counts are noise
+            fields.append((f"p ≤ {p_band[1]:.2g}", ""))
+        elif s.p_value is not None:
             fields.append((f"p {s.p_value:.2g}", ""))
         if r.pruned:
             fields.append(("pruned", "yellow"))

@@ -5,6 +5,9 @@ The run:
 1. check the options (θ, δ, ε, chains, bins, seed) and that ``--output`` can be
    written; read the file's header and check the sensitive columns and the types
    file's names; nothing is learned and no budget is spent before this passes;
+   the types file's ``na_values`` and ``out_of_bounds`` (with ``--na-values`` and
+   ``--out-of-bounds``) are combined as every command combines them
+   (:func:`dprm.data.reading.reading_options`);
 2. learn the estimate: the online Hoeffding-tree chains (the file streamed in chunks),
    or with ``--epsilon`` the differentially private chains (one chain by default, each
    variable's conditional over parents chosen by the exponential mechanism, or DP trees
@@ -14,6 +17,14 @@ The run:
    quasi-identifiers (Algorithm 1) and check it;
 4. mine the itemsets with ISON, write ``--output`` (``dprm.itemsets/1``), print the
    privacy status line and the table.
+
+Missing values (the empty cell, a declared marker) are no item. When the run declares
+missing values (``na_values`` or ``out_of_bounds: clamp``, in the types file or as
+options) every column not declared ``complete`` has the missing value in its public
+domain (:mod:`dprm.itemsets.domains`); otherwise only an undeclared column holding one
+has it, and a missing value in a declared column is an error. ``complete`` columns
+are checked, and ``clamp`` makes an undeclared category missing and clamps a binned
+number into its edges (:mod:`dprm.itemsets.declarations`).
 
 The estimate without ``--epsilon`` is made of exact counts of the rows, and
 t-closeness is a syntactic property, not differential privacy: the status line says
@@ -25,7 +36,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -36,7 +47,7 @@ from dprm.cli.coercion import read_number
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
-from dprm.cli.views import TypesFile
+from dprm.cli.views import NaValues, OutOfBounds, TypesFile, na_markers
 from dprm.errors import DataError, ParameterError, short_repr
 
 app = command_app()
@@ -122,11 +133,13 @@ def read_header(path: Path) -> list[str]:
     return read_text_header(path, str(path))
 
 
-def read_frame(path: Path, columns: list[str], *, allow_empty: bool = False) -> Any:
-    """The whole CSV as text (the values as written), only ``columns``; no rows is an error unless ``allow_empty``."""
+def read_frame(path: Path, columns: list[str], *, allow_empty: bool = False,
+               na_values: tuple[str, ...] | None = None) -> Any:
+    """The whole CSV as text (the values as written; ``na_values`` and the empty cell missing), only ``columns``;
+    no rows is an error unless ``allow_empty``."""
     from dprm.itemsets.text_table import read_text_frame
 
-    return read_text_frame(path, str(path), allow_empty=allow_empty)[columns]
+    return read_text_frame(path, str(path), allow_empty=allow_empty, na_values=na_values)[columns]
 
 
 #: The categories of a column the types file declares ``boolean``.
@@ -166,45 +179,87 @@ def booleans_as_text(frame: Any, names: list[str], source: str) -> Any:
     return frame
 
 
-def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[float]]
-                   ) -> tuple[dict[str, list[str]], list[str], list[str], list[str]]:
-    """Declared categories from the types file, columns it ignores, Boolean columns, and notes.
+@dataclass
+class Declarations:
+    """What the types file (and ``--na-values``, ``--out-of-bounds``) declare of LEARN.csv's columns.
+
+    Attributes
+    ----------
+    domains : dict of str to list of str
+        Declared categories (Boolean columns: :data:`BOOLEAN_CATEGORIES`).
+    ignored, booleans, complete : list of str
+        Columns of type ``ignore`` / ``id`` (and the ``id_column``), of type ``boolean``, declared ``complete``.
+    markers : tuple of str
+        The texts read as missing: the empty cell, ``--na-values`` and the types file's ``na_values``.
+    na_values : list of str
+        The markers declared (``--na-values``, the types file's ``na_values``), as given: ``[""]`` declares
+        that empty cells are missing values.
+    clamp : bool
+        ``out_of_bounds`` is ``"clamp"`` (the option's, else the types file's).
+    source : str or None
+        The types file, for messages.
+    """
+
+    domains: dict[str, list[str]] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
+    booleans: list[str] = field(default_factory=list)
+    complete: list[str] = field(default_factory=list)
+    markers: tuple[str, ...] = ("",)
+    na_values: list[str] = field(default_factory=list)
+    clamp: bool = False
+    source: str | None = None
+
+    @property
+    def declares_missing(self) -> bool:
+        """Whether the run declares that cells may be missing: markers (the empty cell too), or clamping.
+
+        Examples
+        --------
+        >>> Declarations().declares_missing, Declarations(na_values=["?"]).declares_missing
+        (False, True)
+        >>> Declarations(na_values=[""]).declares_missing, Declarations(clamp=True).declares_missing
+        (True, True)
+        """
+        return bool(self.na_values) or self.clamp
+
+
+def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[float]],
+                   na_values: list[str] | None = None, out_of_bounds: str | None = None) -> Declarations:
+    """What the types file declares (categories, ignored, Boolean and complete columns), with the reading options.
 
     Categorical columns with categories are declared; Boolean ones have the categories
     :data:`BOOLEAN_CATEGORIES` (their cells are read by :func:`booleans_as_text`);
     ``ignore`` / ``id`` columns are left out; a numeric column needs ``--bins``
-    (checked by the estimator).
+    (checked by the estimator). ``na_values`` (``--na-values``, split at commas) and
+    ``out_of_bounds`` are combined with the types file's keys as every command combines
+    them (:func:`dprm.data.reading.reading_options`).
     """
-    from dprm.data.types_file import ColumnType, read_types_file
+    from dprm.data.reading import reading_options
+    from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 
-    if types is None:
-        return {}, [], [], []
-    spec = read_types_file(types)
+    spec = read_types_file(types) if types is not None else TypesSpec()
+    given = na_markers(na_values)
+    markers, policy = reading_options(spec, given, out_of_bounds)
+    declared = Declarations(markers=markers, na_values=list(dict.fromkeys([*(given or []), *spec.na_values])),
+                            clamp=policy == "clamp", source=None if types is None else str(types))
     unknown = [name for name in spec.columns if name not in columns]
     if unknown:
         raise DataError(f"{types}: column {unknown[0]!r} is not in the data (columns: {', '.join(columns)})",
                         file=str(types), column=unknown[0], data_dependent=False)
-    domains: dict[str, list[str]] = {}
-    ignored: list[str] = []
-    booleans: list[str] = []
-    notes: list[str] = []
     for name, column in spec.columns.items():
         if column.type in (ColumnType.IGNORE, ColumnType.ID):
-            ignored.append(name)
-        elif column.categories is not None and name not in bins:
-            domains[name] = list(column.categories)
+            declared.ignored.append(name)
+            continue
+        if column.complete:
+            declared.complete.append(name)
+        if column.categories is not None and name not in bins:
+            declared.domains[name] = list(column.categories)
         elif column.type is ColumnType.BOOLEAN and name not in bins:
-            domains[name] = list(BOOLEAN_CATEGORIES)
-            booleans.append(name)
-    if spec.id_column and spec.id_column in columns and spec.id_column not in ignored:
-        ignored.append(spec.id_column)
-    if spec.out_of_bounds == "clamp":
-        notes.append("the types file's out_of_bounds 'clamp' does not apply here: itemsets has no missing "
-                     "value to clamp an unknown category to, so a value outside its categories is an error")
-    if spec.na_values:
-        notes.append("the types file's na_values do not apply here: itemsets reads every value as a category "
-                     "(only an empty cell is missing)")
-    return domains, ignored, booleans, notes
+            declared.domains[name] = list(BOOLEAN_CATEGORIES)
+            declared.booleans.append(name)
+    if spec.id_column and spec.id_column in columns and spec.id_column not in declared.ignored:
+        declared.ignored.append(spec.id_column)
+    return declared
 
 
 @app.command()
@@ -268,6 +323,8 @@ def itemsets(
              "(basis, PrivBasis-style; no estimate), or the one-way histograms first and then basis's release or "
              "the chain, whichever their noisy counts predict the better (auto)."),
     types: TypesFile = None,
+    na_values: NaValues = None,
+    out_of_bounds: OutOfBounds = None,
     bins: Optional[List[str]] = typer.Option(
         None, "--bins", metavar="COL=e0,e1,...",
         help="Public bin edges of a numeric column (repeatable); numeric columns without bins are refused."),
@@ -328,6 +385,8 @@ def itemsets(
     passes_rule = check_learning_options(passes, epsilon, grace_period, split_confidence, tie_threshold, top, top_k)
     if learner not in LEARNERS:
         raise ParameterError(f"--learner must be one of {', '.join(LEARNERS)}, not {learner!r}")
+    if out_of_bounds not in (None, "error", "clamp"):
+        raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
     bin_edges = parse_bins(bins)
     outputs = Outputs(inputs=[learn, types])
     result: dict[str, Any] = {}
@@ -335,7 +394,7 @@ def itemsets(
                                                      + "\n", encoding="utf-8"))
     outputs.check()
 
-    table = read_columns(learn, types, bin_edges, sensitive, epsilon)
+    table = read_columns(learn, types, bin_edges, sensitive, epsilon, na_values, out_of_bounds)
     table.categorical_integers = categorical_integers
     parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
                                   "estimate": ESTIMATES[structure] if epsilon is not None else "hoeffding-trees",
@@ -343,7 +402,8 @@ def itemsets(
                                   "delta": (0.0 if delta is None else delta) if sensitive else None,
                                   "distance": distance if sensitive else None, "step": step if sensitive else None,
                                   "bins": bin_edges, "max_length": max_length, "max_seconds": max_seconds,
-                                  "seed": seed}
+                                  "seed": seed, "na_values": table.na_values,
+                                  "out_of_bounds": "clamp" if table.clamp else "error", "missing": table.missing}
     released = None  # the synthetic rows (mst, aim) or the bases (basis), which no estimate stands for
     if epsilon is not None:
         parameters["private_method"] = private_method
@@ -460,7 +520,13 @@ def check_learning_options(passes: str, epsilon: float | None, grace_period: int
 
 @dataclass
 class Columns:
-    """The columns of LEARN.csv to mine and what the types file declares of them (:func:`read_columns`)."""
+    """The columns of LEARN.csv to mine and what the types file declares of them (:func:`read_columns`).
+
+    ``missing``: the columns whose public domain has the missing value (no item): every
+    column not declared complete when the run declares missing values
+    (:attr:`Declarations.declares_missing`), else none (an undeclared column holding a
+    missing value has it too, read off the data by the estimator).
+    """
 
     names: list[str]
     domains: dict[str, list[str]]
@@ -468,24 +534,59 @@ class Columns:
     booleans: list[str]
     notes: list[str]
     categorical_integers: bool = False
+    markers: tuple[str, ...] = ("",)
+    na_values: list[str] = field(default_factory=list)
+    clamp: bool = False
+    missing: list[str] = field(default_factory=list)
+    complete: list[str] = field(default_factory=list)
+    types_source: str | None = None
+
+    @property
+    def read_whole(self) -> bool:
+        """Whether the file is read as one table here (:func:`prepared_frame`) rather than by the estimator:
+        columns left out or read as Booleans, declared markers, complete columns or clamping."""
+        return bool(self.ignored or self.booleans or len(self.markers) > 1 or self.complete or self.clamp)
 
 
 def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[float]], sensitive: list[str],
-                 epsilon: float | None) -> Columns:
+                 epsilon: float | None, na_values: list[str] | None = None, out_of_bounds: str | None = None
+                 ) -> Columns:
     """The file's header and the types file: the columns to mine, checked against ``--sensitive`` and ``--bins``."""
     header = read_header(learn)
-    domains, ignored, booleans, notes = public_domains(types, header, bin_edges)
-    columns = [c for c in header if c not in ignored]
+    declared = public_domains(types, header, bin_edges, na_values, out_of_bounds)
+    columns = [c for c in header if c not in declared.ignored]
     if not columns:
         raise DataError(f"{types}: every column of {learn} is ignored (ignore / id): nothing to mine",
                         code="no_columns", file=str(types), data_dependent=False)
     for name in list(sensitive) + list(bin_edges):
         if name not in columns:
             raise ParameterError(f"no column {name!r} in {learn} (columns: {', '.join(columns)})")
-    if epsilon is not None and any(c not in domains and c not in bin_edges for c in columns):
+    notes: list[str] = []
+    if epsilon is not None and any(c not in declared.domains and c not in bin_edges for c in columns):
         notes.append("some columns' categories are not declared (--types): they are read off the data and the "
                      "result is NOT private")
-    return Columns(columns, domains, ignored, booleans, notes)
+    complete = [c for c in columns if c in declared.complete]
+    missing = [c for c in columns if c not in complete] if declared.declares_missing else []
+    return Columns(columns, declared.domains, declared.ignored, declared.booleans, notes, markers=declared.markers,
+                   na_values=declared.na_values, clamp=declared.clamp, missing=missing, complete=complete,
+                   types_source=declared.source)
+
+
+def prepared_frame(learn: Path, table: Columns, bin_edges: dict[str, list[float]], *,
+                   allow_empty: bool = False) -> Any:
+    """LEARN.csv as one table of text, read as the types file says: missing markers, Booleans, complete
+    columns checked, values outside their domains clamped (``out_of_bounds: clamp``; its notes added to
+    ``table.notes``)."""
+    from dprm.itemsets.declarations import check_complete, clamp_to_domains
+
+    source = str(learn)
+    frame = read_frame(learn, table.names, allow_empty=allow_empty, na_values=table.markers)
+    check_complete(frame, table.complete, source=source, types_source=str(table.types_source))
+    frame = booleans_as_text(frame, table.booleans, source)
+    if table.clamp:
+        frame, notes = clamp_to_domains(frame, table.domains, bin_edges, missing=table.missing, source=source)
+        table.notes.extend(notes)
+    return frame
 
 
 def mine(estimator: Any, released: Any, min_support: float, max_length: int | None, max_seconds: float | None,
@@ -571,9 +672,10 @@ def fit_private(learn: Path, table: Columns, bin_edges: dict[str, list[float]], 
 
     # No rows reach the private fit, which releases noise only when every domain is declared
     # (refusing would tell n = 0 from n = 1) and refuses otherwise.
-    frame = booleans_as_text(read_frame(learn, table.names, allow_empty=True), table.booleans, str(learn))
-    fit = fit_private_estimator(frame, epsilon, domains=table.domains, bins=bin_edges, n_chains=chains,
-                                structure=structure, max_depth=max_depth, random_state=seed, source=str(learn),
+    frame = prepared_frame(learn, table, bin_edges, allow_empty=True)
+    fit = fit_private_estimator(frame, epsilon, domains=table.domains, bins=bin_edges, missing=table.missing or None,
+                                n_chains=chains, structure=structure, max_depth=max_depth, random_state=seed,
+                                source=str(learn),
                                 categorical_integers=table.categorical_integers,
                                 min_support=parameters["min_support"],
                                 private_method=parameters.get("private_method", "chain"))
@@ -629,11 +731,10 @@ def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], c
         extra["n_samples"] = reference_rows
         parameters["reference_rows"] = reference_rows
     estimator = DensityEstimator(n_chains=chains, domains=table.domains or None, bins=bin_edges or None,
-                                 grace_period=grace_period, split_confidence=split_confidence,
+                                 missing=table.missing or None, grace_period=grace_period, split_confidence=split_confidence,
                                  passes=passes_rule, learner=learner, random_state=seed,
                                  categorical_integers=table.categorical_integers, **extra)
-    estimator.fit(booleans_as_text(read_frame(learn, table.names), table.booleans, str(learn))
-                  if table.ignored or table.booleans else learn)
+    estimator.fit(prepared_frame(learn, table, bin_edges) if table.read_whole else learn)
     hoeffding = estimator.learner_ == "hoeffding"  # the batch learner makes no Hoeffding test: its settings null
     parameters.update(learner=estimator.learner_, rows_learned=estimator.n_seen_, passes=estimator.passes_,
                       passes_rule=passes_rule,

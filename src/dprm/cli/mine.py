@@ -112,7 +112,7 @@ def mine(
     private_algorithm = "epsilon" in miner_options() and algorithm in miner_options()["epsilon"]["defaults"]
     if epsilon is not None:
         if not (math.isfinite(epsilon) and epsilon > 0):
-            raise ParameterError(f"--epsilon must be a positive number, not {epsilon}")
+            raise ParameterError(f"--epsilon must be finite and positive, not {epsilon}")
         if private_algorithm:
             given["epsilon"] = epsilon
     check_seed(seed)
@@ -298,7 +298,7 @@ def completeness_hint(shown: list, declared: frozenset,
     if not shorter:
         return None
     names = ", ".join(sorted(attributes)[:5]) + (", ..." if len(attributes) > 5 else "")
-    return (f"{shorter} of the {len(shown)} queries shown would print shorter if the types file declared their "
+    return (f"{shorter} of the {len(shown)} queries shown would print shorter if a types file (--types) declared their "
             f"attributes complete (\"complete\": true: no missing value, checked at load time; docs/data.md)"
             + (f", e.g. {names}" if names else ""))
 

@@ -23,8 +23,8 @@ from dprm.errors import ParameterError
 if TYPE_CHECKING:
     from dprm.data import TwoViewData
 
-__all__ = ["LeftView", "RightView", "IdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
-           "EngineOption", "ShardsOption", "load_views", "print_notes", "check_engine", "open_engine"]
+__all__ = ["LeftView", "RightView", "IdColumn", "TableIdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
+           "EngineOption", "ShardsOption", "na_markers", "load_views", "print_notes", "check_engine", "open_engine"]
 
 LeftView = Annotated[Path, typer.Argument(help="Left view: a CSV or Parquet file.", show_default=False)]
 RightView = Annotated[Path, typer.Argument(help="Right view: a CSV or Parquet file, rows aligned by id.",
@@ -32,6 +32,9 @@ RightView = Annotated[Path, typer.Argument(help="Right view: a CSV or Parquet fi
 IdColumn = Annotated[Optional[str], typer.Option(
     "--id-column", metavar="NAME",
     help="Id column of both views. Default: the types file's, else a first column of the same name in both.")]
+TableIdColumn = Annotated[Optional[str], typer.Option(
+    "--id-column", metavar="NAME",
+    help="Id column of the table: not a feature. Default: the types file's, else a first column named 'ids'.")]
 TypesFile = Annotated[Optional[Path], typer.Option(
     "--types", metavar="FILE",
     help="Types file (JSON/TOML): attribute types and public domains; needed for a private run (docs/data.md).")]
@@ -61,8 +64,14 @@ MAX_SHARDS = 4096
 LOCAL_SHARDS_PER_CORE = 4
 
 
-def _markers(na_values: Optional[List[str]]) -> list[str] | None:
-    """The missing-value markers of repeated and comma-separated ``--na-values``."""
+def na_markers(na_values: Optional[List[str]]) -> list[str] | None:
+    """The missing-value markers of repeated and comma-separated ``--na-values``.
+
+    Examples
+    --------
+    >>> na_markers(["NA,?", "none"]), na_markers(None)
+    (['NA', '?', 'none'], None)
+    """
     if not na_values:
         return None
     return [part for item in na_values for part in item.split(",")]
@@ -79,7 +88,7 @@ def load_views(left: Path, right: Path, *, id_column: str | None = None, types: 
     if out_of_bounds not in (None, "error", "clamp"):
         raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
     data = load_two_view(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
-                         na_values=_markers(na_values), out_of_bounds=out_of_bounds)
+                         na_values=na_markers(na_values), out_of_bounds=out_of_bounds)
     return data
 
 
@@ -137,7 +146,7 @@ def open_engine(address: str, shards: int, left: Path, right: Path, *, id_column
         if not path.exists():
             raise ParameterError(f"{path}: no such file")
     spec = ShardSpec.of(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
-                        na_values=_markers(na_values), out_of_bounds=out_of_bounds)
+                        na_values=na_markers(na_values), out_of_bounds=out_of_bounds)
     return RayEngine(spec, shards=shards, address=address or None)
 
 

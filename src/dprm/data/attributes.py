@@ -64,7 +64,7 @@ class Domain:
         True when the data owner declared that the attribute has no missing value
         (checked when the data are read): then ``[x ≤ t]`` is exactly ``¬[x > t]``
         and the normal form may simplify with it, in private runs too.
-    transform : {None, "log", "linear"} or a member of :data:`dprm.data.grid.GRID_FAMILY`
+    transform : {None, "log", "linear", "integers"} or a member of :data:`dprm.data.grid.GRID_FAMILY`
         The grid of a numeric attribute's thresholds in private runs
         (:func:`dprm.data.grid.public_grid`): declared by the data owner (``"log"``:
         equally spaced in ``log(1 + x)``, for heavy-tailed values; ``"linear"``), or
@@ -118,11 +118,12 @@ class View:
     its original name; ``source`` names where the view was read from.
 
     ``notes`` says, one self-contained line each, every change the loader made
-    without being asked: a duplicate column renamed, a column read as categorical
-    because not all its values are numbers, ``NaN`` read as missing, values clamped
-    into their declared domain, empty and constant columns left out. Notes name
-    files, columns and at most a row number, never a value; they are for the data
-    owner (the command line prints each as ``note: ...``).
+    without being asked: a first column that looks like an id mined as an attribute
+    (the rows matched by position), a duplicate column renamed, a column read as
+    categorical because not all its values are numbers, ``NaN`` read as missing,
+    values clamped into their declared domain, empty and constant columns left out.
+    Notes name files, columns and at most a row number, never a value; they are for
+    the data owner (the command line prints each as ``note: ...``).
     """
 
     name: str

@@ -24,21 +24,26 @@ import math
 import numpy as np
 
 #: The public transforms a types file may declare for a numeric column (``"transform"``):
-#: ``"log"`` (thresholds equally spaced in ``log(1 + x)``) or ``"linear"`` (equally wide).
+#: ``"log"`` (thresholds equally spaced in ``log(1 + x)``), ``"linear"`` (equally wide)
+#: or ``"integers"`` (whole numbers, :func:`integer_grid`: counts).
 #: A column without one gets a grid of :data:`GRID_FAMILY` chosen privately
 #: (:mod:`dprm.mining.private_grids`) unless the run asks for the public grid.
-TRANSFORMS: tuple[str, ...] = ("log", "linear")
+TRANSFORMS: tuple[str, ...] = ("log", "linear", "integers")
 
 #: The grids a private run chooses between for a numeric column without a declared
-#: transform: equally wide (``"linear"``), or equally spaced in
+#: transform: equally wide (``"linear"``), equally spaced in
 #: ``log(1 + r · (x − low) / (high − low))`` for ``r`` = 10 … 10⁶ (``"log:r"``: the
-#: larger ``r``, the more points near ``low`` and the fewer in the tail). Each is a
-#: function of the public bounds only; which one a column gets is the private choice.
+#: larger ``r``, the more points near ``low`` and the fewer in the tail), or whole
+#: numbers spaced alike with steps of at least one (``"integers"``: counts, where every
+#: ``log:r`` point between two whole numbers is the same split). Each is a function of
+#: the public bounds only; which one a column gets is the private choice.
 GRID_FAMILY: tuple[str, ...] = ("linear", "log:10", "log:100", "log:1000", "log:10000", "log:100000",
-                                "log:1000000")
+                                "log:1000000", "integers")
+#: The member of :data:`GRID_FAMILY` with whole-number thresholds (:func:`integer_grid`): counts.
+INTEGER_GRID = "integers"
 
-__all__ = ["TRANSFORMS", "GRID_FAMILY", "grid_points", "grid_spacing", "rounded_grid", "log_grid",
-           "scaled_log_grid", "public_grid"]
+__all__ = ["TRANSFORMS", "GRID_FAMILY", "INTEGER_GRID", "grid_points", "grid_spacing", "rounded_grid", "log_grid",
+           "scaled_log_grid", "integer_grid", "public_grid"]
 
 
 def grid_spacing(low: float, high: float, count: int) -> float:
@@ -179,6 +184,49 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float) -> np.nda
     return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
 
 
+def integer_grid(low: float, high: float, count: int) -> np.ndarray:
+    """Up to ``count`` whole-number thresholds ``t`` with ``low ≤ t < high``, spaced evenly in ``log(1 + t − ⌈low⌉)``.
+
+    The member ``"integers"`` of :data:`GRID_FAMILY`, for counts (visits, children,
+    days in hospital): a count column of public bounds ``[0, 89]`` has 22 of the 32
+    points of ``"log:1000000"`` (11 of ``"log:1000"``) between 0 and 1, all the same
+    split ``x = 0`` against ``x ≥ 1`` and printed as ``[visits ≤ 7.3e-05]``; here every
+    threshold is a different whole number: all of them where there are at most
+    ``count`` (``x ≤ 0``, ``x ≤ 1``, …), else the points of a log grid pushed apart to
+    steps of at least one (the first ones ``0, 1, 2, …``, then wider). A function of the
+    public bounds only, valid for any values (a threshold is a number; on counts
+    ``x ≤ 3`` and ``x ≤ 3.5`` are the same split). Where no whole number lies in
+    ``[low, high)`` (a range narrower than one), the equally wide grid; where the range
+    is wider than ``2⁵²`` (every float there is a whole number), ``"log:1000000"``.
+
+    Examples
+    --------
+    >>> integer_grid(0.0, 6.0, 32).tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    >>> integer_grid(0.0, 89.0, 12).tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 7.0, 11.0, 16.0, 25.0, 38.0, 58.0, 88.0]
+    >>> integer_grid(3.5, 3.6, 4).tolist() == rounded_grid(3.5, 3.6, 4).tolist()
+    True
+    """
+    first, last = math.ceil(low), math.ceil(high) - 1
+    if last < first:
+        return rounded_grid(low, high, count)
+    span = last - first   # a Python int: exact for any finite bounds
+    if span > 2**52:
+        return scaled_log_grid(low, high, count, 1e6)
+    if span + 1 <= count:
+        offsets = list(range(span + 1))
+    else:
+        targets = np.expm1(np.linspace(0.0, math.log1p(float(span)), count))
+        offsets = []
+        for target in targets.tolist():   # steps of at least one, left to right
+            offsets.append(max(offsets[-1] + 1 if offsets else 0, min(round(target), span)))
+        for i in range(count - 1, -1, -1):   # and none beyond the last whole number, right to left
+            offsets[i] = min(offsets[i], span - (count - 1 - i))
+    points = np.array([float(first + offset) for offset in offsets], dtype=np.float64)
+    return np.unique(np.clip(points, low, high))
+
+
 def public_grid(low: float, high: float, count: int, transform: str | None = None) -> np.ndarray:
     """The thresholds a private miner may choose for a numeric column: a function of public facts only.
 
@@ -198,6 +246,8 @@ def public_grid(low: float, high: float, count: int, transform: str | None = Non
         return rounded_grid(low, high, count)
     if transform == "log":
         return log_grid(low, high, count)
+    if transform == INTEGER_GRID:
+        return integer_grid(low, high, count)
     if transform in GRID_FAMILY:
         return scaled_log_grid(low, high, count, float(transform.split(":")[1]))
     raise ValueError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS + GRID_FAMILY[1:])}")

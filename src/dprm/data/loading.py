@@ -11,7 +11,8 @@ file it names; the right view is reordered to the left's ids afterwards.
 Every change the loader makes on its own (a renamed duplicate column, a column read
 as categorical because not every value is a number, ``NaN`` read as missing, values
 clamped, empty and constant columns left out) is recorded as a one-line note in
-:attr:`~dprm.data.attributes.View.notes`.
+:attr:`~dprm.data.attributes.View.notes`, and so is a first column that looks like
+an id but is mined as an attribute because the rows are matched by position.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, missing_markers, read_table
-from dprm.data.types_file import OUT_OF_BOUNDS, ColumnType, TypesSpec, read_types_file
+from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table, reading_options
+from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "reading_options", "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
@@ -65,7 +66,11 @@ def load_two_view(
         The column holding entity ids in both views. When not given, the types
         file's id column is used; failing that, the first column is the id when
         both views' first columns have the same name (or a view's first column is
-        named ``ids``, Siren's convention).
+        named ``ids``, Siren's convention). Without one the rows are matched by
+        position: first columns of different names that hold the same distinct
+        values (one id column under two names, ``row_id`` and ``id``) are then an
+        error unless the types file declares them, and an undeclared first column
+        that looks like an id is mined as an attribute with a note.
     types : str, PathLike, Mapping or TypesSpec, optional
         A types file (``.json``/``.toml``), or its content as a mapping, declaring
         column types and public domains (see ``docs/data.md``).
@@ -121,7 +126,7 @@ def load_two_view(
     ["left DataFrame: column 'age' is categorical (inferred): not every value is a number, e.g. row 2"]
     """
     spec = _as_spec(types)
-    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    markers, policy = reading_options(spec, na_values, out_of_bounds)
     lraw = read_table(left, "left", duplicate_names, markers)
     rraw = read_table(right, "right", duplicate_names, markers)
     lid, rid = _id_columns(lraw, rraw, id_column, spec)
@@ -130,6 +135,7 @@ def load_two_view(
 
     order: np.ndarray | None = None
     ids: np.ndarray | None = None
+    first_notes: tuple[list[str], list[str]] = ([], [])
     if lid is not None and rid is not None:
         lkeys = _id_keys(lraw, lid)
         rkeys = _id_keys(rraw, rid)
@@ -146,9 +152,12 @@ def load_two_view(
             ids = _id_keys(lraw, lid)
         elif rid is not None:
             ids = _id_keys(rraw, rid)
+        first_notes = _by_position(lraw, rraw, lid, rid, spec)
 
-    left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant)
-    right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant)
+    left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant,
+                            first_notes=first_notes[0])
+    right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant,
+                             first_notes=first_notes[1])
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
     return TwoViewData(left_view, right_view, ids=ids)
@@ -166,7 +175,14 @@ def read_view(
     all_types_here: bool = False,
     keep_constant: bool = False,
 ) -> View:
-    """Read one view on its own (rows in file order; the id column, if named, dropped).
+    """Read one view on its own (rows in file order; the id column dropped).
+
+    The id column is found as :func:`load_two_view` finds it, less the rule that needs
+    two views: the ``id_column`` argument, else the types file's ``id_column`` (or the
+    column it declares ``type: id``), else a first column named ``ids`` (Siren's
+    convention). It is not an attribute; rows stay in file order. An ``id_column``
+    other than the types file's, or an id column the types file declares with another
+    type, is a :class:`DataError` (``id_column_conflict``), as in :func:`load_two_view`.
 
     Types-file entries for columns that this view lacks are ignored here (they may
     belong to the other view), unless ``all_types_here`` (the file is the only table:
@@ -181,15 +197,15 @@ def read_view(
     >>> v = read_view(pd.DataFrame({"k": [1, 2], "x": [0, 1], "c": [5, 5]}), "right", id_column="k")
     >>> v.names, v.constant, v.source
     (['x'], ['c'], 'right DataFrame')
+    >>> read_view(pd.DataFrame({"ids": ["r1", "r2"], "x": [0, 1]})).names   # Siren's id column
+    ['x']
     """
     if side not in ("left", "right"):
         raise ParameterError(f"side must be 'left' or 'right', not {side!r}")
     spec = _as_spec(types)
-    markers, policy = _reading_options(spec, na_values, out_of_bounds)
+    markers, policy = reading_options(spec, na_values, out_of_bounds)
     raw = read_table(source, side, duplicate_names, markers)
-    id_name = id_column if id_column is not None else spec.id_column
-    if id_name is not None and id_name not in raw.column_names:
-        raise _no_id_column(raw, id_name)
+    id_name = _view_id_column(raw, id_column, spec)
     unknown = [n for n in spec.columns if n not in raw.column_names]
     if all_types_here and unknown:
         listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
@@ -214,18 +230,6 @@ def _as_spec(types: TypesLike) -> TypesSpec:
                     code="bad_types_file", data_dependent=False)
 
 
-def _reading_options(
-    spec: TypesSpec, na_values: Sequence[str] | None, out_of_bounds: str | None
-) -> tuple[tuple[str, ...], str]:
-    """The missing-value markers (types file's and the argument's) and the out-of-bounds policy."""
-    markers = missing_markers(na_values)
-    markers = tuple(dict.fromkeys((*markers, *spec.na_values)))
-    policy = out_of_bounds if out_of_bounds is not None else (spec.out_of_bounds or "error")
-    if policy not in OUT_OF_BOUNDS:
-        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {policy!r}")
-    return markers, policy
-
-
 def _no_id_column(raw: RawTable, name: str) -> DataError:
     return DataError(f"{raw.source}: has no id column {short_repr(name, 60)}{_columns_hint(raw)}",
                      code="missing_id_column", file=raw.source, column=name, data_dependent=False)
@@ -238,16 +242,52 @@ def _columns_hint(raw: RawTable) -> str:
     return f" (its columns: {shown}{more})"
 
 
-def _id_columns(
-    lraw: RawTable, rraw: RawTable, id_column: str | None, spec: TypesSpec
-) -> tuple[str | None, str | None]:
+def _given_id_column(id_column: str | None, spec: TypesSpec) -> str | None:
+    """The id column named by the argument or the types file (a conflict between them is an error)."""
     if id_column is not None and spec.id_column is not None and id_column != spec.id_column:
         raise DataError(
             f"id column {short_repr(id_column, 60)} given, but {spec.source} declares "
             f"{short_repr(spec.id_column, 60)}",
             code="id_column_conflict", file=spec.source, data_dependent=False,
         )
-    name = id_column if id_column is not None else spec.id_column
+    return id_column if id_column is not None else spec.id_column
+
+
+def _check_id_types(spec: TypesSpec, ids: Sequence[str | None], how: str) -> None:
+    """Refuse an id column that the types file declares as an attribute (``id_column_conflict``)."""
+    for used in dict.fromkeys(i for i in ids if i is not None):
+        declared = spec.get(used)
+        if declared is not None and declared.type is not ColumnType.ID:
+            raise DataError(
+                f"{spec.source}: column {used!r} is the id column ({how}) but is declared "
+                f"{declared.type.value}; declare it \"type\": \"id\", or name another id column",
+                code="id_column_conflict", file=spec.source, column=used, data_dependent=False,
+            )
+
+
+def _view_id_column(raw: RawTable, id_column: str | None, spec: TypesSpec) -> str | None:
+    """The id column of a view read alone (:func:`read_view`), or None.
+
+    :func:`_id_columns`' rules that one view can follow: given, declared, or a first
+    column named like Siren's id column (:data:`SIREN_ID_NAMES`).
+    """
+    name = _given_id_column(id_column, spec)
+    if name is not None:
+        if name not in raw.column_names:
+            raise _no_id_column(raw, name)
+        how = "given as the id column"
+    else:
+        first = raw.column_names[0]
+        name = first if first.lower() in SIREN_ID_NAMES else None
+        how = "named like an id column"
+    _check_id_types(spec, [name], how)
+    return name
+
+
+def _id_columns(
+    lraw: RawTable, rraw: RawTable, id_column: str | None, spec: TypesSpec
+) -> tuple[str | None, str | None]:
+    name = _given_id_column(id_column, spec)
     if name is not None:
         for raw in (lraw, rraw):
             if name not in raw.column_names:
@@ -262,14 +302,7 @@ def _id_columns(
             ids = (lfirst if lfirst.lower() in SIREN_ID_NAMES else None,
                    rfirst if rfirst.lower() in SIREN_ID_NAMES else None)
         how = "the first column of both files" if lfirst == rfirst else "named like an id column"
-    for used in dict.fromkeys(i for i in ids if i is not None):
-        declared = spec.get(used)
-        if declared is not None and declared.type is not ColumnType.ID:
-            raise DataError(
-                f"{spec.source}: column {used!r} is the id column ({how}) but is declared "
-                f"{declared.type.value}; declare it \"type\": \"id\", or name another id column",
-                code="id_column_conflict", file=spec.source, column=used, data_dependent=False,
-            )
+    _check_id_types(spec, ids, how)
     return ids
 
 
@@ -311,11 +344,7 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             f"row {', '.join(map(str, rows))}{', ...' if missing.sum() > len(rows) else ''}",
             code="missing_id", file=raw.source, column=name, row=rows[0],
         )
-    typ = col.type
-    if pa.types.is_string(typ) or pa.types.is_integer(typ):
-        texts = pc.cast(col, pa.string()).to_pylist()
-    else:
-        texts = _number_id_texts(raw, name)
+    texts = _key_texts(raw, name)
     keys = np.empty(len(texts), dtype=object)
     keys[:] = texts
     if len(set(texts)) < len(texts):
@@ -331,6 +360,81 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             code="duplicate_id", file=raw.source, column=name,
         )
     return keys
+
+
+def _key_texts(raw: RawTable, name: str) -> list[str | None]:
+    """The values of column ``name`` as id texts: text as written, integers in decimal, other numbers canonical."""
+    typ = raw.table.column(name).type
+    if pa.types.is_string(typ) or pa.types.is_integer(typ):
+        return pc.cast(raw.table.column(name), pa.string()).to_pylist()
+    return _number_id_texts(raw, name)
+
+
+def _id_like_keys(raw: RawTable, name: str) -> list[str] | None:
+    """Column ``name``'s id texts when it looks like an id column; else None.
+
+    It looks like one when it holds whole numbers or text (not Boolean: ``0, 1`` or
+    ``yes, no``), in at least two rows, none missing, all distinct: what the id
+    column's checks (:func:`_id_keys`) accept, and what is mined as a useless
+    attribute when it is not taken as the ids (every value names one row).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dprm.data.reading import read_table
+    >>> _id_like_keys(read_table(pd.DataFrame({"k": [7, 3, 5]})), "k")
+    ['7', '3', '5']
+    >>> [_id_like_keys(read_table(pd.DataFrame({"k": values})), "k")
+    ...  for values in ([7, 3, 7], [0.5, 1.5], [0, 1], ["a", None], [7])]
+    [None, None, None, None, None]
+    """
+    column = raw.table.column(name)
+    typ = column.type
+    if raw.num_rows < 2 or column.null_count or not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
+        return None
+    if infer_kind(column) is AttributeKind.BOOLEAN:
+        return None
+    texts = _key_texts(raw, name)
+    return texts if len(set(texts)) == len(texts) else None  # type: ignore[return-value]
+
+
+def _by_position(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | None,
+                 spec: TypesSpec) -> tuple[list[str], list[str]]:
+    """Rows matched by position: refuse one id column under two names; note first columns that look like ids.
+
+    The first columns of both views look like ids (:func:`_id_like_keys`) and hold the
+    same values, but have different names, so neither is taken as the id column: that
+    is one id column under two names (``row_id`` and ``id``), and matching the rows by
+    position would pair rows of different entities whenever the orders differ, and mine
+    the ids as attributes. A :class:`DataError`, unless the types file declares both
+    columns (``"ignore"``, or a type to mine them; a first column named ``ids`` is taken
+    as the ids by Siren's convention and needs no declaration): then the owner has said
+    they are not the ids. Otherwise each undeclared first column that looks like an id,
+    and is mined as an attribute, gets a note (one list of notes per view).
+    """
+    firsts = [(raw, raw.column_names[0], taken) for raw, taken in ((lraw, lid), (rraw, rid))]
+    keys = [_id_like_keys(raw, name) for raw, name, _ in firsts]
+    undeclared = [taken is None and spec.get(name) is None for _, name, taken in firsts]
+    if keys[0] is not None and keys[1] is not None and any(undeclared) and set(keys[0]) == set(keys[1]):
+        lfirst, rfirst = lraw.column_names[0], rraw.column_names[0]
+        order = "in the same order" if keys[0] == keys[1] else "in another order"
+        free = [name for (_, name, _), is_free in zip(firsts, undeclared) if is_free]
+        declare = "both" if len(free) == 2 else short_repr(free[0], 60)
+        raise DataError(
+            f"{lraw.source}, {rraw.source}: first columns {short_repr(lfirst, 60)} and "
+            f"{short_repr(rfirst, 60)} hold the same distinct values ({order}), like one id column with two "
+            f"names: give them one name to match rows by id, or declare {declare} in the types file "
+            f"(\"ignore\" or a type) to match rows by position",
+            code="id_names_differ", file=lraw.source, column=lfirst,
+        )
+    notes: tuple[list[str], list[str]] = ([], [])
+    for side, ((raw, name, _), looks_like_id, is_free) in enumerate(zip(firsts, keys, undeclared)):
+        if looks_like_id is not None and is_free:
+            notes[side].append(
+                f"{raw.source}: column {name!r} looks like an id (distinct values, none missing) but is mined "
+                f"as an attribute: the rows are matched by position, since the views' first columns have "
+                f"different names")
+    return notes
 
 
 def _number_id_texts(raw: RawTable, name: str) -> list[str]:
@@ -380,11 +484,13 @@ def _list(values: Any) -> str:
 
 
 def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
-                out_of_bounds: str = "error", keep_constant: bool = False) -> View:
+                out_of_bounds: str = "error", keep_constant: bool = False,
+                first_notes: Sequence[str] = ()) -> View:
     attributes: list[Attribute] = []
     constant: list[str] = []
     empty: list[str] = []
-    notes = [f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items()]
+    notes = [*first_notes,
+             *(f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items())]
     for name, column in zip(raw.column_names, raw.table.columns):
         if name == exclude:
             continue

@@ -40,10 +40,12 @@ from dprm.errors import DataError, ParameterError
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "open_text_table", "read_table",
-           "missing_markers", "Source"]
+           "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from dprm.data.types_file import TypesSpec
 
 #: A view's source: a file path or a pandas DataFrame (pandas is imported only by
 #: callers that pass a DataFrame: a command-line run never pays for it).
@@ -146,6 +148,34 @@ def missing_markers(na_values: str | Sequence[str] | None = None) -> tuple[str, 
     if not isinstance(na_values, Sequence) or not all(isinstance(v, str) for v in na_values):
         raise ParameterError(f"na_values must be a list of texts, not {na_values!r}")
     return tuple(dict.fromkeys((*DEFAULT_NA_VALUES, *na_values)))
+
+
+def reading_options(
+    spec: TypesSpec, na_values: Sequence[str] | None, out_of_bounds: str | None
+) -> tuple[tuple[str, ...], str]:
+    """The missing-value markers (the empty cell, the argument's and the types file's) and the out-of-bounds policy.
+
+    How every reader of the project combines the ``na_values`` and ``out_of_bounds``
+    given as arguments (command-line options) with the types file's keys: the markers
+    add up; an ``out_of_bounds`` argument wins over the file's, ``"error"`` by default.
+
+    Examples
+    --------
+    >>> from dprm.data.types_file import TypesSpec
+    >>> spec = TypesSpec.from_mapping({"na_values": ["?"], "out_of_bounds": "clamp"})
+    >>> reading_options(spec, ["NA"], None)
+    (('', 'NA', '?'), 'clamp')
+    >>> reading_options(TypesSpec(), None, "error")
+    (('',), 'error')
+    """
+    from dprm.data.types_file import OUT_OF_BOUNDS
+
+    markers = missing_markers(na_values)
+    markers = tuple(dict.fromkeys((*markers, *spec.na_values)))
+    policy = out_of_bounds if out_of_bounds is not None else (spec.out_of_bounds or "error")
+    if policy not in OUT_OF_BOUNDS:
+        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {policy!r}")
+    return markers, policy
 
 
 def read_table(
@@ -259,8 +289,9 @@ def _file_size(path: Path, source: str) -> int:
 
 
 def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
+    size = _file_size(path, source)  # first: a folder is said to be one, whatever its name
     fmt = _file_format(path, source)
-    if _file_size(path, source) == 0:
+    if size == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file")
     if fmt == "parquet":
         return RawTable(_read_parquet(path, source), source, path=path)
@@ -288,11 +319,12 @@ def open_text_table(path: Path, source: str) -> tuple[Any, str]:
     ...         print(delimiter, stream.read().split())
     ; [b'a;b', b'1;2']
     """
+    size = _file_size(path, source)  # first: a folder is said to be one, whatever its name
     fmt = _file_format(path, source, parquet=False)
     if fmt == "parquet":
         raise _error(source, "is a Parquet file; this command reads text: use .csv or .tsv (optionally .gz)",
                      "unsupported_file_type", data_dependent=False)
-    if _file_size(path, source) == 0:
+    if size == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file", data_dependent=False)
     delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
     try:

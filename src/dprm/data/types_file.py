@@ -88,10 +88,11 @@ class ColumnSpec:
     complete : bool
         Declared to have no missing value (``"complete": true``); checked when the
         data are read.
-    transform : {None, "log", "linear"}
+    transform : {None, "log", "linear", "integers"}
         A numeric column's public transform: ``"log"``, the private miners cut it at
         thresholds equally spaced in ``log(1 + x)``; ``"linear"``, equally spaced in
-        ``x``. Without one, a private run chooses the grid privately
+        ``x``; ``"integers"``, at whole numbers (counts; :func:`dprm.data.grid.integer_grid`).
+        Without one, a private run chooses the grid privately
         (:mod:`dprm.mining.private_grids`).
     """
 

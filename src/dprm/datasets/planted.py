@@ -229,10 +229,10 @@ def _check_sizes(n_rows: int, n_left_boolean: int, n_left_numeric: int, n_right_
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ParameterError(f"{name} must be an integer, not {value!r}")
+        if name == "rows" and value < 1:  # one message for 0 and -5
+            raise ParameterError(f"rows must be at least 1, not {value}")
         if value < 0:
             raise ParameterError(f"{name} must be non-negative, not {value}")
-    if n_rows < 1:
-        raise ParameterError(f"rows must be at least 1, not {n_rows}")
     if n_rows > MAX_ROWS:
         raise ParameterError(f"rows must be at most {MAX_ROWS:,}, not {n_rows:,}")
     for name in ("left-boolean", "left-numeric", "right-boolean", "right-numeric"):

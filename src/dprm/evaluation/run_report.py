@@ -217,7 +217,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         released = [("|L|", _with_interval(_count(s.support_left), _interval(r.extra, "support_left"), "int")),
                     ("|R|", _with_interval(_count(s.support_right), _interval(r.extra, "support_right"), "int")),
                     ("|L∩R|", _with_interval(_count(s.intersection), _interval(r.extra, "intersection"), "int")),
-                    ("p-value", format_value(s.p_value, "p"))]
+                    ("p-value", _with_interval(s.p_value, _interval(r.extra, "p_value"), "p"))]
         lines.append("<div>" + ("released: " if truth is not None else "")
                      + " · ".join(f"{escape(k)} {escape(v)}" for k, v in released) + "</div>")
         if i in truth_rows:

@@ -34,7 +34,10 @@ Distances
     ``"emd"`` (the default, as Li et al. advise): the Earth Mover's distance with the
     categories ordered by their codes (the order of the domain, as the paper uses)
     and adjacent categories ``1/(K-1)`` apart, ``sum_i |cumsum(p - q)_i| / (K - 1)``;
-    ``"variational"``: ``sum_i |p_i - q_i| / 2``. Both lie in [0, 1].
+    ``"variational"``: ``sum_i |p_i - q_i| / 2``. Both lie in [0, 1]. A
+    quasi-identifier whose domain has the missing value (:mod:`dprm.itemsets.domains`)
+    has it as one more state, the last: ``K`` counts it, and its share is brought
+    to the global one like a category's.
 
 t-closeness is a syntactic property of the estimate, not differential privacy: the
 estimate and everything mined from it still depend on every row (see the DP variant

@@ -136,8 +136,10 @@ class DensityQueries:
     def conditional(self, target: str, given: Mapping[str, object]) -> dict[str, float]:
         """The distribution of ``target`` given a (partial) assignment of other columns.
 
-        ``density(given + {target: v})`` for every category ``v``, normalised over ``v``;
+        ``density(given + {target: v})`` for every state ``v``, normalised over ``v``;
         an impossible ``given`` (density 0 for every ``v``) gives the uniform distribution.
+        Where the target's domain has the missing value, it is one of the states but not
+        a category: the categories' probabilities then add up to less than 1 by its own.
         """
         variables = self.variables_
         if target not in variables:
@@ -170,10 +172,10 @@ class DensityQueries:
         return codes
 
     def sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
-        """``n`` rows drawn from the estimate, values as category texts."""
+        """``n`` rows drawn from the estimate, values as category texts (NaN for a missing value)."""
         import pandas as pd
 
         codes = self.sample_codes(n, rng)
         variables = self.variables_
-        return pd.DataFrame({name: pd.Series(np.asarray(d.categories, dtype=object)[codes[:, j]], dtype=object)
+        return pd.DataFrame({name: pd.Series(d.texts(codes[:, j]), dtype=object)
                              for j, (name, d) in enumerate(variables.items())})

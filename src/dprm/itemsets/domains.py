@@ -26,8 +26,20 @@ Numeric columns
     numeric order; otherwise the one error names every numeric column and which of
     them could be read so.
 Missing values
-    Refused: an estimate of the joint density has no place for them; declare the
-    marker as a category (``"?"`` in mushroom is a value like any other).
+    An item is a ``(column, value)`` pair, so a missing value is no item: the row
+    holds no item of that column. The estimate still needs every row to have one
+    state per column, so a column that may hold missing values has one more state,
+    the **missing value**: code ``len(categories)``, the last, which no itemset names
+    (:attr:`VariableDomain.missing`). A column's domain has it when the column is
+    named in ``missing=`` (a public declaration, data-independent), or, for a column
+    whose categories are read off the data, when the data hold a missing value (read
+    off the data, like the categories). A missing value in a declared column not
+    named in ``missing=`` is an error: its declared domain, which a private estimate
+    relies on, has no missing value. Missing means ``None``, ``NaN`` or ``pd.NA`` (the
+    empty cell of a CSV file, or a declared marker: :mod:`dprm.itemsets.text_table`);
+    a marker that is not declared, such as ``"?"`` in mushroom, is a value like any
+    other. How supports and sensitivities stay right with the extra state:
+    :mod:`dprm.itemsets.private` (*Missing values*).
 
 Every error is a :class:`~dprm.errors.DataError` or
 :class:`~dprm.errors.ParameterError` naming the source, the column, the row (counted
@@ -69,6 +81,7 @@ __all__ = [
     "infer_domains",
     "encode_frame",
     "declared_domains",
+    "missing_columns",
     "DomainCollector",
     "MAX_INTEGER_CATEGORIES",
 ]
@@ -93,17 +106,24 @@ class VariableDomain:
         the code of a value is its position here.
     edges : tuple of float or None
         The bin edges of a binned numeric column, else None.
+    missing : bool
+        Whether the domain has the missing value: one more state, code
+        ``len(categories)``, that is no item (the module notes).
 
     Examples
     --------
     >>> d = VariableDomain("size", ("large", "small"))
     >>> d.size, d.code_of("small"), d.encode(["small", "large"]).tolist()
     (2, 1, [1, 0])
+    >>> m = VariableDomain("size", ("large", "small"), missing=True)
+    >>> m.size, m.n_items, m.encode(["small", None]).tolist(), m.decode([2, 0])
+    (3, 2, [1, 2], [None, 'large'])
     """
 
     name: str
     categories: tuple[str, ...]
     edges: tuple[float, ...] | None = None
+    missing: bool = False
 
     def __post_init__(self) -> None:
         if len(self.categories) == 0:
@@ -115,8 +135,18 @@ class VariableDomain:
 
     @property
     def size(self) -> int:
-        """The number of categories."""
+        """The number of states: the categories, and the missing value when the domain has it."""
+        return len(self.categories) + int(self.missing)
+
+    @property
+    def n_items(self) -> int:
+        """The number of categories, the values an item may name (codes ``0 .. n_items - 1``)."""
         return len(self.categories)
+
+    @property
+    def missing_code(self) -> int | None:
+        """The code of the missing value (``len(categories)``), or None when the domain has none."""
+        return len(self.categories) if self.missing else None
 
     @cached_property
     def lookup(self) -> dict[str, int]:
@@ -129,6 +159,9 @@ class VariableDomain:
 
     def encode(self, values: Iterable[object], *, source: str = "the data", first_row: int = 1) -> np.ndarray:
         """The codes of ``values`` (int64); a value outside the domain is a :class:`DataError`.
+
+        A missing value (``None``, ``NaN``, ``pd.NA``) gets :attr:`missing_code`; in a
+        domain without the missing value it is a :class:`DataError` naming its row.
 
         Parameters
         ----------
@@ -143,16 +176,19 @@ class VariableDomain:
 
         array = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
         inverse, uniques = pd.factorize(array, use_na_sentinel=True)
-        if (inverse < 0).any():
-            row = first_row + int(np.flatnonzero(inverse < 0)[0])
-            raise DataError(f"{source}: column {self.name!r}, row {row}: missing value (an empty cell): "
-                            f"every cell needs a category here; write a marker such as '?' in the empty cells",
-                            file=source, column=self.name, row=row)
+        absent = inverse < 0
+        if absent.any() and not self.missing:
+            row = first_row + int(np.flatnonzero(absent)[0])
+            raise DataError(f"{source}: column {self.name!r}, row {row}: missing value, but the column's declared "
+                            f"domain has none (it is declared complete, or no missing values are declared: "
+                            f"na_values in the types file, --na-values, missing= in Python)",
+                            code="missing_in_complete", file=source, column=self.name, row=row)
         if self.edges is not None:
-            return self._bin(array, source, first_row)
+            return self._bin(array, source, first_row, absent)
         lookup = self.lookup
         texts = [category_text(u) for u in uniques]
-        unique_codes = np.array([lookup.get(t, -1) for t in texts], dtype=np.int64)
+        # the factorized sentinel -1 (a missing value) picks the last entry: the missing value's code
+        unique_codes = np.array([lookup.get(t, -1) for t in texts] + [len(self.categories)], dtype=np.int64)
         codes = unique_codes[inverse]
         if (codes < 0).any():
             at = int(np.flatnonzero(codes < 0)[0])
@@ -162,28 +198,35 @@ class VariableDomain:
                             column=self.name, row=first_row + at)
         return codes
 
-    def decode(self, codes: Iterable[int]) -> list[str]:
-        """The category texts of ``codes``."""
-        return [self.categories[int(c)] for c in codes]
+    def decode(self, codes: Iterable[int]) -> list[str | None]:
+        """The category texts of ``codes`` (None for the missing value)."""
+        return [None if int(c) == len(self.categories) else self.categories[int(c)] for c in codes]
 
-    def _bin(self, array: pd.Series, source: str, first_row: int) -> np.ndarray:
+    def texts(self, codes: np.ndarray) -> np.ndarray:
+        """The category texts of an array of codes, as an object array (NaN for the missing value)."""
+        names = np.array(list(self.categories) + [np.nan], dtype=object)
+        return names[np.asarray(codes, dtype=np.int64)]
+
+    def _bin(self, array: pd.Series, source: str, first_row: int, absent: np.ndarray) -> np.ndarray:
         import pandas as pd
 
         numbers = pd.to_numeric(array, errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(numbers)
+        bad = ~np.isfinite(numbers) & ~absent
         if bad.any():
             at = int(np.flatnonzero(bad)[0])
             raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {_shown(array.iloc[at])} is not "
                             f"a finite number", code="not_a_number", file=source, column=self.name,
                             row=first_row + at)
         edges = np.asarray(self.edges, dtype=float)
-        outside = (numbers < edges[0]) | (numbers > edges[-1])
+        outside = ((numbers < edges[0]) | (numbers > edges[-1])) & ~absent
         if outside.any():
             at = int(np.flatnonzero(outside)[0])
             raise DataError(f"{source}: column {self.name!r}, row {first_row + at}: value {_shown(array.iloc[at])} is "
                             f"outside the bin edges [{category_text(edges[0])}, {category_text(edges[-1])}]",
                             code="value_out_of_bounds", file=source, column=self.name, row=first_row + at)
-        return np.minimum(np.searchsorted(edges, numbers, side="right") - 1, self.size - 1).astype(np.int64)
+        last = len(self.categories) - 1
+        codes = np.minimum(np.searchsorted(edges, np.where(absent, edges[0], numbers), side="right") - 1, last)
+        return np.where(absent, len(self.categories), codes).astype(np.int64)
 
 
 def bin_labels(edges: Sequence[float]) -> tuple[str, ...]:
@@ -209,20 +252,50 @@ def _checked_edges(name: str, edges: Sequence[float]) -> tuple[float, ...]:
     return values
 
 
+def missing_columns(columns: Sequence[str], missing: Iterable[str] | None) -> frozenset[str]:
+    """The columns ``missing=`` declares to have the missing value, checked against ``columns``.
+
+    Examples
+    --------
+    >>> sorted(missing_columns(["a", "b"], ["b"]))
+    ['b']
+    >>> missing_columns(["a"], "a")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: missing must be a list of column names, not 'a'
+    """
+    if missing is None:
+        return frozenset()
+    if isinstance(missing, str | bytes | Mapping) or not isinstance(missing, Iterable):
+        raise ParameterError(f"missing must be a list of column names, not {short_repr(missing)}")
+    names = list(missing)
+    if not all(isinstance(name, str) for name in names):
+        raise ParameterError(f"missing must be a list of column names, not {short_repr(names)}")
+    known = set(columns)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ParameterError(f"missing: no column named {unknown[0]!r} (columns: {', '.join(columns)})")
+    return frozenset(names)
+
+
 def declared_domains(
     columns: Sequence[str],
     domains: Mapping[str, Sequence[object]] | None = None,
     bins: Mapping[str, Sequence[float]] | None = None,
+    missing: Iterable[str] | None = None,
 ) -> dict[str, VariableDomain]:
     """The domains declared for ``columns`` (those neither declared nor binned are left out).
 
     A column both declared and binned, or a declaration naming no column of the data,
-    is a :class:`ParameterError`.
+    is a :class:`ParameterError`. The domain of a column named in ``missing`` has the
+    missing value (:attr:`VariableDomain.missing`).
 
     Examples
     --------
     >>> sorted(declared_domains(["a", "b"], domains={"a": ["x", "y"]}))
     ['a']
+    >>> declared_domains(["a"], domains={"a": ["x", "y"]}, missing=["a"])["a"].size
+    3
     >>> declared_domains(["a"], domains={"a": "xy"})   # not the categories x and y
     Traceback (most recent call last):
     ...
@@ -241,16 +314,17 @@ def declared_domains(
     both = set(domains) & set(bins)
     if both:
         raise ParameterError(f"column {sorted(both)[0]!r} is given both categories and bins; give one")
+    absent = missing_columns(columns, missing)
     result: dict[str, VariableDomain] = {}
     for name in columns:
         if name in bins:
             edges = _checked_edges(name, bins[name])
-            result[name] = VariableDomain(name, bin_labels(edges), edges)
+            result[name] = VariableDomain(name, bin_labels(edges), edges, missing=name in absent)
         elif name in domains:
             categories = domains[name]
             if isinstance(categories, str | bytes) or not isinstance(categories, Iterable):
                 raise ParameterError(f"domains[{name!r}] must be a list of categories, not {short_repr(categories)}")
-            result[name] = VariableDomain(name, tuple(category_text(v) for v in categories))
+            result[name] = VariableDomain(name, tuple(category_text(v) for v in categories), missing=name in absent)
     return result
 
 
@@ -277,16 +351,17 @@ class DomainCollector:
 
     Used for a file read in chunks: :meth:`add` each chunk, then :meth:`domains`.
     Declared and binned columns are not collected (their values are checked when the
-    chunks are encoded).
+    chunks are encoded). An undeclared column's domain has the missing value when it
+    is named in ``missing`` or a chunk holds a missing value in it.
 
     Examples
     --------
     >>> import pandas as pd
     >>> collector = DomainCollector(["a", "b"], bins={"b": [0, 10]})
     >>> collector.add(pd.DataFrame({"a": ["y", "x"], "b": ["1", "2"]}))
-    >>> collector.add(pd.DataFrame({"a": ["z", "x"], "b": ["3", "4"]}))
-    >>> {n: d.categories for n, d in collector.domains().items()}
-    {'a': ('x', 'y', 'z'), 'b': ('[0, 10]',)}
+    >>> collector.add(pd.DataFrame({"a": ["z", None], "b": ["3", "4"]}))
+    >>> {n: (d.categories, d.missing) for n, d in collector.domains().items()}
+    {'a': (('x', 'y', 'z'), True), 'b': (('[0, 10]',), False)}
     """
 
     def __init__(
@@ -297,14 +372,17 @@ class DomainCollector:
         *,
         source: str = "the data",
         categorical_integers: bool = False,
+        missing: Iterable[str] | None = None,
     ) -> None:
         self.categorical_integers = bool(categorical_integers)
         self.columns = [str(c) for c in columns]
-        self.declared = declared_domains(self.columns, domains, bins)
+        self.declared = declared_domains(self.columns, domains, bins, missing)
         self.source = source
         self._values: dict[str, set[object]] = {n: set() for n in self.columns if n not in self.declared}
         self._numeric: dict[str, bool] = {n: True for n in self._values}
         self._some: dict[str, bool] = {n: False for n in self._values}
+        named = missing_columns(self.columns, missing)
+        self._missing: dict[str, bool] = {n: n in named for n in self._values}
 
     def add(self, frame: pd.DataFrame) -> None:
         """Collect the distinct values of one chunk."""
@@ -313,6 +391,8 @@ class DomainCollector:
         for name, column in zip(self.columns, frame.columns):
             if name not in self._values:
                 continue
+            if not self._missing[name] and bool(frame[column].isna().any()):
+                self._missing[name] = True  # read off the data, like the categories
             try:
                 distinct = pd.Series(pd.unique(frame[column].dropna()))
             except TypeError:  # unhashable cells: lists, dicts, sets
@@ -350,13 +430,13 @@ class DomainCollector:
                     integers.append(name)
                     continue
                 texts = sorted({category_text(v) for v in values}, key=float)
-                result[name] = VariableDomain(name, tuple(texts))
+                result[name] = VariableDomain(name, tuple(texts), missing=self._missing[name])
                 continue
             texts = sorted({category_text(v) for v in values})
             if len(texts) > MAX_CATEGORIES:
                 raise ParameterError(f"{self.source}: column {name!r} has more than {MAX_CATEGORIES} distinct "
                                      f"values; bin it or leave it out")
-            result[name] = VariableDomain(name, tuple(texts))
+            result[name] = VariableDomain(name, tuple(texts), missing=self._missing[name])
         if numeric or integers:
             raise ParameterError(_numeric_message(self.source, numeric, integers))
         return result
@@ -411,6 +491,7 @@ def infer_domains(
     *,
     source: str = "the data",
     categorical_integers: bool = False,
+    missing: Iterable[str] | None = None,
 ) -> dict[str, VariableDomain]:
     """The domain of every column of ``frame``: declared, binned, or its sorted distinct values.
 
@@ -425,6 +506,9 @@ def infer_domains(
     categorical_integers : bool
         Read a column of at most :data:`MAX_INTEGER_CATEGORIES` distinct integer codes
         as categorical (categories in numeric order) instead of refusing it.
+    missing : iterable of str, optional
+        Columns whose domain has the missing value, whatever the rows hold (public); an
+        undeclared column also has it when it holds a missing value (module notes).
 
     Returns
     -------
@@ -445,7 +529,7 @@ def infer_domains(
         raise ParameterError(f"{source}: must be a pandas DataFrame, not {type(frame).__name__}")
     check_column_names([str(c) for c in frame.columns], source)  # none empty or repeated, at least one
     collector = DomainCollector([str(c) for c in frame.columns], domains, bins, source=source,
-                                categorical_integers=categorical_integers)
+                                categorical_integers=categorical_integers, missing=missing)
     collector.add(frame)
     return collector.domains()
 

@@ -23,6 +23,16 @@ Domains
     and check the values, then to learn, so that a bad value is reported before
     anything is learned). Online learning of rows of unknown categories needs the
     domains declared (or a first :meth:`~DensityEstimator.fit`).
+Missing values
+    A missing value (an empty cell, ``None``, NaN) is no item. A column that may hold
+    one (named in ``missing=``, or undeclared and holding one) has one more state, the
+    missing value (:attr:`VariableDomain.missing
+    <dprm.itemsets.domains.VariableDomain.missing>`), which the trees model like a
+    category: the chains' density is a distribution over complete rows whose states
+    include it, and the density of a partial assignment of categories sums over every
+    other column's states, the missing value included, so it is the share of rows
+    holding those items, rows missing one of the columns excluded, as an itemset's
+    support is defined. ISON never names the missing value in an itemset.
 Inference on partial assignments
     A chain's density of an assignment of some variables ``S`` is the marginal of its
     joint, ``sum over the other variables of prod_i f_i``. Two methods
@@ -135,6 +145,10 @@ class DensityEstimator(DensityQueries):
         Declared categories of some or all columns (public).
     bins : mapping of str to list of float, optional
         Public bin edges of numeric columns.
+    missing : list of str, optional
+        Columns whose domain has the missing value whatever the rows hold (public): their
+        missing values are no item. An undeclared column's domain also has it when the
+        data hold a missing value; a declared one not named here refuses a missing value.
     categorical_integers : bool
         Read an undeclared column of at most 20 distinct integer codes as categorical
         (:func:`~dprm.itemsets.domains.infer_domains`) instead of refusing it.
@@ -160,7 +174,8 @@ class DensityEstimator(DensityQueries):
     columns_ : list of str
     domains_ : dict of str to tuple of str
         Each column's categories, as the text written in the file (bin labels for
-        binned columns); a value's code is its position.
+        binned columns); a value's code is its position (the missing value, where a
+        domain has it, is the code after the last category, and not listed).
     variables_ : dict of str to VariableDomain
     chains_ : list of Chain
         A snapshot of the trees as learned so far.
@@ -242,6 +257,7 @@ class DensityEstimator(DensityQueries):
         leaf_prediction: str = "mc",
         domains: Mapping[str, Sequence[object]] | None = None,
         bins: Mapping[str, Sequence[float]] | None = None,
+        missing: Sequence[str] | None = None,
         categorical_integers: bool = False,
         max_depth: int | None = None,
         max_nodes: int | None = MAX_NODES,
@@ -296,7 +312,7 @@ class DensityEstimator(DensityQueries):
     def _start_declared(self) -> None:
         declared = dict(self.domains or {})
         declared.update({name: None for name in (self.bins or {})})
-        variables = declared_domains(list(declared), self.domains, self.bins)
+        variables = declared_domains(list(declared), self.domains, self.bins, self.missing)
         if not variables:
             raise ParameterError("online learning needs the columns' domains: give domains= (and bins=) "
                                  "for every column, or fit a DataFrame or a CSV file first")
@@ -358,7 +374,7 @@ class DensityEstimator(DensityQueries):
             if len(frame) == 0:
                 raise DataError(f"{source}: no rows", code="no_rows", file=source)
             self._start(infer_domains(frame, self.domains, self.bins, source=source,
-                                      categorical_integers=self.categorical_integers))
+                                      categorical_integers=self.categorical_integers, missing=self.missing))
         assert self._variables is not None
         codes = encode_frame(frame, self._variables, source=source, first_row=self._n_seen + 1)
         self._flush()
@@ -390,7 +406,7 @@ class DensityEstimator(DensityQueries):
             if len(source) == 0:
                 raise DataError("the DataFrame has no rows", code="no_rows")
             self._start(infer_domains(source, self.domains, self.bins, source="the DataFrame",
-                                      categorical_integers=self.categorical_integers))
+                                      categorical_integers=self.categorical_integers, missing=self.missing))
             assert self._variables is not None
             self._learn_table(encode_frame(source, self._variables, source="the DataFrame", first_row=1))
             return self
@@ -453,7 +469,7 @@ class DensityEstimator(DensityQueries):
         A small file of categories is read once, without pandas
         (:func:`~dprm.itemsets.sources.table_codes`: the same domains and codes).
         """
-        small = table_codes(path, name, ROWS_TO_LEARN - 1, self.domains, self.bins)
+        small = table_codes(path, name, ROWS_TO_LEARN - 1, self.domains, self.bins, self.missing)
         if small is not None:
             self._start(small[0])
             codes = small[1]
@@ -464,7 +480,8 @@ class DensityEstimator(DensityQueries):
             else:
                 self._learn_table(codes)
             return self
-        scan = scan_csv(path, name, self.batch_size, self.domains, self.bins, self.categorical_integers)
+        scan = scan_csv(path, name, self.batch_size, self.domains, self.bins, self.categorical_integers,
+                        self.missing)
         self._start(scan.variables)
         assert self._variables is not None
         chunks = csv_codes(path, name, self.batch_size, self._variables)

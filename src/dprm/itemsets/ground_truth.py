@@ -88,7 +88,8 @@ def frequent_itemsets(
     ----------
     data : pandas.DataFrame
         Discrete columns; every value is an item's value as text (``str(value)``),
-        missing markers included as written.
+        undeclared missing markers (``"?"``) included as written. A missing cell
+        (``None``, NaN, ``pd.NA``) is no item: the row holds no item of that column.
     min_support : float in (0, 1]
         Share of rows; an itemset is frequent when its count is at least
         ``ceil(min_support · n)`` (within 1e-9 against floating point).
@@ -99,6 +100,12 @@ def frequent_itemsets(
     -------
     dict
         ``{frozenset of (column, value): support (share of rows)}``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"a": ["x", "x", None, "x"], "b": ["u", "u", "u", "v"]})
+    >>> sorted((sorted(k), v) for k, v in frequent_itemsets(frame, 0.5).items())
+    [([('a', 'x')], 0.75), ([('a', 'x'), ('b', 'u')], 0.5), ([('b', 'u')], 0.75)]
     """
     import fim
 
@@ -106,8 +113,10 @@ def frequent_itemsets(
     n = len(data)
     if n == 0:
         raise ParameterError("no rows: frequent itemsets need at least one row")
+    absent = data.isna()
     text = data.astype(str)
-    constant = [c for c in text.columns if text[c].nunique(dropna=False) == 1]
+    # a column of one value in every row is an item of every row (not a missing value in it)
+    constant = [c for c in text.columns if not absent[c].any() and text[c].nunique() == 1]
     varying = [c for c in text.columns if c not in constant]
     constant_items = [(str(c), str(text[c].iloc[0])) for c in constant]
     min_count = max(1, math.ceil(theta * n - 1e-9))
@@ -115,14 +124,15 @@ def frequent_itemsets(
     result: dict[ItemsetKey, float] = {}
     found: list[tuple[frozenset[Item], int]] = [(frozenset(), n)]
     if varying and (zmax is None or zmax >= 1):
-        # items as small integers: (column, value) pairs numbered per column
+        # items as small integers: (column, value) pairs numbered per column; a missing cell is no item
         codes = []
         names: list[Item] = []
         for column in varying:
-            values, uniques = pd.factorize(text[column], sort=True)
-            codes.append(values + len(names))
+            values, uniques = pd.factorize(text[column].where(~absent[column]), sort=True)
+            codes.append(np.where(values >= 0, values + len(names), -1))
             names.extend((str(column), str(u)) for u in uniques)
-        transactions = np.stack(codes, axis=1).tolist()
+        rows = np.stack(codes, axis=1)
+        transactions = [row[row >= 0].tolist() for row in rows] if (rows < 0).any() else rows.tolist()
         kwargs: dict[str, Any] = {"target": "s", "supp": -min_count, "zmin": 1, "report": "a"}
         if zmax is not None:
             kwargs["zmax"] = zmax

@@ -199,7 +199,7 @@ class _Miner:
         self.min_support = min_support
         self.max_length = max_length
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        self.codec = ItemCodec([d.size for d in estimator.variables_.values()])
+        self.codec = ItemCodec([d.n_items for d in estimator.variables_.values()])  # the missing value is no item
         self.seen = KeySet(self.codec.n_words)
         self.rejected = KeySet(self.codec.n_words)
         self.pruned = 0
@@ -304,8 +304,14 @@ def _unique_rows(rows: np.ndarray) -> np.ndarray:
 
 def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     """Every tree path with its target set to each category, as code rows (in tree order; a path of several
-    trees is there several times)."""
+    trees is there several times).
+
+    A tree's branch or target state that is a column's missing value (its code past the
+    last category) is no item: it is left out of the row, which is then a subset of the
+    path's itemset (subsets are ISON's candidates anyway).
+    """
     m = len(estimator.columns_)
+    n_items = np.array([d.n_items for d in estimator.variables_.values()], dtype=np.int16)
     rows = []
     for chain in estimator.chains_:
         for tree in chain.trees:
@@ -320,7 +326,9 @@ def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
             block[at, :, columns] = np.array(codes, dtype=np.int16)[:, None]
             block[:, :, tree.target] = np.arange(tree.n_classes)
             rows.append(block.reshape(-1, m))
-    return np.vstack(rows)  # duplicates kept: a path twice in the index extends a row as once (0.02 s less)
+    paths = np.vstack(rows)
+    paths[paths >= n_items[None, :]] = -1  # the missing value of a column is no item
+    return paths  # duplicates kept: a path twice in the index extends a row as once (0.02 s less)
 
 
 def path_index(estimator: DensityEstimator) -> _PathIndex:

@@ -65,8 +65,9 @@ From released trees to the estimate (post-processing)
 -----------------------------------------------------
 With ``"dp-trees"``, a released tree becomes a
 :class:`~dprm.itemsets.tree_model.ConditionalTree`: the multiway split's children for
-the public categories are kept (the tree's child for missing values is dropped; the
-data have none), nodes the DP tree pruned on their noisy row count become leaves, and
+the public categories are kept (the tree's child for missing values too when the
+feature's domain has the missing value, as the branch of that state; otherwise it is
+dropped, the data having none), nodes the DP tree pruned on their noisy row count become leaves, and
 every node's counts are its noisy counts (a leaf's as released, an inner node's the
 sum of its leaves') made non-negative with their own total
 (:func:`~dprm.itemsets.private_parents.nonnegative_counts`: the Euclidean projection,
@@ -75,6 +76,38 @@ an empty category and so takes mass from the frequent ones). A first variable's
 histogram, and every table of ``"parents"``, is made non-negative the same way. Edge
 weights are the children's totals. The number of rows is private: the estimate's
 ``n_seen_`` is 0, and no count that is not noisy enters it.
+
+Missing values
+--------------
+An item is a ``(column, value)`` pair, so a missing value is no item: a row missing
+column ``c`` holds no item of ``c``. A column named in ``missing=`` (a public
+declaration: the command line names every column not declared ``complete`` when the run
+declares missing values, docs/itemsets.md) has one more state in its public domain, the
+missing value (:class:`~dprm.itemsets.domains.VariableDomain`, code ``len(categories)``),
+fixed before any row is read. The releases treat it as one more category:
+
+* every row still has exactly one state per column, so each histogram and table (the
+  items' one-way histograms, a chain's tables, a DP tree's leaves, a basis's cells)
+  still puts each row in exactly one cell: L1 sensitivity 1, unchanged; the choice's
+  score ``n·R`` is over the same cells and keeps its sensitivity 3 (its derivation does
+  not depend on the number of categories); each release's budget is the same;
+* the noisy number of rows ``n̂`` (the items' and the bases' totals) counts the rows
+  missing a column in that column's extra cell, so it stays an unbiased count of all
+  rows;
+* the estimate is a distribution over complete rows whose states include the missing
+  value, and an itemset's support, the density of its items with every other column's
+  states summed out (the missing value included), is the share of rows holding all its
+  items, rows missing one of its columns excluded: the support's definition. ISON, the
+  basis release and FP-growth on synthetic rows never name the missing value (the items
+  of :func:`~dprm.itemsets.private_items.release_items` leave it out: it is merged into
+  *other*). A DP tree (``"dp-trees"``) sends a missing feature value to its multiway
+  split's child for missing values, which becomes the branch of the missing state, and
+  learns the missing value as one more class.
+
+A missing value in a declared column not named in ``missing=`` is an error before
+anything is spent (its public domain has no missing value); an undeclared column's
+domain has it when the rows hold one (read off the data, like its categories: not
+private anyway).
 
 What is private
 ---------------
@@ -246,7 +279,9 @@ def _conditional_tree(fitted: Any, feature_columns: Sequence[int], n_categories:
             child_offset.append(0)
             n_children.append(0)
         else:
-            width = int(n_categories[f])  # the public categories; the missing-values child (last) is dropped
+            # the public states: the categories, and the missing value's child (the tree's last) where the
+            # domain has it; otherwise that child is dropped
+            width = int(n_categories[f])
             start = int(fitted.child_start[node])
             feature.append(int(feature_columns[f]))
             child_offset.append(len(child))
@@ -270,12 +305,14 @@ def released_tree(classifier: Any, feature_columns: Sequence[int], variables: Se
     feature_columns : sequence of int
         The estimator's column index of each of the classifier's features.
     variables : sequence of VariableDomain
-        The domains of the classifier's features (their categories in code order).
+        The domains of the classifier's features (their categories in code order; a
+        domain with the missing value keeps the tree's child for missing values).
     target : int
         The estimator's column index of the classifier's target.
     target_categories : sequence of str, optional
-        The target's categories in code order, when they may differ from the
-        classifier's (sorted) ``classes_``.
+        The target's classes in code order (its categories, then the label the missing
+        value was fitted as, if any), when they may differ from the classifier's (sorted)
+        ``classes_``.
     """
     columns = None
     if target_categories is not None:
@@ -374,27 +411,42 @@ def _dp_trees_chain(codes: np.ndarray, order: Sequence[int], variables: Mapping[
             noisy = DiscreteLaplaceHistogram(per_tree).release(sub, "histogram", counts)
             trees.append(ConditionalTree.single_leaf(j, nonnegative_counts(noisy)))
         else:
-            X = pd.DataFrame({columns[f]: _texts(codes, variables, f) for f in earlier})
+            X = pd.DataFrame({columns[f]: variables[columns[f]].texts(codes[:, f]) for f in earlier})  # NaN: missing
+            classes = _classes(variables[name])
             classifier = DPDecisionTreeClassifier(
                 epsilon=per_tree, max_depth=max_depth, embedding_depth=1, search="auto",
                 categorical_splits="multiway", leaf_labels="noisy-counts", variant="dprm",
                 categories={columns[f]: list(variables[columns[f]].categories) for f in earlier},
-                classes=list(variables[name].categories), accountant=sub,
+                classes=classes, accountant=sub,
                 random_state=int(rng.integers(2**31)) if seeded else None)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # seeded noise: said in the privacy block
-                classifier.fit(X, _texts(codes, variables, j))
+                classifier.fit(X, np.asarray(classes, dtype=object)[codes[:, j]])
             if SEEDED_PROPOSALS_REASON in classifier.privacy_reasons_ and SEEDED_PROPOSALS_REASON not in reasons:
                 reasons.append(SEEDED_PROPOSALS_REASON)
             trees.append(released_tree(classifier, earlier, [variables[columns[f]] for f in earlier], j,
-                                       target_categories=variables[name].categories))
+                                       target_categories=classes))
         _record(sub, per_tree, tree_step, tree_step, ledger, guarantees)
     return Chain(tuple(order), tuple(trees))
 
 
-def _texts(codes: np.ndarray, variables: Mapping[str, VariableDomain], j: int) -> np.ndarray:
-    """Column ``j`` of the code rows as its category texts."""
-    return np.asarray(list(variables.values())[j].categories, dtype=object)[codes[:, j]]
+def _classes(domain: VariableDomain) -> list[str]:
+    """A DP tree's classes for a target column: its categories, and a label of their own for the missing value.
+
+    The label is public (it depends on the declared categories only) and is none of them.
+
+    Examples
+    --------
+    >>> _classes(VariableDomain("a", ("x", "(missing)"), missing=True))
+    ['x', '(missing)', "(missing)'"]
+    """
+    classes = list(domain.categories)
+    if domain.missing:
+        label = "(missing)"
+        while label in classes:
+            label += "'"
+        classes.append(label)
+    return classes
 
 
 def _fit_accountant(accountant: Accountant | None, eps: Fraction, seeded: bool, rng: np.random.Generator
@@ -416,6 +468,7 @@ def fit_private_estimator(
     *,
     domains: Mapping[str, Sequence[object]] | None = None,
     bins: Mapping[str, Sequence[float]] | None = None,
+    missing: Sequence[str] | None = None,
     n_chains: int = 1,
     orders: Sequence[Sequence[str]] | None = None,
     structure: str = "parents",
@@ -441,6 +494,10 @@ def fit_private_estimator(
     domains, bins : mapping, optional
         The public categories / bin edges of the columns; columns left out have their
         categories read off the data (then the estimate is not private).
+    missing : list of str, optional
+        The columns whose public domain has the missing value (no item; module notes,
+        *Missing values*). A missing value in another declared column is a
+        :class:`~dprm.errors.DataError` before anything is spent.
     n_chains : int, default 1
         Chains of the ensemble (ignored when ``orders`` is given).
     orders : list of list of str, optional
@@ -502,10 +559,11 @@ def fit_private_estimator(
     eps = as_epsilon(epsilon)
     check_epsilon_range(eps)  # the command line's range, before anything is read or spent
     if method == "basis":
-        return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source, categorical_integers)
+        return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source, categorical_integers,
+                          missing=missing)
     if method in SYNTHETIC_METHODS:
         return _synthetic_fit(data, eps, method, domains, bins, accountant, n_samples, random_state, source,
-                              categorical_integers, synthetic_timeout)
+                              categorical_integers, synthetic_timeout, missing)
     declared = set(domains or {}) | set(bins or {})
     if len(data) == 0 and any(str(c) not in declared for c in data.columns):
         # No rows is a dataset like any other when every domain is declared: the release
@@ -513,7 +571,8 @@ def fit_private_estimator(
         # With a domain read off the data the fit is not private, and no rows leave
         # nothing to read.
         raise DataError(f"{source}: no data rows to read the undeclared domains off", code="no_rows", file=source)
-    variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
+    variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers,
+                              missing=missing)
     codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
     columns = list(variables)
     reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
@@ -527,7 +586,8 @@ def fit_private_estimator(
     ledger: list[dict[str, Any]] = []
     guarantees: list[str] = []
     selection, auto_noise, chain_eps, items_scale = _items_first(method, codes, sizes, eps, min_support, accountant,
-                                                                 columns, ledger, guarantees, since)
+                                                                 columns, ledger, guarantees, since,
+                                                                 [variables[c].n_items for c in columns])
     if auto_noise is not None and auto_noise <= BASIS_MAX_NOISE:  # "auto": the bases follow the items
         return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source,
                           categorical_integers, prepared=(variables, codes, since, selection, auto_noise))
@@ -568,7 +628,8 @@ def fit_private_estimator(
 
 def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction, min_support: float | None,
                  accountant: Accountant, columns: list[str], ledger: list[dict[str, Any]], guarantees: list[str],
-                 since: int) -> tuple[ItemSelection | None, float | None, Fraction, float | None]:
+                 since: int, n_items: list[int] | None = None
+                 ) -> tuple[ItemSelection | None, float | None, Fraction, float | None]:
     """The items' release of ``"frequent-items"`` (``ITEM_SHARE`` of ``eps``) and ``"auto"`` (``item_share()``).
 
     Returns the selection (None for ``"auto"``'s chain), for ``"auto"`` the predicted pair
@@ -577,37 +638,41 @@ def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction
     adaptive sequential composition), the chain's budget (``eps`` less the items') and the
     items' noise scale (None when no item is released), which ``"auto"``'s chain reports too.
     ``"auto"`` charges the items to ``accountant`` itself, as ``"basis"`` does, and adds
-    their entries to ``ledger`` (used by the chain).
+    their entries to ``ledger`` (used by the chain). ``n_items``: each column's number of
+    categories (the missing value, a state past them, is never a kept item).
     """
     if method not in ("frequent-items", "auto"):
         return None, None, eps, None
     items_eps = eps * (private_basis.item_share() if method == "auto" else ITEM_SHARE)  # as the bases expect
     if method == "auto":
-        selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns)
+        selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns, n_items)
         ledger.extend(accountant.privacy_block(since=since)["ledger"])
         guarantees.extend(entry.guarantee for entry in accountant.ledger[since:])
         noise = pair_noise(selection, sizes, eps, float(min_support or 0))
         chosen = selection if noise <= BASIS_MAX_NOISE else None  # the chain: over the declared domains
         return chosen, noise, eps - items_eps, selection.scale
     sub = _charge(accountant, items_eps, "items", "one-way histograms (discrete Laplace), one per column")
-    selection = release_items(codes, sizes, items_eps, float(min_support or 0), sub, columns)
+    selection = release_items(codes, sizes, items_eps, float(min_support or 0), sub, columns, n_items)
     _record(sub, items_eps, "items", "items", ledger, guarantees, inner=True)
     return selection, None, eps - items_eps, selection.scale
 
 
 def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapping[str, Sequence[object]] | None,
                    bins: Mapping[str, Sequence[float]] | None, accountant: Accountant | None, n_samples: int,
-                   random_state: int | None, source: str, categorical_integers: bool, timeout: float) -> PrivateFit:
+                   random_state: int | None, source: str, categorical_integers: bool, timeout: float,
+                   missing: Sequence[str] | None = None) -> PrivateFit:
     """``private_method="mst"`` / ``"aim"``: one synthetic table from dpmm, all of ``eps`` charged before it.
 
     The budget is the whole ``eps`` in one step (``synthetic table``), charged by
     :func:`~dprm.itemsets.private_synthetic.release_synthetic` before the worker starts;
     the guarantee is (ε, δ) with δ = :data:`~dprm.itemsets.private_synthetic.DEFAULT_DELTA`
     (``approx-dp; floating-point selection``), ``none`` when seeded or with a domain read
-    off the data. The estimator is a batch estimate of the synthetic rows (post-processing).
+    off the data. The estimator is a batch estimate of the synthetic rows (post-processing). A
+    synthetic row's missing value (a state of the released table like any other) is NaN: no item.
     """
     declared = set(domains or {}) | set(bins or {})
-    variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
+    variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers,
+                              missing=missing)
     codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
     columns = list(variables)
     reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
@@ -623,10 +688,10 @@ def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapp
     block["delta"] = DEFAULT_DELTA
     for entry in block["ledger"]:
         entry["delta"] = DEFAULT_DELTA
-    synthetic = pd.DataFrame({c: np.asarray(variables[c].categories, dtype=object)[release.codes[:, j]]
-                              for j, c in enumerate(columns)})
+    synthetic = pd.DataFrame({c: variables[c].texts(release.codes[:, j]) for j, c in enumerate(columns)})
     estimator = DensityEstimator(n_chains=1, domains={c: list(variables[c].categories) for c in columns},
-                                 learner="batch", n_samples=n_samples,
+                                 missing=[c for c in columns if variables[c].missing], learner="batch",
+                                 n_samples=n_samples,
                                  random_state=None if random_state is None else int(rng.integers(2**63)))
     estimator.fit(synthetic)
     parameters = {"epsilon": float(eps), "delta": DEFAULT_DELTA, "chains": 1, "private_method": method,
@@ -641,7 +706,8 @@ def _synthetic_fit(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapp
 
 def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, domains: Mapping[str, Sequence[object]] | None,
                bins: Mapping[str, Sequence[float]] | None, accountant: Accountant | None, random_state: int | None,
-               source: str, categorical_integers: bool, prepared: tuple[Any, ...] | None = None) -> PrivateFit:
+               source: str, categorical_integers: bool, prepared: tuple[Any, ...] | None = None,
+               missing: Sequence[str] | None = None) -> PrivateFit:
     """``private_method="basis"``: items, pairs and bases (:func:`~dprm.itemsets.private_basis.release_bases`).
 
     Every release is charged to ``accountant`` before it reads a row (the items' one-way
@@ -652,7 +718,8 @@ def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, dom
     """
     declared = set(domains or {}) | set(bins or {})
     if prepared is None:
-        variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers)
+        variables = infer_domains(data, domains, bins, source=source, categorical_integers=categorical_integers,
+                                  missing=missing)
         codes = encode_frame(data, variables, source=source)  # checks every value before anything is spent
         accountant = _fit_accountant(accountant, eps, random_state is not None, np.random.default_rng(random_state))
         since, selection, noise = len(accountant.ledger), None, None
@@ -662,7 +729,8 @@ def _basis_fit(data: pd.DataFrame, eps: Fraction, min_support: float | None, dom
     reasons = [DOMAIN_REASON] if any(c not in declared for c in columns) else []
     min_support = float(min_support or 0)  # checked by _resolve_method
     release = release_bases(codes, [variables[c].size for c in columns], eps, min_support, accountant, columns,
-                            [variables[c].categories for c in columns], selection=selection)
+                            [variables[c].categories for c in columns], selection=selection,
+                            n_items=[variables[c].n_items for c in columns])
     block = accountant.privacy_block(reasons=reasons, since=since)
     scale = release.bases[0].scale if release.bases else None
     parameters = {"epsilon": float(eps), "private_method": "basis" if prepared is None else "auto",

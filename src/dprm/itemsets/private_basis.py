@@ -696,7 +696,8 @@ def basis_table(codes: np.ndarray, basis_columns: Sequence[int], items: Sequence
 def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
                   accountant: Accountant, columns: Sequence[str],
                   categories: Sequence[Sequence[object]] | None = None,
-                  selection: ItemSelection | None = None, rule: str | None = None) -> BasisRelease:
+                  selection: ItemSelection | None = None, rule: str | None = None,
+                  n_items: Sequence[int] | None = None) -> BasisRelease:
     """Release items, pairs and bases of ``codes`` with ``epsilon`` in all (module notes), charged to ``accountant``.
 
     Parameters
@@ -704,7 +705,8 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     codes : numpy.ndarray of int, shape (n_rows, n_columns)
         The rows, each column's code in its public domain of ``sizes``.
     sizes : sequence of int
-        Every column's number of declared categories.
+        Every column's number of declared states (its categories, and the missing value
+        where its domain has one).
     epsilon : number
         The whole budget (items, pairs, bases; every release charged before it reads a row).
     min_support : float
@@ -722,6 +724,10 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
         How the bases are chosen (default :data:`BASES`): ``"one"``, the largest basis of the
         items whose noisy count reaches ``θ·n̂`` (no pairs); ``"pairs"``, the pairs' tables and
         their graph (the sixth and seventh rounds' release).
+    n_items : sequence of int, optional
+        Every column's number of categories (default ``sizes``): a code past them, the
+        missing value, is no item (:func:`~dprm.itemsets.private_items.release_items`
+        merges it into *rest*, so a row missing a column falls in that column's *rest*).
 
     Returns
     -------
@@ -733,7 +739,7 @@ def release_bases(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     eps = Fraction(epsilon)
     items_eps = eps * item_share(rule)
     if selection is None:
-        selection = release_items(codes, sizes, items_eps, min_support, accountant, columns)
+        selection = release_items(codes, sizes, items_eps, min_support, accountant, columns, n_items)
     compressed = selection.compress(codes)
     item_columns = [j for j, size in enumerate(sizes) if size >= 2 and len(selection.kept[j])]
     constant = [(j, 0) for j, size in enumerate(sizes) if size == 1]

@@ -16,10 +16,12 @@ declared categories (post-processing), so the estimate keeps its public domains.
 
 The release (sensitivity)
 -------------------------
-``m'`` columns of at least two public categories; column ``j``'s histogram
+``m'`` columns of at least two public states; column ``j``'s histogram
 ``h_j[v] = #{rows with x_j = v}``. Adding or removing one row changes exactly one cell
 of each ``h_j`` by one: **L1 sensitivity 1** per histogram (the cells of a column are
-disjoint; every row has one value). Each is released by a discrete Laplace vector
+disjoint; every row has one value). A column whose public domain has the missing value
+has one cell more, the rows missing it: every row is still in exactly one cell, so the
+sensitivity stays 1, and that cell is never a kept item (it is merged into *other*). Each is released by a discrete Laplace vector
 (:class:`~dprm.privacy.DiscreteLaplaceHistogram`) with ``ε_items / m'``; the ``m'``
 releases each read every row, so they compose sequentially to ``ε_items``
 (``ITEM_SHARE`` of the fit's ``ε`` by default). ``tests/test_itemsets_private_items.py``
@@ -146,7 +148,8 @@ class ItemSelection:
 
 
 def release_items(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
-                  accountant: Accountant, columns: Sequence[str]) -> ItemSelection:
+                  accountant: Accountant, columns: Sequence[str], n_items: Sequence[int] | None = None
+                  ) -> ItemSelection:
     """Release every column's one-way histogram and keep the categories that can reach ``min_support``.
 
     Parameters
@@ -154,7 +157,8 @@ def release_items(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     codes : numpy.ndarray of int, shape (n_rows, n_columns)
         The rows, each column's code in its public domain.
     sizes : sequence of int
-        Every column's number of public categories.
+        Every column's number of public states (its categories, and the missing value
+        where its domain has one).
     epsilon : number
         The budget of all the histograms (split equally over the columns of at least two
         categories; charged to ``accountant`` as ``items: COLUMN``).
@@ -163,6 +167,10 @@ def release_items(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     accountant : Accountant
     columns : sequence of str
         The columns' names (for the ledger).
+    n_items : sequence of int, optional
+        Every column's number of categories, the codes ``0 .. n_items - 1`` that are
+        items (default ``sizes``). A code past them, the missing value, is never kept: it
+        is merged into *other* whatever its count, as no itemset holds it.
 
     Returns
     -------
@@ -185,7 +193,8 @@ def release_items(codes: np.ndarray, sizes: Sequence[int], epsilon: float | Frac
     for j, size in enumerate(sizes):
         y = noisy.get(j, np.full(size, n_hat))
         counts.append(y)
-        keep = np.flatnonzero(y >= threshold)
+        items = size if n_items is None else int(n_items[j])
+        keep = np.flatnonzero(y[:items] >= threshold)  # the missing value (code items, if any) is no item
         merged = np.setdiff1d(np.arange(size), keep)
         code = np.full(size, len(keep), dtype=np.int64)
         code[keep] = np.arange(len(keep))

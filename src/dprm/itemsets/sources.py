@@ -27,7 +27,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +37,8 @@ import pyarrow as pa
 from dprm.data.arrow_arrays import to_numpy
 from dprm.data.category_text import category_text
 from dprm.errors import DataError, ParameterError
-from dprm.itemsets.domains import MAX_CATEGORIES, DomainCollector, VariableDomain, declared_domains, encode_frame
+from dprm.itemsets.domains import (MAX_CATEGORIES, DomainCollector, VariableDomain, declared_domains, encode_frame,
+                                   missing_columns)
 from dprm.itemsets.text_table import read_text_arrow, read_text_chunks
 
 __all__ = ["CsvScan", "scan_csv", "csv_codes", "row_codes", "surely_text", "table_codes"]
@@ -63,18 +64,21 @@ class CsvScan:
 
 
 def scan_csv(path: Path, name: str, batch_size: int, domains: Mapping[str, Sequence[object]] | None = None,
-             bins: Mapping[str, Sequence[float]] | None = None, categorical_integers: bool = False) -> CsvScan:
+             bins: Mapping[str, Sequence[float]] | None = None, categorical_integers: bool = False,
+             missing: Iterable[str] | None = None) -> CsvScan:
     """Read a CSV file in chunks of ``batch_size`` rows: the columns' domains, every value checked against them.
 
     A value outside a declared domain is a :class:`~dprm.errors.DataError` naming its
-    row; so is a file without data rows.
+    row; so is a file without data rows, and a missing value (an empty cell) in a
+    declared column whose domain has no missing value (``missing``:
+    :class:`~dprm.itemsets.domains.DomainCollector`).
     """
     collector: DomainCollector | None = None
     n_rows = 0
     for chunk in read_text_chunks(path, name, batch_size):
         if collector is None:
             collector = DomainCollector(list(chunk.columns), domains, bins, source=name,
-                                        categorical_integers=categorical_integers)
+                                        categorical_integers=categorical_integers, missing=missing)
         collector.add(chunk)
         encode_frame(chunk, collector.declared, source=name, first_row=n_rows + 1)
         n_rows += len(chunk)
@@ -109,7 +113,7 @@ def surely_text(value: str) -> bool:
 
 
 def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequence[object]] | None = None,
-                bins: Mapping[str, Sequence[float]] | None = None
+                bins: Mapping[str, Sequence[float]] | None = None, missing: Iterable[str] | None = None
                 ) -> tuple[dict[str, VariableDomain], np.ndarray] | None:
     """A small file's domains and code rows, read once and without pandas; None when it needs :func:`scan_csv`.
 
@@ -120,6 +124,8 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
     :func:`csv_codes` give the same domains and codes). Anything else (numbers,
     integer codes, missing cells, bad values or declarations) returns None and goes
     through :func:`scan_csv`, which decides with pandas and words every error.
+    Columns named in ``missing`` have the missing value in their domain (it then
+    holds no row here: a file with an empty cell goes through :func:`scan_csv`).
     """
     if bins:
         return None
@@ -128,7 +134,8 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
         return None
     columns, cells = read
     try:
-        declared = declared_domains(columns, domains, None)
+        declared = declared_domains(columns, domains, None, missing)
+        named = missing_columns(columns, missing)
     except ParameterError:
         return None
     variables: dict[str, VariableDomain] = {}
@@ -141,7 +148,7 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
         if column in declared:
             variables[column] = declared[column]
         elif len(values) <= MAX_CATEGORIES and any(surely_text(v) for v in values):
-            variables[column] = VariableDomain(column, tuple(values))
+            variables[column] = VariableDomain(column, tuple(values), missing=column in named)
         else:
             return None
         lookup = variables[column].lookup
@@ -169,7 +176,8 @@ def row_codes(variables: Mapping[str, VariableDomain], row: Mapping[str, object]
     """The code of each column's value in one row of a stream (row ``number``, from 1, named in errors).
 
     A missing column, or a value outside its column's domain, is a
-    :class:`~dprm.errors.DataError`; extra keys are ignored.
+    :class:`~dprm.errors.DataError`; extra keys are ignored. A missing value (``None``,
+    NaN) is the missing value's code where the domain has one (an error otherwise).
     """
     codes = np.empty(len(variables), dtype=np.int64)
     for j, (name, domain) in enumerate(variables.items()):
@@ -177,7 +185,22 @@ def row_codes(variables: Mapping[str, VariableDomain], row: Mapping[str, object]
             raise DataError(f"the stream: row {number}: no value for column {name!r}", column=name, row=number)
         value = row[name]
         code = domain.lookup.get(value if isinstance(value, str) else category_text(value)) \
-            if domain.edges is None else None
+            if domain.edges is None and not _is_missing(value) else None
         # the slow path bins numbers and words the error of a value outside the domain
         codes[j] = code if code is not None else domain.encode([value], source="the stream", first_row=number)[0]
     return codes
+
+
+def _is_missing(value: object) -> bool:
+    """``None`` or a float NaN (``pd.NA`` too): a missing value of a stream's row.
+
+    Examples
+    --------
+    >>> [_is_missing(v) for v in (None, float("nan"), "nan", 0)]
+    [True, True, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value
+    return type(value).__name__ == "NAType"

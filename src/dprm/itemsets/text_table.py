@@ -1,8 +1,10 @@
 """A table's cells as written, read from a CSV or TSV file in chunks (the itemset miner's input).
 
 The itemset miner reads values as text (``"1"`` and ``"1.0"`` are two categories),
-so it reads with pyarrow (every column as ``str``, only the empty cell missing) rather
-than through the typed reader of :mod:`dprm.data.reading`. It shares that reader's
+so it reads with pyarrow (every column as ``str``; the empty cell missing, and the
+declared markers, ``na_values``, compared exactly as :mod:`dprm.data.reading` compares
+them: :func:`dprm.data.reading.missing_markers`) rather than through the typed reader
+of :mod:`dprm.data.reading`. It shares that reader's
 file rules (:func:`dprm.data.reading.open_text_table`: file types, ``.gz`` / ``.bz2`` /
 ``.zst`` / ``.lz4`` compression, the delimiter read off the header, one-line errors)
 and its header rule (:func:`dprm.data.reading.check_column_names`: the names as
@@ -29,7 +31,7 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from dprm.data.reading import check_column_names, first_line, open_text_table
+from dprm.data.reading import check_column_names, first_line, missing_markers, open_text_table
 from dprm.errors import DataError
 
 if TYPE_CHECKING:
@@ -69,8 +71,9 @@ def read_text_header(path: Path, name: str) -> list[str]:
     return check_column_names(header.iloc[0].tolist(), name)
 
 
-def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]:
-    """The rows in chunks of ``rows``, every cell a ``str`` or missing (the empty cell).
+def read_text_chunks(path: Path, name: str, rows: int, na_values: Sequence[str] | None = None
+                     ) -> Iterator[pd.DataFrame]:
+    """The rows in chunks of ``rows``, every cell a ``str`` or missing (the empty cell, or one of ``na_values``).
 
     A row with more or fewer fields than the header is a :class:`DataError` naming it.
     """
@@ -90,7 +93,8 @@ def read_text_chunks(path: Path, name: str, rows: int) -> Iterator[pd.DataFrame]
             stream,
             read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
-            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in written}, null_values=[""],
+            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in written},
+                                                 null_values=list(missing_markers(na_values)),
                                                  strings_can_be_null=True, quoted_strings_can_be_null=True))
         rest = None  # rows of the previous batch not yet yielded
         for batch in reader:
@@ -167,8 +171,9 @@ def _frame(batch: pa.RecordBatch, columns: list[str]) -> pd.DataFrame:
     return frame.astype(object).where(frame.notna(), np.nan)
 
 
-def read_text_frame(path: Path, name: str, *, allow_empty: bool = False) -> pd.DataFrame:
-    """The whole table (see :func:`read_text_chunks`).
+def read_text_frame(path: Path, name: str, *, allow_empty: bool = False,
+                    na_values: Sequence[str] | None = None) -> pd.DataFrame:
+    """The whole table (see :func:`read_text_chunks`; ``na_values``: the markers of a missing value).
 
     A file without data rows is a :class:`DataError`, unless ``allow_empty`` (a private
     fit over declared domains, which releases noise only on no rows): then the empty
@@ -176,7 +181,7 @@ def read_text_frame(path: Path, name: str, *, allow_empty: bool = False) -> pd.D
     """
     import pandas as pd
 
-    chunks = list(read_text_chunks(path, name, 1 << 16))
+    chunks = list(read_text_chunks(path, name, 1 << 16, na_values))
     if not chunks or sum(len(c) for c in chunks) == 0:
         if allow_empty:
             return pd.DataFrame({c: pd.Series([], dtype=object) for c in read_text_header(path, name)})

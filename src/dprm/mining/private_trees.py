@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, require_attributes
-from dprm.data.grid import GRID_FAMILY, grid_points, grid_spacing, scaled_log_grid
+from dprm.data.grid import GRID_FAMILY, grid_points, grid_spacing, public_grid
 from dprm.data.literal_index import LiteralIndex
 from dprm.engine import CountingEngine, InProcessEngine
 from dprm.engine.workers import ShardWorkers
@@ -784,8 +784,8 @@ class PrivateTreeMiner(Miner):
             n_classes = self._fd_bins(attribute, side, low, high) if self._binning_epsilon else self.target_bins
             if attribute.domain.transform == "log":  # declared heavy tail: bins equally wide in log(1 + x)
                 edges = np.expm1(grid_points(math.log1p(low), math.log1p(high), n_classes - 1))
-            elif attribute.domain.transform in GRID_FAMILY[1:]:  # a log grid chosen privately: bins alike
-                edges = scaled_log_grid(low, high, n_classes - 1, float(attribute.domain.transform.split(":")[1]))
+            elif attribute.domain.transform in GRID_FAMILY[1:]:  # a grid chosen privately: bins alike
+                edges = public_grid(low, high, n_classes - 1, attribute.domain.transform)
             else:
                 edges = grid_points(low, high, n_classes - 1)  # overflow-safe linspace(low, high, n_bins + 1)[1:-1]
         else:

@@ -4,6 +4,7 @@
 node                         Unicode               ASCII
 ============================ ===================== =====================
 ``BooleanLiteral(A, True)``  ``A``                 ``A``
+``BooleanLiteral(A B, True)`` ``[A B]``             ``[A B]``
 ``BooleanLiteral(A, False)`` ``[A = false]``       ``[A = false]``
 categorical                  ``[State = CA]``      ``[State = CA]``
 numeric                      ``[1.5 < x ≤ 3]``     ``[1.5 < x <= 3]``
@@ -12,7 +13,11 @@ numeric                      ``[1.5 < x ≤ 3]``     ``[1.5 < x <= 3]``
 ============================ ===================== =====================
 
 ``BooleanLiteral(A, False)`` ("A is 0", false where A is missing) is not written
-``¬A``: that is ``Not(A)``, which holds where A is missing. Parentheses are written
+``¬A``: that is ``Not(A)``, which holds where A is missing. A Boolean attribute's name
+is written bare only where it reads as one word (no space, bracket, parenthesis,
+operator or comparison sign): ``House mouse ∧ Moose`` could be read as three
+attributes, ``[House mouse] ∧ Moose`` cannot, and a line is never broken inside
+brackets (:func:`dprm.cli.display.wrap_query`). Parentheses are written
 exactly around a compound operand of an operator (no precedence between ∧ and ∨ is
 assumed). The text is for people; the JSON form is the machine-readable one.
 """
@@ -20,12 +25,16 @@ assumed). The text is for people; the JSON form is the machine-readable one.
 from __future__ import annotations
 
 import math
+import re
 
 from dprm.queries.base import Query
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 
 __all__ = ["to_text", "format_number"]
+
+#: Characters that make a bare Boolean name ambiguous in the text: it is then written in brackets.
+_NOT_BARE = re.compile(r"[\s()\[\]¬∧∨!&|=<>≤≥]")
 
 _UNICODE = {"not": "¬", "and": " ∧ ", "or": " ∨ ", "ge": "≥", "le": "≤"}
 _ASCII = {"not": "!", "and": " & ", "or": " | ", "ge": ">=", "le": "<="}
@@ -59,7 +68,9 @@ def _numeric_text(lit: NumericLiteral, sym: dict[str, str]) -> str:
 
 def _text(q: Query, sym: dict[str, str], nested: bool) -> str:
     if isinstance(q, BooleanLiteral):
-        return q.attr if q.value else f"[{q.attr} = false]"
+        if not q.value:
+            return f"[{q.attr} = false]"
+        return f"[{q.attr}]" if _NOT_BARE.search(q.attr) or not q.attr else q.attr
     if isinstance(q, CategoricalLiteral):
         return f"[{q.attr} = {q.category}]"
     if isinstance(q, NumericLiteral):
@@ -85,5 +96,7 @@ def to_text(query: Query, *, ascii: bool = False) -> str:
     '(¬Hypertension ∧ [State = CA]) ∨ [BirthY ≤ 1950]'
     >>> to_text(q, ascii=True)
     '(!Hypertension & [State = CA]) | [BirthY <= 1950]'
+    >>> to_text(BooleanLiteral("House mouse") & ~BooleanLiteral("Moose"))
+    '[House mouse] ∧ ¬Moose'
     """
     return _text(query, _ASCII if ascii else _UNICODE, nested=False)
