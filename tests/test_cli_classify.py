@@ -185,7 +185,8 @@ def test_classify_eval_refused_leaves_nothing(tmp_path: Path) -> None:
     assert not out.exists()
     for args, fragment in ((["--epsilons", "0"], "--epsilons"), (["--depths", "x"], "--depths"),
                            (["--embedding-depths", "0"], "embedding depths"), (["--variants", "z"], "--variants"),
-                           (["--folds", "1"], "--folds"), (["--datasets", "bogus"], "unknown dataset")):
+                           (["--folds", "1"], "--folds"), (["--datasets", "bogus"], "unknown dataset"),
+                           (["--datasets", "vote", "--data-dir", tmp_path / "nowhere"], "--data-dir DIR")):
         code, _, stderr = run(["classify-eval", out, "--quick", *args])
         assert code == 2, (args, stderr)
         assert_one_error_line(stderr, fragment)

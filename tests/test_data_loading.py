@@ -226,8 +226,7 @@ def test_one_id_column_under_two_names_is_refused(tmp_path: Path, shuffle: bool,
     error = refused.value
     assert str(error) == (
         f"{left}, {right}: first columns 'row_id' and 'id' hold the same distinct values ({order}), like one id "
-        f"column with two names: give them one name to match rows by id, or declare both in the types file "
-        f"(\"ignore\" or a type) to match rows by position")
+        f"column with two names: give them one name, or declare both in the types file to match rows by position")
     assert (error.code, error.file, error.column, error.row) == ("id_names_differ", str(left), "row_id", None)
     assert error.data_dependent  # it says what the values are like
     public = error.public_message()

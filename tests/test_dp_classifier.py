@@ -685,3 +685,24 @@ def test_no_feature_column_is_one_clear_error() -> None:
     for X in (pd.DataFrame(index=range(4)), np.zeros((4, 0))):
         with pytest.raises(ValueError, match="X has no feature column"):
             DPDecisionTreeClassifier(epsilon=1.0).fit(X, np.array([0, 1, 0, 1]))
+
+
+@pytest.mark.parametrize("classes, y_kind", [([0, 1, 2], str), (["0", "1", "2"], int)])
+def test_declared_classes_of_another_kind_than_the_target_are_one_clear_error(classes, y_kind) -> None:
+    from dprm.classifier import DPDecisionTreeClassifier
+    from dprm.errors import ParameterError
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (60, 2))
+    y = (rng.integers(0, 3, 60)).astype(y_kind)
+    classifier = DPDecisionTreeClassifier(epsilon=1.0, bounds=[(0, 1), (0, 1)], classes=classes, random_state=0)
+    with pytest.raises(ParameterError, match="declare them as the target writes them"):
+        classifier.fit(X, y)
+
+
+def test_a_single_class_is_named_as_written() -> None:
+    from dprm.classifier import DPDecisionTreeClassifier
+    from dprm.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=r"only one class \('a'\)"):
+        DPDecisionTreeClassifier(epsilon=1.0, bounds=[(0, 1)], random_state=0).fit(np.zeros((5, 1)), ["a"] * 5)

@@ -249,3 +249,21 @@ def test_exact_numbers_as_parameters_fit_and_write_plain_json() -> None:
     parameters = json.loads(json.dumps(miner.document()))["parameters"]
     assert parameters["confidence"] == 0.5 and parameters["epsilon"] == pytest.approx(1 / 3)
     assert parameters["depth"] == 2
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_every_miner_is_cloned_and_set_as_scikit_learn_does(algorithm: str) -> None:
+    from sklearn.base import clone
+
+    miner = make_miner(algorithm)
+    copy = clone(miner)
+    assert type(copy) is type(miner) and copy is not miner and copy.get_params() == miner.get_params()
+    name = "min_support" if "min_support" in miner.get_params() else next(iter(miner.get_params()))
+    with pytest.raises(ParameterError):
+        miner.set_params(no_such_parameter=1)
+    if name == "min_support":
+        before = miner.get_params()
+        with pytest.raises(ParameterError):
+            miner.set_params(min_support=-5)
+        assert miner.get_params() == before  # a refused value leaves the miner as it was
+        assert miner.set_params(min_support=7) is miner and miner.min_support == 7

@@ -565,3 +565,15 @@ def test_saturating_release_near_the_bounds():
     # clamped, never wrapped around to the other end
     assert np.all(out[:200] > 2**62) and np.all(out[200:] < -(2**62))
     assert np.count_nonzero(out[:200] == high) > 50 and np.count_nonzero(out[200:] == low) > 50
+
+
+@pytest.mark.parametrize("count", [2**63, -(2**63) - 1, 10**30, 2**64 - 1])
+def test_a_count_beyond_int64_is_refused_before_the_charge(count) -> None:
+    """Not wrapped around in int64 (2**63 came back as -9223372036854775774), and nothing charged."""
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError, match=r"within ±2\*\*63"):
+        DiscreteLaplaceCount(0.1).release(accountant, "c", count)
+    if 0 < count < 2**64:
+        with pytest.raises(ParameterError, match=r"within ±2\*\*63"):
+            DiscreteLaplaceHistogram(0.1).release(accountant, "h", np.array([count], dtype=np.uint64))
+    assert accountant.spent() == 0 and not accountant.ledger

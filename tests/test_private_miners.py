@@ -164,3 +164,14 @@ def test_a_run_that_finds_nothing_returns_an_empty_list_with_its_ledger(planted)
     steps = [e["step"] for e in miner.privacy_["ledger"]]
     assert steps[0] == "data size" and not any(step.startswith(("grids:", "grid of")) for step in steps)
     assert len(steps) == 1 + 2 * 4 + 1 and accountant.spent() == 1
+
+
+@pytest.mark.parametrize("algorithm", ["alt-expm", "alt-mcmc", "mcmc-tree-pair", "serenade-cs", "cartwheels"])
+@pytest.mark.parametrize("data", [None, "left.csv", ("a", "b")])
+def test_fit_on_something_that_is_not_two_view_data_is_a_clear_error_and_spends_nothing(algorithm, data) -> None:
+    private = algorithm != "cartwheels"
+    miner = make_miner(algorithm, **({"epsilon": 1.0} if private else {}))
+    accountant = Accountant(1.0, SecureNoise())
+    with pytest.raises(ParameterError, match=r"data must be a TwoViewData \(dprm.data.load_two_view\)"):
+        miner.fit(data, accountant=accountant) if private else miner.fit(data)
+    assert accountant.spent() == 0

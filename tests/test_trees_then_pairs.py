@@ -35,6 +35,20 @@ def _steps(accountant, prefix: str) -> list[str]:
     return [entry.step for entry in accountant.ledger if entry.step.startswith(prefix)]
 
 
+def _switched(data):
+    """The first run (seeds 0–4) whose two trees trials kept nothing above independence, and so switched.
+
+    On independent views most runs do (the noisy excess of what pruning keeps is as often below
+    ``FOUND_EXCESS`` = 0 as above); a run that did not must show a kept redescription at or above it.
+    """
+    for seed in range(5):
+        miner, accountant = _fit(data, seed=seed)
+        if _steps(accountant, "literal pair "):
+            return miner, accountant
+        assert any(not r.pruned and excess_of(r.extra) >= FOUND_EXCESS for r in miner.redescriptions_)
+    pytest.fail("none of five runs on independent views switched to refined pairs")
+
+
 @pytest.fixture(scope="module")
 def strong(strong_pairs_table):
     """Two strong planted relations (each side's query holds on the same 15–35 % of the rows): conftest's table."""
@@ -69,15 +83,18 @@ def test_strong_structure_keeps_the_trees_trials(strong) -> None:
 
 
 def test_without_strong_structure_the_other_trials_are_refined_pairs(independent, trees_first) -> None:
-    miner, accountant = _fit(independent)
+    miner, accountant = _switched(independent)
     trials = miner.init_trials_
     assert _steps(accountant, "sampleTreePair#") == ["sampleTreePair#1", "sampleTreePair#2"]
     assert _steps(accountant, "extractReds#") == ["extractReds#1: cell counts", "extractReds#2: cell counts"]
     # numbered on from the trees trials, two trials' budget each; the targets' unspent shares went to them
     pairs = pairs_after_trees(trials)
     assert pairs == -(-(trials - 2) // 2)
-    assert _steps(accountant, "literal pair ") == [f"literal pair {k}" for k in range(3, pairs + 3)]
-    assert _steps(accountant, "refinement ") == [f"refinement {k}" for k in range(3, pairs + 3)]
+    made = len(_steps(accountant, "literal pair "))  # fewer where the pairs' released top score says so
+    assert made == pairs or (_steps(accountant, "pairs' top score") and any(
+        note.startswith(f"refined pairs: {made} of {pairs}:") for note in miner.notes_))
+    assert _steps(accountant, "literal pair ") == [f"literal pair {k}" for k in range(3, made + 3)]
+    assert _steps(accountant, "refinement ") == [f"refinement {k}" for k in range(3, made + 3)]
     assert _steps(accountant, "initial target 2") and not _steps(accountant, "initial target 3")
     assert accountant.spent() == 1  # exactly: every trial's budget is spent, trees or pairs
     assert any(note.startswith(f"trial trees-then-pairs: the first 2 trees trials kept no redescription above "
@@ -98,7 +115,7 @@ def test_the_pairs_leave_out_the_attributes_of_the_released_trees(independent, t
             return super().choose(epsilon, accountant, step)
 
     monkeypatch.setattr(private_trees, "PairChooser", Recording)
-    miner, _ = _fit(independent)
+    miner, _ = _switched(independent)
     described = miner._described
     assert described[0] or described[1]
     assert seen["literal pair 3"] == [set(described[0]), set(described[1])]  # the first pair's choice leaves them out

@@ -418,13 +418,15 @@ def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None
     _finish_with(site, job, [
         Redescription(BooleanLiteral(name), BooleanLiteral("b"), RedescriptionStats.from_counts(*counts, 200.0),
                       extra={"interval": {"confidence": 0.95, "jaccard": [0.1, 0.9], "support_left": [1, 99],
-                                          "support_right": [2, 98], "intersection": [3, 97]}})
+                                          "support_right": [2, 98], "intersection": [3, 97],
+                                          "p_value": [0.0001, 0.25]}})
         for name, counts in zip(["a", "<script>alert(1)</script>", "state"], figures)])
     page = client.get(job)
     assert page.status_code == 200 and "Redescriptions (3, 3 kept after pruning)" in page.text
     assert "differentially private" in page.text.split("Guarantee:")[1][:600]  # the label explained
     assert "<script>alert(1)</script>" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     assert "[0.1, 0.9]" in page.text  # the Jaccard interval beside its estimate
+    assert re.search(r'data-label="p-value"><span>[^<]+<br><span class="ci">\[[^,]+, 0\.25\]', page.text)
     jaccards = [c[2] / (c[0] + c[1] - c[2]) for c in figures]
     shown = [float(x) for x in re.findall(r'<td data-label="Jaccard"><span>([0-9.e-]+)', client.get(
         job, params={"sort": "jaccard", "order": "desc"}).text)]

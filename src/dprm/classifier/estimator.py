@@ -500,8 +500,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         present = np.unique(y)
         if self.classes is None:
             if present.size < 2:
+                label = present[0].item() if isinstance(present[0], np.generic) else present[0]
                 raise ParameterError(
-                    f"the target has only one class ({present[0]!r}); a classifier needs at least two classes"
+                    f"the target has only one class ({label!r}); a classifier needs at least two classes"
                 )
             return present, np.searchsorted(present, y), ["classes read off the data (declare classes)"]
         labels = check_labels(self.classes, "classes")
@@ -509,6 +510,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(f"classes must hold at least two labels, not {len(labels)}")
         if len({isinstance(label, str) for label in labels}) > 1:
             raise ParameterError(f"classes must be labels of one kind (all text or all numbers), not {labels!r}")
+        text_labels = isinstance(labels[0], str)
+        text_target = y.dtype.kind in "US" or (y.dtype.kind == "O" and any(isinstance(v, str) for v in y.tolist()))
+        if y.size and text_target != text_labels:  # else numpy fails comparing them, deep in a sort
+            raise ParameterError(f"the target's labels are {'text' if text_target else 'numbers'} but the declared "
+                                 f"classes are {'text' if text_labels else 'numbers'}: declare them as the target "
+                                 f"writes them")
         # sorted, as scikit-learn's classes_: its scorers (roc_auc, log_loss) read predict_proba's columns so
         classes = np.sort(np.asarray(labels), kind="stable")
         if classes.ndim != 1 or np.unique(classes).size != classes.size:

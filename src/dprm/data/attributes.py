@@ -25,6 +25,7 @@ and its output says so.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -94,7 +95,7 @@ class Attribute:
     name: str
     view: str
     kind: AttributeKind
-    values: np.ndarray
+    values: np.ndarray = field(repr=False)  # the rows: never in a repr (a log line, a traceback)
     domain: Domain = field(default_factory=Domain)
 
     @property
@@ -155,6 +156,21 @@ class View:
     def names(self) -> list[str]:
         return [a.name for a in self.attributes]
 
+    def __repr__(self) -> str:
+        """A summary: the view's name, source and attributes by kind; no value of the rows.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> View("left", [Attribute("a", "left", AttributeKind.BOOLEAN, np.zeros(3, dtype=np.int8))])
+        View('left', source='<memory>', 1 attribute: 1 boolean)
+        """
+        kinds = Counter(a.kind.value for a in self.attributes)
+        parts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+        count = len(self.attributes)
+        return (f"View({self.name!r}, source={self.source!r}, {count} attribute{'s' if count != 1 else ''}"
+                + (f": {parts})" if parts else ")"))
+
 
 @dataclass
 class TwoViewData:
@@ -177,6 +193,18 @@ class TwoViewData:
     @property
     def n_rows(self) -> int:
         return self._n_rows
+
+    def __repr__(self) -> str:
+        """A summary of both views and the row count; no value of the rows (a 600-row table printed 1,800 lines).
+
+        Examples
+        --------
+        >>> a = Attribute("a", "left", AttributeKind.BOOLEAN, np.zeros(3, dtype=np.int8))
+        >>> b = Attribute("b", "right", AttributeKind.NUMERIC, np.zeros(3))
+        >>> TwoViewData(View("left", [a]), View("right", [b]))
+        TwoViewData(3 rows, left=View('left', source='<memory>', 1 attribute: 1 boolean), right=View('right', source='<memory>', 1 attribute: 1 numeric))
+        """
+        return f"TwoViewData({self.n_rows:,} rows, left={self.left!r}, right={self.right!r})"
 
     @property
     def notes(self) -> list[str]:

@@ -423,8 +423,7 @@ def _by_position(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | Non
         raise DataError(
             f"{lraw.source}, {rraw.source}: first columns {short_repr(lfirst, 60)} and "
             f"{short_repr(rfirst, 60)} hold the same distinct values ({order}), like one id column with two "
-            f"names: give them one name to match rows by id, or declare {declare} in the types file "
-            f"(\"ignore\" or a type) to match rows by position",
+            f"names: give them one name, or declare {declare} in the types file to match rows by position",
             code="id_names_differ", file=lraw.source, column=lfirst,
         )
     notes: tuple[list[str], list[str]] = ([], [])

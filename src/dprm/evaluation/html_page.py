@@ -208,6 +208,8 @@ def definition_table(items: Iterable[tuple[str, Any]]) -> str:
     --------
     >>> definition_table([("depth", 4), ("ledger", [1, 2]), ("data", {"rows": 3})]).count("<tr>")
     3
+    >>> "8128803253402006549" in definition_table([("seed", 8128803253402006549)])   # not 8.13e+18
+    True
     """
     import json
 
@@ -215,6 +217,8 @@ def definition_table(items: Iterable[tuple[str, Any]]) -> str:
     for name, value in flatten(items):
         if isinstance(value, (dict, list)):
             shown = f"<pre>{escape(json.dumps(value, indent=1, ensure_ascii=False, default=str))}</pre>"
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+            shown = escape(str(value))  # a seed: every digit, to repeat the run
         else:
             shown = escape("–" if value is None else value if isinstance(value, str) else format_value(value))
         parts.append(f"<tr><th>{escape(name)}</th><td>{shown}</td></tr>")

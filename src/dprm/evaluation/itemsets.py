@@ -118,6 +118,10 @@ def resolve_dataset(spec: str, data_dir: str | Path, *, rows: int = 20_000, seed
     from dprm.datasets import load_movielens, make_transactions, movielens_types
 
     root = Path(data_dir)
+    wanted = {"mushroom": root / "uci" / "mushroom.csv", "movielens": root / "movielens"}.get(spec)
+    if wanted is not None and not wanted.exists():  # a named dataset: where it was looked for, how to point elsewhere
+        raise DataError(f"{wanted}: no such file (--data-dir DIR, or DPRM_DATA_DIR, names the folder holding uci/ "
+                        f"and movielens/)", code="file_not_found", file=str(wanted), data_dependent=False)
     if spec == "mushroom":
         return _csv_dataset(root / "uci" / "mushroom.csv", "mushroom", ["population", "habitat"])
     if spec == "movielens":

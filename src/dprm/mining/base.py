@@ -413,9 +413,47 @@ class Miner:
             max_clauses=self.max_clauses,
         )
 
-    def get_params(self) -> dict[str, Any]:
-        """The miner's parameters, as given to ``__init__``."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The miner's parameters, as given to ``__init__`` (scikit-learn's signature; no parameter is an estimator).
+
+        Examples
+        --------
+        >>> from sklearn.base import clone
+        >>> from dprm.mining import make_miner
+        >>> miner = make_miner("mcmc-tree-pair", epsilon=0.5)
+        >>> copy = clone(miner)
+        >>> copy is not miner and copy.get_params() == miner.get_params()
+        True
+        """
         return {name: getattr(self, name) for name in self.parameter_names()}
+
+    def set_params(self, **parameters: Any) -> "Miner":
+        """Set parameters as ``__init__`` would (scikit-learn's ``set_params``); each is checked as in ``fit``.
+
+        An unknown name is a :class:`~dprm.errors.ParameterError`; values are validated by
+        :meth:`check_parameters` at once, so a bad value leaves the miner unchanged.
+
+        Examples
+        --------
+        >>> from dprm.mining import make_miner
+        >>> make_miner("alt-mcmc", epsilon=1.0).set_params(epsilon=0.3).epsilon
+        0.3
+        """
+        names = self.parameter_names()
+        unknown = sorted(set(parameters) - set(names))
+        if unknown:
+            raise ParameterError(f"{type(self).__name__} has no parameter {', '.join(map(repr, unknown))}; "
+                                 f"its parameters: {', '.join(names)}")
+        before = self.get_params()
+        for name, value in parameters.items():
+            setattr(self, name, value)
+        try:
+            self.check_parameters()
+        except Exception:
+            for name, value in before.items():
+                setattr(self, name, value)
+            raise
+        return self
 
     def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         """The spec's JSON document (``dprm.redescriptions/1``) of the fitted miner."""

@@ -76,8 +76,8 @@ Examples
 >>> engine = InProcessEngine(data)
 >>> accountant = Accountant(1.0, SeededNoise(np.random.default_rng(1)))
 >>> chosen = choose_grids(engine, 0.2, accountant, max_splits=32)
->>> chosen[(0, "visits")].startswith("log"), chosen[(1, "age")]
-(True, 'linear')
+>>> chosen[(0, "visits")], chosen[(1, "age")]                # counts: whole-number thresholds
+('integers', 'linear')
 >>> for entry in accountant.ledger:
 ...     print(entry.step, entry.epsilon)
 grids: data size 1/50

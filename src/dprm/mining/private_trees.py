@@ -53,6 +53,7 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, require_
 from dprm.data.grid import GRID_FAMILY, grid_points, grid_spacing, public_grid
 from dprm.data.literal_index import LiteralIndex
 from dprm.engine import CountingEngine, InProcessEngine
+from dprm.engine.in_process import check_data
 from dprm.engine.workers import ShardWorkers
 from dprm.errors import ParameterError
 from dprm.mining.base import (
@@ -93,7 +94,7 @@ from dprm.mining.private_extraction import (
     private_extract_table,
     prune,
 )
-from dprm.mining.ranking import finding_key
+from dprm.mining.ranking import finding_key, ranked
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.params import as_generator
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, split_budget
@@ -421,6 +422,7 @@ class PrivateTreeMiner(Miner):
         the work done (:meth:`work` units: MCMC steps, or releases for AltExpM).
         """
         self.check_parameters()
+        check_data(data)  # a clear error for a path, a DataFrame or None, before anything is spent
         engine = data if isinstance(data, CountingEngine) else None
         if isinstance(engine, InProcessEngine):
             data, engine = engine.schema, None
@@ -572,7 +574,7 @@ class PrivateTreeMiner(Miner):
     def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
         """Prune what was found, write the privacy block, end the progress."""
         found = sorted(self._found.values(), key=finding_key)
-        self.redescriptions_ = self._pruned(found)
+        self.redescriptions_ = ranked(self._pruned(found))  # kept before pruned, each best first
         # whether a chain ran: the ledger's labels say (the privacy block and the unused options read it)
         self._chains_ran = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee
                                for entry in accountant.ledger[self._ledger_start:])

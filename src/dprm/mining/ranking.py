@@ -17,8 +17,8 @@ non-private miners, exact) statistics only, so a ranking is post-processing.
   MAMMAL at ε = 1 (5 runs), 0.30 → 0.33 at J 0.76 → 0.75;
 * :func:`rank_key`: higher Jaccard index first, then larger intersection (extraction's
   combinations, before they are redescriptions);
-* :func:`ranked`: redescriptions by :func:`finding_key`; with ``ties="kept"`` equal
-  keys keep the order found (SerenadeCS and SerenadeES);
+* :func:`ranked`: redescriptions kept before pruned, each part by :func:`finding_key`;
+  with ``ties="kept"`` equal keys keep the order found (SerenadeCS and SerenadeES);
 * :func:`quality_order`: the redundancy filter's order (:mod:`dprm.mining.redundancy`):
   not pruned before pruned, then :func:`finding_key`, p-value (low first; unknown
   last), position in the list.
@@ -97,15 +97,26 @@ def finding_key(redescription: Redescription) -> tuple[float, float, float]:
 
 
 def ranked(redescriptions: Sequence[Redescription], *, ties: str = "intersection") -> list[Redescription]:
-    """The redescriptions best first by :func:`finding_key` (a stable sort).
+    """The redescriptions kept before pruned, each part best first by :func:`finding_key` (a stable sort).
 
-    With ``ties="kept"``, only ``J + ½·excess`` counts: equal ones keep the given order.
+    A pruned redescription is a probable artefact of the noise: listed after every kept
+    one, as ``dprm mine``, the report and the web page list them, so that the first
+    entries of a miner's ``redescriptions_`` are the findings. With ``ties="kept"``, only
+    ``J + ½·excess`` counts: equal ones keep the given order.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B, Redescription, RedescriptionStats
+    >>> strong = Redescription(B("a"), B("b"), RedescriptionStats.from_counts(100, 100, 95, 1000), pruned=True)
+    >>> weak = Redescription(B("c"), B("d"), RedescriptionStats.from_counts(100, 100, 40, 1000))
+    >>> [str(r.left) for r in ranked([strong, weak])]
+    ['c', 'a']
     """
     if ties not in RANKING_TIES:
         raise ValueError(f"ties must be one of {', '.join(RANKING_TIES)}, not {ties!r}")
     if ties == "kept":
-        return sorted(redescriptions, key=lambda r: finding_key(r)[0])
-    return sorted(redescriptions, key=finding_key)
+        return sorted(redescriptions, key=lambda r: (r.pruned, finding_key(r)[0]))
+    return sorted(redescriptions, key=lambda r: (r.pruned, *finding_key(r)))
 
 
 def quality_order(redescriptions: Sequence[Redescription]) -> list[int]:

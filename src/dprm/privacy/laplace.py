@@ -37,7 +37,11 @@ from dprm.privacy.budget import EpsilonLike
 from dprm.privacy.mechanism import Mechanism
 from dprm.privacy.scale import noise_scale
 
-__all__ = ["DiscreteLaplaceCount", "DiscreteLaplaceHistogram"]
+__all__ = ["INT64_RANGE", "DiscreteLaplaceCount", "DiscreteLaplaceHistogram"]
+
+#: The range of a released count: int64's (a release near its ends saturates there). A count
+#: outside it is refused before any charge instead of wrapping around.
+INT64_RANGE = (-(2**63), 2**63 - 1)
 
 
 def _integer_sensitivity(sensitivity: EpsilonLike) -> int:
@@ -93,6 +97,8 @@ class DiscreteLaplaceCount(_DiscreteLaplace):
         """Charge ``epsilon``, then return ``count`` plus discrete Laplace noise."""
         if isinstance(count, bool) or not isinstance(count, numbers.Integral):
             raise ParameterError(f"count must be an integer, got {count!r}")
+        if not INT64_RANGE[0] <= int(count) <= INT64_RANGE[1]:  # checked before the charge, never wrapped
+            raise ParameterError(f"count must be a 64-bit integer (within ±2**63), got {count!r}")
         self.charge(accountant, step)
         return int(accountant.noise.discrete_laplace(np.array([int(count)]), self.scale)[0])
 
@@ -132,6 +138,8 @@ class DiscreteLaplaceHistogram(_DiscreteLaplace):
         array = np.asarray(counts)
         if array.size and array.dtype.kind not in "iu":
             raise ParameterError(f"histogram counts must be integers, got {array.dtype}")
+        if array.size and (int(array.max()) > INT64_RANGE[1] or int(array.min()) < INT64_RANGE[0]):
+            raise ParameterError("histogram counts must be 64-bit integers (within ±2**63)")   # before the charge
         array = array.astype(np.int64, copy=False)
         self.charge(accountant, step)
         return accountant.noise.discrete_laplace(array, self.scale)

@@ -160,7 +160,11 @@ def resolve_dataset(spec: str, data_dir: str | Path) -> Dataset:
     ['no', 'yes']
     """
     if spec in UCI_TARGETS:
-        return load_dataset(Path(data_dir) / f"{spec}.csv", UCI_TARGETS[spec], name=spec)
+        path = Path(data_dir) / f"{spec}.csv"
+        if not path.is_file():  # a named dataset: say where it was looked for and how to point elsewhere
+            raise DataError(f"{path}: no such file (--data-dir DIR, or DPRM_UCI_DIR, names the folder holding "
+                            f"{spec}.csv)", code="file_not_found", file=str(path), data_dependent=False)
+        return load_dataset(path, UCI_TARGETS[spec], name=spec)
     path, target = _file_and_target(spec)
     return load_dataset(path, target)
 
