@@ -175,3 +175,29 @@ def test_fit_on_something_that_is_not_two_view_data_is_a_clear_error_and_spends_
     with pytest.raises(ParameterError, match=r"data must be a TwoViewData \(dprm.data.load_two_view\)"):
         miner.fit(data, accountant=accountant) if private else miner.fit(data)
     assert accountant.spent() == 0
+
+
+def test_a_fit_that_fails_leaves_no_earlier_result_behind() -> None:
+    """A refit refused for its budget must not leave the first fit's redescriptions to be read as its own."""
+    planted = make_planted(300, n_left_boolean=6, n_right_numeric=4, random_state=0)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    miner = make_miner("alt-mcmc", epsilon=1.0, mcmc_iterations=200)
+    miner.fit(data, accountant=Accountant(1.0, SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(1))
+    assert hasattr(miner, "redescriptions_")
+    with pytest.raises(BudgetExceededError):
+        miner.fit(data, accountant=Accountant(0.5, SeededNoise(np.random.default_rng(0))), rng=np.random.default_rng(1))
+    assert not hasattr(miner, "redescriptions_") and not hasattr(miner, "privacy_")
+    with pytest.raises(ParameterError, match="call fit first"):
+        miner.document()
+
+
+@pytest.mark.parametrize("algorithm", ["alt-mcmc", "serenade-es", "cartwheels"])
+def test_a_progress_that_is_not_a_function_is_a_clear_error_and_spends_nothing(algorithm) -> None:
+    planted = make_planted(300, n_left_boolean=6, n_right_numeric=4, random_state=0)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    private = algorithm != "cartwheels"
+    miner = make_miner(algorithm, **({"epsilon": 1.0} if private else {}))
+    accountant = Accountant(1.0, SecureNoise())
+    with pytest.raises(ParameterError, match="progress must be a function"):
+        miner.fit(data, accountant=accountant, progress="yes") if private else miner.fit(data, progress="yes")
+    assert accountant.spent() == 0

@@ -266,6 +266,9 @@ class Progress:
     """
 
     def __init__(self, callback: ProgressCallback | None, total: int) -> None:
+        if callback is not None and not callable(callback):  # made before any release: nothing spent
+            raise ParameterError(f"progress must be a function of (done, total) or None, not "
+                                 f"{type(callback).__name__}")
         self.total = max(int(total), 1)
         self._callback = callback
         self._done = 0
@@ -412,6 +415,15 @@ class Miner:
             max_pvalue=self.max_pvalue,
             max_clauses=self.max_clauses,
         )
+
+    def _forget_fit(self) -> None:
+        """Drop an earlier fit's results (scikit-learn's fitted attributes: names ending in ``_``).
+
+        Called first by every ``fit``, so that a fit that fails (a budget refused, bad data)
+        leaves no earlier ``redescriptions_`` or ``document()`` to be taken for its own.
+        """
+        for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
+            delattr(self, name)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The miner's parameters, as given to ``__init__`` (scikit-learn's signature; no parameter is an estimator).

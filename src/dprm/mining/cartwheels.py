@@ -164,6 +164,7 @@ class CartWheels(Miner):
         (:mod:`dprm.engine.value_statistics`), so the output is the same whatever the
         engine. ``progress(done, total)`` is told the trees grown (:meth:`work`).
         """
+        self._forget_fit()
         self.check_parameters()
         constraints = self.constraints()
         tracker = Progress(progress, self.work())

@@ -421,6 +421,7 @@ class PrivateTreeMiner(Miner):
         (``numpy.random.default_rng()``, not one seeded by hand, for a private run). ``progress(done, total)`` is told
         the work done (:meth:`work` units: MCMC steps, or releases for AltExpM).
         """
+        self._forget_fit()
         self.check_parameters()
         check_data(data)  # a clear error for a path, a DataFrame or None, before anything is spent
         engine = data if isinstance(data, CountingEngine) else None

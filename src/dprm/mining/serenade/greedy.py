@@ -134,6 +134,7 @@ class GreedyMiner(Miner):
         ``progress(done, total)`` is told the work done (:meth:`work` units: initial
         pairs and extensions).
         """
+        self._forget_fit()
         self.check_parameters()
         engine = as_engine(data)
         data = engine.schema
