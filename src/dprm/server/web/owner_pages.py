@@ -4,8 +4,15 @@ The same operations as ``dprm admin`` (:mod:`dprm.cli.admin`), through the same
 functions: :func:`~dprm.server.datasets.register_dataset` (a dataset from files on
 the server with its complete types file), :mod:`~dprm.server.accounts` (add,
 disable, enable, rotate), :func:`~dprm.server.budget.set_budget` (grant: what was
-spent stays spent). A new or rotated token is shown once, in the answer to the form
-that made it, and is stored nowhere.
+spent stays spent).
+
+Post/redirect/get: a form that changes something answers ``303 See Other`` to the
+overview when it succeeds, and what it did (the notice, a new or rotated token)
+crosses the redirect in a sealed cookie that the overview reads and deletes
+(:mod:`~dprm.server.web.owner_notices`); a reload or the back button repeats that
+``GET``, never the action, and a token is shown once, to the session that asked,
+and stored nowhere. A form that is refused did nothing; its page (422, the form's
+values kept) says why.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from dprm.errors import DprmError
+from dprm.server.web import owner_notices
 from dprm.server.web.access import for_posting, for_reading
-from dprm.server.web.pages import render
+from dprm.server.web.pages import redirect, render
+from dprm.server.web.sessions import COOKIE
 
 __all__ = ["router", "overview", "audit_rows"]
 
@@ -102,11 +111,30 @@ def audit_rows(db: Any, *, analyst: str = "", action: str = "", outcome: str = "
              "status": r.status, "outcome": r.outcome, "detail": r.detail, "ms": r.duration_ms} for r in rows]
 
 
+#: What the overview says when the notice of an earlier form is there but cannot be read.
+LOST_NOTICE = ("The answer to an earlier form could not be shown: it waited more than 5 minutes, or it "
+               "belongs to another sign-in. Look at the tables below; if it issued a token, give the analyst "
+               "a new one (New token).")
+
+#: The overview, where an owner's form that changed something sends the browser.
+OVERVIEW = "/ui/owner"
+
+
 async def main_page(request: Request, found: Any, status: int = 200, **notes: Any) -> HTMLResponse:
-    """The owner's main page with ``notes`` (notice, error, new token, form values)."""
+    """The owner's overview with ``notes`` (error, form values), and what the form just done
+    said (:mod:`~dprm.server.web.owner_notices`: read once, then deleted in the browser)."""
+    carried, present = owner_notices.take(request, request.cookies.get(COOKIE, ""))
     context = await run_in_threadpool(overview, request.app.state.db)
-    return render(request, "owner.html", status, found, **context,
-                  **{"notice": None, "error": None, "new_token": None, "form": {}, **notes})
+    shown: dict[str, Any] = {"notice": None, "error": None, "new_token": None, "form": {}, "lost_notice": None}
+    if carried is not None:
+        shown.update({key: carried[key] for key in ("notice", "new_token", "form") if key in carried})
+    elif present:
+        shown["lost_notice"] = LOST_NOTICE
+    shown.update(notes)
+    response = render(request, "owner.html", status, found, **context, **shown)
+    if present:
+        owner_notices.forget(response, request)
+    return response
 
 
 @router.get("/owner", response_class=HTMLResponse)
@@ -119,7 +147,9 @@ async def owner_home(request: Request) -> Response:
 
 
 async def act(request: Request, action: str, work: Callable[[dict[str, Any]], dict[str, Any]]) -> Response:
-    """Run an owner's form: its notes on success, its error in one line (nothing done) otherwise."""
+    """Run an owner's form: on success ``303`` to the overview, which then says what was done
+    (post/redirect/get; a reload repeats the GET, not the action); a refusal is the overview
+    with its error in one line and the form's values (nothing done)."""
     request.state.action = action
     found, form, refused = await for_posting(request, "owner")
     if refused is not None:
@@ -129,7 +159,9 @@ async def act(request: Request, action: str, work: Callable[[dict[str, Any]], di
     except DprmError as error:
         request.state.outcome = "invalid_request"
         return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form)
-    return await main_page(request, found, **notes)
+    response = redirect(OVERVIEW)
+    owner_notices.put(response, request, request.cookies.get(COOKIE, ""), notes)
+    return response
 
 
 @router.post("/owner/datasets", response_class=HTMLResponse)
@@ -165,6 +197,10 @@ async def add_analyst(request: Request) -> Response:
     return await act(request, "ui-owner-add-analyst", work)
 
 
+#: The changes of an analyst the overview's buttons post.
+CHANGES = ("disable", "enable", "rotate")
+
+
 @router.post("/owner/analysts/{name}/{change}", response_class=HTMLResponse)
 async def change_analyst(request: Request, name: str, change: str) -> Response:
     from dprm.server.accounts import rotate_token, set_disabled
@@ -180,7 +216,8 @@ async def change_analyst(request: Request, name: str, change: str) -> Response:
                 return {"notice": f"{change}d {name}"}
         raise DprmError(f"unknown change {change[:32]!r}: disable, enable or rotate")
 
-    return await act(request, f"ui-owner-{change[:16]}-analyst", work)
+    return await act(request, f"ui-owner-{change}-analyst" if change in CHANGES else "ui-owner-change-analyst",
+                     work)
 
 
 @router.post("/owner/budgets", response_class=HTMLResponse)

@@ -1,0 +1,190 @@
+"""The data owner's pages as a browser uses them: reloads, the back button, the audit filters, the icon.
+
+A user audit with a real browser found: reloading the page shown after "New token"
+issued a second token and revoked the one just shown; after "Add analyst" a reload
+said "exists already" and the token not yet copied was lost; the audit filter's
+"Newest" = ``abc`` was a whole error page that lost the filters, ``0`` and ``-5``
+silently showed one record, and Action = ``statistics`` showed nothing (the action
+is ``redescription-statistics``, and the page listed none); registering a name in
+use said "(remove it first)" where the pages cannot remove; every first visit's
+``/favicon.ico`` was an audit record ``request 404 not_found`` among the refusals.
+
+A reload is the GET the browser repeats: the one that followed the form's redirect
+(``303 See Other``); the back button asks for the page before the form again. Same
+in-process app as tests/test_web_pages.py (its fixture ``site``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("jinja2")
+
+from sqlalchemy import func, select  # noqa: E402
+
+from dprm.server.database import Database  # noqa: E402
+from dprm.server.tables import audit, metadata  # noqa: E402
+from dprm.server.web import owner_notices  # noqa: E402
+from dprm.server.web.sessions import COOKIE  # noqa: E402
+from server_support import tiny_views  # noqa: E402
+from test_web_pages import JOB_FORM, Site, _csrf, site  # noqa: E402,F401 - the fixture
+
+TOKEN = re.compile(r'id="new-token">(dprm_[0-9a-f]{12}_[A-Za-z0-9_-]{43})<')
+SRC = Path(__file__).resolve().parents[1] / "src" / "dprm" / "server"
+
+
+def _token(page: str) -> str | None:
+    found = TOKEN.search(page)
+    return found.group(1) if found else None
+
+
+def _api_status(site: Site, token: str) -> int:
+    return site.client().get("/v1/budget", headers={"Authorization": f"Bearer {token}"}).status_code
+
+
+def _audit(site: Site, action: str) -> list[Any]:
+    site.app.state.audit.flush()
+    db = Database(site.url)
+    with db.read() as connection:
+        rows = connection.execute(select(audit).where(audit.c.action == action).order_by(audit.c.id)).all()
+    db.dispose()
+    return rows
+
+
+def _everything_stored(site: Site) -> str:
+    """Every value of every table of the database, as one text."""
+    site.app.state.audit.flush()
+    db = Database(site.url)
+    with db.read() as connection:
+        text = "\n".join(repr(row) for table in metadata.sorted_tables
+                         for row in connection.execute(select(table)).all())
+    db.dispose()
+    return text
+
+
+def _posted(client: Any, path: str, form: dict[str, str]) -> Any:
+    """A form's post as the browser sends it, without following its redirect."""
+    return client.post(path, data=form, follow_redirects=False)
+
+
+# -- 1. post/redirect/get: a reload or the back button never repeats an action ---------------------
+
+
+def test_a_new_analysts_token_is_shown_once_and_a_reload_repeats_nothing(site: Site) -> None:
+    olga, csrf = site.signed_in("olga")
+    before = olga.get("/ui/owner")  # the page the back button returns to
+    answer = _posted(olga, "/ui/owner/analysts", {"csrf": csrf, "name": "carol"})
+    assert answer.status_code == 303 and answer.headers["location"] == "/ui/owner"
+    page = olga.get(answer.headers["location"])
+    token = _token(page.text)
+    assert page.status_code == 200 and token and "added analyst carol" in page.text
+    secret = token.split("_", 2)[2]
+    # never in the redirect, its address, a header or a cookie (the cookie is sealed), nor stored
+    assert secret not in answer.text and secret not in str(answer.headers) and secret not in answer.headers["location"]
+    assert secret not in _everything_stored(site)
+    assert olga.cookies.get(owner_notices.COOKIE) is None  # read once, then deleted in the browser
+    for again in (olga.get("/ui/owner"), olga.get(before.url)):  # a reload; the back button
+        assert again.status_code == 200 and _token(again.text) is None
+        assert "exists already" not in again.text and "added analyst carol" not in again.text
+        assert "<td>carol</td>" in again.text
+    assert _api_status(site, token) == 200  # the token shown works
+    added = _audit(site, "ui-owner-add-analyst")
+    assert [(r.status, r.outcome) for r in added] == [(303, "ok")]
+    assert not any(secret in (r.detail or "") + r.path for r in _audit(site, "ui-owner"))
+
+
+def test_a_reload_after_new_token_keeps_the_token_just_shown(site: Site) -> None:
+    olga, csrf = site.signed_in("olga")
+    old = site.tokens["alice"]
+    alice, _ = site.signed_in("alice")
+    answer = _posted(olga, "/ui/owner/analysts/alice/rotate", {"csrf": csrf})
+    assert answer.status_code == 303 and answer.headers["location"] == "/ui/owner"
+    fresh = _token(olga.get("/ui/owner").text)
+    assert fresh and fresh != old and "new token for alice" not in olga.get("/ui/owner").text
+    assert (_api_status(site, old), _api_status(site, fresh)) == (401, 200)
+    site.tokens["alice"] = fresh
+    signed_in_again, _ = site.signed_in("alice")
+    for _ in range(3):  # reloads: no new token, the one shown stays valid, its session stays open
+        reloaded = olga.get("/ui/owner")
+        assert _token(reloaded.text) is None and reloaded.status_code == 200
+    assert _api_status(site, fresh) == 200
+    assert signed_in_again.get("/ui/datasets", follow_redirects=False).status_code == 200
+    assert alice.get("/ui/datasets", follow_redirects=False).status_code == 303  # the old token's session ended
+    assert len(_audit(site, "ui-owner-rotate-analyst")) == 1
+    assert fresh.split("_", 2)[2] not in _everything_stored(site)
+
+
+def test_every_owner_form_that_changes_something_redirects_and_a_reload_repeats_none(site: Site) -> None:
+    olga, csrf = site.signed_in("olga")
+    folder = site.folder / "second"
+    folder.mkdir()
+    left, right, types = tiny_views(folder)
+    forms = [("/ui/owner/datasets", {"name": "second", "left": str(left), "right": str(right), "types": str(types)},
+              "registered second: 2 left and 2 right attributes", "ui-owner-add-dataset"),
+             ("/ui/owner/budgets", {"analyst": "bob", "dataset": "second", "epsilon": "2"},
+              "bob on second: total 2, spent 0, remaining 2", "ui-owner-grant"),
+             ("/ui/owner/analysts/bob/disable", {}, "disabled bob", "ui-owner-disable-analyst"),
+             ("/ui/owner/analysts/bob/enable", {}, "enabled bob", "ui-owner-enable-analyst")]
+    for path, form, notice, action in forms:
+        answer = _posted(olga, path, {"csrf": csrf, **form})
+        assert (answer.status_code, answer.headers.get("location")) == (303, "/ui/owner"), (path, answer.text[:500])
+        shown = html.unescape(olga.get("/ui/owner").text)
+        assert notice in shown, path
+        if action == "ui-owner-grant":  # the grant form keeps the analyst and dataset just granted
+            assert "<option selected>bob</option>" in shown and "<option selected>second</option>" in shown
+        reloaded = html.unescape(olga.get("/ui/owner").text)
+        assert notice not in reloaded and 'role="alert"' not in reloaded, path
+        assert len(_audit(site, action)) == 1, path
+    assert "bob on second: total 2" not in html.unescape(olga.get("/ui/owner").text)
+    assert site.client().get("/v1/budget", headers={"Authorization": f"Bearer {site.tokens['bob']}"}
+                             ).status_code == 200  # enabled, once: not toggled by any reload
+
+
+def test_a_refused_owner_form_keeps_its_values_and_does_nothing(site: Site) -> None:
+    olga, csrf = site.signed_in("olga")
+    refused = _posted(olga, "/ui/owner/budgets", {"csrf": csrf, "analyst": "alice", "dataset": "tiny",
+                                                  "epsilon": "-1"})
+    assert refused.status_code == 422 and 'role="alert"' in refused.text
+    assert 'value="-1"' in refused.text  # the form's value kept
+    budget = site.client().get("/v1/budget", headers={"Authorization": f"Bearer {site.tokens['alice']}"})
+    assert budget.json()["budgets"][0]["exact"]["total"] == "10"
+    unknown = _posted(olga, "/ui/owner/analysts/alice/explode", {"csrf": csrf})
+    assert unknown.status_code == 422 and "disable, enable or rotate" in unknown.text
+    assert len(_audit(site, "ui-owner-change-analyst")) == 1  # one action name, not one per path
+
+
+def test_a_double_click_on_add_analyst_loses_no_token(site: Site) -> None:
+    """The first post's answer (its sealed notice) and the second's refusal: the page shows both."""
+    olga, csrf = site.signed_in("olga")
+    first = _posted(olga, "/ui/owner/analysts", {"csrf": csrf, "name": "dora"})
+    second = _posted(olga, "/ui/owner/analysts", {"csrf": csrf, "name": "dora"})
+    assert first.status_code == 303 and second.status_code == 422
+    assert "exists already" in html.unescape(second.text)
+    token = _token(second.text)
+    assert token and _api_status(site, token) == 200
+    assert _token(olga.get("/ui/owner").text) is None
+
+
+def test_the_sealed_notice_opens_only_in_the_session_that_asked(site: Site) -> None:
+    olga, csrf = site.signed_in("olga")
+    answer = _posted(olga, "/ui/owner/analysts", {"csrf": csrf, "name": "erin"})
+    sealed = answer.cookies.get(owner_notices.COOKIE)
+    assert sealed and "erin" not in sealed
+    cookie = next(h for h in answer.headers.get_list("set-cookie") if h.startswith(owner_notices.COOKIE))
+    for attribute in ("HttpOnly", "Path=/ui/owner", "SameSite=strict", "Max-Age=300"):
+        assert attribute.lower() in cookie.lower(), cookie
+    other, _ = site.signed_in("olga")  # the same owner, another sign-in
+    for value in (sealed, sealed[:-4] + "AAAA", "not even base64 !"):
+        other.cookies.set(owner_notices.COOKIE, value, domain="127.0.0.1", path="/ui/owner")
+        page = other.get("/ui/owner")
+        assert page.status_code == 200 and _token(page.text) is None
+        assert "could not be shown" in page.text  # said, not silently dropped
+        assert other.cookies.get(owner_notices.COOKIE) is None  # and deleted
+    assert _token(olga.get("/ui/owner").text)  # the session that asked still gets it, once
+    assert owner_notices.unseal(olga.cookies.get(COOKIE), sealed, now=10**10) is None  # after 5 minutes: gone
