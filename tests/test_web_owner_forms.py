@@ -188,3 +188,31 @@ def test_the_sealed_notice_opens_only_in_the_session_that_asked(site: Site) -> N
         assert other.cookies.get(owner_notices.COOKIE) is None  # and deleted
     assert _token(olga.get("/ui/owner").text)  # the session that asked still gets it, once
     assert owner_notices.unseal(olga.cookies.get(COOKIE), sealed, now=10**10) is None  # after 5 minutes: gone
+
+
+# -- 3. a dataset name in use: the exact command that frees it -------------------------------------
+
+
+def test_a_dataset_name_in_use_says_the_command_that_removes_it(site: Site) -> None:
+    olga, csrf = site.signed_in("olga")
+    folder = site.folder / "again"
+    folder.mkdir()
+    left, right, types = tiny_views(folder)
+    answer = _posted(olga, "/ui/owner/datasets", {"csrf": csrf, "name": "tiny", "left": str(left),
+                                                  "right": str(right), "types": str(types)})
+    text = html.unescape(answer.text)
+    assert answer.status_code == 422 and "a dataset named 'tiny' is registered already" in text
+    assert f'<code class="command">dprm admin --db {site.url} dataset remove tiny</code>' in text
+    assert "remove it first" not in text and f'value="{left}"' in text  # the form kept
+
+
+def test_the_removal_command_hides_a_database_password() -> None:
+    from dprm.server.web.owner_pages import registered_already
+
+    class Db:
+        url = "postgresql+psycopg://dprm:s3cret@127.0.0.1:5432/dprm"
+
+    refusal = registered_already(Db(), "my data")
+    assert refusal.command == "dprm admin --db 'postgresql+psycopg://dprm:***@127.0.0.1:5432/dprm' dataset remove " \
+                              "'my data'"
+    assert "s3cret" not in str(refusal) + refusal.command and "in place of ***" in str(refusal)

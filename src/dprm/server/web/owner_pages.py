@@ -120,12 +120,21 @@ LOST_NOTICE = ("The answer to an earlier form could not be shown: it waited more
 OVERVIEW = "/ui/owner"
 
 
+class Refused(DprmError):
+    """An owner's form refused, with a command that does what the pages do not (shown as code)."""
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.command = command
+
+
 async def main_page(request: Request, found: Any, status: int = 200, **notes: Any) -> HTMLResponse:
     """The owner's overview with ``notes`` (error, form values), and what the form just done
     said (:mod:`~dprm.server.web.owner_notices`: read once, then deleted in the browser)."""
     carried, present = owner_notices.take(request, request.cookies.get(COOKIE, ""))
     context = await run_in_threadpool(overview, request.app.state.db)
-    shown: dict[str, Any] = {"notice": None, "error": None, "new_token": None, "form": {}, "lost_notice": None}
+    shown: dict[str, Any] = {"notice": None, "error": None, "error_command": None, "new_token": None,
+                             "form": {}, "lost_notice": None}
     if carried is not None:
         shown.update({key: carried[key] for key in ("notice", "new_token", "form") if key in carried})
     elif present:
@@ -158,25 +167,55 @@ async def act(request: Request, action: str, work: Callable[[dict[str, Any]], di
         notes = await run_in_threadpool(work, form)
     except DprmError as error:
         request.state.outcome = "invalid_request"
-        return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form)
+        return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form,
+                               error_command=getattr(error, "command", None))
     response = redirect(OVERVIEW)
     owner_notices.put(response, request, request.cookies.get(COOKIE, ""), notes)
     return response
 
 
+def registered_already(db: Any, name: str) -> Refused:
+    """The refusal of a dataset name in use, with the ``dprm admin`` command that frees it
+    (the pages do not remove datasets: a removal and a new registration of the same rows start
+    the analysts' budgets afresh, a decision for the owner at the server's console)."""
+    import shlex
+
+    from dprm.server.database import shown_url
+
+    where = shown_url(db.url)
+    password = " (with the database's password in place of ***)" if "***" in where else ""
+    return Refused(f"a dataset named {name!r} is registered already. These pages do not remove datasets: remove "
+                   f"it on the server with the command below{password}, then register it again here. Budgets "
+                   "on the new registration start afresh; what analysts spent on the old one stays in the ledger.",
+                   f"dprm admin --db {shlex.quote(where)} dataset remove {shlex.quote(name)}")
+
+
 @router.post("/owner/datasets", response_class=HTMLResponse)
 async def add_dataset(request: Request) -> Response:
-    from dprm.server.datasets import register_dataset
+    from dprm.server.datasets import active_dataset, register_dataset
+
+    db = request.app.state.db
+
+    def registered(name: str) -> bool:
+        with db.read() as connection:
+            return active_dataset(connection, name) is not None
 
     def work(form: dict[str, Any]) -> dict[str, Any]:
         name = str(form.get("name", "")).strip()
         paths = [str(form.get(k, "")).strip() for k in ("left", "right", "types")]
+        request.state.dataset = name[:128]
+        if name and registered(name):  # before the files are loaded: that can take a while
+            raise registered_already(db, name)
         for what, path in zip(("left file", "right file", "types file"), paths):
             if not path:
                 raise DprmError(f"give the {what}'s path on the server")
         id_column = str(form.get("id_column", "")).strip() or None
-        request.state.dataset = name[:128]
-        schema = register_dataset(request.app.state.db, name, *paths, id_column=id_column)
+        try:
+            schema = register_dataset(db, name, *paths, id_column=id_column)
+        except DprmError:
+            if name and registered(name):  # registered by another request meanwhile
+                raise registered_already(db, name) from None
+            raise
         views = schema["views"]
         return {"notice": f"registered {name}: {len(views['left'])} left and {len(views['right'])} right "
                           "attributes"}
