@@ -216,3 +216,20 @@ def test_the_removal_command_hides_a_database_password() -> None:
     assert refusal.command == "dprm admin --db 'postgresql+psycopg://dprm:***@127.0.0.1:5432/dprm' dataset remove " \
                               "'my data'"
     assert "s3cret" not in str(refusal) + refusal.command and "in place of ***" in str(refusal)
+
+
+# -- 4. the icon a browser asks for ----------------------------------------------------------------
+
+
+def test_the_icon_is_served_and_not_audited_as_a_refusal(site: Site) -> None:
+    from dprm.server.web.routes import ICON
+
+    olga, _ = site.signed_in("olga")
+    for client in (olga, site.client()):  # with and without a session
+        icon = client.get("/favicon.ico")
+        assert icon.status_code == 200 and icon.content == ICON and icon.headers["content-type"] == "image/x-icon"
+        assert "max-age=86400" in icon.headers["cache-control"]
+        assert icon.headers["x-content-type-options"] == "nosniff"
+    assert [(r.status, r.outcome) for r in _audit(site, "favicon")] == [(200, "ok"), (200, "ok")]
+    refusals = olga.get("/ui/owner/audit", params={"errors": "on"})
+    assert "favicon" not in refusals.text.split("<tbody>")[1] and "/favicon.ico" not in refusals.text
