@@ -233,3 +233,101 @@ def test_the_icon_is_served_and_not_audited_as_a_refusal(site: Site) -> None:
     assert [(r.status, r.outcome) for r in _audit(site, "favicon")] == [(200, "ok"), (200, "ok")]
     refusals = olga.get("/ui/owner/audit", params={"errors": "on"})
     assert "favicon" not in refusals.text.split("<tbody>")[1] and "/favicon.ico" not in refusals.text
+
+
+# -- 2. the audit page's filters -------------------------------------------------------------------
+
+
+def test_a_bad_newest_value_is_one_message_on_the_page_with_the_filters_kept(site: Site) -> None:
+    olga, _ = site.signed_in("olga")
+    for value, says in (("abc", "Newest: 'abc' is not a whole number; give one from 1 to 1000."),
+                        ("0", "Newest: 0 is less than 1; give a number of records from 1 to 1000."),
+                        ("-5", "Newest: -5 is less than 1; give a number of records from 1 to 1000."),
+                        ("1.5", "Newest: '1.5' is not a whole number; give one from 1 to 1000.")):
+        page = olga.get("/ui/owner/audit", params={"analyst": "alice", "action": "submit-job",
+                                                   "outcome": "budget_exceeded", "errors": "on", "limit": value})
+        text = html.unescape(page.text)
+        assert page.status_code == 422 and page.headers["content-type"].startswith("text/html")
+        assert "<h1>Audit log</h1>" in page.text and says in text and "schema" not in text
+        assert text.count('role="alert"') == 1 and "<tbody>\n</tbody>" in page.text  # no record
+        assert f'id="f_limit" name="limit" inputmode="numeric" value="{value}"' in text
+        assert 'value="alice"' in page.text and "<option selected>submit-job</option>" in page.text
+        assert 'value="budget_exceeded"' in page.text
+        assert 'id="f_errors" name="errors" type="checkbox" checked' in page.text
+    assert [r.outcome for r in _audit(site, "ui-owner-audit")] == ["invalid_request"] * 4
+
+
+def test_newest_above_the_most_is_clamped_and_says_so(site: Site) -> None:
+    olga, _ = site.signed_in("olga")
+    for _ in range(3):
+        olga.get("/ui/owner")
+    site.app.state.audit.flush()
+    page = olga.get("/ui/owner/audit", params={"limit": "5000"})
+    assert page.status_code == 200
+    assert "Newest: this page shows at most 1000 records; showing the newest 1000, not 5000." in page.text
+    assert 'value="1000"' in page.text
+    two = olga.get("/ui/owner/audit", params={"limit": "2"})
+    assert "2 records, newest first" in two.text and two.text.count("<tr class=") == 2
+    default = olga.get("/ui/owner/audit")
+    assert 'name="limit" inputmode="numeric" value="200"' in default.text
+
+
+def test_the_action_filter_offers_every_action_and_names_the_one_meant(site: Site) -> None:
+    answer = site.client().post("/v1/primitives/redescription-statistics", json={
+        "dataset": "tiny", "epsilon": "0.1", "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True}},
+        headers={"Authorization": f"Bearer {site.tokens['alice']}"})
+    assert answer.status_code == 200, answer.text
+    site.app.state.audit.flush()
+    olga, _ = site.signed_in("olga")
+    page = olga.get("/ui/owner/audit")
+    from dprm.server.audit import ACTION_GROUPS, ACTIONS
+
+    offered = re.findall(r"<option(?: selected)?>([a-z-]+)</option>", page.text)
+    assert offered == list(ACTIONS) and "redescription-statistics" in offered
+    for group in ACTION_GROUPS:
+        assert f'<optgroup label="{html.escape(group)}">' in page.text
+    wrong = olga.get("/ui/owner/audit", params={"action": "statistics"})
+    assert wrong.status_code == 422
+    assert ("Action: no action is called 'statistics'; did you mean redescription-statistics, "
+            "dry-run-redescription-statistics or ui-statistics-form?") in html.unescape(wrong.text)
+    assert '<option value="statistics" selected>statistics (unknown)</option>' in wrong.text
+    right = olga.get("/ui/owner/audit", params={"action": "redescription-statistics"})
+    assert right.status_code == 200 and "1 records, newest first" in right.text
+    assert "<td>alice</td><td>redescription-statistics</td>" in right.text
+    both = olga.get("/ui/owner/audit", params={"action": "statistics", "analyst": "mallory", "limit": "x"})
+    assert both.status_code == 422 and html.unescape(both.text).count('role="alert"') == 1
+    for field in ("Newest:", "Action:", "Analyst: no analyst is called 'mallory'."):
+        assert field in html.unescape(both.text)
+
+
+def test_the_code_names_no_action_the_audit_list_lacks(site: Site) -> None:
+    """Every action a handler names is in :data:`dprm.server.audit.ACTIONS` (so the filter offers it)."""
+    from dprm.server.audit import ACTIONS
+    from dprm.server.primitives import PRIMITIVES
+
+    named = set(PRIMITIVES) | {f"dry-run-{kind}" for kind in PRIMITIVES}
+    patterns = (r'state\.action = "([^"]+)"', r'note\(request, "([^"]+)"', r'finished_job\(request, job_id, "([^"]+)"',
+                r'act\(request, "([^"]+)"', r'note\(request, "([^"]+)" if', r'else "([^"]+)", body')
+    for path in SRC.rglob("*.py"):
+        text = path.read_text()
+        for pattern in patterns:
+            named |= set(re.findall(pattern, text))
+    assert len(named) > 30
+    assert named <= set(ACTIONS), sorted(named - set(ACTIONS))
+    # and what a session of requests wrote
+    bob, token = site.signed_in("bob")
+    bob.get("/ui/datasets/tiny")
+    bob.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"})
+    bob.get("/ui/jobs")
+    bob.get("/favicon.ico")
+    bob.get("/ui/nothing")
+    api = {"Authorization": f"Bearer {site.tokens['alice']}"}
+    for path in ("/v1/datasets", "/v1/budget", "/v1/ledger", "/v1/jobs", "/v1/algorithms", "/health", "/v1/nothing"):
+        site.client().get(path, headers=api)
+    site.app.state.audit.flush()
+    db = Database(site.url)
+    with db.read() as connection:
+        written = set(connection.execute(select(audit.c.action).distinct()).scalars())
+        assert connection.execute(select(func.count()).select_from(audit)).scalar() > 10
+    db.dispose()
+    assert written <= set(ACTIONS), sorted(written - set(ACTIONS))

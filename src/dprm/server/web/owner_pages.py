@@ -13,11 +13,15 @@ crosses the redirect in a sealed cookie that the overview reads and deletes
 ``GET``, never the action, and a token is shown once, to the session that asked,
 and stored nowhere. A form that is refused did nothing; its page (422, the form's
 values kept) says why.
+
+The audit page's filters are read by :func:`audit_filters`: a value the page cannot
+use is one message on the same page, naming the field as the page does, with every
+filter kept.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
@@ -29,7 +33,7 @@ from dprm.server.web.access import for_posting, for_reading
 from dprm.server.web.pages import redirect, render
 from dprm.server.web.sessions import COOKIE
 
-__all__ = ["router", "overview", "audit_rows"]
+__all__ = ["router", "overview", "audit_rows", "audit_filters"]
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
@@ -279,20 +283,113 @@ async def grant(request: Request) -> Response:
     return await act(request, "ui-owner-grant", work)
 
 
+#: How many of the newest audit records the page shows unless asked.
+DEFAULT_AUDIT_ROWS = 200
+
+#: Outcomes the audit page suggests (its field takes any: ``http_NNN`` and others too).
+OUTCOMES = ("ok", "idempotent_replay", "csrf_refused", "missing_session", "wrong_role")
+
+
+def audit_filters(*, analyst: str = "", action: str = "", outcome: str = "", errors: str = "", static: str = "",
+                  limit: str = "", analysts: Collection[str] | None = None
+                  ) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The audit page's filters as the page keeps them, the problems that refuse them, and notes.
+
+    ``filters["newest"]`` is how many records to show. A value the page cannot use is a
+    problem naming its field as the page does (the page then shows no record); a
+    number of records above :data:`MAX_AUDIT_ROWS` is clamped to it, and a note says so.
+    ``analysts``: the names an analyst filter may take (None: not checked).
+
+    Examples
+    --------
+    >>> filters, problems, notes = audit_filters(action="submit-job", limit="20")
+    >>> filters["newest"], problems, notes
+    (20, [], [])
+    >>> audit_filters(limit="abc")[1]
+    ["Newest: 'abc' is not a whole number; give one from 1 to 1000."]
+    >>> audit_filters(limit="-5")[1]
+    ['Newest: -5 is less than 1; give a number of records from 1 to 1000.']
+    >>> filters, problems, notes = audit_filters(limit="5000")
+    >>> filters["newest"], filters["limit"], notes
+    (1000, '1000', ['Newest: this page shows at most 1000 records; showing the newest 1000, not 5000.'])
+    >>> audit_filters(action="statistics")[1]  # doctest: +NORMALIZE_WHITESPACE
+    ["Action: no action is called 'statistics'; did you mean redescription-statistics,
+      dry-run-redescription-statistics or ui-statistics-form?"]
+    >>> audit_filters(analyst="mallory", analysts=["alice", "bob"])[1]
+    ["Analyst: no analyst is called 'mallory'."]
+    """
+    import difflib
+    import re
+
+    from dprm.server.audit import ACTIONS
+
+    problems: list[str] = []
+    notes: list[str] = []
+    filters: dict[str, Any] = {"analyst": analyst.strip()[:128], "action": action.strip()[:128],
+                               "outcome": outcome.strip()[:64], "errors": errors == "on", "static": static == "on",
+                               "limit": limit.strip()[:32], "newest": DEFAULT_AUDIT_ROWS, "invalid": []}
+    text = filters["limit"]
+    if not text:
+        filters["limit"] = str(DEFAULT_AUDIT_ROWS)
+    elif not re.fullmatch(r"[+-]?[0-9]+", text):
+        problems.append(f"Newest: {text!r} is not a whole number; give one from 1 to {MAX_AUDIT_ROWS}.")
+        filters["invalid"].append("limit")
+    elif int(text) < 1:
+        problems.append(f"Newest: {int(text)} is less than 1; give a number of records from 1 to {MAX_AUDIT_ROWS}.")
+        filters["invalid"].append("limit")
+    elif int(text) > MAX_AUDIT_ROWS:
+        notes.append(f"Newest: this page shows at most {MAX_AUDIT_ROWS} records; showing the newest "
+                     f"{MAX_AUDIT_ROWS}, not {int(text)}.")
+        filters["newest"], filters["limit"] = MAX_AUDIT_ROWS, str(MAX_AUDIT_ROWS)
+    else:
+        filters["newest"], filters["limit"] = int(text), str(int(text))
+    name = filters["action"]
+    if name and name not in ACTIONS:
+        lowered = name.lower()
+        near = [a for a in ACTIONS if lowered in a]
+        near += [a for a in difflib.get_close_matches(lowered, ACTIONS, n=3, cutoff=0.6) if a not in near]
+        near = near[:4]
+        hint = (f"; did you mean {', '.join(near[:-1])} or {near[-1]}?" if len(near) > 1
+                else f"; did you mean {near[0]}?" if near else "; choose one of the list.")
+        problems.append(f"Action: no action is called {name!r}{hint}")
+        filters["invalid"].append("action")
+    if filters["analyst"] and analysts is not None and filters["analyst"] not in analysts:
+        problems.append(f"Analyst: no analyst is called {filters['analyst']!r}.")
+        filters["invalid"].append("analyst")
+    return filters, problems, notes
+
+
 @router.get("/owner/audit", response_class=HTMLResponse)
 async def audit_page(request: Request, analyst: str = "", action: str = "", outcome: str = "",
-                     errors: str = "", static: str = "", limit: int = 200) -> Response:
+                     errors: str = "", static: str = "", limit: str = "") -> Response:
+    """The audit log, newest first, filtered; a filter it cannot use is one message on the
+    page (422, no records, every filter kept)."""
+    from sqlalchemy import select
+
+    from dprm.server.audit import ACTION_GROUPS, ACTIONS
+    from dprm.server.errors import ERRORS
+    from dprm.server.tables import analysts
+
     request.state.action = "ui-owner-audit"
     found = await for_reading(request, "owner")
     if isinstance(found, Response):
         return found
-    limit = max(1, min(int(limit), MAX_AUDIT_ROWS))
-    filters = {"analyst": analyst[:128], "action": action[:128], "outcome": outcome[:64],
-               "errors": errors == "on", "static": static == "on", "limit": limit}
-    rows = await run_in_threadpool(lambda: audit_rows(
-        request.app.state.db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
-        errors_only=filters["errors"], static_files=filters["static"], limit=limit))
-    return render(request, "owner_audit.html", session=found, rows=rows, filters=filters)
+    db = request.app.state.db
+    names = await db.aread(lambda connection: list(
+        connection.execute(select(analysts.c.name).order_by(analysts.c.name)).scalars()))
+    filters, problems, notes = audit_filters(analyst=analyst, action=action, outcome=outcome, errors=errors,
+                                             static=static, limit=limit, analysts=names)
+    rows: list[dict[str, Any]] = []
+    if problems:
+        request.state.outcome = "invalid_request"
+    else:
+        rows = await run_in_threadpool(lambda: audit_rows(
+            db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
+            errors_only=filters["errors"], static_files=filters["static"], limit=filters["newest"]))
+    return render(request, "owner_audit.html", 422 if problems else 200, found, rows=rows, filters=filters,
+                  problems=problems, notes=notes, action_groups=ACTION_GROUPS, action_names=ACTIONS,
+                  analyst_names=names,
+                  outcome_names=sorted({*OUTCOMES, *ERRORS}), max_rows=MAX_AUDIT_ROWS)
 
 
 @router.get("/owner/jobs", response_class=HTMLResponse)
