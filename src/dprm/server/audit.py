@@ -36,7 +36,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
             "ledger"),
     "Pages: signing in": ("ui-home", "ui-signin-page", "ui-signin", "ui-signout"),
     "Pages: analysts": ("ui-datasets", "ui-dataset", "ui-job-cost", "ui-job-form", "ui-statistics-form", "ui-jobs",
-                        "ui-job", "ui-job-result", "ui-job-queries", "ui-cancel-job"),
+                        "ui-ledger", "ui-job", "ui-job-result", "ui-job-queries", "ui-cancel-job"),
     "Pages: data owners": ("ui-owner", "ui-owner-add-dataset", "ui-owner-add-analyst", "ui-owner-disable-analyst",
                            "ui-owner-enable-analyst", "ui-owner-rotate-analyst", "ui-owner-change-analyst",
                            "ui-owner-grant", "ui-owner-audit", "ui-owner-jobs"),
