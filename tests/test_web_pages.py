@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -236,12 +237,20 @@ def test_statistics_form_parses_clired_and_escapes_what_it_echoes(site: Site) ->
         "action": "run"})
     assert free.status_code == 200 and "Jaccard" in free.text and "dummy data" in free.text
     assert site.remaining("alice") == (0, 0)
+    # the free cost check says how the queries are read: clired's < and > include their bound
+    check = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a]", "right": "[x > 50]", "epsilon": "0.5", "action": "dry-run"},
+        headers={"HX-Request": "true"})
+    assert check.status_code == 200 and "Read as <strong>a</strong> ⇔ <strong>[x ≥ 50]</strong>" in check.text
+    assert site.remaining("alice") == (0, 0)
     paid = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "action": "run"},
         headers={"HX-Request": "true"})
     assert paid.status_code == 200 and "Remaining budget: 9.5" in paid.text
     # the page's budget bar is replaced too (it still showed the budget before the charge)
     assert 'id="budget-bar" hx-swap-oob="true"' in paid.text and "remaining <strong>9.5</strong>" in paid.text
+    # and the job form's cost, computed on the budget before, is no longer said to be affordable
+    assert re.search(r'<div id="cost"[^>]*hx-swap-oob="true"><p class="help">The remaining budget changed', paid.text)
     assert site.remaining("alice") == (5 * 10**8, 1)
     hostile = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "<script>alert(1)</script>", "right": "[b]", "epsilon": "0.5", "action": "run"})
@@ -390,7 +399,7 @@ def test_dprm_admin_owner_commands_make_a_token_that_signs_in(site: Site) -> Non
     assert rotated.returncode == 0 and rotated.stdout.strip() != site.tokens["oscar"]
 
 
-def _finish_with(site: Site, job_path: str, redescriptions: list[Any]) -> None:
+def _finish_with(site: Site, job_path: str, redescriptions: list[Any], parameters: dict | None = None) -> None:
     """Mark a queued job done with a result document (test set-up: the worker's part)."""
     import json
 
@@ -398,7 +407,8 @@ def _finish_with(site: Site, job_path: str, redescriptions: list[Any]) -> None:
 
     from dprm.queries import make_document
 
-    document = make_document("alt-expm", {"epsilon": 1.0}, {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
+    document = make_document("alt-expm", parameters or {"epsilon": 1.0},
+                             {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
                                                             "neighbouring": "add-remove-one-row",
                                                             "reasons": [], "ledger": []}, redescriptions)
     db = Database(site.url)
@@ -438,6 +448,21 @@ def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None
     assert [r["left"]["attr"] for r in document.json()["redescriptions"]][0] == "a"
     clired = client.get(job + "/queries.txt")  # '<' cannot be written in clired's syntax: one line says so
     assert clired.status_code == 422 and "cannot be written in clired syntax" in clired.text
+
+
+def test_result_page_shows_the_parameters_as_run_and_which_had_no_effect(site: Site) -> None:
+    client, token = site.signed_in("alice")
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    assert "Parameters sent" in client.get(job).text  # before the result: what was sent, said as such
+    ran = {"epsilon": 1.0, "init_trials": 1, "depth": "auto", "mcmc_iterations": 2000000,
+           "auto": {"depth": 2, "trial": "pair", "target_share": None}, "unused": ["mcmc_iterations"]}
+    _finish_with(site, job, [], parameters=ran)
+    page = client.get(job).text
+    assert "Parameters as run (1 had no effect)" in page
+    assert "No effect in this run: <code>mcmc_iterations</code>" in page
+    assert "Chosen by the <code>auto</code> settings: <code>depth</code> = 2, <code>trial</code> = pair." in page
+    assert "<code>init_trials</code> = 1 <span class=\"tag\">sent</span>" in page
 
 
 def test_result_page_ranks_the_kept_before_the_pruned(site: Site) -> None:
@@ -518,7 +543,6 @@ def test_errors_under_ui_are_pages_not_the_apis_json(site: Site) -> None:
     """A malformed query string or a wrong method under /ui answered the API's JSON."""
     client, _ = site.signed_in("alice")
     for answer in (client.get("/ui/jobs", params={"partial": "x"}),
-                   client.get("/ui/owner/audit", params={"limit": "ten"}),
                    client.post("/ui/owner/analysts/a/b/disable")):
         assert answer.status_code in (405, 422), answer.status_code
         assert answer.headers["content-type"].startswith("text/html") and "<h1>" in answer.text
@@ -718,9 +742,8 @@ def test_refusals_of_page_requests_are_pages_with_the_same_status(site: Site) ->
         assert answer.status_code == status
         assert answer.headers["content-type"].startswith("text/html") and "<h1>" in answer.text
     assert "JSON" not in answers[415].text and "application/x-www-form-urlencoded" in answers[415].text
-    for path in ("/favicon.ico", "/ui/static/nothing.js"):
-        missing = bob.get(path)
-        assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html"), path
+    missing = bob.get("/ui/static/nothing.js")  # (/favicon.ico is an icon: tests/test_web_owner_forms.py)
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
     api = bob.post("/v1/jobs", files={"a": ("a", b"b")}, headers={"Authorization": f"Bearer {site.tokens['bob']}"})
     assert api.status_code == 415 and api.json()["error"]["code"] == "unsupported_media_type"
     # the live cost box: a refusal keeps its status (the pages' HTMX swaps a 4xx answer in)
@@ -746,3 +769,27 @@ def test_long_inputs_keep_the_reason_of_their_refusal(site: Site) -> None:
     page = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
                                                        "p_variant": "x" * 300})
     assert page.status_code == 422 and "longer than 200 characters" in page.text and ".bool" not in page.text
+
+
+def test_the_ledger_page_lists_statistics_and_jobs_and_adds_up_to_the_budget(site: Site) -> None:
+    """The audit: 'ε spent 1.3 of 3' while the pages' only ledgers were the jobs' (1.0); statistics were on none."""
+    client, token = site.signed_in("alice")
+    for epsilon in ("0.25", "0.5"):
+        assert client.post("/ui/datasets/tiny/statistics", data={
+            "csrf": token, "left": "[a]", "right": "[b]", "epsilon": epsilon, "action": "run"}).status_code == 200
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    page = client.get("/ui/ledger")
+    assert page.status_code == 200 and 'href="/ui/ledger" aria-current="page"' in page.text
+    charges, releases = (part.split("</tbody>")[0] for part in page.text.split("<caption>")[2:4])
+    job_id = job.rsplit("/", 1)[1]
+    assert charges.count("<td>statistics</td>") == 2 and f"job {job_id}</a>" in charges  # the queued job is charged
+    assert "kept while the job runs" in charges
+    api = client.get("/v1/ledger", headers={"Authorization": f"Bearer {site.tokens['alice']}"}).json()["ledger"]
+    assert releases.count("<tr><td>") == len(api) == 2   # the statistics' releases; the job has not run
+    spent = site.remaining("alice")[0] / 10**9
+    total = re.search(r'<td><a href="/ui/datasets/tiny">tiny</a></td><td>([^<]+)</td><td>([^<]+)</td>', page.text)
+    assert total is not None and total.group(1) == total.group(2)   # the charges add up to the budget's spent ε
+    assert float(Fraction(total.group(1))) == pytest.approx(spent) == 1.75
+    owner, _ = site.signed_in("olga")
+    assert owner.get("/ui/ledger").status_code == 403   # an analyst's page

@@ -72,6 +72,11 @@ _BASE_MEANINGS = {
                  "probability at most δ.",
     "none": "Not differentially private (see the reasons): the values may reveal individual rows.",
 }
+#: The base sentence's claim of exactness, and what it says instead beside "floating-point selection".
+_EXACT_CLAUSES = {"pure-dp": "every release was an exact mechanism on a secure random source.",
+                  "pure-dp-on-mcmc-convergence": "the other releases are exact."}
+_FLOAT_CLAUSES = {"pure-dp": "every release used a secure random source.",
+                  "pure-dp-on-mcmc-convergence": "the other releases used a secure random source."}
 _QUALIFIER_MEANINGS = {
     "floating-point selection": "Some selections used floating-point random keys, which the proofs of "
                                 "exact mechanisms do not cover.",
@@ -89,13 +94,18 @@ def explain_guarantee(label: str) -> str:
     'ε-differentially private'
     >>> explain_guarantee("pure-dp-on-mcmc-convergence; data-dependent stop").endswith("depends on the data.")
     True
+    >>> "was an exact mechanism" in explain_guarantee("pure-dp; floating-point selection")   # not claimed, then taken back
+    False
     >>> explain_guarantee("approximately private")
     'Not a guarantee label of the format (dprm.redescriptions/1).'
     """
     if not valid_guarantee(label):
         return f"Not a guarantee label of the format ({FORMAT})."
     base, *qualifiers = label.split("; ")
-    parts = [_BASE_MEANINGS[base]]
+    meaning = _BASE_MEANINGS[base]
+    if "floating-point selection" in qualifiers:  # then not every release was exact: say so once, not twice
+        meaning = meaning.replace(_EXACT_CLAUSES.get(base, ""), _FLOAT_CLAUSES.get(base, ""))
+    parts = [meaning]
     parts += [_QUALIFIER_MEANINGS.get(q, f"Caveat: {q}.") for q in qualifiers]
     return " ".join(parts)
 

@@ -3,7 +3,8 @@
 Records are queued by the request handlers and written by one thread in batches
 (every 50 ms, and at shutdown), so a request never waits for the audit's write.
 ``detail`` holds what only the owner may read (the text of a data-dependent error);
-``dprm admin audit`` shows the log. A record is lost only if the server process
+``dprm admin audit`` shows the log, and so does the owner's audit page, whose action
+filter offers :data:`ACTIONS`: every action a record can name. A record is lost only if the server process
 dies within the 50 ms before its batch is written; budgets and ledger rows are
 written in their own transactions and never depend on the audit log.
 """
@@ -20,9 +21,30 @@ from sqlalchemy import insert
 
 from dprm.server.tables import audit
 
-__all__ = ["AuditLog"]
+__all__ = ["ACTIONS", "ACTION_GROUPS", "AuditLog"]
 
 log = logging.getLogger("dprm.server")
+
+#: Every action an audit record can name, by who asks (the endpoints' and pages' own names,
+#: set in ``request.state.action``; tests/test_web_owner_forms.py checks that the code names no
+#: other). ``request`` is a request no endpoint or page took (an unknown address, a static
+#: file, a refusal before any handler).
+ACTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "API": ("health", "list-datasets", "get-dataset", "dummy-rows", "algorithms", "submit-job", "dry-run-job",
+            "list-jobs", "job-status", "job-result", "cancel-job", "redescription-statistics",
+            "dry-run-redescription-statistics", "leaf-pair-counts", "dry-run-leaf-pair-counts", "budget",
+            "ledger"),
+    "Pages: signing in": ("ui-home", "ui-signin-page", "ui-signin", "ui-signout"),
+    "Pages: analysts": ("ui-datasets", "ui-dataset", "ui-job-cost", "ui-job-form", "ui-statistics-form", "ui-jobs",
+                        "ui-ledger", "ui-job", "ui-job-result", "ui-job-queries", "ui-cancel-job"),
+    "Pages: data owners": ("ui-owner", "ui-owner-add-dataset", "ui-owner-add-analyst", "ui-owner-disable-analyst",
+                           "ui-owner-enable-analyst", "ui-owner-rotate-analyst", "ui-owner-change-analyst",
+                           "ui-owner-grant", "ui-owner-audit", "ui-owner-jobs"),
+    "Other": ("ui-not-found", "favicon", "request"),
+}
+
+#: Every action an audit record can name (:data:`ACTION_GROUPS` in one tuple).
+ACTIONS: tuple[str, ...] = tuple(action for group in ACTION_GROUPS.values() for action in group)
 
 _FIELDS = ("at", "analyst_id", "action", "method", "path", "dataset", "epsilon_units", "status", "outcome", "detail",
            "client", "duration_ms")

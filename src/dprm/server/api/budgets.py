@@ -10,7 +10,7 @@ from sqlalchemy import and_, select
 from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, budget_view, granted, note
 from dprm.server.tables import budgets, datasets, ledger
 
-__all__ = ["router"]
+__all__ = ["ledger_rows", "router"]
 
 router = APIRouter()
 
@@ -40,21 +40,26 @@ async def get_budget(request: Request, who: Analyst, db: Db,
 async def get_ledger(request: Request, who: Analyst, db: Db,
                      dataset: Annotated[Optional[str], Query(max_length=64)] = None,
                      limit: Annotated[int, Query(ge=1, le=10000)] = 1000) -> dict[str, Any]:
+    note(request, "ledger", dataset)
+    return {"ledger": await db.aread(lambda connection: ledger_rows(connection, who, dataset, limit))}
+
+
+def ledger_rows(connection: Any, who: Any, dataset: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+    """The analyst's own ledger rows, newest first (``/v1/ledger`` and the analysts' ledger page).
+
+    ``dataset``: only that one (granted to ``who``, else the API's ``unknown_dataset``).
+    A row's ``job`` is the job's public id, or None for a statistics request.
+    """
     from dprm.server.tables import jobs as jobs_table
 
-    note(request, "ledger", dataset)
-
-    def read(connection: Any) -> list[Any]:
-        query = (select(ledger, datasets.c.name.label("dataset_name"), jobs_table.c.public_id)
-                 .join(datasets, datasets.c.id == ledger.c.dataset_id)
-                 .outerjoin(jobs_table, jobs_table.c.id == ledger.c.job_id)
-                 .where(ledger.c.analyst_id == who.id))
-        if dataset is not None:
-            record, _, _ = granted(connection, who, dataset)
-            query = query.where(ledger.c.dataset_id == record.id)
-        return connection.execute(query.order_by(ledger.c.id.desc()).limit(limit)).all()
-
-    rows = await db.aread(read)
-    return {"ledger": [{"at": r.created_at, "dataset": r.dataset_name, "job": r.public_id, "charge": r.charge_id,
-                        "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon,
-                        "epsilon_exact": r.epsilon_exact} for r in rows]}
+    query = (select(ledger, datasets.c.name.label("dataset_name"), jobs_table.c.public_id)
+             .join(datasets, datasets.c.id == ledger.c.dataset_id)
+             .outerjoin(jobs_table, jobs_table.c.id == ledger.c.job_id)
+             .where(ledger.c.analyst_id == who.id))
+    if dataset is not None:
+        record, _, _ = granted(connection, who, dataset)
+        query = query.where(ledger.c.dataset_id == record.id)
+    rows = connection.execute(query.order_by(ledger.c.id.desc()).limit(limit)).all()
+    return [{"at": r.created_at, "dataset": r.dataset_name, "job": r.public_id, "charge": r.charge_id,
+             "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon, "epsilon_exact": r.epsilon_exact}
+            for r in rows]

@@ -13,7 +13,7 @@ fields to API requests), :mod:`~dprm.server.web.pages` (rendering, error pages),
 :mod:`~dprm.server.web.access` (the session checks of a page), the pages' routers
 :mod:`~dprm.server.web.signin_pages`, :mod:`~dprm.server.web.analyst_pages`,
 :mod:`~dprm.server.web.job_pages`, :mod:`~dprm.server.web.owner_pages` (the owner's
-side), and :mod:`~dprm.server.web.routes` (all of them and
+side, whose forms' answers cross their redirect in :mod:`~dprm.server.web.owner_notices`), and :mod:`~dprm.server.web.routes` (all of them and
 :func:`~dprm.server.web.routes.mount`).
 """
 

@@ -55,6 +55,56 @@ def analyst_datasets(request: Request, who: accounts.Analyst) -> list[dict[str, 
     return out
 
 
+#: The ledger page's rows at most (the API pages further with ``/v1/ledger?limit=``).
+LEDGER_PAGE_ROWS = 1000
+
+
+def analyst_ledger(request: Request, who: accounts.Analyst) -> dict[str, Any]:
+    """The analyst's charges and releases, newest first, and per dataset the charges' sum beside the budget.
+
+    A charge is what a request took from the budget when it was accepted (a statistics
+    request, a job: reserved while it runs, spent, or refunded where a job failed before
+    touching the data); a release is one row of the ledger, written by the mechanism.
+    The charges not refunded add up to the budget's spent ε; a job's releases add up to
+    its charge once it has finished.
+    """
+    from sqlalchemy import select
+
+    from dprm.server.api.budgets import ledger_rows
+    from dprm.server.tables import charges, datasets, jobs
+    from dprm.server.units import fraction_text, units_fraction
+
+    with request.app.state.db.read() as connection:
+        rows = ledger_rows(connection, who, limit=LEDGER_PAGE_ROWS)
+        charged = connection.execute(
+            select(charges, datasets.c.name.label("dataset_name"), jobs.c.public_id)
+            .join(datasets, datasets.c.id == charges.c.dataset_id)
+            .outerjoin(jobs, jobs.c.charge_id == charges.c.id)
+            .where(charges.c.analyst_id == who.id).order_by(charges.c.id.desc()).limit(LEDGER_PAGE_ROWS)).all()
+    budgets = {d["name"]: d["budget"] for d in analyst_datasets(request, who)}
+    sums: dict[str, Any] = {}
+    for charge in charged:
+        if charge.status != "refunded":
+            sums[charge.dataset_name] = sums.get(charge.dataset_name, 0) + units_fraction(int(charge.epsilon_units))
+    totals = [{"dataset": name, "charged": fraction_text(sums.get(name, units_fraction(0))), "budget": budget}
+              for name, budget in budgets.items()]
+    charge_rows = [{"at": c.created_at, "dataset": c.dataset_name, "job": c.public_id, "status": c.status,
+                    "epsilon_exact": fraction_text(units_fraction(int(c.epsilon_units)))} for c in charged]
+    return {"rows": rows, "charges": charge_rows, "totals": totals,
+            "complete": len(rows) < LEDGER_PAGE_ROWS and len(charged) < LEDGER_PAGE_ROWS}
+
+
+@router.get("/ledger", response_class=HTMLResponse)
+async def ledger_page(request: Request) -> Response:
+    """Every release charged to the analyst, jobs and statistics alike, with the sums per dataset."""
+    request.state.action = "ui-ledger"
+    found = await for_reading(request, "analyst")
+    if isinstance(found, Response):
+        return found
+    context = await run_in_threadpool(analyst_ledger, request, found.analyst)
+    return render(request, "ledger.html", session=found, **context)
+
+
 @router.get("/datasets", response_class=HTMLResponse)
 async def datasets_page(request: Request) -> Response:
     request.state.action = "ui-datasets"
@@ -189,7 +239,13 @@ async def statistics(request: Request, name: str) -> Response:
         with request.app.state.db.read() as connection:
             record, _, _ = service.granted(connection, found.analyst, name)
         body = statistics_request(form, name, record.schema, dry_run=dry)
-        return service.primitive(request, found.analyst, "redescription-statistics", body)
+        answer = service.primitive(request, found.analyst, "redescription-statistics", body)
+        if dry:  # how the queries were read (clired's < and > include the bound), before anything is paid
+            from dprm.queries import query_from_json, to_text
+
+            answer = {**answer, "left_text": to_text(query_from_json(body.left)),
+                      "right_text": to_text(query_from_json(body.right))}
+        return answer
 
     def answered() -> tuple[int, dict[str, Any]]:
         try:

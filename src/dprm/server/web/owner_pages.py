@@ -4,23 +4,36 @@ The same operations as ``dprm admin`` (:mod:`dprm.cli.admin`), through the same
 functions: :func:`~dprm.server.datasets.register_dataset` (a dataset from files on
 the server with its complete types file), :mod:`~dprm.server.accounts` (add,
 disable, enable, rotate), :func:`~dprm.server.budget.set_budget` (grant: what was
-spent stays spent). A new or rotated token is shown once, in the answer to the form
-that made it, and is stored nowhere.
+spent stays spent).
+
+Post/redirect/get: a form that changes something answers ``303 See Other`` to the
+overview when it succeeds, and what it did (the notice, a new or rotated token)
+crosses the redirect in a sealed cookie that the overview reads and deletes
+(:mod:`~dprm.server.web.owner_notices`); a reload or the back button repeats that
+``GET``, never the action, and a token is shown once, to the session that asked,
+and stored nowhere. A form that is refused did nothing; its page (422, the form's
+values kept) says why.
+
+The audit page's filters are read by :func:`audit_filters`: a value the page cannot
+use is one message on the same page, naming the field as the page does, with every
+filter kept.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from dprm.errors import DprmError
+from dprm.server.web import owner_notices
 from dprm.server.web.access import for_posting, for_reading
-from dprm.server.web.pages import render
+from dprm.server.web.pages import redirect, render
+from dprm.server.web.sessions import COOKIE
 
-__all__ = ["router", "overview", "audit_rows"]
+__all__ = ["router", "overview", "audit_rows", "audit_filters"]
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
@@ -102,11 +115,39 @@ def audit_rows(db: Any, *, analyst: str = "", action: str = "", outcome: str = "
              "status": r.status, "outcome": r.outcome, "detail": r.detail, "ms": r.duration_ms} for r in rows]
 
 
+#: What the overview says when the notice of an earlier form is there but cannot be read.
+LOST_NOTICE = ("The answer to an earlier form could not be shown: it waited more than 5 minutes, or it "
+               "belongs to another sign-in. Look at the tables below; if it issued a token, give the analyst "
+               "a new one (New token).")
+
+#: The overview, where an owner's form that changed something sends the browser.
+OVERVIEW = "/ui/owner"
+
+
+class Refused(DprmError):
+    """An owner's form refused, with a command that does what the pages do not (shown as code)."""
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.command = command
+
+
 async def main_page(request: Request, found: Any, status: int = 200, **notes: Any) -> HTMLResponse:
-    """The owner's main page with ``notes`` (notice, error, new token, form values)."""
+    """The owner's overview with ``notes`` (error, form values), and what the form just done
+    said (:mod:`~dprm.server.web.owner_notices`: read once, then deleted in the browser)."""
+    carried, present = owner_notices.take(request, request.cookies.get(COOKIE, ""))
     context = await run_in_threadpool(overview, request.app.state.db)
-    return render(request, "owner.html", status, found, **context,
-                  **{"notice": None, "error": None, "new_token": None, "form": {}, **notes})
+    shown: dict[str, Any] = {"notice": None, "error": None, "error_command": None, "new_token": None,
+                             "form": {}, "lost_notice": None}
+    if carried is not None:
+        shown.update({key: carried[key] for key in ("notice", "new_token", "form") if key in carried})
+    elif present:
+        shown["lost_notice"] = LOST_NOTICE
+    shown.update(notes)
+    response = render(request, "owner.html", status, found, **context, **shown)
+    if present:
+        owner_notices.forget(response, request)
+    return response
 
 
 @router.get("/owner", response_class=HTMLResponse)
@@ -119,7 +160,9 @@ async def owner_home(request: Request) -> Response:
 
 
 async def act(request: Request, action: str, work: Callable[[dict[str, Any]], dict[str, Any]]) -> Response:
-    """Run an owner's form: its notes on success, its error in one line (nothing done) otherwise."""
+    """Run an owner's form: on success ``303`` to the overview, which then says what was done
+    (post/redirect/get; a reload repeats the GET, not the action); a refusal is the overview
+    with its error in one line and the form's values (nothing done)."""
     request.state.action = action
     found, form, refused = await for_posting(request, "owner")
     if refused is not None:
@@ -128,23 +171,55 @@ async def act(request: Request, action: str, work: Callable[[dict[str, Any]], di
         notes = await run_in_threadpool(work, form)
     except DprmError as error:
         request.state.outcome = "invalid_request"
-        return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form)
-    return await main_page(request, found, **notes)
+        return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form,
+                               error_command=getattr(error, "command", None))
+    response = redirect(OVERVIEW)
+    owner_notices.put(response, request, request.cookies.get(COOKIE, ""), notes)
+    return response
+
+
+def registered_already(db: Any, name: str) -> Refused:
+    """The refusal of a dataset name in use, with the ``dprm admin`` command that frees it
+    (the pages do not remove datasets: a removal and a new registration of the same rows start
+    the analysts' budgets afresh, a decision for the owner at the server's console)."""
+    import shlex
+
+    from dprm.server.database import shown_url
+
+    where = shown_url(db.url)
+    password = " (with the database's password in place of ***)" if "***" in where else ""
+    return Refused(f"a dataset named {name!r} is registered already. These pages do not remove datasets: remove "
+                   f"it on the server with the command below{password}, then register it again here. Budgets "
+                   "on the new registration start afresh; what analysts spent on the old one stays in the ledger.",
+                   f"dprm admin --db {shlex.quote(where)} dataset remove {shlex.quote(name)}")
 
 
 @router.post("/owner/datasets", response_class=HTMLResponse)
 async def add_dataset(request: Request) -> Response:
-    from dprm.server.datasets import register_dataset
+    from dprm.server.datasets import active_dataset, register_dataset
+
+    db = request.app.state.db
+
+    def registered(name: str) -> bool:
+        with db.read() as connection:
+            return active_dataset(connection, name) is not None
 
     def work(form: dict[str, Any]) -> dict[str, Any]:
         name = str(form.get("name", "")).strip()
         paths = [str(form.get(k, "")).strip() for k in ("left", "right", "types")]
+        request.state.dataset = name[:128]
+        if name and registered(name):  # before the files are loaded: that can take a while
+            raise registered_already(db, name)
         for what, path in zip(("left file", "right file", "types file"), paths):
             if not path:
                 raise DprmError(f"give the {what}'s path on the server")
         id_column = str(form.get("id_column", "")).strip() or None
-        request.state.dataset = name[:128]
-        schema = register_dataset(request.app.state.db, name, *paths, id_column=id_column)
+        try:
+            schema = register_dataset(db, name, *paths, id_column=id_column)
+        except DprmError:
+            if name and registered(name):  # registered by another request meanwhile
+                raise registered_already(db, name) from None
+            raise
         views = schema["views"]
         return {"notice": f"registered {name}: {len(views['left'])} left and {len(views['right'])} right "
                           "attributes"}
@@ -165,6 +240,10 @@ async def add_analyst(request: Request) -> Response:
     return await act(request, "ui-owner-add-analyst", work)
 
 
+#: The changes of an analyst the overview's buttons post.
+CHANGES = ("disable", "enable", "rotate")
+
+
 @router.post("/owner/analysts/{name}/{change}", response_class=HTMLResponse)
 async def change_analyst(request: Request, name: str, change: str) -> Response:
     from dprm.server.accounts import rotate_token, set_disabled
@@ -180,7 +259,8 @@ async def change_analyst(request: Request, name: str, change: str) -> Response:
                 return {"notice": f"{change}d {name}"}
         raise DprmError(f"unknown change {change[:32]!r}: disable, enable or rotate")
 
-    return await act(request, f"ui-owner-{change[:16]}-analyst", work)
+    return await act(request, f"ui-owner-{change}-analyst" if change in CHANGES else "ui-owner-change-analyst",
+                     work)
 
 
 @router.post("/owner/budgets", response_class=HTMLResponse)
@@ -203,20 +283,113 @@ async def grant(request: Request) -> Response:
     return await act(request, "ui-owner-grant", work)
 
 
+#: How many of the newest audit records the page shows unless asked.
+DEFAULT_AUDIT_ROWS = 200
+
+#: Outcomes the audit page suggests (its field takes any: ``http_NNN`` and others too).
+OUTCOMES = ("ok", "idempotent_replay", "csrf_refused", "missing_session", "wrong_role")
+
+
+def audit_filters(*, analyst: str = "", action: str = "", outcome: str = "", errors: str = "", static: str = "",
+                  limit: str = "", analysts: Collection[str] | None = None
+                  ) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The audit page's filters as the page keeps them, the problems that refuse them, and notes.
+
+    ``filters["newest"]`` is how many records to show. A value the page cannot use is a
+    problem naming its field as the page does (the page then shows no record); a
+    number of records above :data:`MAX_AUDIT_ROWS` is clamped to it, and a note says so.
+    ``analysts``: the names an analyst filter may take (None: not checked).
+
+    Examples
+    --------
+    >>> filters, problems, notes = audit_filters(action="submit-job", limit="20")
+    >>> filters["newest"], problems, notes
+    (20, [], [])
+    >>> audit_filters(limit="abc")[1]
+    ["Newest: 'abc' is not a whole number; give one from 1 to 1000."]
+    >>> audit_filters(limit="-5")[1]
+    ['Newest: -5 is less than 1; give a number of records from 1 to 1000.']
+    >>> filters, problems, notes = audit_filters(limit="5000")
+    >>> filters["newest"], filters["limit"], notes
+    (1000, '1000', ['Newest: this page shows at most 1000 records; showing the newest 1000, not 5000.'])
+    >>> audit_filters(action="statistics")[1]  # doctest: +NORMALIZE_WHITESPACE
+    ["Action: no action is called 'statistics'; did you mean redescription-statistics,
+      dry-run-redescription-statistics or ui-statistics-form?"]
+    >>> audit_filters(analyst="mallory", analysts=["alice", "bob"])[1]
+    ["Analyst: no analyst is called 'mallory'."]
+    """
+    import difflib
+    import re
+
+    from dprm.server.audit import ACTIONS
+
+    problems: list[str] = []
+    notes: list[str] = []
+    filters: dict[str, Any] = {"analyst": analyst.strip()[:128], "action": action.strip()[:128],
+                               "outcome": outcome.strip()[:64], "errors": errors == "on", "static": static == "on",
+                               "limit": limit.strip()[:32], "newest": DEFAULT_AUDIT_ROWS, "invalid": []}
+    text = filters["limit"]
+    if not text:
+        filters["limit"] = str(DEFAULT_AUDIT_ROWS)
+    elif not re.fullmatch(r"[+-]?[0-9]+", text):
+        problems.append(f"Newest: {text!r} is not a whole number; give one from 1 to {MAX_AUDIT_ROWS}.")
+        filters["invalid"].append("limit")
+    elif int(text) < 1:
+        problems.append(f"Newest: {int(text)} is less than 1; give a number of records from 1 to {MAX_AUDIT_ROWS}.")
+        filters["invalid"].append("limit")
+    elif int(text) > MAX_AUDIT_ROWS:
+        notes.append(f"Newest: this page shows at most {MAX_AUDIT_ROWS} records; showing the newest "
+                     f"{MAX_AUDIT_ROWS}, not {int(text)}.")
+        filters["newest"], filters["limit"] = MAX_AUDIT_ROWS, str(MAX_AUDIT_ROWS)
+    else:
+        filters["newest"], filters["limit"] = int(text), str(int(text))
+    name = filters["action"]
+    if name and name not in ACTIONS:
+        lowered = name.lower()
+        near = [a for a in ACTIONS if lowered in a]
+        near += [a for a in difflib.get_close_matches(lowered, ACTIONS, n=3, cutoff=0.6) if a not in near]
+        near = near[:4]
+        hint = (f"; did you mean {', '.join(near[:-1])} or {near[-1]}?" if len(near) > 1
+                else f"; did you mean {near[0]}?" if near else "; choose one of the list.")
+        problems.append(f"Action: no action is called {name!r}{hint}")
+        filters["invalid"].append("action")
+    if filters["analyst"] and analysts is not None and filters["analyst"] not in analysts:
+        problems.append(f"Analyst: no analyst is called {filters['analyst']!r}.")
+        filters["invalid"].append("analyst")
+    return filters, problems, notes
+
+
 @router.get("/owner/audit", response_class=HTMLResponse)
 async def audit_page(request: Request, analyst: str = "", action: str = "", outcome: str = "",
-                     errors: str = "", static: str = "", limit: int = 200) -> Response:
+                     errors: str = "", static: str = "", limit: str = "") -> Response:
+    """The audit log, newest first, filtered; a filter it cannot use is one message on the
+    page (422, no records, every filter kept)."""
+    from sqlalchemy import select
+
+    from dprm.server.audit import ACTION_GROUPS, ACTIONS
+    from dprm.server.errors import ERRORS
+    from dprm.server.tables import analysts
+
     request.state.action = "ui-owner-audit"
     found = await for_reading(request, "owner")
     if isinstance(found, Response):
         return found
-    limit = max(1, min(int(limit), MAX_AUDIT_ROWS))
-    filters = {"analyst": analyst[:128], "action": action[:128], "outcome": outcome[:64],
-               "errors": errors == "on", "static": static == "on", "limit": limit}
-    rows = await run_in_threadpool(lambda: audit_rows(
-        request.app.state.db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
-        errors_only=filters["errors"], static_files=filters["static"], limit=limit))
-    return render(request, "owner_audit.html", session=found, rows=rows, filters=filters)
+    db = request.app.state.db
+    names = await db.aread(lambda connection: list(
+        connection.execute(select(analysts.c.name).order_by(analysts.c.name)).scalars()))
+    filters, problems, notes = audit_filters(analyst=analyst, action=action, outcome=outcome, errors=errors,
+                                             static=static, limit=limit, analysts=names)
+    rows: list[dict[str, Any]] = []
+    if problems:
+        request.state.outcome = "invalid_request"
+    else:
+        rows = await run_in_threadpool(lambda: audit_rows(
+            db, analyst=filters["analyst"], action=filters["action"], outcome=filters["outcome"],
+            errors_only=filters["errors"], static_files=filters["static"], limit=filters["newest"]))
+    return render(request, "owner_audit.html", 422 if problems else 200, found, rows=rows, filters=filters,
+                  problems=problems, notes=notes, action_groups=ACTION_GROUPS, action_names=ACTIONS,
+                  analyst_names=names,
+                  outcome_names=sorted({*OUTCOMES, *ERRORS}), max_rows=MAX_AUDIT_ROWS)
 
 
 @router.get("/owner/jobs", response_class=HTMLResponse)

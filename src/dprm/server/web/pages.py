@@ -72,7 +72,13 @@ def _environment() -> Any:
 
 
 def _number_text(value: Any, digits: int = 3) -> str:
-    """A figure for a table: integers as they are, others with ``digits`` significant digits."""
+    """A figure for a table: whole numbers without decimals, others with ``digits`` significant digits.
+
+    Examples
+    --------
+    >>> [_number_text(v) for v in (717.0, 1505.0, 0.934, 12.25, 3e-05, None)]
+    ['717', '1,505', '0.934', '12.2', '3.00e-05', '-']
+    """
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -85,6 +91,8 @@ def _number_text(value: Any, digits: int = 3) -> str:
         return str(value)
     if number != 0 and (abs(number) < 1e-3 or abs(number) >= 1e6):
         return f"{number:.{digits - 1}e}"
+    if abs(number) >= 1 and number.is_integer():  # a released count: 717, not 717.0 (as in the support bars)
+        return f"{int(number):,}"
     return f"{number:.{digits}g}" if abs(number) < 1 else f"{number:,.1f}"
 
 
