@@ -731,8 +731,8 @@ def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], c
         extra["n_samples"] = reference_rows
         parameters["reference_rows"] = reference_rows
     estimator = DensityEstimator(n_chains=chains, domains=table.domains or None, bins=bin_edges or None,
-                                 missing=table.missing or None, grace_period=grace_period, split_confidence=split_confidence,
-                                 passes=passes_rule, learner=learner, random_state=seed,
+                                 missing=table.missing or None, grace_period=grace_period,
+                                 split_confidence=split_confidence, passes=passes_rule, learner=learner, random_state=seed,
                                  categorical_integers=table.categorical_integers, **extra)
     estimator.fit(prepared_frame(learn, table, bin_edges) if table.read_whole else learn)
     hoeffding = estimator.learner_ == "hoeffding"  # the batch learner makes no Hoeffding test: its settings null

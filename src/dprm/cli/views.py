@@ -23,8 +23,9 @@ from dprm.errors import ParameterError
 if TYPE_CHECKING:
     from dprm.data import TwoViewData
 
-__all__ = ["LeftView", "RightView", "IdColumn", "TableIdColumn", "TypesFile", "DuplicateColumns", "NaValues", "OutOfBounds",
-           "EngineOption", "ShardsOption", "na_markers", "load_views", "print_notes", "check_engine", "open_engine"]
+__all__ = ["LeftView", "RightView", "IdColumn", "TableIdColumn", "TypesFile", "DuplicateColumns", "NaValues",
+           "OutOfBounds", "EngineOption", "ShardsOption", "na_markers", "load_views", "print_notes", "check_engine",
+           "open_engine"]
 
 LeftView = Annotated[Path, typer.Argument(help="Left view: a CSV or Parquet file.", show_default=False)]
 RightView = Annotated[Path, typer.Argument(help="Right view: a CSV or Parquet file, rows aligned by id.",

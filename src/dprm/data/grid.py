@@ -185,7 +185,7 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float) -> np.nda
 
 
 def integer_grid(low: float, high: float, count: int) -> np.ndarray:
-    """Up to ``count`` whole-number thresholds ``t`` with ``low ≤ t < high``, spaced evenly in ``log(1 + t − ⌈low⌉)``.
+    """Up to ``count`` whole-number thresholds ``t`` (``low ≤ t < high``), spaced evenly in ``log(1 + t − ⌈low⌉)``.
 
     The member ``"integers"`` of :data:`GRID_FAMILY`, for counts (visits, children,
     days in hospital): a count column of public bounds ``[0, 89]`` has 22 of the 32

@@ -21,7 +21,8 @@ The release (sensitivity)
 of each ``h_j`` by one: **L1 sensitivity 1** per histogram (the cells of a column are
 disjoint; every row has one value). A column whose public domain has the missing value
 has one cell more, the rows missing it: every row is still in exactly one cell, so the
-sensitivity stays 1, and that cell is never a kept item (it is merged into *other*). Each is released by a discrete Laplace vector
+sensitivity stays 1, and that cell is never a kept item (it is merged into *other*).
+Each is released by a discrete Laplace vector
 (:class:`~dprm.privacy.DiscreteLaplaceHistogram`) with ``ε_items / m'``; the ``m'``
 releases each read every row, so they compose sequentially to ``ε_items``
 (``ITEM_SHARE`` of the fit's ``ε`` by default). ``tests/test_itemsets_private_items.py``

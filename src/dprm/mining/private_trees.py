@@ -94,7 +94,7 @@ from dprm.mining.private_extraction import (
     private_extract_table,
     prune,
 )
-from dprm.mining.ranking import finding_key, ranked
+from dprm.mining.ranking import ranked
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.params import as_generator
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, split_budget
@@ -574,8 +574,7 @@ class PrivateTreeMiner(Miner):
 
     def _finish_fit(self, data: TwoViewData, accountant: Accountant, tracker: Progress) -> None:
         """Prune what was found, write the privacy block, end the progress."""
-        found = sorted(self._found.values(), key=finding_key)
-        self.redescriptions_ = ranked(self._pruned(found))  # kept before pruned, each best first
+        self.redescriptions_ = ranked(self._pruned(list(self._found.values())))  # kept before pruned, each best first
         # whether a chain ran: the ledger's labels say (the privacy block and the unused options read it)
         self._chains_ran = any(PURE_DP_ON_MCMC_CONVERGENCE in entry.guarantee
                                for entry in accountant.ledger[self._ledger_start:])
