@@ -13,8 +13,9 @@ What is tested
 * fitted attributes (``classes_``, ``n_features_in_``, ``feature_names_in_``),
   ``predict_proba`` (rows sum to one, columns follow ``classes_``), ``predict``
   consistent with it; categorical DataFrames with missing values (NaN, ``pd.NA``),
-  numeric features with declared bounds, unknown categories and out-of-bounds
-  numbers at predict time, declared classes absent from ``y``, ``export_text``;
+  numeric features with declared bounds, categories outside the declared ones
+  (refused) or unseen in training (routed) and out-of-bounds numbers at predict
+  time, declared classes absent from ``y``, ``export_text``;
 * bad input and bad parameters: ``ValueError`` with a message that names the
   parameter or the column, raised before anything is charged (a passed-in
   :class:`~dprm.privacy.Accountant` keeps an empty ledger).
@@ -361,12 +362,35 @@ def test_both_kinds_of_category_split_are_offered_and_routed() -> None:
     assert clf.tree_.feature[0] == 0 and clf.tree_.threshold[0] == -1
 
 
-@pytest.mark.parametrize("categorical_splits", ["multiway", "binary", "both"])
-def test_unknown_category_at_predict_time(vote, categorical_splits: str) -> None:
-    """A category the schema does not know, in every column: no crash, valid
-    probabilities, known labels."""
+def test_a_category_outside_the_declared_ones_is_refused_at_predict_time(vote) -> None:
+    """As in fit: a value the declaration does not list is an error naming the column
+    and the value (scikit-learn's encoders' ``handle_unknown="error"``), not a silent
+    prediction; missing values and the declared categories still predict."""
     X, y, _, _ = vote
-    clf = declared(vote, epsilon=5.0, max_depth=2, categorical_splits=categorical_splits).fit(X, y)
+    clf = declared(vote, epsilon=5.0, max_depth=2).fit(X, y)
+    rows = X.iloc[:5].copy()
+    rows.iloc[3, 2] = "maybe"
+    column = re.escape(repr(X.columns[2]))
+    for method in (clf.predict, clf.predict_proba, clf.score):
+        args = (rows, y[:5]) if method == clf.score else (rows,)
+        with pytest.raises(ValueError, match=f"^column {column}: value 'maybe' is not one of its declared "
+                                             "categories$"):
+            method(*args)
+    rows.iloc[3, 2] = None  # missing is not unknown
+    assert set(clf.predict(rows)) <= set(clf.classes_)
+    with pytest.raises(ValueError, match="value 'maybe' is not one of its declared categories"):
+        clf.fit(rows.fillna("maybe"), y[:5])  # fit says the same
+
+
+@pytest.mark.parametrize("categorical_splits", ["multiway", "binary", "both"])
+def test_unknown_category_of_a_domain_read_off_the_data(vote, categorical_splits: str) -> None:
+    """A category the training rows did not hold, where the categories were read off them
+    (the fit is then not private): no crash, valid probabilities, known labels."""
+    X, y, _, classes = vote
+    with pytest.warns(UserWarning, match="read off the data"):
+        clf = DPDecisionTreeClassifier(epsilon=5.0, max_depth=2, categorical_splits=categorical_splits,
+                                       classes=classes, random_state=0).fit(X, y)
+    assert all(d.from_data for d in clf.domains_)
     assert clf.tree_.feature[0] >= 0, "the seeded tree splits at its root"
     unknown = X.iloc[:5].copy()
     unknown.iloc[:, :] = "maybe"

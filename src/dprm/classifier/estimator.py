@@ -65,9 +65,17 @@ noisy counts are the sums of its leaves' noisy counts; an inner node whose noisy
 row count is below ``min_samples_split`` (``"auto"``: the standard deviation
 ``√(2C)/ε_leaves`` of one leaf's noisy row count) becomes a leaf, and each node's
 class probabilities are its clipped noisy counts shrunk towards its parent's with
-that many pseudo-rows. A category the schema does not know goes, at a test
-``a = v``, to the branch of the other categories (it is not ``v``), and at a multiway
-split, which has no branch for it, to the branch of missing values.
+that many pseudo-rows.
+
+A value outside a feature's *declared* categories is an error at prediction as at
+fitting (a ``ValueError`` naming the column and the value; scikit-learn's encoders'
+``handle_unknown="error"``): the declaration says which values exist. Where the
+categories were read off the training data (the fit is then not private), a category
+the training rows did not hold goes, at a test ``a = v``, to the branch of the other
+categories (it is not ``v``), and at a multiway split, which has no branch for it, to
+the branch of missing values (as scikit-learn's histogram gradient boosting maps
+unknown categories to missing). Numbers outside their bounds are refused by ``fit``
+and clipped into them at prediction (they fall into the first or last bin).
 
 What is private
 ---------------
@@ -568,12 +576,25 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.apply(codes, self.domains_)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities of the node each row ends at (:meth:`FittedTree.set_counts`)."""
+        """Class probabilities of the node each row ends at (:meth:`FittedTree.set_counts`).
+
+        Raises
+        ------
+        ValueError
+            A value outside its feature's declared categories (naming the column and
+            the value), a non-finite number, or columns other than the fit's.
+        """
         nodes = self._end_nodes(X)
         return self.tree_.proba[nodes].copy()
 
     def predict(self, X: Any) -> np.ndarray:
-        """The most probable class at the node each row ends at."""
+        """The most probable class at the node each row ends at.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`predict_proba`.
+        """
         nodes = self._end_nodes(X)
         return self.classes_[np.argmax(self.tree_.proba[nodes], axis=1)]
 
