@@ -128,6 +128,7 @@ from dprm.classifier.parameters import (
 from dprm.classifier.subtree_mcmc import CHANGE_SHARE, mcmc_subtree
 from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work
 from dprm.errors import ParameterError
+from dprm.params import as_seed
 from dprm.privacy import (
     Accountant,
     DiscreteLaplaceCount,
@@ -203,10 +204,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     accountant : Accountant, optional
         Charged for the fit (its remaining budget must cover ``epsilon``); a new one
         with ``epsilon`` otherwise.
-    random_state : int, optional
+    random_state : int, numpy.random.Generator or numpy.random.RandomState, optional
         Seed of reproducible (not private) noise and MCMC proposals; ``None``: secure
-        noise. With a given ``accountant`` it still seeds the chains' proposals, so an
-        MCMC fit is labelled not private (``guarantee_`` ``"none"``).
+        noise. A Generator or a (scikit-learn's) RandomState gives one integer seed
+        drawn from it at each fit (the object is advanced by that draw), and the fit is
+        then that seed's, labelled as any seeded fit. With a given ``accountant`` it
+        still seeds the chains' proposals, so an MCMC fit is labelled not private
+        (``guarantee_`` ``"none"``).
 
     Attributes
     ----------
@@ -265,7 +269,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         leaf_labels: str = "auto",
         variant: str = "dprm",
         accountant: Accountant | None = None,
-        random_state: int | None = None,
+        random_state: int | np.random.Generator | np.random.RandomState | None = None,
     ) -> None:
         values = locals()
         for name in self.parameter_specs:  # stored as given (scikit-learn), checked by fit
@@ -325,10 +329,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         D, d = params["max_depth"], params["d"]
         search = self._search(domains, d)
         self._check_size(domains, D)
+        # A Generator or RandomState gives one seed drawn from it (advanced), and the fit is that seed's.
+        seed = as_seed(self.random_state)
         if self.accountant is not None:
             accountant = self.accountant
         else:
-            noise = SecureNoise() if self.random_state is None else SeededNoise(np.random.default_rng(self.random_state))
+            noise = SecureNoise() if seed is None else SeededNoise(np.random.default_rng(seed))
             accountant = Accountant(params["epsilon"], noise)
         since = len(accountant.ledger)
         if not accountant.can_afford(params["epsilon"]):
@@ -337,11 +343,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             )
         for reason in reasons:
             warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=2)
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(seed)
         epsilon, release = params["epsilon"], "tree"
         if self._small_budget_rule():
             epsilon, release = self._choose_release(accountant, codes.shape[0], len(classes), domains, epsilon)
-        if release == "tree" and search == "mcmc" and self.random_state is not None and accountant.noise.secure:
+        if release == "tree" and search == "mcmc" and seed is not None and accountant.noise.secure:
             # The chains' proposals come from random_state (the accountant draws only the
             # acceptances): a chain whose proposals are known is not the mechanism whose
             # convergence the label claims, so a given accountant's secure noise does not
