@@ -551,8 +551,8 @@ def test_run_report_without_data_shows_released_values_only(real_dir, tmp_path) 
     assert len(rows[0]) == 10  # no true-statistics columns (J, its interval, excess J, counts, p)
     assert "svg" not in page.tags
     assert [i for i in page.ids if i.startswith("r") and i[1:].isdigit()] == \
-        [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if not r["pruned"]] + \
-        [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if r["pruned"]]
+        [f"r{i}" for i, r in enumerate(doc["redescriptions"]) if not r["pruned"]] + \
+        [f"r{i}" for i, r in enumerate(doc["redescriptions"]) if r["pruned"]]
     listed = [r for r in doc["redescriptions"] if not r["pruned"]] + [r for r in doc["redescriptions"] if r["pruned"]]
     assert [row[1] for row in rows] == sorted((row[1] for row in rows), key=lambda status: status == "pruned")
     for row, r in zip(rows, listed):  # kept first, then pruned, as dprm mine lists them
@@ -574,7 +574,7 @@ def test_run_report_with_data_shows_true_statistics_and_support_bars(real_dir, t
     assert "Contains true statistics" in "".join(page.text)
     by_number = {int(row[0]): row for row in rows}
     for t in truth.itertuples():
-        row = by_number[t.index + 1]
+        row = by_number[t.index]  # the report's number is the table's index (the document's position)
         assert int(row[11].replace(",", "")) == t.true_support_left
         assert int(row[13].replace(",", "")) == t.true_intersection
     # one bar per redescription; its counts are the true ones
@@ -584,6 +584,25 @@ def test_run_report_with_data_shows_true_statistics_and_support_bars(real_dir, t
                 f"R only {t.true_support_right - t.true_intersection}, neither {data.n_rows - t.true_union}"
                 for t in truth.itertuples()}
     assert set(titles) == expected
+
+
+def test_run_report_numbers_redescriptions_as_the_experiment_table_indexes_them(real_dir, tmp_path) -> None:
+    """The run report's ``#`` (table, cards, anchors) is ``redescriptions.csv``'s ``index``: the position in
+    the document's list, from 0 (it numbered from 1, so #3 in the report was index 2 in the table)."""
+    document = real_dir / "runs" / "alt-expm" / "1" / "0.json"
+    page = parse(write_run_report(document, tmp_path / "run.html"))
+    table = pd.read_csv(real_dir / "redescriptions.csv")
+    table = table[(table["algorithm"] == "alt-expm") & (table["epsilon"] == 1.0) & (table["run"] == 0)]
+    assert len(table) >= 2
+    by_number = {int(row[0]): row for row in page.tables["redescriptions"]}
+    assert sorted(by_number) == sorted(table["index"]) == list(range(len(table)))
+    for row in table.itertuples():
+        shown = by_number[row.index]
+        assert shown[1] == ("pruned" if row.pruned else "kept")
+        assert float(shown[2]) == pytest.approx(row.noisy_jaccard, rel=1e-2, abs=1e-3)
+    assert "r0" in page.ids
+    headings = [t for t in page.text if re.match(r"#\d+: J = ", t)]
+    assert sorted(int(t[1:].split(":")[0]) for t in headings) == list(range(len(table)))
 
 
 def test_run_report_refuses_a_file_not_following_the_spec(tmp_path) -> None:

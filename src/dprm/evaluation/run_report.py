@@ -161,7 +161,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         s = r.stats
         ji = _interval(r.extra, "jaccard")
         record = {
-            "number": f'<a href="#r{i + 1}">{i + 1}</a>', "position": i + 1,
+            "number": f'<a href="#r{i}">{i}</a>', "position": i,
             "status": status[i],
             "jaccard": s.jaccard, "low": None if ji is None else ji[0], "high": None if ji is None else ji[1],
             "excess": excess_of(r.extra),
@@ -175,7 +175,10 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                           true_pvalue=t["true_pvalue"],
                           inside=None if ji is None else bool(ji[0] <= t["true_jaccard"] <= ji[1]))
         records.append(record)
-    columns = [Column("number", "#", raw=True, sort_key="position"), Column("status", "status"),
+    columns = [Column("number", "#", raw=True, sort_key="position",
+                      title="index: the position in the document's list, from 0, as redescriptions.csv's index "
+                            "column"),
+               Column("status", "status"),
                Column("jaccard", "J", "float", "released Jaccard"),
                Column("low", "J low", "float", f"{level}confidence interval"),
                Column("high", "J high", "float", f"{level}confidence interval"),
@@ -201,8 +204,8 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         right_text = to_text(r.right)
         tag = f'<span class="tag {"kept" if status[i] == "kept" else "pruned"}">{status[i]}</span>'
         ji = _interval(r.extra, "jaccard")
-        head = f"#{i + 1}: J = {_with_interval(s.jaccard, ji)}"
-        lines = [f'<div class="card{" pruned" if r.pruned else ""}" id="r{i + 1}"><h3>{escape(head)} {tag}</h3>',
+        head = f"#{i}: J = {_with_interval(s.jaccard, ji)}"
+        lines = [f'<div class="card{" pruned" if r.pruned else ""}" id="r{i}"><h3>{escape(head)} {tag}</h3>',
                  f'<div>Left: <span class="query">{escape(left_text)}</span></div>',
                  f'<div>Right: <span class="query">{escape(right_text)}</span></div>',
                  f"<p>The rows where the left query holds are nearly those where the right query holds: of the "
