@@ -28,6 +28,8 @@ from dprm.evaluation.html_page import (
     check_output,
     definition_table,
     escape,
+    exact_number,
+    format_exact,
     format_value,
     html_table,
     page,
@@ -126,7 +128,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
     items: list[tuple[str, Any]] = [
         ("algorithm", doc.get("algorithm", "–")),
         ("redescriptions", _counts(len(redescriptions), len(kept), len(redundant), len(pruned))),
-        ("ε", privacy.get("epsilon")),
+        ("ε", format_exact(exact_number(privacy.get("epsilon")))),  # as the ledger's total: exactly
         ("guarantee", privacy.get("guarantee", "–")),
         ("what it means", explain_guarantee(str(privacy.get("guarantee", "none")))),
         ("neighbouring datasets", privacy.get("neighbouring", "–")),
@@ -142,12 +144,19 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         parts.append('<p class="note">This run is not differentially private (see above).</p>')
     ledger = privacy.get("ledger")
     if isinstance(ledger, list) and ledger:
-        rows = [{"step": e.get("step", "–"), "mechanism": e.get("mechanism", "–"), "epsilon": e.get("epsilon")}
-                for e in ledger if isinstance(e, dict)]
+        # each epsilon and the total exactly (no rounding): the entries visibly add up to the total
+        rows = [{"step": e.get("step", "–"), "mechanism": e.get("mechanism", "–"),
+                 "exact": exact_number(e.get("epsilon"))} for e in ledger if isinstance(e, dict)]
+        for row in rows:
+            row["epsilon"] = None if row["exact"] is None else float(row["exact"])
+            row["shown"] = escape(format_exact(row["exact"]))
+        exact = [row["exact"] for row in rows]
+        total = sum(exact) if None not in exact else None
         parts.append(f"<details><summary>Privacy ledger: {len(rows)} releases, ε "
-                     f"{escape(format_value(sum(float(r['epsilon'] or 0) for r in rows)))} in all</summary>"
+                     f"{escape(format_exact(total))} in all</summary>"
                      + html_table([Column("step", "step"), Column("mechanism", "mechanism"),
-                                   Column("epsilon", "ε", "float")], rows, table_id="ledger") + "</details>")
+                                   Column("shown", "ε", raw=True, sort_key="epsilon")], rows, table_id="ledger")
+                     + "</details>")
     parameters = doc.get("parameters")
     if isinstance(parameters, dict) and parameters:
         parts.append(f"<details><summary>Parameters</summary>{definition_table(parameters.items())}</details>")
