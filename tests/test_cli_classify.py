@@ -121,6 +121,9 @@ def test_bad_options_one_line_exit_2_nothing_written(learn: tuple[Path, Path], t
     ("a,y\n1,p\n2,p\n3,p\n", None, ["only one class"]),
     ("a,y\n1,p\ninf,q\n3,p\n", None, ["'a'", "not a finite number"]),
     ("a,y\n1,p\n500,q\n3,p\n", {"columns": {"a": {"bounds": [0, 100]}}}, ["'a'", "outside the declared bounds"]),
+    # a category the types file does not declare: one line naming the column, row and value
+    ("b,y\nx,p\nz,q\nx,p\n", {"columns": {"b": {"categories": ["x", "y"]}}},
+     ["d.csv", "column 'b', row 2", "value 'z'", "not one of the declared categories"]),
     ("a,y\n1,p\n2,\n3,q\n", None, ["target column 'y' has missing values"]),
     ("a,y\n1,p\n2,q\n3,q\n", None, ["--cv 3", "fewer folds"]),
     ("a,y\n1,p\n2,q\n3,p\n", {"columns": {"b": {"type": "numeric", "bounds": [0, 9]}}},

@@ -73,7 +73,7 @@ def test_help_and_version_import_no_heavy_module() -> None:
     assert "dprm 0." in done.stdout
 
 
-COMMANDS = [["mine"], ["inspect"], ["evaluate"], ["report"], ["datasets", "make-planted"], []]
+COMMANDS = [["mine"], ["inspect"], ["evaluate"], ["report"], ["datasets", "make-planted"], ["remote", "submit"], []]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "dprm")
@@ -103,6 +103,34 @@ def test_mine_help_explains_the_papers_names(monkeypatch) -> None:
     assert code == 0
     assert "initial targets" in text and "MCMC steps" in text
     assert "default 4" in text  # defaults are shown
+
+
+def test_remote_submit_help_says_only_what_applies_to_a_server_s_private_miners(monkeypatch) -> None:
+    """``remote submit`` runs only the private miners a server takes: its help once listed
+    cartwheels' meanings and limits (``1 to 6 for cartwheels``) beside theirs."""
+    from dprm.mining import ALGORITHMS
+    from dprm.server.validation import private_algorithms
+
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(["remote", "submit", "--help"])
+    assert code == 0, err
+    text = " ".join(out.split()).replace("- ", "-")  # words the terminal broke at a hyphen, joined again
+    others = sorted(set(ALGORITHMS) - set(private_algorithms()))
+    assert others and "cartwheels" in others
+    for name in others:
+        assert name not in text, name
+    assert "allowed: 1 to 7 or auto (default auto)" in text  # --depth: the private miners' limit only
+    assert "quantiles of its values" not in text  # --max-splits: cartwheels' grid
+    # the server's own limits (dprm.server.validation.SERVER_LIMITS), not the miners' wider ones
+    def option(flag: str) -> str:
+        return text.split(f" {flag} ", 1)[1].split(" --", 1)[0]
+
+    assert "allowed: 1 to 200 or auto (default auto)" in option("--init-trials")  # the miners take 1,000
+    assert "allowed: 1 to 2,000,000 (default" in option("--mcmc-iterations")  # the miners take 10,000,000
+    assert "--rows" not in text  # never passed on by a server
+    assert "allowed: noisy | engine" in text and "a server refuses 'public'" in text  # --data-size
+    code, out, err = run(["mine", "--help"])  # mine runs every algorithm: cartwheels' limits stay there
+    assert code == 0 and "1 to 6 for cartwheels" in " ".join(out.split())
 
 
 # ----------------------------------------------------------------------------- datasets

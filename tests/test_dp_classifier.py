@@ -13,8 +13,9 @@ What is tested
 * fitted attributes (``classes_``, ``n_features_in_``, ``feature_names_in_``),
   ``predict_proba`` (rows sum to one, columns follow ``classes_``), ``predict``
   consistent with it; categorical DataFrames with missing values (NaN, ``pd.NA``),
-  numeric features with declared bounds, unknown categories and out-of-bounds
-  numbers at predict time, declared classes absent from ``y``, ``export_text``;
+  numeric features with declared bounds, categories outside the declared ones
+  (refused) or unseen in training (routed) and out-of-bounds numbers at predict
+  time, declared classes absent from ``y``, ``export_text``;
 * bad input and bad parameters: ``ValueError`` with a message that names the
   parameter or the column, raised before anything is charged (a passed-in
   :class:`~dprm.privacy.Accountant` keeps an empty ledger).
@@ -361,12 +362,35 @@ def test_both_kinds_of_category_split_are_offered_and_routed() -> None:
     assert clf.tree_.feature[0] == 0 and clf.tree_.threshold[0] == -1
 
 
-@pytest.mark.parametrize("categorical_splits", ["multiway", "binary", "both"])
-def test_unknown_category_at_predict_time(vote, categorical_splits: str) -> None:
-    """A category the schema does not know, in every column: no crash, valid
-    probabilities, known labels."""
+def test_a_category_outside_the_declared_ones_is_refused_at_predict_time(vote) -> None:
+    """As in fit: a value the declaration does not list is an error naming the column
+    and the value (scikit-learn's encoders' ``handle_unknown="error"``), not a silent
+    prediction; missing values and the declared categories still predict."""
     X, y, _, _ = vote
-    clf = declared(vote, epsilon=5.0, max_depth=2, categorical_splits=categorical_splits).fit(X, y)
+    clf = declared(vote, epsilon=5.0, max_depth=2).fit(X, y)
+    rows = X.iloc[:5].copy()
+    rows.iloc[3, 2] = "maybe"
+    column = re.escape(repr(X.columns[2]))
+    for method in (clf.predict, clf.predict_proba, clf.score):
+        args = (rows, y[:5]) if method == clf.score else (rows,)
+        with pytest.raises(ValueError, match=f"^column {column}: value 'maybe' is not one of its declared "
+                                             "categories$"):
+            method(*args)
+    rows.iloc[3, 2] = None  # missing is not unknown
+    assert set(clf.predict(rows)) <= set(clf.classes_)
+    with pytest.raises(ValueError, match="value 'maybe' is not one of its declared categories"):
+        clf.fit(rows.fillna("maybe"), y[:5])  # fit says the same
+
+
+@pytest.mark.parametrize("categorical_splits", ["multiway", "binary", "both"])
+def test_unknown_category_of_a_domain_read_off_the_data(vote, categorical_splits: str) -> None:
+    """A category the training rows did not hold, where the categories were read off them
+    (the fit is then not private): no crash, valid probabilities, known labels."""
+    X, y, _, classes = vote
+    with pytest.warns(UserWarning, match="read off the data"):
+        clf = DPDecisionTreeClassifier(epsilon=5.0, max_depth=2, categorical_splits=categorical_splits,
+                                       classes=classes, random_state=0).fit(X, y)
+    assert all(d.from_data for d in clf.domains_)
     assert clf.tree_.feature[0] >= 0, "the seeded tree splits at its root"
     unknown = X.iloc[:5].copy()
     unknown.iloc[:, :] = "maybe"
@@ -670,6 +694,12 @@ def test_every_keyword_has_one_spec_in_the_parameter_table() -> None:
     ({"min_samples_split": float("nan")}, "min_samples_split must be 'auto' or a number >= 0, got nan"),
     ({"accountant": 3}, "accountant must be a dprm.privacy.Accountant"),
     ({"random_state": -1}, "random_state must be in [0, 9223372036854775807], got -1"),
+    ({"random_state": "7"}, "random_state must be None, an integer in [0, 2**63 - 1], a numpy.random.Generator "
+                            "or a numpy.random.RandomState, got '7'"),
+    ({"random_state": 1.5}, "random_state must be None, an integer in [0, 2**63 - 1], a numpy.random.Generator "
+                            "or a numpy.random.RandomState, got 1.5"),
+    ({"random_state": True}, "random_state must be None, an integer in [0, 2**63 - 1], a numpy.random.Generator "
+                             "or a numpy.random.RandomState, got True"),
     ({"epsilon": 0}, "epsilon must be > 0, got 0"),
 ])
 def test_bad_parameters_are_refused_with_one_line_before_the_data_is_read(parameters, message) -> None:
@@ -678,6 +708,30 @@ def test_bad_parameters_are_refused_with_one_line_before_the_data_is_read(parame
     with pytest.raises(ParameterError) as refused:
         DPDecisionTreeClassifier(**parameters).fit(None, None)  # refused before X is looked at
     assert str(refused.value) == message
+
+
+@pytest.mark.parametrize("kind", ["RandomState", "Generator"])
+def test_a_random_state_object_seeds_the_fit_as_an_integer_does(vote, kind: str) -> None:
+    """scikit-learn's users pass a ``RandomState`` (numpy's users a ``Generator``): the
+    fit draws one seed from it (advancing it) and is then the fit of that integer seed:
+    reproducible from the object's state, and labelled ``none`` as any seeded fit."""
+    X, y, _, _ = vote
+    make = np.random.RandomState if kind == "RandomState" else np.random.default_rng
+    given = make(3)
+    clf = declared(vote, epsilon=1.0, max_depth=2).set_params(random_state=given).fit(X, y)
+    seed = int(make(3).randint(2**63, dtype=np.int64) if kind == "RandomState" else make(3).integers(2**63))
+    assert clf.random_state is given  # a parameter is stored as given (scikit-learn)
+    as_int = declared(vote, epsilon=1.0, max_depth=2).set_params(random_state=seed).fit(X, y)
+    assert export_text(clf) == export_text(as_int) and clf.ledger_ == as_int.ledger_
+    assert (clf.guarantee_, clf.private_, clf.privacy_reasons_) == ("none", False, as_int.privacy_reasons_)
+    assert any("seeded" in reason for reason in clf.privacy_reasons_)
+    again = declared(vote, epsilon=1.0, max_depth=2).set_params(random_state=make(3)).fit(X, y)
+    assert export_text(again) == export_text(clf)  # the same state, the same fit
+    # the object was advanced by the fit (one draw): its next number is the second one
+    fresh = make(3)
+    fresh.random() if kind == "Generator" else fresh.randint(2**63, dtype=np.int64)
+    assert given.random() == fresh.random()
+    assert clone(clf).random_state is not given  # scikit-learn's clone copies it (the same state)
 
 
 def test_no_feature_column_is_one_clear_error() -> None:

@@ -113,9 +113,36 @@ def test_ensemble_fits_on_neighbours_do_not_contradict_epsilon() -> None:
 @pytest.mark.parametrize("keywords, message", [
     ({"n_estimators": 0}, "n_estimators must be in"), ({"n_estimators": 2.5}, "n_estimators must be an integer"),
     ({"epsilon": -1}, "epsilon must be > 0"), ({"max_depth": 0}, "max_depth must be in"),
+    ({"random_state": -1}, r"random_state must be in \[0, 9223372036854775807\], got -1"),
+    ({"random_state": "x"}, "random_state must be None, an integer in .* or a numpy.random.RandomState, got 'x'"),
 ])
 def test_bad_keywords_are_refused_before_any_charge(keywords: dict, message: str) -> None:
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
     with pytest.raises(ParameterError, match=message):
         DPTreeEnsembleClassifier(accountant=accountant, **keywords).fit([[0], [1]], [0, 1])
     assert accountant.spent() == 0 and not accountant.ledger
+
+
+@pytest.mark.parametrize("kind", ["RandomState", "Generator"])
+def test_a_random_state_object_seeds_the_ensemble_as_the_integer_drawn_from_it(kind: str) -> None:
+    X, y, categories, classes = table(np.random.default_rng(1), 300)
+    make = np.random.RandomState if kind == "RandomState" else np.random.default_rng
+    seed = int(make(5).randint(2**63, dtype=np.int64) if kind == "RandomState" else make(5).integers(2**63))
+    fits = []
+    for random_state in (make(5), seed):
+        clf = DPTreeEnsembleClassifier(n_estimators=2, epsilon=1.0, max_depth=2, categories=categories,
+                                       classes=classes, random_state=random_state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            fits.append(clf.fit(X, y))
+    assert fits[0].ledger_ == fits[1].ledger_
+    # the trees' seeds are the rng's draws after the noise's and the partition's: the same stream
+    assert [t.random_state for t in fits[0].estimators_] == [t.random_state for t in fits[1].estimators_]
+    other = DPTreeEnsembleClassifier(n_estimators=2, epsilon=1.0, max_depth=2, categories=categories,
+                                     classes=classes, random_state=seed + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        other.fit(X, y)
+    assert [t.random_state for t in other.estimators_] != [t.random_state for t in fits[1].estimators_]
+    assert (fits[0].predict_proba(X) == fits[1].predict_proba(X)).all()
+    assert fits[0].guarantee_ == fits[1].guarantee_ == "none" and fits[0].private_ is False

@@ -13,6 +13,7 @@ import re
 import base64
 import json
 import math
+from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from dprm.evaluation.figures import (
     scatter_figure,
     write_figures,
 )
-from dprm.evaluation.report import experiment_summary, write_experiment_report, write_run_report
+from dprm.evaluation.report import experiment_summary, ledger_summary, write_experiment_report, write_run_report
 from dprm.mining import make_miner
 from dprm.privacy import Accountant, SeededNoise
 from dprm.queries import (
@@ -475,6 +476,35 @@ def test_experiment_report_embeds_every_figure_and_matches_the_tables(real_dir, 
     assert "pure-dp" in "".join(page.text) and "none" in [r[2] for r in page.tables["privacy"]]
 
 
+def test_the_ledger_by_mechanism_visibly_adds_up_to_epsilon(real_dir, real_report) -> None:
+    """Each mechanism's share is printed exactly (AltExpM at ε = 1 spends e.g. 0.63175 with the
+    exponential mechanism, once printed 0.632 beside 0.0525, 0.045 and 0.271, which add up to
+    1.0005): the printed shares add up to the printed total, which is the run's ε."""
+    page = parse(real_report)
+    checked = 0
+    for row in page.tables["privacy"]:
+        if row[5] == "0":  # cartwheels: no ledger
+            continue
+        shares = [Fraction(value) for value, _ in re.findall(r"ε (\S+) in (\d+) ×", row[7])]
+        assert len(shares) >= 2, row
+        assert sum(shares) == Fraction(row[6]) == Fraction(row[1]), row
+        checked += 1
+    assert checked == 2  # alt-expm at ε 1 and 0.5
+
+
+def test_ledger_summary_sums_exactly_and_prints_what_it_sums() -> None:
+    """Thirds and tenths as a document holds them (floats): exact per mechanism, shown exactly."""
+    third = float(Fraction(1, 3))
+    ledger = [{"step": "a", "mechanism": "m", "epsilon": third}, {"step": "b", "mechanism": "n", "epsilon": third},
+              {"step": "c", "mechanism": "m", "epsilon": third},
+              {"step": "d", "mechanism": "t", "epsilon": 0.1}, {"step": "e", "mechanism": "t", "epsilon": 0.2}]
+    summary = ledger_summary(ledger)
+    assert [(s["mechanism"], s["steps"], s["epsilon"], s["shown"]) for s in summary] == [
+        ("m", 2, Fraction(2, 3), "2/3"), ("n", 1, Fraction(1, 3), "1/3"), ("t", 2, Fraction(3, 10), "0.3")]
+    assert sum(s["epsilon"] for s in summary) == Fraction(13, 10)
+    assert ledger_summary([{"mechanism": "m", "epsilon": "x"}])[0]["shown"] == "–"
+
+
 def test_summary_figures_agree_with_summary_functions(tmp_path) -> None:
     from dprm.evaluation import summarise
 
@@ -551,8 +581,8 @@ def test_run_report_without_data_shows_released_values_only(real_dir, tmp_path) 
     assert len(rows[0]) == 10  # no true-statistics columns (J, its interval, excess J, counts, p)
     assert "svg" not in page.tags
     assert [i for i in page.ids if i.startswith("r") and i[1:].isdigit()] == \
-        [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if not r["pruned"]] + \
-        [f"r{i + 1}" for i, r in enumerate(doc["redescriptions"]) if r["pruned"]]
+        [f"r{i}" for i, r in enumerate(doc["redescriptions"]) if not r["pruned"]] + \
+        [f"r{i}" for i, r in enumerate(doc["redescriptions"]) if r["pruned"]]
     listed = [r for r in doc["redescriptions"] if not r["pruned"]] + [r for r in doc["redescriptions"] if r["pruned"]]
     assert [row[1] for row in rows] == sorted((row[1] for row in rows), key=lambda status: status == "pruned")
     for row, r in zip(rows, listed):  # kept first, then pruned, as dprm mine lists them
@@ -574,7 +604,7 @@ def test_run_report_with_data_shows_true_statistics_and_support_bars(real_dir, t
     assert "Contains true statistics" in "".join(page.text)
     by_number = {int(row[0]): row for row in rows}
     for t in truth.itertuples():
-        row = by_number[t.index + 1]
+        row = by_number[t.index]  # the report's number is the table's index (the document's position)
         assert int(row[11].replace(",", "")) == t.true_support_left
         assert int(row[13].replace(",", "")) == t.true_intersection
     # one bar per redescription; its counts are the true ones
@@ -584,6 +614,34 @@ def test_run_report_with_data_shows_true_statistics_and_support_bars(real_dir, t
                 f"R only {t.true_support_right - t.true_intersection}, neither {data.n_rows - t.true_union}"
                 for t in truth.itertuples()}
     assert set(titles) == expected
+
+
+def test_run_report_numbers_redescriptions_as_the_experiment_table_indexes_them(real_dir, tmp_path) -> None:
+    """The run report's ``#`` (table, cards, anchors) is ``redescriptions.csv``'s ``index``: the position in
+    the document's list, from 0 (it numbered from 1, so #3 in the report was index 2 in the table)."""
+    document = real_dir / "runs" / "alt-expm" / "1" / "0.json"
+    page = parse(write_run_report(document, tmp_path / "run.html"))
+    table = pd.read_csv(real_dir / "redescriptions.csv")
+    table = table[(table["algorithm"] == "alt-expm") & (table["epsilon"] == 1.0) & (table["run"] == 0)]
+    assert len(table) >= 2
+    by_number = {int(row[0]): row for row in page.tables["redescriptions"]}
+    assert sorted(by_number) == sorted(table["index"]) == list(range(len(table)))
+    for row in table.itertuples():
+        shown = by_number[row.index]
+        assert shown[1] == ("pruned" if row.pruned else "kept")
+        assert float(shown[2]) == pytest.approx(row.noisy_jaccard, rel=1e-2, abs=1e-3)
+    assert "r0" in page.ids
+    headings = [t for t in page.text if re.match(r"#\d+: J = ", t)]
+    assert sorted(int(t[1:].split(":")[0]) for t in headings) == list(range(len(table)))
+
+
+def test_run_report_ledger_entries_visibly_add_up_to_the_total(real_dir, tmp_path) -> None:
+    document = real_dir / "runs" / "alt-expm" / "1" / "0.json"
+    page = parse(write_run_report(document, tmp_path / "run.html"))
+    entries = [Fraction(row[2]) for row in page.tables["ledger"]]
+    assert len(entries) >= 4 and Fraction("0.005625") in entries  # printed 0.00562 before
+    total = re.search(r"releases, ε (\S+) in all", "".join(page.text)).group(1)
+    assert sum(entries) == Fraction(total) == 1
 
 
 def test_run_report_refuses_a_file_not_following_the_spec(tmp_path) -> None:

@@ -33,6 +33,7 @@ def test_frames_that_cannot_be_learned_are_clear_errors(frame, error, fragment, 
     (lambda: fit_private_estimator(FRAME, 1.0, domains=["x"]), "domains must map column names"),
     (lambda: fit_private_estimator(FRAME, 1.0, domains=DOMAINS, random_state=-1), "random_state must be None"),
     (lambda: DensityEstimator(random_state="x").fit(FRAME), "random_state must be None"),
+    (lambda: fit_private_estimator(FRAME, 1.0, domains=DOMAINS, random_state=1.5), "random_state must be None"),
     (lambda: DensityEstimator(domains=DOMAINS).fit([1, 2, 3]), "a row must be a mapping"),
     (lambda: DensityEstimator(tie_threshold="0.1").fit(FRAME), "tie_threshold must be a number >= 0"),
     (lambda: DensityEstimator(passes=1, tie_threshold=float("nan")).fit(FRAME), "tie_threshold must be"),
@@ -48,3 +49,18 @@ def test_bad_arguments_are_parameter_errors(make, fragment) -> None:
 def test_a_generator_is_a_valid_random_state() -> None:
     fitted = DensityEstimator(passes=1, random_state=np.random.default_rng(4)).fit(FRAME)
     assert len(fitted.sample(5, np.random.default_rng(0))) == 5
+
+
+def test_a_random_state_object_is_a_seed_drawn_from_it() -> None:
+    """scikit-learn's ``RandomState``: one seed drawn from it (advancing it), then the fit of that seed,
+    labelled as seeded (not private)."""
+    seed = int(np.random.RandomState(4).randint(2**63, dtype=np.int64))
+    fitted = DensityEstimator(passes=1, random_state=np.random.RandomState(4)).fit(FRAME)
+    as_int = DensityEstimator(passes=1, random_state=seed).fit(FRAME)
+    rng = np.random.default_rng(0)
+    assert fitted.sample(50, np.random.default_rng(0)).equals(as_int.sample(50, rng))
+    fits = [fit_private_estimator(FRAME, 1.0, domains=DOMAINS, random_state=state)
+            for state in (np.random.RandomState(4), seed)]
+    assert fits[0].privacy == fits[1].privacy and fits[0].privacy["guarantee"] == "none"
+    assert fits[0].estimator.sample(50, np.random.default_rng(0)).equals(
+        fits[1].estimator.sample(50, np.random.default_rng(0)))

@@ -87,6 +87,27 @@ def test_a_seed_given_as_rng_makes_the_chains_proposals_known(planted) -> None:
     assert expm.privacy_["guarantee"] == "pure-dp" and expm.privacy_["reasons"] == []
 
 
+def test_a_random_state_given_as_rng_is_a_seed(planted) -> None:
+    """scikit-learn's ``RandomState`` is accepted as ``rng``: the run draws one seed from
+    it (advancing it) and is the run of that integer seed, labelled as any seed is (its
+    chains' proposals are known)."""
+    _, data = planted
+    seed = int(np.random.RandomState(2).randint(2**63, dtype=np.int64))
+    documents = []
+    for rng in (np.random.RandomState(2), seed):
+        accountant = Accountant(1, SeededNoise(np.random.default_rng(7)))
+        miner = make_miner("mcmc-tree-pair", **FAST, trial="trees").fit(data, accountant=accountant, rng=rng)
+        documents.append(miner.document())
+    assert documents[0] == documents[1]
+    given = np.random.RandomState(2)
+    pair = make_miner("mcmc-tree-pair", **FAST, trial="trees").fit(data, accountant=Accountant(1, SecureNoise()),
+                                                                   rng=given)
+    assert pair.privacy_["guarantee"] == "none" and pair.privacy_["reasons"] == [SEEDED_PROPOSALS_REASON]
+    fresh = np.random.RandomState(2)
+    fresh.randint(2**63, dtype=np.int64)
+    assert given.random_sample() == fresh.random_sample()  # advanced by one draw
+
+
 def test_same_seed_same_output(planted) -> None:
     _, data = planted
     documents = []

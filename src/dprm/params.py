@@ -25,7 +25,8 @@ from typing import Any
 from dprm.errors import ParameterError, short_repr, short_text
 from dprm.privacy.budget import as_epsilon, as_fraction, check_epsilon_range
 
-__all__ = ["Param", "KeywordParam", "as_generator", "parameter_table", "read_none_texts"]
+__all__ = ["Param", "KeywordParam", "as_generator", "as_seed", "check_random_state", "parameter_table",
+           "read_none_texts", "RANDOM_STATE_KINDS", "MAX_SEED"]
 
 _KINDS = ("int", "float", "epsilon", "bool", "choice", "text", "object")
 
@@ -310,12 +311,78 @@ def read_none_texts(specs: Mapping[str, Param], values: Mapping[str, Any]) -> di
     return out
 
 
+#: What a ``random_state`` may be, in words (scikit-learn's kinds and numpy's Generator).
+RANDOM_STATE_KINDS = "None, an integer in [0, 2**63 - 1], a numpy.random.Generator or a numpy.random.RandomState"
+
+#: Largest integer seed (numpy's seeds are unbounded; dprm's outputs record seeds as int64).
+MAX_SEED = 2**63 - 1
+
+
+def check_random_state(value: Any, name: str = "random_state") -> None:
+    """A one-line :class:`ParameterError` unless ``value`` is a ``random_state`` (:data:`RANDOM_STATE_KINDS`).
+
+    Nothing is drawn: a fit checks its parameters before it reads data or spends budget.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_random_state(np.random.RandomState(0))
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: random_state must be in [0, 9223372036854775807], got -1
+    >>> check_random_state("7")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: random_state must be None, an integer in [0, 2**63 - 1], a numpy.random.Generator or a numpy.random.RandomState, got '7'
+    """
+    import numpy as np
+
+    if value is None or isinstance(value, (np.random.Generator, np.random.RandomState)):
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be {RANDOM_STATE_KINDS}, got {short_repr(value)}")
+    if not 0 <= int(value) <= MAX_SEED:
+        raise ParameterError(f"{name} must be in [0, {MAX_SEED}], got {short_repr(value)}")
+
+
+def as_seed(random_state: Any, name: str = "random_state") -> int | None:
+    """A ``random_state`` as an integer seed: None stays None (unseeded), an integer is itself.
+
+    A :class:`numpy.random.Generator` or a legacy :class:`numpy.random.RandomState`
+    (scikit-learn's) gives one integer drawn from it: the object is **advanced** by
+    that draw, as scikit-learn's estimators advance a RandomState they are given, and
+    the result is what that integer seed gives, so it is reproducible from the
+    object's state and is seeded (not private) like any given seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_seed(None), as_seed(7)
+    (None, 7)
+    >>> as_seed(np.random.RandomState(0)) == as_seed(np.random.RandomState(0))
+    True
+    >>> state = np.random.RandomState(0); as_seed(state) == as_seed(state)  # advanced
+    False
+    """
+    import numpy as np
+
+    check_random_state(random_state, name)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(MAX_SEED + 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(MAX_SEED + 1, dtype=np.int64))
+    return None if random_state is None else int(random_state)
+
+
 def as_generator(rng: Any, name: str = "rng") -> Any:
     """``rng`` as a :class:`numpy.random.Generator`: a Generator as given, a seed (an int ≥ 0 or a
-    :class:`numpy.random.SeedSequence`) or None through :func:`numpy.random.default_rng`.
+    :class:`numpy.random.SeedSequence`) or None through :func:`numpy.random.default_rng`, a legacy
+    :class:`numpy.random.RandomState` (scikit-learn's) through a seed drawn from it (:func:`as_seed`:
+    it is advanced, and the run is that seed's).
 
     Anything else is a :class:`ParameterError` naming ``name`` (numpy's own would come from deep
-    inside a fit without it, and a legacy ``RandomState`` would be taken silently).
+    inside a fit without it).
 
     Examples
     --------
@@ -324,16 +391,21 @@ def as_generator(rng: Any, name: str = "rng") -> Any:
     ('Generator', 'Generator')
     >>> g = np.random.default_rng(1); as_generator(g) is g
     True
+    >>> seed = np.random.RandomState(2).randint(2**63, dtype=np.int64)
+    >>> as_generator(np.random.RandomState(2)).random() == np.random.default_rng(seed).random()
+    True
     >>> as_generator("abc")
     Traceback (most recent call last):
     ...
-    dprm.errors.ParameterError: rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), a seed (an integer 0 or more) or None, not str
+    dprm.errors.ParameterError: rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), a seed (an integer 0 or more), a numpy.random.RandomState or None, not str
     """
     import numpy as np
 
     if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(rng)
+    if isinstance(rng, np.random.RandomState):
+        return np.random.default_rng(as_seed(rng, name))
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and int(rng) >= 0:
         return np.random.default_rng(int(rng))
     raise ParameterError(f"{name} must be a numpy.random.Generator (numpy.random.default_rng(seed)), a seed "
-                         f"(an integer 0 or more) or None, not {type(rng).__name__}")
+                         f"(an integer 0 or more), a numpy.random.RandomState or None, not {type(rng).__name__}")

@@ -289,14 +289,29 @@ def encode(X: np.ndarray, domains: Sequence[FeatureEncoding], *, strict: bool) -
     strict : bool
         True when fitting: a value outside its declared domain (an unknown category,
         a number outside the bounds, a non-finite number) raises. False when
-        predicting: an unknown category gets code ``-1`` (a test ``a = v`` sends it to
-        the other categories' branch, a multiway split to the missing values') and
-        numbers are clipped into the bounds; non-finite numbers still raise.
+        predicting: a category outside *declared* categories still raises, as in
+        fitting (scikit-learn's encoders' ``handle_unknown="error"``: the declaration
+        says which values exist); a category the training data did not hold, where
+        the categories were read off it, gets code ``-1`` (a test ``a = v`` sends it
+        to the other categories' branch, a multiway split to the missing values', as
+        scikit-learn's histogram gradient boosting treats unknown categories as
+        missing); numbers are clipped into the bounds; non-finite numbers still raise.
 
     Raises
     ------
     ParameterError
         Naming the column and the value.
+
+    Examples
+    --------
+    >>> colour = FeatureEncoding.categorical("colour", ("red", "blue"))
+    >>> encode(np.array([["blue"], ["green"]], dtype=object), [colour], strict=False)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: column 'colour': value 'green' is not one of its declared categories
+    >>> seen = FeatureEncoding.categorical("colour", ("red", "blue"), declared=False)
+    >>> encode(np.array([["blue"], ["green"]], dtype=object), [seen], strict=False).tolist()
+    [[1], [-1]]
     """
     n_rows = X.shape[0]
     codes = np.empty((n_rows, len(domains)), dtype=np.int32)
@@ -307,7 +322,7 @@ def encode(X: np.ndarray, domains: Sequence[FeatureEncoding], *, strict: bool) -
             missing = series.isna().to_numpy()
             found = pd.Categorical(series, categories=list(domain.categories or ())).codes.astype(np.int32)
             unknown = (found < 0) & ~missing
-            if strict and unknown.any():
+            if (strict or not domain.from_data) and unknown.any():
                 value = column[int(np.flatnonzero(unknown)[0])]
                 raise ParameterError(
                     f"column {domain.name!r}: value {short_repr(_plain(value))} is not one of its declared categories"

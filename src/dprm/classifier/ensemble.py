@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted
 from dprm.classifier.estimator import DPDecisionTreeClassifier
 from dprm.classifier.parameters import PARAMETERS
 from dprm.errors import ParameterError
-from dprm.params import KeywordParam, parameter_table
+from dprm.params import KeywordParam, as_seed, parameter_table
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.privacy.accountant import PURE_DP, combine_guarantees
 from dprm.privacy.budget import EpsilonLike, as_epsilon
@@ -53,6 +53,7 @@ ENSEMBLE_PARAMETERS: dict[str, KeywordParam] = parameter_table(
                  high=10_000, why="each tree sees about 1/n_estimators of the rows"),
     PARAMETERS["epsilon"],
     PARAMETERS["max_depth"],
+    PARAMETERS["random_state"],
 )
 
 
@@ -127,8 +128,10 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         The public schema, as for :class:`~dprm.classifier.DPDecisionTreeClassifier`.
     accountant : Accountant, optional
         Charged for the fit; a new one with ``epsilon`` otherwise.
-    random_state : int, optional
+    random_state : int, numpy.random.Generator or numpy.random.RandomState, optional
         Seed of reproducible (not private) noise, partition and trees; ``None``: secure.
+        A Generator or RandomState gives one seed drawn from it at each fit (advancing
+        it), as for :class:`~dprm.classifier.DPDecisionTreeClassifier`.
 
     Attributes
     ----------
@@ -157,7 +160,7 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
                  bounds: Mapping[Any, tuple[float, float]] | Sequence[Any] | None = None,
                  categories: Mapping[Any, Sequence[Any]] | Sequence[Any] | None = None,
                  classes: Sequence[Any] | None = None, accountant: Accountant | None = None,
-                 random_state: int | None = None) -> None:
+                 random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -178,11 +181,12 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         if classes is None:
             classes = np.unique(y).tolist()
             reasons.append("classes read off the data (declare classes)")
-        rng = np.random.default_rng(self.random_state)
+        seed = as_seed(self.random_state)  # a Generator or RandomState: one seed drawn from it (advanced)
+        rng = np.random.default_rng(seed)
         if self.accountant is not None:
             parent = self.accountant
         else:
-            noise = SecureNoise() if self.random_state is None else SeededNoise(rng)
+            noise = SecureNoise() if seed is None else SeededNoise(rng)
             parent = Accountant(epsilon, noise)
         if not parent.can_afford(epsilon):
             raise ParameterError(f"the accountant's remaining budget {float(parent.remaining()):g} "
@@ -198,7 +202,7 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
                 tree = DPDecisionTreeClassifier(
                     epsilon=float(epsilon), max_depth=self.max_depth, bounds=self.bounds,
                     categories=self.categories, classes=classes, accountant=PartAccountant(epsilon, shared),
-                    random_state=None if self.random_state is None else int(rng.integers(2**31)))
+                    random_state=None if seed is None else int(rng.integers(2**31)))
                 estimators.append(tree.fit(rows[part], y[part]))
         for tree in estimators:
             reasons += [r for r in tree.privacy_reasons_ if r not in reasons and not r.startswith("seeded")]

@@ -65,9 +65,17 @@ noisy counts are the sums of its leaves' noisy counts; an inner node whose noisy
 row count is below ``min_samples_split`` (``"auto"``: the standard deviation
 ``√(2C)/ε_leaves`` of one leaf's noisy row count) becomes a leaf, and each node's
 class probabilities are its clipped noisy counts shrunk towards its parent's with
-that many pseudo-rows. A category the schema does not know goes, at a test
-``a = v``, to the branch of the other categories (it is not ``v``), and at a multiway
-split, which has no branch for it, to the branch of missing values.
+that many pseudo-rows.
+
+A value outside a feature's *declared* categories is an error at prediction as at
+fitting (a ``ValueError`` naming the column and the value; scikit-learn's encoders'
+``handle_unknown="error"``): the declaration says which values exist. Where the
+categories were read off the training data (the fit is then not private), a category
+the training rows did not hold goes, at a test ``a = v``, to the branch of the other
+categories (it is not ``v``), and at a multiway split, which has no branch for it, to
+the branch of missing values (as scikit-learn's histogram gradient boosting maps
+unknown categories to missing). Numbers outside their bounds are refused by ``fit``
+and clipped into them at prediction (they fall into the first or last bin).
 
 What is private
 ---------------
@@ -120,6 +128,7 @@ from dprm.classifier.parameters import (
 from dprm.classifier.subtree_mcmc import CHANGE_SHARE, mcmc_subtree
 from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work
 from dprm.errors import ParameterError
+from dprm.params import as_seed
 from dprm.privacy import (
     Accountant,
     DiscreteLaplaceCount,
@@ -195,10 +204,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     accountant : Accountant, optional
         Charged for the fit (its remaining budget must cover ``epsilon``); a new one
         with ``epsilon`` otherwise.
-    random_state : int, optional
+    random_state : int, numpy.random.Generator or numpy.random.RandomState, optional
         Seed of reproducible (not private) noise and MCMC proposals; ``None``: secure
-        noise. With a given ``accountant`` it still seeds the chains' proposals, so an
-        MCMC fit is labelled not private (``guarantee_`` ``"none"``).
+        noise. A Generator or a (scikit-learn's) RandomState gives one integer seed
+        drawn from it at each fit (the object is advanced by that draw), and the fit is
+        then that seed's, labelled as any seeded fit. With a given ``accountant`` it
+        still seeds the chains' proposals, so an MCMC fit is labelled not private
+        (``guarantee_`` ``"none"``).
 
     Attributes
     ----------
@@ -257,7 +269,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         leaf_labels: str = "auto",
         variant: str = "dprm",
         accountant: Accountant | None = None,
-        random_state: int | None = None,
+        random_state: int | np.random.Generator | np.random.RandomState | None = None,
     ) -> None:
         values = locals()
         for name in self.parameter_specs:  # stored as given (scikit-learn), checked by fit
@@ -317,10 +329,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         D, d = params["max_depth"], params["d"]
         search = self._search(domains, d)
         self._check_size(domains, D)
+        # A Generator or RandomState gives one seed drawn from it (advanced), and the fit is that seed's.
+        seed = as_seed(self.random_state)
         if self.accountant is not None:
             accountant = self.accountant
         else:
-            noise = SecureNoise() if self.random_state is None else SeededNoise(np.random.default_rng(self.random_state))
+            noise = SecureNoise() if seed is None else SeededNoise(np.random.default_rng(seed))
             accountant = Accountant(params["epsilon"], noise)
         since = len(accountant.ledger)
         if not accountant.can_afford(params["epsilon"]):
@@ -329,11 +343,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             )
         for reason in reasons:
             warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=2)
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(seed)
         epsilon, release = params["epsilon"], "tree"
         if self._small_budget_rule():
             epsilon, release = self._choose_release(accountant, codes.shape[0], len(classes), domains, epsilon)
-        if release == "tree" and search == "mcmc" and self.random_state is not None and accountant.noise.secure:
+        if release == "tree" and search == "mcmc" and seed is not None and accountant.noise.secure:
             # The chains' proposals come from random_state (the accountant draws only the
             # acceptances): a chain whose proposals are known is not the mechanism whose
             # convergence the label claims, so a given accountant's secure noise does not
@@ -568,12 +582,25 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.apply(codes, self.domains_)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities of the node each row ends at (:meth:`FittedTree.set_counts`)."""
+        """Class probabilities of the node each row ends at (:meth:`FittedTree.set_counts`).
+
+        Raises
+        ------
+        ValueError
+            A value outside its feature's declared categories (naming the column and
+            the value), a non-finite number, or columns other than the fit's.
+        """
         nodes = self._end_nodes(X)
         return self.tree_.proba[nodes].copy()
 
     def predict(self, X: Any) -> np.ndarray:
-        """The most probable class at the node each row ends at."""
+        """The most probable class at the node each row ends at.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`predict_proba`.
+        """
         nodes = self._end_nodes(X)
         return self.classes_[np.argmax(self.tree_.proba[nodes], axis=1)]
 

@@ -125,7 +125,7 @@ class FittedTree:
             binary_cat = is_cat & (threshold >= 0)
             below = np.where(binary_cat, code == threshold, code <= threshold)
             two_way = np.where(miss, 2, np.where(below, 0, 1))
-            # a category the schema does not know (code -1): not v at a test a = v (the other
+            # a category unseen in training, categories read off the data (code -1): not v at a test a = v (the other
             # categories' branch, by `below`); at a multiway split, where missing values go
             unknown_to_missing = np.where(code < 0, self.n_children[node[moving]] - 1, code)
             child = np.where(multiway, unknown_to_missing, two_way)

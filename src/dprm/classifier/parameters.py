@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from dprm.errors import ParameterError
-from dprm.params import KeywordParam, parameter_table
+from dprm.params import RANDOM_STATE_KINDS, KeywordParam, check_random_state, parameter_table
 from dprm.privacy import Accountant, as_epsilon
 
 __all__ = [
@@ -113,8 +113,9 @@ PARAMETERS: dict[str, KeywordParam] = parameter_table(
     KeywordParam("accountant", "Charged for the fit (its remaining budget must cover epsilon); a new one with "
                  "epsilon otherwise", "object", none=True, allowed="a dprm.privacy.Accountant or none",
                  check=_check_accountant),
-    KeywordParam("random_state", "Seed of reproducible (not private) noise; none: secure noise", "int", low=0,
-                 high=2**63 - 1, none=True),
+    KeywordParam("random_state", "Seed of reproducible (not private) noise: an integer, or a Generator or "
+                 "RandomState that the fit draws one seed from (advancing it); none: secure noise", "object",
+                 none=True, allowed=RANDOM_STATE_KINDS, check=check_random_state),
     KeywordParam("bounds", "Public (low, high) of numeric features, by name or position", "object", none=True),
     KeywordParam("categories", "Public categories of categorical features, by name or position", "object",
                  none=True),

@@ -4,7 +4,9 @@
 runs) take the same miner options. They are not written out by hand: each is built
 from the miners' signatures (kind and default per algorithm) and their parameter
 specs (help in words, unit, allowed range: :func:`dprm.mining.parameter_help`), so
-a parameter added to a miner is an option of both commands at once.
+a parameter added to a miner is an option of both commands at once. Each command's
+help speaks of its own algorithms only (``remote submit`` never names cartwheels'
+meanings or limits).
 """
 
 from __future__ import annotations
@@ -83,23 +85,31 @@ def _default_text(defaults: Mapping[str, Any]) -> str:
     return text
 
 
-@lru_cache(maxsize=1)
-def _helps() -> dict[str, str]:
+@lru_cache(maxsize=4)
+def _helps(algorithms: tuple[str, ...], specs: Callable[[str], Mapping[str, Any]] | None) -> dict[str, str]:
+    """The parameters' help over ``algorithms`` only, from ``specs``: what applies to the command's miners."""
     from dprm.mining import parameter_help
 
-    return parameter_help()
+    return parameter_help(algorithms, specs)
 
 
-def option_parameters(algorithms: Algorithms, *, skip: tuple[str, ...] = ("epsilon",)) -> list[inspect.Parameter]:
-    """Keyword parameters with typer options, one per miner parameter (``--init-trials N`` ...)."""
+def option_parameters(algorithms: Algorithms, *, skip: tuple[str, ...] = ("epsilon",),
+                      specs: Callable[[str], Mapping[str, Any]] | None = None) -> list[inspect.Parameter]:
+    """Keyword parameters with typer options, one per miner parameter (``--init-trials N`` ...).
+
+    The help speaks of ``algorithms`` only, with the meanings and limits ``specs`` gives
+    (default: the miners' own, :func:`dprm.mining.parameter_specs`); parameters in
+    ``skip`` get no option.
+    """
     everyone = set(algorithms)
+    helps = _helps(tuple(algorithms), specs)  # e.g. remote submit: what a server's private miners accept
     parameters = []
     for name, entry in option_table(algorithms).items():
         if name in skip:
             continue
         flag = "--" + name.replace("_", "-")
         applies = "" if set(entry["defaults"]) == everyone else f" [{', '.join(entry['defaults'])}]"
-        text = f"{_helps().get(name, name.replace('_', ' '))} ({_default_text(entry['defaults'])}){applies}"
+        text = f"{helps.get(name, name.replace('_', ' '))} ({_default_text(entry['defaults'])}){applies}"
         kind = entry["kind"]
         if kind == "bool":
             option = typer.Option(None, f"{flag}/--no-{flag[2:]}", help=text, show_default=False)

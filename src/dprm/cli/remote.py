@@ -237,7 +237,14 @@ def submit(
         _emit(client.wait(answer["id"], timeout=timeout), output)
 
 
-app.command("submit")(with_options(submit, "submit", option_parameters(_algorithms())))
+def _options() -> list:
+    """The miner options of a job: the private miners' parameters a server passes on, with its limits."""
+    from dprm.server.validation import NOT_PRIVATE_PARAMETERS, server_parameter_specs
+
+    return option_parameters(_algorithms(), skip=("epsilon", *NOT_PRIVATE_PARAMETERS), specs=server_parameter_specs)
+
+
+app.command("submit")(with_options(submit, "submit", _options()))
 
 
 @app.command("status")

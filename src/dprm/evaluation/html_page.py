@@ -17,6 +17,8 @@ import html
 import math
 import os
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -28,6 +30,8 @@ from dprm.files import write_atomic
 __all__ = [
     "escape",
     "format_value",
+    "exact_number",
+    "format_exact",
     "Column",
     "html_table",
     "flatten",
@@ -110,6 +114,82 @@ def format_value(value: Any, kind: str = "auto") -> str:
     if abs(number) >= 1000:
         return f"{number:,.0f}"
     return f"{number:.3g}"
+
+
+#: Largest denominator :func:`exact_number` looks for behind a float that is no short decimal.
+SIMPLE_DENOMINATOR = 10**9
+#: Largest denominator :func:`format_exact` writes as a fraction ``p/q``.
+SHOWN_DENOMINATOR = 10**6
+#: Most decimals :func:`format_exact` writes.
+SHOWN_DECIMALS = 15
+
+
+def exact_number(value: Any) -> Fraction | None:
+    """The exact rational a document's number stands for; None for a non-number or a non-finite one.
+
+    A float is what JSON wrote of an exact budget (the accountant keeps fractions): the
+    shortest decimal that reads back as it (``0.63175``), or, where that decimal is long
+    (``0.3333333333333333``), the simplest fraction with a denominator up to
+    :data:`SIMPLE_DENOMINATOR` that is the same float (``1/3``). Sums of these add up
+    exactly, where sums of floats do not (``0.1 + 0.2``).
+
+    Examples
+    --------
+    >>> exact_number(0.63175), exact_number(1 / 3), exact_number(2), exact_number("x")
+    (Fraction(2527, 4000), Fraction(1, 3), Fraction(2, 1), None)
+    >>> exact_number(0.1) + exact_number(0.2) == exact_number(0.3)
+    True
+    """
+    if isinstance(value, Fraction):
+        return value
+    if _is_missing(value) or isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not math.isfinite(number):
+        return None
+    written = Fraction(repr(number))
+    if written.denominator <= SIMPLE_DENOMINATOR:
+        return written
+    simple = written.limit_denominator(SIMPLE_DENOMINATOR)
+    return simple if float(simple) == number else written
+
+
+def format_exact(value: Fraction | None) -> str:
+    """An exact rational written exactly: a decimal (``0.63175``), else a fraction (``1/3``).
+
+    A decimal where the rational has one of at most :data:`SHOWN_DECIMALS` decimals, a
+    fraction ``p/q`` where ``q`` is at most :data:`SHOWN_DENOMINATOR`, else the value
+    rounded (:func:`format_value`) after ``≈``. ``None`` is an en dash. Shares printed
+    this way add up to their printed sum (a ledger's budget shares and its total).
+
+    Examples
+    --------
+    >>> [format_exact(Fraction(v)) for v in ("0.63175", "1", "1/3", "2/3", "-5/2", "12500")]
+    ['0.63175', '1', '1/3', '2/3', '-2.5', '12500']
+    >>> format_exact(Fraction(1, 10**7 + 19)), format_exact(None)
+    ('≈1.00e-07', '–')
+    """
+    if value is None:
+        return "–"
+    q = value.denominator
+    twos = fives = 0
+    while q % 2 == 0:
+        q, twos = q // 2, twos + 1
+    while q % 5 == 0:
+        q, fives = q // 5, fives + 1
+    if q == 1 and max(twos, fives) <= SHOWN_DECIMALS:
+        with localcontext() as context:
+            context.prec = 60  # more than any decimal written here needs
+            decimal = (Decimal(value.numerator) / Decimal(value.denominator)).normalize()
+        return format(decimal, "f")
+    if value.denominator <= SHOWN_DENOMINATOR:
+        return f"{value.numerator}/{value.denominator}"
+    return "≈" + format_value(float(value))
 
 
 def _sort_key(value: Any) -> str:

@@ -28,6 +28,7 @@ import json
 import math
 import os
 from collections import OrderedDict
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -57,7 +58,8 @@ from dprm.evaluation.html_page import (
     check_output,
     definition_table,
     escape,
-    format_value,
+    exact_number,
+    format_exact,
     html_table,
     page,
     png_image,
@@ -231,12 +233,18 @@ def _run_documents(directory: Path) -> list[tuple[str, Path]]:
 
 
 def ledger_summary(ledger: Any) -> list[dict[str, Any]]:
-    """Steps and total epsilon of a document's ``privacy.ledger`` per mechanism.
+    """Steps and total epsilon of a document's ``privacy.ledger`` per mechanism, summed exactly.
+
+    Each entry's epsilon is read as the exact number the document wrote
+    (:func:`~dprm.evaluation.html_page.exact_number`) and summed as a fraction, so the
+    mechanisms' totals add up to the ledger's; ``shown`` is the total written exactly
+    (:func:`~dprm.evaluation.html_page.format_exact`), never rounded. An entry without a
+    number makes its mechanism's total None (shown as an en dash).
 
     Examples
     --------
     >>> ledger_summary([{"step": "a", "mechanism": "m", "epsilon": 0.25}, {"step": "b", "mechanism": "m", "epsilon": 0.5}])
-    [{'mechanism': 'm', 'steps': 2, 'epsilon': 0.75}]
+    [{'mechanism': 'm', 'steps': 2, 'epsilon': Fraction(3, 4), 'shown': '0.75'}]
     """
     if not isinstance(ledger, list):
         return []
@@ -245,12 +253,12 @@ def ledger_summary(ledger: Any) -> list[dict[str, Any]]:
         if not isinstance(entry, dict):
             continue
         mechanism = str(entry.get("mechanism", "?"))
-        slot = totals.setdefault(mechanism, {"mechanism": mechanism, "steps": 0, "epsilon": 0.0})
+        slot = totals.setdefault(mechanism, {"mechanism": mechanism, "steps": 0, "epsilon": Fraction(0)})
         slot["steps"] += 1
-        try:
-            slot["epsilon"] += float(entry.get("epsilon", 0.0))
-        except (TypeError, ValueError):
-            slot["epsilon"] = math.nan
+        epsilon = exact_number(entry.get("epsilon", 0))
+        slot["epsilon"] = None if epsilon is None or slot["epsilon"] is None else slot["epsilon"] + epsilon
+    for slot in totals.values():
+        slot["shown"] = format_exact(slot["epsilon"])
     return list(totals.values())
 
 
@@ -269,8 +277,10 @@ def _privacy_section(experiment: Experiment) -> str:
         privacy = doc.get("privacy", {})
         ledger = privacy.get("ledger")
         summary = ledger_summary(ledger)
-        spent = sum(s["epsilon"] for s in summary) if summary else math.nan
-        mechanisms = "<br>".join(f"ε {escape(format_value(s['epsilon']))} in {s['steps']} × "
+        # exact sums, written exactly: the mechanisms' shares visibly add up to the total
+        totals = [s["epsilon"] for s in summary]
+        spent = sum(totals) if totals and None not in totals else None
+        mechanisms = "<br>".join(f"ε {escape(s['shown'])} in {s['steps']} × "
                                  f"{escape(s['mechanism'])}" for s in summary) or "–"
         private = privacy.get("private", privacy.get("guarantee") != "none")
         shown = "yes" if private else "no"
@@ -279,16 +289,18 @@ def _privacy_section(experiment: Experiment) -> str:
                 reasons.append(str(reason))
             shown += f" [{reasons.index(str(reason)) + 1}]"
         epsilon = privacy.get("epsilon")
+        epsilon = epsilon if isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and epsilon else None
         rows.append({
             "experiment": directory.name,
             "algorithm": doc.get("algorithm", algorithm),
-            "epsilon": epsilon if isinstance(epsilon, (int, float)) and epsilon else None,
+            "epsilon": epsilon, "epsilon_shown": escape(format_exact(exact_number(epsilon))),
             "delta": privacy.get("delta") if isinstance(privacy.get("delta"), (int, float)) else None,
             "guarantee": privacy.get("guarantee", "–"),
             "neighbouring": privacy.get("neighbouring", "–"),
             "private": shown,
             "ledger_steps": len(ledger) if isinstance(ledger, list) else 0,
-            "ledger_epsilon": spent,
+            "ledger_epsilon": None if spent is None else float(spent),
+            "ledger_epsilon_shown": escape(format_exact(spent)),
             "mechanisms": mechanisms,
             "file": str(path.relative_to(directory)),
         })
@@ -304,11 +316,13 @@ def _privacy_section(experiment: Experiment) -> str:
                  "(the DP synthetic-data baselines); <i>none</i>: not private (a non-private baseline, or a "
                  "seeded run).</p>")
     if rows:
-        columns = [Column("algorithm", "algorithm"), Column("epsilon", "ε", "float"),
+        columns = [Column("algorithm", "algorithm"), Column("epsilon_shown", "ε", raw=True, sort_key="epsilon"),
                    Column("guarantee", "guarantee"), Column("neighbouring", "neighbours"),
                    Column("private", "private", title="no: the run is not differentially private; the "
                                                       "numbers refer to the reasons below the table"),
-                   Column("ledger_steps", "releases", "int"), Column("ledger_epsilon", "ε in ledger", "float"),
+                   Column("ledger_steps", "releases", "int"),
+                   Column("ledger_epsilon_shown", "ε in ledger", raw=True, sort_key="ledger_epsilon",
+                          title="the ledger's epsilons summed exactly (as are the mechanisms' shares)"),
                    Column("mechanisms", "ledger by mechanism", raw=True), Column("file", "document")]
         if any(r["delta"] is not None for r in rows):  # an (ε, δ) baseline is among the methods
             columns.insert(2, Column("delta", "δ", "float"))

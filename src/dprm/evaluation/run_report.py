@@ -28,6 +28,8 @@ from dprm.evaluation.html_page import (
     check_output,
     definition_table,
     escape,
+    exact_number,
+    format_exact,
     format_value,
     html_table,
     page,
@@ -126,7 +128,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
     items: list[tuple[str, Any]] = [
         ("algorithm", doc.get("algorithm", "–")),
         ("redescriptions", _counts(len(redescriptions), len(kept), len(redundant), len(pruned))),
-        ("ε", privacy.get("epsilon")),
+        ("ε", format_exact(exact_number(privacy.get("epsilon")))),  # as the ledger's total: exactly
         ("guarantee", privacy.get("guarantee", "–")),
         ("what it means", explain_guarantee(str(privacy.get("guarantee", "none")))),
         ("neighbouring datasets", privacy.get("neighbouring", "–")),
@@ -142,12 +144,19 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         parts.append('<p class="note">This run is not differentially private (see above).</p>')
     ledger = privacy.get("ledger")
     if isinstance(ledger, list) and ledger:
-        rows = [{"step": e.get("step", "–"), "mechanism": e.get("mechanism", "–"), "epsilon": e.get("epsilon")}
-                for e in ledger if isinstance(e, dict)]
+        # each epsilon and the total exactly (no rounding): the entries visibly add up to the total
+        rows = [{"step": e.get("step", "–"), "mechanism": e.get("mechanism", "–"),
+                 "exact": exact_number(e.get("epsilon"))} for e in ledger if isinstance(e, dict)]
+        for row in rows:
+            row["epsilon"] = None if row["exact"] is None else float(row["exact"])
+            row["shown"] = escape(format_exact(row["exact"]))
+        exact = [row["exact"] for row in rows]
+        total = sum(exact) if None not in exact else None
         parts.append(f"<details><summary>Privacy ledger: {len(rows)} releases, ε "
-                     f"{escape(format_value(sum(float(r['epsilon'] or 0) for r in rows)))} in all</summary>"
+                     f"{escape(format_exact(total))} in all</summary>"
                      + html_table([Column("step", "step"), Column("mechanism", "mechanism"),
-                                   Column("epsilon", "ε", "float")], rows, table_id="ledger") + "</details>")
+                                   Column("shown", "ε", raw=True, sort_key="epsilon")], rows, table_id="ledger")
+                     + "</details>")
     parameters = doc.get("parameters")
     if isinstance(parameters, dict) and parameters:
         parts.append(f"<details><summary>Parameters</summary>{definition_table(parameters.items())}</details>")
@@ -161,7 +170,7 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         s = r.stats
         ji = _interval(r.extra, "jaccard")
         record = {
-            "number": f'<a href="#r{i + 1}">{i + 1}</a>', "position": i + 1,
+            "number": f'<a href="#r{i}">{i}</a>', "position": i,
             "status": status[i],
             "jaccard": s.jaccard, "low": None if ji is None else ji[0], "high": None if ji is None else ji[1],
             "excess": excess_of(r.extra),
@@ -175,7 +184,10 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                           true_pvalue=t["true_pvalue"],
                           inside=None if ji is None else bool(ji[0] <= t["true_jaccard"] <= ji[1]))
         records.append(record)
-    columns = [Column("number", "#", raw=True, sort_key="position"), Column("status", "status"),
+    columns = [Column("number", "#", raw=True, sort_key="position",
+                      title="index: the position in the document's list, from 0, as redescriptions.csv's index "
+                            "column"),
+               Column("status", "status"),
                Column("jaccard", "J", "float", "released Jaccard"),
                Column("low", "J low", "float", f"{level}confidence interval"),
                Column("high", "J high", "float", f"{level}confidence interval"),
@@ -201,8 +213,8 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
         right_text = to_text(r.right)
         tag = f'<span class="tag {"kept" if status[i] == "kept" else "pruned"}">{status[i]}</span>'
         ji = _interval(r.extra, "jaccard")
-        head = f"#{i + 1}: J = {_with_interval(s.jaccard, ji)}"
-        lines = [f'<div class="card{" pruned" if r.pruned else ""}" id="r{i + 1}"><h3>{escape(head)} {tag}</h3>',
+        head = f"#{i}: J = {_with_interval(s.jaccard, ji)}"
+        lines = [f'<div class="card{" pruned" if r.pruned else ""}" id="r{i}"><h3>{escape(head)} {tag}</h3>',
                  f'<div>Left: <span class="query">{escape(left_text)}</span></div>',
                  f'<div>Right: <span class="query">{escape(right_text)}</span></div>',
                  f"<p>The rows where the left query holds are nearly those where the right query holds: of the "

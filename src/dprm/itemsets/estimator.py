@@ -118,6 +118,7 @@ from dprm.itemsets.parameters import (BATCH_WORK, ESTIMATOR_SETTINGS, MAX_NODES,
 from dprm.itemsets.reference_sample import ReferenceSample
 from dprm.itemsets.sources import csv_codes, row_codes, scan_csv, table_codes
 from dprm.itemsets.tree_model import ConditionalTree
+from dprm.params import as_generator
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -166,8 +167,10 @@ class DensityEstimator(DensityQueries):
         Rows buffered by :meth:`learn_one` and rows per chunk of a CSV file.
     n_samples : int
         Rows of each chain's reference sample (see *Inference on partial assignments*).
-    random_state : int or numpy.random.Generator, optional
-        Seeds the chain orders and the reference samples (nothing else is random).
+    random_state : int, numpy.random.Generator or numpy.random.RandomState, optional
+        Seeds the chain orders and the reference samples (nothing else is random). A
+        Generator is drawn from; a (scikit-learn's) RandomState gives one seed drawn
+        from it (:func:`dprm.params.as_seed`); either is advanced by the fit.
 
     Attributes
     ----------
@@ -266,7 +269,7 @@ class DensityEstimator(DensityQueries):
         split_significance: float = SPLIT_SIGNIFICANCE,
         batch_size: int = 2000,
         n_samples: int = 100_000,
-        random_state: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | np.random.RandomState | None = None,
     ) -> None:
         store_parameters(self, locals())
         self._reset()
@@ -294,7 +297,7 @@ class DensityEstimator(DensityQueries):
     def _start(self, variables: dict[str, VariableDomain]) -> None:
         """Fix the columns and domains, draw the orders, create the learners."""
         self._check_parameters()
-        rng = np.random.default_rng(self.random_state)
+        rng = as_generator(self.random_state, "random_state")
         orders = chain_orders(list(variables), self.orders, self.n_chains, rng)
         self._sample_seed = int(rng.integers(2**63))
         self._shuffle_seed = int(rng.integers(2**63))
@@ -548,7 +551,7 @@ class DensityEstimator(DensityQueries):
         *,
         n_seen: int = 0,
         n_samples: int = 100_000,
-        random_state: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | np.random.RandomState | None = None,
     ) -> DensityEstimator:
         """An estimate made of given chains of trees (another learner's, or a modified estimate's).
 
@@ -586,7 +589,7 @@ class DensityEstimator(DensityQueries):
                                          f"the column {sizes[tree.target]} categories")
         estimator = cls(n_chains=len(built), n_samples=n_samples, random_state=random_state)
         estimator._check_parameters()
-        estimator._sample_seed = int(np.random.default_rng(random_state).integers(2**63))
+        estimator._sample_seed = int(as_generator(random_state, "random_state").integers(2**63))
         estimator._variables = domains
         estimator._orders = [c.order for c in built]
         estimator._chains = built

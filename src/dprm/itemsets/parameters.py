@@ -113,16 +113,19 @@ def finite_number(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
 
 
 def _random_state(value: Any) -> bool:
-    if value is None or isinstance(value, np.random.Generator):
+    if value is None or isinstance(value, (np.random.Generator, np.random.RandomState)):
         return True
     return not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 0
 
 
-RANDOM_STATE = Setting("random_state", "None, an integer >= 0 or a numpy.random.Generator", _random_state)
+RANDOM_STATE = Setting("random_state", "None, an integer >= 0, a numpy.random.Generator or a numpy.random.RandomState",
+                       _random_state)
 
 
 def check_random_state(value: object) -> None:
-    """A :class:`ParameterError` unless ``value`` is None, an integer >= 0 or a numpy Generator.
+    """A :class:`ParameterError` unless ``value`` is None, an integer >= 0, a numpy Generator or RandomState.
+
+    (A RandomState gives one seed drawn from it, :func:`dprm.params.as_seed`.)
 
     Examples
     --------
@@ -130,7 +133,7 @@ def check_random_state(value: object) -> None:
     >>> check_random_state(-1)
     Traceback (most recent call last):
     ...
-    dprm.errors.ParameterError: random_state must be None, an integer >= 0 or a numpy.random.Generator, not -1
+    dprm.errors.ParameterError: random_state must be None, an integer >= 0, a numpy.random.Generator or a numpy.random.RandomState, not -1
     """
     RANDOM_STATE.check(value)
 

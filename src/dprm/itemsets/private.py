@@ -158,6 +158,7 @@ from dprm.itemsets.private_synthetic import (DEFAULT_DELTA, SEEDED_SYNTHETIC_REA
 from dprm.itemsets.private_parents import (MAX_CELLS, MAX_PARENTS, SELECT_SHARE, next_candidates,
                                           nonnegative_counts, release_conditional)
 from dprm.itemsets.tree_model import ConditionalTree
+from dprm.params import as_seed
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SecureNoise, SeededNoise, as_epsilon
 from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON, check_accountant, combine_guarantees
 from dprm.privacy.budget import SMALLEST_EPSILON, check_epsilon_range
@@ -478,7 +479,7 @@ def fit_private_estimator(
     min_support: float | None = None,
     private_method: str = "chain",
     n_samples: int = 100_000,
-    random_state: int | None = None,
+    random_state: int | np.random.Generator | np.random.RandomState | None = None,
     source: str = "the data",
     categorical_integers: bool = False,
     synthetic_timeout: float = 3600.0,
@@ -529,8 +530,10 @@ def fit_private_estimator(
         (ε, δ)-DP, δ = 1e-9), returned as ``synthetic`` for FP-growth to mine.
     n_samples : int
         The estimate's reference sample size (see :class:`DensityEstimator`).
-    random_state : int, optional
+    random_state : int, numpy.random.Generator or numpy.random.RandomState, optional
         Seeds the noise, the orders and the reference samples: reproducible and **not private**.
+        A RandomState gives one seed drawn from it (:func:`dprm.params.as_seed`; it is
+        advanced), and the fit is that seed's; a Generator is drawn from.
     source : str
         Names the data in messages.
     categorical_integers : bool
@@ -558,6 +561,8 @@ def fit_private_estimator(
         max_parents = COMPRESSED_MAX_PARENTS if method == "frequent-items" else MAX_PARENTS
     eps = as_epsilon(epsilon)
     check_epsilon_range(eps)  # the command line's range, before anything is read or spent
+    if isinstance(random_state, np.random.RandomState):  # scikit-learn's: one seed drawn from it (advancing it)
+        random_state = as_seed(random_state)
     if method == "basis":
         return _basis_fit(data, eps, min_support, domains, bins, accountant, random_state, source, categorical_integers,
                           missing=missing)

@@ -4,6 +4,7 @@
 parameters that select the variant (scikit-learn style: variants by string key).
 """
 
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dprm.mining.alternation import AlternatingTrees
@@ -99,12 +100,17 @@ def parameter_specs(algorithm: str) -> dict[str, Param]:
     return {name: spec for name, spec in miner_class.parameter_specs.items() if name not in fixed}
 
 
-def parameter_help() -> dict[str, str]:
+def parameter_help(algorithms: Iterable[str] | None = None,
+                   specs: Callable[[str], Mapping[str, Param]] | None = None) -> dict[str, str]:
     """Help of every miner parameter in words, with its allowed values, for ``dprm mine --help``.
 
-    ``{name: text}`` over all algorithms. Where algorithms give a parameter different
-    meanings or limits, the text says which is whose: ``"<words>; allowed: 1 to 7, 1
-    to 6 for cartwheels"``. Defaults are not included (they are in the signatures).
+    ``{name: text}`` over ``algorithms`` (default: all). Where they give a parameter
+    different meanings or limits, the text says which is whose: ``"<words>; allowed: 1
+    to 7, 1 to 6 for cartwheels"``; the meanings and limits of algorithms not named are
+    left out (``dprm remote submit``, whose server runs the private miners only).
+    ``specs`` gives an algorithm's specs (default :func:`parameter_specs`; the server's
+    narrower limits: :func:`dprm.server.validation.server_parameter_specs`). Defaults
+    are not included (they are in the signatures).
 
     Examples
     --------
@@ -113,10 +119,16 @@ def parameter_help() -> dict[str, str]:
     ('Tree depth d', True)
     >>> "MCIter" in help["mcmc_iterations"], "rows" in help["min_support"]
     (True, True)
+    >>> parameter_help(["alt-expm", "mcmc-tree-pair"])["depth"].endswith("allowed: 1 to 7 or auto")
+    True
     """
+    names = list(ALGORITHMS) if algorithms is None else list(algorithms)
+    for algorithm in names:
+        if algorithm not in ALGORITHMS:
+            raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
     by_name: dict[str, dict[str, Param]] = {}
-    for algorithm in ALGORITHMS:
-        for name, spec in parameter_specs(algorithm).items():
+    for algorithm in names:
+        for name, spec in (specs or parameter_specs)(algorithm).items():
             by_name.setdefault(name, {})[algorithm] = spec
     return {name: _merged_help(specs) for name, specs in by_name.items()}
 

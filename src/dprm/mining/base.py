@@ -234,8 +234,8 @@ ALTERNATIONS = Param(
     why="each alternation is one more tree and extraction in every trial",
 )
 MAX_SPLITS_TREES = Param(
-    "max_splits", "Split points per numeric attribute: equally spaced over its declared bounds (private "
-    "algorithms) or at quantiles of its values (cartwheels)", "int", unit="split points", low=1, high=1000,
+    "max_splits", "Split points per numeric attribute, on a grid over its declared bounds (numeric-grid: "
+    "equally spaced, or the family member chosen privately)", "int", unit="split points", low=1, high=1000,
     why="a tree level counts every split point for every node and class: beyond 1,000 a deep tree's levels "
         "need gigabytes",
 )

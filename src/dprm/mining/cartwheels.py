@@ -126,7 +126,7 @@ class CartWheels(Miner):
         MAX_SUPPORT,
         MIN_JACCARD,
         MAX_PVALUE,
-        MAX_SPLITS_TREES,
+        replace(MAX_SPLITS_TREES, help="Split points per numeric attribute, at quantiles of its values"),
         Param("min_leaf", "Fewest rows (with a class) on each side of a split of a greedy tree", "int",
               unit="rows", low=1, high=MAX_ROWS, why="more rows than any table in memory"),
     )

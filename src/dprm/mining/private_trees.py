@@ -414,7 +414,8 @@ class PrivateTreeMiner(Miner):
         Without an accountant, one holding ``epsilon`` with secure noise is made.
         ``rng`` drives the data-independent choices (initial attributes, random
         trees, proposals, interval simulations). The chains' guarantee needs their
-        proposals secret: a seed given as ``rng`` (an integer or a SeedSequence) makes
+        proposals secret: a seed given as ``rng`` (an integer, a SeedSequence, or a
+        legacy RandomState, from which one integer seed is drawn, advancing it) makes
         them known, so a run with chains is then labelled ``none``
         (:data:`~dprm.privacy.accountant.SEEDED_PROPOSALS_REASON`) even with an
         accountant of secure noise; a Generator is taken as secret

@@ -22,8 +22,8 @@ from dprm.errors import DprmError
 from dprm.server.errors import ApiError
 from dprm.server.units import huge_exponent, units_float, units_fraction, units_text
 
-__all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "parameter_limits", "check_job", "check_query",
-           "check_confidence", "JobSpec"]
+__all__ = ["SERVER_LIMITS", "MAX_QUERY_NODES", "private_algorithms", "parameter_limits", "server_parameter_specs",
+           "check_job", "check_query", "check_confidence", "JobSpec"]
 
 #: Inclusive bounds of the parameters that set a job's size (where a miner has them).
 SERVER_LIMITS: dict[str, tuple[int, int]] = {
@@ -102,6 +102,43 @@ def _limits(algorithm: str) -> tuple[tuple[str, int, int], ...]:
                 high = min(high, math.ceil(spec.high) - 1 if spec.high_open else math.floor(spec.high))
         out.append((name, low, high))
     return tuple(out)
+
+
+def server_parameter_specs(algorithm: str) -> dict[str, Any]:
+    """What a server accepts of ``algorithm``'s parameters, as :class:`~dprm.params.Param` specs.
+
+    The miner's specs (:func:`dprm.mining.parameter_specs`) without the parameters a
+    server never passes on (:data:`NOT_PRIVATE_PARAMETERS`), with the size limits of
+    :func:`parameter_limits` and without the choices it refuses
+    (:data:`NOT_PRIVATE_VALUES`, said in the help): what ``dprm remote submit --help``
+    shows. Public information only.
+
+    Examples
+    --------
+    >>> specs = server_parameter_specs("serenade-cs")
+    >>> specs["max_literals"].bounds_text(), "rows" in specs, specs["data_size"].bounds_text()
+    ('1 to 16', False, 'noisy | engine')
+    >>> server_parameter_specs("alt-mcmc")["init_trials"].bounds_text()   # the miner takes up to 1,000
+    '1 to 200 or auto'
+    """
+    from dataclasses import replace
+
+    from dprm.mining import parameter_specs
+
+    limits = parameter_limits(algorithm)
+    out = {}
+    for name, spec in parameter_specs(algorithm).items():
+        if name in NOT_PRIVATE_PARAMETERS:
+            continue
+        if name in limits:
+            spec = replace(spec, low=limits[name][0], high=limits[name][1], low_open=False, high_open=False)
+        refused = NOT_PRIVATE_VALUES.get(name, ())
+        if refused and spec.kind == "choice":
+            shown = ", ".join(repr(value) for value in refused)
+            spec = replace(spec, choices=tuple(c for c in spec.choices if c not in refused),
+                           help=f"{spec.help}; a server refuses {shown} (its results are not private)")
+        out[name] = spec
+    return out
 
 
 def parameter_limits(algorithm: str) -> dict[str, tuple[int, int]]:
