@@ -105,6 +105,7 @@ def test_without_strong_structure_the_other_trials_are_refined_pairs(independent
 
 
 def test_the_pairs_leave_out_the_attributes_of_the_released_trees(independent, trees_first, monkeypatch) -> None:
+    import dprm.mining.pair_trials as pair_trials
     import dprm.mining.private_trees as private_trees
 
     seen: dict = {}
@@ -114,7 +115,8 @@ def test_the_pairs_leave_out_the_attributes_of_the_released_trees(independent, t
             seen.setdefault(step, [set(t) for t in self.taken])
             return super().choose(epsilon, accountant, step)
 
-    monkeypatch.setattr(private_trees, "PairChooser", Recording)
+    monkeypatch.setattr(private_trees, "PairChooser", Recording)  # the chooser of the top score's release
+    monkeypatch.setattr(pair_trials, "PairChooser", Recording)  # a chooser of the pairs' own
     miner, _ = _switched(independent)
     described = miner._described
     assert described[0] or described[1]

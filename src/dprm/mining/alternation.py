@@ -36,7 +36,8 @@ from dprm.data.attributes import TwoViewData
 from dprm.errors import ParameterError
 from dprm.mining.auto_trees import AUTO, ROWS_FOR_EXPONENTIAL_TREES
 from dprm.mining.base import ALTERNATIONS, Param, keyword_init, parameter_table
-from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
+from dprm.mining.private_trees import PrivateTreeMiner
+from dprm.mining.tree_parameters import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
 from dprm.mining.tree_rows import ShardedGrowingRows
 from dprm.privacy import Accountant, split_budget
@@ -152,7 +153,7 @@ class AlternatingTrees(PrivateTreeMiner):
     -----
     Progress units (:meth:`work`): AltExpM counts releases, one per tree and one per
     extraction, ``InTr · (2·RMIter + 1)``; AltMCMC counts MCMC steps, an extraction
-    as :data:`~dprm.mining.private_trees.EXTRACTION_UNITS` steps.
+    as :data:`~dprm.mining.tree_parameters.EXTRACTION_UNITS` steps.
 
     Examples
     --------

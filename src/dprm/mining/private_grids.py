@@ -211,19 +211,30 @@ class GridCells:
 
 
 def grid_note(chosen: dict[tuple[int, str], str]) -> str:
-    """One line saying which grids were chosen (log grids by name; the equally wide ones counted).
+    """One line saying which grids were chosen: each grid once, with its columns (the equally wide ones counted).
 
     Examples
     --------
     >>> grid_note({(0, "visits"): "log:1000", (1, "age"): "linear"})
-    'grids chosen privately (grid-share): visits log:1000; 1 column equally wide'
+    'grids chosen privately (grid-share): log:1000 for visits; 1 column equally wide'
+    >>> grid_note({(0, "visits"): "integers", (0, "stays"): "integers", (1, "cost"): "log:100"})
+    'grids chosen privately (grid-share): integers for visits, stays; log:100 for cost'
+    >>> grid_note({(0, f"p{i}"): "integers" for i in range(3)})
+    'grids chosen privately (grid-share): integers for all 3 columns'
     """
-    logs = [f"{name} {member}" for (_, name), member in chosen.items() if member != "linear"]
-    wide = sum(member == "linear" for member in chosen.values())
-    parts = ["; ".join(logs)] if logs else []
+    groups: dict[str, list[str]] = {}
+    for (_, name), member in chosen.items():
+        groups.setdefault(member, []).append(name)
+    head = "grids chosen privately (grid-share): "
+    if len(groups) == 1 and len(chosen) > 1:
+        member = next(iter(groups))
+        return head + ("all {} columns equally wide" if member == "linear" else f"{member} for all {{}} columns"
+                       ).format(len(chosen))
+    parts = [f"{member} for {', '.join(names)}" for member, names in groups.items() if member != "linear"]
+    wide = len(groups.get("linear", []))
     if wide:
         parts.append(f"{wide} column{'s' if wide != 1 else ''} equally wide")
-    return "grids chosen privately (grid-share): " + "; ".join(parts)
+    return head + "; ".join(parts)
 
 
 def spread_scores(cells: np.ndarray, capacity: float) -> np.ndarray:

@@ -17,7 +17,7 @@ base class holds the rest:
   of values and the interquartile range (``"fd"``, paid from ``binning_share`` of
   the budget, :meth:`_fd_bins`);
 * below one trial's budget, trials of one literal pair each instead of trees
-  (``trial``, :meth:`_mine_pairs`, :mod:`dprm.mining.literal_pairs`);
+  (``trial``, :mod:`dprm.mining.pair_trials`, :mod:`dprm.mining.literal_pairs`);
 * a noisy count of the rows with a small share of the budget (``size_share``,
   default 5 %, beyond the paper; 0 turns it off; released before the grids, with
   their count's tenth of ``grid_share`` added, and read by both): the data size
@@ -41,8 +41,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import Iterable
 from fractions import Fraction
 from functools import partial
 from typing import Any
@@ -56,228 +55,35 @@ from dprm.engine import CountingEngine, InProcessEngine
 from dprm.engine.in_process import check_data
 from dprm.engine.workers import ShardWorkers
 from dprm.errors import ParameterError
-from dprm.mining.base import (
-    CONFIDENCE,
-    DEPTH,
-    EPSILON,
-    INIT_TRIALS,
-    MAX_CLAUSES,
-    MAX_PVALUE,
-    MAX_ROWS,
-    MAX_SPLITS_TREES,
-    MAX_SUPPORT,
-    MIN_JACCARD,
-    MIN_SUPPORT_ROWS,
-    Miner,
-    Param,
-    Progress,
-    ProgressCallback,
-    parameter_table,
-    view_reasons,
-)
-from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, PAIR_OMEGA,
-                                     PAIR_SKETCH_SHARE, PAIR_THRESHOLD_SHARE, REFINED_PAIR_OMEGA, REFINEMENT_SHARE,
-                                     ROWS_FOR_TREES, FOUND_EXCESS, PAIRS_IF_WEAK, TREES_THEN_PAIRS, WEAK_TOP_SCORE,
-                                     auto_tree_settings, decisive_pairs, pairs_after_trees, pairs_first)
+from dprm.mining.auto_trees import (ALTERNATING_LOW_TARGET_SHARE, AUTO, AUTO_MAX_TRIALS, FOUND_EXCESS,
+                                     PAIRS_IF_WEAK, ROWS_FOR_TREES, TREES_THEN_PAIRS, WEAK_TOP_SCORE,
+                                     auto_tree_settings, pairs_first)
+from dprm.mining.base import Miner, Progress, ProgressCallback, view_reasons
 from dprm.mining.independence import excess_of
 from dprm.mining.initial_targets import InitialTarget, TargetChooser
 from dprm.mining.literal_pairs import MAX_PAIR_CANDIDATES, PairChooser
-from dprm.mining.pair_refinement import refine_pair
-from dprm.mining.pair_thresholds import anchored_side, sharpen_pair
-from dprm.mining.private_grids import (COUNT_SHARE, GRID_SHARE, NUMERIC_GRID, choosable, choose_grids,
-                                      grid_note)
-from dprm.mining.private_extraction import (
-    COUNTS,
-    UNITS,
-    discrete_laplace_variance,
-    leaf_pair_table,
-    private_extract_table,
-    prune,
-)
+from dprm.mining.pair_trials import PairTrials
+from dprm.mining.private_extraction import discrete_laplace_variance, leaf_pair_table, private_extract_table, prune
+from dprm.mining.private_grids import COUNT_SHARE, choosable, choose_grids, grid_note
 from dprm.mining.ranking import ranked
+from dprm.mining.tree_parameters import (CHAIN_OPTIONS, EXTRACTION_UNITS, MAX_DEPTH_SUBTREES, MCMC_PARAMETERS,
+                                         NO_ROW_COUNT, PAIR_TRIALS, TOP_SCORE_FIRST, TREE_PARAMETERS, UNIT_CHOICES,
+                                         extraction_units)
 from dprm.mining.tree_rows import TreeRows, binned_classes
 from dprm.params import as_generator
 from dprm.privacy import Accountant, DiscreteLaplaceCount, ExponentialMechanism, split_budget
 from dprm.privacy.accountant import PURE_DP_ON_MCMC_CONVERGENCE, SEEDED_PROPOSALS_REASON, run_accountant
 from dprm.privacy.budget import as_epsilon, as_fraction
 from dprm.queries import Redescription, canonical_key
-from dprm.trees.private import MCMC_STOPS, NODE_CHOICES, sample_tree
+from dprm.trees.private import sample_tree
 from dprm.trees.tree import Tree
 
+# The parameter tables are dprm.mining.tree_parameters'; named here too, where the miners' modules import them.
 __all__ = ["PrivateTreeMiner", "CHAIN_OPTIONS", "TREE_PARAMETERS", "MCMC_PARAMETERS", "EXTRACTION_UNITS",
            "MAX_DEPTH_SUBTREES", "UNIT_CHOICES", "extraction_units"]
 
-#: What a scored trial releases before its extraction (:mod:`dprm.mining.literal_pairs`).
-TRIAL_KINDS = (AUTO, "trees", TREES_THEN_PAIRS, PAIRS_IF_WEAK, "pair", "refined-pair")
-#: Trial kinds that release the pairs' top score first and make refined pairs throughout where it is weak.
-TOP_SCORE_FIRST = (TREES_THEN_PAIRS, PAIRS_IF_WEAK)
-#: Trial kinds that choose a literal pair at once (:mod:`dprm.mining.literal_pairs`).
-PAIR_TRIALS = ("pair", "refined-pair")
-#: The values of ``pair_thresholds``.
-PAIR_THRESHOLD_CHOICES = (AUTO, "on", "off")
-#: What ``"auto"`` means where the rule has no row count (size-share 0): trees, no thresholds step.
-NO_ROW_COUNT = {"trial": "trees", "pair_thresholds": "off"}
 
-#: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
-TARGET_CHOICES = ("uniform", "scored")
-
-#: Progress units of one extraction: about the time of a default chain of 10,000
-#: steps (measured on MAMMAL; both grow with the depth).
-EXTRACTION_UNITS = 10_000
-
-#: Deepest trees with ``units="subtrees"``: twice the units per side, 16 times the
-#: extraction's memory of ``units="leaves"`` at the same depth.
-MAX_DEPTH_SUBTREES = 6
-
-#: The private tree miners' ``units``: ``"auto"`` (the default) is ``"subtrees"`` for trees
-#: of depth at most :data:`MAX_DEPTH_SUBTREES`, ``"leaves"`` deeper (:func:`extraction_units`).
-UNIT_CHOICES: tuple[str, ...] = (AUTO, *UNITS)
-
-
-def extraction_units(units: str, depth: int) -> str:
-    """The units extraction uses: ``units`` as given, or for ``"auto"`` by the trees' depth.
-
-    Subtree units (every node's leaves as one unit, as CARTwheels' extraction has them)
-    are a choice among the same released cell counts, so post-processing: the same
-    releases and ledger as leaves. Measured better on every dataset of
-    ``benchmarks/quality_weak_signal.py`` at ε = 1 (docs/mining.md, session 21); deeper
-    than :data:`MAX_DEPTH_SUBTREES` their memory is too large, so ``"auto"`` takes leaves.
-
-    Examples
-    --------
-    >>> extraction_units("auto", 2), extraction_units("auto", 7), extraction_units("leaves", 2)
-    ('subtrees', 'leaves', 'leaves')
-    """
-    if units != AUTO:
-        return units
-    return "subtrees" if depth <= MAX_DEPTH_SUBTREES else "leaves"
-
-#: The parameters the three private tree miners share (each class lists them in its
-#: ``__init__`` with its own defaults, and adds its own).
-TREE_PARAMETERS: dict[str, Param] = parameter_table(
-    EPSILON,
-    replace(DEPTH, help=DEPTH.help + "; 'auto': 2 or 3 by the budget in rows (alt-expm, alt-mcmc: 1 below one "
-                                     "trial's budget; docs/mining.md)", auto=True),
-    replace(INIT_TRIALS, help=INIT_TRIALS.help + "; 'auto': 1 to 8 by the budget in rows, epsilon times the "
-                                                 "noisy row count (docs/mining.md)", auto=True),
-    MAX_CLAUSES,
-    MIN_SUPPORT_ROWS,
-    MAX_SUPPORT,
-    MIN_JACCARD,
-    MAX_PVALUE,
-    MAX_SPLITS_TREES,
-    Param("target_bins", "Equal-width classes of a numeric initial target over its declared bounds (with "
-                         "target-binning fixed)", "int", unit="classes", low=2, high=128,
-          why="a tree of depth 7 has at most 128 leaves to tell the classes apart"),
-    Param("counts", "How extraction releases counts: 'cells', one noisy histogram of every pair of cells "
-                    "(default), or 'paper', the paper's two histograms", "choice", choices=COUNTS),
-    Param("units", "What a simple query of extraction may be: a tree's 'leaves' (the paper) or whole "
-                   "'subtrees' (at most depth 6); 'auto': subtrees up to depth 6, leaves deeper (the same "
-                   "released counts either way; docs/mining.md)", "choice", choices=UNIT_CHOICES),
-    Param("prune_support", "Mark as pruned the redescriptions whose noisy intersection is below this many rows "
-                           "(none: no such rule)", "float", unit="rows", low=0, high=MAX_ROWS, none=True,
-          why="more rows than any table in memory"),
-    Param("prune_interval", "Mark as pruned the redescriptions whose marginal Jaccard confidence interval is wider "
-                            "than this (none: no such rule; the interval written out also accounts for the choice "
-                            "and is wider)", "float", low=0, high=1, low_open=True, none=True),
-    Param("prune_significance", "Also mark as pruned the redescriptions that are not significant at the "
-                                "pessimistic end of the noise (upper end of the p-value interval above "
-                                "max-pvalue)", "bool"),
-    CONFIDENCE,
-    Param("size_share", "Share of ε for a noisy count of the rows, which sets the maximum support and the "
-                        "p-values (0: none, as in the paper)", "float", unit="share of ε", low=0, high=1,
-          high_open=True),
-    Param("target_binning", "Classes of a numeric initial target: 'fixed', target-bins equal-width bins "
-                            "(default), or 'fd', the paper's Freedman–Diaconis number of bins from private "
-                            "estimates paid from binning-share", "choice", choices=("fixed", "fd")),
-    Param("binning_share", "Share of ε for the Freedman–Diaconis estimates (target-binning fd, when a numeric "
-                           "attribute is an initial target)", "float", unit="share of ε", low=0, high=1,
-          high_open=True),
-    Param("reestimate_share", "Share of each extraction's budget held back to restate the chosen redescriptions "
-                              "from an independent second count of the cells (counts, intervals and pruning "
-                              "from it: no winner's curse); 0: one count, as the paper", "float",
-          unit="share of ε", low=0, high=1, high_open=True),
-    NUMERIC_GRID,
-    GRID_SHARE,
-    Param("targets", "How the initial targets are chosen: 'uniform', a uniformly random attribute (the paper), "
-                     "or 'scored', a split literal chosen by the exponential mechanism for how well one split of "
-                     "the other view predicts it, paid from target-share", "choice", choices=TARGET_CHOICES),
-    Param("target_share", "Share of ε for choosing the initial targets (targets scored); 'auto': 0.1 per "
-                          "trial, at most 0.3 (alt-expm, alt-mcmc: 0.4 below one trial's budget)", "float", unit="share of ε", low=0, high=1, low_open=True,
-          high_open=True, auto=True),
-    Param("trial", "What a trial releases before its extraction (targets scored): 'trees', an initial "
-                   "target, then trees, 'pair', a literal of each view chosen at once, 'refined-pair', the "
-                   "pair then one more split of either side (dprm.mining.pair_refinement), or "
-                   "'trees-then-pairs' (mcmc-tree-pair): refined pairs throughout where the released top score "
-                   "of the pairs is below 0.15 of the noisy row count, else two trees trials (one of two), then "
-                   "trees if they kept a redescription above independence (by its noisy excess Jaccard), else "
-                   "refined pairs; 'pairs-if-weak': refined pairs throughout where that top score is weak, else "
-                   "trees; "
-                   "'auto' (default): unless a depth is given, pair below one trial's budget (epsilon times the "
-                   "noisy row count under 600 rows), refined pairs below 1,200 rows (two, or one where the "
-                   "released top score of the pairs makes two choices near uniform), else trees-then-pairs "
-                   "(alt-expm, alt-mcmc: pairs-if-weak)", "choice",
-          choices=TRIAL_KINDS),
-    Param("pair_thresholds", "Whether a pair trial with one numeric literal chooses it again near its released "
-                             "threshold, by how well it agrees with the other side's literal "
-                             "(dprm.mining.pair_thresholds), with a fifth of the pair's share: 'on', 'off', or "
-                             "'auto' (default): where the rule's refined pairs have at least 600 rows of budget "
-                             "each (epsilon times the noisy row count over the trials)", "choice",
-          choices=PAIR_THRESHOLD_CHOICES),
-)
-
-#: The options that act only where an MCMC chain runs (anchoring: MCMCTreePair's): set away from their defaults
-#: in a run without a chain, they are listed as unused (:meth:`PrivateTreeMiner.unused_options`).
-CHAIN_OPTIONS = ("mcmc_iterations", "mcmc_stop", "mcmc_nodes", "variance_threshold", "variance_window", "anchor",
-                 "anchor_from", "anchor_window", "second_tree")
-
-#: The parameters of the Metropolis–Hastings chains (AltMCMC, MCMCTreePair).
-MCMC_PARAMETERS: dict[str, Param] = parameter_table(
-    Param("mcmc_iterations", "MCMC steps (the papers' MCIter) of each Metropolis–Hastings chain: one chain per "
-                             "tree (alt-mcmc) or per tree pair (mcmc-tree-pair)", "int", unit="steps", low=1,
-          high=10_000_000,
-          why="a chain's random numbers are drawn before it runs, 48 bytes a step: half a gigabyte per chain "
-              "at 10^7"),
-    Param("mcmc_stop", "When a chain stops: 'fixed', after mcmc-iterations steps (default), or 'variance', also "
-                       "when the last variance-window scores vary less than variance-threshold (the papers' "
-                       "rule; it looks at the data, and the output's guarantee says so)", "choice",
-          choices=MCMC_STOPS),
-    Param("mcmc_nodes", "Which node an MCMC step replaces: 'uniform', any internal node alike (the papers', "
-                        "default), or 'by-depth', a node at level l with weight 2^l: fewer rows per step, hence "
-                        "faster; the same stationary distribution and guarantee, a slower-moving root",
-          "choice", choices=NODE_CHOICES),
-    Param("variance_threshold", "Variance of the chain's scores below which the variance stop ends it (the "
-                                "papers' σ), in squared score units", "float", low=0, low_open=True),
-    Param("variance_window", "Last steps over which the variance stop measures the scores' variance (the "
-                             "papers' k)", "int", unit="steps", low=2, high=10_000,
-          why="the variance over the window is recomputed at every step"),
-)
-
-
-def _pair_trial_shares(budget: Fraction, *, omega: Fraction, refined: bool, sharpen: bool
-                       ) -> tuple[Fraction, Fraction, Fraction, Fraction]:
-    """A pair trial's ``budget`` as ``(choice, thresholds, refinement, extraction)`` (exact; zeros where unused).
-
-    Refined: :data:`~dprm.mining.auto_trees.REFINEMENT_SHARE` for the refinement, ω of
-    the rest for the choice, the remainder for the extraction; else ω and ``1 − ω``.
-    ``sharpen``: :data:`~dprm.mining.auto_trees.PAIR_THRESHOLD_SHARE` of the choice for
-    the pair's thresholds (:meth:`PrivateTreeMiner._mine_pairs`).
-    """
-    zero = Fraction(0)
-    if refined:
-        refinement_share = as_fraction(REFINEMENT_SHARE, "refinement share")
-        rest = 1 - refinement_share
-        choice, refinement, extraction = split_budget(budget, [omega * rest, refinement_share, (1 - omega) * rest])
-    else:
-        (choice, extraction), refinement = split_budget(budget, [omega, 1 - omega]), zero
-    thresholds = zero
-    if sharpen:
-        share = as_fraction(PAIR_THRESHOLD_SHARE, "pair-threshold share")
-        choice, thresholds = split_budget(choice, [1 - share, share])
-    return choice, thresholds, refinement, extraction
-
-
-class PrivateTreeMiner(Miner):
+class PrivateTreeMiner(PairTrials, Miner):
     """Base class of the private tree-based miners (not used directly)."""
 
     #: The miner counts only through a counting engine when given one (:mod:`dprm.engine`), so it runs sharded.
@@ -585,120 +391,6 @@ class PrivateTreeMiner(Miner):
         self.notes_ = [*self._grid_notes, *self._notes,
                        *([f"{', '.join(unused)} had no effect: no MCMC chain ran ({why})"] if unused else [])]
         tracker.finish()
-
-    def _mine_pairs(self, accountant: Accountant, epsilon, *, after_trees: int = 0,
-                    top_score: int | None = None) -> None:
-        """Trials of one literal pair each (:mod:`dprm.mining.literal_pairs`), spending exactly ``epsilon``.
-
-        ``after_trees``: the number of trees trials made before (trial
-        :data:`~dprm.mining.auto_trees.TREES_THEN_PAIRS`): ``epsilon`` then goes to
-        :func:`~dprm.mining.auto_trees.pairs_after_trees` refined pairs, numbered on from
-        there, and the attributes of the released trees are left out of their choices.
-
-        Each trial's budget is split by ω between the pair's choice and its extraction
-        (ω auto, or none for the paper's equal shares: the pair's 0.7). A
-        ``"refined-pair"`` trial (:mod:`dprm.mining.pair_refinement`) first sets
-        :data:`~dprm.mining.auto_trees.REFINEMENT_SHARE` of its budget aside for the
-        refinement split; ω splits the rest (ω auto:
-        :data:`~dprm.mining.auto_trees.REFINED_PAIR_OMEGA`). With ``pair_thresholds`` on,
-        :data:`~dprm.mining.auto_trees.PAIR_THRESHOLD_SHARE` of the pair's share chooses
-        its one numeric literal again (:mod:`dprm.mining.pair_thresholds`); a pair with
-        none or two gives that share to its extraction.
-
-        Where the auto rule asks for two or more refined pairs (``init_trials`` auto, not
-        the alternations' rule), :data:`~dprm.mining.auto_trees.PAIR_SKETCH_SHARE` of
-        ``epsilon`` first releases the candidates' top score (:meth:`_decisive_count`) and
-        the pairs are as many as the rest can choose decisively, at least one.
-
-        ``top_score``: the pairs' top score the run has released already (trial
-        :data:`~dprm.mining.auto_trees.TREES_THEN_PAIRS` where
-        :func:`~dprm.mining.auto_trees.pairs_first`): the trials are refined pairs and
-        that release decides their number. The chooser scored for that release (its
-        candidates' scores are over all the rows and public candidates) serves the pairs,
-        from the start or after the trees, instead of scoring every pair again.
-        """
-        chooser = self._pair_chooser or PairChooser(self.indexes_, counters=self._gain_counters())
-        for side, attributes in enumerate(self._described):
-            chooser.take(side, attributes)
-        refined = self.trial_ == "refined-pair" or after_trees > 0 or top_score is not None
-        given = getattr(self, "omega", AUTO) != AUTO and self.omega_ is not None
-        omega = as_fraction(self.omega_ if given else REFINED_PAIR_OMEGA if refined else PAIR_OMEGA, "omega")
-        sharpen = self.pair_thresholds_ == "on"
-        shares = partial(_pair_trial_shares, omega=omega, refined=refined, sharpen=sharpen)
-        counter = self._refinement_counter()
-        count = pairs_after_trees(self.init_trials_, after_trees) if after_trees else self.init_trials_
-        if refined and count > 1 and self.init_trials == AUTO and not self.alternating_rule:
-            epsilon, count = self._decisive_count(chooser, epsilon, count, shares, accountant, top_score)
-        trials = split_budget(epsilon, [1] * count)
-        for trial, budget in enumerate(trials, start=after_trees + 1):
-            choice, thresholds, refinement, extraction = shares(budget)
-            target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
-            if sharpen and anchored_side(target, partner) is not None:
-                target, partner = sharpen_pair(self.indexes_, target, partner, thresholds, accountant,
-                                               f"pair thresholds {trial}", self._gain_counters())
-            elif sharpen:  # no one numeric literal to move (the released pair says so): the extraction gets its share
-                extraction += thresholds
-            if refined:
-                left, right, split = refine_pair(self.indexes_, target, partner, refinement, accountant,
-                                                 f"refinement {trial}", chooser.taken, counter)
-                chooser.take(split.side, [split.split.attribute])
-                trees = [left, right]
-            else:
-                trees = [Tree(depth=1, splits=[partner])] * 2
-                trees[target.side] = target.tree()
-            self.extract((trees[0], trees[1]), extraction, f"extraction {trial}")
-
-    def _release_top_score(self, chooser: PairChooser, epsilon: Fraction, accountant: Accountant
-                           ) -> tuple[Fraction, int]:
-        """Release the candidates' top score with :data:`~dprm.mining.auto_trees.PAIR_SKETCH_SHARE` of ``epsilon``.
-
-        The top score is the largest score of the candidates (:meth:`PairChooser.scores`),
-        rounded down: each candidate's score has sensitivity 1
-        (:mod:`dprm.mining.literal_pairs`), so their maximum over the public candidate
-        set has sensitivity 1, and rounding down keeps it (two values within 1 of each
-        other round down to integers within 1); it is released by the discrete Laplace
-        mechanism (ledger step ``"pairs' top score"``). Returns the budget left and the
-        released score.
-        """
-        share = as_fraction(PAIR_SKETCH_SHARE, "pair-sketch share")
-        sketch, rest = split_budget(epsilon, [share, 1 - share])
-        scores = chooser.scores()
-        top = math.floor(float(scores.max())) if scores.size else 0
-        return rest, int(DiscreteLaplaceCount(sketch).release(accountant, "pairs' top score", top))
-
-    def _decisive_count(self, chooser: PairChooser, epsilon: Fraction, count: int,
-                        shares: Callable[[Fraction], tuple[Fraction, ...]], accountant: Accountant,
-                        released: int | None = None) -> tuple[Fraction, int]:
-        """Keep as many of ``count`` pairs as choose decisively, by the pairs' released top score.
-
-        The top score is released first (:meth:`_release_top_score`) unless ``released``
-        gives it (released by the run already, on the same candidates).
-        :func:`~dprm.mining.auto_trees.decisive_pairs` then reads only that release and
-        public values (post-processing). Returns the budget left for the pairs and their
-        number; a note says when there are fewer than ``count``.
-        """
-        rest = epsilon
-        if released is None:
-            rest, released = self._release_top_score(chooser, epsilon, accountant)
-        choices = [shares(split_budget(rest, [1] * k)[0])[0] for k in range(1, count + 1)]
-        decided = decisive_pairs(released, chooser.scores().size, choices)
-        if decided < count:
-            self._notes.append(f"refined pairs: {decided} of {count}: the released top score of the pairs "
-                               f"({released} rows) makes more choices on this budget close to uniform")
-        return rest, decided
-
-    def _refinement_counter(self) -> "Any | None":
-        """Sharded: the refinement's counts summed over the shards; else None (counted in-process)."""
-        if self._shards is None:
-            return None
-        return partial(self._shards.sum, "refinement_counts")
-
-    def _gain_counters(self) -> "tuple[Any, Any] | None":
-        """Sharded: each side's gain counts summed over the shards (for the target and pair choosers); else None."""
-        if self._shards is None:
-            return None
-        shards = self._shards
-        return tuple(partial(shards.sum, "gain_counts", side) for side in (0, 1))
 
     def _mine(self, data: TwoViewData, accountant: Accountant, rng: np.random.Generator, epsilon) -> None:
         """Spend exactly ``epsilon`` (what is left after the data-size count)."""

@@ -5,7 +5,7 @@ MCMCTreePair (:class:`~dprm.mining.tree_pair.MCMCTreePair`) take their own
 parameters first, then these, in this order: each class's ``__init__`` is
 :func:`dprm.mining.base.keyword_init` of its own signature and
 :func:`shared_tree_parameters`, wrapped by :func:`variant_init`. What each parameter
-means and its limits are the specs of :data:`dprm.mining.private_trees.TREE_PARAMETERS`
+means and its limits are the specs of :data:`dprm.mining.tree_parameters.TREE_PARAMETERS`
 and ``MCMC_PARAMETERS``.
 
 **Variants** (issue 28). ``variant="dprm"`` (the default) runs every tree miner with

@@ -34,7 +34,8 @@ from dprm.data.attributes import TwoViewData
 from dprm.mining.auto_trees import TREES_BEFORE_PAIRS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.base import Param, keyword_init, parameter_table
 from dprm.mining.initial_targets import InitialTarget
-from dprm.mining.private_trees import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS, PrivateTreeMiner
+from dprm.mining.private_trees import PrivateTreeMiner
+from dprm.mining.tree_parameters import EXTRACTION_UNITS, MCMC_PARAMETERS, TREE_PARAMETERS
 from dprm.mining.target_refinement import FIRST_TREE_SHARE, leaf_refinement_counts, refine_target
 from dprm.mining.tree_miner_defaults import VARIANT, shared_tree_parameters, variant_init
 from dprm.privacy import Accountant, split_budget
@@ -150,7 +151,7 @@ class MCMCTreePair(PrivateTreeMiner):
     are cores at a time (a chain's pre-drawn random numbers take 48 bytes a step),
     and each batch runs in parallel; then every pair is extracted. Progress units
     (:meth:`work`): MCMC steps, an extraction counting as
-    :data:`~dprm.mining.private_trees.EXTRACTION_UNITS` steps.
+    :data:`~dprm.mining.tree_parameters.EXTRACTION_UNITS` steps.
 
     Examples
     --------
