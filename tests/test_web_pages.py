@@ -615,6 +615,26 @@ def test_a_statistics_form_posted_twice_is_charged_once(site: Site) -> None:
     assert site.remaining("alice") == (15 * 10**8, 3)
 
 
+def test_a_statistics_query_outside_the_public_domain_is_refused_and_charges_nothing(site: Site) -> None:
+    """``[x > 1000]`` (x declared in [0, 100]) or an undeclared category: the answer is known from
+    the public schema; refused by the free cost check and by a run alike, with the literal named."""
+    client, token = site.signed_in("alice")
+    for right, named in (("[x > 1000]", "[x ≥ 1000]"), ("[b] | [x < -3]", "[x ≤ -3]")):
+        for action, headers in (("dry-run", {}), ("run", {}), ("run", {"HX-Request": "true"})):
+            answer = client.post("/ui/datasets/tiny/statistics", headers=headers, data={
+                "csrf": token, "left": "[a]", "right": right, "epsilon": "0.5", "action": action})
+            text = html.unescape(answer.text)
+            assert answer.status_code == 422, (right, action, answer.text[:500])
+            assert f"right: {named} holds for no value in the declared domain of 'x', [0, 100]" in text, text
+            assert "Noisy statistics" not in text
+    answer = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a] & [state = FL]", "right": "[b]", "epsilon": "0.5", "action": "run"})
+    assert answer.status_code == 422
+    assert "left: [state = FL] holds for no value in the declared domain of 'state', {CA, NY, TX}" in html.unescape(
+        answer.text)
+    assert site.remaining("alice") == (0, 0)
+
+
 def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: Site) -> None:
     """``p_min_jaccard=0_5`` was read as 5, ``３`` and ``٣`` as 3 (Python's int() and float())."""
     client, token = site.signed_in("bob")

@@ -177,7 +177,12 @@ def check_complete(data: Any, spec: Any) -> None:
 
 
 def public_schema(data: Any, id_column: str | None) -> dict[str, Any]:
-    """The public schema of loaded data whose types file is complete (:func:`check_complete`)."""
+    """The public schema of loaded data whose types file is complete (:func:`check_complete`).
+
+    Each attribute's entry has its name, type and declared domain (``bounds``,
+    ``categories``), and ``"complete": true`` where the types file declares that it has
+    no missing value (:mod:`dprm.server.public_domain` uses it).
+    """
     from dprm.data.attributes import AttributeKind
 
     views: dict[str, list[dict[str, Any]]] = {}
@@ -189,6 +194,8 @@ def public_schema(data: Any, id_column: str | None) -> dict[str, Any]:
                 entry["bounds"] = [_number(b) for b in a.domain.bounds]
             elif a.kind is AttributeKind.CATEGORICAL:
                 entry["categories"] = list(a.domain.categories)
+            if a.domain.complete:  # declared without missing values (public): said only where true
+                entry["complete"] = True
             attributes.append(entry)
         views[view.name] = attributes
     return {"format": SCHEMA_FORMAT, "id_column": id_column, "views": views}
