@@ -347,6 +347,27 @@ def test_a_literal_every_value_satisfies_on_a_complete_column_is_refused(tmp_pat
     db.dispose()
 
 
+# -- one name and one range for the intervals' level ---------------------------------------------
+
+
+def test_the_confidence_of_intervals_has_one_range_for_jobs_and_statistics(server: Server) -> None:
+    """The statistics' ``confidence`` took [0.5, 0.999] and the miners' (0, 1): one name, one range."""
+    for value in (0.3, 0.5, 0.95, 0.9995):
+        stats = server.post("/v1/primitives/redescription-statistics", {**STATS, "confidence": value, "dry_run": True})
+        job = server.post("/v1/jobs", {**JOB, "parameters": {"confidence": value}, "dry_run": True})
+        assert (stats.status_code, job.status_code) == (200, 200), (value, stats.text, job.text)
+    for value in (0.0, 1.0, -0.5, 1.5):
+        stats = server.post("/v1/primitives/redescription-statistics", {**STATS, "confidence": value, "dry_run": True})
+        job = server.post("/v1/jobs", {**JOB, "parameters": {"confidence": value}, "dry_run": True})
+        assert (stats.status_code, job.status_code) == (422, 422), (value, stats.text, job.text)
+        assert "confidence" in stats.json()["error"]["message"] and "confidence" in job.json()["error"]["message"]
+    body = server.post("/v1/primitives/redescription-statistics", {**STATS, "confidence": 0.3, "dummy": True}).json()
+    assert body["interval"]["confidence"] == 0.3
+    schema = server.client.get("/openapi.json").json()["components"]["schemas"]["StatisticsRequest"]
+    level = schema["properties"]["confidence"]
+    assert (level.get("exclusiveMinimum"), level.get("exclusiveMaximum")) == (0, 1)
+
+
 # -- jobs ------------------------------------------------------------------------------------------
 
 

@@ -615,6 +615,34 @@ def test_a_statistics_form_posted_twice_is_charged_once(site: Site) -> None:
     assert site.remaining("alice") == (15 * 10**8, 3)
 
 
+def test_the_statistics_and_job_forms_name_the_intervals_level_alike(site: Site) -> None:
+    """The statistics form said "Interval mass" (0.5 to 0.999), the job form "confidence" ((0, 1)):
+    one name, one help and one range in both forms."""
+    client, token = site.signed_in("bob")
+    page = client.get("/ui/datasets/tiny?algorithm=alt-expm").text
+    assert "Interval mass" not in page
+    labels = re.findall(r'<label for="(p_confidence|confidence)">([^<]*)</label>', page)
+    assert sorted(labels) == [("confidence", "confidence"), ("p_confidence", "confidence")]
+    helps = {name: re.search(rf'<p class="help" id="{name}">([^<]*)</p>', page).group(1)
+             for name in ("h_confidence", "confidence-help")}
+    assert helps["h_confidence"] == helps["confidence-help"], helps
+    assert "allowed: (0, 1)" in helps["h_confidence"] and "(default 0.95)" in helps["h_confidence"]
+    for text in ("0.3", "0.9995"):  # inside (0, 1): the job form takes it, and now the statistics form too
+        form = {"csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "dummy": "on",
+                "action": "run"}
+        stats = client.post("/ui/datasets/tiny/statistics", data=form)
+        assert stats.status_code == 200 and f"{float(text) * 100:.1f} % intervals" in stats.text, text
+        job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "p_confidence": text})
+        assert job.status_code == 200 and "Cost" in job.text, text
+    for text in ("0", "1"):
+        stats = client.post("/ui/datasets/tiny/statistics", data={
+            "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "action": "dry-run"})
+        job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "p_confidence": text})
+        assert (stats.status_code, job.status_code) == (422, 422), text
+        assert "confidence must be in (0, 1)" in html.unescape(stats.text) and "confidence" in job.text
+    assert site.remaining("bob") == (0, 0)
+
+
 def test_a_statistics_query_outside_the_public_domain_is_refused_and_charges_nothing(site: Site) -> None:
     """``[x > 1000]`` (x declared in [0, 100]) or an undeclared category: the answer is known from
     the public schema; refused by the free cost check and by a run alike, with the literal named."""
@@ -648,11 +676,12 @@ def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: S
     stats = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": "0_9", "action": "dry-run"})
     assert stats.status_code == 422 and "confidence: " in stats.text
-    for text in ("nan", "NaN", "inf", "-inf", "0.4", "1"):  # NaN was "should be less than or equal to 0.999"
+    for text, problem in (("nan", "finite number"), ("NaN", "finite number"), ("inf", "finite number"),
+                          ("-inf", "finite number"), ("0", "in (0, 1)"), ("1", "in (0, 1)"), ("-0.5", "in (0, 1)")):
         stats = client.post("/ui/datasets/tiny/statistics", data={
             "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "action": "dry-run"})
         assert stats.status_code == 422, text
-        assert "confidence must be a number between 0.5 and 0.999" in html.unescape(stats.text), text
+        assert f"confidence must be {'a ' if 'finite' in problem else ''}{problem}" in html.unescape(stats.text), text
     fine = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
                                                        "p_depth": "3", "p_min_jaccard": "0.5"})
     assert fine.status_code == 200 and "Cost" in fine.text

@@ -265,8 +265,12 @@ def check_tree(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
 
 
 def check_confidence(confidence: Any) -> float:
-    """The confidence of intervals: a number in [0.5, 0.999]."""
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (
-            0.5 <= float(confidence) <= 0.999):
-        raise ApiError("invalid_parameter", "confidence must be a number between 0.5 and 0.999")
+    """The confidence of intervals: a number in (0, 1), the miners' own range
+    (:data:`dprm.mining.base.CONFIDENCE`), for jobs and primitives alike."""
+    from dprm.mining.base import CONFIDENCE
+
+    try:
+        CONFIDENCE.validate(confidence)
+    except DprmError as error:
+        raise ApiError("invalid_parameter", str(error).splitlines()[0][:200]) from None
     return float(confidence)
