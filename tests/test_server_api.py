@@ -236,6 +236,29 @@ def test_dummy_primitives_and_jobs_cost_nothing(server: Server) -> None:
     assert server.remaining() == before
 
 
+def test_answers_on_dummy_data_are_not_labelled_private(server: Server) -> None:
+    """Dummy answers said ``"guarantee": "pure-dp"``, as if the real rows had been released under
+    DP. They touch no private row: the spec's label for a result that is not a DP release of the
+    data is ``none``, with the reason; the rest of the privacy block is what the run did."""
+    from dprm.privacy.accountant import is_guarantee
+    from dprm.server.dummy import DUMMY_REASON
+
+    stats = server.post("/v1/primitives/redescription-statistics", {**STATS, "dummy": True, "dummy_rows": 500}).json()
+    pairs = server.post("/v1/primitives/leaf-pair-counts", {**TREES, "dummy": True, "dummy_rows": 500}).json()
+    job = server.post("/v1/jobs", {**JOB, "dummy": True}).json()
+    assert server.wait(job["id"])["status"] == "done"
+    document = server.get(f"/v1/jobs/{job['id']}/result").json()
+    for privacy in (stats["privacy"], pairs["privacy"], document["privacy"]):
+        assert privacy["guarantee"] == "none" and privacy["private"] is False and is_guarantee(privacy["guarantee"])
+        assert privacy["reasons"] == [DUMMY_REASON]
+        assert list(privacy)[:6] == ["epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"]
+    assert stats["privacy"]["epsilon"] == 0.5 and stats["privacy"]["ledger"][0]["epsilon"] == 0.5
+    assert sum(entry["epsilon"] for entry in document["privacy"]["ledger"]) == pytest.approx(1)
+    assert "pure-dp" not in json.dumps([stats, pairs, document])
+    real = server.post("/v1/primitives/redescription-statistics", STATS).json()["privacy"]
+    assert (real["guarantee"], real["private"], real["reasons"]) == ("pure-dp", True, [])
+
+
 def test_over_budget_is_refused_and_charges_nothing(server: Server) -> None:
     before, ledger_before = server.remaining(), server.ledger_total()
     for path, body in (("/v1/primitives/redescription-statistics", STATS), ("/v1/jobs", JOB)):

@@ -418,6 +418,33 @@ def _finish_with(site: Site, job_path: str, redescriptions: list[Any], parameter
     db.dispose()
 
 
+def test_a_dummy_jobs_result_page_does_not_claim_differential_privacy(site: Site) -> None:
+    """A dummy job's page said "Guarantee: pure-dp" and "Every figure below is a noisy, differentially
+    private estimate", of values computed on rows made up from the schema."""
+    import json
+
+    from dprm.server import jobs as queue
+    from dprm.server.dummy import DUMMY_REASON
+    from dprm.server.worker import run_job
+
+    client, token = site.signed_in("alice")
+    done = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "dummy": "on", "dummy_rows": "300",
+                                                       "action": "run"}, follow_redirects=False)
+    path = done.headers["location"]
+    db = Database(site.url)
+    claimed = queue.claim_next(db, "worker-1")
+    assert run_job(db, claimed.id, "worker-1") == "done"
+    db.dispose()
+    page = html.unescape(client.get(path).text)
+    assert "Guarantee: <strong>none</strong> (computed on dummy data" in page
+    assert "none is needed: the job ran on rows synthesised from the public schema" in page
+    assert "pure-dp" not in page and "differentially private estimate" not in page
+    assert "computed on dummy data, not on the real rows" in page
+    privacy = json.loads(client.get(path + "/result.json").text)["privacy"]
+    assert (privacy["guarantee"], privacy["private"], privacy["reasons"]) == ("none", False, [DUMMY_REASON])
+    assert site.remaining("alice") == (0, 0)
+
+
 def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None:
     from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
 
