@@ -137,10 +137,71 @@ def test_posts_the_browser_says_come_from_another_origin_are_refused(site: Site)
 
 
 def test_pages_need_a_session(site: Site) -> None:
+    from urllib.parse import quote
+
     client = site.client()
     for path in ("/ui/datasets", "/ui/jobs", "/ui/datasets/tiny", "/ui/owner", "/ui/owner/audit"):
         answer = client.get(path, follow_redirects=False)
-        assert answer.status_code == 303 and answer.headers["location"] == "/ui/signin", path
+        assert answer.status_code == 303 and answer.headers["location"] == "/ui/signin?next=" + quote(path, safe=""), path
+    assert client.get("/ui", follow_redirects=False).headers["location"] == "/ui/signin"  # home: nothing to return to
+
+
+def _sign_in_from(client: TestClient, location: str, token: str) -> Any:
+    """Follow a sign-in redirect's page and post its form (with what it carries) with ``token``."""
+    page = client.get(location)
+    assert page.status_code == 200
+    form = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page.text))
+    form = {name: html.unescape(value) for name, value in form.items()}
+    return client.post("/ui/signin", data={**form, "token": token}, follow_redirects=False), form
+
+
+def test_a_deep_link_opened_signed_out_is_shown_after_sign_in(site: Site) -> None:
+    """An analyst who opened /ui/jobs/<id> signed out landed on /ui/datasets after signing in."""
+    from urllib.parse import quote
+
+    alice, token = site.signed_in("alice")
+    job = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                     follow_redirects=False).headers["location"]
+    for asked in (job, job + "?sort=jaccard&order=desc", "/ui/datasets/tiny?algorithm=serenade-cs", "/ui/ledger"):
+        client = site.client()
+        answer = client.get(asked, follow_redirects=False)
+        assert answer.status_code == 303 and answer.headers["location"] == "/ui/signin?next=" + quote(asked, safe="")
+        wrong, form = _sign_in_from(client, answer.headers["location"], site.tokens["alice"][:-2] + "xx")
+        assert wrong.status_code == 401 and form["next"] == asked
+        assert f'name="next" value="{html.escape(asked)}"' in wrong.text  # a failed try keeps where to go
+        signed, _ = _sign_in_from(client, answer.headers["location"], site.tokens["alice"])
+        assert signed.status_code == 303 and signed.headers["location"] == asked
+        assert client.get(asked).status_code == 200
+    # the part of a page that refreshes itself (HTMX) asks for the whole page's sign-in, back to the page
+    refreshed = site.client().get(job + "?partial=1", headers={"HX-Request": "true",
+                                                                "HX-Current-URL": f"http://127.0.0.1{job}"})
+    assert refreshed.headers["HX-Redirect"] == "/ui/signin?next=" + quote(job, safe="")
+    # a page of the other role is not where a sign-in leads: the role's own home instead
+    client = site.client()
+    signed, _ = _sign_in_from(client, client.get("/ui/owner/audit", follow_redirects=False).headers["location"],
+                              site.tokens["alice"])
+    assert signed.headers["location"] == "/ui/datasets"
+    signed, _ = _sign_in_from(site.client(), "/ui/signin?next=" + quote(job, safe=""), site.tokens["olga"])
+    assert signed.headers["location"] == "/ui/owner"
+
+
+#: Where a sign-in must never lead: other sites, schemes, the API, dot segments, header tricks.
+OFF_SITE = ["//evil.example", "//evil.example/ui/jobs", "https://evil.example/ui/jobs", "http:/ui/jobs",
+            "/\\evil.example", "\\evil.example", "/ui\\evil.example", "/ui/..//evil.example", "/ui/../v1/budget",
+            "/ui/%2e%2e/v1/budget", "/ui/%2F%2Fevil.example", "/ui/%5Cevil.example", "javascript:alert(1)",
+            "ui/jobs", " /ui/jobs", "/ui/jobs\r\nLocation: https://evil.example", "/ui/jobs\t", "/v1/budget",
+            "/ui/signout", "/ui/signin?next=/ui/jobs", "", "/ui/" + "a" * 3000]
+
+
+@pytest.mark.parametrize("target", OFF_SITE)
+def test_sign_in_never_leads_off_the_site(site: Site, target: str) -> None:
+    """Only a same-site path of the pages is a place to return to; anything else leads home."""
+    client = site.client()
+    page = client.get("/ui/signin", params={"next": target})
+    assert page.status_code == 200 and 'name="next"' not in page.text and "evil" not in page.text
+    signed = client.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"], "next": target},
+                         follow_redirects=False)
+    assert signed.status_code == 303 and signed.headers["location"] == "/ui/datasets", target
 
 
 def test_posts_without_session_or_form_token_are_refused_and_charge_nothing(site: Site) -> None:
