@@ -46,6 +46,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "job_failed": (409, "the job failed; it has no result"),
     "job_cancelled": (409, "the job was cancelled; it has no result"),
     "job_finished": (409, "the job has finished and cannot be cancelled"),
+    "dataset_removed": (410, "the data owner removed the dataset; the job has no result"),
     # the server's side
     "dataset_changed": (503, "a file of the dataset changed on disk since it was registered"),
     "dataset_missing": (503, "a file of the dataset is missing"),

@@ -110,7 +110,7 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         dataset_row = connection.execute(select(datasets).where(datasets.c.id == job.dataset_id)).one()
         record = DatasetRecord.from_row(dataset_row)
     if dataset_row.active_name is None:  # removed by the owner while the job was queued: no row read
-        jobs.finish_failed(db, job_id, token, code="unknown_dataset", message="the dataset was removed",
+        jobs.finish_failed(db, job_id, token, code=jobs.REMOVED_DATASET, message=None,
                            owner_error="the dataset was removed before the job started", touched=False)
         return "failed"
     heart = _Heartbeat(db, job_id, token)
