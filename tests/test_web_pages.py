@@ -142,7 +142,8 @@ def test_pages_need_a_session(site: Site) -> None:
     client = site.client()
     for path in ("/ui/datasets", "/ui/jobs", "/ui/datasets/tiny", "/ui/owner", "/ui/owner/audit"):
         answer = client.get(path, follow_redirects=False)
-        assert answer.status_code == 303 and answer.headers["location"] == "/ui/signin?next=" + quote(path, safe=""), path
+        assert answer.status_code == 303, path
+        assert answer.headers["location"] == "/ui/signin?next=" + quote(path, safe=""), path
     assert client.get("/ui", follow_redirects=False).headers["location"] == "/ui/signin"  # home: nothing to return to
 
 

@@ -50,6 +50,7 @@ from dprm.queries import BooleanLiteral, CategoricalLiteral, NumericLiteral, to_
 
 __all__ = ["OutsideDomainError", "satisfied_by", "query_problem", "split_problem", "domain_text"]
 
+
 class OutsideDomainError(DprmError):
     """A literal of the request is outside the declared domain (its message says which and why)."""
 
@@ -106,10 +107,12 @@ def domain_text(entry: dict[str, Any]) -> str:
     --------
     >>> domain_text({"type": "categorical", "categories": ["CA", "NY"]})
     '{CA, NY}'
+    >>> domain_text({"type": "numeric", "bounds": [-40, 12.345678]})
+    '[-40, 12.345678]'
     """
-    if entry.get("bounds") is not None:
+    if entry.get("bounds") is not None:  # each bound as the schema shows it (a float's shortest exact text)
         low, high = entry["bounds"]
-        return f"[{low:g}, {high:g}]" if isinstance(low, float) or isinstance(high, float) else f"[{low}, {high}]"
+        return f"[{low!r}, {high!r}]"
     categories = [str(c)[:40] for c in entry.get("categories") or []]
     more = len(categories) - _SHOWN_CATEGORIES
     shown = categories[:_SHOWN_CATEGORIES] + ([f"… {more} more"] if more > 0 else [])
