@@ -18,7 +18,7 @@ pytest.importorskip("sqlalchemy")
 from dprm.errors import DataError, ParameterError  # noqa: E402
 from dprm.server.database import Database  # noqa: E402
 from dprm.server.datasets import list_datasets, register_dataset  # noqa: E402
-from server_support import DPRM, tiny_views  # noqa: E402
+from server_support import DPRM, postgres_server, postgres_url, setup_server_db, tiny_views  # noqa: E402,F401
 from test_cli import run  # noqa: E402
 
 
@@ -123,6 +123,84 @@ def test_a_dataset_removed_and_added_again_keeps_its_history_apart(tmp_path: Pat
     listed = dprm("admin", "--db", db, "budget", "list", "--dataset", "tiny").stdout
     rows = [line for line in listed.splitlines() if "alice" in line]
     assert len(rows) == 2 and sum("tiny (removed)" in line for line in rows) == 1, listed
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh server database's URL: a SQLite file, or a database on the session's PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "server.db")
+    return request.getfixturevalue("postgres_url")
+
+
+def test_a_dataset_with_active_jobs_is_removed_only_with_force(database: str, tmp_path: Path) -> None:
+    """``dataset remove`` took a dataset away under its queued and running jobs. It refuses in one
+    line (exit code 2, the dataset and its active jobs named, nothing changed); ``--force`` ends
+    them as failed with ``dataset_removed``, a queued one refunded, a running one that read rows
+    with its charge kept, and the running job's worker then finds the job no longer its own."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+    from sqlalchemy import select
+
+    from dprm.server import jobs as queue
+    from dprm.server.app import create_app
+    from dprm.server.tables import charges, jobs, ledger
+    from dprm.server.worker import run_job
+
+    tokens = setup_server_db(database, tmp_path)
+    job = {"dataset": "tiny", "algorithm": "alt-expm", "parameters": {"init_trials": 1, "depth": 2}}
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    db = Database(database)
+    with TestClient(create_app(database, workers=0, background=False)) as client:
+        running = client.post("/v1/jobs", json={**job, "epsilon": 2}, headers=headers).json()["id"]
+        claimed = queue.claim_next(db, "worker-1")
+        assert claimed.public_id == running and queue.touch(db, claimed.id, "worker-1")  # it is reading the rows
+        queued = client.post("/v1/jobs", json={**job, "epsilon": 1}, headers=headers).json()["id"]
+        dummy = client.post("/v1/jobs", json={**job, "epsilon": 1, "dummy": True}, headers=headers).json()["id"]
+        cancelled = client.post("/v1/jobs", json={**job, "epsilon": "0.5"}, headers=headers).json()["id"]
+        client.post(f"/v1/jobs/{cancelled}/cancel", headers=headers)
+
+        refused = dprm("admin", "--db", database, "dataset", "remove", "tiny")
+        assert refused.returncode == 2 and refused.stdout == "" and len(refused.stderr.splitlines()) == 1
+        assert refused.stderr.startswith("error: dataset 'tiny' has 3 active jobs (1 running, 2 queued)")
+        assert "--force" in refused.stderr
+        assert "tiny" in dprm("admin", "--db", database, "dataset", "list").stdout  # still registered
+        states = {j["id"]: j["status"] for j in client.get("/v1/jobs", headers=headers).json()["jobs"]}
+        assert states == {running: "running", queued: "queued", dummy: "queued", cancelled: "cancelled"}
+        assert client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]["spent"] == "3"
+
+        forced = dprm("admin", "--db", database, "dataset", "remove", "tiny", "--force")
+        assert forced.returncode == 0, forced.stderr
+        assert forced.stdout.strip() == ("removed tiny; 3 active jobs ended as failed (dataset_removed): 1 charge "
+                                         "kept (its job had read rows), 1 refunded, 1 free (dummy)")
+        assert "tiny" not in dprm("admin", "--db", database, "dataset", "list").stdout
+        for job_id in (running, queued, dummy):
+            state = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
+            assert state["status"] == "failed" and state["error"]["code"] == "dataset_removed", state
+            assert "removed" in state["error"]["message"]
+        assert client.get(f"/v1/jobs/{cancelled}", headers=headers).json()["status"] == "cancelled"
+    # the books: the running job's charge kept with one ledger row, the queued one refunded
+    with db.read() as connection:
+        statuses = dict(connection.execute(select(jobs.c.public_id, charges.c.status)
+                                           .join(charges, charges.c.id == jobs.c.charge_id)).all())
+        rows = connection.execute(select(ledger.c.step, ledger.c.epsilon_exact)).all()
+    assert statuses == {running: "spent", queued: "refunded", cancelled: "refunded"}
+    assert [(r.step, r.epsilon_exact) for r in rows] == [
+        ("job failed (dataset_removed) after reading the rows: no result", "2")]
+    # the running job's worker: no crash, it publishes nothing and stops
+    assert queue.heartbeat(db, claimed.id, "worker-1") is False
+    assert queue.finish_done(db, claimed.id, "worker-1", [], {"format": "x"}) is False
+    assert run_job(db, claimed.id, "worker-1") == "not-mine"
+    assert queue.claim_next(db, "worker-2") is None  # nothing left to run
+    db.dispose()
+
+
+def test_a_dataset_without_active_jobs_is_removed_as_before(tmp_path: Path) -> None:
+    left, right, types = tiny_views(tmp_path)
+    db = str(tmp_path / "server.db")
+    assert dprm("admin", "--db", db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types)).returncode == 0
+    removed = dprm("admin", "--db", db, "dataset", "remove", "tiny", "--force")
+    assert removed.returncode == 0 and removed.stdout == "removed tiny\n"
 
 
 def test_admin_command_line(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from dprm.server.app import create_app  # noqa: E402
 from dprm.server.database import Database  # noqa: E402
 from dprm.server.tables import audit, charges, datasets, ledger  # noqa: E402
 from dprm.server.units import fraction_text  # noqa: E402
-from server_support import setup_server_db  # noqa: E402
+from server_support import setup_server_db, tiny_views  # noqa: E402
 
 STATS = {"dataset": "tiny", "epsilon": 0.5, "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True}}
 TREES = {"dataset": "tiny", "epsilon": 0.5,
@@ -236,6 +236,29 @@ def test_dummy_primitives_and_jobs_cost_nothing(server: Server) -> None:
     assert server.remaining() == before
 
 
+def test_answers_on_dummy_data_are_not_labelled_private(server: Server) -> None:
+    """Dummy answers said ``"guarantee": "pure-dp"``, as if the real rows had been released under
+    DP. They touch no private row: the spec's label for a result that is not a DP release of the
+    data is ``none``, with the reason; the rest of the privacy block is what the run did."""
+    from dprm.privacy.accountant import is_guarantee
+    from dprm.server.dummy import DUMMY_REASON
+
+    stats = server.post("/v1/primitives/redescription-statistics", {**STATS, "dummy": True, "dummy_rows": 500}).json()
+    pairs = server.post("/v1/primitives/leaf-pair-counts", {**TREES, "dummy": True, "dummy_rows": 500}).json()
+    job = server.post("/v1/jobs", {**JOB, "dummy": True}).json()
+    assert server.wait(job["id"])["status"] == "done"
+    document = server.get(f"/v1/jobs/{job['id']}/result").json()
+    for privacy in (stats["privacy"], pairs["privacy"], document["privacy"]):
+        assert privacy["guarantee"] == "none" and privacy["private"] is False and is_guarantee(privacy["guarantee"])
+        assert privacy["reasons"] == [DUMMY_REASON]
+        assert list(privacy)[:6] == ["epsilon", "neighbouring", "guarantee", "private", "reasons", "ledger"]
+    assert stats["privacy"]["epsilon"] == 0.5 and stats["privacy"]["ledger"][0]["epsilon"] == 0.5
+    assert sum(entry["epsilon"] for entry in document["privacy"]["ledger"]) == pytest.approx(1)
+    assert "pure-dp" not in json.dumps([stats, pairs, document])
+    real = server.post("/v1/primitives/redescription-statistics", STATS).json()["privacy"]
+    assert (real["guarantee"], real["private"], real["reasons"]) == ("pure-dp", True, [])
+
+
 def test_over_budget_is_refused_and_charges_nothing(server: Server) -> None:
     before, ledger_before = server.remaining(), server.ledger_total()
     for path, body in (("/v1/primitives/redescription-statistics", STATS), ("/v1/jobs", JOB)):
@@ -243,6 +266,155 @@ def test_over_budget_is_refused_and_charges_nothing(server: Server) -> None:
         assert response.status_code == 403 and _error(response) == "budget_exceeded"
         assert f"remaining budget {fraction_text(before)} on" in response.json()["error"]["message"]
     assert server.remaining() == before and server.ledger_total() == ledger_before
+
+
+# -- literals the public schema decides ----------------------------------------------------------
+
+#: Literals no value of tiny's declared domains satisfies (x in [0, 100], state in CA, NY, TX),
+#: inside the queries an analyst may send, with the literal as the refusal names it.
+OUTSIDE = [
+    ("right", {"attr": "x", "gt": 1000}, "[x > 1000]", "x"),
+    ("right", {"attr": "x", "gt": 100}, "[x > 100]", "x"),  # the bounds are closed: 100 is the largest value
+    ("right", {"attr": "x", "lt": 0}, "[x < 0]", "x"),
+    ("right", {"attr": "x", "ge": 60, "le": 40}, "[60 ≤ x ≤ 40]", "x"),
+    ("right", {"or": [{"attr": "b", "eq": True}, {"attr": "x", "le": -5}]}, "[x ≤ -5]", "x"),
+    ("left", {"and": [{"attr": "a", "eq": True}, {"not": {"attr": "state", "eq": "ZZ"}}]}, "[state = ZZ]", "state"),
+]
+
+
+def _books(server: Server) -> tuple[Fraction, Fraction, int]:
+    with server.db.read() as c:
+        count = len(c.execute(select(charges.c.id)).all())
+    return server.remaining(), server.ledger_total(), count
+
+
+@pytest.mark.parametrize("side, literal, text, attribute", OUTSIDE)
+def test_a_literal_outside_the_public_domain_is_refused_before_any_charge(
+        server: Server, side: str, literal: dict, text: str, attribute: str) -> None:
+    """``[x > 1000]`` on bounds [0, 100] was answered and charged: its support is empty whatever
+    the rows, known from the public schema. Refused, real, dry run and dummy alike, nothing charged."""
+    before = _books(server)
+    messages = set()
+    for extra in ({}, {"dry_run": True}, {"dummy": True}):
+        answer = server.post("/v1/primitives/redescription-statistics", {**STATS, side: literal, **extra})
+        assert answer.status_code == 422 and _error(answer) == "outside_domain", (extra, answer.text)
+        messages.add(answer.json()["error"]["message"])
+    [message] = messages  # the same words whatever the request's mode: nothing from the rows
+    assert message.startswith(f"{side}: ") and text in message and "declared domain" in message
+    assert f"'{attribute}'" in message
+    assert _books(server) == before
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_what_the_domain_decides_matches_a_brute_force_over_its_values(seed: int) -> None:
+    """Oracle: a numeric literal's truth is constant between its bounds and the domain's ends, so
+    trying those points and the midpoints between them decides "no value" and "every value"."""
+    import numpy as np
+
+    from dprm.queries import NumericLiteral
+    from dprm.server.public_domain import satisfied_by
+
+    rng = np.random.default_rng(seed)
+    ops = {"gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal}
+    for _ in range(400):
+        low, high = sorted(rng.integers(-5, 6, 2).astype(float))
+        keys = rng.choice(list(ops), size=rng.integers(1, 4), replace=False)
+        bounds = {str(k): float(rng.integers(-8, 9)) / 2 for k in keys}
+        points = sorted({low, high, *(b for b in bounds.values() if low <= b <= high)})
+        candidates = np.array(points + [(a + b) / 2 for a, b in zip(points, points[1:])])
+        holds = np.ones(candidates.size, dtype=bool)
+        for key, bound in bounds.items():
+            holds &= ops[key](candidates, bound)
+        expected = "none" if not holds.any() else "every" if holds.all() else None
+        entry = {"name": "x", "type": "numeric", "bounds": [low, high]}
+        assert satisfied_by(NumericLiteral("x", **bounds), entry) == expected, (low, high, bounds)
+
+
+def test_literals_inside_the_domain_or_deciding_on_missing_values_are_accepted(server: Server) -> None:
+    """Only literals that hold for no declared value, or for every one where no value can be
+    missing, are decided by the schema: a bound reached by the domain's end is inside it, and
+    [x ≥ 0] holds exactly where x has a value, which the rows decide (x is not declared complete)."""
+    for literal in ({"attr": "x", "ge": 100}, {"attr": "x", "le": 0}, {"attr": "x", "ge": 0},
+                    {"attr": "x", "gt": 99.5}, {"attr": "x", "ge": -50, "le": 150}):
+        answer = server.post("/v1/primitives/redescription-statistics", {**STATS, "right": literal, "dry_run": True})
+        assert answer.status_code == 200, (literal, answer.text)
+
+
+def test_a_tree_split_the_public_domain_decides_is_refused(server: Server) -> None:
+    """A split every declared value passes leaves its 'no' branch empty (missing values drop out of
+    the tree), one no value passes its 'yes' branch: known from the schema, refused."""
+    before = _books(server)
+    right = TREES["right_tree"]
+    for split, words in (({"attr": "x", "le": 100}, "for every value"), ({"attr": "x", "gt": 100}, "for no value"),
+                         ({"attr": "x", "ge": 0}, "for every value")):
+        tree = {**right, "split": split}
+        for extra in ({}, {"dry_run": True}):
+            answer = server.post("/v1/primitives/leaf-pair-counts", {**TREES, "right_tree": tree, **extra})
+            assert answer.status_code == 422 and _error(answer) == "outside_domain", answer.text
+            message = answer.json()["error"]["message"]
+            assert message.startswith("right_tree.split: ") and words in message and "'x'" in message
+    nested = {**TREES["left_tree"], "no": {"split": {"attr": "state", "eq": "FL"}, "yes": {"leaf": True},
+                                           "no": {"leaf": True}}}
+    answer = server.post("/v1/primitives/leaf-pair-counts", {**TREES, "left_tree": nested})
+    assert _error(answer) == "outside_domain"
+    assert answer.json()["error"]["message"].startswith("left_tree.no.split: [state = FL] holds for no value")
+    assert _books(server) == before
+
+
+def test_a_literal_every_value_satisfies_on_a_complete_column_is_refused(tmp_path: Path) -> None:
+    """Where the types file declares a column complete (no missing value, public), a literal
+    every declared value satisfies holds on every row: its answer is known, refused."""
+    from dprm.server import budget as budgets
+    from dprm.server.datasets import register_dataset
+    from dprm.server.units import epsilon_units
+
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    left, right, types = tiny_views(whole)
+    declared = json.loads(types.read_text())
+    declared["columns"]["x"]["complete"] = True
+    types.write_text(json.dumps(declared))
+    db = Database(url)
+    register_dataset(db, "whole", left, right, types)
+    with db.write() as c:
+        budgets.set_budget(c, accounts.find_analyst(c, "alice").id, 2, epsilon_units("10"))
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    path = "/v1/primitives/redescription-statistics"
+    with TestClient(create_app(url, workers=0, background=False)) as client:
+        schema = client.get("/v1/datasets/whole", headers=headers).json()
+        assert schema["views"]["right"][1] == {"name": "x", "type": "numeric", "bounds": [0, 100], "complete": True}
+        for dataset, code in (("whole", "outside_domain"), ("tiny", None)):
+            answer = client.post(path, json={**STATS, "dataset": dataset, "right": {"attr": "x", "ge": 0},
+                                             "dry_run": True}, headers=headers)
+            assert (answer.status_code == 200) if code is None else _error(answer) == code, answer.text
+        message = client.post(path, json={**STATS, "dataset": "whole", "right": {"attr": "x", "le": 100}},
+                              headers=headers).json()["error"]["message"]
+        assert "[x ≤ 100]" in message and "for every value" in message and "complete" in message
+        assert client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]["spent"] == "0"
+    db.dispose()
+
+
+# -- one name and one range for the intervals' level ---------------------------------------------
+
+
+def test_the_confidence_of_intervals_has_one_range_for_jobs_and_statistics(server: Server) -> None:
+    """The statistics' ``confidence`` took [0.5, 0.999] and the miners' (0, 1): one name, one range."""
+    for value in (0.3, 0.5, 0.95, 0.9995):
+        stats = server.post("/v1/primitives/redescription-statistics", {**STATS, "confidence": value, "dry_run": True})
+        job = server.post("/v1/jobs", {**JOB, "parameters": {"confidence": value}, "dry_run": True})
+        assert (stats.status_code, job.status_code) == (200, 200), (value, stats.text, job.text)
+    for value in (0.0, 1.0, -0.5, 1.5):
+        stats = server.post("/v1/primitives/redescription-statistics", {**STATS, "confidence": value, "dry_run": True})
+        job = server.post("/v1/jobs", {**JOB, "parameters": {"confidence": value}, "dry_run": True})
+        assert (stats.status_code, job.status_code) == (422, 422), (value, stats.text, job.text)
+        assert "confidence" in stats.json()["error"]["message"] and "confidence" in job.json()["error"]["message"]
+    body = server.post("/v1/primitives/redescription-statistics", {**STATS, "confidence": 0.3, "dummy": True}).json()
+    assert body["interval"]["confidence"] == 0.3
+    schema = server.client.get("/openapi.json").json()["components"]["schemas"]["StatisticsRequest"]
+    level = schema["properties"]["confidence"]
+    assert (level.get("exclusiveMinimum"), level.get("exclusiveMaximum")) == (0, 1)
 
 
 # -- jobs ------------------------------------------------------------------------------------------
@@ -429,8 +601,9 @@ def test_every_request_is_audited(tmp_path: Path) -> None:
 
 
 def test_a_queued_job_of_a_removed_dataset_fails_and_is_refunded(tmp_path: Path) -> None:
+    """A job that reaches a worker after its dataset was removed (submitted in the instant of the
+    removal) fails with the code the owner's forced removal gives, refunded: no row was read."""
     from dprm.server import jobs as queue
-    from dprm.server.datasets import remove_dataset
     from dprm.server.worker import run_job
 
     url = str(tmp_path / "s.db")
@@ -439,12 +612,12 @@ def test_a_queued_job_of_a_removed_dataset_fails_and_is_refunded(tmp_path: Path)
     with TestClient(create_app(url, workers=0, background=False)) as client:
         job = client.post("/v1/jobs", json=JOB, headers=headers).json()
         db = Database(url)
-        with db.write() as c:
-            remove_dataset(c, "tiny")
+        with db.write() as c:  # the removal's update alone: the job slipped in after its count of active jobs
+            c.execute(update(datasets).where(datasets.c.name == "tiny").values(active_name=None))
         claimed = queue.claim_next(db, "token-1")
         assert run_job(db, claimed.id, "token-1") == "failed"
         state = client.get(f"/v1/jobs/{job['id']}", headers=headers).json()
-        assert state["status"] == "failed" and state["error"]["code"] == "unknown_dataset"
+        assert state["status"] == "failed" and state["error"]["code"] == "dataset_removed"
         with db.read() as c:
             assert c.execute(select(charges.c.status)).scalars().all() == ["refunded"]
         db.dispose()

@@ -7,7 +7,8 @@ sees the live cost, runs a dry run, a dummy job and a real job at ε = 0.5, read
 result, sorts it and downloads the JSON; bob gets 404 on alice's job; ε above the
 remaining budget shows a clear message and charges nothing; posts without the form
 token or without a session are refused. The HTMX parts of the pages (a double click, a 5xx or a
-429 answer to a part, a statistics answer at 320 px) are tried on a small server of their own.
+429 answer to a part, a statistics answer at 320 px) and a deep link opened signed out are tried
+on a small server of their own.
 
 Screenshots of the main pages at laptop (1366×768) and phone (390×844) width go to
 ``out/screenshots/``. Chromium that cannot start FAILS these tests; they are skipped
@@ -440,7 +441,7 @@ def test_journeys_of_the_web_pages(browser: Any, server: dict[str, Any]) -> None
 
 # -- the HTMX parts of the pages: a small server of their own -------------------------------------
 
-PARTS_ANALYSTS = ("carol", "dave", "erin", "fay")
+PARTS_ANALYSTS = ("carol", "dave", "erin", "fay", "gus")
 
 
 @pytest.fixture(scope="module")
@@ -590,3 +591,56 @@ def test_a_statistics_answer_keeps_the_page_within_a_narrow_screen(browser: Any,
         wide = page.evaluate(WIDEST)
         assert wide["width"] <= 320, (scripts, wide)
         page.context.close()
+
+
+def test_a_deep_link_opened_signed_out_comes_back_after_sign_in(browser: Any, parts: dict[str, Any]) -> None:
+    """An analyst who opened a job's page signed out was sent to sign in and then landed on the
+    datasets page, not on the job. Now the sign-in brings the browser back, query included, also
+    when a refreshing part of the page finds its session gone; an address off the site never."""
+    from urllib.parse import quote
+
+    import httpx
+
+    base, gus = parts["url"], parts["tokens"]["gus"]
+    job = httpx.post(base + "/v1/jobs", headers={"Authorization": "Bearer " + gus}, timeout=30, json={
+        "dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "dummy": True}).json()["id"]
+    context = browser.new_context(viewport=LAPTOP, base_url=base)
+    page = context.new_page()
+    page.goto(base + f"/ui/jobs/{job}")
+    assert "/ui/signin?next=" in page.url
+    page.get_by_label("Token").fill(gus)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(rf".*/ui/jobs/{job}$"))
+    assert job in page.inner_text("main") and page.locator("#job-body[hx-trigger]").count() == 1  # queued
+
+    # the session ends while the page refreshes itself (HTMX): sign in again, back on the same page
+    context.clear_cookies()
+    page.wait_for_url(re.compile(r".*/ui/signin\?next=.*"), timeout=20_000)
+    page.get_by_label("Token").fill(gus)
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(rf".*/ui/jobs/{job}$"))
+
+    # a page with a query: the algorithm asked for is the one shown
+    other = browser.new_context(viewport=LAPTOP, base_url=base)
+    page = other.new_page()
+    page.goto(base + "/ui/datasets/tiny?algorithm=serenade-cs")
+    page.get_by_label("Token").fill(gus)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny\?algorithm=serenade-cs$"))
+    assert page.locator("legend:has-text('Parameters of serenade-cs')").is_visible()
+
+    # an address off the site, slipped into the sign-in link, is never followed
+    for target in ("//evil.example/ui/jobs", "https://evil.example/", "/\\evil.example"):
+        stranger = browser.new_context(viewport=LAPTOP, base_url=base)
+        page = stranger.new_page()
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(base + "/ui/signin?next=" + quote(target, safe=""))
+        page.get_by_label("Token").fill(gus)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(re.compile(r".*/ui/datasets$"))
+        assert page.url.startswith(base) and not any("evil" in url.split("?")[0] for url in requests), requests
+        stranger.close()
+    other.close()
+    context.close()
+

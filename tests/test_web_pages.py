@@ -137,10 +137,72 @@ def test_posts_the_browser_says_come_from_another_origin_are_refused(site: Site)
 
 
 def test_pages_need_a_session(site: Site) -> None:
+    from urllib.parse import quote
+
     client = site.client()
     for path in ("/ui/datasets", "/ui/jobs", "/ui/datasets/tiny", "/ui/owner", "/ui/owner/audit"):
         answer = client.get(path, follow_redirects=False)
-        assert answer.status_code == 303 and answer.headers["location"] == "/ui/signin", path
+        assert answer.status_code == 303, path
+        assert answer.headers["location"] == "/ui/signin?next=" + quote(path, safe=""), path
+    assert client.get("/ui", follow_redirects=False).headers["location"] == "/ui/signin"  # home: nothing to return to
+
+
+def _sign_in_from(client: TestClient, location: str, token: str) -> Any:
+    """Follow a sign-in redirect's page and post its form (with what it carries) with ``token``."""
+    page = client.get(location)
+    assert page.status_code == 200
+    form = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page.text))
+    form = {name: html.unescape(value) for name, value in form.items()}
+    return client.post("/ui/signin", data={**form, "token": token}, follow_redirects=False), form
+
+
+def test_a_deep_link_opened_signed_out_is_shown_after_sign_in(site: Site) -> None:
+    """An analyst who opened /ui/jobs/<id> signed out landed on /ui/datasets after signing in."""
+    from urllib.parse import quote
+
+    alice, token = site.signed_in("alice")
+    job = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                     follow_redirects=False).headers["location"]
+    for asked in (job, job + "?sort=jaccard&order=desc", "/ui/datasets/tiny?algorithm=serenade-cs", "/ui/ledger"):
+        client = site.client()
+        answer = client.get(asked, follow_redirects=False)
+        assert answer.status_code == 303 and answer.headers["location"] == "/ui/signin?next=" + quote(asked, safe="")
+        wrong, form = _sign_in_from(client, answer.headers["location"], site.tokens["alice"][:-2] + "xx")
+        assert wrong.status_code == 401 and form["next"] == asked
+        assert f'name="next" value="{html.escape(asked)}"' in wrong.text  # a failed try keeps where to go
+        signed, _ = _sign_in_from(client, answer.headers["location"], site.tokens["alice"])
+        assert signed.status_code == 303 and signed.headers["location"] == asked
+        assert client.get(asked).status_code == 200
+    # the part of a page that refreshes itself (HTMX) asks for the whole page's sign-in, back to the page
+    refreshed = site.client().get(job + "?partial=1", headers={"HX-Request": "true",
+                                                                "HX-Current-URL": f"http://127.0.0.1{job}"})
+    assert refreshed.headers["HX-Redirect"] == "/ui/signin?next=" + quote(job, safe="")
+    # a page of the other role is not where a sign-in leads: the role's own home instead
+    client = site.client()
+    signed, _ = _sign_in_from(client, client.get("/ui/owner/audit", follow_redirects=False).headers["location"],
+                              site.tokens["alice"])
+    assert signed.headers["location"] == "/ui/datasets"
+    signed, _ = _sign_in_from(site.client(), "/ui/signin?next=" + quote(job, safe=""), site.tokens["olga"])
+    assert signed.headers["location"] == "/ui/owner"
+
+
+#: Where a sign-in must never lead: other sites, schemes, the API, dot segments, header tricks.
+OFF_SITE = ["//evil.example", "//evil.example/ui/jobs", "https://evil.example/ui/jobs", "http:/ui/jobs",
+            "/\\evil.example", "\\evil.example", "/ui\\evil.example", "/ui/..//evil.example", "/ui/../v1/budget",
+            "/ui/%2e%2e/v1/budget", "/ui/%2F%2Fevil.example", "/ui/%5Cevil.example", "javascript:alert(1)",
+            "ui/jobs", " /ui/jobs", "/ui/jobs\r\nLocation: https://evil.example", "/ui/jobs\t", "/v1/budget",
+            "/ui/signout", "/ui/signin?next=/ui/jobs", "", "/ui/" + "a" * 3000]
+
+
+@pytest.mark.parametrize("target", OFF_SITE)
+def test_sign_in_never_leads_off_the_site(site: Site, target: str) -> None:
+    """Only a same-site path of the pages is a place to return to; anything else leads home."""
+    client = site.client()
+    page = client.get("/ui/signin", params={"next": target})
+    assert page.status_code == 200 and 'name="next"' not in page.text and "evil" not in page.text
+    signed = client.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"], "next": target},
+                         follow_redirects=False)
+    assert signed.status_code == 303 and signed.headers["location"] == "/ui/datasets", target
 
 
 def test_posts_without_session_or_form_token_are_refused_and_charge_nothing(site: Site) -> None:
@@ -418,6 +480,33 @@ def _finish_with(site: Site, job_path: str, redescriptions: list[Any], parameter
     db.dispose()
 
 
+def test_a_dummy_jobs_result_page_does_not_claim_differential_privacy(site: Site) -> None:
+    """A dummy job's page said "Guarantee: pure-dp" and "Every figure below is a noisy, differentially
+    private estimate", of values computed on rows made up from the schema."""
+    import json
+
+    from dprm.server import jobs as queue
+    from dprm.server.dummy import DUMMY_REASON
+    from dprm.server.worker import run_job
+
+    client, token = site.signed_in("alice")
+    done = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "dummy": "on", "dummy_rows": "300",
+                                                       "action": "run"}, follow_redirects=False)
+    path = done.headers["location"]
+    db = Database(site.url)
+    claimed = queue.claim_next(db, "worker-1")
+    assert run_job(db, claimed.id, "worker-1") == "done"
+    db.dispose()
+    page = html.unescape(client.get(path).text)
+    assert "Guarantee: <strong>none</strong> (computed on dummy data" in page
+    assert "none is needed: the job ran on rows synthesised from the public schema" in page
+    assert "pure-dp" not in page and "differentially private estimate" not in page
+    assert "computed on dummy data, not on the real rows" in page
+    privacy = json.loads(client.get(path + "/result.json").text)["privacy"]
+    assert (privacy["guarantee"], privacy["private"], privacy["reasons"]) == ("none", False, [DUMMY_REASON])
+    assert site.remaining("alice") == (0, 0)
+
+
 def test_result_page_sorts_escapes_and_offers_both_downloads(site: Site) -> None:
     from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
 
@@ -615,6 +704,54 @@ def test_a_statistics_form_posted_twice_is_charged_once(site: Site) -> None:
     assert site.remaining("alice") == (15 * 10**8, 3)
 
 
+def test_the_statistics_and_job_forms_name_the_intervals_level_alike(site: Site) -> None:
+    """The statistics form said "Interval mass" (0.5 to 0.999), the job form "confidence" ((0, 1)):
+    one name, one help and one range in both forms."""
+    client, token = site.signed_in("bob")
+    page = client.get("/ui/datasets/tiny?algorithm=alt-expm").text
+    assert "Interval mass" not in page
+    labels = re.findall(r'<label for="(p_confidence|confidence)">([^<]*)</label>', page)
+    assert sorted(labels) == [("confidence", "confidence"), ("p_confidence", "confidence")]
+    helps = {name: re.search(rf'<p class="help" id="{name}">([^<]*)</p>', page).group(1)
+             for name in ("h_confidence", "confidence-help")}
+    assert helps["h_confidence"] == helps["confidence-help"], helps
+    assert "allowed: (0, 1)" in helps["h_confidence"] and "(default 0.95)" in helps["h_confidence"]
+    for text in ("0.3", "0.9995"):  # inside (0, 1): the job form takes it, and now the statistics form too
+        form = {"csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "dummy": "on",
+                "action": "run"}
+        stats = client.post("/ui/datasets/tiny/statistics", data=form)
+        assert stats.status_code == 200 and f"{float(text) * 100:.1f} % intervals" in stats.text, text
+        job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "p_confidence": text})
+        assert job.status_code == 200 and "Cost" in job.text, text
+    for text in ("0", "1"):
+        stats = client.post("/ui/datasets/tiny/statistics", data={
+            "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "action": "dry-run"})
+        job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "p_confidence": text})
+        assert (stats.status_code, job.status_code) == (422, 422), text
+        assert "confidence must be in (0, 1)" in html.unescape(stats.text) and "confidence" in job.text
+    assert site.remaining("bob") == (0, 0)
+
+
+def test_a_statistics_query_outside_the_public_domain_is_refused_and_charges_nothing(site: Site) -> None:
+    """``[x > 1000]`` (x declared in [0, 100]) or an undeclared category: the answer is known from
+    the public schema; refused by the free cost check and by a run alike, with the literal named."""
+    client, token = site.signed_in("alice")
+    for right, named in (("[x > 1000]", "[x ≥ 1000]"), ("[b] | [x < -3]", "[x ≤ -3]")):
+        for action, headers in (("dry-run", {}), ("run", {}), ("run", {"HX-Request": "true"})):
+            answer = client.post("/ui/datasets/tiny/statistics", headers=headers, data={
+                "csrf": token, "left": "[a]", "right": right, "epsilon": "0.5", "action": action})
+            text = html.unescape(answer.text)
+            assert answer.status_code == 422, (right, action, answer.text[:500])
+            assert f"right: {named} holds for no value in the declared domain of 'x', [0, 100]" in text, text
+            assert "Noisy statistics" not in text
+    answer = client.post("/ui/datasets/tiny/statistics", data={
+        "csrf": token, "left": "[a] & [state = FL]", "right": "[b]", "epsilon": "0.5", "action": "run"})
+    assert answer.status_code == 422
+    assert "left: [state = FL] holds for no value in the declared domain of 'state', {CA, NY, TX}" in html.unescape(
+        answer.text)
+    assert site.remaining("alice") == (0, 0)
+
+
 def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: Site) -> None:
     """``p_min_jaccard=0_5`` was read as 5, ``３`` and ``٣`` as 3 (Python's int() and float())."""
     client, token = site.signed_in("bob")
@@ -628,11 +765,12 @@ def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: S
     stats = client.post("/ui/datasets/tiny/statistics", data={
         "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": "0_9", "action": "dry-run"})
     assert stats.status_code == 422 and "confidence: " in stats.text
-    for text in ("nan", "NaN", "inf", "-inf", "0.4", "1"):  # NaN was "should be less than or equal to 0.999"
+    for text, problem in (("nan", "finite number"), ("NaN", "finite number"), ("inf", "finite number"),
+                          ("-inf", "finite number"), ("0", "in (0, 1)"), ("1", "in (0, 1)"), ("-0.5", "in (0, 1)")):
         stats = client.post("/ui/datasets/tiny/statistics", data={
             "csrf": token, "left": "[a]", "right": "[b]", "epsilon": "0.5", "confidence": text, "action": "dry-run"})
         assert stats.status_code == 422, text
-        assert "confidence must be a number between 0.5 and 0.999" in html.unescape(stats.text), text
+        assert f"confidence must be {'a ' if 'finite' in problem else ''}{problem}" in html.unescape(stats.text), text
     fine = client.post("/ui/datasets/tiny/jobs", data={"csrf": token, "algorithm": "alt-expm", "epsilon": "0.1",
                                                        "p_depth": "3", "p_min_jaccard": "0.5"})
     assert fine.status_code == 200 and "Cost" in fine.text

@@ -3,7 +3,7 @@
 ::
 
     dprm admin --db URL dataset add NAME LEFT RIGHT --types TYPES [--id-column ID]
-    dprm admin --db URL dataset remove NAME | list
+    dprm admin --db URL dataset remove NAME [--force] | list
     dprm admin --db URL analyst add NAME          # prints the new token, alone on one line
     dprm admin --db URL analyst disable|enable|rotate NAME | list
     dprm admin --db URL budget set ANALYST DATASET EPSILON | list
@@ -191,13 +191,26 @@ def dataset_add(
 
 
 @dataset_app.command("remove")
-def dataset_remove(name: str = typer.Argument(..., metavar="DATASET", help="The dataset.")) -> None:
-    """Unregister a dataset (its ledger rows stay)."""
+def dataset_remove(
+    name: str = typer.Argument(..., metavar="DATASET", help="The dataset."),
+    force: bool = typer.Option(False, "--force", help="Remove it even while jobs on it are queued or running: "
+                                                      "they end as failed (dataset_removed), a charge kept where "
+                                                      "its job had read rows, else refunded."),
+) -> None:
+    """Unregister a dataset (its ledger rows stay); refused while jobs on it are active, unless --force."""
     from dprm.server.datasets import remove_dataset
 
-    with _db().write() as connection:
-        remove_dataset(connection, name)
-    print(f"removed {name}")
+    ended = _db().transaction(lambda connection: remove_dataset(connection, name, force=force))
+    if not ended["ended"]:
+        print(f"removed {name}")
+        return
+    kept, count = ended["kept"], ended["ended"]
+    parts = [("1 charge kept (its job had read rows)" if kept == 1 else f"{kept} charges kept (their jobs had "
+              f"read rows)") if kept else "",
+             f"{ended['refunded']} refunded" if ended["refunded"] else "",
+             f"{ended['free']} free (dummy)" if ended["free"] else ""]
+    print(f"removed {name}; {count} active job{'s' if count != 1 else ''} ended as failed (dataset_removed): "
+          + ", ".join(part for part in parts if part))
 
 
 @dataset_app.command("list")

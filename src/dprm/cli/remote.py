@@ -307,7 +307,9 @@ def stats_command(
     left: str = typer.Option(..., "--left", metavar="QUERY", help="Left query: JSON, or @FILE."),
     right: str = typer.Option(..., "--right", metavar="QUERY", help="Right query: JSON, or @FILE."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="ε", help="Privacy budget of the call."),
-    confidence: float = typer.Option(0.95, "--confidence", metavar="X", help="Posterior mass of the intervals."),
+    confidence: float = typer.Option(0.95, "--confidence", metavar="X",
+                                     help="Level of the confidence intervals reported beside each noisy statistic, "
+                                          "in (0, 1), as a job's confidence."),
     dry_run: DryRun = False,
     dummy: Dummy = False,
     dummy_rows: DummyRows = 1000,

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints
 
+from dprm.mining.base import CONFIDENCE
 from dprm.server.dummy import MAX_DUMMY_ROWS
 
 __all__ = ["JobRequest", "StatisticsRequest", "LeafPairsRequest", "ErrorBody", "Epsilon", "DatasetName",
@@ -66,8 +67,9 @@ class StatisticsRequest(_Common):
                                  examples=[{"attr": "Moose", "eq": True}])
     right: dict[str, Any] = Field(description="Query over the right view.",
                                   examples=[{"attr": "tmin_01", "le": -5}])
-    confidence: Annotated[StrictFloat, Field(ge=0.5, le=0.999)] = Field(
-        0.95, description="Posterior mass of the intervals.")
+    confidence: Annotated[StrictFloat, Field(gt=0, lt=1)] = Field(
+        0.95, description=f"{CONFIDENCE.help}, in {CONFIDENCE.bounds_text()}: the miners' parameter "
+                          f"'confidence' (a job's), with the same range.")
 
 
 class LeafPairsRequest(_Common):

@@ -177,7 +177,12 @@ def check_complete(data: Any, spec: Any) -> None:
 
 
 def public_schema(data: Any, id_column: str | None) -> dict[str, Any]:
-    """The public schema of loaded data whose types file is complete (:func:`check_complete`)."""
+    """The public schema of loaded data whose types file is complete (:func:`check_complete`).
+
+    Each attribute's entry has its name, type and declared domain (``bounds``,
+    ``categories``), and ``"complete": true`` where the types file declares that it has
+    no missing value (:mod:`dprm.server.public_domain` uses it).
+    """
     from dprm.data.attributes import AttributeKind
 
     views: dict[str, list[dict[str, Any]]] = {}
@@ -189,6 +194,8 @@ def public_schema(data: Any, id_column: str | None) -> dict[str, Any]:
                 entry["bounds"] = [_number(b) for b in a.domain.bounds]
             elif a.kind is AttributeKind.CATEGORICAL:
                 entry["categories"] = list(a.domain.categories)
+            if a.domain.complete:  # declared without missing values (public): said only where true
+                entry["complete"] = True
             attributes.append(entry)
         views[view.name] = attributes
     return {"format": SCHEMA_FORMAT, "id_column": id_column, "views": views}
@@ -241,12 +248,39 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
     return schema
 
 
-def remove_dataset(connection: Any, name: str) -> None:
-    """Unregister a dataset: analysts no longer see it; its ledger rows stay."""
-    changed = connection.execute(update(datasets).where(datasets.c.active_name == name)
-                                 .values(active_name=None, removed_at=time.time())).rowcount
-    if changed != 1:
+def remove_dataset(connection: Any, name: str, *, force: bool = False) -> dict[str, int]:
+    """Unregister a dataset: analysts no longer see it; its ledger rows stay.
+
+    A dataset with jobs queued or running is refused (:class:`ParameterError` naming it
+    and its active jobs), unless ``force``: then they end in the same transaction as
+    failed with ``dataset_removed`` (:func:`dprm.server.jobs.fail_dataset_jobs`: a
+    charge kept where the job had read rows, else refunded). The dataset's row is locked
+    first (PostgreSQL: ``FOR UPDATE``; SQLite's writer holds the database), so no
+    worker claims or touches a job between the count and the removal unnoticed; a job
+    submitted in that instant is failed by its worker, refunded, as before.
+
+    Returns the numbers of ended jobs and of their charges (``ended``, ``kept``,
+    ``refunded``, ``free``).
+    """
+    from dprm.server.jobs import REMOVED_DATASET, active_jobs, fail_dataset_jobs
+
+    row = connection.execute(select(datasets.c.id).where(datasets.c.active_name == name).with_for_update()).first()
+    if row is None:
         raise ParameterError(f"no dataset named {name!r}")
+    active = active_jobs(connection, row.id)
+    total = active["queued"] + active["running"]
+    ended = {"ended": 0, "kept": 0, "refunded": 0, "free": 0}
+    if total and not force:
+        raise ParameterError(
+            f"dataset {name!r} has {total} active job{'s' if total != 1 else ''} ({active['running']} running, "
+            f"{active['queued']} queued); wait for them to finish, or remove it with --force, which ends them as "
+            f"failed ({REMOVED_DATASET}): a charge is kept where its job has read rows, else refunded")
+    if total:
+        ended = fail_dataset_jobs(connection, row.id, owner_error=f"the data owner removed the dataset {name!r} "
+                                                                  f"(dprm admin dataset remove --force)")
+    connection.execute(update(datasets).where(datasets.c.id == row.id)
+                       .values(active_name=None, removed_at=time.time()))
+    return ended
 
 
 def list_datasets(connection: Any) -> list[Any]:

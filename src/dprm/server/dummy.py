@@ -7,6 +7,13 @@ no budget and may be shown in full; it has the private dataset's shape (names,
 types, domains) and none of its structure. Analysts run a job or a primitive on it
 first (``"dummy": true``) to check their requests, as Lomas' dummy datasets allow.
 
+An answer computed on dummy rows is no differentially private release of the data:
+it touches no private row, and of its own rows (public) it may show anything. Its
+privacy block says so in the spec's terms (:func:`dummy_privacy`): ``"guarantee":
+"none"``, ``"private": false`` and the reason :data:`DUMMY_REASON`; the rest (the
+ε the run's mechanisms used, their ledger) stays as the run wrote it. A ``pure-dp``
+label there read as if the real rows had been used under ε-DP.
+
 Examples
 --------
 >>> schema = {"format": "dprm.schema/1", "id_column": "id", "views": {
@@ -28,7 +35,12 @@ import numpy as np
 
 from dprm.json_values import plain_json
 
-__all__ = ["MAX_DUMMY_ROWS", "DEFAULT_DUMMY_ROWS", "dummy_frames", "dummy_data", "dummy_rows_json"]
+__all__ = ["MAX_DUMMY_ROWS", "DEFAULT_DUMMY_ROWS", "DUMMY_REASON", "dummy_frames", "dummy_data", "dummy_rows_json",
+           "dummy_privacy"]
+
+#: The reason of a dummy answer's privacy block (its guarantee is ``none``).
+DUMMY_REASON = ("computed on dummy data (rows synthesised from the public schema, nothing from the private rows): "
+                "not a differentially private release of the data, and none is needed")
 
 #: Bounds of the number of dummy rows a request may ask for.
 MAX_DUMMY_ROWS = 20_000
@@ -93,4 +105,31 @@ def dummy_rows_json(schema: dict[str, Any], rows: int, seed: int | None = None) 
     for view, frame in (("left", left), ("right", right)):
         out["views"][view] = {"columns": list(frame.columns),
                               "rows": [[plain_json(v) for v in row] for row in frame.itertuples(index=False)]}
+    return out
+
+
+def dummy_privacy(block: dict[str, Any]) -> dict[str, Any]:
+    """The privacy block of an answer computed on dummy data: ``block`` (the run's own,
+    in the spec's key order) with ``guarantee`` ``none``, ``private`` false and
+    :data:`DUMMY_REASON` first among its reasons; every other key as it was.
+
+    Examples
+    --------
+    >>> block = {"epsilon": 0.5, "neighbouring": "add-remove-one-row", "guarantee": "pure-dp", "private": True,
+    ...          "reasons": [], "ledger": [{"step": "cells", "mechanism": "discrete-laplace histogram",
+    ...                                     "epsilon": 0.5}]}
+    >>> out = dummy_privacy(block)
+    >>> out["guarantee"], out["private"], out["reasons"] == [DUMMY_REASON], out["ledger"] == block["ledger"]
+    ('none', False, True, True)
+    >>> list(out) == list(block)
+    True
+    """
+    from dprm.privacy.accountant import NO_GUARANTEE
+
+    reasons = [DUMMY_REASON] + [r for r in block.get("reasons", []) if r != DUMMY_REASON]
+    out = {}
+    for key, value in block.items():
+        out[key] = {"guarantee": NO_GUARANTEE, "private": False, "reasons": reasons}.get(key, value)
+    for key, value in (("guarantee", NO_GUARANTEE), ("private", False), ("reasons", reasons)):
+        out.setdefault(key, value)
     return out

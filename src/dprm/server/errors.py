@@ -21,6 +21,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "invalid_epsilon": (422, "epsilon must be a positive multiple of 1e-9 within the limits"),
     "invalid_query": (422, "the query is not valid for the dataset's public schema"),
     "invalid_tree": (422, "the tree is not valid for the dataset's public schema"),
+    "outside_domain": (422, "a literal holds for every value of its attribute's declared domain or for none: "
+                            "its answer is known from the public schema"),
     "unknown_algorithm": (422, "no such algorithm on this server"),
     "request_too_large": (413, "the request body is too large"),
     "request_timeout": (408, "the request body did not arrive in time"),
@@ -44,6 +46,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "job_failed": (409, "the job failed; it has no result"),
     "job_cancelled": (409, "the job was cancelled; it has no result"),
     "job_finished": (409, "the job has finished and cannot be cancelled"),
+    "dataset_removed": (410, "the data owner removed the dataset; the job has no result"),
     # the server's side
     "dataset_changed": (503, "a file of the dataset changed on disk since it was registered"),
     "dataset_missing": (503, "a file of the dataset is missing"),

@@ -10,6 +10,8 @@ A job's life, each step one transaction guarded by a condition on its status::
     failed   'running' -> 'failed'                          (charge kept if touched, else refunded)
     cancel   'queued' -> 'cancelled'                        (refunded)
              'running' -> 'cancelled'                       (kept if touched, else refunded)
+    removed  'queued'/'running' -> 'failed' dataset_removed (the owner's ``dataset remove --force``:
+                                                             kept if touched, else refunded)
 
 The result and the ledger rows are written in the same transaction, so a result is
 never readable without its ledger. The worker's writes name its token and require
@@ -35,7 +37,11 @@ from dprm.server.tables import analysts, datasets, jobs
 from dprm.server.units import units_float, units_text
 
 __all__ = ["request_digest", "submit", "job_view", "find_job", "job_result", "claim_next", "touch", "record_progress",
-           "heartbeat", "finish_done", "finish_failed", "cancel", "fail_running", "running_jobs"]
+           "heartbeat", "finish_done", "finish_failed", "cancel", "fail_running", "running_jobs", "active_jobs",
+           "fail_dataset_jobs", "REMOVED_DATASET"]
+
+#: The error code of a job whose dataset the owner removed while it was queued or running.
+REMOVED_DATASET = "dataset_removed"
 
 
 def request_digest(body: dict[str, Any]) -> str:
@@ -305,6 +311,46 @@ def cancel(db: Any, analyst_id: int, public_id: str) -> Any:
                 return find_job(connection, analyst_id, public_id)[0]
 
     return db.transaction(work)
+
+
+def active_jobs(connection: Any, dataset_id: int) -> dict[str, int]:
+    """How many jobs on the dataset are ``queued`` and ``running``."""
+    counted = dict(connection.execute(
+        select(jobs.c.status, func.count()).where(and_(jobs.c.dataset_id == dataset_id,
+                                                        jobs.c.status.in_(("queued", "running"))))
+        .group_by(jobs.c.status)).all())
+    return {"queued": int(counted.get("queued", 0)), "running": int(counted.get("running", 0))}
+
+
+def fail_dataset_jobs(connection: Any, dataset_id: int, *, owner_error: str) -> dict[str, int]:
+    """Fail every queued or running job on the dataset with :data:`REMOVED_DATASET`, in
+    the caller's transaction (the owner removes the dataset in it).
+
+    Each charge is settled as a failed job's: kept, with one ledger row, where the job
+    had read rows; refunded where it had not. A running job's worker then finds the job
+    no longer its own: its heartbeat stops it and it can publish nothing (its writes
+    require ``status = 'running'`` and its token). Returns the numbers of jobs ended and
+    of charges ``kept``, ``refunded`` and ``free`` (dummy jobs have none).
+    """
+    done = {"ended": 0, "kept": 0, "refunded": 0, "free": 0}
+    while True:
+        job = connection.execute(select(jobs).where(and_(
+            jobs.c.dataset_id == dataset_id, jobs.c.status.in_(("queued", "running")))).order_by(jobs.c.id)
+            .limit(1)).first()
+        if job is None:
+            return done
+        # The conditions on status and data_touched: a worker that claims or touches the job
+        # meanwhile makes the update miss, and the loop reads the job again.
+        changed = connection.execute(update(jobs).where(and_(
+            jobs.c.id == job.id, jobs.c.status == job.status, jobs.c.data_touched == job.data_touched)).values(
+            status="failed", error_code=REMOVED_DATASET, error_message=None, owner_error=owner_error,
+            finished_at=time.time())).rowcount
+        if changed != 1:
+            continue
+        touched = bool(job.data_touched)
+        _settle(connection, job, touched, f"job failed ({REMOVED_DATASET}) after reading the rows: no result")
+        done["ended"] += 1
+        done["free" if job.charge_id is None else "kept" if touched else "refunded"] += 1
 
 
 def running_jobs(connection: Any) -> list[Any]:

@@ -164,7 +164,8 @@ def _rows(record: Any) -> Any:
 
 
 def privacy_block(accountant: Accountant) -> dict[str, Any]:
-    """The spec's privacy block of a primitive (exact mechanisms: ``pure-dp``)."""
+    """The spec's privacy block of a primitive (exact mechanisms: ``pure-dp``; on dummy
+    data :func:`dprm.server.dummy.dummy_privacy` makes it ``none``)."""
     block = accountant.privacy_block(PURE_DP)
     reasons = [block.pop("reason")] if "reason" in block else []
     block["private"] = not reasons
@@ -187,7 +188,7 @@ def run_primitive(task: dict[str, Any]) -> dict[str, Any]:
     from dprm.errors import DprmError
     from dprm.privacy import SecureNoise
     from dprm.server.datasets import DatasetRecord, verify_files
-    from dprm.server.dummy import dummy_data
+    from dprm.server.dummy import dummy_data, dummy_privacy
     from dprm.server.errors import ApiError
     from dprm.server.units import fraction_text, units_fraction
     from dprm.server.validation import check_query, check_tree
@@ -217,6 +218,8 @@ def run_primitive(task: dict[str, Any]) -> dict[str, Any]:
         else:
             result = leaf_pair_counts(data, left, right, epsilon, accountant)
         result["privacy"] = privacy_block(accountant)
+        if task["dummy"]:  # no private row touched: not a DP release of the data (dummy.DUMMY_REASON)
+            result["privacy"] = dummy_privacy(result["privacy"])
         releases = [(e.step, e.mechanism, fraction_text(e.epsilon)) for e in accountant.ledger]
         return {"ok": True, "result": result, "releases": releases}
     except ApiError as error:  # refusals decided before any row was read (files, request)

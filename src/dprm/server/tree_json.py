@@ -41,6 +41,7 @@ import numpy as np
 
 from dprm.errors import DprmError
 from dprm.queries import And, BooleanLiteral, CategoricalLiteral, NumericLiteral, Or, Query, query_from_json
+from dprm.server.public_domain import OutsideDomainError, split_problem
 
 __all__ = ["MAX_TREE_DEPTH", "JsonTree", "tree_from_json"]
 
@@ -82,15 +83,15 @@ def _check_split(literal: Any, schema: list[dict[str, Any]], where: str) -> dict
     if isinstance(literal, CategoricalLiteral):
         if kind != "categorical":
             raise DprmError(f"{where}: {literal.attr!r} is {kind}, not categorical")
-        if literal.category not in entry["categories"]:
-            raise DprmError(f"{where}: {literal.category!r} is not a declared category of {literal.attr!r}")
-        if len(entry["categories"]) < 2:
-            raise DprmError(f"{where}: {literal.attr!r} has one category; a split on it splits nothing")
     if isinstance(literal, NumericLiteral):
         if kind != "numeric":
             raise DprmError(f"{where}: {literal.attr!r} is {kind}, not numeric")
         if len(literal.bounds()) != 1:
             raise DprmError(f"{where}: a numeric split has exactly one of gt, ge, lt, le")
+    # an undeclared category, a one-category attribute, [x > 100] on [0, 100]: a branch empty whatever the rows
+    problem = split_problem(literal, entry, where)
+    if problem is not None:
+        raise OutsideDomainError(problem)
     return entry
 
 

@@ -246,10 +246,16 @@ def _public(error: DprmError) -> str:
 
 
 def check_query(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
-    """A query of the analyst, read from JSON and checked against ``view``'s public schema."""
+    """A query of the analyst, read from JSON and checked against ``view``'s public schema.
+
+    A literal the schema decides (:mod:`dprm.server.public_domain`: no declared value
+    satisfies it, or every one does on a column declared complete) is ``422
+    outside_domain``; other problems are ``422 invalid_query``.
+    """
     from dprm.queries import BooleanLiteral, CategoricalLiteral, NumericLiteral, query_from_json
 
     from dprm.server.datasets import attribute_of
+    from dprm.server.public_domain import query_problem
 
     try:
         query = query_from_json(obj, where=where)
@@ -271,21 +277,24 @@ def check_query(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
                 raise ApiError("invalid_query", f"{where}: {literal.attr!r} is {kind}; use a numeric literal "
                                                 f"(gt, ge, lt, le)" if kind == "numeric" else
                                f"{where}: {literal.attr!r} is {kind}; use eq true/false")
-            if literal.category not in entry["categories"]:
-                raise ApiError("invalid_query", f"{where}: {literal.category[:64]!r} is not a declared category "
-                                                f"of {literal.attr!r}")
         if isinstance(literal, NumericLiteral) and kind != "numeric":
             raise ApiError("invalid_query", f"{where}: {literal.attr!r} is {kind}; a numeric literal needs a "
                                             f"numeric attribute")
+        problem = query_problem(literal, entry, where)  # an undeclared category, [x > 1000] on [0, 100], ...
+        if problem is not None:
+            raise ApiError("outside_domain", problem)
     return query
 
 
 def check_tree(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
     """A tree of the analyst (:mod:`dprm.server.tree_json`) checked against ``view``."""
+    from dprm.server.public_domain import OutsideDomainError
     from dprm.server.tree_json import tree_from_json
 
     try:
         return tree_from_json(obj, schema["views"][view], where=where)
+    except OutsideDomainError as error:  # a split one of whose branches is empty whatever the rows
+        raise ApiError("outside_domain", str(error).splitlines()[0][:400]) from None
     except DprmError as error:
         raise ApiError("invalid_tree", str(error).splitlines()[0][:300]) from None
     except RecursionError:  # pragma: no cover - the body's depth is bounded before
@@ -293,8 +302,12 @@ def check_tree(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
 
 
 def check_confidence(confidence: Any) -> float:
-    """The confidence of intervals: a number in [0.5, 0.999]."""
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (
-            0.5 <= float(confidence) <= 0.999):
-        raise ApiError("invalid_parameter", "confidence must be a number between 0.5 and 0.999")
+    """The confidence of intervals: a number in (0, 1), the miners' own range
+    (:data:`dprm.mining.base.CONFIDENCE`), for jobs and primitives alike."""
+    from dprm.mining.base import CONFIDENCE
+
+    try:
+        CONFIDENCE.validate(confidence)
+    except DprmError as error:
+        raise ApiError("invalid_parameter", str(error).splitlines()[0][:200]) from None
     return float(confidence)

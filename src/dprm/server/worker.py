@@ -98,7 +98,7 @@ def run_job(db: Any, job_id: int, token: str) -> str:
     from dprm.server import jobs
     from dprm.server.budget import Release
     from dprm.server.datasets import DatasetRecord, load_registered, verify_files
-    from dprm.server.dummy import dummy_data
+    from dprm.server.dummy import dummy_data, dummy_privacy
     from dprm.server.errors import ApiError
     from dprm.server.tables import datasets, jobs as jobs_table
     from dprm.server.units import units_fraction
@@ -110,7 +110,7 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         dataset_row = connection.execute(select(datasets).where(datasets.c.id == job.dataset_id)).one()
         record = DatasetRecord.from_row(dataset_row)
     if dataset_row.active_name is None:  # removed by the owner while the job was queued: no row read
-        jobs.finish_failed(db, job_id, token, code="unknown_dataset", message="the dataset was removed",
+        jobs.finish_failed(db, job_id, token, code=jobs.REMOVED_DATASET, message=None,
                            owner_error="the dataset was removed before the job started", touched=False)
         return "failed"
     heart = _Heartbeat(db, job_id, token)
@@ -139,6 +139,8 @@ def run_job(db: Any, job_id: int, token: str) -> str:
             data = dummy_data(record, job.dummy_rows or 1000) if job.dummy else load_registered(record)
             miner.fit(data, **fit_options)
         document = miner.document(described)
+        if job.dummy:  # no private row touched: not a DP release of the data (dummy.DUMMY_REASON)
+            document["privacy"] = dummy_privacy(document["privacy"])
         if not job.dummy and not document.get("privacy", {}).get("private", False):
             reasons = document.get("privacy", {}).get("reasons", [])
             # The analyst sees the generic failure: which failure it was may depend on the rows.

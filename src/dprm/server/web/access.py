@@ -1,6 +1,7 @@
 """Who is asking for a page: the session of the cookie, checked for the page's role and form token.
 
 A page's ``GET`` takes :func:`for_reading` (a sign-in redirect without a session,
+which brings the browser back to the page after sign-in (:mod:`~dprm.server.web.return_to`),
 403 for the other role); a ``POST`` takes :func:`for_posting` (401 without a
 session, 403 with a wrong or missing form token or for the other role, and nothing
 is done). They are called by the handlers after FastAPI has checked the query, so a
@@ -17,6 +18,7 @@ from fastapi.responses import Response
 from dprm.server.errors import rate_limited
 from dprm.server.web import csrf
 from dprm.server.web.pages import SECURITY_HEADERS, is_htmx, problem, redirect
+from dprm.server.web.return_to import asked_page, signin_location
 from dprm.server.web.sessions import COOKIE, Session, find_session
 
 __all__ = ["for_posting", "for_reading", "session_of"]
@@ -43,10 +45,12 @@ async def session_of(request: Request) -> Session | None:
 async def for_reading(request: Request, role: str) -> Session | Response:
     """The session of a page's GET: a sign-in redirect without one, 403 for the other role."""
     found = await session_of(request)
-    if found is None:
-        if is_htmx(request):  # a refresh of part of a page whose session ended: the whole page goes
-            return Response(status_code=204, headers={**SECURITY_HEADERS, "HX-Redirect": "/ui/signin"})
-        return redirect("/ui/signin")
+    if found is None:  # to sign in, then back to the page asked for (return_to: same-site pages only)
+        htmx = is_htmx(request)
+        location = signin_location(asked_page(request.url, request.headers, htmx))
+        if htmx:  # a refresh of part of a page whose session ended: the whole page goes
+            return Response(status_code=204, headers={**SECURITY_HEADERS, "HX-Redirect": location})
+        return redirect(location)
     if found.role != role:
         return problem(request, 403, "Not for this account",
                        f"This page is for {role}s; you are signed in as {found.role} {found.name}.", found,

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from dprm.server import accounts
 from dprm.server.errors import ERRORS, ApiError
 from dprm.server.web.access import for_posting, for_reading
-from dprm.server.web.forms import FormError, job_fields, job_request, statistics_request
+from dprm.server.web.forms import FormError, confidence_help, job_fields, job_request, statistics_request
 from dprm.server.web.pages import api_problem, is_htmx, redirect, render
 from dprm.server.web.resubmission import form_key
 from dprm.server.web.sessions import Session
@@ -129,7 +129,8 @@ def dataset_context(request: Request, who: accounts.Analyst, name: str, algorith
                         "budget": service.budget_view(record.name, total, spent)},
             "schema": record.schema, "algorithms": algorithms, "algorithm": chosen,
             "fields": job_fields(chosen), "form": {}, "cost": None, "message": None,
-            "stats_form": {}, "stats": None, "stats_cost": None, "stats_message": None}
+            "stats_form": {}, "stats": None, "stats_cost": None, "stats_message": None,
+            "confidence_help": confidence_help()}
 
 
 async def dataset_page(request: Request, found: Session, name: str, algorithm: str | None,

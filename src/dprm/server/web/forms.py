@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-__all__ = ["ParameterField", "job_fields", "parameter_value", "job_request", "statistics_request", "FormError"]
+__all__ = ["ParameterField", "job_fields", "parameter_value", "job_request", "statistics_request", "confidence_value",
+           "confidence_help", "FormError"]
 
 
 class FormError(Exception):
@@ -93,6 +94,20 @@ def job_fields(algorithm: str) -> list[ParameterField]:
     return fields
 
 
+def confidence_help() -> str:
+    """The help of the statistics form's ``confidence``: the job form's help of the miners'
+    parameter of the same name (:meth:`dprm.mining.base.Miner.parameter_help`'s words).
+
+    Examples
+    --------
+    >>> confidence_help()
+    'Level of the confidence intervals reported beside each noisy statistic; allowed: (0, 1)'
+    """
+    from dprm.mining.base import CONFIDENCE
+
+    return f"{CONFIDENCE.help}; allowed: {CONFIDENCE.bounds_text()}"
+
+
 def parameter_value(text: str, kind: str, name: str = "value") -> Any:
     """A parameter's form text as a JSON value for the API (unreadable text stays text,
     for the API's check to name).
@@ -130,6 +145,36 @@ def _check_number(text: str, kind: type, name: str) -> None:
     problem = number_problem(kind, text)
     if problem is not None:
         raise FormError(f"{name.replace('_', '-')}: {problem}")
+
+
+def confidence_value(text: str) -> float:
+    """The statistics form's ``confidence`` (empty: 0.95), checked as the job form's
+    parameter of the same name is: one name and one range, (0, 1)
+    (:data:`dprm.mining.base.CONFIDENCE`).
+
+    Examples
+    --------
+    >>> confidence_value(""), confidence_value("0.3")
+    (0.95, 0.3)
+    >>> confidence_value("1")
+    Traceback (most recent call last):
+    ...
+    dprm.server.web.forms.FormError: confidence must be in (0, 1), not 1.0
+    """
+    from dprm.errors import ParameterError
+    from dprm.mining.base import CONFIDENCE
+
+    text = text.strip() or "0.95"
+    _check_number(text, float, "confidence")
+    try:
+        value = float(text)
+    except ValueError:
+        raise FormError(f"confidence must be a number, not {text[:40]!r}") from None
+    try:
+        CONFIDENCE.validate(value)  # NaN and infinities too
+    except ParameterError as error:
+        raise FormError(str(error)) from None
+    return value
 
 
 def _pydantic_message(error: Any, body: Mapping[str, Any]) -> str:
@@ -218,14 +263,7 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
             reason = str(error).splitlines()[0].removeprefix(f"clired query {text!r}: ")
             raise FormError(f"{side} query: {reason[:300]}") from None
         queries[side] = query_to_json(query)
-    confidence_text = str(form.get("confidence", "0.95")).strip() or "0.95"
-    _check_number(confidence_text, float, "confidence")
-    try:
-        confidence = float(confidence_text)
-    except ValueError:
-        raise FormError(f"confidence must be a number, not {confidence_text[:40]!r}") from None
-    if not 0.5 <= confidence <= 0.999:  # NaN too (pydantic named only the upper bound: "less than or equal")
-        raise FormError(f"confidence must be a number between 0.5 and 0.999, not {confidence_text[:40]!r}")
+    confidence = confidence_value(str(form.get("confidence", "")))
     body = {"left": queries["left"], "right": queries["right"], "confidence": confidence, "dry_run": dry_run,
             **_common(form, dataset)}
     try:

@@ -36,6 +36,11 @@ __all__ = ["router", "SORT_KEYS", "support_bar"]
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
+#: What the guarantee ``none`` of a dummy job's result means (instead of the label's general
+#: sentence, "the values may reveal individual rows": here only rows made up from the schema).
+DUMMY_MEANING = ("No privacy guarantee is claimed, and none is needed: the job ran on rows synthesised from the "
+                 "public schema, not on the private data.")
+
 #: Result table columns that can be sorted, and how to read them from a redescription.
 SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "rank": lambda r: r["rank"],
@@ -154,7 +159,8 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
         results = sorted(present, key=key, reverse=order == "desc") + missing
     guarantee = str(((document or {}).get("privacy") or {}).get("guarantee", "none"))
     return {"job": view, "document": document, "results": results, "sort": sort if sort in SORT_KEYS else "rank",
-            "kept": sum(not r.get("pruned") for r in results), "guarantee_meaning": explain_guarantee(guarantee),
+            "kept": sum(not r.get("pruned") for r in results),
+            "guarantee_meaning": DUMMY_MEANING if view["dummy"] else explain_guarantee(guarantee),
             "order": "desc" if order == "desc" else "asc",
             "ledger": [{"step": e.step, "mechanism": e.mechanism, "epsilon": e.epsilon,
                         "epsilon_exact": e.epsilon_exact, "at": e.created_at} for e in entries],

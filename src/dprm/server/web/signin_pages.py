@@ -1,5 +1,9 @@
 """The sign-in pages: ``/ui`` (to the signed-in role's home), ``/ui/signin``, ``/ui/signout``.
 
+``/ui/signin?next=PAGE`` (where a page asked for without a session sends the browser)
+brings it back to ``PAGE`` after sign-in, a same-site page only
+(:mod:`~dprm.server.web.return_to`).
+
 A token signs in an analyst or a data owner (:mod:`~dprm.server.web.sessions`);
 the sign-in form carries its own token against cross-site posts (a cookie, since
 there is no session yet).
@@ -17,6 +21,7 @@ from dprm.server import accounts
 from dprm.server.web import csrf
 from dprm.server.web.access import session_of
 from dprm.server.web.pages import problem, redirect, render
+from dprm.server.web.return_to import after_signin, home_of, safe_next
 from dprm.server.web.sessions import COOKIE, LIFETIME, close_session, open_session
 
 __all__ = ["router", "signin_page"]
@@ -31,22 +36,25 @@ async def home(request: Request) -> Response:
     found = await session_of(request)
     if found is None:
         return redirect("/ui/signin")
-    return redirect("/ui/datasets" if found.role == "analyst" else "/ui/owner")
+    return redirect(home_of(found.role))
 
 
-def signin_page(request: Request, status: int = 200, message: str | None = None) -> HTMLResponse:
-    """The sign-in form with a fresh sign-in form token (in a cookie and in the form)."""
+def signin_page(request: Request, status: int = 200, message: str | None = None,
+                next_page: str | None = None) -> HTMLResponse:
+    """The sign-in form with a fresh sign-in form token (in a cookie and in the form), and
+    the page to return to after it (:func:`~dprm.server.web.return_to.safe_next`), if any."""
     token = csrf.new_token()
-    response = render(request, "signin.html", status, None, signin_token=token, message=message)
+    response = render(request, "signin.html", status, None, signin_token=token, message=message,
+                      next_page=safe_next(next_page))
     response.set_cookie(csrf.SIGNIN_COOKIE, token, max_age=3600, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/ui")
     return response
 
 
 @router.get("/signin", response_class=HTMLResponse)
-async def signin_form(request: Request) -> Response:
+async def signin_form(request: Request, next: str | None = None) -> Response:  # noqa: A002 - the query's name
     request.state.action = "ui-signin-page"
-    return signin_page(request)
+    return signin_page(request, next_page=next)
 
 
 @router.post("/signin", response_class=HTMLResponse)
@@ -55,10 +63,11 @@ async def signin(request: Request) -> Response:
 
     request.state.action = "ui-signin"
     form = await request.form()
+    next_page = str(form.get("next") or "")
     if csrf.cross_origin(request.headers) or not csrf.matches(request.cookies.get(csrf.SIGNIN_COOKIE),
                                                               str(form.get(csrf.FIELD) or "")):
         request.state.outcome = "csrf_refused"
-        return signin_page(request, 403, "The sign-in form expired; please try again.")
+        return signin_page(request, 403, "The sign-in form expired; please try again.", next_page)
     token = str(form.get("token") or "").strip()
     db = request.app.state.db
 
@@ -76,11 +85,11 @@ async def signin(request: Request) -> Response:
         request.state.outcome = problem_code or "invalid_token"
         messages = {"token_disabled": "This token is disabled.", "token_expired": "This token has expired.",
                     "missing_token": "Paste your token."}
-        return signin_page(request, 401, messages.get(problem_code or "", "This token is not valid."))
+        return signin_page(request, 401, messages.get(problem_code or "", "This token is not valid."), next_page)
     if role == "analyst":
         request.state.analyst_id = who.id
     cookie, _ = await run_in_threadpool(open_session, db, role, who.id, who.token_id)
-    response = redirect("/ui/datasets" if role == "analyst" else "/ui/owner")
+    response = redirect(after_signin(role, next_page))  # the page asked for, or the role's home
     response.set_cookie(COOKIE, cookie, max_age=int(LIFETIME), httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/ui")
     response.delete_cookie(csrf.SIGNIN_COOKIE, path="/ui")
