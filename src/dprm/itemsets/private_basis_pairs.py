@@ -8,7 +8,7 @@ module releases those pairs (step 2 of the release, below) and builds the bases 
 :mod:`dprm.itemsets.private_basis_graph`'s). :func:`pair_noise`, the noise of an item
 pair's count on this route or on the one basis over every item, is what
 ``private_method="auto"`` reads to choose between the bases and the chain
-(:mod:`dprm.itemsets.private`).
+(:mod:`dprm.itemsets.private_chain`).
 
 The pairs' release (step 2: sensitivity and budget)
 ---------------------------------------------------
@@ -81,7 +81,7 @@ def pair_noise(selection: ItemSelection, sizes: Sequence[int], epsilon: float | 
     columns: 0 (no pair to resolve). It reads ``selection`` (noisy ``n̂`` and kept items),
     ``sizes``, ``ε`` and ``θ`` (public): deciding on it is post-processing of the items'
     release. ``private_method="auto"`` releases bases when it is at most
-    :data:`BASIS_MAX_NOISE` (``dprm.itemsets.private``).
+    :data:`BASIS_MAX_NOISE` (:mod:`dprm.itemsets.private_chain`).
 
     Examples
     --------
