@@ -1,7 +1,7 @@
 """A PrivBasis-style direct release: noisy histograms of a few item sets that cover the frequent itemsets.
 
 ``fit_private_estimator(private_method="basis", min_support=θ)``
-(:mod:`dprm.itemsets.private`) releases no model of the rows: after the items that can
+(:mod:`dprm.itemsets.private_basis_fit`) releases no model of the rows: after the items that can
 be frequent (:func:`~dprm.itemsets.private_items.release_items`), it releases the
 co-occurrence counts of pairs of items, builds from them a few **bases** (sets of items
 whose joint cells hold every itemset that can be frequent: Li, Qardaji, Su & Cao,
