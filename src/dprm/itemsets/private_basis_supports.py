@@ -247,16 +247,22 @@ def _subsets(items: frozenset[Item]) -> list[frozenset[Item]]:
     return [frozenset(c) for r in range(len(members) + 1) for c in itertools.combinations(members, r)]
 
 
+def _fold(estimates: dict[frozenset[Item], tuple[float, float]], key: frozenset[Item], count: float,
+          var: float) -> None:
+    """Fold one ``count`` of variance ``var`` into ``estimates[key]`` by inverse-variance weighting (in place)."""
+    if key in estimates:
+        c0, v0 = estimates[key]
+        w = 1.0 / v0 + 1.0 / var
+        estimates[key] = ((c0 / v0 + count / var) / w, 1.0 / w)
+    else:
+        estimates[key] = (count, var)
+
+
 def _combine(estimates: dict[frozenset[Item], tuple[float, float]], counts: dict[frozenset[Item], float],
              var: float) -> None:
     """Fold ``counts`` (each of variance ``var``) into ``estimates`` by inverse-variance weighting (in place)."""
     for key, count in counts.items():
-        if key in estimates:
-            c0, v0 = estimates[key]
-            w = 1.0 / v0 + 1.0 / var
-            estimates[key] = ((c0 / v0 + count / var) / w, 1.0 / w)
-        else:
-            estimates[key] = (count, var)
+        _fold(estimates, key, count, var)
 
 
 def _basis_estimates(bases: Sequence[Basis]) -> dict[frozenset[Item], tuple[float, float]]:
@@ -275,13 +281,7 @@ def _basis_estimates(bases: Sequence[Basis]) -> dict[frozenset[Item], tuple[floa
                             if i < len(basis.items[a]))
             if not key:
                 continue
-            count, var = float(marg[index]), float(cells[index]) * var1
-            if key in out:
-                c0, v0 = out[key]
-                w = 1.0 / v0 + 1.0 / var
-                out[key] = ((c0 / v0 + count / var) / w, 1.0 / w)
-            else:
-                out[key] = (count, var)
+            _fold(out, key, float(marg[index]), float(cells[index]) * var1)
     return out
 
 
