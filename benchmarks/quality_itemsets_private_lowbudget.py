@@ -39,6 +39,7 @@ from fractions import Fraction
 import numpy as np
 
 from dprm.itemsets import private_basis as pb
+from dprm.itemsets import private_basis_supports
 from dprm.itemsets.domains import encode_frame, infer_domains
 from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from dprm.itemsets.private import fit_private_estimator
@@ -119,7 +120,7 @@ def thresholded_sums(bases, tau_scales: float, z: float, widest: float) -> dict:
 
 def with_thresholded_rule(tau_scales: float):
     """``heavy_cell_sums`` with the thresholded sums as a further listing rule (the larger lower bound)."""
-    original = pb.heavy_cell_sums
+    original = private_basis_supports.heavy_cell_sums
 
     def rule(bases, threshold, z, widest=math.inf):
         out = original(bases, threshold, z, widest)
@@ -156,12 +157,12 @@ def main() -> None:
                     if fit.bases is None:
                         print(f"{name} {method} eps={float(eps):g} seed {seed}: auto chose the chain", flush=True)
                         continue
-                    release, original = fit.bases, pb.heavy_cell_sums
-                    pb.heavy_cell_sums = with_thresholded_rule(args.tau)
+                    release, original = fit.bases, private_basis_supports.heavy_cell_sums
+                    private_basis_supports.heavy_cell_sums = with_thresholded_rule(args.tau)  # where the listing reads it
                     try:
                         listed = release.named_itemsets(args.theta)
                     finally:
-                        pb.heavy_cell_sums = original
+                        private_basis_supports.heavy_cell_sums = original
                 else:
                     listed = one_basis(data, domains, eps, seed, args.theta, args, method == "oracle").named_itemsets()
                 r = itemset_rates([s["items"] for s in listed], truth)

@@ -12,7 +12,11 @@ from dprm.errors import DataError, ParameterError
 from dprm.itemsets import DensityEstimator
 from dprm.itemsets.domains import encode_frame, infer_domains
 from dprm.itemsets.ison import mine_itemsets
-from dprm.itemsets.private import DOMAIN_REASON, STRUCTURES, fit_private_estimator, released_tree
+from dprm.itemsets import private
+from dprm.itemsets.private import fit_private_estimator
+from dprm.itemsets.private_chain import STRUCTURES
+from dprm.itemsets.private_dp_trees import released_tree
+from dprm.itemsets.private_fit import DOMAIN_REASON
 from dprm.itemsets.private_parents import nonnegative_counts
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.classifier import DPDecisionTreeClassifier
@@ -240,3 +244,15 @@ def test_autos_chain_reports_the_items_noise_it_released():
     assert any(e["step"].startswith("items") for e in fit.privacy["ledger"])
     # the items' 20 % of ε over the three columns that release (d has one category)
     assert fit.parameters["noise"]["items"] == pytest.approx(3 / (0.01 * 0.2))
+
+
+def test_the_public_names_are_importable_from_private_as_from_their_homes() -> None:
+    """The fits live in modules of their own; users import fit_private_estimator and its names from here."""
+    from dprm.itemsets import private_chain, private_dp_trees, private_fit
+
+    homes = {name: module for module in (private_chain, private_dp_trees, private_fit) for name in module.__all__}
+    moved = [name for name in private.__all__ if name in homes]
+    assert set(moved) == {"PrivateFit", "DOMAIN_REASON", "released_tree", "MAX_DEPTH", "STRUCTURES",
+                          "COMPRESSED_MAX_PARENTS", "COMPRESSED_MAX_CELLS"}
+    assert all(getattr(private, name) is getattr(homes[name], name) for name in moved)
+    assert all(hasattr(private, name) for name in private.__all__)

@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 
 from dprm.itemsets.private import fit_private_estimator
-from dprm.itemsets.private_basis import (BASIS_MAX_NOISE, ITEM_SHARE, ONE_BASIS_CELLS, PAIR_SHARE, _cells, item_share,
-                                         _undecided_pairs, basis_table, discrete_laplace_variance, frechet_joined,
-                                         pair_noise, release_bases)
+from dprm.itemsets.private_basis import ITEM_SHARE, basis_table, item_share, release_bases
+from dprm.itemsets.private_basis_graph import _cells
+from dprm.itemsets.private_basis_pairs import (BASIS_MAX_NOISE, ONE_BASIS_CELLS, PAIR_SHARE, _undecided_pairs,
+                                               frechet_joined, pair_noise)
+from dprm.itemsets.private_basis_supports import discrete_laplace_variance
 from dprm.itemsets.private_items import release_items
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
 
@@ -138,7 +140,7 @@ def test_frechet_joined_pairs_are_frequent_in_the_data_and_their_tables_are_not_
 
 def test_heavy_cell_sums_match_a_brute_force_over_the_cells() -> None:
     """Each sub-itemset's sum of the cells at or above the threshold, less z sd of their noise, over random bases."""
-    from dprm.itemsets.private_basis import Basis, heavy_cell_sums
+    from dprm.itemsets.private_basis_supports import Basis, heavy_cell_sums
 
     rng = np.random.default_rng(11)
     for _ in range(5):
@@ -159,7 +161,7 @@ def test_heavy_cell_sums_match_a_brute_force_over_the_cells() -> None:
 
 def test_heavy_cell_sums_at_least_are_the_full_sums_reaching_it_in_some_basis() -> None:
     """``at_least`` finds from the arrays the keys reaching it in some basis, each the mean over every basis."""
-    from dprm.itemsets.private_basis import Basis, heavy_cell_sums
+    from dprm.itemsets.private_basis_supports import Basis, heavy_cell_sums
 
     rng = np.random.default_rng(12)
     for _ in range(5):
@@ -185,8 +187,8 @@ def _prototypes(n: int, width: int, seed: int) -> np.ndarray:
 
 def test_the_heavy_cells_only_add_itemsets_each_reported_with_the_estimate_that_listed_it() -> None:
     """Listed on the plain sums or by closure: the unbiased sum and its sd; by the heavy cells alone: their sum and sd."""
-    import dprm.itemsets.private_basis as basis_module
-    from dprm.itemsets.private_basis import CONFIDENCE_Z, HEAVY_CELLS, RESOLUTION, heavy_cell_estimates
+    import dprm.itemsets.private_basis_supports as basis_module
+    from dprm.itemsets.private_basis_supports import CONFIDENCE_Z, HEAVY_CELLS, RESOLUTION, heavy_cell_estimates
 
     codes = _prototypes(400, 10, 1)  # vote-like: few rows, one basis of 11,664 cells, ±1.25 rows each
     columns = [f"c{j}" for j in range(codes.shape[1])]
@@ -215,7 +217,7 @@ def test_the_heavy_cells_only_add_itemsets_each_reported_with_the_estimate_that_
 
 
 def test_heavy_cell_estimates_match_a_brute_force_and_bound_the_heavy_sums() -> None:
-    from dprm.itemsets.private_basis import Basis, heavy_cell_estimates, heavy_cell_sums
+    from dprm.itemsets.private_basis_supports import Basis, heavy_cell_estimates, heavy_cell_sums
 
     rng = np.random.default_rng(14)
     bases = [Basis((0, 2, 5), ((0, 1), (0,), (0, 1)), rng.integers(-30, 200, size=(3, 2, 3)), 10.0),

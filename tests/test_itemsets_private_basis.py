@@ -14,10 +14,11 @@ from dprm.errors import ParameterError
 from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from dprm.itemsets import private_basis
 from dprm.itemsets.private import fit_private_estimator
-from dprm.itemsets.private_basis import (ITEM_SHARE, LARGE_BASIS_CELLS, MAX_BASIS_CELLS, ONE_ITEM_SHARE,
-                                         PAIR_SHARE, Basis,
-                                         _basis_estimates, _cells, basis_table, discrete_laplace_variance,
-                                         largest_basis, maximal_cliques, merge_bases, release_bases)
+from dprm.itemsets.private_basis import ITEM_SHARE, ONE_ITEM_SHARE, basis_table, release_bases
+from dprm.itemsets.private_basis_graph import (LARGE_BASIS_CELLS, MAX_BASIS_CELLS, _cells, largest_basis,
+                                               maximal_cliques, merge_bases)
+from dprm.itemsets.private_basis_pairs import PAIR_SHARE
+from dprm.itemsets.private_basis_supports import Basis, _basis_estimates, discrete_laplace_variance
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
 
 SIZES = [3, 2, 3, 1]
@@ -301,3 +302,15 @@ def test_largest_basis_keeps_the_bar_and_the_cell_limit_and_leaves_out_only_what
         for it in items:  # an item reaching the bar is left out only when it no longer fits
             if counts[it] >= 40 and it not in basis:
                 assert _cells(basis | {it}, sizes) > limit
+
+
+def test_the_release_s_public_names_are_importable_from_private_basis_as_from_their_homes() -> None:
+    """The pairs' route, the graph and the listing live in modules of their own; users import them from here."""
+    from dprm.itemsets import private_basis_graph, private_basis_pairs, private_basis_supports
+
+    homes = {name: module for module in (private_basis_graph, private_basis_pairs, private_basis_supports)
+             for name in getattr(module, "__all__", dir(module)) if not name.startswith("_")}
+    moved = [name for name in private_basis.__all__ if name in homes]
+    assert {"BasisRelease", "heavy_cell_sums", "pair_noise", "frechet_joined", "discrete_laplace_variance"} <= set(moved)
+    assert all(getattr(private_basis, name) is getattr(homes[name], name) for name in moved)
+    assert all(hasattr(private_basis, name) for name in private_basis.__all__)

@@ -8,7 +8,7 @@ Experiments (the paper's Section VII, plus the DP variant)
     number of true itemsets, as the paper defines them) of ISON on: the Hoeffding-tree
     estimate (``ison``), the same after t-closeness with ``δ`` for the dataset's
     quasi-identifiers (``ison t-closeness``; not DP), and the DP estimate at each ε
-    (``ison dp``; ε split over its trees, :mod:`dprm.itemsets.private`).
+    (``ison dp``; ε split over its trees, :mod:`dprm.itemsets.private_chain`).
 ``chains`` (Figure 4)
     TPR / FPR of ``ison`` against the number of chains.
 ``timing`` (Figure 5)

@@ -16,7 +16,9 @@ Modules: :mod:`~dprm.itemsets.domains` (the discrete domain of each variable),
 :mod:`~dprm.itemsets.estimator` (the ensemble of chains and its learning),
 :mod:`~dprm.itemsets.closeness` (t-closeness, Algorithm 1, and its check; a syntactic
 property of the estimate, not differential privacy),
-:mod:`~dprm.itemsets.ison` (ISON, Algorithms 2-3).
+:mod:`~dprm.itemsets.ison` (ISON, Algorithms 2-3);
+:mod:`~dprm.itemsets.private` (the differentially private estimate and direct releases,
+beyond the paper: ``fit_private_estimator``, whose notes name the module of each method).
 
 The paper assumes a stationary stream (rows from one distribution in random order):
 a Hoeffding tree's new leaves only count the rows that arrive after their parent was

@@ -3,7 +3,7 @@
 A chain writes a joint density by the product rule, ``f(x_1..x_m) = prod_i
 f_i(x_i | x_1..x_{i-1})``, each conditional a :class:`~dprm.itemsets.tree_model.ConditionalTree`
 that tests only the variables before it. Both estimates (the online one of
-:mod:`dprm.itemsets.estimator` and the private one of :mod:`dprm.itemsets.private`)
+:mod:`dprm.itemsets.estimator` and the private one of :mod:`dprm.itemsets.private_chain`)
 draw or check their chains' orders by :func:`chain_orders`.
 
 Examples

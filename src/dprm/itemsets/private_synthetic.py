@@ -1,6 +1,6 @@
 """A DP synthetic table (dpmm's MST or AIM) over the itemsets' public domains, for FP-growth to mine.
 
-``fit_private_estimator(private_method="mst" | "aim")`` (:mod:`dprm.itemsets.private`)
+``fit_private_estimator(private_method="mst" | "aim")`` (:mod:`dprm.itemsets.private_synthetic_fit`)
 releases, instead of a chain of noisy tables, one synthetic table drawn from a graphical
 model fitted to noisy marginals: MST (McKenna et al. 2021: every one-way marginal, then
 the two-way marginals of a maximum spanning tree chosen by the exponential mechanism)
