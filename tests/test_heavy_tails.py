@@ -109,3 +109,16 @@ def test_a_declared_integers_transform_cuts_a_count_at_whole_numbers_only() -> N
     assert np.all(thresholds == np.floor(thresholds)) and thresholds[:3].tolist() == [0.0, 1.0, 2.0]
     fewer = load_two_view(left.iloc[1:], right.iloc[1:], types=types)   # a neighbouring dataset: the same grid
     assert LiteralIndex(fewer.views[0], mode="private", max_splits=32).thresholds[0].tolist() == thresholds.tolist()
+
+
+@pytest.mark.parametrize("bounds", [(43.79, 188.5), (0.1, 0.7), (-3.3, 12.9), (6.981, 28.11)])
+@pytest.mark.parametrize("member", ["log:10", "log:100", "log:10000", "log:1000000"])
+def test_a_log_grid_over_bounds_with_digits_prints_its_thresholds_as_the_numbers_they_are(bounds, member) -> None:
+    """No binary last-place error in a threshold (``43.79 + 47`` is 90.78999999999999 in float64): it would be
+    printed so, and a row holding exactly the readable value would fall on the wrong side."""
+    from dprm.queries.text import format_number
+
+    grid = public_grid(*bounds, 32, member)
+    assert all(float(f"{t:.15g}") == t for t in grid.tolist())
+    assert max(len(format_number(t).lstrip("-").replace(".", "")) for t in grid.tolist()) <= 12
+    assert np.all(np.diff(grid) > 0) and grid[0] >= bounds[0] and grid[-1] <= bounds[1]

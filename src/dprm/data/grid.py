@@ -20,6 +20,7 @@ Examples
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 
@@ -171,16 +172,24 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float) -> np.nda
     [2.2, 9.0, 31.0, 99.0, 320.0]
     >>> scaled_log_grid(-5.0, 5.0, 3, 10.0).tolist()
     [-4.18, -2.7, 0.0]
+    >>> scaled_log_grid(43.79, 188.5, 32, 10_000.0).tolist()[-5:]   # a bound with digits of its own
+    [79.79, 90.79, 106.79, 126.79, 153.79]
     """
     if not ratio > 0:
         raise ValueError(f"a scaled log grid needs a ratio > 0, not {ratio}")
     unit = grid_spacing(low, high, 0) / ratio   # (high - low) / ratio, finite for finite bounds
     offsets = unit * np.expm1(np.linspace(0.0, math.log1p(ratio), count + 2)[1:-1])
+    # The sum keeps the decimals of the bound and of the rounded offset, no more: in
+    # float64 43.79 + 47 is 90.78999999999999 and -3.3 + 3.2 is -0.0999999999999996,
+    # which would be printed so and would put a row holding 90.79 on the wrong side.
+    low_decimals = max(0, -int(Decimal(repr(low)).as_tuple().exponent)) if math.isfinite(low) else 0
     rounded = []
     for offset in offsets.tolist():
+        point = low + offset
         if offset > 0 and math.isfinite(offset):
-            offset = round(offset, 1 - math.floor(math.log10(offset)))
-        rounded.append(low + offset)
+            digits = 1 - math.floor(math.log10(offset))
+            point = round(low + round(offset, digits), max(digits, low_decimals))
+        rounded.append(point)
     return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
 
 
