@@ -366,6 +366,34 @@ def test_mine_with_the_default_miner_on_ray_writes_what_it_writes_in_process(ray
     assert local["algorithm"] == "mcmc-tree-pair" and local["redescriptions"]
 
 
+def test_mine_on_ray_says_what_loading_in_process_says_a_bad_value_and_the_notes(ray_session, planted_files,
+                                                                                  tmp_path) -> None:
+    """A shard that cannot load its part fails with the loader's error, naming the user's file and row (Ray
+    had answered "a shard ... was lost (its actor died)"); the shards' notes are printed as in-process."""
+    left, right, types = planted_files
+    frame = pd.read_csv(right)
+    frame.loc[2499, "r_num_0"] = 250.0  # row 2500, in the third shard; declared bounds [0, 100]
+    frame.to_csv(tmp_path / "right.csv", index=False)
+    common = ["mine", left, tmp_path / "right.csv", "--types", types, "-a", "serenade-es", "--epsilon", "1",
+              "--seed", "1", "--initial-pairs", "2", "--extensions", "2"]
+    errors = []
+    for extra in ([], ["--engine", "ray", "--shards", "3"]):
+        code, _, err = run([*common, *extra, "-o", tmp_path / "out.json"])
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        errors.append(err.strip())
+    assert errors[0] == f"error: {tmp_path / 'right.csv'}: column 'r_num_0', row 2500: value 250 is outside the " \
+                        f"declared bounds [0, 100]"
+    assert errors[1] == errors[0] and not (tmp_path / "out.json").exists()
+    notes = []
+    for extra in (["--out-of-bounds", "clamp"], ["--out-of-bounds", "clamp", "--engine", "ray", "--shards", "3"]):
+        code, _, err = run([*common, *extra])
+        assert code == 0, err
+        notes.append([line for line in err.splitlines() if line.startswith("note:")])
+    assert notes[0] == [f"note: {tmp_path / 'right.csv'}: column 'r_num_0': values outside the declared bounds "
+                        f"[0, 100] clamped into them"]
+    assert notes[1] == notes[0]
+
+
 # "-defaults": the grid, depth and leaf sizes at their defaults. CARTwheels' one trial of two alternations
 # (three trees, 300-580 redescriptions) takes a fifth of the three trials of three (twelve trees) it had.
 BASELINES = [

@@ -189,13 +189,23 @@ class ShardActor:
     """
 
     def __init__(self, spec: ShardSpec, shard: int, n_shards: int) -> None:
-        self._data: TwoViewData | None = read_shard(spec, shard, n_shards)
+        # A part that cannot be loaded (a value outside its declared bounds, a malformed line) is the
+        # user's error, said by the first request (:meth:`summary`): raised here, Ray would keep only its
+        # text and answer every call with "the actor died"
+        self._error: DprmError | None = None
+        self._data: TwoViewData | None = None
+        try:
+            self._data = read_shard(spec, shard, n_shards)
+        except DprmError as error:
+            self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
         self._workers: dict[int, Any] = {}
         self._data_thresholds: dict[int, tuple] = {}
 
     def summary(self) -> tuple | None:
-        """The schema of this shard's rows (None when it has none)."""
+        """The schema of this shard's rows (None when it has none); raises the error of loading its part."""
+        if self._error is not None:
+            raise self._error
         return None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
 
     def adopt(self, schema: tuple) -> int:
@@ -372,10 +382,25 @@ class RayEngine(CountingEngine):
                 pass
 
     def _get(self, answers: list) -> list:
-        """The answers of every shard; a shard's failure as one :class:`~dprm.errors.DprmError`."""
+        """The answers of every shard; a shard's failure as one :class:`~dprm.errors.DprmError`.
+
+        When several shards fail, the first shard's error in shard order is raised (its
+        rows come first in the files: a data error names the row loading all rows
+        in-process names).
+        """
+        try:
+            return self._ray.get(answers)
+        except self._ray.exceptions.RayError:
+            pass
+        for answer in answers:
+            self._answer(answer)
+        raise EngineError("a shard failed and then answered")  # pragma: no cover - Ray does not un-fail
+
+    def _answer(self, answer: Any) -> Any:
+        """One shard's answer; its failure as one :class:`~dprm.errors.DprmError`."""
         ray = self._ray
         try:
-            return ray.get(answers)
+            return ray.get(answer)
         except ray.exceptions.OutOfMemoryError:
             raise EngineError("a shard of the Ray engine ran out of memory (Ray's memory monitor stopped it); use more "
                               "shards or machines") from None
