@@ -8,6 +8,7 @@ actors on it.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import ipaddress
 import json
 import threading
@@ -527,3 +528,27 @@ def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(r
     assert len(errors) == 1 and "shard" in errors[0] and "lost" in errors[0], err
     assert "Traceback" not in err
     assert not out.exists() and not queries.exists()
+
+
+def test_a_local_ray_started_for_a_run_leaves_no_session_directory_behind(planted_files) -> None:
+    """``dprm mine --engine ray`` starts a local Ray for the run and stops it: its processes, and its session
+    directory (logs, sockets; Ray leaves ``$TMPDIR/ray/session_*`` of every run behind: 200 KB a run, one
+    per job on a server with ``--engine ray``)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    left, right, types = planted_files
+    temporary = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))  # short: Ray's socket paths live under it
+    try:
+        environment = {**os.environ, "TMPDIR": str(temporary), "PYTHONWARNINGS": "ignore"}
+        done = subprocess.run([sys.executable, "-m", "dprm", "mine", left, right, "--types", types, "-a",
+                               "serenade-es", "--epsilon", "1", "--seed", "1", "--initial-pairs", "2",
+                               "--extensions", "2", "--engine", "ray", "--shards", "2",
+                               "-o", temporary / "out.json"], env=environment, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in temporary.iterdir()) == ["out.json"]
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)

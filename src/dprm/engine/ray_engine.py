@@ -46,7 +46,9 @@ import contextlib
 import itertools
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -63,7 +65,7 @@ from dprm.engine.table_counter import TableCounter
 from dprm.engine.workers import ShardWorkers
 from dprm.errors import DprmError, EngineError, ParameterError
 
-__all__ = ["RayEngine", "ShardActor", "LOOPBACK_ENVIRONMENT", "import_ray", "start_ray"]
+__all__ = ["RayEngine", "ShardActor", "LOOPBACK_ENVIRONMENT", "import_ray", "start_ray", "stop_ray"]
 
 #: Set before Ray is imported: every address on loopback, no usage statistics.
 LOOPBACK_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
@@ -115,8 +117,12 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
     if address is None:
         # A local Ray's processes inherit this process's environment, set while it starts: no
         # runtime environment, which would start every worker through a set-up process of its own
-        # (a second interpreter importing Ray: about 0.5 CPU-seconds per shard actor)
-        options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1)
+        # (a second interpreter importing Ray: about 0.5 CPU-seconds per shard actor). Its session
+        # directory (logs, sockets) is a temporary directory of its own, removed by stop_ray: Ray
+        # leaves $TMPDIR/ray/session_* of every start behind
+        folder = tempfile.mkdtemp(prefix="dprm-ray-")
+        _LOCAL_FOLDERS.append(folder)
+        options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1, _temp_dir=folder)
     else:  # a cluster's workers get the environment from the runtime environment of the job
         options.update(address=address, runtime_env={"env_vars": environment})
     attempts = 1 if address is None else CLUSTER_JOIN_ATTEMPTS
@@ -131,8 +137,27 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
             if attempt < attempts and "Initialization failure from server" in str(error):
                 ray.shutdown()
                 continue
+            if address is None:
+                stop_ray()
             raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: "
                               f"{_error_line(error)}") from None
+
+
+#: The session directories of the local Ray this process started (:func:`start_ray`), to remove.
+_LOCAL_FOLDERS: list[str] = []
+
+
+def stop_ray() -> None:
+    """Stop the Ray this process started or joined (:func:`start_ray`); remove a local Ray's session directory.
+
+    Ray's processes are stopped by ``ray.shutdown``; their logs and sockets are in the
+    directory :func:`start_ray` made, removed here with everything in it.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        ray.shutdown()
+    while _LOCAL_FOLDERS:
+        shutil.rmtree(_LOCAL_FOLDERS.pop(), ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -472,6 +497,6 @@ class RayEngine(CountingEngine):
             except Exception:  # noqa: BLE001 - already gone
                 pass
         self._actors = []
-        if self._own and ray.is_initialized():
-            ray.shutdown()
+        if self._own:
+            stop_ray()
         self._own = False
