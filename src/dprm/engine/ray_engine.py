@@ -120,7 +120,7 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
         # (a second interpreter importing Ray: about 0.5 CPU-seconds per shard actor). Its session
         # directory (logs, sockets) is a temporary directory of its own, removed by stop_ray: Ray
         # leaves $TMPDIR/ray/session_* of every start behind
-        folder = tempfile.mkdtemp(prefix="dprm-ray-")
+        folder = tempfile.mkdtemp(prefix=local_folder_prefix(os.getpid()))
         _LOCAL_FOLDERS.append(folder)
         options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1, _temp_dir=folder)
     else:  # a cluster's workers get the environment from the runtime environment of the job
@@ -145,6 +145,18 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
 
 #: The session directories of the local Ray this process started (:func:`start_ray`), to remove.
 _LOCAL_FOLDERS: list[str] = []
+
+
+def local_folder_prefix(pid: int) -> str:
+    """The name that the session directory of a local Ray started by process ``pid`` begins with (in
+    :func:`tempfile.gettempdir`): a server that kills a worker removes its worker's (``dprm.server.supervisor``).
+
+    Examples
+    --------
+    >>> local_folder_prefix(4242)
+    'dprm-ray-4242-'
+    """
+    return f"dprm-ray-{int(pid)}-"
 
 
 def stop_ray() -> None:
