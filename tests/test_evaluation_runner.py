@@ -337,6 +337,8 @@ def test_a_directory_with_another_experiment_is_refused_and_left_alone(planted, 
     ({"parameters": {"depth": 0}}, ParameterError, "depth must be at least 1"),
     ({"seed": -1}, ParameterError, "--seed"),
     ({"left": "/nonexistent/left.csv"}, DataError, "no such file"),
+    # it bounds the baselines' runs only: asked of the miners alone, it was recorded and bounded nothing
+    ({"timeout": 3.0}, ParameterError, "--timeout bounds the runs of the baselines"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(planted, tmp_path, changes, error, words):
     out = tmp_path / "exp"

@@ -53,7 +53,8 @@ def evaluate(
              "-p alt-expm.depth=3, or a JSON object '{\"alt-mcmc\": {\"depth\": 3}}'."),
     alpha: float = typer.Option(0.01, metavar="P", help="Significance level of the tables."),
     timeout: Optional[float] = typer.Option(None, metavar="SECONDS",
-                                            help="Time allowed to one python-clired baseline run."),
+                                            help="Time allowed to one run of a baseline (clired-*, mst-cartwheels, "
+                                                 "aim-cartwheels); only with one of them."),
     reports: bool = typer.Option(True, "--reports/--no-reports", help="Write the figures and the HTML report."),
     engine: EngineOption = "in-process",
     shards: ShardsOption = 2,
