@@ -553,8 +553,10 @@ def left_out_notes(source: str, constant: Sequence[str], empty: Sequence[str], f
 
     Examples
     --------
-    >>> left_out_notes("l.csv", ["a", "b", "c"], ["b"])
-    ["l.csv: column 'b' is empty (all values missing) and left out", "l.csv: 2 columns are constant (a single value) and left out: 'a', 'c'"]
+    >>> for note in left_out_notes("l.csv", ["a", "b", "c"], ["b"]):
+    ...     print(note)
+    l.csv: column 'b' is empty (all values missing) and left out
+    l.csv: 2 columns are constant (a single value) and left out: 'a', 'c'
     """
     notes = []
     if empty:
