@@ -150,7 +150,10 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     """After the last test of the xdist group ``"ray"`` (and its fixtures' teardown): stop the group's Ray."""
     yield
     if _RAY and (nextitem is None or not _in_ray_group(nextitem)):
-        _RAY.pop().shutdown()
+        _RAY.pop()
+        import dprm.engine.ray_engine as ray_engine
+
+        ray_engine.stop_ray()
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ actors on it.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import ipaddress
 import json
 import threading
@@ -366,6 +367,34 @@ def test_mine_with_the_default_miner_on_ray_writes_what_it_writes_in_process(ray
     assert local["algorithm"] == "mcmc-tree-pair" and local["redescriptions"]
 
 
+def test_mine_on_ray_says_what_loading_in_process_says_a_bad_value_and_the_notes(ray_session, planted_files,
+                                                                                  tmp_path) -> None:
+    """A shard that cannot load its part fails with the loader's error, naming the user's file and row (Ray
+    had answered "a shard ... was lost (its actor died)"); the shards' notes are printed as in-process."""
+    left, right, types = planted_files
+    frame = pd.read_csv(right)
+    frame.loc[2499, "r_num_0"] = 250.0  # row 2500, in the third shard; declared bounds [0, 100]
+    frame.to_csv(tmp_path / "right.csv", index=False)
+    common = ["mine", left, tmp_path / "right.csv", "--types", types, "-a", "serenade-es", "--epsilon", "1",
+              "--seed", "1", "--initial-pairs", "2", "--extensions", "2"]
+    errors = []
+    for extra in ([], ["--engine", "ray", "--shards", "3"]):
+        code, _, err = run([*common, *extra, "-o", tmp_path / "out.json"])
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        errors.append(err.strip())
+    assert errors[0] == f"error: {tmp_path / 'right.csv'}: column 'r_num_0', row 2500: value 250 is outside the " \
+                        f"declared bounds [0, 100]"
+    assert errors[1] == errors[0] and not (tmp_path / "out.json").exists()
+    notes = []
+    for extra in (["--out-of-bounds", "clamp"], ["--out-of-bounds", "clamp", "--engine", "ray", "--shards", "3"]):
+        code, _, err = run([*common, *extra])
+        assert code == 0, err
+        notes.append([line for line in err.splitlines() if line.startswith("note:")])
+    assert notes[0] == [f"note: {tmp_path / 'right.csv'}: column 'r_num_0': values outside the declared bounds "
+                        f"[0, 100] clamped into them"]
+    assert notes[1] == notes[0]
+
+
 # "-defaults": the grid, depth and leaf sizes at their defaults. CARTwheels' one trial of two alternations
 # (three trees, 300-580 redescriptions) takes a fifth of the three trials of three (twelve trees) it had.
 BASELINES = [
@@ -499,3 +528,27 @@ def test_mine_with_a_shard_killed_mid_run_fails_in_one_line_and_writes_nothing(r
     assert len(errors) == 1 and "shard" in errors[0] and "lost" in errors[0], err
     assert "Traceback" not in err
     assert not out.exists() and not queries.exists()
+
+
+def test_a_local_ray_started_for_a_run_leaves_no_session_directory_behind(planted_files) -> None:
+    """``dprm mine --engine ray`` starts a local Ray for the run and stops it: its processes, and its session
+    directory (logs, sockets; Ray leaves ``$TMPDIR/ray/session_*`` of every run behind: 200 KB a run, one
+    per job on a server with ``--engine ray``)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    left, right, types = planted_files
+    temporary = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))  # short: Ray's socket paths live under it
+    try:
+        environment = {**os.environ, "TMPDIR": str(temporary), "PYTHONWARNINGS": "ignore"}
+        done = subprocess.run([sys.executable, "-m", "dprm", "mine", left, right, "--types", types, "-a",
+                               "serenade-es", "--epsilon", "1", "--seed", "1", "--initial-pairs", "2",
+                               "--extensions", "2", "--engine", "ray", "--shards", "2",
+                               "-o", temporary / "out.json"], env=environment, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in temporary.iterdir()) == ["out.json"]
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)

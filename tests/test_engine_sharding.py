@@ -25,7 +25,7 @@ from dprm.engine.sharding import (ShardSpec, adopt_schema, concatenate, merge_sc
                                   summarise)
 from dprm.engine.supports import AND, OR
 from dprm.engine.table_counter import TableCounter
-from dprm.errors import ParameterError
+from dprm.errors import DataError, ParameterError
 from dprm.mining.serenade.pairs import _onehot_chunks
 
 
@@ -160,3 +160,85 @@ def test_columns_that_cannot_be_merged_from_summaries_are_refused_in_one_line(tm
     assert [c.name for c in schema[0].attributes] == ["a", "k"] and schema[0].constant == ()
     with pytest.raises(ParameterError, match="same number of files"):
         ShardSpec.of([tmp_path / "left.csv"], [])
+
+
+@pytest.fixture(scope="module")
+def noted_files(tmp_path_factory):
+    """Views whose loading notes things (a renamed duplicate, constant and empty columns, NaN read as missing,
+    a column read as categorical, values clamped), as CSV and as Parquet of 60-row groups, and a types file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path_factory.mktemp("noted")
+    rng = np.random.default_rng(3)
+    n = 600
+    left = pd.DataFrame({"id": np.arange(n), "a": rng.integers(0, 2, n), "dup": rng.integers(0, 2, n),
+                         "same": 1, "blank": "", "code": rng.integers(0, 9, n).astype(str)})
+    left.loc[::97, "code"] = "x"  # not every value a number, in every shard: categorical, noted at row 1
+    left.insert(3, "dup.x", rng.integers(0, 2, n))
+    right = pd.DataFrame({"id": np.arange(n), "v": rng.normal(0, 1, n).round(3).astype(object),
+                          "w": rng.uniform(0, 10, n).round(2)})
+    right.loc[[130, 451], "v"] = "NaN"  # rows 131 and 452 of the file
+    right.loc[[470, 488], "w"] = 12.5  # outside the declared bounds [0, 10]: clamped, one shard's rows only
+    left_text = left.to_csv(index=False).replace("dup.x", "dup")  # the header names 'dup' twice
+    (folder / "left.csv").write_text(left_text)
+    right.to_csv(folder / "right.csv", index=False)
+    for side in ("left", "right"):
+        frame = pd.read_csv(folder / f"{side}.csv", dtype=str, keep_default_na=False)
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), folder / f"{side}.parquet",
+                       row_group_size=60)
+    (folder / "types.json").write_text(json.dumps({"columns": {"w": {"type": "numeric", "bounds": [0, 10]}}}))
+    return folder
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+@pytest.mark.parametrize("n_shards", [1, 3, 4])
+def test_the_shards_notes_merged_are_those_of_loading_the_whole_files(noted_files, suffix, n_shards) -> None:
+    """Notes name the user's files and their rows (never a slice's temporary file), once each; constant and
+    empty columns are noted once the shards agree on them, as loading all the rows notes them."""
+    options = dict(types=noted_files / "types.json", duplicate_names="rename", out_of_bounds="clamp")
+    left, right = noted_files / f"left.{suffix}", noted_files / f"right.{suffix}"
+    whole, _, schema = _whole_and_shards(left, right, n_shards, **options)
+    # renamed (CSV: Parquet keeps pandas' 'dup.1'), categorical, empty, constant, NaN, clamped
+    assert len(whole.notes) == (6 if suffix == "csv" else 5), whole.notes
+    assert schema_only(schema).notes == whole.notes
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_shards_data_error_names_the_file_and_row_that_loading_the_whole_file_names(noted_files, tmp_path,
+                                                                                     suffix) -> None:
+    (tmp_path / "types.json").write_text(json.dumps({"columns": {"w": {"type": "numeric", "bounds": [0, 10]}}}))
+    left, right = noted_files / f"left.{suffix}", noted_files / f"right.{suffix}"
+    with pytest.raises(DataError) as whole:
+        load_two_view(left, right, types=tmp_path / "types.json", duplicate_names="rename")
+    assert whole.value.row == 471
+    spec = ShardSpec.of(left, right, types=tmp_path / "types.json", duplicate_names="rename")
+    errors = []
+    for shard in range(3):
+        try:
+            read_shard(spec, shard, 3)
+        except DataError as error:
+            errors.append(error)
+    # rows 471 and 489: in one run of lines, in two row groups of 60 rows
+    assert len(errors) == (1 if suffix == "csv" else 2)
+    errors.sort(key=lambda error: error.row)
+    assert str(errors[0]) == str(whole.value)
+    if suffix == "parquet":
+        assert errors[1].row == 489 and str(errors[1]).startswith(f"{right}: column 'w', row 489: value 12.5")
+    assert (errors[0].file, errors[0].row, errors[0].column) == (whole.value.file, 471, "w")
+
+
+def test_views_not_in_the_same_order_are_refused_by_the_shards_naming_the_files(noted_files, tmp_path) -> None:
+    """In-process the right view is matched to the left by id; the shards read the same rows of both files."""
+    frame = pd.read_csv(noted_files / "right.csv", dtype=str, keep_default_na=False)
+    frame.iloc[::-1].to_csv(tmp_path / "right.csv", index=False)
+    left, right = noted_files / "left.csv", tmp_path / "right.csv"
+    assert load_two_view(left, right, duplicate_names="rename").n_rows == 600
+    spec = ShardSpec.of(left, right, duplicate_names="rename")
+    with pytest.raises(DataError) as error:
+        read_shard(spec, 1, 2)
+    message = str(error.value)
+    assert message.startswith(f"{left}, {right}: the two files do not hold the same entities in the same order "
+                              f"(shard 2 of 2 reads rows 301 to 600 of each")
+    assert "sorted by their id column" in message and "/" not in message.replace(str(left), "").replace(str(right), "")
+    assert error.value.code == "unmatched_id" and "\n" not in message

@@ -593,6 +593,19 @@ def test_run_report_without_data_shows_released_values_only(real_dir, tmp_path) 
                 r["interval"]["jaccard"][0], abs=1e-3)
 
 
+def test_run_report_of_a_dummy_job_says_it_is_about_synthesised_rows(real_dir, tmp_path) -> None:
+    """A server's dummy job (free, on rows drawn from the public schema) read as an ε-DP result of the data."""
+    doc = json.loads((real_dir / "runs" / "alt-expm" / "1" / "0.json").read_text())
+    doc["parameters"]["dummy"] = True
+    (tmp_path / "dummy.json").write_text(json.dumps(doc))
+    text = write_run_report(tmp_path / "dummy.json", tmp_path / "dummy.html").read_text()
+    assert ('<p class="note"><b>Dummy data</b>: this run mined rows synthesised from the dataset\'s public schema '
+            '(independent draws, no row of the data), so its results say nothing about the data.</p>') in text
+    doc["parameters"]["dummy"] = False
+    (tmp_path / "real.json").write_text(json.dumps(doc))
+    assert "Dummy data" not in write_run_report(tmp_path / "real.json", tmp_path / "real.html").read_text()
+
+
 def test_run_report_with_data_shows_true_statistics_and_support_bars(real_dir, tmp_path) -> None:
     _, data = planted_data()
     document = real_dir / "runs" / "alt-expm" / "1" / "0.json"

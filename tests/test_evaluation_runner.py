@@ -337,6 +337,8 @@ def test_a_directory_with_another_experiment_is_refused_and_left_alone(planted, 
     ({"parameters": {"depth": 0}}, ParameterError, "depth must be at least 1"),
     ({"seed": -1}, ParameterError, "--seed"),
     ({"left": "/nonexistent/left.csv"}, DataError, "no such file"),
+    # it bounds the baselines' runs only: asked of the miners alone, it was recorded and bounded nothing
+    ({"timeout": 3.0}, ParameterError, "--timeout bounds the runs of the baselines"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(planted, tmp_path, changes, error, words):
     out = tmp_path / "exp"
@@ -514,3 +516,22 @@ def test_cli_data_every_run_would_refuse_is_one_line_before_the_directory(tmp_pa
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the left view" in err[0] and "no usable attribute" in err[0]
     assert not out.exists()
+
+
+def test_cli_summary_prints_its_legend_whole(capsys, monkeypatch):
+    """The legend under the summary table was cut at the table's width ("|ΔJ| med: media")."""
+    from dprm.cli.console import console
+    from dprm.cli.evaluate import _print_summary
+
+    monkeypatch.setattr(console, "width", 80)  # a terminal's, or a pipe's
+
+    rows = [("alt-expm", 1.0, 1.0, 55, 0.96, 0.956, 0.585, 0.0829, 1.52, 218.4),
+            ("serenade-es", 1.0, 1.0, 8, 0.5, -0.19, 0.388, 0.16, 4.6, 333.0),  # ρ < 0: the table is 80 wide
+            ("serenade-es", 0.1, 0.0, 0, math.nan, math.nan, math.nan, math.nan, 5.09, 332.8),
+            ("cartwheels", math.nan, 1.0, 10633, 1.0, 1.0, 0.677, 0.0, 20.4, 343.6)]
+    columns = ["algorithm", "epsilon", "runs_with_results", "kept", "share_significant", "spearman_rho",
+               "true_jaccard_median", "abs_error_jaccard_median", "seconds_median", "peak_mb_median"]
+    _print_summary(pd.DataFrame(rows, columns=columns))
+    printed = " ".join(capsys.readouterr().out.split())
+    assert ("runs ≥1: share of runs with a kept redescription; sig.: share with true p < alpha; ρ: Spearman "
+            "noisy vs true J; J med: median true Jaccard; |ΔJ| med: median |noisy − true| J") in printed

@@ -313,3 +313,17 @@ def test_a_failed_write_of_the_answer_leaves_no_part(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["sub"] and list((tmp_path / "sub").iterdir()) == []
     _emit({"rows": []}, tmp_path / "out.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "sub"]
+
+
+def test_budget_of_an_analyst_without_any_says_so(served: dict[str, Any]) -> None:
+    """An analyst the owner has granted nothing yet got no output at all from ``dprm remote budget``."""
+    db = str(served["folder"] / "server.db")
+    code, token, err = run(["admin", "--db", db, "analyst", "add", "carol"])
+    assert code == 0, err
+    (served["folder"] / "carol.token").write_text(token)
+    remote = ["remote", "--url", served["url"], "--token-file", served["folder"] / "carol.token"]
+    code, out, err = run([*remote, "budget"])
+    assert code == 0 and out == ""
+    assert err == "note: no budget on any dataset yet: the data owner grants them (dprm admin budget set)\n"
+    code, out, _ = run([*remote, "budget", "--json"])
+    assert code == 0 and json.loads(out) == []

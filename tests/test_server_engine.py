@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -105,3 +107,48 @@ def test_serve_refuses_a_bad_engine_before_touching_the_database(tmp_path: Path)
     assert done.stderr.strip().splitlines() == ["error: --engine must be 'in-process', 'ray' or 'ray://HOST:PORT', "
                                                 "not 'spark'"]
     assert not database.exists()
+
+
+def _session(leader: int) -> list[Any]:
+    """The processes of the session ``leader`` leads (the worker and what it started), but the leader."""
+    import psutil
+
+    found = []
+    for process in psutil.process_iter(["pid", "name", "cmdline"]):
+        try:
+            if process.pid != leader and os.getsid(process.pid) == leader:
+                found.append(process)
+        except (ProcessLookupError, psutil.Error):
+            pass
+    return found
+
+
+@pytest.mark.ray
+def test_a_cancelled_ray_job_leaves_no_process_of_its_ray_behind(db: Database) -> None:
+    """A worker killed while its local Ray runs (cancel, timeout) took only itself: Ray's dashboard and
+    runtime-environment agents, in the worker's session, stayed, orphaned, for good."""
+    pytest.importorskip("psutil")
+    supervisor = Supervisor(db, workers=1, warm=False, engine="", shards=2)
+    try:
+        job_id = _submit(db, "mcmc-tree-pair", {"init_trials": 4, "mcmc_iterations": 2_000_000}, "1")
+        deadline, leader = time.monotonic() + 120, None
+        while time.monotonic() < deadline:  # until the worker's Ray is up (its shard actors run)
+            supervisor.round()
+            if job_id in supervisor.processes:
+                leader = supervisor.processes[job_id][0].pid
+                if any("ray::ShardActor" in " ".join(p.info["cmdline"] or ()) for p in _session(leader)):
+                    break
+            time.sleep(0.5)
+        else:
+            raise AssertionError("the job's Ray did not start in time")
+        with db.read() as connection:
+            public_id = connection.execute(select(jobs_table.c.public_id).where(jobs_table.c.id == job_id)).scalar()
+        assert jobs.cancel(db, 1, public_id).status == "cancelled"
+        supervisor.round()  # kills the worker
+        deadline = time.monotonic() + 30
+        while _session(leader) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert [p.info["cmdline"] for p in _session(leader)] == []
+        assert list(Path(tempfile.gettempdir()).glob(f"dprm-ray-{leader}-*")) == []  # its Ray's session folder
+    finally:
+        supervisor.stop(kill_workers=True)

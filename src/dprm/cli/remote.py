@@ -283,6 +283,10 @@ def budget_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATAS
     if as_json:
         _emit(budgets, None)
         return
+    if not budgets:  # (a dataset named without a budget is 404 unknown_dataset)
+        from dprm.cli.console import note
+
+        note("no budget on any dataset yet: the data owner grants them (dprm admin budget set)")
     for b in budgets:
         print(f"{b['dataset']}: remaining {b['exact']['remaining']} of {b['exact']['total']} "
               f"(spent {b['exact']['spent']})")

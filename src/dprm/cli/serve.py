@@ -74,7 +74,7 @@ def serve(
     engine: EngineOption = "in-process",
     shards: ShardsOption = 2,
     processes: int = typer.Option(1, "--processes", metavar="N",
-                                  help="API processes on the one address (the rate limit is divided among them)."),
+                                  help="API processes on the one address (sharing one rate limit)."),
     docs: bool = typer.Option(False, "--docs", help="Serve /docs and /redoc (Swagger UI and ReDoc, pinned "
                                                     "scripts from a CDN); off: /openapi.json only."),
 ) -> None:
@@ -117,7 +117,7 @@ def serve(
                     job_timeout=job_timeout, engine=address, shards=shards, max_active_jobs=max_active_jobs, docs=docs)
     shown = f"[{host}]" if ":" in host else host
     where = "API docs at /docs" if docs else "API schema at /openapi.json"
-    note(f"dprm server on http://{shown}:{port} ({where}), database {database!r}"
+    note(f"dprm server on http://{shown}:{port} ({where}), database {shown_url(database.url)}"
          + (f", {processes} API processes" if processes > 1 else ""))
     if processes > 1:
         _serve_processes(database.url, host, port, processes, settings)

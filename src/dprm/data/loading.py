@@ -35,7 +35,7 @@ from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table, re
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "left_out_notes", "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
@@ -524,12 +524,7 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
                 attributes.append(attribute)
         else:
             attributes.append(attribute)
-    fate = "kept" if keep_constant else "left out"
-    if empty:
-        notes.append(_left_out(raw.source, empty, "empty (all values missing)", fate))
-    if len(constant) > len(empty):
-        notes.append(_left_out(raw.source, [n for n in constant if n not in empty], "constant (a single value)",
-                               fate))
+    notes += left_out_notes(raw.source, constant, empty, "kept" if keep_constant else "left out")
     return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed), notes=notes)
 
 
@@ -551,6 +546,24 @@ def _first_non_number(column: pa.ChunkedArray) -> int | None:
     if not not_number.any():
         return None  # pragma: no cover - such a column is numeric
     return first_rows(not_number, 1)[0]
+
+
+def left_out_notes(source: str, constant: Sequence[str], empty: Sequence[str], fate: str = "left out") -> list[str]:
+    """The notes on a view's undeclared empty and constant columns (``constant`` includes the ``empty`` ones).
+
+    Examples
+    --------
+    >>> for note in left_out_notes("l.csv", ["a", "b", "c"], ["b"]):
+    ...     print(note)
+    l.csv: column 'b' is empty (all values missing) and left out
+    l.csv: 2 columns are constant (a single value) and left out: 'a', 'c'
+    """
+    notes = []
+    if empty:
+        notes.append(_left_out(source, list(empty), "empty (all values missing)", fate))
+    if len(constant) > len(empty):
+        notes.append(_left_out(source, [n for n in constant if n not in empty], "constant (a single value)", fate))
+    return notes
 
 
 def _left_out(source: str, names: list[str], what: str, fate: str = "left out") -> str:

@@ -46,7 +46,9 @@ import contextlib
 import itertools
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -63,7 +65,7 @@ from dprm.engine.table_counter import TableCounter
 from dprm.engine.workers import ShardWorkers
 from dprm.errors import DprmError, EngineError, ParameterError
 
-__all__ = ["RayEngine", "ShardActor", "LOOPBACK_ENVIRONMENT", "import_ray", "start_ray"]
+__all__ = ["RayEngine", "ShardActor", "LOOPBACK_ENVIRONMENT", "import_ray", "start_ray", "stop_ray"]
 
 #: Set before Ray is imported: every address on loopback, no usage statistics.
 LOOPBACK_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
@@ -115,8 +117,12 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
     if address is None:
         # A local Ray's processes inherit this process's environment, set while it starts: no
         # runtime environment, which would start every worker through a set-up process of its own
-        # (a second interpreter importing Ray: about 0.5 CPU-seconds per shard actor)
-        options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1)
+        # (a second interpreter importing Ray: about 0.5 CPU-seconds per shard actor). Its session
+        # directory (logs, sockets) is a temporary directory of its own, removed by stop_ray: Ray
+        # leaves $TMPDIR/ray/session_* of every start behind
+        folder = tempfile.mkdtemp(prefix=local_folder_prefix(os.getpid()))
+        _LOCAL_FOLDERS.append(folder)
+        options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1, _temp_dir=folder)
     else:  # a cluster's workers get the environment from the runtime environment of the job
         options.update(address=address, runtime_env={"env_vars": environment})
     attempts = 1 if address is None else CLUSTER_JOIN_ATTEMPTS
@@ -131,8 +137,39 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
             if attempt < attempts and "Initialization failure from server" in str(error):
                 ray.shutdown()
                 continue
+            if address is None:
+                stop_ray()
             raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: "
                               f"{_error_line(error)}") from None
+
+
+#: The session directories of the local Ray this process started (:func:`start_ray`), to remove.
+_LOCAL_FOLDERS: list[str] = []
+
+
+def local_folder_prefix(pid: int) -> str:
+    """The name that the session directory of a local Ray started by process ``pid`` begins with (in
+    :func:`tempfile.gettempdir`): a server that kills a worker removes its worker's (``dprm.server.supervisor``).
+
+    Examples
+    --------
+    >>> local_folder_prefix(4242)
+    'dprm-ray-4242-'
+    """
+    return f"dprm-ray-{int(pid)}-"
+
+
+def stop_ray() -> None:
+    """Stop the Ray this process started or joined (:func:`start_ray`); remove a local Ray's session directory.
+
+    Ray's processes are stopped by ``ray.shutdown``; their logs and sockets are in the
+    directory :func:`start_ray` made, removed here with everything in it.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        ray.shutdown()
+    while _LOCAL_FOLDERS:
+        shutil.rmtree(_LOCAL_FOLDERS.pop(), ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -189,13 +226,23 @@ class ShardActor:
     """
 
     def __init__(self, spec: ShardSpec, shard: int, n_shards: int) -> None:
-        self._data: TwoViewData | None = read_shard(spec, shard, n_shards)
+        # A part that cannot be loaded (a value outside its declared bounds, a malformed line) is the
+        # user's error, said by the first request (:meth:`summary`): raised here, Ray would keep only its
+        # text and answer every call with "the actor died"
+        self._error: DprmError | None = None
+        self._data: TwoViewData | None = None
+        try:
+            self._data = read_shard(spec, shard, n_shards)
+        except DprmError as error:
+            self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
         self._workers: dict[int, Any] = {}
         self._data_thresholds: dict[int, tuple] = {}
 
     def summary(self) -> tuple | None:
-        """The schema of this shard's rows (None when it has none)."""
+        """The schema of this shard's rows (None when it has none); raises the error of loading its part."""
+        if self._error is not None:
+            raise self._error
         return None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
 
     def adopt(self, schema: tuple) -> int:
@@ -372,10 +419,25 @@ class RayEngine(CountingEngine):
                 pass
 
     def _get(self, answers: list) -> list:
-        """The answers of every shard; a shard's failure as one :class:`~dprm.errors.DprmError`."""
+        """The answers of every shard; a shard's failure as one :class:`~dprm.errors.DprmError`.
+
+        When several shards fail, the first shard's error in shard order is raised (its
+        rows come first in the files: a data error names the row loading all rows
+        in-process names).
+        """
+        try:
+            return self._ray.get(answers)
+        except self._ray.exceptions.RayError:
+            pass
+        for answer in answers:
+            self._answer(answer)
+        raise EngineError("a shard failed and then answered")  # pragma: no cover - Ray does not un-fail
+
+    def _answer(self, answer: Any) -> Any:
+        """One shard's answer; its failure as one :class:`~dprm.errors.DprmError`."""
         ray = self._ray
         try:
-            return ray.get(answers)
+            return ray.get(answer)
         except ray.exceptions.OutOfMemoryError:
             raise EngineError("a shard of the Ray engine ran out of memory (Ray's memory monitor stopped it); use more "
                               "shards or machines") from None
@@ -447,6 +509,6 @@ class RayEngine(CountingEngine):
             except Exception:  # noqa: BLE001 - already gone
                 pass
         self._actors = []
-        if self._own and ray.is_initialized():
-            ray.shutdown()
+        if self._own:
+            stop_ray()
         self._own = False

@@ -46,6 +46,7 @@ from __future__ import annotations
 import gzip
 import math
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,8 +56,8 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
-from dprm.data.loading import load_two_view
-from dprm.errors import DataError, ParameterError
+from dprm.data.loading import left_out_notes, load_two_view
+from dprm.errors import ERROR_CODES, DataError, DprmError, ParameterError
 
 __all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "summarise", "merge_schemas",
            "adopt_schema", "schema_only", "concatenate"]
@@ -107,11 +108,16 @@ class ColumnSummary:
 
 @dataclass(frozen=True)
 class ViewSummary:
-    """The attributes (in order) and constant columns of one view of one shard."""
+    """The attributes (in order) and constant columns of one view of one shard, and its loader's notes.
+
+    ``notes`` name the user's file and its rows (:func:`read_shard`); merged
+    (:func:`merge_schemas`), they are what loading all the rows at once notes.
+    """
 
     attributes: tuple[ColumnSummary, ...]
     constant: tuple[str, ...]
     source: str
+    notes: tuple[str, ...] = ()
 
 
 # -- reading a shard's part -----------------------------------------------------------------
@@ -120,18 +126,27 @@ class ViewSummary:
 def read_shard(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None) -> TwoViewData | None:
     """Load shard ``shard`` of ``n_shards`` (None when it has no rows to read).
 
-    Runs where the shard lives (a Ray actor); it reads only its own part.
+    Runs where the shard lives (a Ray actor); it reads only its own part. Its notes
+    and errors name the user's files and their rows, as loading the whole files
+    would (never the temporary file of a slice, nor a row number within it); its
+    notes leave out constant columns, which only the merge of all shards can tell
+    (:func:`merge_schemas`).
     """
     if len(spec.left) > 1:
         pairs = list(zip(spec.left, spec.right))[shard::n_shards]
-        parts = [load_two_view(left, right, keep_constant=True, **spec.load_options) for left, right in pairs]
+        parts = [_without_constant_notes(load_two_view(left, right, keep_constant=True, **spec.load_options))
+                 for left, right in pairs]
     else:
         with tempfile.TemporaryDirectory(dir=workdir) as folder:
             files = [_slice(path, side, shard, n_shards, Path(folder))
                      for side, path in (("left", spec.left[0]), ("right", spec.right[0]))]
             if files[0] is None or files[1] is None:
                 return None
-            parts = [load_two_view(files[0], files[1], keep_constant=True, **spec.load_options)]
+            try:
+                data = load_two_view(files[0].path, files[1].path, keep_constant=True, **spec.load_options)
+            except DprmError as error:
+                raise _in_files(error, files, shard, n_shards) from None
+            parts = [_in_file_terms(_without_constant_notes(data), files)]
     if not parts:
         return None
     if len(parts) == 1:
@@ -140,7 +155,91 @@ def read_shard(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None =
     return concatenate([adopt_schema(p, merged) for p in parts])
 
 
-def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> Path | None:
+@dataclass(frozen=True)
+class _Slice:
+    """A shard's slice of one file, written to ``path``: where its rows are in ``original``.
+
+    The slice's rows come in runs: run ``k`` begins at row ``part_starts[k]`` of the
+    slice and row ``file_starts[k]`` of the file (0-based); ``rows`` says which in words.
+    """
+
+    path: Path
+    original: str
+    part_starts: tuple[int, ...]
+    file_starts: tuple[int, ...]
+    rows: str
+
+    def file_row(self, row: int) -> int:
+        """The 1-based row of the file that is row ``row`` (1-based) of the slice.
+
+        Examples
+        --------
+        >>> part = _Slice(Path("p.csv"), "f.csv", (0, 10), (20, 60), "row groups 2, 6")
+        >>> part.file_row(1), part.file_row(10), part.file_row(11)
+        (21, 30, 61)
+        """
+        run = max(k for k, start in enumerate(self.part_starts) if start <= row - 1)
+        return self.file_starts[run] + (row - 1 - self.part_starts[run]) + 1
+
+
+#: A row number (or a list of them) in a loader's message: ``row 7``, ``rows 3, 9``, ``row 2, 5, ...``.
+_ROWS = re.compile(r"(?<![\w'\"])(rows? )(\d+(?:, \d+)*)")
+
+
+def _in_file_text(text: str, files: Sequence[_Slice]) -> str:
+    """``text`` of the loader about the slices, in terms of the files: their names and rows.
+
+    Examples
+    --------
+    >>> part = _Slice(Path("/tmp/x/left.csv"), "data/left.csv", (0,), (1000,), "rows 1001 to 2000")
+    >>> _in_file_text("/tmp/x/left.csv: column 'a', row 3: value 9 is outside", [part])
+    "data/left.csv: column 'a', row 1003: value 9 is outside"
+    """
+    for part in files:
+        if text.startswith(f"{part.path}:"):
+            text = _ROWS.sub(lambda m: m.group(1) + ", ".join(str(part.file_row(int(n)))
+                                                             for n in m.group(2).split(", ")), text)
+        text = text.replace(str(part.path), part.original)
+    return text
+
+
+def _in_files(error: DprmError, files: Sequence[_Slice], shard: int, n_shards: int) -> DprmError:
+    """The loader's ``error`` about a shard's slices as an error about the user's files."""
+    left, right = files
+    if error.code in ("unmatched_id", "row_count_mismatch", "duplicate_id"):
+        # the slices hold other entities: the files do not list the same rows in the same order
+        described = left.rows if left.rows == right.rows else f"{left.rows} of {left.original}, {right.rows} of " \
+                                                               f"{right.original}"
+        text = (f"{left.original}, {right.original}: the two files do not hold the same entities in the same order "
+                f"(shard {shard + 1} of {n_shards} reads {described} of each: {ERROR_CODES[error.code]}); the Ray "
+                f"engine reads the same rows of both files in each shard: write both views row-aligned, e.g. "
+                f"sorted by their id column, or load them in-process")
+        return DataError(text, code=error.code, file=right.original, data_dependent=error.data_dependent)
+    file = next((part for part in files if error.file == str(part.path)), None)
+    return type(error)(_in_file_text(str(error), files), code=error.code,
+                       file=error.file if file is None else file.original, column=error.column,
+                       row=error.row if file is None or error.row is None else file.file_row(error.row),
+                       data_dependent=error.data_dependent)
+
+
+def _in_file_terms(data: TwoViewData, files: Sequence[_Slice]) -> TwoViewData:
+    """``data`` loaded from the slices, its views' sources and notes naming the files and their rows."""
+    views = [View(view.name, view.attributes, source=part.original, constant=list(view.constant),
+                  renamed=dict(view.renamed), notes=[_in_file_text(n, files) for n in view.notes])
+             for view, part in zip(data.views, files)]
+    return TwoViewData(views[0], views[1], ids=data.ids)
+
+
+def _without_constant_notes(data: TwoViewData) -> TwoViewData:
+    """``data`` without the notes on its constant columns: constant in a part need not be in all rows."""
+    for view in data.views:
+        empty = [name for name in view.constant if view[name].missing.all()]
+        dropped = set(left_out_notes(view.source, view.constant, empty, "kept"))
+        view.notes = [n for n in view.notes if n not in dropped]
+    return data
+
+
+def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> _Slice | None:
     """This shard's part of one file, written to ``folder`` (None when it is empty)."""
     suffixes = [s.lower() for s in Path(path).suffixes]
     if not Path(path).is_file():
@@ -154,7 +253,11 @@ def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> Pat
             return None
         target = folder / f"{side}.parquet"
         pq.write_table(source.read_row_groups(groups), target)
-        return target
+        sizes = [source.metadata.row_group(g).num_rows for g in range(source.num_row_groups)]
+        firsts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+        mine = [sizes[g] for g in groups]
+        return _Slice(target, path, tuple(np.concatenate([[0], np.cumsum(mine)[:-1]]).astype(int).tolist()),
+                      tuple(firsts[g] for g in groups), f"row groups {', '.join(map(str, groups))}")
     compressed = bool(suffixes) and suffixes[-1] == ".gz"
     opener = gzip.open if compressed else open
     plain_suffix = "".join(suffixes[:-1] if compressed else suffixes) or ".csv"
@@ -173,7 +276,7 @@ def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> Pat
                 break
             if number >= begin:
                 out.write(line if line.endswith(b"\n") else line + b"\n")
-    return target
+    return _Slice(target, path, (0,), (begin,), f"rows {begin + 1} to {end}")
 
 
 # -- one schema ---------------------------------------------------------------------------
@@ -193,7 +296,7 @@ def summarise(view: View) -> ViewSummary:
             if a.kind is AttributeKind.CATEGORICAL:  # compare categories by their text, not their code
                 value = a.domain.categories[int(present[0])]
         columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value))
-    return ViewSummary(tuple(columns), tuple(view.constant), view.source)
+    return ViewSummary(tuple(columns), tuple(view.constant), view.source, tuple(view.notes))
 
 
 def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSummary, ViewSummary]:
@@ -218,7 +321,7 @@ def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSumma
             for column in summary.attributes:
                 if column.name not in names:
                     names.append(column.name)
-        columns, constant = [], []
+        columns, constant, empty = [], [], []
         for name in names:
             found = [c for s in shards for c in s.attributes if c.name == name]
             if len(found) != len(shards):
@@ -227,10 +330,57 @@ def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSumma
             if all(c.constant for c in found) and len({c.value for c in voters}) == 1 \
                     and len({c.kind for c in voters}) == 1:
                 constant.append(name)  # a single value (or none) in all the rows: left out, as in-process
+                if all(c.empty for c in found):
+                    empty.append(name)
                 continue
             columns.append(_merge_column(view, voters))
-        merged.append(ViewSummary(tuple(columns), tuple(constant), shards[0].source if shards else view))
+        source = shards[0].source if shards else view
+        notes = _merge_notes([summary.notes for summary in shards])
+        merged.append(ViewSummary(tuple(columns), tuple(constant), source,
+                                  tuple(notes + left_out_notes(source, constant, empty))))
     return merged[0], merged[1]
+
+
+#: A note's example row (``e.g. row 17``), which differs between shards.
+_EXAMPLE_ROW = re.compile(r"e\.g\. row (\d+)")
+
+
+def _merge_notes(shards: Sequence[Sequence[str]]) -> list[str]:
+    """The shards' notes once each, in the loader's order; of notes that differ only in their example row,
+    the first row's.
+
+    Each shard's notes come in the order loading all the rows gives (the id column, renamed
+    columns, then column by column): the merge keeps every shard's order, and takes a
+    note from the earliest shard whose next note no other shard has still to come after
+    notes of its own.
+
+    Examples
+    --------
+    >>> _merge_notes([["f: 'b' renamed 'b.1'", "f: column 'c': NaN read as a missing value, e.g. row 40"],
+    ...               ["f: 'b' renamed 'b.1'", "f: column 'a': clamped", "f: column 'c': NaN read as a missing "
+    ...                "value, e.g. row 7"]])
+    ["f: 'b' renamed 'b.1'", "f: column 'a': clamped", "f: column 'c': NaN read as a missing value, e.g. row 7"]
+    """
+    chosen: dict[str, str] = {}
+    for notes in shards:
+        for note in notes:
+            key = _EXAMPLE_ROW.sub("e.g. row", note)
+            if key not in chosen or _example_row(note) < _example_row(chosen[key]):
+                chosen[key] = note
+    queues = [list(dict.fromkeys(_EXAMPLE_ROW.sub("e.g. row", note) for note in notes)) for notes in shards]
+    merged: list[str] = []
+    while any(queues):
+        heads = [queue[0] for queue in queues if queue]
+        # a head no shard has later in its list; none when the shards disagree: the earliest shard's
+        key = next((h for h in heads if not any(h in queue[1:] for queue in queues)), heads[0])
+        merged.append(chosen[key])
+        queues = [[k for k in queue if k != key] for queue in queues]
+    return merged
+
+
+def _example_row(note: str) -> int:
+    found = _EXAMPLE_ROW.search(note)
+    return int(found.group(1)) if found else 0
 
 
 def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
@@ -283,12 +433,12 @@ def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummar
             attributes.append(Attribute(column.name, "left" if side == 0 else "right", column.kind, values,
                                         column.domain))
         views.append(View("left" if side == 0 else "right", attributes, source=summary.source,
-                          constant=list(summary.constant), notes=[] if view is None else list(view.notes)))
+                          constant=list(summary.constant), notes=list(summary.notes if view is None else view.notes)))
     return TwoViewData(views[0], views[1])
 
 
 def schema_only(schema: tuple[ViewSummary, ViewSummary]) -> TwoViewData:
-    """The two views with the merged schema and no rows (what a sharded engine's driver holds)."""
+    """The two views with the merged schema and no rows (what a sharded engine's driver holds), and its notes."""
     return adopt_schema(None, schema)
 
 

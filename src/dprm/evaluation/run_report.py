@@ -118,6 +118,11 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
     pruned = [i for i, st in enumerate(status) if st == "pruned"]
     order = kept + redundant + pruned  # as dprm mine lists them: kept first, pruned last
     parts = []
+    parameters = doc.get("parameters") if isinstance(doc.get("parameters"), dict) else {}
+    if parameters.get("dummy") is True:  # a server's dummy job: free, and about no row of the data
+        parts.append('<p class="note"><b>Dummy data</b>: this run mined rows synthesised from the dataset\'s '
+                     "public schema (independent draws, no row of the data), so its results say nothing about "
+                     "the data.</p>")
     if truth is not None:
         parts.append('<p class="note"><b>Contains true statistics of the data</b> '
                      f"({escape(data_source)}): exact counts that are not differentially private. "

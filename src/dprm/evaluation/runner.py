@@ -142,7 +142,8 @@ class ExperimentConfig:
     alpha : float
         Significance level of the tables (the papers: 0.01).
     timeout : float, optional
-        Seconds allowed to one baseline run (python-clired).
+        Seconds allowed to one run of a baseline (python-clired's, or a DP synthetic-data
+        one's synthesizer); refused when ``algorithms`` names no such baseline.
     """
 
     left: str | os.PathLike
@@ -181,6 +182,9 @@ class ExperimentConfig:
             raise ParameterError(f"--alpha must be in (0, 1), not {self.alpha}")
         if self.timeout is not None and not (self.timeout > 0):
             raise ParameterError(f"--timeout must be positive, not {self.timeout}")
+        if self.timeout is not None and not set(algorithms) & {*BASELINES, *SYNTHETIC_BASELINES}:
+            raise ParameterError(f"--timeout bounds the runs of the baselines only ({', '.join(BASELINES)}, "
+                                 f"{', '.join(SYNTHETIC_BASELINES)}), and --algorithms names none of them")
         paths = []
         for name, path in (("left", self.left), ("right", self.right), ("types", self.types)):
             if path is None:

@@ -11,7 +11,8 @@ A thread of the API process (started by :func:`dprm.server.app.create_app`). Eve
    older than ``stale_after`` seconds is failed the same way; one running longer
    than ``job_timeout`` is failed with ``timeout`` and its worker killed; the worker
    of a cancelled job is killed, and one whose job ended (``done``, ``failed``) but
-   which has not exited :data:`ENDED_GRACE_SECONDS` later;
+   which has not exited :data:`ENDED_GRACE_SECONDS` later (a killed worker with every
+   process of its session: :func:`kill_session`);
 3. keeps the orphaned charges of primitives (:func:`dprm.server.budget.keep_orphans`);
 4. keeps a warm *fork server* (:mod:`dprm.server.fork_server`: imports done,
    compiled kernels loaded) and has it fork the process of each claimed job, so a job
@@ -28,11 +29,15 @@ and queued jobs wait in the database for the next start.
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import secrets
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -88,6 +93,30 @@ def pid_alive(pid: int | None) -> bool:
             return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
     except OSError:
         return True
+
+
+def kill_session(process: "subprocess.Popen | fork_server.ForkedWorker") -> None:
+    """SIGKILL a live worker and every process of its session, wait for it, remove its local Ray's folder.
+
+    A worker leads a session of its own (``start_new_session``, or ``os.setsid`` in the
+    fork server), which its own children share: a local Ray's processes (with
+    ``--engine ray``), whose dashboard and runtime-environment agents outlive a killed
+    driver by a minute or more. Called while the worker is alive, so that its pid is
+    its session's and process group's id and names no other process. The local Ray's
+    session directory (logs, sockets), which a killed worker cannot remove, is named
+    after the worker's pid (:func:`dprm.engine.ray_engine.local_folder_prefix`).
+    """
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # ended just now
+        pass
+    process.kill()
+    process.wait(timeout=10)
+    from dprm.engine.ray_engine import local_folder_prefix  # (imports no Ray)
+
+    prefix = glob.escape(local_folder_prefix(process.pid))
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), prefix + "*")):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Supervisor:
@@ -151,7 +180,7 @@ class Supervisor:
         if kill_workers:
             for process, _ in self.processes.values():
                 if process.poll() is None:
-                    process.kill()
+                    kill_session(process)
 
     def recover(self) -> None:
         """At start: fail the running jobs whose worker is gone; keep every orphan charge.
@@ -278,5 +307,4 @@ class Supervisor:
         next heartbeat: a pid alone is never killed, it may have been reused)."""
         entry = self.processes.pop(job_id, None)
         if entry is not None and entry[0].poll() is None:
-            entry[0].kill()
-            entry[0].wait(timeout=10)
+            kill_session(entry[0])
