@@ -255,6 +255,54 @@ def test_prune_flags_low_support_and_wide_intervals_and_keeps_everything():
         prune(reds, min_noisy_support=-1)
 
 
+def make_interval(low: float, high: float, p_high: float = 1e-9) -> Redescription:
+    extra = {INTERVAL_KEY: {"confidence": 0.95, "jaccard": [low, high], "p_value": [0.0, p_high]}}
+    return Redescription(BooleanLiteral("a"), BooleanLiteral("b"), RedescriptionStats.from_counts(300, 310, 290, 600),
+                         extra=extra)
+
+
+def test_a_wide_interval_whose_lower_end_reaches_the_floor_is_kept() -> None:
+    """The width rule's exception: J ∈ [0.61, 0.99] is surely high, only imprecise."""
+    reds = [make_interval(0.61, 0.99), make_interval(0.49, 0.99), make_interval(0.80, 0.95),
+            make_interval(0.61, 0.99, p_high=0.02)]
+    assert [r.pruned for r in prune(reds, max_interval_width=0.22)] == [True, True, False, True]
+    assert [r.pruned for r in prune(reds, max_interval_width=0.22, interval_floor=0.5)] == [False, True, False, False]
+    # the p-value rule still applies to what the floor keeps
+    assert [r.pruned for r in prune(reds, max_interval_width=0.22, interval_floor=0.5, max_pvalue=0.01)] == [
+        False, True, False, True]
+    with pytest.raises(ParameterError, match="prune-interval-floor"):
+        prune(reds, interval_floor=1.5)
+
+
+def test_the_band_covers_what_the_floor_keeps_too():
+    """The band is simultaneous over every candidate that could be kept: with the floor, the
+    candidates whose wide interval starts high join its set (never a smaller ``q``), and what
+    the floor keeps is covered like the rest."""
+    data, indexes, trees, cells = _weak_relation_pair(noise=0.05)  # a strong relation, J about 0.9
+    hits, floor_kept, widened = [], 0, 0
+    for rep in range(60):
+        found = {}
+        for floor in (None, 0.5):
+            acc = Accountant(10, SeededNoise(np.random.default_rng(2000 + rep)))
+            found[floor] = run(cells, trees, indexes, 0.03, acc, constraints=Constraints(),
+                               data_size=(2000.0, 800.0), rng=np.random.default_rng(rep), prune_floor=floor)
+        for plain, floored in zip(found[None], found[0.5]):
+            q = [r.extra[INTERVAL_KEY]["selection"]["critical_value"] for r in (plain, floored)]
+            assert q[1] >= q[0] - 1e-12
+            widened += q[1] > q[0] + 1e-9
+        for r in prune(found[0.5], max_interval_width=0.22, interval_floor=0.5, max_pvalue=0.01):
+            if r.pruned:
+                continue
+            low, high = r.extra[INTERVAL_KEY].get("jaccard_marginal", r.extra[INTERVAL_KEY]["jaccard"])
+            floor_kept += high - low > 0.22
+            truth = RedescriptionStats.from_supports(r.left.support(data.views[0]),
+                                                     r.right.support(data.views[1])).jaccard
+            low, high = r.extra[INTERVAL_KEY]["jaccard"]
+            hits.append(low <= truth <= high)
+    assert floor_kept >= 5 and widened >= 1, (floor_kept, widened)
+    assert len(hits) >= 15 and np.mean(hits) >= 0.90, (len(hits), np.mean(hits))
+
+
 # -- the paper's counts on a hand-made example --------------------------------------------------
 
 
@@ -420,13 +468,13 @@ def test_paper_counts_intervals_hold_their_clipped_estimates():
 # -- selection-aware Jaccard intervals ------------------------------------------------------
 
 
-def _weak_relation_pair():
+def _weak_relation_pair(noise: float = 0.3):
     """Generated data with a weak planted relation (``a ∨ b`` vs ``x > 60`` on 30 % broken
-    rows) and a fixed tree pair over its attributes and unrelated ones."""
+    rows; ``noise``: another share) and a fixed tree pair over its attributes and unrelated ones."""
     from dprm.data import load_two_view
     from dprm.datasets import make_planted
 
-    planted = make_planted(2000, n_left_boolean=6, n_right_numeric=4, relations=["threshold-or"], noise=0.3,
+    planted = make_planted(2000, n_left_boolean=6, n_right_numeric=4, relations=["threshold-or"], noise=noise,
                            random_state=0)
     data = load_two_view(planted.left, planted.right, types=planted.types)
     indexes = [LiteralIndex(v, mode="private", max_splits=8) for v in data.views]

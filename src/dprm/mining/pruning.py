@@ -5,8 +5,8 @@ Pruning (section 4.6)
 :func:`prune` marks (``pruned=True``, kept in the list) redescriptions whose noisy
 intersection is below ``min_noisy_support`` (the paper's noisy-support threshold,
 chosen from the noisy support vs noisy Jaccard plot; e.g. 500 on MAMMAL) or, dprm's
-rule, whose Jaccard interval is wider than ``max_interval_width``. Both are
-functions of released values only.
+rule, whose Jaccard interval is wider than ``max_interval_width`` unless its lower
+end reaches ``interval_floor``. All are functions of released values only.
 
 :func:`greedy_pruned` is the rule of the greedy miners (SerenadeCS, SerenadeES): their
 minimum support, minimum Jaccard and significance, on released values too.
@@ -30,6 +30,7 @@ def prune(
     min_noisy_support: float | None = None,
     max_interval_width: float | None = 0.22,
     max_pvalue: float | None = None,
+    interval_floor: float | None = None,
 ) -> list[Redescription]:
     """Mark redescriptions that are probably artefacts of the noise (section 4.6).
 
@@ -44,6 +45,13 @@ def prune(
         marginal interval ``"jaccard_marginal"`` where there is one, else
         ``"jaccard"``) is wider than this. ``None``: not applied. A redescription
         without an interval is not judged by this rule.
+    interval_floor : float, optional
+        The width rule's exception: an interval wider than ``max_interval_width`` whose
+        lower end is at least ``interval_floor`` does not prune (the Jaccard index is
+        surely that high, only imprecise: on few rows or a small ε every interval is
+        wide, and a finding such as ``J ∈ [0.61, 0.99]`` with ``p ≤ 1e-20`` would be
+        lost). ``None`` (the function's default and the paper variant's): no exception;
+        the tree miners' default is 0.5 (docs/mining.md, session 43).
     max_pvalue : float, optional
         dprm's significance rule: prune where the upper end of the p-value interval
         exceeds this, i.e. where the redescription is not significant at the
@@ -67,18 +75,24 @@ def prune(
     [False]
     >>> [x.pruned for x in prune([r], min_noisy_support=500, max_interval_width=0.25)]
     [True]
+    >>> sure = replace(r, extra={"interval": {"confidence": 0.95, "jaccard": [0.61, 0.99]}})
+    >>> [x.pruned for x in prune([sure], max_interval_width=0.22, interval_floor=0.5)]
+    [False]
     """
     if min_noisy_support is not None and not min_noisy_support >= 0:
         raise ParameterError(f"prune-support must be non-negative, not {min_noisy_support}")
     if max_interval_width is not None and not max_interval_width >= 0:
         raise ParameterError(f"max-interval-width must be non-negative, not {max_interval_width}")
+    if interval_floor is not None and not 0 <= interval_floor <= 1:
+        raise ParameterError(f"prune-interval-floor must be in [0, 1], not {interval_floor}")
     out = []
     for r in redescriptions:
         drop = min_noisy_support is not None and r.stats.intersection < min_noisy_support
         interval = r.extra.get(INTERVAL_KEY)
         if max_interval_width is not None and isinstance(interval, dict) and "jaccard" in interval:
             lo, hi = interval.get("jaccard_marginal", interval["jaccard"])
-            drop = drop or (hi - lo) > max_interval_width
+            surely_high = interval_floor is not None and lo >= interval_floor
+            drop = drop or ((hi - lo) > max_interval_width and not surely_high)
         if max_pvalue is not None and isinstance(interval, dict) and "p_value" in interval:
             drop = drop or interval["p_value"][1] > max_pvalue
         out.append(replace(r, pruned=True) if drop and not r.pruned else r)

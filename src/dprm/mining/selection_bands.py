@@ -10,7 +10,8 @@ the rule of choice. The candidates are fixed by the trees (public): every pair
 (left set, right set) extraction can return (:func:`reachable_sets`: a unit's
 negation or a union of up to ``max_clauses + 1`` units per side), and of those the
 ones that can be *kept*: Γ's bounds on supports, Jaccard and p-value, and a
-marginal Jaccard interval no wider than pruning's ``prune_width``. The band is the
+marginal Jaccard interval no wider than pruning's ``prune_width`` (or one whose lower
+end reaches its ``prune_floor``). The band is the
 max-t (studentised maximum) construction on the simulated tables ``T* = R + Z*``
 that give the marginal intervals (:mod:`dprm.mining.interval_estimates`): with ``se_c(T)`` the delta-method standard error of
 a Jaccard index computed from a table ``T`` (:func:`jaccard_standard_error`: the
@@ -184,7 +185,7 @@ def _region_cells(left: np.ndarray, right: np.ndarray, outer: bool = True) -> tu
 def selection_critical_value(
     draws: np.ndarray, n_draws: np.ndarray, table: np.ndarray, n_hat: float, left_sets: np.ndarray | None,
     right_sets: np.ndarray | None, constraints: Constraints, confidence: float, cell_variance: float,
-    n_candidates: int | None = None, max_width: float | None = None,
+    n_candidates: int | None = None, max_width: float | None = None, width_floor: float | None = None,
 ) -> tuple[float, int]:
     """The multiplier ``q`` of the selection-aware Jaccard band, and the candidates it covers.
 
@@ -193,7 +194,8 @@ def selection_critical_value(
     candidate pairs ``c`` (every left set × every right set extraction can return,
     :func:`reachable_sets`) that could be kept on that draw: Γ's bounds on supports,
     Jaccard and p-value, and (with ``max_width``) a marginal interval no wider than it
-    (module docstring). ``Ĵ_c`` is the Jaccard
+    or, with ``width_floor``, one whose lower end is at least that (pruning's exception
+    for a surely high index, :func:`dprm.mining.pruning.prune`; module docstring). ``Ĵ_c`` is the Jaccard
     index of the released ``table`` (``n_hat`` rows), ``se_c(T*)`` the standard error
     of :func:`jaccard_standard_error` on the draw, with cells of noise variance
     ``cell_variance``.
@@ -233,7 +235,10 @@ def selection_critical_value(
                     & (support_left <= constraints.max_support * n) & (support_right <= constraints.max_support * n))
         if max_width is not None:
             low, high = np.quantile(jaccard, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
-            eligible &= (high - low <= max_width)[None]
+            kept = high - low <= max_width
+            if width_floor is not None:
+                kept |= low >= width_floor
+            eligible &= kept[None]
         # Studentised by each draw's own standard error (the band uses the released
         # table's): a candidate stuck at J = 0 on most draws has a tiny spread of draws
         # but a sizeable error wherever it is eligible. Computed where eligible only

@@ -116,6 +116,10 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("prune_interval", "Mark as pruned the redescriptions whose marginal Jaccard confidence interval is wider "
                             "than this (none: no such rule; the interval written out also accounts for the choice "
                             "and is wider)", "float", low=0, high=1, low_open=True, none=True),
+    Param("prune_interval_floor", "Keep a redescription whose interval is wider than prune-interval when the "
+                                  "interval's lower end is at least this: its Jaccard index is surely that high, "
+                                  "only imprecise (none: no such exception, as the paper variant)", "float", low=0,
+          high=1, none=True),
     Param("prune_significance", "Also mark as pruned the redescriptions that are not significant at the "
                                 "pessimistic end of the noise (upper end of the p-value interval above "
                                 "max-pvalue)", "bool"),
