@@ -7,6 +7,9 @@ first, no types file: the benchmark reads them as a user would without one):
   standard-error measurements against the 10 worst ones;
 * ``h-digits``: scikit-learn's 8 × 8 digits (1,797 rows): the pixels of the left half
   against those of the right half (pixels with more than two values);
+* ``h-vote`` (435 rows: the party and 8 votes against the other 8) and ``h-mushroom``
+  (8,124 rows: edibility and the first 11 attributes against the other 11), from the
+  UCI files in ``../shared/data/uci`` (categorical: every value a category);
 * ``h-anes96`` (944 rows: demographics against political positions) and ``h-star98``
   (303 rows: a school district's make-up against its test results), where statsmodels
   is installed (it is not one of dprm's dependencies; its CSV files are read directly).
@@ -26,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 OUT = Path(__file__).resolve().parent / "data"
+UCI = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"
 
 
 def write(name: str, left: pd.DataFrame, right: pd.DataFrame) -> None:
@@ -55,6 +59,9 @@ def main() -> None:
     pixels = pd.DataFrame(load_digits().data.astype(int), columns=[f"p{r}{c}" for r in range(8) for c in range(8)])
     pixels = pixels[[c for c in pixels if pixels[c].nunique() > 2]]
     write("h-digits", pixels[[c for c in pixels if int(c[2]) < 4]], pixels[[c for c in pixels if int(c[2]) >= 4]])
+    for name, file, split in (("h-vote", "vote.csv", 9), ("h-mushroom", "mushroom.csv", 12)):
+        table = pd.read_csv(UCI / file, dtype=str, keep_default_na=False)
+        write(name, table.iloc[:, :split], table.iloc[:, split:])
     anes = statsmodels_csv("anes96", sep="\t")
     if anes is None:
         print("statsmodels is not installed: h-anes96 and h-star98 not written")
