@@ -327,3 +327,19 @@ def test_budget_of_an_analyst_without_any_says_so(served: dict[str, Any]) -> Non
     assert err == "note: no budget on any dataset yet: the data owner grants them (dprm admin budget set)\n"
     code, out, _ = run([*remote, "budget", "--json"])
     assert code == 0 and json.loads(out) == []
+
+
+def test_remote_jobs_lists_the_analysts_jobs_newest_first_and_checks_its_limit(served: dict[str, Any]) -> None:
+    """``dprm remote jobs``: the analyst's jobs as the API lists them (a job id of a timed-out wait is no
+    longer the only way back to a job)."""
+    import json
+
+    code, out, err = run([*served["remote"], "submit", "tiny", "--algorithm", "alt-expm", "--epsilon", "0.01"])
+    assert code == 0, err
+    job = out.split()[0]
+    code, out, err = run([*served["remote"], "jobs", "--limit", "1"])
+    assert code == 0, err
+    listed = json.loads(out)
+    assert [j["id"] for j in listed] == [job] and listed[0]["dataset"] == "tiny"
+    for limit in ("0", "501", "-3"):
+        expect_refusal([*served["remote"], "jobs", "--limit", limit], "--limit", "500", limit)

@@ -247,6 +247,22 @@ def _options() -> list:
 app.command("submit")(with_options(submit, "submit", _options()))
 
 
+#: The most jobs ``dprm remote jobs`` may ask for (the server's limit of ``GET /v1/jobs``).
+MAX_JOBS_LISTED = 500
+
+
+@app.command("jobs")
+def jobs_command(limit: int = typer.Option(100, "--limit", metavar="N",
+                                           help=f"At most this many, newest first (1 to {MAX_JOBS_LISTED})."),
+                 output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
+    """Your jobs, newest first: id, dataset, algorithm, status, ε (JSON)."""
+    if not 1 <= limit <= MAX_JOBS_LISTED:
+        raise ParameterError(f"--limit must be between 1 and {MAX_JOBS_LISTED}, not {limit}")
+    _check_output(output)
+    with _client() as client:
+        _emit(client.jobs(limit), output)
+
+
 @app.command("status")
 def status_command(job: str = typer.Argument(..., metavar="JOB", help="The job id."),
                    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
