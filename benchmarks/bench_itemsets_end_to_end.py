@@ -117,24 +117,21 @@ def fp_growth_top(rows: list[list[str]], k: int, theta: float) -> tuple[float, f
     return low, cpu() - started, listed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--top-k", default="100,1000")
-    parser.add_argument("--learners", default="auto,hoeffding")
-    parser.add_argument("--theta", type=float, default=0.3)
-    parser.add_argument("--tables", default="small,dense")
-    parser.add_argument("--fp-growth-process", nargs=3, metavar=("CSV", "K", "THETA"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.fp_growth_process:
-        path, k, theta = args.fp_growth_process
-        fp_growth_process(path, int(k), float(theta))
-        return
+def run_benchmark(args: argparse.Namespace, folder: Path) -> None:
+    """Write the two tables into ``folder`` and time the runs ``args`` name.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (``--repeat``, ``--top-k``, ``--learners``, ``--theta``,
+        ``--tables``).
+    folder : pathlib.Path
+        A temporary folder for the tables and the top-k document; the caller removes it.
+    """
     import numpy as np
 
     from dprm.datasets import make_transactions
 
-    folder = Path(tempfile.mkdtemp(prefix="bench_itemsets_"))
     small = make_transactions(10_000, rng=np.random.default_rng(1)).data
     small.to_csv(folder / "small.csv", index=False)
     dense = dense_table()
@@ -189,6 +186,23 @@ def main() -> None:
         print(f"{'dense':>6} {'FP-growth top ' + str(k) + ' (bisection)':>34} {'':>7} {seconds:6.2f} {'':>5}  "
               f"k-th support {kth:.4f} ({len(truth):,} itemsets); dprm's threshold "
               f"{document['parameters']['top_k_threshold']:.4f}, TPR {rates.tpr:.3f} FPR {rates.fpr:.3f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--top-k", default="100,1000")
+    parser.add_argument("--learners", default="auto,hoeffding")
+    parser.add_argument("--theta", type=float, default=0.3)
+    parser.add_argument("--tables", default="small,dense")
+    parser.add_argument("--fp-growth-process", nargs=3, metavar=("CSV", "K", "THETA"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.fp_growth_process:
+        path, k, theta = args.fp_growth_process
+        fp_growth_process(path, int(k), float(theta))
+        return
+    with tempfile.TemporaryDirectory(prefix="bench_itemsets_") as name:
+        run_benchmark(args, Path(name))
 
 
 if __name__ == "__main__":
