@@ -40,8 +40,28 @@ def test_every_grid_of_the_family_is_ascending_inside_the_bounds(low: float, hig
 
 
 def test_log_grids_put_more_points_near_the_low_bound() -> None:
-    firsts = [public_grid(0.0, 1e4, 32, member)[0] for member in GRID_FAMILY]
+    toward_low = [member for member in GRID_FAMILY if not member.startswith("log-high:")]
+    firsts = [public_grid(0.0, 1e4, 32, member)[0] for member in toward_low]
     assert firsts == sorted(firsts, reverse=True) and firsts[0] > 100 > firsts[-1]
+
+
+def test_log_high_grids_mirror_the_log_grids_toward_the_high_bound() -> None:
+    for ratio in ("10", "100", "1000"):
+        low_side = public_grid(0.0, 800.0, 32, f"log:{ratio}")
+        high_side = public_grid(0.0, 800.0, 32, f"log-high:{ratio}")
+        assert np.allclose(np.sort(800.0 - high_side), low_side)   # the same distances, from the other bound
+    lasts = [public_grid(0.0, 800.0, 32, f"log-high:{r}")[-1] for r in ("10", "100", "1000")]
+    assert lasts == sorted(lasts) and lasts[-1] > 799
+    # a bound with decimals of its own keeps them, no binary last-place error
+    assert public_grid(0.0, 709.5, 32, "log-high:100").tolist()[:3] == [89.5, 179.5, 249.5]
+
+
+def test_scores_near_the_top_of_their_bounds_get_a_log_high_grid() -> None:
+    """Test scores in [0, 709]: no grid dense near 0 cuts where the rows are; log-high does."""
+    values = np.random.default_rng(5).normal(655.0, 19.0, 420).clip(605, 709)
+    scores = spread_scores(grid_cell_counts(values, 0.0, 709.5, 32), values.size / 33)
+    assert GRID_FAMILY[int(np.argmax(scores))].startswith("log-high:")
+    assert scores.max() > 2 * scores[GRID_FAMILY.index("linear")]
 
 
 def test_cell_counts_count_every_present_value_once_per_grid() -> None:
@@ -270,3 +290,29 @@ def test_counts_get_the_whole_number_grid() -> None:
              for seed in range(10)]
     assert sum(p[(0, "visits")] == INTEGER_GRID for p in picks) >= 8
     assert all(p[(0, "age")] != INTEGER_GRID for p in picks)
+
+
+def test_each_view_gets_its_own_common_grid_when_columns_cannot_pay_for_their_own() -> None:
+    """Heavy-tailed counts on the left, scores near the top of [0, 720] on the right, 400 rows.
+
+    One grid for the table fails one view (the left's log grid leaves the scores in a cell
+    or two); a common grid per view fits both, each from half of the budget.
+    """
+    rng = np.random.default_rng(4)
+    n = 400
+    left = pd.DataFrame({f"count{j}": np.floor(rng.lognormal(1.0, 1.3, n)) for j in range(8)})
+    right = pd.DataFrame({f"score{j}": rng.normal(650.0, 20.0, n).clip(560, 720).round() for j in range(2)})
+    types = {"columns": {**{c: {"type": "numeric", "bounds": [0, float(left[c].max())]} for c in left},
+                         **{c: {"type": "numeric", "bounds": [0, 720]} for c in right}}}
+    data = load_two_view(left, right, types=types)
+    picks = []
+    for seed in range(20):
+        accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
+        chosen = choose_grids(InProcessEngine(data), Fraction(1, 10), accountant, max_splits=32)
+        assert [(e.step, e.epsilon) for e in accountant.ledger] == [
+            ("grids: data size", Fraction(1, 100)), ("grid of the left view's 8 numeric columns", Fraction(9, 200)),
+            ("grid of the right view's 2 numeric columns", Fraction(9, 200))]
+        assert len({chosen[(0, c)] for c in left}) == 1 and len({chosen[(1, c)] for c in right}) == 1
+        picks.append((chosen[(0, "count0")], chosen[(1, "score0")]))
+    assert sum(right_grid.startswith("log-high:") for _, right_grid in picks) >= 14
+    assert sum(left_grid.startswith("log:") or left_grid == INTEGER_GRID for left_grid, _ in picks) >= 18

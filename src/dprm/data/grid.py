@@ -36,10 +36,13 @@ TRANSFORMS: tuple[str, ...] = ("log", "linear", "integers")
 #: ``log(1 + r · (x − low) / (high − low))`` for ``r`` = 10 … 10⁶ (``"log:r"``: the
 #: larger ``r``, the more points near ``low`` and the fewer in the tail), or whole
 #: numbers spaced alike with steps of at least one (``"integers"``: counts, where every
-#: ``log:r`` point between two whole numbers is the same split). Each is a function of
-#: the public bounds only; which one a column gets is the private choice.
+#: ``log:r`` point between two whole numbers is the same split), or the mirror images
+#: of ``log:10`` … ``log:1000``, dense near ``high`` (``"log-high:r"``: values crowded
+#: near the top of their bounds, as test scores in ``[0, 800]`` or shares near 100 %).
+#: Each is a function of the public bounds only; which one a column gets is the
+#: private choice.
 GRID_FAMILY: tuple[str, ...] = ("linear", "log:10", "log:100", "log:1000", "log:10000", "log:100000",
-                                "log:1000000", "integers")
+                                "log:1000000", "integers", "log-high:10", "log-high:100", "log-high:1000")
 #: The member of :data:`GRID_FAMILY` with whole-number thresholds (:func:`integer_grid`): counts.
 INTEGER_GRID = "integers"
 
@@ -155,7 +158,7 @@ def log_grid(low: float, high: float, count: int) -> np.ndarray:
     return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
 
 
-def scaled_log_grid(low: float, high: float, count: int, ratio: float) -> np.ndarray:
+def scaled_log_grid(low: float, high: float, count: int, ratio: float, *, dense_near: str = "low") -> np.ndarray:
     """``count`` points equally spaced in ``log(1 + ratio · (x − low) / (high − low))``, readable.
 
     A member of :data:`GRID_FAMILY` (``"log:ratio"``): for any finite bounds (the
@@ -164,7 +167,9 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float) -> np.nda
     large ``ratio`` puts most points near ``low`` (heavy right tails), a small one
     is nearly equally wide. Each point's distance from ``low`` is rounded to two
     significant digits, then the distinct points are kept: a function of the public
-    bounds only.
+    bounds only. ``dense_near="high"`` gives the mirror image, equally spaced in
+    ``log(1 + ratio · (high − x) / (high − low))`` (the members ``"log-high:r"``: values
+    crowded near the top of their bounds), each point's distance from ``high`` rounded.
 
     Examples
     --------
@@ -174,21 +179,26 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float) -> np.nda
     [-4.18, -2.7, 0.0]
     >>> scaled_log_grid(43.79, 188.5, 32, 10_000.0).tolist()[-5:]   # a bound with digits of its own
     [79.79, 90.79, 106.79, 126.79, 153.79]
+    >>> scaled_log_grid(0.0, 800.0, 5, 100.0, dense_near="high").tolist()   # scores out of 800
+    [430.0, 630.0, 728.0, 771.0, 790.7]
     """
     if not ratio > 0:
         raise ValueError(f"a scaled log grid needs a ratio > 0, not {ratio}")
+    if dense_near not in ("low", "high"):
+        raise ValueError(f"dense_near must be 'low' or 'high', not {dense_near!r}")
     unit = grid_spacing(low, high, 0) / ratio   # (high - low) / ratio, finite for finite bounds
     offsets = unit * np.expm1(np.linspace(0.0, math.log1p(ratio), count + 2)[1:-1])
     # The sum keeps the decimals of the bound and of the rounded offset, no more: in
     # float64 43.79 + 47 is 90.78999999999999 and -3.3 + 3.2 is -0.0999999999999996,
     # which would be printed so and would put a row holding 90.79 on the wrong side.
-    low_decimals = max(0, -int(Decimal(repr(low)).as_tuple().exponent)) if math.isfinite(low) else 0
+    origin, sign = (low, 1.0) if dense_near == "low" else (high, -1.0)
+    origin_decimals = max(0, -int(Decimal(repr(origin)).as_tuple().exponent)) if math.isfinite(origin) else 0
     rounded = []
     for offset in offsets.tolist():
-        point = low + offset
+        point = origin + sign * offset
         if offset > 0 and math.isfinite(offset):
             digits = 1 - math.floor(math.log10(offset))
-            point = round(low + round(offset, digits), max(digits, low_decimals))
+            point = round(origin + sign * round(offset, digits), max(digits, origin_decimals))
         rounded.append(point)
     return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
 
@@ -241,8 +251,8 @@ def public_grid(low: float, high: float, count: int, transform: str | None = Non
 
     Equally spaced between the public bounds (:func:`rounded_grid`; ``transform`` None
     or ``"linear"``), for a column the data owner declared ``"transform": "log"``
-    equally spaced in ``log(1 + x)`` (:func:`log_grid`), or a member ``"log:r"`` of
-    :data:`GRID_FAMILY` (:func:`scaled_log_grid`).
+    equally spaced in ``log(1 + x)`` (:func:`log_grid`), or a member ``"log:r"`` or
+    ``"log-high:r"`` of :data:`GRID_FAMILY` (:func:`scaled_log_grid`).
 
     Examples
     --------
@@ -258,5 +268,6 @@ def public_grid(low: float, high: float, count: int, transform: str | None = Non
     if transform == INTEGER_GRID:
         return integer_grid(low, high, count)
     if transform in GRID_FAMILY:
-        return scaled_log_grid(low, high, count, float(transform.split(":")[1]))
+        kind, ratio = transform.split(":")
+        return scaled_log_grid(low, high, count, float(ratio), dense_near="high" if kind == "log-high" else "low")
     raise ValueError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS + GRID_FAMILY[1:])}")
