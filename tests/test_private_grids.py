@@ -316,3 +316,8 @@ def test_each_view_gets_its_own_common_grid_when_columns_cannot_pay_for_their_ow
         picks.append((chosen[(0, "count0")], chosen[(1, "score0")]))
     assert sum(right_grid.startswith("log-high:") for _, right_grid in picks) >= 14
     assert sum(left_grid.startswith("log:") or left_grid == INTEGER_GRID for left_grid, _ in picks) >= 18
+    # where a view's own choice would be nearly uniform (ε_view · n̂ under 5 rows), one grid for both
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    chosen = choose_grids(InProcessEngine(data), Fraction(1, 100), accountant, max_splits=32)
+    assert [e.step for e in accountant.ledger] == ["grids: data size", "grid of all 10 numeric columns"]
+    assert sum(e.epsilon for e in accountant.ledger) == Fraction(1, 100) and len(set(chosen.values())) == 1

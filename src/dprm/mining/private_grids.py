@@ -47,6 +47,9 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
    shares), and one grid for both fails one of them (session 44, docs/mining.md: a
    table of 420 school districts whose right view, reading and mathematics scores in
    ``[0, 709]``, got a grid of the left view's heavy tails and no useful threshold).
+   The same public rule as below decides: a view's choice is made where
+   ``ε_view · n̂ ≥`` :data:`PER_COLUMN_ROWS`, else one grid for both views (``grid of
+   all k numeric columns``), whose choice is twice as sharp.
 4. **Each column's own grid**, only when the rows can pay for it, a public rule of
    ``n̂``: ``ε_column · n̂ ≥`` :data:`PER_COLUMN_ROWS` with ``ε_column`` half of the
    rest over ``k`` (the other half bought the common grids). Then the exponential
@@ -313,19 +316,23 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
     if len(keys) > 1:
         common_epsilon, epsilon = split_budget(epsilon, [1, 1]) if per_column else (epsilon, 0)
         views = [side for side in (0, 1) if requests[side]]
+        if len(views) == 2 and float(common_epsilon) / 2 * n_hat < PER_COLUMN_ROWS:
+            views = [-1]   # a view's own choice would be nearly uniform: one grid for both (docstring)
         commons = {}
         for side, view_epsilon in zip(views, split_budget(common_epsilon, [1] * len(views))):
-            view_scores = [score for key, score in zip(keys, scores) if key[0] == side]
+            view_scores = [score for key, score in zip(keys, scores) if side in (-1, key[0])]
             step = (f"grid of all {len(keys)} numeric columns" if len(views) == 1 else
                     f"grid of the {engine.schema.views[side].name} view's {len(view_scores)} numeric column"
                     + ("s" if len(view_scores) != 1 else ""))
             commons[side] = int(ExponentialMechanism(view_epsilon, 1, monotone=True).release(
                 accountant, step, np.mean(view_scores, axis=0)))
+        commons = {side: commons.get(side, commons.get(-1)) for side in (0, 1)}
         if not per_column:
             return {key: GRID_FAMILY[commons[key[0]]] for key in keys}
         for side, common in commons.items():
-            log_priors[side][:] = np.log(COMMON_PRIOR_REST / (len(GRID_FAMILY) - 1))
-            log_priors[side][common] = np.log(1 - COMMON_PRIOR_REST)
+            if common is not None:
+                log_priors[side][:] = np.log(COMMON_PRIOR_REST / (len(GRID_FAMILY) - 1))
+                log_priors[side][common] = np.log(1 - COMMON_PRIOR_REST)
     chosen: dict[tuple[int, str], str] = {}
     for key, score, share in zip(keys, scores, split_budget(epsilon, [1] * len(keys))):
         mechanism = ExponentialMechanism(share, 1, monotone=True)
