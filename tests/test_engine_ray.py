@@ -395,6 +395,27 @@ def test_mine_on_ray_says_what_loading_in_process_says_a_bad_value_and_the_notes
     assert notes[1] == notes[0]
 
 
+def test_mine_on_ray_refuses_an_id_in_two_shards_as_loading_in_process_refuses_it(ray_session, planted_files,
+                                                                                 tmp_path) -> None:
+    """Row 2,500's id repeats row 11's (id 11), in both files (row-aligned): every shard's part loads (the run used to
+    go on and write its output), and the shards together refuse it in the loader's one line, before any
+    release: exit code 2, no output."""
+    left, right, types = planted_files
+    for source in (left, right):
+        frame = pd.read_csv(source)
+        frame.loc[2499, "row_id"] = frame.loc[10, "row_id"]
+        frame.to_csv(tmp_path / source.name, index=False)
+    common = ["mine", tmp_path / left.name, tmp_path / right.name, "--types", types, "-a", "serenade-es",
+              "--epsilon", "1", "--seed", "1", "--initial-pairs", "2", "--extensions", "2", "-o", tmp_path / "out.json"]
+    errors = []
+    for extra in ([], ["--engine", "ray", "--shards", "3"]):
+        code, stdout, err = run([*common, *extra])
+        assert code == 2 and len(err.strip().splitlines()) == 1 and not stdout.strip(), err
+        errors.append(err.strip())
+    assert errors[0] == f"error: {tmp_path / left.name}: 1 id(s) occur more than once in column 'row_id': 11"
+    assert errors[1] == errors[0] and not (tmp_path / "out.json").exists()
+
+
 # "-defaults": the grid, depth and leaf sizes at their defaults. CARTwheels' one trial of two alternations
 # (three trees, 300-580 redescriptions) takes a fifth of the three trials of three (twelve trees) it had.
 BASELINES = [

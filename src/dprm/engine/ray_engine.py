@@ -59,7 +59,8 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.engine.base import CountingEngine, GridCounts
 from dprm.engine.literal_table import LiteralTable
-from dprm.engine.sharding import ShardSpec, adopt_schema, merge_schemas, read_shard, schema_only, summarise
+from dprm.engine.shard_ids import RepeatedIds, ShardIds, deal_ids, duplicate_error, repeated_ids
+from dprm.engine.sharding import ShardSpec, adopt_schema, merge_schemas, read_shard_and_ids, schema_only, summarise
 from dprm.engine.supports import Support
 from dprm.engine.table_counter import TableCounter
 from dprm.engine.workers import ShardWorkers
@@ -231,8 +232,9 @@ class ShardActor:
         # text and answer every call with "the actor died"
         self._error: DprmError | None = None
         self._data: TwoViewData | None = None
+        self._ids: ShardIds | None = None
         try:
-            self._data = read_shard(spec, shard, n_shards)
+            self._data, self._ids = read_shard_and_ids(spec, shard, n_shards)
         except DprmError as error:
             self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
@@ -244,6 +246,16 @@ class ShardActor:
         if self._error is not None:
             raise self._error
         return None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
+
+    def deal_ids(self, n_buckets: int) -> tuple:
+        """This shard's ids dealt into ``n_buckets`` (:func:`~dprm.engine.shard_ids.deal_ids`), one Ray object each."""
+        return tuple(deal_ids(self._ids, n_buckets))
+
+    def repeated_ids(self, *buckets: ShardIds | None) -> RepeatedIds | None:
+        """The ids occurring more than once in one bucket of every shard (:func:`~dprm.engine.shard_ids.repeated_ids`);
+        this shard's own ids are no longer needed after it."""
+        self._ids = None
+        return repeated_ids(buckets)
 
     def adopt(self, schema: tuple) -> int:
         """Take the merged schema (again, when its grids change); returns the number of rows held."""
@@ -387,6 +399,7 @@ class RayEngine(CountingEngine):
             summaries = [s for s in self._all("summary") if s is not None]
             if not summaries:
                 raise ParameterError("the data has no rows")
+            self._check_ids(spec)
             schema = merge_schemas([[s[side] for s in summaries] for side in (0, 1)])
             self._rows = int(sum(self._all("adopt", schema)))
             self._summaries = schema
@@ -399,6 +412,29 @@ class RayEngine(CountingEngine):
         self._worker_keys = itertools.count()
 
     # -- round trips ---------------------------------------------------------------------
+
+    def _check_ids(self, spec: ShardSpec) -> None:
+        """Refuse ids that occur in more than one shard, as loading all the rows refuses a repeated id.
+
+        Each shard deals its ids into one bucket per shard; shard ``j`` gets bucket ``j``
+        of every shard straight from the object store (the driver passes references,
+        never the ids) and answers the repeated ones (:mod:`dprm.engine.shard_ids`).
+        """
+        if len(self._actors) < 2:  # one shard loaded all the rows: the loader checked them
+            return
+        n = len(self._actors)
+        self.round_trips += 1
+        buckets = [a.deal_ids.options(num_returns=n).remote(n) for a in self._actors]
+        answers = [actor.repeated_ids.remote(*(dealt[j] for dealt in buckets))
+                   for j, actor in enumerate(self._actors)]
+        try:
+            found = self._get(answers)
+        except DprmError:
+            self._collect(answers)
+            raise
+        error = duplicate_error(found, (spec.left, spec.right))
+        if error is not None:
+            raise error
 
     def _all(self, method: str, *args: Any) -> list:
         """Call ``method`` on every shard at once; the answers in shard order."""
