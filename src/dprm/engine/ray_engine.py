@@ -179,13 +179,17 @@ def _signals_after_start(ray: Any) -> Iterator[None]:
         before[signal.SIGTERM] = _exit_on_sigterm
     for number in before:
         signal.signal(number, lambda number, frame: pending.append(number))
-    utilities = ray._private.utils
-    replace_handler = utilities.set_sigterm_handler
-    utilities.set_sigterm_handler = lambda handler: None
+    # Ray (2.60) replaces the SIGTERM handler inside ray.init through this private function; a Ray
+    # without it is left as it is (its own handler then applies while it starts)
+    utilities = getattr(getattr(ray, "_private", None), "utils", None)
+    replace_handler = getattr(utilities, "set_sigterm_handler", None)
+    if replace_handler is not None:
+        utilities.set_sigterm_handler = lambda handler: None
     try:
         yield
     finally:
-        utilities.set_sigterm_handler = replace_handler
+        if replace_handler is not None:
+            utilities.set_sigterm_handler = replace_handler
         for number, handler in before.items():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
         for number in dict.fromkeys(pending):
