@@ -15,7 +15,8 @@ length, prints
   with the rows once the trees have spent their size budget);
 * the seconds of pyfim's FP-growth (Borgelt's C code, the paper's Apriori stand-in)
   on the same rows, encoded as ``column=value`` items, at the same θ;
-* the slope of log(time) against log(rows) of each (1 = linear, 0 = constant).
+* the slope of log(time) against log(rows) of each (1 = linear, 0 = constant), when
+  ``--rows`` gives two or more sizes (with one, the last line says it was not computed).
 
 The stream is generated before the clock starts. Each figure is the median of
 ``--repeats`` runs (the numba kernels are compiled by a warm-up first).
@@ -45,10 +46,33 @@ from dprm.itemsets import DensityEstimator
 from dprm.itemsets.ison import run_ison
 
 
-def _slope(xs: list[float], ys: list[float]) -> float:
-    if len(xs) < 2 or min(ys) <= 0:
-        return math.nan
+def _slope(xs: list[float], ys: list[float]) -> float | None:
+    """The slope of log(ys) against log(xs); None when it cannot be computed (fewer than two sizes, a time of 0)."""
+    if len(set(xs)) < 2 or min(ys) <= 0:
+        return None
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def slopes_line(sizes: list[int], times: dict[str, list[float]]) -> str:
+    """The line of slopes of log(time) against log(rows), each only where it can be computed, else said in words.
+
+    Examples
+    --------
+    >>> slopes_line([10, 100], {"learn": [1.0, 10.0], "ISON": [0.5, 0.0]})
+    'slope of log time vs log rows: learn 1.00, ISON not computed (a time of 0 s)'
+    >>> slopes_line([10_000], {"learn": [1.0]})
+    'slope of log time vs log rows: not computed: it needs two or more different --rows sizes (one given)'
+    """
+    given = len(set(sizes))
+    if given < 2:
+        return (f"slope of log time vs log rows: not computed: it needs two or more different --rows sizes "
+                f"({'one' if given == 1 else 'none'} given)")
+    parts = []
+    for name, ys in times.items():
+        slope = _slope(sizes, ys)
+        parts.append(f"{name} {round(slope, 2) + 0.0:.2f}" if slope is not None  # (no "-0.00")
+                     else f"{name} not computed (a time of 0 s)")
+    return "slope of log time vs log rows: " + ", ".join(parts)
 
 
 def main() -> None:
@@ -100,9 +124,8 @@ def main() -> None:
         fp_times.append(fp)
         print(f"{n:>10,} {learn:>9.2f} {n / learn:>9,.0f} {n / learn_cpu:>10,.0f} {nodes:>6.0f} {ison:>8.2f} "
               f"{ison_cpu:>10.2f} {found:>9,} {fp:>12.2f} {truth:>6,}", flush=True)
-    print(f"slope of log time vs log rows: learn {_slope(sizes, learn_times):.2f}, "
-          f"ISON {_slope(sizes, ison_times):.2f} (CPU {_slope(sizes, ison_cpu_times):.2f}), "
-          f"FP-growth {_slope(sizes, fp_times):.2f}")
+    print(slopes_line(sizes, {"learn": learn_times, "ISON": ison_times, "ISON CPU": ison_cpu_times,
+                              "FP-growth": fp_times}))
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ ENTRY_POINTS = {"__main__", ""}
 #: CLI modules every command may use; a command's own module imports no other command.
 CLI_SHARED = {"dprm.cli", "dprm.cli.app", "dprm.cli.console", "dprm.cli.views", "dprm.cli.outputs",
               "dprm.cli.display", "dprm.cli.progress", "dprm.cli.miner_options", "dprm.cli.seeds",
-              "dprm.cli.eval_options", "dprm.cli.coercion", "dprm.cli.itemsets_declarations"}
+              "dprm.cli.eval_options", "dprm.cli.coercion", "dprm.cli.itemsets_declarations", "dprm.cli.interrupts"}
 
 
 def _modules() -> dict[str, Path]:

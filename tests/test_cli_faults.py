@@ -256,3 +256,19 @@ def test_plain_numbers_in_options_still_read(tmp_path: Path) -> None:
     right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{(i // 2) % 2}\n" for i in range(20)))
     code, out, err = run(["inspect", left, right, "--max-splits", "016"])
     assert code == 0, err
+
+
+def test_ctrl_c_during_a_run_ends_in_the_one_line_interrupted_and_writes_nothing(tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    """typer turns a KeyboardInterrupt in a command into exit code 130 without a word: the line was missing."""
+    import dprm.mining.serenade as serenade
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(serenade.SerenadeES, "fit", interrupted)
+    left = write(tmp_path / "l.csv", "a,b\n1,0\n0,1\n1,1\n")
+    right = write(tmp_path / "r.csv", "c,d\n1,0\n0,1\n0,0\n")
+    code, out, err = run(["mine", left, right, "-a", "serenade-es", "--epsilon", "1", "-o", tmp_path / "out.json"])
+    assert (code, err, out) == (130, "interrupted\n", "")
+    assert not (tmp_path / "out.json").exists()

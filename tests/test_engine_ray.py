@@ -8,10 +8,16 @@ actors on it.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import ipaddress
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -395,6 +401,27 @@ def test_mine_on_ray_says_what_loading_in_process_says_a_bad_value_and_the_notes
     assert notes[1] == notes[0]
 
 
+def test_mine_on_ray_refuses_an_id_in_two_shards_as_loading_in_process_refuses_it(ray_session, planted_files,
+                                                                                 tmp_path) -> None:
+    """Row 2,500's id repeats row 11's (id 11), in both files (row-aligned): every shard's part loads (the run used to
+    go on and write its output), and the shards together refuse it in the loader's one line, before any
+    release: exit code 2, no output."""
+    left, right, types = planted_files
+    for source in (left, right):
+        frame = pd.read_csv(source)
+        frame.loc[2499, "row_id"] = frame.loc[10, "row_id"]
+        frame.to_csv(tmp_path / source.name, index=False)
+    common = ["mine", tmp_path / left.name, tmp_path / right.name, "--types", types, "-a", "serenade-es",
+              "--epsilon", "1", "--seed", "1", "--initial-pairs", "2", "--extensions", "2", "-o", tmp_path / "out.json"]
+    errors = []
+    for extra in ([], ["--engine", "ray", "--shards", "3"]):
+        code, stdout, err = run([*common, *extra])
+        assert code == 2 and len(err.strip().splitlines()) == 1 and not stdout.strip(), err
+        errors.append(err.strip())
+    assert errors[0] == f"error: {tmp_path / left.name}: 1 id(s) occur more than once in column 'row_id': 11"
+    assert errors[1] == errors[0] and not (tmp_path / "out.json").exists()
+
+
 # "-defaults": the grid, depth and leaf sizes at their defaults. CARTwheels' one trial of two alternations
 # (three trees, 300-580 redescriptions) takes a fifth of the three trials of three (twelve trees) it had.
 BASELINES = [
@@ -550,5 +577,79 @@ def test_a_local_ray_started_for_a_run_leaves_no_session_directory_behind(plante
                               timeout=300)
         assert done.returncode == 0, done.stderr
         assert sorted(p.name for p in temporary.iterdir()) == ["out.json"]
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _interrupted_run(files: tuple[Path, Path, Path], act: str) -> tuple[subprocess.CompletedProcess, list, Path]:
+    """``dprm mine --engine ray`` in a process of its own (a session and a ``TMPDIR`` of its own, Ctrl-C not
+    ignored), long enough to be stopped: once both shard actors run, ``act`` is done to it ("SIGTERM" or
+    "SIGINT" to the command, or "kill-shard": SIGKILL to a shard actor's process from outside). Returns the
+    ended command, the processes that descended from it just before, and its ``TMPDIR`` (to remove)."""
+    left, right, types = files
+    temporary = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))  # short: Ray's socket paths live under it
+    environment = {**os.environ, "TMPDIR": str(temporary), "PYTHONWARNINGS": "ignore"}
+    command = [sys.executable, "-m", "dprm", "mine", left, right, "--types", types, "-a", "mcmc-tree-pair",
+               "--epsilon", "1", "--seed", "1", "--mcmc-iterations", "200000", "--engine", "ray", "--shards", "2",
+               "-o", temporary / "out.json"]
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        driver, deadline, shards = psutil.Process(process.pid), time.monotonic() + 120, []
+        while len(shards) < 2 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+            shards = [p for p in driver.children(recursive=True) if "ShardActor" in " ".join(_cmdline(p))]
+        assert len(shards) == 2, process.communicate()[1]
+        time.sleep(1.0)  # the shards read their parts; then the chains run
+        descendants = driver.children(recursive=True)
+        if act == "kill-shard":
+            shards[1].kill()
+        else:
+            process.send_signal(getattr(signal, act))
+        stdout, stderr = process.communicate(timeout=120)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), descendants, temporary
+
+
+def _cmdline(process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
+
+
+def _alive(processes: list) -> list:
+    alive = []
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append((process.pid, process.name()))
+    return alive
+
+
+@pytest.mark.parametrize("act, code, message", [
+    ("SIGTERM", 130, "interrupted"),
+    ("SIGINT", 130, "interrupted"),
+    ("kill-shard", 2, "error: a shard of the Ray engine was lost (its actor died) during the run; nothing more "
+                      "was released"),
+])
+def test_mine_on_ray_stopped_or_losing_a_shard_ends_in_one_line_and_leaves_nothing_behind(planted_files, act, code,
+                                                                                          message) -> None:
+    """SIGTERM printed Ray's stack dump ("*** SIGTERM received ...") and exited with code 15, Ctrl-C exited with
+    130 and no word: now both end as Ctrl-C does in this command line (``interrupted``, 130). A shard actor
+    killed from outside ends the run in one line (exit 2). Each time no output is written, no process the
+    command started outlives it (Ray's processes are waited for before it exits) and its ``TMPDIR`` is empty."""
+    done, descendants, temporary = _interrupted_run(planted_files, act)
+    try:
+        assert len(descendants) >= 4  # the GCS, the raylet, its agents and the two shard actors at least
+        assert (done.returncode, done.stderr) == (code, message + "\n")
+        assert _alive(descendants) == []
+        assert list(temporary.iterdir()) == []
     finally:
         shutil.rmtree(temporary, ignore_errors=True)

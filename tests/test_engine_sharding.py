@@ -21,8 +21,9 @@ from dprm.data import load_two_view
 from dprm.data.attributes import Attribute, TwoViewData, View
 from dprm.datasets import make_planted
 from dprm.engine import InProcessEngine, Support
-from dprm.engine.sharding import (ShardSpec, adopt_schema, concatenate, merge_schemas, read_shard, schema_only,
-                                  summarise)
+from dprm.engine.shard_ids import deal_ids, duplicate_error, repeated_ids
+from dprm.engine.sharding import (ShardSpec, adopt_schema, concatenate, merge_schemas, read_shard, read_shard_and_ids,
+                                  schema_only, summarise)
 from dprm.engine.supports import AND, OR
 from dprm.engine.table_counter import TableCounter
 from dprm.errors import DataError, ParameterError
@@ -242,3 +243,77 @@ def test_views_not_in_the_same_order_are_refused_by_the_shards_naming_the_files(
                               f"(shard 2 of 2 reads rows 301 to 600 of each")
     assert "sorted by their id column" in message and "/" not in message.replace(str(left), "").replace(str(right), "")
     assert error.value.code == "unmatched_id" and "\n" not in message
+
+
+def _shards_duplicate_error(spec: ShardSpec, n_shards: int) -> DataError | None:
+    """What the Ray engine's shards find together (``RayEngine._check_ids``), exchanged here in one process."""
+    ids = [read_shard_and_ids(spec, shard, n_shards)[1] for shard in range(n_shards)]
+    dealt = [deal_ids(part, n_shards) for part in ids]
+    found = [repeated_ids([buckets[j] for buckets in dealt]) for j in range(n_shards)]
+    return duplicate_error(found, (spec.left, spec.right))
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+@pytest.mark.parametrize("n_shards", [2, 3, 5])
+def test_ids_repeated_across_shards_are_the_error_loading_the_whole_file_gives(noted_files, tmp_path, suffix,
+                                                                               n_shards) -> None:
+    """Ids twice in the files, each time in another shard's part (more of them than the message shows):
+    every shard's part loads, and together the shards name the file, the column, the count and the first ids
+    in the order of their second occurrence, as loading the whole file does."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # row -> the row whose id it repeats (the ids are the rows' numbers): rows 60-179 and 480-599, in other
+    # runs of lines for 2, 3 and 5 shards, and in row groups 1-2 and 8-9 (of 60 rows), 7 apart: other shards too
+    repeats = {599: 150, 500: 70, 530: 100, 481: 61, 545: 130, 510: 80}
+    for side in ("left", "right"):
+        frame = pd.read_csv(noted_files / f"{side}.csv", dtype=str, keep_default_na=False)
+        for row, copied in repeats.items():
+            frame.loc[row, "id"] = frame.loc[copied, "id"]
+        if suffix == "csv":
+            frame.to_csv(tmp_path / f"{side}.csv", index=False)
+        else:
+            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / f"{side}.parquet",
+                           row_group_size=60)
+    left, right = tmp_path / f"left.{suffix}", tmp_path / f"right.{suffix}"
+    options = dict(types=noted_files / "types.json", duplicate_names="rename", out_of_bounds="clamp")
+    with pytest.raises(DataError) as whole:
+        load_two_view(left, right, **options)
+    spec = ShardSpec.of(left, right, **options)
+    assert all(read_shard(spec, shard, n_shards) is not None for shard in range(n_shards))  # each part loads
+    error = _shards_duplicate_error(spec, n_shards)
+    assert str(whole.value) == f"{left}: 6 id(s) occur more than once in column 'id': 61, 70, 80, 100, 130, ..."
+    assert error is not None and str(error) == str(whole.value)
+    assert (error.code, error.file, error.column) == ("duplicate_id", str(left), "id")
+
+
+def test_ids_repeated_across_part_files_name_the_part_file_and_distinct_ids_pass(noted_files, tmp_path) -> None:
+    frames = {side: pd.read_csv(noted_files / f"{side}.csv", dtype=str, keep_default_na=False)
+              for side in ("left", "right")}
+    parts: dict[str, list] = {"left": [], "right": []}
+    for side, frame in frames.items():
+        for part, begin in enumerate(range(0, 600, 200)):
+            parts[side].append(tmp_path / f"{side}-{part}.csv")
+            frame.iloc[begin:begin + 200].to_csv(parts[side][-1], index=False)
+    options = dict(types=noted_files / "types.json", duplicate_names="rename", out_of_bounds="clamp")
+    assert _shards_duplicate_error(ShardSpec.of(parts["left"], parts["right"], **options), 2) is None
+    for side, frame in frames.items():  # the id of row 10 again in rows 450 (part 3) and 250 (part 2)
+        frame.loc[[250, 450], "id"] = frame.loc[10, "id"]
+        for part, begin in enumerate(range(0, 600, 200)):
+            frame.iloc[begin:begin + 200].to_csv(parts[side][part], index=False)
+    error = _shards_duplicate_error(ShardSpec.of(parts["left"], parts["right"], **options), 2)
+    assert str(error) == f"{parts['left'][1]}: 1 id(s) occur more than once in column 'id': 10"
+
+
+def test_an_id_twice_in_one_shards_part_is_the_loaders_error_not_views_out_of_order(noted_files, tmp_path) -> None:
+    for side in ("left", "right"):
+        frame = pd.read_csv(noted_files / f"{side}.csv", dtype=str, keep_default_na=False)
+        frame.loc[20, "id"] = frame.loc[10, "id"]
+        frame.to_csv(tmp_path / f"{side}.csv", index=False)
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    with pytest.raises(DataError) as whole:
+        load_two_view(left, right, duplicate_names="rename")
+    with pytest.raises(DataError) as shard:
+        read_shard(ShardSpec.of(left, right, duplicate_names="rename"), 0, 2)
+    assert str(shard.value) == str(whole.value) == f"{left}: 1 id(s) occur more than once in column 'id': 10"
+    assert (shard.value.code, shard.value.file) == ("duplicate_id", str(left))

@@ -139,5 +139,7 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except BaseException as error:  # noqa: BLE001 - every other ending is one line too
         exit_on(error)
+    if result == INTERRUPTED:  # typer turns Ctrl-C in a command into this exit code, silently
+        print("interrupted", file=sys.stderr, flush=True)
     if isinstance(result, int) and result:
         raise SystemExit(result)

@@ -12,6 +12,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console, plural
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.views import EngineOption, IdColumn, LeftView, RightView, ShardsOption, TypesFile, check_engine
 from dprm.errors import ParameterError
 
@@ -112,8 +113,9 @@ def evaluate(
             result = run_experiment(config, out, jobs=jobs or os.cpu_count() or 1, progress=progress,
                                     reports=reports)
         else:
-            result = run_experiment(config, out, jobs=1, progress=progress, reports=reports, shards=shards,
-                                    address=address or None)
+            with terminate_as_interrupt():
+                result = run_experiment(config, out, jobs=1, progress=progress, reports=reports, shards=shards,
+                                        address=address or None)
     except KeyboardInterrupt:
         if task is not None:
             bar.stop()

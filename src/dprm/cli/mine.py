@@ -27,6 +27,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console, note, plural
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.miner_options import given_parameters, option_parameters, option_table, with_options
 from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
@@ -148,7 +149,7 @@ def mine(
         _check_clired(clired, data)
         _fit(miner, data, seed, algorithm, private_algorithm)
     else:  # sharded: the rows stay in the shards; only the schema is here
-        with open_engine(address, shards, left, right, **options) as sharded:
+        with terminate_as_interrupt(), open_engine(address, shards, left, right, **options) as sharded:
             data = sharded.schema
             redundancy.declared_complete = _declared_complete(data)
             _check_clired(clired, data)

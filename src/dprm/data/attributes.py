@@ -176,13 +176,15 @@ class View:
 class TwoViewData:
     """Two views over the same, row-aligned entities.
 
-    ``ids`` holds the entity ids when an id column was given or detected.
-    ``n_rows`` is private in a private run: miners never release it.
+    ``ids`` holds the entity ids when an id column was given or detected, and
+    ``id_column`` where they were read: the view's number (0 left, 1 right) and the
+    column's name. ``n_rows`` is private in a private run: miners never release it.
     """
 
     left: View
     right: View
     ids: np.ndarray | None = None
+    id_column: tuple[int, str] | None = None
 
     def __post_init__(self) -> None:
         sizes = {a.n_rows for a in self.left} | {a.n_rows for a in self.right}
@@ -236,7 +238,7 @@ class TwoViewData:
                           replace(a, domain=replace(a.domain, transform=transforms[(side, a.name)]))
                           for a in view.attributes]
             views.append(replace(view, attributes=attributes))
-        return TwoViewData(views[0], views[1], self.ids)
+        return TwoViewData(views[0], views[1], self.ids, self.id_column)
 
     def view(self, side: str | int) -> View:
         """The view named ``"left"``/``"right"`` or numbered 0/1."""

@@ -35,7 +35,7 @@ from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table, re
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "left_out_notes", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "left_out_notes", "duplicate_ids_error", "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
@@ -135,12 +135,13 @@ def load_two_view(
 
     order: np.ndarray | None = None
     ids: np.ndarray | None = None
+    id_column: tuple[int, str] | None = None
     first_notes: tuple[list[str], list[str]] = ([], [])
     if lid is not None and rid is not None:
         lkeys = _id_keys(lraw, lid)
         rkeys = _id_keys(rraw, rid)
         order = _align(lkeys, rkeys, lraw.source, rraw.source)
-        ids = lkeys
+        ids, id_column = lkeys, (0, lid)
     else:
         if lraw.num_rows != rraw.num_rows:
             raise DataError(
@@ -149,9 +150,9 @@ def load_two_view(
                 code="row_count_mismatch", file=rraw.source,
             )
         if lid is not None:
-            ids = _id_keys(lraw, lid)
+            ids, id_column = _id_keys(lraw, lid), (0, lid)
         elif rid is not None:
-            ids = _id_keys(rraw, rid)
+            ids, id_column = _id_keys(rraw, rid), (1, rid)
         first_notes = _by_position(lraw, rraw, lid, rid, spec)
 
     left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant,
@@ -160,7 +161,7 @@ def load_two_view(
                              first_notes=first_notes[1])
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
-    return TwoViewData(left_view, right_view, ids=ids)
+    return TwoViewData(left_view, right_view, ids=ids, id_column=id_column)
 
 
 def read_view(
@@ -354,12 +355,27 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             if key in seen:
                 repeated.setdefault(key)
             seen.add(key)
-        raise DataError(
-            f"{raw.source}: {len(repeated)} id(s) occur more than once in column {name!r}: "
-            f"{_list(repeated)}",
-            code="duplicate_id", file=raw.source, column=name,
-        )
+        raise duplicate_ids_error(raw.source, name, list(repeated), len(repeated))
     return keys
+
+
+def duplicate_ids_error(source: str, column: str, repeated: Sequence[str], count: int) -> DataError:
+    """The error of ids that occur more than once in ``column`` of ``source``.
+
+    ``repeated``: the first of the ``count`` repeated ids in the order of their second
+    occurrence (at least the first few shown: a sharded engine finds them in its shards,
+    :mod:`dprm.engine.shard_ids`, and passes no more).
+
+    Examples
+    --------
+    >>> str(duplicate_ids_error("left.csv", "id", ["7", "3"], 2))
+    "left.csv: 2 id(s) occur more than once in column 'id': 7, 3"
+    >>> str(duplicate_ids_error("left.csv", "id", list("abcdef"), 9))
+    "left.csv: 9 id(s) occur more than once in column 'id': a, b, c, d, e, ..."
+    """
+    shown = _list(list(repeated)[:SHOW]) + (", ..." if count > SHOW else "")
+    return DataError(f"{source}: {count} id(s) occur more than once in column {column!r}: {shown}",
+                     code="duplicate_id", file=source, column=column)
 
 
 def _key_texts(raw: RawTable, name: str) -> list[str | None]:

@@ -47,8 +47,10 @@ import itertools
 import os
 import resource
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -59,7 +61,8 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.engine.base import CountingEngine, GridCounts
 from dprm.engine.literal_table import LiteralTable
-from dprm.engine.sharding import ShardSpec, adopt_schema, merge_schemas, read_shard, schema_only, summarise
+from dprm.engine.shard_ids import RepeatedIds, ShardIds, deal_ids, duplicate_error, repeated_ids
+from dprm.engine.sharding import ShardSpec, adopt_schema, merge_schemas, read_shard_and_ids, schema_only, summarise
 from dprm.engine.supports import Support
 from dprm.engine.table_counter import TableCounter
 from dprm.engine.workers import ShardWorkers
@@ -76,6 +79,12 @@ LOOPBACK_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_O
 #: ``ray start --head`` makes one, and without one a cluster that asks for it times out).
 AUTHENTICATION_ENVIRONMENT = {"RAY_AUTH_MODE": "token"}
 
+#: Set before Ray is imported unless the user set it (read then): no C++ failure-signal handler in the core worker
+#: of this process, which printed a stack dump on SIGTERM ("*** SIGTERM received at time=...") to the command's
+#: terminal, nor in a local Ray's workers, which inherit it (their dumps went to their logs, in the local Ray's
+#: session directory, removed at the end of the run).
+QUIET_SIGNALS = {"RAY_DISABLE_FAILURE_SIGNAL_HANDLER": "1"}
+
 #: Tries at joining a cluster whose client server answers "Initialization failure":
 #: the head starts one server process per client and gives it 30 s to answer
 #: (``RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S`` on the head); a loaded head can
@@ -86,7 +95,7 @@ CLUSTER_JOIN_ATTEMPTS = 3
 def import_ray() -> Any:
     """Import Ray with :data:`LOOPBACK_ENVIRONMENT` in force (refuse if Ray was imported without it)."""
     already = "ray" in sys.modules
-    for name, value in {**LOOPBACK_ENVIRONMENT, **AUTHENTICATION_ENVIRONMENT}.items():
+    for name, value in {**LOOPBACK_ENVIRONMENT, **AUTHENTICATION_ENVIRONMENT, **QUIET_SIGNALS}.items():
         os.environ.setdefault(name, value)
     try:
         import ray
@@ -128,7 +137,8 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
     attempts = 1 if address is None else CLUSTER_JOIN_ATTEMPTS
     for attempt in range(1, attempts + 1):
         try:
-            with warnings.catch_warnings(), _environment(environment if address is None else {}):
+            with warnings.catch_warnings(), _environment(environment if address is None else {}), \
+                    (_signals_after_start(ray) if address is None else contextlib.nullcontext()):
                 # Ray Client warns before it gives up ("connection timed out"): the error says it in one line
                 warnings.simplefilter("ignore", UserWarning)
                 ray.init(**options)
@@ -141,6 +151,54 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
                 stop_ray()
             raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: "
                               f"{_error_line(error)}") from None
+        except BaseException:  # Ctrl-C or SIGTERM while Ray starts: what it started so far is stopped too
+            stop_ray()
+            raise
+
+
+@contextlib.contextmanager
+def _signals_after_start(ray: Any) -> Iterator[None]:
+    """Around a local ``ray.init``: Ctrl-C and SIGTERM take effect once Ray has started, as the process handled them.
+
+    Interrupted halfway, ``ray.init`` leaves the processes it started so far running
+    untracked (its dashboard and runtime-environment agents outlived the command by a
+    minute or more), which ``ray.shutdown`` cannot stop. So while it starts (seconds),
+    SIGINT and SIGTERM are only noted, then raised again once it is done, to the
+    handlers the process had: ``ray.shutdown`` then stops everything. Ray's own
+    replacement of the SIGTERM handler (``sys.exit(15)``) is skipped; a process without
+    a Python SIGTERM handler gets that behaviour (its ``finally`` blocks stop Ray), one
+    with a handler keeps it (a command line's: ``dprm.cli.interrupts``). Only in the main
+    thread (Python's signal handlers live there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    if not callable(before[signal.SIGTERM]):
+        before[signal.SIGTERM] = _exit_on_sigterm
+    for number in before:
+        signal.signal(number, lambda number, frame: pending.append(number))
+    # Ray (2.60) replaces the SIGTERM handler inside ray.init through this private function; a Ray
+    # without it is left as it is (its own handler then applies while it starts)
+    utilities = getattr(getattr(ray, "_private", None), "utils", None)
+    replace_handler = getattr(utilities, "set_sigterm_handler", None)
+    if replace_handler is not None:
+        utilities.set_sigterm_handler = lambda handler: None
+    try:
+        yield
+    finally:
+        if replace_handler is not None:
+            utilities.set_sigterm_handler = replace_handler
+        for number, handler in before.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        for number in dict.fromkeys(pending):
+            signal.raise_signal(number)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    """What Ray's driver does on SIGTERM (``ray.init`` installs it): exit, running the ``finally`` blocks."""
+    sys.exit(signum)
 
 
 #: The session directories of the local Ray this process started (:func:`start_ray`), to remove.
@@ -162,12 +220,14 @@ def local_folder_prefix(pid: int) -> str:
 def stop_ray() -> None:
     """Stop the Ray this process started or joined (:func:`start_ray`); remove a local Ray's session directory.
 
-    Ray's processes are stopped by ``ray.shutdown``; their logs and sockets are in the
+    Ray's processes are stopped by ``ray.shutdown``; a local Ray's are waited for (each
+    gets a second to end, then SIGKILL), so that none outlives the command that started
+    it, also when a shard actor died of itself. Their logs and sockets are in the
     directory :func:`start_ray` made, removed here with everything in it.
     """
     ray = import_ray()
     if ray.is_initialized():
-        ray.shutdown()
+        ray.shutdown(**({"wait_for_processes": True} if _LOCAL_FOLDERS else {}))
     while _LOCAL_FOLDERS:
         shutil.rmtree(_LOCAL_FOLDERS.pop(), ignore_errors=True)
 
@@ -223,16 +283,21 @@ class ShardActor:
         The files and loading options (every shard gets the same).
     shard, n_shards : int
         Which part this actor reads.
+    workdir : str, optional
+        Where the temporary slices of its part are written (default: the temporary
+        directory): a local Ray's session directory, removed with it even when the
+        actor is killed while it reads.
     """
 
-    def __init__(self, spec: ShardSpec, shard: int, n_shards: int) -> None:
+    def __init__(self, spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None) -> None:
         # A part that cannot be loaded (a value outside its declared bounds, a malformed line) is the
         # user's error, said by the first request (:meth:`summary`): raised here, Ray would keep only its
         # text and answer every call with "the actor died"
         self._error: DprmError | None = None
         self._data: TwoViewData | None = None
+        self._ids: ShardIds | None = None
         try:
-            self._data = read_shard(spec, shard, n_shards)
+            self._data, self._ids = read_shard_and_ids(spec, shard, n_shards, workdir)
         except DprmError as error:
             self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
@@ -244,6 +309,16 @@ class ShardActor:
         if self._error is not None:
             raise self._error
         return None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
+
+    def deal_ids(self, n_buckets: int) -> tuple:
+        """This shard's ids dealt into ``n_buckets`` (:func:`~dprm.engine.shard_ids.deal_ids`), one Ray object each."""
+        return tuple(deal_ids(self._ids, n_buckets))
+
+    def repeated_ids(self, *buckets: ShardIds | None) -> RepeatedIds | None:
+        """The ids occurring more than once in one bucket of every shard (:func:`~dprm.engine.shard_ids.repeated_ids`);
+        this shard's own ids are no longer needed after it."""
+        self._ids = None
+        return repeated_ids(buckets)
 
     def adopt(self, schema: tuple) -> int:
         """Take the merged schema (again, when its grids change); returns the number of rows held."""
@@ -383,10 +458,12 @@ class RayEngine(CountingEngine):
         self.n_shards = shards
         try:
             actor = ray.remote(num_cpus=0)(ShardActor)
-            self._actors = [actor.remote(spec, i, shards) for i in range(shards)]
+            workdir = _LOCAL_FOLDERS[-1] if self._own and _LOCAL_FOLDERS else None
+            self._actors = [actor.remote(spec, i, shards, workdir) for i in range(shards)]
             summaries = [s for s in self._all("summary") if s is not None]
             if not summaries:
                 raise ParameterError("the data has no rows")
+            self._check_ids(spec)
             schema = merge_schemas([[s[side] for s in summaries] for side in (0, 1)])
             self._rows = int(sum(self._all("adopt", schema)))
             self._summaries = schema
@@ -399,6 +476,29 @@ class RayEngine(CountingEngine):
         self._worker_keys = itertools.count()
 
     # -- round trips ---------------------------------------------------------------------
+
+    def _check_ids(self, spec: ShardSpec) -> None:
+        """Refuse ids that occur in more than one shard, as loading all the rows refuses a repeated id.
+
+        Each shard deals its ids into one bucket per shard; shard ``j`` gets bucket ``j``
+        of every shard straight from the object store (the driver passes references,
+        never the ids) and answers the repeated ones (:mod:`dprm.engine.shard_ids`).
+        """
+        if len(self._actors) < 2:  # one shard loaded all the rows: the loader checked them
+            return
+        n = len(self._actors)
+        self.round_trips += 1
+        buckets = [a.deal_ids.options(num_returns=n).remote(n) for a in self._actors]
+        answers = [actor.repeated_ids.remote(*(dealt[j] for dealt in buckets))
+                   for j, actor in enumerate(self._actors)]
+        try:
+            found = self._get(answers)
+        except DprmError:
+            self._collect(answers)
+            raise
+        error = duplicate_error(found, (spec.left, spec.right))
+        if error is not None:
+            raise error
 
     def _all(self, method: str, *args: Any) -> list:
         """Call ``method`` on every shard at once; the answers in shard order."""

@@ -57,10 +57,11 @@ import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
 from dprm.data.loading import left_out_notes, load_two_view
+from dprm.engine.shard_ids import ROW_BITS, ShardIds
 from dprm.errors import ERROR_CODES, DataError, DprmError, ParameterError
 
-__all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "summarise", "merge_schemas",
-           "adopt_schema", "schema_only", "concatenate"]
+__all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "read_shard_and_ids", "summarise",
+           "merge_schemas", "adopt_schema", "schema_only", "concatenate"]
 
 
 @dataclass(frozen=True)
@@ -132,27 +133,48 @@ def read_shard(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None =
     notes leave out constant columns, which only the merge of all shards can tell
     (:func:`merge_schemas`).
     """
+    return read_shard_and_ids(spec, shard, n_shards, workdir)[0]
+
+
+def read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
+                       workdir: str | None = None) -> tuple[TwoViewData | None, ShardIds | None]:
+    """:func:`read_shard`, and the part's ids with their rows' positions in the files (None without an id column).
+
+    The shards check with these that no id is in two of them
+    (:mod:`dprm.engine.shard_ids`): loading checks each part alone.
+    """
+    ids: list[ShardIds] = []
     if len(spec.left) > 1:
-        pairs = list(zip(spec.left, spec.right))[shard::n_shards]
-        parts = [_without_constant_notes(load_two_view(left, right, keep_constant=True, **spec.load_options))
-                 for left, right in pairs]
+        numbered = list(enumerate(zip(spec.left, spec.right)))[shard::n_shards]
+        parts = []
+        for number, (left, right) in numbered:
+            part = _without_constant_notes(load_two_view(left, right, keep_constant=True, **spec.load_options))
+            parts.append(part)
+            if part.ids is not None and part.id_column is not None:
+                rows = (np.int64(number) << ROW_BITS) + np.arange(part.n_rows, dtype=np.int64)
+                ids.append(ShardIds(part.ids, rows, *part.id_column))
     else:
         with tempfile.TemporaryDirectory(dir=workdir) as folder:
             files = [_slice(path, side, shard, n_shards, Path(folder))
                      for side, path in (("left", spec.left[0]), ("right", spec.right[0]))]
             if files[0] is None or files[1] is None:
-                return None
+                return None, None
             try:
                 data = load_two_view(files[0].path, files[1].path, keep_constant=True, **spec.load_options)
             except DprmError as error:
                 raise _in_files(error, files, shard, n_shards) from None
             parts = [_in_file_terms(_without_constant_notes(data), files)]
+            if data.ids is not None and data.id_column is not None:
+                side, _ = data.id_column
+                ids.append(ShardIds(data.ids, files[side].file_rows(data.n_rows), *data.id_column))
     if not parts:
-        return None
+        return None, None
+    found = None if not ids else ShardIds(np.concatenate([i.keys for i in ids]),
+                                          np.concatenate([i.positions for i in ids]), ids[0].side, ids[0].column)
     if len(parts) == 1:
-        return parts[0]
+        return parts[0], found
     merged = merge_schemas([[summarise(p.views[s]) for p in parts] for s in (0, 1)])
-    return concatenate([adopt_schema(p, merged) for p in parts])
+    return concatenate([adopt_schema(p, merged) for p in parts]), found
 
 
 @dataclass(frozen=True)
@@ -181,6 +203,18 @@ class _Slice:
         run = max(k for k, start in enumerate(self.part_starts) if start <= row - 1)
         return self.file_starts[run] + (row - 1 - self.part_starts[run]) + 1
 
+    def file_rows(self, count: int) -> np.ndarray:
+        """The 0-based rows of the file that are the slice's ``count`` rows, in order.
+
+        Examples
+        --------
+        >>> _Slice(Path("p.csv"), "f.csv", (0, 2), (20, 60), "row groups 2, 6").file_rows(4).tolist()
+        [20, 21, 60, 61]
+        """
+        ends = [*self.part_starts[1:], count]
+        return np.concatenate([np.arange(start, end, dtype=np.int64) - start + first
+                               for start, end, first in zip(self.part_starts, ends, self.file_starts)])
+
 
 #: A row number (or a list of them) in a loader's message: ``row 7``, ``rows 3, 9``, ``row 2, 5, ...``.
 _ROWS = re.compile(r"(?<![\w'\"])(rows? )(\d+(?:, \d+)*)")
@@ -206,8 +240,9 @@ def _in_file_text(text: str, files: Sequence[_Slice]) -> str:
 def _in_files(error: DprmError, files: Sequence[_Slice], shard: int, n_shards: int) -> DprmError:
     """The loader's ``error`` about a shard's slices as an error about the user's files."""
     left, right = files
-    if error.code in ("unmatched_id", "row_count_mismatch", "duplicate_id"):
+    if error.code in ("unmatched_id", "row_count_mismatch"):
         # the slices hold other entities: the files do not list the same rows in the same order
+        # (an id twice in one slice is twice in its file: the loader's own error, below)
         described = left.rows if left.rows == right.rows else f"{left.rows} of {left.original}, {right.rows} of " \
                                                                f"{right.original}"
         text = (f"{left.original}, {right.original}: the two files do not hold the same entities in the same order "
@@ -227,7 +262,7 @@ def _in_file_terms(data: TwoViewData, files: Sequence[_Slice]) -> TwoViewData:
     views = [View(view.name, view.attributes, source=part.original, constant=list(view.constant),
                   renamed=dict(view.renamed), notes=[_in_file_text(n, files) for n in view.notes])
              for view, part in zip(data.views, files)]
-    return TwoViewData(views[0], views[1], ids=data.ids)
+    return TwoViewData(views[0], views[1], ids=data.ids, id_column=data.id_column)
 
 
 def _without_constant_notes(data: TwoViewData) -> TwoViewData:
