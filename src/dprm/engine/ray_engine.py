@@ -547,8 +547,8 @@ class RayEngine(CountingEngine):
                 raise cause from None
             raise EngineError(f"a shard failed: {str(cause or error).splitlines()[0]}") from None
         except ray.exceptions.RayActorError:
-            raise EngineError(f"a shard of the Ray engine was lost (its actor died) during the run; "
-                              f"nothing more was released") from None
+            raise EngineError("a shard of the Ray engine was lost (its actor died) during the run; "
+                              "nothing more was released") from None
 
     # -- the engine ---------------------------------------------------------------------------
 
