@@ -36,28 +36,28 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
    then needs the scale ``Δ/ε`` instead of ``2Δ/ε``
    (:class:`~dprm.privacy.exponential.ExponentialMechanism`, ``monotone=True``).
    Rows with a missing value count in no cell.
-3. **A common grid for each view** (ledger ``grid of all k numeric columns``, or
-   ``grid of the left view's k numeric columns`` and the right's, when both views
-   have columns to choose for, each with half of the budget: a row is in both views'
-   scores): the exponential mechanism on the mean of the view's columns' scores
-   (sensitivity 1 and monotone, as each column's). With many columns and few rows a
-   column's own choice would be nearly uniform, while this one is sharp. One grid per
-   view rather than one for the table: the two views of a table are often measured
+3. **A common grid** for all columns (``k ≥ 2``; ledger ``grid of all k numeric
+   columns``): the exponential mechanism on the worse of the two views' mean scores
+   (``min(mean_left, mean_right)`` over the columns of each view; the one view's mean
+   where only one has columns to choose for): sensitivity 1 and monotone, as each
+   column's score (a mean and a minimum of such scores are). With many columns and few
+   rows a column's own choice would be nearly uniform, while this one is sharp. The
+   worse view, not the mean of all columns: the two views of a table are often measured
    alike within and differently across (counts against test scores, incomes against
-   shares), and one grid for both fails one of them (session 44, docs/mining.md: a
-   table of 420 school districts whose right view, reading and mathematics scores in
-   ``[0, 709]``, got a grid of the left view's heavy tails and no useful threshold).
-   The same public rule as below decides: a view's choice is made where
-   ``ε_view · n̂ ≥`` :data:`PER_COLUMN_ROWS`, else one grid for both views (``grid of
-   all k numeric columns``), whose choice is twice as sharp.
+   shares), and the grid that suits most columns can leave the other view without a
+   threshold where its rows are (session 44, docs/mining.md: AER's CASchools, 420
+   districts, whose right view, reading and mathematics scores in ``[0, 709]``, got the
+   left view's log grid; the default then kept something in 1 run of 5 at ε = 1, 5 of 5
+   now). A grid per view would halve each choice's budget: measured, it lost on tables
+   whose views are alike (docs/mining.md).
 4. **Each column's own grid**, only when the rows can pay for it, a public rule of
    ``n̂``: ``ε_column · n̂ ≥`` :data:`PER_COLUMN_ROWS` with ``ε_column`` half of the
-   rest over ``k`` (the other half bought the common grids). Then the exponential
-   mechanism per column with its view's common grid as a public prior (half of the
-   mass on it, the rest spread evenly): ``P(g) ∝ prior(g) · exp(ε q_g / Δ)``, an
-   exponential mechanism with a base measure that depends only on the earlier release
-   (adaptive composition). Otherwise every column takes its view's common grid, which
-   then had all of the rest.
+   rest over ``k`` (the other half bought the common grid). Then the exponential
+   mechanism per column with the common grid as a public prior (half of the mass on
+   it, the rest spread evenly): ``P(g) ∝ prior(g) · exp(ε q_g / Δ)``, an exponential
+   mechanism with a base measure that depends only on the earlier release (adaptive
+   composition). Otherwise every column takes the common grid, which then had all of
+   the rest.
 
 A row holds a value in every column, so all releases compose sequentially to
 ``ε_grid`` exactly, one ledger entry each, charged before it is drawn.
@@ -91,8 +91,7 @@ Examples
 >>> for entry in accountant.ledger:
 ...     print(entry.step, entry.epsilon)
 grids: data size 1/50
-grid of the left view's 1 numeric column 9/200
-grid of the right view's 1 numeric column 9/200
+grid of all 2 numeric columns 9/100
 grid of 'visits' 9/200
 grid of 'age' 9/200
 """
@@ -312,31 +311,22 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
     capacity = n_hat / (int(max_splits) + 1)   # public: a function of the released count
     scores = [spread_scores(cells, capacity) for side in (0, 1) for cells in counts[side]]
     per_column = len(keys) == 1 or float(epsilon) / 2 / len(keys) * n_hat >= PER_COLUMN_ROWS
-    log_priors = {side: np.zeros(len(GRID_FAMILY)) for side in (0, 1)}
+    log_prior = np.zeros(len(GRID_FAMILY))
     if len(keys) > 1:
         common_epsilon, epsilon = split_budget(epsilon, [1, 1]) if per_column else (epsilon, 0)
-        views = [side for side in (0, 1) if requests[side]]
-        if len(views) == 2 and float(common_epsilon) / 2 * n_hat < PER_COLUMN_ROWS:
-            views = [-1]   # a view's own choice would be nearly uniform: one grid for both (docstring)
-        commons = {}
-        for side, view_epsilon in zip(views, split_budget(common_epsilon, [1] * len(views))):
-            view_scores = [score for key, score in zip(keys, scores) if side in (-1, key[0])]
-            step = (f"grid of all {len(keys)} numeric columns" if len(views) == 1 else
-                    f"grid of the {engine.schema.views[side].name} view's {len(view_scores)} numeric column"
-                    + ("s" if len(view_scores) != 1 else ""))
-            commons[side] = int(ExponentialMechanism(view_epsilon, 1, monotone=True).release(
-                accountant, step, np.mean(view_scores, axis=0)))
-        commons = {side: commons.get(side, commons.get(-1)) for side in (0, 1)}
+        # each view's mean score, the worse of the two: one grid that fails neither view (docstring)
+        view_means = [np.mean([score for key, score in zip(keys, scores) if key[0] == side], axis=0)
+                      for side in (0, 1) if requests[side]]
+        common = int(ExponentialMechanism(common_epsilon, 1, monotone=True).release(
+            accountant, f"grid of all {len(keys)} numeric columns", np.min(view_means, axis=0)))
         if not per_column:
-            return {key: GRID_FAMILY[commons[key[0]]] for key in keys}
-        for side, common in commons.items():
-            if common is not None:
-                log_priors[side][:] = np.log(COMMON_PRIOR_REST / (len(GRID_FAMILY) - 1))
-                log_priors[side][common] = np.log(1 - COMMON_PRIOR_REST)
+            return {key: GRID_FAMILY[common] for key in keys}
+        log_prior[:] = np.log(COMMON_PRIOR_REST / (len(GRID_FAMILY) - 1))
+        log_prior[common] = np.log(1 - COMMON_PRIOR_REST)
     chosen: dict[tuple[int, str], str] = {}
     for key, score, share in zip(keys, scores, split_budget(epsilon, [1] * len(keys))):
         mechanism = ExponentialMechanism(share, 1, monotone=True)
         # P(g) ∝ prior(g) · exp(ε q_g / Δ): the exponential mechanism with a public base measure
-        pick = mechanism.release(accountant, f"grid of {key[1]!r}", score + mechanism.scale * log_priors[key[0]])
+        pick = mechanism.release(accountant, f"grid of {key[1]!r}", score + mechanism.scale * log_prior)
         chosen[key] = GRID_FAMILY[int(pick)]
     return chosen
