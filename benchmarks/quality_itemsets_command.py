@@ -63,8 +63,11 @@ def table_files(name: str, folder: Path) -> tuple[Path, Path]:
     frame = load_project(name, 0)
     data, types = folder / f"{name}.csv", folder / f"{name}-types.json"
     frame.to_csv(data, index=False)
-    columns = {c: {"type": "categorical", "categories": sorted(frame[c].unique())} for c in frame}
-    types.write_text(json.dumps({"columns": columns}), encoding="utf-8")
+    # an empty cell (rwas's unanswered question) is a missing value, declared where the column holds one
+    columns = {c: {"type": "categorical", "categories": sorted(set(frame[c].unique()) - {""}),
+                   **({} if (frame[c] == "").any() else {"complete": True})} for c in frame}
+    missing = any((frame[c] == "").any() for c in frame)
+    types.write_text(json.dumps({"columns": columns, **({"na_values": [""]} if missing else {})}), encoding="utf-8")
     return data, types
 
 
