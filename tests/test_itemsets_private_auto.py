@@ -310,3 +310,17 @@ def test_auto_chooses_on_the_basis_it_would_release_and_keeps_the_pairs_predicti
     assert fits["basis"].parameters["pair_noise"] <= BASIS_MAX_NOISE < fits["pairs"].parameters["pair_noise"]
     listed = itemset_rates([s["items"] for s in fits["basis"].bases.named_itemsets(0.3)], truth)
     assert listed.tpr >= 0.8 and listed.fpr <= 0.1
+
+
+def test_basis_noise_falls_back_to_the_pairs_prediction_where_the_basis_leaves_frequent_items_out() -> None:
+    """20 columns of three equally frequent values, θ = 0.3: 40 and more items reach θ·n̂, far more than fit."""
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 3, size=(4000, 20))
+    sizes, columns = [3] * 20, [f"c{j}" for j in range(20)]
+    selection = release_items(codes, sizes, item_share(), 0.3, Accountant(1, SeededNoise(rng)), columns)
+    items = [(j, v) for j in range(20) for v in selection.kept_codes(j)]
+    counts = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    frequent = [item for item in items if counts[item] >= 0.3 * selection.n_hat]
+    basis = largest_basis(items, counts, 0.3 * selection.n_hat, selection.sizes)
+    assert len(frequent) > len(basis)   # the one basis cannot hold them all
+    assert basis_noise(selection, sizes, 1, 0.3, prediction="basis") == pair_noise(selection, sizes, 1, 0.3)
