@@ -549,6 +549,35 @@ def test_integer_coded_columns_are_offered_as_categories(tmp_path):
     assert rates.tpr == 1.0 and rates.fpr <= 0.1 and {"q2": "1", "g": "m"} in [s.items for s in found]
 
 
+def test_columns_the_types_file_declares_categorical_are_read_as_categories_whatever_numbers_they_hold(tmp_path):
+    rng = np.random.default_rng(4)
+    q1 = rng.choice([1, 2, 10], p=[0.6, 0.3, 0.1], size=500)
+    frame = pd.DataFrame({"q1": q1, "q2": np.where(q1 == 1, 1.5, rng.choice([1.5, 2.5], 500)),  # not whole numbers
+                          "g": rng.choice(["m", "f"], 500), "n": rng.integers(1, 4, 500)})
+    csv = tmp_path / "codes.csv"
+    frame.to_csv(csv, index=False)
+    types = write(tmp_path / "types.json", json.dumps({"columns": {c: {"type": "categorical"} for c in frame}}))
+    out = tmp_path / "codes.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--types", types, "--seed", "0", "--output", out])
+    assert code == 0, stderr
+    found = read_itemsets(json.loads(out.read_text()))
+    truth = frequent_itemsets(pd.read_csv(csv, dtype=str), 0.2)  # the values as written: 1.5, 10
+    rates = itemset_rates(found, truth)
+    assert rates.tpr >= 0.9 and rates.fpr <= 0.1 and {"q1": "1", "q2": "1.5"} in [s.items for s in found]
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.2", "--types", types, "--epsilon", "1",
+                                "--output", tmp_path / "dp.json"])  # categories read off the data: not private
+    assert code == 0, stderr
+    assert json.loads((tmp_path / "dp.json").read_text())["privacy"]["private"] is False
+    assert "NOT private" in stdout + stderr
+    partly = write(tmp_path / "partly.json", json.dumps({"columns": {"q1": {"type": "categorical"}},
+                                                         "na_values": ["?"]}))
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--types", partly, "--output",
+                           tmp_path / "never.json"])  # undeclared number columns are refused, naming the file
+    assert code == 2 and not (tmp_path / "never.json").exists()
+    assert_one_error_line(stderr, "codes.csv: column 'q2' is numeric")
+    assert "'n' is numeric with at most 20 distinct whole numbers" in stderr and "'q1'" not in stderr
+
+
 def test_top_k_reports_the_most_frequent_itemsets_of_a_dense_table(tmp_path):
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({f"c{j}": np.where(rng.random(600) < 0.93, "a", rng.choice(["b", "c"], 600))

@@ -77,6 +77,20 @@ def test_integer_codes_are_named_together_and_read_as_categories_when_asked() ->
         infer_domains(wide, categorical_integers=True)
 
 
+def test_named_columns_are_read_as_categories_whatever_numbers_they_hold() -> None:
+    frame = pd.DataFrame({"a": [1.5, 2.5, 10.0, 1.5], "b": [1, 2, 3, 1], "w": [0.1, 0.2, 0.3, 0.4]})
+    domains = infer_domains(frame[["a", "b"]], categorical_integers=["a", "b"])
+    assert domains["a"].categories == ("1.5", "2.5", "10") and domains["b"].categories == ("1", "2", "3")
+    with pytest.raises(ParameterError) as refused:  # only the named columns: 'b' and 'w' stay refused
+        infer_domains(frame, categorical_integers=["a"])
+    assert "'w' is numeric" in str(refused.value) and "'b' is numeric with at most" in str(refused.value)
+    assert "'a'" not in str(refused.value)
+    with pytest.raises(ParameterError, match="categorical_integers: no column named 'z'"):
+        infer_domains(frame, categorical_integers=["z"])
+    with pytest.raises(ParameterError, match="True, False or a list of column names"):
+        infer_domains(frame, categorical_integers="a")
+
+
 def test_mining_something_else_than_a_fitted_estimate_says_so() -> None:
     """``mine_itemsets(frame, 0.3)`` raised ``AttributeError: 'DataFrame' object has no attribute 'variables_'``."""
     from dprm.itemsets import DensityEstimator

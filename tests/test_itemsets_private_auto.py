@@ -9,9 +9,11 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from dprm.itemsets import private_basis
+from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from dprm.itemsets.private import fit_private_estimator
-from dprm.itemsets.private_basis import ITEM_SHARE, basis_table, item_share, release_bases
-from dprm.itemsets.private_basis_graph import _cells
+from dprm.itemsets.private_basis import ITEM_SHARE, basis_noise, basis_table, item_share, release_bases
+from dprm.itemsets.private_basis_graph import _cells, largest_basis
 from dprm.itemsets.private_basis_pairs import (BASIS_MAX_NOISE, ONE_BASIS_CELLS, PAIR_SHARE, _undecided_pairs,
                                                frechet_joined, pair_noise)
 from dprm.itemsets.private_basis_supports import discrete_laplace_variance
@@ -254,3 +256,71 @@ def test_auto_releases_on_no_rows_as_on_one_with_declared_domains() -> None:
             assert (fit.bases is None) == (fit.parameters["auto_choice"] == "chain")
             choices.add(fit.parameters["auto_choice"])
     assert choices == {"basis", "chain"}
+
+
+def _scores(n: int, seed: int) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """A biopsy-like table: 9 scores of 10 categories, each ``1`` in most rows of one class, and the class."""
+    rng = np.random.default_rng(seed)
+    benign = rng.random(n) < 0.65
+    weights = np.array([10, 8, 6, 5, 4, 3, 2, 2, 2, 6]) / 48  # low scores common, 10 the mark of a malignant one
+    frame = pd.DataFrame({f"v{j}": np.where(benign & (rng.random(n) < 0.9), 1,
+                                            rng.choice(np.arange(1, 11), n, p=weights)).astype(str)
+                          for j in range(9)})
+    frame["class"] = np.where(benign, "benign", "malignant")
+    domains = {c: [str(v) for v in range(1, 11)] for c in frame if c != "class"} | {"class": ["benign", "malignant"]}
+    return frame, domains
+
+
+def test_basis_noise_is_that_of_an_item_summed_in_the_one_basis_the_items_would_build() -> None:
+    frame, domains = _scores(700, 0)
+    columns = list(frame)
+    sizes = [len(domains[c]) for c in columns]
+    codes = np.column_stack([frame[c].map({v: k for k, v in enumerate(domains[c])}).to_numpy() for c in columns])
+    acc = Accountant(1, SeededNoise(np.random.default_rng(1)))
+    selection = release_items(codes, sizes, item_share(), 0.3, acc, columns)
+    items = [(j, v) for j in range(len(columns)) for v in selection.kept_codes(j)]
+    counts = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    basis = largest_basis(items, counts, 0.3 * selection.n_hat, selection.sizes)
+    width = {j: sum(1 for j2, _ in basis if j2 == j) for j, _ in basis}
+    widths = sorted(w + (w < selection.sizes[j]) for j, w in width.items())
+    var = math.prod(widths) / widths[0] * discrete_laplace_variance(float(1 / (1 - item_share())))  # an item's sum
+    predicted = basis_noise(selection, sizes, 1, 0.3, prediction="basis")
+    assert math.isclose(predicted, math.sqrt(var) / (0.3 * selection.n_hat))
+    assert basis_noise(selection, sizes, 1, 0.3, prediction="pairs") == pair_noise(selection, sizes, 1, 0.3)
+    # the pairs' prediction reads every item kept with its margin (scores of noisy counts near 0 among them) and
+    # predicts noise the one basis, over the items reaching θ·n̂ only, does not have
+    assert _cells(basis, selection.sizes) < _cells(set(items), selection.sizes)
+    assert predicted <= BASIS_MAX_NOISE < pair_noise(selection, sizes, 1, 0.3)
+    high = release_items(codes, sizes, item_share(), 0.7, acc, columns)  # items kept, too few reach θ·n̂ to pair
+    in_reach = {j for j, k in enumerate(high.kept) for v in range(len(k)) if high.counts[j][k[v]] >= 0.7 * high.n_hat}
+    assert sum(len(k) > 0 for k in high.kept) >= 2 and len(in_reach) < 2
+    assert basis_noise(high, sizes, 1, 0.7, prediction="basis") == math.inf  # no basis to read from: the chain
+
+
+def test_auto_chooses_on_the_basis_it_would_release_and_keeps_the_pairs_prediction_as_an_option(monkeypatch) -> None:
+    frame, domains = _scores(700, 2)
+    truth = frequent_itemsets(frame, 0.3)
+    fits = {}
+    for prediction in ("basis", "pairs"):
+        monkeypatch.setattr(private_basis, "AUTO_NOISE", prediction)
+        fits[prediction] = fit_private_estimator(frame, 1, domains=domains, private_method="auto", min_support=0.3,
+                                                 random_state=1)
+        assert math.isclose(sum(e["epsilon"] for e in fits[prediction].privacy["ledger"]), 1.0)
+    assert fits["basis"].parameters["auto_choice"] == "basis" and fits["pairs"].parameters["auto_choice"] == "chain"
+    assert fits["basis"].parameters["pair_noise"] <= BASIS_MAX_NOISE < fits["pairs"].parameters["pair_noise"]
+    listed = itemset_rates([s["items"] for s in fits["basis"].bases.named_itemsets(0.3)], truth)
+    assert listed.tpr >= 0.8 and listed.fpr <= 0.1
+
+
+def test_basis_noise_falls_back_to_the_pairs_prediction_where_the_basis_leaves_frequent_items_out() -> None:
+    """20 columns of three equally frequent values, θ = 0.3: 40 and more items reach θ·n̂, far more than fit."""
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 3, size=(4000, 20))
+    sizes, columns = [3] * 20, [f"c{j}" for j in range(20)]
+    selection = release_items(codes, sizes, item_share(), 0.3, Accountant(1, SeededNoise(rng)), columns)
+    items = [(j, v) for j in range(20) for v in selection.kept_codes(j)]
+    counts = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    frequent = [item for item in items if counts[item] >= 0.3 * selection.n_hat]
+    basis = largest_basis(items, counts, 0.3 * selection.n_hat, selection.sizes)
+    assert len(frequent) > len(basis)   # the one basis cannot hold them all
+    assert basis_noise(selection, sizes, 1, 0.3, prediction="basis") == pair_noise(selection, sizes, 1, 0.3)

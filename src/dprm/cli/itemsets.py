@@ -260,7 +260,8 @@ def itemsets(
     outputs.check()
 
     table = read_columns(learn, types, bin_edges, sensitive, epsilon, na_values, out_of_bounds)
-    table.categorical_integers = categorical_integers
+    if categorical_integers:  # every undeclared column of integer codes, else the types file's categorical ones
+        table.categorical_integers = True
     parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
                                   "estimate": ESTIMATES[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
@@ -399,7 +400,8 @@ class Columns:
     ignored: list[str]
     booleans: list[str]
     notes: list[str]
-    categorical_integers: bool = False
+    #: ``--categorical-integers`` (True), else the columns the types file declares categorical without categories.
+    categorical_integers: bool | list[str] = False
     markers: tuple[str, ...] = ("",)
     na_values: list[str] = field(default_factory=list)
     clamp: bool = False
@@ -433,7 +435,9 @@ def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[floa
                      "result is NOT private")
     complete = [c for c in columns if c in declared.complete]
     missing = [c for c in columns if c not in complete] if declared.declares_missing else []
-    return Columns(columns, declared.domains, declared.ignored, declared.booleans, notes, markers=declared.markers,
+    return Columns(columns, declared.domains, declared.ignored, declared.booleans, notes,
+                   categorical_integers=[c for c in declared.categorical if c in columns] or False,
+                   markers=declared.markers,
                    na_values=declared.na_values, clamp=declared.clamp, missing=missing, complete=complete,
                    types_source=declared.source)
 
@@ -600,7 +604,7 @@ def fit_online(learn: Path, table: Columns, bin_edges: dict[str, list[float]], c
                                  missing=table.missing or None, grace_period=grace_period,
                                  split_confidence=split_confidence, passes=passes_rule, learner=learner, random_state=seed,
                                  categorical_integers=table.categorical_integers, **extra)
-    estimator.fit(prepared_frame(learn, table, bin_edges) if table.read_whole else learn)
+    estimator.fit(prepared_frame(learn, table, bin_edges) if table.read_whole else learn, name=str(learn))
     hoeffding = estimator.learner_ == "hoeffding"  # the batch learner makes no Hoeffding test: its settings null
     parameters.update(learner=estimator.learner_, rows_learned=estimator.n_seen_, passes=estimator.passes_,
                       passes_rule=passes_rule,

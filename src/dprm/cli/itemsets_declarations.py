@@ -83,6 +83,9 @@ class Declarations:
         Declared categories (Boolean columns: :data:`BOOLEAN_CATEGORIES`).
     ignored, booleans, complete : list of str
         Columns of type ``ignore`` / ``id`` (and the ``id_column``), of type ``boolean``, declared ``complete``.
+    categorical : list of str
+        Columns declared ``categorical`` without their categories: read as categories whatever they hold
+        (integer codes too; the categories read off the data).
     markers : tuple of str
         The texts read as missing: the empty cell, ``--na-values`` and the types file's ``na_values``.
     na_values : list of str
@@ -98,6 +101,7 @@ class Declarations:
     ignored: list[str] = field(default_factory=list)
     booleans: list[str] = field(default_factory=list)
     complete: list[str] = field(default_factory=list)
+    categorical: list[str] = field(default_factory=list)
     markers: tuple[str, ...] = ("",)
     na_values: list[str] = field(default_factory=list)
     clamp: bool = False
@@ -151,6 +155,8 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
         elif column.type is ColumnType.BOOLEAN and name not in bins:
             declared.domains[name] = list(BOOLEAN_CATEGORIES)
             declared.booleans.append(name)
+        elif column.type is ColumnType.CATEGORICAL and name not in bins:
+            declared.categorical.append(name)
     if spec.id_column and spec.id_column in columns and spec.id_column not in declared.ignored:
         declared.ignored.append(spec.id_column)
     return declared

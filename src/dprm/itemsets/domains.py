@@ -24,7 +24,10 @@ Numeric columns
     values (categories written as ``1`` .. ``10``) is read as categorical when asked
     (``categorical_integers=True``, ``--categorical-integers``), its categories in
     numeric order; otherwise the one error names every numeric column and which of
-    them could be read so.
+    them could be read so. ``categorical_integers=[column, ...]`` asks it of the named
+    columns only, which are then read as categorical whatever numbers they hold (at
+    most :data:`MAX_CATEGORIES`, in numeric order): the columns a types file declares
+    ``categorical`` without listing their categories.
 Missing values
     An item is a ``(column, value)`` pair, so a missing value is no item: the row
     holds no item of that column. The estimate still needs every row to have one
@@ -60,7 +63,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -371,11 +374,11 @@ class DomainCollector:
         bins: Mapping[str, Sequence[float]] | None = None,
         *,
         source: str = "the data",
-        categorical_integers: bool = False,
+        categorical_integers: bool | Collection[str] = False,
         missing: Iterable[str] | None = None,
     ) -> None:
-        self.categorical_integers = bool(categorical_integers)
         self.columns = [str(c) for c in columns]
+        self.categorical_integers, self.categorical = categorical_reading(categorical_integers, self.columns)
         self.declared = declared_domains(self.columns, domains, bins, missing)
         self.source = source
         self._values: dict[str, set[object]] = {n: set() for n in self.columns if n not in self.declared}
@@ -422,6 +425,10 @@ class DomainCollector:
             values = self._values[name]
             if not self._some[name]:
                 raise DataError(f"{self.source}: column {name!r} has no values", file=self.source, column=name)
+            if name in self.categorical and self._numeric[name] and len(values) <= MAX_CATEGORIES:
+                texts = sorted({category_text(v) for v in values}, key=float)  # declared categorical: numbers too
+                result[name] = VariableDomain(name, tuple(texts), missing=self._missing[name])
+                continue
             if self._numeric[name] and (len(values) > MAX_CATEGORIES or _is_numeric(pd.Series(list(values)))):
                 if not _few_integers(values):
                     numeric.append(name)
@@ -440,6 +447,35 @@ class DomainCollector:
         if numeric or integers:
             raise ParameterError(_numeric_message(self.source, numeric, integers))
         return result
+
+
+def categorical_reading(categorical_integers: bool | Collection[str], columns: Sequence[str]
+                        ) -> tuple[bool, frozenset[str]]:
+    """``categorical_integers`` as (every column's integer codes read as categories, the columns named).
+
+    ``True`` / ``False`` ask it of every undeclared column or of none; a collection of
+    column names (the columns a types file declares ``categorical`` without their
+    categories) asks it of those only, whatever numbers they hold.
+
+    Examples
+    --------
+    >>> categorical_reading(True, ["a", "b"]), categorical_reading(["b"], ["a", "b"])
+    ((True, frozenset()), (False, frozenset({'b'})))
+    >>> categorical_reading(["c"], ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: categorical_integers: no column named 'c' (columns: a, b)
+    """
+    if isinstance(categorical_integers, bool | np.bool_):
+        return bool(categorical_integers), frozenset()
+    if isinstance(categorical_integers, str | bytes) or not isinstance(categorical_integers, Iterable):
+        raise ParameterError("categorical_integers must be True, False or a list of column names, not "
+                             f"{short_repr(categorical_integers)}")
+    named = [str(c) for c in categorical_integers]
+    unknown = [name for name in named if name not in set(columns)]
+    if unknown:
+        raise ParameterError(f"categorical_integers: no column named {unknown[0]!r} (columns: {', '.join(columns)})")
+    return False, frozenset(named)
 
 
 def _few_integers(values: set[object]) -> bool:
@@ -490,7 +526,7 @@ def infer_domains(
     bins: Mapping[str, Sequence[float]] | None = None,
     *,
     source: str = "the data",
-    categorical_integers: bool = False,
+    categorical_integers: bool | Collection[str] = False,
     missing: Iterable[str] | None = None,
 ) -> dict[str, VariableDomain]:
     """The domain of every column of ``frame``: declared, binned, or its sorted distinct values.
@@ -503,9 +539,11 @@ def infer_domains(
         Declared categories and public bin edges by column (see the module notes).
     source : str
         Names the data in messages.
-    categorical_integers : bool
+    categorical_integers : bool or collection of str
         Read a column of at most :data:`MAX_INTEGER_CATEGORIES` distinct integer codes
-        as categorical (categories in numeric order) instead of refusing it.
+        as categorical (categories in numeric order) instead of refusing it; a collection
+        of column names reads those columns as categorical whatever numbers they hold
+        (:func:`categorical_reading`).
     missing : iterable of str, optional
         Columns whose domain has the missing value, whatever the rows hold (public); an
         undeclared column also has it when it holds a missing value (module notes).

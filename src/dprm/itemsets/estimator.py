@@ -100,7 +100,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -150,9 +150,10 @@ class DensityEstimator(DensityQueries):
         Columns whose domain has the missing value whatever the rows hold (public): their
         missing values are no item. An undeclared column's domain also has it when the
         data hold a missing value; a declared one not named here refuses a missing value.
-    categorical_integers : bool
+    categorical_integers : bool or collection of str
         Read an undeclared column of at most 20 distinct integer codes as categorical
-        (:func:`~dprm.itemsets.domains.infer_domains`) instead of refusing it.
+        (:func:`~dprm.itemsets.domains.infer_domains`) instead of refusing it; a list of
+        column names reads those columns as categorical whatever numbers they hold.
     max_depth : int, optional
         Maximum depth of every tree.
     max_nodes : int or None
@@ -261,7 +262,7 @@ class DensityEstimator(DensityQueries):
         domains: Mapping[str, Sequence[object]] | None = None,
         bins: Mapping[str, Sequence[float]] | None = None,
         missing: Sequence[str] | None = None,
-        categorical_integers: bool = False,
+        categorical_integers: bool | Collection[str] = False,
         max_depth: int | None = None,
         max_nodes: int | None = MAX_NODES,
         passes: int | str = "auto",
@@ -384,7 +385,8 @@ class DensityEstimator(DensityQueries):
         self._learn_codes(codes)
         return self
 
-    def fit(self, source: pd.DataFrame | str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> DensityEstimator:
+    def fit(self, source: pd.DataFrame | str | os.PathLike[str] | Iterable[Mapping[str, Any]], *,
+            name: str | None = None) -> DensityEstimator:
         """Learn a new estimate from a DataFrame, a CSV file (read in chunks) or an iterable of mappings.
 
         Whatever was learned before is discarded. A DataFrame or a CSV file is a finite
@@ -398,6 +400,14 @@ class DensityEstimator(DensityQueries):
         domain, found before anything is learned from a DataFrame or a file (a stream of
         mappings is learned as it comes and stops at the bad row).
 
+        Parameters
+        ----------
+        source : pandas.DataFrame, path or iterable of mappings
+            The rows.
+        name : str, optional
+            Names a DataFrame in messages (the file it was read from, say); default
+            ``"the DataFrame"``. A file is named by its path.
+
         Returns
         -------
         DensityEstimator
@@ -406,12 +416,13 @@ class DensityEstimator(DensityQueries):
         self._reset()
         self._check_parameters()
         if _is_frame(source):
+            name = "the DataFrame" if name is None else str(name)
             if len(source) == 0:
-                raise DataError("the DataFrame has no rows", code="no_rows")
-            self._start(infer_domains(source, self.domains, self.bins, source="the DataFrame",
+                raise DataError(f"{name} has no rows", code="no_rows")
+            self._start(infer_domains(source, self.domains, self.bins, source=name,
                                       categorical_integers=self.categorical_integers, missing=self.missing))
             assert self._variables is not None
-            self._learn_table(encode_frame(source, self._variables, source="the DataFrame", first_row=1))
+            self._learn_table(encode_frame(source, self._variables, source=name, first_row=1))
             return self
         if isinstance(source, str | os.PathLike):
             return self._fit_csv(Path(source), str(source))

@@ -91,7 +91,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -176,7 +176,7 @@ def fit_private_estimator(
     n_samples: int = 100_000,
     random_state: int | np.random.Generator | np.random.RandomState | None = None,
     source: str = "the data",
-    categorical_integers: bool = False,
+    categorical_integers: bool | Collection[str] = False,
     synthetic_timeout: float = 3600.0,
 ) -> PrivateFit:
     """An ε-differentially private density estimate of ``data`` (see the module notes and each method's module).
@@ -231,8 +231,8 @@ def fit_private_estimator(
         advanced), and the fit is that seed's; a Generator is drawn from.
     source : str
         Names the data in messages.
-    categorical_integers : bool
-        Read an undeclared column of few integer codes as categorical
+    categorical_integers : bool or collection of str
+        Read an undeclared column of few integer codes (or the columns named) as categorical
         (:func:`~dprm.itemsets.domains.infer_domains`; its categories are then read
         off the data, so the estimate is not private).
     synthetic_timeout : float

@@ -108,7 +108,7 @@ __all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "C
            "BASIS_MAX_NOISE", "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques",
            "merge_bases", "discrete_laplace_variance", "pair_noise", "FRECHET_Z", "frechet_joined", "HEAVY_CELLS",
            "heavy_cell_sums", "heavy_cell_estimates", "BASES", "LARGE_BASIS_CELLS", "largest_basis", "ONE_ITEM_SHARE",
-           "item_share"]
+           "item_share", "AUTO_NOISE", "basis_noise"]
 
 #: How the bases are chosen by default: ``"one"`` (the largest basis of the likely frequent items,
 #: eighth round) or ``"pairs"`` (pair tables, their graph's cliques merged; sixth and seventh rounds).
@@ -117,6 +117,14 @@ BASES = "one"
 #: basis takes the items by their noisy counts' order, which 10 % of ε leaves too noisy (mushroom at ε = 1,
 #: seeds 0 – 11: 3 seeds of 12 meet issue 30's bar with 10 %, 10 with 20 %; docs/itemsets.md, eighth round).
 ONE_ITEM_SHARE = Fraction(1, 5)
+#: What ``private_method="auto"`` predicts from the items' release (:func:`basis_noise`): ``"basis"``, the
+#: noise of an item's count in the one basis :data:`BASES` would release where that basis holds every item
+#: reaching ``θ·n̂`` (else the pairs' prediction; the default since session 44: biopsy at ε = 1, θ = 0.3 TPR
+#: 0.32 → 0.97, every other table and θ measured on the same branch as before), or ``"pairs"``, the pairs'
+#: route's noise (:func:`~dprm.itemsets.private_basis_pairs.pair_noise`; sessions 20 – 43, kept to reproduce
+#: them). Predicting the basis's noise also where it leaves frequent items out lost (credit_data at θ = 0.2
+#: 0.83 → 0.70; docs/itemsets.md, *Held-out tables from R*).
+AUTO_NOISE = "basis"
 
 
 def item_share(rule: str | None = None) -> Fraction:
@@ -128,6 +136,59 @@ def item_share(rule: str | None = None) -> Fraction:
     (Fraction(1, 5), Fraction(1, 10))
     """
     return ONE_ITEM_SHARE if (BASES if rule is None else rule) == "one" else ITEM_SHARE
+
+
+def basis_noise(selection: ItemSelection, sizes: Sequence[int], epsilon: float | Fraction, min_support: float,
+                prediction: str | None = None) -> float:
+    """The sd of an item's count summed in the bases to be released, over ``θ·n̂``: a function of the items' release.
+
+    ``private_method="auto"`` releases the bases when this is at most :data:`BASIS_MAX_NOISE`,
+    the chain otherwise. ``prediction`` (default :data:`AUTO_NOISE`): ``"basis"`` predicts the
+    release that :data:`BASES` makes; with ``"one"`` the basis :func:`largest_basis` builds
+    from the items' noisy counts (the items reaching ``θ·n̂``, within :data:`LARGE_BASIS_CELLS`
+    cells); where it leaves out an item reaching ``θ·n̂`` (the itemsets with it would not be
+    listed), the pairs' prediction below; otherwise an item of its narrowest column sums
+    ``cells / w₁`` cells of scale
+    ``1 / (ε·(1 − ONE_ITEM_SHARE))``: the largest sum a listed itemset reads (a frequent item
+    that the basis cannot resolve is not listed); when fewer than two columns have an item there
+    but two or more columns keep items, no pair can be read (``inf``: the chain). With
+    ``BASES = "pairs"``, and with ``prediction="pairs"`` (the rule of sessions 20 – 43), it is
+    :func:`~dprm.itemsets.private_basis_pairs.pair_noise`. Fewer than two columns with kept
+    items: 0 (no pair to resolve). Reads ``selection`` (noisy counts, ``n̂``, kept items),
+    ``sizes``, ``ε`` and ``θ``: deciding on it is post-processing of the items' release.
+
+    Examples
+    --------
+    >>> from dprm.privacy import Accountant, SeededNoise
+    >>> from dprm.itemsets.private_items import release_items
+    >>> codes = np.zeros((1000, 3), dtype=np.int64)
+    >>> acc = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    >>> selection = release_items(codes, [2, 2, 2], Fraction(1, 5), 0.3, acc, ["a", "b", "c"])
+    >>> 0 < basis_noise(selection, [2, 2, 2], 1, 0.3, prediction="basis") < 0.1    # one basis of 8 cells, 4 summed
+    True
+    """
+    prediction = AUTO_NOISE if prediction is None else prediction
+    if prediction not in ("basis", "pairs"):
+        raise ParameterError(f'prediction must be "basis" or "pairs", not {prediction!r}')
+    if prediction == "pairs" or BASES == "pairs":
+        return pair_noise(selection, sizes, epsilon, min_support)
+    item_columns = [j for j, size in enumerate(sizes) if size >= 2 and len(selection.kept[j])]
+    if len(item_columns) < 2:
+        return 0.0
+    items = [(j, int(v)) for j in item_columns for v in selection.kept_codes(j)]
+    one_way = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
+    frequent = [item for item in items if one_way[item] >= min_support * selection.n_hat]
+    basis = largest_basis(items, one_way, min_support * selection.n_hat, selection.sizes)
+    if any(item not in basis for item in frequent):  # the basis leaves out items reaching θ·n̂: the pairs' rule
+        return pair_noise(selection, sizes, epsilon, min_support)
+    in_basis = sorted({j for j, _ in basis})
+    if len(in_basis) < 2:
+        return math.inf
+    widths = sorted(sum(1 for j2, _ in basis if j2 == j) + (1 if sum(1 for j2, _ in basis if j2 == j)
+                                                             < selection.sizes[j] else 0) for j in in_basis)
+    cells = _cells(basis, selection.sizes)
+    scale = float(1 / (Fraction(epsilon) * (1 - ONE_ITEM_SHARE)))
+    return math.sqrt(cells / widths[0] * discrete_laplace_variance(scale)) / (min_support * selection.n_hat)
 
 
 def _release_basis_histograms(codes: np.ndarray, bases: list[set[Item]], sizes: Sequence[int],

@@ -11,7 +11,7 @@ notes derive every release's sensitivity and the split of ε; the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -29,7 +29,7 @@ __all__ = ["fit_basis"]
 
 def fit_basis(data: pd.DataFrame, eps: Fraction, min_support: float | None, domains: Mapping[str, Sequence[object]] | None,
               bins: Mapping[str, Sequence[float]] | None, accountant: Accountant | None, random_state: int | None,
-              source: str, categorical_integers: bool, prepared: tuple[Any, ...] | None = None,
+              source: str, categorical_integers: bool | Collection[str], prepared: tuple[Any, ...] | None = None,
               missing: Sequence[str] | None = None) -> PrivateFit:
     """``private_method="basis"``: items, pairs and bases (:func:`~dprm.itemsets.private_basis.release_bases`).
 

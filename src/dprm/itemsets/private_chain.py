@@ -79,7 +79,8 @@ noisy enters it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -92,7 +93,7 @@ from dprm.itemsets.domains import encode_frame, infer_domains
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets import private_basis
 from dprm.itemsets.private_basis_fit import fit_basis
-from dprm.itemsets.private_basis_pairs import BASIS_MAX_NOISE, pair_noise
+from dprm.itemsets.private_basis_pairs import BASIS_MAX_NOISE
 from dprm.itemsets.private_dp_trees import MECHANISM as DP_TREES_MECHANISM
 from dprm.itemsets.private_dp_trees import dp_trees_chain
 from dprm.itemsets.private_fit import DOMAIN_REASON, PrivateFit, charge, fit_accountant, record
@@ -120,7 +121,7 @@ def fit_chain(data: pd.DataFrame, eps: Fraction, method: str, *, domains: Mappin
               bins: Mapping[str, Sequence[float]] | None, missing: Sequence[str] | None, n_chains: int,
               orders: Sequence[Sequence[str]] | None, structure: str, max_depth: int, max_parents: int | None,
               accountant: Accountant | None, min_support: float | None, n_samples: int, random_state: int | None,
-              source: str, categorical_integers: bool) -> PrivateFit:
+              source: str, categorical_integers: bool | Collection[str]) -> PrivateFit:
     """``private_method="chain"``, ``"frequent-items"`` or ``"auto"``: the releases of the module notes.
 
     The parameters are :func:`~dprm.itemsets.private.fit_private_estimator`'s, checked by it
@@ -187,7 +188,8 @@ def fit_chain(data: pd.DataFrame, eps: Fraction, method: str, *, domains: Mappin
                   "max_depth": int(max_depth), "max_parents": int(max_parents), "epsilon_per_tree": float(per_tree),
                   "releasing_trees": releasing,
                   "noise": _noise_summary(items_scale, per_tree, releasing if structure == "parents" else 0),
-                  **({"auto_choice": "chain", "pair_noise": auto_noise} if auto_noise is not None else {})}
+                  **({"auto_choice": "chain", "pair_noise": auto_noise if math.isfinite(auto_noise) else None}
+                     if auto_noise is not None else {})}
     if selection is not None:
         parameters["items"] = {c: [variables[c].categories[int(k)] for k in selection.kept[j]]
                                for j, c in enumerate(columns)}
@@ -201,7 +203,7 @@ def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction
     """The items' release of ``"frequent-items"`` (``ITEM_SHARE`` of ``eps``) and ``"auto"`` (``item_share()``).
 
     Returns the selection (None for ``"auto"``'s chain), for ``"auto"`` the predicted pair
-    noise (:func:`~dprm.itemsets.private_basis_pairs.pair_noise`, post-processing of the items)
+    noise (:func:`~dprm.itemsets.private_basis.basis_noise`, post-processing of the items)
     that chooses the branch (the bases at most ``BASIS_MAX_NOISE``, the chain otherwise:
     adaptive sequential composition), the chain's budget (``eps`` less the items') and the
     items' noise scale (None when no item is released), which ``"auto"``'s chain reports too.
@@ -216,7 +218,7 @@ def _items_first(method: str, codes: np.ndarray, sizes: list[int], eps: Fraction
         selection = release_items(codes, sizes, items_eps, float(min_support or 0), accountant, columns, n_items)
         ledger.extend(accountant.privacy_block(since=since)["ledger"])
         guarantees.extend(entry.guarantee for entry in accountant.ledger[since:])
-        noise = pair_noise(selection, sizes, eps, float(min_support or 0))
+        noise = private_basis.basis_noise(selection, sizes, eps, float(min_support or 0))
         chosen = selection if noise <= BASIS_MAX_NOISE else None  # the chain: over the declared domains
         return chosen, noise, eps - items_eps, selection.scale
     sub = charge(accountant, items_eps, "items", "one-way histograms (discrete Laplace), one per column")

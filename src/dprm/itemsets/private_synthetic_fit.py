@@ -10,7 +10,7 @@ batch estimate fitted to them (post-processing), which FP-growth or ISON mine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -28,7 +28,7 @@ __all__ = ["fit_synthetic"]
 
 def fit_synthetic(data: pd.DataFrame, eps: Fraction, method: str, domains: Mapping[str, Sequence[object]] | None,
                   bins: Mapping[str, Sequence[float]] | None, accountant: Accountant | None, n_samples: int,
-                  random_state: int | None, source: str, categorical_integers: bool, timeout: float,
+                  random_state: int | None, source: str, categorical_integers: bool | Collection[str], timeout: float,
                   missing: Sequence[str] | None = None) -> PrivateFit:
     """``private_method="mst"`` / ``"aim"``: one synthetic table from dpmm, all of ``eps`` charged before it.
 

@@ -27,7 +27,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +64,7 @@ class CsvScan:
 
 
 def scan_csv(path: Path, name: str, batch_size: int, domains: Mapping[str, Sequence[object]] | None = None,
-             bins: Mapping[str, Sequence[float]] | None = None, categorical_integers: bool = False,
+             bins: Mapping[str, Sequence[float]] | None = None, categorical_integers: bool | Collection[str] = False,
              missing: Iterable[str] | None = None) -> CsvScan:
     """Read a CSV file in chunks of ``batch_size`` rows: the columns' domains, every value checked against them.
 
