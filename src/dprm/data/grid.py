@@ -270,4 +270,5 @@ def public_grid(low: float, high: float, count: int, transform: str | None = Non
     if transform in GRID_FAMILY:
         kind, ratio = transform.split(":")
         return scaled_log_grid(low, high, count, float(ratio), dense_near="high" if kind == "log-high" else "low")
-    raise ValueError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS + GRID_FAMILY[1:])}")
+    names = ", ".join(dict.fromkeys(TRANSFORMS + GRID_FAMILY[1:]))   # "integers" is in both
+    raise ValueError(f"unknown transform {transform!r}; use one of {names}")
