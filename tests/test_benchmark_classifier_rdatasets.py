@@ -95,3 +95,14 @@ def test_a_default_fit_on_each_table_spends_exactly_its_budget(bench) -> None:
                                          classes=table.classes, random_state=1).fit(table.X, table.y)
         assert math.isclose(model.privacy_spent_, 0.3) and math.isclose(sum(e["epsilon"] for e in model.ledger_), 0.3)
         assert model.predict(table.X).shape == table.y.shape
+
+
+def test_a_single_leaf_tends_to_the_majority_class_with_the_budget(bench) -> None:
+    table = bench.load("fgl")
+    majority_share = max(np.mean(table.y == c) for c in table.classes)
+    uniform = 1.0 / len(table.classes)
+    high = bench.single_leaf_expectation(table, 1e4, 5, 0.3)
+    low = bench.single_leaf_expectation(table, 1e-9, 5, 0.3)
+    assert abs(high - majority_share) < 0.02
+    assert abs(low - uniform) < 1e-6
+    assert low < bench.single_leaf_expectation(table, 0.1, 5, 0.3) < high
