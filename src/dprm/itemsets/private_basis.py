@@ -85,6 +85,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -177,15 +178,14 @@ def basis_noise(selection: ItemSelection, sizes: Sequence[int], epsilon: float |
         return 0.0
     items = [(j, int(v)) for j in item_columns for v in selection.kept_codes(j)]
     one_way = {(j, v): float(selection.counts[j][selection.kept[j][v]]) for j, v in items}
-    frequent = [item for item in items if one_way[item] >= min_support * selection.n_hat]
-    basis = largest_basis(items, one_way, min_support * selection.n_hat, selection.sizes)
-    if any(item not in basis for item in frequent):  # the basis leaves out items reaching θ·n̂: the pairs' rule
+    bar = min_support * selection.n_hat
+    basis = largest_basis(items, one_way, bar, selection.sizes)   # of the items reaching the bar, those that fit
+    if len(basis) < sum(one_way[item] >= bar for item in items):  # some left out: the pairs' rule
         return pair_noise(selection, sizes, epsilon, min_support)
-    in_basis = sorted({j for j, _ in basis})
-    if len(in_basis) < 2:
+    per_column = Counter(j for j, _ in basis)
+    if len(per_column) < 2:
         return math.inf
-    widths = sorted(sum(1 for j2, _ in basis if j2 == j) + (1 if sum(1 for j2, _ in basis if j2 == j)
-                                                             < selection.sizes[j] else 0) for j in in_basis)
+    widths = sorted(k + (k < selection.sizes[j]) for j, k in per_column.items())   # a column's items (+ rest)
     cells = _cells(basis, selection.sizes)
     scale = float(1 / (Fraction(epsilon) * (1 - ONE_ITEM_SHARE)))
     return math.sqrt(cells / widths[0] * discrete_laplace_variance(scale)) / (min_support * selection.n_hat)

@@ -79,8 +79,8 @@ noisy enters it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
 import math
+from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
