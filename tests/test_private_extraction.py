@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -272,6 +273,52 @@ def test_a_wide_interval_whose_lower_end_reaches_the_floor_is_kept() -> None:
         False, True, False, True]
     with pytest.raises(ParameterError, match="prune-interval-floor"):
         prune(reds, interval_floor=1.5)
+
+
+def test_a_wide_interval_surely_above_independence_is_kept():
+    """The width rule's second exception: J ∈ [0.43, 0.88] against J_ind = 0.34 is surely a dependence."""
+    def above(low: float, baseline: float | None, p_high: float = 1e-9) -> Redescription:
+        r = make_interval(low, 0.88, p_high)
+        return r if baseline is None else replace(r, extra={**r.extra, "independence": {"jaccard": baseline}})
+
+    reds = [above(0.43, 0.34), above(0.43, 0.40), above(0.43, None), above(0.43, 0.34, p_high=0.02)]
+    assert [r.pruned for r in prune(reds, max_interval_width=0.22)] == [True, True, True, True]
+    assert [r.pruned for r in prune(reds, max_interval_width=0.22, excess_floor=0.05)] == [False, True, True, False]
+    assert [r.pruned for r in prune(reds, max_interval_width=0.22, excess_floor=0.1)] == [True, True, True, True]
+    # the p-value rule still applies to what the exception keeps
+    assert [r.pruned for r in prune(reds, max_interval_width=0.22, excess_floor=0.05, max_pvalue=0.01)] == [
+        False, True, True, True]
+    with pytest.raises(ParameterError, match="prune-excess-floor"):
+        prune(reds, excess_floor=-0.1)
+
+
+def test_the_band_covers_what_the_excess_floor_keeps():
+    """With the excess floor, the candidates whose wide interval starts above independence join
+    the band's set (never a smaller ``q``), and what the floor keeps is covered like the rest."""
+    data, indexes, trees, cells = _weak_relation_pair(noise=0.15)
+    hits, kept_by_floor, widened = [], 0, 0
+    for rep in range(40):
+        found = {}
+        for floor in (None, 0.05):
+            acc = Accountant(10, SeededNoise(np.random.default_rng(3000 + rep)))
+            found[floor] = run(cells, trees, indexes, 0.05, acc, constraints=Constraints(),
+                               data_size=(2000.0, 800.0), rng=np.random.default_rng(rep), prune_excess_floor=floor)
+        for plain, floored in zip(found[None], found[0.05]):
+            q = [r.extra[INTERVAL_KEY]["selection"]["critical_value"] for r in (plain, floored)]
+            assert q[1] >= q[0] - 1e-12
+            widened += q[1] > q[0] + 1e-9
+        without = [r.pruned for r in prune(found[0.05], max_interval_width=0.22, max_pvalue=0.01)]
+        for r, pruned_without in zip(prune(found[0.05], max_interval_width=0.22, excess_floor=0.05,
+                                           max_pvalue=0.01), without):
+            if r.pruned:
+                continue
+            kept_by_floor += pruned_without
+            truth = RedescriptionStats.from_supports(r.left.support(data.views[0]),
+                                                     r.right.support(data.views[1])).jaccard
+            low, high = r.extra[INTERVAL_KEY]["jaccard"]
+            hits.append(low <= truth <= high)
+    assert kept_by_floor >= 10 and widened >= 10, (kept_by_floor, widened)
+    assert len(hits) >= 50 and np.mean(hits) >= 0.90, (len(hits), np.mean(hits))
 
 
 def test_the_band_covers_what_the_floor_keeps_too():

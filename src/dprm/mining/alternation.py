@@ -138,6 +138,9 @@ class AlternatingTrees(PrivateTreeMiner):
     prune_interval_floor : float or None
         Kept despite ``prune_interval`` where the Jaccard interval's lower end is at
         least this (default 0.5; :func:`dprm.mining.pruning.prune`).
+    prune_excess_floor : float or None
+        Kept despite ``prune_interval`` where the Jaccard interval's lower end exceeds
+        the independence baseline by at least this (default 0.05; :func:`dprm.mining.pruning.prune`).
     prune_significance : bool
         Pruning: also where the upper end of the p-value interval exceeds
         ``max_pvalue`` (not significant at the pessimistic end of the noise).

@@ -33,7 +33,7 @@ from typing import Any
 
 from dprm.queries import Redescription, RedescriptionStats, independence_jaccard
 
-__all__ = ["INDEPENDENCE_KEY", "independence_entry", "excess_of", "with_independence"]
+__all__ = ["INDEPENDENCE_KEY", "independence_entry", "independence_of", "excess_of", "with_independence"]
 
 #: The redescription's extra key that holds the entry.
 INDEPENDENCE_KEY = "independence"
@@ -77,6 +77,20 @@ def excess_of(extra: dict[str, Any]) -> float | None:
     entry = extra.get(INDEPENDENCE_KEY)
     if isinstance(entry, dict) and isinstance(entry.get("excess"), (int, float)):
         return float(entry["excess"])
+    return None
+
+
+def independence_of(extra: dict[str, Any]) -> float | None:
+    """The independence baseline ``J_ind`` stored in a redescription's ``extra`` (None when it has no entry).
+
+    Examples
+    --------
+    >>> independence_of({"independence": {"jaccard": 0.1, "excess": 0.5}}), independence_of({})
+    (0.1, None)
+    """
+    entry = extra.get(INDEPENDENCE_KEY)
+    if isinstance(entry, dict) and isinstance(entry.get("jaccard"), (int, float)):
+        return float(entry["jaccard"])
     return None
 
 

@@ -175,6 +175,7 @@ class ExtractionOptions:
     reestimate_share: float = 0.0
     prune_width: float | None = 0.22
     prune_floor: float | None = None
+    prune_excess_floor: float | None = None
     rng: np.random.Generator
 
     def __post_init__(self) -> None:
@@ -356,6 +357,11 @@ def private_extract(
         The width rule's exception (the miner's ``prune_interval_floor``): a wider
         interval whose lower end is at least this is kept, so such candidates are in
         the band's set too. ``None``: no exception.
+    prune_excess_floor : float, optional
+        The width rule's second exception (the miner's ``prune_excess_floor``): a wider
+        interval whose lower end exceeds the independence baseline of the released
+        supports by at least this is kept, so such candidates are in the band's set too.
+        ``None``: no exception.
     rng : numpy.random.Generator
         Randomness of the simulation (post-processing only; the released noise comes
         from the accountant's source).
@@ -587,7 +593,7 @@ def _intervals(combinations: list[LeafCombination], statement: _Statement, layou
     cell_variance = max(discrete_laplace_variance(scale) for scale in statement.scales)
     critical, candidates = selection_critical_value(
         draws, n_draws, statement.table, statement.n_hat, sets[0], sets[1], constraints, opts.confidence,
-        cell_variance, max_width=opts.prune_width, width_floor=opts.prune_floor,
+        cell_variance, max_width=opts.prune_width, width_floor=opts.prune_floor, excess_floor=opts.prune_excess_floor,
         n_candidates=count_reachable(units[0], constraints.max_clauses) * count_reachable(units[1],
                                                                                          constraints.max_clauses))
     return selection_aware_intervals(intervals, estimates, left_masks, right_masks, cell_variance, critical,

@@ -538,7 +538,7 @@ class PrivateTreeMiner(PairTrials, Miner):
     def _pruned(self, redescriptions: list[Redescription]) -> list[Redescription]:
         """``redescriptions`` marked by the run's pruning settings (:func:`~dprm.mining.pruning.prune`)."""
         return prune(redescriptions, min_noisy_support=self.prune_support, max_interval_width=self.prune_interval,
-                     interval_floor=self.prune_interval_floor,
+                     interval_floor=self.prune_interval_floor, excess_floor=self.prune_excess_floor,
                      max_pvalue=self.max_pvalue if self.prune_significance else None)
 
     def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
@@ -553,7 +553,7 @@ class PrivateTreeMiner(PairTrials, Miner):
             epsilon, self._accountant, step, self._constraints,
             counts=self.counts, units=self.units_, data_size=self._data_size, confidence=self.confidence,
             reestimate_share=self.reestimate_share, prune_width=self.prune_interval,
-            prune_floor=self.prune_interval_floor, rng=self._rng,
+            prune_floor=self.prune_interval_floor, prune_excess_floor=self.prune_excess_floor, rng=self._rng,
         )
         for redescription in found:
             if self._complete:  # post-processing with public facts: the same supports, a shorter form

@@ -6,7 +6,8 @@ Pruning (section 4.6)
 intersection is below ``min_noisy_support`` (the paper's noisy-support threshold,
 chosen from the noisy support vs noisy Jaccard plot; e.g. 500 on MAMMAL) or, dprm's
 rule, whose Jaccard interval is wider than ``max_interval_width`` unless its lower
-end reaches ``interval_floor``. All are functions of released values only.
+end reaches ``interval_floor`` or exceeds the independence baseline by ``excess_floor``.
+All are functions of released values only.
 
 :func:`greedy_pruned` is the rule of the greedy miners (SerenadeCS, SerenadeES): their
 minimum support, minimum Jaccard and significance, on released values too.
@@ -18,6 +19,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from dprm.errors import ParameterError
+from dprm.mining.independence import independence_of
 from dprm.mining.interval_estimates import INTERVAL_KEY
 from dprm.queries import Redescription, RedescriptionStats
 
@@ -31,6 +33,7 @@ def prune(
     max_interval_width: float | None = 0.22,
     max_pvalue: float | None = None,
     interval_floor: float | None = None,
+    excess_floor: float | None = None,
 ) -> list[Redescription]:
     """Mark redescriptions that are probably artefacts of the noise (section 4.6).
 
@@ -52,6 +55,17 @@ def prune(
         wide, and a finding such as ``J ∈ [0.61, 0.99]`` with ``p ≤ 1e-20`` would be
         lost). ``None`` (the function's default and the paper variant's): no exception;
         the tree miners' default is 0.5 (docs/mining.md, session 43).
+    excess_floor : float, optional
+        The width rule's second exception: an interval wider than ``max_interval_width``
+        whose lower end exceeds the Jaccard index of independent queries of the same
+        sizes, ``J_ind`` (the redescription's ``independence`` entry, computed from the
+        released supports and row count, :mod:`dprm.mining.independence`), by at least
+        ``excess_floor`` does not prune: the redescription is surely above independence,
+        only imprecise (on a few hundred rows at ε = 0.3 the interval of a real relation
+        such as ``J ∈ [0.43, 0.88]`` with ``J_ind = 0.34`` is wider than any useful width
+        rule). ``None`` (the function's default and the paper variant's): no exception;
+        the tree miners' default is 0.05 (docs/mining.md, session 45). A redescription
+        without an ``independence`` entry is not kept by it.
     max_pvalue : float, optional
         dprm's significance rule: prune where the upper end of the p-value interval
         exceeds this, i.e. where the redescription is not significant at the
@@ -78,6 +92,11 @@ def prune(
     >>> sure = replace(r, extra={"interval": {"confidence": 0.95, "jaccard": [0.61, 0.99]}})
     >>> [x.pruned for x in prune([sure], max_interval_width=0.22, interval_floor=0.5)]
     [False]
+    >>> above = replace(r, extra={**r.extra, "independence": {"jaccard": 0.3, "excess": 0.55}})
+    >>> [x.pruned for x in prune([above], max_interval_width=0.22, excess_floor=0.05)]   # 0.4 ≥ 0.3 + 0.05
+    [False]
+    >>> [x.pruned for x in prune([above], max_interval_width=0.22, excess_floor=0.15)]
+    [True]
     """
     if min_noisy_support is not None and not min_noisy_support >= 0:
         raise ParameterError(f"prune-support must be non-negative, not {min_noisy_support}")
@@ -85,6 +104,8 @@ def prune(
         raise ParameterError(f"max-interval-width must be non-negative, not {max_interval_width}")
     if interval_floor is not None and not 0 <= interval_floor <= 1:
         raise ParameterError(f"prune-interval-floor must be in [0, 1], not {interval_floor}")
+    if excess_floor is not None and not 0 <= excess_floor <= 1:
+        raise ParameterError(f"prune-excess-floor must be in [0, 1], not {excess_floor}")
     out = []
     for r in redescriptions:
         drop = min_noisy_support is not None and r.stats.intersection < min_noisy_support
@@ -92,7 +113,9 @@ def prune(
         if max_interval_width is not None and isinstance(interval, dict) and "jaccard" in interval:
             lo, hi = interval.get("jaccard_marginal", interval["jaccard"])
             surely_high = interval_floor is not None and lo >= interval_floor
-            drop = drop or ((hi - lo) > max_interval_width and not surely_high)
+            baseline = independence_of(r.extra)
+            surely_above = excess_floor is not None and baseline is not None and lo - baseline >= excess_floor
+            drop = drop or ((hi - lo) > max_interval_width and not (surely_high or surely_above))
         if max_pvalue is not None and isinstance(interval, dict) and "p_value" in interval:
             drop = drop or interval["p_value"][1] > max_pvalue
         out.append(replace(r, pruned=True) if drop and not r.pruned else r)

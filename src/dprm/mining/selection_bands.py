@@ -11,7 +11,8 @@ the rule of choice. The candidates are fixed by the trees (public): every pair
 negation or a union of up to ``max_clauses + 1`` units per side), and of those the
 ones that can be *kept*: Γ's bounds on supports, Jaccard and p-value, and a
 marginal Jaccard interval no wider than pruning's ``prune_width`` (or one whose lower
-end reaches its ``prune_floor``). The band is the
+end reaches its ``prune_floor``, or exceeds the independence baseline of the released
+supports by its ``prune_excess_floor``). The band is the
 max-t (studentised maximum) construction on the simulated tables ``T* = R + Z*``
 that give the marginal intervals (:mod:`dprm.mining.interval_estimates`): with ``se_c(T)`` the delta-method standard error of
 a Jaccard index computed from a table ``T`` (:func:`jaccard_standard_error`: the
@@ -53,15 +54,20 @@ from typing import Sequence
 import numpy as np
 
 from dprm.mining.extraction import Constraints
-from dprm.queries import RedescriptionStats, p_value
+from dprm.queries import RedescriptionStats, independence_jaccard, p_value
 
-__all__ = ["MAX_BAND_PAIRS", "count_reachable", "jaccard_standard_error", "reachable_sets",
+__all__ = ["EXCESS_FLOOR_SLACK", "MAX_BAND_PAIRS", "count_reachable", "jaccard_standard_error", "reachable_sets",
            "selection_aware_intervals", "selection_critical_value", "unique_rows"]
 
 #: Most candidate pairs (left sets × right sets) whose simulated Jaccard indices the
 #: selection-aware band compares draw by draw; beyond, the Bonferroni bound over their
 #: number is used (:func:`selection_critical_value`). Depth 3 with leaves: 170 × 170.
 MAX_BAND_PAIRS = 60_000
+
+#: How much lower than pruning's excess floor a candidate's interval may start and still be in the
+#: band's set: the ``independence`` entry pruning reads is rounded to 3 decimals (half of 0.001 each
+#: way), so the set is a little larger than what pruning can keep, never smaller.
+EXCESS_FLOOR_SLACK = 0.001
 
 #: Draws × candidate pairs evaluated at once (memory: about 6 arrays of this many floats).
 _BAND_CHUNK = 2_000_000
@@ -186,6 +192,7 @@ def selection_critical_value(
     draws: np.ndarray, n_draws: np.ndarray, table: np.ndarray, n_hat: float, left_sets: np.ndarray | None,
     right_sets: np.ndarray | None, constraints: Constraints, confidence: float, cell_variance: float,
     n_candidates: int | None = None, max_width: float | None = None, width_floor: float | None = None,
+    excess_floor: float | None = None,
 ) -> tuple[float, int]:
     """The multiplier ``q`` of the selection-aware Jaccard band, and the candidates it covers.
 
@@ -195,7 +202,12 @@ def selection_critical_value(
     :func:`reachable_sets`) that could be kept on that draw: Γ's bounds on supports,
     Jaccard and p-value, and (with ``max_width``) a marginal interval no wider than it
     or, with ``width_floor``, one whose lower end is at least that (pruning's exception
-    for a surely high index, :func:`dprm.mining.pruning.prune`; module docstring). ``Ĵ_c`` is the Jaccard
+    for a surely high index, :func:`dprm.mining.pruning.prune`; module docstring) or,
+    with ``excess_floor``, one whose lower end exceeds the Jaccard index of independent
+    queries of the candidate's released supports by at least that, less
+    :data:`EXCESS_FLOOR_SLACK` (pruning's exception for a surely dependent pair; the
+    slack covers the rounding of the redescription's ``independence`` entry, so that
+    the band's set holds every candidate pruning can keep). ``Ĵ_c`` is the Jaccard
     index of the released ``table`` (``n_hat`` rows), ``se_c(T*)`` the standard error
     of :func:`jaccard_standard_error` on the draw, with cells of noise variance
     ``cell_variance``.
@@ -227,8 +239,8 @@ def selection_critical_value(
     chunk = max(1, _BAND_CHUNK // max(1, draws.shape[0] * len(right_sets)))
     for start in range(0, len(left_sets), chunk):
         left = left_sets[start:start + chunk]
-        *_, estimate = _pair_statistics(np.asarray(table, dtype=np.float64)[None], np.array([float(n_hat)]),
-                                        left, right_sets)
+        released_left, released_right, _, estimate = _pair_statistics(
+            np.asarray(table, dtype=np.float64)[None], np.array([float(n_hat)]), left, right_sets)
         support_left, support_right, intersection, jaccard = _pair_statistics(draws, n_draws, left, right_sets)
         n = np.broadcast_to(n_draws[:, None, None], jaccard.shape)
         eligible = ((intersection >= constraints.min_support) & (jaccard >= constraints.min_jaccard)
@@ -238,6 +250,9 @@ def selection_critical_value(
             kept = high - low <= max_width
             if width_floor is not None:
                 kept |= low >= width_floor
+            if excess_floor is not None:
+                baseline = independence_jaccard(released_left[0], released_right[0], float(n_hat))
+                kept |= low >= baseline + excess_floor - EXCESS_FLOOR_SLACK
             eligible &= kept[None]
         # Studentised by each draw's own standard error (the band uses the released
         # table's): a candidate stuck at J = 0 on most draws has a tiny spread of draws

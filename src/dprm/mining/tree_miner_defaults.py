@@ -63,7 +63,8 @@ VARIANT = Param("variant", "'dprm', the measured-best private machinery (scored 
 #: whose ``"dprm"`` default differs. ``omega`` only where the miner has it.
 PAPER_VALUES: dict[str, Any] = {"targets": "uniform", "init_trials": 4, "depth": 4, "target_share": 0.2,
                                 "omega": 0.1, "numeric_grid": "equal-width", "units": "leaves",
-                                "trial": "trees", "pair_thresholds": "off", "prune_interval_floor": None}
+                                "trial": "trees", "pair_thresholds": "off", "prune_interval_floor": None,
+                                "prune_excess_floor": None}
 
 
 def shared_tree_parameters(
@@ -84,6 +85,7 @@ def shared_tree_parameters(
     prune_support: float | None = None,
     prune_interval: float | None = 0.22,
     prune_interval_floor: float | None = 0.5,
+    prune_excess_floor: float | None = 0.05,
     prune_significance: bool = True,
     confidence: float = 0.95,
     size_share: float = 0.05,

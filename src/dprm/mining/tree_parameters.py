@@ -120,6 +120,10 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                                   "interval's lower end is at least this: its Jaccard index is surely that high, "
                                   "only imprecise (none: no such exception, as the paper variant)", "float", low=0,
           high=1, none=True),
+    Param("prune_excess_floor", "Keep a redescription whose interval is wider than prune-interval when the "
+                                "interval's lower end exceeds the Jaccard index of independent queries of the same "
+                                "sizes by at least this: it is surely above independence, only imprecise (none: no "
+                                "such exception, as the paper variant)", "float", low=0, high=1, none=True),
     Param("prune_significance", "Also mark as pruned the redescriptions that are not significant at the "
                                 "pessimistic end of the noise (upper end of the p-value interval above "
                                 "max-pvalue)", "bool"),
