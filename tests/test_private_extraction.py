@@ -292,31 +292,45 @@ def test_a_wide_interval_surely_above_independence_is_kept():
         prune(reds, excess_floor=-0.1)
 
 
-def test_the_band_covers_what_the_excess_floor_keeps():
-    """With the excess floor, the candidates whose wide interval starts above independence join
-    the band's set (never a smaller ``q``), and what the floor keeps is covered like the rest."""
-    data, indexes, trees, cells = _weak_relation_pair(noise=0.15)
-    hits, kept_by_floor, widened = [], 0, 0
-    for rep in range(40):
+def _band_with_and_without(noise: float, epsilon: float, reps: int, seed: int, option: str, value: float,
+                           rule: dict) -> tuple[list[bool], int, int]:
+    """Seeded releases of :func:`_weak_relation_pair` with extraction's ``option`` off and at ``value``.
+
+    Asserts that the band's multiplier is never smaller with the option. Returns, over the
+    releases with it, whether each kept redescription's band covers its true Jaccard index
+    (kept by :func:`prune` with ``rule``, the width rule and the p-value rule), how many of
+    them ``rule`` keeps that the width rule alone prunes, and how many bands it widened.
+    """
+    data, indexes, trees, cells = _weak_relation_pair(noise=noise)
+    hits, kept_by_rule, widened = [], 0, 0
+    basic = dict(max_interval_width=0.22, max_pvalue=0.01)
+    for rep in range(reps):
         found = {}
-        for floor in (None, 0.05):
-            acc = Accountant(10, SeededNoise(np.random.default_rng(3000 + rep)))
-            found[floor] = run(cells, trees, indexes, 0.05, acc, constraints=Constraints(),
-                               data_size=(2000.0, 800.0), rng=np.random.default_rng(rep), prune_excess_floor=floor)
-        for plain, floored in zip(found[None], found[0.05]):
-            q = [r.extra[INTERVAL_KEY]["selection"]["critical_value"] for r in (plain, floored)]
+        for setting in (None, value):
+            acc = Accountant(10, SeededNoise(np.random.default_rng(seed + rep)))
+            found[setting] = run(cells, trees, indexes, epsilon, acc, constraints=Constraints(),
+                                 data_size=(2000.0, 800.0), rng=np.random.default_rng(rep), **{option: setting})
+        for plain, with_option in zip(found[None], found[value]):
+            q = [r.extra[INTERVAL_KEY]["selection"]["critical_value"] for r in (plain, with_option)]
             assert q[1] >= q[0] - 1e-12
             widened += q[1] > q[0] + 1e-9
-        without = [r.pruned for r in prune(found[0.05], max_interval_width=0.22, max_pvalue=0.01)]
-        for r, pruned_without in zip(prune(found[0.05], max_interval_width=0.22, excess_floor=0.05,
-                                           max_pvalue=0.01), without):
+        without = [r.pruned for r in prune(found[value], **basic)]
+        for r, pruned_without in zip(prune(found[value], **basic, **rule), without):
             if r.pruned:
                 continue
-            kept_by_floor += pruned_without
+            kept_by_rule += pruned_without
             truth = RedescriptionStats.from_supports(r.left.support(data.views[0]),
                                                      r.right.support(data.views[1])).jaccard
             low, high = r.extra[INTERVAL_KEY]["jaccard"]
             hits.append(low <= truth <= high)
+    return hits, kept_by_rule, widened
+
+
+def test_the_band_covers_what_the_excess_floor_keeps():
+    """With the excess floor, the candidates whose wide interval starts above independence join
+    the band's set (never a smaller ``q``), and what the floor keeps is covered like the rest."""
+    hits, kept_by_floor, widened = _band_with_and_without(0.15, 0.05, 40, 3000, "prune_excess_floor", 0.05,
+                                                          {"excess_floor": 0.05})
     assert kept_by_floor >= 10 and widened >= 10, (kept_by_floor, widened)
     assert len(hits) >= 50 and np.mean(hits) >= 0.90, (len(hits), np.mean(hits))
 
@@ -324,28 +338,9 @@ def test_the_band_covers_what_the_excess_floor_keeps():
 def test_the_band_covers_what_the_floor_keeps_too():
     """The band is simultaneous over every candidate that could be kept: with the floor, the
     candidates whose wide interval starts high join its set (never a smaller ``q``), and what
-    the floor keeps is covered like the rest."""
-    data, indexes, trees, cells = _weak_relation_pair(noise=0.05)  # a strong relation, J about 0.9
-    hits, floor_kept, widened = [], 0, 0
-    for rep in range(60):
-        found = {}
-        for floor in (None, 0.5):
-            acc = Accountant(10, SeededNoise(np.random.default_rng(2000 + rep)))
-            found[floor] = run(cells, trees, indexes, 0.03, acc, constraints=Constraints(),
-                               data_size=(2000.0, 800.0), rng=np.random.default_rng(rep), prune_floor=floor)
-        for plain, floored in zip(found[None], found[0.5]):
-            q = [r.extra[INTERVAL_KEY]["selection"]["critical_value"] for r in (plain, floored)]
-            assert q[1] >= q[0] - 1e-12
-            widened += q[1] > q[0] + 1e-9
-        for r in prune(found[0.5], max_interval_width=0.22, interval_floor=0.5, max_pvalue=0.01):
-            if r.pruned:
-                continue
-            low, high = r.extra[INTERVAL_KEY].get("jaccard_marginal", r.extra[INTERVAL_KEY]["jaccard"])
-            floor_kept += high - low > 0.22
-            truth = RedescriptionStats.from_supports(r.left.support(data.views[0]),
-                                                     r.right.support(data.views[1])).jaccard
-            low, high = r.extra[INTERVAL_KEY]["jaccard"]
-            hits.append(low <= truth <= high)
+    the floor keeps is covered like the rest (a strong relation, J about 0.9)."""
+    hits, floor_kept, widened = _band_with_and_without(0.05, 0.03, 60, 2000, "prune_floor", 0.5,
+                                                       {"interval_floor": 0.5})
     assert floor_kept >= 5 and widened >= 1, (floor_kept, widened)
     assert len(hits) >= 15 and np.mean(hits) >= 0.90, (len(hits), np.mean(hits))
 

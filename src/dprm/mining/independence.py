@@ -66,6 +66,14 @@ def independence_entry(stats: RedescriptionStats, n_rows: float | None,
     return entry
 
 
+def _entry_value(extra: dict[str, Any], key: str) -> float | None:
+    """The number ``key`` of the ``independence`` entry in ``extra``, or None."""
+    entry = extra.get(INDEPENDENCE_KEY)
+    if isinstance(entry, dict) and isinstance(entry.get(key), (int, float)):
+        return float(entry[key])
+    return None
+
+
 def excess_of(extra: dict[str, Any]) -> float | None:
     """The excess stored in a redescription's ``extra`` (None when it has no entry).
 
@@ -74,10 +82,7 @@ def excess_of(extra: dict[str, Any]) -> float | None:
     >>> excess_of({"independence": {"jaccard": 0.1, "excess": 0.5}}), excess_of({})
     (0.5, None)
     """
-    entry = extra.get(INDEPENDENCE_KEY)
-    if isinstance(entry, dict) and isinstance(entry.get("excess"), (int, float)):
-        return float(entry["excess"])
-    return None
+    return _entry_value(extra, "excess")
 
 
 def independence_of(extra: dict[str, Any]) -> float | None:
@@ -88,10 +93,7 @@ def independence_of(extra: dict[str, Any]) -> float | None:
     >>> independence_of({"independence": {"jaccard": 0.1, "excess": 0.5}}), independence_of({})
     (0.1, None)
     """
-    entry = extra.get(INDEPENDENCE_KEY)
-    if isinstance(entry, dict) and isinstance(entry.get("jaccard"), (int, float)):
-        return float(entry["jaccard"])
-    return None
+    return _entry_value(extra, "jaccard")
 
 
 def with_independence(redescription: Redescription, n_rows: float | None) -> Redescription:
