@@ -144,10 +144,11 @@ def mine(
     options = dict(id_column=id_column, types=types, duplicate_columns=duplicate_columns, na_values=na_values,
                    out_of_bounds=out_of_bounds)
     if address is None:
-        data = load_views(left, right, **options)
-        redundancy.data, redundancy.declared_complete = data, _declared_complete(data)
-        _check_clired(clired, data)
-        _fit(miner, data, seed, algorithm, private_algorithm)
+        with terminate_as_interrupt():  # SIGTERM ends the run as Ctrl-C does: "interrupted", 130, nothing written
+            data = load_views(left, right, **options)
+            redundancy.data, redundancy.declared_complete = data, _declared_complete(data)
+            _check_clired(clired, data)
+            _fit(miner, data, seed, algorithm, private_algorithm)
     else:  # sharded: the rows stay in the shards; only the schema is here
         with terminate_as_interrupt(), open_engine(address, shards, left, right, **options) as sharded:
             data = sharded.schema
