@@ -741,3 +741,46 @@ def test_sigterm_ends_an_in_process_run_as_ctrl_c_does(planted: Path, tmp_path: 
             process.wait()
     assert (process.returncode, stderr) == (130, "interrupted\n"), stdout
     assert not output.exists()
+
+
+def test_sigterm_ends_an_experiment_and_stops_its_runs(planted: Path, tmp_path: Path) -> None:
+    """SIGTERM stopped an in-process ``dprm evaluate`` at once (exit -15, no word) and left its runs' processes
+    to finish and write behind a restart's back; now it ends as Ctrl-C does: the runs under way are stopped,
+    the one line ``interrupted: ...``, exit code 130, and no process the command started outlives it."""
+    psutil = pytest.importorskip("psutil")
+    out = tmp_path / "experiment"
+    command = [sys.executable, "-m", "dprm", "evaluate", planted / "left.csv", planted / "right.csv", "--types",
+               planted / "types.json", "--algorithms", "mcmc-tree-pair", "--budgets", "1x4", "--jobs", "2",
+               "--out", out, "--seed", "1", "-p", "trial=trees", "-p", "init_trials=4",
+               "-p", "mcmc_iterations=4000000"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    descendants: list = []
+    try:
+        driver, deadline = psutil.Process(process.pid), time.monotonic() + 120
+        # the fork server, then two runs forked from it, each past its imports
+        while process.poll() is None and time.monotonic() < deadline:
+            descendants = driver.children(recursive=True)
+            busy = [p for p in descendants if _cpu_seconds(p) >= 2]
+            if len(busy) >= 2:
+                break
+            time.sleep(0.1)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, (stdout, stderr)
+    assert stderr.strip().splitlines()[-1].startswith("interrupted: finished runs are kept in"), stderr
+    time.sleep(0.5)  # the stopped runs' exit is reaped by the command; the fork server follows its parent
+    assert [p.pid for p in descendants if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    assert not list(out.rglob("*.tmp"))
+
+
+def _cpu_seconds(process) -> float:
+    try:
+        return sum(process.cpu_times()[:2])
+    except Exception:  # psutil.Error: the process ended meanwhile
+        return 0.0

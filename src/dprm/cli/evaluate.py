@@ -109,11 +109,13 @@ def evaluate(
                               f"{record.status}: {record.message}[/yellow]")
 
     try:
-        if address is None:
-            result = run_experiment(config, out, jobs=jobs or os.cpu_count() or 1, progress=progress,
-                                    reports=reports)
-        else:
-            with terminate_as_interrupt():
+        # SIGTERM ends the experiment as Ctrl-C does: the runs under way are stopped (none finishes
+        # behind a restart's back), "interrupted: ...", exit 130
+        with terminate_as_interrupt():
+            if address is None:
+                result = run_experiment(config, out, jobs=jobs or os.cpu_count() or 1, progress=progress,
+                                        reports=reports)
+            else:
                 result = run_experiment(config, out, jobs=1, progress=progress, reports=reports, shards=shards,
                                         address=address or None)
     except KeyboardInterrupt:
