@@ -774,8 +774,9 @@ def test_sigterm_ends_an_experiment_and_stops_its_runs(planted: Path, tmp_path: 
             process.wait()
     assert process.returncode == 130, (stdout, stderr)
     assert stderr.strip().splitlines()[-1].startswith("interrupted: finished runs are kept in"), stderr
-    time.sleep(0.5)  # the stopped runs' exit is reaped by the command; the fork server follows its parent
-    assert [p.pid for p in descendants if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    # the stopped runs are reaped by the command; the fork server ends when its parent has gone
+    _, alive = psutil.wait_procs(descendants, timeout=20)
+    assert [p.pid for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
     assert not list(out.rglob("*.tmp"))
 
 
