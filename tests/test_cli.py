@@ -717,52 +717,18 @@ def test_an_option_of_another_algorithm_is_an_error(planted: Path, capsys) -> No
                                "mcmc-tree-pair", "--omega", "1.5"], "omega")
 
 
-def test_sigterm_ends_an_in_process_run_as_ctrl_c_does(planted: Path, tmp_path: Path) -> None:
-    """SIGTERM stopped an in-process ``dprm mine`` at once (exit -15, no word); now it ends as Ctrl-C does:
-    one line ``interrupted``, exit code 130, no output written. The signal is sent once the process has
-    used 4 CPU-s (its imports take about 1.5), well inside four chains of 4 million steps (about 14 CPU-s)."""
+def _terminated(command: list, ready) -> tuple[subprocess.CompletedProcess, list]:
+    """Run ``command`` in a process of its own, send it SIGTERM once ``ready(process)`` (a psutil process)
+    is true, and wait for it; returns the ended command and its descendants seen last before the signal."""
     psutil = pytest.importorskip("psutil")
-    output = tmp_path / "out.json"
-    command = [sys.executable, "-m", "dprm", "mine", planted / "left.csv", planted / "right.csv", "--types",
-               planted / "types.json", "-a", "mcmc-tree-pair", "--epsilon", "1", "--seed", "1", "--trial", "trees",
-               "--init-trials", "4", "--mcmc-iterations", "4000000", "-o", output]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONWARNINGS": "ignore"})
-    try:
-        watched, deadline = psutil.Process(process.pid), time.monotonic() + 120
-        while process.poll() is None and time.monotonic() < deadline and sum(watched.cpu_times()[:2]) < 4:
-            time.sleep(0.1)
-        assert process.poll() is None, process.communicate()
-        process.send_signal(signal.SIGTERM)
-        stdout, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert (process.returncode, stderr) == (130, "interrupted\n"), stdout
-    assert not output.exists()
-
-
-def test_sigterm_ends_an_experiment_and_stops_its_runs(planted: Path, tmp_path: Path) -> None:
-    """SIGTERM stopped an in-process ``dprm evaluate`` at once (exit -15, no word) and left its runs' processes
-    to finish and write behind a restart's back; now it ends as Ctrl-C does: the runs under way are stopped,
-    the one line ``interrupted: ...``, exit code 130, and no process the command started outlives it."""
-    psutil = pytest.importorskip("psutil")
-    out = tmp_path / "experiment"
-    command = [sys.executable, "-m", "dprm", "evaluate", planted / "left.csv", planted / "right.csv", "--types",
-               planted / "types.json", "--algorithms", "mcmc-tree-pair", "--budgets", "1x4", "--jobs", "2",
-               "--out", out, "--seed", "1", "-p", "trial=trees", "-p", "init_trials=4",
-               "-p", "mcmc_iterations=4000000"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONWARNINGS": "ignore"})
     descendants: list = []
     try:
-        driver, deadline = psutil.Process(process.pid), time.monotonic() + 120
-        # the fork server, then two runs forked from it, each past its imports
+        watched, deadline = psutil.Process(process.pid), time.monotonic() + 120
         while process.poll() is None and time.monotonic() < deadline:
-            descendants = driver.children(recursive=True)
-            busy = [p for p in descendants if _cpu_seconds(p) >= 2]
-            if len(busy) >= 2:
+            descendants = watched.children(recursive=True)
+            if ready(watched):
                 break
             time.sleep(0.1)
         assert process.poll() is None, process.communicate()
@@ -772,16 +738,54 @@ def test_sigterm_ends_an_experiment_and_stops_its_runs(planted: Path, tmp_path: 
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == 130, (stdout, stderr)
-    assert stderr.strip().splitlines()[-1].startswith("interrupted: finished runs are kept in"), stderr
-    # the stopped runs are reaped by the command; the fork server ends when its parent has gone
-    _, alive = psutil.wait_procs(descendants, timeout=20)
-    assert [p.pid for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
-    assert not list(out.rglob("*.tmp"))
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), descendants
 
 
 def _cpu_seconds(process) -> float:
+    """User and system CPU seconds of a psutil process, 0 once it has ended."""
     try:
         return sum(process.cpu_times()[:2])
     except Exception:  # psutil.Error: the process ended meanwhile
         return 0.0
+
+
+def _running(processes: list) -> list[int]:
+    """The pids of ``processes`` (psutil) still running, zombies left out."""
+    import psutil
+
+    alive = []
+    for process in psutil.wait_procs(processes, timeout=20)[1]:
+        with contextlib.suppress(psutil.Error):
+            if process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process.pid)
+    return alive
+
+
+def test_sigterm_ends_an_in_process_run_as_ctrl_c_does(planted: Path, tmp_path: Path) -> None:
+    """SIGTERM stopped an in-process ``dprm mine`` at once (exit -15, no word); now it ends as Ctrl-C does:
+    one line ``interrupted``, exit code 130, no output written. The signal is sent once the process has
+    used 4 CPU-s (its imports take about 1.5), well inside four chains of 4 million steps (about 14 CPU-s)."""
+    output = tmp_path / "out.json"
+    done, _ = _terminated([sys.executable, "-m", "dprm", "mine", planted / "left.csv", planted / "right.csv",
+                           "--types", planted / "types.json", "-a", "mcmc-tree-pair", "--epsilon", "1", "--seed",
+                           "1", "--trial", "trees", "--init-trials", "4", "--mcmc-iterations", "4000000",
+                           "-o", output], lambda process: _cpu_seconds(process) >= 4)
+    assert (done.returncode, done.stderr) == (130, "interrupted\n"), done.stdout
+    assert not output.exists()
+
+
+def test_sigterm_ends_an_experiment_and_stops_its_runs(planted: Path, tmp_path: Path) -> None:
+    """SIGTERM stopped an in-process ``dprm evaluate`` at once (exit -15, no word) and left its runs' processes
+    to finish and write behind a restart's back; now it ends as Ctrl-C does: the runs under way are stopped,
+    the one line ``interrupted: ...``, exit code 130, and no process the command started outlives it. The
+    signal is sent once two of its descendants (the fork server, the runs forked from it) have used 2 CPU-s."""
+    out = tmp_path / "experiment"
+    done, descendants = _terminated(
+        [sys.executable, "-m", "dprm", "evaluate", planted / "left.csv", planted / "right.csv", "--types",
+         planted / "types.json", "--algorithms", "mcmc-tree-pair", "--budgets", "1x4", "--jobs", "2", "--out", out,
+         "--seed", "1", "-p", "trial=trees", "-p", "init_trials=4", "-p", "mcmc_iterations=4000000"],
+        lambda process: sum(_cpu_seconds(p) >= 2 for p in process.children(recursive=True)) >= 2)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines()[-1].startswith("interrupted: finished runs are kept in"), done.stderr
+    assert _running(descendants) == []  # the runs are reaped by the command; the fork server follows its parent
+    assert not list(out.rglob("*.tmp"))
