@@ -52,8 +52,12 @@ def test_log_high_grids_mirror_the_log_grids_toward_the_high_bound() -> None:
         assert np.allclose(np.sort(800.0 - high_side), low_side)   # the same distances, from the other bound
     lasts = [public_grid(0.0, 800.0, 32, f"log-high:{r}")[-1] for r in ("10", "100", "1000")]
     assert lasts == sorted(lasts) and lasts[-1] > 799
-    # a bound with decimals of its own keeps them, no binary last-place error
-    assert public_grid(0.0, 709.5, 32, "log-high:100").tolist()[:3] == [89.5, 179.5, 249.5]
+    # a bound with decimals of its own: each point is rounded to its offset's decimal place
+    # (short, no binary last-place error) and stays strictly between the bounds
+    assert public_grid(0.0, 709.5, 32, "log-high:100").tolist()[:3] == [90.0, 180.0, 250.0]
+    odd = public_grid(0.0, 78.99420166015625, 32, "log-high:10")
+    assert all(len(repr(point)) <= 5 for point in odd.tolist()) and 0 < odd[0] and odd[-1] < 78.99420166015625
+    assert public_grid(43.79, 188.5, 32, "log:10000").tolist()[:3] == [43.7947, 43.801, 43.809]
 
 
 def test_scores_near_the_top_of_their_bounds_get_a_log_high_grid() -> None:

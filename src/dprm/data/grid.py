@@ -166,8 +166,12 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float, *, dense_
     ``ratio^(1/(count+1)) − 1`` units of ``(high − low) / ratio`` above ``low``; a
     large ``ratio`` puts most points near ``low`` (heavy right tails), a small one
     is nearly equally wide. Each point's distance from ``low`` is rounded to two
-    significant digits, then the distinct points are kept: a function of the public
-    bounds only. ``dense_near="high"`` gives the mirror image, equally spaced in
+    significant digits, then the point itself to the same decimal place where that
+    keeps it strictly between the bounds (a bound with digits of its own, such as a
+    data owner's ``78.99420166015625``, would otherwise print as ``9.99420166015625``
+    rather than ``10``; the point moves by at most 5 % of its distance from ``low``),
+    then the distinct points are kept: a function of the public bounds only.
+    ``dense_near="high"`` gives the mirror image, equally spaced in
     ``log(1 + ratio · (high − x) / (high − low))`` (the members ``"log-high:r"``: values
     crowded near the top of their bounds), each point's distance from ``high`` rounded.
 
@@ -178,7 +182,9 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float, *, dense_
     >>> scaled_log_grid(-5.0, 5.0, 3, 10.0).tolist()
     [-4.18, -2.7, 0.0]
     >>> scaled_log_grid(43.79, 188.5, 32, 10_000.0).tolist()[-5:]   # a bound with digits of its own
-    [79.79, 90.79, 106.79, 126.79, 153.79]
+    [80.0, 91.0, 107.0, 127.0, 150.0]
+    >>> scaled_log_grid(0.0, 78.99420166015625, 5, 10.0, dense_near="high").tolist()
+    [29.0, 48.0, 61.0, 69.3, 75.1]
     >>> scaled_log_grid(0.0, 800.0, 5, 100.0, dense_near="high").tolist()   # scores out of 800
     [430.0, 630.0, 728.0, 771.0, 790.7]
     """
@@ -191,6 +197,8 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float, *, dense_
     # The sum keeps the decimals of the bound and of the rounded offset, no more: in
     # float64 43.79 + 47 is 90.78999999999999 and -3.3 + 3.2 is -0.0999999999999996,
     # which would be printed so and would put a row holding 90.79 on the wrong side.
+    # Then the point is rounded to the offset's decimal place (90.79 → 91), unless that
+    # would reach a bound.
     origin, sign = (low, 1.0) if dense_near == "low" else (high, -1.0)
     origin_decimals = max(0, -int(Decimal(repr(origin)).as_tuple().exponent)) if math.isfinite(origin) else 0
     rounded = []
@@ -199,6 +207,9 @@ def scaled_log_grid(low: float, high: float, count: int, ratio: float, *, dense_
         if offset > 0 and math.isfinite(offset):
             digits = 1 - math.floor(math.log10(offset))
             point = round(origin + sign * round(offset, digits), max(digits, origin_decimals))
+            short = round(point, digits)
+            if low < short < high:
+                point = short
         rounded.append(point)
     return np.unique(np.clip(np.array(rounded, dtype=np.float64), low, high))
 
