@@ -51,6 +51,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "data")
     args = parser.parse_args()
+    try:
+        import statsmodels  # noqa: F401  (its bundled CSV files are the tables)
+    except ImportError:
+        raise SystemExit("statsmodels is not installed (pip install statsmodels): no table written")
     rand = bundled("randhie", "src/randhie.csv")
     tables = {
         "randhie-s": rand.sample(3000, random_state=7),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+
 import numpy as np
 import pytest
 from conftest import random_view
@@ -10,10 +13,12 @@ from dprm.data.literal_index import LiteralIndex
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.privacy import Accountant, SeededNoise
 from dprm.trees.private import (
+    ChainCancelled,
     ChainTrace,
     cell_counts,
     grow_exponential_tree,
     leaf_classes,
+    prepare_tree_pair,
     purity_mass,
     random_tree,
     sample_tree,
@@ -178,6 +183,67 @@ def test_a_chain_run_in_chunks_for_progress_gives_the_same_trees(stop: str) -> N
     assert results[0] == results[1]
     if stop == "variance":
         assert results[0][2] < 5_500  # the stop fired, and the chunks agree where
+
+
+def test_a_cancelled_chain_stops_after_its_chunk_under_way() -> None:
+    """A chain on a worker thread looks at ``cancelled`` between chunks: set during the first
+    chunk, the chain raises after it; set before, it runs no step; unset, it runs to the end."""
+    rng = np.random.default_rng(6)
+    left, right = random_view(rng, 300, "left", 0.1), random_view(rng, 300, "right", 0.1)
+    indexes = [LiteralIndex(left, mode="private", max_splits=6), LiteralIndex(right, mode="private", max_splits=6)]
+    target, n_classes = target_from_attribute(right["right_c0"])
+
+    def job():
+        return prepare_tree_pair(indexes[0], indexes[1], target, n_classes, 3, 2.0, accountant(), "pair",
+                                 np.random.default_rng(9), iterations=50_000)
+
+    cancelled, reported = threading.Event(), []
+
+    def advance(steps: int) -> None:
+        reported.append(steps)
+        cancelled.set()
+
+    with pytest.raises(ChainCancelled):
+        job().run(advance, cancelled)
+    assert len(reported) == 1 and 0 < reported[0] < 50_000
+    reported.clear()
+    with pytest.raises(ChainCancelled):
+        job().run(reported.append, cancelled)
+    assert reported == []
+    assert len(job().run(None, threading.Event())) == 2
+
+
+def test_an_interrupted_tree_pair_miner_stops_its_chains_instead_of_finishing_them() -> None:
+    """Ctrl-C in the main thread while the miner's chain runs on its pool's thread: the run
+    ends with KeyboardInterrupt after the chunk under way, not after the whole chain (the
+    pool's exit waits for its threads, which used to run every step first)."""
+    from dprm.data.attributes import TwoViewData
+    from dprm.mining import MCMCTreePair
+
+    rng = np.random.default_rng(2)
+    left, right = random_view(rng, 400, "left", 0.1), random_view(rng, 400, "right", 0.1)
+    seen: list[tuple[int, int]] = []
+    interrupted = threading.Event()
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        if done > 0 and not interrupted.is_set():   # the chain has started: Ctrl-C, a real signal
+            interrupted.set()
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+
+    def ctrl_c(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGUSR1, ctrl_c)   # Ctrl-C's path, without pytest's own SIGINT handling
+    try:
+        miner = MCMCTreePair(init_trials=1, mcmc_iterations=2_000_000, targets="uniform")
+        with pytest.raises(KeyboardInterrupt):
+            miner.fit(TwoViewData(left, right), accountant=accountant(1.0), rng=np.random.default_rng(0),
+                      progress=progress)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    done, total = seen[-1]
+    assert interrupted.is_set() and done < total / 10
 
 
 def test_mcmc_trees_learn_a_clear_rule_and_the_paper_score_does_not() -> None:

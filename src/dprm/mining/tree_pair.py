@@ -25,7 +25,10 @@ instead of both trees from one chain (the default ``"chain"``).
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from fractions import Fraction
 
 import numpy as np
@@ -68,6 +71,16 @@ def _own_parameters(
 ) -> None:
     """The first parameters of :class:`MCMCTreePair` (a signature only; the rest are
     :func:`~dprm.mining.tree_miner_defaults.shared_tree_parameters`)."""
+
+
+@contextmanager
+def _cancelling(cancelled: threading.Event) -> Iterator[None]:
+    """Set ``cancelled`` when the block ends by an exception (``KeyboardInterrupt`` too), then re-raise it."""
+    try:
+        yield
+    except BaseException:
+        cancelled.set()
+        raise
 
 
 class MCMCTreePair(PrivateTreeMiner):
@@ -272,7 +285,11 @@ class MCMCTreePair(PrivateTreeMiner):
         tested = min(TREES_BEFORE_PAIRS, self.init_trials_ - 1) if self.trial_ == TREES_THEN_PAIRS else 0
         found_before = set(self._found) if tested else set()
         refined_target = self.second_tree == "refined-target"
-        with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool:
+        # An exception in this thread (Ctrl-C, SIGTERM in `dprm mine`) stops the chains running on
+        # the pool's threads after their chunk under way (ChainCancelled, discarded); the pool's
+        # exit waits for them, so without it the run would end only when they had finished.
+        cancelled = threading.Event()
+        with ThreadPoolExecutor(max_workers=1 if sharded else workers) as pool, _cancelling(cancelled):
             for batch in range(0, self.init_trials_, workers):
                 jobs, targets = [], []
                 for trial in range(batch + 1, min(batch + workers, self.init_trials_) + 1):
@@ -301,7 +318,7 @@ class MCMCTreePair(PrivateTreeMiner):
                     done = run_lockstep(jobs, self._progress.advance)
                     self.forget(*targets)
                 else:
-                    done = list(pool.map(lambda job: job.run(self._progress.advance), jobs))
+                    done = list(pool.map(lambda job: job.run(self._progress.advance, cancelled), jobs))
                 for (first_tree, second_tree), first in zip(done, firsts[len(pairs):]):
                     self.released(first, first_tree)
                     self.released(1 - first, second_tree)

@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = ["ANCHOR_MOVES", "CHUNK_STEPS", "NODE_CHOICES", "Anchor", "ChainDraws", "draw_chain", "node_choices"]
 
-#: Fewest steps a chain runs between two progress reports (:meth:`~dprm.trees.private.ChainJob.run`).
+#: Fewest steps a sharded chain runs between two progress reports (:func:`~dprm.trees.chain_shards.run_lockstep`).
 CHUNK_STEPS = 1000
 
 #: How a step picks the node it replaces (:mod:`dprm.trees.private`'s docstring).

@@ -297,7 +297,7 @@ def run_lockstep(jobs: list[ShardedChainJob], advance=None, chunk: int | None = 
     this step's proposals of every chain (a chain whose proposal changes nothing sends
     none); every shard answers each proposal's change of its counts, and the driver
     sums them and decides. ``advance(steps)`` is told the steps done by all chains,
-    about every ``chunk`` steps (default: as :meth:`~dprm.trees.private.ChainJob.run`).
+    about every ``chunk`` steps (default: a hundredth of the longest chain, at least :data:`CHUNK_STEPS`).
     Returns each job's tree(s) (:meth:`ShardedChainJob.finish`).
     """
     if not jobs:

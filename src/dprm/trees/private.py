@@ -100,6 +100,8 @@ node are re-routed and re-counted; the data-independent proposal draws come from
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -107,11 +109,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dprm.data.attributes import AttributeKind
-from dprm.data.literal_index import LiteralIndex, Split
+from dprm.data.literal_index import LiteralIndex
 from dprm.errors import ParameterError
 from dprm.privacy import Accountant, ExponentialMechanism, MetropolisHastings, split_budget
 from dprm.privacy.budget import EpsilonLike
-from dprm.trees.chain_draws import CHUNK_STEPS, NODE_CHOICES, Anchor, ChainDraws, draw_chain
+from dprm.trees.chain_draws import NODE_CHOICES, Anchor, ChainDraws, draw_chain
 from dprm.trees.compiled import chain_kernel, route_rows, split_bitsets
 from dprm.trees.criterion import GINI_SENSITIVITY, node_class_counts, qualities_from_counts
 from dprm.trees.layout import bitset_bytes, preorder, tree_layout
@@ -129,6 +131,7 @@ __all__ = [
     "sample_tree_pair",
     "prepare_tree_pair",
     "ChainJob",
+    "ChainCancelled",
     "ChainTrace",
     "ChainDraws",
     "draw_chain",
@@ -407,6 +410,17 @@ def _counts(cells: np.ndarray, target: np.ndarray, n_positions: int, n_classes: 
     return flat.reshape(n_positions, n_classes).astype(np.int64)
 
 
+#: How long a chunk of a chain runs between two progress reports, or two looks at whether
+#: its run was stopped (:meth:`ChainJob.run`): a compiled chunk cannot be interrupted.
+CHUNK_SECONDS = 0.2
+#: The steps of a chain's first chunk, before its speed is known.
+FIRST_CHUNK_STEPS = 100
+
+
+class ChainCancelled(Exception):
+    """A chain stopped between two chunks because its run was interrupted (:meth:`ChainJob.run`)."""
+
+
 class ChainJob:
     """A prepared Metropolis–Hastings chain: charged, started, ready to :meth:`run`.
 
@@ -462,24 +476,39 @@ class ChainJob:
             )
         self.nodes = (nodes_a, nodes_b)
 
-    def run(self, advance: Callable[[int], None] | None = None) -> list[Tree]:
+    def run(self, advance: Callable[[int], None] | None = None,
+            cancelled: threading.Event | None = None) -> list[Tree]:
         """Run the chain (in place) and return the final tree(s).
 
-        With ``advance``, the chain runs in about 100 chunks (at least
-        :data:`CHUNK_STEPS` steps each) and ``advance(steps)`` is called after each;
-        the steps a variance stop leaves out are reported as done when it stops, so
-        the calls add up to ``iterations``. The result is the same as in one call.
+        With ``advance`` or ``cancelled``, the chain runs in chunks of about
+        :data:`CHUNK_SECONDS` and at most a hundredth of the chain each (the first of
+        :data:`FIRST_CHUNK_STEPS` steps, the next sized by the speed measured so far), and
+        ``advance(steps)`` is called after each; the steps a variance stop leaves out are
+        reported as done when it stops, so the calls add up to ``iterations``. The result
+        is the same as in one call, whatever the chunks. When ``cancelled`` is set, the chain stops
+        after its chunk under way and raises :class:`ChainCancelled`: a chain on a worker
+        thread cannot be interrupted otherwise (Ctrl-C reaches the main thread only, and
+        a compiled chunk holds no Python frame), so a stopped run waits a chunk, not a
+        whole chain, and a main-thread chain sees Ctrl-C within a chunk too.
         """
         run_chain = chain_kernel(self.bitsets, self.spaces[0].index.n_rows)
 
         n = self.iterations
-        chunk = n if advance is None else max(CHUNK_STEPS, -(-n // 100))
+        chunked = advance is not None or cancelled is not None
+        chunk = min(n, FIRST_CHUNK_STEPS) if chunked else n
+        longest = max(FIRST_CHUNK_STEPS, -(-n // 100))   # about 100 progress reports at least
         steps = accepted = 0
         start = 0
+        seconds = 0.0
         while start < n:
+            if cancelled is not None and cancelled.is_set():
+                raise ChainCancelled("the chain was stopped: its run was interrupted")
             stop = min(n, start + chunk)
+            began = time.perf_counter()
             done, taken = run_chain(*self.arguments, start, stop, self.window)
+            seconds += time.perf_counter() - began
             steps, accepted = steps + int(done), accepted + int(taken)
+            chunk = max(1, min(longest, int(CHUNK_SECONDS * steps / max(seconds, 1e-9))))
             if done < stop - start:  # the variance stop ended the chain
                 if advance is not None:
                     advance(n - start)
