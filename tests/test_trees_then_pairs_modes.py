@@ -252,10 +252,10 @@ def test_the_same_releases_on_another_table_make_the_same_run(independent, relat
     chains: list = []
     replay = [False]
 
-    def recorded(job: private.ChainJob, advance: Callable[[int], None] | None = None) -> list:
+    def recorded(job: private.ChainJob, advance: Callable[[int], None] | None = None, cancelled=None) -> list:
         if replay[0]:
             return chains.pop(0)
-        chains.append(run_chain(job, advance))
+        chains.append(run_chain(job, advance, cancelled))
         return chains[-1]
 
     monkeypatch.setattr(private.ChainJob, "run", recorded)
