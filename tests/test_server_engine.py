@@ -152,3 +152,27 @@ def test_a_cancelled_ray_job_leaves_no_process_of_its_ray_behind(db: Database) -
         assert list(Path(tempfile.gettempdir()).glob(f"dprm-ray-{leader}-*")) == []  # its Ray's session folder
     finally:
         supervisor.stop(kill_workers=True)
+
+
+def test_a_killed_session_leaves_no_process_in_another_process_group(tmp_path: Path) -> None:
+    """A local Ray's workers run in process groups of their own within the worker's session: the
+    kill reaches them too, and the session folder is removed after they are gone."""
+    from dprm.engine.ray_engine import local_folder_prefix
+    from dprm.server.supervisor import kill_session, session_members
+
+    script = ("import os, subprocess, sys, time\n"
+              "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setpgid(0, 0); time.sleep(60)'])\n"
+              "time.sleep(60)\n")
+    leader = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    folder = Path(tempfile.gettempdir()) / (local_folder_prefix(leader.pid) + "test")
+    folder.mkdir()
+    deadline = time.monotonic() + 30
+    members: list[int] = []
+    while time.monotonic() < deadline:   # until the grandchild has moved to a group of its own
+        members = session_members(leader.pid)
+        if len(members) == 1 and os.getpgid(members[0]) != leader.pid:
+            break
+        time.sleep(0.05)
+    assert len(members) == 1 and os.getpgid(members[0]) != leader.pid
+    kill_session(leader)
+    assert session_members(leader.pid) == [] and not folder.exists()

@@ -95,8 +95,39 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
+def session_members(leader: int) -> list[int]:
+    """The live processes (not zombies) of the session ``leader`` led, but the leader; ``[]`` without ``/proc``.
+
+    Examples
+    --------
+    >>> child = subprocess.Popen(["sleep", "30"], start_new_session=True)   # leads a session of its own
+    >>> grandchild_free = session_members(child.pid)   # nobody else is in it
+    >>> child.kill(); _ = child.wait()
+    >>> grandchild_free
+    []
+    """
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # not Linux: the process group's kill is all there is
+        return []
+    members = []
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == leader:
+            continue
+        try:
+            if os.getsid(int(entry)) != leader:
+                continue
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):  # ended meanwhile
+            continue
+        if state not in (b"Z", b"X"):
+            members.append(int(entry))
+    return members
+
+
 def kill_session(process: "subprocess.Popen | fork_server.ForkedWorker") -> None:
-    """SIGKILL a live worker and every process of its session, wait for it, remove its local Ray's folder.
+    """SIGKILL a live worker and every process of its session, wait for them, remove its local Ray's folder.
 
     A worker leads a session of its own (``start_new_session``, or ``os.setsid`` in the
     fork server), which its own children share: a local Ray's processes (with
@@ -112,6 +143,16 @@ def kill_session(process: "subprocess.Popen | fork_server.ForkedWorker") -> None
         pass
     process.kill()
     process.wait(timeout=10)
+    # A local Ray's workers run in process groups of their own within the session: killed
+    # too, and waited for, so that none writes into the folder after it is removed.
+    deadline = time.monotonic() + 10
+    while (members := session_members(process.pid)) and time.monotonic() < deadline:
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
     from dprm.engine.ray_engine import local_folder_prefix  # (imports no Ray)
 
     prefix = glob.escape(local_folder_prefix(process.pid))
