@@ -304,3 +304,29 @@ def test_indexed_provers_keep_the_cases_of_equal_operands() -> None:
     v = C("s", "v")
     q = Or(Not(v), v, *[And(v, flag) for flag in flags[:6]])
     assert not _disjoint(q, Not(v)) and _disjoint(Or(v, *[And(v, flag) for flag in flags]), Not(v))
+
+
+def test_a_shared_operand_is_factored_out_and_trivial_operands_go() -> None:
+    """Rule 13 takes a conjunct shared by disjuncts out (and dually); rule 14 drops what then holds
+    on every row (or none) once the attributes are declared complete."""
+    a, b_high, b_low = N("a", le=0.95), N("b", gt=-99), N("b", le=-99)
+    leaves = (a & b_high) | (a & b_low)   # a tree node's two leaves; b may be missing
+    assert to_text(normalize(leaves)) == "[a ≤ 0.95] ∧ ([b ≤ -99] ∨ [b > -99])"
+    assert normalize(leaves, {"b"}) == a and normalize(normalize(leaves), {"b"}) == a
+    assert to_text(normalize((B("a") | B("b")) & (B("a") | B("c")))) == "a ∨ (b ∧ c)"
+    assert normalize(B("m") & (B("v") | B("v", False)), {"v"}) == B("m")
+    assert normalize(B("m", False) | (B("v") & B("v", False))) == B("m", False)   # disjoint: sound with missing
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_factored_tree_queries_are_no_longer_and_simplify_again_with_completeness(seed: int) -> None:
+    """Unions of tree leaves: the normal form has no more literals than the union, and normalising
+    it again with every attribute complete gives no more than normalising the union so at once."""
+    rng = np.random.default_rng(700 + seed)
+    for _ in range(200):
+        leaves = _tree_leaves(rng)
+        chosen = [leaf for leaf in leaves if rng.random() < 0.6] or leaves[:1]
+        q = chosen[0] if len(chosen) == 1 else Or(*chosen)
+        size = len(list(normalize(q).literals()))
+        assert size <= len(list(q.literals()))
+        assert len(list(normalize(normalize(q), ALL).literals())) <= len(list(normalize(q, ALL).literals()))

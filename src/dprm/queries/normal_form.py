@@ -67,6 +67,14 @@ Within every junction, after rules 3-7 (``_absorb``, ``_resolve``, ``_consensus`
     a complete attribute, ``([p > 7] ∧ x) ∨ ([p ≤ 7] ∧ x) = x``), and ``(a ∨ x) ∧ (b
     ∨ x) = x`` where ``a`` and ``b`` are disjoint.
 
+13. **Factoring** ``(a ∧ x) ∨ (a ∧ y) = a ∧ (x ∨ y)`` (and dually), the operand
+    shared by the most, after rules 10-12 (distributivity: a law of sets, sound whatever
+    is missing). Each occurrence of a shared operand taken out makes the query
+    shorter, so the rewriting ends.
+14. **Trivial operands dropped**: in a conjunction, a disjunction of two operands ``a``
+    and ``b`` with ``¬a ⊆ b`` (it holds on every row); in a disjunction, a conjunction
+    of two disjoint ones (it holds on none). One operand always stays.
+
 Last, on the negation normal form (so still a function of it: equal negation normal
 forms, equal normal forms):
 
@@ -305,8 +313,60 @@ def _consensus(op: type, operands: list[Query], complete: frozenset[str]) -> lis
     return None
 
 
+def _factor(op: type, operands: list[Query], complete: frozenset[str]) -> list[Query] | None:
+    """Rule 13, one factor; None when no operand is shared.
+
+    In a disjunction, the conjunct shared by the most conjunctions among the operands
+    (at least two; of equals, the first in the canonical order) is taken out of them:
+    ``(a ∧ x) ∨ (a ∧ y) ∨ z = (a ∧ (x ∨ y)) ∨ z`` (distributivity, a law of sets);
+    dually ``(a ∨ x) ∧ (a ∨ y) = a ∨ (x ∧ y)``. The query has the same support and
+    one occurrence of ``a`` instead of several: the two leaves of a tree node,
+    ``([a ≤ 0.95] ∧ [b > -99]) ∨ ([a ≤ 0.95] ∧ [b ≤ -99])``, print as ``[a ≤ 0.95] ∧
+    ([b ≤ -99] ∨ [b > -99])`` (``b`` may be missing, so the disjunction is not dropped).
+    """
+    inner = And if op is Or else Or
+    compounds = [(i, set(q.queries)) for i, q in enumerate(operands) if type(q) is inner]
+    counts: dict[Query, int] = {}
+    for _, parts in compounds:
+        for part in parts:
+            counts[part] = counts.get(part, 0) + 1
+    shared = [part for part, count in counts.items() if count >= 2]
+    if not shared:
+        return None
+    factor = min(shared, key=lambda part: (-counts[part], _order(part)))
+    group = [i for i, parts in compounds if factor in parts]
+    rests = [_junction(inner, [x for x in operands[i].queries if x != factor], complete) for i in group]
+    factored = _junction(inner, [factor, _junction(op, rests, complete)], complete)
+    return [x for k, x in enumerate(operands) if k not in group] + [factored]
+
+
+def _trivial(op: type, operands: list[Query], complete: frozenset[str]) -> list[Query] | None:
+    """Rule 14; None when nothing is dropped.
+
+    In a conjunction, an operand ``a ∨ b ∨ …`` with ``¬a ⊆ b`` holds on every row and is
+    dropped: ``u ∧ (a ∨ b) = u``; in a disjunction, an operand ``a ∧ b ∧ …`` with ``a``
+    and ``b`` disjoint holds on none and is dropped: ``u ∨ (a ∧ b) = u``. One operand
+    always stays. These are rule 12's cases once rule 13 has factored them, as in a
+    query normalised again with more attributes complete: ``Mountain Hare ∧ (Tatra Pine
+    Vole ∨ [Tatra Pine Vole = false])`` is ``Mountain Hare`` where the vole is complete.
+    """
+    inner = Or if op is And else And
+
+    def trivial(q: Query) -> bool:
+        if type(q) is not inner:
+            return False
+        parts = q.queries
+        return any((_implies(_nnf(a, True, complete), b) if inner is Or else _disjoint(a, b))
+                   for i, a in enumerate(parts) for b in parts[i + 1:])
+
+    kept = [q for q in operands if not trivial(q)]
+    if len(kept) == len(operands):
+        return None
+    return kept or operands[:1]
+
+
 def _junction(op: type, operands: Iterable[Query], complete: frozenset[str] = frozenset()) -> Query:
-    """The normal form of ``op(*operands)`` from normal-form operands (rules 2-4, 6, 7, 10-12)."""
+    """The normal form of ``op(*operands)`` from normal-form operands (rules 2-4, 6, 7, 10-14)."""
     current = _flatten(op, operands)
     while True:
         current = sorted(set(_merge(op, current)), key=_order)  # rules 3, 4 (after 6, 7)
@@ -314,6 +374,10 @@ def _junction(op: type, operands: Iterable[Query], complete: frozenset[str] = fr
         resolved = _resolve(op, current, complete)
         if resolved is None:
             resolved = _consensus(op, current, complete)
+        if resolved is None and len(current) > 1:
+            resolved = _trivial(op, current, complete)
+        if resolved is None:
+            resolved = _factor(op, current, complete)
         if resolved is None:
             break
         current = _flatten(op, resolved)
