@@ -63,7 +63,14 @@ def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, 
         with_pairs = [auto_tree_settings(epsilon, n_hat, alternating=a) for a in (False, True)]
         assert all(s.trial == "pair" and s.omega == 0.7 and s.init_trials == 1 for s in with_pairs)
     else:
-        assert alternating == pair and pair.alternations == 1
+        rows = epsilon * max(n_hat, 1.0)
+        if rows < 1200:
+            assert alternating == pair and pair.alternations == 1
+        else:  # MCMCTreePair's trees trials are fewer and larger (at least 800 rows each but two), the alternations'
+            assert alternating.init_trials == min(max(int(rows // 600), 1), 8)
+            assert pair.init_trials == min(max(int(rows // 800), 2), 8)
+            assert pair.depth == (3 if rows / pair.init_trials >= 1200 else 2) and pair.omega == alternating.omega == 0.5
+            assert (alternating.alternations, alternating.trial) == (pair.alternations, pair.trial) == (1, "trees")
         with_pairs = auto_tree_settings(epsilon, n_hat, alternating=True)
         if epsilon * max(n_hat, 1.0) < 1200:  # every tree miner makes the same two refined pairs
             assert with_pairs.trial == "refined-pair"  # the alternations' own trees are not made

@@ -19,13 +19,15 @@ from conftest import independent_two_view
 
 from dprm.errors import ParameterError
 from dprm.mining import make_miner
-from dprm.mining.auto_trees import FOUND_EXCESS, TREES_BEFORE_PAIRS, TREES_THEN_PAIRS, pairs_after_trees
+from dprm.mining.auto_trees import FOUND_EXCESS, TREES_THEN_PAIRS, pairs_after_trees
 from dprm.mining.independence import excess_of
 from dprm.privacy import Accountant, SeededNoise
 
 
 def _fit(data, seed: int = 0, **options):
-    miner = make_miner("mcmc-tree-pair", epsilon=1.0, mcmc_iterations=600, **{"trial": TREES_THEN_PAIRS, **options})
+    """A run of four trials (the auto rule's at ε = 1 on 3,000 rows makes three, larger)."""
+    options = {"trial": TREES_THEN_PAIRS, "init_trials": 4, **options}
+    miner = make_miner("mcmc-tree-pair", epsilon=1.0, mcmc_iterations=600, **options)
     accountant = Accountant(1.0, SeededNoise(np.random.default_rng(seed)))
     miner.fit(data, accountant=accountant, rng=np.random.default_rng(seed + 1))
     return miner, accountant
@@ -61,9 +63,10 @@ def independent():
     return independent_two_view(8, 6, seed=4)
 
 
-def test_auto_takes_trees_then_pairs_from_three_trials_budget(strong) -> None:
-    miner, accountant = _fit(strong, trial="auto")
-    assert miner.settings_["trial"] == TREES_THEN_PAIRS and miner.init_trials_ > TREES_BEFORE_PAIRS
+def test_auto_takes_trees_then_pairs_from_two_trials_budget(strong) -> None:
+    miner, accountant = _fit(strong, trial="auto", init_trials="auto")
+    assert miner.settings_["trial"] == TREES_THEN_PAIRS and miner.init_trials_ == 3   # 3,000 rows of budget / 800
+    assert len(_steps(accountant, "sampleTreePair#")) == 3 and not _steps(accountant, "literal pair ")
     assert accountant.spent() == 1
 
 

@@ -93,7 +93,7 @@ def test_the_switch_to_pairs_on_shards_gives_the_in_process_output(independent, 
     ledger = json.loads(local)["ledger"]
     assert json.loads(local)["document"]["parameters"]["auto"]["trial"] == TREES_THEN_PAIRS
     assert _switched(ledger) and any("pairs' top score" in entry for entry in ledger)
-    assert any("sampleTreePair#2" in entry for entry in ledger) == after_trees
+    assert any("sampleTreePair#1" in entry for entry in ledger) == after_trees
     engine = PartsEngine(independent, 3)
     assert document(make_miner("mcmc-tree-pair", mcmc_iterations=300), engine) == local
     assert {"gain_counts", "refinement_counts", "cell_table"} <= set(engine.opened.calls)

@@ -12,7 +12,15 @@ same on every dataset:
   extraction) should have at least 600 rows of budget; below that, splitting the
   budget makes every release too noisy to keep anything (measured on MAMMAL at
   ε = 0.1, ``B ≈ 260``: four trials kept nothing in 4 of 4 runs, one trial kept
-  redescriptions in 10 of 10);
+  redescriptions in 10 of 10). MCMCTreePair's **trees trials** (from
+  :data:`ROWS_FOR_TREES` on) are fewer and larger: ``clip(⌊B / 800⌋, 2, 8)``
+  (session 46, docs/mining.md: at ε = 1 on 2,500 rows three trials instead of four
+  took planted-heavy's top-10 excess from 0.215 to 0.331 and planted-numeric's from
+  0.218 to 0.298, the relations found per run on the five planted tables from 59 to
+  65 of 100, with MAMMAL level over 30 runs, 0.339 / 0.762 → 0.340 / 0.762, and
+  narrower intervals, 0.184 → 0.138; latent-heavy 0.270 → 0.260); the refined pairs
+  of a run whose pairs' top score is weak (:func:`pairs_first`) stay ``⌊B / 600⌋`` at
+  most (``pair_trials``);
 * **depth** 2 below 1,200 rows of budget per trial, else 3: a tree pair of depth d
   has ``(2^d + 1)²`` cells, each released with the extraction's noise, and a
   Metropolis–Hastings chain over deeper trees spreads the same budget over many more
@@ -196,9 +204,9 @@ Examples
 >>> brief(auto_tree_settings(0.3, 2575))
 (2, 2, 0.75, None, 1, 'refined-pair', 'off')
 >>> brief(auto_tree_settings(1.0, 2575))
-(4, 2, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
+(3, 2, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(1.0, 2575, pairs=False))
-(4, 2, 0.5, 0.3, 1, 'trees', 'off')
+(3, 2, 0.5, 0.3, 1, 'trees', 'off')
 >>> brief(auto_tree_settings(0.6, 2575))   # two trials: one trees trial decides
 (2, 2, 0.5, 0.2, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(1.0, 28_900))
@@ -221,7 +229,8 @@ from dataclasses import dataclass
 
 from dprm.privacy.budget import EpsilonLike
 
-__all__ = ["AUTO", "AUTO_MAX_TRIALS", "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
+__all__ = ["AUTO", "AUTO_MAX_TRIALS", "MIN_TREES_TRIALS", "ROWS_PER_TREES_TRIAL",
+           "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
            "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "FOUND_EXCESS", "TREES_THEN_PAIRS",
            "TREES_BEFORE_PAIRS", "TRIALS_PER_PAIR_AFTER_TREES", "PAIRS_IF_WEAK", "PAIR_SKETCH_SHARE", "DECISIVE_ODDS",
            "WEAK_TOP_SCORE", "TreeSettings", "auto_tree_settings", "decisive_pairs", "pairs_after_trees",
@@ -231,6 +240,10 @@ __all__ = ["AUTO", "AUTO_MAX_TRIALS", "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEG
 AUTO = "auto"
 #: Rows of budget (ε · n̂) per trial.
 ROWS_PER_TRIAL = 600
+#: Rows of budget per trees trial of MCMCTreePair from :data:`ROWS_FOR_TREES` on (session 46).
+ROWS_PER_TREES_TRIAL = 800
+#: Fewest trees trials of MCMCTreePair from :data:`ROWS_FOR_TREES` on: one trees trial decides for the other.
+MIN_TREES_TRIALS = 2
 #: Most trials the rule chooses (bounds the run's time and the progress total).
 AUTO_MAX_TRIALS = 8
 #: Rows of budget per trial from which the trees are of depth 3.
@@ -300,6 +313,9 @@ class TreeSettings:
     alternations: int = 1
     trial: str = "trees"
     pair_thresholds: str = "off"
+    #: The most refined pairs where the released top score sends the trials to pairs from the start
+    #: (:func:`pairs_first`): ``⌊B / 600⌋``, at most 8, whatever the trees trials would be.
+    pair_trials: int | None = None
 
 
 def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = False,
@@ -333,11 +349,15 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
                             alternations=0 if scored else 1)
+    pair_trials = trials
+    if not alternating and budget_rows >= ROWS_FOR_TREES:  # fewer, larger trees trials (module docstring)
+        trials = int(min(max(budget_rows // ROWS_PER_TREES_TRIAL, MIN_TREES_TRIALS), AUTO_MAX_TRIALS))
+        depth = 3 if budget_rows / trials >= ROWS_FOR_DEPTH_3 else 2
     trial = "trees"
     if scored and pairs and trials > 1:  # the pairs' top score first (pairs_first); MCMCTreePair also switches later
         trial = PAIRS_IF_WEAK if alternating else TREES_THEN_PAIRS
     return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials),
-                        trial=trial)
+                        trial=trial, pair_trials=pair_trials)
 
 
 def decisive_pairs(top_score: float, candidates: int, choice_epsilons: Sequence[EpsilonLike]) -> int:

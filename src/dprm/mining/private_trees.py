@@ -181,10 +181,18 @@ class PrivateTreeMiner(PairTrials, Miner):
         for name, value in chosen.items():
             setattr(self, name + "_", value)
         self.settings_ = chosen
+        # the trials where the released top score sends them to refined pairs from the start (pairs_first):
+        # the rule's count of pairs (trees trials are fewer and larger), unless the trials were given
+        self._pair_trials = (rule.pair_trials if rule is not None and rule.pair_trials is not None
+                             and getattr(self, "init_trials", None) == AUTO else self.init_trials_)
         self.units_ = extraction_units(self.units, int(self.depth_))
-        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO and chosen[name] is not None]
-        self._notes = ([f"auto: {', '.join(f'{n.replace(chr(95), chr(45))} {chosen[n]}' for n in autos)} "
-                        f"(from epsilon and the noisy row count)"] if autos else [])
+        self._notes = self._auto_notes()
+
+    def _auto_notes(self) -> list[str]:
+        """The note of what the auto rule chose (:attr:`settings_`), or none."""
+        autos = [name for name in self._auto_names() if getattr(self, name) == AUTO and self.settings_[name] is not None]
+        return ([f"auto: {', '.join(f'{n.replace(chr(95), chr(45))} {self.settings_[n]}' for n in autos)} "
+                 f"(from epsilon and the noisy row count)"] if autos else [])
 
     def _rows_for_trees(self) -> float:
         """The auto rule's budget in rows from which the trials are trees (below it, refined pairs)."""
@@ -339,6 +347,9 @@ class PrivateTreeMiner(PairTrials, Miner):
             self._pair_chooser = PairChooser(self.indexes_, counters=self._gain_counters())
             rest, top = self._release_top_score(self._pair_chooser, epsilon, accountant)
             if pairs_first(top, self._data_size[0]):
+                if self._pair_trials != self.init_trials_:  # the rule's count of pairs, not of trees trials
+                    self.init_trials_ = self.settings_["init_trials"] = self._pair_trials
+                    self._notes = [*self._auto_notes(), *(n for n in self._notes if not n.startswith("auto: "))]
                 self._notes.append(f"trial {self.trial_}: the released top score of the pairs ({top} rows) "
                                    f"is below {WEAK_TOP_SCORE:g} of the rows, so the trials are refined pairs")
                 self._pairs_only = True
