@@ -23,6 +23,7 @@ Tables (ids ``p0, p1, …``; types are inferred, or the ``-bounds`` names of
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from importlib import resources
 from pathlib import Path
 
@@ -51,9 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "data")
     args = parser.parse_args()
-    try:
-        import statsmodels  # noqa: F401  (its bundled CSV files are the tables)
-    except ImportError:
+    if importlib.util.find_spec("statsmodels") is None:  # its bundled CSV files are the tables
         raise SystemExit("statsmodels is not installed (pip install statsmodels): no table written")
     rand = bundled("randhie", "src/randhie.csv")
     tables = {
