@@ -285,6 +285,29 @@ def test_a_query_over_thousands_of_categories_normalises_by_set_lookups() -> Non
     assert implies(C("s", "s0"), first) and not implies(C("s", "s0"), second)
 
 
+def test_a_leaf_over_thousands_of_categories_looks_for_trivial_parts_by_set_lookups(monkeypatch) -> None:
+    """Rule 14 on ``m ∧ (s ∈ S)``, |S| = 2,999: the parts a prover could relate only, not every pair."""
+    import dprm.queries.normal_form as normal_form
+
+    calls = [0]
+    implies_, disjoint_ = normal_form._implies, normal_form._disjoint
+
+    def counted(prover):
+        def call(a, b):
+            calls[0] += 1
+            return prover(a, b)
+        return call
+
+    monkeypatch.setattr(normal_form, "_implies", counted(implies_))
+    monkeypatch.setattr(normal_form, "_disjoint", counted(disjoint_))
+    normal_form._nnf.cache_clear()
+    categories = [f"s{i}" for i in range(3000)]
+    leaf = And(B("m"), Or(*(C("s", c) for c in categories[:-1])))
+    n = normalize(leaf)
+    assert len(list(n.literals())) == 3000 and calls[0] < 30_000   # nothing to drop; pairwise: about 9 million checks
+    normal_form._nnf.cache_clear()
+
+
 def test_indexed_provers_keep_the_cases_of_equal_operands() -> None:
     # the provers themselves (the public implies / disjoint normalise first, which absorbs these
     # junctions): a junction of 8 or more operands takes the indexed path, and the operand equal to

@@ -183,8 +183,8 @@ class PrivateTreeMiner(PairTrials, Miner):
         self.settings_ = chosen
         # the trials where the released top score sends them to refined pairs from the start (pairs_first):
         # the rule's count of pairs (trees trials are fewer and larger), unless the trials were given
-        self._pair_trials = (rule.pair_trials if rule is not None and rule.pair_trials is not None
-                             and getattr(self, "init_trials", None) == AUTO else self.init_trials_)
+        self._pair_trials = (rule.pair_trials if self.init_trials == AUTO and rule is not None and rule.pair_trials
+                             else self.init_trials_)
         self.units_ = extraction_units(self.units, int(self.depth_))
         self._notes = self._auto_notes()
 

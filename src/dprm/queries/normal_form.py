@@ -351,18 +351,38 @@ def _trivial(op: type, operands: list[Query], complete: frozenset[str]) -> list[
     Vole ∨ [Tatra Pine Vole = false])`` is ``Mountain Hare`` where the vole is complete.
     """
     inner = Or if op is And else And
-
-    def trivial(q: Query) -> bool:
-        if type(q) is not inner:
-            return False
-        parts = q.queries
-        return any((_implies(_nnf(a, True, complete), b) if inner is Or else _disjoint(a, b))
-                   for i, a in enumerate(parts) for b in parts[i + 1:])
-
-    kept = [q for q in operands if not trivial(q)]
+    kept = [q for q in operands if not (type(q) is inner and _trivial_junction(q, complete))]
     if len(kept) == len(operands):
         return None
     return kept or operands[:1]
+
+
+def _trivial_junction(q: And | Or, complete: frozenset[str]) -> bool:
+    """Whether a disjunction holds on every row (two parts with ``¬a ⊆ b``) or a conjunction on none
+    (two disjoint parts), as :func:`_trivial` asks.
+
+    Only the pairs the provers could relate are tried (as in :func:`_absorb`): a conjunction
+    with a disjunction of 2,000 categories of one attribute is 2,000 checks, not 4 million.
+    """
+    parts = q.queries
+    keys = [_simple_key(x) for x in parts]
+    buckets: dict[tuple[str, bool, bool], list[int]] = {}
+    anything: list[int] = []  # compound parts and empty literals: tried against every part
+    for i, key in enumerate(keys):
+        (anything if key is None else buckets.setdefault(key, [])).append(i)
+    for i, a in enumerate(parts):
+        # a disjunction: ¬a within another part; a conjunction: a disjoint from another part
+        x = _nnf(a, True, complete) if isinstance(q, Or) else a
+        key = _simple_key(x)
+        if key is None:
+            candidates: Iterable[int] = range(len(parts))
+        else:
+            related = [key, *_related_keys(key, "contains" if isinstance(q, Or) else "disjoint")]
+            candidates = [j for group in (anything, *(buckets.get(k, []) for k in related)) for j in group]
+        if any(j != i and (_implies(x, parts[j]) if isinstance(q, Or) else _disjoint(x, parts[j]))
+               for j in candidates):
+            return True
+    return False
 
 
 def _junction(op: type, operands: Iterable[Query], complete: frozenset[str] = frozenset()) -> Query:
