@@ -69,7 +69,10 @@ def test_alternations_rule_differs_only_below_one_trials_budget(epsilon: float, 
         else:  # MCMCTreePair's trees trials are fewer and larger (at least 800 rows each but two), the alternations'
             assert alternating.init_trials == min(max(int(rows // 600), 1), 8)
             assert pair.init_trials == min(max(int(rows // 800), 2), 8)
-            assert pair.depth == (3 if rows / pair.init_trials >= 1200 else 2) and pair.omega == alternating.omega == 0.5
+            assert pair.depth == (3 if rows / pair.init_trials >= 1200 else 2) and alternating.omega == 0.5
+            # the pair's chains get 0.6 of a trial from three trees trials on (the first one's extraction decides
+            # whether trees go on where there are two)
+            assert pair.omega == (0.6 if pair.init_trials >= 3 else 0.5)
             assert (alternating.alternations, alternating.trial) == (pair.alternations, pair.trial) == (1, "trees")
         with_pairs = auto_tree_settings(epsilon, n_hat, alternating=True)
         if epsilon * max(n_hat, 1.0) < 1200:  # every tree miner makes the same two refined pairs
@@ -237,7 +240,7 @@ def _data(declare_complete: bool = True):
     return load_two_view(planted.left, planted.right, types=types)
 
 
-@pytest.mark.parametrize("epsilon", [0.1, 0.7, 2.0])  # one pair, two refined pairs, trees
+@pytest.mark.parametrize("epsilon", [0.1, 0.7, 2.0, 2.5])  # one pair, two refined pairs, two / three trees trials
 def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> None:
     data = _data()
     accountant = Accountant(epsilon, SeededNoise(np.random.default_rng(0)))
@@ -258,13 +261,20 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial,
                                "pair_thresholds": "off"}   # on only where refined pairs have 600 rows each
-    assert rule.trial == {0.1: "pair", 0.7: "refined-pair", 2.0: "trees-then-pairs"}[epsilon]  # ~110 rows at 0.1
+    assert rule.trial == {0.1: "pair", 0.7: "refined-pair", 2.0: "trees-then-pairs", 2.5: "trees-then-pairs"}[epsilon]  # ~110 rows at 0.1
     chains = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
     pairs = [e for e in accountant.ledger if e.step.startswith("literal pair ")]
     if rule.trial == "trees-then-pairs" and not chains:  # a weak top score of the pairs: refined pairs only
         assert 1 <= len(pairs) <= rule.init_trials
     elif rule.trial == "trees-then-pairs":  # trees throughout, or two trees trials and then refined pairs
         assert (len(chains), len(pairs)) in ((rule.init_trials, 0), (2, pairs_after_trees(rule.init_trials)))
+        # each chain and its extraction share their trial by the rule's ω (0.6 from three trees trials on)
+        assert rule.omega == (0.6 if rule.init_trials >= 3 else 0.5)
+        omega = Fraction(str(rule.omega))
+        extractions = {e.step.split(":")[0].removeprefix("extractReds#"): e.epsilon for e in accountant.ledger
+                       if e.step.startswith("extractReds#")}
+        for chain in chains:
+            assert chain.epsilon * (1 - omega) == extractions[chain.step.removeprefix("sampleTreePair#")] * omega
     else:
         assert (len(chains), len(pairs)) == (0, rule.init_trials)
     assert float(accountant.spent()) == pytest.approx(epsilon)

@@ -5,6 +5,8 @@ sharded runs: tests/test_tree_miners_sharded.py)."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from conftest import neighbour_changes, random_view
@@ -155,15 +157,18 @@ def test_a_trees_run_spends_each_trials_tree_share_on_its_two_releases_exactly()
     assert accountant.spent() == 1  # exactly (fractions)
     steps = {e.step: e for e in accountant.ledger}
     assert not any(step.startswith("sampleTreePair") for step in steps)
+    omega = Fraction(str(miner.omega_))   # the trees' share of a trial (the rule's: 0.6 for three trees trials)
+    assert omega == Fraction(3, 5)
     for trial in (1, 2, 3):
         chain, extraction = steps[f"sampleTree#{trial}"], steps[f"extractReds#{trial}: cell counts"]
         refinement = steps.get(f"refineTarget#{trial}")
         assert chain.mechanism == "exponential (MCMC)"
         if refinement is None:  # an interval target: its own second tree, the chain takes the trees' share
-            assert chain.epsilon == extraction.epsilon  # omega 1/2
+            assert chain.epsilon * (1 - omega) == extraction.epsilon * omega
         else:
             assert refinement.mechanism == "exponential (gumbel, monotone scores)"
-            assert chain.epsilon == refinement.epsilon and chain.epsilon + refinement.epsilon == extraction.epsilon
+            assert chain.epsilon == refinement.epsilon
+            assert (chain.epsilon + refinement.epsilon) * (1 - omega) == extraction.epsilon * omega
     assert miner.privacy_["guarantee"] == "none"  # seeded noise; the mechanisms are pure-dp-on-mcmc's
 
 

@@ -28,7 +28,14 @@ same on every dataset:
   uniformly). Depth 2 expresses a conjunction or disjunction of two literals per
   side, and, with extraction's disjunctions of leaves, ``(a ∧ b) ∨ c``;
 * **ω = 1/2**: the chain and the extraction get equal shares (the paper's ω = 0.1 left
-  the chains of small trials almost uniform);
+  the chains of small trials almost uniform); MCMCTreePair's trees trials from three of
+  them on (``B ≥ 2,400`` rows) give the chain :data:`TREES_OMEGA` = 0.6 (session 47,
+  docs/mining.md: at ε = 1 on 2,500 rows planted-heavy's top-10 excess 0.269 → 0.322
+  and 0.331 → 0.343 over two blocks of ten seeds, planted-numeric's 0.298 → 0.335, the
+  five planted tables' relations found per run 65 → 67 of 100 with higher top-10
+  excess on each, MAMMAL level over 30 runs, 0.340 / 0.762 → 0.339 / 0.769, for a wider
+  median interval, 0.138 → 0.176; with two trials, where the first trial's extraction
+  decides whether trees go on, it measured level or lower and stays 1/2);
 * **target share** ``min(0.3, 0.1 · InTr)`` of ε for choosing the initial targets
   (``targets="scored"``): each pick keeps about a tenth of a trial's budget; with
   several trials the later picks, made after the strongest attributes are taken,
@@ -204,13 +211,13 @@ Examples
 >>> brief(auto_tree_settings(0.3, 2575))
 (2, 2, 0.75, None, 1, 'refined-pair', 'off')
 >>> brief(auto_tree_settings(1.0, 2575))
-(3, 2, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
+(3, 2, 0.6, 0.3, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(1.0, 2575, pairs=False))
-(3, 2, 0.5, 0.3, 1, 'trees', 'off')
+(3, 2, 0.6, 0.3, 1, 'trees', 'off')
 >>> brief(auto_tree_settings(0.6, 2575))   # two trials: one trees trial decides
 (2, 2, 0.5, 0.2, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(1.0, 28_900))
-(8, 3, 0.5, 0.3, 1, 'trees-then-pairs', 'off')
+(8, 3, 0.6, 0.3, 1, 'trees-then-pairs', 'off')
 >>> brief(auto_tree_settings(0.1, 2575, alternating=True, pairs=False))
 (1, 1, 0.5, 0.4, 0, 'trees', 'off')
 >>> brief(auto_tree_settings(1.0, 2575, alternating=True))   # AltMCMC
@@ -229,7 +236,8 @@ from dataclasses import dataclass
 
 from dprm.privacy.budget import EpsilonLike
 
-__all__ = ["AUTO", "AUTO_MAX_TRIALS", "MIN_TREES_TRIALS", "ROWS_PER_TREES_TRIAL",
+__all__ = ["AUTO", "AUTO_MAX_TRIALS", "MIN_TREES_TRIALS", "ROWS_PER_TREES_TRIAL", "TREES_OMEGA",
+           "MIN_TRIALS_FOR_TREES_OMEGA",
            "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
            "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "FOUND_EXCESS", "TREES_THEN_PAIRS",
            "TREES_BEFORE_PAIRS", "TRIALS_PER_PAIR_AFTER_TREES", "PAIRS_IF_WEAK", "PAIR_SKETCH_SHARE", "DECISIVE_ODDS",
@@ -250,6 +258,11 @@ AUTO_MAX_TRIALS = 8
 ROWS_FOR_DEPTH_3 = 1200
 #: The chains' share of a trial's budget.
 AUTO_OMEGA = 0.5
+#: The chains' share of a trees trial's budget of MCMCTreePair from :data:`MIN_TRIALS_FOR_TREES_OMEGA` trees
+#: trials on (session 47).
+TREES_OMEGA = 0.6
+#: Fewest trees trials of MCMCTreePair whose chains get :data:`TREES_OMEGA`.
+MIN_TRIALS_FOR_TREES_OMEGA = 3
 #: The share of a literal-pair trial's budget for choosing the pair (the rest extracts it).
 PAIR_OMEGA = 0.7
 #: Rows of budget from which the trials are trees; below it (and above :data:`ROWS_PER_TRIAL`),
@@ -349,14 +362,15 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     if alternating and budget_rows < ROWS_PER_TRIAL:
         return TreeSettings(init_trials=1, depth=1, omega=AUTO_OMEGA, target_share=ALTERNATING_LOW_TARGET_SHARE,
                             alternations=0 if scored else 1)
-    pair_trials = trials
+    pair_trials, omega = trials, AUTO_OMEGA
     if not alternating and budget_rows >= ROWS_FOR_TREES:  # fewer, larger trees trials (module docstring)
         trials = int(min(max(budget_rows // ROWS_PER_TREES_TRIAL, MIN_TREES_TRIALS), AUTO_MAX_TRIALS))
         depth = 3 if budget_rows / trials >= ROWS_FOR_DEPTH_3 else 2
+        omega = TREES_OMEGA if trials >= MIN_TRIALS_FOR_TREES_OMEGA else AUTO_OMEGA
     trial = "trees"
     if scored and pairs and trials > 1:  # the pairs' top score first (pairs_first); MCMCTreePair also switches later
         trial = PAIRS_IF_WEAK if alternating else TREES_THEN_PAIRS
-    return TreeSettings(init_trials=trials, depth=depth, omega=AUTO_OMEGA, target_share=min(0.3, 0.1 * trials),
+    return TreeSettings(init_trials=trials, depth=depth, omega=omega, target_share=min(0.3, 0.1 * trials),
                         trial=trial, pair_trials=pair_trials)
 
 

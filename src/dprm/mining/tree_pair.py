@@ -190,7 +190,8 @@ class MCMCTreePair(PrivateTreeMiner):
         **MCMC_PARAMETERS,
         **parameter_table(
             Param("omega", "Share ω of each tree pair's budget for sampling the pair by MCMC; the rest pays for "
-                           "extracting redescriptions from it; 'auto': 0.5", "float", unit="share of ε", low=0, high=1,
+                           "extracting redescriptions from it; 'auto': 0.6 from three trees trials on, else 0.5 "
+                           "(pair trials: their own shares)", "float", unit="share of ε", low=0, high=1,
                   low_open=True, high_open=True, auto=True),
             Param("pair_score", "Score of a tree pair for its chain: 'counts', rows of each cell's majority "
                                 "class (default), 'gini', its Gini form, or 'paper', the paper's normalised "
