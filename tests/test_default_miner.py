@@ -261,7 +261,8 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial,
                                "pair_thresholds": "off"}   # on only where refined pairs have 600 rows each
-    assert rule.trial == {0.1: "pair", 0.7: "refined-pair", 2.0: "trees-then-pairs", 2.5: "trees-then-pairs"}[epsilon]  # ~110 rows at 0.1
+    trials = {0.1: "pair", 0.7: "refined-pair", 2.0: "trees-then-pairs", 2.5: "trees-then-pairs"}  # ~110 rows at 0.1
+    assert rule.trial == trials[epsilon]
     chains = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]
     pairs = [e for e in accountant.ledger if e.step.startswith("literal pair ")]
     if rule.trial == "trees-then-pairs" and not chains:  # a weak top score of the pairs: refined pairs only
