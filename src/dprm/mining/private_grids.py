@@ -58,8 +58,8 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
    it, the rest spread evenly): each score gets ``(Δ/ε) · ln prior(g)``, an offset that
    depends only on the earlier release (adaptive composition) and leaves each score's
    sensitivity and monotonicity as they were, so the selection stays ε-DP (with the
-   Gumbel sampler it is exactly ``P(g) ∝ prior(g) · exp(ε q_g / Δ)``, a base measure). Otherwise every column takes the common grid, which then had all of
-   the rest.
+   Gumbel sampler it is exactly ``P(g) ∝ prior(g) · exp(ε q_g / Δ)``, a base measure).
+   Otherwise every column takes the common grid, which then had all of the rest.
 
 A row holds a value in every column, so all releases compose sequentially to
 ``ε_grid`` exactly, one ledger entry each, charged before it is drawn.

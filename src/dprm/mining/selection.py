@@ -20,10 +20,10 @@ Measured (docs/mining.md, "Session 48"; the same seeds, Gumbel → permute-and-f
 ε = 0.1, 30 runs on each of nine tables, runs that keep something 179 → 194 of 270
 (planted-heavy 16 → 21, nmes1988 24 → 28, randhie-s 7 → 10, planted-mixed 22 → 27, spi
 28 → 26), and the five planted tables' relations found over 175 runs 30 → 45 (found at
-least once over a table's runs: 13 → 12 over three blocks of 5, 10 and 20 seeds). For every selection at
-ε = 0.3 and 1 (two blocks of seeds): relations found per run level (388 → 391 at ε = 1),
-found at least once over a table's runs 40 → 37 at ε = 1 and 24 → 22 at ε = 0.3, hence
-Gumbel there.
+least once over a table's runs: 13 → 12 over three blocks of 5, 10 and 20 seeds). For
+every selection at ε = 0.3 and 1 (two blocks of seeds): relations found per run level
+(388 → 391 at ε = 1), found at least once over a table's runs 40 → 37 at ε = 1 and 24 →
+22 at ε = 0.3, hence Gumbel there.
 
 Examples
 --------
