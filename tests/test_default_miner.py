@@ -164,7 +164,20 @@ def test_below_one_trials_budget_every_tree_miner_makes_one_literal_pair(algorit
     choice, extraction = (e.epsilon for e in accountant.ledger[-2:])
     assert choice / (choice + extraction) == Fraction(7, 10) and accountant.remaining() == 0
     assert miner.settings_["trial"] == "pair" and "trial pair" in " ".join(miner.notes_)
-    assert miner.privacy_["ledger"][-2]["mechanism"] == "exponential (gumbel)"  # no chain: pure-dp when secure
+    # no chain: pure-dp when secure; below one trial's budget the selections draw by permute-and-flip
+    assert miner.privacy_["ledger"][-2]["mechanism"] == "exponential (permute-and-flip)"
+    grids = [e["mechanism"] for e in miner.privacy_["ledger"] if e["step"].startswith("grid of")]
+    assert grids and set(grids) == {"exponential (permute-and-flip, monotone scores)"}
+
+
+def test_from_one_trials_budget_the_selections_keep_the_gumbel_sampler() -> None:
+    data = _data()
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(3)))   # about 1,200 rows of budget
+    miner = make_miner("mcmc-tree-pair", epsilon=1.0, mcmc_iterations=300).fit(data, accountant=accountant,
+                                                                              rng=np.random.default_rng(3))
+    assert miner.settings_["trial"] != "pair"
+    selections = [e["mechanism"] for e in miner.privacy_["ledger"] if e["mechanism"].startswith("exponential")]
+    assert selections and not any("permute-and-flip" in m for m in selections)
 
 
 @pytest.mark.parametrize("algorithm, options, unused", [

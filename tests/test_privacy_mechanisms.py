@@ -248,8 +248,33 @@ def test_permute_and_flip_distribution(path):
     # a different distribution from the exponential mechanism's
     assert chi2_pvalue(counts, softmax(SCORES / pf.scale)) < ALPHA
     assert chi2_pvalue(counts, permute_and_flip_probs(SCORES, pf.scale / 1.3)) < ALPHA
-    with pytest.raises(ParameterError):
-        pf.probabilities(SCORES)
+    # the library's probabilities (Gauss–Legendre panels) against adaptive quadrature
+    np.testing.assert_allclose(pf.probabilities(SCORES), permute_and_flip_probs(SCORES, pf.scale), rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_permute_and_flip_with_monotone_scores_is_epsilon_dp_at_half_the_scale(seed: int) -> None:
+    """Neighbouring score vectors that all move one way by at most Δ: the exact probabilities at the
+    scale Δ/ε stay within e^ε (the derivation in dprm.privacy.exponential), up to it for a candidate
+    left behind; scores that move both ways need 2Δ/ε (at Δ/ε the ratio exceeds e^ε, so the check can fail)."""
+    rng = np.random.default_rng(40 + seed)
+    epsilon, sensitivity = 0.5, 1.0
+    monotone = ExponentialMechanism(epsilon, sensitivity, sampler="permute-and-flip", monotone=True)
+    plain = ExponentialMechanism(epsilon, sensitivity, sampler="permute-and-flip")
+    assert monotone.scale == sensitivity / epsilon and plain.scale == 2 * sensitivity / epsilon
+    worst_monotone = worst_two_sided = worst_two_sided_plain = 0.0
+    for _ in range(40):
+        scores = rng.normal(0, 3, int(rng.integers(2, 12)))
+        up = scores + sensitivity * rng.choice([0.0, 1.0, rng.uniform()], size=scores.size)
+        both = scores + sensitivity * rng.choice([-1.0, 1.0], size=scores.size)
+        ratio = lambda m, q: float(np.max(np.abs(np.log(m.probabilities(scores)) - np.log(m.probabilities(q)))))
+        worst_monotone = max(worst_monotone, ratio(monotone, up))
+        worst_two_sided = max(worst_two_sided, ratio(monotone, both))
+        worst_two_sided_plain = max(worst_two_sided_plain, ratio(plain, both))
+    assert worst_monotone <= epsilon + 1e-9
+    assert worst_monotone > 0.9 * epsilon
+    assert worst_two_sided_plain <= epsilon + 1e-9
+    assert worst_two_sided > epsilon + 0.05
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -114,9 +114,9 @@ def test_the_pairs_leave_out_the_attributes_of_the_released_trees(independent, t
     seen: dict = {}
 
     class Recording(private_trees.PairChooser):
-        def choose(self, epsilon, accountant, step):
+        def choose(self, epsilon, accountant, step, **options):
             seen.setdefault(step, [set(t) for t in self.taken])
-            return super().choose(epsilon, accountant, step)
+            return super().choose(epsilon, accountant, step, **options)
 
     monkeypatch.setattr(private_trees, "PairChooser", Recording)  # the chooser of the top score's release
     monkeypatch.setattr(pair_trials, "PairChooser", Recording)  # a chooser of the pairs' own

@@ -133,8 +133,10 @@ def warm_up(step: Callable[[str], None] = lambda text: None) -> "CacheReport":
         for size, small_or_large in (("small", settings), ("large", (0, 0, -1))):
             (compiled.PARALLEL_ROUTING_ROWS, criterion.PARALLEL_HISTOGRAM_CELLS,
              private.BIT_CHAIN_BYTES) = small_or_large
+            # two-byte codes: 300 equally wide thresholds (a chosen grid of 400 rows may keep fewer than 256)
+            wide = {"max_splits": 300, "numeric_grid": "equal-width"}
             for algorithm, extra in (("mcmc-tree-pair", {}), ("alt-mcmc", {}), ("alt-expm", {}),
-                                     ("mcmc-tree-pair", {"max_splits": 300}), ("alt-mcmc", {"max_splits": 300})):
+                                     ("mcmc-tree-pair", wide), ("alt-mcmc", wide)):
                 width = "two-byte codes" if extra else "one-byte codes"
                 step(f"compiling the kernels of {algorithm} ({size} data, {width}; "
                      f"{time.perf_counter() - started:.0f} s so far)")

@@ -20,7 +20,8 @@ whole budget: the same candidates, half the rows needed. Below one trial's budge
 * score: how well ``p`` predicts ``s``, ``max(g(s, p)/2, m(s, p))`` of
   :mod:`dprm.mining.initial_targets` (Gini gain over two, majority gain, in rows);
   **sensitivity 1** for every pair, derived there (it holds for any two binary tests);
-* one choice by the exponential mechanism with sensitivity 1, charged as one release;
+* one choice by the exponential mechanism with sensitivity 1 (below one trial's budget
+  drawn by permute-and-flip, :mod:`dprm.mining.selection`), charged as one release;
   the pair is then a tree of each view (``s``'s: depth 1, or 2 for an interval;
   ``p``'s: depth 1), extracted privately like any tree pair.
 
@@ -57,7 +58,9 @@ import numpy as np
 from dprm.data.literal_index import LiteralIndex, Split
 from dprm.mining.initial_targets import (TARGET_SCORE_SENSITIVITY, GainCounter, InitialTarget, Literal,
                                          candidate_literals, split_gains)
-from dprm.privacy import Accountant, ExponentialMechanism
+from dprm.mining.selection import selection_mechanism
+from dprm.privacy import Accountant
+from dprm.privacy.noise import Sampler
 from dprm.privacy.budget import EpsilonLike
 
 __all__ = ["MAX_PAIR_CANDIDATES", "PairChooser"]
@@ -142,8 +145,9 @@ class PairChooser:
         return live, np.concatenate([self._scores[side][np.ix_(rows, columns)].ravel()
                                      for side, (rows, columns) in enumerate(live)])
 
-    def choose(self, epsilon: EpsilonLike, accountant: Accountant, step: str) -> tuple[InitialTarget, Split]:
-        """One pair by the exponential mechanism (sensitivity 1), charging ``epsilon`` as ``step``.
+    def choose(self, epsilon: EpsilonLike, accountant: Accountant, step: str, *,
+               sampler: Sampler = "gumbel") -> tuple[InitialTarget, Split]:
+        """One pair by the exponential mechanism (sensitivity 1) drawn by ``sampler``, charging ``epsilon`` as ``step``.
 
         Returns the target literal (of its view, :class:`InitialTarget`) and the partner
         split of the other view. The pair's attributes are then taken. When every
@@ -153,7 +157,7 @@ class PairChooser:
         if len(scores) == 0:
             self.taken = [set(), set()]
             live, scores = self._candidates()
-        pick = ExponentialMechanism(epsilon, TARGET_SCORE_SENSITIVITY).release(accountant, step, scores)
+        pick = selection_mechanism(epsilon, TARGET_SCORE_SENSITIVITY, sampler=sampler).release(accountant, step, scores)
         first_block = len(live[0][0]) * len(live[0][1])
         side = 0 if pick < first_block else 1
         pick -= 0 if side == 0 else first_block

@@ -29,6 +29,7 @@ from dprm.mining.auto_trees import (AUTO, PAIR_OMEGA, PAIR_SKETCH_SHARE, PAIR_TH
 from dprm.mining.literal_pairs import PairChooser
 from dprm.mining.pair_refinement import refine_pair
 from dprm.mining.pair_thresholds import anchored_side, sharpen_pair
+from dprm.mining.selection import selection_sampler
 from dprm.privacy import Accountant, DiscreteLaplaceCount, split_budget
 from dprm.privacy.budget import as_fraction
 from dprm.trees.tree import Tree
@@ -112,9 +113,11 @@ class PairTrials:
         if refined and count > 1 and self.init_trials == AUTO and not self.alternating_rule:
             epsilon, count = self._decisive_count(chooser, epsilon, count, shares, accountant, top_score)
         trials = split_budget(epsilon, [1] * count)
+        # permute-and-flip below one trial's budget (dprm.mining.selection): ε and the released row count
+        sampler = selection_sampler(self.epsilon, None if self._data_size is None else self._data_size[0])
         for trial, budget in enumerate(trials, start=after_trees + 1):
             choice, thresholds, refinement, extraction = shares(budget)
-            target, partner = chooser.choose(choice, accountant, f"literal pair {trial}")
+            target, partner = chooser.choose(choice, accountant, f"literal pair {trial}", sampler=sampler)
             if sharpen and anchored_side(target, partner) is not None:
                 target, partner = sharpen_pair(self.indexes_, target, partner, thresholds, accountant,
                                                f"pair thresholds {trial}", self._gain_counters())

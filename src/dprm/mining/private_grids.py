@@ -32,8 +32,9 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
    equally wide grid, or a light-tailed column on a log grid, whose cells near the
    low bound stay empty). Sensitivity 1: adding or removing one row changes one cell
    count of each grid by one, so each score by at most one. Monotone: adding a row
-   never lowers a score, removing one never raises one; the exponential mechanism
-   then needs the scale ``Δ/ε`` instead of ``2Δ/ε``
+   never lowers a score, removing one never raises one; the selection (Gumbel, or
+   permute-and-flip below one trial's budget: :mod:`dprm.mining.selection`) then needs the
+   scale ``Δ/ε`` instead of ``2Δ/ε``
    (:class:`~dprm.privacy.exponential.ExponentialMechanism`, ``monotone=True``).
    Rows with a missing value count in no cell.
 3. **A common grid** for all columns (``k ≥ 2``; ledger ``grid of all k numeric
@@ -53,11 +54,12 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
 4. **Each column's own grid**, only when the rows can pay for it, a public rule of
    ``n̂``: ``ε_column · n̂ ≥`` :data:`PER_COLUMN_ROWS` with ``ε_column`` half of the
    rest over ``k`` (the other half bought the common grid). Then the exponential
-   mechanism per column with the common grid as a public prior (half of the mass on
-   it, the rest spread evenly): ``P(g) ∝ prior(g) · exp(ε q_g / Δ)``, an exponential
-   mechanism with a base measure that depends only on the earlier release (adaptive
-   composition). Otherwise every column takes the common grid, which then had all of
-   the rest.
+   selection per column with the common grid as a public prior (half of the prior mass on
+   it, the rest spread evenly): each score gets ``(Δ/ε) · ln prior(g)``, an offset that
+   depends only on the earlier release (adaptive composition) and leaves each score's
+   sensitivity and monotonicity as they were, so the selection stays ε-DP (with the
+   Gumbel sampler it is exactly ``P(g) ∝ prior(g) · exp(ε q_g / Δ)``, a base measure).
+   Otherwise every column takes the common grid, which then had all of the rest.
 
 A row holds a value in every column, so all releases compose sequentially to
 ``ε_grid`` exactly, one ledger entry each, charged before it is drawn.
@@ -106,11 +108,12 @@ import numpy as np
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
 from dprm.data.grid import GRID_FAMILY, public_grid
 from dprm.engine.base import CountingEngine
+from dprm.mining.selection import selection_mechanism
 from dprm.privacy.accountant import Accountant
 from dprm.privacy.budget import EpsilonLike, as_epsilon, split_budget
 from dprm.params import Param
-from dprm.privacy.exponential import ExponentialMechanism
 from dprm.privacy.laplace import DiscreteLaplaceCount
+from dprm.privacy.noise import Sampler
 
 __all__ = ["COUNT_SHARE", "GRID_CHOICES", "NUMERIC_GRID", "GRID_SHARE", "GridCells", "choosable", "choose_grids",
            "grid_bounds", "grid_cell_counts", "grid_note", "spread_scores"]
@@ -264,7 +267,8 @@ def spread_scores(cells: np.ndarray, capacity: float) -> np.ndarray:
 
 
 def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accountant, *,
-                 max_splits: int, n_hat: float | None = None) -> dict[tuple[int, str], str]:
+                 max_splits: int, n_hat: float | None = None, sampler: Sampler = "gumbel"
+                 ) -> dict[tuple[int, str], str]:
     """Choose a grid of :data:`GRID_FAMILY` for every :func:`choosable` column, spending ``epsilon``.
 
     A noisy count of the rows, a common grid for all columns, then, where the rows can
@@ -286,6 +290,9 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
         A noisy count of the rows released before (by the caller, from its own budget:
         :data:`COUNT_SHARE` of the grids' budget or more). Given, no count is released
         here and all of ``epsilon`` goes to the choices.
+    sampler : {"gumbel", "permute-and-flip"}, default "gumbel"
+        How the choices draw (:func:`~dprm.mining.selection.selection_sampler`: permute-and-flip
+        below one trial's budget of a tree miner).
 
     Returns
     -------
@@ -317,7 +324,7 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
         # each view's mean score, the worse of the two: one grid that fails neither view (docstring)
         view_means = [np.mean([score for key, score in zip(keys, scores) if key[0] == side], axis=0)
                       for side in (0, 1) if requests[side]]
-        common = int(ExponentialMechanism(common_epsilon, 1, monotone=True).release(
+        common = int(selection_mechanism(common_epsilon, 1, monotone=True, sampler=sampler).release(
             accountant, f"grid of all {len(keys)} numeric columns", np.min(view_means, axis=0)))
         if not per_column:
             return {key: GRID_FAMILY[common] for key in keys}
@@ -325,8 +332,8 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
         log_prior[common] = np.log(1 - COMMON_PRIOR_REST)
     chosen: dict[tuple[int, str], str] = {}
     for key, score, share in zip(keys, scores, split_budget(epsilon, [1] * len(keys))):
-        mechanism = ExponentialMechanism(share, 1, monotone=True)
-        # P(g) ∝ prior(g) · exp(ε q_g / Δ): the exponential mechanism with a public base measure
+        mechanism = selection_mechanism(share, 1, monotone=True, sampler=sampler)
+        # a public offset (Δ/ε)·ln prior(g) of each score: the same sensitivity, monotone (docstring, 4.)
         pick = mechanism.release(accountant, f"grid of {key[1]!r}", score + mechanism.scale * log_prior)
         chosen[key] = GRID_FAMILY[int(pick)]
     return chosen

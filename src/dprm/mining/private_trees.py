@@ -66,6 +66,7 @@ from dprm.mining.pair_trials import PairTrials
 from dprm.mining.private_extraction import discrete_laplace_variance, leaf_pair_table, private_extract_table, prune
 from dprm.mining.private_grids import COUNT_SHARE, choosable, choose_grids, grid_note
 from dprm.mining.ranking import ranked
+from dprm.mining.selection import selection_sampler
 from dprm.mining.tree_parameters import (CHAIN_OPTIONS, EXTRACTION_UNITS, MAX_DEPTH_SUBTREES, MCMC_PARAMETERS,
                                          NO_ROW_COUNT, PAIR_TRIALS, TOP_SCORE_FIRST, TREE_PARAMETERS, UNIT_CHOICES,
                                          extraction_units)
@@ -299,7 +300,7 @@ class PrivateTreeMiner(PairTrials, Miner):
             choice_epsilon = grid_epsilon - count_share
             n_hat = self._release_data_size(count_share + self._size_epsilon(epsilon - grid_epsilon), accountant)
         chosen = choose_grids(engine if engine is not None else InProcessEngine(data), choice_epsilon, accountant,
-                              max_splits=self.max_splits, n_hat=n_hat)
+                              max_splits=self.max_splits, n_hat=n_hat, sampler=selection_sampler(epsilon, n_hat))
         self._chosen = chosen
         self._grid_epsilon = grid_epsilon
         self._grid_notes = [grid_note(chosen)]
