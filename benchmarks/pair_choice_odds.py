@@ -4,12 +4,14 @@ For planted data of ``quality_weak_signal.py`` (four relations), prints for each
 the best true Jaccard of a single pair of literals over its attributes (either polarity,
 the grid's splits and intervals), the best score of its candidate pairs in the pair
 chooser (:mod:`dprm.mining.literal_pairs`) and the exact probability that the
-exponential mechanism picks one of them at the pair's ε (the default trial below one
-trial's budget: ``0.7 · ε · 0.95²`` after the grids and the row count); then the
-probability of everything else. Non-private diagnostics of the mechanism's odds, for
-docs/mining.md ("one literal pair below one trial's budget").
+selection picks one of them at the pair's ε (the default trial below one trial's budget:
+``0.7 · ε · 0.95²`` after the grids and the row count), drawn by ``--sampler``
+(permute-and-flip, the default's below one trial's budget since session 48, or Gumbel,
+the exponential mechanism's own distribution); then the probability of everything else.
+Non-private diagnostics of the mechanism's odds, for docs/mining.md ("one literal pair
+below one trial's budget", "Session 48").
 
-    python benchmarks/pair_choice_odds.py --dataset planted --epsilon 0.1
+    python benchmarks/pair_choice_odds.py --dataset planted --epsilon 0.1 [--sampler gumbel]
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def main() -> None:
     parser.add_argument("--data-seed", type=int, default=0)
     parser.add_argument("--epsilon", type=float, default=0.1)
     parser.add_argument("--max-splits", type=int, default=32)
+    parser.add_argument("--sampler", default="permute-and-flip", choices=["permute-and-flip", "gumbel"])
     args = parser.parse_args()
     data, planted = dataset(args.dataset, args.data_seed)
     indexes = [LiteralIndex(view, mode="private", max_splits=args.max_splits) for view in data.views]
@@ -60,8 +63,8 @@ def main() -> None:
         targets = [indexes[side].attributes[chooser._targets[side][r][0].attribute].name for r in rows]
         partners = [indexes[1 - side].attributes[chooser._partners[1 - side][c][0].attribute].name for c in columns]
         pairs += [(t, p) for t in targets for p in partners]
-    probabilities = ExponentialMechanism(0.7 * args.epsilon * 0.95**2, 1).probabilities(scores)
-    print(f"{len(scores):,} candidate pairs; pair epsilon {0.7 * args.epsilon * 0.95**2:.4f}")
+    probabilities = ExponentialMechanism(0.7 * args.epsilon * 0.95**2, 1, sampler=args.sampler).probabilities(scores)
+    print(f"{len(scores):,} candidate pairs; pair epsilon {0.7 * args.epsilon * 0.95**2:.4f}; {args.sampler}")
     covered = np.zeros(len(scores), dtype=bool)
     for name, (left, right) in zip(RELATIONS, planted):
         attributes = set(re.findall(r"[lr]_\w+?_\d+", f"{left!r} {right!r}"))
