@@ -15,8 +15,7 @@ from dprm.data import load_two_view
 from dprm.mining import make_miner
 from dprm.mining.initial_targets import TARGET_SCORE_SENSITIVITY, candidate_literals, split_gains
 from dprm.mining.literal_pairs import PairChooser
-from dprm.mining.selection import selection_mechanism
-from dprm.privacy import Accountant, SeededNoise
+from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
 
 
 def _indexes(views) -> list[LiteralIndex]:
@@ -50,7 +49,7 @@ def test_the_choice_is_epsilon_dp_on_neighbouring_datasets(seed: int, sampler: s
     views = random_view(rng, n, "left", missing=0.2), random_view(rng, n, "right", missing=0.2)
     full = PairChooser(_indexes(views)).scores()
     epsilon = 0.7
-    mechanism = selection_mechanism(epsilon, TARGET_SCORE_SENSITIVITY, sampler=sampler)   # either draw
+    mechanism = ExponentialMechanism(epsilon, TARGET_SCORE_SENSITIVITY, sampler)   # either draw
     worst_move, worst_ratio = 0.0, 0.0
     for row in rng.choice(n, size=6, replace=False):
         smaller = PairChooser(_indexes([without_row(v, int(row)) for v in views])).scores()

@@ -15,7 +15,6 @@ from dprm.engine import InProcessEngine
 from dprm.errors import DataError, ParameterError
 from dprm.mining import default_algorithm, default_parameters, make_miner
 from dprm.mining.private_grids import choosable, choose_grids, grid_cell_counts, spread_scores
-from dprm.mining.selection import selection_mechanism
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise
 
 
@@ -179,7 +178,7 @@ def test_the_per_column_choice_with_a_prior_keeps_epsilon_on_neighbouring_datase
     """The prior is a public offset of the scores: adding it leaves the privacy ratio within ε (either sampler)."""
     rng = np.random.default_rng(8)
     values = np.floor(rng.lognormal(1.0, 1.5, 300))
-    mechanism = selection_mechanism(0.25, 1, monotone=True, sampler=sampler)
+    mechanism = ExponentialMechanism(0.25, 1, sampler, monotone=True)
     log_prior = np.log(np.r_[0.5, np.full(len(GRID_FAMILY) - 1, 0.5 / (len(GRID_FAMILY) - 1))])
 
     def probabilities(rows: np.ndarray) -> np.ndarray:

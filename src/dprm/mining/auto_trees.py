@@ -241,7 +241,7 @@ __all__ = ["AUTO", "AUTO_MAX_TRIALS", "MIN_TREES_TRIALS", "ROWS_PER_TREES_TRIAL"
            "PAIR_THRESHOLD_SHARE", "REFINED_PAIR_OMEGA", "REFINEMENT_SHARE",
            "ROWS_FOR_EXPONENTIAL_TREES", "ROWS_FOR_TREES", "FOUND_EXCESS", "TREES_THEN_PAIRS",
            "TREES_BEFORE_PAIRS", "TRIALS_PER_PAIR_AFTER_TREES", "PAIRS_IF_WEAK", "PAIR_SKETCH_SHARE", "DECISIVE_ODDS",
-           "WEAK_TOP_SCORE", "TreeSettings", "auto_tree_settings", "decisive_pairs", "pairs_after_trees",
+           "WEAK_TOP_SCORE", "TreeSettings", "auto_tree_settings", "budget_in_rows", "decisive_pairs", "pairs_after_trees",
            "pairs_first"]
 
 #: The value that asks for the rule.
@@ -346,9 +346,7 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
     (from one trial's budget on) refined pairs, two below :data:`ROWS_FOR_TREES`,
     ``⌊B / 600⌋`` (at most 8) above (AltExpM: :data:`ROWS_FOR_EXPONENTIAL_TREES`).
     """
-    budget_rows = float(epsilon) * max(float(n_hat), 1.0)
-    if not math.isfinite(budget_rows):
-        budget_rows = float(ROWS_PER_TRIAL * AUTO_MAX_TRIALS * ROWS_FOR_DEPTH_3)
+    budget_rows = budget_in_rows(epsilon, n_hat)
     trials = int(min(max(budget_rows // ROWS_PER_TRIAL, 1), AUTO_MAX_TRIALS))
     depth = 3 if budget_rows / trials >= ROWS_FOR_DEPTH_3 else 2
     if scored and pairs and budget_rows < ROWS_PER_TRIAL:  # one literal pair, no separate target (module docstring)
@@ -372,6 +370,18 @@ def auto_tree_settings(epsilon: float, n_hat: float, *, alternating: bool = Fals
         trial = PAIRS_IF_WEAK if alternating else TREES_THEN_PAIRS
     return TreeSettings(init_trials=trials, depth=depth, omega=omega, target_share=min(0.3, 0.1 * trials),
                         trial=trial, pair_trials=pair_trials)
+
+
+def budget_in_rows(epsilon: float, n_hat: float) -> float:
+    """The run's budget in rows, ``B = ε · max(n̂, 1)`` (a non-finite product: more than any rule distinguishes).
+
+    Examples
+    --------
+    >>> budget_in_rows(0.1, 2575), budget_in_rows(1.0, 0.4)
+    (257.5, 1.0)
+    """
+    rows = float(epsilon) * max(float(n_hat), 1.0)
+    return rows if math.isfinite(rows) else float(ROWS_PER_TRIAL * AUTO_MAX_TRIALS * ROWS_FOR_DEPTH_3)
 
 
 def decisive_pairs(top_score: float, candidates: int, choice_epsilons: Sequence[EpsilonLike]) -> int:

@@ -58,8 +58,7 @@ import numpy as np
 from dprm.data.literal_index import LiteralIndex, Split
 from dprm.mining.initial_targets import (TARGET_SCORE_SENSITIVITY, GainCounter, InitialTarget, Literal,
                                          candidate_literals, split_gains)
-from dprm.mining.selection import selection_mechanism
-from dprm.privacy import Accountant
+from dprm.privacy import Accountant, ExponentialMechanism
 from dprm.privacy.noise import Sampler
 from dprm.privacy.budget import EpsilonLike
 
@@ -157,7 +156,7 @@ class PairChooser:
         if len(scores) == 0:
             self.taken = [set(), set()]
             live, scores = self._candidates()
-        pick = selection_mechanism(epsilon, TARGET_SCORE_SENSITIVITY, sampler=sampler).release(accountant, step, scores)
+        pick = ExponentialMechanism(epsilon, TARGET_SCORE_SENSITIVITY, sampler=sampler).release(accountant, step, scores)
         first_block = len(live[0][0]) * len(live[0][1])
         side = 0 if pick < first_block else 1
         pick -= 0 if side == 0 else first_block

@@ -108,9 +108,9 @@ import numpy as np
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData
 from dprm.data.grid import GRID_FAMILY, public_grid
 from dprm.engine.base import CountingEngine
-from dprm.mining.selection import selection_mechanism
 from dprm.privacy.accountant import Accountant
 from dprm.privacy.budget import EpsilonLike, as_epsilon, split_budget
+from dprm.privacy.exponential import ExponentialMechanism
 from dprm.params import Param
 from dprm.privacy.laplace import DiscreteLaplaceCount
 from dprm.privacy.noise import Sampler
@@ -324,7 +324,7 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
         # each view's mean score, the worse of the two: one grid that fails neither view (docstring)
         view_means = [np.mean([score for key, score in zip(keys, scores) if key[0] == side], axis=0)
                       for side in (0, 1) if requests[side]]
-        common = int(selection_mechanism(common_epsilon, 1, monotone=True, sampler=sampler).release(
+        common = int(ExponentialMechanism(common_epsilon, 1, sampler, monotone=True).release(
             accountant, f"grid of all {len(keys)} numeric columns", np.min(view_means, axis=0)))
         if not per_column:
             return {key: GRID_FAMILY[common] for key in keys}
@@ -332,7 +332,7 @@ def choose_grids(engine: CountingEngine, epsilon: EpsilonLike, accountant: Accou
         log_prior[common] = np.log(1 - COMMON_PRIOR_REST)
     chosen: dict[tuple[int, str], str] = {}
     for key, score, share in zip(keys, scores, split_budget(epsilon, [1] * len(keys))):
-        mechanism = selection_mechanism(share, 1, monotone=True, sampler=sampler)
+        mechanism = ExponentialMechanism(share, 1, sampler, monotone=True)
         # a public offset (Δ/ε)·ln prior(g) of each score: the same sensitivity, monotone (docstring, 4.)
         pick = mechanism.release(accountant, f"grid of {key[1]!r}", score + mechanism.scale * log_prior)
         chosen[key] = GRID_FAMILY[int(pick)]

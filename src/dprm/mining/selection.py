@@ -27,23 +27,17 @@ every selection at ε = 0.3 and 1 (two blocks of seeds): relations found per run
 
 Examples
 --------
->>> selection_sampler(0.1, 2575), selection_sampler(1.0, 2575)
-('permute-and-flip', 'gumbel')
->>> mechanism = selection_mechanism(0.5, 1, sampler="permute-and-flip")
->>> mechanism.sampler, mechanism.scale
-('permute-and-flip', 4.0)
->>> selection_mechanism(0.5, 1, monotone=True).scale
-2.0
+>>> selection_sampler(0.1, 2575), selection_sampler(1.0, 2575), selection_sampler(0.1, None)
+('permute-and-flip', 'gumbel', 'gumbel')
 """
 
 from __future__ import annotations
 
-from dprm.mining.auto_trees import ROWS_PER_TRIAL
+from dprm.mining.auto_trees import ROWS_PER_TRIAL, budget_in_rows
 from dprm.privacy.budget import EpsilonLike
-from dprm.privacy.exponential import ExponentialMechanism
 from dprm.privacy.noise import Sampler
 
-__all__ = ["LOW_BUDGET_SAMPLER", "selection_mechanism", "selection_sampler"]
+__all__ = ["LOW_BUDGET_SAMPLER", "selection_sampler"]
 
 #: The sampler of the grids' and the literal pair's selections below one trial's budget (module docstring).
 LOW_BUDGET_SAMPLER: Sampler = "permute-and-flip"
@@ -57,14 +51,4 @@ def selection_sampler(epsilon: EpsilonLike, n_hat: float | None) -> Sampler:
     """
     if n_hat is None:
         return "gumbel"
-    return LOW_BUDGET_SAMPLER if float(epsilon) * max(float(n_hat), 1.0) < ROWS_PER_TRIAL else "gumbel"
-
-
-def selection_mechanism(epsilon: EpsilonLike, sensitivity: EpsilonLike, *, monotone: bool = False,
-                        sampler: Sampler = "gumbel") -> ExponentialMechanism:
-    """An exponential-mechanism selection of ``epsilon`` drawn by ``sampler`` (:func:`selection_sampler`).
-
-    ``monotone``: the caller's statement that every score moves the same way when a
-    row is added (the scale is then ``Δ/ε``; :class:`~dprm.privacy.ExponentialMechanism`).
-    """
-    return ExponentialMechanism(epsilon, sensitivity, sampler=sampler, monotone=monotone)
+    return LOW_BUDGET_SAMPLER if budget_in_rows(float(epsilon), n_hat) < ROWS_PER_TRIAL else "gumbel"
