@@ -55,7 +55,7 @@ need about twice the rows that one choice among all the pairs needs with all of 
 redescription whose p-value is at most ``max_pvalue`` with posterior probability 0.95
 (:data:`PAIR_SIGNIFICANCE_PROBABILITY`; 0.975 from one trial's budget on, where extraction
 chooses among many more unions of leaves; ``significance_probability``, session 49:
-at ε = 0.1, 30 runs on each of nine tables, runs keeping 194 → 202 of 270, randhie-s
+at ε = 0.1, 30 runs on each of nine tables, runs keeping 194 → 201 of 270, randhie-s
 10 → 16, every kept redescription still truly significant).
 
 Between one trial's budget and two trials' (``600 ≤ B < 1,200`` rows) the trials are

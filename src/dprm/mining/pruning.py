@@ -77,10 +77,11 @@ def prune(
         is at most ``max_pvalue`` (the interval's ``"significance"`` at that level, the share
         of the simulated tables on which it is:
         :func:`~dprm.mining.interval_estimates.combination_intervals`) is below this;
-        the tree miners' default is 0.95 (docs/mining.md, session 49). ``None`` (the
-        function's default and the paper variant's), or an interval without that entry
-        (or with it at another level):
-        prune where the upper end of the p-value interval exceeds ``max_pvalue``, i.e.
+        the tree miners' default (``"auto"``) is 0.95 where their trials are literal pairs,
+        else 0.975 (:mod:`dprm.mining.auto_trees`; docs/mining.md, session 49). ``None`` (the
+        function's default and the paper variant's), or an interval without that entry (or
+        with it at another level): prune where the upper end of the p-value interval exceeds
+        ``max_pvalue``, i.e.
         where the redescription is not significant at the pessimistic end of the noise
         (one-sided ``(1 + confidence)/2``: 0.975 for 95 % intervals).
 
