@@ -242,6 +242,11 @@ def test_a_noisy_p_value_is_shown_as_the_upper_end_of_its_interval(tmp_path) -> 
     highs = sorted(float(r["interval"]["p_value"][1]) for r in released)
     assert sorted(float(p) for p in shown) == pytest.approx(highs, rel=0.05)
     assert "p ≤ " in out and not re.search(r"\|L∩R\| [\d,]+ +p \d", out)
+    # beside it, what pruning's significance rule reads: the probability that p ≤ max-pvalue
+    sure = [float(x) for x in re.findall(r"P\(p ≤ 0\.01\) ([01]\.\d\d)", out)]
+    assert len(sure) == len(released)
+    assert sorted(sure) == pytest.approx(sorted(r["interval"]["significance"]["probability"] for r in released),
+                                         abs=0.006)
 
 
 def test_the_report_shows_a_released_p_value_with_its_interval(tmp_path) -> None:
@@ -257,4 +262,4 @@ def test_the_report_shows_a_released_p_value_with_its_interval(tmp_path) -> None
     code, _, err = run(["report", "--run", result, "-o", tmp_path / "run.html"])
     assert code == 0, err
     page = (tmp_path / "run.html").read_text(encoding="utf-8")
-    assert re.search(r"p-value \S+ \[\S+, \S+\]</div>", page), page[:2000]
+    assert re.search(r"p-value \S+ \[\S+, \S+\]( · P\(p ≤ 0\.01\) [01]\.\d\d)</div>", page), page[:2000]

@@ -28,6 +28,8 @@ def test_auto_settings_are_in_range(epsilon: float, n_hat: float) -> None:
     assert settings.depth in (2, 3)
     assert 0 < settings.omega < 1
     rows = epsilon * max(n_hat, 1.0)
+    # pruning's significance: surer where extraction chooses among many unions of leaves (session 49)
+    assert settings.significance_probability == (0.95 if rows < 600 else 0.975)
     if rows < 600:  # one literal pair: no separate target
         assert (settings.trial, settings.init_trials, settings.omega, settings.target_share) == ("pair", 1, 0.7, None)
     elif rows < 1200:  # two refined pairs
@@ -126,7 +128,8 @@ def test_alternations_follow_their_rule_and_spend_exactly_epsilon(algorithm: str
     rule = auto_tree_settings(epsilon, miner._data_size[0], alternating=True, pairs=False)
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega,
-                               "alternations": rule.alternations, "trial": "trees", "pair_thresholds": "off"}
+                               "alternations": rule.alternations, "trial": "trees", "pair_thresholds": "off",
+                               "significance_probability": 0.975}   # trees: many unions of leaves to choose from
     assert (rule.depth == 1) == (rule.alternations == 0) == (epsilon == 0.1)
     trees = [e for e in accountant.ledger if e.step.startswith("tree ")]
     extractions = [e for e in accountant.ledger if e.step.startswith("extraction ")]
@@ -273,7 +276,8 @@ def test_auto_miner_follows_the_rule_on_the_released_count(epsilon: float) -> No
     rule = auto_tree_settings(epsilon, miner._data_size[0])
     assert miner.settings_ == {"init_trials": rule.init_trials, "depth": rule.depth,
                                "target_share": rule.target_share, "omega": rule.omega, "trial": rule.trial,
-                               "pair_thresholds": "off"}   # on only where refined pairs have 600 rows each
+                               "pair_thresholds": "off",   # on only where refined pairs have 600 rows each
+                               "significance_probability": 0.95 if rule.trial == "pair" else 0.975}
     trials = {0.1: "pair", 0.7: "refined-pair", 2.0: "trees-then-pairs", 2.5: "trees-then-pairs"}  # ~110 rows at 0.1
     assert rule.trial == trials[epsilon]
     chains = [e for e in accountant.ledger if e.step.startswith("sampleTreePair#")]

@@ -54,6 +54,41 @@ def test_paper_values_name_parameters_of_the_miners() -> None:
     assert set(PAPER_VALUES) <= names
 
 
+@pytest.mark.parametrize("probability", [0.95, None])
+def test_what_is_kept_passes_the_significance_rule(data, probability: float | None) -> None:
+    """A redescription is kept where its p-value is at most max-pvalue with posterior probability at least
+    significance-probability (docs/mining.md, session 49); with none (the paper variant's value) where the
+    upper end of its 95 % p-value interval is."""
+    assert make_miner("mcmc-tree-pair").significance_probability == "auto"
+    assert make_miner("mcmc-tree-pair", variant="paper").significance_probability is None
+    miner = make_miner("mcmc-tree-pair", significance_probability=probability, mcmc_iterations=1000, init_trials=2,
+                       depth=2)
+    miner.fit(data, accountant=Accountant(1, SeededNoise(np.random.default_rng(3))), rng=np.random.default_rng(3))
+    intervals = [r.extra["interval"] for r in miner.redescriptions_]
+    kept = [i for r, i in zip(miner.redescriptions_, intervals) if not r.pruned]
+    assert kept and all(i["significance"]["max_pvalue"] == miner.max_pvalue for i in intervals)
+    assert all(0 <= i["significance"]["probability"] <= 1 for i in intervals)
+    if probability is None:
+        assert all(i["p_value"][1] <= miner.max_pvalue for i in kept)
+    else:
+        assert all(i["significance"]["probability"] >= probability for i in kept)
+
+
+@pytest.mark.parametrize(("epsilon", "probability", "trial"),
+                         [(0.1, 0.95, "pair"), (2.0, 0.975, "trees-then-pairs")])
+def test_auto_significance_probability_follows_the_trials(data, epsilon: float, probability: float,
+                                                          trial: str) -> None:
+    """'auto': 0.95 where the trials are literal pairs (below one trial's budget), 0.975 from there on; the
+    document's auto settings say which."""
+    miner = make_miner("mcmc-tree-pair", epsilon=epsilon, mcmc_iterations=500)
+    miner.fit(data, accountant=Accountant(epsilon, SeededNoise(np.random.default_rng(0))),
+              rng=np.random.default_rng(0))
+    assert (miner.trial_, miner.significance_probability_) == (trial, probability)
+    assert miner.document()["parameters"]["auto"]["significance_probability"] == probability
+    kept = [r.extra["interval"]["significance"]["probability"] for r in miner.redescriptions_ if not r.pruned]
+    assert all(p >= probability for p in kept)
+
+
 @pytest.mark.parametrize("omega", [None, 0.5, 0.8])
 @pytest.mark.parametrize("alternations", [1, 2])
 def test_alternation_budget_shares_add_up_to_epsilon(data, omega, alternations: int) -> None:

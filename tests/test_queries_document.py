@@ -183,6 +183,11 @@ def _delete(path: list):
          "out.json: redescriptions[3].interval.p_value: must be [low, high], two finite numbers, got ['0', 1]"),
         (_set(["redescriptions", 3, "interval"], {"jaccard": {"low": 0.1, "high": "x"}}),
          "out.json: redescriptions[3].interval.jaccard: must be [low, high], two finite numbers, got {'low': 0.1, "),
+        (_set(["redescriptions", 3, "interval"], {"significance": {"max_pvalue": 0.01, "probability": 2}}),
+         "out.json: redescriptions[3].interval.significance: must be {\"max_pvalue\": a number in (0, 1], "
+         "\"probability\": a number in [0, 1]}, got {'max_pvalue': 0.01, "),
+        (_set(["redescriptions", 3, "interval"], {"significance": 0.97}),
+         "out.json: redescriptions[3].interval.significance: must be {\"max_pvalue\""),
         (_set(["redescriptions", 4, "interval"], [0.1, 0.2, 0.3]),
          "out.json: redescriptions[4].interval: must be a JSON object, or [low, high] of two finite numbers, "
          "got [0.1, "),

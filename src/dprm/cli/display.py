@@ -236,6 +236,9 @@ def print_redescriptions(redescriptions: Sequence["Redescription"], top: int, *,
         p_band = r.extra.get("interval", {}).get("p_value") if noisy else None
         if p_band:  # a p-value of noisy counts alone can look decisive where the counts are noise
             fields.append((f"p ≤ {p_band[1]:.2g}", ""))
+            sure = r.extra.get("interval", {}).get("significance")
+            if sure:  # what the significance rule of pruning reads (dprm.mining.pruning)
+                fields.append((f"P(p ≤ {sure['max_pvalue']:g}) {sure['probability']:.2f}", ""))
         elif s.p_value is not None:
             fields.append((f"p {s.p_value:.2g}", ""))
         if r.pruned:

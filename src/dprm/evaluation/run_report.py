@@ -235,6 +235,9 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                     ("|R|", _with_interval(_count(s.support_right), _interval(r.extra, "support_right"), "int")),
                     ("|L∩R|", _with_interval(_count(s.intersection), _interval(r.extra, "intersection"), "int")),
                     ("p-value", _with_interval(s.p_value, _interval(r.extra, "p_value"), "p"))]
+        sure = (r.extra.get("interval") or {}).get("significance")
+        if isinstance(sure, dict):  # what pruning's significance rule reads (dprm.mining.pruning)
+            released.append((f"P(p ≤ {sure['max_pvalue']:g})", f"{sure['probability']:.2f}"))
         lines.append("<div>" + ("released: " if truth is not None else "")
                      + " · ".join(f"{escape(k)} {escape(v)}" for k, v in released) + "</div>")
         if i in truth_rows:

@@ -142,8 +142,12 @@ class AlternatingTrees(PrivateTreeMiner):
         Kept despite ``prune_interval`` where the Jaccard interval's lower end exceeds
         the independence baseline by at least this (default 0.05; :func:`dprm.mining.pruning.prune`).
     prune_significance : bool
-        Pruning: also where the upper end of the p-value interval exceeds
-        ``max_pvalue`` (not significant at the pessimistic end of the noise).
+        Pruning: also where the redescription is not surely significant at ``max_pvalue``.
+    significance_probability : float, "auto" or None
+        How sure: the posterior probability over the noise that the p-value is at most
+        ``max_pvalue`` must be at least this; ``"auto"`` (default): 0.95 where the trials are
+        literal pairs, else 0.975 (:mod:`dprm.mining.auto_trees`); ``None`` (the paper
+        variant): the upper end of the p-value interval must be (:func:`dprm.mining.pruning.prune`).
     confidence : float
         Level of the reported intervals.
     size_share : float

@@ -195,6 +195,7 @@ def credible_interval(values: np.ndarray, estimates: np.ndarray | None, confiden
 def combination_intervals(
     tables: np.ndarray, left: np.ndarray, right: np.ndarray, confidence: float,
     n_rows: np.ndarray | None = None, estimates: Sequence[RedescriptionStats] | None = None,
+    max_pvalue: float | None = None,
 ) -> list[dict]:
     """Percentile intervals of each combination's statistics over simulated tables.
 
@@ -214,12 +215,18 @@ def combination_intervals(
         The reported point estimates, one per combination. Each interval is then
         made to contain its estimate (:func:`credible_interval`); without them the
         intervals are equal-tailed.
+    max_pvalue : float, optional
+        With it, each result also holds ``"significance": {"max_pvalue", "probability"}``:
+        the share of the draws on which the p-value is at most ``max_pvalue``, the
+        posterior probability (flat prior) that the true p-value is (what pruning's
+        significance rule reads, :func:`~dprm.mining.pruning.prune`).
 
     Returns
     -------
     list of dict
         One ``{"confidence", "jaccard", "intersection", "support_left",
-        "support_right", "p_value"}`` per combination, each statistic ``[lo, hi]``.
+        "support_right", "p_value"}`` per combination, each statistic ``[lo, hi]``
+        (and ``"significance"`` with ``max_pvalue``).
 
     Examples
     --------
@@ -227,6 +234,9 @@ def combination_intervals(
     >>> out = combination_intervals(tables, np.array([[True, False]]), np.array([[True, False]]), 0.9)
     >>> out[0]["intersection"], [round(x, 3) for x in out[0]["jaccard"]]
     ([8.1, 9.9], [0.733, 0.828])
+    >>> combination_intervals(tables, np.array([[True, False]]), np.array([[True, False]]), 0.9,
+    ...                       max_pvalue=0.05)[0]["significance"]   # p 0.049 and 0.060
+    {'max_pvalue': 0.05, 'probability': 0.5}
     """
     tables = np.asarray(tables, dtype=np.float64)
     lf, rf = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
@@ -253,8 +263,13 @@ def combination_intervals(
             point = np.array([np.nan if getattr(e, key) is None else getattr(e, key) for e in estimates])
             point = None if np.isnan(point).any() else point
         bounds[key] = credible_interval(v, point, confidence)
-    return [
+    out = [
         {"confidence": float(confidence),
          **{key: [float(bounds[key][0, c]), float(bounds[key][1, c])] for key in _INTERVAL_STATS}}
         for c in range(lf.shape[0])
     ]
+    if max_pvalue is not None:
+        significant = (pvalues <= max_pvalue).mean(axis=0)
+        for interval, share in zip(out, significant):
+            interval["significance"] = {"max_pvalue": float(max_pvalue), "probability": float(share)}
+    return out

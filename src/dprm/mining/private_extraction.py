@@ -586,7 +586,7 @@ def _intervals(combinations: list[LeafCombination], statement: _Statement, layou
     right_masks = np.array([c.right for c in combinations])
     estimates = [_stats(c) for c in combinations]
     intervals = combination_intervals(draws, left_masks, right_masks, opts.confidence, n_rows=n_draws,
-                                      estimates=estimates)
+                                      estimates=estimates, max_pvalue=constraints.max_pvalue)
     if opts.reestimate_share > 0:
         return intervals
     sets = [reachable_sets(u, constraints.max_clauses, limit=MAX_BAND_PAIRS) for u in units]

@@ -104,7 +104,7 @@ class PrivateTreeMiner(PairTrials, Miner):
         if self.reestimate_share > 0 and self.counts != "cells":
             raise ParameterError("reestimate-share needs counts cells (the paper's counts have no single table)")
         autos = [name for name in self._auto_names()
-                 if getattr(self, name) == AUTO and name not in ("trial", "pair_thresholds")]
+                 if getattr(self, name) == AUTO and name not in NO_ROW_COUNT]
         if autos and self.size_share == 0:
             raise ParameterError(f"{autos[0].replace('_', '-')} auto needs size-share above 0 (the rule reads the "
                                  f"noisy row count)")
@@ -130,7 +130,7 @@ class PrivateTreeMiner(PairTrials, Miner):
 
     def _auto_names(self) -> tuple[str, ...]:
         """The parameters that may be ``"auto"`` (:mod:`dprm.mining.auto_trees`)."""
-        return ("init_trials", "depth", "target_share", "trial", "pair_thresholds")
+        return ("init_trials", "depth", "target_share", "trial", "pair_thresholds", "significance_probability")
 
     def _most_trials(self) -> int:
         """Trials a run makes at most (data-independent: the progress total)."""
@@ -551,7 +551,8 @@ class PrivateTreeMiner(PairTrials, Miner):
         """``redescriptions`` marked by the run's pruning settings (:func:`~dprm.mining.pruning.prune`)."""
         return prune(redescriptions, min_noisy_support=self.prune_support, max_interval_width=self.prune_interval,
                      interval_floor=self.prune_interval_floor, excess_floor=self.prune_excess_floor,
-                     max_pvalue=self.max_pvalue if self.prune_significance else None)
+                     max_pvalue=self.max_pvalue if self.prune_significance else None,
+                     significance_probability=self.significance_probability_)
 
     def extract(self, trees: tuple[Tree, Tree], epsilon, step: str) -> None:
         """Private extraction of one tree pair (left tree, right tree) into the results."""

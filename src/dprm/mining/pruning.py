@@ -6,8 +6,9 @@ Pruning (section 4.6)
 intersection is below ``min_noisy_support`` (the paper's noisy-support threshold,
 chosen from the noisy support vs noisy Jaccard plot; e.g. 500 on MAMMAL) or, dprm's
 rule, whose Jaccard interval is wider than ``max_interval_width`` unless its lower
-end reaches ``interval_floor`` or exceeds the independence baseline by ``excess_floor``.
-All are functions of released values only.
+end reaches ``interval_floor`` or exceeds the independence baseline by ``excess_floor``,
+or (``max_pvalue``) which are not surely significant. All are functions of released
+values only.
 
 :func:`greedy_pruned` is the rule of the greedy miners (SerenadeCS, SerenadeES): their
 minimum support, minimum Jaccard and significance, on released values too.
@@ -34,6 +35,7 @@ def prune(
     max_pvalue: float | None = None,
     interval_floor: float | None = None,
     excess_floor: float | None = None,
+    significance_probability: float | None = None,
 ) -> list[Redescription]:
     """Mark redescriptions that are probably artefacts of the noise (section 4.6).
 
@@ -67,11 +69,21 @@ def prune(
         the tree miners' default is 0.05 (docs/mining.md, session 45). A redescription
         without an ``independence`` entry is not kept by it.
     max_pvalue : float, optional
-        dprm's significance rule: prune where the upper end of the p-value interval
-        exceeds this, i.e. where the redescription is not significant at the
-        pessimistic end of the noise (the winner's curse: among many candidates,
-        those whose noise raised the intersection pass Γ most easily). ``None``:
-        not applied.
+        dprm's significance rule: prune where the redescription is not surely
+        significant at this level (the winner's curse: among many candidates, those
+        whose noise raised the intersection pass Γ most easily). ``None``: not applied.
+    significance_probability : float, optional
+        How sure: with it, prune where the posterior probability that the true p-value
+        is at most ``max_pvalue`` (the interval's ``"significance"`` at that level, the share
+        of the simulated tables on which it is:
+        :func:`~dprm.mining.interval_estimates.combination_intervals`) is below this;
+        the tree miners' default (``"auto"``) is 0.95 where their trials are literal pairs,
+        else 0.975 (:mod:`dprm.mining.auto_trees`; docs/mining.md, session 49). ``None`` (the
+        function's default and the paper variant's), or an interval without that entry (or
+        with it at another level): prune where the upper end of the p-value interval exceeds
+        ``max_pvalue``, i.e.
+        where the redescription is not significant at the pessimistic end of the noise
+        (one-sided ``(1 + confidence)/2``: 0.975 for 95 % intervals).
 
     Returns
     -------
@@ -97,6 +109,12 @@ def prune(
     [False]
     >>> [x.pruned for x in prune([above], max_interval_width=0.22, excess_floor=0.15)]
     [True]
+    >>> likely = replace(r, extra={"interval": {"p_value": [0.0, 0.03],
+    ...                                         "significance": {"max_pvalue": 0.01, "probability": 0.96}}})
+    >>> [x.pruned for x in prune([likely], max_interval_width=None, max_pvalue=0.01)]   # the upper end: 0.03
+    [True]
+    >>> [x.pruned for x in prune([likely], max_interval_width=None, max_pvalue=0.01, significance_probability=0.95)]
+    [False]
     """
     if min_noisy_support is not None and not min_noisy_support >= 0:
         raise ParameterError(f"prune-support must be non-negative, not {min_noisy_support}")
@@ -106,6 +124,8 @@ def prune(
         raise ParameterError(f"prune-interval-floor must be in [0, 1], not {interval_floor}")
     if excess_floor is not None and not 0 <= excess_floor <= 1:
         raise ParameterError(f"prune-excess-floor must be in [0, 1], not {excess_floor}")
+    if significance_probability is not None and not 0 < significance_probability < 1:
+        raise ParameterError(f"significance-probability must be in (0, 1), not {significance_probability}")
     out = []
     for r in redescriptions:
         drop = min_noisy_support is not None and r.stats.intersection < min_noisy_support
@@ -117,7 +137,11 @@ def prune(
             surely_above = excess_floor is not None and baseline is not None and lo - baseline >= excess_floor
             drop = drop or ((hi - lo) > max_interval_width and not (surely_high or surely_above))
         if max_pvalue is not None and isinstance(interval, dict) and "p_value" in interval:
-            drop = drop or interval["p_value"][1] > max_pvalue
+            sure = interval.get("significance")
+            if significance_probability is not None and sure is not None and sure["max_pvalue"] == max_pvalue:
+                drop = drop or sure["probability"] < significance_probability
+            else:
+                drop = drop or interval["p_value"][1] > max_pvalue
         out.append(replace(r, pruned=True) if drop and not r.pruned else r)
     return out
 

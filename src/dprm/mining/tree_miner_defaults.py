@@ -64,7 +64,7 @@ VARIANT = Param("variant", "'dprm', the measured-best private machinery (scored 
 PAPER_VALUES: dict[str, Any] = {"targets": "uniform", "init_trials": 4, "depth": 4, "target_share": 0.2,
                                 "omega": 0.1, "numeric_grid": "equal-width", "units": "leaves",
                                 "trial": "trees", "pair_thresholds": "off", "prune_interval_floor": None,
-                                "prune_excess_floor": None}
+                                "prune_excess_floor": None, "significance_probability": None}
 
 
 def shared_tree_parameters(
@@ -87,6 +87,7 @@ def shared_tree_parameters(
     prune_interval_floor: float | None = 0.5,
     prune_excess_floor: float | None = 0.05,
     prune_significance: bool = True,
+    significance_probability: float | str | None = "auto",
     confidence: float = 0.95,
     size_share: float = 0.05,
     target_binning: str = "fixed",

@@ -155,7 +155,7 @@ class MCMCTreePair(PrivateTreeMiner):
     max_clauses, min_support, max_support, min_jaccard, max_pvalue : number
         Γ and the disjunctions per side.
     max_splits, target_bins, counts, units, prune_support, prune_interval, prune_interval_floor,
-    prune_excess_floor, prune_significance, confidence,
+    prune_excess_floor, prune_significance, significance_probability, confidence,
     size_share, numeric_grid, grid_share, target_binning, binning_share
         As for :class:`~dprm.mining.alternation.AlternatingTrees`.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dprm.mining.auto_trees import AUTO, PAIRS_IF_WEAK, TREES_THEN_PAIRS
+from dprm.mining.auto_trees import AUTO, PAIRS_IF_WEAK, SIGNIFICANCE_PROBABILITY, TREES_THEN_PAIRS
 from dprm.mining.base import (
     CONFIDENCE,
     DEPTH,
@@ -52,7 +52,7 @@ PAIR_TRIALS = ("pair", "refined-pair")
 #: The values of ``pair_thresholds``.
 PAIR_THRESHOLD_CHOICES = (AUTO, "on", "off")
 #: What ``"auto"`` means where the rule has no row count (size-share 0): trees, no thresholds step.
-NO_ROW_COUNT = {"trial": "trees", "pair_thresholds": "off"}
+NO_ROW_COUNT = {"trial": "trees", "pair_thresholds": "off", "significance_probability": SIGNIFICANCE_PROBABILITY}
 
 #: How initial targets are chosen: uniformly (the paper) or by the exponential mechanism.
 TARGET_CHOICES = ("uniform", "scored")
@@ -124,9 +124,14 @@ TREE_PARAMETERS: dict[str, Param] = parameter_table(
                                 "interval's lower end exceeds the Jaccard index of independent queries of the same "
                                 "sizes by at least this: it is surely above independence, only imprecise (none: no "
                                 "such exception, as the paper variant)", "float", low=0, high=1, none=True),
-    Param("prune_significance", "Also mark as pruned the redescriptions that are not significant at the "
-                                "pessimistic end of the noise (upper end of the p-value interval above "
-                                "max-pvalue)", "bool"),
+    Param("prune_significance", "Also mark as pruned the redescriptions that are not surely significant "
+                                "(p-value at most max-pvalue; see significance-probability)", "bool"),
+    Param("significance_probability", "With prune-significance: keep a redescription only where the posterior "
+                                      "probability over the noise that its p-value is at most max-pvalue is at "
+                                      "least this; 'auto': 0.95 where the trials are literal pairs (below one "
+                                      "trial's budget), else 0.975; none: where the upper end of its p-value "
+                                      "interval is, as the paper variant", "float", low=0, high=1, low_open=True,
+          high_open=True, none=True, auto=True),
     CONFIDENCE,
     Param("size_share", "Share of ε for a noisy count of the rows, which sets the maximum support and the "
                         "p-values (0: none, as in the paper)", "float", unit="share of ε", low=0, high=1,

@@ -171,7 +171,9 @@ def _check_optional_keys(obj: dict, where: str) -> None:
     (docs/mining.md, "Error bars") is an object, or the Jaccard interval alone as
     ``[low, high]`` (the forms the evaluation reads, docs/evaluation.md); an object's
     ``confidence`` is a number in (0, 1) and its :data:`INTERVAL_PAIRS` entries are
-    ``[low, high]`` or ``{"low": l, "high": h}`` of finite numbers. A report showed
+    ``[low, high]`` or ``{"low": l, "high": h}`` of finite numbers, its ``significance`` (what
+    pruning's significance rule reads) ``{"max_pvalue": a number in (0, 1], "probability": a
+    number in [0, 1]}``. A report showed
     ``interval: "x"`` as no interval and a confidence of ``1e308`` as "1e+310%".
 
     Examples
@@ -202,6 +204,12 @@ def _check_optional_keys(obj: dict, where: str) -> None:
         ends = [pair.get("low", 0), pair.get("high", 0)] if isinstance(pair, dict) else pair
         if not _is_pair(ends):
             raise DprmError(f"{where}.interval.{key}: must be [low, high], two finite numbers, got {short_repr(pair)}")
+    if "significance" in interval:
+        sure = interval["significance"]
+        if not (isinstance(sure, dict) and finite_number(sure.get("max_pvalue")) and 0 < sure["max_pvalue"] <= 1
+                and finite_number(sure.get("probability")) and 0 <= sure["probability"] <= 1):
+            raise DprmError(f"{where}.interval.significance: must be {{\"max_pvalue\": a number in (0, 1], "
+                            f"\"probability\": a number in [0, 1]}}, got {short_repr(sure)}")
 
 
 def _is_pair(value: Any) -> bool:
