@@ -18,7 +18,7 @@ from dprm.mining.private_extraction import private_extract
 from dprm.mining.pruning import prune
 from dprm.mining.selection_bands import unique_rows
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
-from dprm.queries import BooleanLiteral, Not, Redescription, RedescriptionStats
+from dprm.queries import BooleanLiteral, Not, Redescription, RedescriptionStats, p_value
 from dprm.trees.tree import Tree
 
 LOOSE = Constraints(min_support=1, max_support=1.0, min_jaccard=0.0, max_pvalue=1.0, max_clauses=2)
@@ -323,7 +323,8 @@ def _counts_of(table: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def test_the_significance_rule_keeps_a_pair_by_its_posterior_probability_of_significance():
-    """The probability rule (default 0.95) keeps a truly insignificant pair rarely and a significant one often.
+    """The probability rule (0.95, the literal-pair trials' default) keeps a truly insignificant pair rarely and a
+    significant one often.
 
     A 2 × 2 table of 3,000 rows released with noise of scale 37 (a literal pair's extraction at ε ≈ 0.027):
     one not significant (true p ≈ 0.036 against max-pvalue 0.01), one of a weak real relation (126
@@ -331,7 +332,6 @@ def test_the_significance_rule_keeps_a_pair_by_its_posterior_probability_of_sign
     the old rule (the upper end of the 95 % p-value interval, one-sided 0.975) keeps the second in
     about 60 % of the releases, the probability rule in about 75 % (the same releases).
     """
-    from dprm.queries import p_value
     weak = _two_by_two(3000, 1300, 2200, 1000)
     real = _two_by_two(3000, 1340, 2180, 1100)
     assert 0.01 < float(p_value(1000, 1300, 2200, 3000)) < 0.05
