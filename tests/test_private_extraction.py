@@ -305,21 +305,13 @@ def _significance_kept(table: np.ndarray, scale: float, probability: float | Non
     for _ in range(reps):
         released = SeededNoise(rng).discrete_laplace(table, scale)
         draws = simulate_tables(released, scale, 400, rng)
-        estimate = RedescriptionStats.from_counts(*_counts_of(released))
+        estimate = RedescriptionStats.from_counts(released[0].sum(), released[:, 0].sum(), released[0, 0],
+                                                  released.sum())   # clipped into the consistent range
         interval = combination_intervals(draws, mask, mask, 0.95, estimates=[estimate], max_pvalue=0.01)[0]
         r = Redescription(BooleanLiteral("a"), BooleanLiteral("b"), estimate, extra={INTERVAL_KEY: interval})
         kept += not prune([r], max_interval_width=None, max_pvalue=0.01,
                           significance_probability=probability)[0].pruned
     return kept / reps
-
-
-def _counts_of(table: np.ndarray) -> tuple[float, float, float, float]:
-    """Left support, right support, intersection and rows of a (noisy) 2 × 2 table, made consistent."""
-    n = max(float(table.sum()), 1.0)
-    left = min(max(float(table[0].sum()), 0.0), n)
-    right = min(max(float(table[:, 0].sum()), 0.0), n)
-    both = min(max(float(table[0, 0]), max(left + right - n, 0.0)), min(left, right))
-    return left, right, both, n
 
 
 def test_the_significance_rule_keeps_a_pair_by_its_posterior_probability_of_significance():
