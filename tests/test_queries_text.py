@@ -91,3 +91,28 @@ def test_a_boolean_name_that_is_not_one_word_is_bracketed(name, text):
 def test_several_multi_word_names_read_as_their_literals():
     query = And(BooleanLiteral("House mouse"), Or(BooleanLiteral("Small Asian Mongoose"), BooleanLiteral("Moose")))
     assert to_text(query) == "[House mouse] ∧ ([Small Asian Mongoose] ∨ Moose)"
+
+
+@pytest.mark.parametrize(
+    "query, text",
+    [
+        (NumericLiteral("x", le=3) | NumericLiteral("x", gt=3), "[x known]"),
+        (NumericLiteral("x", le=3) | NumericLiteral("x", ge=3), "[x known]"),   # overlapping at 3
+        (NumericLiteral("x", le=1) | NumericLiteral("x", gt=2) | NumericLiteral("x", gt=0.5, le=2.5), "[x known]"),
+        (BooleanLiteral("b") | BooleanLiteral("b", False) | NumericLiteral("y", gt=1), "[b known] ∨ [y > 1]"),
+        (NumericLiteral("a", gt=1) & (NumericLiteral("c", le=0.3) | NumericLiteral("c", gt=0.3)),
+         "[a > 1] ∧ [c known]"),
+        (Not(NumericLiteral("a", gt=1) & (NumericLiteral("c", le=0.3) | NumericLiteral("c", gt=0.3))),
+         "¬([a > 1] ∧ [c known])"),
+        # not the whole line, or not one attribute: the literals as they are
+        (NumericLiteral("x", lt=3) | NumericLiteral("x", gt=3), "[x < 3] ∨ [x > 3]"),
+        (NumericLiteral("x", le=1) | NumericLiteral("x", gt=2), "[x ≤ 1] ∨ [x > 2]"),
+        (NumericLiteral("x", le=3) | NumericLiteral("y", gt=3), "[x ≤ 3] ∨ [y > 3]"),
+        (BooleanLiteral("b") | Not(BooleanLiteral("b")), "b ∨ ¬b"),   # holds where b is missing too
+        (BooleanLiteral("b") & BooleanLiteral("b", False), "b ∧ [b = false]"),
+    ],
+)
+def test_both_sides_of_a_split_read_as_a_known_value(query, text):
+    """An ``Or`` of one attribute's literals that holds exactly where it has a value is written ``[x known]``."""
+    assert to_text(query) == text
+    assert to_text(query, ascii=True) == text.replace("∨", "|").replace("∧", "&").replace("¬", "!").replace("≤", "<=")

@@ -10,7 +10,17 @@ categorical                  ``[State = CA]``      ``[State = CA]``
 numeric                      ``[1.5 < x ≤ 3]``     ``[1.5 < x <= 3]``
 ``Not``                      ``¬q``                ``!q``
 ``And`` / ``Or``             ``a ∧ b`` / ``a ∨ b`` ``a & b`` / ``a | b``
+known value (below)          ``[x known]``         ``[x known]``
 ============================ ===================== =====================
+
+**Known values.** Operands of one ``Or`` that together hold on every row where an
+attribute has a value, and on no other, are written as one ``[x known]``: numeric
+literals of ``x`` whose intervals cover the whole line (``[x ≤ 3] ∨ [x > 3]``), or
+``B`` and ``[B = false]``. A tree splits a child on a column whose missing values
+are not ruled out (the types file does not declare it ``complete``), extraction then
+keeps both sides of that split, and the normal form (:mod:`dprm.queries.normal_form`)
+may not drop them: they say only that the value is present. Only the text changes;
+the JSON form keeps the literals.
 
 ``BooleanLiteral(A, False)`` ("A is 0", false where A is missing) is not written
 ``¬A``: that is ``Not(A)``, which holds where A is missing. A Boolean attribute's name
@@ -27,6 +37,7 @@ from __future__ import annotations
 import math
 import re
 
+from dprm.queries._containment import _interval
 from dprm.queries.base import Query
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral
 from dprm.queries.operators import And, Not, Or
@@ -66,6 +77,44 @@ def _numeric_text(lit: NumericLiteral, sym: dict[str, str]) -> str:
     return "[" + sym["and"].join(f"{lit.attr} {op[k]} {format_number(v)}" for k, v in b.items()) + "]"
 
 
+def _covers_line(literals: list[NumericLiteral]) -> bool:
+    """Whether the intervals of ``literals`` (one attribute) together cover every real number."""
+    intervals = sorted((_interval(lit) for lit in literals), key=lambda i: (i[0], not i[1]))
+    if not intervals or intervals[0][0] != -math.inf:
+        return False
+    reach, reach_closed = intervals[0][2], intervals[0][3]
+    for low, low_closed, high, high_closed in intervals[1:]:
+        if low > reach or (low == reach and not (low_closed or reach_closed)):
+            return False  # a gap before this interval (a single point included)
+        if (high, high_closed) > (reach, reach_closed):
+            reach, reach_closed = high, high_closed
+    return reach == math.inf
+
+
+def _known_groups(operands: tuple[Query, ...]) -> tuple[dict[int, str], set[int]]:
+    """The operands of an ``Or`` that say only that an attribute is known (module docstring).
+
+    Returns ``{position of the group's first operand: attribute}`` and the positions of the
+    groups' other operands (left out of the text).
+    """
+    groups: dict[tuple[type, str], list[int]] = {}
+    for position, q in enumerate(operands):
+        if isinstance(q, (NumericLiteral, BooleanLiteral)):
+            groups.setdefault((type(q), q.attr), []).append(position)
+    first: dict[int, str] = {}
+    dropped: set[int] = set()
+    for (kind, attr), positions in groups.items():
+        literals = [operands[p] for p in positions]
+        if kind is NumericLiteral:
+            known = len(literals) > 1 and _covers_line(literals)
+        else:
+            known = {lit.value for lit in literals} == {True, False}
+        if known:
+            first[positions[0]] = attr
+            dropped.update(positions[1:])
+    return first, dropped
+
+
 def _text(q: Query, sym: dict[str, str], nested: bool) -> str:
     if isinstance(q, BooleanLiteral):
         if not q.value:
@@ -79,8 +128,11 @@ def _text(q: Query, sym: dict[str, str], nested: bool) -> str:
         return sym["not"] + _text(q.query, sym, nested=True)
     if isinstance(q, (And, Or)):
         joiner = sym["and"] if isinstance(q, And) else sym["or"]
-        body = joiner.join(_text(c, sym, nested=True) for c in q.queries)
-        return f"({body})" if nested else body
+        known, dropped = _known_groups(q.queries) if isinstance(q, Or) else ({}, set())
+        parts = [f"[{known[k]} known]" if k in known else _text(c, sym, nested=True)
+                 for k, c in enumerate(q.queries) if k not in dropped]
+        body = joiner.join(parts)
+        return f"({body})" if nested and len(parts) > 1 else body
     raise TypeError(f"not a query node: {q!r}")
 
 
@@ -98,5 +150,7 @@ def to_text(query: Query, *, ascii: bool = False) -> str:
     '(!Hypertension & [State = CA]) | [BirthY <= 1950]'
     >>> to_text(BooleanLiteral("House mouse") & ~BooleanLiteral("Moose"))
     '[House mouse] ∧ ¬Moose'
+    >>> to_text(NumericLiteral("age", gt=40) & (NumericLiteral("income", le=3) | NumericLiteral("income", gt=3)))
+    '[age > 40] ∧ [income known]'
     """
     return _text(query, _ASCII if ascii else _UNICODE, nested=False)
