@@ -120,6 +120,8 @@ def format_value(value: Any, kind: str = "auto") -> str:
 SIMPLE_DENOMINATOR = 10**9
 #: Largest denominator :func:`format_exact` writes as a fraction ``p/q``.
 SHOWN_DENOMINATOR = 10**6
+#: Largest denominator of a fraction :func:`format_exact` writes without its rounded value beside it.
+READ_DENOMINATOR = 1000
 #: Most decimals :func:`format_exact` writes.
 SHOWN_DECIMALS = 15
 
@@ -163,16 +165,17 @@ def format_exact(value: Fraction | None) -> str:
     """An exact rational written exactly: a decimal (``0.63175``), else a fraction (``1/3``).
 
     A decimal where the rational has one of at most :data:`SHOWN_DECIMALS` decimals, a
-    fraction ``p/q`` where ``q`` is at most :data:`SHOWN_DENOMINATOR`, else the value
-    rounded (:func:`format_value`) after ``≈``. ``None`` is an en dash. Shares printed
-    this way add up to their printed sum (a ledger's budget shares and its total).
+    fraction ``p/q`` where ``q`` is at most :data:`SHOWN_DENOMINATOR` (followed by its
+    rounded value where ``q`` is above :data:`READ_DENOMINATOR`: ``20577/280000 (≈0.0735)``),
+    else the value rounded (:func:`format_value`) after ``≈``. ``None`` is an en dash. Shares
+    printed this way add up to their printed sum (a ledger's budget shares and its total).
 
     Examples
     --------
     >>> [format_exact(Fraction(v)) for v in ("0.63175", "1", "1/3", "2/3", "-5/2", "12500")]
     ['0.63175', '1', '1/3', '2/3', '-2.5', '12500']
-    >>> format_exact(Fraction(1, 10**7 + 19)), format_exact(None)
-    ('≈1.00e-07', '–')
+    >>> format_exact(Fraction(20577, 280000)), format_exact(Fraction(1, 10**7 + 19)), format_exact(None)
+    ('20577/280000 (≈0.0735)', '≈1.00e-07', '–')
     """
     if value is None:
         return "–"
@@ -187,8 +190,10 @@ def format_exact(value: Fraction | None) -> str:
             context.prec = 60  # more than any decimal written here needs
             decimal = (Decimal(value.numerator) / Decimal(value.denominator)).normalize()
         return format(decimal, "f")
-    if value.denominator <= SHOWN_DENOMINATOR:
+    if value.denominator <= READ_DENOMINATOR:
         return f"{value.numerator}/{value.denominator}"
+    if value.denominator <= SHOWN_DENOMINATOR:
+        return f"{value.numerator}/{value.denominator} (≈{format_value(float(value))})"
     return "≈" + format_value(float(value))
 
 
