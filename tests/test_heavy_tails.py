@@ -122,3 +122,38 @@ def test_a_log_grid_over_bounds_with_digits_prints_its_thresholds_as_the_numbers
     assert all(float(f"{t:.15g}") == t for t in grid.tolist())
     assert max(len(format_number(t).lstrip("-").replace(".", "")) for t in grid.tolist()) <= 12
     assert np.all(np.diff(grid) > 0) and grid[0] >= bounds[0] and grid[-1] <= bounds[1]
+
+
+def test_an_undeclared_whole_number_column_of_a_narrow_range_is_cut_at_every_whole_number() -> None:
+    """Inferred domains: a whole-number column spanning at most 32 gets ``"integers"`` (every value a threshold);
+    wider or fractional columns, and every declared one, keep the private grid choice."""
+    from dprm.mining import default_algorithm, default_parameters, make_miner
+    from dprm.privacy import Accountant, SeededNoise
+    from dprm.queries import NumericLiteral
+
+    rng = np.random.default_rng(7)
+    n = 1500
+    chronic = rng.poisson(1.5, n).clip(0, 8).astype(float)
+    left = pd.DataFrame({"chronic": chronic, "visits": rng.negative_binomial(1, 0.1, n).astype(float) + 89 * (
+        np.arange(n) == 0), "income": np.round(rng.lognormal(2, 1, n), 2)})
+    right = pd.DataFrame({"sick": (chronic + rng.normal(0, 0.7, n) > 2).astype(int),
+                          "age": rng.integers(18, 90, n).astype(float)})
+    data = load_two_view(left, right)
+    domains = {a.name: a.domain for view in data.views for a in view.attributes}
+    assert domains["chronic"].transform == "integers" and not domains["chronic"].declared
+    assert domains["visits"].transform is None and domains["income"].transform is None   # range 89; fractions
+    assert domains["age"].transform is None                                              # range above 32
+    thresholds = LiteralIndex(data.views[0], mode="private", max_splits=32).thresholds[0]
+    assert thresholds.tolist() == list(np.arange(chronic.min(), chronic.max()))           # every whole number
+    declared = load_two_view(left, right, types={"columns": {"chronic": {"type": "numeric", "bounds": [0, 8]}}})
+    assert declared.views[0].attributes[0].domain.transform is None   # declared: the types file decides
+
+    epsilon = 1.0
+    miner = make_miner(default_algorithm(epsilon), **{**default_parameters(epsilon), "epsilon": epsilon})
+    miner.fit(data, accountant=Accountant(epsilon, SeededNoise(np.random.default_rng(1))), rng=np.random.default_rng(2))
+    document = miner.document()
+    assert document["privacy"]["private"] is False   # inferred domains: the run says so
+    assert not any("chronic" in entry["step"] for entry in document["privacy"]["ledger"])   # no grid bought for it
+    cuts = [lit for r in miner.redescriptions_ for q in (r.left, r.right) for lit in q.literals()
+            if isinstance(lit, NumericLiteral) and lit.attr == "chronic"]
+    assert cuts and all(float(v).is_integer() for lit in cuts for v in lit.bounds().values())

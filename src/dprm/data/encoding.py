@@ -299,7 +299,36 @@ def _numeric_domain(
     present = values[~np.isnan(values)]
     if present.size == 0:
         return values, Domain()
-    return values, Domain(bounds=(float(present.min()), float(present.max())), declared=False)
+    low, high = float(present.min()), float(present.max())
+    return values, Domain(bounds=(low, high), declared=False, transform=_inferred_transform(present, low, high))
+
+
+#: The widest range of an undeclared whole-number column whose inferred domain cuts it at every whole number
+#: (:func:`_inferred_transform`): the tree miners' ``max_splits``, so that every threshold is one.
+INFERRED_INTEGER_RANGE = 32
+
+
+def _inferred_transform(present: np.ndarray, low: float, high: float) -> str | None:
+    """``"integers"`` for an undeclared column of whole numbers spanning at most :data:`INFERRED_INTEGER_RANGE`.
+
+    Such a column (a count of conditions, of years at school, a rating) has one distinct
+    split per whole number; a grid chosen from the family between its observed bounds
+    would put several thresholds between two whole numbers (``[chronic ≤ 0.072]`` and
+    ``[chronic ≤ 0.5]``, the same split twice) and miss others. Its domain is inferred
+    anyway (read off the rows, so a private run over it says it is not private), and the
+    thresholds are then every whole number in it (:func:`dprm.data.grid.integer_grid`),
+    with no budget spent on its grid. A declared column keeps what its types file says.
+
+    Examples
+    --------
+    >>> _inferred_transform(np.array([0.0, 3.0, 8.0]), 0.0, 8.0)
+    'integers'
+    >>> _inferred_transform(np.array([0.0, 2.5]), 0.0, 2.5), _inferred_transform(np.array([0.0, 89.0]), 0.0, 89.0)
+    (None, None)
+    """
+    if high <= low or high - low > INFERRED_INTEGER_RANGE or not bool(np.all(present == np.floor(present))):
+        return None
+    return "integers"
 
 
 # --------------------------------------------------------------------- categorical
