@@ -221,7 +221,10 @@ def test_an_interrupted_tree_pair_miner_stops_its_chains_instead_of_finishing_th
     from dprm.mining import MCMCTreePair
 
     rng = np.random.default_rng(2)
-    left, right = random_view(rng, 400, "left", 0.1), random_view(rng, 400, "right", 0.1)
+    # 4,000 rows: the whole chain takes about 15 s here, stopping takes a chunk (0.2 s); the bound
+    # below leaves seconds for a loaded machine to hand the signal to the main thread (at 400 rows,
+    # a 2.5 s chain, one CI run stopped at 98.5 % of it)
+    left, right = random_view(rng, 4000, "left", 0.1), random_view(rng, 4000, "right", 0.1)
     seen: list[tuple[int, int]] = []
     interrupted = threading.Event()
 
@@ -243,7 +246,7 @@ def test_an_interrupted_tree_pair_miner_stops_its_chains_instead_of_finishing_th
     finally:
         signal.signal(signal.SIGUSR1, previous)
     done, total = seen[-1]
-    assert interrupted.is_set() and done < total / 10
+    assert interrupted.is_set() and done < total / 2   # a chain left to finish reports done == total
 
 
 def test_mcmc_trees_learn_a_clear_rule_and_the_paper_score_does_not() -> None:
