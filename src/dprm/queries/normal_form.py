@@ -321,8 +321,9 @@ def _factor(op: type, operands: list[Query], complete: frozenset[str]) -> list[Q
     ``(a ∧ x) ∨ (a ∧ y) ∨ z = (a ∧ (x ∨ y)) ∨ z`` (distributivity, a law of sets);
     dually ``(a ∨ x) ∧ (a ∨ y) = a ∨ (x ∧ y)``. The query has the same support and
     one occurrence of ``a`` instead of several: the two leaves of a tree node,
-    ``([a ≤ 0.95] ∧ [b > -99]) ∨ ([a ≤ 0.95] ∧ [b ≤ -99])``, print as ``[a ≤ 0.95] ∧
-    ([b ≤ -99] ∨ [b > -99])`` (``b`` may be missing, so the disjunction is not dropped).
+    ``([a ≤ 0.95] ∧ [b > -99]) ∨ ([a ≤ 0.95] ∧ [b ≤ -99])``, become ``[a ≤ 0.95] ∧
+    ([b ≤ -99] ∨ [b > -99])`` (``b`` may be missing, so the disjunction is not dropped; the
+    text writes it ``[b known]``, :mod:`dprm.queries.text`).
     """
     inner = And if op is Or else Or
     compounds = [(i, set(q.queries)) for i, q in enumerate(operands) if type(q) is inner]
