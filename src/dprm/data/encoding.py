@@ -29,6 +29,7 @@ from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
 from dprm.data.category_text import category_text, number_text, written_category
 from dprm.data.inference import BOOLEAN_WORDS
+from dprm.data.literal_index import DEFAULT_MAX_SPLITS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
 from dprm.errors import DataError, ParameterError, short_repr
 
@@ -304,8 +305,8 @@ def _numeric_domain(
 
 
 #: The widest range of an undeclared whole-number column whose inferred domain cuts it at every whole number
-#: (:func:`_inferred_transform`): the tree miners' ``max_splits``, so that every threshold is one.
-INFERRED_INTEGER_RANGE = 32
+#: (:func:`_inferred_transform`): the default ``max_splits``, so that every threshold is one.
+INFERRED_INTEGER_RANGE = DEFAULT_MAX_SPLITS
 
 
 def _inferred_transform(present: np.ndarray, low: float, high: float) -> str | None:
