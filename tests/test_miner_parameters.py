@@ -12,6 +12,7 @@ from dprm.errors import ParameterError
 from dprm.mining import ALGORITHMS, CartWheels, MCMCTreePair, Miner, Param, make_miner, parameter_help, parameter_specs
 from dprm.mining.alternation import AlternatingTrees
 from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES
+from dprm.params import BUDGET_SHARE_UNIT
 from dprm.privacy import Accountant, SecureNoise
 
 MINER_CLASSES = [CartWheels, AlternatingTrees, MCMCTreePair, SerenadeCS, SerenadeES, ReReMi]
@@ -78,6 +79,48 @@ def test_every_size_parameter_has_an_upper_limit_with_its_reason(algorithm, name
     make_miner(algorithm, **{name: int(spec.high), **_context(name)})  # the limit itself is allowed
     message = one_line_error(algorithm, **{name: int(spec.high) + 1, **_context(name)})
     assert message == f"{spec.option} must be at most {int(spec.high):,} ({spec.why}), not {int(spec.high) + 1}"
+
+
+SHARE_SPECS = [s for s in SPECS if s[2].unit == BUDGET_SHARE_UNIT]
+
+
+def test_every_share_of_the_budget_is_declared_as_one() -> None:
+    """The shares the check below covers: each private tree miner's and each Serenade's."""
+    names = {(algorithm, name) for algorithm, name, _ in SHARE_SPECS}
+    for algorithm in ("alt-expm", "alt-mcmc", "mcmc-tree-pair"):
+        assert {(algorithm, name) for name in ("omega", "size_share", "grid_share", "target_share",
+                                               "reestimate_share", "binning_share")} <= names
+    assert {("serenade-cs", "size_share"), ("serenade-es", "size_share")} <= names
+
+
+@pytest.mark.parametrize(("algorithm", "name", "spec"), SHARE_SPECS)
+def test_a_share_of_the_budget_too_small_to_release_anything_is_refused(algorithm, name, spec) -> None:
+    """A denormal share (``1e-320``) passed every check, then overflowed its noise scale mid-run: a
+    server job was charged and failed (``OverflowError`` in ``float_up``). Refused before any work now."""
+    for value in (1e-320, 1e-7, "1/10000000" if spec.kind == "epsilon" else 9.99e-7):
+        message = one_line_error(algorithm, **{name: value, **_context(name)})
+        assert message.startswith(f"{spec.option} must be ") and "at least 1e-06 of the budget" in message, message
+    make_miner(algorithm, **{name: 1e-6, **_context(name)})  # the smallest share itself is allowed
+    zero_allowed = not (spec.low == 0 and spec.low_open)
+    assert ("must be 0 or at least" in one_line_error(algorithm, **{name: 1e-320})) == zero_allowed
+
+
+def test_serenade_budget_split_and_sharpness_too_small_are_refused() -> None:
+    assert one_line_error("serenade-cs", budget_split="0.0000001,0.5,0.4999999") == (
+        "each budget-split share must be at least 1e-06 of the budget (a smaller share's noise drowns every count), "
+        "not 1e-07")
+    make_miner("serenade-cs", budget_split="0.000001,0.5,0.499999")
+    for algorithm in ("serenade-cs", "serenade-es"):
+        assert one_line_error(algorithm, min_sharpness=1e-320) == (
+            "min-sharpness must be at least 0.01 (a blunter draw is close to uniform over its candidates), not 1e-320")
+
+
+def test_a_tiny_share_is_refused_before_reading_data_or_spending() -> None:
+    for miner in (MCMCTreePair(grid_share=1e-320), AlternatingTrees(omega=1e-320), SerenadeES(size_share=1e-320)):
+        accountant = Accountant(1, SecureNoise())
+        with pytest.raises(ParameterError, match="at least 1e-06 of the budget"):
+            miner.fit(None, accountant=accountant)
+        assert accountant.ledger == [] and not hasattr(miner, "redescriptions_")
 
 
 @pytest.mark.parametrize("algorithm", list(ALGORITHMS))

@@ -182,6 +182,21 @@ def test_a_huge_exponent_through_the_api_is_invalid_epsilon(api: TestClient) -> 
     assert Fraction(_spent(api)) == 0
 
 
+@pytest.mark.parametrize(("algorithm", "parameters"), [
+    ("alt-expm", {"grid_share": 1e-320}), ("alt-expm", {"omega": 1e-320}), ("mcmc-tree-pair", {"reestimate_share": 1e-7}),
+    ("serenade-cs", {"min_sharpness": 1e-320}), ("serenade-es", {"size_share": 1e-320}),
+])
+def test_a_share_too_small_to_release_anything_is_refused_before_its_charge(api: TestClient, algorithm: str,
+                                                                            parameters: dict) -> None:
+    """A denormal share passed the dry run and was charged; the job then always failed (an overflowing noise
+    scale) and kept the ε. Refused as an invalid parameter now, dry run or not, with nothing spent."""
+    for dry_run in (True, False):
+        response = api.post("/v1/jobs", json={"dataset": "tiny", "algorithm": algorithm, "epsilon": "0.01",
+                                              "parameters": parameters, "dry_run": dry_run})
+        assert response.status_code == 422 and _error(response) == "invalid_parameter", response.text
+    assert _spent(api) == "0"
+
+
 @pytest.mark.parametrize("split", ["1e400,1,1", "1e999999999,1,1", "0.6,0.3,1e-99999999"])
 def test_number_texts_in_parameters_are_refused_not_a_500(api: TestClient, split: str) -> None:
     response = api.post("/v1/jobs", json={"dataset": "tiny", "algorithm": "serenade-cs", "epsilon": 1,

@@ -23,12 +23,15 @@ from fractions import Fraction
 from typing import Any
 
 from dprm.errors import ParameterError, short_repr, short_text
-from dprm.privacy.budget import as_epsilon, as_fraction, check_epsilon_range
+from dprm.privacy.budget import as_epsilon, as_fraction, check_budget_share, check_epsilon_range
 
-__all__ = ["Param", "KeywordParam", "as_generator", "as_seed", "check_random_state", "parameter_table",
+__all__ = ["BUDGET_SHARE_UNIT", "Param", "KeywordParam", "as_generator", "as_seed", "check_random_state", "parameter_table",
            "read_none_texts", "RANDOM_STATE_KINDS", "MAX_SEED"]
 
 _KINDS = ("int", "float", "epsilon", "bool", "choice", "text", "object")
+#: The unit of a parameter that gives a share of the privacy budget to some release: a
+#: positive value is at least :data:`~dprm.privacy.budget.SMALLEST_BUDGET_SHARE`.
+BUDGET_SHARE_UNIT = "share of ε"
 
 
 def _number(value: float) -> str:
@@ -167,6 +170,8 @@ class Param:
         return None
 
     def _in_range(self, number: Any, value: Any) -> None:
+        if self.unit == BUDGET_SHARE_UNIT:
+            check_budget_share(number, self.option, may_be_zero=not (self.low == 0 and self.low_open))
         low, high = self.low, self.high
         shown = short_text(str(value) if isinstance(value, (Fraction, str)) else repr(value))  # 400 digits, say
         too_low = low is not None and (number <= low if self.low_open else number < low)

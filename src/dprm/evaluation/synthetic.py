@@ -102,8 +102,8 @@ SYNTHETIC_PARAMETERS: dict[str, Param] = {p.name: p for p in (
     Param("numeric_grid", "Grid of numeric columns without a declared transform: 'auto', chosen privately from "
                           "the public family with grid-share of ε; 'equal-width', equally wide", "choice",
           choices=GRID_CHOICES),
-    Param("grid_share", "Share of ε for choosing the grids (numeric-grid auto)", "float", low=0, high=1,
-          low_open=True, high_open=True),
+    Param("grid_share", "Share of ε for choosing the grids (numeric-grid auto)", "float", unit="share of ε", low=0,
+          high=1, low_open=True, high_open=True),
     Param("n_iters", "Iterations of dpmm's estimation of the model from the noisy marginals", "int", low=1,
           high=100_000, why="each iteration is a pass of belief propagation"),
     Param("timeout", "Seconds the synthesizer may run", "float", low=0, high=1e6, low_open=True),

@@ -17,8 +17,8 @@ from fractions import Fraction
 
 from dprm.errors import ParameterError
 
-__all__ = ["EpsilonLike", "SMALLEST_EPSILON", "LARGEST_EPSILON", "as_fraction", "as_epsilon", "check_epsilon_range",
-           "split_budget"]
+__all__ = ["EpsilonLike", "SMALLEST_EPSILON", "LARGEST_EPSILON", "SMALLEST_BUDGET_SHARE", "as_fraction", "as_epsilon",
+           "check_budget_share", "check_epsilon_range", "split_budget"]
 
 EpsilonLike = int | float | str | Fraction
 """Types accepted wherever an epsilon (or another exact rational) is expected."""
@@ -28,6 +28,12 @@ EpsilonLike = int | float | str | Fraction
 #: row (no privacy), and ``ε · score`` may overflow a float.
 SMALLEST_EPSILON = Fraction(1, 10_000)
 LARGEST_EPSILON = Fraction(10_000)
+#: The smallest share of a budget a parameter may give a release, where it gives one (a
+#: share may be 0 where the parameter allows it: no release). Even at the largest ε a
+#: release with a millionth of it has noise of 100 rows and more on a count; far below,
+#: the noise scale ``Δ/ε`` of a nested share (``1e-320`` of ε) is no float at all and a
+#: run would fail after spending its first steps.
+SMALLEST_BUDGET_SHARE = Fraction(1, 1_000_000)
 
 
 #: The text of a number: ASCII digits, an optional sign, decimal point and exponent, or
@@ -152,6 +158,35 @@ a smaller one drowns every count), not 1e+308
         raise ParameterError(f"{name} must be between {float(SMALLEST_EPSILON):g} and {float(LARGEST_EPSILON):g} "
                              f"(a larger budget is no privacy, a smaller one drowns every count), "
                              f"not {float(value):g}")
+
+
+def check_budget_share(value: float | Fraction, name: str, *, may_be_zero: bool = True) -> None:
+    """Raise :class:`ParameterError` if ``value`` is a positive share below :data:`SMALLEST_BUDGET_SHARE`.
+
+    The range of the share itself (``[0, 1)``, ``(0, 1)``) is the caller's to check;
+    this refuses only the positive shares too small to release anything with.
+    ``may_be_zero`` only words the message (whether 0 is among the allowed values).
+
+    Examples
+    --------
+    >>> check_budget_share(0.05, "grid-share"); check_budget_share(0, "size-share")
+    >>> check_budget_share(1e-320, "size-share")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: size-share must be 0 or at least 1e-06 of the budget (a smaller share's noise \
+drowns every count), not 1e-320
+    >>> check_budget_share("1/10000000", "omega", may_be_zero=False)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: omega must be at least 1e-06 of the budget (a smaller share's noise drowns every \
+count), not 1e-07
+    """
+    exact = as_fraction(value, name)  # a float as typed: 1e-06 is exactly the smallest share
+    if 0 < exact < SMALLEST_BUDGET_SHARE:
+        shown = repr(value) if isinstance(value, float) else f"{float(exact):g}"
+        raise ParameterError(f"{name} must be {'0 or ' if may_be_zero else ''}at least "
+                             f"{float(SMALLEST_BUDGET_SHARE):g} of the budget (a "
+                             f"smaller share's noise drowns every count), not {shown}")
 
 
 def split_budget(total: EpsilonLike, weights: Sequence[EpsilonLike]) -> list[Fraction]:

@@ -18,7 +18,7 @@ from dprm.mining.base import CONFIDENCE, EPSILON, MIN_JACCARD, Param, parameter_
 from dprm.mining.private_grids import GRID_SHARE, NUMERIC_GRID
 from dprm.mining.serenade.auto import DEFAULT_MIN_SHARPNESS, DEFAULT_QUALITY_NOISE, FINEST_SPLITS
 from dprm.mining.tree_miner_defaults import VARIANTS
-from dprm.privacy.budget import as_fraction
+from dprm.privacy.budget import as_fraction, check_budget_share
 
 __all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT",
            "INITIAL_SCORES", "QUALITIES", "SERENADE_KEPT_SUPPORT_SHARE", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
@@ -95,6 +95,8 @@ def parse_budget_split(split: Any) -> tuple[Fraction, Fraction, Fraction]:
     shares = tuple(as_fraction(p, "budget-split") for p in parts)
     if any(s <= 0 for s in shares):
         raise ParameterError(f"budget-split shares must be positive, not {text}")
+    for share in shares:
+        check_budget_share(share, "each budget-split share", may_be_zero=False)
     if sum(shares) != 1:
         raise ParameterError(f"budget-split must sum to 1 (init, extend, quality), not {text} "
                              f"(sum {_exact_text(sum(shares))})")
@@ -191,7 +193,7 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
     Param("score_range", "Scale of the exponential mechanism: 'bounded', exp(ε q / R) with the quality's range R "
                          "(default), or 'symmetric', the paper's exp(ε q / 2Δ)", "choice", choices=SCORE_RANGES),
     Param("min_sharpness", "For 'auto': least sharpness ε/R of an exponential-mechanism draw (η₀)", "float",
-          low=0, low_open=True),
+          low=0.01, why_low="a blunter draw is close to uniform over its candidates"),
     Param("quality_noise", "For 'auto': largest noise standard deviation of a released intersection, as a share "
                            "of the minimum support (α)", "float", low=0, low_open=True),
     Param("damping", "'union': scores are damped smoothly where the union of a redescription's supports "
