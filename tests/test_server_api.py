@@ -361,6 +361,31 @@ def test_a_tree_split_the_public_domain_decides_is_refused(server: Server) -> No
     assert _books(server) == before
 
 
+def test_a_tree_split_the_splits_above_it_decide_is_refused(server: Server) -> None:
+    """A split repeated below itself, or one its path already decides ([x ≤ 60] under [x ≤ 50], another
+    category under [state = CA]), leaves a branch empty whatever the rows: the ε would buy nothing."""
+    before = _books(server)
+    leaf = {"leaf": True}
+    a = {"attr": "a", "eq": True}
+    repeated = {"split": a, "yes": {"split": a, "yes": leaf, "no": leaf}, "no": leaf}
+    wider = {"split": {"attr": "x", "le": 50}, "yes": {"split": {"attr": "x", "le": 60}, "yes": leaf, "no": leaf},
+             "no": leaf}
+    other = {"split": {"attr": "state", "eq": "CA"}, "no": leaf,
+             "yes": {"split": {"attr": "state", "eq": "NY"}, "yes": leaf, "no": leaf}}
+    for side, tree, where in (("left_tree", repeated, "left_tree.yes.split"), ("right_tree", wider, "right_tree.yes.split"),
+                              ("left_tree", other, "left_tree.yes.split")):
+        for extra in ({}, {"dry_run": True}):
+            answer = server.post("/v1/primitives/leaf-pair-counts", {**TREES, side: tree, **extra})
+            assert answer.status_code == 422 and _error(answer) == "outside_domain", answer.text
+            assert answer.json()["error"]["message"] == (f"{where}: the splits above it leave one of its branches "
+                                                         f"empty whatever the rows")
+    narrower = {"split": {"attr": "x", "le": 50}, "yes": {"split": {"attr": "x", "le": 20}, "yes": leaf, "no": leaf},
+                "no": leaf}
+    answer = server.post("/v1/primitives/leaf-pair-counts", {**TREES, "right_tree": narrower, "dry_run": True})
+    assert answer.status_code == 200, answer.text  # a split inside the path's interval splits it
+    assert _books(server) == before
+
+
 def test_a_literal_every_value_satisfies_on_a_complete_column_is_refused(tmp_path: Path) -> None:
     """Where the types file declares a column complete (no missing value, public), a literal
     every declared value satisfies holds on every row: its answer is known, refused."""

@@ -41,6 +41,7 @@ import numpy as np
 
 from dprm.errors import DprmError
 from dprm.queries import And, BooleanLiteral, CategoricalLiteral, NumericLiteral, Or, Query, query_from_json
+from dprm.queries.implication import disjoint
 from dprm.server.public_domain import OutsideDomainError, split_problem
 
 __all__ = ["MAX_TREE_DEPTH", "JsonTree", "tree_from_json"]
@@ -169,7 +170,7 @@ def tree_from_json(obj: Any, schema: list[dict[str, Any]], *, where: str = "tree
         request and the public schema).
     """
 
-    def parse(node: Any, at: str, depth: int) -> _Node:
+    def parse(node: Any, at: str, depth: int, path: tuple[Query, ...]) -> _Node:
         if not isinstance(node, dict):
             raise DprmError(f"{at}: a tree node must be a JSON object")
         if "leaf" in node:
@@ -188,7 +189,15 @@ def tree_from_json(obj: Any, schema: list[dict[str, Any]], *, where: str = "tree
         if not isinstance(split, dict) or "attr" not in split:
             raise DprmError(f"{at}.split: must be a literal such as {{\"attr\": \"A\", \"le\": 3}}")
         literal = query_from_json(split, where=f"{at}.split")
-        _check_split(literal, schema, f"{at}.split")
-        return _Node(literal, parse(node["yes"], f"{at}.yes", depth + 1), parse(node["no"], f"{at}.no", depth + 1))
+        entry = _check_split(literal, schema, f"{at}.split")
+        complement = _complement(literal, entry)
+        # the splits above decide this one (a repeated split, [x ≤ 5] under [x ≤ 3]): a branch empty whatever
+        # the rows, as a split outside the declared domain (the request alone says so)
+        above = And(*path) if len(path) > 1 else path[0] if path else None
+        if above is not None and (disjoint(above, literal) or disjoint(above, complement)):
+            raise OutsideDomainError(f"{at}.split: the splits above it leave one of its branches empty whatever "
+                                     f"the rows")
+        return _Node(literal, parse(node["yes"], f"{at}.yes", depth + 1, path + (literal,)),
+                     parse(node["no"], f"{at}.no", depth + 1, path + (complement,)))
 
-    return JsonTree(parse(obj, where, 0), schema)
+    return JsonTree(parse(obj, where, 0, ()), schema)
