@@ -206,6 +206,33 @@ def test_report_names_a_run_that_is_a_named_pipe(tmp_path: Path) -> None:
     assert not (tmp_path / "r.html").exists()
 
 
+def test_report_refuses_a_query_nested_too_deeply_in_one_line(tmp_path: Path) -> None:
+    """400 nested ``not`` in one query of a valid document: an internal error (RecursionError while hashing
+    its normal form) before; now one line naming the query, and nothing written."""
+    import json
+
+    left = write(tmp_path / "l.csv", "a,x\n" + "".join(f"{i % 2},{i}\n" for i in range(40)))
+    right = write(tmp_path / "r.csv", "b,y\n" + "".join(f"{i % 2},{i % 7}\n" for i in range(40)))
+    code, out, err = run(["mine", left, right, "-a", "cartwheels", "-o", tmp_path / "run.json"])
+    assert code == 0, err
+    document = json.loads((tmp_path / "run.json").read_text())
+    for levels, fine in ((60, True), (400, False)):
+        query = document["redescriptions"][0]["left"]
+        for _ in range(levels):
+            query = {"not": query}
+        edited = json.loads(json.dumps(document))
+        edited["redescriptions"][0]["left"] = query
+        (tmp_path / f"deep{levels}.json").write_text(json.dumps(edited))
+        html = tmp_path / f"deep{levels}.html"
+        if fine:
+            code, out, err = run(["report", "--run", tmp_path / f"deep{levels}.json", "-o", html])
+            assert code == 0 and html.exists(), err
+        else:
+            expect_error(["report", "--run", tmp_path / f"deep{levels}.json", "-o", html], "deep400.json",
+                         "redescriptions[0].left", "nested too deeply")
+            assert not html.exists()
+
+
 BIG = "9" * 5000  # more digits than Python converts to int (4300)
 
 

@@ -26,7 +26,16 @@ from dprm.queries.base import Query
 from dprm.queries.literals import COMPARISONS, BooleanLiteral, CategoricalLiteral, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 
-__all__ = ["query_to_json", "query_from_json"]
+__all__ = ["MAX_QUERY_DEPTH", "query_to_json", "query_from_json"]
+
+#: The deepest query read (levels of ``not``, ``and``, ``or`` above a literal). A miner's
+#: queries are a few levels deep (unions of a tree pair's leaves); a deeper one would
+#: make every later step (normal form, hashing, printing) recurse as deep.
+MAX_QUERY_DEPTH = 64
+
+
+class _TooDeep(Exception):
+    """A query deeper than :data:`MAX_QUERY_DEPTH` (reported once, where the query starts)."""
 
 
 def _json_number(x: float) -> int | float:
@@ -66,7 +75,9 @@ def _finite_number(x: Any) -> bool:
         return False
 
 
-def _parse(obj: Any, where: str) -> Query:
+def _parse(obj: Any, where: str, depth: int = 0) -> Query:
+    if depth > MAX_QUERY_DEPTH:
+        raise _TooDeep
     if not isinstance(obj, dict):
         raise DprmError(f"{where}: a query must be a JSON object, got {short_repr(obj)}")
     for key in obj:
@@ -78,13 +89,13 @@ def _parse(obj: Any, where: str) -> Query:
             if extra:
                 raise DprmError(f"{where}: unexpected key {extra[0]!r} beside {op!r}")
             if op == "not":
-                return Not(_parse(obj["not"], f"{where}.not"))
+                return Not(_parse(obj["not"], f"{where}.not", depth + 1))
             items = obj[op]
             if not isinstance(items, list):
                 raise DprmError(f"{where}.{op}: must be a list of queries, got {short_repr(items)}")
             if len(items) < 2:
                 raise DprmError(f"{where}.{op}: needs two or more queries, got {len(items)}")
-            parts = [_parse(item, f"{where}.{op}[{i}]") for i, item in enumerate(items)]
+            parts = [_parse(item, f"{where}.{op}[{i}]", depth + 1) for i, item in enumerate(items)]
             return And(*parts) if op == "and" else Or(*parts)
     if "attr" not in obj:
         if not obj:
@@ -142,10 +153,18 @@ def query_from_json(obj: Any, *, where: str = "query") -> Query:
     Traceback (most recent call last):
     ...
     dprm.errors.DprmError: query.eq: must be true, false or a string, got 1
+    >>> deep = {"attr": "A", "eq": True}
+    >>> for _ in range(65):
+    ...     deep = {"not": deep}
+    >>> query_from_json(deep, where="left")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: left: query nested too deeply (more than 64 levels of not, and, or)
     """
     try:
         return _parse(obj, where)
     except ParameterError as err:  # a literal's own validation (should not happen after the checks)
         raise DprmError(f"{where}: {err}") from None
-    except RecursionError:
-        raise DprmError(f"{where}: query nested too deeply") from None
+    except (_TooDeep, RecursionError):
+        raise DprmError(f"{where}: query nested too deeply (more than {MAX_QUERY_DEPTH} levels of not, and, "
+                        f"or)") from None
