@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
@@ -472,3 +473,32 @@ def test_a_quote_that_never_closes_is_named_with_its_row(tmp_path: Path) -> None
     closed = write(tmp_path / "closed.csv", "id,c\n" + "".join(f"{i},x\n" for i in range(1, 11)) + '11,"y\nz"\n')
     left = load_two_view(closed, right).views[0].attributes[0]
     assert "y\nz" in left.domain.categories
+
+
+def test_whole_numbers_a_float_cannot_tell_apart_are_refused(tmp_path: Path, right: Path) -> None:
+    """Distinct 64-bit whole numbers (a code or hash column) read as one float64 each: the column was
+    left out as "constant" with a note saying so. Now one line naming the file, column, rows and values."""
+    big = write(tmp_path / "big.csv", "id,a\n1,9223372036854775807\n2,9223372036854775806\n3,5\n")
+    message = load_error(big, right)
+    assert message == (f"{big}: column 'a', row 2: value 9223372036854775806 reads as the same number as "
+                       "9223372036854775807 (row 1): whole numbers beyond 2^53 lose their last digits as numbers; "
+                       "declare the column categorical, or ignore it, in a types file")
+    with pytest.raises(DataError) as info:
+        load_two_view(big, right)
+    assert (info.value.code, info.value.column, info.value.row) == ("inexact_number", "a", 2)
+    # Parquet integers and decimals alike; 2^53 + 1 is the first whole number that merges
+    for array in (pa.array([2**63 - 1, 2**63 - 2, 5], pa.int64()), pa.array([2**64 - 1, 2**64 - 2, 5], pa.uint64()),
+                  pa.array([2**53 + 1, 2**53, 5], pa.int64()),
+                  pa.array([Decimal(2**63 - 1), Decimal(2**63 - 2), Decimal(5)], pa.decimal128(38, 0))):
+        pq.write_table(pa.table({"id": [1, 2, 3], "a": array}), tmp_path / "big.parquet")
+        assert "reads as the same number as" in load_error(tmp_path / "big.parquet", right)
+    # declared categorical, the values stay distinct; ignored, the column is not read
+    types = {"columns": {"a": {"type": "categorical"}}}
+    assert load_two_view(big, right, types=types).left["a"].domain.categories == (
+        "5", "9223372036854775806", "9223372036854775807")
+    assert "a" not in load_two_view(big, right, types={"columns": {"a": "ignore"}}).left.names
+    # large numbers that stay distinct, and floats as written, are numbers as before
+    for text in ("1,18014398509481984\n2,9007199254740992\n3,5\n", "1,1e19\n2,1.00000000000000001e19\n3,5\n",
+                 "1,9007199254740992\n2,9007199254740992\n3,5\n"):
+        data = load_two_view(write(tmp_path / "fine.csv", "id,a\n" + text), right)
+        assert data.left["a"].kind.value == "numeric"

@@ -18,6 +18,7 @@ changed without the owner being told.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -31,7 +32,7 @@ from dprm.data.category_text import category_text, number_text, written_category
 from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.literal_index import DEFAULT_MAX_SPLITS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
-from dprm.errors import DataError, ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, short_repr, short_text
 
 __all__ = ["encode_column", "is_constant"]
 
@@ -225,11 +226,16 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
         # "NaN" in a column of numbers is a missing value, as in a text file's numbers
         column = pc.if_else(pc.is_nan(column), null_scalar(pa.float64()), column)
     elif pa.types.is_boolean(typ) or pa.types.is_integer(typ) or pa.types.is_decimal(typ):
+        exact = column
         column = pc.cast(column, pa.float64(), safe=False)
     elif not pa.types.is_floating(typ):
         _fail_where(pc.is_null(column), column, where, "is not a number", "not_a_number")
     values = to_numpy(pc.cast(column, pa.float64(), safe=False), fill=np.nan)
     values = np.asarray(values, dtype=np.float64)
+    if pa.types.is_string(typ):
+        _refuse_merged_whole_numbers(trimmed, values, where)
+    elif pa.types.is_integer(typ) or pa.types.is_decimal(typ):
+        _refuse_merged_whole_numbers(exact, values, where)
     infinite = np.isinf(values)
     if infinite.any():
         row = int(np.flatnonzero(infinite)[0]) + 1
@@ -240,6 +246,43 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
             text = f"value {written or number_text(float(values[row - 1]))} is not a finite number"
         raise where.error(row, text, "not_finite")
     return values
+
+
+#: Whole numbers of at least this size have neighbours a float64 cannot tell apart
+#: (``2**53 + 1`` reads as ``2**53``).
+_EXACT_WHOLE_NUMBERS = 2.0**53
+_WHOLE_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _refuse_merged_whole_numbers(exact: pa.Array, values: np.ndarray, where: _Column) -> None:
+    """Raise where two different whole numbers of ``exact`` read as one float in ``values``.
+
+    Beyond 2**53 a float64 keeps about 16 digits, so ``9223372036854775807`` and
+    ``…806`` are one number: a column of such values (a 64-bit code or hash) would
+    silently lose its distinctions, or be left out as constant. Only the few values
+    that large are looked at in Python; integers, decimals and texts of whole numbers
+    alike (a text ``1e19`` is a float as written, not a whole number, and is left alone).
+    """
+    large = np.flatnonzero(np.abs(values) >= _EXACT_WHOLE_NUMBERS)
+    if len(large) == 0:
+        return
+    seen: dict[float, tuple[int, int]] = {}
+    for position in large.tolist():
+        cell = exact[position].as_py()
+        if isinstance(cell, str):
+            if not _WHOLE_NUMBER_TEXT.fullmatch(cell):
+                continue
+            cell = int(cell)
+        elif not isinstance(cell, int):  # a Decimal
+            if cell != cell.to_integral_value():
+                continue
+            cell = int(cell)
+        first = seen.setdefault(float(values[position]), (cell, position))
+        if first[0] != cell:
+            raise where.error(position + 1, f"value {short_text(str(cell))} reads as the same number as "
+                                            f"{short_text(str(first[0]))} (row {first[1] + 1}): whole numbers beyond "
+                                            f"2^53 lose their last digits as numbers; declare the column "
+                                            f"categorical, or ignore it, in a types file", "inexact_number")
 
 
 def _fail_numeric_text(text: pa.Array, where: _Column) -> None:
