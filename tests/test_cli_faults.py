@@ -299,3 +299,13 @@ def test_ctrl_c_during_a_run_ends_in_the_one_line_interrupted_and_writes_nothing
     code, out, err = run(["mine", left, right, "-a", "serenade-es", "--epsilon", "1", "-o", tmp_path / "out.json"])
     assert (code, err, out) == (130, "interrupted\n", "")
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize(("option", "says"), [("-a", "unknown algorithm"), ("--out-of-bounds", "--out-of-bounds"),
+                                             ("--duplicate-columns", "--duplicate-columns")])
+def test_a_long_option_value_is_quoted_short(tmp_path: Path, option: str, says: str) -> None:
+    """A 5,000-character value was echoed whole in the error line."""
+    left = write(tmp_path / "l.csv", "x\n1\n2\n")
+    right = write(tmp_path / "r.csv", "y\n1\n0\n")
+    line = expect_error(["mine", left, right, option, "q" * 5000], says, "qqq...")
+    assert len(line) < 300, line

@@ -502,3 +502,19 @@ def test_whole_numbers_a_float_cannot_tell_apart_are_refused(tmp_path: Path, rig
                  "1,9007199254740992\n2,9007199254740992\n3,5\n"):
         data = load_two_view(write(tmp_path / "fine.csv", "id,a\n" + text), right)
         assert data.left["a"].kind.value == "numeric"
+
+
+@pytest.mark.parametrize(("left", "types", "fragment"), [
+    ("id,a\n1,1" + "0" * 5000 + "\n2,1\n3,2\n", None, "is too large for a number"),
+    ("id,a\n1," + "q" * 5000 + "\n2,1\n3,0\n", {"columns": {"a": {"type": "boolean"}}}, "is not Boolean"),
+    ("id,a\n1," + "q" * 5000 + "\n2,x\n3,y\n", {"columns": {"a": {"type": "categorical", "categories": ["x", "y"]}}},
+     "is not one of the declared categories"),
+    ("id," + "q" * 5000 + ",b," + "q" * 5000 + "\n1,1,2,3\n2,1,2,3\n3,0,1,1\n", None, "occurs more than once"),
+])
+def test_a_long_value_or_name_is_quoted_short(tmp_path: Path, right: Path, left: str, types, fragment: str) -> None:
+    """The value or name a message quotes is cut to about 40 characters: a 5,000-character cell made a
+    5,000-character line."""
+    path = write(tmp_path / "long.csv", left)
+    kwargs = {"types": types} if types else {"duplicate_names": "error"}
+    message = load_error(path, right, **kwargs)
+    assert fragment in message and len(message) < 250 + len(str(path)), message

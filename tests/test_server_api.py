@@ -372,8 +372,9 @@ def test_a_tree_split_the_splits_above_it_decide_is_refused(server: Server) -> N
              "no": leaf}
     other = {"split": {"attr": "state", "eq": "CA"}, "no": leaf,
              "yes": {"split": {"attr": "state", "eq": "NY"}, "yes": leaf, "no": leaf}}
-    for side, tree, where in (("left_tree", repeated, "left_tree.yes.split"), ("right_tree", wider, "right_tree.yes.split"),
-                              ("left_tree", other, "left_tree.yes.split")):
+    cases = (("left_tree", repeated, "left_tree.yes.split"), ("right_tree", wider, "right_tree.yes.split"),
+             ("left_tree", other, "left_tree.yes.split"))
+    for side, tree, where in cases:
         for extra in ({}, {"dry_run": True}):
             answer = server.post("/v1/primitives/leaf-pair-counts", {**TREES, side: tree, **extra})
             assert answer.status_code == 422 and _error(answer) == "outside_domain", answer.text

@@ -183,7 +183,8 @@ def test_a_huge_exponent_through_the_api_is_invalid_epsilon(api: TestClient) -> 
 
 
 @pytest.mark.parametrize(("algorithm", "parameters"), [
-    ("alt-expm", {"grid_share": 1e-320}), ("alt-expm", {"omega": 1e-320}), ("mcmc-tree-pair", {"reestimate_share": 1e-7}),
+    ("alt-expm", {"grid_share": 1e-320}), ("alt-expm", {"omega": 1e-320}),
+    ("mcmc-tree-pair", {"reestimate_share": 1e-7}),
     ("serenade-cs", {"min_sharpness": 1e-320}), ("serenade-es", {"size_share": 1e-320}),
 ])
 def test_a_share_too_small_to_release_anything_is_refused_before_its_charge(api: TestClient, algorithm: str,

@@ -25,8 +25,8 @@ from typing import Any
 from dprm.errors import ParameterError, short_repr, short_text
 from dprm.privacy.budget import as_epsilon, as_fraction, check_budget_share, check_epsilon_range
 
-__all__ = ["BUDGET_SHARE_UNIT", "Param", "KeywordParam", "as_generator", "as_seed", "check_random_state", "parameter_table",
-           "read_none_texts", "RANDOM_STATE_KINDS", "MAX_SEED"]
+__all__ = ["BUDGET_SHARE_UNIT", "Param", "KeywordParam", "as_generator", "as_seed", "check_random_state",
+           "parameter_table", "read_none_texts", "RANDOM_STATE_KINDS", "MAX_SEED"]
 
 _KINDS = ("int", "float", "epsilon", "bool", "choice", "text", "object")
 #: The unit of a parameter that gives a share of the privacy budget to some release: a

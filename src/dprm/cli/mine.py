@@ -33,7 +33,7 @@ from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
 from dprm.cli.views import (DuplicateColumns, EngineOption, IdColumn, LeftView, NaValues, OutOfBounds, RightView,
                             ShardsOption, TypesFile, check_engine, load_views, open_engine, print_notes)
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 
 app = command_app()
 
@@ -108,7 +108,7 @@ def mine(
     if chose_default:  # the default private miner (dprm.mining.default)
         algorithm, defaults = default_algorithm(epsilon), default_parameters(epsilon)
     if algorithm not in algorithms:
-        raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(algorithms)}")
+        raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose one of: {', '.join(algorithms)}")
     given = {**defaults, **given_parameters(algorithms, algorithm, miner_parameters)}
     private_algorithm = "epsilon" in miner_options() and algorithm in miner_options()["epsilon"]["defaults"]
     if epsilon is not None:

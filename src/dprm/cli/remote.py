@@ -32,7 +32,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.miner_options import given_parameters, option_parameters, with_options
-from dprm.errors import DprmError, ParameterError
+from dprm.errors import DprmError, ParameterError, short_repr
 
 app = command_app("Use a dprm server as an analyst: datasets, jobs, primitives, budget.")
 
@@ -216,7 +216,7 @@ def submit(
     """Submit a job (charged at once); prints its id, or with --wait writes its result."""
     algorithms = _algorithms()
     if algorithm not in algorithms:
-        raise ParameterError(f"unknown algorithm {algorithm!r}; a server runs: {', '.join(algorithms)}")
+        raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; a server runs: {', '.join(algorithms)}")
     given = given_parameters(algorithms, algorithm, parameters)
     for name, value in given.items():
         if isinstance(value, float):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, List, Optional
 import typer
 
 from dprm.cli.console import note
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 
 if TYPE_CHECKING:
     from dprm.data import TwoViewData
@@ -85,9 +85,9 @@ def load_views(left: Path, right: Path, *, id_column: str | None = None, types: 
     from dprm.data import load_two_view
 
     if duplicate_columns not in ("rename", "error"):
-        raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {duplicate_columns!r}")
+        raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {short_repr(duplicate_columns)}")
     if out_of_bounds not in (None, "error", "clamp"):
-        raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
+        raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {short_repr(out_of_bounds)}")
     data = load_two_view(left, right, id_column=id_column, types=types, duplicate_names=duplicate_columns,
                          na_values=na_markers(na_values), out_of_bounds=out_of_bounds)
     return data

@@ -126,7 +126,7 @@ def encode_column(
     ([30.0, 120.0], ["l.csv: column 'age': values outside the declared bounds [0, 120] clamped into them"])
     """
     if out_of_bounds not in OUT_OF_BOUNDS:
-        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
+        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {short_repr(out_of_bounds)}")
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     where = _Column(source, name, cells_as_written)
@@ -241,9 +241,9 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
         row = int(np.flatnonzero(infinite)[0]) + 1
         written = (where.written(row) or "").strip()
         if written and written.lower().lstrip("+-") not in ("inf", "infinity"):
-            text = f"value {written} is too large for a number (beyond ±1.8e308)"
+            text = f"value {short_text(written)} is too large for a number (beyond ±1.8e308)"
         else:
-            text = f"value {written or number_text(float(values[row - 1]))} is not a finite number"
+            text = f"value {short_text(written or number_text(float(values[row - 1])))} is not a finite number"
         raise where.error(row, text, "not_finite")
     return values
 
@@ -423,8 +423,8 @@ def _categorical(
             if not clamp or (spec.complete and not (codes[:row] == -1).any()):
                 also = ("" if not clamp else
                         " (clamping would make it missing, but the types file declares the column complete)")
-                raise where.error(row, f"value {texts[codes[row - 1]]!r} is not one of the declared categories{also}",
-                                  "unknown_category")
+                raise where.error(row, f"value {short_repr(texts[codes[row - 1]])} is not one of the declared "
+                                       f"categories{also}", "unknown_category")
             if notes is not None:
                 notes.append(f"{where}: values that are not declared categories read as missing")
         return remap[codes].astype(np.int32), Domain(categories=spec.categories, declared=True)
@@ -455,5 +455,6 @@ def _fail_where(ok: pa.Array | np.ndarray, column: pa.Array, where: _Column, wha
         return
     row = int(np.flatnonzero(bad)[0]) + 1
     value = column[row - 1].as_py()
-    shown = (number_text(value) if isinstance(value, float) else category_text(value)) if isinstance(value, (int, float)) else repr(value)
+    shown = short_text(number_text(value) if isinstance(value, float) else category_text(value)) \
+        if isinstance(value, (int, float)) else short_repr(value)
     raise where.error(row, f"value {shown} {what}", code)

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, short_repr
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "open_text_table", "read_table",
@@ -174,7 +174,7 @@ def reading_options(
     markers = tuple(dict.fromkeys((*markers, *spec.na_values)))
     policy = out_of_bounds if out_of_bounds is not None else (spec.out_of_bounds or "error")
     if policy not in OUT_OF_BOUNDS:
-        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {policy!r}")
+        raise ParameterError(f"out_of_bounds must be 'error' or 'clamp', not {short_repr(policy)}")
     return markers, policy
 
 
@@ -545,7 +545,8 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
         if name in first:
             raise _error(
                 source,
-                f"column name {name!r} occurs more than once (columns {first[name] + 1} and {i + 1}); {remedy}",
+                f"column name {short_repr(name)} occurs more than once (columns {first[name] + 1} and {i + 1}); "
+                f"{remedy}",
                 "duplicate_column", column=name, data_dependent=False,
             )
         first[name] = i

@@ -167,7 +167,7 @@ def parse_parameter_items(items: Iterable[str], option: str = "--parameters") ->
             algorithm, key = key.rsplit(".", 1)
             algorithm = algorithm.strip()
             if algorithm not in names:
-                raise ParameterError(f"{option}: unknown algorithm {algorithm!r} in {item!r}")
+                raise ParameterError(f"{option}: unknown algorithm {short_repr(algorithm)} in {short_repr(item)}")
         put(algorithm, key, value)
     return merged
 
@@ -177,7 +177,7 @@ def _check_algorithms(algorithms: Iterable[str]) -> list[str]:
     out: list[str] = []
     for algorithm in algorithms:
         if algorithm not in names:
-            raise ParameterError(f"unknown algorithm {algorithm!r}; choose among: {', '.join(names)}")
+            raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose among: {', '.join(names)}")
         if algorithm in out:
             raise ParameterError(f"algorithm {algorithm} is listed twice")
         out.append(algorithm)

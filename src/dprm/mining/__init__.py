@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dprm.mining.alternation import AlternatingTrees
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.mining.base import Miner, Param, Progress
 from dprm.mining.cartwheels import CartWheels
 from dprm.mining.default import DEFAULT_ALGORITHM, default_algorithm, default_parameters
@@ -66,7 +66,7 @@ def make_miner(algorithm: str, **parameters: Any) -> Miner:
     dprm.errors.ParameterError: reremi has no parameter mcmc-iterations
     """
     if algorithm not in ALGORITHMS:
-        raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+        raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose one of: {', '.join(ALGORITHMS)}")
     miner_class, fixed = ALGORITHMS[algorithm]
     for name in parameters:
         if name not in miner_class.parameter_specs or name in fixed:
@@ -95,7 +95,7 @@ def parameter_specs(algorithm: str) -> dict[str, Param]:
     False
     """
     if algorithm not in ALGORITHMS:
-        raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+        raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose one of: {', '.join(ALGORITHMS)}")
     miner_class, fixed = ALGORITHMS[algorithm]
     return {name: spec for name, spec in miner_class.parameter_specs.items() if name not in fixed}
 
@@ -125,7 +125,7 @@ def parameter_help(algorithms: Iterable[str] | None = None,
     names = list(ALGORITHMS) if algorithms is None else list(algorithms)
     for algorithm in names:
         if algorithm not in ALGORITHMS:
-            raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+            raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose one of: {', '.join(ALGORITHMS)}")
     by_name: dict[str, dict[str, Param]] = {}
     for algorithm in names:
         for name, spec in (specs or parameter_specs)(algorithm).items():

@@ -42,7 +42,7 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, short_repr
 from dprm.server.accounts import check_name
 from dprm.server.errors import ApiError
 from dprm.server.tables import datasets
@@ -225,7 +225,7 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
 
     check_name(name, "dataset")
     if duplicate_names not in ("rename", "error"):
-        raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {duplicate_names!r}")
+        raise ParameterError(f"--duplicate-columns must be 'rename' or 'error', not {short_repr(duplicate_names)}")
     paths = [_readable_file(p) for p in (left, right, types)]
     mapping = _read_types_mapping(paths[2])
     spec = TypesSpec.from_mapping(mapping, source=str(paths[2]))
