@@ -518,3 +518,12 @@ def test_a_long_value_or_name_is_quoted_short(tmp_path: Path, right: Path, left:
     kwargs = {"types": types} if types else {"duplicate_names": "error"}
     message = load_error(path, right, **kwargs)
     assert fragment in message and len(message) < 250 + len(str(path)), message
+
+
+def test_a_table_whose_columns_are_all_left_out_still_counts_its_rows(tmp_path: Path) -> None:
+    """One row, every column constant and left out: ``dprm inspect`` said "0 rows" (1 with an id column)."""
+    left = write(tmp_path / "l.csv", "a,x\n1,2.5\n")
+    right = write(tmp_path / "r.csv", "b,y\n0,3\n")
+    data = load_two_view(left, right)
+    assert (len(data.left), len(data.right), data.n_rows) == (0, 0, 1)
+    assert data.with_transforms({}).n_rows == 1

@@ -178,19 +178,26 @@ class TwoViewData:
 
     ``ids`` holds the entity ids when an id column was given or detected, and
     ``id_column`` where they were read: the view's number (0 left, 1 right) and the
-    column's name. ``n_rows`` is private in a private run: miners never release it.
+    column's name. ``rows_read`` is the number of rows the loader read, which says
+    ``n_rows`` where neither an attribute nor the ids hold them (every column left
+    out as constant).
+    ``n_rows`` is private in a private run: miners never release it.
     """
 
     left: View
     right: View
     ids: np.ndarray | None = None
     id_column: tuple[int, str] | None = None
+    rows_read: int | None = None
 
     def __post_init__(self) -> None:
         sizes = {a.n_rows for a in self.left} | {a.n_rows for a in self.right}
         if len(sizes) > 1:
             raise ValueError(f"attributes have differing row counts: {sorted(sizes)}")
-        self._n_rows = sizes.pop() if sizes else (0 if self.ids is None else len(self.ids))
+        if sizes:
+            self._n_rows = sizes.pop()
+        else:  # every column left out: the ids, else the loader's count
+            self._n_rows = len(self.ids) if self.ids is not None else self.rows_read or 0
 
     @property
     def n_rows(self) -> int:
@@ -238,7 +245,7 @@ class TwoViewData:
                           replace(a, domain=replace(a.domain, transform=transforms[(side, a.name)]))
                           for a in view.attributes]
             views.append(replace(view, attributes=attributes))
-        return TwoViewData(views[0], views[1], self.ids, self.id_column)
+        return TwoViewData(views[0], views[1], self.ids, self.id_column, self.rows_read)
 
     def view(self, side: str | int) -> View:
         """The view named ``"left"``/``"right"`` or numbered 0/1."""

@@ -161,7 +161,7 @@ def load_two_view(
                              first_notes=first_notes[1])
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
-    return TwoViewData(left_view, right_view, ids=ids, id_column=id_column)
+    return TwoViewData(left_view, right_view, ids=ids, id_column=id_column, rows_read=lraw.num_rows)
 
 
 def read_view(

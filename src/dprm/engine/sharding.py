@@ -262,7 +262,7 @@ def _in_file_terms(data: TwoViewData, files: Sequence[_Slice]) -> TwoViewData:
     views = [View(view.name, view.attributes, source=part.original, constant=list(view.constant),
                   renamed=dict(view.renamed), notes=[_in_file_text(n, files) for n in view.notes])
              for view, part in zip(data.views, files)]
-    return TwoViewData(views[0], views[1], ids=data.ids, id_column=data.id_column)
+    return TwoViewData(views[0], views[1], ids=data.ids, id_column=data.id_column, rows_read=data.rows_read)
 
 
 def _without_constant_notes(data: TwoViewData) -> TwoViewData:
