@@ -415,3 +415,37 @@ def test_without_output_the_status_line_says_the_ledger_is_not_written(learn: tu
     assert first.startswith("private: ε = 1 spent")
     assert first.endswith("not written (pass --output FILE to keep it)") and "in the JSON" not in first
     assert sorted(tmp_path.iterdir()) == before
+
+
+# -- cross-validation on the file's schema, exact class labels, types-file messages ----------------
+
+
+def test_a_column_without_a_value_in_a_folds_training_rows_keeps_its_kind(tmp_path: Path) -> None:
+    """A text column with one value: a fold's training rows may hold none of it. The folds reuse the
+    whole file's schema (the column stays categorical), never read a kind off a fold's rows."""
+    csv = write(tmp_path / "d.csv", "f1,f2,cls\n0,yes,p\n" + "1,,q\n0,,p\n" * 3 + "1,,q\n")
+    out = tmp_path / "out.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "cls", "--epsilon", "1", "--cv", "2", "-o", out])
+    assert code == 0, stderr
+    assert "error" not in stderr
+    assert "cross-validated accuracy (2 folds)" in stdout
+    assert [f["kind"] for f in json.loads(out.read_text())["features"]] == ["categorical", "categorical"]
+
+
+def test_an_error_in_the_cross_validation_prints_and_writes_nothing(learn: tuple[Path, Path], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cross-validation runs before the release is written or printed: its failure leaves nothing."""
+    from dprm.classifier import DPDecisionTreeClassifier
+    from dprm.errors import ParameterError
+
+    def fail(self, X):
+        raise ParameterError("column 'a': a fold could not be predicted")
+
+    monkeypatch.setattr(DPDecisionTreeClassifier, "predict", fail)  # only the folds predict
+    csv, types = learn
+    out = tmp_path / "model.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--max-depth", "2",
+                                "--types", types, "--cv", "3", "--output", out])
+    assert code == 2
+    assert_one_error_line(stderr, "a fold could not be predicted")
+    assert stdout == "" and not out.exists()

@@ -7,11 +7,16 @@ The run:
 2. read the file with the data layer's checks (types file, missing markers, values
    outside declared domains, non-finite numbers) and pick the target column;
 3. fit :class:`dprm.classifier.DPDecisionTreeClassifier` on all rows (the private
-   release), write ``--output`` (the released tree and its ledger), print the privacy
-   status line and the tree;
+   release);
 4. unless ``--cv 0``: cross-validate the same configuration. That refits on folds, is
    an evaluation for people who may see the data, and is *not* part of the private
-   release (each fold's fit spends its own ε on its fold).
+   release (each fold's fit spends its own ε on its fold). The folds reuse the
+   schema of step 3's fit (each feature's kind, categories and bounds, declared or
+   read off the whole file, and the classes), never one read off a fold's rows: a
+   text column whose only values fall outside a fold's training rows stays text;
+5. write ``--output`` (the released tree and its ledger), print the privacy status
+   line, the tree and the cross-validated accuracy. Nothing is written or printed
+   before every step above has succeeded: an error is one line and leaves no file.
 
 Feature domains and classes are public when the types file declares them
 (categories of categorical columns, bounds of numeric ones, the target's
@@ -109,6 +114,7 @@ def classify(
         parameters["embedding_depth"] = clf.embedding_depth_
     parameters["max_depth"] = clf.max_depth_  # "auto" as the depth it chose: an explicit one reproduces it
     fitted["document"] = _document(clf, parameters, learn, target, seed)
+    scores = _cross_validate(parameters, clf, seed, X, y, cv) if cv and cv > 1 else None
     written = outputs.commit()
     for message in notes:
         note(message)
@@ -122,8 +128,8 @@ def classify(
     console.print(export_text(clf), soft_wrap=True, markup=False, highlight=False)
     for path in written:
         console.print(f"wrote the released tree to {path}", soft_wrap=True)
-    if cv and cv > 1:
-        _print_cv(parameters, categories, bounds, classes, seed, X, y, cv)
+    if scores is not None:
+        _print_cv(scores, parameters["epsilon"])
 
 
 def _check_options(epsilon: float, max_depth: str, embedding_depth: str, search: str, variant: str,
@@ -338,22 +344,54 @@ def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, se
     }
 
 
-def _print_cv(parameters: dict[str, Any], categories: dict, bounds: dict, classes: list | None,
-              seed: int | None, X: Any, y: Any, folds: int) -> None:
+def _fold_schema(clf: Any) -> tuple[dict[str, list], dict[str, tuple[float, float]], list]:
+    """The fitted model's schema as declarations for the folds: categories, bounds and classes.
+
+    Those of the fit on all rows: declared by the types file or read off the whole file.
+    A fold reading them off its own training rows could give a column another kind (a
+    text column without a value there would read as numeric) or other categories than
+    the test rows hold.
+    """
+    from dprm.classifier.encoding import CATEGORICAL
+
+    categories = {d.name: list(d.categories) for d in clf.domains_ if d.kind == CATEGORICAL}
+    bounds = {d.name: (d.low, d.high) for d in clf.domains_ if d.kind != CATEGORICAL}
+    return categories, bounds, list(clf.classes_)
+
+
+def _cross_validate(parameters: dict[str, Any], clf: Any, seed: int | None, X: Any, y: Any,
+                    folds: int) -> list[float]:
+    """Accuracy of each of ``folds`` stratified folds, refitting ``parameters`` on the others.
+
+    Every fold uses the schema of ``clf``, the fit on all rows (:func:`_fold_schema`).
+    """
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
+    categories, bounds, classes = _fold_schema(clf)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True,
                                random_state=None if seed is None else seed % 2**32)
     scores = []
     for fold, (train, test) in enumerate(splitter.split(np.zeros((len(y), 1)), y)):
-        clf = _estimator(parameters, categories, bounds, classes, None if seed is None else (seed + 1 + fold) % 2**63)
+        model = _estimator(parameters, categories, bounds, classes,
+                           None if seed is None else (seed + 1 + fold) % 2**63)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            clf.fit(X.iloc[train], y[train])
-        scores.append(float(np.mean(clf.predict(X.iloc[test]) == y[test])))
+            try:
+                model.fit(X.iloc[train], y[train])
+            except ParameterError as error:
+                raise ParameterError(_in_option_names(str(error))) from None
+        scores.append(float(np.mean(model.predict(X.iloc[test]) == y[test])))
+    return scores
+
+
+def _print_cv(scores: list[float], epsilon: float) -> None:
+    """The cross-validated accuracy (mean ± standard deviation over folds), marked not private."""
+    import numpy as np
+
+    folds = len(scores)
     console.print(f"cross-validated accuracy ({folds} folds): {np.mean(scores):.3f} ± {np.std(scores, ddof=1):.3f} "
                   f"(std over folds)", soft_wrap=True)
     console.print(f"[dim]NOT private: the cross-validation is an evaluation for people who may see the data; it "
-                  f"refits on {folds} folds, each spending ε = {parameters['epsilon']:g} on its fold, and is not "
+                  f"refits on {folds} folds, each spending ε = {epsilon:g} on its fold, and is not "
                   f"part of the private release[/dim]", soft_wrap=True)
