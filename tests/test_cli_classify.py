@@ -449,3 +449,32 @@ def test_an_error_in_the_cross_validation_prints_and_writes_nothing(learn: tuple
     assert code == 2
     assert_one_error_line(stderr, "a fold could not be predicted")
     assert stdout == "" and not out.exists()
+
+
+@pytest.mark.parametrize("labels", [("1e20", "2e20"), ("1e300", "0"), ("9007199254740993", "9007199254740992"),
+                                    ("100000000000000000001", "100000000000000000000")])
+def test_huge_whole_number_classes_are_kept_exactly_as_written(tmp_path: Path, labels: tuple[str, str]) -> None:
+    """Never through float and int64: 1e20 and 2e20 are two classes, 1e300 is not -2**63, 2**53 + 1 is not 2**53."""
+    rows = "".join(f"{i % 2},{labels[i % 2]}\n" for i in range(20))
+    csv = write(tmp_path / "d.csv", "f1,cls\n" + rows)
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "cls", "--epsilon", "5", "--cv", "2", "--seed", "1",
+                                "--output", out])
+    assert code == 0, stderr
+    assert "Warning" not in stderr and "constant" not in stderr  # 2**53 + 1 and 2**53: one float, not the classes
+    assert json.loads(out.read_text())["classes"] == sorted(labels)
+    tree = stdout.split("variant dprm", 1)[1]
+    assert "-9223372036854775808" not in tree
+    assert any(f"class: {label}" in tree for label in labels)
+
+
+def test_one_number_written_two_ways_is_one_class(tmp_path: Path) -> None:
+    """1, 1.0 and 1e0 are one class (the data layer's canonical "1"), 2e20 and 2E+20 another (as first written)."""
+    rows = "".join(f"{i % 2},{('1', '1.0', '1e0')[i % 3] if i % 2 == 0 else ('2e20', '2E+20')[i % 4 // 2]}\n"
+                   for i in range(24))
+    csv = write(tmp_path / "d.csv", "f1,cls\n" + rows)
+    out = tmp_path / "m.json"
+    code, _, stderr = run(["classify", csv, "--target", "cls", "--epsilon", "5", "--cv", "0", "--seed", "1",
+                           "--output", out])
+    assert code == 0, stderr
+    assert json.loads(out.read_text())["classes"] == ["1", "2e20"]

@@ -182,6 +182,7 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
 
     from dprm.data import AttributeKind, read_view
     from dprm.data.loading import SIREN_ID_NAMES
+    from dprm.data.reading import reading_options
     from dprm.data.types_file import ColumnSpec, ColumnType, TypesSpec, read_types_file
 
     if out_of_bounds not in (None, "error", "clamp"):
@@ -222,14 +223,9 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
                 row = int(missing[0]) + 1  # data rows counted from 1, as the data layer does
                 raise DataError(f"{source}: the target column {target!r} has missing values, e.g. row {row}",
                                 column=target, row=row)
-            if attribute.kind is AttributeKind.NUMERIC:
-                fractional = np.flatnonzero(np.mod(values, 1) != 0)
-                if fractional.size:  # a measurement, not class codes
-                    row = int(fractional[0]) + 1
-                    raise DataError(f"{source}: the target column {target!r} holds numbers that are not whole "
-                                    f"(row {row}: {values[fractional[0]]:g}); a classifier needs classes: "
-                                    "declare its categories in a types file", column=target, row=row)
-                values = values.astype(np.int64)  # whole numbers are classes 0, 1, ..., not 0.0, 1.0
+            if attribute.kind is AttributeKind.NUMERIC:  # whole numbers are classes "0", "1", ..., not 0.0, 1.0
+                markers_read = reading_options(spec, markers, out_of_bounds)[0]
+                values = _whole_number_classes(learn, target, markers_read, source)
             labels = np.asarray(values, dtype=object).astype(str)
             if declared is not None and attribute.kind is not AttributeKind.NUMERIC:
                 classes = [str(c) for c in declared]
@@ -246,7 +242,94 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     if np.unique(labels).size < 2 and classes is None:  # declared classes: fit, whatever the rows hold
         raise DataError(f"{source}: the target column {target!r} has only one class; "
                         "a classifier needs at least two (or declare its classes)", column=target)
-    return pd.DataFrame(columns), labels, categories, bounds, classes, list(view.notes)
+    return pd.DataFrame(columns), labels, categories, bounds, classes, _feature_notes(view, target)
+
+
+def _feature_notes(view: Any, target: str) -> list[str]:
+    """The view's notes, less the target's in the note on constant columns kept (those are features).
+
+    The target is not a feature, and its classes are not the data layer's numbers: the
+    classes ``9007199254740993`` and ``9007199254740992`` are one float64 (a constant
+    column there).
+    """
+    from dprm.data.loading import left_out_notes
+
+    if target not in view.constant:
+        return list(view.notes)
+    empty = [name for name in view.constant if view[name].missing.all()]
+    with_target = left_out_notes(view.source, view.constant, empty, "kept")
+    features = [name for name in view.constant if name != target]
+    return ([note for note in view.notes if note not in with_target]
+            + left_out_notes(view.source, features, [name for name in empty if name != target], "kept"))
+
+
+def _whole_number_classes(learn: Path, target: str, markers: tuple[str, ...], source: str) -> list[str]:
+    """The labels of a target the data layer reads as numbers: one per row, exact, as the file writes them.
+
+    Never through float64 and int64 (``1e20`` and ``2e20`` would be one class, ``1e300``
+    the class ``-2**63``, ``2**53 + 1`` the class ``2**53``): the target column is read
+    again as the file holds it. Integers (a column of integers, a cell written in
+    digits) are named by their canonical text, exactly (:func:`~dprm.data.category_text.integer_text`:
+    ``1``, ``1.0``, ``01`` and ``+1`` are the class ``"1"``); a whole number written
+    otherwise (``1e20``) keeps its spelling, and two spellings of one number are one
+    class, named by its digits when a cell writes them, else by its first spelling in
+    the file. A file without text cells (Parquet) gives its floats' texts
+    (:func:`~dprm.data.category_text.number_text`).
+
+    Raises
+    ------
+    DataError
+        A number that is not whole (a measurement, not a class code), naming the row.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "d.csv"
+    ...     _ = path.write_text("a,y\\n0,1e20\\n1,1.0\\n2,2E+20\\n3,200000000000000000000\\n")
+    ...     _whole_number_classes(path, "y", ("",), "d.csv")
+    ['1e20', '1', '200000000000000000000', '200000000000000000000']
+    """
+    from decimal import Decimal, InvalidOperation
+
+    import pyarrow as pa
+
+    from dprm.data.category_text import integer_text, number_text
+    from dprm.data.reading import read_table
+
+    raw = read_table(learn, "left", "error", markers)
+    column = raw.table.column(target)
+    if pa.types.is_integer(column.type):
+        return [str(value) for value in column.to_pylist()]  # Python ints: exact
+    numbers = column.to_pylist()
+    cells = raw.cells_as_written(target)
+    if cells is None or len(cells) != len(numbers):
+        cells = [None] * len(numbers)
+    keys: list[str] = []
+    names: dict[str, str] = {}  # a number's class: its digits where a cell writes them, else its first spelling
+    for row, (number, cell) in enumerate(zip(numbers, cells), start=1):
+        written = cell.strip() if cell is not None else None
+        exact = None
+        if written is not None:
+            try:
+                exact = Decimal(written)
+            except InvalidOperation:
+                written = None
+        if exact is None:
+            exact = Decimal(number)  # a float, exactly
+        if exact != exact.to_integral_value():  # a measurement, not class codes
+            shown = written if written is not None and len(written) <= 30 else number_text(number)
+            raise DataError(f"{source}: the target column {target!r} holds numbers that are not whole "
+                            f"(row {row}: {shown}); a classifier needs classes: "
+                            "declare its categories in a types file", column=target, row=row)
+        key = str(int(exact))  # at most 309 digits: the data layer refused numbers beyond the floats
+        digits = integer_text(written) if written is not None else None
+        if digits is not None:
+            names[key] = digits
+        elif key not in names:
+            names[key] = written if written is not None else number_text(number)
+        keys.append(key)
+    return [names[key] for key in keys]
 
 
 def _decode(attribute: Any) -> tuple[Any, Any]:
