@@ -478,3 +478,18 @@ def test_one_number_written_two_ways_is_one_class(tmp_path: Path) -> None:
                            "--output", out])
     assert code == 0, stderr
     assert json.loads(out.read_text())["classes"] == ["1", "2e20"]
+
+
+def test_equal_declared_bounds_are_accepted_as_in_mine(tmp_path: Path) -> None:
+    """docs/data.md: bounds are finite with low <= high; a column declared [2, 2] is a (constant) feature."""
+    rows = "".join(f"{i % 2},2,{'pq'[i % 2]}\n" for i in range(20))
+    csv = write(tmp_path / "d.csv", "f1,f2,y\n" + rows)
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"f1": {"bounds": [0, 1]}, "f2": {"bounds": [2, 2]},
+                                                               "y": {"categories": ["p", "q"]}}}))
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "5", "--cv", "2", "--types", types,
+                                "--output", out])
+    assert code == 0, stderr
+    features = json.loads(out.read_text())["features"]
+    assert [(f["name"], f["low"], f["high"]) for f in features] == [("f1", 0, 1), ("f2", 2, 2)]
+    assert "f2" not in stdout.split("variant dprm", 1)[1]  # no split on a single value
