@@ -493,3 +493,14 @@ def test_equal_declared_bounds_are_accepted_as_in_mine(tmp_path: Path) -> None:
     features = json.loads(out.read_text())["features"]
     assert [(f["name"], f["low"], f["high"]) for f in features] == [("f1", 0, 1), ("f2", 2, 2)]
     assert "f2" not in stdout.split("variant dprm", 1)[1]  # no split on a single value
+
+
+def test_a_target_declared_with_one_category_names_the_types_file_and_column(tmp_path: Path) -> None:
+    csv = write(tmp_path / "d.csv", "a,y\n" + "".join(f"{i},p\n" for i in range(12)))
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"a": {"bounds": [0, 20]}, "y": {"categories": ["p"]}}}))
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--cv", "0", "--types", types,
+                                "--output", out])
+    assert code == 2 and stdout == ""
+    assert_one_error_line(stderr, "t.json", "column 'y'", "at least two")
+    assert not out.exists()

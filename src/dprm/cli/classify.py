@@ -194,6 +194,11 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
         raise DataError(f"{spec.source}: the target column {target!r} is declared numeric; a classifier's target "
                         "holds classes: declare it categorical with its categories (or boolean)",
                         code="bad_types_file", file=spec.source, column=target, data_dependent=False)
+    declared_classes = declared_target.categories if declared_target is not None else None
+    if declared_classes is not None and len(declared_classes) < 2:
+        raise DataError(f"{spec.source}: column {target!r}: the target's declared categories are its classes, and a "
+                        f"classifier needs at least two, not {len(declared_classes)}",
+                        code="bad_types_file", file=spec.source, column=target, data_dependent=False)
     markers = [part for item in na_values or [] for part in item.split(",")] or None
     if target in (id_column, spec.id_column):
         named = "--id-column" if target == id_column else spec.source
