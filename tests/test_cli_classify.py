@@ -415,3 +415,92 @@ def test_without_output_the_status_line_says_the_ledger_is_not_written(learn: tu
     assert first.startswith("private: ε = 1 spent")
     assert first.endswith("not written (pass --output FILE to keep it)") and "in the JSON" not in first
     assert sorted(tmp_path.iterdir()) == before
+
+
+# -- cross-validation on the file's schema, exact class labels, types-file messages ----------------
+
+
+def test_a_column_without_a_value_in_a_folds_training_rows_keeps_its_kind(tmp_path: Path) -> None:
+    """A text column with one value: a fold's training rows may hold none of it. The folds reuse the
+    whole file's schema (the column stays categorical), never read a kind off a fold's rows."""
+    csv = write(tmp_path / "d.csv", "f1,f2,cls\n0,yes,p\n" + "1,,q\n0,,p\n" * 3 + "1,,q\n")
+    out = tmp_path / "out.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "cls", "--epsilon", "1", "--cv", "2", "-o", out])
+    assert code == 0, stderr
+    assert "error" not in stderr
+    assert "cross-validated accuracy (2 folds)" in stdout
+    assert [f["kind"] for f in json.loads(out.read_text())["features"]] == ["categorical", "categorical"]
+
+
+def test_an_error_in_the_cross_validation_prints_and_writes_nothing(learn: tuple[Path, Path], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cross-validation runs before the release is written or printed: its failure leaves nothing."""
+    from dprm.classifier import DPDecisionTreeClassifier
+    from dprm.errors import ParameterError
+
+    def fail(self, X):
+        raise ParameterError("column 'a': a fold could not be predicted")
+
+    monkeypatch.setattr(DPDecisionTreeClassifier, "predict", fail)  # only the folds predict
+    csv, types = learn
+    out = tmp_path / "model.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--max-depth", "2",
+                                "--types", types, "--cv", "3", "--output", out])
+    assert code == 2
+    assert_one_error_line(stderr, "a fold could not be predicted")
+    assert stdout == "" and not out.exists()
+
+
+@pytest.mark.parametrize("labels", [("1e20", "2e20"), ("1e300", "0"), ("9007199254740993", "9007199254740992"),
+                                    ("100000000000000000001", "100000000000000000000")])
+def test_huge_whole_number_classes_are_kept_exactly_as_written(tmp_path: Path, labels: tuple[str, str]) -> None:
+    """Never through float and int64: 1e20 and 2e20 are two classes, 1e300 is not -2**63, 2**53 + 1 is not 2**53."""
+    rows = "".join(f"{i % 2},{labels[i % 2]}\n" for i in range(20))
+    csv = write(tmp_path / "d.csv", "f1,cls\n" + rows)
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "cls", "--epsilon", "5", "--cv", "2", "--seed", "1",
+                                "--output", out])
+    assert code == 0, stderr
+    assert "Warning" not in stderr and "constant" not in stderr  # 2**53 + 1 and 2**53: one float, not the classes
+    assert json.loads(out.read_text())["classes"] == sorted(labels)
+    tree = stdout.split("variant dprm", 1)[1]
+    assert "-9223372036854775808" not in tree
+    assert any(f"class: {label}" in tree for label in labels)
+
+
+def test_one_number_written_two_ways_is_one_class(tmp_path: Path) -> None:
+    """1, 1.0 and 1e0 are one class (the data layer's canonical "1"), 2e20 and 2E+20 another (as first written)."""
+    rows = "".join(f"{i % 2},{('1', '1.0', '1e0')[i % 3] if i % 2 == 0 else ('2e20', '2E+20')[i % 4 // 2]}\n"
+                   for i in range(24))
+    csv = write(tmp_path / "d.csv", "f1,cls\n" + rows)
+    out = tmp_path / "m.json"
+    code, _, stderr = run(["classify", csv, "--target", "cls", "--epsilon", "5", "--cv", "0", "--seed", "1",
+                           "--output", out])
+    assert code == 0, stderr
+    assert json.loads(out.read_text())["classes"] == ["1", "2e20"]
+
+
+def test_equal_declared_bounds_are_accepted_as_in_mine(tmp_path: Path) -> None:
+    """docs/data.md: bounds are finite with low <= high; a column declared [2, 2] is a (constant) feature."""
+    rows = "".join(f"{i % 2},2,{'pq'[i % 2]}\n" for i in range(20))
+    csv = write(tmp_path / "d.csv", "f1,f2,y\n" + rows)
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"f1": {"bounds": [0, 1]}, "f2": {"bounds": [2, 2]},
+                                                               "y": {"categories": ["p", "q"]}}}))
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "5", "--cv", "2", "--types", types,
+                                "--output", out])
+    assert code == 0, stderr
+    features = json.loads(out.read_text())["features"]
+    assert [(f["name"], f["low"], f["high"]) for f in features] == [("f1", 0, 1), ("f2", 2, 2)]
+    assert "f2" not in stdout.split("variant dprm", 1)[1]  # no split on a single value
+
+
+def test_a_target_declared_with_one_category_names_the_types_file_and_column(tmp_path: Path) -> None:
+    csv = write(tmp_path / "d.csv", "a,y\n" + "".join(f"{i},p\n" for i in range(12)))
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"a": {"bounds": [0, 20]}, "y": {"categories": ["p"]}}}))
+    out = tmp_path / "m.json"
+    code, stdout, stderr = run(["classify", csv, "--target", "y", "--epsilon", "1", "--cv", "0", "--types", types,
+                                "--output", out])
+    assert code == 2 and stdout == ""
+    assert_one_error_line(stderr, "t.json", "column 'y'", "at least two")
+    assert not out.exists()

@@ -574,16 +574,27 @@ def test_a_missing_label_is_a_clear_error() -> None:
     ({"categories": {"a": ["x", "y", ["q"]]}}, "categories of column 'a' must be scalar labels"),
     ({"bounds": {"a": (0, 1)}}, "column 'a' is declared numeric .bounds. but holds a value that is not a number"),
     # numpy scalars shown as plain numbers (were np.float64(2.5)); an integer beyond floats (was OverflowError)
-    ({"bounds": {"b": (np.float64(2.5), np.float64(2.5))}},
-     r"column 'b' must be finite with low < high, got \(2\.5, 2\.5\)$"),
-    ({"bounds": {"b": np.array([4.0, 1.0])}}, r"column 'b' must be finite with low < high, got \(4\.0, 1\.0\)$"),
-    ({"bounds": {"b": (0, 10**400)}}, r"column 'b' must be finite with low < high, got \(0, 10000+\.\.\.$"),
+    ({"bounds": {"b": (np.float64(3.5), np.float64(2.5))}},
+     r"column 'b' must be finite with low <= high, got \(3\.5, 2\.5\)$"),
+    ({"bounds": {"b": np.array([4.0, 1.0])}}, r"column 'b' must be finite with low <= high, got \(4\.0, 1\.0\)$"),
+    ({"bounds": {"b": (0, 10**400)}}, r"column 'b' must be finite with low <= high, got \(0, 10000+\.\.\.$"),
     ({"categories": {"a": [np.str_("x"), np.str_("y"), np.str_("x")]}}, r"categories of column 'a' lists 'x' twice$"),
 ])
 def test_malformed_declarations_are_clear_errors(parameters, fragment) -> None:
     X = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": [1.0, 2.0, 3.0, 4.0]})
     with pytest.raises(ValueError, match=fragment):
         DPDecisionTreeClassifier(random_state=0, **parameters).fit(X, ["p", "q", "p", "q"])
+
+
+def test_equal_bounds_declare_a_feature_of_one_value_with_nothing_to_split() -> None:
+    """The types file's rule (low <= high, docs/data.md), not a stricter one: [2.5, 2.5] is a domain."""
+    X = pd.DataFrame({"a": ["x", "y", "x", "y"] * 5, "b": [2.5] * 20})
+    y = ["p", "q", "p", "q"] * 5
+    clf = DPDecisionTreeClassifier(epsilon=5, random_state=0, bounds={"b": (2.5, 2.5)}, categories={"a": ["x", "y"]},
+                                   classes=["p", "q"]).fit(X, y)
+    b = clf.domains_[1]
+    assert (b.low, b.high, b.from_data, b.n_options) == (2.5, 2.5, False, 0)
+    assert clf.predict(pd.DataFrame({"a": ["x"], "b": [7.0]})).shape == (1,)  # clipped into the bounds
 
 
 class _CountedLabel:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dprm.data.attributes import Domain
+from dprm.data.attributes import Domain, valid_bounds
 from dprm.errors import ParameterError, short_repr
 
 __all__ = ["FeatureEncoding", "learn_domains", "encode", "is_missing", "check_labels", "CATEGORICAL", "NUMERIC"]
@@ -247,9 +247,9 @@ def learn_domains(
                     low = high = math.inf
                 except (TypeError, ValueError):
                     raise ParameterError(f"bounds of column {name!r} must be a pair (low, high)") from None
-                if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                if not valid_bounds(low, high):  # the types file's rule (docs/data.md): low == high is one value
                     shown = short_repr(tuple(_plain(b) for b in declared_bounds))
-                    raise ParameterError(f"bounds of column {name!r} must be finite with low < high, got {shown}")
+                    raise ParameterError(f"bounds of column {name!r} must be finite with low <= high, got {shown}")
                 read = False
             else:
                 finite = [n for n in numbers if n is not None and math.isfinite(n)]
@@ -258,8 +258,9 @@ def learn_domains(
                     low, high = low - 0.5, high + 0.5
                 read = True
                 from_data.append(name)
-            # as a convex combination: high - low overflows for bounds near ±1.8e308
-            share = np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
+            # as a convex combination: high - low overflows for bounds near ±1.8e308; a column of one
+            # declared value (low == high) has nothing to split
+            share = np.arange(1, n_thresholds + 1 if low < high else 1) / (n_thresholds + 1)
             grid = low * (1 - share) + high * share
             domains.append(FeatureEncoding.numeric(name, low, high, grid, declared=not read))
         else:

@@ -7,11 +7,16 @@ The run:
 2. read the file with the data layer's checks (types file, missing markers, values
    outside declared domains, non-finite numbers) and pick the target column;
 3. fit :class:`dprm.classifier.DPDecisionTreeClassifier` on all rows (the private
-   release), write ``--output`` (the released tree and its ledger), print the privacy
-   status line and the tree;
+   release);
 4. unless ``--cv 0``: cross-validate the same configuration. That refits on folds, is
    an evaluation for people who may see the data, and is *not* part of the private
-   release (each fold's fit spends its own ε on its fold).
+   release (each fold's fit spends its own ε on its fold). The folds reuse the
+   schema of step 3's fit (each feature's kind, categories and bounds, declared or
+   read off the whole file, and the classes), never one read off a fold's rows: a
+   text column whose only values fall outside a fold's training rows stays text;
+5. write ``--output`` (the released tree and its ledger), print the privacy status
+   line, the tree and the cross-validated accuracy. Nothing is written or printed
+   before every step above has succeeded: an error is one line and leaves no file.
 
 Feature domains and classes are public when the types file declares them
 (categories of categorical columns, bounds of numeric ones, the target's
@@ -109,6 +114,7 @@ def classify(
         parameters["embedding_depth"] = clf.embedding_depth_
     parameters["max_depth"] = clf.max_depth_  # "auto" as the depth it chose: an explicit one reproduces it
     fitted["document"] = _document(clf, parameters, learn, target, seed)
+    scores = _cross_validate(parameters, clf, seed, X, y, cv) if cv and cv > 1 else None
     written = outputs.commit()
     for message in notes:
         note(message)
@@ -122,8 +128,8 @@ def classify(
     console.print(export_text(clf), soft_wrap=True, markup=False, highlight=False)
     for path in written:
         console.print(f"wrote the released tree to {path}", soft_wrap=True)
-    if cv and cv > 1:
-        _print_cv(parameters, categories, bounds, classes, seed, X, y, cv)
+    if scores is not None:
+        _print_cv(scores, parameters["epsilon"])
 
 
 def _check_options(epsilon: float, max_depth: str, embedding_depth: str, search: str, variant: str,
@@ -176,6 +182,7 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
 
     from dprm.data import AttributeKind, read_view
     from dprm.data.loading import SIREN_ID_NAMES
+    from dprm.data.reading import reading_options
     from dprm.data.types_file import ColumnSpec, ColumnType, TypesSpec, read_types_file
 
     if out_of_bounds not in (None, "error", "clamp"):
@@ -186,6 +193,11 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     if declared_target is not None and declared_target.type is ColumnType.NUMERIC:
         raise DataError(f"{spec.source}: the target column {target!r} is declared numeric; a classifier's target "
                         "holds classes: declare it categorical with its categories (or boolean)",
+                        code="bad_types_file", file=spec.source, column=target, data_dependent=False)
+    declared_classes = declared_target.categories if declared_target is not None else None
+    if declared_classes is not None and len(declared_classes) < 2:
+        raise DataError(f"{spec.source}: column {target!r}: the target's declared categories are its classes, and a "
+                        f"classifier needs at least two, not {len(declared_classes)}",
                         code="bad_types_file", file=spec.source, column=target, data_dependent=False)
     markers = [part for item in na_values or [] for part in item.split(",")] or None
     if target in (id_column, spec.id_column):
@@ -216,14 +228,9 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
                 row = int(missing[0]) + 1  # data rows counted from 1, as the data layer does
                 raise DataError(f"{source}: the target column {target!r} has missing values, e.g. row {row}",
                                 column=target, row=row)
-            if attribute.kind is AttributeKind.NUMERIC:
-                fractional = np.flatnonzero(np.mod(values, 1) != 0)
-                if fractional.size:  # a measurement, not class codes
-                    row = int(fractional[0]) + 1
-                    raise DataError(f"{source}: the target column {target!r} holds numbers that are not whole "
-                                    f"(row {row}: {values[fractional[0]]:g}); a classifier needs classes: "
-                                    "declare its categories in a types file", column=target, row=row)
-                values = values.astype(np.int64)  # whole numbers are classes 0, 1, ..., not 0.0, 1.0
+            if attribute.kind is AttributeKind.NUMERIC:  # whole numbers are classes "0", "1", ..., not 0.0, 1.0
+                markers_read = reading_options(spec, markers, out_of_bounds)[0]
+                values = _whole_number_classes(learn, target, markers_read, source)
             labels = np.asarray(values, dtype=object).astype(str)
             if declared is not None and attribute.kind is not AttributeKind.NUMERIC:
                 classes = [str(c) for c in declared]
@@ -240,7 +247,94 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     if np.unique(labels).size < 2 and classes is None:  # declared classes: fit, whatever the rows hold
         raise DataError(f"{source}: the target column {target!r} has only one class; "
                         "a classifier needs at least two (or declare its classes)", column=target)
-    return pd.DataFrame(columns), labels, categories, bounds, classes, list(view.notes)
+    return pd.DataFrame(columns), labels, categories, bounds, classes, _feature_notes(view, target)
+
+
+def _feature_notes(view: Any, target: str) -> list[str]:
+    """The view's notes, less the target's in the note on constant columns kept (those are features).
+
+    The target is not a feature, and its classes are not the data layer's numbers: the
+    classes ``9007199254740993`` and ``9007199254740992`` are one float64 (a constant
+    column there).
+    """
+    from dprm.data.loading import left_out_notes
+
+    if target not in view.constant:
+        return list(view.notes)
+    empty = [name for name in view.constant if view[name].missing.all()]
+    with_target = left_out_notes(view.source, view.constant, empty, "kept")
+    features = [name for name in view.constant if name != target]
+    return ([note for note in view.notes if note not in with_target]
+            + left_out_notes(view.source, features, [name for name in empty if name != target], "kept"))
+
+
+def _whole_number_classes(learn: Path, target: str, markers: tuple[str, ...], source: str) -> list[str]:
+    """The labels of a target the data layer reads as numbers: one per row, exact, as the file writes them.
+
+    Never through float64 and int64 (``1e20`` and ``2e20`` would be one class, ``1e300``
+    the class ``-2**63``, ``2**53 + 1`` the class ``2**53``): the target column is read
+    again as the file holds it. Integers (a column of integers, a cell written in
+    digits) are named by their canonical text, exactly (:func:`~dprm.data.category_text.integer_text`:
+    ``1``, ``1.0``, ``01`` and ``+1`` are the class ``"1"``); a whole number written
+    otherwise (``1e20``) keeps its spelling, and two spellings of one number are one
+    class, named by its digits when a cell writes them, else by its first spelling in
+    the file. A file without text cells (Parquet) gives its floats' texts
+    (:func:`~dprm.data.category_text.number_text`).
+
+    Raises
+    ------
+    DataError
+        A number that is not whole (a measurement, not a class code), naming the row.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "d.csv"
+    ...     _ = path.write_text("a,y\\n0,1e20\\n1,1.0\\n2,2E+20\\n3,200000000000000000000\\n")
+    ...     _whole_number_classes(path, "y", ("",), "d.csv")
+    ['1e20', '1', '200000000000000000000', '200000000000000000000']
+    """
+    from decimal import Decimal, InvalidOperation
+
+    import pyarrow as pa
+
+    from dprm.data.category_text import integer_text, number_text
+    from dprm.data.reading import read_table
+
+    raw = read_table(learn, "left", "error", markers)
+    column = raw.table.column(target)
+    if pa.types.is_integer(column.type):
+        return [str(value) for value in column.to_pylist()]  # Python ints: exact
+    numbers = column.to_pylist()
+    cells = raw.cells_as_written(target)
+    if cells is None or len(cells) != len(numbers):
+        cells = [None] * len(numbers)
+    keys: list[str] = []
+    names: dict[str, str] = {}  # a number's class: its digits where a cell writes them, else its first spelling
+    for row, (number, cell) in enumerate(zip(numbers, cells), start=1):
+        written = cell.strip() if cell is not None else None
+        exact = None
+        if written is not None:
+            try:
+                exact = Decimal(written)
+            except InvalidOperation:
+                written = None
+        if exact is None:
+            exact = Decimal(number)  # a float, exactly
+        if exact != exact.to_integral_value():  # a measurement, not class codes
+            shown = written if written is not None and len(written) <= 30 else number_text(number)
+            raise DataError(f"{source}: the target column {target!r} holds numbers that are not whole "
+                            f"(row {row}: {shown}); a classifier needs classes: "
+                            "declare its categories in a types file", column=target, row=row)
+        key = str(int(exact))  # at most 309 digits: the data layer refused numbers beyond the floats
+        digits = integer_text(written) if written is not None else None
+        if digits is not None:
+            names[key] = digits
+        elif key not in names:
+            names[key] = written if written is not None else number_text(number)
+        keys.append(key)
+    return [names[key] for key in keys]
 
 
 def _decode(attribute: Any) -> tuple[Any, Any]:
@@ -338,22 +432,54 @@ def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, se
     }
 
 
-def _print_cv(parameters: dict[str, Any], categories: dict, bounds: dict, classes: list | None,
-              seed: int | None, X: Any, y: Any, folds: int) -> None:
+def _fold_schema(clf: Any) -> tuple[dict[str, list], dict[str, tuple[float, float]], list]:
+    """The fitted model's schema as declarations for the folds: categories, bounds and classes.
+
+    Those of the fit on all rows: declared by the types file or read off the whole file.
+    A fold reading them off its own training rows could give a column another kind (a
+    text column without a value there would read as numeric) or other categories than
+    the test rows hold.
+    """
+    from dprm.classifier.encoding import CATEGORICAL
+
+    categories = {d.name: list(d.categories) for d in clf.domains_ if d.kind == CATEGORICAL}
+    bounds = {d.name: (d.low, d.high) for d in clf.domains_ if d.kind != CATEGORICAL}
+    return categories, bounds, list(clf.classes_)
+
+
+def _cross_validate(parameters: dict[str, Any], clf: Any, seed: int | None, X: Any, y: Any,
+                    folds: int) -> list[float]:
+    """Accuracy of each of ``folds`` stratified folds, refitting ``parameters`` on the others.
+
+    Every fold uses the schema of ``clf``, the fit on all rows (:func:`_fold_schema`).
+    """
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
+    categories, bounds, classes = _fold_schema(clf)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True,
                                random_state=None if seed is None else seed % 2**32)
     scores = []
     for fold, (train, test) in enumerate(splitter.split(np.zeros((len(y), 1)), y)):
-        clf = _estimator(parameters, categories, bounds, classes, None if seed is None else (seed + 1 + fold) % 2**63)
+        model = _estimator(parameters, categories, bounds, classes,
+                           None if seed is None else (seed + 1 + fold) % 2**63)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            clf.fit(X.iloc[train], y[train])
-        scores.append(float(np.mean(clf.predict(X.iloc[test]) == y[test])))
+            try:
+                model.fit(X.iloc[train], y[train])
+            except ParameterError as error:
+                raise ParameterError(_in_option_names(str(error))) from None
+        scores.append(float(np.mean(model.predict(X.iloc[test]) == y[test])))
+    return scores
+
+
+def _print_cv(scores: list[float], epsilon: float) -> None:
+    """The cross-validated accuracy (mean ± standard deviation over folds), marked not private."""
+    import numpy as np
+
+    folds = len(scores)
     console.print(f"cross-validated accuracy ({folds} folds): {np.mean(scores):.3f} ± {np.std(scores, ddof=1):.3f} "
                   f"(std over folds)", soft_wrap=True)
     console.print(f"[dim]NOT private: the cross-validation is an evaluation for people who may see the data; it "
-                  f"refits on {folds} folds, each spending ε = {parameters['epsilon']:g} on its fold, and is not "
+                  f"refits on {folds} folds, each spending ε = {epsilon:g} on its fold, and is not "
                   f"part of the private release[/dim]", soft_wrap=True)

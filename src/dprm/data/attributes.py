@@ -25,6 +25,7 @@ and its output says so.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -78,6 +79,20 @@ class Domain:
     declared: bool = False
     complete: bool = False
     transform: str | None = None
+
+
+def valid_bounds(low: float, high: float) -> bool:
+    """Whether ``(low, high)`` may be a numeric domain's bounds: finite, with ``low <= high``.
+
+    The rule of a types file's ``bounds`` (docs/data.md), for every reader of declared
+    bounds: ``low == high`` declares a column of one value.
+
+    Examples
+    --------
+    >>> valid_bounds(0.0, 1.0), valid_bounds(2.0, 2.0), valid_bounds(1.0, 0.0), valid_bounds(0.0, float("inf"))
+    (True, True, False, False)
+    """
+    return math.isfinite(low) and math.isfinite(high) and low <= high
 
 
 @dataclass

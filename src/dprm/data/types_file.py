@@ -45,7 +45,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from dprm.data.attributes import AttributeKind
+from dprm.data.attributes import AttributeKind, valid_bounds
 from dprm.data.category_text import category_text
 from dprm.data.grid import TRANSFORMS
 from dprm.errors import DataError, short_repr
@@ -355,7 +355,7 @@ def _parse_bounds(bounds: Any, where: _Where) -> tuple[float, float]:
         low, high = float(bounds[0]), float(bounds[1])
     except OverflowError:  # an integer beyond float's range
         low, high = math.inf, math.inf
-    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+    if not valid_bounds(low, high):
         raise where.error(f"'bounds' must be finite with low <= high, got {short_repr(bounds)}")
     return (low, high)
 
