@@ -186,25 +186,34 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     from dprm.data.types_file import ColumnSpec, ColumnType, TypesSpec, read_types_file
 
     if out_of_bounds not in (None, "error", "clamp"):
-        raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {out_of_bounds!r}")
+        raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {short_repr(out_of_bounds)}")
     spec = read_types_file(types) if types is not None else TypesSpec()
     spec.check_public_domains()  # the fit is private: a declared domain must be whole (before any row is read)
     declared_target = spec.get(target)
     if declared_target is not None and declared_target.type is ColumnType.NUMERIC:
-        raise DataError(f"{spec.source}: the target column {target!r} is declared numeric; a classifier's target "
-                        "holds classes: declare it categorical with its categories (or boolean)",
+        raise DataError(f"{spec.source}: the target column {short_repr(target)} is declared numeric; a classifier's "
+                        "target holds classes: declare it categorical with its categories (or boolean)",
                         code="bad_types_file", file=spec.source, column=target, data_dependent=False)
     declared_classes = declared_target.categories if declared_target is not None else None
     if declared_classes is not None and len(declared_classes) < 2:
-        raise DataError(f"{spec.source}: column {target!r}: the target's declared categories are its classes, and a "
-                        f"classifier needs at least two, not {len(declared_classes)}",
+        raise DataError(f"{spec.source}: column {short_repr(target)}: the target's declared categories are its "
+                        f"classes, and a classifier needs at least two, not {len(declared_classes)}",
                         code="bad_types_file", file=spec.source, column=target, data_dependent=False)
     markers = [part for item in na_values or [] for part in item.split(",")] or None
     if target in (id_column, spec.id_column):
         named = "--id-column" if target == id_column else spec.source
-        raise ParameterError(f"--target {target!r} is the id column ({named}); a classifier's target holds classes")
-    view = read_view(learn, "left", id_column=id_column, types=spec, na_values=markers, out_of_bounds=out_of_bounds,
-                     duplicate_names="error", all_types_here=True, keep_constant=True)
+        raise ParameterError(f"--target {short_repr(target)} is the id column ({named}); a classifier's target "
+                             "holds classes")
+    try:
+        view = read_view(learn, "left", id_column=id_column, types=spec, na_values=markers,
+                         out_of_bounds=out_of_bounds, duplicate_names="error", all_types_here=True, keep_constant=True)
+    except DataError as error:
+        if error.code != "inexact_number" or error.column != target or target in spec.columns:
+            raise
+        # classes beyond 2^53 that no float tells apart (9007199254740993, …992): read as written, categories
+        spec = replace(spec, columns={**spec.columns, target: ColumnSpec(ColumnType.CATEGORICAL)})
+        view = read_view(learn, "left", id_column=id_column, types=spec, na_values=markers,
+                         out_of_bounds=out_of_bounds, duplicate_names="error", all_types_here=True, keep_constant=True)
     if target not in spec.columns and any(a.name == target and a.kind is AttributeKind.BOOLEAN for a in view):
         # classes as written (0 / 1, yes / no), not the Boolean reading's false / true
         spec = replace(spec, columns={**spec.columns, target: ColumnSpec(ColumnType.CATEGORICAL)})
@@ -213,8 +222,9 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     source = view.source
     if target not in view:  # constant columns are kept (keep_constant): not here means not in the file
         shown = ", ".join(view.names)
-        hint = f" (a first column named {target!r} is the id column)" if target.lower() in SIREN_ID_NAMES else ""
-        raise DataError(f"{source}: no target column {target!r}{hint}; columns: {shown}", data_dependent=False)
+        named = short_repr(target)
+        hint = f" (a first column named {named} is the id column)" if target.lower() in SIREN_ID_NAMES else ""
+        raise DataError(f"{source}: no target column {named}{hint}; columns: {shown}", data_dependent=False)
     columns: dict[str, Any] = {}
     categories: dict[str, list] = {}
     bounds: dict[str, tuple[float, float]] = {}
@@ -226,7 +236,7 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
             missing = np.flatnonzero(pd.isna(pd.Series(values)).to_numpy())
             if missing.size:
                 row = int(missing[0]) + 1  # data rows counted from 1, as the data layer does
-                raise DataError(f"{source}: the target column {target!r} has missing values, e.g. row {row}",
+                raise DataError(f"{source}: the target column {short_repr(target)} has missing values, e.g. row {row}",
                                 column=target, row=row)
             if attribute.kind is AttributeKind.NUMERIC:  # whole numbers are classes "0", "1", ..., not 0.0, 1.0
                 markers_read = reading_options(spec, markers, out_of_bounds)[0]
@@ -242,10 +252,10 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
             else:
                 categories[attribute.name] = list(declared)
     if not columns:
-        raise DataError(f"{source}: no feature column besides the target {target!r}", data_dependent=False)
+        raise DataError(f"{source}: no feature column besides the target {short_repr(target)}", data_dependent=False)
     assert labels is not None
     if np.unique(labels).size < 2 and classes is None:  # declared classes: fit, whatever the rows hold
-        raise DataError(f"{source}: the target column {target!r} has only one class; "
+        raise DataError(f"{source}: the target column {short_repr(target)} has only one class; "
                         "a classifier needs at least two (or declare its classes)", column=target)
     return pd.DataFrame(columns), labels, categories, bounds, classes, _feature_notes(view, target)
 
@@ -324,7 +334,7 @@ def _whole_number_classes(learn: Path, target: str, markers: tuple[str, ...], so
             exact = Decimal(number)  # a float, exactly
         if exact != exact.to_integral_value():  # a measurement, not class codes
             shown = written if written is not None and len(written) <= 30 else number_text(number)
-            raise DataError(f"{source}: the target column {target!r} holds numbers that are not whole "
+            raise DataError(f"{source}: the target column {short_repr(target)} holds numbers that are not whole "
                             f"(row {row}: {shown}); a classifier needs classes: "
                             "declare its categories in a types file", column=target, row=row)
         key = str(int(exact))  # at most 309 digits: the data layer refused numbers beyond the floats
