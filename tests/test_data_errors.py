@@ -527,3 +527,10 @@ def test_a_table_whose_columns_are_all_left_out_still_counts_its_rows(tmp_path: 
     data = load_two_view(left, right)
     assert (len(data.left), len(data.right), data.n_rows) == (0, 0, 1)
     assert data.with_transforms({}).n_rows == 1
+
+
+def test_an_id_holding_a_line_break_is_named_quoted_on_one_line(tmp_path: Path) -> None:
+    """The message kept its first line only, which named the id '1' (not in the file) instead of '1\\n2'."""
+    left = write(tmp_path / "l.csv", 'id,a\n"1\n2",0\n3,1\n4,0\n')
+    right = write(tmp_path / "r.csv", "id,b\n1,0\n3,1\n4,0\n")
+    assert load_error(left, right) == f"{left}: 1 id(s) are not in {right}: '1\\n2'"

@@ -493,8 +493,14 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
 
 
 def _list(values: Any) -> str:
-    values = list(values)
-    shown = ", ".join(short_text(str(v)) for v in values[:SHOW])  # an id may be huge
+    """The first :data:`SHOW` ids, each cut short (an id may be huge) and quoted where it holds a line break or
+    another character that does not print (the message is one line, and says which id).
+
+    >>> _list(["7", "a\\nb", "x" * 50])
+    "7, 'a\\\\nb', xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
+    """
+    values = [str(v) for v in values]
+    shown = ", ".join(short_text(v if v.isprintable() else repr(v)) for v in values[:SHOW])
     return shown + (", ..." if len(values) > SHOW else "")
 
 
