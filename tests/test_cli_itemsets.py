@@ -631,6 +631,25 @@ def test_a_value_that_is_not_utf8_is_named_by_column_and_row(tmp_path):
     assert_one_error_line(stderr, "latin1.csv: column 'a', row 3: a value is not UTF-8 text")
 
 
+@pytest.mark.parametrize("text", [
+    # a first row of 140 kB: pyarrow's "straddling object straddles two block boundaries"
+    "a,b\n" + "x" * 140_000 + ",u\n" + "x,u\ny,v\n" * 20,
+    # a header over 64 KiB: "Empty CSV file or block: cannot infer number of columns"
+    "a,b," + "c" * 70_000 + "\n" + "".join(f"x,u,{'pqrs'[i % 4]}\ny,v,{'srqp'[i % 4]}\n" for i in range(20)),
+], ids=["long-cell", "long-header"])
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_a_long_cell_or_a_long_header_is_read(tmp_path, text, suffix):
+    """Both were refused with pyarrow's words (the header was read in blocks of 64 KiB); dprm mine reads them."""
+    import gzip
+
+    csv = write(tmp_path / f"d{suffix}", gzip.compress(text.encode()) if suffix.endswith(".gz") else text)
+    out = tmp_path / "itemsets.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.4", "--seed", "0", "--output", out])
+    assert code == 0, stderr
+    assert "a=x" in stdout and "b=u" in stdout
+    assert json.loads(out.read_text())["format"] == FORMAT
+
+
 def test_an_unknown_file_type_is_not_told_to_be_parquet(tmp_path):
     """Parquet, which the message offered, is then refused: this command reads text."""
     path = write(tmp_path / "table.xls", "a,b\nx,y\n")
