@@ -22,7 +22,9 @@ refuses a header or a row longer than one block; every reading here then starts
 again with blocks 16 times larger (up to pyarrow's largest, 2 GiB), skipping the rows
 it has already given (:func:`_larger_block`): a file of ordinary rows is read as
 before, a long cell or a header of many thousand columns is read too, as ``dprm mine``
-reads it.
+reads it. A value holding a NUL character is refused as ``dprm mine`` refuses it
+(:func:`dprm.data.reading.nul_value_error`; a column's name: by
+:func:`~dprm.data.reading.check_column_names`).
 
 Examples
 --------
@@ -46,7 +48,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from dprm.data.reading import check_column_names, first_line, missing_markers, open_text_table
+from dprm.data.arrow_arrays import to_numpy
+from dprm.data.reading import (check_column_names, first_line, first_rows, missing_markers, nul_value_error,
+                               open_text_table)
 from dprm.errors import DataError
 
 if TYPE_CHECKING:
@@ -65,7 +69,7 @@ __all__ = ["read_text_arrow", "read_text_chunks", "read_text_frame", "read_text_
 
 
 def read_text_header(path: Path, name: str) -> list[str]:
-    """The column names as written (checked: none empty, none repeated once stripped)."""
+    """The column names as written (checked: none empty, none repeated once stripped, none holding a NUL)."""
     try:
         names = _names_as_parsed(path, name)
     except Exception:  # noqa: BLE001 - pandas' reading below words the error
@@ -73,8 +77,10 @@ def read_text_header(path: Path, name: str) -> list[str]:
     if names is not None:
         try:
             return check_column_names(names, name)
-        except DataError:
-            pass  # the error is worded from pandas' reading of the header, below
+        except DataError as error:
+            if error.code == "nul_character":  # pandas' reading drops the NUL: "a\0" would be "a"
+                raise
+            # the error is worded from pandas' reading of the header, below
     import pandas as pd
 
     stream, delimiter = open_text_table(path, name)
@@ -103,9 +109,12 @@ def read_text_chunks(path: Path, name: str, rows: int, na_values: Sequence[str] 
     convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in written},
                                    null_values=list(missing_markers(na_values)),
                                    strings_can_be_null=True, quoted_strings_can_be_null=True)
+    read = 0  # data rows before the batch
     with _reading(name, short, columns):
         rest = None  # rows of the previous batch not yet yielded
         for batch in _batches(path, name, _BLOCK_SIZE, invalid_row, convert):
+            _refuse_nul(batch, name, columns, read)
+            read += batch.num_rows
             frame = _frame(batch, columns)
             if rest is not None:
                 frame = pd.concat([rest, frame], ignore_index=True)
@@ -221,6 +230,17 @@ def _larger_block(block_size: int, error: pa.ArrowInvalid) -> int:
     if block_size >= _MAX_BLOCK_SIZE or not any(words in str(error) for words in _TOO_LONG_FOR_A_BLOCK):
         raise error
     return min(block_size * 16, _MAX_BLOCK_SIZE)
+
+
+def _refuse_nul(batch: pa.RecordBatch, name: str, columns: list[str], before: int) -> None:
+    """A :class:`DataError` naming the column and row (``before`` data rows precede the batch) of the first
+    value that holds a NUL character, as ``dprm mine`` refuses it."""
+    import pyarrow.compute as pc  # the chunked reading's: pandas is imported anyway
+
+    for column, cells in zip(columns, batch.columns):
+        nul = pc.match_substring(cells, "\x00")
+        if pc.any(nul).as_py():
+            raise nul_value_error(name, column, before + first_rows(to_numpy(nul, fill=False), 1)[0])
 
 
 def _frame(batch: pa.RecordBatch, columns: list[str]) -> pd.DataFrame:
