@@ -317,6 +317,8 @@ CASES = [
      ["left.csv", "right.csv"], ["left.csv", "UTF-8", "row 2"]),
     ("not-utf8-header", {"left.csv": b"id,\xe9t\xe9,b\n1,0,1\n2,1,2\n", "right.csv": GOOD_RIGHT},
      ["left.csv", "right.csv"], ["left.csv", "UTF-8", "line 1"]),
+    ("nul-in-a-column-name", {"left.csv": b"id,a\x00,b\n1,0,x\n2,1,y\n3,0,y\n4,1,z\n", "right.csv": GOOD_RIGHT},
+     ["left.csv", "right.csv"], ["left.csv", "column 2's name 'a\\x00' holds a NUL character"]),
     ("not-a-number-for-declared-numeric",
      {"left.csv": GOOD_LEFT, "right.csv": "id,c,s\n1,1,1.5\n2,0,2\n3,1,lots\n4,0,4\n5,1,5\n6,0,6\n",
       "types.json": '{"columns": {"s": {"type": "numeric", "bounds": [0, 10]}}}'},

@@ -282,6 +282,8 @@ def test_bad_data_is_one_line_and_writes_nothing(tmp_path):
     ("a,a", ["column name 'a' occurs more than once (columns 1 and 2)"]),
     ("a,a ", ["column name 'a' occurs more than once (columns 1 and 2)"]),  # the same name once stripped
     ("a,", ["column 2 has no name"]),
+    # accepted as 'a' (pandas' reading of the header drops the NUL), as dprm mine accepted it
+    ("a\x00,b", ["column 1's name 'a\\x00' holds a NUL character (\\0)"]),
 ])
 @pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
 def test_header_names_are_checked_as_written(tmp_path, header, fragments, extra):
@@ -629,6 +631,41 @@ def test_a_value_that_is_not_utf8_is_named_by_column_and_row(tmp_path):
     code, _, stderr = run(["itemsets", path, "--min-support", "0.3", "--output", out])
     assert code == 2 and not out.exists()
     assert_one_error_line(stderr, "latin1.csv: column 'a', row 3: a value is not UTF-8 text")
+
+
+@pytest.mark.parametrize("rows, fragment", [
+    ("x\x00y,u\nx,v\ny,u\n", "column 'a', row 1"),          # a column of categories: the fast reading's
+    ("x,u\ny,v\nx,1\x00\n", "column 'b', row 3"),            # a value at the end: numpy's text drops it
+    ("x,1\ny,2\nx,3\x002\n", "column 'b', row 3"),            # a column of numbers: the chunked reading's
+])
+@pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
+def test_a_value_holding_a_nul_character_is_named_by_column_and_row(tmp_path, rows, fragment, extra):
+    """It was read as a category ("x\0y" printed as "xy"), whereas dprm mine and classify refuse it."""
+    csv = write(tmp_path / "d.csv", "a,b\n" + rows)
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", *extra, "--output", out])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, f"d.csv: {fragment}: a value holds a NUL character (\\0)")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text", [
+    # a first row of 140 kB: pyarrow's "straddling object straddles two block boundaries"
+    "a,b\n" + "x" * 140_000 + ",u\n" + "x,u\ny,v\n" * 20,
+    # a header over 64 KiB: "Empty CSV file or block: cannot infer number of columns"
+    "a,b," + "c" * 70_000 + "\n" + "".join(f"x,u,{'pqrs'[i % 4]}\ny,v,{'srqp'[i % 4]}\n" for i in range(20)),
+], ids=["long-cell", "long-header"])
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_a_long_cell_or_a_long_header_is_read(tmp_path, text, suffix):
+    """Both were refused with pyarrow's words (the header was read in blocks of 64 KiB); dprm mine reads them."""
+    import gzip
+
+    csv = write(tmp_path / f"d{suffix}", gzip.compress(text.encode()) if suffix.endswith(".gz") else text)
+    out = tmp_path / "itemsets.json"
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.4", "--seed", "0", "--output", out])
+    assert code == 0, stderr
+    assert "a=x" in stdout and "b=u" in stdout
+    assert json.loads(out.read_text())["format"] == FORMAT
 
 
 def test_an_unknown_file_type_is_not_told_to_be_parquet(tmp_path):

@@ -107,6 +107,17 @@ def test_nul_character_names_the_column_and_row(tmp_path: Path, right: Path) -> 
     assert "left.csv" in message and "column 'a', row 2" in message and "NUL character" in message
 
 
+@pytest.mark.parametrize("header", [b"id,a\x00", b"id,a\x00b", b"id,\x00"])
+def test_nul_character_in_a_column_name_names_the_file_and_column(tmp_path: Path, right: Path, header: bytes) -> None:
+    """It was accepted: "a\0" was a column name (and "\0" one the empty-name rule did not see)."""
+    left = write(tmp_path / "left.csv", header + b"\n1,x\n2,y\n3,y\n")
+    with pytest.raises(DataError) as refused:
+        load_two_view(left, right)
+    message = str(refused.value)
+    assert "\n" not in message and "left.csv: column 2's name " in message
+    assert "holds a NUL character" in message and refused.value.code == "nul_character"
+
+
 def test_non_utf8_header(tmp_path: Path, right: Path) -> None:
     left = write(tmp_path / "left.csv", b"id,caf\xe9\n1,0\n2,1\n3,1\n")
     message = load_error(left, right)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dprm.itemsets.sources import csv_codes, scan_csv, surely_text, table_codes
@@ -137,3 +138,36 @@ def test_the_header_is_the_one_pandas_reads(tmp_path, text) -> None:
     with stream:
         header = pd.read_csv(stream, sep=delimiter, header=None, nrows=1, dtype=str, keep_default_na=False)
     assert read_text_header(path, "t.csv") == check_column_names(header.iloc[0].tolist(), "t.csv")
+
+
+def test_a_header_over_64_kib_is_read_by_both_readings(tmp_path) -> None:
+    """12,000 columns (the fuzzer's file): pyarrow's "Empty CSV file or block: cannot infer number of
+    columns", the header being read in blocks of 64 KiB; now read again in larger blocks."""
+    names = [f"column_{j:05d}" for j in range(6000)]  # 78 kB
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(names) + "\n" + ",".join("xy"[j % 2] for j in range(6000)) + "\n"
+                    + ",".join("yx"[j % 3 % 2] for j in range(6000)) + "\n")
+    assert read_text_header(path, path.name) == names
+    fast = table_codes(path, path.name, 100)
+    assert fast is not None and list(fast[0]) == names
+    slow = _slow(path)
+    assert fast[1].tolist() == slow[1].tolist()
+
+
+@pytest.mark.parametrize("where", [0, 25, 59])
+def test_a_row_longer_than_a_block_is_read_in_larger_blocks_without_losing_or_repeating_a_row(
+        tmp_path, monkeypatch, where) -> None:
+    """pyarrow's "straddling object straddles two block boundaries": the file is read again with larger
+    blocks, skipping the rows already given (here blocks of 64 bytes, a row of 2,000 at row ``where``)."""
+    from dprm.itemsets import text_table
+    from dprm.itemsets.text_table import read_text_arrow, read_text_chunks
+
+    monkeypatch.setattr(text_table, "_BLOCK_SIZE", 64)
+    rows = [("q" * 2000 if i == where else "xyz"[i % 3]) + f",{'uv'[i % 2]}" for i in range(60)]
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n" + "\n".join(rows) + "\n")
+    frame = pd.concat(list(read_text_chunks(path, path.name, 7)), ignore_index=True)
+    assert [f"{a},{b}" for a, b in zip(frame["a"], frame["b"])] == rows
+    columns, cells = read_text_arrow(path, path.name, 1000)
+    assert [f"{a},{b}" for a, b in zip(cells[0].to_pylist(), cells[1].to_pylist())] == rows
+    assert table_codes(path, path.name, 1000)[1].tolist() == _slow(path)[1].tolist()

@@ -39,8 +39,8 @@ from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError, short_repr
 from dprm.input_files import regular_file_size
 
-__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "open_text_table", "read_table",
-           "missing_markers", "reading_options", "Source"]
+__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "nul_value_error", "open_text_table",
+           "read_table", "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -245,6 +245,35 @@ def _error(source: str, text: str, code: str, *, row: int | None = None, column:
     """A :class:`DataError` ``"<source>: <text>"`` with its structured details."""
     return DataError(f"{source}: {text}", code=code, file=source, column=column, row=row,
                      data_dependent=data_dependent)
+
+
+def nul_value_error(source: str, column: str, row: int) -> DataError:
+    """The error of a value holding a NUL character (``\\0``), which no text holds: column ``column``, row ``row``.
+
+    Every reader of text cells refuses such a value with these words (numpy's text
+    arrays drop trailing NULs, so ``"x\\0"`` would become ``"x"``).
+
+    Parameters
+    ----------
+    source : str
+        The file's name, for the message.
+    column : str
+        The column's name.
+    row : int
+        The data row, from 1 (the header not counted).
+
+    Returns
+    -------
+    DataError
+        Code ``nul_character``.
+
+    Examples
+    --------
+    >>> print(nul_value_error("x.csv", "a", 2))
+    x.csv: column 'a', row 2: a value holds a NUL character (\\0), which text cannot; is this a binary file?
+    """
+    return _error(source, f"column {column!r}, row {row}: a value holds a NUL character (\\0), which text cannot; "
+                          f"is this a binary file?", "nul_character", column=column, row=row)
 
 
 # --------------------------------------------------------------------------- files
@@ -507,7 +536,7 @@ def _from_dataframe(df: pd.DataFrame, source: str) -> RawTable:
 
 def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = False,
                        remedy: str = "rename one") -> list[str]:
-    """The column names without surrounding blanks; a :class:`DataError` if one is empty or repeated.
+    """The column names without surrounding blanks; a :class:`DataError` if one is empty, repeated or holds a NUL.
 
     Parameters
     ----------
@@ -529,6 +558,11 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
     ... except DataError as error:
     ...     print(error.code, error.column)
     duplicate_column a
+    >>> try:
+    ...     check_column_names(["a", "b\\x00"], "x.csv")
+    ... except DataError as error:
+    ...     print(error)
+    x.csv: column 2's name 'b\\x00' holds a NUL character (\\0), which text cannot; is this a binary file?
     """
     stripped = [str(n).strip() for n in names]
     if not stripped:
@@ -538,6 +572,9 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
     for i, name in enumerate(stripped):
         if name == "":
             raise _error(source, f"column {i + 1} has no name", "unnamed_column", data_dependent=False)
+        if "\x00" in name:  # as a value's NUL is refused (nul_value_error)
+            raise _error(source, f"column {i + 1}'s name {name!r} holds a NUL character (\\0), which text cannot; "
+                                 f"is this a binary file?", "nul_character", column=name, data_dependent=False)
     if duplicates:
         return stripped
     first: dict[str, int] = {}
@@ -611,9 +648,7 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
         elif pa.types.is_string(typ):
             nul = pc.match_substring(col, "\x00")
             if pc.any(nul).as_py():  # numpy's text arrays drop trailing NULs: "x\0" would become "x"
-                row = first_rows(to_numpy(nul, fill=False), 1)[0]
-                raise _error(source, f"column {name!r}, row {row}: a value holds a NUL character (\\0), "
-                             f"which text cannot; is this a binary file?", "nul_character", column=name, row=row)
+                raise nul_value_error(source, name, first_rows(to_numpy(nul, fill=False), 1)[0])
             marked = pc.is_in(col, value_set=marker_set)
             if pc.any(marked).as_py():
                 col = pc.if_else(marked, null_scalar(pa.string()), col)

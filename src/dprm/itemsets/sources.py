@@ -122,8 +122,9 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
     :func:`surely_text`, so categorical with its sorted distinct values as categories
     (:class:`~dprm.itemsets.domains.DomainCollector`'s rule, so :func:`scan_csv` and
     :func:`csv_codes` give the same domains and codes). Anything else (numbers,
-    integer codes, missing cells, bad values or declarations) returns None and goes
-    through :func:`scan_csv`, which decides with pandas and words every error.
+    integer codes, missing cells, bad values such as one holding a NUL character, or
+    bad declarations) returns None and goes through :func:`scan_csv`, which decides
+    with pandas and words every error.
     Columns named in ``missing`` have the missing value in their domain (it then
     holds no row here: a file with an empty cell goes through :func:`scan_csv`).
     """
@@ -145,6 +146,8 @@ def table_codes(path: Path, name: str, max_rows: int, domains: Mapping[str, Sequ
             return None
         chunks = [(chunk.dictionary.to_pylist(), chunk.indices) for chunk in map(_encoded, array.chunks)]
         values = sorted({v for texts, _ in chunks for v in texts})
+        if any("\x00" in v for v in values):  # refused, naming its row, by the chunked reading
+            return None
         if column in declared:
             variables[column] = declared[column]
         elif len(values) <= MAX_CATEGORIES and any(surely_text(v) for v in values):

@@ -17,6 +17,15 @@ asks pandas only when pyarrow fails, so that the error is the one pandas' readin
 words; :func:`read_text_arrow` gives a small file's cells as pyarrow columns, for
 :func:`dprm.itemsets.sources.table_codes`, which encodes them without pandas.
 
+pyarrow parses a file in blocks (64 KiB for the header, 4 MiB for the rows) and
+refuses a header or a row longer than one block; every reading here then starts
+again with blocks 16 times larger (up to pyarrow's largest, 2 GiB), skipping the rows
+it has already given (:func:`_larger_block`): a file of ordinary rows is read as
+before, a long cell or a header of many thousand columns is read too, as ``dprm mine``
+reads it. A value holding a NUL character is refused as ``dprm mine`` refuses it
+(:func:`dprm.data.reading.nul_value_error`; a column's name: by
+:func:`~dprm.data.reading.check_column_names`).
+
 Examples
 --------
 >>> import tempfile
@@ -31,7 +40,7 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +48,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from dprm.data.reading import check_column_names, first_line, missing_markers, open_text_table
+from dprm.data.arrow_arrays import to_numpy
+from dprm.data.reading import (check_column_names, first_line, first_rows, missing_markers, nul_value_error,
+                               open_text_table)
 from dprm.errors import DataError
 
 if TYPE_CHECKING:
@@ -47,12 +58,18 @@ if TYPE_CHECKING:
 
 # bytes parsed at a time
 _BLOCK_SIZE = 1 << 22
+#: Bytes parsed to read the header (the first block: the header and the first rows).
+_HEADER_BLOCK_SIZE = 1 << 16
+#: The largest block pyarrow's CSV reader takes (its block size is a 32-bit integer).
+_MAX_BLOCK_SIZE = (1 << 31) - 1
+#: pyarrow's words when a row (``straddles``) or the header (``Empty ... block``) is longer than one block.
+_TOO_LONG_FOR_A_BLOCK = ("straddles two block boundaries", "Empty CSV file or block")
 
 __all__ = ["read_text_arrow", "read_text_chunks", "read_text_frame", "read_text_header"]
 
 
 def read_text_header(path: Path, name: str) -> list[str]:
-    """The column names as written (checked: none empty, none repeated once stripped)."""
+    """The column names as written (checked: none empty, none repeated once stripped, none holding a NUL)."""
     try:
         names = _names_as_parsed(path, name)
     except Exception:  # noqa: BLE001 - pandas' reading below words the error
@@ -60,8 +77,10 @@ def read_text_header(path: Path, name: str) -> list[str]:
     if names is not None:
         try:
             return check_column_names(names, name)
-        except DataError:
-            pass  # the error is worded from pandas' reading of the header, below
+        except DataError as error:
+            if error.code == "nul_character":  # pandas' reading drops the NUL: "a\0" would be "a"
+                raise
+            # the error is worded from pandas' reading of the header, below
     import pandas as pd
 
     stream, delimiter = open_text_table(path, name)
@@ -87,17 +106,15 @@ def read_text_chunks(path: Path, name: str, rows: int, na_values: Sequence[str] 
         short.append(row)
         return "error"
 
-    stream, delimiter = open_text_table(path, name)
-    with stream, _reading(name, short, columns):
-        reader = pacsv.open_csv(
-            stream,
-            read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
-            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in written},
-                                                 null_values=list(missing_markers(na_values)),
-                                                 strings_can_be_null=True, quoted_strings_can_be_null=True))
+    convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in written},
+                                   null_values=list(missing_markers(na_values)),
+                                   strings_can_be_null=True, quoted_strings_can_be_null=True)
+    read = 0  # data rows before the batch
+    with _reading(name, short, columns):
         rest = None  # rows of the previous batch not yet yielded
-        for batch in reader:
+        for batch in _batches(path, name, _BLOCK_SIZE, invalid_row, convert):
+            _refuse_nul(batch, name, columns, read)
+            read += batch.num_rows
             frame = _frame(batch, columns)
             if rest is not None:
                 frame = pd.concat([rest, frame], ignore_index=True)
@@ -123,7 +140,6 @@ def read_text_arrow(path: Path, name: str, max_rows: int, *, dictionary: bool = 
     try:
         written = _names_as_parsed(path, name)
         columns = check_column_names(written, name)
-        stream, delimiter = open_text_table(path, name)
     except (DataError, pa.ArrowException, OSError, UnicodeDecodeError):
         return None
     invalid: list[Any] = []
@@ -134,21 +150,15 @@ def read_text_arrow(path: Path, name: str, max_rows: int, *, dictionary: bool = 
 
     batches, rows = [], 0
     cell_type = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
+    convert = pacsv.ConvertOptions(column_types={c: cell_type for c in written}, null_values=[""],
+                                   strings_can_be_null=True, quoted_strings_can_be_null=True)
     try:
-        with stream:
-            reader = pacsv.open_csv(
-                stream,
-                read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
-                parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
-                convert_options=pacsv.ConvertOptions(column_types={c: cell_type for c in written},
-                                                     null_values=[""], strings_can_be_null=True,
-                                                     quoted_strings_can_be_null=True))
-            for batch in reader:
-                rows += batch.num_rows
-                if rows > max_rows or invalid:
-                    return None
-                batches.append(batch)
-    except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
+        for batch in _batches(path, name, _BLOCK_SIZE, invalid_row, convert):
+            rows += batch.num_rows
+            if rows > max_rows or invalid:
+                return None
+            batches.append(batch)
+    except (DataError, pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
         return None
     if invalid or rows == 0:
         return None
@@ -158,11 +168,79 @@ def read_text_arrow(path: Path, name: str, max_rows: int, *, dictionary: bool = 
 
 def _names_as_parsed(path: Path, name: str) -> list[str]:
     """The header as pyarrow reads it (the keys of its column types)."""
-    stream, delimiter = open_text_table(path, name)
-    with stream, _reading(name, []):
-        reader = pacsv.open_csv(stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=1 << 16),
-                                parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=lambda _: "skip"))
-        return reader.schema.names
+    block_size = _HEADER_BLOCK_SIZE
+    with _reading(name, []):
+        while True:
+            stream, delimiter = open_text_table(path, name)
+            try:
+                with stream:
+                    reader = pacsv.open_csv(
+                        stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=block_size),
+                        parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=lambda _: "skip"))
+                    return reader.schema.names
+            except pa.ArrowInvalid as error:
+                block_size = _larger_block(block_size, error)
+
+
+def _batches(path: Path, name: str, block_size: int, invalid_row: Callable[[Any], str],
+             convert: pacsv.ConvertOptions) -> Iterator[pa.RecordBatch]:
+    """The file's data rows as pyarrow reads them in blocks of ``block_size`` bytes, larger where a row needs it.
+
+    When a row (or the header) is longer than a block, the file is read again from its
+    start with larger blocks (:func:`_larger_block`) and the rows already given are
+    skipped. ``invalid_row`` is pyarrow's handler of a row with too many or too few
+    fields; the caller reports pyarrow's errors (:class:`_reading`).
+    """
+    given = 0  # data rows yielded
+    while True:
+        stream, delimiter = open_text_table(path, name)
+        skip = given
+        try:
+            with stream:
+                reader = pacsv.open_csv(
+                    stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=block_size),
+                    parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
+                    convert_options=convert)
+                for batch in reader:
+                    if skip >= batch.num_rows:
+                        skip -= batch.num_rows
+                        continue
+                    batch, skip = batch.slice(skip), 0
+                    given += batch.num_rows
+                    yield batch
+            return
+        except pa.ArrowInvalid as error:
+            block_size = _larger_block(block_size, error)
+
+
+def _larger_block(block_size: int, error: pa.ArrowInvalid) -> int:
+    """The block size to read again with after ``error``: 16 times ``block_size``; ``error`` raised again when
+    it is not a row or header longer than a block, or the block is already pyarrow's largest.
+
+    Examples
+    --------
+    >>> _larger_block(1 << 16, pa.ArrowInvalid("straddling object straddles two block boundaries"))
+    1048576
+    >>> try:
+    ...     _larger_block(1 << 16, pa.ArrowInvalid("CSV parse error: Expected 2 columns, got 3"))
+    ... except pa.ArrowInvalid as error:
+    ...     print(error)
+    CSV parse error: Expected 2 columns, got 3
+    """
+    if block_size >= _MAX_BLOCK_SIZE or not any(words in str(error) for words in _TOO_LONG_FOR_A_BLOCK):
+        raise error
+    return min(block_size * 16, _MAX_BLOCK_SIZE)
+
+
+def _refuse_nul(batch: pa.RecordBatch, name: str, columns: list[str], before: int) -> None:
+    """A :class:`DataError` naming the column and row (``before`` data rows precede the batch) of the first
+    value that holds a NUL character, as ``dprm mine`` refuses it."""
+    import pyarrow.compute as pc  # the chunked reading's: pandas is imported anyway
+
+    for column, cells in zip(columns, batch.columns):
+        nul = pc.match_substring(cells, "\x00")
+        if pc.any(nul).as_py():
+            raise nul_value_error(name, column, before + first_rows(to_numpy(nul, fill=False), 1)[0])
 
 
 def _frame(batch: pa.RecordBatch, columns: list[str]) -> pd.DataFrame:
