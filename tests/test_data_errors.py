@@ -545,3 +545,14 @@ def test_an_id_holding_a_line_break_is_named_quoted_on_one_line(tmp_path: Path) 
     left = write(tmp_path / "l.csv", 'id,a\n"1\n2",0\n3,1\n4,0\n')
     right = write(tmp_path / "r.csv", "id,b\n1,0\n3,1\n4,0\n")
     assert load_error(left, right) == f"{left}: 1 id(s) are not in {right}: '1\\n2'"
+
+
+@pytest.mark.parametrize("name", ["a\x1b[31mX", "a\tb", "a\rb", "z\x7f"])
+def test_a_column_name_holding_a_control_character_is_refused(tmp_path: Path, right: Path, name: str) -> None:
+    """An escape sequence in a column name reached the terminal in dprm inspect's and mine's output."""
+    left = write(tmp_path / "l.csv", f'id,"{name}"\n1,0\n2,1\n3,0\n')
+    message = load_error(left, right)
+    assert message.startswith(f"{left}: column 2's name {name!r} holds the control character ") and "rename" in message
+    with pytest.raises(DataError) as info:
+        load_two_view(pd.DataFrame({name: [0, 1, 0]}), pd.DataFrame({"b": [1, 0, 1]}))
+    assert info.value.code == "control_character" and not info.value.data_dependent

@@ -75,6 +75,7 @@ ERROR_CODES: dict[str, str] = {
     "bad_csv": "the file cannot be parsed as CSV",
     "bad_parquet": "the file cannot be read as Parquet",
     "unnamed_column": "a column has no name",
+    "control_character": "a column name holds a control character (a terminal would act on it)",
     "duplicate_column": "a column name occurs more than once",
     "shared_column": "a column name occurs in both views",
     "unsupported_column": "a column holds values of an unsupported type",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -573,8 +574,13 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
         if name == "":
             raise _error(source, f"column {i + 1} has no name", "unnamed_column", data_dependent=False)
         if "\x00" in name:  # as a value's NUL is refused (nul_value_error)
-            raise _error(source, f"column {i + 1}'s name {name!r} holds a NUL character (\\0), which text cannot; "
-                                 f"is this a binary file?", "nul_character", column=name, data_dependent=False)
+            raise _error(source, f"column {i + 1}'s name {short_repr(name)} holds a NUL character (\\0), which text "
+                                 f"cannot; is this a binary file?", "nul_character", column=name, data_dependent=False)
+        control = next((c for c in name if unicodedata.category(c) == "Cc"), None)
+        if control is not None:  # a terminal would act on it (an escape sequence recolours or rewrites the output)
+            raise _error(source, f"column {i + 1}'s name {short_repr(name)} holds the control character "
+                                 f"{control!r}; rename the column", "control_character", column=name,
+                         data_dependent=False)
     if duplicates:
         return stripped
     first: dict[str, int] = {}
