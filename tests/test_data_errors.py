@@ -556,3 +556,14 @@ def test_a_column_name_holding_a_control_character_is_refused(tmp_path: Path, ri
     with pytest.raises(DataError) as info:
         load_two_view(pd.DataFrame({name: [0, 1, 0]}), pd.DataFrame({"b": [1, 0, 1]}))
     assert info.value.code == "control_character" and not info.value.data_dependent
+
+
+def test_a_parquet_file_with_a_repeated_column_name_is_read_as_a_csv_file_is(tmp_path: Path, right: Path) -> None:
+    """pyarrow's dataset reading refused it in its own words ("Multiple matches for FieldRef.Name(x)")."""
+    table = pa.Table.from_arrays([pa.array([1, 2, 3]), pa.array([0.5, 1.5, 2.5]), pa.array([5, 6, 7])],
+                                 names=["id", "x", "x"])
+    pq.write_table(table, tmp_path / "dup.parquet")
+    message = load_error(tmp_path / "dup.parquet", right, duplicate_names="error")
+    assert "column name 'x' occurs more than once (columns 2 and 3)" in message
+    data = load_two_view(tmp_path / "dup.parquet", right, duplicate_names="rename")
+    assert data.left.names == ["x", "x.1"] and data.left["x.1"].values.tolist() == [5.0, 6.0, 7.0]

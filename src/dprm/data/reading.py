@@ -366,8 +366,9 @@ def open_text_table(path: Path, source: str) -> tuple[Any, str]:
 def _read_parquet(path: Path, source: str) -> pa.Table:
     import pyarrow.parquet as pq  # 20 ms: only Parquet input pays for it
 
-    try:
-        return pq.read_table(path)
+    try:  # one file, read as it is: read_table's dataset reading refuses repeated column names in its own words
+        with pq.ParquetFile(path) as parquet:
+            return parquet.read()
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
 
