@@ -116,3 +116,13 @@ def test_both_sides_of_a_split_read_as_a_known_value(query, text):
     """An ``Or`` of one attribute's literals that holds exactly where it has a value is written ``[x known]``."""
     assert to_text(query) == text
     assert to_text(query, ascii=True) == text.replace("∨", "|").replace("∧", "&").replace("¬", "!").replace("≤", "<=")
+
+
+def test_a_category_holding_a_control_character_is_written_escaped():
+    """An escape sequence in a category value reached the terminal in dprm mine's table; a line break split
+    the query's one line."""
+    from dprm.queries import CategoricalLiteral
+
+    assert to_text(CategoricalLiteral("c", "a\x1b[31mb")) == "[c = a\\x1b[31mb]"
+    assert to_text(CategoricalLiteral("c", "a\nb")) == "[c = a\\nb]"
+    assert to_text(CategoricalLiteral("c", "plain é text")) == "[c = plain é text]"

@@ -121,7 +121,10 @@ def _text(q: Query, sym: dict[str, str], nested: bool) -> str:
             return f"[{q.attr} = false]"
         return f"[{q.attr}]" if _NOT_BARE.search(q.attr) or not q.attr else q.attr
     if isinstance(q, CategoricalLiteral):
-        return f"[{q.attr} = {q.category}]"
+        # a category holding a control character (an escape sequence, a line break) is written escaped: a terminal
+        # would act on it, and the query's text is one line
+        category = q.category if q.category.isprintable() else repr(q.category)[1:-1]
+        return f"[{q.attr} = {category}]"
     if isinstance(q, NumericLiteral):
         return _numeric_text(q, sym)
     if isinstance(q, Not):
