@@ -647,3 +647,14 @@ def test_a_queued_job_of_a_removed_dataset_fails_and_is_refunded(tmp_path: Path)
         with db.read() as c:
             assert c.execute(select(charges.c.status)).scalars().all() == ["refunded"]
         db.dispose()
+
+
+def test_a_post_without_a_body_says_so(server: Server) -> None:
+    """It said "Field required", naming no field."""
+    before = _books(server)
+    for path in ("/v1/jobs", "/v1/primitives/redescription-statistics", "/v1/primitives/leaf-pair-counts"):
+        answer = server.client.post(path, content=b"", headers={**server.headers("alice"),
+                                                                "Content-Type": "application/json"})
+        assert answer.status_code == 422 and _error(answer) == "invalid_request", answer.text
+        assert answer.json()["error"]["message"] == "the request has no body: send a JSON object"
+    assert _books(server) == before

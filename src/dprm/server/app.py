@@ -125,6 +125,8 @@ async def validation_error(request: Request, error: RequestValidationError) -> R
     if any(p.get("type") == "json_invalid" for p in problems):
         return _error(request, "invalid_json")
     first = problems[0] if problems else {}
+    if tuple(first.get("loc", ())) == ("body",) and first.get("type") == "missing":  # said "Field required"
+        return _error(request, "invalid_request", "the request has no body: send a JSON object")
     if tuple(first.get("loc", ()))[:1] == ("body",):  # the body's problems, located in the body as sent
         in_body = [{**p, "loc": tuple(p["loc"])[1:]} for p in problems if tuple(p.get("loc", ()))[:1] == ("body",)]
         message = validation_message(in_body, *([error.body] if error.body is not None else []))
