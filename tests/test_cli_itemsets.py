@@ -687,3 +687,23 @@ def test_the_batch_learner_records_no_hoeffding_setting(stream, tmp_path):
     parameters = json.loads(out.read_text())["parameters"]
     assert parameters["learner"] == "batch"
     assert [parameters[k] for k in ("grace_period", "split_confidence", "tie_threshold")] == [None, None, None]
+
+
+def test_a_level_whose_candidates_cannot_fit_in_memory_is_refused_before_it_is_made(tmp_path, monkeypatch):
+    """A few rows of thousands of columns (every itemset of a row frequent) asked ISON for terabytes of
+    candidates: 12,000 columns were killed at 24 GB. The level is bounded before it is made; here the bound
+    is lowered so that 60 columns of four rows reach it (3,000 reach the real one: 89 GiB)."""
+    from dprm.itemsets import ison
+
+    monkeypatch.setattr(ison, "MAX_CANDIDATE_BYTES", 1 << 10)
+    rng = np.random.default_rng(0)
+    header = ",".join(f"c{j}" for j in range(60))
+    rows = "".join(",".join(rng.choice(["a", "b"], size=60)) + "\n" for _ in range(4))
+    csv = write(tmp_path / "wide.csv", header + "\n" + rows)
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "0", "--output", out])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, "itemsets of 2 items could take", "GiB as candidates", "raise --min-support")
+    assert not out.exists()
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "0", "--max-length", "1"])
+    assert code == 0, stderr  # one item at a time: no second level
