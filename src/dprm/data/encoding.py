@@ -18,7 +18,6 @@ changed without the owner being told.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -28,7 +27,7 @@ import pyarrow.compute as pc
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
-from dprm.data.category_text import category_text, number_text, written_category
+from dprm.data.category_text import category_text, integer_text, number_text, written_category
 from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.literal_index import DEFAULT_MAX_SPLITS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
@@ -251,7 +250,6 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
 #: Whole numbers of at least this size have neighbours a float64 cannot tell apart
 #: (``2**53 + 1`` reads as ``2**53``).
 _EXACT_WHOLE_NUMBERS = 2.0**53
-_WHOLE_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 def _refuse_merged_whole_numbers(exact: pa.Array, values: np.ndarray, where: _Column) -> None:
@@ -270,9 +268,10 @@ def _refuse_merged_whole_numbers(exact: pa.Array, values: np.ndarray, where: _Co
     for position in large.tolist():
         cell = exact[position].as_py()
         if isinstance(cell, str):
-            if not _WHOLE_NUMBER_TEXT.fullmatch(cell):
+            digits = integer_text(cell)  # exactly, as the categories read it
+            if digits is None:
                 continue
-            cell = int(cell)
+            cell = int(digits)
         elif not isinstance(cell, int):  # a Decimal
             if cell != cell.to_integral_value():
                 continue
