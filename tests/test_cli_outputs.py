@@ -71,3 +71,30 @@ def test_make_planted_refuses_an_empty_directory_name(tmp_path: Path, monkeypatc
     assert code == 2
     assert_one_error_line(stderr, "OUTDIR is empty")
     assert list(tmp_path.iterdir()) == []  # it wrote into the current directory
+
+
+@pytest.mark.parametrize("command", ["classify", "mine", "itemsets"])
+def test_a_file_option_ending_in_a_separator_is_refused(tmp_path: Path, command: str, monkeypatch) -> None:
+    # Path("out.json/") is Path("out.json"): the command wrote a file the user did not name
+    monkeypatch.chdir(tmp_path)
+    args = commands(tmp_path, Path("placeholder"))[command]
+    args[args.index(Path("placeholder"))] = "out.json/"
+    before = sorted(tmp_path.iterdir())
+    code, stdout, stderr = run(args)
+    assert code == 2 and stdout == ""
+    assert_one_error_line(stderr, "'out.json/' ends with '/', so it names a directory")
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_report_and_clired_refuse_a_directory_name_too(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = commands(tmp_path, Path("run.json"))["mine"]
+    code, _, stderr = run(args + ["--clired", "queries/"])
+    assert code == 2
+    assert_one_error_line(stderr, "'--clired'", "'queries/' ends with '/'")
+    assert not (tmp_path / "run.json").exists() and not (tmp_path / "queries").exists()
+    assert run(args)[0] == 0
+    code, _, stderr = run(["report", "--run", "run.json", "-o", "run.html/"])
+    assert code == 2
+    assert_one_error_line(stderr, "'run.html/' ends with '/'")
+    assert not (tmp_path / "run.html").exists()

@@ -79,7 +79,7 @@ def classify(
                            help="Folds of the cross-validated accuracy (not private; 0: none)."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N",
                                        help="Seed: the fit is reproducible, and then NOT private."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json", dir_okay=False,
                                           help="Write the released tree, its parameters and ledger here."),
 ) -> None:
     """Fit a differentially private decision tree (Bai et al. 2017) on LEARN.csv and print it.

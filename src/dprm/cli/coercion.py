@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import os
 import re
 import typing
 from pathlib import Path
@@ -140,7 +141,7 @@ def plain_conversions(command: Any) -> Any:
         """Plain values here, the others by typer's converter (built when first needed)."""
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            problem = number_problem(self.annotation, value)
+            problem = number_problem(self.annotation, value) or _directory_for_file(self, value)
             if problem is not None:
                 raise typer.BadParameter(problem, ctx=ctx, param=param)
             converted = plain(self.annotation, value)
@@ -187,6 +188,28 @@ def plain_conversions(command: Any) -> Any:
     return command
 
 
+def _directory_for_file(runtime_param: Any, value: Any) -> str | None:
+    """The message for a file option's value that ends with a separator (a directory's name); else None.
+
+    ``Path("out.json/")`` is ``Path("out.json")``: without this, ``-o out.json/`` would
+    write a file the user did not name. A file option says ``dir_okay=False``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> file_option = SimpleNamespace(annotation=Path, parameter_info=SimpleNamespace(dir_okay=False))
+    >>> _directory_for_file(file_option, "out.json/")
+    "'out.json/' ends with '/', so it names a directory: give a file name"
+    >>> _directory_for_file(file_option, "out.json") is None
+    True
+    """
+    if runtime_param.annotation is not Path or getattr(runtime_param.parameter_info, "dir_okay", True):
+        return None
+    if type(value) is str and value.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
+        return f"{short_repr(value)} ends with {value[-1]!r}, so it names a directory: give a file name"
+    return None
+
+
 def _plain_type(descriptor: Any) -> bool:
     """Whether an option's type is one :func:`plain` converts, with no range, choice or file to check."""
     annotation = descriptor.annotation
@@ -197,6 +220,7 @@ def _plain_type(descriptor: Any) -> bool:
         return False
     if annotation is Path:
         info = descriptor.parameter_info
-        return all(getattr(info, name, default) == default for name, default in _PLAIN_PATH.items())
+        return all(getattr(info, name, default) == default for name, default in _PLAIN_PATH.items()
+                   if name != "dir_okay")  # a file option (dir_okay=False): its checks are the command's
     return annotation in (str, bool, int, float) or (typing.get_origin(annotation) is list
                                                and typing.get_args(annotation) == (str,))

@@ -208,7 +208,7 @@ def itemsets(
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N",
                                        help="Seed of the chain orders and samples; with --epsilon also of the "
                                             "noise: then NOT private."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json", dir_okay=False,
                                           help="Write the itemsets (format dprm.itemsets/1) here."),
 ) -> None:
     """Mine frequent itemsets from an online density estimate of LEARN.csv (ISON, Geilke & Kramer 2017).

@@ -47,7 +47,7 @@ _OWN = ("dataset", "algorithm", "epsilon", "dry_run", "dummy", "dummy_rows", "wa
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Only print the exact cost and your remaining budget.")]
 Dummy = Annotated[bool, typer.Option("--dummy", help="Run on rows synthesised from the public schema (free).")]
 DummyRows = Annotated[int, typer.Option("--dummy-rows", metavar="N", help="Rows of dummy data.")]
-Output = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE.json",
+Output = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE.json", dir_okay=False,
                                                 help="Write the answer here (else to standard output).")]
 
 
@@ -182,7 +182,7 @@ def _epsilon(text: str) -> Any:
 
 
 @app.command("datasets")
-def datasets_command(output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+def datasets_command(output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json", dir_okay=False,
                                                             help="Write the JSON here.")) -> None:
     """The datasets you may use: attribute names, types, public domains and your budget."""
     _check_output(output)
@@ -206,7 +206,7 @@ def submit(
     dummy: Dummy = False,
     dummy_rows: DummyRows = 1000,
     wait: bool = typer.Option(False, "--wait", help="Wait for the job and write its result."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json", dir_okay=False,
                                           help="With --wait: write the result here (else to standard output)."),
     idempotency_key: Optional[str] = typer.Option(None, "--idempotency-key", metavar="KEY",
                                                   help="Submitting again with this key returns the first job."),
@@ -254,7 +254,7 @@ MAX_JOBS_LISTED = 500
 @app.command("jobs")
 def jobs_command(limit: int = typer.Option(100, "--limit", metavar="N",
                                            help=f"At most this many, newest first (1 to {MAX_JOBS_LISTED})."),
-                 output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
+                 output: Output = None) -> None:
     """Your jobs, newest first: id, dataset, algorithm, status, ε (JSON)."""
     if not 1 <= limit <= MAX_JOBS_LISTED:
         raise ParameterError(f"--limit must be between 1 and {MAX_JOBS_LISTED}, not {limit}")
@@ -265,7 +265,7 @@ def jobs_command(limit: int = typer.Option(100, "--limit", metavar="N",
 
 @app.command("status")
 def status_command(job: str = typer.Argument(..., metavar="JOB", help="The job id."),
-                   output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
+                   output: Output = None) -> None:
     """A job's status and progress (JSON)."""
     _check_output(output)
     with _client() as client:
@@ -274,7 +274,7 @@ def status_command(job: str = typer.Argument(..., metavar="JOB", help="The job i
 
 @app.command("result")
 def result_command(job: str = typer.Argument(..., metavar="JOB", help="The job id."),
-                   output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json",
+                   output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json", dir_okay=False,
                                                          help="Write the result here.")) -> None:
     """A done job's result (dprm.redescriptions/1)."""
     _check_output(output)
@@ -310,7 +310,7 @@ def budget_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATAS
 
 @app.command("ledger")
 def ledger_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATASET]", help="Only this dataset."),
-                   output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json")) -> None:
+                   output: Output = None) -> None:
     """Your ledger: one row per release (JSON)."""
     _check_output(output)
     with _client() as client:
@@ -371,7 +371,7 @@ def dummy_command(
     dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset."),
     rows: int = typer.Option(100, "--rows", metavar="N", help="Number of rows (at most 5000)."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed of the synthetic rows."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json", dir_okay=False),
 ) -> None:
     """Rows synthesised from the dataset's public schema only (free)."""
     _check_output(output)

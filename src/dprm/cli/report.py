@@ -33,7 +33,7 @@ def report(
     dirs: Optional[List[Path]] = typer.Argument(
         None, help="Experiment directories written by 'dprm evaluate' (several are combined)."),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o",
+        None, "--output", "-o", dir_okay=False,
         help="HTML file to write (default: DIR/report.html, or RUN.html beside --run's document)."),
     run: Optional[Path] = typer.Option(None, "--run", help="Report one run: a redescriptions JSON document."),
     data: Optional[Tuple[Path, Path]] = typer.Option(
