@@ -142,7 +142,7 @@ def _serve_processes(url: str, host: str, port: int, processes: int, settings: d
 
     import uvicorn
 
-    from dprm.server.app import create_app
+    from dprm.server.app import ServerSettings, create_app
     from dprm.server.limits import ConnectionLimits, uvicorn_config
     from dprm.server.ratelimit import SharedRateLimiter
 
@@ -152,14 +152,17 @@ def _serve_processes(url: str, host: str, port: int, processes: int, settings: d
     listener.bind((host, port))
     listener.listen(ConnectionLimits().backlog)
     limiter = SharedRateLimiter(settings["rate"], settings["burst"])  # made before the fork: shared
+    defaults = ServerSettings()
+    guesses = SharedRateLimiter(settings.get("guess_rate", defaults.guess_rate),
+                                settings.get("guess_burst", defaults.guess_burst))
     children = []
     for index in range(processes):
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             code = 0
             try:
-                application = create_app(url, limiter=limiter, **dict(settings, supervise=index == 0,
-                                                                       workers=settings["workers"] if index == 0 else 0))
+                own = dict(settings, supervise=index == 0, workers=settings["workers"] if index == 0 else 0)
+                application = create_app(url, limiter=limiter, guesses=guesses, **own)
                 uvicorn.Server(uvicorn_config(application, host, port, log_level="warning")).run(sockets=[listener])
             except BaseException:  # noqa: BLE001 - the child's end, never the parent's code
                 code = 1

@@ -55,7 +55,7 @@ from dprm import __version__
 from dprm.errors import ParameterError
 from dprm.server.api import routers
 from dprm.server.api.deps import current_analyst  # noqa: F401 - its home before dprm.server.api
-from dprm.server.api.deps import no_nul
+from dprm.server.api.deps import plain_query
 from dprm.server.api.service import SERVICE, Service
 from dprm.server.api_models import validation_message
 from dprm.server.audit import AuditLog
@@ -79,6 +79,8 @@ class ServerSettings:
     primitive_processes: int = 1
     rate: float = 20.0
     burst: int = 60
+    guess_rate: float = 0.2
+    guess_burst: int = 30
     max_body: int = 1_000_000
     body_timeout: float = 30.0
     max_json_depth: int = 64
@@ -176,7 +178,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(db_url: str, settings: ServerSettings | None = None, *,
-               limiter: RateLimiter | SharedRateLimiter | None = None, **options: Any) -> FastAPI:
+               limiter: RateLimiter | SharedRateLimiter | None = None,
+               guesses: RateLimiter | SharedRateLimiter | None = None, **options: Any) -> FastAPI:
     """The API of a server on the database ``db_url`` (migrated on start).
 
     Parameters
@@ -186,6 +189,7 @@ def create_app(db_url: str, settings: ServerSettings | None = None, *,
     settings : ServerSettings, optional
         Or the same as keyword options: ``workers`` (job processes; 0 keeps jobs
         queued), ``primitive_processes``, ``rate``/``burst`` (per-token rate limit),
+        ``guess_rate``/``guess_burst`` (invalid tokens an address may send: :mod:`dprm.server.ratelimit`),
         ``max_body`` (bytes), ``max_json_depth``, ``body_timeout`` (seconds a body may take: 408), ``job_timeout``, ``stale_after``,
         ``primitive_timeout`` (seconds), ``background`` (False: no supervisor, pool
         or audit thread is started; for tests of the request layer), ``engine``
@@ -200,12 +204,15 @@ def create_app(db_url: str, settings: ServerSettings | None = None, *,
         The per-token rate limit's buckets (default: this process's own, from
         ``rate``/``burst``); ``dprm serve --processes N`` gives every process one
         :class:`~dprm.server.ratelimit.SharedRateLimiter`.
+    guesses : RateLimiter or SharedRateLimiter, optional
+        The buckets of invalid tokens by address (default: this process's own, from
+        ``guess_rate``/``guess_burst``); shared the same way.
     """
     settings = settings or ServerSettings(**options)
     db = Database(db_url)
     audit = AuditLog(db)
     app = FastAPI(
-        title="dprm server", version=__version__, lifespan=lifespan, dependencies=[Depends(no_nul)],
+        title="dprm server", version=__version__, lifespan=lifespan, dependencies=[Depends(plain_query)],
         docs_url=None, redoc_url=None,  # third-party scripts: only when asked (dprm.server.api.docs)
         description="Differentially private redescription mining on datasets the analyst never sees. "
                     "Every answer is differentially private and paid from the analyst's budget "
@@ -219,6 +226,7 @@ def create_app(db_url: str, settings: ServerSettings | None = None, *,
     app.state.pool = PrimitivePool(settings.primitive_processes, timeout=settings.primitive_timeout)
     app.state.settings = settings
     app.state.limiter = limiter if limiter is not None else RateLimiter(settings.rate, settings.burst)
+    app.state.guesses = guesses if guesses is not None else RateLimiter(settings.guess_rate, settings.guess_burst)
     # The web pages (/ui) act through the same functions as the endpoints.
     app.state.service = SERVICE
 

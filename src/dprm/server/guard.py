@@ -197,6 +197,15 @@ class Guard:
         else:
             from sqlalchemy.exc import OperationalError
 
+            from dprm.server.errors import rate_limited
+            from dprm.server.ratelimit import client_address
+
+            guesses, address = scope["app"].state.guesses, client_address(scope)
+            if token.strip() and (wait := guesses.wait(address)) > 0:  # too many invalid tokens from here
+                refusal = rate_limited(wait)
+                state["outcome"] = refusal.code
+                await self._answer(send, refusal.code, headers=refusal.headers)
+                return True
             try:
                 found, code = await self.audit.db.aread(lambda c: authenticate(c, token.strip() or None))
             except OperationalError as error:  # as the application's handler answers it
@@ -206,12 +215,15 @@ class Guard:
             if found is not None:
                 state["authenticated"] = found  # current_analyst takes it from here
                 return False
+            if token.strip() and code in (None, "invalid_token"):
+                guesses.allow(address)
             code, message = code or "invalid_token", None
         state["outcome"] = code
         await self._answer(send, code, message)
         return True
 
-    async def _answer(self, send: Any, code: str, message: str | None = None, scope: dict | None = None) -> None:
+    async def _answer(self, send: Any, code: str, message: str | None = None, scope: dict | None = None,
+                      headers: dict[str, str] | None = None) -> None:
         """The refusal ``code``: the API's JSON body, or the pages' error page for a page's
         address (:func:`is_page_path`), with the same status."""
         status, description = ERRORS[code]
@@ -226,8 +238,10 @@ class Guard:
             await send({"type": "http.response.body", "body": page.body})
             return
         payload = json.dumps(error_body(code, message or description)).encode()
+        extra = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items()]
         await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
+                                *extra]})
         await send({"type": "http.response.body", "body": payload})
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:

@@ -9,6 +9,13 @@ second and ``burst`` at once over all of them, whichever process its connections
 reach. Several servers (on other machines) on one PostgreSQL database each hold their
 own buckets.
 
+The same buckets, keyed by the caller's address (:func:`client_address`), bound the
+guesses of tokens: each request with a token that matches no analyst takes one from
+its address's bucket (``guess_burst``, refilled at ``guess_rate``), and while that
+bucket is empty every request with a token from that address is answered 429
+``rate_limited`` before its token is looked at, valid or not (else the answers
+would tell a guess that hits from one that misses).
+
 Examples
 --------
 >>> limiter = RateLimiter(rate=1.0, burst=2)
@@ -26,7 +33,7 @@ import multiprocessing
 import threading
 import time
 
-__all__ = ["RateLimiter", "SharedRateLimiter"]
+__all__ = ["RateLimiter", "SharedRateLimiter", "client_address"]
 
 
 def _check(rate: float, burst: int) -> None:
@@ -36,6 +43,25 @@ def _check(rate: float, burst: int) -> None:
 
 def _refill(tokens: float, last: float, now: float, rate: float, burst: float) -> float:
     return min(burst, tokens + max(0.0, now - last) * rate)
+
+
+def _wait(tokens: float, rate: float) -> float:
+    return 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate
+
+
+def client_address(scope: dict) -> str:
+    """The address a request came from (the ASGI scope's ``client``), the key of its token guesses.
+
+    Behind a reverse proxy every request comes from the proxy's address: then the
+    guesses of all callers share one bucket (docs/server.md).
+
+    Examples
+    --------
+    >>> client_address({"client": ("127.0.0.1", 50000)}), client_address({})
+    ('127.0.0.1', 'unknown')
+    """
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 class RateLimiter:
@@ -55,6 +81,13 @@ class RateLimiter:
         self.burst = float(burst)
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
+
+    def wait(self, key: str, now: float | None = None) -> float:
+        """0.0 if a request of ``key`` would be allowed now, else the seconds to wait; counts nothing."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.burst, now))
+            return _wait(_refill(tokens, last, now, self.rate, self.burst), self.rate)
 
     def allow(self, key: str, now: float | None = None) -> float:
         """0.0 if the request may go on (and count it), else the seconds to wait."""
@@ -135,6 +168,17 @@ class SharedRateLimiter:
             if self._values[2 * index + 1] < oldest:
                 stalest, oldest = index, self._values[2 * index + 1]
         return stalest, False
+
+    def wait(self, key: object, now: float | None = None) -> float:
+        """0.0 if a request of ``key`` would be allowed now, else the seconds to wait; counts nothing."""
+        now = time.monotonic() if now is None else now
+        code = self._hash(key)
+        with self._lock:
+            index, present = self._slot(code)
+            if not present:
+                return 0.0
+            return _wait(_refill(self._values[2 * index], self._values[2 * index + 1], now, self.rate, self.burst),
+                         self.rate)
 
     def allow(self, key: object, now: float | None = None) -> float:
         """0.0 if the request may go on (and count it), else the seconds to wait."""

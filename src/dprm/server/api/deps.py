@@ -15,17 +15,18 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import and_, select
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.server import accounts
 from dprm.server.api_models import ErrorBody
 from dprm.server.database import Database
 from dprm.server.datasets import DatasetRecord
 from dprm.server.errors import ApiError, rate_limited
+from dprm.server.ratelimit import client_address
 from dprm.server.tables import budgets, datasets
 from dprm.server.units import epsilon_units, units_float, units_text
 
 __all__ = ["Analyst", "Db", "ERROR_RESPONSES", "OVER_BUDGET", "budget_view", "current_analyst", "database",
-           "granted", "no_nul", "note", "units_of"]
+           "granted", "note", "plain_query", "units_of"]
 
 _bearer = HTTPBearer(auto_error=False, description="The analyst's API token (dprm admin analyst add).")
 
@@ -42,19 +43,27 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 OVER_BUDGET: dict[int | str, dict[str, Any]] = {403: {"model": ErrorBody, "description": "Over budget"}}
 
 
-async def no_nul(request: Request) -> None:
-    """Refuse a NUL character in the path (``404 not_found``) or the query (``422 invalid_request``).
+async def plain_query(request: Request) -> None:
+    """Refuse a NUL character in the path (``404 not_found``), a NUL in the query or a
+    query parameter given twice (``422 invalid_request``).
 
     A dependency of every route (:func:`dprm.server.app.create_app`), run before the
     route's own: no name of a dataset, job, analyst or page holds a NUL, and
     PostgreSQL refuses one in a text parameter (a query with it would fail with an
     error, not find nothing), so the answer is given here, the same on both
-    databases and before any read.
+    databases and before any read. A repeated parameter (``?limit=5&limit=500``) is
+    refused as a repeated key of a JSON body is (:mod:`dprm.server.guard`): the
+    endpoint would read the last value where a proxy or a log reader may read the first.
     """
     if "\x00" in request.url.path or "\x00" in request.scope.get("path", ""):
         raise ApiError("not_found", "no such address (it holds a NUL character)")
-    if any("\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()):
-        raise ApiError("invalid_request", "a query parameter holds a NUL character")
+    seen: set[str] = set()
+    for key, value in request.query_params.multi_items():
+        if "\x00" in key or "\x00" in value:
+            raise ApiError("invalid_request", "a query parameter holds a NUL character")
+        if key in seen:
+            raise ApiError("invalid_request", f"the query parameter {short_repr(key)} is given more than once")
+        seen.add(key)
 
 
 async def database(request: Request) -> Database:
@@ -71,7 +80,9 @@ async def current_analyst(request: Request,
     """The analyst of a valid token (a dependency of every endpoint but /health).
 
     One indexed read (:meth:`~dprm.server.database.Database.aread`), made by the
-    :class:`~dprm.server.guard.Guard` for a ``POST`` (before its body is read).
+    :class:`~dprm.server.guard.Guard` for a ``POST`` (before its body is read). A
+    token that matches no analyst counts as a guess of its address, and an address
+    out of guesses is answered 429 before its token is read (:mod:`dprm.server.ratelimit`).
     """
     found = getattr(request.state, "authenticated", None)  # a POST's token, checked before its body
     problem = None
@@ -79,7 +90,12 @@ async def current_analyst(request: Request,
         token = credentials.credentials if credentials is not None else None
         if token is None and request.headers.get("authorization"):
             raise ApiError("invalid_token", "the Authorization header must be 'Bearer TOKEN'")
+        guesses, address = request.app.state.guesses, client_address(request.scope)
+        if token is not None and (wait := guesses.wait(address)) > 0:  # too many invalid tokens from here
+            raise rate_limited(wait)
         found, problem = await request.app.state.db.aread(lambda connection: accounts.authenticate(connection, token))
+        if found is None and token is not None and problem in (None, "invalid_token"):
+            guesses.allow(address)
     if found is None:
         raise ApiError(problem or "invalid_token")
     request.state.analyst_id = found.id

@@ -18,6 +18,8 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from dprm.server import accounts
+from dprm.server.errors import rate_limited
+from dprm.server.ratelimit import client_address
 from dprm.server.web import csrf
 from dprm.server.web.access import session_of
 from dprm.server.web.pages import problem, redirect, render
@@ -70,6 +72,14 @@ async def signin(request: Request) -> Response:
         return signin_page(request, 403, "The sign-in form expired; please try again.", next_page)
     token = str(form.get("token") or "").strip()
     db = request.app.state.db
+    guesses, address = request.app.state.guesses, client_address(request.scope)
+    if token and (wait := guesses.wait(address)) > 0:  # too many invalid tokens from this address
+        request.state.outcome = "rate_limited"
+        retry_after = rate_limited(wait).headers
+        refused = signin_page(request, 429, "Too many invalid tokens were sent from your address; "
+                              f"try again in {retry_after['Retry-After']} s.", next_page)
+        refused.headers.update(retry_after)
+        return refused
 
     def check(connection: Any) -> tuple[str, Any, str | None]:
         analyst, problem_code = accounts.authenticate(connection, token)
@@ -82,6 +92,8 @@ async def signin(request: Request) -> Response:
 
     role, who, problem_code = await db.aread(check)
     if who is None:
+        if token and problem_code in (None, "invalid_token"):
+            guesses.allow(address)
         request.state.outcome = problem_code or "invalid_token"
         messages = {"token_disabled": "This token is disabled.", "token_expired": "This token has expired.",
                     "missing_token": "Paste your token."}
