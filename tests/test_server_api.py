@@ -538,6 +538,9 @@ def test_results_of_unfinished_jobs_are_refused_and_cancel_refunds_a_queued_job(
         assert cancelled["status"] == "cancelled"
         assert client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]["spent"] == "0"
         assert _error(client.get(f"/v1/jobs/{job['id']}/result", headers=headers)) == "job_cancelled"
+        again = client.post(f"/v1/jobs/{job['id']}/cancel", headers=headers)  # idempotent: refunded once
+        assert again.status_code == 200 and again.json()["status"] == "cancelled"
+        assert client.get("/v1/budget", headers=headers).json()["budgets"][0]["exact"]["spent"] == "0"
         db = Database(url)
         with db.read() as c:
             assert c.execute(select(charges.c.status)).scalars().all() == ["refunded"]
