@@ -310,3 +310,62 @@ def test_every_miner_is_cloned_and_set_as_scikit_learn_does(algorithm: str) -> N
             miner.set_params(min_support=-5)
         assert miner.get_params() == before  # a refused value leaves the miner as it was
         assert miner.set_params(min_support=7) is miner and miner.min_support == 7
+
+
+# -- values of other types: used as the numbers they are ------------------------------------------
+
+
+def _planted_data():
+    from dprm.data import load_two_view
+    from dprm.datasets import make_planted
+
+    planted = make_planted(300, n_left_boolean=6, n_right_numeric=4, n_planted=2, random_state=0)
+    return load_two_view(planted.left, planted.right, types=planted.types)
+
+
+@pytest.mark.parametrize("algorithm", ["mcmc-tree-pair", "alt-expm", "alt-mcmc"])
+def test_an_epsilon_given_as_exact_text_is_used_as_that_fraction(algorithm) -> None:
+    # float("1/3") failed in the tree miners after the row count and the grids were charged
+    from fractions import Fraction
+
+    from dprm.privacy import SeededNoise
+
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    miner = make_miner(algorithm, epsilon="1/3", mcmc_iterations=200).fit(_planted_data(), accountant=accountant,
+                                                                          rng=0)
+    assert miner.epsilon == Fraction(1, 3) and accountant.spent() == Fraction(1, 3)
+    assert sum(Fraction(entry.epsilon) for entry in accountant.ledger) == Fraction(1, 3)
+
+
+def test_numpy_integers_are_stored_as_python_integers() -> None:
+    # np.uint8(200) · 50 overflowed in the miner; np.int16(30000) silently gave a wrong work total
+    miner = make_miner("mcmc-tree-pair", mcmc_iterations=np.int16(30000), init_trials=np.uint8(2))
+    assert type(miner.mcmc_iterations) is int and type(miner.init_trials) is int
+    assert miner.work() == make_miner("mcmc-tree-pair", mcmc_iterations=30000, init_trials=2).work()
+    assert type(make_miner("reremi", initial_pairs=np.uint8(2)).initial_pairs) is int
+
+
+def test_a_steepness_too_flat_for_the_damping_is_refused_before_anything_is_spent() -> None:
+    accountant = Accountant(1, SecureNoise())
+    for algorithm in ("serenade-cs", "serenade-es"):
+        assert one_line_error(algorithm, steepness=5e-324).startswith("steepness must be at least 1e-09")
+        with pytest.raises(ParameterError, match="steepness must be at least"):
+            SerenadeES(steepness=5e-324).fit(None, accountant=accountant)
+    assert accountant.ledger == []
+
+
+@pytest.mark.parametrize("algorithm", ["mcmc-tree-pair", "alt-expm", "serenade-es", "serenade-cs", "reremi"])
+def test_a_fitted_miner_pickles_and_deep_copies(algorithm) -> None:
+    import copy
+    import pickle
+
+    from dprm.privacy import SeededNoise
+
+    private = algorithm != "reremi"
+    small = {"mcmc_iterations": 200} if algorithm in ("mcmc-tree-pair", "alt-expm") else {}
+    miner = make_miner(algorithm, **small)
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(0))) if private else None
+    miner.fit(_planted_data(), accountant=accountant, rng=0)
+    for copied in (pickle.loads(pickle.dumps(miner)), copy.deepcopy(miner)):
+        assert copied.document() == miner.document()
+        assert not hasattr(copied, "_accountant") and not hasattr(copied, "_progress")

@@ -60,7 +60,7 @@ from dprm.errors import ParameterError
 from dprm.mining.extraction import Constraints
 from dprm.params import Param, parameter_table, read_none_texts
 from dprm.privacy.accountant import NEIGHBOURING, NO_GUARANTEE
-from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON
+from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON, as_fraction
 from dprm.queries import Redescription, make_document
 
 if TYPE_CHECKING:
@@ -96,6 +96,26 @@ ProgressCallback = Callable[[int, int], None]
 #: Largest number of rows any row-count parameter may name: more than a two-view
 #: table held in memory can have on any machine dprm runs on.
 MAX_ROWS = 1_000_000_000
+
+#: A miner's attributes that belong to a run in progress, not to its result: left out of a copy or a
+#: pickle of the miner (:meth:`Miner.__getstate__`).
+RUN_STATE = frozenset({"_accountant", "_progress"})
+
+
+def _exact_text(value: str) -> Any:
+    """An ε given as text (``"1/3"``, ``"0.1"``) as the Fraction it names; text that names none is
+    left as it is, for :meth:`Miner.check_parameters` to refuse in its words.
+
+    Examples
+    --------
+    >>> _exact_text("1/3"), _exact_text("0.1"), _exact_text("abc")
+    (Fraction(1, 3), Fraction(1, 10), 'abc')
+    """
+    try:
+        return as_fraction(value)
+    except ParameterError:
+        return value
+
 
 def keyword_init(*parts: Callable[..., Any], defaults: Mapping[str, Any] | None = None) -> Callable[..., None]:
     """A miner's ``__init__``: the keyword-only parameters of ``parts``, in order, stored.
@@ -388,9 +408,15 @@ class Miner:
         for name in self.parameter_names():
             value = values[name]
             spec = self.parameter_specs.get(name)
-            if (spec is not None and spec.kind == "float" and isinstance(value, numbers.Rational)
+            kind = spec.kind if spec is not None else None
+            if (kind == "float" and isinstance(value, numbers.Rational)
                     and not isinstance(value, (bool, int))):
                 value = float(value)  # a Fraction is checked as a number, then used as a float (numpy)
+            elif (kind == "int" and isinstance(value, numbers.Integral) and not isinstance(value, bool)
+                  and type(value) is not int):
+                value = int(value)  # a numpy integer would overflow in the miner's arithmetic (uint8 · 100)
+            elif kind == "epsilon" and isinstance(value, str):
+                value = _exact_text(value)  # "1/3" is used as the Fraction it names (float("1/3") fails)
             setattr(self, name, value)
 
     def check_parameters(self) -> None:
@@ -424,6 +450,28 @@ class Miner:
         """
         for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
             delattr(self, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a copy or a pickle of the miner holds: everything but :data:`RUN_STATE`.
+
+        A fitted miner pickles and deep-copies as a fitted scikit-learn estimator does;
+        the accountant (which refuses to be copied: a copy would spend the budget twice)
+        and the progress (a lock) belong to the run, not to its result.
+
+        Examples
+        --------
+        >>> import pickle
+        >>> from dprm.mining import make_miner
+        >>> from dprm.datasets import make_planted
+        >>> from dprm.data import load_two_view
+        >>> planted = make_planted(200, random_state=0)
+        >>> data = load_two_view(planted.left, planted.right, types=planted.types)
+        >>> miner = make_miner("mcmc-tree-pair", epsilon=1, mcmc_iterations=200).fit(data, rng=0)
+        >>> copied = pickle.loads(pickle.dumps(miner))
+        >>> copied.document() == miner.document()
+        True
+        """
+        return {name: value for name, value in vars(self).items() if name not in RUN_STATE}
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The miner's parameters, as given to ``__init__`` (scikit-learn's signature; no parameter is an estimator).

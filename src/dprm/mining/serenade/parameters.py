@@ -21,7 +21,7 @@ from dprm.mining.tree_miner_defaults import VARIANTS
 from dprm.privacy.budget import as_fraction, check_budget_share
 
 __all__ = ["AUTO", "COMMON_DOC", "DATA_SIZES", "DEFAULT_MIN_SUPPORT_SHARE", "DEFAULT_SPLIT", "ES_SPLIT", "PAPER_SPLIT",
-           "INITIAL_SCORES", "QUALITIES", "SERENADE_KEPT_SUPPORT_SHARE", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
+           "INITIAL_SCORES", "MIN_STEEPNESS", "QUALITIES", "SERENADE_KEPT_SUPPORT_SHARE", "SERENADE_MIN_SUPPORT_SHARE", "SERENADE_PARAMETERS", "SERENADE_PAPER_VALUES",
            "SERENADE_SIZE_SHARE", "parse_budget_split", "shared_serenade_parameters"]
 
 DATA_SIZES = ("noisy", "public", "engine")
@@ -53,6 +53,10 @@ SERENADE_KEPT_SUPPORT_SHARE = Fraction(1, 20)
 SERENADE_SIZE_SHARE = 0.03
 #: The union share above which scores are damped (ReReMi's maximum support, :mod:`.union_cap`).
 DEFAULT_MAX_UNION = 0.8
+#: The least steepness λ a user may give the logistic quality, per row: flatter, its scores differ by
+#: less than float64 can tell over any table (and the damping's λ/2 fell to 0 below 1e-323, refused
+#: only after the row count was charged).
+MIN_STEEPNESS = 1e-9
 SIGNIFICANCE = ("interval", "point")
 DAMPINGS = ("union", "none")
 PAIR_DRAWS = ("distinct", "independent")
@@ -187,8 +191,8 @@ SERENADE_PARAMETERS: dict[str, Param] = parameter_table(
           low=0, high=10 * MAX_CENTER_ROWS, why=_ROWS_WHY),
     Param("size_share", "Share of ε for the noisy count of the rows, with data-size noisy", "float",
           unit="share of ε", low=0, high=1, low_open=True, high_open=True),
-    Param("steepness", "Steepness λ of the logistic quality (none: the line search's choice)", "float", low=0,
-          low_open=True, none=True),
+    Param("steepness", "Steepness λ of the logistic quality (none: the line search's choice)", "float",
+          low=MIN_STEEPNESS, none=True, why_low="a flatter logistic scores every candidate alike"),
     CONFIDENCE,
     Param("score_range", "Scale of the exponential mechanism: 'bounded', exp(ε q / R) with the quality's range R "
                          "(default), or 'symmetric', the paper's exp(ε q / 2Δ)", "choice", choices=SCORE_RANGES),
