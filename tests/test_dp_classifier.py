@@ -771,3 +771,41 @@ def test_a_single_class_is_named_as_written() -> None:
 
     with pytest.raises(ParameterError, match=r"only one class \('a'\)"):
         DPDecisionTreeClassifier(epsilon=1.0, bounds=[(0, 1)], random_state=0).fit(np.zeros((5, 1)), ["a"] * 5)
+
+
+def _three_columns(n: int = 60) -> tuple[pd.DataFrame, np.ndarray]:
+    """Two categorical columns and a numeric one; the label follows column ``a``."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.choice(["p", "q"], n), "num": rng.normal(size=n)})
+    return X, np.where(X["a"] == "x", "yes", "no")
+
+
+@pytest.mark.parametrize("declare", [{}, {"categories": {"a": ["x", "y", "z"]}}])
+def test_a_repeated_column_name_is_refused_before_any_charge(declare: dict) -> None:
+    """Repeated names were fitted as they were (``feature_names_in_`` ``['a', 'a', 'num']``), or, with
+    ``a`` declared, refused for a value of the other ``a`` ("value 'p' is not one of its declared
+    categories"); the data loader's words name the repeat."""
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    accountant = fresh_accountant()
+    with pytest.raises(ParameterError) as refused:
+        DPDecisionTreeClassifier(accountant=accountant, random_state=0, **declare).fit(X.set_axis(["a", "a", "num"],
+                                                                                              axis=1), y)
+    assert str(refused.value) == "column name 'a' occurs more than once (columns 1 and 2); rename one"
+    assert (refused.value.code, refused.value.column) == ("duplicate_column", "a")
+    assert accountant.ledger == [] and accountant.spent() == 0
+
+
+def test_a_repeated_column_name_is_refused_at_predict_time() -> None:
+    """scikit-learn's answer was its multi-line "The feature names should match ...", which names a missing one."""
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clf = DPDecisionTreeClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    for method in (clf.predict, clf.predict_proba):
+        with pytest.raises(ParameterError, match=r"^column name 'b' occurs more than once \(columns 2 and 3\); "
+                                                 r"rename one$"):
+            method(X[["a", "b", "b"]])

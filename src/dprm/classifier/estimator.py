@@ -127,7 +127,7 @@ from dprm.classifier.parameters import (
 )
 from dprm.classifier.subtree_mcmc import CHANGE_SHARE, mcmc_subtree
 from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.params import as_seed
 from dprm.privacy import (
     Accountant,
@@ -294,8 +294,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Bad parameters, non-finite features, a value outside its declared domain,
-            a target with fewer than two classes (all before any budget is spent).
+            Bad parameters, a column name that occurs twice, non-finite features, a value
+            outside its declared domain, a target with fewer than two classes (all before
+            any budget is spent).
         """
         params = self._checked_parameters()
         _check_target_complete(y)
@@ -307,6 +308,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if getattr(X, "ndim", None) == 2 and X.shape[1] == 0:  # a DataFrame: "at least one array or dtype ..."
             raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required: "
                              f"X has no feature column, and a tree needs one to split on")  # scikit-learn's words
+        _check_column_names(X)
         X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
                              ensure_min_samples=0 if may_be_empty else 1)
         if len(y):
@@ -576,6 +578,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     # -- prediction -------------------------------------------------------------------
     def _end_nodes(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
+        _check_column_names(X)
         X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
         codes = encode(X, self.domains_, strict=False)
@@ -588,7 +591,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         ------
         ValueError
             A value outside its feature's declared categories (naming the column and
-            the value), a non-finite number, or columns other than the fit's.
+            the value), a non-finite number, a column name that occurs twice, or columns
+            other than the fit's.
         """
         nodes = self._end_nodes(X)
         return self.tree_.proba[nodes].copy()
@@ -620,6 +624,25 @@ def _plain_frame(X: Any) -> Any:
     if isinstance(X, pd.DataFrame) and any(pd.api.types.is_extension_array_dtype(t) for t in X.dtypes):
         return X.astype(object)
     return X
+
+
+def _check_column_names(X: Any) -> None:
+    """A :class:`ParameterError` naming the first column name of a DataFrame ``X`` that occurs twice.
+
+    scikit-learn takes repeated names as they are (``feature_names_in_`` ``['a', 'a']``), and a
+    declaration by name (``categories={"a": ...}``) would then hold for both columns; the data
+    loader refuses them in the same words (:func:`dprm.data.reading.check_column_names`).
+    Anything but a DataFrame passes.
+    """
+    if type(X).__name__ != "DataFrame" or "pandas" not in sys.modules:
+        return
+    first: dict[Any, int] = {}
+    for i, name in enumerate(X.columns):
+        if name in first:
+            shown = short_repr(name.item() if isinstance(name, np.generic) else name)
+            raise ParameterError(f"column name {shown} occurs more than once (columns {first[name] + 1} and {i + 1}); "
+                                 f"rename one", code="duplicate_column", column=str(name))
+        first[name] = i
 
 
 def _check_target_complete(y: Any) -> None:
