@@ -809,3 +809,48 @@ def test_a_repeated_column_name_is_refused_at_predict_time() -> None:
         with pytest.raises(ParameterError, match=r"^column name 'b' occurs more than once \(columns 2 and 3\); "
                                                  r"rename one$"):
             method(X[["a", "b", "b"]])
+
+
+#: How every refusal of complex numbers begins: scikit-learn's words (its estimator check
+#: ``check_complex_data`` looks for them), then the column in the data loader's words.
+COMPLEX = "^Complex data not supported: column "
+
+
+@pytest.mark.parametrize("make, message", [
+    # beside text columns: a categorical feature of one category per value
+    (lambda X: X.assign(num=X["num"] + 1j), "'num' holds values of pandas type complex128"),
+    (lambda X: X.assign(num=pd.Series(X["num"] + 1j, dtype="category")),
+     "'num' holds values of pandas type complex128"),
+    (lambda X: X.assign(num=X["num"].astype(object).where(X.index != 3, 1 + 2j)),
+     r"'num' holds the complex number \(1\+2j\)"),
+    # numbers only: scikit-learn's "Complex data not supported" and the whole array, on many lines
+    (lambda X: X[["num"]].assign(im=X["num"] * 1j), "'im' holds values of pandas type complex128"),
+    (lambda X: np.column_stack([X["num"], X["num"] * 1j]), "'x1' holds values of numpy type complex128"),
+    (lambda X: np.column_stack([X["num"], X["num"] * 1j]).tolist(), "'x1' holds values of numpy type complex128"),
+])
+def test_a_complex_column_is_refused_in_one_line_before_any_charge(make, message: str) -> None:
+    """The data loader refuses complex columns (``dprm.data``); the classifier did not."""
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    accountant = fresh_accountant()
+    with pytest.raises(ParameterError, match=f"{COMPLEX}{message}; use numbers, text or Booleans$") as refused:
+        DPDecisionTreeClassifier(accountant=accountant, random_state=0).fit(make(X), y)
+    assert refused.value.code == "unsupported_column"
+    assert accountant.ledger == [] and accountant.spent() == 0
+
+
+def test_a_complex_column_is_refused_at_predict_time() -> None:
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clf = DPDecisionTreeClassifier(epsilon=1.0, random_state=0).fit(X, y)
+        numeric = DPDecisionTreeClassifier(epsilon=1.0, random_state=0).fit(X[["num"]], y)
+    with pytest.raises(ParameterError, match=f"{COMPLEX}'a' holds values of pandas type complex128; use numbers"):
+        clf.predict(X.assign(a=X["num"] + 1j))  # a category read off the data: was routed as an unseen one
+    with pytest.raises(ParameterError, match=rf"{COMPLEX}'num' holds the complex number \(1\+2j\); use numbers"):
+        clf.predict_proba(X.assign(num=X["num"].astype(object).where(X.index != 0, 1 + 2j)))
+    with pytest.raises(ParameterError, match=f"{COMPLEX}'num' holds values of numpy type complex128; use numbers"):
+        numeric.predict(X[["num"]].to_numpy() * 1j)

@@ -294,9 +294,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Bad parameters, a column name that occurs twice, non-finite features, a value
-            outside its declared domain, a target with fewer than two classes (all before
-            any budget is spent).
+            Bad parameters, a column name that occurs twice, a column of complex numbers,
+            non-finite features, a value outside its declared domain, a target with fewer
+            than two classes (all before any budget is spent).
         """
         params = self._checked_parameters()
         _check_target_complete(y)
@@ -309,8 +309,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required: "
                              f"X has no feature column, and a tree needs one to split on")  # scikit-learn's words
         _check_column_names(X)
-        X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
-                             ensure_min_samples=0 if may_be_empty else 1)
+        _check_not_complex(X)
+        try:
+            X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
+                                 ensure_min_samples=0 if may_be_empty else 1)
+        except ValueError as error:  # a list of rows that numpy reads as complex: scikit-learn's message shows them all
+            _complex_refusal(error, X)
+            raise
         if len(y):
             check_classification_targets(y)
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
@@ -319,6 +324,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             if hasattr(self, "feature_names_in_")
             else [f"x{i}" for i in range(X.shape[1])]
         )
+        _check_no_complex_values(X, names)
         domains, reasons = learn_domains(
             X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"]
         )
@@ -579,8 +585,15 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def _end_nodes(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
         _check_column_names(X)
-        X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
+        names = [domain.name for domain in self.domains_]
+        _check_not_complex(X, names)
+        try:
+            X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
+        except ValueError as error:
+            _complex_refusal(error, X, names)
+            raise
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
+        _check_no_complex_values(X, names)
         codes = encode(X, self.domains_, strict=False)
         return self.tree_.apply(codes, self.domains_)
 
@@ -591,8 +604,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         ------
         ValueError
             A value outside its feature's declared categories (naming the column and
-            the value), a non-finite number, a column name that occurs twice, or columns
-            other than the fit's.
+            the value), a non-finite or complex number, a column name that occurs twice,
+            or columns other than the fit's.
         """
         nodes = self._end_nodes(X)
         return self.tree_.proba[nodes].copy()
@@ -643,6 +656,79 @@ def _check_column_names(X: Any) -> None:
             raise ParameterError(f"column name {shown} occurs more than once (columns {first[name] + 1} and {i + 1}); "
                                  f"rename one", code="duplicate_column", column=str(name))
         first[name] = i
+
+
+#: How a message refusing complex numbers begins: scikit-learn's words (its estimator check
+#: ``check_complex_data`` looks for them), then the column in the data loader's words.
+_COMPLEX = "Complex data not supported: column"
+#: What it advises (the data loader's words).
+_COMPLEX_REMEDY = "use numbers, text or Booleans"
+
+
+def _check_not_complex(X: Any, names: Sequence[str] = ()) -> None:
+    """A :class:`ParameterError` naming the first column of ``X`` whose type is complex.
+
+    The data loader refuses such columns (``dprm.data``); here a DataFrame's complex
+    column became a categorical feature of one category per value, and a complex array
+    was refused by scikit-learn in a message that holds the whole array. ``names`` are
+    the columns' names where ``X`` has none (the fit's, at prediction; else ``x0``, ``x1``, ...).
+    """
+    if type(X).__name__ == "DataFrame" and "pandas" in sys.modules:
+        import pandas as pd  # already imported by whoever made the DataFrame
+
+        own = all(isinstance(label, str) for label in X.columns)  # else scikit-learn names them by position
+        for i, dtype in enumerate(X.dtypes):
+            if isinstance(dtype, pd.CategoricalDtype):
+                dtype = dtype.categories.dtype
+            if getattr(dtype, "kind", "") == "c":
+                name = X.columns[i] if own else _column_name(names, i)
+                raise ParameterError(f"{_COMPLEX} {name!r} holds values of pandas type {dtype}; {_COMPLEX_REMEDY}",
+                                     code="unsupported_column", column=name)
+        return
+    dtype = getattr(X, "dtype", None)
+    if getattr(dtype, "kind", "") != "c":
+        return
+    column = 0
+    if isinstance(X, np.ndarray) and X.ndim == 2:  # the first column with a value off the real line
+        off = np.flatnonzero(np.any(X.imag != 0, axis=0))
+        column = int(off[0]) if off.size else 0
+    name = _column_name(names, column)
+    raise ParameterError(f"{_COMPLEX} {name!r} holds values of numpy type {dtype}; {_COMPLEX_REMEDY}",
+                         code="unsupported_column", column=name)
+
+
+def _complex_refusal(error: ValueError, X: Any, names: Sequence[str] = ()) -> None:
+    """:func:`_check_not_complex` of ``X`` as numpy reads it, where scikit-learn's ``error`` refused complex data."""
+    if str(error).startswith("Complex data not supported"):
+        _check_not_complex(np.asarray(X), names)
+
+
+def _check_no_complex_values(X: np.ndarray, names: Sequence[str]) -> None:
+    """A :class:`ParameterError` naming the first column of the object array ``X`` that holds a complex number.
+
+    :func:`_check_not_complex` reads the columns' types; a complex number in an object
+    column (among text, say) has none of its own, and the column would become
+    categorical, one category per value.
+    """
+    if X.dtype != object:
+        return
+    from pandas.api.types import infer_dtype  # pandas is imported by dprm.classifier.encoding
+
+    for j in range(X.shape[1]):
+        column = X[:, j]
+        kind = infer_dtype(column, skipna=True)
+        if kind != "complex" and not kind.startswith("mixed"):
+            continue
+        value = next((v for v in column if isinstance(v, complex | np.complexfloating)), None)
+        if value is not None:
+            shown = short_repr(value.item() if isinstance(value, np.generic) else value)
+            raise ParameterError(f"{_COMPLEX} {names[j]!r} holds the complex number {shown}; {_COMPLEX_REMEDY}",
+                                 code="unsupported_column", column=names[j], data_dependent=True)
+
+
+def _column_name(names: Sequence[str], position: int) -> str:
+    """The name of column ``position``: ``names[position]``, else scikit-learn's ``x<position>``."""
+    return names[position] if position < len(names) else f"x{position}"
 
 
 def _check_target_complete(y: Any) -> None:
