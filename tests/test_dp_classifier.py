@@ -854,3 +854,39 @@ def test_a_complex_column_is_refused_at_predict_time() -> None:
         clf.predict_proba(X.assign(num=X["num"].astype(object).where(X.index != 0, 1 + 2j)))
     with pytest.raises(ParameterError, match=f"{COMPLEX}'num' holds values of numpy type complex128; use numbers"):
         numeric.predict(X[["num"]].to_numpy() * 1j)
+
+
+@pytest.mark.parametrize("parameters, y, message", [
+    # a numpy target's label was shown as np.str_('yes') / np.int64(2)
+    ({"classes": ["no", "maybe"]}, None, "the target holds a label outside the declared classes: 'yes'"),
+    ({"classes": [0, 1]}, np.array([1, 2] * 30), "the target holds a label outside the declared classes: 2"),
+    ({"classes": [np.str_("no"), np.int64(1)]}, None,
+     "classes must be labels of one kind (all text or all numbers), not ('no', 1)"),
+    ({"categories": {np.str_("zz"): ["x"]}}, None, "categories names unknown column 'zz'"),
+    ({"classes": np.str_("ab")}, None, "classes must be a list of labels, not the string 'ab'"),
+    # the keywords' own checks (scikit-learn's grid searches hand numpy scalars)
+    ({"epsilon": np.float64(-1.0)}, None, "epsilon must be > 0, got -1.0"),
+    ({"max_depth": np.int64(0)}, None, "max_depth must be in [1, 30], got 0"),
+    ({"search": np.str_("x")}, None, "search must be one of auto, exhaustive, mcmc, got 'x'"),
+    ({"random_state": np.int64(-1)}, None, "random_state must be in [0, 9223372036854775807], got -1"),
+    ({"min_samples_split": np.float64("nan")}, None, "min_samples_split must be 'auto' or a number >= 0, got nan"),
+])
+def test_numpy_values_are_quoted_as_the_python_values_they_hold(parameters: dict, y, message: str) -> None:
+    from dprm.errors import ParameterError
+
+    X, labels = _three_columns()
+    with pytest.raises(ParameterError) as refused:
+        DPDecisionTreeClassifier(**{"random_state": 0, **parameters}).fit(X, labels if y is None else y)
+    assert str(refused.value) == message
+
+
+def test_numpy_scalar_parameters_fit_as_the_python_values_they_hold() -> None:
+    """Judging a numpy scalar as its Python value changes no fit."""
+    X, y = _three_columns()
+    declared = {"categories": {"a": ["x", "y", "z"], "b": ["p", "q"]}, "bounds": {"num": (-4, 4)},
+                "classes": ["no", "yes"]}
+    as_python = DPDecisionTreeClassifier(epsilon=2.0, max_depth=3, n_thresholds=8, random_state=5, **declared)
+    as_numpy = DPDecisionTreeClassifier(epsilon=np.float64(2.0), max_depth=np.int64(3), n_thresholds=np.int32(8),
+                                        random_state=np.int64(5), **declared)
+    assert export_text(as_python.fit(X, y)) == export_text(as_numpy.fit(X, y))
+    assert as_python.ledger_ == as_numpy.ledger_

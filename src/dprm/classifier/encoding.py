@@ -179,7 +179,7 @@ def _check_declared(spec: Mapping[Any, Any] | Sequence[Any] | None, names: Seque
     if isinstance(spec, Mapping):
         for key in spec:
             if key not in names and not (isinstance(key, int) and 0 <= key < len(names)):
-                raise ParameterError(f"{what} names unknown column {key!r}")
+                raise ParameterError(f"{what} names unknown column {short_repr(_plain(key))}")
     elif isinstance(spec, Sequence) and not isinstance(spec, str) and len(spec) > len(names):
         raise ParameterError(f"{what} has {len(spec)} entries for {len(names)} columns")
 
@@ -365,7 +365,7 @@ def check_labels(given: Any, what: str) -> tuple[Any, ...]:
     dprm.errors.ParameterError: classes must be a list of labels, not the string 'ab'
     """
     if isinstance(given, str | bytes):
-        raise ParameterError(f"{what} must be a list of labels, not the string {given!r}")
+        raise ParameterError(f"{what} must be a list of labels, not the string {short_repr(_plain(given))}")
     try:
         values = tuple(given)
     except TypeError:

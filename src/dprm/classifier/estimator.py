@@ -531,7 +531,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if len(labels) < 2:
             raise ParameterError(f"classes must hold at least two labels, not {len(labels)}")
         if len({isinstance(label, str) for label in labels}) > 1:
-            raise ParameterError(f"classes must be labels of one kind (all text or all numbers), not {labels!r}")
+            shown = short_repr(tuple(label.item() if isinstance(label, np.generic) else label for label in labels))
+            raise ParameterError(f"classes must be labels of one kind (all text or all numbers), not {shown}")
         text_labels = isinstance(labels[0], str)
         text_target = y.dtype.kind in "US" or (y.dtype.kind == "O" and any(isinstance(v, str) for v in y.tolist()))
         if y.size and text_target != text_labels:  # else numpy fails comparing them, deep in a sort
@@ -545,7 +546,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         position = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
         found = classes[position] == y
         if not np.all(found):
-            raise ParameterError(f"the target holds a label outside the declared classes: {y[~found][0]!r}")
+            label = y[~found][0]
+            shown = short_repr(label.item() if isinstance(label, np.generic) else label)  # 'yes', not np.str_('yes')
+            raise ParameterError(f"the target holds a label outside the declared classes: {shown}")
         return classes, position, []
 
     def _leaf_labels(self) -> str:
