@@ -890,3 +890,15 @@ def test_numpy_scalar_parameters_fit_as_the_python_values_they_hold() -> None:
                                         random_state=np.int64(5), **declared)
     assert export_text(as_python.fit(X, y)) == export_text(as_numpy.fit(X, y))
     assert as_python.ledger_ == as_numpy.ledger_
+
+
+def test_export_text_quotes_categories_declared_as_an_array_as_text() -> None:
+    """Categories declared as a numpy array were shown as ``a = np.str_('x')``; the tree is the same."""
+    X, y = _three_columns()
+    declared = {"epsilon": 5.0, "max_depth": 2, "random_state": 0, "classes": ["no", "yes"]}
+    as_lists = DPDecisionTreeClassifier(categories={"a": ["x", "y", "z"], "b": ["p", "q"]}, **declared)
+    as_arrays = DPDecisionTreeClassifier(categories={"a": np.array(["x", "y", "z"]), "b": np.array(["p", "q"])},
+                                         **declared)
+    text = export_text(as_arrays.fit(X[["a", "b"]], y))
+    assert "np." not in text and re.search(r"^a (=|!=) '[xyz]'$", text, re.MULTILINE)
+    assert text == export_text(as_lists.fit(X[["a", "b"]], y))

@@ -70,6 +70,8 @@ class FeatureEncoding:
     >>> f = FeatureEncoding.numeric("age", 0.0, 100.0, np.array([25.0, 50.0, 75.0]))
     >>> f.low, f.high, f.from_data, f.describe(1)
     (0.0, 100.0, False, 'in (25, 50]')
+    >>> FeatureEncoding.categorical("colour", np.array(["red", "blue"])).describe(1)
+    "'blue'"
     """
 
     name: str
@@ -132,7 +134,7 @@ class FeatureEncoding:
         if code == self.missing_code:
             return "missing"
         if self.kind == CATEGORICAL:
-            return repr(self.categories[code])
+            return repr(_plain(self.categories[code]))  # 'x', not np.str_('x') (categories declared as an array)
         t = self.thresholds
         if code == 0:
             return f"<= {t[0]:g}"
