@@ -771,3 +771,134 @@ def test_a_single_class_is_named_as_written() -> None:
 
     with pytest.raises(ParameterError, match=r"only one class \('a'\)"):
         DPDecisionTreeClassifier(epsilon=1.0, bounds=[(0, 1)], random_state=0).fit(np.zeros((5, 1)), ["a"] * 5)
+
+
+def _three_columns(n: int = 60) -> tuple[pd.DataFrame, np.ndarray]:
+    """Two categorical columns and a numeric one; the label follows column ``a``."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.choice(["p", "q"], n), "num": rng.normal(size=n)})
+    return X, np.where(X["a"] == "x", "yes", "no")
+
+
+@pytest.mark.parametrize("declare", [{}, {"categories": {"a": ["x", "y", "z"]}}])
+def test_a_repeated_column_name_is_refused_before_any_charge(declare: dict) -> None:
+    """Repeated names were fitted as they were (``feature_names_in_`` ``['a', 'a', 'num']``), or, with
+    ``a`` declared, refused for a value of the other ``a`` ("value 'p' is not one of its declared
+    categories"); the data loader's words name the repeat."""
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    accountant = fresh_accountant()
+    with pytest.raises(ParameterError) as refused:
+        DPDecisionTreeClassifier(accountant=accountant, random_state=0, **declare).fit(X.set_axis(["a", "a", "num"],
+                                                                                              axis=1), y)
+    assert str(refused.value) == "column name 'a' occurs more than once (columns 1 and 2); rename one"
+    assert (refused.value.code, refused.value.column) == ("duplicate_column", "a")
+    assert accountant.ledger == [] and accountant.spent() == 0
+
+
+def test_a_repeated_column_name_is_refused_at_predict_time() -> None:
+    """scikit-learn's answer was its multi-line "The feature names should match ...", which names a missing one."""
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clf = DPDecisionTreeClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    for method in (clf.predict, clf.predict_proba):
+        with pytest.raises(ParameterError, match=r"^column name 'b' occurs more than once \(columns 2 and 3\); "
+                                                 r"rename one$"):
+            method(X[["a", "b", "b"]])
+
+
+#: How every refusal of complex numbers begins: scikit-learn's words (its estimator check
+#: ``check_complex_data`` looks for them), then the column in the data loader's words.
+COMPLEX = "^Complex data not supported: column "
+
+
+@pytest.mark.parametrize("make, message", [
+    # beside text columns: a categorical feature of one category per value
+    (lambda X: X.assign(num=X["num"] + 1j), "'num' holds values of pandas type complex128"),
+    (lambda X: X.assign(num=pd.Series(X["num"] + 1j, dtype="category")),
+     "'num' holds values of pandas type complex128"),
+    (lambda X: X.assign(num=X["num"].astype(object).where(X.index != 3, 1 + 2j)),
+     r"'num' holds the complex number \(1\+2j\)"),
+    # numbers only: scikit-learn's "Complex data not supported" and the whole array, on many lines
+    (lambda X: X[["num"]].assign(im=X["num"] * 1j), "'im' holds values of pandas type complex128"),
+    (lambda X: np.column_stack([X["num"], X["num"] * 1j]), "'x1' holds values of numpy type complex128"),
+    (lambda X: np.column_stack([X["num"], X["num"] * 1j]).tolist(), "'x1' holds values of numpy type complex128"),
+])
+def test_a_complex_column_is_refused_in_one_line_before_any_charge(make, message: str) -> None:
+    """The data loader refuses complex columns (``dprm.data``); the classifier did not."""
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    accountant = fresh_accountant()
+    with pytest.raises(ParameterError, match=f"{COMPLEX}{message}; use numbers, text or Booleans$") as refused:
+        DPDecisionTreeClassifier(accountant=accountant, random_state=0).fit(make(X), y)
+    assert refused.value.code == "unsupported_column"
+    assert accountant.ledger == [] and accountant.spent() == 0
+
+
+def test_a_complex_column_is_refused_at_predict_time() -> None:
+    from dprm.errors import ParameterError
+
+    X, y = _three_columns()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clf = DPDecisionTreeClassifier(epsilon=1.0, random_state=0).fit(X, y)
+        numeric = DPDecisionTreeClassifier(epsilon=1.0, random_state=0).fit(X[["num"]], y)
+    with pytest.raises(ParameterError, match=f"{COMPLEX}'a' holds values of pandas type complex128; use numbers"):
+        clf.predict(X.assign(a=X["num"] + 1j))  # a category read off the data: was routed as an unseen one
+    with pytest.raises(ParameterError, match=rf"{COMPLEX}'num' holds the complex number \(1\+2j\); use numbers"):
+        clf.predict_proba(X.assign(num=X["num"].astype(object).where(X.index != 0, 1 + 2j)))
+    with pytest.raises(ParameterError, match=f"{COMPLEX}'num' holds values of numpy type complex128; use numbers"):
+        numeric.predict(X[["num"]].to_numpy() * 1j)
+
+
+@pytest.mark.parametrize("parameters, y, message", [
+    # a numpy target's label was shown as np.str_('yes') / np.int64(2)
+    ({"classes": ["no", "maybe"]}, None, "the target holds a label outside the declared classes: 'yes'"),
+    ({"classes": [0, 1]}, np.array([1, 2] * 30), "the target holds a label outside the declared classes: 2"),
+    ({"classes": [np.str_("no"), np.int64(1)]}, None,
+     "classes must be labels of one kind (all text or all numbers), not ('no', 1)"),
+    ({"categories": {np.str_("zz"): ["x"]}}, None, "categories names unknown column 'zz'"),
+    ({"classes": np.str_("ab")}, None, "classes must be a list of labels, not the string 'ab'"),
+    # the keywords' own checks (scikit-learn's grid searches hand numpy scalars)
+    ({"epsilon": np.float64(-1.0)}, None, "epsilon must be > 0, got -1.0"),
+    ({"max_depth": np.int64(0)}, None, "max_depth must be in [1, 30], got 0"),
+    ({"search": np.str_("x")}, None, "search must be one of auto, exhaustive, mcmc, got 'x'"),
+    ({"random_state": np.int64(-1)}, None, "random_state must be in [0, 9223372036854775807], got -1"),
+    ({"min_samples_split": np.float64("nan")}, None, "min_samples_split must be 'auto' or a number >= 0, got nan"),
+])
+def test_numpy_values_are_quoted_as_the_python_values_they_hold(parameters: dict, y, message: str) -> None:
+    from dprm.errors import ParameterError
+
+    X, labels = _three_columns()
+    with pytest.raises(ParameterError) as refused:
+        DPDecisionTreeClassifier(**{"random_state": 0, **parameters}).fit(X, labels if y is None else y)
+    assert str(refused.value) == message
+
+
+def test_numpy_scalar_parameters_fit_as_the_python_values_they_hold() -> None:
+    """Judging a numpy scalar as its Python value changes no fit."""
+    X, y = _three_columns()
+    declared = {"categories": {"a": ["x", "y", "z"], "b": ["p", "q"]}, "bounds": {"num": (-4, 4)},
+                "classes": ["no", "yes"]}
+    as_python = DPDecisionTreeClassifier(epsilon=2.0, max_depth=3, n_thresholds=8, random_state=5, **declared)
+    as_numpy = DPDecisionTreeClassifier(epsilon=np.float64(2.0), max_depth=np.int64(3), n_thresholds=np.int32(8),
+                                        random_state=np.int64(5), **declared)
+    assert export_text(as_python.fit(X, y)) == export_text(as_numpy.fit(X, y))
+    assert as_python.ledger_ == as_numpy.ledger_
+
+
+def test_export_text_quotes_categories_declared_as_an_array_as_text() -> None:
+    """Categories declared as a numpy array were shown as ``a = np.str_('x')``; the tree is the same."""
+    X, y = _three_columns()
+    declared = {"epsilon": 5.0, "max_depth": 2, "random_state": 0, "classes": ["no", "yes"]}
+    as_lists = DPDecisionTreeClassifier(categories={"a": ["x", "y", "z"], "b": ["p", "q"]}, **declared)
+    as_arrays = DPDecisionTreeClassifier(categories={"a": np.array(["x", "y", "z"]), "b": np.array(["p", "q"])},
+                                         **declared)
+    text = export_text(as_arrays.fit(X[["a", "b"]], y))
+    assert "np." not in text and re.search(r"^a (=|!=) '[xyz]'$", text, re.MULTILINE)
+    assert text == export_text(as_lists.fit(X[["a", "b"]], y))

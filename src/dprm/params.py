@@ -253,6 +253,11 @@ class KeywordParam(Param):
     Traceback (most recent call last):
     ...
     dprm.errors.ParameterError: min_samples_split must be 'auto' or a number >= 0, got -1
+    >>> import numpy as np
+    >>> depth.validate(np.int64(0))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: max_depth must be in [1, 30], got 0
     """
 
     @property
@@ -261,7 +266,15 @@ class KeywordParam(Param):
         return self.name
 
     def validate(self, value: Any) -> None:
-        """Raise a one-line :class:`~dprm.errors.ParameterError` unless ``value`` is allowed."""
+        """Raise a one-line :class:`~dprm.errors.ParameterError` unless ``value`` is allowed.
+
+        A numpy scalar is judged, and shown, as the Python value it holds: ``got -1``, not
+        ``got np.int64(-1)`` (it passes or fails every check as that value does).
+        """
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            value = value.item()
         try:
             super().validate(value)
         except ParameterError:

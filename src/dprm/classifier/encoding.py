@@ -70,6 +70,8 @@ class FeatureEncoding:
     >>> f = FeatureEncoding.numeric("age", 0.0, 100.0, np.array([25.0, 50.0, 75.0]))
     >>> f.low, f.high, f.from_data, f.describe(1)
     (0.0, 100.0, False, 'in (25, 50]')
+    >>> FeatureEncoding.categorical("colour", np.array(["red", "blue"])).describe(1)
+    "'blue'"
     """
 
     name: str
@@ -132,7 +134,7 @@ class FeatureEncoding:
         if code == self.missing_code:
             return "missing"
         if self.kind == CATEGORICAL:
-            return repr(self.categories[code])
+            return repr(_plain(self.categories[code]))  # 'x', not np.str_('x') (categories declared as an array)
         t = self.thresholds
         if code == 0:
             return f"<= {t[0]:g}"
@@ -179,7 +181,7 @@ def _check_declared(spec: Mapping[Any, Any] | Sequence[Any] | None, names: Seque
     if isinstance(spec, Mapping):
         for key in spec:
             if key not in names and not (isinstance(key, int) and 0 <= key < len(names)):
-                raise ParameterError(f"{what} names unknown column {key!r}")
+                raise ParameterError(f"{what} names unknown column {short_repr(_plain(key))}")
     elif isinstance(spec, Sequence) and not isinstance(spec, str) and len(spec) > len(names):
         raise ParameterError(f"{what} has {len(spec)} entries for {len(names)} columns")
 
@@ -365,7 +367,7 @@ def check_labels(given: Any, what: str) -> tuple[Any, ...]:
     dprm.errors.ParameterError: classes must be a list of labels, not the string 'ab'
     """
     if isinstance(given, str | bytes):
-        raise ParameterError(f"{what} must be a list of labels, not the string {given!r}")
+        raise ParameterError(f"{what} must be a list of labels, not the string {short_repr(_plain(given))}")
     try:
         values = tuple(given)
     except TypeError:

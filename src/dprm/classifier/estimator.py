@@ -127,7 +127,7 @@ from dprm.classifier.parameters import (
 )
 from dprm.classifier.subtree_mcmc import CHANGE_SHARE, mcmc_subtree
 from dprm.classifier.subtree_search import GrowNode, SubtreeSpace, exact_subtree, exact_work
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.params import as_seed
 from dprm.privacy import (
     Accountant,
@@ -294,8 +294,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Bad parameters, non-finite features, a value outside its declared domain,
-            a target with fewer than two classes (all before any budget is spent).
+            Bad parameters, a column name that occurs twice, a column of complex numbers,
+            non-finite features, a value outside its declared domain, a target with fewer
+            than two classes (all before any budget is spent).
         """
         params = self._checked_parameters()
         _check_target_complete(y)
@@ -307,8 +308,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if getattr(X, "ndim", None) == 2 and X.shape[1] == 0:  # a DataFrame: "at least one array or dtype ..."
             raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required: "
                              f"X has no feature column, and a tree needs one to split on")  # scikit-learn's words
-        X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
-                             ensure_min_samples=0 if may_be_empty else 1)
+        _check_column_names(X)
+        _check_not_complex(X)
+        try:
+            X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
+                                 ensure_min_samples=0 if may_be_empty else 1)
+        except ValueError as error:  # a list of rows that numpy reads as complex: scikit-learn's message shows them all
+            _complex_refusal(error, X)
+            raise
         if len(y):
             check_classification_targets(y)
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
@@ -317,6 +324,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             if hasattr(self, "feature_names_in_")
             else [f"x{i}" for i in range(X.shape[1])]
         )
+        _check_no_complex_values(X, names)
         domains, reasons = learn_domains(
             X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"]
         )
@@ -523,7 +531,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if len(labels) < 2:
             raise ParameterError(f"classes must hold at least two labels, not {len(labels)}")
         if len({isinstance(label, str) for label in labels}) > 1:
-            raise ParameterError(f"classes must be labels of one kind (all text or all numbers), not {labels!r}")
+            shown = short_repr(tuple(label.item() if isinstance(label, np.generic) else label for label in labels))
+            raise ParameterError(f"classes must be labels of one kind (all text or all numbers), not {shown}")
         text_labels = isinstance(labels[0], str)
         text_target = y.dtype.kind in "US" or (y.dtype.kind == "O" and any(isinstance(v, str) for v in y.tolist()))
         if y.size and text_target != text_labels:  # else numpy fails comparing them, deep in a sort
@@ -537,7 +546,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         position = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
         found = classes[position] == y
         if not np.all(found):
-            raise ParameterError(f"the target holds a label outside the declared classes: {y[~found][0]!r}")
+            label = y[~found][0]
+            shown = short_repr(label.item() if isinstance(label, np.generic) else label)  # 'yes', not np.str_('yes')
+            raise ParameterError(f"the target holds a label outside the declared classes: {shown}")
         return classes, position, []
 
     def _leaf_labels(self) -> str:
@@ -576,8 +587,16 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     # -- prediction -------------------------------------------------------------------
     def _end_nodes(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
-        X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
+        _check_column_names(X)
+        names = [domain.name for domain in self.domains_]
+        _check_not_complex(X, names)
+        try:
+            X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
+        except ValueError as error:
+            _complex_refusal(error, X, names)
+            raise
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
+        _check_no_complex_values(X, names)
         codes = encode(X, self.domains_, strict=False)
         return self.tree_.apply(codes, self.domains_)
 
@@ -588,7 +607,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         ------
         ValueError
             A value outside its feature's declared categories (naming the column and
-            the value), a non-finite number, or columns other than the fit's.
+            the value), a non-finite or complex number, a column name that occurs twice,
+            or columns other than the fit's.
         """
         nodes = self._end_nodes(X)
         return self.tree_.proba[nodes].copy()
@@ -620,6 +640,98 @@ def _plain_frame(X: Any) -> Any:
     if isinstance(X, pd.DataFrame) and any(pd.api.types.is_extension_array_dtype(t) for t in X.dtypes):
         return X.astype(object)
     return X
+
+
+def _check_column_names(X: Any) -> None:
+    """A :class:`ParameterError` naming the first column name of a DataFrame ``X`` that occurs twice.
+
+    scikit-learn takes repeated names as they are (``feature_names_in_`` ``['a', 'a']``), and a
+    declaration by name (``categories={"a": ...}``) would then hold for both columns; the data
+    loader refuses them in the same words (:func:`dprm.data.reading.check_column_names`).
+    Anything but a DataFrame passes.
+    """
+    if type(X).__name__ != "DataFrame" or "pandas" not in sys.modules:
+        return
+    first: dict[Any, int] = {}
+    for i, name in enumerate(X.columns):
+        if name in first:
+            shown = short_repr(name.item() if isinstance(name, np.generic) else name)
+            raise ParameterError(f"column name {shown} occurs more than once (columns {first[name] + 1} and {i + 1}); "
+                                 f"rename one", code="duplicate_column", column=str(name))
+        first[name] = i
+
+
+#: How a message refusing complex numbers begins: scikit-learn's words (its estimator check
+#: ``check_complex_data`` looks for them), then the column in the data loader's words.
+_COMPLEX = "Complex data not supported: column"
+#: What it advises (the data loader's words).
+_COMPLEX_REMEDY = "use numbers, text or Booleans"
+
+
+def _check_not_complex(X: Any, names: Sequence[str] = ()) -> None:
+    """A :class:`ParameterError` naming the first column of ``X`` whose type is complex.
+
+    The data loader refuses such columns (``dprm.data``); here a DataFrame's complex
+    column became a categorical feature of one category per value, and a complex array
+    was refused by scikit-learn in a message that holds the whole array. ``names`` are
+    the columns' names where ``X`` has none (the fit's, at prediction; else ``x0``, ``x1``, ...).
+    """
+    if type(X).__name__ == "DataFrame" and "pandas" in sys.modules:
+        import pandas as pd  # already imported by whoever made the DataFrame
+
+        own = all(isinstance(label, str) for label in X.columns)  # else scikit-learn names them by position
+        for i, dtype in enumerate(X.dtypes):
+            if isinstance(dtype, pd.CategoricalDtype):
+                dtype = dtype.categories.dtype
+            if getattr(dtype, "kind", "") == "c":
+                name = X.columns[i] if own else _column_name(names, i)
+                raise ParameterError(f"{_COMPLEX} {name!r} holds values of pandas type {dtype}; {_COMPLEX_REMEDY}",
+                                     code="unsupported_column", column=name)
+        return
+    dtype = getattr(X, "dtype", None)
+    if getattr(dtype, "kind", "") != "c":
+        return
+    column = 0
+    if isinstance(X, np.ndarray) and X.ndim == 2:  # the first column with a value off the real line
+        off = np.flatnonzero(np.any(X.imag != 0, axis=0))
+        column = int(off[0]) if off.size else 0
+    name = _column_name(names, column)
+    raise ParameterError(f"{_COMPLEX} {name!r} holds values of numpy type {dtype}; {_COMPLEX_REMEDY}",
+                         code="unsupported_column", column=name)
+
+
+def _complex_refusal(error: ValueError, X: Any, names: Sequence[str] = ()) -> None:
+    """:func:`_check_not_complex` of ``X`` as numpy reads it, where scikit-learn's ``error`` refused complex data."""
+    if str(error).startswith("Complex data not supported"):
+        _check_not_complex(np.asarray(X), names)
+
+
+def _check_no_complex_values(X: np.ndarray, names: Sequence[str]) -> None:
+    """A :class:`ParameterError` naming the first column of the object array ``X`` that holds a complex number.
+
+    :func:`_check_not_complex` reads the columns' types; a complex number in an object
+    column (among text, say) has none of its own, and the column would become
+    categorical, one category per value.
+    """
+    if X.dtype != object:
+        return
+    from pandas.api.types import infer_dtype  # pandas is imported by dprm.classifier.encoding
+
+    for j in range(X.shape[1]):
+        column = X[:, j]
+        kind = infer_dtype(column, skipna=True)
+        if kind != "complex" and not kind.startswith("mixed"):
+            continue
+        value = next((v for v in column if isinstance(v, complex | np.complexfloating)), None)
+        if value is not None:
+            shown = short_repr(value.item() if isinstance(value, np.generic) else value)
+            raise ParameterError(f"{_COMPLEX} {names[j]!r} holds the complex number {shown}; {_COMPLEX_REMEDY}",
+                                 code="unsupported_column", column=names[j], data_dependent=True)
+
+
+def _column_name(names: Sequence[str], position: int) -> str:
+    """The name of column ``position``: ``names[position]``, else scikit-learn's ``x<position>``."""
+    return names[position] if position < len(names) else f"x{position}"
 
 
 def _check_target_complete(y: Any) -> None:

@@ -68,10 +68,10 @@ def export_text(clf: Any, *, decimals: int = 0, show_counts: bool = True) -> str
             if c == n - 1:
                 condition = f"{domain.name} missing"
             elif domain.kind == CATEGORICAL and tree.threshold[node] < 0:
-                condition = f"{domain.name} = {domain.categories[c]!r}"
+                condition = f"{domain.name} = {domain.describe(c)}"
             elif domain.kind == CATEGORICAL:
-                value = domain.categories[int(tree.threshold[node])]
-                condition = f"{domain.name} = {value!r}" if c == 0 else f"{domain.name} != {value!r}"
+                value = domain.describe(int(tree.threshold[node]))
+                condition = f"{domain.name} = {value}" if c == 0 else f"{domain.name} != {value}"
             else:
                 t = float(domain.thresholds[int(tree.threshold[node])])
                 condition = f"{domain.name} <= {t:g}" if c == 0 else f"{domain.name} > {t:g}"
