@@ -98,3 +98,19 @@ def test_report_and_clired_refuse_a_directory_name_too(tmp_path: Path, monkeypat
     assert code == 2
     assert_one_error_line(stderr, "'run.html/' ends with '/'")
     assert not (tmp_path / "run.html").exists()
+
+
+def test_a_dash_and_a_link_to_a_pipe_are_refused_by_the_names_given(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = commands(tmp_path, Path("placeholder"))["mine"]
+    where = args.index(Path("placeholder"))
+    code, _, stderr = run(args[:where] + ["-"] + args[where + 1:])
+    assert code == 2
+    assert_one_error_line(stderr, "'-' (standard output) is not an output file here")
+    assert not (tmp_path / "-").exists()
+    if hasattr(os, "mkfifo"):  # /dev/stdout on a pipe: a link to "pipe:[N]", named in /proc
+        os.mkfifo(tmp_path / "fifo")
+        (tmp_path / "to-fifo.json").symlink_to("fifo")
+        code, _, stderr = run(args[:where] + ["to-fifo.json"] + args[where + 1:])
+        assert code == 2
+        assert_one_error_line(stderr, "to-fifo.json: is not a regular file")

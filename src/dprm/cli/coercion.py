@@ -141,7 +141,7 @@ def plain_conversions(command: Any) -> Any:
         """Plain values here, the others by typer's converter (built when first needed)."""
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            problem = number_problem(self.annotation, value) or _directory_for_file(self, value)
+            problem = number_problem(self.annotation, value) or _not_a_file_name(self, value)
             if problem is not None:
                 raise typer.BadParameter(problem, ctx=ctx, param=param)
             converted = plain(self.annotation, value)
@@ -188,25 +188,28 @@ def plain_conversions(command: Any) -> Any:
     return command
 
 
-def _directory_for_file(runtime_param: Any, value: Any) -> str | None:
+def _not_a_file_name(runtime_param: Any, value: Any) -> str | None:
     """The message for a file option's value that ends with a separator (a directory's name); else None.
 
     ``Path("out.json/")`` is ``Path("out.json")``: without this, ``-o out.json/`` would
-    write a file the user did not name. A file option says ``dir_okay=False``.
+    write a file the user did not name; so would ``-o -`` (a file named ``-``, where
+    other tools write to standard output). A file option says ``dir_okay=False``.
 
     Examples
     --------
     >>> from types import SimpleNamespace
     >>> file_option = SimpleNamespace(annotation=Path, parameter_info=SimpleNamespace(dir_okay=False))
-    >>> _directory_for_file(file_option, "out.json/")
+    >>> _not_a_file_name(file_option, "out.json/")
     "'out.json/' ends with '/', so it names a directory: give a file name"
-    >>> _directory_for_file(file_option, "out.json") is None
+    >>> _not_a_file_name(file_option, "out.json") is None
     True
     """
     if runtime_param.annotation is not Path or getattr(runtime_param.parameter_info, "dir_okay", True):
         return None
     if type(value) is str and value.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
         return f"{short_repr(value)} ends with {value[-1]!r}, so it names a directory: give a file name"
+    if value == "-":  # elsewhere standard output; here it would be a file named "-"
+        return "'-' (standard output) is not an output file here: give a file name"
     return None
 
 

@@ -139,7 +139,8 @@ class Outputs:
         """
         if path is not None:
             path = Path(path)
-            self._targets.append((_resolved(path) if path.is_symlink() else path, write))
+            followed = path.is_symlink() and not (path.exists() and not path.is_file())  # a link to a pipe
+            self._targets.append((_resolved(path) if followed else path, write))  # is refused by its own name
 
     def check(self) -> None:
         """Raise :class:`DprmError` naming the first target that could not be written."""
