@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 
 __all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "SPLIT_SIGNIFICANCE", "LEARNERS", "BATCH_WORK", "Setting",
            "check_settings", "store_parameters", "whole_number", "finite_number", "check_random_state",
@@ -85,7 +85,7 @@ class Setting:
     def check(self, value: Any) -> None:
         """A one-line :class:`~dprm.errors.ParameterError` unless ``test(value)``."""
         if not self.test(value):
-            raise ParameterError(f"{self.name} must be {self.allowed}, not {value!r}")
+            raise ParameterError(f"{self.name} must be {self.allowed}, not {short_repr(value)}")
 
 
 def check_settings(table: Mapping[str, Setting], values: Mapping[str, Any], skip: Collection[str] = ()) -> None:
@@ -108,8 +108,25 @@ def whole_number(low: int, high: float = math.inf) -> Callable[[Any], bool]:
 
 
 def finite_number(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    """The test of a finite real number (not a bool) that passes ``test``."""
-    return lambda v: (not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)) and test(v)
+    """The test of a finite real number (not a bool) that passes ``test``.
+
+    An integer beyond the floats' range (``10**400``) is not finite.
+
+    Examples
+    --------
+    >>> positive = finite_number(lambda v: v > 0)
+    >>> positive(2), positive(np.float64(0.5)), positive(True), positive(float("nan")), positive(10**400), positive("1")
+    (True, True, False, False, False, False)
+    """
+    def passes(value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer beyond the floats' range
+            return False
+        return finite and bool(test(value))
+    return passes
 
 
 def _random_state(value: Any) -> bool:
