@@ -54,7 +54,7 @@ from dprm.errors import DataError, ParameterError, short_repr
 app = command_app()
 
 DISTANCES = ("emd", "variational")
-#: Largest --chains.
+#: Largest --chains (:data:`dprm.itemsets.parameters.MAX_CHAINS`, not imported before it is needed).
 MAX_CHAINS = 100
 #: The parameters' ``estimate`` of a private run, by ``--structure``.
 ESTIMATES = {"parents": "dp-parents", "dp-trees": "dp-trees"}
