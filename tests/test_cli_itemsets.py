@@ -244,6 +244,9 @@ def test_private_run_says_why_not_private(stream, tmp_path, extra, reason):
     (["--min-support", "0.3", "--learner", "batch", "--grace-period", "50"], ["--grace-period", "--learner batch"]),
     (["--min-support", "0.3", "--distance", "variational"], ["--distance", "--sensitive"]),
     (["--min-support", "0.3", "--step", "5"], ["--step", "--sensitive"]),
+    # a step that changes no float ran for ever (the fuzz round of dprm.itemsets; its least step is named)
+    (["--min-support", "0.3", "--sensitive", "age", "--delta", "0.01", "--step", "1e-300"],
+     ["--step must be in [0.0047, 100] for --delta 0.01", "not 1e-300"]),
 ])
 def test_bad_options_are_one_line_and_write_nothing(stream, tmp_path, args, fragments):
     csv, _, _ = stream

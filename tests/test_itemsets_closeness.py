@@ -110,6 +110,57 @@ def test_bad_arguments_are_refused(estimator) -> None:
         check_t_closeness(estimator, ["age"], delta=0.1, distance="kl")
 
 
+def test_a_step_too_small_to_finish_a_correction_is_refused_in_one_line(estimator) -> None:
+    """A step of 1e-300 changes no float: the loop ran for more than ten minutes (then would have raised
+    RuntimeError); the least step is derived from delta and named."""
+    message = (r"^step must lie in \[0\.0047, 100\] for delta=0\.01 \(a correction must bring a distance of 1 "
+               r"below delta within 100,000 steps\), got 1e-300$")
+    with pytest.raises(ParameterError, match=message):
+        apply_t_closeness(estimator, ["age"], delta=0.01, step=1e-300)
+    with pytest.raises(ParameterError, match=r"^step must lie in \[0\.0047, 100\]"):
+        apply_t_closeness(estimator, ["age"], delta=0.01, step=0.0046)
+    for bad in (True, float("nan"), "10"):
+        with pytest.raises(ParameterError, match=r"^step must lie in \(0, 100\], got "):
+            apply_t_closeness(estimator, ["age"], delta=0.01, step=bad)
+
+
+@pytest.mark.parametrize("delta", [0.5, 0.01, 1e-300])
+def test_the_least_step_finishes_a_correction_from_the_farthest_distribution(delta, monkeypatch) -> None:
+    """From a distance of 1, :func:`smallest_step` brings a distribution within delta in at most MAX_STEPS
+    steps (below delta, or as close as floats get when delta is below the rounding)."""
+    from dprm.itemsets import closeness
+
+    target, far = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    step = closeness.smallest_step(delta)
+    assert closeness.smallest_step(delta) >= 100 * (1 - delta ** (1 / closeness.MAX_STEPS))
+    moves = []
+    original = closeness.distribution_distance
+
+    def counted(p, q, distance="emd"):
+        moves.append(1)
+        return original(p, q, distance)
+
+    monkeypatch.setattr(closeness, "distribution_distance", counted)
+    corrected = closeness._corrected(far, target, delta, "emd", step)
+    assert original(target, corrected) < max(delta, 1e-12)
+    assert len(moves) <= closeness.MAX_STEPS
+
+
+def test_numpy_integer_steps_and_deltas_are_numbers(estimator) -> None:
+    """``step=np.int64(10)`` was refused while ``np.float64(10)`` was taken; the same correction."""
+    expected = apply_t_closeness(estimator, ["age"], delta=0.05, step=10)
+    for step, delta in ((np.int64(10), 0.05), (np.float64(10), np.float64(0.05)), (10, np.float32(0.05))):
+        got = apply_t_closeness(estimator, ["age"], delta=delta, step=step)
+        if delta == 0.05:
+            for mine, theirs in zip(got.chains_, expected.chains_):
+                for a, b in zip(mine.trees, theirs.trees):
+                    assert np.array_equal(a.counts, b.counts) and np.array_equal(a.child_weight, b.child_weight)
+        assert check_t_closeness(got, ["age"], delta=float(delta)).ok
+    assert check_t_closeness(apply_t_closeness(estimator, ["age"], delta=np.int64(0)), ["age"], delta=0).ok
+    with pytest.raises(ParameterError, match=r"^delta must be a number >= 0, got True$"):
+        check_t_closeness(estimator, ["age"], delta=True)
+
+
 def test_trees_without_counts_are_corrected_too() -> None:
     """A tree from another learner may have empty nodes (e.g. noisy counts clipped at zero)."""
     from dprm.itemsets.tree_model import ConditionalTree

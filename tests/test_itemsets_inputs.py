@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from dprm.errors import DataError, ParameterError
+from dprm.cli.itemsets import MAX_CHAINS as CLI_CHAINS
+from dprm.errors import DataError, ParameterError, short_repr
 from dprm.itemsets import DensityEstimator
+from dprm.itemsets.parameters import MAX_CHAINS
 from dprm.itemsets.private import fit_private_estimator
+from dprm.privacy import Accountant, SeededNoise
 
 FRAME = pd.DataFrame({"a": ["x", "y", "z", "x"], "c": ["u", "v", "u", "v"]})
 DOMAINS = {"a": ["x", "y", "z"], "c": ["u", "v"]}
@@ -64,3 +69,29 @@ def test_a_random_state_object_is_a_seed_drawn_from_it() -> None:
     assert fits[0].privacy == fits[1].privacy and fits[0].privacy["guarantee"] == "none"
     assert fits[0].estimator.sample(50, np.random.default_rng(0)).equals(
         fits[1].estimator.sample(50, np.random.default_rng(0)))
+
+
+@pytest.mark.parametrize("setting, bad, allowed", [
+    ("n_samples", 10**12, "an integer in [1, 1000000]"),  # numpy's MemoryError (21.8 TiB) once queried
+    ("n_chains", 10**6, "an integer in [1, 100]"),  # hung: a million chains drawn and grown
+    ("n_chains", np.int64(101), "an integer in [1, 100]"),
+])
+def test_the_estimates_sizes_are_bounded_like_the_private_ones_and_the_command_lines(setting, bad, allowed) -> None:
+    """One line naming the parameter, its value and its range, at the start of the fit."""
+    message = f"^{setting} must be {re.escape(allowed)}, not {re.escape(short_repr(bad))}$"
+    with pytest.raises(ParameterError, match=message):
+        DensityEstimator(**{setting: bad}).fit(FRAME)
+    with pytest.raises(ParameterError, match=message):
+        fit_private_estimator(FRAME, 1.0, domains=DOMAINS, random_state=0, **{setting: bad})
+    with pytest.raises(ParameterError, match="^orders must hold at most 100 orders"):
+        DensityEstimator(orders=[["a", "c"]] * (MAX_CHAINS + 1)).fit(FRAME)
+    assert MAX_CHAINS == CLI_CHAINS  # --chains
+
+
+def test_a_private_fit_refuses_its_reference_sample_size_before_spending() -> None:
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError, match="^n_samples must be"):
+        fit_private_estimator(FRAME, 1.0, domains=DOMAINS, accountant=accountant, random_state=0, n_samples=0)
+    assert float(accountant.spent()) == 0.0
+    limit = DensityEstimator(n_chains=100, n_samples=1_000_000, random_state=0).fit(FRAME)
+    assert len(limit.chains_) == 100 and limit.n_samples == 1_000_000

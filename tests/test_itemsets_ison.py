@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
@@ -129,6 +130,37 @@ def test_bad_thresholds_are_refused(estimator) -> None:
             mine_itemsets(estimator, theta)
     with pytest.raises(ParameterError, match="max_length"):
         mine_itemsets(estimator, 0.2, max_length=0)
+
+
+@pytest.mark.parametrize("name, bad", [
+    ("max_length", "2"), ("max_length", 2.5), ("max_length", True), ("max_length", 0),
+    ("max_seconds", "1"), ("max_seconds", float("nan")), ("max_seconds", float("inf")), ("max_seconds", True),
+    pytest.param("max_seconds", 10**400, id="max_seconds-10**400"), ("max_seconds", 0),
+])
+def test_limits_are_numbers_of_their_kind_refused_in_one_line(estimator, name, bad) -> None:
+    """Text was a bare TypeError, a fraction, a bool or NaN was taken (``max_length=True`` as 1)."""
+    from dprm.errors import short_repr
+    from dprm.itemsets.top_k import run_top_k
+
+    kind = "an integer >= 1" if name == "max_length" else "a positive finite number"
+    message = f"^{name} must be None or {kind}, not {re.escape(short_repr(bad))}$"
+    with pytest.raises(ParameterError, match=message):
+        mine_itemsets(estimator, 0.2, **{name: bad})
+    with pytest.raises(ParameterError, match=message):
+        run_top_k(estimator, 3, 0.2, **{name: bad})
+
+
+def test_min_support_is_no_bool_and_numpy_numbers_are_limits_like_python_ones(estimator) -> None:
+    from dprm.itemsets.top_k import run_top_k
+
+    with pytest.raises(ParameterError, match=r"^min_support must lie in \(0, 1\], got True$"):
+        mine_itemsets(estimator, True)
+    with pytest.raises(ParameterError, match="max_itemsets must be None or an integer >= 0, not -1"):
+        run_ison(estimator, 0.2, max_itemsets=-1)
+    python = mine_itemsets(estimator, 0.2, max_length=2, max_seconds=100)
+    assert mine_itemsets(estimator, np.float64(0.2), max_length=np.int64(2), max_seconds=np.int64(100)) == python
+    assert mine_itemsets(estimator, 0.2, max_length=10**30) == mine_itemsets(estimator, 0.2)  # longer than any
+    assert run_top_k(estimator, np.int64(3), 0.2).run.itemsets == run_top_k(estimator, 3, 0.2).run.itemsets
 
 
 def test_the_paths_method_gives_supports_of_edge_weight_marginalisation(estimator) -> None:

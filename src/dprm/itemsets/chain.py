@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprm.errors import ParameterError
+from dprm.itemsets.parameters import MAX_CHAINS
 from dprm.itemsets.tree_model import ConditionalTree, _ranges
 from dprm.precompiled import kernel
 
@@ -67,9 +68,13 @@ def chain_orders(columns: Sequence[str], orders: Sequence[Sequence[str]] | None,
     """The chains' orders as column indices: ``orders`` (by column name) checked, or ``n_chains`` drawn from ``rng``.
 
     Every given order must list each column exactly once, and there must be one at
-    least; ``rng`` is used only to draw orders (``n_chains`` permutations).
+    least and :data:`~dprm.itemsets.parameters.MAX_CHAINS` (100) at most; ``rng`` is used
+    only to draw orders (``n_chains`` permutations).
     """
     if orders is not None:
+        orders = list(orders)
+        if len(orders) > MAX_CHAINS:
+            raise ParameterError(f"orders must hold at most {MAX_CHAINS} orders (one per chain), not {len(orders)}")
         index = {name: j for j, name in enumerate(columns)}
         checked = []
         for order in orders:

@@ -20,6 +20,15 @@ The correction is the paper's: ``d <- d + (ĝ - d) * step / 100`` while
 the loop ends for ``δ > 0``; for ``δ = 0`` it would not, and ``d`` is set to its limit
 ``ĝ``. Counts and edge weights keep their totals (only their shares change).
 
+How small a step may be
+    A distance is at most 1, so a correction takes at most ``ln δ / ln(1 - step/100)``
+    steps; ``step`` must be at least :func:`smallest_step` of ``δ``, the step for which
+    that is :data:`MAX_STEPS` (100,000; rounded up to two significant digits): 0.0047 for
+    ``δ = 0.01``, 0.021 for ``δ = 1e-9``, 0.69 for ``δ = 1e-300``. A smaller step would not
+    finish the correction within the steps (a step of 1e-300 changes no float, and ran for
+    ever). The loop also ends when a step changes nothing (rounding: ``d`` is as close to
+    ``ĝ`` as floats get, below the check's slack), which leaves ``d`` as it was.
+
 The global distribution
     ``ĝ`` is the estimate's own marginal of ``Q`` by EDDO's marginalisation (the mean
     over chains of :meth:`DensityEstimator.density_many
@@ -61,23 +70,50 @@ False
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.itemsets.estimator import Chain, DensityEstimator
 from dprm.itemsets.tree_model import ConditionalTree
 
-__all__ = ["DISTANCES", "ClosenessReport", "Violation", "apply_t_closeness", "check_t_closeness",
-           "distribution_distance", "global_distribution"]
+__all__ = ["DISTANCES", "MAX_STEPS", "ClosenessReport", "Violation", "apply_t_closeness", "check_t_closeness",
+           "distribution_distance", "global_distribution", "smallest_step"]
 
 DISTANCES = ("emd", "variational")
 #: Slack of the check for floating-point rounding.
 TOLERANCE = 1e-9
 #: Rounds of correction before giving up (never reached in practice; see the module notes).
 MAX_ROUNDS = 200
+#: The most steps of one correction (Algorithm 1's loop for one distribution; see :func:`smallest_step`).
+MAX_STEPS = 100_000
+
+
+def smallest_step(delta: float) -> float:
+    """The least ``step`` of :func:`apply_t_closeness` for ``delta``: a distance of 1 falls below ``delta`` in
+    :data:`MAX_STEPS` steps.
+
+    ``100 · (1 - δ^(1 / MAX_STEPS))``, rounded up to two significant digits (the bound the
+    message names is the one checked); 0 for ``δ = 0`` (the distributions are set to the
+    global one, no steps) and for ``δ >= 1`` (no distance exceeds 1, nothing is corrected).
+
+    Examples
+    --------
+    >>> smallest_step(0.01), smallest_step(1e-9), smallest_step(1e-300), smallest_step(0), smallest_step(1)
+    (0.0047, 0.021, 0.69, 0.0, 0.0)
+    """
+    if not 0.0 < delta < 1.0:
+        return 0.0
+    exact = -100.0 * math.expm1(math.log(delta) / MAX_STEPS)
+    exponent = math.floor(math.log10(exact)) - 1
+    mantissa = math.ceil(exact / 10.0 ** exponent)
+    while float(f"{mantissa}e{exponent}") < exact:  # rounding of the division
+        mantissa += 1
+    return float(f"{mantissa}e{exponent}")
 
 
 def distribution_distance(p: np.ndarray, q: np.ndarray, distance: str = "emd") -> float:
@@ -166,8 +202,8 @@ def _check_arguments(estimator: DensityEstimator, quasi_identifiers: Sequence[st
             raise ParameterError(f"no column named {name!r} to protect (columns: {', '.join(columns)})")
     if not quasi_identifiers:
         raise ParameterError("give at least one quasi-identifier")
-    if not isinstance(delta, int | float) or not np.isfinite(delta) or delta < 0:
-        raise ParameterError(f"delta must be a number >= 0, got {delta!r}")
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not np.isfinite(delta) or delta < 0:
+        raise ParameterError(f"delta must be a number >= 0, got {short_repr(delta)}")
     if distance not in DISTANCES:
         raise ParameterError(f"distance must be one of {', '.join(DISTANCES)}, not {distance!r}")
     return list(dict.fromkeys(quasi_identifiers))
@@ -184,10 +220,13 @@ def _corrected(d: np.ndarray, target: np.ndarray, delta: float, distance: str, s
     if delta == 0.0:
         return target.copy()
     d = d.copy()
-    for _ in range(100_000):
+    for _ in range(MAX_STEPS):  # enough for a step of at least smallest_step(delta)
         if distribution_distance(target, d, distance) < delta:
             break
-        d = d + (target - d) * (step / 100.0)
+        moved = d + (target - d) * (step / 100.0)
+        if np.array_equal(moved, d):  # as close as floats get: every further step gives d again
+            break
+        d = moved
     return d
 
 
@@ -288,7 +327,9 @@ def apply_t_closeness(
         node's distribution equal to the global one).
     distance : {"emd", "variational"}
     step : float
-        The percentage of the remaining difference removed per correction, in (0, 100].
+        The percentage of the remaining difference removed per correction, in (0, 100] and at
+        least :func:`smallest_step` of ``delta`` (0.0047 for ``delta=0.01``: a correction ends
+        within :data:`MAX_STEPS` steps; see the module notes).
 
     Returns
     -------
@@ -297,8 +338,12 @@ def apply_t_closeness(
         :func:`check_t_closeness` passes. A syntactic property, not differential privacy.
     """
     names = _check_arguments(estimator, quasi_identifiers, delta, distance)
-    if not isinstance(step, int | float) or not 0.0 < step <= 100.0:
-        raise ParameterError(f"step must lie in (0, 100], got {step!r}")
+    if isinstance(step, bool) or not isinstance(step, numbers.Real) or not 0.0 < step <= 100.0:  # NaN too
+        raise ParameterError(f"step must lie in (0, 100], got {short_repr(step)}")
+    least = smallest_step(float(delta))
+    if step < least:
+        raise ParameterError(f"step must lie in [{least:g}, 100] for delta={float(delta):g} (a correction must "
+                             f"bring a distance of 1 below delta within {MAX_STEPS:,} steps), got {short_repr(step)}")
     current = estimator
     columns = estimator.columns_
     for _ in range(MAX_ROUNDS):
@@ -311,4 +356,5 @@ def apply_t_closeness(
             current = current.with_chains(chains)
         if check_t_closeness(current, names, delta, distance).ok:
             return current
+    # every correction ends (step >= smallest_step(delta)); the rounds converge in a few (under 10 measured)
     raise RuntimeError("t-closeness did not converge")  # pragma: no cover - see the module notes

@@ -133,7 +133,9 @@ class DensityEstimator(DensityQueries):
     Parameters
     ----------
     n_chains : int
-        Number of chains (ignored when ``orders`` is given).
+        Number of chains, 1 to :data:`~dprm.itemsets.parameters.MAX_CHAINS` (100, as the
+        private estimate and ``dprm itemsets --chains``); ignored when ``orders`` is given
+        (at most as many orders).
     orders : list of list of str, optional
         The variable order of each chain, by column name; default: random orders drawn
         from ``random_state``.
@@ -167,7 +169,8 @@ class DensityEstimator(DensityQueries):
     batch_size : int
         Rows buffered by :meth:`learn_one` and rows per chunk of a CSV file.
     n_samples : int
-        Rows of each chain's reference sample (see *Inference on partial assignments*).
+        Rows of each chain's reference sample (see *Inference on partial assignments*), 1 to
+        :data:`~dprm.itemsets.parameters.MAX_SAMPLES` (1,000,000: the sample is drawn in memory).
     random_state : int, numpy.random.Generator or numpy.random.RandomState, optional
         Seeds the chain orders and the reference samples (nothing else is random). A
         Generator is drawn from; a (scikit-learn's) RandomState gives one seed drawn

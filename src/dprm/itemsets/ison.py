@@ -68,18 +68,20 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dprm.data.literal_index import pack_rows
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.itemsets.candidates import ItemCodec, KeySet, merge_new, without_rejected_subsets
 from dprm.itemsets.estimator import DensityEstimator
+from dprm.itemsets.parameters import Setting, check_settings, finite_number, whole_number
 from dprm.precompiled import kernel
 
-__all__ = ["Itemset", "IsonRun", "chain_weights", "check_fitted", "mine_itemsets", "run_ison"]
+__all__ = ["Itemset", "IsonRun", "LIMITS", "chain_weights", "check_fitted", "check_limits", "mine_itemsets", "run_ison"]
 
 #: Candidates evaluated per call of the estimate (bounds memory; time is checked between).
 BATCH = 20000
@@ -200,7 +202,8 @@ class _Miner:
         self.estimator = estimator
         self.method = method
         self.min_support = min_support
-        self.max_length = max_length
+        # no itemset has more items than the estimate has columns (a larger limit, 10**30 say, is none)
+        self.max_length = None if max_length is None else min(max_length, len(estimator.variables_))
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         self.codec = ItemCodec([d.n_items for d in estimator.variables_.values()])  # the missing value is no item
         self.seen = KeySet(self.codec.n_words)
@@ -472,11 +475,11 @@ def run_ison(
     min_support : float
         ``θ`` in (0, 1]: the least estimated share of rows an itemset needs.
     max_length : int, optional
-        Leave out itemsets with more items.
+        Leave out itemsets with more items (an integer >= 1).
     max_seconds : float, optional
-        Stop after about this long and return what was found.
+        Stop after about this long (a positive finite number) and return what was found.
     max_itemsets : int, optional
-        Stop once more itemsets than this were found (``IsonRun.too_many``; used by
+        Stop once more itemsets than this (an integer >= 0) were found (``IsonRun.too_many``; used by
         :func:`dprm.itemsets.top_k.run_top_k` to give up on a threshold too low).
     method : {"exact-or-sample", "paths"}
         How the estimate marginalises (:meth:`DensityEstimator.chain_densities
@@ -505,15 +508,11 @@ def ison_search(estimator: DensityEstimator, min_support: float, max_length: int
     itemsets found per iteration. ``paths``: :func:`path_index` of the estimate, and ``memo``: the
     supports estimated so far (filled in), when the caller runs the search several times on one
     estimate with one ``method`` (:func:`dprm.itemsets.top_k.run_top_k`)."""
-    if not (isinstance(min_support, int | float) and 0.0 < float(min_support) <= 1.0):
-        raise ParameterError(f"min_support must lie in (0, 1], got {min_support!r}")
-    if max_length is not None and max_length < 1:
-        raise ParameterError("max_length must be at least 1")
-    if max_seconds is not None and max_seconds <= 0:
-        raise ParameterError("max_seconds must be positive")
+    min_support, max_length, max_seconds, max_itemsets = check_limits(min_support, max_length, max_seconds,
+                                                                      max_itemsets)
     if method not in ("exact-or-sample", "paths"):
         raise ParameterError(f"method must be 'exact-or-sample' or 'paths', not {method!r}")
-    miner = _Miner(estimator, float(min_support), max_length, max_seconds, method, max_itemsets, memo)
+    miner = _Miner(estimator, min_support, max_length, max_seconds, method, max_itemsets, memo)
     first_rows = _first_iteration(miner, _PathIndex(_path_itemsets(estimator)) if paths is None else paths)
     per_iteration = [len(first_rows)]
     found_first, found_first_columns = miner.codec.encode(first_rows)
@@ -536,6 +535,46 @@ def ison_search(estimator: DensityEstimator, min_support: float, max_length: int
         if len(level):
             per_iteration.append(len(level))
     return miner, per_iteration
+
+
+#: The checks of a search's limits (:func:`check_limits`): integers refuse a bool and a fraction
+#: (``max_length=True`` was one item, ``2.5`` two), numbers refuse text and NaN.
+LIMITS: dict[str, Setting] = {setting.name: setting for setting in (
+    Setting("max_length", "None or an integer >= 1", lambda v: v is None or whole_number(1)(v)),
+    Setting("max_seconds", "None or a positive finite number",
+            lambda v: v is None or finite_number(lambda x: x > 0)(v)),
+    Setting("max_itemsets", "None or an integer >= 0", lambda v: v is None or whole_number(0)(v)),
+)}
+
+
+def check_limits(min_support: float, max_length: int | None, max_seconds: float | None,
+                 max_itemsets: int | None = None) -> tuple[float, int | None, float | None, int | None]:
+    """A search's threshold and limits checked (one-line :class:`ParameterError`) and as Python numbers.
+
+    ``min_support`` is a number in (0, 1] (not a bool); ``max_length`` and ``max_itemsets``
+    Python or numpy integers, returned as ``int``; ``max_seconds`` a positive finite number,
+    returned as ``float``; each limit may be None (no limit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_limits(np.float64(0.5), np.int64(2), 1, None)
+    (0.5, 2, 1.0, None)
+    >>> check_limits(0.2, "2", None)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: max_length must be None or an integer >= 1, not '2'
+    >>> check_limits(True, None, None)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: min_support must lie in (0, 1], got True
+    """
+    if (isinstance(min_support, bool) or not isinstance(min_support, numbers.Real)
+            or not 0.0 < float(min_support) <= 1.0):  # NaN fails the comparison
+        raise ParameterError(f"min_support must lie in (0, 1], got {short_repr(min_support)}")
+    check_settings(LIMITS, {"max_length": max_length, "max_seconds": max_seconds, "max_itemsets": max_itemsets})
+    return (float(min_support), None if max_length is None else int(max_length),
+            None if max_seconds is None else float(max_seconds), None if max_itemsets is None else int(max_itemsets))
 
 
 def itemsets_of_rows(estimator: DensityEstimator, rows: np.ndarray, supports: np.ndarray) -> list[Itemset]:

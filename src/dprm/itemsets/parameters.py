@@ -28,14 +28,23 @@ from typing import Any
 
 import numpy as np
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 
-__all__ = ["MAX_NODES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "SPLIT_SIGNIFICANCE", "LEARNERS", "BATCH_WORK", "Setting",
+__all__ = ["MAX_NODES", "MAX_CHAINS", "MAX_SAMPLES", "N_CHAINS", "N_SAMPLES", "ROWS_TO_LEARN", "MAX_PASSES", "WIDTH_TO_LEARN", "TIE_THRESHOLD", "SPLIT_SIGNIFICANCE", "LEARNERS", "BATCH_WORK", "Setting",
            "check_settings", "store_parameters", "whole_number", "finite_number", "check_random_state",
            "parse_passes", "passes_for", "ESTIMATOR_SETTINGS"]
 
 #: The default size budget of every tree, in nodes (see ``DensityEstimator(max_nodes=)``).
 MAX_NODES = 200
+#: The most chains of an estimate (``n_chains``, or orders given): the command line's ``--chains`` limit
+#: (:data:`dprm.cli.itemsets.MAX_CHAINS`) and the private estimate's. Every chain is learned, sampled and
+#: queried in turn, so time and memory grow with them (a million chains never finished a fit).
+MAX_CHAINS = 100
+#: The most rows of each chain's reference sample (``n_samples``): ten times the default 100,000
+#: (standard error at most ``0.5 / sqrt(n)``: 0.0005 against 0.0016). A sample is drawn in memory as
+#: ``n_samples x columns`` codes of 8 bytes per chain (800 MB at this limit for 100 columns; a
+#: trillion rows asked numpy for tebibytes); the command line asks for at most the default.
+MAX_SAMPLES = 1_000_000
 #: Rows the trees see at least when :meth:`DensityEstimator.fit` learns a finite table
 #: (``passes="auto"``; see :func:`passes_for`).
 ROWS_TO_LEARN = 200_000
@@ -85,7 +94,7 @@ class Setting:
     def check(self, value: Any) -> None:
         """A one-line :class:`~dprm.errors.ParameterError` unless ``test(value)``."""
         if not self.test(value):
-            raise ParameterError(f"{self.name} must be {self.allowed}, not {value!r}")
+            raise ParameterError(f"{self.name} must be {self.allowed}, not {short_repr(value)}")
 
 
 def check_settings(table: Mapping[str, Setting], values: Mapping[str, Any], skip: Collection[str] = ()) -> None:
@@ -108,8 +117,25 @@ def whole_number(low: int, high: float = math.inf) -> Callable[[Any], bool]:
 
 
 def finite_number(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    """The test of a finite real number (not a bool) that passes ``test``."""
-    return lambda v: (not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)) and test(v)
+    """The test of a finite real number (not a bool) that passes ``test``.
+
+    An integer beyond the floats' range (``10**400``) is not finite.
+
+    Examples
+    --------
+    >>> positive = finite_number(lambda v: v > 0)
+    >>> positive(2), positive(np.float64(0.5)), positive(True), positive(float("nan")), positive(10**400), positive("1")
+    (True, True, False, False, False, False)
+    """
+    def passes(value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer beyond the floats' range
+            return False
+        return finite and bool(test(value))
+    return passes
 
 
 def _random_state(value: Any) -> bool:
@@ -117,6 +143,10 @@ def _random_state(value: Any) -> bool:
         return True
     return not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 0
 
+
+#: The checks of the estimates' sizes, shared by :data:`ESTIMATOR_SETTINGS` and the private estimate's table.
+N_CHAINS = Setting("n_chains", f"an integer in [1, {MAX_CHAINS}]", whole_number(1, MAX_CHAINS))
+N_SAMPLES = Setting("n_samples", f"an integer in [1, {MAX_SAMPLES}]", whole_number(1, MAX_SAMPLES))
 
 RANDOM_STATE = Setting("random_state", "None, an integer >= 0, a numpy.random.Generator or a numpy.random.RandomState",
                        _random_state)
@@ -144,14 +174,14 @@ def check_random_state(value: object) -> None:
 ESTIMATOR_SETTINGS: dict[str, Setting] = {setting.name: setting for setting in (
     Setting("leaf_prediction", f"one of {', '.join(LEAF_PREDICTIONS)}", lambda v: v in LEAF_PREDICTIONS),
     # integer settings refuse a bool (True is 1 to Python: n_chains=True was one chain)
-    Setting("n_chains", "a positive integer", whole_number(1)),
+    N_CHAINS,
     Setting("batch_size", "a positive integer", whole_number(1)),
     Setting("max_depth", "None or an integer >= 0", lambda v: v is None or whole_number(0)(v)),
     Setting("passes", f"'auto' or an integer in [1, {MAX_PASSES}]",
             lambda v: v == "auto" or whole_number(1, MAX_PASSES)(v)),
     Setting("learner", f"one of {', '.join(LEARNERS)}", lambda v: v in LEARNERS),
     Setting("split_significance", "a number in (0, 1)", finite_number(lambda v: 0 < v < 1)),
-    Setting("n_samples", "a positive integer", whole_number(1)),
+    N_SAMPLES,
     Setting("grace_period", "a whole number >= 1", finite_number(lambda v: v >= 1 and v == int(v))),
     Setting("split_confidence", "a number in (0, 1)", finite_number(lambda v: 0 < v < 1)),
     Setting("tie_threshold", "a number >= 0", finite_number(lambda v: v >= 0)),

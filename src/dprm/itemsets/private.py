@@ -98,7 +98,7 @@ import numpy as np
 import pandas as pd
 
 from dprm.errors import ParameterError
-from dprm.itemsets.parameters import RANDOM_STATE, Setting, check_settings, whole_number
+from dprm.itemsets.parameters import N_CHAINS, N_SAMPLES, RANDOM_STATE, Setting, check_settings, whole_number
 from dprm.itemsets.private_basis_fit import fit_basis
 from dprm.itemsets.private_chain import COMPRESSED_MAX_CELLS, COMPRESSED_MAX_PARENTS, STRUCTURES, fit_chain
 from dprm.itemsets.private_dp_trees import MAX_DEPTH, released_tree
@@ -154,7 +154,8 @@ SETTINGS: dict[str, Setting] = {setting.name: setting for setting in (
     Setting("private_method", f"one of {', '.join(PRIVATE_METHODS)}", lambda v: v in PRIVATE_METHODS),
     Setting("min_support", "None or a number in (0, 1]",
             lambda v: v is None or (not isinstance(v, bool) and isinstance(v, int | float) and 0 < v <= 1)),
-    Setting("n_chains", "an integer in [1, 100]", whole_number(1, 100)),
+    N_CHAINS,
+    N_SAMPLES,  # checked before anything is spent (the estimate built at the end checks it again)
 )}
 
 
@@ -195,7 +196,8 @@ def fit_private_estimator(
         *Missing values*). A missing value in another declared column is a
         :class:`~dprm.errors.DataError` before anything is spent.
     n_chains : int, default 1
-        Chains of the ensemble (ignored when ``orders`` is given).
+        Chains of the ensemble, 1 to :data:`~dprm.itemsets.parameters.MAX_CHAINS` (100; ignored
+        when ``orders`` is given, at most as many orders).
     orders : list of list of str, optional
         The chains' variable orders; default: random permutations.
     structure : {"parents", "dp-trees"}
@@ -224,7 +226,8 @@ def fit_private_estimator(
         dpmm's MST / AIM in its own environment (:mod:`dprm.itemsets.private_synthetic`:
         (ε, δ)-DP, δ = 1e-9), returned as ``synthetic`` for FP-growth to mine.
     n_samples : int
-        The estimate's reference sample size (see :class:`~dprm.itemsets.estimator.DensityEstimator`).
+        The estimate's reference sample size, 1 to :data:`~dprm.itemsets.parameters.MAX_SAMPLES`
+        (see :class:`~dprm.itemsets.estimator.DensityEstimator`).
     random_state : int, numpy.random.Generator or numpy.random.RandomState, optional
         Seeds the noise, the orders and the reference samples: reproducible and **not private**.
         A RandomState gives one seed drawn from it (:func:`dprm.params.as_seed`; it is
@@ -245,7 +248,7 @@ def fit_private_estimator(
     Raises
     ------
     ParameterError
-        A bad ε, depth or number of chains, a numeric column without bins, an
+        A bad ε, depth, number of chains or reference sample size, a numeric column without bins, an
         accountant that cannot afford ε (all before anything is spent).
     DataError
         A value outside a declared domain, no rows (before anything is spent).

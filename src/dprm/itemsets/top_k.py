@@ -39,9 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.itemsets.estimator import DensityEstimator
-from dprm.itemsets.ison import IsonRun, check_fitted, ison_search, itemsets_of_rows, path_index
+from dprm.itemsets.ison import IsonRun, check_fitted, check_limits, ison_search, itemsets_of_rows, path_index
+from dprm.itemsets.parameters import whole_number
 
 __all__ = ["RELATIVE_ERROR", "TopK", "reference_rows", "run_top_k"]
 
@@ -121,10 +122,10 @@ def run_top_k(estimator: DensityEstimator, k: int, min_support: float, max_lengt
     TopK
     """
     check_fitted(estimator)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ParameterError(f"k must be a whole number >= 1, not {k!r}")
-    if not (isinstance(min_support, int | float) and 0.0 < float(min_support) <= 1.0):
-        raise ParameterError(f"min_support must lie in (0, 1], got {min_support!r}")
+    if not whole_number(1)(k):
+        raise ParameterError(f"k must be a whole number >= 1, not {short_repr(k)}")
+    k = int(k)
+    min_support, max_length, max_seconds, _ = check_limits(min_support, max_length, max_seconds)
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     cap = max(4 * k, 1000)
     low, high = float(min_support), 1.0  # low: too many itemsets (once probed); high: too few
