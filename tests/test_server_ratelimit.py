@@ -52,3 +52,20 @@ def test_a_full_table_gives_a_new_key_the_slot_refilled_longest_ago() -> None:
     assert limiter.allow("c", now=5.0) == 0.0  # takes a's slot (a's bucket was full again: nothing lost)
     assert limiter.allow("b", now=5.0) == 0.5  # b kept its slot and its nearly empty bucket
     assert limiter.allow("c", now=5.0) == 1.0
+
+
+def test_a_process_limiter_holds_a_bounded_number_of_buckets() -> None:
+    # the guesses of tokens are keyed by address: callers from ever new addresses must not grow it without bound
+    limiter = RateLimiter(rate=1.0, burst=2, max_keys=8)
+    assert limiter.allow("busy", now=0.0) == 0.0 and limiter.allow("busy", now=0.0) == 0.0
+    for i in range(100):
+        limiter.allow(f"address-{i}", now=0.01 * i)
+        assert len(limiter._buckets) <= 8
+    assert "busy" not in limiter._buckets  # past the bound the buckets used longest ago go
+    assert {"address-98", "address-99"} <= set(limiter._buckets)  # the newest stay
+    limiter = RateLimiter(rate=1.0, burst=1, max_keys=4)
+    for key in "abc":
+        limiter.allow(key, now=0.0)
+    limiter.allow("d", now=10.0)  # a, b and c are full again by now: forgotten, nothing lost
+    limiter.allow("e", now=10.0)
+    assert set(limiter._buckets) == {"d", "e"} and limiter.allow("d", now=10.0) == 1.0

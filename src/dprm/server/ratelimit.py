@@ -73,14 +73,28 @@ class RateLimiter:
         Requests per second refilled (> 0).
     burst : int
         Bucket size (≥ 1).
+    max_keys : int
+        Buckets held at most: past it, the buckets full again are forgotten (a full
+        bucket is what a new key gets), then, if need be, the ones used longest ago, so
+        that callers from ever new addresses cannot grow the table without bound.
     """
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int, *, max_keys: int = 65_536) -> None:
         _check(rate, burst)
         self.rate = float(rate)
         self.burst = float(burst)
+        self.max_keys = max(int(max_keys), 1)
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
+
+    def _forget(self, now: float) -> None:
+        """Keep at most half of :attr:`max_keys` buckets: the full ones go first, then the oldest."""
+        kept = {key: (tokens, last) for key, (tokens, last) in self._buckets.items()
+                if _refill(tokens, last, now, self.rate, self.burst) < self.burst}
+        if len(kept) > self.max_keys // 2:
+            newest = sorted(kept.items(), key=lambda item: item[1][1])[len(kept) - self.max_keys // 2:]
+            kept = dict(newest)
+        self._buckets = kept
 
     def wait(self, key: str, now: float | None = None) -> float:
         """0.0 if a request of ``key`` would be allowed now, else the seconds to wait; counts nothing."""
@@ -95,6 +109,8 @@ class RateLimiter:
         with self._lock:
             tokens, last = self._buckets.get(key, (self.burst, now))
             tokens = _refill(tokens, last, now, self.rate, self.burst)
+            if key not in self._buckets and len(self._buckets) >= self.max_keys:
+                self._forget(now)
             if tokens >= 1.0:
                 self._buckets[key] = (tokens - 1.0, now)
                 return 0.0
