@@ -67,7 +67,7 @@ from dprm.evaluation.html_page import (
 )
 from dprm.evaluation.run_report import run_report_html, write_run_report
 from dprm.evaluation.summary import mann_whitney_best, runs_with_results, summarise
-from dprm.queries import read_document
+from dprm.evaluation.run_documents import read_run_document
 
 __all__ = [
     "experiment_summary",
@@ -270,7 +270,7 @@ def _privacy_section(experiment: Experiment) -> str:
     order = {a: i for i, (a, _) in enumerate(methods(experiment.runs))}
     for directory, algorithm, path in documents:
         try:
-            doc, _ = read_document(path)
+            doc, _ = read_run_document(path, algorithm=algorithm)
         except DprmError as error:
             problems.append(str(error))
             continue
