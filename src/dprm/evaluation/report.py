@@ -262,6 +262,19 @@ def ledger_summary(ledger: Any) -> list[dict[str, Any]]:
     return list(totals.values())
 
 
+def _unspent_phrase(unspent: Any) -> str:
+    """``" (ε 0.25 left unspent)"`` beside a ledger's total where a run stopped early; else empty.
+
+    Examples
+    --------
+    >>> _unspent_phrase(0.25), _unspent_phrase(None), _unspent_phrase(0)
+    (' (ε 0.25 left unspent)', '', '')
+    """
+    if not isinstance(unspent, (int, float)) or isinstance(unspent, bool) or not unspent > 0:
+        return ""
+    return f" (ε {escape(format_exact(exact_number(unspent)))} left unspent)"
+
+
 def _privacy_section(experiment: Experiment) -> str:
     parts = []
     rows, parameters, problems, reasons = [], [], [], []
@@ -300,7 +313,7 @@ def _privacy_section(experiment: Experiment) -> str:
             "private": shown,
             "ledger_steps": len(ledger) if isinstance(ledger, list) else 0,
             "ledger_epsilon": None if spent is None else float(spent),
-            "ledger_epsilon_shown": escape(format_exact(spent)),
+            "ledger_epsilon_shown": escape(format_exact(spent)) + _unspent_phrase(privacy.get("unspent")),
             "mechanisms": mechanisms,
             "file": str(path.relative_to(directory)),
         })

@@ -37,6 +37,7 @@ from dprm.evaluation.html_page import (
     write_text_atomic,
 )
 from dprm.evaluation.run_documents import read_run_document
+from dprm.json_values import finite_number
 from dprm.queries import explain_guarantee, to_text
 from dprm.mining.independence import excess_of
 from dprm.mining.redundancy import REDUNDANT_KEY
@@ -157,8 +158,11 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
             row["shown"] = escape(format_exact(row["exact"]))
         exact = [row["exact"] for row in rows]
         total = sum(exact) if None not in exact else None
+        unspent = privacy.get("unspent")  # a run that stopped early: the rest of its budget, stated
+        rest = (f", ε {escape(format_exact(exact_number(unspent)))} left unspent"
+                if finite_number(unspent) and unspent > 0 else "")
         parts.append(f"<details><summary>Privacy ledger: {len(rows)} releases, ε "
-                     f"{escape(format_exact(total))} in all</summary>"
+                     f"{escape(format_exact(total))} in all{rest}</summary>"
                      + html_table([Column("step", "step"), Column("mechanism", "mechanism"),
                                    Column("shown", "ε", raw=True, sort_key="epsilon")], rows, table_id="ledger")
                      + "</details>")
