@@ -28,8 +28,8 @@ from dprm.json_values import finite_number, no_duplicate_keys
 from dprm.queries.redescription import Redescription
 
 __all__ = ["FORMAT", "GUARANTEES", "NEIGHBOURING", "PRIVACY_KEYS", "valid_guarantee", "check_privacy_block",
-           "check_run_parameters", "run_budget", "explain_guarantee", "make_document", "write_document", "read_document",
-           "document_redescriptions"]
+           "check_run_parameters", "run_budget", "explain_guarantee", "make_document", "write_document",
+           "read_document", "document_redescriptions"]
 
 #: The value of the document's ``format`` key.
 FORMAT = "dprm.redescriptions/1"
