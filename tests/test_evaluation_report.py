@@ -555,7 +555,9 @@ def hostile_document(tmp_path: Path) -> Path:
     path = tmp_path / "hostile.json"
     write_document(make_document("demo", {"note": "<i>"}, {"epsilon": 1.0, "guarantee": "pure-dp",
                                                             "neighbouring": "add-remove-one-row", "private": True,
-                                                            "reasons": [], "ledger": []}, [r]), path)
+                                                            "reasons": [], "ledger": [
+                                                                {"step": "counts", "epsilon": 1.0,
+                                                                 "mechanism": "discrete-laplace count"}]}, [r]), path)
     return path
 
 
@@ -696,7 +698,8 @@ def test_run_report_names_the_document_of_a_query_the_data_cannot_answer(real_di
 def test_run_report_refuses_a_private_epsilon_outside_the_budgets_dprm_takes(real_dir, tmp_path, epsilon) -> None:
     """privacy.epsilon 1e308 was shown as a private run (the miners take 0.0001 to 10,000)."""
     document = json.loads((real_dir / "runs" / "alt-expm" / "1" / "0.json").read_text())
-    document["privacy"]["epsilon"] = epsilon
+    document["privacy"]["epsilon"] = document["parameters"]["epsilon"] = epsilon
+    document["privacy"]["ledger"] = [{"step": "everything", "mechanism": "discrete-laplace count", "epsilon": epsilon}]
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(document))
     code, err = run_cli(["report", "--run", edited, "--output", tmp_path / "run.html", "--no-figures"])

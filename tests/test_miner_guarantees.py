@@ -6,6 +6,7 @@ label, ``private`` and ``reasons`` agree with the spec and with each other.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -13,9 +14,11 @@ import pytest
 
 from dprm.data import load_two_view
 from dprm.datasets import make_planted
+from dprm.evaluation.run_documents import check_run_document
 from dprm.mining import ALGORITHMS, make_miner
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
 from dprm.privacy.accountant import is_guarantee
+from dprm.queries import document_redescriptions
 
 FAST = {
     "cartwheels": {"depth": 2, "init_trials": 2, "alternations": 1},
@@ -78,10 +81,18 @@ def check_consistent(algorithm: str, privacy: dict) -> None:
             assert privacy["unspent"] > 0 and math.isclose(privacy["epsilon"] + privacy["unspent"], 1)
 
 
+def check_document(miner) -> None:
+    """The miner's document, as written and read back, passes every reader's checks (report --run, evaluate)."""
+    document = json.loads(json.dumps(miner.document({"seed": None})))
+    document_redescriptions(document, source="run.json")
+    check_run_document(document, "run.json", algorithm=miner.algorithm)
+
+
 @pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 def test_secure_run_over_declared_types(planted, algorithm) -> None:
     miner = run(algorithm, planted[0], SecureNoise())
     check_consistent(algorithm, miner.privacy_)
+    check_document(miner)
     assert miner.privacy_["guarantee"] == SECURE_LABEL.get(algorithm, "none")
 
 
@@ -89,6 +100,7 @@ def test_secure_run_over_declared_types(planted, algorithm) -> None:
 def test_seeded_run_is_not_private_and_says_why(planted, algorithm) -> None:
     miner = run(algorithm, planted[0], SeededNoise(np.random.default_rng(1)))
     check_consistent(algorithm, miner.privacy_)
+    check_document(miner)
     assert miner.privacy_["guarantee"] == "none" and miner.privacy_["private"] is False
     if algorithm not in NOT_PRIVATE:
         assert miner.privacy_["reasons"][0].startswith("seeded noise source")
@@ -99,6 +111,7 @@ def test_seeded_run_is_not_private_and_says_why(planted, algorithm) -> None:
 def test_undeclared_types_are_not_private(planted, algorithm) -> None:
     miner = run(algorithm, planted[1], SecureNoise())
     check_consistent(algorithm, miner.privacy_)
+    check_document(miner)
     assert miner.privacy_["guarantee"] == "none"
     if algorithm not in NOT_PRIVATE:
         assert any("undeclared types or domains" in reason for reason in miner.privacy_["reasons"])
@@ -110,6 +123,7 @@ def test_the_variance_stop_is_in_the_label(planted, algorithm, threshold) -> Non
     options = {"mcmc_stop": "variance", "variance_window": 20, "variance_threshold": threshold}
     miner = run(algorithm, planted[0], SecureNoise(), **options)
     check_consistent(algorithm, miner.privacy_)
+    check_document(miner)
     assert miner.privacy_["guarantee"] == VARIANCE_LABEL[algorithm]
     seeded = run(algorithm, planted[0], SeededNoise(np.random.default_rng(2)), **options)
     assert seeded.privacy_["guarantee"] == "none"  # a reason outranks every qualifier
@@ -119,6 +133,7 @@ def test_public_rows_are_a_reason(planted) -> None:
     data = planted[0]
     miner = run("serenade-es", data, SecureNoise(), data_size="public", rows=data.n_rows)
     check_consistent("serenade-es", miner.privacy_)
+    check_document(miner)
     assert miner.privacy_["guarantee"] == "none"
     assert any("public" in reason for reason in miner.privacy_["reasons"])
 
@@ -130,6 +145,8 @@ def test_a_shared_accountant_reports_each_run_alone(planted) -> None:
     assert first.privacy_["guarantee"] == "pure-dp-on-mcmc-convergence"
     assert second.privacy_["guarantee"] == "pure-dp"  # not weakened by the earlier run's chains
     assert first.privacy_["epsilon"] == pytest.approx(1) and second.privacy_["epsilon"] == pytest.approx(1)
+    check_document(first)
+    check_document(second)
     assert len(first.privacy_["ledger"]) + len(second.privacy_["ledger"]) == len(accountant.ledger)
 
 

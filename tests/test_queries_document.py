@@ -245,16 +245,32 @@ def test_huge_number_in_noisy_block(tmp_path):
     ({"private": True, "guarantee": "none"}, "privacy.private is true but privacy.guarantee is 'none'"),
     ({"private": False, "guarantee": "pure-dp; floating-point selection"}, "privacy.private is false"),
     ({"ledger": [{"step": "a", "epsilon": 0.75, "mechanism": "m"}, {"step": "b", "epsilon": 0.5, "mechanism": "m"}]},
-     "the ledger's epsilons add up to 1.25, more than privacy.epsilon 1"),
+     "the ledger's epsilons add up to 1.25, not privacy.epsilon 1"),
+    # the fuzz round's: each was shown as a run that spent its whole budget privately
+    ({"ledger": [{"step": "a", "epsilon": 0.368, "mechanism": "m"}]},  # a ledger cut to 3 of 8 releases
+     "the ledger's epsilons add up to 0.368, not privacy.epsilon 1 (a run that stops early states the rest as "
+     "privacy.unspent)"),
+    ({"ledger": []}, "privacy.private is true but privacy.ledger lists no release"),
+    ({"epsilon": 10000}, "the ledger's epsilons add up to 1, not privacy.epsilon 10000"),
+    ({"ledger": [{"step": "a", "epsilon": 0.25, "mechanism": "m"}], "unspent": 0.5},
+     "the ledger's epsilons (0.25) add up to neither privacy.epsilon 1 nor, with privacy.unspent 0.5, to it"),
+    ({"unspent": "lots"}, "privacy.unspent must be a finite number >= 0 (the budget a run left unspent, beside "
+                          "privacy.epsilon), got 'lots'"),
+    ({"unspent": -3}, "privacy.unspent must be a finite number >= 0"),
+    ({"unspent": None}, "privacy.unspent must be a finite number >= 0"),
+    ({"delta": 0.5}, "privacy.delta is given, but privacy.guarantee 'pure-dp' is pure ε-DP (δ belongs to approx-dp)"),
 ])
 def test_a_privacy_block_that_contradicts_itself_is_refused(tmp_path, change, fragment):
     good = make_document("x", {}, {**PRIVACY, "private": True}, sample_redescriptions(count=1))
     path = tmp_path / "good.json"
     path.write_text(json.dumps(good))
     read_document(path)  # consistent: private and pure-dp, the ledger adds up to ε
-    early = {**PRIVACY, "private": True, "ledger": [{"step": "a", "epsilon": 0.25, "mechanism": "m"}]}
+    early = {**PRIVACY, "private": True, "ledger": [{"step": "a", "epsilon": 0.25, "mechanism": "m"}], "unspent": 0.75}
     path.write_text(json.dumps({**good, "privacy": early}))
-    read_document(path)  # an early stop spends less
+    read_document(path)  # an early stop spends less, and states the rest (the spec's form)
+    spent = {**early, "epsilon": 0.25}
+    path.write_text(json.dumps({**good, "parameters": {"epsilon": 1}, "privacy": spent}))
+    read_document(path)  # the miners' form: privacy.epsilon is what was spent, the rest beside it
     path.write_text(json.dumps({**good, "privacy": {**good["privacy"], **change}}))
     with pytest.raises(DprmError, match=re.escape(fragment)):
         read_document(path)
@@ -318,7 +334,9 @@ _ONE = {"step": "a", "epsilon": 0.5, "mechanism": "m"}
     ({"reasons": "x"}, "privacy.reasons must be a list of strings, got 'x'"),
     ({"epsilon": True}, "privacy.epsilon must be a finite number >= 0"),
     ({"epsilon": None}, "privacy.epsilon must be a finite number >= 0 (null only with an empty ledger), got None"),
-    ({"neighbouring": 3}, "privacy.neighbouring must be a non-empty string, got 3"),
+    ({"neighbouring": 3}, "privacy.neighbouring is 3, expected 'add-remove-one-row' (the spec's one neighbouring "
+                          "relation)"),
+    ({"neighbouring": "swap"}, "privacy.neighbouring is 'swap', expected 'add-remove-one-row'"),
     ({"ledger": [{**_ONE, "step": 1}]}, "privacy.ledger[0].step must be a non-empty string, got 1"),
     ({"ledger": [_ONE, 0.5]}, "privacy.ledger[1] must be a JSON object, got 0.5"),
     ({"ledger": [{**_ONE, "epsilon": "0.5"}]}, "privacy.ledger[0].epsilon must be a finite number >= 0, got '0.5'"),

@@ -17,11 +17,13 @@ from dprm.data import load_two_view
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.datasets import make_planted, write_planted
 from dprm.errors import BudgetExceededError, ParameterError
+from dprm.evaluation.run_documents import check_run_document
 from dprm.mining import make_miner
 from dprm.mining.serenade import ReReMi, SerenadeCS, SerenadeES, greedy
 from dprm.mining.serenade.quality import JACCARD_ONE_SIDED, choose_steepness, jaccard_quality
 from dprm.mining.serenade.union_cap import UnionCap
 from dprm.privacy import Accountant, ExponentialMechanism, SeededNoise, reservoir
+from dprm.queries import run_budget
 
 from test_cli import run
 
@@ -92,6 +94,9 @@ def test_cs_says_what_it_left_unspent_also_with_a_shared_accountant(planted) -> 
         assert any(f"epsilon {float(unspent):.4g} of 1 was not spent" in note for note in miner.notes_)
         privacy = miner.document()["privacy"]  # the spec: the unspent rest is stated in the output too
         assert privacy["unspent"] == float(unspent) and privacy["epsilon"] + privacy["unspent"] == pytest.approx(1)
+        document = miner.document()  # and every reader takes it: the ledger adds up to what was spent, the
+        check_run_document(document, "run.json", algorithm="serenade-cs")  # rest makes up parameters.epsilon
+        assert run_budget(document["privacy"]) == pytest.approx(document["parameters"]["epsilon"]) == 1
 
 
 def test_no_release_without_the_budget(planted) -> None:

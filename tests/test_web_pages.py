@@ -472,7 +472,10 @@ def _finish_with(site: Site, job_path: str, redescriptions: list[Any], parameter
     document = make_document("alt-expm", parameters or {"epsilon": 1.0},
                              {"epsilon": 1.0, "guarantee": "pure-dp", "private": True,
                                                             "neighbouring": "add-remove-one-row",
-                                                            "reasons": [], "ledger": []}, redescriptions)
+                                                            "reasons": [], "ledger": [
+                                                                {"step": "everything", "epsilon": 1.0,
+                                                                 "mechanism": "discrete-laplace histogram"}]},
+                             redescriptions)
     db = Database(site.url)
     with db.write() as connection:
         connection.execute(update(jobs).where(jobs.c.public_id == job_path.rsplit("/", 1)[1])

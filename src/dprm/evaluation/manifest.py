@@ -285,19 +285,44 @@ def _unfinished_algorithms(manifest: Mapping[str, Any], out_dir: Path) -> list[s
         plan = _plan(manifest, out_dir)
     except (KeyError, TypeError, ValueError, DprmError):
         return []  # an incomplete manifest is refused later, with its own message
-    unfinished = {p.algorithm for p in plan if _finished(_run_path(out_dir, p.algorithm, p.label, p.run)) is None}
+    unfinished = {p.algorithm for p in plan if _finished(_run_path(out_dir, p.algorithm, p.label, p.run), p) is None}
     return [a for a in manifest.get("algorithms", []) if a in unfinished]
 
 
-def _finished(path: Path) -> dict[str, Any] | None:
-    """The document of a finished run, or None (missing, unreadable or without its run block)."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def _finished(path: Path, planned: RunRecord) -> dict[str, Any] | None:
+    """The document of the finished run ``planned``, or None (no file, or a document without its run block).
+
+    The document is read as ``dprm report --run`` reads one
+    (:func:`~dprm.evaluation.run_documents.read_run_document`), as a run of
+    ``planned.algorithm`` whose budget is ``planned.epsilon``: a file dprm could not
+    have written there (not JSON, NaN, a repeated key, a privacy block that contradicts
+    itself, another algorithm's or budget's run) is refused in one line naming it, since
+    its statistics would go into the tables as the run's. Deleting it has the run redone.
+
+    Raises
+    ------
+    DprmError
+        When the file is not such a document.
+    """
+    from dprm.evaluation.run_documents import read_run_document
+    from dprm.queries import run_budget
+
+    if not path.is_file():
         return None
-    if not isinstance(document, dict) or not isinstance(document.get("run"), dict):
+    document, _ = read_run_document(path, algorithm=planned.algorithm)
+    budget = run_budget(document["privacy"])
+    if planned.epsilon is not None and not (budget is not None and math.isclose(budget, planned.epsilon,
+                                                                                 rel_tol=1e-9)):
+        raise DprmError(f"{path}: the run's budget (privacy.epsilon {_shown(budget)}) is not its folder's "
+                        f"epsilon {planned.epsilon:g} (a run of another budget); delete the file to have the "
+                        "run redone")
+    if not isinstance(document.get("run"), dict):
         return None
     return document
+
+
+def _shown(value: float | None) -> str:
+    return "null" if value is None else f"{value:g}"
 
 
 def _record_from(document: Mapping[str, Any], planned: RunRecord) -> RunRecord:

@@ -67,7 +67,7 @@ from dprm.evaluation.html_page import (
 )
 from dprm.evaluation.run_report import run_report_html, write_run_report
 from dprm.evaluation.summary import mann_whitney_best, runs_with_results, summarise
-from dprm.queries import read_document
+from dprm.evaluation.run_documents import read_run_document
 
 __all__ = [
     "experiment_summary",
@@ -262,6 +262,19 @@ def ledger_summary(ledger: Any) -> list[dict[str, Any]]:
     return list(totals.values())
 
 
+def _unspent_phrase(unspent: Any) -> str:
+    """``" (ε 0.25 left unspent)"`` beside a ledger's total where a run stopped early; else empty.
+
+    Examples
+    --------
+    >>> _unspent_phrase(0.25), _unspent_phrase(None), _unspent_phrase(0)
+    (' (ε 0.25 left unspent)', '', '')
+    """
+    if not isinstance(unspent, (int, float)) or isinstance(unspent, bool) or not unspent > 0:
+        return ""
+    return f" (ε {escape(format_exact(exact_number(unspent)))} left unspent)"
+
+
 def _privacy_section(experiment: Experiment) -> str:
     parts = []
     rows, parameters, problems, reasons = [], [], [], []
@@ -270,7 +283,7 @@ def _privacy_section(experiment: Experiment) -> str:
     order = {a: i for i, (a, _) in enumerate(methods(experiment.runs))}
     for directory, algorithm, path in documents:
         try:
-            doc, _ = read_document(path)
+            doc, _ = read_run_document(path, algorithm=algorithm)
         except DprmError as error:
             problems.append(str(error))
             continue
@@ -300,7 +313,7 @@ def _privacy_section(experiment: Experiment) -> str:
             "private": shown,
             "ledger_steps": len(ledger) if isinstance(ledger, list) else 0,
             "ledger_epsilon": None if spent is None else float(spent),
-            "ledger_epsilon_shown": escape(format_exact(spent)),
+            "ledger_epsilon_shown": escape(format_exact(spent)) + _unspent_phrase(privacy.get("unspent")),
             "mechanisms": mechanisms,
             "file": str(path.relative_to(directory)),
         })

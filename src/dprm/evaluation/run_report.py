@@ -36,10 +36,11 @@ from dprm.evaluation.html_page import (
     support_bar,
     write_text_atomic,
 )
-from dprm.queries import explain_guarantee, read_document, to_text
+from dprm.evaluation.run_documents import read_run_document
+from dprm.json_values import finite_number
+from dprm.queries import explain_guarantee, to_text
 from dprm.mining.independence import excess_of
 from dprm.mining.redundancy import REDUNDANT_KEY
-from dprm.privacy.budget import check_epsilon_range
 
 __all__ = [
     "run_report_html",
@@ -157,8 +158,11 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
             row["shown"] = escape(format_exact(row["exact"]))
         exact = [row["exact"] for row in rows]
         total = sum(exact) if None not in exact else None
+        unspent = privacy.get("unspent")  # a run that stopped early: the rest of its budget, stated
+        rest = (f", ε {escape(format_exact(exact_number(unspent)))} left unspent"
+                if finite_number(unspent) and unspent > 0 else "")
         parts.append(f"<details><summary>Privacy ledger: {len(rows)} releases, ε "
-                     f"{escape(format_exact(total))} in all</summary>"
+                     f"{escape(format_exact(total))} in all{rest}</summary>"
                      + html_table([Column("step", "step"), Column("mechanism", "mechanism"),
                                    Column("shown", "ε", raw=True, sort_key="epsilon")], rows, table_id="ledger")
                      + "</details>")
@@ -275,32 +279,6 @@ def run_report_html(doc: dict, redescriptions: list, *, source: str = "document"
                 subtitle=f"{doc.get('algorithm', '')}, {len(redescriptions)} redescription{'' if len(redescriptions) == 1 else 's'}")
 
 
-def _check_epsilon(privacy: dict, source: str) -> None:
-    """Refuse a ``privacy.epsilon`` no dprm run has: outside the budgets the miners take, or none for a private run.
-
-    The spec's check (:func:`dprm.queries.check_privacy_block`) wants a finite number
-    >= 0; a report would show ``1e308`` as a private run. A run that is not private may
-    have spent nothing (``null`` or 0).
-
-    Examples
-    --------
-    >>> _check_epsilon({"epsilon": 1.0, "private": True}, "run.json")
-    >>> _check_epsilon({"epsilon": None, "private": False}, "run.json")
-    >>> _check_epsilon({"epsilon": 1e308, "private": True}, "run.json")
-    Traceback (most recent call last):
-    ...
-    dprm.errors.ParameterError: run.json: privacy.epsilon must be between 0.0001 and 10000 (a larger budget is \
-no privacy, a smaller one drowns every count), not 1e+308
-    """
-    epsilon = privacy["epsilon"]
-    if epsilon is None or (epsilon == 0 and not privacy["private"]):
-        if privacy["private"]:
-            raise DprmError(f"{source}: privacy.epsilon is null, but privacy.private is true (a private run "
-                            "spends a budget)")
-        return
-    check_epsilon_range(epsilon, f"{source}: privacy.epsilon")
-
-
 def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike | None = None,
                      data: TwoViewData | None = None, *, data_source: str = "the data") -> Path:
     """Write the report of one run's redescriptions as one self-contained HTML file.
@@ -309,8 +287,8 @@ def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike
     ----------
     document_path : path
         A redescriptions document (``dprm.redescriptions/1``), read with
-        :func:`dprm.queries.read_document` (one-line error when it does not follow
-        the spec).
+        :func:`~dprm.evaluation.run_documents.read_run_document` (one-line error when it
+        does not follow the spec or contradicts itself).
     output : path, optional
         The HTML file; default the document's path with ``.html``.
     data : TwoViewData, optional
@@ -325,8 +303,7 @@ def write_run_report(document_path: str | os.PathLike, output: str | os.PathLike
         The report's path.
     """
     source = os.fspath(document_path)
-    doc, redescriptions = read_document(source)
-    _check_epsilon(doc["privacy"], source)
+    doc, redescriptions = read_run_document(source)
     target = Path(output) if output is not None else Path(source).with_suffix(".html")
     check_output(target)
     truth = None

@@ -352,9 +352,11 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
 
 
 def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path) -> None:
-    """Refuse, before anything is written or run, a run whose document's path is taken by a directory.
+    """Refuse, before anything is written or run, a run whose document's path is taken by a directory,
+    or holds a document dprm could not have written there (:func:`~dprm.evaluation.manifest._finished`).
 
-    The run would be mined, then fail to write, and be reported as refusing its input.
+    The run would be mined, then fail to write, and be reported as refusing its input; the
+    document would go into the tables as the run's.
     """
     for planned in _plan(manifest, out_dir):
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
@@ -362,6 +364,7 @@ def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path) -> None:
             kind = "a directory" if path.is_dir() else "not a regular file"
             raise DprmError(f"{path}: is {kind}, where the run's document is written; move it away and run the "
                             "same dprm evaluate command again")
+        _finished(path, planned)  # a finished run's document that dprm could not have written: refused now
 
 
 def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
@@ -371,7 +374,7 @@ def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
     records: list[RunRecord] = []
     for planned in plan:
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
-        document = _finished(path)
+        document = _finished(path, planned)
         if document is not None:
             record = _record_from(document, planned)
             record.status = "done-before"
@@ -486,7 +489,7 @@ def write_tables(
     frames: list[pd.DataFrame] = []
     for planned in _plan(manifest, out_dir):
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
-        document = _finished(path)
+        document = _finished(path, planned)
         if document is None:
             record = planned
             record.rows = data.n_rows

@@ -40,6 +40,7 @@ from dprm.privacy.accountant import (
 from dprm.privacy.budget import EpsilonLike, as_epsilon, as_fraction, split_budget
 from dprm.privacy.exponential import ExponentialMechanism
 from dprm.privacy.laplace import DiscreteLaplaceCount, DiscreteLaplaceHistogram
+from dprm.privacy.ledger_labels import claims_more, ledger_guarantee, mechanism_guarantee
 from dprm.privacy.mechanism import Mechanism
 from dprm.privacy.metropolis import MetropolisChain, MetropolisHastings
 from dprm.privacy.noise import SAMPLERS, NoiseSource, Sampler, SecureNoise, SeededNoise
@@ -73,8 +74,11 @@ __all__ = [
     "WeightedReservoir",
     "as_epsilon",
     "as_fraction",
+    "claims_more",
     "float_down",
     "float_up",
+    "ledger_guarantee",
+    "mechanism_guarantee",
     "noise_scale",
     "split_budget",
 ]

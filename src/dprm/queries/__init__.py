@@ -23,6 +23,7 @@ from dprm.queries.document import (
     explain_guarantee,
     make_document,
     read_document,
+    run_budget,
     write_document,
 )
 from dprm.queries.json_form import query_from_json, query_to_json
@@ -70,4 +71,5 @@ __all__ = [
     "write_document",
     "read_document",
     "document_redescriptions",
+    "run_budget",
 ]

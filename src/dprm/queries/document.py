@@ -27,7 +27,9 @@ from dprm.files import write_atomic
 from dprm.json_values import finite_number, no_duplicate_keys
 from dprm.queries.redescription import Redescription
 
-__all__ = ["FORMAT", "GUARANTEES", "PRIVACY_KEYS", "valid_guarantee", "check_privacy_block", "explain_guarantee", "make_document", "write_document", "read_document", "document_redescriptions"]
+__all__ = ["FORMAT", "GUARANTEES", "NEIGHBOURING", "PRIVACY_KEYS", "valid_guarantee", "check_privacy_block",
+           "check_run_parameters", "run_budget", "explain_guarantee", "make_document", "write_document",
+           "read_document", "document_redescriptions"]
 
 #: The value of the document's ``format`` key.
 FORMAT = "dprm.redescriptions/1"
@@ -37,6 +39,13 @@ FORMAT = "dprm.redescriptions/1"
 #: ``approx-dp`` is (ε, δ)-DP, with ``privacy.delta``: only the DP synthetic-data
 #: baseline of ``dprm evaluate`` (:mod:`dprm.evaluation.synthetic`) writes it.
 GUARANTEES: tuple[str, ...] = ("pure-dp", "pure-dp-on-mcmc-convergence", "approx-dp", "none")
+
+#: The one ``privacy.neighbouring`` of the spec: datasets differ by one row (one entity, both views).
+NEIGHBOURING = "add-remove-one-row"
+
+#: How closely the ledger's epsilons must add up to ``privacy.epsilon`` (written as floats, summed with
+#: :func:`math.fsum`): relative, and absolute for a budget near 0.
+_REL_TOL, _ABS_TOL = 1e-9, 1e-12
 
 
 def valid_guarantee(label: object) -> bool:
@@ -200,6 +209,7 @@ def document_redescriptions(doc: Any, *, source: str = "document") -> list[Redes
         if not isinstance(doc[key], dict):
             raise DprmError(f"{source}: {key} must be a JSON object")
     check_privacy_block(doc["privacy"], source)
+    check_run_parameters(doc["parameters"], doc["privacy"], source)
     if not isinstance(doc["redescriptions"], list):
         raise DprmError(f"{source}: redescriptions must be a list")
     return [
@@ -220,17 +230,28 @@ def check_privacy_block(privacy: dict, source: str) -> None:
 
     Every key of :data:`PRIVACY_KEYS` is required with its type: ``epsilon`` a finite
     number >= 0 (``null`` only with an empty ledger: a non-private baseline that spent
-    nothing), ``neighbouring`` a non-empty string, ``guarantee`` a label of
-    :func:`valid_guarantee`, ``private`` true or false, ``reasons`` a list of strings,
-    ``ledger`` a list of objects each with a non-empty ``step`` and ``mechanism`` and an
-    ``epsilon`` >= 0. ``delta``, required by ``approx-dp``, is a number in [0, 1].
-    Then the spec's invariants: ``private`` is true exactly when ``guarantee`` is not
-    ``none`` (and a private run lists no reason it is not private), and the ledger's
-    epsilons add up to ``epsilon`` or less (an early stop spends less).
+    nothing), ``neighbouring`` the spec's one relation (:data:`NEIGHBOURING`),
+    ``guarantee`` a label of :func:`valid_guarantee`, ``private`` true or false,
+    ``reasons`` a list of strings, ``ledger`` a list of objects each with a non-empty
+    ``step`` and ``mechanism`` and an ``epsilon`` >= 0. ``delta``, required by
+    ``approx-dp`` (and given with ``approx-dp`` or ``none`` only), is a number in [0, 1];
+    ``unspent``, where given, a finite number >= 0.
+    Then the spec's invariants:
+
+    - ``private`` is true exactly when ``guarantee`` is not ``none``, and a private run
+      lists no reason it is not private and at least one release (a guarantee is about
+      releases; an empty ledger is no private run);
+    - the ledger lists every release, so its epsilons add up to ``epsilon`` (within a
+      relative 1e-9: the entries are floats). They add up to less only where the
+      unspent rest is stated: ledger + ``unspent`` = ``epsilon``. (dprm's miners write
+      ``epsilon`` as what the releases spent, the ledger's sum, and a run that stops
+      early states ``unspent`` beside it: :func:`check_run_parameters` checks that
+      against the budget asked for.)
 
     A report that showed a block of another form would state a guarantee the run does
     not have: ``"epsilon": "1"`` beside a ledger of 10,000, ``"private": "yes"`` beside
-    ``none``, or a ledger entry without ε that no sum counts.
+    ``none``, a ledger entry without ε that no sum counts, a ledger cut to 3 of 8
+    releases, or a private label on no release at all.
 
     Parameters
     ----------
@@ -254,6 +275,12 @@ def check_privacy_block(privacy: dict, source: str) -> None:
     Traceback (most recent call last):
     ...
     dprm.errors.DprmError: out.json: privacy.private must be true or false, got 'yes'
+    >>> check_privacy_block({**block, "epsilon": 2.0}, "out.json")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: out.json: the ledger's epsilons add up to 1, not privacy.epsilon 2 (a run that \
+stops early states the rest as privacy.unspent)
+    >>> check_privacy_block({**block, "epsilon": 2.0, "unspent": 1.0}, "out.json")   # stopped early, the rest stated
     """
     where = f"{source}: privacy"
     for key in PRIVACY_KEYS:
@@ -265,8 +292,9 @@ def check_privacy_block(privacy: dict, source: str) -> None:
     if not (epsilon is None and not ledger) and not (finite_number(epsilon) and epsilon >= 0):
         raise DprmError(f"{where}.epsilon must be a finite number >= 0 (null only with an empty ledger), "
                         f"got {short_repr(epsilon)}")
-    if not isinstance(privacy["neighbouring"], str) or not privacy["neighbouring"]:
-        raise DprmError(f"{where}.neighbouring must be a non-empty string, got {short_repr(privacy['neighbouring'])}")
+    if privacy["neighbouring"] != NEIGHBOURING:  # the spec defines one relation; a report would show any text
+        raise DprmError(f"{where}.neighbouring is {short_repr(privacy['neighbouring'])}, expected "
+                        f"{NEIGHBOURING!r} (the spec's one neighbouring relation)")
     if not valid_guarantee(guarantee):
         raise DprmError(f"{where}.guarantee is {short_repr(guarantee)}, expected one of {', '.join(GUARANTEES)} "
                         "(with qualifiers after '; ')")
@@ -283,6 +311,9 @@ def check_privacy_block(privacy: dict, source: str) -> None:
     delta = privacy.get("delta")
     if ("delta" in privacy or guarantee.startswith("approx-dp")) and not (finite_number(delta) and 0 <= delta <= 1):
         raise DprmError(f"{where}.delta must be a number in [0, 1] (required by approx-dp), got {short_repr(delta)}")
+    if "delta" in privacy and guarantee.split("; ")[0] not in ("approx-dp", "none"):
+        raise DprmError(f"{where}.delta is given, but privacy.guarantee {guarantee!r} is pure ε-DP (δ belongs to "
+                        "approx-dp)")
     for i, entry in enumerate(ledger):
         at = f"{where}.ledger[{i}]"
         if not isinstance(entry, dict):
@@ -295,10 +326,89 @@ def check_privacy_block(privacy: dict, source: str) -> None:
                 raise DprmError(f"{at}.{key} must be a non-empty string, got {short_repr(entry[key])}")
         if not (finite_number(entry["epsilon"]) and entry["epsilon"] >= 0):
             raise DprmError(f"{at}.epsilon must be a finite number >= 0, got {short_repr(entry['epsilon'])}")
+    if private and not ledger:
+        raise DprmError(f"{where}.private is true but privacy.ledger lists no release (a private run spends its "
+                        "budget in releases, each listed)")
+    unspent = privacy.get("unspent")
+    if "unspent" in privacy and not (finite_number(unspent) and unspent >= 0 and epsilon is not None):
+        raise DprmError(f"{where}.unspent must be a finite number >= 0 (the budget a run left unspent, beside "
+                        f"privacy.epsilon), got {short_repr(unspent)}")
+    if epsilon is None:
+        return
     total = math.fsum(entry["epsilon"] for entry in ledger)
-    if ledger and total > epsilon * (1 + 1e-9) + 1e-12:
-        raise DprmError(f"{source}: the ledger's epsilons add up to {total:g}, more than privacy.epsilon "
-                        f"{epsilon:g}")
+    if _close(total, epsilon) or (unspent is not None and _close(math.fsum([total, unspent]), epsilon)):
+        return
+    if unspent is None:
+        raise DprmError(f"{source}: the ledger's epsilons add up to {total:g}, not privacy.epsilon {epsilon:g} "
+                        "(a run that stops early states the rest as privacy.unspent)")
+    raise DprmError(f"{source}: the ledger's epsilons ({total:g}) add up to neither privacy.epsilon {epsilon:g} "
+                    f"nor, with privacy.unspent {unspent:g}, to it")
+
+
+def _close(a: float, b: float) -> bool:
+    """Whether two sums of epsilons are equal up to float rounding."""
+    return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
+
+
+def run_budget(privacy: dict) -> float | None:
+    """The budget a run of this (checked) ``privacy`` block was given; None where it spent nothing.
+
+    ``privacy.epsilon``, plus ``privacy.unspent`` where the ledger adds up to
+    ``privacy.epsilon`` (dprm's miners: what the releases spent, then the rest).
+
+    Examples
+    --------
+    >>> ledger = [{"step": "a", "mechanism": "m", "epsilon": 0.75}]
+    >>> run_budget({"epsilon": 0.75, "unspent": 0.25, "ledger": ledger})   # the miners' form
+    1.0
+    >>> run_budget({"epsilon": 1.0, "unspent": 0.25, "ledger": ledger})    # the spec's other form
+    1.0
+    >>> run_budget({"epsilon": None, "ledger": []}) is None
+    True
+    """
+    epsilon, unspent = privacy["epsilon"], privacy.get("unspent")
+    if epsilon is None or unspent is None or not _close(math.fsum(e["epsilon"] for e in privacy["ledger"]), epsilon):
+        return epsilon
+    return math.fsum([epsilon, unspent])
+
+
+def check_run_parameters(parameters: dict, privacy: dict, source: str) -> None:
+    """Refuse ``parameters`` that contradict the (checked) ``privacy`` block, in one line naming both.
+
+    - ``parameters.epsilon``, where it is a number and ``privacy.epsilon`` is not null, is
+      the run's budget: ``privacy.epsilon``, or ``privacy.epsilon`` + ``privacy.unspent``
+      where the ledger adds up to ``privacy.epsilon`` and the rest is stated (dprm's
+      miners write what their releases spent as ``privacy.epsilon``, and a run that
+      stops early its rest as ``unspent``: ``dprm mine --epsilon 5`` never writes
+      ``privacy.epsilon`` 1).
+    - ``parameters.seed``, where it is not null, made the run reproducible, so not
+      private (the spec: a private algorithm run with a seed says ``none``).
+
+    Examples
+    --------
+    >>> privacy = {"epsilon": 0.75, "unspent": 0.25, "guarantee": "pure-dp",
+    ...            "ledger": [{"step": "a", "mechanism": "m", "epsilon": 0.75}]}
+    >>> check_run_parameters({"epsilon": 1.0, "seed": None}, privacy, "out.json")
+    >>> check_run_parameters({"epsilon": 5}, privacy, "out.json")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: out.json: parameters.epsilon 5 is not the run's budget, privacy.epsilon 0.75 + \
+privacy.unspent 0.25 = 1
+    >>> check_run_parameters({"seed": 3}, privacy, "out.json")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: out.json: parameters.seed is 3: a seeded run is not private, but privacy.guarantee \
+is 'pure-dp' (it must be 'none')
+    """
+    asked, epsilon, budget = parameters.get("epsilon"), privacy["epsilon"], run_budget(privacy)
+    if finite_number(asked) and budget is not None and not _close(asked, budget):
+        shown = (f"privacy.epsilon {epsilon:g}" if budget == epsilon
+                 else f"privacy.epsilon {epsilon:g} + privacy.unspent {privacy['unspent']:g} = {budget:g}")
+        raise DprmError(f"{source}: parameters.epsilon {asked:g} is not the run's budget, {shown}")
+    seed = parameters.get("seed")
+    if seed is not None and privacy["guarantee"] != "none":
+        raise DprmError(f"{source}: parameters.seed is {short_repr(seed)}: a seeded run is not private, but "
+                        f"privacy.guarantee is {privacy['guarantee']!r} (it must be 'none')")
 
 
 def _no_constant(token: str) -> Any:
@@ -340,12 +450,18 @@ def read_document(path: str | os.PathLike) -> tuple[dict, list[Redescription]]:
     ------
     DprmError
         One line naming the file and what is wrong (unreadable, not JSON, NaN,
-        duplicate keys, an integer of more than 4300 digits, wrong format,
-        malformed redescription or query).
+        duplicate keys, an integer of more than 4300 digits, wrong format, a
+        privacy block that contradicts itself or the parameters, malformed
+        redescription or query, a statistic outside its range).
+
+    Notes
+    -----
+    The text is UTF-8; a byte-order mark before it (as some editors on Windows
+    write) is read past, as :mod:`dprm.data.types_file` reads past one in a types file.
     """
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as fh:
+        with open(name, encoding="utf-8-sig") as fh:  # a byte-order mark is read past, as in a types file
             text = fh.read()
     except OSError as err:
         raise DprmError(f"{name}: cannot read: {err.strerror or err}") from None

@@ -33,6 +33,9 @@ __all__ = ["RedescriptionStats", "p_value", "independence_jaccard", "excess_jacc
 #: The keys of the spec's ``noisy`` block, in order.
 STATS_KEYS: tuple[str, ...] = ("support_left", "support_right", "intersection", "union", "jaccard", "p_value")
 
+#: The statistics that are shares or probabilities, in [0, 1]; the others count rows (>= 0).
+_UNIT_KEYS = frozenset({"jaccard", "p_value"})
+
 
 def _clip_counts(sl, sr, inter, n=None):
     """Clip counts (arrays or scalars) into the consistent range of the module docstring."""
@@ -221,7 +224,23 @@ class RedescriptionStats:
 
     @classmethod
     def from_json(cls, obj: Any, *, where: str = "noisy") -> RedescriptionStats:
-        """Read a ``noisy`` block strictly (exactly the six keys; finite numbers; p_value may be null)."""
+        """Read a ``noisy`` block strictly: exactly the six keys, each a finite number in its range.
+
+        The supports, intersection and union are >= 0, the Jaccard index and the
+        p-value (which may be null) in [0, 1]: every miner's estimate is clipped there
+        (:meth:`from_counts`), so a value outside is no statistic of a run.
+
+        Examples
+        --------
+        >>> block = {"support_left": 3.0, "support_right": 4.0, "intersection": 2.0, "union": 5.0,
+        ...          "jaccard": 0.4, "p_value": None}
+        >>> RedescriptionStats.from_json(block).jaccard
+        0.4
+        >>> RedescriptionStats.from_json({**block, "jaccard": 7.5}, where="out.json: redescriptions[0].noisy")
+        Traceback (most recent call last):
+        ...
+        dprm.errors.DprmError: out.json: redescriptions[0].noisy.jaccard: must be in [0, 1], got 7.5
+        """
         if not isinstance(obj, dict):
             raise DprmError(f"{where}: must be a JSON object, got {short_repr(obj)}")
         for key in obj:
@@ -241,4 +260,8 @@ class RedescriptionStats:
                 finite = False
             if not finite:
                 raise DprmError(f"{where}.{key}: must be a finite number, got {short_repr(value)}")
+            if key in _UNIT_KEYS and not 0 <= value <= 1:
+                raise DprmError(f"{where}.{key}: must be in [0, 1], got {short_repr(value)}")
+            if value < 0:
+                raise DprmError(f"{where}.{key}: must be >= 0 (a number of rows), got {short_repr(value)}")
         return cls(**{key: obj[key] for key in STATS_KEYS})
