@@ -18,6 +18,7 @@ an id but is mined as an attribute because the rows are matched by position.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -525,8 +526,13 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
         if kind is None:
             kind = infer_kind(column)
             if kind is AttributeKind.CATEGORICAL:
-                row = _first_non_number(column)
-                if row is not None:
+                comma = _decimal_comma_row(column)
+                row = _first_non_number(column) if comma is None else None
+                if comma is not None:
+                    notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
+                                 f"written with a decimal comma, e.g. row {comma}, which are not read as numbers; "
+                                 f"write them with a decimal point, or declare the column categorical")
+                elif row is not None:
                     notes.append(f"{raw.source}: column {name!r} is categorical (inferred): "
                                  f"not every value is a number, e.g. row {row}")
         if name in raw.nan_rows and kind is not AttributeKind.CATEGORICAL:
@@ -568,6 +574,38 @@ def _first_non_number(column: pa.ChunkedArray) -> int | None:
     if not not_number.any():
         return None  # pragma: no cover - such a column is numeric
     return first_rows(not_number, 1)[0]
+
+
+#: A number as a spreadsheet writes it with a decimal comma (``2,5``, ``-0,25``, ``1.234,5``), or a whole number.
+_DECIMAL_COMMA = r"^\s*[+-]?((\d+|\d{1,3}(\.\d{3})+)(,\d*)?|,\d+)\s*$"
+#: How many of a column's first values show whether it may hold numbers with a decimal comma.
+_DECIMAL_COMMA_PROBE = 64
+
+
+def _decimal_comma_row(column: pa.ChunkedArray) -> int | None:
+    """For a text column whose every value is a number once its decimal comma is read as a point (and one at
+    least has a comma): the first row with a comma; else None.
+
+    Excel in many European locales writes ``2,5`` (in a ``;``-separated file); the
+    column is read as categories, as written, and a note says why. Its first values
+    decide first, so that a column of words costs nothing more.
+
+    Examples
+    --------
+    >>> _decimal_comma_row(pa.chunked_array([["3", None, "2,5", "1.234,75"]]))
+    3
+    >>> _decimal_comma_row(pa.chunked_array([["2,5", "n/a"]])) is None
+    True
+    """
+    if not pa.types.is_string(column.type):
+        return None
+    probe = pc.drop_null(column.slice(0, _DECIMAL_COMMA_PROBE)).to_pylist()
+    if not probe or not all(re.match(_DECIMAL_COMMA, value) for value in probe):
+        return None
+    if not pc.all(pc.match_substring_regex(column, _DECIMAL_COMMA)).as_py():
+        return None
+    comma = to_numpy(pc.match_substring(column, ","), fill=False)
+    return first_rows(comma, 1)[0] if comma.any() else None
 
 
 def left_out_notes(source: str, constant: Sequence[str], empty: Sequence[str], fate: str = "left out") -> list[str]:
