@@ -32,11 +32,11 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table, reading_options
+from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, read_table, reading_options
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "left_out_notes", "duplicate_ids_error", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "check_declared_columns", "left_out_notes", "duplicate_ids_error", "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
@@ -208,11 +208,8 @@ def read_view(
     markers, policy = reading_options(spec, na_values, out_of_bounds)
     raw = read_table(source, side, duplicate_names, markers)
     id_name = _view_id_column(raw, id_column, spec)
-    unknown = [n for n in spec.columns if n not in raw.column_names]
-    if all_types_here and unknown:
-        listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
-        raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
-                        code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
+    if all_types_here:
+        _check_view_spec_names(spec, raw)
     return _build_view(raw, side, spec, exclude=id_name, out_of_bounds=policy, keep_constant=keep_constant)
 
 
@@ -321,6 +318,38 @@ def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) ->
             f"{listed}; names must be unique across the views{hint}",
             code="shared_column", file=rraw.source, column=shared[0], data_dependent=False,
         )
+
+
+def check_declared_columns(spec: TypesSpec, left: str | os.PathLike[str], right: str | os.PathLike[str] | None = None,
+                           duplicate_names: str = "error") -> None:
+    """Refuse a types file that declares a column in neither file (or not in ``left``, alone), reading their
+    headers only (no row).
+
+    :func:`load_two_view` (and :func:`read_view` with ``all_types_here``) refuses it
+    after reading the rows; a private ``dprm mine`` or ``dprm classify`` checks the
+    declarations before any row is read (``TypesSpec.check_public_domains``) and calls
+    this first when they fail, so that a column in neither file is said to be one (as
+    ``dprm inspect`` says it), not to need its public domain.
+
+    Raises
+    ------
+    DataError
+        ``unknown_column``, naming the types file and the columns; or the one-line
+        error of a header that cannot be read.
+    """
+    lraw = read_header(left, duplicate_names)
+    if right is None:
+        _check_view_spec_names(spec, lraw)
+    else:
+        _check_spec_names(spec, lraw, read_header(right, duplicate_names))
+
+
+def _check_view_spec_names(spec: TypesSpec, raw: RawTable) -> None:
+    unknown = [n for n in spec.columns if n not in raw.column_names]
+    if unknown:
+        listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
+                        code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
 
 
 def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:

@@ -51,7 +51,7 @@ from dprm.errors import DataError, ParameterError, short_repr
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "nul_value_error", "open_text_table",
-           "read_table", "missing_markers", "reading_options", "Source"]
+           "read_header", "read_table", "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,6 +265,63 @@ def read_table(
     if raw.num_rows == 0:
         raise _error(raw.source, "has a header but no data rows", "no_rows")
     raw.table = _normalise(raw, markers)
+    return raw
+
+
+def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") -> RawTable:
+    """A file's column names as :func:`read_table` checks and renames them, without its rows.
+
+    The header of a text file (its first block is parsed), the schema of a Parquet
+    file; the same one-line errors as :func:`read_table` for the file's form.
+
+    Parameters
+    ----------
+    source : str or PathLike
+        The file.
+    duplicate_names : {"error", "rename"}
+        As :func:`read_table`'s.
+
+    Returns
+    -------
+    RawTable
+        With no rows.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "t.csv"
+    ...     _ = path.write_text(" a,b,a" + chr(10) + "1,2,3" + chr(10))
+    ...     raw = read_header(path, "rename")
+    >>> raw.column_names, raw.num_rows
+    (['a', 'b', 'a.1'], 0)
+    """
+    if duplicate_names not in ("error", "rename"):
+        raise ParameterError(f"duplicate_names must be 'error' or 'rename', not {duplicate_names!r}")
+    path, name = Path(source), str(source)
+    size = _file_size(path, name)
+    fmt = _file_format(path, name)
+    if size == 0:
+        raise _error(name, "is empty (0 bytes)", "empty_file")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise _error(name, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
+    else:
+        delimiter = _sniff_delimiter(path, name, fmt)
+        try:
+            with _open_text(path) as stream:
+                schema = pacsv.open_csv(
+                    stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                    parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
+                                                     invalid_row_handler=lambda _: "skip")).schema
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+            raise _error(name, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
+    raw = RawTable(schema.empty_table(), name, path=path)
+    _check_names(raw, rename=duplicate_names == "rename")
     return raw
 
 
