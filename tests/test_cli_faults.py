@@ -309,3 +309,34 @@ def test_a_long_option_value_is_quoted_short(tmp_path: Path, option: str, says: 
     right = write(tmp_path / "r.csv", "y\n1\n0\n")
     line = expect_error(["mine", left, right, option, "q" * 5000], says, "qqq...")
     assert len(line) < 300, line
+
+
+def test_a_types_file_that_is_a_directory_or_a_device_is_named_so(tmp_path: Path) -> None:
+    """Its extension was judged first: '--types .' and '--types /dev/null' were "unknown types file extension ''"."""
+    left = write(tmp_path / "l.csv", "x\n1\n2\n")
+    right = write(tmp_path / "r.csv", "y\n1\n0\n")
+    line = expect_error(["inspect", left, right, "--types", tmp_path], "is a directory, not a types file")
+    assert "extension" not in line
+    line = expect_error(["inspect", left, right, "--types", "/dev/null"], "/dev/null: is a device",
+                        "not a regular file")
+    assert "extension" not in line
+    expect_error(["inspect", left, right, "--types", left], "unknown types file extension '.csv'")
+
+
+def test_a_private_run_says_a_declared_column_is_in_neither_file_first(tmp_path: Path) -> None:
+    """A private dprm mine said "column 'zzz': a private run needs its public 'bounds'" of a column in neither
+    file, where dprm inspect says it is in neither; dprm classify the same of a column not in its file."""
+    left = write(tmp_path / "l.csv", "id,a,b\n1,0,2.5\n2,1,3.5\n3,0,1.5\n")
+    right = write(tmp_path / "r.csv", "id,y\n1,0\n2,1\n3,1\n")
+    types = write(tmp_path / "t.json", '{"columns": {"zzz": "numeric", "b": {"bounds": [0, 5]}}}')
+    output = tmp_path / "out.json"
+    expect_error(["mine", left, right, "--types", types, "--epsilon", "1", "-o", output],
+                 f"{types}: declares column(s) that are in neither {left} nor {right}: 'zzz'")
+    assert not output.exists()
+    expect_error(["inspect", left, right, "--types", types], "in neither", "'zzz'")
+    expect_error(["classify", left, "--target", "a", "--types", types, "--epsilon", "1"],
+                 f"{types}: declares column(s) that are not in {left}: 'zzz'")
+    # a column of the files declared without its domain is refused for that, as before
+    types = write(tmp_path / "t.json", '{"columns": {"b": "numeric"}}')
+    expect_error(["mine", left, right, "--types", types, "--epsilon", "1"], "column 'b': a private run needs its "
+                 "public 'bounds'")

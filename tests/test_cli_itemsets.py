@@ -510,6 +510,23 @@ def test_cells_are_read_as_written_across_chunks(tmp_path):
     assert frame["b"].isna().tolist() == [i == 6 for i in range(10)]
 
 
+def test_quoted_line_breaks_read_in_a_file_of_several_blocks_and_compressed_names_in_capitals(tmp_path):
+    """A quoted line break at the end of one of pyarrow's 4 MiB blocks made a row of one field ('row 143515 has
+    1 fields but the header has 3'); a file named D.CSV.GZ was read as its compressed bytes."""
+    import gzip
+
+    from dprm.itemsets.text_table import read_text_frame
+
+    csv = write(tmp_path / "d.csv", "id,a,c\n" + "".join(f'{i},{i % 2},"note {i % 7}\nsecond line"\n'
+                                                         for i in range(1, 200_001)))
+    assert Path(csv).stat().st_size > 4 << 20
+    frame = read_text_frame(Path(csv), "d.csv")
+    assert len(frame) == 200_000 and frame["c"][5] == "note 6\nsecond line"
+    upper = tmp_path / "D.CSV.GZ"
+    upper.write_bytes(gzip.compress(b"a,b\nx,1\ny,0\n"))
+    assert read_text_frame(upper, "D.CSV.GZ")["a"].tolist() == ["x", "y"]
+
+
 @pytest.mark.parametrize("extra", [[], ["--epsilon", "1"]])
 def test_a_column_declared_boolean_is_read_as_boolean(tmp_path, extra):
     """Its spellings (Yes / no / 1 / 0) are the categories false / true, declared, so the

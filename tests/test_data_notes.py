@@ -84,6 +84,22 @@ def test_a_text_column_without_numbers_has_no_note(tmp_path: Path, right: Path) 
     assert load_two_view(left, right).left.notes == []
 
 
+def test_numbers_with_a_decimal_comma_are_categories_with_a_note(tmp_path: Path) -> None:
+    """Excel in European locales writes 2,5 in ;-separated files: the column was read as categories without a
+    word. It still is (nothing is converted), with a note saying why; declared categorical, no note."""
+    left = write(tmp_path / "eu.csv", "id;a;b;c\n1;0;2,5;x\n2;1;3,5;y\n3;0;;x\n4;1;7;y\n")
+    right = write(tmp_path / "r.csv", "id;y\n1;0\n2;1\n3;1\n4;0\n")
+    data = load_two_view(left, right)
+    assert data.left["b"].kind is C and data.left["b"].domain.categories == ("7", "2,5", "3,5")
+    assert data.left.notes == [f"{left}: column 'b' is categorical (inferred): its values are numbers written with a "
+                               f"decimal comma, e.g. row 1, which are not read as numbers; write them with a decimal "
+                               f"point, or declare the column categorical"]
+    assert load_two_view(left, right, types={"columns": {"b": "categorical"}}).left.notes == []
+    other = write(tmp_path / "w.csv", "id;b\n1;2,5\n2;n/a\n3;1\n4;2\n")  # a word too: the usual note
+    assert load_two_view(other, right).left.notes == [
+        f"{other}: column 'b' is categorical (inferred): not every value is a number, e.g. row 1"]
+
+
 def test_read_view_has_notes_too(tmp_path: Path) -> None:
     view = read_view(pd.DataFrame({"k": [1, 2, 3], "a": ["1", "2", "three"], "c": [4, 4, 4]}), "right", id_column="k")
     assert view.notes == [

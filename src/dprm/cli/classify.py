@@ -188,7 +188,13 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
     if out_of_bounds not in (None, "error", "clamp"):
         raise ParameterError(f"--out-of-bounds must be 'error' or 'clamp', not {short_repr(out_of_bounds)}")
     spec = read_types_file(types) if types is not None else TypesSpec()
-    spec.check_public_domains()  # the fit is private: a declared domain must be whole (before any row is read)
+    try:
+        spec.check_public_domains()  # the fit is private: a declared domain must be whole (before any row is read)
+    except DataError:  # a column not in the file is said to be one first (its header only)
+        from dprm.data.loading import check_declared_columns
+
+        check_declared_columns(spec, learn)
+        raise
     declared_target = spec.get(target)
     if declared_target is not None and declared_target.type is ColumnType.NUMERIC:
         raise DataError(f"{spec.source}: the target column {short_repr(target)} is declared numeric; a classifier's "

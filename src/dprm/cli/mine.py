@@ -33,7 +33,7 @@ from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
 from dprm.cli.views import (DuplicateColumns, EngineOption, IdColumn, LeftView, NaValues, OutOfBounds, RightView,
                             ShardsOption, TypesFile, check_engine, load_views, open_engine, print_notes)
-from dprm.errors import ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, short_repr
 
 app = command_app()
 
@@ -133,9 +133,15 @@ def mine(
     if epsilon is not None and not private_algorithm:
         note(f"{algorithm} is not private; --epsilon is ignored")
     if private_algorithm and types is not None:  # before any row is read or any budget spent
+        from dprm.data.loading import check_declared_columns
         from dprm.data.types_file import read_types_file
 
-        read_types_file(types).check_public_domains()
+        spec = read_types_file(types)
+        try:
+            spec.check_public_domains()
+        except DataError:  # a column in neither file is said to be one first, as inspect says (headers only)
+            check_declared_columns(spec, left, right, duplicate_columns)
+            raise
     outputs = Outputs(inputs=[left, right, types])
     outputs.add(output, lambda path: _write_document(miner, seed, path, redundancy if mark_redundant else None))
     outputs.add(clired, lambda path: _write_clired(miner, path))

@@ -18,6 +18,7 @@ an id but is mined as an attribute because the rows are matched by position.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,11 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_table, reading_options
+from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, read_table, reading_options
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "left_out_notes", "duplicate_ids_error", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "check_declared_columns", "left_out_notes", "duplicate_ids_error", "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
@@ -207,11 +208,8 @@ def read_view(
     markers, policy = reading_options(spec, na_values, out_of_bounds)
     raw = read_table(source, side, duplicate_names, markers)
     id_name = _view_id_column(raw, id_column, spec)
-    unknown = [n for n in spec.columns if n not in raw.column_names]
-    if all_types_here and unknown:
-        listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
-        raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
-                        code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
+    if all_types_here:
+        _check_view_spec_names(spec, raw)
     return _build_view(raw, side, spec, exclude=id_name, out_of_bounds=policy, keep_constant=keep_constant)
 
 
@@ -320,6 +318,38 @@ def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) ->
             f"{listed}; names must be unique across the views{hint}",
             code="shared_column", file=rraw.source, column=shared[0], data_dependent=False,
         )
+
+
+def check_declared_columns(spec: TypesSpec, left: str | os.PathLike[str], right: str | os.PathLike[str] | None = None,
+                           duplicate_names: str = "error") -> None:
+    """Refuse a types file that declares a column in neither file (or not in ``left``, alone), reading their
+    headers only (no row).
+
+    :func:`load_two_view` (and :func:`read_view` with ``all_types_here``) refuses it
+    after reading the rows; a private ``dprm mine`` or ``dprm classify`` checks the
+    declarations before any row is read (``TypesSpec.check_public_domains``) and calls
+    this first when they fail, so that a column in neither file is said to be one (as
+    ``dprm inspect`` says it), not to need its public domain.
+
+    Raises
+    ------
+    DataError
+        ``unknown_column``, naming the types file and the columns; or the one-line
+        error of a header that cannot be read.
+    """
+    lraw = read_header(left, duplicate_names)
+    if right is None:
+        _check_view_spec_names(spec, lraw)
+    else:
+        _check_spec_names(spec, lraw, read_header(right, duplicate_names))
+
+
+def _check_view_spec_names(spec: TypesSpec, raw: RawTable) -> None:
+    unknown = [n for n in spec.columns if n not in raw.column_names]
+    if unknown:
+        listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
+                        code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
 
 
 def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:
@@ -525,8 +555,13 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
         if kind is None:
             kind = infer_kind(column)
             if kind is AttributeKind.CATEGORICAL:
-                row = _first_non_number(column)
-                if row is not None:
+                comma = _decimal_comma_row(column)
+                row = _first_non_number(column) if comma is None else None
+                if comma is not None:
+                    notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
+                                 f"written with a decimal comma, e.g. row {comma}, which are not read as numbers; "
+                                 f"write them with a decimal point, or declare the column categorical")
+                elif row is not None:
                     notes.append(f"{raw.source}: column {name!r} is categorical (inferred): "
                                  f"not every value is a number, e.g. row {row}")
         if name in raw.nan_rows and kind is not AttributeKind.CATEGORICAL:
@@ -568,6 +603,38 @@ def _first_non_number(column: pa.ChunkedArray) -> int | None:
     if not not_number.any():
         return None  # pragma: no cover - such a column is numeric
     return first_rows(not_number, 1)[0]
+
+
+#: A number as a spreadsheet writes it with a decimal comma (``2,5``, ``-0,25``, ``1.234,5``), or a whole number.
+_DECIMAL_COMMA = r"^\s*[+-]?((\d+|\d{1,3}(\.\d{3})+)(,\d*)?|,\d+)\s*$"
+#: How many of a column's first values show whether it may hold numbers with a decimal comma.
+_DECIMAL_COMMA_PROBE = 64
+
+
+def _decimal_comma_row(column: pa.ChunkedArray) -> int | None:
+    """For a text column whose every value is a number once its decimal comma is read as a point (and one at
+    least has a comma): the first row with a comma; else None.
+
+    Excel in many European locales writes ``2,5`` (in a ``;``-separated file); the
+    column is read as categories, as written, and a note says why. Its first values
+    decide first, so that a column of words costs nothing more.
+
+    Examples
+    --------
+    >>> _decimal_comma_row(pa.chunked_array([["3", None, "2,5", "1.234,75"]]))
+    3
+    >>> _decimal_comma_row(pa.chunked_array([["2,5", "n/a"]])) is None
+    True
+    """
+    if not pa.types.is_string(column.type):
+        return None
+    probe = pc.drop_null(column.slice(0, _DECIMAL_COMMA_PROBE)).to_pylist()
+    if not probe or not all(re.match(_DECIMAL_COMMA, value) for value in probe):
+        return None
+    if not pc.all(pc.match_substring_regex(column, _DECIMAL_COMMA)).as_py():
+        return None
+    comma = to_numpy(pc.match_substring(column, ","), fill=False)
+    return first_rows(comma, 1)[0] if comma.any() else None
 
 
 def left_out_notes(source: str, constant: Sequence[str], empty: Sequence[str], fate: str = "left out") -> list[str]:

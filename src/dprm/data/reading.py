@@ -3,8 +3,17 @@
 The result is a :class:`pyarrow.Table` with missing values as nulls, together with
 the name of its source for messages. Nothing here knows about attribute kinds; it
 only gets the cells in and checks the file's form (exists, is not empty, has rows,
-has unique non-empty column names, parses, is UTF-8). Column names are stripped of
-surrounding spaces.
+has unique non-empty column names, parses, is UTF-8, is the text its name says and
+not compressed data or UTF-16, every quote it opens closes). Column names are
+stripped of surrounding spaces.
+
+Quoted line breaks
+    A quoted cell may hold line breaks (``"a<newline>b"``). pyarrow cuts a file into
+    blocks at line ends without looking at quotes; when a quoted line break falls at
+    a block's end it fails, and the file is read again cut at the line ends outside
+    quotes. A cell holding a line break must be found in the file as a quoted cell
+    that closes; otherwise a quote opened and never closed (it took in the lines
+    after it), an error naming its row.
 
 Missing values
     In text files the empty cell is missing (quoted or not), and so is every cell
@@ -23,6 +32,7 @@ Every error is a :class:`~dprm.errors.DataError` with a ``code`` and the ``file`
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import re
 import unicodedata
@@ -41,7 +51,7 @@ from dprm.errors import DataError, ParameterError, short_repr
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "nul_value_error", "open_text_table",
-           "read_table", "missing_markers", "reading_options", "Source"]
+           "read_header", "read_table", "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,6 +67,19 @@ DEFAULT_NA_VALUES: tuple[str, ...] = ("",)
 
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 _COMPRESSIONS = ("", ".gz", ".bz2", ".zst", ".lz4")
+#: A text file's compression by its name's last suffix, in any letter case (pyarrow's own
+#: detection knows the lower-case suffixes only: ``UP.CSV.GZ`` was read as text).
+_CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
+#: The first bytes of what a file named as text may be instead: (magic, what it is, the suffix that reads it).
+_MAGIC: tuple[tuple[bytes, str, str | None], ...] = (
+    (b"\x1f\x8b", "gzip-compressed", ".gz"),
+    (b"BZh", "bzip2-compressed", ".bz2"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", ".zst"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed", ".lz4"),
+    (b"\xfd7zXZ\x00", "xz-compressed", None),
+    (b"PK\x03\x04", "a zip archive (or an Excel workbook)", None),
+    (b"PAR1", "a Parquet file", ".parquet"),
+)
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 #: CSV block size: larger than pyarrow's 1 MiB default, which wide files (hundreds
 #: of columns) read markedly faster with.
@@ -73,7 +96,8 @@ class RawTable:
     names the file (as the user gave it) or ``"left DataFrame"``. ``renamed`` maps
     each renamed duplicate column to its original name; ``nan_rows`` maps each
     column of a text file in which a ``NaN`` was read as missing to the first such
-    (1-based) row.
+    (1-based) row; ``line_breaks`` says that a text file's quoted cells hold line
+    breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``).
     """
 
     table: pa.Table
@@ -83,6 +107,7 @@ class RawTable:
     path: Path | None = None
     delimiter: str | None = None
     markers: tuple[str, ...] = DEFAULT_NA_VALUES
+    line_breaks: bool = False
 
     @property
     def column_names(self) -> list[str]:
@@ -103,20 +128,21 @@ class RawTable:
             return None
         field_name = f"f{self.table.column_names.index(name)}"  # by position: names were cleaned
         try:
-            table = pacsv.read_csv(
-                self.path,
-                read_options=pacsv.ReadOptions(
-                    block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1
-                ),
-                parse_options=pacsv.ParseOptions(delimiter=self.delimiter),
-                convert_options=pacsv.ConvertOptions(
-                    include_columns=[field_name],
-                    column_types={field_name: pa.string()},
-                    null_values=list(self.markers),
-                    strings_can_be_null=True,
-                    quoted_strings_can_be_null=True,
-                ),
-            )
+            with _open_text(self.path) as stream:
+                table = pacsv.read_csv(
+                    stream,
+                    read_options=pacsv.ReadOptions(
+                        block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1
+                    ),
+                    parse_options=pacsv.ParseOptions(delimiter=self.delimiter, newlines_in_values=self.line_breaks),
+                    convert_options=pacsv.ConvertOptions(
+                        include_columns=[field_name],
+                        column_types={field_name: pa.string()},
+                        null_values=list(self.markers),
+                        strings_can_be_null=True,
+                        quoted_strings_can_be_null=True,
+                    ),
+                )
             return table.column(0).to_pylist()
         except (pa.ArrowException, OSError, KeyError):
             return None
@@ -190,9 +216,9 @@ def read_table(
     Parameters
     ----------
     source : str, PathLike or pandas.DataFrame
-        The file (format chosen by extension: ``.csv``, ``.tsv``, ``.txt``, each
-        optionally ``.gz``/``.bz2``/``.zst``/``.lz4`` compressed; ``.parquet``,
-        ``.pq``) or the DataFrame.
+        The file (format chosen by extension, in any letter case: ``.csv``, ``.tsv``,
+        ``.txt``, each optionally ``.gz``/``.bz2``/``.zst``/``.lz4`` compressed;
+        ``.parquet``, ``.pq``) or the DataFrame.
     side : str
         ``"left"`` or ``"right"``: names a DataFrame source in messages.
     duplicate_names : {"error", "rename"}
@@ -208,8 +234,9 @@ def read_table(
     Raises
     ------
     DataError
-        When the file is missing, empty, has no data rows, cannot be parsed, is
-        not UTF-8, or has a duplicate or empty column name.
+        When the file is missing, empty, has no data rows, cannot be parsed (a quote
+        that never closes included), is not UTF-8, is not what its name says, or has
+        a duplicate or empty column name.
 
     Examples
     --------
@@ -238,6 +265,63 @@ def read_table(
     if raw.num_rows == 0:
         raise _error(raw.source, "has a header but no data rows", "no_rows")
     raw.table = _normalise(raw, markers)
+    return raw
+
+
+def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") -> RawTable:
+    """A file's column names as :func:`read_table` checks and renames them, without its rows.
+
+    The header of a text file (its first block is parsed), the schema of a Parquet
+    file; the same one-line errors as :func:`read_table` for the file's form.
+
+    Parameters
+    ----------
+    source : str or PathLike
+        The file.
+    duplicate_names : {"error", "rename"}
+        As :func:`read_table`'s.
+
+    Returns
+    -------
+    RawTable
+        With no rows.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "t.csv"
+    ...     _ = path.write_text(" a,b,a" + chr(10) + "1,2,3" + chr(10))
+    ...     raw = read_header(path, "rename")
+    >>> raw.column_names, raw.num_rows
+    (['a', 'b', 'a.1'], 0)
+    """
+    if duplicate_names not in ("error", "rename"):
+        raise ParameterError(f"duplicate_names must be 'error' or 'rename', not {duplicate_names!r}")
+    path, name = Path(source), str(source)
+    size = _file_size(path, name)
+    fmt = _file_format(path, name)
+    if size == 0:
+        raise _error(name, "is empty (0 bytes)", "empty_file")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise _error(name, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
+    else:
+        delimiter = _sniff_delimiter(path, name, fmt)
+        try:
+            with _open_text(path) as stream:
+                schema = pacsv.open_csv(
+                    stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                    parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
+                                                     invalid_row_handler=lambda _: "skip")).schema
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+            raise _error(name, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
+    raw = RawTable(schema.empty_table(), name, path=path)
+    _check_names(raw, rename=duplicate_names == "rename")
     return raw
 
 
@@ -325,9 +409,9 @@ def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
         raise _error(source, "is empty (0 bytes)", "empty_file")
     if fmt == "parquet":
         return RawTable(_read_parquet(path, source), source, path=path)
-    delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
-    table = _read_csv(path, source, delimiter, markers)
-    return RawTable(table, source, path=path, delimiter=delimiter)
+    delimiter = _sniff_delimiter(path, source, fmt)
+    table, line_breaks = _read_csv(path, source, delimiter, markers)
+    return RawTable(table, source, path=path, delimiter=delimiter, line_breaks=line_breaks)
 
 
 def open_text_table(path: Path, source: str) -> tuple[Any, str]:
@@ -356,11 +440,20 @@ def open_text_table(path: Path, source: str) -> tuple[Any, str]:
                      "unsupported_file_type", data_dependent=False)
     if size == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file", data_dependent=False)
-    delimiter = "\t" if fmt == "tsv" else _sniff_delimiter(path, source)
+    delimiter = _sniff_delimiter(path, source, fmt)
     try:
-        return pa.input_stream(str(path), compression="detect"), delimiter
+        return _open_text(path), delimiter
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
+
+
+def _open_text(path: Path) -> Any:
+    """The text file ``path`` as a byte stream, decompressed as its name's last suffix says, in any letter case.
+
+    pyarrow's own detection reads ``.gz`` but not ``.GZ``: ``UP.CSV.GZ`` was parsed
+    as the compressed bytes (``is empty (no header)``).
+    """
+    return pa.input_stream(str(path), compression=_CODECS.get(path.suffix.lower()))
 
 
 def _read_parquet(path: Path, source: str) -> pa.Table:
@@ -381,24 +474,46 @@ def _convert_options(markers: tuple[str, ...]) -> pacsv.ConvertOptions:
     )
 
 
-def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> pa.Table:
-    parse = pacsv.ParseOptions(delimiter=delimiter)
-    try:
-        table = pacsv.read_csv(
-            path,
+def _parse_csv(path: Path, delimiter: str, markers: tuple[str, ...], line_breaks: bool) -> pa.Table:
+    """pyarrow's reading of the text file, on several threads (``line_breaks``: its ``newlines_in_values``)."""
+    with _open_text(path) as stream:
+        return pacsv.read_csv(
+            stream,
             read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE),
-            parse_options=parse,
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
             convert_options=_convert_options(markers),
         )
+
+
+def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> tuple[pa.Table, bool]:
+    """The text file's table, and whether quoted cells of it hold line breaks.
+
+    pyarrow splits a file into blocks at line ends without looking at quotes (fast, on
+    several threads); a quoted line break at the end of a block makes it fail ("out of
+    sync"), never misread, and the file is then read again split at the line ends
+    outside quotes. Cells that hold a line break are checked to be quoted cells that
+    close (:func:`_check_quotes_close`).
+    """
+    try:
+        line_breaks = False
+        try:
+            table = _parse_csv(path, delimiter, markers, line_breaks)
+        except pa.ArrowInvalid as exc:
+            if "out of sync" not in str(exc) and "CSV parse error" not in str(exc):
+                raise
+            line_breaks = True  # a quoted line break across two blocks (or a bad row: worded below)
+            table = _parse_csv(path, delimiter, markers, line_breaks)
         table.column_names  # decodes the header: fails here when it is not UTF-8
-        _check_last_quote_closed(table, path, source)
-        return table
+        cells = _line_break_cells(table)
+        if cells:
+            _check_quotes_close(table, cells, path, source, delimiter)
+        return table, line_breaks or bool(cells)
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
     except pa.ArrowInvalid as exc:
         message = str(exc)
         if "Empty CSV file" in message:
-            raise _error(source, "is empty (no header)", "empty_file") from None
+            return _header_alone(path, source, delimiter, markers), False
         if "CSV parse error" in message:
             problem = _utf8_problem(path, source)
             if problem is not None:
@@ -410,39 +525,99 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         raise _error(source, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
 
 
-def _check_last_quote_closed(table: pa.Table, path: Path, source: str) -> None:
-    """Refuse a file whose last quoted cell never closes (an uncompressed file's end read back).
-
-    A quote that never closes takes the rest of the file into its cell, so that cell is
-    the last column of the table's last row, holding line breaks, and the file does not
-    end with the closing quote: the rows after it were silently lost (the error then blamed
-    the other view's ids) or, at the file's end, the line break became part of a category.
-    """
-    if table.num_rows == 0 or not path.name.lower().endswith(_CSV_SUFFIXES):
-        return
-    last = table.column(table.num_columns - 1)
-    if not pa.types.is_string(last.type):
-        return
-    cell = last[-1].as_py()
-    if cell is None or ("\n" not in cell and "\r" not in cell):
-        return
-    with open(path, "rb") as handle:
-        handle.seek(max(0, handle.seek(0, os.SEEK_END) - 64))
-        tail = handle.read()
-    if not tail.rstrip(b"\r\n").endswith(b'"'):
-        row = table.num_rows
-        raise _error(source, f"row {row}: a quoted cell opens and never closes (a '\"' is missing), so it would "
-                             f"take in the rest of the file", "bad_csv", row=row)
-
-
-def _sniff_delimiter(path: Path, source: str) -> str:
-    """``,`` unless the header line has no comma but tabs or semicolons."""
+def _header_alone(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> pa.Table:
+    """The table without rows of a file that is a header line without a line end (``id,a,b``), which pyarrow
+    calls empty; a file of blank lines is empty (no header)."""
     try:
-        with pa.input_stream(str(path), compression="detect") as stream:
+        with _open_text(path) as stream:
+            text = stream.read(_BLOCK_SIZE)
+        if text.strip() and b"\n" not in text and b"\r" not in text:
+            return pacsv.read_csv(io.BytesIO(text + b"\n"), parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                  convert_options=_convert_options(markers))
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
+        pass
+    raise _error(source, "is empty (no header)", "empty_file")
+
+
+def _line_break_cells(table: pa.Table) -> list[tuple[int, int, str]]:
+    """The text cells that hold a line break, in file order: (row from 0, column from 0, text).
+
+    Only a quoted cell can hold one. The text columns' bytes are looked through at
+    once (a few milliseconds for 30 MB); the cells only of a column that holds a byte
+    of a line break (or another control character below ``\\x0e``).
+    """
+    cells = []
+    for j, column in enumerate(table.columns):
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            continue
+        if not any(chunk.buffers()[2] is not None and np.any(np.frombuffer(chunk.buffers()[2], np.uint8) <= 13)
+                   for chunk in column.chunks):
+            continue
+        import pyarrow.compute as pc  # here: 0.07 s that a file without such a byte need not pay
+
+        breaks = pc.or_(pc.match_substring(column, "\n"), pc.match_substring(column, "\r"))
+        for row in np.flatnonzero(to_numpy(breaks, fill=False)).tolist():
+            cells.append((row, j, column[row].as_py()))
+    return sorted(cells)
+
+
+def _check_quotes_close(table: pa.Table, cells: list[tuple[int, int, str]], path: Path, source: str,
+                        delimiter: str) -> None:
+    """Refuse a file in which a quote opens and never closes: a cell holding a line break must be written in
+    the file as a quoted cell that closes where the cell ends.
+
+    A quote that never closes takes the line end into its cell, and with it the next
+    lines: up to the end of the file, or up to the next ``"`` (in a file that quotes its
+    texts, the opening quote of a later cell, which pyarrow reads as closing it, and the
+    rest of that cell then as more text). Rows were silently lost or merged (the error
+    then blamed the other view's ids), or a line break became part of a category. A
+    cell that closes is found in the file as written: ``"``, its text with each ``"``
+    doubled, ``"``, then the delimiter, a line end or the end of the file; the cells
+    are looked for in file order.
+    """
+    with _open_text(path) as stream:
+        text = stream.read()
+    ends = (delimiter.encode(), b"\n", b"\r", b"")
+    position = 0
+    for row, column, value in cells:
+        written = b'"' + value.encode("utf-8").replace(b'"', b'""') + b'"'
+        at = text.find(written, position)
+        while at >= 0 and text[at + len(written):at + len(written) + 1] not in ends:
+            at = text.find(written, at + 1)
+        if at < 0:
+            taken = "the rest of the file" if row == table.num_rows - 1 else "the next line(s), up to a later '\"'"
+            raise _error(source, f"row {row + 1}: a quoted cell opens and never closes (a '\"' is missing), so it "
+                                 f"would take in {taken}", "bad_csv", row=row + 1, column=table.column_names[column])
+        position = at + len(written)
+
+
+def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
+    """The delimiter: a tab for ``.tsv``; else ``,`` unless the header line has no comma but tabs or semicolons.
+
+    The file's first bytes are looked at first, to say in one line what a file named
+    as text is instead: compressed (``gzip``, ``bzip2``, ``zstd``, ``lz4``, ``xz``),
+    a zip archive or Excel workbook, a Parquet file, or UTF-16 text (a NUL byte
+    beside each character). A ``.tsv`` file whose header and first row hold no tab
+    but commas (or semicolons) is refused: read as one column, it would be misread.
+    """
+    try:
+        with _open_text(path) as stream:
             head = stream.read(1 << 16)
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
-    line = head.split(b"\n", 1)[0]
+    if path.suffix.lower() not in _CODECS:
+        _check_not_binary(head, path, source)
+    lines = re.split(rb"\r\n|\r|\n", head, maxsplit=2)
+    line = lines[0]
+    if fmt == "tsv":
+        first = lines[1] if len(lines) > 1 else b""
+        for other in (b",", b";"):
+            if b"\t" not in line + first and other in line and other in first:
+                at = path.name.lower().rfind(".tsv")
+                name = f"{path.name[:at]}.csv{path.name[at + 4:]}"
+                raise _error(source, f"is named .tsv (tab-separated) but its header and first row hold no tab and "
+                                     f"{other.decode()!r} between the values: name it {name}", "bad_csv")
+        return "\t"
     if b"," in line:
         return ","
     if b"\t" in line:
@@ -450,6 +625,44 @@ def _sniff_delimiter(path: Path, source: str) -> str:
     if b";" in line:
         return ";"
     return ","
+
+
+def _check_not_binary(head: bytes, path: Path, source: str) -> None:
+    """A one-line error when a file named as text starts as something else: compressed data, an archive, a Parquet
+    file (its magic bytes), or UTF-16 text without a byte-order mark (a NUL byte beside each character).
+
+    Examples
+    --------
+    >>> import gzip
+    >>> try:
+    ...     _check_not_binary(gzip.compress(b"id,a"), Path("l.csv"), "l.csv")
+    ... except DataError as error:
+    ...     print(error)
+    l.csv: is gzip-compressed: name it l.csv.gz
+    >>> try:
+    ...     _check_not_binary("id,a".encode("utf-16-le"), Path("l.csv"), "l.csv")
+    ... except DataError as error:
+    ...     print(error)
+    l.csv: is not UTF-8 text: it looks like UTF-16 (a NUL byte beside each character); save it as UTF-8
+    """
+    for magic, what, suffix in _MAGIC:
+        if head.startswith(magic):
+            if suffix in _CODECS:
+                remedy = f"name it {path.name}{suffix}"
+            elif suffix is not None:
+                remedy = f"name it {path.stem}{suffix}"
+            elif what.startswith("a zip"):
+                remedy = "extract the CSV file (or save the sheet as CSV)"
+            else:
+                remedy = f"decompress it (or compress it with gzip: {path.name}.gz)"
+            raise _error(source, f"is {what}: {remedy}", "unsupported_file_type", data_dependent=False)
+    sample = head[:1024]
+    sample = sample[:len(sample) - len(sample) % 2]
+    if len(sample) >= 4 and not sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        half = len(sample) // 2
+        if sample[1::2].count(0) >= 0.8 * half or sample[0::2].count(0) >= 0.8 * half:
+            raise _error(source, "is not UTF-8 text: it looks like UTF-16 (a NUL byte beside each character); "
+                                 "save it as UTF-8", "not_utf8", data_dependent=False)
 
 
 def _parse_error(path: Path, delimiter: str, message: str, markers: tuple[str, ...]) -> tuple[str, int | None]:
@@ -460,14 +673,15 @@ def _parse_error(path: Path, delimiter: str, message: str, markers: tuple[str, .
         bad.append(row)
         return "error"
 
-    parse = pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=handler)
+    parse = pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=handler, newlines_in_values=True)
     try:
-        pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
-            parse_options=parse,
-            convert_options=_convert_options(markers),
-        )
+        with _open_text(path) as stream:
+            pacsv.read_csv(
+                stream,
+                read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                parse_options=parse,
+                convert_options=_convert_options(markers),
+            )
     except (pa.ArrowException, OSError, UnicodeDecodeError):
         pass
     if bad and bad[0].number is not None:
@@ -487,7 +701,7 @@ def _utf8_problem(path: Path, source: str) -> str | None:
     decoder = codecs.getincrementaldecoder("utf-8")()
     line = 1
     try:
-        with pa.input_stream(str(path), compression="detect") as stream:
+        with _open_text(path) as stream:
             while True:
                 chunk = stream.read(1 << 20)
                 try:

@@ -49,7 +49,7 @@ from dprm.data.attributes import AttributeKind, valid_bounds
 from dprm.data.category_text import category_text
 from dprm.data.grid import TRANSFORMS
 from dprm.errors import DataError, short_repr
-from dprm.input_files import read_small_file
+from dprm.input_files import read_small_file, regular_file_size
 from dprm.json_values import no_duplicate_keys
 
 __all__ = ["ColumnType", "ColumnSpec", "TypesSpec", "read_types_file", "OUT_OF_BOUNDS", "MAX_TYPES_FILE_BYTES"]
@@ -268,6 +268,7 @@ def read_types_file(path: str | Path) -> TypesSpec:
     path = Path(path)
     source = str(path)
     suffix = path.suffix.lower()
+    regular_file_size(path, source, "types file")  # first: a folder or a device is said to be one, whatever its name
     if suffix not in (".json", ".toml"):
         raise _bad(source, f"unknown types file extension {short_repr(path.suffix)}: use .json or .toml")
     raw = read_small_file(path, source, "types file", MAX_TYPES_FILE_BYTES)

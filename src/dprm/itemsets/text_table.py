@@ -17,8 +17,10 @@ asks pandas only when pyarrow fails, so that the error is the one pandas' readin
 words; :func:`read_text_arrow` gives a small file's cells as pyarrow columns, for
 :func:`dprm.itemsets.sources.table_codes`, which encodes them without pandas.
 
-pyarrow parses a file in blocks (64 KiB for the header, 4 MiB for the rows) and
-refuses a header or a row longer than one block; every reading here then starts
+pyarrow parses a file in blocks (64 KiB for the header, 4 MiB for the rows), cut at
+the line ends outside quotes (``newlines_in_values``: a quoted line break at a block's
+end made a row of one field, 'row N has 1 fields but the header has 3'; no slower on
+one thread), and refuses a header or a row longer than one block; every reading here then starts
 again with blocks 16 times larger (up to pyarrow's largest, 2 GiB), skipping the rows
 it has already given (:func:`_larger_block`): a file of ordinary rows is read as
 before, a long cell or a header of many thousand columns is read too, as ``dprm mine``
@@ -176,7 +178,8 @@ def _names_as_parsed(path: Path, name: str) -> list[str]:
                 with stream:
                     reader = pacsv.open_csv(
                         stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=block_size),
-                        parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=lambda _: "skip"))
+                        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
+                                                         invalid_row_handler=lambda _: "skip"))
                     return reader.schema.names
             except pa.ArrowInvalid as error:
                 block_size = _larger_block(block_size, error)
@@ -199,7 +202,8 @@ def _batches(path: Path, name: str, block_size: int, invalid_row: Callable[[Any]
             with stream:
                 reader = pacsv.open_csv(
                     stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=block_size),
-                    parse_options=pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row),
+                    parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
+                                                     invalid_row_handler=invalid_row),
                     convert_options=convert)
                 for batch in reader:
                     if skip >= batch.num_rows:
