@@ -232,7 +232,19 @@ RESUME_REFUSED = [
      "the run's budget (privacy.epsilon 2.5) is not its folder's epsilon 5 (a run of another budget)"),
     ("jaccard-7.5", _json_edit(lambda d: d["redescriptions"][0]["noisy"].update(jaccard=7.5)),
      "redescriptions[0].noisy.jaccard: must be in [0, 1], got 7.5"),
+    # refused before any run is mined (it failed the tables after the other runs had run)
+    ("absent-attribute", _json_edit(lambda d: _rename_first_attribute(d["redescriptions"][0]["left"], "zz_absent")),
+     "redescriptions[0].left: query uses attribute 'zz_absent', which the left view does not have"),
 ]
+
+
+def _rename_first_attribute(query: dict, name: str) -> bool:
+    """Rename the first literal's attribute of a query's JSON in place; whether one was found."""
+    if "attr" in query:
+        query["attr"] = name
+        return True
+    children = query.get("and") or query.get("or") or ([query["not"]] if "not" in query else [])
+    return any(_rename_first_attribute(child, name) for child in children)
 
 
 @pytest.mark.parametrize("name, edit, fragment", RESUME_REFUSED, ids=[r[0] for r in RESUME_REFUSED])
@@ -250,7 +262,7 @@ def test_evaluate_refuses_a_run_document_report_would_refuse_and_writes_nothing(
     assert err.startswith(f"error: {document}: ") and fragment in err, err
     assert sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*")) == before  # nothing written
     code, err = run_cli(["report", "--run", document, "--output", tmp_path / "run.html", "--no-figures"])
-    if name not in ("other-budget", "other-algorithm"):  # alone, a consistent run of another algorithm or budget
+    if name not in ("other-budget", "other-algorithm", "absent-attribute"):  # alone, consistent (no data to read)
         assert code == 2 and fragment in err, err  # the same reader
 
 

@@ -56,7 +56,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -327,9 +327,10 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
                    engine: Any, jobs: int, progress: ProgressCallback | None, reports: bool) -> ExperimentResult:
     """The manifest, the runs and the tables of :func:`run_experiment`, once the data (or engine) is open."""
     # every algorithm would refuse every run: say it before the directory is made
-    require_attributes(data.views if engine is None else engine.schema.views)
+    views = data.views if engine is None else engine.schema.views
+    require_attributes(views)
     manifest = _new_manifest(config, old, out_dir)
-    _check_run_paths(manifest, out_dir)
+    _check_run_paths(manifest, out_dir, views)
     out_dir.mkdir(exist_ok=True)
     with _DirectoryLock(out_dir):
         _atomic_write_text(out_dir / _MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")
@@ -351,12 +352,13 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
     return result
 
 
-def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path) -> None:
+def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence[Any]) -> None:
     """Refuse, before anything is written or run, a run whose document's path is taken by a directory,
-    or holds a document dprm could not have written there (:func:`~dprm.evaluation.manifest._finished`).
+    holds a document dprm could not have written there (:func:`~dprm.evaluation.manifest._finished`),
+    or a finished run's document whose queries name an attribute the data's ``views`` lack.
 
     The run would be mined, then fail to write, and be reported as refusing its input; the
-    document would go into the tables as the run's.
+    document would go into the tables as the run's (or fail them after the other runs were mined).
     """
     for planned in _plan(manifest, out_dir):
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
@@ -364,7 +366,21 @@ def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path) -> None:
             kind = "a directory" if path.is_dir() else "not a regular file"
             raise DprmError(f"{path}: is {kind}, where the run's document is written; move it away and run the "
                             "same dprm evaluate command again")
-        _finished(path, planned)  # a finished run's document that dprm could not have written: refused now
+        document = _finished(path, planned)  # a finished run's document that dprm could not have written: refused now
+        if document is not None:
+            _check_query_attributes(document, path, views)
+
+
+def _check_query_attributes(document: Mapping[str, Any], path: Path, views: Sequence[Any]) -> None:
+    """Refuse a finished run's document whose queries name an attribute its side's view lacks (one line)."""
+    from dprm.queries import query_from_json
+
+    for index, entry in enumerate(document["redescriptions"]):
+        for view, side in zip(views, ("left", "right")):
+            absent = sorted(query_from_json(entry[side]).attributes() - set(view.names))
+            if absent:
+                raise DprmError(f"{path}: redescriptions[{index}].{side}: query uses attribute {absent[0]!r}, which "
+                                f"the {view.name} view does not have; delete the file to have the run redone")
 
 
 def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
