@@ -99,7 +99,7 @@ MAX_ROWS = 1_000_000_000
 
 #: A miner's attributes that belong to a run in progress, not to its result: left out of a copy or a
 #: pickle of the miner (:meth:`Miner.__getstate__`).
-RUN_STATE = frozenset({"_accountant", "_progress"})
+RUN_STATE = frozenset({"_accountant", "_progress", "_chooser", "_pair_chooser"})  # the choosers hold the accountant
 
 
 def _exact_text(value: str) -> Any:
