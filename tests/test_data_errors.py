@@ -666,3 +666,36 @@ def test_a_parquet_file_with_a_repeated_column_name_is_read_as_a_csv_file_is(tmp
     assert "column name 'x' occurs more than once (columns 2 and 3)" in message
     data = load_two_view(tmp_path / "dup.parquet", right, duplicate_names="rename")
     assert data.left.names == ["x", "x.1"] and data.left["x.1"].values.tolist() == [5.0, 6.0, 7.0]
+
+
+def test_text_that_starts_like_a_signature_is_read_as_text(tmp_path: Path) -> None:
+    """'PAR1' (a gene) and 'BZh' begin a CSV header as well as a Parquet or bzip2 file: a header 'PAR1,PAR2' was
+    refused as 'is a Parquet file'. A real Parquet file named .csv still is."""
+    right = write(tmp_path / "right.csv", "y,z\na,1\nb,2\na,3\nb,1\n")
+    for header in ("PAR1,PAR2", "BZh,x2", "BZh9,x2"):
+        left = write(tmp_path / "left.csv", f"{header}\n0.5,2.5\n0.7,3.5\n0.1,1.0\n0.9,2.0\n")
+        assert load_two_view(left, right).n_rows == 4, header
+    parquet = tmp_path / "p.csv"
+    pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]}).to_parquet(parquet)
+    assert "p.csv: is a Parquet file: name it p.parquet" in load_error(parquet, right)
+
+
+def test_a_quoted_line_break_followed_by_text_before_the_delimiter_still_reads(tmp_path: Path) -> None:
+    """pyarrow reads '"a<newline>b" ,3' as the cell 'a<newline>b ' (what followed the closing quote is kept): it
+    was refused as a quote that never closes."""
+    right = write(tmp_path / "right.csv", "id,y\n1,u\n2,v\n3,u\n")
+    for after in (" ", "\t", "x"):
+        left = write(tmp_path / "left.csv", f'id,t,n\n1,"a\nb"{after},3\n2,c,4\n3,d,5\n')
+        data = load_two_view(left, right)
+        assert f"a\nb{after}" in data.left["t"].domain.categories, after
+
+
+def test_a_quote_open_at_the_end_of_a_file_without_a_final_line_end_is_named(tmp_path: Path) -> None:
+    """'3,4,"abc' at the very end read as the cell 'abc' without a word (Python's csv: unexpected end of data)."""
+    right = write(tmp_path / "right.csv", "id,y\n1,u\n2,v\n3,u\n")
+    for ending in ('3,4,"abc', '3,4,"a""b'):
+        left = write(tmp_path / "left.csv", "id,t,n\n1,a,2\n2,b,3\n" + ending)
+        assert ("left.csv: row 3: a quoted cell opens and never closes (a '\"' is missing before the end of the "
+                "file)") in load_error(left, right), ending
+    for ending in ('3,4,"abc"', '3,4,x"y', '3,4,"a""b"', "3,4,5"):  # closed, a quote inside a cell, no quote
+        assert load_two_view(write(tmp_path / "left.csv", "id,t,n\n1,a,2\n2,b,3\n" + ending), right).n_rows == 3

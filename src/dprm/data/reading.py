@@ -81,6 +81,9 @@ _MAGIC: tuple[tuple[bytes, str, str | None], ...] = (
     (b"PAR1", "a Parquet file", ".parquet"),
 )
 _PARQUET_SUFFIXES = (".parquet", ".pq")
+#: The end of a text file read to check that its last line's quotes close (a last line longer than this
+#: is not checked).
+_TAIL_BYTES = 1 << 16
 #: CSV block size: larger than pyarrow's 1 MiB default, which wide files (hundreds
 #: of columns) read markedly faster with.
 _BLOCK_SIZE = 1 << 22
@@ -507,6 +510,8 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         cells = _line_break_cells(table)
         if cells:
             _check_quotes_close(table, cells, path, source, delimiter)
+        elif table.num_rows:
+            _check_last_line_closes(path, source, delimiter, table.num_rows)
         return table, line_breaks or bool(cells)
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
@@ -577,18 +582,74 @@ def _check_quotes_close(table: pa.Table, cells: list[tuple[int, int, str]], path
     """
     with _open_text(path) as stream:
         text = stream.read()
-    ends = (delimiter.encode(), b"\n", b"\r", b"")
     position = 0
     for row, column, value in cells:
-        written = b'"' + value.encode("utf-8").replace(b'"', b'""') + b'"'
-        at = text.find(written, position)
-        while at >= 0 and text[at + len(written):at + len(written) + 1] not in ends:
-            at = text.find(written, at + 1)
+        at, length = _closed_cell(text, value, delimiter, position)
         if at < 0:
             taken = "the rest of the file" if row == table.num_rows - 1 else "the next line(s), up to a later '\"'"
             raise _error(source, f"row {row + 1}: a quoted cell opens and never closes (a '\"' is missing), so it "
                                  f"would take in {taken}", "bad_csv", row=row + 1, column=table.column_names[column])
-        position = at + len(written)
+        position = at + length
+
+
+def _check_last_line_closes(path: Path, source: str, delimiter: str, rows: int) -> None:
+    """Refuse a file without a final line end whose last line opens a quote that never closes (``3,"abc``).
+
+    pyarrow reads such a cell as ``abc``; a quote that opens before a line end is found by
+    :func:`_check_quotes_close` (the cell then holds the line break). For a file whose
+    rows are one line each (no cell holds a line break), the last line is the last row,
+    read again by Python's strict CSV reader. Compressed files are not looked at (their
+    end is known only once the whole file is decompressed).
+    """
+    if path.suffix.lower() in _CODECS:
+        return
+    import csv
+
+    with open(path, "rb") as file:
+        file.seek(0, os.SEEK_END)
+        start = max(file.tell() - _TAIL_BYTES, 0)
+        file.seek(start)
+        tail = file.read()
+    lines = re.split(rb"\r\n|\r|\n", tail)
+    line = lines[-1]
+    if not line or b'"' not in line or (start > 0 and len(lines) == 1):
+        return  # a final line end, no quote in the last line, or a last line longer than the tail read
+    try:
+        list(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter, strict=True))
+    except csv.Error:
+        raise _error(source, f"row {rows}: a quoted cell opens and never closes (a '\"' is missing before the end "
+                             "of the file)", "bad_csv", row=rows) from None
+
+
+def _closed_cell(text: bytes, value: str, delimiter: str, start: int) -> tuple[int, int]:
+    """Where the cell ``value`` (it holds a line break) is written in ``text`` from ``start`` on as a quoted
+    cell that closes, and its length; ``(-1, 0)`` if nowhere.
+
+    ``"``, the value with each ``"`` doubled, ``"``, then the delimiter, a line end or the
+    end of the file; or, as pyarrow reads ``"a<newline>b" ,3``, the quoted part up to a
+    closing quote and the rest of the value after it (no quote in that rest; the line
+    breaks in the quoted part).
+
+    Examples
+    --------
+    >>> _closed_cell(b'1,"a\\nb",2', "a\\nb", ",", 0), _closed_cell(b'1,"a\\nb" ,2', "a\\nb ", ",", 0)
+    ((2, 5), (2, 6))
+    >>> _closed_cell(b'1,"a\\nb,2', "a\\nb,2", ",", 0)
+    (-1, 0)
+    """
+    ends = (delimiter.encode(), b"\n", b"\r", b"")
+    last_break = max(value.rfind("\n"), value.rfind("\r"))
+    for split in range(len(value), last_break, -1):  # the whole value quoted first: the usual case
+        rest = value[split:]
+        if '"' in rest:
+            break
+        written = b'"' + value[:split].encode("utf-8").replace(b'"', b'""') + b'"' + rest.encode("utf-8")
+        at = text.find(written, start)
+        while at >= 0 and text[at + len(written):at + len(written) + 1] not in ends:
+            at = text.find(written, at + 1)
+        if at >= 0:
+            return at, len(written)
+    return -1, 0
 
 
 def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
@@ -646,7 +707,7 @@ def _check_not_binary(head: bytes, path: Path, source: str) -> None:
     l.csv: is not UTF-8 text: it looks like UTF-16 (a NUL byte beside each character); save it as UTF-8
     """
     for magic, what, suffix in _MAGIC:
-        if head.startswith(magic):
+        if head.startswith(magic) and _confirmed(magic, head, path):
             if suffix in _CODECS:
                 remedy = f"name it {path.name}{suffix}"
             elif suffix is not None:
@@ -663,6 +724,32 @@ def _check_not_binary(head: bytes, path: Path, source: str) -> None:
         if sample[1::2].count(0) >= 0.8 * half or sample[0::2].count(0) >= 0.8 * half:
             raise _error(source, "is not UTF-8 text: it looks like UTF-16 (a NUL byte beside each character); "
                                  "save it as UTF-8", "not_utf8", data_dependent=False)
+
+
+def _confirmed(magic: bytes, head: bytes, path: Path) -> bool:
+    """Whether a file starting with ``magic`` is that format, where text may start so too.
+
+    ``PAR1`` (a gene's name) and ``BZh`` can begin a CSV header: a Parquet file also
+    ends with ``PAR1``; a bzip2 stream goes on with a block size digit and a block's
+    (or the end's) magic number. The other signatures hold bytes no UTF-8 header starts with.
+
+    Examples
+    --------
+    >>> import bz2
+    >>> _confirmed(b"BZh", bz2.compress(b"id,a"), Path("l.csv")), _confirmed(b"BZh", b"BZh9,x,y", Path("l.csv"))
+    (True, False)
+    """
+    if magic == b"BZh":
+        return head[3:4].isdigit() and head[4:10] in (b"1AY&SY", b"\x17rE8P\x90")
+    if magic == b"PAR1":
+        try:
+            with open(path, "rb") as file:
+                file.seek(0, os.SEEK_END)
+                file.seek(max(file.tell() - 4, 0))
+                return file.read(4) == b"PAR1"
+        except OSError:
+            return False
+    return True
 
 
 def _parse_error(path: Path, delimiter: str, message: str, markers: tuple[str, ...]) -> tuple[str, int | None]:
