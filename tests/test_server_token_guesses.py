@@ -78,6 +78,19 @@ def test_posted_guesses_count_and_expired_or_disabled_tokens_do_not(tmp_path: Pa
         assert _code(client.get("/v1/budget", headers=alice)) == "rate_limited"
 
 
+def test_an_owners_token_sent_to_the_api_is_refused_but_no_guess(tmp_path: Path) -> None:
+    from dprm.server.owners import add_owner
+
+    client, tokens, url = _client(tmp_path, guess_rate=0.001, guess_burst=2)
+    with Database(url).write() as connection:
+        owner = add_owner(connection, "olga")
+    with client:
+        olga = {"Authorization": f"Bearer {owner}"}
+        assert [_code(client.get("/v1/budget", headers=olga)) for _ in range(5)] == ["invalid_token"] * 5
+        assert _code(client.post("/v1/datasets/tiny/jobs", headers=olga, json={})) == "invalid_token"
+        assert client.get("/v1/budget", headers={"Authorization": f"Bearer {tokens['alice']}"}).status_code == 200
+
+
 def test_the_sign_in_page_counts_guesses_too(tmp_path: Path) -> None:
     client, tokens, _ = _client(tmp_path, guess_rate=0.001, guess_burst=2)
 

@@ -184,7 +184,7 @@ class Guard:
         """Whether a POST to the API was answered 401 for its token (before its body is read)."""
         if scope.get("method") != "POST" or not scope.get("path", "").startswith("/v1/"):
             return False
-        from dprm.server.accounts import authenticate
+        from dprm.server.owners import analyst_of_token
 
         headers = dict(scope.get("headers", []))
         declared = headers.get(b"content-length", b"").strip()
@@ -207,15 +207,15 @@ class Guard:
                 await self._answer(send, refusal.code, headers=refusal.headers)
                 return True
             try:
-                found, code = await self.audit.db.aread(lambda c: authenticate(c, token.strip() or None))
+                found, code, guessed = await self.audit.db.aread(lambda c: analyst_of_token(c, token.strip() or None))
             except OperationalError as error:  # as the application's handler answers it
                 log.error("database error: %s", error)
                 state["detail"] = str(error)[:2000]
-                found, code = None, "database_unavailable"
+                found, code, guessed = None, "database_unavailable", False
             if found is not None:
                 state["authenticated"] = found  # current_analyst takes it from here
                 return False
-            if token.strip() and code in (None, "invalid_token"):
+            if guessed:
                 guesses.allow(address)
             code, message = code or "invalid_token", None
         state["outcome"] = code

@@ -41,7 +41,7 @@ from dprm.errors import ParameterError
 from dprm.server.accounts import check_name, end_sessions, new_token, token_row
 from dprm.server.tables import owners
 
-__all__ = ["Owner", "add_owner", "rotate_owner", "set_owner_disabled", "authenticate_owner"]
+__all__ = ["Owner", "add_owner", "analyst_of_token", "rotate_owner", "set_owner_disabled", "authenticate_owner"]
 
 
 @dataclass(frozen=True)
@@ -98,3 +98,17 @@ def authenticate_owner(connection: Any, token: str | None) -> tuple[Owner | None
     if row.disabled:
         return None, "token_disabled"
     return Owner(int(row.id), row.name, row.token_id), None
+
+
+def analyst_of_token(connection: Any, token: str | None) -> tuple[Any, str | None, bool]:
+    """``(analyst, problem, guessed)``: :func:`dprm.server.accounts.authenticate`'s answer, and whether the
+    token is a guess, one that matches no analyst and no owner (an owner's token sent to the
+    analysts' API is refused, but it is no guess: docs/server.md).
+    """
+    from dprm.server.accounts import authenticate
+
+    found, problem = authenticate(connection, token)
+    if found is not None or token is None or problem not in (None, "invalid_token"):
+        return found, problem, False
+    owner, owner_problem = authenticate_owner(connection, token)
+    return None, problem, owner is None and owner_problem in (None, "invalid_token")

@@ -21,6 +21,7 @@ from dprm.server.api_models import ErrorBody
 from dprm.server.database import Database
 from dprm.server.datasets import DatasetRecord
 from dprm.server.errors import ApiError, rate_limited
+from dprm.server.owners import analyst_of_token
 from dprm.server.ratelimit import client_address
 from dprm.server.tables import budgets, datasets
 from dprm.server.units import epsilon_units, units_float, units_text
@@ -93,8 +94,8 @@ async def current_analyst(request: Request,
         guesses, address = request.app.state.guesses, client_address(request.scope)
         if token is not None and (wait := guesses.wait(address)) > 0:  # too many invalid tokens from here
             raise rate_limited(wait)
-        found, problem = await request.app.state.db.aread(lambda connection: accounts.authenticate(connection, token))
-        if found is None and token is not None and problem in (None, "invalid_token"):
+        found, problem, guessed = await request.app.state.db.aread(lambda c: analyst_of_token(c, token))
+        if guessed:
             guesses.allow(address)
     if found is None:
         raise ApiError(problem or "invalid_token")
