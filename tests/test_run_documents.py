@@ -33,7 +33,6 @@ from dprm.privacy import (
 )
 from dprm.privacy.accountant import Accountant
 from dprm.queries.document import NEIGHBOURING as DOCUMENT_NEIGHBOURING
-from dprm.queries import write_document
 
 
 @pytest.fixture(scope="module")

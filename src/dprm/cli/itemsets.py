@@ -152,7 +152,8 @@ def itemsets(
     step: Optional[float] = typer.Option(
         None, "--step", metavar="PERCENT",
         help="t-closeness correction per step, percent of the remaining difference (default 10; in (0, 100], "
-             "at least 100·(1 - δ^(1/100,000)) so that a correction ends within 100,000 steps: 0.0047 at δ = 0.01)."),
+             "at least 100·(1 - δ^(1/100,000)) so that a correction ends within 100,000 steps: "
+             "0.0047 at δ = 0.01)."),
     chains: Optional[int] = typer.Option(
         None, "--chains", metavar="K",
         help="Classifier chains of the ensemble (default 3; with --epsilon 1: every chain splits the budget)."),

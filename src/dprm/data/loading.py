@@ -36,7 +36,8 @@ from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, r
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "check_declared_columns", "left_out_notes", "duplicate_ids_error", "TypesLike", "SIREN_ID_NAMES"]
+__all__ = ["load_two_view", "read_view", "check_declared_columns", "left_out_notes", "duplicate_ids_error",
+           "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
 
