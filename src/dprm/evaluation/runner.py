@@ -330,11 +330,11 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
     views = data.views if engine is None else engine.schema.views
     require_attributes(views)
     manifest = _new_manifest(config, old, out_dir)
-    _check_run_paths(manifest, out_dir, views)
+    finished = _check_run_paths(manifest, out_dir, views)
     out_dir.mkdir(exist_ok=True)
     with _DirectoryLock(out_dir):
         _atomic_write_text(out_dir / _MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")
-        records = _run_all(manifest, out_dir, data.n_rows, jobs, progress, engine)
+        records = _run_all(manifest, out_dir, data.n_rows, jobs, progress, engine, finished)
         result = write_tables(out_dir, data=data, manifest=manifest)
         result.records = records
         result.ran = sum(r.status != "done-before" for r in records)
@@ -352,14 +352,16 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
     return result
 
 
-def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence[Any]) -> None:
+def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence[Any]) -> dict[Path, Any]:
     """Refuse, before anything is written or run, a run whose document's path is taken by a directory,
     holds a document dprm could not have written there (:func:`~dprm.evaluation.manifest._finished`),
     or a finished run's document whose queries name an attribute the data's ``views`` lack.
 
     The run would be mined, then fail to write, and be reported as refusing its input; the
     document would go into the tables as the run's (or fail them after the other runs were mined).
+    Returns each run's finished document (None: to run), read once for :func:`_run_all`.
     """
+    finished: dict[Path, Any] = {}
     for planned in _plan(manifest, out_dir):
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
         if path.is_dir() or (path.exists() and not path.is_file()):
@@ -369,6 +371,8 @@ def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence
         document = _finished(path, planned)  # a finished run's document that dprm could not have written: refused now
         if document is not None:
             _check_query_attributes(document, path, views)
+        finished[path] = document
+    return finished
 
 
 def _check_query_attributes(document: Mapping[str, Any], path: Path, views: Sequence[Any]) -> None:
@@ -384,13 +388,13 @@ def _check_query_attributes(document: Mapping[str, Any], path: Path, views: Sequ
 
 
 def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
-             progress: ProgressCallback | None, engine: Any = None) -> list[RunRecord]:
+             progress: ProgressCallback | None, engine: Any, finished: Mapping[Path, Any]) -> list[RunRecord]:
     plan = _plan(manifest, out_dir)
     pending: list[tuple[RunRecord, dict[str, Any]]] = []
     records: list[RunRecord] = []
     for planned in plan:
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
-        document = _finished(path, planned)
+        document = finished[path]  # read and checked by _check_run_paths
         if document is not None:
             record = _record_from(document, planned)
             record.status = "done-before"
