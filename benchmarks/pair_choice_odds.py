@@ -8,7 +8,7 @@ selection picks one of them at the pair's ε (the default trial below one trial'
 ``0.7 · ε · 0.95²`` after the grids and the row count), drawn by ``--sampler``
 (permute-and-flip, the default's below one trial's budget since session 48, or Gumbel,
 the exponential mechanism's own distribution); then the probability of everything else.
-Non-private diagnostics of the mechanism's odds, for docs/mining.md ("one literal pair
+Non-private diagnostics of the mechanism's odds, for docs/mining-sessions.md ("one literal pair
 below one trial's budget", "Session 48").
 
     python benchmarks/pair_choice_odds.py --dataset planted --epsilon 0.1 [--sampler gumbel]

@@ -57,7 +57,7 @@ def test_paper_values_name_parameters_of_the_miners() -> None:
 @pytest.mark.parametrize("probability", [0.95, None])
 def test_what_is_kept_passes_the_significance_rule(data, probability: float | None) -> None:
     """A redescription is kept where its p-value is at most max-pvalue with posterior probability at least
-    significance-probability (docs/mining.md, session 49); with none (the paper variant's value) where the
+    significance-probability (docs/mining-sessions.md, session 49); with none (the paper variant's value) where the
     upper end of its 95 % p-value interval is."""
     assert make_miner("mcmc-tree-pair").significance_probability == "auto"
     assert make_miner("mcmc-tree-pair", variant="paper").significance_probability is None

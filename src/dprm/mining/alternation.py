@@ -93,7 +93,7 @@ class AlternatingTrees(PrivateTreeMiner):
         (:func:`~dprm.mining.auto_trees.pairs_first`), else trees; ``"auto"`` (default),
         when no depth is given: the pair below one trial's budget, two refined pairs below
         two trials' (AltExpM: refined pairs below 6,000 rows of budget), else
-        pairs-if-weak (:mod:`~dprm.mining.auto_trees`; measured in docs/mining.md,
+        pairs-if-weak (:mod:`~dprm.mining.auto_trees`; measured in docs/mining-sessions.md,
         session 40).
     mcmc_iterations : int
         Metropolis–Hastings steps (MCIter) per tree (AltMCMC).

@@ -14,7 +14,7 @@ same on every dataset:
   ε = 0.1, ``B ≈ 260``: four trials kept nothing in 4 of 4 runs, one trial kept
   redescriptions in 10 of 10). MCMCTreePair's **trees trials** (from
   :data:`ROWS_FOR_TREES` on) are fewer and larger: ``clip(⌊B / 800⌋, 2, 8)``
-  (session 46, docs/mining.md: at ε = 1 on 2,500 rows three trials instead of four
+  (session 46, docs/mining-sessions.md: at ε = 1 on 2,500 rows three trials instead of four
   took planted-heavy's top-10 excess from 0.215 to 0.331 and planted-numeric's from
   0.218 to 0.298, the relations found per run on the five planted tables from 59 to
   65 of 100, with MAMMAL level over 30 runs, 0.339 / 0.762 → 0.340 / 0.762, and
@@ -30,7 +30,7 @@ same on every dataset:
 * **ω = 1/2**: the chain and the extraction get equal shares (the paper's ω = 0.1 left
   the chains of small trials almost uniform); MCMCTreePair's trees trials from three of
   them on (``B ≥ 2,400`` rows) give the chain :data:`TREES_OMEGA` = 0.6 (session 47,
-  docs/mining.md: at ε = 1 on 2,500 rows planted-heavy's top-10 excess 0.269 → 0.322
+  docs/mining-sessions.md: at ε = 1 on 2,500 rows planted-heavy's top-10 excess 0.269 → 0.322
   and 0.331 → 0.343 over two blocks of ten seeds, planted-numeric's 0.298 → 0.335, the
   five planted tables' relations found per run 65 → 67 of 100 with higher top-10
   excess on each, MAMMAL level over 30 runs, 0.340 / 0.762 → 0.339 / 0.769, for a wider
@@ -84,7 +84,7 @@ when none does. On weak real data a pair's top score is 260–430 rows against 5
 planted relations and MAMMAL, and two choices of about 0.08 each (ε = 0.3, 3,000 rows)
 then land among the hundreds of thousands of candidates near uniformly (exact odds on
 ``randhie-s``: 77 % of the mass on pairs with excess below 0.02, 0.1 % at twice the
-budget). Measured (session 35, docs/mining.md; 10 runs, runs keeping / top-10 excess /
+budget). Measured (session 35, docs/mining-sessions.md; 10 runs, runs keeping / top-10 excess /
 median interval width): ``randhie-s`` at ε = 0.3 6/10, 0.080, 0.23 → 10/10, 0.084, 0.12;
 ``randhie3`` 5/10 → 10/10; spi at ε = 0.2 7/10 → 10/10 (width 0.24 → 0.13); Fair's
 survey at ε = 0.15 5/10 → 10/10; MAMMAL, latent-heavy and the planted tables keep two
@@ -103,7 +103,7 @@ other trials' budget goes to :func:`pairs_after_trees` refined pairs, each with 
 trials' budget, whose choices leave out the attributes of the released trees; otherwise
 the trials stay trees. On weak structure (health-care use, surveys) a trees trial's chain
 drifts and its extraction of a depth-2 pair keeps nothing, while a refined pair makes two
-decisive choices and one release. Measured at ε = 1 (session 34, docs/mining.md; 10 runs
+decisive choices and one release. Measured at ε = 1 (session 34, docs/mining-sessions.md; 10 runs
 on the real tables, 5 on the others): runs keeping something on three held-out tables of
 the RAND health insurance experiment 5, 7, 7 → 10, 9, 10 of 10 (top-10 excess 0.045,
 0.044, 0.067 → 0.066, 0.057, 0.071), spi 9 → 10 of 10 (0.060 → 0.068), nmes1988 0.082 →
@@ -113,7 +113,7 @@ relations found pooled unchanged (3, 4, 4, 4, 3 of 4). What it costs: Fair's sur
 after one trees trial instead of two lost nmes1988's runs (10 → 8 of 10 keeping: its first
 trial keeps nothing in 7 runs of 10, its later ones do) and a planted relation. The
 alternations keep trees (``alternating=True``). With two trials (``1,200 ≤ B < 1,800``)
-the one trees trial decides for the other (session 35, docs/mining.md; 30 runs each, runs
+the one trees trial decides for the other (session 35, docs/mining-sessions.md; 30 runs each, runs
 keeping, trees → trees-then-pairs): spi at ε = 0.3 21 → 29, randhie1 at ε = 0.3 24 → 30,
 Fair at ε = 0.2 17 → 21, planted-heavy at ε = 0.5 21 → 30, nmes1988 at ε = 0.3 29 → 28;
 MAMMAL and latent-heavy at ε = 0.5 unchanged (top-10 excess 0.339 → 0.344, 0.260 → 0.257);
@@ -130,7 +130,7 @@ on as above. On fourteen tables the top score is 0.075–0.104 of the rows on we
 describes (planted relations in all their forms, MAMMAL, latent-heavy, latent-light). Where
 the best pair of literals explains a tenth of the rows, the trees' splits below the root
 fit noise and their extraction lists near-duplicates of weak pairs; refined pairs with the
-whole budget make few decisive choices. Measured (session 36, docs/mining.md; 10 runs,
+whole budget make few decisive choices. Measured (session 36, docs/mining-sessions.md; 10 runs,
 top-10 excess, before → after): at ε = 1 ``randhie-s`` 0.070 → 0.084, ``randhie1``
 0.078 → 0.098, ``randhie3`` 0.069 → 0.080 (non-private CARTwheels 0.074, 0.101, 0.090),
 spi 0.070 → 0.096, nmes1988 0.087 → 0.102, Fair 0.088 → 0.085, all kept 97–100 %
@@ -139,7 +139,7 @@ significant; at ε = 0.5 and 2 likewise. MAMMAL at ε = 1 over 60 runs 0.332 / 0
 relations pooled unchanged (3, 4, 4, 4, 3 of 4).
 
 **The alternations read the same release** (:data:`PAIRS_IF_WEAK`, session 40,
-docs/mining.md): where their trials are trees from two trials' budget on, the pairs' top
+docs/mining-sessions.md): where their trials are trees from two trials' budget on, the pairs' top
 score comes first, and below :data:`WEAK_TOP_SCORE` of the rows every trial is a refined
 pair; otherwise they make their trees to the end (no switch after the first trials: on
 ``planted-heavy`` it took AltMCMC's trees from 0.330 to 0.226). Measured for AltMCMC at
@@ -302,7 +302,7 @@ ALTERNATING_LOW_TARGET_SHARE = 0.4
 TREES_THEN_PAIRS = "trees-then-pairs"
 #: The noisy excess Jaccard (``J − J_ind`` from the released counts) from which a redescription the
 #: first trees trial keeps counts as found structure (:data:`TREES_THEN_PAIRS`): 0, any kept one above
-#: independence. Measured against 0.25 (docs/mining.md, session 34): the same on the weak tables where the
+#: independence. Measured against 0.25 (docs/mining-sessions.md, session 34): the same on the weak tables where the
 #: first trial keeps nothing, better where it keeps weak structure that its trees describe well (Fair's
 #: survey: top-10 excess 0.095 against 0.069).
 FOUND_EXCESS = 0.0

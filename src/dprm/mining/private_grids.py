@@ -46,7 +46,7 @@ With ``ε_grid`` the grids' budget and ``k`` the columns chosen for:
    worse view, not the mean of all columns: the two views of a table are often measured
    alike within and differently across (counts against test scores, incomes against
    shares), and the grid that suits most columns can leave the other view without a
-   threshold where its rows are (session 44, docs/mining.md: AER's CASchools, 420
+   threshold where its rows are (session 44, docs/mining-sessions.md: AER's CASchools, 420
    districts, whose right view, reading and mathematics scores in ``[0, 709]``, got the
    left view's log grid; the default then kept something in 1 run of 5 at ε = 1, 5 of 5
    now). A grid per view would halve each choice's budget: measured, it lost on tables

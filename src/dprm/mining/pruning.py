@@ -56,7 +56,7 @@ def prune(
         surely that high, only imprecise: on few rows or a small ε every interval is
         wide, and a finding such as ``J ∈ [0.61, 0.99]`` with ``p ≤ 1e-20`` would be
         lost). ``None`` (the function's default and the paper variant's): no exception;
-        the tree miners' default is 0.5 (docs/mining.md, session 43).
+        the tree miners' default is 0.5 (docs/mining-sessions.md, session 43).
     excess_floor : float, optional
         The width rule's second exception: an interval wider than ``max_interval_width``
         whose lower end exceeds the Jaccard index of independent queries of the same
@@ -66,7 +66,7 @@ def prune(
         only imprecise (on a few hundred rows at ε = 0.3 the interval of a real relation
         such as ``J ∈ [0.43, 0.88]`` with ``J_ind = 0.34`` is wider than any useful width
         rule). ``None`` (the function's default and the paper variant's): no exception;
-        the tree miners' default is 0.05 (docs/mining.md, session 45). A redescription
+        the tree miners' default is 0.05 (docs/mining-sessions.md, session 45). A redescription
         without an ``independence`` entry is not kept by it.
     max_pvalue : float, optional
         dprm's significance rule: prune where the redescription is not surely
@@ -78,7 +78,7 @@ def prune(
         of the simulated tables on which it is:
         :func:`~dprm.mining.interval_estimates.combination_intervals`) is below this;
         the tree miners' default (``"auto"``) is 0.95 where their trials are literal pairs,
-        else 0.975 (:mod:`dprm.mining.auto_trees`; docs/mining.md, session 49). ``None`` (the
+        else 0.975 (:mod:`dprm.mining.auto_trees`; docs/mining-sessions.md, session 49). ``None`` (the
         function's default and the paper variant's), or an interval without that entry (or
         with it at another level): prune where the upper end of the p-value interval exceeds
         ``max_pvalue``, i.e.

@@ -16,7 +16,7 @@ more often, and fewer relations are found over several runs. The ledger names th
 sampler of each selection (``exponential (permute-and-flip…)``). The rule reads ε and the
 released row count only: post-processing.
 
-Measured (docs/mining.md, "Session 48"; the same seeds, Gumbel → permute-and-flip): at
+Measured (docs/mining-sessions.md, "Session 48"; the same seeds, Gumbel → permute-and-flip): at
 ε = 0.1, 30 runs on each of nine tables, runs that keep something 179 → 194 of 270
 (planted-heavy 16 → 21, nmes1988 24 → 28, randhie-s 7 → 10, planted-mixed 22 → 27, spi
 28 → 26), and the five planted tables' relations found over 175 runs 30 → 45 (found at

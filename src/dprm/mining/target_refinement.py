@@ -7,7 +7,7 @@ then samples both trees at once by one chain (``second_tree="chain"``,
 ``M(T_L; s) + M(T_R; leaves of T_L) − B`` at ``exp(ε·score/3)`` (bounded range 3)
 over some ``e^21`` second trees of depth 2 on a wide view; at a trial's budget that
 law spreads over second trees that hold none of the target's attributes
-(docs/mining.md, sessions 38 and 39). With ``second_tree="refined-target"`` the
+(docs/mining-sessions.md, sessions 38 and 39). With ``second_tree="refined-target"`` the
 trial's tree budget pays for two releases instead:
 
 1. **the first tree** ``T`` (the view without the target) by its own chain, the
@@ -86,7 +86,7 @@ __all__ = ["FIRST_TREE_SHARE", "ROOT_WINDOW", "TARGET_REFINEMENT_SENSITIVITY", "
 #: The score's sensitivity (monotone: module docstring).
 TARGET_REFINEMENT_SENSITIVITY = 1
 #: The first tree's share of a trial's tree budget; the second tree's choice takes the rest
-#: (measured against 1/3 and 2/3 in docs/mining.md, session 39).
+#: (measured against 1/3 and 2/3 in docs/mining-sessions.md, session 39).
 FIRST_TREE_SHARE = Fraction(1, 2)
 #: Grid points either side of a numeric target's threshold that are candidate roots.
 ROOT_WINDOW = 3

@@ -110,7 +110,7 @@ class MCMCTreePair(PrivateTreeMiner):
         second the target's literal with its threshold moved within a few grid points
         and one split under one branch, chosen by the exponential mechanism
         (:mod:`~dprm.mining.target_refinement`; targets scored). Measured in
-        docs/mining.md, session 39: better on wide heavy-tailed tables and on Boolean
+        docs/mining-sessions.md, session 39: better on wide heavy-tailed tables and on Boolean
         against numeric views from ε = 1, worse on light-tailed numeric and narrow
         tables and at ε = 0.5, hence not the default.
     trial : {"auto", "trees", "trees-then-pairs", "pairs-if-weak", "pair", "refined-pair"}
@@ -126,7 +126,7 @@ class MCMCTreePair(PrivateTreeMiner):
         trials' budget, about two trials' each
         (:func:`~dprm.mining.auto_trees.pairs_after_trees`; the decision reads released
         counts only: post-processing; the run spends ε exactly either way; measured in
-        docs/mining.md, session 34); ``"pairs-if-weak"``: the same start, then trees to the
+        docs/mining-sessions.md, session 34); ``"pairs-if-weak"``: the same start, then trees to the
         end. ``"auto"`` (default), when no depth is given: the
         pair below one trial's budget, refined pairs below two trials' (two, or one where
         the released top score of the pairs makes two choices near uniform:

@@ -15,7 +15,7 @@ columns, nothing kept in 5 of 5 runs). The covariance count
 (``n`` the rows) is what a pair holds beyond independence, in rows: about 0 for
 independent literals however large, up to ``n·g(1 − g)`` for a relation on a share
 ``g`` of the rows. It is the score the default tree miner's targets were measured with
-(docs/mining.md, session 33, where it was derived).
+(docs/mining-sessions.md, session 33, where it was derived).
 
 Sensitivity 1
 -------------
