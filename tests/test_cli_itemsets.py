@@ -497,6 +497,46 @@ def test_a_row_with_the_wrong_number_of_fields_is_named(tmp_path, rows, fragment
     assert not out.exists()
 
 
+@pytest.mark.parametrize("rows, fragment", [
+    # the quote took the two lines after it into the last cell of row 2: 2 rows, not 4, silently
+    ('x,y,z\nx,y,"z\nx,y,w\nw,y,z\n', "row 2: a quoted cell opens and never closes (a '\"' is missing), so it would "
+                                       "take in the rest of the file"),
+    ('x,y,z\nx,y,"z', "row 2: a quoted cell opens and never closes (a '\"' is missing before the end of the file)"),
+])
+@pytest.mark.parametrize("extra", [[], ["--epsilon", "1"], ["--na-values", "?"]])
+def test_a_quote_that_never_closes_is_named_as_dprm_mine_names_it(tmp_path, rows, fragment, extra):
+    """The itemsets' reader merged the rest of the file into one cell, where the data reader (dprm mine,
+    inspect, classify) names the row: the same line now, from the same functions (dprm.data.reading)."""
+    from dprm.data.reading import read_table
+    from dprm.errors import DataError
+
+    csv = write(tmp_path / "d.csv", "a,b,c\n" + rows)
+    with pytest.raises(DataError) as mine:
+        read_table(csv)
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", *extra, "--output", out])
+    assert code == 2, stderr
+    assert assert_one_error_line(stderr, "d.csv", fragment) == f"error: {mine.value}"
+    assert not out.exists()
+
+
+def test_a_quote_that_never_closes_in_a_later_block_names_its_row(tmp_path):
+    """Rows are counted across pyarrow's 4 MiB blocks (and the chunks given before the error are the file's
+    rows before it); a file whose quotes close is read as before."""
+    from dprm.errors import DataError
+    from dprm.itemsets.text_table import read_text_chunks
+
+    good = "".join(f"{i},{i % 2},v\n" for i in range(1, 450_001))
+    csv = write(tmp_path / "d.csv", "id,a,c\n" + good + '450001,1,"oops\n450002,0,v\n')
+    assert Path(csv).stat().st_size > 4 << 20
+    with pytest.raises(DataError, match=r"^d\.csv: row 450001: a quoted cell opens and never closes") as error:
+        list(read_text_chunks(Path(csv), "d.csv", 100_000))
+    assert error.value.row == 450001 and error.value.column == "c" and error.value.code == "bad_csv"
+    closed = write(tmp_path / "e.csv", "id,a,c\n" + good + '450001,1,"two\nlines"\n450002,0,v\n')
+    rows = pd.concat(list(read_text_chunks(Path(closed), "e.csv", 100_000)), ignore_index=True)
+    assert len(rows) == 450_002 and rows["c"].iloc[-2] == "two\nlines"
+
+
 def test_cells_are_read_as_written_across_chunks(tmp_path):
     """Quoted line breaks, ``1.0`` kept as text, the empty cell missing, chunks of any size."""
     from dprm.itemsets.text_table import read_text_chunks
