@@ -497,6 +497,46 @@ def test_a_row_with_the_wrong_number_of_fields_is_named(tmp_path, rows, fragment
     assert not out.exists()
 
 
+@pytest.mark.parametrize("rows, fragment", [
+    # the quote took the two lines after it into the last cell of row 2: 2 rows, not 4, silently
+    ('x,y,z\nx,y,"z\nx,y,w\nw,y,z\n', "row 2: a quoted cell opens and never closes (a '\"' is missing), so it would "
+                                       "take in the rest of the file"),
+    ('x,y,z\nx,y,"z', "row 2: a quoted cell opens and never closes (a '\"' is missing before the end of the file)"),
+])
+@pytest.mark.parametrize("extra", [[], ["--epsilon", "1"], ["--na-values", "?"]])
+def test_a_quote_that_never_closes_is_named_as_dprm_mine_names_it(tmp_path, rows, fragment, extra):
+    """The itemsets' reader merged the rest of the file into one cell, where the data reader (dprm mine,
+    inspect, classify) names the row: the same line now, from the same functions (dprm.data.reading)."""
+    from dprm.data.reading import read_table
+    from dprm.errors import DataError
+
+    csv = write(tmp_path / "d.csv", "a,b,c\n" + rows)
+    with pytest.raises(DataError) as mine:
+        read_table(csv)
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.3", *extra, "--output", out])
+    assert code == 2, stderr
+    assert assert_one_error_line(stderr, "d.csv", fragment) == f"error: {mine.value}"
+    assert not out.exists()
+
+
+def test_a_quote_that_never_closes_in_a_later_block_names_its_row(tmp_path):
+    """Rows are counted across pyarrow's 4 MiB blocks (and the chunks given before the error are the file's
+    rows before it); a file whose quotes close is read as before."""
+    from dprm.errors import DataError
+    from dprm.itemsets.text_table import read_text_chunks
+
+    good = "".join(f"{i},{i % 2},v\n" for i in range(1, 450_001))
+    csv = write(tmp_path / "d.csv", "id,a,c\n" + good + '450001,1,"oops\n450002,0,v\n')
+    assert Path(csv).stat().st_size > 4 << 20
+    with pytest.raises(DataError, match=r"^d\.csv: row 450001: a quoted cell opens and never closes") as error:
+        list(read_text_chunks(Path(csv), "d.csv", 100_000))
+    assert error.value.row == 450001 and error.value.column == "c" and error.value.code == "bad_csv"
+    closed = write(tmp_path / "e.csv", "id,a,c\n" + good + '450001,1,"two\nlines"\n450002,0,v\n')
+    rows = pd.concat(list(read_text_chunks(Path(closed), "e.csv", 100_000)), ignore_index=True)
+    assert len(rows) == 450_002 and rows["c"].iloc[-2] == "two\nlines"
+
+
 def test_cells_are_read_as_written_across_chunks(tmp_path):
     """Quoted line breaks, ``1.0`` kept as text, the empty cell missing, chunks of any size."""
     from dprm.itemsets.text_table import read_text_chunks
@@ -716,6 +756,7 @@ def test_a_level_whose_candidates_cannot_fit_in_memory_is_refused_before_it_is_m
     from dprm.itemsets import ison
 
     monkeypatch.setattr(ison, "MAX_CANDIDATE_BYTES", 1 << 10)
+    monkeypatch.setattr(ison, "MAX_ITEMSETS", 1 << 62)  # else the listing's bound refuses first (test below)
     rng = np.random.default_rng(0)
     header = ",".join(f"c{j}" for j in range(60))
     rows = "".join(",".join(rng.choice(["a", "b"], size=60)) + "\n" for _ in range(4))
@@ -727,3 +768,64 @@ def test_a_level_whose_candidates_cannot_fit_in_memory_is_refused_before_it_is_m
     assert not out.exists()
     code, _, stderr = run(["itemsets", csv, "--min-support", "0.2", "--seed", "0", "--max-length", "1"])
     assert code == 0, stderr  # one item at a time: no second level
+
+
+def bounded_estimates(monkeypatch, most: int) -> None:
+    """Fail a run that estimates more than ``most`` supports (ISON's, the refusal's probe included)."""
+    from dprm.itemsets import ison
+
+    estimated = [0]
+    estimate = ison._Miner._estimate
+
+    def counted(self, items):
+        estimated[0] += len(items)
+        assert estimated[0] <= most, f"{estimated[0]:,} supports estimated: the listing went on"
+        return estimate(self, items)
+
+    monkeypatch.setattr(ison._Miner, "_estimate", counted)
+
+
+def nearly_constant_table(tmp_path: Path, columns: int = 30, rows: int = 400) -> tuple[Path, Path]:
+    """``columns`` columns each "a" in 99 % of the rows: every itemset of "a"s (2^30 - 1) reaches θ = 0.5."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"c{j}": np.where(rng.random(rows) < 0.99, "a", "b") for j in range(columns)})
+    csv = tmp_path / "constant.csv"
+    frame.to_csv(csv, index=False)
+    types = write(tmp_path / "constant-types.json",
+                  json.dumps({"columns": {c: {"categories": ["a", "b"]} for c in frame.columns}}))
+    return csv, types
+
+
+def test_a_listing_larger_than_any_run_lists_is_refused_after_the_single_items(tmp_path, monkeypatch):
+    """Four rows of 500 columns (2^250 frequent itemsets) ran 12 minutes and more before a bound refused them;
+    here 30 nearly constant columns (2^30 - 1 frequent itemsets, more than MAX_ITEMSETS = 2^25): one line,
+    exit 2, nothing written, after the single items and a probe of at most 26 x 30 supports (the old run went
+    on merging levels of millions of candidates). What it proposes runs: --top-k, --max-length."""
+    bounded_estimates(monkeypatch, 20_000)
+    csv, _ = nearly_constant_table(tmp_path)
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.5", "--seed", "0", "--output", out])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, "an itemset of 26 items reaches support 0.5 in the estimate",
+                          "67,108,863 subsets are frequent too", "33,554,432", "--top-k K", "--max-length L")
+    assert "spent" not in stderr and not out.exists()
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.5", "--seed", "0", "--top-k", "10", "--output", out])
+    assert code == 0, stderr
+    assert len(json.loads(out.read_text())["itemsets"]) == 10
+    code, stdout, stderr = run(["itemsets", csv, "--min-support", "0.5", "--seed", "0", "--max-length", "2"])
+    assert code == 0, stderr
+    assert "465 itemsets" in stdout  # 30 single items and 435 pairs
+
+
+def test_a_private_run_refused_for_its_listing_says_that_its_budget_is_spent(tmp_path, monkeypatch):
+    """The refusal reads the released estimate (post-processing), so in a private run it comes after the
+    release: the line says ε is spent; nothing is written."""
+    bounded_estimates(monkeypatch, 20_000)
+    csv, types = nearly_constant_table(tmp_path, rows=4000)  # enough rows that the noisy estimate keeps them
+    out = tmp_path / "never.json"
+    code, _, stderr = run(["itemsets", csv, "--min-support", "0.5", "--seed", "0", "--epsilon", "1", "--types", types,
+                           "--private-method", "chain", "--output", out])
+    assert code == 2, stderr
+    assert_one_error_line(stderr, "an itemset of 26 items reaches support 0.5 in the estimate",
+                          "the refusal reads only the released estimate, which was released first: ε = 1 is spent")
+    assert not out.exists()

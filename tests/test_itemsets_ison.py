@@ -187,3 +187,93 @@ def test_supports_recalled_from_earlier_searches_are_the_ones_estimated_again(es
         np.testing.assert_array_equal(again_supports, supports)
         assert recalled.candidates == fresh.candidates and len(memo) >= before
     assert all(isinstance(key, bytes) and isinstance(value, float) for key, value in memo.items())
+
+
+def independent_estimator(columns: int, p: float) -> DensityEstimator:
+    """``columns`` independent two-valued columns, each ``"a"`` with probability ``p`` (single leaves: exact
+    supports, ``p^k`` for ``k`` items ``"a"``)."""
+    from dprm.itemsets.tree_model import ConditionalTree
+
+    trees = [ConditionalTree.single_leaf(j, [p, 1 - p]) for j in range(columns)]
+    return DensityEstimator.from_trees({f"c{j}": ["a", "b"] for j in range(columns)}, [(list(range(columns)), trees)])
+
+
+class TooManyEstimated(AssertionError):
+    """A run estimated more supports than a bounded check should have needed (the old run listed on for hours)."""
+
+
+def count_estimates(monkeypatch, most: int) -> list[int]:
+    """Count the supports ISON estimates (every call, the refusal's probe included); fail past ``most``."""
+    estimated = [0]
+    estimate = ison._Miner._estimate
+
+    def counted(self, items):
+        estimated[0] += len(items)
+        if estimated[0] > most:
+            raise TooManyEstimated(f"{estimated[0]:,} supports estimated")
+        return estimate(self, items)
+
+    monkeypatch.setattr(ison._Miner, "_estimate", counted)
+    return estimated
+
+
+def test_a_listing_of_more_itemsets_than_any_run_lists_is_refused_after_the_single_items(monkeypatch) -> None:
+    """Four rows of 500 columns (2^250 frequent itemsets) ran for hours before a bound refused them. Here 30
+    columns each "a" with probability 0.99: all 2^30 - 1 itemsets of "a"s reach 0.5, more than MAX_ITEMSETS
+    (2^25). The refusal comes after the single items and a greedy probe of at most 26 x 30 supports, before
+    ISON lists anything longer (it used to go on merging levels of up to 155 million candidates)."""
+    estimator = independent_estimator(30, 0.99)
+    estimated = count_estimates(monkeypatch, 2_000)
+    with pytest.raises(ParameterError, match=r"an itemset of 26 items reaches support 0\.5 in the estimate, so its "
+                                             r"67,108,863 subsets are frequent too .*--top-k K"):
+        run_ison(estimator, 0.5)
+    assert estimated[0] <= 60 + 26 * 30
+    assert ison.explosive_length(30, None) == 26 and ison.MAX_ITEMSETS == 1 << 25
+
+
+def test_a_bounded_listing_of_the_same_estimate_runs(monkeypatch) -> None:
+    """What the refusal proposes runs: itemsets of at most 2 items (465 of them: C(30,1) + C(30,2) is no
+    explosion), the top k, and a run cut by max_seconds is not refused (it lists what it found in time)."""
+    from dprm.itemsets.top_k import run_top_k
+
+    estimator = independent_estimator(30, 0.99)
+    count_estimates(monkeypatch, 100_000)
+    assert len(run_ison(estimator, 0.5, max_length=2).itemsets) == 30 + 30 * 29 // 2
+    top = run_top_k(estimator, 5, 0.5)
+    assert [len(s.items) for s in top.run.itemsets] == [1] * 5
+
+    def clock(self):  # max_seconds's clock, run out after 5,000 candidates (batches of 1,000)
+        self.stopped = self.stopped or self.candidates >= 5000
+        return self.stopped
+
+    monkeypatch.setattr(ison, "BATCH", 1000)
+    monkeypatch.setattr(ison._Miner, "out_of_time", clock)
+    cut = run_ison(estimator, 0.5, max_seconds=3600)
+    assert cut.stopped_early and 5000 <= cut.candidates < 6000 and cut.itemsets
+
+
+def test_the_probe_does_not_change_a_run_it_lets_through() -> None:
+    """The greedy probe estimates supports without recording them: a run with the probe (more than 25
+    columns) finds the same itemsets, supports and candidate count as the run without it."""
+    estimator = independent_estimator(27, 0.5)  # at 0.2 only itemsets of at most 2 items: no refusal
+    with_probe = run_ison(estimator, 0.2)
+    assert ison.explosive_length(27, None) == 26
+    original = ison._refuse_explosion
+    try:
+        ison._refuse_explosion = lambda *args: None
+        without = run_ison(estimator, 0.2)
+    finally:
+        ison._refuse_explosion = original
+    assert with_probe.itemsets == without.itemsets and with_probe.candidates == without.candidates
+    assert len(with_probe.itemsets) == 2 * 27 + 4 * 27 * 26 // 2
+
+
+def test_a_listing_past_the_limit_is_refused_even_when_no_long_itemset_shows_it(monkeypatch) -> None:
+    """The probe sees long itemsets only; many short ones are counted as they are found, and the run is refused
+    once it holds more than MAX_ITEMSETS (lowered here to 100: 15 columns of 0.5 have 30 items and 420 pairs
+    frequent at 0.2, no itemset longer than 2)."""
+    monkeypatch.setattr(ison, "MAX_ITEMSETS", 100)
+    estimator = independent_estimator(15, 0.5)
+    with pytest.raises(ParameterError, match=r"more than 100 itemsets reach support 0\.2 in the estimate"):
+        run_ison(estimator, 0.2)
+    assert len(run_ison(estimator, 0.2, max_length=1).itemsets) == 30

@@ -16,7 +16,10 @@ The run:
 3. with ``--sensitive``: bring the estimate to t-closeness for those
    quasi-identifiers (Algorithm 1) and check it;
 4. mine the itemsets with ISON, write ``--output`` (``dprm.itemsets/1``), print the
-   privacy status line and the table.
+   privacy status line and the table. A listing too large is refused before it is
+   made (:data:`dprm.itemsets.ison.MAX_ITEMSETS`): one line, nothing written; it reads
+   only the estimate, so in a private run it comes after the release, and the line says
+   that ε is spent (:func:`spent_refusal`).
 
 Missing values (the empty cell, a declared marker) are no item. When the run declares
 missing values (``na_values`` or ``out_of_bounds: clamp``, in the types file or as
@@ -299,12 +302,36 @@ def itemsets(
         report = check_t_closeness(estimator, sensitive, 0.0 if delta is None else delta, distance)
         parameters["t_closeness_check"] = {"ok": report.ok, "nodes_checked": report.nodes_checked,
                                            "max_distance": report.max_distance}
-    run, noise = mine(estimator, released, min_support, max_length, max_seconds, top_k, parameters)
+    try:
+        run, noise = mine(estimator, released, min_support, max_length, max_seconds, top_k, parameters)
+    except ParameterError as error:
+        raise spent_refusal(error, epsilon) from None
     result["document"] = itemsets_document(run.itemsets, parameters, privacy, noise)
     written = outputs.commit()
     for message in table.notes:
         note(message)
     print_result(run, privacy, parameters, output, written, top)
+
+
+def spent_refusal(error: ParameterError, epsilon: float | None) -> ParameterError:
+    """A refusal of the mining (ISON's listing too large, :mod:`dprm.itemsets.ison`) as the command says it: in a
+    private run, with what was spent.
+
+    The mining reads the released estimate alone (post-processing), so its refusal depends on
+    the rows only through that release; but the release came first and its ``ε`` is spent,
+    although no itemset and no ledger is written. Without ``--epsilon`` nothing was spent.
+
+    Examples
+    --------
+    >>> print(spent_refusal(ParameterError("too many itemsets"), 0.5))
+    too many itemsets (the refusal reads only the released estimate, which was released first: ε = 0.5 is spent)
+    >>> print(spent_refusal(ParameterError("too many itemsets"), None))
+    too many itemsets
+    """
+    if epsilon is None:
+        return error
+    return ParameterError(f"{error} (the refusal reads only the released estimate, which was released first: "
+                          f"ε = {epsilon:g} is spent)")
 
 
 def check_mode_options(*, epsilon: float | None, sensitive: list[str], private_method: str | None,

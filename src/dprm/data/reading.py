@@ -50,8 +50,9 @@ from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.errors import DataError, ParameterError, short_repr
 from dprm.input_files import regular_file_size
 
-__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "first_line", "nul_value_error", "open_text_table",
-           "read_header", "read_table", "missing_markers", "reading_options", "Source"]
+__all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
+           "first_line", "line_break_cells", "nul_value_error", "open_text_table", "read_header", "read_table",
+           "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -495,7 +496,7 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
     several threads); a quoted line break at the end of a block makes it fail ("out of
     sync"), never misread, and the file is then read again split at the line ends
     outside quotes. Cells that hold a line break are checked to be quoted cells that
-    close (:func:`_check_quotes_close`).
+    close (:func:`check_quotes_close`).
     """
     try:
         line_breaks = False
@@ -507,11 +508,11 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
             line_breaks = True  # a quoted line break across two blocks (or a bad row: worded below)
             table = _parse_csv(path, delimiter, markers, line_breaks)
         table.column_names  # decodes the header: fails here when it is not UTF-8
-        cells = _line_break_cells(table)
+        cells = line_break_cells(table)
         if cells:
-            _check_quotes_close(table, cells, path, source, delimiter)
+            check_quotes_close(cells, table.num_rows, table.column_names, path, source, delimiter)
         elif table.num_rows:
-            _check_last_line_closes(path, source, delimiter, table.num_rows)
+            check_last_line_closes(path, source, delimiter, table.num_rows)
         return table, line_breaks or bool(cells)
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
@@ -544,8 +545,11 @@ def _header_alone(path: Path, source: str, delimiter: str, markers: tuple[str, .
     raise _error(source, "is empty (no header)", "empty_file")
 
 
-def _line_break_cells(table: pa.Table) -> list[tuple[int, int, str]]:
+def line_break_cells(table: pa.Table) -> list[tuple[int, int, str]]:
     """The text cells that hold a line break, in file order: (row from 0, column from 0, text).
+
+    For :func:`check_quotes_close` (also the itemset miner's chunked reading's, one batch at
+    a time: :mod:`dprm.itemsets.text_table`).
 
     Only a quoted cell can hold one. The text columns' bytes are looked through at
     once (a few milliseconds for 30 MB); the cells only of a column that holds a byte
@@ -566,10 +570,14 @@ def _line_break_cells(table: pa.Table) -> list[tuple[int, int, str]]:
     return sorted(cells)
 
 
-def _check_quotes_close(table: pa.Table, cells: list[tuple[int, int, str]], path: Path, source: str,
-                        delimiter: str) -> None:
+def check_quotes_close(cells: Sequence[tuple[int, int, str]], rows: int, columns: Sequence[str], path: Path,
+                       source: str, delimiter: str) -> None:
     """Refuse a file in which a quote opens and never closes: a cell holding a line break must be written in
     the file as a quoted cell that closes where the cell ends.
+
+    ``cells``: every cell of the file that holds a line break, in file order
+    (:func:`line_break_cells`, rows from 0); ``rows``: the file's data rows; ``columns``:
+    its header (to name the column).
 
     A quote that never closes takes the line end into its cell, and with it the next
     lines: up to the end of the file, or up to the next ``"`` (in a file that quotes its
@@ -586,17 +594,17 @@ def _check_quotes_close(table: pa.Table, cells: list[tuple[int, int, str]], path
     for row, column, value in cells:
         at, length = _closed_cell(text, value, delimiter, position)
         if at < 0:
-            taken = "the rest of the file" if row == table.num_rows - 1 else "the next line(s), up to a later '\"'"
+            taken = "the rest of the file" if row == rows - 1 else "the next line(s), up to a later '\"'"
             raise _error(source, f"row {row + 1}: a quoted cell opens and never closes (a '\"' is missing), so it "
-                                 f"would take in {taken}", "bad_csv", row=row + 1, column=table.column_names[column])
+                                 f"would take in {taken}", "bad_csv", row=row + 1, column=columns[column])
         position = at + length
 
 
-def _check_last_line_closes(path: Path, source: str, delimiter: str, rows: int) -> None:
+def check_last_line_closes(path: Path, source: str, delimiter: str, rows: int) -> None:
     """Refuse a file without a final line end whose last line opens a quote that never closes (``3,"abc``).
 
     pyarrow reads such a cell as ``abc``; a quote that opens before a line end is found by
-    :func:`_check_quotes_close` (the cell then holds the line break). For a file whose
+    :func:`check_quotes_close` (the cell then holds the line break). For a file whose
     rows are one line each (no cell holds a line break), the last line is the last row,
     read again by Python's strict CSV reader. Compressed files are not looked at (their
     end is known only once the whole file is decompressed).

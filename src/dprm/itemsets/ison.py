@@ -42,6 +42,27 @@ Stopping early
     ``max_seconds`` stops between candidate batches and returns the itemsets found
     so far, which already have several lengths after the first iteration;
     ``max_length`` leaves out longer candidates.
+Refusing a listing too large (:data:`MAX_ITEMSETS`)
+    A few rows of many columns have astronomically many frequent itemsets (four rows of
+    500 two-valued columns, two rows sharing about 250 items: about ``2^250`` at
+    θ = 0.5), and ISON, which lists them level by level, ran for hours. A complete run
+    (no ``max_seconds``, no ``max_itemsets``) is refused instead, one line
+    (:class:`~dprm.errors.ParameterError`), when it would list more than
+    :data:`MAX_ITEMSETS` itemsets: right after the single items are estimated, an
+    itemset is grown greedily from them, one frequent item at a time (the union of
+    largest support; :func:`_refuse_explosion`, at most
+    ``explosive_length(...) x |frequent items|`` supports estimated and not recorded,
+    so the run's itemsets, counts and supports are those of a run without it). An
+    itemset of ``m`` items whose support reaches θ has ``2^m - 1`` non-empty subsets,
+    every one frequent when supports are monotone, as ISON's completeness assumes (a
+    support read off a reference sample is; the weights of the chains, which depend
+    on the candidate's variables, can make a subset's support differ by the estimate's
+    error): once the greedy itemset has :func:`explosive_length` items, those subsets
+    (of at most ``max_length`` items) number more than :data:`MAX_ITEMSETS`. A table of
+    at most 25 columns can never have that many, and is not probed. Missed by the
+    greedy probe, a listing is still refused once it holds more than
+    :data:`MAX_ITEMSETS` itemsets (counted, exact). The estimate is all the check reads:
+    on a differentially private estimate it is post-processing.
 
 Bookkeeping
     Candidates are item bitsets (:mod:`dprm.itemsets.candidates`): every candidate
@@ -68,6 +89,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from dataclasses import dataclass, field
@@ -81,7 +103,8 @@ from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.parameters import Setting, check_settings, finite_number, whole_number
 from dprm.precompiled import kernel
 
-__all__ = ["Itemset", "IsonRun", "LIMITS", "chain_weights", "check_fitted", "check_limits", "mine_itemsets", "run_ison"]
+__all__ = ["Itemset", "IsonRun", "LIMITS", "MAX_ITEMSETS", "chain_weights", "check_fitted", "check_limits",
+           "explosive_length", "mine_itemsets", "run_ison"]
 
 #: Candidates evaluated per call of the estimate (bounds memory; time is checked between).
 BATCH = 20000
@@ -90,6 +113,11 @@ BATCH = 20000
 MAX_CANDIDATE_BYTES = 4 << 30
 #: The least batch of a run capped by ``max_itemsets`` (:meth:`_Miner._chunk`).
 CAPPED_BATCH = 1024
+#: The most itemsets a complete run lists (public, a constant): a run that would list more is refused
+#: (module notes, *Refusing a listing too large*). ``2^25``: the dense 683 x 35 table lists 6.3 million at
+#: θ = 0.3, and a listing takes about 2 KB per itemset (1.26 GB for its first 569,280), so one of more than
+#: ``2^25`` would need some 70 GB.
+MAX_ITEMSETS = 1 << 25
 
 
 @dataclass(frozen=True)
@@ -214,11 +242,20 @@ class _Miner:
         self.candidates = 0
         self.stopped = False
 
+    @property
+    def complete(self) -> bool:
+        """Whether the run lists every frequent itemset (neither ``max_seconds`` nor ``max_itemsets`` stops it),
+        so that a listing beyond :data:`MAX_ITEMSETS` is refused rather than cut."""
+        return self.deadline is None and self.max_itemsets is None
+
     def out_of_time(self) -> bool:
         if self.deadline is not None and time.perf_counter() > self.deadline:
             self.stopped = True
         if self.max_itemsets is not None and self.n_found > self.max_itemsets:
             self.stopped = self.too_many = True
+        if self.max_itemsets is None and self.n_found > MAX_ITEMSETS:
+            raise ParameterError(f"more than {MAX_ITEMSETS:,} itemsets reach support {self.min_support:g} in the "
+                                 f"estimate, more than a run lists; {REMEDY}")
         return self.stopped
 
     def evaluate(self, rows: np.ndarray) -> np.ndarray:
@@ -416,6 +453,76 @@ class _PathIndex:
                                  f"this support; raise --min-support or bound --max-length")
 
 
+#: What to do instead of listing too many itemsets (the command line's options; the library's are
+#: :func:`dprm.itemsets.top_k.run_top_k`, ``min_support`` and ``max_length``).
+REMEDY = "use --top-k K (the K itemsets of largest support), a higher --min-support or --max-length L"
+
+
+def explosive_length(n_columns: int, max_length: int | None, limit: int | None = None) -> int | None:
+    """The fewest items of an itemset whose non-empty subsets of at most ``max_length`` items number more than
+    ``limit`` (default :data:`MAX_ITEMSETS`); None when no itemset of at most ``n_columns`` items has that many.
+
+    A function of public quantities only (the number of columns, the options, the constant).
+
+    Examples
+    --------
+    >>> explosive_length(500, None), explosive_length(25, None), explosive_length(1000, 3), explosive_length(500, 2)
+    (26, None, 587, None)
+    """
+    limit = MAX_ITEMSETS if limit is None else limit
+    longest = n_columns if max_length is None else max_length
+    count = 0  # the non-empty subsets of m items of at most max_length items
+    for m in range(1, n_columns + 1):
+        # C(m, j) = C(m-1, j) + C(m-1, j-1): the count for m is twice that of m - 1, plus one, less C(m-1, longest)
+        count = 2 * count + 1 - (math.comb(m - 1, longest) if m - 1 >= longest else 0)
+        if count > limit:
+            return m
+    return None
+
+
+def _refuse_explosion(miner: _Miner, singles: np.ndarray, supports: np.ndarray) -> None:
+    """Refuse a run whose listing would exceed :data:`MAX_ITEMSETS`, seen in a long frequent itemset grown greedily.
+
+    ``singles`` are the frequent single items as code rows, ``supports`` theirs. From the
+    single item of largest support, each step adds the item whose union with the
+    itemset has the largest support among those reaching θ (the items of the itemset's
+    columns and those whose union failed are dropped, which monotone supports would
+    drop anyway); once the itemset has :func:`explosive_length` items, a
+    :class:`~dprm.errors.ParameterError` (module notes). Nothing is recorded: the supports
+    estimated here are not the run's candidates. It stops as soon as the items left
+    cannot reach that length (fewer columns than items missing).
+    """
+    need = explosive_length(miner.codec.n_columns, miner.max_length)
+    if need is None or len(np.unique(np.nonzero(singles >= 0)[1])) < need:
+        return
+    pool, _ = miner.codec.encode(singles)
+    pool_columns = np.argmax(singles >= 0, axis=1)
+    best = int(np.argmax(supports))
+    itemset, size = pool[best], 1
+    while size < need:
+        keep = pool_columns != pool_columns[best]
+        pool, pool_columns = pool[keep], pool_columns[keep]
+        if len(np.unique(pool_columns)) < need - size:
+            return
+        unions = pool | itemset[None, :]
+        supports = np.concatenate([miner._estimate(unions[start:start + BATCH])
+                                   for start in range(0, len(unions), BATCH)])
+        passed = supports >= miner.min_support
+        if not passed.any():
+            return
+        best = int(np.argmax(np.where(passed, supports, -np.inf)))
+        itemset, size = unions[best], size + 1
+        keep = passed
+        keep[best] = True  # dropped with its column at the next step
+        pool, pool_columns, best = pool[keep], pool_columns[keep], int(np.cumsum(keep)[best] - 1)
+    longest = need if miner.max_length is None else min(need, miner.max_length)
+    count = sum(math.comb(need, j) for j in range(1, longest + 1))
+    subsets = "subsets" if miner.max_length is None else f"subsets of at most {miner.max_length} items"
+    raise ParameterError(f"an itemset of {need} items reaches support {miner.min_support:g} in the estimate, so its "
+                         f"{count:,} {subsets} are frequent too (supports are monotone): more than the "
+                         f"{MAX_ITEMSETS:,} itemsets a run lists at most; {REMEDY}")
+
+
 def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np.ndarray:
     """The candidates all of whose subsets one item smaller are frequent (Apriori pruning)."""
     keep = np.ones(len(candidates), dtype=bool)
@@ -442,6 +549,8 @@ def _first_iteration(miner: _Miner, index: _PathIndex) -> np.ndarray:
             row[column] = code
             singles.append(row)
     level = miner.evaluate(np.array(singles))
+    if miner.complete:
+        _refuse_explosion(miner, *miner.found_rows())
     found = [level]
     size = 1
     while len(level) and not miner.out_of_time():

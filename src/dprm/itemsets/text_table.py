@@ -26,7 +26,15 @@ it has already given (:func:`_larger_block`): a file of ordinary rows is read as
 before, a long cell or a header of many thousand columns is read too, as ``dprm mine``
 reads it. A value holding a NUL character is refused as ``dprm mine`` refuses it
 (:func:`dprm.data.reading.nul_value_error`; a column's name: by
-:func:`~dprm.data.reading.check_column_names`).
+:func:`~dprm.data.reading.check_column_names`), and so is a quote that opens and never
+closes, which took the rest of the file (or the lines up to a later quote) into one
+cell: the cells holding a line break are gathered batch by batch
+(:func:`dprm.data.reading.line_break_cells`) and must be found in the file as quoted
+cells that close (:func:`dprm.data.reading.check_quotes_close`), and a last line
+without a line end must not open a quote (:func:`dprm.data.reading.check_last_line_closes`),
+before the last chunk is given: one line naming the file and the row, as ``dprm mine``
+says it. :func:`read_text_arrow` leaves a file with a line break or another control
+character in a cell, or an open quote on its last line, to :func:`read_text_chunks`.
 
 Examples
 --------
@@ -51,8 +59,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import to_numpy
-from dprm.data.reading import (check_column_names, first_line, first_rows, missing_markers, nul_value_error,
-                               open_text_table)
+from dprm.data.reading import (check_column_names, check_last_line_closes, check_quotes_close, first_line,
+                               first_rows, line_break_cells, missing_markers, nul_value_error, open_text_table)
 from dprm.errors import DataError
 
 if TYPE_CHECKING:
@@ -96,7 +104,8 @@ def read_text_chunks(path: Path, name: str, rows: int, na_values: Sequence[str] 
                      ) -> Iterator[pd.DataFrame]:
     """The rows in chunks of ``rows``, every cell a ``str`` or missing (the empty cell, or one of ``na_values``).
 
-    A row with more or fewer fields than the header is a :class:`DataError` naming it.
+    A row with more or fewer fields than the header is a :class:`DataError` naming it, and so is a quote that
+    opens and never closes (module notes), before the last chunk is given.
     """
     import pandas as pd
 
@@ -112,10 +121,13 @@ def read_text_chunks(path: Path, name: str, rows: int, na_values: Sequence[str] 
                                    null_values=list(missing_markers(na_values)),
                                    strings_can_be_null=True, quoted_strings_can_be_null=True)
     read = 0  # data rows before the batch
+    broken: list[tuple[int, int, str]] = []  # the cells holding a line break: (row from 0, column from 0, text)
     with _reading(name, short, columns):
         rest = None  # rows of the previous batch not yet yielded
         for batch in _batches(path, name, _BLOCK_SIZE, invalid_row, convert):
             _refuse_nul(batch, name, columns, read)
+            broken.extend((read + row, column, text)
+                          for row, column, text in line_break_cells(pa.Table.from_batches([batch])))
             read += batch.num_rows
             frame = _frame(batch, columns)
             if rest is not None:
@@ -124,8 +136,22 @@ def read_text_chunks(path: Path, name: str, rows: int, na_values: Sequence[str] 
             for start in range(0, whole, rows):
                 yield frame.iloc[start:start + rows].reset_index(drop=True)
             rest = frame.iloc[whole:] if whole < len(frame) else None
+        _check_quotes(path, name, columns, broken, read)
         if rest is not None:
             yield rest.reset_index(drop=True)
+
+
+def _check_quotes(path: Path, name: str, columns: list[str], broken: list[tuple[int, int, str]], rows: int) -> None:
+    """Refuse a quote that opens and never closes (module notes), as :func:`dprm.data.reading.read_table` does:
+    ``broken`` are the file's cells holding a line break, ``rows`` its data rows."""
+    if not broken and not rows:
+        return
+    stream, delimiter = open_text_table(path, name)
+    stream.close()
+    if broken:
+        check_quotes_close(broken, rows, columns, path, name, delimiter)
+    else:
+        check_last_line_closes(path, name, delimiter, rows)
 
 
 def read_text_arrow(path: Path, name: str, max_rows: int, *, dictionary: bool = False
@@ -165,7 +191,21 @@ def read_text_arrow(path: Path, name: str, max_rows: int, *, dictionary: bool = 
     if invalid or rows == 0:
         return None
     table = pa.Table.from_batches(batches)
+    if any(_control_bytes(chunk) for column in table.columns for chunk in column.chunks):
+        return None  # a line break in a cell: its quote is checked by read_text_chunks
+    try:
+        _check_quotes(path, name, columns, [], rows)
+    except DataError:
+        return None
     return columns, [table.column(j) for j in range(table.num_columns)]
+
+
+def _control_bytes(chunk: pa.Array) -> bool:
+    """Whether a chunk of text (or its dictionary) holds a line break or another byte below ``\x0e``, as
+    :func:`dprm.data.reading.line_break_cells` looks for them (numpy on the bytes, no ``pyarrow.compute``)."""
+    texts = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+    data = texts.buffers()[2]
+    return data is not None and bool(np.any(np.frombuffer(data, np.uint8) <= 13))
 
 
 def _names_as_parsed(path: Path, name: str) -> list[str]:
