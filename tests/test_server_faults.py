@@ -4,6 +4,9 @@
   killed by SIGKILL (they went on serving on the address for ever).
 - Jobs still running in a previous server's workers hold ``--workers`` slots after a
   restart (``--workers 1`` ran the orphan and a new job at once).
+- A dataset removed and registered again under its name: the analyst's ledger, job
+  list and ledger page label the old registration's rows ``NAME (removed)``, so that
+  each name's rows add up to one registration's spent budget.
 """
 
 from __future__ import annotations
@@ -14,20 +17,29 @@ import socket
 import time
 from pathlib import Path
 
+import re
 import subprocess
+from fractions import Fraction
+from typing import Any, Iterator
 
 import pytest
 
 pytest.importorskip("fastapi")
 
+from fastapi.testclient import TestClient  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
-from dprm.server import jobs  # noqa: E402
+from dprm.server import accounts, budget, jobs  # noqa: E402
+from dprm.server.app import create_app  # noqa: E402
 from dprm.server.database import Database  # noqa: E402
+from dprm.server.datasets import register_dataset, remove_dataset  # noqa: E402
 from dprm.server.supervisor import Supervisor  # noqa: E402
+from dprm.server.tables import datasets as tables_datasets  # noqa: E402
 from dprm.server.tables import jobs as jobs_table  # noqa: E402
 from dprm.server.units import epsilon_units  # noqa: E402
-from server_support import Served, alive, children, setup_server_db  # noqa: E402
+from server_support import Served, alive, children, setup_server_db, tiny_views  # noqa: E402
+
+STATS = {"dataset": "tiny", "epsilon": "0.25", "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True}}
 
 
 def _wait_for(condition, seconds: float) -> bool:
@@ -108,3 +120,66 @@ def test_a_previous_servers_running_job_holds_a_worker_slot_until_it_ends(tmp_pa
             orphan.kill()
             orphan.wait(timeout=10)
         db.dispose()
+
+
+# -- in-process apps ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app_client(tmp_path: Path) -> Iterator[tuple[TestClient, dict[str, str], str]]:
+    """An app without supervisor on a fresh SQLite database: (client, alice's headers, url)."""
+    url = str(tmp_path / "server.db")
+    tokens = setup_server_db(url, tmp_path)
+    with TestClient(create_app(url, background=False, rate=1000.0, burst=1000)) as client:
+        yield client, {"Authorization": f"Bearer {tokens['alice']}"}, url
+
+
+def _sign_in(client: TestClient, token: str) -> None:
+    form = re.search(r'name="csrf" value="([^"]+)"', client.get("/ui/signin").text).group(1)
+    signed = client.post("/ui/signin", data={"csrf": form, "token": token}, follow_redirects=False)
+    assert signed.status_code == 303, signed.text
+
+
+# -- F3: a removed registration's rows are labelled apart ---------------------------------------------
+
+
+def test_a_removed_registrations_rows_are_labelled_apart_and_each_name_adds_up(
+        app_client: tuple[TestClient, dict[str, str], str], tmp_path: Path) -> None:
+    client, alice, url = app_client
+    assert client.post("/v1/primitives/redescription-statistics", json=STATS, headers=alice).status_code == 200
+    job = client.post("/v1/jobs", headers=alice, json={"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5",
+                                                       "parameters": {"init_trials": 1, "depth": 2}})
+    assert job.status_code == 201, job.text
+    db = Database(url)
+    try:
+        with db.write() as connection:
+            remove_dataset(connection, "tiny", force=True)  # the queued job ends failed, refunded
+        (tmp_path / "again").mkdir()
+        register_dataset(db, "tiny", *tiny_views(tmp_path / "again"))
+        with db.write() as connection:
+            new_id = connection.execute(select(tables_datasets.c.id).where(
+                tables_datasets.c.active_name == "tiny")).scalar_one()
+            budget.set_budget(connection, accounts.find_analyst(connection, "alice").id, new_id, 10**9)
+    finally:
+        db.dispose()
+    assert client.post("/v1/primitives/redescription-statistics", json=dict(STATS, epsilon="0.125"),
+                       headers=alice).status_code == 200
+    rows = client.get("/v1/ledger", headers=alice).json()["ledger"]
+    sums: dict[str, Fraction] = {}
+    for row in rows:
+        sums[row["dataset"]] = sums.get(row["dataset"], Fraction(0)) + Fraction(row["epsilon_exact"])
+    spent = client.get("/v1/budget?dataset=tiny", headers=alice).json()["budgets"][0]["exact"]["spent"]
+    assert sums == {"tiny": Fraction(1, 8), "tiny (removed)": Fraction(1, 4)}
+    assert sums["tiny"] == Fraction(spent)
+    assert {r["dataset"] for r in client.get("/v1/ledger?dataset=tiny", headers=alice).json()["ledger"]} == {"tiny"}
+    listed = client.get("/v1/jobs", headers=alice).json()["jobs"]
+    assert [j["dataset"] for j in listed] == ["tiny (removed)"]
+    assert client.get(f"/v1/jobs/{job.json()['id']}", headers=alice).json()["dataset"] == "tiny (removed)"
+    _sign_in(client, alice["Authorization"].split()[1])
+    page = client.get("/ui/ledger")
+    assert page.status_code == 200
+    totals = re.search(r"<caption>Per dataset</caption>(.*?)</table>", page.text, re.S).group(1)
+    # each name's charges (not given back) beside its registration's spent budget: equal
+    found = {re.sub(r"<[^>]+>", "", name): (charged, spent)
+             for name, charged, spent in re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>", totals, re.S)}
+    assert found == {"tiny": ("0.125", "0.125"), "tiny (removed)": ("0.25", "0.25")}, found

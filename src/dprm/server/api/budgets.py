@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy import and_, select
 
 from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, budget_view, granted, note
+from dprm.server.registrations import shown_name
 from dprm.server.tables import budgets, datasets, ledger
 
 __all__ = ["ledger_rows", "router"]
@@ -48,11 +49,14 @@ def ledger_rows(connection: Any, who: Any, dataset: str | None = None, limit: in
     """The analyst's own ledger rows, newest first (``/v1/ledger`` and the analysts' ledger page).
 
     ``dataset``: only that one (granted to ``who``, else the API's ``unknown_dataset``).
-    A row's ``job`` is the job's public id, or None for a statistics request.
+    A row's ``job`` is the job's public id, or None for a statistics request; its
+    ``dataset`` the dataset's name, or ``NAME (removed)`` for a registration the owner
+    removed (:func:`~dprm.server.datasets.shown_name`), so that each name's rows add up
+    to one registration's spent budget.
     """
     from dprm.server.tables import jobs as jobs_table
 
-    query = (select(ledger, datasets.c.name.label("dataset_name"), jobs_table.c.public_id)
+    query = (select(ledger, datasets.c.name.label("dataset_name"), datasets.c.active_name, jobs_table.c.public_id)
              .join(datasets, datasets.c.id == ledger.c.dataset_id)
              .outerjoin(jobs_table, jobs_table.c.id == ledger.c.job_id)
              .where(ledger.c.analyst_id == who.id))
@@ -60,6 +64,6 @@ def ledger_rows(connection: Any, who: Any, dataset: str | None = None, limit: in
         record, _, _ = granted(connection, who, dataset)
         query = query.where(ledger.c.dataset_id == record.id)
     rows = connection.execute(query.order_by(ledger.c.id.desc()).limit(limit)).all()
-    return [{"at": r.created_at, "dataset": r.dataset_name, "job": r.public_id, "charge": r.charge_id,
+    return [{"at": r.created_at, "dataset": shown_name(r.dataset_name, r.active_name), "job": r.public_id, "charge": r.charge_id,
              "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon, "epsilon_exact": r.epsilon_exact}
             for r in rows]

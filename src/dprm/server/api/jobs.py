@@ -11,6 +11,7 @@ from dprm.server import jobs
 from dprm.server.api.service import cancel, submit
 from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, note
 from dprm.server.api_models import ErrorBody, JobRequest
+from dprm.server.registrations import shown_name
 from dprm.server.tables import datasets
 
 __all__ = ["router"]
@@ -51,10 +52,10 @@ async def list_jobs(request: Request, who: Analyst, db: Db,
 
     note(request, "list-jobs")
     rows = await db.aread(lambda connection: connection.execute(
-        select(jobs_table, datasets.c.name.label("dataset_name"))
+        select(jobs_table, datasets.c.name.label("dataset_name"), datasets.c.active_name)
         .join(datasets, datasets.c.id == jobs_table.c.dataset_id)
         .where(jobs_table.c.analyst_id == who.id).order_by(jobs_table.c.id.desc()).limit(limit)).all())
-    return {"jobs": [jobs.job_view(r, r.dataset_name) for r in rows]}
+    return {"jobs": [jobs.job_view(r, shown_name(r.dataset_name, r.active_name)) for r in rows]}
 
 
 @router.get("/v1/jobs/{job_id}", tags=["jobs"], responses=ERROR_RESPONSES, summary="A job's status and progress.")
