@@ -7,6 +7,8 @@
 - A dataset removed and registered again under its name: the analyst's ledger, job
   list and ledger page label the old registration's rows ``NAME (removed)``, so that
   each name's rows add up to one registration's spent budget.
+- An ε sent as a JSON number is read exactly as written: ``0.10000000000000001`` is
+  refused as the same string is (it was charged 0.1), ``1e-400`` quoted as sent.
 """
 
 from __future__ import annotations
@@ -183,3 +185,32 @@ def test_a_removed_registrations_rows_are_labelled_apart_and_each_name_adds_up(
     found = {re.sub(r"<[^>]+>", "", name): (charged, spent)
              for name, charged, spent in re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>", totals, re.S)}
     assert found == {"tiny": ("0.125", "0.125"), "tiny (removed)": ("0.25", "0.25")}, found
+
+
+# -- F5: an epsilon sent as a JSON number is read exactly as written ------------------------------------
+
+
+def test_an_epsilon_sent_as_a_json_number_is_read_as_written(app_client: tuple[TestClient, dict[str, str], str]
+                                                             ) -> None:
+    client, alice, _ = app_client
+    headers = dict(alice, **{"Content-Type": "application/json"})
+
+    def dry_run(epsilon: bytes) -> Any:
+        body = (b'{"dataset": "tiny", "epsilon": ' + epsilon + b', "left": {"attr": "a", "eq": true}, '
+                b'"right": {"attr": "b", "eq": true}, "dry_run": true, "confidence": 0.9}')
+        return client.post("/v1/primitives/redescription-statistics", content=body, headers=headers)
+
+    as_number, as_text = dry_run(b"0.10000000000000001"), dry_run(b'"0.10000000000000001"')
+    assert as_number.status_code == as_text.status_code == 422
+    assert as_number.json() == as_text.json()
+    assert as_number.json()["error"]["code"] == "invalid_epsilon"
+    assert "0.10000000000000001" in as_number.json()["error"]["message"]
+    tiny = dry_run(b"1e-400")
+    assert tiny.status_code == 422 and tiny.json()["error"]["code"] == "invalid_epsilon"
+    assert "1e-400" in tiny.json()["error"]["message"] and "0.0" not in tiny.json()["error"]["message"]
+    for written in (b"0.25", b"2.5e-1", b"0.250"):  # numbers that are a multiple of 1e-9: exact, as before
+        answer = dry_run(written)
+        assert answer.status_code == 200 and answer.json()["cost_exact"] == "0.25", answer.text
+    job = client.post("/v1/jobs", headers=headers, content=b'{"dataset": "tiny", "algorithm": "alt-expm", '
+                      b'"epsilon": 0.30000000000000004, "parameters": {"init_trials": 1}, "dry_run": true}')
+    assert job.status_code == 422 and job.json()["error"]["code"] == "invalid_epsilon"

@@ -1,6 +1,7 @@
 """The analysts' API (``/health``, ``/v1/...``): one :class:`fastapi.APIRouter` a concept.
 
 ================  ==================================================================
+``bodies``        how a JSON body is read: numbers keep their text (an ε is read exactly)
 ``deps``          the dependencies of the endpoints: the database, the authenticated
                   analyst (:func:`~dprm.server.api.deps.current_analyst`), the dataset
                   grant, the audit note, the error answers of the OpenAPI schema

@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from dprm.server import jobs
 from dprm.server.api.service import cancel, submit
+from dprm.server.api.bodies import ExactJsonRoute
 from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, note
 from dprm.server.api_models import ErrorBody, JobRequest
 from dprm.server.registrations import shown_name
@@ -16,7 +17,7 @@ from dprm.server.tables import datasets
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(route_class=ExactJsonRoute)
 
 
 @router.get("/v1/algorithms", tags=["jobs"], responses=ERROR_RESPONSES,
