@@ -9,6 +9,8 @@
   each name's rows add up to one registration's spent budget.
 - An ε sent as a JSON number is read exactly as written: ``0.10000000000000001`` is
   refused as the same string is (it was charged 0.1), ``1e-400`` quoted as sent.
+- A web form's field sent twice is refused (``422 invalid_request``), never read as its
+  last value.
 """
 
 from __future__ import annotations
@@ -214,3 +216,34 @@ def test_an_epsilon_sent_as_a_json_number_is_read_as_written(app_client: tuple[T
     job = client.post("/v1/jobs", headers=headers, content=b'{"dataset": "tiny", "algorithm": "alt-expm", '
                       b'"epsilon": 0.30000000000000004, "parameters": {"init_trials": 1}, "dry_run": true}')
     assert job.status_code == 422 and job.json()["error"]["code"] == "invalid_epsilon"
+
+
+# -- F7: a web form's repeated field is refused ----------------------------------------------------------
+
+
+def test_a_repeated_field_of_a_web_form_is_refused_and_nothing_is_done(
+        app_client: tuple[TestClient, dict[str, str], str]) -> None:
+    client, alice, url = app_client
+    _sign_in(client, alice["Authorization"].split()[1])
+    form = re.search(r'name="csrf" value="([^"]+)"', client.get("/ui/datasets/tiny").text).group(1)
+    remaining = client.get("/v1/budget?dataset=tiny", headers=alice).json()["budgets"][0]["exact"]["remaining"]
+    posts = [
+        ("/ui/datasets/tiny/jobs", "algorithm=alt-expm&epsilon=0.01&epsilon=0.03&action=run"),
+        ("/ui/datasets/tiny/cost", "algorithm=alt-expm&epsilon=0.01&epsilon=0.03"),
+        ("/ui/datasets/tiny/statistics", "left=[a]&left=[state = CA]&right=[b]&epsilon=0.01&action=run"),
+        ("/ui/datasets/tiny/jobs", "algorithm=alt-expm&algorithm=alt-mcmc&epsilon=0.01&action=run"),
+    ]
+    for path, body in posts:
+        answer = client.post(path, content=f"csrf={form}&{body}".encode(), follow_redirects=False,
+                             headers={"Content-Type": "application/x-www-form-urlencoded",
+                                      "Sec-Fetch-Site": "same-origin"})
+        assert answer.status_code == 422, (path, body, answer.status_code, answer.text[:300])
+        assert "more than once" in answer.text
+    assert client.get("/v1/jobs", headers=alice).json()["jobs"] == []
+    assert client.get("/v1/budget?dataset=tiny", headers=alice).json()["budgets"][0]["exact"]["remaining"] \
+        == remaining
+    signin = TestClient(client.app)
+    token = re.search(r'name="csrf" value="([^"]+)"', signin.get("/ui/signin").text).group(1)
+    twice = signin.post("/ui/signin", data={"csrf": token, "token": [alice["Authorization"].split()[1], "x"]},
+                        follow_redirects=False)
+    assert twice.status_code == 422 and "more than once" in twice.text
