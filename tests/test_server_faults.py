@@ -9,6 +9,9 @@
   each name's rows add up to one registration's spent budget.
 - An ε sent as a JSON number is read exactly as written: ``0.10000000000000001`` is
   refused as the same string is (it was charged 0.1), ``1e-400`` quoted as sent.
+- ``/v1/ledger`` and ``/v1/jobs`` page by a cursor (``?before=``, the answer's ``next``
+  and ``truncated``): they cut the list at 1000 and 500 rows silently; the client
+  reads every page.
 - A web form's field sent twice is refused (``422 invalid_request``), never read as its
   last value.
 """
@@ -247,3 +250,44 @@ def test_a_repeated_field_of_a_web_form_is_refused_and_nothing_is_done(
     twice = signin.post("/ui/signin", data={"csrf": token, "token": [alice["Authorization"].split()[1], "x"]},
                         follow_redirects=False)
     assert twice.status_code == 422 and "more than once" in twice.text
+
+
+# -- F4: the ledger and the job list page by a cursor ----------------------------------------------------
+
+
+def test_the_ledger_and_the_jobs_are_read_page_by_page_and_the_client_reads_them_all(
+        app_client: tuple[TestClient, dict[str, str], str]) -> None:
+    from dprm.client import Client
+
+    client, alice, _ = app_client
+    for index in range(5):
+        epsilon = f"0.00{index + 1}"
+        assert client.post("/v1/primitives/redescription-statistics", json=dict(STATS, epsilon=epsilon),
+                           headers=alice).status_code == 200
+        job = dict(dataset="tiny", algorithm="alt-expm", epsilon=epsilon, parameters={"init_trials": 1})
+        assert client.post("/v1/jobs", json=job, headers=alice).status_code == 201
+    whole = client.get("/v1/ledger", headers=alice).json()
+    assert len(whole["ledger"]) == 5 and whole["next"] is None and whole["truncated"] is False
+    first = client.get("/v1/ledger?limit=2", headers=alice).json()
+    assert first["ledger"] == whole["ledger"][:2] and first["truncated"] is True
+    # a release made meanwhile is newer than every row shown: the cursor still reads on from there
+    assert client.post("/v1/primitives/redescription-statistics", json=dict(STATS, epsilon="0.5"),
+                       headers=alice).status_code == 200
+    rows, cursor = list(first["ledger"]), first["next"]
+    while cursor is not None:
+        page = client.get(f"/v1/ledger?limit=2&before={cursor}", headers=alice).json()
+        assert page["truncated"] is (page["next"] is not None)
+        rows += page["ledger"]
+        cursor = page["next"]
+    assert rows == whole["ledger"]
+    listed = client.get("/v1/jobs", headers=alice).json()
+    assert len(listed["jobs"]) == 5 and listed["next"] is None
+    page = client.get("/v1/jobs?limit=3", headers=alice).json()
+    rest = client.get(f"/v1/jobs?limit=3&before={page['next']}", headers=alice).json()
+    assert page["jobs"] + rest["jobs"] == listed["jobs"] and rest["next"] is None and page["truncated"] is True
+    with Client("http://testserver", alice["Authorization"].split()[1], transport=client._transport,
+                retries=0) as remote:
+        ledger = remote.ledger(page_size=2)
+        assert [r["epsilon_exact"] for r in ledger] == ["0.5", "0.005", "0.004", "0.003", "0.002", "0.001"]
+        assert remote.jobs(None, page_size=2) == listed["jobs"]
+        assert remote.jobs(4, page_size=3) == listed["jobs"][:4]

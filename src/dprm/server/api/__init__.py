@@ -12,6 +12,7 @@
 ``jobs``          ``/v1/algorithms`` and ``/v1/jobs``: submit, list, status, result, cancel
 ``primitives``    ``/v1/primitives/...``: noisy statistics, leaf-pair counts
 ``budgets``       ``/v1/budget`` and ``/v1/ledger``
+``paging``        pages of the analyst's own lists, newest first, by a cursor
 ================  ==================================================================
 
 :func:`dprm.server.app.create_app` includes the routers in the order of

@@ -55,7 +55,7 @@ def analyst_datasets(request: Request, who: accounts.Analyst) -> list[dict[str, 
     return out
 
 
-#: The ledger page's rows at most (the API pages further with ``/v1/ledger?limit=``).
+#: The ledger page's rows at most (the API gives every row, page by page: ``/v1/ledger?before=``).
 LEDGER_PAGE_ROWS = 1000
 
 
