@@ -12,6 +12,8 @@
 - ``/v1/ledger`` and ``/v1/jobs`` page by a cursor (``?before=``, the answer's ``next``
   and ``truncated``): they cut the list at 1000 and 500 rows silently; the client
   reads every page.
+- An unknown query parameter of an API route is refused (``422 invalid_request``): it
+  was ignored (``/v1/jobs?status=running`` answered every job).
 - A web form's field sent twice is refused (``422 invalid_request``), never read as its
   last value.
 """
@@ -291,3 +293,22 @@ def test_the_ledger_and_the_jobs_are_read_page_by_page_and_the_client_reads_them
         assert [r["epsilon_exact"] for r in ledger] == ["0.5", "0.005", "0.004", "0.003", "0.002", "0.001"]
         assert remote.jobs(None, page_size=2) == listed["jobs"]
         assert remote.jobs(4, page_size=3) == listed["jobs"][:4]
+
+
+# -- F8: an unknown query parameter of the API is refused -----------------------------------------------
+
+
+def test_an_unknown_query_parameter_of_the_api_is_refused(app_client: tuple[TestClient, dict[str, str], str]
+                                                          ) -> None:
+    client, alice, _ = app_client
+    for path, name in (("/v1/jobs?status=running", "status"), ("/v1/budget?datset=tiny", "datset"),
+                       ("/v1/datasets/tiny/dummy?rows=20&format=csv", "format"), ("/v1/algorithms?x=1", "x"),
+                       ("/v1/ledger?dataset=tiny&limits=5", "limits")):
+        answer = client.get(path, headers=alice)
+        assert answer.status_code == 422, (path, answer.text)
+        assert answer.json()["error"]["code"] == "invalid_request"
+        assert f"unknown query parameter '{name}'" in answer.json()["error"]["message"]
+    assert client.post("/v1/jobs?dry=1", headers=alice, json={}).status_code == 422
+    for path in ("/v1/budget?dataset=tiny", "/v1/datasets/tiny/dummy?rows=20&seed=1", "/v1/jobs?limit=2",
+                 "/v1/ledger?dataset=tiny&limit=5"):
+        assert client.get(path, headers=alice).status_code == 200, path
