@@ -14,6 +14,8 @@
   reads every page.
 - An unknown query parameter of an API route is refused (``422 invalid_request``): it
   was ignored (``/v1/jobs?status=running`` answered every job).
+- ``HEAD`` is answered as ``GET`` without a body, a 405 names the address's methods
+  in ``Allow``, an API 401 says ``WWW-Authenticate: Bearer``.
 - A web form's field sent twice is refused (``422 invalid_request``), never read as its
   last value.
 """
@@ -312,3 +314,22 @@ def test_an_unknown_query_parameter_of_the_api_is_refused(app_client: tuple[Test
     for path in ("/v1/budget?dataset=tiny", "/v1/datasets/tiny/dummy?rows=20&seed=1", "/v1/jobs?limit=2",
                  "/v1/ledger?dataset=tiny&limit=5"):
         assert client.get(path, headers=alice).status_code == 200, path
+
+
+# -- F6: HEAD, Allow, WWW-Authenticate -------------------------------------------------------------------
+
+
+def test_head_is_a_get_without_body_405_says_allow_and_401_says_bearer(
+        app_client: tuple[TestClient, dict[str, str], str]) -> None:
+    client, alice, _ = app_client
+    for path in ("/health", "/v1/budget", "/v1/jobs", "/openapi.json"):
+        got, head = client.get(path, headers=alice), client.head(path, headers=alice)
+        assert head.status_code == got.status_code == 200, path
+        assert head.content == b"" and head.headers["content-length"] == str(len(got.content))
+    assert client.put("/v1/budget", headers=alice).headers["allow"] == "GET, HEAD"
+    refused = client.delete("/v1/jobs", headers=alice)
+    assert refused.status_code == 405 and refused.json()["error"]["code"] == "method_not_allowed"
+    assert refused.headers["allow"] == "GET, HEAD, POST"
+    for answer in (client.get("/v1/budget"), client.get("/v1/budget", headers={"Authorization": "Bearer nope"}),
+                   client.post("/v1/jobs", json={})):
+        assert answer.status_code == 401 and answer.headers["www-authenticate"] == "Bearer", answer.text
