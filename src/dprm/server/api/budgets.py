@@ -63,7 +63,7 @@ def ledger_page(connection: Any, who: Any, dataset: str | None = None, limit: in
     ``dataset``: only that one (granted to ``who``, else the API's ``unknown_dataset``).
     A row's ``job`` is the job's public id, or None for a statistics request; its
     ``dataset`` the dataset's name, or ``NAME (removed)`` for a registration the owner
-    removed (:func:`~dprm.server.datasets.shown_name`), so that each name's rows add up
+    removed (:func:`~dprm.server.registrations.shown_name`), so that each name's rows add up
     to one registration's spent budget.
     """
     from dprm.server.tables import jobs as jobs_table
@@ -76,6 +76,7 @@ def ledger_page(connection: Any, who: Any, dataset: str | None = None, limit: in
         record, _, _ = granted(connection, who, dataset)
         query = query.where(ledger.c.dataset_id == record.id)
     rows, following = newest_page(connection, query, ledger.c.id, limit, before)
-    return [{"at": r.created_at, "dataset": shown_name(r.dataset_name, r.active_name), "job": r.public_id, "charge": r.charge_id,
-             "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon, "epsilon_exact": r.epsilon_exact}
+    return [{"at": r.created_at, "dataset": shown_name(r.dataset_name, r.active_name), "job": r.public_id,
+             "charge": r.charge_id, "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon,
+             "epsilon_exact": r.epsilon_exact}
             for r in rows], following

@@ -4,8 +4,9 @@ A page's ``GET`` takes :func:`for_reading` (a sign-in redirect without a session
 which brings the browser back to the page after sign-in (:mod:`~dprm.server.web.return_to`),
 403 for the other role); a ``POST`` takes :func:`for_posting` (401 without a
 session, 403 with a wrong or missing form token or for the other role, 422
-``invalid_request`` for a field sent more than once, and nothing is done). They are called by the handlers after FastAPI has checked the query, so a
-malformed query is refused before the session is looked up (and its rate limit paid).
+``invalid_request`` for a field sent more than once, and nothing is done). They are
+called by the handlers after FastAPI has checked the query, so a malformed query is
+refused before the session is looked up (and its rate limit paid).
 """
 
 from __future__ import annotations
