@@ -283,9 +283,9 @@ class Client:
             body["idempotency_key"] = idempotency_key
         return self._call("POST", "/v1/jobs", json=body)
 
-    def jobs(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The analyst's jobs, newest first."""
-        return self._call("GET", "/v1/jobs", params={"limit": limit})["jobs"]
+    def jobs(self, limit: int | None = 100, *, page_size: int = 500) -> list[dict[str, Any]]:
+        """The analyst's newest ``limit`` jobs (None: all of them), newest first, read ``page_size`` at a time."""
+        return self._pages("/v1/jobs", "jobs", {}, limit, page_size)
 
     def status(self, job_id: str) -> dict[str, Any]:
         """A job's status and progress."""
@@ -332,6 +332,22 @@ class Client:
         """The analyst's budgets (``exact`` holds the decimal texts)."""
         return self._call("GET", "/v1/budget", params={"dataset": dataset})["budgets"]
 
-    def ledger(self, dataset: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
-        """The analyst's ledger rows, newest first."""
-        return self._call("GET", "/v1/ledger", params={"dataset": dataset, "limit": limit})["ledger"]
+    def ledger(self, dataset: str | None = None, limit: int | None = None, *, page_size: int = 10000
+               ) -> list[dict[str, Any]]:
+        """The analyst's ledger rows, newest first: all of them (or the newest ``limit``), read
+        ``page_size`` at a time (the server's pages: ``?limit=&before=`` and the answer's ``next``)."""
+        return self._pages("/v1/ledger", "ledger", {"dataset": dataset}, limit, page_size)
+
+    def _pages(self, path: str, field: str, params: dict[str, Any], limit: int | None, page: int
+               ) -> list[dict[str, Any]]:
+        """Rows of a paged list (``?limit=&before=``, the answer's ``next``), up to ``limit`` (None: all)."""
+        rows: list[dict[str, Any]] = []
+        before = None
+        while limit is None or len(rows) < limit:
+            size = page if limit is None else min(page, limit - len(rows))
+            answer = self._call("GET", path, params={**params, "limit": size, "before": before})
+            rows.extend(answer[field])
+            before = answer.get("next")
+            if before is None:
+                break
+        return rows

@@ -1,5 +1,6 @@
 """Plain JSON values from numpy and pandas values: one helper for every writer of JSON;
-and :func:`no_duplicate_keys`, the hook every reader of JSON refuses repeated keys with.
+:func:`no_duplicate_keys`, the hook every reader of JSON refuses repeated keys with; and
+:class:`JsonNumber`, a JSON number that keeps the text it was written as.
 
 Examples
 --------
@@ -22,7 +23,7 @@ import numpy as np
 
 from dprm.errors import short_repr
 
-__all__ = ["finite_number", "no_duplicate_keys", "plain_json"]
+__all__ = ["JsonNumber", "finite_number", "no_duplicate_keys", "plain_json"]
 
 
 def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
@@ -77,6 +78,36 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
             raise ValueError(f"duplicate key {short_repr(key, 60)}")
         out[key] = value
     return out
+
+
+class JsonNumber(float):
+    """A JSON number with a fraction or exponent, read as a float that keeps its text.
+
+    For ``json.loads(..., parse_float=JsonNumber)``: everywhere a float is wanted it is
+    the float the text reads as; a reader that must take the number exactly as written
+    (an ε, which is refused when not a multiple of 10⁻⁹, never rounded) takes
+    :attr:`text` instead: ``0.10000000000000001`` is the float 0.1 but not the number
+    0.1, and ``1e-400`` is the float 0.0 but a positive number.
+
+    Examples
+    --------
+    >>> import json
+    >>> value = json.loads('{"e": 0.10000000000000001}', parse_float=JsonNumber)["e"]
+    >>> value == 0.1, value.text
+    (True, '0.10000000000000001')
+    >>> JsonNumber("1e-400") == 0.0, JsonNumber("1e-400").text
+    (True, '1e-400')
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> "JsonNumber":
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:  # pickled with its text (to a pool process)
+        return JsonNumber, (self.text,)
 
 
 def finite_number(value: object) -> bool:

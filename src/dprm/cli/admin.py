@@ -148,7 +148,9 @@ def _dataset_ids(connection: Any, name: str) -> list[int]:
 
 def _shown_dataset(name: str, active_name: Optional[str]) -> str:
     """A dataset's name as the owner's tables show it: a removed registration says so."""
-    return name if active_name is not None else f"{name} (removed)"
+    from dprm.server.registrations import shown_name
+
+    return shown_name(name, active_name)
 
 
 # -- datasets ----------------------------------------------------------------------------------

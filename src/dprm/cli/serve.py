@@ -126,6 +126,40 @@ def serve(
     uvicorn.Server(uvicorn_config(application, host, port, log_level="warning")).run()
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _end_with_parent(parent: int) -> None:
+    """Have this forked API process get SIGTERM when its parent ``parent`` dies.
+
+    The parent's wait loop stops the other processes when one exits, but a parent
+    killed by SIGKILL runs no code: without this its children would go on serving on
+    the address for ever. Linux's ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` has the kernel
+    send SIGTERM, which uvicorn answers as a stop (the lifespan's shutdown runs, as
+    after ``kill``); a parent that died before the call is seen by its pid, and this
+    process then ends at once. Elsewhere (no ``prctl``) nothing changes.
+
+    Parameters
+    ----------
+    parent : int
+        The pid of the process that forked this one.
+    """
+    import ctypes
+    import ctypes.util
+    import os
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to ask: only the pid check below
+            pass
+    if os.getppid() != parent:  # the parent died before the prctl: nobody would stop this one
+        os._exit(0)
+
+
 def _serve_processes(url: str, host: str, port: int, processes: int, settings: dict) -> None:
     """``--processes N``: N API processes forked from this one, accepting on one socket.
 
@@ -135,7 +169,8 @@ def _serve_processes(url: str, host: str, port: int, processes: int, settings: d
     with the ones it forks (:class:`~dprm.server.ratelimit.SharedRateLimiter`), so a
     token gets ``rate`` per second and ``burst`` at once whichever processes its
     connections reach. This process waits; SIGTERM or Ctrl-C stops them all, and when one exits
-    the others are stopped.
+    the others are stopped; when this one dies (even by SIGKILL) they stop too
+    (:func:`_end_with_parent`).
     """
     import os
     import signal
@@ -156,11 +191,13 @@ def _serve_processes(url: str, host: str, port: int, processes: int, settings: d
     guesses = SharedRateLimiter(settings.get("guess_rate", defaults.guess_rate),
                                 settings.get("guess_burst", defaults.guess_burst))
     children = []
+    parent = os.getpid()
     for index in range(processes):
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             code = 0
             try:
+                _end_with_parent(parent)
                 own = dict(settings, supervise=index == 0, workers=settings["workers"] if index == 0 else 0)
                 application = create_app(url, limiter=limiter, guesses=guesses, **own)
                 uvicorn.Server(uvicorn_config(application, host, port, log_level="warning")).run(sockets=[listener])

@@ -5,8 +5,9 @@ Models forbid unknown keys; bounds that need the public schema or the miners
 answered with the same error body.
 
 ``epsilon`` is a JSON number or a decimal string (``0.1``, ``"0.1"``): it is read
-exactly as written (a float through its shortest text) and must be a multiple of
-10⁻⁹ (:mod:`dprm.server.units`).
+exactly as written (a JSON number by its text: :mod:`dprm.server.api.bodies`; a float
+given in Python through its shortest text) and must be a multiple of 10⁻⁹
+(:mod:`dprm.server.units`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints,
+                      ValidatorFunctionWrapHandler, WrapValidator)
 
+from dprm.json_values import JsonNumber
 from dprm.mining.base import CONFIDENCE
 from dprm.server.dummy import MAX_DUMMY_ROWS
 
@@ -23,9 +26,17 @@ __all__ = ["JobRequest", "StatisticsRequest", "LeafPairsRequest", "ErrorBody", "
            "validation_message"]
 
 DatasetName = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+
+def _with_text(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """The union's check, then a JSON number as read (:class:`JsonNumber`, with its text)."""
+    checked = handler(value)
+    return value if isinstance(value, JsonNumber) else checked
+
+
 # any text: its checks (:func:`dprm.server.units.epsilon_units`) answer ``invalid_epsilon``, where pydantic's
 # length bounds gave a generic ``invalid_request`` about the integer form
-Epsilon = Annotated[Union[StrictInt, StrictFloat, str],
+Epsilon = Annotated[Union[StrictInt, StrictFloat, str], WrapValidator(_with_text),
                     Field(description="Privacy budget of the request: > 0, a multiple of 1e-9, at most 1e6; "
                                       "a number or a decimal string", examples=[0.5, "0.25"])]
 # a text's length is checked by dprm.server.validation.check_job, which names the limit (here pydantic

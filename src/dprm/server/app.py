@@ -50,6 +50,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from dprm import __version__
 from dprm.errors import ParameterError
@@ -140,7 +141,21 @@ async def validation_error(request: Request, error: RequestValidationError) -> R
 async def http_error(request: Request, error: StarletteHTTPException) -> Response:
     code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large",
             415: "unsupported_media_type"}.get(error.status_code, "invalid_request")
-    return _error(request, code)
+    headers = dict(error.headers or {})
+    if error.status_code == 405:  # Allow: every method of the address (its routes are one a method)
+        headers["Allow"] = ", ".join(_methods_of(request))
+    return _error(request, code, headers=headers or None)
+
+
+def _methods_of(request: Request) -> list[str]:
+    """The methods the routes at the request's address take (``HEAD`` with ``GET``: the
+    :class:`~dprm.server.guard.Guard` answers it as one)."""
+    methods = {method for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+               if any(route.matches(dict(request.scope, method=method))[0] == Match.FULL
+                      for route in request.app.router.routes)}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
 
 
 async def database_error(request: Request, error: OperationalError) -> Response:

@@ -29,6 +29,9 @@ For every HTTP request it
   pages' error page instead of the API's JSON, with the same status;
 * adds :data:`API_HEADERS` to every answer that does not set its own policy (the
   web pages and the docs do): JSON answers are never framed, sniffed or run;
+* answers ``HEAD`` as ``GET`` without the body (a 405's ``Allow`` names ``HEAD``
+  beside ``GET``: :func:`dprm.server.app.http_error`), and adds
+  ``WWW-Authenticate: Bearer`` to the API's 401s;
 * writes one audit record (:class:`~dprm.server.audit.AuditLog`) with what the
   handlers left in ``request.state`` (``analyst_id``, ``action``, ``dataset``,
   ``epsilon_units``, ``outcome``, ``detail``) and the status and duration.
@@ -93,6 +96,20 @@ API_HEADERS: list[tuple[bytes, bytes]] = [
 #: quadratic in a body such as ``[\\"\\"\\"...`` (minutes for 1 MB, before the token
 #: is even looked at).
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+
+
+def _with_auth_header(headers: list[tuple[bytes, bytes]], status: int, path: str) -> list[tuple[bytes, bytes]]:
+    """``headers`` of an answer, with ``WWW-Authenticate: Bearer`` on an API 401 (the
+    scheme the API takes; the pages' 401s ask to sign in instead).
+
+    Examples
+    --------
+    >>> _with_auth_header([], 401, "/v1/budget"), _with_auth_header([], 401, "/ui/jobs")
+    ([(b'www-authenticate', b'Bearer')], [])
+    """
+    if status == 401 and not is_page_path(path) and all(name.lower() != b"www-authenticate" for name, _ in headers):
+        return headers + [(b"www-authenticate", b"Bearer")]
+    return headers
 
 
 def json_depth(body: bytes) -> int:
@@ -249,6 +266,9 @@ class Guard:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
+        head = scope.get("method") == "HEAD"
+        if head:  # a GET whose answer's body is not sent (its headers are the GET's)
+            scope = dict(scope, method="GET")
         state = scope.setdefault("state", {})
         sent = {"status": 0, "started": False}
 
@@ -258,7 +278,11 @@ class Guard:
                 sent["status"] = message["status"]
                 headers = list(message.get("headers", []))
                 if not any(name.lower() == b"content-security-policy" for name, _ in headers):
-                    message = dict(message, headers=headers + API_HEADERS)
+                    headers += API_HEADERS
+                headers = _with_auth_header(headers, message["status"], scope.get("path", ""))
+                message = dict(message, headers=headers)
+            elif head and message["type"] == "http.response.body":
+                message = dict(message, body=b"")
             await send(message)
 
         try:
@@ -289,7 +313,7 @@ class Guard:
             client = scope.get("client")
             self.audit.record(
                 analyst_id=state.get("analyst_id"), action=state.get("action") or "request",
-                method=scope.get("method"), path=scope.get("path"), dataset=state.get("dataset"),
+                method="HEAD" if head else scope.get("method"), path=scope.get("path"), dataset=state.get("dataset"),
                 epsilon_units=state.get("epsilon_units"), status=sent["status"],
                 outcome=state.get("outcome") or ("ok" if sent["status"] < 400 else f"http_{sent['status']}"),
                 detail=state.get("detail"), client=f"{client[0]}:{client[1]}" if client else None,

@@ -32,6 +32,7 @@ from sqlalchemy.exc import IntegrityError
 
 from dprm.server import budget
 from dprm.server.budget import Release
+from dprm.server.registrations import shown_name
 from dprm.server.errors import ERRORS, ApiError
 from dprm.server.tables import analysts, datasets, jobs
 from dprm.server.units import units_float, units_text
@@ -137,14 +138,16 @@ def job_view(row: Any, dataset_name: str) -> dict[str, Any]:
 
 
 def find_job(connection: Any, analyst_id: int, public_id: str) -> tuple[Any, str]:
-    """The analyst's job and its dataset's name; another analyst's job is ``unknown_job``."""
+    """The analyst's job and its dataset's name (``NAME (removed)`` for a removed registration);
+    another analyst's job is ``unknown_job``."""
     row = connection.execute(
-        select(jobs, datasets.c.name.label("dataset_name")).join(datasets, datasets.c.id == jobs.c.dataset_id)
+        select(jobs, datasets.c.name.label("dataset_name"), datasets.c.active_name)
+        .join(datasets, datasets.c.id == jobs.c.dataset_id)
         .where(and_(jobs.c.public_id == public_id, jobs.c.analyst_id == analyst_id))
     ).first()
     if row is None:
         raise ApiError("unknown_job")
-    return row, row.dataset_name
+    return row, shown_name(row.dataset_name, row.active_name)
 
 
 def job_result(row: Any) -> str:

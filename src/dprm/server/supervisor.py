@@ -20,7 +20,10 @@ A thread of the API process (started by :func:`dprm.server.app.create_app`). Eve
    job is never given to a dead fork server (it gets a new interpreter instead), and
    one that died is replaced after :data:`WARM_RETRY_SECONDS`. With ``warm=False``,
    or where pidfds do not exist, every job starts a new interpreter;
-5. starts workers for queued jobs, at most ``workers`` at a time.
+5. starts workers for queued jobs, at most ``workers`` at a time, counting the
+   jobs still running in the workers of the previous server (found running, their
+   worker alive, at :meth:`Supervisor.recover`) until they end or are failed in step 2:
+   after a restart, ``--workers 1`` runs one job, not the orphan and a new one.
 
 Workers run in their own session, so stopping the server (or Ctrl-C in its
 terminal) does not stop them: a running job finishes and publishes its result,
@@ -200,6 +203,9 @@ class Supervisor:
         self.stale_after = stale_after
         self.orphan_after = orphan_after
         self.processes: dict[int, tuple[subprocess.Popen | fork_server.ForkedWorker, str]] = {}
+        #: Running jobs whose live workers this supervisor found at its start (a previous
+        #: server's): each holds one of the ``workers`` slots while it runs.
+        self.inherited: set[int] = set()
         self.fork_server: fork_server.ForkServer | None = None
         self._next_fork_server = 0.0
         self._stop = threading.Event()
@@ -239,6 +245,8 @@ class Supervisor:
             if not pid_alive(job.worker_pid):
                 jobs.fail_running(self.db, job.id, code="worker_died",
                                   owner_error="the worker process was gone when the server started")
+            elif job.id not in self.processes:
+                self.inherited.add(job.id)
         self.db.transaction(lambda c: budget.keep_orphans(c))
 
     def _loop(self) -> None:
@@ -286,6 +294,7 @@ class Supervisor:
                         jobs_table.c.id.in_(list(self.processes)), jobs_table.c.status != "running")))
                          if row.status not in ("done", "failed") or row.finished_at is None
                          or now - row.finished_at > ENDED_GRACE_SECONDS}
+        still_inherited = set()
         for job in running:
             own = job.id in self.processes
             if job.started_at is not None and now - job.started_at > self.job_timeout:
@@ -300,6 +309,9 @@ class Supervisor:
                 # the job is no longer its and exits without publishing anything.
                 jobs.fail_running(self.db, job.id, code="worker_died",
                                   owner_error="the worker is gone or silent (no heartbeat)")
+            elif job.id in self.inherited:
+                still_inherited.add(job.id)
+        self.inherited = still_inherited  # a previous server's jobs hold slots while they run
         for job_id in ended:  # cancelled while our worker runs, or ended and the worker did not exit
             self._kill(job_id)
         # 3. primitives' charges nobody settled
@@ -315,7 +327,7 @@ class Supervisor:
                 and now >= self._next_fork_server):
             self.fork_server = fork_server.ForkServer(self._worker_environment())
         # 5. start workers
-        while len(self.processes) < self.workers and not self._stop.is_set():
+        while len(self.processes) + len(self.inherited) < self.workers and not self._stop.is_set():
             token = secrets.token_hex(16)
             job = jobs.claim_next(self.db, token)
             if job is None:

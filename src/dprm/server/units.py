@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from dprm.errors import ParameterError, short_repr
+from dprm.json_values import JsonNumber
 from dprm.privacy.budget import as_epsilon, as_fraction
 
 __all__ = ["UNITS_PER_EPSILON", "MAX_EPSILON", "MAX_UNITS", "epsilon_units", "units_fraction", "units_text",
@@ -69,7 +70,24 @@ def epsilon_units(value: Any, name: str = "epsilon", *, allow_zero: bool = False
         ``allow_zero``), above :data:`MAX_EPSILON`, or not a multiple of 10⁻⁹.
         A float beyond the floats' range (a JSON number such as ``1e999``, which
         the JSON reader makes infinite) is said to be so, not shown as ``inf``.
+        A JSON number read with its text (:class:`~dprm.json_values.JsonNumber`,
+        as the API reads bodies) within the floats' range is read as that text,
+        exactly as a string is:
+        ``0.10000000000000001`` is refused, not rounded to the float 0.1, and
+        ``1e-400`` is quoted as sent, not as 0.0.
+
+    Examples
+    --------
+    >>> from dprm.json_values import JsonNumber
+    >>> epsilon_units(JsonNumber("0.5e0"))
+    500000000
+    >>> epsilon_units(JsonNumber("0.10000000000000001"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: epsilon must be a multiple of 1e-9 (at most 9 decimals), got '0.10000000000000001'
     """
+    if isinstance(value, JsonNumber) and math.isfinite(value):  # (beyond the floats: said so below)
+        value = value.text
     if isinstance(value, float) and not math.isfinite(value):  # JSON's 1e999 reads as inf: say so, not "inf"
         raise ParameterError(f"{name} must be a finite number, not NaN" if math.isnan(value) else
                              f"{name} must be a finite number: the one given is infinite or beyond the floats' "

@@ -1,6 +1,7 @@
 """The analysts' API (``/health``, ``/v1/...``): one :class:`fastapi.APIRouter` a concept.
 
 ================  ==================================================================
+``bodies``        how a JSON body is read: numbers keep their text (an ε is read exactly)
 ``deps``          the dependencies of the endpoints: the database, the authenticated
                   analyst (:func:`~dprm.server.api.deps.current_analyst`), the dataset
                   grant, the audit note, the error answers of the OpenAPI schema
@@ -11,6 +12,7 @@
 ``jobs``          ``/v1/algorithms`` and ``/v1/jobs``: submit, list, status, result, cancel
 ``primitives``    ``/v1/primitives/...``: noisy statistics, leaf-pair counts
 ``budgets``       ``/v1/budget`` and ``/v1/ledger``
+``paging``        pages of the analyst's own lists, newest first, by a cursor
 ================  ==================================================================
 
 :func:`dprm.server.app.create_app` includes the routers in the order of

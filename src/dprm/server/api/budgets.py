@@ -8,9 +8,11 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy import and_, select
 
 from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, budget_view, granted, note
+from dprm.server.api.paging import newest_page
+from dprm.server.registrations import shown_name
 from dprm.server.tables import budgets, datasets, ledger
 
-__all__ = ["ledger_rows", "router"]
+__all__ = ["ledger_page", "ledger_rows", "router"]
 
 router = APIRouter()
 
@@ -36,30 +38,45 @@ async def get_budget(request: Request, who: Analyst, db: Db,
 
 
 @router.get("/v1/ledger", tags=["budget"], responses=ERROR_RESPONSES,
-            summary="The analyst's own ledger: one row per release.")
+            summary="The analyst's own ledger: one row per release, newest first, a page at a time.")
 async def get_ledger(request: Request, who: Analyst, db: Db,
                      dataset: Annotated[Optional[str], Query(max_length=64)] = None,
-                     limit: Annotated[int, Query(ge=1, le=10000)] = 1000) -> dict[str, Any]:
+                     limit: Annotated[int, Query(ge=1, le=10000, description="Rows of a page.")] = 1000,
+                     before: Annotated[Optional[int], Query(ge=1, le=2**62, description=(
+                         "The cursor of the next page: the answer's 'next' (rows older than it).")
+                     )] = None) -> dict[str, Any]:
     note(request, "ledger", dataset)
-    return {"ledger": await db.aread(lambda connection: ledger_rows(connection, who, dataset, limit))}
+    rows, following = await db.aread(lambda connection: ledger_page(connection, who, dataset, limit, before))
+    return {"ledger": rows, "next": following, "truncated": following is not None}
 
 
 def ledger_rows(connection: Any, who: Any, dataset: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
-    """The analyst's own ledger rows, newest first (``/v1/ledger`` and the analysts' ledger page).
+    """The analyst's newest ``limit`` ledger rows (the first page of :func:`ledger_page`)."""
+    return ledger_page(connection, who, dataset, limit)[0]
+
+
+def ledger_page(connection: Any, who: Any, dataset: str | None = None, limit: int = 1000,
+                before: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
+    """A page of the analyst's own ledger rows, newest first, and the next page's cursor
+    (``/v1/ledger`` and the analysts' ledger page; :mod:`dprm.server.api.paging`).
 
     ``dataset``: only that one (granted to ``who``, else the API's ``unknown_dataset``).
-    A row's ``job`` is the job's public id, or None for a statistics request.
+    A row's ``job`` is the job's public id, or None for a statistics request; its
+    ``dataset`` the dataset's name, or ``NAME (removed)`` for a registration the owner
+    removed (:func:`~dprm.server.registrations.shown_name`), so that each name's rows add up
+    to one registration's spent budget.
     """
     from dprm.server.tables import jobs as jobs_table
 
-    query = (select(ledger, datasets.c.name.label("dataset_name"), jobs_table.c.public_id)
+    query = (select(ledger, datasets.c.name.label("dataset_name"), datasets.c.active_name, jobs_table.c.public_id)
              .join(datasets, datasets.c.id == ledger.c.dataset_id)
              .outerjoin(jobs_table, jobs_table.c.id == ledger.c.job_id)
              .where(ledger.c.analyst_id == who.id))
     if dataset is not None:
         record, _, _ = granted(connection, who, dataset)
         query = query.where(ledger.c.dataset_id == record.id)
-    rows = connection.execute(query.order_by(ledger.c.id.desc()).limit(limit)).all()
-    return [{"at": r.created_at, "dataset": r.dataset_name, "job": r.public_id, "charge": r.charge_id,
-             "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon, "epsilon_exact": r.epsilon_exact}
-            for r in rows]
+    rows, following = newest_page(connection, query, ledger.c.id, limit, before)
+    return [{"at": r.created_at, "dataset": shown_name(r.dataset_name, r.active_name), "job": r.public_id,
+             "charge": r.charge_id, "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon,
+             "epsilon_exact": r.epsilon_exact}
+            for r in rows], following

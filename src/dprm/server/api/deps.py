@@ -27,7 +27,7 @@ from dprm.server.tables import budgets, datasets
 from dprm.server.units import epsilon_units, units_float, units_text
 
 __all__ = ["Analyst", "Db", "ERROR_RESPONSES", "OVER_BUDGET", "budget_view", "current_analyst", "database",
-           "granted", "note", "plain_query", "units_of"]
+           "granted", "note", "plain_query", "query_names", "units_of"]
 
 _bearer = HTTPBearer(auto_error=False, description="The analyst's API token (dprm admin analyst add).")
 
@@ -44,9 +44,21 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 OVER_BUDGET: dict[int | str, dict[str, Any]] = {403: {"model": ErrorBody, "description": "Over budget"}}
 
 
+def query_names(dependant: Any) -> set[str]:
+    """The names of the query parameters an endpoint reads: its own and its dependencies'."""
+    names: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        names.update(getattr(field, "alias", None) or field.name for field in current.query_params)
+        pending.extend(current.dependencies)
+    return names
+
+
 async def plain_query(request: Request) -> None:
-    """Refuse a NUL character in the path (``404 not_found``), a NUL in the query or a
-    query parameter given twice (``422 invalid_request``).
+    """Refuse a NUL character in the path (``404 not_found``), a NUL in the query, a
+    query parameter given twice or, on the API's routes (``/v1/...``), one the endpoint
+    does not read (``422 invalid_request``).
 
     A dependency of every route (:func:`dprm.server.app.create_app`), run before the
     route's own: no name of a dataset, job, analyst or page holds a NUL, and
@@ -55,6 +67,8 @@ async def plain_query(request: Request) -> None:
     databases and before any read. A repeated parameter (``?limit=5&limit=500``) is
     refused as a repeated key of a JSON body is (:mod:`dprm.server.guard`): the
     endpoint would read the last value where a proxy or a log reader may read the first.
+    An unknown parameter (``/v1/jobs?status=running``, a misspelt ``?datset=``) would be
+    ignored: the answer would look like one to the question asked and is not.
     """
     if "\x00" in request.url.path or "\x00" in request.scope.get("path", ""):
         raise ApiError("not_found", "no such address (it holds a NUL character)")
@@ -65,6 +79,13 @@ async def plain_query(request: Request) -> None:
         if key in seen:
             raise ApiError("invalid_request", f"the query parameter {short_repr(key)} is given more than once")
         seen.add(key)
+    route = request.scope.get("route")
+    if seen and route is not None and getattr(route, "path", "").startswith("/v1/") and hasattr(route, "dependant"):
+        known = query_names(route.dependant)
+        unknown = sorted(seen - known)
+        if unknown:
+            takes = f"it takes {', '.join(sorted(known))}" if known else "it takes no query parameter"
+            raise ApiError("invalid_request", f"unknown query parameter {short_repr(unknown[0])} ({takes})")
 
 
 async def database(request: Request) -> Database:

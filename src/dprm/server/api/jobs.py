@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 from fastapi import APIRouter, Query, Request, Response
 from sqlalchemy import select
 
 from dprm.server import jobs
 from dprm.server.api.service import cancel, submit
+from dprm.server.api.bodies import ExactJsonRoute
+from dprm.server.api.paging import newest_page
 from dprm.server.api.deps import ERROR_RESPONSES, Analyst, Db, note
 from dprm.server.api_models import ErrorBody, JobRequest
+from dprm.server.registrations import shown_name
 from dprm.server.tables import datasets
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(route_class=ExactJsonRoute)
 
 
 @router.get("/v1/algorithms", tags=["jobs"], responses=ERROR_RESPONSES,
@@ -44,17 +47,22 @@ def submit_job(request: Request, response: Response, who: Analyst, body: JobRequ
     return answer
 
 
-@router.get("/v1/jobs", tags=["jobs"], responses=ERROR_RESPONSES, summary="The analyst's jobs, newest first.")
+@router.get("/v1/jobs", tags=["jobs"], responses=ERROR_RESPONSES,
+            summary="The analyst's jobs, newest first, a page at a time.")
 async def list_jobs(request: Request, who: Analyst, db: Db,
-                    limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
+                    limit: Annotated[int, Query(ge=1, le=500, description="Jobs of a page.")] = 100,
+                    before: Annotated[Optional[int], Query(ge=1, le=2**62, description=(
+                        "The cursor of the next page: the answer's 'next' (jobs older than it).")
+                    )] = None) -> dict[str, Any]:
     from dprm.server.tables import jobs as jobs_table
 
     note(request, "list-jobs")
-    rows = await db.aread(lambda connection: connection.execute(
-        select(jobs_table, datasets.c.name.label("dataset_name"))
-        .join(datasets, datasets.c.id == jobs_table.c.dataset_id)
-        .where(jobs_table.c.analyst_id == who.id).order_by(jobs_table.c.id.desc()).limit(limit)).all())
-    return {"jobs": [jobs.job_view(r, r.dataset_name) for r in rows]}
+    query = (select(jobs_table, datasets.c.name.label("dataset_name"), datasets.c.active_name)
+             .join(datasets, datasets.c.id == jobs_table.c.dataset_id).where(jobs_table.c.analyst_id == who.id))
+    rows, following = await db.aread(lambda connection: newest_page(connection, query, jobs_table.c.id, limit,
+                                                                    before))
+    return {"jobs": [jobs.job_view(r, shown_name(r.dataset_name, r.active_name)) for r in rows],
+            "next": following, "truncated": following is not None}
 
 
 @router.get("/v1/jobs/{job_id}", tags=["jobs"], responses=ERROR_RESPONSES, summary="A job's status and progress.")

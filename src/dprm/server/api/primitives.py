@@ -7,12 +7,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from dprm.server.api.service import primitive
+from dprm.server.api.bodies import ExactJsonRoute
 from dprm.server.api.deps import ERROR_RESPONSES, OVER_BUDGET, Analyst
 from dprm.server.api_models import LeafPairsRequest, StatisticsRequest
 
 __all__ = ["router"]
 
-router = APIRouter()
+router = APIRouter(route_class=ExactJsonRoute)
 
 
 @router.post("/v1/primitives/redescription-statistics", tags=["primitives"],

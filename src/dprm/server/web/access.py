@@ -3,9 +3,10 @@
 A page's ``GET`` takes :func:`for_reading` (a sign-in redirect without a session,
 which brings the browser back to the page after sign-in (:mod:`~dprm.server.web.return_to`),
 403 for the other role); a ``POST`` takes :func:`for_posting` (401 without a
-session, 403 with a wrong or missing form token or for the other role, and nothing
-is done). They are called by the handlers after FastAPI has checked the query, so a
-malformed query is refused before the session is looked up (and its rate limit paid).
+session, 403 with a wrong or missing form token or for the other role, 422
+``invalid_request`` for a field sent more than once, and nothing is done). They are
+called by the handlers after FastAPI has checked the query, so a malformed query is
+refused before the session is looked up (and its rate limit paid).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 
-from dprm.server.errors import rate_limited
+from dprm.errors import short_repr
+from dprm.server.errors import ApiError, rate_limited
 from dprm.server.web import csrf
-from dprm.server.web.pages import SECURITY_HEADERS, is_htmx, problem, redirect
+from dprm.server.web.forms import repeated_field
+from dprm.server.web.pages import SECURITY_HEADERS, api_problem, is_htmx, problem, redirect
 from dprm.server.web.return_to import asked_page, signin_location
 from dprm.server.web.sessions import COOKIE, Session, find_session
 
@@ -61,7 +64,8 @@ async def for_reading(request: Request, role: str) -> Session | Response:
 async def for_posting(request: Request, role: str) -> tuple[Session | None, dict[str, Any], Response | None]:
     """Session and form of a POST; an answer instead when it is refused (nothing done)."""
     found = await session_of(request)
-    form = dict(await request.form())
+    sent = await request.form()
+    form = dict(sent)
     if found is None:
         if is_htmx(request):  # a live form part whose session ended: to the sign-in page, not a page in a box
             request.state.outcome = "missing_session"
@@ -77,4 +81,9 @@ async def for_posting(request: Request, role: str) -> tuple[Session | None, dict
     if found.role != role:
         return found, form, problem(request, 403, "Not for this account",
                                     f"This action is for {role}s; nothing was done.", found, "wrong_role")
+    repeated = repeated_field(sent.multi_items())
+    if repeated is not None:  # never read as its last value
+        return found, form, api_problem(request, ApiError(
+            "invalid_request", f"the form field {short_repr(repeated)} is sent more than once; nothing was done"),
+            found)
     return found, form, None

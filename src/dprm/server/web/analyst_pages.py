@@ -55,7 +55,7 @@ def analyst_datasets(request: Request, who: accounts.Analyst) -> list[dict[str, 
     return out
 
 
-#: The ledger page's rows at most (the API pages further with ``/v1/ledger?limit=``).
+#: The ledger page's rows at most (the API gives every row, page by page: ``/v1/ledger?before=``).
 LEDGER_PAGE_ROWS = 1000
 
 
@@ -66,30 +66,42 @@ def analyst_ledger(request: Request, who: accounts.Analyst) -> dict[str, Any]:
     request, a job: reserved while it runs, spent, or refunded where a job failed before
     touching the data); a release is one row of the ledger, written by the mechanism.
     The charges not refunded add up to the budget's spent ε; a job's releases add up to
-    its charge once it has finished.
+    its charge once it has finished. The sums are of all charges, not only of the
+    newest :data:`LEDGER_PAGE_ROWS` shown; a removed registration of a dataset is a
+    row of its own, ``NAME (removed)``
+    (:func:`~dprm.server.registrations.shown_name`).
     """
-    from sqlalchemy import select
+    from sqlalchemy import and_, func, select
 
     from dprm.server.api.budgets import ledger_rows
-    from dprm.server.tables import charges, datasets, jobs
+    from dprm.server.registrations import shown_name
+    from dprm.server.tables import budgets, charges, datasets, jobs
     from dprm.server.units import fraction_text, units_fraction
 
+    service = request.app.state.service
     with request.app.state.db.read() as connection:
         rows = ledger_rows(connection, who, limit=LEDGER_PAGE_ROWS)
         charged = connection.execute(
-            select(charges, datasets.c.name.label("dataset_name"), jobs.c.public_id)
+            select(charges, datasets.c.name.label("dataset_name"), datasets.c.active_name, jobs.c.public_id)
             .join(datasets, datasets.c.id == charges.c.dataset_id)
             .outerjoin(jobs, jobs.c.charge_id == charges.c.id)
             .where(charges.c.analyst_id == who.id).order_by(charges.c.id.desc()).limit(LEDGER_PAGE_ROWS)).all()
-    budgets = {d["name"]: d["budget"] for d in analyst_datasets(request, who)}
-    sums: dict[str, Any] = {}
-    for charge in charged:
-        if charge.status != "refunded":
-            sums[charge.dataset_name] = sums.get(charge.dataset_name, 0) + units_fraction(int(charge.epsilon_units))
-    totals = [{"dataset": name, "charged": fraction_text(sums.get(name, units_fraction(0))), "budget": budget}
-              for name, budget in budgets.items()]
-    charge_rows = [{"at": c.created_at, "dataset": c.dataset_name, "job": c.public_id, "status": c.status,
-                    "epsilon_exact": fraction_text(units_fraction(int(c.epsilon_units)))} for c in charged]
+        # Every registration with a budget (a removed one too, labelled apart) and the sum
+        # of all its charges not given back, not only of the newest shown.
+        registrations = connection.execute(
+            select(datasets.c.name, datasets.c.active_name, budgets.c.total_units, budgets.c.spent_units,
+                   select(func.coalesce(func.sum(charges.c.epsilon_units), 0))
+                   .where(and_(charges.c.analyst_id == who.id, charges.c.dataset_id == datasets.c.id,
+                               charges.c.status != "refunded")).scalar_subquery().label("charged_units"))
+            .join(budgets, and_(budgets.c.dataset_id == datasets.c.id, budgets.c.analyst_id == who.id))
+            .order_by(datasets.c.active_name.is_(None), datasets.c.name, datasets.c.id)).all()
+    totals = [{"dataset": shown_name(r.name, r.active_name), "active": r.active_name is not None,
+               "charged": fraction_text(units_fraction(int(r.charged_units))),
+               "budget": service.budget_view(r.name, int(r.total_units), int(r.spent_units))}
+              for r in registrations if r.active_name is not None or int(r.charged_units)]
+    charge_rows = [{"at": c.created_at, "dataset": shown_name(c.dataset_name, c.active_name), "job": c.public_id,
+                    "status": c.status, "epsilon_exact": fraction_text(units_fraction(int(c.epsilon_units)))}
+                   for c in charged]
     return {"rows": rows, "charges": charge_rows, "totals": totals,
             "complete": len(rows) < LEDGER_PAGE_ROWS and len(charged) < LEDGER_PAGE_ROWS}
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 __all__ = ["ParameterField", "job_fields", "parameter_value", "job_request", "statistics_request", "confidence_value",
-           "confidence_help", "FormError"]
+           "confidence_help", "FormError", "repeated_field"]
 
 
 class FormError(Exception):
@@ -34,6 +34,28 @@ class FormError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
+
+
+def repeated_field(fields: Iterable[tuple[str, Any]]) -> str | None:
+    """The first name a form sends more than once, or None.
+
+    A page's form sends each field once; a repeated one (``epsilon=0.01&epsilon=0.03``)
+    is refused, as the API refuses a repeated query parameter or JSON key: reading its
+    last value would run another request than a proxy or a log reader sees.
+
+    Examples
+    --------
+    >>> repeated_field([("csrf", "t"), ("epsilon", "0.01"), ("epsilon", "0.03")])
+    'epsilon'
+    >>> repeated_field([("csrf", "t"), ("epsilon", "0.01")]) is None
+    True
+    """
+    seen: set[str] = set()
+    for name, _ in fields:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from dprm.errors import DprmError
 from dprm.queries.document import explain_guarantee
 from dprm.server import accounts, jobs
+from dprm.server.registrations import shown_name
 from dprm.server.errors import ApiError
 from dprm.server.units import fraction_text
 from dprm.server.web.access import for_posting, for_reading
@@ -114,10 +115,10 @@ def analyst_jobs(request: Request, who: accounts.Analyst) -> list[dict[str, Any]
 
     with request.app.state.db.read() as connection:
         rows = connection.execute(
-            select(jobs_table, datasets.c.name.label("dataset_name"))
+            select(jobs_table, datasets.c.name.label("dataset_name"), datasets.c.active_name)
             .join(datasets, datasets.c.id == jobs_table.c.dataset_id)
             .where(jobs_table.c.analyst_id == who.id).order_by(jobs_table.c.id.desc()).limit(200)).all()
-    return [jobs.job_view(r, r.dataset_name) for r in rows]
+    return [jobs.job_view(r, shown_name(r.dataset_name, r.active_name)) for r in rows]
 
 
 @router.get("/jobs", response_class=HTMLResponse)

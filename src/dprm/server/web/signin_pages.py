@@ -17,11 +17,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from dprm.errors import short_repr
 from dprm.server import accounts
 from dprm.server.errors import rate_limited
 from dprm.server.ratelimit import client_address
 from dprm.server.web import csrf
 from dprm.server.web.access import session_of
+from dprm.server.web.forms import repeated_field
 from dprm.server.web.pages import problem, redirect, render
 from dprm.server.web.return_to import after_signin, home_of, safe_next
 from dprm.server.web.sessions import COOKIE, LIFETIME, close_session, open_session
@@ -70,6 +72,10 @@ async def signin(request: Request) -> Response:
                                                               str(form.get(csrf.FIELD) or "")):
         request.state.outcome = "csrf_refused"
         return signin_page(request, 403, "The sign-in form expired; please try again.", next_page)
+    if (repeated := repeated_field(form.multi_items())) is not None:  # never read as its last value
+        request.state.outcome = "invalid_request"
+        return signin_page(request, 422, f"The form field {short_repr(repeated)} was sent more than once; "
+                                         f"please sign in with the form as the page sends it.", next_page)
     token = str(form.get("token") or "").strip()
     db = request.app.state.db
     guesses, address = request.app.state.guesses, client_address(request.scope)
