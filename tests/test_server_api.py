@@ -422,6 +422,53 @@ def test_a_literal_every_value_satisfies_on_a_complete_column_is_refused(tmp_pat
     db.dispose()
 
 
+def test_a_compound_query_the_schema_decides_is_refused_and_one_the_rows_decide_is_not(tmp_path: Path) -> None:
+    """`a ∧ ¬a` holds on no row and `a ∨ ¬a` on every row whatever the data; `[x ≤ 50] ∨ [x > 50]` on every
+    row only where x is declared complete (elsewhere it asks how many rows have x): the first ones, and
+    the last on the complete column, are refused before anything is charged; the others are accepted."""
+    from dprm.server import budget as budgets
+    from dprm.server.datasets import register_dataset
+    from dprm.server.units import epsilon_units
+
+    url = str(tmp_path / "s.db")
+    tokens = setup_server_db(url, tmp_path)
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    left, right, types = tiny_views(whole)
+    declared = json.loads(types.read_text())
+    declared["columns"]["x"]["complete"] = True
+    types.write_text(json.dumps(declared))
+    db = Database(url)
+    register_dataset(db, "whole", left, right, types)
+    with db.write() as c:
+        budgets.set_budget(c, accounts.find_analyst(c, "alice").id, 2, epsilon_units("10"))
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    path = "/v1/primitives/redescription-statistics"
+    a, b = {"attr": "a", "eq": True}, {"attr": "b", "eq": True}
+    low, high = {"attr": "x", "le": 50}, {"attr": "x", "gt": 50}
+    refused = [("whole", "left", {"and": [a, {"not": a}]}, "holds on no row"),
+               ("tiny", "left", {"or": [{"not": a}, a]}, "holds on every row"),
+               ("tiny", "right", {"and": [b, {"attr": "x", "gt": 60}, {"attr": "x", "lt": 40}]}, "holds on no row"),
+               ("whole", "right", {"or": [low, high]}, "holds on every row")]
+    not_ca = {"not": {"attr": "state", "eq": "CA"}}
+    accepted = [("tiny", "right", {"or": [low, high]}), ("whole", "left", {"and": [a, not_ca]}),
+                ("whole", "right", {"or": [b, high]})]
+    with TestClient(create_app(url, workers=0, background=False)) as client:
+        for dataset, side, query, words in refused:
+            for extra in ({"dry_run": True}, {}):
+                answer = client.post(path, json={**STATS, "dataset": dataset, side: query, **extra}, headers=headers)
+                assert answer.status_code == 422 and _error(answer) == "outside_domain", answer.text
+                message = answer.json()["error"]["message"]
+                assert message.startswith(f"{side}: ") and words in message and "nothing was charged" in message
+        for dataset, side, query in accepted:
+            answer = client.post(path, json={**STATS, "dataset": dataset, side: query, "dry_run": True},
+                                 headers=headers)
+            assert answer.status_code == 200, (query, answer.text)
+        budget = client.get("/v1/budget", headers=headers).json()["budgets"]
+        assert [entry["exact"]["spent"] for entry in budget] == ["0"] * len(budget)
+    db.dispose()
+
+
 # -- one name and one range for the intervals' level ---------------------------------------------
 
 

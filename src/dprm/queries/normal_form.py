@@ -123,7 +123,7 @@ from dprm.queries.json_form import query_to_json
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, Literal, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 
-__all__ = ["normalize", "canonical_key", "complete_attributes"]
+__all__ = ["normalize", "canonical_key", "complete_attributes", "decided"]
 
 def _complement(lit: Literal) -> Query | None:
     """The literal(s) holding exactly where ``lit`` does not, for a complete attribute."""
@@ -484,6 +484,36 @@ def canonical_key(query: Query, complete: AbstractSet[str] | Iterable[str] = fro
     False
     """
     return _text(normalize(query, complete))
+
+
+def decided(query: Query, complete: AbstractSet[str] | Iterable[str] = frozenset()) -> str | None:
+    """``"every"`` where ``query`` holds on every row whatever the data, ``"none"`` where on no row, else None.
+
+    Read off the normal form (:func:`normalize`): a disjunction two of whose parts cover
+    every row between them (``a ∨ ¬a``; ``[x ≤ 5] ∨ [x > 5]`` where ``x`` is complete)
+    holds everywhere, a conjunction two of whose parts are disjoint (``a ∧ ¬a``, ``[x >
+    5] ∧ [x < 3]``) nowhere, by the same provers that rule 14 uses. Sound, not complete:
+    None does not promise that the rows decide. Single literals are not judged here
+    (their domain does it: :mod:`dprm.server.public_domain`).
+
+    Parameters
+    ----------
+    query : Query
+    complete : set of str
+        As for :func:`normalize`.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B, NumericLiteral as N
+    >>> decided(B("a") & ~B("a")), decided(B("a") | ~B("a")), decided(B("a") & B("b"))
+    ('none', 'every', None)
+    >>> decided(N("x", le=5) | N("x", gt=5)), decided(N("x", le=5) | N("x", gt=5), complete={"x"})
+    (None, 'every')
+    """
+    form = normalize(query, complete)
+    if isinstance(form, (And, Or)) and _trivial_junction(form, frozenset(complete)):
+        return "every" if isinstance(form, Or) else "none"
+    return None
 
 
 def complete_attributes(*views: View) -> frozenset[str]:

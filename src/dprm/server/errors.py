@@ -21,8 +21,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "invalid_epsilon": (422, "epsilon must be a positive multiple of 1e-9 within the limits"),
     "invalid_query": (422, "the query is not valid for the dataset's public schema"),
     "invalid_tree": (422, "the tree is not valid for the dataset's public schema"),
-    "outside_domain": (422, "a literal holds for every value of its attribute's declared domain or for none: "
-                            "its answer is known from the public schema"),
+    "outside_domain": (422, "a literal holds for every value of its attribute's declared domain or for none, or a "
+                            "query on every row or none: its answer is known from the public schema"),
     "unknown_algorithm": (422, "no such algorithm on this server"),
     "request_too_large": (413, "the request body is too large"),
     "request_timeout": (408, "the request body did not arrive in time"),

@@ -283,7 +283,41 @@ def check_query(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
         problem = query_problem(literal, entry, where)  # an undeclared category, [x > 1000] on [0, 100], ...
         if problem is not None:
             raise ApiError("outside_domain", problem)
+    problem = decided_problem(query, schema, view, where)  # a ∧ ¬a, [x ≤ 5] ∨ [x > 5] on a complete x, ...
+    if problem is not None:
+        raise ApiError("outside_domain", problem)
     return query
+
+
+def decided_problem(query: Any, schema: dict[str, Any], view: str, where: str) -> str | None:
+    """Why a compound query's answer is known from the public schema, or None.
+
+    A query that holds on every row or on none whatever the rows (``a ∧ ¬a``; ``[x ≤ 5]
+    ∨ [x > 5]`` where ``x`` is declared complete), as the normal form's provers show it
+    (:func:`dprm.queries.normal_form.decided`, given the attributes the schema declares
+    complete), would spend ε on nothing, as a literal outside its domain would
+    (:mod:`dprm.server.public_domain`). Reads the request and the public schema only.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral as B
+    >>> schema = {"views": {"left": [{"name": "a", "type": "boolean"}]}}
+    >>> decided_problem(B("a") & ~B("a"), schema, "left", "left")
+    'left: a ∧ ¬a holds on no row whatever the data, so its answer is known from the public schema (nothing was charged)'
+    >>> decided_problem(B("a"), schema, "left", "left") is None
+    True
+    """
+    from dprm.queries import to_text
+    from dprm.queries.normal_form import decided
+
+    complete = {entry["name"] for entry in schema["views"].get(view, []) if entry.get("complete")}
+    holds = decided(query, complete)
+    if holds is None:
+        return None
+    text = to_text(query)
+    text = text if len(text) <= 200 else text[:199] + "…"
+    return (f"{where}: {text} holds on {'every' if holds == 'every' else 'no'} row whatever the data, so its "
+            f"answer is known from the public schema (nothing was charged)")
 
 
 def check_tree(obj: Any, schema: dict[str, Any], view: str, where: str) -> Any:
