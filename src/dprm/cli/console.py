@@ -91,7 +91,7 @@ def _ascii_spelling(error: UnicodeError) -> tuple[str, int]:
     Examples
     --------
     >>> "[x ≤ 5] ∧ ¬b, ±0.1, café".encode("ascii", errors=_ERRORS)
-    b'[x <= 5] & !b, +/-0.1, caf\\xe9'
+    b'[x <= 5] & !b, +/-0.1, caf\\\\xe9'
     """
     if not isinstance(error, UnicodeEncodeError):
         raise error
