@@ -184,3 +184,12 @@ def test_a_link_to_an_input_is_refused_by_the_name_given(tmp_path: Path, monkeyp
     assert code == 2
     line = assert_one_error_line(stderr, "error: to-left.csv: is an input of this command (a link to ")
     assert line.count("left.csv") == 2
+
+
+def test_evaluate_refuses_an_empty_directory_name(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    left, right = write(tmp_path / "left.csv", LEFT), write(tmp_path / "right.csv", RIGHT)
+    code, _, stderr = run(["evaluate", left, right, "--algorithms", "cartwheels", "--budgets", "1x1", "--out", ""])
+    assert code == 2
+    assert_one_error_line(stderr, "'--out'", "the value is empty: give a directory ('.' for the current one)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["left.csv", "right.csv"]  # no experiment here
