@@ -340,3 +340,40 @@ def test_a_private_run_says_a_declared_column_is_in_neither_file_first(tmp_path:
     types = write(tmp_path / "t.json", '{"columns": {"b": "numeric"}}')
     expect_error(["mine", left, right, "--types", types, "--epsilon", "1"], "column 'b': a private run needs its "
                  "public 'bounds'")
+
+
+class _Killed(BaseException):
+    """What SIGTERM raised in the test before the command installed its own handler."""
+
+
+@pytest.mark.parametrize("command", ["classify", "itemsets"])
+def test_sigterm_ends_classify_and_itemsets_as_ctrl_c_does(tmp_path: Path, monkeypatch, command: str) -> None:
+    """SIGTERM killed ``dprm classify`` and ``dprm itemsets`` at once (exit -15, no word), unlike ``mine``."""
+    import signal
+
+    import dprm.cli.classify as classify_module
+    import dprm.cli.itemsets as itemsets_module
+
+    module, name = (classify_module, "_load") if command == "classify" else (itemsets_module, "read_columns")
+    reading = getattr(module, name)
+
+    def terminated(*args, **kwargs):
+        result = reading(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return result
+
+    def killed(signum, frame):
+        raise _Killed
+
+    monkeypatch.setattr(module, name, terminated)
+    before = signal.signal(signal.SIGTERM, killed)  # the test's stand-in for the default (kill the process)
+    try:
+        learn = write(tmp_path / "learn.csv", "a,b,y\n" + "".join(f"{i % 3},{i % 2},{'p' if i % 3 else 'q'}\n"
+                                                               for i in range(30)))
+        args = {"classify": ["classify", learn, "--target", "y", "--epsilon", "1", "--cv", "0"],
+                "itemsets": ["itemsets", learn, "--min-support", "0.3", "--categorical-integers"]}[command]
+        code, out, err = run(args + ["-o", tmp_path / "out.json"])
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert (code, err, out) == (130, "interrupted\n", "")
+    assert not (tmp_path / "out.json").exists()

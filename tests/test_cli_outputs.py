@@ -114,3 +114,82 @@ def test_a_dash_and_a_link_to_a_pipe_are_refused_by_the_names_given(tmp_path: Pa
         code, _, stderr = run(args[:where] + ["to-fifo.json"] + args[where + 1:])
         assert code == 2
         assert_one_error_line(stderr, "to-fifo.json: is not a regular file")
+
+
+@pytest.fixture
+def umask_027():
+    before = os.umask(0o027)
+    try:
+        yield
+    finally:
+        os.umask(before)
+
+
+def test_new_outputs_follow_the_umask_and_replaced_ones_keep_their_mode(tmp_path: Path, umask_027) -> None:
+    for command, args in commands(tmp_path, tmp_path / "out.json").items():
+        args = args + {"mine": ["--clired", tmp_path / "out.queries"], "classify": [],
+                       "itemsets": ["--categorical-integers"]}[command]
+        (tmp_path / "out.json").unlink(missing_ok=True)
+        code, _, stderr = run(args)
+        assert code == 0, stderr
+        assert oct((tmp_path / "out.json").stat().st_mode & 0o777) == "0o640", command
+        (tmp_path / "out.json").chmod(0o600)  # results kept private: replacing them keeps them so
+        code, _, stderr = run(args)
+        assert code == 0, stderr
+        assert oct((tmp_path / "out.json").stat().st_mode & 0o777) == "0o600", command
+    assert oct((tmp_path / "out.queries").stat().st_mode & 0o777) == "0o640"
+    code, _, stderr = run(["datasets", "make-planted", tmp_path / "planted", "--rows", "50", "--seed", "1"])
+    assert code == 0, stderr
+    assert {oct(p.stat().st_mode & 0o777) for p in (tmp_path / "planted").iterdir()} == {"0o640"}
+
+
+def test_a_long_output_name_is_written_or_refused_before_any_work(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    long = "r" * 245 + ".json"  # fits the file system, but not with a prefix and a suffix around it
+    code, stdout, stderr = run(commands(tmp_path, Path(long))["mine"] + ["--clired", "q" * 255])
+    assert code == 0, stderr
+    assert (tmp_path / long).is_file() and (tmp_path / ("q" * 255)).is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    args = commands(tmp_path, Path("x" * 256))["mine"]
+    args[1] = tmp_path / "absent.csv"  # the name is refused first: no row is read
+    code, stdout, stderr = run(args)
+    assert code == 2
+    assert_one_error_line(stderr, "the file name is too long (256 bytes; at most 255 here)")
+
+
+def test_a_full_disk_names_the_output_given_not_the_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.chdir(tmp_path)
+    args = commands(tmp_path, Path("placeholder"))["mine"]
+    where = args.index(Path("placeholder"))
+    monkeypatch.setattr(os, "fsync", full)
+    for option, name in (("-o", "out.json"), ("--clired", "out.queries")):
+        code, stdout, stderr = run(args[:where - 1] + args[where + 1:] + [option, name])
+        assert code == 2
+        line = assert_one_error_line(stderr, f"error: {name}: ", "No space left on device")
+        assert ".partial" not in line and ".tmp" not in line
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["learn.csv", "left.csv", "right.csv"]
+
+
+def test_a_link_to_an_input_is_refused_by_the_name_given(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = commands(tmp_path, Path("placeholder"))["mine"]
+    Path("to-left.csv").symlink_to("left.csv")
+    args[args.index(Path("placeholder"))] = "to-left.csv"
+    code, _, stderr = run(args)
+    assert code == 2
+    line = assert_one_error_line(stderr, "error: to-left.csv: is an input of this command (a link to ")
+    assert line.count("left.csv") == 2
+
+
+def test_evaluate_refuses_an_empty_directory_name(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    left, right = write(tmp_path / "left.csv", LEFT), write(tmp_path / "right.csv", RIGHT)
+    code, _, stderr = run(["evaluate", left, right, "--algorithms", "cartwheels", "--budgets", "1x1", "--out", ""])
+    assert code == 2
+    assert_one_error_line(stderr, "'--out'", "the value is empty: give a directory ('.' for the current one)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["left.csv", "right.csv"]  # no experiment here

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from dprm.cli.console import INTERRUPTED, exit_on, fail
+from dprm.cli.console import INTERRUPTED, StdoutClosed, exit_on, fail, quiet_exit, standard_streams
 
 __all__ = ["app", "main", "COMMANDS", "CONTEXT"]
 
@@ -113,10 +113,24 @@ def _one_blas_thread() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``dprm`` command (``argv`` defaults to ``sys.argv[1:]``)."""
+    """Entry point of the ``dprm`` command (``argv`` defaults to ``sys.argv[1:]``).
+
+    The standard streams are set up first (:func:`dprm.cli.console.standard_streams`):
+    a standard output closed by its reader (``dprm mine ... | head -1``) ends the
+    command quietly with exit code 141, as a shell reports for ``yes | head -1``; the
+    output files it had written stay.
+    """
     args = sys.argv[1:] if argv is None else list(argv)
     _one_blas_thread()
+    try:
+        with standard_streams():
+            _run(args)
+    except StdoutClosed:
+        quiet_exit()
 
+
+def _run(args: list[str]) -> None:
+    """Run the command line ``args``: one line on stderr and its exit code for every ending."""
     try:
         from dprm.cli.coercion import plain_conversions
 

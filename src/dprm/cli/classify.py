@@ -35,6 +35,7 @@ from typing import Any, Optional
 import typer
 
 from dprm.cli.app import command_app
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.console import console, note
 from dprm.cli.outputs import Outputs
 from dprm.cli.coercion import read_number
@@ -54,6 +55,7 @@ VARIANTS = ("dprm", "paper")
 
 
 @app.command()
+@terminate_as_interrupt()  # SIGTERM ends the run as Ctrl-C does: "interrupted", 130, nothing written
 def classify(
     learn: Path = typer.Argument(..., metavar="LEARN.csv", show_default=False,
                                  help="The data: a CSV (or Parquet) file, one row per entity."),

@@ -26,6 +26,7 @@ from typing import Any, Optional
 import typer
 
 from dprm.cli.app import command_app
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.console import console, note, plural
 from dprm.cli.eval_options import number_list, output_directory
 from dprm.cli.outputs import Outputs
@@ -49,6 +50,7 @@ FULL = {"datasets": DEFAULT_DATASETS, "epsilons": "0.01,0.1,1,10", "depths": "1-
 
 
 @app.command("classify-eval")
+@terminate_as_interrupt()  # SIGTERM ends the run as Ctrl-C does: "interrupted", 130, nothing written
 def classify_eval(
     out_dir: Path = typer.Argument(..., metavar="OUT_DIR", show_default=False,
                                    help="Directory for the table, figures and report (created if needed)."),

@@ -203,8 +203,21 @@ def _not_a_file_name(runtime_param: Any, value: Any) -> str | None:
     "'out.json/' ends with '/', so it names a directory: give a file name"
     >>> _not_a_file_name(file_option, "out.json") is None
     True
+
+    An empty value of any path option is refused too: ``Path("")`` is the current
+    directory (``evaluate --out ""`` wrote its experiment there).
+
+    >>> directory_option = SimpleNamespace(annotation=Path, parameter_info=SimpleNamespace(dir_okay=True))
+    >>> _not_a_file_name(directory_option, "")
+    "the value is empty: give a directory ('.' for the current one)"
     """
-    if runtime_param.annotation is not Path or getattr(runtime_param.parameter_info, "dir_okay", True):
+    if runtime_param.annotation is not Path:
+        return None
+    file_only = not getattr(runtime_param.parameter_info, "dir_okay", True)
+    if type(value) is str and not value.strip():
+        return "the value is empty: " + ("give a file name" if file_only else
+                                         "give a directory ('.' for the current one)")
+    if not file_only:
         return None
     if type(value) is str and value.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
         return f"{short_repr(value)} ends with {value[-1]!r}, so it names a directory: give a file name"

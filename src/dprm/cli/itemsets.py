@@ -47,6 +47,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.coercion import read_number
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
@@ -138,6 +139,7 @@ def check_options(min_support: float, delta: float | None, sensitive: list[str] 
 
 
 @app.command()
+@terminate_as_interrupt()  # SIGTERM ends the run as Ctrl-C does: "interrupted", 130, nothing written
 def itemsets(
     learn: Path = typer.Argument(..., metavar="LEARN.csv", show_default=False,
                                  help="The stream: a CSV file, one row per entity (read in chunks)."),

@@ -23,6 +23,7 @@ from typing import Any, Optional
 import typer
 
 from dprm.cli.app import command_app
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.console import console, note, plural
 from dprm.cli.eval_options import OutDir, dataset_names, number_list, output_directory
 from dprm.cli.outputs import Outputs
@@ -40,6 +41,7 @@ QUICK = {"datasets": "ibm", "ibm_rows": 3000, "thetas": "0.3", "epsilons": "1", 
 
 
 @app.command("itemsets-eval")
+@terminate_as_interrupt()  # SIGTERM ends the run as Ctrl-C does: "interrupted", 130, nothing written
 def itemsets_eval(
     out_dir: OutDir,
     datasets: Optional[str] = typer.Option(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from dprm.errors import DprmError
+from dprm.files import staged_file
 
 __all__ = ["Outputs", "check_writable", "check_directory"]
 
@@ -53,31 +54,56 @@ def check_directory(directory: Path, *, create: bool = False) -> None:
     _probe(parent, directory)
 
 
-def check_writable(path: Path) -> None:
+def check_writable(path: Path, shown: Path | None = None) -> None:
     """Refuse an output file before any work: it could not be written or replaced.
+
+    Messages name ``shown`` (the path the user gave; ``path`` by default), e.g. a link
+    whose target ``path`` is.
 
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     check_writable(Path(tmp) / "out.json")
-    ...     try:
-    ...         check_writable(Path(tmp))
-    ...     except DprmError as error:
-    ...         print(str(error).replace(tmp, "TMP"))
+    ...     for bad in (Path(tmp), Path(tmp) / ("x" * 300)):
+    ...         try:
+    ...             check_writable(bad)
+    ...         except DprmError as error:
+    ...             print(str(error).replace(tmp, "TMP").replace("x" * 300, "x..."))
     TMP: is a directory; give a file name
+    TMP/x...: the file name is too long (300 bytes; at most 255 here)
     """
+    shown = path if shown is None else shown
+    _check_name_length(path, shown)
     if path.is_dir():
-        raise DprmError(f"{path}: is a directory; give a file name")
+        raise DprmError(f"{shown}: is a directory; give a file name")
     if path.exists() and not path.is_file():
-        raise DprmError(f"{path}: is not a regular file (a device or a pipe); give a file name")
+        raise DprmError(f"{shown}: is not a regular file (a device or a pipe); give a file name")
     if not path.parent.exists():
-        raise DprmError(f"{path}: directory {path.parent} does not exist")
+        raise DprmError(f"{shown}: directory {path.parent} does not exist")
     if not path.parent.is_dir():
-        raise DprmError(f"{path}: {path.parent} is not a directory")
-    _probe(path.parent, path)
+        raise DprmError(f"{shown}: {path.parent} is not a directory")
+    _probe(path.parent, shown)
     if path.exists() and not os.access(path, os.W_OK) and not os.access(path.parent, os.W_OK):
-        raise DprmError(f"{path}: cannot be replaced (permission denied)")
+        raise DprmError(f"{shown}: cannot be replaced (permission denied)")
+
+
+def _check_name_length(path: Path, shown: Path) -> None:
+    """Refuse a file name longer than its directory's file system takes (before any work).
+
+    The temporary file a target is staged under has a short name of its own
+    (:func:`dprm.files.staged_file`), so a name that passes here is written.
+    """
+    directory = path.parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    try:
+        limit = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no such query here: the usual limit
+        limit = 255
+    length = len(os.fsencode(path.name))
+    if length > limit:
+        raise DprmError(f"{shown}: the file name is too long ({length} bytes; at most {limit} here)")
 
 
 def _probe(directory: Path, shown: Path) -> None:
@@ -130,51 +156,65 @@ class Outputs:
 
     #: The command's input files: no output may replace one.
     inputs: list[Path | str | None] = field(default_factory=list)
-    _targets: list[tuple[Path, Callable[[Path], object]]] = field(default_factory=list)
+    #: (the path the user gave, the file written, the writer): a link's target is written.
+    _targets: list[tuple[Path, Path, Callable[[Path], object]]] = field(default_factory=list)
 
     def add(self, path: Path | None, write: Callable[[Path], object]) -> None:
         """Plan ``write(staged_path)`` for ``path`` (nothing when ``path`` is None).
 
         A symbolic link is followed: its target file is written, the link stays.
+        Messages name ``path`` as given.
         """
         if path is not None:
             path = Path(path)
+            _check_name_length(path, path)  # before is_symlink() fails on it
             followed = path.is_symlink() and not (path.exists() and not path.is_file())  # a link to a pipe
-            self._targets.append((_resolved(path) if followed else path, write))  # is refused by its own name
+            self._targets.append((path, _resolved(path) if followed else path, write))  # is refused by its own name
 
     def check(self) -> None:
         """Raise :class:`DprmError` naming the first target that could not be written."""
         seen: set[Path] = set()
         inputs = {_resolved(Path(i)) for i in self.inputs if i is not None}
-        for path, _ in self._targets:
+        for shown, path, _ in self._targets:
             resolved = _resolved(path)
             if resolved in seen:
-                raise DprmError(f"{path}: given for two outputs")
+                raise DprmError(f"{shown}: given for two outputs")
             if resolved in inputs:
-                raise DprmError(f"{path}: is an input of this command; give another file name")
+                link = f" (a link to {resolved})" if shown != path else ""
+                raise DprmError(f"{shown}: is an input of this command{link}; give another file name")
             seen.add(resolved)
-            check_writable(path)
+            check_writable(path, shown)
 
     def commit(self) -> list[Path]:
-        """Write every target, all or none; return the paths written."""
-        staged: list[tuple[Path, Path]] = []
+        """Write every target, all or none; return the paths written, as given.
+
+        Every file is staged under a short temporary name in its target's directory
+        (:func:`dprm.files.staged_file`: the mode the target will have, whatever the
+        length of its name), then all are moved into place. An error names the path
+        the user gave, never the temporary one.
+        """
+        staged: list[tuple[Path, Path, Path]] = []
         current: Path | None = None
+        temporary: Path | None = None
         try:
-            for path, write in self._targets:
-                current = path
-                fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+            for shown, path, write in self._targets:
+                current, temporary = shown, None
+                fd, temporary = staged_file(path)
                 os.close(fd)
-                staged.append((Path(name), path))
-                write(Path(name))
-                os.chmod(name, 0o644)
-            for temporary, path in staged:
-                current = path
+                staged.append((temporary, path, shown))
+                write(temporary)
+            for temporary, path, shown in staged:
+                current = shown
                 os.replace(temporary, path)
-            written = [path for _, path in staged]
+            written = [shown for _, _, shown in staged]
             staged = []
             return written
         except OSError as error:
             raise DprmError(f"{current}: cannot be written ({error.strerror or error})") from None
+        except DprmError as error:  # a writer's own message names the file it was given: the temporary one
+            if temporary is None:
+                raise
+            raise DprmError(str(error).replace(os.fspath(temporary), os.fspath(current))) from None
         finally:
-            for temporary, _ in staged:
+            for temporary, _, _ in staged:
                 temporary.unlink(missing_ok=True)

@@ -43,6 +43,7 @@ from typing import Sequence
 import numpy as np
 
 from dprm.errors import DprmError
+from dprm.files import write_atomic
 from dprm.queries.base import Query
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, Literal, NumericLiteral
 from dprm.queries.operators import And, Not, Or
@@ -213,7 +214,10 @@ def write_clired_queries(
     columns: tuple[Sequence[str], Sequence[str]] | None = None,
     ascii: bool = True,
 ) -> None:
-    """Write redescriptions as clired's tab-separated queries file (UTF-8).
+    """Write redescriptions as clired's tab-separated queries file (UTF-8), atomically.
+
+    A new file gets mode 0666 less the umask; an existing file keeps its mode
+    (:func:`dprm.files.write_atomic`).
 
     Parameters
     ----------
@@ -243,7 +247,6 @@ def write_clired_queries(
         ]))
     name = os.fspath(path)
     try:
-        with open(name, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write("\n".join(lines) + "\n")
+        write_atomic(name, "\n".join(lines) + "\n")
     except OSError as err:
         raise DprmError(f"{name}: cannot write: {err.strerror or err}") from None

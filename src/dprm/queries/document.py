@@ -167,7 +167,8 @@ def _encode(doc: dict, name: str) -> str:
 def write_document(doc: dict, path: str | os.PathLike, *, validate: bool = True) -> None:
     """Validate ``doc`` and write it to ``path`` atomically (UTF-8, indented JSON).
 
-    A new file gets mode 0644; an existing file keeps its mode. ``validate=False``
+    A new file gets mode 0666 less the umask; an existing file keeps its mode
+    (:func:`dprm.files.write_atomic`). ``validate=False``
     skips the validation for a document :func:`make_document` has just made (and
     validated): on MAMMAL that is about 0.02 s of a run.
 
@@ -180,13 +181,8 @@ def write_document(doc: dict, path: str | os.PathLike, *, validate: bool = True)
     if validate:
         document_redescriptions(doc, source=name)
     text = _encode(doc, name)
-    target = Path(name)
     try:
-        mode = target.stat().st_mode & 0o777
-    except OSError:
-        mode = 0o644
-    try:
-        write_atomic(target, text, mode=mode)
+        write_atomic(Path(name), text)
     except OSError as err:
         raise DprmError(f"{name}: cannot write: {err.strerror or err}") from None
 
