@@ -51,7 +51,7 @@ from dprm.errors import DataError, ParameterError, short_repr
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
-           "first_line", "line_break_cells", "nul_value_error", "open_text_table", "read_header", "read_table",
+           "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header", "read_table",
            "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
@@ -311,7 +311,8 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") 
         import pyarrow.parquet as pq
 
         try:
-            schema = pq.read_schema(path)
+            with native_file(path) as stream:
+                schema = pq.read_schema(stream)
         except (pa.ArrowException, OSError) as exc:
             raise _error(name, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
     else:
@@ -457,14 +458,38 @@ def _open_text(path: Path) -> Any:
     pyarrow's own detection reads ``.gz`` but not ``.GZ``: ``UP.CSV.GZ`` was parsed
     as the compressed bytes (``is empty (no header)``).
     """
-    return pa.input_stream(str(path), compression=_CODECS.get(path.suffix.lower()))
+    codec = _CODECS.get(path.suffix.lower())
+    stream = native_file(path)
+    return pa.CompressedInputStream(stream, codec) if codec else stream
+
+
+def native_file(path: str | os.PathLike[str]) -> pa.NativeFile:
+    """The file ``path`` opened for reading as pyarrow's file, whatever bytes its name holds.
+
+    pyarrow takes a path as UTF-8 text: a name that is not UTF-8 (``bad\\xff.csv``, which
+    Python holds with surrogate escapes) failed with ``UnicodeEncodeError: surrogates not
+    allowed``. The name is given as the bytes the operating system knows it by
+    (:func:`os.fsencode`), which pyarrow opens as they are. Every reader here hands pyarrow
+    the file this gives, never the path (the CSV reader, the compressed streams, Parquet).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / os.fsdecode(b"bad\\xff.csv")
+    ...     _ = path.write_bytes(b"a,b")
+    ...     with native_file(path) as stream:
+    ...         print(stream.read())
+    b'a,b'
+    """
+    return pa.OSFile(os.fsencode(path), "r")
 
 
 def _read_parquet(path: Path, source: str) -> pa.Table:
     import pyarrow.parquet as pq  # 20 ms: only Parquet input pays for it
 
     try:  # one file, read as it is: read_table's dataset reading refuses repeated column names in its own words
-        with pq.ParquetFile(path) as parquet:
+        with native_file(path) as stream, pq.ParquetFile(stream) as parquet:
             return parquet.read()
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None

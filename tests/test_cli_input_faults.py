@@ -1,0 +1,61 @@
+"""Input faults found by a fuzzing round, each answered as the command-line promises say.
+
+A data file whose name is not UTF-8 is read (CSV, compressed, Parquet; every command);
+an option value that is not UTF-8 is refused in one line naming the option; reports
+whose folder or data paths are not UTF-8 are written, the paths shown escaped; several
+files written together are written all or none, an error naming the file; the itemset
+miner checks declared numeric columns as ``dprm mine`` does.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from test_cli import assert_one_error_line, run, write
+
+#: A name holding bytes that are not UTF-8 (Python holds them as surrogate escapes).
+BAD = os.fsdecode(b"bad\xff\xfe")
+
+LEFT = "id,a,b\n" + "".join(f"{i},{i % 2},{i * 1.5}\n" for i in range(1, 31))
+RIGHT = "id,c,d\n" + "".join(f"{i},{(i + 1) % 2},{i * 2.5}\n" for i in range(1, 31))
+TABLE = "age,sex,cls\n" + "".join(f"{18 + (7 * i) % 70},{'fm'[i % 2]},{'xy'[i % 3 == 0]}\n" for i in range(40))
+
+
+def expect_error(args: list, *fragments: str) -> str:
+    code, out, err = run(args)
+    assert code == 2, (code, out, err)
+    return assert_one_error_line(err, *fragments)
+
+
+def expect_ok(args: list) -> str:
+    code, out, err = run(args)
+    assert code == 0, (code, out, err)
+    assert "internal error" not in err
+    return out
+
+
+# --------------------------------------------------------------- 6: data file names that are not UTF-8
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".parquet"])
+def test_mine_and_inspect_read_a_file_whose_name_is_not_utf8(tmp_path: Path, suffix: str) -> None:
+    left = tmp_path / (BAD + suffix)
+    frame = pd.read_csv(write(tmp_path / "l.csv", LEFT))
+    if suffix == ".parquet":
+        frame.to_parquet(tmp_path / "l.parquet")
+        os.rename(tmp_path / "l.parquet", left)
+    else:
+        frame.to_csv(left, index=False)
+    right = write(tmp_path / "r.csv", RIGHT)
+    expect_ok(["inspect", left, right, "--id-column", "id"])
+    expect_ok(["mine", left, right, "--id-column", "id", "-a", "cartwheels", "-o", tmp_path / "out.json"])
+
+
+def test_classify_and_itemsets_read_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    table = write(tmp_path / (BAD + ".csv"), TABLE)
+    expect_ok(["classify", table, "--target", "cls", "--epsilon", "1"])
+    expect_ok(["itemsets", table, "--min-support", "0.2", "--bins", "age=0,50,100"])
