@@ -59,3 +59,23 @@ def test_classify_and_itemsets_read_a_file_whose_name_is_not_utf8(tmp_path: Path
     table = write(tmp_path / (BAD + ".csv"), TABLE)
     expect_ok(["classify", table, "--target", "cls", "--epsilon", "1"])
     expect_ok(["itemsets", table, "--min-support", "0.2", "--bins", "age=0,50,100"])
+
+
+# --------------------------------------------------------------- 7: a --na-values that is not UTF-8
+
+
+@pytest.mark.parametrize("command", ["inspect", "mine", "classify", "itemsets"])
+def test_a_na_values_that_is_not_utf8_is_refused_naming_the_option(tmp_path: Path, command: str) -> None:
+    left, right = write(tmp_path / "l.csv", LEFT), write(tmp_path / "r.csv", RIGHT)
+    table = write(tmp_path / "t.csv", TABLE)
+    args = {"inspect": [left, right], "mine": [left, right, "-o", tmp_path / "out.json"],
+            "classify": [table, "--target", "cls", "--epsilon", "1"],
+            "itemsets": [table, "--min-support", "0.2", "--bins", "age=0,50,100", "--epsilon", "1"]}[command]
+    expect_error([command, *args, "--na-values", os.fsdecode(b"N\xff")], "--na-values", "'N\\xff'", "not UTF-8")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_types_file_na_values_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    left, right = write(tmp_path / "l.csv", LEFT), write(tmp_path / "r.csv", RIGHT)
+    types = write(tmp_path / "t.json", '{"na_values": ["\\udcff"]}')
+    expect_error(["inspect", left, right, "--types", types], "t.json", "'na_values'", "\\xff", "not UTF-8")

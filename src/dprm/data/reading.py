@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
-from dprm.errors import DataError, ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
@@ -171,6 +171,9 @@ def missing_markers(na_values: str | Sequence[str] | None = None) -> tuple[str, 
     ('', 'NA', '?')
     >>> missing_markers()
     ('',)
+    >>> missing_markers([os.fsdecode(b"N\\xff")])
+    Traceback (most recent call last):
+    dprm.errors.ParameterError: na_values 'N\\xff': not UTF-8 text; a marker is compared with the cells of the UTF-8 file
     """
     if na_values is None:
         return DEFAULT_NA_VALUES
@@ -178,6 +181,10 @@ def missing_markers(na_values: str | Sequence[str] | None = None) -> tuple[str, 
         na_values = [na_values]
     if not isinstance(na_values, Sequence) or not all(isinstance(v, str) for v in na_values):
         raise ParameterError(f"na_values must be a list of texts, not {na_values!r}")
+    for value in na_values:
+        if not_utf8(value):  # pyarrow would fail on it (UnicodeEncodeError), and no cell of a UTF-8 file holds it
+            raise ParameterError(f"na_values '{short_text(printable_text(value))}': not UTF-8 text; "
+                                 f"a marker is compared with the cells of the UTF-8 file")
     return tuple(dict.fromkeys((*DEFAULT_NA_VALUES, *na_values)))
 
 

@@ -48,7 +48,7 @@ from typing import Any
 from dprm.data.attributes import AttributeKind, valid_bounds
 from dprm.data.category_text import category_text
 from dprm.data.grid import TRANSFORMS
-from dprm.errors import DataError, short_repr
+from dprm.errors import DataError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import read_small_file, regular_file_size
 from dprm.json_values import no_duplicate_keys
 
@@ -211,6 +211,9 @@ class TypesSpec:
             isinstance(v, str) for v in na_values
         ):
             raise _bad(source, f"'na_values' must be a list of texts, got {short_repr(na_values)}")
+        for value in na_values:
+            if not_utf8(value):  # a JSON escape of a lone surrogate ("\\udcff"): no cell of a UTF-8 file holds it
+                raise _bad(source, f"'na_values': '{short_text(printable_text(value))}' is not UTF-8 text")
         out_of_bounds = data.get("out_of_bounds")
         if out_of_bounds is not None and out_of_bounds not in OUT_OF_BOUNDS:
             raise _bad(source, f"'out_of_bounds' must be 'error' or 'clamp', not {short_repr(out_of_bounds)}")
