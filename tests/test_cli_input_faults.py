@@ -79,3 +79,40 @@ def test_a_types_file_na_values_that_is_not_utf8_is_refused(tmp_path: Path) -> N
     left, right = write(tmp_path / "l.csv", LEFT), write(tmp_path / "r.csv", RIGHT)
     types = write(tmp_path / "t.json", '{"na_values": ["\\udcff"]}')
     expect_error(["inspect", left, right, "--types", types], "t.json", "'na_values'", "\\xff", "not UTF-8")
+
+
+# --------------------------------------------------------------- 8: reports of paths that are not UTF-8
+
+
+def test_evaluate_and_report_write_the_report_of_a_folder_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    left, right = write(tmp_path / "l.csv", LEFT), write(tmp_path / "r.csv", RIGHT)
+    out = tmp_path / ("ev" + BAD)
+    code, _, err = run(["evaluate", left, right, "--id-column", "id", "--algorithms", "cartwheels",
+                        "--budgets", "1x1", "--out", out])
+    assert code == 0, err
+    assert "report failed" not in err
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "ev" + "bad\\xff\\xfe" in page
+    (out / "report.html").unlink()
+    code, _, err = run(["report", out])
+    assert code == 0, err
+    assert (out / "report.html").is_file()
+
+
+def test_report_of_a_run_on_data_whose_name_is_not_utf8_is_written(tmp_path: Path) -> None:
+    left, right = write(tmp_path / "l.csv", LEFT), write(tmp_path / (BAD + ".csv"), RIGHT)
+    result = tmp_path / "run.json"
+    code, _, err = run(["mine", left, right, "--id-column", "id", "-a", "cartwheels", "-o", result])
+    assert code == 0, err
+    code, _, err = run(["report", "--run", result, "--data", left, right, "--id-column", "id",
+                        "-o", tmp_path / "run.html"])
+    assert code == 0, err
+    assert "bad\\xff\\xfe.csv" in (tmp_path / "run.html").read_text(encoding="utf-8")
+
+
+def test_classify_and_itemsets_documents_name_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    table = write(tmp_path / (BAD + ".csv"), TABLE)
+    expect_ok(["classify", table, "--target", "cls", "--epsilon", "1", "-o", tmp_path / "c.json"])
+    expect_ok(["itemsets", table, "--min-support", "0.2", "--bins", "age=0,50,100", "-o", tmp_path / "i.json"])
+    assert "bad\\\\xff\\\\xfe.csv" in (tmp_path / "c.json").read_text(encoding="utf-8")
+    assert "bad\\\\xff\\\\xfe.csv" in (tmp_path / "i.json").read_text(encoding="utf-8")

@@ -52,7 +52,7 @@ from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
 from dprm.cli.itemsets_declarations import booleans_as_text, public_domains, read_frame, read_header
 from dprm.cli.views import NaValues, OutOfBounds, TypesFile
-from dprm.errors import DataError, ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, printable_text, short_repr
 
 app = command_app()
 
@@ -274,7 +274,7 @@ def itemsets(
     table = read_columns(learn, types, bin_edges, sensitive, epsilon, na_values, out_of_bounds)
     if categorical_integers:  # every undeclared column of integer codes, else the types file's categorical ones
         table.categorical_integers = True
-    parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
+    parameters: dict[str, Any] = {"input": printable_text(learn), "min_support": min_support, "chains": chains,
                                   "estimate": ESTIMATES[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
                                   "delta": (0.0 if delta is None else delta) if sensitive else None,
