@@ -116,3 +116,45 @@ def test_classify_and_itemsets_documents_name_a_file_whose_name_is_not_utf8(tmp_
     expect_ok(["itemsets", table, "--min-support", "0.2", "--bins", "age=0,50,100", "-o", tmp_path / "i.json"])
     assert "bad\\\\xff\\\\xfe.csv" in (tmp_path / "c.json").read_text(encoding="utf-8")
     assert "bad\\\\xff\\\\xfe.csv" in (tmp_path / "i.json").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------- 4: several files on a full disk
+
+
+def _full_disk_after(monkeypatch: pytest.MonkeyPatch, files: int) -> None:
+    """Every file flushed after the first ``files`` fails as a full disk does (ENOSPC, naming no file)."""
+    import errno
+
+    real, calls = os.fsync, []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) > files:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_make_planted_on_a_full_disk_writes_none_and_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   made: bool) -> None:
+    out = tmp_path / "pl"
+    if made:
+        out.mkdir()
+    _full_disk_after(monkeypatch, 1)
+    line = expect_error(["datasets", "make-planted", out, "--rows", "60", "--seed", "1"],
+                        str(out / "right.csv"), "No space left on device")
+    assert "pl/left.csv" not in line
+    assert (sorted(p.name for p in out.iterdir()) == []) if made else not out.exists()
+
+
+def test_evaluate_on_a_full_disk_names_the_file_and_leaves_no_lock(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    left, right = write(tmp_path / "l.csv", LEFT), write(tmp_path / "r.csv", RIGHT)
+    out = tmp_path / "ev"
+    _full_disk_after(monkeypatch, 0)
+    expect_error(["evaluate", left, right, "--id-column", "id", "--algorithms", "cartwheels", "--budgets", "1x1",
+                  "--out", out], str(out / "experiment.json"), "No space left on device")
+    assert not (out / ".lock").exists()
+    assert not out.exists()
