@@ -158,3 +158,53 @@ def test_evaluate_on_a_full_disk_names_the_file_and_leaves_no_lock(tmp_path: Pat
                   "--out", out], str(out / "experiment.json"), "No space left on device")
     assert not (out / ".lock").exists()
     assert not out.exists()
+
+
+# --------------------------------------------------------------- 11: itemsets checks declared numeric columns
+
+
+def test_itemsets_refuses_text_in_a_column_declared_numeric_as_mine_does(tmp_path: Path) -> None:
+    table = write(tmp_path / "t.csv", TABLE)
+    types = write(tmp_path / "types.json", '{"columns": {"sex": {"type": "numeric", "bounds": [0, 1]}, '
+                                           '"age": "ignore"}}')
+    said = expect_error(["classify", table, "--target", "cls", "--epsilon", "1", "--types", types],
+                        "column 'sex'", "is not a number")
+    assert expect_error(["itemsets", table, "--min-support", "0.2", "--types", types]) == said
+
+
+@pytest.mark.parametrize("epsilon", [[], ["--epsilon", "1"]])
+def test_itemsets_refuses_a_value_outside_the_declared_bounds_as_classify_does(tmp_path: Path,
+                                                                              epsilon: list) -> None:
+    table = write(tmp_path / "t.csv", TABLE)
+    types = write(tmp_path / "types.json", '{"columns": {"age": {"type": "numeric", "bounds": [30, 40]}, '
+                                           '"sex": {"categories": ["f", "m"]}, "cls": {"categories": ["x", "y"]}}}')
+    said = expect_error(["classify", table, "--target", "cls", "--epsilon", "1", "--types", types],
+                        "column 'age'", "outside the declared bounds [30, 40]")
+    out = tmp_path / "items.json"
+    line = expect_error(["itemsets", table, "--min-support", "0.2", "--types", types, "--bins", "age=0,30,60,120",
+                         "-o", out, *epsilon])
+    assert line == said
+    assert not out.exists()
+
+
+def test_itemsets_clamps_into_the_declared_bounds_when_the_types_file_says_so(tmp_path: Path) -> None:
+    table = write(tmp_path / "t.csv", TABLE)
+    types = write(tmp_path / "types.json", '{"columns": {"age": {"type": "numeric", "bounds": [30, 40]}, '
+                                           '"sex": {"categories": ["f", "m"]}, "cls": {"categories": ["x", "y"]}}, '
+                                           '"out_of_bounds": "clamp"}')
+    code, out, err = run(["itemsets", table, "--min-support", "0.2", "--types", types, "--bins", "age=0,30,60,120"])
+    assert code == 0, err
+    assert "column 'age': values outside the declared bounds [30, 40] clamped into them" in err
+    assert "age=[30, 60)" in out and "age=[60" not in out and "age=[0" not in out  # every age is in [30, 40]
+
+
+def test_the_itemsets_error_of_a_bound_is_data_dependent(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from dprm.errors import DataError
+    from dprm.itemsets.declarations import check_numbers
+
+    with pytest.raises(DataError) as raised:
+        check_numbers(pd.DataFrame({"age": ["49"]}), {"age": (30.0, 40.0)}, clamp=False, source="t.csv")
+    assert raised.value.data_dependent
+    assert "49" not in raised.value.public_message() and "age" in raised.value.public_message()

@@ -438,6 +438,8 @@ class Columns:
     notes: list[str]
     #: ``--categorical-integers`` (True), else the columns the types file declares categorical without categories.
     categorical_integers: bool | list[str] = False
+    #: The columns declared numeric and their declared bounds (checked: numbers within them; clamped, or not).
+    numeric: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     markers: tuple[str, ...] = ("",)
     na_values: list[str] = field(default_factory=list)
     clamp: bool = False
@@ -448,8 +450,9 @@ class Columns:
     @property
     def read_whole(self) -> bool:
         """Whether the file is read as one table here (:func:`prepared_frame`) rather than by the estimator:
-        columns left out or read as Booleans, declared markers, complete columns or clamping."""
-        return bool(self.ignored or self.booleans or len(self.markers) > 1 or self.complete or self.clamp)
+        columns left out or read as Booleans, declared markers, complete or numeric columns, or clamping."""
+        return bool(self.ignored or self.booleans or len(self.markers) > 1 or self.complete or self.clamp
+                    or self.numeric)
 
 
 def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[float]], sensitive: list[str],
@@ -473,6 +476,7 @@ def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[floa
     missing = [c for c in columns if c not in complete] if declared.declares_missing else []
     return Columns(columns, declared.domains, declared.ignored, declared.booleans, notes,
                    categorical_integers=[c for c in declared.categorical if c in columns] or False,
+                   numeric={c: bounds for c, bounds in declared.numeric.items() if c in columns},
                    markers=declared.markers,
                    na_values=declared.na_values, clamp=declared.clamp, missing=missing, complete=complete,
                    types_source=declared.source)
@@ -483,12 +487,14 @@ def prepared_frame(learn: Path, table: Columns, bin_edges: dict[str, list[float]
     """LEARN.csv as one table of text, read as the types file says: missing markers, Booleans, complete
     columns checked, values outside their domains clamped (``out_of_bounds: clamp``; its notes added to
     ``table.notes``)."""
-    from dprm.itemsets.declarations import check_complete, clamp_to_domains
+    from dprm.itemsets.declarations import check_complete, check_numbers, clamp_to_domains
 
     source = str(learn)
     frame = read_frame(learn, table.names, allow_empty=allow_empty, na_values=table.markers)
     check_complete(frame, table.complete, source=source, types_source=str(table.types_source))
     frame = booleans_as_text(frame, table.booleans, source)
+    frame, notes = check_numbers(frame, table.numeric, clamp=table.clamp, source=source)  # as dprm mine does
+    table.notes.extend(notes)
     if table.clamp:
         frame, notes = clamp_to_domains(frame, table.domains, bin_edges, missing=table.missing, source=source)
         table.notes.extend(notes)

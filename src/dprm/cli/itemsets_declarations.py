@@ -86,6 +86,9 @@ class Declarations:
     categorical : list of str
         Columns declared ``categorical`` without their categories: read as categories whatever they hold
         (integer codes too; the categories read off the data).
+    numeric : dict of str to (float, float) or None
+        Columns declared ``numeric`` and their declared bounds (None: none): their values are checked to be
+        numbers within them, as ``dprm mine`` checks them (:func:`dprm.itemsets.declarations.check_numbers`).
     markers : tuple of str
         The texts read as missing: the empty cell, ``--na-values`` and the types file's ``na_values``.
     na_values : list of str
@@ -102,6 +105,7 @@ class Declarations:
     booleans: list[str] = field(default_factory=list)
     complete: list[str] = field(default_factory=list)
     categorical: list[str] = field(default_factory=list)
+    numeric: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     markers: tuple[str, ...] = ("",)
     na_values: list[str] = field(default_factory=list)
     clamp: bool = False
@@ -128,7 +132,8 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
     Categorical columns with categories are declared; Boolean ones have the categories
     :data:`BOOLEAN_CATEGORIES` (their cells are read by :func:`booleans_as_text`);
     ``ignore`` / ``id`` columns are left out; a numeric column needs ``--bins``
-    (checked by the estimator). ``na_values`` (``--na-values``, split at commas) and
+    (checked by the estimator), and its values are checked to be numbers within its
+    declared bounds (:attr:`Declarations.numeric`). ``na_values`` (``--na-values``, split at commas) and
     ``out_of_bounds`` are combined with the types file's keys as every command combines
     them (:func:`dprm.data.reading.reading_options`).
     """
@@ -157,6 +162,8 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
             declared.booleans.append(name)
         elif column.type is ColumnType.CATEGORICAL and name not in bins:
             declared.categorical.append(name)
+        elif column.type is ColumnType.NUMERIC:
+            declared.numeric[name] = column.bounds
     if spec.id_column and spec.id_column in columns and spec.id_column not in declared.ignored:
         declared.ignored.append(spec.id_column)
     return declared
