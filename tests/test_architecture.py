@@ -15,8 +15,8 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 #: Every package and top-level module of dprm but the entry points.
 _ALL_LAYERS = {"data", "privacy", "queries", "engine", "trees", "classifier", "itemsets", "mining", "evaluation",
-               "cli", "server", "client", "datasets", "params", "errors", "files", "file_sets", "input_files", "json_values",
-               "kernel_cache", "precompiled"}
+               "cli", "server", "client", "datasets", "params", "errors", "files", "file_sets", "input_files",
+               "json_values", "kernel_cache", "precompiled"}
 
 #: Each layer and the layers it must never import (DESIGN.md: dependencies point down).
 FORBIDDEN: dict[str, set[str]] = {

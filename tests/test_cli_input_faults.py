@@ -208,3 +208,38 @@ def test_the_itemsets_error_of_a_bound_is_data_dependent(tmp_path: Path) -> None
         check_numbers(pd.DataFrame({"age": ["49"]}), {"age": (30.0, 40.0)}, clamp=False, source="t.csv")
     assert raised.value.data_dependent
     assert "49" not in raised.value.public_message() and "age" in raised.value.public_message()
+
+
+# --------------------------------------------------------------- 12: the id column, huge bounds, control characters
+
+
+@pytest.mark.parametrize("option", [["--bins", "age=0,50,100"], ["--sensitive", "age", "--epsilon", "1"]])
+def test_itemsets_says_a_column_is_declared_the_id_column_not_that_it_is_missing(tmp_path: Path,
+                                                                                 option: list) -> None:
+    table = write(tmp_path / "t.csv", TABLE)
+    types = write(tmp_path / "types.json", '{"columns": {"age": "id"}}')
+    line = expect_error(["itemsets", table, "--min-support", "0.2", "--types", types, *option],
+                        "'age'", "declared the id column", "types.json")
+    assert "no column" not in line
+
+
+@pytest.mark.parametrize("name, text, written", [
+    ("t.json", '{"columns": {"age": {"type": "numeric", "bounds": [0, 1e400]}}}', "[0, 1e400]"),
+    ("t.toml", '[columns]\nage = {type = "numeric", bounds = [-1e400, 5]}\n', "[-1e400, 5]"),
+])
+def test_a_bound_beyond_the_floats_range_is_quoted_as_written(tmp_path: Path, name: str, text: str,
+                                                               written: str) -> None:
+    left, right = write(tmp_path / "l.csv", LEFT.replace(",a,", ",age,")), write(tmp_path / "r.csv", RIGHT)
+    types = write(tmp_path / name, text)
+    expect_error(["inspect", left, right, "--types", types], "'age'", f"got {written}")
+
+
+@pytest.mark.parametrize("category, shown", [("\\u001b[31mred", "control character"), ("\\udcff", "not UTF-8")])
+def test_a_declared_category_holding_a_control_character_is_refused(tmp_path: Path, category: str,
+                                                                     shown: str) -> None:
+    table = write(tmp_path / "t.csv", TABLE)
+    types = write(tmp_path / "types.json", '{"columns": {"sex": {"categories": ["f", "m", "%s"]}}}' % category)
+    for command in (["itemsets", table, "--min-support", "0.2", "--bins", "age=0,50,100"],
+                    ["classify", table, "--target", "cls", "--epsilon", "1"]):
+        line = expect_error([*command, "--types", types], "types.json", "column 'sex'", shown)
+        assert "\x1b" not in line

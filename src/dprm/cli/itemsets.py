@@ -50,7 +50,8 @@ from dprm.cli.coercion import read_number
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
-from dprm.cli.itemsets_declarations import booleans_as_text, public_domains, read_frame, read_header
+from dprm.cli.itemsets_declarations import (booleans_as_text, left_out_reason, public_domains, read_frame,
+                                            read_header)
 from dprm.cli.views import NaValues, OutOfBounds, TypesFile
 from dprm.errors import DataError, ParameterError, printable_text, short_repr
 
@@ -466,6 +467,10 @@ def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[floa
         raise DataError(f"{types}: every column of {learn} is ignored (ignore / id): nothing to mine",
                         code="no_columns", file=str(types), data_dependent=False)
     for name in list(sensitive) + list(bin_edges):
+        reason = left_out_reason(declared, name, types)
+        if reason is not None:  # the file has it: not "no column"
+            option = "--sensitive" if name in sensitive else "--bins"
+            raise ParameterError(f"{option} {name}: {reason}")
         if name not in columns:
             raise ParameterError(f"no column {name!r} in {learn} (columns: {', '.join(columns)})")
     notes: list[str] = []

@@ -17,7 +17,8 @@ from typing import Any
 from dprm.cli.views import na_markers
 from dprm.errors import DataError
 
-__all__ = ["BOOLEAN_CATEGORIES", "Declarations", "booleans_as_text", "public_domains", "read_frame", "read_header"]
+__all__ = ["BOOLEAN_CATEGORIES", "Declarations", "booleans_as_text", "left_out_reason", "public_domains", "read_frame",
+           "read_header"]
 
 
 def read_header(path: Path) -> list[str]:
@@ -83,6 +84,8 @@ class Declarations:
         Declared categories (Boolean columns: :data:`BOOLEAN_CATEGORIES`).
     ignored, booleans, complete : list of str
         Columns of type ``ignore`` / ``id`` (and the ``id_column``), of type ``boolean``, declared ``complete``.
+    ids : list of str
+        The ignored columns that are the id column (type ``id``, or the ``id_column``): for messages.
     categorical : list of str
         Columns declared ``categorical`` without their categories: read as categories whatever they hold
         (integer codes too; the categories read off the data).
@@ -102,6 +105,7 @@ class Declarations:
 
     domains: dict[str, list[str]] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
     booleans: list[str] = field(default_factory=list)
     complete: list[str] = field(default_factory=list)
     categorical: list[str] = field(default_factory=list)
@@ -152,6 +156,8 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
     for name, column in spec.columns.items():
         if column.type in (ColumnType.IGNORE, ColumnType.ID):
             declared.ignored.append(name)
+            if column.type is ColumnType.ID:
+                declared.ids.append(name)
             continue
         if column.complete:
             declared.complete.append(name)
@@ -166,4 +172,21 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
             declared.numeric[name] = column.bounds
     if spec.id_column and spec.id_column in columns and spec.id_column not in declared.ignored:
         declared.ignored.append(spec.id_column)
+        declared.ids.append(spec.id_column)
     return declared
+
+
+def left_out_reason(declared: Declarations, name: str, types: Path | None) -> str | None:
+    """Why column ``name`` of the file is not mined, when the types file leaves it out (else None).
+
+    Examples
+    --------
+    >>> print(left_out_reason(Declarations(ignored=["age", "x"], ids=["age"]), "age", Path("t.json")))
+    column 'age' is declared the id column in t.json: it is not mined
+    >>> left_out_reason(Declarations(ignored=["x"]), "x", Path("t.json"))
+    "column 'x' is declared ignore in t.json: it is not mined"
+    """
+    if name not in declared.ignored:
+        return None
+    kind = "the id column" if name in declared.ids else "ignore"
+    return f"column {name!r} is declared {kind} in {types}: it is not mined"

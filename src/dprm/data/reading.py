@@ -51,7 +51,8 @@ from dprm.errors import DataError, ParameterError, not_utf8, printable_text, sho
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
-           "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header", "read_table",
+           "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header",
+           "read_table",
            "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
@@ -173,7 +174,8 @@ def missing_markers(na_values: str | Sequence[str] | None = None) -> tuple[str, 
     ('',)
     >>> missing_markers([os.fsdecode(b"N\\xff")])
     Traceback (most recent call last):
-    dprm.errors.ParameterError: na_values 'N\\xff': not UTF-8 text; a marker is compared with the cells of the UTF-8 file
+    dprm.errors.ParameterError: na_values 'N\\xff': not UTF-8 text; a marker is compared with the cells of the \
+UTF-8 file
     """
     if na_values is None:
         return DEFAULT_NA_VALUES

@@ -39,6 +39,7 @@ import json
 import math
 import sys
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -280,7 +281,9 @@ def read_types_file(path: str | Path) -> TypesSpec:
     except UnicodeDecodeError as exc:
         raise _bad(source, f"is not UTF-8 text (bad byte at offset {exc.start})") from None
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicate_keys) if suffix == ".json" else tomllib.loads(text)
+        data = (json.loads(text, object_pairs_hook=no_duplicate_keys, parse_float=_float_as_written,
+                           parse_constant=_float_as_written)
+                if suffix == ".json" else tomllib.loads(text, parse_float=_float_as_written))
     except json.JSONDecodeError as exc:
         raise _bad(source, f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -360,7 +363,8 @@ def _parse_bounds(bounds: Any, where: _Where) -> tuple[float, float]:
     except OverflowError:  # an integer beyond float's range
         low, high = math.inf, math.inf
     if not valid_bounds(low, high):
-        raise where.error(f"'bounds' must be finite with low <= high, got {short_repr(bounds)}")
+        shown = f"[{_as_written(bounds[0])}, {_as_written(bounds[1])}]"
+        raise where.error(f"'bounds' must be finite with low <= high, got {short_text(shown)}")
     return (low, high)
 
 
@@ -373,6 +377,8 @@ def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
             raise where.error(f"category {short_repr(c)} is not a string or number")
         if isinstance(c, str) and not c.strip():
             raise where.error(f"category {short_repr(c)} is empty: an empty cell is a missing value, never a category")
+        if isinstance(c, str):
+            _refuse_control_characters(c, where)
         if isinstance(c, float) and not math.isfinite(c):  # JSON's NaN, Infinity; TOML's nan, inf; 1e999
             spelled = "NaN" if math.isnan(c) else ("Infinity" if c > 0 else "-Infinity")
             raise where.error(f"category {spelled} is not a finite number; a types file takes no NaN or infinity")
@@ -382,6 +388,56 @@ def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
     if dups:
         raise where.error(f"category {short_repr(dups[0])} is listed twice")
     return tuple(out)
+
+
+def _refuse_control_characters(category: str, where: _Where) -> None:
+    """Refuse a declared category holding a control character or a byte that is not UTF-8, as a column's name is
+    refused (:func:`dprm.data.reading.check_column_names`): a terminal would act on it when the category is printed
+    (an escape sequence recolours or rewrites the output), and no cell of a UTF-8 file holds a lone surrogate.
+
+    Examples
+    --------
+    >>> _refuse_control_characters("\\x1b[31mred", _Where("t.json", "sex"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DataError: t.json: column 'sex': category '\\x1b[31mred' holds the control character '\\x1b'; \
+a category cannot hold one (rename it in the data and here)
+    """
+    if not_utf8(category):
+        raise where.error(f"category '{short_text(printable_text(category))}' is not UTF-8 text")
+    control = next((c for c in category if unicodedata.category(c) == "Cc"), None)
+    if control is not None:
+        raise where.error(f"category {short_repr(category)} holds the control character {control!r}; a category "
+                          f"cannot hold one (rename it in the data and here)")
+
+
+class _WrittenFloat(float):
+    """A number of a types file that is not finite (``1e400``, read as infinity; ``NaN``), with its text as
+    written."""
+
+    written: str
+
+
+def _float_as_written(text: str) -> float:
+    """JSON's and TOML's ``parse_float`` (and JSON's ``parse_constant``): the float of ``text``; one that is not
+    finite keeps ``text`` (for the message: ``got [0, 1e400]``, not ``[0, inf]``).
+
+    Examples
+    --------
+    >>> _float_as_written("1.5"), _float_as_written("1e400").written
+    (1.5, '1e400')
+    """
+    value = float(text)
+    if math.isfinite(value):
+        return value
+    written = _WrittenFloat(value)
+    written.written = text
+    return written
+
+
+def _as_written(value: Any) -> str:
+    """A bound as the file wrote it, when known (``1e400``), else as Python writes it."""
+    return getattr(value, "written", None) or repr(value)
 
 
 @dataclass(frozen=True)
