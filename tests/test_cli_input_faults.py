@@ -243,3 +243,17 @@ def test_a_declared_category_holding_a_control_character_is_refused(tmp_path: Pa
                     ["classify", table, "--target", "cls", "--epsilon", "1"]):
         line = expect_error([*command, "--types", types], "types.json", "column 'sex'", shown)
         assert "\x1b" not in line
+
+
+def test_the_evaluations_name_a_dataset_file_whose_name_is_not_utf8_escaped(tmp_path: Path) -> None:
+    from dprm.evaluation.classification.data import dataset_name, resolve_dataset
+    from dprm.evaluation.classification.protocol import _seed
+
+    table = write(tmp_path / (BAD + ".csv"), TABLE)
+    dataset = resolve_dataset(f"{table}:cls", tmp_path)
+    assert dataset.name == dataset_name(f"{table}:cls") == "bad\\xff\\xfe"
+    _seed(1, dataset.name)  # the folds' seed: was UnicodeEncodeError
+    out = tmp_path / "ie"
+    expect_ok(["itemsets-eval", out, "--datasets", table, "--thetas", "0.3", "--epsilons", "1",
+               "--experiments", "discovery"])
+    assert "bad\\\\xff\\\\xfe" in (out / "itemsets_eval.json").read_text(encoding="utf-8")
