@@ -15,8 +15,8 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 #: Every package and top-level module of dprm but the entry points.
 _ALL_LAYERS = {"data", "privacy", "queries", "engine", "trees", "classifier", "itemsets", "mining", "evaluation",
-               "cli", "server", "client", "datasets", "params", "errors", "files", "input_files", "json_values",
-               "kernel_cache", "precompiled"}
+               "cli", "server", "client", "datasets", "params", "errors", "files", "file_sets", "input_files",
+               "json_values", "kernel_cache", "precompiled"}
 
 #: Each layer and the layers it must never import (DESIGN.md: dependencies point down).
 FORBIDDEN: dict[str, set[str]] = {
@@ -47,6 +47,7 @@ FORBIDDEN: dict[str, set[str]] = {
     # top-level modules below every layer: they import only the standard library, numpy, numba and errors
     "errors": _ALL_LAYERS,
     "files": _ALL_LAYERS - {"errors"},
+    "file_sets": _ALL_LAYERS - {"errors", "files"},
     "input_files": _ALL_LAYERS - {"errors"},
     "json_values": _ALL_LAYERS - {"errors"},
     "kernel_cache": _ALL_LAYERS - {"errors"},

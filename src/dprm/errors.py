@@ -46,11 +46,12 @@ Examples
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any
 
 __all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "ERROR_CODES",
-           "MAX_INTEGER_DIGITS", "number_problem", "short_repr", "short_text"]
+           "MAX_INTEGER_DIGITS", "not_utf8", "number_problem", "printable_text", "short_repr", "short_text"]
 
 #: The stable error codes and a public description of each (no data in it).
 ERROR_CODES: dict[str, str] = {
@@ -201,6 +202,51 @@ def short_text(text: str, limit: int = 40) -> str:
     ('12345', '9999999...')
     """
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def printable_text(value: str | os.PathLike[str] | bytes) -> str:
+    """``value`` (a text, a path) as text that can be written as UTF-8: its bytes that are not UTF-8 as ``\\xNN``.
+
+    A file name that is not UTF-8 (``bad\\xff.csv``) reaches Python as a text holding
+    surrogate escapes (``'bad\\udcff.csv'``), which no UTF-8 file, page or JSON document
+    can hold: writing it failed with ``UnicodeEncodeError: surrogates not allowed``.
+    Every path or option value that is embedded in a message, a report or a JSON
+    document goes through this: the escapes become ``\\xNN`` (the bytes as written), any
+    other lone surrogate ``\\udNNN``; a text that is UTF-8 is returned unchanged.
+
+    Examples
+    --------
+    >>> printable_text(os.fsdecode(b"bad\\xff\\xfe.csv")), printable_text("caf\\u00e9.csv")
+    ('bad\\\\xff\\\\xfe.csv', 'café.csv')
+    >>> printable_text(b"r\\xff"), printable_text("\\ud800")
+    ('r\\\\xff', '\\\\ud800')
+    """
+    text = os.fsdecode(value)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    return "".join(
+        f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
+        else f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c
+        for c in text
+    )
+
+
+def not_utf8(value: str) -> bool:
+    """Whether the text ``value`` holds a surrogate (a byte that is not UTF-8, as Python reads such bytes).
+
+    Examples
+    --------
+    >>> not_utf8(os.fsdecode(b"\\xff")), not_utf8("NA")
+    (True, False)
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def short_repr(value: Any, limit: int = 40) -> str:

@@ -41,7 +41,7 @@ from dprm.cli.outputs import Outputs
 from dprm.cli.coercion import read_number
 from dprm.cli.seeds import check_seed
 from dprm.cli.views import NaValues, OutOfBounds, TableIdColumn, TypesFile
-from dprm.errors import DataError, ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, printable_text, short_repr
 from dprm.json_values import plain_json
 
 app = command_app()
@@ -435,7 +435,7 @@ def _document(clf: Any, parameters: dict[str, Any], learn: Path, target: str, se
     return {
         # the document's name of the model, kept as written since before dprm.classifier (a stable output)
         "model": "dprm.trees.DPDecisionTreeClassifier",
-        "data": {"file": str(learn), "target": target},
+        "data": {"file": printable_text(learn), "target": target},
         "parameters": {**parameters, "seed": seed, "search_used": clf.search_, "release_used": clf.release_},
         "classes": plain_json(clf.classes_),
         "features": domains,

@@ -51,9 +51,10 @@ from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.console import console, note, plural
 from dprm.cli.outputs import Outputs
 from dprm.cli.seeds import check_seed
-from dprm.cli.itemsets_declarations import booleans_as_text, public_domains, read_frame, read_header
+from dprm.cli.itemsets_declarations import (booleans_as_text, left_out_reason, public_domains, read_frame,
+                                            read_header)
 from dprm.cli.views import NaValues, OutOfBounds, TypesFile
-from dprm.errors import DataError, ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, printable_text, short_repr
 
 app = command_app()
 
@@ -276,7 +277,7 @@ def itemsets(
     table = read_columns(learn, types, bin_edges, sensitive, epsilon, na_values, out_of_bounds)
     if categorical_integers:  # every undeclared column of integer codes, else the types file's categorical ones
         table.categorical_integers = True
-    parameters: dict[str, Any] = {"input": str(learn), "min_support": min_support, "chains": chains,
+    parameters: dict[str, Any] = {"input": printable_text(learn), "min_support": min_support, "chains": chains,
                                   "estimate": ESTIMATES[structure] if epsilon is not None else "hoeffding-trees",
                                   "epsilon": epsilon, "sensitive": sensitive,
                                   "delta": (0.0 if delta is None else delta) if sensitive else None,
@@ -440,6 +441,8 @@ class Columns:
     notes: list[str]
     #: ``--categorical-integers`` (True), else the columns the types file declares categorical without categories.
     categorical_integers: bool | list[str] = False
+    #: The columns declared numeric and their declared bounds (checked: numbers within them; clamped, or not).
+    numeric: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     markers: tuple[str, ...] = ("",)
     na_values: list[str] = field(default_factory=list)
     clamp: bool = False
@@ -450,8 +453,9 @@ class Columns:
     @property
     def read_whole(self) -> bool:
         """Whether the file is read as one table here (:func:`prepared_frame`) rather than by the estimator:
-        columns left out or read as Booleans, declared markers, complete columns or clamping."""
-        return bool(self.ignored or self.booleans or len(self.markers) > 1 or self.complete or self.clamp)
+        columns left out or read as Booleans, declared markers, complete or numeric columns, or clamping."""
+        return bool(self.ignored or self.booleans or len(self.markers) > 1 or self.complete or self.clamp
+                    or self.numeric)
 
 
 def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[float]], sensitive: list[str],
@@ -465,6 +469,10 @@ def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[floa
         raise DataError(f"{types}: every column of {learn} is ignored (ignore / id): nothing to mine",
                         code="no_columns", file=str(types), data_dependent=False)
     for name in list(sensitive) + list(bin_edges):
+        reason = left_out_reason(declared, name, types)
+        if reason is not None:  # the file has it: not "no column"
+            option = "--sensitive" if name in sensitive else "--bins"
+            raise ParameterError(f"{option} {name}: {reason}")
         if name not in columns:
             raise ParameterError(f"no column {name!r} in {learn} (columns: {', '.join(columns)})")
     notes: list[str] = []
@@ -475,6 +483,7 @@ def read_columns(learn: Path, types: Path | None, bin_edges: dict[str, list[floa
     missing = [c for c in columns if c not in complete] if declared.declares_missing else []
     return Columns(columns, declared.domains, declared.ignored, declared.booleans, notes,
                    categorical_integers=[c for c in declared.categorical if c in columns] or False,
+                   numeric={c: bounds for c, bounds in declared.numeric.items() if c in columns},
                    markers=declared.markers,
                    na_values=declared.na_values, clamp=declared.clamp, missing=missing, complete=complete,
                    types_source=declared.source)
@@ -485,12 +494,14 @@ def prepared_frame(learn: Path, table: Columns, bin_edges: dict[str, list[float]
     """LEARN.csv as one table of text, read as the types file says: missing markers, Booleans, complete
     columns checked, values outside their domains clamped (``out_of_bounds: clamp``; its notes added to
     ``table.notes``)."""
-    from dprm.itemsets.declarations import check_complete, clamp_to_domains
+    from dprm.itemsets.declarations import check_complete, check_numbers, clamp_to_domains
 
     source = str(learn)
     frame = read_frame(learn, table.names, allow_empty=allow_empty, na_values=table.markers)
     check_complete(frame, table.complete, source=source, types_source=str(table.types_source))
     frame = booleans_as_text(frame, table.booleans, source)
+    frame, notes = check_numbers(frame, table.numeric, clamp=table.clamp, source=source)  # as dprm mine does
+    table.notes.extend(notes)
     if table.clamp:
         frame, notes = clamp_to_domains(frame, table.domains, bin_edges, missing=table.missing, source=source)
         table.notes.extend(notes)

@@ -17,7 +17,8 @@ from typing import Any
 from dprm.cli.views import na_markers
 from dprm.errors import DataError
 
-__all__ = ["BOOLEAN_CATEGORIES", "Declarations", "booleans_as_text", "public_domains", "read_frame", "read_header"]
+__all__ = ["BOOLEAN_CATEGORIES", "Declarations", "booleans_as_text", "left_out_reason", "public_domains", "read_frame",
+           "read_header"]
 
 
 def read_header(path: Path) -> list[str]:
@@ -83,9 +84,14 @@ class Declarations:
         Declared categories (Boolean columns: :data:`BOOLEAN_CATEGORIES`).
     ignored, booleans, complete : list of str
         Columns of type ``ignore`` / ``id`` (and the ``id_column``), of type ``boolean``, declared ``complete``.
+    ids : list of str
+        The ignored columns that are the id column (type ``id``, or the ``id_column``): for messages.
     categorical : list of str
         Columns declared ``categorical`` without their categories: read as categories whatever they hold
         (integer codes too; the categories read off the data).
+    numeric : dict of str to (float, float) or None
+        Columns declared ``numeric`` and their declared bounds (None: none): their values are checked to be
+        numbers within them, as ``dprm mine`` checks them (:func:`dprm.itemsets.declarations.check_numbers`).
     markers : tuple of str
         The texts read as missing: the empty cell, ``--na-values`` and the types file's ``na_values``.
     na_values : list of str
@@ -99,9 +105,11 @@ class Declarations:
 
     domains: dict[str, list[str]] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
     booleans: list[str] = field(default_factory=list)
     complete: list[str] = field(default_factory=list)
     categorical: list[str] = field(default_factory=list)
+    numeric: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     markers: tuple[str, ...] = ("",)
     na_values: list[str] = field(default_factory=list)
     clamp: bool = False
@@ -128,7 +136,8 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
     Categorical columns with categories are declared; Boolean ones have the categories
     :data:`BOOLEAN_CATEGORIES` (their cells are read by :func:`booleans_as_text`);
     ``ignore`` / ``id`` columns are left out; a numeric column needs ``--bins``
-    (checked by the estimator). ``na_values`` (``--na-values``, split at commas) and
+    (checked by the estimator), and its values are checked to be numbers within its
+    declared bounds (:attr:`Declarations.numeric`). ``na_values`` (``--na-values``, split at commas) and
     ``out_of_bounds`` are combined with the types file's keys as every command combines
     them (:func:`dprm.data.reading.reading_options`).
     """
@@ -147,6 +156,8 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
     for name, column in spec.columns.items():
         if column.type in (ColumnType.IGNORE, ColumnType.ID):
             declared.ignored.append(name)
+            if column.type is ColumnType.ID:
+                declared.ids.append(name)
             continue
         if column.complete:
             declared.complete.append(name)
@@ -157,6 +168,25 @@ def public_domains(types: Path | None, columns: list[str], bins: dict[str, list[
             declared.booleans.append(name)
         elif column.type is ColumnType.CATEGORICAL and name not in bins:
             declared.categorical.append(name)
+        elif column.type is ColumnType.NUMERIC:
+            declared.numeric[name] = column.bounds
     if spec.id_column and spec.id_column in columns and spec.id_column not in declared.ignored:
         declared.ignored.append(spec.id_column)
+        declared.ids.append(spec.id_column)
     return declared
+
+
+def left_out_reason(declared: Declarations, name: str, types: Path | None) -> str | None:
+    """Why column ``name`` of the file is not mined, when the types file leaves it out (else None).
+
+    Examples
+    --------
+    >>> print(left_out_reason(Declarations(ignored=["age", "x"], ids=["age"]), "age", Path("t.json")))
+    column 'age' is declared the id column in t.json: it is not mined
+    >>> left_out_reason(Declarations(ignored=["x"]), "x", Path("t.json"))
+    "column 'x' is declared ignore in t.json: it is not mined"
+    """
+    if name not in declared.ignored:
+        return None
+    kind = "the id column" if name in declared.ids else "ignore"
+    return f"column {name!r} is declared {kind} in {types}: it is not mined"

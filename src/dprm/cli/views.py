@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, List, Optional
 import typer
 
 from dprm.cli.console import note
-from dprm.errors import ParameterError, short_repr
+from dprm.errors import ParameterError, not_utf8, printable_text, short_repr, short_text
 
 if TYPE_CHECKING:
     from dprm.data import TwoViewData
@@ -42,8 +42,31 @@ TypesFile = Annotated[Optional[Path], typer.Option(
 DuplicateColumns = Annotated[str, typer.Option(
     "--duplicate-columns", metavar="rename|error",
     help="A column name twice in one file: 'rename' later ones (with a note) or 'error'.")]
+
+
+def _na_values_are_text(values: Optional[List[str]]) -> Optional[List[str]]:
+    """Refuse a ``--na-values`` that is not UTF-8 text (a marker is compared with a UTF-8 file's cells), as the
+    option is parsed: before any file is read or any budget spent.
+
+    Examples
+    --------
+    >>> _na_values_are_text(["NA,?"])
+    ['NA,?']
+    >>> try:
+    ...     _na_values_are_text([os.fsdecode(b"N\\xff")])
+    ... except ParameterError as error:
+    ...     print(error)
+    --na-values 'N\\xff': not UTF-8 text; a marker is compared with the cells of the UTF-8 file
+    """
+    for value in values or []:
+        if not_utf8(value):
+            raise ParameterError(f"--na-values '{short_text(printable_text(value))}': not UTF-8 text; "
+                                 f"a marker is compared with the cells of the UTF-8 file")
+    return values
+
+
 NaValues = Annotated[Optional[List[str]], typer.Option(
-    "--na-values", metavar="TEXT",
+    "--na-values", metavar="TEXT", callback=_na_values_are_text,
     help="A text that marks a missing value, besides an empty cell (repeatable, or comma-separated). "
          "Nothing else is missing: 'none' or 'NA' are values unless given here or in the types file.")]
 OutOfBounds = Annotated[Optional[str], typer.Option(

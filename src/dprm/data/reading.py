@@ -47,11 +47,12 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
-from dprm.errors import DataError, ParameterError, short_repr
+from dprm.errors import DataError, ParameterError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
-           "first_line", "line_break_cells", "nul_value_error", "open_text_table", "read_header", "read_table",
+           "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header",
+           "read_table",
            "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
@@ -171,6 +172,10 @@ def missing_markers(na_values: str | Sequence[str] | None = None) -> tuple[str, 
     ('', 'NA', '?')
     >>> missing_markers()
     ('',)
+    >>> missing_markers([os.fsdecode(b"N\\xff")])
+    Traceback (most recent call last):
+    dprm.errors.ParameterError: na_values 'N\\xff': not UTF-8 text; a marker is compared with the cells of the \
+UTF-8 file
     """
     if na_values is None:
         return DEFAULT_NA_VALUES
@@ -178,6 +183,10 @@ def missing_markers(na_values: str | Sequence[str] | None = None) -> tuple[str, 
         na_values = [na_values]
     if not isinstance(na_values, Sequence) or not all(isinstance(v, str) for v in na_values):
         raise ParameterError(f"na_values must be a list of texts, not {na_values!r}")
+    for value in na_values:
+        if not_utf8(value):  # pyarrow would fail on it (UnicodeEncodeError), and no cell of a UTF-8 file holds it
+            raise ParameterError(f"na_values '{short_text(printable_text(value))}': not UTF-8 text; "
+                                 f"a marker is compared with the cells of the UTF-8 file")
     return tuple(dict.fromkeys((*DEFAULT_NA_VALUES, *na_values)))
 
 
@@ -311,7 +320,8 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") 
         import pyarrow.parquet as pq
 
         try:
-            schema = pq.read_schema(path)
+            with native_file(path) as stream:
+                schema = pq.read_schema(stream)
         except (pa.ArrowException, OSError) as exc:
             raise _error(name, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
     else:
@@ -457,14 +467,38 @@ def _open_text(path: Path) -> Any:
     pyarrow's own detection reads ``.gz`` but not ``.GZ``: ``UP.CSV.GZ`` was parsed
     as the compressed bytes (``is empty (no header)``).
     """
-    return pa.input_stream(str(path), compression=_CODECS.get(path.suffix.lower()))
+    codec = _CODECS.get(path.suffix.lower())
+    stream = native_file(path)
+    return pa.CompressedInputStream(stream, codec) if codec else stream
+
+
+def native_file(path: str | os.PathLike[str]) -> pa.NativeFile:
+    """The file ``path`` opened for reading as pyarrow's file, whatever bytes its name holds.
+
+    pyarrow takes a path as UTF-8 text: a name that is not UTF-8 (``bad\\xff.csv``, which
+    Python holds with surrogate escapes) failed with ``UnicodeEncodeError: surrogates not
+    allowed``. The name is given as the bytes the operating system knows it by
+    (:func:`os.fsencode`), which pyarrow opens as they are. Every reader here hands pyarrow
+    the file this gives, never the path (the CSV reader, the compressed streams, Parquet).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / os.fsdecode(b"bad\\xff.csv")
+    ...     _ = path.write_bytes(b"a,b")
+    ...     with native_file(path) as stream:
+    ...         print(stream.read())
+    b'a,b'
+    """
+    return pa.OSFile(os.fsencode(path), "r")
 
 
 def _read_parquet(path: Path, source: str) -> pa.Table:
     import pyarrow.parquet as pq  # 20 ms: only Parquet input pays for it
 
     try:  # one file, read as it is: read_table's dataset reading refuses repeated column names in its own words
-        with pq.ParquetFile(path) as parquet:
+        with native_file(path) as stream, pq.ParquetFile(stream) as parquet:
             return parquet.read()
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None

@@ -39,6 +39,7 @@ import json
 import math
 import sys
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -48,7 +49,7 @@ from typing import Any
 from dprm.data.attributes import AttributeKind, valid_bounds
 from dprm.data.category_text import category_text
 from dprm.data.grid import TRANSFORMS
-from dprm.errors import DataError, short_repr
+from dprm.errors import DataError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import read_small_file, regular_file_size
 from dprm.json_values import no_duplicate_keys
 
@@ -211,6 +212,9 @@ class TypesSpec:
             isinstance(v, str) for v in na_values
         ):
             raise _bad(source, f"'na_values' must be a list of texts, got {short_repr(na_values)}")
+        for value in na_values:
+            if not_utf8(value):  # a JSON escape of a lone surrogate ("\\udcff"): no cell of a UTF-8 file holds it
+                raise _bad(source, f"'na_values': '{short_text(printable_text(value))}' is not UTF-8 text")
         out_of_bounds = data.get("out_of_bounds")
         if out_of_bounds is not None and out_of_bounds not in OUT_OF_BOUNDS:
             raise _bad(source, f"'out_of_bounds' must be 'error' or 'clamp', not {short_repr(out_of_bounds)}")
@@ -277,7 +281,9 @@ def read_types_file(path: str | Path) -> TypesSpec:
     except UnicodeDecodeError as exc:
         raise _bad(source, f"is not UTF-8 text (bad byte at offset {exc.start})") from None
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicate_keys) if suffix == ".json" else tomllib.loads(text)
+        data = (json.loads(text, object_pairs_hook=no_duplicate_keys, parse_float=_float_as_written,
+                           parse_constant=_float_as_written)
+                if suffix == ".json" else tomllib.loads(text, parse_float=_float_as_written))
     except json.JSONDecodeError as exc:
         raise _bad(source, f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -357,7 +363,8 @@ def _parse_bounds(bounds: Any, where: _Where) -> tuple[float, float]:
     except OverflowError:  # an integer beyond float's range
         low, high = math.inf, math.inf
     if not valid_bounds(low, high):
-        raise where.error(f"'bounds' must be finite with low <= high, got {short_repr(bounds)}")
+        shown = f"[{_as_written(bounds[0])}, {_as_written(bounds[1])}]"
+        raise where.error(f"'bounds' must be finite with low <= high, got {short_text(shown)}")
     return (low, high)
 
 
@@ -370,6 +377,8 @@ def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
             raise where.error(f"category {short_repr(c)} is not a string or number")
         if isinstance(c, str) and not c.strip():
             raise where.error(f"category {short_repr(c)} is empty: an empty cell is a missing value, never a category")
+        if isinstance(c, str):
+            _refuse_control_characters(c, where)
         if isinstance(c, float) and not math.isfinite(c):  # JSON's NaN, Infinity; TOML's nan, inf; 1e999
             spelled = "NaN" if math.isnan(c) else ("Infinity" if c > 0 else "-Infinity")
             raise where.error(f"category {spelled} is not a finite number; a types file takes no NaN or infinity")
@@ -379,6 +388,56 @@ def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
     if dups:
         raise where.error(f"category {short_repr(dups[0])} is listed twice")
     return tuple(out)
+
+
+def _refuse_control_characters(category: str, where: _Where) -> None:
+    """Refuse a declared category holding a control character or a byte that is not UTF-8, as a column's name is
+    refused (:func:`dprm.data.reading.check_column_names`): a terminal would act on it when the category is printed
+    (an escape sequence recolours or rewrites the output), and no cell of a UTF-8 file holds a lone surrogate.
+
+    Examples
+    --------
+    >>> _refuse_control_characters("\\x1b[31mred", _Where("t.json", "sex"))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DataError: t.json: column 'sex': category '\\x1b[31mred' holds the control character '\\x1b'; \
+a category cannot hold one (rename it in the data and here)
+    """
+    if not_utf8(category):
+        raise where.error(f"category '{short_text(printable_text(category))}' is not UTF-8 text")
+    control = next((c for c in category if unicodedata.category(c) == "Cc"), None)
+    if control is not None:
+        raise where.error(f"category {short_repr(category)} holds the control character {control!r}; a category "
+                          f"cannot hold one (rename it in the data and here)")
+
+
+class _WrittenFloat(float):
+    """A number of a types file that is not finite (``1e400``, read as infinity; ``NaN``), with its text as
+    written."""
+
+    written: str
+
+
+def _float_as_written(text: str) -> float:
+    """JSON's and TOML's ``parse_float`` (and JSON's ``parse_constant``): the float of ``text``; one that is not
+    finite keeps ``text`` (for the message: ``got [0, 1e400]``, not ``[0, inf]``).
+
+    Examples
+    --------
+    >>> _float_as_written("1.5"), _float_as_written("1e400").written
+    (1.5, '1e400')
+    """
+    value = float(text)
+    if math.isfinite(value):
+        return value
+    written = _WrittenFloat(value)
+    written.written = text
+    return written
+
+
+def _as_written(value: Any) -> str:
+    """A bound as the file wrote it, when known (``1e400``), else as Python writes it."""
+    return getattr(value, "written", None) or repr(value)
 
 
 @dataclass(frozen=True)

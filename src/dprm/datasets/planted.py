@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from dprm.errors import ParameterError
-from dprm.files import write_atomic
+from dprm.file_sets import naming, write_all
 
 __all__ = ["PlantedData", "PLANTED_FILES", "RELATION_KINDS", "make_planted", "write_planted"]
 
@@ -431,8 +431,9 @@ def write_planted(data: PlantedData, outdir: str | Path) -> list[Path]:
     """Write ``left.csv``, ``right.csv``, ``types.json`` and ``planted.json``.
 
     Returns the paths written. Boolean columns are written as 0/1. Every file is
-    rendered in memory first and then written atomically (:func:`dprm.files.write_atomic`),
-    so an error leaves no partial file; ``OSError`` is raised as it comes. A path of the
+    rendered in memory first and then the four are written all or none
+    (:func:`dprm.file_sets.write_all`: a full disk leaves none of them); ``OSError`` is
+    raised as it comes, naming the file. A path of the
     four that is taken by a directory (or anything but a file) raises ``OSError``
     naming it before any file is written.
     """
@@ -457,5 +458,12 @@ def write_planted(data: PlantedData, outdir: str | Path) -> list[Path]:
     contents["types.json"] = (json.dumps(data.types, indent=2) + "\n").encode()
     planted = [{"left": left, "right": right} for left, right in data.planted]
     contents["planted.json"] = (json.dumps({"planted": planted}, indent=2) + "\n").encode()
-    outdir.mkdir(parents=True, exist_ok=True)
-    return [write_atomic(outdir / name, payload) for name, payload in contents.items()]
+    made = not outdir.exists()
+    with naming(outdir):
+        outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        return write_all({outdir / name: payload for name, payload in contents.items()})
+    except BaseException:
+        if made and not any(outdir.iterdir()):
+            outdir.rmdir()  # none of the files: not the folder made for them either
+        raise

@@ -282,7 +282,9 @@ def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> _Sl
     if suffixes and suffixes[-1] == ".parquet":
         import pyarrow.parquet as pq
 
-        source = pq.ParquetFile(path)
+        from dprm.data.reading import native_file
+
+        source = pq.ParquetFile(native_file(path))  # a name that is not UTF-8 too
         groups = list(range(source.num_row_groups))[shard::n_shards]
         if not groups:
             return None

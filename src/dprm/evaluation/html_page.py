@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from dprm.errors import DataError, DprmError
+from dprm.errors import DataError, DprmError, printable_text
 from dprm.files import write_atomic
 
 __all__ = [
@@ -51,10 +51,16 @@ def escape(text: Any) -> str:
 
     Examples
     --------
+    A text holding bytes that are not UTF-8 (a path named so, read by Python with
+    surrogate escapes) shows them as ``\\xNN`` (:func:`dprm.errors.printable_text`):
+    the page is UTF-8 and could not hold them.
+
     >>> escape('<b a="1">R&D</b>')
     '&lt;b a=&quot;1&quot;&gt;R&amp;D&lt;/b&gt;'
+    >>> escape(os.fsdecode(b"/data/ev\\xff"))
+    '/data/ev\\\\xff'
     """
-    return html.escape(str(text), quote=True)
+    return html.escape(printable_text(str(text)), quote=True)
 
 
 def _is_missing(value: Any) -> bool:
@@ -526,8 +532,13 @@ def write_bytes_atomic(data: bytes, path: str | os.PathLike) -> Path:
 
 
 def write_text_atomic(text: str, path: str | os.PathLike) -> Path:
-    """Write UTF-8 text atomically (see :func:`write_bytes_atomic`)."""
-    return write_bytes_atomic(text.encode("utf-8"), path)
+    """Write UTF-8 text atomically (see :func:`write_bytes_atomic`).
+
+    A byte that is not UTF-8 in the text (a path so named, embedded without
+    :func:`escape`) is written as ``\\xNN`` (:func:`dprm.errors.printable_text`): the
+    report is written, not lost to ``UnicodeEncodeError``.
+    """
+    return write_bytes_atomic(printable_text(text).encode("utf-8"), path)
 
 
 def check_output(target: Path) -> None:

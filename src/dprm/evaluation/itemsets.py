@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, printable_text
 from dprm.json_values import plain_json
 
 __all__ = ["ItemsetDataset", "EvalConfig", "EvalResult", "resolve_dataset", "run_evaluation", "output_names",
@@ -136,7 +136,8 @@ def resolve_dataset(spec: str, data_dir: str | Path, *, rows: int = 20_000, seed
     path, _, qis = spec.partition(":")
     if not path.endswith(".csv"):
         raise ParameterError(f"unknown dataset {spec!r}: mushroom, movielens, ibm or FILE.csv[:Q1+Q2]")
-    return _csv_dataset(Path(path), Path(path).stem, [q for q in qis.split("+") if q])
+    # a name that is not UTF-8 is shown with its bytes as \xNN: tables, reports and documents are UTF-8 text
+    return _csv_dataset(Path(path), printable_text(Path(path).stem), [q for q in qis.split("+") if q])
 
 
 @dataclass

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from dprm.errors import DprmError
-from dprm.files import write_atomic
+from dprm.file_sets import naming, write_named
 from dprm.evaluation.algorithms import is_private, run_seed
 from dprm.evaluation.budgets import NO_EPSILON, Budget, epsilon_label, format_budgets, parse_budgets
 
@@ -94,8 +94,9 @@ class RunRecord:
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text)
+    with naming(path.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    write_named(path, text)  # a full disk's error names the file
 
 
 def _sha256(path: str) -> str:
@@ -215,29 +216,51 @@ def _new_manifest(config: Any, old: Mapping[str, Any] | None, out_dir: Path) -> 
 
 
 class _DirectoryLock:
-    """An exclusive ``flock`` on ``DIR/.lock`` (released when the process ends)."""
+    """An exclusive ``flock`` on ``DIR/.lock`` (released when the process ends).
 
-    def __init__(self, out_dir: Path) -> None:
+    ``made``: the run made ``DIR``. When it then fails (a full disk), the lock file is
+    removed, and so is ``DIR`` if nothing else is in it: a failed first run leaves no
+    folder holding only ``.lock``. (A lock file of a folder that existed is left: it
+    is the folder's, and removing a lock another process may open is a race.)
+    """
+
+    def __init__(self, out_dir: Path, made: bool = False) -> None:
         self.path = out_dir / _LOCK_NAME
         self.handle = None
+        self.made = made
 
     def __enter__(self) -> "_DirectoryLock":
-        self.handle = open(self.path, "a+", encoding="utf-8")
+        with naming(self.path):
+            self.handle = open(self.path, "a+", encoding="utf-8")
         try:
             fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.handle.close()
             raise DprmError(f"{self.path.parent}: another dprm evaluate is running in this directory") from None
-        self.handle.seek(0)
-        self.handle.truncate()
-        self.handle.write(f"{os.getpid()}\n")
-        self.handle.flush()
+        try:
+            with naming(self.path):  # a full disk: the error names the lock
+                self.handle.seek(0)
+                self.handle.truncate()
+                self.handle.write(f"{os.getpid()}\n")
+                self.handle.flush()
+        except BaseException as error:
+            self.__exit__(type(error), error, None)
+            raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        failed = bool(exc) and exc[0] is not None
+        if failed and self.made:
+            self.path.unlink(missing_ok=True)  # while still held: no other run took it
         if self.handle is not None:
             fcntl.flock(self.handle, fcntl.LOCK_UN)
             self.handle.close()
+            self.handle = None
+        if failed and self.made:
+            try:
+                self.path.parent.rmdir()  # only when empty: what the run wrote stays
+            except OSError:
+                pass
 
 
 def _prepare_directory(out_dir: Path) -> dict[str, Any] | None:

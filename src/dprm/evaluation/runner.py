@@ -63,6 +63,7 @@ import pandas as pd
 
 from dprm.data.attributes import require_attributes
 from dprm.errors import DataError, DprmError, ParameterError
+from dprm.file_sets import naming
 from dprm.evaluation.algorithms import (BASELINES, SYNTHETIC_BASELINES, _accepted, _check_algorithms, _check_parameters, check_sharded,
                                         is_private, known_algorithms, parameters_for, parse_parameter_items, run_seed)
 from dprm.evaluation.budgets import Budget, format_budgets, parse_budgets
@@ -331,8 +332,10 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
     require_attributes(views)
     manifest = _new_manifest(config, old, out_dir)
     finished = _check_run_paths(manifest, out_dir, views)
-    out_dir.mkdir(exist_ok=True)
-    with _DirectoryLock(out_dir):
+    made = not out_dir.exists()
+    with naming(out_dir):
+        out_dir.mkdir(exist_ok=True)
+    with _DirectoryLock(out_dir, made):
         _atomic_write_text(out_dir / _MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")
         records = _run_all(manifest, out_dir, data.n_rows, jobs, progress, engine, finished)
         result = write_tables(out_dir, data=data, manifest=manifest)

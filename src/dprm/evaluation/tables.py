@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dprm.files import write_atomic
+from dprm.file_sets import naming, write_named
 from dprm.evaluation.summary import MANN_WHITNEY_COLUMNS, kept, mann_whitney_best, share_significant, spearman
 
 __all__ = ["SUMMARY_TABLE_COLUMNS", "MANN_WHITNEY_TABLE_COLUMNS", "summary_table", "mann_whitney_table",
@@ -248,6 +248,7 @@ def write_csv_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
     'a\\n1\\n2\\n'
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
+    with naming(path.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    write_named(path, frame.to_csv(index=False, lineterminator="\n"))  # a full disk's error names the file
     return path

@@ -1,4 +1,4 @@
-"""A types file's reading rules on a table read as text: complete columns, values outside their domains.
+"""A types file's reading rules on a table read as text: complete columns, numbers, values outside their domains.
 
 The itemset miner reads a file's cells as written (:mod:`dprm.itemsets.text_table`:
 the empty cell and the declared ``na_values`` missing) and encodes them on public
@@ -9,6 +9,15 @@ layer applies to the typed views (:mod:`dprm.data.encoding`), apply here the sam
     The column has no missing value: one is an error naming the column and the row
     (:func:`check_complete`, code ``missing_in_complete``), whether or not the run
     declares missing values.
+``"type": "numeric"`` (and its ``"bounds"``)
+    Every value of the column is a number, within its declared bounds
+    (:func:`check_numbers`): the data layer's own check of a numeric column
+    (:func:`dprm.data.encoding.encode_column`), so that ``dprm itemsets`` refuses what
+    ``dprm mine`` and ``dprm classify`` refuse, in their words (``value 'f' is not a
+    number (the column is numeric)``, ``value 90 is outside the declared bounds
+    [30, 40]``); with ``out_of_bounds: clamp``, a number outside the bounds is clamped
+    into them, with the same note. The errors are data-dependent
+    (:meth:`dprm.errors.DprmError.public_message` names only the file and column).
 ``"out_of_bounds": "clamp"`` (``--out-of-bounds clamp``)
     OpenDP's convention (:func:`clamp_to_domains`): a cell of a declared categorical
     column that is not one of its categories becomes a missing value (no item), unless
@@ -44,7 +53,7 @@ from dprm.errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["check_complete", "clamp_to_domains"]
+__all__ = ["check_complete", "check_numbers", "clamp_to_domains"]
 
 
 def check_complete(frame: pd.DataFrame, complete: Collection[str], *, source: str, types_source: str) -> None:
@@ -66,6 +75,81 @@ def check_complete(frame: pd.DataFrame, complete: Collection[str], *, source: st
                 raise DataError(f"{source}: column {name!r}, row {row}: a missing value, but {types_source} "
                                 f"declares the column complete", code="missing_in_complete", file=source,
                                 column=name, row=row)
+
+
+def check_numbers(frame: pd.DataFrame, numeric: Mapping[str, tuple[float, float] | None], *, clamp: bool,
+                  source: str) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` with the columns declared numeric checked (module notes): numbers, within their bounds.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The cells as text, a missing cell NaN.
+    numeric : mapping of str to (low, high) or None
+        The columns the types file declares numeric, and their declared bounds (None: none declared).
+    clamp : bool
+        ``out_of_bounds: clamp``: a number outside its bounds is clamped into them (a note says so),
+        rather than an error.
+    source : str
+        Names the file in notes and errors.
+
+    Returns
+    -------
+    (pandas.DataFrame, list of str)
+        The table (a copy where a value was clamped, the clamped cells numbers) and the notes.
+
+    Raises
+    ------
+    DataError
+        As :func:`dprm.data.encoding.encode_column` raises it, naming the column, the row and the value
+        (codes ``not_a_number``, ``not_finite``, ``value_out_of_bounds``; data-dependent).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"age": ["49", float("nan"), "35"], "sex": ["m", "f", "f"]})
+    >>> check_numbers(frame, {"sex": (0.0, 1.0)}, clamp=False, source="t.csv")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DataError: t.csv: column 'sex', row 1: value 'm' is not a number (the column is numeric)
+    >>> check_numbers(frame, {"age": (30.0, 40.0)}, clamp=False, source="t.csv")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DataError: t.csv: column 'age', row 1: value 49 is outside the declared bounds [30, 40]
+    >>> clamped, notes = check_numbers(frame, {"age": (30.0, 40.0)}, clamp=True, source="t.csv")
+    >>> clamped["age"].tolist(), notes
+    ([40.0, nan, '35'], ["t.csv: column 'age': values outside the declared bounds [30, 40] clamped into them"])
+    """
+    import pyarrow as pa
+
+    from dprm.data.attributes import AttributeKind
+    from dprm.data.encoding import encode_column
+    from dprm.data.types_file import ColumnSpec, ColumnType
+
+    notes: list[str] = []
+    for name in frame.columns:
+        if name not in numeric:
+            continue
+        cells = frame[name]
+        present = cells.notna().to_numpy()
+        texts = pa.array([str(cell) if ok else None for cell, ok in zip(cells.tolist(), present)], pa.string())
+        bounds = numeric[name]
+        before = len(notes)
+        attribute = encode_column(name, "left", texts, AttributeKind.NUMERIC,
+                                  ColumnSpec(ColumnType.NUMERIC, bounds=bounds), source,
+                                  out_of_bounds="clamp" if clamp else "error", notes=notes,
+                                  cells_as_written=lambda cells=cells, present=present: [
+                                      str(c) if ok else None for c, ok in zip(cells.tolist(), present)])
+        if len(notes) > before and bounds is not None:  # clamped: the cells outside become the bound they meet
+            import pandas as pd
+
+            numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+            outside = (numbers < bounds[0]) | (numbers > bounds[1])  # NaN (missing) is neither
+            changed = cells.astype(object).copy()
+            changed[outside] = attribute.values[outside]
+            frame = frame.copy()
+            frame[name] = changed
+    return frame, notes
 
 
 def clamp_to_domains(frame: pd.DataFrame, domains: Mapping[str, Sequence[object]],

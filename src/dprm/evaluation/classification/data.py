@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dprm.errors import DataError, ParameterError
+from dprm.errors import DataError, ParameterError, printable_text
 
 __all__ = [
     "UCI_TARGETS",
@@ -143,7 +143,9 @@ def load_dataset(path: str | Path, target: str, *, name: str | None = None,
     categories = {str(c): sorted(frame[c].dropna().unique().tolist()) for c in frame.columns}
     nullable = tuple(str(c) for c in frame.columns if frame[c].isna().any())
     frame.columns = [str(c) for c in frame.columns]
-    return Dataset(name or path.stem, frame, y, Schema(categories, classes, nullable), str(path))
+    # a name that is not UTF-8 is shown with its bytes as \xNN: tables, reports and seeds are UTF-8 text
+    return Dataset(name or printable_text(path.stem), frame, y, Schema(categories, classes, nullable),
+                   printable_text(path))
 
 
 def resolve_dataset(spec: str, data_dir: str | Path) -> Dataset:
@@ -184,7 +186,7 @@ def dataset_name(spec: str) -> str:
     >>> dataset_name("vote"), dataset_name("data/toy.csv:label"), dataset_name("toy.csv")
     ('vote', 'toy', 'toy')
     """
-    return spec if spec in UCI_TARGETS else Path(_file_and_target(spec)[0]).stem
+    return spec if spec in UCI_TARGETS else printable_text(Path(_file_and_target(spec)[0]).stem)
 
 
 def one_hot(X: pd.DataFrame | np.ndarray, schema: Schema) -> np.ndarray:
