@@ -61,6 +61,15 @@ def test_classify_and_itemsets_read_a_file_whose_name_is_not_utf8(tmp_path: Path
     expect_ok(["itemsets", table, "--min-support", "0.2", "--bins", "age=0,50,100"])
 
 
+def test_an_error_naming_a_file_whose_name_is_not_utf8_shows_its_bytes(tmp_path: Path) -> None:
+    """The error line shows such a name as the reports do (``bad\\xff\\xfe.csv``), not as Python's
+    surrogate escapes (``bad\\udcff\\udcfe.csv``)."""
+    right = write(tmp_path / "r.csv", RIGHT)
+    line = expect_error(["mine", tmp_path / (BAD + ".csv"), right, "-a", "cartwheels"], "bad\\xff\\xfe.csv",
+                        "no such file")
+    assert "udc" not in line
+
+
 # --------------------------------------------------------------- 7: a --na-values that is not UTF-8
 
 
@@ -147,6 +156,25 @@ def test_make_planted_on_a_full_disk_writes_none_and_names_the_file(tmp_path: Pa
                         str(out / "right.csv"), "No space left on device")
     assert "pl/left.csv" not in line
     assert (sorted(p.name for p in out.iterdir()) == []) if made else not out.exists()
+
+
+def test_several_files_follow_the_umask_keep_a_replaced_mode_and_take_long_names(tmp_path: Path) -> None:
+    """write_all's files are modes as write_atomic's are (0o666 less the umask; a replaced file keeps its
+    mode), and a name near the file system's limit is written (its staging name is short)."""
+    from dprm.file_sets import write_all
+
+    kept = tmp_path / "kept.csv"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    long = tmp_path / ("n" * 240 + ".csv")
+    before = os.umask(0o077)
+    try:
+        written = write_all({tmp_path / "new.csv": b"new", kept: b"replaced", long: b"long"})
+    finally:
+        os.umask(before)
+    modes = {path.name[:8]: oct(path.stat().st_mode & 0o777) for path in written}
+    assert modes == {"new.csv": "0o600", "kept.csv": "0o640", "n" * 8: "0o600"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["new.csv", "kept.csv", long.name])
 
 
 def test_evaluate_on_a_full_disk_names_the_file_and_leaves_no_lock(tmp_path: Path,

@@ -23,12 +23,11 @@ Examples
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from dprm.files import write_atomic
+from dprm.files import staged_file, write_atomic
 
 __all__ = ["naming", "write_all", "write_named"]
 
@@ -55,17 +54,19 @@ def naming(target: str | os.PathLike[str]) -> Iterator[None]:
         raise type(error)(error.errno, error.strerror, os.fspath(target)) from None
 
 
-def write_named(target: str | os.PathLike[str], data: bytes | str, *, mode: int = 0o644) -> Path:
+def write_named(target: str | os.PathLike[str], data: bytes | str, *, mode: int | None = None) -> Path:
     """:func:`dprm.files.write_atomic`, an ``OSError`` naming ``target`` (:func:`naming`)."""
     with naming(target):
         return write_atomic(target, data, mode=mode)
 
 
-def write_all(contents: Mapping[Path, bytes], *, mode: int = 0o644) -> list[Path]:
+def write_all(contents: Mapping[Path, bytes], *, mode: int | None = None) -> list[Path]:
     """Write every ``target: bytes`` of ``contents``, all or none (module notes); the targets, in order.
 
-    The targets' folders must exist. Each file is written to a hidden staging name in
-    its target's folder and flushed to disk; once every one is written, each is
+    The targets' folders must exist. Each file is written to a short hidden staging name
+    in its target's folder (:func:`dprm.files.staged_file`: any name the file system
+    takes is written), with permission bits ``mode`` when given, else those of the file
+    it replaces, else ``0o666`` less the umask, and flushed to disk; once every one is written, each is
     renamed into place. An ``OSError`` (raised as it comes, naming the target) leaves
     no staged file, and removes the targets already renamed into place that did not
     exist before (a target that did is left with its new content: a rename replaces
@@ -76,20 +77,21 @@ def write_all(contents: Mapping[Path, bytes], *, mode: int = 0o644) -> list[Path
     OSError
         Naming the target it is about.
     """
-    staged: dict[Path, str] = {}
+    staged: dict[Path, Path] = {}
     placed: list[Path] = []
     existed = {Path(target): os.path.lexists(target) for target in contents}
     try:
         for target, payload in contents.items():
             target = Path(target)
             with naming(target):
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".staged")
+                fd, tmp = staged_file(target, suffix=".staged")
                 staged[target] = tmp
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(payload)
                     handle.flush()
                     os.fsync(handle.fileno())
-                os.chmod(tmp, mode)
+                if mode is not None:
+                    os.chmod(tmp, mode)
         for target, tmp in staged.items():
             try:
                 os.replace(tmp, target)

@@ -260,8 +260,14 @@ def note(message: str) -> None:
 
 
 def fail(message: str, code: int = USER_ERROR) -> NoReturn:
-    """End the command with one line ``error: <message>`` on stderr and exit ``code``."""
-    text = str(message).strip()
+    """End the command with one line ``error: <message>`` on stderr and exit ``code``.
+
+    A file name in it that is not UTF-8 is shown with its bytes as ``\\xNN``
+    (:func:`dprm.errors.printable_text`), as the reports show it.
+    """
+    from dprm.errors import printable_text
+
+    text = printable_text(str(message)).strip()
     first_line = text.splitlines()[0] if text else "unknown error"
     if sys.stderr is not None:  # closed (2>&-): print() would write it on standard output
         with contextlib.suppress(OSError):
