@@ -52,8 +52,7 @@ from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
            "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header",
-           "read_table",
-           "missing_markers", "reading_options", "Source"]
+           "read_table", "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
