@@ -387,9 +387,9 @@ def test_a_tree_split_the_splits_above_it_decide_is_refused(server: Server) -> N
     assert _books(server) == before
 
 
-def test_a_literal_every_value_satisfies_on_a_complete_column_is_refused(tmp_path: Path) -> None:
-    """Where the types file declares a column complete (no missing value, public), a literal
-    every declared value satisfies holds on every row: its answer is known, refused."""
+def _with_x_complete(tmp_path: Path) -> tuple[str, Database, dict[str, str]]:
+    """A server database with ``tiny`` and ``whole`` (the same views, x declared complete) and alice's
+    headers, with a budget of 10 on ``whole``."""
     from dprm.server import budget as budgets
     from dprm.server.datasets import register_dataset
     from dprm.server.units import epsilon_units
@@ -406,7 +406,13 @@ def test_a_literal_every_value_satisfies_on_a_complete_column_is_refused(tmp_pat
     register_dataset(db, "whole", left, right, types)
     with db.write() as c:
         budgets.set_budget(c, accounts.find_analyst(c, "alice").id, 2, epsilon_units("10"))
-    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    return url, db, {"Authorization": f"Bearer {tokens['alice']}"}
+
+
+def test_a_literal_every_value_satisfies_on_a_complete_column_is_refused(tmp_path: Path) -> None:
+    """Where the types file declares a column complete (no missing value, public), a literal
+    every declared value satisfies holds on every row: its answer is known, refused."""
+    url, db, headers = _with_x_complete(tmp_path)
     path = "/v1/primitives/redescription-statistics"
     with TestClient(create_app(url, workers=0, background=False)) as client:
         schema = client.get("/v1/datasets/whole", headers=headers).json()
@@ -426,23 +432,7 @@ def test_a_compound_query_the_schema_decides_is_refused_and_one_the_rows_decide_
     """`a ∧ ¬a` holds on no row and `a ∨ ¬a` on every row whatever the data; `[x ≤ 50] ∨ [x > 50]` on every
     row only where x is declared complete (elsewhere it asks how many rows have x): the first ones, and
     the last on the complete column, are refused before anything is charged; the others are accepted."""
-    from dprm.server import budget as budgets
-    from dprm.server.datasets import register_dataset
-    from dprm.server.units import epsilon_units
-
-    url = str(tmp_path / "s.db")
-    tokens = setup_server_db(url, tmp_path)
-    whole = tmp_path / "whole"
-    whole.mkdir()
-    left, right, types = tiny_views(whole)
-    declared = json.loads(types.read_text())
-    declared["columns"]["x"]["complete"] = True
-    types.write_text(json.dumps(declared))
-    db = Database(url)
-    register_dataset(db, "whole", left, right, types)
-    with db.write() as c:
-        budgets.set_budget(c, accounts.find_analyst(c, "alice").id, 2, epsilon_units("10"))
-    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    url, db, headers = _with_x_complete(tmp_path)
     path = "/v1/primitives/redescription-statistics"
     a, b = {"attr": "a", "eq": True}, {"attr": "b", "eq": True}
     low, high = {"attr": "x", "le": 50}, {"attr": "x", "gt": 50}
