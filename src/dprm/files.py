@@ -19,13 +19,10 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["write_atomic", "staged_file", "STAGED_NAME_LENGTH"]
+__all__ = ["write_atomic", "staged_file"]
 
 #: The most characters of the target's name a temporary file's name repeats.
 _NAME_PART = 24
-#: The longest name of a temporary file, in bytes: a dot, at most 24 characters of the
-#: target's name (up to 4 bytes each), a dot, 16 hexadecimal digits, the suffix (at most 8).
-STAGED_NAME_LENGTH = 1 + 4 * _NAME_PART + 1 + 16 + 8
 
 
 def staged_file(target: str | os.PathLike, *, suffix: str = ".partial") -> tuple[int, Path]:
