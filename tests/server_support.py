@@ -162,6 +162,19 @@ def tiny_views(folder: Path, rows: int = 200) -> tuple[Path, Path, Path]:
     return left, right, types
 
 
+def submit_small_job(db: object) -> int:
+    """Queue a small ``alt-expm`` job of ε 0.5 on ``tiny`` for analyst 1 (as the API would); its id."""
+    from dprm.server import jobs
+    from dprm.server.units import epsilon_units
+
+    parameters = {"init_trials": 1, "depth": 2}
+    body = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "parameters": parameters}
+    row, created = jobs.submit(db, 1, 1, algorithm="alt-expm", parameters=parameters, units=epsilon_units("0.5"),
+                               dummy=False, dummy_rows=None, idempotency_key=None, digest=jobs.request_digest(body))
+    assert created
+    return row.id
+
+
 def setup_server_db(url: str, folder: Path, *, budgets: dict[str, str] | None = None, mammals: bool = False
                     ) -> dict[str, str]:
     """Migrate ``url``, register ``tiny`` (and ``mammals``), add analysts with budgets.

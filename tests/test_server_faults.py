@@ -47,8 +47,7 @@ from dprm.server.datasets import register_dataset, remove_dataset  # noqa: E402
 from dprm.server.supervisor import Supervisor  # noqa: E402
 from dprm.server.tables import datasets as tables_datasets  # noqa: E402
 from dprm.server.tables import jobs as jobs_table  # noqa: E402
-from dprm.server.units import epsilon_units  # noqa: E402
-from server_support import Served, alive, children, setup_server_db, tiny_views  # noqa: E402
+from server_support import Served, alive, children, setup_server_db, submit_small_job, tiny_views  # noqa: E402
 
 STATS = {"dataset": "tiny", "epsilon": "0.25", "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True}}
 
@@ -91,15 +90,6 @@ def test_api_processes_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
 # -- F2: a previous server's running jobs hold worker slots ----------------------------------------
 
 
-def _submit(db: Database) -> int:
-    parameters = {"init_trials": 1, "depth": 2}
-    body = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "parameters": parameters}
-    row, created = jobs.submit(db, 1, 1, algorithm="alt-expm", parameters=parameters, units=epsilon_units("0.5"),
-                               dummy=False, dummy_rows=None, idempotency_key=None, digest=jobs.request_digest(body))
-    assert created
-    return row.id
-
-
 def _status(db: Database, job_id: int) -> str:
     with db.read() as connection:
         return connection.execute(select(jobs_table.c.status).where(jobs_table.c.id == job_id)).scalar_one()
@@ -112,7 +102,7 @@ def test_a_previous_servers_running_job_holds_a_worker_slot_until_it_ends(tmp_pa
     orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)  # the dead server's worker, still running
     supervisor = Supervisor(db, workers=1, warm=False)
     try:
-        first, second = _submit(db), _submit(db)
+        first, second = submit_small_job(db), submit_small_job(db)
         claimed = jobs.claim_next(db, "old-token")
         assert claimed.id == first
         jobs.set_pid(db, first, "old-token", orphan.pid)

@@ -23,13 +23,10 @@ from dprm.server import fork_server
 from dprm.server.supervisor import ENDED_GRACE_SECONDS, Supervisor
 from dprm.server.worker import JOB_NICENESS
 from dprm.server.tables import jobs as jobs_table
-from dprm.server.units import epsilon_units
 
-from server_support import children, setup_server_db
+from server_support import children, setup_server_db, submit_small_job
 
 pytestmark = pytest.mark.skipif(not fork_server.available(), reason="needs Linux pidfds")
-
-SMALL_JOB = {"init_trials": 1, "depth": 2}
 
 
 @pytest.fixture
@@ -39,14 +36,6 @@ def db(tmp_path: Path):
     database = Database(url)
     yield database
     database.dispose()
-
-
-def _submit(db: Database) -> int:
-    body = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "parameters": SMALL_JOB}
-    row, created = jobs.submit(db, 1, 1, algorithm="alt-expm", parameters=SMALL_JOB, units=epsilon_units("0.5"),
-                               dummy=False, dummy_rows=None, idempotency_key=None, digest=jobs.request_digest(body))
-    assert created
-    return row.id
 
 
 def _job(db: Database, job_id: int) -> Any:
@@ -77,7 +66,7 @@ def test_every_job_is_a_child_of_the_warm_fork_server_and_ends_with_its_job(db: 
         assert server is not None and server.alive()
         pids = []
         for _ in range(2):
-            job_id = _submit(db)
+            job_id = submit_small_job(db)
             supervisor.round()
             pid = _job(db, job_id).worker_pid
             process = supervisor.processes[job_id][0]
@@ -100,7 +89,7 @@ def test_a_dead_fork_server_is_never_given_a_job_and_is_replaced_later(db: Datab
         dead = supervisor.fork_server
         dead.process.send_signal(signal.SIGKILL)
         dead.process.wait(timeout=30)
-        job_id = _submit(db)
+        job_id = submit_small_job(db)
         supervisor.round()  # noticed dead before the job: a new interpreter runs it, no new server at once
         assert supervisor.fork_server is None
         process = supervisor.processes[job_id][0]
@@ -120,7 +109,7 @@ def test_a_fork_server_that_dies_after_the_rounds_check_gets_no_job(db: Database
         server = supervisor.fork_server
         server.process.send_signal(signal.SIGKILL)
         server.process.wait(timeout=30)
-        job_id = _submit(db)
+        job_id = submit_small_job(db)
         token = secrets.token_hex(16)
         assert jobs.claim_next(db, token).id == job_id
         supervisor._spawn(job_id, token)  # what the round's step 5 does after step 4 saw it alive
@@ -137,7 +126,7 @@ def test_without_warm_every_job_starts_a_new_interpreter(db: Database) -> None:
     try:
         supervisor.round()
         assert supervisor.fork_server is None
-        job_id = _submit(db)
+        job_id = submit_small_job(db)
         _done(db, supervisor, job_id)
         assert supervisor.fork_server is None
     finally:
@@ -148,7 +137,7 @@ def test_a_forked_job_runs_below_the_server_and_killed_is_a_dead_worker(db: Data
     supervisor = Supervisor(db, workers=1)
     try:
         supervisor.round()
-        job_id = _submit(db)
+        job_id = submit_small_job(db)
         supervisor.round()
         process = supervisor.processes[job_id][0]
         assert isinstance(process, fork_server.ForkedWorker)
@@ -170,7 +159,7 @@ def test_a_forked_job_runs_below_the_server_and_killed_is_a_dead_worker(db: Data
 def test_stopping_the_supervisor_leaves_a_running_forked_job_to_finish(db: Database) -> None:
     supervisor = Supervisor(db, workers=1)
     supervisor.round()
-    job_id = _submit(db)
+    job_id = submit_small_job(db)
     supervisor.round()
     process = supervisor.processes[job_id][0]
     server = supervisor.fork_server
@@ -186,7 +175,7 @@ def test_a_worker_whose_job_ended_has_time_to_exit_unless_the_job_was_cancelled(
     (its exit code then says killed for a job that succeeded); one that never exits is killed
     :data:`ENDED_GRACE_SECONDS` after its job ended, a cancelled job's worker at once."""
     supervisor = Supervisor(db, workers=1, warm=False)
-    job_id, token = _submit(db), secrets.token_hex(16)
+    job_id, token = submit_small_job(db), secrets.token_hex(16)
     assert jobs.claim_next(db, token).id == job_id
     stand_in = subprocess.Popen(["sleep", "120"])  # a worker between its last write and its exit
     supervisor.processes[job_id] = (stand_in, token)
