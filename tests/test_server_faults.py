@@ -12,6 +12,8 @@
 - ``/v1/ledger`` and ``/v1/jobs`` page by a cursor (``?before=``, the answer's ``next``
   and ``truncated``): they cut the list at 1000 and 500 rows silently; the client
   reads every page.
+- A ledger row's ``charge`` is the charge's place in the analyst's own list: it was the
+  server's id, shared by all analysts, whose gaps counted the others' requests.
 - An unknown query parameter of an API route is refused (``422 invalid_request``): it
   was ignored (``/v1/jobs?status=running`` answered every job).
 - ``HEAD`` is answered as ``GET`` without a body, a 405 names the address's methods
@@ -285,6 +287,34 @@ def test_the_ledger_and_the_jobs_are_read_page_by_page_and_the_client_reads_them
         assert [r["epsilon_exact"] for r in ledger] == ["0.5", "0.005", "0.004", "0.003", "0.002", "0.001"]
         assert remote.jobs(None, page_size=2) == listed["jobs"]
         assert remote.jobs(4, page_size=3) == listed["jobs"][:4]
+
+
+def test_a_ledger_row_names_its_charge_by_its_place_in_the_analysts_own_list(tmp_path: Path) -> None:
+    # The charges' ids are shared by every analyst: shown as they were, the gaps between
+    # alice's ids counted bob's requests made between hers.
+    url = str(tmp_path / "server.db")
+    tokens = setup_server_db(url, tmp_path)
+    alice, bob = ({"Authorization": f"Bearer {tokens[name]}"} for name in ("alice", "bob"))
+    with TestClient(create_app(url, background=False, rate=1000.0, burst=1000)) as client:
+        def ledger_of(who: dict[str, str], bob_requests: int) -> list[Any]:
+            for _ in range(bob_requests):
+                assert client.post("/v1/primitives/redescription-statistics", json=dict(STATS, epsilon="0.01"),
+                                   headers=bob).status_code == 200
+            for _ in range(3):
+                assert client.post("/v1/primitives/redescription-statistics", json=dict(STATS, epsilon="0.01"),
+                                   headers=who).status_code == 200
+                for _ in range(bob_requests):
+                    assert client.post("/v1/primitives/redescription-statistics",
+                                       json=dict(STATS, epsilon="0.01"), headers=bob).status_code == 200
+            rows = client.get("/v1/ledger", headers=who).json()["ledger"]
+            return [row["charge"] for row in rows]
+
+        assert ledger_of(alice, 0) == [3, 2, 1]
+        # three more of alice's, each after four of bob's: her list reads on, 4 to 6, as it would alone
+        assert ledger_of(alice, 4) == [6, 5, 4, 3, 2, 1]
+        assert [row["charge"] for row in client.get("/v1/ledger?limit=2&before=3", headers=alice).json()["ledger"]] \
+            == [2, 1]
+        assert client.get("/v1/ledger", headers=bob).json()["ledger"][0]["charge"] == 16
 
 
 # -- F8: an unknown query parameter of the API is refused -----------------------------------------------

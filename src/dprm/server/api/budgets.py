@@ -12,7 +12,7 @@ from dprm.server.api.paging import newest_page
 from dprm.server.registrations import shown_name
 from dprm.server.tables import budgets, datasets, ledger
 
-__all__ = ["ledger_page", "ledger_rows", "router"]
+__all__ = ["charge_ordinals", "ledger_page", "ledger_rows", "router"]
 
 router = APIRouter()
 
@@ -62,7 +62,9 @@ def ledger_page(connection: Any, who: Any, dataset: str | None = None, limit: in
 
     ``dataset``: only that one (granted to ``who``, else the API's ``unknown_dataset``).
     A row's ``job`` is the job's public id, or None for a statistics request; its
-    ``dataset`` the dataset's name, or ``NAME (removed)`` for a registration the owner
+    ``charge`` the charge's place among the analyst's own charges (1 for the oldest; see
+    :func:`charge_ordinals`), which groups the rows of one request; its ``dataset`` the
+    dataset's name, or ``NAME (removed)`` for a registration the owner
     removed (:func:`~dprm.server.registrations.shown_name`), so that each name's rows add up
     to one registration's spent budget.
     """
@@ -76,7 +78,32 @@ def ledger_page(connection: Any, who: Any, dataset: str | None = None, limit: in
         record, _, _ = granted(connection, who, dataset)
         query = query.where(ledger.c.dataset_id == record.id)
     rows, following = newest_page(connection, query, ledger.c.id, limit, before)
+    ordinals = charge_ordinals(connection, who, {r.charge_id for r in rows})
     return [{"at": r.created_at, "dataset": shown_name(r.dataset_name, r.active_name), "job": r.public_id,
-             "charge": r.charge_id, "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon,
+             "charge": ordinals[r.charge_id], "step": r.step, "mechanism": r.mechanism, "epsilon": r.epsilon,
              "epsilon_exact": r.epsilon_exact}
             for r in rows], following
+
+
+def charge_ordinals(connection: Any, who: Any, charge_ids: set[int]) -> dict[int, int]:
+    """Each charge's place among ``who``'s own charges, 1 for the oldest.
+
+    The charges' ids are shared by all analysts: shown, the gaps between one analyst's
+    ids would count the requests of the others. A charge's place in the analyst's own
+    list tells only what the analyst did; charges are never deleted and new ones are
+    newer, so a charge keeps its place. (Counted per page: a correlated count over the
+    ``(analyst_id, dataset_id)`` index for each distinct charge of the page.)
+    """
+    if not charge_ids:
+        return {}
+    from sqlalchemy import func
+
+    from dprm.server.tables import charges
+
+    earlier = charges.alias("earlier")
+    place = (select(func.count()).select_from(earlier)
+             .where(and_(earlier.c.analyst_id == who.id, earlier.c.id <= charges.c.id))
+             .scalar_subquery())
+    found = connection.execute(select(charges.c.id, place.label("place"))
+                               .where(and_(charges.c.analyst_id == who.id, charges.c.id.in_(sorted(charge_ids))))).all()
+    return {int(r.id): int(r.place) for r in found}
