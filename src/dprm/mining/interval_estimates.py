@@ -64,14 +64,16 @@ the Jaccard interval written to the output is the selection-aware band of
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 
+from dprm.mining.noisy_estimates import discrete_laplace_quantile
 from dprm.privacy import SeededNoise
 from dprm.queries import RedescriptionStats, p_value
 
-__all__ = ["INTERVAL_KEY", "combination_intervals", "credible_interval", "simulate_tables"]
+__all__ = ["INTERVAL_KEY", "combination_intervals", "credible_interval", "simulate_tables", "table_intervals"]
 
 #: The key of :attr:`Redescription.extra` that holds the confidence intervals.
 INTERVAL_KEY = "interval"
@@ -272,4 +274,112 @@ def combination_intervals(
         significant = (pvalues <= max_pvalue).mean(axis=0)
         for interval, share in zip(out, significant):
             interval["significance"] = {"max_pvalue": float(max_pvalue), "probability": float(share)}
+    return out
+
+
+#: Points of each cell's range at which :func:`table_intervals` evaluates the p-value.
+_P_VALUE_GRID = 9
+
+
+def table_intervals(released: np.ndarray, scale: float, confidence: float, draws: np.ndarray,
+                    estimate: RedescriptionStats) -> dict:
+    """Intervals of one released 2×2 table's statistics that cover at every noise scale.
+
+    The statistics primitive (``[inv]``, :func:`dprm.server.primitives.redescription_statistics`)
+    releases the four cells ``[[L∩R, L∖R], [R∖L, neither]]`` of one redescription with
+    discrete Laplace noise of ``scale``; ``draws`` are :func:`simulate_tables` of it.
+    Post-processing of released values only:
+
+    * the intersection and the supports, sums of cells, take the percentile interval
+      of the same sum over the draws (not clipped: exact for a sum of independent
+      noises), then ``max(·, 0)``: a true count is never negative, so no coverage is
+      lost;
+    * the Jaccard index and the p-value take :func:`combination_intervals`' percentile
+      intervals where at most ``(1 − confidence)/2`` of the draws hold a negative cell.
+      Beyond that the draws' clipping into the consistent range biases them (measured
+      on 200 rows: 0.74 – 0.85 coverage of the Jaccard index at ε ≤ 0.02, and
+      ``[0, 0]`` at ε = 1e-9), and each takes an interval that covers at any scale:
+    * the Jaccard index ``a / (a + u)`` (``a = |L∩R|``, ``u = |L∖R| + |R∖L|``) rises
+      with ``a`` and falls with ``u``. With ``q_a`` the discrete Laplace quantile and
+      ``q_u`` that of a sum of two such noises, both of probability ``√confidence``
+      (:func:`~dprm.mining.noisy_estimates.discrete_laplace_quantile`,
+      :func:`~dprm.mining.noisy_estimates.discrete_laplace_sum_quantile`), the true
+      ``a`` and ``u`` lie in ``[max(r − q, 0), max(r + q, 0)]`` together with
+      probability at least ``confidence`` (independent noises), and then the index
+      between ``a_lo / (a_lo + u_hi)`` and ``a_hi / (a_hi + u_lo)`` (0 where the union
+      is 0);
+    * the p-value, of all four cells, the least and the greatest over a grid of
+      :data:`_P_VALUE_GRID` points of each cell's range at ``confidence^(1/4)``
+      (corners included).
+
+    Each interval is then widened to hold its point estimate (``estimate``, the
+    statistics of the released table), as :func:`credible_interval` does.
+
+    Parameters
+    ----------
+    released : ndarray of int, shape (2, 2)
+    scale : float
+        The release's discrete Laplace scale.
+    confidence : float
+        In (0, 1).
+    draws : ndarray, shape (S, 2, 2)
+        :func:`simulate_tables` of ``released``.
+    estimate : RedescriptionStats
+        The point estimates.
+
+    Returns
+    -------
+    dict
+        ``{"confidence", "jaccard", "intersection", "support_left", "support_right",
+        "p_value"}``, each statistic ``[lo, hi]``.
+
+    Examples
+    --------
+    >>> released = np.array([[120, 30], [20, 830]])
+    >>> draws = simulate_tables(released, 2.0, 2000, np.random.default_rng(0))
+    >>> stats = RedescriptionStats.from_counts(150, 140, 120, 1000)
+    >>> out = table_intervals(released, 2.0, 0.95, draws, stats)   # the counts dwarf the noise
+    >>> [round(x, 3) for x in out["jaccard"]], out["intersection"]
+    ([0.674, 0.744], [114.0, 126.0])
+    >>> zeros = np.zeros((2, 2), dtype=np.int64)
+    >>> out = table_intervals(zeros, 1e9, 0.95, simulate_tables(zeros, 1e9, 2000, np.random.default_rng(0)),
+    ...                       RedescriptionStats.from_counts(0, 0, 0, 0))
+    >>> out["jaccard"], out["p_value"]                # noise beyond any count: nothing known
+    ([0.0, 1.0], [0.0, 1.0])
+    """
+    from dprm.mining.noisy_estimates import discrete_laplace_sum_quantile
+
+    r = np.asarray(released, dtype=np.float64).reshape(2, 2)
+    d = np.asarray(draws, dtype=np.float64)
+    tail = (1.0 - confidence) / 2.0
+    sums = {"intersection": d[:, 0, 0], "support_left": d[:, 0, 0] + d[:, 0, 1],
+            "support_right": d[:, 0, 0] + d[:, 1, 0]}
+    bounds = {key: np.maximum(np.quantile(v, [tail, 1.0 - tail]), 0.0) for key, v in sums.items()}
+    if float((d.reshape(len(d), -1) < 0).any(axis=1).mean()) <= tail:
+        percentile = combination_intervals(d, np.array([[True, False]]), np.array([[True, False]]), confidence,
+                                           estimates=[estimate])[0]
+        bounds["jaccard"], bounds["p_value"] = np.array(percentile["jaccard"]), np.array(percentile["p_value"])
+    else:
+        both, apart = r[0, 0], r[0, 1] + r[1, 0]
+        q_both = discrete_laplace_quantile(scale, math.sqrt(confidence))
+        q_apart = discrete_laplace_sum_quantile(scale, math.sqrt(confidence))
+        a_lo, a_hi = max(both - q_both, 0.0), max(both + q_both, 0.0)
+        u_lo, u_hi = max(apart - q_apart, 0.0), max(apart + q_apart, 0.0)
+        bounds["jaccard"] = np.array([a_lo / (a_lo + u_hi) if a_lo + u_hi > 0 else 0.0,
+                                      a_hi / (a_hi + u_lo) if a_hi + u_lo > 0 else 0.0])
+        q_cell = discrete_laplace_quantile(scale, confidence ** 0.25)
+        cells = [np.linspace(max(x - q_cell, 0.0), max(x + q_cell, 0.0), _P_VALUE_GRID) for x in r.ravel()]
+        a, b, c, rest = np.meshgrid(*cells, indexing="ij")
+        with np.errstate(over="ignore", invalid="ignore"):
+            pvalues = p_value(np.minimum(a, 1e300), np.minimum(a + b, 1e300), np.minimum(a + c, 1e300),
+                              np.minimum(a + b + c + rest, 1e300))
+        pvalues = np.where(np.isnan(pvalues), 1.0, pvalues)
+        bounds["p_value"] = np.array([float(pvalues.min()), float(pvalues.max())])
+    out: dict = {"confidence": float(confidence)}
+    for key in _INTERVAL_STATS:
+        lo, hi = (float(x) for x in bounds[key])
+        point = getattr(estimate, key)
+        if point is not None:
+            lo, hi = min(lo, float(point)), max(hi, float(point))
+        out[key] = [lo, hi]
     return out

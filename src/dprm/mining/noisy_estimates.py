@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-__all__ = ["combine_estimates", "consistent_cells", "discrete_laplace_variance", "simulated_sizes"]
+__all__ = ["combine_estimates", "consistent_cells", "discrete_laplace_quantile", "discrete_laplace_sum_quantile",
+           "discrete_laplace_variance", "simulated_sizes"]
 
 
 def discrete_laplace_variance(scale: float) -> float:
@@ -38,6 +39,73 @@ def discrete_laplace_variance(scale: float) -> float:
     one_minus_a = -math.expm1(-1.0 / scale)
     a = 1.0 - one_minus_a
     return (2.0 * a / one_minus_a) / one_minus_a
+
+
+def discrete_laplace_quantile(scale: float, probability: float) -> float:
+    """The smallest ``k ≥ 0`` with ``P(|Z| ≤ k) ≥ probability`` for discrete Laplace ``Z``.
+
+    With ``a = exp(−1/scale)``, ``P(Z = z) = (1 − a)/(1 + a)·a^|z|``, so
+    ``P(|Z| > k) = 2a^(k+1)/(1 + a)``, and ``k = ⌈−scale·ln((1 − probability)(1 + a)/2)⌉ − 1``
+    (0 where ``P(Z = 0)`` already reaches ``probability``). A float: for a tiny ε it
+    exceeds every integer type; where float64 cannot resolve ``k`` it is one too many,
+    never one too few.
+
+    Examples
+    --------
+    >>> discrete_laplace_quantile(1.0, 0.95)          # P(|Z| <= 3) = 1 - 2e^-4/(1 + e^-1)
+    3.0
+    >>> discrete_laplace_quantile(1.0, 0.2)           # P(Z = 0) = 0.46 already
+    0.0
+    >>> round(discrete_laplace_quantile(1e9, 0.95) / 1e9, 3)   # scale·ln(20)·(1 + tiny)
+    2.996
+    """
+    if not 0.0 < probability < 1.0:
+        raise ValueError(f"probability must be in (0, 1), not {probability!r}")
+    a = math.exp(-1.0 / scale)
+    needed = -scale * math.log((1.0 - probability) * (1.0 + a) / 2.0)
+    return float(max(math.ceil(needed) - 1, 0))  # where rounding errs, it errs wide
+
+
+def discrete_laplace_sum_quantile(scale: float, probability: float) -> float:
+    """The smallest ``k ≥ 0`` with ``P(|Z₁ + Z₂| ≤ k) ≥ probability``, ``Z₁, Z₂`` i.i.d. discrete Laplace.
+
+    With ``a = exp(−1/scale)`` and ``C = ((1 − a)/(1 + a))²``, the sum's law is
+    ``P(S = k) = C·a^|k|·(|k| + 1 + B)``, ``B = 2a²/(1 − a²)`` (the convolution's terms
+    ``a^(|j| + |k − j|)`` summed: ``k + 1`` of them equal ``a^k``, the others a
+    geometric series on each side), so
+    ``P(|S| > k) = 2C·a^(k+1)·((k + 2 + B)/(1 − a) + a/(1 − a)²)``, decreasing in
+    ``k``: found by bisection (a float, one too many where float64 cannot tell).
+
+    Examples
+    --------
+    >>> discrete_laplace_sum_quantile(1.0, 0.95)       # P(|S| <= 4) = 0.968, P(|S| <= 3) = 0.927
+    4.0
+    >>> round(discrete_laplace_sum_quantile(1e6, 0.95) / 1e6, 2)   # the Laplace sum's: e^-t (2 + t) = 0.1
+    4.11
+    """
+    if not 0.0 < probability < 1.0:
+        raise ValueError(f"probability must be in (0, 1), not {probability!r}")
+    one_minus_a = -math.expm1(-1.0 / scale)
+    a = 1.0 - one_minus_a
+    c = (one_minus_a / (1.0 + a)) ** 2
+    b = 2.0 * a * a / (one_minus_a * (1.0 + a))
+
+    def beyond(k: float) -> float:
+        return 2.0 * c * math.exp((k + 1.0) * math.log(a) if a > 0 else -math.inf) * (
+            (k + 2.0 + b) / one_minus_a + a / one_minus_a ** 2)
+
+    if beyond(0.0) <= 1.0 - probability:
+        return 0.0
+    low, high = 0.0, 1.0
+    while beyond(high) > 1.0 - probability:
+        low, high = high, high * 2.0
+    while high - low > max(1.0, high * 1e-12):
+        middle = math.floor((low + high) / 2.0)
+        if beyond(middle) > 1.0 - probability:
+            low = middle
+        else:
+            high = middle
+    return float(high)
 
 
 def combine_estimates(

@@ -43,14 +43,15 @@ __all__ = ["redescription_statistics", "leaf_pair_counts", "run_primitive", "PRI
 #: The primitives by the name used in the API and the ledger.
 PRIMITIVES = ("redescription-statistics", "leaf-pair-counts")
 
-_LEFT = np.array([[True, False]])
-_RIGHT = np.array([[True, False]])
-
 
 def redescription_statistics(data: Any, left: Any, right: Any, epsilon: Fraction | float, accountant: Accountant,
                              *, confidence: float = 0.95, n_simulations: int = 1000,
                              rng: np.random.Generator) -> dict[str, Any]:
     """ε-DP statistics of the redescription ``(left, right)`` on ``data``.
+
+    One discrete Laplace histogram of the four cells (L1 sensitivity 1); the statistics
+    and their intervals are post-processing (:func:`~dprm.mining.interval_estimates.table_intervals`:
+    intervals that hold their confidence however large the noise is against the counts).
 
     Examples
     --------
@@ -67,7 +68,7 @@ def redescription_statistics(data: Any, left: Any, right: Any, epsilon: Fraction
     >>> acc.spent(), abs(out["noisy"]["jaccard"] - 1.0) < 0.05, sorted(out["cells"])
     (Fraction(1, 1), True, ['both', 'left_only', 'neither', 'right_only'])
     """
-    from dprm.mining.private_extraction import combination_intervals, simulate_tables
+    from dprm.mining.interval_estimates import simulate_tables, table_intervals
     from dprm.queries import RedescriptionStats, query_to_json, to_text
 
     in_left = np.asarray(left.support(data.left), dtype=bool)
@@ -85,7 +86,7 @@ def redescription_statistics(data: Any, left: Any, right: Any, epsilon: Fraction
     n_hat = float(t.sum())
     stats = RedescriptionStats.from_counts(t[0, 0] + t[0, 1], t[0, 0] + t[1, 0], t[0, 0], n_hat)
     draws = simulate_tables(table, mechanism.scale, n_simulations, rng)
-    interval = combination_intervals(draws, _LEFT, _RIGHT, confidence, None, estimates=[stats])[0]
+    interval = table_intervals(table, mechanism.scale, confidence, draws, stats)
     return {
         "left": query_to_json(left), "right": query_to_json(right),
         "left_text": to_text(left), "right_text": to_text(right),
