@@ -24,6 +24,8 @@ Examples
 (0.818, 0.0)
 >>> independence_entry(RedescriptionStats.from_counts(100, 100, 90, 1000), 1000, (0.7, 0.9))
 {'jaccard': 0.053, 'excess': 0.766, 'excess_interval': [0.647, 0.847]}
+>>> independence_entry(RedescriptionStats.from_counts(106, 164, 80), 100)   # n̂ below the union: 190 rows
+{'jaccard': 0.513, 'excess': -0.092}
 """
 
 from __future__ import annotations
@@ -52,12 +54,17 @@ def independence_entry(stats: RedescriptionStats, n_rows: float | None,
         The statistics as reported (released ones for a private miner).
     n_rows : float or None
         The number of rows the statistics refer to (a private miner's released
-        ``n̂``). None: no entry (there is no independence baseline without it).
+        ``n̂``; taken as at least the statistics' union, which the rows hold). None:
+        no entry (there is no independence baseline without it).
     jaccard_interval : (low, high), optional
         The reported interval of the Jaccard index; the excess's is it shifted.
     """
     if n_rows is None or not n_rows > 0:
         return None
+    # The rows hold the union: a released n̂ below the released union (noise of a small
+    # ε·n, or a row count released apart, as Serenade's) would clip both supports to n̂
+    # and make every pair look independent (J_ind 1, excess near −1).
+    n_rows = max(float(n_rows), stats.union)
     baseline = float(independence_jaccard(stats.support_left, stats.support_right, n_rows))
     entry: dict[str, Any] = {"jaccard": round(baseline, _DIGITS), "excess": round(stats.jaccard - baseline, _DIGITS)}
     if jaccard_interval is not None:
