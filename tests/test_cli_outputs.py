@@ -193,3 +193,64 @@ def test_evaluate_refuses_an_empty_directory_name(tmp_path: Path, monkeypatch) -
     assert code == 2
     assert_one_error_line(stderr, "'--out'", "the value is empty: give a directory ('.' for the current one)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["left.csv", "right.csv"]  # no experiment here
+
+
+def _failing_replace(monkeypatch, name: str) -> None:
+    """Make a rename onto a file called ``name`` fail as a full disk does (the last file of a folder)."""
+    import errno
+
+    replace = os.replace
+
+    def failing(source, target, *args, **kwargs):
+        if Path(target).name == name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", failing)
+
+
+def _folder(path: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file of ``path`` (hidden ones too): its inode and its bytes."""
+    return {p.name: (p.stat().st_ino, p.read_bytes()) for p in path.iterdir()}
+
+
+@pytest.mark.parametrize("command", ["classify-eval", "itemsets-eval"])
+def test_an_evaluation_whose_last_file_fails_leaves_no_folder(tmp_path: Path, monkeypatch, command: str) -> None:
+    """The files went into place one by one: a failure at the last left the others (half a folder)."""
+    learn = write(tmp_path / "learn.csv", LEARN)
+    out = tmp_path / "new" / "eval"
+    args = {"classify-eval": ["classify-eval", out, "--quick", "--no-baselines", "--no-timing",
+                              "--datasets", f"{learn}:y"],
+            "itemsets-eval": ["itemsets-eval", out, "--datasets", learn, "--thetas", "0.3", "--epsilons", "1",
+                              "--experiments", "discovery", "--passes", "1"]}[command]
+    _failing_replace(monkeypatch, "report.html")
+    code, _, stderr = run(args)
+    assert code == 2
+    assert_one_error_line(stderr, f"error: {out / 'report.html'}: cannot be written (No space left on device)")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["learn.csv", "new"]
+    assert not any((tmp_path / "new").iterdir())
+
+
+def test_a_failed_rerun_leaves_the_earlier_result_whole(tmp_path: Path, monkeypatch) -> None:
+    """A rerun into an earlier result's folder replaced its files one by one: a failure left old and new mixed."""
+    learn = write(tmp_path / "learn.csv", LEARN)
+    out = tmp_path / "eval"
+    args = ["classify-eval", out, "--quick", "--no-baselines", "--no-timing", "--datasets", f"{learn}:y"]
+    code, _, stderr = run(args + ["--seed", "1"])
+    assert code == 0, stderr
+    before = _folder(out)
+    _failing_replace(monkeypatch, "report.html")
+    code, _, stderr = run(args + ["--seed", "2"])  # other results: every file but the report differs
+    assert code == 2
+    assert_one_error_line(stderr, f"error: {out / 'report.html'}: cannot be written")
+    assert _folder(out) == before  # the same files (no staged or kept one beside them), untouched
+    # make-planted's four files (dprm.file_sets.write_all) as well
+    planted = tmp_path / "planted"
+    code, _, stderr = run(["datasets", "make-planted", planted, "--rows", "50", "--seed", "1"])
+    assert code == 0, stderr
+    before = _folder(planted)
+    _failing_replace(monkeypatch, "planted.json")
+    code, _, stderr = run(["datasets", "make-planted", planted, "--rows", "60", "--seed", "2"])
+    assert code == 2
+    assert_one_error_line(stderr, f"error: {planted / 'planted.json'}: No space left on device")
+    assert _folder(planted) == before

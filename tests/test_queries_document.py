@@ -159,6 +159,13 @@ def _delete(path: list):
         (_set(["redescriptions", 2, "noisy", "jaccard"], "high"),
          "out.json: redescriptions[2].noisy.jaccard: must be a finite number, got 'high'"),
         (_delete(["redescriptions", 1, "noisy", "union"]), "out.json: redescriptions[1].noisy: missing key 'union'"),
+        # counts no two sets of rows have: every writer's are sizes of sets, or clipped so (were accepted)
+        (_set(["redescriptions", 2, "noisy", "intersection"], 1e6),
+         "out.json: redescriptions[2].noisy.intersection: 1000000.0 is more than support_left "),
+        (_set(["redescriptions", 3, "noisy", "union"], 0.0),
+         "out.json: redescriptions[3].noisy.union: 0.0 is less than support_left "),
+        (_set(["redescriptions", 4, "noisy", "union"], 1e6),
+         "out.json: redescriptions[4].noisy.union: 1000000.0 is more than support_left + support_right "),
         (_delete(["redescriptions", 4, "pruned"]), "out.json: redescriptions[4]: missing key 'pruned'"),
         (_set(["redescriptions", 4, "pruned"], "no"), "out.json: redescriptions[4].pruned: must be true or false"),
         (_set(["redescriptions", 1], []), "out.json: redescriptions[1]: must be a JSON object"),

@@ -111,7 +111,23 @@ REFUSED = [
      "redescriptions[0].noisy.support_left: must be >= 0 (a number of rows), got -2.5"),
     ("neighbouring-swap", lambda d: d["privacy"].update(neighbouring="swap"),
      "privacy.neighbouring is 'swap', expected 'add-remove-one-row'"),
+    # counts no two sets of rows have (every writer's are sizes of sets, or clipped so): were accepted
+    ("intersection-over-support", lambda d: _noisy(d, intersection=d["redescriptions"][0]["noisy"]["support_left"] + 1),
+     "redescriptions[0].noisy.intersection: "),
+    ("union-under-support", lambda d: _noisy(d, union=d["redescriptions"][0]["noisy"]["support_right"] / 2),
+     "redescriptions[0].noisy.union: "),
 ]
+
+
+def _noisy(doc: dict, index: int = 0, **values) -> None:
+    """Set counts of a redescription's ``noisy`` block."""
+    doc["redescriptions"][index]["noisy"].update(values)
+
+
+def _over_rows(doc: dict, rows: int) -> None:
+    """The first redescription's left support one row more than ``rows``, its union as the other counts make it."""
+    noisy = doc["redescriptions"][0]["noisy"]
+    _noisy(doc, support_left=rows + 1, union=rows + 1 + noisy["support_right"] - noisy["intersection"])
 
 
 @pytest.mark.parametrize("name, edit, fragment", REFUSED, ids=[r[0] for r in REFUSED])
@@ -121,6 +137,49 @@ def test_report_run_refuses_an_inconsistent_document_in_one_line(private_doc, tm
     assert code == 2 and err.count("\n") == 1, err
     assert err.startswith(f"error: {edited}: ") and fragment in err, err
     assert not (tmp_path / "run.html").exists()
+
+
+def test_inconsistent_counts_name_the_field_and_the_count_they_contradict(private_doc, tmp_path):
+    noisy = private_doc["redescriptions"][0]["noisy"]
+    for values, message in (
+            ({"intersection": noisy["support_right"] + 0.5, "support_left": noisy["support_right"] + 1},
+             f"redescriptions[0].noisy.intersection: {noisy['support_right'] + 0.5!r} is more than support_right "
+             f"{noisy['support_right']!r} (the rows both queries hold are rows of each)"),
+            ({"union": noisy["support_left"] - 1},
+             f"redescriptions[0].noisy.union: {noisy['support_left'] - 1!r} is less than support_left"),
+            ({"union": noisy["support_left"] + noisy["support_right"] + 1},
+             "redescriptions[0].noisy.union: ")):
+        edited = _edited(private_doc, tmp_path / "run.json", lambda d: _noisy(d, **values))
+        code, err = run_cli(["report", "--run", edited, "--output", tmp_path / "run.html", "--no-figures"])
+        assert code == 2 and err.startswith(f"error: {edited}: {message}") and err.count("\n") == 1, err
+        assert not (tmp_path / "run.html").exists()
+    assert "is more than support_left + support_right" in err
+
+
+def test_a_count_above_the_rows_a_document_states_is_refused_where_the_counts_are_exact(
+        cartwheels_doc, private_doc, planted, tmp_path):
+    """A support above the data's rows was accepted: refused where the rows bound the counts, never a noisy count."""
+    def with_rows(doc):
+        doc["run"] = {"rows": 300}  # what dprm evaluate writes beside a run: the data's 300 rows
+
+    def report(path: Path) -> tuple[int, str]:
+        return run_cli(["report", "--run", path, "--output", tmp_path / "run.html", "--no-figures"])
+
+    assert report(_edited(cartwheels_doc, tmp_path / "cw.json", with_rows)) == (0, "")
+    edited = _edited(cartwheels_doc, tmp_path / "cw.json", lambda d: (with_rows(d), _over_rows(d, 300)))
+    code, err = report(edited)
+    assert code == 2 and err == (f"error: {edited}: redescriptions[0].noisy.support_left: 301 is more than the 300 "
+                                 "rows of the data (run.rows, the rows cartwheels counted exactly)\n"), err
+    # a private run's released counts may exceed the rows (noise): accepted
+    assert report(_edited(private_doc, tmp_path / "p.json", lambda d: (with_rows(d), _over_rows(d, 300)))) == (0, "")
+    # Serenade's public data size: its counts are clipped to parameters.rows
+    serenade = _mined(planted, "serenade-es", data_size="public", rows=300)
+    assert serenade["parameters"]["rows"] == 300 and serenade["redescriptions"]
+    assert report(_edited(serenade, tmp_path / "s.json", lambda d: None)) == (0, "")
+    edited = _edited(serenade, tmp_path / "s.json", lambda d: _over_rows(d, 300))
+    code, err = report(edited)
+    assert code == 2 and err == (f"error: {edited}: redescriptions[0].noisy.support_left: 301 is more than the 300 "
+                                 "rows of the data (parameters.rows, with data_size 'public')\n"), err
 
 
 @pytest.mark.parametrize("edit, fragment", [
@@ -231,6 +290,9 @@ RESUME_REFUSED = [
      "the run's budget (privacy.epsilon 2.5) is not its folder's epsilon 5 (a run of another budget)"),
     ("jaccard-7.5", _json_edit(lambda d: d["redescriptions"][0]["noisy"].update(jaccard=7.5)),
      "redescriptions[0].noisy.jaccard: must be in [0, 1], got 7.5"),
+    ("intersection-over-support", _json_edit(lambda d: _noisy(
+        d, intersection=d["redescriptions"][0]["noisy"]["support_left"] + 1)),
+     "redescriptions[0].noisy.intersection: "),
     # refused before any run is mined (it failed the tables after the other runs had run)
     ("absent-attribute", _json_edit(lambda d: _rename_first_attribute(d["redescriptions"][0]["left"], "zz_absent")),
      "redescriptions[0].left: query uses attribute 'zz_absent', which the left view does not have"),

@@ -6,10 +6,18 @@ file left the first ones behind when a later one failed (a full disk left
 ``left.csv`` alone), and the error (``No space left on device``) named no file: the
 operating system's error of a write names none. :func:`write_all` writes every file
 to a staging name beside its target first (flushed to disk), and only when all are
-written renames them into place; on any error the staged files are removed (and
-targets it had already put in place that did not exist before), and the
-``OSError`` names the target it is about. :func:`write_named` is the one-file form:
-:func:`~dprm.files.write_atomic`, its error naming the target.
+written renames them into place (:func:`place_all`); on any error the staged files
+are removed, the targets already put in place are put back as they were (removed
+where they did not exist before), and the ``OSError`` names the target it is about.
+:func:`write_named` is the one-file form: :func:`~dprm.files.write_atomic`, its error
+naming the target.
+
+A file that a rename replaces keeps a second name (a hard link beside it) until every
+rename is done, so that it can be put back: a rerun into the folder of an earlier
+result (``dprm classify-eval``, ``dprm itemsets-eval``, ``dprm datasets
+make-planted``) that fails leaves the earlier result whole, not a mix of old and new
+files. Where the file system makes no hard link, the file replaced keeps its new
+content (a rename cannot be undone).
 
 Examples
 --------
@@ -23,13 +31,17 @@ Examples
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from dprm.files import staged_file, write_atomic
 
-__all__ = ["naming", "write_all", "write_named"]
+__all__ = ["naming", "place_all", "write_all", "write_named"]
+
+#: The most characters of a target's name the second name of its old file repeats.
+_NAME_PART = 24
 
 
 @contextmanager
@@ -66,11 +78,10 @@ def write_all(contents: Mapping[Path, bytes], *, mode: int | None = None) -> lis
     The targets' folders must exist. Each file is written to a short hidden staging name
     in its target's folder (:func:`dprm.files.staged_file`: any name the file system
     takes is written), with permission bits ``mode`` when given, else those of the file
-    it replaces, else ``0o666`` less the umask, and flushed to disk; once every one is written, each is
-    renamed into place. An ``OSError`` (raised as it comes, naming the target) leaves
-    no staged file, and removes the targets already renamed into place that did not
-    exist before (a target that did is left with its new content: a rename replaces
-    it, it cannot be put back).
+    it replaces, else ``0o666`` less the umask, and flushed to disk; once every one is
+    written, all are renamed into place (:func:`place_all`). An ``OSError`` (raised as
+    it comes, naming the target) or an interrupt leaves no staged file, and the targets
+    as they were before (:func:`place_all`).
 
     Raises
     ------
@@ -78,8 +89,6 @@ def write_all(contents: Mapping[Path, bytes], *, mode: int | None = None) -> lis
         Naming the target it is about.
     """
     staged: dict[Path, Path] = {}
-    placed: list[Path] = []
-    existed = {Path(target): os.path.lexists(target) for target in contents}
     try:
         for target, payload in contents.items():
             target = Path(target)
@@ -92,7 +101,54 @@ def write_all(contents: Mapping[Path, bytes], *, mode: int | None = None) -> lis
                     os.fsync(handle.fileno())
                 if mode is not None:
                     os.chmod(tmp, mode)
+    except BaseException:
+        for tmp in staged.values():
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+        raise
+    return place_all(staged)
+
+
+def place_all(staged: Mapping[Path, Path]) -> list[Path]:
+    """Rename every ``target: staged file`` of ``staged`` onto its target, all or none; the targets, in order.
+
+    Each staged file is in its target's folder, written and flushed to disk. A target
+    that exists is first given a second name (:func:`_second_name`), removed again once
+    every rename is done. An ``OSError`` or an interrupt removes the staged files not
+    yet renamed and puts back each target already renamed: its old file under its
+    name again, or no file where there was none. A target the file system gave no
+    second name keeps its new content (a rename cannot be undone); an old file that
+    could not be put back stays under its second name, never removed.
+
+    Raises
+    ------
+    OSError
+        Naming the target it is about, never the staged file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     old, new = Path(tmp) / "old.txt", Path(tmp) / "new.txt"
+    ...     _ = old.write_text("old")
+    ...     staged = {old: Path(tmp) / ".old.staged", new: Path(tmp) / ".new.staged"}
+    ...     _ = staged[old].write_text("replaced")   # the other staged file is missing: its rename fails
+    ...     try:
+    ...         place_all(staged)
+    ...     except OSError as error:
+    ...         print(Path(error.filename).name, sorted(p.name for p in Path(tmp).iterdir()), old.read_text())
+    new.txt ['old.txt'] old
+    """
+    existed = {Path(target): os.path.lexists(target) for target in staged}
+    second: dict[Path, Path] = {}
+    placed: list[Path] = []
+    try:
+        for target in existed:
+            name = _second_name(target) if existed[target] else None
+            if name is not None:
+                second[target] = name
         for target, tmp in staged.items():
+            target = Path(target)
             try:
                 os.replace(tmp, target)
             except OSError as error:  # a directory there, say: name the target, not the staging name
@@ -100,10 +156,49 @@ def write_all(contents: Mapping[Path, bytes], *, mode: int | None = None) -> lis
             placed.append(target)
     except BaseException:
         for target, tmp in staged.items():
-            if target not in placed and os.path.lexists(tmp):
+            if Path(target) not in placed and os.path.lexists(tmp):
                 os.unlink(tmp)
-        for target in placed:
-            if not existed[target] and os.path.lexists(target):
-                os.unlink(target)
+        for target in reversed(placed):
+            old = second.pop(target, None)  # put back (or kept on failure): not removed below
+            try:
+                if old is not None:
+                    os.replace(old, target)
+                elif not existed[target] and os.path.lexists(target):
+                    os.unlink(target)
+            except OSError:
+                pass  # the error being raised is the one to report; the old file stays under its second name
         raise
+    finally:
+        for name in second.values():
+            if os.path.lexists(name):
+                os.unlink(name)
     return placed
+
+
+def _second_name(target: Path) -> Path | None:
+    """Give the file at ``target`` a second, hidden name beside it (a hard link); None where none is made.
+
+    A symbolic link is linked itself, not its target. A directory, or a file system
+    without hard links (or one that refuses them, as Linux's ``protected_hardlinks``
+    does for another user's file), gives None.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     target = Path(tmp) / "table.csv"
+    ...     _ = target.write_text("old")
+    ...     name = _second_name(target)
+    ...     name.read_text(), name.name.startswith(".table.csv."), _second_name(Path(tmp)) is None
+    ('old', True, True)
+    """
+    for _ in range(100):
+        name = target.parent / f".{target.name[:_NAME_PART]}.{secrets.token_hex(8)}.old"
+        try:
+            os.link(target, name, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except (OSError, NotImplementedError):
+            return None
+        return name
+    return None

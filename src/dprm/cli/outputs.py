@@ -6,8 +6,10 @@ any data is read or any budget is spent: every target's directory must exist and
 accept a new file, no target may be a directory, and an existing target must be
 replaceable. At the end, :meth:`Outputs.commit` stages every file under a hidden
 temporary name in its target's directory and moves them into place only when all
-were written, so a failure leaves no part behind; its errors name the path the user
-gave, never the temporary one.
+were written (:func:`dprm.file_sets.place_all`, which puts back the ones already
+moved if a later one fails), so a failure leaves no part behind, and a folder of
+earlier results (``dprm classify-eval``, ``dprm itemsets-eval``) as it was; its
+errors name the path the user gave, never the temporary one.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from dprm.errors import DprmError
+from dprm.file_sets import place_all
 from dprm.files import staged_file
 
 __all__ = ["Outputs", "check_writable", "check_directory"]
@@ -190,10 +193,14 @@ class Outputs:
 
         Every file is staged under a short temporary name in its target's directory
         (:func:`dprm.files.staged_file`: the mode the target will have, whatever the
-        length of its name), then all are moved into place. An error names the path
-        the user gave, never the temporary one.
+        length of its name) and flushed to disk, then all are moved into place
+        (:func:`dprm.file_sets.place_all`: on a failure, or an interrupt, the targets
+        already moved are put back as they were, so a folder of earlier results is
+        not left half replaced). An error names the path the user gave, never the
+        temporary one.
         """
-        staged: list[tuple[Path, Path, Path]] = []
+        staged: dict[Path, Path] = {}
+        shown_as: dict[str, Path] = {}
         current: Path | None = None
         temporary: Path | None = None
         try:
@@ -201,20 +208,28 @@ class Outputs:
                 current, temporary = shown, None
                 fd, temporary = staged_file(path)
                 os.close(fd)
-                staged.append((temporary, path, shown))
+                staged[path] = temporary
+                shown_as[os.fspath(path)] = shown
                 write(temporary)
-            for temporary, path, shown in staged:
-                current = shown
-                os.replace(temporary, path)
-            written = [shown for _, _, shown in staged]
-            staged = []
-            return written
+                _flush(temporary)
+            current, temporary = None, None
+            return [shown_as[os.fspath(path)] for path in place_all(staged)]
         except OSError as error:
-            raise DprmError(f"{current}: cannot be written ({error.strerror or error})") from None
+            where = current if current is not None else shown_as.get(os.fspath(error.filename or ""), error.filename)
+            raise DprmError(f"{where}: cannot be written ({error.strerror or error})") from None
         except DprmError as error:  # a writer's own message names the file it was given: the temporary one
             if temporary is None:
                 raise
             raise DprmError(str(error).replace(os.fspath(temporary), os.fspath(current))) from None
         finally:
-            for temporary, _, _ in staged:
+            for temporary in staged.values():
                 temporary.unlink(missing_ok=True)
+
+
+def _flush(path: Path) -> None:
+    """Flush the file a writer wrote at ``path`` to disk (a crash after the rename leaves it whole)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

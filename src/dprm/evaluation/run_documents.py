@@ -15,7 +15,16 @@ own runs (:func:`check_run_document`):
   upon convergence, a float64 Gumbel selection is a floating-point selection);
 - a non-private algorithm's run (``cartwheels``, ``reremi``, the python-clired
   baselines) says ``none``;
-- under ``runs/ALGORITHM/`` the document is a run of that algorithm.
+- under ``runs/ALGORITHM/`` the document is a run of that algorithm;
+- where the document states the number of rows its counts are bounded by, no count
+  of a redescription (``noisy``'s supports, intersection, union) exceeds it
+  (:func:`stated_rows`).
+
+A private run's released counts are not bounded so: their noise may take them past
+the number of rows, as it may the rows' noisy count they are clipped to. (The
+counts' consistency among themselves, an intersection within each support, which
+the clipping keeps, is checked for every document by the reader,
+:meth:`dprm.queries.RedescriptionStats.from_json`.)
 
 Any of these is refused in one line naming the file and what is inconsistent.
 """
@@ -28,7 +37,12 @@ from typing import Any
 from dprm.errors import DprmError, short_repr
 from dprm.queries import Redescription, read_document, run_budget
 
-__all__ = ["check_run_document", "read_run_document"]
+__all__ = ["check_run_document", "read_run_document", "stated_rows"]
+
+#: The counts of a ``noisy`` block, each bounded by the rows where their number is stated.
+_COUNTS: tuple[str, ...] = ("support_left", "support_right", "intersection", "union")
+#: How far, relative to the rows, a count may exceed them: float rounding (a clipped union is ``sL + sR - inter``).
+_ROW_TOL = 1e-9
 
 
 def read_run_document(path: str | os.PathLike, *, algorithm: str | None = None,
@@ -117,7 +131,55 @@ run of another algorithm)
                          if claims_more(guarantee, mechanism_guarantee(e["mechanism"]))})
         raise DprmError(f"{source}: privacy.guarantee is {guarantee!r}, more than the ledger's releases guarantee "
                         f"({bound!r}: {', '.join(weaker)})")
+    _check_row_counts(doc, source)
     epsilon = run_budget(privacy)
     if epsilon is None or (epsilon == 0 and not private):
         return
     check_epsilon_range(epsilon, f"{source}: privacy.epsilon")
+
+
+def stated_rows(doc: dict[str, Any]) -> tuple[int, str] | None:
+    """The number of rows a (spec-valid) document states its counts are bounded by, and where; else None.
+
+    - ``run.rows`` (the data's rows, which ``dprm evaluate`` writes beside each run)
+      of a non-private algorithm's run: its counts are exact on those rows. A private
+      algorithm's released counts are noisy (and a synthetic-data baseline counts
+      synthetic rows): no bound.
+    - ``parameters.rows`` of a run with ``parameters.data_size`` ``'public'`` (Serenade's
+      public data size): its counts are clipped to it.
+
+    Examples
+    --------
+    >>> stated_rows({"algorithm": "cartwheels", "parameters": {}, "run": {"rows": 300}})
+    (300, 'run.rows, the rows cartwheels counted exactly')
+    >>> stated_rows({"algorithm": "alt-expm", "parameters": {}, "run": {"rows": 300}}) is None   # noisy counts
+    True
+    >>> stated_rows({"algorithm": "serenade-es", "parameters": {"data_size": "public", "rows": 250}})
+    (250, "parameters.rows, with data_size 'public'")
+    """
+    from dprm.evaluation.algorithms import is_private, known_algorithms
+
+    def count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    parameters, name = doc["parameters"], doc["algorithm"]
+    if parameters.get("data_size") == "public" and count(parameters.get("rows")):
+        return parameters["rows"], "parameters.rows, with data_size 'public'"
+    run = doc.get("run")
+    if isinstance(run, dict) and count(run.get("rows")) and name in known_algorithms() and not is_private(name):
+        return run["rows"], f"run.rows, the rows {name} counted exactly"
+    return None
+
+
+def _check_row_counts(doc: dict[str, Any], source: str) -> None:
+    """Refuse a redescription's count above the rows the document states (:func:`stated_rows`)."""
+    stated = stated_rows(doc)
+    if stated is None:
+        return
+    rows, where = stated
+    for i, redescription in enumerate(doc["redescriptions"]):
+        for key in _COUNTS:
+            value = redescription["noisy"][key]
+            if value > rows + _ROW_TOL * max(1, rows):
+                raise DprmError(f"{source}: redescriptions[{i}].noisy.{key}: {short_repr(value)} is more than the "
+                                f"{rows:,} rows of the data ({where})")

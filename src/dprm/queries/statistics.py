@@ -228,7 +228,13 @@ class RedescriptionStats:
 
         The supports, intersection and union are >= 0, the Jaccard index and the
         p-value (which may be null) in [0, 1]: every miner's estimate is clipped there
-        (:meth:`from_counts`), so a value outside is no statistic of a run.
+        (:meth:`from_counts`), so a value outside is no statistic of a run. The counts
+        are also consistent as the sizes of two sets (:func:`_check_counts`): the
+        intersection is at most each support, the union at least each support and at
+        most their sum. Exact counts are so, and noisy ones are clipped so before they
+        are written (post-processing), so this holds for every document dprm writes,
+        private or not; the supports are not checked against a number of rows, which
+        the block does not state (a private run's supports are clipped to a noisy one).
 
         Examples
         --------
@@ -240,6 +246,11 @@ class RedescriptionStats:
         Traceback (most recent call last):
         ...
         dprm.errors.DprmError: out.json: redescriptions[0].noisy.jaccard: must be in [0, 1], got 7.5
+        >>> RedescriptionStats.from_json({**block, "intersection": 3.5}, where="out.json: redescriptions[0].noisy")
+        Traceback (most recent call last):
+        ...
+        dprm.errors.DprmError: out.json: redescriptions[0].noisy.intersection: 3.5 is more than support_left 3.0 \
+(the rows both queries hold are rows of each)
         """
         if not isinstance(obj, dict):
             raise DprmError(f"{where}: must be a JSON object, got {short_repr(obj)}")
@@ -264,4 +275,44 @@ class RedescriptionStats:
                 raise DprmError(f"{where}.{key}: must be in [0, 1], got {short_repr(value)}")
             if value < 0:
                 raise DprmError(f"{where}.{key}: must be >= 0 (a number of rows), got {short_repr(value)}")
+        _check_counts(obj, where)
         return cls(**{key: obj[key] for key in STATS_KEYS})
+
+
+#: How far, relative to the larger count, a count may cross a bound of :func:`_check_counts`: float rounding
+#: (a noisy union is written as ``sL + sR - inter`` in float64).
+_COUNT_TOL = 1e-9
+
+
+def _check_counts(block: dict, where: str) -> None:
+    """Refuse counts of a ``noisy`` block (each a number >= 0) that no two sets of rows have.
+
+    ``intersection <= support_left, support_right <= union <= support_left + support_right``,
+    within a relative :data:`_COUNT_TOL`.
+
+    Examples
+    --------
+    >>> block = {"support_left": 3, "support_right": 4, "intersection": 2, "union": 5}
+    >>> _check_counts(block, "noisy")
+    >>> _check_counts({**block, "union": 3}, "noisy")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: noisy.union: 3 is less than support_right 4 (the rows of either query are rows of \
+the union)
+    """
+    left, right, inter, union = (block[key] for key in ("support_left", "support_right", "intersection", "union"))
+
+    def above(value: float, bound: float) -> bool:
+        return value > bound + _COUNT_TOL * max(1.0, abs(value), abs(bound))
+
+    for side in ("support_left", "support_right"):
+        if above(inter, block[side]):
+            raise DprmError(f"{where}.intersection: {short_repr(inter)} is more than {side} {short_repr(block[side])} "
+                            "(the rows both queries hold are rows of each)")
+    for side in ("support_left", "support_right"):
+        if above(block[side], union):
+            raise DprmError(f"{where}.union: {short_repr(union)} is less than {side} {short_repr(block[side])} "
+                            "(the rows of either query are rows of the union)")
+    if above(union, left + right):
+        raise DprmError(f"{where}.union: {short_repr(union)} is more than support_left + support_right "
+                        f"{short_repr(left + right)}")
