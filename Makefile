@@ -53,12 +53,12 @@ $(DPMM_STAMP): $(DPMM_LOCK)
 	touch $(DPMM_STAMP)
 
 ## demo: mine the built-in example data (planted redescriptions): privately with
-## AltMCMC at epsilon = 1 (secure noise), and with the non-private cartwheels
+## the default miner at epsilon = 1 (secure noise), and with the non-private cartwheels
 demo: $(STAMP)
 	$(BIN)/dprm datasets make-planted $(DEMO)/data --rows 5000 --seed 7
 	$(BIN)/dprm inspect $(DEMO)/data/left.csv $(DEMO)/data/right.csv --types $(DEMO)/data/types.json
 	$(BIN)/dprm mine $(DEMO)/data/left.csv $(DEMO)/data/right.csv --types $(DEMO)/data/types.json \
-		--algorithm alt-mcmc --epsilon 1 --top 5 --output $(DEMO)/private.json
+		--epsilon 1 --top 5 --output $(DEMO)/private.json
 	$(BIN)/dprm mine $(DEMO)/data/left.csv $(DEMO)/data/right.csv --types $(DEMO)/data/types.json \
 		--algorithm cartwheels --seed 7 --top 5 --max-support 0.5 \
 		--output $(DEMO)/redescriptions.json --clired $(DEMO)/redescriptions.queries
