@@ -85,3 +85,33 @@ def test_a_sign_in_token_is_reused_only_while_valid_and_only_if_the_server_drew_
     client.cookies.set(csrf.SIGNIN_COOKIE, ageing, path="/ui")
     assert client.post("/ui/signin", data={"csrf": ageing, "token": site.tokens["alice"]},
                        follow_redirects=False).status_code == 303
+
+
+# -- U2: the back button to a page HTMX pushed, once the session has ended --------------------------
+
+
+def test_a_history_restore_without_session_is_a_sign_in_redirect_not_an_empty_answer(site: Site) -> None:
+    """HTMX restores a page it pushed (the job form of another algorithm) by asking for it with
+    ``HX-History-Restore-Request``; without a session that was a 204 with HX-Redirect, which it
+    ignores there: it put the empty body in place of the page's."""
+    from urllib.parse import quote
+
+    page = "/ui/datasets/tiny?algorithm=alt-mcmc"
+    restore = {"HX-Request": "true", "HX-History-Restore-Request": "true",
+               "HX-Current-URL": "http://127.0.0.1/ui/datasets/tiny"}
+    answer = site.client().get(page, headers=restore, follow_redirects=False)
+    assert answer.status_code == 303 and "HX-Redirect" not in answer.headers
+    assert answer.headers["location"] == "/ui/signin?next=" + quote(page, safe="")  # the page restored
+    followed = site.client().get(page, headers=restore)
+    assert followed.status_code == 200 and 'name="token"' in followed.text and "<h1>" in followed.text
+    # signed in, a restore gets the whole page, and a refusal the whole error page (not a part's message)
+    alice, _ = site.signed_in("alice")
+    whole = alice.get(page, headers=restore)
+    assert whole.status_code == 200 and whole.text.lstrip().startswith("<!doctype html>") and "<h1>" in whole.text
+    missing = alice.get("/ui/jobs/job_000000000000000000000000", headers=restore)
+    assert missing.status_code == 404 and "<h1>" in missing.text and "HX-Reswap" not in missing.headers
+    # a part of a page refreshing itself is still answered as a part
+    part = site.client().get(page, headers={"HX-Request": "true", "HX-Current-URL": "http://127.0.0.1" + page})
+    assert part.status_code == 204 and part.headers["HX-Redirect"] == "/ui/signin?next=" + quote(page, safe="")
+    # and the pages tell HTMX to reload a page of the history rather than ask for it (htmx-config)
+    assert '"refreshOnHistoryMiss": true' in html.unescape(alice.get("/ui/datasets").text)

@@ -149,5 +149,13 @@ def redirect(url: str) -> RedirectResponse:
 
 
 def is_htmx(request: Request) -> bool:
-    """Whether HTMX asks (for part of a page)."""
-    return request.headers.get("hx-request") == "true"
+    """Whether HTMX asks for part of a page.
+
+    Not when it restores a page of the browser's history (``HX-History-Restore-Request``:
+    the back or forward button to an address HTMX pushed, e.g. the job form of another
+    algorithm): it puts the answer's body in place of the page's, so it needs the whole
+    page, and a sign-in redirect, never the ``204`` with ``HX-Redirect`` of a part (which
+    it ignores there: the page was left empty). The pages' ``htmx-config`` makes HTMX
+    reload such a page instead (``refreshOnHistoryMiss``); this is for an older page.
+    """
+    return request.headers.get("hx-request") == "true" and request.headers.get("hx-history-restore-request") != "true"
