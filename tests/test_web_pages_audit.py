@@ -115,3 +115,56 @@ def test_a_history_restore_without_session_is_a_sign_in_redirect_not_an_empty_an
     assert part.status_code == 204 and part.headers["HX-Redirect"] == "/ui/signin?next=" + quote(page, safe="")
     # and the pages tell HTMX to reload a page of the history rather than ask for it (htmx-config)
     assert '"refreshOnHistoryMiss": true' in html.unescape(alice.get("/ui/datasets").text)
+
+
+# -- U3: the clired file offered only where it can be written ----------------------------------------
+
+
+def _job_done_with(site: Site, client: Any, token: str, names: list[str]) -> str:
+    """A job of the form, finished with one redescription per left attribute name of ``names``."""
+    from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats
+    from test_web_pages import _finish_with
+
+    job = client.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False).headers["location"]
+    _finish_with(site, job, [Redescription(BooleanLiteral(name), BooleanLiteral("b"),
+                                           RedescriptionStats.from_counts(30.0, 40.0, 20.0, 200.0))
+                             for name in names])
+    return job
+
+
+def test_the_clired_file_is_offered_only_where_it_can_be_written(site: Site) -> None:
+    """The link has ``download``: Chromium cancelled the 422 answer of a result clired cannot
+    hold (an attribute name with '<') without a word. The page now says why there is no file."""
+    client, token = site.signed_in("alice")
+    writable = client.get(_job_done_with(site, client, token, ["a", "state"]))
+    assert writable.status_code == 200 and "/queries.txt\" download>Download clired queries</a>" in writable.text
+    assert 'id="no-clired"' not in writable.text
+    job = _job_done_with(site, client, token, ["a", "x<y"])
+    page = client.get(job)
+    assert page.status_code == 200 and "queries.txt" not in page.text and "Download JSON" in page.text
+    note = html.unescape(re.search(r'<p class="help" id="no-clired">(.*?)</p>', page.text, re.S).group(1))
+    assert "cannot be written in clired's syntax (attribute name 'x<y' cannot be written in clired syntax)" in note
+    assert client.get(job + "/queries.txt").status_code == 422  # the address itself still says why
+
+
+# -- U7: a removed registration is not linked -------------------------------------------------------
+
+
+def test_a_job_of_a_removed_registration_does_not_link_its_name(site: Site) -> None:
+    """The job page linked /ui/datasets/tiny%20%28removed%29, a 404."""
+    from dprm.server.database import Database
+    from dprm.server.datasets import remove_dataset
+
+    client, token = site.signed_in("alice")
+    job = _job_done_with(site, client, token, ["a"])
+    assert '<a href="/ui/datasets/tiny">tiny</a>' in client.get(job).text
+    db = Database(site.url)
+    with db.write() as connection:
+        remove_dataset(connection, "tiny")
+    db.dispose()
+    page = client.get(job)
+    assert page.status_code == 200 and "<dd>tiny (removed)</dd>" in page.text
+    assert "/ui/datasets/tiny" not in page.text
+    for listed in ("/ui/jobs", "/ui/ledger"):  # the lists do not link it either
+        assert "/ui/datasets/tiny" not in client.get(listed).text, listed
