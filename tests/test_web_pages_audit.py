@@ -25,6 +25,9 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("jinja2")
 
+from sqlalchemy import select  # noqa: E402
+
+from dprm.server.tables import datasets  # noqa: E402
 from dprm.server.web import csrf  # noqa: E402
 from dprm.server.web.sessions import COOKIE  # noqa: E402
 from test_web_pages import JOB_FORM, Site, _csrf, site  # noqa: E402,F401 - the fixture
@@ -168,3 +171,58 @@ def test_a_job_of_a_removed_registration_does_not_link_its_name(site: Site) -> N
     assert "/ui/datasets/tiny" not in page.text
     for listed in ("/ui/jobs", "/ui/ledger"):  # the lists do not link it either
         assert "/ui/datasets/tiny" not in client.get(listed).text, listed
+
+
+# -- U5: attribute names a query cannot hold -------------------------------------------------------
+
+
+def _odd_dataset(site: Site, analyst: str = "alice") -> None:
+    """``odd``: attribute names holding clired's symbols, and one like an index, with a budget of 10."""
+    import json
+
+    from dprm.server import accounts, budget
+    from dprm.server.database import Database
+    from dprm.server.datasets import register_dataset
+    from dprm.server.units import epsilon_units
+
+    folder = site.folder / "odd"
+    folder.mkdir()
+    rows = range(60)
+    (folder / "left.csv").write_text('id,a<b,plain,[c]\n' + "".join(f"{i},{i % 2},{i % 3 == 0:d},{i % 5 == 0:d}\n"
+                                                                     for i in rows))
+    (folder / "right.csv").write_text("id,b,v0\n" + "".join(f"{i},{(i + 1) % 2},{i % 7}\n" for i in rows))
+    (folder / "types.json").write_text(json.dumps({"id_column": "id", "columns": {
+        "a<b": "boolean", "plain": "boolean", "[c]": "boolean", "b": "boolean",
+        "v0": {"type": "numeric", "bounds": [0, 10]}}}))
+    db = Database(site.url)
+    register_dataset(db, "odd", folder / "left.csv", folder / "right.csv", folder / "types.json")
+    with db.write() as connection:
+        who = accounts.find_analyst(connection, analyst)
+        odd = connection.execute(select(datasets.c.id).where(datasets.c.active_name == "odd")).scalar()
+        budget.set_budget(connection, who.id, odd, epsilon_units("10"))
+    db.dispose()
+
+
+def test_attribute_names_a_query_cannot_hold_are_typed_by_their_index(site: Site) -> None:
+    """'[a<b]' was "expected a name or value, found '<'"; [v0] worked but neither the message
+    nor the schema said so."""
+    _odd_dataset(site)
+    client, token = site.signed_in("alice")
+    page = client.get("/ui/datasets/odd").text
+    hints = {html.unescape(name): index for name, index in re.findall(
+        r'<tr><td>([^<]*)(?:<br><span class="help">in a query: <code>(v\d+)</code></span>)?</td><td>(?:boolean|numeric)',
+        page)}
+    page = html.unescape(page)
+    assert hints == {"a<b": "v0", "plain": "", "[c]": "v2", "b": "", "v0": "v1"}
+    assert "is written by its index in its view, e.g. <code>[v0]</code>" in page
+    assert 'id="index-names"' not in client.get("/ui/datasets/tiny").text  # only where a name needs it
+    form = {"csrf": token, "epsilon": "0.5", "action": "dry-run"}
+    refused = client.post("/ui/datasets/odd/statistics", data={**form, "left": "[a<b]", "right": "[b]"})
+    message = html.unescape(refused.text)
+    assert refused.status_code == 422 and "left query: " in message
+    assert "is written by its index in the view, shown beside it in the schema: e.g. v0" in message
+    read = client.post("/ui/datasets/odd/statistics", data={**form, "left": "[v0] & ![v2]", "right": "[v1 > 3] | [b]"},
+                       headers={"HX-Request": "true"})
+    assert read.status_code == 200
+    assert "Read as <strong>[a<b] ∧ [[c] = false]</strong> ⇔ <strong>[v0 ≥ 3] ∨ b</strong>" in html.unescape(read.text)
+    assert site.remaining("alice") == (0, 0)

@@ -256,6 +256,27 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
         raise FormError(_pydantic_message(error, body)) from None
 
 
+def _index_hint(columns: list[str]) -> str:
+    """What a parse error of a view's query adds where the view (its public schema) has attribute
+    names a query cannot hold: they are written by their index (the first such one's, as example).
+
+    Examples
+    --------
+    >>> _index_hint(["a", "b"])
+    ''
+    >>> print(_index_hint(["a", "x<y", "[z]"]))  # doctest: +NORMALIZE_WHITESPACE
+    . An attribute whose name a query cannot hold (one of clired's symbols such as < = [ ] &, or a space at
+    an end) is written by its index in the view, shown beside it in the schema: e.g. v1
+    """
+    from dprm.queries.clired_parser import query_name
+
+    index = next((i for i, name in enumerate(columns) if query_name(name, i) != name), None)
+    if index is None:
+        return ""
+    return (". An attribute whose name a query cannot hold (one of clired's symbols such as < = [ ] &, or a space "
+            f"at an end) is written by its index in the view, shown beside it in the schema: e.g. v{index}")
+
+
 def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[str, Any], *, dry_run: bool) -> Any:
     """The API's :class:`~dprm.server.api_models.StatisticsRequest` of the statistics form.
 
@@ -283,7 +304,7 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
             query = parse_clired_query(text, columns=columns)
         except DprmError as error:  # the reason, not the query the form shows already (a long one hid it)
             reason = str(error).splitlines()[0].removeprefix(f"clired query {text!r}: ")
-            raise FormError(f"{side} query: {reason[:300]}") from None
+            raise FormError(f"{side} query: {reason[:300]}{_index_hint(columns)}") from None
         queries[side] = query_to_json(query)
     confidence = confidence_value(str(form.get("confidence", "")))
     body = {"left": queries["left"], "right": queries["right"], "confidence": confidence, "dry_run": dry_run,

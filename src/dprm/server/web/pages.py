@@ -67,8 +67,17 @@ def _environment() -> Any:
     env.filters["when"] = _when
     env.globals["submission_key"] = lambda: secrets.token_hex(12)  # a one-time key (the job and statistics forms)
     env.filters["num"] = _number_text
+    env.filters["query_name"] = _query_name  # how the statistics form names an attribute (the schema says it)
     env.filters["pct"] = lambda x: f"{100 * max(0.0, min(1.0, float(x or 0))):.1f}"
     return env
+
+
+def _query_name(name: str, index: int) -> str:
+    """How a query of the statistics form names the attribute ``name``, the ``index``-th of its view
+    (:func:`dprm.queries.clired_parser.query_name`: the name, or ``v<index>`` where it cannot be typed)."""
+    from dprm.queries.clired_parser import query_name
+
+    return query_name(name, index)
 
 
 def _number_text(value: Any, digits: int = 3) -> str:
