@@ -226,3 +226,42 @@ def test_attribute_names_a_query_cannot_hold_are_typed_by_their_index(site: Site
     assert read.status_code == 200
     assert "Read as <strong>[a<b] ∧ [[c] = false]</strong> ⇔ <strong>[v0 ≥ 3] ∨ b</strong>" in html.unescape(read.text)
     assert site.remaining("alice") == (0, 0)
+
+
+# -- U6: error pages with their status and stable code ----------------------------------------------
+
+
+def _error_parts(text: str) -> tuple[str, str, str]:
+    """The error page's title, message and the line with status and code."""
+    title = re.search(r"<h1>(.*?)</h1>", text, re.S).group(1)
+    message = re.search(r'<p class="alert error" role="alert">(.*?)</p>', text, re.S).group(1)
+    code = re.search(r'<p class="help" id="error-code">(.*?)</p>', text, re.S).group(1)
+    return html.unescape(title), html.unescape(message), re.sub(r"<[^>]+>", "", code)
+
+
+def test_error_pages_show_the_status_and_the_stable_code_under_a_human_title(site: Site) -> None:
+    """docs/server.md said error pages carry the API's status and code; they showed neither, their
+    title was their message, and a 422 spoke of "the API's schema"."""
+    from dprm.server.errors import ERRORS
+    from dprm.server.web.pages import PAGE_TITLES
+
+    assert set(PAGE_TITLES) == set(ERRORS)  # every code of the API has a title of its own on the pages
+    client, _ = site.signed_in("alice")
+    answers = {
+        "unknown_job": client.get("/ui/jobs/job_000000000000000000000000"),
+        "unknown_dataset": client.get("/ui/datasets/nothing"),
+        "invalid_request": client.get("/ui/jobs", params={"partial": "x"}),
+        "method_not_allowed": client.post("/ui/owner/analysts/a/b/disable"),
+        "not_found": client.get("/ui/static/nothing.js"),
+        "wrong_role": client.get("/ui/owner"),  # a page's own refusal: the audit's outcome is its code
+    }
+    for code, answer in answers.items():
+        title, message, line = _error_parts(answer.text)
+        assert line == f"Status {answer.status_code} · code {code}", (code, line)
+        assert title.strip(". ").lower() != message.strip(". ").lower(), (code, title, message)
+        assert "API" not in title + message and "endpoint" not in message, (code, title, message)
+    assert _error_parts(answers["unknown_job"].text)[:2] == ("Job not found", "no such job among your jobs")
+    assert answers["invalid_request"].status_code == 422
+    # the part of a page HTMX asked for says them too
+    part = client.get("/ui/jobs/job_000000000000000000000000", headers={"HX-Request": "true"})
+    assert part.status_code == 404 and "404 <code>unknown_job</code>" in part.text
