@@ -265,3 +265,40 @@ def test_error_pages_show_the_status_and_the_stable_code_under_a_human_title(sit
     # the part of a page HTMX asked for says them too
     part = client.get("/ui/jobs/job_000000000000000000000000", headers={"HX-Request": "true"})
     assert part.status_code == 404 and "404 <code>unknown_job</code>" in part.text
+
+
+# -- U8: every table has a caption; no heading inside a summary ------------------------------------
+
+
+def test_every_table_of_the_pages_has_a_caption_and_no_summary_holds_a_heading(site: Site) -> None:
+    """The job's ledger, the owner's budgets, jobs, analysts and datasets and the owner's job list
+    had no caption (docs/server.md: "the tables have captions"); the dataset page's Schema heading
+    sat inside a <summary>, which may hold phrasing content only."""
+    from dprm.server import jobs as queue
+    from dprm.server.database import Database
+    from dprm.server.worker import run_job
+
+    alice, token = site.signed_in("alice")
+    ran = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                     follow_redirects=False).headers["location"]
+    db = Database(site.url)
+    assert run_job(db, queue.claim_next(db, "worker-1").id, "worker-1") == "done"
+    db.dispose()
+    queued = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run", "epsilon": "0.5"},
+                        follow_redirects=False).headers["location"]
+    olga, _ = site.signed_in("olga")
+    pages = {path: alice.get(path) for path in ("/ui/datasets", "/ui/datasets/tiny", "/ui/jobs", ran, queued,
+                                                 "/ui/ledger")}
+    pages.update({path: olga.get(path) for path in ("/ui/owner", "/ui/owner/jobs", "/ui/owner/jobs?status=done",
+                                                    "/ui/owner/audit")})
+    assert '<table class="ledger">' in pages[ran].text
+    assert pages["/ui/owner"].text.count("<table") == 4  # budgets, jobs, analysts, datasets
+    assert sum(page.text.count("<table") for page in pages.values()) >= 14
+    for path, page in pages.items():
+        assert page.status_code == 200, path
+        tables = re.findall(r"<table[^>]*>\s*(<[a-z]+)", page.text)
+        assert all(first == "<caption" for first in tables), (path, tables)
+        summaries = re.findall(r"<summary>(.*?)</summary>", page.text, re.S)
+        assert not any(re.search(r"<(h[1-6]|p|div|table)\b", summary) for summary in summaries), (path, summaries)
+    assert re.search(r'<h2 id="schema-heading">Schema</h2>\s*<details>\s*<summary>The 2 left and 2 right attributes'
+                     r"</summary>", pages["/ui/datasets/tiny"].text)
