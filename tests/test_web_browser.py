@@ -502,7 +502,7 @@ def test_a_double_click_on_a_form_is_sent_and_charged_once(browser: Any, parts: 
     # for the second's (net::ERR_ABORTED), and the page then lands where the second one leads
     from playwright.sync_api import expect
 
-    expect(page).to_have_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"), timeout=60_000)
+    expect(page).to_have_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+(\?again=1)?$"), timeout=60_000)
     assert api_budget(base, carol, "tiny") == "0.3"
     page.goto(base + "/ui/jobs")
     assert page.locator("table.jobs tbody tr").count() == 1
@@ -763,4 +763,46 @@ def test_pages_with_long_attribute_names_fit_a_320_px_screen(browser: Any, audit
     page.locator("#stats-result", has_text="Read as").wait_for(timeout=30_000)
     page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
     assert page.evaluate("document.documentElement.scrollWidth") <= 320, page.evaluate(WIDEST)
+    context.close()
+
+
+def test_run_the_job_again_after_the_back_button_returns_its_job_charged_once(
+        browser: Any, audited: dict[str, Any]) -> None:
+    """The browser puts the form's values back after the back button, but the page came with a new
+    one-time key: "Run the job" again was a second job, its ε charged again. Now the key is put
+    back too (static/dprm.js): the same values open the first job; a changed value, or a new visit
+    of the page, is a new job."""
+    base, jon = audited["url"], audited["tokens"]["jon"]
+    context = browser.new_context(viewport=LAPTOP, base_url=base)
+    page = sign_in(context, base, jon)
+    page.goto(base + "/ui/datasets/tiny")
+    page.get_by_label("ε (privacy cost of this job)").fill("0.25")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    first = page.url
+    assert api_budget(base, jon, "tiny") == "0.25" and page.locator("#sent-again").count() == 0
+
+    page.go_back()
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny$"))
+    assert page.get_by_label("ε (privacy cost of this job)").input_value() == "0.25"  # put back by the browser
+    page.locator("#job-sent").wait_for()  # the page says the form was sent
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+\?again=1$"))
+    assert page.url == first + "?again=1" and page.locator("#sent-again").is_visible()
+    assert api_budget(base, jon, "tiny") == "0.25"
+
+    page.go_back()  # a changed value: a new job
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny$"))
+    page.get_by_label("ε (privacy cost of this job)").fill("0.5")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    second = page.url
+    assert second != first and api_budget(base, jon, "tiny") == "0.75"
+
+    page.goto(base + "/ui/datasets/tiny")  # a new visit: a new key, a new job
+    assert page.locator("#job-sent").is_hidden()
+    page.get_by_label("ε (privacy cost of this job)").fill("0.5")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    assert page.url not in (first, second) and api_budget(base, jon, "tiny") == "1.25"
     context.close()

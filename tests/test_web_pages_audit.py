@@ -302,3 +302,34 @@ def test_every_table_of_the_pages_has_a_caption_and_no_summary_holds_a_heading(s
         assert not any(re.search(r"<(h[1-6]|p|div|table)\b", summary) for summary in summaries), (path, summaries)
     assert re.search(r'<h2 id="schema-heading">Schema</h2>\s*<details>\s*<summary>The 2 left and 2 right attributes'
                      r"</summary>", pages["/ui/datasets/tiny"].text)
+
+
+# -- L1: the job form sent again after the back button ------------------------------------------------
+
+
+def test_a_job_forms_key_sent_again_returns_its_job_and_other_values_make_a_new_one(site: Site) -> None:
+    """The server's part of the back button (tests/test_web_browser.py has the browser's): the
+    page puts the form's key back (static/dprm.js), so a repeat of key and values must be the
+    first job, charged once, and the same key with a changed value a new job, not a 409."""
+    client, token = site.signed_in("bob")
+    page = client.get("/ui/datasets/tiny").text
+    key = re.search(r'name="submission" value="([0-9a-f]{24})"', page).group(1)
+    assert re.search(r'<label hidden>[^<]*<input type="text" name="submission_kept" value="" '
+                     r'data-keeps="submission" tabindex="-1"></label>', page)
+    assert '<p class="help" id="job-sent" data-sent-note hidden>' in page
+    assert '<script src="/ui/static/dprm.js" defer></script>' in page
+    assert client.get("/ui/static/dprm.js").headers["content-type"].startswith(("text/javascript",
+                                                                                "application/javascript"))
+    form = {**JOB_FORM, "csrf": token, "action": "run", "submission": key, "submission_kept": key}
+    first = client.post("/ui/datasets/tiny/jobs", data=form, follow_redirects=False).headers["location"]
+    again = client.post("/ui/datasets/tiny/jobs", data=form, follow_redirects=False).headers["location"]
+    assert again == first + "?again=1" and site.remaining("bob") == (10**9, 1)
+    said = html.unescape(client.get(again).text)
+    assert "The job form was sent again with the same values: this is the job it started, charged once." in said
+    assert 'id="sent-again"' not in client.get(first).text
+    changed = client.post("/ui/datasets/tiny/jobs", data={**form, "epsilon": "0.5"}, follow_redirects=False)
+    assert changed.status_code == 303 and changed.headers["location"].split("?")[0] != first
+    assert "again" not in changed.headers["location"] and site.remaining("bob") == (15 * 10**8, 2)
+    fresh = re.search(r'name="submission" value="([0-9a-f]{24})"', client.get("/ui/datasets/tiny").text).group(1)
+    new = client.post("/ui/datasets/tiny/jobs", data={**form, "submission": fresh}, follow_redirects=False)
+    assert new.headers["location"] not in (first, again) and site.remaining("bob") == (25 * 10**8, 3)

@@ -209,7 +209,8 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 async def job_page(request: Request, job_id: str, sort: str = "rank", order: str = "asc",
-                   partial: int = 0) -> Response:
+                   partial: int = 0, again: int = 0) -> Response:
+    """A job's page; ``again=1`` when the job form that made it was sent again (its page says so)."""
     request.state.action = "ui-job"
     found = await for_reading(request, "analyst")
     if isinstance(found, Response):
@@ -218,7 +219,7 @@ async def job_page(request: Request, job_id: str, sort: str = "rank", order: str
         context = await run_in_threadpool(job_context, request, found.analyst, job_id, sort, order)
     except ApiError as error:
         return api_problem(request, error, found)
-    return render(request, "job.html", session=found, **context)
+    return render(request, "job.html", session=found, sent_again=bool(again), **context)
 
 
 def job_document(request: Request, who: accounts.Analyst, job_id: str) -> tuple[Any, str]:
