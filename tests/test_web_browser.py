@@ -502,7 +502,7 @@ def test_a_double_click_on_a_form_is_sent_and_charged_once(browser: Any, parts: 
     # for the second's (net::ERR_ABORTED), and the page then lands where the second one leads
     from playwright.sync_api import expect
 
-    expect(page).to_have_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"), timeout=60_000)
+    expect(page).to_have_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+(\?again=1)?$"), timeout=60_000)
     assert api_budget(base, carol, "tiny") == "0.3"
     page.goto(base + "/ui/jobs")
     assert page.locator("table.jobs tbody tr").count() == 1
@@ -644,3 +644,165 @@ def test_a_deep_link_opened_signed_out_comes_back_after_sign_in(browser: Any, pa
     other.close()
     context.close()
 
+
+
+# -- a second audit with a real browser: the back button, a 320 px screen, long names ------------
+
+AUDIT_ANALYSTS = ("hal", "ivy", "jon")
+LONG_LEFT, LONG_RIGHT = "x" * 300, "y" * 300
+
+
+@pytest.fixture(scope="module")
+def audited() -> Iterator[dict[str, Any]]:
+    """``tiny``, and ``long`` whose attribute names are 300 characters long or hold clired's symbols;
+    one analyst per test below (10 ε on each dataset), no job worker (a job stays queued)."""
+    import tempfile
+
+    from dprm.server import accounts, budget
+    from dprm.server.database import Database
+    from dprm.server.datasets import register_dataset
+    from dprm.server.units import epsilon_units
+    from server_support import setup_server_db
+
+    with tempfile.TemporaryDirectory(prefix="dprm-audit-") as name:
+        folder = Path(name)
+        url = str(folder / "audit.db")
+        tokens = setup_server_db(url, folder, budgets={who: "10" for who in AUDIT_ANALYSTS})
+        long = folder / "long"
+        long.mkdir()
+        (long / "left.csv").write_text(f"id,{LONG_LEFT},a<b\n" + "".join(f"{i},{i % 2},{i % 3 == 0:d}\n"
+                                                                         for i in range(100)))
+        (long / "right.csv").write_text(f"id,{LONG_RIGHT},b\n" + "".join(f"{i},{i % 97},{i % 2}\n"
+                                                                          for i in range(100)))
+        (long / "types.json").write_text(json.dumps({"id_column": "id", "columns": {
+            LONG_LEFT: "boolean", "a<b": "boolean", LONG_RIGHT: {"type": "numeric", "bounds": [0, 100]},
+            "b": "boolean"}}))
+        db = Database(url)
+        register_dataset(db, "long", long / "left.csv", long / "right.csv", long / "types.json")
+        with db.write() as connection:
+            for who in AUDIT_ANALYSTS:
+                budget.set_budget(connection, accounts.find_analyst(connection, who).id, 2, epsilon_units("10"))
+        db.dispose()
+        with Served(url, workers=0) as served:
+            yield {"url": served.url, "db": url, "tokens": tokens}
+
+
+def finish_job(db_url: str, public_id: str, redescriptions: list[Any]) -> None:
+    """Mark a queued job done with a result document (test set-up: the worker's part)."""
+    from sqlalchemy import update
+
+    from dprm.queries import make_document
+    from dprm.server.database import Database
+    from dprm.server.tables import jobs
+
+    document = make_document("alt-expm", {"epsilon": 0.5}, {
+        "epsilon": 0.5, "guarantee": "pure-dp", "private": True, "neighbouring": "add-remove-one-row", "reasons": [],
+        "ledger": [{"step": "everything", "epsilon": 0.5, "mechanism": "discrete-laplace histogram"}]}, redescriptions)
+    db = Database(db_url)
+    with db.write() as connection:
+        connection.execute(update(jobs).where(jobs.c.public_id == public_id)
+                           .values(status="done", result=json.dumps(document), progress=1.0))
+    db.dispose()
+
+
+def test_the_back_button_to_a_page_htmx_pushed_after_the_session_ended_shows_sign_in(
+        browser: Any, audited: dict[str, Any]) -> None:
+    """The job form of another algorithm (an address HTMX pushed), the back button, a sign-out in
+    another tab, the forward button: HTMX asked for the page, got a 204 with HX-Redirect, which it
+    ignores there, and left the page empty. Now the page reloads: the sign-in page, then the page."""
+    base = audited["url"]
+    context = browser.new_context(viewport=LAPTOP, base_url=base)
+    page = sign_in(context, base, audited["tokens"]["hal"])
+    page.goto(base + "/ui/datasets/tiny")
+    with htmx_settled(page):
+        page.get_by_label("Algorithm").select_option("alt-mcmc")
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny\?algorithm=alt-mcmc$"))
+    page.go_back()
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny$"))
+    page.locator("legend").first.wait_for()
+    other = context.new_page()  # the analyst signs out in another tab (or the session's 8 h end)
+    other.goto(base + "/ui/jobs")
+    other.get_by_role("button", name="Sign out").click()
+    other.wait_for_url(re.compile(r".*/ui/signin$"))
+    other.close()
+    page.go_forward()
+    page.get_by_label("Token").wait_for(timeout=20_000)
+    assert page.locator("h1").inner_text().strip() != ""
+    page.get_by_label("Token").fill(audited["tokens"]["hal"])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny\?algorithm=alt-mcmc$"))
+    assert page.locator("legend:has-text('Parameters of alt-mcmc')").is_visible()
+    context.close()
+
+
+def test_pages_with_long_attribute_names_fit_a_320_px_screen(browser: Any, audited: dict[str, Any]) -> None:
+    """At 320 px the schema's grid of views was 353 px wide (a column of at least 280 px beside the
+    page's padding), and 300-character attribute names did not wrap: 2,868 px."""
+    import httpx
+
+    from dprm.queries import BooleanLiteral, NumericLiteral, Redescription, RedescriptionStats
+
+    base, ivy = audited["url"], audited["tokens"]["ivy"]
+    job = httpx.post(base + "/v1/jobs", headers={"Authorization": "Bearer " + ivy}, timeout=30, json={
+        "dataset": "long", "algorithm": "alt-expm", "epsilon": "0.5"}).json()["id"]
+    finish_job(audited["db"], job, [
+        Redescription(BooleanLiteral(LONG_LEFT), NumericLiteral(LONG_RIGHT, ge=10.0, le=60.0),
+                      RedescriptionStats.from_counts(30.0, 40.0, 20.0, 100.0)),
+        Redescription(BooleanLiteral("a<b"), BooleanLiteral("b"), RedescriptionStats.from_counts(30.0, 50.0, 25.0, 100.0))])
+    context = browser.new_context(viewport={"width": 320, "height": 640}, base_url=base)
+    page = sign_in(context, base, ivy)
+    for path in ("/ui/datasets", "/ui/datasets/tiny", "/ui/datasets/long", f"/ui/jobs/{job}", "/ui/jobs",
+                 "/ui/ledger"):
+        page.goto(base + path)
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 320, (path, page.evaluate(WIDEST))
+    page.goto(base + "/ui/datasets/long")  # the statistics form says how it reads a long name
+    page.get_by_label("Left query").fill(f"[{LONG_LEFT}]")
+    page.get_by_label("Right query").fill("[v0 > 50]")
+    page.get_by_role("button", name="Check the cost", exact=True).click()
+    page.locator("#stats-result", has_text="Read as").wait_for(timeout=30_000)
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 320, page.evaluate(WIDEST)
+    context.close()
+
+
+def test_run_the_job_again_after_the_back_button_returns_its_job_charged_once(
+        browser: Any, audited: dict[str, Any]) -> None:
+    """The browser puts the form's values back after the back button, but the page came with a new
+    one-time key: "Run the job" again was a second job, its ε charged again. Now the key is put
+    back too (static/dprm.js): the same values open the first job; a changed value, or a new visit
+    of the page, is a new job."""
+    base, jon = audited["url"], audited["tokens"]["jon"]
+    context = browser.new_context(viewport=LAPTOP, base_url=base)
+    page = sign_in(context, base, jon)
+    page.goto(base + "/ui/datasets/tiny")
+    page.get_by_label("ε (privacy cost of this job)").fill("0.25")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    first = page.url
+    assert api_budget(base, jon, "tiny") == "0.25" and page.locator("#sent-again").count() == 0
+
+    page.go_back()
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny$"))
+    assert page.get_by_label("ε (privacy cost of this job)").input_value() == "0.25"  # put back by the browser
+    page.locator("#job-sent").wait_for()  # the page says the form was sent
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+\?again=1$"))
+    assert page.url == first + "?again=1" and page.locator("#sent-again").is_visible()
+    assert api_budget(base, jon, "tiny") == "0.25"
+
+    page.go_back()  # a changed value: a new job
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny$"))
+    page.get_by_label("ε (privacy cost of this job)").fill("0.5")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    second = page.url
+    assert second != first and api_budget(base, jon, "tiny") == "0.75"
+
+    page.goto(base + "/ui/datasets/tiny")  # a new visit: a new key, a new job
+    assert page.locator("#job-sent").is_hidden()
+    page.get_by_label("ε (privacy cost of this job)").fill("0.5")
+    page.get_by_role("button", name="Run the job").click()
+    page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
+    assert page.url not in (first, second) and api_budget(base, jon, "tiny") == "1.25"
+    context.close()

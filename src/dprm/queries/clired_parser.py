@@ -34,7 +34,10 @@ agree everywhere.
 
 Attributes are referred to by column index ``v<i>`` (looked up in ``columns``,
 0-based, as clired numbers the columns of one side) or by name; ``v<i>`` wins over
-a name, as in clired.
+a name, as in clired. A name holding one of the grammar's symbols (``< > = ! [ ] (
+) { } & | , ∧ ∨ ¬ ≤ ≥ ∈ ∉ ≠``, ``?``, ``@``, a tab or a newline), beginning or
+ending with a space, or itself like ``v3`` can only be referred to by its index
+(:func:`query_name` says how to write each).
 
 Examples
 --------
@@ -58,7 +61,7 @@ from dprm.queries.base import Query
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 
-__all__ = ["parse_clired_query"]
+__all__ = ["parse_clired_query", "query_name"]
 
 # Tokens of clired's grammar; everything else (between them) is a word: an attribute
 # name, a category or a number. "!=" is one token, and so is "!" before anything else.
@@ -283,6 +286,25 @@ class _Parser:
         if high is not None:
             parts.append(NumericLiteral(attr, gt=high))
         return parts[0] if len(parts) == 1 else Or(*parts)
+
+
+def query_name(name: str, index: int) -> str:
+    """How a query names the attribute ``name``, the ``index``-th (0-based) of its side:
+    the name itself where :func:`parse_clired_query` reads it back as that name, else its
+    column index ``v<index>`` (the name holds a symbol of the grammar, begins or ends with
+    a space, or is itself like ``v3``, which is read as an index).
+
+    Examples
+    --------
+    >>> [query_name(name, i) for i, name in enumerate(["Moose", "Arctic Fox", "a<b", "v7", " x", "[c]", "2019"])]
+    ['Moose', 'Arctic Fox', 'v2', 'v3', 'v4', 'v5', '2019']
+    >>> from dprm.queries import to_text
+    >>> to_text(parse_clired_query("[v2] & ![v3]", columns=["Moose", "Arctic Fox", "a<b", "v7"]))
+    '[a<b] ∧ [v7 = false]'
+    """
+    readable = (bool(name) and name == name.strip(" \r") and not _INDEX.match(name)
+                and not any(ch in _SPECIAL for ch in name))
+    return name if readable else f"v{index}"
 
 
 def parse_clired_query(

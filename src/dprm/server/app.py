@@ -115,7 +115,7 @@ def _error(request: Request, code: str, message: str | None = None,
     if is_page_path(request.url.path):
         from dprm.server.web.pages import error_page  # a page, not the API's JSON
 
-        return error_page(request, status, description, message or description, headers)
+        return error_page(request, code, message, headers)
     return JSONResponse(error_body(code, message or description), status_code=status, headers=headers)
 
 

@@ -64,11 +64,6 @@ FORM_TYPE = b"application/x-www-form-urlencoded"
 
 log = logging.getLogger("dprm.server")
 
-#: The error page's title of a refusal whose API description is about the API's JSON.
-_PAGE_TITLES = {"unsupported_media_type": "the form was not sent as the page sends it",
-                "invalid_json": "the form was not sent as the page sends it",
-                "json_too_deep": "the form was not sent as the page sends it"}
-
 
 def is_page_path(path: str) -> bool:
     """Whether a refusal of ``path`` is answered with the pages' error page, not the API's JSON:
@@ -249,8 +244,7 @@ class Guard:
 
             from dprm.server.web.pages import error_page
 
-            title = _PAGE_TITLES.get(code, description)
-            page = error_page(Request(scope), status, title, message or title)
+            page = error_page(Request(scope), code, message)  # its title and message: pages.page_error
             await send({"type": "http.response.start", "status": status, "headers": page.raw_headers})
             await send({"type": "http.response.body", "body": page.body})
             return

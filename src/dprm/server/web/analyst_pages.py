@@ -207,7 +207,7 @@ async def submit_job(request: Request, name: str) -> Response:
         return request.app.state.service.submit(request, found.analyst, body)
 
     try:
-        answer, _ = await run_in_threadpool(work)
+        answer, status = await run_in_threadpool(work)
     except FormError as error:
         request.state.outcome = "invalid_request"
         return await dataset_page(request, found, name, algorithm, error.status, form=form, message=error.message)
@@ -220,7 +220,8 @@ async def submit_job(request: Request, name: str) -> Response:
                                   message=error.message or ERRORS[error.code][1])
     if dry:
         return await dataset_page(request, found, name, algorithm, form=form, cost=answer)
-    return redirect(f"/ui/jobs/{answer['id']}")
+    # 200: the form's key and values had made this job already (a double click, the back button): its page says so
+    return redirect(f"/ui/jobs/{answer['id']}" + ("?again=1" if status == 200 else ""))
 
 
 def _statistics_digest(form: dict[str, Any], name: str) -> str:

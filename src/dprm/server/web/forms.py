@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-__all__ = ["ParameterField", "job_fields", "parameter_value", "job_request", "statistics_request", "confidence_value",
+__all__ = ["ParameterField", "job_fields", "parameter_value", "job_key", "job_request", "statistics_request", "confidence_value",
            "confidence_help", "FormError", "repeated_field"]
 
 
@@ -224,6 +224,34 @@ def _common(form: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     return body
 
 
+def job_key(key: str, body: Mapping[str, Any]) -> str | None:
+    """The idempotency key of a job form's post: the form's one-time key (drawn when the page
+    was rendered) and a digest of what the form asks for; None without a key the pages draw.
+
+    A second post of the same form with the same values (a double click on a slow network, a
+    reload, "Run the job" again after the back button, which puts the key back:
+    ``static/dprm.js``) returns the first job, charged once. The same key with other values
+    (a field changed after the back button) is a new job: not the API's
+    ``409 idempotency_key_reused`` of one key sent with two requests.
+
+    Examples
+    --------
+    >>> body = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "parameters": {}}
+    >>> first = job_key("0123456789abcdef01234567", body)
+    >>> first.startswith("web-0123456789abcdef01234567-"), first == job_key("0123456789abcdef01234567", dict(body))
+    (True, True)
+    >>> first != job_key("0123456789abcdef01234567", {**body, "epsilon": "0.25"}), job_key("guessed", body)
+    (True, None)
+    """
+    from dprm.server.jobs import request_digest
+
+    key = key.strip()
+    if not re.fullmatch(r"[0-9a-f]{24}", key):
+        return None
+    asked = {name: value for name, value in body.items() if name not in ("idempotency_key", "dry_run")}
+    return f"web-{key}-{request_digest(asked)[:32]}"
+
+
 def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
     """The API's :class:`~dprm.server.api_models.JobRequest` of a job form.
 
@@ -244,16 +272,33 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
         if text is None or not str(text).strip() or str(text).strip() == field.default_text:
             continue
         parameters[field.name] = parameter_value(str(text), field.kind, field.name)
-    # The form's one-time key (drawn when the page was rendered): a second post of the same
-    # form (a double click on a slow network, a reload) returns the first job, charged once.
-    key = str(form.get("submission", "")).strip()
-    idempotency = f"web-{key}" if re.fullmatch(r"[0-9a-f]{24}", key) and not dry_run else None
-    body = {"algorithm": algorithm, "parameters": parameters, "dry_run": dry_run, "idempotency_key": idempotency,
-            **_common(form, dataset)}
+    body = {"algorithm": algorithm, "parameters": parameters, "dry_run": dry_run, **_common(form, dataset)}
+    body["idempotency_key"] = None if dry_run else job_key(str(form.get("submission", "")), body)
     try:
         return JobRequest(**body)
     except ValidationError as error:
         raise FormError(_pydantic_message(error, body)) from None
+
+
+def _index_hint(columns: list[str]) -> str:
+    """What a parse error of a view's query adds where the view (its public schema) has attribute
+    names a query cannot hold: they are written by their index (the first such one's, as example).
+
+    Examples
+    --------
+    >>> _index_hint(["a", "b"])
+    ''
+    >>> print(_index_hint(["a", "x<y", "[z]"]))  # doctest: +NORMALIZE_WHITESPACE
+    . An attribute whose name a query cannot hold (one of clired's symbols such as < = [ ] &, or a space at
+    an end) is written by its index in the view, shown beside it in the schema: e.g. v1
+    """
+    from dprm.queries.clired_parser import query_name
+
+    index = next((i for i, name in enumerate(columns) if query_name(name, i) != name), None)
+    if index is None:
+        return ""
+    return (". An attribute whose name a query cannot hold (one of clired's symbols such as < = [ ] &, or a space "
+            f"at an end) is written by its index in the view, shown beside it in the schema: e.g. v{index}")
 
 
 def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[str, Any], *, dry_run: bool) -> Any:
@@ -283,7 +328,7 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
             query = parse_clired_query(text, columns=columns)
         except DprmError as error:  # the reason, not the query the form shows already (a long one hid it)
             reason = str(error).splitlines()[0].removeprefix(f"clired query {text!r}: ")
-            raise FormError(f"{side} query: {reason[:300]}") from None
+            raise FormError(f"{side} query: {reason[:300]}{_index_hint(columns)}") from None
         queries[side] = query_to_json(query)
     confidence = confidence_value(str(form.get("confidence", "")))
     body = {"left": queries["left"], "right": queries["right"], "confidence": confidence, "dry_run": dry_run,

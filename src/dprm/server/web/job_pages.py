@@ -133,6 +133,43 @@ async def jobs_page(request: Request, partial: int = 0) -> Response:
                   active=active)
 
 
+def _clired_reason(error: DprmError) -> str:
+    """The one-line reason of a clired export's refusal, without its advice to the command line's users."""
+    return str(error).splitlines()[0].split("; pass columns=")[0].removeprefix("clired export: ")[:300]
+
+
+def clired_problem_of(document: dict[str, Any], source: str) -> str | None:
+    """Why a result's queries cannot be written as clired's queries file (an attribute's name
+    or a category clired's syntax cannot hold: the public schema's), or None.
+
+    The job page asks it before it offers the file: a download answered 422 is cancelled by the
+    browser without a word (the link has ``download``), so the page says why instead.
+
+    Examples
+    --------
+    >>> from dprm.queries import BooleanLiteral, Redescription, RedescriptionStats, make_document
+    >>> privacy = {"epsilon": 1.0, "guarantee": "pure-dp", "private": True, "neighbouring": "add-remove-one-row",
+    ...            "reasons": [], "ledger": [{"step": "all", "epsilon": 1.0, "mechanism": "discrete-laplace"}]}
+    >>> def result(name):
+    ...     found = Redescription(BooleanLiteral(name), BooleanLiteral("b"),
+    ...                           RedescriptionStats.from_counts(30.0, 40.0, 20.0, 200.0))
+    ...     return make_document("alt-expm", {}, privacy, [found])
+    >>> clired_problem_of(result("a"), "job_1") is None
+    True
+    >>> clired_problem_of(result("a<b"), "job_1")
+    "attribute name 'a<b' cannot be written in clired syntax"
+    """
+    from dprm.queries import document_redescriptions, to_clired
+
+    try:
+        for redescription in document_redescriptions(document, source=source):
+            to_clired(redescription.left)
+            to_clired(redescription.right)
+    except DprmError as error:
+        return _clired_reason(error)
+    return None
+
+
 def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str, order: str) -> dict[str, Any]:
     """A job page's context: the job, its result sorted by ``sort`` and ``order``, its ledger rows."""
     from sqlalchemy import and_, select
@@ -159,7 +196,9 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
         missing = [r for r in results if key(r) is None]
         results = sorted(present, key=key, reverse=order == "desc") + missing
     guarantee = str(((document or {}).get("privacy") or {}).get("guarantee", "none"))
-    return {"job": view, "document": document, "results": results, "sort": sort if sort in SORT_KEYS else "rank",
+    return {"job": view, "dataset_active": row.active_name is not None,
+            "clired_problem": None if document is None else clired_problem_of(document, row.public_id),
+            "document": document, "results": results, "sort": sort if sort in SORT_KEYS else "rank",
             "kept": sum(not r.get("pruned") for r in results),
             "guarantee_meaning": DUMMY_MEANING if view["dummy"] else explain_guarantee(guarantee),
             "order": "desc" if order == "desc" else "asc",
@@ -170,7 +209,8 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 async def job_page(request: Request, job_id: str, sort: str = "rank", order: str = "asc",
-                   partial: int = 0) -> Response:
+                   partial: int = 0, again: int = 0) -> Response:
+    """A job's page; ``again=1`` when the job form that made it was sent again (its page says so)."""
     request.state.action = "ui-job"
     found = await for_reading(request, "analyst")
     if isinstance(found, Response):
@@ -179,7 +219,7 @@ async def job_page(request: Request, job_id: str, sort: str = "rank", order: str
         context = await run_in_threadpool(job_context, request, found.analyst, job_id, sort, order)
     except ApiError as error:
         return api_problem(request, error, found)
-    return render(request, "job.html", session=found, **context)
+    return render(request, "job.html", session=found, sent_again=bool(again), **context)
 
 
 def job_document(request: Request, who: accounts.Analyst, job_id: str) -> tuple[Any, str]:
@@ -233,7 +273,7 @@ async def download_queries(request: Request, job_id: str) -> Response:
     try:
         text = await run_in_threadpool(write)
     except DprmError as error:
-        reason = str(error).splitlines()[0].split("; pass columns=")[0].removeprefix("clired export: ")[:300]
+        reason = _clired_reason(error)
         return problem(request, 422, "No clired file", f"This result cannot be written in clired's syntax: "
                        f"{reason}. The JSON download holds every redescription.", found)
     return Response(text, media_type="text/plain; charset=utf-8", headers={

@@ -6,11 +6,15 @@ brings it back to ``PAGE`` after sign-in, a same-site page only
 
 A token signs in an analyst or a data owner (:mod:`~dprm.server.web.sessions`);
 the sign-in form carries its own token against cross-site posts (a cookie, since
-there is no session yet).
+there is no session yet). Every sign-in page of a browser shows the same form token
+while it is valid (:func:`~dprm.server.web.csrf.signin_token`), and a sign-in leaves
+it in place: two sign-in pages open at once (every tab whose session ended) each
+sign in.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -45,12 +49,13 @@ async def home(request: Request) -> Response:
 
 def signin_page(request: Request, status: int = 200, message: str | None = None,
                 next_page: str | None = None) -> HTMLResponse:
-    """The sign-in form with a fresh sign-in form token (in a cookie and in the form), and
-    the page to return to after it (:func:`~dprm.server.web.return_to.safe_next`), if any."""
-    token = csrf.new_token()
+    """The sign-in form with its sign-in form token (in a cookie and in the form: the browser's
+    own while it is valid, else a new one, :func:`~dprm.server.web.csrf.signin_token`), and the
+    page to return to after it (:func:`~dprm.server.web.return_to.safe_next`), if any."""
+    token, seconds = csrf.signin_token(request.cookies.get(csrf.SIGNIN_COOKIE), time.time())
     response = render(request, "signin.html", status, None, signin_token=token, message=message,
                       next_page=safe_next(next_page))
-    response.set_cookie(csrf.SIGNIN_COOKIE, token, max_age=3600, httponly=True, samesite="strict",
+    response.set_cookie(csrf.SIGNIN_COOKIE, token, max_age=seconds, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/ui")
     return response
 
@@ -68,8 +73,9 @@ async def signin(request: Request) -> Response:
     request.state.action = "ui-signin"
     form = await request.form()
     next_page = str(form.get("next") or "")
-    if csrf.cross_origin(request.headers) or not csrf.matches(request.cookies.get(csrf.SIGNIN_COOKIE),
-                                                              str(form.get(csrf.FIELD) or "")):
+    cookie = request.cookies.get(csrf.SIGNIN_COOKIE)
+    if csrf.cross_origin(request.headers) or not csrf.signin_valid(cookie, time.time()) \
+            or not csrf.matches(cookie, str(form.get(csrf.FIELD) or "")):
         request.state.outcome = "csrf_refused"
         return signin_page(request, 403, "The sign-in form expired; please try again.", next_page)
     if (repeated := repeated_field(form.multi_items())) is not None:  # never read as its last value
@@ -110,8 +116,7 @@ async def signin(request: Request) -> Response:
     response = redirect(after_signin(role, next_page))  # the page asked for, or the role's home
     response.set_cookie(COOKIE, cookie, max_age=int(LIFETIME), httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/ui")
-    response.delete_cookie(csrf.SIGNIN_COOKIE, path="/ui")
-    return response
+    return response  # the sign-in cookie stays: another sign-in page open in the browser signs in too
 
 
 @router.post("/signout", response_class=HTMLResponse)
