@@ -25,7 +25,8 @@ Examples
 >>> token, seconds = signin_token(None, now=1000.0)
 >>> signin_token(token, now=1060.0) == (token, SIGNIN_LIFETIME - 60), signin_valid(token, now=1060.0)
 (True, True)
->>> signin_token(token, now=1000.0 + SIGNIN_LIFETIME - 60)[0] == token, signin_valid(token, now=1000.0 + SIGNIN_LIFETIME)
+>>> later = 1000.0 + SIGNIN_LIFETIME
+>>> signin_token(token, now=later - 60)[0] == token, signin_valid(token, now=later)
 (False, False)
 >>> cross_origin({"sec-fetch-site": "same-site"}), cross_origin({"sec-fetch-site": "same-origin"}), cross_origin({})
 (True, False, False)

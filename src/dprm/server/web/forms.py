@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-__all__ = ["ParameterField", "job_fields", "parameter_value", "job_key", "job_request", "statistics_request", "confidence_value",
-           "confidence_help", "FormError", "repeated_field"]
+__all__ = ["ParameterField", "job_fields", "parameter_value", "job_key", "job_request", "statistics_request",
+           "confidence_value", "confidence_help", "FormError", "repeated_field"]
 
 
 class FormError(Exception):
