@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,9 @@ import pytest
 from dprm.cli import main
 from dprm.datasets import make_planted, write_planted
 from dprm.errors import ParameterError
-from dprm.evaluation.runner import parse_parameter_items
+from dprm.evaluation.runner import ExperimentConfig, parse_parameter_items
+
+FAST = ["-p", "alt-expm.depth=2", "-p", "alt-expm.init_trials=2"]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +50,33 @@ def _run(args: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-# -- F10: options -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def finished(planted, tmp_path_factory) -> Path:
+    """A finished experiment: alt-expm (depth 2 of its own) and serenade-es, one run each at ε 5, master seed 5."""
+    out = tmp_path_factory.mktemp("finished") / "exp"
+    code, _, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "alt-expm,serenade-es", *FAST))
+    assert code == 0, err
+    assert json.loads((out / "runs" / "serenade-es" / "5" / "0.json").read_text())["redescriptions"]
+    return out
+
+
+# -- F6, F10: options -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("timeout, words", [
+    ("inf", "--timeout must be a positive finite number of seconds, not inf"),  # the manifest got Infinity
+    ("nan", "--timeout must be a positive finite number of seconds, not nan"),
+    ("0", "--timeout must be a positive finite number of seconds, not 0.0"),
+    ("1e400", "'1e400' is beyond the largest number"),
+])
+def test_timeout_is_a_positive_finite_number(planted, tmp_path, timeout, words):
+    out = tmp_path / "exp"
+    code, printed, err = _run(_args(planted, out, "--algorithms", "clired-splitt", "--timeout", timeout))
+    assert code == 2 and err.count("\n") == 1 and words in err, err
+    assert printed == "" and not out.exists()
+    with pytest.raises(ParameterError, match="--timeout must be a positive finite number"):
+        ExperimentConfig(planted / "left.csv", planted / "right.csv", ["clired-splitt"], "1x1",
+                         timeout=math.inf).checked()
 
 
 @pytest.mark.parametrize("items, words", [
@@ -66,3 +97,23 @@ def test_a_parameter_given_twice_is_refused(planted, tmp_path, items, words):
                                     *(a for item in items for a in ("-p", item))))
     assert code == 2 and err.count("\n") == 1 and words in err, err
     assert printed == "" and not out.exists()
+
+
+# -- F12: an interruption's message, a literal the data's types do not take ----------------------
+
+
+def test_an_interruption_before_the_folder_is_written_says_nothing_was_written(finished, planted, tmp_path,
+                                                                             monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("dprm.data.load_two_view", interrupted)
+    out = tmp_path / "exp"
+    code, _, err = _run(_args(planted, out, "--algorithms", "serenade-es"))
+    assert (code, err) == (130, "interrupted: nothing was written\n")  # was "finished runs are kept in exp"
+    assert not out.exists()
+    kept = tmp_path / "kept"
+    shutil.copytree(finished, kept)
+    code, _, err = _run(_args(planted, kept, "--algorithms", "serenade-es"))
+    assert (code, err) == (130, f"interrupted: finished runs are kept in {kept}; run the same command again to "
+                                "resume\n")

@@ -64,6 +64,7 @@ import pandas as pd
 from dprm.data.attributes import require_attributes
 from dprm.errors import DataError, DprmError, ParameterError
 from dprm.file_sets import naming
+from dprm.json_values import finite_number
 from dprm.evaluation.algorithms import (BASELINES, SYNTHETIC_BASELINES, _accepted, _check_algorithms, _check_parameters, check_sharded,
                                         is_private, known_algorithms, parameters_for, parse_parameter_items, run_seed)
 from dprm.evaluation.budgets import Budget, format_budgets, parse_budgets
@@ -181,8 +182,8 @@ class ExperimentConfig:
             raise ParameterError(f"--seed must be a non-negative integer, not {self.seed}")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ParameterError(f"--alpha must be in (0, 1), not {self.alpha}")
-        if self.timeout is not None and not (self.timeout > 0):
-            raise ParameterError(f"--timeout must be positive, not {self.timeout}")
+        if self.timeout is not None and not (finite_number(self.timeout) and self.timeout > 0):
+            raise ParameterError(f"--timeout must be a positive finite number of seconds, not {self.timeout!r}")
         if self.timeout is not None and not set(algorithms) & {*BASELINES, *SYNTHETIC_BASELINES}:
             raise ParameterError(f"--timeout bounds the runs of the baselines only ({', '.join(BASELINES)}, "
                                  f"{', '.join(SYNTHETIC_BASELINES)}), and --algorithms names none of them")
