@@ -20,7 +20,8 @@ import pytest
 
 from dprm.cli import main
 from dprm.datasets import make_planted, write_planted
-from dprm.errors import ParameterError
+from dprm.errors import DprmError, ParameterError
+from dprm.evaluation.manifest import _run_path
 from dprm.evaluation.runner import ExperimentConfig, parse_parameter_items
 
 FAST = ["-p", "alt-expm.depth=2", "-p", "alt-expm.init_trials=2"]
@@ -50,6 +51,12 @@ def _run(args: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def _files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``folder`` (the lock too): its bytes and modification time."""
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 @pytest.fixture(scope="module")
 def finished(planted, tmp_path_factory) -> Path:
     """A finished experiment: alt-expm (depth 2 of its own) and serenade-es, one run each at ε 5, master seed 5."""
@@ -58,6 +65,74 @@ def finished(planted, tmp_path_factory) -> Path:
     assert code == 0, err
     assert json.loads((out / "runs" / "serenade-es" / "5" / "0.json").read_text())["redescriptions"]
     return out
+
+
+# -- F2: the manifest read strictly, every path inside the folder -------------------------------
+
+
+def _set(**values):
+    def edit(text: str, where: Path) -> str:
+        manifest = json.loads(text)
+        manifest.update(values)
+        return json.dumps(manifest, indent=2)
+    return edit
+
+
+def _add_algorithm(name: str):
+    def edit(text: str, where: Path) -> str:
+        manifest = json.loads(text)
+        manifest["algorithms"].append(name.format(where=where))
+        return json.dumps(manifest, indent=2)
+    return edit
+
+
+def _replace(old: str, new: str):
+    def edit(text: str, where: Path) -> str:
+        assert old in text
+        return text.replace(old, new, 1)
+    return edit
+
+
+MANIFEST_REFUSED = [
+    # iterated as characters: runs/s/, runs/e/, ... were made
+    ("algorithms-text", _set(algorithms="serenade-es"),
+     "algorithms must be a non-empty list of algorithm names, not 'serenade-es'"),
+    # every run counted twice in the tables
+    ("algorithm-twice", _set(algorithms=["alt-expm", "serenade-es", "alt-expm"]), "algorithms[2]: alt-expm is listed twice"),
+    # .failed.json files were written outside the folder
+    ("escaping-name", _add_algorithm("../../../ESCAPED"), "algorithms[2] must be one of cartwheels, "),
+    ("absolute-name", _add_algorithm("{where}/ABSOLUTE"), "algorithms[2] must be one of cartwheels, "),
+    ("repeated-key", _replace('"seed": 5', '"seed": 5, "seed": 6'), "not valid JSON: duplicate key 'seed'"),
+    ("nan", _replace('"alpha": 0.01', '"alpha": NaN'), "not valid JSON: NaN is not allowed"),
+    ("seed-text", _set(seed="5"), "seed must be a whole number >= 0 (the master seed), not '5'"),
+    ("parameters-list", _set(parameters=[]), "parameters must be a JSON object, not []"),
+    ("timeout-text", _set(timeout="abc"), "timeout must be a positive finite number of seconds or null, not 'abc'"),
+    ("alpha-7", _set(alpha=7), "alpha must be a number in (0, 1), not 7"),
+]
+
+
+@pytest.mark.parametrize("name, edit, fragment", MANIFEST_REFUSED, ids=[r[0] for r in MANIFEST_REFUSED])
+def test_a_hand_edited_manifest_is_one_line_of_error_and_nothing_is_written(finished, planted, tmp_path,
+                                                                          name, edit, fragment):
+    where = tmp_path / "a" / "b"  # runs/../../../ESCAPED of where/exp is tmp_path/a/ESCAPED
+    out = where / "exp"
+    shutil.copytree(finished, out)
+    manifest = out / "experiment.json"
+    manifest.write_text(edit(manifest.read_text(encoding="utf-8"), where), encoding="utf-8")
+    before = _files(out)
+    code, printed, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "alt-expm,serenade-es", *FAST))
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: {manifest}: ") and fragment in err, err
+    assert printed == ""  # refused before the progress bar
+    assert _files(out) == before
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["b"] and [p.name for p in where.iterdir()] == ["exp"]
+
+
+def test_a_run_path_stays_inside_the_experiment_folder(tmp_path):
+    assert _run_path(tmp_path, "alt-expm", "0.1", 3) == tmp_path / "runs" / "alt-expm" / "0.1" / "3.json"
+    for algorithm, label in (("../../x", "1"), (str(tmp_path / "x"), "1"), ("alt-expm", ".."), ("", "1")):
+        with pytest.raises(DprmError, match="is not a folder name under runs/"):
+            _run_path(tmp_path, algorithm, label, 0)
 
 
 # -- F6, F10: options -------------------------------------------------------------------------
