@@ -21,7 +21,7 @@ import pytest
 from dprm.cli import main
 from dprm.datasets import make_planted, write_planted
 from dprm.errors import DprmError, ParameterError
-from dprm.evaluation.manifest import _run_path
+from dprm.evaluation.manifest import _DirectoryLock, _run_path, read_manifest
 from dprm.evaluation.runner import ExperimentConfig, parse_parameter_items
 
 FAST = ["-p", "alt-expm.depth=2", "-p", "alt-expm.init_trials=2"]
@@ -65,6 +65,42 @@ def finished(planted, tmp_path_factory) -> Path:
     assert code == 0, err
     assert json.loads((out / "runs" / "serenade-es" / "5" / "0.json").read_text())["redescriptions"]
     return out
+
+
+# -- F1: the lock first, then the folder -------------------------------------------------------
+
+
+def _another_runner_finishes_first(monkeypatch, experiment: Path) -> None:
+    """Between this runner's first look at the folder and its lock, another runner writes ``experiment`` there."""
+    take = _DirectoryLock.__enter__
+
+    def enter(lock):
+        shutil.copytree(experiment, lock.path.parent, dirs_exist_ok=True)
+        return take(lock)
+
+    monkeypatch.setattr(_DirectoryLock, "__enter__", enter)
+
+
+def test_a_runner_locking_after_another_finished_extends_that_experiment(finished, planted, tmp_path, monkeypatch):
+    """Its manifest, computed before the lock, replaced the other's: alt-expm was dropped from experiment.json."""
+    out = tmp_path / "exp"
+    _another_runner_finishes_first(monkeypatch, finished)
+    code, printed, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "serenade-es"))
+    assert code == 0, err
+    assert "0 runs now, 2 finished before" in printed  # the other's runs, read under the lock
+    manifest = read_manifest(out)
+    assert manifest["algorithms"] == ["alt-expm", "serenade-es"]
+    assert manifest["parameters"] == read_manifest(finished)["parameters"]
+
+
+def test_a_runner_locking_after_another_experiment_was_written_refuses_it(finished, planted, tmp_path, monkeypatch):
+    """Its manifest (master seed 6) was written over the other's and the other's runs were taken as its own."""
+    out = tmp_path / "exp"
+    _another_runner_finishes_first(monkeypatch, finished)
+    code, _, err = _run(_args(planted, out, "--seed", "6", "--algorithms", "alt-expm,serenade-es", *FAST))
+    assert code == 2
+    assert err == f"error: {out}: holds another experiment (master seed 5, not 6); choose another --out\n"
+    assert {k: v[0] for k, v in _files(out).items()} == {k: v[0] for k, v in _files(finished).items()}
 
 
 # -- F2: the manifest read strictly, every path inside the folder -------------------------------
@@ -135,6 +171,30 @@ def test_a_run_path_stays_inside_the_experiment_folder(tmp_path):
             _run_path(tmp_path, algorithm, label, 0)
 
 
+# -- F11: extending by a subset of the algorithms -----------------------------------------------
+
+
+def test_an_experiment_with_parameters_of_its_own_extends_by_a_subset(finished, planted, tmp_path):
+    """Its parameters for alt-expm were refused (not among the algorithms), and left out another experiment."""
+    out = tmp_path / "exp"
+    shutil.copytree(finished, out)
+    recorded = read_manifest(finished)
+    for extra in (FAST, []):  # the same parameters, or none: the recorded ones (as the master seed)
+        code, printed, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "serenade-es", *extra))
+        assert code == 0, err
+        assert "0 runs now, 2 finished before" in printed
+        manifest = read_manifest(out)
+        assert (manifest["algorithms"], manifest["parameters"]) == (recorded["algorithms"], recorded["parameters"])
+    code, _, err = _run(_args(planted, out, "--algorithms", "serenade-es", "-p", "alt-expm.depth=3"))
+    assert code == 2 and err == (f"error: {out}: holds another experiment (parameters "
+                                 '{"alt-expm": {"depth": 2, "init_trials": 2}}, not {"alt-expm": {"depth": 3}}); '
+                                 "choose another --out\n")
+    new = tmp_path / "new"  # a new experiment has no alt-expm to give parameters to
+    code, _, err = _run(_args(planted, new, "--algorithms", "serenade-es", *FAST))
+    assert code == 2 and err == "error: --parameters: alt-expm is not among the experiment's algorithms\n"
+    assert not new.exists()
+
+
 # -- F6, F10: options -------------------------------------------------------------------------
 
 
@@ -192,3 +252,24 @@ def test_an_interruption_before_the_folder_is_written_says_nothing_was_written(f
     code, _, err = _run(_args(planted, kept, "--algorithms", "serenade-es"))
     assert (code, err) == (130, f"interrupted: finished runs are kept in {kept}; run the same command again to "
                                 "resume\n")
+
+
+@pytest.mark.parametrize("query, words", [
+    ({"attr": "r_num_0", "eq": "abc"}, "the category 'abc' (not a number) on attribute 'r_num_0' of the right view, "
+                                       "which is numeric"),
+    ({"attr": "r_num_0", "eq": True}, "a Boolean literal on attribute 'r_num_0' of the right view, which is numeric"),
+])
+def test_a_finished_runs_literal_of_another_kind_is_refused_before_the_progress_bar(finished, planted, tmp_path,
+                                                                                    query, words):
+    """It was refused by the true statistics, after the progress bar was drawn."""
+    out = tmp_path / "exp"
+    shutil.copytree(finished, out)
+    path = out / "runs" / "serenade-es" / "5" / "0.json"
+    document = json.loads(path.read_text())
+    document["redescriptions"][0]["right"] = query
+    path.write_text(json.dumps(document, indent=2))
+    before = _files(out)
+    code, printed, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "serenade-es"))
+    assert code == 2 and err == f"error: {path}: redescriptions[0].right: {words}; delete the file to have the run " \
+                                "redone\n", err
+    assert printed == "" and _files(out) == before

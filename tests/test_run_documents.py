@@ -314,10 +314,18 @@ RESUME_REFUSED = [
      "run.peak_mb is 1e+300, more memory than a 64-bit address space holds"),
     ("run-null", _json_edit(lambda d: d.update(run=None)), "run must be a JSON object (the run block dprm evaluate "
                                                            "writes), not null"),
+    # another experiment's run (another master seed, seed or data) was skipped as this one, done before
+    ("run-other-master-seed", _json_edit(lambda d: d["run"].update(master_seed=d["run"]["master_seed"] + 1)),
+     "(the experiment's master seed): a run of another experiment"),
+    ("run-other-seed", _json_edit(lambda d: d["run"].update(seed=d["run"]["seed"] + 1)),
+     "(the seed of run 1 of alt-expm at ε 5): a run of another experiment"),
+    ("run-other-rows", _json_edit(lambda d: d["run"].update(rows=299)),
+     "run.rows is 299, not 300 (the rows of the data): a run of another experiment"),
 ]
 
 #: What only the experiment refuses: the document alone is consistent (``dprm report --run`` reads no data).
-EXPERIMENT_ONLY = {"other-budget", "other-algorithm", "absent-attribute"}
+EXPERIMENT_ONLY = {"other-budget", "other-algorithm", "absent-attribute", "run-other-master-seed", "run-other-seed",
+                   "run-other-rows"}
 
 
 def _rename_first_attribute(query: dict, name: str) -> bool:

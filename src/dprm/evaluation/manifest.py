@@ -23,12 +23,15 @@ The same experiment may be *extended*: more algorithms, more budgets or more run
 of a budget; the manifest then records the union, and every unfinished run of the
 union is run (per-run seeds do not depend on which other runs exist, so the old
 runs stay valid). ``alpha`` and ``timeout`` only shape the tables and the baselines'
-limits: the latest values are recorded. A lock file (``DIR/.lock``) keeps two runners out of one DIR.
+limits: the latest values are recorded. A lock file (``DIR/.lock``) keeps two runners out of one DIR;
+the manifest and the finished runs that decide what is written are read with it held
+(a runner that read them before would write a stale manifest over another's).
 
 The manifest is read strictly (:func:`read_manifest`, :func:`check_manifest`): its
 algorithms name folders under ``DIR/runs``, and a hand-edited one (a text for a list,
 ``../..``, a name twice, ``NaN``) is refused, never trusted; :func:`_run_path` keeps
-every run's path inside ``DIR``.
+every run's path inside ``DIR``. A finished run's document is the planned run's or
+it is refused (:func:`_finished`: its run block's master seed, seed and rows).
 """
 
 from __future__ import annotations
@@ -287,8 +290,18 @@ def _merge_manifest(old: Mapping[str, Any] | None, new: dict[str, Any]) -> dict[
     return merged
 
 
-def _new_manifest(config: Any, old: Mapping[str, Any] | None, out_dir: Path) -> dict[str, Any]:
+def _data_files(config: Any) -> dict[str, Any]:
+    """The manifest's ``data`` of ``config`` (a checked ``ExperimentConfig``): each file's path, hash and size."""
+    return {"left": _file_entry(str(config.left)), "right": _file_entry(str(config.right)),
+            "types": _file_entry(None if config.types is None else str(config.types)),
+            "id_column": config.id_column}
+
+
+def _new_manifest(config: Any, old: Mapping[str, Any] | None, out_dir: Path,
+                  files: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The manifest of ``config`` (an ``ExperimentConfig``), merged with ``old``'s when it is the same experiment.
+
+    ``files``: :func:`_data_files` of ``config``, when already computed (hashing the data takes a while).
 
     Raises
     ------
@@ -297,9 +310,7 @@ def _new_manifest(config: Any, old: Mapping[str, Any] | None, out_dir: Path) -> 
     """
     manifest = {
         "format": EXPERIMENT_FORMAT,
-        "data": {"left": _file_entry(str(config.left)), "right": _file_entry(str(config.right)),
-                 "types": _file_entry(None if config.types is None else str(config.types)),
-                 "id_column": config.id_column},
+        "data": json.loads(json.dumps(files)) if files is not None else _data_files(config),
         "algorithms": list(config.algorithms),
         "budgets": format_budgets(list(config.budgets)),
         "parameters": json.loads(json.dumps(config.parameters)),  # as it reads back
@@ -332,9 +343,9 @@ def _new_manifest(config: Any, old: Mapping[str, Any] | None, out_dir: Path) -> 
 class _DirectoryLock:
     """An exclusive ``flock`` on ``DIR/.lock`` (released when the process ends).
 
-    ``made``: the run made ``DIR``. When it then fails (a full disk), the lock file is
-    removed, and so is ``DIR`` if nothing else is in it: a failed first run leaves no
-    folder holding only ``.lock``. (A lock file of a folder that existed is left: it
+    ``made``: the run made ``DIR``. When it then fails (a full disk, a refusal under the
+    lock) and nothing but the lock is in ``DIR``, the lock file is removed, and so is
+    ``DIR``: a failed first run leaves no folder holding only ``.lock``. (A lock file of a folder that existed is left: it
     is the folder's, and removing a lock another process may open is a race.)
     """
 
@@ -351,30 +362,42 @@ class _DirectoryLock:
         except BlockingIOError:
             self.handle.close()
             raise DprmError(f"{self.path.parent}: another dprm evaluate is running in this directory") from None
-        try:
-            with naming(self.path):  # a full disk: the error names the lock
-                self.handle.seek(0)
-                self.handle.truncate()
-                self.handle.write(f"{os.getpid()}\n")
-                self.handle.flush()
-        except BaseException as error:
-            self.__exit__(type(error), error, None)
-            raise
         return self
+
+    def claim(self) -> None:
+        """Write this process's id into the lock file: once the checks under the lock passed.
+
+        Taking the lock writes nothing, so that a directory refused under the lock is
+        left as it was found.
+        """
+        with naming(self.path):  # a full disk: the error names the lock
+            self.handle.seek(0)
+            self.handle.truncate()
+            self.handle.write(f"{os.getpid()}\n")
+            self.handle.flush()
 
     def __exit__(self, *exc: Any) -> None:
         failed = bool(exc) and exc[0] is not None
-        if failed and self.made:
+        # the folder this run made holds nothing but the lock: remove both (not when another
+        # runner wrote an experiment into it between its making and this run's lock)
+        bare = failed and self.made and self._only_the_lock()
+        if bare:
             self.path.unlink(missing_ok=True)  # while still held: no other run took it
         if self.handle is not None:
             fcntl.flock(self.handle, fcntl.LOCK_UN)
             self.handle.close()
             self.handle = None
-        if failed and self.made:
+        if bare:
             try:
                 self.path.parent.rmdir()  # only when empty: what the run wrote stays
             except OSError:
                 pass
+
+    def _only_the_lock(self) -> bool:
+        try:
+            return all(p.name == _LOCK_NAME for p in self.path.parent.iterdir())
+        except OSError:
+            return False
 
 
 def _prepare_directory(out_dir: Path) -> dict[str, Any] | None:
@@ -437,7 +460,8 @@ def _unfinished_algorithms(manifest: Mapping[str, Any], out_dir: Path) -> list[s
     return [a for a in manifest.get("algorithms", []) if a in unfinished]
 
 
-def _finished(path: Path, planned: RunRecord) -> dict[str, Any] | None:
+def _finished(path: Path, planned: RunRecord, *, master_seed: int | None = None,
+              rows: int | None = None) -> dict[str, Any] | None:
     """The document of the finished run ``planned``, or None (no file, or a document without its run block).
 
     The document is read as ``dprm report --run`` reads one
@@ -445,7 +469,10 @@ def _finished(path: Path, planned: RunRecord) -> dict[str, Any] | None:
     ``planned.algorithm`` whose budget is ``planned.epsilon``: a file dprm could not
     have written there (not JSON, NaN, a repeated key, a privacy block that contradicts
     itself, another algorithm's or budget's run) is refused in one line naming it, since
-    its statistics would go into the tables as the run's. Deleting it has the run redone.
+    its statistics would go into the tables as the run's. So is a run block that is
+    another run's (:func:`_check_planned`): another master seed, seed, number of rows
+    (``master_seed``, ``rows``: the experiment's, when given), algorithm, budget or run
+    number. Deleting the file has the run redone.
 
     Raises
     ------
@@ -466,7 +493,39 @@ def _finished(path: Path, planned: RunRecord) -> dict[str, Any] | None:
                         "run redone")
     if not isinstance(document.get("run"), dict):
         return None
+    _check_planned(document["run"], path, planned, master_seed, rows)
     return document
+
+
+def _check_planned(run: Mapping[str, Any], path: Path, planned: RunRecord, master_seed: int | None,
+                   rows: int | None) -> None:
+    """Refuse a run block (its types checked by the reader) that records another run than ``planned``.
+
+    A document left by another experiment in the same folder (another master seed, or
+    data of another size) or moved from another run's place would be skipped as this
+    run and its statistics counted as this run's.
+    """
+    what = f"run {planned.run} of {planned.algorithm} at ε {planned.label}"
+    expected: list[tuple[str, Any, str]] = [
+        ("master_seed", master_seed, "the experiment's master seed"),
+        ("seed", planned.seed, f"the seed of {what}"),
+        ("rows", rows, "the rows of the data"),
+        ("algorithm", planned.algorithm, "its folder's algorithm"),
+        ("run", planned.run, "its file's run number"),
+    ]
+    for key, value, meaning in expected:
+        if value is None or key not in run:
+            continue
+        if run[key] != value:
+            raise DprmError(f"{path}: run.{key} is {short_repr(run[key])}, not {value!r} ({meaning}): a run of "
+                            "another experiment; delete the file to have the run redone")
+    if "epsilon" in run:
+        given = run["epsilon"]
+        same = (given is None if planned.epsilon is None
+                else given is not None and math.isclose(given, planned.epsilon, rel_tol=1e-9))
+        if not same:
+            raise DprmError(f"{path}: run.epsilon is {short_repr(given)}, not {planned.label} (its folder's "
+                            "epsilon): a run of another experiment; delete the file to have the run redone")
 
 
 def _shown(value: float | None) -> str:
