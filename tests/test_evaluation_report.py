@@ -12,6 +12,7 @@ import re
 
 import base64
 import json
+import shutil
 import math
 from fractions import Fraction
 from html.parser import HTMLParser
@@ -300,6 +301,55 @@ def test_a_number_that_is_not_finite_is_refused_naming_file_column_row_and_value
     code, err = run_cli(["report", out, "--output", tmp_path / "r.html"])
     assert code == 2 and err.count("\n") == 1
     assert f"{out / table}: column {column!r} holds {value!r} in row 3, expected a finite number" in err
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "figures").exists()
+
+
+def _repeat_first_row(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.concat([frame, frame.iloc[[0]]], ignore_index=True)
+
+
+def _cell(column: str, value: str, row: int = 2):
+    def edit(frame: pd.DataFrame) -> pd.DataFrame:
+        frame.loc[row, column] = value
+        return frame
+    return edit
+
+
+def _kept_above_returned(frame: pd.DataFrame) -> pd.DataFrame:
+    frame.loc[2, "kept"] = str(int(frame.loc[2, "returned"]) + 1)
+    return frame
+
+
+# hand-edited tables the summaries counted as they were (a row twice, a Jaccard index of 1.5, ...)
+TABLE_REFUSED = [
+    ("redescription-twice", "redescriptions.csv", _repeat_first_row,
+     "row {rows} repeats row 1 (the same algorithm, epsilon, run, index): each redescription has one row"),
+    ("run-twice", "runs.csv", _repeat_first_row, "row {rows} repeats row 1 (the same algorithm, epsilon, run): "
+                                                  "each run has one row"),
+    ("true-jaccard-1.5", "redescriptions.csv", _cell("true_jaccard", "1.5"),
+     "column 'true_jaccard' holds 1.5 in row 3, expected a number in [0, 1]"),
+    ("true-pvalue-negative", "redescriptions.csv", _cell("true_pvalue", "-1"),
+     "column 'true_pvalue' holds -1 in row 3, expected a number in [0, 1]"),
+    ("index-fraction", "redescriptions.csv", _cell("index", "0.5"),
+     "column 'index' holds 0.5 in row 3, expected a whole number >= 0"),
+    ("kept-negative", "runs.csv", _cell("kept", "-3"), "column 'kept' holds -3 in row 3, expected a whole number >= 0"),
+    ("seconds-negative", "runs.csv", _cell("seconds", "-5"), "column 'seconds' holds -5 in row 3, expected a number >= 0"),
+    ("run-fraction", "runs.csv", _cell("run", "1.5"), "column 'run' holds 1.5 in row 3, expected a whole number >= 0"),
+    ("run-empty", "runs.csv", _cell("run", ""), "column 'run' is empty in row 3, expected a whole number >= 0"),
+    ("kept-above-returned", "runs.csv", _kept_above_returned, "column 'kept' holds "),
+]
+
+
+@pytest.mark.parametrize("name, table, edit, fragment", TABLE_REFUSED, ids=[r[0] for r in TABLE_REFUSED])
+def test_a_value_out_of_range_or_a_repeated_row_is_refused_naming_file_row_and_column(real_dir, tmp_path, name,
+                                                                                      table, edit, fragment) -> None:
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out)
+    frame = edit(pd.read_csv(out / table, dtype=str, keep_default_na=False))
+    frame.to_csv(out / table, index=False)
+    code, err = run_cli(["report", out, "--output", tmp_path / "r.html"])
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: {out / table}: {fragment.format(rows=len(frame))}"), err
     assert not (tmp_path / "r.html").exists() and not (tmp_path / "figures").exists()
 
 

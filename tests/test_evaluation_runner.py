@@ -394,7 +394,8 @@ def test_baselines_run_once_through_run_clired_and_their_absence_is_unavailable(
 
     monkeypatch.setitem(sys.modules, "dprm.evaluation.baselines", types.SimpleNamespace(run_clired=run_clired))
     path = out / "runs" / "clired-splitt" / "none" / "0.json"
-    task = {"algorithm": "clired-splitt", "epsilon": None, "run": 0, "seed": 1, "master_seed": 5,
+    task = {"algorithm": "clired-splitt", "epsilon": None, "run": 0, "seed": run_seed(5, "clired-splitt", "none", 0),
+            "master_seed": 5,  # the experiment's run: write_tables refuses a document of another seed
             "path": str(path), "rows": 300, "baseline": True, "left": str(planted / "left.csv"),
             "right": str(planted / "right.csv"), "types": None, "id_column": None, "timeout": 30,
             "parameters": {"min_support": 5}}

@@ -301,7 +301,31 @@ RESUME_REFUSED = [
     # refused before any run is mined (it failed the tables after the other runs had run)
     ("absent-attribute", _json_edit(lambda d: _rename_first_attribute(d["redescriptions"][0]["left"], "zz_absent")),
      "redescriptions[0].left: query uses attribute 'zz_absent', which the left view does not have"),
+    # the run block went into runs.csv as it was (or was an internal error, exit 1)
+    ("run-kept-99", _json_edit(lambda d: d["run"].update(kept=99)), "run.kept is 99, but "),
+    ("run-returned-negative", _json_edit(lambda d: d["run"].update(returned=-4)),
+     "run.returned must be a whole number >= 0, not -4"),
+    ("run-rows-negative", _json_edit(lambda d: d["run"].update(rows=-7)), "run.rows must be a whole number >= 0, not -7"),
+    ("run-seconds-negative", _json_edit(lambda d: d["run"].update(seconds=-1e308)),
+     "run.seconds must be a finite number >= 0, not -1e+308"),
+    ("run-seconds-text", _json_edit(lambda d: d["run"].update(seconds="abc")),
+     "run.seconds must be a finite number >= 0, not 'abc'"),
+    ("run-peak-1e300", _json_edit(lambda d: d["run"].update(peak_mb=1e300)),
+     "run.peak_mb is 1e+300, more memory than a 64-bit address space holds"),
+    ("run-null", _json_edit(lambda d: d.update(run=None)), "run must be a JSON object (the run block dprm evaluate "
+                                                           "writes), not null"),
+    # another experiment's run (another master seed, seed or data) was skipped as this one, done before
+    ("run-other-master-seed", _json_edit(lambda d: d["run"].update(master_seed=d["run"]["master_seed"] + 1)),
+     "(the experiment's master seed): a run of another experiment"),
+    ("run-other-seed", _json_edit(lambda d: d["run"].update(seed=d["run"]["seed"] + 1)),
+     "(the seed of run 1 of alt-expm at ε 5): a run of another experiment"),
+    ("run-other-rows", _json_edit(lambda d: d["run"].update(rows=299)),
+     "run.rows is 299, not 300 (the rows of the data): a run of another experiment"),
 ]
+
+#: What only the experiment refuses: the document alone is consistent (``dprm report --run`` reads no data).
+EXPERIMENT_ONLY = {"other-budget", "other-algorithm", "absent-attribute", "run-other-master-seed", "run-other-seed",
+                   "run-other-rows"}
 
 
 def _rename_first_attribute(query: dict, name: str) -> bool:
@@ -328,7 +352,7 @@ def test_evaluate_refuses_a_run_document_report_would_refuse_and_writes_nothing(
     assert err.startswith(f"error: {document}: ") and fragment in err, err
     assert sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*")) == before  # nothing written
     code, err = run_cli(["report", "--run", document, "--output", tmp_path / "run.html", "--no-figures"])
-    if name not in ("other-budget", "other-algorithm", "absent-attribute"):  # alone, consistent (no data to read)
+    if name not in EXPERIMENT_ONLY:
         assert code == 2 and fragment in err, err  # the same reader
 
 

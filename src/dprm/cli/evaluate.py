@@ -121,8 +121,11 @@ def evaluate(
     except KeyboardInterrupt:
         if task is not None:
             bar.stop()
-        print(f"interrupted: finished runs are kept in {out}; run the same command again to resume",
-              file=sys.stderr)
+        if (out / "experiment.json").is_file():
+            print(f"interrupted: finished runs are kept in {out}; run the same command again to resume",
+                  file=sys.stderr)
+        else:  # stopped before the experiment was written (while the data loaded): there is nothing to resume
+            print("interrupted: nothing was written", file=sys.stderr)
         raise SystemExit(130) from None
     finally:
         if task is not None:

@@ -16,6 +16,7 @@ import sys
 from typing import Any, Iterable, Mapping
 
 from dprm.errors import ParameterError, short_repr
+from dprm.json_values import no_duplicate_keys
 from dprm.evaluation.budgets import Budget
 
 __all__ = [
@@ -110,7 +111,9 @@ def parse_parameter_items(items: Iterable[str], option: str = "--parameters") ->
 
     A ``VALUE`` is read as JSON when it is valid JSON (numbers, ``true``, ``null``,
     quoted text), else as text. Dashes in a name become underscores
-    (``mcmc-iterations`` = ``mcmc_iterations``).
+    (``mcmc-iterations`` = ``mcmc_iterations``). A parameter given twice (in one JSON
+    object, or in two items: ``-p depth=3 -p depth=4``) is refused, as a run document's
+    repeated key is: one of the values would be dropped silently.
 
     Examples
     --------
@@ -118,30 +121,40 @@ def parse_parameter_items(items: Iterable[str], option: str = "--parameters") ->
     {'depth': 3, 'mcmc_iterations': 200, 'alt-expm': {'units': 'subtrees'}}
     >>> parse_parameter_items(["prune_support=null"])
     {'prune_support': None}
+    >>> parse_parameter_items(["depth=3", "depth=4"])
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: --parameters: depth is given twice ('depth=4')
     """
     names = set(known_algorithms())
     merged: dict[str, Any] = {}
 
-    def put(algorithm: str | None, name: str, value: Any) -> None:
+    def put(algorithm: str | None, name: str, value: Any, item: str) -> None:
         name = name.strip().replace("-", "_")
         if not name:
             raise ParameterError(f"{option}: empty parameter name")
         if algorithm is None:
-            merged[name] = value
+            target = merged
         else:
             merged.setdefault(algorithm, {})
             if not isinstance(merged[algorithm], dict):
                 raise ParameterError(f"{option}: {algorithm} must map to a JSON object of parameters")
-            merged[algorithm][name] = value
+            target = merged[algorithm]
+        if name in target:
+            shown = name if algorithm is None else f"{algorithm}.{name}"
+            raise ParameterError(f"{option}: {shown} is given twice ({short_repr(item)})")
+        target[name] = value
 
     for item in items:
         text = item.strip()
         if text.startswith("{"):
             try:
-                decoded = json.loads(text)
+                decoded = json.loads(text, object_pairs_hook=no_duplicate_keys)
             except json.JSONDecodeError as err:
                 raise ParameterError(f"{option}: not valid JSON: {err.msg} at character {err.pos}") from None
-            except ValueError:  # an integer of more than 4300 digits
+            except ValueError as err:  # a repeated key, or an integer of more than 4300 digits
+                if str(err).startswith("duplicate key"):
+                    raise ParameterError(f"{option}: not valid JSON: {err}") from None
                 raise ParameterError(f"{option}: not valid JSON: an integer has more than "
                                      f"{sys.get_int_max_str_digits()} digits") from None
             if not isinstance(decoded, dict):
@@ -151,9 +164,9 @@ def parse_parameter_items(items: Iterable[str], option: str = "--parameters") ->
                     if not isinstance(value, dict):
                         raise ParameterError(f"{option}: {key} must map to a JSON object of parameters")
                     for name, inner in value.items():
-                        put(key, name, inner)
+                        put(key, name, inner, item)
                 else:
-                    put(None, key, value)
+                    put(None, key, value, item)
             continue
         if "=" not in text:
             raise ParameterError(f"{option}: {item!r} is neither a JSON object nor NAME=VALUE")
@@ -168,7 +181,7 @@ def parse_parameter_items(items: Iterable[str], option: str = "--parameters") ->
             algorithm = algorithm.strip()
             if algorithm not in names:
                 raise ParameterError(f"{option}: unknown algorithm {short_repr(algorithm)} in {short_repr(item)}")
-        put(algorithm, key, value)
+        put(algorithm, key, value, item)
     return merged
 
 

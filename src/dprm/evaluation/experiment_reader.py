@@ -229,6 +229,76 @@ def _prepare(frame: pd.DataFrame, path: Path, numeric: Iterable[str], experiment
     return frame
 
 
+#: What each number column may hold (where present): (whole number, required, lowest, highest).
+_Rule = tuple[bool, bool, float, float]
+_REDESCRIPTION_VALUES: dict[str, _Rule] = {
+    "run": (True, True, 0, math.inf),
+    "index": (True, True, 0, math.inf),
+    "true_jaccard": (False, False, 0, 1),
+    "true_pvalue": (False, False, 0, 1),
+    "true_intersection": (True, False, 0, math.inf),
+    "noisy_intersection": (False, False, 0, math.inf),
+    "abs_error_jaccard": (False, False, 0, math.inf),
+}
+_RUN_VALUES: dict[str, _Rule] = {
+    "run": (True, True, 0, math.inf),
+    "returned": (True, False, 0, math.inf),
+    "kept": (True, False, 0, math.inf),
+    "rows": (True, False, 0, math.inf),
+    "seconds": (False, False, 0, math.inf),
+    "peak_mb": (False, False, 0, math.inf),
+}
+
+
+def _number_text(value: float) -> str:
+    """A number of a table as it reads: ``1.5``, ``-3`` (not ``-3.0``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _check_values(frame: pd.DataFrame, path: Path, rules: dict[str, _Rule], *, key: Sequence[str], what: str) -> None:
+    """Refuse, in one line naming the file, row and column, a number out of its range and a repeated row.
+
+    A run number or index that is not a whole number >= 0, a count below 0 or not whole,
+    a time below 0, a true Jaccard index or p-value outside [0, 1]; and two rows of the
+    same ``key`` (a redescription, a run), which the summaries would count twice.
+    Empty cells are left to the columns' own meaning (a failed run has no time).
+    """
+    for column, (whole, required, low, high) in rules.items():
+        if column not in frame.columns:
+            continue
+        values = frame[column]
+        for position, value in enumerate(values):
+            if math.isnan(value):
+                if required:
+                    raise DataError(f"{path}: column {column!r} is empty in row {position + 1}, expected a whole "
+                                    "number >= 0")
+                continue
+            if (whole and value != math.floor(value)) or not low <= value <= high:
+                expected = ("a whole number >= 0" if whole else
+                            f"a number in [{low:g}, {high:g}]" if high < math.inf else f"a number >= {low:g}")
+                raise DataError(f"{path}: column {column!r} holds {_number_text(value)} in row {position + 1}, "
+                                f"expected {expected}")
+    seen: dict[tuple, int] = {}
+    columns = [frame[c].tolist() for c in key]
+    for position, values in enumerate(zip(*columns)):
+        identity = tuple(None if isinstance(v, float) and math.isnan(v) else v for v in values)
+        if identity in seen:
+            raise DataError(f"{path}: row {position + 1} repeats row {seen[identity] + 1} (the same "
+                            f"{', '.join(key)}): each {what} has one row, which the summaries would count twice")
+        seen[identity] = position
+
+
+def _check_kept(frame: pd.DataFrame, path: Path) -> None:
+    """A run keeps no more redescriptions than it returned."""
+    if "returned" not in frame.columns:
+        return
+    for position, (kept, returned) in enumerate(zip(frame["kept"], frame["returned"])):
+        if kept > returned:  # False where either is empty
+            raise DataError(f"{path}: column 'kept' holds {_number_text(kept)} in row {position + 1}, more than "
+                            f"the {_number_text(returned)} redescriptions the run returned")
+
+
 def _experiment_names(dirs: Sequence[Path]) -> list[str]:
     names = [d.resolve().name or str(d) for d in dirs]
     if len(set(names)) < len(names):  # same base name twice: use the paths as given
@@ -255,7 +325,11 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
         a table missing, a row with more or fewer fields than the header (a table
         cut mid-row), a required column (:data:`REDESCRIPTION_COLUMNS`,
         :data:`RUN_COLUMNS`) absent, a value that is not a number or a Boolean, a
-        number that is not finite (``inf``, ``nan``; with its row).
+        number that is not finite (``inf``, ``nan``; with its row), a number out of
+        its column's range (a run or index not a whole number >= 0, a count or time
+        below 0, a true Jaccard index or p-value outside [0, 1], more kept than
+        returned), a row repeated (the same algorithm, epsilon, run and, in
+        ``redescriptions.csv``, index).
     """
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]
@@ -279,12 +353,16 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
                                        "noisy_intersection", "true_intersection", "true_pvalue",
                                        "abs_error_jaccard", "jaccard_low", "jaccard_high"], name)
         frame["pruned"] = _booleans(frame["pruned"], file, "pruned")
+        _check_values(frame, file, _REDESCRIPTION_VALUES, key=("algorithm", "epsilon", "run", "index"),
+                      what="redescription")
         if "abs_error_jaccard" not in frame.columns:
             frame["abs_error_jaccard"] = (frame["noisy_jaccard"] - frame["true_jaccard"]).abs()
         redescriptions.append(frame)
         file = path / "runs.csv"
         frame = _read_csv(file, RUN_COLUMNS)
         frame = _prepare(frame, file, ["epsilon", "run", "seconds", "peak_mb", "returned", "kept", "rows"], name)
+        _check_values(frame, file, _RUN_VALUES, key=("algorithm", "epsilon", "run"), what="run")
+        _check_kept(frame, file)
         if "status" in frame.columns:
             status = frame["status"].fillna("").astype(str).str.strip().str.lower()
             frame["ok"] = status.isin(OK_STATUSES) | (status == "")
@@ -297,8 +375,6 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
 
 
 def _read_metadata(path: Path) -> dict:
-    import json
-
     if not path.is_file():
         return {}
     try:

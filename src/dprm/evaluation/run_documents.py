@@ -18,7 +18,14 @@ own runs (:func:`check_run_document`):
 - under ``runs/ALGORITHM/`` the document is a run of that algorithm;
 - where the document states the number of rows its counts are bounded by, no count
   of a redescription (``noisy``'s supports, intersection, union) exceeds it
-  (:func:`stated_rows`).
+  (:func:`stated_rows`);
+- the ``run`` block ``dprm evaluate`` writes beside a run (when there is one) is an
+  object whose fields, where present, have their types and ranges: ``run``,
+  ``seed``, ``master_seed``, ``rows`` whole numbers; ``seconds`` and ``peak_mb``
+  finite numbers >= 0 (``peak_mb`` within a 64-bit address space); ``epsilon`` null or
+  a positive number, ``epsilon_label`` its text; ``algorithm`` the document's;
+  ``status`` ``ok``; ``returned`` and ``kept`` the numbers of redescriptions listed and
+  of those not pruned (:func:`_check_run_block`).
 
 A private run's released counts are not bounded so: their noise may take them past
 the number of rows, as it may the rows' noisy count they are clipped to. (The
@@ -35,6 +42,7 @@ import os
 from typing import Any
 
 from dprm.errors import DprmError, short_repr
+from dprm.json_values import finite_number
 from dprm.queries import Redescription, read_document, run_budget
 
 __all__ = ["check_run_document", "read_run_document", "stated_rows"]
@@ -43,6 +51,12 @@ __all__ = ["check_run_document", "read_run_document", "stated_rows"]
 _COUNTS: tuple[str, ...] = ("support_left", "support_right", "intersection", "union")
 #: How far, relative to the rows, a count may exceed them: float rounding (a clipped union is ``sL + sR - inter``).
 _ROW_TOL = 1e-9
+#: The run block's fields that are whole numbers >= 0.
+_RUN_WHOLE: tuple[str, ...] = ("run", "seed", "master_seed", "rows", "returned", "kept")
+#: The run block's fields that are texts.
+_RUN_TEXTS: tuple[str, ...] = ("algorithm", "status", "message", "epsilon_label", "noise", "engine")
+#: The largest peak memory a run can have had, in MB (``ru_maxrss``): a 64-bit address space, 2^64 bytes.
+_MAX_PEAK_MB = float(2 ** 44)
 
 
 def read_run_document(path: str | os.PathLike, *, algorithm: str | None = None,
@@ -131,6 +145,7 @@ run of another algorithm)
                          if claims_more(guarantee, mechanism_guarantee(e["mechanism"]))})
         raise DprmError(f"{source}: privacy.guarantee is {guarantee!r}, more than the ledger's releases guarantee "
                         f"({bound!r}: {', '.join(weaker)})")
+    _check_run_block(doc, source)
     _check_row_counts(doc, source)
     epsilon = run_budget(privacy)
     if epsilon is None or (epsilon == 0 and not private):
@@ -183,3 +198,72 @@ def _check_row_counts(doc: dict[str, Any], source: str) -> None:
             if value > rows + _ROW_TOL * max(1, rows):
                 raise DprmError(f"{source}: redescriptions[{i}].noisy.{key}: {short_repr(value)} is more than the "
                                 f"{rows:,} rows of the data ({where})")
+
+
+def _check_run_block(doc: dict[str, Any], source: str) -> None:
+    """Refuse a ``run`` block (what ``dprm evaluate`` writes beside a run) with a field of another type or range.
+
+    Its numbers go into ``runs.csv`` as the run's: ``kept`` 99 of 3 redescriptions, a
+    negative time or row count, a peak of 1e300 MB. Fields that are absent are not asked for.
+
+    Examples
+    --------
+    >>> doc = {"algorithm": "alt-expm", "redescriptions": [{"pruned": False}, {"pruned": True}],
+    ...        "run": {"returned": 2, "kept": 1, "seconds": 0.5, "rows": 300}}
+    >>> _check_run_block(doc, "run.json")
+    >>> doc["run"]["kept"] = 99
+    >>> _check_run_block(doc, "run.json")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DprmError: run.json: run.kept is 99, but 1 of the document's 2 redescriptions are kept (not pruned)
+    """
+    if "run" not in doc:
+        return
+    run = doc["run"]
+    if not isinstance(run, dict):
+        raise DprmError(f"{source}: run must be a JSON object (the run block dprm evaluate writes), not "
+                        f"{_json_repr(run)}")
+    for key in _RUN_WHOLE:
+        value = run.get(key)
+        if key in run and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            raise DprmError(f"{source}: run.{key} must be a whole number >= 0, not {_json_repr(value)}")
+    for key in ("seconds", "peak_mb"):
+        value = run.get(key)
+        if key in run and not (finite_number(value) and value >= 0):
+            raise DprmError(f"{source}: run.{key} must be a finite number >= 0, not {_json_repr(value)}")
+    if run.get("peak_mb", 0) > _MAX_PEAK_MB:
+        raise DprmError(f"{source}: run.peak_mb is {short_repr(run['peak_mb'])}, more memory than a 64-bit "
+                        f"address space holds ({_MAX_PEAK_MB:.0f} MB)")
+    for key in _RUN_TEXTS:
+        if key in run and not isinstance(run[key], str):
+            raise DprmError(f"{source}: run.{key} must be a text, not {_json_repr(run[key])}")
+    epsilon = run.get("epsilon")
+    if epsilon is not None and not (finite_number(epsilon) and epsilon > 0):
+        raise DprmError(f"{source}: run.epsilon must be a positive number or null, not {_json_repr(epsilon)}")
+    if "epsilon_label" in run and "epsilon" in run:
+        from dprm.evaluation.budgets import epsilon_label
+
+        if run["epsilon_label"] != epsilon_label(epsilon):
+            raise DprmError(f"{source}: run.epsilon_label is {short_repr(run['epsilon_label'])}, but run.epsilon "
+                            f"{short_repr(epsilon)} is written {epsilon_label(epsilon)!r}")
+    if "algorithm" in run and run["algorithm"] != doc["algorithm"]:
+        raise DprmError(f"{source}: run.algorithm is {short_repr(run['algorithm'])}, but the document's algorithm is "
+                        f"{short_repr(doc['algorithm'])}")
+    if "status" in run and run["status"] != "ok":
+        raise DprmError(f"{source}: run.status is {short_repr(run['status'])}, but a run's document is written only "
+                        "when it finished ('ok')")
+    listed = doc["redescriptions"]
+    kept = sum(not entry.get("pruned", False) for entry in listed)
+    if "returned" in run and run["returned"] != len(listed):
+        raise DprmError(f"{source}: run.returned is {run['returned']}, but the document lists {len(listed)} "
+                        "redescriptions")
+    if "kept" in run and run["kept"] != kept:
+        raise DprmError(f"{source}: run.kept is {run['kept']}, but {kept} of the document's {len(listed)} "
+                        "redescriptions are kept (not pruned)")
+
+
+def _json_repr(value: Any) -> str:
+    """A value as the document writes it, for a message: ``null``, ``true``, a text quoted, a number as is."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return short_repr(value)

@@ -64,12 +64,13 @@ import pandas as pd
 from dprm.data.attributes import require_attributes
 from dprm.errors import DataError, DprmError, ParameterError
 from dprm.file_sets import naming
+from dprm.json_values import finite_number
 from dprm.evaluation.algorithms import (BASELINES, SYNTHETIC_BASELINES, _accepted, _check_algorithms, _check_parameters, check_sharded,
                                         is_private, known_algorithms, parameters_for, parse_parameter_items, run_seed)
 from dprm.evaluation.budgets import Budget, format_budgets, parse_budgets
 from dprm.evaluation.manifest import (EXPERIMENT_FORMAT, NOISE_NOTE, RunRecord, _DirectoryLock, _MANIFEST_NAME,
-                                      _atomic_write_text, _failed_path, _finished, _new_manifest, _plan,
-                                      _prepare_directory, _record_from, _run_path, _unfinished_algorithms,
+                                      _atomic_write_text, _data_files, _failed_path, _finished, _new_manifest,
+                                      _plan, _prepare_directory, _record_from, _run_path, _unfinished_algorithms,
                                       read_manifest)
 from dprm.evaluation.tables import write_csv_atomic, write_paper_tables
 from dprm.evaluation.workers import _in_fresh_processes, _on_engine, _one_line, dpmm_python_or_none
@@ -158,8 +159,17 @@ class ExperimentConfig:
     alpha: float = 0.01
     timeout: float | None = None
 
-    def checked(self) -> "ExperimentConfig":
+    def checked(self, recorded: Mapping[str, Any] | None = None) -> "ExperimentConfig":
         """A copy with absolute paths and parsed budgets, every value checked.
+
+        Parameters
+        ----------
+        recorded : mapping, optional
+            The manifest of the experiment this one extends (read by
+            :func:`~dprm.evaluation.manifest.read_manifest`). Its algorithms run too (the
+            experiment is the union), so a parameter of one of them is in place although
+            ``algorithms`` does not list it; and without ``parameters`` the recorded ones
+            are the experiment's, as the recorded master seed is without ``seed``.
 
         Raises
         ------
@@ -175,14 +185,19 @@ class ExperimentConfig:
         parse_budgets(format_budgets(budgets))  # the same checks as for text (positive, no repeats)
         algorithms = _check_algorithms(self.algorithms)
         parameters = dict(self.parameters or {})
-        _check_parameters(algorithms, budgets, parameters)
+        union = list(algorithms)
+        if recorded is not None:
+            union += [a for a in recorded["algorithms"] if a not in algorithms]
+            if not parameters:
+                parameters = json.loads(json.dumps(recorded["parameters"]))
+        _check_parameters(union, budgets, parameters)
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer))
                                       or self.seed < 0):
             raise ParameterError(f"--seed must be a non-negative integer, not {self.seed}")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ParameterError(f"--alpha must be in (0, 1), not {self.alpha}")
-        if self.timeout is not None and not (self.timeout > 0):
-            raise ParameterError(f"--timeout must be positive, not {self.timeout}")
+        if self.timeout is not None and not (finite_number(self.timeout) and self.timeout > 0):
+            raise ParameterError(f"--timeout must be a positive finite number of seconds, not {self.timeout!r}")
         if self.timeout is not None and not set(algorithms) & {*BASELINES, *SYNTHETIC_BASELINES}:
             raise ParameterError(f"--timeout bounds the runs of the baselines only ({', '.join(BASELINES)}, "
                                  f"{', '.join(SYNTHETIC_BASELINES)}), and --algorithms names none of them")
@@ -296,22 +311,29 @@ def run_experiment(
         if jobs != 1:
             raise ParameterError("--jobs: with --engine ray the runs go one at a time through the shards "
                                  "(every request already uses all of them); leave --jobs out")
-    config = config.checked()
-    if shards is not None:
-        check_sharded(config.algorithms, config.parameters)
     out_dir = Path(out_dir).expanduser().resolve()
-    old = _prepare_directory(out_dir)
-    if shards is not None and old is not None:  # the runs left over from earlier invocations run here too
-        check_sharded([a for a in _unfinished_algorithms(old, out_dir) if a not in config.algorithms],
-                      config.parameters)
+    # A first look at the directory, to refuse what is wrong before any work; it is looked at
+    # again under its lock (_run_and_write), since another runner may write it meanwhile.
+    seen = _prepare_directory(out_dir)
+    checked = config.checked(recorded=seen)
+    if shards is not None:
+        check_sharded(checked.algorithms, checked.parameters)
+        _check_sharded_leftovers(seen, out_dir, checked)
     with contextlib.ExitStack() as stack:
         if shards is None:
-            data = load_two_view(config.left, config.right, id_column=config.id_column, types=config.types,
+            data = load_two_view(checked.left, checked.right, id_column=checked.id_column, types=checked.types,
                                  duplicate_names="rename")
             engine = None
         else:
-            engine = data = stack.enter_context(_open_engine(config, shards, address))
-        return _run_and_write(config, out_dir, old, data, engine, jobs, progress, reports)
+            engine = data = stack.enter_context(_open_engine(checked, shards, address))
+        return _run_and_write(config, out_dir, _data_files(checked), data, engine, jobs, progress, reports)
+
+
+def _check_sharded_leftovers(old: Mapping[str, Any] | None, out_dir: Path, config: ExperimentConfig) -> None:
+    """On a sharded engine, refuse the runs left over from earlier invocations that cannot run there."""
+    if old is not None:
+        check_sharded([a for a in _unfinished_algorithms(old, out_dir) if a not in config.algorithms],
+                      config.parameters)
 
 
 def _open_engine(config: ExperimentConfig, shards: int, address: str | None) -> Any:
@@ -324,18 +346,27 @@ def _open_engine(config: ExperimentConfig, shards: int, address: str | None) -> 
     return RayEngine(spec, shards=shards, address=address)
 
 
-def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, Any] | None, data: Any,
-                   engine: Any, jobs: int, progress: ProgressCallback | None, reports: bool) -> ExperimentResult:
-    """The manifest, the runs and the tables of :func:`run_experiment`, once the data (or engine) is open."""
+def _run_and_write(config: ExperimentConfig, out_dir: Path, files: Mapping[str, Any], data: Any, engine: Any,
+                   jobs: int, progress: ProgressCallback | None, reports: bool) -> ExperimentResult:
+    """The manifest, the runs and the tables of :func:`run_experiment`, once the data (or engine) is open.
+
+    The directory is looked at twice: before its lock is taken (:func:`_look`: a bad
+    directory is refused while nothing is written, not even the lock), then again
+    with the lock held, and only that second look decides what is written and run. A
+    second runner that looked before the first took the lock would otherwise write its
+    stale manifest over the first's (dropping the first's algorithms) or take another
+    experiment's finished runs for its own. ``config`` is the caller's, unchecked: each
+    look checks it against the manifest it finds; ``files`` is the manifest's ``data``
+    (the files' hashes, computed once).
+    """
     # every algorithm would refuse every run: say it before the directory is made
     views = data.views if engine is None else engine.schema.views
     require_attributes(views)
-    manifest = _new_manifest(config, old, out_dir)
-    finished = _check_run_paths(manifest, out_dir, views)
-    made = not out_dir.exists()
-    with naming(out_dir):
-        out_dir.mkdir(exist_ok=True)
-    with _DirectoryLock(out_dir, made):
+    _look(config, out_dir, views, data.n_rows, files, engine)
+    made = _make_directory(out_dir)
+    with _DirectoryLock(out_dir, made) as lock:
+        manifest, finished = _look(config, out_dir, views, data.n_rows, files, engine)
+        lock.claim()
         _atomic_write_text(out_dir / _MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")
         records = _run_all(manifest, out_dir, data.n_rows, jobs, progress, engine, finished)
         result = write_tables(out_dir, data=data, manifest=manifest)
@@ -355,10 +386,41 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, old: Mapping[str, An
     return result
 
 
-def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence[Any]) -> dict[Path, Any]:
+def _make_directory(out_dir: Path) -> bool:
+    """Make ``out_dir`` (its parent exists: :func:`_prepare_directory`); whether this call made it."""
+    try:
+        with naming(out_dir):
+            out_dir.mkdir()
+    except FileExistsError:
+        return False
+    return True
+
+
+def _look(config: ExperimentConfig, out_dir: Path, views: Sequence[Any], rows: int,
+          files: Mapping[str, Any], engine: Any) -> tuple[dict[str, Any], dict[Path, Any]]:
+    """The directory's manifest merged with ``config``, and its finished runs, all checked.
+
+    Raises
+    ------
+    DprmError
+        A directory holding another experiment, a manifest dprm could not have written,
+        options that do not fit the experiment recorded (parameters of an algorithm it
+        lacks), a finished run's document that is not this experiment's run.
+    """
+    old = _prepare_directory(out_dir)
+    checked = config.checked(recorded=old)
+    if engine is not None:
+        _check_sharded_leftovers(old, out_dir, checked)
+    manifest = _new_manifest(checked, old, out_dir, files)
+    return manifest, _check_run_paths(manifest, out_dir, views, rows)
+
+
+def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence[Any],
+                     rows: int) -> dict[Path, Any]:
     """Refuse, before anything is written or run, a run whose document's path is taken by a directory,
-    holds a document dprm could not have written there (:func:`~dprm.evaluation.manifest._finished`),
-    or a finished run's document whose queries name an attribute the data's ``views`` lack.
+    holds a document dprm could not have written there or that records another run
+    (:func:`~dprm.evaluation.manifest._finished`: another master seed, seed or number of
+    ``rows``), or a finished run's document whose queries do not fit the data's ``views``.
 
     The run would be mined, then fail to write, and be reported as refusing its input; the
     document would go into the tables as the run's (or fail them after the other runs were mined).
@@ -371,7 +433,8 @@ def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence
             kind = "a directory" if path.is_dir() else "not a regular file"
             raise DprmError(f"{path}: is {kind}, where the run's document is written; move it away and run the "
                             "same dprm evaluate command again")
-        document = _finished(path, planned)  # a finished run's document that dprm could not have written: refused now
+        # a finished run's document that dprm could not have written, or another experiment's: refused now
+        document = _finished(path, planned, master_seed=int(manifest["seed"]), rows=rows)
         if document is not None:
             _check_query_attributes(document, path, views)
         finished[path] = document
@@ -379,15 +442,47 @@ def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence
 
 
 def _check_query_attributes(document: Mapping[str, Any], path: Path, views: Sequence[Any]) -> None:
-    """Refuse a finished run's document whose queries name an attribute its side's view lacks (one line)."""
-    from dprm.queries import query_from_json
+    """Refuse a finished run's document whose queries do not fit its side's view (one line).
+
+    A literal on an attribute the view lacks, or of a kind the attribute's kind does not
+    take (the ones :meth:`~dprm.queries.Literal.support` raises on: a Boolean literal on
+    another kind, a numeric literal on a categorical attribute, a category that is not a
+    number on a numeric or Boolean one). Found here, before the progress bar is drawn,
+    not by the true statistics after the other runs were mined.
+    """
+    from dprm.data.attributes import AttributeKind
+    from dprm.queries import BooleanLiteral, CategoricalLiteral, NumericLiteral, query_from_json
 
     for index, entry in enumerate(document["redescriptions"]):
         for view, side in zip(views, ("left", "right")):
-            absent = sorted(query_from_json(entry[side]).attributes() - set(view.names))
+            query = query_from_json(entry[side])
+            absent = sorted(query.attributes() - set(view.names))
             if absent:
                 raise DprmError(f"{path}: redescriptions[{index}].{side}: query uses attribute {absent[0]!r}, which "
                                 f"the {view.name} view does not have; delete the file to have the run redone")
+            for literal in query.literals():
+                kind = view[literal.attr].kind
+                if isinstance(literal, BooleanLiteral) and kind is not AttributeKind.BOOLEAN:
+                    problem = "a Boolean literal"
+                elif isinstance(literal, NumericLiteral) and kind is AttributeKind.CATEGORICAL:
+                    problem = "a numeric literal"
+                elif (isinstance(literal, CategoricalLiteral) and kind is not AttributeKind.CATEGORICAL
+                      and _as_number(literal.category) is None):
+                    problem = f"the category {literal.category!r} (not a number)"
+                else:
+                    continue
+                raise DprmError(f"{path}: redescriptions[{index}].{side}: {problem} on attribute {literal.attr!r} "
+                                f"of the {view.name} view, which is {kind.value}; delete the file to have the run "
+                                "redone")
+
+
+def _as_number(text: str) -> float | None:
+    """``text`` as a finite number, as a categorical literal on a numeric attribute reads it; else None."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
@@ -512,7 +607,7 @@ def write_tables(
     frames: list[pd.DataFrame] = []
     for planned in _plan(manifest, out_dir):
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
-        document = _finished(path, planned)
+        document = _finished(path, planned, master_seed=int(manifest["seed"]), rows=data.n_rows)
         if document is None:
             record = planned
             record.rows = data.n_rows
