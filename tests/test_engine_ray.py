@@ -28,7 +28,7 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.sharding import ShardSpec
-from dprm.errors import EngineError
+from dprm.errors import DprmError, EngineError
 from dprm.mining.alternation import AlternatingTrees
 from dprm.mining.cartwheels import CartWheels
 from dprm.mining.serenade.reremi import ReReMi
@@ -37,6 +37,7 @@ from dprm.mining.tree_pair import MCMCTreePair
 from dprm.privacy import Accountant, SeededNoise
 
 from test_cli import run
+from test_engine_sharding import REFUSED, TEXT_CASES, write_text_cases
 
 # One xdist worker runs the Ray modules (this, test_engine_ray_cluster.py and test_evaluate_engine.py; make test: --dist
 # loadgroup), one after the other, on one local Ray started once for them (conftest's ray_session).
@@ -354,6 +355,44 @@ def test_more_shards_than_parts_leaves_some_shards_empty(ray_session, planted_fi
         assert engine.n_rows == 3
         tables = engine.literal_tables("private", 3)
         assert int(engine.counts("private", 3).literal_sizes(0).max()) <= 3 and len(tables[0]) > 0
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory) -> Path:
+    """The files of ``TEXT_CASES`` (test_engine_sharding.py): 40 rows, blank lines, line ends, damaged files."""
+    folder = tmp_path_factory.mktemp("text")
+    write_text_cases(folder)
+    return folder
+
+
+def test_ray_reads_the_rows_loading_in_process_reads_or_refuses_a_file_in_its_words(ray_session,
+                                                                                   text_files) -> None:
+    """Files of ``TEXT_CASES`` on 2 or 3 shards: the output of loading them in-process, or its error line.
+
+    A blank line inside or at the end had the shards refuse the views as "not the same entities in the same
+    order", CR line ends and an empty file "the data has no rows" (naming no file), and a damaged gzip or a
+    file named .parquet that is not Parquet "a shard of the Ray engine was lost (its actor died)". (Every case
+    is read by the shards without Ray in test_engine_sharding.py; a local engine takes seconds to start.)"""
+    options = dict(types=text_files / "types.json")
+    cases = ("a blank line inside", "blank lines at the end", "CR line ends", "an empty file", "not Parquet")
+    for number, case in enumerate(cases):
+        left, right = (text_files / name for name in TEXT_CASES[case])
+        try:
+            expected = _document(SerenadeES, load_two_view(left, right, **options), initial_pairs=2, extensions=2)
+        except DprmError as error:
+            expected = f"error: {error}"
+        try:
+            with ray_engine.RayEngine(ShardSpec.of(left, right, **options), shards=2 + number % 2) as engine:
+                got = _document(SerenadeES, engine, initial_pairs=2, extensions=2)
+        except DprmError as error:
+            got = f"error: {error}"
+        assert got == expected, case
+        assert got.startswith("error: ") == (case in REFUSED), got
+    left, right = (text_files / name for name in TEXT_CASES["a truncated gzip"])  # the command line: one line, code 2
+    code, stdout, err = run(["mine", left, right, "--types", text_files / "types.json", "-a", "serenade-es",
+                             "--engine", "ray", "--shards", "2", "-o", text_files / "out.json"])
+    assert (code, stdout, err) == (2, "", f"error: {left}: cannot be read: Truncated compressed stream\n")
+    assert not (text_files / "out.json").exists()
 
 
 # The command line on Ray: one run per path it adds. A private miner (the default one here: its

@@ -290,15 +290,16 @@ class ShardActor:
     """
 
     def __init__(self, spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None) -> None:
-        # A part that cannot be loaded (a value outside its declared bounds, a malformed line) is the
-        # user's error, said by the first request (:meth:`summary`): raised here, Ray would keep only its
-        # text and answer every call with "the actor died"
-        self._error: DprmError | None = None
+        # A part that cannot be loaded (a value outside its declared bounds, a malformed line, a damaged
+        # file) is the user's error, said by the first request (:meth:`summary`), and so is any other
+        # failure to read it: raised here, Ray would keep only its text and answer every call with "the
+        # actor died"
+        self._error: Exception | None = None
         self._data: TwoViewData | None = None
         self._ids: ShardIds | None = None
         try:
             self._data, self._ids = read_shard_and_ids(spec, shard, n_shards, workdir)
-        except DprmError as error:
+        except Exception as error:  # noqa: BLE001 - said by summary(): a DprmError as it is, else "a shard failed"
             self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
         self._workers: dict[int, Any] = {}
