@@ -395,6 +395,47 @@ def test_ray_reads_the_rows_loading_in_process_reads_or_refuses_a_file_in_its_wo
     assert not (text_files / "out.json").exists()
 
 
+def test_an_exception_of_a_shard_without_a_message_is_one_line_naming_its_type(ray_session, planted_files) -> None:
+    """A bare ``AssertionError()`` or ``MemoryError()`` raised in a shard: ``a shard failed: AssertionError`` (the
+    first line of its empty text was an IndexError: "internal error ... please report it", exit code 1)."""
+    left, right, types = planted_files
+
+    def failing(rows):  # pickled by value (a local function): built in the shard actors
+        class Failing:
+            def fail(self, kind: str) -> None:
+                raise {"AssertionError": AssertionError, "MemoryError": MemoryError}[kind]()
+        return Failing()
+
+    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
+        workers = engine.workers(failing)
+        for kind in ("AssertionError", "MemoryError"):
+            with pytest.raises(EngineError) as raised:
+                workers.call("fail", kind)
+            assert str(raised.value) == f"a shard failed: {kind}"
+        workers.close()
+
+
+def test_a_temporary_directory_too_long_for_rays_sockets_is_one_line_asking_for_a_shorter_one(planted_files) -> None:
+    """Ray's socket paths are in the local Ray's folder under ``TMPDIR``, and a Unix socket's path has at most 107
+    bytes: the one line says to set a shorter ``TMPDIR`` (it gave Ray's ``validate_socket_filename failed``)."""
+    left, right, types = planted_files
+    base = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))
+    temporary = base / ("t" * 80)
+    temporary.mkdir()
+    try:
+        done = subprocess.run([sys.executable, "-m", "dprm", "mine", left, right, "--types", types, "-a",
+                               "serenade-es", "--engine", "ray", "--shards", "2", "-o", base / "out.json"],
+                              env={**os.environ, "TMPDIR": str(temporary), "PYTHONWARNINGS": "ignore"},
+                              capture_output=True, text=True, timeout=300)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (f"error: Ray could not start: the paths of its sockets under the temporary directory "
+                               f"{temporary} are too long (a socket's path has at most 107 bytes); set TMPDIR to a "
+                               f"shorter directory, e.g. TMPDIR=/tmp\n")
+        assert list(temporary.iterdir()) == [] and not (base / "out.json").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 # The command line on Ray: one run per path it adds. A private miner (the default one here: its
 # redundancy marks are post-processing of released values, the same on Ray), a non-private one (marks
 # from statistics only on Ray), a lost shard (below). Which miners give the same output on Ray is
@@ -682,12 +723,14 @@ def test_mine_on_ray_stopped_or_losing_a_shard_ends_in_one_line_and_leaves_nothi
                                                                                           message) -> None:
     """SIGTERM printed Ray's stack dump ("*** SIGTERM received ...") and exited with code 15, Ctrl-C exited with
     130 and no word: now both end as Ctrl-C does in this command line (``interrupted``, 130). A shard actor
-    killed from outside ends the run in one line (exit 2). Each time no output is written, no process the
+    killed from outside ends the run in one line (exit 2) and nothing on standard output (Ray printed a paragraph
+    there, ``(raylet) A worker died or was killed ...``). Each time no output is written, no process the
     command started outlives it (Ray's processes are waited for before it exits) and its ``TMPDIR`` is empty."""
     done, descendants, temporary = _interrupted_run(planted_files, act)
     try:
         assert len(descendants) >= 4  # the GCS, the raylet, its agents and the two shard actors at least
-        assert (done.returncode, done.stderr) == (code, message + "\n")
+        # nothing on standard output: a shard killed printed Ray's "(raylet) A worker died or was killed ..." there
+        assert (done.returncode, done.stderr, done.stdout) == (code, message + "\n", "")
         assert _alive(descendants) == []
         assert list(temporary.iterdir()) == []
     finally:

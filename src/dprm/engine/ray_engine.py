@@ -30,7 +30,8 @@ address (``ray://host:port`` or ``host:port``), the engine joins that cluster; i
 network is then the cluster operator's.
 
 A lost shard (its actor died) ends the run with :class:`~dprm.errors.EngineError`
-before anything more is released; the command line writes nothing then.
+before anything more is released; the command line writes nothing then, and Ray's
+own paragraph on the dead worker is not printed (:func:`_no_error_printer`).
 
 Examples
 --------
@@ -138,6 +139,7 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
     for attempt in range(1, attempts + 1):
         try:
             with warnings.catch_warnings(), _environment(environment if address is None else {}), \
+                    _no_error_printer(ray), \
                     (_signals_after_start(ray) if address is None else contextlib.nullcontext()):
                 # Ray Client warns before it gives up ("connection timed out"): the error says it in one line
                 warnings.simplefilter("ignore", UserWarning)
@@ -149,6 +151,11 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
                 continue
             if address is None:
                 stop_ray()
+            if address is None and "AF_UNIX path length" in str(error):
+                raise EngineError(f"Ray could not start: the paths of its sockets under the temporary directory "
+                                  f"{tempfile.gettempdir()} are too long (a socket's path has at most "
+                                  f"{SOCKET_PATH_BYTES} bytes); set TMPDIR to a shorter directory, e.g. "
+                                  f"TMPDIR=/tmp") from None
             raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: "
                               f"{_error_line(error)}") from None
         except BaseException:  # Ctrl-C or SIGTERM while Ray starts: what it started so far is stopped too
@@ -196,6 +203,34 @@ def _signals_after_start(ray: Any) -> Iterator[None]:
             signal.raise_signal(number)
 
 
+@contextlib.contextmanager
+def _no_error_printer(ray: Any) -> Iterator[None]:
+    """Around ``ray.init``: no thread of Ray's prints its error messages to this process's standard output.
+
+    Ray (2.60) starts, in a driver, a thread that prints every error message of the
+    cluster to standard output whatever ``log_to_driver`` says: a shard actor killed
+    printed a paragraph (``(raylet) A worker died or was killed ...``) into the output
+    of ``dprm mine`` before the command's one error line. What such a message reports
+    reaches the engine as the error of a request (a lost shard, a shard out of memory:
+    :meth:`RayEngine._answer`), said in one line. The thread's function is replaced
+    while ``ray.init`` starts it (a Ray without it is left as it is).
+    """
+    module = getattr(getattr(ray, "_private", None), "worker", None)
+    listen = getattr(module, "listen_error_messages", None)
+    if listen is None:
+        yield
+        return
+    module.listen_error_messages = _ignore_error_messages
+    try:
+        yield
+    finally:
+        module.listen_error_messages = listen
+
+
+def _ignore_error_messages(worker: Any, threads_stopped: Any) -> None:
+    """In place of Ray's ``listen_error_messages`` (:func:`_no_error_printer`): it subscribes to nothing and ends."""
+
+
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     """What Ray's driver does on SIGTERM (``ray.init`` installs it): exit, running the ``finally`` blocks."""
     sys.exit(signum)
@@ -203,6 +238,8 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 #: The session directories of the local Ray this process started (:func:`start_ray`), to remove.
 _LOCAL_FOLDERS: list[str] = []
+#: The longest path of a Unix socket (``sun_path`` less its final NUL): Ray's sockets are in the session directory.
+SOCKET_PATH_BYTES = 107
 
 
 def local_folder_prefix(pid: int) -> str:
@@ -546,7 +583,7 @@ class RayEngine(CountingEngine):
             cause = getattr(error, "cause", None)
             if isinstance(cause, DprmError):
                 raise cause from None
-            raise EngineError(f"a shard failed: {str(cause or error).splitlines()[0]}") from None
+            raise EngineError(f"a shard failed: {_error_line(cause or error)}") from None
         except ray.exceptions.RayActorError:
             raise EngineError("a shard of the Ray engine was lost (its actor died) during the run; "
                               "nothing more was released") from None
