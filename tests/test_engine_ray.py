@@ -415,6 +415,52 @@ def test_an_exception_of_a_shard_without_a_message_is_one_line_naming_its_type(r
         workers.close()
 
 
+def test_a_local_ray_removes_the_folders_that_killed_runs_left_and_no_other(tmp_path) -> None:
+    """A run killed with SIGKILL cannot remove its local Ray's folder (``dprm-ray-PID-*``): the next local Ray
+    removes it, if its process is gone and no process holds its lock file; never a folder of a running
+    process, one whose lock is held (a run in another pid namespace), one without a lock file, another
+    user's, one named otherwise or a symbolic link."""
+    import fcntl
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        def folder(name: str, lock: bool = True) -> Path:
+            path = tmp_path / name
+            path.mkdir()
+            (path / "session_latest").mkdir()
+            if lock:
+                (path / ray_engine.LOCK_NAME).write_bytes(b"")
+            return path
+
+        stale = folder(f"dprm-ray-{gone.pid}-ab_cd123")
+        kept = [folder(f"dprm-ray-{running.pid}-ab_cd123"), folder(f"dprm-ray-{gone.pid}-held0000"),
+                folder(f"dprm-ray-{gone.pid}-nolock00", lock=False), folder(f"dprm-ray-{gone.pid}-x"),
+                folder(f"other-{gone.pid}-ab_cd123")]
+        (tmp_path / f"dprm-ray-{gone.pid}-link0000").symlink_to(stale)
+        kept.append(tmp_path / f"dprm-ray-{gone.pid}-link0000")
+        with open(kept[1] / ray_engine.LOCK_NAME, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            ray_engine._remove_stale_folders(str(tmp_path))
+        assert not stale.exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in kept)
+        assert all((p / "session_latest").is_dir() for p in kept[:-2])
+    finally:
+        running.kill()
+        running.wait()
+
+
+def test_a_local_rays_folder_is_locked_while_it_runs(ray_session) -> None:
+    """The local Ray of this process (``ray_session``): its folder's lock file is held (another open file cannot
+    lock it), so that no other run removes it."""
+    import fcntl
+
+    folder = Path(ray_engine._LOCAL_FOLDERS[-1])
+    with open(folder / ray_engine.LOCK_NAME, "rb") as lock, pytest.raises(BlockingIOError):
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
 def test_a_temporary_directory_too_long_for_rays_sockets_is_one_line_asking_for_a_shorter_one(planted_files) -> None:
     """Ray's socket paths are in the local Ray's folder under ``TMPDIR``, and a Unix socket's path has at most 107
     bytes: the one line says to set a shorter ``TMPDIR`` (it gave Ray's ``validate_socket_filename failed``)."""
