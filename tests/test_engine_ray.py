@@ -28,7 +28,7 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.sharding import ShardSpec
-from dprm.errors import EngineError
+from dprm.errors import DprmError, EngineError
 from dprm.mining.alternation import AlternatingTrees
 from dprm.mining.cartwheels import CartWheels
 from dprm.mining.serenade.reremi import ReReMi
@@ -37,6 +37,7 @@ from dprm.mining.tree_pair import MCMCTreePair
 from dprm.privacy import Accountant, SeededNoise
 
 from test_cli import run
+from test_engine_sharding import REFUSED, TEXT_CASES, write_text_cases
 
 # One xdist worker runs the Ray modules (this, test_engine_ray_cluster.py and test_evaluate_engine.py; make test: --dist
 # loadgroup), one after the other, on one local Ray started once for them (conftest's ray_session).
@@ -356,6 +357,131 @@ def test_more_shards_than_parts_leaves_some_shards_empty(ray_session, planted_fi
         assert int(engine.counts("private", 3).literal_sizes(0).max()) <= 3 and len(tables[0]) > 0
 
 
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory) -> Path:
+    """The files of ``TEXT_CASES`` (test_engine_sharding.py): 40 rows, blank lines, line ends, damaged files."""
+    folder = tmp_path_factory.mktemp("text")
+    write_text_cases(folder)
+    return folder
+
+
+def test_ray_reads_the_rows_loading_in_process_reads_or_refuses_a_file_in_its_words(ray_session,
+                                                                                   text_files) -> None:
+    """Files of ``TEXT_CASES`` on 2 or 3 shards: the output of loading them in-process, or its error line.
+
+    A blank line inside or at the end had the shards refuse the views as "not the same entities in the same
+    order", CR line ends and an empty file "the data has no rows" (naming no file), and a damaged gzip or a
+    file named .parquet that is not Parquet "a shard of the Ray engine was lost (its actor died)". (Every case
+    is read by the shards without Ray in test_engine_sharding.py; a local engine takes seconds to start.)"""
+    options = dict(types=text_files / "types.json")
+    cases = ("a blank line inside", "blank lines at the end", "CR line ends", "an empty file", "not Parquet")
+    for number, case in enumerate(cases):
+        left, right = (text_files / name for name in TEXT_CASES[case])
+        try:
+            expected = _document(SerenadeES, load_two_view(left, right, **options), initial_pairs=2, extensions=2)
+        except DprmError as error:
+            expected = f"error: {error}"
+        try:
+            with ray_engine.RayEngine(ShardSpec.of(left, right, **options), shards=2 + number % 2) as engine:
+                got = _document(SerenadeES, engine, initial_pairs=2, extensions=2)
+        except DprmError as error:
+            got = f"error: {error}"
+        assert got == expected, case
+        assert got.startswith("error: ") == (case in REFUSED), got
+    left, right = (text_files / name for name in TEXT_CASES["a truncated gzip"])  # the command line: one line, code 2
+    code, stdout, err = run(["mine", left, right, "--types", text_files / "types.json", "-a", "serenade-es",
+                             "--engine", "ray", "--shards", "2", "-o", text_files / "out.json"])
+    assert (code, stdout, err) == (2, "", f"error: {left}: cannot be read: Truncated compressed stream\n")
+    assert not (text_files / "out.json").exists()
+
+
+def test_an_exception_of_a_shard_without_a_message_is_one_line_naming_its_type(ray_session, planted_files) -> None:
+    """A bare ``AssertionError()`` or ``MemoryError()`` raised in a shard: ``a shard failed: AssertionError`` (the
+    first line of its empty text was an IndexError: "internal error ... please report it", exit code 1)."""
+    left, right, types = planted_files
+
+    def failing(rows):  # pickled by value (a local function): built in the shard actors
+        class Failing:
+            def fail(self, kind: str) -> None:
+                raise {"AssertionError": AssertionError, "MemoryError": MemoryError}[kind]()
+        return Failing()
+
+    with ray_engine.RayEngine(ShardSpec.of(left, right, types=types), shards=2) as engine:
+        workers = engine.workers(failing)
+        for kind in ("AssertionError", "MemoryError"):
+            with pytest.raises(EngineError) as raised:
+                workers.call("fail", kind)
+            assert str(raised.value) == f"a shard failed: {kind}"
+        workers.close()
+
+
+def test_a_local_ray_removes_the_folders_that_killed_runs_left_and_no_other(tmp_path) -> None:
+    """A run killed with SIGKILL cannot remove its local Ray's folder (``dprm-ray-PID-*``): the next local Ray
+    removes it, if its process is gone and no process holds its lock file; never a folder of a running
+    process, one whose lock is held (a run in another pid namespace), one without a lock file, another
+    user's, one named otherwise or a symbolic link."""
+    import fcntl
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        def folder(name: str, lock: bool = True) -> Path:
+            path = tmp_path / name
+            path.mkdir()
+            (path / "session_latest").mkdir()
+            if lock:
+                (path / ray_engine.LOCK_NAME).write_bytes(b"")
+            return path
+
+        stale = folder(f"dprm-ray-{gone.pid}-ab_cd123")
+        kept = [folder(f"dprm-ray-{running.pid}-ab_cd123"), folder(f"dprm-ray-{gone.pid}-held0000"),
+                folder(f"dprm-ray-{gone.pid}-nolock00", lock=False), folder(f"dprm-ray-{gone.pid}-x"),
+                folder(f"other-{gone.pid}-ab_cd123")]
+        (tmp_path / f"dprm-ray-{gone.pid}-link0000").symlink_to(stale)
+        kept.append(tmp_path / f"dprm-ray-{gone.pid}-link0000")
+        with open(kept[1] / ray_engine.LOCK_NAME, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            ray_engine._remove_stale_folders(str(tmp_path))
+        assert not stale.exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in kept)
+        assert all((p / "session_latest").is_dir() for p in kept[:-2])
+    finally:
+        running.kill()
+        running.wait()
+
+
+def test_a_local_rays_folder_is_locked_while_it_runs(ray_session) -> None:
+    """The local Ray of this process (``ray_session``): its folder's lock file is held (another open file cannot
+    lock it), so that no other run removes it."""
+    import fcntl
+
+    folder = Path(ray_engine._LOCAL_FOLDERS[-1])
+    with open(folder / ray_engine.LOCK_NAME, "rb") as lock, pytest.raises(BlockingIOError):
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_a_temporary_directory_too_long_for_rays_sockets_is_one_line_asking_for_a_shorter_one(planted_files) -> None:
+    """Ray's socket paths are in the local Ray's folder under ``TMPDIR``, and a Unix socket's path has at most 107
+    bytes: the one line says to set a shorter ``TMPDIR`` (it gave Ray's ``validate_socket_filename failed``)."""
+    left, right, types = planted_files
+    base = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))
+    temporary = base / ("t" * 80)
+    temporary.mkdir()
+    try:
+        done = subprocess.run([sys.executable, "-m", "dprm", "mine", left, right, "--types", types, "-a",
+                               "serenade-es", "--engine", "ray", "--shards", "2", "-o", base / "out.json"],
+                              env={**os.environ, "TMPDIR": str(temporary), "PYTHONWARNINGS": "ignore"},
+                              capture_output=True, text=True, timeout=300)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (f"error: Ray could not start: the paths of its sockets under the temporary directory "
+                               f"{temporary} are too long (a socket's path has at most 107 bytes); set TMPDIR to a "
+                               f"shorter directory, e.g. TMPDIR=/tmp\n")
+        assert list(temporary.iterdir()) == [] and not (base / "out.json").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 # The command line on Ray: one run per path it adds. A private miner (the default one here: its
 # redundancy marks are post-processing of released values, the same on Ray), a non-private one (marks
 # from statistics only on Ray), a lost shard (below). Which miners give the same output on Ray is
@@ -643,12 +769,14 @@ def test_mine_on_ray_stopped_or_losing_a_shard_ends_in_one_line_and_leaves_nothi
                                                                                           message) -> None:
     """SIGTERM printed Ray's stack dump ("*** SIGTERM received ...") and exited with code 15, Ctrl-C exited with
     130 and no word: now both end as Ctrl-C does in this command line (``interrupted``, 130). A shard actor
-    killed from outside ends the run in one line (exit 2). Each time no output is written, no process the
+    killed from outside ends the run in one line (exit 2) and nothing on standard output (Ray printed a paragraph
+    there, ``(raylet) A worker died or was killed ...``). Each time no output is written, no process the
     command started outlives it (Ray's processes are waited for before it exits) and its ``TMPDIR`` is empty."""
     done, descendants, temporary = _interrupted_run(planted_files, act)
     try:
         assert len(descendants) >= 4  # the GCS, the raylet, its agents and the two shard actors at least
-        assert (done.returncode, done.stderr) == (code, message + "\n")
+        # nothing on standard output: a shard killed printed Ray's "(raylet) A worker died or was killed ..." there
+        assert (done.returncode, done.stderr, done.stdout) == (code, message + "\n", "")
         assert _alive(descendants) == []
         assert list(temporary.iterdir()) == []
     finally:

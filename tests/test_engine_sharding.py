@@ -21,6 +21,7 @@ from dprm.data import load_two_view
 from dprm.data.attributes import Attribute, TwoViewData, View
 from dprm.datasets import make_planted
 from dprm.engine import InProcessEngine, Support
+from dprm.engine import sharding
 from dprm.engine.shard_ids import deal_ids, duplicate_error, repeated_ids
 from dprm.engine.sharding import (ShardSpec, adopt_schema, concatenate, merge_schemas, read_shard, read_shard_and_ids,
                                   schema_only, summarise)
@@ -317,3 +318,155 @@ def test_an_id_twice_in_one_shards_part_is_the_loaders_error_not_views_out_of_or
         read_shard(ShardSpec.of(left, right, duplicate_names="rename"), 0, 2)
     assert str(shard.value) == str(whole.value) == f"{left}: 1 id(s) occur more than once in column 'id': 10"
     assert (shard.value.code, shard.value.file) == ("duplicate_id", str(left))
+
+
+# -- a CSV's rows are the loader's rows -------------------------------------------------------
+
+
+#: Files that load in-process with rows the line count got wrong, or that loading refuses (the fuzzing's F7, F8):
+#: name -> (left file name, right file name); written by :func:`write_text_cases`.
+TEXT_CASES = {
+    "plain": ("left.csv", "right.csv"),
+    "a blank line inside": ("left_blank.csv", "right.csv"),
+    "blank lines at the end": ("left_trailing.csv", "right.csv"),
+    "blank lines before the header": ("left_leading.csv", "right.csv"),
+    "CR line ends": ("left_cr.csv", "right_cr.csv"),
+    "CR line ends in one file": ("left_cr.csv", "right.csv"),
+    "CRLF line ends": ("left_crlf.csv", "right_crlf.csv"),
+    "no line end at the end": ("left_unended.csv", "right.csv"),
+    "quoted line breaks": ("left_notes.csv", "right.csv"),
+    "gzip": ("left.csv.gz", "right.csv.gz"),
+    "an empty file": ("empty.csv", "right.csv"),
+    "a header only": ("left.csv", "right_header.csv"),
+    "blank lines only": ("blank.csv", "right.csv"),
+    "a truncated gzip": ("left_truncated.csv.gz", "right.csv.gz"),
+    "a damaged gzip": ("left_damaged.csv.gz", "right.csv.gz"),
+    "not Parquet": ("left_fake.parquet", "right.parquet"),
+}
+#: The cases of :data:`TEXT_CASES` that loading refuses.
+REFUSED = ("an empty file", "a header only", "blank lines only", "a truncated gzip", "a damaged gzip", "not Parquet")
+
+
+def write_text_cases(folder) -> None:
+    """The files of :data:`TEXT_CASES` (40 rows, both views with an id column) and ``types.json`` in ``folder``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(4)
+    left = pd.DataFrame({"id": np.arange(1, 41), "colour": rng.choice(["red", "green", "blue"], size=40),
+                         "flag": rng.integers(0, 2, size=40), "size": np.round(rng.uniform(0, 10, size=40), 1)})
+    right = pd.DataFrame({"id": np.arange(1, 41), "b": rng.integers(0, 2, size=40),
+                          "v": np.round(rng.uniform(0, 10, size=40), 1), "c": rng.choice(["x", "y"], size=40)})
+    text = {"left": left.to_csv(index=False, lineterminator="\n").encode(),
+            "right": right.to_csv(index=False, lineterminator="\n").encode()}
+    lines = text["left"].splitlines(keepends=True)
+    notes = left.assign(note=[["a\nb", "c\r\nd", "e\n\nf", "g\"\"h\ni", "plain"][i % 5] for i in range(40)])
+    files = {
+        "left.csv": text["left"], "right.csv": text["right"],
+        "left_blank.csv": b"".join(lines[:18] + [b"\n"] + lines[18:]),
+        "left_trailing.csv": text["left"] + b"\n\n\n",
+        "left_leading.csv": b"\n\r\n" + text["left"],
+        "left_cr.csv": text["left"].replace(b"\n", b"\r"), "right_cr.csv": text["right"].replace(b"\n", b"\r"),
+        "left_crlf.csv": text["left"].replace(b"\n", b"\r\n"), "right_crlf.csv": text["right"].replace(b"\n", b"\r\n"),
+        "left_unended.csv": text["left"].rstrip(b"\n"),
+        "left_notes.csv": notes.to_csv(index=False, lineterminator="\n").encode(),
+        "left.csv.gz": gzip.compress(text["left"]), "right.csv.gz": gzip.compress(text["right"]),
+        "empty.csv": b"", "right_header.csv": text["right"].splitlines(keepends=True)[0],
+        "blank.csv": b"\n\n\n", "left_truncated.csv.gz": gzip.compress(text["left"])[:200],
+        "left_damaged.csv.gz": b"\x1f\x8b\x08\x00not gzip", "left_fake.parquet": text["left"],
+    }
+    for name, content in files.items():
+        (folder / name).write_bytes(content)
+    pq.write_table(pa.Table.from_pandas(right, preserve_index=False), folder / "right.parquet", row_group_size=10)
+    (folder / "types.json").write_text(json.dumps({"columns": {
+        "id": {"type": "id"}, "colour": {"type": "categorical", "categories": ["red", "green", "blue"]},
+        "flag": {"type": "boolean"}, "size": {"type": "numeric", "bounds": [0, 10]}, "b": {"type": "boolean"},
+        "v": {"type": "numeric", "bounds": [0, 10]}, "c": {"type": "categorical", "categories": ["x", "y"]}}}))
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("text")
+    write_text_cases(folder)
+    return folder
+
+
+@pytest.mark.parametrize("case", list(TEXT_CASES))
+def test_csv_shards_read_the_rows_loading_the_whole_file_reads_or_fail_with_its_error(text_files, case,
+                                                                                     monkeypatch) -> None:
+    """Blank lines (the loader skips them), CR or CRLF line ends and quoted line breaks: the shards read the rows
+    loading the whole file reads; an empty, header-only, blank or damaged file: each shard that fails says what
+    loading it says (the line count had read a blank line as a row, CR-only files as no rows, an empty file as
+    "no rows" naming no file, and a damaged file killed the shard)."""
+    monkeypatch.setattr(sharding, "_CHUNK", 7, raising=False)  # records across reads, a CRLF split between two
+    left, right = (text_files / name for name in TEXT_CASES[case])
+    options = dict(types=text_files / "types.json")
+    try:
+        whole = load_two_view(left, right, **options)
+    except DataError as error:
+        whole = str(error)
+    assert isinstance(whole, str) == (case in REFUSED), whole
+    for n_shards in (2, 3):
+        spec = ShardSpec.of(left, right, **options)
+        shards, errors = [], []
+        for shard in range(n_shards):
+            try:
+                shards.append(read_shard(spec, shard, n_shards))
+            except DataError as error:
+                errors.append(str(error))
+        if isinstance(whole, str):
+            assert errors and set(errors) == {whole}, (case, n_shards)
+            continue
+        assert not errors and all(s is not None and s.n_rows >= 13 for s in shards), (case, n_shards, errors)
+        schema = merge_schemas([[summarise(s.views[side]) for s in shards] for side in (0, 1)])
+        joined = concatenate([adopt_schema(s, schema) for s in shards])
+        assert schema_only(schema).notes == whole.notes
+        for side in (0, 1):
+            assert joined.views[side].names == whole.views[side].names
+            for a in whole.views[side]:
+                assert joined.views[side][a.name].domain == a.domain
+                assert np.array_equal(joined.views[side][a.name].values, a.values, equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_records_of_a_text_file_are_the_rows_pyarrow_reads(seed, monkeypatch) -> None:
+    """Oracle: random CSV text (blank lines, the three line ends, quoted cells holding line breaks, delimiters
+    and doubled quotes, quotes inside unquoted cells) cut into records, read in chunks of a few bytes: the
+    records are the rows (and the header) pyarrow reads from the whole text."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(seed)
+    ends = [b"\n", b"\r\n", b"\r"]
+    parts = [b"q", b"\n", b"\r\n", b'""', b",", b"\r", b" "]
+
+    def cell() -> bytes:
+        if rng.random() < 0.5:
+            return [b"a", b"bb", b"", b"12", b'5"', b'x"y'][rng.integers(6)]
+        inner = b"".join(parts[rng.integers(len(parts))] for _ in range(rng.integers(0, 5)))
+        return b'"' + inner + b'"' + (b"t" if rng.random() < 0.2 else b"")
+
+    read = 0
+    for _ in range(300):
+        monkeypatch.setattr(sharding, "_CHUNK", int(rng.choice([1, 2, 3, 7, 64])))
+        lines = [b"h1,h2,h3"]
+        for _ in range(rng.integers(0, 7)):
+            lines.append(b",".join(cell() for _ in range(3)))
+            if rng.random() < 0.2:
+                lines.append(b"")
+        text = b"".join(line + ends[rng.integers(3)] for line in lines)
+        if rng.random() < 0.3:
+            text = text.rstrip(b"\r\n")
+        options = pacsv.ParseOptions(newlines_in_values=True)
+        try:
+            table = pacsv.read_csv(io.BytesIO(text), parse_options=options)
+        except pa.ArrowInvalid:  # not CSV (a row of other width): the loader refuses it, the shard's too
+            continue
+        records = [r for block in sharding._records(io.BytesIO(text), b",") for r in block]
+        assert len(records) == table.num_rows + 1, text
+        if table.num_rows:
+            assert pacsv.read_csv(io.BytesIO(b"".join(records)), parse_options=options).equals(table), text
+        read += 1
+    assert read > 200

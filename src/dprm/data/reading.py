@@ -51,7 +51,7 @@ from dprm.errors import DataError, ParameterError, not_utf8, printable_text, sho
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
-           "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header",
+           "data_file_format", "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header",
            "read_table", "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
@@ -415,11 +415,38 @@ def _file_size(path: Path, source: str) -> int:
     return regular_file_size(path, source, "data file")
 
 
-def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
+def data_file_format(path: str | os.PathLike[str], source: str | None = None) -> str:
+    """The form of the data file ``path`` by its name, ``"csv"``, ``"tsv"`` or ``"parquet"``, after the checks
+    :func:`read_table` makes before it reads (``source``: its name in messages, default the path).
+
+    The same one-line errors as :func:`read_table` for a missing file, a directory or
+    anything else that is not a regular file, a name of no known form, and an empty
+    file: for readers of a file's parts (the Ray engine's shards, :mod:`dprm.engine.sharding`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "v.CSV.gz").write_bytes(b"x")
+    ...     _ = (Path(tmp) / "empty.pq").write_bytes(b"")
+    ...     print(data_file_format(Path(tmp) / "v.CSV.gz"))
+    ...     try:
+    ...         data_file_format(Path(tmp) / "empty.pq", "empty.pq")
+    ...     except DataError as error:
+    ...         print(error)
+    csv
+    empty.pq: is empty (0 bytes)
+    """
+    path, source = Path(path), str(path) if source is None else source
     size = _file_size(path, source)  # first: a folder is said to be one, whatever its name
     fmt = _file_format(path, source)
     if size == 0:
         raise _error(source, "is empty (0 bytes)", "empty_file")
+    return fmt
+
+
+def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
+    fmt = data_file_format(path, source)
     if fmt == "parquet":
         return RawTable(_read_parquet(path, source), source, path=path)
     delimiter = _sniff_delimiter(path, source, fmt)

@@ -30,7 +30,8 @@ address (``ray://host:port`` or ``host:port``), the engine joins that cluster; i
 network is then the cluster operator's.
 
 A lost shard (its actor died) ends the run with :class:`~dprm.errors.EngineError`
-before anything more is released; the command line writes nothing then.
+before anything more is released; the command line writes nothing then, and Ray's
+own paragraph on the dead worker is not printed (:func:`_no_error_printer`).
 
 Examples
 --------
@@ -45,9 +46,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import resource
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -55,6 +58,11 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows: a local Ray's directory left behind stays
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 
@@ -129,8 +137,8 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
         # (a second interpreter importing Ray: about 0.5 CPU-seconds per shard actor). Its session
         # directory (logs, sockets) is a temporary directory of its own, removed by stop_ray: Ray
         # leaves $TMPDIR/ray/session_* of every start behind
-        folder = tempfile.mkdtemp(prefix=local_folder_prefix(os.getpid()))
-        _LOCAL_FOLDERS.append(folder)
+        _remove_stale_folders(tempfile.gettempdir())
+        folder = _local_folder()
         options.update(address="local", _node_ip_address="127.0.0.1", num_cpus=num_cpus or 1, _temp_dir=folder)
     else:  # a cluster's workers get the environment from the runtime environment of the job
         options.update(address=address, runtime_env={"env_vars": environment})
@@ -138,6 +146,7 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
     for attempt in range(1, attempts + 1):
         try:
             with warnings.catch_warnings(), _environment(environment if address is None else {}), \
+                    _no_error_printer(ray), \
                     (_signals_after_start(ray) if address is None else contextlib.nullcontext()):
                 # Ray Client warns before it gives up ("connection timed out"): the error says it in one line
                 warnings.simplefilter("ignore", UserWarning)
@@ -149,6 +158,11 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None) -> Non
                 continue
             if address is None:
                 stop_ray()
+            if address is None and "AF_UNIX path length" in str(error):
+                raise EngineError(f"Ray could not start: the paths of its sockets under the temporary directory "
+                                  f"{tempfile.gettempdir()} are too long (a socket's path has at most "
+                                  f"{SOCKET_PATH_BYTES} bytes); set TMPDIR to a shorter directory, e.g. "
+                                  f"TMPDIR=/tmp") from None
             raise EngineError(f"Ray could not start{'' if address is None else f' at {address}'}: "
                               f"{_error_line(error)}") from None
         except BaseException:  # Ctrl-C or SIGTERM while Ray starts: what it started so far is stopped too
@@ -196,6 +210,34 @@ def _signals_after_start(ray: Any) -> Iterator[None]:
             signal.raise_signal(number)
 
 
+@contextlib.contextmanager
+def _no_error_printer(ray: Any) -> Iterator[None]:
+    """Around ``ray.init``: no thread of Ray's prints its error messages to this process's standard output.
+
+    Ray (2.60) starts, in a driver, a thread that prints every error message of the
+    cluster to standard output whatever ``log_to_driver`` says: a shard actor killed
+    printed a paragraph (``(raylet) A worker died or was killed ...``) into the output
+    of ``dprm mine`` before the command's one error line. What such a message reports
+    reaches the engine as the error of a request (a lost shard, a shard out of memory:
+    :meth:`RayEngine._answer`), said in one line. The thread's function is replaced
+    while ``ray.init`` starts it (a Ray without it is left as it is).
+    """
+    module = getattr(getattr(ray, "_private", None), "worker", None)
+    listen = getattr(module, "listen_error_messages", None)
+    if listen is None:
+        yield
+        return
+    module.listen_error_messages = _ignore_error_messages
+    try:
+        yield
+    finally:
+        module.listen_error_messages = listen
+
+
+def _ignore_error_messages(worker: Any, threads_stopped: Any) -> None:
+    """In place of Ray's ``listen_error_messages`` (:func:`_no_error_printer`): it subscribes to nothing and ends."""
+
+
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     """What Ray's driver does on SIGTERM (``ray.init`` installs it): exit, running the ``finally`` blocks."""
     sys.exit(signum)
@@ -203,6 +245,87 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 #: The session directories of the local Ray this process started (:func:`start_ray`), to remove.
 _LOCAL_FOLDERS: list[str] = []
+#: The open lock files of :data:`_LOCAL_FOLDERS` (:func:`_local_folder`), held until they are removed.
+_LOCKS: list[int] = []
+#: The file in a local Ray's session directory that its process holds locked (:func:`fcntl.flock`) while it runs.
+LOCK_NAME = "dprm.lock"
+#: The longest path of a Unix socket (``sun_path`` less its final NUL): Ray's sockets are in the session directory.
+SOCKET_PATH_BYTES = 107
+#: A session directory's name (:func:`local_folder_prefix`, then :func:`tempfile.mkdtemp`'s 8 characters).
+_FOLDER_NAME = re.compile(r"dprm-ray-([0-9]+)-[a-z0-9_]{8}")
+
+
+def _local_folder() -> str:
+    """A new session directory for a local Ray, with its lock file held by this process until :func:`stop_ray`.
+
+    The lock file is locked before it gets its name (:data:`LOCK_NAME`): a directory
+    whose lock file is there is locked as long as the process that made it runs, and
+    no longer once it is gone, killed with SIGKILL too (:func:`_remove_stale_folders`).
+    """
+    folder = tempfile.mkdtemp(prefix=local_folder_prefix(os.getpid()))
+    _LOCAL_FOLDERS.append(folder)
+    if fcntl is not None:
+        descriptor, name = tempfile.mkstemp(dir=folder)
+        _LOCKS.append(descriptor)
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(name, os.path.join(folder, LOCK_NAME))
+    return folder
+
+
+def _remove_stale_folders(parent: str) -> None:
+    """Remove the session directories in ``parent`` that local Rays of processes now gone left behind.
+
+    A process killed with SIGKILL (or a machine that lost power) cannot remove its
+    directory (:func:`stop_ray`); the next local Ray started here does. Only a
+    directory of this user named as :func:`local_folder_prefix` names them, whose
+    process (the pid in its name) no longer runs and whose lock file no process holds
+    (:data:`LOCK_NAME`: a process of another pid namespace sharing the directory holds
+    its own); a directory without a lock file is left alone.
+    """
+    if fcntl is None:
+        return
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        found = _FOLDER_NAME.fullmatch(name)
+        if found is None or int(found.group(1)) == os.getpid() or _running(int(found.group(1))):
+            continue
+        folder = os.path.join(parent, name)
+        try:
+            status = os.lstat(folder)
+            if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+                continue
+            descriptor = os.open(os.path.join(folder, LOCK_NAME), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its Ray runs
+            os.close(descriptor)
+            continue
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            os.close(descriptor)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (of any user).
+
+    Examples
+    --------
+    >>> _running(os.getpid())
+    True
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's (PermissionError), or an impossible pid: not ours to judge
+        return True
+    return True
 
 
 def local_folder_prefix(pid: int) -> str:
@@ -230,6 +353,8 @@ def stop_ray() -> None:
         ray.shutdown(**({"wait_for_processes": True} if _LOCAL_FOLDERS else {}))
     while _LOCAL_FOLDERS:
         shutil.rmtree(_LOCAL_FOLDERS.pop(), ignore_errors=True)
+    while _LOCKS:
+        os.close(_LOCKS.pop())
 
 
 @contextlib.contextmanager
@@ -290,15 +415,16 @@ class ShardActor:
     """
 
     def __init__(self, spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None) -> None:
-        # A part that cannot be loaded (a value outside its declared bounds, a malformed line) is the
-        # user's error, said by the first request (:meth:`summary`): raised here, Ray would keep only its
-        # text and answer every call with "the actor died"
-        self._error: DprmError | None = None
+        # A part that cannot be loaded (a value outside its declared bounds, a malformed line, a damaged
+        # file) is the user's error, said by the first request (:meth:`summary`), and so is any other
+        # failure to read it: raised here, Ray would keep only its text and answer every call with "the
+        # actor died"
+        self._error: Exception | None = None
         self._data: TwoViewData | None = None
         self._ids: ShardIds | None = None
         try:
             self._data, self._ids = read_shard_and_ids(spec, shard, n_shards, workdir)
-        except DprmError as error:
+        except Exception as error:  # noqa: BLE001 - said by summary(): a DprmError as it is, else "a shard failed"
             self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
         self._workers: dict[int, Any] = {}
@@ -545,7 +671,7 @@ class RayEngine(CountingEngine):
             cause = getattr(error, "cause", None)
             if isinstance(cause, DprmError):
                 raise cause from None
-            raise EngineError(f"a shard failed: {str(cause or error).splitlines()[0]}") from None
+            raise EngineError(f"a shard failed: {_error_line(cause or error)}") from None
         except ray.exceptions.RayActorError:
             raise EngineError("a shard of the Ray engine was lost (its actor died) during the run; "
                               "nothing more was released") from None

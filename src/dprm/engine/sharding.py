@@ -1,4 +1,4 @@
-"""Sharded data: each shard reads its own part of the files, and the shards agree on one schema.
+r"""Sharded data: each shard reads its own part of the files, and the shards agree on one schema.
 
 A sharded engine never gathers the rows in one place. Shard ``i`` of ``N`` reads:
 
@@ -6,10 +6,10 @@ A sharded engine never gathers the rows in one place. Shard ``i`` of ``N`` reads
   pair by pair): the pairs ``i, i + N, i + 2N, ...``;
 * **one Parquet file per view**: its row groups ``i, i + N, ...`` (both files must have
   row-aligned row groups, as a writer of both views makes them);
-* **one CSV file per view**: the ``i``-th of ``N`` equal runs of lines (each shard
-  counts the lines itself, streaming, so no process needs the number of rows first).
-  Lines are cut at line ends: a CSV whose quoted cells hold line breaks must be given
-  as Parquet or as part files.
+* **one CSV file per view**: the ``i``-th of ``N`` equal runs of rows (each shard
+  counts the rows itself, streaming, so no process needs the number of rows first).
+  The rows are those the loader reads (:func:`_records`): blank lines skipped, lines
+  ending in ``\n``, ``\r\n`` or ``\r``, a quoted cell's line breaks kept in its row.
 
 Each part is loaded by :func:`~dprm.data.load_two_view` exactly as a whole file would
 be (the same types file, missing-value markers and messages, which name the part).
@@ -43,12 +43,12 @@ and then the merge only checks.
 
 from __future__ import annotations
 
-import gzip
+import functools
 import math
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
 from dprm.data.loading import left_out_notes, load_two_view
+from dprm.data.reading import data_file_format, first_line, native_file, open_text_table
 from dprm.engine.shard_ids import ROW_BITS, ShardIds
 from dprm.errors import ERROR_CODES, DataError, DprmError, ParameterError
 
@@ -275,45 +276,185 @@ def _without_constant_notes(data: TwoViewData) -> TwoViewData:
 
 
 def _slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> _Slice | None:
-    """This shard's part of one file, written to ``folder`` (None when it is empty)."""
+    """This shard's part of one file, written to ``folder`` (None when it is empty).
+
+    The file is checked as the loader checks it first (missing, not a regular file, a
+    name of no known form, empty, not the text its name says: the loader's one-line
+    errors, naming the file), and an error reading it (a damaged compressed stream, a
+    file named ``.parquet`` that is not Parquet) is the loader's error too. A file
+    without rows gives every shard all of it (its header), for the loader to refuse
+    as it refuses the whole file.
+    """
+    if data_file_format(path) == "parquet":
+        return _parquet_slice(path, side, shard, n_shards, folder)
+    return _text_slice(path, side, shard, n_shards, folder)
+
+
+def _parquet_slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> _Slice | None:
+    """This shard's row groups of a Parquet file (:func:`_slice`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    target = folder / f"{side}.parquet"
+    try:
+        with native_file(path) as stream, pq.ParquetFile(stream) as source:  # a name that is not UTF-8 too
+            sizes = [source.metadata.row_group(g).num_rows for g in range(source.num_row_groups)]
+            if sum(sizes) == 0:  # no rows: the loader refuses the file as it refuses the whole file
+                pq.write_table(source.schema_arrow.empty_table(), target)
+                return _Slice(target, path, (0,), (0,), "rows")
+            groups = list(range(source.num_row_groups))[shard::n_shards]
+            if not groups:
+                return None
+            pq.write_table(source.read_row_groups(groups), target)
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"{path}: cannot be read as Parquet: {first_line(exc)}", code="bad_parquet",
+                        file=path) from None
+    firsts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+    mine = [sizes[g] for g in groups]
+    return _Slice(target, path, tuple(np.concatenate([[0], np.cumsum(mine)[:-1]]).astype(int).tolist()),
+                  tuple(firsts[g] for g in groups), f"row groups {', '.join(map(str, groups))}")
+
+
+def _text_slice(path: str, side: str, shard: int, n_shards: int, folder: Path) -> _Slice | None:
+    r"""This shard's run of rows of a CSV or TSV file (:func:`_slice`): the rows the loader reads, counted first.
+
+    The rows are the file's records (:func:`_records`): blank lines left out, lines
+    ending in ``\n``, ``\r\n`` or ``\r``, a quoted cell's line breaks inside its row.
+    The slice holds the header and the shard's records as written in the file.
+    """
+    import pyarrow as pa
+
     suffixes = [s.lower() for s in Path(path).suffixes]
-    if not Path(path).is_file():
-        raise DataError(f"{path}: no such file", code="file_not_found", file=path, data_dependent=False)
-    if suffixes and suffixes[-1] == ".parquet":
-        import pyarrow.parquet as pq
-
-        from dprm.data.reading import native_file
-
-        source = pq.ParquetFile(native_file(path))  # a name that is not UTF-8 too
-        groups = list(range(source.num_row_groups))[shard::n_shards]
-        if not groups:
+    compressed = suffixes[-1] in (".gz", ".bz2", ".zst", ".lz4")
+    target = folder / f"{side}{''.join(suffixes[:-1] if compressed else suffixes)}"
+    try:
+        stream, delimiter = open_text_table(Path(path), path)  # the loader's checks and errors, its delimiter
+        with stream:
+            n_rows = sum(len(block) for block in _records(stream, delimiter.encode())) - 1  # less the header
+        begin = math.floor(shard * max(n_rows, 0) / n_shards)
+        end = math.floor((shard + 1) * max(n_rows, 0) / n_shards)
+        if end <= begin and n_rows > 0:
             return None
-        target = folder / f"{side}.parquet"
-        pq.write_table(source.read_row_groups(groups), target)
-        sizes = [source.metadata.row_group(g).num_rows for g in range(source.num_row_groups)]
-        firsts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
-        mine = [sizes[g] for g in groups]
-        return _Slice(target, path, tuple(np.concatenate([[0], np.cumsum(mine)[:-1]]).astype(int).tolist()),
-                      tuple(firsts[g] for g in groups), f"row groups {', '.join(map(str, groups))}")
-    compressed = bool(suffixes) and suffixes[-1] == ".gz"
-    opener = gzip.open if compressed else open
-    plain_suffix = "".join(suffixes[:-1] if compressed else suffixes) or ".csv"
-    with opener(path, "rb") as handle:
-        handle.readline()  # the header
-        n_lines = sum(1 for _ in handle)
-    begin = math.floor(shard * n_lines / n_shards)
-    end = math.floor((shard + 1) * n_lines / n_shards)
-    if end <= begin:
-        return None
-    target = folder / f"{side}{plain_suffix}"
-    with opener(path, "rb") as handle, open(target, "wb") as out:
-        out.write(handle.readline())
-        for number, line in enumerate(handle):
-            if number >= end:
-                break
-            if number >= begin:
-                out.write(line if line.endswith(b"\n") else line + b"\n")
+        stream, _ = open_text_table(Path(path), path)
+        with stream, open(target, "wb") as out:
+            if n_rows < 0:  # not even a header (blank lines only): the loader's "is empty (no header)"
+                out.write(b"\n")
+            row = -1  # the row of the block's first record: the header is row -1
+            for block in _records(stream, delimiter.encode()):
+                if row < 0 and block:
+                    out.write(block[0])
+                    block, row = block[1:], 0
+                mine = block[max(begin - row, 0):max(end - row, 0)]
+                if mine:
+                    out.write(b"".join(mine))
+                row += len(block)
+                if row >= end:
+                    break
+    except (pa.ArrowException, OSError) as exc:  # a damaged compressed stream: the loader's words
+        raise DataError(f"{path}: cannot be read as CSV: {first_line(exc)}", code="bad_csv", file=path) from None
     return _Slice(target, path, (0,), (begin,), f"rows {begin + 1} to {end}")
+
+
+#: How much of a text file :func:`_records` reads at a time.
+_CHUNK = 1 << 20
+#: A blank line: pyarrow (the loader) skips it.
+_BLANK = (b"\n", b"\r\n", b"\r")
+
+
+def _records(stream: Any, delimiter: bytes) -> Iterator[list[bytes]]:
+    r"""The records of a text file as the loader's parser reads them, in blocks: each as written, line end included.
+
+    A line ends at ``\n``, ``\r\n`` or ``\r``; a blank line is no record; a quoted
+    cell that holds line breaks keeps its row's lines together (:func:`_quote_open`).
+    The first record is the header.
+
+    Examples
+    --------
+    >>> import io
+    >>> text = b'id,a\r\n1,x\r\r\n2,"y\n\nz"\n\n3,"w""\n'
+    >>> [r for block in _records(io.BytesIO(text), b",") for r in block]
+    [b'id,a\r\n', b'1,x\r', b'2,"y\n\nz"\n', b'3,"w""\n']
+    """
+    carry, open_record = b"", []
+    while True:
+        chunk = stream.read(_CHUNK)
+        data = carry + chunk
+        if not data:
+            if open_record:  # a quote that never closes: the rest of the file, as the parser takes it
+                yield [b"".join(open_record)]
+            break
+        lines = data.splitlines(keepends=True)
+        carry = lines.pop() if chunk and not lines[-1].endswith((b"\n", b"\r")) else b""
+        if not open_record and (b'"' not in data or _closed_lines(delimiter).fullmatch(data, 0,
+                                                                                      len(data) - len(carry))):
+            yield [line for line in lines if line not in _BLANK]  # the usual block: no line break in a cell
+            continue
+        block = []
+        for line in lines:
+            if open_record:  # inside a quoted cell: its line breaks, blank lines too, are in the cell
+                open_record.append(line)
+                if not _quote_open(line, delimiter, True):
+                    block.append(b"".join(open_record))
+                    open_record = []
+            elif line in _BLANK:
+                continue
+            elif b'"' in line and _quote_open(line, delimiter, False):
+                open_record = [line]
+            else:
+                block.append(line)
+        if not chunk and open_record:  # a quote that never closes: the rest of the file, as the parser takes it
+            block.append(b"".join(open_record))
+            open_record = []
+        yield block
+
+
+@functools.lru_cache(maxsize=None)
+def _closed_lines(delimiter: bytes) -> re.Pattern[bytes]:
+    r"""Lines each of whose quoted cells closes on the line (the last line's end may be missing): read by the
+    regular expression engine at once, no line break in any cell (:func:`_quote_open` says the same line by line).
+
+    Examples
+    --------
+    >>> [bool(_closed_lines(b",").fullmatch(text)) for text in (b'1,"a""b"\r\n\n2,5"\n3', b'1,"a\n2"\n')]
+    [True, False]
+    """
+    d = re.escape(delimiter)
+    cell = rb'(?:"(?:[^"\r\n]|"")*+"[^' + d + rb'\r\n]*+|[^"' + d + rb'\r\n][^' + d + rb'\r\n]*+|)'
+    line = rb"(?>" + cell + rb"(?:" + d + cell + rb")*+)"
+    return re.compile(rb"(?:" + line + rb"(?:\r\n|\r|\n))*+" + line + rb"?")
+
+
+def _quote_open(line: bytes, delimiter: bytes, inside: bool) -> bool:
+    """Whether a quoted cell is open at the end of ``line`` (``inside``: whether one was open at its start).
+
+    As the loader's parser reads quotes: a quote opens a cell only at the cell's start,
+    ``""`` in a quoted cell is a quote, and after the closing quote the cell goes on
+    to the delimiter with any quote in it as text.
+
+    Examples
+    --------
+    >>> _quote_open(b'1,"a\\n', b",", False), _quote_open(b'1,"a""b",c\\n', b",", False)
+    (True, False)
+    >>> _quote_open(b'1,5",x\\n', b",", False), _quote_open(b'b""\\n', b",", True), _quote_open(b'b"\\n', b",", True)
+    (False, True, False)
+    """
+    at, quote = 0, b'"'
+    while True:
+        if inside:
+            close = line.find(quote, at)
+            if close < 0:
+                return True
+            if line[close + 1:close + 2] == quote:  # a doubled quote: a quote in the cell
+                at = close + 2
+                continue
+            inside, at = False, close + 1
+        elif line[at:at + 1] == quote:
+            inside, at = True, at + 1
+            continue
+        after = line.find(delimiter, at)  # the rest of the cell is text, up to the next cell
+        if after < 0:
+            return False
+        at = after + 1
 
 
 # -- one schema ---------------------------------------------------------------------------
