@@ -254,12 +254,16 @@ def analyst_rotate(
     name: str = typer.Argument(..., metavar="NAME", help="The analyst's name."),
     expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
                                                     help="The new token stops working after this many days "
-                                                         "(at most 36,500; default: never)."),
+                                                         "(at most 36,500; default: when the old one would)."),
+    never_expires: bool = typer.Option(False, "--never-expires", help="The new token never expires."),
 ) -> None:
-    """Replace an analyst's token (the old one stops working); prints the new one."""
-    from dprm.server.accounts import rotate_token
+    """Replace an analyst's token (the old one stops working); prints the new one, which keeps the old one's expiry
+    unless --expires-in-days or --never-expires is given."""
+    from dprm.server.accounts import KEEP_EXPIRY, rotate_token
 
-    expires_at = _expiry(expires_in_days)
+    if never_expires and expires_in_days is not None:
+        raise ParameterError("give --expires-in-days or --never-expires, not both")
+    expires_at = None if never_expires else KEEP_EXPIRY if expires_in_days is None else _expiry(expires_in_days)
     with _db().write() as connection:
         token = rotate_token(connection, name, expires_at=expires_at)
     print(token)

