@@ -80,3 +80,72 @@ def test_an_expired_token_is_not_rotated_into_one_expired_at_once(tmp_path: Path
     assert _analyst(db, "gus").token_id == before.token_id  # nothing changed
     code, token, err = admin(db, "analyst", "rotate", "gus", "--expires-in-days", "7")
     assert code == 0 and token.startswith("dprm_") and _analyst(db, "gus").expires_at > time.time(), err
+
+
+# -- F8: two first grants at once ----------------------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "server.db")
+    return request.getfixturevalue("postgres_url")
+
+
+def _waiting_for_a_lock(db: Database, seconds: float = 30.0) -> None:
+    """Until another session of ``db`` waits for a lock (PostgreSQL); a short pause on SQLite."""
+    if db.is_sqlite:
+        time.sleep(0.5)
+        return
+    from sqlalchemy import text
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with db.read() as connection:
+            if connection.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                       "AND datname = current_database()")).scalar():
+                return
+        time.sleep(0.02)
+    raise AssertionError("the second grant never waited for the first")
+
+
+def test_two_first_grants_at_once_are_one_budget_set_twice(db_url: str, tmp_path: Path) -> None:
+    """The first grant's transaction holds its new row; a second grant of the same budget waits for
+    it and then sets its total over it (it found no row to update, inserted, and failed with
+    IntegrityError on budgets_pkey). What was spent is kept by a later change."""
+    import threading
+
+    from dprm.server import accounts, budget
+    from dprm.server.datasets import register_dataset
+    from dprm.server.tables import budgets
+
+    db = Database(db_url)
+    db.migrate()
+    register_dataset(db, "tiny", *tiny_views(tmp_path))
+    with db.write() as connection:
+        accounts.add_analyst(connection, "bob")
+    other = Database(db_url)
+    outcome: list[Any] = []
+
+    def second() -> None:
+        try:
+            with other.write() as connection:
+                outcome.append(budget.grant(connection, "bob", "tiny", 2_000_000_000))
+        except Exception as error:  # noqa: BLE001 - the fault: recorded, asserted below
+            outcome.append(error)
+
+    with db.write() as connection:
+        assert budget.grant(connection, "bob", "tiny", 1_000_000_000) == (1_000_000_000, 0)
+        thread = threading.Thread(target=second)
+        thread.start()
+        _waiting_for_a_lock(db)
+    thread.join(60)
+    assert outcome == [(2_000_000_000, 0)]
+    with db.write() as connection:
+        assert budget.reserve(connection, 1, 1, 500_000_000, kind="primitive", action="t") is not None
+        assert budget.grant(connection, "bob", "tiny", 3_000_000_000) == (3_000_000_000, 500_000_000)
+    with db.read() as connection:
+        assert connection.execute(select(budgets.c.total_units, budgets.c.spent_units)).all() == [
+            (3_000_000_000, 500_000_000)]
+    other.dispose()
+    db.dispose()
