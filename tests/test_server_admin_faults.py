@@ -149,3 +149,39 @@ def test_two_first_grants_at_once_are_one_budget_set_twice(db_url: str, tmp_path
             (3_000_000_000, 500_000_000)]
     other.dispose()
     db.dispose()
+
+
+# -- F11: a database that cannot be written ------------------------------------------------------------
+
+
+def _read_only(url: str) -> str:
+    """The URL of the same database, read-only: PostgreSQL's default_transaction_read_only, SQLite's mode=ro."""
+    if "://" not in url:
+        return f"sqlite:///file:{url}?mode=ro&uri=true"
+    return url + "?options=-c%20default_transaction_read_only%3Don"
+
+
+@pytest.mark.parametrize("command", [
+    ("analyst", "add", "gus"),
+    ("analyst", "rotate", "alice"),
+    ("analyst", "disable", "alice"),
+    ("owner", "add", "olga"),
+    ("budget", "set", "alice", "tiny", "2"),
+    ("dataset", "remove", "tiny"),
+])
+def test_a_write_on_a_read_only_database_is_one_line(db_url: str, tmp_path: Path, command: tuple[str, ...]) -> None:
+    """It was ``internal error (InternalError: cannot execute INSERT in a read-only transaction ...)``,
+    exit code 1; now one line as ``dprm serve`` says it, exit code 2, nothing changed; reading works."""
+    from server_support import setup_server_db
+
+    setup_server_db(db_url, tmp_path, budgets={"alice": "1"})
+    read_only = _read_only(db_url)
+    code, out, err = admin(read_only, *command)
+    assert code == 2 and out == "", err
+    line = assert_one_error_line(err, "the database cannot be written (")
+    assert "read-only" in line or "readonly" in line, line
+    assert "INSERT" not in line.split("(", 1)[0] and "[SQL" not in line
+    code, out, err = admin(read_only, "budget", "list")
+    assert code == 0 and "alice" in out and " 1 " in f" {out} ", err
+    code, out, err = admin(db_url, "analyst", "list")
+    assert code == 0 and "gus" not in out and "yes" not in out

@@ -27,11 +27,56 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from dprm.cli.app import command_app
 from dprm.errors import ParameterError
 
-app = command_app("The data owner's administration of a dprm server's database.")
+
+class _AdminCommands(TyperGroup):
+    """``dprm admin``'s group: a database that fails a command is one line naming it, exit code 2.
+
+    A database that cannot be written (a read-only PostgreSQL database, role or
+    transaction; a read-only SQLite file, folder or mount; a full disk) or that stopped
+    answering fails a command with the driver's error, which was an ``internal error``
+    with its SQL; it is now ``error: --db URL: the database cannot be written (REASON)``
+    (what ``dprm serve`` says at start, by the same write probe) or ``... the database
+    failed (REASON)``. Any other error (a bug) is left as it is.
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as error:  # noqa: BLE001 - only a database's failure is turned into one line
+            problem = _database_failure(error)
+            if problem is None:
+                raise
+            raise problem from None
+
+
+def _database_failure(error: BaseException) -> Optional[ParameterError]:
+    """The one-line error for a database that failed a command with ``error``, or None (not the database's)."""
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    from dprm.server.database import failure_reason, shown_url
+
+    database = _STATE.get("db")
+    if database is None or not isinstance(error, (DBAPIError, PoolTimeout)):
+        return None
+    where = f"--db {shown_url(database.url)}"
+    problem = database.probe_write()
+    if problem is not None:
+        return ParameterError(f"{where}: the database cannot be written ({problem})")
+    sqlstate = getattr(getattr(error, "orig", None), "sqlstate", None)
+    if sqlstate in ("25006", "42501"):  # read-only transaction; no privilege (on this table)
+        return ParameterError(f"{where}: the database cannot be written ({failure_reason(error)})")
+    if isinstance(error, (OperationalError, InterfaceError, PoolTimeout)):
+        return ParameterError(f"{where}: the database failed ({failure_reason(error)})")
+    return None
+
+
+app = command_app("The data owner's administration of a dprm server's database.", cls=_AdminCommands)
 dataset_app = command_app("Register, remove and list datasets.")
 analyst_app = command_app("Add, disable, enable, rotate and list analysts.")
 budget_app = command_app("Grant or change budgets.")
@@ -78,7 +123,12 @@ def _creating() -> Iterator[Any]:
     from dprm.server.database import normalise_url
 
     url = normalise_url(_STATE["url"]) if _STATE.get("url") else ""
-    path = Path(url.split(":///", 1)[1]) if url.startswith("sqlite") and ":///" in url else None
+    path = None
+    if url.startswith("sqlite") and ":///" in url:
+        named = url.split(":///", 1)[1]
+        if "uri=true" in named:  # sqlite:///file:PATH?mode=ro&uri=true: the file is PATH
+            named = named.split("?", 1)[0].removeprefix("file:")
+        path = Path(named)
     fresh = path is not None and not path.exists()
     try:
         yield _db(create=True)
