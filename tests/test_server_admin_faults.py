@@ -185,3 +185,76 @@ def test_a_write_on_a_read_only_database_is_one_line(db_url: str, tmp_path: Path
     assert code == 0 and "alice" in out and " 1 " in f" {out} ", err
     code, out, err = admin(db_url, "analyst", "list")
     assert code == 0 and "gus" not in out and "yes" not in out
+
+
+# -- F12: a token that cannot be written is not saved ------------------------------------------------------
+
+
+def _dprm_to(stdout: Any, *args: str, shell_suffix: str = "") -> Any:
+    """``dprm ARGS`` in a process of its own with standard output ``stdout``."""
+    import shlex
+    import subprocess
+
+    from server_support import DPRM
+
+    if shell_suffix:
+        return subprocess.run(["bash", "-c", shlex.join(DPRM + list(args)) + shell_suffix], capture_output=True,
+                              text=True, timeout=120)
+    return subprocess.run(DPRM + list(args), stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+
+
+def _closed_pipe() -> int:
+    """The write end of a pipe whose reader has gone (``| head -c0`` once head has exited)."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    return write
+
+
+@pytest.mark.parametrize("where", ["/dev/full", "closed pipe", "closed"])
+def test_a_token_that_cannot_be_written_is_not_saved(tmp_path: Path, where: str) -> None:
+    """``analyst add gus > /dev/full`` exited 2 with gus saved and a token nobody had; ``| head -c0``
+    exited 141 silently, gus saved. Now the change is rolled back and one line says so; ``rotate``
+    keeps the old token, which still works; ``owner add`` the same."""
+    import os
+
+    from dprm.server.accounts import authenticate
+    from dprm.server.tables import owners
+    from server_support import setup_server_db
+
+    db = str(tmp_path / "server.db")
+    tokens = setup_server_db(db, tmp_path, budgets={"alice": "1"})
+    before = _analyst(db, "alice").token_id
+    for args, said in ((("analyst", "add", "gus"), "analyst gus was not added"),
+                       (("analyst", "rotate", "alice"), "the token of analyst alice was not changed"),
+                       (("owner", "add", "olga"), "owner olga was not added")):
+        if where == "/dev/full":
+            with open("/dev/full", "w") as full:
+                done = _dprm_to(full, "admin", "--db", db, *args)
+        elif where == "closed pipe":
+            pipe = _closed_pipe()
+            try:
+                done = _dprm_to(pipe, "admin", "--db", db, *args)
+            finally:
+                os.close(pipe)
+        else:
+            done = _dprm_to(None, "admin", "--db", db, *args, shell_suffix=" >&-")
+        assert done.returncode == 2, (args, done.stderr)
+        line = assert_one_error_line(done.stderr, "the token", said)
+        assert "could not be written" in line or "would be lost" in line
+    database = Database(db)
+    with database.read() as connection:
+        assert [r.name for r in connection.execute(select(analysts)).all()] == ["alice"]
+        assert connection.execute(select(owners)).all() == []
+        assert authenticate(connection, tokens["alice"])[0] is not None  # the old token still works
+    database.dispose()
+    assert _analyst(db, "alice").token_id == before
+
+
+def test_a_new_file_is_not_left_behind_when_the_first_token_cannot_be_written(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    with open("/dev/full", "w") as full:
+        done = _dprm_to(full, "admin", "--db", str(db), "analyst", "add", "gus")
+    assert done.returncode == 2 and "analyst gus was not added" in done.stderr
+    assert list(tmp_path.iterdir()) == []

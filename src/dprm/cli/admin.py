@@ -142,6 +142,45 @@ def _creating() -> Iterator[Any]:
         raise
 
 
+def _show_token(token: str, done: str) -> None:
+    """Print a new token, alone on one line, and flush it, inside the transaction that saves it.
+
+    A token is shown once and never stored: one that cannot be written (``> /dev/full``,
+    a closed pipe, a closed standard output, which the command sees as ``/dev/null``)
+    must not be saved either, or the analyst or owner would exist with a token nobody
+    has (or, after a rotation, be locked out). Called before the commit: the
+    ParameterError raised here rolls the change back, and ``done`` (``analyst gus was
+    not added``) says so. (A reader that closes the pipe only after this write
+    succeeded is beyond what the command can see.)
+    """
+    import sys
+
+    from dprm.cli.console import StdoutClosed
+
+    if sys.stdout is None or _discarded(sys.stdout):
+        raise ParameterError(f"the token would be lost: standard output is closed or /dev/null; {done}")
+    try:
+        print(token, flush=True)
+    except StdoutClosed:
+        raise ParameterError(f"the token could not be written: standard output is closed; {done}") from None
+    except OSError as error:
+        raise ParameterError(f"the token could not be written to standard output ({error.strerror or error}); "
+                             f"{done}") from None
+
+
+def _discarded(stream: Any) -> bool:
+    """Whether ``stream`` writes to ``/dev/null`` (a closed standard output is plugged with it)."""
+    import io
+    import os
+    import stat
+
+    try:
+        written, null = os.fstat(stream.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISCHR(written.st_mode) and written.st_rdev == null.st_rdev
+
+
 def _expiry(days: Optional[float]) -> Optional[float]:
     """The expiry time of a token lasting ``days`` (None: never); at most MAX_EXPIRY_DAYS."""
     from dprm.server.accounts import MAX_EXPIRY_DAYS
@@ -295,8 +334,7 @@ def analyst_add(
 
     expires_at = _expiry(expires_in_days)
     with _creating() as database, database.write() as connection:
-        token = add_analyst(connection, name, expires_at=expires_at)
-    print(token)
+        _show_token(add_analyst(connection, name, expires_at=expires_at), f"analyst {name} was not added")
 
 
 @analyst_app.command("rotate")
@@ -315,8 +353,8 @@ def analyst_rotate(
         raise ParameterError("give --expires-in-days or --never-expires, not both")
     expires_at = None if never_expires else KEEP_EXPIRY if expires_in_days is None else _expiry(expires_in_days)
     with _db().write() as connection:
-        token = rotate_token(connection, name, expires_at=expires_at)
-    print(token)
+        _show_token(rotate_token(connection, name, expires_at=expires_at),
+                    f"the token of analyst {name} was not changed (the old one still works)")
 
 
 def _switch(owner: bool, name: str, disabled: bool) -> None:
@@ -376,8 +414,7 @@ def owner_add(name: str = typer.Argument(..., metavar="NAME", help="The owner's 
     from dprm.server.owners import add_owner
 
     with _creating() as database, database.write() as connection:
-        token = add_owner(connection, name)
-    print(token)
+        _show_token(add_owner(connection, name), f"owner {name} was not added")
 
 
 @owner_app.command("rotate")
@@ -386,8 +423,8 @@ def owner_rotate(name: str = typer.Argument(..., metavar="NAME", help="The owner
     from dprm.server.owners import rotate_owner
 
     with _db().write() as connection:
-        token = rotate_owner(connection, name)
-    print(token)
+        _show_token(rotate_owner(connection, name), f"the token of owner {name} was not changed (the old one still "
+                                                    f"works)")
 
 
 @owner_app.command("disable")
