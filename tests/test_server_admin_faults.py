@@ -258,3 +258,38 @@ def test_a_new_file_is_not_left_behind_when_the_first_token_cannot_be_written(tm
         done = _dprm_to(full, "admin", "--db", str(db), "analyst", "add", "gus")
     assert done.returncode == 2 and "analyst gus was not added" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# -- F13: SIGTERM while dataset add creates the database ------------------------------------------------------
+
+
+def test_sigterm_while_dataset_add_creates_the_file_leaves_nothing(tmp_path: Path) -> None:
+    """Ctrl-C removed the new file; SIGTERM (Python's default: the process ends at once) left it
+    migrated and empty, with its -wal and -shm. Now SIGTERM is Ctrl-C: nothing left, exit code 130.
+    The signal arrives (deterministically) while the files are being registered, the database made."""
+    import subprocess
+    import sys
+    import textwrap
+
+    left, right, types = tiny_views(tmp_path)
+    folder = tmp_path / "db"
+    folder.mkdir()
+    db = folder / "new.db"
+    script = textwrap.dedent(f"""
+        import os, signal, time
+        import dprm.server.datasets as datasets
+
+        def registering(database, *args, **kwargs):
+            assert os.path.exists({str(db)!r})  # created and migrated by now
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(60)
+
+        datasets.register_dataset = registering
+        from dprm.cli.app import main
+        main(["admin", "--db", {str(db)!r}, "dataset", "add", "tiny", {str(left)!r}, {str(right)!r},
+              "--types", {str(types)!r}])
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert done.stderr == "interrupted\n" and done.stdout == ""
+    assert list(folder.iterdir()) == []

@@ -119,7 +119,13 @@ def _db(*, create: bool = False) -> Any:
 @contextmanager
 def _creating() -> Iterator[Any]:
     """The database for a command that adds something: a missing SQLite file is created,
-    and removed again if the command fails (nothing is left at a mistyped path)."""
+    and removed again if the command fails (nothing is left at a mistyped path).
+
+    SIGTERM ends the command as Ctrl-C does (:func:`~dprm.cli.interrupts.terminate_as_interrupt`):
+    the new file and its ``-wal`` and ``-shm`` are removed, ``interrupted``, exit code 130
+    (Python's default SIGTERM left them, migrated and empty).
+    """
+    from dprm.cli.interrupts import terminate_as_interrupt
     from dprm.server.database import normalise_url
 
     url = normalise_url(_STATE["url"]) if _STATE.get("url") else ""
@@ -130,16 +136,17 @@ def _creating() -> Iterator[Any]:
             named = named.split("?", 1)[0].removeprefix("file:")
         path = Path(named)
     fresh = path is not None and not path.exists()
-    try:
-        yield _db(create=True)
-    except BaseException:
-        if fresh and path is not None:
-            database = _STATE.pop("db", None)
-            if database is not None:
-                database.dispose()
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-        raise
+    with terminate_as_interrupt():
+        try:
+            yield _db(create=True)
+        except BaseException:
+            if fresh and path is not None:
+                database = _STATE.pop("db", None)
+                if database is not None:
+                    database.dispose()
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+            raise
 
 
 def _show_token(token: str, done: str) -> None:
