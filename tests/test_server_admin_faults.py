@@ -293,3 +293,41 @@ def test_sigterm_while_dataset_add_creates_the_file_leaves_nothing(tmp_path: Pat
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr == "interrupted\n" and done.stdout == ""
     assert list(folder.iterdir()) == []
+
+
+# -- F6: the same files under a second name ----------------------------------------------------------------------
+
+
+def test_the_same_files_under_a_second_name_are_refused_unless_asked(tmp_path: Path) -> None:
+    """They were registered without a word, and budgets on both names added up on the same rows.
+    Now refused in one line naming the registration that holds them (either view order), nothing
+    registered; ``--same-files-ok`` registers them, with a note naming the other name."""
+    from dprm.errors import ParameterError
+    from dprm.server.datasets import register_dataset
+
+    left, right, types = tiny_views(tmp_path)
+    db = str(tmp_path / "server.db")
+    assert admin(db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types))[0] == 0
+    for files in ((left, right), (right, left)):
+        code, out, err = admin(db, "dataset", "add", "tiny2", *map(str, files), "--types", str(types))
+        assert code == 2 and out == ""
+        assert_one_error_line(err, "the same files are registered already as 'tiny'", "add up", "--same-files-ok")
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    copied = [copy / p.name for p in (left, right)]
+    for source, target in zip((left, right), copied):
+        target.write_bytes(source.read_bytes())  # other paths, the same rows: refused too
+    code, _, err = admin(db, "dataset", "add", "tiny2", *map(str, copied), "--types", str(types))
+    assert code == 2 and "'tiny'" in err
+    database = Database(db)
+    with pytest.raises(ParameterError, match="registered already as 'tiny'"):  # the owner's web form's path too
+        register_dataset(database, "tiny3", left, right, types)
+    database.dispose()
+    assert [line.split()[0] for line in admin(db, "dataset", "list")[1].splitlines()[1:]] == ["tiny"]
+    code, out, err = admin(db, "dataset", "add", "tiny2", str(left), str(right), "--types", str(types),
+                           "--same-files-ok")
+    assert code == 0 and out.startswith("registered tiny2"), err
+    assert err == ("note: the same files are registered as tiny too: an analyst's budgets on tiny2 and tiny add up "
+                   "on these rows; grant with the total in mind\n")
+    code, _, err = admin(db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types))
+    assert code == 2 and "a dataset named 'tiny' is registered already" in err  # the name's own refusal first
