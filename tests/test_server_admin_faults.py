@@ -331,3 +331,67 @@ def test_the_same_files_under_a_second_name_are_refused_unless_asked(tmp_path: P
                    "on these rows; grant with the total in mind\n")
     code, _, err = admin(db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types))
     assert code == 2 and "a dataset named 'tiny' is registered already" in err  # the name's own refusal first
+
+
+# -- the small ones ---------------------------------------------------------------------------------------------------
+
+
+def test_the_jobs_of_a_removed_registration_are_labelled_so_and_spaces_around_a_budget_are_read(
+        tmp_path: Path) -> None:
+    """``dprm admin jobs`` (and the owner's jobs pages) said plain ``tiny`` for a job of a removed
+    registration, where ``ledger`` and ``budget list`` say ``tiny (removed)``; ``budget set bob tiny " 1"``
+    said "EPSILON must be a finite number"."""
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from dprm.server.app import create_app
+    from server_support import setup_server_db, submit_small_job
+
+    db = str(tmp_path / "server.db")
+    setup_server_db(db, tmp_path, budgets={"alice": "1"})
+    database = Database(db)
+    job = submit_small_job(database)
+    database.dispose()
+    assert admin(db, "dataset", "remove", "tiny", "--force")[0] == 0
+    again = tmp_path / "again"
+    again.mkdir()
+    left, right, types = tiny_views(again, rows=150)
+    assert admin(db, "dataset", "add", "tiny", str(left), str(right), "--types", str(types))[0] == 0
+    code, out, err = admin(db, "jobs")
+    assert code == 0 and "tiny (removed)" in out, err
+    code, owner, _ = admin(db, "owner", "add", "olga")
+    with TestClient(create_app(db, workers=0, background=False)) as client:
+        form = re.search(r'name="csrf" value="([^"]+)"', client.get("/ui/signin").text).group(1)
+        client.post("/ui/signin", data={"csrf": form, "token": owner.strip()})
+        page = client.get("/ui/owner/jobs")
+        assert page.status_code == 200 and "tiny (removed)" in page.text
+    assert job
+    code, out, err = admin(db, "budget", "set", "alice", "tiny", " 1 ")
+    assert code == 0 and out == "alice on tiny: total 1, spent 0, remaining 1\n", err
+
+
+def test_dummy_rows_are_checked_on_dummy_requests_only(tmp_path: Path) -> None:
+    """``dummy_rows: 0`` beside ``dummy: false`` (``dprm remote submit ... --dummy-rows 0``) was refused
+    (``Input should be greater than or equal to 10``), though a real request reads no dummy row."""
+    from fastapi.testclient import TestClient
+
+    from dprm.server.app import create_app
+    from server_support import setup_server_db
+
+    db = str(tmp_path / "server.db")
+    tokens = setup_server_db(db, tmp_path, budgets={"alice": "1"})
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    job = {"dataset": "tiny", "algorithm": "alt-expm", "epsilon": "0.5", "parameters": {"init_trials": 1},
+           "dry_run": True}
+    stats = {"dataset": "tiny", "epsilon": "0.5", "left": {"attr": "a", "eq": True},
+             "right": {"attr": "b", "eq": True}, "dry_run": True}
+    with TestClient(create_app(db, workers=0, background=False)) as client:
+        for path, body in (("/v1/jobs", job), ("/v1/primitives/redescription-statistics", stats)):
+            assert client.post(path, json={**body, "dummy_rows": 0}, headers=headers).status_code == 200
+            refused = client.post(path, json={**body, "dummy": True, "dummy_rows": 0}, headers=headers)
+            assert refused.status_code == 422 and refused.json()["error"]["message"] == (
+                "dummy_rows: Input should be between 10 and 20000 with dummy: true")
+            wrong = client.post(path, json={**body, "dummy_rows": "0"}, headers=headers)
+            assert wrong.status_code == 422 and "dummy_rows" in wrong.json()["error"]["message"]
+            assert client.post(path, json={**body, "dummy": True, "dummy_rows": 10}, headers=headers).status_code == 200

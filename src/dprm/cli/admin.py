@@ -474,7 +474,7 @@ def budget_set(
     from dprm.server import budget
     from dprm.server.units import epsilon_units
 
-    units = epsilon_units(epsilon, "EPSILON", allow_zero=True)
+    units = epsilon_units(epsilon.strip(), "EPSILON", allow_zero=True)  # " 1" as the owner's grant form reads it
     with _db().write() as connection:
         total, spent = budget.grant(connection, analyst, dataset, units)
     print(budget.grant_notice(analyst, dataset, total, spent))
@@ -586,13 +586,15 @@ def jobs_command(
 
     _limit(limit)
     with _db().read() as connection:
-        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"),
+                        datasets.c.active_name)
                  .join(analysts, analysts.c.id == jobs.c.analyst_id).join(datasets, datasets.c.id == jobs.c.dataset_id))
         if analyst is not None:
             query = query.where(jobs.c.analyst_id == _analyst_id(connection, analyst))
         rows = connection.execute(query.order_by(jobs.c.id.desc()).limit(limit)).all()[::-1]
     header = ["job", "analyst", "dataset", "algorithm", "epsilon", "status", "pid", "error", "created"]
     _table(header + (["owner error"] if errors else []),
-           [[r.public_id, r.analyst, r.dataset, r.algorithm, units_text(r.epsilon_units) + (" dummy" if r.dummy else ""),
+           [[r.public_id, r.analyst, _shown_dataset(r.dataset, r.active_name), r.algorithm,
+             units_text(r.epsilon_units) + (" dummy" if r.dummy else ""),
              r.status, r.worker_pid or "-", r.error_code or "-", _when(r.created_at)]
             + ([" ".join((r.owner_error or "").split())[-300:]] if errors else []) for r in rows])
