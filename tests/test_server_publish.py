@@ -174,3 +174,53 @@ def test_an_error_that_is_not_the_databases_absence_is_not_tried_again(
     job, charge = _job(db, job_id)
     assert job.status == "failed" and job.error_code == "computation_failed" and charge.status == "spent"
     assert books(db) == []
+
+
+def test_a_result_is_published_through_a_real_postgresql_outage(
+        postgres_server: str, postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's own errors: when the worker publishes, the database refuses connections and its
+    open ones are terminated (the pool's connection then fails, new ones are refused) for 2 s; the
+    worker's tries fail until the database is back, then the result and its ledger are written once."""
+    import threading
+
+    import psycopg
+
+    setup_server_db(postgres_url, tmp_path)
+    db = Database(postgres_url)
+    job_id = submit_small_job(db)
+    assert jobs.claim_next(db, "worker-1").id == job_id
+    name = postgres_url.rsplit("/", 1)[1]
+    admin = postgres_server.replace("postgresql+psycopg://", "postgresql://").rsplit("/", 1)[0] + "/postgres"
+
+    def connections(allowed: bool) -> None:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {str(allowed).lower()}')
+            if not allowed:
+                connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                                   (name,))
+
+    real = jobs.finish_done
+    calls: list[BaseException | None] = []
+
+    def publishing_in_an_outage(*args: Any, **kwargs: Any) -> Any:
+        if not calls:
+            connections(False)
+            threading.Timer(2.0, connections, (True,)).start()
+        try:
+            done = real(*args, **kwargs)
+        except Exception as error:
+            calls.append(error)
+            raise
+        calls.append(None)
+        return done
+
+    monkeypatch.setattr(jobs, "finish_done", publishing_in_an_outage)
+    try:
+        assert worker.run_job(db, job_id, "worker-1") == "done"
+    finally:
+        connections(True)
+    assert len(calls) >= 2 and all(isinstance(e, OperationalError) for e in calls[:-1]) and calls[-1] is None
+    job, charge = _job(db, job_id)
+    assert job.status == "done" and job.result is not None and charge.status == "spent"
+    assert books(db) == []
+    db.dispose()
