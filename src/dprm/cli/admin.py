@@ -369,7 +369,7 @@ def analyst_rotate(
     expires_at = None if never_expires else KEEP_EXPIRY if expires_in_days is None else _expiry(expires_in_days)
     with _db().write() as connection:
         _show_token(rotate_token(connection, name, expires_at=expires_at),
-                    f"the token of analyst {name} was not changed (the old one still works)")
+                    f"the token of analyst {name} was not changed: the old one stays")
 
 
 def _switch(owner: bool, name: str, disabled: bool) -> None:
@@ -438,8 +438,7 @@ def owner_rotate(name: str = typer.Argument(..., metavar="NAME", help="The owner
     from dprm.server.owners import rotate_owner
 
     with _db().write() as connection:
-        _show_token(rotate_owner(connection, name), f"the token of owner {name} was not changed (the old one still "
-                                                    f"works)")
+        _show_token(rotate_owner(connection, name), f"the token of owner {name} was not changed: the old one stays")
 
 
 @owner_app.command("disable")
