@@ -104,7 +104,7 @@ def failure_reason(error: BaseException) -> str:
     Examples
     --------
     >>> from sqlalchemy.exc import InternalError
-    >>> failure_reason(InternalError("INSERT ...", {}, Exception("cannot execute INSERT in a read-only transaction\n")))
+    >>> failure_reason(InternalError("INSERT ...", {}, Exception("cannot execute INSERT in a read-only transaction\\n")))
     'cannot execute INSERT in a read-only transaction'
     """
     return _reason(error)
