@@ -403,7 +403,7 @@ def _with_x_complete(tmp_path: Path) -> tuple[str, Database, dict[str, str]]:
     declared["columns"]["x"]["complete"] = True
     types.write_text(json.dumps(declared))
     db = Database(url)
-    register_dataset(db, "whole", left, right, types)
+    register_dataset(db, "whole", left, right, types, same_files_ok=True)  # tiny's rows, another types file
     with db.write() as c:
         budgets.set_budget(c, accounts.find_analyst(c, "alice").id, 2, epsilon_units("10"))
     return url, db, {"Authorization": f"Bearer {tokens['alice']}"}

@@ -27,11 +27,56 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from dprm.cli.app import command_app
 from dprm.errors import ParameterError
 
-app = command_app("The data owner's administration of a dprm server's database.")
+
+class _AdminCommands(TyperGroup):
+    """``dprm admin``'s group: a database that fails a command is one line naming it, exit code 2.
+
+    A database that cannot be written (a read-only PostgreSQL database, role or
+    transaction; a read-only SQLite file, folder or mount; a full disk) or that stopped
+    answering fails a command with the driver's error, which was an ``internal error``
+    with its SQL; it is now ``error: --db URL: the database cannot be written (REASON)``
+    (what ``dprm serve`` says at start, by the same write probe) or ``... the database
+    failed (REASON)``. Any other error (a bug) is left as it is.
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as error:  # noqa: BLE001 - only a database's failure is turned into one line
+            problem = _database_failure(error)
+            if problem is None:
+                raise
+            raise problem from None
+
+
+def _database_failure(error: BaseException) -> Optional[ParameterError]:
+    """The one-line error for a database that failed a command with ``error``, or None (not the database's)."""
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    from dprm.server.database import failure_reason, shown_url
+
+    database = _STATE.get("db")
+    if database is None or not isinstance(error, (DBAPIError, PoolTimeout)):
+        return None
+    where = f"--db {shown_url(database.url)}"
+    problem = database.probe_write()
+    if problem is not None:
+        return ParameterError(f"{where}: the database cannot be written ({problem})")
+    sqlstate = getattr(getattr(error, "orig", None), "sqlstate", None)
+    if sqlstate in ("25006", "42501"):  # read-only transaction; no privilege (on this table)
+        return ParameterError(f"{where}: the database cannot be written ({failure_reason(error)})")
+    if isinstance(error, (OperationalError, InterfaceError, PoolTimeout)):
+        return ParameterError(f"{where}: the database failed ({failure_reason(error)})")
+    return None
+
+
+app = command_app("The data owner's administration of a dprm server's database.", cls=_AdminCommands)
 dataset_app = command_app("Register, remove and list datasets.")
 analyst_app = command_app("Add, disable, enable, rotate and list analysts.")
 budget_app = command_app("Grant or change budgets.")
@@ -74,22 +119,73 @@ def _db(*, create: bool = False) -> Any:
 @contextmanager
 def _creating() -> Iterator[Any]:
     """The database for a command that adds something: a missing SQLite file is created,
-    and removed again if the command fails (nothing is left at a mistyped path)."""
+    and removed again if the command fails (nothing is left at a mistyped path).
+
+    SIGTERM ends the command as Ctrl-C does (:func:`~dprm.cli.interrupts.terminate_as_interrupt`):
+    the new file and its ``-wal`` and ``-shm`` are removed, ``interrupted``, exit code 130
+    (Python's default SIGTERM left them, migrated and empty).
+    """
+    from dprm.cli.interrupts import terminate_as_interrupt
     from dprm.server.database import normalise_url
 
     url = normalise_url(_STATE["url"]) if _STATE.get("url") else ""
-    path = Path(url.split(":///", 1)[1]) if url.startswith("sqlite") and ":///" in url else None
+    path = None
+    if url.startswith("sqlite") and ":///" in url:
+        named = url.split(":///", 1)[1]
+        if "uri=true" in named:  # sqlite:///file:PATH?mode=ro&uri=true: the file is PATH
+            named = named.split("?", 1)[0].removeprefix("file:")
+        path = Path(named)
     fresh = path is not None and not path.exists()
+    with terminate_as_interrupt():
+        try:
+            yield _db(create=True)
+        except BaseException:
+            if fresh and path is not None:
+                database = _STATE.pop("db", None)
+                if database is not None:
+                    database.dispose()
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+            raise
+
+
+def _show_token(token: str, done: str) -> None:
+    """Print a new token, alone on one line, and flush it, inside the transaction that saves it.
+
+    A token is shown once and never stored: one that cannot be written (``> /dev/full``,
+    a closed pipe, a closed standard output, which the command sees as ``/dev/null``)
+    must not be saved either, or the analyst or owner would exist with a token nobody
+    has (or, after a rotation, be locked out). Called before the commit: the
+    ParameterError raised here rolls the change back, and ``done`` (``analyst gus was
+    not added``) says so. (A reader that closes the pipe only after this write
+    succeeded is beyond what the command can see.)
+    """
+    import sys
+
+    from dprm.cli.console import StdoutClosed
+
+    if sys.stdout is None or _discarded(sys.stdout):
+        raise ParameterError(f"the token would be lost: standard output is closed or /dev/null; {done}")
     try:
-        yield _db(create=True)
-    except BaseException:
-        if fresh and path is not None:
-            database = _STATE.pop("db", None)
-            if database is not None:
-                database.dispose()
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-        raise
+        print(token, flush=True)
+    except StdoutClosed:
+        raise ParameterError(f"the token could not be written: standard output is closed; {done}") from None
+    except OSError as error:
+        raise ParameterError(f"the token could not be written to standard output ({error.strerror or error}); "
+                             f"{done}") from None
+
+
+def _discarded(stream: Any) -> bool:
+    """Whether ``stream`` writes to ``/dev/null`` (a closed standard output is plugged with it)."""
+    import io
+    import os
+    import stat
+
+    try:
+        written, null = os.fstat(stream.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISCHR(written.st_mode) and written.st_rdev == null.st_rdev
 
 
 def _expiry(days: Optional[float]) -> Optional[float]:
@@ -166,25 +262,33 @@ def dataset_add(
     id_column: Optional[str] = typer.Option(None, "--id-column", metavar="NAME", help="Id column of both views."),
     duplicate_columns: str = typer.Option("rename", "--duplicate-columns", metavar="rename|error",
                                           help="A column name twice in one file: 'rename' later ones or 'error'."),
+    same_files_ok: bool = typer.Option(False, "--same-files-ok",
+                                       help="Register files that another dataset holds already (the same SHA-256): "
+                                            "budgets on the two names then add up on the same rows. Without it, "
+                                            "refused."),
 ) -> None:
     """Register a dataset: loaded and checked as `dprm mine` does; the types file must be complete."""
     from sqlalchemy import and_, select
 
     from dprm.cli.console import note
-    from dprm.server.datasets import register_dataset
+    from dprm.server.datasets import register_dataset, same_files
     from dprm.server.tables import datasets
 
     with _creating() as database:
         schema = register_dataset(database, name, left, right, types, id_column=id_column,
-                                  duplicate_names=duplicate_columns)
+                                  duplicate_names=duplicate_columns, same_files_ok=same_files_ok)
         with database.read() as connection:
             new = connection.execute(select(datasets).where(datasets.c.active_name == name)).one()
             earlier = connection.execute(select(datasets.c.name).where(and_(
                 datasets.c.active_name.is_(None), datasets.c.left_sha256 == new.left_sha256,
                 datasets.c.right_sha256 == new.right_sha256))).all()
+            also = [n for n in same_files(connection, new.left_sha256, new.right_sha256) if n != name]
     views = schema["views"]
     print(f"registered {name}: {len(views['left'])} left and {len(views['right'])} right attributes "
           f"(public schema: names, types, declared domains)")
+    if also:  # (only with --same-files-ok)
+        note(f"the same files are registered as {', '.join(also)} too: an analyst's budgets on {name} and "
+             f"{also[0]} add up on these rows; grant with the total in mind")
     if earlier:
         names = ", ".join(sorted({r.name for r in earlier}))
         note(f"the same files were registered before as {names} (removed); budgets on {name} start afresh, "
@@ -245,8 +349,7 @@ def analyst_add(
 
     expires_at = _expiry(expires_in_days)
     with _creating() as database, database.write() as connection:
-        token = add_analyst(connection, name, expires_at=expires_at)
-    print(token)
+        _show_token(add_analyst(connection, name, expires_at=expires_at), f"analyst {name} was not added")
 
 
 @analyst_app.command("rotate")
@@ -254,15 +357,19 @@ def analyst_rotate(
     name: str = typer.Argument(..., metavar="NAME", help="The analyst's name."),
     expires_in_days: Optional[float] = typer.Option(None, "--expires-in-days", metavar="DAYS",
                                                     help="The new token stops working after this many days "
-                                                         "(at most 36,500; default: never)."),
+                                                         "(at most 36,500; default: when the old one would)."),
+    never_expires: bool = typer.Option(False, "--never-expires", help="The new token never expires."),
 ) -> None:
-    """Replace an analyst's token (the old one stops working); prints the new one."""
-    from dprm.server.accounts import rotate_token
+    """Replace an analyst's token (the old one stops working); prints the new one, which keeps the old one's expiry
+    unless --expires-in-days or --never-expires is given."""
+    from dprm.server.accounts import KEEP_EXPIRY, rotate_token
 
-    expires_at = _expiry(expires_in_days)
+    if never_expires and expires_in_days is not None:
+        raise ParameterError("give --expires-in-days or --never-expires, not both")
+    expires_at = None if never_expires else KEEP_EXPIRY if expires_in_days is None else _expiry(expires_in_days)
     with _db().write() as connection:
-        token = rotate_token(connection, name, expires_at=expires_at)
-    print(token)
+        _show_token(rotate_token(connection, name, expires_at=expires_at),
+                    f"the token of analyst {name} was not changed: the old one stays")
 
 
 def _switch(owner: bool, name: str, disabled: bool) -> None:
@@ -322,8 +429,7 @@ def owner_add(name: str = typer.Argument(..., metavar="NAME", help="The owner's 
     from dprm.server.owners import add_owner
 
     with _creating() as database, database.write() as connection:
-        token = add_owner(connection, name)
-    print(token)
+        _show_token(add_owner(connection, name), f"owner {name} was not added")
 
 
 @owner_app.command("rotate")
@@ -332,8 +438,7 @@ def owner_rotate(name: str = typer.Argument(..., metavar="NAME", help="The owner
     from dprm.server.owners import rotate_owner
 
     with _db().write() as connection:
-        token = rotate_owner(connection, name)
-    print(token)
+        _show_token(rotate_owner(connection, name), f"the token of owner {name} was not changed: the old one stays")
 
 
 @owner_app.command("disable")
@@ -368,7 +473,7 @@ def budget_set(
     from dprm.server import budget
     from dprm.server.units import epsilon_units
 
-    units = epsilon_units(epsilon, "EPSILON", allow_zero=True)
+    units = epsilon_units(epsilon.strip(), "EPSILON", allow_zero=True)  # " 1" as the owner's grant form reads it
     with _db().write() as connection:
         total, spent = budget.grant(connection, analyst, dataset, units)
     print(budget.grant_notice(analyst, dataset, total, spent))
@@ -480,13 +585,15 @@ def jobs_command(
 
     _limit(limit)
     with _db().read() as connection:
-        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"),
+                        datasets.c.active_name)
                  .join(analysts, analysts.c.id == jobs.c.analyst_id).join(datasets, datasets.c.id == jobs.c.dataset_id))
         if analyst is not None:
             query = query.where(jobs.c.analyst_id == _analyst_id(connection, analyst))
         rows = connection.execute(query.order_by(jobs.c.id.desc()).limit(limit)).all()[::-1]
     header = ["job", "analyst", "dataset", "algorithm", "epsilon", "status", "pid", "error", "created"]
     _table(header + (["owner error"] if errors else []),
-           [[r.public_id, r.analyst, r.dataset, r.algorithm, units_text(r.epsilon_units) + (" dummy" if r.dummy else ""),
+           [[r.public_id, r.analyst, _shown_dataset(r.dataset, r.active_name), r.algorithm,
+             units_text(r.epsilon_units) + (" dummy" if r.dummy else ""),
              r.status, r.worker_pid or "-", r.error_code or "-", _when(r.created_at)]
             + ([" ".join((r.owner_error or "").split())[-300:]] if errors else []) for r in rows])

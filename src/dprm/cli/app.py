@@ -64,13 +64,14 @@ class LazyCommands(TyperGroup):
             formatter.write_dl([(name, short) for name, (_, short) in COMMANDS.items()])
 
 
-def command_app(help_text: str | None = None) -> typer.Typer:
+def command_app(help_text: str | None = None, *, cls: type[TyperGroup] | None = None) -> typer.Typer:
     """A :class:`typer.Typer` for one command module, with the shared settings.
 
     Plain click help (no rich panels, which cut long option names at 80 columns),
-    ``-h``, defaults shown, no shell-completion options.
+    ``-h``, defaults shown, no shell-completion options. ``cls``: the group's class, when
+    a command module runs its commands in a way of its own (``dprm admin``).
     """
-    return typer.Typer(help=help_text, context_settings=CONTEXT, rich_markup_mode=None,
+    return typer.Typer(help=help_text, context_settings=CONTEXT, rich_markup_mode=None, cls=cls,
                        add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True)
 
 

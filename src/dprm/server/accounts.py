@@ -35,7 +35,7 @@ from dprm.server.tables import analysts, web_sessions
 
 __all__ = ["Analyst", "new_token", "check_secret", "parse_token", "add_analyst", "rotate_token",
            "set_disabled", "find_analyst", "authenticate", "token_row", "check_expiry", "end_sessions",
-           "NAME_PATTERN", "MAX_EXPIRY_DAYS"]
+           "NAME_PATTERN", "MAX_EXPIRY_DAYS", "KEEP_EXPIRY"]
 
 #: Names of analysts and datasets: letters, digits, ``.``, ``_``, ``-``; 1 to 64.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # whole names only (fullmatch: '$' passed 'eve\n')
@@ -155,18 +155,40 @@ def end_sessions(connection: Any, role: str, principal_id: int) -> None:
                                                   web_sessions.c.principal_id == principal_id))
 
 
-def rotate_token(connection: Any, name: str, *, expires_at: float | None = None) -> str:
+#: :func:`rotate_token`'s default: the new token expires when the old one would have.
+KEEP_EXPIRY: Any = object()
+
+
+def rotate_token(connection: Any, name: str, *, expires_at: Any = KEEP_EXPIRY) -> str:
     """Replace an analyst's token (the old one and its sessions stop working at once); the new token.
 
-    ``expires_at`` is checked as by :func:`add_analyst`.
+    The new token keeps the old one's expiry (:data:`KEEP_EXPIRY`) unless ``expires_at``
+    is given: a time (checked as by :func:`add_analyst`) or None, never. An expiry
+    that has passed is not kept: the new token would be expired at once, so that is a
+    ParameterError asking for a new expiry.
     """
-    expires_at = check_expiry(expires_at)
     row = find_analyst(connection, name)
+    if expires_at is KEEP_EXPIRY:
+        expires_at = row.expires_at
+        if expires_at is not None and expires_at <= time.time():
+            raise ParameterError(f"the token of analyst {name!r} expired on {_date(expires_at)}: a new token "
+                                 f"would be expired at once; give it a new expiry (dprm admin analyst rotate "
+                                 f"{name} --expires-in-days DAYS, or --never-expires)")
+    else:
+        expires_at = check_expiry(expires_at)
     token, (token_id, salt, digest) = new_token()
     connection.execute(update(analysts).where(analysts.c.id == row.id).values(
         token_id=token_id, token_salt=salt, token_hash=digest, rotated_at=time.time(), expires_at=expires_at))
     end_sessions(connection, "analyst", int(row.id))
     return token
+
+
+def _date(seconds: float) -> str:
+    """A UTC date and time for messages (a time no calendar holds as a number)."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))
+    except (OverflowError, OSError, ValueError):
+        return f"{seconds:g}"
 
 
 def set_disabled(connection: Any, name: str, disabled: bool) -> None:

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Optional, Union
 
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints,
-                      ValidatorFunctionWrapHandler, WrapValidator)
+                      ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator, field_validator)
+from pydantic_core import PydanticCustomError
 
 from dprm.json_values import JsonNumber
 from dprm.mining.base import CONFIDENCE
@@ -55,8 +56,18 @@ class _Common(_Body):
     dry_run: StrictBool = Field(False, description="Only check the request and return its exact cost and the "
                                                    "remaining budget: nothing is charged, no row is read.")
     dummy: StrictBool = Field(False, description="Run on rows synthesised from the public schema (no budget).")
-    dummy_rows: Annotated[StrictInt, Field(ge=10, le=MAX_DUMMY_ROWS)] = Field(
-        1000, description="Number of dummy rows (with dummy=true).")
+    dummy_rows: StrictInt = Field(1000, description=f"Number of dummy rows, 10 to {MAX_DUMMY_ROWS} (read with "
+                                                    f"dummy=true only; any whole number is ignored otherwise).")
+
+    @field_validator("dummy_rows")
+    @classmethod
+    def _dummy_rows_of_a_dummy_run(cls, rows: int, info: ValidationInfo) -> int:
+        """The number of rows is checked where it is used: on a dummy request (a real one ignores it, and
+        refused ``dummy_rows: 0`` sent beside ``dummy: false``, as ``dprm remote ... --dummy-rows 0`` does)."""
+        if info.data.get("dummy") and not 10 <= rows <= MAX_DUMMY_ROWS:
+            raise PydanticCustomError("dummy_rows_range", "Input should be between 10 and {high} with dummy: true",
+                                      {"high": MAX_DUMMY_ROWS})
+        return rows
 
 
 class JobRequest(_Common):

@@ -148,15 +148,26 @@ def remaining(connection: Any, analyst_id: int, dataset_id: int) -> tuple[int, i
 
 
 def set_budget(connection: Any, analyst_id: int, dataset_id: int, total_units: int) -> None:
-    """Grant or change a total budget (what was spent stays spent)."""
+    """Grant or change a total budget (what was spent stays spent).
+
+    One statement, ``INSERT ... ON CONFLICT (analyst_id, dataset_id) DO UPDATE`` (SQLite
+    and PostgreSQL alike): two first grants at once no longer both find no row to
+    update and then both insert one (PostgreSQL: the second failed with
+    ``IntegrityError`` on ``budgets_pkey``); the later waits for the earlier and sets
+    its total over it, as two changes of an existing budget do. The spent ε is never
+    touched.
+    """
+    if connection.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as upsert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as upsert
+
     now = time.time()
-    changed = connection.execute(
-        update(budgets).where(and_(budgets.c.analyst_id == analyst_id, budgets.c.dataset_id == dataset_id))
-        .values(total_units=total_units, updated_at=now)
-    ).rowcount
-    if changed == 0:
-        connection.execute(insert(budgets).values(analyst_id=analyst_id, dataset_id=dataset_id,
-                                                  total_units=total_units, spent_units=0, updated_at=now))
+    statement = upsert(budgets).values(analyst_id=analyst_id, dataset_id=dataset_id, total_units=total_units,
+                                       spent_units=0, updated_at=now)
+    connection.execute(statement.on_conflict_do_update(
+        index_elements=[budgets.c.analyst_id, budgets.c.dataset_id],
+        set_={"total_units": statement.excluded.total_units, "updated_at": statement.excluded.updated_at}))
 
 
 def grant(connection: Any, analyst: str, dataset: str, total_units: int) -> tuple[int, int]:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from dprm.errors import ParameterError
 
-__all__ = ["Database", "normalise_url", "shown_url", "migrate", "MIGRATIONS"]
+__all__ = ["Database", "normalise_url", "shown_url", "migrate", "failure_reason", "MIGRATIONS"]
 
 #: The folder of the alembic environment and its versions.
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -96,6 +96,18 @@ def _reason(error: BaseException) -> str:
     """The first line of what the database driver said."""
     text = str(getattr(error, "orig", None) or error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def failure_reason(error: BaseException) -> str:
+    """The first line of what the database driver said of ``error`` (for one-line messages).
+
+    Examples
+    --------
+    >>> from sqlalchemy.exc import InternalError
+    >>> failure_reason(InternalError("INSERT ...", {}, Exception("cannot execute INSERT in a read-only transaction\\n")))
+    'cannot execute INSERT in a read-only transaction'
+    """
+    return _reason(error)
 
 
 def _engine(url: str, **options: Any) -> Any:

@@ -49,7 +49,7 @@ from dprm.server.tables import datasets
 
 __all__ = ["SCHEMA_FORMAT", "DatasetRecord", "sha256_file", "register_dataset", "remove_dataset", "list_datasets",
            "active_dataset", "verify_files", "load_registered", "loading_options", "public_schema", "check_complete",
-           "attribute_of"]
+           "attribute_of", "same_files"]
 
 SCHEMA_FORMAT = "dprm.schema/1"
 
@@ -213,13 +213,47 @@ def attribute_of(schema: dict[str, Any], view: str, name: str) -> dict[str, Any]
     return None
 
 
+def same_files(connection: Any, left_sha256: str, right_sha256: str) -> list[str]:
+    """The names of the registered (active) datasets of the same two files, by their SHA-256
+    (in either order: the same rows), sorted.
+
+    Budgets are per (analyst, dataset name): an analyst with budgets on two names of the
+    same rows spends both on these rows, so :func:`register_dataset` refuses a second name
+    unless asked (``same_files_ok``).
+    """
+    from sqlalchemy import and_, or_
+
+    rows = connection.execute(select(datasets.c.active_name).where(and_(
+        datasets.c.active_name.is_not(None),
+        or_(and_(datasets.c.left_sha256 == left_sha256, datasets.c.right_sha256 == right_sha256),
+            and_(datasets.c.left_sha256 == right_sha256, datasets.c.right_sha256 == left_sha256))))).scalars()
+    return sorted(rows)
+
+
+def _refuse_name_in_use(connection: Any, name: str) -> None:
+    if connection.execute(select(datasets.c.id).where(datasets.c.active_name == name)).first() is not None:
+        raise ParameterError(f"a dataset named {name!r} is registered already (remove it first)")
+
+
+def _refuse_same_files(connection: Any, name: str, digests: list[str]) -> None:
+    names = same_files(connection, digests[0], digests[1])
+    if names:
+        shown = ", ".join(repr(n) for n in names)
+        raise ParameterError(
+            f"the same files are registered already as {shown}: budgets on two names of the same rows add up "
+            f"(an analyst with a budget on each spends both on these rows); grant more on {names[0]!r} instead, "
+            f"or register them again on purpose with dprm admin dataset add {name} ... --same-files-ok")
+
+
 def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike[str], right: str | os.PathLike[str],
                      types: str | os.PathLike[str], *, id_column: str | None = None,
-                     duplicate_names: str = "rename") -> dict[str, Any]:
+                     duplicate_names: str = "rename", same_files_ok: bool = False) -> dict[str, Any]:
     """Load, check and register a dataset; returns its public schema.
 
     ``connection_factory`` is a :class:`~dprm.server.database.Database`: the files are
-    loaded before the (short) write transaction.
+    loaded before the (short) write transaction. Files that a registered dataset holds
+    already (the same SHA-256, :func:`same_files`) are refused, naming it, unless
+    ``same_files_ok``: budgets on the two names would add up on the same rows.
     """
     from dprm.data import TypesSpec, load_two_view
 
@@ -231,6 +265,10 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
     spec = TypesSpec.from_mapping(mapping, source=str(paths[2]))
     options = {"id_column": id_column, "duplicate_names": duplicate_names}
     digests = [_named_digest(p) for p in paths]
+    with connection_factory.read() as connection:  # before the files are loaded (that can take a while)
+        _refuse_name_in_use(connection, name)  # (and both again in the transaction that registers it)
+        if not same_files_ok:
+            _refuse_same_files(connection, name, digests)
     data = load_two_view(paths[0], paths[1], types=spec, **_load_kwargs(options))
     check_complete(data, spec)
     schema = public_schema(data, id_column if id_column is not None else spec.id_column)
@@ -242,8 +280,9 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
                   types_sha256=digests[2], types_json=json.dumps(mapping), id_column=schema["id_column"],
                   load_options=json.dumps(options), public_schema=json.dumps(schema), created_at=time.time())
     with connection_factory.write() as connection:
-        if connection.execute(select(datasets.c.id).where(datasets.c.active_name == name)).first() is not None:
-            raise ParameterError(f"a dataset named {name!r} is registered already (remove it first)")
+        _refuse_name_in_use(connection, name)
+        if not same_files_ok:
+            _refuse_same_files(connection, name, digests)
         connection.execute(insert(datasets).values(**values))
     return schema
 

@@ -25,6 +25,15 @@ this process for it. Either way one process runs one job. Then the worker
 
 Any error after step 3 fails the job with the generic ``computation_failed`` (the
 charge is kept); its text and traceback go to the job's ``owner_error`` only.
+
+The job's end (the result with its ledger rows, or the failure) is written by
+:func:`publish`: a database that does not answer for a while (a PostgreSQL restart,
+a lost connection, a SQLite file locked or read-only) is tried again with back-off
+for up to :data:`PUBLISH_RETRY_SECONDS`, as the heartbeats go on trying meanwhile,
+instead of losing a finished result (the job then ended ``worker_died`` with its ε
+kept). Each try is one transaction guarded by the job's status and the worker's
+token, so a try whose commit did happen before its answer was lost makes the next
+find the job no longer running: nothing is written twice.
 """
 
 from __future__ import annotations
@@ -39,10 +48,22 @@ import time
 import traceback
 from typing import Any
 
-__all__ = ["run_job", "run_claimed", "main", "warm_up", "HEARTBEAT_SECONDS", "JOB_NICENESS"]
+__all__ = ["run_job", "run_claimed", "main", "warm_up", "publish", "database_unavailable", "Unpublished",
+           "HEARTBEAT_SECONDS", "JOB_NICENESS", "PUBLISH_RETRY_SECONDS"]
 
 #: Seconds between heartbeats.
 HEARTBEAT_SECONDS = 1.0
+
+#: How long a worker tries to write its job's end (result and ledger, or failure) while
+#: the database does not answer, before it gives up and exits (the supervisor then fails
+#: the job ``worker_died``, its charge kept if it had read rows): 10 minutes.
+PUBLISH_RETRY_SECONDS = 600.0
+
+#: The first and the longest wait between two tries of :func:`publish` (doubling in between).
+PUBLISH_FIRST_WAIT = 0.1
+PUBLISH_LONGEST_WAIT = 5.0
+
+_clock, _sleep = time.monotonic, time.sleep  # (the tests' fake time replaces these two only)
 
 #: How much lower a job's process runs than the server (``nice``): a long job must not
 #: slow the interactive requests (budget reads, pages, primitives) of every analyst.
@@ -87,6 +108,61 @@ def _progress_callback(db: Any, job_id: int, token: str) -> Any:
     return progress
 
 
+class Unpublished(Exception):
+    """The database stayed unavailable for :data:`PUBLISH_RETRY_SECONDS`: the job's end is not
+    written (its cause is the last database error). The worker exits; the supervisor fails the job."""
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` says the database could not be used for a while (worth another try).
+
+    A lost or refused connection, a server shutting down, a pool exhausted, a SQLite
+    lock or read-only file (SQLAlchemy's ``OperationalError`` and ``InterfaceError``), a
+    connection SQLAlchemy invalidated, a PostgreSQL transaction refused as read-only;
+    not a constraint or a programming error, which another try would only repeat.
+
+    Examples
+    --------
+    >>> from sqlalchemy.exc import IntegrityError, OperationalError
+    >>> database_unavailable(OperationalError("UPDATE jobs", {}, Exception("server closed the connection")))
+    True
+    >>> database_unavailable(IntegrityError("INSERT", {}, Exception("duplicate key"))), database_unavailable(KeyError())
+    (False, False)
+    """
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    if isinstance(error, (OperationalError, InterfaceError, PoolTimeout)):
+        return True
+    return isinstance(error, DBAPIError) and (bool(error.connection_invalidated)
+                                              or getattr(error.orig, "sqlstate", None) == "25006")
+
+
+def publish(write: Any, *args: Any, **kwargs: Any) -> Any:
+    """``write(*args, **kwargs)`` (:func:`~dprm.server.jobs.finish_done` or
+    :func:`~dprm.server.jobs.finish_failed`), tried again while the database is unavailable.
+
+    Waits :data:`PUBLISH_FIRST_WAIT` seconds after the first failure, twice as long after
+    each next one (at most :data:`PUBLISH_LONGEST_WAIT`), for up to
+    :data:`PUBLISH_RETRY_SECONDS` in all; then :class:`Unpublished` is raised (from the last
+    database error); any other error is raised at once. The writes are guarded by the
+    job's status and the worker's token, so a try that committed before its answer was
+    lost is not repeated: the next one finds the job ended and returns False.
+    """
+    deadline = _clock() + PUBLISH_RETRY_SECONDS
+    wait = PUBLISH_FIRST_WAIT
+    while True:
+        try:
+            return write(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - only an unavailable database is tried again
+            if not database_unavailable(error):
+                raise
+            if _clock() + wait > deadline:
+                raise Unpublished(f"the database was unavailable for {PUBLISH_RETRY_SECONDS:g} s") from error
+        _sleep(wait)
+        wait = min(wait * 2, PUBLISH_LONGEST_WAIT)
+
+
 def run_job(db: Any, job_id: int, token: str) -> str:
     """Run the claimed job ``job_id``; returns its final status."""
     import numpy as np
@@ -110,8 +186,8 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         dataset_row = connection.execute(select(datasets).where(datasets.c.id == job.dataset_id)).one()
         record = DatasetRecord.from_row(dataset_row)
     if dataset_row.active_name is None:  # removed by the owner while the job was queued: no row read
-        jobs.finish_failed(db, job_id, token, code=jobs.REMOVED_DATASET, message=None,
-                           owner_error="the dataset was removed before the job started", touched=False)
+        publish(jobs.finish_failed, db, job_id, token, code=jobs.REMOVED_DATASET, message=None,
+                owner_error="the dataset was removed before the job started", touched=False)
         return "failed"
     heart = _Heartbeat(db, job_id, token)
     heart.start()
@@ -144,22 +220,24 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         if not job.dummy and not document.get("privacy", {}).get("private", False):
             reasons = document.get("privacy", {}).get("reasons", [])
             # The analyst sees the generic failure: which failure it was may depend on the rows.
-            ok = jobs.finish_failed(db, job_id, token, code="computation_failed", message=None,
-                                    owner_error=f"result withheld, not private: {reasons}", touched=True)
+            ok = publish(jobs.finish_failed, db, job_id, token, code="computation_failed", message=None,
+                         owner_error=f"result withheld, not private: {reasons}", touched=True)
             return "failed" if ok else "lost"
         releases = [Release(e.step, e.mechanism, e.epsilon) for e in accountant.ledger]
-        return "done" if jobs.finish_done(db, job_id, token, releases, document) else "lost"
+        return "done" if publish(jobs.finish_done, db, job_id, token, releases, document) else "lost"
+    except Unpublished:  # the database is gone: no other end can be written either
+        raise
     except ApiError as error:  # the files changed or vanished: no row was read
-        jobs.finish_failed(db, job_id, token, code=error.code, message=error.message, owner_error=str(error),
-                           touched=touched)
+        publish(jobs.finish_failed, db, job_id, token, code=error.code, message=error.message,
+                owner_error=str(error), touched=touched)
         return "failed"
     except Exception as error:  # noqa: BLE001 - generic for the analyst, full text for the owner
         owner = "".join(traceback.format_exception(error))[-8000:]
         message = None
         if job.dummy and isinstance(error, DprmError):  # dummy rows are public
             message = str(error).splitlines()[0][:300]
-        jobs.finish_failed(db, job_id, token, code="computation_failed", message=message, owner_error=owner,
-                           touched=touched)
+        publish(jobs.finish_failed, db, job_id, token, code="computation_failed", message=message,
+                owner_error=owner, touched=touched)
         return "failed"
     finally:
         heart.stopped.set()

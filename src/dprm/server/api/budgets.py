@@ -30,7 +30,8 @@ async def get_budget(request: Request, who: Analyst, db: Db,
         rows = connection.execute(
             select(datasets.c.name, budgets.c.total_units, budgets.c.spent_units)
             .join(budgets, budgets.c.dataset_id == datasets.c.id)
-            .where(and_(budgets.c.analyst_id == who.id, datasets.c.active_name.is_not(None)))
+            .where(and_(budgets.c.analyst_id == who.id, datasets.c.active_name.is_not(None),
+                        budgets.c.total_units > 0))
             .order_by(datasets.c.name)).all()
         return [budget_view(r.name, int(r.total_units), int(r.spent_units)) for r in rows]
 
@@ -60,7 +61,8 @@ def ledger_page(connection: Any, who: Any, dataset: str | None = None, limit: in
     """A page of the analyst's own ledger rows, newest first, and the next page's cursor
     (``/v1/ledger`` and the analysts' ledger page; :mod:`dprm.server.api.paging`).
 
-    ``dataset``: only that one (granted to ``who``, else the API's ``unknown_dataset``).
+    ``dataset``: only that one (granted to ``who``, or withdrawn after ``who`` spent on it;
+    else the API's ``unknown_dataset``).
     A row's ``job`` is the job's public id, or None for a statistics request; its
     ``charge`` the charge's place among the analyst's own charges (1 for the oldest; see
     :func:`charge_ordinals`), which groups the rows of one request; its ``dataset`` the
@@ -74,8 +76,8 @@ def ledger_page(connection: Any, who: Any, dataset: str | None = None, limit: in
              .join(datasets, datasets.c.id == ledger.c.dataset_id)
              .outerjoin(jobs_table, jobs_table.c.id == ledger.c.job_id)
              .where(ledger.c.analyst_id == who.id))
-    if dataset is not None:
-        record, _, _ = granted(connection, who, dataset)
+    if dataset is not None:  # a budget withdrawn after it was spent on: its rows stay the analyst's history
+        record, _, _ = granted(connection, who, dataset, history=True)
         query = query.where(ledger.c.dataset_id == record.id)
     rows, following = newest_page(connection, query, ledger.c.id, limit, before)
     ordinals = charge_ordinals(connection, who, {r.charge_id for r in rows})

@@ -1,4 +1,6 @@
-"""``/v1/datasets``: the datasets an analyst has a budget on (public schema and budget, never a count)."""
+"""``/v1/datasets``: the datasets an analyst has a budget on (public schema and budget, never a count).
+
+A budget of 0 (withdrawn) is no grant (:func:`~dprm.server.api.deps.granted`)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ async def list_datasets(request: Request, who: Analyst, db: Db) -> dict[str, Any
     rows = await db.aread(lambda connection: connection.execute(
         select(datasets, budgets.c.total_units, budgets.c.spent_units)
         .join(budgets, and_(budgets.c.dataset_id == datasets.c.id, budgets.c.analyst_id == who.id))
-        .where(datasets.c.active_name.is_not(None)).order_by(datasets.c.name)).all())
+        .where(and_(datasets.c.active_name.is_not(None), budgets.c.total_units > 0))
+        .order_by(datasets.c.name)).all())
     return {"datasets": [dataset_view(DatasetRecord.from_row(r), int(r.total_units), int(r.spent_units))
                          for r in rows]}
 

@@ -3,7 +3,8 @@
 Every endpoint but ``/health`` takes :data:`Analyst` (a valid Bearer token within
 its rate limit) and most take :data:`Db` (the server's
 :class:`~dprm.server.database.Database`). :func:`granted` is the one dataset
-grant: a dataset without a budget for the analyst is ``404 unknown_dataset``.
+grant: a dataset without a budget for the analyst, or with a budget of 0 (withdrawn),
+is ``404 unknown_dataset``.
 :func:`note` leaves what the audit record says in ``request.state``.
 """
 
@@ -13,7 +14,7 @@ from typing import Annotated, Any, Optional
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import and_, select
+from sqlalchemy import and_, or_, select
 
 from dprm.errors import ParameterError, short_repr
 from dprm.server import accounts
@@ -146,12 +147,22 @@ def units_of(value: Any) -> int:
         raise ApiError("invalid_epsilon", str(error)[:300]) from None
 
 
-def granted(connection: Any, who: accounts.Analyst, name: str) -> tuple[DatasetRecord, int, int]:
-    """The dataset if the analyst has a budget on it: ``(record, total, spent)``."""
+def granted(connection: Any, who: accounts.Analyst, name: str, *, history: bool = False
+            ) -> tuple[DatasetRecord, int, int]:
+    """The dataset if the analyst has a budget on it: ``(record, total, spent)``.
+
+    A budget whose total is 0 (``dprm admin budget set ANALYST DATASET 0``: withdrawn)
+    is no grant: ``404 unknown_dataset``, as a dataset never granted. With ``history``
+    (the ledger's filter) a withdrawn budget that was spent on is still the analyst's
+    own history: its rows stay readable.
+    """
+    kept = budgets.c.total_units > 0
+    if history:
+        kept = or_(kept, budgets.c.spent_units > 0)
     row = connection.execute(
         select(datasets, budgets.c.total_units, budgets.c.spent_units)
         .join(budgets, and_(budgets.c.dataset_id == datasets.c.id, budgets.c.analyst_id == who.id))
-        .where(datasets.c.active_name == name)
+        .where(and_(datasets.c.active_name == name, kept))
     ).first()
     if row is None:
         raise ApiError("unknown_dataset")

@@ -34,7 +34,7 @@ router = APIRouter(prefix="/ui", include_in_schema=False)
 
 
 def analyst_datasets(request: Request, who: accounts.Analyst) -> list[dict[str, Any]]:
-    """The datasets the analyst has a budget on, with schema views and budget."""
+    """The datasets the analyst has a budget on (not one of 0: withdrawn), with schema views and budget."""
     from sqlalchemy import and_, select
 
     from dprm.server.datasets import DatasetRecord
@@ -45,7 +45,8 @@ def analyst_datasets(request: Request, who: accounts.Analyst) -> list[dict[str, 
         rows = connection.execute(
             select(datasets, budgets.c.total_units, budgets.c.spent_units)
             .join(budgets, and_(budgets.c.dataset_id == datasets.c.id, budgets.c.analyst_id == who.id))
-            .where(datasets.c.active_name.is_not(None)).order_by(datasets.c.name)).all()
+            .where(and_(datasets.c.active_name.is_not(None), budgets.c.total_units > 0))
+            .order_by(datasets.c.name)).all()
     out = []
     for row in rows:
         record = DatasetRecord.from_row(row)
@@ -68,8 +69,8 @@ def analyst_ledger(request: Request, who: accounts.Analyst) -> dict[str, Any]:
     The charges not refunded add up to the budget's spent ε; a job's releases add up to
     its charge once it has finished. The sums are of all charges, not only of the
     newest :data:`LEDGER_PAGE_ROWS` shown; a removed registration of a dataset is a
-    row of its own, ``NAME (removed)``
-    (:func:`~dprm.server.registrations.shown_name`).
+    row of its own, ``NAME (removed)`` (:func:`~dprm.server.registrations.shown_name`);
+    a budget withdrawn (0) is a row only where it was spent on, not linked.
     """
     from sqlalchemy import and_, func, select
 
@@ -95,10 +96,12 @@ def analyst_ledger(request: Request, who: accounts.Analyst) -> dict[str, Any]:
                                charges.c.status != "refunded")).scalar_subquery().label("charged_units"))
             .join(budgets, and_(budgets.c.dataset_id == datasets.c.id, budgets.c.analyst_id == who.id))
             .order_by(datasets.c.active_name.is_(None), datasets.c.name, datasets.c.id)).all()
-    totals = [{"dataset": shown_name(r.name, r.active_name), "active": r.active_name is not None,
+    totals = [{"dataset": shown_name(r.name, r.active_name),
+               "active": r.active_name is not None and int(r.total_units) > 0,
                "charged": fraction_text(units_fraction(int(r.charged_units))),
                "budget": service.budget_view(r.name, int(r.total_units), int(r.spent_units))}
-              for r in registrations if r.active_name is not None or int(r.charged_units)]
+              for r in registrations
+              if (r.active_name is not None and int(r.total_units) > 0) or int(r.charged_units)]
     charge_rows = [{"at": c.created_at, "dataset": shown_name(c.dataset_name, c.active_name), "job": c.public_id,
                     "status": c.status, "epsilon_exact": fraction_text(units_fraction(int(c.epsilon_units)))}
                    for c in charged]

@@ -174,13 +174,17 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
     """A job page's context: the job, its result sorted by ``sort`` and ``order``, its ledger rows."""
     from sqlalchemy import and_, select
 
-    from dprm.server.tables import ledger
+    from dprm.server.tables import budgets, ledger
 
     with request.app.state.db.read() as connection:
         row, name = jobs.find_job(connection, who.id, job_id[:64])
         entries = connection.execute(
             select(ledger).where(and_(ledger.c.job_id == row.id, ledger.c.analyst_id == who.id))
             .order_by(ledger.c.id)).all()
+        # the dataset's page is linked where it opens: registered, and a budget on it not withdrawn (0)
+        linked = row.active_name is not None and connection.execute(select(budgets.c.total_units).where(and_(
+            budgets.c.analyst_id == who.id, budgets.c.dataset_id == row.dataset_id,
+            budgets.c.total_units > 0))).first() is not None
     view = jobs.job_view(row, name)
     document = json.loads(row.result) if row.status == "done" and row.result else None
     results = []
@@ -196,7 +200,7 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
         missing = [r for r in results if key(r) is None]
         results = sorted(present, key=key, reverse=order == "desc") + missing
     guarantee = str(((document or {}).get("privacy") or {}).get("guarantee", "none"))
-    return {"job": view, "dataset_active": row.active_name is not None,
+    return {"job": view, "dataset_active": linked,
             "clired_problem": None if document is None else clired_problem_of(document, row.public_id),
             "document": document, "results": results, "sort": sort if sort in SORT_KEYS else "rank",
             "kept": sum(not r.get("pruned") for r in results),

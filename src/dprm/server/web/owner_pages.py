@@ -62,7 +62,7 @@ def overview(db: Any) -> dict[str, Any]:
             .where(datasets.c.active_name.is_not(None))
             .order_by(analysts.c.name, datasets.c.name)).all()
         job_rows = connection.execute(
-            select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+            select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"), datasets.c.active_name)
             .join(analysts, analysts.c.id == jobs.c.analyst_id).join(datasets, datasets.c.id == jobs.c.dataset_id)
             .where(jobs.c.status.in_(("queued", "running"))).order_by(jobs.c.id)).all()
     return {
@@ -80,9 +80,12 @@ def overview(db: Any) -> dict[str, Any]:
 
 
 def _job_row(r: Any) -> dict[str, Any]:
+    """A job as the owner's pages list it; a removed registration's ``NAME (removed)``, as ``dprm admin jobs``."""
+    from dprm.server.registrations import shown_name
     from dprm.server.units import units_text
 
-    return {"id": r.public_id, "analyst": r.analyst, "dataset": r.dataset, "algorithm": r.algorithm,
+    return {"id": r.public_id, "analyst": r.analyst, "dataset": shown_name(r.dataset, r.active_name),
+            "algorithm": r.algorithm,
             "epsilon": units_text(r.epsilon_units), "dummy": bool(r.dummy), "status": r.status,
             "progress": r.progress, "pid": r.worker_pid, "error": r.error_code, "owner_error": r.owner_error,
             "created_at": r.created_at}
@@ -404,7 +407,8 @@ async def jobs_page(request: Request, status: str = "") -> Response:
         return found
 
     def read() -> list[dict[str, Any]]:
-        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"))
+        query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"),
+                        datasets.c.active_name)
                  .join(analysts, analysts.c.id == jobs.c.analyst_id)
                  .join(datasets, datasets.c.id == jobs.c.dataset_id))
         if status:
