@@ -6,13 +6,26 @@ epsilons as numbers, decimal strings, :class:`~fractions.Fraction` or
 :class:`~decimal.Decimal` (both sent as their exact text). Every refusal raises
 :class:`RemoteError`, a :class:`~dprm.errors.DprmError` with the server's stable
 ``code`` and HTTP ``status``, so the command line turns it into one line
-``error: ...``. A URL that names no server or holds a user name or password (shown
-masked, :func:`shown_url`), and a request that JSON cannot carry (a NaN or an infinite
-number in it, a value of another type), raise :class:`~dprm.errors.ParameterError`
-before anything is sent. Job ids and dataset names are sent as one escaped path
-segment each; one that no server id can be (empty, ``.``, ``..``, or holding a
-``/``) is refused without a request, with the code the server gives an unknown one
-(``unknown_job``, ``unknown_dataset``).
+``error: ...``. A URL that names no server (or a port out of range) or holds a user
+name or password (shown masked, :func:`shown_url`), a timeout, retry count or poll
+interval that is no positive finite number, and a request that JSON cannot carry (a
+NaN or an infinite number in it, a value of another type), raise
+:class:`~dprm.errors.ParameterError` before anything is sent.
+
+A request that fails in transport is told apart by whether it was sent:
+``unreachable`` when it never left (no connection: nothing can have been charged),
+``no_answer`` when it was sent and its answer was lost (a read timeout, a dropped
+connection): a charged request may then have been charged, and the message says to
+look at the ledger; Ctrl-C (or SIGTERM under the command line) while such a request
+waits for its answer raises :class:`RequestInterrupted`, a :class:`KeyboardInterrupt`
+saying the same. An answer of an unexpected form (not a JSON object, a missing
+``id`` or ``status``) is ``bad_response``. :meth:`Client.wait` polls through
+temporary errors (the server restarting, ``503``, ``429``) until its timeout.
+
+Job ids and dataset names are sent as one escaped path segment each; one that no
+server id can be (empty, ``.``, ``..``, or holding a ``/``) is refused without a
+request, with the code the server gives an unknown one (``unknown_job``,
+``unknown_dataset``).
 
 Examples
 --------
@@ -35,16 +48,34 @@ A session (against a running server; not run here)::
 from __future__ import annotations
 
 import json as _json
+import math
 import numbers
+import re
 import time
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable
 from urllib.parse import quote
 
-from dprm.errors import DprmError, ParameterError
+from dprm.errors import DprmError, ParameterError, short_repr
 
-__all__ = ["Client", "RemoteError", "check_token", "shown_url"]
+__all__ = ["Client", "RemoteError", "RequestInterrupted", "check_token", "shown_url", "retry_after",
+           "SERVER_PRIMITIVE_LIMIT", "DEFAULT_TIMEOUT"]
+
+#: The longest a server lets one primitive run, in seconds (``dprm.server.app.ServerSettings
+#: .primitive_timeout``; the server takes seconds to import, so the value is repeated here and
+#: tests/test_remote_transport.py pins the two together).
+SERVER_PRIMITIVE_LIMIT = 300.0
+#: Seconds a client waits for one answer by default: a primitive's longest run, and a margin.
+DEFAULT_TIMEOUT = SERVER_PRIMITIVE_LIMIT + 30.0
+#: The longest wait for a connection (a server that is down refuses at once; a host that drops
+#: packets would hold a request the whole read timeout).
+CONNECT_TIMEOUT = 30.0
+#: Seconds to sleep after a 429 or 503 whose ``Retry-After`` is missing or invalid, and the most.
+DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER = 1.0, 10.0
+#: Error codes (and HTTP statuses) that a later try may not meet: :meth:`Client.wait` polls on.
+TEMPORARY_CODES = frozenset({"unreachable", "no_answer", "rate_limited", "database_unavailable"})
+TEMPORARY_STATUSES = frozenset({429, 502, 503, 504})
 
 
 class RemoteError(DprmError):
@@ -57,11 +88,95 @@ class RemoteError(DprmError):
         ``unreachable`` / ``bad_response`` for transport problems.
     status : int
         The HTTP status (0 when no answer came).
+    retry_after : float or None
+        Seconds the server asked to wait before trying again (its ``Retry-After``), if any.
     """
 
-    def __init__(self, code: str, message: str, status: int = 0) -> None:
+    def __init__(self, code: str, message: str, status: int = 0, *, retry_after: float | None = None) -> None:
         super().__init__(f"{message} ({code})", code=code, data_dependent=False)
         self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def temporary(self) -> bool:
+        """Whether the same request may succeed later (the server restarting, overloaded, its database away)."""
+        return self.code in TEMPORARY_CODES or self.status in TEMPORARY_STATUSES
+
+
+class RequestInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a request that may be charged waits for its answer: it was sent, so it may have been
+    charged; the message says where to look. A :class:`KeyboardInterrupt`, so the program stops as usual."""
+
+
+def _bad_response(what: str, status: int = 200, charged: str | None = None) -> RemoteError:
+    return RemoteError("bad_response", f"the server's answer is not of the expected form: {what}"
+                                       f"{_charge_hint(charged)}", status)
+
+
+def _field(answer: Any, key: str, kind: type | tuple[type, ...], what: str = "an answer",
+           charged: str | None = None) -> Any:
+    """``answer[key]`` if ``answer`` is an object holding a ``kind`` there; else ``bad_response``.
+
+    Examples
+    --------
+    >>> _field({"id": "job_1"}, "id", str)
+    'job_1'
+    >>> _field([1, 2], "id", str)
+    Traceback (most recent call last):
+    ...
+    dprm.client.RemoteError: the server's answer is not of the expected form: an answer without 'id' (bad_response)
+    """
+    value = answer.get(key) if isinstance(answer, dict) else None
+    if not isinstance(value, kind):
+        raise _bad_response(f"{what} without {key!r}", charged=charged)
+    return value
+
+
+def _charge_hint(charged: str | None) -> str:
+    """What a message about a request that may have been charged (``charged``: ``"job"``, ``"primitive"``)
+    adds: where to look; nothing for a free request.
+
+    >>> _charge_hint("primitive"), _charge_hint(None)
+    ('; it may have been charged: see your ledger (dprm remote ledger)', '')
+    """
+    if not charged:
+        return ""
+    where = "jobs and ledger (dprm remote jobs, dprm remote ledger)" if charged == "job" else \
+        "ledger (dprm remote ledger)"
+    return f"; it may have been charged: see your {where}"
+
+
+def retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header, at most :data:`MAX_RETRY_AFTER`; None if absent or invalid.
+
+    Both forms of RFC 9110 (10.2.3) are read: delay-seconds (a decimal fraction is taken too) and an
+    HTTP-date (a date past is no wait). Anything else (``abc``, ``-5``, ``nan``) is ignored.
+
+    Examples
+    --------
+    >>> [retry_after(text) for text in ("3", " 2.5 ", "60", "abc", "-5", "nan")]
+    [3.0, 2.5, 10.0, None, None, None]
+    >>> retry_after("Sun, 06 Nov 1994 08:49:42 GMT", now=784111780.0), retry_after("Sun, 06 Nov 1994 08:49:42 GMT")
+    (2.0, 0.0)
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", text, flags=re.ASCII):
+        seconds = float(text)
+    else:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:  # "-0000": taken as UTC, as RFC 5322 says it means
+            from datetime import timezone
+
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER) if math.isfinite(seconds) else None
 
 
 #: The server's messages for an id it does not know (dprm.server.errors), by code.
@@ -155,6 +270,16 @@ def _query(query: Any) -> Any:
     return query_to_json(query) if isinstance(query, Query) else query
 
 
+def _positive(value: Any) -> bool:
+    """Whether ``value`` is a positive finite real number (not a bool).
+
+    >>> _positive(0.5), _positive(0), _positive(float("nan")), _positive(True), _positive("1")
+    (True, False, False, False, False)
+    """
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+            and value > 0)
+
+
 def check_token(token: str) -> str:
     """``token`` without surrounding white space, if it is one word of printable ASCII; else a ParameterError.
 
@@ -179,13 +304,14 @@ class Client:
     token : str
         The analyst's API token (``dprm admin analyst add`` printed it).
     timeout : float
-        Seconds to wait for one answer.
+        Seconds to wait for one answer (a connection: at most :data:`CONNECT_TIMEOUT`); by default
+        :data:`DEFAULT_TIMEOUT`, longer than a server lets a primitive run.
     retries : int
         How often a rate-limited request (429) is sent again after the server's
-        ``Retry-After`` (at most 10 s each).
+        ``Retry-After`` (at most 10 s each; 1 s when it is missing or invalid).
     """
 
-    def __init__(self, url: str, token: str, *, timeout: float = 120.0, retries: int = 3,
+    def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT, retries: int = 3,
                  transport: Any = None) -> None:
         import httpx
 
@@ -199,9 +325,23 @@ class Client:
         if parsed.userinfo:  # httpx would send it as Basic authentication instead of the token
             raise ParameterError(f"{shown_url(url)!r}: a server URL holds no user name or password (the token "
                                  f"authenticates)")
-        self.retries = retries
+        if parsed.port is not None and not 1 <= parsed.port <= 65535:
+            raise ParameterError(f"{shown_url(url)!r} is not a server URL: its port {parsed.port} is not "
+                                 f"between 1 and 65535")
+        #: A path after the host (``http://h:8000/v1``): requests go below it; a 404 then says so.
+        self._path = parsed.path if parsed.path not in ("", "/") else None
+        if not _positive(timeout):
+            raise ParameterError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        if not isinstance(retries, numbers.Integral) or isinstance(retries, bool) or retries < 0:
+            raise ParameterError(f"retries must be a whole number, 0 or more, not {retries!r}")
+        self.timeout = float(timeout)
+        self.retries = int(retries)
         token = check_token(token)
-        self._http = httpx.Client(base_url=self.url, timeout=timeout, transport=transport,
+        # idle connections are dropped after 2 s, well before the server closes them (5 s): a request sent on
+        # one the server is closing gets no answer (docs/server.md, "Soak")
+        self._http = httpx.Client(base_url=self.url, transport=transport,
+                                  timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT)),
+                                  limits=httpx.Limits(keepalive_expiry=2.0),
                                   headers={"Authorization": f"Bearer {token}", "User-Agent": "dprm-client"})
 
     def __enter__(self) -> "Client":
@@ -219,20 +359,20 @@ class Client:
     # -- transport ---------------------------------------------------------------------------
 
     def _call(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-              raw: bool = False) -> Any:
-        import httpx
+              raw: bool = False, charged: str | None = None) -> Any:
+        """The answer to one request: a JSON object (``raw``: the text); a refusal raises :class:`RemoteError`.
 
+        ``charged`` names what a request that may be charged buys (``"job"``, ``"primitive"``): if its
+        answer is lost after it was sent, the error (or the :class:`RequestInterrupted` of a Ctrl-C) says
+        that it may have been charged.
+        """
         if json is not None:
             _check_json(json)
         for attempt in range(self.retries + 1):
-            try:
-                response = self._http.request(method, path, json=json,
-                                              params={k: v for k, v in (params or {}).items() if v is not None})
-            except httpx.HTTPError as error:
-                raise RemoteError("unreachable", f"cannot reach the server at {self.url}: "
-                                                 f"{type(error).__name__}") from None
+            response = self._send(method, path, json, params, charged)
             if response.status_code == 429 and attempt < self.retries:
-                time.sleep(min(float(response.headers.get("Retry-After", "1")), 10.0))
+                wait = retry_after(response.headers.get("Retry-After"))
+                time.sleep(DEFAULT_RETRY_AFTER if wait is None else wait)
                 continue
             break
         if response.status_code >= 400:
@@ -241,13 +381,62 @@ class Client:
                 code, message = str(error["code"]), str(error["message"])
             except (ValueError, KeyError, TypeError):
                 code, message = "bad_response", f"the server answered HTTP {response.status_code}"
-            raise RemoteError(code, message, response.status_code)
+            if response.status_code == 404 and code in ("not_found", "bad_response") and self._path:
+                message += (f"; the URL must be the server's root (http://HOST:PORT), without the path "
+                            f"{short_repr(self._path)}")
+            raise RemoteError(code, message, response.status_code,
+                              retry_after=retry_after(response.headers.get("Retry-After")))
         if raw:
             return response.text
         try:
-            return response.json()
+            answer = response.json()
         except ValueError:
-            raise RemoteError("bad_response", "the server's answer is not JSON", response.status_code) from None
+            raise RemoteError("bad_response", f"the server's answer is not JSON{_charge_hint(charged)}",
+                              response.status_code) from None
+        if not isinstance(answer, dict):
+            kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(type(answer),
+                                                                                                "a number")
+            raise _bad_response(f"{kind} where an object was expected", response.status_code, charged)
+        return answer
+
+    def _send(self, method: str, path: str, json: Any, params: dict[str, Any] | None, charged: str | None) -> Any:
+        """One request and its response; a transport failure as ``unreachable`` (never sent) or ``no_answer``."""
+        import httpx
+
+        progress = {"traced": False, "sent": False}
+
+        def trace(event: str, info: dict[str, Any]) -> None:  # httpcore's events of this request
+            progress["traced"] = True
+            if event.endswith("send_request_body.started"):  # the headers went out and the body goes now
+                progress["sent"] = True
+
+        def sent(error: BaseException | None) -> bool:
+            if progress["traced"]:
+                return progress["sent"]
+            # (a transport without events: a mock) all but a failed connection may have reached the server
+            return not isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
+                                          httpx.UnsupportedProtocol))
+
+        look = _charge_hint(charged)
+        try:
+            return self._http.request(method, path, json=json, extensions={"trace": trace},
+                                      params={k: v for k, v in (params or {}).items() if v is not None})
+        except httpx.HTTPError as error:
+            kind = type(error).__name__
+            if not sent(error):
+                raise RemoteError("unreachable", f"cannot reach the server at {self.url}: {kind}; nothing was "
+                                                 f"sent") from None
+            if isinstance(error, httpx.TimeoutException):
+                what = f"no answer came within {self.timeout:g} s ({kind})"
+            else:
+                what = f"the connection ended without an answer ({kind})"
+            raise RemoteError("no_answer", f"the request was sent to the server at {self.url} but {what}{look}"
+                              ) from None
+        except KeyboardInterrupt:
+            if charged and sent(None):
+                raise RequestInterrupted(f"the {charged} request was sent to the server before the interrupt"
+                                         f"{look}") from None
+            raise
 
     # -- the API -------------------------------------------------------------------------------
 
@@ -257,7 +446,7 @@ class Client:
 
     def datasets(self) -> list[dict[str, Any]]:
         """The datasets this analyst may use: public schema and budget."""
-        return self._call("GET", "/v1/datasets")["datasets"]
+        return _field(self._call("GET", "/v1/datasets"), "datasets", list)
 
     def dataset(self, name: str) -> dict[str, Any]:
         """One dataset's public schema and budget."""
@@ -270,7 +459,7 @@ class Client:
 
     def algorithms(self) -> dict[str, Any]:
         """The server's private algorithms, their parameters and limits."""
-        return self._call("GET", "/v1/algorithms")["algorithms"]
+        return _field(self._call("GET", "/v1/algorithms"), "algorithms", dict)
 
     def submit(self, dataset: str, algorithm: str, epsilon: Any, parameters: dict[str, Any] | None = None, *,
                idempotency_key: str | None = None, dry_run: bool = False, dummy: bool = False,
@@ -281,7 +470,12 @@ class Client:
                                 "dummy_rows": dummy_rows}
         if idempotency_key is not None:
             body["idempotency_key"] = idempotency_key
-        return self._call("POST", "/v1/jobs", json=body)
+        charged = None if dry_run or dummy else "job"
+        answer = self._call("POST", "/v1/jobs", json=body, charged=charged)
+        if not dry_run:
+            for key in ("id", "status"):
+                _field(answer, key, str, "a job", charged)
+        return answer
 
     def jobs(self, limit: int | None = 100, *, page_size: int = 500) -> list[dict[str, Any]]:
         """The analyst's newest ``limit`` jobs (None: all of them), newest first, read ``page_size`` at a time."""
@@ -289,7 +483,9 @@ class Client:
 
     def status(self, job_id: str) -> dict[str, Any]:
         """A job's status and progress."""
-        return self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}")
+        answer = self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}")
+        _field(answer, "status", str, "a job")
+        return answer
 
     def result(self, job_id: str) -> dict[str, Any]:
         """A done job's result: the ``dprm.redescriptions/1`` document."""
@@ -297,21 +493,63 @@ class Client:
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         """Cancel a job."""
-        return self._call("POST", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/cancel")
+        answer = self._call("POST", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/cancel")
+        _field(answer, "id", str, "a job")
+        _field(answer, "status", str, "a job")
+        return answer
 
-    def wait(self, job_id: str, *, timeout: float | None = None, poll: float = 0.5,
-             progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Wait for a job to finish and return its result (RemoteError if it failed)."""
+    def wait(self, job_id: str, *, timeout: float | None = None, poll: float = 0.5, max_poll: float = 5.0,
+             progress: Callable[[dict[str, Any]], None] | None = None,
+             trouble: Callable[[RemoteError], None] | None = None) -> dict[str, Any]:
+        """Wait for a job to finish and return its result (RemoteError if it failed).
+
+        Parameters
+        ----------
+        job_id : str
+            The job.
+        timeout : float or None
+            Give up after this many seconds (``wait_timeout``; the job goes on); None: as long as it runs.
+        poll, max_poll : float
+            Seconds between the first status reads; each next pause is 1.5 times longer, up to
+            ``max_poll`` (a long job is asked every few seconds, not twice a second).
+        progress : callable, optional
+            Called with each status read.
+        trouble : callable, optional
+            Called with each temporary error the wait polls through (:attr:`RemoteError.temporary`:
+            the server restarting or not answering, ``503``, ``429``): it pauses for the server's
+            ``Retry-After`` if it gave one, else the poll interval, and tries again until ``timeout``.
+        """
+        if timeout is not None and not (_positive(timeout) or timeout == 0 and not isinstance(timeout, bool)):
+            raise ParameterError(f"timeout must be None or a number of seconds, 0 or more, not {timeout!r}")
+        for name, value in (("poll", poll), ("max_poll", max_poll)):
+            if not _positive(value):
+                raise ParameterError(f"{name} must be a positive number of seconds, not {value!r}")
         deadline = None if timeout is None else time.monotonic() + timeout
+        delay, longest = float(poll), float(max(poll, max_poll))
+        state: dict[str, Any] | None = None
         while True:
-            state = self.status(job_id)
-            if progress is not None:
-                progress(state)
-            if state["status"] not in ("queued", "running"):
-                return self.result(job_id)
-            if deadline is not None and time.monotonic() > deadline:
-                raise RemoteError("wait_timeout", f"job {job_id} is still {state['status']} after {timeout:g} s")
-            time.sleep(poll)
+            failed: RemoteError | None = None
+            try:
+                if state is None or state["status"] in ("queued", "running"):
+                    state = self.status(job_id)
+                    if progress is not None:
+                        progress(state)
+                if state["status"] not in ("queued", "running"):
+                    return self.result(job_id)
+                pause, delay = delay, min(delay * 1.5, longest)
+            except RemoteError as error:
+                if not error.temporary:
+                    raise
+                failed = error
+                if trouble is not None:
+                    trouble(error)
+                pause = delay if error.retry_after is None else max(error.retry_after, 0.05)
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                where = f"is still {state['status']}" if state is not None else "was not read"
+                last = f"; the last try failed: {failed}" if failed is not None else ""
+                raise RemoteError("wait_timeout", f"job {job_id} {where} after {timeout:g} s{last}")
+            time.sleep(pause if deadline is None else min(pause, deadline - now))
 
     def redescription_statistics(self, dataset: str, left: Any, right: Any, epsilon: Any, *,
                                  confidence: float = 0.95, dry_run: bool = False, dummy: bool = False,
@@ -319,18 +557,26 @@ class Client:
         """Noisy statistics (with intervals) of the redescription ``(left, right)``."""
         return self._call("POST", "/v1/primitives/redescription-statistics", json={
             "dataset": dataset, "left": _query(left), "right": _query(right), "epsilon": _epsilon(epsilon),
-            "confidence": float(confidence), "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows})
+            "confidence": float(confidence), "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows},
+            charged=None if dry_run or dummy else "primitive")
 
     def leaf_pair_counts(self, dataset: str, left_tree: dict[str, Any], right_tree: dict[str, Any], epsilon: Any,
                          *, dry_run: bool = False, dummy: bool = False, dummy_rows: int = 1000) -> dict[str, Any]:
         """Noisy counts of the cells of two trees (JSON form: docs/server.md)."""
         return self._call("POST", "/v1/primitives/leaf-pair-counts", json={
             "dataset": dataset, "left_tree": left_tree, "right_tree": right_tree, "epsilon": _epsilon(epsilon),
-            "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows})
+            "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows},
+            charged=None if dry_run or dummy else "primitive")
 
     def budget(self, dataset: str | None = None) -> list[dict[str, Any]]:
         """The analyst's budgets (``exact`` holds the decimal texts)."""
-        return self._call("GET", "/v1/budget", params={"dataset": dataset})["budgets"]
+        budgets = _field(self._call("GET", "/v1/budget", params={"dataset": dataset}), "budgets", list)
+        for row in budgets:
+            _field(row, "dataset", str, "a budget")
+            exact = _field(row, "exact", dict, "a budget")
+            for key in ("total", "spent", "remaining"):
+                _field(exact, key, (str, int, float), "a budget's exact")
+        return budgets
 
     def ledger(self, dataset: str | None = None, limit: int | None = None, *, page_size: int = 10000
                ) -> list[dict[str, Any]]:
@@ -346,8 +592,10 @@ class Client:
         while limit is None or len(rows) < limit:
             size = page if limit is None else min(page, limit - len(rows))
             answer = self._call("GET", path, params={**params, "limit": size, "before": before})
-            rows.extend(answer[field])
+            rows.extend(_field(answer, field, list))
             before = answer.get("next")
+            if not isinstance(before, (int, str, type(None))) or isinstance(before, bool):
+                raise _bad_response(f"a page whose 'next' is {short_repr(before)}")
             if before is None:
                 break
         return rows

@@ -12,26 +12,36 @@
     dprm remote --url URL --token-file FILE leaf-pairs DATASET --left-tree TREE --right-tree TREE --epsilon E
     dprm remote --url URL --token-file FILE dummy DATASET [--rows N] [--seed S]
 
-``submit`` without ``--wait`` prints the job id alone on one line; with ``--wait``
-it waits and writes the result (to ``--output``, else to standard output). A
+``submit`` without ``--wait`` prints the job id alone on one line (``--output`` and
+``--timeout`` are refused there: they are the wait's); with ``--wait`` it says the
+job id on stderr at once, waits (polling through a restarting or busy server) and
+writes the result (to ``--output``, else to standard output). Whatever ends a wait
+early (``--timeout``, Ctrl-C, SIGTERM, an error, an ``--output`` that cannot be
+written) says what became of the charged job and the commands that reach it. A
 refused request is one line ``error: ...`` on stderr and exit code 2. Queries and
 trees are JSON texts or ``@FILE`` (docs/server.md); a number in them, and every
-number option, must be finite (JSON has no NaN or infinity). ``--output`` is checked
-before the request is sent (so nothing is charged for an answer that could not be
-written) and written all or nothing.
+number option, must be finite (JSON has no NaN or infinity), and an object holds
+each key once. ``--output`` is checked before the request is sent (so nothing is
+charged for an answer that could not be written) and written all or nothing. A
+request whose answer is lost after it was sent (``--request-timeout``, by default
+longer than a server lets a primitive run; Ctrl-C) says that it may have been charged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
 from dprm.cli.app import command_app
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.miner_options import given_parameters, option_parameters, with_options
+from dprm.client import DEFAULT_TIMEOUT, SERVER_PRIMITIVE_LIMIT
 from dprm.errors import DprmError, ParameterError, short_repr
 
 app = command_app("Use a dprm server as an analyst: datasets, jobs, primitives, budget.")
@@ -63,16 +73,23 @@ def remote(
                                               show_default=False,
                                               help="A file holding the API token (dprm admin analyst add "
                                                    "printed it; required)."),
+    request_timeout: float = typer.Option(DEFAULT_TIMEOUT, "--request-timeout", metavar="SECONDS",
+                                          help="Wait this long for each answer (the default outlasts the "
+                                               f"{SERVER_PRIMITIVE_LIMIT:g} s a server lets a primitive run)."),
 ) -> None:
     """Talk to a dprm server as an analyst."""
     _STATE.clear()
     _STATE["url"] = url
     _STATE["token_file"] = token_file
+    _STATE["timeout"] = request_timeout
 
 
 def _client() -> Any:
     from dprm.client import Client, check_token
 
+    timeout = _STATE.get("timeout", DEFAULT_TIMEOUT)
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise ParameterError(f"--request-timeout must be a positive number of seconds, not {timeout}")
     if not _STATE.get("url") or _STATE.get("token_file") is None:
         raise ParameterError("give the server and your token: dprm remote --url URL --token-file FILE ... "
                              "(or DPRM_URL and DPRM_TOKEN_FILE)")
@@ -92,9 +109,28 @@ def _client() -> Any:
     except ParameterError as error:
         raise ParameterError(f"--token-file {path}: {error}") from None
     try:
-        return Client(_STATE["url"], token)
+        return Client(_STATE["url"], token, timeout=timeout)
     except ParameterError as error:
         raise ParameterError(f"--url: {error}") from None
+
+
+@contextlib.contextmanager
+def _connected() -> Iterator[Any]:
+    """The client of the command; SIGTERM ends it as Ctrl-C does, and an interrupt of a request that was
+    sent and may be charged says so (a note) before ``interrupted``."""
+    from dprm.client import RequestInterrupted
+
+    client = _client()
+    try:
+        with terminate_as_interrupt():
+            yield client
+    except RequestInterrupted as stop:
+        from dprm.cli.console import note
+
+        note(str(stop))
+        raise
+    finally:
+        client.close()
 
 
 def _check_output(output: Optional[Path]) -> None:
@@ -142,8 +178,37 @@ def _not_finite(text: str) -> float:
     raise _NotFinite(text)
 
 
-def _json_argument(text: str, what: str) -> Any:
-    """A JSON text, or ``@FILE`` holding one; its numbers must be finite."""
+class _RepeatedKey(ValueError):
+    """A key given twice in one JSON object (json keeps the last; the server refuses the body)."""
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, refusing a key given twice."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _RepeatedKey(key)
+        found[key] = value
+    return found
+
+
+#: What a --left/--right that is not JSON is told: the CLI takes a query's JSON form.
+_QUERY_HINT = ("; a query is given in its JSON form, e.g. '{\"attr\": \"a\", \"eq\": true}' "
+               "(docs/server.md), not in clired's text form such as [a]")
+
+
+def _json_argument(text: str, what: str, hint: str = "") -> Any:
+    """A JSON text, or ``@FILE`` holding one; its numbers must be finite and its objects hold each key once.
+
+    Examples
+    --------
+    >>> _json_argument('{"attr": "a", "eq": true}', "--left")
+    {'attr': 'a', 'eq': True}
+    >>> _json_argument('{"attr": "a", "eq": true, "eq": false}', "--left")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: --left: the key 'eq' is given twice in one object (JSON objects hold each key once)
+    """
     if text.startswith("@"):
         try:
             text = Path(text[1:]).read_text(encoding="utf-8")
@@ -152,13 +217,16 @@ def _json_argument(text: str, what: str) -> Any:
         except UnicodeDecodeError:
             raise ParameterError(f"{what}: {text[1:]}: not UTF-8 text") from None
     try:
-        return json.loads(text, parse_constant=_not_finite, parse_float=_finite_float)
+        return json.loads(text, parse_constant=_not_finite, parse_float=_finite_float, object_pairs_hook=_once_each)
     except _NotFinite as error:
         raise ParameterError(f"{what}: {error} is not a finite number (JSON has no NaN or infinity)") from None
+    except _RepeatedKey as error:
+        raise ParameterError(f"{what}: the key {short_repr(error.args[0])} is given twice in one object "
+                             f"(JSON objects hold each key once)") from None
     except RecursionError:
         raise ParameterError(f"{what}: not valid JSON (nested too deeply)") from None
     except ValueError as error:
-        raise ParameterError(f"{what}: not valid JSON ({getattr(error, 'msg', error)})") from None
+        raise ParameterError(f"{what}: not valid JSON ({getattr(error, 'msg', error)}){hint}") from None
 
 
 def _finite(value: float, option: str) -> float:
@@ -186,7 +254,7 @@ def datasets_command(output: Optional[Path] = typer.Option(None, "--output", "-o
                                                             help="Write the JSON here.")) -> None:
     """The datasets you may use: attribute names, types, public domains and your budget."""
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.datasets(), output)
 
 
@@ -207,13 +275,18 @@ def submit(
     dummy_rows: DummyRows = 1000,
     wait: bool = typer.Option(False, "--wait", help="Wait for the job and write its result."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE.json", dir_okay=False,
-                                          help="With --wait: write the result here (else to standard output)."),
+                                          help="With --wait (or --dry-run): write the answer here (else to standard "
+                                               "output)."),
     idempotency_key: Optional[str] = typer.Option(None, "--idempotency-key", metavar="KEY",
                                                   help="Submitting again with this key returns the first job."),
     timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="With --wait: give up after."),
     **parameters: Any,
 ) -> None:
-    """Submit a job (charged at once); prints its id, or with --wait writes its result."""
+    """Submit a job (charged at once); prints its id, or with --wait writes its result.
+
+    With --wait the job id is said on stderr at once; a wait that ends early (--timeout, Ctrl-C, an error)
+    says whether the charged job still runs and how to reach it (dprm remote status / cancel / result).
+    """
     algorithms = _algorithms()
     if algorithm not in algorithms:
         raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; a server runs: {', '.join(algorithms)}")
@@ -223,9 +296,14 @@ def submit(
             _finite(value, "--" + name.replace("_", "-"))
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise ParameterError(f"--timeout must be a positive number of seconds, not {timeout}")
+    if timeout is not None and not wait:
+        raise ParameterError("--timeout limits --wait: add --wait (without it submit returns at once)")
+    if output is not None and not (wait or dry_run):
+        raise ParameterError("--output needs --wait: without it submit prints the job id, and the result is "
+                             "written later by dprm remote result JOB --output FILE")
     epsilon = _epsilon(epsilon)
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         answer = client.submit(dataset, algorithm, epsilon, given, idempotency_key=idempotency_key,
                                dry_run=dry_run, dummy=dummy, dummy_rows=dummy_rows)
         if dry_run:
@@ -234,7 +312,67 @@ def submit(
         if not wait:
             print(answer["id"])
             return
-        _emit(client.wait(answer["id"], timeout=timeout), output)
+        _wait_for(client, answer, epsilon, timeout, output)
+
+
+def _cost(job: dict[str, Any], epsilon: str) -> str:
+    """What a job was charged, in words."""
+    if job.get("dummy"):
+        return "dummy data: nothing charged"
+    return f"ε {job.get('epsilon_exact') or epsilon} charged"
+
+
+def _whereabouts(job: dict[str, Any], epsilon: str) -> str | None:
+    """Where a job that a wait left stands and the commands that reach it; None for a failed or cancelled one."""
+    job_id, status = job["id"], job.get("status")
+    if status == "done":
+        return f"job {job_id} is done: dprm remote result {job_id} --output FILE"
+    if status in ("queued", "running"):
+        return (f"job {job_id} is still {status} ({_cost(job, epsilon)}): dprm remote status {job_id} / "
+                f"dprm remote cancel {job_id}")
+    return None
+
+
+def _wait_for(client: Any, job: dict[str, Any], epsilon: str, timeout: Optional[float],
+              output: Optional[Path]) -> None:
+    """``submit --wait``: say the job id, wait through a restarting or busy server, write the result; a wait
+    that ends early says what became of the job."""
+    from dprm.cli.console import note
+    from dprm.client import RemoteError
+
+    job_id = job["id"]
+    state = dict(job)
+    streak = {"troubled": False}
+
+    def seen(status: dict[str, Any]) -> None:
+        state.update(status, id=job_id)
+        streak["troubled"] = False
+
+    def trouble(error: RemoteError) -> None:
+        if not streak["troubled"]:
+            note(f"{error}; still waiting for job {job_id} (Ctrl-C stops the wait, not the job)")
+        streak["troubled"] = True
+
+    note(f"job {job_id} submitted ({_cost(state, epsilon)}); waiting for it (Ctrl-C stops the wait, not the job)")
+    try:
+        document = client.wait(job_id, timeout=timeout, progress=seen, trouble=trouble)
+        _emit(document, output)
+    except KeyboardInterrupt:
+        where = _whereabouts(state, epsilon)
+        if where:
+            note(where)
+        raise
+    except OSError as error:  # standard output could not be written (a full disk)
+        where = _whereabouts(state, epsilon)
+        raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; {where}",
+                        code="unwritable", data_dependent=False) from None
+    except DprmError as error:
+        where = _whereabouts(state, epsilon)
+        if where is None:  # failed or cancelled: the job's own message
+            raise DprmError(f"job {job_id}: {error}", code=error.code, data_dependent=False) from None
+        if isinstance(error, RemoteError) and error.code == "wait_timeout":
+            where = f"{_cost(state, epsilon)}: dprm remote status {job_id} / dprm remote cancel {job_id}"
+        raise DprmError(f"{error}; {where}", code=error.code, data_dependent=False) from None
 
 
 def _options() -> list:
@@ -259,7 +397,7 @@ def jobs_command(limit: int = typer.Option(100, "--limit", metavar="N",
     if not 1 <= limit <= MAX_JOBS_LISTED:
         raise ParameterError(f"--limit must be between 1 and {MAX_JOBS_LISTED}, not {limit}")
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.jobs(limit), output)
 
 
@@ -268,7 +406,7 @@ def status_command(job: str = typer.Argument(..., metavar="JOB", help="The job i
                    output: Output = None) -> None:
     """A job's status and progress (JSON)."""
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.status(job), output)
 
 
@@ -278,14 +416,14 @@ def result_command(job: str = typer.Argument(..., metavar="JOB", help="The job i
                                                          help="Write the result here.")) -> None:
     """A done job's result (dprm.redescriptions/1)."""
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.result(job), output)
 
 
 @app.command("cancel")
 def cancel_command(job: str = typer.Argument(..., metavar="JOB", help="The job id.")) -> None:
     """Cancel a job (queued: refunded; running: kept if rows were read)."""
-    with _client() as client:
+    with _connected() as client:
         state = client.cancel(job)
     print(f"{state['id']} {state['status']}")
 
@@ -294,7 +432,7 @@ def cancel_command(job: str = typer.Argument(..., metavar="JOB", help="The job i
 def budget_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATASET]", help="Only this dataset."),
                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Your budgets: total, spent, remaining (exact)."""
-    with _client() as client:
+    with _connected() as client:
         budgets = client.budget(dataset)
     if as_json:
         _emit(budgets, None)
@@ -313,7 +451,7 @@ def ledger_command(dataset: Optional[str] = typer.Argument(None, metavar="[DATAS
                    output: Output = None) -> None:
     """Your ledger: one row per release (JSON)."""
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.ledger(dataset), output)
 
 
@@ -336,11 +474,12 @@ def stats_command(
     output: Output = None,
 ) -> None:
     """Noisy statistics of a redescription you propose (the [inv] primitive)."""
-    left_query, right_query = _json_argument(left, "--left"), _json_argument(right, "--right")
+    left_query, right_query = _json_argument(left, "--left", _QUERY_HINT), _json_argument(right, "--right",
+                                                                                           _QUERY_HINT)
     _finite(confidence, "--confidence")
     epsilon = _epsilon(epsilon)
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.redescription_statistics(dataset, left_query, right_query, epsilon,
                                               confidence=confidence, **_primitive_options(dry_run, dummy, dummy_rows)),
               output)
@@ -361,7 +500,7 @@ def leaf_pairs_command(
     trees = _json_argument(left_tree, "--left-tree"), _json_argument(right_tree, "--right-tree")
     epsilon = _epsilon(epsilon)
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.leaf_pair_counts(dataset, *trees, epsilon,
                                       **_primitive_options(dry_run, dummy, dummy_rows)), output)
 
@@ -375,5 +514,5 @@ def dummy_command(
 ) -> None:
     """Rows synthesised from the dataset's public schema only (free)."""
     _check_output(output)
-    with _client() as client:
+    with _connected() as client:
         _emit(client.dummy_rows(dataset, rows, seed), output)
