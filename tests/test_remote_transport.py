@@ -209,8 +209,11 @@ def test_the_command_line_waits_longer_for_an_answer_than_a_server_lets_a_primit
 
 
 def _start(args: list[Any]) -> subprocess.Popen:
+    # SIGINT as a terminal gives it: a test run started in the background (nohup, CI) ignores
+    # SIGINT, and a child inherits that, so Ctrl-C would never reach the command
     return subprocess.Popen(DPRM + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
