@@ -216,6 +216,19 @@ def _start(args: list[Any]) -> subprocess.Popen:
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+def _signalled(process: subprocess.Popen, sig: int, ready: Callable[[], bool]) -> tuple[str, str]:
+    """Send ``sig`` to ``process`` once ``ready()`` says it waits where the test wants it; its output.
+    The process is killed if it has not ended by then."""
+    try:
+        assert ready(), process.communicate(timeout=10)
+        process.send_signal(sig)
+        return process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_while_a_charged_request_waits_for_its_answer_says_it_may_have_been_charged(
         token: Path, sig: int) -> None:
@@ -223,14 +236,7 @@ def test_an_interrupt_while_a_charged_request_waits_for_its_answer_says_it_may_h
     (130) and say that the request was sent and may have been charged."""
     with Fake(lambda *a: "hang") as fake:
         process = _start(remote(fake.url, token, *stats_args()))
-        try:
-            assert fake.arrived.wait(60), process.communicate(timeout=10)
-            process.send_signal(sig)
-            out, err = process.communicate(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
+        out, err = _signalled(process, sig, lambda: fake.arrived.wait(60))
     assert process.returncode == 130, err
     assert out == "" and "Traceback" not in err
     assert "was sent" in err and "may have been charged" in err and "dprm remote ledger" in err
@@ -328,16 +334,14 @@ def test_an_interrupted_wait_names_the_charged_job_that_still_runs(token: Path, 
     """Ctrl-C said "interrupted" and SIGTERM nothing (143): the charged job still ran, its id never shown."""
     with Fake(job_server(["running"])) as fake:
         process = _start(remote(fake.url, token, "submit", "tiny", "-a", "alt-expm", "--epsilon", "0.1", "--wait"))
-        try:
+
+        def polled_twice() -> bool:
             deadline = time.monotonic() + 60
             while sum(1 for hit in fake.hits if hit[1] == "/v1/jobs/job_1") < 2 and time.monotonic() < deadline:
                 time.sleep(0.05)
-            process.send_signal(sig)
-            out, err = process.communicate(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
+            return time.monotonic() < deadline
+
+        out, err = _signalled(process, sig, polled_twice)
     assert process.returncode == 130, err
     assert out == "" and "Traceback" not in err
     lines = err.splitlines()
