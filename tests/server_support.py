@@ -55,6 +55,28 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether ``pid`` or one of its children holds the socket listening on loopback ``port``
+    (Linux /proc): a server started on a port another test took answers for that test."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+            inodes.add(f"socket:[{fields[9]}]")
+    for owner in [pid, *children(pid)]:
+        try:
+            descriptors = list((Path("/proc") / str(owner) / "fd").iterdir())
+        except OSError:
+            continue
+        for descriptor in descriptors:
+            try:
+                if os.readlink(descriptor) in inodes:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -222,26 +244,38 @@ class Served:
         self.process: subprocess.Popen | None = None
         self.log = Path(tempfile.mkstemp(prefix="dprm-serve-", suffix=".log")[1])
 
-    def start(self, timeout: float = 90.0) -> "Served":
+    def start(self, timeout: float = 90.0, attempts: int = 3) -> "Served":
+        """Start the server and wait for its ``/health``; a port another process took
+        between :func:`free_port` and the bind (tests run in parallel) is replaced by a new
+        one, and a ``/health`` answered by that other process does not count.
+        """
         import httpx
 
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                DPRM + ["serve", "--db", self.db_url, "--host", "127.0.0.1", "--port", str(self.port),
-                        "--workers", str(self.workers)] + self.extra,
-                stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"dprm serve exited: {self.log.read_text()[-3000:]}")
-            try:
-                if httpx.get(self.url + "/health", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"dprm serve did not answer: {self.log.read_text()[-3000:]}")
+        for attempt in range(attempts):
+            with open(self.log, "ab") as log:
+                self.process = subprocess.Popen(
+                    DPRM + ["serve", "--db", self.db_url, "--host", "127.0.0.1", "--port", str(self.port),
+                            "--workers", str(self.workers)] + self.extra,
+                    stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    if "Address already in use" in self.log.read_text() and attempt + 1 < attempts:
+                        break
+                    raise RuntimeError(f"dprm serve exited: {self.log.read_text()[-3000:]}")
+                try:
+                    if (httpx.get(self.url + "/health", timeout=1.0).status_code == 200
+                            and listens(self.process.pid, self.port)):
+                        return self
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.2)
+            else:
+                self.stop()
+                raise RuntimeError(f"dprm serve did not answer: {self.log.read_text()[-3000:]}")
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+        raise AssertionError("unreachable")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.process is not None and self.process.poll() is None:
