@@ -103,8 +103,8 @@ from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.parameters import Setting, check_settings, finite_number, whole_number
 from dprm.precompiled import kernel
 
-__all__ = ["Itemset", "IsonRun", "LIMITS", "MAX_ITEMSETS", "chain_weights", "check_fitted", "check_limits",
-           "explosive_length", "mine_itemsets", "run_ison"]
+__all__ = ["Itemset", "IsonRun", "LIMITS", "MAX_COLUMN_ITEMS", "MAX_ITEMSETS", "chain_weights", "check_fitted",
+           "check_item_codes", "check_limits", "explosive_length", "mine_itemsets", "run_ison"]
 
 #: Candidates evaluated per call of the estimate (bounds memory; time is checked between).
 BATCH = 20000
@@ -118,6 +118,9 @@ CAPPED_BATCH = 1024
 #: θ = 0.3, and a listing takes about 2 KB per itemset (1.26 GB for its first 569,280), so one of more than
 #: ``2^25`` would need some 70 GB.
 MAX_ITEMSETS = 1 << 25
+#: The most codes of a column ISON takes (categories, and a missing value): its code rows are ``int16``
+#: (:func:`check_item_codes`).
+MAX_COLUMN_ITEMS = int(np.iinfo(np.int16).max)
 
 
 @dataclass(frozen=True)
@@ -354,6 +357,7 @@ def _path_itemsets(estimator: DensityEstimator) -> np.ndarray:
     path's itemset (subsets are ISON's candidates anyway).
     """
     m = len(estimator.columns_)
+    check_item_codes(estimator)
     n_items = np.array([d.n_items for d in estimator.variables_.values()], dtype=np.int16)
     rows = []
     for chain in estimator.chains_:
@@ -692,6 +696,21 @@ def itemsets_of_rows(estimator: DensityEstimator, rows: np.ndarray, supports: np
     categories = [estimator.variables_[name].categories for name in columns]
     return [Itemset({columns[j]: categories[j][row[j]] for j in np.flatnonzero(row >= 0)}, float(support))
             for row, support in zip(rows, supports)]
+
+
+def check_item_codes(estimator: DensityEstimator) -> None:
+    """Refuse an estimate with a column of more than :data:`MAX_COLUMN_ITEMS` categories: ISON writes an item's
+    code in 16 bits (``int16`` code rows, here and in its compiled kernels).
+
+    A public check (the domains' sizes), made before any itemset is formed; such a column
+    was an internal error (an overflow) once the estimate was made.
+    """
+    for name, domain in estimator.variables_.items():
+        if domain.size > MAX_COLUMN_ITEMS:  # codes 0 .. size - 1 (the missing value's the last)
+            raise ParameterError(f"column {name!r} has {domain.n_items:,} categories, more than ISON's 16-bit codes "
+                                 f"hold ({MAX_COLUMN_ITEMS:,} a column, a missing value's included): declare fewer "
+                                 "(or, with --epsilon, --private-method basis, whose supports are read off its "
+                                 "released cells)")
 
 
 def check_fitted(estimator: object) -> None:
