@@ -200,18 +200,22 @@ def chain_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
     """
     codes = np.atleast_2d(codes)
     m = codes.shape[1]
-    assigned = codes >= 0
-    weights = np.empty((len(codes), len(estimator.chains_)))
+    # The second sum telescopes: sum_{i>=2} (m - (O_i - O_{i-1})) = (k - 1) m - (O_k - O_1), so a candidate's
+    # weight is k m - sum O + (k - 1) m - (max O - min O): whole numbers, read off its k items (no sort of
+    # every column's position: that was most of ISON's estimating on a table of 500 columns).
+    rows, columns = np.nonzero(codes >= 0)  # each candidate's items, candidate by candidate
+    k = np.bincount(rows, minlength=len(codes))
+    has = np.flatnonzero(k)
+    starts = np.concatenate([[0], np.cumsum(k[has])[:-1]]).astype(np.int64)
+    weights = np.zeros((len(codes), len(estimator.chains_)))
     for c, chain in enumerate(estimator.chains_):
-        position = chain.position() + 1
-        positions = np.where(assigned, position[None, :], np.iinfo(np.int64).max)
-        ordered = np.sort(positions, axis=1)
-        k = assigned.sum(axis=1)
-        first = np.where(assigned, m - position[None, :], 0).sum(axis=1)
-        gaps = np.diff(ordered, axis=1)
-        valid = np.arange(m - 1)[None, :] < (k - 1)[:, None]
-        second = np.where(valid, m - gaps, 0).sum(axis=1)
-        weights[:, c] = first + second
+        position = (chain.position() + 1)[columns]
+        total = np.zeros(len(codes), dtype=np.int64)
+        spread = np.zeros(len(codes), dtype=np.int64)
+        if len(has):
+            total[has] = np.add.reduceat(position, starts)
+            spread[has] = np.maximum.reduceat(position, starts) - np.minimum.reduceat(position, starts)
+        weights[:, c] = np.where(k > 0, k * m - total + (k - 1) * m - spread, 0)
     totals = weights.sum(axis=1, keepdims=True)
     return np.where(totals > 0, weights / np.where(totals > 0, totals, 1.0), 1.0 / weights.shape[1])
 
