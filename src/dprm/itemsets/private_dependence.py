@@ -113,20 +113,20 @@ def candidate_arrays(candidates: Sequence[tuple[int, tuple[int, ...]]], sizes: S
     [[0, 2, 1], [[-1, -1], [1, -1], [0, 2]], [[1, 1], [3, 1], [2, 4]]]
     """
     count = len(candidates)
-    target = np.fromiter((x for x, _ in candidates), dtype=np.int64, count=count)
-    lengths = np.fromiter((len(p) for _, p in candidates), dtype=np.int64, count=count)
+    targets, sets = zip(*candidates) if count else ((), ())
+    target = np.array(targets, dtype=np.int64)
+    lengths = np.fromiter(map(len, sets), dtype=np.int64, count=count)
     parents = np.full((count, int(lengths.max()) if count else 0), -1, dtype=np.int64)
     if parents.size:
-        flat = np.fromiter(itertools.chain.from_iterable(p for _, p in candidates), dtype=np.int64,
-                           count=int(lengths.sum()))
+        flat = np.fromiter(itertools.chain.from_iterable(sets), dtype=np.int64, count=int(lengths.sum()))
         ends = np.cumsum(lengths)
         parents[np.repeat(np.arange(count), lengths), np.arange(len(flat)) - np.repeat(ends - lengths, lengths)] = flat
     size = np.asarray(sizes, dtype=np.int64)
     return target, parents, np.where(parents >= 0, size[np.maximum(parents, 0)], 1)
 
 
-def dependences(codes: np.ndarray, candidates: Sequence[tuple[int, tuple[int, ...]]],
-                sizes: Sequence[int]) -> np.ndarray:
+def dependences(codes: np.ndarray, candidates: Sequence[tuple[int, tuple[int, ...]]], sizes: Sequence[int],
+                arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """``n·R`` of each candidate's table, equal bit for bit to ``dependence(_table(codes, X, Π, sizes))``.
 
     Parameters
@@ -136,6 +136,8 @@ def dependences(codes: np.ndarray, candidates: Sequence[tuple[int, tuple[int, ..
     candidates : sequence of (target column, parent columns)
     sizes : sequence of int
         Every column's number of public categories.
+    arrays : tuple of numpy.ndarray, optional
+        :func:`candidate_arrays` of ``candidates``, when the caller has them.
 
     Returns
     -------
@@ -147,7 +149,7 @@ def dependences(codes: np.ndarray, candidates: Sequence[tuple[int, tuple[int, ..
     codes = np.asarray(codes)
     words = max(1, -(-codes.shape[0] // 64))
     size = np.asarray(sizes, dtype=np.int64)
-    target, parents, shape = candidate_arrays(candidates, sizes)
+    target, parents, shape = candidate_arrays(candidates, sizes) if arrays is None else arrays
     k = size[target]
     packed = shape.prod(axis=1) * k <= BITSET_CELLS
     for i in np.flatnonzero(~packed):  # a pass over the rows is cheaper

@@ -248,12 +248,14 @@ def release_conditional(
     target, parents = candidates[0]
     if select:
         known = {} if dependences is None else dependences
-        new = [candidate for candidate in candidates if candidate not in known]
+        target, parents_of, shape = candidate_arrays(candidates, sizes)
+        new = np.flatnonzero(~np.fromiter(map(known.__contains__, candidates), dtype=bool, count=len(candidates)))
         # counted together (dprm.itemsets.private_dependence): each equal to dependence(_table(...)), bit for bit
-        known.update(zip(new, batch_dependences(codes, new, sizes).tolist()))
-        target, _, shape = candidate_arrays(candidates, sizes)
+        fresh = [candidates[i] for i in new.tolist()]
+        known.update(zip(fresh, batch_dependences(codes, fresh, sizes,
+                                                  (target[new], parents_of[new], shape[new])).tolist()))
         configurations = shape.prod(axis=1)  # math.prod of the parents' sizes (1 for none)
-        scores = (np.fromiter((known[c] for c in candidates), dtype=np.float64, count=len(candidates))
+        scores = (np.fromiter(map(known.__getitem__, candidates), dtype=np.float64, count=len(candidates))
                   - (configurations - 1) * np.asarray(sizes, dtype=np.int64)[target] * counts_mechanism.scale
                   * NOISE_PENALTY)
         chosen = ExponentialMechanism(select, SCORE_SENSITIVITY).release(accountant, f"{step}: parents", scores)
