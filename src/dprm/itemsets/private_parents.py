@@ -76,8 +76,8 @@ from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, ExponentialMechanism
 
 __all__ = ["MAX_CANDIDATES", "MAX_CELLS", "MAX_PARENTS", "SCORE_SENSITIVITY", "SELECT_SHARE", "ConditionalRelease",
-           "candidate_parents", "dependence", "nonnegative_counts", "next_candidates", "oblivious_tree",
-           "release_conditional"]
+           "candidate_parents", "dependence", "draws_subset", "nonnegative_counts", "next_candidates",
+           "oblivious_tree", "release_conditional"]
 
 #: Most parents of a variable (PrivBayes's degree ``k``).
 MAX_PARENTS = 2
@@ -293,7 +293,8 @@ def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Se
     """
     targets = list(remaining) if choose_order and released else list(remaining[:1])
     parents_from = list(released)
-    if len(targets) * _parent_sets(len(parents_from), max_parents) > max_candidates:
+    if draws_subset(len(released), len(remaining), choose_order=choose_order, max_parents=max_parents,
+                    max_candidates=max_candidates):
         if rng is None:
             raise ParameterError("next_candidates needs rng to choose among more than max_candidates candidates")
         per_target = max_candidates // min(len(targets), 8)
@@ -307,6 +308,20 @@ def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Se
         raise ParameterError("max_parents must be >= 0 and max_cells >= 1")
     sets = _parent_sets_of(parents_from, sizes, max_parents)  # candidate_parents' sets, listed once for every target
     return [(int(x), p) for x in targets for p in [()] + _fitting(sets, sizes[x], max_cells)]
+
+
+def draws_subset(n_released: int, n_remaining: int, *, choose_order: bool = True, max_parents: int = MAX_PARENTS,
+                 max_candidates: int = MAX_CANDIDATES) -> bool:
+    """Whether :func:`next_candidates` draws a random subset of the candidates (they would be more than
+    ``max_candidates``): public, from the numbers of variables released and remaining.
+
+    Examples
+    --------
+    >>> draws_subset(3, 2), draws_subset(300, 200)
+    (False, True)
+    """
+    targets = n_remaining if choose_order and n_released else min(n_remaining, 1)
+    return targets * _parent_sets(n_released, max_parents) > max_candidates
 
 
 def _parent_sets(n_released: int, max_parents: int) -> int:
