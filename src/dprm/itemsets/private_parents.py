@@ -20,7 +20,9 @@ order is given and each release picks only the parents.
    of its margins (PrivBayes's ``R`` score, in counts), and the second term, which
    does not depend on the data, is half the expected L1 noise the table's extra cells
    add (``b`` the noise scale of the counts' release): parents are worth their cells
-   only when the dependence they capture beats the noise they bring.
+   only when the dependence they capture beats the noise they bring. The candidates'
+   tables are counted together, from packed bitsets
+   (:mod:`~dprm.itemsets.private_dependence`: the same scores, bit for bit).
 
    *Sensitivity 3.* Add one row at cell ``(x₀, π₀)``. The joint table changes by 1 in
    L1. The product table ``n p q`` (``p``, ``q`` the margins as shares) becomes
