@@ -116,8 +116,8 @@ def grow_within(items: Iterable[Item], sizes: Sequence[int], max_cells: int) -> 
 
     Examples
     --------
-    >>> sorted(grow_within([(0, 0), (1, 0), (1, 1), (2, 0)], [2, 3, 2], 8))
-    [(0, 0), (1, 0), (2, 0)]
+    >>> sorted(grow_within([(0, 0), (1, 0), (1, 1), (2, 0)], [2, 3, 2], 8))   # cells 2, 4, 6; then 12
+    [(0, 0), (1, 0), (1, 1)]
     """
     basis: set[Item] = set()
     per_column: dict[int, int] = {}
