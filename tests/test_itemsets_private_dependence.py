@@ -52,6 +52,21 @@ def test_batch_scores_equal_the_one_by_one_scores_bit_for_bit(seed, n_rows) -> N
     assert min(cells) <= BITSET_CELLS < max(cells)  # both routes taken
 
 
+def test_batches_and_packing_in_small_pieces_give_the_same_scores(monkeypatch) -> None:
+    """Memory bounds met by many small batches and categories packed a few at a time: the same scores."""
+    from dprm.itemsets import private_dependence
+
+    rng = np.random.default_rng(11)
+    sizes = [3, 5, 2, 7, 4]
+    codes = np.column_stack([rng.integers(0, s, size=200) for s in sizes])
+    candidates = [(x, p) for x in range(5) for p in candidate_parents([j for j in range(5) if j != x], sizes, x, 2)]
+    expected = dependences(codes, candidates, sizes)
+    monkeypatch.setattr(private_dependence, "_BATCH_WORDS", 1)
+    monkeypatch.setattr(private_dependence, "_PACK_FLAGS", 1)
+    assert same_bits(dependences(codes, candidates, sizes), expected)
+    assert same_bits(expected, np.array([one_by_one(codes, x, p, sizes) for x, p in candidates]))
+
+
 def test_batch_scores_of_a_chain_release_of_a_wide_table() -> None:
     """The candidates a release of a 120-column table actually scores (a random public subset)."""
     rng = np.random.default_rng(7)

@@ -51,6 +51,8 @@ __all__ = ["BITSET_CELLS", "candidate_arrays", "dependence", "dependences", "tab
 BITSET_CELLS = 256
 #: Most 64-bit words of the AND arrays of one batch (bounds memory: 8 MB).
 _BATCH_WORDS = 1 << 20
+#: Most flags (bytes) of the categories packed at once into bitsets (bounds memory: 16 MB).
+_PACK_FLAGS = 1 << 24
 
 
 def _configurations(codes: np.ndarray, parents: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
@@ -188,10 +190,13 @@ def _item_bitsets(codes: np.ndarray, size: np.ndarray, columns: np.ndarray, word
     first[columns] = np.concatenate([[0], np.cumsum(widths)[:-1]])
     bits = np.empty((int(widths.sum()), words), dtype=np.uint64)
     n_rows = codes.shape[0]
+    chunk = max(1, _PACK_FLAGS // (words * 64))  # categories packed at once
     for j, width in zip(columns.tolist(), widths.tolist()):
-        holds = np.zeros((width, words * 64), dtype=bool)  # the column's categories, padded to whole words
-        np.equal(codes[:, j], np.arange(width)[:, None], out=holds[:, :n_rows])
-        bits[first[j]:first[j] + width] = np.packbits(holds, axis=1, bitorder="little").view(np.uint64)
+        for start in range(0, width, chunk):
+            stop = min(width, start + chunk)
+            holds = np.zeros((stop - start, words * 64), dtype=bool)  # padded to whole words
+            np.equal(codes[:, j], np.arange(start, stop)[:, None], out=holds[:, :n_rows])
+            bits[first[j] + start:first[j] + stop] = np.packbits(holds, axis=1, bitorder="little").view(np.uint64)
     return bits, first
 
 
