@@ -277,3 +277,49 @@ def test_a_listing_past_the_limit_is_refused_even_when_no_long_itemset_shows_it(
     with pytest.raises(ParameterError, match=r"more than 100 itemsets reach support 0\.2 in the estimate"):
         run_ison(estimator, 0.2)
     assert len(run_ison(estimator, 0.2, max_length=1).itemsets) == 30
+
+
+def test_a_column_of_more_categories_than_16_bit_codes_hold_is_refused_in_one_line() -> None:
+    """ISON's code rows are int16: a column declared with 40,000 categories was an overflow (an internal error)
+    after the estimate; it is refused, naming the column, before any itemset is formed; 32,767 codes pass."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.choice(["x", "y"], size=50), "b": rng.choice(["u", "v"], size=50)})
+    wide = [f"k{c}" for c in range(40_000)]
+    estimator = DensityEstimator(n_chains=1, random_state=0, n_samples=1000,
+                                 domains={"a": ["x", "y"] + wide, "b": ["u", "v"]}).fit(frame)
+    with pytest.raises(ParameterError, match=r"column 'a' has 40,002 categories, more than ISON's 16-bit codes"):
+        run_ison(estimator, 0.3)
+    fits = DensityEstimator(n_chains=1, random_state=0, n_samples=1000,
+                            domains={"a": ["x", "y"] + wide[:ison.MAX_COLUMN_ITEMS - 2], "b": ["u", "v"]}).fit(frame)
+    ison.check_item_codes(fits)  # passes (ISON then runs, in 20 s: its candidates are dense over the items)
+
+
+def sorted_positions_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
+    """Algorithm 3's weights as written: the sorted positions O, sum (m - O_i) + sum_{i>=2} (m - (O_i - O_{i-1}))."""
+    m = codes.shape[1]
+    weights = np.zeros((len(codes), len(estimator.chains_)))
+    for c, chain in enumerate(estimator.chains_):
+        position = chain.position() + 1
+        for r, row in enumerate(codes):
+            ordered = sorted(position[row >= 0].tolist())
+            weights[r, c] = sum(m - o for o in ordered) + sum(m - (b - a) for a, b in zip(ordered, ordered[1:]))
+    totals = weights.sum(axis=1, keepdims=True)
+    return np.where(totals > 0, weights / np.where(totals > 0, totals, 1.0), 1.0 / weights.shape[1])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chain_weights_read_off_the_items_are_those_of_the_sorted_positions(seed) -> None:
+    """The weights from each candidate's items (the gaps' sum telescopes) equal the definition, bit for bit."""
+    from dprm.itemsets.tree_model import ConditionalTree
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        m, n_chains = int(rng.integers(1, 12)), int(rng.integers(1, 4))
+        orders = [[int(j) for j in rng.permutation(m)] for _ in range(n_chains)]
+        estimator = DensityEstimator.from_trees({f"c{j}": ["0", "1"] for j in range(m)},
+                                                [(o, [ConditionalTree.single_leaf(j, [1, 1]) for j in o])
+                                                 for o in orders])
+        codes = np.where(rng.random((int(rng.integers(0, 30)), m)) < rng.random(), rng.integers(0, 2, (1, m)), -1)
+        expected = sorted_positions_weights(estimator, codes)
+        got = chain_weights(estimator, codes)
+        assert got.shape == expected.shape and np.array_equal(got.view(np.int64), expected.view(np.int64))

@@ -15,8 +15,8 @@ from dprm.itemsets.ground_truth import frequent_itemsets, itemset_rates
 from dprm.itemsets import private_basis
 from dprm.itemsets.private import fit_private_estimator
 from dprm.itemsets.private_basis import ITEM_SHARE, ONE_ITEM_SHARE, basis_table, release_bases
-from dprm.itemsets.private_basis_graph import (LARGE_BASIS_CELLS, MAX_BASIS_CELLS, _cells, largest_basis,
-                                               maximal_cliques, merge_bases)
+from dprm.itemsets.private_basis_graph import (LARGE_BASIS_CELLS, MAX_BASIS_CELLS, _cells, grow_within,
+                                               largest_basis, maximal_cliques, merge_bases)
 from dprm.itemsets.private_basis_pairs import PAIR_SHARE
 from dprm.itemsets.private_basis_supports import Basis, _basis_estimates, discrete_laplace_variance
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, SeededNoise
@@ -302,6 +302,48 @@ def test_largest_basis_keeps_the_bar_and_the_cell_limit_and_leaves_out_only_what
         for it in items:  # an item reaching the bar is left out only when it no longer fits
             if counts[it] >= 40 and it not in basis:
                 assert _cells(basis | {it}, sizes) > limit
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_basis_grown_item_by_item_is_the_one_recounted_for_every_item(seed) -> None:
+    """grow_within keeps the cells as a product updated per item: the same set, built in the same order, as
+    recounting the basis with each item (the loop it replaced), also with repeated items."""
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        sizes = [int(s) for s in rng.integers(1, 7, size=6)]
+        items = [(int(j), int(rng.integers(0, sizes[j]))) for j in rng.integers(0, 6, size=int(rng.integers(0, 30)))]
+        limit = int(rng.choice([1, 4, 30, 500]))
+        expected: set = set()
+        for item in items:
+            if _cells(expected | {item}, sizes) <= limit:
+                expected.add(item)
+        got = grow_within(items, sizes, limit)
+        assert got == expected and list(got) == list(expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_frechet_joined_finds_the_pairs_of_the_pairs_loop_and_builds_the_same_set(seed) -> None:
+    """The pairs passing the Fréchet bound, found by a search over the sorted shares: the set of the loop over
+    every pair, in the same iteration order (the bases' graph reads it in that order)."""
+    from dprm.itemsets.private_basis_pairs import frechet_joined
+    from dprm.itemsets.private_items import release_items
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    latent = rng.integers(0, 2, size=n)
+    sizes = [2, 3, 5, 40, 2]
+    codes = np.column_stack([np.where(rng.random(n) < 0.8, latent % s, rng.integers(0, s, size=n)) for s in sizes])
+    acc = Accountant(5.0, SeededNoise(np.random.default_rng(seed)))
+    selection = release_items(codes, sizes, 5.0, 0.05, acc, [f"c{j}" for j in range(len(sizes))])
+    items = [(j, v) for j in range(len(sizes)) for v in selection.kept_codes(j)]
+    for theta, z in ((0.05, 0.0), (0.2, 1.0), (0.3, 3.0), (-1.5, 0.0)):
+        share = {(j, v): float(selection.counts[j][selection.kept[j][v]]) / selection.n_hat for j, v in items}
+        margin = z * math.sqrt(2.0 * discrete_laplace_variance(selection.scale)) / selection.n_hat
+        expected = {(p, q) for p, q in itertools.combinations(sorted(items), 2)
+                    if p[0] != q[0] and share[p] + share[q] - 1.0 >= theta + margin}
+        got = frechet_joined(items, selection, theta, z)
+        assert got == expected and list(got) == list(expected)
+    assert len(frechet_joined(items, selection, -1.5, 0.0)) > 0
 
 
 def test_the_release_s_public_names_are_importable_from_private_basis_as_from_their_homes() -> None:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from conftest import random_view
 
+from dprm.data.attributes import Attribute, AttributeKind, Domain, View
 from dprm.data.literal_index import LiteralIndex
 from dprm.queries import RedescriptionStats
 from dprm.trees import criterion
@@ -47,6 +48,55 @@ def test_split_qualities_match_brute_force(seed: int, parallel: bool, monkeypatc
         for g in range(n_nodes):
             rows = np.flatnonzero(node == g)
             assert qualities[s, g] == pytest.approx(brute_quality(index, split, rows, target, n_classes))
+
+
+def dense_from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes: int, quality: str):
+    """The reference: every split of every attribute scored from its dense ``(code, node, class)`` counts."""
+    qualities, true_sizes, false_sizes = [], [], []
+    start = 0
+    for attribute, n in zip(index.attributes, index.n_codes):
+        n = int(n)
+        hist = flat[start:start + (n + 1) * n_nodes * n_classes].reshape(n + 1, n_nodes, n_classes)
+        start += hist.size
+        missing, present = hist[-1], hist[:-1].sum(axis=0)
+        if attribute.kind is AttributeKind.BOOLEAN:
+            true = hist[1:2]
+        elif attribute.kind is AttributeKind.CATEGORICAL:
+            true = hist[: (1 if n == 2 else n)]
+        else:
+            true = np.cumsum(hist[:-2], axis=0)
+        false = present[None] - true
+        branches = np.stack([true, false, np.broadcast_to(missing[None], true.shape)], axis=-2)
+        qualities.append(criterion.majority_quality(branches) if quality == "counts" else gini_quality(branches))
+        true_sizes.append(true.sum(axis=-1))
+        false_sizes.append(false.sum(axis=-1))
+    return np.concatenate(qualities), np.concatenate(true_sizes), np.concatenate(false_sizes)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_categories_no_row_holds_are_scored_as_the_dense_counts_score_them(seed: int) -> None:
+    """Declared categories by the thousand, a few held (the split of an absent one is scored once): the
+    qualities and branch sizes are those of the dense counts, bit for bit (blocks of one and of two wide
+    attributes, copied slice by slice, and narrow ones)."""
+    rng = np.random.default_rng(seed)
+    attributes = list(random_view(rng, 300).attributes)
+    for j, (declared, held) in enumerate([(6000, 5), (6000, 40), (7000, 2), (40, 3), (5, 5), (7, 0)]):
+        values = rng.choice(rng.choice(declared, size=max(held, 1), replace=False), size=300).astype(np.int32)
+        values[rng.random(300) < (1.0 if held == 0 else 0.1)] = -1
+        categories = tuple(f"k{c}" for c in range(declared))
+        attributes.append(Attribute(f"wide{j}", "left", AttributeKind.CATEGORICAL, values,
+                                    Domain(categories=categories, declared=True)))
+    index = LiteralIndex(View("left", attributes), max_splits=4)
+    for n_nodes, n_classes in ((1, 2), (4, 3)):
+        node = rng.integers(-1, n_nodes, index.n_rows)
+        target = rng.integers(-1, n_classes, index.n_rows)
+        flat = node_class_counts(index, node, target, n_nodes, n_classes)
+        for quality in ("gini", "counts"):
+            expected = dense_from_counts(index, flat, n_nodes, n_classes, quality)
+            got = criterion.qualities_from_counts(index, flat, n_nodes, n_classes, quality)
+            assert np.array_equal(got, expected[0])  # exactly: the greedy and private choices rank them
+        true_sizes, false_sizes = criterion.branch_sizes_from_counts(index, flat, n_nodes, n_classes)
+        assert np.array_equal(true_sizes, expected[1]) and np.array_equal(false_sizes, expected[2])
 
 
 def test_the_serial_and_parallel_histogram_passes_count_the_same(monkeypatch) -> None:

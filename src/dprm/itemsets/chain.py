@@ -93,12 +93,14 @@ def sample_chain(chain: Chain, n: int, rng: np.random.Generator) -> np.ndarray:
     Each variable takes ``n`` uniform draws ``u`` from ``rng`` in the chain's order; a row's
     value is the number of cumulative class probabilities of its node that ``u`` reaches
     (the row descends its tree by the values drawn before; compiled, :func:`descent_ways`).
+    The rows are drawn into a column-major array (a tree's column is one contiguous line),
+    returned as its transpose: shape ``(n, n_columns)``, Fortran-ordered.
     """
-    codes = np.full((n, len(chain.order)), -1, dtype=np.int64)
+    columns = np.full((len(chain.order), n), -1, dtype=np.int64)
     draw = kernel("dprm.itemsets._kernels", "_draw")
     for tree in chain.trees:
-        draw(codes, rng.random(n), tree.target, *descent_ways(tree, chain.order[0]), tree.node_proba)
-    return codes
+        draw(columns, rng.random(n), tree.target, *descent_ways(tree, chain.order[0]), tree.node_proba)
+    return columns.T
 
 
 def descent_ways(tree: ConditionalTree, anchor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -93,7 +93,7 @@ import numpy as np
 
 from dprm.errors import ParameterError
 from dprm.itemsets.private_basis_graph import (LARGE_BASIS_CELLS, MAX_BASIS_CELLS, MAX_CLIQUES, Item, _cells,
-                                               largest_basis, maximal_cliques, merge_bases)
+                                               grow_within, largest_basis, maximal_cliques, merge_bases)
 from dprm.itemsets.private_basis_pairs import (BASIS_MAX_NOISE, EDGE_Z, FRECHET_Z, ONE_BASIS_CELLS, PAIR_SHARE,
                                                _choose_bases, _release_pairs, _undecided_pairs, frechet_joined,
                                                pair_noise)
@@ -109,7 +109,7 @@ __all__ = ["PAIR_SHARE", "MAX_BASIS_CELLS", "ONE_BASIS_CELLS", "MAX_CLIQUES", "C
            "BASIS_MAX_NOISE", "Basis", "BasisRelease", "BasisSupport", "release_bases", "basis_table", "maximal_cliques",
            "merge_bases", "discrete_laplace_variance", "pair_noise", "FRECHET_Z", "frechet_joined", "HEAVY_CELLS",
            "heavy_cell_sums", "heavy_cell_estimates", "BASES", "LARGE_BASIS_CELLS", "largest_basis", "ONE_ITEM_SHARE",
-           "item_share", "AUTO_NOISE", "basis_noise"]
+           "item_share", "AUTO_NOISE", "basis_noise", "grow_within"]
 
 #: How the bases are chosen by default: ``"one"`` (the largest basis of the likely frequent items,
 #: eighth round) or ``"pairs"`` (pair tables, their graph's cliques merged; sixth and seventh rounds).

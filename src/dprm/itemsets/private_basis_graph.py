@@ -7,10 +7,10 @@ to choose the bases (post-processing, no privacy cost); see that module's notes.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["MAX_BASIS_CELLS", "MAX_CLIQUES", "LARGE_BASIS_CELLS", "Item", "maximal_cliques", "merge_bases",
-           "largest_basis"]
+           "largest_basis", "grow_within"]
 
 #: Most cells of one basis's histogram.
 MAX_BASIS_CELLS = 4096
@@ -102,8 +102,35 @@ def largest_basis(items: Sequence[Item], counts: Mapping[Item, float], bar: floa
     [(0, 0), (1, 0), (2, 0)]
     """
     max_cells = LARGE_BASIS_CELLS if max_cells is None else max_cells
+    return grow_within(sorted((it for it in items if counts[it] >= bar), key=lambda it: (-counts[it], it)), sizes,
+                       max_cells)
+
+
+def grow_within(items: Iterable[Item], sizes: Sequence[int], max_cells: int) -> set[Item]:
+    """The items, in order, each added while the basis with it has at most ``max_cells`` cells (:func:`_cells`).
+
+    The cells are kept as the product of the columns' factors (a column's items, plus *rest*
+    when it has other codes), one factor changed per item: the same whole numbers as
+    recounting the basis for every item (once quadratic: 23,839 items of a column of 100,000
+    declared categories took minutes).
+
+    Examples
+    --------
+    >>> sorted(grow_within([(0, 0), (1, 0), (1, 1), (2, 0)], [2, 3, 2], 8))   # cells 2, 4, 6; then 12
+    [(0, 0), (1, 0), (1, 1)]
+    """
     basis: set[Item] = set()
-    for item in sorted((it for it in items if counts[it] >= bar), key=lambda it: (-counts[it], it)):
-        if _cells(basis | {item}, sizes) <= max_cells:
+    per_column: dict[int, int] = {}
+    cells = 1
+    for item in items:
+        if item in basis:
+            continue
+        j = item[0]
+        k = per_column.get(j, 0)
+        factor = k + (1 if k < sizes[j] else 0) if k else 1  # the column's factor so far (1: not in the basis)
+        grown = cells // factor * (k + 1 + (1 if k + 1 < sizes[j] else 0))
+        if grown <= max_cells:
             basis.add(item)
+            per_column[j] = k + 1
+            cells = grown
     return basis

@@ -49,7 +49,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dprm.itemsets.private_basis_graph import MAX_BASIS_CELLS, Item, _cells, maximal_cliques, merge_bases
+from dprm.itemsets.private_basis_graph import MAX_BASIS_CELLS, Item, _cells, grow_within, maximal_cliques, merge_bases
 from dprm.itemsets.private_basis_supports import discrete_laplace_variance
 from dprm.itemsets.private_items import ITEM_SHARE, ItemSelection
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram
@@ -137,8 +137,45 @@ def frechet_joined(items: Sequence[Item], selection: ItemSelection, min_support:
     n_hat = selection.n_hat
     share = {(j, v): float(selection.counts[j][selection.kept[j][v]]) / n_hat for j, v in items}
     margin = z * math.sqrt(2.0 * discrete_laplace_variance(selection.scale)) / n_hat if selection.scale > 0 else 0.0
-    return {(p, q) for p, q in itertools.combinations(sorted(items), 2)
-            if p[0] != q[0] and share[p] + share[q] - 1.0 >= min_support + margin}
+    ordered = sorted(set(items))
+    first, second = _pairs_reaching(np.array([share[item] for item in ordered], dtype=np.float64),
+                                    np.array([j for j, _ in ordered], dtype=np.int64), min_support + margin)
+    return {(ordered[a], ordered[b]) for a, b in zip(first.tolist(), second.tolist())}
+
+
+def _pairs_reaching(shares: np.ndarray, column: np.ndarray, bar: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``a < b`` of two columns with ``shares[a] + shares[b] - 1.0 >= bar``, in the order of
+    ``itertools.combinations`` (so a set of them is built as the pairs' loop built it).
+
+    The test is the loop's floating-point expression; it grows with ``shares[b]`` (rounding
+    is monotone), so each ``a``'s partners are the shares from a bound up, found by a
+    binary search over the sorted shares: the pairs that pass, not all the pairs (a
+    column of 100,000 declared categories kept by the noise: 30,000 items, 4.5 · 10⁸ pairs,
+    ten minutes in the loop).
+
+    Examples
+    --------
+    >>> [a.tolist() for a in _pairs_reaching(np.array([0.9, 0.5, 0.45, 0.2]), np.array([0, 1, 1, 2]), 0.3)]
+    [[0, 0], [1, 2]]
+    """
+    n = len(shares)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.argsort(shares, kind="stable")
+    ranked = shares[order]
+    low, high = np.zeros(n, dtype=np.int64), np.full(n, n, dtype=np.int64)  # first rank whose share passes
+    while (open_ := low < high).any():
+        middle = (low + high) // 2  # < n while open
+        passes = shares + ranked[np.minimum(middle, n - 1)] - 1.0 >= bar
+        high = np.where(open_ & passes, middle, high)
+        low = np.where(open_ & ~passes, middle + 1, low)
+    counts = n - low
+    a = np.repeat(np.arange(n), counts)
+    b = order[np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(low, counts)]
+    keep = (a < b) & (column[a] != column[b])
+    a, b = a[keep], b[keep]
+    by = np.lexsort((b, a))
+    return a[by], b[by]
 
 
 
@@ -199,10 +236,6 @@ def _choose_bases(items: list[Item], pair_counts: dict[tuple[Item, Item], int], 
         if len(clique) < 2:  # a lone item: its one-way count estimates it; a basis would cost a share of the budget
             continue
         members = sorted((items[i] for i in clique), key=lambda it: -one_way[it])
-        basis: set[Item] = set()
-        for item in members:  # a clique too large keeps its items of largest noisy count
-            if _cells(basis | {item}, sizes) <= MAX_BASIS_CELLS:
-                basis.add(item)
-        bases.append(basis)
+        bases.append(grow_within(members, sizes, MAX_BASIS_CELLS))  # a clique too large: its largest counts
     return merge_bases(bases, sizes), edges, len(cliques)
 

@@ -20,7 +20,9 @@ order is given and each release picks only the parents.
    of its margins (PrivBayes's ``R`` score, in counts), and the second term, which
    does not depend on the data, is half the expected L1 noise the table's extra cells
    add (``b`` the noise scale of the counts' release): parents are worth their cells
-   only when the dependence they capture beats the noise they bring.
+   only when the dependence they capture beats the noise they bring. The candidates'
+   tables are counted together, from packed bitsets
+   (:mod:`~dprm.itemsets.private_dependence`: the same scores, bit for bit).
 
    *Sensitivity 3.* Add one row at cell ``(x₀, π₀)``. The joint table changes by 1 in
    L1. The product table ``n p q`` (``p``, ``q`` the margins as shares) becomes
@@ -70,12 +72,14 @@ from fractions import Fraction
 import numpy as np
 
 from dprm.errors import ParameterError
+from dprm.itemsets.private_dependence import _table, candidate_arrays, dependence
+from dprm.itemsets.private_dependence import dependences as batch_dependences
 from dprm.itemsets.tree_model import ConditionalTree
 from dprm.privacy import Accountant, DiscreteLaplaceHistogram, ExponentialMechanism
 
 __all__ = ["MAX_CANDIDATES", "MAX_CELLS", "MAX_PARENTS", "SCORE_SENSITIVITY", "SELECT_SHARE", "ConditionalRelease",
-           "candidate_parents", "dependence", "nonnegative_counts", "next_candidates", "oblivious_tree",
-           "release_conditional"]
+           "candidate_parents", "dependence", "draws_subset", "nonnegative_counts", "next_candidates",
+           "oblivious_tree", "release_conditional"]
 
 #: Most parents of a variable (PrivBayes's degree ``k``).
 MAX_PARENTS = 2
@@ -151,44 +155,20 @@ def candidate_parents(earlier: Sequence[int], sizes: Sequence[int], target: int,
     """
     if max_parents < 0 or max_cells < 1:
         raise ParameterError("max_parents must be >= 0 and max_cells >= 1")
-    out: list[tuple[int, ...]] = [()]
-    for k in range(1, max_parents + 1):
-        for parents in itertools.combinations(earlier, k):
-            if math.prod(sizes[p] for p in parents) * sizes[target] <= max_cells:
-                out.append(tuple(int(p) for p in parents))
-    return out
+    return [()] + _fitting(_parent_sets_of(earlier, sizes, max_parents), sizes[target], max_cells)
 
 
-def _configurations(codes: np.ndarray, parents: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
-    """Each row's configuration of ``parents`` as one mixed-radix code (the first parent most significant)."""
-    config = np.zeros(len(codes), dtype=np.int64)
-    for p in parents:
-        config = config * sizes[p] + codes[:, p]
-    return config
+def _parent_sets_of(earlier: Sequence[int], sizes: Sequence[int], max_parents: int
+                    ) -> list[tuple[tuple[int, ...], int]]:
+    """Every non-empty set of at most ``max_parents`` of ``earlier`` (in :func:`candidate_parents`' order), with
+    its number of configurations."""
+    return [(tuple(int(p) for p in parents), math.prod(sizes[p] for p in parents))
+            for k in range(1, max_parents + 1) for parents in itertools.combinations(earlier, k)]
 
 
-def _table(codes: np.ndarray, target: int, parents: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
-    """Counts of (configuration, target category), shape ``(configurations, |X|)``."""
-    configs = math.prod(sizes[p] for p in parents)
-    k = sizes[target]
-    cell = _configurations(codes, parents, sizes) * k + codes[:, target]
-    return np.bincount(cell, minlength=configs * k).reshape(configs, k)
-
-
-def dependence(table: np.ndarray) -> float:
-    """``n·R``: half the L1 distance, in rows, between a count table and the product of its margins.
-
-    Examples
-    --------
-    >>> dependence(np.array([[50, 0], [0, 50]])), dependence(np.array([[25, 25], [25, 25]]))
-    (50.0, 0.0)
-    """
-    table = np.asarray(table, dtype=np.float64)
-    n = table.sum()
-    if n <= 0:
-        return 0.0
-    product = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
-    return 0.5 * float(np.abs(table - product).sum())
+def _fitting(sets: list[tuple[tuple[int, ...], int]], target_size: int, max_cells: int) -> list[tuple[int, ...]]:
+    """The parent sets of ``sets`` whose table with a target of ``target_size`` categories fits ``max_cells``."""
+    return [parents for parents, configurations in sets if configurations * target_size <= max_cells]
 
 
 def oblivious_tree(target: int, parents: Sequence[int], sizes: Sequence[int], leaf_counts: np.ndarray
@@ -270,12 +250,16 @@ def release_conditional(
     target, parents = candidates[0]
     if select:
         known = {} if dependences is None else dependences
-        for candidate in candidates:
-            if candidate not in known:
-                known[candidate] = dependence(_table(codes, candidate[0], candidate[1], sizes))
-        scores = np.array([known[(x, p)]
-                           - (math.prod(sizes[q] for q in p) - 1) * sizes[x] * counts_mechanism.scale * NOISE_PENALTY
-                           for x, p in candidates])
+        target, parents_of, shape = candidate_arrays(candidates, sizes)
+        new = np.flatnonzero(~np.fromiter(map(known.__contains__, candidates), dtype=bool, count=len(candidates)))
+        # counted together (dprm.itemsets.private_dependence): each equal to dependence(_table(...)), bit for bit
+        fresh = [candidates[i] for i in new.tolist()]
+        known.update(zip(fresh, batch_dependences(codes, fresh, sizes,
+                                                  (target[new], parents_of[new], shape[new])).tolist()))
+        configurations = shape.prod(axis=1)  # math.prod of the parents' sizes (1 for none)
+        scores = (np.fromiter(map(known.__getitem__, candidates), dtype=np.float64, count=len(candidates))
+                  - (configurations - 1) * np.asarray(sizes, dtype=np.int64)[target] * counts_mechanism.scale
+                  * NOISE_PENALTY)
         chosen = ExponentialMechanism(select, SCORE_SENSITIVITY).release(accountant, f"{step}: parents", scores)
         target, parents = candidates[int(chosen)]
     noisy = counts_mechanism.release(accountant, f"{step}: counts", _table(codes, target, parents, sizes))
@@ -311,7 +295,8 @@ def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Se
     """
     targets = list(remaining) if choose_order and released else list(remaining[:1])
     parents_from = list(released)
-    if len(targets) * _parent_sets(len(parents_from), max_parents) > max_candidates:
+    if draws_subset(len(released), len(remaining), choose_order=choose_order, max_parents=max_parents,
+                    max_candidates=max_candidates):
         if rng is None:
             raise ParameterError("next_candidates needs rng to choose among more than max_candidates candidates")
         per_target = max_candidates // min(len(targets), 8)
@@ -321,7 +306,24 @@ def next_candidates(released: Sequence[int], remaining: Sequence[int], sizes: Se
         parents_from = sorted(int(j) for j in rng.choice(parents_from, size=kept, replace=False))
         n_targets = max(1, min(len(targets), max_candidates // _parent_sets(kept, max_parents)))
         targets = [int(x) for x in rng.choice(targets, size=n_targets, replace=False)]
-    return [(int(x), p) for x in targets for p in candidate_parents(parents_from, sizes, x, max_parents, max_cells)]
+    if max_parents < 0 or max_cells < 1:
+        raise ParameterError("max_parents must be >= 0 and max_cells >= 1")
+    sets = _parent_sets_of(parents_from, sizes, max_parents)  # candidate_parents' sets, listed once for every target
+    return [(int(x), p) for x in targets for p in [()] + _fitting(sets, sizes[x], max_cells)]
+
+
+def draws_subset(n_released: int, n_remaining: int, *, choose_order: bool = True, max_parents: int = MAX_PARENTS,
+                 max_candidates: int = MAX_CANDIDATES) -> bool:
+    """Whether :func:`next_candidates` draws a random subset of the candidates (they would be more than
+    ``max_candidates``): public, from the numbers of variables released and remaining.
+
+    Examples
+    --------
+    >>> draws_subset(3, 2), draws_subset(300, 200)
+    (False, True)
+    """
+    targets = n_remaining if choose_order and n_released else min(n_remaining, 1)
+    return targets * _parent_sets(n_released, max_parents) > max_candidates
 
 
 def _parent_sets(n_released: int, max_parents: int) -> int:

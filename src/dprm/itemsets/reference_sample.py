@@ -32,8 +32,10 @@ class ReferenceSample:
     def __init__(self, codes: np.ndarray, sizes: Sequence[int]) -> None:
         self.n_rows = len(codes)
         self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        # packed column by column: a sample of sample_chain (Fortran-ordered) is read in place
+        columns = np.ascontiguousarray(np.asarray(codes, dtype=np.int64).T)
         self.bitsets = kernel("dprm.itemsets._kernels", "_pack_codes")(
-            np.ascontiguousarray(codes, dtype=np.int64), self.offsets, np.asarray(sizes, dtype=np.int64),
+            columns, self.offsets, np.asarray(sizes, dtype=np.int64),
             max(1, -(-self.n_rows // 64)))  # the layout of dprm.data.literal_index.pack_rows
 
     def supports(self, codes: np.ndarray) -> np.ndarray:

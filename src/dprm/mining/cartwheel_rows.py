@@ -42,6 +42,7 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.data.literal_index import LiteralIndex
 from dprm.engine.value_statistics import ValueAnswers
+from dprm.engine.workers import add_answers
 from dprm.mining.extraction import contingency_table
 from dprm.mining.tree_rows import binned_classes
 from dprm.trees.greedy import GreedyRows
@@ -115,7 +116,9 @@ class ShardedGreedyRows:
         workers.call("start_tree", side)
 
     def level_counts(self, level: int, n_classes: int) -> np.ndarray:
-        return self.workers.sum("level_counts", level, n_classes)
+        answers = self.workers.call("level_counts", level, n_classes)
+        # each shard's counts are a new array: one is the sum, uncopied (one per category of every attribute)
+        return answers[0] if len(answers) == 1 else add_answers(answers)
 
     def route(self, tree: Tree, level: int) -> None:
         self.workers.call("route", tree, level)

@@ -34,6 +34,9 @@ GINI_SENSITIVITY = 2.0
 #: of counting) a parallel pass cost 5–8 ms of CPU per call (OpenMP's threads start
 #: and spin between the 32 calls of an AltExpM run), the serial one about 1 ms.
 PARALLEL_HISTOGRAM_CELLS = 1 << 24
+#: Cells of a block of attributes above which :func:`_from_counts` copies each attribute's counts as a
+#: slice rather than through an index array as large as the block.
+_GATHER_CELLS = 1 << 16
 
 
 def gini_quality(counts: np.ndarray) -> np.ndarray:
@@ -193,20 +196,61 @@ def _from_counts(index: LiteralIndex, flat: np.ndarray, n_nodes: int, n_classes:
         blocks.setdefault((kind, int(n)), []).append(position)
     for (kind, n), members in blocks.items():
         size = (n + 1) * n_nodes * n_classes
-        hist = flat[starts[members][:, None] + np.arange(size)].reshape(len(members), n + 1, n_nodes, n_classes)
+        hist = _block(flat, starts[members], size).reshape(len(members), n + 1, n_nodes, n_classes)
         missing = hist[:, -1]
-        present = hist[:, :-1].sum(axis=1)
+        held = None  # the categories some row of the level holds, when others are held by none
         if kind is AttributeKind.BOOLEAN:
             true = hist[:, 1:2]
         elif kind is AttributeKind.CATEGORICAL:
             true = hist[:, : (1 if n == 2 else n)]
+            if n > 2:
+                held = _held(true)
+                if len(held) == n:
+                    held = None
+                else:  # the held categories, then one empty one: every absent category's split is alike
+                    true = np.concatenate([true[:, held], np.zeros_like(true[:, :1])], axis=1)
         else:
             true = np.cumsum(hist[:, :-2], axis=1)
+        # every code's counts; an absent category's are 0 (exact integer sums either way)
+        present = (hist[:, :-1] if held is None else true).sum(axis=1)
         false = present[:, None] - true
-        rows = first_split[members][:, None] + np.arange(true.shape[1])
+        rows, true_splits = first_split[members], int(n_splits[members[0]])
         if sizes_only:
-            true_sizes[rows], false_sizes[rows] = true.sum(axis=-1), false.sum(axis=-1)
+            _scatter(true_sizes, rows, true_splits, held, true.sum(axis=-1))
+            _scatter(false_sizes, rows, true_splits, held, false.sum(axis=-1))
             continue
         branches = np.stack([true, false, np.broadcast_to(missing[:, None], true.shape)], axis=-2)
-        out[rows] = majority_quality(branches) if quality == "counts" else gini_quality(branches)
+        scored = majority_quality(branches) if quality == "counts" else gini_quality(branches)
+        _scatter(out, rows, true_splits, held, scored)
     return (true_sizes, false_sizes) if sizes_only else out
+
+
+def _held(true: np.ndarray) -> np.ndarray:
+    """The categories (axis 1 of ``true``, counts ``(member, category, node, class)``) that some count holds."""
+    members, n = true.shape[:2]
+    held = np.zeros(n, dtype=bool)
+    held[np.flatnonzero(true) // (true.size // max(members * n, 1)) % n] = True  # the few non-zero counts
+    return np.flatnonzero(held)
+
+
+def _block(flat: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
+    """The ``size`` counts from each of ``starts`` in ``flat``, one attribute a row (a view for one wide one)."""
+    if size <= _GATHER_CELLS:
+        return flat[starts[:, None] + np.arange(size)]
+    if len(starts) == 1:
+        return flat[int(starts[0]):int(starts[0]) + size][None]
+    return np.stack([flat[start:start + size] for start in starts])
+
+
+def _scatter(target: np.ndarray, first: np.ndarray, splits: int, held: np.ndarray | None, value: np.ndarray) -> None:
+    """Write each member's ``splits`` values into the rows of ``target`` from ``first[member]`` on.
+
+    Without ``held``, ``value[member]`` has one row per split; with it, one per held
+    category (split ``held[i]``), then one, last, for every other category (no row holds them).
+    """
+    if held is None:
+        target[first[:, None] + np.arange(splits)] = value
+        return
+    for member, start in enumerate(first):
+        target[start:start + splits] = value[member, -1]
+        target[start + held] = value[member, :-1]
