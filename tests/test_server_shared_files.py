@@ -1,0 +1,134 @@
+"""Registrations that share a view's file (session 56), each fault pinned here.
+
+The protected unit is a person, a row of both views. Budgets are per (analyst, dataset
+name): two active registrations that hold the same file of one view (by its SHA-256,
+whatever its path, side or name) let an analyst with a budget on each spend both on
+the same people. Since session 55 only the same *pair* of files was refused:
+
+- one view's file registered again (beside another file, on either side; a copy, a
+  symbolic or a hard link) was registered without a word;
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("sqlalchemy")
+
+from sqlalchemy import select  # noqa: E402
+
+from dprm.server.database import Database  # noqa: E402
+from dprm.server.tables import datasets  # noqa: E402
+from server_support import postgres_server, postgres_url, tiny_views  # noqa: E402,F401
+from test_cli import assert_one_error_line, run  # noqa: E402
+
+
+def admin(db: str, *args: object) -> tuple[int, str, str]:
+    return run(["admin", "--db", db, *map(str, args)])
+
+
+def _active(db: str) -> list[str]:
+    database = Database(db, create=False)
+    with database.read() as connection:
+        names = connection.execute(select(datasets.c.active_name).where(datasets.c.active_name.is_not(None))
+                                   .order_by(datasets.c.active_name)).scalars().all()
+    database.dispose()
+    return list(names)
+
+
+def _other(view: Path) -> Path:
+    """The view's file with one value changed (other rows: another SHA-256), beside it as ``other-NAME``."""
+    lines = view.read_text().splitlines(keepends=True)
+    fields = lines[1].rstrip("\n").split(",")
+    states = ["CA", "NY", "TX"]
+    fields[-1] = states[(states.index(fields[-1]) + 1) % 3] if fields[-1] in states else \
+        ("50.5" if fields[-1] != "50.5" else "49.5")
+    other = view.parent / f"other-{view.name}"
+    other.write_text(lines[0] + ",".join(fields) + "\n" + "".join(lines[2:]))
+    return other
+
+
+# -- one view's file under a second name ------------------------------------------------------------------------
+
+
+def test_a_file_of_one_view_under_a_second_name_is_refused_unless_asked(tmp_path: Path) -> None:
+    """A = (left, right); B holding left or right (on either side, or a copy, a symbolic or a hard
+    link of it, under another path and name) beside a file of other rows was registered: an analyst
+    with a budget on A and on B spent both on the same people. Now refused in one line naming A and
+    the view, exit code 2, nothing registered; ``--same-files-ok`` registers it with a note."""
+    left, right, types = tiny_views(tmp_path)
+    other_left, other_right = _other(left), _other(right)
+    db = str(tmp_path / "server.db")
+    assert admin(db, "dataset", "add", "tiny", left, right, "--types", types)[0] == 0
+    links = tmp_path / "links"
+    links.mkdir()
+    copy = links / "copied.csv"
+    copy.write_bytes(left.read_bytes())
+    symlink = links / "symlink.csv"
+    symlink.symlink_to(right)
+    hardlink = links / "hardlink.csv"
+    os.link(left, hardlink)
+    cases = [
+        ((left, other_right), "the left file is registered already as the left view of 'tiny'"),
+        ((other_left, right), "the right file is registered already as the right view of 'tiny'"),
+        ((right, left), "the same files are registered already as 'tiny'"),  # (since session 55)
+        ((other_right, left), "the right file is registered already as the left view of 'tiny'"),
+        ((right, other_left), "the left file is registered already as the right view of 'tiny'"),
+        ((copy, other_right), "the left file is registered already as the left view of 'tiny'"),
+        ((other_left, symlink), "the right file is registered already as the right view of 'tiny'"),
+        ((hardlink, other_right), "the left file is registered already as the left view of 'tiny'"),
+    ]
+    for files, says in cases:
+        code, out, err = admin(db, "dataset", "add", "tiny2", *files, "--types", types)
+        assert code == 2 and out == "", (files, err)
+        assert_one_error_line(err, says, "the same rows", "add up", "grant more on 'tiny' instead",
+                              "dprm admin dataset add tiny2 ... --same-files-ok")
+        assert _active(db) == ["tiny"]
+    code, out, err = admin(db, "dataset", "add", "tiny2", copy, other_right, "--types", types, "--same-files-ok")
+    assert code == 0 and out.startswith("registered tiny2"), err
+    assert err == ("note: the left file is registered as the left view of tiny too: an analyst's budgets on "
+                   "tiny2 and tiny add up on these rows; grant with the total in mind\n")
+    code, out, err = admin(db, "dataset", "add", "tiny3", other_right, left, "--types", types)  # held by both
+    assert code == 2 and out == ""
+    assert_one_error_line(err, "the left file is registered already as the right view of 'tiny2'; the right file "
+                               "as the left view of 'tiny' and the left view of 'tiny2'",
+                          "grant more on 'tiny' instead")
+    code, out, err = admin(db, "dataset", "add", "tiny3", other_left, _other(other_right), "--types", types)
+    assert code == 0 and err == "", err  # files of other rows: no refusal, no note
+    assert _active(db) == ["tiny", "tiny2", "tiny3"]
+
+
+def test_a_file_of_a_removed_registration_is_noted(tmp_path: Path) -> None:
+    """A view's file that a removed registration held is registered (budgets start afresh), with a
+    note that what analysts spent on these rows there adds to what they spend here (it said nothing
+    unless both files were the same, in the same order)."""
+    left, right, types = tiny_views(tmp_path)
+    db = str(tmp_path / "server.db")
+    assert admin(db, "dataset", "add", "tiny", left, right, "--types", types)[0] == 0
+    assert admin(db, "dataset", "remove", "tiny")[0] == 0
+    code, out, err = admin(db, "dataset", "add", "again", _other(right), left, "--types", types)
+    assert code == 0 and out.startswith("registered again"), err
+    assert err == ("note: the right file was registered before as the left view of tiny (removed); budgets on again "
+                   "start afresh, so what analysts spent on these rows there adds to what they spend here "
+                   "(dprm admin ledger --dataset tiny)\n")
+
+
+def test_the_owner_s_web_form_refuses_a_file_of_one_view_too(tmp_path: Path) -> None:
+    """The web form registers through :func:`register_dataset` without ``same_files_ok``."""
+    from dprm.errors import ParameterError
+    from dprm.server.datasets import register_dataset
+
+    left, right, types = tiny_views(tmp_path)
+    other = _other(left)
+    database = Database(str(tmp_path / "server.db"))
+    database.migrate()
+    register_dataset(database, "tiny", left, right, types)
+    with pytest.raises(ParameterError, match="the right file is registered already as the right view of 'tiny'"):
+        register_dataset(database, "tiny2", other, right, types)
+    register_dataset(database, "tiny2", other, right, types, same_files_ok=True)
+    database.dispose()
+    assert _active(str(tmp_path / "server.db")) == ["tiny", "tiny2"]
