@@ -7,11 +7,15 @@ the same people. Since session 55 only the same *pair* of files was refused:
 
 - one view's file registered again (beside another file, on either side; a copy, a
   symbolic or a hard link) was registered without a word;
+- two registrations of the same files at once on PostgreSQL could both pass the check
+  (each transaction checked before either had inserted).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +136,94 @@ def test_the_owner_s_web_form_refuses_a_file_of_one_view_too(tmp_path: Path) -> 
     register_dataset(database, "tiny2", other, right, types, same_files_ok=True)
     database.dispose()
     assert _active(str(tmp_path / "server.db")) == ["tiny", "tiny2"]
+
+
+# -- two registrations at once --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "server.db")
+    return request.getfixturevalue("postgres_url")
+
+
+def _another_waits_for_a_lock(monitor: Database) -> bool:
+    from sqlalchemy import text
+
+    with monitor.read() as connection:
+        return bool(connection.execute(text(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND datname = current_database()")).scalar())
+
+
+@pytest.mark.parametrize("second_files", ["same", "one view", "same name"])
+def test_two_registrations_of_the_same_rows_at_once_are_one(db_url: str, tmp_path: Path, monkeypatch: Any,
+                                                             second_files: str) -> None:
+    """Two ``dataset add`` of the same rows under two names at once: each checked in its own
+    transaction, and on PostgreSQL (read committed) neither saw the other's row before inserting its
+    own, so both were registered. A hook holds each registration just before its insert until the
+    other has reached its own insert too (the fault: both there) or waits for a lock (PostgreSQL) or
+    half a second has passed (SQLite: ``BEGIN IMMEDIATE`` waits unseen). Exactly one is registered
+    now; the other is refused naming it, and on PostgreSQL it waited for the first. (Two at once
+    under one name ended on PostgreSQL in ``IntegrityError`` on the unique name, an internal error.)"""
+    import dprm.server.datasets as module
+    from dprm.errors import ParameterError
+
+    left, right, types = tiny_views(tmp_path)
+    second = (left, right) if second_files == "same" else (_other(left), right)
+    db = Database(db_url)
+    db.migrate()
+    monitor = Database(db_url)
+    real_insert = module.insert
+    arrived: list[str] = []
+    waited: list[bool] = []
+    lock = threading.Lock()
+
+    def held_insert(*args: Any, **kwargs: Any) -> Any:
+        if args and args[0] is datasets:
+            with lock:
+                arrived.append(threading.current_thread().name)
+            deadline = time.monotonic() + (0.5 if db.is_sqlite else 30.0)
+            while time.monotonic() < deadline:
+                if len(arrived) >= 2:
+                    break
+                if not db.is_sqlite and _another_waits_for_a_lock(monitor):
+                    waited.append(True)
+                    break
+                time.sleep(0.02)
+        return real_insert(*args, **kwargs)
+
+    monkeypatch.setattr(module, "insert", held_insert)
+    outcome: dict[str, Any] = {}
+
+    def register(name: str, files: tuple[Path, Path]) -> None:
+        try:
+            outcome[threading.current_thread().name] = module.register_dataset(db, name, *files, types)
+        except Exception as error:  # noqa: BLE001 - recorded, asserted below
+            outcome[threading.current_thread().name] = error
+
+    second_name = "one" if second_files == "same name" else "two"
+    if second_files == "same name":
+        second = (_other(left), _other(right))
+    threads = [threading.Thread(target=register, args=("one", (left, right)), name="one"),
+               threading.Thread(target=register, args=(second_name, second), name="two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    monitor.dispose()
+    with db.read() as connection:
+        active = connection.execute(select(datasets.c.active_name).where(datasets.c.active_name.is_not(None))
+                                    ).scalars().all()
+    db.dispose()
+    assert len(active) == 1, (active, outcome)  # the fault: both were registered
+    assert len(arrived) == 1, (arrived, outcome)  # the refused one never reached its insert
+    refused = outcome["two" if arrived == ["one"] else "one"]
+    assert isinstance(refused, ParameterError), refused
+    says = {"same": f"the same files are registered already as {active[0]!r}",
+            "one view": f"the right file is registered already as the right view of {active[0]!r}",
+            "same name": "a dataset named 'one' is registered already"}[second_files]
+    assert says in str(refused), refused
+    if not db.is_sqlite:
+        assert waited == [True]  # it was at once, not one after the other

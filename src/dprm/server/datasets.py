@@ -49,7 +49,7 @@ from dprm.server.accounts import check_name
 from dprm.server.errors import ApiError
 from dprm.server.tables import datasets
 
-__all__ = ["SCHEMA_FORMAT", "DatasetRecord", "SharedFiles", "sha256_file", "register_dataset",
+__all__ = ["SCHEMA_FORMAT", "REGISTRATION_LOCK", "DatasetRecord", "SharedFiles", "sha256_file", "register_dataset",
            "remove_dataset", "list_datasets", "active_dataset", "verify_files", "load_registered", "loading_options",
            "public_schema", "check_complete", "attribute_of", "same_files", "shared_files", "describe_shared"]
 
@@ -217,6 +217,11 @@ def attribute_of(schema: dict[str, Any], view: str, name: str) -> dict[str, Any]
 
 VIEWS = ("left", "right")
 
+#: The key of the transaction-level advisory lock (PostgreSQL) under which a registration
+#: checks its name and files and inserts its row (the migrations take 748201).
+REGISTRATION_LOCK = 748202
+
+
 @dataclass(frozen=True)
 class SharedFiles:
     """A registration holding files of a new one (the same SHA-256: the same rows).
@@ -318,6 +323,19 @@ def _refuse_same_files(connection: Any, name: str, digests: list[str]) -> None:
             f"--same-files-ok")
 
 
+def _lock_registrations(connection: Any) -> None:
+    """Make a registration's checks and insert one step: one registration at a time.
+
+    PostgreSQL (read committed) would let two transactions each check, see neither's
+    row and insert both: a transaction-level advisory lock (:data:`REGISTRATION_LOCK`,
+    released at commit or rollback) makes the second wait for the first's end, and its
+    checks, statements after the wait, see the first's row. SQLite's write transaction
+    began with ``BEGIN IMMEDIATE``: it holds the only write lock already.
+    """
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({REGISTRATION_LOCK})")
+
+
 def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike[str], right: str | os.PathLike[str],
                      types: str | os.PathLike[str], *, id_column: str | None = None,
                      duplicate_names: str = "rename", same_files_ok: bool = False) -> dict[str, Any]:
@@ -327,7 +345,9 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
     loaded before the (short) write transaction. A file that an active registration holds
     already, as either view (the same SHA-256, :func:`shared_files`), is refused, naming
     it, unless ``same_files_ok``: budgets on the two names would add up on the same
-    rows.
+    rows. The name and files are checked again, and the row inserted, under one lock
+    (:func:`_lock_registrations`): of two registrations of the same rows at once, one is
+    refused.
     """
     from dprm.data import TypesSpec, load_two_view
 
@@ -354,6 +374,7 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
                   types_sha256=digests[2], types_json=json.dumps(mapping), id_column=schema["id_column"],
                   load_options=json.dumps(options), public_schema=json.dumps(schema), created_at=time.time())
     with connection_factory.write() as connection:
+        _lock_registrations(connection)  # the checks and the insert as one step (two registrations at once)
         _refuse_name_in_use(connection, name)
         if not same_files_ok:
             _refuse_same_files(connection, name, digests)
