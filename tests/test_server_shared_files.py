@@ -227,3 +227,64 @@ def test_two_registrations_of_the_same_rows_at_once_are_one(db_url: str, tmp_pat
     assert says in str(refused), refused
     if not db.is_sqlite:
         assert waited == [True]  # it was at once, not one after the other
+
+
+#: ``dprm admin ARGS...`` with a hook that holds the registration just before its insert until the
+#: other command's registration has reached its insert too or the test saw a session wait for a lock.
+HELD_ADMIN = """
+import os, sys, time
+import dprm.server.datasets as module
+from dprm.server.tables import datasets
+
+folder, me, other = sys.argv[1:4]
+real_insert = module.insert
+
+def held_insert(*args, **kwargs):
+    if args and args[0] is datasets:
+        open(os.path.join(folder, "arrived-" + me), "w").close()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+                os.path.exists(os.path.join(folder, f)) for f in ("arrived-" + other, "a-session-waits")):
+            time.sleep(0.02)
+    return real_insert(*args, **kwargs)
+
+module.insert = held_insert
+from dprm.cli import main
+main(sys.argv[4:])
+"""
+
+
+def test_two_admin_commands_registering_the_same_rows_at_once_on_postgresql(postgres_url: str,
+                                                                           tmp_path: Path) -> None:
+    """The same race through ``dprm admin dataset add``, two processes: exactly one registers, the
+    other is one line naming it, exit code 2 (both exited 0 before)."""
+    import subprocess
+    import sys
+
+    left, right, types = tiny_views(tmp_path)
+    db = Database(postgres_url)
+    db.migrate()
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    commands = {me: subprocess.Popen(
+        [sys.executable, "-c", HELD_ADMIN, str(signals), me, other, "admin", "--db", postgres_url, "dataset", "add",
+         me, str(left), str(right), "--types", str(types)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env) for me, other in (("one", "two"), ("two", "one"))}
+    deadline = time.monotonic() + 120
+    while any(p.poll() is None for p in commands.values()) and time.monotonic() < deadline:
+        if not (signals / "a-session-waits").exists() and _another_waits_for_a_lock(db):
+            (signals / "a-session-waits").touch()
+        time.sleep(0.02)
+    done = {me: (p.wait(10), *p.communicate()) for me, p in commands.items()}
+    db.dispose()
+    codes = sorted(code for code, _, _ in done.values())
+    assert codes == [0, 2], done  # the fault: [0, 0]
+    registered = next(me for me, (code, _, _) in done.items() if code == 0)
+    refused = "two" if registered == "one" else "one"
+    assert done[registered][1].startswith(f"registered {registered}:") and done[registered][2] == "", done
+    assert done[refused][1] == ""
+    assert_one_error_line(done[refused][2], f"the same files are registered already as {registered!r}",
+                          "--same-files-ok")
+    assert sorted(p.name for p in signals.iterdir()) == sorted([f"arrived-{registered}", "a-session-waits"])
+    assert _active(postgres_url) == [registered]
