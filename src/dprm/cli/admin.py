@@ -263,15 +263,15 @@ def dataset_add(
     duplicate_columns: str = typer.Option("rename", "--duplicate-columns", metavar="rename|error",
                                           help="A column name twice in one file: 'rename' later ones or 'error'."),
     same_files_ok: bool = typer.Option(False, "--same-files-ok",
-                                       help="Register files that another dataset holds already (the same SHA-256): "
-                                            "budgets on the two names then add up on the same rows. Without it, "
-                                            "refused."),
+                                       help="Register files that another dataset holds already, as either view "
+                                            "(the same SHA-256): budgets on the two names then add up on the same "
+                                            "rows. Without it, refused."),
 ) -> None:
     """Register a dataset: loaded and checked as `dprm mine` does; the types file must be complete."""
-    from sqlalchemy import and_, select
+    from sqlalchemy import select
 
     from dprm.cli.console import note
-    from dprm.server.datasets import register_dataset, same_files
+    from dprm.server.datasets import describe_shared, register_dataset, shared_files
     from dprm.server.tables import datasets
 
     with _creating() as database:
@@ -279,21 +279,17 @@ def dataset_add(
                                   duplicate_names=duplicate_columns, same_files_ok=same_files_ok)
         with database.read() as connection:
             new = connection.execute(select(datasets).where(datasets.c.active_name == name)).one()
-            earlier = connection.execute(select(datasets.c.name).where(and_(
-                datasets.c.active_name.is_(None), datasets.c.left_sha256 == new.left_sha256,
-                datasets.c.right_sha256 == new.right_sha256))).all()
-            also = [n for n in same_files(connection, new.left_sha256, new.right_sha256) if n != name]
+            earlier = shared_files(connection, new.left_sha256, new.right_sha256, removed=True)
+            also = [s for s in shared_files(connection, new.left_sha256, new.right_sha256) if s.name != name]
     views = schema["views"]
     print(f"registered {name}: {len(views['left'])} left and {len(views['right'])} right attributes "
           f"(public schema: names, types, declared domains)")
     if also:  # (only with --same-files-ok)
-        note(f"the same files are registered as {', '.join(also)} too: an analyst's budgets on {name} and "
-             f"{also[0]} add up on these rows; grant with the total in mind")
+        note(f"{describe_shared(also, when='too')} too: an analyst's budgets on {name} and {also[0].name} add up "
+             f"on these rows; grant with the total in mind")
     if earlier:
-        names = ", ".join(sorted({r.name for r in earlier}))
-        note(f"the same files were registered before as {names} (removed); budgets on {name} start afresh, "
-             f"so what analysts spent on these rows there adds to what they spend here "
-             f"(dprm admin ledger --dataset {earlier[0].name})")
+        note(f"{describe_shared(earlier, when='before')}; budgets on {name} start afresh, so what analysts spent "
+             f"on these rows there adds to what they spend here (dprm admin ledger --dataset {earlier[0].name})")
 
 
 @dataset_app.command("remove")

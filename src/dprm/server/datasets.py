@@ -10,7 +10,9 @@ choices. The database keeps:
 
 * the files' absolute paths and SHA-256 digests: before a job or primitive touches
   the rows, :func:`verify_files` hashes the files again and refuses a file that
-  changed (``dataset_changed``) or vanished (``dataset_missing``);
+  changed (``dataset_changed``) or vanished (``dataset_missing``); and a registration
+  of a file that an active registration holds, as either view, is refused unless
+  asked (:func:`shared_files`: budgets on both names would add up on its people);
 * the types file's content (the loader uses this copy, so editing the types file
   later changes nothing) and its digest;
 * the **public schema**: view and attribute names, types and declared domains, all
@@ -47,9 +49,9 @@ from dprm.server.accounts import check_name
 from dprm.server.errors import ApiError
 from dprm.server.tables import datasets
 
-__all__ = ["SCHEMA_FORMAT", "DatasetRecord", "sha256_file", "register_dataset", "remove_dataset", "list_datasets",
-           "active_dataset", "verify_files", "load_registered", "loading_options", "public_schema", "check_complete",
-           "attribute_of", "same_files"]
+__all__ = ["SCHEMA_FORMAT", "REGISTRATION_LOCK", "DatasetRecord", "SharedFiles", "sha256_file", "register_dataset",
+           "remove_dataset", "list_datasets", "active_dataset", "verify_files", "load_registered", "loading_options",
+           "public_schema", "check_complete", "attribute_of", "same_files", "shared_files", "describe_shared"]
 
 SCHEMA_FORMAT = "dprm.schema/1"
 
@@ -213,21 +215,97 @@ def attribute_of(schema: dict[str, Any], view: str, name: str) -> dict[str, Any]
     return None
 
 
-def same_files(connection: Any, left_sha256: str, right_sha256: str) -> list[str]:
-    """The names of the registered (active) datasets of the same two files, by their SHA-256
-    (in either order: the same rows), sorted.
+VIEWS = ("left", "right")
 
-    Budgets are per (analyst, dataset name): an analyst with budgets on two names of the
-    same rows spends both on these rows, so :func:`register_dataset` refuses a second name
-    unless asked (``same_files_ok``).
+#: The key of the transaction-level advisory lock (PostgreSQL) under which a registration
+#: checks its name and files and inserts its row (the migrations take 748201).
+REGISTRATION_LOCK = 748202
+
+
+@dataclass(frozen=True)
+class SharedFiles:
+    """A registration holding files of a new one (the same SHA-256: the same rows).
+
+    ``views`` pairs each view of the new registration with the view of ``name`` whose
+    file has the same digest, e.g. ``(("left", "right"),)``: the new left file is the
+    right view of ``name``.
     """
-    from sqlalchemy import and_, or_
 
-    rows = connection.execute(select(datasets.c.active_name).where(and_(
-        datasets.c.active_name.is_not(None),
-        or_(and_(datasets.c.left_sha256 == left_sha256, datasets.c.right_sha256 == right_sha256),
-            and_(datasets.c.left_sha256 == right_sha256, datasets.c.right_sha256 == left_sha256))))).scalars()
-    return sorted(rows)
+    name: str
+    views: tuple[tuple[str, str], ...]
+
+    @property
+    def whole(self) -> bool:
+        """Both files of the new registration are the two files of this one (in either order)."""
+        return {v for v, _ in self.views} == set(VIEWS) and {w for _, w in self.views} == set(VIEWS)
+
+
+def shared_files(connection: Any, left_sha256: str, right_sha256: str, *, removed: bool = False
+                 ) -> list[SharedFiles]:
+    """The registrations holding either file (by SHA-256, on either side), by name.
+
+    The active ones, or with ``removed`` the removed ones (one entry per name). The protected
+    unit is a person, a row of both views: a registration that holds the file of one view
+    of another holds its people, and budgets are per (analyst, dataset name), so an analyst
+    with a budget on each would spend both on these people. :func:`register_dataset` refuses
+    a new registration sharing a file with an active one unless asked (``same_files_ok``).
+
+    Only identical files are found: a copy re-encoded, reordered, with columns or rows
+    added or left out, or another export of the same people has another digest. Keeping
+    those apart is the data owner's responsibility.
+    """
+    from sqlalchemy import or_
+
+    digests = (left_sha256, right_sha256)
+    state = datasets.c.active_name.is_(None) if removed else datasets.c.active_name.is_not(None)
+    rows = connection.execute(select(datasets.c.name, datasets.c.left_sha256, datasets.c.right_sha256).where(
+        state, or_(datasets.c.left_sha256.in_(digests), datasets.c.right_sha256.in_(digests)))
+        .order_by(datasets.c.name, datasets.c.id)).all()
+    found: dict[str, list[tuple[str, str]]] = {}
+    for row in rows:
+        pairs = found.setdefault(row.name, [])
+        for view, digest in zip(VIEWS, digests):
+            for theirs, held in zip(VIEWS, (row.left_sha256, row.right_sha256)):
+                if digest == held and (view, theirs) not in pairs:
+                    pairs.append((view, theirs))
+    return [SharedFiles(name, tuple(pairs)) for name, pairs in found.items()]
+
+
+def same_files(connection: Any, left_sha256: str, right_sha256: str) -> list[str]:
+    """The names of the active registrations holding either file (:func:`shared_files`), sorted."""
+    return [shared.name for shared in shared_files(connection, left_sha256, right_sha256)]
+
+
+def describe_shared(shared: list[SharedFiles], *, when: str = "already") -> str:
+    """What ``shared`` holds, as a clause naming the registrations and views.
+
+    ``when`` is ``"already"`` (an error: ``the same files are registered already as 'tiny'``,
+    ``the left file is registered already as the right view of 'tiny'; the right file as
+    ...``), ``"too"`` (a note after ``--same-files-ok``: ``... registered as tiny``) or
+    ``"before"`` (removed registrations: ``... was registered before as the left view of
+    tiny (removed)``).
+
+    Examples
+    --------
+    >>> describe_shared([SharedFiles("tiny", (("left", "left"), ("right", "right")))])
+    "the same files are registered already as 'tiny'"
+    >>> describe_shared([SharedFiles("a", (("left", "right"),)), SharedFiles("b", (("right", "right"),))])
+    "the left file is registered already as the right view of 'a'; the right file as the right view of 'b'"
+    >>> describe_shared([SharedFiles("a", (("right", "left"),))], when="before")
+    'the right file was registered before as the left view of a (removed)'
+    """
+    plural, singular, label = {"already": ("are registered already", "is registered already", repr),
+                               "too": ("are registered", "is registered", str),
+                               "before": ("were registered before", "was registered before",
+                                          lambda n: f"{n} (removed)")}[when]
+    if all(s.whole for s in shared):
+        return f"the same files {plural} as {', '.join(label(s.name) for s in shared)}"
+    clauses = []
+    for view in VIEWS:
+        held = [f"the {theirs} view of {label(s.name)}" for s in shared for mine, theirs in s.views if mine == view]
+        if held:
+            clauses.append(f"the {view} file{'' if clauses else ' ' + singular} as {' and '.join(held)}")
+    return "; ".join(clauses)
 
 
 def _refuse_name_in_use(connection: Any, name: str) -> None:
@@ -236,13 +314,26 @@ def _refuse_name_in_use(connection: Any, name: str) -> None:
 
 
 def _refuse_same_files(connection: Any, name: str, digests: list[str]) -> None:
-    names = same_files(connection, digests[0], digests[1])
-    if names:
-        shown = ", ".join(repr(n) for n in names)
+    shared = shared_files(connection, digests[0], digests[1])
+    if shared:
         raise ParameterError(
-            f"the same files are registered already as {shown}: budgets on two names of the same rows add up "
-            f"(an analyst with a budget on each spends both on these rows); grant more on {names[0]!r} instead, "
-            f"or register them again on purpose with dprm admin dataset add {name} ... --same-files-ok")
+            f"{describe_shared(shared)} (the same SHA-256: the same rows): budgets on two names of "
+            f"the same rows add up (an analyst with a budget on each spends both on these rows); grant more on "
+            f"{shared[0].name!r} instead, or register them again on purpose with dprm admin dataset add {name} ... "
+            f"--same-files-ok")
+
+
+def _lock_registrations(connection: Any) -> None:
+    """Make a registration's checks and insert one step: one registration at a time.
+
+    PostgreSQL (read committed) would let two transactions each check, see neither's
+    row and insert both: a transaction-level advisory lock (:data:`REGISTRATION_LOCK`,
+    released at commit or rollback) makes the second wait for the first's end, and its
+    checks, statements after the wait, see the first's row. SQLite's write transaction
+    began with ``BEGIN IMMEDIATE``: it holds the only write lock already.
+    """
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({REGISTRATION_LOCK})")
 
 
 def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike[str], right: str | os.PathLike[str],
@@ -251,9 +342,12 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
     """Load, check and register a dataset; returns its public schema.
 
     ``connection_factory`` is a :class:`~dprm.server.database.Database`: the files are
-    loaded before the (short) write transaction. Files that a registered dataset holds
-    already (the same SHA-256, :func:`same_files`) are refused, naming it, unless
-    ``same_files_ok``: budgets on the two names would add up on the same rows.
+    loaded before the (short) write transaction. A file that an active registration holds
+    already, as either view (the same SHA-256, :func:`shared_files`), is refused, naming
+    it, unless ``same_files_ok``: budgets on the two names would add up on the same
+    rows. The name and files are checked again, and the row inserted, under one lock
+    (:func:`_lock_registrations`): of two registrations of the same rows at once, one is
+    refused.
     """
     from dprm.data import TypesSpec, load_two_view
 
@@ -280,6 +374,7 @@ def register_dataset(connection_factory: Any, name: str, left: str | os.PathLike
                   types_sha256=digests[2], types_json=json.dumps(mapping), id_column=schema["id_column"],
                   load_options=json.dumps(options), public_schema=json.dumps(schema), created_at=time.time())
     with connection_factory.write() as connection:
+        _lock_registrations(connection)  # the checks and the insert as one step (two registrations at once)
         _refuse_name_in_use(connection, name)
         if not same_files_ok:
             _refuse_same_files(connection, name, digests)
