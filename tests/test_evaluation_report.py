@@ -27,6 +27,8 @@ from dprm.data import load_two_view
 from dprm.datasets import make_planted
 from dprm.errors import DataError, DprmError
 from dprm.evaluation import true_statistics
+from dprm.evaluation.algorithms import run_seed
+from dprm.evaluation.budgets import epsilon_label
 from dprm.evaluation.figures import (
     FIGURE_NAMES,
     REDESCRIPTION_COLUMNS,
@@ -85,15 +87,25 @@ def build_real_experiment(out: Path, rows: int = 1000, seed: int = 0) -> Path:
         frame.insert(2, "run", run)
         frame["significant"] = frame["true_pvalue"] < ALPHA
         reds.append(frame)
-        runs.append({"algorithm": algorithm, "epsilon": epsilon, "run": run, "seed": 2**62 + 12345 + run,
+        runs.append({"algorithm": algorithm, "epsilon": epsilon, "run": run,
+                     "seed": run_seed(seed, algorithm, epsilon_label(epsilon), run),
                      "seconds": 0.1 + run,
                      "peak_mb": 80.0, "returned": len(frame), "kept": int((~frame["pruned"]).sum()),
                      "rows": data.n_rows, "status": "ok", "message": ""})
     pd.concat([r for r in reds if len(r)], ignore_index=True).to_csv(out / "redescriptions.csv", index=False)
     pd.DataFrame(runs).to_csv(out / "runs.csv", index=False)
-    (out / "experiment.json").write_text(json.dumps({"format": "dprm.experiment/1", "seed": seed,
-                                                     "budgets": "1x2,0.5x1", "alpha": ALPHA}))
+    (out / "experiment.json").write_text(json.dumps(manifest_of(["cartwheels", "alt-expm"], "1x2,0.5x1", seed)))
     return out
+
+
+def manifest_of(algorithms: list[str], budgets: str, seed: int) -> dict:
+    """An ``experiment.json`` as ``dprm evaluate`` writes it (the data files' entries made up)."""
+    entry = {"path": "left.csv", "sha256": "0" * 64, "bytes": 10}
+    return {"format": "dprm.experiment/1", "data": {"left": entry, "right": dict(entry, path="right.csv"),
+                                                    "types": None, "id_column": None},
+            "algorithms": algorithms, "budgets": budgets, "parameters": {"depth": 2}, "seed": seed,
+            "alpha": ALPHA, "timeout": None, "noise": "seeded noise", "created": "2026-01-01T00:00:00+00:00",
+            "dprm_version": "0"}
 
 
 @pytest.fixture(scope="module")
@@ -445,7 +457,9 @@ def test_no_figure_without_data(tmp_path) -> None:
     frame = pd.read_csv(out / "redescriptions.csv")
     frame["pruned"] = True  # nothing kept: no distributions
     frame.to_csv(out / "redescriptions.csv", index=False)
-    pd.read_csv(out / "runs.csv").drop(columns=["rows"]).to_csv(out / "runs.csv", index=False)
+    runs = pd.read_csv(out / "runs.csv").drop(columns=["rows"])
+    runs["kept"] = 0  # as the redescriptions say
+    runs.to_csv(out / "runs.csv", index=False)
     figures = build_figures(read_experiment(out))
     assert [name for name, f in figures.items() if f is None] == ["box_true_jaccard", "box_abs_error_jaccard",
                                                                   "runtime"]
@@ -826,6 +840,9 @@ def test_an_experiment_without_any_redescription_still_has_a_report(tmp_path) ->
     out = build_synthetic(tmp_path / "exp", np.random.default_rng(11))
     header = (out / "redescriptions.csv").read_text().splitlines()[0]
     (out / "redescriptions.csv").write_text(header + "\n")
+    runs = pd.read_csv(out / "runs.csv")
+    runs[["returned", "kept"]] = 0  # no run returned any
+    runs.to_csv(out / "runs.csv", index=False)
     page = parse(write_experiment_report(out, figures=False))
     assert list(page.images) == ["runtime"]
     assert sorted(page.missing_figures) == sorted(set(FIGURE_NAMES) - {"runtime"})
@@ -842,3 +859,74 @@ def test_a_bad_alpha_in_the_manifest_is_refused(tmp_path) -> None:
         with pytest.raises(DataError, match=r"alpha is .*, expected a number in \(0, 1\)"):
             experiment_alpha(Experiment([], pd.DataFrame(), pd.DataFrame(), [{"alpha": value}]))  # was 0.01
     assert experiment_alpha(Experiment([], pd.DataFrame(), pd.DataFrame(), [{}])) == 0.01
+
+
+def _edit_manifest(edit):
+    def apply(text: str) -> str:
+        manifest = json.loads(text)
+        edit(manifest)
+        return json.dumps(manifest)
+    return apply
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda text: text[:-5], "experiment.json: cannot read the experiment manifest (not valid JSON"),
+    (lambda text: text.replace('"seed": 0', '"seed": NaN'), "NaN is not allowed"),
+    (lambda text: text.replace('"seed": 0', '"seed": 0, "seed": 0'), "seed"),  # a key twice
+    (lambda text: text.replace('"format": "dprm.experiment/1"', '"format": "x"'), "not a dprm experiment manifest"),
+    (_edit_manifest(lambda m: m.pop("data")), "experiment.json: data is missing"),
+    (_edit_manifest(lambda m: m.pop("algorithms")), "experiment.json: algorithms is missing"),
+    (_edit_manifest(lambda m: m.update(algorithms="alt-expm")), "experiment.json: algorithms must be a non-empty list"),
+    (_edit_manifest(lambda m: m.update(algorithms=["alt-expm", "../x"])), "experiment.json: algorithms[1] must be"),
+    (_edit_manifest(lambda m: m.update(seed="0")), "experiment.json: seed must be a whole number"),
+    (_edit_manifest(lambda m: m.update(seed=-1)), "experiment.json: seed must be a whole number"),
+    (_edit_manifest(lambda m: m.update(alpha=5)), "experiment.json: alpha must be a number in (0, 1), not 5"),
+    (_edit_manifest(lambda m: m.update(budgets="1x")), "experiment.json: budgets"),
+    (_edit_manifest(lambda m: m.update(parameters=[])), "experiment.json: parameters must be a JSON object"),
+    (_edit_manifest(lambda m: m.update(noise=3)), "experiment.json: noise must be a text"),
+    # consistent in itself, not with the tables
+    (_edit_manifest(lambda m: m.update(algorithms=["alt-expm"])),
+     "runs.csv: row 1 is run 0 of cartwheels at ε none, which"),
+    (_edit_manifest(lambda m: m.update(budgets="1x1,0.5x1")), "runs.csv: row 3 is run 1 of alt-expm at ε 1, which"),
+    (_edit_manifest(lambda m: m.update(budgets="1x2,0.5x2")),
+     "runs.csv: has no row for run 1 of alt-expm at ε 0.5, which"),
+    (_edit_manifest(lambda m: m.update(seed=1)), "runs.csv: column 'seed' holds"),
+])
+def test_a_damaged_or_edited_manifest_is_one_line_naming_file_and_field(real_dir, tmp_path, change,
+                                                                          fragment) -> None:
+    """experiment.json was read with json.loads and trusted: NaN, a key twice, a wrong type or a manifest
+    that is not the tables' experiment went into the report."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    manifest = out / "experiment.json"
+    manifest.write_text(change(manifest.read_text()))
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    code, err = run_cli(["report", out])
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {out}/") and fragment in lines[0], err
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before  # no report, no figures
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda runs, reds: (runs.assign(returned=runs["returned"] + 1), reds), "column 'returned' holds"),
+    (lambda runs, reds: (runs.assign(kept=runs["returned"]), reds.assign(pruned=True)), "column 'kept' holds"),
+    (lambda runs, reds: (runs[runs["algorithm"] != "cartwheels"], reds),
+     "redescriptions.csv: row 1 is a redescription of run 0 of cartwheels at ε none, which"),
+])
+def test_tables_that_disagree_on_the_runs_are_refused(real_dir, tmp_path, edit, fragment) -> None:
+    """A run's returned and kept redescriptions are its rows of redescriptions.csv (the summary counted both)."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    (out / "experiment.json").unlink()  # the tables alone: checked against each other
+    runs, reds = edit(pd.read_csv(out / "runs.csv"), pd.read_csv(out / "redescriptions.csv"))
+    runs.to_csv(out / "runs.csv", index=False)
+    reds.to_csv(out / "redescriptions.csv", index=False)
+    with pytest.raises(DataError, match=re.escape(fragment)):
+        read_experiment(out)
+
+
+def test_an_unchanged_manifest_is_read_as_written(real_dir) -> None:
+    experiment = read_experiment(real_dir)
+    assert experiment.metadata == [json.loads((real_dir / "experiment.json").read_text())]
+    assert read_experiment(real_dir).metadata[0]["algorithms"] == ["cartwheels", "alt-expm"]

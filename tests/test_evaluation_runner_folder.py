@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -273,3 +274,99 @@ def test_a_finished_runs_literal_of_another_kind_is_refused_before_the_progress_
     assert code == 2 and err == f"error: {path}: redescriptions[0].right: {words}; delete the file to have the run " \
                                 "redone\n", err
     assert printed == "" and _files(out) == before
+
+
+# -- each finished run's document read once ----------------------------------------------------
+
+
+def test_each_run_document_is_read_once_and_the_tables_stay_the_same(finished, planted, tmp_path, monkeypatch):
+    """A finished run's document was read three times (a look before the lock, one under it, the tables)."""
+    from collections import Counter
+
+    import dprm.evaluation.run_documents as run_documents
+
+    out = tmp_path / "exp"
+    shutil.copytree(finished, out)
+    reads: Counter = Counter()
+    read = run_documents.read_run_document
+
+    def counting(path, *args, **kwargs):
+        reads[Path(path)] += 1
+        return read(path, *args, **kwargs)
+
+    monkeypatch.setattr(run_documents, "read_run_document", counting)
+    code, _, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "alt-expm,serenade-es", *FAST))
+    assert code == 0, err
+    documents = sorted(out.glob("runs/*/*/*.json"))
+    assert len(documents) == 2 and reads == {path: 1 for path in documents}
+    for table in ("runs.csv", "redescriptions.csv", "summary.csv"):  # the outputs of a resume are the same
+        assert (out / table).read_bytes() == (finished / table).read_bytes(), table
+    # extended by a second run of each: the new documents are read once too (by the tables)
+    reads.clear()
+    code, _, err = _run([a if a != "5x1" else "5x2" for a in _args(planted, out, "--seed", "5", "--algorithms",
+                                                                 "alt-expm,serenade-es", *FAST)])
+    assert code == 0, err
+    documents = sorted(out.glob("runs/*/*/*.json"))
+    assert len(documents) == 4 and reads == {path: 1 for path in documents}
+
+
+def test_a_document_changed_after_its_check_does_not_reach_the_tables(finished, planted, tmp_path, monkeypatch):
+    """The tables read the documents again after the runs: a file changed meanwhile went into runs.csv (its
+    statistics unchecked against the data's types), disagreeing with the records the console printed."""
+    import dprm.evaluation.runner as runner
+
+    out = tmp_path / "exp"
+    shutil.copytree(finished, out)
+    path = out / "runs" / "serenade-es" / "5" / "0.json"
+    run_all = runner._run_all
+
+    def changing(*args, **kwargs):
+        records = run_all(*args, **kwargs)
+        document = json.loads(path.read_text())
+        document["run"]["seconds"] = 1234.5
+        document["redescriptions"][0]["right"] = {"attr": "r_num_0", "eq": True}  # a literal the type does not take
+        path.write_text(json.dumps(document, indent=2))
+        return records
+
+    monkeypatch.setattr(runner, "_run_all", changing)
+    code, _, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "alt-expm,serenade-es", *FAST))
+    assert code == 0, err
+    for table in ("runs.csv", "redescriptions.csv", "summary.csv"):  # the documents as they were checked
+        assert (out / table).read_bytes() == (finished / table).read_bytes(), table
+
+
+def test_a_refused_document_in_a_folder_without_a_lock_file_leaves_none(finished, planted, tmp_path):
+    """Documents are read under the lock only: the lock file a refused run created there is removed again."""
+    out = tmp_path / "exp"
+    shutil.copytree(finished, out, ignore=shutil.ignore_patterns(".lock"))
+    path = out / "runs" / "serenade-es" / "5" / "0.json"
+    path.write_text(path.read_text().replace('"redescriptions"', '"redescriptions": [], "x"', 1))
+    before = _files(out)
+    code, printed, err = _run(_args(planted, out, "--seed", "5", "--algorithms", "alt-expm,serenade-es", *FAST))
+    assert code == 2 and err.startswith(f"error: {path}: ") and err.count("\n") == 1, err
+    assert printed == "" and _files(out) == before and not (out / ".lock").exists()
+
+
+def test_a_lock_file_removed_while_held_is_taken_again(tmp_path, monkeypatch):
+    """A runner that opened the lock file before its holder removed it (a failed run) locks the file the name
+    leads to now, not the removed one: two runners never hold two locks of one folder."""
+    import fcntl
+
+    import dprm.evaluation.manifest as manifest
+
+    (tmp_path / ".lock").write_text("")
+    flock, removed = fcntl.flock, []
+
+    def holder_removes_it_first(handle, operation):
+        if not removed and operation & fcntl.LOCK_EX:  # between this runner's open and its lock
+            removed.append(os.fstat(handle.fileno()).st_ino)
+            (tmp_path / ".lock").unlink()
+        return flock(handle, operation)
+
+    monkeypatch.setattr(manifest.fcntl, "flock", holder_removes_it_first)
+    with _DirectoryLock(tmp_path) as lock:
+        assert removed and os.path.samestat(os.fstat(lock.handle.fileno()), os.stat(lock.path))
+        assert lock.created  # the new file is this runner's: removed again if it fails before claiming
+        with pytest.raises(DprmError, match="another dprm evaluate is running"):
+            with _DirectoryLock(tmp_path):
+                pass

@@ -19,6 +19,14 @@ make-planted``) that fails leaves the earlier result whole, not a mix of old and
 files. Where the file system makes no hard link, the file replaced keeps its new
 content (a rename cannot be undone).
 
+A folder of results (``dprm classify-eval``, ``dprm itemsets-eval``) is written by
+:func:`write_folder`: a new folder whole beside its place first (a hidden sibling),
+then renamed into place, so that it appears with every file or not at all (an
+interrupted or failed run, even a killed one while it computes, leaves no folder of
+that name); the folder of an earlier result is written into by :func:`write_all` (the
+earlier result stays whole on a failure) and then loses the earlier result's files
+the new one does not have, so that it holds one result, not a mix.
+
 Examples
 --------
 >>> import tempfile
@@ -32,13 +40,14 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+import shutil
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from dprm.files import staged_file, write_atomic
 
-__all__ = ["naming", "place_all", "write_all", "write_named"]
+__all__ = ["naming", "place_all", "write_all", "write_folder", "write_named"]
 
 #: The most characters of a target's name the second name of its old file repeats.
 _NAME_PART = 24
@@ -202,3 +211,112 @@ def _second_name(target: Path) -> Path | None:
             return None
         return name
     return None
+
+
+def write_folder(folder: str | os.PathLike[str], contents: Mapping[str, bytes], *,
+                 earlier: Callable[[str], bool] | None = None) -> list[Path]:
+    """Write the files ``name: bytes`` of ``contents`` into ``folder``, all or none; their paths, in order.
+
+    A ``folder`` that does not exist is made, with any missing folders above it: its
+    files are written (:func:`write_all`, flushed to disk) into a hidden folder beside
+    it, ``.NAME.RANDOM.staged``, which is then renamed to ``folder``, one step that
+    makes the folder appear whole. On an error or an interrupt the hidden folder is
+    removed, and so are the folders above that this call made: nothing new is left.
+
+    A ``folder`` that exists (empty, or holding an earlier result) is written into by
+    :func:`write_all`: on an error or an interrupt it is left as it was. Once every
+    file is in place, its files that ``earlier(name)`` tells are an earlier result's
+    and that ``contents`` does not have are removed (a figure of a dataset the new
+    result lacks), so the folder holds the new result, not a mix; other files stay.
+
+    Raises
+    ------
+    OSError
+        Naming the file or folder it is about (in ``folder``, never the hidden one).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = Path(tmp) / "new" / "result"
+    ...     paths = write_folder(folder, {"a.txt": b"a", "b.txt": b"b"})
+    ...     _ = write_folder(folder, {"a.txt": b"A"}, earlier=lambda name: name.endswith(".txt"))
+    ...     [p.name for p in paths], sorted(p.name for p in folder.iterdir()), os.listdir(Path(tmp) / "new")
+    (['a.txt', 'b.txt'], ['a.txt'], ['result'])
+    """
+    folder = Path(folder)
+    if os.path.lexists(folder):
+        written = write_all({folder / name: payload for name, payload in contents.items()})
+        if earlier is not None:
+            for entry in sorted(folder.iterdir()):
+                if entry.name not in contents and earlier(entry.name) and entry.is_file() and not entry.is_symlink():
+                    with naming(entry):
+                        entry.unlink()
+        return written
+    made: list[Path] = []
+    staging: Path | None = None
+    try:
+        with naming(folder.parent):
+            for ancestor in reversed([folder.parent, *folder.parent.parents]):
+                if not os.path.lexists(ancestor):
+                    os.mkdir(ancestor)  # 0o777 less the umask, as mkdir -p makes them
+                    made.append(ancestor)
+        staging = _staging_folder(folder)
+        try:
+            write_all({staging / name: payload for name, payload in contents.items()})
+            _sync_folder(staging)
+            os.rename(staging, folder)  # an empty folder made there meanwhile is replaced, a full one refuses
+        except OSError as error:
+            raise _in_folder(error, staging, folder) from None
+        staging = None
+        _sync_folder(folder.parent)
+    except BaseException:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        for ancestor in reversed(made):
+            try:
+                ancestor.rmdir()  # only when still empty
+            except OSError:
+                pass
+        raise
+    return [folder / name for name in contents]
+
+
+def _staging_folder(folder: Path) -> Path:
+    """A new hidden folder beside ``folder`` (``0o777`` less the umask, the mode ``mkdir`` gives), its path."""
+    for _ in range(100):
+        name = folder.parent / f".{folder.name[:_NAME_PART]}.{secrets.token_hex(8)}.staged"
+        try:
+            with naming(folder):
+                os.mkdir(name, 0o777)
+        except FileExistsError:
+            continue
+        return name
+    raise FileExistsError(17, "no free temporary name beside it", os.fspath(folder))
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush a folder's entries to disk (a rename in it survives a crash); skipped where folders cannot be."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _in_folder(error: OSError, staging: Path, folder: Path) -> OSError:
+    """``error`` naming the path in ``folder`` it is about, not the one in the hidden ``staging`` folder."""
+    name = error.filename
+    text = os.fspath(name) if isinstance(name, (str, bytes, os.PathLike)) and not isinstance(name, bytes) else None
+    if text is None or text == os.fspath(staging):
+        shown = os.fspath(folder)
+    elif text.startswith(os.fspath(staging) + os.sep):
+        shown = os.fspath(folder) + text[len(os.fspath(staging)):]
+    else:
+        shown = text
+    return type(error)(error.errno, error.strerror, shown)

@@ -11,9 +11,12 @@ writes into OUT_DIR::
     report.html                                settings, notes, figures and the table
 
 Every option and the output directory are checked before any data is read; the
-files are written all or none at the end. This is a local evaluation for people who
-may see the data: private methods run with seeded noise, and every fit spends its ε
-on its own training fold.
+files are written all or none at the end (:class:`~dprm.cli.eval_options.ResultFolder`):
+a new OUT_DIR appears whole by a rename, or not at all (an error, Ctrl-C or SIGTERM, a
+full disk, a kill while the comparison runs); an earlier result's folder stays as it
+was on a failure and holds only the new result after a success. This is a local
+evaluation for people who may see the data: private methods run with seeded noise,
+and every fit spends its ε on its own training fold.
 """
 
 from __future__ import annotations
@@ -28,8 +31,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.console import console, note, plural
-from dprm.cli.eval_options import number_list, output_directory
-from dprm.cli.outputs import Outputs
+from dprm.cli.eval_options import ResultFolder, number_list
 from dprm.cli.seeds import check_seed
 from dprm.errors import ParameterError
 
@@ -94,9 +96,9 @@ def classify_eval(
     diffprivlib as baselines. The full default grid is large (hours); try --quick or
     a few --depths first.
     """
-    from dprm.evaluation.classification import (GridConfig, dataset_name, default_methods, output_names,
-                                                parse_embedding_depths, render_outputs, resolve_dataset,
-                                                run_comparison)
+    from dprm.evaluation.classification import (GridConfig, dataset_name, default_methods, is_output_name,
+                                                output_names, parse_embedding_depths, render_outputs,
+                                                resolve_dataset, run_comparison)
 
     grid = QUICK if quick else FULL
     dataset_names = [d.strip() for d in (datasets or grid["datasets"]).split(",")]
@@ -138,33 +140,29 @@ def classify_eval(
     if len(set(shown_names)) != len(shown_names):
         raise ParameterError(f"--datasets: two datasets have the same name ({', '.join(shown_names)})")
 
-    # -- outputs: checked before any data is read -----------------------------------------------
-    with output_directory(out_dir, "classification.json", "dprm classify-eval"):
-        names = output_names(shown_names, timing)
-        rendered: dict[str, bytes] = {}
-        outputs = Outputs()
-        for name in names:
-            outputs.add(out_dir / name, lambda path, name=name: path.write_bytes(rendered[name]))
-        outputs.check()
+    # -- outputs: checked before any data is read; the folder is written all or none at the end ---------
+    folder = ResultFolder(out_dir, "classification.json", "dprm classify-eval", earlier=is_output_name)
+    names = output_names(shown_names, timing)
+    folder.check(names)
 
-        loaded = [resolve_dataset(d, directory) for d in dataset_names]
-        by_name = {d.name: d for d in loaded}
-        timing_dataset = (by_name.get("mushroom") or loaded[0]) if timing else None
-        import numpy as np
+    loaded = [resolve_dataset(d, directory) for d in dataset_names]
+    by_name = {d.name: d for d in loaded}
+    timing_dataset = (by_name.get("mushroom") or loaded[0]) if timing else None
+    import numpy as np
 
-        master = int(np.random.SeedSequence().generate_state(2, dtype=np.uint64)[0] % 2**63) if seed is None else seed
-        config = GridConfig(datasets=loaded, methods=methods, epsilons=epsilon_values, depths=depth_values,
-                            folds=folds, repeats=repeats, seed=master, timing_dataset=timing_dataset,
-                            timing_rows=rows, timing_depth=min(grid["timing_depth"], max(depth_values)),
-                            timing_repeats=grid["timing_repeats"], jobs=jobs)
-        config.check()
-        from dprm.cli.progress import WorkProgress
+    master = int(np.random.SeedSequence().generate_state(2, dtype=np.uint64)[0] % 2**63) if seed is None else seed
+    config = GridConfig(datasets=loaded, methods=methods, epsilons=epsilon_values, depths=depth_values,
+                        folds=folds, repeats=repeats, seed=master, timing_dataset=timing_dataset,
+                        timing_rows=rows, timing_depth=min(grid["timing_depth"], max(depth_values)),
+                        timing_repeats=grid["timing_repeats"], jobs=jobs)
+    config.check()
+    from dprm.cli.progress import WorkProgress
 
-        with WorkProgress("cells") as progress:
-            result = run_comparison(config, progress=progress)
-        result.notes[:0] = method_notes
-        rendered.update(render_outputs(result))
-        written = outputs.commit()
+    with WorkProgress("cells") as progress:
+        result = run_comparison(config, progress=progress)
+    result.notes[:0] = method_notes
+    rendered = render_outputs(result)
+    written = folder.commit({name: rendered[name] for name in names})
     for message in result.notes:
         note(message)
     _print_table(result.table)

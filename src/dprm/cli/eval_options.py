@@ -2,8 +2,8 @@
 
 Each writes tables, figures and a report into an output directory, takes its grid as
 comma-separated lists and its datasets by name: :data:`OutDir` (the argument),
-:func:`number_list`, :func:`dataset_names` and :func:`output_directory` (created if
-needed, removed again when the run fails before writing into it).
+:func:`number_list`, :func:`dataset_names` and :class:`ResultFolder` (checked before
+any data is read; written all or none at the end, a new folder made only then).
 
 Examples
 --------
@@ -17,18 +17,18 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from dprm.cli.coercion import read_number
-from dprm.cli.outputs import check_directory
-from dprm.errors import ParameterError, short_repr
+from dprm.cli.outputs import _check_name_length, check_directory, check_writable
+from dprm.errors import DprmError, ParameterError, short_repr
 
-__all__ = ["OutDir", "number_list", "dataset_names", "output_directory"]
+__all__ = ["OutDir", "number_list", "dataset_names", "ResultFolder"]
 
 #: Most integers one range ``A-B`` may name.
 MAX_RANGE = 1000
@@ -71,24 +71,74 @@ def dataset_names(datasets: str | None, default: str) -> list[str]:
     return names
 
 
-@contextmanager
-def output_directory(out_dir: Path, marker: str, command: str) -> Iterator[Path]:
-    """``out_dir``, checked and created if needed; removed again if the block fails and left it empty.
+class ResultFolder:
+    """The output folder of an evaluation command: checked before any work, written all or none at the end.
 
     An existing folder must be empty or hold an earlier result of ``command`` (its file
     ``marker``), whose files a new run replaces: a folder of other files is refused, as
-    ``dprm evaluate`` refuses one, so that nothing unrelated is overwritten.
+    ``dprm evaluate`` refuses one, so that nothing unrelated is overwritten. A new
+    folder is not made before :meth:`commit`: a run that fails, is interrupted or is
+    killed while it computes leaves none (nor the folders above it).
+    :meth:`commit` writes the files with :func:`dprm.file_sets.write_folder`: a new
+    folder appears whole by a rename (it is written beside its place first); an earlier
+    result's folder is left as it was on a failure, and holds only the new result
+    after a success (``earlier``: the names of the command's files).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = ResultFolder(Path(tmp) / "out", "table.json", "dprm demo")
+    ...     folder.check(["table.json", "report.html"])
+    ...     before = (Path(tmp) / "out").exists()
+    ...     written = folder.commit({"table.json": b"{}", "report.html": b"<p>"})
+    ...     before, [p.name for p in written], sorted(p.name for p in (Path(tmp) / "out").iterdir())
+    (False, ['table.json', 'report.html'], ['report.html', 'table.json'])
     """
-    check_directory(out_dir, create=True)
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / marker).is_file():
-        raise ParameterError(f"{out_dir}: not empty and holds no earlier {command} result ({marker}); "
-                             "choose another OUT_DIR")
-    created = not out_dir.exists()
-    if created:
-        out_dir.mkdir(parents=True)
-    try:
-        yield out_dir
-    except BaseException:
-        if created and out_dir.is_dir() and not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        raise
+
+    def __init__(self, out_dir: Path, marker: str, command: str,
+                 earlier: Callable[[str], bool] | None = None) -> None:
+        self.out_dir = Path(out_dir)
+        self.marker = marker
+        self.command = command
+        self.earlier = earlier
+
+    def check(self, names: Iterable[str]) -> None:
+        """Refuse, before any data is read, a folder that could not take the files ``names``.
+
+        Raises
+        ------
+        DprmError
+            A path that is not a folder (a file, a broken link), a folder that cannot be
+            written or made, a folder of other files, a name too long or taken by a folder.
+        """
+        out_dir = self.out_dir
+        if os.path.lexists(out_dir) and not out_dir.exists():
+            raise ParameterError(f"{out_dir}: is a broken symbolic link; give a folder")
+        check_directory(out_dir, create=True)
+        if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / self.marker).is_file():
+            raise ParameterError(f"{out_dir}: not empty and holds no earlier {self.command} result "
+                                 f"({self.marker}); choose another OUT_DIR")
+        for name in names:
+            target = out_dir / name
+            if out_dir.is_dir():
+                check_writable(target)
+            else:
+                _check_name_length(target, target)
+
+    def commit(self, contents: Mapping[str, bytes]) -> list[Path]:
+        """Write every file ``name: bytes`` of ``contents``, all or none; their paths.
+
+        Raises
+        ------
+        DprmError
+            One line naming the file (or the folder) that could not be written; nothing
+            new is left, an earlier result stays as it was.
+        """
+        from dprm.file_sets import write_folder
+
+        try:
+            return write_folder(self.out_dir, contents, earlier=self.earlier)
+        except OSError as error:
+            where = error.filename if error.filename is not None else self.out_dir
+            raise DprmError(f"{os.fsdecode(where)}: cannot be written ({error.strerror or error})") from None

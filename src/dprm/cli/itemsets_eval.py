@@ -9,7 +9,9 @@ Runs :func:`dprm.evaluation.itemsets.run_evaluation` and writes into OUT_DIR::
     report.html                                settings, notes, figures and tables
 
 Every option and the output directory are checked before any data is read; the files
-are written all or none at the end. A local evaluation for people who may see the data:
+are written all or none at the end (:class:`~dprm.cli.eval_options.ResultFolder`: a new
+OUT_DIR appears whole by a rename, an earlier result's folder stays as it was on a
+failure). A local evaluation for people who may see the data:
 runs are seeded (the DP fits are not private releases) and row counts are shown.
 """
 
@@ -25,8 +27,7 @@ import typer
 from dprm.cli.app import command_app
 from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.console import console, note, plural
-from dprm.cli.eval_options import OutDir, dataset_names, number_list, output_directory
-from dprm.cli.outputs import Outputs
+from dprm.cli.eval_options import OutDir, ResultFolder, dataset_names, number_list
 from dprm.cli.seeds import check_seed
 from dprm.errors import ParameterError
 
@@ -104,20 +105,18 @@ def itemsets_eval(
         raise ParameterError(f"--experiments: choose among discovery, chains, timing, closeness, not {experiments!r}")
     directory = Path(data_dir or os.environ.get("DPRM_DATA_DIR") or DEFAULT_DATA_DIR)
 
-    with output_directory(out_dir, "itemsets_eval.json", "dprm itemsets-eval"):
-        rendered: dict[str, bytes] = {}
-        outputs = Outputs()
-        for name in output_names():
-            outputs.add(out_dir / name, lambda path, name=name: path.write_bytes(rendered[name]))
-        outputs.check()
-        loaded = [resolve_dataset(d, directory, rows=ibm_rows, seed=seed) for d in names]
-        config = EvalConfig(datasets=loaded, **config_args)
-        from dprm.cli.progress import WorkProgress
+    # the folder: checked before any data is read, written all or none at the end
+    folder = ResultFolder(out_dir, "itemsets_eval.json", "dprm itemsets-eval",
+                          earlier=set(output_names()).__contains__)
+    folder.check(output_names())
+    loaded = [resolve_dataset(d, directory, rows=ibm_rows, seed=seed) for d in names]
+    config = EvalConfig(datasets=loaded, **config_args)
+    from dprm.cli.progress import WorkProgress
 
-        with WorkProgress("cells") as progress:
-            result = run_evaluation(config, experiments=chosen, progress=progress)
-        rendered.update(render_outputs(result))
-        written = outputs.commit()
+    with WorkProgress("cells") as progress:
+        result = run_evaluation(config, experiments=chosen, progress=progress)
+    rendered = render_outputs(result)
+    written = folder.commit({name: rendered[name] for name in output_names()})
     for message in result.notes:
         note(message)
     _print_table(result.table)

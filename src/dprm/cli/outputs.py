@@ -7,9 +7,10 @@ accept a new file, no target may be a directory, and an existing target must be
 replaceable. At the end, :meth:`Outputs.commit` stages every file under a hidden
 temporary name in its target's directory and moves them into place only when all
 were written (:func:`dprm.file_sets.place_all`, which puts back the ones already
-moved if a later one fails), so a failure leaves no part behind, and a folder of
-earlier results (``dprm classify-eval``, ``dprm itemsets-eval``) as it was; its
-errors name the path the user gave, never the temporary one.
+moved if a later one fails), so a failure leaves no part behind; its errors name the
+path the user gave, never the temporary one. The folders of results of ``dprm
+classify-eval`` and ``dprm itemsets-eval`` are written whole, by
+:class:`dprm.cli.eval_options.ResultFolder`.
 """
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from dprm.errors import DataError, short_text
+from dprm.errors import DataError, DprmError, short_text
 
 __all__ = [
     "REDESCRIPTION_COLUMNS",
@@ -368,22 +368,112 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
             frame["ok"] = status.isin(OK_STATUSES) | (status == "")
         else:
             frame["ok"] = True
+        manifest = _read_metadata(path / "experiment.json")
+        _check_redescriptions_of_runs(redescriptions[-1], frame, path)
+        if manifest:
+            _check_runs_of_manifest(frame, manifest, path)
         runs.append(frame)
-        metadata.append(_read_metadata(path / "experiment.json"))
+        metadata.append(manifest)
     return Experiment(paths, pd.concat(redescriptions, ignore_index=True), pd.concat(runs, ignore_index=True),
                       metadata)
 
 
 def _read_metadata(path: Path) -> dict:
-    if not path.is_file():
+    """The manifest ``experiment.json`` read strictly (:func:`~dprm.evaluation.manifest.read_manifest`); {} when absent.
+
+    Tables written without ``dprm evaluate`` (by hand, by another tool) may come
+    without one; a manifest that is there is what ``dprm evaluate`` wrote or an error
+    naming the file and the field (not JSON, ``NaN``, a key twice, a field missing, of
+    another type or out of range), as ``dprm evaluate`` itself reads it.
+    """
+    from dprm.evaluation.manifest import read_manifest
+
+    if not os.path.lexists(path):
         return {}
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise DataError(f"{path}: not valid JSON: {err}") from None
-    if not isinstance(value, dict):
-        raise DataError(f"{path}: must be a JSON object")
-    return value
+        return read_manifest(path.parent)
+    except DataError:
+        raise
+    except DprmError as err:
+        raise DataError(str(err)) from None
+
+
+def _run_name(algorithm: str, epsilon: float, run: Any) -> str:
+    """``run 2 of alt-expm at ε 0.1`` (``at ε none`` for a non-private run)."""
+    from dprm.evaluation.budgets import epsilon_label
+
+    return f"run {_number_text(run)} of {algorithm} at ε {epsilon_label(epsilon)}"
+
+
+def _run_keys(frame: pd.DataFrame) -> list[tuple[str, float | None, float]]:
+    """Each row's run: (algorithm, epsilon or None for a non-private run, run number)."""
+    return [(a, None if math.isnan(e) else float(e), float(r))
+            for a, e, r in zip(frame["algorithm"], frame["epsilon"], frame["run"])]
+
+
+def _check_redescriptions_of_runs(redescriptions: pd.DataFrame, runs: pd.DataFrame, path: Path) -> None:
+    """Refuse tables that disagree on the runs: a redescription of a run ``runs.csv`` does not list, or a
+    run whose ``returned`` (or ``kept``) is not the number of its rows (its kept rows) in ``redescriptions.csv``.
+
+    ``dprm evaluate`` writes both tables from the same run documents; an edited or
+    stale one would have the summaries count redescriptions under runs they are not of.
+    """
+    counts: dict[tuple, list[int]] = {}
+    listed = set(_run_keys(runs))
+    for position, (key, pruned) in enumerate(zip(_run_keys(redescriptions), redescriptions["pruned"])):
+        if key not in listed:
+            raise DataError(f"{path / 'redescriptions.csv'}: row {position + 1} is a redescription of "
+                            f"{_run_name(key[0], math.nan if key[1] is None else key[1], key[2])}, which "
+                            f"{path / 'runs.csv'} does not list")
+        slot = counts.setdefault(key, [0, 0])
+        slot[0] += 1
+        slot[1] += not pruned
+    for position, key in enumerate(_run_keys(runs)):
+        returned, kept = counts.get(key, [0, 0])
+        for column, rows, what in (("returned", returned, "rows"), ("kept", kept, "kept (not pruned) rows")):
+            if column not in runs.columns:
+                continue
+            value = runs[column].iloc[position]
+            if not math.isnan(value) and value != rows:
+                raise DataError(f"{path / 'runs.csv'}: column {column!r} holds {_number_text(value)} in row "
+                                f"{position + 1}, but {path / 'redescriptions.csv'} has {rows} {what} of "
+                                f"{_run_name(key[0], math.nan if key[1] is None else key[1], key[2])}")
+
+
+def _check_runs_of_manifest(runs: pd.DataFrame, manifest: dict, path: Path) -> None:
+    """Refuse a ``runs.csv`` that is not the runs ``experiment.json`` plans, one line naming the row or run.
+
+    Every row is a planned run (an algorithm and budget of the manifest, a run number
+    within the budget's runs; a non-private algorithm's one run, without ε), with the
+    seed the master seed gives it (:func:`~dprm.evaluation.algorithms.run_seed`, where
+    the ``seed`` column is); every planned run has its row (tables older than an
+    extended manifest: an interrupted ``dprm evaluate``, which the same command finishes).
+    """
+    from dprm.evaluation.manifest import _plan
+
+    runs_path, manifest_path = path / "runs.csv", path / "experiment.json"
+    plan = {(p.algorithm, p.epsilon, float(p.run)): p for p in _plan(manifest, path)}
+    seeds = runs["seed"] if "seed" in runs.columns else None
+    for position, key in enumerate(_run_keys(runs)):
+        name = _run_name(key[0], math.nan if key[1] is None else key[1], key[2])
+        planned = plan.get(key)
+        if planned is None:
+            raise DataError(f"{runs_path}: row {position + 1} is {name}, which {manifest_path} does not plan "
+                            f"(algorithms {', '.join(manifest['algorithms'])}; budgets {manifest['budgets']})")
+        seed = None if seeds is None else seeds.iloc[position]
+        if seed is None or (isinstance(seed, float) and math.isnan(seed)) or not str(seed).strip():
+            continue
+        text = str(seed).strip()
+        if not (text.isascii() and text.isdigit()) or int(text) != planned.seed:
+            raise DataError(f"{runs_path}: column 'seed' holds {short_text(text)!r} in row {position + 1}, not "
+                            f"{planned.seed} (the seed the master seed {manifest['seed']} of {manifest_path} "
+                            f"gives {name})")
+    missing = set(plan) - set(_run_keys(runs))
+    if missing:
+        algorithm, epsilon, run = next(k for k in plan if k in missing)
+        raise DataError(f"{runs_path}: has no row for {_run_name(algorithm, math.nan if epsilon is None else epsilon, run)}, "
+                        f"which {manifest_path} plans: the tables are older than the manifest (an interrupted dprm "
+                        "evaluate); run the same dprm evaluate command again to finish them")
 
 
 def _algorithm_order(names: Iterable[str]) -> list[str]:

@@ -345,24 +345,54 @@ class _DirectoryLock:
 
     ``made``: the run made ``DIR``. When it then fails (a full disk, a refusal under the
     lock) and nothing but the lock is in ``DIR``, the lock file is removed, and so is
-    ``DIR``: a failed first run leaves no folder holding only ``.lock``. (A lock file of a folder that existed is left: it
-    is the folder's, and removing a lock another process may open is a race.)
+    ``DIR``: a failed first run leaves no folder holding only ``.lock``. A lock file
+    this run created in a folder that existed (one copied without it) is removed as well
+    when the run fails before :meth:`claim` (a finished run's document refused under the
+    lock): a refused folder is left as it was found. A lock file that was there is left:
+    it is the folder's.
+
+    Removing a lock file while holding it is safe: a runner that opened the file before
+    it was removed and took the lock after finds, once it holds it, that the file's name
+    no longer leads to the file it locked, and takes the lock again on the file the name
+    now leads to (:meth:`__enter__`), so two runners never hold two locks of one folder.
     """
 
     def __init__(self, out_dir: Path, made: bool = False) -> None:
         self.path = out_dir / _LOCK_NAME
         self.handle = None
         self.made = made
+        self.created = False
+        self.claimed = False
 
     def __enter__(self) -> "_DirectoryLock":
-        with naming(self.path):
-            self.handle = open(self.path, "a+", encoding="utf-8")
+        for _ in range(100):
+            with naming(self.path):
+                try:
+                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+                    created = True
+                except FileExistsError:
+                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+                    created = False
+            handle = open(fd, "a+", encoding="utf-8")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                raise DprmError(f"{self.path.parent}: another dprm evaluate is running in this directory") from None
+            if self._still_named(handle):
+                self.handle, self.created = handle, created
+                return self
+            handle.close()  # removed by the runner that held it: lock the file the name leads to now
+        raise DprmError(f"{self.path}: the lock file keeps being replaced; is another dprm evaluate running?")
+
+    def _still_named(self, handle: Any) -> bool:
+        """Whether ``self.path`` still names the file ``handle`` holds open."""
         try:
-            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.handle.close()
-            raise DprmError(f"{self.path.parent}: another dprm evaluate is running in this directory") from None
-        return self
+            named = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(handle.fileno())
+        return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
     def claim(self) -> None:
         """Write this process's id into the lock file: once the checks under the lock passed.
@@ -370,6 +400,7 @@ class _DirectoryLock:
         Taking the lock writes nothing, so that a directory refused under the lock is
         left as it was found.
         """
+        self.claimed = True
         with naming(self.path):  # a full disk: the error names the lock
             self.handle.seek(0)
             self.handle.truncate()
@@ -381,7 +412,7 @@ class _DirectoryLock:
         # the folder this run made holds nothing but the lock: remove both (not when another
         # runner wrote an experiment into it between its making and this run's lock)
         bare = failed and self.made and self._only_the_lock()
-        if bare:
+        if bare or (failed and self.created and not self.claimed):
             self.path.unlink(missing_ok=True)  # while still held: no other run took it
         if self.handle is not None:
             fcntl.flock(self.handle, fcntl.LOCK_UN)
@@ -450,13 +481,24 @@ def _plan(manifest: Mapping[str, Any], out_dir: Path) -> list[RunRecord]:
     return plan
 
 
-def _unfinished_algorithms(manifest: Mapping[str, Any], out_dir: Path) -> list[str]:
-    """The algorithms of ``manifest`` with a run not finished in ``out_dir`` (in the manifest's order)."""
+def _unfinished_algorithms(manifest: Mapping[str, Any], out_dir: Path,
+                           finished: Mapping[Path, Any] | None = None) -> list[str]:
+    """The algorithms of ``manifest`` with a run not finished in ``out_dir`` (in the manifest's order).
+
+    ``finished``: each run's document read and checked under the lock (None: not
+    finished), as the runner's look returns them. Without it (a first look, before
+    the lock) a run is finished when its document's file is there: the documents are
+    read once, under the lock.
+    """
     try:
         plan = _plan(manifest, out_dir)
     except (KeyError, TypeError, ValueError, DprmError):
         return []  # an incomplete manifest is refused later, with its own message
-    unfinished = {p.algorithm for p in plan if _finished(_run_path(out_dir, p.algorithm, p.label, p.run), p) is None}
+    unfinished = set()
+    for p in plan:
+        path = _run_path(out_dir, p.algorithm, p.label, p.run)
+        if (finished.get(path) is None) if finished is not None else not path.is_file():
+            unfinished.add(p.algorithm)
     return [a for a in manifest.get("algorithms", []) if a in unfinished]
 
 

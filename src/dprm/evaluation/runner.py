@@ -329,10 +329,15 @@ def run_experiment(
         return _run_and_write(config, out_dir, _data_files(checked), data, engine, jobs, progress, reports)
 
 
-def _check_sharded_leftovers(old: Mapping[str, Any] | None, out_dir: Path, config: ExperimentConfig) -> None:
-    """On a sharded engine, refuse the runs left over from earlier invocations that cannot run there."""
+def _check_sharded_leftovers(old: Mapping[str, Any] | None, out_dir: Path, config: ExperimentConfig,
+                             finished: Mapping[Path, Any] | None = None) -> None:
+    """On a sharded engine, refuse the runs left over from earlier invocations that cannot run there.
+
+    ``finished``: the runs' documents as the look under the lock read them (without: a
+    run is finished when its document's file is there; none is read).
+    """
     if old is not None:
-        check_sharded([a for a in _unfinished_algorithms(old, out_dir) if a not in config.algorithms],
+        check_sharded([a for a in _unfinished_algorithms(old, out_dir, finished) if a not in config.algorithms],
                       config.parameters)
 
 
@@ -358,18 +363,26 @@ def _run_and_write(config: ExperimentConfig, out_dir: Path, files: Mapping[str, 
     experiment's finished runs for its own. ``config`` is the caller's, unchecked: each
     look checks it against the manifest it finds; ``files`` is the manifest's ``data``
     (the files' hashes, computed once).
+
+    Each finished run's document is read once, by the look under the lock: the
+    document checked there is the one the run's record and its rows of the tables are
+    made from (:func:`write_tables`' ``finished``), so a file changed after the check
+    cannot put unchecked statistics into the tables, nor make them disagree with the
+    records. The first look checks the manifest, the options and the runs' paths only;
+    a document refused under the lock leaves the folder as it was (the lock file too:
+    :class:`~dprm.evaluation.manifest._DirectoryLock`).
     """
     # every algorithm would refuse every run: say it before the directory is made
     views = data.views if engine is None else engine.schema.views
     require_attributes(views)
-    _look(config, out_dir, views, data.n_rows, files, engine)
+    _look(config, out_dir, views, data.n_rows, files, engine, documents=False)
     made = _make_directory(out_dir)
     with _DirectoryLock(out_dir, made) as lock:
         manifest, finished = _look(config, out_dir, views, data.n_rows, files, engine)
         lock.claim()
         _atomic_write_text(out_dir / _MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n")
         records = _run_all(manifest, out_dir, data.n_rows, jobs, progress, engine, finished)
-        result = write_tables(out_dir, data=data, manifest=manifest)
+        result = write_tables(out_dir, data=data, manifest=manifest, finished=finished)
         result.records = records
         result.ran = sum(r.status != "done-before" for r in records)
         result.skipped = sum(r.status == "done-before" for r in records)
@@ -397,8 +410,12 @@ def _make_directory(out_dir: Path) -> bool:
 
 
 def _look(config: ExperimentConfig, out_dir: Path, views: Sequence[Any], rows: int,
-          files: Mapping[str, Any], engine: Any) -> tuple[dict[str, Any], dict[Path, Any]]:
+          files: Mapping[str, Any], engine: Any, *, documents: bool = True
+          ) -> tuple[dict[str, Any], dict[Path, Any]]:
     """The directory's manifest merged with ``config``, and its finished runs, all checked.
+
+    ``documents``: read and check the finished runs' documents (the look under the
+    lock); without, only their paths are checked and every run maps to None.
 
     Raises
     ------
@@ -409,14 +426,17 @@ def _look(config: ExperimentConfig, out_dir: Path, views: Sequence[Any], rows: i
     """
     old = _prepare_directory(out_dir)
     checked = config.checked(recorded=old)
-    if engine is not None:
+    if engine is not None and not documents:
         _check_sharded_leftovers(old, out_dir, checked)
     manifest = _new_manifest(checked, old, out_dir, files)
-    return manifest, _check_run_paths(manifest, out_dir, views, rows)
+    finished = _check_run_paths(manifest, out_dir, views, rows, documents=documents)
+    if engine is not None and documents:
+        _check_sharded_leftovers(old, out_dir, checked, finished)
+    return manifest, finished
 
 
 def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence[Any],
-                     rows: int) -> dict[Path, Any]:
+                     rows: int, *, documents: bool = True) -> dict[Path, Any]:
     """Refuse, before anything is written or run, a run whose document's path is taken by a directory,
     holds a document dprm could not have written there or that records another run
     (:func:`~dprm.evaluation.manifest._finished`: another master seed, seed or number of
@@ -424,7 +444,8 @@ def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence
 
     The run would be mined, then fail to write, and be reported as refusing its input; the
     document would go into the tables as the run's (or fail them after the other runs were mined).
-    Returns each run's finished document (None: to run), read once for :func:`_run_all`.
+    Returns each run's finished document (None: to run), read once for :func:`_run_all` and
+    :func:`write_tables`; with ``documents`` false only the paths are checked (every run None).
     """
     finished: dict[Path, Any] = {}
     for planned in _plan(manifest, out_dir):
@@ -433,6 +454,9 @@ def _check_run_paths(manifest: Mapping[str, Any], out_dir: Path, views: Sequence
             kind = "a directory" if path.is_dir() else "not a regular file"
             raise DprmError(f"{path}: is {kind}, where the run's document is written; move it away and run the "
                             "same dprm evaluate command again")
+        if not documents:
+            finished[path] = None
+            continue
         # a finished run's document that dprm could not have written, or another experiment's: refused now
         document = _finished(path, planned, master_seed=int(manifest["seed"]), rows=rows)
         if document is not None:
@@ -576,6 +600,7 @@ def write_tables(
     *,
     data: Any = None,
     manifest: Mapping[str, Any] | None = None,
+    finished: Mapping[Path, Any] | None = None,
 ) -> ExperimentResult:
     """Rebuild ``redescriptions.csv``, ``runs.csv`` and the papers' tables from the run JSONs.
 
@@ -592,6 +617,12 @@ def write_tables(
         (:func:`~dprm.evaluation.true_statistics.true_statistics`).
     manifest : mapping, optional
         The experiment's manifest (read from ``out_dir`` when not given).
+    finished : mapping, optional
+        Run document path → the document read and checked before the runs (None: the
+        run had not finished then), as the runner's look under the lock returns them.
+        Those documents are used as they were checked, not read again; the others
+        (the runs of this invocation) are read from ``out_dir``. Without it every
+        document is read.
     """
     from dprm.data import load_two_view
 
@@ -607,7 +638,9 @@ def write_tables(
     frames: list[pd.DataFrame] = []
     for planned in _plan(manifest, out_dir):
         path = _run_path(out_dir, planned.algorithm, planned.label, planned.run)
-        document = _finished(path, planned, master_seed=int(manifest["seed"]), rows=data.n_rows)
+        document = finished.get(path) if finished is not None else None
+        if document is None:  # not finished when checked: run now (or failed), read once here
+            document = _finished(path, planned, master_seed=int(manifest["seed"]), rows=data.n_rows)
         if document is None:
             record = planned
             record.rows = data.n_rows

@@ -58,6 +58,7 @@ from dprm.evaluation.classification.outputs import (
     accuracy_figure,
     figure_names,
     fit_time_figure,
+    is_output_name,
     output_names,
     render_figures,
     render_outputs,
@@ -107,5 +108,6 @@ __all__ = [
     "report_html",
     "render_outputs",
     "output_names",
+    "is_output_name",
     "parse_embedding_depths",
 ]

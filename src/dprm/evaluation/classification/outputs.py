@@ -26,6 +26,7 @@ __all__ = [
     "render_figures",
     "report_html",
     "output_names",
+    "is_output_name",
     "render_outputs",
 ]
 
@@ -229,6 +230,23 @@ def output_names(datasets: Iterable[str], timing: bool) -> list[str]:
     ['classification.csv', 'classification.json', 'accuracy_vote.png', 'report.html']
     """
     return ["classification.csv", "classification.json", *figure_names(datasets, timing), "report.html"]
+
+
+def is_output_name(name: str) -> bool:
+    """Whether a file called ``name`` is one a comparison writes (:func:`output_names` of any datasets).
+
+    A rerun into an earlier result's folder removes such files the new result lacks
+    (the figure of a dataset no longer compared), so the folder holds one result.
+
+    Examples
+    --------
+    >>> [is_output_name(n) for n in ("accuracy_vote.png", "fit_time.png", "report.html", "notes.txt")]
+    [True, True, True, False]
+    """
+    import re
+
+    return (name in ("classification.csv", "classification.json", "fit_time.png", "report.html")
+            or re.fullmatch(r"accuracy_[A-Za-z0-9_.-]+\.png", name) is not None)
 
 
 def render_outputs(result: ClassificationResult) -> dict[str, bytes]:
