@@ -246,6 +246,25 @@ def test_views_not_in_the_same_order_are_refused_by_the_shards_naming_the_files(
     assert error.value.code == "unmatched_id" and "\n" not in message
 
 
+def test_files_of_different_lengths_without_ids_are_refused_by_the_shards_as_such(tmp_path) -> None:
+    """Without an id column, files of 1,000 and 999 rows: in-process the loader's row-count refusal, and
+    the shard whose slices differ says the same (not that the entities are in another order)."""
+    rng = np.random.default_rng(0)
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    pd.DataFrame({"a": rng.integers(0, 2, 1000), "b": rng.normal(size=1000)}).to_csv(left, index=False)
+    pd.DataFrame({"x": rng.integers(0, 2, 999), "y": rng.normal(size=999)}).to_csv(right, index=False)
+    with pytest.raises(DataError) as whole:
+        load_two_view(left, right)
+    assert whole.value.code == "row_count_mismatch"
+    with pytest.raises(DataError) as error:
+        read_shard(ShardSpec.of(left, right), 0, 2)
+    message = str(error.value)
+    assert message == (f"{left}, {right}: the two files have different numbers of rows (shard 1 of 2 reads rows 1 "
+                       f"to 500 of {left}, rows 1 to 499 of {right}); the views must be row-aligned (or give an id "
+                       "column)")
+    assert error.value.code == "row_count_mismatch" and "same order" not in message
+
+
 def _shards_duplicate_error(spec: ShardSpec, n_shards: int) -> DataError | None:
     """What the Ray engine's shards find together (``RayEngine._check_ids``), exchanged here in one process."""
     ids = [read_shard_and_ids(spec, shard, n_shards)[1] for shard in range(n_shards)]

@@ -241,13 +241,20 @@ def _in_file_text(text: str, files: Sequence[_Slice]) -> str:
 def _in_files(error: DprmError, files: Sequence[_Slice], shard: int, n_shards: int) -> DprmError:
     """The loader's ``error`` about a shard's slices as an error about the user's files."""
     left, right = files
-    if error.code in ("unmatched_id", "row_count_mismatch"):
+    if error.code == "row_count_mismatch":
+        # no id column: each shard reads the same share of both files' rows, so files of different
+        # lengths give some shard slices of different lengths (the in-process loader's refusal)
+        text = (f"{left.original}, {right.original}: the two files have different numbers of rows (shard "
+                f"{shard + 1} of {n_shards} reads {left.rows} of {left.original}, {right.rows} of {right.original}); "
+                f"the views must be row-aligned (or give an id column)")
+        return DataError(text, code=error.code, file=right.original, data_dependent=error.data_dependent)
+    if error.code == "unmatched_id":
         # the slices hold other entities: the files do not list the same rows in the same order
         # (an id twice in one slice is twice in its file: the loader's own error, below)
-        described = left.rows if left.rows == right.rows else f"{left.rows} of {left.original}, {right.rows} of " \
-                                                               f"{right.original}"
+        described = (f"{left.rows} of each" if left.rows == right.rows
+                     else f"{left.rows} of {left.original}, {right.rows} of {right.original}")
         text = (f"{left.original}, {right.original}: the two files do not hold the same entities in the same order "
-                f"(shard {shard + 1} of {n_shards} reads {described} of each: {ERROR_CODES[error.code]}); the Ray "
+                f"(shard {shard + 1} of {n_shards} reads {described}: {ERROR_CODES[error.code]}); the Ray "
                 f"engine reads the same rows of both files in each shard: write both views row-aligned, e.g. "
                 f"sorted by their id column, or load them in-process")
         return DataError(text, code=error.code, file=right.original, data_dependent=error.data_dependent)
