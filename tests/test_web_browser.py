@@ -650,6 +650,8 @@ def test_a_deep_link_opened_signed_out_comes_back_after_sign_in(browser: Any, pa
 
 AUDIT_ANALYSTS = ("hal", "ivy", "jon", "kim")
 LONG_LEFT, LONG_RIGHT = "x" * 300, "y" * 300
+#: Categories of ``hue`` in ``long`` that a query cannot hold (typed by index: #1, #2), one 200 characters long.
+HUES = ["red", "a]b", "z" * 200 + ", w"]
 
 
 @pytest.fixture(scope="module")
@@ -670,12 +672,13 @@ def audited() -> Iterator[dict[str, Any]]:
         tokens = setup_server_db(url, folder, budgets={who: "10" for who in AUDIT_ANALYSTS})
         long = folder / "long"
         long.mkdir()
-        (long / "left.csv").write_text(f"id,{LONG_LEFT},a<b\n" + "".join(f"{i},{i % 2},{i % 3 == 0:d}\n"
-                                                                         for i in range(100)))
+        (long / "left.csv").write_text(f"id,{LONG_LEFT},a<b,hue\n" + "".join(
+            f'{i},{i % 2},{i % 3 == 0:d},"{HUES[i % len(HUES)]}"\n' for i in range(100)))
         (long / "right.csv").write_text(f"id,{LONG_RIGHT},b\n" + "".join(f"{i},{i % 97},{i % 2}\n"
                                                                           for i in range(100)))
         (long / "types.json").write_text(json.dumps({"id_column": "id", "columns": {
-            LONG_LEFT: "boolean", "a<b": "boolean", LONG_RIGHT: {"type": "numeric", "bounds": [0, 100]},
+            LONG_LEFT: "boolean", "a<b": "boolean", "hue": {"type": "categorical", "categories": HUES},
+            LONG_RIGHT: {"type": "numeric", "bounds": [0, 100]},
             "b": "boolean"}}))
         db = Database(url)
         register_dataset(db, "long", long / "left.csv", long / "right.csv", long / "types.json")
@@ -762,6 +765,16 @@ def test_pages_with_long_attribute_names_fit_a_320_px_screen(browser: Any, audit
     page.get_by_role("button", name="Check the cost", exact=True).click()
     page.locator("#stats-result", has_text="Read as").wait_for(timeout=30_000)
     page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 320, page.evaluate(WIDEST)
+    # a category a query cannot hold: typed by its index, as the page and the schema say
+    assert "[hue = #1]" in page.locator("#index-categories").inner_text()
+    page.get_by_label("Left query").fill("[hue = a]b]")
+    page.get_by_role("button", name="Check the cost", exact=True).click()
+    page.locator("#stats-result [role=alert]", has_text="e.g. [hue = #1]").wait_for(timeout=30_000)
+    page.get_by_label("Left query").fill("[hue = #2] | [hue = #1]")
+    page.get_by_role("button", name="Check the cost", exact=True).click()
+    page.locator("#stats-result", has_text="Read as").wait_for(timeout=30_000)
+    assert f"[hue = {HUES[2]}] ∨ [hue = a]b]" in page.locator("#stats-result").inner_text()
     assert page.evaluate("document.documentElement.scrollWidth") <= 320, page.evaluate(WIDEST)
     context.close()
 
