@@ -211,3 +211,53 @@ def test_clired_parses_queries_file(tmp_path):
             parsed = module.Query.parse(fields[side], names=view.names)
             got = np.array([_clired_eval(module, parsed.buk, parsed.op, row) for row in rows])
             np.testing.assert_array_equal(got, q.support(view))
+
+
+# --- categories clired's grammar cannot hold: dprm's reader's index form #<k> -------------------
+
+HOSTILE = ["red", "a]b", "x, y", " pale", "dark ", "1e5", "2.5", "#1", 'say "hi"', "p<q", "a=b", "c&d", "e|f",
+           "it's", "{z}", "?", "@t"]
+
+
+def test_categories_clired_cannot_hold_are_written_by_index_and_read_back():
+    """``[colour = a]b]`` cannot be typed (clired has no quoting): such a category is written
+    ``#<k>``, its index among the declared categories, and dprm's reader reads it back."""
+    from dprm.queries import to_text
+    from dprm.queries.clired_parser import parse_clired_query, query_category
+
+    domains = {"colour": HOSTILE}
+    written = [query_category(c, k) for k, c in enumerate(HOSTILE)]
+    assert written == ["red", "#1", "#2", "#3", "#4", "#5", "2.5", "#7", 'say "hi"', "#9", "#10", "#11", "#12",
+                       "it's", "#14", "#15", "#16"]
+    names = ["smoker", "colour"]
+    for k, category in enumerate(HOSTILE):
+        for query in (CategoricalLiteral("colour", category),
+                      Not(CategoricalLiteral("colour", category)) & BooleanLiteral("smoker"),
+                      CategoricalLiteral("colour", category) | CategoricalLiteral("colour", "red")):
+            for columns in (None, names):
+                text = to_clired(query, columns=columns, domains=domains)
+                back = parse_clired_query(text, columns=columns, domains=domains)
+                assert to_text(back) == to_text(query), (category, text)
+                assert to_clired(back, columns=columns, domains=domains) == text
+    # a set, and the index winning over a category of its text
+    assert to_text(parse_clired_query("[colour ∈ {#1,red,#7}]", domains=domains)) == (
+        "[colour = a]b] ∨ [colour = red] ∨ [colour = #1]")
+    assert to_text(parse_clired_query("[colour = #1]")) == "[colour = #1]"  # without domains: as written
+    with pytest.raises(DprmError, match=r"category #17 of 'colour' does not exist \(its declared categories: "
+                                        r"#0 to #16\)"):
+        parse_clired_query("[colour = #17]", domains=domains)
+    # without domains a category clired cannot hold is still refused, as before
+    with pytest.raises(DprmError, match="cannot be written in clired syntax"):
+        to_clired(CategoricalLiteral("colour", "a]b"))
+
+
+def test_the_index_form_of_a_category_is_clireds_grammar():
+    """clired has no quoting: ``#<k>`` is one of its category tokens (it reads the category of that
+    text), so a query with it is still clired syntax, not an invented one."""
+    module = _clired_query_class()
+    domains = {"colour": HOSTILE}
+    for k, category in enumerate(HOSTILE):
+        text = to_clired(CategoricalLiteral("colour", category) & BooleanLiteral("smoker"), domains=domains)
+        parsed = module.Query.parse(text, names=["smoker", "colour"])
+        cats = [lit.getTerm().getCat() for lit in parsed.invLiterals() if lit.typeId() == 2]
+        assert cats == [{text.split(" = ")[1].split("]")[0]}], (category, text)

@@ -648,8 +648,10 @@ def test_a_deep_link_opened_signed_out_comes_back_after_sign_in(browser: Any, pa
 
 # -- a second audit with a real browser: the back button, a 320 px screen, long names ------------
 
-AUDIT_ANALYSTS = ("hal", "ivy", "jon")
+AUDIT_ANALYSTS = ("hal", "ivy", "jon", "kim")
 LONG_LEFT, LONG_RIGHT = "x" * 300, "y" * 300
+#: Categories of ``hue`` in ``long`` that a query cannot hold (typed by index: #1, #2), one 200 characters long.
+HUES = ["red", "a]b", "z" * 200 + ", w"]
 
 
 @pytest.fixture(scope="module")
@@ -670,12 +672,13 @@ def audited() -> Iterator[dict[str, Any]]:
         tokens = setup_server_db(url, folder, budgets={who: "10" for who in AUDIT_ANALYSTS})
         long = folder / "long"
         long.mkdir()
-        (long / "left.csv").write_text(f"id,{LONG_LEFT},a<b\n" + "".join(f"{i},{i % 2},{i % 3 == 0:d}\n"
-                                                                         for i in range(100)))
+        (long / "left.csv").write_text(f"id,{LONG_LEFT},a<b,hue\n" + "".join(
+            f'{i},{i % 2},{i % 3 == 0:d},"{HUES[i % len(HUES)]}"\n' for i in range(100)))
         (long / "right.csv").write_text(f"id,{LONG_RIGHT},b\n" + "".join(f"{i},{i % 97},{i % 2}\n"
                                                                           for i in range(100)))
         (long / "types.json").write_text(json.dumps({"id_column": "id", "columns": {
-            LONG_LEFT: "boolean", "a<b": "boolean", LONG_RIGHT: {"type": "numeric", "bounds": [0, 100]},
+            LONG_LEFT: "boolean", "a<b": "boolean", "hue": {"type": "categorical", "categories": HUES},
+            LONG_RIGHT: {"type": "numeric", "bounds": [0, 100]},
             "b": "boolean"}}))
         db = Database(url)
         register_dataset(db, "long", long / "left.csv", long / "right.csv", long / "types.json")
@@ -763,6 +766,16 @@ def test_pages_with_long_attribute_names_fit_a_320_px_screen(browser: Any, audit
     page.locator("#stats-result", has_text="Read as").wait_for(timeout=30_000)
     page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
     assert page.evaluate("document.documentElement.scrollWidth") <= 320, page.evaluate(WIDEST)
+    # a category a query cannot hold: typed by its index, as the page and the schema say
+    assert "[hue = #1]" in page.locator("#index-categories").inner_text()
+    page.get_by_label("Left query").fill("[hue = a]b]")
+    page.get_by_role("button", name="Check the cost", exact=True).click()
+    page.locator("#stats-result [role=alert]", has_text="e.g. [hue = #1]").wait_for(timeout=30_000)
+    page.get_by_label("Left query").fill("[hue = #2] | [hue = #1]")
+    page.get_by_role("button", name="Check the cost", exact=True).click()
+    page.locator("#stats-result", has_text="Read as").wait_for(timeout=30_000)
+    assert f"[hue = {HUES[2]}] ∨ [hue = a]b]" in page.locator("#stats-result").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 320, page.evaluate(WIDEST)
     context.close()
 
 
@@ -805,4 +818,74 @@ def test_run_the_job_again_after_the_back_button_returns_its_job_charged_once(
     page.get_by_role("button", name="Run the job").click()
     page.wait_for_url(re.compile(r".*/ui/jobs/job_[0-9a-f]+$"))
     assert page.url not in (first, second) and api_budget(base, jon, "tiny") == "1.25"
+    context.close()
+
+
+def test_get_the_statistics_again_after_the_back_button_returns_its_answer_charged_once(
+        browser: Any, audited: dict[str, Any]) -> None:
+    """The statistics form's answer (HTMX) left the page where it was; another page, then the back
+    button (or back and forward): the browser put the queries and ε back, but the page came with
+    a new one-time key, and "Get the statistics" again was charged again. Now dprm.js puts the
+    key back as for the job form: the same values get the first answer, charged once; a changed
+    value, or a new visit of the page, is a new request."""
+    base, kim = audited["url"], audited["tokens"]["kim"]
+    context = browser.new_context(viewport=LAPTOP, base_url=base)
+    page = sign_in(context, base, kim)
+    page.goto(base + "/ui/datasets/tiny")
+    assert page.locator("#stats-sent").is_hidden()
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    page.get_by_label("ε (cost)").fill("0.25")
+    page.get_by_role("button", name="Get the statistics").click()
+    page.locator("#stats-result table").wait_for(timeout=60_000)
+    first = page.locator("#stats-result tbody").inner_text()
+    assert api_budget(base, kim, "tiny") == "0.25" and page.locator("#stats-again").count() == 0
+
+    def resubmit() -> str:
+        page.wait_for_url(re.compile(r".*/ui/datasets/tiny$"))
+        page.wait_for_load_state()
+        assert page.get_by_label("Left query").input_value() == "[a]"  # put back by the browser
+        with page.expect_response(lambda r: r.url.endswith("/statistics")) as answer:
+            page.get_by_role("button", name="Get the statistics").click()
+        assert answer.value.status == 200
+        page.locator("#stats-result table").wait_for(timeout=60_000)
+        return page.locator("#stats-result tbody").inner_text()
+
+    page.goto(base + "/ui/jobs")  # another page, then the back button
+    page.go_back()
+    again = resubmit()
+    assert api_budget(base, kim, "tiny") == "0.25"  # was 0.5: charged again
+    assert again == first and page.locator("#stats-again").is_visible()
+    assert page.locator("#stats-sent").is_visible()  # the page said the form was sent
+    page.go_back()  # the page before (the datasets), then forward again
+    page.wait_for_url(re.compile(r".*/ui/datasets$"))
+    page.go_forward()
+    again = resubmit()
+    assert api_budget(base, kim, "tiny") == "0.25"
+    assert again == first and page.locator("#stats-again").is_visible() and page.locator("#stats-sent").is_visible()
+
+    page.goto(base + "/ui/jobs")  # a changed value: a new request
+    page.go_back()
+    page.wait_for_url(re.compile(r".*/ui/datasets/tiny$"))
+    page.locator("#stats-sent").wait_for()
+    page.get_by_label("ε (cost)").fill("0.5")
+    with page.expect_response(lambda r: r.url.endswith("/statistics")) as answer:
+        page.get_by_role("button", name="Get the statistics").click()
+    assert answer.value.status == 200
+    page.locator("#stats-result table").wait_for(timeout=60_000)
+    assert page.locator("#stats-again").count() == 0 and api_budget(base, kim, "tiny") == "0.75"
+
+    page.goto(base + "/ui/datasets/tiny")  # a new visit: a new key, a new request
+    assert page.locator("#stats-sent").is_hidden()
+    page.get_by_label("Left query").fill("[a]")
+    page.get_by_label("Right query").fill("[b]")
+    page.get_by_label("ε (cost)").fill("0.25")
+    page.get_by_role("button", name="Get the statistics").click()
+    page.locator("#stats-result table").wait_for(timeout=60_000)
+    assert page.locator("#stats-again").count() == 0 and api_budget(base, kim, "tiny") == "1"
+
+    import httpx
+
+    ledger = httpx.get(f"{base}/v1/ledger", headers={"Authorization": f"Bearer {kim}"}, timeout=30).json()
+    assert sorted({row["charge"] for row in ledger["ledger"]}) == [1, 2, 3], ledger  # three charges, no more
     context.close()

@@ -333,3 +333,71 @@ def test_a_job_forms_key_sent_again_returns_its_job_and_other_values_make_a_new_
     fresh = re.search(r'name="submission" value="([0-9a-f]{24})"', client.get("/ui/datasets/tiny").text).group(1)
     new = client.post("/ui/datasets/tiny/jobs", data={**form, "submission": fresh}, follow_redirects=False)
     assert new.headers["location"] not in (first, again) and site.remaining("bob") == (25 * 10**8, 3)
+
+
+# -- categories a query cannot hold ----------------------------------------------------------------
+
+#: Declared categories of ``colour`` in ``hues``: clired's symbols, spaces at an end, a number-like text.
+HUES = ["red", "a]b", "x, y", " pale", "1e5", "p<q=r", "#0"]
+
+
+def _hues_dataset(site: Site, analyst: str = "alice") -> None:
+    """``hues``: a categorical attribute ``colour`` whose categories a query cannot hold, budget 10."""
+    import csv
+    import json
+
+    from dprm.server import accounts, budget
+    from dprm.server.database import Database
+    from dprm.server.datasets import register_dataset
+    from dprm.server.units import epsilon_units
+
+    folder = site.folder / "hues"
+    folder.mkdir()
+    with open(folder / "left.csv", "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["id", "colour", "a"])
+        writer.writerows([i, HUES[i % len(HUES)], i % 2] for i in range(70))
+    (folder / "right.csv").write_text("id,b\n" + "".join(f"{i},{i % 3 == 0:d}\n" for i in range(70)))
+    (folder / "types.json").write_text(json.dumps({"id_column": "id", "columns": {
+        "colour": {"type": "categorical", "categories": HUES}, "a": "boolean", "b": "boolean"}}))
+    db = Database(site.url)
+    register_dataset(db, "hues", folder / "left.csv", folder / "right.csv", folder / "types.json")
+    with db.write() as connection:
+        who = accounts.find_analyst(connection, analyst)
+        hues = connection.execute(select(datasets.c.id).where(datasets.c.active_name == "hues")).scalar()
+        budget.set_budget(connection, who.id, hues, epsilon_units("10"))
+    db.dispose()
+
+
+def test_categories_a_query_cannot_hold_are_typed_by_their_index(site: Site) -> None:
+    """A category holding one of clired's symbols (``a]b``, ``x, y``), a space at an end or a text like
+    ``1e5`` could not be typed in the statistics form ([colour = a]b] was "unexpected ']'"): it is
+    written by its index among its attribute's categories, [colour = #1], which the schema shows
+    beside it and a parse error names."""
+    _hues_dataset(site)
+    client, token = site.signed_in("alice")
+    page = client.get("/ui/datasets/hues").text
+    shown = {html.unescape(c): k for c, k in re.findall(
+        r'<code class="category">([^<]*)</code> <span class="help">\(in a query: <code>(#\d+)</code>\)</span>', page)}
+    assert shown == {"a]b": "#1", "x, y": "#2", " pale": "#3", "1e5": "#4", "p<q=r": "#5", "#0": "#6"}
+    assert re.search(r"<td>red, <code", page)  # a category a query holds is shown as it is
+    assert "is written by its index among its attribute's categories, e.g. <code>[colour = #1]</code>" in page
+    assert 'id="index-categories"' not in client.get("/ui/datasets/tiny").text  # only where a category needs it
+    form = {"csrf": token, "epsilon": "0.5", "action": "dry-run", "right": "[b]"}
+    for typed in ("[colour = a]b]", "[colour = x, y]", "[colour = p<q=r]"):
+        refused = client.post("/ui/datasets/hues/statistics", data={**form, "left": typed})
+        message = html.unescape(refused.text)
+        assert refused.status_code == 422 and "left query: " in message, typed
+        assert ("is written by its index among its attribute's categories, shown beside it in the schema: "
+                "e.g. [colour = #1]") in message, typed
+    missing = client.post("/ui/datasets/hues/statistics", data={**form, "left": "[colour = #7]"})
+    assert missing.status_code == 422
+    assert "category #7 of 'colour' does not exist (its declared categories: #0 to #6)" in html.unescape(missing.text)
+    read = client.post("/ui/datasets/hues/statistics", headers={"HX-Request": "true"}, data={
+        **form, "left": "[colour = #1] | [colour ∈ {#3,red,#6}] | ![colour = #4]"})
+    assert read.status_code == 200, read.text
+    assert ("Read as <strong>[colour = a]b] ∨ [colour =  pale] ∨ [colour = red] ∨ [colour = #0] ∨ "
+            "¬[colour = 1e5]</strong>") in html.unescape(read.text)
+    paid = client.post("/ui/datasets/hues/statistics", data={**form, "left": "[colour = #2] & [a]", "action": "run"})
+    assert paid.status_code == 200 and "[colour = x, y] ∧ a" in html.unescape(paid.text)
+    assert site.remaining("alice", "hues") == (5 * 10**8, 1)

@@ -21,6 +21,12 @@ Syntax (clired's grammar ``redquery_parser.py`` and ``classQuery.py``)
   ``∧ ∨ ≤ ≥ ∈ ∉ ≠ ¬``), tabs or newlines, not starting with a digit, ``?``, ``@`` or a
   space, not ending with a space. A category may also be a plain number (``1``,
   ``2.5``). Anything else is a :class:`~dprm.errors.DprmError` (use ``columns``).
+* clired has no quoting nor escaping. For dprm's own reader
+  (:func:`dprm.queries.clired_parser.parse_clired_query`, e.g. the server's statistics
+  form) a category clired cannot hold is written by its index among its attribute's
+  declared categories, ``[colour = #2]``, when ``domains`` are given
+  (:func:`dprm.queries.clired_parser.query_category`); clired itself would read
+  ``#2`` as the category of that text, so a file for clired is written without them.
 
 Semantics differ on missing values: clired evaluates queries in three-valued logic
 (a negated literal is false on a missing value), whereas dprm's ``Not`` is the plain
@@ -38,7 +44,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -127,15 +133,25 @@ def _closed_bounds(lit: NumericLiteral) -> tuple[float, float]:
     return low, high
 
 
-def _literal(lit: Literal, negated: bool, columns, sym) -> str:
+def _category(lit: CategoricalLiteral, domains: Mapping[str, Sequence[str]] | None) -> str:
+    """How ``lit``'s category is written: by index among its declared ones where given and needed."""
+    declared = None if domains is None else domains.get(lit.attr)
+    if declared is not None and lit.category in list(declared):
+        from dprm.queries.clired_parser import query_category
+
+        return query_category(lit.category, list(declared).index(lit.category))
+    if not _writable_category(lit.category):
+        raise DprmError(f"clired export: category {lit.category!r} of {lit.attr!r} cannot be written in clired syntax")
+    return lit.category
+
+
+def _literal(lit: Literal, negated: bool, columns, sym, domains=None) -> str:
     name = _name(lit.attr, columns)
     if isinstance(lit, BooleanLiteral):
         negated ^= not lit.value
         body = f"[{name}]"
     elif isinstance(lit, CategoricalLiteral):
-        if not _writable_category(lit.category):
-            raise DprmError(f"clired export: category {lit.category!r} of {lit.attr!r} cannot be written in clired syntax")
-        body = f"[{name} = {lit.category}]"
+        body = f"[{name} = {_category(lit, domains)}]"
     elif isinstance(lit, NumericLiteral):
         low, high = _closed_bounds(lit)
         if low > high or math.isinf(low) and math.isinf(high):
@@ -148,12 +164,12 @@ def _literal(lit: Literal, negated: bool, columns, sym) -> str:
     return (sym["not"] if negated else "") + body
 
 
-def _render(q: Query, negated: bool, parent: type | None, columns, sym) -> str:
+def _render(q: Query, negated: bool, parent: type | None, columns, sym, domains=None) -> str:
     """Text of ``q`` (negated if asked) as an operand of ``parent`` (None: top level)."""
     while isinstance(q, Not):
         q, negated = q.query, not negated
     if isinstance(q, Literal):
-        return _literal(q, negated, columns, sym)
+        return _literal(q, negated, columns, sym, domains)
     op = type(q)
     if negated and op is parent:
         # clired cannot negate a group inside a group of the same operator: De Morgan.
@@ -162,7 +178,7 @@ def _render(q: Query, negated: bool, parent: type | None, columns, sym) -> str:
     else:
         children = list(q.queries)
     joiner = sym["and"] if op is And else sym["or"]
-    body = joiner.join(_render(c, False, op, columns, sym) for c in children)
+    body = joiner.join(_render(c, False, op, columns, sym, domains) for c in children)
     if op is parent:  # after De Morgan the operator equals the parent's: splice in, no brackets
         return body
     if parent is None and not negated:
@@ -170,7 +186,8 @@ def _render(q: Query, negated: bool, parent: type | None, columns, sym) -> str:
     return (sym["not"] if negated else "") + f"({body})"
 
 
-def to_clired(query: Query, *, columns: Sequence[str] | None = None, ascii: bool = True) -> str:
+def to_clired(query: Query, *, columns: Sequence[str] | None = None, ascii: bool = True,
+              domains: Mapping[str, Sequence[str]] | None = None) -> str:
     """``query`` in python-clired / Siren query syntax (see the module docstring).
 
     Parameters
@@ -181,6 +198,10 @@ def to_clired(query: Query, *, columns: Sequence[str] | None = None, ascii: bool
         attributes are written by index (``v0``, ``v1``, ...) and may have any name.
     ascii : bool
         ``& | ! <`` (default, what clired writes itself) or ``∧ ∨ ¬ ≤``.
+    domains : mapping, optional
+        ``{attribute: its declared categories, in order}``: a category clired cannot hold
+        is written by its index ``#<k>``, which dprm's reader reads back with the same
+        ``domains`` (not clired: see the module docstring).
 
     Examples
     --------
@@ -195,8 +216,11 @@ def to_clired(query: Query, *, columns: Sequence[str] | None = None, ascii: bool
     '(![v1] & [v0 = CA]) | [v2 < 1950]'
     >>> to_clired(NumericLiteral("x", gt=0.5, le=2))
     '[0.5000000000000001 < x < 2]'
+    >>> to_clired(CategoricalLiteral("State", "N/A, unknown") | CategoricalLiteral("State", "CA"),
+    ...           domains={"State": ["CA", "N/A, unknown"]})
+    '[State = #1] | [State = CA]'
     """
-    return _render(query, False, None, columns, _SYMBOLS[bool(ascii)])
+    return _render(query, False, None, columns, _SYMBOLS[bool(ascii)], domains)
 
 
 def _cell(value: float | None, as_int: bool = False) -> str:

@@ -39,6 +39,17 @@ a name, as in clired. A name holding one of the grammar's symbols (``< > = ! [ ]
 ending with a space, or itself like ``v3`` can only be referred to by its index
 (:func:`query_name` says how to write each).
 
+Categories. A category is written as itself where clired's grammar holds it as one
+token (as :func:`dprm.queries.to_clired` writes it). One that it cannot hold (a symbol
+of the grammar such as ``] < = & | ,``, ``?`` or ``@``, a space at an end, a text that
+begins with a digit but is no plain number, such as ``1e5``), and one like ``#2``, is
+written by its index among its attribute's declared categories, ``#0`` for the
+first: ``[colour = #2]`` (:func:`query_category` says how to write each). This is
+dprm's reader's own form, read where the declared categories are given
+(``domains``), as ``v<i>`` is read where the columns are; clired has no quoting nor
+escaping, and reads ``#2`` as the category of that text. ``#<k>`` wins over a
+category of that text, as ``v<i>`` over a name.
+
 Examples
 --------
 >>> q = parse_clired_query("( -8.3<v1<8.1 | ! v0 ) & v2=red", columns=["smoker", "age", "colour"])
@@ -61,7 +72,7 @@ from dprm.queries.base import Query
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 
-__all__ = ["parse_clired_query", "query_name"]
+__all__ = ["parse_clired_query", "query_name", "query_category"]
 
 # Tokens of clired's grammar; everything else (between them) is a word: an attribute
 # name, a category or a number. "!=" is one token, and so is "!" before anything else.
@@ -75,6 +86,7 @@ _SYMBOL_TOKENS = {
 _SPECIAL = set(_SYMBOL_TOKENS) | {"\n", "\t", "?", "@"}
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _INDEX = re.compile(r"v(\d+)\Z")
+_CATEGORY_INDEX = re.compile(r"#(\d+)\Z")
 
 
 @dataclass(frozen=True)
@@ -114,13 +126,15 @@ MAX_NESTING = 64
 
 
 class _Parser:
-    def __init__(self, text: str, columns: Sequence[str] | None, categories: Mapping[str, Mapping[str, str]] | None):
+    def __init__(self, text: str, columns: Sequence[str] | None, categories: Mapping[str, Mapping[str, str]] | None,
+                 domains: Mapping[str, Sequence[str]] | None = None):
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
         self.columns = list(columns) if columns is not None else None
         self.names = set(self.columns) if self.columns is not None else None
         self.categories = categories or {}
+        self.domains = domains or {}
         self.depth = 0  # of parentheses open at the token read
 
     # -- helpers
@@ -233,19 +247,32 @@ class _Parser:
 
     def categorical(self, attr_tok: _Token, negated: bool) -> Query:
         attr = self.attribute(attr_tok)
-        codes = self.categories.get(attr, {})
         if self.at("{"):
             self.take("{")
-            words = [self.take("word").text]
+            words = [self.category(attr, self.take("word"))]
             while self.at(","):
                 self.take(",")
-                words.append(self.take("word").text)
+                words.append(self.category(attr, self.take("word")))
             self.take("}")
         else:
-            words = [self.take("word").text]
-        literals = [CategoricalLiteral(attr, codes.get(w, w)) for w in dict.fromkeys(words)]
+            words = [self.category(attr, self.take("word"))]
+        literals = [CategoricalLiteral(attr, w) for w in dict.fromkeys(words)]
         query = literals[0] if len(literals) == 1 else Or(*literals)
         return Not(query) if negated else query
+
+    def category(self, attr: str, tok: _Token) -> str:
+        """The category a word names: ``#<k>`` is the ``k``-th declared category of ``attr`` (when
+        its categories are given), any other word the category of that text (or recoded so)."""
+        m = _CATEGORY_INDEX.match(tok.text)
+        if m is None or attr not in self.domains:
+            return self.categories.get(attr, {}).get(tok.text, tok.text)
+        declared = self.domains[attr]
+        k = int(m.group(1))
+        if k >= len(declared):
+            which = f"#0 to #{len(declared) - 1}" if declared else "none"
+            raise DprmError(f"clired query {self.text!r}: category {tok.text} of {attr[:64]!r} does not exist "
+                            f"(its declared categories: {which})")
+        return str(declared[k])
 
     def number(self, tok: _Token) -> float:
         if not _NUMBER.match(tok.text):
@@ -307,11 +334,35 @@ def query_name(name: str, index: int) -> str:
     return name if readable else f"v{index}"
 
 
+def query_category(category: str, index: int) -> str:
+    """How a query writes ``category``, the ``index``-th (0-based) declared category of its
+    attribute: the category itself where clired's grammar holds it as one token and
+    :func:`parse_clired_query` reads it back as itself, else ``#<index>`` (it holds a symbol
+    of the grammar, ``?`` or ``@``, begins or ends with a space, begins with a digit but is
+    no plain number, or is itself like ``#2``, which is read as an index).
+
+    Examples
+    --------
+    >>> cats = ["red", "dark blue", "a]b", "x, y", " pale", "1e5", "2.5", "#1", "it's", "a?"]
+    >>> [query_category(c, k) for k, c in enumerate(cats)]
+    ['red', 'dark blue', '#2', '#3', '#4', '#5', '2.5', '#7', "it's", '#9']
+    >>> from dprm.queries import to_text
+    >>> to_text(parse_clired_query("[colour = #2] | [colour ∈ {red,#4}]", domains={"colour": cats}))
+    '[colour = a]b] ∨ [colour = red] ∨ [colour =  pale]'
+    """
+    from dprm.queries.clired import _writable_category
+
+    readable = (bool(category) and category == category.strip(" \r") and not _CATEGORY_INDEX.match(category)
+                and not any(ch in _SPECIAL for ch in category) and _writable_category(category))
+    return category if readable else f"#{index}"
+
+
 def parse_clired_query(
     text: str,
     *,
     columns: Sequence[str] | None = None,
     categories: Mapping[str, Mapping[str, str]] | None = None,
+    domains: Mapping[str, Sequence[str]] | None = None,
 ) -> Query:
     """Parse one query in python-clired / Siren syntax (module docstring) into a dprm query.
 
@@ -326,6 +377,9 @@ def parse_clired_query(
     categories : mapping, optional
         ``{attribute: {written category: category}}``, for categories that were
         recoded when the data was written for clired.
+    domains : mapping, optional
+        ``{attribute: its declared categories, in order}``: ``#<k>`` in a categorical
+        test of such an attribute is its ``k``-th category (:func:`query_category`).
 
     Returns
     -------
@@ -350,4 +404,4 @@ def parse_clired_query(
     """
     if not isinstance(text, str):
         raise DprmError(f"clired query must be text, got {text!r}")
-    return _Parser(text, columns, categories).parse()
+    return _Parser(text, columns, categories, domains).parse()

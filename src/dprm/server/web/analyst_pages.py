@@ -235,13 +235,33 @@ def _statistics_digest(form: dict[str, Any], name: str) -> str:
     return request_digest({"dataset": name, **{f: str(form.get(f, "")).strip() for f in fields}})
 
 
+def statistics_key(key: str, digest: str) -> str:
+    """The one-time key of a statistics form's post: the form's key (24 hex digits) and the
+    first 8 of the digest of its values (32 characters, the column's width).
+
+    As a job form's key (:func:`dprm.server.web.forms.job_key`): the same values sent again
+    with the form's key (a double click, a reload, "Get the statistics" again after the
+    back button, which puts the key back: ``static/dprm.js``) get the first answer, charged
+    once; other values are a new request, not a ``409``. Two value sets whose digests share
+    8 digits under one form key would be that 409 (the full digest is compared), never
+    another request's answer.
+
+    Examples
+    --------
+    >>> statistics_key("0123456789abcdef01234567", "89abcdef" + "0" * 56)
+    '0123456789abcdef0123456789abcdef'
+    """
+    return key + digest[:8]
+
+
 @router.post("/datasets/{name}/statistics", response_class=HTMLResponse)
 async def statistics(request: Request, name: str) -> Response:
     """The redescription-statistics primitive of a query pair typed in clired syntax.
 
-    A run (not a dry run) is charged once per rendered form: a second post of the
-    form's one-time key gets the first answer, from whichever API process answered it
-    (:mod:`~dprm.server.web.resubmission`).
+    A run (not a dry run) is charged once per rendered form and values: a second post of
+    the form's one-time key with the same values gets the first answer, from whichever API
+    process answered it (:mod:`~dprm.server.web.resubmission`); other values are a new
+    request (:func:`statistics_key`).
     """
     request.state.action = "ui-statistics-form"
     found, form, refused = await for_posting(request, "analyst")
@@ -279,8 +299,9 @@ async def statistics(request: Request, name: str) -> Response:
     def once() -> tuple[int, dict[str, Any]]:
         if key is None:
             return answered()
+        digest = _statistics_digest(form, name)
         try:
-            outcome, replayed = answers.once(found.principal_id, key, _statistics_digest(form, name), answered)
+            outcome, replayed = answers.once(found.principal_id, statistics_key(key, digest), digest, answered)
         except ApiError as error:
             if error.code not in ("idempotency_key_reused", "submission_pending"):
                 raise
@@ -289,6 +310,7 @@ async def statistics(request: Request, name: str) -> Response:
         if replayed:
             request.state.outcome = "idempotent_replay"
             request.state.epsilon_units = 0
+            return outcome[0], {**outcome[1], "stats_again": True}  # the page says it is the first answer
         return outcome
 
     try:

@@ -280,25 +280,40 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
         raise FormError(_pydantic_message(error, body)) from None
 
 
-def _index_hint(columns: list[str]) -> str:
+def _index_hint(entries: list[Mapping[str, Any]]) -> str:
     """What a parse error of a view's query adds where the view (its public schema) has attribute
-    names a query cannot hold: they are written by their index (the first such one's, as example).
+    names or categories a query cannot hold: they are written by their index (the first such
+    one's, as example).
 
     Examples
     --------
-    >>> _index_hint(["a", "b"])
+    >>> _index_hint([{"name": "a"}, {"name": "c", "categories": ["x", "y"]}])
     ''
-    >>> print(_index_hint(["a", "x<y", "[z]"]))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(_index_hint([{"name": "a"}, {"name": "x<y"}, {"name": "[z]"}]))  # doctest: +NORMALIZE_WHITESPACE
     . An attribute whose name a query cannot hold (one of clired's symbols such as < = [ ] &, or a space at
     an end) is written by its index in the view, shown beside it in the schema: e.g. v1
+    >>> print(_index_hint([{"name": "a"}, {"name": "c", "categories": ["x", "y, z"]}]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    . A category a query cannot hold (one of clired's symbols such as ] < = & | , or a space at an end) is
+    written by its index among its attribute's categories, shown beside it in the schema: e.g. [c = #1]
     """
-    from dprm.queries.clired_parser import query_name
+    from dprm.queries.clired_parser import query_category, query_name
 
+    hint = ""
+    columns = [str(entry["name"]) for entry in entries]
     index = next((i for i, name in enumerate(columns) if query_name(name, i) != name), None)
-    if index is None:
-        return ""
-    return (". An attribute whose name a query cannot hold (one of clired's symbols such as < = [ ] &, or a space "
-            f"at an end) is written by its index in the view, shown beside it in the schema: e.g. v{index}")
+    if index is not None:
+        hint += (". An attribute whose name a query cannot hold (one of clired's symbols such as < = [ ] &, or a "
+                 f"space at an end) is written by its index in the view, shown beside it in the schema: e.g. v{index}")
+    for i, entry in enumerate(entries):
+        categories = [str(c) for c in entry.get("categories") or []]
+        k = next((k for k, c in enumerate(categories) if query_category(c, k) != c), None)
+        if k is not None:
+            hint += (". A category a query cannot hold (one of clired's symbols such as ] < = & | , or a space at an "
+                     "end) is written by its index among its attribute's categories, shown beside it in the schema: "
+                     f"e.g. [{query_name(columns[i], i)[:64]} = #{k}]")
+            break
+    return hint
 
 
 def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[str, Any], *, dry_run: bool) -> Any:
@@ -307,7 +322,9 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
     The two queries are typed in python-clired / Siren syntax (``[Moose] & ![Arctic
     Fox]``, ``[-5 < tmin_01 < 3]``) and parsed by
     :func:`dprm.queries.clired_parser.parse_clired_query` against the view's
-    attribute names; a parse error is a :class:`FormError` naming the side.
+    attribute names and declared categories (a name or category a query cannot hold is
+    written by its index: ``[v0]``, ``[colour = #2]``); a parse error is a
+    :class:`FormError` naming the side.
     """
     from pydantic import ValidationError
 
@@ -323,12 +340,15 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
             raise FormError(f"{side} query: type a query in clired syntax, e.g. [Moose] & ![Arctic Fox]")
         if len(text) > 4000:
             raise FormError(f"{side} query: longer than 4000 characters")
-        columns = [entry["name"] for entry in schema["views"].get(side, [])]
+        entries = schema["views"].get(side, [])
+        columns = [entry["name"] for entry in entries]
+        domains = {entry["name"]: [str(c) for c in entry["categories"]] for entry in entries
+                   if entry.get("categories") is not None}
         try:
-            query = parse_clired_query(text, columns=columns)
+            query = parse_clired_query(text, columns=columns, domains=domains)
         except DprmError as error:  # the reason, not the query the form shows already (a long one hid it)
             reason = str(error).splitlines()[0].removeprefix(f"clired query {text!r}: ")
-            raise FormError(f"{side} query: {reason[:300]}{_index_hint(columns)}") from None
+            raise FormError(f"{side} query: {reason[:300]}{_index_hint(entries)}") from None
         queries[side] = query_to_json(query)
     confidence = confidence_value(str(form.get("confidence", "")))
     body = {"left": queries["left"], "right": queries["right"], "confidence": confidence, "dry_run": dry_run,

@@ -120,6 +120,7 @@ def _environment() -> Any:
     env.globals["submission_key"] = lambda: secrets.token_hex(12)  # a one-time key (the job and statistics forms)
     env.filters["num"] = _number_text
     env.filters["query_name"] = _query_name  # how the statistics form names an attribute (the schema says it)
+    env.filters["query_category"] = _query_category  # and a category
     env.filters["pct"] = lambda x: f"{100 * max(0.0, min(1.0, float(x or 0))):.1f}"
     return env
 
@@ -130,6 +131,15 @@ def _query_name(name: str, index: int) -> str:
     from dprm.queries.clired_parser import query_name
 
     return query_name(name, index)
+
+
+def _query_category(category: Any, index: int) -> str:
+    """How a query of the statistics form writes ``category``, the ``index``-th declared category of
+    its attribute (:func:`dprm.queries.clired_parser.query_category`: the category, or ``#<index>``
+    where it cannot be typed)."""
+    from dprm.queries.clired_parser import query_category
+
+    return query_category(str(category), index)
 
 
 def _number_text(value: Any, digits: int = 3) -> str:

@@ -6,7 +6,11 @@ form's key, ``submission_key()`` of the templates). The first post of a key runs
 and its answer is kept; a second post of the same key (a double click, a reload of
 the answer page with JavaScript off) waits for the first to finish and gets the
 same answer, charged once. The key with other values is refused
-(``409 idempotency_key_reused``, as a job's). A dry run does not use its key.
+(``409 idempotency_key_reused``, as a job's); the statistics form's posts use the form's
+key and a digest of their values
+(:func:`dprm.server.web.analyst_pages.statistics_key`), so that other values sent with
+the form's key (a field changed after the back button put the key back) are a new
+request. A dry run does not use its key.
 
 The answers are kept in the database (:data:`dprm.server.tables.one_time_answers`),
 so every process of ``dprm serve --processes N`` and a restarted server see them:
