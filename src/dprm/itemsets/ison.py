@@ -59,12 +59,24 @@ Refusing a listing too large (:data:`MAX_ITEMSETS`)
     on the candidate's variables, can make a subset's support differ by the estimate's
     error): once the greedy itemset has :func:`explosive_length` items, those subsets
     (of at most ``max_length`` items) number more than :data:`MAX_ITEMSETS`. A table of
-    at most 25 columns can never have that many, and is not probed. Missed by the
-    greedy probe, a listing is still refused once it holds more than
-    :data:`MAX_ITEMSETS` itemsets (counted, exact). The estimate is all the check reads:
-    on a differentially private estimate it is post-processing.
+    at most 25 columns can never have that many, and is not probed. A wide table at a
+    high θ has millions of frequent itemsets none of them long (2,000 rows of 500 columns
+    at θ = 0.9: about 10^7, of at most 16 items), which the greedy probe cannot see; so
+    the frequent single items' *deficits* then bound from below how many sets of them
+    reach θ whatever the estimate does between them (a union bound,
+    :mod:`dprm.itemsets.near_certain`; no support estimated), and more than the limit is
+    refused too (:func:`_refuse_certain`). The limit is :data:`MAX_ITEMSETS`, or fewer
+    itemsets when each takes more than ``MAX_LISTING_BYTES / MAX_ITEMSETS`` bytes
+    (:func:`listing_limit`: 4,194,304 itemsets of 500 columns). Missed by both probes, a
+    listing is still refused once it holds more than the limit (counted, exact). The
+    estimate is all the checks read: on a differentially private estimate they are
+    post-processing.
 
 Bookkeeping
+    The single items (every item on a path) are estimated first, from code rows; the
+    candidates are then item bitsets over the single items that reach θ only (a longer
+    candidate holding any other is pruned anyway), so a column declared with 32,767
+    categories costs its frequent ones (:meth:`_PathIndex.cover`).
     Candidates are item bitsets (:mod:`dprm.itemsets.candidates`): every candidate
     ever generated goes into an exact hash set, so none is estimated or pruned twice,
     and the rejected ones into another, so Apriori's pruning costs one lookup per
