@@ -98,3 +98,32 @@ def test_merge_new_against_brute_force() -> None:
     assert len(seen) == len(known)  # the returned unions were recorded as seen
     keep = without_rejected_subsets(got, rejected)
     assert keep.all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_codec_holding_some_items_writes_them_in_the_full_codecs_order(seed: int) -> None:
+    """ISON's codec holds only the items that can be frequent (``held``): code rows of those items round-trip
+    with their own codes, bitsets over the held items compare (as sets) as the full codec's do, an item not
+    held is refused, and ranks invert."""
+    rng = np.random.default_rng(seed)
+    sizes = [3, 30_000, 2, 70]  # ISON's codes are int16
+    held = [np.sort(rng.choice(size, size=min(size, 2), replace=False)) for size in sizes]
+    codec, full = ItemCodec(sizes, held), ItemCodec(sizes)
+    assert codec.n_items == sum(len(h) for h in held) and codec.n_words == 1 and full.n_words > 400
+    rows = np.full((200, 4), -1, dtype=np.int16)
+    for j, h in enumerate(held):
+        on = rng.random(200) < 0.5
+        rows[on, j] = rng.choice(h, size=int(on.sum()))
+    rows[(rows < 0).all(axis=1), 0] = held[0][0]
+    items, columns = codec.encode(rows)
+    np.testing.assert_array_equal(codec.decode(items), rows)
+    np.testing.assert_array_equal(columns, full.encode(rows)[1])
+    np.testing.assert_array_equal(codec.codes_of_ranks(codec.ranks(rows)), rows)
+    assert codec.holds(rows).all() and codec.holds_cells(rows).sum() == (rows >= 0).sum()
+    subset = [as_set(a) <= as_set(b) for a, b in zip(rows[:100], rows[100:])]
+    assert [bool(((a & ~b) == 0).all()) for a, b in zip(items[:100], items[100:])] == subset
+    outside = rows[:1].copy()
+    outside[0, 1] = next(v for v in range(sizes[1]) if v not in held[1])
+    assert not codec.holds(outside)[0]
+    with pytest.raises(ValueError, match="does not hold"):
+        codec.encode(outside)

@@ -291,7 +291,7 @@ def test_a_column_of_more_categories_than_16_bit_codes_hold_is_refused_in_one_li
         run_ison(estimator, 0.3)
     fits = DensityEstimator(n_chains=1, random_state=0, n_samples=1000,
                             domains={"a": ["x", "y"] + wide[:ison.MAX_COLUMN_ITEMS - 2], "b": ["u", "v"]}).fit(frame)
-    ison.check_item_codes(fits)  # passes (ISON then runs, in 20 s: its candidates are dense over the items)
+    ison.check_item_codes(fits)  # passes (and ISON runs: see the test of its items below)
 
 
 def sorted_positions_weights(estimator: DensityEstimator, codes: np.ndarray) -> np.ndarray:
@@ -323,3 +323,90 @@ def test_chain_weights_read_off_the_items_are_those_of_the_sorted_positions(seed
         expected = sorted_positions_weights(estimator, codes)
         got = chain_weights(estimator, codes)
         assert got.shape == expected.shape and np.array_equal(got.view(np.int64), expected.view(np.int64))
+
+
+def test_many_sets_of_nearly_certain_items_are_refused_without_a_long_itemset(monkeypatch) -> None:
+    """The greedy probe sees one long itemset; a wide table at a high θ has millions of frequent itemsets none
+    of them long (2,000 rows of 500 columns at θ = 0.9: about 10^7 of at most 16 items), and the run listed
+    for more than 9 minutes. Here 40 columns "a" with probability 0.99 at θ = 0.9: no itemset of more than
+    10 items is frequent (0.99^11 < 0.9), fewer than explosive_length's 13 for a limit lowered to 4,096, yet
+    every set of at most 9 "a"s (more than 10^8) reaches θ by a union bound. Refused after the single items
+    and the greedy probe (at most 13 x 40 supports), not after listing 10,000 of them."""
+    monkeypatch.setattr(ison, "MAX_ITEMSETS", 4096)
+    estimator = independent_estimator(40, 0.99)
+    assert ison.explosive_length(40, None, 4096) == 13
+    estimated = count_estimates(monkeypatch, 2_000)
+    with pytest.raises(ParameterError, match=r"more than 4,096 itemsets reach support 0\.9 in the estimate, more "
+                                             r"than a run lists: every set of its 40 nearly certain items .* "
+                                             r"\(a union bound\); use --top-k K"):
+        run_ison(estimator, 0.9)
+    assert estimated[0] <= 13 * 40
+    assert len(run_ison(estimator, 0.9, max_length=2).itemsets) == 40 + 40 * 39 // 2  # 820: not refused
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("method", ["exact-or-sample", "paths"])
+def test_every_set_the_union_bound_counts_is_listed(seed: int, method: str) -> None:
+    """Oracle for :mod:`dprm.itemsets.near_certain`: on estimates with split trees and reference samples, every
+    set of frequent items of distinct columns whose deficits add up to at most 1 - θ is in ISON's listing,
+    and the grid's count is at most the number of such sets (so at most the listing's size)."""
+    from dprm.itemsets.near_certain import MARGIN, certain_subsets, deficits
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    base = rng.random(n) < 0.97
+    frame = pd.DataFrame({f"c{j}": np.where(base ^ (rng.random(n) < rng.uniform(0.0, 0.05)), "a", "b")
+                          for j in range(7)})
+    frame["d"] = np.where(rng.random(n) < 0.6, "x", "y")
+    estimator = DensityEstimator(n_chains=3, random_state=seed, n_samples=20_000).fit(frame)
+    for theta in (0.8, 0.9, 0.95):
+        listed = {frozenset(s.items.items()) for s in run_ison(estimator, theta, method=method).itemsets}
+        singles = np.array([estimator.codes_of({c: v}) for s in listed if len(s) == 1 for c, v in s])
+        deficit = deficits(estimator, singles, method)
+        columns = np.argmax(singles >= 0, axis=1)
+        pool = [(int(columns[i]), int(singles[i, columns[i]]), deficit[i]) for i in range(len(singles))]
+        certain = 0
+        for size in range(1, len(pool) + 1):
+            for chosen in itertools.combinations(pool, size):
+                if len({c for c, _, _ in chosen}) < size or sum(d for _, _, d in chosen) > 1 - theta - MARGIN:
+                    continue
+                certain += 1
+                assert frozenset((estimator.columns_[c], estimator.variables_[estimator.columns_[c]].categories[v])
+                                 for c, v, _ in chosen) in listed
+        assert certain_subsets(deficit, columns, theta, None, 10**9) <= certain <= len(listed)
+        assert certain_subsets(deficit, columns, theta, 2, 10**9) <= sum(1 for s in listed if len(s) <= 2)
+
+
+def test_a_wide_listing_is_limited_by_its_bytes() -> None:
+    """A listing's limit is MAX_ITEMSETS, or fewer itemsets when each holds more bytes than MAX_LISTING_BYTES
+    / MAX_ITEMSETS (128): 500 columns, 1,024 bytes an itemset, 4,194,304 itemsets in 4 GiB."""
+    assert ison.listing_limit(30, 1) == ison.MAX_ITEMSETS
+    assert ison.listing_limit(500, 1) == (4 << 30) // 1024 == 4_194_304
+    assert ison.listing_limit(500, 24) == (4 << 30) // (24 * 24 + 1000)
+
+
+def test_ison_writes_only_the_items_that_can_be_frequent_of_a_column_of_32767_categories() -> None:
+    """A column declared with 32,767 categories made every candidate a bitset of 513 words and the path index
+    one row per leaf and category (20 CPU s for 50 rows of two columns). The candidates are written with
+    the single items that reach θ only, the index holds those only, and the itemsets are brute force's."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.choice(["x", "y"], size=50), "b": rng.choice(["u", "v"], size=50)})
+    declared = ["x", "y"] + [f"k{c}" for c in range(ison.MAX_COLUMN_ITEMS - 2)]
+    estimator = DensityEstimator(n_chains=2, random_state=0, n_samples=1000,
+                                 domains={"a": declared, "b": ["u", "v"]}).fit(frame)
+    index = ison.path_index(estimator)
+    miner, _ = ison.ison_search(estimator, 0.3, None, None, "exact-or-sample", None, paths=index)
+    frequent = [(c, v) for c, values in (("a", ["x", "y"]), ("b", ["u", "v"])) for v in values
+                if estimator.density_many(estimator.codes_of({c: v})[None, :],
+                                          chain_weights(estimator, estimator.codes_of({c: v})[None, :]))[0] >= 0.3]
+    assert miner.codec.n_items == len(frequent) and miner.codec.n_words == 1 and index.bits.shape[0] == len(frequent)
+    expected = {}
+    for size in (1, 2):
+        for chosen in itertools.combinations(frequent, size):
+            if len({c for c, _ in chosen}) == size:
+                codes = estimator.codes_of(dict(chosen))[None, :]
+                support = estimator.density_many(codes, chain_weights(estimator, codes))[0]
+                if support >= 0.3:
+                    expected[frozenset(chosen)] = support
+    found = {frozenset(s.items.items()): s.support for s in run_ison(estimator, 0.3).itemsets}
+    assert found == expected

@@ -51,22 +51,83 @@ class ItemCodec:
     ----------
     sizes : sequence of int
         The number of categories of every column.
+    held : sequence of array-like of int, optional
+        Per column, the codes (ascending) the bitsets hold; by default every code
+        ``0 .. size - 1``. ISON holds only the items that can be frequent (its single items
+        reaching θ), so that a column declared with 32,767 categories of which two are
+        frequent takes two bits, not 32,767. Code rows in and out keep the columns' own
+        codes; a held code's bit is its rank among its column's held codes, so the bits
+        keep the items' order. Encoding an item not held is a ``ValueError``.
+
+    Examples
+    --------
+    >>> codec = ItemCodec([4, 3], held=[[1, 3], [2]])
+    >>> items, _ = codec.encode(np.array([[3, 2], [1, -1]]))
+    >>> codec.n_items, items.tolist(), codec.decode(items).tolist()
+    (3, [[6], [1]], [[3, 2], [1, -1]])
     """
 
-    def __init__(self, sizes: Sequence[int]) -> None:
-        self.sizes = np.asarray(sizes, dtype=np.int64)
-        self.n_columns = len(self.sizes)
+    def __init__(self, sizes: Sequence[int], held: Sequence[Sequence[int] | np.ndarray] | None = None) -> None:
+        full = self._full = np.asarray(sizes, dtype=np.int64)
+        self.n_columns = len(full)
+        if held is None:
+            self.sizes = full
+            codes = [np.arange(size, dtype=np.int64) for size in full]
+        else:
+            codes = [np.asarray(c, dtype=np.int64).reshape(-1) for c in held]
+            if len(codes) != self.n_columns or any(len(c) and (c[0] < 0 or c[-1] >= size or (np.diff(c) <= 0).any())
+                                                   for c, size in zip(codes, full)):
+                raise ValueError("held must list, per column, ascending codes within its size")
+            self.sizes = np.array([len(c) for c in codes], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
         self.n_items = int(self.sizes.sum())
         self.n_words = max(1, -(-self.n_items // 64))
         self.n_column_words = max(1, -(-self.n_columns // 64))
         self.item_column = np.repeat(np.arange(self.n_columns), self.sizes).astype(np.int64)
-        self.item_code = (np.arange(self.n_items) - self.offsets[self.item_column]).astype(np.int64)
+        # the code a bit decodes to: its column's own code (the compiled decoding writes it as it stands)
+        self.item_code = np.concatenate(codes + [np.zeros(0, dtype=np.int64)]).astype(np.int64)
+        self._rank: np.ndarray | None = None  # a column's code -> its held rank (None: every code held, in place)
+        if held is not None and not np.array_equal(self.sizes, full):
+            # one lookup for every column: code v of column j at base[j] + 1 + v, the absent -1 at base[j]
+            self._base = np.concatenate([[0], np.cumsum(full + 1)[:-1]]).astype(np.int64)
+            self._rank = np.full(int((full + 1).sum()), -2, dtype=np.int64)  # -2: a code not held
+            self._rank[self._base] = -1
+            for j, c in enumerate(codes):
+                self._rank[self._base[j] + 1 + c] = np.arange(len(c))
+
+    def ranks(self, rows: np.ndarray) -> np.ndarray:
+        """Code rows with each code replaced by its rank among its column's held codes (int64, -1 kept)."""
+        rows = np.ascontiguousarray(np.atleast_2d(rows), dtype=np.int64)
+        if self._rank is None:
+            return rows
+        ranked = self._rank[rows + (self._base + 1)[None, :]]
+        if (ranked < -1).any():
+            raise ValueError("a code row holds an item the codec does not hold")
+        return ranked
+
+    def holds_cells(self, rows: np.ndarray) -> np.ndarray:
+        """Which cells of code rows are items the codec holds (a -1 cell is none)."""
+        rows = np.ascontiguousarray(np.atleast_2d(rows), dtype=np.int64)
+        if self._rank is None:
+            return (rows >= 0) & (rows < self.sizes[None, :])
+        inside = (rows >= 0) & (rows < self._full[None, :])
+        return inside & (self._rank[np.where(inside, rows, -1) + (self._base + 1)[None, :]] >= 0)
+
+    def holds(self, rows: np.ndarray) -> np.ndarray:
+        """Which code rows hold only items the codec holds."""
+        rows = np.atleast_2d(rows)
+        return (self.holds_cells(rows) == (rows >= 0)).all(axis=1)
+
+    def codes_of_ranks(self, ranked: np.ndarray) -> np.ndarray:
+        """The inverse of :meth:`ranks`: code rows (int16) of rows of ranks."""
+        ranked = np.atleast_2d(np.asarray(ranked, dtype=np.int64))
+        codes = np.append(self.item_code, 0)[np.where(ranked >= 0, self.offsets[None, :] + ranked, self.n_items)]
+        return np.where(ranked >= 0, codes, -1).astype(np.int16)
 
     def encode(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The item bitsets ``(n, n_words)`` and column masks ``(n, n_column_words)`` of code rows."""
-        rows = np.ascontiguousarray(np.atleast_2d(rows), dtype=np.int64)
-        return kernel("dprm.itemsets._candidate_kernels", "_encode")(rows, self.offsets, self.n_words, self.n_column_words)
+        return kernel("dprm.itemsets._candidate_kernels", "_encode")(self.ranks(rows), self.offsets, self.n_words,
+                                                                     self.n_column_words)
 
     def decode(self, items: np.ndarray) -> np.ndarray:
         """The code rows (int16, -1 where a column is absent) of item bitsets."""

@@ -104,8 +104,7 @@ class DensityQueries:
             for tree in chain.trees:
                 rows = np.flatnonzero(assigned[:, tree.target] & by_product)
                 if len(rows):
-                    proba = tree.predict_proba(codes[rows])
-                    out[rows, c] *= proba[np.arange(len(rows)), codes[rows, tree.target]]
+                    out[rows, c] *= tree.target_proba(codes[rows])
         return out
 
     def _reference_samples(self) -> list[ReferenceSample]:

@@ -59,12 +59,24 @@ Refusing a listing too large (:data:`MAX_ITEMSETS`)
     on the candidate's variables, can make a subset's support differ by the estimate's
     error): once the greedy itemset has :func:`explosive_length` items, those subsets
     (of at most ``max_length`` items) number more than :data:`MAX_ITEMSETS`. A table of
-    at most 25 columns can never have that many, and is not probed. Missed by the
-    greedy probe, a listing is still refused once it holds more than
-    :data:`MAX_ITEMSETS` itemsets (counted, exact). The estimate is all the check reads:
-    on a differentially private estimate it is post-processing.
+    at most 25 columns can never have that many, and is not probed. A wide table at a
+    high θ has millions of frequent itemsets none of them long (2,000 rows of 500 columns
+    at θ = 0.9: about 10^7, of at most 16 items), which the greedy probe cannot see; so
+    the frequent single items' *deficits* then bound from below how many sets of them
+    reach θ whatever the estimate does between them (a union bound,
+    :mod:`dprm.itemsets.near_certain`; no support estimated), and more than the limit is
+    refused too (:func:`_refuse_certain`). The limit is :data:`MAX_ITEMSETS`, or fewer
+    itemsets when each takes more than ``MAX_LISTING_BYTES / MAX_ITEMSETS`` bytes
+    (:func:`listing_limit`: 4,194,304 itemsets of 500 columns). Missed by both probes, a
+    listing is still refused once it holds more than the limit (counted, exact). The
+    estimate is all the checks read: on a differentially private estimate they are
+    post-processing.
 
 Bookkeeping
+    The single items (every item on a path) are estimated first, from code rows; the
+    candidates are then item bitsets over the single items that reach θ only (a longer
+    candidate holding any other is pruned anyway), so a column declared with 32,767
+    categories costs its frequent ones (:meth:`_PathIndex.cover`).
     Candidates are item bitsets (:mod:`dprm.itemsets.candidates`): every candidate
     ever generated goes into an exact hash set, so none is estimated or pruned twice,
     and the rejected ones into another, so Apriori's pruning costs one lookup per
@@ -92,6 +104,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,11 +113,13 @@ from dprm.data.literal_index import pack_rows
 from dprm.errors import ParameterError, short_repr
 from dprm.itemsets.candidates import ItemCodec, KeySet, merge_new, without_rejected_subsets
 from dprm.itemsets.estimator import DensityEstimator
+from dprm.itemsets.near_certain import certain_subsets, deficits
 from dprm.itemsets.parameters import Setting, check_settings, finite_number, whole_number
 from dprm.precompiled import kernel
 
-__all__ = ["Itemset", "IsonRun", "LIMITS", "MAX_COLUMN_ITEMS", "MAX_ITEMSETS", "chain_weights", "check_fitted",
-           "check_item_codes", "check_limits", "explosive_length", "mine_itemsets", "run_ison"]
+__all__ = ["Itemset", "IsonRun", "LIMITS", "MAX_COLUMN_ITEMS", "MAX_ITEMSETS", "MAX_LISTING_BYTES", "chain_weights",
+           "check_fitted", "check_item_codes", "check_limits", "explosive_length", "listing_bytes", "listing_limit",
+           "mine_itemsets", "run_ison"]
 
 #: Candidates evaluated per call of the estimate (bounds memory; time is checked between).
 BATCH = 20000
@@ -118,6 +133,11 @@ CAPPED_BATCH = 1024
 #: θ = 0.3, and a listing takes about 2 KB per itemset (1.26 GB for its first 569,280), so one of more than
 #: ``2^25`` would need some 70 GB.
 MAX_ITEMSETS = 1 << 25
+#: The most bytes a complete run's listing may hold (public, a constant): a listing of itemsets over many
+#: columns is refused at fewer than :data:`MAX_ITEMSETS` itemsets (:func:`listing_limit`). 4 GiB, as
+#: :data:`MAX_CANDIDATE_BYTES`: at least 1,024 bytes an itemset on the wide 500-column table, whose 10^7
+#: itemsets frequent at θ = 0.9 took more than 6 GB within 9 minutes, far from done.
+MAX_LISTING_BYTES = 4 << 30
 #: The most codes of a column ISON takes (categories, and a missing value): its code rows are ``int16``
 #: (:func:`check_item_codes`).
 MAX_COLUMN_ITEMS = int(np.iinfo(np.int16).max)
@@ -240,14 +260,35 @@ class _Miner:
         # no itemset has more items than the estimate has columns (a larger limit, 10**30 say, is none)
         self.max_length = None if max_length is None else min(max_length, len(estimator.variables_))
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        self.codec = ItemCodec([d.n_items for d in estimator.variables_.values()])  # the missing value is no item
-        self.seen = KeySet(self.codec.n_words)
-        self.rejected = KeySet(self.codec.n_words)
+        # the bitsets' items: until the single items are estimated every item (the missing value is no item),
+        # then only those that can be frequent (:meth:`hold`)
+        self.hold(ItemCodec([d.n_items for d in estimator.variables_.values()]))
         self.pruned = 0
         self.found: list[np.ndarray] = []
         self.supports: list[np.ndarray] = []
         self.candidates = 0
         self.stopped = False
+
+    def hold(self, codec: ItemCodec) -> None:
+        """Write candidates with ``codec`` from now on: the seen and rejected sets start again, empty.
+
+        Called before any candidate is recorded (the single items' supports are estimated
+        from code rows): ISON's candidates after the single items are made of frequent
+        single items only (Apriori's pruning drops any other), so a codec holding those
+        (:meth:`_PathIndex.cover`) writes every one; the rejected single items, which the
+        codec need not hold, prune nothing (no later candidate holds one).
+        """
+        self.codec = codec
+        self.seen = KeySet(codec.n_words)
+        self.rejected = KeySet(codec.n_words)
+        self.limit = listing_limit(codec.n_columns, codec.n_words)
+
+    def limit_reason(self) -> str:
+        """Why the listing's limit is below :data:`MAX_ITEMSETS` (empty when it is that)."""
+        if self.limit >= MAX_ITEMSETS:
+            return ""
+        return (f" (at least {listing_bytes(self.codec.n_columns, self.codec.n_words):,} bytes an itemset of "
+                f"{self.codec.n_columns:,} columns: at most {MAX_LISTING_BYTES / 2**30:g} GiB)")
 
     @property
     def complete(self) -> bool:
@@ -260,9 +301,9 @@ class _Miner:
             self.stopped = True
         if self.max_itemsets is not None and self.n_found > self.max_itemsets:
             self.stopped = self.too_many = True
-        if self.max_itemsets is None and self.n_found > MAX_ITEMSETS:
-            raise ParameterError(f"more than {MAX_ITEMSETS:,} itemsets reach support {self.min_support:g} in the "
-                                 f"estimate, more than a run lists; {REMEDY}")
+        if self.max_itemsets is None and self.n_found > self.limit:
+            raise ParameterError(f"more than {self.limit:,} itemsets reach support {self.min_support:g} in the "
+                                 f"estimate, more than a run lists{self.limit_reason()}; {REMEDY}")
         return self.stopped
 
     def evaluate(self, rows: np.ndarray) -> np.ndarray:
@@ -307,33 +348,66 @@ class _Miner:
             self.candidates += len(chunk)
             ok = supports >= self.min_support
             self.rejected.add(chunk[~ok])
-            self.found.append(chunk[ok])
-            self.n_found += int(ok.sum())
-            self.supports.append(supports[ok])
-            passed.append(chunk[ok])
+            passed.append(self._record(chunk[ok], supports[ok]))
         return np.vstack(passed)
+
+    def evaluate_singles(self, rows: np.ndarray, supports: np.ndarray) -> np.ndarray:
+        """Record the single items (code rows) whose supports were estimated already, batch by batch as
+        :meth:`evaluate_items` records candidates (the same stops and counts); return those that pass (rows).
+
+        Only the passing ones are written as bitsets (the codec need hold no other:
+        :meth:`hold`); the failing ones go to no set (they prune nothing).
+        """
+        passed = [np.zeros((0, self.codec.n_columns), dtype=np.int16)]
+        start = 0
+        while start < len(rows):
+            if self.out_of_time():
+                break
+            stop = min(len(rows), start + self._chunk())
+            ok = supports[start:stop] >= self.min_support
+            self.candidates += stop - start
+            items, _ = self.codec.encode(rows[start:stop][ok])
+            self.seen.add(items)
+            self._record(items, supports[start:stop][ok])
+            passed.append(np.asarray(rows[start:stop][ok], dtype=np.int16))
+            start = stop
+        return np.vstack(passed)
+
+    def _record(self, items: np.ndarray, supports: np.ndarray) -> np.ndarray:
+        """Record candidates found frequent (item bitsets) with their supports; return them."""
+        self.found.append(items)
+        self.n_found += len(items)
+        self.supports.append(supports)
+        return items
 
 
     def supports_of(self, items: np.ndarray) -> np.ndarray:
-        """The estimated supports of item bitsets; with a ``memo`` (bitset bytes -> support), those
+        """The estimated supports of item bitsets; with a ``memo`` (code row bytes -> support), those
         estimated before are recalled and the others estimated and remembered.
 
         A support depends on its candidate alone (the chains' densities row by row, the
         reference samples drawn once), so a recalled one is the number estimating it again gives.
+        The key is the itemset's code row (``int16``), not its bitset: searches sharing a memo may
+        write their bitsets with different codecs (:meth:`hold`).
         """
         if self.memo is None:
             return self._estimate(items)
-        keys = items.view(np.dtype((np.void, 8 * self.codec.n_words))).ravel().tolist()
+        rows = np.ascontiguousarray(self.codec.decode(items))
+        keys = rows.view(np.dtype((np.void, 2 * self.codec.n_columns))).ravel().tolist()
         known = [self.memo.get(key) for key in keys]
         new = np.array([support is None for support in known], dtype=bool)
         supports = np.array([0.0 if support is None else support for support in known])
         if new.any():
-            supports[new] = self._estimate(items[new])
+            supports[new] = self.estimate_rows(rows[new])
             self.memo.update(zip((key for key, is_new in zip(keys, new) if is_new), supports[new].tolist()))
         return supports
 
     def _estimate(self, items: np.ndarray) -> np.ndarray:
-        wide = self.codec.decode(items).astype(np.int64)
+        return self.estimate_rows(self.codec.decode(items))
+
+    def estimate_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The estimated supports of itemsets given as code rows (-1 where a column is absent)."""
+        wide = np.asarray(rows).astype(np.int64)
         return self.estimator.density_many(wide, chain_weights(self.estimator, wide), method=self.method)
 
 
@@ -403,43 +477,90 @@ def _members(rows: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
 
 
 class _PathIndex:
-    """The path itemsets (:func:`_path_itemsets`) as one bitset over the paths per item (column, code).
+    """The path itemsets (:func:`_path_itemsets`), their single items, and one bitset over the paths per item
+    that can be frequent (column, code).
 
-    Built once per estimate and search (and shared by the probes of a top-k search).
+    Built once per estimate and search (and shared by the probes of a top-k search, whose
+    thresholds only rise from the first probe's). The single items are every item on some
+    path; their supports are estimated once per ``method`` (a support depends on its
+    itemset alone). The bitsets (:meth:`cover`) hold only the items whose single support
+    reaches the threshold of the search that built them: the later levels' candidates are
+    made of frequent items only (Apriori's pruning drops a candidate holding any other), so
+    an item never frequent need not be indexed, and the paths are kept with their lengths
+    but without such items (the same paths twice are one: a path extends a row once). A
+    column declared with 32,767 categories put 32,767 rows per leaf of its tree among the
+    paths and as many items in every bitset; now its frequent categories only.
     """
 
     def __init__(self, paths: np.ndarray) -> None:
         self.rows = paths
         m = paths.shape[1]
-        self.sizes = np.maximum(paths.max(axis=0, initial=-1).astype(np.int64) + 1, 1)
-        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
-        self.item_column = np.repeat(np.arange(m), self.sizes).astype(np.int64)
-        self.item_code = (np.arange(int(self.sizes.sum())) - self.offsets[self.item_column]).astype(np.int64)
-        holds = np.zeros((int(self.sizes.sum()), len(paths)), dtype=bool)
-        p, c = np.nonzero(paths >= 0)
-        holds[self.offsets[c] + paths[p, c], p] = True
+        singles = []
+        for column in np.flatnonzero((paths >= 0).any(axis=0)):
+            for code in np.flatnonzero(np.bincount(paths[paths[:, column] >= 0, column])):  # not np.unique: numpy.ma
+                row = np.full(m, -1, dtype=np.int16)
+                row[column] = code
+                singles.append(row)
+        self.singles = np.array(singles, dtype=np.int16).reshape(-1, m)
+        self.single_supports: dict[str, np.ndarray] = {}  # method -> the singles' supports
+        self.codec: ItemCodec | None = None  # the items indexed (None: not built yet)
+
+    def supports_of_singles(self, miner: _Miner) -> np.ndarray:
+        """The single items' supports (estimated once per ``miner.method``, in batches of :data:`BATCH`)."""
+        if miner.method not in self.single_supports:
+            self.single_supports[miner.method] = np.concatenate(
+                [np.zeros(0)] + [miner.estimate_rows(self.singles[start:start + BATCH])
+                                 for start in range(0, len(self.singles), BATCH)])
+        return self.single_supports[miner.method]
+
+    def cover(self, frequent: np.ndarray, sizes: Sequence[int]) -> None:
+        """Index (at least) the items of ``frequent`` (single items as code rows), building the index anew unless
+        it holds them already (a top-k search's later probes, whose thresholds are higher).
+
+        ``sizes``: every column's number of items (the codec's domains).
+        """
+        rows = np.asarray(frequent)
+        columns = np.argmax(rows >= 0, axis=1)
+        codes = rows[np.arange(len(rows)), columns]
+        if self.codec is not None and self.codec.holds(rows).sum() == len(rows):
+            return  # every one indexed already
+        held = [np.sort(codes[columns == j]).astype(np.int64) for j in range(len(sizes))]
+        self.codec = ItemCodec(sizes, held)
+        paths = self.rows.astype(np.int64)
+        indexed = self.codec.ranks(np.where(self.codec.holds_cells(paths), paths, -1))
+        lengths = (self.rows >= 0).sum(axis=1)  # of the whole paths: the paths long enough for a level
+        # the same (indexed items, length) twice is one path: it extends a row as once
+        distinct = _unique_rows(np.column_stack([indexed, lengths]).astype(np.int16))
+        self.paths, self.lengths = distinct[:, :-1].astype(np.int64), distinct[:, -1].astype(np.int64)
+        self.sizes, self.offsets = self.codec.sizes, self.codec.offsets
+        self.item_column = self.codec.item_column
+        self.item_code = (np.arange(self.codec.n_items) - self.offsets[self.item_column]).astype(np.int64)  # ranks
+        holds = np.zeros((self.codec.n_items, len(self.paths)), dtype=bool)
+        p, c = np.nonzero(self.paths >= 0)
+        holds[self.offsets[c] + self.paths[p, c], p] = True
         self.bits = np.ascontiguousarray(pack_rows(holds))
-        self.lengths = (paths >= 0).sum(axis=1)
 
     def extensions(self, level: np.ndarray, size: int) -> np.ndarray:
         """Every row of ``level`` extended by one item of a path of at least ``size`` items holding it, at a
-        column after its last one.
+        column after its last one (of the items indexed: :meth:`cover`).
 
         The paths holding a row are the AND of its items' bitsets over the paths (here only
         those of ``size`` items or more); an item extends the row when its own bitset meets
-        that AND (compiled: ``_candidate_kernels._extend``). Rows in order, each row's
-        extensions in item order, duplicates dropped (the first kept).
+        that AND (compiled: ``_candidate_kernels._extend``, on the items' ranks in the index).
+        Rows in order, each row's extensions in item order, duplicates dropped (the first kept).
         """
         m = self.rows.shape[1]
-        if len(level) == 0 or len(self.rows) == 0:
+        if len(level) == 0 or len(self.paths) == 0:
             return np.zeros((0, m), dtype=np.int16)
         self._check_room(level, size)
         longer = pack_rows((self.lengths >= size)[None, :])[0]
         grown = kernel("dprm.itemsets._candidate_kernels", "_extend")(
-            np.ascontiguousarray(level, dtype=np.int16), np.ascontiguousarray(self.bits & longer[None, :]),
-            self.offsets, self.sizes, self.item_column, self.item_code)
-        return _unique_rows(grown) if len(grown) else np.zeros((0, m), dtype=np.int16)
-
+            np.ascontiguousarray(self.codec.ranks(level), dtype=np.int16),
+            np.ascontiguousarray(self.bits & longer[None, :]), self.offsets, self.sizes, self.item_column,
+            self.item_code)
+        if len(grown) == 0:
+            return np.zeros((0, m), dtype=np.int16)
+        return _unique_rows(self.codec.codes_of_ranks(grown))
 
     def _check_room(self, level: np.ndarray, size: int) -> None:
         """Refuse a level whose candidates could need more than :data:`MAX_CANDIDATE_BYTES`, before making them.
@@ -466,6 +587,32 @@ class _PathIndex:
 REMEDY = "use --top-k K (the K itemsets of largest support), a higher --min-support or --max-length L"
 
 
+def listing_bytes(n_columns: int, n_words: int) -> int:
+    """The least bytes ISON holds for each itemset it lists: its bitset (``n_words`` words) found and in the
+    set of those seen (at most half full: two slots a key), and its code row (``int16`` a column).
+
+    Public quantities only (the columns, and the items that reach θ in the estimate).
+
+    Examples
+    --------
+    >>> listing_bytes(500, 1), listing_bytes(35, 2)
+    (1024, 118)
+    """
+    return 8 * n_words + 2 * 8 * n_words + 2 * n_columns
+
+
+def listing_limit(n_columns: int, n_words: int) -> int:
+    """The most itemsets a complete run lists: :data:`MAX_ITEMSETS`, or fewer when :func:`listing_bytes` of
+    that many exceed :data:`MAX_LISTING_BYTES`.
+
+    Examples
+    --------
+    >>> listing_limit(35, 2) == MAX_ITEMSETS, listing_limit(500, 1)
+    (True, 4194304)
+    """
+    return min(MAX_ITEMSETS, MAX_LISTING_BYTES // listing_bytes(n_columns, n_words))
+
+
 def explosive_length(n_columns: int, max_length: int | None, limit: int | None = None) -> int | None:
     """The fewest items of an itemset whose non-empty subsets of at most ``max_length`` items number more than
     ``limit`` (default :data:`MAX_ITEMSETS`); None when no itemset of at most ``n_columns`` items has that many.
@@ -489,7 +636,37 @@ def explosive_length(n_columns: int, max_length: int | None, limit: int | None =
 
 
 def _refuse_explosion(miner: _Miner, singles: np.ndarray, supports: np.ndarray) -> None:
-    """Refuse a run whose listing would exceed :data:`MAX_ITEMSETS`, seen in a long frequent itemset grown greedily.
+    """Refuse a run whose listing would exceed its limit (:func:`listing_limit`), seen in many sets of nearly
+    certain items (:func:`_refuse_certain`) or in a long frequent itemset (:func:`_refuse_long`, tried first)."""
+    _refuse_long(miner, singles, supports)
+    _refuse_certain(miner, singles)
+
+
+def _refuse_certain(miner: _Miner, singles: np.ndarray) -> None:
+    """Refuse a run when more sets of the frequent single items ``singles`` (code rows) than its limit reach θ
+    by a union bound (:mod:`dprm.itemsets.near_certain`: a lower bound of the listing, read off the
+    estimate's trees and reference samples without estimating a support).
+
+    Not probed when the columns of those items cannot hold more sets than the limit (a
+    narrow table: its run is the one before this check).
+    """
+    columns = np.argmax(singles >= 0, axis=1)
+    n_columns = len(np.unique(columns))
+    if n_columns < 64 and (1 << n_columns) - 1 <= miner.limit:
+        return
+    deficit = deficits(miner.estimator, singles, miner.method)
+    count = certain_subsets(deficit, columns, miner.min_support, miner.max_length, miner.limit + 1)
+    if count > miner.limit:
+        near = int((deficit <= 1.0 - miner.min_support).sum())
+        longest = "" if miner.max_length is None else f" of at most {miner.max_length} items"
+        raise ParameterError(f"more than {miner.limit:,} itemsets reach support {miner.min_support:g} in the "
+                             f"estimate, more than a run lists{miner.limit_reason()}: every set{longest} of its "
+                             f"{near:,} nearly certain items whose shares of the estimate missing them add up to at "
+                             f"most {1.0 - miner.min_support:g} does (a union bound); {REMEDY}")
+
+
+def _refuse_long(miner: _Miner, singles: np.ndarray, supports: np.ndarray) -> None:
+    """Refuse a run whose listing would exceed its limit, seen in a long frequent itemset grown greedily.
 
     ``singles`` are the frequent single items as code rows, ``supports`` theirs. From the
     single item of largest support, each step adds the item whose union with the
@@ -500,7 +677,7 @@ def _refuse_explosion(miner: _Miner, singles: np.ndarray, supports: np.ndarray) 
     estimated here are not the run's candidates. It stops as soon as the items left
     cannot reach that length (fewer columns than items missing).
     """
-    need = explosive_length(miner.codec.n_columns, miner.max_length)
+    need = explosive_length(miner.codec.n_columns, miner.max_length, miner.limit)
     if need is None or len(np.unique(np.nonzero(singles >= 0)[1])) < need:
         return
     pool, _ = miner.codec.encode(singles)
@@ -528,7 +705,7 @@ def _refuse_explosion(miner: _Miner, singles: np.ndarray, supports: np.ndarray) 
     subsets = "subsets" if miner.max_length is None else f"subsets of at most {miner.max_length} items"
     raise ParameterError(f"an itemset of {need} items reaches support {miner.min_support:g} in the estimate, so its "
                          f"{count:,} {subsets} are frequent too (supports are monotone): more than the "
-                         f"{MAX_ITEMSETS:,} itemsets a run lists at most; {REMEDY}")
+                         f"{miner.limit:,} itemsets a run lists at most{miner.limit_reason()}; {REMEDY}")
 
 
 def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np.ndarray:
@@ -546,17 +723,12 @@ def _with_all_subsets(candidates: np.ndarray, frequent_sorted: np.ndarray) -> np
 
 def _first_iteration(miner: _Miner, index: _PathIndex) -> np.ndarray:
     """Frequent subsets of the path itemsets, level by level with Apriori pruning."""
-    paths = index.rows
-    m = paths.shape[1]
-    # level 1: every item on some path
-    columns, = np.nonzero((paths >= 0).any(axis=0))
-    singles = []
-    for column in columns:
-        for code in np.flatnonzero(np.bincount(paths[paths[:, column] >= 0, column])):  # not np.unique: numpy.ma
-            row = np.full(m, -1, dtype=np.int16)
-            row[column] = code
-            singles.append(row)
-    level = miner.evaluate(np.array(singles))
+    # level 1: every item on some path, estimated once per index; the candidates are then written with the
+    # items that reach θ only (the index's codec: Apriori's pruning leaves no other in a longer candidate)
+    supports = index.supports_of_singles(miner)
+    index.cover(index.singles[supports >= miner.min_support], miner.codec.sizes)
+    miner.hold(index.codec)
+    level = miner.evaluate_singles(index.singles, supports)
     if miner.complete:
         _refuse_explosion(miner, *miner.found_rows())
     found = [level]
