@@ -821,6 +821,15 @@ def test_run_the_job_again_after_the_back_button_returns_its_job_charged_once(
     context.close()
 
 
+def _get_statistics(page: Any, left: str, right: str, epsilon: str) -> None:
+    """Type the two queries and ε in the statistics form, send it and wait for the answer's table."""
+    page.get_by_label("Left query").fill(left)
+    page.get_by_label("Right query").fill(right)
+    page.get_by_label("ε (cost)").fill(epsilon)
+    page.get_by_role("button", name="Get the statistics").click()
+    page.locator("#stats-result table").wait_for(timeout=60_000)
+
+
 def test_get_the_statistics_again_after_the_back_button_returns_its_answer_charged_once(
         browser: Any, audited: dict[str, Any]) -> None:
     """The statistics form's answer (HTMX) left the page where it was; another page, then the back
@@ -833,11 +842,7 @@ def test_get_the_statistics_again_after_the_back_button_returns_its_answer_charg
     page = sign_in(context, base, kim)
     page.goto(base + "/ui/datasets/tiny")
     assert page.locator("#stats-sent").is_hidden()
-    page.get_by_label("Left query").fill("[a]")
-    page.get_by_label("Right query").fill("[b]")
-    page.get_by_label("ε (cost)").fill("0.25")
-    page.get_by_role("button", name="Get the statistics").click()
-    page.locator("#stats-result table").wait_for(timeout=60_000)
+    _get_statistics(page, "[a]", "[b]", "0.25")
     first = page.locator("#stats-result tbody").inner_text()
     assert api_budget(base, kim, "tiny") == "0.25" and page.locator("#stats-again").count() == 0
 
@@ -877,11 +882,7 @@ def test_get_the_statistics_again_after_the_back_button_returns_its_answer_charg
 
     page.goto(base + "/ui/datasets/tiny")  # a new visit: a new key, a new request
     assert page.locator("#stats-sent").is_hidden()
-    page.get_by_label("Left query").fill("[a]")
-    page.get_by_label("Right query").fill("[b]")
-    page.get_by_label("ε (cost)").fill("0.25")
-    page.get_by_role("button", name="Get the statistics").click()
-    page.locator("#stats-result table").wait_for(timeout=60_000)
+    _get_statistics(page, "[a]", "[b]", "0.25")
     assert page.locator("#stats-again").count() == 0 and api_budget(base, kim, "tiny") == "1"
 
     import httpx

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -176,14 +177,25 @@ def test_a_job_of_a_removed_registration_does_not_link_its_name(site: Site) -> N
 # -- U5: attribute names a query cannot hold -------------------------------------------------------
 
 
-def _odd_dataset(site: Site, analyst: str = "alice") -> None:
-    """``odd``: attribute names holding clired's symbols, and one like an index, with a budget of 10."""
-    import json
-
+def _register(site: Site, name: str, folder: Path, analyst: str) -> None:
+    """Register ``folder``'s left.csv, right.csv and types.json as ``name``, and grant ``analyst`` 10 on it."""
     from dprm.server import accounts, budget
     from dprm.server.database import Database
     from dprm.server.datasets import register_dataset
     from dprm.server.units import epsilon_units
+
+    db = Database(site.url)
+    register_dataset(db, name, folder / "left.csv", folder / "right.csv", folder / "types.json")
+    with db.write() as connection:
+        who = accounts.find_analyst(connection, analyst)
+        dataset_id = connection.execute(select(datasets.c.id).where(datasets.c.active_name == name)).scalar()
+        budget.set_budget(connection, who.id, dataset_id, epsilon_units("10"))
+    db.dispose()
+
+
+def _odd_dataset(site: Site, analyst: str = "alice") -> None:
+    """``odd``: attribute names holding clired's symbols, and one like an index, with a budget of 10."""
+    import json
 
     folder = site.folder / "odd"
     folder.mkdir()
@@ -194,13 +206,7 @@ def _odd_dataset(site: Site, analyst: str = "alice") -> None:
     (folder / "types.json").write_text(json.dumps({"id_column": "id", "columns": {
         "a<b": "boolean", "plain": "boolean", "[c]": "boolean", "b": "boolean",
         "v0": {"type": "numeric", "bounds": [0, 10]}}}))
-    db = Database(site.url)
-    register_dataset(db, "odd", folder / "left.csv", folder / "right.csv", folder / "types.json")
-    with db.write() as connection:
-        who = accounts.find_analyst(connection, analyst)
-        odd = connection.execute(select(datasets.c.id).where(datasets.c.active_name == "odd")).scalar()
-        budget.set_budget(connection, who.id, odd, epsilon_units("10"))
-    db.dispose()
+    _register(site, "odd", folder, analyst)
 
 
 def test_attribute_names_a_query_cannot_hold_are_typed_by_their_index(site: Site) -> None:
@@ -346,11 +352,6 @@ def _hues_dataset(site: Site, analyst: str = "alice") -> None:
     import csv
     import json
 
-    from dprm.server import accounts, budget
-    from dprm.server.database import Database
-    from dprm.server.datasets import register_dataset
-    from dprm.server.units import epsilon_units
-
     folder = site.folder / "hues"
     folder.mkdir()
     with open(folder / "left.csv", "w", newline="") as out:
@@ -360,13 +361,7 @@ def _hues_dataset(site: Site, analyst: str = "alice") -> None:
     (folder / "right.csv").write_text("id,b\n" + "".join(f"{i},{i % 3 == 0:d}\n" for i in range(70)))
     (folder / "types.json").write_text(json.dumps({"id_column": "id", "columns": {
         "colour": {"type": "categorical", "categories": HUES}, "a": "boolean", "b": "boolean"}}))
-    db = Database(site.url)
-    register_dataset(db, "hues", folder / "left.csv", folder / "right.csv", folder / "types.json")
-    with db.write() as connection:
-        who = accounts.find_analyst(connection, analyst)
-        hues = connection.execute(select(datasets.c.id).where(datasets.c.active_name == "hues")).scalar()
-        budget.set_budget(connection, who.id, hues, epsilon_units("10"))
-    db.dispose()
+    _register(site, "hues", folder, analyst)
 
 
 def test_categories_a_query_cannot_hold_are_typed_by_their_index(site: Site) -> None:
