@@ -37,14 +37,36 @@ def random_chain(rng: np.random.Generator, sizes: list[int]) -> Chain:
     return Chain(tuple(order), tuple(trees))
 
 
+@pytest.mark.parametrize("sizes", [[3, 2, 4, 3, 2, 5], [3, 40, 2, 200, 17]])  # the second: a search's classes
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("n", [0, 1, 3, 5, 997])
-def test_sample_chain_draws_each_row_at_the_leaf_it_reaches(seed, n) -> None:
+def test_sample_chain_draws_each_row_at_the_leaf_it_reaches(seed, n, sizes) -> None:
     """Random trees whose splits miss categories (a row stops there), rows in blocks of four and a remainder."""
     rng = np.random.default_rng(seed)
-    chain = random_chain(rng, [3, 2, 4, 3, 2, 5])
+    chain = random_chain(rng, sizes)
     expected = ancestral_rows(chain, n, np.random.default_rng(seed + 10))
     np.testing.assert_array_equal(sample_chain(chain, n, np.random.default_rng(seed + 10)), expected)
+
+
+@pytest.mark.parametrize("k", [5, 17, 300])
+def test_a_drawn_class_is_the_count_of_running_sums_the_draw_reaches_at_every_boundary(k) -> None:
+    """More than ``_kernels._SCAN_CLASSES`` classes are found by a binary search over each node's running
+    sums: the scan's class for draws exactly on a sum, between sums, on classes of probability 0, and
+    for a node with a negative or NaN probability (scanned)."""
+    from dprm.itemsets._kernels import _draw
+
+    rng = np.random.default_rng(k)
+    proba = rng.random(k) * (rng.random(k) < 0.6)  # many classes of probability 0
+    proba /= proba.sum()
+    sums = np.cumsum(proba)  # sequential, as the scan adds
+    u = np.concatenate([sums, np.nextafter(sums, 0.0), np.nextafter(sums, 2.0), rng.random(200), [0.0, 1.0]])
+    leaf = (np.array([-1]), np.array([0]), np.array([0]), np.array([0]))  # one leaf: feature, offsets, ways
+    for node_proba in (proba, np.where(np.arange(k) == 1, -0.01, proba), np.where(np.arange(k) == 2, np.nan, proba)):
+        codes = np.full((1, len(u)), -1, dtype=np.int64)
+        _draw(codes, u, 0, *leaf, node_proba[None, :])
+        running = np.cumsum(node_proba)
+        expected = np.minimum((u[:, None] >= running[None, :]).sum(axis=1), k - 1)
+        np.testing.assert_array_equal(codes[0], expected)
 
 
 def test_sample_chain_of_grown_trees_follows_the_definition() -> None:

@@ -171,6 +171,23 @@ def _grow(codes, target, attributes, sizes, k, budget, max_depth, z, min_frac, m
 
 # --- from dprm.itemsets.chain ---
 
+#: Most classes of a node whose class :func:`_draw` finds by a scan (more: a binary search over running sums).
+_SCAN_CLASSES = 16
+
+
+@njit(cache=True)
+def _class_scanned(node_proba, g, u):  # pragma: no cover - compiled
+    """The class of node ``g`` that ``u`` falls in: how many of its running sums ``u`` reaches (the last at most)."""
+    n_classes = node_proba.shape[1]
+    total = 0.0
+    drawn = 0
+    for k in range(n_classes):
+        total += node_proba[g, k]
+        if u >= total:
+            drawn += 1
+    return min(drawn, n_classes - 1)
+
+
 @njit(cache=True)
 def _draw(codes, u, target, feature, way_offset, n_ways, way, node_proba):  # pragma: no cover - compiled
     """Set column ``target`` of every row: the row's node (a hard descent), then the class ``u`` falls in.
@@ -214,14 +231,40 @@ def _draw(codes, u, target, feature, way_offset, n_ways, way, node_proba):  # pr
             node[c] = gc
             node[d] = gd
     n_classes = node_proba.shape[1]
-    for r in range(n):
+    if n_classes <= _SCAN_CLASSES:
+        for r in range(n):
+            codes[target, r] = _class_scanned(node_proba, node[r], u[r])
+        return
+    # Many classes (a column of thousands of declared categories): each node's running sums once,
+    # then a binary search. The running sums are the scan's own floating-point sums, in its order;
+    # where a node's probabilities are all >= 0 they never decrease (rounding is monotone), so the
+    # classes whose sum u reaches are the first ones, and the search counts them: the scan's class.
+    n_nodes = node_proba.shape[0]
+    sums = np.empty((n_nodes, n_classes))
+    ordered = np.ones(n_nodes, dtype=np.bool_)
+    for g in range(n_nodes):
         total = 0.0
-        drawn = 0
         for k in range(n_classes):
-            total += node_proba[node[r], k]
-            if u[r] >= total:
-                drawn += 1
-        codes[target, r] = min(drawn, n_classes - 1)
+            p = node_proba[g, k]
+            if not p >= 0.0:  # negative or NaN: the scan's count, not a search
+                ordered[g] = False
+            total += p
+            sums[g, k] = total
+    for r in range(n):
+        g = node[r]
+        if not ordered[g]:
+            codes[target, r] = _class_scanned(node_proba, g, u[r])
+            continue
+        low = 0
+        high = n_classes
+        while low < high:  # the number of running sums at most u[r]
+            middle = (low + high) // 2
+            if u[r] >= sums[g, middle]:
+                low = middle + 1
+            else:
+                high = middle
+        codes[target, r] = min(low, n_classes - 1)
+
 
 
 # --- from dprm.itemsets.reference_sample ---
