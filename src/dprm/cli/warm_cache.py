@@ -151,6 +151,10 @@ def warm_up(step: Callable[[str], None] = lambda text: None) -> "CacheReport":
     with numba_only():  # numba's kernels, for the build's argument types (dprm.precompiled.KERNELS)
         estimator = DensityEstimator(n_chains=2, grace_period=50, random_state=0).fit(stream.data)
         run_ison(estimator, 0.2)
+        # rows whose tested columns are not given, marginalised over the children (the "paths" method;
+        # ISON's products read most rows without it: ConditionalTree.target_proba)
+        for tree in estimator.chains_[0].trees:
+            tree.predict_proba(np.full((1, len(estimator.columns_)), -1, dtype=np.int64))
         # a table this small is grown in batch: the online learner's kernels (a stream, a
         # table beyond ROWS_TO_LEARN rows, passes or learner="hoeffding") by one online fit
         DensityEstimator(n_chains=1, grace_period=50, learner="hoeffding", random_state=0).fit(stream.data)
