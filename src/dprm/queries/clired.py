@@ -25,7 +25,7 @@ Syntax (clired's grammar ``redquery_parser.py`` and ``classQuery.py``)
   (:func:`dprm.queries.clired_parser.parse_clired_query`, e.g. the server's statistics
   form) a category clired cannot hold is written by its index among its attribute's
   declared categories, ``[colour = #2]``, when ``domains`` are given
-  (:func:`dprm.queries.clired_parser.query_category`); clired itself would read
+  (:func:`query_category`); clired itself would read
   ``#2`` as the category of that text, so a file for clired is written without them.
 
 Semantics differ on missing values: clired evaluates queries in three-valued logic
@@ -56,7 +56,7 @@ from dprm.queries.operators import And, Not, Or
 from dprm.queries.redescription import Redescription
 from dprm.queries.text import format_number
 
-__all__ = ["to_clired", "write_clired_queries", "clired_problem", "CLIRED_HEADER"]
+__all__ = ["to_clired", "write_clired_queries", "clired_problem", "query_category", "CATEGORY_INDEX", "CLIRED_HEADER"]
 
 #: The header fields of the queries file.
 CLIRED_HEADER: tuple[str, ...] = ("rid", "query_LHS", "query_RHS", "acc", "pval", "card_Exo", "card_Eox", "card_Exx")
@@ -67,6 +67,10 @@ _STRING = re.compile(rf"[^{_SPECIAL}? \d][^{_SPECIAL}]*(?<! )\Z")
 _NAME = re.compile(rf"[^{_SPECIAL}?@ \d][^{_SPECIAL}]*(?<! )\Z")  # '@' would start a time value
 _NUMBER_CATEGORY = re.compile(r"\d+\.?\d*\Z")
 _INDEX_NAME = re.compile(r"v\d+\Z")
+#: dprm's reader's symbols: clired's, and ``?`` and ``@`` anywhere (clired_parser's words stop there).
+_QUERY_SPECIAL = re.compile(rf"[{_SPECIAL}?@]")
+#: A category written by its index among its attribute's declared categories (dprm's reader only).
+CATEGORY_INDEX = re.compile(r"#(\d+)\Z")
 
 _SYMBOLS = {
     True: {"not": "!", "and": " & ", "or": " | ", "le": "<"},
@@ -118,6 +122,28 @@ def _writable_category(category: str) -> bool:
     return bool(_STRING.match(category) or _NUMBER_CATEGORY.match(category))
 
 
+def query_category(category: str, index: int) -> str:
+    """How a query writes ``category``, the ``index``-th (0-based) declared category of its
+    attribute: the category itself where clired's grammar holds it as one token and
+    :func:`~dprm.queries.clired_parser.parse_clired_query` reads it back as itself, else ``#<index>`` (it holds a symbol
+    of the grammar, ``?`` or ``@``, begins or ends with a space, begins with a digit but is
+    no plain number, or is itself like ``#2``, which is read as an index).
+
+    Examples
+    --------
+    >>> cats = ["red", "dark blue", "a]b", "x, y", " pale", "1e5", "2.5", "#1", "it's", "a?"]
+    >>> [query_category(c, k) for k, c in enumerate(cats)]
+    ['red', 'dark blue', '#2', '#3', '#4', '#5', '2.5', '#7', "it's", '#9']
+    >>> from dprm.queries import to_text
+    >>> from dprm.queries.clired_parser import parse_clired_query
+    >>> to_text(parse_clired_query("[colour = #2] | [colour ∈ {red,#4}]", domains={"colour": cats}))
+    '[colour = a]b] ∨ [colour = red] ∨ [colour =  pale]'
+    """
+    readable = (bool(category) and category == category.strip(" \r") and not CATEGORY_INDEX.match(category)
+                and not _QUERY_SPECIAL.search(category) and _writable_category(category))
+    return category if readable else f"#{index}"
+
+
 def _closed_bounds(lit: NumericLiteral) -> tuple[float, float]:
     """The closed float interval ``[low, high]`` holding the same float64 values."""
     low, high = -math.inf, math.inf
@@ -137,8 +163,6 @@ def _category(lit: CategoricalLiteral, domains: Mapping[str, Sequence[str]] | No
     """How ``lit``'s category is written: by index among its declared ones where given and needed."""
     declared = None if domains is None else domains.get(lit.attr)
     if declared is not None and lit.category in list(declared):
-        from dprm.queries.clired_parser import query_category
-
         return query_category(lit.category, list(declared).index(lit.category))
     if not _writable_category(lit.category):
         raise DprmError(f"clired export: category {lit.category!r} of {lit.attr!r} cannot be written in clired syntax")

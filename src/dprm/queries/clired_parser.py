@@ -69,6 +69,7 @@ from typing import Mapping, Sequence
 
 from dprm.errors import DprmError
 from dprm.queries.base import Query
+from dprm.queries.clired import CATEGORY_INDEX, query_category
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral
 from dprm.queries.operators import And, Not, Or
 
@@ -86,7 +87,6 @@ _SYMBOL_TOKENS = {
 _SPECIAL = set(_SYMBOL_TOKENS) | {"\n", "\t", "?", "@"}
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _INDEX = re.compile(r"v(\d+)\Z")
-_CATEGORY_INDEX = re.compile(r"#(\d+)\Z")
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,7 @@ class _Parser:
     def category(self, attr: str, tok: _Token) -> str:
         """The category a word names: ``#<k>`` is the ``k``-th declared category of ``attr`` (when
         its categories are given), any other word the category of that text (or recoded so)."""
-        m = _CATEGORY_INDEX.match(tok.text)
+        m = CATEGORY_INDEX.match(tok.text)
         if m is None or attr not in self.domains:
             return self.categories.get(attr, {}).get(tok.text, tok.text)
         declared = self.domains[attr]
@@ -332,29 +332,6 @@ def query_name(name: str, index: int) -> str:
     readable = (bool(name) and name == name.strip(" \r") and not _INDEX.match(name)
                 and not any(ch in _SPECIAL for ch in name))
     return name if readable else f"v{index}"
-
-
-def query_category(category: str, index: int) -> str:
-    """How a query writes ``category``, the ``index``-th (0-based) declared category of its
-    attribute: the category itself where clired's grammar holds it as one token and
-    :func:`parse_clired_query` reads it back as itself, else ``#<index>`` (it holds a symbol
-    of the grammar, ``?`` or ``@``, begins or ends with a space, begins with a digit but is
-    no plain number, or is itself like ``#2``, which is read as an index).
-
-    Examples
-    --------
-    >>> cats = ["red", "dark blue", "a]b", "x, y", " pale", "1e5", "2.5", "#1", "it's", "a?"]
-    >>> [query_category(c, k) for k, c in enumerate(cats)]
-    ['red', 'dark blue', '#2', '#3', '#4', '#5', '2.5', '#7', "it's", '#9']
-    >>> from dprm.queries import to_text
-    >>> to_text(parse_clired_query("[colour = #2] | [colour ∈ {red,#4}]", domains={"colour": cats}))
-    '[colour = a]b] ∨ [colour = red] ∨ [colour =  pale]'
-    """
-    from dprm.queries.clired import _writable_category
-
-    readable = (bool(category) and category == category.strip(" \r") and not _CATEGORY_INDEX.match(category)
-                and not any(ch in _SPECIAL for ch in category) and _writable_category(category))
-    return category if readable else f"#{index}"
 
 
 def parse_clired_query(
