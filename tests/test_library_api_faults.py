@@ -1,0 +1,137 @@
+"""Faults found by fuzzing dprm as a Python library (helper-P's round), each pinned.
+
+Every test failed on the code before its fix and passes after (checked by running
+this file against ``git archive`` of the parent commit). Bad input is refused with a
+one-line :class:`~dprm.errors.ParameterError` naming the parameter or column, before
+any budget is spent:
+
+- ``fit_private_estimator(..., synthetic_timeout=-1 | nan | 0)`` was accepted; with
+  ``private_method="mst"`` / ``"aim"`` the whole ε was charged and dpmm then failed
+  at once ("did not finish within the timeout of -1 s"): budget spent on bad input.
+- ``DPDecisionTreeClassifier(bounds={True: ...})`` (or ``categories=``) took the
+  Boolean as column position 1 (``True == 1`` in a dict); a numpy integer position
+  (``np.int64(1)``, as a loop over ``np.arange`` gives) was refused as an unknown column.
+- A list, dict, set (or a tuple holding one) in a feature column stopped ``fit`` and
+  ``predict`` with pandas' ``TypeError: unhashable type`` naming no column.
+- ``make_miner(["alt-expm"])`` (and ``parameter_specs``, ``parameter_help``) stopped with
+  ``TypeError: unhashable type: 'list'``.
+- ``DensityEstimator.density([("a", "x")])`` stopped with ``AttributeError``;
+  ``sample(2.5, rng)`` / ``sample(True, rng)`` with numpy's ``TypeError`` naming no parameter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprm.classifier import DPDecisionTreeClassifier
+from dprm.errors import ParameterError
+from dprm.itemsets import DensityEstimator
+from dprm.itemsets.private import fit_private_estimator
+from dprm.mining import make_miner, parameter_help, parameter_specs
+from dprm.privacy import Accountant, SeededNoise
+
+
+def _table() -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    return X, (X["a"].to_numpy() > 0).astype(int)
+
+
+# -- the private itemset estimate: synthetic_timeout ------------------------------------
+
+@pytest.mark.parametrize("timeout", [-1, 0, float("nan"), float("inf"), True, "60"])
+def test_synthetic_timeout_refused_before_budget(timeout: object) -> None:
+    data = pd.DataFrame({"a": ["x", "y"] * 20, "b": ["p", "q", "q", "p"] * 10})
+    accountant = Accountant(1.0, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError, match="^synthetic_timeout must be a positive finite number"):
+        fit_private_estimator(data, 1.0, private_method="mst", synthetic_timeout=timeout, accountant=accountant,
+                              domains={"a": ["x", "y"], "b": ["p", "q"]}, random_state=0)
+    assert accountant.spent() == 0 and accountant.ledger == []
+
+
+def test_synthetic_timeout_default_and_positive_accepted() -> None:
+    data = pd.DataFrame({"a": ["x", "y"] * 20})
+    fit = fit_private_estimator(data, 1.0, domains={"a": ["x", "y"]}, synthetic_timeout=5, random_state=0)
+    assert fit.privacy["epsilon"] == 1.0
+
+
+# -- the classifier: columns named by position ------------------------------------------
+
+@pytest.mark.parametrize("what", ["bounds", "categories"])
+def test_boolean_column_key_refused(what: str) -> None:
+    X, y = _table()
+    spec = {True: (-5, 5)} if what == "bounds" else {True: ["u", "v"]}
+    with pytest.raises(ParameterError, match=f"^{what} names a column by the Boolean True"):
+        DPDecisionTreeClassifier(random_state=0, **{what: spec}).fit(X, y)
+
+
+def test_numpy_integer_column_position_accepted() -> None:
+    X, y = _table()
+    by_int = DPDecisionTreeClassifier(random_state=0, bounds={1: (-5, 5)}).fit(X, y)
+    by_numpy = DPDecisionTreeClassifier(random_state=0, bounds={np.int64(1): (-5, 5)}).fit(X, y)
+    assert by_numpy.domains_[1].domain.bounds == by_int.domains_[1].domain.bounds == (-5.0, 5.0)
+    assert np.array_equal(by_numpy.predict_proba(X), by_int.predict_proba(X))
+
+
+# -- the classifier: unhashable cells -------------------------------------------------------
+
+@pytest.mark.parametrize("cell, kind", [([1], "list"), ({1: 2}, "dict"), ({1}, "set"), ((1, [2]), "tuple")])
+def test_unhashable_cell_refused_in_fit(cell: object, kind: str) -> None:
+    X, y = _table()
+    column = pd.Series(["u"] * len(X), dtype=object)
+    column[3] = cell
+    with pytest.raises(ParameterError, match=f"^column 'c' holds a value of type {kind}, which is neither"):
+        DPDecisionTreeClassifier(random_state=0).fit(X.assign(c=column), y)
+
+
+def test_unhashable_cell_refused_in_predict() -> None:
+    X, y = _table()
+    model = DPDecisionTreeClassifier(random_state=0).fit(X.assign(c=["u", "v"] * 30), y)
+    column = pd.Series(["u"] * len(X), dtype=object)
+    column[5] = ["u"]
+    for method in (model.predict, model.predict_proba):
+        with pytest.raises(ParameterError, match="^column 'c' holds a value of type list"):
+            method(X.assign(c=column))
+    assert model.score(X.assign(c=["u", "v"] * 30), y) > 0.5  # ordinary rows still predicted
+
+
+# -- miners by name -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [["alt-expm"], {"a": 1}, None, 3])
+def test_make_miner_unhashable_or_odd_name(name: object) -> None:
+    with pytest.raises(ParameterError, match="^unknown algorithm"):
+        make_miner(name)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="^unknown algorithm"):
+        parameter_specs(name)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="^unknown algorithm"):
+        parameter_help([name])  # type: ignore[list-item]
+
+
+# -- the density estimate's queries --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def estimate() -> DensityEstimator:
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"a": rng.choice(["x", "y"], 200), "b": rng.choice(["p", "q"], 200)})
+    return DensityEstimator(n_chains=1, n_samples=500, random_state=0).fit(data)
+
+
+@pytest.mark.parametrize("assignment", [[("a", "x")], "a", None])
+def test_density_of_non_mapping_refused(estimate: DensityEstimator, assignment: object) -> None:
+    with pytest.raises(ParameterError, match="^an assignment must be a mapping from column name to value"):
+        estimate.density(assignment)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="^an assignment must be a mapping"):
+        estimate.conditional("b", assignment)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n", [2.5, True, "3", None])
+def test_sample_size_must_be_integer(estimate: DensityEstimator, n: object) -> None:
+    with pytest.raises(ParameterError, match="^the number of rows to draw must be an integer"):
+        estimate.sample(n, np.random.default_rng(0))  # type: ignore[arg-type]
+
+
+def test_sample_numpy_integer_accepted(estimate: DensityEstimator) -> None:
+    assert estimate.sample(np.int64(4), np.random.default_rng(0)).shape == (4, 2)
+    assert 0.0 <= estimate.density({"a": "x"}) <= 1.0
