@@ -17,6 +17,9 @@ any budget is spent:
   ``TypeError: unhashable type: 'list'``.
 - ``DensityEstimator.density([("a", "x")])`` stopped with ``AttributeError``;
   ``sample(2.5, rng)`` / ``sample(True, rng)`` with numpy's ``TypeError`` naming no parameter.
+- ``DPDecisionTreeClassifier(bounds={"a": (False, True)})`` was read as (0, 1), where a types
+  file refuses Boolean bounds; ``load_two_view(..., keep_constant="no")`` kept the constant
+  columns (a non-empty string is true).
 """
 
 from __future__ import annotations
@@ -135,3 +138,25 @@ def test_sample_size_must_be_integer(estimate: DensityEstimator, n: object) -> N
 def test_sample_numpy_integer_accepted(estimate: DensityEstimator) -> None:
     assert estimate.sample(np.int64(4), np.random.default_rng(0)).shape == (4, 2)
     assert 0.0 <= estimate.density({"a": "x"}) <= 1.0
+
+
+# -- Booleans where a number or a flag is asked for -------------------------------------------
+
+@pytest.mark.parametrize("bounds", [(False, True), (0, np.True_)])
+def test_boolean_bounds_refused(bounds: tuple[object, object]) -> None:
+    X, y = _table()
+    with pytest.raises(ParameterError, match="^bounds of column 'a' must be a pair of numbers"):
+        DPDecisionTreeClassifier(random_state=0, bounds={"a": bounds}).fit(X, y)
+
+
+@pytest.mark.parametrize("flag", ["no", 1, None])
+def test_load_two_view_keep_constant_must_be_boolean(flag: object) -> None:
+    from dprm.data import load_two_view
+    from dprm.data.loading import read_view
+
+    left, right = pd.DataFrame({"a": [1.0, 2.0, 3.0], "c": [5, 5, 5]}), pd.DataFrame({"b": [1.0, 2.0, 4.0]})
+    with pytest.raises(ParameterError, match="^keep_constant must be True or False"):
+        load_two_view(left, right, keep_constant=flag)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="^keep_constant must be True or False"):
+        read_view(left, keep_constant=flag)  # type: ignore[arg-type]
+    assert load_two_view(left, right, keep_constant=np.bool_(True)).left.names == ["a", "c"]

@@ -259,6 +259,10 @@ def learn_domains(
         numeric = declared_bounds is not None or all(n is not None for n in numbers)
         if numeric:
             if declared_bounds is not None:
+                if isinstance(declared_bounds, Sequence | np.ndarray) and any(
+                        isinstance(b, bool | np.bool_) for b in declared_bounds):  # as the types file: no Booleans
+                    raise ParameterError(f"bounds of column {name!r} must be a pair of numbers (low, high), "
+                                         f"not {short_repr(tuple(_plain(b) for b in declared_bounds))}")
                 try:
                     low, high = (float(b) for b in declared_bounds)
                 except OverflowError:  # an integer beyond the floats (10**400)
