@@ -20,6 +20,13 @@ any budget is spent:
 - ``DPDecisionTreeClassifier(bounds={"a": (False, True)})`` was read as (0, 1), where a types
   file refuses Boolean bounds; ``load_two_view(..., keep_constant="no")`` kept the constant
   columns (a non-empty string is true).
+- ``DensityEstimator(orders=["ab"])`` read the string as the order ``["a", "b"]``;
+  ``bins={"z": [False, True]}`` (or ``"012"``) was taken as numeric edges.
+- ``DPTreeEnsembleClassifier.fit`` charged the first parts and then refused a bad row
+  (inf, a value outside its domain, a label outside the classes) in a later part: budget
+  spent on bad input; it fitted X and y of different lengths silently, stopped with
+  IndexError on ``X=None`` and TypeError on a None label; ``predict`` before ``fit``
+  was AttributeError, not NotFittedError.
 """
 
 from __future__ import annotations
@@ -160,3 +167,76 @@ def test_load_two_view_keep_constant_must_be_boolean(flag: object) -> None:
     with pytest.raises(ParameterError, match="^keep_constant must be True or False"):
         read_view(left, keep_constant=flag)  # type: ignore[arg-type]
     assert load_two_view(left, right, keep_constant=np.bool_(True)).left.names == ["a", "c"]
+
+
+# -- the density estimate's parameters -------------------------------------------------------
+
+@pytest.mark.parametrize("edges", [[False, True], [0, np.True_, 2], "012"])
+def test_bin_edges_must_be_numbers(edges: object) -> None:
+    data = pd.DataFrame({"a": ["x", "y"] * 10, "z": [0.5] * 20})
+    with pytest.raises(ParameterError, match="^bins for column 'z': the edges must be numbers"):
+        DensityEstimator(bins={"z": edges}).fit(data)
+
+
+@pytest.mark.parametrize("orders", [["ab"], ["ab", "ba"], "ab"])
+def test_orders_as_strings_refused(orders: object) -> None:
+    data = pd.DataFrame({"a": ["x", "y"] * 10, "b": ["p", "q", "q", "p"] * 5})
+    with pytest.raises(ParameterError, match="^orders must be a list of orders, each a list of column names"):
+        DensityEstimator(orders=orders, n_samples=100).fit(data)  # type: ignore[arg-type]
+    assert len(DensityEstimator(orders=[["b", "a"]], n_samples=100).fit(data).chains_) == 1
+
+
+# -- the private ensemble: every part checked before the first is charged ----------------------
+
+def _ensemble_table() -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=90), "b": rng.normal(size=90)})
+    return X, (X["a"].to_numpy() > 0).astype(int)
+
+
+@pytest.mark.parametrize("fault", ["inf", "category", "bounds", "label"])
+def test_ensemble_bad_row_in_a_later_part_spends_nothing(fault: str) -> None:
+    from dprm.classifier.ensemble import DPTreeEnsembleClassifier
+
+    X, y = _ensemble_table()
+    kwargs: dict[str, object] = {}
+    if fault == "inf":
+        X.loc[89, "a"] = np.inf
+    elif fault == "category":
+        X = X.assign(c=["u"] * 89 + ["w"])
+        kwargs = {"categories": {"c": ["u", "v"]}}
+    elif fault == "bounds":
+        X.loc[89, "a"] = 7.0
+        kwargs = {"bounds": {"a": (-5, 5)}}
+    else:
+        y = np.r_[y[:-1], [2]]
+        kwargs = {"classes": [0, 1]}
+    accountant = Accountant(3.0, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError):
+        DPTreeEnsembleClassifier(accountant=accountant, epsilon=1.0, random_state=0, **kwargs).fit(X, y)
+    assert accountant.spent() == 0 and accountant.ledger == []
+
+
+def test_ensemble_refuses_rows_of_unequal_length_and_missing_labels() -> None:
+    from dprm.classifier.ensemble import DPTreeEnsembleClassifier
+
+    X, y = _ensemble_table()
+    accountant = Accountant(3.0, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples: \\[90, 89\\]"):
+        DPTreeEnsembleClassifier(accountant=accountant, random_state=0).fit(X, y[:-1])
+    labels = np.where(np.arange(90) == 80, None, y).astype(object)
+    with pytest.raises(ParameterError, match="^the target y has missing labels \\(first at row 80\\)"):
+        DPTreeEnsembleClassifier(accountant=accountant, random_state=0).fit(X, labels)
+    with pytest.raises(ValueError, match="^Expected a 2D array or a DataFrame of features"):
+        DPTreeEnsembleClassifier(accountant=accountant, random_state=0).fit(None, y)
+    assert accountant.spent() == 0
+
+
+def test_ensemble_predict_before_fit_is_not_fitted() -> None:
+    from sklearn.exceptions import NotFittedError
+
+    from dprm.classifier.ensemble import DPTreeEnsembleClassifier
+
+    X, _ = _ensemble_table()
+    with pytest.raises(NotFittedError):
+        DPTreeEnsembleClassifier().predict(X)

@@ -288,17 +288,21 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return checked_parameters({name: getattr(self, name) for name in self.parameter_specs})
 
     # -- fitting --------------------------------------------------------------------
-    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
-        """Grow the private tree on ``X``, ``y`` and release it.
+    def _checked_data(self, X: Any, y: Any, params: dict[str, Any]) -> tuple[
+            np.ndarray, list[FeatureEncoding], list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """``X`` and ``y`` checked and encoded, nothing spent: what ``fit`` reads before its first charge.
 
-        Raises
-        ------
-        ValueError
-            Bad parameters, a column name that occurs twice, a column of complex numbers,
-            non-finite features, a value outside its declared domain, a target with fewer
-            than two classes (all before any budget is spent).
+        Sets ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame), as
+        scikit-learn's ``validate_data`` does. :class:`~dprm.classifier.ensemble.DPTreeEnsembleClassifier`
+        calls it on every part before any part is fitted, so that a bad row in a later
+        part is refused before the first part is charged.
+
+        Returns
+        -------
+        X, domains, reasons, codes, classes, y_index
+            The rows as an array, the columns' domains, why the fit is not private (so
+            far), the rows' codes, the classes and each row's class index.
         """
-        params = self._checked_parameters()
         _check_target_complete(y)
         # No rows is a dataset like any other when classes and domains are declared: the
         # release is then noise only, and refusing it would tell n = 0 from n = 1 (a
@@ -335,6 +339,20 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         codes = encode(X, domains, strict=True)
         classes, y_index, class_reasons = self._classes(y)
         reasons += class_reasons
+        return X, domains, reasons, codes, classes, y_index
+
+    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
+        """Grow the private tree on ``X``, ``y`` and release it.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, a column name that occurs twice, a column of complex numbers,
+            non-finite features, a value outside its declared domain, a target with fewer
+            than two classes (all before any budget is spent).
+        """
+        params = self._checked_parameters()
+        X, domains, reasons, codes, classes, y_index = self._checked_data(X, y, params)
         D, d = params["max_depth"], params["d"]
         search = self._search(domains, d)
         self._check_size(domains, D)
