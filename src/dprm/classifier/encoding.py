@@ -177,10 +177,26 @@ def _as_number(value: Any) -> float | None:
 
 
 def _check_declared(spec: Mapping[Any, Any] | Sequence[Any] | None, names: Sequence[str], what: str) -> None:
-    """Refuse declarations for columns that do not exist."""
+    """Refuse declarations for columns that do not exist.
+
+    A key is a column's name or its position: a Python or numpy integer (``1``,
+    ``np.int64(1)``). A Boolean is neither: ``True`` would otherwise be taken as
+    position 1 (``True == 1`` in a dict), so it is refused.
+
+    Examples
+    --------
+    >>> _check_declared({"a": [0, 1], np.int64(1): (0, 1)}, ["a", "b"], "bounds")
+    >>> _check_declared({True: (0, 1)}, ["a", "b"], "bounds")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: bounds names a column by the Boolean True: give its name or its position (an integer)
+    """
     if isinstance(spec, Mapping):
         for key in spec:
-            if key not in names and not (isinstance(key, int) and 0 <= key < len(names)):
+            if isinstance(key, (bool, np.bool_)):
+                raise ParameterError(f"{what} names a column by the Boolean {_plain(key)!r}: "
+                                     f"give its name or its position (an integer)")
+            if key not in names and not (isinstance(key, (int, np.integer)) and 0 <= key < len(names)):
                 raise ParameterError(f"{what} names unknown column {short_repr(_plain(key))}")
     elif isinstance(spec, Sequence) and not isinstance(spec, str) and len(spec) > len(names):
         raise ParameterError(f"{what} has {len(spec)} entries for {len(names)} columns")
@@ -243,6 +259,10 @@ def learn_domains(
         numeric = declared_bounds is not None or all(n is not None for n in numbers)
         if numeric:
             if declared_bounds is not None:
+                if isinstance(declared_bounds, Sequence | np.ndarray) and any(
+                        isinstance(b, bool | np.bool_) for b in declared_bounds):  # as the types file: no Booleans
+                    raise ParameterError(f"bounds of column {name!r} must be a pair of numbers (low, high), "
+                                         f"not {short_repr(tuple(_plain(b) for b in declared_bounds))}")
                 try:
                     low, high = (float(b) for b in declared_bounds)
                 except OverflowError:  # an integer beyond the floats (10**400)

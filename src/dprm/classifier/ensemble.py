@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from dprm.classifier.estimator import DPDecisionTreeClassifier
+from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete
 from dprm.classifier.parameters import PARAMETERS
 from dprm.errors import ParameterError
 from dprm.params import KeywordParam, as_seed, parameter_table
@@ -175,6 +175,11 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         for name, spec in ENSEMBLE_PARAMETERS.items():  # before any data is read or budget spent
             spec.validate(getattr(self, name))
         epsilon = as_epsilon(self.epsilon, "epsilon")
+        _check_target_complete(y)
+        check_consistent_length(X, y)  # else the parts of y's rows would index X's silently
+        if X is None or np.ndim(X) != 2:
+            raise ValueError(f"Expected a 2D array or a DataFrame of features, got {type(X).__name__} "
+                             f"of {np.ndim(X)} dimension(s)")
         y = np.asarray(y)
         reasons: list[str] = []
         classes = self.classes
@@ -198,11 +203,17 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         estimators = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the parts' reasons are collected below
-            for part in parts:
-                tree = DPDecisionTreeClassifier(
-                    epsilon=float(epsilon), max_depth=self.max_depth, bounds=self.bounds,
-                    categories=self.categories, classes=classes, accountant=PartAccountant(epsilon, shared),
-                    random_state=None if seed is None else int(rng.integers(2**31)))
+            trees = [DPDecisionTreeClassifier(
+                epsilon=float(epsilon), max_depth=self.max_depth, bounds=self.bounds,
+                categories=self.categories, classes=classes, accountant=PartAccountant(epsilon, shared))
+                for _ in parts]
+            # Every part's rows checked before the first part is charged: a value outside its
+            # domain in the last part must not leave the budget of the first ones spent.
+            for tree, part in zip(trees, parts):
+                tree._checked_data(rows[part], y[part], tree._checked_parameters())
+            for tree, part in zip(trees, parts):
+                # each part's seed drawn just before its fit, as before the checks: a seed's fits stay the same
+                tree.set_params(random_state=None if seed is None else int(rng.integers(2**31)))
                 estimators.append(tree.fit(rows[part], y[part]))
         for tree in estimators:
             reasons += [r for r in tree.privacy_reasons_ if r not in reasons and not r.startswith("seeded")]
@@ -227,4 +238,5 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class with the largest averaged probability (the first in ``classes_`` on a tie)."""
+        check_is_fitted(self, "estimators_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

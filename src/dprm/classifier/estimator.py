@@ -288,17 +288,21 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return checked_parameters({name: getattr(self, name) for name in self.parameter_specs})
 
     # -- fitting --------------------------------------------------------------------
-    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
-        """Grow the private tree on ``X``, ``y`` and release it.
+    def _checked_data(self, X: Any, y: Any, params: dict[str, Any]) -> tuple[
+            np.ndarray, list[FeatureEncoding], list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """``X`` and ``y`` checked and encoded, nothing spent: what ``fit`` reads before its first charge.
 
-        Raises
-        ------
-        ValueError
-            Bad parameters, a column name that occurs twice, a column of complex numbers,
-            non-finite features, a value outside its declared domain, a target with fewer
-            than two classes (all before any budget is spent).
+        Sets ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame), as
+        scikit-learn's ``validate_data`` does. :class:`~dprm.classifier.ensemble.DPTreeEnsembleClassifier`
+        calls it on every part before any part is fitted, so that a bad row in a later
+        part is refused before the first part is charged.
+
+        Returns
+        -------
+        X, domains, reasons, codes, classes, y_index
+            The rows as an array, the columns' domains, why the fit is not private (so
+            far), the rows' codes, the classes and each row's class index.
         """
-        params = self._checked_parameters()
         _check_target_complete(y)
         # No rows is a dataset like any other when classes and domains are declared: the
         # release is then noise only, and refusing it would tell n = 0 from n = 1 (a
@@ -325,6 +329,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             else [f"x{i}" for i in range(X.shape[1])]
         )
         _check_no_complex_values(X, names)
+        _check_hashable_values(X, names)
         domains, reasons = learn_domains(
             X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"]
         )
@@ -334,6 +339,20 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         codes = encode(X, domains, strict=True)
         classes, y_index, class_reasons = self._classes(y)
         reasons += class_reasons
+        return X, domains, reasons, codes, classes, y_index
+
+    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
+        """Grow the private tree on ``X``, ``y`` and release it.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, a column name that occurs twice, a column of complex numbers,
+            non-finite features, a value outside its declared domain, a target with fewer
+            than two classes (all before any budget is spent).
+        """
+        params = self._checked_parameters()
+        X, domains, reasons, codes, classes, y_index = self._checked_data(X, y, params)
         D, d = params["max_depth"], params["d"]
         search = self._search(domains, d)
         self._check_size(domains, D)
@@ -597,6 +616,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise
         X = np.asarray(X, dtype=object) if X.dtype.kind not in "fiub" else np.asarray(X, dtype=np.float64)
         _check_no_complex_values(X, names)
+        _check_hashable_values(X, names)
         codes = encode(X, self.domains_, strict=False)
         return self.tree_.apply(codes, self.domains_)
 
@@ -727,6 +747,42 @@ def _check_no_complex_values(X: np.ndarray, names: Sequence[str]) -> None:
             shown = short_repr(value.item() if isinstance(value, np.generic) else value)
             raise ParameterError(f"{_COMPLEX} {names[j]!r} holds the complex number {shown}; {_COMPLEX_REMEDY}",
                                  code="unsupported_column", column=names[j], data_dependent=True)
+
+
+def _check_hashable_values(X: np.ndarray, names: Sequence[str]) -> None:
+    """A :class:`ParameterError` naming the first column of the object array ``X`` that holds an unhashable value.
+
+    A list, a dict or a set in a cell is no number and cannot be a category (categories
+    are looked up by hashing): pandas would stop with ``TypeError: unhashable type``,
+    naming no column.
+
+    Examples
+    --------
+    >>> _check_hashable_values(np.array([["a", (1, 2)]], dtype=object), ["p", "q"])
+    >>> _check_hashable_values(np.array([["a", None], ["b", None]], dtype=object)[:, :1], ["p"])
+    >>> X = np.empty((1, 2), dtype=object); X[0, 0], X[0, 1] = "a", [1]
+    >>> _check_hashable_values(X, ["p", "q"])
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: column 'q' holds a value of type list, which is neither a number nor a category; use numbers, text or Booleans
+    """
+    if X.dtype != object:
+        return
+    import pandas as pd  # imported by dprm.classifier.encoding
+
+    for j in range(X.shape[1]):
+        try:
+            pd.unique(X[:, j])  # hashes every value at C speed; the slow search below only on a failure
+        except TypeError:
+            for value in X[:, j]:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise ParameterError(f"column {names[j]!r} holds a value of type {type(value).__name__}, which "
+                                         f"is neither a number nor a category; {_COMPLEX_REMEDY}",
+                                         code="unsupported_column", column=names[j],
+                                         data_dependent=True) from None
+            raise
 
 
 def _column_name(names: Sequence[str], position: int) -> str:

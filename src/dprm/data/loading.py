@@ -127,6 +127,7 @@ def load_two_view(
     >>> data.notes
     ["left DataFrame: column 'age' is categorical (inferred): not every value is a number, e.g. row 2"]
     """
+    _check_flag(keep_constant, "keep_constant")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
     lraw = read_table(left, "left", duplicate_names, markers)
@@ -205,6 +206,8 @@ def read_view(
     """
     if side not in ("left", "right"):
         raise ParameterError(f"side must be 'left' or 'right', not {side!r}")
+    _check_flag(keep_constant, "keep_constant")
+    _check_flag(all_types_here, "all_types_here")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
     raw = read_table(source, side, duplicate_names, markers)
@@ -533,6 +536,19 @@ def _list(values: Any) -> str:
     values = [str(v) for v in values]
     shown = ", ".join(short_text(v if v.isprintable() else repr(v)) for v in values[:SHOW])
     return shown + (", ..." if len(values) > SHOW else "")
+
+
+def _check_flag(value: object, name: str) -> None:
+    """Refuse a flag that is not a Boolean: ``keep_constant="no"`` would be true.
+
+    >>> _check_flag(True, "keep_constant")
+    >>> _check_flag("no", "keep_constant")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: keep_constant must be True or False, not 'no'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False, not {short_repr(value)}")
 
 
 def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,

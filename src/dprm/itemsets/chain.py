@@ -67,11 +67,14 @@ def chain_orders(columns: Sequence[str], orders: Sequence[Sequence[str]] | None,
                  rng: np.random.Generator) -> list[tuple[int, ...]]:
     """The chains' orders as column indices: ``orders`` (by column name) checked, or ``n_chains`` drawn from ``rng``.
 
-    Every given order must list each column exactly once, and there must be one at
+    Every given order must list each column exactly once (a list of names: a string
+    such as ``"ab"`` is refused, not read as ``["a", "b"]``), and there must be one at
     least and :data:`~dprm.itemsets.parameters.MAX_CHAINS` (100) at most; ``rng`` is used
     only to draw orders (``n_chains`` permutations).
     """
     if orders is not None:
+        if isinstance(orders, str) or any(isinstance(order, str) for order in orders):  # "ab" would be ["a", "b"]
+            raise ParameterError("orders must be a list of orders, each a list of column names, not a string")
         orders = list(orders)
         if len(orders) > MAX_CHAINS:
             raise ParameterError(f"orders must hold at most {MAX_CHAINS} orders (one per chain), not {len(orders)}")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dprm.data.category_text import category_text
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.itemsets.chain import Chain, sample_chain
 from dprm.itemsets.domains import VariableDomain
 from dprm.itemsets.reference_sample import ReferenceSample
@@ -53,8 +53,11 @@ class DensityQueries:
         """The code row of a (partial) assignment: each column's code, -1 where not assigned.
 
         Values are category texts (or numbers of binned columns); an unknown column or
-        value is a :class:`~dprm.errors.ParameterError`.
+        value, or an assignment that is not a mapping, is a :class:`~dprm.errors.ParameterError`.
         """
+        if not isinstance(assignment, Mapping):
+            raise ParameterError(f"an assignment must be a mapping from column name to value "
+                                 f"({{'colour': 'red'}}), not {type(assignment).__name__}")
         variables = self.variables_
         columns = list(variables)
         codes = np.full(len(columns), -1, dtype=np.int64)
@@ -143,6 +146,8 @@ class DensityQueries:
         variables = self.variables_
         if target not in variables:
             raise ParameterError(f"no column named {target!r}")
+        if not isinstance(given, Mapping):
+            self.codes_of(given)  # its one-line refusal
         if target in given:
             raise ParameterError(f"the target {target!r} is also given")
         row = self.codes_of(given)
@@ -156,6 +161,8 @@ class DensityQueries:
 
     def sample_codes(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` code rows drawn from the estimate (see *Sampling*)."""
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+            raise ParameterError(f"the number of rows to draw must be an integer, not {short_repr(n)}")
         if n < 0:
             raise ParameterError("the number of rows to draw must not be negative")
         if not isinstance(rng, np.random.Generator):

@@ -247,7 +247,10 @@ def bin_labels(edges: Sequence[float]) -> tuple[str, ...]:
 
 def _checked_edges(name: str, edges: Sequence[float]) -> tuple[float, ...]:
     try:
-        values = tuple(float(e) for e in edges)
+        given = list(edges)
+        if isinstance(edges, str) or any(isinstance(e, bool | np.bool_) for e in given):  # True: the edge 1.0
+            raise TypeError(edges)
+        values = tuple(float(e) for e in given)
     except (TypeError, ValueError):
         raise ParameterError(f"bins for column {name!r}: the edges must be numbers") from None
     if len(values) < 2 or not all(np.isfinite(values)) or any(b <= a for a, b in zip(values, values[1:])):

@@ -98,7 +98,8 @@ import numpy as np
 import pandas as pd
 
 from dprm.errors import ParameterError
-from dprm.itemsets.parameters import N_CHAINS, N_SAMPLES, RANDOM_STATE, Setting, check_settings, whole_number
+from dprm.itemsets.parameters import (N_CHAINS, N_SAMPLES, RANDOM_STATE, Setting, check_settings, finite_number,
+                                      whole_number)
 from dprm.itemsets.private_basis_fit import fit_basis
 from dprm.itemsets.private_chain import COMPRESSED_MAX_CELLS, COMPRESSED_MAX_PARENTS, STRUCTURES, fit_chain
 from dprm.itemsets.private_dp_trees import MAX_DEPTH, released_tree
@@ -156,6 +157,8 @@ SETTINGS: dict[str, Setting] = {setting.name: setting for setting in (
             lambda v: v is None or (not isinstance(v, bool) and isinstance(v, int | float) and 0 < v <= 1)),
     N_CHAINS,
     N_SAMPLES,  # checked before anything is spent (the estimate built at the end checks it again)
+    # dpmm's run is charged before it starts: a timeout of -1 or NaN would spend the budget on a run that fails at once
+    Setting("synthetic_timeout", "a positive finite number of seconds", finite_number(lambda v: v > 0)),
 )}
 
 
@@ -248,8 +251,8 @@ def fit_private_estimator(
     Raises
     ------
     ParameterError
-        A bad ε, depth, number of chains or reference sample size, a numeric column without bins, an
-        accountant that cannot afford ε (all before anything is spent).
+        A bad ε, depth, number of chains, reference sample size or ``synthetic_timeout``, a numeric
+        column without bins, an accountant that cannot afford ε (all before anything is spent).
     DataError
         A value outside a declared domain, no rows (before anything is spent).
     """

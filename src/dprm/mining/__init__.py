@@ -65,7 +65,7 @@ def make_miner(algorithm: str, **parameters: Any) -> Miner:
     ...
     dprm.errors.ParameterError: reremi has no parameter mcmc-iterations
     """
-    if algorithm not in ALGORITHMS:
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:  # a list is not hashable: one line too
         raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose one of: {', '.join(ALGORITHMS)}")
     miner_class, fixed = ALGORITHMS[algorithm]
     for name in parameters:
@@ -94,7 +94,7 @@ def parameter_specs(algorithm: str) -> dict[str, Param]:
     >>> "trees" in parameter_specs("alt-mcmc")
     False
     """
-    if algorithm not in ALGORITHMS:
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:  # a list is not hashable: one line too
         raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose one of: {', '.join(ALGORITHMS)}")
     miner_class, fixed = ALGORITHMS[algorithm]
     return {name: spec for name, spec in miner_class.parameter_specs.items() if name not in fixed}
@@ -124,7 +124,7 @@ def parameter_help(algorithms: Iterable[str] | None = None,
     """
     names = list(ALGORITHMS) if algorithms is None else list(algorithms)
     for algorithm in names:
-        if algorithm not in ALGORITHMS:
+        if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
             raise ParameterError(f"unknown algorithm {short_repr(algorithm)}; choose one of: {', '.join(ALGORITHMS)}")
     by_name: dict[str, dict[str, Param]] = {}
     for algorithm in names:
