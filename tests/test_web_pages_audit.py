@@ -385,6 +385,11 @@ def test_categories_a_query_cannot_hold_are_typed_by_their_index(site: Site) -> 
         assert refused.status_code == 422 and "left query: " in message, typed
         assert ("is written by its index among its attribute's categories, shown beside it in the schema: "
                 "e.g. [colour = #1]") in message, typed
+    for typed in ("[colour = pale]", "[colour = purple] & [a]"):  # " pale" is declared: the index form named
+        undeclared = client.post("/ui/datasets/hues/statistics", data={**form, "left": typed})
+        message = html.unescape(undeclared.text)
+        assert undeclared.status_code == 422 and "is not a declared category of 'colour'" in message, typed
+        assert "written by its index among its attribute's categories" in message and "[colour = #1]" in message
     missing = client.post("/ui/datasets/hues/statistics", data={**form, "left": "[colour = #7]"})
     assert missing.status_code == 422
     assert "category #7 of 'colour' does not exist (its declared categories: #0 to #6)" in html.unescape(missing.text)

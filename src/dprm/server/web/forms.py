@@ -316,6 +316,40 @@ def _index_hint(entries: list[Mapping[str, Any]]) -> str:
     return hint
 
 
+def _refuse_undeclared_unholdable(side: str, query: Any, columns: list[str], domains: Mapping[str, list[str]]
+                                  ) -> None:
+    """Refuse a category that its attribute does not declare where the attribute has categories a query
+    cannot hold, naming the index form (``[colour = pale]`` typed for the declared ``" pale"``).
+
+    The API would refuse the literal too (its answer is known from the public schema,
+    ``outside_domain``), but its message cannot say how such a category is typed. Reads the
+    typed query and the public schema only; elsewhere the API's refusal stands.
+
+    Examples
+    --------
+    >>> from dprm.queries import CategoricalLiteral
+    >>> _refuse_undeclared_unholdable("left", CategoricalLiteral("c", "red"), ["a", "c"], {"c": ["red", " pale"]})
+    >>> _refuse_undeclared_unholdable("left", CategoricalLiteral("c", "pale"), ["a", "c"], {"c": ["red", " pale"]})
+    Traceback (most recent call last):
+    ...
+    dprm.server.web.forms.FormError: left query: 'pale' is not a declared category of 'c'; a category a query cannot hold (one of clired's symbols such as ] < = & | , or a space at an end) is written by its index among its attribute's categories, shown beside it in the schema: e.g. [c = #1]
+    """
+    from dprm.queries import CategoricalLiteral
+    from dprm.queries.clired_parser import query_category, query_name
+
+    for literal in query.literals():
+        declared = domains.get(literal.attr) if isinstance(literal, CategoricalLiteral) else None
+        if declared is None or literal.category in declared:
+            continue
+        k = next((k for k, c in enumerate(declared) if query_category(c, k) != c), None)
+        if k is not None:
+            name = query_name(literal.attr, columns.index(literal.attr))
+            raise FormError(f"{side} query: {str(literal.category)[:64]!r} is not a declared category of "
+                            f"{literal.attr[:64]!r}; a category a query cannot hold (one of clired's symbols such "
+                            "as ] < = & | , or a space at an end) is written by its index among its attribute's "
+                            f"categories, shown beside it in the schema: e.g. [{name[:64]} = #{k}]")
+
+
 def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[str, Any], *, dry_run: bool) -> Any:
     """The API's :class:`~dprm.server.api_models.StatisticsRequest` of the statistics form.
 
@@ -349,6 +383,7 @@ def statistics_request(form: Mapping[str, Any], dataset: str, schema: Mapping[st
         except DprmError as error:  # the reason, not the query the form shows already (a long one hid it)
             reason = str(error).splitlines()[0].removeprefix(f"clired query {text!r}: ")
             raise FormError(f"{side} query: {reason[:300]}{_index_hint(entries)}") from None
+        _refuse_undeclared_unholdable(side, query, columns, domains)
         queries[side] = query_to_json(query)
     confidence = confidence_value(str(form.get("confidence", "")))
     body = {"left": queries["left"], "right": queries["right"], "confidence": confidence, "dry_run": dry_run,
