@@ -476,6 +476,7 @@ def _check_query_attributes(document: Mapping[str, Any], path: Path, views: Sequ
     """
     from dprm.data.attributes import AttributeKind
     from dprm.queries import BooleanLiteral, CategoricalLiteral, NumericLiteral, query_from_json
+    from dprm.queries.literals import _as_number  # how a categorical literal on a numeric attribute reads it
 
     for index, entry in enumerate(document["redescriptions"]):
         for view, side in zip(views, ("left", "right")):
@@ -498,15 +499,6 @@ def _check_query_attributes(document: Mapping[str, Any], path: Path, views: Sequ
                 raise DprmError(f"{path}: redescriptions[{index}].{side}: {problem} on attribute {literal.attr!r} "
                                 f"of the {view.name} view, which is {kind.value}; delete the file to have the run "
                                 "redone")
-
-
-def _as_number(text: str) -> float | None:
-    """``text`` as a finite number, as a categorical literal on a numeric attribute reads it; else None."""
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _run_all(manifest: Mapping[str, Any], out_dir: Path, rows: int, jobs: int,
