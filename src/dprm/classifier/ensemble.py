@@ -209,12 +209,14 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
                 for _ in parts]
             # Every part's rows checked before the first part is charged: a value outside its
             # domain in the last part must not leave the budget of the first ones spent.
+            checked = []
             for tree, part in zip(trees, parts):
-                tree._checked_data(rows[part], y[part], tree._checked_parameters())
-            for tree, part in zip(trees, parts):
+                params = tree._checked_parameters()
+                checked.append((params, tree._checked_data(rows[part], y[part], params)))
+            for tree, (params, data) in zip(trees, checked):
                 # each part's seed drawn just before its fit, as before the checks: a seed's fits stay the same
                 tree.set_params(random_state=None if seed is None else int(rng.integers(2**31)))
-                estimators.append(tree.fit(rows[part], y[part]))
+                estimators.append(tree._fit_checked(params, data))
         for tree in estimators:
             reasons += [r for r in tree.privacy_reasons_ if r not in reasons and not r.startswith("seeded")]
         block = parent.privacy_block(reasons=reasons, since=since)

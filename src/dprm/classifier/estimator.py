@@ -352,7 +352,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             than two classes (all before any budget is spent).
         """
         params = self._checked_parameters()
-        X, domains, reasons, codes, classes, y_index = self._checked_data(X, y, params)
+        return self._fit_checked(params, self._checked_data(X, y, params))
+
+    def _fit_checked(self, params: dict[str, Any], checked: tuple) -> DPDecisionTreeClassifier:
+        """:meth:`fit` of the parameters and data already checked (:meth:`_checked_parameters`,
+        :meth:`_checked_data`): the ensemble checks every part first, then fits each once."""
+        X, domains, reasons, codes, classes, y_index = checked
         D, d = params["max_depth"], params["d"]
         search = self._search(domains, d)
         self._check_size(domains, D)
@@ -369,7 +374,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"the accountant's remaining budget {float(accountant.remaining()):g} does not cover epsilon {float(params['epsilon']):g}"
             )
         for reason in reasons:
-            warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=2)
+            warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=3)
         rng = np.random.default_rng(seed)
         epsilon, release = params["epsilon"], "tree"
         if self._small_budget_rule():
@@ -381,7 +386,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             # make the fit private. (Exact draws take all their randomness from the accountant.)
             reasons.append(SEEDED_PROPOSALS_REASON)
             warnings.warn(f"DPDecisionTreeClassifier: not private: {SEEDED_PROPOSALS_REASON}", UserWarning,
-                          stacklevel=2)
+                          stacklevel=3)
         if release == "chosen split":
             tree = self._chosen_split(codes, y_index, len(classes), domains, accountant, epsilon)
             search, d = "exhaustive", 1
