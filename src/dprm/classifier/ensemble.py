@@ -39,10 +39,9 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete
 from dprm.classifier.parameters import PARAMETERS
-from dprm.errors import ParameterError
 from dprm.params import KeywordParam, as_seed, parameter_table
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
-from dprm.privacy.accountant import PURE_DP, combine_guarantees
+from dprm.privacy.accountant import PURE_DP, check_affordable, combine_guarantees
 from dprm.privacy.budget import EpsilonLike, as_epsilon
 
 __all__ = ["DPTreeEnsembleClassifier", "ENSEMBLE_PARAMETERS", "PartAccountant", "ParallelParts", "partition_rows"]
@@ -193,9 +192,7 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         else:
             noise = SecureNoise() if seed is None else SeededNoise(rng)
             parent = Accountant(epsilon, noise)
-        if not parent.can_afford(epsilon):
-            raise ParameterError(f"the accountant's remaining budget {float(parent.remaining()):g} "
-                                 f"does not cover epsilon {float(epsilon):g}")
+        check_affordable(parent, epsilon)  # a BudgetExceededError and a ParameterError
         since = len(parent.ledger)
         shared = ParallelParts(parent, int(self.n_estimators))
         parts = partition_rows(len(y), int(self.n_estimators), rng)

@@ -140,7 +140,7 @@ from dprm.privacy import (
     StructuredDraw,
     StructuredExponentialMechanism,
 )
-from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON
+from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON, check_affordable
 
 __all__ = ["DPDecisionTreeClassifier"]
 
@@ -369,10 +369,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             noise = SecureNoise() if seed is None else SeededNoise(np.random.default_rng(seed))
             accountant = Accountant(params["epsilon"], noise)
         since = len(accountant.ledger)
-        if not accountant.can_afford(params["epsilon"]):
-            raise ParameterError(
-                f"the accountant's remaining budget {float(accountant.remaining()):g} does not cover epsilon {float(params['epsilon']):g}"
-            )
+        check_affordable(accountant, params["epsilon"])  # a BudgetExceededError and a ParameterError
         for reason in reasons:
             warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=3)
         rng = np.random.default_rng(seed)
