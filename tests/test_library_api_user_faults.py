@@ -9,6 +9,12 @@ this file with the unchanged sources first on the path):
   budget error around any dprm fit missed the classifiers' refusal. It is now an
   :class:`~dprm.errors.UnaffordableEpsilonError`, both (and still a ``ValueError``),
   raised at the same point, before any release.
+- ``Miner.document(extra)`` took any value: an object, a set, a date or NaN came back
+  in the document and stopped ``json.dumps`` with json's own ``TypeError`` (or wrote
+  ``NaN``) far from the call; a non-string key was turned into its text; a key that is
+  one of the miner's parameters (``{"depth": 9}``) silently replaced the value the run
+  used; a string or a list stopped with ``TypeError: not a mapping``. Each is now a
+  one-line ``ParameterError`` naming the key, and no document is made.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dprm.classifier import DPDecisionTreeClassifier
 from dprm.classifier.ensemble import DPTreeEnsembleClassifier
 from dprm.errors import BudgetExceededError, ParameterError
 from dprm.itemsets.private import fit_private_estimator
+from dprm.mining import make_miner
 from dprm.privacy import Accountant, SeededNoise
 
 
@@ -59,3 +66,60 @@ def test_itemset_estimate_over_spend_is_a_budget_error() -> None:
                               accountant=accountant, private_method="basis", min_support=0.3)
     assert isinstance(refused.value, ParameterError)
     assert [entry.step for entry in accountant.ledger] == ["earlier"]
+
+
+# -- Miner.document(extra_parameters) ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fitted_miners() -> dict:
+    from dprm.data import load_two_view
+    from dprm.datasets import make_planted
+
+    planted = make_planted(200, random_state=0)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    return {name: make_miner(name, epsilon=1, **options).fit(data, rng=0)
+            for name, options in [("mcmc-tree-pair", {"mcmc_iterations": 200}),
+                                  ("serenade-es", {"initial_pairs": 2, "extensions": 2})]}
+
+
+@pytest.mark.parametrize("value, words", [
+    (object(), " is of type object, which is not a JSON value"),
+    ({1, 2}, " is of type set, which is not a JSON value"),
+    (pd.Timestamp(0), " is of type Timestamp, which is not a JSON value"),
+    ([1, float("nan")], r"\[1\] is nan, not a finite number"),
+    ({"inner": float("inf")}, r"\['inner'\] is inf, not a finite number"),
+])
+def test_document_refuses_a_value_that_is_not_json(fitted_miners: dict, value: object, words: str) -> None:
+    for miner in fitted_miners.values():
+        with pytest.raises(ParameterError, match=r"^extra_parameters\['note'\]" + words):
+            miner.document({"note": value})
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({1: "x"}, "^extra_parameters has the key 1, which is not a string"),
+    ({None: "x"}, "^extra_parameters has the key None, which is not a string"),
+    ("seed", "^extra_parameters must be a mapping of names to JSON values, not str"),
+    ([("seed", 1)], "^extra_parameters must be a mapping of names to JSON values, not list"),
+])
+def test_document_refuses_odd_keys_and_non_mappings(fitted_miners: dict, extra: object, words: str) -> None:
+    for miner in fitted_miners.values():
+        with pytest.raises(ParameterError, match=words):
+            miner.document(extra)  # type: ignore[arg-type]
+
+
+def test_document_refuses_replacing_what_the_run_states(fitted_miners: dict) -> None:
+    trees, serenade = fitted_miners["mcmc-tree-pair"], fitted_miners["serenade-es"]
+    with pytest.raises(ParameterError, match="^extra_parameters: 'depth' is stated by the MCMCTreePair run itself"):
+        trees.document({"depth": 7})
+    assert "chosen" in serenade.document()["parameters"]
+    with pytest.raises(ParameterError, match="^extra_parameters: 'chosen' is stated by the SerenadeES run itself"):
+        serenade.document({"chosen": {}})
+
+
+def test_document_takes_plain_and_numpy_extras(fitted_miners: dict) -> None:
+    import json
+
+    for miner in fitted_miners.values():
+        document = miner.document({"dataset": "planted", "seed": None, "sizes": (np.int64(3), np.float32(0.5))})
+        assert document["parameters"]["sizes"] == [3, 0.5] and document["parameters"]["dataset"] == "planted"
+        assert json.loads(json.dumps(document, allow_nan=False)) == document
