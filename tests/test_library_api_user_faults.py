@@ -15,6 +15,12 @@ this file with the unchanged sources first on the path):
   one of the miner's parameters (``{"depth": 9}``) silently replaced the value the run
   used; a string or a list stopped with ``TypeError: not a mapping``. Each is now a
   one-line ``ParameterError`` naming the key, and no document is made.
+- ``classes=[False, True]`` on a 0/1 target made the classifiers predict Booleans (and
+  ``classes=[0, 1]`` on a Boolean target numbers), where scikit-learn's classifiers
+  predict labels of the target's type (``classes_`` are the values of ``y``): the
+  declared labels are now written as the target writes them (the same classes, the
+  same order and released tree); a declared label with no Boolean form beside a
+  Boolean target (``2``) is refused by name.
 """
 
 from __future__ import annotations
@@ -123,3 +129,31 @@ def test_document_takes_plain_and_numpy_extras(fitted_miners: dict) -> None:
         document = miner.document({"dataset": "planted", "seed": None, "sizes": (np.int64(3), np.float32(0.5))})
         assert document["parameters"]["sizes"] == [3, 0.5] and document["parameters"]["dataset"] == "planted"
         assert json.loads(json.dumps(document, allow_nan=False)) == document
+
+
+# -- Boolean classes and a 0/1 target ----------------------------------------------------
+
+@pytest.mark.parametrize("estimator", [DPDecisionTreeClassifier, DPTreeEnsembleClassifier])
+@pytest.mark.parametrize("target, declared", [("int", [False, True]), ("float", [True, False]),
+                                              ("bool", [0, 1]), ("bool", [1.0, 0.0])])
+def test_classes_take_the_targets_type(estimator: type, target: str, declared: list) -> None:
+    X, y = _table()
+    y = y.astype(target)
+    options = {"bounds": {"a": (-4, 4)}, "categories": {"b": ["u", "v"]}, "random_state": 0}
+    as_declared = estimator(classes=declared, **options).fit(X, y)
+    as_target = estimator(classes=sorted(np.unique(y).tolist()), **options).fit(X, y)
+    assert as_declared.classes_.dtype == y.dtype == as_declared.predict(X).dtype
+    assert np.array_equal(as_declared.classes_, as_target.classes_)
+    assert np.array_equal(as_declared.predict(X), as_target.predict(X))
+    assert np.array_equal(as_declared.predict_proba(X), as_target.predict_proba(X))
+    assert as_declared.ledger_ == as_target.ledger_
+
+
+def test_a_class_with_no_boolean_form_beside_a_boolean_target_is_refused() -> None:
+    X, y = _table()
+    accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+    with pytest.raises(ParameterError, match=r"^the target's labels are Booleans but the declared class 2 is not 0 "
+                                             r"or 1: declare the classes as the target writes them"):
+        DPDecisionTreeClassifier(classes=[0, 1, 2], accountant=accountant, bounds={"a": (-4, 4)},
+                                 categories={"b": ["u", "v"]}).fit(X, y.astype(bool))
+    assert accountant.ledger == []

@@ -186,7 +186,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Public categories of categorical features.
     classes : sequence, optional
         Public class labels (``classes_`` holds them sorted, as scikit-learn's estimators
-        do); read off ``y`` otherwise (then not private).
+        do, in the target's type: ``[False, True]`` on a 0/1 target gives ``[0, 1]``, so
+        predictions are of ``y``'s type); read off ``y`` otherwise (then not private).
     n_thresholds : int, default 16
         Candidate thresholds per numeric feature, evenly inside its bounds.
     categorical_splits : {"auto", "multiway", "binary", "both"}, default "auto"
@@ -560,6 +561,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(f"the target's labels are {'text' if text_target else 'numbers'} but the declared "
                                  f"classes are {'text' if text_labels else 'numbers'}: declare them as the target "
                                  f"writes them")
+        if y.size and not text_labels:
+            labels = _labels_as_target_writes(labels, y)
         # sorted, as scikit-learn's classes_: its scorers (roc_auc, log_loss) read predict_proba's columns so
         classes = np.sort(np.asarray(labels), kind="stable")
         if classes.ndim != 1 or np.unique(classes).size != classes.size:
@@ -645,6 +648,47 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         nodes = self._end_nodes(X)
         return self.classes_[np.argmax(self.tree_.proba[nodes], axis=1)]
+
+
+def _is_boolean(value: Any) -> bool:
+    return isinstance(value, bool | np.bool_)
+
+
+def _labels_as_target_writes(labels: Sequence[Any], y: np.ndarray) -> Sequence[Any]:
+    """Declared number or Boolean ``labels`` written as the target ``y`` writes them: ``classes_``'s labels.
+
+    scikit-learn's classifiers predict labels of the target's type (``classes_`` are
+    the values of ``y``). Python takes ``True`` for 1, so a 0/1 target fits with
+    ``classes=[False, True]`` and a Boolean one with ``classes=[0, 1]``; then the
+    labels are converted to the target's kind (the same classes, the same order):
+    Booleans for a Boolean target, the target's numbers otherwise. A declared label
+    that has no Boolean form (``2`` beside a Boolean target) is refused. Labels of the
+    target's own kind are returned as they are.
+
+    Examples
+    --------
+    >>> np.array(_labels_as_target_writes((False, True), np.array([0.0, 1.0, 1.0])))
+    array([0., 1.])
+    >>> _labels_as_target_writes((1, 0), np.array([True, False]))
+    [True, False]
+    >>> _labels_as_target_writes((0, 1, 2), np.array([True, False]))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the target's labels are Booleans but the declared class 2 is not 0 or 1: declare the classes as the target writes them ([False, True])
+    """
+    target_boolean = y.dtype.kind == "b" or (y.dtype.kind == "O" and all(_is_boolean(v) for v in y.tolist()))
+    labels_boolean = all(_is_boolean(label) for label in labels)
+    if target_boolean == labels_boolean:
+        return labels
+    if labels_boolean:  # a number target: the Booleans as its numbers (False 0, True 1)
+        kind = y.dtype.type if y.dtype.kind in "iuf" else int
+        return [kind(int(label)) if kind is int else kind(label) for label in labels]
+    for label in labels:
+        if label not in (0, 1):
+            shown = short_repr(label.item() if isinstance(label, np.generic) else label)
+            raise ParameterError(f"the target's labels are Booleans but the declared class {shown} is not 0 or 1: "
+                                 f"declare the classes as the target writes them ([False, True])")
+    return [bool(label) for label in labels]
 
 
 def _plain_frame(X: Any) -> Any:
