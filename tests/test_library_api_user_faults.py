@@ -21,6 +21,12 @@ this file with the unchanged sources first on the path):
   declared labels are now written as the target writes them (the same classes, the
   same order and released tree); a declared label with no Boolean form beside a
   Boolean target (``2``) is refused by name.
+- A fitted ``DPTreeEnsembleClassifier`` could not be pickled or returned from a joblib
+  process ("an Accountant cannot be pickled"), even with no accountant given: its trees
+  kept their part's accountant. It had no ``n_features_in_`` / ``feature_names_in_``;
+  a target of one class was refused as "classes must hold at least two labels, not 1"
+  (no classes were declared), and a 2-D target named the shape of a part's rows, not
+  the caller's.
 """
 
 from __future__ import annotations
@@ -157,3 +163,33 @@ def test_a_class_with_no_boolean_form_beside_a_boolean_target_is_refused() -> No
         DPDecisionTreeClassifier(classes=[0, 1, 2], accountant=accountant, bounds={"a": (-4, 4)},
                                  categories={"b": ["u", "v"]}).fit(X, y.astype(bool))
     assert accountant.ledger == []
+
+
+# -- the ensemble as a fitted scikit-learn estimator ---------------------------------------
+
+def test_fitted_ensemble_pickles_without_its_parts_accountants() -> None:
+    import pickle
+
+    X, y = _table()
+    model = DPTreeEnsembleClassifier(random_state=0, classes=[0, 1], bounds={"a": (-4, 4)},
+                                     categories={"b": ["u", "v"]}).fit(X, y)
+    copy = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(copy.predict_proba(X), model.predict_proba(X))
+    assert copy.ledger_ == model.ledger_ and all(tree.accountant is None for tree in model.estimators_)
+
+
+def test_ensemble_sets_the_input_attributes() -> None:
+    X, y = _table()
+    model = DPTreeEnsembleClassifier(random_state=0).fit(X, y)
+    assert model.n_features_in_ == 2 and list(model.feature_names_in_) == ["a", "b"]
+    model.fit(X.to_numpy(), y)  # a refit on an array forgets the names, as scikit-learn's validation does
+    assert model.n_features_in_ == 2 and not hasattr(model, "feature_names_in_")
+
+
+def test_ensemble_names_one_class_and_a_2d_target_as_the_tree_does() -> None:
+    X, y = _table()
+    for estimator in (DPDecisionTreeClassifier, DPTreeEnsembleClassifier):
+        with pytest.raises(ParameterError, match=r"^the target has only one class \(0\); a classifier needs at least"):
+            estimator(random_state=0).fit(X, np.zeros(len(y), dtype=int))
+        with pytest.raises(ValueError, match=r"^y should be a 1d array, got an array of shape \(120, 2\) instead"):
+            estimator(random_state=0).fit(X, np.c_[y, y])

@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_consistent_length, check_is_fitted
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete
+from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete, classes_of_target
 from dprm.classifier.parameters import PARAMETERS
 from dprm.params import KeywordParam, as_seed, parameter_table
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
@@ -136,6 +136,8 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
     ----------
     estimators_ : list of DPDecisionTreeClassifier
     classes_ : ndarray
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input only)
     ledger_ : list of dict
     privacy_spent_ : float
     guarantee_ : str
@@ -179,11 +181,11 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         if X is None or np.ndim(X) != 2:
             raise ValueError(f"Expected a 2D array or a DataFrame of features, got {type(X).__name__} "
                              f"of {np.ndim(X)} dimension(s)")
-        y = np.asarray(y)
+        y = column_or_1d(y, warn=True)  # a (n, 1) column as scikit-learn takes it; else its shape named, not a part's
         reasons: list[str] = []
         classes = self.classes
         if classes is None:
-            classes = np.unique(y).tolist()
+            classes = classes_of_target(y).tolist()  # one class named as the tree names it (no classes declared)
             reasons.append("classes read off the data (declare classes)")
         seed = as_seed(self.random_state)  # a Generator or RandomState: one seed drawn from it (advanced)
         rng = np.random.default_rng(seed)
@@ -215,10 +217,20 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
                 tree.set_params(random_state=None if seed is None else int(rng.integers(2**31)))
                 estimators.append(tree._fit_checked(params, data))
         for tree in estimators:
+            # a part's accountant belongs to the run (its charges are in the ensemble's ledger); kept, it
+            # made every fitted ensemble unpicklable ("an Accountant cannot be pickled") and tied to this process
+            tree.accountant = None
+        for tree in estimators:
             reasons += [r for r in tree.privacy_reasons_ if r not in reasons and not r.startswith("seeded")]
         block = parent.privacy_block(reasons=reasons, since=since)
         self.estimators_ = estimators
         self.classes_ = estimators[0].classes_
+        # scikit-learn's fitted attributes of the input (the parts' validation set them on each tree)
+        self.n_features_in_ = estimators[0].n_features_in_
+        if hasattr(estimators[0], "feature_names_in_"):
+            self.feature_names_in_ = estimators[0].feature_names_in_
+        elif hasattr(self, "feature_names_in_"):  # an earlier fit's, on a DataFrame
+            del self.feature_names_in_
         self.ledger_ = block["ledger"]
         self.privacy_spent_ = block["epsilon"]
         self.private_ = block["private"]

@@ -541,13 +541,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return tree
 
     def _classes(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        present = np.unique(y)
         if self.classes is None:
-            if present.size < 2:
-                label = present[0].item() if isinstance(present[0], np.generic) else present[0]
-                raise ParameterError(
-                    f"the target has only one class ({label!r}); a classifier needs at least two classes"
-                )
+            present = classes_of_target(y)
             return present, np.searchsorted(present, y), ["classes read off the data (declare classes)"]
         labels = check_labels(self.classes, "classes")
         if len(labels) < 2:
@@ -648,6 +643,27 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         nodes = self._end_nodes(X)
         return self.classes_[np.argmax(self.tree_.proba[nodes], axis=1)]
+
+
+def classes_of_target(y: np.ndarray) -> np.ndarray:
+    """The classes read off the target ``y`` (sorted, as scikit-learn's ``classes_``); at least two.
+
+    Examples
+    --------
+    >>> classes_of_target(np.array(["b", "a", "b"]))
+    array(['a', 'b'], dtype='<U1')
+    >>> classes_of_target(np.array([0, 0]))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the target has only one class (0); a classifier needs at least two classes
+    """
+    present = np.unique(y)
+    if present.size == 0:
+        raise ParameterError("the target has no labels; a classifier needs at least two classes")
+    if present.size < 2:
+        label = present[0].item() if isinstance(present[0], np.generic) else present[0]
+        raise ParameterError(f"the target has only one class ({label!r}); a classifier needs at least two classes")
+    return present
 
 
 def _is_boolean(value: Any) -> bool:
