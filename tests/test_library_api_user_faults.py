@@ -27,6 +27,11 @@ this file with the unchanged sources first on the path):
   a target of one class was refused as "classes must hold at least two labels, not 1"
   (no classes were declared), and a 2-D target named the shape of a part's rows, not
   the caller's.
+- ``Miner.set_params`` stored values as given where ``__init__`` (``make_miner``)
+  converts them: ``set_params(epsilon="1/3")`` passed the check and then stopped ``fit``
+  with ``ValueError: could not convert string to float: '1/3'``; a numpy integer
+  (``depth=np.int64(3)``) stayed a numpy integer, which ``__init__`` converts because
+  it overflows in the miners' arithmetic.
 """
 
 from __future__ import annotations
@@ -193,3 +198,20 @@ def test_ensemble_names_one_class_and_a_2d_target_as_the_tree_does() -> None:
             estimator(random_state=0).fit(X, np.zeros(len(y), dtype=int))
         with pytest.raises(ValueError, match=r"^y should be a 1d array, got an array of shape \(120, 2\) instead"):
             estimator(random_state=0).fit(X, np.c_[y, y])
+
+
+# -- Miner.set_params stores as __init__ does ------------------------------------------------
+
+def test_set_params_stores_values_as_init_does() -> None:
+    from dprm.data import load_two_view
+    from dprm.datasets import make_planted
+
+    planted = make_planted(200, random_state=0)
+    data = load_two_view(planted.left, planted.right, types=planted.types)
+    made = make_miner("mcmc-tree-pair", epsilon="1/3", depth=np.int64(2), mcmc_iterations=100)
+    updated = make_miner("mcmc-tree-pair", mcmc_iterations=100).set_params(epsilon="1/3", depth=np.int64(2))
+    assert updated.get_params() == made.get_params()
+    assert type(updated.depth) is int and updated.epsilon == made.epsilon
+    fits = [miner.fit(data, accountant=Accountant("1/3", SeededNoise(np.random.default_rng(0))), rng=0)
+            for miner in (updated, made)]
+    assert fits[0].document() == fits[1].document()

@@ -407,18 +407,21 @@ class Miner:
     def _store(self, values: Mapping[str, Any]) -> None:
         """Store the ``__init__`` arguments (call as ``self._store(locals())``, first)."""
         for name in self.parameter_names():
-            value = values[name]
-            spec = self.parameter_specs.get(name)
-            kind = spec.kind if spec is not None else None
-            if (kind == "float" and isinstance(value, numbers.Rational)
-                    and not isinstance(value, (bool, int))):
-                value = float(value)  # a Fraction is checked as a number, then used as a float (numpy)
-            elif (kind == "int" and isinstance(value, numbers.Integral) and not isinstance(value, bool)
-                  and type(value) is not int):
-                value = int(value)  # a numpy integer would overflow in the miner's arithmetic (uint8 · 100)
-            elif kind == "epsilon" and isinstance(value, str):
-                value = _exact_text(value)  # "1/3" is used as the Fraction it names (float("1/3") fails)
-            setattr(self, name, value)
+            setattr(self, name, self._stored_value(name, values[name]))
+
+    def _stored_value(self, name: str, value: Any) -> Any:
+        """``value`` of parameter ``name`` as the miner stores it (by ``__init__`` and :meth:`set_params` alike)."""
+        spec = self.parameter_specs.get(name)
+        kind = spec.kind if spec is not None else None
+        if (kind == "float" and isinstance(value, numbers.Rational)
+                and not isinstance(value, (bool, int))):
+            value = float(value)  # a Fraction is checked as a number, then used as a float (numpy)
+        elif (kind == "int" and isinstance(value, numbers.Integral) and not isinstance(value, bool)
+              and type(value) is not int):
+            value = int(value)  # a numpy integer would overflow in the miner's arithmetic (uint8 · 100)
+        elif kind == "epsilon" and isinstance(value, str):
+            value = _exact_text(value)  # "1/3" is used as the Fraction it names (float("1/3") fails)
+        return value
 
     def check_parameters(self) -> None:
         """Validate every parameter without the data; one-line ParameterError on the first bad one.
@@ -507,7 +510,7 @@ class Miner:
                                  f"its parameters: {', '.join(names)}")
         before = self.get_params()
         for name, value in parameters.items():
-            setattr(self, name, value)
+            setattr(self, name, self._stored_value(name, value))  # as __init__ stores it: "1/3" a Fraction
         try:
             self.check_parameters()
         except Exception:
