@@ -32,6 +32,11 @@ this file with the unchanged sources first on the path):
   with ``ValueError: could not convert string to float: '1/3'``; a numpy integer
   (``depth=np.int64(3)``) stayed a numpy integer, which ``__init__`` converts because
   it overflows in the miners' arithmetic.
+- A date, time or duration column had no kind of its own in the classifiers: alone it
+  became a numeric feature (nanoseconds since 1970), beside a text column a
+  categorical one (a category per date), beside a number or Boolean column numpy
+  stopped with ``DTypePromotionError`` naming no column. It is now refused naming the
+  column, in ``fit`` (before any charge) and ``predict``.
 """
 
 from __future__ import annotations
@@ -215,3 +220,36 @@ def test_set_params_stores_values_as_init_does() -> None:
     fits = [miner.fit(data, accountant=Accountant("1/3", SeededNoise(np.random.default_rng(0))), rng=0)
             for miner in (updated, made)]
     assert fits[0].document() == fits[1].document()
+
+
+# -- date, time and duration columns -------------------------------------------------------
+
+_DATES = {
+    "datetime64[ns]": pd.Series(pd.date_range("2020-01-01", periods=120)),
+    "datetime64[ns, UTC]": pd.Series(pd.date_range("2020-01-01", periods=120, tz="UTC")),
+    "timedelta64[ns]": pd.Series(pd.to_timedelta(np.arange(120), unit="s")),
+    "category of datetime64[ns]": pd.Series(pd.Categorical(pd.date_range("2020-01-01", periods=120))),
+}
+
+
+@pytest.mark.parametrize("kind", list(_DATES))
+@pytest.mark.parametrize("neighbours", [[], ["a"], ["b"]])
+def test_date_columns_are_refused_by_name(kind: str, neighbours: list[str]) -> None:
+    X, y = _table()
+    frame = X[neighbours].assign(when=_DATES[kind])
+    for estimator in (DPDecisionTreeClassifier, DPTreeEnsembleClassifier):
+        accountant = Accountant(1, SeededNoise(np.random.default_rng(0)))
+        with pytest.raises(ParameterError, match=r"^column 'when' holds values of pandas type .*; use numbers, "
+                                                 r"text or Booleans \(.astype\(str\) makes them categories"):
+            estimator(accountant=accountant).fit(frame, y)
+        assert accountant.ledger == []
+
+
+def test_date_arrays_and_date_columns_at_prediction_are_refused() -> None:
+    X, y = _table()
+    dates = np.array(pd.date_range("2020-01-01", periods=120)).reshape(-1, 1)
+    with pytest.raises(ParameterError, match=r"^column 'x0' holds values of numpy type datetime64\[ns\]"):
+        DPDecisionTreeClassifier(random_state=0).fit(dates, y)
+    model = DPDecisionTreeClassifier(random_state=0).fit(X.assign(when=["u", "v"] * 60), y)
+    with pytest.raises(ParameterError, match=r"^column 'when' holds values of pandas type datetime64\[ns\]"):
+        model.predict(X.assign(when=_DATES["datetime64[ns]"]))

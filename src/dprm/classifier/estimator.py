@@ -315,6 +315,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                              f"X has no feature column, and a tree needs one to split on")  # scikit-learn's words
         _check_column_names(X)
         _check_not_complex(X)
+        _check_no_dates(X)
         try:
             X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
                                  ensure_min_samples=0 if may_be_empty else 1)
@@ -609,6 +610,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_column_names(X)
         names = [domain.name for domain in self.domains_]
         _check_not_complex(X, names)
+        _check_no_dates(X, names)
         try:
             X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
         except ValueError as error:
@@ -780,6 +782,40 @@ def _check_not_complex(X: Any, names: Sequence[str] = ()) -> None:
     name = _column_name(names, column)
     raise ParameterError(f"{_COMPLEX} {name!r} holds values of numpy type {dtype}; {_COMPLEX_REMEDY}",
                          code="unsupported_column", column=name)
+
+
+def _check_no_dates(X: Any, names: Sequence[str] = ()) -> None:
+    """A :class:`ParameterError` naming the first column of ``X`` whose type is a date, a time or a duration.
+
+    Such a column had no kind of its own: alone it became a numeric feature (nanoseconds
+    since 1970), beside a text column a categorical one (one category per date), and
+    beside a number or Boolean column numpy stopped with ``DTypePromotionError``, naming
+    no column. ``names`` as for :func:`_check_not_complex`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> _check_no_dates(pd.DataFrame({"a": [1.0], "b": ["x"]}))
+    >>> _check_no_dates(pd.DataFrame({"a": [1.0], "when": pd.to_datetime(["2020-01-01"])}))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: column 'when' holds values of pandas type datetime64[ns]; use numbers, text or Booleans (.astype(str) makes them categories, .astype('int64') numbers)
+    """
+    if type(X).__name__ == "DataFrame" and "pandas" in sys.modules:
+        import pandas as pd  # already imported by whoever made the DataFrame
+
+        own = all(isinstance(label, str) for label in X.columns)  # else scikit-learn names them by position
+        types = [(i, t.categories.dtype if isinstance(t, pd.CategoricalDtype) else t, "pandas")
+                 for i, t in enumerate(X.dtypes)]
+    else:
+        own, dtype = False, getattr(X, "dtype", None)
+        types = [(0, dtype, "numpy")] if getattr(dtype, "kind", "") in ("m", "M") else []
+    for i, dtype, library in types:
+        if getattr(dtype, "kind", "") in ("m", "M"):
+            name = X.columns[i] if own else _column_name(names, i)
+            raise ParameterError(f"column {name!r} holds values of {library} type {dtype}; {_COMPLEX_REMEDY} "
+                                 f"(.astype(str) makes them categories, .astype('int64') numbers)",
+                                 code="unsupported_column", column=name)
 
 
 def _complex_refusal(error: ValueError, X: Any, names: Sequence[str] = ()) -> None:
