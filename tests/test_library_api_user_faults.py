@@ -37,13 +37,21 @@ this file with the unchanged sources first on the path):
   categorical one (a category per date), beside a number or Boolean column numpy
   stopped with ``DTypePromotionError`` naming no column. It is now refused naming the
   column, in ``fit`` (before any charge) and ``predict``.
+- ``DPTreeEnsembleClassifier`` failed six of scikit-learn's estimator checks, which the
+  tree passes: it declared none of the tree's tags (missing values and text are
+  features), so the checks took its acceptance of NaN and text for a fault; sparse X
+  became an array of one object (no "dense data is required"); an array-like that
+  numpy reads only through ``__array__`` stopped ``np.ndim`` with ``TypeError``.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dprm.classifier import DPDecisionTreeClassifier
 from dprm.classifier.ensemble import DPTreeEnsembleClassifier
@@ -253,3 +261,12 @@ def test_date_arrays_and_date_columns_at_prediction_are_refused() -> None:
     model = DPDecisionTreeClassifier(random_state=0).fit(X.assign(when=["u", "v"] * 60), y)
     with pytest.raises(ParameterError, match=r"^column 'when' holds values of pandas type datetime64\[ns\]"):
         model.predict(X.assign(when=_DATES["datetime64[ns]"]))
+
+
+# -- the ensemble passes scikit-learn's estimator checks -------------------------------------
+
+@parametrize_with_checks([DPTreeEnsembleClassifier(epsilon=100.0, random_state=0, max_depth=3)])
+def test_ensemble_sklearn_estimator_checks(estimator: DPTreeEnsembleClassifier, check: object) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # domains and classes read off the checks' data
+        check(estimator)  # type: ignore[operator]

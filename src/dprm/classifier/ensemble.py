@@ -34,6 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
@@ -171,12 +172,24 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
+    def __sklearn_tags__(self):  # noqa: D105 - scikit-learn protocol
+        tags = super().__sklearn_tags__()  # the trees': missing values and text are features
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.non_deterministic = self.random_state is None
+        return tags
+
     def fit(self, X: Any, y: Any) -> DPTreeEnsembleClassifier:
         """Partition the rows, fit one default tree per part with ε on its part, release them all."""
         for name, spec in ENSEMBLE_PARAMETERS.items():  # before any data is read or budget spent
             spec.validate(getattr(self, name))
         epsilon = as_epsilon(self.epsilon, "epsilon")
         _check_target_complete(y)
+        if issparse(X):  # scikit-learn's words (np.asarray would make it an array of one object)
+            raise TypeError("Sparse data was passed for X, but dense data is required. Use '.toarray()' to convert "
+                            "to a dense numpy array.")
+        if X is not None and not hasattr(X, "iloc"):
+            X = np.asarray(X)  # a list of rows, or an object numpy reads through __array__ only
         check_consistent_length(X, y)  # else the parts of y's rows would index X's silently
         if X is None or np.ndim(X) != 2:
             raise ValueError(f"Expected a 2D array or a DataFrame of features, got {type(X).__name__} "
@@ -198,7 +211,7 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         since = len(parent.ledger)
         shared = ParallelParts(parent, int(self.n_estimators))
         parts = partition_rows(len(y), int(self.n_estimators), rng)
-        rows = X.iloc if hasattr(X, "iloc") else np.asarray(X)
+        rows = X.iloc if hasattr(X, "iloc") else X
         estimators = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the parts' reasons are collected below
