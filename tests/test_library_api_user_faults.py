@@ -42,6 +42,9 @@ this file with the unchanged sources first on the path):
   features), so the checks took its acceptance of NaN and text for a fault; sparse X
   became an array of one object (no "dense data is required"); an array-like that
   numpy reads only through ``__array__`` stopped ``np.ndim`` with ``TypeError``.
+- An ensemble of more parts than the rows fill, with domains read off the data, was
+  refused in the words of one part's tree ("Found array with 0 sample(s) (shape=(0,
+  2))", rows the caller never passed); the message now says which part drew no row.
 """
 
 from __future__ import annotations
@@ -270,3 +273,13 @@ def test_ensemble_sklearn_estimator_checks(estimator: DPTreeEnsembleClassifier, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # domains and classes read off the checks' data
         check(estimator)  # type: ignore[operator]
+
+
+def test_ensemble_names_the_part_that_drew_no_row() -> None:
+    X, y = _table(20)
+    with pytest.raises(ValueError, match=r"^part \d+ of the rows \(n_estimators=50\) drew no row: .* read off the "
+                                         r"data: declare them to fit on no rows; or fit fewer parts$"):
+        DPTreeEnsembleClassifier(n_estimators=50, random_state=0).fit(X, y)
+    declared = DPTreeEnsembleClassifier(n_estimators=50, random_state=0, classes=[0, 1], bounds={"a": (-4, 4)},
+                                        categories={"b": ["u", "v"]}).fit(X, y)
+    assert declared.privacy_spent_ == 1.0

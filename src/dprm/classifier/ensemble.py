@@ -222,9 +222,16 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
             # Every part's rows checked before the first part is charged: a value outside its
             # domain in the last part must not leave the budget of the first ones spent.
             checked = []
-            for tree, part in zip(trees, parts):
+            for i, (tree, part) in enumerate(zip(trees, parts)):
                 params = tree._checked_parameters()
-                checked.append((params, tree._checked_data(rows[part], y[part], params)))
+                try:
+                    checked.append((params, tree._checked_data(rows[part], y[part], params)))
+                except ValueError as error:
+                    if part.size or type(error) is not ValueError:  # a ParameterError names its column
+                        raise
+                    # the tree's words are about its own rows ("shape=(0, 2)"), not the caller's
+                    raise ValueError(f"part {i + 1} of the rows (n_estimators={len(parts)}) drew no row: {error}; "
+                                     f"or fit fewer parts") from None
             for tree, (params, data) in zip(trees, checked):
                 # each part's seed drawn just before its fit, as before the checks: a seed's fits stay the same
                 tree.set_params(random_state=None if seed is None else int(rng.integers(2**31)))
