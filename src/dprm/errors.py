@@ -50,7 +50,8 @@ import os
 import re
 from typing import Any
 
-__all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "ERROR_CODES",
+__all__ = ["DprmError", "DataError", "BudgetExceededError", "EngineError", "ParameterError", "UnaffordableEpsilonError",
+           "ERROR_CODES",
            "MAX_INTEGER_DIGITS", "not_utf8", "number_problem", "printable_text", "short_repr", "short_text"]
 
 #: The stable error codes and a public description of each (no data in it).
@@ -190,6 +191,25 @@ class BudgetExceededError(DprmError):
 
     default_code = "budget_exceeded"
     default_data_dependent = False
+
+
+class UnaffordableEpsilonError(BudgetExceededError, ParameterError):
+    """An estimator's ``epsilon`` exceeds its accountant's remaining budget: refused before any release.
+
+    Both a :class:`BudgetExceededError` (what a caller of any dprm fit catches for an
+    exhausted budget, as the miners raise it) and a :class:`ParameterError`, hence a
+    ``ValueError`` (what scikit-learn style estimators raise for a parameter they
+    cannot use, and what the classifiers and the itemset estimate have always raised
+    here). Its code is ``"budget_exceeded"``.
+
+    Examples
+    --------
+    >>> error = UnaffordableEpsilonError("the accountant's remaining budget 0 does not cover epsilon 1")
+    >>> isinstance(error, BudgetExceededError), isinstance(error, ParameterError), isinstance(error, ValueError)
+    (True, True, True)
+    >>> error.code, error.data_dependent
+    ('budget_exceeded', False)
+    """
 
 
 def short_text(text: str, limit: int = 40) -> str:

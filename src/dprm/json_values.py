@@ -23,7 +23,7 @@ import numpy as np
 
 from dprm.errors import short_repr
 
-__all__ = ["JsonNumber", "finite_number", "no_duplicate_keys", "plain_json"]
+__all__ = ["JsonNumber", "finite_number", "json_problem", "no_duplicate_keys", "plain_json"]
 
 
 def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
@@ -55,6 +55,56 @@ def plain_json(value: Any, *, nan_as_null: bool = False) -> Any:
     if nan_as_null and isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def json_problem(value: Any, where: str = "the value") -> str | None:
+    """Why ``value`` is no plain JSON value (the first part that is not, named by its path); else None.
+
+    Plain JSON values are what :func:`plain_json` returns and :func:`json.dumps` writes as
+    valid JSON: None, Booleans, ints, finite floats, strings, lists of them and dicts with
+    string keys. Anything else (an object, a set, a date, NaN) would stop ``json.dumps``
+    with its own ``TypeError`` (or write ``NaN``, which JSON has not) far from where it
+    was given; check with this first (after :func:`plain_json`) and refuse in one line.
+
+    Parameters
+    ----------
+    value : Any
+        The value to check.
+    where : str
+        How the message names ``value``; the parts below it are named as
+        ``where['key'][0]``.
+
+    Examples
+    --------
+    >>> json_problem({"k": [1, 2.5, "a", None, True]}) is None
+    True
+    >>> json_problem({"k": [1, float("nan")]}, "extra")
+    "extra['k'][1] is nan, not a finite number"
+    >>> json_problem({1: "a"}, "extra")
+    'extra has the key 1, which is not a string'
+    >>> json_problem({"s": {1, 2}}, "extra")
+    "extra['s'] is of type set, which is not a JSON value (use numbers, text, Booleans, None, lists and dicts)"
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where} is {value!r}, not a finite number"
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            problem = json_problem(item, f"{where}[{i}]")
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where} has the key {short_repr(key)}, which is not a string"
+            problem = json_problem(item, f"{where}[{short_repr(key)}]")
+            if problem is not None:
+                return problem
+        return None
+    return (f"{where} is of type {type(value).__name__}, which is not a JSON value "
+            f"(use numbers, text, Booleans, None, lists and dicts)")
 
 
 def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:

@@ -34,15 +34,15 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_consistent_length, check_is_fitted
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete
+from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete, classes_of_target
 from dprm.classifier.parameters import PARAMETERS
-from dprm.errors import ParameterError
 from dprm.params import KeywordParam, as_seed, parameter_table
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
-from dprm.privacy.accountant import PURE_DP, combine_guarantees
+from dprm.privacy.accountant import PURE_DP, check_affordable, combine_guarantees
 from dprm.privacy.budget import EpsilonLike, as_epsilon
 
 __all__ = ["DPTreeEnsembleClassifier", "ENSEMBLE_PARAMETERS", "PartAccountant", "ParallelParts", "partition_rows"]
@@ -137,6 +137,8 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
     ----------
     estimators_ : list of DPDecisionTreeClassifier
     classes_ : ndarray
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input only)
     ledger_ : list of dict
     privacy_spent_ : float
     guarantee_ : str
@@ -170,21 +172,33 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
+    def __sklearn_tags__(self):  # noqa: D105 - scikit-learn protocol
+        tags = super().__sklearn_tags__()  # the trees': missing values and text are features
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.non_deterministic = self.random_state is None
+        return tags
+
     def fit(self, X: Any, y: Any) -> DPTreeEnsembleClassifier:
         """Partition the rows, fit one default tree per part with ε on its part, release them all."""
         for name, spec in ENSEMBLE_PARAMETERS.items():  # before any data is read or budget spent
             spec.validate(getattr(self, name))
         epsilon = as_epsilon(self.epsilon, "epsilon")
         _check_target_complete(y)
+        if issparse(X):  # scikit-learn's words (np.asarray would make it an array of one object)
+            raise TypeError("Sparse data was passed for X, but dense data is required. Use '.toarray()' to convert "
+                            "to a dense numpy array.")
+        if X is not None and not hasattr(X, "iloc"):
+            X = np.asarray(X)  # a list of rows, or an object numpy reads through __array__ only
         check_consistent_length(X, y)  # else the parts of y's rows would index X's silently
         if X is None or np.ndim(X) != 2:
             raise ValueError(f"Expected a 2D array or a DataFrame of features, got {type(X).__name__} "
                              f"of {np.ndim(X)} dimension(s)")
-        y = np.asarray(y)
+        y = column_or_1d(y, warn=True)  # a (n, 1) column as scikit-learn takes it; else its shape named, not a part's
         reasons: list[str] = []
         classes = self.classes
         if classes is None:
-            classes = np.unique(y).tolist()
+            classes = classes_of_target(y).tolist()  # one class named as the tree names it (no classes declared)
             reasons.append("classes read off the data (declare classes)")
         seed = as_seed(self.random_state)  # a Generator or RandomState: one seed drawn from it (advanced)
         rng = np.random.default_rng(seed)
@@ -193,13 +207,11 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         else:
             noise = SecureNoise() if seed is None else SeededNoise(rng)
             parent = Accountant(epsilon, noise)
-        if not parent.can_afford(epsilon):
-            raise ParameterError(f"the accountant's remaining budget {float(parent.remaining()):g} "
-                                 f"does not cover epsilon {float(epsilon):g}")
+        check_affordable(parent, epsilon)  # a BudgetExceededError and a ParameterError
         since = len(parent.ledger)
         shared = ParallelParts(parent, int(self.n_estimators))
         parts = partition_rows(len(y), int(self.n_estimators), rng)
-        rows = X.iloc if hasattr(X, "iloc") else np.asarray(X)
+        rows = X.iloc if hasattr(X, "iloc") else X
         estimators = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the parts' reasons are collected below
@@ -210,18 +222,35 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
             # Every part's rows checked before the first part is charged: a value outside its
             # domain in the last part must not leave the budget of the first ones spent.
             checked = []
-            for tree, part in zip(trees, parts):
+            for i, (tree, part) in enumerate(zip(trees, parts)):
                 params = tree._checked_parameters()
-                checked.append((params, tree._checked_data(rows[part], y[part], params)))
+                try:
+                    checked.append((params, tree._checked_data(rows[part], y[part], params)))
+                except ValueError as error:
+                    if part.size or type(error) is not ValueError:  # a ParameterError names its column
+                        raise
+                    # the tree's words are about its own rows ("shape=(0, 2)"), not the caller's
+                    raise ValueError(f"part {i + 1} of the rows (n_estimators={len(parts)}) drew no row: {error}; "
+                                     f"or fit fewer parts") from None
             for tree, (params, data) in zip(trees, checked):
                 # each part's seed drawn just before its fit, as before the checks: a seed's fits stay the same
                 tree.set_params(random_state=None if seed is None else int(rng.integers(2**31)))
                 estimators.append(tree._fit_checked(params, data))
         for tree in estimators:
+            # a part's accountant belongs to the run (its charges are in the ensemble's ledger); kept, it
+            # made every fitted ensemble unpicklable ("an Accountant cannot be pickled") and tied to this process
+            tree.accountant = None
+        for tree in estimators:
             reasons += [r for r in tree.privacy_reasons_ if r not in reasons and not r.startswith("seeded")]
         block = parent.privacy_block(reasons=reasons, since=since)
         self.estimators_ = estimators
         self.classes_ = estimators[0].classes_
+        # scikit-learn's fitted attributes of the input (the parts' validation set them on each tree)
+        self.n_features_in_ = estimators[0].n_features_in_
+        if hasattr(estimators[0], "feature_names_in_"):
+            self.feature_names_in_ = estimators[0].feature_names_in_
+        elif hasattr(self, "feature_names_in_"):  # an earlier fit's, on a DataFrame
+            del self.feature_names_in_
         self.ledger_ = block["ledger"]
         self.privacy_spent_ = block["epsilon"]
         self.private_ = block["private"]

@@ -140,7 +140,7 @@ from dprm.privacy import (
     StructuredDraw,
     StructuredExponentialMechanism,
 )
-from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON
+from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON, check_affordable
 
 __all__ = ["DPDecisionTreeClassifier"]
 
@@ -186,7 +186,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Public categories of categorical features.
     classes : sequence, optional
         Public class labels (``classes_`` holds them sorted, as scikit-learn's estimators
-        do); read off ``y`` otherwise (then not private).
+        do, in the target's type: ``[False, True]`` on a 0/1 target gives ``[0, 1]``, so
+        predictions are of ``y``'s type); read off ``y`` otherwise (then not private).
     n_thresholds : int, default 16
         Candidate thresholds per numeric feature, evenly inside its bounds.
     categorical_splits : {"auto", "multiway", "binary", "both"}, default "auto"
@@ -314,6 +315,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                              f"X has no feature column, and a tree needs one to split on")  # scikit-learn's words
         _check_column_names(X)
         _check_not_complex(X)
+        _check_no_dates(X)
         try:
             X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
                                  ensure_min_samples=0 if may_be_empty else 1)
@@ -369,10 +371,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             noise = SecureNoise() if seed is None else SeededNoise(np.random.default_rng(seed))
             accountant = Accountant(params["epsilon"], noise)
         since = len(accountant.ledger)
-        if not accountant.can_afford(params["epsilon"]):
-            raise ParameterError(
-                f"the accountant's remaining budget {float(accountant.remaining()):g} does not cover epsilon {float(params['epsilon']):g}"
-            )
+        check_affordable(accountant, params["epsilon"])  # a BudgetExceededError and a ParameterError
         for reason in reasons:
             warnings.warn(f"DPDecisionTreeClassifier: not private: {reason}", UserWarning, stacklevel=3)
         rng = np.random.default_rng(seed)
@@ -543,13 +542,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return tree
 
     def _classes(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        present = np.unique(y)
         if self.classes is None:
-            if present.size < 2:
-                label = present[0].item() if isinstance(present[0], np.generic) else present[0]
-                raise ParameterError(
-                    f"the target has only one class ({label!r}); a classifier needs at least two classes"
-                )
+            present = classes_of_target(y)
             return present, np.searchsorted(present, y), ["classes read off the data (declare classes)"]
         labels = check_labels(self.classes, "classes")
         if len(labels) < 2:
@@ -563,6 +557,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(f"the target's labels are {'text' if text_target else 'numbers'} but the declared "
                                  f"classes are {'text' if text_labels else 'numbers'}: declare them as the target "
                                  f"writes them")
+        if y.size and not text_labels:
+            labels = _labels_as_target_writes(labels, y)
         # sorted, as scikit-learn's classes_: its scorers (roc_auc, log_loss) read predict_proba's columns so
         classes = np.sort(np.asarray(labels), kind="stable")
         if classes.ndim != 1 or np.unique(classes).size != classes.size:
@@ -614,6 +610,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_column_names(X)
         names = [domain.name for domain in self.domains_]
         _check_not_complex(X, names)
+        _check_no_dates(X, names)
         try:
             X = validate_data(self, _plain_frame(X), dtype=None, ensure_all_finite=False, reset=False)
         except ValueError as error:
@@ -648,6 +645,68 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         nodes = self._end_nodes(X)
         return self.classes_[np.argmax(self.tree_.proba[nodes], axis=1)]
+
+
+def classes_of_target(y: np.ndarray) -> np.ndarray:
+    """The classes read off the target ``y`` (sorted, as scikit-learn's ``classes_``); at least two.
+
+    Examples
+    --------
+    >>> classes_of_target(np.array(["b", "a", "b"]))
+    array(['a', 'b'], dtype='<U1')
+    >>> classes_of_target(np.array([0, 0]))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the target has only one class (0); a classifier needs at least two classes
+    """
+    present = np.unique(y)
+    if present.size == 0:
+        raise ParameterError("the target has no labels; a classifier needs at least two classes")
+    if present.size < 2:
+        label = present[0].item() if isinstance(present[0], np.generic) else present[0]
+        raise ParameterError(f"the target has only one class ({label!r}); a classifier needs at least two classes")
+    return present
+
+
+def _is_boolean(value: Any) -> bool:
+    return isinstance(value, bool | np.bool_)
+
+
+def _labels_as_target_writes(labels: Sequence[Any], y: np.ndarray) -> Sequence[Any]:
+    """Declared number or Boolean ``labels`` written as the target ``y`` writes them: ``classes_``'s labels.
+
+    scikit-learn's classifiers predict labels of the target's type (``classes_`` are
+    the values of ``y``). Python takes ``True`` for 1, so a 0/1 target fits with
+    ``classes=[False, True]`` and a Boolean one with ``classes=[0, 1]``; then the
+    labels are converted to the target's kind (the same classes, the same order):
+    Booleans for a Boolean target, the target's numbers otherwise. A declared label
+    that has no Boolean form (``2`` beside a Boolean target) is refused. Labels of the
+    target's own kind are returned as they are.
+
+    Examples
+    --------
+    >>> np.array(_labels_as_target_writes((False, True), np.array([0.0, 1.0, 1.0])))
+    array([0., 1.])
+    >>> _labels_as_target_writes((1, 0), np.array([True, False]))
+    [True, False]
+    >>> _labels_as_target_writes((0, 1, 2), np.array([True, False]))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the target's labels are Booleans but the declared class 2 is not 0 or 1: declare the classes as the target writes them ([False, True])
+    """
+    target_boolean = y.dtype.kind == "b" or (y.dtype.kind == "O" and all(_is_boolean(v) for v in y.tolist()))
+    labels_boolean = all(_is_boolean(label) for label in labels)
+    if target_boolean == labels_boolean:
+        return labels
+    if labels_boolean:  # a number target: the Booleans as its numbers (False 0, True 1)
+        kind = y.dtype.type if y.dtype.kind in "iuf" else int
+        return [kind(int(label)) if kind is int else kind(label) for label in labels]
+    for label in labels:
+        if label not in (0, 1):
+            shown = short_repr(label.item() if isinstance(label, np.generic) else label)
+            raise ParameterError(f"the target's labels are Booleans but the declared class {shown} is not 0 or 1: "
+                                 f"declare the classes as the target writes them ([False, True])")
+    return [bool(label) for label in labels]
 
 
 def _plain_frame(X: Any) -> Any:
@@ -723,6 +782,40 @@ def _check_not_complex(X: Any, names: Sequence[str] = ()) -> None:
     name = _column_name(names, column)
     raise ParameterError(f"{_COMPLEX} {name!r} holds values of numpy type {dtype}; {_COMPLEX_REMEDY}",
                          code="unsupported_column", column=name)
+
+
+def _check_no_dates(X: Any, names: Sequence[str] = ()) -> None:
+    """A :class:`ParameterError` naming the first column of ``X`` whose type is a date, a time or a duration.
+
+    Such a column had no kind of its own: alone it became a numeric feature (nanoseconds
+    since 1970), beside a text column a categorical one (one category per date), and
+    beside a number or Boolean column numpy stopped with ``DTypePromotionError``, naming
+    no column. ``names`` as for :func:`_check_not_complex`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> _check_no_dates(pd.DataFrame({"a": [1.0], "b": ["x"]}))
+    >>> _check_no_dates(pd.DataFrame({"a": [1.0], "when": pd.to_datetime(["2020-01-01"])}))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: column 'when' holds values of pandas type datetime64[ns]; use numbers, text or Booleans (.astype(str) makes them categories, .astype('int64') numbers)
+    """
+    if type(X).__name__ == "DataFrame" and "pandas" in sys.modules:
+        import pandas as pd  # already imported by whoever made the DataFrame
+
+        own = all(isinstance(label, str) for label in X.columns)  # else scikit-learn names them by position
+        types = [(i, t.categories.dtype if isinstance(t, pd.CategoricalDtype) else t, "pandas")
+                 for i, t in enumerate(X.dtypes)]
+    else:
+        own, dtype = False, getattr(X, "dtype", None)
+        types = [(0, dtype, "numpy")] if getattr(dtype, "kind", "") in ("m", "M") else []
+    for i, dtype, library in types:
+        if getattr(dtype, "kind", "") in ("m", "M"):
+            name = X.columns[i] if own else _column_name(names, i)
+            raise ParameterError(f"column {name!r} holds values of {library} type {dtype}; {_COMPLEX_REMEDY} "
+                                 f"(.astype(str) makes them categories, .astype('int64') numbers)",
+                                 code="unsupported_column", column=name)
 
 
 def _complex_refusal(error: ValueError, X: Any, names: Sequence[str] = ()) -> None:

@@ -22,11 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dprm.errors import ParameterError
 from dprm.itemsets.estimator import DensityEstimator
 from dprm.itemsets.private_basis_supports import BasisRelease
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
-from dprm.privacy.accountant import check_accountant
+from dprm.privacy.accountant import check_accountant, check_affordable
 
 __all__ = ["PrivateFit", "DOMAIN_REASON", "fit_accountant", "charge", "record"]
 
@@ -72,9 +71,7 @@ def fit_accountant(accountant: Accountant | None, eps: Fraction, seeded: bool, r
     if accountant is None:
         noise = SeededNoise(np.random.default_rng(rng.integers(2**63))) if seeded else SecureNoise()
         accountant = Accountant(eps, noise)
-    if not accountant.can_afford(eps):
-        raise ParameterError(f"the accountant's remaining budget {float(accountant.remaining()):g} "
-                             f"does not cover epsilon {float(eps):g}")
+    check_affordable(accountant, eps)  # a BudgetExceededError and a ParameterError
     return accountant
 
 

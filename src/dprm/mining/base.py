@@ -56,8 +56,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.mining.extraction import Constraints
+from dprm.json_values import json_problem, plain_json
 from dprm.params import Param, parameter_table, read_none_texts
 from dprm.privacy.accountant import NEIGHBOURING, NO_GUARANTEE
 from dprm.privacy.budget import LARGEST_EPSILON, SMALLEST_EPSILON, as_fraction
@@ -406,18 +407,21 @@ class Miner:
     def _store(self, values: Mapping[str, Any]) -> None:
         """Store the ``__init__`` arguments (call as ``self._store(locals())``, first)."""
         for name in self.parameter_names():
-            value = values[name]
-            spec = self.parameter_specs.get(name)
-            kind = spec.kind if spec is not None else None
-            if (kind == "float" and isinstance(value, numbers.Rational)
-                    and not isinstance(value, (bool, int))):
-                value = float(value)  # a Fraction is checked as a number, then used as a float (numpy)
-            elif (kind == "int" and isinstance(value, numbers.Integral) and not isinstance(value, bool)
-                  and type(value) is not int):
-                value = int(value)  # a numpy integer would overflow in the miner's arithmetic (uint8 · 100)
-            elif kind == "epsilon" and isinstance(value, str):
-                value = _exact_text(value)  # "1/3" is used as the Fraction it names (float("1/3") fails)
-            setattr(self, name, value)
+            setattr(self, name, self._stored_value(name, values[name]))
+
+    def _stored_value(self, name: str, value: Any) -> Any:
+        """``value`` of parameter ``name`` as the miner stores it (by ``__init__`` and :meth:`set_params` alike)."""
+        spec = self.parameter_specs.get(name)
+        kind = spec.kind if spec is not None else None
+        if (kind == "float" and isinstance(value, numbers.Rational)
+                and not isinstance(value, (bool, int))):
+            value = float(value)  # a Fraction is checked as a number, then used as a float (numpy)
+        elif (kind == "int" and isinstance(value, numbers.Integral) and not isinstance(value, bool)
+              and type(value) is not int):
+            value = int(value)  # a numpy integer would overflow in the miner's arithmetic (uint8 · 100)
+        elif kind == "epsilon" and isinstance(value, str):
+            value = _exact_text(value)  # "1/3" is used as the Fraction it names (float("1/3") fails)
+        return value
 
     def check_parameters(self) -> None:
         """Validate every parameter without the data; one-line ParameterError on the first bad one.
@@ -506,7 +510,7 @@ class Miner:
                                  f"its parameters: {', '.join(names)}")
         before = self.get_params()
         for name, value in parameters.items():
-            setattr(self, name, value)
+            setattr(self, name, self._stored_value(name, value))  # as __init__ stores it: "1/3" a Fraction
         try:
             self.check_parameters()
         except Exception:
@@ -515,14 +519,71 @@ class Miner:
             raise
         return self
 
-    def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The spec's JSON document (``dprm.redescriptions/1``) of the fitted miner."""
-        from dprm.json_values import plain_json
+    def document(self, extra_parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The spec's JSON document (``dprm.redescriptions/1``) of the fitted miner.
 
+        Parameters
+        ----------
+        extra_parameters : mapping, optional
+            More entries of the document's ``parameters`` (a seed, the dataset's name):
+            string keys other than the ones the run states itself (its parameters, and
+            ``auto``, ``unused`` or ``chosen`` where the miner writes them), values that are JSON (numpy numbers and arrays,
+            tuples and fractions are made plain). Anything else is a one-line
+            :class:`~dprm.errors.ParameterError` naming the key, and no document.
+
+        Examples
+        --------
+        >>> from dprm.mining import make_miner
+        >>> from dprm.datasets import make_planted
+        >>> from dprm.data import load_two_view
+        >>> planted = make_planted(200, random_state=0)
+        >>> data = load_two_view(planted.left, planted.right, types=planted.types)
+        >>> miner = make_miner("mcmc-tree-pair", epsilon=1, mcmc_iterations=200).fit(data, rng=0)
+        >>> miner.document({"dataset": "planted"})["parameters"]["dataset"]
+        'planted'
+        >>> miner.document({"when": object()})
+        Traceback (most recent call last):
+        ...
+        dprm.errors.ParameterError: extra_parameters['when'] is of type object, which is not a JSON value (use numbers, text, Booleans, None, lists and dicts)
+        >>> miner.document({"depth": 9})
+        Traceback (most recent call last):
+        ...
+        dprm.errors.ParameterError: extra_parameters: 'depth' is stated by the MCMCTreePair run itself (as 'auto'); name the extra entry otherwise
+        """
         if not hasattr(self, "privacy_"):
             raise ParameterError(f"{type(self).__name__} has no result yet: call fit first")
-        parameters = plain_json({**self.get_params(), **(extra_parameters or {})})  # numpy numbers, fractions
+        own = plain_json({**self.get_params(), **self._run_parameters()})  # numpy numbers, fractions
+        parameters = {**own, **self._checked_extra(extra_parameters, own)}
         return make_document(self.algorithm, parameters, self.privacy_, self.redescriptions_)
+
+    def _run_parameters(self) -> dict[str, Any]:
+        """Entries of the document's ``parameters`` besides the miner's own that the run states (subclasses)."""
+        return {}
+
+    def _checked_extra(self, extra_parameters: Any, own: Mapping[str, Any]) -> dict[str, Any]:
+        """``extra_parameters`` of :meth:`document` made plain, or a ParameterError naming the first bad key.
+
+        ``own`` are the entries the run states itself (its parameters, :meth:`_run_parameters`).
+        """
+        if extra_parameters is None:
+            return {}
+        if not isinstance(extra_parameters, Mapping):
+            raise ParameterError(f"extra_parameters must be a mapping of names to JSON values, not "
+                                 f"{type(extra_parameters).__name__}")
+        extra: dict[str, Any] = {}
+        for key, value in extra_parameters.items():
+            if not isinstance(key, str):
+                raise ParameterError(f"extra_parameters has the key {short_repr(key)}, which is not a string "
+                                     f"(JSON's keys are)")
+            if key in own:
+                raise ParameterError(f"extra_parameters: {key!r} is stated by the {type(self).__name__} run itself "
+                                     f"(as {short_repr(own[key])}); name the extra entry otherwise")
+            plain = plain_json(value)
+            problem = json_problem(plain, f"extra_parameters[{key!r}]")
+            if problem is not None:
+                raise ParameterError(problem)
+            extra[key] = plain
+        return extra
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

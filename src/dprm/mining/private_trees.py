@@ -136,15 +136,14 @@ class PrivateTreeMiner(PairTrials, Miner):
         """Trials a run makes at most (data-independent: the progress total)."""
         return AUTO_MAX_TRIALS if self.init_trials == AUTO else int(self.init_trials)
 
-    def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The spec's document; the values the ``"auto"`` rule chose are in ``parameters["auto"]``, the chains'
-        options set in a run that ran no chain in ``parameters["unused"]`` (:meth:`unused_options`)."""
+    def _run_parameters(self) -> dict[str, Any]:
+        """The document's ``parameters["auto"]``, the values the ``"auto"`` rule chose, and ``parameters["unused"]``,
+        the chains' options set in a run that ran no chain (:meth:`unused_options`)."""
         autos = {name: value for name, value in getattr(self, "settings_", {}).items() if getattr(self, name) == AUTO}
         if self.units == AUTO and hasattr(self, "units_"):
             autos["units"] = self.units_
         unused = self.unused_options()
-        return super().document({**({"auto": autos} if autos else {}), **({"unused": unused} if unused else {}),
-                                 **(extra_parameters or {})})
+        return {**({"auto": autos} if autos else {}), **({"unused": unused} if unused else {})}
 
     def unused_options(self) -> list[str]:
         """The :data:`CHAIN_OPTIONS` set away from their defaults in a fitted run that ran no MCMC chain.

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dprm.errors import BudgetExceededError, ParameterError
+from dprm.errors import BudgetExceededError, ParameterError, UnaffordableEpsilonError
 from dprm.privacy.budget import EpsilonLike, as_epsilon
 from dprm.privacy.noise import NoiseSource, SecureNoise
 
@@ -49,6 +49,7 @@ __all__ = [
     "LedgerEntry",
     "Accountant",
     "check_accountant",
+    "check_affordable",
     "run_accountant",
     "combine_guarantees",
     "guarantee_label",
@@ -394,6 +395,30 @@ def check_accountant(accountant: object) -> None:
     """
     if accountant is not None and not isinstance(accountant, Accountant):
         raise ParameterError(f"accountant must be a dprm.privacy.Accountant (or None), not {type(accountant).__name__}")
+
+
+def check_affordable(accountant: Accountant, epsilon: EpsilonLike) -> None:
+    """Refuse an estimator's fit whose ``epsilon`` its accountant cannot afford, before any release.
+
+    The classifiers' and the itemset estimate's check: an
+    :class:`~dprm.errors.UnaffordableEpsilonError`, which is a
+    :class:`~dprm.errors.BudgetExceededError` (as the miners' refusal,
+    :func:`run_accountant`) and a :class:`~dprm.errors.ParameterError` (a ``ValueError``,
+    as these estimators promised). Nothing is charged.
+
+    Examples
+    --------
+    >>> accountant = Accountant(1, SecureNoise())
+    >>> check_affordable(accountant, 1)
+    >>> accountant.charge("0.5", "rows", "discrete-laplace count")
+    >>> check_affordable(accountant, 1)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.UnaffordableEpsilonError: the accountant's remaining budget 0.5 does not cover epsilon 1
+    """
+    if not accountant.can_afford(epsilon):
+        raise UnaffordableEpsilonError(f"the accountant's remaining budget {float(accountant.remaining()):g} "
+                                       f"does not cover epsilon {float(as_epsilon(epsilon)):g}")
 
 
 def run_accountant(accountant: object, epsilon: EpsilonLike) -> Accountant:

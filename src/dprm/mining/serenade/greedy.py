@@ -345,10 +345,10 @@ class GreedyMiner(Miner):
             self._notes.append(f"auto: the first initial pair is drawn with {self._pair_shares[0]} of their budget, "
                                f"the other {self._k - 1} share the rest")
 
-    def document(self, extra_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The output document; ``parameters.chosen`` holds the (public) ``k``, ``m``/``M`` and ranges."""
+    def _run_parameters(self) -> dict[str, Any]:
+        """The document's ``parameters.chosen``: the (public) ``k``, ``m``/``M`` and ranges."""
         chosen = getattr(self, "chosen_", None)
-        return super().document({**({"chosen": chosen} if chosen else {}), **(extra_parameters or {})})
+        return {"chosen": chosen} if chosen else {}
 
     def _scores(self, intersection: np.ndarray, union: np.ndarray) -> np.ndarray:
         return np.asarray(self._quality(intersection, union), dtype=np.float64)
