@@ -524,3 +524,66 @@ def test_a_url_with_a_path_or_a_port_out_of_range_is_named(token: Path) -> None:
         assert code == 2
         line = assert_one_error_line(err, "--url", "not a server URL", "65535")
         assert "reach" not in line
+
+
+# -- answers that are not the server's: a gateway's error, a redirect, a body too deep or of the wrong kind ----------
+
+GATEWAY_PAGE = "<html><body><h1>504 Gateway Time-out</h1></body></html>"
+
+
+@pytest.mark.parametrize("status, body", [
+    (504, GATEWAY_PAGE), (502, "<html>Bad Gateway</html>"),
+    (500, error_body("internal_error", "internal error; the data owner can see the log")),
+], ids=["gateway-timeout", "bad-gateway", "internal-error"])
+def test_a_server_error_answering_a_charged_request_says_it_may_have_been_charged(token: Path, status: int,
+                                                                                   body: Any) -> None:
+    """A proxy's 504 after the server took a long primitive (or the server's own 500 after the charge) was
+    "the server answered HTTP 504 (bad_response)", with no word of the ε the request may have cost; a free
+    request's answer does not talk of a charge."""
+    with Fake(lambda *a: ok(body, status)) as fake:
+        code, out, err = run(remote(fake.url, token, *stats_args()))
+        assert code == 2 and out == ""
+        assert_one_error_line(err, f"HTTP {status}" if status != 500 else "(internal_error)",
+                              "may have been charged", "dprm remote ledger")
+        code, out, err = run(remote(fake.url, token, "submit", "tiny", "-a", "alt-expm", "--epsilon", "0.1",
+                                    "--wait"))
+        assert code == 2 and out == ""
+        assert_one_error_line(err, "may have been charged", "dprm remote jobs")
+        code, out, err = run(remote(fake.url, token, "budget"))
+        assert code == 2 and out == ""
+        assert "charged" not in assert_one_error_line(err)
+
+
+@pytest.mark.parametrize("status", [200, 201, 403])
+def test_an_answer_nested_too_deeply_is_a_bad_response_not_an_internal_error(token: Path, status: int) -> None:
+    """JSON nested deeper than Python's reader goes raised RecursionError: 'internal error', exit 1."""
+    deep = "[" * 100_000 + "]" * 100_000
+    with Fake(lambda *a: ok(deep, status)) as fake:
+        for args in (["budget"], stats_args()):
+            code, out, err = run(remote(fake.url, token, *args))
+            assert code == 2 and out == ""
+            line = assert_one_error_line(err, "(bad_response)")
+            assert "internal error" not in line
+
+
+def test_an_error_whose_code_or_message_is_not_text_is_a_bad_response() -> None:
+    """``{"error": {"code": ["x"], "message": {...}}}`` became the code "['x']" and the message "{'a': 1}"."""
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(403, json={"error": {"code": ["x"], "message": {"a": 1}}})
+
+    with Client("http://127.0.0.1:9", "t", transport=httpx.MockTransport(answer), retries=0) as client:
+        with pytest.raises(RemoteError) as refused:
+            client.budget()
+    assert refused.value.code == "bad_response" and str(refused.value) == "the server answered HTTP 403 (bad_response)"
+
+
+def test_a_redirect_names_where_it_points_and_says_the_url_is_not_the_servers(token: Path) -> None:
+    """A proxy sending http:// to https:// (or to a login page) was "the server's answer is not JSON"; a
+    password in the target is masked."""
+    target = "https://user:s3cret@127.0.0.1:9/v1/budget"
+    with Fake(lambda *a: ok("<html>Moved</html>", 301, Location=target)) as fake:
+        code, out, err = run(remote(fake.url, token, "budget"))
+    assert code == 2 and out == ""
+    line = assert_one_error_line(err, "HTTP 301", "a redirect to 'https://user:***@127.0.0.1:9/v1/budget'",
+                                 "give the server's own address", "(bad_response)")
+    assert "s3cret" not in line and "charged" not in line

@@ -18,8 +18,13 @@ A request that fails in transport is told apart by whether it was sent:
 connection): a charged request may then have been charged, and the message says to
 look at the ledger; Ctrl-C (or SIGTERM under the command line) while such a request
 waits for its answer raises :class:`RequestInterrupted`, a :class:`KeyboardInterrupt`
-saying the same. An answer of an unexpected form (not a JSON object, a missing
-``id`` or ``status``) is ``bad_response``. :meth:`Client.wait` polls through
+saying the same. An answer of an unexpected form (not a JSON object, nested too
+deeply to read, a missing ``id`` or ``status``, an error that is not the server's
+``{"error": {"code": TEXT, "message": TEXT}}``) is ``bad_response``, and so is a
+redirect (a dprm server's API never redirects: the message names the target, for a
+URL that is not the server's own). A charged request answered with a 5xx (the
+server's own failure, or a proxy's ``502``/``504`` after the server may have taken
+it) says that it may have been charged. :meth:`Client.wait` polls through
 temporary errors (the server restarting, ``503``, ``429``) until its timeout.
 
 Job ids and dataset names are sent as one escaped path segment each; one that no
@@ -130,6 +135,46 @@ def _field(answer: Any, key: str, kind: type | tuple[type, ...], what: str = "an
     if not isinstance(value, kind):
         raise _bad_response(f"{what} without {key!r}", charged=charged)
     return value
+
+
+def _error_of(response: Any) -> tuple[str, str]:
+    """The code and message of an error answer: the server's own (``{"error": {"code": ..., "message":
+    ...}}``, both texts), else ``bad_response`` naming the HTTP status (a proxy's page, a foreign body).
+
+    Examples
+    --------
+    >>> import httpx
+    >>> _error_of(httpx.Response(403, json={"error": {"code": "budget_exceeded", "message": "m"}}))
+    ('budget_exceeded', 'm')
+    >>> _error_of(httpx.Response(502, text="<html>Bad Gateway</html>"))
+    ('bad_response', 'the server answered HTTP 502')
+    >>> _error_of(httpx.Response(403, json={"error": {"code": ["x"], "message": {"a": 1}}}))
+    ('bad_response', 'the server answered HTTP 403')
+    """
+    try:
+        error = response.json()["error"]
+        code, message = error["code"], error["message"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        code = message = None
+    if isinstance(code, str) and isinstance(message, str) and code:
+        return code, message
+    return "bad_response", f"the server answered HTTP {response.status_code}"
+
+
+def _redirected(status: int, location: str | None, charged: str | None) -> RemoteError:
+    """The error of a redirect: a dprm server's API never redirects, so the URL is not the server's own
+    (a proxy sending ``http://`` to ``https://``, a login page); the target is named, a password in it masked.
+
+    Examples
+    --------
+    >>> print(_redirected(301, "https://example.org/v1/budget", None))
+    the server answered HTTP 301, a redirect to 'https://example.org/v1/budget', which a dprm server's API \
+never does: give the server's own address as the URL (bad_response)
+    """
+    target = f", a redirect to {short_repr(shown_url(location), 80)}" if location else ", a redirect"
+    return RemoteError("bad_response", f"the server answered HTTP {status}{target}, which a dprm server's API "
+                                       f"never does: give the server's own address as the URL"
+                                       f"{_charge_hint(charged)}", status)
 
 
 def _charge_hint(charged: str | None) -> str:
@@ -375,24 +420,24 @@ class Client:
                 time.sleep(DEFAULT_RETRY_AFTER if wait is None else wait)
                 continue
             break
-        if response.status_code >= 400:
-            try:
-                error = response.json()["error"]
-                code, message = str(error["code"]), str(error["message"])
-            except (ValueError, KeyError, TypeError):
-                code, message = "bad_response", f"the server answered HTTP {response.status_code}"
-            if response.status_code == 404 and code in ("not_found", "bad_response") and self._path:
+        status = response.status_code
+        if 300 <= status < 400:
+            raise _redirected(status, response.headers.get("Location"), charged)
+        if status >= 400:
+            code, message = _error_of(response)
+            if status == 404 and code in ("not_found", "bad_response") and self._path:
                 message += (f"; the URL must be the server's root (http://HOST:PORT), without the path "
                             f"{short_repr(self._path)}")
-            raise RemoteError(code, message, response.status_code,
-                              retry_after=retry_after(response.headers.get("Retry-After")))
+            if status >= 500:  # it failed on the server or behind a proxy (502, 504): perhaps after the charge
+                message += _charge_hint(charged)
+            raise RemoteError(code, message, status, retry_after=retry_after(response.headers.get("Retry-After")))
         if raw:
             return response.text
         try:
             answer = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply for Python's JSON reader
             raise RemoteError("bad_response", f"the server's answer is not JSON{_charge_hint(charged)}",
-                              response.status_code) from None
+                              status) from None
         if not isinstance(answer, dict):
             kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(type(answer),
                                                                                                 "a number")
