@@ -587,3 +587,32 @@ def test_a_redirect_names_where_it_points_and_says_the_url_is_not_the_servers(to
     line = assert_one_error_line(err, "HTTP 301", "a redirect to 'https://user:***@127.0.0.1:9/v1/budget'",
                                  "give the server's own address", "(bad_response)")
     assert "s3cret" not in line and "charged" not in line
+
+
+def test_the_client_refuses_arguments_of_the_wrong_kind_before_sending() -> None:
+    """A confidence that is no number raised ValueError or TypeError, parameters that are no mapping a
+    ValueError, ``ledger(limit=-1)`` answered an empty list as if nothing were spent, and a URL with a
+    query sent every request to the server's root ("no such endpoint")."""
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.path)
+        return httpx.Response(200, json={"ledger": [{"step": "s"}], "jobs": [JOB], "next": None})
+
+    transport = httpx.MockTransport(answer)
+    for url in ("http://127.0.0.1:9?x=1", "http://127.0.0.1:9/?"):
+        with pytest.raises(ParameterError, match="no query"):
+            Client(url, "t", transport=transport)
+    with Client("http://127.0.0.1:9", "t", transport=transport) as client:
+        for confidence in ("high", None, True, [0.9]):
+            with pytest.raises(ParameterError, match="confidence must be a number"):
+                client.redescription_statistics("tiny", json.loads(LEFT), json.loads(RIGHT), 0.1,
+                                                confidence=confidence)
+        with pytest.raises(ParameterError, match="parameters must be a mapping"):
+            client.submit("tiny", "alt-expm", 0.1, "depth=3")
+        for call in (lambda: client.ledger(limit=-1), lambda: client.jobs(-1), lambda: client.jobs(2.5),
+                     lambda: client.ledger(limit=True)):
+            with pytest.raises(ParameterError, match="limit must be None"):
+                call()
+        assert sent == []
+        assert client.ledger(limit=None) == [{"step": "s"}] and client.jobs(0) == []

@@ -8,8 +8,10 @@ epsilons as numbers, decimal strings, :class:`~fractions.Fraction` or
 ``code`` and HTTP ``status``, so the command line turns it into one line
 ``error: ...``. A URL that names no server (or a port out of range) or holds a user
 name or password (shown masked, :func:`shown_url`), a timeout, retry count or poll
-interval that is no positive finite number, and a request that JSON cannot carry (a
-NaN or an infinite number in it, a value of another type), raise
+interval that is no positive finite number, a URL with a query (``?...``), a
+``confidence`` that is no number, ``parameters`` that are no mapping, a ``limit`` of
+a list below 0 (it read nothing), and a request that JSON cannot carry (a NaN or an
+infinite number in it, a value of another type), raise
 :class:`~dprm.errors.ParameterError` before anything is sent.
 
 A request that fails in transport is told apart by whether it was sent:
@@ -309,6 +311,27 @@ def _epsilon(value: Any) -> Any:
     return value
 
 
+def _confidence(value: Any) -> float:
+    """The level of a request's intervals as a float (the server judges its range); a value that is no
+    number (nor a number's text) is refused before anything is sent.
+
+    Examples
+    --------
+    >>> _confidence(0.9), _confidence(Decimal("0.99")), _confidence(Fraction(19, 20)), _confidence("0.8")
+    (0.9, 0.99, 0.95, 0.8)
+    >>> _confidence("high")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: confidence must be a number in (0, 1), not 'high'
+    """
+    if not isinstance(value, bool):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise ParameterError(f"confidence must be a number in (0, 1), not {short_repr(value)}")
+
+
 def _query(query: Any) -> Any:
     from dprm.queries import Query, query_to_json
 
@@ -370,6 +393,9 @@ class Client:
         if parsed.userinfo:  # httpx would send it as Basic authentication instead of the token
             raise ParameterError(f"{shown_url(url)!r}: a server URL holds no user name or password (the token "
                                  f"authenticates)")
+        if b"?" in parsed.raw_path:  # httpx would append every request's path to the query
+            raise ParameterError(f"{shown_url(url)!r}: a server URL holds no query ('?...'); give "
+                                 f"http://HOST:PORT")
         if parsed.port is not None and not 1 <= parsed.port <= 65535:
             raise ParameterError(f"{shown_url(url)!r} is not a server URL: its port {parsed.port} is not "
                                  f"between 1 and 65535")
@@ -510,8 +536,13 @@ class Client:
                idempotency_key: str | None = None, dry_run: bool = False, dummy: bool = False,
                dummy_rows: int = 1000) -> dict[str, Any]:
         """Submit a job (its ε is charged at once); the job, or the dry run's cost."""
+        try:
+            parameters = dict(parameters or {})
+        except (TypeError, ValueError):
+            raise ParameterError(f"parameters must be a mapping of names to values, not "
+                                 f"{short_repr(parameters)}") from None
         body: dict[str, Any] = {"dataset": dataset, "algorithm": algorithm, "epsilon": _epsilon(epsilon),
-                                "parameters": dict(parameters or {}), "dry_run": dry_run, "dummy": dummy,
+                                "parameters": parameters, "dry_run": dry_run, "dummy": dummy,
                                 "dummy_rows": dummy_rows}
         if idempotency_key is not None:
             body["idempotency_key"] = idempotency_key
@@ -602,7 +633,7 @@ class Client:
         """Noisy statistics (with intervals) of the redescription ``(left, right)``."""
         return self._call("POST", "/v1/primitives/redescription-statistics", json={
             "dataset": dataset, "left": _query(left), "right": _query(right), "epsilon": _epsilon(epsilon),
-            "confidence": float(confidence), "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows},
+            "confidence": _confidence(confidence), "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows},
             charged=None if dry_run or dummy else "primitive")
 
     def leaf_pair_counts(self, dataset: str, left_tree: dict[str, Any], right_tree: dict[str, Any], epsilon: Any,
@@ -632,6 +663,9 @@ class Client:
     def _pages(self, path: str, field: str, params: dict[str, Any], limit: int | None, page: int
                ) -> list[dict[str, Any]]:
         """Rows of a paged list (``?limit=&before=``, the answer's ``next``), up to ``limit`` (None: all)."""
+        if limit is not None and not (isinstance(limit, numbers.Integral) and not isinstance(limit, bool)
+                                      and limit >= 0):
+            raise ParameterError(f"limit must be None (all) or a whole number, 0 or more, not {short_repr(limit)}")
         rows: list[dict[str, Any]] = []
         before = None
         while limit is None or len(rows) < limit:
