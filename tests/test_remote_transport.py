@@ -616,3 +616,34 @@ def test_the_client_refuses_arguments_of_the_wrong_kind_before_sending() -> None
                 call()
         assert sent == []
         assert client.ledger(limit=None) == [{"step": "s"}] and client.jobs(0) == []
+
+
+def _limited_memory() -> None:  # in the child: a read without bound ends in MemoryError, not in the machine's memory
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+
+
+def test_a_query_or_tree_file_is_read_up_to_a_bound(token: Path, tmp_path: Path) -> None:
+    """``--left @/dev/zero`` (or a data file named by mistake) was read whole: until memory ran out
+    ('out of memory', exit 1, after taking the machine's memory); now one line naming the option and
+    the file, before anything is sent (port 9 on loopback answers nothing). A pipe is still read."""
+    done = subprocess.run(DPRM + remote("http://127.0.0.1:9", token, "stats", "tiny", "--left", "@/dev/zero",
+                                        "--right", RIGHT, "--epsilon", "0.1"),
+                          capture_output=True, text=True, timeout=120, preexec_fn=_limited_memory)
+    assert done.returncode == 2 and done.stdout == ""
+    line = assert_one_error_line(done.stderr, "--left", "/dev/zero", "more than 16 MiB")
+    assert "reach" not in line
+    big = tmp_path / "trees.json"
+    with big.open("wb") as stream:  # sparse: 17 MiB of zeros without writing them
+        stream.truncate(17 << 20)
+    code, out, err = run(remote("http://127.0.0.1:9", token, "leaf-pairs", "tiny", "--left-tree", f"@{big}",
+                                "--right-tree", '{"leaf": true}', "--epsilon", "0.1"))
+    assert code == 2 and out == ""
+    assert_one_error_line(err, "--left-tree", "trees.json", "more than 16 MiB")
+    with Fake(lambda *a: ok({"dry_run": True})) as fake:
+        done = subprocess.run(DPRM + remote(fake.url, token, "stats", "tiny", "--left", "@/dev/stdin", "--right",
+                                            RIGHT, "--epsilon", "0.1", "--dry-run"),
+                              input=LEFT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"dry_run": True}

@@ -19,7 +19,9 @@ writes the result (to ``--output``, else to standard output). Whatever ends a wa
 early (``--timeout``, Ctrl-C, SIGTERM, an error, an ``--output`` that cannot be
 written) says what became of the charged job and the commands that reach it. A
 refused request is one line ``error: ...`` on stderr and exit code 2. Queries and
-trees are JSON texts or ``@FILE`` (docs/server.md); a number in them, and every
+trees are JSON texts or ``@FILE`` (docs/server.md; read up to 16 MiB, so that
+``@/dev/zero`` or a data file named by mistake is refused, not read until memory
+runs out); a number in them, and every
 number option, must be finite (JSON has no NaN or infinity), and an object holds
 each key once. ``--output`` is checked before the request is sent (so nothing is
 charged for an answer that could not be written) and written all or nothing. A
@@ -192,6 +194,9 @@ def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+#: The largest ``@FILE`` of a query or tree read (a server's request body is at most about 1 MB).
+_MAX_JSON_FILE = 16 << 20
+
 #: What a --left/--right that is not JSON is told: the CLI takes a query's JSON form.
 _QUERY_HINT = ("; a query is given in its JSON form, e.g. '{\"attr\": \"a\", \"eq\": true}' "
                "(docs/server.md), not in clired's text form such as [a]")
@@ -210,12 +215,19 @@ def _json_argument(text: str, what: str, hint: str = "") -> Any:
     dprm.errors.ParameterError: --left: the key 'eq' is given twice in one object (JSON objects hold each key once)
     """
     if text.startswith("@"):
-        try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
+        name = text[1:]
+        try:  # read up to a bound: @/dev/zero, or a data file named by mistake, is not read until memory runs out
+            with open(name, "rb") as stream:
+                raw = stream.read(_MAX_JSON_FILE + 1)
         except OSError as error:
-            raise ParameterError(f"{what}: {text[1:]}: {error.strerror or error}") from None
+            raise ParameterError(f"{what}: {name}: {error.strerror or error}") from None
+        if len(raw) > _MAX_JSON_FILE:
+            raise ParameterError(f"{what}: {name}: more than {_MAX_JSON_FILE >> 20} MiB; a query or a tree is far "
+                                 f"smaller (a server takes a request of about 1 MB)")
+        try:
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ParameterError(f"{what}: {text[1:]}: not UTF-8 text") from None
+            raise ParameterError(f"{what}: {name}: not UTF-8 text") from None
     try:
         return json.loads(text, parse_constant=_not_finite, parse_float=_finite_float, object_pairs_hook=_once_each)
     except _NotFinite as error:
