@@ -647,3 +647,30 @@ def test_a_query_or_tree_file_is_read_up_to_a_bound(token: Path, tmp_path: Path)
                               input=LEFT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"dry_run": True}
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"], ids=["utf8-bom", "powershell-utf16"])
+def test_a_token_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: str) -> None:
+    """A token file saved by Notepad (a UTF-8 byte-order mark) or written by Windows PowerShell's ``>``
+    (UTF-16) was refused: "a token is one word of printable ASCII", though the file shows just the token."""
+    path = tmp_path / "alice.token"
+    path.write_bytes("dprm_1_secret\r\n".encode(encoding))
+    seen: list[str] = []
+
+    def answer(method: str, path: str, hits: list) -> Any:
+        return ok({"budgets": [{"dataset": "tiny", "exact": {"total": "1", "spent": "0", "remaining": "1"}}]})
+
+    with Fake(answer) as fake:
+        code, out, err = run(remote(fake.url, path, "budget"))
+    assert (code, out, err) == (0, "tiny: remaining 1 of 1 (spent 0)\n", "")
+
+    def headers(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["Authorization"])
+        return httpx.Response(200, json={"budgets": []})
+
+    text = path.read_text(encoding="utf-8" if encoding == "utf-8-sig" else "utf-16")  # open(...).read() keeps a BOM
+    with Client("http://127.0.0.1:9", text, transport=httpx.MockTransport(headers)) as client:
+        assert client.budget() == []
+    assert seen == ["Bearer dprm_1_secret"]
+    with pytest.raises(ParameterError, match="a token is a text"):
+        Client("http://127.0.0.1:9", None)

@@ -349,14 +349,21 @@ def _positive(value: Any) -> bool:
 
 
 def check_token(token: str) -> str:
-    """``token`` without surrounding white space, if it is one word of printable ASCII; else a ParameterError.
+    """``token`` without surrounding white space (nor a byte-order mark before it, as an editor on Windows
+    saves a file), if it is one word of printable ASCII; else a ParameterError.
 
     Examples
     --------
-    >>> check_token(" dprm_0a1b_secret\\n")
-    'dprm_0a1b_secret'
+    >>> check_token(" dprm_0a1b_secret\\n"), check_token("\\ufeffdprm_0a1b_secret\\r\\n")
+    ('dprm_0a1b_secret', 'dprm_0a1b_secret')
+    >>> check_token(None)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: a token is a text (the one dprm admin analyst add printed), not None
     """
-    token = token.strip()
+    if not isinstance(token, str):
+        raise ParameterError(f"a token is a text (the one dprm admin analyst add printed), not {short_repr(token)}")
+    token = token.strip().removeprefix("\ufeff").strip()
     if not token or not token.isascii() or not token.isprintable() or " " in token:
         raise ParameterError("a token is one word of printable ASCII (letters, digits, '_' and '-')")
     return token

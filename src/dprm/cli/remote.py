@@ -103,7 +103,7 @@ def _client() -> Any:
         raise ParameterError(f"--token-file {path}: {error.strerror or error}") from None
     if len(raw) > _MAX_TOKEN_FILE:
         raise ParameterError(f"--token-file {path}: too large for a token (more than {_MAX_TOKEN_FILE} bytes)")
-    token = raw.decode("ascii", errors="replace").strip()
+    token = _token_text(raw).strip()
     if not token or len(token.split()) != 1:
         raise ParameterError(f"--token-file {path}: must hold the token alone")
     try:
@@ -114,6 +114,30 @@ def _client() -> Any:
         return Client(_STATE["url"], token, timeout=timeout)
     except ParameterError as error:
         raise ParameterError(f"--url: {error}") from None
+
+
+def _token_text(raw: bytes) -> str:
+    """A token file's text: ASCII, read after a byte-order mark (UTF-8, as Notepad saved files; UTF-16, as
+    Windows PowerShell writes ``dprm admin analyst add ... > FILE``); a byte that is no ASCII is left as
+    U+FFFD for the check to refuse.
+
+    Examples
+    --------
+    >>> _token_text(b"\\xef\\xbb\\xbfdprm_1_x\\r\\n"), _token_text("dprm_1_x\\r\\n".encode("utf-16"))
+    ('dprm_1_x\\r\\n', 'dprm_1_x\\r\\n')
+    >>> _token_text(b"tok\\xc3\\xa9n")
+    'tok\\ufffd\\ufffdn'
+    """
+    import codecs
+
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    elif raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            return "\ufffd"
+    return raw.decode("ascii", errors="replace")
 
 
 @contextlib.contextmanager
