@@ -674,3 +674,23 @@ def test_a_token_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, encod
     assert seen == ["Bearer dprm_1_secret"]
     with pytest.raises(ParameterError, match="a token is a text"):
         Client("http://127.0.0.1:9", None)
+
+
+def test_a_wait_gives_up_at_its_timeout_though_the_server_holds_a_request(token: Path) -> None:
+    """A server (or a proxy) that took a status read and never answered held ``wait(timeout=1)`` (and
+    ``submit --wait --timeout 1``) for the client's whole request timeout (330 s by default) before it gave
+    up; each read now waits no longer than the wait has left."""
+    import re
+
+    within_the_wait = re.compile(r"no answer came within (1|0\.[0-9]+) s \(ReadTimeout\)")
+    with Fake(lambda method, path, hits: ok(JOB, 201) if method == "POST" else "hang") as fake:
+        with Client(fake.url, "t", timeout=30) as client:
+            with pytest.raises(RemoteError) as late:
+                client.wait("job_1", timeout=1)
+        assert late.value.code == "wait_timeout" and "was not read after 1 s" in str(late.value)
+        assert within_the_wait.search(str(late.value)), str(late.value)
+        code, out, err = run(remote(fake.url, token, "--request-timeout", "30", "submit", "tiny", "-a", "alt-expm",
+                                    "--epsilon", "0.1", "--wait", "--timeout", "1"))
+    assert code == 2 and out == ""
+    line = err.splitlines()[-1]
+    assert "(wait_timeout)" in line and within_the_wait.search(line) and "dprm remote cancel job_1" in line

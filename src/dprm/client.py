@@ -437,17 +437,18 @@ class Client:
     # -- transport ---------------------------------------------------------------------------
 
     def _call(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-              raw: bool = False, charged: str | None = None) -> Any:
+              raw: bool = False, charged: str | None = None, timeout: float | None = None) -> Any:
         """The answer to one request: a JSON object (``raw``: the text); a refusal raises :class:`RemoteError`.
 
         ``charged`` names what a request that may be charged buys (``"job"``, ``"primitive"``): if its
         answer is lost after it was sent, the error (or the :class:`RequestInterrupted` of a Ctrl-C) says
-        that it may have been charged.
+        that it may have been charged. ``timeout``: this request's own bound on its answer, if shorter than
+        the client's (what is left of a wait).
         """
         if json is not None:
             _check_json(json)
         for attempt in range(self.retries + 1):
-            response = self._send(method, path, json, params, charged)
+            response = self._send(method, path, json, params, charged, timeout)
             if response.status_code == 429 and attempt < self.retries:
                 wait = retry_after(response.headers.get("Retry-After"))
                 time.sleep(DEFAULT_RETRY_AFTER if wait is None else wait)
@@ -477,7 +478,8 @@ class Client:
             raise _bad_response(f"{kind} where an object was expected", response.status_code, charged)
         return answer
 
-    def _send(self, method: str, path: str, json: Any, params: dict[str, Any] | None, charged: str | None) -> Any:
+    def _send(self, method: str, path: str, json: Any, params: dict[str, Any] | None, charged: str | None,
+              timeout: float | None = None) -> Any:
         """One request and its response; a transport failure as ``unreachable`` (never sent) or ``no_answer``."""
         import httpx
 
@@ -496,8 +498,10 @@ class Client:
                                           httpx.UnsupportedProtocol))
 
         look = _charge_hint(charged)
+        bound = self.timeout if timeout is None else min(timeout, self.timeout)
         try:
             return self._http.request(method, path, json=json, extensions={"trace": trace},
+                                      timeout=httpx.Timeout(bound, connect=min(bound, CONNECT_TIMEOUT)),
                                       params={k: v for k, v in (params or {}).items() if v is not None})
         except httpx.HTTPError as error:
             kind = type(error).__name__
@@ -505,7 +509,7 @@ class Client:
                 raise RemoteError("unreachable", f"cannot reach the server at {self.url}: {kind}; nothing was "
                                                  f"sent") from None
             if isinstance(error, httpx.TimeoutException):
-                what = f"no answer came within {self.timeout:g} s ({kind})"
+                what = f"no answer came within {bound:g} s ({kind})"
             else:
                 what = f"the connection ended without an answer ({kind})"
             raise RemoteError("no_answer", f"the request was sent to the server at {self.url} but {what}{look}"
@@ -566,13 +570,19 @@ class Client:
 
     def status(self, job_id: str) -> dict[str, Any]:
         """A job's status and progress."""
-        answer = self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}")
+        return self._status(job_id)
+
+    def _status(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
+        answer = self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}", timeout=timeout)
         _field(answer, "status", str, "a job")
         return answer
 
     def result(self, job_id: str) -> dict[str, Any]:
         """A done job's result: the ``dprm.redescriptions/1`` document."""
-        return self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/result")
+        return self._result(job_id)
+
+    def _result(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
+        return self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/result", timeout=timeout)
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         """Cancel a job."""
@@ -592,6 +602,8 @@ class Client:
             The job.
         timeout : float or None
             Give up after this many seconds (``wait_timeout``; the job goes on); None: as long as it runs.
+            Each read waits for its answer no longer than the wait has left (a server or proxy that holds a
+            request held the wait for the client's whole ``timeout`` before).
         poll, max_poll : float
             Seconds between the first status reads; each next pause is 1.5 times longer, up to
             ``max_poll`` (a long job is asked every few seconds, not twice a second).
@@ -608,17 +620,21 @@ class Client:
             if not _positive(value):
                 raise ParameterError(f"{name} must be a positive number of seconds, not {value!r}")
         deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:  # a request waits for its answer no longer than the wait has left
+            return None if deadline is None else max(deadline - time.monotonic(), 0.05)
+
         delay, longest = float(poll), float(max(poll, max_poll))
         state: dict[str, Any] | None = None
         while True:
             failed: RemoteError | None = None
             try:
                 if state is None or state["status"] in ("queued", "running"):
-                    state = self.status(job_id)
+                    state = self._status(job_id, left())
                     if progress is not None:
                         progress(state)
                 if state["status"] not in ("queued", "running"):
-                    return self.result(job_id)
+                    return self._result(job_id, left())
                 pause, delay = delay, min(delay * 1.5, longest)
             except RemoteError as error:
                 if not error.temporary:
