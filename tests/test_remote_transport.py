@@ -694,3 +694,21 @@ def test_a_wait_gives_up_at_its_timeout_though_the_server_holds_a_request(token:
     assert code == 2 and out == ""
     line = err.splitlines()[-1]
     assert "(wait_timeout)" in line and within_the_wait.search(line) and "dprm remote cancel job_1" in line
+
+
+def test_a_page_pointing_back_to_a_page_read_before_is_a_bad_response() -> None:
+    """A ledger whose next page is one read before (a proxy answering every page with the first) was read
+    without end, its rows repeated until memory ran out; the fake stops after 50 pages to end the old loop."""
+    asked: list[str | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.params.get("before"))
+        if len(asked) > 50:
+            return httpx.Response(500, json=error_body("internal_error"))
+        return httpx.Response(200, json={"ledger": [{"step": "s"}], "next": 7 if len(asked) % 2 else 3})
+
+    with Client("http://127.0.0.1:9", "t", transport=httpx.MockTransport(answer), retries=0) as client:
+        with pytest.raises(RemoteError) as endless:
+            client.ledger()
+    assert endless.value.code == "bad_response" and "names a page read before" in str(endless.value)
+    assert asked == [None, "7", "3"]

@@ -691,13 +691,17 @@ class Client:
             raise ParameterError(f"limit must be None (all) or a whole number, 0 or more, not {short_repr(limit)}")
         rows: list[dict[str, Any]] = []
         before = None
+        asked: set[Any] = set()
         while limit is None or len(rows) < limit:
             size = page if limit is None else min(page, limit - len(rows))
             answer = self._call("GET", path, params={**params, "limit": size, "before": before})
             rows.extend(_field(answer, field, list))
+            asked.add(before)
             before = answer.get("next")
             if not isinstance(before, (int, str, type(None))) or isinstance(before, bool):
                 raise _bad_response(f"a page whose 'next' is {short_repr(before)}")
             if before is None:
                 break
+            if before in asked:  # (a proxy that caches the first page) the list would be read without end
+                raise _bad_response(f"a page whose 'next' ({short_repr(before)}) names a page read before")
         return rows
