@@ -712,3 +712,27 @@ def test_a_page_pointing_back_to_a_page_read_before_is_a_bad_response() -> None:
             client.ledger()
     assert endless.value.code == "bad_response" and "names a page read before" in str(endless.value)
     assert asked == [None, "7", "3"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+def test_a_charged_answer_that_standard_output_cannot_take_says_what_was_charged(token: Path) -> None:
+    """``dprm remote submit ... > job.txt`` on a full disk said only "standard output: No space left on
+    device" though the job was charged (its id lost: submitting again pays twice), and a primitive's
+    answer the same though its ε was spent; a free answer still says only why."""
+    stats = {"noisy": {"jaccard": 0.5}, "dummy": False, "epsilon": 0.1, "epsilon_exact": "0.1"}
+
+    def answer(method: str, path: str, hits: list) -> Any:
+        return ok(JOB, 201) if path == "/v1/jobs" else ok(stats)
+
+    def lines(*args: str) -> str:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(DPRM + remote(fake.url, token, *args), stdout=full, stderr=subprocess.PIPE,
+                                  text=True, timeout=120)
+        assert done.returncode == 2
+        return assert_one_error_line(done.stderr, "standard output: No space left on device")
+
+    with Fake(answer) as fake:
+        line = lines("submit", "tiny", "-a", "alt-expm", "--epsilon", "0.1")
+        assert "job job_1 was submitted (ε 0.1 charged): dprm remote status job_1" in line
+        assert "charged (ε 0.1) and is lost: see your ledger" in lines(*stats_args())
+        assert "charged" not in lines(*stats_args("--dry-run"))

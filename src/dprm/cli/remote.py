@@ -13,7 +13,8 @@
     dprm remote --url URL --token-file FILE dummy DATASET [--rows N] [--seed S]
 
 ``submit`` without ``--wait`` prints the job id alone on one line (``--output`` and
-``--timeout`` are refused there: they are the wait's); with ``--wait`` it says the
+``--timeout`` are refused there: they are the wait's; if standard output cannot take
+it, a full disk, the error names the charged job); with ``--wait`` it says the
 job id on stderr at once, waits (polling through a restarting or busy server) and
 writes the result (to ``--output``, else to standard output). Whatever ends a wait
 early (``--timeout``, Ctrl-C, SIGTERM, an error, an ``--output`` that cannot be
@@ -24,7 +25,9 @@ trees are JSON texts or ``@FILE`` (docs/server.md; read up to 16 MiB, so that
 runs out); a number in them, and every
 number option, must be finite (JSON has no NaN or infinity), and an object holds
 each key once. ``--output`` is checked before the request is sent (so nothing is
-charged for an answer that could not be written) and written all or nothing. A
+charged for an answer that could not be written) and written all or nothing; a
+charged primitive's answer that cannot be written after all (a full disk) says that
+its ε was spent. A
 request whose answer is lost after it was sent (``--request-timeout``, by default
 longer than a server lets a primitive run; Ctrl-C) says that it may have been charged.
 """
@@ -176,7 +179,7 @@ def _emit(value: Any, output: Optional[Path]) -> None:
 
     text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
     if output is None:
-        print(text, end="")
+        print(text, end="", flush=True)  # a full disk shows here, where the caller can say what was charged
         return
     plan = Outputs()
     plan.add(output, lambda path: path.write_text(text, encoding="utf-8"))
@@ -187,6 +190,26 @@ def _emit(value: Any, output: Optional[Path]) -> None:
     from dprm.cli.console import note
 
     note(f"wrote {output}")
+
+
+def _emit_charged(value: Any, output: Optional[Path], charged: str) -> None:
+    """:func:`_emit` of an answer that was charged: if it cannot be written (a full disk), the one line
+    says, after why, what was charged and how to reach it (``charged``), so that nobody pays twice."""
+    try:
+        _emit(value, output)
+    except OSError as error:
+        raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; {charged}",
+                        code="unwritable", data_dependent=False) from None
+    except DprmError as error:
+        raise DprmError(f"{error}; {charged}", code=error.code, data_dependent=False) from None
+
+
+def _primitive_lost(answer: Any) -> str:
+    """What a primitive's answer that could not be written cost (nothing for a dummy run)."""
+    if not isinstance(answer, dict) or answer.get("dummy"):
+        return "nothing was charged (dummy data)"
+    return (f"the answer was charged (ε {answer.get('epsilon_exact', '?')}) and is lost: see your ledger "
+            f"(dprm remote ledger)")
 
 
 class _NotFinite(ValueError):
@@ -346,7 +369,13 @@ def submit(
             _emit(answer, output)
             return
         if not wait:
-            print(answer["id"])
+            job_id = answer["id"]
+            try:
+                print(job_id, flush=True)
+            except OSError as error:  # a full disk: the job was charged; its id must not be lost with the line
+                raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; job {job_id} "
+                                f"was submitted ({_cost(answer, epsilon)}): dprm remote status {job_id}",
+                                code="unwritable", data_dependent=False) from None
             return
         _wait_for(client, answer, epsilon, timeout, output)
 
@@ -516,9 +545,12 @@ def stats_command(
     epsilon = _epsilon(epsilon)
     _check_output(output)
     with _connected() as client:
-        _emit(client.redescription_statistics(dataset, left_query, right_query, epsilon,
-                                              confidence=confidence, **_primitive_options(dry_run, dummy, dummy_rows)),
-              output)
+        answer = client.redescription_statistics(dataset, left_query, right_query, epsilon, confidence=confidence,
+                                                 **_primitive_options(dry_run, dummy, dummy_rows))
+        if dry_run:
+            _emit(answer, output)
+        else:
+            _emit_charged(answer, output, _primitive_lost(answer))
 
 
 @app.command("leaf-pairs")
@@ -537,8 +569,11 @@ def leaf_pairs_command(
     epsilon = _epsilon(epsilon)
     _check_output(output)
     with _connected() as client:
-        _emit(client.leaf_pair_counts(dataset, *trees, epsilon,
-                                      **_primitive_options(dry_run, dummy, dummy_rows)), output)
+        answer = client.leaf_pair_counts(dataset, *trees, epsilon, **_primitive_options(dry_run, dummy, dummy_rows))
+        if dry_run:
+            _emit(answer, output)
+        else:
+            _emit_charged(answer, output, _primitive_lost(answer))
 
 
 @app.command("dummy")
