@@ -736,3 +736,34 @@ def test_a_charged_answer_that_standard_output_cannot_take_says_what_was_charged
         assert "job job_1 was submitted (ε 0.1 charged): dprm remote status job_1" in line
         assert "charged (ε 0.1) and is lost: see your ledger" in lines(*stats_args())
         assert "charged" not in lines(*stats_args("--dry-run"))
+
+
+def test_a_connection_that_fails_says_why_a_tls_certificate_not_trusted_above_all(token: Path,
+                                                                                  tmp_path: Path) -> None:
+    """A server whose TLS certificate is not trusted here (self-signed, an owner's own authority) was only
+    "cannot reach the server at https://...: ConnectError", as a server that is down; ``https://`` to a
+    server speaking HTTP the same. Now the reason, and how to trust the certificate (SSL_CERT_FILE)."""
+    import shutil
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    with Fake(lambda *a: ok({"budgets": []})) as fake:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        fake.server.socket = context.wrap_socket(fake.server.socket, server_side=True)
+        code, out, err = run(remote(fake.url.replace("http://", "https://"), token, "budget"))
+        assert code == 2 and out == ""
+        assert_one_error_line(err, "cannot reach", "its TLS certificate is not trusted here", "self-signed",
+                              "SSL_CERT_FILE", "nothing was sent")
+    with Fake(lambda *a: ok({"budgets": []})) as plain:
+        code, out, err = run(remote(plain.url.replace("http://", "https://"), token, "budget"))
+    assert code == 2
+    assert_one_error_line(err, "TLS failed", "the server may speak plain HTTP", "nothing was sent")
+    code, out, err = run(remote(f"http://127.0.0.1:{free_port()}", token, "budget"))
+    assert code == 2
+    assert_one_error_line(err, "(Connection refused); nothing was sent (unreachable)")

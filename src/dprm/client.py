@@ -15,7 +15,8 @@ infinite number in it, a value of another type), raise
 :class:`~dprm.errors.ParameterError` before anything is sent.
 
 A request that fails in transport is told apart by whether it was sent:
-``unreachable`` when it never left (no connection: nothing can have been charged),
+``unreachable`` when it never left (no connection: nothing can have been charged; the
+message says why, a TLS certificate not trusted here with ``SSL_CERT_FILE`` to trust it),
 ``no_answer`` when it was sent and its answer was lost (a read timeout, a dropped
 connection): a charged request may then have been charged, and the message says to
 look at the ledger; Ctrl-C (or SIGTERM under the command line) while such a request
@@ -177,6 +178,33 @@ never does: give the server's own address as the URL (bad_response)
     return RemoteError("bad_response", f"the server answered HTTP {status}{target}, which a dprm server's API "
                                        f"never does: give the server's own address as the URL"
                                        f"{_charge_hint(charged)}", status)
+
+
+def _why_unreachable(error: BaseException) -> str:
+    """Why a connection failed, for the message: a TLS certificate not trusted here (and how to trust it),
+    another TLS failure (``https://`` to a server that speaks HTTP), or the system's reason
+    (``Connection refused``); empty when the error says nothing more.
+
+    Examples
+    --------
+    >>> _why_unreachable(ConnectionRefusedError(111, "Connection refused"))
+    ' (Connection refused)'
+    """
+    import ssl
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            why = cause.verify_message or cause.reason or "not verified"
+            return (f" (its TLS certificate is not trusted here: {why}; give the certificate of the authority "
+                    f"that signed it in SSL_CERT_FILE=FILE.pem)")
+        if isinstance(cause, ssl.SSLError):
+            hint = "; the server may speak plain HTTP: http://..." if cause.reason == "WRONG_VERSION_NUMBER" else ""
+            return f" (TLS failed: {cause.reason or cause}{hint})"
+        if isinstance(cause, OSError) and cause.strerror:
+            return f" ({cause.strerror})"
+        cause = cause.__cause__ or cause.__context__
+    return ""
 
 
 def _charge_hint(charged: str | None) -> str:
@@ -506,8 +534,8 @@ class Client:
         except httpx.HTTPError as error:
             kind = type(error).__name__
             if not sent(error):
-                raise RemoteError("unreachable", f"cannot reach the server at {self.url}: {kind}; nothing was "
-                                                 f"sent") from None
+                raise RemoteError("unreachable", f"cannot reach the server at {self.url}: {kind}"
+                                                 f"{_why_unreachable(error)}; nothing was sent") from None
             if isinstance(error, httpx.TimeoutException):
                 what = f"no answer came within {bound:g} s ({kind})"
             else:
