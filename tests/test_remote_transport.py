@@ -767,3 +767,18 @@ def test_a_connection_that_fails_says_why_a_tls_certificate_not_trusted_above_al
     code, out, err = run(remote(f"http://127.0.0.1:{free_port()}", token, "budget"))
     assert code == 2
     assert_one_error_line(err, "(Connection refused); nothing was sent (unreachable)")
+
+
+def test_a_job_id_a_closed_pipe_cannot_take_is_said_on_standard_error(token: Path) -> None:
+    """``dprm remote submit ... | head -0``: the reader gone, the command ends quietly (exit 141) as every
+    command does, but the charged job's id went nowhere; now a note names it."""
+    reader, writer = os.pipe()
+    os.close(reader)  # a reader that is gone before the id is written
+    try:
+        with Fake(lambda *a: ok(JOB, 201)) as fake:
+            done = subprocess.run(DPRM + remote(fake.url, token, "submit", "tiny", "-a", "alt-expm", "--epsilon",
+                                                "0.1"), stdout=writer, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+    assert done.returncode == 141
+    assert done.stderr.splitlines() == ["note: job job_1 was submitted (ε 0.1 charged): dprm remote status job_1"]

@@ -369,13 +369,18 @@ def submit(
             _emit(answer, output)
             return
         if not wait:
+            from dprm.cli.console import StdoutClosed, note
+
             job_id = answer["id"]
+            submitted = f"job {job_id} was submitted ({_cost(answer, epsilon)}): dprm remote status {job_id}"
             try:
                 print(job_id, flush=True)
             except OSError as error:  # a full disk: the job was charged; its id must not be lost with the line
-                raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; job {job_id} "
-                                f"was submitted ({_cost(answer, epsilon)}): dprm remote status {job_id}",
+                raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; {submitted}",
                                 code="unwritable", data_dependent=False) from None
+            except StdoutClosed:  # (| head -0) the command still ends quietly, but not with the id unsaid
+                note(submitted)
+                raise
             return
         _wait_for(client, answer, epsilon, timeout, output)
 
