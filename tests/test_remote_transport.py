@@ -782,3 +782,19 @@ def test_a_job_id_a_closed_pipe_cannot_take_is_said_on_standard_error(token: Pat
         os.close(writer)
     assert done.returncode == 141
     assert done.stderr.splitlines() == ["note: job job_1 was submitted (ε 0.1 charged): dprm remote status job_1"]
+
+
+def test_a_primitive_answer_a_closed_pipe_cannot_take_says_its_charge(token: Path) -> None:
+    """``dprm remote stats ... | head -0``: the answer was charged and went nowhere, without a word."""
+    stats = {"noisy": {"jaccard": 0.5}, "dummy": False, "epsilon": 0.1, "epsilon_exact": "0.1"}
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        with Fake(lambda *a: ok(stats)) as fake:
+            done = subprocess.run(DPRM + remote(fake.url, token, *stats_args()), stdout=writer,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+    assert done.returncode == 141
+    assert done.stderr.splitlines() == ["note: the answer was charged (ε 0.1) and is lost: see your ledger "
+                                        "(dprm remote ledger)"]

@@ -194,9 +194,15 @@ def _emit(value: Any, output: Optional[Path]) -> None:
 
 def _emit_charged(value: Any, output: Optional[Path], charged: str) -> None:
     """:func:`_emit` of an answer that was charged: if it cannot be written (a full disk), the one line
-    says, after why, what was charged and how to reach it (``charged``), so that nobody pays twice."""
+    says, after why, what was charged and how to reach it (``charged``), so that nobody pays twice; a reader
+    gone (``| head -0``) ends the command quietly, with a note saying it."""
+    from dprm.cli.console import StdoutClosed, note
+
     try:
         _emit(value, output)
+    except StdoutClosed:
+        note(charged)
+        raise
     except OSError as error:
         raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; {charged}",
                         code="unwritable", data_dependent=False) from None
