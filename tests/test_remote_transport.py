@@ -524,3 +524,277 @@ def test_a_url_with_a_path_or_a_port_out_of_range_is_named(token: Path) -> None:
         assert code == 2
         line = assert_one_error_line(err, "--url", "not a server URL", "65535")
         assert "reach" not in line
+
+
+# -- answers that are not the server's: a gateway's error, a redirect, a body too deep or of the wrong kind ----------
+
+GATEWAY_PAGE = "<html><body><h1>504 Gateway Time-out</h1></body></html>"
+
+
+@pytest.mark.parametrize("status, body", [
+    (504, GATEWAY_PAGE), (502, "<html>Bad Gateway</html>"),
+    (500, error_body("internal_error", "internal error; the data owner can see the log")),
+], ids=["gateway-timeout", "bad-gateway", "internal-error"])
+def test_a_server_error_answering_a_charged_request_says_it_may_have_been_charged(token: Path, status: int,
+                                                                                   body: Any) -> None:
+    """A proxy's 504 after the server took a long primitive (or the server's own 500 after the charge) was
+    "the server answered HTTP 504 (bad_response)", with no word of the ε the request may have cost; a free
+    request's answer does not talk of a charge."""
+    with Fake(lambda *a: ok(body, status)) as fake:
+        code, out, err = run(remote(fake.url, token, *stats_args()))
+        assert code == 2 and out == ""
+        assert_one_error_line(err, f"HTTP {status}" if status != 500 else "(internal_error)",
+                              "may have been charged", "dprm remote ledger")
+        code, out, err = run(remote(fake.url, token, "submit", "tiny", "-a", "alt-expm", "--epsilon", "0.1",
+                                    "--wait"))
+        assert code == 2 and out == ""
+        assert_one_error_line(err, "may have been charged", "dprm remote jobs")
+        code, out, err = run(remote(fake.url, token, "budget"))
+        assert code == 2 and out == ""
+        assert "charged" not in assert_one_error_line(err)
+
+
+@pytest.mark.parametrize("status", [200, 201, 403])
+def test_an_answer_nested_too_deeply_is_a_bad_response_not_an_internal_error(token: Path, status: int) -> None:
+    """JSON nested deeper than Python's reader goes raised RecursionError: 'internal error', exit 1."""
+    deep = "[" * 100_000 + "]" * 100_000
+    with Fake(lambda *a: ok(deep, status)) as fake:
+        for args in (["budget"], stats_args()):
+            code, out, err = run(remote(fake.url, token, *args))
+            assert code == 2 and out == ""
+            line = assert_one_error_line(err, "(bad_response)")
+            assert "internal error" not in line
+
+
+def test_an_error_whose_code_or_message_is_not_text_is_a_bad_response() -> None:
+    """``{"error": {"code": ["x"], "message": {...}}}`` became the code "['x']" and the message "{'a': 1}"."""
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(403, json={"error": {"code": ["x"], "message": {"a": 1}}})
+
+    with Client("http://127.0.0.1:9", "t", transport=httpx.MockTransport(answer), retries=0) as client:
+        with pytest.raises(RemoteError) as refused:
+            client.budget()
+    assert refused.value.code == "bad_response" and str(refused.value) == "the server answered HTTP 403 (bad_response)"
+
+
+def test_a_redirect_names_where_it_points_and_says_the_url_is_not_the_servers(token: Path) -> None:
+    """A proxy sending http:// to https:// (or to a login page) was "the server's answer is not JSON"; a
+    password in the target is masked."""
+    target = "https://user:s3cret@127.0.0.1:9/v1/budget"
+    with Fake(lambda *a: ok("<html>Moved</html>", 301, Location=target)) as fake:
+        code, out, err = run(remote(fake.url, token, "budget"))
+    assert code == 2 and out == ""
+    line = assert_one_error_line(err, "HTTP 301", "a redirect to 'https://user:***@127.0.0.1:9/v1/budget'",
+                                 "give the server's own address", "(bad_response)")
+    assert "s3cret" not in line and "charged" not in line
+
+
+def test_the_client_refuses_arguments_of_the_wrong_kind_before_sending() -> None:
+    """A confidence that is no number raised ValueError or TypeError, parameters that are no mapping a
+    ValueError, ``ledger(limit=-1)`` answered an empty list as if nothing were spent, and a URL with a
+    query sent every request to the server's root ("no such endpoint")."""
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.path)
+        return httpx.Response(200, json={"ledger": [{"step": "s"}], "jobs": [JOB], "next": None})
+
+    transport = httpx.MockTransport(answer)
+    for url in ("http://127.0.0.1:9?x=1", "http://127.0.0.1:9/?"):
+        with pytest.raises(ParameterError, match="no query"):
+            Client(url, "t", transport=transport)
+    with Client("http://127.0.0.1:9", "t", transport=transport) as client:
+        for confidence in ("high", None, True, [0.9]):
+            with pytest.raises(ParameterError, match="confidence must be a number"):
+                client.redescription_statistics("tiny", json.loads(LEFT), json.loads(RIGHT), 0.1,
+                                                confidence=confidence)
+        with pytest.raises(ParameterError, match="parameters must be a mapping"):
+            client.submit("tiny", "alt-expm", 0.1, "depth=3")
+        for call in (lambda: client.ledger(limit=-1), lambda: client.jobs(-1), lambda: client.jobs(2.5),
+                     lambda: client.ledger(limit=True)):
+            with pytest.raises(ParameterError, match="limit must be None"):
+                call()
+        assert sent == []
+        assert client.ledger(limit=None) == [{"step": "s"}] and client.jobs(0) == []
+
+
+def _limited_memory() -> None:  # in the child: a read without bound ends in MemoryError, not in the machine's memory
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+
+
+def test_a_query_or_tree_file_is_read_up_to_a_bound(token: Path, tmp_path: Path) -> None:
+    """``--left @/dev/zero`` (or a data file named by mistake) was read whole: until memory ran out
+    ('out of memory', exit 1, after taking the machine's memory); now one line naming the option and
+    the file, before anything is sent (port 9 on loopback answers nothing). A pipe is still read."""
+    done = subprocess.run(DPRM + remote("http://127.0.0.1:9", token, "stats", "tiny", "--left", "@/dev/zero",
+                                        "--right", RIGHT, "--epsilon", "0.1"),
+                          capture_output=True, text=True, timeout=120, preexec_fn=_limited_memory)
+    assert done.returncode == 2 and done.stdout == ""
+    line = assert_one_error_line(done.stderr, "--left", "/dev/zero", "more than 16 MiB")
+    assert "reach" not in line
+    big = tmp_path / "trees.json"
+    with big.open("wb") as stream:  # sparse: 17 MiB of zeros without writing them
+        stream.truncate(17 << 20)
+    code, out, err = run(remote("http://127.0.0.1:9", token, "leaf-pairs", "tiny", "--left-tree", f"@{big}",
+                                "--right-tree", '{"leaf": true}', "--epsilon", "0.1"))
+    assert code == 2 and out == ""
+    assert_one_error_line(err, "--left-tree", "trees.json", "more than 16 MiB")
+    with Fake(lambda *a: ok({"dry_run": True})) as fake:
+        done = subprocess.run(DPRM + remote(fake.url, token, "stats", "tiny", "--left", "@/dev/stdin", "--right",
+                                            RIGHT, "--epsilon", "0.1", "--dry-run"),
+                              input=LEFT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"dry_run": True}
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"], ids=["utf8-bom", "powershell-utf16"])
+def test_a_token_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: str) -> None:
+    """A token file saved by Notepad (a UTF-8 byte-order mark) or written by Windows PowerShell's ``>``
+    (UTF-16) was refused: "a token is one word of printable ASCII", though the file shows just the token."""
+    path = tmp_path / "alice.token"
+    path.write_bytes("dprm_1_secret\r\n".encode(encoding))
+    seen: list[str] = []
+
+    def answer(method: str, path: str, hits: list) -> Any:
+        return ok({"budgets": [{"dataset": "tiny", "exact": {"total": "1", "spent": "0", "remaining": "1"}}]})
+
+    with Fake(answer) as fake:
+        code, out, err = run(remote(fake.url, path, "budget"))
+    assert (code, out, err) == (0, "tiny: remaining 1 of 1 (spent 0)\n", "")
+
+    def headers(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["Authorization"])
+        return httpx.Response(200, json={"budgets": []})
+
+    text = path.read_text(encoding="utf-8" if encoding == "utf-8-sig" else "utf-16")  # open(...).read() keeps a BOM
+    with Client("http://127.0.0.1:9", text, transport=httpx.MockTransport(headers)) as client:
+        assert client.budget() == []
+    assert seen == ["Bearer dprm_1_secret"]
+    with pytest.raises(ParameterError, match="a token is a text"):
+        Client("http://127.0.0.1:9", None)
+
+
+def test_a_wait_gives_up_at_its_timeout_though_the_server_holds_a_request(token: Path) -> None:
+    """A server (or a proxy) that took a status read and never answered held ``wait(timeout=1)`` (and
+    ``submit --wait --timeout 1``) for the client's whole request timeout (330 s by default) before it gave
+    up; each read now waits no longer than the wait has left."""
+    import re
+
+    within_the_wait = re.compile(r"no answer came within (1|0\.[0-9]+) s \(ReadTimeout\)")
+    with Fake(lambda method, path, hits: ok(JOB, 201) if method == "POST" else "hang") as fake:
+        with Client(fake.url, "t", timeout=30) as client:
+            with pytest.raises(RemoteError) as late:
+                client.wait("job_1", timeout=1)
+        assert late.value.code == "wait_timeout" and "was not read after 1 s" in str(late.value)
+        assert within_the_wait.search(str(late.value)), str(late.value)
+        code, out, err = run(remote(fake.url, token, "--request-timeout", "30", "submit", "tiny", "-a", "alt-expm",
+                                    "--epsilon", "0.1", "--wait", "--timeout", "1"))
+    assert code == 2 and out == ""
+    line = err.splitlines()[-1]
+    assert "(wait_timeout)" in line and within_the_wait.search(line) and "dprm remote cancel job_1" in line
+
+
+def test_a_page_pointing_back_to_a_page_read_before_is_a_bad_response() -> None:
+    """A ledger whose next page is one read before (a proxy answering every page with the first) was read
+    without end, its rows repeated until memory ran out; the fake stops after 50 pages to end the old loop."""
+    asked: list[str | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.params.get("before"))
+        if len(asked) > 50:
+            return httpx.Response(500, json=error_body("internal_error"))
+        return httpx.Response(200, json={"ledger": [{"step": "s"}], "next": 7 if len(asked) % 2 else 3})
+
+    with Client("http://127.0.0.1:9", "t", transport=httpx.MockTransport(answer), retries=0) as client:
+        with pytest.raises(RemoteError) as endless:
+            client.ledger()
+    assert endless.value.code == "bad_response" and "names a page read before" in str(endless.value)
+    assert asked == [None, "7", "3"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+def test_a_charged_answer_that_standard_output_cannot_take_says_what_was_charged(token: Path) -> None:
+    """``dprm remote submit ... > job.txt`` on a full disk said only "standard output: No space left on
+    device" though the job was charged (its id lost: submitting again pays twice), and a primitive's
+    answer the same though its ε was spent; a free answer still says only why."""
+    stats = {"noisy": {"jaccard": 0.5}, "dummy": False, "epsilon": 0.1, "epsilon_exact": "0.1"}
+
+    def answer(method: str, path: str, hits: list) -> Any:
+        return ok(JOB, 201) if path == "/v1/jobs" else ok(stats)
+
+    def lines(*args: str) -> str:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(DPRM + remote(fake.url, token, *args), stdout=full, stderr=subprocess.PIPE,
+                                  text=True, timeout=120)
+        assert done.returncode == 2
+        return assert_one_error_line(done.stderr, "standard output: No space left on device")
+
+    with Fake(answer) as fake:
+        line = lines("submit", "tiny", "-a", "alt-expm", "--epsilon", "0.1")
+        assert "job job_1 was submitted (ε 0.1 charged): dprm remote status job_1" in line
+        assert "charged (ε 0.1) and is lost: see your ledger" in lines(*stats_args())
+        assert "charged" not in lines(*stats_args("--dry-run"))
+
+
+def test_a_connection_that_fails_says_why_a_tls_certificate_not_trusted_above_all(token: Path,
+                                                                                  tmp_path: Path) -> None:
+    """A server whose TLS certificate is not trusted here (self-signed, an owner's own authority) was only
+    "cannot reach the server at https://...: ConnectError", as a server that is down; ``https://`` to a
+    server speaking HTTP the same. Now the reason, and how to trust the certificate (SSL_CERT_FILE)."""
+    import shutil
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    with Fake(lambda *a: ok({"budgets": []})) as fake:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        fake.server.socket = context.wrap_socket(fake.server.socket, server_side=True)
+        code, out, err = run(remote(fake.url.replace("http://", "https://"), token, "budget"))
+        assert code == 2 and out == ""
+        assert_one_error_line(err, "cannot reach", "its TLS certificate is not trusted here", "self-signed",
+                              "SSL_CERT_FILE", "nothing was sent")
+    with Fake(lambda *a: ok({"budgets": []})) as plain:
+        code, out, err = run(remote(plain.url.replace("http://", "https://"), token, "budget"))
+    assert code == 2
+    assert_one_error_line(err, "TLS failed", "the server may speak plain HTTP", "nothing was sent")
+    code, out, err = run(remote(f"http://127.0.0.1:{free_port()}", token, "budget"))
+    assert code == 2
+    assert_one_error_line(err, "(Connection refused); nothing was sent (unreachable)")
+
+
+def test_a_job_id_a_closed_pipe_cannot_take_is_said_on_standard_error(token: Path) -> None:
+    """``dprm remote submit ... | head -0``: the reader gone, the command ends quietly (exit 141) as every
+    command does, but the charged job's id went nowhere; now a note names it."""
+    reader, writer = os.pipe()
+    os.close(reader)  # a reader that is gone before the id is written
+    try:
+        with Fake(lambda *a: ok(JOB, 201)) as fake:
+            done = subprocess.run(DPRM + remote(fake.url, token, "submit", "tiny", "-a", "alt-expm", "--epsilon",
+                                                "0.1"), stdout=writer, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+    assert done.returncode == 141
+    assert done.stderr.splitlines() == ["note: job job_1 was submitted (ε 0.1 charged): dprm remote status job_1"]
+
+
+def test_a_primitive_answer_a_closed_pipe_cannot_take_says_its_charge(token: Path) -> None:
+    """``dprm remote stats ... | head -0``: the answer was charged and went nowhere, without a word."""
+    stats = {"noisy": {"jaccard": 0.5}, "dummy": False, "epsilon": 0.1, "epsilon_exact": "0.1"}
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        with Fake(lambda *a: ok(stats)) as fake:
+            done = subprocess.run(DPRM + remote(fake.url, token, *stats_args()), stdout=writer,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+    assert done.returncode == 141
+    assert done.stderr.splitlines() == ["note: the answer was charged (ε 0.1) and is lost: see your ledger "
+                                        "(dprm remote ledger)"]

@@ -8,18 +8,26 @@ epsilons as numbers, decimal strings, :class:`~fractions.Fraction` or
 ``code`` and HTTP ``status``, so the command line turns it into one line
 ``error: ...``. A URL that names no server (or a port out of range) or holds a user
 name or password (shown masked, :func:`shown_url`), a timeout, retry count or poll
-interval that is no positive finite number, and a request that JSON cannot carry (a
-NaN or an infinite number in it, a value of another type), raise
+interval that is no positive finite number, a URL with a query (``?...``), a
+``confidence`` that is no number, ``parameters`` that are no mapping, a ``limit`` of
+a list below 0 (it read nothing), and a request that JSON cannot carry (a NaN or an
+infinite number in it, a value of another type), raise
 :class:`~dprm.errors.ParameterError` before anything is sent.
 
 A request that fails in transport is told apart by whether it was sent:
-``unreachable`` when it never left (no connection: nothing can have been charged),
+``unreachable`` when it never left (no connection: nothing can have been charged; the
+message says why, a TLS certificate not trusted here with ``SSL_CERT_FILE`` to trust it),
 ``no_answer`` when it was sent and its answer was lost (a read timeout, a dropped
 connection): a charged request may then have been charged, and the message says to
 look at the ledger; Ctrl-C (or SIGTERM under the command line) while such a request
 waits for its answer raises :class:`RequestInterrupted`, a :class:`KeyboardInterrupt`
-saying the same. An answer of an unexpected form (not a JSON object, a missing
-``id`` or ``status``) is ``bad_response``. :meth:`Client.wait` polls through
+saying the same. An answer of an unexpected form (not a JSON object, nested too
+deeply to read, a missing ``id`` or ``status``, an error that is not the server's
+``{"error": {"code": TEXT, "message": TEXT}}``) is ``bad_response``, and so is a
+redirect (a dprm server's API never redirects: the message names the target, for a
+URL that is not the server's own). A charged request answered with a 5xx (the
+server's own failure, or a proxy's ``502``/``504`` after the server may have taken
+it) says that it may have been charged. :meth:`Client.wait` polls through
 temporary errors (the server restarting, ``503``, ``429``) until its timeout.
 
 Job ids and dataset names are sent as one escaped path segment each; one that no
@@ -130,6 +138,73 @@ def _field(answer: Any, key: str, kind: type | tuple[type, ...], what: str = "an
     if not isinstance(value, kind):
         raise _bad_response(f"{what} without {key!r}", charged=charged)
     return value
+
+
+def _error_of(response: Any) -> tuple[str, str]:
+    """The code and message of an error answer: the server's own (``{"error": {"code": ..., "message":
+    ...}}``, both texts), else ``bad_response`` naming the HTTP status (a proxy's page, a foreign body).
+
+    Examples
+    --------
+    >>> import httpx
+    >>> _error_of(httpx.Response(403, json={"error": {"code": "budget_exceeded", "message": "m"}}))
+    ('budget_exceeded', 'm')
+    >>> _error_of(httpx.Response(502, text="<html>Bad Gateway</html>"))
+    ('bad_response', 'the server answered HTTP 502')
+    >>> _error_of(httpx.Response(403, json={"error": {"code": ["x"], "message": {"a": 1}}}))
+    ('bad_response', 'the server answered HTTP 403')
+    """
+    try:
+        error = response.json()["error"]
+        code, message = error["code"], error["message"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        code = message = None
+    if isinstance(code, str) and isinstance(message, str) and code:
+        return code, message
+    return "bad_response", f"the server answered HTTP {response.status_code}"
+
+
+def _redirected(status: int, location: str | None, charged: str | None) -> RemoteError:
+    """The error of a redirect: a dprm server's API never redirects, so the URL is not the server's own
+    (a proxy sending ``http://`` to ``https://``, a login page); the target is named, a password in it masked.
+
+    Examples
+    --------
+    >>> print(_redirected(301, "https://example.org/v1/budget", None))
+    the server answered HTTP 301, a redirect to 'https://example.org/v1/budget', which a dprm server's API \
+never does: give the server's own address as the URL (bad_response)
+    """
+    target = f", a redirect to {short_repr(shown_url(location), 80)}" if location else ", a redirect"
+    return RemoteError("bad_response", f"the server answered HTTP {status}{target}, which a dprm server's API "
+                                       f"never does: give the server's own address as the URL"
+                                       f"{_charge_hint(charged)}", status)
+
+
+def _why_unreachable(error: BaseException) -> str:
+    """Why a connection failed, for the message: a TLS certificate not trusted here (and how to trust it),
+    another TLS failure (``https://`` to a server that speaks HTTP), or the system's reason
+    (``Connection refused``); empty when the error says nothing more.
+
+    Examples
+    --------
+    >>> _why_unreachable(ConnectionRefusedError(111, "Connection refused"))
+    ' (Connection refused)'
+    """
+    import ssl
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            why = cause.verify_message or cause.reason or "not verified"
+            return (f" (its TLS certificate is not trusted here: {why}; give the certificate of the authority "
+                    f"that signed it in SSL_CERT_FILE=FILE.pem)")
+        if isinstance(cause, ssl.SSLError):
+            hint = "; the server may speak plain HTTP: http://..." if cause.reason == "WRONG_VERSION_NUMBER" else ""
+            return f" (TLS failed: {cause.reason or cause}{hint})"
+        if isinstance(cause, OSError) and cause.strerror:
+            return f" ({cause.strerror})"
+        cause = cause.__cause__ or cause.__context__
+    return ""
 
 
 def _charge_hint(charged: str | None) -> str:
@@ -264,6 +339,27 @@ def _epsilon(value: Any) -> Any:
     return value
 
 
+def _confidence(value: Any) -> float:
+    """The level of a request's intervals as a float (the server judges its range); a value that is no
+    number (nor a number's text) is refused before anything is sent.
+
+    Examples
+    --------
+    >>> _confidence(0.9), _confidence(Decimal("0.99")), _confidence(Fraction(19, 20)), _confidence("0.8")
+    (0.9, 0.99, 0.95, 0.8)
+    >>> _confidence("high")
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: confidence must be a number in (0, 1), not 'high'
+    """
+    if not isinstance(value, bool):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise ParameterError(f"confidence must be a number in (0, 1), not {short_repr(value)}")
+
+
 def _query(query: Any) -> Any:
     from dprm.queries import Query, query_to_json
 
@@ -281,14 +377,21 @@ def _positive(value: Any) -> bool:
 
 
 def check_token(token: str) -> str:
-    """``token`` without surrounding white space, if it is one word of printable ASCII; else a ParameterError.
+    """``token`` without surrounding white space (nor a byte-order mark before it, as an editor on Windows
+    saves a file), if it is one word of printable ASCII; else a ParameterError.
 
     Examples
     --------
-    >>> check_token(" dprm_0a1b_secret\\n")
-    'dprm_0a1b_secret'
+    >>> check_token(" dprm_0a1b_secret\\n"), check_token("\\ufeffdprm_0a1b_secret\\r\\n")
+    ('dprm_0a1b_secret', 'dprm_0a1b_secret')
+    >>> check_token(None)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: a token is a text (the one dprm admin analyst add printed), not None
     """
-    token = token.strip()
+    if not isinstance(token, str):
+        raise ParameterError(f"a token is a text (the one dprm admin analyst add printed), not {short_repr(token)}")
+    token = token.strip().removeprefix("\ufeff").strip()
     if not token or not token.isascii() or not token.isprintable() or " " in token:
         raise ParameterError("a token is one word of printable ASCII (letters, digits, '_' and '-')")
     return token
@@ -325,6 +428,9 @@ class Client:
         if parsed.userinfo:  # httpx would send it as Basic authentication instead of the token
             raise ParameterError(f"{shown_url(url)!r}: a server URL holds no user name or password (the token "
                                  f"authenticates)")
+        if b"?" in parsed.raw_path:  # httpx would append every request's path to the query
+            raise ParameterError(f"{shown_url(url)!r}: a server URL holds no query ('?...'); give "
+                                 f"http://HOST:PORT")
         if parsed.port is not None and not 1 <= parsed.port <= 65535:
             raise ParameterError(f"{shown_url(url)!r} is not a server URL: its port {parsed.port} is not "
                                  f"between 1 and 65535")
@@ -359,47 +465,49 @@ class Client:
     # -- transport ---------------------------------------------------------------------------
 
     def _call(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-              raw: bool = False, charged: str | None = None) -> Any:
+              raw: bool = False, charged: str | None = None, timeout: float | None = None) -> Any:
         """The answer to one request: a JSON object (``raw``: the text); a refusal raises :class:`RemoteError`.
 
         ``charged`` names what a request that may be charged buys (``"job"``, ``"primitive"``): if its
         answer is lost after it was sent, the error (or the :class:`RequestInterrupted` of a Ctrl-C) says
-        that it may have been charged.
+        that it may have been charged. ``timeout``: this request's own bound on its answer, if shorter than
+        the client's (what is left of a wait).
         """
         if json is not None:
             _check_json(json)
         for attempt in range(self.retries + 1):
-            response = self._send(method, path, json, params, charged)
+            response = self._send(method, path, json, params, charged, timeout)
             if response.status_code == 429 and attempt < self.retries:
                 wait = retry_after(response.headers.get("Retry-After"))
                 time.sleep(DEFAULT_RETRY_AFTER if wait is None else wait)
                 continue
             break
-        if response.status_code >= 400:
-            try:
-                error = response.json()["error"]
-                code, message = str(error["code"]), str(error["message"])
-            except (ValueError, KeyError, TypeError):
-                code, message = "bad_response", f"the server answered HTTP {response.status_code}"
-            if response.status_code == 404 and code in ("not_found", "bad_response") and self._path:
+        status = response.status_code
+        if 300 <= status < 400:
+            raise _redirected(status, response.headers.get("Location"), charged)
+        if status >= 400:
+            code, message = _error_of(response)
+            if status == 404 and code in ("not_found", "bad_response") and self._path:
                 message += (f"; the URL must be the server's root (http://HOST:PORT), without the path "
                             f"{short_repr(self._path)}")
-            raise RemoteError(code, message, response.status_code,
-                              retry_after=retry_after(response.headers.get("Retry-After")))
+            if status >= 500:  # it failed on the server or behind a proxy (502, 504): perhaps after the charge
+                message += _charge_hint(charged)
+            raise RemoteError(code, message, status, retry_after=retry_after(response.headers.get("Retry-After")))
         if raw:
             return response.text
         try:
             answer = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply for Python's JSON reader
             raise RemoteError("bad_response", f"the server's answer is not JSON{_charge_hint(charged)}",
-                              response.status_code) from None
+                              status) from None
         if not isinstance(answer, dict):
             kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(type(answer),
                                                                                                 "a number")
             raise _bad_response(f"{kind} where an object was expected", response.status_code, charged)
         return answer
 
-    def _send(self, method: str, path: str, json: Any, params: dict[str, Any] | None, charged: str | None) -> Any:
+    def _send(self, method: str, path: str, json: Any, params: dict[str, Any] | None, charged: str | None,
+              timeout: float | None = None) -> Any:
         """One request and its response; a transport failure as ``unreachable`` (never sent) or ``no_answer``."""
         import httpx
 
@@ -418,16 +526,18 @@ class Client:
                                           httpx.UnsupportedProtocol))
 
         look = _charge_hint(charged)
+        bound = self.timeout if timeout is None else min(timeout, self.timeout)
         try:
             return self._http.request(method, path, json=json, extensions={"trace": trace},
+                                      timeout=httpx.Timeout(bound, connect=min(bound, CONNECT_TIMEOUT)),
                                       params={k: v for k, v in (params or {}).items() if v is not None})
         except httpx.HTTPError as error:
             kind = type(error).__name__
             if not sent(error):
-                raise RemoteError("unreachable", f"cannot reach the server at {self.url}: {kind}; nothing was "
-                                                 f"sent") from None
+                raise RemoteError("unreachable", f"cannot reach the server at {self.url}: {kind}"
+                                                 f"{_why_unreachable(error)}; nothing was sent") from None
             if isinstance(error, httpx.TimeoutException):
-                what = f"no answer came within {self.timeout:g} s ({kind})"
+                what = f"no answer came within {bound:g} s ({kind})"
             else:
                 what = f"the connection ended without an answer ({kind})"
             raise RemoteError("no_answer", f"the request was sent to the server at {self.url} but {what}{look}"
@@ -465,8 +575,13 @@ class Client:
                idempotency_key: str | None = None, dry_run: bool = False, dummy: bool = False,
                dummy_rows: int = 1000) -> dict[str, Any]:
         """Submit a job (its ε is charged at once); the job, or the dry run's cost."""
+        try:
+            parameters = dict(parameters or {})
+        except (TypeError, ValueError):
+            raise ParameterError(f"parameters must be a mapping of names to values, not "
+                                 f"{short_repr(parameters)}") from None
         body: dict[str, Any] = {"dataset": dataset, "algorithm": algorithm, "epsilon": _epsilon(epsilon),
-                                "parameters": dict(parameters or {}), "dry_run": dry_run, "dummy": dummy,
+                                "parameters": parameters, "dry_run": dry_run, "dummy": dummy,
                                 "dummy_rows": dummy_rows}
         if idempotency_key is not None:
             body["idempotency_key"] = idempotency_key
@@ -483,13 +598,19 @@ class Client:
 
     def status(self, job_id: str) -> dict[str, Any]:
         """A job's status and progress."""
-        answer = self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}")
+        return self._status(job_id)
+
+    def _status(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
+        answer = self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}", timeout=timeout)
         _field(answer, "status", str, "a job")
         return answer
 
     def result(self, job_id: str) -> dict[str, Any]:
         """A done job's result: the ``dprm.redescriptions/1`` document."""
-        return self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/result")
+        return self._result(job_id)
+
+    def _result(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
+        return self._call("GET", f"/v1/jobs/{_segment(job_id, 'unknown_job')}/result", timeout=timeout)
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         """Cancel a job."""
@@ -509,6 +630,8 @@ class Client:
             The job.
         timeout : float or None
             Give up after this many seconds (``wait_timeout``; the job goes on); None: as long as it runs.
+            Each read waits for its answer no longer than the wait has left (a server or proxy that holds a
+            request held the wait for the client's whole ``timeout`` before).
         poll, max_poll : float
             Seconds between the first status reads; each next pause is 1.5 times longer, up to
             ``max_poll`` (a long job is asked every few seconds, not twice a second).
@@ -525,17 +648,21 @@ class Client:
             if not _positive(value):
                 raise ParameterError(f"{name} must be a positive number of seconds, not {value!r}")
         deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:  # a request waits for its answer no longer than the wait has left
+            return None if deadline is None else max(deadline - time.monotonic(), 0.05)
+
         delay, longest = float(poll), float(max(poll, max_poll))
         state: dict[str, Any] | None = None
         while True:
             failed: RemoteError | None = None
             try:
                 if state is None or state["status"] in ("queued", "running"):
-                    state = self.status(job_id)
+                    state = self._status(job_id, left())
                     if progress is not None:
                         progress(state)
                 if state["status"] not in ("queued", "running"):
-                    return self.result(job_id)
+                    return self._result(job_id, left())
                 pause, delay = delay, min(delay * 1.5, longest)
             except RemoteError as error:
                 if not error.temporary:
@@ -557,7 +684,7 @@ class Client:
         """Noisy statistics (with intervals) of the redescription ``(left, right)``."""
         return self._call("POST", "/v1/primitives/redescription-statistics", json={
             "dataset": dataset, "left": _query(left), "right": _query(right), "epsilon": _epsilon(epsilon),
-            "confidence": float(confidence), "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows},
+            "confidence": _confidence(confidence), "dry_run": dry_run, "dummy": dummy, "dummy_rows": dummy_rows},
             charged=None if dry_run or dummy else "primitive")
 
     def leaf_pair_counts(self, dataset: str, left_tree: dict[str, Any], right_tree: dict[str, Any], epsilon: Any,
@@ -587,15 +714,22 @@ class Client:
     def _pages(self, path: str, field: str, params: dict[str, Any], limit: int | None, page: int
                ) -> list[dict[str, Any]]:
         """Rows of a paged list (``?limit=&before=``, the answer's ``next``), up to ``limit`` (None: all)."""
+        if limit is not None and not (isinstance(limit, numbers.Integral) and not isinstance(limit, bool)
+                                      and limit >= 0):
+            raise ParameterError(f"limit must be None (all) or a whole number, 0 or more, not {short_repr(limit)}")
         rows: list[dict[str, Any]] = []
         before = None
+        asked: set[Any] = set()
         while limit is None or len(rows) < limit:
             size = page if limit is None else min(page, limit - len(rows))
             answer = self._call("GET", path, params={**params, "limit": size, "before": before})
             rows.extend(_field(answer, field, list))
+            asked.add(before)
             before = answer.get("next")
             if not isinstance(before, (int, str, type(None))) or isinstance(before, bool):
                 raise _bad_response(f"a page whose 'next' is {short_repr(before)}")
             if before is None:
                 break
+            if before in asked:  # (a proxy that caches the first page) the list would be read without end
+                raise _bad_response(f"a page whose 'next' ({short_repr(before)}) names a page read before")
         return rows

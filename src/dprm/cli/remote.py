@@ -13,16 +13,21 @@
     dprm remote --url URL --token-file FILE dummy DATASET [--rows N] [--seed S]
 
 ``submit`` without ``--wait`` prints the job id alone on one line (``--output`` and
-``--timeout`` are refused there: they are the wait's); with ``--wait`` it says the
+``--timeout`` are refused there: they are the wait's; if standard output cannot take
+it, a full disk, the error names the charged job); with ``--wait`` it says the
 job id on stderr at once, waits (polling through a restarting or busy server) and
 writes the result (to ``--output``, else to standard output). Whatever ends a wait
 early (``--timeout``, Ctrl-C, SIGTERM, an error, an ``--output`` that cannot be
 written) says what became of the charged job and the commands that reach it. A
 refused request is one line ``error: ...`` on stderr and exit code 2. Queries and
-trees are JSON texts or ``@FILE`` (docs/server.md); a number in them, and every
+trees are JSON texts or ``@FILE`` (docs/server.md; read up to 16 MiB, so that
+``@/dev/zero`` or a data file named by mistake is refused, not read until memory
+runs out); a number in them, and every
 number option, must be finite (JSON has no NaN or infinity), and an object holds
 each key once. ``--output`` is checked before the request is sent (so nothing is
-charged for an answer that could not be written) and written all or nothing. A
+charged for an answer that could not be written) and written all or nothing; a
+charged primitive's answer that cannot be written after all (a full disk) says that
+its ε was spent. A
 request whose answer is lost after it was sent (``--request-timeout``, by default
 longer than a server lets a primitive run; Ctrl-C) says that it may have been charged.
 """
@@ -101,7 +106,7 @@ def _client() -> Any:
         raise ParameterError(f"--token-file {path}: {error.strerror or error}") from None
     if len(raw) > _MAX_TOKEN_FILE:
         raise ParameterError(f"--token-file {path}: too large for a token (more than {_MAX_TOKEN_FILE} bytes)")
-    token = raw.decode("ascii", errors="replace").strip()
+    token = _token_text(raw).strip()
     if not token or len(token.split()) != 1:
         raise ParameterError(f"--token-file {path}: must hold the token alone")
     try:
@@ -112,6 +117,30 @@ def _client() -> Any:
         return Client(_STATE["url"], token, timeout=timeout)
     except ParameterError as error:
         raise ParameterError(f"--url: {error}") from None
+
+
+def _token_text(raw: bytes) -> str:
+    """A token file's text: ASCII, read after a byte-order mark (UTF-8, as Notepad saved files; UTF-16, as
+    Windows PowerShell writes ``dprm admin analyst add ... > FILE``); a byte that is no ASCII is left as
+    U+FFFD for the check to refuse.
+
+    Examples
+    --------
+    >>> _token_text(b"\\xef\\xbb\\xbfdprm_1_x\\r\\n"), _token_text("dprm_1_x\\r\\n".encode("utf-16"))
+    ('dprm_1_x\\r\\n', 'dprm_1_x\\r\\n')
+    >>> _token_text(b"tok\\xc3\\xa9n")
+    'tok\\ufffd\\ufffdn'
+    """
+    import codecs
+
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    elif raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            return "\ufffd"
+    return raw.decode("ascii", errors="replace")
 
 
 @contextlib.contextmanager
@@ -150,7 +179,7 @@ def _emit(value: Any, output: Optional[Path]) -> None:
 
     text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
     if output is None:
-        print(text, end="")
+        print(text, end="", flush=True)  # a full disk shows here, where the caller can say what was charged
         return
     plan = Outputs()
     plan.add(output, lambda path: path.write_text(text, encoding="utf-8"))
@@ -161,6 +190,32 @@ def _emit(value: Any, output: Optional[Path]) -> None:
     from dprm.cli.console import note
 
     note(f"wrote {output}")
+
+
+def _emit_charged(value: Any, output: Optional[Path], charged: str) -> None:
+    """:func:`_emit` of an answer that was charged: if it cannot be written (a full disk), the one line
+    says, after why, what was charged and how to reach it (``charged``), so that nobody pays twice; a reader
+    gone (``| head -0``) ends the command quietly, with a note saying it."""
+    from dprm.cli.console import StdoutClosed, note
+
+    try:
+        _emit(value, output)
+    except StdoutClosed:
+        note(charged)
+        raise
+    except OSError as error:
+        raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; {charged}",
+                        code="unwritable", data_dependent=False) from None
+    except DprmError as error:
+        raise DprmError(f"{error}; {charged}", code=error.code, data_dependent=False) from None
+
+
+def _primitive_lost(answer: Any) -> str:
+    """What a primitive's answer that could not be written cost (nothing for a dummy run)."""
+    if not isinstance(answer, dict) or answer.get("dummy"):
+        return "nothing was charged (dummy data)"
+    return (f"the answer was charged (ε {answer.get('epsilon_exact', '?')}) and is lost: see your ledger "
+            f"(dprm remote ledger)")
 
 
 class _NotFinite(ValueError):
@@ -192,6 +247,9 @@ def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+#: The largest ``@FILE`` of a query or tree read (a server's request body is at most about 1 MB).
+_MAX_JSON_FILE = 16 << 20
+
 #: What a --left/--right that is not JSON is told: the CLI takes a query's JSON form.
 _QUERY_HINT = ("; a query is given in its JSON form, e.g. '{\"attr\": \"a\", \"eq\": true}' "
                "(docs/server.md), not in clired's text form such as [a]")
@@ -210,12 +268,19 @@ def _json_argument(text: str, what: str, hint: str = "") -> Any:
     dprm.errors.ParameterError: --left: the key 'eq' is given twice in one object (JSON objects hold each key once)
     """
     if text.startswith("@"):
-        try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
+        name = text[1:]
+        try:  # read up to a bound: @/dev/zero, or a data file named by mistake, is not read until memory runs out
+            with open(name, "rb") as stream:
+                raw = stream.read(_MAX_JSON_FILE + 1)
         except OSError as error:
-            raise ParameterError(f"{what}: {text[1:]}: {error.strerror or error}") from None
+            raise ParameterError(f"{what}: {name}: {error.strerror or error}") from None
+        if len(raw) > _MAX_JSON_FILE:
+            raise ParameterError(f"{what}: {name}: more than {_MAX_JSON_FILE >> 20} MiB; a query or a tree is far "
+                                 f"smaller (a server takes a request of about 1 MB)")
+        try:
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ParameterError(f"{what}: {text[1:]}: not UTF-8 text") from None
+            raise ParameterError(f"{what}: {name}: not UTF-8 text") from None
     try:
         return json.loads(text, parse_constant=_not_finite, parse_float=_finite_float, object_pairs_hook=_once_each)
     except _NotFinite as error:
@@ -310,7 +375,18 @@ def submit(
             _emit(answer, output)
             return
         if not wait:
-            print(answer["id"])
+            from dprm.cli.console import StdoutClosed, note
+
+            job_id = answer["id"]
+            submitted = f"job {job_id} was submitted ({_cost(answer, epsilon)}): dprm remote status {job_id}"
+            try:
+                print(job_id, flush=True)
+            except OSError as error:  # a full disk: the job was charged; its id must not be lost with the line
+                raise DprmError(f"{error.filename or 'standard output'}: {error.strerror or error}; {submitted}",
+                                code="unwritable", data_dependent=False) from None
+            except StdoutClosed:  # (| head -0) the command still ends quietly, but not with the id unsaid
+                note(submitted)
+                raise
             return
         _wait_for(client, answer, epsilon, timeout, output)
 
@@ -480,9 +556,12 @@ def stats_command(
     epsilon = _epsilon(epsilon)
     _check_output(output)
     with _connected() as client:
-        _emit(client.redescription_statistics(dataset, left_query, right_query, epsilon,
-                                              confidence=confidence, **_primitive_options(dry_run, dummy, dummy_rows)),
-              output)
+        answer = client.redescription_statistics(dataset, left_query, right_query, epsilon, confidence=confidence,
+                                                 **_primitive_options(dry_run, dummy, dummy_rows))
+        if dry_run:
+            _emit(answer, output)
+        else:
+            _emit_charged(answer, output, _primitive_lost(answer))
 
 
 @app.command("leaf-pairs")
@@ -501,8 +580,11 @@ def leaf_pairs_command(
     epsilon = _epsilon(epsilon)
     _check_output(output)
     with _connected() as client:
-        _emit(client.leaf_pair_counts(dataset, *trees, epsilon,
-                                      **_primitive_options(dry_run, dummy, dummy_rows)), output)
+        answer = client.leaf_pair_counts(dataset, *trees, epsilon, **_primitive_options(dry_run, dummy, dummy_rows))
+        if dry_run:
+            _emit(answer, output)
+        else:
+            _emit_charged(answer, output, _primitive_lost(answer))
 
 
 @app.command("dummy")
