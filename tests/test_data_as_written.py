@@ -92,3 +92,73 @@ def test_inspect_shows_declared_hexadecimal_categories(tmp_path: Path) -> None:
     code, out, err = run(["inspect", left, write(tmp_path / "r.csv", RIGHT), "--types", types])
     assert code == 0, err  # was exit 2: "value '16' is not one of the declared categories"
     assert "2 categories declared" in out
+
+
+# ------------------------------------------------------------- times and dates with a time
+
+
+def test_times_and_timestamps_of_a_text_file_keep_their_text(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,t,at,zoned\n"
+                                     "1,10:00,2020-01-01T10:00,2020-01-01T10:00:00+01:00\n"
+                                     "2,11:30,2020-01-02T10:00,2020-01-01T09:00:00Z\n"
+                                     "3,10:00,2020-01-01T10:00,2020-01-01T10:00:00+01:00\n"
+                                     "4,11:30,2020-01-02T10:00,2020-01-01T09:00:00Z\n")
+    data = load_two_view(left, write(tmp_path / "r.csv", RIGHT))
+    domains = {a.name: a.domain.categories for a in data.left}
+    assert domains["t"] == ("10:00", "11:30")  # was ('10:00:00', '11:30:00')
+    assert domains["at"] == ("2020-01-01T10:00", "2020-01-02T10:00")  # was '2020-01-01 10:00:00', ...
+    # was one category '2020-01-01 09:00:00Z': the times were moved to UTC and merged
+    assert domains["zoned"] == ("2020-01-01T09:00:00Z", "2020-01-01T10:00:00+01:00")
+    assert data.left["zoned"].values.tolist() == [1, 0, 1, 0]
+
+
+def test_declared_timestamp_categories_as_written_are_accepted(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,at\n1,2020-01-01 10:00\n2,2020-01-02 10:00\n3,2020-01-01 10:00\n4,"
+                                     "2020-01-02 10:00\n")
+    types = {"columns": {"at": {"categories": ["2020-01-01 10:00", "2020-01-02 10:00"], "complete": True}}}
+    data = load_two_view(left, write(tmp_path / "r.csv", RIGHT), types=types)
+    # was: "value '2020-01-01 10:00:00' is not one of the declared categories"
+    assert data.left["at"].values.tolist() == [0, 1, 0, 1]
+
+
+def test_timestamp_ids_are_matched_as_written(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n2020-01-01T10:00:00+01:00,5\n2020-01-01T12:00:00Z,6\n")
+    right = write(tmp_path / "r.csv", "id,b\n2020-01-01T09:00:00Z,0\n2020-01-01T12:00:00Z,1\n")
+    with pytest.raises(DataError) as caught:  # was matched: both read as 2020-01-01 09:00:00Z
+        load_two_view(left, right)
+    assert caught.value.code == "unmatched_id"
+    assert "2020-01-01T10:00:00+01:00" in str(caught.value)
+
+
+def test_a_date_column_of_a_text_file_is_unchanged(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,d\n1,2020-03-04\n2,2021-01-01\n3,2020-03-04\n4,2021-01-01\n")
+    data = load_two_view(left, write(tmp_path / "r.csv", RIGHT))
+    assert data.left["d"].domain.categories == ("2020-03-04", "2021-01-01")
+
+
+def test_mine_accepts_declared_categories_written_as_times(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,t\n" + "".join(f"{i},{'10:00' if i % 2 else '11:30'}\n" for i in range(1, 21)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 21)))
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"t": {"categories": ["10:00", "11:30"]},
+                                                               "b": "boolean"}}))
+    out = tmp_path / "out.json"
+    code, _, err = run(["mine", left, right, "--types", types, "-a", "cartwheels", "-o", out])
+    assert code == 0, err  # was exit 2: "value '10:00:00' is not one of the declared categories"
+    assert out.exists()
+
+
+def test_a_parquet_timestamp_with_a_time_zone_has_no_trailing_zeros(tmp_path: Path) -> None:
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    stamps = [datetime.datetime(2020, 1, 1), datetime.datetime(2020, 1, 1, 0, 0, 7, 250000)]
+    pq.write_table(pa.table({"paris": pa.array(stamps, pa.timestamp("us", tz="Europe/Paris")),
+                             "utc": pa.array(stamps, pa.timestamp("ns", tz="UTC"))}), tmp_path / "v.parquet")
+    from dprm.data.loading import read_view
+
+    domains = {a.name: a.domain.categories for a in read_view(tmp_path / "v.parquet")}
+    # was '2020-01-01 01:00:00.000000+0100', '2020-01-01 00:00:00.000000000Z', ...
+    assert domains["paris"] == ("2020-01-01 01:00:00+0100", "2020-01-01 01:00:07.25+0100")
+    assert domains["utc"] == ("2020-01-01 00:00:00Z", "2020-01-01 00:00:07.25Z")

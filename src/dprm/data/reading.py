@@ -574,7 +574,7 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         elif table.num_rows:
             check_last_line_closes(path, source, delimiter, table.num_rows)
         line_breaks = line_breaks or bool(cells)
-        return _hexadecimal_as_written(table, path, delimiter, markers, line_breaks), line_breaks
+        return _as_written(table, path, delimiter, markers, line_breaks), line_breaks
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
     except pa.ArrowInvalid as exc:
@@ -598,50 +598,59 @@ _HEXADECIMAL = r"^\s*0[xX][0-9a-fA-F]+\s*$"
 _SCAN_BYTES = 1 << 24
 
 
-def _hexadecimal_as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str, ...],
-                            line_breaks: bool) -> pa.Table:
-    """The table with each integer column that the file writes in hexadecimal anywhere read as its text.
+def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str, ...], line_breaks: bool) -> pa.Table:
+    """The table with the columns whose cells pyarrow rewrites read as the file writes them, as text.
 
-    pyarrow's CSV reader reads ``0x10`` as the integer 16 (in a column of whole
-    numbers only: beside ``2.5`` it stays text), which no other reader does (Python,
-    pandas, R, a spreadsheet): a category ``0x10`` became ``16`` (and a declared
-    ``"categories": ["0x10"]`` refused the value ``16``, which the file does not hold),
-    an id ``0x10`` matched the other view's ``16``. Such a column is read as the file
-    writes it, as text, like any column that is not all decimal numbers. Only a file
-    holding the bytes ``0x`` or ``0X`` (:func:`_holds_hexadecimal`) is read again, its
-    integer columns alone.
+    pyarrow's CSV reader reads
+
+    - ``0x10`` as the integer 16 (in a column of whole numbers only: beside ``2.5`` it
+      stays text), which no other reader does (Python, pandas, R, a spreadsheet): a
+      category ``0x10`` became ``16`` (and a declared ``"categories": ["0x10"]`` refused
+      the value ``16``, which the file does not hold), an id ``0x10`` matched the other
+      view's ``16``. An integer column with a cell written so is read as text, like any
+      column that is not all decimal numbers. Only a file holding the bytes ``0x`` or
+      ``0X`` (:func:`_holds_hexadecimal`) is looked at again for them.
+    - times and dates with a time as timestamps, written back in another form:
+      ``2020-01-01T10:00`` became ``2020-01-01 10:00:00``, ``10:00`` became ``10:00:00``,
+      and ``10:00+01:00`` was moved to UTC (``09:00:00Z``, merged with the cells written
+      ``09:00Z``): a declared category as the file writes it was refused. Such a column
+      is read as its text. (A date alone, ``2020-01-01``, reads back as written.)
 
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = Path(tmp) / "t.csv"
-    ...     _ = path.write_text("a,b" + chr(10) + "0x10,1" + chr(10) + "2,3" + chr(10))
+    ...     _ = path.write_text("a,b,t" + chr(10) + "0x10,1,10:00" + chr(10) + "2,3,11:30" + chr(10))
     ...     table = _parse_csv(path, ",", ("",), False)
-    ...     print(table.column("a").to_pylist(), _hexadecimal_as_written(table, path, ",", ("",), False).to_pydict())
-    [16, 2] {'a': ['0x10', '2'], 'b': [1, 3]}
+    ...     print(table.column("a").to_pylist(), _as_written(table, path, ",", ("",), False).to_pydict())
+    [16, 2] {'a': ['0x10', '2'], 'b': [1, 3], 't': ['10:00', '11:30']}
     """
+    temporal = [j for j, column in enumerate(table.columns)
+                if pa.types.is_timestamp(column.type) or pa.types.is_time(column.type)]
     integers = [j for j, column in enumerate(table.columns) if pa.types.is_integer(column.type)]
-    if not integers or not _holds_hexadecimal(path):
+    if integers and not _holds_hexadecimal(path):
+        integers = []
+    if not integers and not temporal:
         return table
-    import pyarrow.compute as pc  # here: 0.07 s that a file without a hexadecimal cell need not pay
+    import pyarrow.compute as pc  # here: 0.07 s that a file without such a cell need not pay
 
-    fields = [f"f{j}" for j in integers]  # by position: the names are cleaned later
+    fields = {j: f"f{j}" for j in sorted(integers + temporal)}  # by position: the names are cleaned later
     with _open_text(path) as stream:
         texts = pacsv.read_csv(
             stream,
             read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
-            convert_options=pacsv.ConvertOptions(include_columns=fields,
-                                                 column_types={f: pa.string() for f in fields},
+            convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
+                                                 column_types={f: pa.string() for f in fields.values()},
                                                  null_values=list(markers), strings_can_be_null=True,
                                                  quoted_strings_can_be_null=True),
         )
     if texts.num_rows != table.num_rows:  # pragma: no cover - the same file, read the same way
         return table
-    for j, name in zip(integers, fields):
+    for j, name in fields.items():
         column = texts.column(name)
-        if pc.any(pc.match_substring_regex(column, _HEXADECIMAL)).as_py():
+        if j in temporal or pc.any(pc.match_substring_regex(column, _HEXADECIMAL)).as_py():
             table = table.set_column(j, table.column_names[j], column)
     return table
 
@@ -1103,9 +1112,11 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
                          column=name, row=row)
         elif pa.types.is_temporal(typ):
             # dates and times are categories, in ISO text, without the trailing zeros of a fraction
-            # of a second ("2020-03-04 00:00:00", "...07.25", not "...07.250000000" from nanoseconds)
-            col = pc.replace_substring_regex(col.cast(pa.string()), pattern=r"(\.\d*[1-9])0+$", replacement=r"\1")
-            col = pc.replace_substring_regex(col, pattern=r"\.0+$", replacement="")
+            # of a second ("2020-03-04 00:00:00", "...07.25", not "...07.250000000" from nanoseconds),
+            # also before a time zone ("...00:00:00+0100", not "...00:00:00.000000+0100")
+            col = pc.replace_substring_regex(col.cast(pa.string()), pattern=r"(\.\d*[1-9])0+([+-]\d{4}|Z)?$",
+                                             replacement=r"\1\2")
+            col = pc.replace_substring_regex(col, pattern=r"\.0+([+-]\d{4}|Z)?$", replacement=r"\1")
         elif not (
             pa.types.is_null(typ)
             or pa.types.is_boolean(typ)
