@@ -162,3 +162,44 @@ def test_a_parquet_timestamp_with_a_time_zone_has_no_trailing_zeros(tmp_path: Pa
     # was '2020-01-01 01:00:00.000000+0100', '2020-01-01 00:00:00.000000000Z', ...
     assert domains["paris"] == ("2020-01-01 01:00:00+0100", "2020-01-01 01:00:07.25+0100")
     assert domains["utc"] == ("2020-01-01 00:00:00Z", "2020-01-01 00:00:07.25Z")
+
+
+# ------------------------------------------------------------- the index pandas writes into a Parquet file
+
+
+def test_the_unnamed_index_pandas_writes_into_parquet_is_no_attribute(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from dprm.data.loading import read_view
+
+    frame = pd.DataFrame({"a": [1.5, 2.5, 3.5, 4.5, 5.5], "c": list("xyxyx")}).iloc[[4, 2, 0, 1, 3]]
+    frame.to_parquet(tmp_path / "v.parquet")  # the shuffled index becomes a column __index_level_0__
+    view = read_view(tmp_path / "v.parquet")
+    assert view.names == read_view(frame).names == ["a", "c"]  # was ['a', 'c', '__index_level_0__']
+    assert any("'__index_level_0__' holds the index pandas wrote" in note for note in view.notes)
+
+
+def test_a_named_pandas_index_stays_a_column(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from dprm.data.loading import read_view
+
+    frame = pd.DataFrame({"patient": ["p3", "p1", "p2"], "a": [1.5, 2.5, 3.5]}).set_index("patient")
+    frame.to_parquet(tmp_path / "v.parquet")
+    view = read_view(tmp_path / "v.parquet", id_column="patient")
+    assert view.names == ["a"]
+
+
+def test_inspect_reads_two_parquet_views_written_from_reordered_frames(tmp_path: Path) -> None:
+    import pandas as pd
+
+    order = [5, 3, 1, 0, 2, 4, 6, 7]
+    left = pd.DataFrame({"id": range(8), "a": [0, 1] * 4}).iloc[order]
+    right = pd.DataFrame({"id": range(8), "b": [1, 0, 0, 1] * 2}).iloc[order]
+    left.to_parquet(tmp_path / "l.parquet")
+    right.to_parquet(tmp_path / "r.parquet")
+    # was: "1 column name(s) occur in both l.parquet and r.parquet: '__index_level_0__'"
+    code, out, err = run(["inspect", tmp_path / "l.parquet", tmp_path / "r.parquet"])
+    assert code == 0, err
+    assert "__index_level_0__" not in out
+    assert "holds the index pandas wrote with the frame" in err

@@ -558,7 +558,9 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
     constant: list[str] = []
     empty: list[str] = []
     notes = [*first_notes,
-             *(f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items())]
+             *(f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items()),
+             *(f"{raw.source}: column {name!r} holds the index pandas wrote with the frame (not one of its columns) "
+               f"and is left out" for name in raw.pandas_index)]
     for name, column in zip(raw.column_names, raw.table.columns):
         if name == exclude:
             continue

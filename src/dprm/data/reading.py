@@ -51,8 +51,8 @@ from dprm.errors import DataError, ParameterError, not_utf8, printable_text, sho
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
-           "data_file_format", "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header",
-           "read_table", "missing_markers", "reading_options", "Source"]
+           "data_file_format", "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table",
+           "pandas_index_columns", "read_header", "read_table", "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,7 +101,9 @@ class RawTable:
     each renamed duplicate column to its original name; ``nan_rows`` maps each
     column of a text file in which a ``NaN`` was read as missing to the first such
     (1-based) row; ``line_breaks`` says that a text file's quoted cells hold line
-    breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``).
+    breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``);
+    ``pandas_index`` names the columns of a Parquet file that hold the unnamed index
+    pandas wrote with its frame, left out (:func:`pandas_index_columns`).
     """
 
     table: pa.Table
@@ -112,6 +114,7 @@ class RawTable:
     delimiter: str | None = None
     markers: tuple[str, ...] = DEFAULT_NA_VALUES
     line_breaks: bool = False
+    pandas_index: list[str] = field(default_factory=list)
 
     @property
     def column_names(self) -> list[str]:
@@ -333,7 +336,8 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") 
                                                      invalid_row_handler=lambda _: "skip")).schema
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
             raise _error(name, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
-    raw = RawTable(schema.empty_table(), name, path=path)
+    index = pandas_index_columns(schema)
+    raw = RawTable(schema.empty_table().drop_columns(index), name, path=path, pandas_index=index)
     _check_names(raw, rename=duplicate_names == "rename")
     return raw
 
@@ -448,7 +452,9 @@ def data_file_format(path: str | os.PathLike[str], source: str | None = None) ->
 def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
     fmt = data_file_format(path, source)
     if fmt == "parquet":
-        return RawTable(_read_parquet(path, source), source, path=path)
+        table = _read_parquet(path, source)
+        index = pandas_index_columns(table.schema)
+        return RawTable(table.drop_columns(index), source, path=path, pandas_index=index)
     delimiter = _sniff_delimiter(path, source, fmt)
     table, line_breaks = _read_csv(path, source, delimiter, markers)
     return RawTable(table, source, path=path, delimiter=delimiter, line_breaks=line_breaks)
@@ -528,6 +534,40 @@ def _read_parquet(path: Path, source: str) -> pa.Table:
             return parquet.read()
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
+
+
+#: The name pandas gives the column holding a frame's unnamed index (level ``N``) in a Parquet file.
+_PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+
+
+def pandas_index_columns(schema: pa.Schema) -> list[str]:
+    """The columns of a Parquet file that hold the unnamed index pandas wrote with its frame.
+
+    ``DataFrame.to_parquet`` writes an index that is not a plain range (the frame was
+    filtered, sorted or concatenated) as a column ``__index_level_0__`` and says so in
+    the file's ``pandas`` metadata; pandas reads it back as the index, not a column.
+    It is no column of the frame (the same frame passed as a DataFrame has no such
+    column): the row labels, mined as an attribute, would have said which rows come
+    first. A named index (``frame.set_index("patient")``) is the user's column and stays.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"a": [1, 2, 3]}).iloc[[2, 0]]
+    >>> pandas_index_columns(pa.Table.from_pandas(frame).schema)
+    ['__index_level_0__']
+    >>> pandas_index_columns(pa.Table.from_pandas(frame.set_index("a")).schema)
+    []
+    """
+    import json
+
+    metadata = schema.metadata or {}
+    try:
+        index = json.loads(metadata[b"pandas"]).get("index_columns", [])
+    except (KeyError, ValueError, AttributeError):
+        return []
+    return [name for name in index if isinstance(name, str) and _PANDAS_INDEX.fullmatch(name)
+            and name in schema.names]
 
 
 def _convert_options(markers: tuple[str, ...]) -> pacsv.ConvertOptions:
