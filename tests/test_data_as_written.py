@@ -203,3 +203,26 @@ def test_inspect_reads_two_parquet_views_written_from_reordered_frames(tmp_path:
     assert code == 0, err
     assert "__index_level_0__" not in out
     assert "holds the index pandas wrote with the frame" in err
+
+
+# ------------------------------------------------------------- the delimiter of a header with quoted names
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t"])
+def test_a_comma_inside_a_quoted_name_does_not_choose_the_delimiter(tmp_path: Path, delimiter: str) -> None:
+    from dprm.data.loading import read_view
+
+    rows = "".join(f"{60 + i}{delimiter}{'fm'[i % 2]}\n" for i in range(6))
+    view = read_view(write(tmp_path / "v.csv", f'"weight, kg"{delimiter}sex\n{rows}'))
+    # was one column 'weight, kg;sex' of the categories '60;f', '61;m', ... (with a tab: a refused name)
+    assert view.names == ["weight, kg", "sex"]
+    assert view["weight, kg"].values.tolist() == [60.0, 61.0, 62.0, 63.0, 64.0, 65.0]
+
+
+def test_itemsets_reads_a_semicolon_file_with_a_comma_in_a_quoted_name(tmp_path: Path) -> None:
+    table = write(tmp_path / "t.csv", '"weight, kg";"sex"\n' + "".join(f"{50 + i % 3};{'fm'[i % 2]}\n"
+                                                                          for i in range(30)))
+    code, out, err = run(["itemsets", table, "--min-support", "0.3", "--categorical-integers"])
+    assert code == 0, err
+    assert "sex=f" in out  # was the items 'weight, kg;"sex"=51;m', ...
+    assert ";" not in out.split("items", 1)[1]

@@ -839,7 +839,8 @@ def _closed_cell(text: bytes, value: str, delimiter: str, start: int) -> tuple[i
 
 
 def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
-    """The delimiter: a tab for ``.tsv``; else ``,`` unless the header line has no comma but tabs or semicolons.
+    """The delimiter: a tab for ``.tsv``; else ``,`` unless the header line has no comma but tabs or semicolons
+    (outside its quoted names).
 
     The file's first bytes are looked at first, to say in one line what a file named
     as text is instead: compressed (``gzip``, ``bzip2``, ``zstd``, ``lz4``, ``xz``),
@@ -865,13 +866,25 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
                 raise _error(source, f"is named .tsv (tab-separated) but its header and first row hold no tab and "
                                      f"{other.decode()!r} between the values: name it {name}", "bad_csv")
         return "\t"
-    if b"," in line:
+    names = _outside_quotes(line)  # '"weight, kg";age' is separated by semicolons: its comma is in a name
+    if b"," in names:
         return ","
-    if b"\t" in line:
+    if b"\t" in names:
         return "\t"
-    if b";" in line:
+    if b";" in names:
         return ";"
     return ","
+
+
+def _outside_quotes(line: bytes) -> bytes:
+    """The header line without its quoted names (where a delimiter is part of a name).
+
+    Examples
+    --------
+    >>> _outside_quotes(b'"weight, kg";"say ""hi"", he said";age')
+    b';;age'
+    """
+    return re.sub(rb'"[^"]*("|$)', b"", line)
 
 
 def _check_not_binary(head: bytes, path: Path, source: str) -> None:
