@@ -226,3 +226,23 @@ def test_itemsets_reads_a_semicolon_file_with_a_comma_in_a_quoted_name(tmp_path:
     assert code == 0, err
     assert "sex=f" in out  # was the items 'weight, kg;"sex"=51;m', ...
     assert ";" not in out.split("items", 1)[1]
+
+
+def test_a_pandas_index_column_that_is_named_by_the_caller_stays(tmp_path: Path) -> None:
+    """A types file that declares the column (a server's types file declares every column) or an id column of
+    that name keeps it, as before."""
+    import pandas as pd
+
+    from dprm.data.loading import check_declared_columns, read_view
+    from dprm.data.types_file import TypesSpec
+
+    order = [3, 1, 0, 2]
+    pd.DataFrame({"a": [1.5, 2.5, 3.5, 4.5]}).iloc[order].to_parquet(tmp_path / "l.parquet")
+    pd.DataFrame({"b": [0, 1, 1, 0]}).iloc[order].to_parquet(tmp_path / "r.parquet")
+    declared = {"columns": {"__index_level_0__": "ignore", "a": {"bounds": [0, 5]}}}
+    check_declared_columns(TypesSpec.from_mapping(declared), tmp_path / "l.parquet")
+    assert read_view(tmp_path / "l.parquet", types=declared, all_types_here=True).names == ["a"]
+    mined = {"columns": {"__index_level_0__": "numeric"}}
+    assert read_view(tmp_path / "l.parquet", types=mined).names == ["a", "__index_level_0__"]
+    data = load_two_view(tmp_path / "l.parquet", tmp_path / "r.parquet", id_column="__index_level_0__")
+    assert data.ids.tolist() == ["3", "1", "0", "2"]

@@ -130,8 +130,9 @@ def load_two_view(
     _check_flag(keep_constant, "keep_constant")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
-    lraw = read_table(left, "left", duplicate_names, markers)
-    rraw = read_table(right, "right", duplicate_names, markers)
+    named = _named_columns(spec, id_column)
+    lraw = read_table(left, "left", duplicate_names, markers, named)
+    rraw = read_table(right, "right", duplicate_names, markers, named)
     lid, rid = _id_columns(lraw, rraw, id_column, spec)
     _check_shared_names(lraw, rraw, {lid, rid})
     _check_spec_names(spec, lraw, rraw)
@@ -210,7 +211,7 @@ def read_view(
     _check_flag(all_types_here, "all_types_here")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
-    raw = read_table(source, side, duplicate_names, markers)
+    raw = read_table(source, side, duplicate_names, markers, _named_columns(spec, id_column))
     id_name = _view_id_column(raw, id_column, spec)
     if all_types_here:
         _check_view_spec_names(spec, raw)
@@ -231,6 +232,12 @@ def _as_spec(types: TypesLike) -> TypesSpec:
         return read_types_file(Path(types))
     raise DataError(f"types: expected a file path or a mapping, got {type(types).__name__}",
                     code="bad_types_file", data_dependent=False)
+
+
+def _named_columns(spec: TypesSpec, id_column: str | None) -> set[str]:
+    """The columns the caller names: the types file's and the id column (kept even when they hold a Parquet
+    file's pandas index, :func:`dprm.data.reading.pandas_index_columns`)."""
+    return {*spec.columns, *(name for name in (id_column, spec.id_column) if name is not None)}
 
 
 def _no_id_column(raw: RawTable, name: str) -> DataError:
@@ -341,11 +348,12 @@ def check_declared_columns(spec: TypesSpec, left: str | os.PathLike[str], right:
         ``unknown_column``, naming the types file and the columns; or the one-line
         error of a header that cannot be read.
     """
-    lraw = read_header(left, duplicate_names)
+    named = _named_columns(spec, None)
+    lraw = read_header(left, duplicate_names, named)
     if right is None:
         _check_view_spec_names(spec, lraw)
     else:
-        _check_spec_names(spec, lraw, read_header(right, duplicate_names))
+        _check_spec_names(spec, lraw, read_header(right, duplicate_names, named))
 
 
 def _check_view_spec_names(spec: TypesSpec, raw: RawTable) -> None:

@@ -36,7 +36,7 @@ import io
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 import sys
@@ -225,6 +225,7 @@ def read_table(
     side: str = "left",
     duplicate_names: str = "error",
     na_values: str | Sequence[str] | None = None,
+    keep: Collection[str] = (),
 ) -> RawTable:
     """Read a CSV/Parquet file or take a DataFrame, and check its form.
 
@@ -241,6 +242,10 @@ def read_table(
         or keep the first and rename the later ones ``"name.1"``, ``"name.2"``...
     na_values : sequence of str, optional
         Texts that mark a missing value besides the empty cell, compared exactly.
+    keep : collection of str
+        Columns named by the caller (the types file's, the id column): kept even when
+        they hold the index pandas wrote into a Parquet file (:func:`pandas_index_columns`),
+        which is otherwise left out.
 
     Returns
     -------
@@ -269,7 +274,7 @@ def read_table(
     if pandas is not None and isinstance(source, pandas.DataFrame):
         raw = _from_dataframe(source, f"{side} DataFrame")
     elif isinstance(source, (str, os.PathLike)):
-        raw = _from_path(Path(source), str(source), markers)
+        raw = _from_path(Path(source), str(source), markers, keep)
     else:
         raise DataError(
             f"{side} view: expected a file path or a pandas DataFrame, got {type(source).__name__}",
@@ -283,7 +288,7 @@ def read_table(
     return raw
 
 
-def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") -> RawTable:
+def read_header(source: str | os.PathLike[str], duplicate_names: str = "error", keep: Collection[str] = ()) -> RawTable:
     """A file's column names as :func:`read_table` checks and renames them, without its rows.
 
     The header of a text file (its first block is parsed), the schema of a Parquet
@@ -294,6 +299,8 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") 
     source : str or PathLike
         The file.
     duplicate_names : {"error", "rename"}
+        As :func:`read_table`'s.
+    keep : collection of str
         As :func:`read_table`'s.
 
     Returns
@@ -336,7 +343,7 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") 
                                                      invalid_row_handler=lambda _: "skip")).schema
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
             raise _error(name, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
-    index = pandas_index_columns(schema)
+    index = pandas_index_columns(schema, keep)
     raw = RawTable(schema.empty_table().drop_columns(index), name, path=path, pandas_index=index)
     _check_names(raw, rename=duplicate_names == "rename")
     return raw
@@ -449,11 +456,11 @@ def data_file_format(path: str | os.PathLike[str], source: str | None = None) ->
     return fmt
 
 
-def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
+def _from_path(path: Path, source: str, markers: tuple[str, ...], keep: Collection[str] = ()) -> RawTable:
     fmt = data_file_format(path, source)
     if fmt == "parquet":
         table = _read_parquet(path, source)
-        index = pandas_index_columns(table.schema)
+        index = pandas_index_columns(table.schema, keep)
         return RawTable(table.drop_columns(index), source, path=path, pandas_index=index)
     delimiter = _sniff_delimiter(path, source, fmt)
     table, line_breaks = _read_csv(path, source, delimiter, markers)
@@ -540,7 +547,7 @@ def _read_parquet(path: Path, source: str) -> pa.Table:
 _PANDAS_INDEX = re.compile(r"__index_level_\d+__")
 
 
-def pandas_index_columns(schema: pa.Schema) -> list[str]:
+def pandas_index_columns(schema: pa.Schema, keep: Collection[str] = ()) -> list[str]:
     """The columns of a Parquet file that hold the unnamed index pandas wrote with its frame.
 
     ``DataFrame.to_parquet`` writes an index that is not a plain range (the frame was
@@ -548,7 +555,8 @@ def pandas_index_columns(schema: pa.Schema) -> list[str]:
     the file's ``pandas`` metadata; pandas reads it back as the index, not a column.
     It is no column of the frame (the same frame passed as a DataFrame has no such
     column): the row labels, mined as an attribute, would have said which rows come
-    first. A named index (``frame.set_index("patient")``) is the user's column and stays.
+    first. A named index (``frame.set_index("patient")``) is the user's column and stays,
+    and so does a column in ``keep`` (one the types file declares, or the id column).
 
     Examples
     --------
@@ -567,7 +575,7 @@ def pandas_index_columns(schema: pa.Schema) -> list[str]:
     except (KeyError, ValueError, AttributeError):
         return []
     return [name for name in index if isinstance(name, str) and _PANDAS_INDEX.fullmatch(name)
-            and name in schema.names]
+            and name in schema.names and name not in keep]
 
 
 def _convert_options(markers: tuple[str, ...]) -> pacsv.ConvertOptions:
