@@ -246,3 +246,24 @@ def test_a_pandas_index_column_that_is_named_by_the_caller_stays(tmp_path: Path)
     assert read_view(tmp_path / "l.parquet", types=mined).names == ["a", "__index_level_0__"]
     data = load_two_view(tmp_path / "l.parquet", tmp_path / "r.parquet", id_column="__index_level_0__")
     assert data.ids.tolist() == ["3", "1", "0", "2"]
+
+
+def test_a_pipe_separated_file_is_refused_not_read_as_one_column(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id|a|c\n" + "".join(f"{i}|{i % 3}|{'xy'[i % 2]}\n" for i in range(1, 21)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 21)))
+    out = tmp_path / "out.json"
+    # was read as one column 'id|a|c' of 20 categories ('1|1|y', ...) and mined
+    code, _, err = run(["mine", left, right, "-a", "cartwheels", "-o", out])
+    assert code == 2
+    assert_one_error_line(err, "l.csv: its header and first row hold no ',', tab or ';' but '|'")
+    assert not out.exists()
+    code, _, err = run(["itemsets", left, "--min-support", "0.2"])
+    assert code == 2
+    assert_one_error_line(err, "l.csv: its header and first row hold no ',', tab or ';' but '|'")
+
+
+def test_a_single_column_with_a_pipe_in_its_values_only_is_read(tmp_path: Path) -> None:
+    from dprm.data.loading import read_view
+
+    view = read_view(write(tmp_path / "v.csv", "route\na|b\nc\na|b\nc\n"))
+    assert view["route"].domain.categories == ("a|b", "c")

@@ -854,7 +854,9 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
     as text is instead: compressed (``gzip``, ``bzip2``, ``zstd``, ``lz4``, ``xz``),
     a zip archive or Excel workbook, a Parquet file, or UTF-16 text (a NUL byte
     beside each character). A ``.tsv`` file whose header and first row hold no tab
-    but commas (or semicolons) is refused: read as one column, it would be misread.
+    but commas (or semicolons) is refused: read as one column, it would be misread;
+    so is a file separated by ``|`` (its header and first row hold ``|`` and no other
+    delimiter).
     """
     try:
         with _open_text(path) as stream:
@@ -881,6 +883,10 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
         return "\t"
     if b";" in names:
         return ";"
+    if b"|" in names and b"|" in _outside_quotes(lines[1] if len(lines) > 1 else b""):
+        # read as one column, every row one category: 'a|b' = '1|2'
+        raise _error(source, "its header and first row hold no ',', tab or ';' but '|' between the values: "
+                             "dprm reads comma-, tab- or semicolon-separated text; save it with commas", "bad_csv")
     return ","
 
 
