@@ -267,3 +267,47 @@ def test_a_single_column_with_a_pipe_in_its_values_only_is_read(tmp_path: Path) 
 
     view = read_view(write(tmp_path / "v.csv", "route\na|b\nc\na|b\nc\n"))
     assert view["route"].domain.categories == ("a|b", "c")
+
+
+# ------------------------------------------------------------- names alike once Unicode-normalised
+
+NFC, NFD = "caf\u00e9", "cafe\u0301"  # the same name 'café', its accent a letter of its own or a combining mark
+
+
+def test_two_columns_named_alike_with_different_code_points_are_refused(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", f"id,{NFC},{NFD}\n1,1,x\n2,2,y\n3,3,x\n4,4,y\n")
+    with pytest.raises(DataError) as caught:  # was two columns that print alike
+        load_two_view(left, write(tmp_path / "r.csv", RIGHT))
+    assert caught.value.code == "duplicate_column"
+    assert "columns 2 and 3 are both named 'café'" in str(caught.value)
+    assert "'cafe\\u0301'" in str(caught.value)
+
+
+def test_a_name_in_both_views_written_with_different_code_points_is_shared(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", f"id,{NFC}\n1,1\n2,2\n3,3\n4,4\n")
+    right = write(tmp_path / "r.csv", f"id,{NFD}\n1,0\n2,1\n3,1\n4,0\n")
+    with pytest.raises(DataError) as caught:  # was one attribute 'café' in each view
+        load_two_view(left, right)
+    assert caught.value.code == "shared_column"
+
+
+def test_mine_refuses_alike_names_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", f"id,{NFC},{NFD}\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(1, 21)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 21)))
+    out = tmp_path / "out.json"
+    code, _, err = run(["mine", left, right, "-a", "cartwheels", "-o", out])
+    assert code == 2
+    assert_one_error_line(err, "l.csv: columns 2 and 3 are both named 'café'")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("written, declared, hint", [(NFD, NFC, "'cafe\\u0301'"), (NFD, "Café", "'cafe\\u0301'"),
+                                                     ("age", "Age", "'age'")])
+def test_a_declared_name_written_otherwise_than_the_file_is_named(tmp_path: Path, written: str, declared: str,
+                                                                  hint: str) -> None:
+    left = write(tmp_path / "l.csv", f"id,{written}\n1,1\n2,2\n3,3\n4,4\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, write(tmp_path / "r.csv", RIGHT), types={"columns": {declared: "numeric"}})
+    assert caught.value.code == "unknown_column"
+    # was "... in neither l.csv nor r.csv: 'café'" alone, while the file shows a column 'café'
+    assert f"(the files have {hint}, written otherwise: declare it as the file writes it)" in str(caught.value)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -317,8 +318,8 @@ def _id_columns(
 
 
 def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) -> None:
-    right = set(rraw.column_names)
-    shared = [n for n in lraw.column_names if n in right and n not in ids]
+    right = {unicodedata.normalize("NFC", n) for n in rraw.column_names}  # 'café' twice, however the é is written
+    shared = [n for n in lraw.column_names if unicodedata.normalize("NFC", n) in right and n not in ids]
     if shared:
         listed = ", ".join(short_repr(n, 60) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
         hint = ""
@@ -360,6 +361,7 @@ def _check_view_spec_names(spec: TypesSpec, raw: RawTable) -> None:
     unknown = [n for n in spec.columns if n not in raw.column_names]
     if unknown:
         listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        listed += _spelling_hint(unknown[0], raw.column_names)
         raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
                         code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
 
@@ -369,11 +371,39 @@ def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:
     unknown = [n for n in spec.columns if n not in known]
     if unknown:
         listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        listed += _spelling_hint(unknown[0], [*lraw.column_names, *rraw.column_names])
         raise DataError(
             f"{spec.source}: declares column(s) that are in neither {lraw.source} nor "
             f"{rraw.source}: {listed}",
             code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False,
         )
+
+
+def _spelling_hint(declared: str, names: Sequence[str]) -> str:
+    """A hint naming the column that a declared name misses only by its letter case or its Unicode code points.
+
+    ``café`` can be written with the letter ``é`` or with ``e`` and a combining accent;
+    the two print alike, so a message naming the declared one alone does not say why it
+    is not found.
+
+    Examples
+    --------
+    >>> _spelling_hint("Age", ["id", "age"])
+    " (the files have 'age', written otherwise: declare it as the file writes it)"
+    >>> _spelling_hint("caf\u00e9", ["cafe\u0301"])
+    " (the files have 'cafe\\\\u0301', written otherwise: declare it as the file writes it)"
+    >>> _spelling_hint("zzz", ["age"])
+    ''
+    """
+    def key(name: str) -> str:
+        return unicodedata.normalize("NFC", name).casefold()
+
+    match = next((name for name in names if key(name) == key(declared)), None)
+    if match is None:
+        return ""
+    # a name not in the usual (composed) form is shown by its code points: printed, it looks like the declared one
+    shown = short_repr(match, 60) if match == unicodedata.normalize("NFC", match) else short_text(ascii(match), 60)
+    return f" (the files have {shown}, written otherwise: declare it as the file writes it)"
 
 
 def _id_keys(raw: RawTable, name: str) -> np.ndarray:

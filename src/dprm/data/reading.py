@@ -1096,6 +1096,7 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             raise _error(source, f"column {i + 1}'s name {short_repr(name)} holds the control character "
                                  f"{control!r}; rename the column", "control_character", column=name,
                          data_dependent=False)
+    _refuse_names_equal_once_normalised(stripped, source)
     if duplicates:
         return stripped
     first: dict[str, int] = {}
@@ -1109,6 +1110,35 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             )
         first[name] = i
     return stripped
+
+
+def _refuse_names_equal_once_normalised(names: Sequence[str], source: str) -> None:
+    """Refuse two column names written differently that are the same text once Unicode-normalised (NFC).
+
+    ``café`` can be written with the letter ``é`` or with ``e`` and a combining accent:
+    the two names print alike, yet were two columns (and a types file or a query naming
+    one missed the other). Not the same name either (renaming later copies ``name.1``
+    would not say which is which): the file must spell one of them otherwise.
+
+    Examples
+    --------
+    >>> try:
+    ...     _refuse_names_equal_once_normalised(["caf\u00e9", "cafe\u0301"], "x.csv")
+    ... except DataError as error:
+    ...     print(error)
+    x.csv: columns 1 and 2 are both named 'café', written with different Unicode code points ('caf\\xe9' and \
+'cafe\\u0301': an accent as a letter of its own or as a combining mark): rename one, or write both alike
+    """
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        key = unicodedata.normalize("NFC", name)
+        j = seen.setdefault(key, i)
+        if j != i and names[j] != name:
+            raise _error(source, f"columns {j + 1} and {i + 1} are both named {short_repr(key)}, written with "
+                                 f"different Unicode code points ({short_text(ascii(names[j]))} and "
+                                 f"{short_text(ascii(name))}: an accent as a letter of its own or as a combining "
+                                 f"mark): rename one, or write both alike", "duplicate_column", column=name,
+                         data_dependent=False)
 
 
 def _check_names(raw: RawTable, rename: bool) -> None:
