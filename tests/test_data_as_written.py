@@ -311,3 +311,39 @@ def test_a_declared_name_written_otherwise_than_the_file_is_named(tmp_path: Path
     assert caught.value.code == "unknown_column"
     # was "... in neither l.csv nor r.csv: 'café'" alone, while the file shows a column 'café'
     assert f"(the files have {hint}, written otherwise: declare it as the file writes it)" in str(caught.value)
+
+
+# ------------------------------------------------------------- float32 numbers as written
+
+
+def test_float32_values_are_the_numbers_they_are_written_as(tmp_path: Path) -> None:
+    import numpy as np
+    import pandas as pd
+
+    from dprm.data.loading import read_view
+
+    frame = pd.DataFrame({"x": np.array([0.1, 1.1, 0.5, np.nan], dtype=np.float32),
+                          "h": np.array([0.1, 1.1, 0.5, 2.0], dtype=np.float16)})
+    frame.to_parquet(tmp_path / "v.parquet")
+    for source in (tmp_path / "v.parquet", frame):
+        # was [0.10000000149011612, 1.100000023841858, ...] and [0.0999755859375, 1.099609375, ...]
+        view = read_view(source, types={"columns": {"x": {"bounds": [0, 1.1]}, "h": {"bounds": [0, 2]}}})
+        assert view["x"].values.tolist()[:3] == [0.1, 1.1, 0.5]  # was refused: 1.100000023841858 > 1.1
+        assert view["h"].values.tolist() == [0.1, 1.1, 0.5, 2.0]
+        categories = read_view(source, types={"columns": {"x": {"categories": ["0.1", "0.5", "1.1"]}}})
+        assert categories["x"].values.tolist() == [0, 2, 1, -1]  # was: '0.10000000149011612' is not declared
+
+
+def test_mine_reads_a_float32_parquet_column_within_its_declared_bounds(tmp_path: Path) -> None:
+    import numpy as np
+    import pandas as pd
+
+    ids = list(range(1, 21))
+    pd.DataFrame({"id": ids, "x": np.array([1.1 if i % 4 == 0 else 0.1 * (i % 7) for i in ids], dtype=np.float32)}
+                 ).to_parquet(tmp_path / "l.parquet")
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in ids))
+    types = write(tmp_path / "t.json", json.dumps({"columns": {"x": {"bounds": [0, 1.1]}, "b": "boolean"}}))
+    out = tmp_path / "out.json"
+    code, _, err = run(["mine", tmp_path / "l.parquet", right, "--types", types, "-a", "cartwheels", "-o", out])
+    assert code == 0, err  # was exit 2: "value 1.100000023841858 is outside the declared bounds [0, 1.1]"
+    assert out.exists()

@@ -1190,7 +1190,7 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             typ = col.type
         if pa.types.is_floating(typ):
             if typ != pa.float64():
-                col = col.cast(pa.float64())
+                col = _shortest_float64(col)
             nan = pc.is_nan(col)
             if pc.any(nan).as_py():
                 if from_text:
@@ -1226,6 +1226,30 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             )
         columns.append(col)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _shortest_float64(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A float32 (or float16) column as the float64 numbers its values are written as (their shortest decimals).
+
+    A float32 value written ``1.1`` is the binary number 1.100000023841858..., which as
+    a float64 is outside the declared bounds ``[0, 1.1]`` and the category
+    ``1.100000023841858`` (not the declared ``1.1``); numpy, pandas and a spreadsheet
+    show it as ``1.1``. Each value becomes the float64 of its shortest decimal text
+    (numpy's, exact for the narrow type: ``float32(1.1)`` reads back as itself).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column = pa.chunked_array([pa.array(np.array([1.1, 0.1], dtype=np.float32)), pa.array([None], pa.float32())])
+    >>> column.cast(pa.float64()).to_pylist()[:1], _shortest_float64(column).to_pylist()
+    ([1.100000023841858], [1.1, 0.1, None])
+    """
+    chunks = []
+    for chunk in column.chunks:
+        values = chunk.to_numpy(zero_copy_only=False)  # a missing value as NaN, masked again below
+        missing = chunk.is_null().to_numpy(zero_copy_only=False)
+        chunks.append(pa.array(values.astype(str).astype(np.float64), mask=missing, type=pa.float64()))
+    return pa.chunked_array(chunks, type=pa.float64())
 
 
 def _binary_message(col: pa.ChunkedArray, name: str) -> tuple[str, int | None]:
