@@ -347,3 +347,23 @@ def test_mine_reads_a_float32_parquet_column_within_its_declared_bounds(tmp_path
     code, _, err = run(["mine", tmp_path / "l.parquet", right, "--types", types, "-a", "cartwheels", "-o", out])
     assert code == 0, err  # was exit 2: "value 1.100000023841858 is outside the declared bounds [0, 1.1]"
     assert out.exists()
+
+
+# ------------------------------------------------------------- ids of a Parquet decimal column
+
+
+def test_decimal_ids_match_the_same_numbers_of_the_other_view(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = pa.array([Decimal("1.00"), Decimal("2.00"), Decimal("3.50"), Decimal("4.00")], pa.decimal128(6, 2))
+    pq.write_table(pa.table({"id": ids, "a": [1.5, 2.5, 3.5, 4.5]}), tmp_path / "l.parquet")
+    right = write(tmp_path / "r.csv", "id,b\n4,0\n3.5,1\n2,1\n1,0\n")
+    # was "l.parquet: 4 id(s) are not in r.csv: 1.00, 2.00, 3.50, 4.00"
+    data = load_two_view(tmp_path / "l.parquet", right)
+    assert data.ids.tolist() == ["1", "2", "3.5", "4"]
+    assert data.right["b"].values.tolist() == [0, 1, 1, 0]
+    code, out, err = run(["inspect", tmp_path / "l.parquet", right])
+    assert code == 0, err
