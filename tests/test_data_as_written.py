@@ -367,3 +367,19 @@ def test_decimal_ids_match_the_same_numbers_of_the_other_view(tmp_path: Path) ->
     assert data.right["b"].values.tolist() == [0, 1, 1, 0]
     code, out, err = run(["inspect", tmp_path / "l.parquet", right])
     assert code == 0, err
+
+
+def test_a_decimal_that_is_not_boolean_is_named_as_a_number(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprm.data.loading import read_view
+
+    column = pa.array([Decimal("1"), Decimal("0"), Decimal("2")], pa.decimal128(3, 0))
+    pq.write_table(pa.table({"flag": column}), tmp_path / "v.parquet")
+    with pytest.raises(DataError) as caught:
+        read_view(tmp_path / "v.parquet", types={"columns": {"flag": "boolean"}})
+    # was "value Decimal('2') is not Boolean (0 or 1)": Python's spelling, not the file's
+    assert str(caught.value).endswith("column 'flag', row 3: value 2 is not Boolean (0 or 1)")
