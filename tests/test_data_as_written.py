@@ -383,3 +383,39 @@ def test_a_decimal_that_is_not_boolean_is_named_as_a_number(tmp_path: Path) -> N
         read_view(tmp_path / "v.parquet", types={"columns": {"flag": "boolean"}})
     # was "value Decimal('2') is not Boolean (0 or 1)": Python's spelling, not the file's
     assert str(caught.value).endswith("column 'flag', row 3: value 2 is not Boolean (0 or 1)")
+
+
+# ------------------------------------------------------------- a compressed name on other data
+
+
+@pytest.mark.parametrize("name, content, said", [
+    ("l.csv.gz", "text", "is named .gz but is not gzip-compressed: it is text: name it l.csv"),
+    ("l.csv.gz", "bz2", "is named .gz but is not gzip-compressed: it is bzip2-compressed: name it l.csv.bz2"),
+    ("l.csv.bz2", "gzip", "is named .bz2 but is not bzip2-compressed: it is gzip-compressed: name it l.csv.gz"),
+])
+def test_a_file_named_as_compressed_that_is_not_says_what_it_is(tmp_path: Path, name: str, content: str,
+                                                                said: str) -> None:
+    import bz2
+
+    text = ("id,a\n" + "".join(f"{i},{i % 3}\n" for i in range(1, 21))).encode()
+    data = {"text": text, "bz2": bz2.compress(text), "gzip": gzip.compress(text)}[content]
+    left = write(tmp_path / name, data)
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 21)))
+    out = tmp_path / "out.json"
+    code, _, err = run(["mine", left, right, "-a", "cartwheels", "-o", out])
+    assert code == 2
+    # was "l.csv.gz: cannot be read: zlib inflate failed: incorrect header check"
+    assert_one_error_line(err, f"{name}: {said}")
+    assert not out.exists()
+    code, _, err = run(["itemsets", left, "--min-support", "0.2"])
+    assert code == 2
+    assert_one_error_line(err, f"{name}: {said}")
+
+
+def test_a_damaged_gzip_file_is_still_said_to_be_unreadable(tmp_path: Path) -> None:
+    from dprm.data.loading import read_view
+
+    left = write(tmp_path / "l.csv.gz", gzip.compress(b"id,a\n1,2\n")[:12] + b"\x00" * 20)
+    with pytest.raises(DataError) as caught:
+        read_view(left)
+    assert caught.value.code in ("unreadable_file", "bad_csv")

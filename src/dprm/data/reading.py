@@ -862,6 +862,7 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
         with _open_text(path) as stream:
             head = stream.read(1 << 16)
     except (pa.ArrowException, OSError) as exc:
+        _refuse_misnamed_compression(path, source)
         raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
     if path.suffix.lower() not in _CODECS:
         _check_not_binary(head, path, source)
@@ -899,6 +900,53 @@ def _outside_quotes(line: bytes) -> bytes:
     b';;age'
     """
     return re.sub(rb'"[^"]*("|$)', b"", line)
+
+
+def _refuse_misnamed_compression(path: Path, source: str) -> None:
+    """Say what a file named as compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``) that cannot be decompressed is
+    instead, when its first bytes tell: lines of UTF-8 text, or data of another compression (its magic bytes).
+
+    ``l.csv.gz`` holding plain text was ``cannot be read: zlib inflate failed: incorrect
+    header check``; it is now ``is named .gz but is not gzip-compressed: it is text: name
+    it l.csv``. A file that starts as its name says (a damaged one) is left to the caller.
+
+    Examples
+    --------
+    >>> import bz2, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for name, data in (("a.csv.gz", b"id,x" + bytes([10])), ("b.csv.gz", bz2.compress(b"id,x"))):
+    ...         _ = (Path(tmp) / name).write_bytes(data)
+    ...         try:
+    ...             _refuse_misnamed_compression(Path(tmp) / name, name)
+    ...         except DataError as error:
+    ...             print(error)
+    a.csv.gz: is named .gz but is not gzip-compressed: it is text: name it a.csv
+    b.csv.gz: is named .gz but is not gzip-compressed: it is bzip2-compressed: name it b.csv.bz2
+    """
+    suffix = path.suffix.lower()
+    if suffix not in _CODECS:
+        return
+    try:
+        with native_file(path) as stream:
+            head = stream.read(1 << 16)
+    except (pa.ArrowException, OSError):
+        return
+    magics = {ending: (magic, what) for magic, what, ending in _MAGIC if ending is not None}
+    if head.startswith(magics[suffix][0]):
+        return  # what its name says, damaged
+    named = f"is named {path.suffix} but is not {magics[suffix][1]}"
+    for magic, what, ending in _MAGIC:
+        if head.startswith(magic) and _confirmed(magic, head, path):
+            remedy = f": name it {path.stem}{ending}" if ending in _CODECS else ""
+            raise _error(source, f"{named}: it is {what}{remedy}", "unsupported_file_type", data_dependent=False)
+    if b"\n" not in head and b"\r" not in head:
+        return  # not lines of text: some other damage
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not a character cut by the end of the bytes read
+            return
+    raise _error(source, f"{named}: it is text: name it {path.stem}", "unsupported_file_type", data_dependent=False)
 
 
 def _check_not_binary(head: bytes, path: Path, source: str) -> None:
