@@ -419,3 +419,17 @@ def test_a_damaged_gzip_file_is_still_said_to_be_unreadable(tmp_path: Path) -> N
     with pytest.raises(DataError) as caught:
         read_view(left)
     assert caught.value.code in ("unreadable_file", "bad_csv")
+
+
+def test_a_float16_whole_number_is_itself(tmp_path: Path) -> None:
+    """825751d read float16's 65504 as 65500 (its shortest float16 text, 6.55e+04)."""
+    import numpy as np
+    import pandas as pd
+
+    from dprm.data.loading import read_view
+
+    frame = pd.DataFrame({"h": np.array([65504, 2049, 0.1, -3], dtype=np.float16),
+                          "s": np.array([16777216, 3e38, 0.1, -3], dtype=np.float32)})
+    view = read_view(frame)
+    assert view["h"].values.tolist() == [65504.0, 2048.0, 0.1, -3.0]  # float16(2049) is 2048
+    assert view["s"].values.tolist() == [16777216.0, 3e38, 0.1, -3.0]

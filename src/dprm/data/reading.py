@@ -1283,7 +1283,9 @@ def _shortest_float64(column: pa.ChunkedArray) -> pa.ChunkedArray:
     a float64 is outside the declared bounds ``[0, 1.1]`` and the category
     ``1.100000023841858`` (not the declared ``1.1``); numpy, pandas and a spreadsheet
     show it as ``1.1``. Each value becomes the float64 of its shortest decimal text
-    (numpy's, exact for the narrow type: ``float32(1.1)`` reads back as itself).
+    (numpy's, exact for the narrow type: ``float32(1.1)`` reads back as itself); a whole
+    number below 2**24 stays itself (float16's ``65504``, whose shortest float16 text
+    ``6.55e+04`` is another float64).
 
     Examples
     --------
@@ -1291,12 +1293,20 @@ def _shortest_float64(column: pa.ChunkedArray) -> pa.ChunkedArray:
     >>> column = pa.chunked_array([pa.array(np.array([1.1, 0.1], dtype=np.float32)), pa.array([None], pa.float32())])
     >>> column.cast(pa.float64()).to_pylist()[:1], _shortest_float64(column).to_pylist()
     ([1.100000023841858], [1.1, 0.1, None])
+    >>> _shortest_float64(pa.chunked_array([pa.array(np.array([65504, 0.1, -0.0], dtype=np.float16))])).to_pylist()
+    [65504.0, 0.1, -0.0]
     """
     chunks = []
     for chunk in column.chunks:
         values = chunk.to_numpy(zero_copy_only=False)  # a missing value as NaN, masked again below
         missing = chunk.is_null().to_numpy(zero_copy_only=False)
-        chunks.append(pa.array(values.astype(str).astype(np.float64), mask=missing, type=pa.float64()))
+        exact = values.astype(np.float64)
+        shortest = values.astype(str).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            # a whole number below 2**24 is exact in float32 and float16 alike: as written (float16's 65504,
+            # whose shortest float16 text is 6.55e+04)
+            whole = (exact == np.round(exact)) & (np.abs(exact) < 2.0 ** 24)
+        chunks.append(pa.array(np.where(whole, exact, shortest), mask=missing, type=pa.float64()))
     return pa.chunked_array(chunks, type=pa.float64())
 
 
