@@ -433,3 +433,25 @@ def test_a_float16_whole_number_is_itself(tmp_path: Path) -> None:
     view = read_view(frame)
     assert view["h"].values.tolist() == [65504.0, 2048.0, 0.1, -3.0]  # float16(2049) is 2048
     assert view["s"].values.tolist() == [16777216.0, 3e38, 0.1, -3.0]
+
+
+# ------------------------------------------------------------- durations
+
+
+def test_durations_are_numbers_of_seconds_whatever_their_unit(tmp_path: Path) -> None:
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprm.data.loading import read_view
+
+    pq.write_table(pa.table({"s": pa.array([1, 90, None, 3600], pa.duration("s")),
+                             "ms": pa.array([1500, 90000, 250, None], pa.duration("ms"))}), tmp_path / "v.parquet")
+    view = read_view(tmp_path / "v.parquet")
+    # was the categories '1', '3600', '90' and '1500', '250', '90000': numbers without their unit
+    assert view["s"].kind.value == "numeric"
+    assert view["s"].values.tolist()[:2] == [1.0, 90.0] and view["s"].values.tolist()[3] == 3600.0
+    assert view["ms"].values.tolist()[:3] == [1.5, 90.0, 0.25]
+    assert f"{tmp_path / 'v.parquet'}: column 's' holds durations, read as numbers of seconds" in view.notes
+    frame = pd.DataFrame({"t": pd.to_timedelta([1, 2, 1.5], unit="s")})  # nanoseconds
+    assert read_view(frame)["t"].values.tolist() == [1.0, 2.0, 1.5]  # was the categories '1000000000', ...

@@ -598,7 +598,8 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
     notes = [*first_notes,
              *(f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items()),
              *(f"{raw.source}: column {name!r} holds the index pandas wrote with the frame (not one of its columns) "
-               f"and is left out" for name in raw.pandas_index)]
+               f"and is left out" for name in raw.pandas_index),
+             *(f"{raw.source}: column {name!r} holds durations, read as numbers of seconds" for name in raw.durations)]
     for name, column in zip(raw.column_names, raw.table.columns):
         if name == exclude:
             continue

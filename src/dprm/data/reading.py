@@ -103,7 +103,8 @@ class RawTable:
     (1-based) row; ``line_breaks`` says that a text file's quoted cells hold line
     breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``);
     ``pandas_index`` names the columns of a Parquet file that hold the unnamed index
-    pandas wrote with its frame, left out (:func:`pandas_index_columns`).
+    pandas wrote with its frame, left out (:func:`pandas_index_columns`); ``durations``
+    the columns of durations (a Parquet file's or DataFrame's), read as numbers of seconds.
     """
 
     table: pa.Table
@@ -115,6 +116,7 @@ class RawTable:
     markers: tuple[str, ...] = DEFAULT_NA_VALUES
     line_breaks: bool = False
     pandas_index: list[str] = field(default_factory=list)
+    durations: list[str] = field(default_factory=list)
 
     @property
     def column_names(self) -> list[str]:
@@ -1255,6 +1257,11 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             text, row = _binary_message(col, name)
             raise _error(source, text, "not_utf8" if row is not None else "unsupported_column",
                          column=name, row=row)
+        elif pa.types.is_duration(typ):
+            # a number of seconds, whatever the unit it is stored in: its integer alone ('1000000000' for a
+            # second in nanoseconds) named no unit, and the same durations stored in two units differed
+            col = pc.divide(pc.cast(col.cast(pa.int64()), pa.float64()), float(_PER_SECOND[typ.unit]))
+            raw.durations.append(name)
         elif pa.types.is_temporal(typ):
             # dates and times are categories, in ISO text, without the trailing zeros of a fraction
             # of a second ("2020-03-04 00:00:00", "...07.25", not "...07.250000000" from nanoseconds),
@@ -1308,6 +1315,10 @@ def _shortest_float64(column: pa.ChunkedArray) -> pa.ChunkedArray:
             whole = (exact == np.round(exact)) & (np.abs(exact) < 2.0 ** 24)
         chunks.append(pa.array(np.where(whole, exact, shortest), mask=missing, type=pa.float64()))
     return pa.chunked_array(chunks, type=pa.float64())
+
+
+#: A duration's units per second, by its unit.
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 
 
 def _binary_message(col: pa.ChunkedArray, name: str) -> tuple[str, int | None]:
