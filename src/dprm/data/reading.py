@@ -25,6 +25,14 @@ Missing values
     value, as it is in DataFrames; :attr:`RawTable.nan_rows` records where a text
     file had one, so that the loader can say so.
 
+Values as written
+    A text file's cells that pyarrow alone would rewrite are read as the file writes
+    them: whole numbers in hexadecimal (``0x10``, not 16) and times or dates with a
+    time (``2020-01-01T10:00``, not ``2020-01-01 10:00:00``) are text
+    (:func:`_as_written`). A float32/float16 value is the number it is written as
+    (``1.1``, not 1.100000023841858), a duration a number of seconds, and the unnamed
+    index pandas writes into a Parquet file no column (:func:`pandas_index_columns`).
+
 Every error is a :class:`~dprm.errors.DataError` with a ``code`` and the ``file``
 (and ``row``, where there is one); see :data:`dprm.errors.ERROR_CODES`.
 """
