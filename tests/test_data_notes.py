@@ -250,10 +250,11 @@ def test_broken_compressed_files_are_errors(tmp_path: Path, right: Path) -> None
         f.write(("id,a\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 200))).encode())
     cut = tmp_path / "cut.csv.gz"
     cut.write_bytes(cut.read_bytes()[:40])
+    said = {plain: "is named .gz but is not gzip-compressed: it is text: name it plain.csv", cut: "cannot be read"}
     for path in (plain, cut):
         with pytest.raises(DataError) as info:
             load_two_view(path, right)
-        assert str(info.value).startswith(f"{path}: cannot be read")
+        assert str(info.value).startswith(f"{path}: {said[path]}")
 
 
 def test_csv_named_parquet_and_garbage(tmp_path: Path, right: Path) -> None:

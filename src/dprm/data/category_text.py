@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 __all__ = ["category_text", "integer_text", "number_text", "written_category"]
 
@@ -27,7 +28,9 @@ def category_text(value: object) -> str:
     Parameters
     ----------
     value : object
-        A string (returned unchanged), a bool, an int or a float.
+        A string (returned unchanged), a bool, an int, a float or a Decimal (a
+        Parquet decimal column's value: ``1.00`` is ``"1"``, as the same number
+        written as an integer or a float is).
 
     Returns
     -------
@@ -40,6 +43,8 @@ def category_text(value: object) -> str:
     >>> import numpy as np
     >>> category_text(-0.0), category_text(True), category_text(np.float64(2.5))
     ('0', 'true', '2.5')
+    >>> category_text(Decimal("1.00")), category_text(Decimal("3.50")), category_text(Decimal("12345678901234567890.0"))
+    ('1', '3.5', '12345678901234567890')
     """
     if isinstance(value, str):
         return value
@@ -47,6 +52,10 @@ def category_text(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, Decimal):  # its own text keeps the column's scale: '1.00' would not be the id 1
+        if value.is_finite() and value == value.to_integral_value():
+            return str(int(value))  # exact, however many digits
+        return category_text(float(value))
     if isinstance(value, float):  # numpy's float64 too (a subclass), whose repr is 'np.float64(2.5)'
         if math.isfinite(value) and value.is_integer():
             return str(int(value))

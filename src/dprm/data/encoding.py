@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
@@ -455,5 +456,5 @@ def _fail_where(ok: pa.Array | np.ndarray, column: pa.Array, where: _Column, wha
     row = int(np.flatnonzero(bad)[0]) + 1
     value = column[row - 1].as_py()
     shown = short_text(number_text(value) if isinstance(value, float) else category_text(value)) \
-        if isinstance(value, (int, float)) else short_repr(value)
+        if isinstance(value, (int, float, Decimal)) else short_repr(value)  # a Parquet decimal's 2, not Decimal('2')
     raise where.error(row, f"value {shown} {what}", code)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,9 @@ def load_two_view(
     _check_flag(keep_constant, "keep_constant")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
-    lraw = read_table(left, "left", duplicate_names, markers)
-    rraw = read_table(right, "right", duplicate_names, markers)
+    named = _named_columns(spec, id_column)
+    lraw = read_table(left, "left", duplicate_names, markers, named)
+    rraw = read_table(right, "right", duplicate_names, markers, named)
     lid, rid = _id_columns(lraw, rraw, id_column, spec)
     _check_shared_names(lraw, rraw, {lid, rid})
     _check_spec_names(spec, lraw, rraw)
@@ -210,7 +212,7 @@ def read_view(
     _check_flag(all_types_here, "all_types_here")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
-    raw = read_table(source, side, duplicate_names, markers)
+    raw = read_table(source, side, duplicate_names, markers, _named_columns(spec, id_column))
     id_name = _view_id_column(raw, id_column, spec)
     if all_types_here:
         _check_view_spec_names(spec, raw)
@@ -231,6 +233,12 @@ def _as_spec(types: TypesLike) -> TypesSpec:
         return read_types_file(Path(types))
     raise DataError(f"types: expected a file path or a mapping, got {type(types).__name__}",
                     code="bad_types_file", data_dependent=False)
+
+
+def _named_columns(spec: TypesSpec, id_column: str | None) -> set[str]:
+    """The columns the caller names: the types file's and the id column (kept even when they hold a Parquet
+    file's pandas index, :func:`dprm.data.reading.pandas_index_columns`)."""
+    return {*spec.columns, *(name for name in (id_column, spec.id_column) if name is not None)}
 
 
 def _no_id_column(raw: RawTable, name: str) -> DataError:
@@ -310,8 +318,8 @@ def _id_columns(
 
 
 def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) -> None:
-    right = set(rraw.column_names)
-    shared = [n for n in lraw.column_names if n in right and n not in ids]
+    right = {unicodedata.normalize("NFC", n) for n in rraw.column_names}  # 'café' twice, however the é is written
+    shared = [n for n in lraw.column_names if unicodedata.normalize("NFC", n) in right and n not in ids]
     if shared:
         listed = ", ".join(short_repr(n, 60) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
         hint = ""
@@ -341,17 +349,19 @@ def check_declared_columns(spec: TypesSpec, left: str | os.PathLike[str], right:
         ``unknown_column``, naming the types file and the columns; or the one-line
         error of a header that cannot be read.
     """
-    lraw = read_header(left, duplicate_names)
+    named = _named_columns(spec, None)
+    lraw = read_header(left, duplicate_names, named)
     if right is None:
         _check_view_spec_names(spec, lraw)
     else:
-        _check_spec_names(spec, lraw, read_header(right, duplicate_names))
+        _check_spec_names(spec, lraw, read_header(right, duplicate_names, named))
 
 
 def _check_view_spec_names(spec: TypesSpec, raw: RawTable) -> None:
     unknown = [n for n in spec.columns if n not in raw.column_names]
     if unknown:
         listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        listed += _spelling_hint(unknown[0], raw.column_names)
         raise DataError(f"{spec.source}: declares column(s) that are not in {raw.source}: {listed}",
                         code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False)
 
@@ -361,11 +371,39 @@ def _check_spec_names(spec: TypesSpec, lraw: RawTable, rraw: RawTable) -> None:
     unknown = [n for n in spec.columns if n not in known]
     if unknown:
         listed = ", ".join(short_repr(n, 60) for n in unknown[:SHOW]) + (", ..." if len(unknown) > SHOW else "")
+        listed += _spelling_hint(unknown[0], [*lraw.column_names, *rraw.column_names])
         raise DataError(
             f"{spec.source}: declares column(s) that are in neither {lraw.source} nor "
             f"{rraw.source}: {listed}",
             code="unknown_column", file=spec.source, column=unknown[0], data_dependent=False,
         )
+
+
+def _spelling_hint(declared: str, names: Sequence[str]) -> str:
+    """A hint naming the column that a declared name misses only by its letter case or its Unicode code points.
+
+    ``café`` can be written with the letter ``é`` or with ``e`` and a combining accent;
+    the two print alike, so a message naming the declared one alone does not say why it
+    is not found.
+
+    Examples
+    --------
+    >>> _spelling_hint("Age", ["id", "age"])
+    " (the files have 'age', written otherwise: declare it as the file writes it)"
+    >>> _spelling_hint("caf\u00e9", ["cafe\u0301"])
+    " (the files have 'cafe\\\\u0301', written otherwise: declare it as the file writes it)"
+    >>> _spelling_hint("zzz", ["age"])
+    ''
+    """
+    def key(name: str) -> str:
+        return unicodedata.normalize("NFC", name).casefold()
+
+    match = next((name for name in names if key(name) == key(declared)), None)
+    if match is None:
+        return ""
+    # a name not in the usual (composed) form is shown by its code points: printed, it looks like the declared one
+    shown = short_repr(match, 60) if match == unicodedata.normalize("NFC", match) else short_text(ascii(match), 60)
+    return f" (the files have {shown}, written otherwise: declare it as the file writes it)"
 
 
 def _id_keys(raw: RawTable, name: str) -> np.ndarray:
@@ -558,7 +596,10 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
     constant: list[str] = []
     empty: list[str] = []
     notes = [*first_notes,
-             *(f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items())]
+             *(f"{raw.source}: duplicate column {original!r} renamed {new!r}" for new, original in raw.renamed.items()),
+             *(f"{raw.source}: column {name!r} holds the index pandas wrote with the frame (not one of its columns) "
+               f"and is left out" for name in raw.pandas_index),
+             *(f"{raw.source}: column {name!r} holds durations, read as numbers of seconds" for name in raw.durations)]
     for name, column in zip(raw.column_names, raw.table.columns):
         if name == exclude:
             continue

@@ -25,6 +25,14 @@ Missing values
     value, as it is in DataFrames; :attr:`RawTable.nan_rows` records where a text
     file had one, so that the loader can say so.
 
+Values as written
+    A text file's cells that pyarrow alone would rewrite are read as the file writes
+    them: whole numbers in hexadecimal (``0x10``, not 16) and times or dates with a
+    time (``2020-01-01T10:00``, not ``2020-01-01 10:00:00``) are text
+    (:func:`_as_written`). A float32/float16 value is the number it is written as
+    (``1.1``, not 1.100000023841858), a duration a number of seconds, and the unnamed
+    index pandas writes into a Parquet file no column (:func:`pandas_index_columns`).
+
 Every error is a :class:`~dprm.errors.DataError` with a ``code`` and the ``file``
 (and ``row``, where there is one); see :data:`dprm.errors.ERROR_CODES`.
 """
@@ -36,7 +44,7 @@ import io
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 import sys
@@ -51,8 +59,8 @@ from dprm.errors import DataError, ParameterError, not_utf8, printable_text, sho
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
-           "data_file_format", "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table", "read_header",
-           "read_table", "missing_markers", "reading_options", "Source"]
+           "data_file_format", "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table",
+           "pandas_index_columns", "read_header", "read_table", "missing_markers", "reading_options", "Source"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,7 +109,10 @@ class RawTable:
     each renamed duplicate column to its original name; ``nan_rows`` maps each
     column of a text file in which a ``NaN`` was read as missing to the first such
     (1-based) row; ``line_breaks`` says that a text file's quoted cells hold line
-    breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``).
+    breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``);
+    ``pandas_index`` names the columns of a Parquet file that hold the unnamed index
+    pandas wrote with its frame, left out (:func:`pandas_index_columns`); ``durations``
+    the columns of durations (a Parquet file's or DataFrame's), read as numbers of seconds.
     """
 
     table: pa.Table
@@ -112,6 +123,8 @@ class RawTable:
     delimiter: str | None = None
     markers: tuple[str, ...] = DEFAULT_NA_VALUES
     line_breaks: bool = False
+    pandas_index: list[str] = field(default_factory=list)
+    durations: list[str] = field(default_factory=list)
 
     @property
     def column_names(self) -> list[str]:
@@ -222,6 +235,7 @@ def read_table(
     side: str = "left",
     duplicate_names: str = "error",
     na_values: str | Sequence[str] | None = None,
+    keep: Collection[str] = (),
 ) -> RawTable:
     """Read a CSV/Parquet file or take a DataFrame, and check its form.
 
@@ -238,6 +252,10 @@ def read_table(
         or keep the first and rename the later ones ``"name.1"``, ``"name.2"``...
     na_values : sequence of str, optional
         Texts that mark a missing value besides the empty cell, compared exactly.
+    keep : collection of str
+        Columns named by the caller (the types file's, the id column): kept even when
+        they hold the index pandas wrote into a Parquet file (:func:`pandas_index_columns`),
+        which is otherwise left out.
 
     Returns
     -------
@@ -266,7 +284,7 @@ def read_table(
     if pandas is not None and isinstance(source, pandas.DataFrame):
         raw = _from_dataframe(source, f"{side} DataFrame")
     elif isinstance(source, (str, os.PathLike)):
-        raw = _from_path(Path(source), str(source), markers)
+        raw = _from_path(Path(source), str(source), markers, keep)
     else:
         raise DataError(
             f"{side} view: expected a file path or a pandas DataFrame, got {type(source).__name__}",
@@ -280,7 +298,7 @@ def read_table(
     return raw
 
 
-def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") -> RawTable:
+def read_header(source: str | os.PathLike[str], duplicate_names: str = "error", keep: Collection[str] = ()) -> RawTable:
     """A file's column names as :func:`read_table` checks and renames them, without its rows.
 
     The header of a text file (its first block is parsed), the schema of a Parquet
@@ -291,6 +309,8 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") 
     source : str or PathLike
         The file.
     duplicate_names : {"error", "rename"}
+        As :func:`read_table`'s.
+    keep : collection of str
         As :func:`read_table`'s.
 
     Returns
@@ -333,7 +353,8 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error") 
                                                      invalid_row_handler=lambda _: "skip")).schema
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
             raise _error(name, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
-    raw = RawTable(schema.empty_table(), name, path=path)
+    index = pandas_index_columns(schema, keep)
+    raw = RawTable(schema.empty_table().drop_columns(index), name, path=path, pandas_index=index)
     _check_names(raw, rename=duplicate_names == "rename")
     return raw
 
@@ -445,10 +466,12 @@ def data_file_format(path: str | os.PathLike[str], source: str | None = None) ->
     return fmt
 
 
-def _from_path(path: Path, source: str, markers: tuple[str, ...]) -> RawTable:
+def _from_path(path: Path, source: str, markers: tuple[str, ...], keep: Collection[str] = ()) -> RawTable:
     fmt = data_file_format(path, source)
     if fmt == "parquet":
-        return RawTable(_read_parquet(path, source), source, path=path)
+        table = _read_parquet(path, source)
+        index = pandas_index_columns(table.schema, keep)
+        return RawTable(table.drop_columns(index), source, path=path, pandas_index=index)
     delimiter = _sniff_delimiter(path, source, fmt)
     table, line_breaks = _read_csv(path, source, delimiter, markers)
     return RawTable(table, source, path=path, delimiter=delimiter, line_breaks=line_breaks)
@@ -530,6 +553,41 @@ def _read_parquet(path: Path, source: str) -> pa.Table:
         raise _error(source, f"cannot be read as Parquet: {first_line(exc)}", "bad_parquet") from None
 
 
+#: The name pandas gives the column holding a frame's unnamed index (level ``N``) in a Parquet file.
+_PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+
+
+def pandas_index_columns(schema: pa.Schema, keep: Collection[str] = ()) -> list[str]:
+    """The columns of a Parquet file that hold the unnamed index pandas wrote with its frame.
+
+    ``DataFrame.to_parquet`` writes an index that is not a plain range (the frame was
+    filtered, sorted or concatenated) as a column ``__index_level_0__`` and says so in
+    the file's ``pandas`` metadata; pandas reads it back as the index, not a column.
+    It is no column of the frame (the same frame passed as a DataFrame has no such
+    column): the row labels, mined as an attribute, would have said which rows come
+    first. A named index (``frame.set_index("patient")``) is the user's column and stays,
+    and so does a column in ``keep`` (one the types file declares, or the id column).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"a": [1, 2, 3]}).iloc[[2, 0]]
+    >>> pandas_index_columns(pa.Table.from_pandas(frame).schema)
+    ['__index_level_0__']
+    >>> pandas_index_columns(pa.Table.from_pandas(frame.set_index("a")).schema)
+    []
+    """
+    import json
+
+    metadata = schema.metadata or {}
+    try:
+        index = json.loads(metadata[b"pandas"]).get("index_columns", [])
+    except (KeyError, ValueError, AttributeError):
+        return []
+    return [name for name in index if isinstance(name, str) and _PANDAS_INDEX.fullmatch(name)
+            and name in schema.names and name not in keep]
+
+
 def _convert_options(markers: tuple[str, ...]) -> pacsv.ConvertOptions:
     return pacsv.ConvertOptions(
         null_values=list(markers),
@@ -573,7 +631,8 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
             check_quotes_close(cells, table.num_rows, table.column_names, path, source, delimiter)
         elif table.num_rows:
             check_last_line_closes(path, source, delimiter, table.num_rows)
-        return table, line_breaks or bool(cells)
+        line_breaks = line_breaks or bool(cells)
+        return _as_written(table, path, delimiter, markers, line_breaks), line_breaks
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
     except pa.ArrowInvalid as exc:
@@ -589,6 +648,83 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         raise _error(source, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
     except (pa.ArrowException, OSError) as exc:
         raise _error(source, f"cannot be read as CSV: {first_line(exc)}", "bad_csv") from None
+
+
+#: A cell pyarrow reads as a whole number although it is written in hexadecimal (``0x10`` as 16).
+_HEXADECIMAL = r"^\s*0[xX][0-9a-fA-F]+\s*$"
+#: How much of a text file is looked through at a time for a ``0x`` (:func:`_holds_hexadecimal`).
+_SCAN_BYTES = 1 << 24
+
+
+def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str, ...], line_breaks: bool) -> pa.Table:
+    """The table with the columns whose cells pyarrow rewrites read as the file writes them, as text.
+
+    pyarrow's CSV reader reads
+
+    - ``0x10`` as the integer 16 (in a column of whole numbers only: beside ``2.5`` it
+      stays text), which no other reader does (Python, pandas, R, a spreadsheet): a
+      category ``0x10`` became ``16`` (and a declared ``"categories": ["0x10"]`` refused
+      the value ``16``, which the file does not hold), an id ``0x10`` matched the other
+      view's ``16``. An integer column with a cell written so is read as text, like any
+      column that is not all decimal numbers. Only a file holding the bytes ``0x`` or
+      ``0X`` (:func:`_holds_hexadecimal`) is looked at again for them.
+    - times and dates with a time as timestamps, written back in another form:
+      ``2020-01-01T10:00`` became ``2020-01-01 10:00:00``, ``10:00`` became ``10:00:00``,
+      and ``10:00+01:00`` was moved to UTC (``09:00:00Z``, merged with the cells written
+      ``09:00Z``): a declared category as the file writes it was refused. Such a column
+      is read as its text. (A date alone, ``2020-01-01``, reads back as written.)
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "t.csv"
+    ...     _ = path.write_text("a,b,t" + chr(10) + "0x10,1,10:00" + chr(10) + "2,3,11:30" + chr(10))
+    ...     table = _parse_csv(path, ",", ("",), False)
+    ...     print(table.column("a").to_pylist(), _as_written(table, path, ",", ("",), False).to_pydict())
+    [16, 2] {'a': ['0x10', '2'], 'b': [1, 3], 't': ['10:00', '11:30']}
+    """
+    temporal = [j for j, column in enumerate(table.columns)
+                if pa.types.is_timestamp(column.type) or pa.types.is_time(column.type)]
+    integers = [j for j, column in enumerate(table.columns) if pa.types.is_integer(column.type)]
+    if integers and not _holds_hexadecimal(path):
+        integers = []
+    if not integers and not temporal:
+        return table
+    import pyarrow.compute as pc  # here: 0.07 s that a file without such a cell need not pay
+
+    fields = {j: f"f{j}" for j in sorted(integers + temporal)}  # by position: the names are cleaned later
+    with _open_text(path) as stream:
+        texts = pacsv.read_csv(
+            stream,
+            read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
+            convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
+                                                 column_types={f: pa.string() for f in fields.values()},
+                                                 null_values=list(markers), strings_can_be_null=True,
+                                                 quoted_strings_can_be_null=True),
+        )
+    if texts.num_rows != table.num_rows:  # pragma: no cover - the same file, read the same way
+        return table
+    for j, name in fields.items():
+        column = texts.column(name)
+        if j in temporal or pc.any(pc.match_substring_regex(column, _HEXADECIMAL)).as_py():
+            table = table.set_column(j, table.column_names[j], column)
+    return table
+
+
+def _holds_hexadecimal(path: Path) -> bool:
+    """Whether the text file ``path`` (decompressed) holds the bytes ``0x`` or ``0X`` anywhere."""
+    with _open_text(path) as stream:
+        last = b""
+        while True:
+            chunk = stream.read(_SCAN_BYTES)
+            if not chunk:
+                return False
+            chunk = last + chunk
+            if b"0x" in chunk or b"0X" in chunk:
+                return True
+            last = chunk[-1:]
 
 
 def _header_alone(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> pa.Table:
@@ -721,18 +857,22 @@ def _closed_cell(text: bytes, value: str, delimiter: str, start: int) -> tuple[i
 
 
 def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
-    """The delimiter: a tab for ``.tsv``; else ``,`` unless the header line has no comma but tabs or semicolons.
+    """The delimiter: a tab for ``.tsv``; else ``,`` unless the header line has no comma but tabs or semicolons
+    (outside its quoted names).
 
     The file's first bytes are looked at first, to say in one line what a file named
     as text is instead: compressed (``gzip``, ``bzip2``, ``zstd``, ``lz4``, ``xz``),
     a zip archive or Excel workbook, a Parquet file, or UTF-16 text (a NUL byte
     beside each character). A ``.tsv`` file whose header and first row hold no tab
-    but commas (or semicolons) is refused: read as one column, it would be misread.
+    but commas (or semicolons) is refused: read as one column, it would be misread;
+    so is a file separated by ``|`` (its header and first row hold ``|`` and no other
+    delimiter).
     """
     try:
         with _open_text(path) as stream:
             head = stream.read(1 << 16)
     except (pa.ArrowException, OSError) as exc:
+        _refuse_misnamed_compression(path, source)
         raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
     if path.suffix.lower() not in _CODECS:
         _check_not_binary(head, path, source)
@@ -747,13 +887,76 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
                 raise _error(source, f"is named .tsv (tab-separated) but its header and first row hold no tab and "
                                      f"{other.decode()!r} between the values: name it {name}", "bad_csv")
         return "\t"
-    if b"," in line:
+    names = _outside_quotes(line)  # '"weight, kg";age' is separated by semicolons: its comma is in a name
+    if b"," in names:
         return ","
-    if b"\t" in line:
+    if b"\t" in names:
         return "\t"
-    if b";" in line:
+    if b";" in names:
         return ";"
+    if b"|" in names and b"|" in _outside_quotes(lines[1] if len(lines) > 1 else b""):
+        # read as one column, every row one category: 'a|b' = '1|2'
+        raise _error(source, "its header and first row hold no ',', tab or ';' but '|' between the values: "
+                             "dprm reads comma-, tab- or semicolon-separated text; save it with commas", "bad_csv")
     return ","
+
+
+def _outside_quotes(line: bytes) -> bytes:
+    """The header line without its quoted names (where a delimiter is part of a name).
+
+    Examples
+    --------
+    >>> _outside_quotes(b'"weight, kg";"say ""hi"", he said";age')
+    b';;age'
+    """
+    return re.sub(rb'"[^"]*("|$)', b"", line)
+
+
+def _refuse_misnamed_compression(path: Path, source: str) -> None:
+    """Say what a file named as compressed (``.gz``, ``.bz2``, ``.zst``, ``.lz4``) that cannot be decompressed is
+    instead, when its first bytes tell: lines of UTF-8 text, or data of another compression (its magic bytes).
+
+    ``l.csv.gz`` holding plain text was ``cannot be read: zlib inflate failed: incorrect
+    header check``; it is now ``is named .gz but is not gzip-compressed: it is text: name
+    it l.csv``. A file that starts as its name says (a damaged one) is left to the caller.
+
+    Examples
+    --------
+    >>> import bz2, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for name, data in (("a.csv.gz", b"id,x" + bytes([10])), ("b.csv.gz", bz2.compress(b"id,x"))):
+    ...         _ = (Path(tmp) / name).write_bytes(data)
+    ...         try:
+    ...             _refuse_misnamed_compression(Path(tmp) / name, name)
+    ...         except DataError as error:
+    ...             print(error)
+    a.csv.gz: is named .gz but is not gzip-compressed: it is text: name it a.csv
+    b.csv.gz: is named .gz but is not gzip-compressed: it is bzip2-compressed: name it b.csv.bz2
+    """
+    suffix = path.suffix.lower()
+    if suffix not in _CODECS:
+        return
+    try:
+        with native_file(path) as stream:
+            head = stream.read(1 << 16)
+    except (pa.ArrowException, OSError):
+        return
+    magics = {ending: (magic, what) for magic, what, ending in _MAGIC if ending is not None}
+    if head.startswith(magics[suffix][0]):
+        return  # what its name says, damaged
+    named = f"is named {path.suffix} but is not {magics[suffix][1]}"
+    for magic, what, ending in _MAGIC:
+        if head.startswith(magic) and _confirmed(magic, head, path):
+            remedy = f": name it {path.stem}{ending}" if ending in _CODECS else ""
+            raise _error(source, f"{named}: it is {what}{remedy}", "unsupported_file_type", data_dependent=False)
+    if b"\n" not in head and b"\r" not in head:
+        return  # not lines of text: some other damage
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not a character cut by the end of the bytes read
+            return
+    raise _error(source, f"{named}: it is text: name it {path.stem}", "unsupported_file_type", data_dependent=False)
 
 
 def _check_not_binary(head: bytes, path: Path, source: str) -> None:
@@ -951,6 +1154,7 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             raise _error(source, f"column {i + 1}'s name {short_repr(name)} holds the control character "
                                  f"{control!r}; rename the column", "control_character", column=name,
                          data_dependent=False)
+    _refuse_names_equal_once_normalised(stripped, source)
     if duplicates:
         return stripped
     first: dict[str, int] = {}
@@ -964,6 +1168,35 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             )
         first[name] = i
     return stripped
+
+
+def _refuse_names_equal_once_normalised(names: Sequence[str], source: str) -> None:
+    """Refuse two column names written differently that are the same text once Unicode-normalised (NFC).
+
+    ``café`` can be written with the letter ``é`` or with ``e`` and a combining accent:
+    the two names print alike, yet were two columns (and a types file or a query naming
+    one missed the other). Not the same name either (renaming later copies ``name.1``
+    would not say which is which): the file must spell one of them otherwise.
+
+    Examples
+    --------
+    >>> try:
+    ...     _refuse_names_equal_once_normalised(["caf\u00e9", "cafe\u0301"], "x.csv")
+    ... except DataError as error:
+    ...     print(error)
+    x.csv: columns 1 and 2 are both named 'café', written with different Unicode code points ('caf\\xe9' and \
+'cafe\\u0301': an accent as a letter of its own or as a combining mark): rename one, or write both alike
+    """
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        key = unicodedata.normalize("NFC", name)
+        j = seen.setdefault(key, i)
+        if j != i and names[j] != name:
+            raise _error(source, f"columns {j + 1} and {i + 1} are both named {short_repr(key)}, written with "
+                                 f"different Unicode code points ({short_text(ascii(names[j]))} and "
+                                 f"{short_text(ascii(name))}: an accent as a letter of its own or as a combining "
+                                 f"mark): rename one, or write both alike", "duplicate_column", column=name,
+                         data_dependent=False)
 
 
 def _check_names(raw: RawTable, rename: bool) -> None:
@@ -1015,7 +1248,7 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             typ = col.type
         if pa.types.is_floating(typ):
             if typ != pa.float64():
-                col = col.cast(pa.float64())
+                col = _shortest_float64(col)
             nan = pc.is_nan(col)
             if pc.any(nan).as_py():
                 if from_text:
@@ -1032,11 +1265,18 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             text, row = _binary_message(col, name)
             raise _error(source, text, "not_utf8" if row is not None else "unsupported_column",
                          column=name, row=row)
+        elif pa.types.is_duration(typ):
+            # a number of seconds, whatever the unit it is stored in: its integer alone ('1000000000' for a
+            # second in nanoseconds) named no unit, and the same durations stored in two units differed
+            col = pc.divide(pc.cast(col.cast(pa.int64()), pa.float64()), float(_PER_SECOND[typ.unit]))
+            raw.durations.append(name)
         elif pa.types.is_temporal(typ):
             # dates and times are categories, in ISO text, without the trailing zeros of a fraction
-            # of a second ("2020-03-04 00:00:00", "...07.25", not "...07.250000000" from nanoseconds)
-            col = pc.replace_substring_regex(col.cast(pa.string()), pattern=r"(\.\d*[1-9])0+$", replacement=r"\1")
-            col = pc.replace_substring_regex(col, pattern=r"\.0+$", replacement="")
+            # of a second ("2020-03-04 00:00:00", "...07.25", not "...07.250000000" from nanoseconds),
+            # also before a time zone ("...00:00:00+0100", not "...00:00:00.000000+0100")
+            col = pc.replace_substring_regex(col.cast(pa.string()), pattern=r"(\.\d*[1-9])0+([+-]\d{4}|Z)?$",
+                                             replacement=r"\1\2")
+            col = pc.replace_substring_regex(col, pattern=r"\.0+([+-]\d{4}|Z)?$", replacement=r"\1")
         elif not (
             pa.types.is_null(typ)
             or pa.types.is_boolean(typ)
@@ -1049,6 +1289,44 @@ def _normalise(raw: RawTable, markers: tuple[str, ...]) -> pa.Table:
             )
         columns.append(col)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _shortest_float64(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A float32 (or float16) column as the float64 numbers its values are written as (their shortest decimals).
+
+    A float32 value written ``1.1`` is the binary number 1.100000023841858..., which as
+    a float64 is outside the declared bounds ``[0, 1.1]`` and the category
+    ``1.100000023841858`` (not the declared ``1.1``); numpy, pandas and a spreadsheet
+    show it as ``1.1``. Each value becomes the float64 of its shortest decimal text
+    (numpy's, exact for the narrow type: ``float32(1.1)`` reads back as itself); a whole
+    number below 2**24 stays itself (float16's ``65504``, whose shortest float16 text
+    ``6.55e+04`` is another float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column = pa.chunked_array([pa.array(np.array([1.1, 0.1], dtype=np.float32)), pa.array([None], pa.float32())])
+    >>> column.cast(pa.float64()).to_pylist()[:1], _shortest_float64(column).to_pylist()
+    ([1.100000023841858], [1.1, 0.1, None])
+    >>> _shortest_float64(pa.chunked_array([pa.array(np.array([65504, 0.1, -0.0], dtype=np.float16))])).to_pylist()
+    [65504.0, 0.1, -0.0]
+    """
+    chunks = []
+    for chunk in column.chunks:
+        values = chunk.to_numpy(zero_copy_only=False)  # a missing value as NaN, masked again below
+        missing = chunk.is_null().to_numpy(zero_copy_only=False)
+        exact = values.astype(np.float64)
+        shortest = values.astype(str).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            # a whole number below 2**24 is exact in float32 and float16 alike: as written (float16's 65504,
+            # whose shortest float16 text is 6.55e+04)
+            whole = (exact == np.round(exact)) & (np.abs(exact) < 2.0 ** 24)
+        chunks.append(pa.array(np.where(whole, exact, shortest), mask=missing, type=pa.float64()))
+    return pa.chunked_array(chunks, type=pa.float64())
+
+
+#: A duration's units per second, by its unit.
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 
 
 def _binary_message(col: pa.ChunkedArray, name: str) -> tuple[str, int | None]:
