@@ -618,6 +618,27 @@ def test_the_client_refuses_arguments_of_the_wrong_kind_before_sending() -> None
         assert client.ledger(limit=None) == [{"step": "s"}] and client.jobs(0) == []
 
 
+def test_numpy_values_are_sent_as_json_numbers_and_a_closed_client_is_refused() -> None:
+    """``np.int64`` in the parameters and an ``np.float32`` epsilon were refused as 'not JSON
+    serializable' (the values numpy code holds); now sent as JSON's numbers. A call after
+    ``close()`` raised httpx's RuntimeError, naming no dprm call; now a ParameterError, nothing sent."""
+    np = pytest.importorskip("numpy")
+    bodies: list[Any] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json=JOB)
+
+    client = Client("http://127.0.0.1:9", "t", transport=httpx.MockTransport(answer))
+    with client:
+        client.submit("tiny", "alt-expm", np.float32(0.5), {"depth": np.int64(3), "omega": np.float64(0.25),
+                                                            "trees": np.array([1, 2])})
+    assert bodies[0]["epsilon"] == 0.5 and bodies[0]["parameters"] == {"depth": 3, "omega": 0.25, "trees": [1, 2]}
+    with pytest.raises(ParameterError, match="this Client was closed"):
+        client.budget()
+    assert len(bodies) == 1
+
+
 def _limited_memory() -> None:  # in the child: a read without bound ends in MemoryError, not in the machine's memory
     import resource
 

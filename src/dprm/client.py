@@ -59,6 +59,7 @@ import json as _json
 import math
 import numbers
 import re
+import sys
 import time
 from decimal import Decimal
 from fractions import Fraction
@@ -304,6 +305,27 @@ def shown_url(url: Any) -> str:
     return f"{scheme}{separator}{shown}@{host}{rest[end:]}"
 
 
+def _plain_numbers(body: Any) -> Any:
+    """``body`` with numpy's numbers and arrays (``np.int64(3)``, ``np.float32(0.5)``) as JSON's own.
+
+    Only where numpy is loaded (a caller with numpy values has loaded it): the client itself
+    never imports it. A :class:`~fractions.Fraction` becomes a float, as in every dprm writer
+    of JSON (:func:`dprm.json_values.plain_json`); an epsilon is sent exactly
+    (:func:`_epsilon`) before this.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _plain_numbers({"epsilon": np.float32(0.5), "parameters": {"depth": np.int64(3)}})
+    {'epsilon': 0.5, 'parameters': {'depth': 3}}
+    """
+    if "numpy" not in sys.modules:
+        return body
+    from dprm.json_values import plain_json
+
+    return plain_json(body)
+
+
 def _check_json(body: Any) -> None:
     """Refuse a request body JSON cannot carry (NaN, infinity, a value of another type) before it is sent."""
     try:
@@ -412,6 +434,12 @@ class Client:
     retries : int
         How often a rate-limited request (429) is sent again after the server's
         ``Retry-After`` (at most 10 s each; 1 s when it is missing or invalid).
+
+    Notes
+    -----
+    Values may be numpy's (``np.int64(3)`` in ``parameters``, an ``np.float32``
+    epsilon): they are sent as JSON's numbers. A closed client (``close()``, or the end
+    of its ``with`` block) refuses every call with a :class:`~dprm.errors.ParameterError`.
     """
 
     def __init__(self, url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT, retries: int = 3,
@@ -473,7 +501,10 @@ class Client:
         that it may have been charged. ``timeout``: this request's own bound on its answer, if shorter than
         the client's (what is left of a wait).
         """
+        if self._http.is_closed:  # httpx's own RuntimeError named no dprm call
+            raise ParameterError("this Client was closed (close() or the end of its with block): make a new one")
         if json is not None:
+            json = _plain_numbers(json)
             _check_json(json)
         for attempt in range(self.retries + 1):
             response = self._send(method, path, json, params, charged, timeout)
