@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from dprm.itemsets import ison
@@ -69,3 +70,55 @@ def test_itemsets_are_decoded_a_batch_at_a_time(monkeypatch) -> None:
     assert [(s.items, s.support) for s in got.itemsets] == [(s.items, s.support) for s in expected.itemsets]
     assert max(decoded) <= max(50, ison.BATCH)  # ISON's batches of candidates, and the listing's of 50
     assert len(got.itemsets) not in decoded  # no code row of every itemset at once
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_listing_order_is_the_key_sort(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    itemsets = []
+    for _ in range(3000):  # many ties of length and support (a sample's shares), some of items too
+        k = int(rng.integers(1, 4))
+        columns = sorted(rng.choice(["a", "b", "c", "d", "e"], size=k, replace=False).tolist())
+        itemsets.append(ison.Itemset({c: str(rng.choice(["x", "y"])) for c in columns},
+                                     float(rng.choice([0.25, 0.5, -0.0, 0.0, 0.125]))))
+    expected = sorted(itemsets, key=lambda s: (len(s.items), -s.support, list(s.items.items())))
+    got = ison.listing_order(itemsets)
+    assert [id(s) for s in got] == [id(s) for s in expected]
+    assert ison.listing_order([]) == []
+
+
+def test_the_listing_is_sorted_without_a_key_of_every_itemset(monkeypatch) -> None:
+    """Sorting the listing takes no key of each itemset's items at once (about 570 bytes an itemset on the wide
+    table: the peak of its run), and the run's listing is the same."""
+    estimator = DensityEstimator(n_chains=2, random_state=0).fit(correlated_frame(2))
+    expected = ison.run_ison(estimator, 0.2)
+    n = len(expected.itemsets)
+    assert n > 200
+    sorted_at_once = []
+    sort = list.sort
+
+    class RecordingList(list):
+        def sort(self, *args, **kwargs):
+            sorted_at_once.append(len(self))
+            return sort(self, *args, **kwargs)
+
+    if hasattr(ison._Miner, "found_itemsets"):
+        found_itemsets = ison._Miner.found_itemsets
+        monkeypatch.setattr(ison._Miner, "found_itemsets", lambda self: RecordingList(found_itemsets(self)))
+    else:  # the old code made the listing with itemsets_of_rows
+        itemsets_of_rows = ison.itemsets_of_rows
+        monkeypatch.setattr(ison, "itemsets_of_rows", lambda *a: RecordingList(itemsets_of_rows(*a)))
+    got = ison.run_ison(estimator, 0.2)
+    assert [(s.items, s.support) for s in got.itemsets] == [(s.items, s.support) for s in expected.itemsets]
+    assert n not in sorted_at_once
+
+
+def test_the_document_holds_each_itemsets_items_once() -> None:
+    from dprm.itemsets.document import itemsets_document
+
+    listing = [ison.Itemset({"a": "x", "b": "y"}, 0.5), ison.Itemset({"a": "x"}, 0.75)]
+    document = itemsets_document(listing, {}, {})
+    assert [entry["items"] for entry in document["itemsets"]] == [{"a": "x"}, {"a": "x", "b": "y"}]
+    assert document["itemsets"][0]["items"] is listing[1].items  # not a copy of every itemset's items
+    other = itemsets_document([ison.Itemset({"a": 1}, 0.5)], {}, {})  # items not text: written as text
+    assert other["itemsets"][0]["items"] == {"a": "1"}
