@@ -270,8 +270,7 @@ def itemsets(
     bin_edges = parse_bins(bins)
     outputs = Outputs(inputs=[learn, types])
     result: dict[str, Any] = {}
-    outputs.add(output, lambda path: path.write_text(json.dumps(result["document"], indent=1, ensure_ascii=False)
-                                                     + "\n", encoding="utf-8"))
+    outputs.add(output, lambda path: write_document(path, result["document"]))
     outputs.check()
 
     table = read_columns(learn, types, bin_edges, sensitive, epsilon, na_values, out_of_bounds)
@@ -314,6 +313,28 @@ def itemsets(
     for message in table.notes:
         note(message)
     print_result(run, privacy, parameters, output, written, top)
+
+
+def write_document(path: Path, document: dict[str, Any]) -> None:
+    r"""Write the itemsets JSON to ``path`` as it is encoded: the text ``json.dumps(document, indent=1,
+    ensure_ascii=False) + "\n"``, without holding it.
+
+    An indented encoding is Python's own, which builds a list of every piece of the text
+    before joining them: about 1.6 KB a listed itemset at the peak, 3 GB for the 1,982,463
+    itemsets of session 57's wide table, while every itemset was held as well.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     write_document(Path(folder) / "a.json", {"itemsets": [{"items": {"é": "x"}, "support": 0.5}]})
+    ...     text = (Path(folder) / "a.json").read_text(encoding="utf-8")
+    >>> text == json.dumps({"itemsets": [{"items": {"é": "x"}, "support": 0.5}]}, indent=1, ensure_ascii=False) + "\n"
+    True
+    """
+    with path.open("w", encoding="utf-8") as stream:
+        json.dump(document, stream, indent=1, ensure_ascii=False)
+        stream.write("\n")
 
 
 def spent_refusal(error: ParameterError, epsilon: float | None) -> ParameterError:

@@ -93,21 +93,29 @@ class DensityQueries:
         chains = self.chains_
         codes = np.atleast_2d(np.asarray(codes, dtype=np.int64))
         assigned = codes >= 0
+        # each row's assigned columns, row by row (a candidate holds a few of a wide table's columns: the work
+        # follows them, not every tree of every chain)
+        rows, columns = np.nonzero(assigned)
         out = np.ones((len(codes), len(chains)))
         for c, chain in enumerate(chains):
             by_product = np.ones(len(codes), dtype=bool)
             if method == "exact-or-sample":  # rows whose assigned variables' trees test an unassigned one
-                for tree in chain.trees:
-                    tested = sorted(tree.split_columns())
-                    if tested:
-                        by_product &= ~(assigned[:, tree.target] & ~assigned[:, tested].all(axis=1))
+                by_product[_rows_testing_unassigned(chain, assigned, rows, columns)] = False
                 sampled = np.flatnonzero(~by_product)
                 if len(sampled):
                     out[sampled, c] = self._reference_samples()[c].supports(codes[sampled])
+            # the rows each tree multiplies (its target assigned, answered by the product), ascending, grouped by
+            # target; the trees multiply in the chain's order, as one loop over every tree did
+            kept = by_product[rows]
+            by_column = np.argsort(columns[kept], kind="stable")
+            kept_rows = rows[kept][by_column]
+            ends = np.cumsum(np.bincount(columns[kept], minlength=codes.shape[1]))
             for tree in chain.trees:
-                rows = np.flatnonzero(assigned[:, tree.target] & by_product)
-                if len(rows):
-                    out[rows, c] *= tree.target_proba(codes[rows])
+                stop = ends[tree.target]
+                start = ends[tree.target - 1] if tree.target > 0 else 0
+                if stop > start:
+                    at = kept_rows[start:stop]
+                    out[at, c] *= tree.target_proba(codes[at])
         return out
 
     def _reference_samples(self) -> list[ReferenceSample]:
@@ -185,3 +193,27 @@ class DensityQueries:
         variables = self.variables_
         return pd.DataFrame({name: pd.Series(d.texts(codes[:, j]), dtype=object)
                              for j, (name, d) in enumerate(variables.items())})
+
+
+def _rows_testing_unassigned(chain: Chain, assigned: np.ndarray, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """The rows (indices, possibly repeated) of which some assigned column's tree in ``chain`` tests a column the
+    row leaves unassigned: the rows ``"exact-or-sample"`` answers from the reference sample.
+
+    ``rows`` and ``columns`` are ``np.nonzero(assigned)``. Each (row, assigned column) pair
+    looks up the columns its tree tests, so the work follows the rows' items and the
+    trees' splits, not the chain's number of trees.
+    """
+    m = assigned.shape[1]
+    tested = [np.zeros(0, dtype=np.int64)] * m  # column -> the columns its tree tests
+    for tree in chain.trees:
+        tested[tree.target] = np.fromiter(tree.split_columns(), dtype=np.int64)
+    counts = np.array([len(t) for t in tested], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    flat = np.concatenate(tested)
+    per_pair = counts[columns]  # each pair's tested columns: flat[starts[t] : starts[t] + counts[t]]
+    total = int(per_pair.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    first = np.repeat(starts[columns] - (np.cumsum(per_pair) - per_pair), per_pair)
+    pair_rows = np.repeat(rows, per_pair)
+    return pair_rows[~assigned[pair_rows, flat[first + np.arange(total)]]]

@@ -41,8 +41,13 @@ class ReferenceSample:
     def supports(self, codes: np.ndarray) -> np.ndarray:
         """The share of the sample's rows holding each (partial) assignment."""
         codes = np.ascontiguousarray(codes, dtype=np.int64)
+        # only the columns some row assigns: a column no row assigns changes neither the rows' lexicographic order
+        # nor any count (a wide table's candidates hold a few dozen of its columns; every one was sorted and scanned)
+        used = np.flatnonzero((codes >= 0).any(axis=0))
+        codes = np.ascontiguousarray(codes[:, used])
         order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(len(codes))
-        counts = kernel("dprm.itemsets._kernels", "_count_matches")(self.bitsets, self.offsets, codes, order, self.n_rows)
+        counts = kernel("dprm.itemsets._kernels", "_count_matches")(self.bitsets, np.ascontiguousarray(self.offsets[used]),
+                                                                    codes, order, self.n_rows)
         return counts / self.n_rows
 
 
