@@ -1,0 +1,68 @@
+"""Faults a user of the pages met with odd requests, checked without a browser.
+
+A page that answers a post is shown at its form's address (``/ui/datasets/NAME/jobs``
+after "Check the cost" or a refused job, ``/ui/jobs/ID/cancel`` after a refused
+cancel, ``/ui/owner/budgets`` after a refused grant); asked again with ``GET`` (Enter
+in the address bar, a bookmark, the sign-in's way back) it was "There is no page at
+this address" (404).
+
+Same in-process app as tests/test_web_pages.py (its fixture ``site``).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("jinja2")
+
+from test_web_pages import JOB_FORM, Site, _csrf, site  # noqa: E402,F401 - the fixture
+
+
+def test_a_forms_address_asked_with_get_leads_to_the_page_that_holds_the_form(site: Site) -> None:
+    alice, token = site.signed_in("alice")
+    page = alice.get("/ui/datasets/tiny")
+    key = page.text.split('name="submission" value="', 1)[1].split('"', 1)[0]
+    job = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run", "submission": key},
+                     follow_redirects=False).headers["location"]
+    places = {"/ui/datasets/tiny/jobs": "/ui/datasets/tiny", "/ui/datasets/tiny/cost": "/ui/datasets/tiny",
+              "/ui/datasets/tiny/statistics?x=1": "/ui/datasets/tiny", f"{job}/cancel": job,
+              "/ui/owner/budgets": "/ui/owner", "/ui/owner/analysts/bob/rotate": "/ui/owner",
+              "/ui/signout": "/ui/"}
+    for address, place in places.items():
+        for method in ("GET", "HEAD"):
+            answer = alice.request(method, address, follow_redirects=False)
+            assert (answer.status_code, answer.headers.get("location")) == (303, place), (method, address)
+    # a GET signs nobody out, rotates no token: the session and bob's token still work
+    assert alice.get("/ui/datasets").status_code == 200
+    bob, _ = site.signed_in("bob")
+    assert bob.get("/ui/datasets").status_code == 200
+    # the address of a dataset's form is escaped into the place, never a way off the pages
+    answer = alice.get("/ui/datasets/%2F%2Fevil.example/jobs", follow_redirects=False)
+    assert answer.status_code == 404 and "location" not in answer.headers  # the path holds two more segments
+    answer = alice.get("/ui/datasets/a%3Fb%23c/jobs", follow_redirects=False)
+    assert answer.headers["location"] == "/ui/datasets/a%3Fb%23c"
+    assert alice.get(answer.headers["location"]).status_code == 404  # no such dataset, as its page says
+
+
+def test_the_sign_in_leads_back_to_a_page_shown_at_a_forms_address(site: Site) -> None:
+    """The job list shown after a refused cancel (at ``/ui/jobs/ID/cancel``) refreshes itself; once
+    its session has ended the refresh sends the browser to sign in with that address as ``next``,
+    and the sign-in led to a 404."""
+    alice, token = site.signed_in("alice")
+    job = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                     follow_redirects=False).headers["location"]
+    browser = site.client()  # its session has ended: no cookie
+    refresh = browser.get("/ui/jobs?partial=1", headers={"HX-Request": "true",
+                                                         "HX-Current-URL": f"http://127.0.0.1{job}/cancel"})
+    location = refresh.headers["HX-Redirect"]
+    assert location == "/ui/signin?next=" + quote(f"{job}/cancel", safe="")
+    page = browser.get(location)
+    signed = browser.post("/ui/signin", data={"csrf": _csrf(page.text), "token": site.tokens["alice"],
+                                              "next": f"{job}/cancel"}, follow_redirects=False)
+    assert signed.status_code == 303
+    landing = browser.get(signed.headers["location"])
+    assert landing.status_code == 200 and str(landing.url).endswith(job)
+    assert "There is no page at this address" not in landing.text
