@@ -66,3 +66,29 @@ def test_the_sign_in_leads_back_to_a_page_shown_at_a_forms_address(site: Site) -
     landing = browser.get(signed.headers["location"])
     assert landing.status_code == 200 and str(landing.url).endswith(job)
     assert "There is no page at this address" not in landing.text
+
+
+def test_a_dummy_checkbox_value_the_form_cannot_send_is_refused_not_charged(site: Site) -> None:
+    """``dummy=maybe`` (or ``on.``) was read as unticked: the job ran on the real rows and the
+    statistics were charged, while the page re-rendered the box as ticked."""
+    alice, token = site.signed_in("alice")
+    before = site.remaining("alice")
+    for value in ("maybe", "on.", "2"):
+        job = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run", "dummy": value},
+                         follow_redirects=False)
+        assert job.status_code == 422 and "dummy must be ticked or not" in job.text
+        assert "nothing was charged" in job.text
+        cost = alice.post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": token, "dummy": value})
+        assert cost.status_code == 422 and "dummy must be ticked or not" in cost.text
+        stats = alice.post("/ui/datasets/tiny/statistics", data={
+            "csrf": token, "left": "[a]", "right": "[x < 50]", "epsilon": "0.5", "confidence": "0.9",
+            "action": "run", "dummy": value}, headers={"HX-Request": "true"})
+        assert stats.status_code == 422 and "dummy must be ticked or not" in stats.text
+    assert site.remaining("alice") == before
+    # what a browser sends still works: "on" is free dummy data, no value a real (charged) job
+    free = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run", "dummy": "on"},
+                      follow_redirects=False)
+    assert free.status_code == 303 and site.remaining("alice") == before
+    real = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                      follow_redirects=False)
+    assert real.status_code == 303 and site.remaining("alice")[1] == before[1] + 1
