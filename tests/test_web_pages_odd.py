@@ -92,3 +92,20 @@ def test_a_dummy_checkbox_value_the_form_cannot_send_is_refused_not_charged(site
     real = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
                       follow_redirects=False)
     assert real.status_code == 303 and site.remaining("alice")[1] == before[1] + 1
+
+
+def test_the_owners_jobs_status_filter_refuses_a_status_no_job_has(site: Site) -> None:
+    """``/ui/owner/jobs?status=Done`` (or ``zzz``) showed an empty table captioned "Jobs Done", as
+    if no job were done; now one message naming the field, no rows (422), as the audit filters."""
+    alice, token = site.signed_in("alice")
+    alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"}, follow_redirects=False)
+    olga, _ = site.signed_in("olga")
+    for status in ("Done", "zzz", "<b>queued</b>", "queued;"):
+        page = olga.get("/ui/owner/jobs", params={"status": status})
+        assert page.status_code == 422, status
+        assert "Status: no job is" in page.text and "queued, running, done, failed or cancelled" in page.text
+        assert "<td>alice</td>" not in page.text and "<b>queued" not in page.text
+        assert 'aria-invalid="true"' in page.text and "No jobs: fix the filter above" in page.text
+    for status, shown in (("queued", 1), (" queued ", 1), ("done", 0), ("", 1)):
+        page = olga.get("/ui/owner/jobs", params={"status": status})
+        assert page.status_code == 200 and page.text.count("<td>alice</td>") == shown, status
