@@ -109,3 +109,23 @@ def test_the_owners_jobs_status_filter_refuses_a_status_no_job_has(site: Site) -
     for status, shown in (("queued", 1), (" queued ", 1), ("done", 0), ("", 1)):
         page = olga.get("/ui/owner/jobs", params={"status": status})
         assert page.status_code == 200 and page.text.count("<td>alice</td>") == shown, status
+
+
+def test_a_live_form_whose_session_ended_signs_in_back_to_its_page(site: Site) -> None:
+    """The cost box, the statistics form or a cancel button posting after the session ended sent the
+    browser to ``/ui/signin`` without ``next``: the sign-in led home and the page was lost (a part
+    refreshing itself with ``GET`` came back to its page)."""
+    page = "/ui/datasets/tiny?algorithm=alt-mcmc"
+    browser = site.client()  # its session has ended: no cookie
+    for address in ("/ui/datasets/tiny/cost", "/ui/datasets/tiny/statistics", "/ui/jobs/job_0a/cancel"):
+        answer = browser.post(address, data={**JOB_FORM, "csrf": "x"},
+                              headers={"HX-Request": "true", "HX-Current-URL": f"http://127.0.0.1{page}"})
+        assert answer.status_code == 204 and answer.headers["HX-Redirect"] == "/ui/signin?next=" + quote(page, safe="")
+    signin = browser.get(answer.headers["HX-Redirect"])
+    signed = browser.post("/ui/signin", data={"csrf": _csrf(signin.text), "token": site.tokens["alice"],
+                                              "next": page}, follow_redirects=False)
+    assert signed.headers["location"] == page
+    # a page off the site is never a place to go back to
+    answer = site.client().post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"},
+                                headers={"HX-Request": "true", "HX-Current-URL": "https://evil.example//ui/x"})
+    assert answer.headers["HX-Redirect"] == "/ui/signin"
