@@ -129,3 +129,17 @@ def test_a_live_form_whose_session_ended_signs_in_back_to_its_page(site: Site) -
     answer = site.client().post("/ui/datasets/tiny/cost", data={**JOB_FORM, "csrf": "x"},
                                 headers={"HX-Request": "true", "HX-Current-URL": "https://evil.example//ui/x"})
     assert answer.headers["HX-Redirect"] == "/ui/signin"
+
+
+def test_a_dataset_page_asked_for_an_algorithm_the_server_does_not_run_says_so(site: Site) -> None:
+    """``/ui/datasets/tiny?algorithm=alt-mcmcm`` (a typo, an old link) showed the first algorithm's
+    form without a word; a job run from it was another algorithm than the link named."""
+    alice, _ = site.signed_in("alice")
+    for asked in ("alt-mcmcm", "<b>x</b>", "ALT-EXPM"):
+        page = alice.get("/ui/datasets/tiny", params={"algorithm": asked})
+        assert page.status_code == 422, asked
+        assert "unknown algorithm" in page.text and "this server runs: " in page.text and "<b>x" not in page.text
+        assert 'role="alert"' in page.text and 'name="submission"' in page.text  # the form is still there
+    for asked in ("", "alt-mcmc"):
+        page = alice.get("/ui/datasets/tiny", params={"algorithm": asked})
+        assert page.status_code == 200 and "unknown algorithm" not in page.text
