@@ -143,3 +143,22 @@ def test_a_dataset_page_asked_for_an_algorithm_the_server_does_not_run_says_so(s
     for asked in ("", "alt-mcmc"):
         page = alice.get("/ui/datasets/tiny", params={"algorithm": asked})
         assert page.status_code == 200 and "unknown algorithm" not in page.text
+
+
+def test_the_jobs_page_says_when_it_lists_only_the_newest_jobs(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jobs page listed the newest 200 jobs and said nothing of older ones; a job still queued
+    behind them had no cancel button. (Shown here with 2 rows a page instead of 200.)"""
+    from dprm.server.web import job_pages
+
+    monkeypatch.setattr(job_pages, "JOBS_PAGE_ROWS", 2, raising=False)
+    alice, token = site.signed_in("alice")
+    made = [alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                       follow_redirects=False).headers["location"].rsplit("/", 1)[1] for _ in range(4)]
+    assert alice.post(f"/ui/jobs/{made[1]}/cancel", data={"csrf": token}, follow_redirects=False).status_code == 303
+    for page in (alice.get("/ui/jobs"), alice.get("/ui/jobs?partial=1", headers={"HX-Request": "true"})):
+        shown = [job for job in made if f'href="/ui/jobs/{job}"' in page.text]
+        assert shown == [made[0], made[2], made[3]]  # the newest two, and the oldest: still queued
+        assert f'action="/ui/jobs/{made[0]}/cancel"' in page.text
+        assert "Only your newest 2 jobs are shown" in page.text and "GET /v1/jobs" in page.text
+    monkeypatch.setattr(job_pages, "JOBS_PAGE_ROWS", 4, raising=False)
+    assert "Only your newest" not in alice.get("/ui/jobs").text
