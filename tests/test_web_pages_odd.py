@@ -162,3 +162,19 @@ def test_the_jobs_page_says_when_it_lists_only_the_newest_jobs(site: Site, monke
         assert "Only your newest 2 jobs are shown" in page.text and "GET /v1/jobs" in page.text
     monkeypatch.setattr(job_pages, "JOBS_PAGE_ROWS", 4, raising=False)
     assert "Only your newest" not in alice.get("/ui/jobs").text
+
+
+def test_the_owners_jobs_page_says_when_it_lists_only_the_newest_jobs(site: Site,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The owner's jobs page listed the newest 500 and said nothing of older ones (here 2 rows)."""
+    from dprm.server.web import owner_pages
+
+    monkeypatch.setattr(owner_pages, "OWNER_JOBS_ROWS", 2, raising=False)
+    alice, token = site.signed_in("alice")
+    for _ in range(3):
+        alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"}, follow_redirects=False)
+    olga, _ = site.signed_in("olga")
+    page = olga.get("/ui/owner/jobs").text
+    assert page.count("<td>alice</td>") == 2 and "Only the newest 2 jobs are shown" in page
+    assert "Only the newest 2 jobs queued are shown" in olga.get("/ui/owner/jobs?status=queued").text
+    assert "Only the newest" not in olga.get("/ui/owner/jobs?status=done").text

@@ -395,6 +395,10 @@ async def audit_page(request: Request, analyst: str = "", action: str = "", outc
                   outcome_names=sorted({*OUTCOMES, *ERRORS}), max_rows=MAX_AUDIT_ROWS)
 
 
+#: How many of the newest jobs the owner's jobs page lists (of a status, when one is chosen).
+OWNER_JOBS_ROWS = 500
+
+
 def jobs_status_problem(status: str) -> str | None:
     """Why the jobs page's status filter cannot be used (one line naming the field), or None.
 
@@ -442,8 +446,11 @@ async def jobs_page(request: Request, status: str = "") -> Response:
         if status:
             query = query.where(jobs.c.status == status)
         with request.app.state.db.read() as connection:
-            return [_job_row(r) for r in connection.execute(query.order_by(jobs.c.id.desc()).limit(500)).all()]
+            return [_job_row(r) for r in connection.execute(
+                query.order_by(jobs.c.id.desc()).limit(OWNER_JOBS_ROWS + 1)).all()]
 
     rows = await run_in_threadpool(read)
-    return render(request, "owner_jobs.html", session=found, jobs=rows, chosen_status=status, problem=None,
-                  states=JOB_STATES)
+    # beyond the newest rows a note says so (before, older jobs were left out without a word)
+    return render(request, "owner_jobs.html", session=found, jobs=rows[:OWNER_JOBS_ROWS], chosen_status=status,
+                  problem=None, states=JOB_STATES, complete=len(rows) <= OWNER_JOBS_ROWS,
+                  shown_rows=OWNER_JOBS_ROWS)
