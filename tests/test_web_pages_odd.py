@@ -178,3 +178,20 @@ def test_the_owners_jobs_page_says_when_it_lists_only_the_newest_jobs(site: Site
     assert page.count("<td>alice</td>") == 2 and "Only the newest 2 jobs are shown" in page
     assert "Only the newest 2 jobs queued are shown" in olga.get("/ui/owner/jobs?status=queued").text
     assert "Only the newest" not in olga.get("/ui/owner/jobs?status=done").text
+
+
+def test_registering_a_folder_says_it_is_a_folder_not_no_such_file(site: Site) -> None:
+    """The owner's form typed with a folder (``/srv/data/mammals`` instead of its ``left.csv``) said
+    "no such file", though it exists."""
+    olga, token = site.signed_in("olga")
+    folder = site.folder / "views"
+    folder.mkdir()
+    (folder / "left.csv").write_text("a\n1\n")
+    answer = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "fresh", "left": str(folder),
+                                                   "right": str(folder / "left.csv"), "types": str(folder)})
+    assert answer.status_code == 422
+    assert f"{folder.resolve()}: is a directory; give the path of a file in it" in answer.text
+    assert "no such file" not in answer.text
+    missing = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "fresh", "left": str(folder / "nope.csv"),
+                                                    "right": str(folder), "types": str(folder)})
+    assert "nope.csv: no such file" in missing.text
