@@ -40,7 +40,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "Pages: data owners": ("ui-owner", "ui-owner-add-dataset", "ui-owner-add-analyst", "ui-owner-disable-analyst",
                            "ui-owner-enable-analyst", "ui-owner-rotate-analyst", "ui-owner-change-analyst",
                            "ui-owner-grant", "ui-owner-audit", "ui-owner-jobs"),
-    "Other": ("ui-not-found", "favicon", "request"),
+    "Other": ("ui-not-found", "ui-form-address", "favicon", "request"),
 }
 
 #: Every action an audit record can name (:data:`ACTION_GROUPS` in one tuple).

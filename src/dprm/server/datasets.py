@@ -109,6 +109,10 @@ def _readable_file(given: str | os.PathLike[str]) -> Path:
     """
     try:
         path = Path(given).expanduser().resolve()
+        if path.exists() and not path.is_file():  # before: "no such file" for a folder the owner had typed
+            kind = "a directory" if path.is_dir() else "not a regular file"
+            raise DataError(f"{_path_text(path)}: is {kind}; give the path of a file in it" if path.is_dir()
+                            else f"{_path_text(path)}: is {kind}", code="not_a_file", data_dependent=False)
         if not path.is_file():
             raise DataError(f"{_path_text(path)}: no such file", code="file_not_found", data_dependent=False)
         with path.open("rb") as handle:

@@ -67,9 +67,11 @@ async def for_posting(request: Request, role: str) -> tuple[Session | None, dict
     sent = await request.form()
     form = dict(sent)
     if found is None:
-        if is_htmx(request):  # a live form part whose session ended: to the sign-in page, not a page in a box
+        if is_htmx(request):  # a live form part whose session ended: to the sign-in page, not a page in a box,
+            # and back to the page after it, as a refreshing part's GET (before: the role's home, the page lost)
             request.state.outcome = "missing_session"
-            return None, form, Response(status_code=204, headers={**SECURITY_HEADERS, "HX-Redirect": "/ui/signin"})
+            location = signin_location(asked_page(request.url, request.headers, True))
+            return None, form, Response(status_code=204, headers={**SECURITY_HEADERS, "HX-Redirect": location})
         return None, form, problem(request, 401, "Sign in first",
                                    "This form needs a signed-in session; nothing was done.",
                                    outcome="missing_session")

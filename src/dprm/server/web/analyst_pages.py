@@ -168,7 +168,33 @@ async def dataset_view(request: Request, name: str, algorithm: str | None = None
     found = await for_reading(request, "analyst")
     if isinstance(found, Response):
         return found
+    problem_text = algorithm_problem(algorithm)
+    if problem_text is not None:  # a typed or old link: said, not silently another algorithm's form
+        request.state.outcome = "unknown_algorithm"
+        return await dataset_page(request, found, name, None, 422, message=problem_text)
     return await dataset_page(request, found, name, algorithm)
+
+
+def algorithm_problem(algorithm: str | None) -> str | None:
+    """Why a dataset page's ``?algorithm=`` names no job form (the API's one line), or None.
+
+    Before, an algorithm the server does not run (``?algorithm=alt-mcmcm``, a link of a server
+    that runs others) showed the first algorithm's form without a word: a job run from it was
+    another algorithm than the link named, charged.
+
+    Examples
+    --------
+    >>> algorithm_problem(None) is None, algorithm_problem("") is None, algorithm_problem("alt-expm") is None
+    (True, True, True)
+    >>> algorithm_problem("alt-mcmcm").startswith("unknown algorithm 'alt-mcmcm'; this server runs: ")
+    True
+    """
+    from dprm.server.validation import private_algorithms
+
+    if not algorithm or algorithm in private_algorithms():
+        return None
+    return (f"unknown algorithm {algorithm[:64]!r}; this server runs: {', '.join(private_algorithms())}. "
+            "The form below is the first of them")
 
 
 def dry_run_job(request: Request, found: Session, form: dict[str, Any], name: str) -> dict[str, Any]:

@@ -207,8 +207,32 @@ def _pydantic_message(error: Any, body: Mapping[str, Any]) -> str:
     return validation_message(error.errors(), body)[:300]
 
 
+#: The values a form's checkbox is read from: a browser sends ``on`` for a ticked box and nothing
+#: for an unticked one; a client of its own may write the others.
+FLAG_VALUES = {"on": True, "true": True, "1": True, "yes": True, "": False, "off": False, "false": False,
+               "0": False, "no": False}
+
+
 def _flag(form: Mapping[str, Any], name: str) -> bool:
-    return str(form.get(name, "")).lower() in ("on", "true", "1", "yes")
+    """A checkbox's value; any other text is refused (before, it was read as unticked: a "dummy"
+    the form cannot send, such as ``maybe`` or ``on.``, ran on the real rows and was charged).
+
+    Examples
+    --------
+    >>> _flag({"dummy": "on"}, "dummy"), _flag({}, "dummy"), _flag({"dummy": " True "}, "dummy")
+    (True, False, True)
+    >>> _flag({"dummy": "maybe"}, "dummy")
+    Traceback (most recent call last):
+    ...
+    dprm.server.web.forms.FormError: dummy must be ticked or not (on or off), not 'maybe'; nothing was charged
+    """
+    sent = str(form.get(name, ""))
+    value = sent.strip().lower()
+    if value not in FLAG_VALUES:
+        from dprm.errors import short_repr
+
+        raise FormError(f"{name} must be ticked or not (on or off), not {short_repr(sent)}; nothing was charged")
+    return FLAG_VALUES[value]
 
 
 def _common(form: Mapping[str, Any], dataset: str) -> dict[str, Any]:

@@ -106,19 +106,33 @@ def support_bar(noisy: dict[str, Any], interval: dict[str, Any] | None) -> dict[
 
 
 
-def analyst_jobs(request: Request, who: accounts.Analyst) -> list[dict[str, Any]]:
-    """The analyst's newest 200 jobs."""
-    from sqlalchemy import select
+#: How many of the analyst's newest jobs the jobs page lists (the API's ``/v1/jobs`` pages through all).
+JOBS_PAGE_ROWS = 200
+
+
+def analyst_jobs(request: Request, who: accounts.Analyst) -> tuple[list[dict[str, Any]], bool]:
+    """The analyst's newest :data:`JOBS_PAGE_ROWS` jobs and any older one still queued or running
+    (its cancel button and the list's refresh), and whether that is every job.
+
+    Before, the newest 200 were listed and nothing said so: an analyst with more jobs did not
+    learn that older ones exist, and a job still running behind them had no cancel button.
+    """
+    from sqlalchemy import and_, select
 
     from dprm.server.tables import datasets
     from dprm.server.tables import jobs as jobs_table
 
+    query = (select(jobs_table, datasets.c.name.label("dataset_name"), datasets.c.active_name)
+             .join(datasets, datasets.c.id == jobs_table.c.dataset_id)
+             .where(jobs_table.c.analyst_id == who.id).order_by(jobs_table.c.id.desc()))
     with request.app.state.db.read() as connection:
-        rows = connection.execute(
-            select(jobs_table, datasets.c.name.label("dataset_name"), datasets.c.active_name)
-            .join(datasets, datasets.c.id == jobs_table.c.dataset_id)
-            .where(jobs_table.c.analyst_id == who.id).order_by(jobs_table.c.id.desc()).limit(200)).all()
-    return [jobs.job_view(r, shown_name(r.dataset_name, r.active_name)) for r in rows]
+        rows = connection.execute(query.limit(JOBS_PAGE_ROWS + 1)).all()
+        complete = len(rows) <= JOBS_PAGE_ROWS
+        rows = rows[:JOBS_PAGE_ROWS]
+        if not complete:
+            rows += connection.execute(query.where(and_(
+                jobs_table.c.id < rows[-1].id, jobs_table.c.status.in_(("queued", "running"))))).all()
+    return [jobs.job_view(r, shown_name(r.dataset_name, r.active_name)) for r in rows], complete
 
 
 @router.get("/jobs", response_class=HTMLResponse)
@@ -127,10 +141,10 @@ async def jobs_page(request: Request, partial: int = 0) -> Response:
     found = await for_reading(request, "analyst")
     if isinstance(found, Response):
         return found
-    items = await run_in_threadpool(analyst_jobs, request, found.analyst)
+    items, complete = await run_in_threadpool(analyst_jobs, request, found.analyst)
     active = any(j["status"] in ("queued", "running") for j in items)
     return render(request, "_jobs_table.html" if partial else "jobs.html", session=found, jobs=items,
-                  active=active)
+                  active=active, complete=complete, shown_rows=JOBS_PAGE_ROWS)
 
 
 def _clired_reason(error: DprmError) -> str:
@@ -299,8 +313,9 @@ async def cancel_job(request: Request, job_id: str) -> Response:
         request.state.outcome = error.code
         message = f"The job was not cancelled: {error.message}."  # job_finished: it ended meanwhile
     if is_htmx(request) or message is not None:  # the list with the message, without a redirect that loses it
-        items = await run_in_threadpool(analyst_jobs, request, found.analyst)
+        items, complete = await run_in_threadpool(analyst_jobs, request, found.analyst)
         return render(request, "_jobs_table.html" if is_htmx(request) else "jobs.html",
                       409 if message is not None else 200, found, jobs=items, message=message,
+                      complete=complete, shown_rows=JOBS_PAGE_ROWS,
                       active=any(j["status"] in ("queued", "running") for j in items))
     return redirect("/ui/jobs")

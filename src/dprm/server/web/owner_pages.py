@@ -395,16 +395,48 @@ async def audit_page(request: Request, analyst: str = "", action: str = "", outc
                   outcome_names=sorted({*OUTCOMES, *ERRORS}), max_rows=MAX_AUDIT_ROWS)
 
 
+#: How many of the newest jobs the owner's jobs page lists (of a status, when one is chosen).
+OWNER_JOBS_ROWS = 500
+
+
+def jobs_status_problem(status: str) -> str | None:
+    """Why the jobs page's status filter cannot be used (one line naming the field), or None.
+
+    Before, any text was a filter: ``?status=Done`` or ``?status=zzz`` (a typed or an old link)
+    showed an empty table captioned "Jobs zzz", as if no job had that status.
+
+    Examples
+    --------
+    >>> jobs_status_problem("done") is None, jobs_status_problem("") is None
+    (True, True)
+    >>> jobs_status_problem("Done")
+    "Status: no job is 'Done'; a job is queued, running, done, failed or cancelled."
+    """
+    from dprm.errors import short_repr
+    from dprm.server.tables import JOB_STATES
+
+    if not status or status in JOB_STATES:
+        return None
+    return (f"Status: no job is {short_repr(status)}; a job is {', '.join(JOB_STATES[:-1])} or "
+            f"{JOB_STATES[-1]}.")
+
+
 @router.get("/owner/jobs", response_class=HTMLResponse)
 async def jobs_page(request: Request, status: str = "") -> Response:
     from sqlalchemy import select
 
-    from dprm.server.tables import analysts, datasets, jobs
+    from dprm.server.tables import JOB_STATES, analysts, datasets, jobs
 
     request.state.action = "ui-owner-jobs"
     found = await for_reading(request, "owner")
     if isinstance(found, Response):
         return found
+    status = status.strip()
+    problem_text = jobs_status_problem(status)
+    if problem_text is not None:  # one message naming the field, no rows (as the audit log's filters)
+        request.state.outcome = "invalid_request"
+        return render(request, "owner_jobs.html", 422, found, jobs=[], chosen_status="", problem=problem_text,
+                      states=JOB_STATES)
 
     def read() -> list[dict[str, Any]]:
         query = (select(jobs, analysts.c.name.label("analyst"), datasets.c.name.label("dataset"),
@@ -414,7 +446,11 @@ async def jobs_page(request: Request, status: str = "") -> Response:
         if status:
             query = query.where(jobs.c.status == status)
         with request.app.state.db.read() as connection:
-            return [_job_row(r) for r in connection.execute(query.order_by(jobs.c.id.desc()).limit(500)).all()]
+            return [_job_row(r) for r in connection.execute(
+                query.order_by(jobs.c.id.desc()).limit(OWNER_JOBS_ROWS + 1)).all()]
 
     rows = await run_in_threadpool(read)
-    return render(request, "owner_jobs.html", session=found, jobs=rows, chosen_status=status[:16])
+    # beyond the newest rows a note says so (before, older jobs were left out without a word)
+    return render(request, "owner_jobs.html", session=found, jobs=rows[:OWNER_JOBS_ROWS], chosen_status=status,
+                  problem=None, states=JOB_STATES, complete=len(rows) <= OWNER_JOBS_ROWS,
+                  shown_rows=OWNER_JOBS_ROWS)

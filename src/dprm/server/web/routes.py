@@ -20,6 +20,8 @@
 ``GET  /ui/owner/jobs``                     owner: every analyst's jobs
 ``GET  /favicon.ico``                       the pages' icon (:data:`ICON`), which a
                                             browser asks for by itself
+``GET`` of a form's address                 ``303`` to the page that holds the form
+                                            (:data:`form_addresses`)
 ==========================================  ==========================================
 
 Every analyst action goes through the API's functions (:class:`dprm.server.api.service.Service`)
@@ -32,7 +34,8 @@ carry a strict Content-Security-Policy (scripts and styles from this server only
 The pages are grouped by concept, one router a module: :mod:`~dprm.server.web.signin_pages`,
 :mod:`~dprm.server.web.analyst_pages` (datasets), :mod:`~dprm.server.web.job_pages`,
 :mod:`~dprm.server.web.owner_pages`; this module adds them, in that order, then the
-icon of ``/favicon.ico``, and last the page of any other address under ``/ui``. Rendering
+icon of ``/favicon.ico``, the redirects of the forms' addresses, and last the page of any other
+address under ``/ui``. Rendering
 is :mod:`~dprm.server.web.pages`, the session checks :mod:`~dprm.server.web.access`.
 """
 
@@ -41,12 +44,13 @@ from __future__ import annotations
 import struct
 import zlib
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from dprm.server.web.access import session_of
-from dprm.server.web.pages import SECURITY_HEADERS, STATIC, TEMPLATES, problem
+from dprm.server.web.pages import SECURITY_HEADERS, STATIC, TEMPLATES, problem, redirect
 
 __all__ = ["ICON", "mount", "build_router", "SECURITY_HEADERS", "STATIC", "TEMPLATES"]
 
@@ -85,6 +89,50 @@ async def favicon(request: Request) -> Response:
     request.state.action = "favicon"
     return Response(ICON, media_type="image/x-icon", headers={"Cache-Control": "public, max-age=86400"})
 
+#: The addresses forms post to, asked with ``GET`` (or ``HEAD``): a page answering a post is shown
+#: at its form's address (a refused job or grant, "Check the cost" or the statistics without
+#: scripts, a refused cancel), so the address bar, a bookmark, a reload by Enter or the sign-in's
+#: way back (``next``, from a part of such a page refreshing itself after its session ended) ask
+#: for it with ``GET``. They get ``303 See Other`` to the page that holds the form (before: 404
+#: "There is no page at this address"). Nothing is done, nothing is read: the place comes from the
+#: address alone, and the page it leads to checks the session as any.
+form_addresses = APIRouter(prefix="/ui", include_in_schema=False)
+
+
+def _form_page(request: Request, place: str) -> Response:
+    request.state.action = "ui-form-address"
+    return redirect(place)
+
+
+@form_addresses.get("/datasets/{name}/cost")
+@form_addresses.get("/datasets/{name}/jobs")
+@form_addresses.get("/datasets/{name}/statistics")
+async def dataset_form_address(request: Request, name: str) -> Response:
+    """A dataset's forms: to its page."""
+    return _form_page(request, "/ui/datasets/" + quote(name, safe=""))
+
+
+@form_addresses.get("/jobs/{job_id}/cancel")
+async def cancel_address(request: Request, job_id: str) -> Response:
+    """A job's cancel button: to the job's page."""
+    return _form_page(request, "/ui/jobs/" + quote(job_id, safe=""))
+
+
+@form_addresses.get("/owner/datasets")
+@form_addresses.get("/owner/analysts")
+@form_addresses.get("/owner/budgets")
+@form_addresses.get("/owner/analysts/{name}/{change}")
+async def owner_form_address(request: Request) -> Response:
+    """The owner's forms: to the overview."""
+    return _form_page(request, "/ui/owner")
+
+
+@form_addresses.get("/signout")
+async def signout_address(request: Request) -> Response:
+    """The sign-out button: to the start page (a ``GET`` signs nobody out)."""
+    return _form_page(request, "/ui/")
+
+
 #: Any other address under /ui (added after every page's router).
 fallback = APIRouter(prefix="/ui", include_in_schema=False)
 
@@ -117,6 +165,6 @@ def build_router() -> APIRouter:
 
     router = APIRouter()
     for pages in (signin_pages.router, analyst_pages.router, job_pages.router, owner_pages.router, icon,
-                  fallback):
+                  form_addresses, fallback):
         router.include_router(pages)
     return router
