@@ -377,3 +377,12 @@ def test_sigterm_ends_classify_and_itemsets_as_ctrl_c_does(tmp_path: Path, monke
         signal.signal(signal.SIGTERM, before)
     assert (code, err, out) == (130, "interrupted\n", "")
     assert not (tmp_path / "out.json").exists()
+
+
+def test_inspect_shows_column_names_that_look_like_markup_as_written(tmp_path: Path) -> None:
+    """A column named '[br]' or '[red]x' was read as rich markup: the table showed '' and 'x'."""
+    left = write(tmp_path / "l.csv", "id,[br],o\n" + "".join(f"{i},{i % 2},{i % 3 == 0:d}\n" for i in range(12)))
+    right = write(tmp_path / "r.csv", "id,[red]x,p\n" + "".join(f"{i},{i % 2},{i % 4 == 0:d}\n" for i in range(12)))
+    code, out, err = run(["inspect", left, right])
+    assert code == 0, err
+    assert "│ [br] " in out and "│ [red]x " in out

@@ -36,6 +36,7 @@ def inspect(
     """
     import numpy as np
     from rich.table import Table
+    from rich.text import Text
 
     from dprm.data import LiteralIndex
     from dprm.data.attributes import View
@@ -68,8 +69,9 @@ def inspect(
             else:
                 described = "{0, 1}"
             described += " declared" if domain.declared else " inferred"
-            table.add_row(attribute.name, view.name, attribute.kind.value, str(per_attribute[position]),
-                          f"{attribute.missing.mean():.1%}", described)
+            # Text: a column name is shown as written, never read as markup ('[red]x', '[br]')
+            table.add_row(Text(attribute.name), view.name, attribute.kind.value, str(per_attribute[position]),
+                          f"{attribute.missing.mean():.1%}", Text(described))
     console.print(table)
     for line in left_out:
         console.print(line)
