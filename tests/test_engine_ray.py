@@ -357,6 +357,37 @@ def test_more_shards_than_parts_leaves_some_shards_empty(ray_session, planted_fi
         assert int(engine.counts("private", 3).literal_sizes(0).max()) <= 3 and len(tables[0]) > 0
 
 
+def test_a_file_rewritten_between_two_shards_reads_is_refused_not_counted_in_parts(ray_session, tmp_path,
+                                                                                   monkeypatch) -> None:
+    """Shard 1 reads the files only after shard 0 has read them and they were rewritten longer: each counted its own
+    version's rows, so the engine held rows 6 to 10 of the first version nowhere and others of the second twice."""
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    left.write_text("a\n" + "".join(f"{i}\n" for i in range(10)))
+    right.write_text("b\n" + "".join(f"{i % 3}\n" for i in range(10)))
+    done = tmp_path / "shard-0-read"
+
+    class RewrittenBetween(ray_engine.ShardActor):  # a local class: sent by value to the actors
+        def __init__(self, spec, shard, n_shards, workdir=None) -> None:
+            if shard == 1:  # waits for shard 0 to have read, then the files change
+                for _ in range(600):
+                    if os.path.exists(done):
+                        break
+                    time.sleep(0.05)
+                for path in (left, right):
+                    with open(path, "a") as out:
+                        out.write("".join(f"{i % 3}\n" for i in range(10)))
+            super().__init__(spec, shard, n_shards, workdir)
+            if shard == 0:
+                open(done, "w").close()
+
+    monkeypatch.setattr(ray_engine, "ShardActor", RewrittenBetween)
+    with pytest.raises(DprmError) as info:
+        with ray_engine.RayEngine(ShardSpec.of(left, right), shards=2) as engine:
+            engine.n_rows  # 15 rows before: neither the 10 of the first version nor the 20 of the second
+    assert done.exists()
+    assert info.value.code == "file_changed" and "changed while the shards" in str(info.value)
+
+
 @pytest.fixture(scope="module")
 def text_files(tmp_path_factory) -> Path:
     """The files of ``TEXT_CASES`` (test_engine_sharding.py): 40 rows, blank lines, line ends, damaged files."""

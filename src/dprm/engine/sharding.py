@@ -61,7 +61,8 @@ from dprm.data.reading import data_file_format, first_line, native_file, open_te
 from dprm.engine.shard_ids import ROW_BITS, ShardIds
 from dprm.errors import ERROR_CODES, DataError, DprmError, ParameterError
 
-__all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "read_shard_and_ids", "summarise",
+__all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "read_shard_and_ids", "read_shard_part",
+           "FileStamp", "file_stamp", "check_same_files", "summarise",
            "merge_schemas", "adopt_schema", "schema_only", "concatenate"]
 
 
@@ -144,6 +145,89 @@ def read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
     The shards check with these that no id is in two of them
     (:mod:`dprm.engine.shard_ids`): loading checks each part alone.
     """
+    data, ids, _ = read_shard_part(spec, shard, n_shards, workdir)
+    return data, ids
+
+
+#: What identifies one version of a file: device, inode, size in bytes and modification time (ns).
+FileStamp = tuple[int, int, int, int]
+
+
+def file_stamp(path: str) -> FileStamp | None:
+    """The :data:`FileStamp` of ``path`` now (None when it cannot be looked up: the loader says why)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+
+
+def _changed(path: str) -> DataError:
+    return DataError(f"{path}: the file changed while the shards of the Ray engine read it (each shard reads its "
+                     f"own part: parts of different versions would count some rows twice and others not at all); "
+                     f"run again once it no longer changes", code="file_changed", file=path, data_dependent=False)
+
+
+def check_same_files(stamps: Sequence[dict[str, FileStamp | None]], places: Sequence[Any] | None = None) -> None:
+    """Refuse files that the shards saw in different versions (each shard's :func:`read_shard_part` stamps).
+
+    ``places[i]`` says where shard ``i`` ran (a machine): only the stamps of shards in one
+    place are compared, as the same file on two machines is two files (each machine's copy
+    has its own inode and times). Raises :class:`~dprm.errors.DataError` (code
+    ``file_changed``) naming the first file seen in two versions.
+
+    Examples
+    --------
+    >>> check_same_files([{"a.csv": (1, 2, 30, 4)}, {"a.csv": (1, 2, 30, 4)}])
+    >>> check_same_files([{"a.csv": (1, 2, 30, 4)}, {"a.csv": (7, 9, 30, 6)}], places=["node 1", "node 2"])
+    >>> check_same_files([{"a.csv": (1, 2, 30, 4)}, {"a.csv": (1, 2, 45, 5)}])
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DataError: a.csv: the file changed while the shards of the Ray engine read it (each shard reads \
+its own part: parts of different versions would count some rows twice and others not at all); run again once it \
+no longer changes
+    """
+    seen: dict[tuple[Any, str], FileStamp | None] = {}
+    for place, shard in zip(places if places is not None else [None] * len(stamps), stamps):
+        for path, stamp in shard.items():
+            if seen.setdefault((place, path), stamp) != stamp:
+                raise _changed(path)
+
+
+def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
+                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None]]:
+    """:func:`read_shard_and_ids`, and the :data:`FileStamp` of each file the shard read.
+
+    A file that changed while this shard read it is refused here (:class:`~dprm.errors.DataError`,
+    code ``file_changed``, also in place of the loader's error about a file that changed); the
+    stamps let the driver refuse a file that two shards read in different versions
+    (:func:`check_same_files`): a CSV file's shards each count its rows, and a shard that counted
+    the rows of another version than its neighbour would read rows that overlap or leave a gap.
+    """
+    if len(spec.left) > 1:
+        paths = [path for pair in list(zip(spec.left, spec.right))[shard::n_shards] for path in pair]
+    else:
+        paths = [spec.left[0], spec.right[0]]
+    before = {path: file_stamp(path) for path in paths}
+    try:
+        data, ids = _read_shard_and_ids(spec, shard, n_shards, workdir)
+    except DprmError as error:
+        failure: DprmError = error
+    else:
+        _check_unchanged(before)
+        return data, ids, before
+    _check_unchanged(before)  # a file that changed: said instead of the loader's words about what it read
+    raise failure
+
+
+def _check_unchanged(before: dict[str, FileStamp | None]) -> None:
+    for path, stamp in before.items():
+        if file_stamp(path) != stamp:
+            raise _changed(path)
+
+
+def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
+                        workdir: str | None = None) -> tuple[TwoViewData | None, ShardIds | None]:
     ids: list[ShardIds] = []
     if len(spec.left) > 1:
         numbered = list(enumerate(zip(spec.left, spec.right)))[shard::n_shards]
