@@ -534,3 +534,25 @@ def test_shards_that_read_a_file_in_two_versions_are_refused_and_one_version_pas
         sharding.check_same_files([parts[0][2], late[2]])
     assert info.value.code == "file_changed" and info.value.file == str(left)
     sharding.check_same_files([parts[0][2], late[2]], places=["node 1", "node 2"])  # two machines' copies
+
+
+def test_an_undeclared_whole_number_column_is_cut_at_whole_numbers_as_loading_all_rows_does(tmp_path) -> None:
+    """The merge kept only the bounds of an inferred numeric domain: a column of counts (whole numbers over a short
+    range, ``transform="integers"`` in-process) lost its transform on Ray, whose grid and output then differed."""
+    n = 30
+    left = pd.DataFrame({
+        "visits": [i % 7 for i in range(n)],                                     # whole, short range: integers
+        "late": [np.nan] * 12 + [float(i % 5) for i in range(n - 12)],           # empty in the first shards
+        "once": [2.0] * 10 + [i % 4 for i in range(n - 10)],                     # constant in a shard
+        "half": [i % 7 for i in range(n - 1)] + [2.5],                           # one value not whole
+        "wide": [i % 7 for i in range(n - 1)] + [90],                            # range over 32
+    })
+    right = pd.DataFrame({"r": np.linspace(0, 1, n)})
+    left.to_csv(tmp_path / "left.csv", index=False)
+    right.to_csv(tmp_path / "right.csv", index=False)
+    for n_shards in (2, 3, 5):
+        whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", n_shards)
+        merged = {c.name: c.domain for c in schema[0].attributes}
+        assert {a.name: a.domain.transform for a in whole.left} == {
+            "visits": "integers", "late": "integers", "once": "integers", "half": None, "wide": None}
+        assert merged == {a.name: a.domain for a in whole.left}, n_shards

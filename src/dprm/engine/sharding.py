@@ -21,7 +21,8 @@ columns; never a row) and the driver merges the summaries (:func:`merge_schemas`
 
 * a declared column (types file) has its declared type and domain everywhere;
 * an inferred numeric column's bounds are the smallest and largest of the shards'
-  bounds, and an inferred categorical column's categories the union of the shards'
+  bounds (cut at every whole number when each shard's values are whole numbers and
+  those bounds are close: :func:`~dprm.data.encoding.inferred_transform`), and an inferred categorical column's categories the union of the shards'
   categories in the loader's order (text order, or numeric order when every category
   is a number): exactly what loading all the rows at once infers;
 * an undeclared column is left out as constant when it is constant (or empty) in every
@@ -56,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
+from dprm.data.encoding import inferred_transform
 from dprm.data.loading import left_out_notes, load_two_view
 from dprm.data.reading import data_file_format, first_line, native_file, open_text_table
 from dprm.engine.shard_ids import ROW_BITS, ShardIds
@@ -98,7 +100,10 @@ class ColumnSummary:
     """One attribute of one shard, without its values.
 
     ``constant``: fewer than two distinct values in this shard, ``value`` then its
-    value (None when ``empty``: every value missing).
+    value (None when ``empty``: every value missing). ``whole``: a numeric column
+    whose every value in this shard is a whole number (an undeclared one is cut at
+    every whole number when all its rows' are and their range is short:
+    :func:`~dprm.data.encoding.inferred_transform`).
     """
 
     name: str
@@ -107,6 +112,7 @@ class ColumnSummary:
     constant: bool = False
     empty: bool = False
     value: float | None = None
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -555,16 +561,17 @@ def summarise(view: View) -> ViewSummary:
     """The schema of one view, without its values (a constant column's one value)."""
     columns = []
     for a in view.attributes:
-        if a.name not in view.constant:
-            columns.append(ColumnSummary(a.name, a.kind, a.domain))
-            continue
         present = a.values[~a.missing]
+        whole = a.kind is AttributeKind.NUMERIC and bool(np.all(present == np.floor(present)))
+        if a.name not in view.constant:
+            columns.append(ColumnSummary(a.name, a.kind, a.domain, whole=whole))
+            continue
         value = None
         if present.size:
             value = float(present[0])
             if a.kind is AttributeKind.CATEGORICAL:  # compare categories by their text, not their code
                 value = a.domain.categories[int(present[0])]
-        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value))
+        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value, whole))
     return ViewSummary(tuple(columns), tuple(view.constant), view.source, tuple(view.notes))
 
 
@@ -663,7 +670,11 @@ def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
         return ColumnSummary(first.name, first.kind, first.domain)
     if first.kind is AttributeKind.NUMERIC:
         bounds = [c.domain.bounds for c in found if c.domain.bounds is not None]
-        domain = Domain(bounds=(min(b[0] for b in bounds), max(b[1] for b in bounds)) if bounds else None)
+        if not bounds:
+            return ColumnSummary(first.name, first.kind, Domain())
+        low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
+        # what loading all the rows infers: whole numbers over a short range are cut at every whole number
+        domain = Domain(bounds=(low, high), transform=inferred_transform(low, high, all(c.whole for c in found)))
         return ColumnSummary(first.name, first.kind, domain)
     if first.kind is AttributeKind.CATEGORICAL:
         texts = sorted({t for c in found for t in (c.domain.categories or ())})
