@@ -357,6 +357,53 @@ def test_more_shards_than_parts_leaves_some_shards_empty(ray_session, planted_fi
         assert int(engine.counts("private", 3).literal_sizes(0).max()) <= 3 and len(tables[0]) > 0
 
 
+def test_a_file_rewritten_between_two_shards_reads_is_refused_not_counted_in_parts(ray_session, tmp_path,
+                                                                                   monkeypatch) -> None:
+    """Shard 1 reads the files only after shard 0 has read them and they were rewritten longer: each counted its own
+    version's rows, so the engine held rows 6 to 10 of the first version nowhere and others of the second twice."""
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    left.write_text("a\n" + "".join(f"{i}\n" for i in range(10)))
+    right.write_text("b\n" + "".join(f"{i % 3}\n" for i in range(10)))
+    done = tmp_path / "shard-0-read"
+
+    class RewrittenBetween(ray_engine.ShardActor):  # a local class: sent by value to the actors
+        def __init__(self, spec, shard, n_shards, workdir=None) -> None:
+            if shard == 1:  # waits for shard 0 to have read, then the files change
+                for _ in range(600):
+                    if os.path.exists(done):
+                        break
+                    time.sleep(0.05)
+                for path in (left, right):
+                    with open(path, "a") as out:
+                        out.write("".join(f"{i % 3}\n" for i in range(10)))
+            super().__init__(spec, shard, n_shards, workdir)
+            if shard == 0:
+                open(done, "w").close()
+
+    monkeypatch.setattr(ray_engine, "ShardActor", RewrittenBetween)
+    with pytest.raises(DprmError) as info:
+        with ray_engine.RayEngine(ShardSpec.of(left, right), shards=2) as engine:
+            engine.n_rows  # 15 rows before: neither the 10 of the first version nor the 20 of the second
+    assert done.exists()
+    assert info.value.code == "file_changed" and "changed while the shards" in str(info.value)
+
+
+def test_an_undeclared_column_of_counts_gives_the_same_output_on_ray_as_in_process(ray_session, tmp_path) -> None:
+    """A column of whole numbers over a short range, not declared, is cut at every whole number in-process; the
+    shards' merged schema dropped that, so the grid, the ledger and the redescriptions differed on Ray."""
+    rng = np.random.default_rng(4)
+    counts = rng.integers(0, 9, size=240).astype(float)
+    counts[:90] = np.nan  # missing in the first shard's rows
+    pd.DataFrame({"visits": counts, "x": rng.random(240)}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": rng.random(240) + np.nan_to_num(counts) / 4}).to_csv(tmp_path / "right.csv", index=False)
+    data = load_two_view(tmp_path / "left.csv", tmp_path / "right.csv")
+    assert data.left["visits"].domain.transform == "integers"
+    with ray_engine.RayEngine(ShardSpec.of(tmp_path / "left.csv", tmp_path / "right.csv"), shards=3) as engine:
+        for miner_class, parameters in ((SerenadeES, dict(initial_pairs=3, extensions=3)),
+                                        (MCMCTreePair, dict(init_trials=1, mcmc_iterations=40))):
+            assert _document(miner_class, engine, **parameters) == _document(miner_class, data, **parameters)
+
+
 @pytest.fixture(scope="module")
 def text_files(tmp_path_factory) -> Path:
     """The files of ``TEXT_CASES`` (test_engine_sharding.py): 40 rows, blank lines, line ends, damaged files."""

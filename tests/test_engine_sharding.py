@@ -489,3 +489,70 @@ def test_the_records_of_a_text_file_are_the_rows_pyarrow_reads(seed, monkeypatch
             assert pacsv.read_csv(io.BytesIO(b"".join(records)), parse_options=options).equals(table), text
         read += 1
     assert read > 200
+
+
+def _counted_rows(tmp_path, n: int):
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    left.write_text("a\n" + "".join(f"{i}\n" for i in range(n)))
+    right.write_text("b\n" + "".join(f"{i % 3}\n" for i in range(n)))
+    return left, right
+
+
+def test_a_csv_file_changed_between_a_shards_count_and_its_read_is_refused_naming_it(tmp_path, monkeypatch) -> None:
+    """A shard counts a CSV file's rows, then reads its run of them: a file appended to in between gave a run of
+    another version's rows, silently (rows twice or not at all across the shards)."""
+    left, right = _counted_rows(tmp_path, 10)
+    original, opened = sharding.open_text_table, []
+
+    def append_on_the_second_opening(path, *args):
+        opened.append(path)
+        if len(opened) == 2:  # the left file counted: more rows are written before its run is read
+            with open(left, "a") as out:
+                out.write("".join(f"{i}\n" for i in range(10, 30)))
+        return original(path, *args)
+
+    monkeypatch.setattr(sharding, "open_text_table", append_on_the_second_opening)
+    with pytest.raises(DataError) as info:
+        read_shard(ShardSpec.of(left, right), 1, 2)
+    assert opened and info.value.code == "file_changed" and info.value.file == str(left)
+    assert str(info.value).startswith(f"{left}: the file changed while") and "\n" not in str(info.value)
+    assert info.value.public_message() == str(info.value)
+
+
+def test_shards_that_read_a_file_in_two_versions_are_refused_and_one_version_passes(tmp_path) -> None:
+    left, right = _counted_rows(tmp_path, 10)
+    spec = ShardSpec.of(left, right)
+    parts = [sharding.read_shard_part(spec, shard, 2) for shard in (0, 1)]
+    sharding.check_same_files([stamps for _, _, stamps in parts])  # one version: the rows of the file, once each
+    assert sum(data.n_rows for data, _, _ in parts) == 10
+    with open(right, "a") as out:  # rewritten between the two shards' reads: rows 6 to 10 read by neither
+        out.write("".join(f"{i % 3}\n" for i in range(10)))
+    with open(left, "a") as out:
+        out.write("".join(f"{i}\n" for i in range(10, 20)))
+    late = sharding.read_shard_part(spec, 1, 2)
+    with pytest.raises(DataError, match="changed while") as info:
+        sharding.check_same_files([parts[0][2], late[2]])
+    assert info.value.code == "file_changed" and info.value.file == str(left)
+    sharding.check_same_files([parts[0][2], late[2]], places=["node 1", "node 2"])  # two machines' copies
+
+
+def test_an_undeclared_whole_number_column_is_cut_at_whole_numbers_as_loading_all_rows_does(tmp_path) -> None:
+    """The merge kept only the bounds of an inferred numeric domain: a column of counts (whole numbers over a short
+    range, ``transform="integers"`` in-process) lost its transform on Ray, whose grid and output then differed."""
+    n = 30
+    left = pd.DataFrame({
+        "visits": [i % 7 for i in range(n)],                                     # whole, short range: integers
+        "late": [np.nan] * 12 + [float(i % 5) for i in range(n - 12)],           # empty in the first shards
+        "once": [2.0] * 10 + [i % 4 for i in range(n - 10)],                     # constant in a shard
+        "half": [i % 7 for i in range(n - 1)] + [2.5],                           # one value not whole
+        "wide": [i % 7 for i in range(n - 1)] + [90],                            # range over 32
+    })
+    right = pd.DataFrame({"r": np.linspace(0, 1, n)})
+    left.to_csv(tmp_path / "left.csv", index=False)
+    right.to_csv(tmp_path / "right.csv", index=False)
+    for n_shards in (2, 3, 5):
+        whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", n_shards)
+        merged = {c.name: c.domain for c in schema[0].attributes}
+        assert {a.name: a.domain.transform for a in whole.left} == {
+            "visits": "integers", "late": "integers", "once": "integers", "half": None, "wide": None}
+        assert merged == {a.name: a.domain for a in whole.left}, n_shards

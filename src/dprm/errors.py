@@ -76,6 +76,7 @@ ERROR_CODES: dict[str, str] = {
     "nul_character": "a text value holds a NUL character",
     "bad_csv": "the file cannot be parsed as CSV",
     "bad_parquet": "the file cannot be read as Parquet",
+    "file_changed": "the file changed while it was read",
     "unnamed_column": "a column has no name",
     "control_character": "a column name holds a control character (a terminal would act on it)",
     "duplicate_column": "a column name occurs more than once",

@@ -34,7 +34,7 @@ from dprm.data.literal_index import DEFAULT_MAX_SPLITS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["encode_column", "is_constant"]
+__all__ = ["encode_column", "is_constant", "inferred_transform"]
 
 #: Texts that commonly mark a missing value: a message about one suggests declaring it.
 _MARKER_LIKE = frozenset({"na", "n/a", "nan", "null", "none", "?", "-", ".", "missing", "#n/a", "nil"})
@@ -370,7 +370,19 @@ def _inferred_transform(present: np.ndarray, low: float, high: float) -> str | N
     >>> _inferred_transform(np.array([0.0, 2.5]), 0.0, 2.5), _inferred_transform(np.array([0.0, 89.0]), 0.0, 89.0)
     (None, None)
     """
-    if high <= low or high - low > INFERRED_INTEGER_RANGE or not bool(np.all(present == np.floor(present))):
+    return inferred_transform(low, high, bool(np.all(present == np.floor(present))))
+
+
+def inferred_transform(low: float, high: float, whole: bool) -> str | None:
+    """The transform :func:`_inferred_transform` infers from a column's observed bounds and whether every value is a
+    whole number: what a sharded engine merges from its shards' summaries (``dprm.engine.sharding``).
+
+    Examples
+    --------
+    >>> inferred_transform(0.0, 8.0, True), inferred_transform(0.0, 8.0, False), inferred_transform(3.0, 3.0, True)
+    ('integers', None, None)
+    """
+    if high <= low or high - low > INFERRED_INTEGER_RANGE or not whole:
         return None
     return "integers"
 

@@ -70,7 +70,8 @@ from dprm.data.attributes import TwoViewData
 from dprm.engine.base import CountingEngine, GridCounts
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.shard_ids import RepeatedIds, ShardIds, deal_ids, duplicate_error, repeated_ids
-from dprm.engine.sharding import ShardSpec, adopt_schema, merge_schemas, read_shard_and_ids, schema_only, summarise
+from dprm.engine.sharding import (ShardSpec, adopt_schema, check_same_files, merge_schemas, read_shard_part, schema_only,
+                                  summarise)
 from dprm.engine.supports import Support
 from dprm.engine.table_counter import TableCounter
 from dprm.engine.workers import ShardWorkers
@@ -422,19 +423,22 @@ class ShardActor:
         self._error: Exception | None = None
         self._data: TwoViewData | None = None
         self._ids: ShardIds | None = None
+        self._stamps: dict = {}
         try:
-            self._data, self._ids = read_shard_and_ids(spec, shard, n_shards, workdir)
+            self._data, self._ids, self._stamps = read_shard_part(spec, shard, n_shards, workdir)
         except Exception as error:  # noqa: BLE001 - said by summary(): a DprmError as it is, else "a shard failed"
             self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
         self._workers: dict[int, Any] = {}
         self._data_thresholds: dict[int, tuple] = {}
 
-    def summary(self) -> tuple | None:
-        """The schema of this shard's rows (None when it has none); raises the error of loading its part."""
+    def summary(self) -> tuple:
+        """The schema of this shard's rows (None when it has none), the stamps of the files it read
+        (:func:`~dprm.engine.sharding.read_shard_part`) and its Ray node; raises the error of loading its part."""
         if self._error is not None:
             raise self._error
-        return None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
+        schema = None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
+        return schema, self._stamps, import_ray().get_runtime_context().get_node_id()
 
     def deal_ids(self, n_buckets: int) -> tuple:
         """This shard's ids dealt into ``n_buckets`` (:func:`~dprm.engine.shard_ids.deal_ids`), one Ray object each."""
@@ -586,7 +590,10 @@ class RayEngine(CountingEngine):
             actor = ray.remote(num_cpus=0)(ShardActor)
             workdir = _LOCAL_FOLDERS[-1] if self._own and _LOCAL_FOLDERS else None
             self._actors = [actor.remote(spec, i, shards, workdir) for i in range(shards)]
-            summaries = [s for s in self._all("summary") if s is not None]
+            answers = self._all("summary")
+            # shards that read a file in different versions would count rows twice or not at all
+            check_same_files([stamps for _, stamps, _ in answers], places=[node for _, _, node in answers])
+            summaries = [s for s, _, _ in answers if s is not None]
             if not summaries:
                 raise ParameterError("the data has no rows")
             self._check_ids(spec)

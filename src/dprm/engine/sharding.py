@@ -21,7 +21,8 @@ columns; never a row) and the driver merges the summaries (:func:`merge_schemas`
 
 * a declared column (types file) has its declared type and domain everywhere;
 * an inferred numeric column's bounds are the smallest and largest of the shards'
-  bounds, and an inferred categorical column's categories the union of the shards'
+  bounds (cut at every whole number when each shard's values are whole numbers and
+  those bounds are close: :func:`~dprm.data.encoding.inferred_transform`), and an inferred categorical column's categories the union of the shards'
   categories in the loader's order (text order, or numeric order when every category
   is a number): exactly what loading all the rows at once infers;
 * an undeclared column is left out as constant when it is constant (or empty) in every
@@ -56,12 +57,14 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
+from dprm.data.encoding import inferred_transform
 from dprm.data.loading import left_out_notes, load_two_view
 from dprm.data.reading import data_file_format, first_line, native_file, open_text_table
 from dprm.engine.shard_ids import ROW_BITS, ShardIds
 from dprm.errors import ERROR_CODES, DataError, DprmError, ParameterError
 
-__all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "read_shard_and_ids", "summarise",
+__all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "read_shard_and_ids", "read_shard_part",
+           "FileStamp", "file_stamp", "check_same_files", "summarise",
            "merge_schemas", "adopt_schema", "schema_only", "concatenate"]
 
 
@@ -97,7 +100,10 @@ class ColumnSummary:
     """One attribute of one shard, without its values.
 
     ``constant``: fewer than two distinct values in this shard, ``value`` then its
-    value (None when ``empty``: every value missing).
+    value (None when ``empty``: every value missing). ``whole``: a numeric column
+    whose every value in this shard is a whole number (an undeclared one is cut at
+    every whole number when all its rows' are and their range is short:
+    :func:`~dprm.data.encoding.inferred_transform`).
     """
 
     name: str
@@ -106,6 +112,7 @@ class ColumnSummary:
     constant: bool = False
     empty: bool = False
     value: float | None = None
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,89 @@ def read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
     The shards check with these that no id is in two of them
     (:mod:`dprm.engine.shard_ids`): loading checks each part alone.
     """
+    data, ids, _ = read_shard_part(spec, shard, n_shards, workdir)
+    return data, ids
+
+
+#: What identifies one version of a file: device, inode, size in bytes and modification time (ns).
+FileStamp = tuple[int, int, int, int]
+
+
+def file_stamp(path: str) -> FileStamp | None:
+    """The :data:`FileStamp` of ``path`` now (None when it cannot be looked up: the loader says why)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+
+
+def _changed(path: str) -> DataError:
+    return DataError(f"{path}: the file changed while the shards of the Ray engine read it (each shard reads its "
+                     f"own part: parts of different versions would count some rows twice and others not at all); "
+                     f"run again once it no longer changes", code="file_changed", file=path, data_dependent=False)
+
+
+def check_same_files(stamps: Sequence[dict[str, FileStamp | None]], places: Sequence[Any] | None = None) -> None:
+    """Refuse files that the shards saw in different versions (each shard's :func:`read_shard_part` stamps).
+
+    ``places[i]`` says where shard ``i`` ran (a machine): only the stamps of shards in one
+    place are compared, as the same file on two machines is two files (each machine's copy
+    has its own inode and times). Raises :class:`~dprm.errors.DataError` (code
+    ``file_changed``) naming the first file seen in two versions.
+
+    Examples
+    --------
+    >>> check_same_files([{"a.csv": (1, 2, 30, 4)}, {"a.csv": (1, 2, 30, 4)}])
+    >>> check_same_files([{"a.csv": (1, 2, 30, 4)}, {"a.csv": (7, 9, 30, 6)}], places=["node 1", "node 2"])
+    >>> check_same_files([{"a.csv": (1, 2, 30, 4)}, {"a.csv": (1, 2, 45, 5)}])
+    Traceback (most recent call last):
+    ...
+    dprm.errors.DataError: a.csv: the file changed while the shards of the Ray engine read it (each shard reads \
+its own part: parts of different versions would count some rows twice and others not at all); run again once it \
+no longer changes
+    """
+    seen: dict[tuple[Any, str], FileStamp | None] = {}
+    for place, shard in zip(places if places is not None else [None] * len(stamps), stamps):
+        for path, stamp in shard.items():
+            if seen.setdefault((place, path), stamp) != stamp:
+                raise _changed(path)
+
+
+def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
+                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None]]:
+    """:func:`read_shard_and_ids`, and the :data:`FileStamp` of each file the shard read.
+
+    A file that changed while this shard read it is refused here (:class:`~dprm.errors.DataError`,
+    code ``file_changed``, also in place of the loader's error about a file that changed); the
+    stamps let the driver refuse a file that two shards read in different versions
+    (:func:`check_same_files`): a CSV file's shards each count its rows, and a shard that counted
+    the rows of another version than its neighbour would read rows that overlap or leave a gap.
+    """
+    if len(spec.left) > 1:
+        paths = [path for pair in list(zip(spec.left, spec.right))[shard::n_shards] for path in pair]
+    else:
+        paths = [spec.left[0], spec.right[0]]
+    before = {path: file_stamp(path) for path in paths}
+    try:
+        data, ids = _read_shard_and_ids(spec, shard, n_shards, workdir)
+    except DprmError as error:
+        failure: DprmError = error
+    else:
+        _check_unchanged(before)
+        return data, ids, before
+    _check_unchanged(before)  # a file that changed: said instead of the loader's words about what it read
+    raise failure
+
+
+def _check_unchanged(before: dict[str, FileStamp | None]) -> None:
+    for path, stamp in before.items():
+        if file_stamp(path) != stamp:
+            raise _changed(path)
+
+
+def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
+                        workdir: str | None = None) -> tuple[TwoViewData | None, ShardIds | None]:
     ids: list[ShardIds] = []
     if len(spec.left) > 1:
         numbered = list(enumerate(zip(spec.left, spec.right)))[shard::n_shards]
@@ -471,16 +561,17 @@ def summarise(view: View) -> ViewSummary:
     """The schema of one view, without its values (a constant column's one value)."""
     columns = []
     for a in view.attributes:
-        if a.name not in view.constant:
-            columns.append(ColumnSummary(a.name, a.kind, a.domain))
-            continue
         present = a.values[~a.missing]
+        whole = a.kind is AttributeKind.NUMERIC and bool(np.all(present == np.floor(present)))
+        if a.name not in view.constant:
+            columns.append(ColumnSummary(a.name, a.kind, a.domain, whole=whole))
+            continue
         value = None
         if present.size:
             value = float(present[0])
             if a.kind is AttributeKind.CATEGORICAL:  # compare categories by their text, not their code
                 value = a.domain.categories[int(present[0])]
-        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value))
+        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value, whole))
     return ViewSummary(tuple(columns), tuple(view.constant), view.source, tuple(view.notes))
 
 
@@ -579,7 +670,11 @@ def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
         return ColumnSummary(first.name, first.kind, first.domain)
     if first.kind is AttributeKind.NUMERIC:
         bounds = [c.domain.bounds for c in found if c.domain.bounds is not None]
-        domain = Domain(bounds=(min(b[0] for b in bounds), max(b[1] for b in bounds)) if bounds else None)
+        if not bounds:
+            return ColumnSummary(first.name, first.kind, Domain())
+        low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
+        # what loading all the rows infers: whole numbers over a short range are cut at every whole number
+        domain = Domain(bounds=(low, high), transform=inferred_transform(low, high, all(c.whole for c in found)))
         return ColumnSummary(first.name, first.kind, domain)
     if first.kind is AttributeKind.CATEGORICAL:
         texts = sorted({t for c in found for t in (c.domain.categories or ())})
