@@ -30,6 +30,7 @@ from dprm.queries import (
     to_clired,
     write_clired_queries,
 )
+from dprm.queries.clired_parser import parse_clired_query, query_category
 
 A, B, C = BooleanLiteral("A"), BooleanLiteral("B"), BooleanLiteral("C")
 NAMES = {"boolean": ["smoker", "has diabetes"], "categorical": ["blood type", "State"],
@@ -261,3 +262,28 @@ def test_the_index_form_of_a_category_is_clireds_grammar():
         parsed = module.Query.parse(text, names=["smoker", "colour"])
         cats = [lit.getTerm().getCat() for lit in parsed.invLiterals() if lit.typeId() == 2]
         assert cats == [{text.split(" = ")[1].split("]")[0]}], (category, text)
+
+
+@pytest.mark.parametrize("text, columns, bad", [
+    ("[x > ０]", None, "'０'"),            # a full-width digit once read as the threshold 0
+    ("[x > ０]", ["x"], "'０'"),
+    ("[٣ < x < 5]", ["x"], "'٣'"),        # Arabic-Indic 3 once read as 3
+    ("x<-１.５", None, "'-１.５'"),
+])
+def test_digits_of_another_script_are_no_number(text, columns, bad):
+    with pytest.raises(DprmError) as info:
+        parse_clired_query(text, columns=columns)
+    message = str(info.value)
+    assert message.startswith(f"clired query {text!r}: ") and "\n" not in message
+    assert f"{bad} is not a number: write it in ASCII digits (0-9)" in message
+
+
+def test_index_and_category_index_take_ascii_digits_only():
+    # 'v١' (Arabic-Indic 1) was read as the column v1; '#٣' as the declared category #3
+    with pytest.raises(DprmError, match=r"unknown attribute 'v١'"):
+        parse_clired_query("v١", columns=["a", "b"])
+    assert parse_clired_query("v1", columns=["a", "b"]) == BooleanLiteral("b", True)
+    domains = {"c": ["a", "b", "c", "d"]}
+    assert parse_clired_query("[c = #٣]", domains=domains) == CategoricalLiteral("c", "#٣")
+    assert parse_clired_query("[c = #3]", domains=domains) == CategoricalLiteral("c", "d")
+    assert query_category("#٣", 0) == "#٣"  # written as itself, read back as itself

@@ -786,6 +786,22 @@ def test_form_numbers_are_read_as_the_api_and_the_command_line_read_them(site: S
     assert site.remaining("bob") == (0, 0)
 
 
+def test_the_confidence_field_reads_numbers_as_the_epsilon_field_and_quotes_them_as_typed(site: Site) -> None:
+    """ε took ``1/2`` but confidence refused it; ``0.9999999999999999999`` was refused as "not 1.0"."""
+    client, token = site.signed_in("bob")
+    form = {"csrf": token, "left": "[a]", "right": "[b]", "epsilon": "1/2", "dummy": "on", "action": "run"}
+    for text, percent in (("1/2", "50.0"), ("3/4", "75.0"), ("0.3", "30.0")):
+        stats = client.post("/ui/datasets/tiny/statistics", data={**form, "confidence": text})
+        assert stats.status_code == 200 and f"{percent} % intervals" in stats.text, (text, stats.text[:500])
+    for text, message in (("0.9999999999999999999", "not '0.9999999999999999999' (it reads as 1.0)"),
+                          ("1", "not '1'"), ("3/2", "not '3/2'"), ("1/0", "finite number, got '1/0'")):
+        stats = client.post("/ui/datasets/tiny/statistics", data={**form, "confidence": text, "action": "dry-run"})
+        page = html.unescape(stats.text)
+        assert stats.status_code == 422 and "confidence must be " in page and message in page, (text, page[:500])
+        assert "not 1.0" not in page
+    assert site.remaining("bob") == (0, 0)
+
+
 def test_a_page_refused_by_the_rate_limit_says_when_to_retry(site: Site) -> None:
     """The pages' 429 had no Retry-After header (the API's has one)."""
     from dprm.server.ratelimit import RateLimiter

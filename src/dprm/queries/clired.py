@@ -70,7 +70,7 @@ _INDEX_NAME = re.compile(r"v\d+\Z")
 #: dprm's reader's symbols: clired's, and ``?`` and ``@`` anywhere (clired_parser's words stop there).
 _QUERY_SPECIAL = re.compile(rf"[{_SPECIAL}?@]")
 #: A category written by its index among its attribute's declared categories (dprm's reader only).
-CATEGORY_INDEX = re.compile(r"#(\d+)\Z")
+CATEGORY_INDEX = re.compile(r"#(\d+)\Z", re.ASCII)
 
 _SYMBOLS = {
     True: {"not": "!", "and": " & ", "or": " | ", "le": "<"},

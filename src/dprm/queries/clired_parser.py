@@ -67,7 +67,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from dprm.errors import DprmError
+from dprm.errors import DprmError, number_problem
 from dprm.queries.base import Query
 from dprm.queries.clired import CATEGORY_INDEX, query_category
 from dprm.queries.literals import BooleanLiteral, CategoricalLiteral, NumericLiteral
@@ -85,8 +85,11 @@ _SYMBOL_TOKENS = {
     "=": "in", "∈": "in", "≠": "notin", "∉": "notin",
 }
 _SPECIAL = set(_SYMBOL_TOKENS) | {"\n", "\t", "?", "@"}
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
-_INDEX = re.compile(r"v(\d+)\Z")
+# ASCII digits only (re.ASCII): a digit of another script (full-width '０', Arabic-Indic '٣') is
+# no number nor column index; _LIKE_NUMBER finds such a would-be number to refuse it in one line.
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z", re.ASCII)
+_LIKE_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_INDEX = re.compile(r"v(\d+)\Z", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,7 @@ class _Parser:
             return True
         if self.names is not None:
             return word in self.names
-        return not _NUMBER.match(word)
+        return not _LIKE_NUMBER.match(word)
 
     def categorical(self, attr_tok: _Token, negated: bool) -> Query:
         attr = self.attribute(attr_tok)
@@ -275,6 +278,8 @@ class _Parser:
         return str(declared[k])
 
     def number(self, tok: _Token) -> float:
+        if not tok.text.isascii() and _LIKE_NUMBER.match(tok.text):
+            raise DprmError(f"clired query {self.text!r}: {number_problem(float, tok.text)} (position {tok.pos})")
         if not _NUMBER.match(tok.text):
             raise DprmError(f"clired query {self.text!r}: {tok.text!r} is not a number (position {tok.pos})")
         value = float(tok.text)

@@ -174,28 +174,42 @@ def confidence_value(text: str) -> float:
     parameter of the same name is: one name and one range, (0, 1)
     (:data:`dprm.mining.base.CONFIDENCE`).
 
+    The text is read as the form's ``epsilon`` is, exactly
+    (:func:`dprm.privacy.budget.as_fraction`: a decimal or a fraction ``a/b``), and the
+    float it gives must be in the range too (the API takes a float):
+    ``0.9999999999999999999`` is below 1 but reads as the float 1.0. A message quotes
+    the value as typed.
+
     Examples
     --------
-    >>> confidence_value(""), confidence_value("0.3")
-    (0.95, 0.3)
+    >>> confidence_value(""), confidence_value("0.3"), confidence_value("1/2")
+    (0.95, 0.3, 0.5)
     >>> confidence_value("1")
     Traceback (most recent call last):
     ...
-    dprm.server.web.forms.FormError: confidence must be in (0, 1), not 1.0
+    dprm.server.web.forms.FormError: confidence must be in (0, 1), not '1'
+    >>> confidence_value("0.9999999999999999999")
+    Traceback (most recent call last):
+    ...
+    dprm.server.web.forms.FormError: confidence must be in (0, 1), not '0.9999999999999999999' (it reads as 1.0)
     """
-    from dprm.errors import ParameterError
+    from dprm.errors import ParameterError, short_repr
     from dprm.mining.base import CONFIDENCE
+    from dprm.privacy.budget import as_fraction
 
     text = text.strip() or "0.95"
     _check_number(text, float, "confidence")
     try:
-        value = float(text)
-    except ValueError:
-        raise FormError(f"confidence must be a number, not {text[:40]!r}") from None
-    try:
-        CONFIDENCE.validate(value)  # NaN and infinities too
+        exact = as_fraction(text, "confidence")  # finite: "nan", "inf" are refused here
     except ParameterError as error:
-        raise FormError(str(error)) from None
+        raise FormError(str(error).splitlines()[0][:200]) from None
+    value = float(exact)
+    try:
+        CONFIDENCE.validate(exact)
+        CONFIDENCE.validate(value)
+    except ParameterError:
+        shown = "" if value == exact else f" (it reads as {value!r})"
+        raise FormError(f"confidence must be in {CONFIDENCE.bounds_text()}, not {short_repr(text)}{shown}") from None
     return value
 
 

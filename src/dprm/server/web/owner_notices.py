@@ -51,7 +51,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 
-__all__ = ["COOKIE", "LIFETIME", "PATH", "seal", "unseal", "put", "take", "forget"]
+__all__ = ["COOKIE", "LIFETIME", "PATH", "seal", "unseal", "put", "put_sealed", "take", "forget"]
 
 #: The cookie's name.
 COOKIE = "dprm_owner_notice"
@@ -123,6 +123,11 @@ def put(response: Response, request: Request, session_cookie: str, notes: dict[s
     value = seal(session_cookie, notes)
     if len(value) > _MOST:
         value = seal(session_cookie, {k: v for k, v in notes.items() if k != "form"})
+    put_sealed(response, request, value)
+
+
+def put_sealed(response: Response, request: Request, value: str) -> None:
+    """Set the cookie of notes :func:`seal` sealed already (a form's first answer, sent again)."""
     response.set_cookie(COOKIE, value, max_age=int(LIFETIME), httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path=PATH)
 

@@ -177,8 +177,16 @@ async def act(request: Request, action: str, work: Callable[[dict[str, Any]], di
         return await main_page(request, found, 422, error=str(error).splitlines()[0][:500], form=form,
                                error_command=getattr(error, "command", None))
     response = redirect(OVERVIEW)
-    owner_notices.put(response, request, request.cookies.get(COOKIE, ""), notes)
+    sealed = notes.get(SEALED)
+    if isinstance(sealed, str):  # notes sealed by a form's first post (a one-time key's answer)
+        owner_notices.put_sealed(response, request, sealed)
+    else:
+        owner_notices.put(response, request, request.cookies.get(COOKIE, ""), notes)
     return response
+
+
+#: The key of a ``work``'s notes that holds notes sealed already (:func:`act` sets them as they are).
+SEALED = "sealed"
 
 
 def registered_already(db: Any, name: str) -> Refused:
@@ -249,17 +257,54 @@ CHANGES = ("disable", "enable", "rotate")
 
 @router.post("/owner/analysts/{name}/{change}", response_class=HTMLResponse)
 async def change_analyst(request: Request, name: str, change: str) -> Response:
-    from dprm.server.accounts import rotate_token, set_disabled
+    """Disable, enable or give a new token to an analyst.
+
+    The "New token" form carries a one-time key (:mod:`~dprm.server.web.resubmission`):
+    its first post rotates the token and keeps its notice, sealed for the owner's
+    session (:func:`dprm.server.web.owner_notices.seal`: the database never holds the
+    token in the clear); a repeat of the key (a double click, a resent post) rotates
+    nothing and shows that notice again, so every answer shows the one token that works
+    (two rotations answered out of order showed the first, revoked, token).
+    """
+    from dprm.server.accounts import find_analyst, rotate_token, set_disabled
+    from dprm.server.errors import ApiError
+    from dprm.server.jobs import request_digest
+    from dprm.server.web.resubmission import form_key
+
+    def rotated() -> dict[str, Any]:
+        with request.app.state.db.write() as connection:
+            token = rotate_token(connection, name)
+        return {"notice": f"new token for {name}; the old one no longer works",
+                "new_token": {"name": name, "token": token}}
+
+    def rotated_once(key: str) -> dict[str, Any]:
+        with request.app.state.db.read() as connection:
+            analyst_id = find_analyst(connection, name).id
+        session = request.cookies.get(COOKIE, "")
+
+        def first() -> tuple[int, dict[str, Any]]:
+            return 200, {SEALED: owner_notices.seal(session, rotated())}
+
+        try:
+            (_, notes), replayed = request.app.state.web_answers.once(
+                analyst_id, key, request_digest({"owner-rotate": name}), first)
+        except ApiError as error:
+            if error.code not in ("idempotency_key_reused", "submission_pending"):
+                raise
+            request.state.outcome = error.code
+            raise DprmError(error.message or "this form was sent already; reload the page") from None
+        if replayed:
+            request.state.outcome = "idempotent_replay"
+        return notes
 
     def work(form: dict[str, Any]) -> dict[str, Any]:
-        with request.app.state.db.write() as connection:
-            if change == "rotate":
-                token = rotate_token(connection, name)
-                return {"notice": f"new token for {name}; the old one no longer works",
-                        "new_token": {"name": name, "token": token}}
-            if change in ("disable", "enable"):
+        if change == "rotate":
+            key = form_key(form)
+            return rotated() if key is None else rotated_once(key)
+        if change in ("disable", "enable"):
+            with request.app.state.db.write() as connection:
                 set_disabled(connection, name, change == "disable")
-                return {"notice": f"{change}d {name}"}
+            return {"notice": f"{change}d {name}"}
         raise DprmError(f"unknown change {change[:32]!r}: disable, enable or rotate")
 
     return await act(request, f"ui-owner-{change}-analyst" if change in CHANGES else "ui-owner-change-analyst",
