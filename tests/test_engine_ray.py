@@ -404,6 +404,27 @@ def test_an_undeclared_column_of_counts_gives_the_same_output_on_ray_as_in_proce
             assert _document(miner_class, engine, **parameters) == _document(miner_class, data, **parameters)
 
 
+def test_mine_on_ray_decides_on_first_columns_that_look_like_ids_on_all_the_rows_as_in_process(ray_session,
+                                                                                                tmp_path) -> None:
+    """Rows matched by position: first columns 1, 2, 1, 2, 1, 2 hold distinct values in each 2-row part of 3 shards,
+    not in all the rows. Ray refused the files as one id column with two names (in-process mines them), and noted
+    the left column as looking like an id (in-process does not); now the same notes and the same output."""
+    pd.DataFrame({"a": [1, 2] * 3, "x": [0, 1, 1, 0, 1, 1]}).to_csv(tmp_path / "left.csv", index=False)
+    for right, first in (("same.csv", [1, 2] * 3), ("ids.csv", [10, 20, 30, 40, 50, 60])):
+        pd.DataFrame({"b": first, "y": [1, 1, 0, 0, 1, 0]}).to_csv(tmp_path / right, index=False)
+        common = ["mine", tmp_path / "left.csv", tmp_path / right, "--seed", "2", "--mcmc-iterations", "20"]
+        outputs = []
+        for extra in ([], ["--engine", "ray", "--shards", "3"]):
+            out = tmp_path / f"{right}-{len(extra)}.json"
+            code, _, err = run([*common, *extra, "-o", out])
+            assert code == 0, err
+            outputs.append(([line for line in err.splitlines() if line.startswith("note: /")], out.read_bytes()))
+        assert outputs[1] == outputs[0], right
+    assert outputs[0][0] == [f"note: {tmp_path / 'ids.csv'}: column 'b' looks like an id (distinct values, none "
+                             f"missing) but is mined as an attribute: the rows are matched by position, since the "
+                             f"views' first columns have different names"]
+
+
 @pytest.fixture(scope="module")
 def text_files(tmp_path_factory) -> Path:
     """The files of ``TEXT_CASES`` (test_engine_sharding.py): 40 rows, blank lines, line ends, damaged files."""

@@ -523,8 +523,8 @@ def test_shards_that_read_a_file_in_two_versions_are_refused_and_one_version_pas
     left, right = _counted_rows(tmp_path, 10)
     spec = ShardSpec.of(left, right)
     parts = [sharding.read_shard_part(spec, shard, 2) for shard in (0, 1)]
-    sharding.check_same_files([stamps for _, _, stamps in parts])  # one version: the rows of the file, once each
-    assert sum(data.n_rows for data, _, _ in parts) == 10
+    sharding.check_same_files([stamps for _, _, stamps, _ in parts])  # one version: the rows of the file, once each
+    assert sum(data.n_rows for data, _, _, _ in parts) == 10
     with open(right, "a") as out:  # rewritten between the two shards' reads: rows 6 to 10 read by neither
         out.write("".join(f"{i % 3}\n" for i in range(10)))
     with open(left, "a") as out:
@@ -556,3 +556,51 @@ def test_an_undeclared_whole_number_column_is_cut_at_whole_numbers_as_loading_al
         assert {a.name: a.domain.transform for a in whole.left} == {
             "visits": "integers", "late": "integers", "once": "integers", "half": None, "wide": None}
         assert merged == {a.name: a.domain for a in whole.left}, n_shards
+
+
+FIRST_COLUMN_CASES = {
+    # 1, 2 repeats over all rows but each 2-row part of 3 shards holds distinct values (Ray refused these files)
+    "ids-only-within-parts": ([1, 2] * 3, [1, 2] * 3),
+    # the left column looks like an id within each part only (Ray noted it), the right one over all rows
+    "one-id-like-column": ([1, 2] * 3, [10, 20, 30, 40, 50, 60]),
+    # one id column under two names in another order: refused in-process and sharded, in the same words
+    "one-id-two-names": ([5, 6, 7, 8, 9, 10], [10, 9, 8, 7, 6, 5]),
+    # distinct in each view but not the same values: both noted
+    "two-id-like-columns": ([5, 6, 7, 8, 9, 10], [6, 5, 8, 7, 10, 11]),
+    # 0, 1 is Boolean in the first part only: an id-like column over all rows
+    "boolean-in-one-part": ([0, 1, 2, 3, 4, 5], ["x"] * 6),
+}
+
+
+def _first_columns_sharded(spec: ShardSpec, n_shards: int) -> tuple[list[str], list[str]]:
+    """What the Ray driver decides on the first columns, from the shards' parts (no Ray)."""
+    from dprm.engine.shard_ids import bucket_facts, deal_keys
+    from dprm.engine.sharding import first_column_notes, first_keys, first_summary, read_shard_part
+
+    firsts = [read_shard_part(spec, shard, n_shards)[3] for shard in range(n_shards)]
+    dealt = [deal_keys(first_keys(first), n_shards) for first in firsts]
+    facts = [bucket_facts([buckets[j] for buckets in dealt]) for j in range(n_shards)]
+    return first_column_notes([first_summary(first) for first in firsts], facts)
+
+
+@pytest.mark.parametrize("case", FIRST_COLUMN_CASES, ids=list(FIRST_COLUMN_CASES))
+def test_the_first_columns_are_refused_or_noted_on_all_the_rows_as_loading_in_process_does(tmp_path, case) -> None:
+    """Rows matched by position: the check that the first columns are one id column under two names, and the
+    note that one looks like an id, were made by each shard on its part (a part's values can be distinct when
+    all the rows' are not: refused or noted where in-process loading is not); now on all the rows."""
+    left, right = FIRST_COLUMN_CASES[case]
+    pd.DataFrame({"a": left, "x": [0, 1, 1, 0, 1, 1]}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"b": right, "y": [1, 1, 0, 0, 1, 0]}).to_csv(tmp_path / "right.csv", index=False)
+    spec = ShardSpec.of(tmp_path / "left.csv", tmp_path / "right.csv")
+    try:
+        data = load_two_view(tmp_path / "left.csv", tmp_path / "right.csv")
+    except DataError as error:
+        assert error.code == "id_names_differ"
+        for n_shards in (1, 3):
+            with pytest.raises(DataError) as raised:
+                _first_columns_sharded(spec, n_shards)
+            assert str(raised.value) == str(error)
+        return
+    expected = tuple([n for n in view.notes if "looks like an id" in n] for view in data.views)
+    for n_shards in (1, 2, 3):
+        assert _first_columns_sharded(spec, n_shards) == expected, n_shards

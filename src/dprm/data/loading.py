@@ -21,6 +21,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, r
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
-__all__ = ["load_two_view", "read_view", "check_declared_columns", "left_out_notes", "duplicate_ids_error",
+__all__ = ["load_two_view", "FirstColumns", "position_notes",
+           "read_view", "check_declared_columns", "left_out_notes", "duplicate_ids_error",
            "TypesLike", "SIREN_ID_NAMES"]
 
 TypesLike = str | os.PathLike[str] | Mapping[str, Any] | TypesSpec | None
@@ -57,6 +59,7 @@ def load_two_view(
     na_values: Sequence[str] | None = None,
     out_of_bounds: str | None = None,
     keep_constant: bool = False,
+    first_columns: list[FirstColumns] | None = None,
 ) -> TwoViewData:
     """Load a two-view dataset from two files or DataFrames.
 
@@ -96,6 +99,11 @@ def load_two_view(
         ``View.constant``: a shard of a sharded engine must describe them, since a
         column constant within one part of the rows need not be constant in all
         (:mod:`dprm.engine.sharding`). Default False: they are left out.
+    first_columns : list, optional
+        When given and the rows are matched by position, the first columns are neither
+        refused as one id column with two names nor noted as looking like ids: their
+        :class:`FirstColumns` is appended to this list instead, for a sharded engine to
+        decide on all the rows (:func:`position_notes`), since one part cannot.
 
     Returns
     -------
@@ -158,7 +166,11 @@ def load_two_view(
             ids, id_column = _id_keys(lraw, lid), (0, lid)
         elif rid is not None:
             ids, id_column = _id_keys(rraw, rid), (1, rid)
-        first_notes = _by_position(lraw, rraw, lid, rid, spec)
+        first = _first_columns(lraw, rraw, lid, rid, spec)
+        if first_columns is not None:
+            first_columns.append(first)
+        else:
+            first_notes = position_notes(first, *_like_ids(first))
 
     left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant,
                             first_notes=first_notes[0])
@@ -476,49 +488,98 @@ def _id_like_keys(raw: RawTable, name: str) -> list[str] | None:
     ...  for values in ([7, 3, 7], [0.5, 1.5], [0, 1], ["a", None], [7])]
     [None, None, None, None, None]
     """
+    texts = _id_candidate_keys(raw, name)
+    if texts is None or infer_kind(raw.table.column(name)) is AttributeKind.BOOLEAN:
+        return None
+    return texts if len(texts) >= 2 and len(set(texts)) == len(texts) else None
+
+
+def _id_candidate_keys(raw: RawTable, name: str) -> list[str] | None:
+    """Column ``name``'s id texts when it holds whole numbers or text, none missing; else None.
+
+    What :func:`_id_like_keys` asks of a column besides not being Boolean and its values
+    being distinct, in two rows or more: what one part of the rows can tell alone.
+    """
     column = raw.table.column(name)
     typ = column.type
-    if raw.num_rows < 2 or column.null_count or not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
+    if column.null_count or not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
         return None
-    if infer_kind(column) is AttributeKind.BOOLEAN:
-        return None
-    texts = _key_texts(raw, name)
-    return texts if len(set(texts)) == len(texts) else None  # type: ignore[return-value]
+    return _key_texts(raw, name)  # type: ignore[return-value]
 
 
-def _by_position(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | None,
-                 spec: TypesSpec) -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class FirstColumns:
+    """The views' first columns when rows are matched by position, in some rows: what deciding on them needs.
+
+    ``sources`` and ``names``: each view's file and first column; ``undeclared``: whether
+    it is neither taken as the ids nor declared in the types file; ``keys``: its values as
+    id texts when it could be an id column (:func:`_id_candidate_keys`), else None;
+    ``boolean``: whether it is Boolean in these rows (``0, 1`` or ``yes, no``: not an id).
+    """
+
+    sources: tuple[str, str]
+    names: tuple[str, str]
+    undeclared: tuple[bool, bool]
+    keys: tuple[list[str] | None, list[str] | None]
+    boolean: tuple[bool, bool]
+
+
+def _first_columns(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | None,
+                   spec: TypesSpec) -> FirstColumns:
+    firsts = [(raw, raw.column_names[0], taken) for raw, taken in ((lraw, lid), (rraw, rid))]
+    keys = [_id_candidate_keys(raw, name) for raw, name, _ in firsts]
+    undeclared = [taken is None and spec.get(name) is None for _, name, taken in firsts]
+    boolean = [infer_kind(raw.table.column(name)) is AttributeKind.BOOLEAN for raw, name, _ in firsts]
+    return FirstColumns((lraw.source, rraw.source), (firsts[0][1], firsts[1][1]),
+                        (undeclared[0], undeclared[1]), (keys[0], keys[1]), (boolean[0], boolean[1]))
+
+
+def _like_ids(first: FirstColumns) -> tuple[tuple[bool, bool], bool, bool]:
+    """Whether each first column looks like an id (:func:`_id_like_keys`), whether both hold the same values,
+    and whether in the same order."""
+    like = tuple(k is not None and not boolean and len(k) >= 2 and len(set(k)) == len(k)
+                 for k, boolean in zip(first.keys, first.boolean))
+    left, right = first.keys
+    both = left is not None and right is not None
+    return (like[0], like[1]), both and set(left) == set(right), both and left == right  # type: ignore[arg-type]
+
+
+def position_notes(first: FirstColumns, like_ids: tuple[bool, bool], same_values: bool,
+                   same_order: bool) -> tuple[list[str], list[str]]:
     """Rows matched by position: refuse one id column under two names; note first columns that look like ids.
 
-    The first columns of both views look like ids (:func:`_id_like_keys`) and hold the
-    same values, but have different names, so neither is taken as the id column: that
-    is one id column under two names (``row_id`` and ``id``), and matching the rows by
-    position would pair rows of different entities whenever the orders differ, and mine
-    the ids as attributes. A :class:`DataError`, unless the types file declares both
-    columns (``"ignore"``, or a type to mine them; a first column named ``ids`` is taken
-    as the ids by Siren's convention and needs no declaration): then the owner has said
-    they are not the ids. Otherwise each undeclared first column that looks like an id,
-    and is mined as an attribute, gets a note (one list of notes per view).
+    ``like_ids``: whether each view's first column looks like an id (:func:`_id_like_keys`)
+    in all the rows; ``same_values``, ``same_order``: whether both hold the same values,
+    and in the same order. Decided on all the rows: in-process from the files, by a
+    sharded engine from what its shards found (:mod:`dprm.engine.sharding`).
+
+    The first columns of both views look like ids and hold the same values, but have
+    different names, so neither is taken as the id column: that is one id column under
+    two names (``row_id`` and ``id``), and matching the rows by position would pair rows
+    of different entities whenever the orders differ, and mine the ids as attributes. A
+    :class:`DataError`, unless the types file declares both columns (``"ignore"``, or a
+    type to mine them; a first column named ``ids`` is taken as the ids by Siren's
+    convention and needs no declaration): then the owner has said they are not the ids.
+    Otherwise each undeclared first column that looks like an id, and is mined as an
+    attribute, gets a note (one list of notes per view).
     """
-    firsts = [(raw, raw.column_names[0], taken) for raw, taken in ((lraw, lid), (rraw, rid))]
-    keys = [_id_like_keys(raw, name) for raw, name, _ in firsts]
-    undeclared = [taken is None and spec.get(name) is None for _, name, taken in firsts]
-    if keys[0] is not None and keys[1] is not None and any(undeclared) and set(keys[0]) == set(keys[1]):
-        lfirst, rfirst = lraw.column_names[0], rraw.column_names[0]
-        order = "in the same order" if keys[0] == keys[1] else "in another order"
-        free = [name for (_, name, _), is_free in zip(firsts, undeclared) if is_free]
+    if all(like_ids) and any(first.undeclared) and same_values:
+        lfirst, rfirst = first.names
+        order = "in the same order" if same_order else "in another order"
+        free = [name for name, is_free in zip(first.names, first.undeclared) if is_free]
         declare = "both" if len(free) == 2 else short_repr(free[0], 60)
         raise DataError(
-            f"{lraw.source}, {rraw.source}: first columns {short_repr(lfirst, 60)} and "
+            f"{first.sources[0]}, {first.sources[1]}: first columns {short_repr(lfirst, 60)} and "
             f"{short_repr(rfirst, 60)} hold the same distinct values ({order}), like one id column with two "
             f"names: give them one name, or declare {declare} in the types file to match rows by position",
-            code="id_names_differ", file=lraw.source, column=lfirst,
+            code="id_names_differ", file=first.sources[0], column=lfirst,
         )
     notes: tuple[list[str], list[str]] = ([], [])
-    for side, ((raw, name, _), looks_like_id, is_free) in enumerate(zip(firsts, keys, undeclared)):
-        if looks_like_id is not None and is_free:
+    for side, (source, name, looks_like_id, is_free) in enumerate(zip(first.sources, first.names, like_ids,
+                                                                     first.undeclared)):
+        if looks_like_id and is_free:
             notes[side].append(
-                f"{raw.source}: column {name!r} looks like an id (distinct values, none missing) but is mined "
+                f"{source}: column {name!r} looks like an id (distinct values, none missing) but is mined "
                 f"as an attribute: the rows are matched by position, since the views' first columns have "
                 f"different names")
     return notes

@@ -44,6 +44,7 @@ Not run as a doctest (it starts Ray); see ``tests/test_engine_ray.py``::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import re
@@ -69,8 +70,10 @@ import numpy as np
 from dprm.data.attributes import TwoViewData
 from dprm.engine.base import CountingEngine, GridCounts
 from dprm.engine.literal_table import LiteralTable
-from dprm.engine.shard_ids import RepeatedIds, ShardIds, deal_ids, duplicate_error, repeated_ids
-from dprm.engine.sharding import (ShardSpec, adopt_schema, check_same_files, merge_schemas, read_shard_part, schema_only,
+from dprm.engine.shard_ids import (RepeatedIds, ShardIds, bucket_facts, deal_ids, deal_keys, duplicate_error,
+                                   repeated_ids)
+from dprm.engine.sharding import (ShardSpec, adopt_schema, check_same_files, first_column_notes, first_keys,
+                                  first_summary, merge_schemas, read_shard_part, schema_only,
                                   summarise)
 from dprm.engine.supports import Support
 from dprm.engine.table_counter import TableCounter
@@ -424,8 +427,9 @@ class ShardActor:
         self._data: TwoViewData | None = None
         self._ids: ShardIds | None = None
         self._stamps: dict = {}
+        self._first: Any = None
         try:
-            self._data, self._ids, self._stamps = read_shard_part(spec, shard, n_shards, workdir)
+            self._data, self._ids, self._stamps, self._first = read_shard_part(spec, shard, n_shards, workdir)
         except Exception as error:  # noqa: BLE001 - said by summary(): a DprmError as it is, else "a shard failed"
             self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
@@ -439,6 +443,21 @@ class ShardActor:
             raise self._error
         schema = None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
         return schema, self._stamps, import_ray().get_runtime_context().get_node_id()
+
+    def first_columns(self) -> Any:
+        """This shard's first columns without their values (:func:`~dprm.engine.sharding.first_summary`)."""
+        return first_summary(self._first)
+
+    def deal_first(self, n_buckets: int) -> tuple:
+        """This shard's first-column texts dealt into ``n_buckets`` (:func:`~dprm.engine.shard_ids.deal_keys`)."""
+        return tuple(deal_keys(first_keys(self._first), n_buckets))
+
+    def first_facts(self, *buckets: Any) -> tuple[bool, bool, bool]:
+        """:func:`~dprm.engine.shard_ids.bucket_facts` of one bucket of every shard (none: this shard's own texts,
+        when it is the only one); the texts are dropped after it."""
+        own = deal_keys(first_keys(self._first), 1)
+        self._first = None
+        return bucket_facts(buckets or own)
 
     def deal_ids(self, n_buckets: int) -> tuple:
         """This shard's ids dealt into ``n_buckets`` (:func:`~dprm.engine.shard_ids.deal_ids`), one Ray object each."""
@@ -597,7 +616,10 @@ class RayEngine(CountingEngine):
             if not summaries:
                 raise ParameterError("the data has no rows")
             self._check_ids(spec)
+            first_notes = self._first_notes()
             schema = merge_schemas([[s[side] for s in summaries] for side in (0, 1)])
+            schema = tuple(dataclasses.replace(view, notes=(*notes, *view.notes))
+                           for view, notes in zip(schema, first_notes))
             self._rows = int(sum(self._all("adopt", schema)))
             self._summaries = schema
             self.schema = schema_only(schema)
@@ -609,6 +631,27 @@ class RayEngine(CountingEngine):
         self._worker_keys = itertools.count()
 
     # -- round trips ---------------------------------------------------------------------
+
+    def _first_notes(self) -> tuple[list[str], list[str]]:
+        """The first columns decided on all the rows (:func:`~dprm.engine.sharding.first_column_notes`).
+
+        Each shard says which of its first columns could be ids; only when one could in every
+        shard are the texts dealt shard to shard (as :meth:`_check_ids` deals ids), the driver
+        getting one answer per bucket: distinct or not, the same values or not.
+        """
+        found = self._all("first_columns")
+        present = [f for f in found if f is not None]
+        if not any(all(f[0].keys[s] is not None for f in present) for s in (0, 1)) or not present:
+            return [], []
+        n = len(self._actors)
+        self.round_trips += 1
+        if n == 1:  # one shard holds all the rows: its own texts
+            answers = [self._actors[0].first_facts.remote()]
+        else:
+            buckets = [a.deal_first.options(num_returns=n).remote(n) for a in self._actors]
+            answers = [actor.first_facts.remote(*(dealt[j] for dealt in buckets))
+                       for j, actor in enumerate(self._actors)]
+        return first_column_notes(found, self._get(answers))
 
     def _check_ids(self, spec: ShardSpec) -> None:
         """Refuse ids that occur in more than one shard, as loading all the rows refuses a repeated id.

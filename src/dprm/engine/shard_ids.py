@@ -36,7 +36,8 @@ from dprm.data.loading import duplicate_ids_error
 from dprm.data.reading import SHOW
 from dprm.errors import DataError
 
-__all__ = ["ROW_BITS", "ShardIds", "RepeatedIds", "deal_ids", "repeated_ids", "duplicate_error"]
+__all__ = ["ROW_BITS", "ShardIds", "RepeatedIds", "deal_ids", "repeated_ids", "duplicate_error", "deal_keys",
+           "bucket_facts"]
 
 #: Bits of a position that hold the row within its file; the part file's number is above them.
 ROW_BITS = 40
@@ -142,3 +143,35 @@ def duplicate_error(found: Sequence[RepeatedIds | None],
     view_files = files[side]
     source = view_files[first[0][0] >> ROW_BITS] if len(view_files) > 1 else view_files[0]
     return duplicate_ids_error(source, column, [key for _, key in first], sum(f.count for f in present))
+
+
+def deal_keys(keys: tuple[np.ndarray | None, np.ndarray | None] | None,
+              n_buckets: int) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """Both views' first-column texts (rows matched by position) dealt into ``n_buckets`` by hash (:func:`deal_ids`).
+
+    None for a shard without rows (a view's None: its column cannot be an id, and is dealt as no texts).
+    """
+    if keys is None:
+        return [None] * n_buckets
+    keys = tuple(np.array([], dtype=object) if k is None else k for k in keys)  # type: ignore[assignment]
+    dealt = [(pd.util.hash_array(k) % np.uint64(n_buckets)).astype(np.int64) for k in keys]
+    return [(keys[0][dealt[0] == j], keys[1][dealt[1] == j]) for j in range(n_buckets)]
+
+
+def bucket_facts(buckets: Sequence[tuple[np.ndarray, np.ndarray] | None]) -> tuple[bool, bool, bool]:
+    """Whether the left texts of one bucket of every shard are distinct, the right ones too, and both the same set.
+
+    Examples
+    --------
+    >>> a = (np.array(["1", "2"], dtype=object), np.array(["2", "1"], dtype=object))
+    >>> b = (np.array(["3"], dtype=object), np.array(["1"], dtype=object))
+    >>> bucket_facts([a]), bucket_facts([a, b])
+    ((True, True, True), (True, False, False))
+    """
+    present = [b for b in buckets if b is not None]
+    if not present:
+        return True, True, True
+    left = np.concatenate([b[0] for b in present])
+    right = np.concatenate([b[1] for b in present])
+    lset, rset = set(left.tolist()), set(right.tolist())
+    return len(lset) == left.size, len(rset) == right.size, lset == rset

@@ -58,12 +58,13 @@ import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
 from dprm.data.encoding import inferred_transform
-from dprm.data.loading import left_out_notes, load_two_view
+from dprm.data.loading import FirstColumns, left_out_notes, load_two_view, position_notes
 from dprm.data.reading import data_file_format, first_line, native_file, open_text_table
 from dprm.engine.shard_ids import ROW_BITS, ShardIds
 from dprm.errors import ERROR_CODES, DataError, DprmError, ParameterError
 
 __all__ = ["ShardSpec", "ColumnSummary", "ViewSummary", "read_shard", "read_shard_and_ids", "read_shard_part",
+           "first_summary", "first_keys", "first_column_notes",
            "FileStamp", "file_stamp", "check_same_files", "summarise",
            "merge_schemas", "adopt_schema", "schema_only", "concatenate"]
 
@@ -151,7 +152,7 @@ def read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
     The shards check with these that no id is in two of them
     (:mod:`dprm.engine.shard_ids`): loading checks each part alone.
     """
-    data, ids, _ = read_shard_part(spec, shard, n_shards, workdir)
+    data, ids, _, _ = read_shard_part(spec, shard, n_shards, workdir)
     return data, ids
 
 
@@ -201,8 +202,11 @@ no longer changes
 
 
 def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
-                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None]]:
-    """:func:`read_shard_and_ids`, and the :data:`FileStamp` of each file the shard read.
+                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None], FirstColumns | None]:
+    """:func:`read_shard_and_ids`, the :data:`FileStamp` of each file the shard read, and its part's first columns.
+
+    The first columns (rows matched by position; None with ids, or no rows) are decided
+    on all the rows by the driver (:func:`first_column_notes`), not by each part's loader.
 
     A file that changed while this shard read it is refused here (:class:`~dprm.errors.DataError`,
     code ``file_changed``, also in place of the loader's error about a file that changed); the
@@ -216,12 +220,12 @@ def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | N
         paths = [spec.left[0], spec.right[0]]
     before = {path: file_stamp(path) for path in paths}
     try:
-        data, ids = _read_shard_and_ids(spec, shard, n_shards, workdir)
+        data, ids, first = _read_shard_and_ids(spec, shard, n_shards, workdir)
     except DprmError as error:
         failure: DprmError = error
     else:
         _check_unchanged(before)
-        return data, ids, before
+        return data, ids, before, first
     _check_unchanged(before)  # a file that changed: said instead of the loader's words about what it read
     raise failure
 
@@ -232,14 +236,16 @@ def _check_unchanged(before: dict[str, FileStamp | None]) -> None:
             raise _changed(path)
 
 
-def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
-                        workdir: str | None = None) -> tuple[TwoViewData | None, ShardIds | None]:
+def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
+                        ) -> tuple[TwoViewData | None, ShardIds | None, FirstColumns | None]:
     ids: list[ShardIds] = []
+    firsts: list[FirstColumns] = []
     if len(spec.left) > 1:
         numbered = list(enumerate(zip(spec.left, spec.right)))[shard::n_shards]
         parts = []
         for number, (left, right) in numbered:
-            part = _without_constant_notes(load_two_view(left, right, keep_constant=True, **spec.load_options))
+            part = _without_constant_notes(load_two_view(left, right, keep_constant=True, first_columns=firsts,
+                                                         **spec.load_options))
             parts.append(part)
             if part.ids is not None and part.id_column is not None:
                 rows = (np.int64(number) << ROW_BITS) + np.arange(part.n_rows, dtype=np.int64)
@@ -249,23 +255,85 @@ def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
             files = [_slice(path, side, shard, n_shards, Path(folder))
                      for side, path in (("left", spec.left[0]), ("right", spec.right[0]))]
             if files[0] is None or files[1] is None:
-                return None, None
+                return None, None, None
             try:
-                data = load_two_view(files[0].path, files[1].path, keep_constant=True, **spec.load_options)
+                data = load_two_view(files[0].path, files[1].path, keep_constant=True, first_columns=firsts,
+                                     **spec.load_options)
             except DprmError as error:
                 raise _in_files(error, files, shard, n_shards) from None
             parts = [_in_file_terms(_without_constant_notes(data), files)]
+            firsts = [FirstColumns((files[0].original, files[1].original), f.names, f.undeclared, f.keys, f.boolean)
+                      for f in firsts]
             if data.ids is not None and data.id_column is not None:
                 side, _ = data.id_column
                 ids.append(ShardIds(data.ids, files[side].file_rows(data.n_rows), *data.id_column))
     if not parts:
-        return None, None
+        return None, None, None
+    first = None if not firsts else FirstColumns(
+        firsts[0].sources, firsts[0].names, firsts[0].undeclared,
+        tuple(None if any(f.keys[s] is None for f in firsts)  # type: ignore[arg-type]
+              else [k for f in firsts for k in f.keys[s]] for s in (0, 1)),  # type: ignore[union-attr]
+        tuple(all(f.boolean[s] for f in firsts) for s in (0, 1)))  # type: ignore[arg-type]
     found = None if not ids else ShardIds(np.concatenate([i.keys for i in ids]),
                                           np.concatenate([i.positions for i in ids]), ids[0].side, ids[0].column)
     if len(parts) == 1:
-        return parts[0], found
+        return parts[0], found, first
     merged = merge_schemas([[summarise(p.views[s]) for p in parts] for s in (0, 1)])
-    return concatenate([adopt_schema(p, merged) for p in parts]), found
+    return concatenate([adopt_schema(p, merged) for p in parts]), found, first
+
+
+# -- first columns of views matched by position ---------------------------------------------
+
+
+def first_summary(first: FirstColumns | None) -> tuple[FirstColumns, int, bool] | None:
+    """A shard's first columns without their values: which could be ids, its number of rows, and whether
+    both hold the same values row by row (None: no rows, or rows matched by ids).
+
+    The values stay in the shard; :func:`~dprm.engine.shard_ids.deal_keys` deals them shard to shard.
+    """
+    if first is None:
+        return None
+    left, right = first.keys
+    rows = len(left if left is not None else right or [])
+    kept = FirstColumns(first.sources, first.names, first.undeclared,
+                        tuple(None if k is None else [] for k in first.keys), first.boolean)  # type: ignore[arg-type]
+    return kept, rows, left is not None and left == right
+
+
+def first_keys(first: FirstColumns | None) -> tuple[np.ndarray | None, np.ndarray | None] | None:
+    """A shard's first columns' texts (a view's None: its column cannot be an id), to deal into buckets."""
+    if first is None:
+        return None
+    left, right = (None if k is None else np.array(k, dtype=object) for k in first.keys)
+    return left, right
+
+
+def first_column_notes(found: Sequence[tuple[FirstColumns, int, bool] | None],
+                       facts: Sequence[tuple[bool, bool, bool]]) -> tuple[list[str], list[str]]:
+    """What loading all the rows decides on the first columns (:func:`~dprm.data.loading.position_notes`).
+
+    ``found``: each shard's :func:`first_summary`; ``facts``: each bucket's
+    :func:`~dprm.engine.shard_ids.bucket_facts`. Raises the loader's ``id_names_differ`` error.
+
+    Examples
+    --------
+    >>> part = FirstColumns(("l.csv", "r.csv"), ("a", "b"), (True, True), ([], []), (False, False))
+    >>> first_column_notes([(part, 2, True), (part, 2, True)], [(True, True, True)])
+    Traceback (most recent call last):
+    dprm.errors.DataError: l.csv, r.csv: first columns 'a' and 'b' hold the same distinct values (in the same ...
+    >>> first_column_notes([(part, 2, True), (part, 2, True)], [(False, False, True)])
+    ([], [])
+    """
+    present = [f for f in found if f is not None]
+    if not present:
+        return [], []
+    rows = sum(rows for _, rows, _ in present)
+    # Boolean in all the rows when Boolean in every part (0 and 1 are in {0, 1} together or not at all)
+    like = tuple(rows >= 2 and all(f.keys[s] is not None for f, _, _ in present) and all(b[s] for b in facts)
+                 and not all(f.boolean[s] for f, _, _ in present) for s in (0, 1))
+    same_values = all(b[2] for b in facts)
+    same_order = all(same for _, _, same in present)
+    return position_notes(present[0][0], (like[0], like[1]), same_values, same_order)
 
 
 @dataclass(frozen=True)
