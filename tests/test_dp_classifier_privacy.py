@@ -788,9 +788,13 @@ def test_seeded_fit_is_labelled_not_private(vote_data) -> None:
     [
         ({"search": "exhaustive"}, "pure-dp; floating-point selection"),
         ({"search": "exhaustive", "variant": "paper"}, "pure-dp; floating-point selection"),
-        ({"search": "mcmc", "mcmc_steps": 30}, "pure-dp-on-mcmc-convergence"),
+        # joint leaf labels (the dprm default): drawn given the chain's structure by float64 Gumbel keys
+        ({"search": "mcmc", "mcmc_steps": 30}, "pure-dp-on-mcmc-convergence; floating-point selection"),
         ({"search": "mcmc", "mcmc_steps": 30, "mcmc_stop": "variance"},
-         "pure-dp-on-mcmc-convergence; data-dependent stop"),
+         "pure-dp-on-mcmc-convergence; floating-point selection; data-dependent stop"),
+        # leaves by discrete Laplace counts: the chain is the only selection that reads the rows
+        ({"search": "mcmc", "mcmc_steps": 30, "leaf_labels": "noisy-counts"}, "pure-dp-on-mcmc-convergence"),
+        ({"search": "mcmc", "mcmc_steps": 30, "variant": "paper"}, "pure-dp-on-mcmc-convergence"),
     ],
 )
 def test_secure_declared_fit_is_labelled_with_its_guarantee(vote_data, params: dict, label: str) -> None:
@@ -804,6 +808,33 @@ def test_secure_declared_fit_is_labelled_with_its_guarantee(vote_data, params: d
     assert clf.guarantee_ == label
     assert clf.private_ is True and clf.privacy_reasons_ == []
     assert clf.privacy_spent_ == 1.0
+
+
+def test_an_mcmc_fit_with_joint_labels_draws_them_by_gumbel_keys_on_the_rows_and_says_so(vote_data,
+                                                                                        monkeypatch) -> None:
+    """The joint labels of an MCMC fit are not part of the chain: each closed leaf's label is drawn
+    given the chain's structure by :class:`StructuredDraw` (float64 Gumbel keys) with weights from
+    that leaf's class counts, a floating-point selection on the rows, which the label must name (as
+    the exact draws' ``pure-dp; floating-point selection`` does). Without joint labels no such
+    draw reads a row (only a node without rows is drawn exactly, from a data-independent target:
+    its float keys cannot leak a row), and the label is the chain's."""
+    X, y, categories, classes = small_vote(vote_data, n=300)
+    draws: list[np.ndarray] = []
+    choose = StructuredDraw.choose
+
+    def counting(self, log_weights):
+        draws.append(np.asarray(log_weights, dtype=np.float64).copy())
+        return choose(self, log_weights)
+
+    monkeypatch.setattr(StructuredDraw, "choose", counting)
+    joint = fit_quietly(DPDecisionTreeClassifier(max_depth=2, categories=categories, classes=classes,
+                                                 search="mcmc", mcmc_steps=30), X, y)
+    assert joint.release_ == "tree" and joint.search_ == "mcmc"
+    assert any(np.ptp(w) > 0 for w in draws)  # labels chosen by weights that read the rows
+    assert joint.guarantee_ == "pure-dp-on-mcmc-convergence; floating-point selection"
+    counts = fit_quietly(DPDecisionTreeClassifier(max_depth=2, categories=categories, classes=classes,
+                                                  search="mcmc", mcmc_steps=30, leaf_labels="noisy-counts"), X, y)
+    assert counts.guarantee_ == "pure-dp-on-mcmc-convergence"
 
 
 @pytest.mark.parametrize(

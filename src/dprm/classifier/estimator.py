@@ -83,7 +83,8 @@ Everything released (the structure, the labels or noisy counts) comes from the m
 above, charged to an :class:`~dprm.privacy.Accountant` before any noise is drawn.
 The guarantee is ``pure-dp; floating-point selection`` for exact draws and
 ``pure-dp-on-mcmc-convergence`` with MCMC (``; data-dependent stop`` with the paper's
-variance stop). It is ``none``, with reasons, when ``random_state`` is given (the noise
+variance stop), with ``; floating-point selection`` as well where the leaves' labels are
+joint (drawn in the chain's release, given its structure, by float64 Gumbel keys). It is ``none``, with reasons, when ``random_state`` is given (the noise
 is then seeded, and so are the MCMC chains' proposals: with a given ``accountant`` of
 secure noise an MCMC fit is ``none`` as well, with a warning, where exact draws take
 all their randomness from the accountant), and with reasons and a warning when
@@ -140,7 +141,7 @@ from dprm.privacy import (
     StructuredDraw,
     StructuredExponentialMechanism,
 )
-from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON, check_affordable
+from dprm.privacy.accountant import SEEDED_PROPOSALS_REASON, check_affordable, combine_guarantees
 
 __all__ = ["DPDecisionTreeClassifier"]
 
@@ -496,6 +497,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 chain_mechanism = MetropolisHastings(
                     structure_epsilons[j], sensitivity, score_range, data_dependent_stop=self.mcmc_stop == "variance"
                 )
+                if joint:
+                    # The joint labels are drawn in this release too, given the chain's structure, by
+                    # float64 Gumbel keys on each leaf's class counts (StructuredDraw): a floating-point
+                    # selection on the rows, which the label names. (A node without rows is drawn by them
+                    # as well, from a data-independent target: nothing of the rows to leak.)
+                    chain_mechanism.guarantee = combine_guarantees(
+                        [chain_mechanism.guarantee, StructuredExponentialMechanism.guarantee])
                 name = chain_mechanism.name if parts == 1 else f"{chain_mechanism.name}, parallel over {parts} disjoint parts"
                 chain_mechanism.charge(accountant, step, name)
                 chain = MetropolisChain(accountant.noise, chain_mechanism.scale)
