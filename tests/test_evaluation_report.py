@@ -930,3 +930,73 @@ def test_an_unchanged_manifest_is_read_as_written(real_dir) -> None:
     experiment = read_experiment(real_dir)
     assert experiment.metadata == [json.loads((real_dir / "experiment.json").read_text())]
     assert read_experiment(real_dir).metadata[0]["algorithms"] == ["cartwheels", "alt-expm"]
+
+
+# ------------------------------------------------------------------ privacy table: which document
+
+
+def _mark_failed(out: Path, algorithm: str, epsilon: float, run: int, *, keep_document: bool = False) -> None:
+    """Record run ``run`` of ``algorithm`` at ``epsilon`` as failed, as ``dprm evaluate`` writes a failed run.
+
+    Its rows leave the tables and its ``runs.csv`` row says ``failed``; the folder gets
+    its ``RUN.failed.json``, and loses its document unless ``keep_document`` (a run
+    redone and finished after the tables were written, by a resume interrupted before
+    it wrote them again).
+    """
+    runs, reds = pd.read_csv(out / "runs.csv"), pd.read_csv(out / "redescriptions.csv")
+    this = (runs["algorithm"] == algorithm) & (runs["epsilon"] == epsilon) & (runs["run"] == run)
+    runs.loc[this, ["returned", "kept"]] = np.nan
+    runs["status"], runs["message"] = runs["status"].astype(object), runs["message"].astype(object)
+    runs.loc[this, "status"], runs.loc[this, "message"] = "failed", "MemoryError"
+    gone = (reds["algorithm"] == algorithm) & (reds["epsilon"] == epsilon) & (reds["run"] == run)
+    runs.to_csv(out / "runs.csv", index=False)
+    reds[~gone].to_csv(out / "redescriptions.csv", index=False)
+    folder = out / "runs" / algorithm / epsilon_label(epsilon)
+    (folder / f"{run}.failed.json").write_text(json.dumps({"status": "failed", "message": "MemoryError"}))
+    if not keep_document:
+        (folder / f"{run}.json").unlink()
+
+
+def _privacy_rows(out: Path) -> tuple[list[list[str]], str]:
+    assert write_experiment_report(out, out / "report.html", figures=False) == out / "report.html"
+    page = parse(out / "report.html")
+    return page.tables["privacy"], " ".join(" ".join(page.text).split())
+
+
+def test_privacy_table_says_a_method_without_a_finished_run_has_no_document(real_dir, tmp_path) -> None:
+    """Each run of alt-expm at ε 0.5 failed: its folder holds 0.failed.json only. The page read that
+    file as the method's document and said it could not ("missing key 'format'"), as if a document
+    were damaged; now it says the method has no finished run."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    _mark_failed(out, "alt-expm", 0.5, 0)
+    rows, text = _privacy_rows(out)
+    assert [(r[0], r[1]) for r in rows] == [("cartwheels", "–"), ("alt-expm", "1")]
+    assert "Could not read a run document" not in text and "failed.json" not in text
+    assert "No run document: " in text and "alt-expm, ε = 0.5: no finished run (1 in runs.csv, none finished)" in text
+
+
+def test_privacy_table_reads_the_first_run_the_tables_count(real_dir, tmp_path) -> None:
+    """Run 0 of alt-expm at ε 1 is failed in the tables, but its folder holds a 0.json (a resume
+    interrupted after the run finished, before the tables were written again). The page showed that
+    document, of a run the tables do not count; now the first finished run's, 1.json."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    _mark_failed(out, "alt-expm", 1.0, 0, keep_document=True)
+    rows, text = _privacy_rows(out)
+    assert [(r[0], r[1], r[-1]) for r in rows] == [
+        ("cartwheels", "–", "runs/cartwheels/none/0.json"), ("alt-expm", "1", "runs/alt-expm/1/1.json"),
+        ("alt-expm", "0.5", "runs/alt-expm/0.5/0.json")]
+    assert "Could not read" not in text and "No run document" not in text
+
+
+def test_privacy_table_refuses_a_document_of_another_budget_in_a_budgets_folder(real_dir, tmp_path) -> None:
+    """A run at ε 0.5 copied into runs/alt-expm/1/: the page listed ε 0.5 twice and ε 1 not at all;
+    now the document is named as another budget's and left out."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    shutil.copyfile(out / "runs/alt-expm/0.5/0.json", out / "runs/alt-expm/1/0.json")
+    rows, text = _privacy_rows(out)
+    assert [(r[0], r[1]) for r in rows] == [("cartwheels", "–"), ("alt-expm", "0.5")]
+    assert ("runs/alt-expm/1/0.json: the run's budget (privacy.epsilon 0.5) is not its folder's epsilon 1 "
+            "(a run of another budget)") in text
