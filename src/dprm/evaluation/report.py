@@ -35,7 +35,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from dprm import __version__ as dprm_version
-from dprm.errors import DprmError
+from dprm.errors import DprmError, printable_text
 from dprm.evaluation.budgets import epsilon_label
 from dprm.evaluation.experiment_reader import (
     Experiment,
@@ -52,8 +52,8 @@ from dprm.evaluation.figures import (
     build_figures,
     figure_notes,
     figures_directory,
-    render_figure,
-    save_figures,
+    render_figures,
+    write_figure_files,
 )
 from dprm.evaluation.html_page import (
     Column,
@@ -569,9 +569,10 @@ def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathL
     alpha = experiment_alpha(experiment) if alpha is None else alpha
     target = Path(output) if output is not None else experiment.dirs[0] / "report.html"
     check_output(target)
-    drawn = build_figures(experiment, alpha)
-    if figures:
-        rendered = save_figures(drawn, figures_directory(experiment, target.parent / "figures"))
-    else:
-        rendered = {name: {"png": render_figure(fig, "png")} for name, fig in drawn.items() if fig is not None}
-    return write_text_atomic(experiment_report_html(experiment, rendered, alpha=alpha), target)
+    rendered = render_figures(build_figures(experiment, alpha), ("png", "svg") if figures else ("png",))
+    if not figures:
+        return write_text_atomic(experiment_report_html(experiment, rendered, alpha=alpha), target)
+    # the report with its figures, all or none: an interrupted or failed rerun leaves the earlier ones whole
+    html = printable_text(experiment_report_html(experiment, rendered, alpha=alpha)).encode("utf-8")
+    write_figure_files(rendered, figures_directory(experiment, target.parent / "figures"), also={target: html})
+    return target
