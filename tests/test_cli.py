@@ -776,6 +776,54 @@ def test_sigterm_ends_an_in_process_run_as_ctrl_c_does(planted: Path, tmp_path: 
     assert not output.exists()
 
 
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
+def test_a_stop_while_the_fork_server_loads_leaves_one_line_and_no_run(planted: Path, tmp_path: Path,
+                                                                        stop: str) -> None:
+    """A stop while ``dprm evaluate``'s fork server imported its preload (about 2 CPU-s; sent once it has used
+    0.5). Ctrl-C (SIGINT to the terminal's whole process group) also reached the fork server, which printed its
+    KeyboardInterrupt traceback under ``interrupted``; SIGTERM (to the command) stopped the command inside its
+    first run's start, and that run's process, forked once the preload was done, ran to its end after the
+    command had said ``interrupted``: its document written behind a restart's back and a BrokenPipeError
+    traceback printed. Now the one line ``interrupted: ...``, exit code 130, no run document, and the fork
+    server ends silently by itself."""
+    psutil = pytest.importorskip("psutil")
+    out, err_path = tmp_path / "experiment", tmp_path / "stderr.txt"
+    command = [sys.executable, "-m", "dprm", "evaluate", planted / "left.csv", planted / "right.csv", "--types",
+               planted / "types.json", "--algorithms", "alt-expm", "--budgets", "1x2", "--jobs", "2", "--out", out,
+               "--seed", "1", "-p", "init_trials=2"]
+    with open(err_path, "w") as err:
+        # a session of its own, as a terminal's job; SIGINT as a terminal gives it (a test run in the
+        # background ignores SIGINT, and a child inherits that)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                   env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        watched, deadline, server = psutil.Process(process.pid), time.monotonic() + 120, None
+        while process.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(psutil.Error):
+                servers = [p for p in watched.children(recursive=True)
+                           if "multiprocessing.forkserver" in " ".join(p.cmdline())]
+                if servers and _cpu_seconds(servers[0]) >= 0.5:
+                    server = servers[0]
+                    break
+            time.sleep(0.02)
+        assert server is not None and process.poll() is None, err_path.read_text()
+        if stop == "ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) == 130, err_path.read_text()
+        psutil.wait_procs([server], timeout=120)  # it ends once every process it forked has
+        assert not server.is_running() or server.status() == psutil.STATUS_ZOMBIE
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    lines = err_path.read_text().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("interrupted: finished runs are kept in"), lines
+    assert [p.relative_to(out).as_posix() for p in out.rglob("*.json")] == ["experiment.json"]  # no run's document
+
+
 def test_sigterm_ends_an_experiment_and_stops_its_runs(planted: Path, tmp_path: Path) -> None:
     """SIGTERM stopped an in-process ``dprm evaluate`` at once (exit -15, no word) and left its runs' processes
     to finish and write behind a restart's back; now it ends as Ctrl-C does: the runs under way are stopped,

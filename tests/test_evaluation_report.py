@@ -12,7 +12,11 @@ import re
 
 import base64
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import math
 from fractions import Fraction
 from html.parser import HTMLParser
@@ -930,3 +934,148 @@ def test_an_unchanged_manifest_is_read_as_written(real_dir) -> None:
     experiment = read_experiment(real_dir)
     assert experiment.metadata == [json.loads((real_dir / "experiment.json").read_text())]
     assert read_experiment(real_dir).metadata[0]["algorithms"] == ["cartwheels", "alt-expm"]
+
+
+# ------------------------------------------------------------------ privacy table: which document
+
+
+def _mark_failed(out: Path, algorithm: str, epsilon: float, run: int, *, keep_document: bool = False) -> None:
+    """Record run ``run`` of ``algorithm`` at ``epsilon`` as failed, as ``dprm evaluate`` writes a failed run.
+
+    Its rows leave the tables and its ``runs.csv`` row says ``failed``; the folder gets
+    its ``RUN.failed.json``, and loses its document unless ``keep_document`` (a run
+    redone and finished after the tables were written, by a resume interrupted before
+    it wrote them again).
+    """
+    runs, reds = pd.read_csv(out / "runs.csv"), pd.read_csv(out / "redescriptions.csv")
+    this = (runs["algorithm"] == algorithm) & (runs["epsilon"] == epsilon) & (runs["run"] == run)
+    runs.loc[this, ["returned", "kept"]] = np.nan
+    runs["status"], runs["message"] = runs["status"].astype(object), runs["message"].astype(object)
+    runs.loc[this, "status"], runs.loc[this, "message"] = "failed", "MemoryError"
+    gone = (reds["algorithm"] == algorithm) & (reds["epsilon"] == epsilon) & (reds["run"] == run)
+    runs.to_csv(out / "runs.csv", index=False)
+    reds[~gone].to_csv(out / "redescriptions.csv", index=False)
+    folder = out / "runs" / algorithm / epsilon_label(epsilon)
+    (folder / f"{run}.failed.json").write_text(json.dumps({"status": "failed", "message": "MemoryError"}))
+    if not keep_document:
+        (folder / f"{run}.json").unlink()
+
+
+def _privacy_rows(out: Path) -> tuple[list[list[str]], str]:
+    assert write_experiment_report(out, out / "report.html", figures=False) == out / "report.html"
+    page = parse(out / "report.html")
+    return page.tables["privacy"], " ".join(" ".join(page.text).split())
+
+
+def test_privacy_table_says_a_method_without_a_finished_run_has_no_document(real_dir, tmp_path) -> None:
+    """Each run of alt-expm at ε 0.5 failed: its folder holds 0.failed.json only. The page read that
+    file as the method's document and said it could not ("missing key 'format'"), as if a document
+    were damaged; now it says the method has no finished run."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    _mark_failed(out, "alt-expm", 0.5, 0)
+    rows, text = _privacy_rows(out)
+    assert [(r[0], r[1]) for r in rows] == [("cartwheels", "–"), ("alt-expm", "1")]
+    assert "Could not read a run document" not in text and "failed.json" not in text
+    assert "No run document: " in text and "alt-expm, ε = 0.5: no finished run (1 in runs.csv, none finished)" in text
+
+
+def test_privacy_table_reads_the_first_run_the_tables_count(real_dir, tmp_path) -> None:
+    """Run 0 of alt-expm at ε 1 is failed in the tables, but its folder holds a 0.json (a resume
+    interrupted after the run finished, before the tables were written again). The page showed that
+    document, of a run the tables do not count; now the first finished run's, 1.json."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    _mark_failed(out, "alt-expm", 1.0, 0, keep_document=True)
+    rows, text = _privacy_rows(out)
+    assert [(r[0], r[1], r[-1]) for r in rows] == [
+        ("cartwheels", "–", "runs/cartwheels/none/0.json"), ("alt-expm", "1", "runs/alt-expm/1/1.json"),
+        ("alt-expm", "0.5", "runs/alt-expm/0.5/0.json")]
+    assert "Could not read" not in text and "No run document" not in text
+
+
+def test_privacy_table_refuses_a_document_of_another_budget_in_a_budgets_folder(real_dir, tmp_path) -> None:
+    """A run at ε 0.5 copied into runs/alt-expm/1/: the page listed ε 0.5 twice and ε 1 not at all;
+    now the document is named as another budget's and left out."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    shutil.copyfile(out / "runs/alt-expm/0.5/0.json", out / "runs/alt-expm/1/0.json")
+    rows, text = _privacy_rows(out)
+    assert [(r[0], r[1]) for r in rows] == [("cartwheels", "–"), ("alt-expm", "0.5")]
+    assert ("runs/alt-expm/1/0.json: the run's budget (privacy.epsilon 0.5) is not its folder's epsilon 1 "
+            "(a run of another budget)") in text
+
+
+# ------------------------------------------------------------------ the report and its figures: all or none
+
+
+def _tree(path: Path) -> dict[str, tuple[int, bytes]]:
+    """Every entry under ``path`` (hidden ones too): a file's inode and bytes, a folder's inode."""
+    return {str(p.relative_to(path)): (p.stat().st_ino, p.read_bytes() if p.is_file() else b"")
+            for p in sorted(path.rglob("*"))}
+
+
+def test_a_report_rewritten_without_a_figure_leaves_no_earlier_figure_beside_it(tmp_path) -> None:
+    """A report written where an earlier one was, of an experiment without private methods (no error figure),
+    left the earlier report's box_abs_error_jaccard.png and .svg in figures/ beside it: a folder that was a
+    mix of two reports. Now figures/ holds the new report's figures only; other files stay."""
+    private = build_synthetic(tmp_path / "private", np.random.default_rng(1))
+    baseline = build_synthetic(tmp_path / "baseline", np.random.default_rng(2), methods=(("baseline", None),))
+    out = tmp_path / "out"
+    out.mkdir()
+    write_experiment_report(private, out / "report.html")
+    (out / "figures" / "notes.txt").write_text("mine")
+    assert {"box_abs_error_jaccard.png", "box_abs_error_jaccard.svg"} <= {p.name for p in (out / "figures").iterdir()}
+    write_experiment_report(baseline, out / "report.html")
+    embedded = set(parse(out / "report.html").images)
+    assert "box_abs_error_jaccard" not in embedded
+    assert sorted(p.name for p in (out / "figures").iterdir()) == sorted(
+        [f"{name}.{fmt}" for name in embedded for fmt in ("png", "svg")] + ["notes.txt"])
+
+
+#: Run in the child before dprm: the second file written under WAIT_UNDER waits in its flush to disk,
+#: after the child says READY, for the test's signal.
+_WAIT_IN_SECOND_FLUSH = """
+import os, sys, time
+flushes, fsync = [], os.fsync
+def waiting_fsync(fd):
+    if os.readlink(f"/proc/self/fd/{fd}").startswith(os.environ["WAIT_UNDER"]):
+        flushes.append(fd)
+        if len(flushes) == 2:
+            print("READY", flush=True)
+            time.sleep(120)
+    return fsync(fd)
+os.fsync = waiting_fsync
+from dprm.cli import main
+sys.argv[0] = "dprm"
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_report_stopped_while_it_writes_leaves_the_earlier_report_and_figures_whole(real_dir, tmp_path,
+                                                                                      sig) -> None:
+    """``dprm report DIR`` rerun and stopped once its first figure file was written: Ctrl-C left that figure
+    replaced beside the earlier report and the earlier figures (a mix), SIGTERM killed it at once (exit -15,
+    no word) with a temporary file left in figures/ too. Now the report and its figures are written all or
+    none, SIGTERM ends the command as Ctrl-C does: one line ``interrupted``, exit 130, the folder as it was."""
+    out = tmp_path / "exp"
+    shutil.copytree(real_dir, out, ignore=shutil.ignore_patterns("*.html", "figures"))
+    write_experiment_report(out)
+    before = _tree(out)
+    process = subprocess.Popen([sys.executable, "-c", _WAIT_IN_SECOND_FLUSH, "report", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, PYTHONUNBUFFERED="1", WAIT_UNDER=str(out)),
+                               # SIGINT as a terminal gives it (a test run in the background ignores it)
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        line = process.stdout.readline()
+        assert line == "READY\n", (line, process.communicate(timeout=30))
+        process.send_signal(sig)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+    assert (process.returncode, err) == (130, "interrupted\n")
+    assert _tree(out) == before

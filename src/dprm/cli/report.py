@@ -8,7 +8,8 @@ Two forms::
 The first reads experiment directories written by ``dprm evaluate`` (several are
 combined, e.g. the same algorithms at several data sizes) and writes one HTML file,
 by default ``DIR/report.html``, plus the figures as PNG and SVG in ``figures/``
-beside it. The second renders one redescriptions document; with ``--data`` (for
+beside it, all or none (a rerun that fails or is stopped leaves the earlier report and
+figures whole; SIGTERM ends it as Ctrl-C does). The second renders one redescriptions document; with ``--data`` (for
 people who may see the data) it adds the true statistics. Every file is written
 atomically; a bad directory, table or document is one ``error:`` line, exit 2.
 """
@@ -22,6 +23,7 @@ import typer
 
 from dprm.cli.app import command_app
 from dprm.cli.console import console
+from dprm.cli.interrupts import terminate_as_interrupt
 from dprm.cli.views import IdColumn, TypesFile
 from dprm.errors import ParameterError
 
@@ -29,6 +31,7 @@ app = command_app()
 
 
 @app.command()
+@terminate_as_interrupt()  # SIGTERM ends the command as Ctrl-C does: "interrupted", 130, nothing written
 def report(
     dirs: Optional[List[Path]] = typer.Argument(
         None, help="Experiment directories written by 'dprm evaluate' (several are combined)."),

@@ -11,7 +11,6 @@ and a non-private algorithm (empty ``epsilon``) has the budget "non-private".
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ __all__ = [
     "select_method",
     "budget_label",
     "experiment_alpha",
+    "experiment_names",
 ]
 
 #: Columns ``redescriptions.csv`` must have (others are allowed and kept).
@@ -299,7 +299,14 @@ def _check_kept(frame: pd.DataFrame, path: Path) -> None:
                             f"the {_number_text(returned)} redescriptions the run returned")
 
 
-def _experiment_names(dirs: Sequence[Path]) -> list[str]:
+def experiment_names(dirs: Sequence[Path]) -> list[str]:
+    """The ``experiment`` column's name of each directory: its base name, or the path as given when two share one.
+
+    Examples
+    --------
+    >>> experiment_names([Path("a/exp1"), Path("b/exp2")]), experiment_names([Path("a/exp"), Path("b/exp")])
+    (['exp1', 'exp2'], ['a/exp', 'b/exp'])
+    """
     names = [d.resolve().name or str(d) for d in dirs]
     if len(set(names)) < len(names):  # same base name twice: use the paths as given
         names = [str(d) for d in dirs]
@@ -341,7 +348,7 @@ def read_experiment(dirs: str | os.PathLike | Sequence[str | os.PathLike]) -> Ex
             raise DataError(f"{path}: no such directory")
         if not path.is_dir():
             raise DataError(f"{path}: not a directory")
-    names = _experiment_names(paths)
+    names = experiment_names(paths)
     redescriptions, runs, metadata = [], [], []
     for path, name in zip(paths, names):
         file = path / "redescriptions.csv"

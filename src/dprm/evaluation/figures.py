@@ -36,11 +36,12 @@ plots that need them.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -50,7 +51,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from dprm.errors import DataError
+from dprm.errors import DataError, DprmError
 from dprm.evaluation.experiment_reader import (
     REDESCRIPTION_COLUMNS,
     RUN_COLUMNS,
@@ -63,7 +64,7 @@ from dprm.evaluation.experiment_reader import (
     read_experiment,
     select_method,
 )
-from dprm.evaluation.html_page import write_bytes_atomic
+from dprm.file_sets import write_all
 
 __all__ = [
     "REDESCRIPTION_COLUMNS",
@@ -84,7 +85,9 @@ __all__ = [
     "experiment_alpha",
     "render_figure",
     "figures_directory",
+    "render_figures",
     "save_figures",
+    "write_figure_files",
     "write_figures",
 ]
 
@@ -466,19 +469,61 @@ def figures_directory(experiment: Experiment, figures_dir: str | os.PathLike | N
     return directory
 
 
+def render_figures(figures: Mapping[str, Figure | None], formats: Sequence[str] = ("png", "svg"),
+                   ) -> dict[str, dict[str, bytes]]:
+    """The drawn figures of ``figures`` (None: not drawn) rendered in each of ``formats``, by name and format."""
+    return {name: {fmt: render_figure(figure, fmt) for fmt in formats}
+            for name, figure in figures.items() if figure is not None}
+
+
 def save_figures(figures: dict[str, Figure | None], directory: Path) -> dict[str, dict[str, bytes]]:
-    """Write each drawn figure as ``NAME.png`` and ``NAME.svg`` in ``directory`` (atomically).
+    """Write each drawn figure as ``NAME.png`` and ``NAME.svg`` in ``directory`` (:func:`write_figure_files`).
 
     Returns the rendered bytes by name and format (the report embeds them).
     """
-    rendered: dict[str, dict[str, bytes]] = {}
-    for name, figure in figures.items():
-        if figure is None:
-            continue
-        rendered[name] = {fmt: render_figure(figure, fmt) for fmt in ("png", "svg")}
-        for fmt, data in rendered[name].items():
-            write_bytes_atomic(data, directory / f"{name}.{fmt}")
+    rendered = render_figures(figures)
+    write_figure_files(rendered, directory)
     return rendered
+
+
+def write_figure_files(rendered: Mapping[str, Mapping[str, bytes]], directory: Path, *,
+                       also: Mapping[Path, bytes] | None = None) -> None:
+    """Write the ``rendered`` figures as ``NAME.FORMAT`` in ``directory``, and the files of ``also``, all or none.
+
+    The files are written together (:func:`dprm.file_sets.write_all`): a failure or
+    an interrupt (Ctrl-C; SIGTERM where the command turns it into one) leaves every
+    one of them as it was, so a report and its figures are never a mix of an earlier
+    run's and this one's. Once written, the files of the figures not drawn (no data,
+    :func:`figure_notes`) that an earlier report left in ``directory`` are removed, so
+    the folder holds this report's figures only; other files stay.
+
+    Parameters
+    ----------
+    rendered : mapping
+        Name (of :data:`FIGURE_NAMES`) to format (``png``, ``svg``) to bytes, as
+        :func:`render_figures` returns them: the figures drawn.
+    directory : Path
+        An existing folder.
+    also : mapping of Path to bytes, optional
+        Other files written with the figures (the report that embeds them).
+
+    Raises
+    ------
+    DprmError
+        A file cannot be written (one line naming it); nothing was written then.
+    """
+    contents = {directory / f"{name}.{fmt}": data for name, formats in rendered.items()
+                for fmt, data in formats.items()}
+    contents.update(also or {})
+    try:
+        write_all(contents)
+    except OSError as err:
+        raise DprmError(f"{err.filename}: cannot write: {err.strerror or err}") from None
+    for name in FIGURE_NAMES:
+        if name not in rendered:
+            for fmt in ("png", "svg"):
+                with contextlib.suppress(FileNotFoundError):
+                    (directory / f"{name}.{fmt}").unlink()
 
 
 def write_figures(out_dir: str | os.PathLike | Sequence[str | os.PathLike],

@@ -35,11 +35,13 @@ from typing import Any, Sequence
 import pandas as pd
 
 from dprm import __version__ as dprm_version
-from dprm.errors import DprmError
+from dprm.errors import DprmError, printable_text
+from dprm.evaluation.budgets import epsilon_label
 from dprm.evaluation.experiment_reader import (
     Experiment,
     budget_label,
     experiment_alpha,
+    experiment_names,
     method_label,
     methods,
     read_experiment,
@@ -50,8 +52,8 @@ from dprm.evaluation.figures import (
     build_figures,
     figure_notes,
     figures_directory,
-    render_figure,
-    save_figures,
+    render_figures,
+    write_figure_files,
 )
 from dprm.evaluation.html_page import (
     Column,
@@ -68,6 +70,7 @@ from dprm.evaluation.html_page import (
 from dprm.evaluation.run_report import run_report_html, write_run_report
 from dprm.evaluation.summary import mann_whitney_best, runs_with_results, summarise
 from dprm.evaluation.run_documents import read_run_document
+from dprm.queries import run_budget
 
 __all__ = [
     "experiment_summary",
@@ -218,18 +221,46 @@ def mann_whitney_tables(experiment: Experiment) -> dict[str, pd.DataFrame]:
 # -- experiment: privacy and parameters from the runs' documents ------------------------
 
 
-def _run_documents(directory: Path) -> list[tuple[str, Path]]:
-    """The first document of each ``runs/ALGORITHM/EPSILON/`` folder (sorted)."""
-    root = directory / "runs"
-    if not root.is_dir():
-        return []
-    found = []
-    for algorithm_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        for budget_dir in sorted(p for p in algorithm_dir.iterdir() if p.is_dir()):
-            files = sorted(budget_dir.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
-            if files:
-                found.append((algorithm_dir.name, files[0]))
-    return found
+def _run_documents(experiment: Experiment) -> tuple[list[tuple[Path, str, float, Path]], list[str]]:
+    """The document of the first finished run of each method, as ``runs.csv`` lists the runs.
+
+    For each directory and each method (algorithm and budget) of its ``runs.csv``, the
+    run of the lowest number whose status is finished, at its path
+    ``runs/ALGORITHM/EPSILON/RUN.json``. A folder's other files (a failed run's
+    ``RUN.failed.json``, a document of a run the tables do not count) are never read
+    as the method's. A directory without a ``runs/`` folder (tables written by another
+    tool) has no documents.
+
+    Returns
+    -------
+    documents : list of (directory, algorithm, epsilon, path)
+        The documents to read, in the tables' order (``epsilon`` NaN for a
+        non-private method).
+    missing : list of str
+        One line per method without a finished run, or with a name that is not a
+        folder's (``../x``), naming the directory and the method.
+    """
+    documents: list[tuple[Path, str, float, Path]] = []
+    missing: list[str] = []
+    for directory, name in zip(experiment.dirs, experiment_names(experiment.dirs)):
+        if not (directory / "runs").is_dir():
+            continue
+        runs = experiment.runs[experiment.runs["experiment"] == name]
+        for algorithm, epsilon in methods(runs):
+            rows = select_method(runs, algorithm, epsilon)
+            algorithm, label = str(algorithm), epsilon_label(epsilon)
+            where = f"{directory}: {method_label(algorithm, epsilon)}"
+            if any(part in ("", ".", "..") or "/" in part or os.sep in part or "\0" in part
+                   for part in (algorithm, label)):
+                missing.append(f"{where}: not a folder name under runs/")
+                continue
+            finished = rows[rows["ok"]]
+            if finished.empty:
+                missing.append(f"{where}: no finished run ({len(rows)} in runs.csv, none finished)")
+                continue
+            run = int(finished["run"].min())
+            documents.append((directory, algorithm, epsilon, directory / "runs" / algorithm / label / f"{run}.json"))
+    return documents, missing
 
 
 def ledger_summary(ledger: Any) -> list[dict[str, Any]]:
@@ -278,14 +309,19 @@ def _unspent_phrase(unspent: Any) -> str:
 def _privacy_section(experiment: Experiment) -> str:
     parts = []
     rows, parameters, problems, reasons = [], [], [], []
-    documents = [(directory, algorithm, path) for directory in experiment.dirs
-                 for algorithm, path in _run_documents(directory)]
+    documents, without = _run_documents(experiment)
     order = {a: i for i, (a, _) in enumerate(methods(experiment.runs))}
-    for directory, algorithm, path in documents:
+    for directory, algorithm, budget, path in documents:
         try:
             doc, _ = read_run_document(path, algorithm=algorithm)
         except DprmError as error:
             problems.append(str(error))
+            continue
+        spent = run_budget(doc["privacy"])
+        if not (spent is None if math.isnan(budget) else spent is not None and math.isclose(spent, budget,
+                                                                                          rel_tol=1e-9)):
+            problems.append(f"{path}: the run's budget (privacy.epsilon {epsilon_label(spent)}) is not its "
+                            f"folder's epsilon {epsilon_label(budget)} (a run of another budget)")
             continue
         privacy = doc.get("privacy", {})
         ledger = privacy.get("ledger")
@@ -321,8 +357,8 @@ def _privacy_section(experiment: Experiment) -> str:
                            doc.get("parameters", {})))
     rows.sort(key=lambda r: (order.get(r["algorithm"], len(order)),
                              -(r["epsilon"] if r["epsilon"] is not None else math.inf)))
-    parts.append("<p>Read from the first run's document of each algorithm and budget "
-                 "(<code>runs/ALGORITHM/EPSILON/</code>); every run of a method has the same ledger shape. "
+    parts.append("<p>Read from the document of the first finished run of each algorithm and budget "
+                 "(<code>runs/ALGORITHM/EPSILON/RUN.json</code>, the run of <code>runs.csv</code>); every run of a method has the same ledger shape. "
                  "<i>pure-dp</i>: ε-differential privacy under add/remove-one-row neighbours; "
                  "<i>pure-dp-on-mcmc-convergence</i>: the guarantee holds for the exact exponential mechanism "
                  "that a Metropolis–Hastings chain approximates; <i>approx-dp</i>: (ε, δ)-differential privacy "
@@ -348,6 +384,8 @@ def _privacy_section(experiment: Experiment) -> str:
                          "An experiment fixes seeds so that it can be rerun; a release to an analyst must not.</div>")
     else:
         parts.append('<p class="missing">No run documents found under runs/.</p>')
+    for line in without:
+        parts.append(f'<p class="note">No run document: {escape(line)}</p>')
     for problem in problems:
         parts.append(f'<p class="note">Could not read a run document: {escape(problem)}</p>')
     if parameters:
@@ -531,9 +569,10 @@ def write_experiment_report(out_dir: str | os.PathLike | Sequence[str | os.PathL
     alpha = experiment_alpha(experiment) if alpha is None else alpha
     target = Path(output) if output is not None else experiment.dirs[0] / "report.html"
     check_output(target)
-    drawn = build_figures(experiment, alpha)
-    if figures:
-        rendered = save_figures(drawn, figures_directory(experiment, target.parent / "figures"))
-    else:
-        rendered = {name: {"png": render_figure(fig, "png")} for name, fig in drawn.items() if fig is not None}
-    return write_text_atomic(experiment_report_html(experiment, rendered, alpha=alpha), target)
+    rendered = render_figures(build_figures(experiment, alpha), ("png", "svg") if figures else ("png",))
+    if not figures:
+        return write_text_atomic(experiment_report_html(experiment, rendered, alpha=alpha), target)
+    # the report with its figures, all or none: an interrupted or failed rerun leaves the earlier ones whole
+    html = printable_text(experiment_report_html(experiment, rendered, alpha=alpha)).encode("utf-8")
+    write_figure_files(rendered, figures_directory(experiment, target.parent / "figures"), also={target: html})
+    return target

@@ -14,6 +14,7 @@ A run (:func:`_execute`) writes its document with a top-level ``run`` block, or 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import multiprocessing
@@ -21,9 +22,10 @@ import multiprocessing.connection
 import resource
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -212,6 +214,78 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+#: The signals that stop an experiment: Ctrl-C, and SIGTERM, which ``dprm evaluate`` turns into Ctrl-C.
+_STOPS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _ready() -> None:
+    """The target of the process that tells that the fork server is ready: nothing to do."""
+
+
+def _start_fork_server(context: multiprocessing.context.BaseContext) -> None:
+    """Start ``context``'s fork server, if it has one, and wait until it has imported its preload.
+
+    Two faults of a stop (Ctrl-C, SIGTERM) during the server's preload (some seconds:
+    numpy, the miners, the compiled kernels) are avoided so:
+
+    - Ctrl-C sends SIGINT to every process of the terminal's foreground group, the
+      server included, which ignores SIGINT only once its preload is imported: it
+      printed its ``KeyboardInterrupt`` traceback under the runner's one line
+      ``interrupted``. The server is started with SIGINT ignored, which it keeps
+      through ``exec`` (Python installs its own handler only over the default one);
+      the runs' processes it forks ignore SIGINT anyway (:func:`_child`). The runner
+      blocks SIGINT while it ignores it for the start, so that a Ctrl-C meanwhile
+      stays pending and reaches it once its handler is back rather than being lost.
+    - Starting a process waits for the server to fork it, so a stop during the
+      preload stopped the runner inside a run's start: the run's process, forked
+      once the preload was done, was in no list the runner terminates, ran to its
+      end after the command had said ``interrupted`` (its document written behind
+      a restart's back) and printed a ``BrokenPipeError`` traceback. A process that
+      does nothing is started first and waited for, where a stop may come: the
+      server has imported its preload once it returns, and a stop meanwhile leaves
+      only that process to be forked, which does nothing. The runs' processes are
+      then started with the stops held back (:func:`_stops_held`): a fork takes
+      milliseconds.
+
+    A server already running (a second experiment of the same process) is only waited
+    for; outside the main thread, where no handler can be set, it is started as it is.
+    """
+    if context.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is threading.main_thread():
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                forkserver.ensure_running()
+            finally:
+                signal.signal(signal.SIGINT, handler if handler is not None else signal.SIG_DFL)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    ready = context.Process(target=_ready, name="dprm-fork-server-ready")
+    ready.start()
+    ready.join()
+
+
+@contextlib.contextmanager
+def _stops_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back while the block runs; one that came meanwhile is raised after it.
+
+    :func:`_in_fresh_processes` starts a run's process and lists it as running in such
+    a block: a stop that came while the fork server forked the process would leave the
+    runner without the process to terminate (see :func:`_start_fork_server`); held
+    back, it comes once the process is listed, and the ``finally`` terminates it.
+    The fork server is ready by then, so a fork holds a stop back for milliseconds.
+    """
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 def _child(task: dict[str, Any], connection: Any) -> None:
     """A run's process: ignore Ctrl-C (the parent stops it), run, send the record back."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -241,6 +315,7 @@ def _in_fresh_processes(pending: list[tuple[RunRecord, dict[str, Any]]], jobs: i
     written atomically, so none is ever half-written.
     """
     context = _context()
+    _start_fork_server(context)
     queue = list(pending)
     running: dict[Any, tuple[Any, RunRecord, Any]] = {}
     try:
@@ -250,9 +325,10 @@ def _in_fresh_processes(pending: list[tuple[RunRecord, dict[str, Any]]], jobs: i
                 reader, writer = context.Pipe(duplex=False)
                 process = context.Process(target=_child, args=(task, writer),
                                           name=f"dprm-run-{planned.algorithm}-{planned.label}-{planned.run}")
-                process.start()
-                writer.close()
-                running[process.sentinel] = (process, planned, reader)
+                with _stops_held():
+                    process.start()
+                    running[process.sentinel] = (process, planned, reader)
+                    writer.close()
             for sentinel in multiprocessing.connection.wait(list(running)):
                 process, planned, reader = running.pop(sentinel)
                 fields = None
