@@ -316,6 +316,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_column_names(X)
         _check_not_complex(X)
         _check_no_dates(X)
+        dtype_categories = _dtype_categories(X)
         try:
             X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
                                  ensure_min_samples=0 if may_be_empty else 1)
@@ -333,7 +334,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_no_complex_values(X, names)
         _check_hashable_values(X, names)
         domains, reasons = learn_domains(
-            X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"]
+            X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"],
+            dtype_categories=dtype_categories,
         )
         if X.shape[0] == 0 and reasons:
             raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while the domains of "
@@ -707,6 +709,30 @@ def _labels_as_target_writes(labels: Sequence[Any], y: np.ndarray) -> Sequence[A
             raise ParameterError(f"the target's labels are Booleans but the declared class {shown} is not 0 or 1: "
                                  f"declare the classes as the target writes them ([False, True])")
     return [bool(label) for label in labels]
+
+
+def _dtype_categories(X: Any) -> dict[int, list[Any]]:
+    """The categories of each pandas ``category`` column of a DataFrame ``X`` (by position), used or not.
+
+    :func:`_plain_frame` turns such a column into objects, which hold its values only:
+    a category no row holds was then no value of the feature's domain (read off the
+    data), and a row of it at prediction was an unknown category.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"a": pd.Categorical(["x"], categories=["x", "z"]), "b": [1.0]})
+    >>> _dtype_categories(X), _dtype_categories(X.to_numpy())
+    ({0: ['x', 'z']}, {})
+    """
+    if type(X).__name__ != "DataFrame" or "pandas" not in sys.modules:
+        return {}
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        return {}
+    return {position: list(dtype.categories) for position, dtype in enumerate(X.dtypes)
+            if isinstance(dtype, pd.CategoricalDtype)}
 
 
 def _plain_frame(X: Any) -> Any:
