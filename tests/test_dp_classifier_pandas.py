@@ -4,6 +4,12 @@
   feature's domain where it is read off the data: a category no training row holds
   was an unknown value at prediction (code -1, routed as unseen), though the column
   said it exists.
+* A pandas nullable integer or Boolean target (``Int64``, ``UInt8``, ``boolean``; every
+  label present, as the fit requires) keeps its labels' type: ``classes_`` ``[0, 1]``
+  and integer predictions, as for the numpy target of the same labels, in the tree and
+  the ensemble alike (both read it as floats, ``[0., 1.]``); the ensemble's classes read
+  off a text or uint8 target are of the tree's dtype (they were ``<U1`` / ``int64``
+  where the tree's are ``object`` / ``uint8``).
 
 Seeds are fixed (``random_state``); small budgets are irrelevant here: the domains and
 labels are what is checked, not the fitted structure.
@@ -47,3 +53,46 @@ def test_a_category_columns_unused_categories_are_known_values(model: type) -> N
                      classes=["no", "yes"]).fit(X, y)
     for tree in (declared.estimators_ if hasattr(declared, "estimators_") else [declared]):
         assert tree.domains_[0].categories == ("x", "y")
+
+
+@pytest.mark.parametrize("model", [DPDecisionTreeClassifier, DPTreeEnsembleClassifier])
+@pytest.mark.parametrize("dtype, plain", [("Int64", "int64"), ("UInt8", "uint8"), ("boolean", "bool"),
+                                          ("string", None), ("category", None)])
+def test_a_pandas_targets_labels_keep_their_type_in_tree_and_ensemble(model: type, dtype: str, plain: str | None
+                                                                       ) -> None:
+    X = _frame()
+    labels = (X["a"] == "x").to_numpy()
+    if plain is None:  # text labels: pandas' own text dtypes against numpy's object text
+        y, numpy_y = pd.Series(np.where(labels, "yes", "no"), dtype=dtype), np.where(labels, "yes", "no").astype(object)
+    else:
+        numpy_y = labels.astype(plain)
+        y = pd.Series(numpy_y, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = model(epsilon=5.0, random_state=0).fit(X, y)
+        reference = model(epsilon=5.0, random_state=0).fit(X, numpy_y)
+    assert fitted.classes_.dtype == reference.classes_.dtype and fitted.classes_.tolist() == reference.classes_.tolist()
+    if plain is not None:
+        assert fitted.classes_.dtype == np.dtype(plain)
+    predicted, expected = fitted.predict(X), reference.predict(X)
+    assert predicted.dtype == expected.dtype and np.array_equal(predicted, expected)
+    np.testing.assert_array_equal(fitted.predict_proba(X), reference.predict_proba(X))
+
+
+def test_a_nullable_target_with_a_missing_label_is_still_refused_naming_its_row() -> None:
+    y = pd.Series([0, 1] * 150, dtype="Int64")
+    y[7] = pd.NA
+    for model in (DPDecisionTreeClassifier, DPTreeEnsembleClassifier):
+        with pytest.raises(ValueError, match="first at row 7"):
+            model(epsilon=1.0, random_state=0).fit(_frame(), y)
+
+
+@pytest.mark.parametrize("y", [np.array(["no", "yes"] * 150, dtype=object), np.array([0, 1] * 150, dtype=np.uint8),
+                               pd.Series(["no", "yes"] * 150, dtype="string")], ids=["object", "uint8", "string"])
+def test_the_ensembles_classes_read_off_the_target_are_the_trees(y: object) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = DPDecisionTreeClassifier(epsilon=5.0, random_state=0).fit(_frame(), y)
+        ensemble = DPTreeEnsembleClassifier(epsilon=5.0, random_state=0).fit(_frame(), y)
+    assert ensemble.classes_.dtype == tree.classes_.dtype and ensemble.classes_.tolist() == tree.classes_.tolist()
+    assert ensemble.predict(_frame()).dtype == tree.predict(_frame()).dtype

@@ -317,6 +317,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_not_complex(X)
         _check_no_dates(X)
         dtype_categories = _dtype_categories(X)
+        y = plain_target(y)
         try:
             X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
                                  ensure_min_samples=0 if may_be_empty else 1)
@@ -709,6 +710,37 @@ def _labels_as_target_writes(labels: Sequence[Any], y: np.ndarray) -> Sequence[A
             raise ParameterError(f"the target's labels are Booleans but the declared class {shown} is not 0 or 1: "
                                  f"declare the classes as the target writes them ([False, True])")
     return [bool(label) for label in labels]
+
+
+def plain_target(y: Any) -> Any:
+    """A pandas nullable integer or Boolean target (``Int64``, ``UInt8``, ``boolean``) as numpy's
+    ``int64``, ``uint8`` or ``bool``; anything else as it is.
+
+    scikit-learn's validation reads such a target as floats (``classes_`` ``[0., 1.]``,
+    predictions ``0.0``), as it must where labels may be missing; here every label is
+    present (:func:`_check_target_complete` refuses a missing one first), so the labels
+    keep the target's own type, as for a numpy integer or Boolean target.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> plain_target(pd.Series([0, 1], dtype="Int64")).dtype, plain_target(pd.array([True], dtype="boolean")).dtype
+    (dtype('int64'), dtype('bool'))
+    >>> plain_target(pd.Series([0.5], dtype="Float64")).dtype, plain_target([1, 0])
+    (Float64Dtype(), [1, 0])
+    """
+    if "pandas" not in sys.modules or not hasattr(y, "dtype"):
+        return y
+    import pandas as pd
+
+    dtype = y.dtype
+    if not (isinstance(y, pd.Series | pd.api.extensions.ExtensionArray) and pd.api.types.is_extension_array_dtype(dtype)
+            and (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))):
+        return y
+    if bool(pd.isna(y).any()):
+        return y  # refused by _check_target_complete, naming the row
+    plain = y.to_numpy(dtype=dtype.numpy_dtype)
+    return pd.Series(plain, index=y.index, name=y.name) if isinstance(y, pd.Series) else plain
 
 
 def _dtype_categories(X: Any) -> dict[int, list[Any]]:
