@@ -79,6 +79,16 @@ def test_a_pandas_targets_labels_keep_their_type_in_tree_and_ensemble(model: typ
     np.testing.assert_array_equal(fitted.predict_proba(X), reference.predict_proba(X))
 
 
+@pytest.mark.parametrize("model", [DPDecisionTreeClassifier, DPTreeEnsembleClassifier])
+def test_a_one_column_frame_of_nullable_labels_keeps_their_type(model: type) -> None:
+    X = _frame()
+    y = pd.DataFrame({"target": pd.Series((X["a"] == "x").astype(int), dtype="Int64")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn's "a column-vector y was passed"
+        fitted = model(epsilon=5.0, random_state=0).fit(X, y)
+    assert fitted.classes_.dtype == np.dtype("int64") and fitted.predict(X).dtype == np.dtype("int64")
+
+
 def test_a_nullable_target_with_a_missing_label_is_still_refused_naming_its_row() -> None:
     y = pd.Series([0, 1] * 150, dtype="Int64")
     y[7] = pd.NA

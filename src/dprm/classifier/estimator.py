@@ -728,11 +728,19 @@ def plain_target(y: Any) -> Any:
     (dtype('int64'), dtype('bool'))
     >>> plain_target(pd.Series([0.5], dtype="Float64")).dtype, plain_target([1, 0])
     (Float64Dtype(), [1, 0])
+    >>> plain_target(pd.DataFrame({"t": pd.array([1, 0], dtype="Int64")})).dtypes.tolist()
+    [dtype('int64')]
     """
-    if "pandas" not in sys.modules or not hasattr(y, "dtype"):
+    if "pandas" not in sys.modules or not hasattr(y, "dtype") and not hasattr(y, "dtypes"):
         return y
     import pandas as pd
 
+    if isinstance(y, pd.DataFrame):  # a column of one label a row, as scikit-learn takes it (with a warning)
+        if y.shape[1] != 1:
+            return y
+        first = y.iloc[:, 0]
+        column = plain_target(first)
+        return y if column is first else column.to_frame()
     dtype = y.dtype
     if not (isinstance(y, pd.Series | pd.api.extensions.ExtensionArray) and pd.api.types.is_extension_array_dtype(dtype)
             and (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))):
