@@ -106,3 +106,14 @@ def test_the_ensembles_classes_read_off_the_target_are_the_trees(y: object) -> N
         ensemble = DPTreeEnsembleClassifier(epsilon=5.0, random_state=0).fit(_frame(), y)
     assert ensemble.classes_.dtype == tree.classes_.dtype and ensemble.classes_.tolist() == tree.classes_.tolist()
     assert ensemble.predict(_frame()).dtype == tree.predict(_frame()).dtype
+
+
+@pytest.mark.parametrize("model", [DPDecisionTreeClassifier, DPTreeEnsembleClassifier])
+@pytest.mark.parametrize("y", [np.array(["a", 1] * 150, dtype=object), pd.Series([1.5, "b"] * 150, dtype=object)],
+                         ids=["array", "series"])
+def test_a_target_mixing_text_and_numbers_is_refused_naming_both(model: type, y: object) -> None:
+    """numpy's sort failed deep in scikit-learn's checks: "TypeError: '<' not supported between
+    instances of 'int' and 'str'"."""
+    mixed = r"the target y mixes text and other labels \(.* at row [01], .* at row [01]\)"
+    with pytest.raises(ValueError, match=mixed):
+        model(epsilon=1.0, random_state=0).fit(_frame(), y)

@@ -38,7 +38,8 @@ from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete, classes_of_target, plain_target
+from dprm.classifier.estimator import (DPDecisionTreeClassifier, _check_target_complete, _check_target_kinds,
+                                      classes_of_target, plain_target)
 from dprm.classifier.parameters import PARAMETERS
 from dprm.params import KeywordParam, as_seed, parameter_table
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
@@ -185,6 +186,7 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
             spec.validate(getattr(self, name))
         epsilon = as_epsilon(self.epsilon, "epsilon")
         _check_target_complete(y)
+        _check_target_kinds(y)
         if issparse(X):  # scikit-learn's words (np.asarray would make it an array of one object)
             raise TypeError("Sparse data was passed for X, but dense data is required. Use '.toarray()' to convert "
                             "to a dense numpy array.")

@@ -305,6 +305,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             far), the rows' codes, the classes and each row's class index.
         """
         _check_target_complete(y)
+        _check_target_kinds(y)
         # No rows is a dataset like any other when classes and domains are declared: the
         # release is then noise only, and refusing it would tell n = 0 from n = 1 (a
         # certain event on one of two neighbouring datasets). With anything read off the
@@ -952,6 +953,35 @@ def _check_hashable_values(X: np.ndarray, names: Sequence[str]) -> None:
 def _column_name(names: Sequence[str], position: int) -> str:
     """The name of column ``position``: ``names[position]``, else scikit-learn's ``x<position>``."""
     return names[position] if position < len(names) else f"x{position}"
+
+
+def _check_target_kinds(y: Any) -> None:
+    """A :class:`ParameterError` naming the first text label and the first other label of a target
+    that mixes them (``["a", 1]``): before, numpy's sort failed deep in scikit-learn's checks with
+    ``TypeError: '<' not supported between instances of 'int' and 'str'``.
+
+    Examples
+    --------
+    >>> _check_target_kinds(np.array(["a", "b"], dtype=object)), _check_target_kinds([1, 2.5, True])
+    (None, None)
+    >>> _check_target_kinds(np.array([1, 2.5, True], dtype=object)), _check_target_kinds(["a", 1])
+    (None, None)
+    >>> _check_target_kinds(np.array(["a", 1], dtype=object))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the target y mixes text and other labels ('a' at row 0, 1 at row 1); a classifier's labels are all text or all numbers
+    """
+    if y is None or getattr(np.asarray(y), "dtype", None) != np.dtype(object):
+        return  # labels of one numpy kind (a list ["a", 1] is read as text, '1')
+    labels = np.asarray(y, dtype=object).reshape(-1)
+    text = np.fromiter((isinstance(v, str) for v in labels.tolist()), dtype=bool, count=labels.size)
+    if text.any() and not text.all():
+        first_text, first_other = int(np.flatnonzero(text)[0]), int(np.flatnonzero(~text)[0])
+        other = labels[first_other]
+        shown = short_repr(other.item() if isinstance(other, np.generic) else other)
+        raise ParameterError(f"the target y mixes text and other labels ({short_repr(labels[first_text])} at row "
+                             f"{first_text}, {shown} at row {first_other}); a classifier's labels are all text or "
+                             "all numbers")
 
 
 def _check_target_complete(y: Any) -> None:
