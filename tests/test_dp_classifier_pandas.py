@@ -117,3 +117,20 @@ def test_a_target_mixing_text_and_numbers_is_refused_naming_both(model: type, y:
     mixed = r"the target y mixes text and other labels \(.* at row [01], .* at row [01]\)"
     with pytest.raises(ValueError, match=mixed):
         model(epsilon=1.0, random_state=0).fit(_frame(), y)
+
+
+def test_the_ensemble_checks_feature_names_once_in_its_own_name() -> None:
+    """Predicting with an array after a fit on a DataFrame warned once a tree, naming
+    DPDecisionTreeClassifier; a wrong column count was refused in the tree's name too."""
+    X = _frame()
+    y = np.where(X["a"] == "x", "yes", "no")
+    schema = {"categories": {"a": ["w", "x", "y", "z"]}, "bounds": {"b": (-5, 5)}, "classes": ["no", "yes"]}
+    fitted = DPTreeEnsembleClassifier(epsilon=5.0, random_state=0, **schema).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        by_array = fitted.predict(X.to_numpy(dtype=object))
+    assert [str(w.message) for w in caught] == [
+        "X does not have valid feature names, but DPTreeEnsembleClassifier was fitted with feature names"]
+    assert np.array_equal(by_array, fitted.predict(X))
+    with pytest.raises(ValueError, match="X has 3 features, but DPTreeEnsembleClassifier is expecting 2"):
+        fitted.predict(X.assign(c=1.0).to_numpy(dtype=object))

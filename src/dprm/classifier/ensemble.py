@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from dprm.classifier.estimator import (DPDecisionTreeClassifier, _check_target_complete, _check_target_kinds,
                                       classes_of_target, plain_target)
@@ -273,7 +273,12 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """The trees' class probabilities averaged (a joint-label tree's are its label's indicator)."""
         check_is_fitted(self, "estimators_")
-        return np.mean([tree.predict_proba(X) for tree in self.estimators_], axis=0)
+        # X's column names and count checked once, in the ensemble's name: each tree's own check warned
+        # "... but DPDecisionTreeClassifier was fitted with feature names" once a tree
+        validate_data(self, X, reset=False, skip_check_array=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"X (does not have valid|has) feature names", category=UserWarning)
+            return np.mean([tree.predict_proba(X) for tree in self.estimators_], axis=0)
 
     def predict(self, X: Any) -> np.ndarray:
         """The class with the largest averaged probability (the first in ``classes_`` on a tie)."""
