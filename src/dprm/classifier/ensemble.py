@@ -275,7 +275,10 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "estimators_")
         # X's column names and count checked once, in the ensemble's name: each tree's own check warned
         # "... but DPDecisionTreeClassifier was fitted with feature names" once a tree
-        validate_data(self, X, reset=False, skip_check_array=True)
+        # an array or a DataFrame of rows; else the trees' own checks answer (how to reshape a 1-d X,
+        # in scikit-learn's words; a list of rows, an object numpy reads through __array__ only)
+        if getattr(X, "ndim", None) == 2:
+            validate_data(self, X, reset=False, skip_check_array=True)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"X (does not have valid|has) feature names", category=UserWarning)
             return np.mean([tree.predict_proba(X) for tree in self.estimators_], axis=0)
