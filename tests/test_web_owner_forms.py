@@ -190,6 +190,49 @@ def test_the_sealed_notice_opens_only_in_the_session_that_asked(site: Site) -> N
     assert owner_notices.unseal(olga.cookies.get(COOKIE), sealed, now=10**10) is None  # after 5 minutes: gone
 
 
+def test_a_new_token_form_sent_again_after_its_notice_expired_says_what_happened(site: Site) -> None:
+    """The "New token" form's repeat (its one-time key) replays its first answer, sealed for 5
+    minutes: sent again later (a tab left open, the back button, then the button again) or from
+    another sign-in, the overview showed no token and only the words of a lost notice."""
+    import json
+    import time
+
+    from sqlalchemy import update
+
+    from dprm.server.tables import one_time_answers
+
+    olga, _ = site.signed_in("olga")
+    page = olga.get("/ui/owner").text
+    start = page.index('action="/ui/owner/analysts/bob/rotate"')
+    form = {name: re.search(rf'name="{name}" value="([^"]+)"', page[start:]).group(1) for name in ("csrf", "submission")}
+    assert _posted(olga, "/ui/owner/analysts/bob/rotate", form).status_code == 303
+    fresh = _token(olga.get("/ui/owner").text)
+    assert fresh and _api_status(site, fresh) == 200
+    # the first answer as it is kept, sealed 6 minutes ago (what a repeat finds 6 minutes later)
+    db = Database(site.url)
+    with db.write() as connection:
+        row = connection.execute(select(one_time_answers)).one()
+        kept = json.loads(row.answer)
+        notes = owner_notices.unseal(olga.cookies.get(COOKIE), kept["body"]["sealed"])
+        assert notes is not None and notes["new_token"]["name"] == "bob"
+        kept["body"]["sealed"] = owner_notices.seal(olga.cookies.get(COOKIE), notes,
+                                                    now=time.time() - owner_notices.LIFETIME - 60)
+        connection.execute(update(one_time_answers).where(one_time_answers.c.id == row.id)
+                           .values(answer=json.dumps(kept)))
+    db.dispose()
+    other, _ = site.signed_in("olga")  # another sign-in sends the same form (its own form token)
+    other_csrf = re.search(r'name="csrf" value="([^"]+)"', other.get("/ui/owner").text).group(1)
+    for client, csrf in ((olga, form["csrf"]), (other, other_csrf)):
+        again = _posted(client, "/ui/owner/analysts/bob/rotate", {**form, "csrf": csrf})
+        assert again.status_code == 303
+        shown = html.unescape(client.get("/ui/owner").text)
+        assert _token(shown) is None and "could not be shown" not in shown
+        assert "this New token form for bob was sent before" in shown and "Nothing was changed now" in shown
+    assert _api_status(site, fresh) == 200  # rotated once: the token shown first still works
+    assert [r.outcome for r in _audit(site, "ui-owner-rotate-analyst")] == ["ok", "idempotent_replay",
+                                                                           "idempotent_replay"]
+
+
 # -- 3. a dataset name in use: the exact command that frees it -------------------------------------
 
 

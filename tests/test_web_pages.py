@@ -802,6 +802,33 @@ def test_the_confidence_field_reads_numbers_as_the_epsilon_field_and_quotes_them
     assert site.remaining("bob") == (0, 0)
 
 
+def test_the_job_forms_confidence_reads_fractions_as_the_statistics_form_does(site: Site) -> None:
+    """The job form's ``p_confidence`` sent ``1/2`` as text, which the API refused ("must be a
+    number"), while the statistics form's confidence read it as 0.5; ``0.9999999999999999999``
+    was refused as "not 1.0"."""
+    import json
+
+    client, token = site.signed_in("bob")
+    form = {**JOB_FORM, "csrf": token, "epsilon": "0.1"}
+    for text in ("1/2", "3/4", "0.3"):
+        cost = client.post("/ui/datasets/tiny/jobs", data={**form, "p_confidence": text})
+        assert cost.status_code == 200 and "Cost" in cost.text, (text, cost.text[:500])
+    for text, message in (("0.9999999999999999999", "not '0.9999999999999999999' (it reads as 1.0)"),
+                          ("3/2", "not '3/2'"), ("1", "not '1'")):
+        refused = client.post("/ui/datasets/tiny/jobs", data={**form, "p_confidence": text})
+        page = html.unescape(refused.text)
+        assert refused.status_code == 422 and f"confidence must be in (0, 1), {message}" in page, (text, page[:500])
+    assert site.remaining("bob") == (0, 0)
+    ran = client.post("/ui/datasets/tiny/jobs", data={**form, "p_confidence": "1/2", "action": "run", "dummy": "on"},
+                      follow_redirects=False)
+    assert ran.status_code == 303, ran.text[:500]
+    db = Database(site.url)
+    with db.read() as connection:
+        stored = connection.execute(select(jobs.c.parameters).order_by(jobs.c.id.desc())).scalars().first()
+    db.dispose()
+    assert json.loads(stored)["confidence"] == 0.5
+
+
 def test_a_page_refused_by_the_rate_limit_says_when_to_retry(site: Site) -> None:
     """The pages' 429 had no Retry-After header (the API's has one)."""
     from dprm.server.ratelimit import RateLimiter

@@ -195,3 +195,24 @@ def test_registering_a_folder_says_it_is_a_folder_not_no_such_file(site: Site) -
     missing = olga.post("/ui/owner/datasets", data={"csrf": token, "name": "fresh", "left": str(folder / "nope.csv"),
                                                     "right": str(folder), "types": str(folder)})
     assert "nope.csv: no such file" in missing.text
+
+
+def test_a_bad_on_off_query_parameter_is_refused_in_the_pages_words(site: Site) -> None:
+    """``/ui/jobs?partial=zz`` was refused with pydantic's wording ("query.partial: Input should be
+    a valid integer, unable to parse string as an integer"); ``?again=x`` on a job's page too."""
+    import html
+
+    alice, token = site.signed_in("alice")
+    job = alice.post("/ui/datasets/tiny/jobs", data={**JOB_FORM, "csrf": token, "action": "run"},
+                     follow_redirects=False).headers["location"]
+    for address, name, value in (("/ui/jobs?partial=zz", "partial", "zz"), ("/ui/jobs?partial=2", "partial", "2"),
+                                 (f"{job}?again=x", "again", "x"), (f"{job}?partial=1.5", "partial", "1.5")):
+        for headers in ({}, {"HX-Request": "true"}):
+            answer = alice.get(address, headers=headers)
+            page = html.unescape(answer.text)
+            assert answer.status_code == 422 and "invalid_request" in page, (address, page[:300])
+            assert f"{name} must be 0 or 1, not '{value}'" in page, (address, page[:1500])
+            assert "Input should be" not in page and "query." not in page
+    assert alice.get("/ui/jobs?partial=1").text.startswith('<div id="jobs"')
+    assert "<html" in alice.get("/ui/jobs?partial=0").text
+    assert "sent again" in alice.get(f"{job}?again=1").text and "sent again" not in alice.get(job).text

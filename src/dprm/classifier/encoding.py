@@ -209,6 +209,7 @@ def learn_domains(
     categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any] | None] | None = None,
     bounds: Mapping[Any, tuple[float, float]] | Sequence[tuple[float, float] | None] | None = None,
     n_thresholds: int = 16,
+    dtype_categories: Mapping[int, Sequence[Any]] | None = None,
 ) -> tuple[list[FeatureEncoding], list[str]]:
     """Domains of the columns of ``X``: declared where given, else read off the data.
 
@@ -227,6 +228,12 @@ def learn_domains(
         ones.
     n_thresholds : int
         Thresholds per numeric column.
+    dtype_categories : dict by column position, optional
+        The categories of a pandas ``category`` column (its dtype's, used or not). A
+        categorical domain read off the data holds them too, so that a category no
+        training row holds is a known value at prediction (as scikit-learn's encoders
+        read a ``category`` dtype), not an unknown one. They are still not a declaration
+        (pandas reads them off the values unless told): the fit is not private for it.
 
     Returns
     -------
@@ -286,10 +293,11 @@ def learn_domains(
             grid = low * (1 - share) + high * share
             domains.append(FeatureEncoding.numeric(name, low, high, grid, declared=not read))
         else:
+            known = set(present) | set((dtype_categories or {}).get(position, ()))
             try:
-                values = tuple(sorted(set(present)))
+                values = tuple(sorted(known))
             except TypeError:
-                values = tuple(sorted(set(present), key=repr))
+                values = tuple(sorted(known, key=repr))
             domains.append(FeatureEncoding.categorical(name, values, declared=False))
             from_data.append(name)
     reasons = []

@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
-from dprm.classifier.estimator import DPDecisionTreeClassifier, _check_target_complete, classes_of_target
+from dprm.classifier.estimator import (DPDecisionTreeClassifier, _check_target_complete, _check_target_kinds,
+                                      classes_of_target, plain_target)
 from dprm.classifier.parameters import PARAMETERS
 from dprm.params import KeywordParam, as_seed, parameter_table
 from dprm.privacy import Accountant, SecureNoise, SeededNoise
@@ -185,6 +186,7 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
             spec.validate(getattr(self, name))
         epsilon = as_epsilon(self.epsilon, "epsilon")
         _check_target_complete(y)
+        _check_target_kinds(y)
         if issparse(X):  # scikit-learn's words (np.asarray would make it an array of one object)
             raise TypeError("Sparse data was passed for X, but dense data is required. Use '.toarray()' to convert "
                             "to a dense numpy array.")
@@ -194,11 +196,15 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         if X is None or np.ndim(X) != 2:
             raise ValueError(f"Expected a 2D array or a DataFrame of features, got {type(X).__name__} "
                              f"of {np.ndim(X)} dimension(s)")
-        y = column_or_1d(y, warn=True)  # a (n, 1) column as scikit-learn takes it; else its shape named, not a part's
+        # Int64 labels as ints (as the tree reads them); a (n, 1) column as scikit-learn takes it; else its
+        # shape named, not a part's
+        y = column_or_1d(plain_target(y), warn=True)
         reasons: list[str] = []
         classes = self.classes
+        present = None
         if classes is None:
-            classes = classes_of_target(y).tolist()  # one class named as the tree names it (no classes declared)
+            present = classes_of_target(y)  # the tree's classes_ of this target
+            classes = present.tolist()  # one class named as the tree names it (no classes declared)
             reasons.append("classes read off the data (declare classes)")
         seed = as_seed(self.random_state)  # a Generator or RandomState: one seed drawn from it (advanced)
         rng = np.random.default_rng(seed)
@@ -244,7 +250,9 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
             reasons += [r for r in tree.privacy_reasons_ if r not in reasons and not r.startswith("seeded")]
         block = parent.privacy_block(reasons=reasons, since=since)
         self.estimators_ = estimators
-        self.classes_ = estimators[0].classes_
+        # read off y: the labels as the tree's classes_ of the whole target hold them (its dtype: object
+        # labels of a string target, uint8 ones of a uint8 target), not as the parts' declared list made them
+        self.classes_ = estimators[0].classes_ if present is None else present
         # scikit-learn's fitted attributes of the input (the parts' validation set them on each tree)
         self.n_features_in_ = estimators[0].n_features_in_
         if hasattr(estimators[0], "feature_names_in_"):
@@ -265,7 +273,15 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """The trees' class probabilities averaged (a joint-label tree's are its label's indicator)."""
         check_is_fitted(self, "estimators_")
-        return np.mean([tree.predict_proba(X) for tree in self.estimators_], axis=0)
+        # X's column names and count checked once, in the ensemble's name: each tree's own check warned
+        # "... but DPDecisionTreeClassifier was fitted with feature names" once a tree
+        # an array or a DataFrame of rows; else the trees' own checks answer (how to reshape a 1-d X,
+        # in scikit-learn's words; a list of rows, an object numpy reads through __array__ only)
+        if getattr(X, "ndim", None) == 2:
+            validate_data(self, X, reset=False, skip_check_array=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"X (does not have valid|has) feature names", category=UserWarning)
+            return np.mean([tree.predict_proba(X) for tree in self.estimators_], axis=0)
 
     def predict(self, X: Any) -> np.ndarray:
         """The class with the largest averaged probability (the first in ``classes_`` on a tie)."""

@@ -306,6 +306,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             far), the rows' codes, the classes and each row's class index.
         """
         _check_target_complete(y)
+        _check_target_kinds(y)
         # No rows is a dataset like any other when classes and domains are declared: the
         # release is then noise only, and refusing it would tell n = 0 from n = 1 (a
         # certain event on one of two neighbouring datasets). With anything read off the
@@ -317,6 +318,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_column_names(X)
         _check_not_complex(X)
         _check_no_dates(X)
+        dtype_categories = _dtype_categories(X)
+        y = plain_target(y)
         try:
             X, y = validate_data(self, _plain_frame(X), y, dtype=None, ensure_all_finite=False,
                                  ensure_min_samples=0 if may_be_empty else 1)
@@ -334,7 +337,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_no_complex_values(X, names)
         _check_hashable_values(X, names)
         domains, reasons = learn_domains(
-            X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"]
+            X, names, categories=self.categories, bounds=self.bounds, n_thresholds=params["n_thresholds"],
+            dtype_categories=dtype_categories,
         )
         if X.shape[0] == 0 and reasons:
             raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while the domains of "
@@ -717,6 +721,69 @@ def _labels_as_target_writes(labels: Sequence[Any], y: np.ndarray) -> Sequence[A
     return [bool(label) for label in labels]
 
 
+def plain_target(y: Any) -> Any:
+    """A pandas nullable integer or Boolean target (``Int64``, ``UInt8``, ``boolean``) as numpy's
+    ``int64``, ``uint8`` or ``bool``; anything else as it is.
+
+    scikit-learn's validation reads such a target as floats (``classes_`` ``[0., 1.]``,
+    predictions ``0.0``), as it must where labels may be missing; here every label is
+    present (:func:`_check_target_complete` refuses a missing one first), so the labels
+    keep the target's own type, as for a numpy integer or Boolean target.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> plain_target(pd.Series([0, 1], dtype="Int64")).dtype, plain_target(pd.array([True], dtype="boolean")).dtype
+    (dtype('int64'), dtype('bool'))
+    >>> plain_target(pd.Series([0.5], dtype="Float64")).dtype, plain_target([1, 0])
+    (Float64Dtype(), [1, 0])
+    >>> plain_target(pd.DataFrame({"t": pd.array([1, 0], dtype="Int64")})).dtypes.tolist()
+    [dtype('int64')]
+    """
+    if "pandas" not in sys.modules or not hasattr(y, "dtype") and not hasattr(y, "dtypes"):
+        return y
+    import pandas as pd
+
+    if isinstance(y, pd.DataFrame):  # a column of one label a row, as scikit-learn takes it (with a warning)
+        if y.shape[1] != 1:
+            return y
+        first = y.iloc[:, 0]
+        column = plain_target(first)
+        return y if column is first else column.to_frame()
+    dtype = y.dtype
+    if not (isinstance(y, pd.Series | pd.api.extensions.ExtensionArray) and pd.api.types.is_extension_array_dtype(dtype)
+            and (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))):
+        return y
+    if bool(pd.isna(y).any()):
+        return y  # refused by _check_target_complete, naming the row
+    plain = y.to_numpy(dtype=dtype.numpy_dtype)
+    return pd.Series(plain, index=y.index, name=y.name) if isinstance(y, pd.Series) else plain
+
+
+def _dtype_categories(X: Any) -> dict[int, list[Any]]:
+    """The categories of each pandas ``category`` column of a DataFrame ``X`` (by position), used or not.
+
+    :func:`_plain_frame` turns such a column into objects, which hold its values only:
+    a category no row holds was then no value of the feature's domain (read off the
+    data), and a row of it at prediction was an unknown category.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"a": pd.Categorical(["x"], categories=["x", "z"]), "b": [1.0]})
+    >>> _dtype_categories(X), _dtype_categories(X.to_numpy())
+    ({0: ['x', 'z']}, {})
+    """
+    if type(X).__name__ != "DataFrame" or "pandas" not in sys.modules:
+        return {}
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        return {}
+    return {position: list(dtype.categories) for position, dtype in enumerate(X.dtypes)
+            if isinstance(dtype, pd.CategoricalDtype)}
+
+
 def _plain_frame(X: Any) -> Any:
     """A DataFrame with pandas extension columns (category, string, nullable) as object columns.
 
@@ -894,6 +961,35 @@ def _check_hashable_values(X: np.ndarray, names: Sequence[str]) -> None:
 def _column_name(names: Sequence[str], position: int) -> str:
     """The name of column ``position``: ``names[position]``, else scikit-learn's ``x<position>``."""
     return names[position] if position < len(names) else f"x{position}"
+
+
+def _check_target_kinds(y: Any) -> None:
+    """A :class:`ParameterError` naming the first text label and the first other label of a target
+    that mixes them (``["a", 1]``): before, numpy's sort failed deep in scikit-learn's checks with
+    ``TypeError: '<' not supported between instances of 'int' and 'str'``.
+
+    Examples
+    --------
+    >>> _check_target_kinds(np.array(["a", "b"], dtype=object)), _check_target_kinds([1, 2.5, True])
+    (None, None)
+    >>> _check_target_kinds(np.array([1, 2.5, True], dtype=object)), _check_target_kinds(["a", 1])
+    (None, None)
+    >>> _check_target_kinds(np.array(["a", 1], dtype=object))
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: the target y mixes text and other labels ('a' at row 0, 1 at row 1); a classifier's labels are all text or all numbers
+    """
+    if y is None or getattr(np.asarray(y), "dtype", None) != np.dtype(object):
+        return  # labels of one numpy kind (a list ["a", 1] is read as text, '1')
+    labels = np.asarray(y, dtype=object).reshape(-1)
+    text = np.fromiter((isinstance(v, str) for v in labels.tolist()), dtype=bool, count=labels.size)
+    if text.any() and not text.all():
+        first_text, first_other = int(np.flatnonzero(text)[0]), int(np.flatnonzero(~text)[0])
+        other = labels[first_other]
+        shown = short_repr(other.item() if isinstance(other, np.generic) else other)
+        raise ParameterError(f"the target y mixes text and other labels ({short_repr(labels[first_text])} at row "
+                             f"{first_text}, {shown} at row {first_other}); a classifier's labels are all text or "
+                             "all numbers")
 
 
 def _check_target_complete(y: Any) -> None:

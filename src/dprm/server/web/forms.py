@@ -294,7 +294,10 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
     """The API's :class:`~dprm.server.api_models.JobRequest` of a job form.
 
     Parameters left empty or equal to their default are not sent (the miner's default
-    applies). A value the models refuse is a :class:`FormError`.
+    applies). A value the models refuse is a :class:`FormError`. ``confidence`` is read
+    as the statistics form reads its field of the same name (:func:`confidence_value`:
+    ``1/2`` is 0.5, a refusal quotes the value as typed); before, the job form sent
+    ``1/2`` as text and the API refused it ("must be a number").
     """
     from pydantic import ValidationError
 
@@ -309,7 +312,10 @@ def job_request(form: Mapping[str, Any], dataset: str, *, dry_run: bool) -> Any:
         text = form.get(f"p_{field.name}")
         if text is None or not str(text).strip() or str(text).strip() == field.default_text:
             continue
-        parameters[field.name] = parameter_value(str(text), field.kind, field.name)
+        if field.name == "confidence":  # one name, one range, one reading on both forms
+            parameters[field.name] = confidence_value(str(text))
+        else:
+            parameters[field.name] = parameter_value(str(text), field.kind, field.name)
     body = {"algorithm": algorithm, "parameters": parameters, "dry_run": dry_run, **_common(form, dataset)}
     body["idempotency_key"] = None if dry_run else job_key(str(form.get("submission", "")), body)
     try:

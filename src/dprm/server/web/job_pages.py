@@ -30,7 +30,7 @@ from dprm.server.registrations import shown_name
 from dprm.server.errors import ApiError
 from dprm.server.units import fraction_text
 from dprm.server.web.access import for_posting, for_reading
-from dprm.server.web.pages import SECURITY_HEADERS, api_problem, is_htmx, problem, redirect, render
+from dprm.server.web.pages import SECURITY_HEADERS, api_problem, is_htmx, page_switch, problem, redirect, render
 from dprm.server.web.sessions import Session
 
 __all__ = ["router", "SORT_KEYS", "support_bar"]
@@ -136,14 +136,19 @@ def analyst_jobs(request: Request, who: accounts.Analyst) -> tuple[list[dict[str
 
 
 @router.get("/jobs", response_class=HTMLResponse)
-async def jobs_page(request: Request, partial: int = 0) -> Response:
+async def jobs_page(request: Request, partial: str = "0") -> Response:
+    """The analyst's jobs; ``partial=1``: the table only (the list's refresh)."""
     request.state.action = "ui-jobs"
     found = await for_reading(request, "analyst")
     if isinstance(found, Response):
         return found
+    try:
+        only_table = page_switch(partial, "partial")
+    except ApiError as error:
+        return api_problem(request, error, found)
     items, complete = await run_in_threadpool(analyst_jobs, request, found.analyst)
     active = any(j["status"] in ("queued", "running") for j in items)
-    return render(request, "_jobs_table.html" if partial else "jobs.html", session=found, jobs=items,
+    return render(request, "_jobs_table.html" if only_table else "jobs.html", session=found, jobs=items,
                   active=active, complete=complete, shown_rows=JOBS_PAGE_ROWS)
 
 
@@ -227,17 +232,19 @@ def job_context(request: Request, who: accounts.Analyst, job_id: str, sort: str,
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 async def job_page(request: Request, job_id: str, sort: str = "rank", order: str = "asc",
-                   partial: int = 0, again: int = 0) -> Response:
+                   partial: str = "0", again: str = "0") -> Response:
     """A job's page; ``again=1`` when the job form that made it was sent again (its page says so)."""
     request.state.action = "ui-job"
     found = await for_reading(request, "analyst")
     if isinstance(found, Response):
         return found
     try:
+        page_switch(partial, "partial")  # taken as before (an old page's refresh), always the whole page
+        sent_again = page_switch(again, "again")
         context = await run_in_threadpool(job_context, request, found.analyst, job_id, sort, order)
     except ApiError as error:
         return api_problem(request, error, found)
-    return render(request, "job.html", session=found, sent_again=bool(again), **context)
+    return render(request, "job.html", session=found, sent_again=sent_again, **context)
 
 
 def job_document(request: Request, who: accounts.Analyst, job_id: str) -> tuple[Any, str]:

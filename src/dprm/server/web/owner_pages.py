@@ -185,6 +185,24 @@ async def act(request: Request, action: str, work: Callable[[dict[str, Any]], di
     return response
 
 
+def replayed_rotation_notice(name: str) -> str:
+    """What the overview says when a "New token" form for ``name`` is sent again after its first
+    answer can no longer be shown (more than :data:`~dprm.server.web.owner_notices.LIFETIME`
+    seconds later, or from another sign-in): before, it showed no token and the words of a
+    lost notice ("an earlier form ... could not be shown").
+
+    Examples
+    --------
+    >>> print(replayed_rotation_notice("bob"))  # doctest: +NORMALIZE_WHITESPACE
+    this New token form for bob was sent before: bob's token was changed then and shown once, and it cannot be
+    shown again (tokens are kept nowhere). Nothing was changed now. If bob did not get that token, press New
+    token to give a new one.
+    """
+    return (f"this New token form for {name} was sent before: {name}'s token was changed then and shown once, "
+            "and it cannot be shown again (tokens are kept nowhere). Nothing was changed now. If "
+            f"{name} did not get that token, press New token to give a new one.")
+
+
 #: The key of a ``work``'s notes that holds notes sealed already (:func:`act` sets them as they are).
 SEALED = "sealed"
 
@@ -295,6 +313,11 @@ async def change_analyst(request: Request, name: str, change: str) -> Response:
             raise DprmError(error.message or "this form was sent already; reload the page") from None
         if replayed:
             request.state.outcome = "idempotent_replay"
+            sealed = notes.get(SEALED)
+            if not isinstance(sealed, str) or owner_notices.unseal(session, sealed) is None:
+                # its notice waited too long (LIFETIME) or was sealed for another sign-in: the
+                # token it showed cannot be shown again; say so, not "an earlier form's answer"
+                return {"notice": replayed_rotation_notice(name)}
         return notes
 
     def work(form: dict[str, Any]) -> dict[str, Any]:

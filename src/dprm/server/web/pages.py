@@ -21,7 +21,7 @@ from dprm.server.web import csrf
 from dprm.server.web.sessions import Session
 
 __all__ = ["HTMX_REFUSAL", "PAGE_MESSAGES", "PAGE_TITLES", "SECURITY_HEADERS", "STATIC", "TEMPLATES", "api_problem",
-           "error_page", "is_htmx", "page_error", "problem", "redirect", "render"]
+           "error_page", "is_htmx", "page_error", "page_switch", "problem", "redirect", "render"]
 
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
@@ -94,6 +94,31 @@ def page_error(code: str, message: str | None = None) -> tuple[str, str]:
     if not message or message == description:
         message = PAGE_MESSAGES.get(code, description)
     return title, message
+
+
+def page_switch(text: str, name: str) -> bool:
+    """A page's on/off query parameter (``?partial=1``, ``?again=1``): ``1`` on; ``0`` or empty off.
+
+    Anything else is the API's ``422 invalid_request`` in the pages' words, naming the
+    parameter and quoting the value: before, FastAPI read such a parameter as an integer
+    and its refusal was pydantic's wording (``query.partial: Input should be a valid
+    integer, unable to parse string as an integer``).
+
+    Examples
+    --------
+    >>> page_switch("1", "partial"), page_switch("0", "partial"), page_switch("", "again")
+    (True, False, False)
+    >>> page_switch("zz", "partial")
+    Traceback (most recent call last):
+    ...
+    dprm.server.errors.ApiError: invalid_request: partial must be 0 or 1, not 'zz'
+    """
+    from dprm.errors import short_repr
+
+    value = text.strip()
+    if value in ("", "0", "1"):
+        return value == "1"
+    raise ApiError("invalid_request", f"{name} must be 0 or 1, not {short_repr(text)}")
 
 
 def _when(seconds: float | None) -> str:
