@@ -50,7 +50,8 @@ LETTERS = "abcd"
 
 
 def write_wide(folder: Path, name: str, rows: int, columns: int = 500, seed: int = 0) -> tuple[Path, Path]:
-    """A table of ``rows`` × ``columns`` categorical columns of 2 – 4 values and its types file."""
+    """A table of ``rows`` × ``columns`` categorical columns of 2 – 4 values and its types file, written into
+    ``folder`` (made if missing, as docs/itemsets.md's ``write_wide(Path('/tmp/w'), 'wide', 2000)`` needs)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -61,6 +62,7 @@ def write_wide(folder: Path, name: str, rows: int, columns: int = 500, seed: int
         cells.append(np.array(list(LETTERS))[values])
         declared[f"c{j:03d}"] = {"type": "categorical", "categories": list(LETTERS[:k])}
     lines = [",".join(declared)] + [",".join(column[r] for column in cells) for r in range(rows)]
+    folder.mkdir(parents=True, exist_ok=True)
     table = folder / f"{name}.csv"
     table.write_text("\n".join(lines) + "\n", encoding="utf-8")
     types = folder / f"{name}-types.json"

