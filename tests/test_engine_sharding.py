@@ -569,6 +569,11 @@ FIRST_COLUMN_CASES = {
     "two-id-like-columns": ([5, 6, 7, 8, 9, 10], [6, 5, 8, 7, 10, 11]),
     # 0, 1 is Boolean in the first part only: an id-like column over all rows
     "boolean-in-one-part": ([0, 1, 2, 3, 4, 5], ["x"] * 6),
+    # Boolean words of another vocabulary in each 2-row part (yes/no, true/false): text over all rows, so one id
+    # column under two names (Ray took each part's Boolean for all the rows' and mined them)
+    "boolean-words-per-part": (["yes", "no", "true", "false", "Yes", "No"], ["yes", "no", "true", "false", "Yes", "No"]),
+    # the same in the left view only: noted as looking like an id
+    "boolean-words-in-one-view": (["no", "yes", "false", "true", "No", "Yes"], ["x"] * 6),
 }
 
 

@@ -33,7 +33,7 @@ from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
-from dprm.data.inference import infer_kind
+from dprm.data.inference import boolean_spellings, infer_kind
 from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, read_table, reading_options
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
@@ -498,11 +498,18 @@ def _id_candidate_keys(raw: RawTable, name: str) -> list[str] | None:
     """Column ``name``'s id texts when it holds whole numbers or text, none missing; else None.
 
     What :func:`_id_like_keys` asks of a column besides not being Boolean and its values
-    being distinct, in two rows or more: what one part of the rows can tell alone.
+    being distinct, in two rows or more: what one part of the rows can tell alone. A text
+    file's column read as ``bool`` (``true, false``) gives its cells as written: in a
+    part of the rows it can be the text of all of them (``yes, no`` in another part).
     """
     column = raw.table.column(name)
     typ = column.type
-    if column.null_count or not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
+    if column.null_count:
+        return None
+    if pa.types.is_boolean(typ):
+        written = raw.cells_as_written(name)
+        return written if written is not None and len(written) == len(column) and None not in written else None
+    if not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
         return None
     return _key_texts(raw, name)  # type: ignore[return-value]
 
@@ -514,7 +521,11 @@ class FirstColumns:
     ``sources`` and ``names``: each view's file and first column; ``undeclared``: whether
     it is neither taken as the ids nor declared in the types file; ``keys``: its values as
     id texts when it could be an id column (:func:`_id_candidate_keys`), else None;
-    ``boolean``: whether it is Boolean in these rows (``0, 1`` or ``yes, no``: not an id).
+    ``boolean``: whether it is Boolean in these rows (``0, 1`` or ``yes, no``: not an id);
+    ``spellings``: then its :func:`~dprm.data.inference.boolean_spellings` (else None), with
+    which the parts' columns are Boolean in all the rows or not
+    (:func:`~dprm.data.inference.boolean_in_all_parts`: ``yes, no`` in one part and ``true,
+    false`` in another are not).
     """
 
     sources: tuple[str, str]
@@ -522,6 +533,7 @@ class FirstColumns:
     undeclared: tuple[bool, bool]
     keys: tuple[list[str] | None, list[str] | None]
     boolean: tuple[bool, bool]
+    spellings: tuple[tuple[bool, frozenset[str]] | None, tuple[bool, frozenset[str]] | None] = (None, None)
 
 
 def _first_columns(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | None,
@@ -529,9 +541,10 @@ def _first_columns(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | N
     firsts = [(raw, raw.column_names[0], taken) for raw, taken in ((lraw, lid), (rraw, rid))]
     keys = [_id_candidate_keys(raw, name) for raw, name, _ in firsts]
     undeclared = [taken is None and spec.get(name) is None for _, name, taken in firsts]
-    boolean = [infer_kind(raw.table.column(name)) is AttributeKind.BOOLEAN for raw, name, _ in firsts]
+    spellings = [boolean_spellings(raw.table.column(name)) for raw, name, _ in firsts]
     return FirstColumns((lraw.source, rraw.source), (firsts[0][1], firsts[1][1]),
-                        (undeclared[0], undeclared[1]), (keys[0], keys[1]), (boolean[0], boolean[1]))
+                        (undeclared[0], undeclared[1]), (keys[0], keys[1]),
+                        (spellings[0] is not None, spellings[1] is not None), (spellings[0], spellings[1]))
 
 
 def _like_ids(first: FirstColumns) -> tuple[tuple[bool, bool], bool, bool]:

@@ -58,6 +58,7 @@ import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
 from dprm.data.encoding import inferred_transform
+from dprm.data.inference import boolean_in_all_parts
 from dprm.data.loading import FirstColumns, left_out_notes, load_two_view, position_notes
 from dprm.data.reading import data_file_format, first_line, native_file, open_text_table
 from dprm.engine.shard_ids import ROW_BITS, ShardIds
@@ -262,8 +263,8 @@ def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str
             except DprmError as error:
                 raise _in_files(error, files, shard, n_shards) from None
             parts = [_in_file_terms(_without_constant_notes(data), files)]
-            firsts = [FirstColumns((files[0].original, files[1].original), f.names, f.undeclared, f.keys, f.boolean)
-                      for f in firsts]
+            firsts = [FirstColumns((files[0].original, files[1].original), f.names, f.undeclared, f.keys, f.boolean,
+                                   f.spellings) for f in firsts]
             if data.ids is not None and data.id_column is not None:
                 side, _ = data.id_column
                 ids.append(ShardIds(data.ids, files[side].file_rows(data.n_rows), *data.id_column))
@@ -273,7 +274,8 @@ def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str
         firsts[0].sources, firsts[0].names, firsts[0].undeclared,
         tuple(None if any(f.keys[s] is None for f in firsts)  # type: ignore[arg-type]
               else [k for f in firsts for k in f.keys[s]] for s in (0, 1)),  # type: ignore[union-attr]
-        tuple(all(f.boolean[s] for f in firsts) for s in (0, 1)))  # type: ignore[arg-type]
+        tuple(boolean_in_all_parts([f.spellings[s] for f in firsts]) for s in (0, 1)),  # type: ignore[arg-type]
+        tuple(_joined_spellings([f.spellings[s] for f in firsts]) for s in (0, 1)))  # type: ignore[arg-type]
     found = None if not ids else ShardIds(np.concatenate([i.keys for i in ids]),
                                           np.concatenate([i.positions for i in ids]), ids[0].side, ids[0].column)
     if len(parts) == 1:
@@ -296,7 +298,8 @@ def first_summary(first: FirstColumns | None) -> tuple[FirstColumns, int, bool] 
     left, right = first.keys
     rows = len(left if left is not None else right or [])
     kept = FirstColumns(first.sources, first.names, first.undeclared,
-                        tuple(None if k is None else [] for k in first.keys), first.boolean)  # type: ignore[arg-type]
+                        tuple(None if k is None else [] for k in first.keys), first.boolean,  # type: ignore[arg-type]
+                        first.spellings)
     return kept, rows, left is not None and left == right
 
 
@@ -328,12 +331,28 @@ def first_column_notes(found: Sequence[tuple[FirstColumns, int, bool] | None],
     if not present:
         return [], []
     rows = sum(rows for _, rows, _ in present)
-    # Boolean in all the rows when Boolean in every part (0 and 1 are in {0, 1} together or not at all)
+    # Boolean in all the rows as loading them all infers it: Boolean in every part, and text words of one
+    # vocabulary all parts together (yes, no in one part and true, false in another are text)
     like = tuple(rows >= 2 and all(f.keys[s] is not None for f, _, _ in present) and all(b[s] for b in facts)
-                 and not all(f.boolean[s] for f, _, _ in present) for s in (0, 1))
+                 and not boolean_in_all_parts([f.spellings[s] for f, _, _ in present]) for s in (0, 1))
     same_values = all(b[2] for b in facts)
     same_order = all(same for _, _, same in present)
     return position_notes(present[0][0], (like[0], like[1]), same_values, same_order)
+
+
+def _joined_spellings(parts: Sequence[tuple[bool, frozenset[str]] | None]) -> tuple[bool, frozenset[str]] | None:
+    """The :func:`~dprm.data.inference.boolean_spellings` of parts read as one (None unless Boolean in all).
+
+    Examples
+    --------
+    >>> _joined_spellings([(False, frozenset({"yes"})), (False, frozenset({"no"}))]) == (False, {"yes", "no"})
+    True
+    >>> _joined_spellings([(False, frozenset({"yes"})), (False, frozenset({"true"}))]) is None
+    True
+    """
+    if not boolean_in_all_parts(list(parts)):
+        return None
+    return all(p[0] for p in parts), frozenset().union(*(p[1] for p in parts))  # type: ignore[index]
 
 
 @dataclass(frozen=True)
