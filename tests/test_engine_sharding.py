@@ -523,8 +523,8 @@ def test_shards_that_read_a_file_in_two_versions_are_refused_and_one_version_pas
     left, right = _counted_rows(tmp_path, 10)
     spec = ShardSpec.of(left, right)
     parts = [sharding.read_shard_part(spec, shard, 2) for shard in (0, 1)]
-    sharding.check_same_files([stamps for _, _, stamps, _ in parts])  # one version: the rows of the file, once each
-    assert sum(data.n_rows for data, _, _, _ in parts) == 10
+    sharding.check_same_files([stamps for _, _, stamps, _, _ in parts])  # one version: the rows of the file, once
+    assert sum(data.n_rows for data, _, _, _, _ in parts) == 10
     with open(right, "a") as out:  # rewritten between the two shards' reads: rows 6 to 10 read by neither
         out.write("".join(f"{i % 3}\n" for i in range(10)))
     with open(left, "a") as out:

@@ -60,6 +60,7 @@ def load_two_view(
     out_of_bounds: str | None = None,
     keep_constant: bool = False,
     first_columns: list[FirstColumns] | None = None,
+    matched: list[tuple[np.ndarray | None, tuple[int, str] | None]] | None = None,
 ) -> TwoViewData:
     """Load a two-view dataset from two files or DataFrames.
 
@@ -104,6 +105,12 @@ def load_two_view(
         refused as one id column with two names nor noted as looking like ids: their
         :class:`FirstColumns` is appended to this list instead, for a sharded engine to
         decide on all the rows (:func:`position_notes`), since one part cannot.
+    matched : list, optional
+        When given, the ids and id column (None, None without one) are appended to it once
+        the rows are matched (their ids checked, the first columns decided), before any
+        column is built: a sharded engine whose part then fails (a value outside its bounds)
+        still checks the ids and first columns of all the parts first, in the order loading
+        all the rows checks them.
 
     Returns
     -------
@@ -172,6 +179,8 @@ def load_two_view(
         else:
             first_notes = position_notes(first, *_like_ids(first))
 
+    if matched is not None:
+        matched.append((ids, id_column))
     left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant,
                             first_notes=first_notes[0])
     right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant,

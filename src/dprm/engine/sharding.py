@@ -153,7 +153,9 @@ def read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
     The shards check with these that no id is in two of them
     (:mod:`dprm.engine.shard_ids`): loading checks each part alone.
     """
-    data, ids, _, _ = read_shard_part(spec, shard, n_shards, workdir)
+    data, ids, _, _, late = read_shard_part(spec, shard, n_shards, workdir)
+    if late is not None:
+        raise late
     return data, ids
 
 
@@ -203,11 +205,19 @@ no longer changes
 
 
 def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
-                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None], FirstColumns | None]:
-    """:func:`read_shard_and_ids`, the :data:`FileStamp` of each file the shard read, and its part's first columns.
+                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None], FirstColumns | None,
+                               DprmError | None]:
+    """:func:`read_shard_and_ids`, the :data:`FileStamp` of each file the shard read, its part's first columns,
+    and the error of building its columns (None when they load).
 
     The first columns (rows matched by position; None with ids, or no rows) are decided
     on all the rows by the driver (:func:`first_column_notes`), not by each part's loader.
+
+    Loading all the rows checks the ids and the first columns before it builds any column
+    (a value outside its declared bounds): a part whose columns fail to build gives its ids
+    and first columns and that error (``data`` None), for the driver to raise once the ids
+    and first columns of all the parts are checked. An error before (reading a file, an id
+    missing or repeated in the part) is raised here.
 
     A file that changed while this shard read it is refused here (:class:`~dprm.errors.DataError`,
     code ``file_changed``, also in place of the loader's error about a file that changed); the
@@ -221,12 +231,12 @@ def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | N
         paths = [spec.left[0], spec.right[0]]
     before = {path: file_stamp(path) for path in paths}
     try:
-        data, ids, first = _read_shard_and_ids(spec, shard, n_shards, workdir)
+        data, ids, first, late = _read_shard_and_ids(spec, shard, n_shards, workdir)
     except DprmError as error:
         failure: DprmError = error
     else:
         _check_unchanged(before)
-        return data, ids, before, first
+        return data, ids, before, first, late
     _check_unchanged(before)  # a file that changed: said instead of the loader's words about what it read
     raise failure
 
@@ -238,38 +248,51 @@ def _check_unchanged(before: dict[str, FileStamp | None]) -> None:
 
 
 def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
-                        ) -> tuple[TwoViewData | None, ShardIds | None, FirstColumns | None]:
+                        ) -> tuple[TwoViewData | None, ShardIds | None, FirstColumns | None, DprmError | None]:
     ids: list[ShardIds] = []
     firsts: list[FirstColumns] = []
+    matched: list[tuple[np.ndarray | None, tuple[int, str] | None]] = []
+    late: DprmError | None = None
+    parts = []
     if len(spec.left) > 1:
         numbered = list(enumerate(zip(spec.left, spec.right)))[shard::n_shards]
-        parts = []
         for number, (left, right) in numbered:
-            part = _without_constant_notes(load_two_view(left, right, keep_constant=True, first_columns=firsts,
-                                                         **spec.load_options))
-            parts.append(part)
-            if part.ids is not None and part.id_column is not None:
-                rows = (np.int64(number) << ROW_BITS) + np.arange(part.n_rows, dtype=np.int64)
-                ids.append(ShardIds(part.ids, rows, *part.id_column))
+            try:
+                parts.append(_without_constant_notes(load_two_view(left, right, keep_constant=True,
+                                                                   first_columns=firsts, matched=matched,
+                                                                   **spec.load_options)))
+            except DprmError as error:
+                if len(matched) <= len(parts):  # before its rows were matched: said as it is
+                    raise
+                late = error  # its columns: said once the ids and first columns of all parts are checked
+            part_ids, id_column = matched[-1]
+            if part_ids is not None and id_column is not None:
+                rows = (np.int64(number) << ROW_BITS) + np.arange(len(part_ids), dtype=np.int64)
+                ids.append(ShardIds(part_ids, rows, *id_column))
+            if late is not None:
+                break
     else:
         with tempfile.TemporaryDirectory(dir=workdir) as folder:
             files = [_slice(path, side, shard, n_shards, Path(folder))
                      for side, path in (("left", spec.left[0]), ("right", spec.right[0]))]
             if files[0] is None or files[1] is None:
-                return None, None, None
+                return None, None, None, None
             try:
                 data = load_two_view(files[0].path, files[1].path, keep_constant=True, first_columns=firsts,
-                                     **spec.load_options)
+                                     matched=matched, **spec.load_options)
             except DprmError as error:
-                raise _in_files(error, files, shard, n_shards) from None
-            parts = [_in_file_terms(_without_constant_notes(data), files)]
+                if not matched:  # before its rows were matched: said as it is
+                    raise _in_files(error, files, shard, n_shards) from None
+                late = _in_files(error, files, shard, n_shards)
+            else:
+                parts = [_in_file_terms(_without_constant_notes(data), files)]
             firsts = [FirstColumns((files[0].original, files[1].original), f.names, f.undeclared, f.keys, f.boolean,
                                    f.spellings) for f in firsts]
-            if data.ids is not None and data.id_column is not None:
-                side, _ = data.id_column
-                ids.append(ShardIds(data.ids, files[side].file_rows(data.n_rows), *data.id_column))
-    if not parts:
-        return None, None, None
+            part_ids, id_column = matched[0]
+            if part_ids is not None and id_column is not None:
+                ids.append(ShardIds(part_ids, files[id_column[0]].file_rows(len(part_ids)), *id_column))
+    if not parts and late is None:
+        return None, None, None, None
     first = None if not firsts else FirstColumns(
         firsts[0].sources, firsts[0].names, firsts[0].undeclared,
         tuple(None if any(f.keys[s] is None for f in firsts)  # type: ignore[arg-type]
@@ -278,10 +301,12 @@ def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str
         tuple(_joined_spellings([f.spellings[s] for f in firsts]) for s in (0, 1)))  # type: ignore[arg-type]
     found = None if not ids else ShardIds(np.concatenate([i.keys for i in ids]),
                                           np.concatenate([i.positions for i in ids]), ids[0].side, ids[0].column)
+    if late is not None:
+        return None, found, first, late
     if len(parts) == 1:
-        return parts[0], found, first
+        return parts[0], found, first, None
     merged = merge_schemas([[summarise(p.views[s]) for p in parts] for s in (0, 1)])
-    return concatenate([adopt_schema(p, merged) for p in parts]), found, first
+    return concatenate([adopt_schema(p, merged) for p in parts]), found, first, None
 
 
 # -- first columns of views matched by position ---------------------------------------------
