@@ -609,3 +609,16 @@ def test_the_first_columns_are_refused_or_noted_on_all_the_rows_as_loading_in_pr
     expected = tuple([n for n in view.notes if "looks like an id" in n] for view in data.views)
     for n_shards in (1, 2, 3):
         assert _first_columns_sharded(spec, n_shards) == expected, n_shards
+
+
+def test_categories_of_numbers_and_words_are_merged_in_the_loaders_order(tmp_path) -> None:
+    """Loading orders a categorical column's numbers numerically, before its words (1, 2, 9, 10, a, b); the merge
+    sorted the shards' categories as text unless every one was a number (1, 10, 2, 9, a, b): other category
+    codes, hence other literals, than in-process."""
+    pd.DataFrame({"c": ["10", "9", "a", "2", "1", "b"], "x": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]}).to_csv(
+        tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0, 1, 0, 1, 0]}).to_csv(tmp_path / "right.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 2)
+    assert whole.left["c"].domain.categories == ("1", "2", "9", "10", "a", "b")
+    assert schema[0].attributes[0].domain == whole.left["c"].domain
+    assert np.array_equal(concatenate(shards).left["c"].values, whole.left["c"].values)

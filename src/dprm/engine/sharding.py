@@ -23,8 +23,8 @@ columns; never a row) and the driver merges the summaries (:func:`merge_schemas`
 * an inferred numeric column's bounds are the smallest and largest of the shards'
   bounds (cut at every whole number when each shard's values are whole numbers and
   those bounds are close: :func:`~dprm.data.encoding.inferred_transform`), and an inferred categorical column's categories the union of the shards'
-  categories in the loader's order (text order, or numeric order when every category
-  is a number): exactly what loading all the rows at once infers;
+  categories in the loader's order (the numbers first, in numeric order, then the other
+  texts in text order: :func:`~dprm.data.category_text.category_order`): exactly what loading all the rows at once infers;
 * an undeclared column is left out as constant when it is constant (or empty) in every
   shard with the same single value, as loading all rows would; a shard where it is
   empty (all values missing) does not vote on its kind or domain;
@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
+from dprm.data.category_text import category_order
 from dprm.data.encoding import inferred_transform
 from dprm.data.inference import boolean_in_all_parts
 from dprm.data.loading import FirstColumns, left_out_notes, load_two_view, position_notes
@@ -789,11 +790,8 @@ def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
         domain = Domain(bounds=(low, high), transform=inferred_transform(low, high, all(c.whole for c in found)))
         return ColumnSummary(first.name, first.kind, domain)
     if first.kind is AttributeKind.CATEGORICAL:
-        texts = sorted({t for c in found for t in (c.domain.categories or ())})
-        try:
-            texts = sorted(texts, key=float)  # numbers: the loader orders them numerically
-        except ValueError:
-            pass
+        # the loader's order: numbers first, numerically, then other texts (10 after 9 also beside words)
+        texts = category_order({t for c in found for t in (c.domain.categories or ())})
         return ColumnSummary(first.name, first.kind, Domain(categories=tuple(texts)))
     return ColumnSummary(first.name, first.kind, first.domain)
 
