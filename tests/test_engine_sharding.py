@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from dprm.data import load_two_view
-from dprm.data.attributes import Attribute, TwoViewData, View
+from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.datasets import make_planted
 from dprm.engine import InProcessEngine, Support
 from dprm.engine import sharding
@@ -621,4 +621,25 @@ def test_categories_of_numbers_and_words_are_merged_in_the_loaders_order(tmp_pat
     whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 2)
     assert whole.left["c"].domain.categories == ("1", "2", "9", "10", "a", "b")
     assert schema[0].attributes[0].domain == whole.left["c"].domain
+    assert np.array_equal(concatenate(shards).left["c"].values, whole.left["c"].values)
+
+
+@pytest.mark.parametrize("words", [["yes", "no", "true", "false", "yes", "no"], ["yes"] * 3 + ["true"] * 3],
+                         ids=["two-vocabularies", "constant-in-each-shard"])
+def test_boolean_words_of_different_vocabularies_in_different_shards_are_refused_not_mined_as_boolean(
+        tmp_path, words) -> None:
+    """yes, no in one shard and true, false in another: loading all the rows reads text (a categorical column of
+    four categories, or two when each shard holds one word); each shard read Boolean, and the merge kept a Boolean
+    column (or left it out as constant 1): another dataset than in-process, silently. Now refused in one line, as
+    a column read with different kinds is; words of one vocabulary (yes, Yes, no) still merge as Boolean."""
+    pd.DataFrame({"c": words, "x": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0, 1, 0, 1, 0]}).to_csv(tmp_path / "right.csv", index=False)
+    assert load_two_view(tmp_path / "left.csv", tmp_path / "right.csv").left["c"].kind is AttributeKind.CATEGORICAL
+    with pytest.raises(ParameterError, match="column 'c' reads as Boolean words of different vocabularies") as error:
+        _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 2 if words[0] == words[2] else 3)
+    assert "types file" in str(error.value) and "\n" not in str(error.value)
+    pd.DataFrame({"c": ["yes", "no", "Yes", "No", "YES", "no"], "x": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]}).to_csv(
+        tmp_path / "left.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 3)
+    assert schema[0].attributes[0].kind is whole.left["c"].kind is AttributeKind.BOOLEAN
     assert np.array_equal(concatenate(shards).left["c"].values, whole.left["c"].values)

@@ -61,6 +61,7 @@ def load_two_view(
     keep_constant: bool = False,
     first_columns: list[FirstColumns] | None = None,
     matched: list[tuple[np.ndarray | None, tuple[int, str] | None]] | None = None,
+    boolean_spellings: bool = False,
 ) -> TwoViewData:
     """Load a two-view dataset from two files or DataFrames.
 
@@ -111,6 +112,11 @@ def load_two_view(
         column is built: a sharded engine whose part then fails (a value outside its bounds)
         still checks the ids and first columns of all the parts first, in the order loading
         all the rows checks them.
+    boolean_spellings : bool
+        Record each inferred Boolean column's spellings in ``View.spellings``
+        (:func:`~dprm.data.inference.boolean_spellings`): a sharded engine's shards tell
+        with them whether the column is Boolean in all the rows (``yes, no`` in one part
+        and ``true, false`` in another are not). Default False.
 
     Returns
     -------
@@ -144,6 +150,7 @@ def load_two_view(
     ["left DataFrame: column 'age' is categorical (inferred): not every value is a number, e.g. row 2"]
     """
     _check_flag(keep_constant, "keep_constant")
+    _check_flag(boolean_spellings, "boolean_spellings")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
     named = _named_columns(spec, id_column)
@@ -182,9 +189,9 @@ def load_two_view(
     if matched is not None:
         matched.append((ids, id_column))
     left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant,
-                            first_notes=first_notes[0])
+                            first_notes=first_notes[0], spellings=boolean_spellings)
     right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant,
-                             first_notes=first_notes[1])
+                             first_notes=first_notes[1], spellings=boolean_spellings)
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
     return TwoViewData(left_view, right_view, ids=ids, id_column=id_column, rows_read=lraw.num_rows)
@@ -674,8 +681,9 @@ def _check_flag(value: object, name: str) -> None:
 
 def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
                 out_of_bounds: str = "error", keep_constant: bool = False,
-                first_notes: Sequence[str] = ()) -> View:
+                first_notes: Sequence[str] = (), spellings: bool = False) -> View:
     attributes: list[Attribute] = []
+    words: dict[str, tuple[bool, frozenset[str]]] = {}
     constant: list[str] = []
     empty: list[str] = []
     notes = [*first_notes,
@@ -695,6 +703,8 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
         kind = declared.type.kind if declared is not None else None
         if kind is None:
             kind = infer_kind(column)
+            if kind is AttributeKind.BOOLEAN and spellings:
+                words[name] = boolean_spellings(column)  # type: ignore[assignment]
             if kind is AttributeKind.CATEGORICAL:
                 comma = _decimal_comma_row(column)
                 row = _first_non_number(column) if comma is None else None
@@ -723,7 +733,8 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
         else:
             attributes.append(attribute)
     notes += left_out_notes(raw.source, constant, empty, "kept" if keep_constant else "left out")
-    return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed), notes=notes)
+    return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed), notes=notes,
+                spellings=words)
 
 
 #: A finite number written in digits (spaces around are fine): "nan" or "inf" alone
@@ -809,4 +820,4 @@ def _reorder(view: View, order: np.ndarray) -> View:
         Attribute(a.name, a.view, a.kind, a.values[order], a.domain) for a in view.attributes
     ]
     return View(view.name, attributes, source=view.source, constant=list(view.constant), renamed=view.renamed,
-                notes=list(view.notes))
+                notes=list(view.notes), spellings=dict(view.spellings))

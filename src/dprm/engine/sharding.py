@@ -116,6 +116,7 @@ class ColumnSummary:
     empty: bool = False
     value: float | None = None
     whole: bool = False
+    spellings: tuple[bool, frozenset[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -261,7 +262,7 @@ def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str
             try:
                 parts.append(_without_constant_notes(load_two_view(left, right, keep_constant=True,
                                                                    first_columns=firsts, matched=matched,
-                                                                   **spec.load_options)))
+                                                                   boolean_spellings=True, **spec.load_options)))
             except DprmError as error:
                 if len(matched) <= len(parts):  # before its rows were matched: said as it is
                     raise
@@ -280,7 +281,7 @@ def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str
                 return None, None, None, None
             try:
                 data = load_two_view(files[0].path, files[1].path, keep_constant=True, first_columns=firsts,
-                                     matched=matched, **spec.load_options)
+                                     matched=matched, boolean_spellings=True, **spec.load_options)
             except DprmError as error:
                 if not matched:  # before its rows were matched: said as it is
                     raise _in_files(error, files, shard, n_shards) from None
@@ -471,7 +472,8 @@ def _in_files(error: DprmError, files: Sequence[_Slice], shard: int, n_shards: i
 def _in_file_terms(data: TwoViewData, files: Sequence[_Slice]) -> TwoViewData:
     """``data`` loaded from the slices, its views' sources and notes naming the files and their rows."""
     views = [View(view.name, view.attributes, source=part.original, constant=list(view.constant),
-                  renamed=dict(view.renamed), notes=[_in_file_text(n, files) for n in view.notes])
+                  renamed=dict(view.renamed), notes=[_in_file_text(n, files) for n in view.notes],
+                  spellings=dict(view.spellings))
              for view, part in zip(data.views, files)]
     return TwoViewData(views[0], views[1], ids=data.ids, id_column=data.id_column, rows_read=data.rows_read)
 
@@ -676,15 +678,16 @@ def summarise(view: View) -> ViewSummary:
     for a in view.attributes:
         present = a.values[~a.missing]
         whole = a.kind is AttributeKind.NUMERIC and bool(np.all(present == np.floor(present)))
+        spellings = view.spellings.get(a.name)
         if a.name not in view.constant:
-            columns.append(ColumnSummary(a.name, a.kind, a.domain, whole=whole))
+            columns.append(ColumnSummary(a.name, a.kind, a.domain, whole=whole, spellings=spellings))
             continue
         value = None
         if present.size:
             value = float(present[0])
             if a.kind is AttributeKind.CATEGORICAL:  # compare categories by their text, not their code
                 value = a.domain.categories[int(present[0])]
-        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value, whole))
+        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value, whole, spellings))
     return ViewSummary(tuple(columns), tuple(view.constant), view.source, tuple(view.notes))
 
 
@@ -716,6 +719,7 @@ def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSumma
             if len(found) != len(shards):
                 raise ParameterError(f"{view} view: column {name!r} is not in every shard's part")
             voters = [c for c in found if not c.empty] or found[:1]
+            _check_boolean_words(view, voters)
             if all(c.constant for c in found) and len({c.value for c in voters}) == 1 \
                     and len({c.kind for c in voters}) == 1:
                 constant.append(name)  # a single value (or none) in all the rows: left out, as in-process
@@ -772,6 +776,33 @@ def _example_row(note: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _check_boolean_words(view: str, found: list[ColumnSummary]) -> None:
+    """Refuse an inferred Boolean column whose shards' words are of different vocabularies (one line).
+
+    ``yes, no`` in one shard and ``true, false`` in another are text in all the rows
+    (:func:`~dprm.data.inference.boolean_in_all_parts`): loading them all reads a categorical
+    column, which the shards' Boolean parts cannot give (their words are gone).
+
+    Examples
+    --------
+    >>> words = [ColumnSummary("c", AttributeKind.BOOLEAN, Domain(), spellings=(False, frozenset(w)))
+    ...          for w in (["yes", "no"], ["True"])]
+    >>> _check_boolean_words("left", words[:1])
+    >>> _check_boolean_words("left", words)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: left view: column 'c' reads as Boolean words of different vocabularies in \
+different shards (such as yes, no and true, false), text in all the rows; declare its type in the types file to \
+shard this data
+    """
+    spelled = [c.spellings for c in found if c.kind is AttributeKind.BOOLEAN and c.spellings is not None]
+    if len(spelled) < 2 or len(spelled) != len(found) or boolean_in_all_parts(spelled):
+        return
+    raise ParameterError(f"{view} view: column {found[0].name!r} reads as Boolean words of different vocabularies "
+                         f"in different shards (such as yes, no and true, false), text in all the rows; declare its "
+                         f"type in the types file to shard this data")
+
+
 def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
     first = found[0]
     kinds = {c.kind for c in found}
@@ -823,7 +854,8 @@ def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummar
             attributes.append(Attribute(column.name, "left" if side == 0 else "right", column.kind, values,
                                         column.domain))
         views.append(View("left" if side == 0 else "right", attributes, source=summary.source,
-                          constant=list(summary.constant), notes=list(summary.notes if view is None else view.notes)))
+                          constant=list(summary.constant), notes=list(summary.notes if view is None else view.notes),
+                          spellings={} if view is None else dict(view.spellings)))
     return TwoViewData(views[0], views[1])
 
 
@@ -840,6 +872,10 @@ def concatenate(parts: Sequence[TwoViewData]) -> TwoViewData:
         attributes = [Attribute(a.name, a.view, a.kind,
                                 np.concatenate([p.views[side][a.name].values for p in parts]), a.domain)
                       for a in first.attributes]
+        names = dict.fromkeys(name for p in parts for name in p.views[side].spellings)
+        joined = {name: _joined_spellings([p.views[side].spellings[name] for p in parts
+                                           if name in p.views[side].spellings]) for name in names}
         views.append(View(first.name, attributes, source=first.source, constant=list(first.constant),
-                          notes=[n for p in parts for n in p.views[side].notes]))
+                          notes=[n for p in parts for n in p.views[side].notes],
+                          spellings={name: words for name, words in joined.items() if words is not None}))
     return TwoViewData(views[0], views[1])
