@@ -147,12 +147,14 @@ def test_gzip_csv_parquet_row_groups_and_part_files(planted_files, tmp_path) -> 
 
 
 def test_columns_that_cannot_be_merged_from_summaries_are_refused_in_one_line(tmp_path) -> None:
-    frame = pd.DataFrame({"a": [0, 1, 0, 1, 0, 3, 4, 5], "k": [1, 1, 1, 1, 0, 1, 0, 1]})
+    # numbers in one shard and words in the other: loading all the rows reads text (a category "1" for the number 1
+    # needs every row); 0, 1 in one shard and other numbers in the other merge (see the test of zeros and ones)
+    frame = pd.DataFrame({"a": ["1", "2", "1", "2", "x", "3", "y", "5"], "k": [1, 1, 1, 1, 0, 1, 0, 1]})
     frame.to_csv(tmp_path / "left.csv", index=False)
     pd.DataFrame({"b": [1, 0, 1, 0, 1, 1, 0, 0]}).to_csv(tmp_path / "right.csv", index=False)
     spec = ShardSpec.of(tmp_path / "left.csv", tmp_path / "right.csv")
     shards = [read_shard(spec, i, 2) for i in range(2)]
-    with pytest.raises(ParameterError, match="column 'a' reads as boolean and numeric") as error:
+    with pytest.raises(ParameterError, match="column 'a' reads as categorical and numeric") as error:
         merge_schemas([[summarise(s.views[side]) for s in shards] for side in (0, 1)])
     assert "types file" in str(error.value) and "\n" not in str(error.value)
     frame["a"] = [0.5, 1, 2, 3, 4, 5, 6, 7]
@@ -643,3 +645,22 @@ def test_boolean_words_of_different_vocabularies_in_different_shards_are_refused
     whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 3)
     assert schema[0].attributes[0].kind is whole.left["c"].kind is AttributeKind.BOOLEAN
     assert np.array_equal(concatenate(shards).left["c"].values, whole.left["c"].values)
+
+
+def test_a_column_of_numbers_with_only_zeros_and_ones_in_some_shards_merges_as_the_numbers_loading_all_rows_reads(
+        tmp_path) -> None:
+    """A count column whose first rows are 0 and 1 (a shard reads it Boolean), or a column 1 to 7 on 8 shards (one
+    row each: the shard holding 1 reads it Boolean, and one shard is empty): loading all the rows reads numbers
+    (whole, cut at every whole number); the merge refused it ("reads as boolean and numeric in different shards")."""
+    visits = [0, 1, 1, 0, 1, 0, 2, 5, 3, 0, 1, 4]
+    pd.DataFrame({"visits": visits, "x": np.arange(12) + 0.5}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0] * 6}).to_csv(tmp_path / "right.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 2)
+    assert whole.left["visits"].kind is AttributeKind.NUMERIC and whole.left["visits"].domain.transform == "integers"
+    assert schema[0].attributes[0].domain == whole.left["visits"].domain
+    assert np.array_equal(concatenate(shards).left["visits"].values, whole.left["visits"].values)
+    pd.DataFrame({"n": [1, 2, 3, 4, 5, 6, 7], "x": np.arange(7) + 0.5}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0, 1, 0, 1, 0, 1]}).to_csv(tmp_path / "right.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 8)
+    assert [c.domain for c in schema[0].attributes] == [a.domain for a in whole.left]
+    assert np.array_equal(concatenate(shards).left["n"].values, whole.left["n"].values)

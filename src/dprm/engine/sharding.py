@@ -28,9 +28,14 @@ columns; never a row) and the driver merges the summaries (:func:`merge_schemas`
 * an undeclared column is left out as constant when it is constant (or empty) in every
   shard with the same single value, as loading all rows would; a shard where it is
   empty (all values missing) does not vote on its kind or domain;
-* an undeclared column whose inferred kind differs between shards cannot be merged
-  from summaries alone: the run stops with a one-line error asking to declare that
-  column in the types file.
+* an undeclared column of numbers that holds only 0 and 1 in some shards (read Boolean
+  there) and other numbers in others is numeric, as loading all the rows reads it
+  (:func:`_zeros_and_ones_as_numbers`);
+* an undeclared column whose inferred kind otherwise differs between shards (numbers in
+  one, words in another), or whose Boolean words are of different vocabularies (``yes,
+  no`` in one, ``true, false`` in another: text in all the rows), cannot be merged from
+  summaries alone: the run stops with a one-line error asking to declare that column in
+  the types file.
 
 Shards load with ``keep_constant=True`` (:func:`~dprm.data.load_two_view`) so that a
 column constant within one part is described and kept until the merge says.
@@ -44,6 +49,7 @@ and then the merge only checks.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -720,6 +726,7 @@ def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSumma
                 raise ParameterError(f"{view} view: column {name!r} is not in every shard's part")
             voters = [c for c in found if not c.empty] or found[:1]
             _check_boolean_words(view, voters)
+            voters = _zeros_and_ones_as_numbers(voters)
             if all(c.constant for c in found) and len({c.value for c in voters}) == 1 \
                     and len({c.kind for c in voters}) == 1:
                 constant.append(name)  # a single value (or none) in all the rows: left out, as in-process
@@ -774,6 +781,34 @@ def _merge_notes(shards: Sequence[Sequence[str]]) -> list[str]:
 def _example_row(note: str) -> int:
     found = _EXAMPLE_ROW.search(note)
     return int(found.group(1)) if found else 0
+
+
+def _zeros_and_ones_as_numbers(found: list[ColumnSummary]) -> list[ColumnSummary]:
+    """A column of numbers that holds only 0 and 1 in some shards: those shards' Boolean summaries as numbers.
+
+    Loading all the rows reads numbers beyond 0 and 1 as a numeric column, and a part of
+    them holding only 0 and 1 (typed numbers: :func:`~dprm.data.inference.boolean_spellings`)
+    reads Boolean: as a numeric part its bounds are its values and they are whole
+    (:func:`adopt_schema` turns its codes into those numbers). Other summaries are left as
+    they are (Boolean words, or Boolean beside categorical: refused by the merge).
+
+    Examples
+    --------
+    >>> counts = [ColumnSummary("n", AttributeKind.BOOLEAN, Domain(), spellings=(True, frozenset({"1", "0"}))),
+    ...           ColumnSummary("n", AttributeKind.NUMERIC, Domain(bounds=(2.0, 7.0)), whole=True)]
+    >>> [(c.kind.value, c.domain.bounds, c.whole) for c in _zeros_and_ones_as_numbers(counts)]
+    [('numeric', (0.0, 1.0), True), ('numeric', (2.0, 7.0), True)]
+    """
+    if {c.kind for c in found} != {AttributeKind.BOOLEAN, AttributeKind.NUMERIC} or any(
+            c.domain.declared for c in found):
+        return found
+    parts = [c.spellings for c in found if c.kind is AttributeKind.BOOLEAN]
+    if any(p is None or not p[0] or not p[1] or not p[1] <= {"0", "1"} for p in parts):
+        return found
+    return [c if c.kind is AttributeKind.NUMERIC else dataclasses.replace(
+        c, kind=AttributeKind.NUMERIC, whole=True, spellings=None,
+        domain=Domain(bounds=(float(min(c.spellings[1])), float(max(c.spellings[1])))))  # type: ignore[index]
+        for c in found]
 
 
 def _check_boolean_words(view: str, found: list[ColumnSummary]) -> None:
@@ -840,6 +875,9 @@ def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummar
             if view is None:
                 dtype = np.float64 if column.kind is AttributeKind.NUMERIC else np.int8
                 values = np.empty(0, dtype=dtype)
+            elif view[column.name].kind is AttributeKind.BOOLEAN and column.kind is AttributeKind.NUMERIC:
+                codes = view[column.name].values  # 0 and 1 in this shard, numbers in all the rows: as numbers
+                values = np.where(codes < 0, np.nan, codes.astype(np.float64))
             elif view[column.name].kind is not column.kind:  # empty in this shard, read with another kind
                 values = (np.full(data.n_rows, np.nan) if column.kind is AttributeKind.NUMERIC
                           else np.full(data.n_rows, -1, dtype=np.int32 if column.kind is AttributeKind.CATEGORICAL
