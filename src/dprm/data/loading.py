@@ -109,7 +109,8 @@ def load_two_view(
     matched : list, optional
         When given, the ids and id column (None, None without one) are appended to it once
         the rows are matched (their ids checked, the first columns decided), before any
-        column is built: a sharded engine whose part then fails (a value outside its bounds)
+        column is built, or when the ids (those of ``TwoViewData.ids``) repeat, before that
+        error: a sharded engine whose part then fails (a value outside its bounds)
         still checks the ids and first columns of all the parts first, in the order loading
         all the rows checks them.
     boolean_spellings : bool
@@ -165,7 +166,7 @@ def load_two_view(
     id_column: tuple[int, str] | None = None
     first_notes: tuple[list[str], list[str]] = ([], [])
     if lid is not None and rid is not None:
-        lkeys = _id_keys(lraw, lid)
+        lkeys = _id_keys(lraw, lid, matched, 0)
         rkeys = _id_keys(rraw, rid)
         order = _align(lkeys, rkeys, lraw.source, rraw.source)
         ids, id_column = lkeys, (0, lid)
@@ -177,9 +178,9 @@ def load_two_view(
                 code="row_count_mismatch", file=rraw.source,
             )
         if lid is not None:
-            ids, id_column = _id_keys(lraw, lid), (0, lid)
+            ids, id_column = _id_keys(lraw, lid, matched, 0), (0, lid)
         elif rid is not None:
-            ids, id_column = _id_keys(rraw, rid), (1, rid)
+            ids, id_column = _id_keys(rraw, rid, matched, 1), (1, rid)
         first = _first_columns(lraw, rraw, lid, rid, spec)
         if first_columns is not None:
             first_columns.append(first)
@@ -434,8 +435,15 @@ def _spelling_hint(declared: str, names: Sequence[str]) -> str:
     return f" (the files have {shown}, written otherwise: declare it as the file writes it)"
 
 
-def _id_keys(raw: RawTable, name: str) -> np.ndarray:
-    """The ids as text (numbers in canonical text), an object array; checks nulls."""
+def _id_keys(raw: RawTable, name: str,
+             matched: list[tuple[np.ndarray | None, tuple[int, str] | None]] | None = None,
+             side: int = 0) -> np.ndarray:
+    """The ids as text (numbers in canonical text), an object array; checks nulls and repeats.
+
+    Ids that repeat are appended to ``matched`` (with ``(side, name)``) before their error
+    is raised, when it is given (:func:`load_two_view`): a sharded engine checks the ids of
+    all its parts together, and says every repeated id at once as loading all the rows does.
+    """
     col = raw.table.column(name)
     missing = to_numpy(pc.is_null(col))
     if missing.any():
@@ -455,6 +463,8 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             if key in seen:
                 repeated.setdefault(key)
             seen.add(key)
+        if matched is not None:
+            matched.append((keys, (side, name)))
         raise duplicate_ids_error(raw.source, name, list(repeated), len(repeated))
     return keys
 

@@ -224,8 +224,9 @@ def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | N
     Loading all the rows checks the ids and the first columns before it builds any column
     (a value outside its declared bounds): a part whose columns fail to build gives its ids
     and first columns and that error (``data`` None), for the driver to raise once the ids
-    and first columns of all the parts are checked. An error before (reading a file, an id
-    missing or repeated in the part) is raised here.
+    and first columns of all the parts are checked; so does a part whose ids repeat (the
+    driver's check of all the parts' ids then says every repeated id, as loading all the
+    rows does). An error before (reading a file, an id missing) is raised here.
 
     A file that changed while this shard read it is refused here (:class:`~dprm.errors.DataError`,
     code ``file_changed``, also in place of the loader's error about a file that changed); the
