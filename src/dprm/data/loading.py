@@ -181,7 +181,7 @@ def load_two_view(
             ids, id_column = _id_keys(lraw, lid, matched, 0), (0, lid)
         elif rid is not None:
             ids, id_column = _id_keys(rraw, rid, matched, 1), (1, rid)
-        first = _first_columns(lraw, rraw, lid, rid, spec)
+        first = _first_columns(lraw, rraw, lid, rid, spec, written_booleans=first_columns is not None)
         if first_columns is not None:
             first_columns.append(first)
         else:
@@ -520,19 +520,20 @@ def _id_like_keys(raw: RawTable, name: str) -> list[str] | None:
     return texts if len(texts) >= 2 and len(set(texts)) == len(texts) else None
 
 
-def _id_candidate_keys(raw: RawTable, name: str) -> list[str] | None:
+def _id_candidate_keys(raw: RawTable, name: str, written_booleans: bool = False) -> list[str] | None:
     """Column ``name``'s id texts when it holds whole numbers or text, none missing; else None.
 
     What :func:`_id_like_keys` asks of a column besides not being Boolean and its values
-    being distinct, in two rows or more: what one part of the rows can tell alone. A text
-    file's column read as ``bool`` (``true, false``) gives its cells as written: in a
-    part of the rows it can be the text of all of them (``yes, no`` in another part).
+    being distinct, in two rows or more: what one part of the rows can tell alone. With
+    ``written_booleans`` (a part of the rows), a text file's column read as ``bool``
+    (``true, false``) gives its cells as written: in a part it can be the text of all the
+    rows (``yes, no`` in another part); over all the rows it is Boolean, never an id.
     """
     column = raw.table.column(name)
     typ = column.type
     if column.null_count:
         return None
-    if pa.types.is_boolean(typ):
+    if pa.types.is_boolean(typ) and written_booleans:
         written = raw.cells_as_written(name)
         return written if written is not None and len(written) == len(column) and None not in written else None
     if not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
@@ -563,9 +564,9 @@ class FirstColumns:
 
 
 def _first_columns(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | None,
-                   spec: TypesSpec) -> FirstColumns:
+                   spec: TypesSpec, written_booleans: bool = False) -> FirstColumns:
     firsts = [(raw, raw.column_names[0], taken) for raw, taken in ((lraw, lid), (rraw, rid))]
-    keys = [_id_candidate_keys(raw, name) for raw, name, _ in firsts]
+    keys = [_id_candidate_keys(raw, name, written_booleans) for raw, name, _ in firsts]
     undeclared = [taken is None and spec.get(name) is None for _, name, taken in firsts]
     spellings = [boolean_spellings(raw.table.column(name)) for raw, name, _ in firsts]
     return FirstColumns((lraw.source, rraw.source), (firsts[0][1], firsts[1][1]),
