@@ -616,6 +616,49 @@ def test_mine_on_ray_refuses_an_id_in_two_shards_as_loading_in_process_refuses_i
     assert errors[1] == errors[0] and not (tmp_path / "out.json").exists()
 
 
+def test_mine_on_ray_checks_ids_and_first_columns_before_a_shards_bad_value_as_loading_in_process(ray_session,
+                                                                                                  tmp_path) -> None:
+    """Loading all the rows checks the ids (repeated) and the first columns (one id column under two names) before it
+    builds any column (a value outside its bounds). On Ray the last shard's bad value was said first, as its part's
+    loading failed before the shards' ids and first columns were checked together; now the error of in-process."""
+    (tmp_path / "types.json").write_text(json.dumps({"columns": {"v": {"type": "numeric", "bounds": [0, 10]}}}))
+    cases = {"two-names": ([5, 6, 7, 8, 9, 10], "a", [5, 6, 7, 8, 9, 10], "b"),
+             "repeated-id": ([1, 2, 3, 4, 1, 6], "id", [1, 2, 3, 4, 1, 6], "id")}
+    for case, (left_first, left_name, right_first, right_name) in cases.items():
+        pd.DataFrame({left_name: left_first, "x": [0, 1, 1, 0, 1, 1], "v": [1, 2, 3, 4, 5, 500]}).to_csv(
+            tmp_path / "left.csv", index=False)
+        pd.DataFrame({right_name: right_first, "y": [1, 1, 0, 0, 1, 0]}).to_csv(tmp_path / "right.csv", index=False)
+        common = ["mine", tmp_path / "left.csv", tmp_path / "right.csv", "--types", tmp_path / "types.json",
+                  "-a", "serenade-es", "--seed", "1", "-o", tmp_path / "out.json"]
+        errors = []
+        for extra in ([], ["--engine", "ray", "--shards", "3"]):
+            code, stdout, err = run([*common, *extra])
+            assert code == 2 and len(err.strip().splitlines()) == 1 and not stdout.strip(), err
+            errors.append(err.strip())
+        assert "value 500" not in errors[0], case
+        assert errors[1] == errors[0], case
+        assert not (tmp_path / "out.json").exists()
+
+
+def test_mine_on_ray_says_every_repeated_id_when_one_repeats_within_a_shard_and_one_across(ray_session,
+                                                                                           tmp_path) -> None:
+    """Id 1 twice in the first shard's rows, id 2 in both shards: loading all the rows names both ("2 id(s) ...:
+    1, 2"); the first shard's loader refused its part with its own repeat only ("1 id(s) ...: 1"). Now the part's
+    ids join the shards' check of all the ids, which names both."""
+    ids = [1, 2, 1, 4, 5, 6, 2, 8]
+    pd.DataFrame({"id": ids, "x": [0, 1, 1, 0, 1, 1, 0, 1]}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"id": ids, "y": [1, 1, 0, 0, 1, 0, 1, 0]}).to_csv(tmp_path / "right.csv", index=False)
+    common = ["mine", tmp_path / "left.csv", tmp_path / "right.csv", "-a", "serenade-es", "--seed", "1",
+              "-o", tmp_path / "out.json"]
+    errors = []
+    for extra in ([], ["--engine", "ray", "--shards", "2"]):
+        code, stdout, err = run([*common, *extra])
+        assert code == 2 and len(err.strip().splitlines()) == 1 and not stdout.strip(), err
+        errors.append(err.strip())
+    assert errors[0] == f"error: {tmp_path / 'left.csv'}: 2 id(s) occur more than once in column 'id': 1, 2"
+    assert errors[1] == errors[0] and not (tmp_path / "out.json").exists()
+
+
 # "-defaults": the grid, depth and leaf sizes at their defaults. CARTwheels' one trial of two alternations
 # (three trees, 300-580 redescriptions) takes a fifth of the three trials of three (twelve trees) it had.
 BASELINES = [

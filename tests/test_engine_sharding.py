@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from dprm.data import load_two_view
-from dprm.data.attributes import Attribute, TwoViewData, View
+from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.datasets import make_planted
 from dprm.engine import InProcessEngine, Support
 from dprm.engine import sharding
@@ -147,12 +147,14 @@ def test_gzip_csv_parquet_row_groups_and_part_files(planted_files, tmp_path) -> 
 
 
 def test_columns_that_cannot_be_merged_from_summaries_are_refused_in_one_line(tmp_path) -> None:
-    frame = pd.DataFrame({"a": [0, 1, 0, 1, 0, 3, 4, 5], "k": [1, 1, 1, 1, 0, 1, 0, 1]})
+    # numbers in one shard and words in the other: loading all the rows reads text (a category "1" for the number 1
+    # needs every row); 0, 1 in one shard and other numbers in the other merge (see the test of zeros and ones)
+    frame = pd.DataFrame({"a": ["1", "2", "1", "2", "x", "3", "y", "5"], "k": [1, 1, 1, 1, 0, 1, 0, 1]})
     frame.to_csv(tmp_path / "left.csv", index=False)
     pd.DataFrame({"b": [1, 0, 1, 0, 1, 1, 0, 0]}).to_csv(tmp_path / "right.csv", index=False)
     spec = ShardSpec.of(tmp_path / "left.csv", tmp_path / "right.csv")
     shards = [read_shard(spec, i, 2) for i in range(2)]
-    with pytest.raises(ParameterError, match="column 'a' reads as boolean and numeric") as error:
+    with pytest.raises(ParameterError, match="column 'a' reads as categorical and numeric") as error:
         merge_schemas([[summarise(s.views[side]) for s in shards] for side in (0, 1)])
     assert "types file" in str(error.value) and "\n" not in str(error.value)
     frame["a"] = [0.5, 1, 2, 3, 4, 5, 6, 7]
@@ -523,8 +525,8 @@ def test_shards_that_read_a_file_in_two_versions_are_refused_and_one_version_pas
     left, right = _counted_rows(tmp_path, 10)
     spec = ShardSpec.of(left, right)
     parts = [sharding.read_shard_part(spec, shard, 2) for shard in (0, 1)]
-    sharding.check_same_files([stamps for _, _, stamps, _ in parts])  # one version: the rows of the file, once each
-    assert sum(data.n_rows for data, _, _, _ in parts) == 10
+    sharding.check_same_files([stamps for _, _, stamps, _, _ in parts])  # one version: the rows of the file, once
+    assert sum(data.n_rows for data, _, _, _, _ in parts) == 10
     with open(right, "a") as out:  # rewritten between the two shards' reads: rows 6 to 10 read by neither
         out.write("".join(f"{i % 3}\n" for i in range(10)))
     with open(left, "a") as out:
@@ -569,6 +571,11 @@ FIRST_COLUMN_CASES = {
     "two-id-like-columns": ([5, 6, 7, 8, 9, 10], [6, 5, 8, 7, 10, 11]),
     # 0, 1 is Boolean in the first part only: an id-like column over all rows
     "boolean-in-one-part": ([0, 1, 2, 3, 4, 5], ["x"] * 6),
+    # Boolean words of another vocabulary in each 2-row part (yes/no, true/false): text over all rows, so one id
+    # column under two names (Ray took each part's Boolean for all the rows' and mined them)
+    "boolean-words-per-part": (["yes", "no", "true", "false", "Yes", "No"], ["yes", "no", "true", "false", "Yes", "No"]),
+    # the same in the left view only: noted as looking like an id
+    "boolean-words-in-one-view": (["no", "yes", "false", "true", "No", "Yes"], ["x"] * 6),
 }
 
 
@@ -604,3 +611,56 @@ def test_the_first_columns_are_refused_or_noted_on_all_the_rows_as_loading_in_pr
     expected = tuple([n for n in view.notes if "looks like an id" in n] for view in data.views)
     for n_shards in (1, 2, 3):
         assert _first_columns_sharded(spec, n_shards) == expected, n_shards
+
+
+def test_categories_of_numbers_and_words_are_merged_in_the_loaders_order(tmp_path) -> None:
+    """Loading orders a categorical column's numbers numerically, before its words (1, 2, 9, 10, a, b); the merge
+    sorted the shards' categories as text unless every one was a number (1, 10, 2, 9, a, b): other category
+    codes, hence other literals, than in-process."""
+    pd.DataFrame({"c": ["10", "9", "a", "2", "1", "b"], "x": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]}).to_csv(
+        tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0, 1, 0, 1, 0]}).to_csv(tmp_path / "right.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 2)
+    assert whole.left["c"].domain.categories == ("1", "2", "9", "10", "a", "b")
+    assert schema[0].attributes[0].domain == whole.left["c"].domain
+    assert np.array_equal(concatenate(shards).left["c"].values, whole.left["c"].values)
+
+
+@pytest.mark.parametrize("words", [["yes", "no", "true", "false", "yes", "no"], ["yes"] * 3 + ["true"] * 3],
+                         ids=["two-vocabularies", "constant-in-each-shard"])
+def test_boolean_words_of_different_vocabularies_in_different_shards_are_refused_not_mined_as_boolean(
+        tmp_path, words) -> None:
+    """yes, no in one shard and true, false in another: loading all the rows reads text (a categorical column of
+    four categories, or two when each shard holds one word); each shard read Boolean, and the merge kept a Boolean
+    column (or left it out as constant 1): another dataset than in-process, silently. Now refused in one line, as
+    a column read with different kinds is; words of one vocabulary (yes, Yes, no) still merge as Boolean."""
+    pd.DataFrame({"c": words, "x": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0, 1, 0, 1, 0]}).to_csv(tmp_path / "right.csv", index=False)
+    assert load_two_view(tmp_path / "left.csv", tmp_path / "right.csv").left["c"].kind is AttributeKind.CATEGORICAL
+    with pytest.raises(ParameterError, match="column 'c' reads as Boolean words of different vocabularies") as error:
+        _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 2 if words[0] == words[2] else 3)
+    assert "types file" in str(error.value) and "\n" not in str(error.value)
+    pd.DataFrame({"c": ["yes", "no", "Yes", "No", "YES", "no"], "x": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]}).to_csv(
+        tmp_path / "left.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 3)
+    assert schema[0].attributes[0].kind is whole.left["c"].kind is AttributeKind.BOOLEAN
+    assert np.array_equal(concatenate(shards).left["c"].values, whole.left["c"].values)
+
+
+def test_a_column_of_numbers_with_only_zeros_and_ones_in_some_shards_merges_as_the_numbers_loading_all_rows_reads(
+        tmp_path) -> None:
+    """A count column whose first rows are 0 and 1 (a shard reads it Boolean), or a column 1 to 7 on 8 shards (one
+    row each: the shard holding 1 reads it Boolean, and one shard is empty): loading all the rows reads numbers
+    (whole, cut at every whole number); the merge refused it ("reads as boolean and numeric in different shards")."""
+    visits = [0, 1, 1, 0, 1, 0, 2, 5, 3, 0, 1, 4]
+    pd.DataFrame({"visits": visits, "x": np.arange(12) + 0.5}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0] * 6}).to_csv(tmp_path / "right.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 2)
+    assert whole.left["visits"].kind is AttributeKind.NUMERIC and whole.left["visits"].domain.transform == "integers"
+    assert schema[0].attributes[0].domain == whole.left["visits"].domain
+    assert np.array_equal(concatenate(shards).left["visits"].values, whole.left["visits"].values)
+    pd.DataFrame({"n": [1, 2, 3, 4, 5, 6, 7], "x": np.arange(7) + 0.5}).to_csv(tmp_path / "left.csv", index=False)
+    pd.DataFrame({"y": [1, 0, 1, 0, 1, 0, 1]}).to_csv(tmp_path / "right.csv", index=False)
+    whole, shards, schema = _whole_and_shards(tmp_path / "left.csv", tmp_path / "right.csv", 8)
+    assert [c.domain for c in schema[0].attributes] == [a.domain for a in whole.left]
+    assert np.array_equal(concatenate(shards).left["n"].values, whole.left["n"].values)

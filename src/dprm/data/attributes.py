@@ -140,6 +140,11 @@ class View:
     values clamped into their declared domain, empty and constant columns left out.
     Notes name files, columns and at most a row number, never a value; they are for
     the data owner (the command line prints each as ``note: ...``).
+
+    ``spellings``: for a shard of a sharded engine (``load_two_view(...,
+    boolean_spellings=True)``), each inferred Boolean column's
+    :func:`~dprm.data.inference.boolean_spellings`, with which the shards tell whether
+    it is Boolean in all the rows (empty otherwise).
     """
 
     name: str
@@ -148,6 +153,7 @@ class View:
     constant: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    spellings: dict[str, tuple[bool, frozenset[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_name = {a.name: a for a in self.attributes}

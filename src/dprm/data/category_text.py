@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from decimal import Decimal
 
-__all__ = ["category_text", "integer_text", "number_text", "written_category"]
+__all__ = ["category_text", "integer_text", "number_text", "written_category", "category_order"]
 
 #: A number as a CSV cell writes it: optional sign, digits with an optional decimal point, optional exponent.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -138,3 +139,19 @@ def written_category(text: str) -> tuple[bool, float, str]:
         return True, float(integer), integer  # float: only to order them (inf beyond the float range)
     value = float(text)
     return True, value, category_text(value)
+
+
+def category_order(texts: Iterable[str]) -> list[str]:
+    """Category names (canonical, :func:`written_category`) in the loader's order: the numbers first, in numeric
+    order, then the other texts in text order (what loading a categorical column gives its categories).
+
+    Examples
+    --------
+    >>> category_order(["b", "10", "a", "9", "2.5"])
+    ['2.5', '9', '10', 'a', 'b']
+    """
+    keys = {}
+    for text in texts:
+        number, value, name = written_category(text)
+        keys[name] = (not number, value if number else 0.0, name)
+    return [name for _, _, name in sorted(keys.values())]

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
-from dprm.data.category_text import category_text, integer_text, number_text, written_category
+from dprm.data.category_text import category_order, category_text, integer_text, number_text, written_category
 from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.literal_index import DEFAULT_MAX_SPLITS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
@@ -416,8 +416,7 @@ def _categorical(
         # cells that write a number are named by its canonical text (3.0, 03 and 3 are one category "3");
         # the numbers first, in numeric order, then the other texts in text order
         written = [written_category(text) for text in encoded.dictionary.to_pylist()]
-        texts = sorted({name: (not number, value if number else 0.0, name) for number, value, name in written}.values())
-        texts = [name for _, _, name in texts]
+        texts = category_order(encoded.dictionary.to_pylist())
         position = {name: i for i, name in enumerate(texts)}
         rank = np.array([position[name] for _, _, name in written] + [-1], dtype=np.int64)
         codes = rank[to_numpy(encoded.indices, fill=len(written))]

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import AttributeKind
 
-__all__ = ["infer_kind", "BOOLEAN_TEXT", "BOOLEAN_WORDS"]
+__all__ = ["infer_kind", "BOOLEAN_TEXT", "BOOLEAN_WORDS", "boolean_spellings", "boolean_in_all_parts"]
 
 # A Boolean text column has at most this many distinct spellings ("yes", "Yes", ...).
 _MAX_SPELLINGS = 32
@@ -91,6 +91,61 @@ def boolean_text_map(column: pa.Array | pa.ChunkedArray) -> dict[str, int] | Non
         if lowered <= vocabulary.keys():
             return vocabulary
     return None
+
+
+def boolean_spellings(column: pa.Array | pa.ChunkedArray) -> tuple[bool, frozenset[str]] | None:
+    """What deciding whether a column is Boolean in all the rows needs from one part of them (None: not Boolean here).
+
+    A Boolean part gives whether its column is typed (numbers ``0, 1``, or pyarrow
+    ``bool``) and its distinct values as text (text as written; ``0``, ``1``, ``false``,
+    ``true`` for typed values). :func:`boolean_in_all_parts` decides on all the parts
+    (a sharded engine's shards each read one part of a file).
+
+    Examples
+    --------
+    >>> boolean_spellings(pa.array(["Yes", "no", None])) == (False, frozenset({"Yes", "no"}))
+    True
+    >>> boolean_spellings(pa.array([1, 0, 1])) == (True, frozenset({"0", "1"}))
+    True
+    >>> boolean_spellings(pa.array(["a", "b"])) is None
+    True
+    """
+    if infer_kind(column) is not AttributeKind.BOOLEAN:
+        return None
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    distinct = pc.unique(column.drop_null() if isinstance(column, pa.Array) else pc.drop_null(column)).to_pylist()
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) \
+            or pa.types.is_string_view(column.type):
+        return False, frozenset(distinct)
+    return True, frozenset(str(v).lower() if isinstance(v, bool) else str(int(v)) for v in distinct)
+
+
+def boolean_in_all_parts(parts: list[tuple[bool, frozenset[str]] | None]) -> bool:
+    """Whether a column Boolean in parts of the rows (:func:`boolean_spellings` of each) is Boolean in all of them.
+
+    As :func:`infer_kind` reads all the rows: typed in every part (numbers ``0, 1`` or
+    ``bool``: the column's type over all the rows), or text whose distinct values, all
+    parts together, are at most 32 spellings of one vocabulary of :data:`BOOLEAN_TEXT`
+    (``yes, no`` in one part and ``true, false`` in another are text of two vocabularies).
+
+    Examples
+    --------
+    >>> yes_no, true_false = (False, frozenset({"yes", "no"})), (False, frozenset({"true", "False"}))
+    >>> boolean_in_all_parts([yes_no, yes_no]), boolean_in_all_parts([yes_no, true_false])
+    (True, False)
+    >>> boolean_in_all_parts([(True, frozenset({"0", "1"})), (True, frozenset({"true"}))])
+    True
+    >>> boolean_in_all_parts([yes_no, None]), boolean_in_all_parts([])
+    (False, False)
+    """
+    if not parts or any(part is None for part in parts):
+        return False
+    if all(typed for typed, _ in parts):  # type: ignore[misc]
+        return True
+    spellings = frozenset().union(*(words for _, words in parts))  # type: ignore[misc]
+    lowered = {word.lower() for word in spellings}
+    return len(spellings) <= _MAX_SPELLINGS and any(lowered <= vocabulary.keys() for vocabulary in BOOLEAN_TEXT)
 
 
 def _within_01(column: pa.Array | pa.ChunkedArray) -> bool:

@@ -33,7 +33,7 @@ from dprm.data.arrow_arrays import to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
-from dprm.data.inference import infer_kind
+from dprm.data.inference import boolean_spellings, infer_kind
 from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, read_table, reading_options
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
@@ -60,6 +60,8 @@ def load_two_view(
     out_of_bounds: str | None = None,
     keep_constant: bool = False,
     first_columns: list[FirstColumns] | None = None,
+    matched: list[tuple[np.ndarray | None, tuple[int, str] | None]] | None = None,
+    boolean_spellings: bool = False,
 ) -> TwoViewData:
     """Load a two-view dataset from two files or DataFrames.
 
@@ -104,6 +106,18 @@ def load_two_view(
         refused as one id column with two names nor noted as looking like ids: their
         :class:`FirstColumns` is appended to this list instead, for a sharded engine to
         decide on all the rows (:func:`position_notes`), since one part cannot.
+    matched : list, optional
+        When given, the ids and id column (None, None without one) are appended to it once
+        the rows are matched (their ids checked, the first columns decided), before any
+        column is built, or when the ids (those of ``TwoViewData.ids``) repeat, before that
+        error: a sharded engine whose part then fails (a value outside its bounds)
+        still checks the ids and first columns of all the parts first, in the order loading
+        all the rows checks them.
+    boolean_spellings : bool
+        Record each inferred Boolean column's spellings in ``View.spellings``
+        (:func:`~dprm.data.inference.boolean_spellings`): a sharded engine's shards tell
+        with them whether the column is Boolean in all the rows (``yes, no`` in one part
+        and ``true, false`` in another are not). Default False.
 
     Returns
     -------
@@ -137,6 +151,7 @@ def load_two_view(
     ["left DataFrame: column 'age' is categorical (inferred): not every value is a number, e.g. row 2"]
     """
     _check_flag(keep_constant, "keep_constant")
+    _check_flag(boolean_spellings, "boolean_spellings")
     spec = _as_spec(types)
     markers, policy = reading_options(spec, na_values, out_of_bounds)
     named = _named_columns(spec, id_column)
@@ -151,7 +166,7 @@ def load_two_view(
     id_column: tuple[int, str] | None = None
     first_notes: tuple[list[str], list[str]] = ([], [])
     if lid is not None and rid is not None:
-        lkeys = _id_keys(lraw, lid)
+        lkeys = _id_keys(lraw, lid, matched, 0)
         rkeys = _id_keys(rraw, rid)
         order = _align(lkeys, rkeys, lraw.source, rraw.source)
         ids, id_column = lkeys, (0, lid)
@@ -163,19 +178,21 @@ def load_two_view(
                 code="row_count_mismatch", file=rraw.source,
             )
         if lid is not None:
-            ids, id_column = _id_keys(lraw, lid), (0, lid)
+            ids, id_column = _id_keys(lraw, lid, matched, 0), (0, lid)
         elif rid is not None:
-            ids, id_column = _id_keys(rraw, rid), (1, rid)
-        first = _first_columns(lraw, rraw, lid, rid, spec)
+            ids, id_column = _id_keys(rraw, rid, matched, 1), (1, rid)
+        first = _first_columns(lraw, rraw, lid, rid, spec, written_booleans=first_columns is not None)
         if first_columns is not None:
             first_columns.append(first)
         else:
             first_notes = position_notes(first, *_like_ids(first))
 
+    if matched is not None:
+        matched.append((ids, id_column))
     left_view = _build_view(lraw, "left", spec, exclude=lid, out_of_bounds=policy, keep_constant=keep_constant,
-                            first_notes=first_notes[0])
+                            first_notes=first_notes[0], spellings=boolean_spellings)
     right_view = _build_view(rraw, "right", spec, exclude=rid, out_of_bounds=policy, keep_constant=keep_constant,
-                             first_notes=first_notes[1])
+                             first_notes=first_notes[1], spellings=boolean_spellings)
     if order is not None and not np.array_equal(order, np.arange(order.size)):
         right_view = _reorder(right_view, order)
     return TwoViewData(left_view, right_view, ids=ids, id_column=id_column, rows_read=lraw.num_rows)
@@ -418,8 +435,15 @@ def _spelling_hint(declared: str, names: Sequence[str]) -> str:
     return f" (the files have {shown}, written otherwise: declare it as the file writes it)"
 
 
-def _id_keys(raw: RawTable, name: str) -> np.ndarray:
-    """The ids as text (numbers in canonical text), an object array; checks nulls."""
+def _id_keys(raw: RawTable, name: str,
+             matched: list[tuple[np.ndarray | None, tuple[int, str] | None]] | None = None,
+             side: int = 0) -> np.ndarray:
+    """The ids as text (numbers in canonical text), an object array; checks nulls and repeats.
+
+    Ids that repeat are appended to ``matched`` (with ``(side, name)``) before their error
+    is raised, when it is given (:func:`load_two_view`): a sharded engine checks the ids of
+    all its parts together, and says every repeated id at once as loading all the rows does.
+    """
     col = raw.table.column(name)
     missing = to_numpy(pc.is_null(col))
     if missing.any():
@@ -439,6 +463,8 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
             if key in seen:
                 repeated.setdefault(key)
             seen.add(key)
+        if matched is not None:
+            matched.append((keys, (side, name)))
         raise duplicate_ids_error(raw.source, name, list(repeated), len(repeated))
     return keys
 
@@ -494,15 +520,23 @@ def _id_like_keys(raw: RawTable, name: str) -> list[str] | None:
     return texts if len(texts) >= 2 and len(set(texts)) == len(texts) else None
 
 
-def _id_candidate_keys(raw: RawTable, name: str) -> list[str] | None:
+def _id_candidate_keys(raw: RawTable, name: str, written_booleans: bool = False) -> list[str] | None:
     """Column ``name``'s id texts when it holds whole numbers or text, none missing; else None.
 
     What :func:`_id_like_keys` asks of a column besides not being Boolean and its values
-    being distinct, in two rows or more: what one part of the rows can tell alone.
+    being distinct, in two rows or more: what one part of the rows can tell alone. With
+    ``written_booleans`` (a part of the rows), a text file's column read as ``bool``
+    (``true, false``) gives its cells as written: in a part it can be the text of all the
+    rows (``yes, no`` in another part); over all the rows it is Boolean, never an id.
     """
     column = raw.table.column(name)
     typ = column.type
-    if column.null_count or not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
+    if column.null_count:
+        return None
+    if pa.types.is_boolean(typ) and written_booleans:
+        written = raw.cells_as_written(name)
+        return written if written is not None and len(written) == len(column) and None not in written else None
+    if not (pa.types.is_string(typ) or pa.types.is_integer(typ)):
         return None
     return _key_texts(raw, name)  # type: ignore[return-value]
 
@@ -514,7 +548,11 @@ class FirstColumns:
     ``sources`` and ``names``: each view's file and first column; ``undeclared``: whether
     it is neither taken as the ids nor declared in the types file; ``keys``: its values as
     id texts when it could be an id column (:func:`_id_candidate_keys`), else None;
-    ``boolean``: whether it is Boolean in these rows (``0, 1`` or ``yes, no``: not an id).
+    ``boolean``: whether it is Boolean in these rows (``0, 1`` or ``yes, no``: not an id);
+    ``spellings``: then its :func:`~dprm.data.inference.boolean_spellings` (else None), with
+    which the parts' columns are Boolean in all the rows or not
+    (:func:`~dprm.data.inference.boolean_in_all_parts`: ``yes, no`` in one part and ``true,
+    false`` in another are not).
     """
 
     sources: tuple[str, str]
@@ -522,16 +560,18 @@ class FirstColumns:
     undeclared: tuple[bool, bool]
     keys: tuple[list[str] | None, list[str] | None]
     boolean: tuple[bool, bool]
+    spellings: tuple[tuple[bool, frozenset[str]] | None, tuple[bool, frozenset[str]] | None] = (None, None)
 
 
 def _first_columns(lraw: RawTable, rraw: RawTable, lid: str | None, rid: str | None,
-                   spec: TypesSpec) -> FirstColumns:
+                   spec: TypesSpec, written_booleans: bool = False) -> FirstColumns:
     firsts = [(raw, raw.column_names[0], taken) for raw, taken in ((lraw, lid), (rraw, rid))]
-    keys = [_id_candidate_keys(raw, name) for raw, name, _ in firsts]
+    keys = [_id_candidate_keys(raw, name, written_booleans) for raw, name, _ in firsts]
     undeclared = [taken is None and spec.get(name) is None for _, name, taken in firsts]
-    boolean = [infer_kind(raw.table.column(name)) is AttributeKind.BOOLEAN for raw, name, _ in firsts]
+    spellings = [boolean_spellings(raw.table.column(name)) for raw, name, _ in firsts]
     return FirstColumns((lraw.source, rraw.source), (firsts[0][1], firsts[1][1]),
-                        (undeclared[0], undeclared[1]), (keys[0], keys[1]), (boolean[0], boolean[1]))
+                        (undeclared[0], undeclared[1]), (keys[0], keys[1]),
+                        (spellings[0] is not None, spellings[1] is not None), (spellings[0], spellings[1]))
 
 
 def _like_ids(first: FirstColumns) -> tuple[tuple[bool, bool], bool, bool]:
@@ -652,8 +692,9 @@ def _check_flag(value: object, name: str) -> None:
 
 def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
                 out_of_bounds: str = "error", keep_constant: bool = False,
-                first_notes: Sequence[str] = ()) -> View:
+                first_notes: Sequence[str] = (), spellings: bool = False) -> View:
     attributes: list[Attribute] = []
+    words: dict[str, tuple[bool, frozenset[str]]] = {}
     constant: list[str] = []
     empty: list[str] = []
     notes = [*first_notes,
@@ -673,6 +714,8 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
         kind = declared.type.kind if declared is not None else None
         if kind is None:
             kind = infer_kind(column)
+            if kind is AttributeKind.BOOLEAN and spellings:
+                words[name] = boolean_spellings(column)  # type: ignore[assignment]
             if kind is AttributeKind.CATEGORICAL:
                 comma = _decimal_comma_row(column)
                 row = _first_non_number(column) if comma is None else None
@@ -701,7 +744,8 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
         else:
             attributes.append(attribute)
     notes += left_out_notes(raw.source, constant, empty, "kept" if keep_constant else "left out")
-    return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed), notes=notes)
+    return View(side, attributes, source=raw.source, constant=constant, renamed=dict(raw.renamed), notes=notes,
+                spellings=words)
 
 
 #: A finite number written in digits (spaces around are fine): "nan" or "inf" alone
@@ -787,4 +831,4 @@ def _reorder(view: View, order: np.ndarray) -> View:
         Attribute(a.name, a.view, a.kind, a.values[order], a.domain) for a in view.attributes
     ]
     return View(view.name, attributes, source=view.source, constant=list(view.constant), renamed=view.renamed,
-                notes=list(view.notes))
+                notes=list(view.notes), spellings=dict(view.spellings))

@@ -428,8 +428,10 @@ class ShardActor:
         self._ids: ShardIds | None = None
         self._stamps: dict = {}
         self._first: Any = None
+        self._late: Exception | None = None
         try:
-            self._data, self._ids, self._stamps, self._first = read_shard_part(spec, shard, n_shards, workdir)
+            self._data, self._ids, self._stamps, self._first, self._late = read_shard_part(spec, shard, n_shards,
+                                                                                          workdir)
         except Exception as error:  # noqa: BLE001 - said by summary(): a DprmError as it is, else "a shard failed"
             self._error = error
         self._counters: dict[tuple[str, int], TableCounter] = {}
@@ -438,11 +440,12 @@ class ShardActor:
 
     def summary(self) -> tuple:
         """The schema of this shard's rows (None when it has none), the stamps of the files it read
-        (:func:`~dprm.engine.sharding.read_shard_part`) and its Ray node; raises the error of loading its part."""
+        (:func:`~dprm.engine.sharding.read_shard_part`), its Ray node and the error of building its columns
+        (None: they loaded); raises the error of loading its part before its rows were matched."""
         if self._error is not None:
             raise self._error
         schema = None if self._data is None else (summarise(self._data.left), summarise(self._data.right))
-        return schema, self._stamps, import_ray().get_runtime_context().get_node_id()
+        return schema, self._stamps, import_ray().get_runtime_context().get_node_id(), self._late
 
     def first_columns(self) -> Any:
         """This shard's first columns without their values (:func:`~dprm.engine.sharding.first_summary`)."""
@@ -611,12 +614,16 @@ class RayEngine(CountingEngine):
             self._actors = [actor.remote(spec, i, shards, workdir) for i in range(shards)]
             answers = self._all("summary")
             # shards that read a file in different versions would count rows twice or not at all
-            check_same_files([stamps for _, stamps, _ in answers], places=[node for _, _, node in answers])
-            summaries = [s for s, _, _ in answers if s is not None]
-            if not summaries:
-                raise ParameterError("the data has no rows")
+            check_same_files([stamps for _, stamps, _, _ in answers], places=[node for _, _, node, _ in answers])
+            # in the order loading all the rows checks them: the ids and the first columns, then the columns
             self._check_ids(spec)
             first_notes = self._first_notes()
+            late = next((error for _, _, _, error in answers if error is not None), None)
+            if late is not None:  # the first shard's in shard order: its rows come first in the files
+                raise late
+            summaries = [s for s, _, _, _ in answers if s is not None]
+            if not summaries:
+                raise ParameterError("the data has no rows")
             schema = merge_schemas([[s[side] for s in summaries] for side in (0, 1)])
             schema = tuple(dataclasses.replace(view, notes=(*notes, *view.notes))
                            for view, notes in zip(schema, first_notes))

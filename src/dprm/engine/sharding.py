@@ -23,14 +23,19 @@ columns; never a row) and the driver merges the summaries (:func:`merge_schemas`
 * an inferred numeric column's bounds are the smallest and largest of the shards'
   bounds (cut at every whole number when each shard's values are whole numbers and
   those bounds are close: :func:`~dprm.data.encoding.inferred_transform`), and an inferred categorical column's categories the union of the shards'
-  categories in the loader's order (text order, or numeric order when every category
-  is a number): exactly what loading all the rows at once infers;
+  categories in the loader's order (the numbers first, in numeric order, then the other
+  texts in text order: :func:`~dprm.data.category_text.category_order`): exactly what loading all the rows at once infers;
 * an undeclared column is left out as constant when it is constant (or empty) in every
   shard with the same single value, as loading all rows would; a shard where it is
   empty (all values missing) does not vote on its kind or domain;
-* an undeclared column whose inferred kind differs between shards cannot be merged
-  from summaries alone: the run stops with a one-line error asking to declare that
-  column in the types file.
+* an undeclared column of numbers that holds only 0 and 1 in some shards (read Boolean
+  there) and other numbers in others is numeric, as loading all the rows reads it
+  (:func:`_zeros_and_ones_as_numbers`);
+* an undeclared column whose inferred kind otherwise differs between shards (numbers in
+  one, words in another), or whose Boolean words are of different vocabularies (``yes,
+  no`` in one, ``true, false`` in another: text in all the rows), cannot be merged from
+  summaries alone: the run stops with a one-line error asking to declare that column in
+  the types file.
 
 Shards load with ``keep_constant=True`` (:func:`~dprm.data.load_two_view`) so that a
 column constant within one part is described and kept until the merge says.
@@ -44,6 +49,7 @@ and then the merge only checks.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -57,7 +63,9 @@ from typing import Any
 import numpy as np
 
 from dprm.data.attributes import Attribute, AttributeKind, Domain, TwoViewData, View
+from dprm.data.category_text import category_order
 from dprm.data.encoding import inferred_transform
+from dprm.data.inference import boolean_in_all_parts
 from dprm.data.loading import FirstColumns, left_out_notes, load_two_view, position_notes
 from dprm.data.reading import data_file_format, first_line, native_file, open_text_table
 from dprm.engine.shard_ids import ROW_BITS, ShardIds
@@ -114,6 +122,7 @@ class ColumnSummary:
     empty: bool = False
     value: float | None = None
     whole: bool = False
+    spellings: tuple[bool, frozenset[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -152,7 +161,9 @@ def read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int,
     The shards check with these that no id is in two of them
     (:mod:`dprm.engine.shard_ids`): loading checks each part alone.
     """
-    data, ids, _, _ = read_shard_part(spec, shard, n_shards, workdir)
+    data, ids, _, _, late = read_shard_part(spec, shard, n_shards, workdir)
+    if late is not None:
+        raise late
     return data, ids
 
 
@@ -202,11 +213,20 @@ no longer changes
 
 
 def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
-                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None], FirstColumns | None]:
-    """:func:`read_shard_and_ids`, the :data:`FileStamp` of each file the shard read, and its part's first columns.
+                    ) -> tuple[TwoViewData | None, ShardIds | None, dict[str, FileStamp | None], FirstColumns | None,
+                               DprmError | None]:
+    """:func:`read_shard_and_ids`, the :data:`FileStamp` of each file the shard read, its part's first columns,
+    and the error of building its columns (None when they load).
 
     The first columns (rows matched by position; None with ids, or no rows) are decided
     on all the rows by the driver (:func:`first_column_notes`), not by each part's loader.
+
+    Loading all the rows checks the ids and the first columns before it builds any column
+    (a value outside its declared bounds): a part whose columns fail to build gives its ids
+    and first columns and that error (``data`` None), for the driver to raise once the ids
+    and first columns of all the parts are checked; so does a part whose ids repeat (the
+    driver's check of all the parts' ids then says every repeated id, as loading all the
+    rows does). An error before (reading a file, an id missing) is raised here.
 
     A file that changed while this shard read it is refused here (:class:`~dprm.errors.DataError`,
     code ``file_changed``, also in place of the loader's error about a file that changed); the
@@ -220,12 +240,12 @@ def read_shard_part(spec: ShardSpec, shard: int, n_shards: int, workdir: str | N
         paths = [spec.left[0], spec.right[0]]
     before = {path: file_stamp(path) for path in paths}
     try:
-        data, ids, first = _read_shard_and_ids(spec, shard, n_shards, workdir)
+        data, ids, first, late = _read_shard_and_ids(spec, shard, n_shards, workdir)
     except DprmError as error:
         failure: DprmError = error
     else:
         _check_unchanged(before)
-        return data, ids, before, first
+        return data, ids, before, first, late
     _check_unchanged(before)  # a file that changed: said instead of the loader's words about what it read
     raise failure
 
@@ -237,49 +257,65 @@ def _check_unchanged(before: dict[str, FileStamp | None]) -> None:
 
 
 def _read_shard_and_ids(spec: ShardSpec, shard: int, n_shards: int, workdir: str | None = None
-                        ) -> tuple[TwoViewData | None, ShardIds | None, FirstColumns | None]:
+                        ) -> tuple[TwoViewData | None, ShardIds | None, FirstColumns | None, DprmError | None]:
     ids: list[ShardIds] = []
     firsts: list[FirstColumns] = []
+    matched: list[tuple[np.ndarray | None, tuple[int, str] | None]] = []
+    late: DprmError | None = None
+    parts = []
     if len(spec.left) > 1:
         numbered = list(enumerate(zip(spec.left, spec.right)))[shard::n_shards]
-        parts = []
         for number, (left, right) in numbered:
-            part = _without_constant_notes(load_two_view(left, right, keep_constant=True, first_columns=firsts,
-                                                         **spec.load_options))
-            parts.append(part)
-            if part.ids is not None and part.id_column is not None:
-                rows = (np.int64(number) << ROW_BITS) + np.arange(part.n_rows, dtype=np.int64)
-                ids.append(ShardIds(part.ids, rows, *part.id_column))
+            try:
+                parts.append(_without_constant_notes(load_two_view(left, right, keep_constant=True,
+                                                                   first_columns=firsts, matched=matched,
+                                                                   boolean_spellings=True, **spec.load_options)))
+            except DprmError as error:
+                if len(matched) <= len(parts):  # before its rows were matched: said as it is
+                    raise
+                late = error  # its columns: said once the ids and first columns of all parts are checked
+            part_ids, id_column = matched[-1]
+            if part_ids is not None and id_column is not None:
+                rows = (np.int64(number) << ROW_BITS) + np.arange(len(part_ids), dtype=np.int64)
+                ids.append(ShardIds(part_ids, rows, *id_column))
+            if late is not None:
+                break
     else:
         with tempfile.TemporaryDirectory(dir=workdir) as folder:
             files = [_slice(path, side, shard, n_shards, Path(folder))
                      for side, path in (("left", spec.left[0]), ("right", spec.right[0]))]
             if files[0] is None or files[1] is None:
-                return None, None, None
+                return None, None, None, None
             try:
                 data = load_two_view(files[0].path, files[1].path, keep_constant=True, first_columns=firsts,
-                                     **spec.load_options)
+                                     matched=matched, boolean_spellings=True, **spec.load_options)
             except DprmError as error:
-                raise _in_files(error, files, shard, n_shards) from None
-            parts = [_in_file_terms(_without_constant_notes(data), files)]
-            firsts = [FirstColumns((files[0].original, files[1].original), f.names, f.undeclared, f.keys, f.boolean)
-                      for f in firsts]
-            if data.ids is not None and data.id_column is not None:
-                side, _ = data.id_column
-                ids.append(ShardIds(data.ids, files[side].file_rows(data.n_rows), *data.id_column))
-    if not parts:
-        return None, None, None
+                if not matched:  # before its rows were matched: said as it is
+                    raise _in_files(error, files, shard, n_shards) from None
+                late = _in_files(error, files, shard, n_shards)
+            else:
+                parts = [_in_file_terms(_without_constant_notes(data), files)]
+            firsts = [FirstColumns((files[0].original, files[1].original), f.names, f.undeclared, f.keys, f.boolean,
+                                   f.spellings) for f in firsts]
+            part_ids, id_column = matched[0]
+            if part_ids is not None and id_column is not None:
+                ids.append(ShardIds(part_ids, files[id_column[0]].file_rows(len(part_ids)), *id_column))
+    if not parts and late is None:
+        return None, None, None, None
     first = None if not firsts else FirstColumns(
         firsts[0].sources, firsts[0].names, firsts[0].undeclared,
         tuple(None if any(f.keys[s] is None for f in firsts)  # type: ignore[arg-type]
               else [k for f in firsts for k in f.keys[s]] for s in (0, 1)),  # type: ignore[union-attr]
-        tuple(all(f.boolean[s] for f in firsts) for s in (0, 1)))  # type: ignore[arg-type]
+        tuple(boolean_in_all_parts([f.spellings[s] for f in firsts]) for s in (0, 1)),  # type: ignore[arg-type]
+        tuple(_joined_spellings([f.spellings[s] for f in firsts]) for s in (0, 1)))  # type: ignore[arg-type]
     found = None if not ids else ShardIds(np.concatenate([i.keys for i in ids]),
                                           np.concatenate([i.positions for i in ids]), ids[0].side, ids[0].column)
+    if late is not None:
+        return None, found, first, late
     if len(parts) == 1:
-        return parts[0], found, first
+        return parts[0], found, first, None
     merged = merge_schemas([[summarise(p.views[s]) for p in parts] for s in (0, 1)])
-    return concatenate([adopt_schema(p, merged) for p in parts]), found, first
+    return concatenate([adopt_schema(p, merged) for p in parts]), found, first, None
 
 
 # -- first columns of views matched by position ---------------------------------------------
@@ -296,7 +332,8 @@ def first_summary(first: FirstColumns | None) -> tuple[FirstColumns, int, bool] 
     left, right = first.keys
     rows = len(left if left is not None else right or [])
     kept = FirstColumns(first.sources, first.names, first.undeclared,
-                        tuple(None if k is None else [] for k in first.keys), first.boolean)  # type: ignore[arg-type]
+                        tuple(None if k is None else [] for k in first.keys), first.boolean,  # type: ignore[arg-type]
+                        first.spellings)
     return kept, rows, left is not None and left == right
 
 
@@ -328,12 +365,28 @@ def first_column_notes(found: Sequence[tuple[FirstColumns, int, bool] | None],
     if not present:
         return [], []
     rows = sum(rows for _, rows, _ in present)
-    # Boolean in all the rows when Boolean in every part (0 and 1 are in {0, 1} together or not at all)
+    # Boolean in all the rows as loading them all infers it: Boolean in every part, and text words of one
+    # vocabulary all parts together (yes, no in one part and true, false in another are text)
     like = tuple(rows >= 2 and all(f.keys[s] is not None for f, _, _ in present) and all(b[s] for b in facts)
-                 and not all(f.boolean[s] for f, _, _ in present) for s in (0, 1))
+                 and not boolean_in_all_parts([f.spellings[s] for f, _, _ in present]) for s in (0, 1))
     same_values = all(b[2] for b in facts)
     same_order = all(same for _, _, same in present)
     return position_notes(present[0][0], (like[0], like[1]), same_values, same_order)
+
+
+def _joined_spellings(parts: Sequence[tuple[bool, frozenset[str]] | None]) -> tuple[bool, frozenset[str]] | None:
+    """The :func:`~dprm.data.inference.boolean_spellings` of parts read as one (None unless Boolean in all).
+
+    Examples
+    --------
+    >>> _joined_spellings([(False, frozenset({"yes"})), (False, frozenset({"no"}))]) == (False, {"yes", "no"})
+    True
+    >>> _joined_spellings([(False, frozenset({"yes"})), (False, frozenset({"true"}))]) is None
+    True
+    """
+    if not boolean_in_all_parts(list(parts)):
+        return None
+    return all(p[0] for p in parts), frozenset().union(*(p[1] for p in parts))  # type: ignore[index]
 
 
 @dataclass(frozen=True)
@@ -426,7 +479,8 @@ def _in_files(error: DprmError, files: Sequence[_Slice], shard: int, n_shards: i
 def _in_file_terms(data: TwoViewData, files: Sequence[_Slice]) -> TwoViewData:
     """``data`` loaded from the slices, its views' sources and notes naming the files and their rows."""
     views = [View(view.name, view.attributes, source=part.original, constant=list(view.constant),
-                  renamed=dict(view.renamed), notes=[_in_file_text(n, files) for n in view.notes])
+                  renamed=dict(view.renamed), notes=[_in_file_text(n, files) for n in view.notes],
+                  spellings=dict(view.spellings))
              for view, part in zip(data.views, files)]
     return TwoViewData(views[0], views[1], ids=data.ids, id_column=data.id_column, rows_read=data.rows_read)
 
@@ -631,15 +685,16 @@ def summarise(view: View) -> ViewSummary:
     for a in view.attributes:
         present = a.values[~a.missing]
         whole = a.kind is AttributeKind.NUMERIC and bool(np.all(present == np.floor(present)))
+        spellings = view.spellings.get(a.name)
         if a.name not in view.constant:
-            columns.append(ColumnSummary(a.name, a.kind, a.domain, whole=whole))
+            columns.append(ColumnSummary(a.name, a.kind, a.domain, whole=whole, spellings=spellings))
             continue
         value = None
         if present.size:
             value = float(present[0])
             if a.kind is AttributeKind.CATEGORICAL:  # compare categories by their text, not their code
                 value = a.domain.categories[int(present[0])]
-        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value, whole))
+        columns.append(ColumnSummary(a.name, a.kind, a.domain, True, present.size == 0, value, whole, spellings))
     return ViewSummary(tuple(columns), tuple(view.constant), view.source, tuple(view.notes))
 
 
@@ -671,6 +726,8 @@ def merge_schemas(summaries: Sequence[Sequence[ViewSummary]]) -> tuple[ViewSumma
             if len(found) != len(shards):
                 raise ParameterError(f"{view} view: column {name!r} is not in every shard's part")
             voters = [c for c in found if not c.empty] or found[:1]
+            _check_boolean_words(view, voters)
+            voters = _zeros_and_ones_as_numbers(voters)
             if all(c.constant for c in found) and len({c.value for c in voters}) == 1 \
                     and len({c.kind for c in voters}) == 1:
                 constant.append(name)  # a single value (or none) in all the rows: left out, as in-process
@@ -727,6 +784,61 @@ def _example_row(note: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _zeros_and_ones_as_numbers(found: list[ColumnSummary]) -> list[ColumnSummary]:
+    """A column of numbers that holds only 0 and 1 in some shards: those shards' Boolean summaries as numbers.
+
+    Loading all the rows reads numbers beyond 0 and 1 as a numeric column, and a part of
+    them holding only 0 and 1 (typed numbers: :func:`~dprm.data.inference.boolean_spellings`)
+    reads Boolean: as a numeric part its bounds are its values and they are whole
+    (:func:`adopt_schema` turns its codes into those numbers). Other summaries are left as
+    they are (Boolean words, or Boolean beside categorical: refused by the merge).
+
+    Examples
+    --------
+    >>> counts = [ColumnSummary("n", AttributeKind.BOOLEAN, Domain(), spellings=(True, frozenset({"1", "0"}))),
+    ...           ColumnSummary("n", AttributeKind.NUMERIC, Domain(bounds=(2.0, 7.0)), whole=True)]
+    >>> [(c.kind.value, c.domain.bounds, c.whole) for c in _zeros_and_ones_as_numbers(counts)]
+    [('numeric', (0.0, 1.0), True), ('numeric', (2.0, 7.0), True)]
+    """
+    if {c.kind for c in found} != {AttributeKind.BOOLEAN, AttributeKind.NUMERIC} or any(
+            c.domain.declared for c in found):
+        return found
+    parts = [c.spellings for c in found if c.kind is AttributeKind.BOOLEAN]
+    if any(p is None or not p[0] or not p[1] or not p[1] <= {"0", "1"} for p in parts):
+        return found
+    return [c if c.kind is AttributeKind.NUMERIC else dataclasses.replace(
+        c, kind=AttributeKind.NUMERIC, whole=True, spellings=None,
+        domain=Domain(bounds=(float(min(c.spellings[1])), float(max(c.spellings[1])))))  # type: ignore[index]
+        for c in found]
+
+
+def _check_boolean_words(view: str, found: list[ColumnSummary]) -> None:
+    """Refuse an inferred Boolean column whose shards' words are of different vocabularies (one line).
+
+    ``yes, no`` in one shard and ``true, false`` in another are text in all the rows
+    (:func:`~dprm.data.inference.boolean_in_all_parts`): loading them all reads a categorical
+    column, which the shards' Boolean parts cannot give (their words are gone).
+
+    Examples
+    --------
+    >>> words = [ColumnSummary("c", AttributeKind.BOOLEAN, Domain(), spellings=(False, frozenset(w)))
+    ...          for w in (["yes", "no"], ["True"])]
+    >>> _check_boolean_words("left", words[:1])
+    >>> _check_boolean_words("left", words)
+    Traceback (most recent call last):
+    ...
+    dprm.errors.ParameterError: left view: column 'c' reads as Boolean words of different vocabularies in \
+different shards (such as yes, no and true, false), text in all the rows; declare its type in the types file to \
+shard this data
+    """
+    spelled = [c.spellings for c in found if c.kind is AttributeKind.BOOLEAN and c.spellings is not None]
+    if len(spelled) < 2 or len(spelled) != len(found) or boolean_in_all_parts(spelled):
+        return
+    raise ParameterError(f"{view} view: column {found[0].name!r} reads as Boolean words of different vocabularies "
+                         f"in different shards (such as yes, no and true, false), text in all the rows; declare its "
+                         f"type in the types file to shard this data")
+
+
 def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
     first = found[0]
     kinds = {c.kind for c in found}
@@ -745,11 +857,8 @@ def _merge_column(view: str, found: list[ColumnSummary]) -> ColumnSummary:
         domain = Domain(bounds=(low, high), transform=inferred_transform(low, high, all(c.whole for c in found)))
         return ColumnSummary(first.name, first.kind, domain)
     if first.kind is AttributeKind.CATEGORICAL:
-        texts = sorted({t for c in found for t in (c.domain.categories or ())})
-        try:
-            texts = sorted(texts, key=float)  # numbers: the loader orders them numerically
-        except ValueError:
-            pass
+        # the loader's order: numbers first, numerically, then other texts (10 after 9 also beside words)
+        texts = category_order({t for c in found for t in (c.domain.categories or ())})
         return ColumnSummary(first.name, first.kind, Domain(categories=tuple(texts)))
     return ColumnSummary(first.name, first.kind, first.domain)
 
@@ -767,6 +876,9 @@ def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummar
             if view is None:
                 dtype = np.float64 if column.kind is AttributeKind.NUMERIC else np.int8
                 values = np.empty(0, dtype=dtype)
+            elif view[column.name].kind is AttributeKind.BOOLEAN and column.kind is AttributeKind.NUMERIC:
+                codes = view[column.name].values  # 0 and 1 in this shard, numbers in all the rows: as numbers
+                values = np.where(codes < 0, np.nan, codes.astype(np.float64))
             elif view[column.name].kind is not column.kind:  # empty in this shard, read with another kind
                 values = (np.full(data.n_rows, np.nan) if column.kind is AttributeKind.NUMERIC
                           else np.full(data.n_rows, -1, dtype=np.int32 if column.kind is AttributeKind.CATEGORICAL
@@ -781,7 +893,8 @@ def adopt_schema(data: TwoViewData | None, schema: tuple[ViewSummary, ViewSummar
             attributes.append(Attribute(column.name, "left" if side == 0 else "right", column.kind, values,
                                         column.domain))
         views.append(View("left" if side == 0 else "right", attributes, source=summary.source,
-                          constant=list(summary.constant), notes=list(summary.notes if view is None else view.notes)))
+                          constant=list(summary.constant), notes=list(summary.notes if view is None else view.notes),
+                          spellings={} if view is None else dict(view.spellings)))
     return TwoViewData(views[0], views[1])
 
 
@@ -798,6 +911,10 @@ def concatenate(parts: Sequence[TwoViewData]) -> TwoViewData:
         attributes = [Attribute(a.name, a.view, a.kind,
                                 np.concatenate([p.views[side][a.name].values for p in parts]), a.domain)
                       for a in first.attributes]
+        names = dict.fromkeys(name for p in parts for name in p.views[side].spellings)
+        joined = {name: _joined_spellings([p.views[side].spellings[name] for p in parts
+                                           if name in p.views[side].spellings]) for name in names}
         views.append(View(first.name, attributes, source=first.source, constant=list(first.constant),
-                          notes=[n for p in parts for n in p.views[side].notes]))
+                          notes=[n for p in parts for n in p.views[side].notes],
+                          spellings={name: words for name, words in joined.items() if words is not None}))
     return TwoViewData(views[0], views[1])
