@@ -224,3 +224,105 @@ def test_a_result_is_published_through_a_real_postgresql_outage(
     assert job.status == "done" and job.result is not None and charge.status == "spent"
     assert books(db) == []
     db.dispose()
+
+
+# -- a primitive's answer through a database that is briefly unavailable ----------------------
+
+STATISTICS = {"dataset": "tiny", "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True},
+              "epsilon": "0.25"}
+
+
+def _primitive_books(db: Database) -> tuple[list[str], list[str], int]:
+    """The books, the statuses of the charges and the budget's spent units."""
+    with db.read() as connection:
+        statuses = [c.status for c in connection.execute(select(charges).order_by(charges.c.id)).all()]
+        spent = int(connection.execute(select(budgets.c.spent_units).where(budgets.c.analyst_id == 1,
+                                                                           budgets.c.dataset_id == 1)).scalar_one())
+    return books(db), statuses, spent
+
+
+def test_a_primitive_is_answered_after_its_settlement_failed_a_few_times(
+        db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database fails the first three tries of a statistics request's settlement (its
+    ledger rows), after the rows were read and the noise drawn. Until session 58 the
+    request was answered ``503 database_unavailable``: the analyst paid 0.25 for noisy
+    counts that were thrown away (the charge stayed reserved, then kept as
+    "interrupted"). Now the settlement is tried again with back-off, as a worker
+    publishes a job: the answer is sent, charged once, its ledger rows committed first."""
+    import httpx
+
+    from dprm.server import budget
+    from server_support import serve_in_thread
+
+    tokens = setup_server_db(db_url, tmp_path, budgets={"alice": "1"})
+    real = budget.keep
+    calls: list[int] = []
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) <= 3:
+            raise OperationalError("UPDATE charges SET ...", {}, Exception("server closed the connection unexpectedly"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(budget, "keep", flaky)
+    with serve_in_thread(db_url, workers=0) as url:
+        answer = httpx.post(url + "/v1/primitives/redescription-statistics", json=STATISTICS, timeout=120,
+                            headers={"Authorization": f"Bearer {tokens['alice']}"})
+    assert answer.status_code == 200, answer.text
+    assert len(calls) == 4
+    assert answer.json()["budget"]["exact"] == {"total": "1", "spent": "0.25", "remaining": "0.75"}
+    assert [row["epsilon"] for row in answer.json()["privacy"]["ledger"]] == [0.25]
+    db = Database(db_url)
+    assert _primitive_books(db) == ([], ["spent"], 250_000_000)
+    db.dispose()
+
+
+def test_a_primitive_is_answered_through_a_real_postgresql_outage(
+        postgres_server: str, postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL refuses connections and terminates the open ones for 2 s just after a
+    statistics request's rows were counted and its noise drawn, before its ledger rows are
+    written: the request waits for the database and is answered, charged once, with its
+    ledger (it was ``503 database_unavailable``, the noisy counts lost and the ε kept)."""
+    import threading
+
+    import httpx
+    import psycopg
+
+    from dprm.server.pool import PrimitivePool
+    from server_support import serve_in_thread
+
+    tokens = setup_server_db(postgres_url, tmp_path, budgets={"alice": "1"})
+    name = postgres_url.rsplit("/", 1)[1]
+    admin = postgres_server.replace("postgresql+psycopg://", "postgresql://").rsplit("/", 1)[0] + "/postgres"
+
+    def connections(allowed: bool) -> None:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {str(allowed).lower()}')
+            if not allowed:
+                connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                                   (name,))
+
+    real = PrimitivePool.run
+    outages: list[int] = []
+
+    def computed_then_outage(self: PrimitivePool, task: dict[str, Any]) -> dict[str, Any]:
+        answer = real(self, task)
+        if not task["dummy"] and not outages:
+            outages.append(1)
+            connections(False)
+            threading.Timer(2.0, connections, (True,)).start()
+        return answer
+
+    monkeypatch.setattr(PrimitivePool, "run", computed_then_outage)
+    try:
+        with serve_in_thread(postgres_url, workers=0) as url:
+            answer = httpx.post(url + "/v1/primitives/redescription-statistics", json=STATISTICS, timeout=120,
+                                headers={"Authorization": f"Bearer {tokens['alice']}"})
+    finally:
+        connections(True)
+    assert outages == [1]
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["budget"]["exact"]["spent"] == "0.25"
+    db = Database(postgres_url)
+    assert _primitive_books(db) == ([], ["spent"], 250_000_000)
+    db.dispose()

@@ -138,18 +138,21 @@ def database_unavailable(error: BaseException) -> bool:
                                               or getattr(error.orig, "sqlstate", None) == "25006")
 
 
-def publish(write: Any, *args: Any, **kwargs: Any) -> Any:
+def publish(write: Any, *args: Any, within: float | None = None, **kwargs: Any) -> Any:
     """``write(*args, **kwargs)`` (:func:`~dprm.server.jobs.finish_done` or
     :func:`~dprm.server.jobs.finish_failed`), tried again while the database is unavailable.
 
     Waits :data:`PUBLISH_FIRST_WAIT` seconds after the first failure, twice as long after
-    each next one (at most :data:`PUBLISH_LONGEST_WAIT`), for up to
-    :data:`PUBLISH_RETRY_SECONDS` in all; then :class:`Unpublished` is raised (from the last
-    database error); any other error is raised at once. The writes are guarded by the
-    job's status and the worker's token, so a try that committed before its answer was
-    lost is not repeated: the next one finds the job ended and returns False.
+    each next one (at most :data:`PUBLISH_LONGEST_WAIT`), for up to ``within`` seconds in
+    all (default :data:`PUBLISH_RETRY_SECONDS`); then :class:`Unpublished` is raised (from
+    the last database error); any other error is raised at once. The writes are guarded
+    by the job's status and the worker's token, so a try that committed before its answer
+    was lost is not repeated: the next one finds the job ended and returns False. (The
+    API settles a primitive's charge the same way, with a shorter ``within``:
+    :mod:`dprm.server.api.service`; a charge settles once, whatever the tries.)
     """
-    deadline = _clock() + PUBLISH_RETRY_SECONDS
+    seconds = PUBLISH_RETRY_SECONDS if within is None else within
+    deadline = _clock() + seconds
     wait = PUBLISH_FIRST_WAIT
     while True:
         try:
@@ -158,7 +161,7 @@ def publish(write: Any, *args: Any, **kwargs: Any) -> Any:
             if not database_unavailable(error):
                 raise
             if _clock() + wait > deadline:
-                raise Unpublished(f"the database was unavailable for {PUBLISH_RETRY_SECONDS:g} s") from error
+                raise Unpublished(f"the database was unavailable for {seconds:g} s") from error
         _sleep(wait)
         wait = min(wait * 2, PUBLISH_LONGEST_WAIT)
 
