@@ -125,6 +125,44 @@ def test_a_previous_servers_running_job_holds_a_worker_slot_until_it_ends(tmp_pa
         db.dispose()
 
 
+def test_another_machines_worker_is_judged_by_its_heartbeat_not_by_a_pid_here(tmp_path: Path) -> None:
+    """Two `dprm serve` on two machines share a PostgreSQL database (docs/server.md). The
+    supervisor of one looked up the pid of the other's worker on its own machine, found
+    no such process, and failed the job `worker_died` at its start and in every round
+    (0.2 s): the job read its rows, so its ε was kept and its result thrown away. Now a
+    worker's token names its machine (:func:`~dprm.server.supervisor.worker_token`) and
+    another machine's worker is judged by its heartbeat alone."""
+    from sqlalchemy import update
+
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    db = Database(url)
+    gone = subprocess.Popen(["true"])
+    gone.wait(timeout=10)  # a pid that names no process on this machine
+    supervisor = Supervisor(db, workers=0, warm=False)
+    try:
+        remote, local = submit_small_job(db), submit_small_job(db)
+        elsewhere = "0" * 32 + "@feedc0de"  # a token of the other machine's supervisor (worker_token("feedc0de"))
+        for job, token in ((remote, elsewhere), (local, "local-token")):
+            assert jobs.claim_next(db, token).id == job
+            jobs.set_pid(db, job, token, gone.pid)
+            assert jobs.touch(db, job, token)  # both have read rows: a failure keeps the charge
+        supervisor.recover()  # this server starts
+        assert _status(db, remote) == "running"
+        assert _status(db, local) == "failed"  # its pid is this machine's: the worker is gone
+        jobs.heartbeat(db, remote, elsewhere)
+        supervisor.round()
+        assert _status(db, remote) == "running"  # alive on its machine: it publishes its result there
+        with db.write() as connection:  # then silent for longer than stale_after: dead
+            connection.execute(update(jobs_table).where(jobs_table.c.id == remote).values(
+                heartbeat_at=time.time() - 2 * supervisor.stale_after))
+        supervisor.round()
+        assert _status(db, remote) == "failed"
+    finally:
+        supervisor.stop(kill_workers=True)
+        db.dispose()
+
+
 # -- in-process apps ---------------------------------------------------------------------------------
 
 
