@@ -84,8 +84,11 @@ class PrimitivePool:
 
         Its answer; ``ApiError("worker_died")`` if the process died while running it,
         ``ApiError("computation_failed")`` after :attr:`timeout` seconds. A call the pool
-        could not start (its pool broke :data:`START_ATTEMPTS` times before) is answered
-        as a refusal that read no row (``touched`` False: its charge is refunded).
+        never started is answered as a refusal that read no row (``touched`` False: its
+        charge is refunded): its pool broke :data:`START_ATTEMPTS` times before, it was
+        still waiting for a process after :attr:`timeout` seconds (it is cancelled; until
+        session 58 it was ``computation_failed`` with its charge kept, and ran later all
+        the same), or the pool was stopped.
         """
         for _ in range(START_ATTEMPTS):
             with self._lock:
@@ -109,6 +112,11 @@ class PrimitivePool:
                 return {"ok": False, "code": "worker_died", "message": None, "touched": False,
                         "owner_error": "the primitives' pool was stopped before this call started"}
             except TimeoutError:
+                if future.cancel():  # still waiting for a process: it never started (and now never will)
+                    log.error("a primitive waited longer than %s s for a process", self.timeout)
+                    return {"ok": False, "code": "computation_failed", "touched": False,
+                            "message": "the server was too busy to start the computation in time; nothing was "
+                                       "charged", "owner_error": f"waited {self.timeout:g} s for a pool process"}
                 log.error("a primitive took longer than %s s", self.timeout)
                 raise ApiError("computation_failed", "the computation took too long; the charge is kept") from None
             finally:
