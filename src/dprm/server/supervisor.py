@@ -266,6 +266,10 @@ class Supervisor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_sweep = 0.0
+        #: When a round last found the database unavailable (``time.time()``; 0: never). For
+        #: ``stale_after`` seconds after it no heartbeat is judged stale: the workers could not
+        #: write theirs meanwhile either.
+        self._unreachable_at = 0.0
 
     def start(self) -> None:
         self.recover()
@@ -321,6 +325,10 @@ class Supervisor:
             try:
                 self.round()
             except Exception as error:  # noqa: BLE001 - a database hiccup: log and go on
+                from dprm.server.worker import database_unavailable
+
+                if database_unavailable(error):
+                    self._unreachable_at = time.time()
                 failures += 1
                 reason = failure_line(error)
                 if reason != last:
@@ -364,7 +372,10 @@ class Supervisor:
                 continue
             if own:
                 continue
-            stale = job.heartbeat_at is None or now - job.heartbeat_at > self.stale_after
+            # (no heartbeat could be written while the database was unavailable: none is stale
+            # until stale_after seconds after this supervisor last found it so)
+            stale = ((job.heartbeat_at is None or now - job.heartbeat_at > self.stale_after)
+                     and now - self._unreachable_at > self.stale_after)
             gone = job.worker_pid is not None and pid_is_local(job.worker_token) and not pid_alive(job.worker_pid)
             if gone or stale:
                 # A silent worker that is still alive sees at its next heartbeat that
