@@ -326,3 +326,47 @@ def test_a_primitive_is_answered_through_a_real_postgresql_outage(
     db = Database(postgres_url)
     assert _primitive_books(db) == ([], ["spent"], 250_000_000)
     db.dispose()
+
+
+_PUBLISHED_THEN_LATE_HEARTBEAT = """
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from dprm.server import jobs, worker
+from dprm.server.database import Database
+from server_support import submit_small_job
+
+db = Database(sys.argv[1])
+job_id = submit_small_job(db)
+assert jobs.claim_next(db, "worker-1").id == job_id
+worker.HEARTBEAT_SECONDS = 0.02
+real = jobs.finish_done
+
+def published_then_slow(*args, **kwargs):
+    done = real(*args, **kwargs)
+    time.sleep(0.5)  # the moment between the commit and the heartbeat's stop, made long
+    return done
+
+jobs.finish_done = published_then_slow
+print(worker.run_job(db, job_id, "worker-1"), flush=True)
+"""
+
+
+def test_a_heartbeat_after_the_workers_own_publication_does_not_kill_it(tmp_path: Path) -> None:
+    """The heartbeat thread ends the process at once (``os._exit(3)``) when its job is no longer
+    its own (cancelled, declared dead). It also did when the job had just ended by the worker's
+    own publication, in the moment before the heartbeat was stopped: under load the worker then
+    died with exit code 3 after a job that succeeded (and ``run_job`` called in a test process,
+    as this module does, killed the test process: pytest-xdist's "worker crashed"). Now the
+    heartbeat stops judging once the worker publishes (the publication itself is guarded by the
+    job's status and the worker's token)."""
+    import subprocess
+    import sys
+
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    done = subprocess.run([sys.executable, "-c", _PUBLISHED_THEN_LATE_HEARTBEAT, url,
+                           str(Path(__file__).parent)], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout.strip()) == (0, "done"), done.stderr[-2000:]
+    db = Database(url)
+    assert books(db) == []
+    db.dispose()
