@@ -125,6 +125,93 @@ def test_a_previous_servers_running_job_holds_a_worker_slot_until_it_ends(tmp_pa
         db.dispose()
 
 
+def test_another_machines_worker_is_judged_by_its_heartbeat_not_by_a_pid_here(tmp_path: Path) -> None:
+    """Two `dprm serve` on two machines share a PostgreSQL database (docs/server.md). The
+    supervisor of one looked up the pid of the other's worker on its own machine, found
+    no such process, and failed the job `worker_died` at its start and in every round
+    (0.2 s): the job read its rows, so its ε was kept and its result thrown away. Now a
+    worker's token names its machine (:func:`~dprm.server.supervisor.worker_token`) and
+    another machine's worker is judged by its heartbeat alone."""
+    from sqlalchemy import update
+
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    db = Database(url)
+    gone = subprocess.Popen(["true"])
+    gone.wait(timeout=10)  # a pid that names no process on this machine
+    supervisor = Supervisor(db, workers=0, warm=False)
+    try:
+        remote, local = submit_small_job(db), submit_small_job(db)
+        elsewhere = "0" * 32 + "@feedc0de"  # a token of the other machine's supervisor (worker_token("feedc0de"))
+        for job, token in ((remote, elsewhere), (local, "local-token")):
+            assert jobs.claim_next(db, token).id == job
+            jobs.set_pid(db, job, token, gone.pid)
+            assert jobs.touch(db, job, token)  # both have read rows: a failure keeps the charge
+        supervisor.recover()  # this server starts
+        assert _status(db, remote) == "running"
+        assert _status(db, local) == "failed"  # its pid is this machine's: the worker is gone
+        jobs.heartbeat(db, remote, elsewhere)
+        supervisor.round()
+        assert _status(db, remote) == "running"  # alive on its machine: it publishes its result there
+        with db.write() as connection:  # then silent for longer than stale_after: dead
+            connection.execute(update(jobs_table).where(jobs_table.c.id == remote).values(
+                heartbeat_at=time.time() - 2 * supervisor.stale_after))
+        supervisor.round()
+        assert _status(db, remote) == "failed"
+    finally:
+        supervisor.stop(kill_workers=True)
+        db.dispose()
+
+
+def test_a_heartbeat_the_database_could_not_take_is_not_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's last heartbeat is older than ``stale_after`` because the database was down
+    (a PostgreSQL restart that took two minutes): the supervisor, whose own rounds failed
+    meanwhile, judged it stale in its first round after the outage, before the worker's
+    next heartbeat could land, and failed the job ``worker_died``: its ε kept, its result
+    (perhaps being published right then) thrown away. Now no heartbeat is stale until
+    ``stale_after`` seconds after the supervisor last found the database unavailable."""
+    import threading
+
+    from sqlalchemy import update
+    from sqlalchemy.exc import OperationalError
+
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    db = Database(url)
+    job = submit_small_job(db)
+    token = "0" * 32 + "@feedc0de"  # another machine's worker (or a previous server's): judged by its heartbeat
+    assert jobs.claim_next(db, token).id == job
+    jobs.set_pid(db, job, token, 4242)
+    assert jobs.touch(db, job, token)
+    with db.write() as connection:  # its last heartbeat landed just before a two-minute outage
+        connection.execute(update(jobs_table).where(jobs_table.c.id == job).values(heartbeat_at=time.time() - 120))
+    real = jobs.running_jobs
+    rounds: list[int] = []
+
+    def through_an_outage(connection: Any) -> Any:
+        rounds.append(1)
+        if len(rounds) <= 2:
+            raise OperationalError("SELECT jobs ...", {}, Exception("server closed the connection unexpectedly"))
+        return real(connection)
+
+    monkeypatch.setattr(jobs, "running_jobs", through_an_outage)
+    supervisor = Supervisor(db, workers=0, warm=False, poll=0.01, stale_after=30.0)
+    loop = threading.Thread(target=supervisor._loop, daemon=True)
+    loop.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(rounds) < 6:  # two failed rounds, then four that reached the database
+            assert time.monotonic() < deadline, "the supervisor did not go round"
+            time.sleep(0.01)
+    finally:
+        supervisor._stop.set()
+        loop.join(timeout=30)
+    assert _status(db, job) == "running"
+    Supervisor(db, workers=0, warm=False, stale_after=30.0).round()  # one that saw no outage: stale, dead
+    assert _status(db, job) == "failed"
+    db.dispose()
+
+
 # -- in-process apps ---------------------------------------------------------------------------------
 
 

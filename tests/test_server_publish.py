@@ -224,3 +224,149 @@ def test_a_result_is_published_through_a_real_postgresql_outage(
     assert job.status == "done" and job.result is not None and charge.status == "spent"
     assert books(db) == []
     db.dispose()
+
+
+# -- a primitive's answer through a database that is briefly unavailable ----------------------
+
+STATISTICS = {"dataset": "tiny", "left": {"attr": "a", "eq": True}, "right": {"attr": "b", "eq": True},
+              "epsilon": "0.25"}
+
+
+def _primitive_books(db: Database) -> tuple[list[str], list[str], int]:
+    """The books, the statuses of the charges and the budget's spent units."""
+    with db.read() as connection:
+        statuses = [c.status for c in connection.execute(select(charges).order_by(charges.c.id)).all()]
+        spent = int(connection.execute(select(budgets.c.spent_units).where(budgets.c.analyst_id == 1,
+                                                                           budgets.c.dataset_id == 1)).scalar_one())
+    return books(db), statuses, spent
+
+
+def test_a_primitive_is_answered_after_its_settlement_failed_a_few_times(
+        db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database fails the first three tries of a statistics request's settlement (its
+    ledger rows), after the rows were read and the noise drawn. Until session 58 the
+    request was answered ``503 database_unavailable``: the analyst paid 0.25 for noisy
+    counts that were thrown away (the charge stayed reserved, then kept as
+    "interrupted"). Now the settlement is tried again with back-off, as a worker
+    publishes a job: the answer is sent, charged once, its ledger rows committed first."""
+    import httpx
+
+    from dprm.server import budget
+    from server_support import serve_in_thread
+
+    tokens = setup_server_db(db_url, tmp_path, budgets={"alice": "1"})
+    real = budget.keep
+    calls: list[int] = []
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) <= 3:
+            raise OperationalError("UPDATE charges SET ...", {}, Exception("server closed the connection unexpectedly"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(budget, "keep", flaky)
+    with serve_in_thread(db_url, workers=0) as url:
+        answer = httpx.post(url + "/v1/primitives/redescription-statistics", json=STATISTICS, timeout=120,
+                            headers={"Authorization": f"Bearer {tokens['alice']}"})
+    assert answer.status_code == 200, answer.text
+    assert len(calls) == 4
+    assert answer.json()["budget"]["exact"] == {"total": "1", "spent": "0.25", "remaining": "0.75"}
+    assert [row["epsilon"] for row in answer.json()["privacy"]["ledger"]] == [0.25]
+    db = Database(db_url)
+    assert _primitive_books(db) == ([], ["spent"], 250_000_000)
+    db.dispose()
+
+
+def test_a_primitive_is_answered_through_a_real_postgresql_outage(
+        postgres_server: str, postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL refuses connections and terminates the open ones for 2 s just after a
+    statistics request's rows were counted and its noise drawn, before its ledger rows are
+    written: the request waits for the database and is answered, charged once, with its
+    ledger (it was ``503 database_unavailable``, the noisy counts lost and the ε kept)."""
+    import threading
+
+    import httpx
+    import psycopg
+
+    from dprm.server.pool import PrimitivePool
+    from server_support import serve_in_thread
+
+    tokens = setup_server_db(postgres_url, tmp_path, budgets={"alice": "1"})
+    name = postgres_url.rsplit("/", 1)[1]
+    admin = postgres_server.replace("postgresql+psycopg://", "postgresql://").rsplit("/", 1)[0] + "/postgres"
+
+    def connections(allowed: bool) -> None:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {str(allowed).lower()}')
+            if not allowed:
+                connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                                   (name,))
+
+    real = PrimitivePool.run
+    outages: list[int] = []
+
+    def computed_then_outage(self: PrimitivePool, task: dict[str, Any]) -> dict[str, Any]:
+        answer = real(self, task)
+        if not task["dummy"] and not outages:
+            outages.append(1)
+            connections(False)
+            threading.Timer(2.0, connections, (True,)).start()
+        return answer
+
+    monkeypatch.setattr(PrimitivePool, "run", computed_then_outage)
+    try:
+        with serve_in_thread(postgres_url, workers=0) as url:
+            answer = httpx.post(url + "/v1/primitives/redescription-statistics", json=STATISTICS, timeout=120,
+                                headers={"Authorization": f"Bearer {tokens['alice']}"})
+    finally:
+        connections(True)
+    assert outages == [1]
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["budget"]["exact"]["spent"] == "0.25"
+    db = Database(postgres_url)
+    assert _primitive_books(db) == ([], ["spent"], 250_000_000)
+    db.dispose()
+
+
+_PUBLISHED_THEN_LATE_HEARTBEAT = """
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from dprm.server import jobs, worker
+from dprm.server.database import Database
+from server_support import submit_small_job
+
+db = Database(sys.argv[1])
+job_id = submit_small_job(db)
+assert jobs.claim_next(db, "worker-1").id == job_id
+worker.HEARTBEAT_SECONDS = 0.02
+real = jobs.finish_done
+
+def published_then_slow(*args, **kwargs):
+    done = real(*args, **kwargs)
+    time.sleep(0.5)  # the moment between the commit and the heartbeat's stop, made long
+    return done
+
+jobs.finish_done = published_then_slow
+print(worker.run_job(db, job_id, "worker-1"), flush=True)
+"""
+
+
+def test_a_heartbeat_after_the_workers_own_publication_does_not_kill_it(tmp_path: Path) -> None:
+    """The heartbeat thread ends the process at once (``os._exit(3)``) when its job is no longer
+    its own (cancelled, declared dead). It also did when the job had just ended by the worker's
+    own publication, in the moment before the heartbeat was stopped: under load the worker then
+    died with exit code 3 after a job that succeeded (and ``run_job`` called in a test process,
+    as this module does, killed the test process: pytest-xdist's "worker crashed"). Now the
+    heartbeat stops judging once the worker publishes (the publication itself is guarded by the
+    job's status and the worker's token)."""
+    import subprocess
+    import sys
+
+    url = str(tmp_path / "server.db")
+    setup_server_db(url, tmp_path)
+    done = subprocess.run([sys.executable, "-c", _PUBLISHED_THEN_LATE_HEARTBEAT, url,
+                           str(Path(__file__).parent)], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout.strip()) == (0, "done"), done.stderr[-2000:]
+    db = Database(url)
+    assert books(db) == []
+    db.dispose()

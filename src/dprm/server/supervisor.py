@@ -8,7 +8,10 @@ A thread of the API process (started by :func:`dprm.server.app.create_app`). Eve
    ``worker_died``, its charge kept when it had touched the rows;
 2. checks every running job, also those of workers it did not start (a previous
    server's, after a restart): a job whose worker's pid is gone or whose heartbeat is
-   older than ``stale_after`` seconds is failed the same way; one running longer
+   older than ``stale_after`` seconds is failed the same way (a pid is looked at only
+   where it names a process of this machine: :func:`worker_token`; another server's
+   worker on another machine sharing the PostgreSQL database is judged by its
+   heartbeat alone); one running longer
    than ``job_timeout`` is failed with ``timeout`` and its worker killed; the worker
    of a cancelled job is killed, and one whose job ended (``done``, ``failed``) but
    which has not exited :data:`ENDED_GRACE_SECONDS` later (a killed worker with every
@@ -33,11 +36,13 @@ and queued jobs wait in the database for the next start.
 from __future__ import annotations
 
 import glob
+import hashlib
 import logging
 import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -50,7 +55,8 @@ from sqlalchemy import and_, select
 from dprm.server import budget, fork_server, jobs
 from dprm.server.tables import jobs as jobs_table
 
-__all__ = ["MAX_BACKOFF_SECONDS", "Supervisor", "failure_line", "pid_alive"]
+__all__ = ["MAX_BACKOFF_SECONDS", "Supervisor", "failure_line", "machine_key", "pid_alive", "worker_token",
+           "pid_is_local"]
 
 log = logging.getLogger("dprm.server")
 
@@ -79,6 +85,55 @@ def failure_line(error: BaseException) -> str:
     """
     text = str(getattr(error, "orig", None) or error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"[:500]
+
+
+def machine_key() -> str:
+    """8 hex digits naming the processes a pid can name here: the kernel's boot and this pid namespace.
+
+    Two servers on one machine (and namespace) have the same key; servers on two
+    machines sharing a PostgreSQL database, or in two containers, have different ones.
+    Without ``/proc`` the host's name stands in.
+    """
+    parts = []
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            parts.append(handle.read().strip())
+        parts.append(os.readlink("/proc/self/ns/pid"))
+    except OSError:
+        parts = [socket.gethostname()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
+
+
+_MACHINE = machine_key()
+
+
+def worker_token(machine: str | None = None) -> str:
+    """A new worker's token: 32 random hex digits, ``@`` and the key of the machine it runs on.
+
+    The job row keeps it beside the worker's pid, so that a supervisor judges a pid only
+    where it names a process of its own machine (:func:`pid_is_local`).
+
+    Examples
+    --------
+    >>> token = worker_token("0123abcd")
+    >>> len(token), token.endswith("@0123abcd"), pid_is_local(token)
+    (41, True, False)
+    >>> pid_is_local(worker_token())
+    True
+    """
+    return f"{secrets.token_hex(16)}@{_MACHINE if machine is None else machine}"
+
+
+def pid_is_local(token: str | None) -> bool:
+    """Whether the pid recorded with this worker token names a process of this machine.
+
+    Tokens without ``@`` (those of servers before session 58) count as local, as they did.
+    Another machine's pid names nothing here, or another process: its worker is alive or
+    dead whatever ``os.kill`` says on this machine.
+    """
+    if token is None or "@" not in token:
+        return True
+    return token.rsplit("@", 1)[1] == _MACHINE
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -211,6 +266,10 @@ class Supervisor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_sweep = 0.0
+        #: When a round last found the database unavailable (``time.time()``; 0: never). For
+        #: ``stale_after`` seconds after it no heartbeat is judged stale: the workers could not
+        #: write theirs meanwhile either.
+        self._unreachable_at = 0.0
 
     def start(self) -> None:
         self.recover()
@@ -232,6 +291,10 @@ class Supervisor:
     def recover(self) -> None:
         """At start: fail the running jobs whose worker is gone; keep every orphan charge.
 
+        A worker is gone when its pid names no process here; a job whose worker runs on
+        another machine (another server on the same PostgreSQL database:
+        :func:`pid_is_local`) is left to the heartbeat check of :meth:`round`.
+
         Every primitive charge still reserved when this server starts was reserved by
         a server that died before its answer (this one has answered nothing yet): it
         is kept now, so that ``spent`` equals the ledger's sum from the start. (A
@@ -242,6 +305,8 @@ class Supervisor:
         with self.db.read() as connection:
             running = jobs.running_jobs(connection)
         for job in running:
+            if not pid_is_local(job.worker_token):  # another machine's worker: its heartbeat tells (step 2)
+                continue
             if not pid_alive(job.worker_pid):
                 jobs.fail_running(self.db, job.id, code="worker_died",
                                   owner_error="the worker process was gone when the server started")
@@ -260,6 +325,10 @@ class Supervisor:
             try:
                 self.round()
             except Exception as error:  # noqa: BLE001 - a database hiccup: log and go on
+                from dprm.server.worker import database_unavailable
+
+                if database_unavailable(error):
+                    self._unreachable_at = time.time()
                 failures += 1
                 reason = failure_line(error)
                 if reason != last:
@@ -303,8 +372,12 @@ class Supervisor:
                 continue
             if own:
                 continue
-            stale = job.heartbeat_at is None or now - job.heartbeat_at > self.stale_after
-            if (job.worker_pid is not None and not pid_alive(job.worker_pid)) or stale:
+            # (no heartbeat could be written while the database was unavailable: none is stale
+            # until stale_after seconds after this supervisor last found it so)
+            stale = ((job.heartbeat_at is None or now - job.heartbeat_at > self.stale_after)
+                     and now - self._unreachable_at > self.stale_after)
+            gone = job.worker_pid is not None and pid_is_local(job.worker_token) and not pid_alive(job.worker_pid)
+            if gone or stale:
                 # A silent worker that is still alive sees at its next heartbeat that
                 # the job is no longer its and exits without publishing anything.
                 jobs.fail_running(self.db, job.id, code="worker_died",
@@ -328,7 +401,7 @@ class Supervisor:
             self.fork_server = fork_server.ForkServer(self._worker_environment())
         # 5. start workers
         while len(self.processes) + len(self.inherited) < self.workers and not self._stop.is_set():
-            token = secrets.token_hex(16)
+            token = worker_token()
             job = jobs.claim_next(self.db, token)
             if job is None:
                 break

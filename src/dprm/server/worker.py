@@ -76,6 +76,10 @@ class _Heartbeat(threading.Thread):
         self.db, self.job_id, self.token = db, job_id, token
         self.stopped = threading.Event()
         self.lost = threading.Event()
+        #: Set when the worker writes its job's end (:func:`publish`): from then on the job is
+        #: no longer running because of that write, perhaps, so a failed heartbeat is no
+        #: reason to end the process (the write itself is guarded by the status and the token).
+        self.publishing = threading.Event()
 
     def run(self) -> None:
         from dprm.server import jobs
@@ -83,6 +87,8 @@ class _Heartbeat(threading.Thread):
         while not self.stopped.wait(HEARTBEAT_SECONDS):
             try:
                 if not jobs.heartbeat(self.db, self.job_id, self.token):
+                    if self.publishing.is_set():  # ended by this worker's own write (or it finds out there)
+                        return
                     self.lost.set()  # cancelled or declared dead: stop at once, publish nothing
                     os._exit(3)
             except Exception:  # noqa: BLE001 - a transient database error: try again
@@ -138,18 +144,21 @@ def database_unavailable(error: BaseException) -> bool:
                                               or getattr(error.orig, "sqlstate", None) == "25006")
 
 
-def publish(write: Any, *args: Any, **kwargs: Any) -> Any:
+def publish(write: Any, *args: Any, within: float | None = None, **kwargs: Any) -> Any:
     """``write(*args, **kwargs)`` (:func:`~dprm.server.jobs.finish_done` or
     :func:`~dprm.server.jobs.finish_failed`), tried again while the database is unavailable.
 
     Waits :data:`PUBLISH_FIRST_WAIT` seconds after the first failure, twice as long after
-    each next one (at most :data:`PUBLISH_LONGEST_WAIT`), for up to
-    :data:`PUBLISH_RETRY_SECONDS` in all; then :class:`Unpublished` is raised (from the last
-    database error); any other error is raised at once. The writes are guarded by the
-    job's status and the worker's token, so a try that committed before its answer was
-    lost is not repeated: the next one finds the job ended and returns False.
+    each next one (at most :data:`PUBLISH_LONGEST_WAIT`), for up to ``within`` seconds in
+    all (default :data:`PUBLISH_RETRY_SECONDS`); then :class:`Unpublished` is raised (from
+    the last database error); any other error is raised at once. The writes are guarded
+    by the job's status and the worker's token, so a try that committed before its answer
+    was lost is not repeated: the next one finds the job ended and returns False. (The
+    API settles a primitive's charge the same way, with a shorter ``within``:
+    :mod:`dprm.server.api.service`; a charge settles once, whatever the tries.)
     """
-    deadline = _clock() + PUBLISH_RETRY_SECONDS
+    seconds = PUBLISH_RETRY_SECONDS if within is None else within
+    deadline = _clock() + seconds
     wait = PUBLISH_FIRST_WAIT
     while True:
         try:
@@ -158,7 +167,7 @@ def publish(write: Any, *args: Any, **kwargs: Any) -> Any:
             if not database_unavailable(error):
                 raise
             if _clock() + wait > deadline:
-                raise Unpublished(f"the database was unavailable for {PUBLISH_RETRY_SECONDS:g} s") from error
+                raise Unpublished(f"the database was unavailable for {seconds:g} s") from error
         _sleep(wait)
         wait = min(wait * 2, PUBLISH_LONGEST_WAIT)
 
@@ -220,14 +229,17 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         if not job.dummy and not document.get("privacy", {}).get("private", False):
             reasons = document.get("privacy", {}).get("reasons", [])
             # The analyst sees the generic failure: which failure it was may depend on the rows.
+            heart.publishing.set()
             ok = publish(jobs.finish_failed, db, job_id, token, code="computation_failed", message=None,
                          owner_error=f"result withheld, not private: {reasons}", touched=True)
             return "failed" if ok else "lost"
         releases = [Release(e.step, e.mechanism, e.epsilon) for e in accountant.ledger]
+        heart.publishing.set()
         return "done" if publish(jobs.finish_done, db, job_id, token, releases, document) else "lost"
     except Unpublished:  # the database is gone: no other end can be written either
         raise
     except ApiError as error:  # the files changed or vanished: no row was read
+        heart.publishing.set()
         publish(jobs.finish_failed, db, job_id, token, code=error.code, message=error.message,
                 owner_error=str(error), touched=touched)
         return "failed"
@@ -236,6 +248,7 @@ def run_job(db: Any, job_id: int, token: str) -> str:
         message = None
         if job.dummy and isinstance(error, DprmError):  # dummy rows are public
             message = str(error).splitlines()[0][:300]
+        heart.publishing.set()
         publish(jobs.finish_failed, db, job_id, token, code="computation_failed", message=message,
                 owner_error=owner, touched=touched)
         return "failed"

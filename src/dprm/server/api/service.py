@@ -20,7 +20,12 @@ from dprm.server.api_models import JobRequest
 from dprm.server.errors import ApiError
 from dprm.server.units import units_float, units_text
 
-__all__ = ["SERVICE", "Service", "cancel", "dry_run", "primitive", "submit"]
+__all__ = ["SERVICE", "SETTLE_RETRY_SECONDS", "Service", "cancel", "dry_run", "primitive", "submit"]
+
+#: How long a primitive's settlement (its ledger rows, or its refund) is tried again while
+#: the database is unavailable: 30 s, well inside the 60 s by which a web form's one-time
+#: key outlives the primitive timeout (:mod:`dprm.server.web.resubmission`).
+SETTLE_RETRY_SECONDS = 30.0
 
 
 def dry_run(dataset: str, units: int, total: int, spent: int, dummy: bool, what: dict[str, Any]) -> dict[str, Any]:
@@ -97,6 +102,25 @@ def _charge(db: Any, who: accounts.Analyst, dataset_id: int, units: int, kind: s
     return db.transaction(take)
 
 
+def _settle(db: Any, work: Callable[[Any], Any]) -> Any:
+    """``work(connection)`` in one write transaction, tried again while the database is
+    unavailable (a PostgreSQL restart, a lost connection) for up to :data:`SETTLE_RETRY_SECONDS`.
+
+    A primitive's charge is settled after its rows were counted and its noise drawn:
+    given up at the first failure, the answer was lost and the charge kept anyway (the
+    next server keeps a reserved charge), so the analyst paid for nothing. A charge
+    settles once (``status = 'reserved'``), so a try whose commit happened before its
+    answer was lost is not repeated. Still unavailable after that: the last database
+    error (``503 database_unavailable``), the charge reserved until it is kept.
+    """
+    from dprm.server.worker import Unpublished, publish
+
+    try:
+        return publish(db.transaction, work, within=SETTLE_RETRY_SECONDS)
+    except Unpublished as gone:
+        raise gone.__cause__ from None  # type: ignore[misc]  # (always the database's error)
+
+
 def _answer(request: Request, kind: str, task: dict[str, Any], charge_id: int | None) -> dict[str, Any]:
     """Run a primitive in the pool; keep or refund its charge as the run went."""
     db = request.app.state.db
@@ -104,16 +128,17 @@ def _answer(request: Request, kind: str, task: dict[str, Any], charge_id: int | 
         answer = request.app.state.pool.run(task)
     except ApiError as error:  # the process died or timed out: rows may have been read
         if charge_id is not None:
-            db.transaction(lambda c: budget.keep(c, charge_id, [], unspent_step=f"{kind} failed ({error.code})"))
+            step = f"{kind} failed ({error.code})"
+            _settle(db, lambda c: budget.keep(c, charge_id, [], unspent_step=step))
         raise
     if not answer["ok"]:
         request.state.detail = answer.get("owner_error")
         if charge_id is not None:
             if answer["touched"]:
-                db.transaction(lambda c: budget.keep(
+                _settle(db, lambda c: budget.keep(
                     c, charge_id, [], unspent_step=f"{kind} failed after reading the rows: no answer"))
             else:
-                db.transaction(lambda c: budget.refund(c, charge_id))
+                _settle(db, lambda c: budget.refund(c, charge_id))
         raise ApiError(answer["code"], answer.get("message"))
     return answer
 
@@ -141,11 +166,13 @@ def primitive(request: Request, who: accounts.Analyst, kind: str, body: Any) -> 
     releases = [budget.Release(step, mechanism, Fraction(eps)) for step, mechanism, eps in answer["releases"]]
     result = answer["result"]
     if charge_id is not None:
-        # The ledger rows are committed before the answer leaves the server.
-        db.transaction(lambda c: budget.keep(c, charge_id, releases))
-        with db.read() as connection:
-            state = budget.remaining(connection, who.id, record.id)
-        result["budget"] = budget_view(record.name, *state)
+        # The ledger rows are committed before the answer leaves the server, and the budget
+        # read in the same transaction: once they are, nothing stands between them and the answer.
+        def settle(connection: Any) -> tuple[int, int] | None:
+            budget.keep(connection, charge_id, releases)
+            return budget.remaining(connection, who.id, record.id)
+
+        result["budget"] = budget_view(record.name, *_settle(db, settle))
     result.update({"dataset": record.name, "dummy": body.dummy, "epsilon": units_float(units),
                    "epsilon_exact": units_text(units)})
     return result
