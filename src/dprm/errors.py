@@ -94,6 +94,7 @@ ERROR_CODES: dict[str, str] = {
     "not_a_number": "a value is not a number",
     "not_finite": "a value is not a finite number",
     "inexact_number": "two different whole numbers of a column read as the same floating-point number",
+    "number_underflow": "a number that is not 0 is too close to 0 for a floating-point number (it would read as 0)",
     "not_boolean": "a value is not Boolean",
     "value_out_of_bounds": "a value is outside the declared bounds",
     "unknown_category": "a value is not one of the declared categories",

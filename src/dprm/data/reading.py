@@ -55,6 +55,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
+from dprm.data.category_text import NONZERO_DIGITS, underflow_text
 from dprm.errors import DataError, ParameterError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import regular_file_size
 
@@ -632,6 +633,7 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         elif table.num_rows:
             check_last_line_closes(path, source, delimiter, table.num_rows)
         line_breaks = line_breaks or bool(cells)
+        _refuse_rounded_to_zero(table, path, source, delimiter, markers, line_breaks)
         return _as_written(table, path, delimiter, markers, line_breaks), line_breaks
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
@@ -711,6 +713,77 @@ def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str,
         if j in temporal or pc.any(pc.match_substring_regex(column, _HEXADECIMAL)).as_py():
             table = table.set_column(j, table.column_names[j], column)
     return table
+
+
+#: Bytes that a number nearer 0 than a float64 holds (below 2.5e-324) is written with: an exponent of three
+#: digits or more (``1e-400``), or a run of a hundred zeros (``0.000...1``, also before a smaller exponent).
+_TINY = re.compile(rb"[eE]-0*[1-9][0-9]{2}|0{100}")
+
+
+def _refuse_rounded_to_zero(table: pa.Table, path: Path, source: str, delimiter: str, markers: tuple[str, ...],
+                            line_breaks: bool) -> None:
+    """Refuse a cell of a column that pyarrow reads as numbers whose number is not 0 but reads as 0 (``1e-400``).
+
+    pyarrow (as pandas, and Python's ``float``) reads a number nearer 0 than the
+    smallest float64 (4.9e-324) as 0, without a word: ``[x > 0]`` then left it out, and
+    a column of such values became constant. As a number too large (``1e309``, read as
+    infinity) is refused, so is this one, naming its column and row. Only a file holding
+    the bytes such a number is written with (:data:`_TINY`) has its columns of numbers
+    read again as text.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "t.csv"
+    ...     _ = path.write_text("a,b" + chr(10) + "0e-400,2" + chr(10) + "-1e-400,3" + chr(10))
+    ...     try:
+    ...         _refuse_rounded_to_zero(_parse_csv(path, ",", ("",), False), path, "t.csv", ",", ("",), False)
+    ...     except DataError as error:
+    ...         print(error)
+    t.csv: column 'a', row 2: value -1e-400 is too close to 0 for a number (nearer than ±4.9e-324, it would read as 0)
+    """
+    import pyarrow.compute as pc
+
+    numbers = [j for j, column in enumerate(table.columns) if pa.types.is_floating(column.type)
+               and pc.any(pc.equal(column, 0.0)).as_py()]
+    if not numbers or not _file_holds(path, _TINY):
+        return
+    fields = {j: f"f{j}" for j in numbers}  # by position: the names are cleaned later
+    with _open_text(path) as stream:
+        texts = pacsv.read_csv(
+            stream,
+            read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
+            convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
+                                                 column_types={f: pa.string() for f in fields.values()},
+                                                 null_values=list(markers), strings_can_be_null=True,
+                                                 quoted_strings_can_be_null=True),
+        )
+    for j, name in fields.items():
+        text = texts.column(name)
+        tiny = to_numpy(pc.and_(pc.equal(table.column(j), 0.0), pc.match_substring_regex(text, NONZERO_DIGITS)),
+                        fill=False)
+        if tiny.any():
+            row = int(np.flatnonzero(tiny)[0]) + 1
+            column = str(table.column_names[j]).strip()
+            raise _error(source, f"column {column!r}, row {row}: {underflow_text(text[row - 1].as_py().strip())}",
+                         "number_underflow", column=column, row=row)
+
+
+def _file_holds(path: Path, pattern: re.Pattern[bytes], overlap: int = 128) -> bool:
+    """Whether the text file ``path`` (decompressed) holds bytes that ``pattern`` matches (one at most
+    ``overlap`` bytes long may span two chunks read)."""
+    with _open_text(path) as stream:
+        last = b""
+        while True:
+            chunk = stream.read(_SCAN_BYTES)
+            if not chunk:
+                return False
+            chunk = last + chunk
+            if pattern.search(chunk):
+                return True
+            last = chunk[-overlap:]
 
 
 def _holds_hexadecimal(path: Path) -> bool:
