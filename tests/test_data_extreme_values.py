@@ -189,3 +189,37 @@ def test_a_declared_bound_too_close_to_0_is_refused(tmp_path: Path) -> None:
                                f"(nearer than ±4.9e-324, it would read as 0)")
     categories = write(tmp_path / "categories.json", '{"columns": {"c": {"categories": [1e-400, 0]}}}')
     assert read_types_file(categories).columns["c"].categories == ("1e-400", "0")
+
+
+def test_a_column_declared_categorical_holds_1e_400_as_written_and_ids_stay_apart(tmp_path: Path) -> None:
+    """A column of numbers declared categorical had the category ``0`` for ``1e-400`` (pyarrow's number), and
+    the ids ``1e-400`` and ``0`` were one id repeated (``duplicate_id``): each is now the text the file writes."""
+    left = write(tmp_path / "left.csv", "id,c\n1e-400,1e-400\n0,0\n3,3\n")
+    right = write(tmp_path / "right.csv", "id,b\n0,1\n1e-400,0\n3,0\n")
+    data = load_two_view(left, right, types={"columns": {"c": {"type": "categorical"}}})
+    assert data.left["c"].domain.categories == ("0", "1e-400", "3")
+    assert data.right["b"].values.tolist() == [0, 1, 0]  # the right view's rows matched to the left's ids
+
+
+def test_classify_reads_a_class_written_1e_400_as_written(tmp_path: Path) -> None:
+    """``dprm classify`` reads an undeclared target of numbers one of which reads as 0 as classes, as written
+    (it printed the class ``0`` for ``1e-400``), as it reads classes beyond 2^53."""
+    from test_cli import run
+
+    table = write(tmp_path / "t.csv", "age,cls\n" + "".join(f"{3 * i},{'1e-400' if i % 2 else 1}\n"
+                                                          for i in range(1, 31)))
+    code, out, err = run(["classify", table, "--target", "cls", "--epsilon", "1", "--seed", "1"])
+    assert code == 0, err
+    assert "class: 1e-400" in out and "class: 0" not in out
+
+
+def test_mine_refuses_1e_400_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    from test_cli import assert_one_error_line, run
+
+    left = write(tmp_path / "left.csv", "id,x\n" + "".join(f"{i},{'1e-400' if i == 7 else i / 3}\n"
+                                                          for i in range(40)))
+    right = write(tmp_path / "right.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(40)))
+    out = tmp_path / "out.json"
+    code, stdout, err = run(["mine", left, right, "--epsilon", "1", "-o", out])
+    assert code == 2 and stdout == "" and not out.exists()
+    assert_one_error_line(err, f"{left}: column 'x', row 8: value 1e-400 is too close to 0 for a number")

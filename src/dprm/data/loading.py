@@ -671,6 +671,8 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
             # an id column of the types file that is not this view's id
             continue
         kind = declared.type.kind if declared is not None else None
+        if kind is None and raw.column_names.index(name) in raw.tiny_numbers:
+            kind = AttributeKind.NUMERIC  # numbers (pyarrow read them so) of which one reads as 0: refused, named
         if kind is None:
             kind = infer_kind(column)
             if kind is AttributeKind.CATEGORICAL:

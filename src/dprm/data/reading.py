@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
-from dprm.data.category_text import NONZERO_DIGITS, underflow_text
+from dprm.data.category_text import NONZERO_DIGITS
 from dprm.errors import DataError, ParameterError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import regular_file_size
 
@@ -113,7 +113,9 @@ class RawTable:
     breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``);
     ``pandas_index`` names the columns of a Parquet file that hold the unnamed index
     pandas wrote with its frame, left out (:func:`pandas_index_columns`); ``durations``
-    the columns of durations (a Parquet file's or DataFrame's), read as numbers of seconds.
+    the columns of durations (a Parquet file's or DataFrame's), read as numbers of seconds; ``tiny_numbers``
+    the positions of a text file's columns of numbers read as text because a cell's number is not 0 but
+    reads as 0 (``1e-400``): numbers unless declared otherwise, so that the cell is refused.
     """
 
     table: pa.Table
@@ -126,6 +128,7 @@ class RawTable:
     line_breaks: bool = False
     pandas_index: list[str] = field(default_factory=list)
     durations: list[str] = field(default_factory=list)
+    tiny_numbers: list[int] = field(default_factory=list)
 
     @property
     def column_names(self) -> list[str]:
@@ -474,8 +477,8 @@ def _from_path(path: Path, source: str, markers: tuple[str, ...], keep: Collecti
         index = pandas_index_columns(table.schema, keep)
         return RawTable(table.drop_columns(index), source, path=path, pandas_index=index)
     delimiter = _sniff_delimiter(path, source, fmt)
-    table, line_breaks = _read_csv(path, source, delimiter, markers)
-    return RawTable(table, source, path=path, delimiter=delimiter, line_breaks=line_breaks)
+    table, line_breaks, tiny = _read_csv(path, source, delimiter, markers)
+    return RawTable(table, source, path=path, delimiter=delimiter, line_breaks=line_breaks, tiny_numbers=tiny)
 
 
 def open_text_table(path: Path, source: str) -> tuple[Any, str]:
@@ -608,8 +611,9 @@ def _parse_csv(path: Path, delimiter: str, markers: tuple[str, ...], line_breaks
         )
 
 
-def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> tuple[pa.Table, bool]:
-    """The text file's table, and whether quoted cells of it hold line breaks.
+def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> tuple[pa.Table, bool, list[int]]:
+    """The text file's table, whether quoted cells of it hold line breaks, and the positions of its columns of
+    numbers read as text because a cell is not 0 but reads as 0 (:func:`_rounded_to_zero_as_written`).
 
     pyarrow splits a file into blocks at line ends without looking at quotes (fast, on
     several threads); a quoted line break at the end of a block makes it fail ("out of
@@ -633,14 +637,14 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         elif table.num_rows:
             check_last_line_closes(path, source, delimiter, table.num_rows)
         line_breaks = line_breaks or bool(cells)
-        _refuse_rounded_to_zero(table, path, source, delimiter, markers, line_breaks)
-        return _as_written(table, path, delimiter, markers, line_breaks), line_breaks
+        table, tiny = _rounded_to_zero_as_written(table, path, delimiter, markers, line_breaks)
+        return _as_written(table, path, delimiter, markers, line_breaks), line_breaks, tiny
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
     except pa.ArrowInvalid as exc:
         message = str(exc)
         if "Empty CSV file" in message:
-            return _header_alone(path, source, delimiter, markers), False
+            return _header_alone(path, source, delimiter, markers), False, []
         if "CSV parse error" in message:
             problem = _utf8_problem(path, source)
             if problem is not None:
@@ -720,16 +724,20 @@ def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str,
 _TINY = re.compile(rb"[eE]-0*[1-9][0-9]{2}|0{100}")
 
 
-def _refuse_rounded_to_zero(table: pa.Table, path: Path, source: str, delimiter: str, markers: tuple[str, ...],
-                            line_breaks: bool) -> None:
-    """Refuse a cell of a column that pyarrow reads as numbers whose number is not 0 but reads as 0 (``1e-400``).
+def _rounded_to_zero_as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str, ...],
+                                line_breaks: bool) -> tuple[pa.Table, list[int]]:
+    """The table with each column of numbers holding a cell whose number is not 0 but reads as 0 (``1e-400``)
+    read as the file writes it, as text; and those columns' positions.
 
     pyarrow (as pandas, and Python's ``float``) reads a number nearer 0 than the
-    smallest float64 (4.9e-324) as 0, without a word: ``[x > 0]`` then left it out, and
-    a column of such values became constant. As a number too large (``1e309``, read as
-    infinity) is refused, so is this one, naming its column and row. Only a file holding
-    the bytes such a number is written with (:data:`_TINY`) has its columns of numbers
-    read again as text.
+    smallest float64 (4.9e-324) as 0, without a word: ``[x > 0]`` then left out a
+    positive value, and a column declared categorical had the category ``0`` for it.
+    Read as text, such a column is refused where it is typed as numbers (declared
+    numeric, or not declared: :attr:`RawTable.tiny_numbers`), naming the cell
+    (:func:`dprm.data.encoding.encode_column`, as ``1e309`` is), and is the category the
+    file writes where it is declared categorical. Only a file holding the bytes such a
+    number is written with (:data:`_TINY`) has its columns of numbers holding a 0 read
+    again as text.
 
     Examples
     --------
@@ -737,18 +745,16 @@ def _refuse_rounded_to_zero(table: pa.Table, path: Path, source: str, delimiter:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = Path(tmp) / "t.csv"
     ...     _ = path.write_text("a,b" + chr(10) + "0e-400,2" + chr(10) + "-1e-400,3" + chr(10))
-    ...     try:
-    ...         _refuse_rounded_to_zero(_parse_csv(path, ",", ("",), False), path, "t.csv", ",", ("",), False)
-    ...     except DataError as error:
-    ...         print(error)
-    t.csv: column 'a', row 2: value -1e-400 is too close to 0 for a number (nearer than ±4.9e-324, it would read as 0)
+    ...     table, tiny = _rounded_to_zero_as_written(_parse_csv(path, ",", ("",), False), path, ",", ("",), False)
+    >>> table.to_pydict(), tiny
+    ({'a': ['0e-400', '-1e-400'], 'b': [2, 3]}, [0])
     """
     import pyarrow.compute as pc
 
     numbers = [j for j, column in enumerate(table.columns) if pa.types.is_floating(column.type)
                and pc.any(pc.equal(column, 0.0)).as_py()]
     if not numbers or not _file_holds(path, _TINY):
-        return
+        return table, []
     fields = {j: f"f{j}" for j in numbers}  # by position: the names are cleaned later
     with _open_text(path) as stream:
         texts = pacsv.read_csv(
@@ -760,15 +766,15 @@ def _refuse_rounded_to_zero(table: pa.Table, path: Path, source: str, delimiter:
                                                  null_values=list(markers), strings_can_be_null=True,
                                                  quoted_strings_can_be_null=True),
         )
+    if texts.num_rows != table.num_rows:  # pragma: no cover - the same file, read the same way
+        return table, []
+    tiny = []
     for j, name in fields.items():
         text = texts.column(name)
-        tiny = to_numpy(pc.and_(pc.equal(table.column(j), 0.0), pc.match_substring_regex(text, NONZERO_DIGITS)),
-                        fill=False)
-        if tiny.any():
-            row = int(np.flatnonzero(tiny)[0]) + 1
-            column = str(table.column_names[j]).strip()
-            raise _error(source, f"column {column!r}, row {row}: {underflow_text(text[row - 1].as_py().strip())}",
-                         "number_underflow", column=column, row=row)
+        if pc.any(pc.and_(pc.equal(table.column(j), 0.0), pc.match_substring_regex(text, NONZERO_DIGITS))).as_py():
+            table = table.set_column(j, table.column_names[j], text)
+            tiny.append(j)
+    return table, tiny
 
 
 def _file_holds(path: Path, pattern: re.Pattern[bytes], overlap: int = 128) -> bool:
