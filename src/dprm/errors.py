@@ -79,6 +79,8 @@ ERROR_CODES: dict[str, str] = {
     "file_changed": "the file changed while it was read",
     "unnamed_column": "a column has no name",
     "control_character": "a column name holds a control character (a terminal would act on it)",
+    "invisible_character": "a column name starts or ends with an invisible character, or holds a text-direction "
+                           "control",
     "duplicate_column": "a column name occurs more than once",
     "shared_column": "a column name occurs in both views",
     "unsupported_column": "a column holds values of an unsupported type",

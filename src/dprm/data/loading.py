@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,8 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, read_table, reading_options
+from dprm.data.reading import (SHOW, RawTable, Source, column_name_key, first_rows, read_header, read_table,
+                               reading_options)
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
@@ -330,8 +330,9 @@ def _id_columns(
 
 
 def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) -> None:
-    right = {unicodedata.normalize("NFC", n) for n in rraw.column_names}  # 'café' twice, however the é is written
-    shared = [n for n in lraw.column_names if unicodedata.normalize("NFC", n) in right and n not in ids]
+    # 'café' twice, however the é is written; 'x' and 'x' with a zero-width space
+    right = {column_name_key(n) for n in rraw.column_names}
+    shared = [n for n in lraw.column_names if column_name_key(n) in right and n not in ids]
     if shared:
         listed = ", ".join(short_repr(n, 60) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
         hint = ""
@@ -408,13 +409,13 @@ def _spelling_hint(declared: str, names: Sequence[str]) -> str:
     ''
     """
     def key(name: str) -> str:
-        return unicodedata.normalize("NFC", name).casefold()
+        return column_name_key(name).casefold()
 
     match = next((name for name in names if key(name) == key(declared)), None)
     if match is None:
         return ""
     # a name not in the usual (composed) form is shown by its code points: printed, it looks like the declared one
-    shown = short_repr(match, 60) if match == unicodedata.normalize("NFC", match) else short_text(ascii(match), 60)
+    shown = short_repr(match, 60) if match == column_name_key(match) else short_text(ascii(match), 60)
     return f" (the files have {shown}, written otherwise: declare it as the file writes it)"
 
 

@@ -60,6 +60,7 @@ from dprm.errors import DataError, ParameterError, not_utf8, printable_text, sho
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
+           "column_name_key",
            "data_file_format", "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table",
            "pandas_index_columns", "read_header", "read_table", "missing_markers", "reading_options", "Source"]
 
@@ -1233,6 +1234,7 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             raise _error(source, f"column {i + 1}'s name {short_repr(name)} holds the control character "
                                  f"{control!r}; rename the column", "control_character", column=name,
                          data_dependent=False)
+        _refuse_invisible_characters(name, i, source)
     _refuse_names_equal_once_normalised(stripped, source)
     if duplicates:
         return stripped
@@ -1247,6 +1249,78 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             )
         first[name] = i
     return stripped
+
+
+#: Characters that show nothing where they stand (besides the format characters, Unicode category ``Cf``:
+#: zero-width space U+200B, byte-order mark U+FEFF, soft hyphen U+00AD, ...): the Hangul fillers and the
+#: blank Braille pattern.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+#: The controls of text direction (embeddings, overrides, isolates): a name holding one can show as another.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _invisible(character: str) -> bool:
+    return unicodedata.category(character) == "Cf" or character in _BLANK_LETTERS
+
+
+def _code_point(character: str) -> str:
+    """``U+200B (ZERO WIDTH SPACE)``."""
+    return f"U+{ord(character):04X} ({unicodedata.name(character, 'unnamed')})"
+
+
+def column_name_key(name: str) -> str:
+    """What a column's name is once its writing is left aside: Unicode-normalised (NFC) and without invisible
+    characters (:func:`_invisible`).
+
+    Two names of one key print alike (``café`` written with ``é`` or with ``e`` and a
+    combining accent; ``x`` and ``x`` followed by a zero-width space): one file, or the
+    two views, may not hold both.
+
+    Examples
+    --------
+    >>> column_name_key("cafe\u0301"), column_name_key("a\u200bge\u00ad")
+    ('café', 'age')
+    """
+    return "".join(c for c in unicodedata.normalize("NFC", name) if not _invisible(c))
+
+
+def _refuse_invisible_characters(name: str, position: int, source: str) -> None:
+    """Refuse a column name (the ``position``-th, from 0) that shows as another: made of invisible characters
+    only (``unnamed_column``), starting or ending with one, or holding a control of text direction
+    (``invisible_character``). One inside a name (a Persian zero-width non-joiner, an emoji's joiner, a soft
+    hyphen) is kept, unless another name differs from it by such characters only
+    (:func:`_refuse_names_equal_once_normalised`).
+
+    Examples
+    --------
+    >>> for name in ("\u200b", "\ufeffid", "age\u00ad", "a\u202eb", "\u0646\u0645\u200c\u0647"):
+    ...     try:
+    ...         _refuse_invisible_characters(name, 1, "x.csv")
+    ...     except DataError as error:
+    ...         print(error.code, error)
+    unnamed_column x.csv: column 2's name '\u200b' is invisible characters only (U+200B (ZERO WIDTH SPACE)); name the column
+    invisible_character x.csv: column 2's name '\ufeffid' starts with the invisible character U+FEFF (ZERO WIDTH NO-BREAK SPACE); rename the column
+    invisible_character x.csv: column 2's name 'age\xad' ends with the invisible character U+00AD (SOFT HYPHEN); rename the column
+    invisible_character x.csv: column 2's name 'a\u202eb' holds the text-direction control U+202E (RIGHT-TO-LEFT OVERRIDE), which can show it as another name; rename the column
+    """
+    shown = short_text(ascii(name))
+    hidden = [c for c in name if _invisible(c)]
+    if not hidden:
+        return
+    if len(hidden) == len(name):
+        listed = ", ".join(_code_point(c) for c in dict.fromkeys(hidden))
+        raise _error(source, f"column {position + 1}'s name {shown} is invisible characters only ({listed}); name "
+                             f"the column", "unnamed_column", column=name, data_dependent=False)
+    for end, character in (("starts", name[0]), ("ends", name[-1])):
+        if _invisible(character):
+            raise _error(source, f"column {position + 1}'s name {shown} {end} with the invisible character "
+                                 f"{_code_point(character)}; rename the column", "invisible_character", column=name,
+                         data_dependent=False)
+    control = next((c for c in name if c in _BIDI_CONTROLS), None)
+    if control is not None:
+        raise _error(source, f"column {position + 1}'s name {shown} holds the text-direction control "
+                             f"{_code_point(control)}, which can show it as another name; rename the column",
+                     "invisible_character", column=name, data_dependent=False)
 
 
 def _refuse_names_equal_once_normalised(names: Sequence[str], source: str) -> None:
@@ -1268,8 +1342,14 @@ def _refuse_names_equal_once_normalised(names: Sequence[str], source: str) -> No
     """
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
-        key = unicodedata.normalize("NFC", name)
+        key = column_name_key(name)
         j = seen.setdefault(key, i)
+        if j != i and names[j] != name and unicodedata.normalize("NFC", names[j]) != unicodedata.normalize("NFC", name):
+            hidden = [c for c in names[j] + name if _invisible(c)]
+            raise _error(source, f"columns {j + 1} and {i + 1} are both named {short_repr(key)} once invisible "
+                                 f"characters are left out ({short_text(ascii(names[j]))} and "
+                                 f"{short_text(ascii(name))}: {_code_point(hidden[0])}): rename one, or write both "
+                                 f"alike", "duplicate_column", column=name, data_dependent=False)
         if j != i and names[j] != name:
             raise _error(source, f"columns {j + 1} and {i + 1} are both named {short_repr(key)}, written with "
                                  f"different Unicode code points ({short_text(ascii(names[j]))} and "
