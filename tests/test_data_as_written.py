@@ -130,6 +130,32 @@ def test_timestamp_ids_are_matched_as_written(tmp_path: Path) -> None:
     assert "2020-01-01T10:00:00+01:00" in str(caught.value)
 
 
+def test_ids_of_one_instant_in_two_time_zones_are_refused_not_two_entities(tmp_path: Path) -> None:
+    """Ids are compared as written: ``2020-01-01T10:00+01:00`` and ``2020-01-01T09:00Z`` in one file were two
+    entities without a word (the same entity twice, counted twice). Now ``duplicate_id`` naming both and their
+    rows; a time without an offset (local time) is not an instant, and stays its text."""
+    left = write(tmp_path / "l.csv", "id,a\n2020-01-01T10:00+01:00,5\n2020-01-02T09:00Z,6\n"
+                                     "2020-01-01 09:00:00.000Z,7\n2020-01-01T09:00,8\n")
+    right = write(tmp_path / "r.csv", "id,b\n2020-01-01T10:00+01:00,0\n2020-01-02T09:00Z,1\n"
+                                      "2020-01-01 09:00:00.000Z,0\n2020-01-01T09:00,1\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, right)
+    assert caught.value.code == "duplicate_id" and caught.value.row == 3
+    assert str(caught.value) == (f"{left}: ids '2020-01-01T10:00+01:00' (row 1) and '2020-01-01 09:00:00.000Z' "
+                                 f"(row 3) in column 'id' are one instant written in two time zones: one entity "
+                                 f"twice; write each id once, in one form")
+
+
+def test_ids_of_one_instant_written_otherwise_in_each_view_say_so(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n2020-01-01T10:00:00+01:00,5\n2020-01-01T12:00:00Z,6\n")
+    right = write(tmp_path / "r.csv", "id,b\n2020-01-01T09:00:00Z,0\n2020-01-01T12:00:00Z,1\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, right)
+    assert caught.value.code == "unmatched_id"
+    assert ("('2020-01-01T10:00:00+01:00' and '2020-01-01T09:00:00Z' are one instant written in two time zones: "
+            "write the ids in one form in both files)") in str(caught.value)
+
+
 def test_a_date_column_of_a_text_file_is_unchanged(tmp_path: Path) -> None:
     left = write(tmp_path / "l.csv", "id,d\n1,2020-03-04\n2,2021-01-01\n3,2020-03-04\n4,2021-01-01\n")
     data = load_two_view(left, write(tmp_path / "r.csv", RIGHT))

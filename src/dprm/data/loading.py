@@ -441,7 +441,55 @@ def _id_keys(raw: RawTable, name: str) -> np.ndarray:
                 repeated.setdefault(key)
             seen.add(key)
         raise duplicate_ids_error(raw.source, name, list(repeated), len(repeated))
+    pair = one_instant_twice(texts)
+    if pair is not None:
+        first, second = pair
+        raise DataError(f"{raw.source}: ids {short_repr(texts[first])} (row {first + 1}) and {short_repr(texts[second])} "
+                        f"(row {second + 1}) in column {name!r} are one instant written in two time zones: one "
+                        f"entity twice; write each id once, in one form", code="duplicate_id", file=raw.source,
+                        column=name, row=second + 1)
     return keys
+
+
+#: A date and time with a time zone's offset, as an id may be written (``2020-01-01T10:00+01:00``, ``...09:00Z``).
+_ZONED_TIME = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?\s*([Zz]|[+-]\d{2}(:?\d{2})?)$"
+
+
+def one_instant_twice(texts: Sequence[str | None]) -> tuple[int, int] | None:
+    """The positions of the first two texts that are one instant written in two time zones, if any.
+
+    Ids are compared as written (a date and time is text: :mod:`dprm.data.reading`), so
+    ``2020-01-01T10:00+01:00`` and ``2020-01-01T09:00Z`` were two entities without a word
+    (or, one in each view, two unmatched ids). Only dates and times with an offset are
+    one instant; one without (local time) is compared as written.
+
+    Examples
+    --------
+    >>> one_instant_twice(["2020-01-01T10:00+01:00", "x", "2020-01-01T09:00Z"])
+    (0, 2)
+    >>> one_instant_twice(["2020-01-01T10:00+01:00", "2020-01-01T10:00Z", "2020-01-01T09:00"]) is None
+    True
+    """
+    column = pa.array(texts, pa.string())
+    zoned = np.flatnonzero(to_numpy(pc.match_substring_regex(column, _ZONED_TIME), fill=False))
+    if len(zoned) < 2:
+        return None
+    utc = pa.timestamp("ns", tz="UTC")
+    try:  # pyarrow's ISO 8601 reading, offsets included
+        instants = pc.cast(column.take(zoned), utc).cast(pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # one it cannot read (month 13): one at a time
+        instants = np.empty(len(zoned), dtype=np.int64)
+        for k, position in enumerate(zoned.tolist()):
+            try:
+                instants[k] = pc.cast(column[position], utc).value
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                instants[k] = np.iinfo(np.int64).min + k  # no instant: distinct from every other
+    order = np.argsort(instants, kind="stable")
+    same = np.flatnonzero(np.diff(instants[order]) == 0)
+    if not len(same):
+        return None
+    first, second = sorted((int(zoned[order[same[0]]]), int(zoned[order[same[0] + 1]])))
+    return first, second
 
 
 def duplicate_ids_error(source: str, column: str, repeated: Sequence[str], count: int) -> DataError:
@@ -614,8 +662,10 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
     order = np.fromiter((position.get(key, -1) for key in lkeys.tolist()), dtype=np.intp, count=len(lkeys))
     only_left = lkeys[order < 0]
     if only_left.size:
-        raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}",
-                        code="unmatched_id", file=lsource)
+        in_left = set(lkeys.tolist())
+        only_right = [key for key in rkeys.tolist() if key not in in_left]
+        raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}"
+                        f"{_zone_hint(only_left.tolist(), only_right)}", code="unmatched_id", file=lsource)
     if len(rkeys) != len(lkeys):
         in_left = set(lkeys.tolist())
         only_right = [key for key in rkeys.tolist() if key not in in_left]
@@ -624,6 +674,16 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
             code="unmatched_id", file=rsource,
         )
     return order
+
+
+def _zone_hint(left: list[str], right: list[str]) -> str:
+    """What an error of unmatched ids adds when one of ``left`` and one of ``right`` are one instant written in
+    two time zones (each view's ids are distinct instants: :func:`_id_keys`)."""
+    pair = one_instant_twice(left + right)
+    if pair is None:
+        return ""
+    return (f" ({short_repr(left[pair[0]])} and {short_repr(right[pair[1] - len(left)])} are one instant written "
+            f"in two time zones: write the ids in one form in both files)")
 
 
 def _list(values: Any) -> str:
