@@ -738,11 +738,21 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
             kind = infer_kind(column)
             if kind is AttributeKind.CATEGORICAL:
                 comma = _decimal_comma_row(column)
-                row = _first_non_number(column) if comma is None else None
-                if comma is not None:
+                thousands = _thousands_row(column)
+                row = _first_non_number(column) if comma is None and thousands is None else None
+                if comma is not None and thousands is not None:  # 1,000: a decimal comma, or a thousand?
+                    notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
+                                 f"written with a comma, e.g. row {comma}, a decimal comma or a thousands separator, "
+                                 f"which are not read as numbers; write them with a decimal point and no "
+                                 f"separators, or declare the column categorical")
+                elif comma is not None:
                     notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
                                  f"written with a decimal comma, e.g. row {comma}, which are not read as numbers; "
                                  f"write them with a decimal point, or declare the column categorical")
+                elif thousands is not None:
+                    notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
+                                 f"written with thousands separators, e.g. row {thousands}, which are not read as "
+                                 f"numbers; write them without, or declare the column categorical")
                 elif row is not None:
                     notes.append(f"{raw.source}: column {name!r} is categorical (inferred): "
                                  f"not every value is a number, e.g. row {row}")
@@ -817,6 +827,37 @@ def _decimal_comma_row(column: pa.ChunkedArray) -> int | None:
         return None
     comma = to_numpy(pc.match_substring(column, ","), fill=False)
     return first_rows(comma, 1)[0] if comma.any() else None
+
+
+#: A number written with thousands separators (``1,234,567``, ``1 234``, ``1'234.5``, a no-break space), or a
+#: whole number without.
+_THOUSANDS = r"^\s*[+-]?(\d{1,3}([,' \x{a0}\x{202f}]\d{3})+|\d+)(\.\d*)?\s*$"
+
+
+def _thousands_row(column: pa.ChunkedArray) -> int | None:
+    """For a text column whose every value is a number once its thousands separators are left out (and one at
+    least has one): the first row with a separator; else None.
+
+    ``1,234,567`` (quoted in a comma-separated file), ``1 234`` or ``1'234`` made the
+    column categories without a word (no value is a number as written, so the note of a
+    column "not every value is a number" was not given either).
+
+    Examples
+    --------
+    >>> _thousands_row(pa.chunked_array([["3", None, "1,234,567", "2 500.5"]]))
+    3
+    >>> _thousands_row(pa.chunked_array([["1,2345"]])) is None, _thousands_row(pa.chunked_array([["12"]])) is None
+    (True, True)
+    """
+    if not pa.types.is_string(column.type):
+        return None
+    probe = pc.drop_null(column.slice(0, _DECIMAL_COMMA_PROBE))
+    if len(probe) == 0 or not pc.all(pc.match_substring_regex(probe, _THOUSANDS)).as_py():
+        return None
+    if not pc.all(pc.match_substring_regex(column, _THOUSANDS)).as_py():
+        return None
+    separated = to_numpy(pc.match_substring_regex(column, r"\d[,' \x{a0}\x{202f}]\d"), fill=False)
+    return first_rows(separated, 1)[0] if separated.any() else None
 
 
 def left_out_notes(source: str, constant: Sequence[str], empty: Sequence[str], fate: str = "left out") -> list[str]:
