@@ -699,3 +699,19 @@ def test_a_quote_open_at_the_end_of_a_file_without_a_final_line_end_is_named(tmp
                 "file)") in load_error(left, right), ending
     for ending in ('3,4,"abc"', '3,4,x"y', '3,4,"a""b"', "3,4,5"):  # closed, a quote inside a cell, no quote
         assert load_two_view(write(tmp_path / "left.csv", "id,t,n\n1,a,2\n2,b,3\n" + ending), right).n_rows == 3
+
+
+@pytest.mark.parametrize("name, text, shown", [
+    ("l.csv", b"sep=;\nid;a\n1;0.5\n2;1.5\n3;2.5\n", "'sep=;'"),
+    ("l.csv", b'\xef\xbb\xbf"sep=,"\r\nid,a\r\n1,0.5\r\n2,1.5\r\n3,2.5\r\n', "'\"sep=,\"'"),
+    ("l.tsv", b"SEP=\t\nid\ta\n1\t0.5\n2\t1.5\n3\t2.5\n", "'SEP=\\t'"),
+])
+def test_a_spreadsheets_sep_line_is_said_to_be_one(tmp_path: Path, right: Path, name: str, text: bytes,
+                                                     shown: str) -> None:
+    """A file saved with Excel's ``sep=;`` first line was read with it as the header: ``column 2 has no
+    name`` (or one column ``sep=``), which did not say what was wrong. Now one line naming it."""
+    left = write(tmp_path / name, text)
+    message = load_error(left, right)
+    assert message.startswith(f"{left}: its first line {shown} is a spreadsheet's note of the delimiter")
+    assert message.endswith("not the header: delete that line")
+    assert load_two_view(write(tmp_path / "ok.csv", text.split(b"\n", 1)[1]), right).left.source.endswith("ok.csv")

@@ -958,6 +958,12 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
         _check_not_binary(head, path, source)
     lines = re.split(rb"\r\n|\r|\n", head, maxsplit=2)
     line = lines[0]
+    excel = re.fullmatch(rb'(?:\xef\xbb\xbf)?"?sep=(.?)"?\s*', line, re.IGNORECASE)
+    if excel is not None:  # read as the header, 'sep=;' was a table of columns 'sep=' and '' (no name)
+        said = excel.group(1).decode("utf-8", "replace")
+        raise _error(source, f"its first line {short_repr(line.decode('utf-8', 'replace').lstrip(chr(0xfeff)))} is "
+                             f"a spreadsheet's note of the delimiter ({said!r}), not the header: delete that line",
+                     "bad_csv", data_dependent=False)
     if fmt == "tsv":
         first = lines[1] if len(lines) > 1 else b""
         for other in (b",", b";"):
