@@ -542,3 +542,20 @@ def test_mine_refuses_an_invisible_name_in_one_line_and_writes_nothing(tmp_path:
     code, _, err = run(["mine", left, right, "-a", "cartwheels", "-o", out])
     assert code == 2 and not out.exists()
     assert_one_error_line(err, "l.csv: column 2's name 'x\\u200b' ends with the invisible character U+200B")
+
+
+@pytest.mark.parametrize("left_id, right_id, said", [
+    ("A", "a", "1 id(s) are not in {right}: A ('A' and 'a' differ only in letter case: ids are compared as written"),
+    ('"a "', "a", "1 id(s) are not in {right}: 'a ' ('a ' and 'a' differ only in the spaces around them"),
+    (" a", "a", "1 id(s) are not in {right}: ' a' (' a' and 'a' differ only in the spaces around them"),
+])
+def test_ids_that_differ_by_case_or_spaces_between_the_views_say_so(tmp_path: Path, left_id: str, right_id: str,
+                                                                       said: str) -> None:
+    """``a `` (a space after it) was shown ``a``, as the other view's id it did not match: the message did not
+    say what differed. Now such an id is quoted, and the hint names the two ids."""
+    left = write(tmp_path / "l.csv", f"id,x\n{left_id},2\nb,3\nc,4\n")
+    right = write(tmp_path / "r.csv", f"id,y\n{right_id},1\nb,0\nc,1\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, right)
+    assert caught.value.code == "unmatched_id"
+    assert said.format(right=right) in str(caught.value)

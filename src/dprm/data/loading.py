@@ -665,7 +665,7 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
         in_left = set(lkeys.tolist())
         only_right = [key for key in rkeys.tolist() if key not in in_left]
         raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}"
-                        f"{_zone_hint(only_left.tolist(), only_right)}", code="unmatched_id", file=lsource)
+                        f"{_unmatched_hint(only_left.tolist(), only_right)}", code="unmatched_id", file=lsource)
     if len(rkeys) != len(lkeys):
         in_left = set(lkeys.tolist())
         only_right = [key for key in rkeys.tolist() if key not in in_left]
@@ -676,14 +676,28 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
     return order
 
 
-def _zone_hint(left: list[str], right: list[str]) -> str:
-    """What an error of unmatched ids adds when one of ``left`` and one of ``right`` are one instant written in
-    two time zones (each view's ids are distinct instants: :func:`_id_keys`)."""
+def _unmatched_hint(left: list[str], right: list[str]) -> str:
+    """What an error of unmatched ids adds when one of ``left`` and one of ``right`` are one id written otherwise:
+    one instant in two time zones (each view's ids are distinct instants: :func:`_id_keys`), or a text with other
+    spaces around it or in another letter case (ids are compared as written: ``A`` is not ``a``).
+
+    Examples
+    --------
+    >>> _unmatched_hint(["A", "x"], ["y", "a"]), _unmatched_hint(["b "], ["b"]), _unmatched_hint(["1"], ["2"])
+    (" ('A' and 'a' differ only in letter case: ids are compared as written; write them alike in both files)", " ('b ' and 'b' differ only in the spaces around them: ids are compared as written; write them alike in both files)", '')
+    """
     pair = one_instant_twice(left + right)
-    if pair is None:
-        return ""
-    return (f" ({short_repr(left[pair[0]])} and {short_repr(right[pair[1] - len(left)])} are one instant written "
-            f"in two time zones: write the ids in one form in both files)")
+    if pair is not None:
+        return (f" ({short_repr(left[pair[0]])} and {short_repr(right[pair[1] - len(left)])} are one instant "
+                f"written in two time zones: write the ids in one form in both files)")
+    for how, key in (("in the spaces around them", str.strip), ("in letter case", str.casefold),
+                     ("in letter case and spaces", lambda text: text.strip().casefold())):
+        others = {key(text): text for text in right}
+        match = next((text for text in left if key(text) in others), None)
+        if match is not None:
+            return (f" ({short_repr(match)} and {short_repr(others[key(match)])} differ only {how}: ids are "
+                    f"compared as written; write them alike in both files)")
+    return ""
 
 
 def _list(values: Any) -> str:
@@ -692,9 +706,12 @@ def _list(values: Any) -> str:
 
     >>> _list(["7", "a\\nb", "x" * 50])
     "7, 'a\\\\nb', xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
+    >>> _list(["a ", " b"])
+    "'a ', ' b'"
     """
     values = [str(v) for v in values]
-    shown = ", ".join(short_text(v if v.isprintable() else repr(v)) for v in values[:SHOW])
+    # quoted also where spaces begin or end it: 'a ' printed as a was not told from the other view's a
+    shown = ", ".join(short_text(v if v.isprintable() and v == v.strip() else repr(v)) for v in values[:SHOW])
     return shown + (", ..." if len(values) > SHOW else "")
 
 
