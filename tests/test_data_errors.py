@@ -418,10 +418,20 @@ def test_read_view_missing_id_column(tmp_path: Path) -> None:
         read_view(write(tmp_path / "left.csv", GOOD), id_column="key")
 
 
-def test_utf16_file_is_not_utf8(tmp_path: Path, right: Path) -> None:
-    left = write(tmp_path / "left.csv", "id,a\n1,2\n2,3\n3,4\n".encode("utf-16"))
+@pytest.mark.parametrize("codec, what", [("utf-16", "UTF-16 (little-endian)"), ("utf-32", "UTF-32 (little-endian)"),
+                                         ("utf-16-be", "UTF-16 (big-endian)")])
+@pytest.mark.parametrize("name", ["left.csv", "left.csv.gz"])
+def test_utf16_file_is_not_utf8_and_its_byte_order_mark_says_what_it_is(tmp_path: Path, right: Path, codec: str,
+                                                                       what: str, name: str) -> None:
+    """A file saved as UTF-16 or UTF-32 with a byte-order mark (Excel's "Unicode text") was "is not UTF-8
+    text: bad byte in the header (line 1)", which did not say what it is."""
+    import gzip
+
+    text = "id,a\n1,2\n2,3\n3,4\n".encode(codec)
+    text = (b"\xfe\xff" + text) if codec == "utf-16-be" else text
+    left = write(tmp_path / name, gzip.compress(text) if name.endswith(".gz") else text)
     message = load_error(left, right)
-    assert "left.csv: is not UTF-8 text: bad byte in the header (line 1)" in message
+    assert message == f"{left}: is not UTF-8 text: it is {what}, as its byte-order mark says; save it as UTF-8"
 
 
 def test_nested_dataframe_column(right: Path) -> None:

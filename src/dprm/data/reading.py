@@ -956,6 +956,7 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
         raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
     if path.suffix.lower() not in _CODECS:
         _check_not_binary(head, path, source)
+    _refuse_utf16_or_32(head, source)
     lines = re.split(rb"\r\n|\r|\n", head, maxsplit=2)
     line = lines[0]
     excel = re.fullmatch(rb'(?:\xef\xbb\xbf)?"?sep=(.?)"?\s*', line, re.IGNORECASE)
@@ -1081,6 +1082,33 @@ def _check_not_binary(head: bytes, path: Path, source: str) -> None:
         if sample[1::2].count(0) >= 0.8 * half or sample[0::2].count(0) >= 0.8 * half:
             raise _error(source, "is not UTF-8 text: it looks like UTF-16 (a NUL byte beside each character); "
                                  "save it as UTF-8", "not_utf8", data_dependent=False)
+
+
+#: The byte-order marks of the encodings a text file is saved in besides UTF-8 (UTF-32's first: its
+#: little-endian mark starts with UTF-16's).
+_OTHER_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"), (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+               (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"), (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"))
+
+
+def _refuse_utf16_or_32(head: bytes, source: str) -> None:
+    """Say that a text file (decompressed) starting with UTF-16's or UTF-32's byte-order mark is in that encoding.
+
+    Excel's "Unicode text" and PowerShell save UTF-16 with a byte-order mark; it was
+    ``is not UTF-8 text: bad byte in the header (line 1)``, which did not say what the
+    file is (UTF-16 without a mark is said to look like it: :func:`_check_not_binary`).
+
+    Examples
+    --------
+    >>> try:
+    ...     _refuse_utf16_or_32("id,a".encode("utf-16"), "l.csv")
+    ... except DataError as error:
+    ...     print(error)
+    l.csv: is not UTF-8 text: it is UTF-16 (little-endian), as its byte-order mark says; save it as UTF-8
+    """
+    for bom, what in _OTHER_BOMS:
+        if head.startswith(bom):
+            raise _error(source, f"is not UTF-8 text: it is {what}, as its byte-order mark says; save it as UTF-8",
+                         "not_utf8", data_dependent=False)
 
 
 def _confirmed(magic: bytes, head: bytes, path: Path) -> bool:
