@@ -725,3 +725,18 @@ def test_a_spreadsheets_sep_line_is_said_to_be_one(tmp_path: Path, right: Path, 
     assert message.startswith(f"{left}: its first line {shown} is a spreadsheet's note of the delimiter")
     assert message.endswith("not the header: delete that line")
     assert load_two_view(write(tmp_path / "ok.csv", text.split(b"\n", 1)[1]), right).left.source.endswith("ok.csv")
+
+
+def test_a_header_line_longer_than_a_block_is_read(tmp_path: Path, right: Path) -> None:
+    """A header line longer than pyarrow's 4 MiB block (a table of hundreds of thousands of columns) was
+    ``is empty (no header)``; now its columns are read, as a narrower file's."""
+    wide = 600_000
+    names = ",".join(f"s{k:07d}" for k in range(wide))
+    left = write(tmp_path / "wide.csv", f"id,{names}\n" + "".join(f"{i}," + ",".join("01"[(i + k) % 2] for k in
+                                                                                   range(wide)) + "\n"
+                                                                  for i in (1, 2, 3)))
+    from dprm.data.reading import read_header, read_table
+
+    assert len(read_header(left).column_names) == wide + 1
+    raw = read_table(left)
+    assert raw.num_rows == 3 and raw.column_names[-1] == f"s{wide - 1:07d}"

@@ -154,7 +154,7 @@ class RawTable:
                 table = pacsv.read_csv(
                     stream,
                     read_options=pacsv.ReadOptions(
-                        block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1
+                        block_size=_block_size(self.path), autogenerate_column_names=True, skip_rows=1
                     ),
                     parse_options=pacsv.ParseOptions(delimiter=self.delimiter, newlines_in_values=self.line_breaks),
                     convert_options=pacsv.ConvertOptions(
@@ -353,7 +353,7 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error", 
         try:
             with _open_text(path) as stream:
                 schema = pacsv.open_csv(
-                    stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                    stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=_block_size(path)),
                     parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
                                                      invalid_row_handler=lambda _: "skip")).schema
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
@@ -362,6 +362,38 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error", 
     raw = RawTable(schema.empty_table().drop_columns(index), name, path=path, pandas_index=index)
     _check_names(raw, rename=duplicate_names == "rename")
     return raw
+
+
+def _block_size(path: Path) -> int:
+    """The block size pyarrow reads the text file ``path`` in: :data:`_BLOCK_SIZE`, or more when its header line
+    is longer.
+
+    pyarrow takes a file's columns from its first block: a header line longer than a
+    block (hundreds of thousands of columns, as a genotype table has) was "Empty CSV
+    file", said as ``is empty (no header)``. The block holds twice the header line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "wide.csv"
+    ...     _ = path.write_text("h" * (5 << 20) + chr(10) + "1" + chr(10))
+    ...     _block_size(path) > 10 << 20, _block_size(Path(tmp) / "missing.csv") == _BLOCK_SIZE
+    (True, True)
+    """
+    length = 0
+    try:
+        with _open_text(path) as stream:
+            while True:
+                chunk = stream.read(1 << 16)
+                ends = [at for at in (chunk.find(b"\n"), chunk.find(b"\r")) if at >= 0]
+                if ends or not chunk:
+                    length += min(ends) if ends else 0
+                    break
+                length += len(chunk)
+    except (pa.ArrowException, OSError):
+        return _BLOCK_SIZE
+    return max(_BLOCK_SIZE, 1 << (2 * length + 1).bit_length())
 
 
 def _error(source: str, text: str, code: str, *, row: int | None = None, column: str | None = None,
@@ -606,7 +638,7 @@ def _parse_csv(path: Path, delimiter: str, markers: tuple[str, ...], line_breaks
     with _open_text(path) as stream:
         return pacsv.read_csv(
             stream,
-            read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE),
+            read_options=pacsv.ReadOptions(block_size=_block_size(path)),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
             convert_options=_convert_options(markers),
         )
@@ -704,7 +736,7 @@ def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str,
     with _open_text(path) as stream:
         texts = pacsv.read_csv(
             stream,
-            read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1),
+            read_options=pacsv.ReadOptions(block_size=_block_size(path), autogenerate_column_names=True, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
             convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
                                                  column_types={f: pa.string() for f in fields.values()},
@@ -760,7 +792,7 @@ def _rounded_to_zero_as_written(table: pa.Table, path: Path, delimiter: str, mar
     with _open_text(path) as stream:
         texts = pacsv.read_csv(
             stream,
-            read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1),
+            read_options=pacsv.ReadOptions(block_size=_block_size(path), autogenerate_column_names=True, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
             convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
                                                  column_types={f: pa.string() for f in fields.values()},
@@ -812,7 +844,7 @@ def _header_alone(path: Path, source: str, delimiter: str, markers: tuple[str, .
     calls empty; a file of blank lines is empty (no header)."""
     try:
         with _open_text(path) as stream:
-            text = stream.read(_BLOCK_SIZE)
+            text = stream.read(_block_size(path))
         if text.strip() and b"\n" not in text and b"\r" not in text:
             return pacsv.read_csv(io.BytesIO(text + b"\n"), parse_options=pacsv.ParseOptions(delimiter=delimiter),
                                   convert_options=_convert_options(markers))
@@ -1150,7 +1182,7 @@ def _parse_error(path: Path, delimiter: str, message: str, markers: tuple[str, .
         with _open_text(path) as stream:
             pacsv.read_csv(
                 stream,
-                read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                read_options=pacsv.ReadOptions(use_threads=False, block_size=_block_size(path)),
                 parse_options=parse,
                 convert_options=_convert_options(markers),
             )
