@@ -130,6 +130,32 @@ def test_timestamp_ids_are_matched_as_written(tmp_path: Path) -> None:
     assert "2020-01-01T10:00:00+01:00" in str(caught.value)
 
 
+def test_ids_of_one_instant_in_two_time_zones_are_refused_not_two_entities(tmp_path: Path) -> None:
+    """Ids are compared as written: ``2020-01-01T10:00+01:00`` and ``2020-01-01T09:00Z`` in one file were two
+    entities without a word (the same entity twice, counted twice). Now ``duplicate_id`` naming both and their
+    rows; a time without an offset (local time) is not an instant, and stays its text."""
+    left = write(tmp_path / "l.csv", "id,a\n2020-01-01T10:00+01:00,5\n2020-01-02T09:00Z,6\n"
+                                     "2020-01-01 09:00:00.000Z,7\n2020-01-01T09:00,8\n")
+    right = write(tmp_path / "r.csv", "id,b\n2020-01-01T10:00+01:00,0\n2020-01-02T09:00Z,1\n"
+                                      "2020-01-01 09:00:00.000Z,0\n2020-01-01T09:00,1\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, right)
+    assert caught.value.code == "duplicate_id" and caught.value.row == 3
+    assert str(caught.value) == (f"{left}: ids '2020-01-01T10:00+01:00' (row 1) and '2020-01-01 09:00:00.000Z' "
+                                 f"(row 3) in column 'id' are one instant written in two time zones: one entity "
+                                 f"twice; write each id once, in one form")
+
+
+def test_ids_of_one_instant_written_otherwise_in_each_view_say_so(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", "id,a\n2020-01-01T10:00:00+01:00,5\n2020-01-01T12:00:00Z,6\n")
+    right = write(tmp_path / "r.csv", "id,b\n2020-01-01T09:00:00Z,0\n2020-01-01T12:00:00Z,1\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, right)
+    assert caught.value.code == "unmatched_id"
+    assert ("('2020-01-01T10:00:00+01:00' and '2020-01-01T09:00:00Z' are one instant written in two time zones: "
+            "write the ids in one form in both files)") in str(caught.value)
+
+
 def test_a_date_column_of_a_text_file_is_unchanged(tmp_path: Path) -> None:
     left = write(tmp_path / "l.csv", "id,d\n1,2020-03-04\n2,2021-01-01\n3,2020-03-04\n4,2021-01-01\n")
     data = load_two_view(left, write(tmp_path / "r.csv", RIGHT))
@@ -455,3 +481,81 @@ def test_durations_are_numbers_of_seconds_whatever_their_unit(tmp_path: Path) ->
     assert f"{tmp_path / 'v.parquet'}: column 's' holds durations, read as numbers of seconds" in view.notes
     frame = pd.DataFrame({"t": pd.to_timedelta([1, 2, 1.5], unit="s")})  # nanoseconds
     assert read_view(frame)["t"].values.tolist() == [1.0, 2.0, 1.5]  # was the categories '1000000000', ...
+
+
+# ------------------------------------------------------------- invisible characters in column names
+
+ZWSP, BOM, SHY, RLO, ZWNJ = "\u200b", "\ufeff", "\u00ad", "\u202e", "\u200c"
+
+
+@pytest.mark.parametrize("name, code, said", [
+    (ZWSP, "unnamed_column", "column 2's name '\\u200b' is invisible characters only (U+200B (ZERO WIDTH SPACE))"),
+    (ZWSP + BOM, "unnamed_column", "is invisible characters only (U+200B (ZERO WIDTH SPACE), U+FEFF"),
+    (BOM + "age", "invisible_character",
+     "column 2's name '\\ufeffage' starts with the invisible character U+FEFF (ZERO WIDTH NO-BREAK SPACE)"),
+    ("age" + SHY, "invisible_character", "column 2's name 'age\\xad' ends with the invisible character U+00AD"),
+    ("age" + ZWSP, "invisible_character", "ends with the invisible character U+200B (ZERO WIDTH SPACE)"),
+    ("a" + RLO + "ge", "invisible_character",
+     "holds the text-direction control U+202E (RIGHT-TO-LEFT OVERRIDE), which can show it as another name"),
+])
+def test_a_column_name_of_invisible_characters_or_ending_in_one_is_refused(tmp_path: Path, name: str, code: str,
+                                                                           said: str) -> None:
+    """A name made of zero-width spaces was a column that prints as no name; ``age`` + a zero-width space, or a
+    byte-order mark before it, a column that prints as ``age`` which no types file or query naming ``age``
+    found; a right-to-left override a name shown as another. Each is one line naming the column's position."""
+    left = write(tmp_path / "l.csv", f"id,{name}\n1,1\n2,2\n3,3\n4,4\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, write(tmp_path / "r.csv", RIGHT))
+    assert caught.value.code == code and said in str(caught.value) and "\n" not in str(caught.value)
+    assert not caught.value.data_dependent
+
+
+def test_two_names_that_differ_by_invisible_characters_only_are_refused_in_one_file_and_across_views(
+        tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", f"id,a{ZWSP}ge,age\n1,1,x\n2,2,y\n3,3,x\n4,4,y\n")
+    with pytest.raises(DataError) as caught:  # was two columns that print alike
+        load_two_view(left, write(tmp_path / "r.csv", RIGHT))
+    assert caught.value.code == "duplicate_column"
+    assert ("columns 2 and 3 are both named 'age' once invisible characters are left out ('a\\u200bge' and 'age': "
+            "U+200B (ZERO WIDTH SPACE))") in str(caught.value)
+    left = write(tmp_path / "l.csv", f"id,a{SHY}ge\n1,1\n2,2\n3,3\n4,4\n")
+    right = write(tmp_path / "r.csv", "id,age\n1,0\n2,1\n3,1\n4,0\n")
+    with pytest.raises(DataError) as caught:  # was an attribute 'age' in each view
+        load_two_view(left, right)
+    assert caught.value.code == "shared_column"
+
+
+def test_an_invisible_character_inside_a_name_is_kept(tmp_path: Path) -> None:
+    """A zero-width non-joiner is part of Persian words (and a joiner of emoji): inside a name, alone, kept;
+    a byte-order mark starting the file is no part of the first name."""
+    persian = "\u0646\u0645" + ZWNJ + "\u0647"
+    left = tmp_path / "l.csv"
+    left.write_bytes(("\ufeffid," + persian + "\n1,1\n2,2\n3,3\n4,5\n").encode())
+    data = load_two_view(left, write(tmp_path / "r.csv", RIGHT))
+    assert [a.name for a in data.left] == [persian]
+
+
+def test_mine_refuses_an_invisible_name_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    left = write(tmp_path / "l.csv", f"id,x{ZWSP}\n" + "".join(f"{i},{i % 3}\n" for i in range(1, 21)))
+    right = write(tmp_path / "r.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 21)))
+    out = tmp_path / "out.json"
+    code, _, err = run(["mine", left, right, "-a", "cartwheels", "-o", out])
+    assert code == 2 and not out.exists()
+    assert_one_error_line(err, "l.csv: column 2's name 'x\\u200b' ends with the invisible character U+200B")
+
+
+@pytest.mark.parametrize("left_id, right_id, said", [
+    ("A", "a", "1 id(s) are not in {right}: A ('A' and 'a' differ only in letter case: ids are compared as written"),
+    ('"a "', "a", "1 id(s) are not in {right}: 'a ' ('a ' and 'a' differ only in the spaces around them"),
+    (" a", "a", "1 id(s) are not in {right}: ' a' (' a' and 'a' differ only in the spaces around them"),
+])
+def test_ids_that_differ_by_case_or_spaces_between_the_views_say_so(tmp_path: Path, left_id: str, right_id: str,
+                                                                       said: str) -> None:
+    """``a `` (a space after it) was shown ``a``, as the other view's id it did not match: the message did not
+    say what differed. Now such an id is quoted, and the hint names the two ids."""
+    left = write(tmp_path / "l.csv", f"id,x\n{left_id},2\nb,3\nc,4\n")
+    right = write(tmp_path / "r.csv", f"id,y\n{right_id},1\nb,0\nc,1\n")
+    with pytest.raises(DataError) as caught:
+        load_two_view(left, right)
+    assert caught.value.code == "unmatched_id"
+    assert said.format(right=right) in str(caught.value)

@@ -418,10 +418,20 @@ def test_read_view_missing_id_column(tmp_path: Path) -> None:
         read_view(write(tmp_path / "left.csv", GOOD), id_column="key")
 
 
-def test_utf16_file_is_not_utf8(tmp_path: Path, right: Path) -> None:
-    left = write(tmp_path / "left.csv", "id,a\n1,2\n2,3\n3,4\n".encode("utf-16"))
+@pytest.mark.parametrize("codec, what", [("utf-16", "UTF-16 (little-endian)"), ("utf-32", "UTF-32 (little-endian)"),
+                                         ("utf-16-be", "UTF-16 (big-endian)")])
+@pytest.mark.parametrize("name", ["left.csv", "left.csv.gz"])
+def test_utf16_file_is_not_utf8_and_its_byte_order_mark_says_what_it_is(tmp_path: Path, right: Path, codec: str,
+                                                                       what: str, name: str) -> None:
+    """A file saved as UTF-16 or UTF-32 with a byte-order mark (Excel's "Unicode text") was "is not UTF-8
+    text: bad byte in the header (line 1)", which did not say what it is."""
+    import gzip
+
+    text = "id,a\n1,2\n2,3\n3,4\n".encode(codec)
+    text = (b"\xfe\xff" + text) if codec == "utf-16-be" else text
+    left = write(tmp_path / name, gzip.compress(text) if name.endswith(".gz") else text)
     message = load_error(left, right)
-    assert "left.csv: is not UTF-8 text: bad byte in the header (line 1)" in message
+    assert message == f"{left}: is not UTF-8 text: it is {what}, as its byte-order mark says; save it as UTF-8"
 
 
 def test_nested_dataframe_column(right: Path) -> None:
@@ -699,3 +709,34 @@ def test_a_quote_open_at_the_end_of_a_file_without_a_final_line_end_is_named(tmp
                 "file)") in load_error(left, right), ending
     for ending in ('3,4,"abc"', '3,4,x"y', '3,4,"a""b"', "3,4,5"):  # closed, a quote inside a cell, no quote
         assert load_two_view(write(tmp_path / "left.csv", "id,t,n\n1,a,2\n2,b,3\n" + ending), right).n_rows == 3
+
+
+@pytest.mark.parametrize("name, text, shown", [
+    ("l.csv", b"sep=;\nid;a\n1;0.5\n2;1.5\n3;2.5\n", "'sep=;'"),
+    ("l.csv", b'\xef\xbb\xbf"sep=,"\r\nid,a\r\n1,0.5\r\n2,1.5\r\n3,2.5\r\n', "'\"sep=,\"'"),
+    ("l.tsv", b"SEP=\t\nid\ta\n1\t0.5\n2\t1.5\n3\t2.5\n", "'SEP=\\t'"),
+])
+def test_a_spreadsheets_sep_line_is_said_to_be_one(tmp_path: Path, right: Path, name: str, text: bytes,
+                                                     shown: str) -> None:
+    """A file saved with Excel's ``sep=;`` first line was read with it as the header: ``column 2 has no
+    name`` (or one column ``sep=``), which did not say what was wrong. Now one line naming it."""
+    left = write(tmp_path / name, text)
+    message = load_error(left, right)
+    assert message.startswith(f"{left}: its first line {shown} is a spreadsheet's note of the delimiter")
+    assert message.endswith("not the header: delete that line")
+    assert load_two_view(write(tmp_path / "ok.csv", text.split(b"\n", 1)[1]), right).left.source.endswith("ok.csv")
+
+
+def test_a_header_line_longer_than_a_block_is_read(tmp_path: Path, right: Path) -> None:
+    """A header line longer than pyarrow's 4 MiB block (a table of hundreds of thousands of columns) was
+    ``is empty (no header)``; now its columns are read, as a narrower file's."""
+    wide = 600_000
+    names = ",".join(f"s{k:07d}" for k in range(wide))
+    left = write(tmp_path / "wide.csv", f"id,{names}\n" + "".join(f"{i}," + ",".join("01"[(i + k) % 2] for k in
+                                                                                   range(wide)) + "\n"
+                                                                  for i in (1, 2, 3)))
+    from dprm.data.reading import read_header, read_table
+
+    assert len(read_header(left).column_names) == wide + 1
+    raw = read_table(left)
+    assert raw.num_rows == 3 and raw.column_names[-1] == f"s{wide - 1:07d}"

@@ -132,3 +132,94 @@ def test_nan_text_in_a_declared_numeric_column_is_missing(tmp_path: Path) -> Non
     right = write(tmp_path / "right.csv", "id,b\n1,0\n2,1\n3,0\n4,1\n")
     data = load_two_view(left, right, types={"columns": {"x": {"bounds": [-1, 5]}}})
     np.testing.assert_array_equal(data.left["x"].values, [0.5, np.nan, 0.0, 3.0])
+
+
+@pytest.mark.parametrize("cell, shown", [
+    ("1e-400", "1e-400"), ("-2.5E-330", "-2.5E-330"), (" 1e-400", "1e-400"),
+    ("0." + "0" * 330 + "7", "0.0000000"), ("0." + "0" * 200 + "1e-200", "0.0000000"),
+])
+@pytest.mark.parametrize("declared", [False, True])
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_a_number_too_close_to_0_is_an_error_not_0(tmp_path: Path, cell: str, shown: str, declared: bool,
+                                                    suffix: str) -> None:
+    """``1e-400`` (nearer 0 than a float64 holds) was read as 0 without a word, as pandas and pyarrow read it:
+    ``[x > 0]`` left out a positive value. Now an error naming the file, column, row and value, as ``1e309``
+    (read as infinity) is."""
+    import gzip
+
+    text = f"id,x\n1,0.5\n2,{cell}\n3,1.5\n".encode()
+    left = tmp_path / f"left{suffix}"
+    left.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
+    right = write(tmp_path / "right.csv", "id,b\n1,0\n2,1\n3,0\n")
+    types = {"columns": {"x": {"bounds": [-1, 1]}}} if declared else None
+    with pytest.raises(DataError) as info:
+        load_two_view(left, right, types=types)
+    message = str(info.value)
+    assert message.startswith(f"{left}: column 'x', row 2: value {shown}") and "\n" not in message
+    assert "is too close to 0 for a number (nearer than ±4.9e-324, it would read as 0)" in message
+    assert info.value.code == "number_underflow" and info.value.row == 2 and info.value.column == "x"
+
+
+def test_zeros_and_the_smallest_floats_written_in_many_ways_still_read(tmp_path: Path) -> None:
+    """0 written with a large exponent or many zeros is 0; a subnormal number (1e-320) is itself."""
+    cells = ["0e-400", "-0.0E-999", "0." + "0" * 400, "1e-320", "4.9e-324", "0.5"]
+    left = write(tmp_path / "left.csv", "id,x\n" + "".join(f"{i},{c}\n" for i, c in enumerate(cells)))
+    right = write(tmp_path / "right.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(len(cells))))
+    values = load_two_view(left, right).left["x"].values
+    assert values.tolist() == [0.0, -0.0, 0.0, 1e-320, 5e-324, 0.5]
+
+
+def test_a_category_too_close_to_0_is_its_text_not_0(tmp_path: Path) -> None:
+    """In a column of text, ``1e-400`` was the category ``0`` (merged with the cells written ``0``) and
+    ``1e400``, ``1e401`` both ``inf``: each is now the category the file writes."""
+    left = write(tmp_path / "left.csv", "id,c\n1,1e-400\n2,0\n3,1e400\n4,1e401\n5,word\n")
+    right = write(tmp_path / "right.csv", "id,b\n1,0\n2,1\n3,0\n4,1\n5,0\n")
+    domain = load_two_view(left, right).left["c"].domain
+    assert set(domain.categories) == {"1e-400", "0", "1e400", "1e401", "word"}
+
+
+def test_a_declared_bound_too_close_to_0_is_refused(tmp_path: Path) -> None:
+    """A types file's ``"bounds": [1e-400, 1]`` was the bound 0 without a word."""
+    from dprm.data.types_file import read_types_file
+
+    types = write(tmp_path / "types.json", '{"columns": {"x": {"bounds": [1e-400, 1]}}}')
+    with pytest.raises(DataError) as info:
+        read_types_file(types)
+    assert str(info.value) == (f"{types}: column 'x': 'bounds': value 1e-400 is too close to 0 for a number "
+                               f"(nearer than ±4.9e-324, it would read as 0)")
+    categories = write(tmp_path / "categories.json", '{"columns": {"c": {"categories": [1e-400, 0]}}}')
+    assert read_types_file(categories).columns["c"].categories == ("1e-400", "0")
+
+
+def test_a_column_declared_categorical_holds_1e_400_as_written_and_ids_stay_apart(tmp_path: Path) -> None:
+    """A column of numbers declared categorical had the category ``0`` for ``1e-400`` (pyarrow's number), and
+    the ids ``1e-400`` and ``0`` were one id repeated (``duplicate_id``): each is now the text the file writes."""
+    left = write(tmp_path / "left.csv", "id,c\n1e-400,1e-400\n0,0\n3,3\n")
+    right = write(tmp_path / "right.csv", "id,b\n0,1\n1e-400,0\n3,0\n")
+    data = load_two_view(left, right, types={"columns": {"c": {"type": "categorical"}}})
+    assert data.left["c"].domain.categories == ("0", "1e-400", "3")
+    assert data.right["b"].values.tolist() == [0, 1, 0]  # the right view's rows matched to the left's ids
+
+
+def test_classify_reads_a_class_written_1e_400_as_written(tmp_path: Path) -> None:
+    """``dprm classify`` reads an undeclared target of numbers one of which reads as 0 as classes, as written
+    (it printed the class ``0`` for ``1e-400``), as it reads classes beyond 2^53."""
+    from test_cli import run
+
+    table = write(tmp_path / "t.csv", "age,cls\n" + "".join(f"{3 * i},{'1e-400' if i % 2 else 1}\n"
+                                                          for i in range(1, 31)))
+    code, out, err = run(["classify", table, "--target", "cls", "--epsilon", "1", "--seed", "1"])
+    assert code == 0, err
+    assert "class: 1e-400" in out and "class: 0" not in out
+
+
+def test_mine_refuses_1e_400_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    from test_cli import assert_one_error_line, run
+
+    left = write(tmp_path / "left.csv", "id,x\n" + "".join(f"{i},{'1e-400' if i == 7 else i / 3}\n"
+                                                          for i in range(40)))
+    right = write(tmp_path / "right.csv", "id,b\n" + "".join(f"{i},{i % 2}\n" for i in range(40)))
+    out = tmp_path / "out.json"
+    code, stdout, err = run(["mine", left, right, "--epsilon", "1", "-o", out])
+    assert code == 2 and stdout == "" and not out.exists()
+    assert_one_error_line(err, f"{left}: column 'x', row 8: value 1e-400 is too close to 0 for a number")

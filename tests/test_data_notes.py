@@ -100,6 +100,27 @@ def test_numbers_with_a_decimal_comma_are_categories_with_a_note(tmp_path: Path)
         f"{other}: column 'b' is categorical (inferred): not every value is a number, e.g. row 1"]
 
 
+def test_numbers_with_thousands_separators_are_categories_with_a_note(tmp_path: Path) -> None:
+    """``"1,234,567"`` (quoted), ``1 234``: a column of such numbers was categorical without a word (no value a
+    number as written, so not even "not every value is a number"). Now a note says why; ``1,000`` may be a
+    decimal comma or a thousand, and the note says both."""
+    left = write(tmp_path / "l.csv", 'id,a,b,c\n1,"1,234,567",1 234,"1,000"\n2,"2,500,000",250,"2,500"\n'
+                                     '3,12,3 000.5,"3,000"\n4,7,9,"4,250"\n')
+    right = write(tmp_path / "r.csv", "id,y\n1,0\n2,1\n3,1\n4,0\n")
+    data = load_two_view(left, right)
+    assert data.left["a"].kind is C and data.left["b"].kind is C and data.left["c"].kind is C
+    assert data.left.notes == [
+        f"{left}: column 'a' is categorical (inferred): its values are numbers written with thousands separators, "
+        f"e.g. row 1, which are not read as numbers; write them without, or declare the column categorical",
+        f"{left}: column 'b' is categorical (inferred): its values are numbers written with thousands separators, "
+        f"e.g. row 1, which are not read as numbers; write them without, or declare the column categorical",
+        f"{left}: column 'c' is categorical (inferred): its values are numbers written with a comma, e.g. row 1, "
+        f"a decimal comma or a thousands separator, which are not read as numbers; write them with a decimal point "
+        f"and no separators, or declare the column categorical"]
+    assert load_two_view(left, right, types={"columns": {"a": "categorical", "b": "categorical",
+                                                         "c": "categorical"}}).left.notes == []
+
+
 def test_read_view_has_notes_too(tmp_path: Path) -> None:
     view = read_view(pd.DataFrame({"k": [1, 2, 3], "a": ["1", "2", "three"], "c": [4, 4, 4]}), "right", id_column="k")
     assert view.notes == [

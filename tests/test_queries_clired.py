@@ -287,3 +287,24 @@ def test_index_and_category_index_take_ascii_digits_only():
     assert parse_clired_query("[c = #٣]", domains=domains) == CategoricalLiteral("c", "#٣")
     assert parse_clired_query("[c = #3]", domains=domains) == CategoricalLiteral("c", "d")
     assert query_category("#٣", 0) == "#٣"  # written as itself, read back as itself
+
+
+@pytest.mark.parametrize("text, bad, why", [
+    ("[1e-400 < x < 3]", "'1e-400'", "is too close to 0 (it would read as 0)"),   # once the bound 0
+    ("[x < -1e-400]", "'-1e-400'", "is too close to 0 (it would read as 0)"),
+    ("[x > 0." + "0" * 400 + "1]", "'0.000000", "is too close to 0 (it would read as 0)"),
+    ("[x < 1e400]", "'1e400'", "is beyond the largest number (about 1.8e308)"),
+])
+def test_a_bound_beyond_the_floats_range_is_refused_not_rounded(text, bad, why):
+    """A bound a float64 cannot hold was read as 0 (``1e-400``: ``[x > 0]``, a threshold the query did not
+    write) without a word; now one line naming the bound."""
+    with pytest.raises(DprmError) as info:
+        parse_clired_query(text)
+    message = str(info.value)
+    assert message.startswith(f"clired query {text!r}: bound {bad}") and why in message and "\n" not in message
+
+
+def test_bounds_near_the_floats_range_that_a_float_holds_are_read():
+    assert parse_clired_query("[x < 1e-310]") == NumericLiteral("x", le=1e-310)
+    assert parse_clired_query("[x < 0e-400]") == NumericLiteral("x", le=0.0)
+    assert parse_clired_query("[x < 1.7e308]") == NumericLiteral("x", le=1.7e308)

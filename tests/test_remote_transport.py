@@ -819,3 +819,88 @@ def test_a_primitive_answer_a_closed_pipe_cannot_take_says_its_charge(token: Pat
     assert done.returncode == 141
     assert done.stderr.splitlines() == ["note: the answer was charged (ε 0.1) and is lost: see your ledger "
                                         "(dprm remote ledger)"]
+
+
+def _certificate(tmp_path: Path) -> tuple[Path, Path]:
+    import shutil
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    return key, cert
+
+
+class TlsProxy:
+    """A TLS port on 127.0.0.1 as nginx keeps one: a TLS handshake completes; plain HTTP is answered by the
+    proxy itself, ``400`` and an HTML page (``answer=True``), or the connection is closed (``answer=False``)."""
+
+    def __init__(self, key: Path, cert: Path, answer: bool) -> None:
+        import ssl
+
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(cert, key)
+        self.answer = answer
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.plain_requests = 0
+
+    def __enter__(self) -> "TlsProxy":
+        threading.Thread(target=self._serve, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.close()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            with connection:
+                try:
+                    connection.settimeout(10)
+                    if connection.recv(1, socket.MSG_PEEK) == b"\x16":  # a TLS ClientHello
+                        with self.context.wrap_socket(connection, server_side=True):
+                            pass
+                        continue
+                    connection.recv(65536)
+                    self.plain_requests += 1
+                    if self.answer:
+                        page = b"<html><center>The plain HTTP request was sent to HTTPS port</center></html>"
+                        connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: "
+                                           + str(len(page)).encode() + b"\r\nConnection: close\r\n\r\n" + page)
+                except OSError:
+                    pass
+
+
+@pytest.mark.parametrize("answer", [True, False], ids=["proxy page", "connection closed"])
+def test_http_to_a_server_that_speaks_tls_says_so_and_that_nothing_was_charged(token: Path, tmp_path: Path,
+                                                                                answer: bool) -> None:
+    """``http://`` to a TLS port was ``no_answer`` (the connection closed) or ``HTTP 400`` (a TLS proxy's own
+    page), and a charged request then "may have been charged" though nothing reached dprm. Now one line: the
+    server speaks TLS, give https://..., nothing was charged (code ``speaks_tls``, not a temporary error)."""
+    key, cert = _certificate(tmp_path)
+    with TlsProxy(key, cert, answer) as proxy:
+        https = proxy.url.replace("http://", "https://")
+        code, out, err = run(remote(proxy.url, token, *stats_args()))
+        assert code == 2 and out == ""
+        line = assert_one_error_line(err, f"the server at {proxy.url} speaks TLS: give {https}",
+                                     "nothing was charged", "(speaks_tls)")
+        assert "may have been charged" not in line
+        with Client(proxy.url + "/", "dprm_1_secret") as client:
+            with pytest.raises(RemoteError) as info:
+                client.budget()
+        assert info.value.code == "speaks_tls" and not info.value.temporary
+        assert proxy.plain_requests == 2
+
+
+def test_a_server_that_drops_plain_http_is_still_no_answer_when_it_does_not_speak_tls(token: Path) -> None:
+    """The question asked of the server (a TLS handshake) does not turn a lost answer into ``speaks_tls``."""
+    with Fake(lambda *a: "drop") as fake:
+        code, out, err = run(remote(fake.url, token, *stats_args()))
+    assert code == 2
+    assert_one_error_line(err, "the connection ended without an answer", "it may have been charged", "(no_answer)")

@@ -19,7 +19,10 @@ A request that fails in transport is told apart by whether it was sent:
 message says why, a TLS certificate not trusted here with ``SSL_CERT_FILE`` to trust it),
 ``no_answer`` when it was sent and its answer was lost (a read timeout, a dropped
 connection): a charged request may then have been charged, and the message says to
-look at the ledger; Ctrl-C (or SIGTERM under the command line) while such a request
+look at the ledger; ``speaks_tls`` when an ``http://`` request's connection ended without
+an answer (or a TLS proxy answered ``400`` itself) and the server completes a TLS
+handshake: plain HTTP on a TLS port never reaches dprm, so nothing was charged, and the
+message says to give ``https://``; Ctrl-C (or SIGTERM under the command line) while such a request
 waits for its answer raises :class:`RequestInterrupted`, a :class:`KeyboardInterrupt`
 saying the same. An answer of an unexpected form (not a JSON object, nested too
 deeply to read, a missing ``id`` or ``status``, an error that is not the server's
@@ -206,6 +209,41 @@ def _why_unreachable(error: BaseException) -> str:
             return f" ({cause.strerror})"
         cause = cause.__cause__ or cause.__context__
     return ""
+
+
+#: Seconds to wait for a TLS handshake that tells whether a server speaks TLS (:func:`_speaks_tls`).
+TLS_PROBE_TIMEOUT = 5.0
+
+
+def _speaks_tls(host: str, port: int, timeout: float) -> bool:
+    """Whether the server at ``host:port`` completes a TLS handshake (any certificate: it is not trusted, only
+    asked whether it speaks TLS); False when it does not, or cannot be reached.
+
+    A plain ``http://`` request to a server that speaks TLS (``https://``) is no TLS
+    handshake: the server's TLS layer drops it before any HTTP is read, and the client
+    sees the connection end without an answer (``no_answer``), as if a sent request's
+    answer was lost. A handshake on a new connection tells the two apart.
+
+    Examples
+    --------
+    >>> import socket
+    >>> with socket.socket() as listener:
+    ...     listener.bind(("127.0.0.1", 0))
+    ...     _speaks_tls("127.0.0.1", listener.getsockname()[1], 1.0)   # listening, never accepting: no
+    False
+    """
+    import socket
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as connection, \
+                context.wrap_socket(connection, server_hostname=host):
+            return True
+    except (OSError, ValueError):  # ssl.SSLError is an OSError; ValueError: a host name TLS refuses
+        return False
 
 
 def _charge_hint(charged: str | None) -> str:
@@ -462,6 +500,10 @@ class Client:
         if parsed.port is not None and not 1 <= parsed.port <= 65535:
             raise ParameterError(f"{shown_url(url)!r} is not a server URL: its port {parsed.port} is not "
                                  f"between 1 and 65535")
+        #: Whether a plain-HTTP request whose connection ends without an answer asks the server whether it
+        #: speaks TLS (``http://`` for ``https://``): not through a given transport (a test's mock).
+        self._probe_tls = parsed.scheme == "http" and transport is None
+        self._host, self._port = parsed.host, parsed.port or 80
         #: A path after the host (``http://h:8000/v1``): requests go below it; a 404 then says so.
         self._path = parsed.path if parsed.path not in ("", "/") else None
         if not _positive(timeout):
@@ -518,6 +560,10 @@ class Client:
             raise _redirected(status, response.headers.get("Location"), charged)
         if status >= 400:
             code, message = _error_of(response)
+            if status == 400 and code == "bad_response" and self._probe_tls and self._speaks_tls():
+                # a TLS proxy's own answer to plain HTTP on its port (nginx's "The plain HTTP request was sent
+                # to HTTPS port", Caddy's "Client sent an HTTP request to an HTTPS server"): it went no further
+                raise self._tls_error()
             if status == 404 and code in ("not_found", "bad_response") and self._path:
                 message += (f"; the URL must be the server's root (http://HOST:PORT), without the path "
                             f"{short_repr(self._path)}")
@@ -567,6 +613,8 @@ class Client:
             if not sent(error):
                 raise RemoteError("unreachable", f"cannot reach the server at {self.url}: {kind}"
                                                  f"{_why_unreachable(error)}; nothing was sent") from None
+            if self._probe_tls and not isinstance(error, httpx.TimeoutException) and self._speaks_tls():
+                raise self._tls_error() from None
             if isinstance(error, httpx.TimeoutException):
                 what = f"no answer came within {bound:g} s ({kind})"
             else:
@@ -578,6 +626,17 @@ class Client:
                 raise RequestInterrupted(f"the {charged} request was sent to the server before the interrupt"
                                          f"{look}") from None
             raise
+
+    def _speaks_tls(self) -> bool:
+        """Whether this client's ``http://`` server speaks TLS (:func:`_speaks_tls`)."""
+        return _speaks_tls(self._host, self._port, min(self.timeout, TLS_PROBE_TIMEOUT))
+
+    def _tls_error(self) -> RemoteError:
+        """The error of a plain-HTTP request to a server that speaks TLS: its TLS layer (or TLS proxy) refused
+        it before any HTTP reached dprm, so nothing was charged."""
+        https = "https" + self.url[len("http"):]
+        return RemoteError("speaks_tls", f"the server at {self.url} speaks TLS: give {https}; the request was "
+                                         f"refused before it reached dprm, so nothing was charged")
 
     # -- the API -------------------------------------------------------------------------------
 

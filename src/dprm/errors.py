@@ -79,6 +79,8 @@ ERROR_CODES: dict[str, str] = {
     "file_changed": "the file changed while it was read",
     "unnamed_column": "a column has no name",
     "control_character": "a column name holds a control character (a terminal would act on it)",
+    "invisible_character": "a column name starts or ends with an invisible character, or holds a text-direction "
+                           "control",
     "duplicate_column": "a column name occurs more than once",
     "shared_column": "a column name occurs in both views",
     "unsupported_column": "a column holds values of an unsupported type",
@@ -94,6 +96,7 @@ ERROR_CODES: dict[str, str] = {
     "not_a_number": "a value is not a number",
     "not_finite": "a value is not a finite number",
     "inexact_number": "two different whole numbers of a column read as the same floating-point number",
+    "number_underflow": "a number that is not 0 is too close to 0 for a floating-point number (it would read as 0)",
     "not_boolean": "a value is not Boolean",
     "value_out_of_bounds": "a value is outside the declared bounds",
     "unknown_category": "a value is not one of the declared categories",

@@ -216,9 +216,11 @@ def _load(learn: Path, target: str, types: Path | None, na_values: Any, out_of_b
         view = read_view(learn, "left", id_column=id_column, types=spec, na_values=markers,
                          out_of_bounds=out_of_bounds, duplicate_names="error", all_types_here=True, keep_constant=True)
     except DataError as error:
-        if error.code != "inexact_number" or error.column != target or target in spec.columns:
+        if (error.code not in ("inexact_number", "number_underflow") or error.column != target
+                or target in spec.columns):
             raise
-        # classes beyond 2^53 that no float tells apart (9007199254740993, …992): read as written, categories
+        # classes beyond 2^53 that no float tells apart (9007199254740993, …992), or one that reads as 0 though it
+        # is not (1e-400): read as written, categories
         spec = replace(spec, columns={**spec.columns, target: ColumnSpec(ColumnType.CATEGORICAL)})
         view = read_view(learn, "left", id_column=id_column, types=spec, na_values=markers,
                          out_of_bounds=out_of_bounds, duplicate_names="error", all_types_here=True, keep_constant=True)

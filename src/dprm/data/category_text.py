@@ -14,13 +14,33 @@ import re
 from collections.abc import Iterable
 from decimal import Decimal
 
-__all__ = ["category_text", "integer_text", "number_text", "written_category", "category_order"]
+from dprm.errors import short_text
+
+__all__ = ["NONZERO_DIGITS", "category_order", "category_text", "integer_text", "number_text", "underflow_text",
+           "written_category"]
 
 #: A number as a CSV cell writes it: optional sign, digits with an optional decimal point, optional exponent.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 #: An integer as a text file writes it: optional sign, ASCII digits, optionally ``.``
 #: and zeros (``7``, ``-007``, ``+7.0``, ``7.``).
 _INTEGER = re.compile(r"([+-]?)0*([0-9]+?)(?:\.0*)?")
+#: The start of a number's text whose digits before its exponent are not all 0: a number that is not 0
+#: (for pyarrow's ``match_substring_regex`` on the cells that read as 0: ``1e-400``, not ``0.0e-400``).
+NONZERO_DIGITS = r"^\s*[+-]?[0-9.]*[1-9]"
+
+
+def underflow_text(written: str) -> str:
+    """What a message says of the cell ``written``, a number that is not 0 but nearer 0 than a float64 holds.
+
+    ``float("1e-400")`` is 0: the cell would read as 0 (``[x > 0]`` would leave it out),
+    as pandas and pyarrow read it, without a word.
+
+    Examples
+    --------
+    >>> underflow_text("1e-400")
+    'value 1e-400 is too close to 0 for a number (nearer than ±4.9e-324, it would read as 0)'
+    """
+    return f"value {short_text(written)} is too close to 0 for a number (nearer than ±4.9e-324, it would read as 0)"
 
 
 def category_text(value: object) -> str:
@@ -131,6 +151,13 @@ def written_category(text: str) -> tuple[bool, float, str]:
     '123456789012345678901234567890'
     >>> len(written_category("9" * 5000)[2])   # exactly, beyond int()'s 4300 digits
     5000
+
+    A number a float64 cannot hold is its text as written: ``1e-400`` is not the
+    category ``0`` (it read as 0, merged with the cells written ``0``), nor ``1e400``
+    and ``1e401`` both ``inf``.
+
+    >>> [written_category(t)[2] for t in ("1e-400", "0e-400", "1e400", "-1e401")]
+    ['1e-400', '0', '1e400', '-1e401']
     """
     if not _NUMBER.fullmatch(text):
         return False, math.nan, text
@@ -138,6 +165,8 @@ def written_category(text: str) -> tuple[bool, float, str]:
     if integer is not None:
         return True, float(integer), integer  # float: only to order them (inf beyond the float range)
     value = float(text)
+    if not math.isfinite(value) or (value == 0 and re.match(NONZERO_DIGITS, text)):
+        return True, value, text  # beyond the float64s: as written, not another number's text
     return True, value, category_text(value)
 
 

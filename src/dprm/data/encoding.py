@@ -28,7 +28,8 @@ import pyarrow.compute as pc
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, Domain
-from dprm.data.category_text import category_order, category_text, integer_text, number_text, written_category
+from dprm.data.category_text import (NONZERO_DIGITS, category_order, category_text, integer_text, number_text,
+                                     underflow_text, written_category)
 from dprm.data.inference import BOOLEAN_WORDS
 from dprm.data.literal_index import DEFAULT_MAX_SPLITS
 from dprm.data.types_file import OUT_OF_BOUNDS, ColumnSpec
@@ -225,6 +226,13 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
             raise  # pragma: no cover - _fail_numeric_text always raises
         # "NaN" in a column of numbers is a missing value, as in a text file's numbers
         column = pc.if_else(pc.is_nan(column), null_scalar(pa.float64()), column)
+        # a number nearer 0 than a float64 holds ("1e-400") reads as 0: refused (reading.py does so for the
+        # columns pyarrow reads as numbers)
+        tiny = to_numpy(pc.and_(pc.equal(column, 0.0), pc.match_substring_regex(trimmed, NONZERO_DIGITS)),
+                        fill=False)
+        if tiny.any():
+            row = int(np.flatnonzero(tiny)[0]) + 1
+            raise where.error(row, underflow_text(trimmed[row - 1].as_py()), "number_underflow")
     elif pa.types.is_boolean(typ) or pa.types.is_integer(typ) or pa.types.is_decimal(typ):
         exact = column
         column = pc.cast(column, pa.float64(), safe=False)

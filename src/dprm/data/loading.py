@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,8 @@ from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
 from dprm.data.inference import boolean_spellings, infer_kind
-from dprm.data.reading import SHOW, RawTable, Source, first_rows, read_header, read_table, reading_options
+from dprm.data.reading import (SHOW, RawTable, Source, column_name_key, first_rows, read_header, read_table,
+                               reading_options)
 from dprm.data.types_file import ColumnType, TypesSpec, read_types_file
 from dprm.errors import DataError, ParameterError, short_repr, short_text
 
@@ -347,8 +347,9 @@ def _id_columns(
 
 
 def _check_shared_names(lraw: RawTable, rraw: RawTable, ids: set[str | None]) -> None:
-    right = {unicodedata.normalize("NFC", n) for n in rraw.column_names}  # 'café' twice, however the é is written
-    shared = [n for n in lraw.column_names if unicodedata.normalize("NFC", n) in right and n not in ids]
+    # 'café' twice, however the é is written; 'x' and 'x' with a zero-width space
+    right = {column_name_key(n) for n in rraw.column_names}
+    shared = [n for n in lraw.column_names if column_name_key(n) in right and n not in ids]
     if shared:
         listed = ", ".join(short_repr(n, 60) for n in shared[:SHOW]) + (", ..." if len(shared) > SHOW else "")
         hint = ""
@@ -425,13 +426,13 @@ def _spelling_hint(declared: str, names: Sequence[str]) -> str:
     ''
     """
     def key(name: str) -> str:
-        return unicodedata.normalize("NFC", name).casefold()
+        return column_name_key(name).casefold()
 
     match = next((name for name in names if key(name) == key(declared)), None)
     if match is None:
         return ""
     # a name not in the usual (composed) form is shown by its code points: printed, it looks like the declared one
-    shown = short_repr(match, 60) if match == unicodedata.normalize("NFC", match) else short_text(ascii(match), 60)
+    shown = short_repr(match, 60) if match == column_name_key(match) else short_text(ascii(match), 60)
     return f" (the files have {shown}, written otherwise: declare it as the file writes it)"
 
 
@@ -466,7 +467,55 @@ def _id_keys(raw: RawTable, name: str,
         if matched is not None:
             matched.append((keys, (side, name)))
         raise duplicate_ids_error(raw.source, name, list(repeated), len(repeated))
+    pair = one_instant_twice(texts)
+    if pair is not None:
+        first, second = pair
+        raise DataError(f"{raw.source}: ids {short_repr(texts[first])} (row {first + 1}) and {short_repr(texts[second])} "
+                        f"(row {second + 1}) in column {name!r} are one instant written in two time zones: one "
+                        f"entity twice; write each id once, in one form", code="duplicate_id", file=raw.source,
+                        column=name, row=second + 1)
     return keys
+
+
+#: A date and time with a time zone's offset, as an id may be written (``2020-01-01T10:00+01:00``, ``...09:00Z``).
+_ZONED_TIME = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?\s*([Zz]|[+-]\d{2}(:?\d{2})?)$"
+
+
+def one_instant_twice(texts: Sequence[str | None]) -> tuple[int, int] | None:
+    """The positions of the first two texts that are one instant written in two time zones, if any.
+
+    Ids are compared as written (a date and time is text: :mod:`dprm.data.reading`), so
+    ``2020-01-01T10:00+01:00`` and ``2020-01-01T09:00Z`` were two entities without a word
+    (or, one in each view, two unmatched ids). Only dates and times with an offset are
+    one instant; one without (local time) is compared as written.
+
+    Examples
+    --------
+    >>> one_instant_twice(["2020-01-01T10:00+01:00", "x", "2020-01-01T09:00Z"])
+    (0, 2)
+    >>> one_instant_twice(["2020-01-01T10:00+01:00", "2020-01-01T10:00Z", "2020-01-01T09:00"]) is None
+    True
+    """
+    column = pa.array(texts, pa.string())
+    zoned = np.flatnonzero(to_numpy(pc.match_substring_regex(column, _ZONED_TIME), fill=False))
+    if len(zoned) < 2:
+        return None
+    utc = pa.timestamp("ns", tz="UTC")
+    try:  # pyarrow's ISO 8601 reading, offsets included
+        instants = pc.cast(column.take(zoned), utc).cast(pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # one it cannot read (month 13): one at a time
+        instants = np.empty(len(zoned), dtype=np.int64)
+        for k, position in enumerate(zoned.tolist()):
+            try:
+                instants[k] = pc.cast(column[position], utc).value
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                instants[k] = np.iinfo(np.int64).min + k  # no instant: distinct from every other
+    order = np.argsort(instants, kind="stable")
+    same = np.flatnonzero(np.diff(instants[order]) == 0)
+    if not len(same):
+        return None
+    first, second = sorted((int(zoned[order[same[0]]]), int(zoned[order[same[0] + 1]])))
+    return first, second
 
 
 def duplicate_ids_error(source: str, column: str, repeated: Sequence[str], count: int) -> DataError:
@@ -653,8 +702,10 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
     order = np.fromiter((position.get(key, -1) for key in lkeys.tolist()), dtype=np.intp, count=len(lkeys))
     only_left = lkeys[order < 0]
     if only_left.size:
-        raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}",
-                        code="unmatched_id", file=lsource)
+        in_left = set(lkeys.tolist())
+        only_right = [key for key in rkeys.tolist() if key not in in_left]
+        raise DataError(f"{lsource}: {only_left.size} id(s) are not in {rsource}: {_list(only_left)}"
+                        f"{_unmatched_hint(only_left.tolist(), only_right)}", code="unmatched_id", file=lsource)
     if len(rkeys) != len(lkeys):
         in_left = set(lkeys.tolist())
         only_right = [key for key in rkeys.tolist() if key not in in_left]
@@ -665,15 +716,42 @@ def _align(lkeys: np.ndarray, rkeys: np.ndarray, lsource: str, rsource: str) -> 
     return order
 
 
+def _unmatched_hint(left: list[str], right: list[str]) -> str:
+    """What an error of unmatched ids adds when one of ``left`` and one of ``right`` are one id written otherwise:
+    one instant in two time zones (each view's ids are distinct instants: :func:`_id_keys`), or a text with other
+    spaces around it or in another letter case (ids are compared as written: ``A`` is not ``a``).
+
+    Examples
+    --------
+    >>> _unmatched_hint(["A", "x"], ["y", "a"]), _unmatched_hint(["b "], ["b"]), _unmatched_hint(["1"], ["2"])
+    (" ('A' and 'a' differ only in letter case: ids are compared as written; write them alike in both files)", " ('b ' and 'b' differ only in the spaces around them: ids are compared as written; write them alike in both files)", '')
+    """
+    pair = one_instant_twice(left + right)
+    if pair is not None:
+        return (f" ({short_repr(left[pair[0]])} and {short_repr(right[pair[1] - len(left)])} are one instant "
+                f"written in two time zones: write the ids in one form in both files)")
+    for how, key in (("in the spaces around them", str.strip), ("in letter case", str.casefold),
+                     ("in letter case and spaces", lambda text: text.strip().casefold())):
+        others = {key(text): text for text in right}
+        match = next((text for text in left if key(text) in others), None)
+        if match is not None:
+            return (f" ({short_repr(match)} and {short_repr(others[key(match)])} differ only {how}: ids are "
+                    f"compared as written; write them alike in both files)")
+    return ""
+
+
 def _list(values: Any) -> str:
     """The first :data:`SHOW` ids, each cut short (an id may be huge) and quoted where it holds a line break or
     another character that does not print (the message is one line, and says which id).
 
     >>> _list(["7", "a\\nb", "x" * 50])
     "7, 'a\\\\nb', xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
+    >>> _list(["a ", " b"])
+    "'a ', ' b'"
     """
     values = [str(v) for v in values]
-    shown = ", ".join(short_text(v if v.isprintable() else repr(v)) for v in values[:SHOW])
+    # quoted also where spaces begin or end it: 'a ' printed as a was not told from the other view's a
+    shown = ", ".join(short_text(v if v.isprintable() and v == v.strip() else repr(v)) for v in values[:SHOW])
     return shown + (", ..." if len(values) > SHOW else "")
 
 
@@ -712,17 +790,29 @@ def _build_view(raw: RawTable, side: str, spec: TypesSpec, exclude: str | None,
             # an id column of the types file that is not this view's id
             continue
         kind = declared.type.kind if declared is not None else None
+        if kind is None and raw.column_names.index(name) in raw.tiny_numbers:
+            kind = AttributeKind.NUMERIC  # numbers (pyarrow read them so) of which one reads as 0: refused, named
         if kind is None:
             kind = infer_kind(column)
             if kind is AttributeKind.BOOLEAN and spellings:
                 words[name] = boolean_spellings(column)  # type: ignore[assignment]
             if kind is AttributeKind.CATEGORICAL:
                 comma = _decimal_comma_row(column)
-                row = _first_non_number(column) if comma is None else None
-                if comma is not None:
+                thousands = _thousands_row(column)
+                row = _first_non_number(column) if comma is None and thousands is None else None
+                if comma is not None and thousands is not None:  # 1,000: a decimal comma, or a thousand?
+                    notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
+                                 f"written with a comma, e.g. row {comma}, a decimal comma or a thousands separator, "
+                                 f"which are not read as numbers; write them with a decimal point and no "
+                                 f"separators, or declare the column categorical")
+                elif comma is not None:
                     notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
                                  f"written with a decimal comma, e.g. row {comma}, which are not read as numbers; "
                                  f"write them with a decimal point, or declare the column categorical")
+                elif thousands is not None:
+                    notes.append(f"{raw.source}: column {name!r} is categorical (inferred): its values are numbers "
+                                 f"written with thousands separators, e.g. row {thousands}, which are not read as "
+                                 f"numbers; write them without, or declare the column categorical")
                 elif row is not None:
                     notes.append(f"{raw.source}: column {name!r} is categorical (inferred): "
                                  f"not every value is a number, e.g. row {row}")
@@ -798,6 +888,37 @@ def _decimal_comma_row(column: pa.ChunkedArray) -> int | None:
         return None
     comma = to_numpy(pc.match_substring(column, ","), fill=False)
     return first_rows(comma, 1)[0] if comma.any() else None
+
+
+#: A number written with thousands separators (``1,234,567``, ``1 234``, ``1'234.5``, a no-break space), or a
+#: whole number without.
+_THOUSANDS = r"^\s*[+-]?(\d{1,3}([,' \x{a0}\x{202f}]\d{3})+|\d+)(\.\d*)?\s*$"
+
+
+def _thousands_row(column: pa.ChunkedArray) -> int | None:
+    """For a text column whose every value is a number once its thousands separators are left out (and one at
+    least has one): the first row with a separator; else None.
+
+    ``1,234,567`` (quoted in a comma-separated file), ``1 234`` or ``1'234`` made the
+    column categories without a word (no value is a number as written, so the note of a
+    column "not every value is a number" was not given either).
+
+    Examples
+    --------
+    >>> _thousands_row(pa.chunked_array([["3", None, "1,234,567", "2 500.5"]]))
+    3
+    >>> _thousands_row(pa.chunked_array([["1,2345"]])) is None, _thousands_row(pa.chunked_array([["12"]])) is None
+    (True, True)
+    """
+    if not pa.types.is_string(column.type):
+        return None
+    probe = pc.drop_null(column.slice(0, _DECIMAL_COMMA_PROBE))
+    if len(probe) == 0 or not pc.all(pc.match_substring_regex(probe, _THOUSANDS)).as_py():
+        return None
+    if not pc.all(pc.match_substring_regex(column, _THOUSANDS)).as_py():
+        return None
+    separated = to_numpy(pc.match_substring_regex(column, r"\d[,' \x{a0}\x{202f}]\d"), fill=False)
+    return first_rows(separated, 1)[0] if separated.any() else None
 
 
 def left_out_notes(source: str, constant: Sequence[str], empty: Sequence[str], fate: str = "left out") -> list[str]:

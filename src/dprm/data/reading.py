@@ -55,10 +55,12 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from dprm.data.arrow_arrays import null_scalar, string_array, to_numpy
+from dprm.data.category_text import NONZERO_DIGITS
 from dprm.errors import DataError, ParameterError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import regular_file_size
 
 __all__ = ["DEFAULT_NA_VALUES", "RawTable", "check_column_names", "check_last_line_closes", "check_quotes_close",
+           "column_name_key",
            "data_file_format", "first_line", "line_break_cells", "native_file", "nul_value_error", "open_text_table",
            "pandas_index_columns", "read_header", "read_table", "missing_markers", "reading_options", "Source"]
 
@@ -112,7 +114,9 @@ class RawTable:
     breaks (it is re-read as it was read: with pyarrow's ``newlines_in_values``);
     ``pandas_index`` names the columns of a Parquet file that hold the unnamed index
     pandas wrote with its frame, left out (:func:`pandas_index_columns`); ``durations``
-    the columns of durations (a Parquet file's or DataFrame's), read as numbers of seconds.
+    the columns of durations (a Parquet file's or DataFrame's), read as numbers of seconds; ``tiny_numbers``
+    the positions of a text file's columns of numbers read as text because a cell's number is not 0 but
+    reads as 0 (``1e-400``): numbers unless declared otherwise, so that the cell is refused.
     """
 
     table: pa.Table
@@ -125,6 +129,7 @@ class RawTable:
     line_breaks: bool = False
     pandas_index: list[str] = field(default_factory=list)
     durations: list[str] = field(default_factory=list)
+    tiny_numbers: list[int] = field(default_factory=list)
 
     @property
     def column_names(self) -> list[str]:
@@ -149,7 +154,7 @@ class RawTable:
                 table = pacsv.read_csv(
                     stream,
                     read_options=pacsv.ReadOptions(
-                        block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1
+                        block_size=_block_size(self.path), autogenerate_column_names=True, skip_rows=1
                     ),
                     parse_options=pacsv.ParseOptions(delimiter=self.delimiter, newlines_in_values=self.line_breaks),
                     convert_options=pacsv.ConvertOptions(
@@ -348,7 +353,7 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error", 
         try:
             with _open_text(path) as stream:
                 schema = pacsv.open_csv(
-                    stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                    stream, read_options=pacsv.ReadOptions(use_threads=False, block_size=_block_size(path)),
                     parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
                                                      invalid_row_handler=lambda _: "skip")).schema
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
@@ -357,6 +362,38 @@ def read_header(source: str | os.PathLike[str], duplicate_names: str = "error", 
     raw = RawTable(schema.empty_table().drop_columns(index), name, path=path, pandas_index=index)
     _check_names(raw, rename=duplicate_names == "rename")
     return raw
+
+
+def _block_size(path: Path) -> int:
+    """The block size pyarrow reads the text file ``path`` in: :data:`_BLOCK_SIZE`, or more when its header line
+    is longer.
+
+    pyarrow takes a file's columns from its first block: a header line longer than a
+    block (hundreds of thousands of columns, as a genotype table has) was "Empty CSV
+    file", said as ``is empty (no header)``. The block holds twice the header line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "wide.csv"
+    ...     _ = path.write_text("h" * (5 << 20) + chr(10) + "1" + chr(10))
+    ...     _block_size(path) > 10 << 20, _block_size(Path(tmp) / "missing.csv") == _BLOCK_SIZE
+    (True, True)
+    """
+    length = 0
+    try:
+        with _open_text(path) as stream:
+            while True:
+                chunk = stream.read(1 << 16)
+                ends = [at for at in (chunk.find(b"\n"), chunk.find(b"\r")) if at >= 0]
+                if ends or not chunk:
+                    length += min(ends) if ends else 0
+                    break
+                length += len(chunk)
+    except (pa.ArrowException, OSError):
+        return _BLOCK_SIZE
+    return max(_BLOCK_SIZE, 1 << (2 * length + 1).bit_length())
 
 
 def _error(source: str, text: str, code: str, *, row: int | None = None, column: str | None = None,
@@ -473,8 +510,8 @@ def _from_path(path: Path, source: str, markers: tuple[str, ...], keep: Collecti
         index = pandas_index_columns(table.schema, keep)
         return RawTable(table.drop_columns(index), source, path=path, pandas_index=index)
     delimiter = _sniff_delimiter(path, source, fmt)
-    table, line_breaks = _read_csv(path, source, delimiter, markers)
-    return RawTable(table, source, path=path, delimiter=delimiter, line_breaks=line_breaks)
+    table, line_breaks, tiny = _read_csv(path, source, delimiter, markers)
+    return RawTable(table, source, path=path, delimiter=delimiter, line_breaks=line_breaks, tiny_numbers=tiny)
 
 
 def open_text_table(path: Path, source: str) -> tuple[Any, str]:
@@ -601,14 +638,15 @@ def _parse_csv(path: Path, delimiter: str, markers: tuple[str, ...], line_breaks
     with _open_text(path) as stream:
         return pacsv.read_csv(
             stream,
-            read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE),
+            read_options=pacsv.ReadOptions(block_size=_block_size(path)),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
             convert_options=_convert_options(markers),
         )
 
 
-def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> tuple[pa.Table, bool]:
-    """The text file's table, and whether quoted cells of it hold line breaks.
+def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...]) -> tuple[pa.Table, bool, list[int]]:
+    """The text file's table, whether quoted cells of it hold line breaks, and the positions of its columns of
+    numbers read as text because a cell is not 0 but reads as 0 (:func:`_rounded_to_zero_as_written`).
 
     pyarrow splits a file into blocks at line ends without looking at quotes (fast, on
     several threads); a quoted line break at the end of a block makes it fail ("out of
@@ -632,13 +670,14 @@ def _read_csv(path: Path, source: str, delimiter: str, markers: tuple[str, ...])
         elif table.num_rows:
             check_last_line_closes(path, source, delimiter, table.num_rows)
         line_breaks = line_breaks or bool(cells)
-        return _as_written(table, path, delimiter, markers, line_breaks), line_breaks
+        table, tiny = _rounded_to_zero_as_written(table, path, delimiter, markers, line_breaks)
+        return _as_written(table, path, delimiter, markers, line_breaks), line_breaks, tiny
     except UnicodeDecodeError:
         raise _error(source, _utf8_problem(path, source) or "is not UTF-8 text", "not_utf8") from None
     except pa.ArrowInvalid as exc:
         message = str(exc)
         if "Empty CSV file" in message:
-            return _header_alone(path, source, delimiter, markers), False
+            return _header_alone(path, source, delimiter, markers), False, []
         if "CSV parse error" in message:
             problem = _utf8_problem(path, source)
             if problem is not None:
@@ -697,7 +736,7 @@ def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str,
     with _open_text(path) as stream:
         texts = pacsv.read_csv(
             stream,
-            read_options=pacsv.ReadOptions(block_size=_BLOCK_SIZE, autogenerate_column_names=True, skip_rows=1),
+            read_options=pacsv.ReadOptions(block_size=_block_size(path), autogenerate_column_names=True, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
             convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
                                                  column_types={f: pa.string() for f in fields.values()},
@@ -711,6 +750,79 @@ def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str,
         if j in temporal or pc.any(pc.match_substring_regex(column, _HEXADECIMAL)).as_py():
             table = table.set_column(j, table.column_names[j], column)
     return table
+
+
+#: Bytes that a number nearer 0 than a float64 holds (below 2.5e-324) is written with: an exponent of three
+#: digits or more (``1e-400``), or a run of a hundred zeros (``0.000...1``, also before a smaller exponent).
+_TINY = re.compile(rb"[eE]-0*[1-9][0-9]{2}|0{100}")
+
+
+def _rounded_to_zero_as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str, ...],
+                                line_breaks: bool) -> tuple[pa.Table, list[int]]:
+    """The table with each column of numbers holding a cell whose number is not 0 but reads as 0 (``1e-400``)
+    read as the file writes it, as text; and those columns' positions.
+
+    pyarrow (as pandas, and Python's ``float``) reads a number nearer 0 than the
+    smallest float64 (4.9e-324) as 0, without a word: ``[x > 0]`` then left out a
+    positive value, and a column declared categorical had the category ``0`` for it.
+    Read as text, such a column is refused where it is typed as numbers (declared
+    numeric, or not declared: :attr:`RawTable.tiny_numbers`), naming the cell
+    (:func:`dprm.data.encoding.encode_column`, as ``1e309`` is), and is the category the
+    file writes where it is declared categorical. Only a file holding the bytes such a
+    number is written with (:data:`_TINY`) has its columns of numbers holding a 0 read
+    again as text.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "t.csv"
+    ...     _ = path.write_text("a,b" + chr(10) + "0e-400,2" + chr(10) + "-1e-400,3" + chr(10))
+    ...     table, tiny = _rounded_to_zero_as_written(_parse_csv(path, ",", ("",), False), path, ",", ("",), False)
+    >>> table.to_pydict(), tiny
+    ({'a': ['0e-400', '-1e-400'], 'b': [2, 3]}, [0])
+    """
+    import pyarrow.compute as pc
+
+    numbers = [j for j, column in enumerate(table.columns) if pa.types.is_floating(column.type)
+               and pc.any(pc.equal(column, 0.0)).as_py()]
+    if not numbers or not _file_holds(path, _TINY):
+        return table, []
+    fields = {j: f"f{j}" for j in numbers}  # by position: the names are cleaned later
+    with _open_text(path) as stream:
+        texts = pacsv.read_csv(
+            stream,
+            read_options=pacsv.ReadOptions(block_size=_block_size(path), autogenerate_column_names=True, skip_rows=1),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
+            convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
+                                                 column_types={f: pa.string() for f in fields.values()},
+                                                 null_values=list(markers), strings_can_be_null=True,
+                                                 quoted_strings_can_be_null=True),
+        )
+    if texts.num_rows != table.num_rows:  # pragma: no cover - the same file, read the same way
+        return table, []
+    tiny = []
+    for j, name in fields.items():
+        text = texts.column(name)
+        if pc.any(pc.and_(pc.equal(table.column(j), 0.0), pc.match_substring_regex(text, NONZERO_DIGITS))).as_py():
+            table = table.set_column(j, table.column_names[j], text)
+            tiny.append(j)
+    return table, tiny
+
+
+def _file_holds(path: Path, pattern: re.Pattern[bytes], overlap: int = 128) -> bool:
+    """Whether the text file ``path`` (decompressed) holds bytes that ``pattern`` matches (one at most
+    ``overlap`` bytes long may span two chunks read)."""
+    with _open_text(path) as stream:
+        last = b""
+        while True:
+            chunk = stream.read(_SCAN_BYTES)
+            if not chunk:
+                return False
+            chunk = last + chunk
+            if pattern.search(chunk):
+                return True
+            last = chunk[-overlap:]
 
 
 def _holds_hexadecimal(path: Path) -> bool:
@@ -732,7 +844,7 @@ def _header_alone(path: Path, source: str, delimiter: str, markers: tuple[str, .
     calls empty; a file of blank lines is empty (no header)."""
     try:
         with _open_text(path) as stream:
-            text = stream.read(_BLOCK_SIZE)
+            text = stream.read(_block_size(path))
         if text.strip() and b"\n" not in text and b"\r" not in text:
             return pacsv.read_csv(io.BytesIO(text + b"\n"), parse_options=pacsv.ParseOptions(delimiter=delimiter),
                                   convert_options=_convert_options(markers))
@@ -876,8 +988,15 @@ def _sniff_delimiter(path: Path, source: str, fmt: str) -> str:
         raise _error(source, f"cannot be read: {first_line(exc)}", "unreadable_file") from None
     if path.suffix.lower() not in _CODECS:
         _check_not_binary(head, path, source)
+    _refuse_utf16_or_32(head, source)
     lines = re.split(rb"\r\n|\r|\n", head, maxsplit=2)
     line = lines[0]
+    excel = re.fullmatch(rb'(?:\xef\xbb\xbf)?"?sep=(.?)"?\s*', line, re.IGNORECASE)
+    if excel is not None:  # read as the header, 'sep=;' was a table of columns 'sep=' and '' (no name)
+        said = excel.group(1).decode("utf-8", "replace")
+        raise _error(source, f"its first line {short_repr(line.decode('utf-8', 'replace').lstrip(chr(0xfeff)))} is "
+                             f"a spreadsheet's note of the delimiter ({said!r}), not the header: delete that line",
+                     "bad_csv", data_dependent=False)
     if fmt == "tsv":
         first = lines[1] if len(lines) > 1 else b""
         for other in (b",", b";"):
@@ -997,6 +1116,33 @@ def _check_not_binary(head: bytes, path: Path, source: str) -> None:
                                  "save it as UTF-8", "not_utf8", data_dependent=False)
 
 
+#: The byte-order marks of the encodings a text file is saved in besides UTF-8 (UTF-32's first: its
+#: little-endian mark starts with UTF-16's).
+_OTHER_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"), (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+               (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"), (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"))
+
+
+def _refuse_utf16_or_32(head: bytes, source: str) -> None:
+    """Say that a text file (decompressed) starting with UTF-16's or UTF-32's byte-order mark is in that encoding.
+
+    Excel's "Unicode text" and PowerShell save UTF-16 with a byte-order mark; it was
+    ``is not UTF-8 text: bad byte in the header (line 1)``, which did not say what the
+    file is (UTF-16 without a mark is said to look like it: :func:`_check_not_binary`).
+
+    Examples
+    --------
+    >>> try:
+    ...     _refuse_utf16_or_32("id,a".encode("utf-16"), "l.csv")
+    ... except DataError as error:
+    ...     print(error)
+    l.csv: is not UTF-8 text: it is UTF-16 (little-endian), as its byte-order mark says; save it as UTF-8
+    """
+    for bom, what in _OTHER_BOMS:
+        if head.startswith(bom):
+            raise _error(source, f"is not UTF-8 text: it is {what}, as its byte-order mark says; save it as UTF-8",
+                         "not_utf8", data_dependent=False)
+
+
 def _confirmed(magic: bytes, head: bytes, path: Path) -> bool:
     """Whether a file starting with ``magic`` is that format, where text may start so too.
 
@@ -1036,7 +1182,7 @@ def _parse_error(path: Path, delimiter: str, message: str, markers: tuple[str, .
         with _open_text(path) as stream:
             pacsv.read_csv(
                 stream,
-                read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
+                read_options=pacsv.ReadOptions(use_threads=False, block_size=_block_size(path)),
                 parse_options=parse,
                 convert_options=_convert_options(markers),
             )
@@ -1154,6 +1300,7 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             raise _error(source, f"column {i + 1}'s name {short_repr(name)} holds the control character "
                                  f"{control!r}; rename the column", "control_character", column=name,
                          data_dependent=False)
+        _refuse_invisible_characters(name, i, source)
     _refuse_names_equal_once_normalised(stripped, source)
     if duplicates:
         return stripped
@@ -1168,6 +1315,78 @@ def check_column_names(names: Sequence[str], source: str, *, duplicates: bool = 
             )
         first[name] = i
     return stripped
+
+
+#: Characters that show nothing where they stand (besides the format characters, Unicode category ``Cf``:
+#: zero-width space U+200B, byte-order mark U+FEFF, soft hyphen U+00AD, ...): the Hangul fillers and the
+#: blank Braille pattern.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+#: The controls of text direction (embeddings, overrides, isolates): a name holding one can show as another.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _invisible(character: str) -> bool:
+    return unicodedata.category(character) == "Cf" or character in _BLANK_LETTERS
+
+
+def _code_point(character: str) -> str:
+    """``U+200B (ZERO WIDTH SPACE)``."""
+    return f"U+{ord(character):04X} ({unicodedata.name(character, 'unnamed')})"
+
+
+def column_name_key(name: str) -> str:
+    """What a column's name is once its writing is left aside: Unicode-normalised (NFC) and without invisible
+    characters (:func:`_invisible`).
+
+    Two names of one key print alike (``café`` written with ``é`` or with ``e`` and a
+    combining accent; ``x`` and ``x`` followed by a zero-width space): one file, or the
+    two views, may not hold both.
+
+    Examples
+    --------
+    >>> column_name_key("cafe\u0301"), column_name_key("a\u200bge\u00ad")
+    ('café', 'age')
+    """
+    return "".join(c for c in unicodedata.normalize("NFC", name) if not _invisible(c))
+
+
+def _refuse_invisible_characters(name: str, position: int, source: str) -> None:
+    """Refuse a column name (the ``position``-th, from 0) that shows as another: made of invisible characters
+    only (``unnamed_column``), starting or ending with one, or holding a control of text direction
+    (``invisible_character``). One inside a name (a Persian zero-width non-joiner, an emoji's joiner, a soft
+    hyphen) is kept, unless another name differs from it by such characters only
+    (:func:`_refuse_names_equal_once_normalised`).
+
+    Examples
+    --------
+    >>> for name in ("\u200b", "\ufeffid", "age\u00ad", "a\u202eb", "\u0646\u0645\u200c\u0647"):
+    ...     try:
+    ...         _refuse_invisible_characters(name, 1, "x.csv")
+    ...     except DataError as error:
+    ...         print(error.code, error)
+    unnamed_column x.csv: column 2's name '\u200b' is invisible characters only (U+200B (ZERO WIDTH SPACE)); name the column
+    invisible_character x.csv: column 2's name '\ufeffid' starts with the invisible character U+FEFF (ZERO WIDTH NO-BREAK SPACE); rename the column
+    invisible_character x.csv: column 2's name 'age\xad' ends with the invisible character U+00AD (SOFT HYPHEN); rename the column
+    invisible_character x.csv: column 2's name 'a\u202eb' holds the text-direction control U+202E (RIGHT-TO-LEFT OVERRIDE), which can show it as another name; rename the column
+    """
+    shown = short_text(ascii(name))
+    hidden = [c for c in name if _invisible(c)]
+    if not hidden:
+        return
+    if len(hidden) == len(name):
+        listed = ", ".join(_code_point(c) for c in dict.fromkeys(hidden))
+        raise _error(source, f"column {position + 1}'s name {shown} is invisible characters only ({listed}); name "
+                             f"the column", "unnamed_column", column=name, data_dependent=False)
+    for end, character in (("starts", name[0]), ("ends", name[-1])):
+        if _invisible(character):
+            raise _error(source, f"column {position + 1}'s name {shown} {end} with the invisible character "
+                                 f"{_code_point(character)}; rename the column", "invisible_character", column=name,
+                         data_dependent=False)
+    control = next((c for c in name if c in _BIDI_CONTROLS), None)
+    if control is not None:
+        raise _error(source, f"column {position + 1}'s name {shown} holds the text-direction control "
+                             f"{_code_point(control)}, which can show it as another name; rename the column",
+                     "invisible_character", column=name, data_dependent=False)
 
 
 def _refuse_names_equal_once_normalised(names: Sequence[str], source: str) -> None:
@@ -1189,8 +1408,14 @@ def _refuse_names_equal_once_normalised(names: Sequence[str], source: str) -> No
     """
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
-        key = unicodedata.normalize("NFC", name)
+        key = column_name_key(name)
         j = seen.setdefault(key, i)
+        if j != i and names[j] != name and unicodedata.normalize("NFC", names[j]) != unicodedata.normalize("NFC", name):
+            hidden = [c for c in names[j] + name if _invisible(c)]
+            raise _error(source, f"columns {j + 1} and {i + 1} are both named {short_repr(key)} once invisible "
+                                 f"characters are left out ({short_text(ascii(names[j]))} and "
+                                 f"{short_text(ascii(name))}: {_code_point(hidden[0])}): rename one, or write both "
+                                 f"alike", "duplicate_column", column=name, data_dependent=False)
         if j != i and names[j] != name:
             raise _error(source, f"columns {j + 1} and {i + 1} are both named {short_repr(key)}, written with "
                                  f"different Unicode code points ({short_text(ascii(names[j]))} and "

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import re
 import tomllib
 import unicodedata
 from collections.abc import Mapping
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from dprm.data.attributes import AttributeKind, valid_bounds
-from dprm.data.category_text import category_text
+from dprm.data.category_text import NONZERO_DIGITS, category_text, underflow_text
 from dprm.data.grid import TRANSFORMS
 from dprm.errors import DataError, not_utf8, printable_text, short_repr, short_text
 from dprm.input_files import read_small_file, regular_file_size
@@ -362,6 +363,9 @@ def _parse_bounds(bounds: Any, where: _Where) -> tuple[float, float]:
         low, high = float(bounds[0]), float(bounds[1])
     except OverflowError:  # an integer beyond float's range
         low, high = math.inf, math.inf
+    tiny = next((b for b in bounds if b == 0 and getattr(b, "written", None)), None)
+    if tiny is not None:  # 1e-400 was the bound 0 without a word
+        raise where.error(f"'bounds': {underflow_text(tiny.written)}")
     if not valid_bounds(low, high):
         shown = f"[{_as_written(bounds[0])}, {_as_written(bounds[1])}]"
         raise where.error(f"'bounds' must be finite with low <= high, got {short_text(shown)}")
@@ -382,7 +386,7 @@ def _parse_categories(categories: Any, where: _Where) -> tuple[str, ...]:
         if isinstance(c, float) and not math.isfinite(c):  # JSON's NaN, Infinity; TOML's nan, inf; 1e999
             spelled = "NaN" if math.isnan(c) else ("Infinity" if c > 0 else "-Infinity")
             raise where.error(f"category {spelled} is not a finite number; a types file takes no NaN or infinity")
-        out.append(c if isinstance(c, str) else category_text(c))
+        out.append(c if isinstance(c, str) else getattr(c, "written", None) or category_text(c))
     seen: set[str] = set()
     dups = [c for c in out if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
     if dups:
@@ -424,13 +428,13 @@ def _float_as_written(text: str) -> float:
 
     Examples
     --------
-    >>> _float_as_written("1.5"), _float_as_written("1e400").written
-    (1.5, '1e400')
+    >>> _float_as_written("1.5"), _float_as_written("1e400").written, _float_as_written("1e-400").written
+    (1.5, '1e400', '1e-400')
     """
     value = float(text)
-    if math.isfinite(value):
+    if math.isfinite(value) and not (value == 0 and re.match(NONZERO_DIGITS, text)):
         return value
-    written = _WrittenFloat(value)
+    written = _WrittenFloat(value)  # infinite, or not 0 but read as 0 (1e-400): refused as written
     written.written = text
     return written
 

@@ -62,7 +62,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -282,10 +281,12 @@ class _Parser:
             raise DprmError(f"clired query {self.text!r}: {number_problem(float, tok.text)} (position {tok.pos})")
         if not _NUMBER.match(tok.text):
             raise DprmError(f"clired query {self.text!r}: {tok.text!r} is not a number (position {tok.pos})")
-        value = float(tok.text)
-        if not math.isfinite(value):  # pragma: no cover - the pattern admits finite numbers only
-            raise DprmError(f"clired query {self.text!r}: bound {tok.text!r} is not finite")
-        return value
+        # a bound beyond the floats' range: '1e400' would read as infinity, '1e-400' as 0 (a bound '> 0'
+        # the file did not write)
+        problem = number_problem(float, tok.text)
+        if problem is not None:
+            raise DprmError(f"clired query {self.text!r}: bound {problem} (position {tok.pos})")
+        return float(tok.text)
 
     def numeric(self, first: _Token, negated: bool) -> Query:
         direction = self.take().kind  # "lt" (low to high) or "gt" (high to low)
