@@ -19,7 +19,19 @@ Tables:
   declaration).
 
 A run over ``--timeout`` seconds is stopped and shown as such; a peak over 4,096 MB is
-flagged. Usage::
+flagged. Figures of session 58 (2 cores shared with a load of about 10, so CPU seconds,
+not wall; the digests equal before and after the histogram counting of the initial
+targets' scores, :mod:`dprm.mining.initial_targets`)::
+
+    table          miner     CPU-s before → after   peak MB before → after
+    100,000 × 10   default   17.2 → 16.6            504 → 508
+    100,000 × 10   alt-mcmc  22.2 → 21.2            466 → 473
+    100,000 × 50   default   39.5 → 16.8–20.4       511 → 557–563
+    100,000 × 50   alt-mcmc  50.1 → 22.7            605 → 611
+    1,000,000 × 10 default   (not run) → 81.1       (not run) → 941
+    100,000 × 50   serenade-cs / -es: stopped after 900 s wall (68 / 76 CPU-s) at 3.3 GB
+
+Usage::
 
     python benchmarks/bench_mine_scale.py --rows 10000,100000 --columns 10,50
     python benchmarks/bench_mine_scale.py --rows 1000000 --columns 10 --only default
