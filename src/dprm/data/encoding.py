@@ -228,8 +228,8 @@ def _numeric(column: pa.Array, where: _Column) -> np.ndarray:
         column = pc.if_else(pc.is_nan(column), null_scalar(pa.float64()), column)
         # a number nearer 0 than a float64 holds ("1e-400") reads as 0: refused (reading.py does so for the
         # columns pyarrow reads as numbers)
-        tiny = to_numpy(pc.and_(pc.equal(column, 0.0), pc.match_substring_regex(trimmed, NONZERO_DIGITS)),
-                        fill=False)
+        tiny = (to_numpy(column, fill=np.nan) == 0.0) \
+            & to_numpy(pc.match_substring_regex(trimmed, NONZERO_DIGITS), fill=False)
         if tiny.any():
             row = int(np.flatnonzero(tiny)[0]) + 1
             raise where.error(row, underflow_text(trimmed[row - 1].as_py()), "number_underflow")

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dprm.data.arrow_arrays import to_numpy
+from dprm.data.arrow_arrays import string_array, to_numpy
 from dprm.data.attributes import Attribute, AttributeKind, TwoViewData, View
 from dprm.data.category_text import category_text, integer_text
 from dprm.data.encoding import encode_column, is_constant
@@ -496,13 +496,13 @@ def one_instant_twice(texts: Sequence[str | None]) -> tuple[int, int] | None:
     >>> one_instant_twice(["2020-01-01T10:00+01:00", "2020-01-01T10:00Z", "2020-01-01T09:00"]) is None
     True
     """
-    column = pa.array(texts, pa.string())
+    column = string_array(["" if text is None else text for text in texts])  # pa.array(list) would import pandas
     zoned = np.flatnonzero(to_numpy(pc.match_substring_regex(column, _ZONED_TIME), fill=False))
     if len(zoned) < 2:
         return None
     utc = pa.timestamp("ns", tz="UTC")
     try:  # pyarrow's ISO 8601 reading, offsets included
-        instants = pc.cast(column.take(zoned), utc).cast(pa.int64()).to_numpy()
+        instants = to_numpy(pc.cast(column.take(zoned), utc).cast(pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # one it cannot read (month 13): one at a time
         instants = np.empty(len(zoned), dtype=np.int64)
         for k, position in enumerate(zoned.tolist()):

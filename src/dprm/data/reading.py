@@ -784,8 +784,9 @@ def _rounded_to_zero_as_written(table: pa.Table, path: Path, delimiter: str, mar
     """
     import pyarrow.compute as pc
 
+    # zeros found with numpy: a compute function given a Python number imports pandas (dprm.data.arrow_arrays)
     numbers = [j for j, column in enumerate(table.columns) if pa.types.is_floating(column.type)
-               and pc.any(pc.equal(column, 0.0)).as_py()]
+               and bool((to_numpy(column, fill=np.nan) == 0.0).any())]
     if not numbers or not _file_holds(path, _TINY):
         return table, []
     fields = {j: f"f{j}" for j in numbers}  # by position: the names are cleaned later
@@ -804,7 +805,8 @@ def _rounded_to_zero_as_written(table: pa.Table, path: Path, delimiter: str, mar
     tiny = []
     for j, name in fields.items():
         text = texts.column(name)
-        if pc.any(pc.and_(pc.equal(table.column(j), 0.0), pc.match_substring_regex(text, NONZERO_DIGITS))).as_py():
+        zero = to_numpy(table.column(j), fill=np.nan) == 0.0
+        if (zero & to_numpy(pc.match_substring_regex(text, NONZERO_DIGITS), fill=False)).any():
             table = table.set_column(j, table.column_names[j], text)
             tiny.append(j)
     return table, tiny
