@@ -74,7 +74,6 @@ class TableCounter(GridCounts):
         self.tables = (tables[0], tables[1])
         self.n_rows = tables[0].n_rows
         self._masks: OrderedDict[Support, np.ndarray] = OrderedDict()
-        self._onehot: tuple[tuple[int, int, int], np.ndarray] | None = None  # the last chunk's one-hot
 
     # -- supports -----------------------------------------------------------------------
 
@@ -133,31 +132,57 @@ class TableCounter(GridCounts):
         Each request is ``(attributes, members)``: consecutive attribute positions of
         the other view (a chunk) and literal numbers of the initial view ``side``.
         Returns per request an int64 matrix ``(members, literals of the chunk's
-        attributes)``, from a dense product of the members' row masks with the
-        chunk's one-hot bins and a cumulative sum over each attribute's bins
-        (:mod:`dprm.mining.serenade.pairs`). Exact: sums of 0/1 products in
-        ``float32`` below ``2**24`` rows, ``float64`` beyond.
+        attributes)``.
+
+        Counted from joint histograms of codes: for each attribute ``a`` of the members
+        and ``b`` of the chunk, one ``bincount`` of the rows' bin pairs (missing values in
+        a slot no literal covers), a cumulative sum over both axes, and each literal
+        pair (an interval of ``a``'s bins with one of ``b``'s) as four entries of it
+        (inclusion–exclusion). Exact integers; memory ``O(rows + bins_a · bins_b)`` per
+        attribute pair and time ``O(rows)``, instead of a dense ``(members, rows)``
+        matrix of row masks per chunk (3.3 GB at 100,000 rows × 50 + 50 columns).
         """
         first, other = self.tables[side], self.tables[1 - side]
-        dtype = np.float32 if self.n_rows < 2**24 else np.float64
         out = []
         for attributes, members in requests:
             attributes = np.asarray(attributes, dtype=np.int64)
+            members = np.asarray(members, dtype=np.int64)
             literals = np.flatnonzero((other.attribute >= attributes[0]) & (other.attribute <= attributes[-1]))
-            base = other._offsets[attributes[0]]
-            lower, upper = other._lower[literals] - base, other._upper[literals] - base
-            if self.n_rows == 0:
-                out.append(np.zeros((len(members), literals.size), dtype=np.int64))
+            result = np.zeros((members.size, literals.size), dtype=np.int64)
+            if self.n_rows == 0 or members.size == 0 or literals.size == 0:
+                out.append(result)
                 continue
-            key = (side, int(attributes[0]), int(attributes[-1]))
-            if self._onehot is None or self._onehot[0] != key:  # consecutive requests share a chunk
-                self._onehot = None
-                self._onehot = (key, chunk_onehot(other, attributes, dtype))
-            onehot = self._onehot[1]
-            masks = np.stack([first.support(int(i)) for i in members]).astype(dtype)
-            # running sums of integers below 2**53: exact in float64
-            cumulative = np.cumsum(onehot @ masks.T, axis=0, dtype=np.float64)
-            del masks
-            out.append(np.rint(cumulative[upper] - cumulative[lower]).astype(np.int64).T)
-        self._onehot = None
+            member_attributes = first.attribute[members]
+            for a in np.unique(member_attributes):
+                rows_a = np.flatnonzero(member_attributes == a)
+                width_a, local_a = _local_bins(first, int(a))
+                lower_a = first.lo[members[rows_a]]
+                upper_a = first.hi[members[rows_a]] + 1
+                for b in attributes:
+                    columns_b = np.flatnonzero(other.attribute[literals] == b)
+                    if columns_b.size == 0:
+                        continue
+                    width_b, local_b = _local_bins(other, int(b))
+                    joint = np.bincount(local_a * width_b + local_b, minlength=width_a * width_b)
+                    cumulative = joint.reshape(width_a, width_b).cumsum(axis=0).cumsum(axis=1)
+                    lower_b = other.lo[literals[columns_b]]
+                    upper_b = other.hi[literals[columns_b]] + 1
+                    block = (cumulative[np.ix_(upper_a, upper_b)] - cumulative[np.ix_(lower_a, upper_b)]
+                             - cumulative[np.ix_(upper_a, lower_b)] + cumulative[np.ix_(lower_a, lower_b)])
+                    result[np.ix_(rows_a, columns_b)] = block
+            out.append(result)
         return out
+
+
+def _local_bins(table: LiteralTable, attribute: int) -> tuple[int, np.ndarray]:
+    """``(width, slots)``: each row's slot in one attribute's cumulative layout.
+
+    Slot ``0`` stays empty, bin ``c`` is slot ``c + 1`` (a literal over bins ``lo..hi``
+    covers slots ``lo + 1..hi + 1``, the cumulative entries ``hi + 1`` minus ``lo``) and
+    a missing value is slot ``width - 1``, which no literal covers.
+    """
+    n = int(table.index.n_codes[attribute])
+    codes = table.index.codes[attribute].astype(np.int64)
+    slots = codes + 1
+    slots[codes == table.index.missing_code] = n + 1
+    return n + 2, slots

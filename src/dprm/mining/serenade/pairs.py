@@ -30,12 +30,13 @@ unchanged. With more pairs, the draws take their keys block by block, interleave
 the same distribution, with a different assignment of the seeded numbers.
 
 How the counts are made. Intersections ``|supp(f) ∩ supp(o)|`` of a block of
-literals ``f`` of the initial view with every literal ``o`` of the other view come from
-dense ``float32`` products (BLAS) of the block's row masks with a one-hot matrix of
-the other view's bins, chunk of attributes by chunk of attributes (each chunk at most
-``ONEHOT_CELLS`` entries), then a cumulative sum over each attribute's bins gives every
-interval literal as a difference of two entries (:mod:`.literals`). Counts are sums of
-0/1 products, exact in ``float32`` up to ``2**24`` rows (``float64`` beyond).
+literals ``f`` of the initial view with every literal ``o`` of a chunk of the other
+view's attributes are asked of the engine (``GridCounts.pair_intersections``). The
+in-memory :class:`~dprm.engine.table_counter.TableCounter` counts them from joint
+histograms of codes: per (attribute of ``f``, attribute of ``o``) one ``bincount`` of
+the rows' bin pairs and a 2-D cumulative sum, each interval pair four entries of it
+(:mod:`.literals`): exact integers, ``O(rows)`` memory, never a (literals × rows)
+matrix of row masks (which peaked at 3.3 GB at 100,000 rows × 50 + 50 columns).
 
 Too many pairs. Time stays proportional to ``pairs × k``; a run over more than
 :data:`MAX_PAIRS` pairs is refused by :func:`check_pair_count` before anything is
