@@ -146,3 +146,18 @@ def test_a_random_state_object_seeds_the_ensemble_as_the_integer_drawn_from_it(k
     assert [t.random_state for t in other.estimators_] != [t.random_state for t in fits[1].estimators_]
     assert (fits[0].predict_proba(X) == fits[1].predict_proba(X)).all()
     assert fits[0].guarantee_ == fits[1].guarantee_ == "none" and fits[0].private_ is False
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+def test_predicting_no_rows_is_refused_in_the_ensembles_name(as_frame: bool) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2))
+    y = (X[:, 0] > 0).astype(int)
+    if as_frame:
+        X = pd.DataFrame(X, columns=["a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = DPTreeEnsembleClassifier(random_state=0).fit(X, y)
+    for method in (model.predict, model.predict_proba):
+        with pytest.raises(ValueError, match=r"0 sample\(s\).* required by DPTreeEnsembleClassifier\.$"):
+            method(X[:0])

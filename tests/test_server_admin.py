@@ -244,3 +244,16 @@ def test_names_and_tokens_are_matched_whole() -> None:
     for bad in ("eve\n", "eve\r\n", "eve "):
         with pytest.raises(ParameterError, match="analyst name"):
             check_name(bad, "analyst")
+
+
+def test_a_long_bad_name_is_quoted_short(tmp_path: Path) -> None:
+    """A refused name of 1 MB is quoted cut short (short_repr), in check_name and by ``dprm admin``."""
+    from dprm.server.accounts import check_name
+
+    long_bad = "x" * 1_000_000 + "!"
+    with pytest.raises(ParameterError) as refused:
+        check_name(long_bad, "analyst")
+    assert len(str(refused.value)) < 200 and "'xxxx" in str(refused.value)
+    refused_cli = dprm("admin", "--db", str(tmp_path / "server.db"), "analyst", "add", long_bad)
+    assert refused_cli.returncode == 2 and "analyst name" in refused_cli.stderr
+    assert len(refused_cli.stderr) < 300 and "Traceback" not in refused_cli.stderr

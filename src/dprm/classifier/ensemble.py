@@ -279,6 +279,9 @@ class DPTreeEnsembleClassifier(ClassifierMixin, BaseEstimator):
         # in scikit-learn's words; a list of rows, an object numpy reads through __array__ only)
         if getattr(X, "ndim", None) == 2:
             validate_data(self, X, reset=False, skip_check_array=True)
+            if X.shape[0] == 0:  # refused here, else the first tree's check named DPDecisionTreeClassifier
+                raise ValueError(f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 "
+                                 f"is required by {type(self).__name__}.")
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"X (does not have valid|has) feature names", category=UserWarning)
             return np.mean([tree.predict_proba(X) for tree in self.estimators_], axis=0)

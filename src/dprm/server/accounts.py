@@ -30,7 +30,7 @@ from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 
-from dprm.errors import ParameterError
+from dprm.errors import ParameterError, short_repr
 from dprm.server.tables import analysts, web_sessions
 
 __all__ = ["Analyst", "new_token", "check_secret", "parse_token", "add_analyst", "rotate_token",
@@ -63,7 +63,7 @@ def check_name(name: str, what: str) -> str:
     """``name`` if it is a valid analyst or dataset name, else a ParameterError."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ParameterError(f"{what} name must be 1 to 64 letters, digits, '.', '_' or '-' "
-                             f"(starting with a letter or digit), got {name!r}")
+                             f"(starting with a letter or digit), got {short_repr(name)}")
     return name
 
 
