@@ -36,29 +36,12 @@ from dprm.engine.base import GridCounts
 from dprm.engine.literal_table import LiteralTable
 from dprm.engine.supports import AND, Support
 
-__all__ = ["TableCounter", "chunk_onehot", "MASK_CACHE"]
+__all__ = ["TableCounter", "MASK_CACHE"]
 
 #: Row masks a counter keeps (most recently used); a greedy run touches about two per slot.
 MASK_CACHE = 96
 #: ... and at most this many bytes of them (at 10 M rows: 51 masks).
 MASK_CACHE_BYTES = 512 * 2**20
-
-
-def chunk_onehot(table: LiteralTable, attributes: np.ndarray, dtype: type) -> np.ndarray:
-    """Dense one-hot ``(positions of the chunk, rows)`` of the bins of ``attributes`` (missing: none).
-
-    ``attributes`` are consecutive attribute positions of ``table``.
-    """
-    codes = table.index.codes[attributes].astype(np.int64)
-    base = table._offsets[attributes[0]]
-    local = (table._offsets[attributes] - base)[:, None] + 1 + codes
-    present = codes != table.index.missing_code
-    n_positions = int((table._offsets[attributes[-1]] - base) + table.index.n_codes[attributes[-1]] + 1)
-    rows = codes.shape[1]
-    onehot = np.zeros((n_positions, rows), dtype=dtype)
-    columns = np.broadcast_to(np.arange(rows), codes.shape)
-    onehot[local[present], columns[present]] = 1
-    return onehot
 
 
 class TableCounter(GridCounts):
