@@ -733,8 +733,22 @@ def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str,
     import pyarrow.compute as pc  # here: 0.07 s that a file without such a cell need not pay
 
     fields = {j: f"f{j}" for j in sorted(integers + temporal)}  # by position: the names are cleaned later
+    texts = _columns_as_text(path, fields, delimiter, markers, line_breaks)
+    if texts.num_rows != table.num_rows:  # pragma: no cover - the same file, read the same way
+        return table
+    for j, name in fields.items():
+        column = texts.column(name)
+        if j in temporal or pc.any(pc.match_substring_regex(column, _HEXADECIMAL)).as_py():
+            table = table.set_column(j, table.column_names[j], column)
+    return table
+
+
+def _columns_as_text(path: Path, fields: dict[int, str], delimiter: str, markers: tuple[str, ...],
+                     line_breaks: bool) -> pa.Table:
+    """The columns of a CSV file at the positions of ``fields`` read again as text, named by ``fields``' values
+    (``f3``: by position, as the header's names are cleaned later); missing markers are nulls."""
     with _open_text(path) as stream:
-        texts = pacsv.read_csv(
+        return pacsv.read_csv(
             stream,
             read_options=pacsv.ReadOptions(block_size=_block_size(path), autogenerate_column_names=True, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
@@ -743,13 +757,6 @@ def _as_written(table: pa.Table, path: Path, delimiter: str, markers: tuple[str,
                                                  null_values=list(markers), strings_can_be_null=True,
                                                  quoted_strings_can_be_null=True),
         )
-    if texts.num_rows != table.num_rows:  # pragma: no cover - the same file, read the same way
-        return table
-    for j, name in fields.items():
-        column = texts.column(name)
-        if j in temporal or pc.any(pc.match_substring_regex(column, _HEXADECIMAL)).as_py():
-            table = table.set_column(j, table.column_names[j], column)
-    return table
 
 
 #: Bytes that a number nearer 0 than a float64 holds (below 2.5e-324) is written with: an exponent of three
@@ -790,16 +797,7 @@ def _rounded_to_zero_as_written(table: pa.Table, path: Path, delimiter: str, mar
     if not numbers or not _file_holds(path, _TINY):
         return table, []
     fields = {j: f"f{j}" for j in numbers}  # by position: the names are cleaned later
-    with _open_text(path) as stream:
-        texts = pacsv.read_csv(
-            stream,
-            read_options=pacsv.ReadOptions(block_size=_block_size(path), autogenerate_column_names=True, skip_rows=1),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=line_breaks),
-            convert_options=pacsv.ConvertOptions(include_columns=list(fields.values()),
-                                                 column_types={f: pa.string() for f in fields.values()},
-                                                 null_values=list(markers), strings_can_be_null=True,
-                                                 quoted_strings_can_be_null=True),
-        )
+    texts = _columns_as_text(path, fields, delimiter, markers, line_breaks)
     if texts.num_rows != table.num_rows:  # pragma: no cover - the same file, read the same way
         return table, []
     tiny = []
