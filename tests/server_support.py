@@ -106,6 +106,22 @@ def postgres_bin() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
+#: The watchdog of :func:`postgres_cluster`: ``python -c _WATCHDOG PID BASE COMMAND...`` runs COMMAND (the
+#: cluster's stop) and removes BASE once process PID has ended.
+_WATCHDOG = """
+import os, shutil, subprocess, sys, time
+parent = int(sys.argv[1])
+while True:
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(1)
+subprocess.run(sys.argv[3:], capture_output=True, timeout=60)
+shutil.rmtree(sys.argv[2], ignore_errors=True)
+"""
+
+
 @contextlib.contextmanager
 def postgres_cluster() -> Iterator[str]:
     """A running throw-away cluster; yields a ``postgresql+psycopg://`` URL."""
@@ -125,16 +141,25 @@ def postgres_cluster() -> Iterator[str]:
         prefix = ["runuser", "-u", "postgres", "--"]
     port = free_port()
     log = base / "server.log"
+    watchdog: subprocess.Popen | None = None
     try:
         subprocess.run(prefix + [str(binaries / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
                                  "--no-sync", "-E", "UTF8"], check=True, capture_output=True, timeout=120)
         options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
         subprocess.run(prefix + [str(binaries / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w",
                                  "-t", "60", "start"], check=True, capture_output=True, timeout=120)
+        # a watchdog stops the cluster if this process dies without its ``finally`` (SIGKILL, a crashed worker)
+        watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(base),
+             *prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         subprocess.run(prefix + [str(binaries / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
                                  "dprm"], check=True, capture_output=True, timeout=60)
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/dprm"
     finally:
+        if watchdog is not None:
+            watchdog.kill()
+            watchdog.wait(timeout=10)
         subprocess.run(prefix + [str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
                        capture_output=True, timeout=60)
         shutil.rmtree(base, ignore_errors=True)
