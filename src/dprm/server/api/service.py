@@ -19,6 +19,7 @@ from dprm.server.api.deps import budget_view, granted, note, units_of
 from dprm.server.api_models import JobRequest
 from dprm.server.errors import ApiError
 from dprm.server.units import units_float, units_text
+from dprm.server.worker import Unpublished, publish
 
 __all__ = ["SERVICE", "SETTLE_RETRY_SECONDS", "Service", "cancel", "dry_run", "primitive", "submit"]
 
@@ -113,8 +114,6 @@ def _settle(db: Any, work: Callable[[Any], Any]) -> Any:
     answer was lost is not repeated. Still unavailable after that: the last database
     error (``503 database_unavailable``), the charge reserved until it is kept.
     """
-    from dprm.server.worker import Unpublished, publish
-
     try:
         return publish(db.transaction, work, within=SETTLE_RETRY_SECONDS)
     except Unpublished as gone:
